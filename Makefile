@@ -1,0 +1,147 @@
+# Makefile -- tsstore's hand-written GNU Makefile.
+#
+#   make            build the library and the programs
+#   make check      install missing build dependencies, build, run every test
+#   make check SANITIZE=1   the same under AddressSanitizer + UBSan
+#   make run        build, create ./tsstore-data with a demo table, serve it
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make clean / make distclean
+#
+# ./configure (made from configure.ac by autoconf) finds the libraries and
+# writes config.mk; both happen automatically on the first build, after
+# scripts/deps.sh has installed whatever Debian packages are missing.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/sh
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+INCDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+
+# Library version: SONAME major follows the libtool rule (interfaces
+# removed or changed: bump MAJOR; added: MINOR).
+LIB_MAJOR = 0
+LIB_MINOR = 1
+LIB_PATCH = 0
+LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
+SONAME = libtsstore.so.$(LIB_MAJOR)
+
+NOCONFIG_GOALS = clean distclean deps
+ifeq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+else
+-include config.mk
+endif
+
+ifeq ($(SANITIZE),1)
+B = build-san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B = build
+SANFLAGS =
+endif
+
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -pthread -Iinclude -Ilib
+LIB_CFLAGS = $(CFLAGS_ALL) -fPIC -fvisibility=hidden -DTS_BUILDING_LIBRARY $(LZO_CFLAGS)
+LIB_LIBS = $(LZO_LIBS) -pthread -lm
+
+LIB_SRCS = $(sort $(wildcard lib/*.c))
+LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o)
+STATIC_LIB = $(B)/libtsstore.a
+SHARED_LIB = $(B)/libtsstore.so.$(LIB_VERSION)
+
+TOOL_SRCS = $(sort $(wildcard tools/*.c))
+TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
+PROGRAMS = $(if $(TOOL_SRCS),$(B)/bin/tsstore)
+
+UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
+UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
+
+MANPAGES = $(sort $(wildcard man/*.[1-8]))
+
+.PHONY: all check unit-check run install uninstall clean distclean deps
+all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(B)/libtsstore.pc
+
+# --- set-up -------------------------------------------------------------
+deps:
+	@scripts/deps.sh build
+
+build/.deps-stamp: scripts/deps.sh
+	@mkdir -p build
+	@scripts/deps.sh build
+	@touch $@
+
+configure: configure.ac build/.deps-stamp
+	aclocal && autoconf
+	@touch $@
+
+config.mk: configure config.mk.in
+	./configure --quiet CC="$(or $(CC_OVERRIDE),gcc)"
+
+# --- library ------------------------------------------------------------
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS) lib/libtsstore.map
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libtsstore.map -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	ln -sf libtsstore.so.$(LIB_VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/libtsstore.so
+
+$(B)/libtsstore.pc: libtsstore.pc.in Makefile
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+		-e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
+
+# --- programs -----------------------------------------------------------
+$(B)/tools/%.o: tools/%.c $(wildcard tools/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(B)/bin/tsstore: $(TOOL_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+
+# --- tests --------------------------------------------------------------
+$(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
+		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
+
+check: all $(UNIT_TESTS)
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS)
+
+# --- run ----------------------------------------------------------------
+run: all
+	@scripts/run.sh $(B)
+
+# --- install ------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	$(if $(PROGRAMS),install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/)
+	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtsstore.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtsstore.so
+	install -m 0644 include/tsstore.h $(DESTDIR)$(INCDIR)/
+	install -m 0644 $(B)/libtsstore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	@for m in $(MANPAGES); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		echo install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+clean:
+	rm -rf build build-san
+
+distclean: clean
+	rm -rf config.mk config.log config.status configure autom4te.cache aclocal.m4

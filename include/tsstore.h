@@ -1,0 +1,618 @@
+/*
+ * tsstore.h -- the whole public API of libtsstore.
+ *
+ * libtsstore stores tables of time-series rows the way LittleTable does:
+ * rows are partitioned by timestamp period into tablets and sorted by a
+ * hierarchical primary key inside each tablet; TTL is the only deletion;
+ * a crash loses at most a suffix of inserts.  What is declared here is the
+ * contract; anything not declared here is not API.
+ *
+ * Conventions
+ *   - Handles are opaque: ts_db (an open database directory), ts_table (one
+ *     table of it), ts_cursor (a result stream over one snapshot).
+ *   - Every function that can fail returns int: 0 on success or a negative
+ *     TS_E* code.  ts_strerror() describes a code, ts_errname() gives its
+ *     protocol name ("EDUPKEY"), and ts_errmsg() gives the detailed message
+ *     of the calling thread's last failure (which row, which column, why).
+ *     Nothing is reported through errno alone.
+ *   - Timestamps are int64 nanoseconds since the Unix epoch, UTC.
+ *     Durations are int64 nanoseconds.
+ *   - Values are passed as ts_value: a type tag and a union.  Strings and
+ *     blobs point at memory owned by the caller (on input) or by the handle
+ *     that produced them (on output, valid until the next call on it).
+ *   - Entry points whose implementation has not landed yet return
+ *     TS_ENOTSUP and say so in ts_errmsg().
+ *
+ * Thread safety: a ts_db and its ts_table handles may be used from any
+ * number of threads.  Inserts into one table are serialised (single writer
+ * per table); queries never block inserts and inserts never block queries.
+ * A ts_cursor belongs to one thread at a time.
+ */
+#ifndef TSSTORE_H
+#define TSSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TS_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TS_EXTERN __attribute__((visibility("default")))
+#else
+#define TS_EXTERN
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Versions                                                             */
+/* ------------------------------------------------------------------ */
+
+#define TS_VERSION_MAJOR 0
+#define TS_VERSION_MINOR 1
+#define TS_VERSION_PATCH 0
+#define TS_VERSION_STRING "0.1.0"
+/* One number that grows with every release: major*10000+minor*100+patch. */
+#define TS_VERSION_NUMBER \
+	(TS_VERSION_MAJOR * 10000 + TS_VERSION_MINOR * 100 + TS_VERSION_PATCH)
+
+/*
+ * ts_version -- the version of the library actually linked.
+ * Returns a static string such as "0.1.0"; compare with TS_VERSION_STRING
+ * to detect a header/library mismatch.
+ */
+TS_EXTERN const char *ts_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Error codes.  Values are stable: they are part of the ABI. */
+enum {
+	TS_OK = 0,
+	TS_EINVAL = -1,     /* invalid argument or malformed text */
+	TS_ENOMEM = -2,     /* out of memory */
+	TS_EIO = -3,        /* an operating-system I/O call failed */
+	TS_ENOSPC = -4,     /* the disk is full */
+	TS_ENOENT = -5,     /* no such database, table or column */
+	TS_EEXIST = -6,     /* the table or column already exists */
+	TS_ELOCKED = -7,    /* another process holds the database for writing */
+	TS_EREADONLY = -8,  /* the handle was opened read-only */
+	TS_ECORRUPT = -9,   /* a file failed its checksum or invariants */
+	TS_EVERSION = -10,  /* a file has a format version this build cannot read */
+	TS_ESCHEMA = -11,   /* an invalid schema or schema change */
+	TS_ETYPE = -12,     /* a value has the wrong type for its column */
+	TS_ERANGE = -13,    /* a value is out of its type's range */
+	TS_EDUPKEY = -14,   /* the primary key already exists */
+	TS_EFUTURE = -15,   /* ts is more than max_future ahead of now */
+	TS_EEXPIRED = -16,  /* ts is older than now - TTL */
+	TS_ENOTSUP = -17,   /* not implemented (yet) or not supported */
+	TS_EBUSY = -18,     /* the object is in use */
+	TS_EPROTO = -19,    /* a protocol violation (used by tsstored) */
+	TS_ETOOBIG = -20,   /* a value, row or line exceeds its limit */
+	TS_ECLOSED = -21,   /* the handle is closing or was dropped */
+};
+
+/*
+ * ts_strerror -- a one-line English description of an error code.
+ * Returns a static string; unknown codes give "unknown error".
+ */
+TS_EXTERN const char *ts_strerror(int code);
+
+/*
+ * ts_errname -- the symbolic name of an error code without the "TS_"
+ * prefix ("EDUPKEY"), as used by the protocol.  Returns a static string;
+ * unknown codes give "EUNKNOWN", 0 gives "OK".
+ */
+TS_EXTERN const char *ts_errname(int code);
+
+/*
+ * ts_errmsg -- the detailed message of the calling thread's last failure
+ * in libtsstore, e.g. "row 17: duplicate key (\"n1\", 7,
+ * 2026-11-21T10:00:00Z)".  The db argument is accepted for symmetry and may
+ * be NULL (the message is per thread, so failures of ts_open, which has no
+ * db yet, are reported too).  Returns a thread-local string valid until the
+ * next failing call in the same thread; "" when nothing failed yet.
+ */
+struct ts_db;
+TS_EXTERN const char *ts_errmsg(const struct ts_db *db);
+
+/* ------------------------------------------------------------------ */
+/* Types and values                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Column types.  TS_NONE marks a missing value (the column default is
+ * used; a missing ts takes the current time). */
+typedef enum ts_type {
+	TS_NONE = 0,
+	TS_INT32 = 1,
+	TS_INT64 = 2,
+	TS_DOUBLE = 3,
+	TS_TIMESTAMP = 4, /* int64 ns since the Unix epoch, UTC */
+	TS_STRING = 5,    /* UTF-8, may contain NUL */
+	TS_BLOB = 6,      /* bytes */
+} ts_type;
+
+/* A typed value.  i holds int32, int64 and timestamp values; d doubles;
+ * s strings and blobs (not NUL-terminated; len in bytes). */
+typedef struct ts_value {
+	ts_type type;
+	union {
+		int64_t i;
+		double d;
+		struct {
+			const void *ptr;
+			size_t len;
+		} s;
+	} v;
+} ts_value;
+
+/* Convenience constructors. */
+static inline ts_value ts_none(void) { ts_value x; x.type = TS_NONE; x.v.i = 0; return x; }
+static inline ts_value ts_int32(int32_t i) { ts_value x; x.type = TS_INT32; x.v.i = i; return x; }
+static inline ts_value ts_int64(int64_t i) { ts_value x; x.type = TS_INT64; x.v.i = i; return x; }
+static inline ts_value ts_double(double d) { ts_value x; x.type = TS_DOUBLE; x.v.d = d; return x; }
+static inline ts_value ts_timestamp(int64_t ns) { ts_value x; x.type = TS_TIMESTAMP; x.v.i = ns; return x; }
+static inline ts_value ts_blob(const void *p, size_t n) { ts_value x; x.type = TS_BLOB; x.v.s.ptr = p; x.v.s.len = n; return x; }
+static inline ts_value ts_stringn(const char *p, size_t n) { ts_value x; x.type = TS_STRING; x.v.s.ptr = p; x.v.s.len = n; return x; }
+
+/*
+ * ts_string -- a string value from a NUL-terminated C string.
+ */
+TS_EXTERN ts_value ts_string(const char *s);
+
+/*
+ * ts_type_name / ts_type_parse -- "int32", "int64", "double", "timestamp",
+ * "string", "blob".  ts_type_name returns a static string ("none" for
+ * TS_NONE, "?" otherwise unknown).  ts_type_parse stores the type in *out
+ * and returns 0, or TS_EINVAL for an unknown name.
+ */
+TS_EXTERN const char *ts_type_name(ts_type type);
+TS_EXTERN int ts_type_parse(const char *name, ts_type *out);
+
+/* ------------------------------------------------------------------ */
+/* Text forms shared by the programs                                    */
+/* ------------------------------------------------------------------ */
+
+/* Room for any output of ts_time_format, NUL included. */
+#define TS_TIME_BUFSZ 40
+/* Room for any output of ts_duration_format, NUL included. */
+#define TS_DURATION_BUFSZ 32
+
+/*
+ * ts_time_parse -- parse a timestamp: RFC 3339 ("2026-11-21T10:00:00Z",
+ * "2026-11-21T10:00:00.123456789+02:00"; 'T' may be 't' or ' ', 'Z' may
+ * be 'z'; up to 9 fractional digits) or a decimal integer of nanoseconds
+ * since the epoch (optionally negative).
+ * text: NUL-terminated input.  out: receives nanoseconds since the epoch.
+ * Returns 0; TS_EINVAL for malformed text (ts_errmsg says where);
+ * TS_ERANGE when the instant does not fit in int64 nanoseconds.
+ */
+TS_EXTERN int ts_time_parse(const char *text, int64_t *out);
+
+/*
+ * ts_time_format -- format ns as RFC 3339 UTC with the shortest exact
+ * fraction: "2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5Z",
+ * "2026-11-21T10:00:00.000000001Z".
+ * buf must hold size >= TS_TIME_BUFSZ bytes.  Returns 0, or TS_EINVAL when
+ * size is too small.
+ */
+TS_EXTERN int ts_time_format(int64_t ns, char *buf, size_t size);
+
+/*
+ * ts_duration_parse -- parse "<n><unit>", unit one of ns us ms s m h d w
+ * (a week is 7 days); also "0" alone.  n is a non-negative decimal integer.
+ * Returns 0 with *out in nanoseconds; TS_EINVAL for malformed text;
+ * TS_ERANGE when the result exceeds int64 nanoseconds.
+ */
+TS_EXTERN int ts_duration_parse(const char *text, int64_t *out);
+
+/*
+ * ts_duration_format -- the inverse of ts_duration_parse: the largest unit
+ * that divides ns exactly ("90m", "1d", "1500ms", "0s").  ns must be >= 0.
+ * buf must hold size >= TS_DURATION_BUFSZ.  Returns 0, or TS_EINVAL.
+ */
+TS_EXTERN int ts_duration_format(int64_t ns, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Schemas                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Limits of the data model (DESIGN.md section 2). */
+#define TS_NAME_MAX 64          /* longest table or column name, bytes */
+#define TS_COLUMNS_MAX 1024     /* most columns in a table */
+#define TS_KEY_COLUMNS_MAX 16   /* most primary-key columns, ts included */
+#define TS_VALUE_MAX (1u << 24) /* longest string or blob value, bytes */
+
+/* One column: name, type and default.  A default of type TS_NONE means the
+ * type's zero value: 0, 0.0, "" or the empty blob (for ts: now). */
+typedef struct ts_column {
+	const char *name;
+	ts_type type;
+	ts_value dflt;
+} ts_column;
+
+/*
+ * A table's schema.  columns[0..ncolumns) in row order; key[0..nkey) holds
+ * the column index of each primary-key column in key order, and the last
+ * one is the column "ts" of type timestamp.  ttl is in ns, 0 = forever.
+ * version counts schema changes (1 for a new table).
+ */
+typedef struct ts_schema {
+	int ncolumns;
+	const ts_column *columns;
+	int nkey;
+	const int *key;
+	int64_t ttl;
+	uint32_t version;
+} ts_schema;
+
+/*
+ * ts_name_valid -- whether name matches [A-Za-z_][A-Za-z0-9_]{0,63}.
+ * Returns 1 or 0.
+ */
+TS_EXTERN int ts_name_valid(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Databases                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct ts_db ts_db;
+typedef struct ts_table ts_table;
+typedef struct ts_cursor ts_cursor;
+
+/* Open flags. */
+#define TS_OPEN_CREATE 0x1   /* create the directory if it does not exist */
+#define TS_OPEN_READONLY 0x2 /* take no lock; refuse every change */
+
+/* Durability modes (DESIGN.md section 2). */
+typedef enum ts_sync_mode {
+	TS_SYNC_NONE = 0,     /* a process crash loses nothing; power loss may */
+	TS_SYNC_INTERVAL = 1, /* at most sync_interval of inserts lost */
+	TS_SYNC_COMMIT = 2,   /* ts_insert returns once its batch is durable */
+} ts_sync_mode;
+
+/* A clock: returns now in ns since the epoch. */
+typedef int64_t (*ts_clock_fn)(void *arg);
+
+/*
+ * Options for ts_open.  Initialise with ts_options_init() and change what
+ * you need; a NULL options pointer means all defaults.
+ */
+typedef struct ts_options {
+	unsigned flags;             /* TS_OPEN_* */
+	ts_sync_mode sync;          /* default TS_SYNC_INTERVAL */
+	int64_t sync_interval;      /* ns, default 1 s */
+	int64_t max_future;         /* ns, default 1 day */
+	int64_t flush_size;         /* bytes of a filling tablet, default 16 MB */
+	int64_t flush_age;          /* ns, default 10 min */
+	int64_t merge_max_size;     /* bytes, default 128 MB */
+	int64_t merge_delay;        /* ns after a flush, default 90 s */
+	ts_clock_fn clock;          /* NULL: TSSTORE_NOW if set, else real time */
+	void *clock_arg;
+} ts_options;
+
+/*
+ * ts_options_init -- fill *opts with the defaults listed in ts_options.
+ */
+TS_EXTERN void ts_options_init(ts_options *opts);
+
+/*
+ * ts_sync_mode_parse -- "none", "interval" or "commit" to a ts_sync_mode.
+ * Returns 0, or TS_EINVAL for any other text.
+ */
+TS_EXTERN int ts_sync_mode_parse(const char *text, ts_sync_mode *out);
+
+/*
+ * ts_open -- open the database in directory path.
+ * Read-write opens take an exclusive flock on path/LOCK, held until
+ * ts_close; read-only opens take no lock and may run beside a writer in
+ * another process.  When opts is NULL the defaults apply; when opts->clock
+ * is NULL and the environment variable TSSTORE_NOW holds a timestamp, the
+ * clock is frozen at that instant (for tests).
+ * path: the database directory.  opts: options or NULL.  out: receives the
+ * handle, NULL on failure.
+ * Returns 0; TS_ENOENT when path does not exist and TS_OPEN_CREATE is not
+ * set; TS_ELOCKED when another handle or process holds the write lock;
+ * TS_EIO for other system failures; TS_ECORRUPT when a table's DESCRIPTOR
+ * is damaged (ts_errmsg names it); TS_EINVAL for bad options; TS_ENOMEM.
+ */
+TS_EXTERN int ts_open(const char *path, const ts_options *opts, ts_db **out);
+
+/*
+ * ts_close -- close the database: sync what is pending (per the sync mode,
+ * always fully on a clean close), release the lock and free the handle.
+ * Tables still open are closed.  db may be NULL.  Returns 0, or the first
+ * error met while syncing (the handle is freed regardless).
+ */
+TS_EXTERN int ts_close(ts_db *db);
+
+/*
+ * ts_now -- the database clock's current time in ns.
+ */
+TS_EXTERN int64_t ts_now(const ts_db *db);
+
+/*
+ * ts_sync -- make every acknowledged insert of every table durable now.
+ * Returns 0, TS_EREADONLY, or TS_EIO.
+ */
+TS_EXTERN int ts_sync(ts_db *db);
+
+/*
+ * ts_tables -- the names of the database's tables, sorted.
+ * out: receives a NULL-terminated array of strings, to be released with
+ * ts_free_names().  n: receives the count (may be NULL).
+ * Returns 0, TS_EIO or TS_ENOMEM.
+ */
+TS_EXTERN int ts_tables(ts_db *db, char ***out, int *n);
+
+/*
+ * ts_free_names -- free an array returned by ts_tables.  NULL is allowed.
+ */
+TS_EXTERN void ts_free_names(char **names);
+
+/* ------------------------------------------------------------------ */
+/* Tables: create, open, alter, drop                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ts_create -- create table name with the given columns and key.
+ * schema->columns lists the columns; schema->key the key columns' indexes
+ * into it (ts last); schema->ttl the TTL (0 = forever).  version is
+ * ignored.  When no column is named "ts", a timestamp column "ts" is
+ * added right after the last other key column.  Defaults must have the
+ * column's type (an int32 default may be given as TS_INT64 if in range).
+ * Returns 0; TS_EINVAL for a bad table name; TS_ESCHEMA for an invalid
+ * schema (ts_errmsg names the column and why); TS_EEXIST when the table
+ * exists; TS_EREADONLY; TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_create(ts_db *db, const char *name, const ts_schema *schema);
+
+/*
+ * ts_create_keyed -- like ts_create, but the key is given by column names
+ * (key_names[0..nkey)), which is what the programs have at hand.
+ * Same errors as ts_create, plus TS_ESCHEMA for an unknown key column.
+ */
+TS_EXTERN int ts_create_keyed(ts_db *db, const char *name,
+                              const ts_column *columns, int ncolumns,
+                              const char *const *key_names, int nkey,
+                              int64_t ttl);
+
+/*
+ * ts_drop -- drop table name: it disappears at once and its files are
+ * removed.  Handles to it still open fail afterwards with TS_ECLOSED.
+ * Returns 0, TS_ENOENT, TS_EREADONLY or TS_EIO.
+ */
+TS_EXTERN int ts_drop(ts_db *db, const char *name);
+
+/*
+ * ts_table_open -- a handle on table name.  Close it with ts_table_close.
+ * Returns 0, TS_EINVAL (bad name), TS_ENOENT, TS_ECORRUPT or TS_ENOMEM.
+ */
+TS_EXTERN int ts_table_open(ts_db *db, const char *name, ts_table **out);
+
+/*
+ * ts_table_close -- release a handle from ts_table_open.  NULL allowed.
+ */
+TS_EXTERN void ts_table_close(ts_table *table);
+
+/*
+ * ts_table_name -- the table's name (valid while the handle is open).
+ */
+TS_EXTERN const char *ts_table_name(const ts_table *table);
+
+/*
+ * ts_table_schema -- a copy of the table's current schema.
+ * out: receives a schema owned by the caller; free it with ts_schema_free.
+ * Returns 0, TS_ECLOSED or TS_ENOMEM.
+ */
+TS_EXTERN int ts_table_schema(ts_table *table, ts_schema **out);
+
+/*
+ * ts_schema_free -- free a schema returned by ts_table_schema.
+ */
+TS_EXTERN void ts_schema_free(ts_schema *schema);
+
+/*
+ * ts_alter_add -- append a column (its default fills existing rows when
+ * they are read; old tablets are not rewritten).
+ * Returns 0; TS_EEXIST when the name is taken; TS_ESCHEMA for a bad column
+ * (name, type or default); TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ */
+TS_EXTERN int ts_alter_add(ts_table *table, const ts_column *column);
+
+/*
+ * ts_alter_widen -- widen int32 column name to int64.
+ * Returns 0; TS_ENOENT for an unknown column; TS_ESCHEMA when the column
+ * is not int32; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ */
+TS_EXTERN int ts_alter_widen(ts_table *table, const char *column);
+
+/*
+ * ts_alter_ttl -- set the TTL in ns (0 = keep forever).
+ * Returns 0; TS_ERANGE for a negative ttl; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ */
+TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
+
+/* ------------------------------------------------------------------ */
+/* Inserts                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ts_insert -- insert a batch of nrows rows atomically: either all are
+ * stored or none is.  rows holds nrows * ncolumns values, row after row,
+ * in the columns' order of the current schema (ncolumns as returned by
+ * ts_table_schema).  A TS_NONE value takes the column default; a TS_NONE
+ * ts takes the current time.  An int32 column accepts TS_INT64 values in
+ * range; a timestamp column accepts TS_INT64.
+ * Returns 0 once the batch is visible to every query started afterwards
+ * (and durable, in TS_SYNC_COMMIT mode); on failure ts_errmsg names the
+ * first bad row by index and, where it applies, the column:
+ * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
+ * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG, TS_EINVAL (bad UTF-8),
+ * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.
+ */
+TS_EXTERN int ts_insert(ts_table *table, const ts_value *rows, size_t nrows);
+
+/* ------------------------------------------------------------------ */
+/* Queries                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A query: the rows inside a key range x a time range, in key order.
+ * Key arrays hold values of the leading key columns (ts included when
+ * present); a bound with fewer values than key columns compares on those
+ * leading columns only.  Zero-filled (memset 0) means: every row,
+ * ascending, no limit, all columns.
+ */
+typedef struct ts_query {
+	const ts_value *prefix;   /* rows whose key starts with these values */
+	int nprefix;
+	const ts_value *lower;    /* lower key bound, or NULL */
+	int nlower;
+	int lower_exclusive;      /* 0: >=, 1: > */
+	const ts_value *upper;    /* upper key bound, or NULL */
+	int nupper;
+	int upper_exclusive;      /* 0: <=, 1: < */
+	int64_t from;             /* ts >= from (when has_from) */
+	int64_t to;               /* ts < to (when has_to; <= if to_inclusive) */
+	int has_from, has_to, to_inclusive;
+	int desc;                 /* descending key order */
+	uint64_t limit;           /* most rows returned, 0 = no limit */
+	const int *columns;       /* projection: column indexes, or NULL */
+	int ncolumns;
+	const ts_value *after;    /* resume strictly after this full key */
+	int nafter;
+} ts_query;
+
+/*
+ * ts_query_open -- start a query over a snapshot taken now; the snapshot
+ * is held until ts_cursor_close.  Rows come from ts_cursor_next.
+ * Returns 0; TS_EINVAL / TS_ETYPE for bad bounds (ts_errmsg says which);
+ * TS_ENOENT for an unknown projected column; TS_ECLOSED; TS_ENOMEM;
+ * TS_ENOTSUP until the query engine lands.
+ */
+TS_EXTERN int ts_query_open(ts_table *table, const ts_query *q,
+                            ts_cursor **out);
+
+/*
+ * ts_latest_open -- the newest row (greatest ts) whose key starts with
+ * prefix[0..nprefix), as a cursor yielding zero or one row.
+ * Returns as ts_query_open.
+ */
+TS_EXTERN int ts_latest_open(ts_table *table, const ts_value *prefix,
+                             int nprefix, ts_cursor **out);
+
+/* Aggregate functions. */
+typedef enum ts_aggfn {
+	TS_AGG_COUNT = 1,
+	TS_AGG_SUM,
+	TS_AGG_MIN,
+	TS_AGG_MAX,
+	TS_AGG_MEAN,
+	TS_AGG_FIRST, /* value at the earliest ts of the group in the window */
+	TS_AGG_LAST,  /* value at the latest ts */
+} ts_aggfn;
+
+/*
+ * ts_aggfn_parse -- "count", "sum", "min", "max", "mean", "first", "last".
+ * Returns 0 or TS_EINVAL.  ts_aggfn_name is the inverse.
+ */
+TS_EXTERN int ts_aggfn_parse(const char *name, ts_aggfn *out);
+TS_EXTERN const char *ts_aggfn_name(ts_aggfn fn);
+
+/* One output value of an aggregate: function fn of column. */
+typedef struct ts_aggspec {
+	int column;
+	ts_aggfn fn;
+} ts_aggspec;
+
+/*
+ * An aggregate request: per window of `every` ns (windows start at
+ * multiples of every since the epoch) and per group (the first `group` key
+ * columns), the functions in specs over the rows with ts in [from, to).
+ */
+typedef struct ts_aggregate {
+	const ts_value *prefix;
+	int nprefix;
+	int64_t from, to, every;
+	int group;
+	const ts_aggspec *specs;
+	int nspecs;
+} ts_aggregate;
+
+/*
+ * ts_aggregate_open -- run an aggregate; the cursor yields rows of
+ * [group key values..., window start (timestamp), one value per spec]
+ * ordered by group key then window.  count is TS_INT64, mean TS_DOUBLE,
+ * sum TS_INT64 for integer columns and TS_DOUBLE for doubles, the others
+ * the column's type.
+ * Returns 0; TS_EINVAL / TS_ETYPE for a bad request (non-numeric column,
+ * every <= 0, group out of range); TS_ECLOSED; TS_ENOMEM; TS_ENOTSUP until
+ * the query engine lands.
+ */
+TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
+                                ts_cursor **out);
+
+/*
+ * ts_cursor_next -- the next row.  *row receives a pointer to the row's
+ * values (the projected columns, or all columns of the current schema),
+ * valid until the next call on the cursor; *row is NULL at the end.
+ * n (may be NULL) receives the number of values.
+ * Returns 0, or TS_EIO / TS_ECORRUPT when a tablet cannot be read.
+ */
+TS_EXTERN int ts_cursor_next(ts_cursor *cur, const ts_value **row, int *n);
+
+/*
+ * ts_cursor_more -- after the end: 1 if the limit cut the result (more
+ * rows remain), else 0.  When 1, ts_cursor_resume gives the key to pass
+ * as ts_query.after to continue.
+ */
+TS_EXTERN int ts_cursor_more(const ts_cursor *cur);
+
+/*
+ * ts_cursor_resume -- the full key of the last row returned.  *key points
+ * at nkey values owned by the cursor.  Returns 0, or TS_ENOENT when no row
+ * was returned yet.
+ */
+TS_EXTERN int ts_cursor_resume(const ts_cursor *cur, const ts_value **key,
+                               int *nkey);
+
+/*
+ * ts_cursor_close -- release the cursor and its snapshot.  NULL allowed.
+ */
+TS_EXTERN void ts_cursor_close(ts_cursor *cur);
+
+/* ------------------------------------------------------------------ */
+/* Flush and statistics                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ts_flush -- write every filling tablet holding rows with ts < before to
+ * on-disk tablets and return once they are durable.  before = INT64_MAX
+ * flushes everything.
+ * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, or TS_ENOTSUP
+ * until on-disk tablets land.
+ */
+TS_EXTERN int ts_flush(ts_table *table, int64_t before);
+
+/* One named counter. */
+typedef struct ts_stat {
+	const char *name; /* static string, e.g. "rows_inserted" */
+	int64_t value;
+} ts_stat;
+
+/*
+ * ts_table_stats -- the table's counters.  out: array of room entries;
+ * *n receives how many were written (at most room).  The set of names is
+ * stable within a version; TS_STATS_MAX entries always suffice.
+ * Returns 0 or TS_ECLOSED.
+ */
+#define TS_STATS_MAX 64
+TS_EXTERN int ts_table_stats(ts_table *table, ts_stat *out, int room, int *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TSSTORE_H */

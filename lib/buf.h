@@ -1,0 +1,113 @@
+/*
+ * buf.h -- growable byte buffers for encoding and bounds-checked readers
+ * for decoding the little-endian and varint fields of tsstore's formats.
+ *
+ * Both carry a sticky failure flag so that a format is written or read as
+ * a straight sequence of calls and checked once at the end:
+ *
+ *     ts__put_u32(&b, n); ts__put_bytes(&b, name, len);
+ *     if (b.oom) return TS_ENOMEM;
+ *
+ *     n = ts__get_u32(&r); ts__get_bytes(&r, &p, &len);
+ *     if (r.bad) return TS_ECORRUPT;
+ *
+ * A reader that ran past its end returns zeros and sets bad; it never
+ * reads outside [p, end).
+ */
+#ifndef TS_BUF_H
+#define TS_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct ts_buf {
+	unsigned char *data;
+	size_t len, cap;
+	int oom; /* an allocation failed; data holds what fitted before */
+} ts_buf;
+
+typedef struct ts_reader {
+	const unsigned char *p, *end;
+	int bad; /* a read went past end or a varint was malformed */
+} ts_reader;
+
+void ts__buf_init(ts_buf *b);
+void ts__buf_free(ts_buf *b);
+/* Make room for n more bytes; returns 0 or -1 (and sets oom). */
+int ts__buf_reserve(ts_buf *b, size_t n);
+void ts__put(ts_buf *b, const void *p, size_t n);
+void ts__put_u8(ts_buf *b, uint8_t v);
+void ts__put_u16(ts_buf *b, uint16_t v);
+void ts__put_u32(ts_buf *b, uint32_t v);
+void ts__put_u64(ts_buf *b, uint64_t v);
+void ts__put_varint(ts_buf *b, uint64_t v);
+/* A varint length followed by the bytes. */
+void ts__put_bytes(ts_buf *b, const void *p, size_t n);
+
+static inline void ts__reader_init(ts_reader *r, const void *p, size_t n)
+{
+	r->p = p;
+	r->end = r->p + n;
+	r->bad = 0;
+}
+static inline size_t ts__reader_left(const ts_reader *r)
+{
+	return (size_t)(r->end - r->p);
+}
+uint8_t ts__get_u8(ts_reader *r);
+uint16_t ts__get_u16(ts_reader *r);
+uint32_t ts__get_u32(ts_reader *r);
+uint64_t ts__get_u64(ts_reader *r);
+uint64_t ts__get_varint(ts_reader *r);
+/* Point *p at the next n bytes (NULL and bad when fewer are left). */
+const void *ts__get_raw(ts_reader *r, size_t n);
+/* A varint length then the bytes: *p and *n describe them in place. */
+void ts__get_bytes(ts_reader *r, const void **p, size_t *n);
+
+/* Little-endian loads and stores on raw memory. */
+static inline uint32_t ts__load_u32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v; /* the formats are little-endian, as is every target */
+}
+static inline uint64_t ts__load_u64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+static inline void ts__store_u32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void ts__store_u64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* Big-endian stores and loads, for memcomparable key fields. */
+static inline void ts__store_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+static inline uint64_t ts__load_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Bytes a varint of v takes (1..10). */
+static inline size_t ts__varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "tsstore's formats assume a little-endian host; add byte swaps first"
+#endif
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * db.c -- opening and closing a database directory: options, the write
+ * lock, the clock, the list of tables.
+ *
+ * A database is a directory holding one sub-directory per table and a LOCK
+ * file.  A read-write ts_open takes an exclusive, non-blocking flock on
+ * LOCK (held by the open file description, so a second writer -- another
+ * process or another ts_open in this one -- gets TS_ELOCKED) and writes its
+ * pid there for the message.  It then removes what an interrupted create
+ * or drop left behind (".tmp-*" and ".dropped-*" directories).  Read-only
+ * opens take no lock and change nothing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "error.h"
+#include "fsutil.h"
+#include "limits.h"
+
+void ts_options_init(ts_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->sync = TS_SYNC_INTERVAL;
+	o->sync_interval = TS_DEFAULT_SYNC_INTERVAL;
+	o->max_future = TS_DEFAULT_MAX_FUTURE;
+	o->flush_size = TS_DEFAULT_FLUSH_SIZE;
+	o->flush_age = TS_DEFAULT_FLUSH_AGE;
+	o->merge_max_size = TS_DEFAULT_MERGE_MAX_SIZE;
+	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
+}
+
+static int check_options(const ts_options *o)
+{
+	if (o->flags & ~(unsigned)(TS_OPEN_CREATE | TS_OPEN_READONLY))
+		return ts__fail(TS_EINVAL, "options: unknown flags 0x%x", o->flags);
+	if (o->sync < TS_SYNC_NONE || o->sync > TS_SYNC_COMMIT)
+		return ts__fail(TS_EINVAL, "options: unknown sync mode %d", (int)o->sync);
+	if (o->sync_interval <= 0 || o->max_future < 0 || o->flush_size <= 0 ||
+	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0)
+		return ts__fail(TS_EINVAL, "options: sizes and intervals must be positive");
+	return 0;
+}
+
+int64_t ts_now(const ts_db *db)
+{
+	struct timespec t;
+	if (db->opts.clock)
+		return db->opts.clock(db->opts.clock_arg);
+	if (db->frozen_now != INT64_MIN)
+		return db->frozen_now;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * TS_NS_PER_SEC + t.tv_nsec;
+}
+
+/* TSSTORE_NOW freezes the clock for tests. */
+static int read_frozen_now(ts_db *db)
+{
+	const char *env = getenv("TSSTORE_NOW");
+	db->frozen_now = INT64_MIN;
+	if (!env || !*env || db->opts.clock)
+		return 0;
+	int rc = ts_time_parse(env, &db->frozen_now);
+	return rc < 0 ? ts__context(TS_EINVAL, "TSSTORE_NOW") : 0;
+}
+
+static int take_lock(ts_db *db)
+{
+	char path[TS_PATH_MAX], pid[32] = "";
+	int rc;
+	if ((rc = ts__path(path, "%s/LOCK", db->path)) < 0)
+		return rc;
+	db->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (db->lock_fd < 0)
+		return ts__fail_errno(errno, "open %s", path);
+	if (flock(db->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		ssize_t n = pread(db->lock_fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (err == EWOULDBLOCK)
+			return ts__fail(TS_ELOCKED, "database %s is locked by another writer%s%s%s",
+			                db->path, *pid ? " (pid " : "", pid, *pid ? ")" : "");
+		return ts__fail_errno(err, "flock %s", path);
+	}
+	int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(db->lock_fd, 0) < 0 || ts__pwrite_all(db->lock_fd, pid, (size_t)len, 0) < 0)
+		return ts__fail_errno(errno, "write %s", path);
+	return 0;
+}
+
+/* Remove leftovers of an interrupted create (.tmp-*) or drop (.dropped-*). */
+static int remove_leftovers(ts_db *db)
+{
+	DIR *d = opendir(db->path);
+	struct dirent *e;
+	int rc = 0;
+	if (!d)
+		return ts__fail_errno(errno, "opendir %s", db->path);
+	while (rc == 0 && (e = readdir(d))) {
+		char path[TS_PATH_MAX];
+		if (strncmp(e->d_name, ".tmp-", 5) != 0 && strncmp(e->d_name, ".dropped-", 9) != 0)
+			continue;
+		if ((rc = ts__path(path, "%s/%s", db->path, e->d_name)) == 0)
+			rc = ts__rmtree(path);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int open_dir(ts_db *db)
+{
+	struct stat st;
+	if (stat(db->path, &st) < 0) {
+		if (errno != ENOENT || !(db->opts.flags & TS_OPEN_CREATE) || ts__db_readonly(db))
+			return ts__fail_errno(errno, "database %s", db->path);
+		int rc = ts__mkdirs(db->path, 0755);
+		if (rc < 0)
+			return rc;
+	} else if (!S_ISDIR(st.st_mode)) {
+		return ts__fail(TS_EINVAL, "database %s: not a directory", db->path);
+	}
+	return 0;
+}
+
+int ts_open(const char *path, const ts_options *opts, ts_db **out)
+{
+	ts_db *db = NULL;
+	int rc;
+	*out = NULL;
+	if (!path || !*path)
+		return ts__fail(TS_EINVAL, "ts_open: empty path");
+	if (!(db = calloc(1, sizeof *db)) || !(db->path = strdup(path))) {
+		free(db);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	db->lock_fd = -1;
+	pthread_mutex_init(&db->mu, NULL);
+	if (opts)
+		db->opts = *opts;
+	else
+		ts_options_init(&db->opts);
+	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
+	    (rc = open_dir(db)) < 0)
+		goto fail;
+	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0))
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	ts_close(db);
+	return rc;
+}
+
+int ts_close(ts_db *db)
+{
+	if (!db)
+		return 0;
+	int rc = ts__db_readonly(db) ? 0 : ts_sync(db);
+	while (db->tables) {
+		struct ts_table *t = db->tables;
+		db->tables = t->next;
+		ts__table_free(t);
+	}
+	if (db->lock_fd >= 0)
+		close(db->lock_fd); /* releases the flock */
+	pthread_mutex_destroy(&db->mu);
+	free(db->path);
+	free(db);
+	return rc;
+}
+
+int ts_sync(ts_db *db)
+{
+	if (ts__db_readonly(db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
+	return 0; /* nothing is buffered until the log lands */
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether dir/name is a table: a valid name with a DESCRIPTOR inside. */
+static int is_table(const char *dir, const char *name)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	return ts_name_valid(name) && ts__path(path, "%s/%s/DESCRIPTOR", dir, name) == 0 &&
+	       stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void ts_free_names(char **names)
+{
+	for (int i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+int ts_tables(ts_db *db, char ***out, int *n)
+{
+	DIR *d = opendir(db->path);
+	struct dirent *e;
+	char **names = NULL;
+	int count = 0, cap = 0, rc = 0;
+	*out = NULL;
+	if (!d)
+		return ts__fail_errno(errno, "opendir %s", db->path);
+	while ((e = readdir(d))) {
+		if (!is_table(db->path, e->d_name))
+			continue;
+		if (count + 1 >= cap) {
+			char **nn = realloc(names, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *nn);
+			if (!nn) { rc = ts__fail(TS_ENOMEM, "out of memory"); break; }
+			names = nn;
+		}
+		if (!(names[count] = strdup(e->d_name))) { rc = ts__fail(TS_ENOMEM, "out of memory"); break; }
+		names[++count] = NULL;
+	}
+	closedir(d);
+	if (rc == 0 && !names && !(names = calloc(1, sizeof *names)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	if (rc < 0) {
+		ts_free_names(names);
+		return rc;
+	}
+	qsort(names, (size_t)count, sizeof *names, cmp_names);
+	*out = names;
+	if (n)
+		*n = count;
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * db.h -- the database and table handles as the rest of the library sees
+ * them.
+ *
+ * A ts_db owns the database directory: the write lock, the options, the
+ * clock, and one ts_table object per table opened so far.  ts_table_open
+ * hands out counted references to that object, so every user of a table
+ * in the process shares its descriptor (and, later, its log and filling
+ * tablets).  Locks: db->mu guards the table list; table->mu guards the
+ * table's descriptor and serialises its writers.
+ */
+#ifndef TS_DB_H
+#define TS_DB_H
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "descriptor.h"
+
+struct ts_table {
+	ts_db *db;
+	char name[TS_NAME_MAX + 1];
+	char *dir;               /* <db>/<name> */
+	pthread_mutex_t mu;
+	int refs;                /* handles out, guarded by db->mu */
+	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
+	ts__descriptor *desc;    /* current descriptor, guarded by mu */
+	ino_t desc_ino;          /* read-only handles: detect a replaced file */
+	struct ts_table *next;
+};
+
+struct ts_db {
+	char *path;
+	int lock_fd;             /* -1 when read-only */
+	ts_options opts;
+	int64_t frozen_now;      /* from TSSTORE_NOW, or INT64_MIN */
+	pthread_mutex_t mu;
+	struct ts_table *tables;
+};
+
+/* Free a table object (when its last reference goes or the db closes). */
+void ts__table_free(struct ts_table *t);
+
+/* Take the table's mutex and check it was not dropped; in read-only
+ * handles, reload the descriptor if another process replaced it.
+ * Returns 0 (locked) or TS_ECLOSED / a reload error (not locked). */
+int ts__table_lock(struct ts_table *t);
+void ts__table_unlock(struct ts_table *t);
+
+static inline int ts__db_readonly(const ts_db *db)
+{
+	return (db->opts.flags & TS_OPEN_READONLY) != 0;
+}
+
+#endif

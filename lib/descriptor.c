@@ -1,0 +1,229 @@
+/*
+ * descriptor.c -- encoding, decoding, reading and writing DESCRIPTOR files
+ * (docs/descriptor-format.md).
+ *
+ * Decoding checks, in order: the size, the magic, the header CRC, the
+ * format version, the body length and CRC, then every record; anything
+ * wrong is TS_ECORRUPT with a message saying which check failed, so the
+ * caller never sees a half-read descriptor.  Tablet records carry their
+ * own length so that later versions may append fields that older readers
+ * skip.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "descriptor.h"
+#include "descriptor_format.h"
+#include "error.h"
+#include "fsutil.h"
+#include "limits.h"
+
+void ts__descriptor_free(ts__descriptor *d, int owns_schemas)
+{
+	if (!d)
+		return;
+	for (int i = 0; owns_schemas && i < d->nschemas; i++)
+		ts__schema_free(d->schemas[i]);
+	free(d->schemas);
+	free(d->tablets);
+	free(d);
+}
+
+int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
+{
+	ts__descriptor *c = calloc(1, sizeof *c);
+	*out = NULL;
+	if (!c)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	*c = *d;
+	c->schemas = calloc((size_t)d->nschemas + 1, sizeof *c->schemas);
+	c->tablets = calloc((size_t)d->ntablets + 1, sizeof *c->tablets);
+	if (!c->schemas || !c->tablets) {
+		ts__descriptor_free(c, 0);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	memcpy(c->schemas, d->schemas, (size_t)d->nschemas * sizeof *c->schemas);
+	if (d->ntablets)
+		memcpy(c->tablets, d->tablets, (size_t)d->ntablets * sizeof *c->tablets);
+	*out = c;
+	return 0;
+}
+
+static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
+{
+	ts_buf rec;
+	ts__buf_init(&rec);
+	ts__put_u64(&rec, t->id);
+	ts__put_u32(&rec, t->schema_version);
+	ts__put_u64(&rec, (uint64_t)t->period_start);
+	ts__put_u64(&rec, (uint64_t)t->period_end);
+	ts__put_u64(&rec, (uint64_t)t->min_ts);
+	ts__put_u64(&rec, (uint64_t)t->max_ts);
+	ts__put_u64(&rec, t->rows);
+	ts__put_u64(&rec, t->bytes);
+	b->oom |= rec.oom;
+	ts__put_bytes(b, rec.data, rec.len);
+	ts__buf_free(&rec);
+}
+
+int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
+{
+	unsigned char header[TS_DESC_HEADER_SIZE] = {0};
+	size_t start = b->len;
+	ts__put(b, header, sizeof header); /* filled in below */
+	ts__put_u64(b, d->generation);
+	ts__put_u64(b, (uint64_t)d->ttl);
+	ts__put_u64(b, d->flushed_lsn);
+	ts__put_u64(b, d->next_tablet_id);
+	ts__put_u32(b, (uint32_t)d->nschemas);
+	for (int i = 0; i < d->nschemas; i++)
+		ts__schema_encode(d->schemas[i], b);
+	ts__put_u32(b, (uint32_t)d->ntablets);
+	for (int i = 0; i < d->ntablets; i++)
+		encode_tablet(b, &d->tablets[i]);
+	if (b->oom)
+		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
+	unsigned char *h = b->data + start, *body = h + TS_DESC_HEADER_SIZE;
+	size_t body_len = b->len - start - TS_DESC_HEADER_SIZE;
+	memcpy(h + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE);
+	ts__store_u32(h + TS_DESC_OFF_VERSION, TS_DESC_VERSION);
+	ts__store_u32(h + TS_DESC_OFF_BODY_LEN, (uint32_t)body_len);
+	ts__store_u32(h + TS_DESC_OFF_BODY_CRC, ts__crc32c(0, body, body_len));
+	ts__store_u32(h + TS_DESC_OFF_HEADER_CRC, ts__crc32c(0, h, TS_DESC_OFF_HEADER_CRC));
+	return 0;
+}
+
+/* Check the header; on success *body and *len describe the body. */
+static int check_header(const unsigned char *p, size_t n,
+                        const unsigned char **body, size_t *len)
+{
+	if (n < TS_DESC_HEADER_SIZE)
+		return ts__fail(TS_ECORRUPT, "truncated: %zu bytes, shorter than the header", n);
+	if (memcmp(p + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE) != 0)
+		return ts__fail(TS_ECORRUPT, "bad magic: not a tsstore descriptor");
+	if (ts__load_u32(p + TS_DESC_OFF_HEADER_CRC) != ts__crc32c(0, p, TS_DESC_OFF_HEADER_CRC))
+		return ts__fail(TS_ECORRUPT, "header checksum mismatch");
+	uint32_t version = ts__load_u32(p + TS_DESC_OFF_VERSION);
+	if (version != TS_DESC_VERSION)
+		return ts__fail(TS_EVERSION, "format version %u; this build reads version %d",
+		                version, TS_DESC_VERSION);
+	*len = ts__load_u32(p + TS_DESC_OFF_BODY_LEN);
+	if (*len != n - TS_DESC_HEADER_SIZE)
+		return ts__fail(TS_ECORRUPT, "body length %zu does not match the file (%zu bytes)",
+		                *len, n - TS_DESC_HEADER_SIZE);
+	*body = p + TS_DESC_HEADER_SIZE;
+	if (ts__load_u32(p + TS_DESC_OFF_BODY_CRC) != ts__crc32c(0, *body, *len))
+		return ts__fail(TS_ECORRUPT, "body checksum mismatch");
+	return 0;
+}
+
+static int decode_schemas(ts_reader *r, ts__descriptor *d)
+{
+	uint32_t n = ts__get_u32(r);
+	if (r->bad || n < 1 || n > TS_SCHEMA_VERSIONS_MAX)
+		return ts__fail(TS_ECORRUPT, "bad schema count %u", n);
+	if (!(d->schemas = calloc(n, sizeof *d->schemas)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = ts__schema_decode(r, &d->schemas[i]);
+		if (rc < 0)
+			return rc;
+		d->nschemas++;
+		if (d->schemas[i]->version != i + 1)
+			return ts__fail(TS_ECORRUPT, "schema %u has version %u", i + 1,
+			                d->schemas[i]->version);
+	}
+	return 0;
+}
+
+static int decode_tablets(ts_reader *r, ts__descriptor *d)
+{
+	uint32_t n = ts__get_u32(r);
+	if (r->bad || n > ts__reader_left(r))
+		return ts__fail(TS_ECORRUPT, "bad tablet count %u", n);
+	if (!(d->tablets = calloc((size_t)n + 1, sizeof *d->tablets)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		const void *p;
+		size_t len;
+		ts_reader rec;
+		ts__tablet_meta *t = &d->tablets[i];
+		ts__get_bytes(r, &p, &len);
+		ts__reader_init(&rec, p, len);
+		t->id = ts__get_u64(&rec);
+		t->schema_version = ts__get_u32(&rec);
+		t->period_start = (int64_t)ts__get_u64(&rec);
+		t->period_end = (int64_t)ts__get_u64(&rec);
+		t->min_ts = (int64_t)ts__get_u64(&rec);
+		t->max_ts = (int64_t)ts__get_u64(&rec);
+		t->rows = ts__get_u64(&rec);
+		t->bytes = ts__get_u64(&rec);
+		if (r->bad || rec.bad || t->schema_version < 1 ||
+		    t->schema_version > (uint32_t)d->nschemas)
+			return ts__fail(TS_ECORRUPT, "tablet record %u is malformed", i);
+		d->ntablets++;
+	}
+	return 0;
+}
+
+int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
+{
+	const unsigned char *body = NULL;
+	size_t len = 0;
+	ts_reader r;
+	ts__descriptor *d = NULL;
+	int rc;
+	*out = NULL;
+	if ((rc = check_header(p, n, &body, &len)) < 0)
+		return rc;
+	if (!(d = calloc(1, sizeof *d)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	ts__reader_init(&r, body, len);
+	d->generation = ts__get_u64(&r);
+	d->ttl = (int64_t)ts__get_u64(&r);
+	d->flushed_lsn = ts__get_u64(&r);
+	d->next_tablet_id = ts__get_u64(&r);
+	if (r.bad || d->ttl < 0)
+		rc = ts__fail(TS_ECORRUPT, "bad body header");
+	if (rc == 0)
+		rc = decode_schemas(&r, d);
+	if (rc == 0)
+		rc = decode_tablets(&r, d);
+	if (rc == 0 && ts__reader_left(&r) != 0)
+		rc = ts__fail(TS_ECORRUPT, "%zu bytes of trailing garbage", ts__reader_left(&r));
+	if (rc < 0) {
+		ts__descriptor_free(d, 1);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int ts__descriptor_read(const char *dir, ts__descriptor **out)
+{
+	char path[TS_PATH_MAX];
+	void *data;
+	size_t n;
+	int rc;
+	*out = NULL;
+	if ((rc = ts__path(path, "%s/%s", dir, TS_DESC_FILE)) < 0)
+		return rc;
+	if ((rc = ts__read_file(path, TS_DESCRIPTOR_MAX, &data, &n)) < 0)
+		return rc == TS_ETOOBIG ? ts__context(TS_ECORRUPT, "descriptor") : rc;
+	rc = ts__descriptor_decode(data, n, out);
+	free(data);
+	return rc < 0 ? ts__context(rc, "%s", path) : 0;
+}
+
+int ts__descriptor_write(const char *dir, const ts__descriptor *d)
+{
+	ts_buf b;
+	int rc;
+	ts__buf_init(&b);
+	rc = ts__descriptor_encode(d, &b);
+	if (rc == 0)
+		rc = ts__file_write_atomic(dir, TS_DESC_FILE, b.data, b.len);
+	ts__buf_free(&b);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * descriptor.h -- a table's DESCRIPTOR: its schema versions, TTL, on-disk
+ * tablets and the log position flushed through.
+ *
+ * The descriptor is the table's root of truth: it is only ever replaced
+ * whole (fsutil.h's stage + commit), so a crash leaves either the old or
+ * the new one; a damaged one is reported with TS_ECORRUPT and never half
+ * read.  The in-memory ts__descriptor is owned by its table; schemas are
+ * shared between successive descriptors of the same table, which is why
+ * they are reference-free and immutable and freed only with the table.
+ */
+#ifndef TS_DESCRIPTOR_H
+#define TS_DESCRIPTOR_H
+
+#include "schema.h"
+
+/* One on-disk tablet (filled in by the tablet module). */
+typedef struct ts__tablet_meta {
+	uint64_t id;
+	uint32_t schema_version;
+	int64_t period_start, period_end; /* the period it belongs to */
+	int64_t min_ts, max_ts;           /* its rows' timespan */
+	uint64_t rows, bytes;
+} ts__tablet_meta;
+
+typedef struct ts__descriptor {
+	uint64_t generation;     /* bumped by every write */
+	int64_t ttl;             /* ns, 0 = forever */
+	uint64_t flushed_lsn;    /* log position whose commits are all on disk */
+	uint64_t next_tablet_id;
+	int nschemas;            /* schemas[v - 1] is version v */
+	ts__schema **schemas;
+	int ntablets;
+	ts__tablet_meta *tablets;
+} ts__descriptor;
+
+/* The newest schema. */
+static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
+{
+	return d->schemas[d->nschemas - 1];
+}
+
+/* Serialise d (header + body) into b.  Returns 0 or TS_ENOMEM. */
+int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b);
+
+/* Parse p[0..n).  Returns 0, TS_ECORRUPT (message says what is wrong),
+ * TS_EVERSION, TS_ENOMEM.  On success *out owns its schemas. */
+int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out);
+
+/* Read dir/DESCRIPTOR.  Errors of decode plus TS_ENOENT, TS_EIO. */
+int ts__descriptor_read(const char *dir, ts__descriptor **out);
+
+/* Write d atomically to dir/DESCRIPTOR.  Errors: TS_ENOSPC, TS_EIO, ... */
+int ts__descriptor_write(const char *dir, const ts__descriptor *d);
+
+/* Free d and, if owns_schemas, its schemas. */
+void ts__descriptor_free(ts__descriptor *d, int owns_schemas);
+
+/* A shallow copy sharing d's schemas, with room for one more schema. */
+int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out);
+
+#endif

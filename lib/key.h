@@ -1,0 +1,57 @@
+/*
+ * key.h -- the order-preserving ("memcomparable") encoding of primary keys.
+ *
+ * Two encoded keys compare with one memcmp in exactly the order of their
+ * typed values, column by column; a key prefix (the first n columns) is a
+ * byte prefix of the full key; the ts column, always last, is the last 8
+ * bytes.  docs/key-format.md has the byte tables.
+ */
+#ifndef TS_KEY_H
+#define TS_KEY_H
+
+#include "buf.h"
+#include "schema.h"
+
+/* Canonical double in keys: -0.0 becomes +0.0 and every NaN the positive
+ * quiet NaN, which sorts after +infinity. */
+double ts__key_canonical_double(double d);
+
+/* Append the encoding of one value (by its own type) to b. */
+void ts__key_put(ts_buf *b, const ts_value *v);
+
+/*
+ * Append the encoding of the first n key columns, vals[0..n) in key order
+ * and already of the columns' types (see ts__value_check), to b.
+ * Returns 0, TS_ETOOBIG when the key passes TS_KEY_MAX, TS_ENOMEM.
+ */
+int ts__key_encode(const ts__schema *s, const ts_value *vals, int n, ts_buf *b);
+
+/*
+ * Decode the first n columns of key[0..len) into vals[0..n).  Strings and
+ * blobs without NUL bytes point into key; others are unescaped into
+ * scratch, which is reset first and must live as long as vals.
+ * *used (may be NULL) receives the bytes consumed.
+ * Returns 0, TS_ECORRUPT for a malformed key, TS_ENOMEM.
+ */
+int ts__key_decode(const ts__schema *s, const void *key, size_t len, int n,
+                   ts_value *vals, ts_buf *scratch, size_t *used);
+
+/* Bytes taken by the first n columns of a valid key, or -1 if malformed. */
+long ts__key_prefix_len(const ts__schema *s, const void *key, size_t len, int n);
+
+/* The ts of a full encoded key (its last 8 bytes). */
+static inline int64_t ts__key_ts(const void *key, size_t len)
+{
+	return (int64_t)(ts__load_be64((const unsigned char *)key + len - 8) ^
+	                 (UINT64_C(1) << 63));
+}
+
+/* Compare two encoded keys (or prefixes): <0, 0, >0 as memcmp, with a
+ * shorter prefix first. */
+static inline int ts__key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * limits.h -- every internal limit and default of libtsstore, named once.
+ *
+ * The limits of the data model that users see (name length, columns, key
+ * columns, value size) are in tsstore.h; this header holds the rest, so a
+ * number that bounds memory, files or time is never written twice.
+ */
+#ifndef TS_LIMITS_H
+#define TS_LIMITS_H
+
+#include "tsstore.h"
+
+#define TS_NS_PER_SEC INT64_C(1000000000)
+#define TS_NS_PER_MIN (60 * TS_NS_PER_SEC)
+#define TS_NS_PER_HOUR (60 * TS_NS_PER_MIN)
+#define TS_NS_PER_DAY (24 * TS_NS_PER_HOUR)
+
+/* Longest message kept by ts__fail. */
+#define TS_ERRMSG_MAX 1024
+
+/* Longest path the library builds (database dir + table + file). */
+#define TS_PATH_MAX 4096
+
+/* Defaults of ts_options (DESIGN.md sections 2 and 3). */
+#define TS_DEFAULT_SYNC_INTERVAL TS_NS_PER_SEC
+#define TS_DEFAULT_MAX_FUTURE TS_NS_PER_DAY
+#define TS_DEFAULT_FLUSH_SIZE (INT64_C(16) << 20)
+#define TS_DEFAULT_FLUSH_AGE (10 * TS_NS_PER_MIN)
+#define TS_DEFAULT_MERGE_MAX_SIZE (INT64_C(128) << 20)
+#define TS_DEFAULT_MERGE_DELAY (90 * TS_NS_PER_SEC)
+
+/* Largest DESCRIPTOR file accepted on read; guards against reading a
+ * damaged length field into a huge allocation. */
+#define TS_DESCRIPTOR_MAX (64u << 20)
+
+/* Longest encoded primary key, bytes.  Keys are compared on every lookup
+ * and repeated in block indexes, so they are kept small; a string or blob
+ * key column whose encoding would pass this is rejected with TS_ETOOBIG. */
+#define TS_KEY_MAX 4096
+
+/* Most schema versions one table keeps (each alter adds one). */
+#define TS_SCHEMA_VERSIONS_MAX 65535
+
+#endif

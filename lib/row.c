@@ -1,0 +1,95 @@
+/*
+ * row.c -- encoding rows and decoding them into the current schema.
+ *
+ * Encoding trusts its input (values were checked on the way in); decoding
+ * trusts nothing: a row read from a damaged file yields TS_ECORRUPT, never
+ * a read outside the row.
+ */
+#include "error.h"
+#include "key.h"
+#include "row.h"
+
+int ts__row_encode(const ts__schema *s, const ts_value *vals, ts_buf *b)
+{
+	ts_value keyvals[TS_KEY_COLUMNS_MAX];
+	ts_buf key;
+	int rc;
+	for (int k = 0; k < s->nkey; k++)
+		keyvals[k] = vals[s->key[k]];
+	ts__buf_init(&key);
+	if ((rc = ts__key_encode(s, keyvals, s->nkey, &key)) < 0)
+		goto out;
+	ts__put_bytes(b, key.data, key.len);
+	unsigned char *fixed = NULL;
+	if (s->fixed_size && ts__buf_reserve(b, (size_t)s->fixed_size) == 0) {
+		fixed = b->data + b->len;
+		b->len += (size_t)s->fixed_size;
+	}
+	for (int i = 0; fixed && i < s->ncols; i++) {
+		const ts__col *c = &s->cols[i];
+		if (c->fixed_off < 0)
+			continue;
+		if (c->type == TS_INT32)
+			ts__store_u32(fixed + c->fixed_off, (uint32_t)(int32_t)vals[i].v.i);
+		else
+			ts__store_u64(fixed + c->fixed_off, (uint64_t)vals[i].v.i);
+	}
+	for (int j = 0; j < s->nvar; j++) {
+		const ts_value *v = &vals[s->var_cols[j]];
+		ts__put_bytes(b, v->v.s.ptr, v->v.s.len);
+	}
+	rc = b->oom ? ts__fail(TS_ENOMEM, "out of memory encoding a row") : 0;
+out:
+	ts__buf_free(&key);
+	return rc;
+}
+
+int ts__row_key(const void *row, size_t len, const void **key, size_t *klen)
+{
+	ts_reader r;
+	ts__reader_init(&r, row, len);
+	ts__get_bytes(&r, key, klen);
+	if (r.bad || *klen < 8)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad key length");
+	return 0;
+}
+
+static void read_fixed(const ts__col *c, const unsigned char *fixed, ts_value *v)
+{
+	if (c->type == TS_INT32)
+		v->v.i = (int32_t)ts__load_u32(fixed + c->fixed_off);
+	else
+		v->v.i = (int64_t)ts__load_u64(fixed + c->fixed_off);
+}
+
+int ts__row_decode(const ts__schema *from, const ts__schema *to,
+                   const void *row, size_t len, ts_value *vals,
+                   ts_buf *scratch)
+{
+	ts_value keyvals[TS_KEY_COLUMNS_MAX];
+	const void *key;
+	size_t klen, used;
+	ts_reader r;
+	ts__reader_init(&r, row, len);
+	ts__get_bytes(&r, &key, &klen);
+	if (r.bad || ts__key_decode(from, key, klen, from->nkey, keyvals, scratch, &used) < 0 ||
+	    used != klen)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad key");
+	const unsigned char *fixed = ts__get_raw(&r, (size_t)from->fixed_size);
+	for (int i = 0; i < from->ncols; i++) {
+		const ts__col *c = &from->cols[i];
+		vals[i].type = to->cols[i].type;
+		if (c->key_pos >= 0)
+			vals[i].v = keyvals[c->key_pos].v;
+		else if (c->fixed_off >= 0 && fixed)
+			read_fixed(c, fixed, &vals[i]);
+	}
+	for (int j = 0; j < from->nvar; j++)
+		ts__get_bytes(&r, &vals[from->var_cols[j]].v.s.ptr,
+		              &vals[from->var_cols[j]].v.s.len);
+	if (r.bad || ts__reader_left(&r) != 0)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
+	for (int i = from->ncols; i < to->ncols; i++)
+		vals[i] = to->cols[i].dflt;
+	return 0;
+}

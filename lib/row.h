@@ -1,0 +1,36 @@
+/*
+ * row.h -- the compact encoding of one row (docs/row-format.md).
+ *
+ *   varint key length | key (key.h) | fixed area | variable area
+ *
+ * The fixed area holds the non-key int32 (4 bytes), int64, timestamp and
+ * double (8 bytes) columns in column order, little-endian, so a numeric
+ * column is read at a constant offset; the variable area holds the non-key
+ * strings and blobs in column order, each a varint length and the bytes.
+ * A row does not record its schema version: its container does (a tablet,
+ * or a log commit), and decoding translates it to the current schema.
+ */
+#ifndef TS_ROW_H
+#define TS_ROW_H
+
+#include "buf.h"
+#include "schema.h"
+
+/* Append the encoding of vals[0..s->ncols) (checked values, see
+ * ts__value_check) to b.  Returns 0, TS_ETOOBIG (key too long), TS_ENOMEM. */
+int ts__row_encode(const ts__schema *s, const ts_value *vals, ts_buf *b);
+
+/* Locate the key of an encoded row.  Returns 0 or TS_ECORRUPT. */
+int ts__row_key(const void *row, size_t len, const void **key, size_t *klen);
+
+/*
+ * Decode a row written under schema `from` into vals[0..to->ncols) of the
+ * schema `to` (a later version of the same table, or the same): appended
+ * columns take their defaults, widened columns their new type.  Strings
+ * point into row or scratch.  Returns 0 or TS_ECORRUPT, TS_ENOMEM.
+ */
+int ts__row_decode(const ts__schema *from, const ts__schema *to,
+                   const void *row, size_t len, ts_value *vals,
+                   ts_buf *scratch);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * schema.h -- validated table schemas, their versions and row layout.
+ *
+ * A ts__schema is immutable once built.  Schema changes (append a column,
+ * widen int32 to int64) build a new version from the old one; a table keeps
+ * every version so that rows written under an old one are translated when
+ * read (column identity is the column's index: columns are only appended).
+ * The TTL is not part of a version: changing it rewrites nothing.
+ */
+#ifndef TS_SCHEMA_H
+#define TS_SCHEMA_H
+
+#include "buf.h"
+#include "tsstore.h"
+
+typedef struct ts__col {
+	char name[TS_NAME_MAX + 1];
+	ts_type type;
+	ts_value dflt;   /* never TS_NONE except for ts (= now) */
+	int key_pos;     /* position in the key, or -1 */
+	int fixed_off;   /* offset in the row's fixed area, or -1 */
+	int var_idx;     /* index among variable-size non-key columns, or -1 */
+	void *dflt_mem;  /* owns the bytes of a string or blob default */
+} ts__col;
+
+typedef struct ts__schema {
+	uint32_t version;
+	int ncols;
+	ts__col *cols;
+	int nkey;
+	int key[TS_KEY_COLUMNS_MAX]; /* column index of each key column */
+	int ts_col;                  /* index of the ts column */
+	int fixed_size;              /* bytes of the fixed area of a row */
+	int nvar;                    /* number of variable-size non-key columns */
+	int *var_cols;               /* their column indexes, in order */
+} ts__schema;
+
+/* Build version 1 from a user's description (see ts_create_keyed).
+ * Returns 0, TS_ESCHEMA (message names the column and why) or TS_ENOMEM. */
+int ts__schema_build(const ts_column *cols, int ncols,
+                     const char *const *key, int nkey, ts__schema **out);
+
+/* New version = old + column c appended.  TS_EEXIST, TS_ESCHEMA, TS_ENOMEM. */
+int ts__schema_add(const ts__schema *old, const ts_column *c, ts__schema **out);
+
+/* New version = old with int32 column name widened to int64.
+ * TS_ENOENT, TS_ESCHEMA, TS_ENOMEM. */
+int ts__schema_widen(const ts__schema *old, const char *name, ts__schema **out);
+
+void ts__schema_free(ts__schema *s);
+
+/* Index of column name, or -1. */
+int ts__schema_find(const ts__schema *s, const char *name);
+
+/* Serialise to / parse from the descriptor's schema record (see
+ * docs/descriptor-format.md).  Decode returns 0, TS_ECORRUPT or TS_ENOMEM. */
+void ts__schema_encode(const ts__schema *s, ts_buf *b);
+int ts__schema_decode(ts_reader *r, ts__schema **out);
+
+/* A public copy in one allocation (freed by ts_schema_free). */
+int ts__schema_export(const ts__schema *s, int64_t ttl, ts_schema **out);
+
+/*
+ * Check value in against column col of s and convert it to the column's
+ * type in *out (strings still point at the caller's bytes).  TS_NONE gives
+ * the default.  Returns 0, TS_ETYPE, TS_ERANGE, TS_ETOOBIG or TS_EINVAL
+ * (invalid UTF-8), with a message naming the column.
+ */
+int ts__value_check(const ts__schema *s, int col, const ts_value *in,
+                    ts_value *out);
+
+/* Whether p[0..n) is well-formed UTF-8 (no overlongs, no surrogates). */
+int ts__utf8_valid(const void *p, size_t n);
+
+static inline int ts__type_is_var(ts_type t)
+{
+	return t == TS_STRING || t == TS_BLOB;
+}
+
+static inline int ts__type_size(ts_type t)
+{
+	return t == TS_INT32 ? 4 : ts__type_is_var(t) ? 0 : 8;
+}
+
+static inline int ts__type_is_numeric(ts_type t)
+{
+	return t == TS_INT32 || t == TS_INT64 || t == TS_DOUBLE || t == TS_TIMESTAMP;
+}
+
+#endif

@@ -1,0 +1,375 @@
+/*
+ * table.c -- creating, opening, altering and dropping tables.
+ *
+ * Every change to a table is a new DESCRIPTOR written atomically; the
+ * in-memory descriptor is swapped only after the file is durable, so a
+ * failed write leaves both unchanged.  A table is created in a hidden
+ * ".tmp-NAME-PID" directory and renamed into place, and dropped by
+ * renaming it to ".dropped-NAME-N" before removing it, so a crash at any
+ * point leaves either the whole table or none (ts_open clears leftovers).
+ *
+ * Read-only handles (another process may be writing) compare the inode of
+ * DESCRIPTOR on each use and reload it when the writer replaced it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "descriptor_format.h"
+#include "error.h"
+#include "fsutil.h"
+#include "limits.h"
+
+static int check_table_name(const char *name)
+{
+	if (!ts_name_valid(name))
+		return ts__fail(TS_EINVAL, "invalid table name \"%.80s\" (want [A-Za-z_][A-Za-z0-9_]{0,63})",
+		                name ? name : "(null)");
+	return 0;
+}
+
+static int check_writable(const ts_db *db)
+{
+	if (ts__db_readonly(db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
+	return 0;
+}
+
+static int make_table_dir(const char *dir, const ts__descriptor *d)
+{
+	char sub[TS_PATH_MAX];
+	int rc = ts__mkdirs(dir, 0755);
+	if (rc == 0 && (rc = ts__path(sub, "%s/log", dir)) == 0)
+		rc = ts__mkdirs(sub, 0755);
+	if (rc == 0 && (rc = ts__path(sub, "%s/tablets", dir)) == 0)
+		rc = ts__mkdirs(sub, 0755);
+	if (rc == 0)
+		rc = ts__descriptor_write(dir, d);
+	return rc;
+}
+
+static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_t ttl)
+{
+	char tmp[TS_PATH_MAX], dst[TS_PATH_MAX];
+	ts__descriptor d = {.generation = 1, .ttl = ttl, .next_tablet_id = 1,
+	                    .nschemas = 1, .schemas = &schema};
+	struct stat st;
+	int rc;
+	if ((rc = ts__path(dst, "%s/%s", db->path, name)) < 0 ||
+	    (rc = ts__path(tmp, "%s/.tmp-%s-%ld", db->path, name, (long)getpid())) < 0)
+		return rc;
+	if (lstat(dst, &st) == 0)
+		return ts__fail(TS_EEXIST, "table \"%s\" already exists", name);
+	ts__rmtree(tmp);
+	if ((rc = make_table_dir(tmp, &d)) < 0)
+		goto fail;
+	if (rename(tmp, dst) < 0) {
+		rc = ts__fail_errno(errno, "rename %s to %s", tmp, dst);
+		goto fail;
+	}
+	return ts__fsync_dir(db->path);
+fail:
+	ts__rmtree(tmp);
+	return rc;
+}
+
+int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
+                    int ncolumns, const char *const *key_names, int nkey,
+                    int64_t ttl)
+{
+	ts__schema *schema = NULL;
+	int rc;
+	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
+		return rc;
+	if (ttl < 0)
+		return ts__fail(TS_ESCHEMA, "ttl must not be negative");
+	if ((rc = ts__schema_build(columns, ncolumns, key_names, nkey, &schema)) < 0)
+		return ts__context(rc, "table \"%s\"", name);
+	pthread_mutex_lock(&db->mu);
+	rc = create_locked(db, name, schema, ttl);
+	pthread_mutex_unlock(&db->mu);
+	ts__schema_free(schema);
+	return rc;
+}
+
+int ts_create(ts_db *db, const char *name, const ts_schema *schema)
+{
+	const char *key[TS_KEY_COLUMNS_MAX];
+	if (!schema || schema->nkey < 1 || schema->nkey > TS_KEY_COLUMNS_MAX)
+		return ts__fail(TS_ESCHEMA, "table \"%.80s\": key: want 1 to %d columns, ending with ts",
+		                name ? name : "", TS_KEY_COLUMNS_MAX);
+	for (int k = 0; k < schema->nkey; k++) {
+		int i = schema->key[k];
+		if (i < 0 || i >= schema->ncolumns)
+			return ts__fail(TS_ESCHEMA, "table \"%.80s\": key column %d: index %d out of range",
+			                name ? name : "", k, i);
+		key[k] = schema->columns[i].name;
+	}
+	return ts_create_keyed(db, name, schema->columns, schema->ncolumns, key,
+	                       schema->nkey, schema->ttl);
+}
+
+/* ---- the shared table objects ---- */
+
+void ts__table_free(struct ts_table *t)
+{
+	if (!t)
+		return;
+	ts__descriptor_free(t->desc, 1);
+	pthread_mutex_destroy(&t->mu);
+	free(t->dir);
+	free(t);
+}
+
+static ino_t descriptor_inode(const char *dir)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 || stat(path, &st) < 0)
+		return 0;
+	return st.st_ino;
+}
+
+static int load_table(ts_db *db, const char *name, struct ts_table **out)
+{
+	struct ts_table *t = calloc(1, sizeof *t);
+	char dir[TS_PATH_MAX];
+	int rc;
+	*out = NULL;
+	if (!t)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	pthread_mutex_init(&t->mu, NULL);
+	t->db = db;
+	strcpy(t->name, name);
+	if ((rc = ts__path(dir, "%s/%s", db->path, name)) < 0 || !(t->dir = strdup(dir))) {
+		ts__table_free(t);
+		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
+	}
+	t->desc_ino = descriptor_inode(dir);
+	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
+		ts__table_free(t);
+		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int ts_table_open(ts_db *db, const char *name, ts_table **out)
+{
+	struct ts_table *t;
+	int rc = 0;
+	*out = NULL;
+	if ((rc = check_table_name(name)) < 0)
+		return rc;
+	pthread_mutex_lock(&db->mu);
+	for (t = db->tables; t && strcmp(t->name, name) != 0; t = t->next)
+		;
+	if (!t && (rc = load_table(db, name, &t)) == 0) {
+		t->next = db->tables;
+		db->tables = t;
+	}
+	if (t)
+		t->refs++;
+	pthread_mutex_unlock(&db->mu);
+	*out = t;
+	return rc;
+}
+
+void ts_table_close(ts_table *t)
+{
+	if (!t)
+		return;
+	ts_db *db = t->db;
+	pthread_mutex_lock(&db->mu);
+	int free_it = --t->refs == 0 && t->dropped;
+	pthread_mutex_unlock(&db->mu);
+	if (free_it)
+		ts__table_free(t);
+}
+
+const char *ts_table_name(const ts_table *t)
+{
+	return t->name;
+}
+
+/* Read-only handles: reload the descriptor if the writer replaced it. */
+static int refresh(struct ts_table *t)
+{
+	ts__descriptor *d;
+	ino_t ino = descriptor_inode(t->dir);
+	if (!ts__db_readonly(t->db) || ino == t->desc_ino)
+		return 0;
+	if (ino == 0) {
+		t->dropped = 1;
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	}
+	int rc = ts__descriptor_read(t->dir, &d);
+	if (rc < 0)
+		return rc;
+	ts__descriptor_free(t->desc, 1);
+	t->desc = d;
+	t->desc_ino = ino;
+	return 0;
+}
+
+int ts__table_lock(struct ts_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	int rc = t->dropped ? ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name)
+	                    : refresh(t);
+	if (rc < 0)
+		pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+void ts__table_unlock(struct ts_table *t)
+{
+	pthread_mutex_unlock(&t->mu);
+}
+
+int ts_table_schema(ts_table *t, ts_schema **out)
+{
+	int rc = ts__table_lock(t);
+	*out = NULL;
+	if (rc < 0)
+		return rc;
+	rc = ts__schema_export(ts__desc_schema(t->desc), t->desc->ttl, out);
+	ts__table_unlock(t);
+	return rc;
+}
+
+/* ---- schema changes ---- */
+
+/* Write d as t's new descriptor and swap it in; t->mu is held.  On
+ * failure d is freed and the table is unchanged. */
+static int install_descriptor(struct ts_table *t, ts__descriptor *d)
+{
+	d->generation = t->desc->generation + 1;
+	int rc = ts__descriptor_write(t->dir, d);
+	if (rc < 0) {
+		if (d->nschemas > t->desc->nschemas)
+			ts__schema_free(d->schemas[d->nschemas - 1]);
+		ts__descriptor_free(d, 0);
+		return rc;
+	}
+	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
+	t->desc = d;
+	return 0;
+}
+
+static int begin_alter(struct ts_table *t, ts__descriptor **d)
+{
+	int rc = check_writable(t->db);
+	if (rc < 0 || (rc = ts__table_lock(t)) < 0)
+		return rc;
+	if ((rc = ts__descriptor_clone(t->desc, d)) < 0)
+		ts__table_unlock(t);
+	return rc;
+}
+
+/* Add schema s as the newest version of d and install it. */
+static int install_schema(struct ts_table *t, ts__descriptor *d, ts__schema *s)
+{
+	d->schemas[d->nschemas++] = s;
+	return install_descriptor(t, d);
+}
+
+int ts_alter_add(ts_table *t, const ts_column *column)
+{
+	ts__descriptor *d;
+	ts__schema *s;
+	int rc = begin_alter(t, &d);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__schema_add(ts__desc_schema(d), column, &s)) < 0)
+		ts__descriptor_free(d, 0);
+	else
+		rc = install_schema(t, d, s);
+	ts__table_unlock(t);
+	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
+}
+
+int ts_alter_widen(ts_table *t, const char *column)
+{
+	ts__descriptor *d;
+	ts__schema *s;
+	int rc = begin_alter(t, &d);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__schema_widen(ts__desc_schema(d), column, &s)) < 0)
+		ts__descriptor_free(d, 0);
+	else
+		rc = install_schema(t, d, s);
+	ts__table_unlock(t);
+	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
+}
+
+int ts_alter_ttl(ts_table *t, int64_t ttl)
+{
+	ts__descriptor *d;
+	if (ttl < 0)
+		return ts__fail(TS_ERANGE, "table \"%s\": ttl must not be negative", t->name);
+	int rc = begin_alter(t, &d);
+	if (rc < 0)
+		return rc;
+	d->ttl = ttl;
+	rc = install_descriptor(t, d);
+	ts__table_unlock(t);
+	return rc;
+}
+
+static int is_table_dir(ts_db *db, const char *name)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	return ts__path(path, "%s/%s/%s", db->path, name, TS_DESC_FILE) == 0 &&
+	       stat(path, &st) == 0;
+}
+
+/* Forget the table object of a dropped table; db->mu is held.  Handles
+ * still out see TS_ECLOSED and the last ts_table_close frees it. */
+static void unlink_table(ts_db *db, const char *name)
+{
+	struct ts_table **pp = &db->tables, *t;
+	while (*pp && strcmp((*pp)->name, name) != 0)
+		pp = &(*pp)->next;
+	if (!(t = *pp))
+		return;
+	*pp = t->next;
+	pthread_mutex_lock(&t->mu);
+	t->dropped = 1;
+	pthread_mutex_unlock(&t->mu);
+	if (t->refs == 0)
+		ts__table_free(t);
+}
+
+int ts_drop(ts_db *db, const char *name)
+{
+	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
+	static unsigned long seq;
+	int rc;
+	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
+		return rc;
+	pthread_mutex_lock(&db->mu);
+	if (!is_table_dir(db, name)) {
+		rc = ts__fail(TS_ENOENT, "no such table \"%s\"", name);
+		goto out;
+	}
+	if ((rc = ts__path(src, "%s/%s", db->path, name)) < 0 ||
+	    (rc = ts__path(dst, "%s/.dropped-%s-%ld-%lu", db->path, name, (long)getpid(), ++seq)) < 0)
+		goto out;
+	if (rename(src, dst) < 0) {
+		rc = ts__fail_errno(errno, "rename %s to %s", src, dst);
+		goto out;
+	}
+	unlink_table(db, name);
+	if ((rc = ts__fsync_dir(db->path)) == 0)
+		rc = ts__rmtree(dst);
+out:
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}

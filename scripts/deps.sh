@@ -1,0 +1,40 @@
+#!/bin/sh
+# deps.sh -- install what tsstore needs from Debian's packages, once.
+#
+# Usage: scripts/deps.sh [build|bench]
+#   build  what `make`, `make check` and `make run` need (the default)
+#   bench  that plus the peers and tools of `make bench`
+#
+# This is the one list of packages of the project.  A package already
+# installed is left alone; when something is missing and we are root, we
+# run apt-get update and apt-get install; otherwise we print the command.
+set -eu
+
+BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2-dev
+libuv1-dev libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 groff-base"
+BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics"
+
+want="$BUILD_PACKAGES"
+case "${1:-build}" in
+build) ;;
+bench) want="$want $BENCH_PACKAGES" ;;
+*) echo "usage: $0 [build|bench]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps.sh: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: not root; run: sudo apt-get install$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing
