@@ -43,6 +43,15 @@ B = build
 SANFLAGS =
 endif
 
+# V=1 shows every command.
+ifeq ($(V),1)
+Q =
+say = @true
+else
+Q = @
+say = @printf '  %-6s %s\n'
+endif
+
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -pthread -Iinclude -Ilib
@@ -61,6 +70,8 @@ PROGRAMS = $(if $(TOOL_SRCS),$(B)/bin/tsstore)
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
+
+CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
@@ -86,40 +97,46 @@ config.mk: configure config.mk.in
 # --- library ------------------------------------------------------------
 $(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(say) CC $@
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
 
 $(SHARED_LIB): $(LIB_OBJS) lib/libtsstore.map
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) \
+	$(say) LD $@
+	$(Q)$(CC) -shared $(SANFLAGS) -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=lib/libtsstore.map -o $@ $(LIB_OBJS) $(LIB_LIBS)
-	ln -sf libtsstore.so.$(LIB_VERSION) $(B)/$(SONAME)
-	ln -sf $(SONAME) $(B)/libtsstore.so
+	$(Q)ln -sf libtsstore.so.$(LIB_VERSION) $(B)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(B)/libtsstore.so
 
 $(B)/libtsstore.pc: libtsstore.pc.in Makefile
 	@mkdir -p $(B)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
 		-e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
 
 # --- programs -----------------------------------------------------------
 $(B)/tools/%.o: tools/%.c $(wildcard tools/*.h) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(JANSSON_CFLAGS) -c $< -o $@
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(JANSSON_CFLAGS) -c $< -o $@
 
 $(B)/bin/tsstore: $(TOOL_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
+	$(say) TEST $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
 		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
 
 check: all $(UNIT_TESTS)
-	@scripts/run-tests.sh $(B) $(UNIT_TESTS)
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(CLI_TESTS)
 
 # --- run ----------------------------------------------------------------
 run: all
