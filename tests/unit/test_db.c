@@ -1,0 +1,1064 @@
+/*
+ * test_db.c -- databases and tables through the public API only
+ * (include/tsstore.h): opening and creating directories, the write lock
+ * within a process and across processes, read-only handles, creating,
+ * altering and dropping tables with their exact errors, the clean-up of
+ * interrupted creates and drops, the injectable clock, the entry points
+ * still pending, and the error vocabulary.
+ *
+ * Every test runs in its own mkdtemp directory (the cmocka state), removed
+ * by the teardown.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include "tsstore.h"
+
+#define NONE {TS_NONE, {0}}
+#define T0 INT64_C(1795255200000000000) /* 2026-11-21T10:00:00Z */
+
+/* ---- fixtures and helpers ---- */
+
+static int setup_dir(void **state)
+{
+	unsetenv("TSSTORE_NOW");
+	*state = ts_test_tmpdir();
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	char *dir = *state;
+	struct stat st;
+	unsetenv("TSSTORE_NOW");
+	ts_test_rmdir(strdup(dir));
+	assert_int_equal(stat(dir, &st), -1);
+	free(dir);
+	return 0;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	assert_non_null(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char *p = path_in(dir, name);
+	struct stat st;
+	int r = stat(p, &st) == 0;
+	free(p);
+	return r;
+}
+
+static void assert_msg_has(const char *part)
+{
+	if (!strstr(ts_errmsg(NULL), part))
+		fail_msg("message \"%s\" lacks \"%s\"", ts_errmsg(NULL), part);
+}
+
+static ts_db *open_db(const char *path, unsigned flags)
+{
+	ts_options o;
+	ts_db *db = NULL;
+	ts_options_init(&o);
+	o.flags = flags;
+	int rc = ts_open(path, &o, &db);
+	if (rc < 0)
+		fail_msg("ts_open %s: %s: %s", path, ts_errname(rc), ts_errmsg(NULL));
+	assert_non_null(db);
+	return db;
+}
+
+static int try_open(const char *path, unsigned flags, ts_db **db)
+{
+	ts_options o;
+	ts_options_init(&o);
+	o.flags = flags;
+	*db = (ts_db *)db; /* must be reset */
+	return ts_open(path, &o, db);
+}
+
+/* Table "cpu": host string, ts, n int32 = 7, user double; key (host, ts). */
+static int create_cpu(ts_db *db, const char *name)
+{
+	ts_column cols[] = {{"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, NONE},
+	                    {"n", TS_INT32, ts_int32(7)}, {"user", TS_DOUBLE, NONE}};
+	int key[] = {0, 1};
+	ts_schema s = {.ncolumns = 4, .columns = cols, .nkey = 2, .key = key, .ttl = 0};
+	return ts_create(db, name, &s);
+}
+
+static ts_table *open_table(ts_db *db, const char *name)
+{
+	ts_table *t = NULL;
+	int rc = ts_table_open(db, name, &t);
+	if (rc < 0)
+		fail_msg("ts_table_open %s: %s: %s", name, ts_errname(rc), ts_errmsg(NULL));
+	return t;
+}
+
+static ts_schema *schema_of(ts_table *t)
+{
+	ts_schema *s = NULL;
+	int rc = ts_table_schema(t, &s);
+	if (rc < 0)
+		fail_msg("ts_table_schema: %s: %s", ts_errname(rc), ts_errmsg(NULL));
+	return s;
+}
+
+/* The table's names joined by commas, e.g. "a,b". */
+static void assert_tables(ts_db *db, const char *want)
+{
+	char **names, got[4096] = "";
+	int n = -1;
+	assert_int_equal(ts_tables(db, &names, &n), 0);
+	assert_non_null(names);
+	for (int i = 0; i < n; i++) {
+		assert_non_null(names[i]);
+		if (i)
+			strcat(got, ",");
+		strcat(got, names[i]);
+	}
+	assert_null(names[n]);
+	assert_string_equal(got, want);
+	ts_free_names(names);
+}
+
+/* ---- opening ---- */
+
+static void db_open_create_nested(void **state)
+{
+	const char *dir = *state;
+	char *path = path_in(dir, "a/b/c");
+	ts_db *db = open_db(path, TS_OPEN_CREATE);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_true(exists(path, "LOCK"));
+	assert_tables(db, "");
+	assert_int_equal(ts_close(db), 0);
+	/* opening an existing directory with CREATE is fine too */
+	db = open_db(path, TS_OPEN_CREATE);
+	assert_int_equal(ts_close(db), 0);
+	free(path);
+}
+
+static void db_open_missing(void **state)
+{
+	const char *dir = *state;
+	char *path = path_in(dir, "missing");
+	ts_db *db;
+	assert_int_equal(try_open(path, 0, &db), TS_ENOENT);
+	assert_null(db);
+	assert_msg_has(path);
+	assert_int_equal(try_open(path, TS_OPEN_READONLY, &db), TS_ENOENT);
+	assert_null(db);
+	/* a read-only open never creates anything */
+	assert_int_equal(try_open(path, TS_OPEN_READONLY | TS_OPEN_CREATE, &db), TS_ENOENT);
+	assert_null(db);
+	assert_false(exists(dir, "missing"));
+	assert_int_equal(ts_open("", NULL, &db), TS_EINVAL);
+	assert_null(db);
+	free(path);
+}
+
+static void db_open_regular_file(void **state)
+{
+	const char *dir = *state;
+	char *path = path_in(dir, "file");
+	FILE *f = fopen(path, "w");
+	ts_db *db;
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(try_open(path, 0, &db), TS_EINVAL);
+	assert_null(db);
+	assert_msg_has("not a directory");
+	assert_int_equal(try_open(path, TS_OPEN_CREATE, &db), TS_EINVAL);
+	assert_int_equal(try_open(path, TS_OPEN_READONLY, &db), TS_EINVAL);
+	assert_null(db);
+	free(path);
+}
+
+static void db_open_bad_options(void **state)
+{
+	const char *dir = *state;
+	ts_options o;
+	ts_db *db = (ts_db *)&db;
+	ts_options_init(&o);
+	assert_int_equal(o.sync, TS_SYNC_INTERVAL);
+	assert_int_equal(o.sync_interval, INT64_C(1000000000));
+	assert_int_equal(o.max_future, INT64_C(86400000000000));
+	assert_int_equal(o.flush_size, INT64_C(16) << 20);
+	assert_int_equal(o.merge_max_size, INT64_C(128) << 20);
+	o.flags = 0x100;
+	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+	assert_null(db);
+	assert_msg_has("unknown flags");
+	ts_options_init(&o);
+	o.sync = (ts_sync_mode)7;
+	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+	ts_options_init(&o);
+	o.sync_interval = 0;
+	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+	assert_false(exists(dir, "LOCK")); /* refused before touching anything */
+	assert_int_equal(ts_close(NULL), 0);
+}
+
+/* ---- the write lock ---- */
+
+static void db_lock_conflict_same_process(void **state)
+{
+	const char *dir = *state;
+	char pid[32];
+	ts_db *db = open_db(dir, 0), *db2;
+	snprintf(pid, sizeof pid, "(pid %ld)", (long)getpid());
+	assert_int_equal(try_open(dir, 0, &db2), TS_ELOCKED);
+	assert_null(db2);
+	assert_msg_has("locked");
+	assert_msg_has(pid);
+	assert_msg_has(dir);
+	/* still locked on a second try: the failed open released nothing */
+	assert_int_equal(try_open(dir, TS_OPEN_CREATE, &db2), TS_ELOCKED);
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, 0);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* The child tries to open for writing and reports through its exit code:
+ * 0 = TS_ELOCKED naming the parent's pid, 1 = another result, 2 = the
+ * message was wrong. */
+static void db_lock_conflict_child(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	long parent = (long)getpid();
+	int status;
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char want[32];
+		ts_db *db2;
+		int rc = try_open(dir, 0, &db2);
+		snprintf(want, sizeof want, "(pid %ld)", parent);
+		if (rc != TS_ELOCKED || db2)
+			_exit(1);
+		_exit(strstr(ts_errmsg(NULL), "locked") && strstr(ts_errmsg(NULL), want) ? 0 : 2);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* A writer in a child process: the parent sees its pid, then takes over
+ * once the child has closed and exited. */
+static void db_lock_held_by_child(void **state)
+{
+	const char *dir = *state;
+	int ready[2], go[2], status;
+	char c, want[32];
+	ts_db *db;
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ts_db *cdb;
+		alarm(30); /* never outlive a parent that failed */
+		close(ready[0]);
+		close(go[1]);
+		int rc = try_open(dir, 0, &cdb);
+		c = rc == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(rc == 0 && ts_close(cdb) == 0 ? 0 : 1);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	snprintf(want, sizeof want, "(pid %ld)", (long)pid);
+	assert_int_equal(try_open(dir, 0, &db), TS_ELOCKED);
+	assert_null(db);
+	assert_msg_has(want);
+	/* a reader is welcome beside the other process's writer */
+	db = open_db(dir, TS_OPEN_READONLY);
+	assert_int_equal(ts_close(db), 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	db = open_db(dir, 0);
+	assert_int_equal(ts_close(db), 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+static void db_readonly_beside_writer(void **state)
+{
+	const char *dir = *state;
+	ts_db *w = open_db(dir, 0);
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	ts_db *r1 = open_db(dir, TS_OPEN_READONLY);
+	ts_db *r2 = open_db(dir, TS_OPEN_READONLY);
+	assert_tables(r1, "cpu");
+	ts_table *t = open_table(r2, "cpu");
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->ncolumns, 4);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_int_equal(ts_close(r2), 0);
+	assert_int_equal(ts_close(w), 0);
+	/* the reader outlives the writer; a new writer starts beside it */
+	assert_tables(r1, "cpu");
+	w = open_db(dir, 0);
+	assert_int_equal(create_cpu(w, "cpu2"), 0);
+	assert_tables(r1, "cpu,cpu2");
+	assert_int_equal(ts_close(w), 0);
+	assert_int_equal(ts_close(r1), 0);
+}
+
+/* ---- create ---- */
+
+static void db_create_table(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	assert_true(exists(dir, "cpu/DESCRIPTOR"));
+	ts_table *t = open_table(db, "cpu");
+	assert_string_equal(ts_table_name(t), "cpu");
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->version, 1);
+	assert_int_equal(s->ncolumns, 4);
+	assert_string_equal(s->columns[0].name, "host");
+	assert_int_equal(s->columns[0].type, TS_STRING);
+	assert_int_equal(s->columns[0].dflt.type, TS_STRING);
+	assert_int_equal(s->columns[0].dflt.v.s.len, 0);
+	assert_string_equal(s->columns[1].name, "ts");
+	assert_int_equal(s->columns[1].type, TS_TIMESTAMP);
+	assert_int_equal(s->columns[1].dflt.type, TS_NONE);
+	assert_string_equal(s->columns[2].name, "n");
+	assert_int_equal(s->columns[2].type, TS_INT32);
+	assert_int_equal(s->columns[2].dflt.type, TS_INT32);
+	assert_int_equal(s->columns[2].dflt.v.i, 7);
+	assert_string_equal(s->columns[3].name, "user");
+	assert_int_equal(s->columns[3].dflt.type, TS_DOUBLE);
+	assert_true(s->columns[3].dflt.v.d == 0.0);
+	assert_int_equal(s->nkey, 2);
+	assert_int_equal(s->key[0], 0);
+	assert_int_equal(s->key[1], 1);
+	assert_int_equal(s->ttl, 0);
+	ts_schema_free(s);
+	/* a second handle shares the table */
+	ts_table *t2 = open_table(db, "cpu");
+	s = schema_of(t2);
+	assert_int_equal(s->ncolumns, 4);
+	ts_schema_free(s);
+	ts_table_close(t2);
+	ts_table_close(t);
+	ts_table_close(NULL);
+	/* no leftovers of the create */
+	assert_int_equal(ts_close(db), 0);
+	char **names;
+	int n;
+	db = open_db(dir, TS_OPEN_READONLY);
+	assert_int_equal(ts_tables(db, &names, &n), 0);
+	assert_int_equal(n, 1);
+	ts_free_names(names);
+	ts_free_names(NULL);
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void db_tables_sorted(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_tables(db, "");
+	const char *names[] = {"zeta", "alpha", "Mid", "_u", "alpha2", "b"};
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(create_cpu(db, names[i]), 0);
+	/* things that are not tables are not listed */
+	char *p = path_in(dir, "notatable");
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	p = path_in(dir, "bad-name");
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	assert_tables(db, "Mid,_u,alpha,alpha2,b,zeta");
+	int n = -1;
+	char **list;
+	assert_int_equal(ts_tables(db, &list, &n), 0);
+	assert_int_equal(n, 6);
+	ts_free_names(list);
+	assert_int_equal(ts_tables(db, &list, NULL), 0);
+	assert_string_equal(list[5], "zeta");
+	ts_free_names(list);
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void db_create_duplicate(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	assert_int_equal(create_cpu(db, "cpu"), TS_EEXIST);
+	assert_msg_has("table \"cpu\" already exists");
+	/* the failed create left the first one intact */
+	ts_table *t = open_table(db, "cpu");
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->ncolumns, 4);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_tables(db, "cpu");
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void db_create_bad_names(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	char n64[65], n65[66];
+	memset(n64, 'x', 64);
+	n64[64] = '\0';
+	memset(n65, 'y', 65);
+	n65[65] = '\0';
+	const char *bad[] = {"", "1abc", "a-b", n65, "a b", "a/b", "..", ".tmp-x", "é"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ts_table *t = (ts_table *)&t;
+		if (create_cpu(db, bad[i]) != TS_EINVAL)
+			fail_msg("create \"%s\": want TS_EINVAL", bad[i]);
+		assert_msg_has("invalid table name");
+		assert_int_equal(ts_table_open(db, bad[i], &t), TS_EINVAL);
+		assert_null(t);
+		assert_int_equal(ts_drop(db, bad[i]), TS_EINVAL);
+	}
+	assert_int_equal(create_cpu(db, NULL), TS_EINVAL);
+	assert_tables(db, "");
+	assert_int_equal(create_cpu(db, n64), 0);
+	assert_int_equal(create_cpu(db, "_"), 0);
+	assert_int_equal(create_cpu(db, "A9_z"), 0);
+	char want[80];
+	snprintf(want, sizeof want, "A9_z,_,%s", n64);
+	assert_tables(db, want);
+	ts_table *t = open_table(db, n64);
+	assert_string_equal(ts_table_name(t), n64);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* Create with columns[0..n) and key; expect code and a message part. */
+static void expect_create(ts_db *db, const ts_column *cols, int n,
+                          const char *const *key, int nkey, int code, const char *part)
+{
+	int rc = ts_create_keyed(db, "t", cols, n, key, nkey, 0);
+	if (rc != code)
+		fail_msg("create: %s (%s), want %s", ts_errname(rc), ts_errmsg(NULL), ts_errname(code));
+	if (part) {
+		assert_msg_has("table \"t\": ");
+		assert_msg_has(part);
+	}
+}
+
+static void db_create_schema_errors(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	const char *k_host_ts[] = {"host", "ts"};
+	ts_column c1[] = {{"host", TS_STRING, NONE}, {"v", TS_INT64, NONE}};
+	const char *k_nope[] = {"nope", "ts"};
+	expect_create(db, c1, 2, k_nope, 2, TS_ESCHEMA, "key column \"nope\": no such column");
+	const char *k_v_last[] = {"ts", "v"};
+	expect_create(db, c1, 2, k_v_last, 2, TS_ESCHEMA,
+	              "the last key column must be ts, not \"v\"");
+	const char *k_host[] = {"host"};
+	expect_create(db, c1, 2, k_host, 1, TS_ESCHEMA, "the last key column must be ts");
+	expect_create(db, c1, 2, k_host_ts, 0, TS_ESCHEMA, "key: 0 columns");
+	ts_column c2[] = {{"host", TS_STRING, NONE}, {"ts", TS_INT64, NONE}};
+	expect_create(db, c2, 2, k_host_ts, 2, TS_ESCHEMA,
+	              "column \"ts\": must have type timestamp, not int64");
+	ts_column c3[] = {{"host", TS_STRING, NONE}, {"v", TS_INT64, NONE}, {"v", TS_DOUBLE, NONE}};
+	expect_create(db, c3, 3, k_host_ts, 2, TS_ESCHEMA, "column \"v\": duplicate column name");
+	ts_column c4[] = {{"Host", TS_STRING, NONE}, {"host", TS_STRING, NONE}};
+	expect_create(db, c4, 2, k_host_ts, 2, TS_ESCHEMA, "column \"host\": duplicate column name");
+	ts_column c5[] = {{"host", TS_STRING, NONE}, {"bad-name", TS_INT64, NONE}};
+	expect_create(db, c5, 2, k_host_ts, 2, TS_ESCHEMA, "invalid name \"bad-name\"");
+	ts_column c6[] = {{"host", TS_STRING, NONE}, {"n", TS_INT32, ts_int64(INT64_C(1) << 31)}};
+	expect_create(db, c6, 2, k_host_ts, 2, TS_ESCHEMA, "2147483648 does not fit in int32");
+	ts_column c7[] = {{"host", TS_STRING, NONE}, {"s", TS_STRING, ts_stringn("\xc3\x28", 2)}};
+	expect_create(db, c7, 2, k_host_ts, 2, TS_ESCHEMA, "column \"s\": string is not valid UTF-8");
+	ts_column c8[] = {{"host", TS_STRING, NONE}, {"s", TS_STRING, ts_int64(1)}};
+	expect_create(db, c8, 2, k_host_ts, 2, TS_ESCHEMA, "column \"s\": expected string, got int64");
+	ts_column c9[] = {{"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, ts_timestamp(1)}};
+	expect_create(db, c9, 2, k_host_ts, 2, TS_ESCHEMA, "column \"ts\": cannot have a default");
+	ts_column c10[] = {{"host", TS_STRING, NONE}, {"x", (ts_type)9, NONE}};
+	expect_create(db, c10, 2, k_host_ts, 2, TS_ESCHEMA, "column \"x\": unknown type 9");
+	const char *k_twice[] = {"host", "host", "ts"};
+	expect_create(db, c1, 2, k_twice, 3, TS_ESCHEMA, "key column \"host\": listed twice");
+	assert_int_equal(ts_create_keyed(db, "t", c1, 2, k_host_ts, 2, -1), TS_ESCHEMA);
+	/* ts_create's key indexes are checked too */
+	int bad_key[] = {0, 5};
+	ts_schema s = {.ncolumns = 2, .columns = c2, .nkey = 2, .key = bad_key};
+	assert_int_equal(ts_create(db, "t", &s), TS_ESCHEMA);
+	assert_msg_has("index 5 out of range");
+	/* an int32 default given as int64 in range is accepted */
+	ts_column ok[] = {{"host", TS_STRING, NONE}, {"n", TS_INT32, ts_int64(-2147483648LL)}};
+	assert_tables(db, "");
+	expect_create(db, ok, 2, k_host_ts, 2, 0, NULL);
+	ts_table *t = open_table(db, "t");
+	ts_schema *got = schema_of(t);
+	assert_int_equal(got->columns[2].dflt.type, TS_INT32);
+	assert_int_equal(got->columns[2].dflt.v.i, INT32_MIN);
+	ts_schema_free(got);
+	ts_table_close(t);
+	assert_tables(db, "t");
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void db_create_implicit_ts(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	ts_column cols[] = {{"host", TS_STRING, NONE}, {"value", TS_DOUBLE, ts_double(2.5)}};
+	const char *key[] = {"host", "ts"};
+	assert_int_equal(ts_create_keyed(db, "m", cols, 2, key, 2, 60), 0);
+	ts_table *t = open_table(db, "m");
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->ncolumns, 3);
+	assert_string_equal(s->columns[0].name, "host");
+	assert_string_equal(s->columns[1].name, "ts");
+	assert_int_equal(s->columns[1].type, TS_TIMESTAMP);
+	assert_string_equal(s->columns[2].name, "value");
+	assert_true(s->columns[2].dflt.v.d == 2.5);
+	assert_int_equal(s->nkey, 2);
+	assert_int_equal(s->key[0], 0);
+	assert_int_equal(s->key[1], 1);
+	assert_int_equal(s->ttl, 60);
+	ts_schema_free(s);
+	ts_table_close(t);
+	/* two key columns apart: ts goes after the later one */
+	ts_column c2[] = {{"a", TS_INT64, NONE}, {"v", TS_DOUBLE, NONE},
+	                  {"b", TS_STRING, NONE}, {"w", TS_INT32, NONE}};
+	const char *k2[] = {"b", "a", "ts"};
+	assert_int_equal(ts_create_keyed(db, "m2", c2, 4, k2, 3, 0), 0);
+	t = open_table(db, "m2");
+	s = schema_of(t);
+	assert_int_equal(s->ncolumns, 5);
+	assert_string_equal(s->columns[2].name, "b");
+	assert_string_equal(s->columns[3].name, "ts");
+	assert_string_equal(s->columns[4].name, "w");
+	assert_int_equal(s->nkey, 3);
+	assert_int_equal(s->key[0], 2);
+	assert_int_equal(s->key[1], 0);
+	assert_int_equal(s->key[2], 3);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* ---- alter ---- */
+
+/* The state after db_alter's changes, checked on any handle. */
+static void assert_altered(ts_table *t)
+{
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->version, 3);
+	assert_int_equal(s->ncolumns, 5);
+	assert_string_equal(s->columns[2].name, "n");
+	assert_int_equal(s->columns[2].type, TS_INT64);
+	assert_int_equal(s->columns[2].dflt.type, TS_INT64);
+	assert_int_equal(s->columns[2].dflt.v.i, 7);
+	assert_string_equal(s->columns[4].name, "region");
+	assert_int_equal(s->columns[4].type, TS_STRING);
+	assert_int_equal(s->columns[4].dflt.v.s.len, 2);
+	assert_memory_equal(s->columns[4].dflt.v.s.ptr, "eu", 2);
+	assert_int_equal(s->ttl, INT64_C(86400000000000));
+	assert_int_equal(s->nkey, 2);
+	ts_schema_free(s);
+}
+
+static void db_alter(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	ts_table *t = open_table(db, "cpu");
+
+	ts_column region = {"region", TS_STRING, ts_string("eu")};
+	assert_int_equal(ts_alter_add(t, &region), 0);
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->version, 2);
+	assert_int_equal(s->ncolumns, 5);
+	assert_string_equal(s->columns[4].name, "region");
+	assert_memory_equal(s->columns[4].dflt.v.s.ptr, "eu", 2);
+	ts_schema_free(s);
+
+	ts_column dup = {"region", TS_INT64, NONE}, dup2 = {"HOST", TS_INT64, NONE};
+	assert_int_equal(ts_alter_add(t, &dup), TS_EEXIST);
+	assert_msg_has("column \"region\": already exists");
+	assert_int_equal(ts_alter_add(t, &dup2), TS_EEXIST);
+	ts_column badname = {"9x", TS_INT64, NONE}, badtype = {"x", TS_NONE, NONE};
+	assert_int_equal(ts_alter_add(t, &badname), TS_ESCHEMA);
+	assert_int_equal(ts_alter_add(t, &badtype), TS_ESCHEMA);
+	ts_column baddflt = {"x", TS_INT32, ts_string("no")};
+	assert_int_equal(ts_alter_add(t, &baddflt), TS_ESCHEMA);
+	assert_msg_has("table \"cpu\": ");
+
+	assert_int_equal(ts_alter_widen(t, "n"), 0);
+	s = schema_of(t);
+	assert_int_equal(s->version, 3);
+	assert_int_equal(s->columns[2].type, TS_INT64);
+	assert_int_equal(s->columns[2].dflt.v.i, 7);
+	ts_schema_free(s);
+	assert_int_equal(ts_alter_widen(t, "n"), TS_ESCHEMA); /* int64 now */
+	assert_msg_has("only int32 can be widened, it is int64");
+	assert_int_equal(ts_alter_widen(t, "user"), TS_ESCHEMA);
+	assert_msg_has("it is double");
+	assert_int_equal(ts_alter_widen(t, "nope"), TS_ENOENT);
+	assert_msg_has("column \"nope\": no such column");
+
+	assert_int_equal(ts_alter_ttl(t, INT64_C(86400000000000)), 0);
+	assert_int_equal(ts_alter_ttl(t, -1), TS_ERANGE);
+	assert_msg_has("ttl must not be negative");
+	/* failed changes changed nothing, and the TTL is not a schema version */
+	assert_altered(t);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+
+	/* everything persists */
+	db = open_db(dir, 0);
+	t = open_table(db, "cpu");
+	assert_altered(t);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, TS_OPEN_READONLY);
+	t = open_table(db, "cpu");
+	assert_altered(t);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* A read-only handle opened before the changes sees each of them. */
+static void db_alter_seen_by_readonly_handle(void **state)
+{
+	const char *dir = *state;
+	ts_db *w = open_db(dir, 0);
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	ts_db *r = open_db(dir, TS_OPEN_READONLY);
+	ts_table *rt = open_table(r, "cpu"), *wt = open_table(w, "cpu");
+	ts_schema *s = schema_of(rt);
+	assert_int_equal(s->version, 1);
+	ts_schema_free(s);
+
+	ts_column region = {"region", TS_STRING, ts_string("eu")};
+	assert_int_equal(ts_alter_add(wt, &region), 0);
+	s = schema_of(rt);
+	assert_int_equal(s->version, 2);
+	assert_int_equal(s->ncolumns, 5);
+	ts_schema_free(s);
+	assert_int_equal(ts_alter_ttl(wt, 10), 0);
+	s = schema_of(rt);
+	assert_int_equal(s->ttl, 10);
+	ts_schema_free(s);
+
+	/* several changes between two looks: the reader lands on the last */
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(ts_alter_ttl(wt, 100 + i), 0);
+		assert_int_equal(ts_alter_ttl(wt, 200 + i), 0);
+		s = schema_of(rt);
+		assert_int_equal(s->ttl, 200 + i);
+		ts_schema_free(s);
+	}
+	assert_int_equal(ts_alter_widen(wt, "n"), 0);
+	assert_int_equal(ts_alter_ttl(wt, INT64_C(86400000000000)), 0);
+	assert_altered(rt);
+
+	/* a read-only handle refuses changes */
+	assert_int_equal(ts_alter_add(rt, &region), TS_EREADONLY);
+	assert_int_equal(ts_alter_widen(rt, "n"), TS_EREADONLY);
+	assert_int_equal(ts_alter_ttl(rt, 5), TS_EREADONLY);
+	ts_table_close(wt);
+	ts_table_close(rt);
+	assert_int_equal(ts_close(r), 0);
+	assert_int_equal(ts_close(w), 0);
+}
+
+/* ---- drop ---- */
+
+static void db_drop(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "a"), 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	ts_table *t = open_table(db, "cpu"), *t2 = (ts_table *)&t2;
+	assert_int_equal(ts_drop(db, "cpu"), 0);
+	assert_tables(db, "a");
+	assert_false(exists(dir, "cpu"));
+	assert_int_equal(ts_table_open(db, "cpu", &t2), TS_ENOENT);
+	assert_null(t2);
+	assert_msg_has("no such table \"cpu\"");
+	ts_schema *s = (ts_schema *)&s;
+	assert_int_equal(ts_table_schema(t, &s), TS_ECLOSED);
+	assert_null(s);
+	assert_msg_has("table \"cpu\" was dropped");
+	ts_column c = {"x", TS_INT64, NONE};
+	assert_int_equal(ts_alter_add(t, &c), TS_ECLOSED);
+	assert_int_equal(ts_alter_widen(t, "n"), TS_ECLOSED);
+	assert_int_equal(ts_alter_ttl(t, 1), TS_ECLOSED);
+	assert_string_equal(ts_table_name(t), "cpu");
+	assert_int_equal(ts_drop(db, "cpu"), TS_ENOENT);
+	assert_int_equal(ts_drop(db, "never"), TS_ENOENT);
+	assert_msg_has("no such table \"never\"");
+
+	/* the name can be used again; the old handle stays dropped */
+	ts_column cols[] = {{"k", TS_INT64, NONE}};
+	const char *key[] = {"k", "ts"};
+	assert_int_equal(ts_create_keyed(db, "cpu", cols, 1, key, 2, 0), 0);
+	t2 = open_table(db, "cpu");
+	s = schema_of(t2);
+	assert_int_equal(s->ncolumns, 2);
+	ts_schema_free(s);
+	assert_int_equal(ts_table_schema(t, &s), TS_ECLOSED);
+	ts_table_close(t);
+	ts_table_close(t2);
+
+	/* a table nobody holds */
+	assert_int_equal(ts_drop(db, "a"), 0);
+	assert_tables(db, "cpu");
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, 0);
+	assert_tables(db, "cpu");
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* A drop by the writer seen through a read-only database handle. */
+static void db_drop_seen_by_readonly_handle(void **state)
+{
+	const char *dir = *state;
+	ts_db *w = open_db(dir, 0);
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	ts_db *r = open_db(dir, TS_OPEN_READONLY);
+	ts_table *rt = open_table(r, "cpu");
+	ts_schema *s = schema_of(rt);
+	ts_schema_free(s);
+	assert_int_equal(ts_drop(w, "cpu"), 0);
+	assert_int_equal(ts_table_schema(rt, &s), TS_ECLOSED);
+	assert_msg_has("table \"cpu\" was dropped");
+	assert_int_equal(ts_table_schema(rt, &s), TS_ECLOSED);
+	assert_tables(r, "");
+	ts_table *x = (ts_table *)&x;
+	assert_int_equal(ts_table_open(r, "cpu", &x), TS_ENOENT);
+	assert_null(x);
+	/* recreated: a fresh read-only handle sees the new table while the
+	 * old one stays dropped */
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	ts_column c = {"extra", TS_INT64, NONE};
+	ts_table *wt = open_table(w, "cpu");
+	assert_int_equal(ts_alter_add(wt, &c), 0);
+	ts_table_close(wt);
+	ts_table *rt2 = open_table(r, "cpu");
+	s = schema_of(rt2);
+	assert_int_equal(s->version, 2);
+	assert_int_equal(s->ncolumns, 5);
+	ts_schema_free(s);
+	assert_int_equal(ts_table_schema(rt, &s), TS_ECLOSED);
+	ts_table_close(rt);
+	ts_table_close(rt2);
+	/* closing the last handle of the dropped table forgot only that one */
+	rt = open_table(r, "cpu");
+	s = schema_of(rt);
+	assert_int_equal(s->ncolumns, 5);
+	ts_schema_free(s);
+	assert_int_equal(ts_drop(w, "cpu"), 0);
+	assert_int_equal(ts_table_schema(rt, &s), TS_ECLOSED);
+	ts_table_close(rt);
+	assert_int_equal(ts_table_open(r, "cpu", &x), TS_ENOENT);
+	assert_int_equal(ts_close(r), 0);
+	assert_int_equal(ts_close(w), 0);
+}
+
+static void make_leftover(const char *dir, const char *name)
+{
+	char *p = path_in(dir, name), *q;
+	assert_int_equal(mkdir(p, 0755), 0);
+	q = path_in(p, "DESCRIPTOR");
+	FILE *f = fopen(q, "w");
+	assert_non_null(f);
+	fputs("half", f);
+	fclose(f);
+	free(q);
+	q = path_in(p, "log");
+	assert_int_equal(mkdir(q, 0755), 0);
+	free(q);
+	free(p);
+}
+
+static void db_leftovers_removed(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	assert_int_equal(ts_close(db), 0);
+	make_leftover(dir, ".tmp-x-1");
+	make_leftover(dir, ".dropped-y-2");
+	make_leftover(dir, ".other");
+	/* a read-only open changes nothing */
+	db = open_db(dir, TS_OPEN_READONLY);
+	assert_tables(db, "cpu");
+	assert_int_equal(ts_close(db), 0);
+	assert_true(exists(dir, ".tmp-x-1/log"));
+	assert_true(exists(dir, ".dropped-y-2/log"));
+	db = open_db(dir, 0);
+	assert_false(exists(dir, ".tmp-x-1"));
+	assert_false(exists(dir, ".dropped-y-2"));
+	assert_true(exists(dir, ".other/DESCRIPTOR")); /* not ours */
+	assert_true(exists(dir, "cpu/DESCRIPTOR"));
+	assert_tables(db, "cpu");
+	ts_table *t = open_table(db, "cpu");
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* ---- read-only databases ---- */
+
+static void db_readonly_refuses_changes(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, TS_OPEN_READONLY);
+	assert_int_equal(create_cpu(db, "other"), TS_EREADONLY);
+	assert_msg_has("read-only");
+	assert_int_equal(ts_drop(db, "cpu"), TS_EREADONLY);
+	assert_int_equal(ts_sync(db), TS_EREADONLY);
+	ts_table *t = open_table(db, "cpu");
+	ts_column c = {"x", TS_INT64, NONE};
+	assert_int_equal(ts_alter_add(t, &c), TS_EREADONLY);
+	assert_int_equal(ts_alter_widen(t, "n"), TS_EREADONLY);
+	assert_int_equal(ts_alter_ttl(t, 5), TS_EREADONLY);
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->version, 1);
+	assert_int_equal(s->ttl, 0);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_tables(db, "cpu");
+	assert_int_equal(ts_close(db), 0);
+	assert_false(exists(dir, "other"));
+}
+
+/* ---- the clock ---- */
+
+static int64_t fixed_clock(void *arg)
+{
+	return *(int64_t *)arg;
+}
+
+static void db_clock(void **state)
+{
+	const char *dir = *state;
+	ts_db *db;
+	struct timespec a, b;
+	/* real time when nothing is set */
+	clock_gettime(CLOCK_REALTIME, &a);
+	db = open_db(dir, 0);
+	int64_t now = ts_now(db);
+	clock_gettime(CLOCK_REALTIME, &b);
+	assert_true(now >= (int64_t)a.tv_sec * 1000000000 + a.tv_nsec);
+	assert_true(now <= (int64_t)b.tv_sec * 1000000000 + b.tv_nsec);
+	assert_int_equal(ts_close(db), 0);
+
+	assert_int_equal(setenv("TSSTORE_NOW", "2026-11-21T10:00:00Z", 1), 0);
+	db = open_db(dir, 0);
+	assert_int_equal(ts_now(db), T0);
+	assert_int_equal(ts_now(db), T0);
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, TS_OPEN_READONLY);
+	assert_int_equal(ts_now(db), T0);
+	assert_int_equal(ts_close(db), 0);
+	assert_int_equal(ts_open(dir, NULL, &db), 0);
+	assert_int_equal(ts_now(db), T0);
+	assert_int_equal(ts_close(db), 0);
+
+	/* the option wins over the environment */
+	int64_t fixed = 42;
+	ts_options o;
+	ts_options_init(&o);
+	o.clock = fixed_clock;
+	o.clock_arg = &fixed;
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	assert_int_equal(ts_now(db), 42);
+	fixed = -7;
+	assert_int_equal(ts_now(db), -7);
+	assert_int_equal(ts_close(db), 0);
+
+	assert_int_equal(setenv("TSSTORE_NOW", "yesterday", 1), 0);
+	db = (ts_db *)&db;
+	assert_int_equal(ts_open(dir, NULL, &db), TS_EINVAL);
+	assert_null(db);
+	assert_msg_has("TSSTORE_NOW");
+	assert_int_equal(try_open(dir, TS_OPEN_READONLY, &db), TS_EINVAL);
+	assert_int_equal(setenv("TSSTORE_NOW", "2026-11-21T10:00:00", 1), 0);
+	assert_int_equal(ts_open(dir, NULL, &db), TS_EINVAL);
+	/* the failed opens left no lock behind */
+	assert_int_equal(setenv("TSSTORE_NOW", "", 1), 0);
+	db = open_db(dir, 0);
+	assert_int_equal(ts_close(db), 0);
+	/* with a clock option a malformed TSSTORE_NOW is not even read */
+	assert_int_equal(setenv("TSSTORE_NOW", "yesterday", 1), 0);
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	assert_int_equal(ts_now(db), -7);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* ---- pending entry points ---- */
+
+static void db_pending_entry_points(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	ts_table *t = open_table(db, "cpu");
+	ts_query q;
+	ts_cursor *cur = (ts_cursor *)&cur;
+	memset(&q, 0, sizeof q);
+	assert_int_equal(ts_query_open(t, &q, &cur), TS_ENOTSUP);
+	assert_null(cur);
+	assert_msg_has("ts_query_open is not implemented");
+	assert_int_equal(ts_flush(t, INT64_MAX), TS_ENOTSUP);
+	assert_msg_has("ts_flush is not implemented");
+	ts_value prefix = ts_string("h");
+	cur = (ts_cursor *)&cur;
+	assert_int_equal(ts_latest_open(t, &prefix, 1, &cur), TS_ENOTSUP);
+	assert_null(cur);
+	assert_msg_has("not implemented");
+	ts_aggregate agg;
+	memset(&agg, 0, sizeof agg);
+	cur = (ts_cursor *)&cur;
+	assert_int_equal(ts_aggregate_open(t, &agg, &cur), TS_ENOTSUP);
+	assert_null(cur);
+	assert_msg_has("not implemented");
+	assert_string_equal(ts_errname(TS_ENOTSUP), "ENOTSUP");
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* ---- errors ---- */
+
+static void db_error_names(void **state)
+{
+	(void)state;
+	static const struct { int code; const char *name; } want[] = {
+		{TS_OK, "OK"}, {TS_EINVAL, "EINVAL"}, {TS_ENOMEM, "ENOMEM"}, {TS_EIO, "EIO"},
+		{TS_ENOSPC, "ENOSPC"}, {TS_ENOENT, "ENOENT"}, {TS_EEXIST, "EEXIST"},
+		{TS_ELOCKED, "ELOCKED"}, {TS_EREADONLY, "EREADONLY"}, {TS_ECORRUPT, "ECORRUPT"},
+		{TS_EVERSION, "EVERSION"}, {TS_ESCHEMA, "ESCHEMA"}, {TS_ETYPE, "ETYPE"},
+		{TS_ERANGE, "ERANGE"}, {TS_EDUPKEY, "EDUPKEY"}, {TS_EFUTURE, "EFUTURE"},
+		{TS_EEXPIRED, "EEXPIRED"}, {TS_ENOTSUP, "ENOTSUP"}, {TS_EBUSY, "EBUSY"},
+		{TS_EPROTO, "EPROTO"}, {TS_ETOOBIG, "ETOOBIG"}, {TS_ECLOSED, "ECLOSED"},
+	};
+	assert_int_equal(sizeof want / sizeof want[0], 22);
+	for (int i = 0; i < 22; i++) {
+		assert_int_equal(want[i].code, -i);
+		const char *text = ts_strerror(-i), *name = ts_errname(-i);
+		assert_non_null(text);
+		assert_true(strlen(text) > 0);
+		assert_string_not_equal(text, "unknown error");
+		assert_string_equal(name, want[i].name);
+		for (int j = 0; j < i; j++) {
+			assert_string_not_equal(text, ts_strerror(-j));
+			assert_string_not_equal(name, ts_errname(-j));
+		}
+	}
+	assert_string_equal(ts_errname(TS_EDUPKEY), "EDUPKEY");
+	assert_string_equal(ts_strerror(TS_EDUPKEY), "duplicate primary key");
+	assert_string_equal(ts_strerror(-22), "unknown error");
+	assert_string_equal(ts_strerror(1), "unknown error");
+	assert_string_equal(ts_errname(-22), "EUNKNOWN");
+	assert_string_equal(ts_errname(INT32_MIN), "EUNKNOWN");
+	assert_string_equal(ts_version(), TS_VERSION_STRING);
+}
+
+static void *thread_errmsg(void *arg)
+{
+	char *out = arg;
+	ts_db *db;
+	strcpy(out, ts_errmsg(NULL)); /* nothing failed in this thread yet */
+	strcat(out, "|");
+	if (ts_open("", NULL, &db) == TS_EINVAL)
+		strcat(out, ts_errmsg(NULL));
+	return NULL;
+}
+
+/* The message is per thread: another thread's failure leaves ours. */
+static void db_errmsg_per_thread(void **state)
+{
+	const char *dir = *state;
+	char *missing = path_in(dir, "missing"), got[1200] = "";
+	ts_db *db;
+	pthread_t th;
+	assert_int_equal(try_open(missing, 0, &db), TS_ENOENT);
+	char mine[1024];
+	snprintf(mine, sizeof mine, "%s", ts_errmsg(NULL));
+	assert_non_null(strstr(mine, missing));
+	assert_int_equal(pthread_create(&th, NULL, thread_errmsg, got), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_string_equal(got, "|ts_open: empty path");
+	assert_string_equal(ts_errmsg(NULL), mine);
+	assert_string_equal(ts_errmsg(NULL), ts_errmsg((ts_db *)&th)); /* db is ignored */
+	free(missing);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup_dir, teardown_dir)
+	const struct CMUnitTest tests[] = {
+		T(db_open_create_nested),
+		T(db_open_missing),
+		T(db_open_regular_file),
+		T(db_open_bad_options),
+		T(db_lock_conflict_same_process),
+		T(db_lock_conflict_child),
+		T(db_lock_held_by_child),
+		T(db_readonly_beside_writer),
+		T(db_create_table),
+		T(db_tables_sorted),
+		T(db_create_duplicate),
+		T(db_create_bad_names),
+		T(db_create_schema_errors),
+		T(db_create_implicit_ts),
+		T(db_alter),
+		T(db_alter_seen_by_readonly_handle),
+		T(db_drop),
+		T(db_drop_seen_by_readonly_handle),
+		T(db_leftovers_removed),
+		T(db_readonly_refuses_changes),
+		T(db_clock),
+		T(db_pending_entry_points),
+		T(db_error_names),
+		T(db_errmsg_per_thread),
+	};
+#undef T
+	return cmocka_run_group_tests_name("db", tests, NULL, NULL);
+}

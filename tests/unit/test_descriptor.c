@@ -1,0 +1,785 @@
+/*
+ * test_descriptor.c -- the DESCRIPTOR file: encode/decode round trips,
+ * rejection of every damaged form (flipped bytes, truncations, appended
+ * garbage, bodies that are well checksummed but malformed), future format
+ * versions, and the atomicity of its replacement: a crash between staging
+ * DESCRIPTOR.tmp and renaming it leaves the old descriptor, both below the
+ * API and through ts_open / ts_table_open.
+ *
+ * Every test runs in its own mkdtemp directory (the cmocka state), removed
+ * by the teardown.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "crc32c.h"
+#include "descriptor.h"
+#include "descriptor_format.h"
+#include "error.h"
+#include "fsutil.h"
+#include "support.h"
+
+#define NONE {TS_NONE, {0}}
+
+/* A string default with a NUL byte inside, and a blob default. */
+static const char NUL_DEFAULT[] = {'a', '\0', 'b', 'c'};
+static const unsigned char BLOB_DEFAULT[] = {0x00, 0xff, 0x80, 0x01};
+#define T0 INT64_C(1795255200000000000) /* 2026-11-21T10:00:00Z */
+
+/* ---- fixtures ---- */
+
+static int setup_dir(void **state)
+{
+	*state = ts_test_tmpdir();
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	char *dir = *state;
+	struct stat st;
+	ts_test_rmdir(strdup(dir));
+	assert_int_equal(stat(dir, &st), -1);
+	free(dir);
+	return 0;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	assert_non_null(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+/* Write p[0..n) to dir/name (plain, not atomic: a test's own damage). */
+static void write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char *path = path_in(dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	free(path);
+}
+
+static void read_whole(const char *dir, const char *name, ts_buf *b)
+{
+	char *path = path_in(dir, name);
+	void *data;
+	size_t n;
+	assert_int_equal(ts__read_file(path, 1u << 20, &data, &n), 0);
+	ts__buf_init(b);
+	ts__put(b, data, n);
+	assert_false(b->oom);
+	free(data);
+	free(path);
+}
+
+/*
+ * Version 1: host string (key), ts, n int32 = -7, note string = "a\0bc",
+ * ratio double = 0.25, raw blob = 00 ff 80 01, at timestamp = T0.
+ * Version 2 appends big int64 = -1; version 3 widens n to int64.
+ */
+static ts__descriptor *sample_descriptor(void)
+{
+	ts_column cols[] = {
+		{"host", TS_STRING, NONE},
+		{"ts", TS_TIMESTAMP, NONE},
+		{"n", TS_INT32, ts_int32(-7)},
+		{"note", TS_STRING, ts_stringn(NUL_DEFAULT, sizeof NUL_DEFAULT)},
+		{"ratio", TS_DOUBLE, ts_double(0.25)},
+		{"raw", TS_BLOB, ts_blob(BLOB_DEFAULT, sizeof BLOB_DEFAULT)},
+		{"at", TS_TIMESTAMP, ts_timestamp(T0)},
+	};
+	const char *key[] = {"host", "ts"};
+	ts_column big = {"big", TS_INT64, ts_int64(-1)};
+	ts__descriptor *d = calloc(1, sizeof *d);
+	assert_non_null(d);
+	d->schemas = calloc(3, sizeof *d->schemas);
+	d->tablets = calloc(2, sizeof *d->tablets);
+	assert_non_null(d->schemas);
+	assert_non_null(d->tablets);
+	assert_int_equal(ts__schema_build(cols, 7, key, 2, &d->schemas[0]), 0);
+	assert_int_equal(ts__schema_add(d->schemas[0], &big, &d->schemas[1]), 0);
+	assert_int_equal(ts__schema_widen(d->schemas[1], "n", &d->schemas[2]), 0);
+	d->nschemas = 3;
+	d->generation = 7;
+	d->ttl = 3 * 24 * INT64_C(3600000000000);
+	d->flushed_lsn = UINT64_C(0x123456789abc);
+	d->next_tablet_id = 3;
+	d->tablets[0] = (ts__tablet_meta){.id = 1, .schema_version = 1,
+		.period_start = -4 * INT64_C(3600000000000), .period_end = 0,
+		.min_ts = -5, .max_ts = -1, .rows = 10, .bytes = 4096};
+	d->tablets[1] = (ts__tablet_meta){.id = 2, .schema_version = 3,
+		.period_start = T0, .period_end = INT64_MAX,
+		.min_ts = T0 + 1, .max_ts = INT64_MAX - 1, .rows = UINT64_MAX, .bytes = 1};
+	d->ntablets = 2;
+	return d;
+}
+
+static void encode(const ts__descriptor *d, ts_buf *b)
+{
+	ts__buf_init(b);
+	assert_int_equal(ts__descriptor_encode(d, b), 0);
+}
+
+static void assert_value_equal(const ts_value *a, const ts_value *b)
+{
+	assert_int_equal(a->type, b->type);
+	if (ts__type_is_var(a->type)) {
+		assert_int_equal(a->v.s.len, b->v.s.len);
+		assert_memory_equal(a->v.s.ptr, b->v.s.ptr, a->v.s.len);
+	} else {
+		assert_int_equal(a->v.i, b->v.i); /* doubles: their bits */
+	}
+}
+
+static void assert_schema_equal(const ts__schema *a, const ts__schema *b)
+{
+	assert_int_equal(a->version, b->version);
+	assert_int_equal(a->ncols, b->ncols);
+	for (int i = 0; i < a->ncols; i++) {
+		assert_string_equal(a->cols[i].name, b->cols[i].name);
+		assert_int_equal(a->cols[i].type, b->cols[i].type);
+		assert_value_equal(&a->cols[i].dflt, &b->cols[i].dflt);
+		assert_int_equal(a->cols[i].key_pos, b->cols[i].key_pos);
+		assert_int_equal(a->cols[i].fixed_off, b->cols[i].fixed_off);
+		assert_int_equal(a->cols[i].var_idx, b->cols[i].var_idx);
+	}
+	assert_int_equal(a->nkey, b->nkey);
+	for (int k = 0; k < a->nkey; k++)
+		assert_int_equal(a->key[k], b->key[k]);
+	assert_int_equal(a->ts_col, b->ts_col);
+	assert_int_equal(a->fixed_size, b->fixed_size);
+	assert_int_equal(a->nvar, b->nvar);
+	for (int k = 0; k < a->nvar; k++)
+		assert_int_equal(a->var_cols[k], b->var_cols[k]);
+}
+
+static void assert_descriptor_equal(const ts__descriptor *a, const ts__descriptor *b)
+{
+	assert_int_equal(a->generation, b->generation);
+	assert_int_equal(a->ttl, b->ttl);
+	assert_int_equal(a->flushed_lsn, b->flushed_lsn);
+	assert_int_equal(a->next_tablet_id, b->next_tablet_id);
+	assert_int_equal(a->nschemas, b->nschemas);
+	for (int i = 0; i < a->nschemas; i++)
+		assert_schema_equal(a->schemas[i], b->schemas[i]);
+	assert_int_equal(a->ntablets, b->ntablets);
+	for (int i = 0; i < a->ntablets; i++) {
+		const ts__tablet_meta *x = &a->tablets[i], *y = &b->tablets[i];
+		assert_int_equal(x->id, y->id);
+		assert_int_equal(x->schema_version, y->schema_version);
+		assert_int_equal(x->period_start, y->period_start);
+		assert_int_equal(x->period_end, y->period_end);
+		assert_int_equal(x->min_ts, y->min_ts);
+		assert_int_equal(x->max_ts, y->max_ts);
+		assert_int_equal(x->rows, y->rows);
+		assert_int_equal(x->bytes, y->bytes);
+	}
+}
+
+/* Decode p[0..n), expecting failure with code (or either of ECORRUPT /
+ * EVERSION when code is 0), a NULL result and a non-empty message. */
+static void expect_rejected(const void *p, size_t n, int code, const char *msg_part)
+{
+	ts__descriptor *out = (ts__descriptor *)&out; /* must be reset to NULL */
+	ts__clear_error();
+	int rc = ts__descriptor_decode(p, n, &out);
+	if (code)
+		assert_int_equal(rc, code);
+	else if (rc != TS_ECORRUPT && rc != TS_EVERSION)
+		fail_msg("decode of %zu bytes: %d (%s), want ECORRUPT or EVERSION", n, rc,
+		         ts_errname(rc));
+	assert_null(out);
+	assert_true(strlen(ts_errmsg(NULL)) > 0);
+	if (msg_part && !strstr(ts_errmsg(NULL), msg_part))
+		fail_msg("message \"%s\" lacks \"%s\"", ts_errmsg(NULL), msg_part);
+}
+
+/* ---- the format, rebuilt by hand ---- */
+
+/* The body as the format describes it; tablet records are resized by
+ * tablet_delta bytes (negative: cut short; positive: zeros appended, as a
+ * later version's extra fields would be). */
+static void encode_body(const ts__descriptor *d, long tablet_delta, ts_buf *b)
+{
+	ts__buf_init(b);
+	ts__put_u64(b, d->generation);
+	ts__put_u64(b, (uint64_t)d->ttl);
+	ts__put_u64(b, d->flushed_lsn);
+	ts__put_u64(b, d->next_tablet_id);
+	ts__put_u32(b, (uint32_t)d->nschemas);
+	for (int i = 0; i < d->nschemas; i++)
+		ts__schema_encode(d->schemas[i], b);
+	ts__put_u32(b, (uint32_t)d->ntablets);
+	for (int i = 0; i < d->ntablets; i++) {
+		const ts__tablet_meta *t = &d->tablets[i];
+		ts_buf rec;
+		ts__buf_init(&rec);
+		ts__put_u64(&rec, t->id);
+		ts__put_u32(&rec, t->schema_version);
+		ts__put_u64(&rec, (uint64_t)t->period_start);
+		ts__put_u64(&rec, (uint64_t)t->period_end);
+		ts__put_u64(&rec, (uint64_t)t->min_ts);
+		ts__put_u64(&rec, (uint64_t)t->max_ts);
+		ts__put_u64(&rec, t->rows);
+		ts__put_u64(&rec, t->bytes);
+		for (long k = 0; k < tablet_delta; k++)
+			ts__put_u8(&rec, 0);
+		size_t len = tablet_delta < 0 ? rec.len - (size_t)-tablet_delta : rec.len;
+		ts__put_bytes(b, rec.data, len);
+		ts__buf_free(&rec);
+	}
+	assert_false(b->oom);
+}
+
+/* Header (magic, version, length, body CRC, header CRC) + body. */
+static void seal(const ts_buf *body, uint32_t version, ts_buf *out)
+{
+	unsigned char h[TS_DESC_HEADER_SIZE];
+	memcpy(h + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE);
+	ts__store_u32(h + TS_DESC_OFF_VERSION, version);
+	ts__store_u32(h + TS_DESC_OFF_BODY_LEN, (uint32_t)body->len);
+	ts__store_u32(h + TS_DESC_OFF_BODY_CRC, ts__crc32c(0, body->data, body->len));
+	ts__store_u32(h + TS_DESC_OFF_HEADER_CRC, ts__crc32c(0, h, TS_DESC_OFF_HEADER_CRC));
+	ts__buf_init(out);
+	ts__put(out, h, sizeof h);
+	ts__put(out, body->data, body->len);
+	assert_false(out->oom);
+}
+
+/* ---- tests ---- */
+
+static void descriptor_roundtrip(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf b, again;
+	encode(d, &b);
+	assert_int_equal(ts__load_u32(b.data + TS_DESC_OFF_BODY_LEN), b.len - TS_DESC_HEADER_SIZE);
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	/* the values themselves, not only equality with the input */
+	const ts__schema *s1 = back->schemas[0], *s3 = back->schemas[2];
+	assert_int_equal(s1->ncols, 7);
+	assert_int_equal(s3->ncols, 8);
+	assert_string_equal(s3->cols[7].name, "big");
+	assert_int_equal(s1->cols[2].type, TS_INT32);
+	assert_int_equal(s3->cols[2].type, TS_INT64);
+	assert_int_equal(s3->cols[2].dflt.type, TS_INT64);
+	assert_int_equal(s3->cols[2].dflt.v.i, -7);
+	assert_int_equal(s3->cols[3].dflt.v.s.len, 4);
+	assert_memory_equal(s3->cols[3].dflt.v.s.ptr, "a\0bc", 4);
+	assert_true(s3->cols[4].dflt.v.d == 0.25);
+	assert_memory_equal(s3->cols[5].dflt.v.s.ptr, BLOB_DEFAULT, 4);
+	assert_int_equal(s3->cols[6].dflt.v.i, T0);
+	assert_int_equal(s3->cols[7].dflt.v.i, -1);
+	assert_int_equal(s3->nkey, 2);
+	assert_int_equal(s3->key[0], 0);
+	assert_int_equal(s3->key[1], 1);
+	assert_int_equal(back->tablets[1].rows, UINT64_MAX);
+	assert_int_equal(back->tablets[0].period_start, -4 * INT64_C(3600000000000));
+	/* decoding loses nothing: the re-encoding is byte-identical */
+	encode(back, &again);
+	assert_int_equal(again.len, b.len);
+	assert_memory_equal(again.data, b.data, b.len);
+	ts__buf_free(&again);
+	ts__buf_free(&b);
+	ts__descriptor_free(back, 1);
+	ts__descriptor_free(d, 1);
+}
+
+/* The encoder writes exactly the layout that encode_body + seal spell out
+ * from the format's tables. */
+static void descriptor_layout_matches_format(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor();
+	ts_buf enc, body, sealed;
+	encode(d, &enc);
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &sealed);
+	assert_memory_equal(enc.data, TS_DESC_MAGIC, 8);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__load_u64(enc.data + TS_DESC_HEADER_SIZE), 7); /* generation */
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	ts__buf_free(&enc);
+	ts__descriptor_free(d, 1);
+}
+
+static void descriptor_rejects_flipped_byte(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *ok;
+	ts_buf b;
+	static const unsigned char masks[] = {0x01, 0x80, 0xff};
+	encode(d, &b);
+	assert_true(b.len > 200);
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &ok), 0);
+	ts__descriptor_free(ok, 1);
+	unsigned char *copy = malloc(b.len);
+	assert_non_null(copy);
+	for (size_t m = 0; m < sizeof masks; m++) {
+		for (size_t i = 0; i < b.len; i++) {
+			memcpy(copy, b.data, b.len);
+			copy[i] ^= masks[m];
+			expect_rejected(copy, b.len, 0, NULL);
+		}
+	}
+	/* where the damage is says which check fails */
+	memcpy(copy, b.data, b.len);
+	copy[0] ^= 1;
+	expect_rejected(copy, b.len, TS_ECORRUPT, "bad magic");
+	memcpy(copy, b.data, b.len);
+	copy[TS_DESC_OFF_VERSION] ^= 1;
+	expect_rejected(copy, b.len, TS_ECORRUPT, "header checksum mismatch");
+	memcpy(copy, b.data, b.len);
+	copy[b.len - 1] ^= 1;
+	expect_rejected(copy, b.len, TS_ECORRUPT, "body checksum mismatch");
+	free(copy);
+	ts__buf_free(&b);
+	ts__descriptor_free(d, 1);
+}
+
+static void descriptor_rejects_truncation(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor();
+	ts_buf b;
+	encode(d, &b);
+	for (size_t n = 0; n < b.len; n++) {
+		/* a copy of exactly n bytes, so ASan sees any read past it */
+		unsigned char *p = malloc(n ? n : 1);
+		assert_non_null(p);
+		memcpy(p, b.data, n);
+		expect_rejected(p, n, TS_ECORRUPT, n < TS_DESC_HEADER_SIZE ? "truncated" : NULL);
+		free(p);
+	}
+	ts__buf_free(&b);
+	ts__descriptor_free(d, 1);
+}
+
+static void descriptor_rejects_appended_garbage(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor();
+	ts_buf b;
+	encode(d, &b);
+	size_t n = b.len;
+	ts__put_u8(&b, 0);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "body length");
+	ts__put(&b, "garbage!", 8);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "body length");
+	/* a second copy of the whole file appended */
+	b.len = n;
+	unsigned char *copy = malloc(n);
+	assert_non_null(copy);
+	memcpy(copy, b.data, n);
+	ts__put(&b, copy, n);
+	assert_false(b.oom);
+	free(copy);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, NULL);
+	ts__buf_free(&b);
+	ts__descriptor_free(d, 1);
+}
+
+static void descriptor_future_version(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor();
+	ts_buf body, b;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION + 1, &b);
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 2");
+	ts__buf_free(&b);
+	seal(&body, UINT32_MAX, &b);
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");
+	ts__buf_free(&b);
+	seal(&body, 0, &b);
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 0");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	ts__descriptor_free(d, 1);
+}
+
+/* Bodies with valid checksums whose contents break the format's rules. */
+static void descriptor_rejects_bad_body_with_valid_crc(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf body, b;
+
+	/* a tablet record with fields from a later version is read */
+	encode_body(d, 16, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+
+	/* a tablet record cut short is not */
+	encode_body(d, -1, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 0 is malformed");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+
+	/* a tablet naming a schema version the descriptor lacks */
+	d->tablets[1].schema_version = 4;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is malformed");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	d->tablets[1].schema_version = 0;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is malformed");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	d->tablets[1].schema_version = 3;
+
+	/* a negative TTL */
+	d->ttl = -1;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad body header");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	d->ttl = 0;
+
+	/* schema versions out of order */
+	ts__schema *s = d->schemas[0];
+	d->schemas[0] = d->schemas[1];
+	d->schemas[1] = s;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "schema 1 has version 2");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	d->schemas[1] = d->schemas[0];
+	d->schemas[0] = s;
+
+	/* no schema at all */
+	d->nschemas = 0;
+	d->ntablets = 0;
+	encode_body(d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad schema count 0");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	d->nschemas = 3;
+	d->ntablets = 2;
+
+	/* more tablets than the body could hold */
+	encode_body(d, 0, &body);
+	ts__store_u32(body.data + body.len - 4 - 2 * (1 + 60), 1000000);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad tablet count 1000000");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+
+	/* bytes after the last record, inside the checksummed body */
+	encode_body(d, 0, &body);
+	ts__put(&body, "xyz", 3);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "3 bytes of trailing garbage");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+
+	/* an empty body */
+	ts__buf_init(&body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad body header");
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	ts__descriptor_free(d, 1);
+}
+
+/* Read dir/DESCRIPTOR and check it is exactly d, byte for byte. */
+static void assert_on_disk(const char *dir, const ts__descriptor *d)
+{
+	ts__descriptor *got;
+	ts_buf want, file;
+	assert_int_equal(ts__descriptor_read(dir, &got), 0);
+	assert_descriptor_equal(d, got);
+	ts__descriptor_free(got, 1);
+	encode(d, &want);
+	read_whole(dir, TS_DESC_FILE, &file);
+	assert_int_equal(file.len, want.len);
+	assert_memory_equal(file.data, want.data, want.len);
+	ts__buf_free(&file);
+	ts__buf_free(&want);
+}
+
+static void descriptor_write_read(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *d = sample_descriptor(), *got = (ts__descriptor *)&got;
+	assert_int_equal(ts__descriptor_read(dir, &got), TS_ENOENT);
+	assert_null(got);
+	assert_int_equal(ts__descriptor_write(dir, d), 0);
+	assert_on_disk(dir, d);
+	char *tmp = path_in(dir, "DESCRIPTOR.tmp");
+	struct stat st;
+	assert_int_equal(stat(tmp, &st), -1); /* renamed away */
+	free(tmp);
+	d->generation = 8;
+	d->ntablets = 1;
+	assert_int_equal(ts__descriptor_write(dir, d), 0);
+	assert_on_disk(dir, d);
+	ts__descriptor_free(d, 1);
+}
+
+/* A crash after staging the new file and before renaming it. */
+static void descriptor_crash_between_stage_and_rename(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *a = sample_descriptor(), *b = sample_descriptor();
+	ts_buf nb;
+	assert_int_equal(ts__descriptor_write(dir, a), 0);
+	b->generation = a->generation + 1;
+	b->ttl = 0;
+	b->ntablets = 0;
+	encode(b, &nb);
+	assert_int_equal(ts__file_stage(dir, TS_DESC_FILE, nb.data, nb.len), 0);
+	assert_on_disk(dir, a);
+	/* the staged file is complete: committing it would have given b */
+	assert_int_equal(ts__file_commit(dir, TS_DESC_FILE), 0);
+	assert_on_disk(dir, b);
+	ts__buf_free(&nb);
+	ts__descriptor_free(b, 1);
+	ts__descriptor_free(a, 1);
+}
+
+/* The same crash in another process: the child stages and dies. */
+static void descriptor_crash_in_child_keeps_old(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *a = sample_descriptor(), *b = sample_descriptor();
+	ts_buf nb;
+	int status;
+	assert_int_equal(ts__descriptor_write(dir, a), 0);
+	b->generation = 99;
+	encode(b, &nb);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ts__file_stage(dir, TS_DESC_FILE, nb.data, nb.len) == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_buf staged;
+	read_whole(dir, "DESCRIPTOR.tmp", &staged); /* the child did stage it */
+	assert_int_equal(staged.len, nb.len);
+	ts__buf_free(&staged);
+	assert_on_disk(dir, a);
+	/* the next write replaces the stale file whole */
+	a->generation = 8;
+	assert_int_equal(ts__descriptor_write(dir, a), 0);
+	assert_on_disk(dir, a);
+	ts__buf_free(&nb);
+	ts__descriptor_free(b, 1);
+	ts__descriptor_free(a, 1);
+}
+
+static void descriptor_garbage_tmp_ignored(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *a = sample_descriptor();
+	unsigned char junk[8192];
+	for (size_t i = 0; i < sizeof junk; i++)
+		junk[i] = (unsigned char)(i * 131 + 7);
+	assert_int_equal(ts__descriptor_write(dir, a), 0);
+	write_file(dir, "DESCRIPTOR.tmp", junk, sizeof junk);
+	assert_on_disk(dir, a);
+	/* a later write is not polluted by the longer stale file (O_TRUNC) */
+	a->generation = 9;
+	a->ntablets = 0;
+	assert_int_equal(ts__descriptor_write(dir, a), 0);
+	assert_on_disk(dir, a);
+	ts__descriptor_free(a, 1);
+}
+
+static void descriptor_read_damaged_file(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *a = sample_descriptor(), *got = (ts__descriptor *)&got;
+	ts_buf b;
+	encode(a, &b);
+	b.data[b.len / 2] ^= 0x10;
+	write_file(dir, TS_DESC_FILE, b.data, b.len);
+	assert_int_equal(ts__descriptor_read(dir, &got), TS_ECORRUPT);
+	assert_null(got);
+	assert_non_null(strstr(ts_errmsg(NULL), "/DESCRIPTOR: body checksum mismatch"));
+	assert_non_null(strstr(ts_errmsg(NULL), dir));
+	write_file(dir, TS_DESC_FILE, "", 0);
+	assert_int_equal(ts__descriptor_read(dir, &got), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "truncated: 0 bytes"));
+	ts__buf_free(&b);
+	ts__descriptor_free(a, 1);
+}
+
+/* ---- through the public API ---- */
+
+static void create_t(ts_db *db)
+{
+	ts_column cols[] = {{"host", TS_STRING, NONE}, {"v", TS_INT64, ts_int64(5)}};
+	const char *key[] = {"host", "ts"};
+	if (ts_create_keyed(db, "t", cols, 2, key, 2, 0) < 0)
+		fail_msg("create t: %s", ts_errmsg(NULL));
+}
+
+/* Open db at path, open table t, check its schema is version 1 with the
+ * columns host, ts, v; close both. */
+static void assert_public_schema_v1(const char *path, unsigned flags)
+{
+	ts_options o;
+	ts_db *db;
+	ts_table *t;
+	ts_schema *s;
+	ts_options_init(&o);
+	o.flags = flags;
+	assert_int_equal(ts_open(path, &o, &db), 0);
+	assert_int_equal(ts_table_open(db, "t", &t), 0);
+	assert_int_equal(ts_table_schema(t, &s), 0);
+	assert_int_equal(s->version, 1);
+	assert_int_equal(s->ncolumns, 3);
+	assert_string_equal(s->columns[0].name, "host");
+	assert_string_equal(s->columns[1].name, "ts");
+	assert_string_equal(s->columns[2].name, "v");
+	assert_int_equal(s->columns[2].dflt.v.i, 5);
+	assert_int_equal(s->ttl, 0);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void descriptor_public_stale_tmp_ignored(void **state)
+{
+	const char *path = *state;
+	ts_db *db;
+	ts_table *t;
+	ts_schema *s;
+	assert_int_equal(ts_open(path, NULL, &db), 0);
+	create_t(db);
+	assert_int_equal(ts_close(db), 0);
+
+	/* a newer, complete descriptor staged but never renamed */
+	char *tdir = path_in(path, "t");
+	ts__descriptor *d, *newer;
+	ts__schema *s2;
+	ts_column extra = {"staged", TS_INT64, NONE};
+	ts_buf nb;
+	assert_int_equal(ts__descriptor_read(tdir, &d), 0);
+	assert_int_equal(d->generation, 1);
+	assert_int_equal(ts__descriptor_clone(d, &newer), 0);
+	assert_int_equal(ts__schema_add(ts__desc_schema(d), &extra, &s2), 0);
+	newer->schemas[newer->nschemas++] = s2;
+	newer->generation = 2;
+	newer->ttl = 3600;
+	encode(newer, &nb);
+	assert_int_equal(ts__file_stage(tdir, TS_DESC_FILE, nb.data, nb.len), 0);
+	assert_public_schema_v1(path, 0);
+	assert_public_schema_v1(path, TS_OPEN_READONLY);
+
+	/* a damaged one: the newer file with a byte flipped */
+	nb.data[nb.len - 3] ^= 0x40;
+	write_file(tdir, "DESCRIPTOR.tmp", nb.data, nb.len);
+	assert_public_schema_v1(path, 0);
+	/* and a truncated one */
+	write_file(tdir, "DESCRIPTOR.tmp", nb.data, nb.len / 2);
+	assert_public_schema_v1(path, 0);
+
+	/* a real change afterwards is the one that lands */
+	ts_column added = {"real", TS_DOUBLE, ts_double(1.5)};
+	assert_int_equal(ts_open(path, NULL, &db), 0);
+	assert_int_equal(ts_table_open(db, "t", &t), 0);
+	assert_int_equal(ts_alter_add(t, &added), 0);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	assert_int_equal(ts_open(path, NULL, &db), 0);
+	assert_int_equal(ts_table_open(db, "t", &t), 0);
+	assert_int_equal(ts_table_schema(t, &s), 0);
+	assert_int_equal(s->version, 2);
+	assert_int_equal(s->ncolumns, 4);
+	assert_string_equal(s->columns[3].name, "real");
+	assert_int_equal(s->ttl, 0);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	char *tmp = path_in(tdir, "DESCRIPTOR.tmp");
+	struct stat st;
+	assert_int_equal(stat(tmp, &st), -1);
+	free(tmp);
+
+	ts__buf_free(&nb);
+	ts__descriptor_free(newer, 0);
+	ts__descriptor_free(d, 1);
+	ts__schema_free(s2);
+	free(tdir);
+}
+
+static void descriptor_public_damaged_descriptor(void **state)
+{
+	const char *path = *state;
+	ts_db *db;
+	ts_table *t = (ts_table *)&t;
+	ts_buf b;
+	assert_int_equal(ts_open(path, NULL, &db), 0);
+	create_t(db);
+	assert_int_equal(ts_close(db), 0);
+	char *tdir = path_in(path, "t");
+	read_whole(tdir, TS_DESC_FILE, &b);
+	b.data[TS_DESC_HEADER_SIZE + 2] ^= 1;
+	write_file(tdir, TS_DESC_FILE, b.data, b.len);
+	assert_int_equal(ts_open(path, NULL, &db), 0);
+	assert_int_equal(ts_table_open(db, "t", &t), TS_ECORRUPT);
+	assert_null(t);
+	assert_non_null(strstr(ts_errmsg(NULL), "t/DESCRIPTOR: body checksum mismatch"));
+	assert_int_equal(ts_close(db), 0);
+	ts__buf_free(&b);
+	free(tdir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(descriptor_roundtrip),
+		cmocka_unit_test(descriptor_layout_matches_format),
+		cmocka_unit_test(descriptor_rejects_flipped_byte),
+		cmocka_unit_test(descriptor_rejects_truncation),
+		cmocka_unit_test(descriptor_rejects_appended_garbage),
+		cmocka_unit_test(descriptor_future_version),
+		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
+		cmocka_unit_test_setup_teardown(descriptor_write_read, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_crash_between_stage_and_rename,
+		                                setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_crash_in_child_keeps_old,
+		                                setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_garbage_tmp_ignored, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_read_damaged_file, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_public_stale_tmp_ignored,
+		                                setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_public_damaged_descriptor,
+		                                setup_dir, teardown_dir),
+	};
+	return cmocka_run_group_tests_name("descriptor", tests, NULL, NULL);
+}
