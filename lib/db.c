@@ -131,6 +131,72 @@ static int open_dir(ts_db *db)
 	return 0;
 }
 
+/* Sync every loaded table's log; db->mu is held. */
+static int sync_tables(ts_db *db)
+{
+	int rc = 0;
+	for (struct ts_table *t = db->tables; t; t = t->next) {
+		pthread_mutex_lock(&t->mu);
+		int r = t->log ? ts__log_sync(t->log) : 0;
+		pthread_mutex_unlock(&t->mu);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	return rc;
+}
+
+int ts_sync(ts_db *db)
+{
+	if (ts__db_readonly(db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
+	pthread_mutex_lock(&db->mu);
+	int rc = sync_tables(db);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+/* TS_SYNC_INTERVAL: make the log durable every sync_interval. */
+static void *syncer_main(void *arg)
+{
+	ts_db *db = arg;
+	pthread_mutex_lock(&db->mu);
+	while (!db->stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		int64_t ns = until.tv_nsec + db->opts.sync_interval;
+		until.tv_sec += (time_t)(ns / TS_NS_PER_SEC);
+		until.tv_nsec = (long)(ns % TS_NS_PER_SEC);
+		pthread_cond_timedwait(&db->stop_cv, &db->mu, &until);
+		if (!db->stopping)
+			sync_tables(db);
+	}
+	pthread_mutex_unlock(&db->mu);
+	return NULL;
+}
+
+static int start_syncer(ts_db *db)
+{
+	if (ts__db_readonly(db) || db->opts.sync != TS_SYNC_INTERVAL)
+		return 0;
+	int err = pthread_create(&db->syncer, NULL, syncer_main, db);
+	if (err)
+		return ts__fail_errno(err, "start the sync thread");
+	db->syncer_running = 1;
+	return 0;
+}
+
+static void stop_syncer(ts_db *db)
+{
+	if (!db->syncer_running)
+		return;
+	pthread_mutex_lock(&db->mu);
+	db->stopping = 1;
+	pthread_cond_signal(&db->stop_cv);
+	pthread_mutex_unlock(&db->mu);
+	pthread_join(db->syncer, NULL);
+	db->syncer_running = 0;
+}
+
 int ts_open(const char *path, const ts_options *opts, ts_db **out)
 {
 	ts_db *db = NULL;
@@ -144,6 +210,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	}
 	db->lock_fd = -1;
 	pthread_mutex_init(&db->mu, NULL);
+	pthread_cond_init(&db->stop_cv, NULL);
 	if (opts)
 		db->opts = *opts;
 	else
@@ -151,7 +218,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
 	    (rc = open_dir(db)) < 0)
 		goto fail;
-	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0))
+	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
+	                             (rc = start_syncer(db)) < 0))
 		goto fail;
 	*out = db;
 	return 0;
@@ -164,7 +232,8 @@ int ts_close(ts_db *db)
 {
 	if (!db)
 		return 0;
-	int rc = ts__db_readonly(db) ? 0 : ts_sync(db);
+	stop_syncer(db);
+	int rc = ts__db_readonly(db) || db->lock_fd < 0 ? 0 : ts_sync(db);
 	while (db->tables) {
 		struct ts_table *t = db->tables;
 		db->tables = t->next;
@@ -172,18 +241,13 @@ int ts_close(ts_db *db)
 	}
 	if (db->lock_fd >= 0)
 		close(db->lock_fd); /* releases the flock */
+	pthread_cond_destroy(&db->stop_cv);
 	pthread_mutex_destroy(&db->mu);
 	free(db->path);
 	free(db);
 	return rc;
 }
 
-int ts_sync(ts_db *db)
-{
-	if (ts__db_readonly(db))
-		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
-	return 0; /* nothing is buffered until the log lands */
-}
 
 static int cmp_names(const void *a, const void *b)
 {

@@ -16,16 +16,25 @@
 #include <sys/types.h>
 
 #include "descriptor.h"
+#include "filling.h"
+#include "log.h"
 
 struct ts_table {
 	ts_db *db;
 	char name[TS_NAME_MAX + 1];
 	char *dir;               /* <db>/<name> */
 	pthread_mutex_t mu;
+	pthread_mutex_t schema_mu; /* readers copying desc->schemas; swaps hold it */
 	int refs;                /* handles out, guarded by db->mu */
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
 	ts__descriptor *desc;    /* current descriptor, guarded by mu */
+	ts__descriptor *retired; /* read-only: replaced descriptors whose schemas
+	                          * snapshots may still use; freed with the table */
 	ino_t desc_ino;          /* read-only handles: detect a replaced file */
+	ts__log *log;            /* the table's log (read-only in read-only dbs) */
+	ts__filling fill;        /* writable dbs: the filling tablets */
+	ts_buf scratch;          /* writer: row encoding */
+	uint64_t rows_rejected;  /* counters, guarded by mu */
 	struct ts_table *next;
 };
 
@@ -36,6 +45,9 @@ struct ts_db {
 	int64_t frozen_now;      /* from TSSTORE_NOW, or INT64_MIN */
 	pthread_mutex_t mu;
 	struct ts_table *tables;
+	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
+	int syncer_running, stopping;
+	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
 };
 
 /* Free a table object (when its last reference goes or the db closes). */

@@ -32,6 +32,7 @@ typedef struct ts__descriptor {
 	ts__schema **schemas;
 	int ntablets;
 	ts__tablet_meta *tablets;
+	struct ts__descriptor *next_retired;
 } ts__descriptor;
 
 /* The newest schema. */

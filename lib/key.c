@@ -11,6 +11,8 @@
  *     terminator 0x00 0x01 -- so "a" < "a\0" < "ab" as typed order wants.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "key.h"
@@ -187,4 +189,69 @@ long ts__key_prefix_len(const ts__schema *s, const void *key, size_t len, int n)
 		off += (size_t)f;
 	}
 	return (long)off;
+}
+
+/* Append printf-style text to buf[*at..size), keeping it terminated. */
+static void add(char *buf, size_t size, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	if (*at >= size)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
+	*at = n < 0 ? size : *at + (size_t)n;
+}
+
+static void describe_value(const ts_value *v, char *buf, size_t size, size_t *at)
+{
+	char t[TS_TIME_BUFSZ];
+	const unsigned char *p = v->v.s.ptr;
+	switch (v->type) {
+	case TS_TIMESTAMP:
+		ts_time_format(v->v.i, t, sizeof t);
+		add(buf, size, at, "%s", t);
+		break;
+	case TS_DOUBLE:
+		add(buf, size, at, "%.17g", v->v.d);
+		break;
+	case TS_STRING:
+		add(buf, size, at, "\"");
+		for (size_t i = 0; i < v->v.s.len && *at < size; i++)
+			add(buf, size, at, p[i] == '"' || p[i] == '\\' ? "\\%c" : p[i] < 0x20 ? "\\x%02x" : "%c", p[i]);
+		add(buf, size, at, "\"");
+		break;
+	case TS_BLOB:
+		add(buf, size, at, "x'");
+		for (size_t i = 0; i < v->v.s.len && *at < size; i++)
+			add(buf, size, at, "%02x", p[i]);
+		add(buf, size, at, "'");
+		break;
+	default:
+		add(buf, size, at, "%lld", (long long)v->v.i);
+	}
+}
+
+void ts__key_describe(const ts__schema *s, const void *key, size_t len,
+                      char *buf, size_t size)
+{
+	ts_value vals[TS_KEY_COLUMNS_MAX];
+	ts_buf scratch;
+	size_t at = 0;
+	ts__buf_init(&scratch);
+	buf[0] = '\0';
+	if (ts__key_decode(s, key, len, s->nkey, vals, &scratch, NULL) < 0) {
+		add(buf, size, &at, "(malformed key)");
+	} else {
+		add(buf, size, &at, "(");
+		for (int k = 0; k < s->nkey; k++) {
+			if (k)
+				add(buf, size, &at, ", ");
+			describe_value(&vals[k], buf, size, &at);
+		}
+		add(buf, size, &at, ")");
+	}
+	ts__buf_free(&scratch);
 }

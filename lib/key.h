@@ -46,6 +46,11 @@ static inline int64_t ts__key_ts(const void *key, size_t len)
 	                 (UINT64_C(1) << 63));
 }
 
+/* Describe a full key for messages: ("n1", 7, 2026-11-21T10:00:00Z).
+ * Strings are quoted with escapes, blobs hex, doubles %.17g. */
+void ts__key_describe(const ts__schema *s, const void *key, size_t len,
+                      char *buf, size_t size);
+
 /* Compare two encoded keys (or prefixes): <0, 0, >0 as memcmp, with a
  * shorter prefix first. */
 static inline int ts__key_cmp(const void *a, size_t alen, const void *b, size_t blen)

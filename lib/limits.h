@@ -41,4 +41,17 @@
 /* Most schema versions one table keeps (each alter adds one). */
 #define TS_SCHEMA_VERSIONS_MAX 65535
 
+/* Segment slots of a log: at most this many segments are live (mapped)
+ * at once, 256 GiB of log; a table whose unflushed log grows past it gets
+ * TS_ENOSPC until it is flushed. */
+#define TS_LOG_RING 4096
+
+/* Most filling tablets (open periods) one table may have; each commit
+ * record names them all. */
+#define TS_FILLING_MAX 1024
+
+/* Longest encoded row, bytes: a row must fit in a log segment with room
+ * to spare. */
+#define TS_ROW_MAX (32u << 20)
+
 #endif

@@ -14,12 +14,6 @@ static int not_yet(const char *what, const char *part)
 	return ts__fail(TS_ENOTSUP, "%s is not implemented yet (it arrives with %s)", what, part);
 }
 
-int ts_insert(ts_table *table, const ts_value *rows, size_t nrows)
-{
-	(void)table; (void)rows; (void)nrows;
-	return not_yet("ts_insert", "the in-memory tablets");
-}
-
 int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
 {
 	(void)table; (void)q;

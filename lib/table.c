@@ -12,6 +12,7 @@
  * DESCRIPTOR on each use and reload it when the writer replaced it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,16 @@ void ts__table_free(struct ts_table *t)
 {
 	if (!t)
 		return;
+	ts__filling_free(&t->fill);
+	ts__log_close(t->log, 1);
+	ts__buf_free(&t->scratch);
 	ts__descriptor_free(t->desc, 1);
+	while (t->retired) {
+		ts__descriptor *d = t->retired;
+		t->retired = d->next_retired;
+		ts__descriptor_free(d, 1);
+	}
+	pthread_mutex_destroy(&t->schema_mu);
 	pthread_mutex_destroy(&t->mu);
 	free(t->dir);
 	free(t);
@@ -134,6 +144,20 @@ static ino_t descriptor_inode(const char *dir)
 	return st.st_ino;
 }
 
+/* Open the log (recovering it in writable databases) and, for writers,
+ * the filling tablets of its newest commit. */
+static int open_log(struct ts_table *t)
+{
+	char dir[TS_PATH_MAX];
+	int ro = ts__db_readonly(t->db);
+	int rc = ts__path(dir, "%s/log", t->dir);
+	if (rc == 0)
+		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
+	if (rc == 0 && !ro)
+		rc = ts__filling_init(&t->fill, t->log);
+	return rc;
+}
+
 static int load_table(ts_db *db, const char *name, struct ts_table **out)
 {
 	struct ts_table *t = calloc(1, sizeof *t);
@@ -143,6 +167,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 	if (!t)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->schema_mu, NULL);
 	t->db = db;
 	strcpy(t->name, name);
 	if ((rc = ts__path(dir, "%s/%s", db->path, name)) < 0 || !(t->dir = strdup(dir))) {
@@ -154,8 +179,19 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		ts__table_free(t);
 		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
 	}
+	if ((rc = open_log(t)) < 0) {
+		ts__table_free(t);
+		return ts__context(rc, "table \"%s\"", name);
+	}
 	*out = t;
 	return 0;
+}
+
+/* Whether t was dropped; db->mu is held (a read-only handle sets the flag
+ * under t->mu alone, on seeing the drop). */
+static int is_dropped(struct ts_table *t)
+{
+	return __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
 }
 
 int ts_table_open(ts_db *db, const char *name, ts_table **out)
@@ -166,7 +202,7 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 	if ((rc = check_table_name(name)) < 0)
 		return rc;
 	pthread_mutex_lock(&db->mu);
-	for (t = db->tables; t && strcmp(t->name, name) != 0; t = t->next)
+	for (t = db->tables; t && (strcmp(t->name, name) != 0 || is_dropped(t)); t = t->next)
 		;
 	if (!t && (rc = load_table(db, name, &t)) == 0) {
 		t->next = db->tables;
@@ -185,7 +221,14 @@ void ts_table_close(ts_table *t)
 		return;
 	ts_db *db = t->db;
 	pthread_mutex_lock(&db->mu);
-	int free_it = --t->refs == 0 && t->dropped;
+	int free_it = --t->refs == 0 && is_dropped(t);
+	if (free_it) { /* a read-only db's table that saw its drop is still listed */
+		struct ts_table **pp = &db->tables;
+		while (*pp && *pp != t)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = t->next;
+	}
 	pthread_mutex_unlock(&db->mu);
 	if (free_it)
 		ts__table_free(t);
@@ -196,22 +239,46 @@ const char *ts_table_name(const ts_table *t)
 	return t->name;
 }
 
-/* Read-only handles: reload the descriptor if the writer replaced it. */
+/* The generation of dir/DESCRIPTOR (the body's first field), or 0 when it
+ * cannot be read (no descriptor has generation 0). */
+static uint64_t descriptor_generation(const char *dir)
+{
+	char path[TS_PATH_MAX];
+	unsigned char g[8];
+	int fd;
+	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	ssize_t n = pread(fd, g, sizeof g, TS_DESC_HEADER_SIZE);
+	close(fd);
+	return n == (ssize_t)sizeof g ? ts__load_u64(g) : 0;
+}
+
+/* Read-only handles: reload the descriptor if the writer replaced it.  The
+ * inode alone cannot tell: once the file we read is replaced and freed, a
+ * later replacement may get its inode number again; the generation, bumped
+ * by every write, tells them apart. */
 static int refresh(struct ts_table *t)
 {
 	ts__descriptor *d;
+	if (!ts__db_readonly(t->db))
+		return 0;
 	ino_t ino = descriptor_inode(t->dir);
-	if (!ts__db_readonly(t->db) || ino == t->desc_ino)
+	if (ino != 0 && ino == t->desc_ino &&
+	    descriptor_generation(t->dir) == t->desc->generation)
 		return 0;
 	if (ino == 0) {
-		t->dropped = 1;
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED); /* read under db->mu */
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	}
 	int rc = ts__descriptor_read(t->dir, &d);
 	if (rc < 0)
 		return rc;
-	ts__descriptor_free(t->desc, 1);
+	pthread_mutex_lock(&t->schema_mu);
+	t->desc->next_retired = t->retired; /* snapshots may use its schemas */
+	t->retired = t->desc;
 	t->desc = d;
+	pthread_mutex_unlock(&t->schema_mu);
 	t->desc_ino = ino;
 	return 0;
 }
@@ -256,8 +323,10 @@ static int install_descriptor(struct ts_table *t, ts__descriptor *d)
 		ts__descriptor_free(d, 0);
 		return rc;
 	}
+	pthread_mutex_lock(&t->schema_mu);
 	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
 	t->desc = d;
+	pthread_mutex_unlock(&t->schema_mu);
 	return 0;
 }
 

@@ -1,0 +1,157 @@
+/*
+ * filling.c -- routing rows to the filling tablet of their period, the
+ * uniqueness check across filling tablets, and batch commit/abort.
+ *
+ * Uniqueness, cheapest proof first: inserting into the tablet of the
+ * row's period finds an equal key on the way down for free; other filling
+ * tablets whose period also holds ts (a period that has since grown, say
+ * yesterday's 4-hour tablet beside yesterday's day tablet) are skipped
+ * when ts lies outside their [min_ts, max_ts], and searched otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "avl.h"
+#include "error.h"
+#include "filling.h"
+#include "limits.h"
+#include "period.h"
+
+static int grow(ts__filling *f, int need)
+{
+	if (need <= f->cap)
+		return 0;
+	int cap = f->cap ? f->cap * 2 : 8;
+	while (cap < need)
+		cap *= 2;
+	ts__root *w = realloc(f->work, (size_t)cap * sizeof *w);
+	if (w)
+		f->work = w;
+	ts__root *c = w ? realloc(f->committed, (size_t)cap * sizeof *c) : NULL;
+	if (c)
+		f->committed = c;
+	if (!w || !c)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	f->cap = cap;
+	return 0;
+}
+
+int ts__filling_init(ts__filling *f, ts__log *log)
+{
+	ts__commit c;
+	memset(f, 0, sizeof *f);
+	f->log = log;
+	uint64_t head = ts__log_head(log);
+	if (!head)
+		return 0;
+	int rc = ts__log_read_commit(log, head, &c);
+	if (rc == 0)
+		rc = grow(f, (int)c.nroots);
+	for (uint32_t i = 0; rc == 0 && i < c.nroots; i++)
+		ts__commit_root(&c, i, &f->work[i]);
+	if (rc < 0)
+		return rc;
+	f->n = f->ncommitted = (int)c.nroots;
+	memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
+	return 0;
+}
+
+void ts__filling_free(ts__filling *f)
+{
+	free(f->work);
+	free(f->committed);
+	memset(f, 0, sizeof *f);
+}
+
+int ts__filling_begin(ts__filling *f)
+{
+	return ts__log_begin(f->log, &f->batch);
+}
+
+/* The working tablet for a period, created if new. */
+static int tablet_for(ts__filling *f, int64_t start, int64_t len, ts__root **out)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].period_start == start && f->work[i].period_len == len) {
+			*out = &f->work[i];
+			return 0;
+		}
+	if (f->n >= TS_FILLING_MAX)
+		return ts__fail(TS_ETOOBIG, "more than %d periods are filling; flush the table",
+		                TS_FILLING_MAX);
+	int rc = grow(f, f->n + 1);
+	if (rc < 0)
+		return rc;
+	ts__root *r = *out = &f->work[f->n++];
+	memset(r, 0, sizeof *r);
+	r->period_start = start;
+	r->period_len = len;
+	r->min_ts = INT64_MAX;
+	r->max_ts = INT64_MIN;
+	return 0;
+}
+
+/* Whether another filling tablet than self already has key. */
+static int found_elsewhere(ts__filling *f, const ts__root *self, const unsigned char *key,
+                           size_t klen, int64_t ts, uint64_t *row)
+{
+	for (int i = 0; i < f->n; i++) {
+		const ts__root *r = &f->work[i];
+		if (r == self || ts < r->min_ts || ts > r->max_ts)
+			continue;
+		if (ts__avl_find(f->log, r->root, key, klen, row))
+			return 1;
+	}
+	return 0;
+}
+
+int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
+                       int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
+                       uint64_t *dup_row)
+{
+	int64_t start, len;
+	ts__period_of(ts, now, &start, &len);
+	ts__root *r = NULL;
+	int rc = tablet_for(f, start, len, &r);
+	if (rc < 0)
+		return rc;
+	if (f->n > 1 && found_elsewhere(f, r, key, klen, ts, dup_row))
+		return TS_EDUPKEY;
+	ts__avl_ins ins = {.log = f->log, .batch = f->batch, .key = key, .klen = klen,
+	                   .row = row_lsn};
+	rc = ts__avl_insert(&ins, &r->root);
+	f->nodes_written += ins.copied;
+	if (rc == TS_EDUPKEY)
+		*dup_row = ins.found;
+	if (rc < 0)
+		return rc;
+	r->rows++;
+	r->bytes += rowbytes + TS_ROWREC_HEADER + TS_NODE_SIZE;
+	if (ts < r->min_ts)
+		r->min_ts = ts;
+	if (ts > r->max_ts)
+		r->max_ts = ts;
+	return 0;
+}
+
+int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
+{
+	int rc = ts__log_commit(f->log, f->work, (uint32_t)f->n, rows, now);
+	if (rc < 0) {
+		ts__filling_abort(f);
+		return rc;
+	}
+	memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
+	f->ncommitted = f->n;
+	f->rows += rows;
+	f->batches++;
+	return 0;
+}
+
+void ts__filling_abort(ts__filling *f)
+{
+	ts__log_abort(f->log);
+	f->n = f->ncommitted;
+	if (f->n)
+		memcpy(f->work, f->committed, (size_t)f->n * sizeof *f->work);
+}

@@ -1,0 +1,55 @@
+/*
+ * filling.h -- a table's filling tablets: one versioned AVL tree per
+ * period, all in the table's one log, so the log order is the insertion
+ * order (DESIGN.md section 3).
+ *
+ * The writer keeps two arrays of ts__root: `work`, the roots as the batch
+ * in progress has changed them, and `committed`, the roots of the last
+ * commit.  ts__filling_commit writes `work` into a commit record and
+ * copies it to `committed`; ts__filling_abort copies `committed` back, so
+ * a failed batch leaves no trace.  All calls need the table's mutex.
+ */
+#ifndef TS_FILLING_H
+#define TS_FILLING_H
+
+#include "log.h"
+
+typedef struct ts__filling {
+	ts__log *log;
+	int n, cap;
+	ts__root *work;
+	int ncommitted;
+	ts__root *committed;
+	uint64_t batch;          /* LSN of the batch in progress */
+	uint64_t nodes_written;  /* counters */
+	uint64_t rows, batches;
+} ts__filling;
+
+/* Set up from the log's newest commit (after recovery).  Returns 0,
+ * TS_ECORRUPT or TS_ENOMEM. */
+int ts__filling_init(ts__filling *f, ts__log *log);
+void ts__filling_free(ts__filling *f);
+
+/* Start a batch.  Returns 0 or a log error. */
+int ts__filling_begin(ts__filling *f);
+
+/*
+ * Insert the row record at row_lsn, whose key is key[0..klen) and whose ts
+ * is ts, into the filling tablet of its period as of now, after checking
+ * that no filling tablet whose period holds ts has the key already.
+ * rowbytes counts toward the tablet's size.  Returns 0, TS_EDUPKEY (then
+ * *dup_row names the existing row), TS_ETOOBIG (too many periods) or a
+ * log error.
+ */
+int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
+                       int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
+                       uint64_t *dup_row);
+
+/* Write the commit record and publish it.  Returns 0 or a log error (the
+ * batch is then aborted). */
+int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now);
+
+/* Forget the batch in progress. */
+void ts__filling_abort(ts__filling *f);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * insert.c -- ts_insert: one atomic batch into a table's filling tablets.
+ *
+ * Under the table's mutex (the single writer), each row is checked and
+ * converted (types, ts defaulting to now, max_future, TTL), encoded, its
+ * row record appended to the log, and inserted into the AVL tree of its
+ * period; then one commit record publishes every root at once.  The first
+ * bad row aborts the whole batch: the log tail and the working roots go
+ * back to the last commit, so nothing of the batch is ever visible.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "avl.h"
+#include "db.h"
+#include "error.h"
+#include "key.h"
+#include "limits.h"
+#include "row.h"
+
+/* Check and convert row values in[0..ncols) into out, in place of the
+ * caller's; ts defaults to now.  Returns 0 or an error naming the column. */
+static int check_row(const ts__schema *s, const ts_value *in, ts_value *out, int64_t now)
+{
+	for (int c = 0; c < s->ncols; c++) {
+		int rc = ts__value_check(s, c, &in[c], &out[c]);
+		if (rc < 0)
+			return rc;
+	}
+	if (in[s->ts_col].type == TS_NONE) {
+		out[s->ts_col].type = TS_TIMESTAMP;
+		out[s->ts_col].v.i = now;
+	}
+	return 0;
+}
+
+static int check_time(const ts_table *t, int64_t ts, int64_t now)
+{
+	char a[TS_TIME_BUFSZ], b[TS_TIME_BUFSZ];
+	const ts_options *o = &t->db->opts;
+	if (now <= INT64_MAX - o->max_future && ts > now + o->max_future) {
+		ts_time_format(ts, a, sizeof a);
+		ts_time_format(now, b, sizeof b);
+		return ts__fail(TS_EFUTURE, "ts %s is more than max_future ahead of now (%s)", a, b);
+	}
+	int64_t ttl = t->desc->ttl;
+	if (ttl > 0 && now - ttl > INT64_MIN + 1 && ts < now - ttl) {
+		ts_time_format(ts, a, sizeof a);
+		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL", a);
+	}
+	return 0;
+}
+
+/* Append the encoded row in t->scratch as a row record. */
+static int append_row(ts_table *t, uint32_t version, uint64_t *lsn)
+{
+	unsigned char *p;
+	if (t->scratch.len > TS_ROW_MAX)
+		return ts__fail(TS_ETOOBIG, "row of %zu bytes exceeds the limit of %u",
+		                t->scratch.len, TS_ROW_MAX);
+	int rc = ts__log_alloc(t->log, TS_ROWREC_HEADER + t->scratch.len, lsn, (void **)&p);
+	if (rc < 0)
+		return rc;
+	ts__store_u32(p, (uint32_t)t->scratch.len);
+	p[4] = (unsigned char)version;
+	p[5] = (unsigned char)(version >> 8);
+	p[6] = p[7] = 0;
+	memcpy(p + TS_ROWREC_HEADER, t->scratch.data, t->scratch.len);
+	return 0;
+}
+
+static int duplicate(ts_table *t, const ts__schema *s, uint64_t dup_row)
+{
+	const unsigned char *key;
+	size_t klen;
+	char desc[512];
+	ts__rowrec_key(t->log, dup_row, &key, &klen);
+	ts__key_describe(s, key, klen, desc, sizeof desc);
+	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
+}
+
+/* Check, encode, log and index one row. */
+static int insert_row(ts_table *t, const ts__schema *s, const ts_value *in,
+                      ts_value *vals, int64_t now)
+{
+	const void *key;
+	size_t klen;
+	uint64_t lsn, dup = 0;
+	int rc = check_row(s, in, vals, now);
+	if (rc == 0)
+		rc = check_time(t, vals[s->ts_col].v.i, now);
+	t->scratch.len = 0;
+	if (rc == 0)
+		rc = ts__row_encode(s, vals, &t->scratch);
+	if (rc == 0)
+		rc = append_row(t, s->version, &lsn);
+	if (rc == 0)
+		rc = ts__row_key(t->scratch.data, t->scratch.len, &key, &klen);
+	if (rc == 0) {
+		const unsigned char *logged = (const unsigned char *)ts__log_ptr(t->log, lsn) +
+		                              TS_ROWREC_HEADER + ((const unsigned char *)key - t->scratch.data);
+		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
+		                        t->scratch.len, &dup);
+	}
+	return rc == TS_EDUPKEY ? duplicate(t, s, dup) : rc;
+}
+
+static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
+{
+	const ts__schema *s = ts__desc_schema(t->desc);
+	ts_value vals[TS_COLUMNS_MAX];
+	int64_t now = ts_now(t->db);
+	int rc = ts__filling_begin(&t->fill);
+	for (size_t i = 0; rc == 0 && i < nrows; i++)
+		if ((rc = insert_row(t, s, rows + i * (size_t)s->ncols, vals, now)) < 0)
+			rc = ts__context(rc, "row %zu", i);
+	if (rc == 0)
+		rc = ts__filling_commit(&t->fill, nrows, now);
+	else
+		ts__filling_abort(&t->fill);
+	if (rc == 0 && t->db->opts.sync == TS_SYNC_COMMIT)
+		rc = ts__log_sync(t->log);
+	if (rc < 0)
+		t->rows_rejected += nrows;
+	return rc;
+}
+
+int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
+{
+	if (ts__db_readonly(t->db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
+	if (nrows && !rows)
+		return ts__fail(TS_EINVAL, "ts_insert: rows is NULL");
+	int rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	if (nrows)
+		rc = insert_locked(t, rows, nrows);
+	ts__table_unlock(t);
+	return rc;
+}

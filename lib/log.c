@@ -1,0 +1,615 @@
+/*
+ * log.c -- segments, appends, commits, publication and recovery of a
+ * table's log.
+ *
+ * State: `tail` is the next free LSN; between ts__log_begin and
+ * ts__log_commit/abort a batch is open at `batch`.  `head` is the LSN of
+ * the newest published commit record; everything at or before it is
+ * immutable, everything after it belongs to the writer alone.  `synced`
+ * is the LSN up to which msync has made the log durable.
+ *
+ * Segment slots: a ring of TS_LOG_RING slots indexed by segment number
+ * modulo the ring size.  The writer maps a segment before any record in
+ * it is published, so readers of the same process always find their
+ * segments mapped; read-only handles map segments on first touch.
+ * Segments are never unmapped while the log is open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "crc32c.h"
+#include "error.h"
+#include "fsutil.h"
+#include "limits.h"
+#include "log.h"
+
+#define SEG_MASK (TS_SEG_DATA - 1)
+#define RING_MASK (TS_LOG_RING - 1)
+
+struct slot {
+	_Atomic uint64_t segp1; /* segment number + 1, 0 = empty */
+	unsigned char *base;    /* the mapping, header page included */
+};
+
+struct ts__log {
+	char *dir;
+	int readonly;
+	pthread_mutex_t mu;       /* mapping slots; refreshing head (read-only) */
+	struct slot ring[TS_LOG_RING];
+	uint64_t tail, batch, synced;
+	int in_batch;
+	_Atomic uint64_t head;
+	uint64_t seq;             /* of the head commit */
+	unsigned char *headpage;  /* the shared HEAD file, or NULL */
+	uint64_t recovered;
+	int was_clean;
+	uint64_t first_seg, last_seg; /* segments mapped by the writer */
+};
+
+static uint64_t align8(uint64_t n) { return (n + 7) & ~UINT64_C(7); }
+static uint64_t seg_of(uint64_t lsn) { return lsn >> TS_SEG_DATA_SHIFT; }
+static uint64_t seg_left(uint64_t lsn) { return TS_SEG_DATA - (lsn & SEG_MASK); }
+
+static int seg_path(const ts__log *log, uint64_t seg, char *out)
+{
+	return ts__path(out, "%s/%016" PRIx64 ".seg", log->dir, seg);
+}
+
+/* ---- segment files ---- */
+
+static void write_seg_header(unsigned char *h, uint64_t seg)
+{
+	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
+	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
+	ts__store_u32(h + TS_SEGH_OFF_HEADER_SIZE, TS_SEG_HEADER);
+	ts__store_u64(h + TS_SEGH_OFF_SEGNO, seg);
+	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, TS_SEG_DATA);
+	ts__store_u32(h + TS_SEGH_OFF_CRC, ts__crc32c(0, h, TS_SEGH_FIXED));
+	ts__store_u32(h + TS_SEGH_OFF_CLEAN, 0);
+}
+
+static int check_seg_header(const unsigned char *h, uint64_t seg, const char *path)
+{
+	if (memcmp(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8) != 0 ||
+	    ts__load_u32(h + TS_SEGH_OFF_CRC) != ts__crc32c(0, h, TS_SEGH_FIXED))
+		return ts__fail(TS_ECORRUPT, "log segment %s: damaged header", path);
+	if (ts__load_u32(h + TS_SEGH_OFF_VERSION) != TS_SEG_VERSION)
+		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path,
+		                ts__load_u32(h + TS_SEGH_OFF_VERSION));
+	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg ||
+	    ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE) != TS_SEG_DATA)
+		return ts__fail(TS_ECORRUPT, "log segment %s: header names another segment", path);
+	return 0;
+}
+
+/* Create a new segment file: sized, blocks allocated, header written and
+ * durable, all under a temporary name that is then renamed into place, so
+ * a crash never leaves a segment without its header. */
+static int create_seg(ts__log *log, uint64_t seg, const char *path)
+{
+	unsigned char h[TS_SEG_HEADER] = {0};
+	char tmp[TS_PATH_MAX];
+	int rc = ts__path(tmp, "%s.tmp", path), fd;
+	if (rc < 0)
+		return rc;
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return ts__fail_errno(errno, "create %s", tmp);
+	write_seg_header(h, seg);
+	if (fallocate(fd, 0, 0, (off_t)TS_SEG_FILE_SIZE) < 0 &&
+	    ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0)
+		rc = ts__fail_errno(errno, "size %s", tmp);
+	else if ((rc = ts__pwrite_all(fd, h, sizeof h, 0)) < 0 || fsync(fd) < 0)
+		rc = ts__fail_errno(rc < 0 ? -rc : errno, "write %s", tmp);
+	close(fd);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = ts__fail_errno(errno, "rename %s", tmp);
+	if (rc == 0)
+		rc = ts__fsync_dir(log->dir);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* Map segment seg into its slot.  create: make the file if missing.
+ * Returns 0, TS_ENOENT (no such segment) or another error. */
+static int map_seg(ts__log *log, uint64_t seg, int create)
+{
+	char path[TS_PATH_MAX];
+	struct slot *s = &log->ring[seg & RING_MASK];
+	int rc, fd, fresh = 0, prot = log->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
+	if (atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1)
+		return 0;
+	if ((rc = seg_path(log, seg, path)) < 0)
+		return rc;
+	if (create && access(path, F_OK) < 0) {
+		if ((rc = create_seg(log, seg, path)) < 0)
+			return rc;
+		fresh = 1;
+	}
+	fd = open(path, (log->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? TS_ENOENT : ts__fail_errno(errno, "open %s", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)TS_SEG_HEADER ||
+	    (st.st_size < (off_t)TS_SEG_FILE_SIZE &&
+	     (log->readonly || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0))) {
+		/* A writer zero-extends a segment cut short (a torn tail, for
+		 * recovery to find); a reader cannot. */
+		close(fd);
+		return ts__fail(TS_ECORRUPT, "log segment %s: truncated", path);
+	}
+	unsigned char *base = mmap(NULL, TS_SEG_FILE_SIZE, prot,
+	                           MAP_SHARED | (fresh ? MAP_POPULATE : 0), fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return ts__fail_errno(errno, "mmap %s", path);
+	if ((rc = check_seg_header(base, seg, path)) < 0) {
+		munmap(base, TS_SEG_FILE_SIZE);
+		return rc;
+	}
+	if (s->base)
+		munmap(s->base, TS_SEG_FILE_SIZE);
+	s->base = base;
+	atomic_store_explicit(&s->segp1, seg + 1, memory_order_release);
+	return 0;
+}
+
+void *ts__log_ptr(ts__log *log, uint64_t lsn)
+{
+	uint64_t seg = seg_of(lsn);
+	struct slot *s = &log->ring[seg & RING_MASK];
+	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
+		if (!log->readonly)
+			return NULL;
+		pthread_mutex_lock(&log->mu);
+		int rc = map_seg(log, seg, 0);
+		pthread_mutex_unlock(&log->mu);
+		if (rc < 0)
+			return NULL;
+	}
+	return s->base + TS_SEG_HEADER + (lsn & SEG_MASK);
+}
+
+/* ---- commits ---- */
+
+/* CRC-32C of the log bytes [from, to), across segments. */
+static int crc_range(ts__log *log, uint64_t from, uint64_t to, uint32_t *crc)
+{
+	*crc = 0;
+	while (from < to) {
+		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;
+		const void *p = ts__log_ptr(log, from);
+		if (!p)
+			return TS_ENOENT;
+		*crc = ts__crc32c(*crc, p, n);
+		from += n;
+	}
+	return 0;
+}
+
+int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *c)
+{
+	const unsigned char *p = ts__log_ptr(log, lsn);
+	if (!p || seg_left(lsn) < TS_COMMIT_FIXED + TS_COMMIT_TRAILER ||
+	    ts__load_u32(p + TS_COMMIT_OFF_MAGIC) != TS_COMMIT_MAGIC)
+		return ts__fail(TS_ECORRUPT, "log %s: no commit record at %" PRIu64, log->dir, lsn);
+	c->lsn = lsn;
+	c->nroots = ts__load_u32(p + TS_COMMIT_OFF_NROOTS);
+	c->seq = ts__load_u64(p + TS_COMMIT_OFF_SEQ);
+	c->batch_lsn = ts__load_u64(p + TS_COMMIT_OFF_BATCH);
+	c->prev_lsn = ts__load_u64(p + TS_COMMIT_OFF_PREV);
+	c->time = (int64_t)ts__load_u64(p + TS_COMMIT_OFF_TIME);
+	c->rows = ts__load_u64(p + TS_COMMIT_OFF_ROWS);
+	c->roots = p + TS_COMMIT_FIXED;
+	if (c->nroots > TS_FILLING_MAX || TS_COMMIT_SIZE((uint64_t)c->nroots) > seg_left(lsn) ||
+	    ts__load_u32(p + TS_COMMIT_SIZE(c->nroots) - 4) != TS_COMMIT_SIZE(c->nroots))
+		return ts__fail(TS_ECORRUPT, "log %s: malformed commit record at %" PRIu64,
+		                log->dir, lsn);
+	return 0;
+}
+
+void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
+{
+	const unsigned char *p = c->roots + (size_t)i * TS_ROOT_SIZE;
+	r->period_start = (int64_t)ts__load_u64(p);
+	r->period_len = (int64_t)ts__load_u64(p + 8);
+	r->root = ts__load_u64(p + 16);
+	r->rows = ts__load_u64(p + 24);
+	r->bytes = ts__load_u64(p + 32);
+	r->min_ts = (int64_t)ts__load_u64(p + 40);
+	r->max_ts = (int64_t)ts__load_u64(p + 48);
+}
+
+/* Validate the batch at p; on success *c is its commit and *next the LSN
+ * after it.  Any failure means "the log ends here". */
+static int check_batch(ts__log *log, uint64_t p, const ts__commit *prev,
+                       ts__commit *c, uint64_t *next)
+{
+	const unsigned char *h = ts__log_ptr(log, p);
+	uint32_t crc;
+	if (!h || ts__load_u32(h) != TS_BATCH_MAGIC)
+		return -1;
+	uint64_t body = ts__load_u64(h + 8);
+	if (body % 8 || body > UINT64_MAX / 2)
+		return -1;
+	uint64_t at = p + TS_BATCH_HEADER_SIZE + body;
+	if (ts__log_read_commit(log, at, c) < 0 || c->batch_lsn != p)
+		return -1;
+	if (prev->lsn && (c->seq != prev->seq + 1 || c->prev_lsn != prev->lsn))
+		return -1;
+	uint64_t end = at + TS_COMMIT_SIZE(c->nroots);
+	if (crc_range(log, p, end - TS_COMMIT_TRAILER, &crc) < 0 ||
+	    crc != ts__load_u32((const unsigned char *)ts__log_ptr(log, end - TS_COMMIT_TRAILER)))
+		return -1;
+	*next = end;
+	return 0;
+}
+
+/* Where the batch after position p starts. */
+static uint64_t batch_start(uint64_t p)
+{
+	p = align8(p);
+	return seg_left(p) < TS_BATCH_HEADER_SIZE ? p + seg_left(p) : p;
+}
+
+/* Scan forward from start; leaves head/seq/tail at the last valid commit. */
+static void scan(ts__log *log, uint64_t start)
+{
+	ts__commit prev = {0}, c;
+	uint64_t p = batch_start(start), next;
+	while (check_batch(log, p, &prev, &c, &next) == 0) {
+		prev = c;
+		log->recovered++;
+		p = batch_start(next);
+	}
+	log->tail = p;
+	log->seq = prev.seq;
+	atomic_store(&log->head, prev.lsn);
+}
+
+/* ---- recovery ---- */
+
+/* Sorted segment numbers present in the directory. */
+static int list_segs(const ts__log *log, uint64_t **out, size_t *n)
+{
+	DIR *d = opendir(log->dir);
+	struct dirent *e;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	if (!d && errno == ENOENT && log->readonly)
+		return 0; /* nothing was ever written */
+	if (!d)
+		return ts__fail_errno(errno, "opendir %s", log->dir);
+	while ((e = readdir(d))) {
+		uint64_t seg;
+		char tail[8];
+		if (sscanf(e->d_name, "%16" SCNx64 "%7s", &seg, tail) != 2 || strcmp(tail, ".seg") != 0)
+			continue;
+		if (*n == cap) {
+			uint64_t *m = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof *m);
+			if (!m) {
+				closedir(d);
+				return ts__fail(TS_ENOMEM, "out of memory");
+			}
+			*out = m;
+		}
+		(*out)[(*n)++] = seg;
+	}
+	closedir(d);
+	for (size_t i = 1; i < *n; i++) /* insertion sort: a handful of segments */
+		for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
+			uint64_t t = (*out)[j];
+			(*out)[j] = (*out)[j - 1];
+			(*out)[j - 1] = t;
+		}
+	return 0;
+}
+
+/* Zero the rest of tail's segment and delete later segments, so that no
+ * stale batch can ever follow a new one. */
+static int erase_after(ts__log *log, const uint64_t *segs, size_t n)
+{
+	char path[TS_PATH_MAX];
+	uint64_t tseg = seg_of(log->tail);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (segs[i] > tseg) {
+			struct slot *s = &log->ring[segs[i] & RING_MASK];
+			if (atomic_load(&s->segp1) == segs[i] + 1) {
+				munmap(s->base, TS_SEG_FILE_SIZE);
+				s->base = NULL;
+				atomic_store(&s->segp1, 0);
+			}
+			if ((rc = seg_path(log, segs[i], path)) == 0 && unlink(path) < 0)
+				rc = ts__fail_errno(errno, "unlink %s", path);
+		}
+	}
+	unsigned char *p = ts__log_ptr(log, log->tail);
+	uint64_t left = seg_left(log->tail);
+	if (rc == 0 && p) {
+		memset(p, 0, left);
+		uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+		if (msync((void *)a, left + ((uintptr_t)p - a), MS_SYNC) < 0)
+			rc = ts__fail_errno(errno, "msync %s", log->dir);
+	}
+	return rc == 0 ? ts__fsync_dir(log->dir) : rc;
+}
+
+static int map_all(ts__log *log, const uint64_t *segs, size_t n)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = map_seg(log, segs[i], 0);
+	if (n) {
+		log->first_seg = segs[0];
+		log->last_seg = segs[n - 1];
+	}
+	return rc;
+}
+
+static int open_headpage(ts__log *log)
+{
+	char path[TS_PATH_MAX];
+	int rc = ts__path(path, "%s/%s", log->dir, TS_HEAD_FILE), fd;
+	if (rc < 0)
+		return rc;
+	fd = open(path, (log->readonly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log->readonly && errno == ENOENT ? 0 : ts__fail_errno(errno, "open %s", path);
+	if (!log->readonly && ftruncate(fd, TS_HEAD_SIZE) < 0)
+		rc = ts__fail_errno(errno, "size %s", path);
+	void *p = rc < 0 ? MAP_FAILED
+	                 : mmap(NULL, TS_HEAD_SIZE, log->readonly ? PROT_READ : PROT_READ | PROT_WRITE,
+	                        MAP_SHARED, fd, 0);
+	close(fd);
+	if (rc == 0 && p == MAP_FAILED)
+		rc = ts__fail_errno(errno, "mmap %s", path);
+	if (rc < 0)
+		return rc;
+	log->headpage = p;
+	return 0;
+}
+
+static void publish(ts__log *log, uint64_t lsn)
+{
+	atomic_store_explicit(&log->head, lsn, memory_order_release);
+	if (log->headpage && !log->readonly)
+		__atomic_store_n((uint64_t *)(log->headpage + TS_HEAD_OFF_COMMIT), lsn,
+		                 __ATOMIC_RELEASE);
+}
+
+static void set_clean(ts__log *log, uint32_t clean)
+{
+	struct slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
+	if (atomic_load(&s->segp1) != seg_of(log->tail) + 1)
+		return;
+	ts__store_u32(s->base + TS_SEGH_OFF_CLEAN, clean);
+	msync(s->base, TS_SEG_HEADER, MS_SYNC);
+}
+
+static int recover(ts__log *log, uint64_t start)
+{
+	uint64_t *segs;
+	size_t n;
+	int rc = list_segs(log, &segs, &n);
+	if (rc == 0)
+		rc = map_all(log, segs, n);
+	if (rc == 0) {
+		struct slot *last = n ? &log->ring[segs[n - 1] & RING_MASK] : NULL;
+		log->was_clean = !last || ts__load_u32(last->base + TS_SEGH_OFF_CLEAN) == 1;
+		scan(log, start);
+		if (!log->readonly && (rc = erase_after(log, segs, n)) == 0) {
+			log->synced = log->tail;
+			set_clean(log, 0);
+		}
+	}
+	free(segs);
+	return rc;
+}
+
+int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **out)
+{
+	ts__log *log = calloc(1, sizeof *log);
+	int rc;
+	*out = NULL;
+	if (!log || !(log->dir = strdup(dir))) {
+		free(log);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	log->readonly = readonly;
+	pthread_mutex_init(&log->mu, NULL);
+	if (!readonly && (rc = ts__mkdirs(dir, 0755)) < 0)
+		goto fail;
+	if ((rc = recover(log, start_lsn)) < 0 || (rc = open_headpage(log)) < 0)
+		goto fail;
+	if (!readonly) {
+		memcpy(log->headpage + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8);
+		ts__store_u64(log->headpage + TS_HEAD_OFF_PID, (uint64_t)getpid());
+		publish(log, atomic_load(&log->head));
+	}
+	*out = log;
+	return 0;
+fail:
+	ts__log_close(log, 0);
+	return rc;
+}
+
+void ts__log_close(ts__log *log, int clean)
+{
+	if (!log)
+		return;
+	if (!log->readonly && ts__log_sync(log) == 0 && clean)
+		set_clean(log, 1);
+	for (int i = 0; i < TS_LOG_RING; i++)
+		if (log->ring[i].base)
+			munmap(log->ring[i].base, TS_SEG_FILE_SIZE);
+	if (log->headpage)
+		munmap(log->headpage, TS_HEAD_SIZE);
+	pthread_mutex_destroy(&log->mu);
+	free(log->dir);
+	free(log);
+}
+
+uint64_t ts__log_recovered_commits(const ts__log *log) { return log->recovered; }
+int ts__log_was_clean(const ts__log *log) { return log->was_clean; }
+uint64_t ts__log_tail(const ts__log *log) { return log->tail; }
+
+/* Read-only: adopt the writer's newest commit if it is a valid one. */
+static void refresh_head(ts__log *log)
+{
+	ts__commit c;
+	uint64_t h = __atomic_load_n((const uint64_t *)(log->headpage + TS_HEAD_OFF_COMMIT),
+	                             __ATOMIC_ACQUIRE);
+	if (h == atomic_load_explicit(&log->head, memory_order_relaxed) || h == 0)
+		return;
+	if (ts__log_read_commit(log, h, &c) == 0)
+		atomic_store_explicit(&log->head, h, memory_order_release);
+}
+
+uint64_t ts__log_head(ts__log *log)
+{
+	if (log->readonly && log->headpage)
+		refresh_head(log);
+	return atomic_load_explicit(&log->head, memory_order_acquire);
+}
+
+/* ---- appending ---- */
+
+/* Move the tail into the next segment, creating and mapping it. */
+static int next_segment(ts__log *log)
+{
+	uint64_t seg = seg_of(log->tail) + 1;
+	if (seg - log->first_seg >= TS_LOG_RING - 1)
+		return ts__fail(TS_ENOSPC, "log %s: %d segments are live; flush the table",
+		                log->dir, TS_LOG_RING);
+	int rc = map_seg(log, seg, 1);
+	if (rc < 0)
+		return rc;
+	log->tail = seg << TS_SEG_DATA_SHIFT;
+	log->last_seg = seg;
+	return 0;
+}
+
+/* Make sure n bytes fit at the tail inside one mapped segment. */
+static int reserve(ts__log *log, uint64_t n)
+{
+	if (n > TS_SEG_DATA)
+		return ts__fail(TS_ETOOBIG, "log record of %" PRIu64 " bytes is larger than a segment", n);
+	struct slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
+	if (seg_left(log->tail) >= n && atomic_load_explicit(&s->segp1, memory_order_relaxed) ==
+	                                     seg_of(log->tail) + 1)
+		return 0;
+	if (seg_left(log->tail) >= n) { /* a fresh log: map its first segment */
+		int rc = map_seg(log, seg_of(log->tail), 1);
+		if (rc == 0 && log->tail == 0)
+			log->first_seg = log->last_seg = 0;
+		return rc;
+	}
+	return next_segment(log);
+}
+
+int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
+{
+	uint64_t lsn;
+	void *p;
+	log->tail = batch_start(log->tail);
+	int rc = ts__log_alloc(log, TS_BATCH_HEADER_SIZE, &lsn, &p);
+	if (rc < 0)
+		return rc;
+	ts__store_u32(p, TS_BATCH_MAGIC);
+	ts__store_u32((char *)p + 4, 0);
+	log->batch = *batch_lsn = lsn;
+	log->in_batch = 1;
+	return 0;
+}
+
+int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p)
+{
+	uint64_t size = align8(n);
+	int rc = reserve(log, size);
+	if (rc < 0)
+		return rc;
+	*lsn = log->tail;
+	*p = ts__log_ptr(log, log->tail);
+	log->tail += size;
+	return 0;
+}
+
+static void encode_root(unsigned char *p, const ts__root *r)
+{
+	ts__store_u64(p, (uint64_t)r->period_start);
+	ts__store_u64(p + 8, (uint64_t)r->period_len);
+	ts__store_u64(p + 16, r->root);
+	ts__store_u64(p + 24, r->rows);
+	ts__store_u64(p + 32, r->bytes);
+	ts__store_u64(p + 40, (uint64_t)r->min_ts);
+	ts__store_u64(p + 48, (uint64_t)r->max_ts);
+}
+
+int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
+                   uint64_t rows, int64_t now)
+{
+	uint64_t lsn, size = TS_COMMIT_SIZE((uint64_t)nroots);
+	unsigned char *c;
+	uint32_t crc;
+	int rc = ts__log_alloc(log, size, &lsn, (void **)&c);
+	if (rc < 0) {
+		ts__log_abort(log);
+		return rc;
+	}
+	unsigned char *h = ts__log_ptr(log, log->batch);
+	ts__store_u64(h + 8, lsn - log->batch - TS_BATCH_HEADER_SIZE);
+	ts__store_u32(c + TS_COMMIT_OFF_MAGIC, TS_COMMIT_MAGIC);
+	ts__store_u32(c + TS_COMMIT_OFF_NROOTS, nroots);
+	ts__store_u64(c + TS_COMMIT_OFF_SEQ, log->seq + 1);
+	ts__store_u64(c + TS_COMMIT_OFF_BATCH, log->batch);
+	ts__store_u64(c + TS_COMMIT_OFF_PREV, atomic_load_explicit(&log->head, memory_order_relaxed));
+	ts__store_u64(c + TS_COMMIT_OFF_TIME, (uint64_t)now);
+	ts__store_u64(c + TS_COMMIT_OFF_ROWS, rows);
+	for (uint32_t i = 0; i < nroots; i++)
+		encode_root(c + TS_COMMIT_FIXED + (size_t)i * TS_ROOT_SIZE, &roots[i]);
+	crc_range(log, log->batch, lsn + size - TS_COMMIT_TRAILER, &crc);
+	ts__store_u32(c + size - 8, crc);
+	ts__store_u32(c + size - 4, (uint32_t)size);
+	log->seq++;
+	log->in_batch = 0;
+	publish(log, lsn);
+	return 0;
+}
+
+void ts__log_abort(ts__log *log)
+{
+	if (log->in_batch)
+		log->tail = log->batch;
+	log->in_batch = 0;
+}
+
+int ts__log_sync(ts__log *log)
+{
+	if (log->readonly)
+		return 0;
+	uint64_t to = log->in_batch ? log->batch : log->tail;
+	uint64_t from = log->synced;
+	while (from < to) {
+		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;
+		unsigned char *p = ts__log_ptr(log, from);
+		uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+		if (p && msync((void *)a, n + ((uintptr_t)p - a), MS_SYNC) < 0)
+			return ts__fail_errno(errno, "msync %s", log->dir);
+		from += n;
+	}
+	log->synced = to;
+	return 0;
+}

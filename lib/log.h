@@ -1,0 +1,103 @@
+/*
+ * log.h -- a table's memory-mapped, append-only log (DESIGN.md section 3,
+ * "The log"; byte tables in docs/log-format.md).
+ *
+ * The writer appends a batch: a batch header, then row and AVL-node
+ * records (ts__log_alloc), then a commit record naming the root of every
+ * filling tablet and carrying a CRC-32C over the whole batch.  Publishing
+ * the commit is one release store of its LSN; readers load it with an
+ * acquire load and read the immutable records it names with no lock.
+ * Segments are mapped once and stay mapped while the log is open, so a
+ * pointer into the log stays valid for the life of the handle.
+ *
+ * Recovery (ts__log_open on a writable log) scans forward from the last
+ * flushed position, validating each commit; it stops at the first torn or
+ * invalid one and erases everything after it, which is exactly the
+ * prefix guarantee of DESIGN.md section 2.
+ */
+#ifndef TS_LOG_H
+#define TS_LOG_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log_format.h"
+
+/* One filling tablet as named by a commit (TS_ROOT_SIZE bytes on disk). */
+typedef struct ts__root {
+	int64_t period_start, period_len;
+	uint64_t root;      /* LSN of the AVL root node, 0 = empty */
+	uint64_t rows, bytes;
+	int64_t min_ts, max_ts;
+} ts__root;
+
+/* A parsed commit record. */
+typedef struct ts__commit {
+	uint64_t lsn;       /* of the commit record */
+	uint64_t seq, batch_lsn, prev_lsn, rows;
+	int64_t time;
+	uint32_t nroots;
+	const unsigned char *roots; /* nroots * TS_ROOT_SIZE bytes in the log */
+} ts__commit;
+
+typedef struct ts__log ts__log;
+
+/*
+ * Open the log in dir (created if missing and writable).  start_lsn is a
+ * batch boundary from which to scan (the descriptor's flushed_lsn).  A
+ * writable log is recovered: the torn tail is erased.  Read-only logs map
+ * segments lazily and never change a byte.
+ * Returns 0, TS_ECORRUPT (a segment header is damaged), TS_EIO, TS_ENOMEM.
+ */
+int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **out);
+
+/* Sync (writable logs), mark clean when clean is set, unmap, free. */
+void ts__log_close(ts__log *log, int clean);
+
+/* Address of lsn, or NULL when its segment is gone or unreadable.  The
+ * caller guarantees [lsn, lsn + n) lies inside one record it was given. */
+void *ts__log_ptr(ts__log *log, uint64_t lsn);
+
+/* The newest published commit (0 = none); read-only logs first check the
+ * writer's HEAD for a newer one. */
+uint64_t ts__log_head(ts__log *log);
+
+/* Parse the commit record at lsn.  Returns 0 or TS_ECORRUPT. */
+int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *out);
+
+/* Decode root i of a commit. */
+void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *out);
+
+/* Commits seen by the recovery scan of ts__log_open (for stats/tests). */
+uint64_t ts__log_recovered_commits(const ts__log *log);
+/* Whether the log was closed cleanly before this open. */
+int ts__log_was_clean(const ts__log *log);
+
+/* ---- the writer ---- */
+
+/* Start a batch: reserve its header.  *batch_lsn receives its LSN; records
+ * allocated from now on with LSN >= *batch_lsn belong to this batch. */
+int ts__log_begin(ts__log *log, uint64_t *batch_lsn);
+
+/* Reserve n bytes (rounded up to 8) for a record of the batch.  *lsn and
+ * *p receive its position and address.  Returns 0, TS_ENOSPC, TS_EIO,
+ * TS_ETOOBIG (n larger than a segment). */
+int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p);
+
+/* End the batch: write the commit record for roots[0..nroots), checksum
+ * the batch and publish it.  Returns 0 or an allocation error (the batch
+ * is then aborted). */
+int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
+                   uint64_t rows, int64_t now);
+
+/* Forget the batch in progress: the tail returns to its start. */
+void ts__log_abort(ts__log *log);
+
+/* Make every published commit durable (msync).  Returns 0 or TS_EIO. */
+int ts__log_sync(ts__log *log);
+
+/* Bytes appended since open (for stats). */
+uint64_t ts__log_tail(const ts__log *log);
+
+#endif

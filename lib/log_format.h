@@ -1,0 +1,69 @@
+/*
+ * log_format.h -- constants of the append-only log, mirroring
+ * docs/log-format.md (the byte tables are there).
+ *
+ * A table's log is a sequence of fixed-size segment files
+ * <table>/log/<16 hex digits>.seg.  Each starts with a header page; the
+ * rest is data.  Log positions (LSNs) number the data bytes only:
+ * lsn = segment * TS_SEG_DATA + offset in the data area, so the log is one
+ * contiguous address space although its segments are separate files.
+ * Every record is 8-byte aligned; a record never straddles two segments.
+ */
+#ifndef TS_LOG_FORMAT_H
+#define TS_LOG_FORMAT_H
+
+#include <stdint.h>
+
+/* Segments. */
+#define TS_SEG_HEADER 4096              /* header page */
+#define TS_SEG_DATA_SHIFT 26
+#define TS_SEG_DATA (UINT64_C(1) << TS_SEG_DATA_SHIFT) /* 64 MiB of data */
+#define TS_SEG_FILE_SIZE (TS_SEG_HEADER + TS_SEG_DATA)
+#define TS_SEG_MAGIC "TSLOGSG1"         /* 8 bytes */
+#define TS_SEG_VERSION 1
+
+/* Segment header page. */
+#define TS_SEGH_OFF_MAGIC 0             /* 8  magic */
+#define TS_SEGH_OFF_VERSION 8           /* u32 format version */
+#define TS_SEGH_OFF_HEADER_SIZE 12      /* u32 TS_SEG_HEADER */
+#define TS_SEGH_OFF_SEGNO 16            /* u64 segment number */
+#define TS_SEGH_OFF_DATA_SIZE 24        /* u64 TS_SEG_DATA */
+#define TS_SEGH_OFF_CRC 32              /* u32 CRC-32C of bytes 0..32 */
+#define TS_SEGH_OFF_CLEAN 36            /* u32 1 = writer closed cleanly */
+#define TS_SEGH_FIXED 32                /* bytes covered by the CRC */
+
+/* Batch header: starts every batch. */
+#define TS_BATCH_MAGIC 0x48425354u      /* "TSBH" little-endian */
+#define TS_BATCH_HEADER_SIZE 16         /* u32 magic, u32 flags, u64 body_len */
+
+/* Row record: u32 row length, u16 schema version, u16 flags, row bytes,
+ * zero padding to 8. */
+#define TS_ROWREC_HEADER 8
+
+/* AVL node: u64 key prefix, u64 left, u64 right, u64 row<<8 | height. */
+#define TS_NODE_SIZE 32
+
+/* Commit record: ends every batch. */
+#define TS_COMMIT_MAGIC 0x4d435354u     /* "TSCM" little-endian */
+#define TS_COMMIT_OFF_MAGIC 0           /* u32 */
+#define TS_COMMIT_OFF_NROOTS 4          /* u32 filling tablets listed */
+#define TS_COMMIT_OFF_SEQ 8             /* u64 commit number, 1, 2, ... */
+#define TS_COMMIT_OFF_BATCH 16          /* u64 LSN of the batch header */
+#define TS_COMMIT_OFF_PREV 24           /* u64 LSN of the previous commit record */
+#define TS_COMMIT_OFF_TIME 32           /* i64 wall-clock time of the commit */
+#define TS_COMMIT_OFF_ROWS 40           /* u64 rows in this batch */
+#define TS_COMMIT_FIXED 48
+#define TS_ROOT_SIZE 56                 /* per root: see ts__root */
+#define TS_COMMIT_TRAILER 8             /* u32 CRC-32C, u32 record length */
+#define TS_COMMIT_SIZE(n) (TS_COMMIT_FIXED + (n) * TS_ROOT_SIZE + TS_COMMIT_TRAILER)
+
+/* Per-table shared head file <table>/log/HEAD (one page, never synced):
+ * lets readers in other processes find the newest commit. */
+#define TS_HEAD_FILE "HEAD"
+#define TS_HEAD_SIZE 4096
+#define TS_HEAD_MAGIC "TSHEAD01"
+#define TS_HEAD_OFF_MAGIC 0             /* 8 */
+#define TS_HEAD_OFF_COMMIT 8            /* u64 LSN of the newest commit record, 0 = none */
+#define TS_HEAD_OFF_PID 16              /* u64 writer pid */
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * snapshot.h -- a consistent, lock-free view of a table's filling tablets.
+ *
+ * A snapshot is the newest published commit: its record in the log names
+ * the root of every filling tablet, and the trees under those roots never
+ * change.  Taking one is an acquire load of the log head plus a copy of
+ * the roots; holding one blocks nobody.  The schema versions needed to
+ * decode its rows are captured with it.
+ */
+#ifndef TS_SNAPSHOT_H
+#define TS_SNAPSHOT_H
+
+#include "db.h"
+
+typedef struct ts__snapshot {
+	ts_table *table;
+	uint64_t commit;          /* LSN of the commit record, 0 = empty */
+	uint64_t seq;
+	uint32_t nroots;
+	ts__root *roots;
+	const ts__schema *schema; /* the current schema when taken */
+	int nversions;
+	const ts__schema **versions; /* versions[v - 1] */
+} ts__snapshot;
+
+/* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */
+int ts__snapshot_take(ts_table *t, ts__snapshot *out);
+void ts__snapshot_release(ts__snapshot *s);
+
+/* Call fn for every row of root i of the snapshot in key order, decoded
+ * into the snapshot's schema (vals valid only during the call).  Stops
+ * when fn returns non-zero and returns that value; 0 at the end;
+ * TS_ECORRUPT for a damaged row. */
+typedef int (*ts__row_fn)(const ts_value *vals, int n, void *arg);
+int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *arg);
+
+/* Decode the row record at lsn into vals (the snapshot's schema). */
+int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * support_common.c -- the helpers of support.h, linked into every unit
+ * test.  Reading back goes through the internal snapshot API, since the
+ * query engine arrives later.
+ */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "snapshot.h"
+#include "support.h"
+
+char *ts_test_tmpdir(void)
+{
+	char *dir = strdup("/tmp/tsstore-test-XXXXXX");
+	assert_non_null(dir);
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void ts_test_rmdir(char *dir)
+{
+	if (dir)
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+void ts_test_create_m(ts_db *db, int64_t ttl)
+{
+	ts_column cols[] = {
+		{"host", TS_STRING, {TS_NONE, {0}}}, {"ts", TS_TIMESTAMP, {TS_NONE, {0}}},
+		{"batch", TS_INT64, {TS_NONE, {0}}}, {"v", TS_INT64, {TS_NONE, {0}}},
+	};
+	const char *key[] = {"host", "ts"};
+	int rc = ts_create_keyed(db, "m", cols, 4, key, 2, ttl);
+	if (rc < 0)
+		fail_msg("create m: %s", ts_errmsg(NULL));
+}
+
+int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
+{
+	ts_value *vals = calloc(n * 4 + 1, sizeof *vals);
+	assert_non_null(vals);
+	for (size_t i = 0; i < n; i++) {
+		vals[4 * i] = ts_string(rows[i].host);
+		vals[4 * i + 1] = ts_timestamp(rows[i].ts);
+		vals[4 * i + 2] = ts_int64(rows[i].batch);
+		vals[4 * i + 3] = ts_int64(rows[i].v);
+	}
+	int rc = ts_insert(t, vals, n);
+	free(vals);
+	return rc;
+}
+
+int ts_test_row_cmp(const void *a, const void *b)
+{
+	const test_row *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+	return c ? c : (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+struct collect {
+	test_row *rows;
+	size_t n, cap;
+};
+
+static int collect_row(const ts_value *v, int n, void *arg)
+{
+	struct collect *c = arg;
+	if (n != 4 || v[0].v.s.len >= sizeof c->rows[0].host)
+		return TS_ECORRUPT;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 1024;
+		c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
+		assert_non_null(c->rows);
+	}
+	test_row *r = &c->rows[c->n++];
+	memset(r, 0, sizeof *r);
+	memcpy(r->host, v[0].v.s.ptr, v[0].v.s.len);
+	r->host[v[0].v.s.len] = '\0';
+	r->ts = v[1].v.i;
+	r->batch = v[2].v.i;
+	r->v = v[3].v.i;
+	return 0;
+}
+
+long ts_test_read_m(ts_table *t, test_row **out)
+{
+	ts__snapshot s;
+	struct collect c = {0};
+	int rc = ts__snapshot_take(t, &s);
+	for (uint32_t i = 0; rc == 0 && i < s.nroots; i++)
+		rc = ts__snapshot_scan(&s, i, collect_row, &c);
+	ts__snapshot_release(&s);
+	if (rc < 0) {
+		free(c.rows);
+		return rc;
+	}
+	if (c.n)
+		qsort(c.rows, c.n, sizeof *c.rows, ts_test_row_cmp);
+	*out = c.rows;
+	return (long)c.n;
+}
