@@ -1,0 +1,244 @@
+/*
+ * cmd_ddl.c -- the commands that change what tables exist and what they
+ * hold: create, alter, drop.
+ *
+ * Each handler runs in three steps, each of which may end the run:
+ *   1. parse the arguments into a struct of its own (usage errors, exit 2;
+ *      nothing is opened before every argument has been checked);
+ *   2. open the database read-write (create alone may create the
+ *      directory; for the others a missing directory is an error);
+ *   3. make the change with the public API and report the library's
+ *      message on failure (exit 1).
+ * alter applies its changes in the order given; each is a schema change
+ * of its own, so a failure leaves the ones before it made, and the message
+ * says how many.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+
+/* ---- create ---- */
+
+struct create_args {
+	const char *table;
+	ts_column *columns;
+	int ncolumns;
+	char *key_text; /* the --key text, split in place */
+	const char *key[TS_KEY_COLUMNS_MAX];
+	int nkey;
+	int64_t ttl;
+};
+
+static void create_args_free(struct create_args *a)
+{
+	for (int i = 0; i < a->ncolumns; i++)
+		cli_column_free(&a->columns[i]);
+	free(a->columns);
+	free(a->key_text);
+}
+
+static int add_column(const struct cli *cli, struct create_args *a, const char *spec)
+{
+	ts_column *more = realloc(a->columns, (size_t)(a->ncolumns + 1) * sizeof *more);
+	if (!more)
+		return cli_fail(cli, "out of memory");
+	a->columns = more;
+	a->ncolumns++;
+	return cli_column_option(cli, "--column", spec, &a->columns[a->ncolumns - 1]);
+}
+
+/* One option of create; CLI_OK or the status to stop with. */
+static int create_option(const struct cli *cli, int c, struct create_args *a)
+{
+	switch (c) {
+	case 'c':
+		return add_column(cli, a, optarg);
+	case 'k':
+		free(a->key_text);
+		return cli_key_option(cli, optarg, &a->key_text, a->key, &a->nkey);
+	default:
+		return cli_duration_option(cli, "--ttl", optarg, &a->ttl);
+	}
+}
+
+static int parse_create(const struct cli *cli, int argc, char **argv, struct create_args *a)
+{
+	static const struct option opts[] = {
+		{"column", required_argument, NULL, 'c'},
+		{"key", required_argument, NULL, 'k'},
+		{"ttl", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const names[] = {"TABLE"};
+	int c, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		if ((status = create_option(cli, c, a)) != CLI_OK)
+			return status;
+	if (c == CLI_STOP)
+		return status;
+	if ((status = cli_operands(cli, argc, argv, names, 1, 1, &a->table)) != CLI_CONTINUE)
+		return status;
+	if (a->nkey == 0)
+		return cli_usage(cli, "missing --key");
+	return CLI_CONTINUE;
+}
+
+int cli_cmd_create(struct cli *cli, int argc, char **argv)
+{
+	struct create_args a = {0};
+	ts_db *db = NULL;
+	int rc, status = parse_create(cli, argc, argv, &a);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_open(cli, TS_OPEN_CREATE, &db)) != CLI_OK)
+		goto out;
+	rc = ts_create_keyed(db, a.table, a.columns, a.ncolumns, a.key, a.nkey, a.ttl);
+	if (rc < 0)
+		status = cli_fail_lib(cli, rc);
+out:
+	create_args_free(&a);
+	return cli_close(cli, db, status);
+}
+
+/* ---- alter ---- */
+
+enum change_kind { CHANGE_ADD, CHANGE_WIDEN, CHANGE_TTL };
+
+struct change {
+	enum change_kind kind;
+	ts_column column;   /* CHANGE_ADD */
+	const char *widen;  /* CHANGE_WIDEN: the column */
+	int64_t ttl;        /* CHANGE_TTL */
+};
+
+struct alter_args {
+	const char *table;
+	struct change *changes;
+	int nchanges;
+};
+
+static void alter_args_free(struct alter_args *a)
+{
+	for (int i = 0; i < a->nchanges; i++)
+		if (a->changes[i].kind == CHANGE_ADD)
+			cli_column_free(&a->changes[i].column);
+	free(a->changes);
+}
+
+/* Append a change of kind to a, zeroed; NULL when out of memory. */
+static struct change *new_change(struct alter_args *a, enum change_kind kind)
+{
+	struct change *more = realloc(a->changes, (size_t)(a->nchanges + 1) * sizeof *more);
+	if (!more)
+		return NULL;
+	a->changes = more;
+	memset(&more[a->nchanges], 0, sizeof *more);
+	more[a->nchanges].kind = kind;
+	return &more[a->nchanges++];
+}
+
+/* One option of alter; CLI_OK or the status to stop with. */
+static int alter_option(const struct cli *cli, int c, struct alter_args *a)
+{
+	struct change *ch = new_change(a, c == 'a' ? CHANGE_ADD : c == 'w' ? CHANGE_WIDEN : CHANGE_TTL);
+	if (!ch)
+		return cli_fail(cli, "out of memory");
+	switch (ch->kind) {
+	case CHANGE_ADD:
+		return cli_column_option(cli, "--add", optarg, &ch->column);
+	case CHANGE_WIDEN:
+		ch->widen = optarg;
+		return CLI_OK;
+	default:
+		return cli_duration_option(cli, "--ttl", optarg, &ch->ttl);
+	}
+}
+
+static int parse_alter(const struct cli *cli, int argc, char **argv, struct alter_args *a)
+{
+	static const struct option opts[] = {
+		{"add", required_argument, NULL, 'a'},
+		{"widen", required_argument, NULL, 'w'},
+		{"ttl", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const names[] = {"TABLE"};
+	int c, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		if ((status = alter_option(cli, c, a)) != CLI_OK)
+			return status;
+	if (c == CLI_STOP)
+		return status;
+	if ((status = cli_operands(cli, argc, argv, names, 1, 1, &a->table)) != CLI_CONTINUE)
+		return status;
+	if (a->nchanges == 0)
+		return cli_usage(cli, "nothing to change (want --add, --widen or --ttl)");
+	return CLI_CONTINUE;
+}
+
+static int apply_change(ts_table *t, const struct change *ch)
+{
+	switch (ch->kind) {
+	case CHANGE_ADD:
+		return ts_alter_add(t, &ch->column);
+	case CHANGE_WIDEN:
+		return ts_alter_widen(t, ch->widen);
+	default:
+		return ts_alter_ttl(t, ch->ttl);
+	}
+}
+
+/* Apply every change in order; stop at the first failure. */
+static int apply_changes(const struct cli *cli, ts_table *t, const struct alter_args *a)
+{
+	for (int i = 0; i < a->nchanges; i++) {
+		int rc = apply_change(t, &a->changes[i]);
+		if (rc < 0 && i == 0)
+			return cli_fail_lib(cli, rc);
+		if (rc < 0)
+			return cli_fail(cli, "%s (the %d change%s before it %s made)",
+			                *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc),
+			                i, i == 1 ? "" : "s", i == 1 ? "was" : "were");
+	}
+	return CLI_OK;
+}
+
+int cli_cmd_alter(struct cli *cli, int argc, char **argv)
+{
+	struct alter_args a = {0};
+	ts_db *db = NULL;
+	ts_table *t = NULL;
+	int status = parse_alter(cli, argc, argv, &a);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_open(cli, 0, &db)) != CLI_OK ||
+	    (status = cli_table_open(cli, db, a.table, &t)) != CLI_OK)
+		goto out;
+	status = apply_changes(cli, t, &a);
+out:
+	ts_table_close(t);
+	alter_args_free(&a);
+	return cli_close(cli, db, status);
+}
+
+/* ---- drop ---- */
+
+int cli_cmd_drop(struct cli *cli, int argc, char **argv)
+{
+	static const char *const names[] = {"TABLE"};
+	const char *table;
+	ts_db *db = NULL;
+	int rc, status = cli_parse_operands(cli, argc, argv, names, 1, 1, &table);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_open(cli, 0, &db)) != CLI_OK)
+		goto out;
+	if ((rc = ts_drop(db, table)) < 0)
+		status = cli_fail_lib(cli, rc);
+out:
+	return cli_close(cli, db, status);
+}

@@ -1,0 +1,189 @@
+/*
+ * tsstore.c -- the admin command: global options, the table of commands
+ * and the dispatch (DESIGN.md section 7).
+ *
+ *     tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]
+ *
+ * main() moves through fixed steps: parse the global options (which stop
+ * at the first operand, the command); choose the mode (-d, -s, else
+ * $TSSTORE_SOCKET if set, else -d ./tsstore-data); look the command up in
+ * `commands`; run its handler on argv from the command on, with getopt
+ * reset so that the handler parses its own options.  Every command of the
+ * contract is in the table so that it is recognised; those whose handler
+ * is NULL fail with "not implemented yet" rather than pretend.  Finally a
+ * failed write to stdout turns success into failure, so that output lost
+ * to a full disk or a closed pipe is never reported as done.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+	{"tables", cli_cmd_tables, "tables",
+	 "list the tables, one name per line"},
+	{"create", cli_cmd_create,
+	 "create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]",
+	 "create a table (a column ts of type timestamp is added when not given)"},
+	{"schema", cli_cmd_schema, "schema TABLE",
+	 "show the columns: name TAB type TAB default TAB key position (or -)"},
+	{"stats", cli_cmd_stats, "stats [TABLE]",
+	 "show the counters of TABLE, or of every table, as \"name: value\" lines"},
+	{"alter", cli_cmd_alter,
+	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]",
+	 "append columns, widen int32 columns to int64, set the TTL, in the order given"},
+	{"drop", cli_cmd_drop, "drop TABLE",
+	 "drop a table and remove its files"},
+	{"insert", NULL, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
+	 "insert rows from FILE or stdin, batched"},
+	{"query", NULL,
+	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]",
+	 "print the rows inside a key range and a time range"},
+	{"latest", NULL, "latest TABLE --prefix V,...",
+	 "print the newest row for the prefix"},
+	{"aggregate", NULL,
+	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--from T] [--to T]",
+	 "windowed statistics: count sum min max mean first last"},
+	{"flush", NULL, "flush [TABLE] [--before T]",
+	 "persist rows to on-disk tablets"},
+	{"check", NULL, "check [TABLE]",
+	 "verify every checksum and invariant; exit 1 on damage"},
+	{"snapshot", NULL, "snapshot DEST",
+	 "make a consistent copy of the database, safe to rsync"},
+	{"dump", NULL, "dump TABLE", "export the rows of a table as jsonl"},
+	{"load", NULL, "load TABLE", "import rows into a table from jsonl"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char help_options[] =
+	"Options:\n"
+	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ")\n"
+	"  -s SOCKET    go through tsstored at SOCKET (default $" CLI_SOCKET_ENV " if set;\n"
+	"               not implemented yet)\n"
+	"  -h, --help   show this help and exit (COMMAND --help: that command's usage)\n"
+	"  --version    show the version and exit\n";
+
+static const char help_notes[] =
+	"Types: int32 int64 double timestamp string blob.  A DEFAULT is decimal\n"
+	"(int32, int64), a number (double), a timestamp, text as is (string) or\n"
+	"hex (blob).  Timestamps: RFC 3339 (2026-11-21T10:00:00Z) or integer\n"
+	"nanoseconds.  Durations: <n><unit>, unit one of ns us ms s m h d w;\n"
+	"a TTL of 0 keeps rows forever.\n"
+	"Exit status: 0 success, 1 failure, 2 usage error.\n";
+
+static void print_help(FILE *f)
+{
+	fputs("usage: " CLI_PROGRAM " " CLI_GLOBAL_USAGE "\n\n", f);
+	fputs(help_options, f);
+	fputs("\nCommands:\n", f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %s\n      %s%s\n", commands[i].usage, commands[i].summary,
+		        commands[i].run ? "" : " (not implemented yet)");
+	fputc('\n', f);
+	fputs(help_notes, f);
+}
+
+static void print_version(FILE *f)
+{
+	fprintf(f, CLI_PROGRAM " %s", TS_VERSION_STRING);
+	if (strcmp(ts_version(), TS_VERSION_STRING) != 0)
+		fprintf(f, " (libtsstore %s)", ts_version());
+	fputc('\n', f);
+}
+
+/* One global option; CLI_CONTINUE, or the exit status to stop with. */
+static int global_option(struct cli *cli, int c, char **argv)
+{
+	switch (c) {
+	case 'd':
+		cli->datadir = optarg;
+		return CLI_CONTINUE;
+	case 's':
+		cli->socket = optarg;
+		return CLI_CONTINUE;
+	case 'h':
+		print_help(stdout);
+		return CLI_OK;
+	case 'V':
+		print_version(stdout);
+		return CLI_OK;
+	case ':':
+		return cli_usage(cli, "option %s needs an argument", argv[optind - 1]);
+	default:
+		return optopt && strncmp(argv[optind - 1], "--", 2) != 0
+		       ? cli_usage(cli, "unknown option -%c", optopt)
+		       : cli_usage(cli, "unknown option %s", argv[optind - 1]);
+	}
+}
+
+/* The options before the command, and the mode they choose. */
+static int parse_global(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *env = getenv(CLI_SOCKET_ENV), *word;
+	int c, status, index = -1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:d:s:h", opts, &index)) != -1) {
+		if (index >= 0 && (word = cli_abbreviated(argv, opts, index)))
+			return cli_usage(cli, "unknown option %s", word);
+		if ((status = global_option(cli, c, argv)) != CLI_CONTINUE)
+			return status;
+		index = -1;
+	}
+	if (cli->datadir && cli->socket)
+		return cli_usage(cli, "-d and -s cannot be used together");
+	if (!cli->datadir && !cli->socket && env && *env)
+		cli->socket = env;
+	if (!cli->datadir && !cli->socket)
+		cli->datadir = CLI_DEFAULT_DATADIR;
+	return CLI_CONTINUE;
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* Look up and run the command at argv[0]. */
+static int dispatch(struct cli *cli, int argc, char **argv)
+{
+	if (argc < 1)
+		return cli_usage(cli, "missing command");
+	if (!(cli->cmd = find_command(argv[0])))
+		return cli_usage(cli, "%s: unknown command", argv[0]);
+	if (!cli->cmd->run)
+		return cli_fail(cli, "not implemented yet");
+	optind = 0; /* a fresh getopt scan of the command's arguments */
+	return cli->cmd->run(cli, argc, argv);
+}
+
+/* Output that could not be written is a failure, whatever the command
+ * said. */
+static int finish_output(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		const char *why = strerror(errno);
+		fprintf(stderr, CLI_PROGRAM ": standard output: %s\n", why);
+		return status == CLI_OK ? CLI_FAILURE : status;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = {0};
+	int status = parse_global(&cli, argc, argv);
+	if (status == CLI_CONTINUE)
+		status = dispatch(&cli, argc - optind, argv + optind);
+	return finish_output(status);
+}

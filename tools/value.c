@@ -1,0 +1,221 @@
+/*
+ * value.c -- values as text, both ways: what a user types after "=" in a
+ * column spec (and, later, in rows and key prefixes), and what the tool
+ * prints in the tab-separated forms of DESIGN.md section 6.
+ *
+ * Parsing is strict: the whole text must be the value, with no leading or
+ * trailing blanks, so that a typo is an error rather than a silently
+ * different number.  Printing round-trips: every printed value parses back
+ * to the same value (doubles use the shortest exact form; strings are the
+ * exception, as their escapes are for reading, not for reparsing here).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value.h"
+
+static int is_integer_text(const char *text)
+{
+	const char *p = text + (*text == '-' || *text == '+');
+	return isdigit((unsigned char)*p);
+}
+
+static int parse_int(const char *text, ts_type type, ts_value *out,
+                     char *why, size_t whysz)
+{
+	int64_t min = type == TS_INT32 ? INT32_MIN : INT64_MIN;
+	int64_t max = type == TS_INT32 ? INT32_MAX : INT64_MAX;
+	char *end = NULL;
+	long long v = 0;
+	errno = 0;
+	if (is_integer_text(text))
+		v = strtoll(text, &end, 10);
+	if (!end || *end != '\0') {
+		snprintf(why, whysz, "\"%s\" is not a decimal integer", text);
+		return TS_EINVAL;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		snprintf(why, whysz, "%s is out of range for %s", text, ts_type_name(type));
+		return TS_ERANGE;
+	}
+	out->type = type;
+	out->v.i = v;
+	return 0;
+}
+
+static int parse_double(const char *text, ts_value *out, char *why, size_t whysz)
+{
+	char *end;
+	double d;
+	errno = 0;
+	d = strtod(text, &end);
+	if (end == text || *end != '\0' || isspace((unsigned char)*text)) {
+		snprintf(why, whysz, "\"%s\" is not a number", text);
+		return TS_EINVAL;
+	}
+	if (errno == ERANGE && isinf(d)) {
+		snprintf(why, whysz, "%s is out of range for double", text);
+		return TS_ERANGE;
+	}
+	*out = ts_double(d);
+	return 0;
+}
+
+static int parse_time(const char *text, ts_value *out, char *why, size_t whysz)
+{
+	int64_t ns;
+	int rc = ts_time_parse(text, &ns);
+	if (rc < 0) {
+		const char *msg = ts_errmsg(NULL);
+		snprintf(why, whysz, "%s", *msg ? msg : ts_strerror(rc));
+		return rc;
+	}
+	*out = ts_timestamp(ns);
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decode n hex digits of text into bytes; 0, or -1 at a non-digit. */
+static int decode_hex(const char *text, size_t n, unsigned char *bytes)
+{
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		bytes[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int parse_hex(const char *text, ts_value *out, char *why, size_t whysz)
+{
+	size_t n = strlen(text);
+	unsigned char *bytes;
+	if (n % 2 != 0) {
+		snprintf(why, whysz, "\"%s\" is not hex: odd number of digits", text);
+		return TS_EINVAL;
+	}
+	if (!(bytes = malloc(n / 2 + 1)))
+		return TS_ENOMEM;
+	if (decode_hex(text, n, bytes) < 0) {
+		free(bytes);
+		snprintf(why, whysz, "\"%s\" is not hex", text);
+		return TS_EINVAL;
+	}
+	*out = ts_blob(bytes, n / 2);
+	return 0;
+}
+
+static int copy_string(const char *text, ts_value *out)
+{
+	char *copy = strdup(text);
+	if (!copy)
+		return TS_ENOMEM;
+	*out = ts_stringn(copy, strlen(copy));
+	return 0;
+}
+
+int cli_value_parse(ts_type type, const char *text, ts_value *out,
+                    char *why, size_t whysz)
+{
+	*out = ts_none();
+	switch (type) {
+	case TS_INT32:
+	case TS_INT64:
+		return parse_int(text, type, out, why, whysz);
+	case TS_DOUBLE:
+		return parse_double(text, out, why, whysz);
+	case TS_TIMESTAMP:
+		return parse_time(text, out, why, whysz);
+	case TS_STRING:
+		return copy_string(text, out);
+	case TS_BLOB:
+		return parse_hex(text, out, why, whysz);
+	default:
+		snprintf(why, whysz, "type %s has no values", ts_type_name(type));
+		return TS_EINVAL;
+	}
+}
+
+void cli_value_free(ts_value *v)
+{
+	if (v->type == TS_STRING || v->type == TS_BLOB)
+		free((void *)v->v.s.ptr);
+	*v = ts_none();
+}
+
+/* The shortest "%.*g" that strtod reads back as exactly d. */
+static void print_double(FILE *f, double d)
+{
+	char buf[32];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	fputs(buf, f);
+}
+
+static void print_time(FILE *f, int64_t ns)
+{
+	char buf[TS_TIME_BUFSZ];
+	if (ts_time_format(ns, buf, sizeof buf) == 0)
+		fputs(buf, f);
+	else
+		fprintf(f, "%" PRId64, ns);
+}
+
+static void print_escaped(FILE *f, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\t')
+			fputs("\\t", f);
+		else if (p[i] == '\n')
+			fputs("\\n", f);
+		else if (p[i] == '\\')
+			fputs("\\\\", f);
+		else
+			fputc(p[i], f);
+	}
+}
+
+static void print_hex(FILE *f, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", p[i]);
+}
+
+void cli_value_print(FILE *f, const ts_value *v)
+{
+	switch (v->type) {
+	case TS_INT32:
+	case TS_INT64:
+		fprintf(f, "%" PRId64, v->v.i);
+		break;
+	case TS_DOUBLE:
+		print_double(f, v->v.d);
+		break;
+	case TS_TIMESTAMP:
+		print_time(f, v->v.i);
+		break;
+	case TS_STRING:
+		print_escaped(f, v->v.s.ptr, v->v.s.len);
+		break;
+	case TS_BLOB:
+		print_hex(f, v->v.s.ptr, v->v.s.len);
+		break;
+	default:
+		break;
+	}
+}
