@@ -71,11 +71,16 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
 
+BENCH_SRCS = $(sort $(wildcard bench/*.c))
+BENCH_OBJS = $(BENCH_SRCS:%.c=$(B)/%.o)
+BENCH_CFLAGS = $(if $(filter 1,$(HAVE_LMDB)),-DHAVE_LMDB $(LMDB_CFLAGS))
+BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS))
+
 CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
-.PHONY: all check unit-check run install uninstall clean distclean deps
+.PHONY: all check run install clean distclean deps bench bench-quick crash-test
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -137,6 +142,31 @@ $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC
 
 check: all $(UNIT_TESTS)
 	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(CLI_TESTS)
+
+# --- benchmarks ---------------------------------------------------------
+$(B)/bench/%.o: bench/%.c bench/bench.h include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS) -c $< -o $@
+
+$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(BENCH_LIBS)
+
+# make bench: every workload with its peers (installs the peers first).
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench
+	$(B)/bin/tsstore-bench --compare $(BENCH_ARGS)
+
+bench-quick: $(B)/bin/tsstore-bench
+	$(B)/bin/tsstore-bench --quick --compare
+
+# make crash-test N=1000: the SIGKILL crash loops, long.
+N ?= 1000
+crash-test: $(B)/tests/test_crash
+	TSSTORE_CRASH_ITERATIONS=$(N) $(B)/tests/test_crash
 
 # --- run ----------------------------------------------------------------
 run: all

@@ -1,0 +1,127 @@
+/*
+ * peers.c -- the engines tsstore is measured against, fed the same rows:
+ * an open-addressing hash table (the in-memory upper bound Rusher's store
+ * was compared with) and LMDB (MDB_NOSYNC), when its library is present.
+ * Both enforce key uniqueness, as tsstore does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+
+/* ---- open-addressing hash table: key -> copy of (key, values) ---- */
+
+struct hash {
+	unsigned char **slots;
+	size_t cap;
+	unsigned char *arena;
+	size_t used, size;
+};
+
+static void *hash_open(const char *dir)
+{
+	(void)dir;
+	struct hash *h = calloc(1, sizeof *h);
+	h->cap = 1 << 22;
+	h->slots = calloc(h->cap, sizeof *h->slots);
+	h->size = (size_t)1 << 30;
+	h->arena = malloc(h->size);
+	return h->slots && h->arena ? h : NULL;
+}
+
+static uint64_t hash_key(const unsigned char *k, size_t n)
+{
+	uint64_t x = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ k[i]) * 0x100000001b3u;
+	return x ^ (x >> 29);
+}
+
+static int hash_put(struct hash *h, const unsigned char *k, uint8_t n, const int64_t *v)
+{
+	size_t i = hash_key(k, n) & (h->cap - 1);
+	for (; h->slots[i]; i = (i + 1) & (h->cap - 1))
+		if (h->slots[i][0] == n && memcmp(h->slots[i] + 1, k, n) == 0)
+			return -1; /* duplicate */
+	size_t need = 1 + n + BENCH_VALUES * 8;
+	if (h->used + need > h->size)
+		return -1;
+	unsigned char *e = h->arena + h->used;
+	e[0] = n;
+	memcpy(e + 1, k, n);
+	memcpy(e + 1 + n, v, BENCH_VALUES * 8);
+	h->used += need;
+	h->slots[i] = e;
+	return 0;
+}
+
+static int hash_put_batch(void *hp, const bench_rows *r, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (hash_put(hp, r->key[i], r->klen[i], r->value[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static void hash_close(void *hp)
+{
+	struct hash *h = hp;
+	free(h->slots);
+	free(h->arena);
+	free(h);
+}
+
+const bench_peer bench_peer_hash = {"hash", hash_open, hash_put_batch, hash_close};
+
+/* ---- LMDB ---- */
+
+#ifdef HAVE_LMDB
+#include <lmdb.h>
+
+struct lmdb {
+	MDB_env *env;
+	MDB_dbi dbi;
+};
+
+static void *lmdb_open(const char *dir)
+{
+	struct lmdb *l = calloc(1, sizeof *l);
+	MDB_txn *txn;
+	if (!l || mdb_env_create(&l->env) || mdb_env_set_mapsize(l->env, (size_t)8 << 30) ||
+	    mdb_env_open(l->env, dir, MDB_NOSYNC, 0644) || mdb_txn_begin(l->env, NULL, 0, &txn) ||
+	    mdb_dbi_open(txn, NULL, 0, &l->dbi) || mdb_txn_commit(txn)) {
+		fprintf(stderr, "tsstore-bench: lmdb open failed\n");
+		return NULL;
+	}
+	return l;
+}
+
+static int lmdb_put_batch(void *lp, const bench_rows *r, size_t from, size_t to)
+{
+	struct lmdb *l = lp;
+	MDB_txn *txn;
+	if (mdb_txn_begin(l->env, NULL, 0, &txn))
+		return -1;
+	for (size_t i = from; i < to; i++) {
+		MDB_val k = {r->klen[i], (void *)r->key[i]}, v = {BENCH_VALUES * 8, (void *)r->value[i]};
+		if (mdb_put(txn, l->dbi, &k, &v, MDB_NOOVERWRITE)) {
+			mdb_txn_abort(txn);
+			return -1;
+		}
+	}
+	return mdb_txn_commit(txn) ? -1 : 0;
+}
+
+static void lmdb_close(void *lp)
+{
+	struct lmdb *l = lp;
+	mdb_env_close(l->env);
+	free(l);
+}
+
+const bench_peer bench_peer_lmdb = {"lmdb", lmdb_open, lmdb_put_batch, lmdb_close};
+#else
+const bench_peer bench_peer_lmdb = {NULL, NULL, NULL, NULL};
+#endif
