@@ -4,7 +4,7 @@
  * measured in the same run.  bench/README.md explains each workload.
  *
  *   tsstore-bench [--quick] [--compare] [--rows N] [--hosts H]
- *                 [--batch B] [--workload NAME]...
+ *                 [--batch B] [--no-peers] [--workload NAME]...
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@ struct config {
 	int compare;
 	const char *only[16];
 	int nonly;
+	int skip_peers;
 };
 
 static int wanted(const struct config *c, const char *name)
@@ -126,6 +127,8 @@ static void workload_absorb(const struct config *c, const bench_rows *r)
 	ts_table_close(t);
 	ts_close(db);
 	rmdir_tree(dir);
+	if (c->skip_peers)
+		return;
 	bench_result("absorb", "hash", "rows_per_sec", absorb_peer(&bench_peer_hash, r), "rows/s", p);
 	if (bench_peer_lmdb.name)
 		bench_result("absorb", "lmdb", "rows_per_sec", absorb_peer(&bench_peer_lmdb, r),
@@ -198,7 +201,7 @@ static void workload_absorb_readers(const struct config *c, const bench_rows *r)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] "
-	                "[--batch B] [--workload absorb|absorb_readers]...\n");
+	                "[--batch B] [--no-peers] [--workload absorb|absorb_readers]...\n");
 	exit(2);
 }
 
@@ -210,6 +213,8 @@ static void parse_args(int argc, char **argv, struct config *c)
 			c->rows = 100000;
 		else if (strcmp(a, "--compare") == 0)
 			c->compare = 1;
+		else if (strcmp(a, "--no-peers") == 0)
+			c->skip_peers = 1;
 		else if (strcmp(a, "--rows") == 0 && v && ++i)
 			c->rows = strtoul(v, NULL, 10);
 		else if (strcmp(a, "--hosts") == 0 && v && ++i)

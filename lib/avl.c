@@ -15,7 +15,9 @@
 #include "error.h"
 #include "key.h"
 
-#define HEIGHT_MASK UINT64_C(0xff)
+#define BAL_MASK UINT64_C(0x3)
+#define LEN_SHIFT 2
+enum { EVEN = 0, LEFT_TALL = 1, RIGHT_TALL = 2 };
 
 void ts__rowrec_key(ts__log *log, uint64_t lsn, const unsigned char **key, size_t *klen)
 {
@@ -29,26 +31,80 @@ void ts__rowrec_key(ts__log *log, uint64_t lsn, const unsigned char **key, size_
 	*key = k;
 }
 
-static int height(ts__log *log, uint64_t n)
+static int bal(const ts__node *n) { return (int)(n->row_b & BAL_MASK); }
+static unsigned node_short_len(const ts__node *n) { return (unsigned)(n->row_b & 0xff) >> LEN_SHIFT; }
+
+static void set_bal(ts__node *n, int b)
 {
-	return n ? (int)(ts__node_at(log, n)->row_h & HEIGHT_MASK) : 0;
+	n->row_b = (n->row_b & ~BAL_MASK) | (uint64_t)b;
 }
 
-static void set_height(ts__node *n, int h)
-{
-	n->row_h = (n->row_h & ~HEIGHT_MASK) | (uint64_t)h;
-}
+/*
+ * The descent.  A node holds its key's first 16 bytes (zero-padded), its
+ * last 8 (the ts) and, when the key is at most TS_NODE_SHORT bytes, its
+ * length; two such keys of equal length compare completely within the
+ * nodes.  Longer keys compare their first 8 bytes in the node, and ties
+ * read the row -- except that the nearest ancestors bounding the search
+ * on each side are tracked: once both share the probe's key up to its ts
+ * (its "stem", self-delimiting), every node between them does too (keys
+ * are sorted and the stem is a prefix), and the ts decides.  Every
+ * shortcut decides exactly what a full comparison of the keys would.
+ */
+enum { SAME_LO = 1, SAME_HI = 2 };
 
-/* Compare key with node n's key. */
-static int cmp_node(ts__log *log, const unsigned char *key, size_t klen, uint64_t kpfx,
-                    const ts__node *n)
+struct probe {
+	const unsigned char *key;
+	size_t klen;
+	unsigned short_len; /* klen when <= TS_NODE_SHORT, else 0 */
+	uint64_t kpfx, kpfx2, kts;
+};
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* Compare the probe with node N; *same says whether N shares its stem. */
+static int cmp_node(ts__log *log, const struct probe *p, const ts__node *N, unsigned bounds,
+                    int *same)
 {
-	if (kpfx != n->kpfx)
-		return kpfx < n->kpfx ? -1 : 1;
+	*same = 0;
+	if (p->kpfx != N->kpfx)
+		return cmp_u64(p->kpfx, N->kpfx);
+	if (p->short_len && p->short_len == node_short_len(N)) {
+		if (p->kpfx2 != N->kpfx2)
+			return cmp_u64(p->kpfx2, N->kpfx2);
+		*same = 1; /* 16 bytes cover the stem */
+		return cmp_u64(p->kts, N->kts);
+	}
+	if (bounds == (SAME_LO | SAME_HI)) {
+		*same = 1;
+		return cmp_u64(p->kts, N->kts);
+	}
 	const unsigned char *nk;
 	size_t nklen;
-	ts__rowrec_key(log, ts__node_row(n), &nk, &nklen);
-	return ts__key_cmp(key + 8, klen - 8, nk + 8, nklen - 8);
+	ts__rowrec_key(log, ts__node_row(N), &nk, &nklen);
+	/* kpfx covered the first 8 bytes: the stem, when the key is <= 16 */
+	*same = nklen == p->klen && (p->klen <= 16 || memcmp(nk + 8, p->key + 8, p->klen - 16) == 0);
+	return ts__key_cmp(p->key + 8, p->klen - 8, nk + 8, nklen - 8);
+}
+
+/* The bounds below N after comparing c with it. */
+static unsigned narrow(unsigned bounds, int c, int same)
+{
+	if (c < 0)
+		return (bounds & SAME_LO) | (same ? SAME_HI : 0);
+	return (bounds & SAME_HI) | (same ? SAME_LO : 0);
+}
+
+static void probe_init(struct probe *p, const unsigned char *key, size_t klen)
+{
+	unsigned char second[8] = {0};
+	if (klen > 8)
+		memcpy(second, key + 8, klen - 8 < 8 ? klen - 8 : 8);
+	p->key = key;
+	p->klen = klen;
+	p->short_len = klen <= TS_NODE_SHORT ? (unsigned)klen : 0;
+	p->kpfx = ts__kpfx(key);
+	p->kpfx2 = ts__load_be64(second);
+	p->kts = ts__load_be64(key + klen - 8);
 }
 
 /* Node *n made writable: copied to the tail unless created by this batch. */
@@ -69,106 +125,133 @@ static ts__node *writable(ts__avl_ins *ins, uint64_t *n)
 	return p;
 }
 
-static void update_height(ts__log *log, ts__node *n)
+/*
+ * Writable node N at *n whose left subtree just grew one taller:
+ * rebalance; returns whether the subtree at *n grew.  A node rotated
+ * here is on the insertion path (the side that grew), hence writable.
+ */
+static int grew_left(ts__avl_ins *ins, uint64_t *n, ts__node *N)
 {
-	int hl = height(log, n->left), hr = height(log, n->right);
-	set_height(n, 1 + (hl > hr ? hl : hr));
-}
-
-/* Rotations on writable nodes; return the new subtree root. */
-static uint64_t rotate_right(ts__log *log, uint64_t n)
-{
-	ts__node *N = ts__node_at(log, n);
+	if (bal(N) != LEFT_TALL) {
+		int grew = bal(N) == EVEN;
+		set_bal(N, grew ? LEFT_TALL : EVEN);
+		return grew;
+	}
 	uint64_t l = N->left;
-	ts__node *L = ts__node_at(log, l);
-	N->left = L->right;
-	L->right = n;
-	update_height(log, N);
-	update_height(log, L);
-	return l;
+	ts__node *L = ts__node_at(ins->log, l);
+	assert(l >= ins->batch && bal(L) != EVEN);
+	if (bal(L) == LEFT_TALL) { /* single right rotation */
+		N->left = L->right;
+		L->right = *n;
+		set_bal(N, EVEN);
+		set_bal(L, EVEN);
+		*n = l;
+		return 0;
+	}
+	uint64_t lr = L->right; /* double rotation: lr comes up */
+	ts__node *LR = ts__node_at(ins->log, lr);
+	assert(lr >= ins->batch);
+	L->right = LR->left;
+	N->left = LR->right;
+	LR->left = l;
+	LR->right = *n;
+	set_bal(L, bal(LR) == RIGHT_TALL ? LEFT_TALL : EVEN);
+	set_bal(N, bal(LR) == LEFT_TALL ? RIGHT_TALL : EVEN);
+	set_bal(LR, EVEN);
+	*n = lr;
+	return 0;
 }
 
-static uint64_t rotate_left(ts__log *log, uint64_t n)
+/* The mirror image of grew_left. */
+static int grew_right(ts__avl_ins *ins, uint64_t *n, ts__node *N)
 {
-	ts__node *N = ts__node_at(log, n);
+	if (bal(N) != RIGHT_TALL) {
+		int grew = bal(N) == EVEN;
+		set_bal(N, grew ? RIGHT_TALL : EVEN);
+		return grew;
+	}
 	uint64_t r = N->right;
-	ts__node *R = ts__node_at(log, r);
-	N->right = R->left;
-	R->left = n;
-	update_height(log, N);
-	update_height(log, R);
-	return r;
+	ts__node *R = ts__node_at(ins->log, r);
+	assert(r >= ins->batch && bal(R) != EVEN);
+	if (bal(R) == RIGHT_TALL) { /* single left rotation */
+		N->right = R->left;
+		R->left = *n;
+		set_bal(N, EVEN);
+		set_bal(R, EVEN);
+		*n = r;
+		return 0;
+	}
+	uint64_t rl = R->left; /* double rotation: rl comes up */
+	ts__node *RL = ts__node_at(ins->log, rl);
+	assert(rl >= ins->batch);
+	R->left = RL->right;
+	N->right = RL->left;
+	RL->right = r;
+	RL->left = *n;
+	set_bal(R, bal(RL) == LEFT_TALL ? RIGHT_TALL : EVEN);
+	set_bal(N, bal(RL) == RIGHT_TALL ? LEFT_TALL : EVEN);
+	set_bal(RL, EVEN);
+	*n = rl;
+	return 0;
 }
 
-/* Restore balance at writable node n whose child on the insertion path
- * changed; every node rotated here is on that path. */
-static uint64_t rebalance(ts__avl_ins *ins, uint64_t n)
-{
-	ts__log *log = ins->log;
-	ts__node *N = ts__node_at(log, n);
-	int hl = height(log, N->left), hr = height(log, N->right);
-	if (hl > hr + 1) {
-		ts__node *L = ts__node_at(log, N->left);
-		assert(N->left >= ins->batch);
-		if (height(log, L->left) < height(log, L->right))
-			N->left = rotate_left(log, N->left);
-		return rotate_right(log, n);
-	}
-	if (hr > hl + 1) {
-		ts__node *R = ts__node_at(log, N->right);
-		assert(N->right >= ins->batch);
-		if (height(log, R->right) < height(log, R->left))
-			N->right = rotate_right(log, N->right);
-		return rotate_left(log, n);
-	}
-	set_height(N, 1 + (hl > hr ? hl : hr));
-	return n;
-}
-
-static uint64_t new_leaf(ts__avl_ins *ins, uint64_t kpfx)
+static uint64_t new_leaf(ts__avl_ins *ins, const struct probe *p)
 {
 	uint64_t lsn;
-	void *p;
-	int rc = ts__log_alloc(ins->log, sizeof(ts__node), &lsn, &p);
+	void *mem;
+	int rc = ts__log_alloc(ins->log, sizeof(ts__node), &lsn, &mem);
 	if (rc < 0) {
 		ins->err = rc;
 		return 0;
 	}
-	ts__node *n = p;
-	n->kpfx = kpfx;
+	ts__node *n = mem;
+	n->kpfx = p->kpfx;
+	n->kpfx2 = p->kpfx2;
+	n->kts = p->kts;
 	n->left = n->right = 0;
-	n->row_h = ins->row << 8 | 1;
+	n->row_b = ins->row << 8 | p->short_len << LEN_SHIFT | EVEN;
 	ins->copied++;
 	return lsn;
 }
 
-/* Insert below n; returns the new subtree root (n itself on failure). */
-static uint64_t insert(ts__avl_ins *ins, uint64_t n, uint64_t kpfx)
+/* Insert below *n, which then names the new subtree root; returns whether
+ * that subtree grew taller. */
+static int insert(ts__avl_ins *ins, const struct probe *p, uint64_t *n, unsigned bounds)
 {
-	if (!n)
-		return new_leaf(ins, kpfx);
-	ts__node *N = ts__node_at(ins->log, n);
-	int c = cmp_node(ins->log, ins->key, ins->klen, kpfx, N);
+	if (!*n) {
+		*n = new_leaf(ins, p);
+		return *n != 0;
+	}
+	const ts__node *N = ts__node_at(ins->log, *n);
+	int same, c = cmp_node(ins->log, p, N, bounds, &same);
 	if (c == 0) {
 		ins->found = ts__node_row(N);
-		return n;
+		return 0;
 	}
-	uint64_t child = insert(ins, c < 0 ? N->left : N->right, kpfx);
-	if (ins->found || ins->err || !(N = writable(ins, &n)))
-		return n;
-	if (c < 0)
-		N->left = child;
-	else
-		N->right = child;
-	return rebalance(ins, n);
+	uint64_t child = c < 0 ? N->left : N->right, old = child;
+	int grew = insert(ins, p, &child, narrow(bounds, c, same));
+	if (ins->found || ins->err || (child == old && !grew))
+		return 0; /* failed, or changed in place below: nothing to do here */
+	ts__node *W = writable(ins, n);
+	if (!W)
+		return 0;
+	if (c < 0) {
+		W->left = child;
+		return grew ? grew_left(ins, n, W) : 0;
+	}
+	W->right = child;
+	return grew ? grew_right(ins, n, W) : 0;
 }
 
 int ts__avl_insert(ts__avl_ins *ins, uint64_t *root)
 {
+	struct probe p;
 	assert(ins->klen >= 8);
+	probe_init(&p, ins->key, ins->klen);
 	ins->found = 0;
 	ins->err = 0;
-	uint64_t r = insert(ins, *root, ts__kpfx(ins->key));
+	uint64_t r = *root;
+	insert(ins, &p, &r, 0);
 	if (ins->err)
 		return ins->err;
 	if (ins->found)
@@ -180,14 +263,17 @@ int ts__avl_insert(ts__avl_ins *ins, uint64_t *root)
 int ts__avl_find(ts__log *log, uint64_t root, const unsigned char *key,
                  size_t klen, uint64_t *row)
 {
-	uint64_t kpfx = ts__kpfx(key);
+	struct probe p;
+	unsigned bounds = 0;
+	probe_init(&p, key, klen);
 	while (root) {
 		const ts__node *N = ts__node_at(log, root);
-		int c = cmp_node(log, key, klen, kpfx, N);
+		int same, c = cmp_node(log, &p, N, bounds, &same);
 		if (c == 0) {
 			*row = ts__node_row(N);
 			return 1;
 		}
+		bounds = narrow(bounds, c, same);
 		root = c < 0 ? N->left : N->right;
 	}
 	return 0;
@@ -271,7 +357,11 @@ static long check(ts__log *log, uint64_t n, const unsigned char **lo, size_t *lo
 	if (cl < 0)
 		return -1;
 	ts__rowrec_key(log, ts__node_row(N), &key, &klen);
-	if (klen < 8 || ts__kpfx(key) != N->kpfx || (*lo && ts__key_cmp(*lo, *lolen, key, klen) >= 0))
+	struct probe p;
+	if (klen >= 8)
+		probe_init(&p, key, klen);
+	if (klen < 8 || p.kpfx != N->kpfx || p.kpfx2 != N->kpfx2 || p.kts != N->kts ||
+	    p.short_len != node_short_len(N) || (*lo && ts__key_cmp(*lo, *lolen, key, klen) >= 0))
 		return ts__fail(TS_ECORRUPT, "tree node at %llu is out of order",
 		                (unsigned long long)n), -1;
 	*lo = key;
@@ -280,7 +370,8 @@ static long check(ts__log *log, uint64_t n, const unsigned char **lo, size_t *lo
 	if (cr < 0)
 		return -1;
 	*h = 1 + (hl > hr ? hl : hr);
-	if ((N->row_h & HEIGHT_MASK) != (uint64_t)*h || hl - hr > 1 || hr - hl > 1)
+	int want = hl == hr ? EVEN : hl == hr + 1 ? LEFT_TALL : hr == hl + 1 ? RIGHT_TALL : -1;
+	if (bal(N) != want)
 		return ts__fail(TS_ECORRUPT, "tree node at %llu is unbalanced",
 		                (unsigned long long)n), -1;
 	return cl + cr + 1;

@@ -10,9 +10,12 @@
  * visible to anyone yet and are updated in place, so a batch copies each
  * touched node at most once.
  *
- * A node is 32 bytes: the first 8 key bytes as a big-endian integer (most
- * comparisons end there), the two children, and the row's LSN with the
- * subtree height in its low byte.
+ * A node is 48 bytes: the first 16 and the last 8 key bytes (the last
+ * are the ts) as big-endian integers, so that most comparisons never touch
+ * the row; the two children; and the row's LSN with, in its low byte, the
+ * key's length when short and the AVL balance (which side is taller, if
+ * either).  Balances rather than heights let an insert rebalance from the
+ * path alone, never reading a sibling.
  */
 #ifndef TS_AVL_H
 #define TS_AVL_H
@@ -21,18 +24,23 @@
 #include "log.h"
 
 typedef struct ts__node {
-	uint64_t kpfx;
+	uint64_t kpfx;  /* key bytes 0..8, big-endian */
+	uint64_t kpfx2; /* key bytes 8..16, zero-padded, big-endian */
+	uint64_t kts;   /* the last 8 key bytes (the encoded ts), big-endian */
 	uint64_t left, right;
-	uint64_t row_h; /* row LSN << 8 | height */
+	uint64_t row_b; /* row LSN << 8 | short length << 2 | balance */
 } ts__node;
 
 _Static_assert(sizeof(ts__node) == TS_NODE_SIZE, "node layout");
+
+/* Keys up to this long are compared within the nodes alone. */
+#define TS_NODE_SHORT 24
 
 static inline ts__node *ts__node_at(ts__log *log, uint64_t lsn)
 {
 	return (ts__node *)ts__log_ptr(log, lsn);
 }
-static inline uint64_t ts__node_row(const ts__node *n) { return n->row_h >> 8; }
+static inline uint64_t ts__node_row(const ts__node *n) { return n->row_b >> 8; }
 
 /* The first 8 bytes of a key (at least 8 long) as a big-endian integer. */
 static inline uint64_t ts__kpfx(const unsigned char *key)

@@ -36,16 +36,11 @@
 #define SEG_MASK (TS_SEG_DATA - 1)
 #define RING_MASK (TS_LOG_RING - 1)
 
-struct slot {
-	_Atomic uint64_t segp1; /* segment number + 1, 0 = empty */
-	unsigned char *base;    /* the mapping, header page included */
-};
-
 struct ts__log {
+	ts__log_slot ring[TS_LOG_RING]; /* first: ts__log_ptr reads it inline */
 	char *dir;
 	int readonly;
 	pthread_mutex_t mu;       /* mapping slots; refreshing head (read-only) */
-	struct slot ring[TS_LOG_RING];
 	uint64_t tail, batch, synced;
 	int in_batch;
 	_Atomic uint64_t head;
@@ -126,7 +121,7 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 static int map_seg(ts__log *log, uint64_t seg, int create)
 {
 	char path[TS_PATH_MAX];
-	struct slot *s = &log->ring[seg & RING_MASK];
+	ts__log_slot *s = &log->ring[seg & RING_MASK];
 	int rc, fd, fresh = 0, prot = log->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1)
 		return 0;
@@ -165,10 +160,10 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 	return 0;
 }
 
-void *ts__log_ptr(ts__log *log, uint64_t lsn)
+void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 {
 	uint64_t seg = seg_of(lsn);
-	struct slot *s = &log->ring[seg & RING_MASK];
+	ts__log_slot *s = &log->ring[seg & RING_MASK];
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
 		if (!log->readonly)
 			return NULL;
@@ -326,7 +321,7 @@ static int erase_after(ts__log *log, const uint64_t *segs, size_t n)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (segs[i] > tseg) {
-			struct slot *s = &log->ring[segs[i] & RING_MASK];
+			ts__log_slot *s = &log->ring[segs[i] & RING_MASK];
 			if (atomic_load(&s->segp1) == segs[i] + 1) {
 				munmap(s->base, TS_SEG_FILE_SIZE);
 				s->base = NULL;
@@ -392,7 +387,7 @@ static void publish(ts__log *log, uint64_t lsn)
 
 static void set_clean(ts__log *log, uint32_t clean)
 {
-	struct slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
+	ts__log_slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
 	if (atomic_load(&s->segp1) != seg_of(log->tail) + 1)
 		return;
 	ts__store_u32(s->base + TS_SEGH_OFF_CLEAN, clean);
@@ -407,7 +402,7 @@ static int recover(ts__log *log, uint64_t start)
 	if (rc == 0)
 		rc = map_all(log, segs, n);
 	if (rc == 0) {
-		struct slot *last = n ? &log->ring[segs[n - 1] & RING_MASK] : NULL;
+		ts__log_slot *last = n ? &log->ring[segs[n - 1] & RING_MASK] : NULL;
 		log->was_clean = !last || ts__load_u32(last->base + TS_SEGH_OFF_CLEAN) == 1;
 		scan(log, start);
 		if (!log->readonly && (rc = erase_after(log, segs, n)) == 0) {
@@ -507,7 +502,7 @@ static int reserve(ts__log *log, uint64_t n)
 {
 	if (n > TS_SEG_DATA)
 		return ts__fail(TS_ETOOBIG, "log record of %" PRIu64 " bytes is larger than a segment", n);
-	struct slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
+	ts__log_slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
 	if (seg_left(log->tail) >= n && atomic_load_explicit(&s->segp1, memory_order_relaxed) ==
 	                                     seg_of(log->tail) + 1)
 		return 0;

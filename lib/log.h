@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits.h"
 #include "log_format.h"
 
 /* One filling tablet as named by a commit (TS_ROOT_SIZE bytes on disk). */
@@ -55,9 +56,27 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **ou
 /* Sync (writable logs), mark clean when clean is set, unmap, free. */
 void ts__log_close(ts__log *log, int clean);
 
+/* A segment slot.  The ring of them is the first member of every
+ * ts__log, so that the address lookup below inlines. */
+typedef struct ts__log_slot {
+	_Atomic uint64_t segp1; /* segment number + 1, 0 = empty */
+	unsigned char *base;    /* the mapping, header page included */
+} ts__log_slot;
+
+/* ts__log_ptr when the segment is not mapped in its slot: maps it
+ * (read-only logs) or returns NULL. */
+void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
+
 /* Address of lsn, or NULL when its segment is gone or unreadable.  The
  * caller guarantees [lsn, lsn + n) lies inside one record it was given. */
-void *ts__log_ptr(ts__log *log, uint64_t lsn);
+static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
+{
+	uint64_t seg = lsn >> TS_SEG_DATA_SHIFT;
+	ts__log_slot *s = &((ts__log_slot *)(void *)log)[seg & (TS_LOG_RING - 1)];
+	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
+		return s->base + TS_SEG_HEADER + (lsn & (TS_SEG_DATA - 1));
+	return ts__log_ptr_slow(log, lsn);
+}
 
 /* The newest published commit (0 = none); read-only logs first check the
  * writer's HEAD for a newer one. */

@@ -40,8 +40,9 @@
  * zero padding to 8. */
 #define TS_ROWREC_HEADER 8
 
-/* AVL node: u64 key prefix, u64 left, u64 right, u64 row<<8 | height. */
-#define TS_NODE_SIZE 32
+/* AVL node: u64 key bytes 0..8, u64 key bytes 8..16, u64 last 8 key
+ * bytes, u64 left, u64 right, u64 row<<8 | short key length<<2 | balance. */
+#define TS_NODE_SIZE 48
 
 /* Commit record: ends every batch. */
 #define TS_COMMIT_MAGIC 0x4d435354u     /* "TSCM" little-endian */
