@@ -4,7 +4,10 @@
  * measured in the same run.  bench/README.md explains each workload.
  *
  *   tsstore-bench [--quick] [--compare] [--rows N] [--hosts H]
- *                 [--batch B] [--no-peers] [--workload NAME]...
+ *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
+ *
+ * Each engine runs R times (default 3, 1 with --quick), taking turns
+ * with the others; the best run is reported.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 struct config {
 	size_t rows, hosts, batch;
+	int repeat;               /* runs of each engine; the best is reported */
 	int compare;
 	const char *only[16];
 	int nonly;
@@ -116,23 +120,41 @@ static void params(char *buf, size_t size, const struct config *c, const char *e
 	         c->batch, extra ? "," : "", extra ? extra : "");
 }
 
-static void workload_absorb(const struct config *c, const bench_rows *r)
+static double absorb_tsstore_fresh(const bench_rows *r)
 {
-	char p[256];
-	params(p, sizeof p, c, "\"sync\":\"none\"");
 	char *dir = tmpdir();
 	ts_db *db;
 	ts_table *t = open_tsstore(dir, &db);
-	bench_result("absorb", "tsstore", "rows_per_sec", absorb_tsstore(r, t), "rows/s", p);
+	double rate = absorb_tsstore(r, t);
 	ts_table_close(t);
 	ts_close(db);
 	rmdir_tree(dir);
+	return rate;
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* The engines take turns, c->repeat times each, so that a noisy spell of
+ * the shared machine hits them alike; each reports its best run. */
+static void workload_absorb(const struct config *c, const bench_rows *r)
+{
+	char p[256];
+	double ts = 0, hash = 0, lmdb = 0;
+	params(p, sizeof p, c, "\"sync\":\"none\"");
+	for (int i = 0; i < c->repeat; i++) {
+		ts = max2(ts, absorb_tsstore_fresh(r));
+		if (c->skip_peers)
+			continue;
+		hash = max2(hash, absorb_peer(&bench_peer_hash, r));
+		if (bench_peer_lmdb.name)
+			lmdb = max2(lmdb, absorb_peer(&bench_peer_lmdb, r));
+	}
+	bench_result("absorb", "tsstore", "rows_per_sec", ts, "rows/s", p);
 	if (c->skip_peers)
 		return;
-	bench_result("absorb", "hash", "rows_per_sec", absorb_peer(&bench_peer_hash, r), "rows/s", p);
+	bench_result("absorb", "hash", "rows_per_sec", hash, "rows/s", p);
 	if (bench_peer_lmdb.name)
-		bench_result("absorb", "lmdb", "rows_per_sec", absorb_peer(&bench_peer_lmdb, r),
-		             "rows/s", p);
+		bench_result("absorb", "lmdb", "rows_per_sec", lmdb, "rows/s", p);
 }
 
 /* ---- absorb with readers scanning ---- */
@@ -166,42 +188,53 @@ static void *scan_main(void *arg)
 	return NULL;
 }
 
+/* One absorb run with readers scanning threads; returns rows/s and adds
+ * the rows they scanned to *scanned. */
+static double absorb_with_readers(const bench_rows *r, int readers, long *scanned)
+{
+	struct scanner s[2];
+	pthread_t th[2];
+	char *dir = tmpdir();
+	ts_db *db;
+	ts_table *t = open_tsstore(dir, &db);
+	for (int i = 0; i < readers; i++) {
+		s[i] = (struct scanner){.t = t};
+		pthread_create(&th[i], NULL, scan_main, &s[i]);
+	}
+	double rate = absorb_tsstore(r, t);
+	for (int i = 0; i < readers; i++) {
+		s[i].stop = 1;
+		pthread_join(th[i], NULL);
+		*scanned += s[i].rows;
+	}
+	ts_table_close(t);
+	ts_close(db);
+	rmdir_tree(dir);
+	return rate;
+}
+
 static void workload_absorb_readers(const struct config *c, const bench_rows *r)
 {
-	char p[256];
-	for (int readers = 0; readers <= 2; readers += 2) {
-		struct scanner s[2];
-		pthread_t th[2];
-		char *dir = tmpdir();
-		ts_db *db;
-		ts_table *t = open_tsstore(dir, &db);
-		for (int i = 0; i < readers; i++) {
-			s[i] = (struct scanner){.t = t};
-			pthread_create(&th[i], NULL, scan_main, &s[i]);
-		}
-		double rate = absorb_tsstore(r, t);
-		long scanned = 0;
-		for (int i = 0; i < readers; i++) {
-			s[i].stop = 1;
-			pthread_join(th[i], NULL);
-			scanned += s[i].rows;
-		}
-		char extra[96];
+	char p[256], extra[96];
+	static const char *engine[3] = {"tsstore", "tsstore_1reader", "tsstore_2readers"};
+	double best[3] = {0, 0, 0};
+	long scanned[3] = {0, 0, 0};
+	for (int i = 0; i < c->repeat; i++)
+		for (int k = 0; k < 3; k++)
+			best[k] = max2(best[k], absorb_with_readers(r, k, &scanned[k]));
+	for (int k = 0; k < 3; k++) {
 		snprintf(extra, sizeof extra, "\"sync\":\"none\",\"readers\":%d,\"rows_scanned\":%ld",
-		         readers, scanned);
+		         k, scanned[k] / c->repeat);
 		params(p, sizeof p, c, extra);
-		bench_result("absorb_readers", readers ? "tsstore_2readers" : "tsstore",
-		             "rows_per_sec", rate, "rows/s", p);
-		ts_table_close(t);
-		ts_close(db);
-		rmdir_tree(dir);
+		bench_result("absorb_readers", engine[k], "rows_per_sec", best[k], "rows/s", p);
 	}
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] "
-	                "[--batch B] [--no-peers] [--workload absorb|absorb_readers]...\n");
+	                "[--batch B] [--repeat R] [--no-peers]\n"
+	                "                     [--workload absorb|absorb_readers]...\n");
 	exit(2);
 }
 
@@ -209,10 +242,14 @@ static void parse_args(int argc, char **argv, struct config *c)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--quick") == 0)
+		if (strcmp(a, "--quick") == 0) {
 			c->rows = 100000;
+			c->repeat = 1;
+		}
 		else if (strcmp(a, "--compare") == 0)
 			c->compare = 1;
+		else if (strcmp(a, "--repeat") == 0 && v && ++i)
+			c->repeat = atoi(v);
 		else if (strcmp(a, "--no-peers") == 0)
 			c->skip_peers = 1;
 		else if (strcmp(a, "--rows") == 0 && v && ++i)
@@ -226,13 +263,13 @@ static void parse_args(int argc, char **argv, struct config *c)
 		else
 			usage();
 	}
-	if (!c->rows || !c->hosts || !c->batch)
+	if (!c->rows || !c->hosts || !c->batch || c->repeat < 1)
 		usage();
 }
 
 int main(int argc, char **argv)
 {
-	struct config c = {.rows = 2000000, .hosts = 1000, .batch = 512};
+	struct config c = {.rows = 2000000, .hosts = 1000, .batch = 512, .repeat = 3};
 	bench_rows r;
 	parse_args(argc, argv, &c);
 	struct timespec now;
