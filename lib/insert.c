@@ -118,11 +118,15 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 		rc = ts__filling_commit(&t->fill, nrows, now);
 	else
 		ts__filling_abort(&t->fill);
-	if (rc == 0 && t->db->opts.sync == TS_SYNC_COMMIT)
-		rc = ts__log_sync(t->log);
-	if (rc < 0)
+	if (rc < 0) {
 		t->rows_rejected += nrows;
-	return rc;
+		return rc;
+	}
+	/* Committed and visible; in commit mode it must also be durable, and
+	 * if the sync fails the caller learns that a crash may lose it. */
+	if (t->db->opts.sync == TS_SYNC_COMMIT && (rc = ts__log_sync(t->log)) < 0)
+		return ts__context(rc, "the batch is committed but not yet durable");
+	return 0;
 }
 
 int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)

@@ -447,9 +447,12 @@ static int recover(ts__log *log, uint64_t start)
 	if (rc == 0)
 		rc = map_all(log, segs, n);
 	if (rc == 0) {
-		ts__log_slot *last = n ? &log->ring[segs[n - 1] & RING_MASK] : NULL;
-		log->was_clean = !last || ts__load_u32(last->base + TS_SEGH_OFF_CLEAN) == 1;
 		scan(log, start);
+		/* The flag is in the segment holding the tail (set_clean); a
+		 * segment prepared beyond it has never been written. */
+		ts__log_slot *ts = &log->ring[seg_of(log->tail) & RING_MASK];
+		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log->tail) + 1 &&
+		                            ts__load_u32(ts->base + TS_SEGH_OFF_CLEAN) == 1);
 		if (!log->readonly && (rc = erase_after(log, segs, n)) == 0) {
 			log->synced = log->tail;
 			set_clean(log, 0);

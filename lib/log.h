@@ -116,7 +116,8 @@ void ts__log_abort(ts__log *log);
 /* Make every published commit durable (msync).  Returns 0 or TS_EIO. */
 int ts__log_sync(ts__log *log);
 
-/* Bytes appended since open (for stats). */
+/* The LSN the next record will get: bytes of log ever written, counting
+ * each segment as full once the tail moved past it (for stats). */
 uint64_t ts__log_tail(const ts__log *log);
 
 #endif

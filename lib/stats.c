@@ -1,7 +1,9 @@
 /*
  * stats.c -- a table's counters as name/value pairs, the one shape that
  * the daemon (JSON), the mount (the stats file) and the admin command all
- * print.  Counters are added here as the engines that move them land.
+ * print.  Counters are added here as the engines that move them land:
+ * the descriptor's, the on-disk tablets', the filling tablets' and the
+ * writer's (since this process opened the table).
  */
 #include "db.h"
 #include "error.h"
@@ -13,6 +15,35 @@ static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 		out[*n].value = v;
 	}
 	(*n)++;
+}
+
+/* The filling tablets as the newest commit names them (so read-only
+ * handles see the writer's), and the writer's counters since it opened. */
+static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
+{
+	ts__commit c;
+	ts__root r;
+	uint64_t rows = 0, bytes = 0, head = t->log ? ts__log_head(t->log) : 0;
+	uint32_t nroots = 0;
+	if (head && ts__log_read_commit(t->log, head, &c) == 0) {
+		nroots = c.nroots;
+		for (uint32_t i = 0; i < c.nroots; i++) {
+			ts__commit_root(&c, i, &r);
+			rows += r.rows;
+			bytes += r.bytes;
+		}
+	}
+	put(out, room, count, "filling_tablets", nroots);
+	put(out, room, count, "filling_rows", (int64_t)rows);
+	put(out, room, count, "filling_bytes", (int64_t)bytes);
+	put(out, room, count, "rows_inserted", (int64_t)t->fill.rows);
+	put(out, room, count, "batches_committed", (int64_t)t->fill.batches);
+	put(out, room, count, "rows_rejected", (int64_t)t->rows_rejected);
+	put(out, room, count, "log_nodes_written", (int64_t)t->fill.nodes_written);
+	put(out, room, count, "log_tail_lsn", t->log ? (int64_t)ts__log_tail(t->log) : 0);
+	put(out, room, count, "log_recovered_commits",
+	    t->log ? (int64_t)ts__log_recovered_commits(t->log) : 0);
+	put(out, room, count, "log_opened_clean", t->log ? ts__log_was_clean(t->log) : 1);
 }
 
 int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
@@ -34,6 +65,7 @@ int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);
+	put_filling(t, out, room, &count);
 	ts__table_unlock(t);
 	*n = count < room ? count : room;
 	return 0;
