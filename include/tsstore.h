@@ -223,6 +223,10 @@ TS_EXTERN int ts_duration_format(int64_t ns, char *buf, size_t size);
 #define TS_COLUMNS_MAX 1024     /* most columns in a table */
 #define TS_KEY_COLUMNS_MAX 16   /* most primary-key columns, ts included */
 #define TS_VALUE_MAX (1u << 24) /* longest string or blob value, bytes */
+/* Longest string or blob column default, bytes.  Every schema version of a
+ * table repeats all its defaults in the table's descriptor, so defaults are
+ * kept far smaller than values. */
+#define TS_COLUMN_DEFAULT_MAX (1u << 16)
 
 /* One column: name, type and default.  A default of type TS_NONE means the
  * type's zero value: 0, 0.0, "" or the empty blob (for ts: now). */
@@ -312,10 +316,12 @@ TS_EXTERN int ts_sync_mode_parse(const char *text, ts_sync_mode *out);
  * clock is frozen at that instant (for tests).
  * path: the database directory.  opts: options or NULL.  out: receives the
  * handle, NULL on failure.
+ * ts_open reads no table's files: a damaged table is reported when it is
+ * opened (ts_table_open), so one bad table never keeps the others out.
  * Returns 0; TS_ENOENT when path does not exist and TS_OPEN_CREATE is not
  * set; TS_ELOCKED when another handle or process holds the write lock;
- * TS_EIO for other system failures; TS_ECORRUPT when a table's DESCRIPTOR
- * is damaged (ts_errmsg names it); TS_EINVAL for bad options; TS_ENOMEM.
+ * TS_EIO for other system failures; TS_EINVAL for bad options or a path
+ * that is not a directory; TS_ENOMEM.
  */
 TS_EXTERN int ts_open(const char *path, const ts_options *opts, ts_db **out);
 
@@ -361,10 +367,15 @@ TS_EXTERN void ts_free_names(char **names);
  * into it (ts last); schema->ttl the TTL (0 = forever).  version is
  * ignored.  When no column is named "ts", a timestamp column "ts" is
  * added right after the last other key column.  Defaults must have the
- * column's type (an int32 default may be given as TS_INT64 if in range).
+ * column's type (an int32 default may be given as TS_INT64 if in range);
+ * a string or blob default is at most TS_COLUMN_DEFAULT_MAX bytes.
  * Returns 0; TS_EINVAL for a bad table name; TS_ESCHEMA for an invalid
- * schema (ts_errmsg names the column and why); TS_EEXIST when the table
- * exists; TS_EREADONLY; TS_EIO; TS_ENOMEM.
+ * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
+ * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
+ * (64 MiB: many columns with long defaults); TS_EEXIST when the table
+ * exists; TS_EREADONLY; TS_EIO (also when the database directory could
+ * not be synced after the table was put in place: the table then exists,
+ * but may not survive a power loss); TS_ENOMEM.
  */
 TS_EXTERN int ts_create(ts_db *db, const char *name, const ts_schema *schema);
 
@@ -381,13 +392,20 @@ TS_EXTERN int ts_create_keyed(ts_db *db, const char *name,
 /*
  * ts_drop -- drop table name: it disappears at once and its files are
  * removed.  Handles to it still open fail afterwards with TS_ECLOSED.
- * Returns 0, TS_ENOENT, TS_EREADONLY or TS_EIO.
+ * Returns 0, TS_ENOENT, TS_EREADONLY or TS_EIO (also when the database
+ * directory could not be synced after the table was renamed away: the
+ * table is then gone, its files are removed by the next read-write
+ * ts_open).
  */
 TS_EXTERN int ts_drop(ts_db *db, const char *name);
 
 /*
  * ts_table_open -- a handle on table name.  Close it with ts_table_close.
- * Returns 0, TS_EINVAL (bad name), TS_ENOENT, TS_ECORRUPT or TS_ENOMEM.
+ * The first open of a table in a ts_db reads its DESCRIPTOR and log.
+ * Returns 0; TS_EINVAL (bad name); TS_ENOENT (no such table); TS_ECORRUPT
+ * when the table's DESCRIPTOR or log is damaged (ts_errmsg names the file
+ * and the check that failed); TS_EVERSION when a file has a format version
+ * this build cannot read; TS_EIO; TS_ENOMEM.
  */
 TS_EXTERN int ts_table_open(ts_db *db, const char *name, ts_table **out);
 
@@ -417,20 +435,29 @@ TS_EXTERN void ts_schema_free(ts_schema *schema);
  * ts_alter_add -- append a column (its default fills existing rows when
  * they are read; old tablets are not rewritten).
  * Returns 0; TS_EEXIST when the name is taken; TS_ESCHEMA for a bad column
- * (name, type or default); TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ * (name, type, or default: of another type, or a string or blob longer
+ * than TS_COLUMN_DEFAULT_MAX); TS_ETOOBIG when the table's descriptor
+ * would exceed its size limit; TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
 TS_EXTERN int ts_alter_add(ts_table *table, const ts_column *column);
 
 /*
  * ts_alter_widen -- widen int32 column name to int64.
  * Returns 0; TS_ENOENT for an unknown column; TS_ESCHEMA when the column
- * is not int32; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ * is not int32; TS_ETOOBIG when the table's descriptor would exceed its
+ * size limit; TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
 TS_EXTERN int ts_alter_widen(ts_table *table, const char *column);
 
 /*
  * ts_alter_ttl -- set the TTL in ns (0 = keep forever).
  * Returns 0; TS_ERANGE for a negative ttl; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ *
+ * Every change (ts_alter_*) writes a new DESCRIPTOR: to DESCRIPTOR.tmp,
+ * renamed over DESCRIPTOR, then the table directory is synced.  When that
+ * last sync fails the call returns TS_EIO (ts_errmsg names the directory)
+ * and the handle keeps the old schema and TTL, although the new file is
+ * already in place and is what the next ts_table_open reads.
  */
 TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
 

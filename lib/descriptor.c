@@ -3,12 +3,18 @@
  * (docs/descriptor-format.md).
  *
  * Decoding checks, in order: the size, the magic, the header CRC, the
- * format version, the body length and CRC, then every record; anything
- * wrong is TS_ECORRUPT with a message saying which check failed, so the
- * caller never sees a half-read descriptor.  Tablet records carry their
- * own length so that later versions may append fields that older readers
- * skip.
+ * format version, the body length and CRC, then every record, and that
+ * each schema version may follow the one before it (same key, columns
+ * only appended, only int32 widened to int64); anything wrong is
+ * TS_ECORRUPT with a message saying which check failed, so the caller
+ * never sees a half-read descriptor.  Tablet records carry their own
+ * length so that later versions may append fields that older readers skip.
+ *
+ * Encoding refuses a descriptor larger than TS_DESCRIPTOR_MAX, the most a
+ * reader accepts, so that a table is never left with a descriptor it
+ * cannot read back.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,8 +90,15 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 		encode_tablet(b, &d->tablets[i]);
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
+	if (b->len - start > TS_DESCRIPTOR_MAX) {
+		size_t n = b->len - start;
+		b->len = start;
+		return ts__fail(TS_ETOOBIG, "descriptor of %zu bytes (%d schema versions, %d tablets) exceeds the limit of %u bytes",
+		                n, d->nschemas, d->ntablets, TS_DESCRIPTOR_MAX);
+	}
 	unsigned char *h = b->data + start, *body = h + TS_DESC_HEADER_SIZE;
 	size_t body_len = b->len - start - TS_DESC_HEADER_SIZE;
+	assert(body_len <= UINT32_MAX); /* TS_DESCRIPTOR_MAX keeps it in a u32 */
 	memcpy(h + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE);
 	ts__store_u32(h + TS_DESC_OFF_VERSION, TS_DESC_VERSION);
 	ts__store_u32(h + TS_DESC_OFF_BODY_LEN, (uint32_t)body_len);
@@ -133,6 +146,8 @@ static int decode_schemas(ts_reader *r, ts__descriptor *d)
 		if (d->schemas[i]->version != i + 1)
 			return ts__fail(TS_ECORRUPT, "schema %u has version %u", i + 1,
 			                d->schemas[i]->version);
+		if (i > 0 && (rc = ts__schema_check_successor(d->schemas[i - 1], d->schemas[i])) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -150,6 +165,8 @@ static int decode_tablets(ts_reader *r, ts__descriptor *d)
 		ts_reader rec;
 		ts__tablet_meta *t = &d->tablets[i];
 		ts__get_bytes(r, &p, &len);
+		if (r->bad) /* p is NULL: not even an empty record to read */
+			return ts__fail(TS_ECORRUPT, "tablet record %u is truncated", i);
 		ts__reader_init(&rec, p, len);
 		t->id = ts__get_u64(&rec);
 		t->schema_version = ts__get_u32(&rec);
@@ -159,7 +176,7 @@ static int decode_tablets(ts_reader *r, ts__descriptor *d)
 		t->max_ts = (int64_t)ts__get_u64(&rec);
 		t->rows = ts__get_u64(&rec);
 		t->bytes = ts__get_u64(&rec);
-		if (r->bad || rec.bad || t->schema_version < 1 ||
+		if (rec.bad || t->schema_version < 1 ||
 		    t->schema_version > (uint32_t)d->nschemas)
 			return ts__fail(TS_ECORRUPT, "tablet record %u is malformed", i);
 		d->ntablets++;

@@ -41,17 +41,21 @@ static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
 	return d->schemas[d->nschemas - 1];
 }
 
-/* Serialise d (header + body) into b.  Returns 0 or TS_ENOMEM. */
+/* Serialise d (header + body) into b.  Returns 0, TS_ENOMEM, or TS_ETOOBIG
+ * when the file would exceed TS_DESCRIPTOR_MAX (b is then left as it was). */
 int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b);
 
-/* Parse p[0..n).  Returns 0, TS_ECORRUPT (message says what is wrong),
- * TS_EVERSION, TS_ENOMEM.  On success *out owns its schemas. */
+/* Parse p[0..n).  Returns 0, TS_ECORRUPT (message says what is wrong,
+ * e.g. which schema version breaks from the one before and at which
+ * column), TS_EVERSION, TS_ENOMEM.  On success *out owns its schemas. */
 int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out);
 
 /* Read dir/DESCRIPTOR.  Errors of decode plus TS_ENOENT, TS_EIO. */
 int ts__descriptor_read(const char *dir, ts__descriptor **out);
 
-/* Write d atomically to dir/DESCRIPTOR.  Errors: TS_ENOSPC, TS_EIO, ... */
+/* Write d atomically to dir/DESCRIPTOR (fsutil.h).  Errors: those of
+ * encode (TS_ETOOBIG: nothing is written), TS_ENOSPC, TS_EIO (when the
+ * final sync of dir fails, DESCRIPTOR already holds d), ... */
 int ts__descriptor_write(const char *dir, const ts__descriptor *d);
 
 /* Free d and, if owns_schemas, its schemas. */

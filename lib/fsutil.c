@@ -47,12 +47,21 @@ int ts__pwrite_all(int fd, const void *p, size_t n, long long off)
 	return 0;
 }
 
+/* Every failure is TS_EIO, whatever the errno (EINVAL from a file system
+ * that cannot sync directories, EROFS, ENOSPC, ...): the caller has just
+ * renamed something in dir, a step that cannot be taken back, and what it
+ * must report is that the step may not be durable, not why. */
 int ts__fsync_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return ts__fail_errno(errno, "open %s", dir);
-	int rc = fsync(fd) < 0 ? ts__fail_errno(errno, "fsync %s", dir) : 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+	if (fd < 0) {
+		ts__fail_errno(errno, "open directory %s to fsync it", dir);
+		return TS_EIO;
+	}
+	if (fsync(fd) < 0) {
+		ts__fail_errno(errno, "fsync directory %s", dir);
+		rc = TS_EIO;
+	}
 	close(fd);
 	return rc;
 }

@@ -16,13 +16,17 @@
  * (TS_ENOSPC for a full disk) with a message naming the file. */
 int ts__file_stage(const char *dir, const char *name, const void *p, size_t n);
 
-/* Rename dir/name.tmp to dir/name and fsync dir. */
+/* Rename dir/name.tmp to dir/name and fsync dir.  A failed rename returns
+ * its TS_E* code and leaves dir/name alone; a failed fsync of dir returns
+ * TS_EIO with dir/name already replaced (ts__fsync_dir). */
 int ts__file_commit(const char *dir, const char *name);
 
 /* Both halves. */
 int ts__file_write_atomic(const char *dir, const char *name, const void *p, size_t n);
 
-/* fsync a directory. */
+/* fsync a directory, making the renames and creations in it durable.
+ * Returns 0, or TS_EIO for any failure (opening dir or syncing it), with a
+ * message naming dir and the system's reason. */
 int ts__fsync_dir(const char *dir);
 
 /* Read a whole file of at most max bytes into a malloc'ed buffer.

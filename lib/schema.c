@@ -6,7 +6,14 @@
  *     (so that SQL, which folds case, can name every column);
  *   - 1 <= nkey <= TS_KEY_COLUMNS_MAX, no column twice, and the last key
  *     column is "ts" of type timestamp;
- *   - every column but ts has a default of its own type.
+ *   - every column but ts has a default of its own type; a string or blob
+ *     default of a column added through the API is at most
+ *     TS_COLUMN_DEFAULT_MAX bytes (one read from a descriptor, at most
+ *     TS_VALUE_MAX: older builds allowed that much).
+ * A table's versions are checked against each other on decode
+ * (ts__schema_check_successor): only ts__schema_add and ts__schema_widen
+ * make new versions, and a descriptor whose versions could not have come
+ * from them is damaged.
  * Row layout (docs/row-format.md): key columns live in the encoded key;
  * the other fixed-size columns get offsets in a fixed area in column
  * order; strings and blobs follow, in column order.  finish() computes it.
@@ -102,8 +109,11 @@ static ts_value zero_value(ts_type t)
 	return v;
 }
 
-/* Fill column i of s from the user's column, validating it. */
-static int col_init(ts__schema *s, int i, const ts_column *in)
+/* Fill column i of s from the user's column, validating it.  A string or
+ * blob default may be at most max_default bytes: TS_COLUMN_DEFAULT_MAX for
+ * a new column, TS_VALUE_MAX for one read back from a descriptor (which
+ * may predate that limit). */
+static int col_init(ts__schema *s, int i, const ts_column *in, size_t max_default)
 {
 	ts__col *c = &s->cols[i];
 	if (!ts_name_valid(in->name))
@@ -127,6 +137,9 @@ static int col_init(ts__schema *s, int i, const ts_column *in)
 	}
 	ts_value d = in->dflt.type == TS_NONE ? zero_value(c->type) : in->dflt;
 	ts_value checked;
+	if (ts__type_is_var(c->type) && ts__type_is_var(d.type) && d.v.s.len > max_default)
+		return ts__fail(TS_ESCHEMA, "column \"%s\": default of %zu bytes exceeds the limit of %zu",
+		                c->name, d.v.s.len, max_default);
 	int rc = ts__value_check(s, i, &d, &checked);
 	if (rc < 0)
 		return ts__context(TS_ESCHEMA, "default");
@@ -224,7 +237,7 @@ int ts__schema_build(const ts_column *cols, int ncols,
 	const ts_column ts_def = {"ts", TS_TIMESTAMP, {TS_NONE, {0}}};
 	for (int i = 0, j = 0; i < total; i++) {
 		const ts_column *c = i == ts_pos ? &ts_def : &cols[j++];
-		if ((rc = col_init(s, i, c)) < 0)
+		if ((rc = col_init(s, i, c, TS_COLUMN_DEFAULT_MAX)) < 0)
 			goto out;
 	}
 	if ((rc = resolve_key(s, key, nkey)) < 0)
@@ -275,7 +288,7 @@ int ts__schema_add(const ts__schema *old, const ts_column *c, ts__schema **out)
 		return ts__fail(TS_EEXIST, "column \"%s\": already exists", c->name);
 	if ((rc = schema_copy(old, 1, &s)) < 0)
 		return rc;
-	if ((rc = col_init(s, old->ncols, c)) < 0) {
+	if ((rc = col_init(s, old->ncols, c, TS_COLUMN_DEFAULT_MAX)) < 0) {
 		ts__schema_free(s);
 		return rc;
 	}
@@ -353,10 +366,13 @@ static int decode_col(ts_reader *r, ts__schema *s, int i)
 	decode_value(r, &in.dflt);
 	if (r->bad || n > TS_NAME_MAX)
 		return ts__fail(TS_ECORRUPT, "schema record: column %d is truncated", i);
+	/* A NUL would cut the name short, and the shorter name might pass. */
+	if (memchr(name, '\0', n))
+		return ts__fail(TS_ECORRUPT, "schema record: column %d: name contains a NUL byte", i);
 	memcpy(buf, name, n);
 	buf[n] = '\0';
 	in.name = buf;
-	int rc = col_init(s, i, &in);
+	int rc = col_init(s, i, &in, TS_VALUE_MAX);
 	return rc < 0 ? ts__context(TS_ECORRUPT, "schema record") : 0;
 }
 
@@ -400,6 +416,42 @@ int ts__schema_decode(ts_reader *r, ts__schema **out)
 fail:
 	ts__schema_free(s);
 	return rc;
+}
+
+/* Whether the key of s lists the same columns as that of prev; names the
+ * first difference. */
+static int check_same_key(const ts__schema *prev, const ts__schema *s)
+{
+	if (s->nkey != prev->nkey)
+		return ts__fail(TS_ECORRUPT, "schema version %u: %d key columns, version %u has %d",
+		                s->version, s->nkey, prev->version, prev->nkey);
+	for (int k = 0; k < s->nkey; k++)
+		if (s->key[k] != prev->key[k])
+			return ts__fail(TS_ECORRUPT, "schema version %u: key column %d is \"%s\", was \"%s\" in version %u",
+			                s->version, k, s->cols[s->key[k]].name,
+			                prev->cols[prev->key[k]].name, prev->version);
+	return 0;
+}
+
+int ts__schema_check_successor(const ts__schema *prev, const ts__schema *s)
+{
+	int rc = check_same_key(prev, s);
+	if (rc < 0)
+		return rc;
+	if (s->ncols < prev->ncols)
+		return ts__fail(TS_ECORRUPT, "schema version %u: %d columns, fewer than the %d of version %u (column \"%s\" is missing)",
+		                s->version, s->ncols, prev->ncols, prev->version,
+		                prev->cols[s->ncols].name);
+	for (int i = 0; i < prev->ncols; i++) {
+		const ts__col *a = &prev->cols[i], *b = &s->cols[i];
+		if (strcmp(a->name, b->name) != 0)
+			return ts__fail(TS_ECORRUPT, "schema version %u: column %d is \"%s\", was \"%s\" in version %u",
+			                s->version, i, b->name, a->name, prev->version);
+		if (a->type != b->type && !(a->type == TS_INT32 && b->type == TS_INT64))
+			return ts__fail(TS_ECORRUPT, "schema version %u: column \"%s\" changed type from %s to %s (only int32 to int64 is allowed)",
+			                s->version, b->name, ts_type_name(a->type), ts_type_name(b->type));
+	}
+	return 0;
 }
 
 /* ---- public copies ---- */

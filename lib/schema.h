@@ -36,7 +36,9 @@ typedef struct ts__schema {
 } ts__schema;
 
 /* Build version 1 from a user's description (see ts_create_keyed).
- * Returns 0, TS_ESCHEMA (message names the column and why) or TS_ENOMEM. */
+ * Returns 0, TS_ESCHEMA (message names the column and why; this includes
+ * a string or blob default longer than TS_COLUMN_DEFAULT_MAX) or
+ * TS_ENOMEM. */
 int ts__schema_build(const ts_column *cols, int ncols,
                      const char *const *key, int nkey, ts__schema **out);
 
@@ -53,9 +55,18 @@ void ts__schema_free(ts__schema *s);
 int ts__schema_find(const ts__schema *s, const char *name);
 
 /* Serialise to / parse from the descriptor's schema record (see
- * docs/descriptor-format.md).  Decode returns 0, TS_ECORRUPT or TS_ENOMEM. */
+ * docs/descriptor-format.md).  Decode returns 0, TS_ECORRUPT or TS_ENOMEM;
+ * it accepts string and blob defaults up to TS_VALUE_MAX, the limit before
+ * TS_COLUMN_DEFAULT_MAX, so that older descriptors stay readable. */
 void ts__schema_encode(const ts__schema *s, ts_buf *b);
 int ts__schema_decode(ts_reader *r, ts__schema **out);
+
+/* Whether s may follow prev in a table's history (docs/descriptor-format.md
+ * §4.1): the same key, prev's columns in the same order under the same
+ * names, any others appended, and no type change but int32 to int64.
+ * Returns 0, or TS_ECORRUPT with a message naming the version and the
+ * column. */
+int ts__schema_check_successor(const ts__schema *prev, const ts__schema *s);
 
 /* A public copy in one allocation (freed by ts_schema_free). */
 int ts__schema_export(const ts__schema *s, int64_t ttl, ts_schema **out);

@@ -3,10 +3,13 @@
  *
  * Every change to a table is a new DESCRIPTOR written atomically; the
  * in-memory descriptor is swapped only after the file is durable, so a
- * failed write leaves both unchanged.  A table is created in a hidden
- * ".tmp-NAME-PID" directory and renamed into place, and dropped by
- * renaming it to ".dropped-NAME-N" before removing it, so a crash at any
- * point leaves either the whole table or none (ts_open clears leftovers).
+ * failed write leaves the handle unchanged (if only the final sync of the
+ * directory failed, the new file is already in place: TS_EIO says so).
+ * A table is created in a hidden ".tmp-NAME-PID" directory and renamed
+ * into place, and dropped by renaming it to ".dropped-NAME-PID-N" (N
+ * counts the drops of this process, from 1) before removing it, so a
+ * crash at any point leaves either the whole table or none (ts_open
+ * clears leftovers; docs/layout.md sections 4 to 6).
  *
  * Read-only handles (another process may be writing) compare the inode of
  * DESCRIPTOR on each use and reload it when the writer replaced it.
@@ -72,10 +75,12 @@ static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_
 		rc = ts__fail_errno(errno, "rename %s to %s", tmp, dst);
 		goto fail;
 	}
-	return ts__fsync_dir(db->path);
+	/* The table is in place whatever happens now. */
+	rc = ts__fsync_dir(db->path);
+	return rc < 0 ? ts__context(rc, "table \"%s\"", name) : 0;
 fail:
 	ts__rmtree(tmp);
-	return rc;
+	return ts__context(rc, "table \"%s\"", name);
 }
 
 int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
@@ -87,7 +92,8 @@ int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
 	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
 		return rc;
 	if (ttl < 0)
-		return ts__fail(TS_ESCHEMA, "ttl must not be negative");
+		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",
+		                name, (long long)ttl);
 	if ((rc = ts__schema_build(columns, ncolumns, key_names, nkey, &schema)) < 0)
 		return ts__context(rc, "table \"%s\"", name);
 	pthread_mutex_lock(&db->mu);
@@ -388,7 +394,7 @@ int ts_alter_ttl(ts_table *t, int64_t ttl)
 	d->ttl = ttl;
 	rc = install_descriptor(t, d);
 	ts__table_unlock(t);
-	return rc;
+	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
 static int is_table_dir(ts_db *db, const char *name)
@@ -419,7 +425,7 @@ static void unlink_table(ts_db *db, const char *name)
 int ts_drop(ts_db *db, const char *name)
 {
 	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
-	static unsigned long seq;
+	static unsigned long seq; /* shared by every ts_db of the process */
 	int rc;
 	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
 		return rc;
@@ -429,14 +435,19 @@ int ts_drop(ts_db *db, const char *name)
 		goto out;
 	}
 	if ((rc = ts__path(src, "%s/%s", db->path, name)) < 0 ||
-	    (rc = ts__path(dst, "%s/.dropped-%s-%ld-%lu", db->path, name, (long)getpid(), ++seq)) < 0)
+	    (rc = ts__path(dst, "%s/.dropped-%s-%ld-%lu", db->path, name, (long)getpid(),
+	                   __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED))) < 0)
 		goto out;
 	if (rename(src, dst) < 0) {
 		rc = ts__fail_errno(errno, "rename %s to %s", src, dst);
 		goto out;
 	}
 	unlink_table(db, name);
-	if ((rc = ts__fsync_dir(db->path)) == 0)
+	/* The table is gone whatever happens now; if the sync fails, the
+	 * next read-write ts_open removes dst. */
+	if ((rc = ts__fsync_dir(db->path)) < 0)
+		rc = ts__context(rc, "table \"%s\"", name);
+	else
 		rc = ts__rmtree(dst);
 out:
 	pthread_mutex_unlock(&db->mu);

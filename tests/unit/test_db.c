@@ -3,8 +3,10 @@
  * (include/tsstore.h): opening and creating directories, the write lock
  * within a process and across processes, read-only handles, creating,
  * altering and dropping tables with their exact errors, the clean-up of
- * interrupted creates and drops, the injectable clock, the entry points
- * still pending, and the error vocabulary.
+ * interrupted creates and drops, a failing sync of a directory after a
+ * rename (through an fsync that this file puts in front of libc's), the
+ * injectable clock, the entry points still pending, and the error
+ * vocabulary.
  *
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
@@ -18,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -515,7 +519,6 @@ static void db_create_schema_errors(void **state)
 	expect_create(db, c10, 2, k_host_ts, 2, TS_ESCHEMA, "column \"x\": unknown type 9");
 	const char *k_twice[] = {"host", "host", "ts"};
 	expect_create(db, c1, 2, k_twice, 3, TS_ESCHEMA, "key column \"host\": listed twice");
-	assert_int_equal(ts_create_keyed(db, "t", c1, 2, k_host_ts, 2, -1), TS_ESCHEMA);
 	/* ts_create's key indexes are checked too */
 	int bad_key[] = {0, 5};
 	ts_schema s = {.ncolumns = 2, .columns = c2, .nkey = 2, .key = bad_key};
@@ -840,6 +843,256 @@ static void db_leftovers_removed(void **state)
 	assert_int_equal(ts_close(db), 0);
 }
 
+/* ---- a failing directory sync ---- */
+
+/*
+ * The library is linked statically into this test, so this fsync stands
+ * in for libc's in every call the library makes.  While fail_dir is set,
+ * an fsync of that directory fails with fail_errno; every other call goes
+ * to the kernel.  Only the test's own thread arms it, and the databases
+ * of these tests run no sync thread.
+ */
+static char fail_dir[4096];
+static int fail_errno, fail_count;
+
+int fsync(int fd)
+{
+	char link[64], path[sizeof fail_dir];
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && fail_dir[0]) {
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof path - 1);
+		if (n > 0 && (path[n] = '\0', strcmp(path, fail_dir) == 0)) {
+			fail_count++;
+			errno = fail_errno;
+			return -1;
+		}
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
+
+/* Make the fsync of directory dir[/sub] fail with err. */
+static void fail_dir_fsync(const char *dir, const char *sub, int err)
+{
+	char *real = realpath(dir, NULL);
+	assert_non_null(real);
+	snprintf(fail_dir, sizeof fail_dir, "%s%s%s", real, sub ? "/" : "", sub ? sub : "");
+	free(real);
+	fail_errno = err;
+	fail_count = 0;
+}
+
+/* Disarm; returns how many fsyncs failed. */
+static int heal_dir_fsync(void)
+{
+	fail_dir[0] = '\0';
+	return fail_count;
+}
+
+/* The one entry of dir named ".dropped-NAME-PID-N" (N decimal), as a
+ * malloc'ed name; fails unless there is exactly one. */
+static char *dropped_entry(const char *dir, const char *name)
+{
+	char prefix[128], *found = NULL;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	snprintf(prefix, sizeof prefix, ".dropped-%s-%ld-", name, (long)getpid());
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, ".dropped-", 9) != 0)
+			continue;
+		const char *n = e->d_name + strlen(prefix);
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || !*n ||
+		    strspn(n, "0123456789") != strlen(n) || found)
+			fail_msg("unexpected entry %s", e->d_name);
+		assert_non_null(found = strdup(e->d_name));
+	}
+	closedir(d);
+	if (!found)
+		fail_msg("no %s* in %s", prefix, dir);
+	return found;
+}
+
+/* Expect code TS_EIO and the message: table "NAME": fsync directory PATH: ... */
+static void expect_dir_sync_failed(int rc, const char *table, const char *path, int err)
+{
+	char want[4200];
+	snprintf(want, sizeof want, "table \"%s\": fsync directory %s: %s", table, path,
+	         strerror(err));
+	if (rc != TS_EIO)
+		fail_msg("%s, want EIO (%s)", ts_errname(rc), ts_errmsg(NULL));
+	assert_string_equal(ts_errmsg(NULL), want);
+	assert_int_equal(heal_dir_fsync(), 1);
+}
+
+/*
+ * A failed fsync of a directory after a rename is TS_EIO naming the
+ * directory, whatever the errno, for every operation that renames: the
+ * rename cannot be taken back, so what the caller learns is that it may
+ * not be durable.
+ */
+static void db_dir_sync_failure_is_eio(void **state)
+{
+	const char *dir = *state;
+	static const int errs[] = {EIO, EINVAL, EROFS, ENOSPC};
+	char tmp_name[64], table_dir[4200];
+	ts_options o;
+	ts_options_init(&o);
+	o.sync = TS_SYNC_NONE; /* no sync thread */
+	snprintf(tmp_name, sizeof tmp_name, ".tmp-cpu-%ld", (long)getpid());
+	snprintf(table_dir, sizeof table_dir, "%s/cpu", dir);
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+		ts_db *db;
+		ts_table *t;
+		ts_schema *s;
+		assert_int_equal(ts_open(dir, &o, &db), 0);
+
+		/* create: the new table's hidden directory, before its rename */
+		char tmp_dir[4200];
+		snprintf(tmp_dir, sizeof tmp_dir, "%s/%s", dir, tmp_name);
+		fail_dir_fsync(dir, tmp_name, errs[i]);
+		expect_dir_sync_failed(create_cpu(db, "cpu"), "cpu", tmp_dir, errs[i]);
+		assert_tables(db, "");
+		assert_false(exists(dir, tmp_name));
+
+		/* create: the database directory, after the rename */
+		fail_dir_fsync(dir, NULL, errs[i]);
+		expect_dir_sync_failed(create_cpu(db, "cpu"), "cpu", dir, errs[i]);
+		assert_tables(db, "cpu"); /* in place all the same */
+
+		/* alter: the table directory, after DESCRIPTOR is replaced */
+		t = open_table(db, "cpu");
+		ts_column c = {"extra", TS_INT64, NONE};
+		fail_dir_fsync(dir, "cpu", errs[i]);
+		expect_dir_sync_failed(ts_alter_add(t, &c), "cpu", table_dir, errs[i]);
+		fail_dir_fsync(dir, "cpu", errs[i]);
+		expect_dir_sync_failed(ts_alter_widen(t, "n"), "cpu", table_dir, errs[i]);
+		fail_dir_fsync(dir, "cpu", errs[i]);
+		expect_dir_sync_failed(ts_alter_ttl(t, 5), "cpu", table_dir, errs[i]);
+		/* the handle keeps the old descriptor (docs/descriptor-format.md §8) */
+		s = schema_of(t);
+		assert_int_equal(s->version, 1);
+		assert_int_equal(s->ncolumns, 4);
+		assert_int_equal(s->ttl, 0);
+		ts_schema_free(s);
+		ts_table_close(t);
+
+		/* drop: the database directory, after the rename */
+		fail_dir_fsync(dir, NULL, errs[i]);
+		expect_dir_sync_failed(ts_drop(db, "cpu"), "cpu", dir, errs[i]);
+		assert_tables(db, ""); /* gone all the same */
+		char *dropped = dropped_entry(dir, "cpu");
+		assert_int_equal(ts_close(db), 0);
+
+		/* the next open clears the dropped table's files */
+		assert_int_equal(ts_open(dir, &o, &db), 0);
+		assert_false(exists(dir, dropped));
+		assert_tables(db, "");
+		assert_int_equal(ts_close(db), 0);
+		free(dropped);
+	}
+}
+
+/* The name a drop renames the table to before removing it (layout.md
+ * section 5): .dropped-NAME-PID-N, N counting this process's drops. */
+static void db_drop_renames_to_dropped_name(void **state)
+{
+	const char *dir = *state;
+	ts_options o;
+	ts_options_init(&o);
+	o.sync = TS_SYNC_NONE;
+	ts_db *db;
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	unsigned long n[2];
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(create_cpu(db, "cpu"), 0);
+		fail_dir_fsync(dir, NULL, EIO); /* keeps the renamed directory */
+		assert_int_equal(ts_drop(db, "cpu"), TS_EIO);
+		assert_int_equal(heal_dir_fsync(), 1);
+		char *name = dropped_entry(dir, "cpu"), *p = path_in(dir, name);
+		n[i] = strtoul(strrchr(name, '-') + 1, NULL, 10);
+		assert_true(exists(p, "DESCRIPTOR")); /* the whole table */
+		assert_true(exists(p, "log"));
+		assert_true(exists(p, "tablets"));
+		free(name);
+		free(p);
+		/* reopen, which removes it, before the next drop */
+		assert_int_equal(ts_close(db), 0);
+		assert_int_equal(ts_open(dir, &o, &db), 0);
+	}
+	assert_true(n[0] >= 1);
+	assert_int_equal(n[1], n[0] + 1);
+	assert_int_equal(ts_close(db), 0);
+}
+
+static void db_create_negative_ttl(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	ts_column cols[] = {{"host", TS_STRING, NONE}, {"v", TS_INT64, NONE}};
+	const char *key[] = {"host", "ts"};
+	assert_int_equal(ts_create_keyed(db, "t", cols, 2, key, 2, -1), TS_ERANGE);
+	assert_string_equal(ts_errmsg(NULL), "table \"t\": ttl -1 must not be negative");
+	int kidx[] = {0, 1};
+	ts_column cols2[] = {{"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, NONE}};
+	ts_schema s = {.ncolumns = 2, .columns = cols2, .nkey = 2, .key = kidx, .ttl = INT64_MIN};
+	assert_int_equal(ts_create(db, "u", &s), TS_ERANGE);
+	assert_string_equal(ts_errmsg(NULL),
+	                    "table \"u\": ttl -9223372036854775808 must not be negative");
+	assert_tables(db, "");
+	/* the same code as changing the TTL of an existing table */
+	s.ttl = 0;
+	assert_int_equal(ts_create(db, "u", &s), 0);
+	ts_table *t = open_table(db, "u");
+	assert_int_equal(ts_alter_ttl(t, -1), TS_ERANGE);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* String and blob defaults are bounded by TS_COLUMN_DEFAULT_MAX, at
+ * create and at alter, with TS_ESCHEMA naming the column. */
+static void db_default_size_limit(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	char *bytes = malloc(65537);
+	assert_non_null(bytes);
+	memset(bytes, 'd', 65537);
+	const char *key[] = {"host", "ts"};
+	ts_column cols[] = {{"host", TS_STRING, NONE}, {"s", TS_STRING, ts_stringn(bytes, 65537)}};
+	assert_int_equal(ts_create_keyed(db, "t", cols, 2, key, 2, 0), TS_ESCHEMA);
+	assert_string_equal(ts_errmsg(NULL),
+	                    "table \"t\": column \"s\": default of 65537 bytes exceeds the limit of 65536");
+	assert_tables(db, "");
+	cols[1].dflt.v.s.len = 65536;
+	assert_int_equal(ts_create_keyed(db, "t", cols, 2, key, 2, 0), 0);
+	ts_table *t = open_table(db, "t");
+	ts_column b = {"b", TS_BLOB, ts_blob(bytes, 65537)};
+	assert_int_equal(ts_alter_add(t, &b), TS_ESCHEMA);
+	assert_string_equal(ts_errmsg(NULL),
+	                    "table \"t\": column \"b\": default of 65537 bytes exceeds the limit of 65536");
+	ts_schema *s = schema_of(t);
+	assert_int_equal(s->version, 1);
+	ts_schema_free(s);
+	b.dflt.v.s.len = 65536;
+	assert_int_equal(ts_alter_add(t, &b), 0);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	/* both long defaults read back whole */
+	db = open_db(dir, TS_OPEN_READONLY);
+	t = open_table(db, "t");
+	s = schema_of(t);
+	assert_int_equal(s->version, 2);
+	assert_int_equal(s->columns[2].dflt.v.s.len, 65536);
+	assert_int_equal(s->columns[3].dflt.type, TS_BLOB);
+	assert_int_equal(s->columns[3].dflt.v.s.len, 65536);
+	assert_memory_equal(s->columns[3].dflt.v.s.ptr, bytes, 65536);
+	ts_schema_free(s);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	free(bytes);
+}
+
 /* ---- read-only databases ---- */
 
 static void db_readonly_refuses_changes(void **state)
@@ -1053,6 +1306,10 @@ int main(void)
 		T(db_drop),
 		T(db_drop_seen_by_readonly_handle),
 		T(db_leftovers_removed),
+		T(db_dir_sync_failure_is_eio),
+		T(db_drop_renames_to_dropped_name),
+		T(db_create_negative_ttl),
+		T(db_default_size_limit),
 		T(db_readonly_refuses_changes),
 		T(db_clock),
 		T(db_pending_entry_points),

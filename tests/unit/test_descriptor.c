@@ -1,10 +1,11 @@
 /*
  * test_descriptor.c -- the DESCRIPTOR file: encode/decode round trips,
  * rejection of every damaged form (flipped bytes, truncations, appended
- * garbage, bodies that are well checksummed but malformed), future format
- * versions, and the atomicity of its replacement: a crash between staging
- * DESCRIPTOR.tmp and renaming it leaves the old descriptor, both below the
- * API and through ts_open / ts_table_open.
+ * garbage, bodies that are well checksummed but malformed, schema versions
+ * that could not follow each other), future format versions, the size
+ * limit on encoding, and the atomicity of its replacement: a crash between
+ * staging DESCRIPTOR.tmp and renaming it leaves the old descriptor, both
+ * below the API and through ts_open / ts_table_open.
  *
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
@@ -26,6 +27,7 @@
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
+#include "limits.h"
 #include "support.h"
 
 #define NONE {TS_NONE, {0}}
@@ -512,6 +514,157 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	ts__descriptor_free(d, 1);
 }
 
+/* A checksummed body that ends inside the tablet section: the reader must
+ * stop at the missing record, not read a record of no bytes at NULL. */
+static void descriptor_rejects_truncated_tablet_section(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor();
+	ts_buf body, b;
+	size_t full;
+	encode_body(d, 0, &body);
+	full = body.len;
+
+	/* ntablets = 2, but the body ends after record 0 */
+	body.len = full - (1 + 60);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
+	ts__buf_free(&b);
+
+	/* record 1's length (60) is there, its bytes are not */
+	body.len = full - 60;
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
+	ts__buf_free(&b);
+
+	/* one tablet announced, and only an unfinished length varint */
+	body.len = full - 4 - 2 * (1 + 60);
+	ts__put_u32(&body, 1);
+	ts__put_u8(&body, 0x80);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 0 is truncated");
+	ts__buf_free(&b);
+
+	/* an empty tablet section that is well formed still decodes */
+	body.len = full - 4 - 2 * (1 + 60);
+	ts__put_u32(&body, 0);
+	seal(&body, TS_DESC_VERSION, &b);
+	ts__descriptor *back;
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
+	assert_int_equal(back->ntablets, 0);
+	assert_int_equal(back->nschemas, 3);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	ts__descriptor_free(d, 1);
+}
+
+/* A schema of columns cols[0..n) (types given, defaults none) with key
+ * key[0..nkey), stamped with version v. */
+static ts__schema *schema_v(uint32_t v, const ts_column *cols, int n,
+                            const char *const *key, int nkey)
+{
+	ts__schema *s;
+	if (ts__schema_build(cols, n, key, nkey, &s) < 0)
+		fail_msg("build: %s", ts_errmsg(NULL));
+	s->version = v;
+	return s;
+}
+
+/* Seal a descriptor of versions[0..n) (no tablets) and expect decode to
+ * fail with TS_ECORRUPT and exactly message want (after the prefix the
+ * decoder adds nothing).  Frees the versions. */
+static void expect_versions_rejected(ts__schema **versions, int n, const char *want)
+{
+	ts__descriptor d = {.generation = 1, .next_tablet_id = 1, .nschemas = n,
+	                    .schemas = versions};
+	ts_buf body, b;
+	encode_body(&d, 0, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, NULL);
+	if (strcmp(ts_errmsg(NULL), want) != 0)
+		fail_msg("message \"%s\", want \"%s\"", ts_errmsg(NULL), want);
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+	for (int i = 0; i < n; i++)
+		ts__schema_free(versions[i]);
+}
+
+#define COLS(...) ((const ts_column[]){__VA_ARGS__}), \
+	(int)(sizeof((const ts_column[]){__VA_ARGS__}) / sizeof(ts_column))
+
+/* Every version may only follow the one before it by appending columns
+ * or widening int32 to int64, with the key unchanged. */
+static void descriptor_rejects_incompatible_versions(void **state)
+{
+	(void)state;
+	const char *k_host[] = {"host", "ts"}, *k_n[] = {"n", "ts"};
+	const char *k_host_n[] = {"host", "n", "ts"};
+	ts__schema *v[3];
+#define BASE {"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, NONE}
+#define V(ver, key, ...) schema_v(ver, COLS(__VA_ARGS__), key, (int)(sizeof key / sizeof *key))
+
+	/* the key columns changed */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE});
+	v[1] = V(2, k_n, BASE, {"n", TS_INT32, NONE});
+	expect_versions_rejected(v, 2,
+		"schema version 2: key column 0 is \"n\", was \"host\" in version 1");
+	/* a key column added */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE});
+	v[1] = V(2, k_host_n, BASE, {"n", TS_INT32, NONE});
+	expect_versions_rejected(v, 2, "schema version 2: 3 key columns, version 1 has 2");
+	/* a column dropped */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE}, {"v", TS_DOUBLE, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT32, NONE});
+	expect_versions_rejected(v, 2,
+		"schema version 2: 3 columns, fewer than the 4 of version 1 (column \"v\" is missing)");
+	/* a column renamed */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE}, {"v", TS_DOUBLE, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT32, NONE}, {"w", TS_DOUBLE, NONE});
+	expect_versions_rejected(v, 2, "schema version 2: column 3 is \"w\", was \"v\" in version 1");
+	/* a column inserted rather than appended */
+	v[0] = V(1, k_host, BASE, {"v", TS_DOUBLE, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT32, NONE}, {"v", TS_DOUBLE, NONE});
+	expect_versions_rejected(v, 2, "schema version 2: column 2 is \"n\", was \"v\" in version 1");
+	/* int64 narrowed to int32 */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT64, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT32, NONE});
+	expect_versions_rejected(v, 2,
+		"schema version 2: column \"n\" changed type from int64 to int32 (only int32 to int64 is allowed)");
+	/* int32 to double */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_DOUBLE, NONE});
+	expect_versions_rejected(v, 2,
+		"schema version 2: column \"n\" changed type from int32 to double (only int32 to int64 is allowed)");
+	/* string to blob */
+	v[0] = V(1, k_host, BASE, {"s", TS_STRING, NONE});
+	v[1] = V(2, k_host, BASE, {"s", TS_BLOB, NONE});
+	expect_versions_rejected(v, 2,
+		"schema version 2: column \"s\" changed type from string to blob (only int32 to int64 is allowed)");
+	/* widen, append, then narrow back: each pair is checked */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT64, NONE}, {"m", TS_INT32, NONE});
+	v[2] = V(3, k_host, BASE, {"n", TS_INT32, NONE}, {"m", TS_INT32, NONE});
+	expect_versions_rejected(v, 3,
+		"schema version 3: column \"n\" changed type from int64 to int32 (only int32 to int64 is allowed)");
+
+	/* the same three with the last one legal decode */
+	v[0] = V(1, k_host, BASE, {"n", TS_INT32, NONE});
+	v[1] = V(2, k_host, BASE, {"n", TS_INT64, NONE}, {"m", TS_INT32, NONE});
+	v[2] = V(3, k_host, BASE, {"n", TS_INT64, NONE}, {"m", TS_INT64, NONE}, {"x", TS_BLOB, NONE});
+	ts__descriptor d = {.generation = 1, .next_tablet_id = 1, .nschemas = 3, .schemas = v}, *back;
+	ts_buf b;
+	encode(&d, &b);
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
+	assert_descriptor_equal(&d, back);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&b);
+	for (int i = 0; i < 3; i++)
+		ts__schema_free(v[i]);
+#undef V
+#undef BASE
+}
+
 /* Read dir/DESCRIPTOR and check it is exactly d, byte for byte. */
 static void assert_on_disk(const char *dir, const ts__descriptor *d)
 {
@@ -635,6 +788,123 @@ static void descriptor_read_damaged_file(void **state)
 	assert_non_null(strstr(ts_errmsg(NULL), "truncated: 0 bytes"));
 	ts__buf_free(&b);
 	ts__descriptor_free(a, 1);
+}
+
+/* Room for more versions than fit in TS_DESCRIPTOR_MAX at ~64 KiB each. */
+#define HEAVY_VERSIONS 1100
+
+/* A descriptor of HEAVY_VERSIONS versions, all the same schema *s (the
+ * encoder does not look at versions): one column with a default of the
+ * largest size, so that each version takes a little over 64 KiB.  Free
+ * with free_heavy. */
+static ts__descriptor *heavy_descriptor(ts__schema **s)
+{
+	char *bytes = malloc(TS_COLUMN_DEFAULT_MAX);
+	assert_non_null(bytes);
+	memset(bytes, 'x', TS_COLUMN_DEFAULT_MAX);
+	ts_column cols[] = {{"host", TS_STRING, NONE},
+	                    {"note", TS_STRING, ts_stringn(bytes, TS_COLUMN_DEFAULT_MAX)}};
+	const char *key[] = {"host", "ts"};
+	assert_int_equal(ts__schema_build(cols, 2, key, 2, s), 0);
+	free(bytes);
+	ts__descriptor *d = calloc(1, sizeof *d);
+	assert_non_null(d);
+	assert_non_null(d->schemas = calloc(HEAVY_VERSIONS, sizeof *d->schemas));
+	for (int i = 0; i < HEAVY_VERSIONS; i++)
+		d->schemas[i] = *s;
+	d->nschemas = HEAVY_VERSIONS;
+	d->generation = 1;
+	d->next_tablet_id = 1;
+	return d;
+}
+
+static void free_heavy(ts__descriptor *d, ts__schema *s)
+{
+	ts__descriptor_free(d, 0);
+	ts__schema_free(s);
+}
+
+/* Encoded size of d with n versions. */
+static size_t encoded_size(ts__descriptor *d, int n)
+{
+	ts_buf b;
+	d->nschemas = n;
+	encode(d, &b);
+	size_t len = b.len;
+	ts__buf_free(&b);
+	return len;
+}
+
+/* The most versions of d that fit in TS_DESCRIPTOR_MAX; *per_version and
+ * *fixed give the encoded size of n versions as fixed + n * per_version. */
+static int versions_that_fit(ts__descriptor *d, size_t *per_version, size_t *fixed)
+{
+	size_t one = encoded_size(d, 1), two = encoded_size(d, 2);
+	*per_version = two - one;
+	*fixed = one - *per_version;
+	assert_true(*per_version > TS_COLUMN_DEFAULT_MAX);
+	int fit = (int)((TS_DESCRIPTOR_MAX - *fixed) / *per_version);
+	assert_true(fit > 1000 && fit < HEAVY_VERSIONS);
+	return fit;
+}
+
+/* The encoder never makes a file the reader would refuse as too big. */
+static void descriptor_encode_refuses_oversized(void **state)
+{
+	(void)state;
+	ts__schema *s;
+	ts__descriptor *d = heavy_descriptor(&s);
+	size_t per, fixed;
+	int fit = versions_that_fit(d, &per, &fixed);
+	ts_buf b;
+	char want[200];
+
+	/* the most that fits is encoded; decoding gets past the size checks
+	 * (and stops at the versions, all numbered 1 here) */
+	d->nschemas = fit;
+	encode(d, &b);
+	assert_int_equal(b.len, fixed + (size_t)fit * per);
+	assert_true(b.len <= TS_DESCRIPTOR_MAX);
+	expect_rejected(b.data, b.len, TS_ECORRUPT, "schema 2 has version 1");
+	ts__buf_free(&b);
+
+	/* one version more is refused, and the buffer is left as it was */
+	d->nschemas = fit + 1;
+	ts__buf_init(&b);
+	ts__put(&b, "abc", 3);
+	ts__clear_error();
+	assert_int_equal(ts__descriptor_encode(d, &b), TS_ETOOBIG);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.data, "abc", 3);
+	snprintf(want, sizeof want,
+	         "descriptor of %zu bytes (%d schema versions, 0 tablets) exceeds the limit of 67108864 bytes",
+	         fixed + (size_t)(fit + 1) * per, fit + 1);
+	assert_string_equal(ts_errmsg(NULL), want);
+	ts__buf_free(&b);
+	free_heavy(d, s);
+}
+
+/* A descriptor too big to encode is not written: the old one stays and
+ * no DESCRIPTOR.tmp is left. */
+static void descriptor_write_refuses_oversized(void **state)
+{
+	const char *dir = *state;
+	ts__descriptor *old = sample_descriptor();
+	ts__schema *s;
+	ts__descriptor *d = heavy_descriptor(&s);
+	size_t per, fixed;
+	int fit = versions_that_fit(d, &per, &fixed);
+	assert_int_equal(ts__descriptor_write(dir, old), 0);
+	d->nschemas = fit + 1;
+	assert_int_equal(ts__descriptor_write(dir, d), TS_ETOOBIG);
+	assert_non_null(strstr(ts_errmsg(NULL), "exceeds the limit of 67108864 bytes"));
+	assert_on_disk(dir, old);
+	char *tmp = path_in(dir, "DESCRIPTOR.tmp");
+	struct stat st;
+	assert_int_equal(stat(tmp, &st), -1);
+	free(tmp);
+	free_heavy(d, s);
+	ts__descriptor_free(old, 1);
 }
 
 /* ---- through the public API ---- */
@@ -769,6 +1039,9 @@ int main(void)
 		cmocka_unit_test(descriptor_rejects_appended_garbage),
 		cmocka_unit_test(descriptor_future_version),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
+		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
+		cmocka_unit_test(descriptor_rejects_incompatible_versions),
+		cmocka_unit_test(descriptor_encode_refuses_oversized),
 		cmocka_unit_test_setup_teardown(descriptor_write_read, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(descriptor_crash_between_stage_and_rename,
 		                                setup_dir, teardown_dir),
@@ -776,6 +1049,8 @@ int main(void)
 		                                setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(descriptor_garbage_tmp_ignored, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(descriptor_read_damaged_file, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(descriptor_write_refuses_oversized,
+		                                setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(descriptor_public_stale_tmp_ignored,
 		                                setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(descriptor_public_damaged_descriptor,

@@ -1,7 +1,9 @@
 /*
  * test_schema.c -- schema building and validation below the public API:
  * the row layout, value checks and conversions, UTF-8 validation, the
- * public copy, and the encode/decode of schema records.
+ * public copy, the size limit of defaults, and the encode/decode of schema
+ * records (including names with a NUL inside and defaults written before
+ * the limit).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "error.h"
 #include "schema.h"
 
 #define COL(n, t) {n, t, {TS_NONE, {0}}}
@@ -181,6 +184,144 @@ static void schema_widen_and_add_errors(void **state)
 	ts__schema_free(s);
 }
 
+/* Bytes for long defaults: TS_VALUE_MAX + 1 of them. */
+static char *long_bytes(void)
+{
+	char *p = malloc((size_t)TS_VALUE_MAX + 1);
+	assert_non_null(p);
+	memset(p, 'x', (size_t)TS_VALUE_MAX + 1);
+	return p;
+}
+
+static void assert_errmsg(const char *want)
+{
+	if (strcmp(ts_errmsg(NULL), want) != 0)
+		fail_msg("message \"%s\", want \"%s\"", ts_errmsg(NULL), want);
+}
+
+static void schema_default_size_limit(void **state)
+{
+	(void)state;
+	char *bytes = long_bytes();
+	ts_column cols[] = {COL("host", TS_STRING),
+	                    {"note", TS_STRING, ts_stringn(bytes, TS_COLUMN_DEFAULT_MAX)}};
+	const char *key[] = {"host", "ts"};
+	ts__schema *s, *x = (ts__schema *)&x;
+	assert_int_equal(TS_COLUMN_DEFAULT_MAX, 65536);
+	/* exactly the limit is accepted (columns: host, ts, note) */
+	assert_int_equal(ts__schema_build(cols, 2, key, 2, &s), 0);
+	assert_int_equal(s->cols[2].dflt.v.s.len, 65536);
+	/* one byte more is an invalid schema naming the column */
+	cols[1].dflt.v.s.len = 65537;
+	assert_int_equal(ts__schema_build(cols, 2, key, 2, &x), TS_ESCHEMA);
+	assert_null(x);
+	assert_errmsg("column \"note\": default of 65537 bytes exceeds the limit of 65536");
+	/* past TS_VALUE_MAX too it is the defaults' limit that is quoted */
+	cols[1].dflt.v.s.len = (size_t)TS_VALUE_MAX + 1;
+	assert_int_equal(ts__schema_build(cols, 2, key, 2, &x), TS_ESCHEMA);
+	assert_errmsg("column \"note\": default of 16777217 bytes exceeds the limit of 65536");
+	/* a blob default of a column added later */
+	ts_column raw = {"raw", TS_BLOB, ts_blob(bytes, 65537)};
+	x = (ts__schema *)&x;
+	assert_int_equal(ts__schema_add(s, &raw, &x), TS_ESCHEMA);
+	assert_null(x);
+	assert_errmsg("column \"raw\": default of 65537 bytes exceeds the limit of 65536");
+	/* a string default for a blob column counts the same */
+	raw.dflt = ts_stringn(bytes, 65537);
+	assert_int_equal(ts__schema_add(s, &raw, &x), TS_ESCHEMA);
+	assert_errmsg("column \"raw\": default of 65537 bytes exceeds the limit of 65536");
+	raw.dflt = ts_blob(bytes, 65536);
+	assert_int_equal(ts__schema_add(s, &raw, &x), 0);
+	assert_int_equal(x->cols[3].dflt.v.s.len, 65536);
+	ts__schema_free(x);
+	/* a wrong type is still reported as such, whatever its length */
+	ts_column num = {"num", TS_INT64, ts_stringn(bytes, 65537)};
+	assert_int_equal(ts__schema_add(s, &num, &x), TS_ESCHEMA);
+	assert_errmsg("default: column \"num\": expected int64, got string");
+	ts__schema_free(s);
+	free(bytes);
+}
+
+/* Replace column i's default of s by n bytes of p, as a build without the
+ * limit of defaults would have stored it. */
+static void force_default(ts__schema *s, int i, const char *p, size_t n)
+{
+	ts__col *c = &s->cols[i];
+	free(c->dflt_mem);
+	assert_non_null(c->dflt_mem = malloc(n));
+	memcpy(c->dflt_mem, p, n);
+	c->dflt.v.s.ptr = c->dflt_mem;
+	c->dflt.v.s.len = n;
+}
+
+/* Descriptors written before TS_COLUMN_DEFAULT_MAX existed stay readable:
+ * a record may hold a default of up to TS_VALUE_MAX bytes. */
+static void schema_record_accepts_old_long_default(void **state)
+{
+	(void)state;
+	char *bytes = long_bytes();
+	ts_column cols[] = {COL("host", TS_STRING), {"note", TS_STRING, ts_string("x")}};
+	const char *key[] = {"host", "ts"};
+	ts__schema *s, *back = NULL;
+	ts_buf b;
+	ts_reader r;
+	assert_int_equal(ts__schema_build(cols, 2, key, 2, &s), 0);
+	force_default(s, 2, bytes, TS_VALUE_MAX);
+	ts__buf_init(&b);
+	ts__schema_encode(s, &b);
+	assert_false(b.oom);
+	ts__reader_init(&r, b.data, b.len);
+	assert_int_equal(ts__schema_decode(&r, &back), 0);
+	assert_int_equal(back->cols[2].dflt.v.s.len, TS_VALUE_MAX);
+	assert_memory_equal(back->cols[2].dflt.v.s.ptr, bytes, TS_VALUE_MAX);
+	ts__schema_free(back);
+	/* but not more than any value may hold */
+	force_default(s, 2, bytes, (size_t)TS_VALUE_MAX + 1);
+	b.len = 0;
+	ts__schema_encode(s, &b);
+	ts__reader_init(&r, b.data, b.len);
+	back = (ts__schema *)&back;
+	assert_int_equal(ts__schema_decode(&r, &back), TS_ECORRUPT);
+	assert_null(back);
+	assert_errmsg("schema record: column \"note\": default of 16777217 bytes exceeds the limit of 16777216");
+	ts__buf_free(&b);
+	ts__schema_free(s);
+	free(bytes);
+}
+
+/* The schema record gives a name's length, so a NUL can sit inside it; it
+ * must not cut the name down to a shorter, valid one. */
+static void schema_record_rejects_nul_in_name(void **state)
+{
+	(void)state;
+	ts__schema *s = metrics_schema(), *back = (ts__schema *)&back;
+	ts_buf b;
+	ts_reader r;
+	ts__buf_init(&b);
+	ts__schema_encode(s, &b);
+	assert_false(b.oom);
+	/* column 5, "tag": its length byte then the name */
+	unsigned char *p = memmem(b.data, b.len, "\x03tag", 4);
+	assert_non_null(p);
+	p[2] = '\0'; /* "t\0g": would read as "t" */
+	ts__reader_init(&r, b.data, b.len);
+	assert_int_equal(ts__schema_decode(&r, &back), TS_ECORRUPT);
+	assert_null(back);
+	assert_errmsg("schema record: column 5: name contains a NUL byte");
+	p[2] = 'a';
+	p[3] = '\0'; /* a trailing NUL too */
+	ts__reader_init(&r, b.data, b.len);
+	assert_int_equal(ts__schema_decode(&r, &back), TS_ECORRUPT);
+	assert_errmsg("schema record: column 5: name contains a NUL byte");
+	p[3] = 'g';
+	ts__reader_init(&r, b.data, b.len);
+	assert_int_equal(ts__schema_decode(&r, &back), 0);
+	assert_string_equal(back->cols[5].name, "tag");
+	ts__schema_free(back);
+	ts__buf_free(&b);
+	ts__schema_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +331,9 @@ int main(void)
 		cmocka_unit_test(schema_export_copy),
 		cmocka_unit_test(schema_record_roundtrip),
 		cmocka_unit_test(schema_widen_and_add_errors),
+		cmocka_unit_test(schema_default_size_limit),
+		cmocka_unit_test(schema_record_accepts_old_long_default),
+		cmocka_unit_test(schema_record_rejects_nul_in_name),
 	};
 	return cmocka_run_group_tests_name("schema", tests, NULL, NULL);
 }
