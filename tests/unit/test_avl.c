@@ -113,7 +113,8 @@ struct model {
 
 static int model_has(const struct model *m, const tkey *k)
 {
-	return bsearch(k, m->k, m->n, sizeof *k, tkey_cmp) != NULL;
+	/* an empty model has no array yet, and bsearch's base must not be NULL */
+	return m->n && bsearch(k, m->k, m->n, sizeof *k, tkey_cmp) != NULL;
 }
 
 static void model_add(struct model *m, const tkey *k)
