@@ -96,7 +96,9 @@ configure: configure.ac build/.deps-stamp
 	aclocal && autoconf
 	@touch $@
 
-config.mk: configure config.mk.in
+# build/.bench-deps-stamp appears when `make bench` first installs the
+# peers; configure then runs again to find them.
+config.mk: configure config.mk.in $(wildcard build/.bench-deps-stamp)
 	./configure --quiet CC="$(or $(CC_OVERRIDE),gcc)"
 
 # --- library ------------------------------------------------------------
@@ -157,6 +159,7 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
 # make bench: every workload with its peers (installs the peers first).
 bench:
 	@scripts/deps.sh bench
+	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
 	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench
 	$(B)/bin/tsstore-bench --compare $(BENCH_ARGS)
 

@@ -1,7 +1,8 @@
 /*
  * main.c -- tsstore-bench: named workloads, each printing one JSON object
  * per result; --compare adds the ratios of tsstore against the peers
- * measured in the same run.  bench/README.md explains each workload.
+ * measured in the same run.  BENCHMARKS.md explains each workload and
+ * records the figures.
  *
  *   tsstore-bench [--quick] [--compare] [--rows N] [--hosts H]
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
@@ -80,10 +81,19 @@ static ts_table *open_tsstore(const char *dir, ts_db **db)
 	return t;
 }
 
-static double absorb_tsstore(const bench_rows *r, ts_table *t)
+static double thread_cpu_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Insert every row; returns rows per second of wall time, and rows per
+ * second of the inserting thread's CPU time in *per_cpu (if not NULL). */
+static double absorb_tsstore_cpu(const bench_rows *r, ts_table *t, double *per_cpu)
 {
 	const size_t w = 2 + BENCH_VALUES;
-	double t0 = bench_seconds();
+	double t0 = bench_seconds(), c0 = thread_cpu_seconds();
 	for (size_t i = 0; i < r->n; i += r->batch) {
 		size_t n = r->n - i < r->batch ? r->n - i : r->batch;
 		if (ts_insert(t, &r->vals[i * w], n) < 0) {
@@ -91,7 +101,14 @@ static double absorb_tsstore(const bench_rows *r, ts_table *t)
 			exit(1);
 		}
 	}
+	if (per_cpu)
+		*per_cpu = (double)r->n / (thread_cpu_seconds() - c0);
 	return (double)r->n / (bench_seconds() - t0);
+}
+
+static double absorb_tsstore(const bench_rows *r, ts_table *t)
+{
+	return absorb_tsstore_cpu(r, t, NULL);
 }
 
 static double absorb_peer(const bench_peer *p, const bench_rows *r)
@@ -188,9 +205,10 @@ static void *scan_main(void *arg)
 	return NULL;
 }
 
-/* One absorb run with readers scanning threads; returns rows/s and adds
- * the rows they scanned to *scanned. */
-static double absorb_with_readers(const bench_rows *r, int readers, long *scanned)
+/* One absorb run with readers scanning threads; returns rows/s, sets
+ * *per_cpu to rows per second of the writer's CPU time, and adds the rows
+ * the readers scanned to *scanned. */
+static double absorb_with_readers(const bench_rows *r, int readers, long *scanned, double *per_cpu)
 {
 	struct scanner s[2];
 	pthread_t th[2];
@@ -201,7 +219,7 @@ static double absorb_with_readers(const bench_rows *r, int readers, long *scanne
 		s[i] = (struct scanner){.t = t};
 		pthread_create(&th[i], NULL, scan_main, &s[i]);
 	}
-	double rate = absorb_tsstore(r, t);
+	double rate = absorb_tsstore_cpu(r, t, per_cpu);
 	for (int i = 0; i < readers; i++) {
 		s[i].stop = 1;
 		pthread_join(th[i], NULL);
@@ -217,16 +235,23 @@ static void workload_absorb_readers(const struct config *c, const bench_rows *r)
 {
 	char p[256], extra[96];
 	static const char *engine[3] = {"tsstore", "tsstore_1reader", "tsstore_2readers"};
-	double best[3] = {0, 0, 0};
+	double best[3] = {0, 0, 0}, best_cpu[3] = {0, 0, 0};
 	long scanned[3] = {0, 0, 0};
 	for (int i = 0; i < c->repeat; i++)
-		for (int k = 0; k < 3; k++)
-			best[k] = max2(best[k], absorb_with_readers(r, k, &scanned[k]));
+		for (int k = 0; k < 3; k++) {
+			double cpu;
+			best[k] = max2(best[k], absorb_with_readers(r, k, &scanned[k], &cpu));
+			best_cpu[k] = max2(best_cpu[k], cpu);
+		}
 	for (int k = 0; k < 3; k++) {
 		snprintf(extra, sizeof extra, "\"sync\":\"none\",\"readers\":%d,\"rows_scanned\":%ld",
 		         k, scanned[k] / c->repeat);
 		params(p, sizeof p, c, extra);
 		bench_result("absorb_readers", engine[k], "rows_per_sec", best[k], "rows/s", p);
+		/* the writer's own CPU time: interference without the share of
+		 * the cores the readers take */
+		bench_result("absorb_readers", engine[k], "rows_per_writer_cpu_sec", best_cpu[k],
+		             "rows/s", p);
 	}
 }
 
