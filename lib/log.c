@@ -52,11 +52,11 @@ struct prep {
 };
 
 struct ts__log {
-	ts__log_slot ring[TS_LOG_RING]; /* first: ts__log_ptr reads it inline */
+	ts__log_hot hot;          /* first: the inline functions of log.h read it */
 	char *dir;
 	int readonly;
 	pthread_mutex_t mu;       /* mapping slots; refreshing head (read-only) */
-	uint64_t tail, batch, synced;
+	uint64_t batch, synced;
 	int in_batch;
 	_Atomic uint64_t head;
 	uint64_t seq;             /* of the head commit */
@@ -139,7 +139,7 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 static int map_seg(ts__log *log, uint64_t seg, int create)
 {
 	char path[TS_PATH_MAX];
-	ts__log_slot *s = &log->ring[seg & RING_MASK];
+	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	int rc, fd, fresh = 0, prot = log->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1)
 		return 0;
@@ -181,7 +181,7 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 {
 	uint64_t seg = seg_of(lsn);
-	ts__log_slot *s = &log->ring[seg & RING_MASK];
+	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
 		if (!log->readonly)
 			return NULL;
@@ -286,7 +286,8 @@ static void scan(ts__log *log, uint64_t start)
 		log->recovered++;
 		p = batch_start(next);
 	}
-	log->tail = p;
+	log->hot.tail = p;
+	log->hot.win_end = 0;
 	log->seq = prev.seq;
 	atomic_store(&log->head, prev.lsn);
 }
@@ -338,10 +339,10 @@ static int list_segs(const ts__log *log, uint64_t **out, size_t *n)
 static int zero_after_tail(ts__log *log)
 {
 	char path[TS_PATH_MAX];
-	unsigned char *p = ts__log_ptr(log, log->tail);
+	unsigned char *p = ts__log_ptr(log, log->hot.tail);
 	if (!p)
 		return 0;
-	uint64_t off = TS_SEG_HEADER + (log->tail & SEG_MASK); /* in the file */
+	uint64_t off = TS_SEG_HEADER + (log->hot.tail & SEG_MASK); /* in the file */
 	uint64_t page = (off + 4095) & ~UINT64_C(4095);
 	unsigned char *base = p - off;
 	memset(p, 0, page - off);
@@ -349,7 +350,7 @@ static int zero_after_tail(ts__log *log)
 		return ts__fail_errno(errno, "msync %s", log->dir);
 	if (page >= TS_SEG_FILE_SIZE)
 		return 0;
-	int rc = seg_path(log, seg_of(log->tail), path), fd = -1;
+	int rc = seg_path(log, seg_of(log->hot.tail), path), fd = -1;
 	if (rc == 0 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		rc = ts__fail_errno(errno, "open %s", path);
 	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)page,
@@ -368,11 +369,11 @@ static int zero_after_tail(ts__log *log)
 static int erase_after(ts__log *log, const uint64_t *segs, size_t n)
 {
 	char path[TS_PATH_MAX];
-	uint64_t tseg = seg_of(log->tail);
+	uint64_t tseg = seg_of(log->hot.tail);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (segs[i] > tseg) {
-			ts__log_slot *s = &log->ring[segs[i] & RING_MASK];
+			ts__log_slot *s = &log->hot.ring[segs[i] & RING_MASK];
 			if (atomic_load(&s->segp1) == segs[i] + 1) {
 				munmap(s->base, TS_SEG_FILE_SIZE);
 				s->base = NULL;
@@ -432,8 +433,8 @@ static void publish(ts__log *log, uint64_t lsn)
 
 static void set_clean(ts__log *log, uint32_t clean)
 {
-	ts__log_slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
-	if (atomic_load(&s->segp1) != seg_of(log->tail) + 1)
+	ts__log_slot *s = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
+	if (atomic_load(&s->segp1) != seg_of(log->hot.tail) + 1)
 		return;
 	ts__store_u32(s->base + TS_SEGH_OFF_CLEAN, clean);
 	msync(s->base, TS_SEG_HEADER, MS_SYNC);
@@ -450,11 +451,11 @@ static int recover(ts__log *log, uint64_t start)
 		scan(log, start);
 		/* The flag is in the segment holding the tail (set_clean); a
 		 * segment prepared beyond it has never been written. */
-		ts__log_slot *ts = &log->ring[seg_of(log->tail) & RING_MASK];
-		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log->tail) + 1 &&
+		ts__log_slot *ts = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
+		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log->hot.tail) + 1 &&
 		                            ts__load_u32(ts->base + TS_SEGH_OFF_CLEAN) == 1);
 		if (!log->readonly && (rc = erase_after(log, segs, n)) == 0) {
-			log->synced = log->tail;
+			log->synced = log->hot.tail;
 			set_clean(log, 0);
 		}
 	}
@@ -497,8 +498,8 @@ void ts__log_close(ts__log *log, int clean)
 	if (!log->readonly && ts__log_sync(log) == 0 && clean)
 		set_clean(log, 1);
 	for (int i = 0; i < TS_LOG_RING; i++)
-		if (log->ring[i].base)
-			munmap(log->ring[i].base, TS_SEG_FILE_SIZE);
+		if (log->hot.ring[i].base)
+			munmap(log->hot.ring[i].base, TS_SEG_FILE_SIZE);
 	if (log->headpage)
 		munmap(log->headpage, TS_HEAD_SIZE);
 	pthread_mutex_destroy(&log->mu);
@@ -508,7 +509,7 @@ void ts__log_close(ts__log *log, int clean)
 
 uint64_t ts__log_recovered_commits(const ts__log *log) { return log->recovered; }
 int ts__log_was_clean(const ts__log *log) { return log->was_clean; }
-uint64_t ts__log_tail(const ts__log *log) { return log->tail; }
+uint64_t ts__log_tail(const ts__log *log) { return log->hot.tail; }
 
 /* Read-only: adopt the writer's newest commit if it is a valid one. */
 static void refresh_head(ts__log *log)
@@ -629,7 +630,7 @@ static int prep_take(ts__log *log, uint64_t seg)
 	pthread_mutex_unlock(&p->mu);
 	if (!base)
 		return 0;
-	ts__log_slot *s = &log->ring[seg & RING_MASK];
+	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (s->base)
 		munmap(s->base, TS_SEG_FILE_SIZE);
 	s->base = base;
@@ -659,14 +660,15 @@ static void prep_stop(ts__log *log)
 /* Move the tail into the next segment, creating and mapping it. */
 static int next_segment(ts__log *log)
 {
-	uint64_t seg = seg_of(log->tail) + 1;
+	uint64_t seg = seg_of(log->hot.tail) + 1;
 	if (seg - log->first_seg >= TS_LOG_RING - 1)
 		return ts__fail(TS_ENOSPC, "log %s: %d segments are live; flush the table",
 		                log->dir, TS_LOG_RING);
 	int rc = prep_take(log, seg) ? 0 : map_seg(log, seg, 1);
 	if (rc < 0)
 		return rc;
-	log->tail = seg << TS_SEG_DATA_SHIFT;
+	log->hot.tail = seg << TS_SEG_DATA_SHIFT;
+	log->hot.win_end = 0;
 	log->last_seg = seg;
 	prep_kick(log, seg + 1);
 	return 0;
@@ -677,16 +679,16 @@ static int reserve(ts__log *log, uint64_t n)
 {
 	if (n > TS_SEG_DATA)
 		return ts__fail(TS_ETOOBIG, "log record of %" PRIu64 " bytes is larger than a segment", n);
-	ts__log_slot *s = &log->ring[seg_of(log->tail) & RING_MASK];
-	if (seg_left(log->tail) >= n && atomic_load_explicit(&s->segp1, memory_order_relaxed) ==
-	                                     seg_of(log->tail) + 1)
+	ts__log_slot *s = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
+	if (seg_left(log->hot.tail) >= n && atomic_load_explicit(&s->segp1, memory_order_relaxed) ==
+	                                     seg_of(log->hot.tail) + 1)
 		return 0;
-	if (seg_left(log->tail) >= n) { /* a fresh log: map its first segment */
-		int rc = map_seg(log, seg_of(log->tail), 1);
-		if (rc == 0 && log->tail == 0)
+	if (seg_left(log->hot.tail) >= n) { /* a fresh log: map its first segment */
+		int rc = map_seg(log, seg_of(log->hot.tail), 1);
+		if (rc == 0 && log->hot.tail == 0)
 			log->first_seg = log->last_seg = 0;
 		if (rc == 0)
-			prep_kick(log, seg_of(log->tail) + 1);
+			prep_kick(log, seg_of(log->hot.tail) + 1);
 		return rc;
 	}
 	return next_segment(log);
@@ -696,7 +698,8 @@ int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
 {
 	uint64_t lsn;
 	void *p;
-	log->tail = batch_start(log->tail);
+	log->hot.tail = batch_start(log->hot.tail);
+	log->hot.win_end = 0;
 	int rc = ts__log_alloc(log, TS_BATCH_HEADER_SIZE, &lsn, &p);
 	if (rc < 0)
 		return rc;
@@ -707,15 +710,19 @@ int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
 	return 0;
 }
 
-int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p)
+int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 {
 	uint64_t size = align8(n);
 	int rc = reserve(log, size);
 	if (rc < 0)
 		return rc;
-	*lsn = log->tail;
-	*p = ts__log_ptr(log, log->tail);
-	log->tail += size;
+	ts__log_hot *h = &log->hot;
+	*lsn = h->tail;
+	*p = ts__log_ptr(log, h->tail);
+	h->tail += size;
+	/* the rest of this segment is the window of the inline fast path */
+	h->win_at = (unsigned char *)*p + size;
+	h->win_end = (seg_of(h->tail - 1) + 1) << TS_SEG_DATA_SHIFT;
 	return 0;
 }
 
@@ -763,8 +770,10 @@ int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
 
 void ts__log_abort(ts__log *log)
 {
-	if (log->in_batch)
-		log->tail = log->batch;
+	if (log->in_batch) {
+		log->hot.tail = log->batch;
+		log->hot.win_end = 0;
+	}
 	log->in_batch = 0;
 }
 
@@ -772,7 +781,7 @@ int ts__log_sync(ts__log *log)
 {
 	if (log->readonly)
 		return 0;
-	uint64_t to = log->in_batch ? log->batch : log->tail;
+	uint64_t to = log->in_batch ? log->batch : log->hot.tail;
 	uint64_t from = log->synced;
 	while (from < to) {
 		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;

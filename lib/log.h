@@ -56,12 +56,20 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **ou
 /* Sync (writable logs), mark clean when clean is set, unmap, free. */
 void ts__log_close(ts__log *log, int clean);
 
-/* A segment slot.  The ring of them is the first member of every
- * ts__log, so that the address lookup below inlines. */
+/* A segment slot. */
 typedef struct ts__log_slot {
 	_Atomic uint64_t segp1; /* segment number + 1, 0 = empty */
 	unsigned char *base;    /* the mapping, header page included */
 } ts__log_slot;
+
+/* The first member of every ts__log: what the inline functions below
+ * need, so that addressing and appending cost no call. */
+typedef struct ts__log_hot {
+	ts__log_slot ring[TS_LOG_RING]; /* by segment number modulo the size */
+	uint64_t tail;        /* writer: the next free LSN */
+	uint64_t win_end;     /* writer: [tail, win_end) is mapped and free; 0 = unknown */
+	unsigned char *win_at; /* writer: the address of tail when win_end != 0 */
+} ts__log_hot;
 
 /* ts__log_ptr when the segment is not mapped in its slot: maps it
  * (read-only logs) or returns NULL. */
@@ -72,7 +80,7 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
 static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
 {
 	uint64_t seg = lsn >> TS_SEG_DATA_SHIFT;
-	ts__log_slot *s = &((ts__log_slot *)(void *)log)[seg & (TS_LOG_RING - 1)];
+	ts__log_slot *s = &((ts__log_hot *)(void *)log)->ring[seg & (TS_LOG_RING - 1)];
 	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
 		return s->base + TS_SEG_HEADER + (lsn & (TS_SEG_DATA - 1));
 	return ts__log_ptr_slow(log, lsn);
@@ -99,10 +107,25 @@ int ts__log_was_clean(const ts__log *log);
  * allocated from now on with LSN >= *batch_lsn belong to this batch. */
 int ts__log_begin(ts__log *log, uint64_t *batch_lsn);
 
+/* ts__log_alloc past the window: moves to the next segment if needed. */
+int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p);
+
 /* Reserve n bytes (rounded up to 8) for a record of the batch.  *lsn and
  * *p receive its position and address.  Returns 0, TS_ENOSPC, TS_EIO,
  * TS_ETOOBIG (n larger than a segment). */
-int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p);
+static inline int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p)
+{
+	ts__log_hot *h = (ts__log_hot *)(void *)log;
+	uint64_t size = ((uint64_t)n + 7) & ~UINT64_C(7);
+	if (__builtin_expect(h->win_end != 0 && size <= h->win_end - h->tail, 1)) {
+		*lsn = h->tail;
+		*p = h->win_at;
+		h->tail += size;
+		h->win_at += size;
+		return 0;
+	}
+	return ts__log_alloc_slow(log, n, lsn, p);
+}
 
 /* End the batch: write the commit record for roots[0..nroots), checksum
  * the batch and publish it.  Returns 0 or an allocation error (the batch
