@@ -125,6 +125,10 @@ static int open_dir(ts_db *db)
 		int rc = ts__mkdirs(db->path, 0755);
 		if (rc < 0)
 			return rc;
+		/* make the new directory's entry durable before anything in it */
+		char parent[TS_PATH_MAX];
+		if ((rc = ts__path(parent, "%s/..", db->path)) < 0 || (rc = ts__fsync_dir(parent)) < 0)
+			return rc;
 	} else if (!S_ISDIR(st.st_mode)) {
 		return ts__fail(TS_EINVAL, "database %s: not a directory", db->path);
 	}
