@@ -477,7 +477,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * first bad row by index and, where it applies, the column:
  * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
  * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG, TS_EINVAL (bad UTF-8),
- * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.
+ * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  One TS_EIO is
+ * different: in TS_SYNC_COMMIT mode, when the batch was committed (and is
+ * visible) but syncing it failed, ts_errmsg says "committed but not yet
+ * durable": a crash before the next successful sync may lose it.
  */
 TS_EXTERN int ts_insert(ts_table *table, const ts_value *rows, size_t nrows);
 
