@@ -1,6 +1,9 @@
 #!/bin/sh
 # run-tests.sh -- run every test program given, keep going after a
-# failure, and end with one summary line "tests: N passed, N failed".
+# failure, and end with cmocka's summary lines for the whole run:
+#   [==========] N test(s) run.
+#   [  PASSED  ] N test(s).
+#   [  FAILED  ] N test(s).        (only when some failed)
 #
 # Usage: scripts/run-tests.sh BUILDDIR TEST...
 # A TEST is a cmocka program (its "[  PASSED  ] N test(s)" and
@@ -27,5 +30,8 @@ for t in "$@"; do
 	[ "$rc" -ne 0 ] && failed_names="$failed_names $(basename "$t")"
 done
 [ -n "$failed_names" ] && echo "failed programs:$failed_names"
-echo "tests: $passed passed, $failed failed"
+echo "== all tests"
+echo "[==========] $((passed + failed)) test(s) run."
+echo "[  PASSED  ] $passed test(s)."
+[ "$failed" -gt 0 ] && echo "[  FAILED  ] $failed test(s)."
 [ "$failed" -eq 0 ] && [ -z "$failed_names" ]
