@@ -54,7 +54,7 @@ endif
 
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -pthread -Iinclude -Ilib
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -pthread -Iinclude -iquote lib
 LIB_CFLAGS = $(CFLAGS_ALL) -fPIC -fvisibility=hidden -DTS_BUILDING_LIBRARY $(LZO_CFLAGS)
 LIB_LIBS = $(LZO_LIBS) -pthread -lm
 

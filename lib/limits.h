@@ -54,4 +54,12 @@
  * to spare. */
 #define TS_ROW_MAX (32u << 20)
 
+/* Raw bytes of rows an on-disk tablet block holds before it is cut (one
+ * row larger than this makes a block of its own). */
+#define TS_TABLET_BLOCK (64u << 10)
+
+/* Largest tablet footer, raw or stored, bytes: bounds what a damaged
+ * trailer can make a reader allocate. */
+#define TS_TABLET_FOOTER_MAX (256u << 20)
+
 #endif

@@ -1,0 +1,128 @@
+/*
+ * tablet.h -- immutable on-disk tablets: rows sorted by primary key in
+ * LZO-compressed, checksummed blocks, with a footer indexing the blocks
+ * (last key, timespan, per-column count/sum/min/max) and a Bloom filter of
+ * key stems (docs/tablet-format.md).
+ *
+ * Writing: ts__tablet_writer_open, _add for every row in strictly
+ * increasing key order, then _finish (file written, fsynced, renamed into
+ * place, directory fsynced) or _abort (nothing left behind).
+ *
+ * Reading: ts__tablet_open validates the header, trailer and footer and
+ * keeps the footer in memory; blocks are read (pread, CRC, decompress) on
+ * demand, so damage in a block is reported when that block is read and
+ * ts__tablet_check reads them all.  Nothing here ever trusts a length
+ * from the file before checking it against the file's size and limits.
+ */
+#ifndef TS_TABLET_H
+#define TS_TABLET_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "schema.h"
+
+/* Statistics of one numeric column over a block. */
+typedef struct ts__colstat {
+	uint64_t count;       /* values counted (doubles: not NaN) */
+	__int128 isum;        /* int32, int64, timestamp columns */
+	double dsum;          /* double columns */
+	ts_value min, max;    /* of the column's type; TS_NONE when count == 0 */
+} ts__colstat;
+
+/* One block as the footer indexes it. */
+typedef struct ts__tablet_block {
+	uint64_t offset;      /* of its block header in the file */
+	uint32_t stored, raw; /* bytes after the block header; uncompressed */
+	uint32_t rows;
+	int64_t min_ts, max_ts;
+	const unsigned char *last_key; /* into the footer */
+	uint32_t last_klen;
+	const unsigned char *stats;    /* nstat * TS_STAT_SIZE bytes, see ts__tablet_stat */
+} ts__tablet_block;
+
+typedef struct ts__tablet {
+	int fd;
+	char *path;
+	uint64_t id, size;
+	uint32_t schema_version;
+	uint64_t rows;
+	int64_t min_ts, max_ts;
+	int64_t period_start, period_end;
+	const unsigned char *first_key, *last_key;
+	uint32_t first_klen, last_klen;
+	uint32_t nblocks;
+	ts__tablet_block *blocks;
+	uint32_t nstat;
+	uint16_t *stat_cols;         /* column index (in its schema) of each */
+	unsigned char *stat_types;   /* ts_type of each */
+	uint32_t bloom_bits;         /* 0 = no filter */
+	uint8_t bloom_k;
+	const unsigned char *bloom;
+	unsigned char *footer;       /* the raw footer the pointers above use */
+} ts__tablet;
+
+/* ---- writing ---- */
+
+typedef struct ts__tablet_writer ts__tablet_writer;
+
+/*
+ * Start tablet id of schema s (whose version every row added must have)
+ * in directory dir, for the period [period_start, period_end).  The file
+ * is dir/.tmp-<id>.tab until finished.  Returns 0, TS_EIO, TS_ENOSPC,
+ * TS_ENOMEM.
+ */
+int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
+                           int64_t period_start, int64_t period_end,
+                           ts__tablet_writer **out);
+
+/* Add one encoded row (row.h) of the writer's schema; keys must strictly
+ * increase.  Returns 0, TS_EINVAL (out of order), TS_ECORRUPT (the row does
+ * not decode), TS_EIO, TS_ENOSPC, TS_ENOMEM. */
+int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len);
+
+/* Write the last block, footer and trailer; fsync; rename to
+ * dir/<16 hex id>.tab; fsync dir.  *rows, *bytes, *min_ts, *max_ts
+ * receive what the descriptor records (any may be NULL).  The writer is
+ * freed whatever the result.  Returns 0, TS_EINVAL (no rows), TS_EIO,
+ * TS_ENOSPC, TS_ENOMEM. */
+int ts__tablet_writer_finish(ts__tablet_writer *w, uint64_t *rows, uint64_t *bytes,
+                             int64_t *min_ts, int64_t *max_ts);
+
+/* Remove the temporary file and free the writer.  NULL allowed. */
+void ts__tablet_writer_abort(ts__tablet_writer *w);
+
+/* The file name of tablet id: "<16 hex digits>.tab". */
+int ts__tablet_name(uint64_t id, char *out, size_t size);
+
+/* ---- reading ---- */
+
+/* Open path (its id is checked against id) and validate header, trailer
+ * and footer.  Returns 0, TS_ENOENT, TS_ECORRUPT (ts_errmsg names the file
+ * and the part), TS_EVERSION, TS_EIO, TS_ENOMEM. */
+int ts__tablet_open(const char *path, uint64_t id, ts__tablet **out);
+void ts__tablet_close(ts__tablet *t);
+
+/* Read block i into raw (replacing its contents): CRC, decompression and
+ * length checked.  Returns 0, TS_ECORRUPT, TS_EIO, TS_ENOMEM. */
+int ts__tablet_read_block(const ts__tablet *t, uint32_t i, ts_buf *raw);
+
+/* The next row of a raw block read from r: *row, *len.  Returns 1, 0 at
+ * the end of the block, TS_ECORRUPT. */
+int ts__tablet_block_next(ts_reader *r, const void **row, size_t *len);
+
+/* Statistics j of block i. */
+void ts__tablet_stat(const ts__tablet *t, uint32_t i, uint32_t j, ts__colstat *out);
+
+/* Whether a key with this stem (the key without its 8 ts bytes) may be
+ * in the tablet: 0 means certainly not. */
+int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len);
+
+/* Read every block and verify checksums, row order (within and across
+ * blocks), row counts, timespans, last keys and statistics against the
+ * footer, decoding each row with schema s (the tablet's version).
+ * Returns 0, TS_ECORRUPT (message says which block and what), TS_EIO,
+ * TS_ENOMEM. */
+int ts__tablet_check(const ts__tablet *t, const ts__schema *s);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * test_tablet.c -- on-disk tablet files: round trips of rows, index,
+ * statistics and Bloom filter; the writer's refusals; and damage -- a
+ * flipped byte in every part of the file (header, block headers, block
+ * bytes, footer, trailer) and truncations at every boundary are detected
+ * by open or check, with the file named, and never crash the reader.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "key.h"
+#include "limits.h"
+#include "row.h"
+#include "support.h"
+#include "tablet.h"
+#include "tablet_format.h"
+
+#define SEC INT64_C(1000000000)
+#define BASE (INT64_C(1795000000) * SEC)
+
+static uint64_t seed;
+static uint64_t rnd(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return seed;
+}
+
+/* host string, ts, n int32, v int64, d double, note string; key (host, ts) */
+static ts__schema *schema(void)
+{
+	ts_column cols[] = {
+		{"host", TS_STRING, {TS_NONE, {0}}}, {"ts", TS_TIMESTAMP, {TS_NONE, {0}}},
+		{"n", TS_INT32, {TS_NONE, {0}}},     {"v", TS_INT64, {TS_NONE, {0}}},
+		{"d", TS_DOUBLE, {TS_NONE, {0}}},    {"note", TS_STRING, {TS_NONE, {0}}},
+	};
+	const char *key[] = {"host", "ts"};
+	ts__schema *s;
+	assert_int_equal(ts__schema_build(cols, 6, key, 2, &s), 0);
+	return s;
+}
+
+/* Encoded rows in key order, each a malloc'ed copy. */
+struct rows {
+	unsigned char **p;
+	size_t *len;
+	size_t n;
+	int64_t vsum;   /* sum of column v */
+	double dsum;    /* sum of the non-NaN values of d */
+	int64_t min_ts, max_ts;
+};
+
+/* hosts * per rows; note_len long notes of random letters (incompressible
+ * when random, else repetitive). */
+static void make_rows(struct rows *r, const ts__schema *s, int hosts, int per, size_t note_len,
+                      int random_notes)
+{
+	char host[16], *note = malloc(note_len + 1);
+	ts_buf b;
+	memset(r, 0, sizeof *r);
+	r->p = calloc((size_t)hosts * per, sizeof *r->p);
+	r->len = calloc((size_t)hosts * per, sizeof *r->len);
+	r->min_ts = INT64_MAX;
+	r->max_ts = INT64_MIN;
+	for (int h = 0; h < hosts; h++) {
+		snprintf(host, sizeof host, "h%04d", h); /* sorts as it counts */
+		for (int i = 0; i < per; i++) {
+			for (size_t k = 0; k < note_len; k++)
+				note[k] = random_notes ? (char)('!' + rnd() % 90) : (char)('a' + k % 3);
+			int64_t ts = BASE + (int64_t)i * 10 * SEC - (int64_t)(rnd() % 5);
+			double d = i % 17 == 0 ? 0.0 / 0.0 : (double)(rnd() % 1000) / 8.0;
+			int64_t v = (int64_t)(rnd() % 2000000) - 1000000;
+			ts_value vals[6] = {ts_string(host), ts_timestamp(ts), ts_int32((int32_t)(i - 50)),
+			                    ts_int64(v), ts_double(d), ts_stringn(note, note_len)};
+			ts__buf_init(&b);
+			assert_int_equal(ts__row_encode(s, vals, &b), 0);
+			r->p[r->n] = b.data;
+			r->len[r->n] = b.len;
+			r->n++;
+			r->vsum += v;
+			if (d == d)
+				r->dsum += d;
+			r->min_ts = ts < r->min_ts ? ts : r->min_ts;
+			r->max_ts = ts > r->max_ts ? ts : r->max_ts;
+		}
+	}
+	free(note);
+}
+
+static void free_rows(struct rows *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->p[i]);
+	free(r->p);
+	free(r->len);
+}
+
+static char *write_tablet(const char *dir, uint64_t id, const ts__schema *s, const struct rows *r)
+{
+	ts__tablet_writer *w;
+	uint64_t rows, bytes;
+	int64_t lo, hi;
+	char name[64], *path = malloc(4200);
+	assert_int_equal(ts__tablet_writer_open(dir, id, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	for (size_t i = 0; i < r->n; i++)
+		assert_int_equal(ts__tablet_writer_add(w, r->p[i], r->len[i]), 0);
+	assert_int_equal(ts__tablet_writer_finish(w, &rows, &bytes, &lo, &hi), 0);
+	assert_int_equal(rows, r->n);
+	assert_int_equal(lo, r->min_ts);
+	assert_int_equal(hi, r->max_ts);
+	assert_int_equal(ts__tablet_name(id, name, sizeof name), 0);
+	snprintf(path, 4200, "%s/%s", dir, name);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, bytes);
+	return path;
+}
+
+/* Every row of t, in order, equals r's; checks pass. */
+static void expect_rows(const ts__tablet *t, const ts__schema *s, const struct rows *r)
+{
+	ts_buf raw;
+	ts_reader rd;
+	const void *row;
+	size_t len, k = 0;
+	ts__buf_init(&raw);
+	for (uint32_t i = 0; i < t->nblocks; i++) {
+		assert_int_equal(ts__tablet_read_block(t, i, &raw), 0);
+		ts__reader_init(&rd, raw.data, raw.len);
+		int rc;
+		while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
+			assert_true(k < r->n);
+			assert_int_equal(len, r->len[k]);
+			assert_memory_equal(row, r->p[k], len);
+			k++;
+		}
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(k, r->n);
+	assert_int_equal(ts__tablet_check(t, s), 0);
+	ts__buf_free(&raw);
+}
+
+static void tablet_write_read_round_trip(void **state)
+{
+	(void)state;
+	seed = 1;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 40, 500, 20, 0);
+	char *path = write_tablet(dir, 7, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 7, &t), 0);
+	assert_int_equal(t->id, 7);
+	assert_int_equal(t->schema_version, s->version);
+	assert_int_equal(t->rows, r.n);
+	assert_int_equal(t->min_ts, r.min_ts);
+	assert_int_equal(t->max_ts, r.max_ts);
+	assert_int_equal(t->period_start, BASE - SEC);
+	assert_int_equal(t->period_end, BASE + 86400 * SEC);
+	assert_true(t->nblocks > 10);
+	/* keys: the first and last rows' */
+	const void *k;
+	size_t kl;
+	assert_int_equal(ts__row_key(r.p[0], r.len[0], &k, &kl), 0);
+	assert_int_equal(t->first_klen, kl);
+	assert_memory_equal(t->first_key, k, kl);
+	assert_int_equal(ts__row_key(r.p[r.n - 1], r.len[r.n - 1], &k, &kl), 0);
+	assert_int_equal(t->last_klen, kl);
+	assert_memory_equal(t->last_key, k, kl);
+	/* statistics: n, v, d (ts is not a statistics column) */
+	assert_int_equal(t->nstat, 3);
+	assert_int_equal(t->stat_cols[1], 3);
+	uint64_t count = 0, dcount = 0;
+	__int128 vsum = 0;
+	double dsum = 0;
+	for (uint32_t i = 0; i < t->nblocks; i++) {
+		ts__colstat st;
+		ts__tablet_stat(t, i, 1, &st);
+		count += st.count;
+		vsum += st.isum;
+		assert_int_equal(st.count, t->blocks[i].rows);
+		ts__tablet_stat(t, i, 2, &st);
+		dcount += st.count;
+		dsum += st.dsum;
+	}
+	assert_int_equal(count, r.n);
+	assert_true(vsum == r.vsum);
+	assert_int_equal(dcount, r.n - 40 * ((500 + 16) / 17)); /* NaN every 17th */
+	assert_true(dsum > r.dsum - 1e-6 && dsum < r.dsum + 1e-6);
+	expect_rows(t, s, &r);
+	ts__tablet_close(t);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+static void tablet_bloom_has_every_stem(void **state)
+{
+	(void)state;
+	seed = 2;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 500, 3, 4, 0);
+	char *path = write_tablet(dir, 1, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 1, &t), 0);
+	int false_pos = 0;
+	for (int h = 0; h < 1500; h++) {
+		char host[16];
+		ts_buf b;
+		ts__buf_init(&b);
+		snprintf(host, sizeof host, "h%04d", h);
+		ts_value v = ts_string(host);
+		ts__key_put(&b, &v);
+		int may = ts__tablet_may_contain(t, b.data, b.len);
+		if (h < 500)
+			assert_int_equal(may, 1);
+		else
+			false_pos += may;
+		ts__buf_free(&b);
+	}
+	assert_true(false_pos < 30); /* 1000 absent stems, about 1 % expected */
+	ts__tablet_close(t);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+/* One row larger than a block, and incompressible notes (stored raw). */
+static void tablet_huge_and_incompressible_rows(void **state)
+{
+	(void)state;
+	seed = 3;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 3, 2, TS_TABLET_BLOCK * 3, 1);
+	char *path = write_tablet(dir, 2, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 2, &t), 0);
+	assert_int_equal(t->nblocks, 6); /* a block each */
+	expect_rows(t, s, &r);
+	ts__tablet_close(t);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+static int count_entries(const char *dir)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 0", dir);
+	return system(cmd) == 0 ? 0 : 1;
+}
+
+static void tablet_writer_refuses_disorder_and_empty(void **state)
+{
+	(void)state;
+	seed = 4;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	ts__tablet_writer *w;
+	make_rows(&r, s, 2, 2, 3, 0);
+	assert_int_equal(ts__tablet_writer_open(dir, 3, s, 0, 1, &w), 0);
+	assert_int_equal(ts__tablet_writer_add(w, r.p[1], r.len[1]), 0);
+	assert_int_equal(ts__tablet_writer_add(w, r.p[0], r.len[0]), TS_EINVAL);
+	assert_string_equal(ts_errmsg(NULL), "tablet 0000000000000003: rows out of key order");
+	assert_int_equal(ts__tablet_writer_add(w, r.p[1], r.len[1]), TS_EINVAL); /* equal */
+	ts__tablet_writer_abort(w);
+	assert_int_equal(count_entries(dir), 0);
+	assert_int_equal(ts__tablet_writer_open(dir, 4, s, 0, 1, &w), 0);
+	assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), TS_EINVAL);
+	assert_int_equal(count_entries(dir), 0);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+static void tablet_open_missing_or_misnamed(void **state)
+{
+	(void)state;
+	seed = 5;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	ts__tablet *t;
+	make_rows(&r, s, 1, 3, 3, 0);
+	char *path = write_tablet(dir, 9, s, &r);
+	assert_int_equal(ts__tablet_open(path, 8, &t), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "damaged header: names another tablet"));
+	unlink(path);
+	assert_int_equal(ts__tablet_open(path, 9, &t), TS_ENOENT);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+/* ---- damage ---- */
+
+/* open + check of path: 0 or the error (which must name the file). */
+static int open_and_check(const char *path, uint64_t id, const ts__schema *s)
+{
+	ts__tablet *t;
+	int rc = ts__tablet_open(path, id, &t);
+	if (rc == 0) {
+		rc = ts__tablet_check(t, s);
+		ts__tablet_close(t);
+	}
+	if (rc < 0 && !strstr(ts_errmsg(NULL), path))
+		fail_msg("error without the file name: %s", ts_errmsg(NULL));
+	return rc;
+}
+
+static void flip_and_expect_damage(const char *path, const ts__schema *s, off_t at)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char c, x;
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, at), 1);
+	x = c ^ (unsigned char)(1u << (rnd() % 8));
+	assert_int_equal(pwrite(fd, &x, 1, at), 1);
+	int rc = open_and_check(path, 11, s);
+	if (rc != TS_ECORRUPT && rc != TS_EVERSION)
+		fail_msg("flipped byte at %lld: got %d (%s)", (long long)at, rc, ts_errmsg(NULL));
+	assert_int_equal(pwrite(fd, &c, 1, at), 1);
+	close(fd);
+}
+
+static void tablet_flipped_byte_in_every_part(void **state)
+{
+	(void)state;
+	seed = 6;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 8, 400, 12, 0);
+	char *path = write_tablet(dir, 11, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 11, &t), 0);
+	uint64_t size = t->size, footer = t->blocks[t->nblocks - 1].offset + TS_BLKH_SIZE +
+	                                  t->blocks[t->nblocks - 1].stored;
+	assert_true(t->nblocks >= 3);
+	for (off_t i = 0; i < TS_TABH_SIZE; i++) /* header: every byte */
+		flip_and_expect_damage(path, s, i);
+	for (uint32_t b = 0; b < t->nblocks; b++) { /* block headers: every byte */
+		for (off_t i = 0; i < TS_BLKH_SIZE; i++)
+			flip_and_expect_damage(path, s, (off_t)t->blocks[b].offset + i);
+		for (int k = 0; k < 20; k++) /* block bytes: a sample */
+			flip_and_expect_damage(path, s, (off_t)(t->blocks[b].offset + TS_BLKH_SIZE +
+			                                        rnd() % t->blocks[b].stored));
+	}
+	for (uint64_t i = footer; i < size - TS_TABT_SIZE; i++) /* footer: every byte */
+		flip_and_expect_damage(path, s, (off_t)i);
+	for (uint64_t i = size - TS_TABT_SIZE; i < size; i++) /* trailer: every byte */
+		flip_and_expect_damage(path, s, (off_t)i);
+	assert_int_equal(open_and_check(path, 11, s), 0); /* restored intact */
+	ts__tablet_close(t);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+static void tablet_truncated_anywhere(void **state)
+{
+	(void)state;
+	seed = 7;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 4, 400, 12, 0);
+	char *path = write_tablet(dir, 11, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 11, &t), 0);
+	uint64_t size = t->size;
+	off_t cuts[] = {0, 1, TS_TABH_SIZE - 1, TS_TABH_SIZE, TS_TABH_SIZE + 5,
+	                (off_t)t->blocks[1].offset, (off_t)t->blocks[1].offset + 20,
+	                (off_t)size / 2, (off_t)size - TS_TABT_SIZE - 1, (off_t)size - TS_TABT_SIZE,
+	                (off_t)size - 8, (off_t)size - 1};
+	ts__tablet_close(t);
+	unsigned char *copy = malloc(size);
+	int fd = open(path, O_RDONLY);
+	assert_int_equal(pread(fd, copy, size, 0), (ssize_t)size);
+	close(fd);
+	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+		assert_int_equal(truncate(path, cuts[i]), 0);
+		int rc = open_and_check(path, 11, s);
+		if (rc != TS_ECORRUPT)
+			fail_msg("cut at %lld: got %d (%s)", (long long)cuts[i], rc, ts_errmsg(NULL));
+		fd = open(path, O_WRONLY | O_TRUNC);
+		assert_int_equal(write(fd, copy, size), (ssize_t)size);
+		close(fd);
+	}
+	/* and a file grown by garbage after its trailer */
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_int_equal(write(fd, "junk", 4), 4);
+	close(fd);
+	assert_int_equal(open_and_check(path, 11, s), TS_ECORRUPT);
+	free(copy);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tablet_write_read_round_trip),
+		cmocka_unit_test(tablet_bloom_has_every_stem),
+		cmocka_unit_test(tablet_huge_and_incompressible_rows),
+		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
+		cmocka_unit_test(tablet_open_missing_or_misnamed),
+		cmocka_unit_test(tablet_flipped_byte_in_every_part),
+		cmocka_unit_test(tablet_truncated_anywhere),
+	};
+	return cmocka_run_group_tests_name("tablet", tests, NULL, NULL);
+}
