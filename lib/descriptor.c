@@ -68,6 +68,7 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
 	ts__put_u64(&rec, (uint64_t)t->max_ts);
 	ts__put_u64(&rec, t->rows);
 	ts__put_u64(&rec, t->bytes);
+	ts__put_u64(&rec, t->source);
 	b->oom |= rec.oom;
 	ts__put_bytes(b, rec.data, rec.len);
 	ts__buf_free(&rec);
@@ -176,6 +177,8 @@ static int decode_tablets(ts_reader *r, ts__descriptor *d)
 		t->max_ts = (int64_t)ts__get_u64(&rec);
 		t->rows = ts__get_u64(&rec);
 		t->bytes = ts__get_u64(&rec);
+		if (ts__reader_left(&rec) > 0) /* absent in the first, 60-byte records */
+			t->source = ts__get_u64(&rec);
 		if (rec.bad || t->schema_version < 1 ||
 		    t->schema_version > (uint32_t)d->nschemas)
 			return ts__fail(TS_ECORRUPT, "tablet record %u is malformed", i);

@@ -68,11 +68,12 @@ int ts__filling_begin(ts__filling *f)
 	return ts__log_begin(f->log, &f->batch);
 }
 
-/* The working tablet for a period, created if new. */
+/* The working (not frozen) tablet for a period, created if new. */
 static int tablet_for(ts__filling *f, int64_t start, int64_t len, ts__root **out)
 {
 	for (int i = 0; i < f->n; i++)
-		if (f->work[i].period_start == start && f->work[i].period_len == len) {
+		if (f->work[i].period_start == start && f->work[i].period_len == len &&
+		    !(f->work[i].flags & TS_ROOT_FROZEN)) {
 			*out = &f->work[i];
 			return 0;
 		}
@@ -88,6 +89,7 @@ static int tablet_for(ts__filling *f, int64_t start, int64_t len, ts__root **out
 	r->period_len = len;
 	r->min_ts = INT64_MAX;
 	r->max_ts = INT64_MIN;
+	r->born = f->batch;
 	return 0;
 }
 

@@ -242,6 +242,8 @@ void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 	r->bytes = ts__load_u64(p + 32);
 	r->min_ts = (int64_t)ts__load_u64(p + 40);
 	r->max_ts = (int64_t)ts__load_u64(p + 48);
+	r->born = ts__load_u64(p + 56);
+	r->flags = ts__load_u32(p + 64);
 }
 
 /* Validate the batch at p; on success *c is its commit and *next the LSN
@@ -735,6 +737,9 @@ static void encode_root(unsigned char *p, const ts__root *r)
 	ts__store_u64(p + 32, r->bytes);
 	ts__store_u64(p + 40, (uint64_t)r->min_ts);
 	ts__store_u64(p + 48, (uint64_t)r->max_ts);
+	ts__store_u64(p + 56, r->born);
+	ts__store_u32(p + 64, r->flags);
+	ts__store_u32(p + 68, 0);
 }
 
 int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,

@@ -31,7 +31,14 @@ typedef struct ts__root {
 	uint64_t root;      /* LSN of the AVL root node, 0 = empty */
 	uint64_t rows, bytes;
 	int64_t min_ts, max_ts;
+	uint64_t born;      /* LSN of the batch that began the tree: its name,
+	                     * and no record of it lies before */
+	uint32_t flags;     /* TS_ROOT_FROZEN */
 } ts__root;
+
+/* A frozen tree takes no more rows (its period's new rows go to a new
+ * tree); it is being written to an on-disk tablet. */
+#define TS_ROOT_FROZEN 1u
 
 /* A parsed commit record. */
 typedef struct ts__commit {

@@ -125,7 +125,8 @@ static ts__descriptor *sample_descriptor(void)
 		.min_ts = -5, .max_ts = -1, .rows = 10, .bytes = 4096};
 	d->tablets[1] = (ts__tablet_meta){.id = 2, .schema_version = 3,
 		.period_start = T0, .period_end = INT64_MAX,
-		.min_ts = T0 + 1, .max_ts = INT64_MAX - 1, .rows = UINT64_MAX, .bytes = 1};
+		.min_ts = T0 + 1, .max_ts = INT64_MAX - 1, .rows = UINT64_MAX, .bytes = 1,
+		.source = UINT64_C(0x1234560)};
 	d->ntablets = 2;
 	return d;
 }
@@ -189,6 +190,7 @@ static void assert_descriptor_equal(const ts__descriptor *a, const ts__descripto
 		assert_int_equal(x->max_ts, y->max_ts);
 		assert_int_equal(x->rows, y->rows);
 		assert_int_equal(x->bytes, y->bytes);
+		assert_int_equal(x->source, y->source);
 	}
 }
 
@@ -238,6 +240,7 @@ static void encode_body(const ts__descriptor *d, long tablet_delta, ts_buf *b)
 		ts__put_u64(&rec, (uint64_t)t->max_ts);
 		ts__put_u64(&rec, t->rows);
 		ts__put_u64(&rec, t->bytes);
+		ts__put_u64(&rec, t->source);
 		for (long k = 0; k < tablet_delta; k++)
 			ts__put_u8(&rec, 0);
 		size_t len = tablet_delta < 0 ? rec.len - (size_t)-tablet_delta : rec.len;
@@ -435,6 +438,16 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	ts__buf_free(&b);
 	ts__buf_free(&body);
 
+	/* a record of the first format (60 bytes, no source) is read */
+	encode_body(d, -8, &body);
+	seal(&body, TS_DESC_VERSION, &b);
+	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
+	assert_int_equal(back->tablets[1].source, 0);
+	assert_int_equal(back->tablets[1].bytes, 1);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&b);
+	ts__buf_free(&body);
+
 	/* a tablet record cut short is not */
 	encode_body(d, -1, &body);
 	seal(&body, TS_DESC_VERSION, &b);
@@ -491,7 +504,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 
 	/* more tablets than the body could hold */
 	encode_body(d, 0, &body);
-	ts__store_u32(body.data + body.len - 4 - 2 * (1 + 60), 1000000);
+	ts__store_u32(body.data + body.len - 4 - 2 * (1 + 68), 1000000);
 	seal(&body, TS_DESC_VERSION, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad tablet count 1000000");
 	ts__buf_free(&b);
@@ -526,19 +539,19 @@ static void descriptor_rejects_truncated_tablet_section(void **state)
 	full = body.len;
 
 	/* ntablets = 2, but the body ends after record 0 */
-	body.len = full - (1 + 60);
+	body.len = full - (1 + 68);
 	seal(&body, TS_DESC_VERSION, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
 	ts__buf_free(&b);
 
-	/* record 1's length (60) is there, its bytes are not */
-	body.len = full - 60;
+	/* record 1's length (68) is there, its bytes are not */
+	body.len = full - 68;
 	seal(&body, TS_DESC_VERSION, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
 	ts__buf_free(&b);
 
 	/* one tablet announced, and only an unfinished length varint */
-	body.len = full - 4 - 2 * (1 + 60);
+	body.len = full - 4 - 2 * (1 + 68);
 	ts__put_u32(&body, 1);
 	ts__put_u8(&body, 0x80);
 	seal(&body, TS_DESC_VERSION, &b);
@@ -546,7 +559,7 @@ static void descriptor_rejects_truncated_tablet_section(void **state)
 	ts__buf_free(&b);
 
 	/* an empty tablet section that is well formed still decodes */
-	body.len = full - 4 - 2 * (1 + 60);
+	body.len = full - 4 - 2 * (1 + 68);
 	ts__put_u32(&body, 0);
 	seal(&body, TS_DESC_VERSION, &b);
 	ts__descriptor *back;
