@@ -619,10 +619,12 @@ TS_EXTERN void ts_cursor_close(ts_cursor *cur);
 
 /*
  * ts_flush -- write every filling tablet holding rows with ts < before to
- * on-disk tablets and return once they are durable.  before = INT64_MAX
- * flushes everything.
- * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, or TS_ENOTSUP
- * until on-disk tablets land.
+ * on-disk tablets and return once they are durable (tablet files and
+ * DESCRIPTOR synced); the log they occupied is then released.  Inserts
+ * into the same periods go on meanwhile, into new filling tablets.
+ * before = INT64_MAX flushes everything.
+ * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM,
+ * TS_ECORRUPT (a damaged row in the log).
  */
 TS_EXTERN int ts_flush(ts_table *table, int64_t before);
 

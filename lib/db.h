@@ -34,8 +34,22 @@ struct ts_table {
 	ts__log *log;            /* the table's log (read-only in read-only dbs) */
 	ts__filling fill;        /* writable dbs: the filling tablets */
 	ts_buf scratch;          /* writer: row encoding */
+	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
 	uint64_t rows_rejected;  /* counters, guarded by mu */
+	uint64_t flushes, flushed_rows, flushed_bytes;
+	pthread_mutex_t flush_mu; /* one flush at a time; taken before mu */
+	pthread_mutex_t tablets_mu; /* the open tablets below */
+	struct ts__open_tablet *open_tablets;
+	int nopen, capopen;
 	struct ts_table *next;
+};
+
+/* An on-disk tablet opened by some reader or writer of the table.  Until
+ * merges and TTL remove tablets, a tablet once opened stays open until
+ * the table is freed, so snapshots may keep plain pointers to it. */
+struct ts__open_tablet {
+	uint64_t id;
+	struct ts__tablet *tab;
 };
 
 struct ts_db {
@@ -49,6 +63,14 @@ struct ts_db {
 	int syncer_running, stopping;
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
 };
+
+/* The open tablet described by m (opened on first use).  Returns 0,
+ * or the errors of ts__tablet_open. */
+int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, struct ts__tablet **out);
+
+/* Write d as t's new descriptor and swap it in; t->mu is held.  On
+ * failure d is freed and the table is unchanged. */
+int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
 
 /* Free a table object (when its last reference goes or the db closes). */
 void ts__table_free(struct ts_table *t);

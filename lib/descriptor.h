@@ -21,8 +21,8 @@ typedef struct ts__tablet_meta {
 	int64_t period_start, period_end; /* the period it belongs to */
 	int64_t min_ts, max_ts;           /* its rows' timespan */
 	uint64_t rows, bytes;
-	uint64_t source;                  /* flushed from the filling tree of
-	                                   * this born LSN (log.h); 0 = merged */
+	uint64_t source;                  /* flushed from the filling tree
+	                                   * named born (log.h); 0 = merged */
 } ts__tablet_meta;
 
 typedef struct ts__descriptor {

@@ -52,7 +52,8 @@ int ts__filling_init(ts__filling *f, ts__log *log)
 	if (rc < 0)
 		return rc;
 	f->n = f->ncommitted = (int)c.nroots;
-	memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
+	if (f->n)
+		memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
 	return 0;
 }
 
@@ -69,7 +70,8 @@ int ts__filling_begin(ts__filling *f)
 }
 
 /* The working (not frozen) tablet for a period, created if new. */
-static int tablet_for(ts__filling *f, int64_t start, int64_t len, ts__root **out)
+static int tablet_for(ts__filling *f, int64_t start, int64_t len, uint64_t row_lsn,
+                      ts__root **out)
 {
 	for (int i = 0; i < f->n; i++)
 		if (f->work[i].period_start == start && f->work[i].period_len == len &&
@@ -89,7 +91,8 @@ static int tablet_for(ts__filling *f, int64_t start, int64_t len, ts__root **out
 	r->period_len = len;
 	r->min_ts = INT64_MAX;
 	r->max_ts = INT64_MIN;
-	r->born = f->batch;
+	r->born = row_lsn;
+	r->since = f->batch;
 	return 0;
 }
 
@@ -114,7 +117,7 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	int64_t start, len;
 	ts__period_of(ts, now, &start, &len);
 	ts__root *r = NULL;
-	int rc = tablet_for(f, start, len, &r);
+	int rc = tablet_for(f, start, len, row_lsn, &r);
 	if (rc < 0)
 		return rc;
 	if (f->n > 1 && found_elsewhere(f, r, key, klen, ts, dup_row))
@@ -143,7 +146,8 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
 		ts__filling_abort(f);
 		return rc;
 	}
-	memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
+	if (f->n)
+		memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
 	f->ncommitted = f->n;
 	f->rows += rows;
 	f->batches++;
@@ -156,4 +160,22 @@ void ts__filling_abort(ts__filling *f)
 	f->n = f->ncommitted;
 	if (f->n)
 		memcpy(f->work, f->committed, (size_t)f->n * sizeof *f->work);
+}
+
+static int drop_from(ts__root *r, int *n, uint64_t born)
+{
+	for (int i = 0; i < *n; i++)
+		if (r[i].born == born) {
+			memmove(&r[i], &r[i + 1], (size_t)(*n - i - 1) * sizeof *r);
+			(*n)--;
+			return 1;
+		}
+	return 0;
+}
+
+int ts__filling_drop(ts__filling *f, uint64_t born)
+{
+	int a = drop_from(f->work, &f->n, born);
+	int b = drop_from(f->committed, &f->ncommitted, born);
+	return a || b;
 }

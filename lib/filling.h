@@ -52,4 +52,9 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now);
 /* Forget the batch in progress. */
 void ts__filling_abort(ts__filling *f);
 
+/* Forget the tree named born (on disk now) in both the working and the
+ * committed roots; the next commit no longer names it.  Returns whether
+ * it was there. */
+int ts__filling_drop(ts__filling *f, uint64_t born);
+
 #endif

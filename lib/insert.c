@@ -3,7 +3,8 @@
  *
  * Under the table's mutex (the single writer), each row is checked and
  * converted (types, ts defaulting to now, max_future, TTL), encoded, its
- * row record appended to the log, and inserted into the AVL tree of its
+ * row record appended to the log, checked against the on-disk tablets
+ * whose timespan covers its ts, and inserted into the AVL tree of its
  * period; then one commit record publishes every root at once.  The first
  * bad row aborts the whole batch: the log tail and the working roots go
  * back to the last commit, so nothing of the batch is ever visible.
@@ -17,6 +18,7 @@
 #include "key.h"
 #include "limits.h"
 #include "row.h"
+#include "tablet.h"
 
 /* Check and convert row values in[0..ncols) into out, in place of the
  * caller's; ts defaults to now.  Returns 0 or an error naming the column. */
@@ -79,6 +81,26 @@ static int duplicate(ts_table *t, const ts__schema *s, uint64_t dup_row)
 	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
 }
 
+/* Whether an on-disk tablet holds key: only tablets whose timespan
+ * covers ts are asked, and each asks its Bloom filter before reading a
+ * block.  Returns 1, 0 or an error. */
+static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t ts)
+{
+	const ts__descriptor *d = t->desc;
+	for (int i = 0; i < d->ntablets; i++) {
+		const ts__tablet_meta *m = &d->tablets[i];
+		ts__tablet *tab;
+		if (ts < m->min_ts || ts > m->max_ts)
+			continue;
+		int rc = ts__table_tablet(t, m, &tab);
+		if (rc == 0)
+			rc = ts__tablet_find(tab, key, klen, &t->lookup);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Check, encode, log and index one row. */
 static int insert_row(ts_table *t, const ts__schema *s, const ts_value *in,
                       ts_value *vals, int64_t now)
@@ -99,8 +121,14 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts_value *in,
 	if (rc == 0) {
 		const unsigned char *logged = (const unsigned char *)ts__log_ptr(t->log, lsn) +
 		                              TS_ROWREC_HEADER + ((const unsigned char *)key - t->scratch.data);
-		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
-		                        t->scratch.len, &dup);
+		if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 1) {
+			char desc[512];
+			ts__key_describe(s, logged, klen, desc, sizeof desc);
+			return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
+		}
+		if (rc == 0)
+			rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
+			                        t->scratch.len, &dup);
 	}
 	return rc == TS_EDUPKEY ? duplicate(t, s, dup) : rc;
 }

@@ -243,7 +243,8 @@ void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 	r->min_ts = (int64_t)ts__load_u64(p + 40);
 	r->max_ts = (int64_t)ts__load_u64(p + 48);
 	r->born = ts__load_u64(p + 56);
-	r->flags = ts__load_u32(p + 64);
+	r->since = ts__load_u64(p + 64);
+	r->flags = ts__load_u32(p + 72);
 }
 
 /* Validate the batch at p; on success *c is its commit and *next the LSN
@@ -738,8 +739,9 @@ static void encode_root(unsigned char *p, const ts__root *r)
 	ts__store_u64(p + 40, (uint64_t)r->min_ts);
 	ts__store_u64(p + 48, (uint64_t)r->max_ts);
 	ts__store_u64(p + 56, r->born);
-	ts__store_u32(p + 64, r->flags);
-	ts__store_u32(p + 68, 0);
+	ts__store_u64(p + 64, r->since);
+	ts__store_u32(p + 72, r->flags);
+	ts__store_u32(p + 76, 0);
 }
 
 int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
@@ -780,6 +782,28 @@ void ts__log_abort(ts__log *log)
 		log->hot.win_end = 0;
 	}
 	log->in_batch = 0;
+}
+
+uint64_t ts__log_next_batch(const ts__log *log)
+{
+	return batch_start(log->hot.tail);
+}
+
+int ts__log_release(ts__log *log, uint64_t lsn)
+{
+	char path[TS_PATH_MAX];
+	int rc = 0;
+	uint64_t upto = seg_of(lsn);
+	if (upto > seg_of(log->hot.tail))
+		upto = seg_of(log->hot.tail);
+	while (log->first_seg < upto) {
+		if ((rc = seg_path(log, log->first_seg, path)) < 0)
+			return rc;
+		if (unlink(path) < 0 && errno != ENOENT)
+			return ts__fail_errno(errno, "unlink %s", path);
+		log->first_seg++;
+	}
+	return ts__fsync_dir(log->dir);
 }
 
 int ts__log_sync(ts__log *log)

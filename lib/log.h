@@ -31,8 +31,9 @@ typedef struct ts__root {
 	uint64_t root;      /* LSN of the AVL root node, 0 = empty */
 	uint64_t rows, bytes;
 	int64_t min_ts, max_ts;
-	uint64_t born;      /* LSN of the batch that began the tree: its name,
-	                     * and no record of it lies before */
+	uint64_t born;      /* LSN of the tree's first row record: its name */
+	uint64_t since;     /* LSN of the batch that began the tree: no record
+	                     * of it lies before (a batch boundary) */
 	uint32_t flags;     /* TS_ROOT_FROZEN */
 } ts__root;
 
@@ -142,6 +143,16 @@ int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
 
 /* Forget the batch in progress: the tail returns to its start. */
 void ts__log_abort(ts__log *log);
+
+/* The LSN at which the next batch will start: a batch boundary from which
+ * recovery may scan. */
+uint64_t ts__log_next_batch(const ts__log *log);
+
+/* Delete the segment files that lie wholly before lsn (their commits are
+ * all in on-disk tablets).  The writer keeps its mappings, so snapshots
+ * of this process still read them; readers in other processes keep the
+ * pages they mapped (unlink semantics).  Returns 0 or TS_EIO. */
+int ts__log_release(ts__log *log, uint64_t lsn);
 
 /* Make every published commit durable (msync).  Returns 0 or TS_EIO. */
 int ts__log_sync(ts__log *log);

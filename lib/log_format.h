@@ -54,7 +54,7 @@
 #define TS_COMMIT_OFF_TIME 32           /* i64 wall-clock time of the commit */
 #define TS_COMMIT_OFF_ROWS 40           /* u64 rows in this batch */
 #define TS_COMMIT_FIXED 48
-#define TS_ROOT_SIZE 72                 /* per root: see ts__root */
+#define TS_ROOT_SIZE 80                 /* per root: see ts__root */
 #define TS_COMMIT_TRAILER 8             /* u32 CRC-32C, u32 record length */
 #define TS_COMMIT_SIZE(n) (TS_COMMIT_FIXED + (n) * TS_ROOT_SIZE + TS_COMMIT_TRAILER)
 

@@ -64,8 +64,3 @@ void ts_cursor_close(ts_cursor *cur)
 	(void)cur;
 }
 
-int ts_flush(ts_table *table, int64_t before)
-{
-	(void)table; (void)before;
-	return not_yet("ts_flush", "the on-disk tablets");
-}

@@ -13,22 +13,41 @@
 #include "error.h"
 #include "row.h"
 #include "snapshot.h"
+#include "tablet.h"
 
-static int capture_schemas(ts_table *t, ts__snapshot *s)
+/* Copy the schema versions and the tablet list of the current
+ * descriptor, then open the tablets. */
+static int capture(ts_table *t, ts__snapshot *s)
 {
 	int rc = 0;
 	pthread_mutex_lock(&t->schema_mu);
 	const ts__descriptor *d = t->desc;
 	s->versions = malloc((size_t)d->nschemas * sizeof *s->versions);
-	if (s->versions) {
+	s->metas = malloc((size_t)(d->ntablets ? d->ntablets : 1) * sizeof *s->metas);
+	s->tablets = calloc((size_t)(d->ntablets ? d->ntablets : 1), sizeof *s->tablets);
+	if (s->versions && s->metas && s->tablets) {
 		memcpy(s->versions, d->schemas, (size_t)d->nschemas * sizeof *s->versions);
 		s->nversions = d->nschemas;
 		s->schema = d->schemas[d->nschemas - 1];
+		if (d->ntablets)
+			memcpy(s->metas, d->tablets, (size_t)d->ntablets * sizeof *s->metas);
+		s->ntablets = d->ntablets;
 	} else {
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	}
 	pthread_mutex_unlock(&t->schema_mu);
+	for (int i = 0; rc == 0 && i < s->ntablets; i++)
+		rc = ts__table_tablet(t, &s->metas[i], &s->tablets[i]);
 	return rc;
+}
+
+/* Whether a tree of this born is already an on-disk tablet. */
+static int on_disk(const ts__snapshot *s, uint64_t born)
+{
+	for (int i = 0; i < s->ntablets; i++)
+		if (s->metas[i].source == born)
+			return 1;
+	return 0;
 }
 
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
@@ -37,26 +56,30 @@ int ts__snapshot_take(ts_table *t, ts__snapshot *s)
 	memset(s, 0, sizeof *s);
 	s->table = t;
 	int rc = 0;
-	if (ts__db_readonly(t->db)) { /* pick up schema changes of the writer */
+	if (!ts__db_readonly(t->db) && t->dropped)
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	s->commit = ts__log_head(t->log); /* first the commit, then the descriptor */
+	if (ts__db_readonly(t->db)) { /* pick up the writer's descriptor changes */
 		if ((rc = ts__table_lock(t)) < 0)
 			return rc;
 		ts__table_unlock(t);
-	} else if (t->dropped) {
-		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	}
-	rc = capture_schemas(t, s);
-	s->commit = rc == 0 ? ts__log_head(t->log) : 0;
-	if (rc < 0 || s->commit == 0)
+	if ((rc = capture(t, s)) < 0 || s->commit == 0) {
+		if (rc < 0)
+			ts__snapshot_release(s);
 		return rc;
+	}
 	if ((rc = ts__log_read_commit(t->log, s->commit, &c)) < 0 ||
 	    !(s->roots = malloc((c.nroots ? c.nroots : 1) * sizeof *s->roots))) {
 		ts__snapshot_release(s);
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
 	s->seq = c.seq;
-	s->nroots = c.nroots;
-	for (uint32_t i = 0; i < c.nroots; i++)
-		ts__commit_root(&c, i, &s->roots[i]);
+	for (uint32_t i = 0; i < c.nroots; i++) {
+		ts__commit_root(&c, i, &s->roots[s->nroots]);
+		if (!on_disk(s, s->roots[s->nroots].born))
+			s->nroots++;
+	}
 	return 0;
 }
 
@@ -64,6 +87,8 @@ void ts__snapshot_release(ts__snapshot *s)
 {
 	free(s->roots);
 	free(s->versions);
+	free(s->metas);
+	free(s->tablets);
 	memset(s, 0, sizeof *s);
 }
 
@@ -90,6 +115,34 @@ int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *ar
 	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
 		if ((rc = ts__snapshot_row(s, lsn, vals, &scratch)) == 0)
 			rc = fn(vals, s->schema->ncols, arg);
+	ts__buf_free(&scratch);
+	return rc;
+}
+
+int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *arg)
+{
+	const ts__tablet *tab = s->tablets[i];
+	ts_value vals[TS_COLUMNS_MAX];
+	ts_buf raw, scratch;
+	ts_reader r;
+	const void *row;
+	size_t len;
+	int rc = 0;
+	uint32_t v = tab->schema_version;
+	if (v < 1 || (int)v > s->nversions)
+		return ts__fail(TS_ECORRUPT, "tablet %s has unknown schema version %u", tab->path, v);
+	ts__buf_init(&raw);
+	ts__buf_init(&scratch);
+	for (uint32_t b = 0; rc == 0 && b < tab->nblocks; b++) {
+		if ((rc = ts__tablet_read_block(tab, b, &raw)) < 0)
+			break;
+		ts__reader_init(&r, raw.data, raw.len);
+		while (rc == 0 && (rc = ts__tablet_block_next(&r, &row, &len)) == 1)
+			if ((rc = ts__row_decode(s->versions[v - 1], s->schema, row, len, vals,
+			                         &scratch)) == 0)
+				rc = fn(vals, s->schema->ncols, arg);
+	}
+	ts__buf_free(&raw);
 	ts__buf_free(&scratch);
 	return rc;
 }

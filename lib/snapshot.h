@@ -5,7 +5,10 @@
  * the root of every filling tablet, and the trees under those roots never
  * change.  Taking one is an acquire load of the log head plus a copy of
  * the roots; holding one blocks nobody.  The schema versions needed to
- * decode its rows are captured with it.
+ * decode its rows, and the on-disk tablets, are captured with it -- the
+ * descriptor after the commit, since a flush writes the descriptor
+ * before the commit that drops the flushed tree: a tree whose born is a
+ * tablet's source is then left out, so no row is seen twice or missed.
  */
 #ifndef TS_SNAPSHOT_H
 #define TS_SNAPSHOT_H
@@ -21,6 +24,9 @@ typedef struct ts__snapshot {
 	const ts__schema *schema; /* the current schema when taken */
 	int nversions;
 	const ts__schema **versions; /* versions[v - 1] */
+	int ntablets;             /* on-disk tablets, as the descriptor named them */
+	ts__tablet_meta *metas;
+	struct ts__tablet **tablets; /* open, owned by the table */
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */
@@ -33,6 +39,10 @@ void ts__snapshot_release(ts__snapshot *s);
  * TS_ECORRUPT for a damaged row. */
 typedef int (*ts__row_fn)(const ts_value *vals, int n, void *arg);
 int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *arg);
+
+/* Call fn for every row of on-disk tablet i, in key order, decoded into
+ * the snapshot's schema; as ts__snapshot_scan. */
+int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *arg);
 
 /* Decode the row record at lsn into vals (the snapshot's schema). */
 int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "tablet.h"
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
@@ -122,13 +123,51 @@ int ts_create(ts_db *db, const char *name, const ts_schema *schema)
 
 /* ---- the shared table objects ---- */
 
+int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+{
+	char name[64], path[TS_PATH_MAX];
+	int rc = 0;
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].id == m->id) {
+			*out = t->open_tablets[i].tab;
+			goto out;
+		}
+	if (t->nopen == t->capopen) {
+		int cap = t->capopen ? t->capopen * 2 : 16;
+		struct ts__open_tablet *o = realloc(t->open_tablets, (size_t)cap * sizeof *o);
+		if (!o) {
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+			goto out;
+		}
+		t->open_tablets = o;
+		t->capopen = cap;
+	}
+	if ((rc = ts__tablet_name(m->id, name, sizeof name)) < 0 ||
+	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
+	    (rc = ts__tablet_open(path, m->id, out)) < 0)
+		goto out;
+	t->open_tablets[t->nopen].id = m->id;
+	t->open_tablets[t->nopen].tab = *out;
+	t->nopen++;
+out:
+	pthread_mutex_unlock(&t->tablets_mu);
+	return rc;
+}
+
 void ts__table_free(struct ts_table *t)
 {
 	if (!t)
 		return;
 	ts__filling_free(&t->fill);
 	ts__log_close(t->log, 1);
+	for (int i = 0; i < t->nopen; i++)
+		ts__tablet_close(t->open_tablets[i].tab);
+	free(t->open_tablets);
+	pthread_mutex_destroy(&t->tablets_mu);
+	pthread_mutex_destroy(&t->flush_mu);
 	ts__buf_free(&t->scratch);
+	ts__buf_free(&t->lookup);
 	ts__descriptor_free(t->desc, 1);
 	while (t->retired) {
 		ts__descriptor *d = t->retired;
@@ -161,6 +200,11 @@ static int open_log(struct ts_table *t)
 		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
 	if (rc == 0 && !ro)
 		rc = ts__filling_init(&t->fill, t->log);
+	/* A tree already on disk (a crash came between the descriptor naming
+	 * its tablet and the commit dropping it) is forgotten. */
+	for (int i = 0; rc == 0 && !ro && i < t->desc->ntablets; i++)
+		if (t->desc->tablets[i].source)
+			ts__filling_drop(&t->fill, t->desc->tablets[i].source);
 	return rc;
 }
 
@@ -174,6 +218,8 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_mutex_init(&t->schema_mu, NULL);
+	pthread_mutex_init(&t->tablets_mu, NULL);
+	pthread_mutex_init(&t->flush_mu, NULL);
 	t->db = db;
 	strcpy(t->name, name);
 	if ((rc = ts__path(dir, "%s/%s", db->path, name)) < 0 || !(t->dir = strdup(dir))) {
@@ -317,9 +363,7 @@ int ts_table_schema(ts_table *t, ts_schema **out)
 
 /* ---- schema changes ---- */
 
-/* Write d as t's new descriptor and swap it in; t->mu is held.  On
- * failure d is freed and the table is unchanged. */
-static int install_descriptor(struct ts_table *t, ts__descriptor *d)
+int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
 {
 	d->generation = t->desc->generation + 1;
 	int rc = ts__descriptor_write(t->dir, d);
@@ -350,7 +394,7 @@ static int begin_alter(struct ts_table *t, ts__descriptor **d)
 static int install_schema(struct ts_table *t, ts__descriptor *d, ts__schema *s)
 {
 	d->schemas[d->nschemas++] = s;
-	return install_descriptor(t, d);
+	return ts__table_install_descriptor(t, d);
 }
 
 int ts_alter_add(ts_table *t, const ts_column *column)
@@ -392,7 +436,7 @@ int ts_alter_ttl(ts_table *t, int64_t ttl)
 	if (rc < 0)
 		return rc;
 	d->ttl = ttl;
-	rc = install_descriptor(t, d);
+	rc = ts__table_install_descriptor(t, d);
 	ts__table_unlock(t);
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }

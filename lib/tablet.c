@@ -751,6 +751,45 @@ int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 	return 1;
 }
 
+/* The first block whose last key is >= key, or nblocks. */
+static uint32_t block_for(const ts__tablet *t, const void *key, size_t klen)
+{
+	uint32_t lo = 0, hi = t->nblocks;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const ts__tablet_block *b = &t->blocks[mid];
+		if (ts__key_cmp(b->last_key, b->last_klen, key, klen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int ts__tablet_find(const ts__tablet *t, const void *key, size_t klen, ts_buf *raw)
+{
+	const void *row, *k;
+	size_t len, kl;
+	ts_reader r;
+	int rc;
+	if (klen < 8 || !ts__tablet_may_contain(t, key, klen - 8))
+		return 0;
+	uint32_t i = block_for(t, key, klen);
+	if (i == t->nblocks)
+		return 0;
+	if ((rc = ts__tablet_read_block(t, i, raw)) < 0)
+		return rc;
+	ts__reader_init(&r, raw->data, raw->len);
+	while ((rc = ts__tablet_block_next(&r, &row, &len)) == 1) {
+		if ((rc = ts__row_key(row, len, &k, &kl)) < 0)
+			return rc;
+		int c = ts__key_cmp(k, kl, key, klen);
+		if (c >= 0)
+			return c == 0;
+	}
+	return rc;
+}
+
 /* ---- checking ---- */
 
 static int stat_equal(const ts__colstat *a, const ts__colstat *b, int type)

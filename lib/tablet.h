@@ -118,6 +118,10 @@ void ts__tablet_stat(const ts__tablet *t, uint32_t i, uint32_t j, ts__colstat *o
  * in the tablet: 0 means certainly not. */
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len);
 
+/* Whether the tablet holds key: Bloom filter, then the one block that
+ * could hold it (raw is scratch space).  Returns 1, 0, or a read error. */
+int ts__tablet_find(const ts__tablet *t, const void *key, size_t klen, ts_buf *raw);
+
 /* Read every block and verify checksums, row order (within and across
  * blocks), row counts, timespans, last keys and statistics against the
  * footer, decoding each row with schema s (the tablet's version).

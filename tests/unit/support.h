@@ -27,7 +27,8 @@ void ts_test_create_m(ts_db *db, int64_t ttl);
 /* Insert rows[0..n) into an open "m"; returns ts_insert's result. */
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
 
-/* Read every row of a fresh snapshot of t, sorted by (host, ts).
+/* Read every row of a fresh snapshot of t (filling and on-disk
+ * tablets), sorted by (host, ts).
  * *out is malloc'ed; returns the count, or a negative error. */
 long ts_test_read_m(ts_table *t, test_row **out);
 

@@ -104,6 +104,8 @@ long ts_test_read_m(ts_table *t, test_row **out)
 	int rc = ts__snapshot_take(t, &s);
 	for (uint32_t i = 0; rc == 0 && i < s.nroots; i++)
 		rc = ts__snapshot_scan(&s, i, collect_row, &c);
+	for (int i = 0; rc == 0 && i < s.ntablets; i++)
+		rc = ts__snapshot_scan_tablet(&s, i, collect_row, &c);
 	ts__snapshot_release(&s);
 	if (rc < 0) {
 		free(c.rows);

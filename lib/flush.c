@@ -1,0 +1,206 @@
+/*
+ * flush.c -- writing filling tablets to on-disk tablets (DESIGN.md
+ * section 3, "Flush and merge"), and ts_flush.
+ *
+ * A flush moves one filling tree to disk in four steps, each leaving a
+ * state that recovery turns into exactly the rows inserted so far:
+ *
+ *   1. freeze  (table mutex)  the tree is marked frozen in a commit: new
+ *              rows of its period go to a new tree from now on, so the
+ *              frozen one is immutable;
+ *   2. write   (no mutex)     its rows, in key order, become a tablet file:
+ *              temporary name, fsync, rename, fsync of the directory;
+ *   3. publish (table mutex)  a DESCRIPTOR naming the tablet, with the
+ *              tree's born LSN as its source, replaces the old one; then a
+ *              commit drops the tree.  Between the two, readers and
+ *              recovery see both and skip the tree (its born is a source);
+ *   4. release (table mutex)  log segments wholly before the oldest
+ *              remaining tree are deleted.
+ *
+ * A crash before 3 leaves a frozen tree and at most an orphaned
+ * temporary file; the next flush writes the tree again.  flush_mu keeps
+ * flushes one at a time, so the tablet ids they reserve do not collide.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "avl.h"
+#include "db.h"
+#include "error.h"
+#include "fsutil.h"
+#include "row.h"
+#include "tablet.h"
+
+/* What one frozen tree becomes. */
+struct job {
+	ts__root root;
+	uint64_t id;
+};
+
+/* Freeze the trees holding rows older than before, and list every frozen
+ * tree (earlier ones included) in jobs.  t->mu is held. */
+static int freeze(ts_table *t, int64_t before, struct job **jobs, int *njobs)
+{
+	ts__filling *f = &t->fill;
+	int changed = 0, n = 0, rc = 0;
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].rows && f->work[i].min_ts < before &&
+		    !(f->work[i].flags & TS_ROOT_FROZEN)) {
+			f->work[i].flags |= TS_ROOT_FROZEN;
+			changed = 1;
+		}
+	if (changed && (rc = ts__filling_begin(f)) == 0)
+		rc = ts__filling_commit(f, 0, ts_now(t->db));
+	if (rc < 0) {
+		ts__filling_abort(f);
+		return rc;
+	}
+	*jobs = calloc((size_t)f->n + 1, sizeof **jobs);
+	if (!*jobs)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].flags & TS_ROOT_FROZEN) {
+			(*jobs)[n].root = f->work[i];
+			(*jobs)[n].id = t->desc->next_tablet_id + (uint64_t)n;
+			n++;
+		}
+	*njobs = n;
+	return 0;
+}
+
+/* Add the row record at lsn to w, translated to schema s if it was
+ * written under an older version. */
+static int add_row(ts_table *t, const ts__schema *const *versions, int nversions,
+                   const ts__schema *s, uint64_t lsn, ts__tablet_writer *w, ts_buf *scratch,
+                   ts_buf *enc)
+{
+	ts_value vals[TS_COLUMNS_MAX];
+	size_t len;
+	uint32_t version;
+	const unsigned char *row = ts__rowrec_row(t->log, lsn, &len, &version);
+	if (version == s->version)
+		return ts__tablet_writer_add(w, row, len);
+	if (version < 1 || (int)version > nversions)
+		return ts__fail(TS_ECORRUPT, "row at %llu has unknown schema version %u",
+		                (unsigned long long)lsn, version);
+	int rc = ts__row_decode(versions[version - 1], s, row, len, vals, scratch);
+	enc->len = 0;
+	if (rc == 0)
+		rc = ts__row_encode(s, vals, enc);
+	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
+}
+
+/* Write the tree of job j as a tablet of schema s; fills *m. */
+static int write_tablet(ts_table *t, const struct job *j, const ts__schema *const *versions,
+                        int nversions, ts__tablet_meta *m)
+{
+	const ts__schema *s = versions[nversions - 1];
+	char dir[TS_PATH_MAX];
+	ts__tablet_writer *w = NULL;
+	ts_buf scratch, enc;
+	ts__avl_iter it;
+	uint64_t lsn;
+	int rc = ts__path(dir, "%s/tablets", t->dir);
+	memset(m, 0, sizeof *m);
+	m->id = j->id;
+	m->schema_version = s->version;
+	m->period_start = j->root.period_start;
+	m->period_end = j->root.period_start + j->root.period_len;
+	m->source = j->root.born;
+	if (rc == 0)
+		rc = ts__tablet_writer_open(dir, j->id, s, m->period_start, m->period_end, &w);
+	if (rc < 0)
+		return rc;
+	ts__buf_init(&scratch);
+	ts__buf_init(&enc);
+	ts__avl_iter_init(&it, t->log, j->root.root, 0);
+	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
+		rc = add_row(t, versions, nversions, s, lsn, w, &scratch, &enc);
+	ts__buf_free(&scratch);
+	ts__buf_free(&enc);
+	if (rc < 0) {
+		ts__tablet_writer_abort(w);
+		return rc;
+	}
+	return ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
+}
+
+/* Name the tablet in a new descriptor, then drop its tree.  t->mu held. */
+static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
+{
+	ts__descriptor *d;
+	int rc = ts__descriptor_clone(t->desc, &d);
+	if (rc < 0)
+		return rc;
+	d->tablets[d->ntablets++] = *m;
+	if (d->next_tablet_id <= m->id)
+		d->next_tablet_id = m->id + 1;
+	/* recovery scans from the oldest tree that stays in the log */
+	uint64_t oldest = ts__log_next_batch(t->log);
+	for (int i = 0; i < t->fill.n; i++)
+		if (t->fill.work[i].born != j->root.born && t->fill.work[i].since < oldest)
+			oldest = t->fill.work[i].since;
+	d->flushed_lsn = oldest;
+	if ((rc = ts__table_install_descriptor(t, d)) < 0)
+		return rc;
+	ts__filling_drop(&t->fill, j->root.born);
+	t->flushes++;
+	t->flushed_rows += m->rows;
+	t->flushed_bytes += m->bytes;
+	/* The tree is on disk whether or not this commit lands: readers and
+	 * recovery skip a tree whose born is a tablet's source. */
+	if ((rc = ts__filling_begin(&t->fill)) == 0)
+		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	return rc;
+}
+
+/* Copy the schema versions (immutable, owned by the table). t->mu held. */
+static int copy_versions(ts_table *t, const ts__schema ***out, int *n)
+{
+	*n = t->desc->nschemas;
+	*out = malloc((size_t)*n * sizeof **out);
+	if (!*out)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	memcpy(*out, t->desc->schemas, (size_t)*n * sizeof **out);
+	return 0;
+}
+
+static int flush_locked(ts_table *t, int64_t before)
+{
+	struct job *jobs = NULL;
+	const ts__schema **versions = NULL;
+	int njobs = 0, nversions = 0;
+	int rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	rc = freeze(t, before, &jobs, &njobs);
+	if (rc == 0)
+		rc = copy_versions(t, &versions, &nversions);
+	ts__table_unlock(t);
+	for (int i = 0; rc == 0 && i < njobs; i++) {
+		ts__tablet_meta m;
+		if ((rc = write_tablet(t, &jobs[i], versions, nversions, &m)) < 0)
+			break;
+		if ((rc = ts__table_lock(t)) < 0)
+			break;
+		rc = publish(t, &jobs[i], &m);
+		ts__table_unlock(t);
+	}
+	if (rc == 0 && (rc = ts__table_lock(t)) == 0) {
+		rc = ts__log_release(t->log, t->desc->flushed_lsn);
+		ts__table_unlock(t);
+	}
+	free(jobs);
+	free(versions);
+	return rc;
+}
+
+int ts_flush(ts_table *t, int64_t before)
+{
+	if (ts__db_readonly(t->db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
+	pthread_mutex_lock(&t->flush_mu);
+	int rc = flush_locked(t, before);
+	pthread_mutex_unlock(&t->flush_mu);
+	return rc < 0 ? ts__context(rc, "flush of table \"%s\"", t->name) : 0;
+}
