@@ -27,6 +27,11 @@
 #define CLI_SOCKET_ENV "TSSTORE_SOCKET"
 #define CLI_GLOBAL_USAGE "[-d DATADIR | -s SOCKET] COMMAND [ARGS]"
 
+/* Limits of the tool, named once. */
+#define CLI_INSERT_BATCH_ROWS 1000   /* rows per ts_insert call of insert */
+#define CLI_PROGRESS_INTERVAL_MS 250 /* least time between progress redraws */
+#define CLI_MESSAGE_MAX 1024         /* longest message about one row */
+
 /* Exit statuses, and the value a parsing step returns to say "go on". */
 enum {
 	CLI_OK = 0,
@@ -123,7 +128,7 @@ int cli_table_open(const struct cli *cli, ts_db *db, const char *name, ts_table 
  * CLI_OK and closing failed (pending data could not be synced). */
 int cli_close(const struct cli *cli, ts_db *db, int status);
 
-/* ---- the commands (cmd_show.c, cmd_ddl.c) ---- */
+/* ---- the commands (cmd_show.c, cmd_ddl.c, cmd_insert.c) ---- */
 
 int cli_cmd_tables(struct cli *cli, int argc, char **argv);
 int cli_cmd_schema(struct cli *cli, int argc, char **argv);
@@ -131,5 +136,6 @@ int cli_cmd_stats(struct cli *cli, int argc, char **argv);
 int cli_cmd_create(struct cli *cli, int argc, char **argv);
 int cli_cmd_alter(struct cli *cli, int argc, char **argv);
 int cli_cmd_drop(struct cli *cli, int argc, char **argv);
+int cli_cmd_insert(struct cli *cli, int argc, char **argv);
 
 #endif /* TSSTORE_TOOLS_CLI_H */

@@ -36,8 +36,8 @@ static const struct cli_command commands[] = {
 	 "append columns, widen int32 columns to int64, set the TTL, in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
 	 "drop a table and remove its files"},
-	{"insert", NULL, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
-	 "insert rows from FILE or stdin, batched"},
+	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
+	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", NULL,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]",
 	 "print the rows inside a key range and a time range"},
@@ -72,6 +72,14 @@ static const char help_notes[] =
 	"hex (blob).  Timestamps: RFC 3339 (2026-11-21T10:00:00Z) or integer\n"
 	"nanoseconds.  Durations: <n><unit>, unit one of ns us ms s m h d w;\n"
 	"a TTL of 0 keeps rows forever.\n"
+	"insert: tsv (the default) and csv (RFC 4180 quoting) start with a header\n"
+	"line naming any of the columns, in any order; jsonl is one object per\n"
+	"line, keys are column names.  Values as for DEFAULT; tsv escapes tab,\n"
+	"newline and backslash as \\t \\n \\\\; jsonl blobs are base64, timestamps\n"
+	"integer ns or text.  A column not given, an empty number or timestamp\n"
+	"field, or null takes the default (ts: now).  Each bad row is reported\n"
+	"with its line number and skipped; the others are stored; the last line\n"
+	"is \"insert: N rows stored, M rejected\".\n"
 	"Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static void print_help(FILE *f)

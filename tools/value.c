@@ -1,7 +1,9 @@
 /*
  * value.c -- values as text, both ways: what a user types after "=" in a
- * column spec (and, later, in rows and key prefixes), and what the tool
- * prints in the tab-separated forms of DESIGN.md section 6.
+ * column spec, the fields of the rows insert reads (input.c) and, later,
+ * key prefixes; and what the tool prints in the tab-separated forms of
+ * DESIGN.md section 6.  Blobs are hex in text; in JSON they are base64
+ * (DESIGN.md section 5), decoded here too.
  *
  * Parsing is strict: the whole text must be the value, with no leading or
  * trailing blanks, so that a typo is an error rather than a silently
@@ -9,6 +11,7 @@
  * to the same value (doubles use the shortest exact form; strings are the
  * exception, as their escapes are for reading, not for reparsing here).
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -146,6 +149,86 @@ int cli_value_parse(ts_type type, const char *text, ts_value *out,
 		snprintf(why, whysz, "type %s has no values", ts_type_name(type));
 		return TS_EINVAL;
 	}
+}
+
+static int copy_bytes(const char *text, size_t len, ts_value *out)
+{
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return TS_ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	*out = ts_stringn(copy, len);
+	return 0;
+}
+
+int cli_value_parsen(ts_type type, const char *text, size_t len, ts_value *out,
+                     char *why, size_t whysz)
+{
+	assert(text[len] == '\0');
+	*out = ts_none();
+	if (type == TS_STRING)
+		return copy_bytes(text, len, out);
+	if (memchr(text, '\0', len)) {
+		snprintf(why, whysz, "a %s value cannot hold a NUL byte", ts_type_name(type));
+		return TS_EINVAL;
+	}
+	return cli_value_parse(type, text, out, why, whysz);
+}
+
+/* The 6-bit value of base64 digit c, or -1. */
+static int base64_digit(char c)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = c ? strchr(digits, c) : NULL;
+	return p ? (int)(p - digits) : -1;
+}
+
+/* Decode the groups of 4 digits at text (len a multiple of 4, '=' only as
+ * padding at the end) into bytes; the count in *n, or -1. */
+static int decode_base64(const char *text, size_t len, unsigned char *bytes, size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		int last = i + 4 == len;
+		int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
+		uint32_t group = 0;
+		for (int k = 0; k < 4; k++) {
+			int d = k >= 4 - pad ? 0 : base64_digit(text[i + k]);
+			if (d < 0)
+				return -1;
+			group = group << 6 | (uint32_t)d;
+		}
+		bytes[(*n)++] = (unsigned char)(group >> 16);
+		if (pad < 2)
+			bytes[(*n)++] = (unsigned char)(group >> 8);
+		if (pad < 1)
+			bytes[(*n)++] = (unsigned char)group;
+	}
+	return 0;
+}
+
+int cli_value_base64(const char *text, size_t len, ts_value *out,
+                     char *why, size_t whysz)
+{
+	unsigned char *bytes;
+	size_t n;
+	*out = ts_none();
+	if (len % 4 != 0) {
+		snprintf(why, whysz, "\"%.*s\" is not base64: %zu characters, not a multiple of 4",
+		         len > 80 ? 80 : (int)len, text, len);
+		return TS_EINVAL;
+	}
+	if (!(bytes = malloc(len / 4 * 3 + 1)))
+		return TS_ENOMEM;
+	if (decode_base64(text, len, bytes, &n) < 0) {
+		free(bytes);
+		snprintf(why, whysz, "\"%.*s\" is not base64", len > 80 ? 80 : (int)len, text);
+		return TS_EINVAL;
+	}
+	*out = ts_blob(bytes, n);
+	return 0;
 }
 
 void cli_value_free(ts_value *v)

@@ -23,6 +23,26 @@
 int cli_value_parse(ts_type type, const char *text, ts_value *out,
                     char *why, size_t whysz);
 
+/*
+ * cli_value_parsen -- cli_value_parse for the len bytes at text, which may
+ * hold NUL bytes (text[len] must be NUL): a string keeps them; any other
+ * type refuses them (TS_EINVAL), as no number, timestamp or hex digit is a
+ * NUL.  Same results as cli_value_parse.
+ */
+int cli_value_parsen(ts_type type, const char *text, size_t len, ts_value *out,
+                     char *why, size_t whysz);
+
+/*
+ * cli_value_base64 -- the len bytes at text as a blob in base64 (RFC 4648
+ * section 4: the standard alphabet A-Z a-z 0-9 + /, padded with '=' to a
+ * multiple of 4 characters; no blanks; "" is the empty blob).  This is the
+ * form of blobs in JSON (DESIGN.md section 5); text forms use hex.
+ * out: receives the blob, a private copy to release with cli_value_free.
+ * Returns 0; TS_EINVAL with why set; TS_ENOMEM.
+ */
+int cli_value_base64(const char *text, size_t len, ts_value *out,
+                     char *why, size_t whysz);
+
 /* Release the bytes cli_value_parse copied (nothing for other values). */
 void cli_value_free(ts_value *v);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_basic.sh -- golden tests of the tsstore admin command in direct mode
 # (-d): tables, create, schema, stats, alter, drop, the usage errors, and
-# the commands and modes that are recognised but not implemented yet.
+# the commands and modes that are recognised but not implemented yet
+# (insert has its own test_insert.sh).
 #
 # Usage: tests/cli/test_basic.sh TSSTORE
 #   TSSTORE is the tsstore binary, or a build directory holding
@@ -258,7 +259,6 @@ check drop_missing_operand 2 '' 'tsstore: drop: missing TABLE\nusage: tsstore dr
 
 # ---- not implemented yet: recognised, fail, never pretend ----
 
-check insert_not_implemented 1 '' 'tsstore: insert: not implemented yet\n' ts insert cpu
 for c in query latest aggregate flush check snapshot dump load; do
 	check "${c}_not_implemented" 1 '' "tsstore: $c: not implemented yet\n" ts "$c" cpu
 done

@@ -1,0 +1,351 @@
+/*
+ * cmd_insert.c -- insert: rows from a file or standard input into a
+ * table, in batches.
+ *
+ *     tsstore insert TABLE [--format tsv|jsonl|csv] [FILE]
+ *
+ * FILE "-" or no FILE is standard input; the formats are input.c's.
+ *
+ * The run: parse the arguments (usage errors, exit 2); open the database
+ * read-write and the table, take its schema, open the input (failures,
+ * exit 1); then read rows into a batch of CLI_INSERT_BATCH_ROWS and hand
+ * each full batch to ts_insert, until the input ends or stops.
+ *
+ * A batch is atomic, so one bad row fails all of it.  store_range() then
+ * finds the bad rows without losing the good ones: ts_insert's message
+ * names the first bad row by its index ("row K: why"), so the K rows
+ * before it are stored as a batch of their own, row K is rejected with
+ * the library's message, and the rest is tried again, the same way.
+ * When a message names no row, the range is halved until single rows
+ * are left.  Errors that are about no row (ENOSPC, EIO, ENOMEM, ...) stop
+ * the run: nothing after the first row not stored is tried.  A row that
+ * input.c cannot parse is rejected the same way, after the rows before
+ * it have been stored, so that messages come in line order.
+ *
+ * What is said on stderr, and nothing on stdout:
+ *     tsstore: insert: line 17: duplicate key ("h1", 2026-11-21T10:00:00Z)
+ *         one line per rejected row, the library's message (ts_errmsg)
+ *         with its "row K" turned into the line the row starts on, or
+ *         input.c's reason; control characters quoted from the input are
+ *         escaped (\n \r \t \xHH) so that each message is one line;
+ *     tsstore: insert: line 1: unknown column "x"
+ *         a failure that stops the run (a bad header, a read error, a
+ *         library error about no row);
+ *     insert: 8640 rows stored, 2 rejected[, stopped at line N]
+ *         always last once reading began ("1 row stored" when singular);
+ *         "stopped at line N" when a failure ended the run early: no row
+ *         from line N on was stored.
+ * Exit status 0 when every row was stored, 1 when a row was rejected or
+ * the run stopped early, 2 for a usage error.
+ *
+ * Rows without ts take the database's "now" of their ts_insert call, one
+ * instant for the whole batch: two of them with the same other key
+ * columns in one batch are duplicates (EDUPKEY).
+ *
+ * On a terminal (stderr, when the input is not typed on one) a progress
+ * line shows rows done, the rate and, for a file, the share read and the
+ * time left (progress.c).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "input.h"
+#include "progress.h"
+#include "value.h"
+
+struct insert_args {
+	const char *table;
+	const char *file;       /* NULL or "-": standard input */
+	enum cli_format format; /* default tsv */
+};
+
+/* The state of one insert run. */
+struct insert {
+	const struct cli *cli;
+	ts_table *table;
+	int ncols;
+	struct cli_input *input;
+	ts_value *rows;       /* CLI_INSERT_BATCH_ROWS rows of ncols values */
+	uint64_t *lines;      /* the line each row of the batch starts on */
+	size_t nrows;         /* rows in the batch */
+	uint64_t stored, rejected;
+	uint64_t stopped_at;  /* the first line not stored when the run stopped, else 0 */
+	struct cli_progress progress;
+};
+
+/* ---- arguments and input ---- */
+
+static int parse_insert(const struct cli *cli, int argc, char **argv, struct insert_args *a)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const names[] = {"TABLE", "FILE"};
+	const char *operands[2];
+	int c, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		if (cli_format_parse(optarg, &a->format) < 0)
+			return cli_usage(cli, "--format \"%s\": want tsv, jsonl or csv", optarg);
+	if (c == CLI_STOP)
+		return status;
+	if ((status = cli_operands(cli, argc, argv, names, 1, 2, operands)) != CLI_CONTINUE)
+		return status;
+	a->table = operands[0];
+	a->file = operands[1];
+	return CLI_CONTINUE;
+}
+
+static int open_input(const struct cli *cli, const char *file, FILE **f, const char **name)
+{
+	if (!file || strcmp(file, "-") == 0) {
+		*f = stdin;
+		*name = "standard input";
+		return CLI_OK;
+	}
+	if (!(*f = fopen(file, "r")))
+		return cli_fail(cli, "%s: %s", file, strerror(errno));
+	*name = file;
+	return CLI_OK;
+}
+
+/* The size of the input when it is a regular file, else 0. */
+static uint64_t input_size(FILE *f)
+{
+	struct stat st;
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+static int insert_init(struct insert *ins, const struct cli *cli, const ts_schema *s,
+                       FILE *f, const char *name, enum cli_format format)
+{
+	size_t nvalues = (size_t)CLI_INSERT_BATCH_ROWS * (size_t)s->ncolumns;
+	int typed = f == stdin && isatty(STDIN_FILENO);
+	ins->cli = cli;
+	ins->ncols = s->ncolumns;
+	ins->rows = calloc(nvalues, sizeof *ins->rows); /* all TS_NONE */
+	ins->lines = calloc(CLI_INSERT_BATCH_ROWS, sizeof *ins->lines);
+	if (!ins->rows || !ins->lines || cli_input_new(f, name, format, s, &ins->input) < 0)
+		return cli_fail(cli, "out of memory");
+	cli_progress_init(&ins->progress, cli->cmd->name, input_size(f),
+	                  isatty(STDERR_FILENO) && !typed);
+	return CLI_OK;
+}
+
+static void insert_free(struct insert *ins)
+{
+	if (ins->rows)
+		for (size_t i = 0; i < ins->nrows * (size_t)ins->ncols; i++)
+			cli_value_free(&ins->rows[i]);
+	free(ins->rows);
+	free(ins->lines);
+	cli_input_free(ins->input);
+	ts_table_close(ins->table);
+}
+
+/* ---- messages ---- */
+
+/* why with its control characters escaped (\n, \r, \t, \xHH), so that
+ * input quoted in it never breaks the message's line; cut to fit. */
+static void one_line(const char *why, char *buf, size_t size)
+{
+	size_t at = 0;
+	for (const unsigned char *p = (const unsigned char *)why; *p && at + 5 < size; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			at += (size_t)snprintf(buf + at, size - at, "\\%c",
+			                       *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't');
+		else if (*p < 0x20 || *p == 0x7f)
+			at += (size_t)snprintf(buf + at, size - at, "\\x%02x", *p);
+		else
+			buf[at++] = (char)*p;
+	}
+	buf[at] = '\0';
+}
+
+/* "tsstore: insert: line N: why", or without the line when it is 0. */
+static void report(struct insert *ins, uint64_t line, const char *why)
+{
+	char msg[CLI_MESSAGE_MAX];
+	one_line(why, msg, sizeof msg);
+	cli_progress_clear(&ins->progress);
+	if (line)
+		cli_fail(ins->cli, "line %" PRIu64 ": %s", line, msg);
+	else
+		cli_fail(ins->cli, "%s", msg);
+}
+
+static void summary(struct insert *ins)
+{
+	cli_progress_clear(&ins->progress);
+	fprintf(stderr, "%s: %" PRIu64 " row%s stored, %" PRIu64 " rejected", ins->cli->cmd->name,
+	        ins->stored, ins->stored == 1 ? "" : "s", ins->rejected);
+	if (ins->stopped_at)
+		fprintf(stderr, ", stopped at line %" PRIu64, ins->stopped_at);
+	fputc('\n', stderr);
+}
+
+/* ---- batches ---- */
+
+/* The errors of ts_insert that are about one row: the others stop. */
+static int is_row_error(int rc)
+{
+	switch (rc) {
+	case TS_EDUPKEY:
+	case TS_EFUTURE:
+	case TS_EEXPIRED:
+	case TS_ETYPE:
+	case TS_ERANGE:
+	case TS_ETOOBIG:
+	case TS_EINVAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The index K of the row that ts_insert's message "row K: why" names,
+ * with *why after the prefix; count (and *why the whole message) when it
+ * names no row of the count given. */
+static size_t failed_row(const char *msg, size_t count, const char **why)
+{
+	unsigned long long k;
+	char *end;
+	*why = msg;
+	if (strncmp(msg, "row ", 4) != 0 || !isdigit((unsigned char)msg[4]))
+		return count;
+	errno = 0;
+	k = strtoull(msg + 4, &end, 10);
+	if (errno != 0 || strncmp(end, ": ", 2) != 0 || k >= count)
+		return count;
+	*why = end + 2;
+	return (size_t)k;
+}
+
+/* Store rows [first, first + count) of the batch: every good row stored,
+ * every bad one reported and counted.  Returns 0, or -1 when the run
+ * stops (reported, stopped_at set). */
+static int store_range(struct insert *ins, size_t first, size_t count)
+{
+	while (count > 0) {
+		char msg[CLI_MESSAGE_MAX];
+		const char *why;
+		size_t bad;
+		int rc = ts_insert(ins->table, ins->rows + first * (size_t)ins->ncols, count);
+		if (rc == 0) {
+			ins->stored += count;
+			return 0;
+		}
+		snprintf(msg, sizeof msg, "%s", *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+		bad = failed_row(msg, count, &why);
+		if (!is_row_error(rc)) {
+			report(ins, bad < count ? ins->lines[first + bad] : 0, why);
+			ins->stopped_at = ins->lines[first];
+			return -1;
+		}
+		if (bad == count && count > 1) { /* no row named: halve */
+			size_t half = count / 2;
+			if (store_range(ins, first, half) < 0)
+				return -1;
+			first += half;
+			count -= half;
+			continue;
+		}
+		if (bad == count)
+			bad = 0;
+		if (bad > 0 && store_range(ins, first, bad) < 0)
+			return -1;
+		report(ins, ins->lines[first + bad], why);
+		ins->rejected++;
+		first += bad + 1;
+		count -= bad + 1;
+	}
+	return 0;
+}
+
+/* Store the batch and empty it. */
+static int flush_batch(struct insert *ins)
+{
+	int rc = store_range(ins, 0, ins->nrows);
+	for (size_t i = 0; i < ins->nrows * (size_t)ins->ncols; i++)
+		cli_value_free(&ins->rows[i]);
+	ins->nrows = 0;
+	return rc;
+}
+
+/* A row input.c could not take: stored what came before, then report it.
+ * Returns 0, or -1 when the run stops. */
+static int input_failed(struct insert *ins, int rc, uint64_t line, const char *why)
+{
+	if (flush_batch(ins) < 0)
+		return -1;
+	report(ins, line, why);
+	if (rc == CLI_INPUT_STOP) {
+		ins->stopped_at = line ? line : cli_input_lines(ins->input) + 1;
+		return -1;
+	}
+	ins->rejected++;
+	return 0;
+}
+
+/* Read every row and store it.  Returns 0, or -1 when the run stopped. */
+static int insert_rows(struct insert *ins)
+{
+	char why[CLI_MESSAGE_MAX];
+	uint64_t line;
+	for (;;) {
+		ts_value *row = ins->rows + ins->nrows * (size_t)ins->ncols;
+		int rc = cli_input_next(ins->input, row, &line, why, sizeof why);
+		if (rc == CLI_INPUT_END)
+			return flush_batch(ins);
+		if (rc == CLI_INPUT_ROW) {
+			ins->lines[ins->nrows++] = line;
+			if (ins->nrows == CLI_INSERT_BATCH_ROWS && flush_batch(ins) < 0)
+				return -1;
+		} else if (input_failed(ins, rc, line, why) < 0) {
+			return -1;
+		}
+		cli_progress_update(&ins->progress, ins->stored + ins->rejected,
+		                    cli_input_offset(ins->input));
+	}
+}
+
+int cli_cmd_insert(struct cli *cli, int argc, char **argv)
+{
+	struct insert_args a = {0};
+	struct insert ins = {0};
+	ts_db *db = NULL;
+	ts_schema *s = NULL;
+	FILE *f = NULL;
+	const char *name = NULL;
+	int rc, status = parse_insert(cli, argc, argv, &a);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_open(cli, 0, &db)) != CLI_OK ||
+	    (status = cli_table_open(cli, db, a.table, &ins.table)) != CLI_OK)
+		goto out;
+	if ((rc = ts_table_schema(ins.table, &s)) < 0) {
+		status = cli_fail_lib(cli, rc);
+		goto out;
+	}
+	if ((status = open_input(cli, a.file, &f, &name)) != CLI_OK ||
+	    (status = insert_init(&ins, cli, s, f, name, a.format)) != CLI_OK)
+		goto out;
+	status = insert_rows(&ins) == 0 && ins.rejected == 0 ? CLI_OK : CLI_FAILURE;
+	summary(&ins);
+out:
+	insert_free(&ins);
+	if (f && f != stdin)
+		fclose(f);
+	if (s)
+		ts_schema_free(s);
+	return cli_close(cli, db, status);
+}

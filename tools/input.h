@@ -1,0 +1,67 @@
+/*
+ * input.h -- rows from text: the tsv, csv and jsonl input of insert (see
+ * input.c for the formats).
+ */
+#ifndef TSSTORE_TOOLS_INPUT_H
+#define TSSTORE_TOOLS_INPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tsstore.h>
+
+enum cli_format {
+	CLI_FORMAT_TSV,
+	CLI_FORMAT_CSV,
+	CLI_FORMAT_JSONL,
+};
+
+/* "tsv", "csv" or "jsonl" to a format.  Returns 0, or TS_EINVAL. */
+int cli_format_parse(const char *name, enum cli_format *out);
+
+/* What cli_input_next read. */
+enum {
+	CLI_INPUT_ROW = 1,   /* a row */
+	CLI_INPUT_END = 0,   /* the end of the input */
+	CLI_INPUT_BAD = -1,  /* a bad row (or record): skip it, read on */
+	CLI_INPUT_STOP = -2, /* no more can be read: a bad header, a read
+	                        error, out of memory */
+};
+
+struct cli_input;
+
+/*
+ * cli_input_new -- a reader of rows of schema s (which must outlive it)
+ * from f in format.  name names f in messages ("standard input", a path).
+ * Returns 0 with *out set, or TS_ENOMEM.
+ */
+int cli_input_new(FILE *f, const char *name, enum cli_format format,
+                  const ts_schema *s, struct cli_input **out);
+
+/* Release a reader (not its FILE).  NULL allowed. */
+void cli_input_free(struct cli_input *in);
+
+/*
+ * cli_input_next -- the next row.
+ * row: room for s->ncolumns values; on CLI_INPUT_ROW it holds the row in
+ * the schema's column order, TS_NONE where the input gave no value (the
+ * column default; for ts, now); string and blob values are private
+ * copies, to be released with cli_value_free.  On anything else it holds
+ * only TS_NONE values.
+ * line: receives the number (from 1) of the line where the row starts;
+ * 0 when a CLI_INPUT_STOP is about no line (a read error).
+ * why: on CLI_INPUT_BAD and CLI_INPUT_STOP, receives the reason, without
+ * the line number (e.g. "column \"ts\": timestamp \"x\": ...").
+ * Returns one of CLI_INPUT_*.  After CLI_INPUT_STOP or CLI_INPUT_END,
+ * further calls return the same without reading.
+ */
+int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,
+                   char *why, size_t whysz);
+
+/* Lines read so far (the number of the last line read). */
+uint64_t cli_input_lines(const struct cli_input *in);
+
+/* Bytes read so far (for the progress line). */
+uint64_t cli_input_offset(const struct cli_input *in);
+
+#endif /* TSSTORE_TOOLS_INPUT_H */
