@@ -14,7 +14,9 @@
  * Read-only handles (another process may be writing) compare the inode of
  * DESCRIPTOR on each use and reload it when the writer replaced it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 
 #include "db.h"
 #include "tablet.h"
+#include "tablet_format.h"
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
@@ -189,6 +192,32 @@ static ino_t descriptor_inode(const char *dir)
 	return st.st_ino;
 }
 
+/* Remove what a crash may leave in <table>/tablets: temporary files of
+ * unfinished tablets, and tablets written but never named in the
+ * descriptor (their id is not below next_tablet_id).  Writers only. */
+static int clean_tablets(struct ts_table *t)
+{
+	char dir[TS_PATH_MAX], path[TS_PATH_MAX];
+	int rc = ts__path(dir, "%s/tablets", t->dir);
+	DIR *d = rc == 0 ? opendir(dir) : NULL;
+	struct dirent *e;
+	if (!d)
+		return rc < 0 ? rc : errno == ENOENT ? 0 : ts__fail_errno(errno, "open %s", dir);
+	while (rc == 0 && (e = readdir(d))) {
+		uint64_t id;
+		char rest[8];
+		int orphan = strncmp(e->d_name, ".tmp-", 5) == 0;
+		if (sscanf(e->d_name, "%16" SCNx64 "%7s", &id, rest) == 2 &&
+		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && id >= t->desc->next_tablet_id)
+			orphan = 1;
+		if (orphan && (rc = ts__path(path, "%s/%s", dir, e->d_name)) == 0 &&
+		    unlink(path) < 0 && errno != ENOENT)
+			rc = ts__fail_errno(errno, "remove %s", path);
+	}
+	closedir(d);
+	return rc;
+}
+
 /* Open the log (recovering it in writable databases) and, for writers,
  * the filling tablets of its newest commit. */
 static int open_log(struct ts_table *t)
@@ -200,6 +229,8 @@ static int open_log(struct ts_table *t)
 		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
 	if (rc == 0 && !ro)
 		rc = ts__filling_init(&t->fill, t->log);
+	if (rc == 0 && !ro)
+		rc = clean_tablets(t);
 	/* A tree already on disk (a crash came between the descriptor naming
 	 * its tablet and the commit dropping it) is forgotten. */
 	for (int i = 0; rc == 0 && !ro && i < t->desc->ntablets; i++)

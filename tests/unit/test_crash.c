@@ -8,7 +8,8 @@
  * least the last acknowledged batch.  The same database carries on across
  * iterations, so recovery runs on logs of every shape.  Variants then
  * overwrite the log past its last commit with garbage, or truncate the
- * segment there, before reopening.
+ * segment there, before reopening; and one flushes every few batches, so
+ * that kills land inside flushes too, and checks every tablet file.
  *
  * TSSTORE_CRASH_ITERATIONS sets the iterations per variant (default 50;
  * `make crash-test N=1000` runs long).
@@ -29,6 +30,8 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "snapshot.h"
+#include "tablet.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000)
@@ -52,6 +55,9 @@ static int iterations(void)
 }
 
 static int64_t fixed_clock(void *arg) { (void)arg; return NOW; }
+
+/* The child flushes after every flush_every-th batch (0: never). */
+static int flush_every;
 
 static int open_db(const char *dir, ts_db **db, ts_table **t)
 {
@@ -112,6 +118,10 @@ static void child(const char *dir, int fd)
 		}
 		if (write(fd, &b, sizeof b) != sizeof b)
 			_exit(23);
+		if (flush_every && b % flush_every == 0 && ts_flush(t, INT64_MAX) < 0) {
+			fprintf(stderr, "child: flush after batch %lld: %s\n", (long long)b, ts_errmsg(NULL));
+			_exit(24);
+		}
 	}
 }
 
@@ -217,9 +227,39 @@ static void crash_loop(void (*damage)(const char *dir))
 	ts_test_rmdir(dir);
 }
 
+/* Every tablet the reopened table names passes a full check. */
+static int tablets_seen;
+static void check_tablets(const char *dir)
+{
+	ts_db *db;
+	ts_table *t;
+	ts__snapshot s;
+	if (open_db(dir, &db, &t) < 0)
+		fail_msg("reopen: %s", ts_errmsg(NULL));
+	assert_int_equal(ts__snapshot_take(t, &s), 0);
+	tablets_seen = s.ntablets;
+	for (int i = 0; i < s.ntablets; i++) {
+		const ts__tablet *tab = s.tablets[i];
+		if (ts__tablet_check(tab, s.versions[tab->schema_version - 1]) < 0)
+			fail_msg("%s", ts_errmsg(NULL));
+	}
+	ts__snapshot_release(&s);
+	ts_table_close(t);
+	ts_close(db);
+}
+
 static void crash_sigkill_keeps_prefix(void **state) { (void)state; crash_loop(NULL); }
 static void crash_garbage_tail_keeps_prefix(void **state) { (void)state; crash_loop(garbage_after_end); }
 static void crash_truncated_tail_keeps_prefix(void **state) { (void)state; crash_loop(truncate_after_end); }
+static void crash_during_flushes_keeps_prefix(void **state)
+{
+	(void)state;
+	flush_every = 40;
+	crash_loop(check_tablets);
+	flush_every = 0;
+	print_message("crash: %d tablets at the last check\n", tablets_seen);
+	assert_true(tablets_seen > 50);
+}
 
 int main(void)
 {
@@ -227,6 +267,7 @@ int main(void)
 		cmocka_unit_test(crash_sigkill_keeps_prefix),
 		cmocka_unit_test(crash_garbage_tail_keeps_prefix),
 		cmocka_unit_test(crash_truncated_tail_keeps_prefix),
+		cmocka_unit_test(crash_during_flushes_keeps_prefix),
 	};
 	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
 }

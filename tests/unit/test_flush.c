@@ -310,6 +310,28 @@ static void flush_releases_the_log(void **state)
 	free(m.rows);
 }
 
+/* What a crash leaves in the tablets directory goes at the next open. */
+static void flush_leftovers_removed_on_open(void **state)
+{
+	struct env *e = *state;
+	struct model m = {0};
+	char tabdir[4200], path[4300];
+	insert_rows(e, &m, 30, 3600 * SEC, 1); /* one period: one tablet */
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	snprintf(tabdir, sizeof tabdir, "%s/m/tablets", e->dir);
+	assert_int_equal(count_files(tabdir, ".tab"), 1);
+	env_close(e);
+	snprintf(path, sizeof path, "%s/.tmp-0000000000000002.tab", tabdir);
+	fclose(fopen(path, "w"));
+	snprintf(path, sizeof path, "%s/00000000000000ff.tab", tabdir); /* never named */
+	fclose(fopen(path, "w"));
+	assert_int_equal(count_files(tabdir, ".tab"), 3);
+	env_open(e);
+	assert_int_equal(count_files(tabdir, ".tab"), 1);
+	expect_model(e->t, &m);
+	free(m.rows);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -320,6 +342,7 @@ int main(void)
 		T(flush_while_the_period_fills),
 		T(flush_translates_old_versions),
 		T(flush_releases_the_log),
+		T(flush_leftovers_removed_on_open),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);
