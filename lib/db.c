@@ -201,6 +201,91 @@ static void stop_syncer(ts_db *db)
 	db->syncer_running = 0;
 }
 
+/* ---- maintenance ---- */
+
+int ts__db_maintain(ts_db *db)
+{
+	struct ts_table **list = NULL;
+	int n = 0, rc = 0;
+	pthread_mutex_lock(&db->mu); /* hold a reference to each open table */
+	for (struct ts_table *t = db->tables; t; t = t->next)
+		n++;
+	if (n && (list = malloc((size_t)n * sizeof *list))) {
+		n = 0;
+		for (struct ts_table *t = db->tables; t; t = t->next)
+			if (!t->dropped) {
+				t->refs++;
+				list[n++] = t;
+			}
+	}
+	pthread_mutex_unlock(&db->mu);
+	if (n && !list)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		int r = ts__flush_due(list[i]);
+		if (r < 0 && rc == 0)
+			rc = r;
+		ts_table_close(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+void ts__db_wake(ts_db *db)
+{
+	pthread_mutex_lock(&db->maint_mu);
+	db->maint_wake = 1;
+	pthread_cond_signal(&db->maint_cv);
+	pthread_mutex_unlock(&db->maint_mu);
+}
+
+/* Every second, or when woken, flush what is due.  Errors are kept in
+ * the tables' state and retried on the next pass; the thread goes on. */
+static void *maintainer_main(void *arg)
+{
+	ts_db *db = arg;
+	pthread_mutex_lock(&db->maint_mu);
+	while (!db->maint_stop) {
+		if (!db->maint_wake) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 1;
+			pthread_cond_timedwait(&db->maint_cv, &db->maint_mu, &until);
+		}
+		if (db->maint_stop)
+			break;
+		db->maint_wake = 0;
+		pthread_mutex_unlock(&db->maint_mu);
+		ts__db_maintain(db);
+		pthread_mutex_lock(&db->maint_mu);
+	}
+	pthread_mutex_unlock(&db->maint_mu);
+	return NULL;
+}
+
+static int start_maintainer(ts_db *db)
+{
+	if (ts__db_readonly(db))
+		return 0;
+	int err = pthread_create(&db->maintainer, NULL, maintainer_main, db);
+	if (err)
+		return ts__fail_errno(err, "start the maintenance thread");
+	db->maintainer_running = 1;
+	return 0;
+}
+
+static void stop_maintainer(ts_db *db)
+{
+	if (!db->maintainer_running)
+		return;
+	pthread_mutex_lock(&db->maint_mu);
+	db->maint_stop = 1;
+	pthread_cond_signal(&db->maint_cv);
+	pthread_mutex_unlock(&db->maint_mu);
+	pthread_join(db->maintainer, NULL);
+	db->maintainer_running = 0;
+}
+
 int ts_open(const char *path, const ts_options *opts, ts_db **out)
 {
 	ts_db *db = NULL;
@@ -215,6 +300,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	db->lock_fd = -1;
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
+	pthread_mutex_init(&db->maint_mu, NULL);
+	pthread_cond_init(&db->maint_cv, NULL);
 	if (opts)
 		db->opts = *opts;
 	else
@@ -223,7 +310,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	    (rc = open_dir(db)) < 0)
 		goto fail;
 	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
-	                             (rc = start_syncer(db)) < 0))
+	                             (rc = start_syncer(db)) < 0 || (rc = start_maintainer(db)) < 0))
 		goto fail;
 	*out = db;
 	return 0;
@@ -236,6 +323,7 @@ int ts_close(ts_db *db)
 {
 	if (!db)
 		return 0;
+	stop_maintainer(db);
 	stop_syncer(db);
 	int rc = ts__db_readonly(db) || db->lock_fd < 0 ? 0 : ts_sync(db);
 	while (db->tables) {
@@ -247,6 +335,8 @@ int ts_close(ts_db *db)
 		close(db->lock_fd); /* releases the flock */
 	pthread_cond_destroy(&db->stop_cv);
 	pthread_mutex_destroy(&db->mu);
+	pthread_cond_destroy(&db->maint_cv);
+	pthread_mutex_destroy(&db->maint_mu);
 	free(db->path);
 	free(db);
 	return rc;

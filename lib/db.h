@@ -62,6 +62,11 @@ struct ts_db {
 	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
 	int syncer_running, stopping;
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
+	pthread_t maintainer;    /* writable dbs: flushes (and later merges) */
+	int maintainer_running;
+	pthread_mutex_t maint_mu;
+	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
+	int maint_stop, maint_wake;
 };
 
 /* The open tablet described by m (opened on first use).  Returns 0,
@@ -71,6 +76,22 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, struct ts__ta
 /* Write d as t's new descriptor and swap it in; t->mu is held.  On
  * failure d is freed and the table is unchanged. */
 int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
+
+/* Flush the table's filling trees that are due: flush_size reached,
+ * flush_age old, or their period ended while they filled (flush.c).
+ * Returns 0 or the errors of ts_flush. */
+int ts__flush_due(struct ts_table *t);
+
+/* Whether a filling tree reached flush_size; t->mu is held. */
+int ts__flush_wanted(const struct ts_table *t);
+
+/* One maintenance pass: flush what is due in every open table.  The
+ * maintenance thread runs it every second and when woken; tests call it
+ * directly.  Returns 0 or the first error (every table is still tried). */
+int ts__db_maintain(ts_db *db);
+
+/* Wake the maintenance thread (a tree reached flush_size). */
+void ts__db_wake(ts_db *db);
 
 /* Free a table object (when its last reference goes or the db closes). */
 void ts__table_free(struct ts_table *t);

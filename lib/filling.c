@@ -36,7 +36,7 @@ static int grow(ts__filling *f, int need)
 	return 0;
 }
 
-int ts__filling_init(ts__filling *f, ts__log *log)
+int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
 {
 	ts__commit c;
 	memset(f, 0, sizeof *f);
@@ -47,8 +47,10 @@ int ts__filling_init(ts__filling *f, ts__log *log)
 	int rc = ts__log_read_commit(log, head, &c);
 	if (rc == 0)
 		rc = grow(f, (int)c.nroots);
-	for (uint32_t i = 0; rc == 0 && i < c.nroots; i++)
+	for (uint32_t i = 0; rc == 0 && i < c.nroots; i++) {
 		ts__commit_root(&c, i, &f->work[i]);
+		f->work[i].created = now;
+	}
 	if (rc < 0)
 		return rc;
 	f->n = f->ncommitted = (int)c.nroots;
@@ -71,7 +73,7 @@ int ts__filling_begin(ts__filling *f)
 
 /* The working (not frozen) tablet for a period, created if new. */
 static int tablet_for(ts__filling *f, int64_t start, int64_t len, uint64_t row_lsn,
-                      ts__root **out)
+                      int64_t now, ts__root **out)
 {
 	for (int i = 0; i < f->n; i++)
 		if (f->work[i].period_start == start && f->work[i].period_len == len &&
@@ -93,6 +95,7 @@ static int tablet_for(ts__filling *f, int64_t start, int64_t len, uint64_t row_l
 	r->max_ts = INT64_MIN;
 	r->born = row_lsn;
 	r->since = f->batch;
+	r->created = now;
 	return 0;
 }
 
@@ -117,7 +120,7 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	int64_t start, len;
 	ts__period_of(ts, now, &start, &len);
 	ts__root *r = NULL;
-	int rc = tablet_for(f, start, len, row_lsn, &r);
+	int rc = tablet_for(f, start, len, row_lsn, now, &r);
 	if (rc < 0)
 		return rc;
 	if (f->n > 1 && found_elsewhere(f, r, key, klen, ts, dup_row))

@@ -25,9 +25,9 @@ typedef struct ts__filling {
 	uint64_t rows, batches;
 } ts__filling;
 
-/* Set up from the log's newest commit (after recovery).  Returns 0,
- * TS_ECORRUPT or TS_ENOMEM. */
-int ts__filling_init(ts__filling *f, ts__log *log);
+/* Set up from the log's newest commit (after recovery); the trees count
+ * as created now.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+int ts__filling_init(ts__filling *f, ts__log *log, int64_t now);
 void ts__filling_free(ts__filling *f);
 
 /* Start a batch.  Returns 0 or a log error. */

@@ -20,6 +20,10 @@
  * A crash before 3 leaves a frozen tree and at most an orphaned
  * temporary file; the next flush writes the tree again.  flush_mu keeps
  * flushes one at a time, so the tablet ids they reserve do not collide.
+ *
+ * ts_flush flushes on request; ts__flush_due, run by the database's
+ * maintenance thread (db.c), flushes the trees due by size, age or the
+ * end of their period.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,21 +35,24 @@
 #include "row.h"
 #include "tablet.h"
 
+/* Which trees a flush takes. */
+typedef int (*choose_fn)(const ts_table *t, const ts__root *r, const void *arg);
+
 /* What one frozen tree becomes. */
 struct job {
 	ts__root root;
 	uint64_t id;
 };
 
-/* Freeze the trees holding rows older than before, and list every frozen
- * tree (earlier ones included) in jobs.  t->mu is held. */
-static int freeze(ts_table *t, int64_t before, struct job **jobs, int *njobs)
+/* Freeze the trees choose picks, and list every frozen tree (earlier
+ * ones included) in jobs.  t->mu is held. */
+static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **jobs, int *njobs)
 {
 	ts__filling *f = &t->fill;
 	int changed = 0, n = 0, rc = 0;
 	for (int i = 0; i < f->n; i++)
-		if (f->work[i].rows && f->work[i].min_ts < before &&
-		    !(f->work[i].flags & TS_ROOT_FROZEN)) {
+		if (f->work[i].rows && !(f->work[i].flags & TS_ROOT_FROZEN) &&
+		    choose(t, &f->work[i], arg)) {
 			f->work[i].flags |= TS_ROOT_FROZEN;
 			changed = 1;
 		}
@@ -165,7 +172,7 @@ static int copy_versions(ts_table *t, const ts__schema ***out, int *n)
 	return 0;
 }
 
-static int flush_locked(ts_table *t, int64_t before)
+static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 {
 	struct job *jobs = NULL;
 	const ts__schema **versions = NULL;
@@ -173,7 +180,7 @@ static int flush_locked(ts_table *t, int64_t before)
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
-	rc = freeze(t, before, &jobs, &njobs);
+	rc = freeze(t, choose, arg, &jobs, &njobs);
 	if (rc == 0)
 		rc = copy_versions(t, &versions, &nversions);
 	ts__table_unlock(t);
@@ -186,7 +193,7 @@ static int flush_locked(ts_table *t, int64_t before)
 		rc = publish(t, &jobs[i], &m);
 		ts__table_unlock(t);
 	}
-	if (rc == 0 && (rc = ts__table_lock(t)) == 0) {
+	if (rc == 0 && njobs && (rc = ts__table_lock(t)) == 0) {
 		rc = ts__log_release(t->log, t->desc->flushed_lsn);
 		ts__table_unlock(t);
 	}
@@ -195,12 +202,52 @@ static int flush_locked(ts_table *t, int64_t before)
 	return rc;
 }
 
+static int older_than(const ts_table *t, const ts__root *r, const void *arg)
+{
+	(void)t;
+	return r->min_ts < *(const int64_t *)arg;
+}
+
 int ts_flush(ts_table *t, int64_t before)
 {
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
 	pthread_mutex_lock(&t->flush_mu);
-	int rc = flush_locked(t, before);
+	int rc = flush_locked(t, older_than, &before);
 	pthread_mutex_unlock(&t->flush_mu);
 	return rc < 0 ? ts__context(rc, "flush of table \"%s\"", t->name) : 0;
+}
+
+/*
+ * A tree is due when it reaches flush_size bytes, when it is flush_age
+ * old, or when its period ended while it was filling (LittleTable's
+ * roll-over: the period's rows are complete).  A tree begun after its
+ * period ended -- late rows -- waits for size or age, so a trickle of
+ * late rows does not make a tablet each.
+ */
+static int due(const ts_table *t, const ts__root *r, const void *arg)
+{
+	const ts_options *o = &t->db->opts;
+	int64_t now = *(const int64_t *)arg, end = r->period_start + r->period_len;
+	return (int64_t)r->bytes >= o->flush_size || now - r->created >= o->flush_age ||
+	       (r->created < end && end <= now);
+}
+
+int ts__flush_due(ts_table *t)
+{
+	int64_t now = ts_now(t->db);
+	pthread_mutex_lock(&t->flush_mu);
+	int rc = flush_locked(t, due, &now);
+	pthread_mutex_unlock(&t->flush_mu);
+	return rc < 0 ? ts__context(rc, "flush of table \"%s\"", t->name) : 0;
+}
+
+int ts__flush_wanted(const ts_table *t)
+{
+	const ts__filling *f = &t->fill;
+	for (int i = 0; i < f->n; i++)
+		if ((int64_t)f->work[i].bytes >= t->db->opts.flush_size &&
+		    !(f->work[i].flags & TS_ROOT_FROZEN))
+			return 1;
+	return 0;
 }

@@ -150,6 +150,8 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 		t->rows_rejected += nrows;
 		return rc;
 	}
+	if (ts__flush_wanted(t))
+		ts__db_wake(t->db);
 	/* Committed and visible; in commit mode it must also be durable, and
 	 * if the sync fails the caller learns that a crash may lose it. */
 	if (t->db->opts.sync == TS_SYNC_COMMIT && (rc = ts__log_sync(t->log)) < 0)

@@ -245,6 +245,7 @@ void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 	r->born = ts__load_u64(p + 56);
 	r->since = ts__load_u64(p + 64);
 	r->flags = ts__load_u32(p + 72);
+	r->created = 0;
 }
 
 /* Validate the batch at p; on success *c is its commit and *next the LSN

@@ -35,6 +35,9 @@ typedef struct ts__root {
 	uint64_t since;     /* LSN of the batch that began the tree: no record
 	                     * of it lies before (a batch boundary) */
 	uint32_t flags;     /* TS_ROOT_FROZEN */
+	int64_t created;    /* writer's memory only, not in the log: the
+	                     * database clock when the tree began (or when
+	                     * the writer opened the table) */
 } ts__root;
 
 /* A frozen tree takes no more rows (its period's new rows go to a new

@@ -228,7 +228,7 @@ static int open_log(struct ts_table *t)
 	if (rc == 0)
 		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
 	if (rc == 0 && !ro)
-		rc = ts__filling_init(&t->fill, t->log);
+		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
 	if (rc == 0 && !ro)
 		rc = clean_tablets(t);
 	/* A tree already on disk (a crash came between the descriptor naming

@@ -23,7 +23,8 @@
 #define SEC INT64_C(1000000000)
 #define DAY (86400 * SEC)
 
-static int64_t fixed_clock(void *arg) { return *(int64_t *)arg; }
+/* The test's clock; the maintenance thread reads it too. */
+static int64_t fixed_clock(void *arg) { return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED); }
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 static uint64_t rnd(void)
@@ -39,7 +40,13 @@ struct env {
 	ts_db *db;
 	ts_table *t;
 	int64_t now;
+	int64_t flush_size; /* 0: the default */
 };
+
+static void set_now(struct env *e, int64_t now)
+{
+	__atomic_store_n(&e->now, now, __ATOMIC_RELAXED);
+}
 
 static void env_open(struct env *e)
 {
@@ -49,6 +56,8 @@ static void env_open(struct env *e)
 	o.sync = TS_SYNC_NONE;
 	o.clock = fixed_clock;
 	o.clock_arg = &e->now;
+	if (e->flush_size)
+		o.flush_size = e->flush_size;
 	if (ts_open(e->dir, &o, &e->db) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
 	if (ts_table_open(e->db, "m", &e->t) < 0) {
@@ -332,6 +341,55 @@ static void flush_leftovers_removed_on_open(void **state)
 	free(m.rows);
 }
 
+/* The maintenance pass flushes a tree that reached flush_size. */
+static void maintain_flushes_by_size(void **state)
+{
+	struct env *e = *state;
+	struct model m = {0};
+	env_close(e);
+	e->flush_size = 64 << 10;
+	env_open(e);
+	insert_rows(e, &m, 2000, 3600 * SEC, 1);     /* well over 64 kB: due */
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 1);
+	assert_int_equal(stat_of(e->t, "filling_tablets"), 0);
+	insert_rows(e, &m, 10, 3600 * SEC, 2);       /* small: stays */
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 1);
+	assert_int_equal(stat_of(e->t, "filling_tablets"), 1);
+	expect_model(e->t, &m);
+	free(m.rows);
+}
+
+/* A period that ends while its tree fills is flushed (roll-over); a tree
+ * of late rows, begun after its period ended, waits for flush_age. */
+static void maintain_flushes_at_period_end_and_age(void **state)
+{
+	struct env *e = *state;
+	struct model m = {0};
+	set_now(e, NOW - 3600 * SEC);                /* 11:00, period 08:00-12:00 */
+	test_row r = {.host = "h1", .ts = NOW - 2 * 3600 * SEC, .batch = 1, .v = 1};
+	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
+	model_add(&m, &r, 1);
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 0);
+	set_now(e, NOW + SEC);                       /* 12:00:01: the period ended */
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 1);
+	r.ts += SEC;                                 /* a late row for 10:00 */
+	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
+	model_add(&m, &r, 1);
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 1);
+	assert_int_equal(stat_of(e->t, "filling_tablets"), 1);
+	set_now(e, NOW + SEC + 10 * 60 * SEC);       /* flush_age later */
+	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(stat_of(e->t, "tablets"), 2);
+	assert_int_equal(stat_of(e->t, "filling_tablets"), 0);
+	expect_model(e->t, &m);
+	free(m.rows);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -343,6 +401,8 @@ int main(void)
 		T(flush_translates_old_versions),
 		T(flush_releases_the_log),
 		T(flush_leftovers_removed_on_open),
+		T(maintain_flushes_by_size),
+		T(maintain_flushes_at_period_end_and_age),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);
