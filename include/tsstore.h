@@ -268,6 +268,8 @@ typedef struct ts_cursor ts_cursor;
 /* Open flags. */
 #define TS_OPEN_CREATE 0x1   /* create the directory if it does not exist */
 #define TS_OPEN_READONLY 0x2 /* take no lock; refuse every change */
+#define TS_OPEN_NOMERGE 0x4  /* never merge tablets in the background
+                              * (bulk loads, benchmarks); ts_merge still does */
 
 /* Durability modes (DESIGN.md section 2). */
 typedef enum ts_sync_mode {
@@ -627,6 +629,20 @@ TS_EXTERN void ts_cursor_close(ts_cursor *cur);
  * TS_ECORRUPT (a damaged row in the log).
  */
 TS_EXTERN int ts_flush(ts_table *table, int64_t before);
+
+/*
+ * ts_merge -- merge the table's on-disk tablets now, by the background
+ * merger's rule (LittleTable's: within each period, the first adjacent
+ * pair whose newer member is at least half the older, with the newer
+ * neighbours that fit under merge_max_size), repeatedly until the rule
+ * finds nothing more to merge; merge_delay is not waited for.  Returns
+ * once the merged tablets are durable and named in the DESCRIPTOR.
+ * merged: receives the number of merges made (may be NULL).
+ * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM,
+ * TS_ECORRUPT (a damaged tablet: it is quarantined and the error says
+ * which).
+ */
+TS_EXTERN int ts_merge(ts_table *table, int *merged);
 
 /* One named counter. */
 typedef struct ts_stat {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "merge.h"
 #include "error.h"
 #include "fsutil.h"
 #include "limits.h"
@@ -40,7 +41,7 @@ void ts_options_init(ts_options *o)
 
 static int check_options(const ts_options *o)
 {
-	if (o->flags & ~(unsigned)(TS_OPEN_CREATE | TS_OPEN_READONLY))
+	if (o->flags & ~(unsigned)(TS_OPEN_CREATE | TS_OPEN_READONLY | TS_OPEN_NOMERGE))
 		return ts__fail(TS_EINVAL, "options: unknown flags 0x%x", o->flags);
 	if (o->sync < TS_SYNC_NONE || o->sync > TS_SYNC_COMMIT)
 		return ts__fail(TS_EINVAL, "options: unknown sync mode %d", (int)o->sync);
@@ -203,6 +204,26 @@ static void stop_syncer(ts_db *db)
 
 /* ---- maintenance ---- */
 
+/* Quarantine first, so no flush or merge trips over a damaged tablet;
+ * flushes before merges, so a flush never waits behind one (merges also
+ * run due flushes between their slices). */
+static int maintain_table(struct ts_table *t)
+{
+	int rc = ts__table_quarantine_due(t), r;
+	if ((r = ts__flush_due(t)) < 0 && rc == 0)
+		rc = r;
+	if ((r = ts__expire_due(t)) < 0 && rc == 0)
+		rc = r;
+	if (!(t->db->opts.flags & TS_OPEN_NOMERGE) && rc == 0 && (r = ts__merge_due(t)) < 0)
+		rc = r;
+	return rc;
+}
+
+int ts__db_stopping(ts_db *db)
+{
+	return __atomic_load_n(&db->maint_stop, __ATOMIC_RELAXED);
+}
+
 int ts__db_maintain(ts_db *db)
 {
 	struct ts_table **list = NULL;
@@ -222,7 +243,7 @@ int ts__db_maintain(ts_db *db)
 	if (n && !list)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		int r = ts__flush_due(list[i]);
+		int r = maintain_table(list[i]);
 		if (r < 0 && rc == 0)
 			rc = r;
 		ts_table_close(list[i]);
@@ -279,7 +300,7 @@ static void stop_maintainer(ts_db *db)
 	if (!db->maintainer_running)
 		return;
 	pthread_mutex_lock(&db->maint_mu);
-	db->maint_stop = 1;
+	__atomic_store_n(&db->maint_stop, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&db->maint_cv);
 	pthread_mutex_unlock(&db->maint_mu);
 	pthread_join(db->maintainer, NULL);

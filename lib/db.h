@@ -14,9 +14,11 @@
 
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "descriptor.h"
 #include "filling.h"
+#include "limits.h"
 #include "log.h"
 
 struct ts_table {
@@ -37,19 +39,39 @@ struct ts_table {
 	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
 	uint64_t rows_rejected;  /* counters, guarded by mu */
 	uint64_t flushes, flushed_rows, flushed_bytes;
+	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
+	uint64_t expired_tablets, quarantined;
+	uint64_t next_id;        /* tablet ids reserved so far (mu) */
+	struct ts__recent_flush {
+		uint64_t id;
+		int64_t at;      /* database clock */
+	} recent[TS_MERGE_RECENT_MAX]; /* tablets flushed lately (mu) */
+	int nrecent;
+	/* Atomics of the scheduler (merge.c): monotonic ns of the last
+	 * committed batch; of the moment a tree reached flush_size and was
+	 * not yet being flushed (0 = none); time merges slept yielding to
+	 * inserts; time due flushes waited, in all and at most. */
+	int64_t last_insert_mono, flush_wanted_mono;
+	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
+	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
 	pthread_mutex_t flush_mu; /* one flush at a time; taken before mu */
-	pthread_mutex_t tablets_mu; /* the open tablets below */
+	pthread_mutex_t tablets_mu; /* the open and damaged tablets below */
 	struct ts__open_tablet *open_tablets;
 	int nopen, capopen;
+	uint64_t damaged[TS_DAMAGED_MAX]; /* ids found damaged, to quarantine */
+	int ndamaged;
+	uint64_t damage_reports; /* times a reader found a damaged tablet */
 	struct ts_table *next;
 };
 
-/* An on-disk tablet opened by some reader or writer of the table.  Until
- * merges and TTL remove tablets, a tablet once opened stays open until
- * the table is freed, so snapshots may keep plain pointers to it. */
+/* An on-disk tablet opened by some reader or writer of the table,
+ * counted: a tablet a merge replaced (retired) is closed when its last
+ * user lets go; its file is already unlinked, and the open descriptor
+ * keeps its bytes readable until then. */
 struct ts__open_tablet {
 	uint64_t id;
 	struct ts__tablet *tab;
+	int refs, retired;
 };
 
 struct ts_db {
@@ -69,13 +91,35 @@ struct ts_db {
 	int maint_stop, maint_wake;
 };
 
-/* The open tablet described by m (opened on first use).  Returns 0,
- * or the errors of ts__tablet_open. */
+/* A counted reference to the open tablet described by m (opened on first
+ * use).  Returns 0, or the errors of ts__tablet_open. */
 int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, struct ts__tablet **out);
+
+/* Let go of a reference taken with ts__table_tablet.  NULL allowed. */
+void ts__table_tablet_put(struct ts_table *t, struct ts__tablet *tab);
+
+/* Tablet id left the descriptor: close it once unused. */
+void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
+
+/* A reader found tablet id damaged (rc is the error it got): when rc is
+ * TS_ECORRUPT, count it and, in a writable database, note the id for
+ * ts__table_quarantine_due and wake the maintenance thread.  Returns rc. */
+int ts__table_damaged(struct ts_table *t, uint64_t id, int rc);
+
+/* Writers: move every tablet noted damaged to <table>/quarantine/ and
+ * out of the descriptor.  Takes t->mu.  Returns 0 or the first error. */
+int ts__table_quarantine_due(struct ts_table *t);
 
 /* Write d as t's new descriptor and swap it in; t->mu is held.  On
  * failure d is freed and the table is unchanged. */
 int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
+
+/* Install a descriptor naming t's tablets without gone[0..ngone) and
+ * with *add if add is not NULL; t->mu is held.  Returns 0, TS_EBUSY when
+ * some tablet of gone is no longer named (nothing changes), or the errors
+ * of ts__table_install_descriptor. */
+int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
+                              const ts__tablet_meta *add);
 
 /* Flush the table's filling trees that are due: flush_size reached,
  * flush_age old, or their period ended while they filled (flush.c).
@@ -85,13 +129,26 @@ int ts__flush_due(struct ts_table *t);
 /* Whether a filling tree reached flush_size; t->mu is held. */
 int ts__flush_wanted(const struct ts_table *t);
 
-/* One maintenance pass: flush what is due in every open table.  The
- * maintenance thread runs it every second and when woken; tests call it
- * directly.  Returns 0 or the first error (every table is still tried). */
+/* One maintenance pass over every open table: quarantine damaged
+ * tablets, flush what is due, delete tablets past the TTL, then make at
+ * most one merge (merge.h).  The maintenance thread runs it every second
+ * and when woken; tests call it directly.  Returns 0 or the first error
+ * (every table is still tried). */
 int ts__db_maintain(ts_db *db);
+
+/* Whether ts_close has asked the maintenance thread to stop. */
+int ts__db_stopping(ts_db *db);
 
 /* Wake the maintenance thread (a tree reached flush_size). */
 void ts__db_wake(ts_db *db);
+
+/* Reserve a tablet id; t->mu is held. */
+static inline uint64_t ts__table_reserve_id(struct ts_table *t)
+{
+	if (t->next_id < t->desc->next_tablet_id)
+		t->next_id = t->desc->next_tablet_id;
+	return t->next_id++;
+}
 
 /* Free a table object (when its last reference goes or the db closes). */
 void ts__table_free(struct ts_table *t);
@@ -101,6 +158,22 @@ void ts__table_free(struct ts_table *t);
  * Returns 0 (locked) or TS_ECLOSED / a reload error (not locked). */
 int ts__table_lock(struct ts_table *t);
 void ts__table_unlock(struct ts_table *t);
+
+/* Monotonic clock, ns: for measuring, never for timestamps. */
+static inline int64_t ts__mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The first instant rows with ts < it are past t's TTL (INT64_MIN when
+ * the TTL is 0, forever); t->mu or schema_mu is held. */
+static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
+{
+	int64_t ttl = t->desc->ttl;
+	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
+}
 
 static inline int ts__db_readonly(const ts_db *db)
 {

@@ -32,6 +32,7 @@
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "merge.h"
 #include "row.h"
 #include "tablet.h"
 
@@ -68,7 +69,7 @@ static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **j
 	for (int i = 0; i < f->n; i++)
 		if (f->work[i].flags & TS_ROOT_FROZEN) {
 			(*jobs)[n].root = f->work[i];
-			(*jobs)[n].id = t->desc->next_tablet_id + (uint64_t)n;
+			(*jobs)[n].id = ts__table_reserve_id(t);
 			n++;
 		}
 	*njobs = n;
@@ -151,6 +152,7 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	if ((rc = ts__table_install_descriptor(t, d)) < 0)
 		return rc;
 	ts__filling_drop(&t->fill, j->root.born);
+	ts__merge_note_flush(t, m->id, ts_now(t->db));
 	t->flushes++;
 	t->flushed_rows += m->rows;
 	t->flushed_bytes += m->bytes;
@@ -233,9 +235,25 @@ static int due(const ts_table *t, const ts__root *r, const void *arg)
 	       (r->created < end && end <= now);
 }
 
+/* A tree that reached flush_size waited from the insert that noticed it
+ * until now: the scheduler's stall time, counted in stats. */
+static void count_wait(ts_table *t)
+{
+	int64_t since = __atomic_exchange_n(&t->flush_wanted_mono, 0, __ATOMIC_RELAXED);
+	if (!since)
+		return;
+	int64_t waited = ts__mono_ns() - since, max;
+	__atomic_add_fetch(&t->flush_wait_ns, waited, __ATOMIC_RELAXED);
+	max = __atomic_load_n(&t->flush_wait_max_ns, __ATOMIC_RELAXED);
+	while (waited > max && !__atomic_compare_exchange_n(&t->flush_wait_max_ns, &max, waited, 0,
+	                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 int ts__flush_due(ts_table *t)
 {
 	int64_t now = ts_now(t->db);
+	count_wait(t);
 	pthread_mutex_lock(&t->flush_mu);
 	int rc = flush_locked(t, due, &now);
 	pthread_mutex_unlock(&t->flush_mu);

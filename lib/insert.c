@@ -93,8 +93,10 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
 		if (ts < m->min_ts || ts > m->max_ts)
 			continue;
 		int rc = ts__table_tablet(t, m, &tab);
-		if (rc == 0)
-			rc = ts__tablet_find(tab, key, klen, &t->lookup);
+		if (rc == 0) {
+			rc = ts__table_damaged(t, m->id, ts__tablet_find(tab, key, klen, &t->lookup));
+			ts__table_tablet_put(t, tab);
+		}
 		if (rc != 0)
 			return rc;
 	}
@@ -150,7 +152,11 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 		t->rows_rejected += nrows;
 		return rc;
 	}
-	if (ts__flush_wanted(t))
+	int64_t mono = ts__mono_ns(), none = 0;
+	__atomic_store_n(&t->last_insert_mono, mono, __ATOMIC_RELAXED); /* merges yield */
+	if (ts__flush_wanted(t) &&
+	    __atomic_compare_exchange_n(&t->flush_wanted_mono, &none, mono, 0, __ATOMIC_RELAXED,
+	                                __ATOMIC_RELAXED))
 		ts__db_wake(t->db);
 	/* Committed and visible; in commit mode it must also be durable, and
 	 * if the sync fails the caller learns that a crash may lose it. */

@@ -29,6 +29,7 @@ static int capture(ts_table *t, ts__snapshot *s)
 		memcpy(s->versions, d->schemas, (size_t)d->nschemas * sizeof *s->versions);
 		s->nversions = d->nschemas;
 		s->schema = d->schemas[d->nschemas - 1];
+		s->expiry = ts__table_expiry(t, ts_now(t->db));
 		if (d->ntablets)
 			memcpy(s->metas, d->tablets, (size_t)d->ntablets * sizeof *s->metas);
 		s->ntablets = d->ntablets;
@@ -50,7 +51,22 @@ static int on_disk(const ts__snapshot *s, uint64_t born)
 	return 0;
 }
 
+/* A merge may retire and unlink a tablet between our reading the
+ * descriptor and opening it; the descriptor read again no longer names
+ * it.  This many attempts, then the error stands. */
+#define TAKE_ATTEMPTS 8
+
+static int take(ts_table *t, ts__snapshot *s);
+
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
+{
+	int rc;
+	for (int attempt = 1;; attempt++)
+		if ((rc = take(t, s)) != TS_ENOENT || attempt == TAKE_ATTEMPTS)
+			return rc;
+}
+
+static int take(ts_table *t, ts__snapshot *s)
 {
 	ts__commit c;
 	memset(s, 0, sizeof *s);
@@ -85,6 +101,8 @@ int ts__snapshot_take(ts_table *t, ts__snapshot *s)
 
 void ts__snapshot_release(ts__snapshot *s)
 {
+	for (int i = 0; s->tablets && i < s->ntablets; i++)
+		ts__table_tablet_put(s->table, s->tablets[i]);
 	free(s->roots);
 	free(s->versions);
 	free(s->metas);
@@ -113,7 +131,8 @@ int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *ar
 	ts__buf_init(&scratch);
 	ts__avl_iter_init(&it, s->table->log, s->roots[i].root, 0);
 	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
-		if ((rc = ts__snapshot_row(s, lsn, vals, &scratch)) == 0)
+		if ((rc = ts__snapshot_row(s, lsn, vals, &scratch)) == 0 &&
+		    vals[s->schema->ts_col].v.i >= s->expiry)
 			rc = fn(vals, s->schema->ncols, arg);
 	ts__buf_free(&scratch);
 	return rc;
@@ -134,12 +153,15 @@ int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *
 	ts__buf_init(&raw);
 	ts__buf_init(&scratch);
 	for (uint32_t b = 0; rc == 0 && b < tab->nblocks; b++) {
-		if ((rc = ts__tablet_read_block(tab, b, &raw)) < 0)
+		if ((rc = ts__tablet_read_block(tab, b, &raw)) < 0) {
+			ts__table_damaged(s->table, tab->id, rc);
 			break;
+		}
 		ts__reader_init(&r, raw.data, raw.len);
 		while (rc == 0 && (rc = ts__tablet_block_next(&r, &row, &len)) == 1)
 			if ((rc = ts__row_decode(s->versions[v - 1], s->schema, row, len, vals,
-			                         &scratch)) == 0)
+			                         &scratch)) == 0 &&
+			    vals[s->schema->ts_col].v.i >= s->expiry)
 				rc = fn(vals, s->schema->ncols, arg);
 	}
 	ts__buf_free(&raw);

@@ -21,6 +21,7 @@ typedef struct ts__snapshot {
 	uint64_t seq;
 	uint32_t nroots;
 	ts__root *roots;
+	int64_t expiry;           /* rows with ts below it are past the TTL */
 	const ts__schema *schema; /* the current schema when taken */
 	int nversions;
 	const ts__schema **versions; /* versions[v - 1] */
@@ -34,7 +35,8 @@ int ts__snapshot_take(ts_table *t, ts__snapshot *out);
 void ts__snapshot_release(ts__snapshot *s);
 
 /* Call fn for every row of root i of the snapshot in key order, decoded
- * into the snapshot's schema (vals valid only during the call).  Stops
+ * into the snapshot's schema (vals valid only during the call), leaving
+ * out rows past the TTL as of the snapshot's taking.  Stops
  * when fn returns non-zero and returns that value; 0 at the end;
  * TS_ECORRUPT for a damaged row. */
 typedef int (*ts__row_fn)(const ts_value *vals, int n, void *arg);

@@ -7,6 +7,7 @@
  */
 #include "db.h"
 #include "error.h"
+#include "merge.h"
 
 static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 {
@@ -44,6 +45,27 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "log_recovered_commits",
 	    t->log ? (int64_t)ts__log_recovered_commits(t->log) : 0);
 	put(out, room, count, "log_opened_clean", t->log ? ts__log_was_clean(t->log) : 1);
+	put(out, room, count, "flushes", (int64_t)t->flushes);
+	put(out, room, count, "flushed_rows", (int64_t)t->flushed_rows);
+	put(out, room, count, "flushed_bytes", (int64_t)t->flushed_bytes);
+	put(out, room, count, "merges", (int64_t)t->merges);
+	put(out, room, count, "merged_in_bytes", (int64_t)t->merged_in_bytes);
+	put(out, room, count, "merged_out_bytes", (int64_t)t->merged_out_bytes);
+	put(out, room, count, "merged_rows_expired", (int64_t)t->merged_rows_expired);
+	put(out, room, count, "merge_throttled_ns",
+	    __atomic_load_n(&t->merge_throttled_ns, __ATOMIC_RELAXED));
+	put(out, room, count, "flush_wait_ns", __atomic_load_n(&t->flush_wait_ns, __ATOMIC_RELAXED));
+	put(out, room, count, "flush_wait_max_ns",
+	    __atomic_load_n(&t->flush_wait_max_ns, __ATOMIC_RELAXED));
+	put(out, room, count, "tablets_expired", (int64_t)t->expired_tablets);
+	put(out, room, count, "tablets_quarantined", (int64_t)t->quarantined);
+	pthread_mutex_lock(&t->tablets_mu);
+	put(out, room, count, "tablets_damaged_reports", (int64_t)t->damage_reports);
+	pthread_mutex_unlock(&t->tablets_mu);
+	/* bytes written to tablets per byte flushed, in thousandths */
+	put(out, room, count, "write_amplification_milli",
+	    t->flushed_bytes ? (int64_t)((t->flushed_bytes + t->merged_out_bytes) * 1000 /
+	                                 t->flushed_bytes) : 0);
 }
 
 int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
@@ -65,6 +87,7 @@ int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);
+	put(out, room, &count, "merge_backlog_tablets", ts__merge_backlog(t));
 	put_filling(t, out, room, &count);
 	ts__table_unlock(t);
 	*n = count < room ? count : room;

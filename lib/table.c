@@ -126,13 +126,16 @@ int ts_create(ts_db *db, const char *name, const ts_schema *schema)
 
 /* ---- the shared table objects ---- */
 
+static void note_damage(struct ts_table *t, uint64_t id, int rc);
+
 int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
 {
 	char name[64], path[TS_PATH_MAX];
 	int rc = 0;
 	pthread_mutex_lock(&t->tablets_mu);
 	for (int i = 0; i < t->nopen; i++)
-		if (t->open_tablets[i].id == m->id) {
+		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
+			t->open_tablets[i].refs++;
 			*out = t->open_tablets[i].tab;
 			goto out;
 		}
@@ -148,13 +151,176 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **
 	}
 	if ((rc = ts__tablet_name(m->id, name, sizeof name)) < 0 ||
 	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
-	    (rc = ts__tablet_open(path, m->id, out)) < 0)
+	    (rc = ts__tablet_open(path, m->id, out)) < 0) {
+		note_damage(t, m->id, rc);
 		goto out;
-	t->open_tablets[t->nopen].id = m->id;
-	t->open_tablets[t->nopen].tab = *out;
+	}
+	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
 	t->nopen++;
 out:
 	pthread_mutex_unlock(&t->tablets_mu);
+	return rc;
+}
+
+/* Close entry i if it is retired and unused; tablets_mu is held. */
+static void reap(struct ts_table *t, int i)
+{
+	struct ts__open_tablet *o = &t->open_tablets[i];
+	if (!o->retired || o->refs > 0)
+		return;
+	ts__tablet_close(o->tab);
+	*o = t->open_tablets[--t->nopen];
+}
+
+void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
+{
+	if (!tab)
+		return;
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].tab == tab) {
+			t->open_tablets[i].refs--;
+			reap(t, i);
+			break;
+		}
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
+			t->open_tablets[i].retired = 1;
+			reap(t, i);
+			break;
+		}
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+/* ---- damaged tablets ---- */
+
+/* Count a report of damage and note the id once; tablets_mu is held. */
+static void note_damage(struct ts_table *t, uint64_t id, int rc)
+{
+	if (rc != TS_ECORRUPT)
+		return;
+	t->damage_reports++;
+	for (int i = 0; i < t->ndamaged; i++)
+		if (t->damaged[i] == id)
+			return;
+	if (t->ndamaged < TS_DAMAGED_MAX)
+		t->damaged[t->ndamaged++] = id;
+}
+
+int ts__table_damaged(struct ts_table *t, uint64_t id, int rc)
+{
+	if (rc != TS_ECORRUPT)
+		return rc;
+	pthread_mutex_lock(&t->tablets_mu);
+	note_damage(t, id, rc);
+	pthread_mutex_unlock(&t->tablets_mu);
+	if (!ts__db_readonly(t->db))
+		ts__db_wake(t->db);
+	return rc;
+}
+
+/* Move tablet file name into <table>/quarantine/ (if it is still there). */
+static int move_aside(struct ts_table *t, const char *name)
+{
+	char qdir[TS_PATH_MAX], from[TS_PATH_MAX], to[TS_PATH_MAX];
+	int rc;
+	if ((rc = ts__path(qdir, "%s/quarantine", t->dir)) < 0 ||
+	    (rc = ts__path(from, "%s/tablets/%s", t->dir, name)) < 0 ||
+	    (rc = ts__path(to, "%s/%s", qdir, name)) < 0 || (rc = ts__mkdirs(qdir, 0755)) < 0)
+		return rc;
+	if (rename(from, to) < 0 && errno != ENOENT)
+		return ts__fail_errno(errno, "rename %s to %s", from, to);
+	if ((rc = ts__fsync_dir(qdir)) == 0 && (rc = ts__path(from, "%s/tablets", t->dir)) == 0)
+		rc = ts__fsync_dir(from);
+	return rc;
+}
+
+/* Whether the descriptor names tablet id. */
+static int named(const ts__descriptor *d, uint64_t id)
+{
+	for (int i = 0; i < d->ntablets; i++)
+		if (d->tablets[i].id == id)
+			return 1;
+	return 0;
+}
+
+int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
+                              const ts__tablet_meta *add)
+{
+	ts__descriptor *d;
+	for (int j = 0; j < ngone; j++)
+		if (!named(t->desc, gone[j]))
+			return ts__fail(TS_EBUSY, "tablet %llu is no longer in the table",
+			                (unsigned long long)gone[j]);
+	int rc = ts__descriptor_clone(t->desc, &d), n = 0;
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < d->ntablets; i++) {
+		int keep = 1;
+		for (int j = 0; j < ngone && keep; j++)
+			keep = d->tablets[i].id != gone[j];
+		if (keep)
+			d->tablets[n++] = d->tablets[i];
+	}
+	if (add) { /* the clone has room for every tablet it had, plus one */
+		d->tablets[n++] = *add;
+		if (d->next_tablet_id <= add->id)
+			d->next_tablet_id = add->id + 1;
+	}
+	d->ntablets = n;
+	return ts__table_install_descriptor(t, d);
+}
+
+/* Drop tablet id from the descriptor; t->mu is held.  1 if it was named. */
+static int forget_tablet(struct ts_table *t, uint64_t id)
+{
+	if (!named(t->desc, id))
+		return 0;
+	int rc = ts__table_replace_tablets(t, &id, 1, NULL);
+	return rc < 0 ? rc : 1;
+}
+
+/* Take one damaged id off the list; 0 when none is left. */
+static int next_damaged(struct ts_table *t, uint64_t *id)
+{
+	int any;
+	pthread_mutex_lock(&t->tablets_mu);
+	if ((any = t->ndamaged > 0))
+		*id = t->damaged[--t->ndamaged];
+	pthread_mutex_unlock(&t->tablets_mu);
+	return any;
+}
+
+/*
+ * The descriptor is changed first, then the file is moved aside before
+ * the mutex is let go: a crash between the two leaves a file no
+ * descriptor names, which the next writer's open deletes -- the rows were
+ * already given up as damaged.
+ */
+int ts__table_quarantine_due(struct ts_table *t)
+{
+	char name[64] = "";
+	uint64_t id;
+	int rc = 0;
+	while (rc == 0 && next_damaged(t, &id)) {
+		if ((rc = ts__table_lock(t)) < 0)
+			break;
+		int was_named = forget_tablet(t, id);
+		rc = was_named < 0 ? was_named : ts__tablet_name(id, name, sizeof name);
+		if (rc == 0 && was_named == 1 && (rc = move_aside(t, name)) == 0)
+			t->quarantined++;
+		ts__table_unlock(t);
+		if (rc == 0 && was_named == 1)
+			ts__table_tablet_retire(t, id);
+		if (rc < 0)
+			rc = ts__context(rc, "quarantine of tablet %s", name);
+	}
 	return rc;
 }
 
@@ -169,6 +335,7 @@ void ts__table_free(struct ts_table *t)
 	free(t->open_tablets);
 	pthread_mutex_destroy(&t->tablets_mu);
 	pthread_mutex_destroy(&t->flush_mu);
+	pthread_mutex_destroy(&t->merge_mu);
 	ts__buf_free(&t->scratch);
 	ts__buf_free(&t->lookup);
 	ts__descriptor_free(t->desc, 1);
@@ -193,8 +360,9 @@ static ino_t descriptor_inode(const char *dir)
 }
 
 /* Remove what a crash may leave in <table>/tablets: temporary files of
- * unfinished tablets, and tablets written but never named in the
- * descriptor (their id is not below next_tablet_id).  Writers only. */
+ * unfinished tablets, tablets written but never named in the descriptor,
+ * and tablets a merge, expiry or quarantine replaced but had not yet
+ * deleted.  Writers only, before any flush or merge of this process. */
 static int clean_tablets(struct ts_table *t)
 {
 	char dir[TS_PATH_MAX], path[TS_PATH_MAX];
@@ -208,7 +376,7 @@ static int clean_tablets(struct ts_table *t)
 		char rest[8];
 		int orphan = strncmp(e->d_name, ".tmp-", 5) == 0;
 		if (sscanf(e->d_name, "%16" SCNx64 "%7s", &id, rest) == 2 &&
-		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && id >= t->desc->next_tablet_id)
+		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && !named(t->desc, id))
 			orphan = 1;
 		if (orphan && (rc = ts__path(path, "%s/%s", dir, e->d_name)) == 0 &&
 		    unlink(path) < 0 && errno != ENOENT)
@@ -251,6 +419,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 	pthread_mutex_init(&t->schema_mu, NULL);
 	pthread_mutex_init(&t->tablets_mu, NULL);
 	pthread_mutex_init(&t->flush_mu, NULL);
+	pthread_mutex_init(&t->merge_mu, NULL);
 	t->db = db;
 	strcpy(t->name, name);
 	if ((rc = ts__path(dir, "%s/%s", db->path, name)) < 0 || !(t->dir = strdup(dir))) {
@@ -363,6 +532,10 @@ static int refresh(struct ts_table *t)
 	t->desc = d;
 	pthread_mutex_unlock(&t->schema_mu);
 	t->desc_ino = ino;
+	/* tablets the writer merged, expired or quarantined meanwhile */
+	for (int i = 0; i < t->retired->ntablets; i++)
+		if (!named(d, t->retired->tablets[i].id))
+			ts__table_tablet_retire(t, t->retired->tablets[i].id);
 	return 0;
 }
 

@@ -35,4 +35,43 @@ long ts_test_read_m(ts_table *t, test_row **out);
 /* Order of test rows by key. */
 int ts_test_row_cmp(const void *a, const void *b);
 
+/* ---- support_table.c ---- */
+
+/* A database holding table "m" (created with ttl on first open), opened
+ * with sync none, a clock read from now, and the options set here (0:
+ * the default). */
+typedef struct ts_test_env {
+	char *dir;
+	ts_db *db;
+	ts_table *t;
+	int64_t now;              /* the clock; ts_test_env_set_now moves it */
+	unsigned flags;           /* TS_OPEN_* besides TS_OPEN_CREATE */
+	int64_t flush_size, merge_delay, merge_max_size, ttl;
+} ts_test_env;
+
+void ts_test_env_open(ts_test_env *e);
+void ts_test_env_close(ts_test_env *e);
+void ts_test_env_set_now(ts_test_env *e, int64_t now);
+
+/* The rows inserted so far, kept sorted by key. */
+typedef struct ts_test_model {
+	test_row *rows;
+	size_t n, cap;
+} ts_test_model;
+
+void ts_test_model_add(ts_test_model *m, const test_row *r, size_t n);
+
+/* A fresh read of t holds exactly the model's rows with ts >= min_ts. */
+void ts_test_expect_model(ts_table *t, const ts_test_model *m, int64_t min_ts);
+
+/* The value of stat name of t (fails the test if there is none). */
+int64_t ts_test_stat(ts_table *t, const char *name);
+
+/* Every tablet of t opens, passes a full check, and agrees with the
+ * descriptor's rows and timespan. */
+void ts_test_check_tablets(ts_table *t);
+
+/* Files in dir whose names end in suffix (0 when dir is missing). */
+int ts_test_count_files(const char *dir, const char *suffix);
+
 #endif

@@ -1,0 +1,483 @@
+/*
+ * merge.c -- what happens to on-disk tablets after their flush: merging
+ * the tablets of one period (LittleTable's rule, SIGMOD 2017 appendix) as
+ * a single-pass k-way merge, and deleting tablets past the TTL.
+ *
+ * Periods are taken as they are now, not as they were at flush time:
+ * yesterday's 4-hour tablets all fall in yesterday's day period today, so
+ * the roll-over of periods is simply that they start merging together.
+ * Such a roll-over merge waits a pseudo-random delay (a hash of the table
+ * and the period, below TS_MERGE_ROLLOVER_SPREAD) after the moment the
+ * period grew, so that the periods of many tables do not all merge at
+ * midnight.  A freshly flushed tablet waits merge_delay before it merges:
+ * the next flush of its period will likely merge with it.
+ *
+ * A merge: (1) under the table mutex, pick a group and reserve a tablet
+ * id; (2) without it, merge the inputs' rows in key order into the new
+ * tablet (temporary name, fsync, rename, fsync of the directory),
+ * dropping rows past the TTL; (3) under the mutex, install a DESCRIPTOR
+ * naming the output instead of the inputs (if all are still named), then
+ * unlink and retire the inputs.  A crash before (3) leaves an output no
+ * descriptor names; a crash after it, inputs no descriptor names: the
+ * next writer's open removes either (table.c).  Readers that opened an
+ * input keep reading it through its open descriptor; readers that had
+ * not retry (snapshot.c).
+ *
+ * Scheduling follows SILK (USENIX ATC 2019): clients first.  Step (2)
+ * works in slices of TS_MERGE_SLICE_ROWS rows; between slices it runs any
+ * flush that fell due (so a flush never waits behind a merge), and a
+ * background merge sleeps while inserts are running, so that it takes at
+ * most TS_MERGE_YIELD_PERCENT of the time then and all spare time when
+ * they stop; it gives up when the database closes.  merge_mu makes merges
+ * of one table one at a time; the background takes it only if free.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "error.h"
+#include "fsutil.h"
+#include "key.h"
+#include "merge.h"
+#include "period.h"
+#include "row.h"
+#include "tablet.h"
+
+int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first)
+{
+	for (int i = 0; i + 1 < n; i++) {
+		uint64_t total = sizes[i] + sizes[i + 1];
+		if (sizes[i] > 2 * sizes[i + 1] || total > max)
+			continue;
+		int k = 2;
+		while (i + k < n && total + sizes[i + k] <= max)
+			total += sizes[i + k++];
+		*first = i;
+		return k;
+	}
+	return 0;
+}
+
+/* ---- when a tablet may merge ---- */
+
+void ts__merge_note_flush(ts_table *t, uint64_t id, int64_t now)
+{
+	if (t->nrecent == TS_MERGE_RECENT_MAX) /* forget the oldest early */
+		memmove(t->recent, t->recent + 1, (TS_MERGE_RECENT_MAX - 1) * sizeof *t->recent);
+	else
+		t->nrecent++;
+	t->recent[t->nrecent - 1].id = id;
+	t->recent[t->nrecent - 1].at = now;
+}
+
+/* Whether tablet id was flushed at least merge_delay ago; t->mu held. */
+static int settled(const ts_table *t, uint64_t id, int64_t now)
+{
+	for (int i = 0; i < t->nrecent; i++)
+		if (t->recent[i].id == id && now - t->recent[i].at < t->db->opts.merge_delay)
+			return 0;
+	return 1;
+}
+
+/* When the period of a tablet written for a shorter one grew to len: a
+ * day's 4-hour periods join the day when the next day begins; days join
+ * their week when they leave the last TS_PERIOD_RECENT_DAYS (period.h). */
+static int64_t rolled_at(const ts__tablet_meta *m, int64_t len)
+{
+	int64_t day = ts__floor_div(m->min_ts, TS_PERIOD_DAY);
+	return (day + (len == TS_PERIOD_DAY ? 1 : TS_PERIOD_RECENT_DAYS)) * TS_PERIOD_DAY;
+}
+
+/* The roll-over delay of the period starting at start: FNV-1a of the
+ * table name and start, below TS_MERGE_ROLLOVER_SPREAD. */
+static int64_t jitter(const ts_table *t, int64_t start)
+{
+	uint64_t h = 14695981039346656037u;
+	for (const char *c = t->name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211u;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ (uint64_t)(start >> (8 * i) & 0xff)) * 1099511628211u;
+	return (int64_t)(h % (uint64_t)TS_MERGE_ROLLOVER_SPREAD);
+}
+
+/* One tablet with the period it belongs to now. */
+struct placed {
+	ts__tablet_meta m;
+	int64_t start, len;
+};
+
+static int by_period_then_ts(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->m.min_ts < y->m.min_ts ? -1 : x->m.min_ts > y->m.min_ts;
+}
+
+/* Whether p may merge now; strict: honour the delays. */
+static int ready(const ts_table *t, const struct placed *p, int64_t now, int strict)
+{
+	if (!strict)
+		return 1;
+	if (!settled(t, p->m.id, now))
+		return 0;
+	if (p->m.period_end - p->m.period_start == p->len)
+		return 1;
+	return now >= rolled_at(&p->m, p->len) + jitter(t, p->start);
+}
+
+/* ---- choosing ---- */
+
+struct plan {
+	int n;
+	ts__tablet_meta *in;        /* oldest first */
+	int64_t period_start, period_len;
+	uint64_t id;
+	const ts__schema **versions;
+	int nversions;
+	int64_t expiry;             /* rows with ts below it are dropped */
+	int background;             /* yields to inserts; stops at close */
+};
+
+/* In the run all[0..n) of one period's ready tablets, the group to merge:
+ * 1 and *p filled in, or 0. */
+static int pick_in_run(ts_table *t, const struct placed *all, int n, void *arg)
+{
+	struct plan *p = arg;
+	uint64_t sizes[n];
+	int first;
+	for (int i = 0; i < n; i++)
+		sizes[i] = all[i].m.bytes;
+	int k = ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, &first);
+	if (k < 2)
+		return 0;
+	if (!(p->in = malloc((size_t)k * sizeof *p->in)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; i < k; i++)
+		p->in[i] = all[first + i].m;
+	p->n = k;
+	p->period_start = all[first].start;
+	p->period_len = all[first].len;
+	return 1;
+}
+
+/* Call fn for each run of ready tablets (strict: honouring the delays)
+ * of each period, oldest period first, until it returns non-zero; t->mu
+ * is held.  A period's tablets are cut into runs at tablets not yet
+ * ready, so a merge never reaches over one.  Returns what fn returned. */
+static int for_each_run(ts_table *t, int64_t now, int strict,
+                        int (*fn)(ts_table *, const struct placed *, int, void *), void *arg)
+{
+	const ts__descriptor *d = t->desc;
+	int n = d->ntablets, rc = 0;
+	struct placed *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+	if (!all)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		all[i].m = d->tablets[i];
+		ts__period_of(all[i].m.min_ts, now, &all[i].start, &all[i].len);
+	}
+	qsort(all, (size_t)n, sizeof *all, by_period_then_ts);
+	for (int i = 0; i < n && rc == 0;) {
+		int j = i;
+		while (j < n && all[j].start == all[i].start && ready(t, &all[j], now, strict))
+			j++;
+		if (j - i >= 2)
+			rc = fn(t, all + i, j - i, arg);
+		i = j > i ? j : i + 1;
+	}
+	free(all);
+	return rc;
+}
+
+/* Count the tablets of the group a run would merge first. */
+static int count_in_run(ts_table *t, const struct placed *all, int n, void *arg)
+{
+	uint64_t sizes[n];
+	int first;
+	for (int i = 0; i < n; i++)
+		sizes[i] = all[i].m.bytes;
+	*(int64_t *)arg += ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, &first);
+	return 0;
+}
+
+int64_t ts__merge_backlog(ts_table *t)
+{
+	int64_t n = 0;
+	return for_each_run(t, ts_now(t->db), 1, count_in_run, &n) < 0 ? -1 : n;
+}
+
+/* ---- merging ---- */
+
+/* One input's position: its current row. */
+struct source {
+	ts__tablet *tab;
+	uint32_t block;
+	ts_buf raw;
+	ts_reader r;
+	const void *row, *key;
+	size_t len, klen;
+	int done;
+};
+
+static int advance(ts_table *t, struct source *s)
+{
+	for (;;) {
+		int rc = ts__tablet_block_next(&s->r, &s->row, &s->len);
+		if (rc == 1)
+			rc = ts__row_key(s->row, s->len, &s->key, &s->klen);
+		else if (rc == 0 && s->block == s->tab->nblocks)
+			s->done = 1;
+		else if (rc == 0 && (rc = ts__tablet_read_block(s->tab, s->block++, &s->raw)) == 0) {
+			ts__reader_init(&s->r, s->raw.data, s->raw.len);
+			continue;
+		}
+		return rc < 0 ? ts__table_damaged(t, s->tab->id, rc) : 0;
+	}
+}
+
+/* Add src's current row to w in the newest schema (translated if need be). */
+static int add(const struct plan *p, struct source *src, ts__tablet_writer *w, ts_buf *scratch,
+               ts_buf *enc)
+{
+	const ts__schema *s = p->versions[p->nversions - 1];
+	uint32_t v = src->tab->schema_version;
+	ts_value vals[TS_COLUMNS_MAX];
+	if (v == s->version)
+		return ts__tablet_writer_add(w, src->row, src->len);
+	if (v < 1 || (int)v > p->nversions)
+		return ts__fail(TS_ECORRUPT, "tablet %s has unknown schema version %u", src->tab->path, v);
+	int rc = ts__row_decode(p->versions[v - 1], s, src->row, src->len, vals, scratch);
+	enc->len = 0;
+	if (rc == 0)
+		rc = ts__row_encode(s, vals, enc);
+	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
+}
+
+/* Between slices: run due flushes; in the background, stop at close and
+ * sleep while inserts run.  *slice_start is when this slice began. */
+static int between_slices(ts_table *t, const struct plan *p, int64_t *slice_start)
+{
+	int rc = 0;
+	if (__atomic_load_n(&t->flush_wanted_mono, __ATOMIC_RELAXED) &&
+	    (rc = ts__flush_due(t)) < 0)
+		return rc;
+	if (!p->background)
+		return 0;
+	if (ts__db_stopping(t->db))
+		return TS_ECLOSED; /* not an error: the merge is simply not made */
+	int64_t now = ts__mono_ns();
+	if (now - __atomic_load_n(&t->last_insert_mono, __ATOMIC_RELAXED) < TS_MERGE_BUSY_WINDOW) {
+		int64_t nap = (now - *slice_start) * TS_MERGE_YIELD_PERCENT /
+		              (100 - TS_MERGE_YIELD_PERCENT);
+		struct timespec ts = {(time_t)(nap / TS_NS_PER_SEC), (long)(nap % TS_NS_PER_SEC)};
+		nanosleep(&ts, NULL);
+		__atomic_add_fetch(&t->merge_throttled_ns, ts__mono_ns() - now, __ATOMIC_RELAXED);
+	}
+	*slice_start = ts__mono_ns();
+	return 0;
+}
+
+/* Merge the sources into w, dropping expired rows: *written rows. */
+static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts__tablet_writer *w,
+                      uint64_t *written, uint64_t *expired)
+{
+	ts_buf scratch, enc;
+	int rc = 0;
+	uint64_t rows = 0;
+	int64_t slice_start = ts__mono_ns();
+	ts__buf_init(&scratch);
+	ts__buf_init(&enc);
+	for (int i = 0; rc == 0 && i < p->n; i++)
+		rc = advance(t, &src[i]);
+	while (rc == 0) {
+		int best = -1;
+		for (int i = 0; i < p->n; i++)
+			if (!src[i].done && (best < 0 || ts__key_cmp(src[i].key, src[i].klen, src[best].key,
+			                                            src[best].klen) < 0))
+				best = i;
+		if (best < 0)
+			break;
+		if (ts__key_ts(src[best].key, src[best].klen) < p->expiry)
+			++*expired;
+		else if ((rc = add(p, &src[best], w, &scratch, &enc)) == 0)
+			++*written;
+		if (rc == 0)
+			rc = advance(t, &src[best]);
+		if (rc == 0 && ++rows % TS_MERGE_SLICE_ROWS == 0)
+			rc = between_slices(t, p, &slice_start);
+	}
+	ts__buf_free(&scratch);
+	ts__buf_free(&enc);
+	return rc;
+}
+
+/* ---- publishing ---- */
+
+/* Unlink, then retire, tablets no descriptor names any more: a reader
+ * that finds one still open keeps it; one that must open it finds it
+ * gone and retries with the new descriptor. */
+static void delete_tablets(ts_table *t, const uint64_t *ids, int n)
+{
+	char name[64], path[TS_PATH_MAX], dir[TS_PATH_MAX];
+	for (int i = 0; i < n; i++) {
+		if (ts__tablet_name(ids[i], name, sizeof name) == 0 &&
+		    ts__path(path, "%s/tablets/%s", t->dir, name) == 0)
+			unlink(path); /* a leftover is removed at the next open */
+		ts__table_tablet_retire(t, ids[i]);
+	}
+	if (n && ts__path(dir, "%s/tablets", t->dir) == 0)
+		ts__fsync_dir(dir);
+}
+
+/* Name out (NULL: every row expired) instead of the inputs, then delete
+ * them; on failure, delete out instead. */
+static int publish(ts_table *t, const struct plan *p, const ts__tablet_meta *out,
+                   uint64_t expired)
+{
+	uint64_t gone[p->n];
+	for (int i = 0; i < p->n; i++)
+		gone[i] = p->in[i].id;
+	int rc = ts__table_lock(t);
+	if (rc == 0) {
+		if ((rc = ts__table_replace_tablets(t, gone, p->n, out)) == 0) {
+			t->merges++;
+			t->merged_out_bytes += out ? out->bytes : 0;
+			t->merged_rows_expired += expired;
+			for (int i = 0; i < p->n; i++)
+				t->merged_in_bytes += p->in[i].bytes;
+		}
+		ts__table_unlock(t);
+	}
+	if (rc == 0)
+		delete_tablets(t, gone, p->n);
+	else if (out)
+		delete_tablets(t, &out->id, 1);
+	return rc;
+}
+
+/* Open the inputs and the output; merge; finish. */
+static int write_merged(ts_table *t, const struct plan *p, struct source *src,
+                        ts__tablet_meta *out, uint64_t *expired)
+{
+	const ts__schema *s = p->versions[p->nversions - 1];
+	char dir[TS_PATH_MAX];
+	ts__tablet_writer *w = NULL;
+	int rc = ts__path(dir, "%s/tablets", t->dir);
+	for (int i = 0; rc == 0 && i < p->n; i++)
+		rc = ts__table_tablet(t, &p->in[i], &src[i].tab);
+	if (rc == 0)
+		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
+		                            p->period_start + p->period_len, &w);
+	if (rc == 0)
+		rc = merge_rows(t, p, src, w, &out->rows, expired);
+	if (rc < 0 || out->rows == 0) {
+		ts__tablet_writer_abort(w);
+		return rc;
+	}
+	return ts__tablet_writer_finish(w, &out->rows, &out->bytes, &out->min_ts, &out->max_ts);
+}
+
+static int run(ts_table *t, const struct plan *p)
+{
+	struct source *src = calloc((size_t)p->n, sizeof *src);
+	ts__tablet_meta out = {.id = p->id, .period_start = p->period_start,
+	                       .period_end = p->period_start + p->period_len,
+	                       .schema_version = p->versions[p->nversions - 1]->version};
+	uint64_t expired = 0;
+	int rc = src ? write_merged(t, p, src, &out, &expired) : ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; src && i < p->n; i++) {
+		ts__table_tablet_put(t, src[i].tab);
+		ts__buf_free(&src[i].raw);
+	}
+	free(src);
+	return rc < 0 ? rc : publish(t, p, out.rows ? &out : NULL, expired);
+}
+
+/* Choose (strict: honouring the delays) and make one merge; merge_mu is
+ * held.  Returns 1 if a merge was made, 0 if none was due, or an error. */
+static int merge_one(ts_table *t, int strict)
+{
+	struct plan p;
+	int64_t now = ts_now(t->db);
+	int rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	memset(&p, 0, sizeof p);
+	p.background = strict;
+	p.expiry = ts__table_expiry(t, now);
+	if ((rc = for_each_run(t, now, strict, pick_in_run, &p)) == 1)
+		rc = 0;
+	if (rc == 0 && p.n) {
+		p.id = ts__table_reserve_id(t);
+		p.nversions = t->desc->nschemas;
+		if (!(p.versions = malloc((size_t)p.nversions * sizeof *p.versions)))
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		else
+			memcpy(p.versions, t->desc->schemas, (size_t)p.nversions * sizeof *p.versions);
+	}
+	ts__table_unlock(t);
+	if (rc == 0 && p.n)
+		rc = run(t, &p);
+	int merged = rc == 0 && p.n;
+	free(p.in);
+	free(p.versions);
+	if (rc == TS_ECLOSED && strict && !t->dropped)
+		return 0; /* the database is closing; the merge waits for next time */
+	return rc < 0 ? ts__context(rc, "merge in table \"%s\"", t->name) : merged;
+}
+
+int ts__merge_due(ts_table *t)
+{
+	if (pthread_mutex_trylock(&t->merge_mu) != 0)
+		return 0; /* ts_merge is merging */
+	int rc = merge_one(t, 1);
+	pthread_mutex_unlock(&t->merge_mu);
+	return rc;
+}
+
+int ts_merge(ts_table *t, int *merged)
+{
+	int rc = 0, n = 0;
+	if (merged)
+		*merged = 0;
+	if (ts__db_readonly(t->db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
+	pthread_mutex_lock(&t->merge_mu);
+	while ((rc = merge_one(t, 0)) == 1)
+		n++;
+	pthread_mutex_unlock(&t->merge_mu);
+	if (merged)
+		*merged = n;
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- TTL ---- */
+
+int ts__expire_due(ts_table *t)
+{
+	if (pthread_mutex_trylock(&t->merge_mu) != 0)
+		return 0; /* a merge may be reading them; next time */
+	int rc = ts__table_lock(t), n = 0;
+	uint64_t *gone = NULL;
+	if (rc < 0)
+		goto out;
+	int64_t expiry = ts__table_expiry(t, ts_now(t->db));
+	const ts__descriptor *d = t->desc;
+	if (expiry != INT64_MIN && d->ntablets && !(gone = malloc((size_t)d->ntablets * sizeof *gone)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; gone && i < d->ntablets; i++)
+		if (d->tablets[i].max_ts < expiry)
+			gone[n++] = d->tablets[i].id;
+	if (rc == 0 && n && (rc = ts__table_replace_tablets(t, gone, n, NULL)) == 0)
+		t->expired_tablets += (uint64_t)n;
+	ts__table_unlock(t);
+	if (rc == 0)
+		delete_tablets(t, gone, n);
+out:
+	pthread_mutex_unlock(&t->merge_mu);
+	free(gone);
+	return rc < 0 ? ts__context(rc, "expiry in table \"%s\"", t->name) : n;
+}

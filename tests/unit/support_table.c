@@ -1,0 +1,131 @@
+/*
+ * support_table.c -- a table "m" under a test's clock, a sorted model of
+ * the rows inserted into it, and checks of its counters and tablet files
+ * (support.h).  Shared by the flush, merge and crash tests.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "snapshot.h"
+#include "support.h"
+#include "tablet.h"
+
+/* The test's clock; the maintenance thread reads it too. */
+static int64_t env_clock(void *arg)
+{
+	return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED);
+}
+
+void ts_test_env_set_now(ts_test_env *e, int64_t now)
+{
+	__atomic_store_n(&e->now, now, __ATOMIC_RELAXED);
+}
+
+void ts_test_env_open(ts_test_env *e)
+{
+	ts_options o;
+	ts_options_init(&o);
+	o.flags = TS_OPEN_CREATE | e->flags;
+	o.sync = TS_SYNC_NONE;
+	o.clock = env_clock;
+	o.clock_arg = &e->now;
+	if (e->flush_size)
+		o.flush_size = e->flush_size;
+	if (e->merge_delay)
+		o.merge_delay = e->merge_delay;
+	if (e->merge_max_size)
+		o.merge_max_size = e->merge_max_size;
+	if (ts_open(e->dir, &o, &e->db) < 0)
+		fail_msg("open: %s", ts_errmsg(NULL));
+	if (ts_table_open(e->db, "m", &e->t) < 0) {
+		ts_test_create_m(e->db, e->ttl);
+		assert_int_equal(ts_table_open(e->db, "m", &e->t), 0);
+	}
+}
+
+void ts_test_env_close(ts_test_env *e)
+{
+	ts_table_close(e->t);
+	assert_int_equal(ts_close(e->db), 0);
+	e->t = NULL;
+	e->db = NULL;
+}
+
+void ts_test_model_add(ts_test_model *m, const test_row *r, size_t n)
+{
+	if (m->n + n > m->cap) {
+		m->cap = (m->n + n) * 2;
+		m->rows = realloc(m->rows, m->cap * sizeof *m->rows);
+		assert_non_null(m->rows);
+	}
+	memcpy(m->rows + m->n, r, n * sizeof *r);
+	m->n += n;
+	qsort(m->rows, m->n, sizeof *m->rows, ts_test_row_cmp);
+}
+
+void ts_test_expect_model(ts_table *t, const ts_test_model *m, int64_t min_ts)
+{
+	test_row *got;
+	long n = ts_test_read_m(t, &got), j = 0;
+	if (n < 0)
+		fail_msg("read: %s", ts_errmsg(NULL));
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->rows[i].ts < min_ts)
+			continue;
+		if (j >= n)
+			fail_msg("row %ld: missing %s/%lld", j, m->rows[i].host, (long long)m->rows[i].ts);
+		if (memcmp(&got[j], &m->rows[i], sizeof got[j]) != 0)
+			fail_msg("row %ld: got %s/%lld, want %s/%lld", j, got[j].host,
+			         (long long)got[j].ts, m->rows[i].host, (long long)m->rows[i].ts);
+		j++;
+	}
+	assert_int_equal(n, j);
+	free(got);
+}
+
+int64_t ts_test_stat(ts_table *t, const char *name)
+{
+	ts_stat st[TS_STATS_MAX];
+	int n;
+	assert_int_equal(ts_table_stats(t, st, TS_STATS_MAX, &n), 0);
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	fail_msg("no stat %s", name);
+	return -1;
+}
+
+void ts_test_check_tablets(ts_table *t)
+{
+	ts__snapshot s;
+	assert_int_equal(ts__snapshot_take(t, &s), 0);
+	for (int i = 0; i < s.ntablets; i++) {
+		const ts__tablet *tab = s.tablets[i];
+		assert_int_equal(ts__tablet_check(tab, s.versions[tab->schema_version - 1]), 0);
+		assert_int_equal(tab->rows, s.metas[i].rows);
+		assert_int_equal(tab->min_ts, s.metas[i].min_ts);
+		assert_int_equal(tab->max_ts, s.metas[i].max_ts);
+	}
+	ts__snapshot_release(&s);
+}
+
+int ts_test_count_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strlen(e->d_name) > strlen(suffix) &&
+		    strcmp(e->d_name + strlen(e->d_name) - strlen(suffix), suffix) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
