@@ -9,7 +9,8 @@
  * iterations, so recovery runs on logs of every shape.  Variants then
  * overwrite the log past its last commit with garbage, or truncate the
  * segment there, before reopening; and one flushes every few batches, so
- * that kills land inside flushes too, and checks every tablet file.
+ * that kills land inside flushes too, and another merges as well, and
+ * both check every tablet file.
  *
  * TSSTORE_CRASH_ITERATIONS sets the iterations per variant (default 50;
  * `make crash-test N=1000` runs long).
@@ -56,8 +57,9 @@ static int iterations(void)
 
 static int64_t fixed_clock(void *arg) { (void)arg; return NOW; }
 
-/* The child flushes after every flush_every-th batch (0: never). */
-static int flush_every;
+/* The child flushes after every flush_every-th batch and merges after
+ * every merge_every-th (0: never). */
+static int flush_every, merge_every;
 
 static int open_db(const char *dir, ts_db **db, ts_table **t)
 {
@@ -121,6 +123,10 @@ static void child(const char *dir, int fd)
 		if (flush_every && b % flush_every == 0 && ts_flush(t, INT64_MAX) < 0) {
 			fprintf(stderr, "child: flush after batch %lld: %s\n", (long long)b, ts_errmsg(NULL));
 			_exit(24);
+		}
+		if (merge_every && b % merge_every == 0 && ts_merge(t, NULL) < 0) {
+			fprintf(stderr, "child: merge after batch %lld: %s\n", (long long)b, ts_errmsg(NULL));
+			_exit(25);
 		}
 	}
 }
@@ -246,6 +252,10 @@ static void check_tablets(const char *dir)
 	ts__snapshot_release(&s);
 	ts_table_close(t);
 	ts_close(db);
+	/* what the killed flush or merge left is gone: only named tablets */
+	char tabdir[512];
+	snprintf(tabdir, sizeof tabdir, "%s/m/tablets", dir);
+	assert_int_equal(ts_test_count_files(tabdir, ".tab"), tablets_seen);
 }
 
 static void crash_sigkill_keeps_prefix(void **state) { (void)state; crash_loop(NULL); }
@@ -261,6 +271,19 @@ static void crash_during_flushes_keeps_prefix(void **state)
 	assert_true(tablets_seen > 50);
 }
 
+/* Kills land in merges too (each merge rewrites what many flushes wrote,
+ * so they are long), and in the deletions after them. */
+static void crash_during_merges_keeps_prefix(void **state)
+{
+	(void)state;
+	flush_every = 10;
+	merge_every = 50;
+	crash_loop(check_tablets);
+	flush_every = merge_every = 0;
+	print_message("crash: %d tablets at the last check\n", tablets_seen);
+	assert_true(tablets_seen > 0 && tablets_seen < 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +291,7 @@ int main(void)
 		cmocka_unit_test(crash_garbage_tail_keeps_prefix),
 		cmocka_unit_test(crash_truncated_tail_keeps_prefix),
 		cmocka_unit_test(crash_during_flushes_keeps_prefix),
+		cmocka_unit_test(crash_during_merges_keeps_prefix),
 	};
 	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
 }
