@@ -224,11 +224,13 @@ int ts__db_stopping(ts_db *db)
 	return __atomic_load_n(&db->maint_stop, __ATOMIC_RELAXED);
 }
 
-int ts__db_maintain(ts_db *db)
+/* Call fn on every open table of db, each held by a reference meanwhile.
+ * Returns 0 or the first error (every table is still tried). */
+static int for_each_table(ts_db *db, int (*fn)(struct ts_table *))
 {
 	struct ts_table **list = NULL;
 	int n = 0, rc = 0;
-	pthread_mutex_lock(&db->mu); /* hold a reference to each open table */
+	pthread_mutex_lock(&db->mu);
 	for (struct ts_table *t = db->tables; t; t = t->next)
 		n++;
 	if (n && (list = malloc((size_t)n * sizeof *list))) {
@@ -243,13 +245,28 @@ int ts__db_maintain(ts_db *db)
 	if (n && !list)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		int r = maintain_table(list[i]);
+		int r = fn(list[i]);
 		if (r < 0 && rc == 0)
 			rc = r;
 		ts_table_close(list[i]);
 	}
 	free(list);
 	return rc;
+}
+
+int ts__db_maintain(ts_db *db)
+{
+	return for_each_table(db, maintain_table);
+}
+
+static int flush_if_wanted(struct ts_table *t)
+{
+	return __atomic_load_n(&t->flush_wanted_mono, __ATOMIC_RELAXED) ? ts__flush_due(t) : 0;
+}
+
+int ts__db_flush_due(ts_db *db, int all)
+{
+	return for_each_table(db, all ? ts__flush_due : flush_if_wanted);
 }
 
 void ts__db_wake(ts_db *db)

@@ -136,6 +136,13 @@ int ts__flush_wanted(const struct ts_table *t);
  * (every table is still tried). */
 int ts__db_maintain(ts_db *db);
 
+/* Flush what is due in every open table of db: all its trees due by
+ * size, age or period end when all is set, else only tables where an
+ * insert found a tree at flush_size.  Merges call it between slices, so
+ * that no table's flush waits behind any merge.  Returns 0 or the first
+ * error. */
+int ts__db_flush_due(ts_db *db, int all);
+
 /* Whether ts_close has asked the maintenance thread to stop. */
 int ts__db_stopping(ts_db *db);
 

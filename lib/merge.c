@@ -25,7 +25,8 @@
  *
  * Scheduling follows SILK (USENIX ATC 2019): clients first.  Step (2)
  * works in slices of TS_MERGE_SLICE_ROWS rows; between slices it runs any
- * flush that fell due (so a flush never waits behind a merge), and a
+ * flush of any table that fell due (so a flush never waits behind a
+ * merge, even in the single maintenance thread), and a
  * background merge sleeps while inserts are running, so that it takes at
  * most TS_MERGE_YIELD_PERCENT of the time then and all spare time when
  * they stop; it gives up when the database closes.  merge_mu makes merges
@@ -256,14 +257,19 @@ static int add(const struct plan *p, struct source *src, ts__tablet_writer *w, t
 	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
 }
 
-/* Between slices: run due flushes; in the background, stop at close and
- * sleep while inserts run.  *slice_start is when this slice began. */
-static int between_slices(ts_table *t, const struct plan *p, int64_t *slice_start)
+/* Between slices: run the due flushes of every table (those due by age
+ * or period end once a second, as the maintenance pass would); in the
+ * background, stop at close and sleep while inserts run.  *slice_start
+ * is when this slice began; *swept when all tables were last looked at. */
+static int between_slices(ts_table *t, const struct plan *p, int64_t *slice_start,
+                          int64_t *swept)
 {
-	int rc = 0;
-	if (__atomic_load_n(&t->flush_wanted_mono, __ATOMIC_RELAXED) &&
-	    (rc = ts__flush_due(t)) < 0)
+	int all = ts__mono_ns() - *swept >= TS_NS_PER_SEC;
+	int rc = ts__db_flush_due(t->db, all);
+	if (rc < 0)
 		return rc;
+	if (all)
+		*swept = ts__mono_ns();
 	if (!p->background)
 		return 0;
 	if (ts__db_stopping(t->db))
@@ -287,7 +293,7 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 	ts_buf scratch, enc;
 	int rc = 0;
 	uint64_t rows = 0;
-	int64_t slice_start = ts__mono_ns();
+	int64_t slice_start = ts__mono_ns(), swept = slice_start;
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
 	for (int i = 0; rc == 0 && i < p->n; i++)
@@ -307,7 +313,7 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 		if (rc == 0)
 			rc = advance(t, &src[best]);
 		if (rc == 0 && ++rows % TS_MERGE_SLICE_ROWS == 0)
-			rc = between_slices(t, p, &slice_start);
+			rc = between_slices(t, p, &slice_start, &swept);
 	}
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
