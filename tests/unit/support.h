@@ -71,6 +71,11 @@ int64_t ts_test_stat(ts_table *t, const char *name);
  * descriptor's rows and timespan. */
 void ts_test_check_tablets(ts_table *t);
 
+/* A snapshot scan callback for "m" with a fifth int64 column added:
+ * acc[0] counts rows, acc[1] sums the fifth column; TS_ECORRUPT for rows
+ * of another width.  arg is int64_t acc[2]. */
+int ts_test_sum_fifth(const ts_value *v, int n, void *arg);
+
 /* Files in dir whose names end in suffix (0 when dir is missing). */
 int ts_test_count_files(const char *dir, const char *suffix);
 

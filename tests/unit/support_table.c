@@ -129,3 +129,13 @@ int ts_test_count_files(const char *dir, const char *suffix)
 	closedir(d);
 	return n;
 }
+
+int ts_test_sum_fifth(const ts_value *v, int n, void *arg)
+{
+	int64_t *acc = arg;
+	if (n != 5)
+		return TS_ECORRUPT;
+	acc[0]++;
+	acc[1] += v[4].v.i;
+	return 0;
+}

@@ -151,16 +151,6 @@ static void flush_while_the_period_fills(void **state)
 }
 
 /* Rows of schema version 1 flushed after an alter are translated. */
-static int count_extra(const ts_value *v, int n, void *arg)
-{
-	int64_t *acc = arg;
-	if (n != 5)
-		return TS_ECORRUPT;
-	acc[0]++;
-	acc[1] += v[4].v.i;
-	return 0;
-}
-
 static void flush_translates_old_versions(void **state)
 {
 	ts_test_env *e = *state;
@@ -179,7 +169,7 @@ static void flush_translates_old_versions(void **state)
 	assert_int_equal(s.nroots, 0);
 	assert_int_equal(s.ntablets, 1);
 	assert_int_equal(s.tablets[0]->schema_version, 2);
-	assert_int_equal(ts__snapshot_scan_tablet(&s, 0, count_extra, acc), 0);
+	assert_int_equal(ts__snapshot_scan_tablet(&s, 0, ts_test_sum_fifth, acc), 0);
 	ts__snapshot_release(&s);
 	assert_int_equal(acc[0], 41);
 	assert_int_equal(acc[1], 40 * 5 + 100); /* the default, and the value */

@@ -227,18 +227,6 @@ static void insert_defaults_and_time_limits(void **state)
 	assert_int_equal(ts_insert(e->t, row, 1), 0);
 }
 
-static int64_t stat_of(ts_table *t, const char *name)
-{
-	ts_stat st[TS_STATS_MAX];
-	int n;
-	assert_int_equal(ts_table_stats(t, st, TS_STATS_MAX, &n), 0);
-	for (int i = 0; i < n; i++)
-		if (strcmp(st[i].name, name) == 0)
-			return st[i].value;
-	fail_msg("no stat %s", name);
-	return -1;
-}
-
 /* The counters of the filling tablets and the writer, in this process and
  * after a reopen (where the filling tablets come from the recovered log). */
 static void insert_stats_count_rows_batches_and_tablets(void **state)
@@ -249,24 +237,24 @@ static void insert_stats_count_rows_batches_and_tablets(void **state)
 		{ts_string("b"), ts_timestamp(NOW - SEC), ts_int64(1), ts_int64(2)},
 		{ts_string("a"), ts_timestamp(NOW - 3 * DAY), ts_int64(1), ts_int64(3)},
 	};
-	assert_int_equal(stat_of(e->t, "filling_tablets"), 0);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
 	assert_int_equal(ts_insert(e->t, &rows[0][0], 2), 0);
 	assert_int_equal(ts_insert(e->t, &rows[2][0], 1), 0);
 	assert_int_equal(ts_insert(e->t, &rows[0][0], 2), TS_EDUPKEY);
-	assert_int_equal(stat_of(e->t, "filling_tablets"), 2); /* a 4-hour and a day period */
-	assert_int_equal(stat_of(e->t, "filling_rows"), 3);
-	assert_int_equal(stat_of(e->t, "rows_inserted"), 3);
-	assert_int_equal(stat_of(e->t, "batches_committed"), 2);
-	assert_int_equal(stat_of(e->t, "rows_rejected"), 2);
-	assert_true(stat_of(e->t, "log_nodes_written") >= 3);
-	assert_true(stat_of(e->t, "filling_bytes") > 3 * TS_NODE_SIZE);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2); /* a 4-hour and a day period */
+	assert_int_equal(ts_test_stat(e->t, "filling_rows"), 3);
+	assert_int_equal(ts_test_stat(e->t, "rows_inserted"), 3);
+	assert_int_equal(ts_test_stat(e->t, "batches_committed"), 2);
+	assert_int_equal(ts_test_stat(e->t, "rows_rejected"), 2);
+	assert_true(ts_test_stat(e->t, "log_nodes_written") >= 3);
+	assert_true(ts_test_stat(e->t, "filling_bytes") > 3 * TS_NODE_SIZE);
 	env_close(e);
 	env_open(e, TS_SYNC_NONE);
-	assert_int_equal(stat_of(e->t, "filling_tablets"), 2);
-	assert_int_equal(stat_of(e->t, "filling_rows"), 3);
-	assert_int_equal(stat_of(e->t, "rows_inserted"), 0);
-	assert_int_equal(stat_of(e->t, "log_recovered_commits"), 2);
-	assert_int_equal(stat_of(e->t, "log_opened_clean"), 1);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
+	assert_int_equal(ts_test_stat(e->t, "filling_rows"), 3);
+	assert_int_equal(ts_test_stat(e->t, "rows_inserted"), 0);
+	assert_int_equal(ts_test_stat(e->t, "log_recovered_commits"), 2);
+	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 1);
 }
 
 static void insert_batch_is_atomic(void **state)

@@ -254,16 +254,6 @@ static void merge_keeps_keys_unique(void **state)
 }
 
 /* Tablets of schema versions 1 and 2 merge into one of version 2. */
-static int sum_extra(const ts_value *v, int n, void *arg)
-{
-	int64_t *acc = arg;
-	if (n != 5)
-		return TS_ECORRUPT;
-	acc[0]++;
-	acc[1] += v[4].v.i;
-	return 0;
-}
-
 static void merge_translates_old_versions(void **state)
 {
 	ts_test_env *e = *state;
@@ -286,7 +276,7 @@ static void merge_translates_old_versions(void **state)
 	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
 	assert_int_equal(s.ntablets, 1);
 	assert_int_equal(s.tablets[0]->schema_version, 2);
-	assert_int_equal(ts__snapshot_scan_tablet(&s, 0, sum_extra, acc), 0);
+	assert_int_equal(ts__snapshot_scan_tablet(&s, 0, ts_test_sum_fifth, acc), 0);
 	ts__snapshot_release(&s);
 	assert_int_equal(acc[0], 100);
 	assert_int_equal(acc[1], 60 * 7 + 40 * 1000);
