@@ -72,6 +72,11 @@
  * row larger than this makes a block of its own). */
 #define TS_TABLET_BLOCK (64u << 10)
 
+/* Bytes a tablet writer writes between starting writeback of them (and
+ * waiting for the previous ones): bounds the dirty pages of flushes and
+ * merges (tablet.c, pace_writeback). */
+#define TS_TABLET_SYNC_BYTES (1u << 20)
+
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged
  * trailer can make a reader allocate. */
 #define TS_TABLET_FOOTER_MAX (256u << 20)

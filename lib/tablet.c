@@ -177,6 +177,7 @@ struct ts__tablet_writer {
 	uint64_t *stems;            /* hashes of the distinct stems */
 	size_t nstems, stems_cap;
 	uint64_t offset, rows;
+	uint64_t sync_started;      /* writeback started for [0, sync_started) */
 	int64_t min_ts, max_ts;
 	uint32_t nblocks, brows;
 	int64_t bmin, bmax;
@@ -271,6 +272,29 @@ static int compress(ts__tablet_writer *w, const unsigned char *p, size_t n)
 	return TS_CODEC_RAW;
 }
 
+/*
+ * Keep the dirty pages of a tablet being written few: every
+ * TS_TABLET_SYNC_BYTES, start writeback of what was written since, and
+ * wait for the writeback started the time before.  Without it a merge of
+ * hundreds of megabytes leaves them all dirty until its fsync, and the
+ * kernel then throttles whoever dirties pages next -- the inserting
+ * thread, writing to the mapped log (SILK's point: background writes
+ * must not stall the clients).  Failures here are not errors: the final
+ * fsync reports any I/O error.
+ */
+static void pace_writeback(ts__tablet_writer *w)
+{
+	if (w->offset - w->sync_started < TS_TABLET_SYNC_BYTES)
+		return;
+	if (w->sync_started)
+		sync_file_range(w->fd, 0, (off_t)w->sync_started,
+		                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		                SYNC_FILE_RANGE_WAIT_AFTER);
+	sync_file_range(w->fd, (off_t)w->sync_started, (off_t)(w->offset - w->sync_started),
+	                SYNC_FILE_RANGE_WRITE);
+	w->sync_started = w->offset;
+}
+
 /* Compress, checksum and write the current block; index it. */
 static int cut_block(ts__tablet_writer *w)
 {
@@ -306,6 +330,7 @@ static int cut_block(ts__tablet_writer *w)
 	w->nblocks++;
 	w->block.len = 0;
 	w->brows = 0;
+	pace_writeback(w);
 	return 0;
 }
 
