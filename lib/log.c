@@ -661,41 +661,48 @@ static void prep_stop(ts__log *log)
 
 /* ---- appending ---- */
 
-/* Move the tail into the next segment, creating and mapping it. */
-static int next_segment(ts__log *log)
+/* Map segment seg, which the tail is entering: the preparer's mapping if
+ * it has one (waiting while it works on seg), else one of the writer's
+ * own; then ask the preparer for seg + 1. */
+static int enter_segment(ts__log *log, uint64_t seg)
 {
-	uint64_t seg = seg_of(log->hot.tail) + 1;
 	if (seg - log->first_seg >= TS_LOG_RING - 1)
 		return ts__fail(TS_ENOSPC, "log %s: %d segments are live; flush the table",
 		                log->dir, TS_LOG_RING);
 	int rc = prep_take(log, seg) ? 0 : map_seg(log, seg, 1);
 	if (rc < 0)
 		return rc;
-	log->hot.tail = seg << TS_SEG_DATA_SHIFT;
-	log->hot.win_end = 0;
 	log->last_seg = seg;
 	prep_kick(log, seg + 1);
 	return 0;
 }
 
-/* Make sure n bytes fit at the tail inside one mapped segment. */
+/*
+ * Make sure n bytes fit at the tail inside one mapped segment, moving the
+ * tail to the next segment if they do not fit in this one.
+ *
+ * The tail can also stand at the first LSN of a segment it never entered:
+ * when a record ended exactly at the end of the previous segment, or when
+ * batch_start skipped the few bytes left there.  That segment is the one
+ * the preparer was asked for, so it too must be entered through
+ * prep_take.  Mapping it here directly raced the preparer: both created
+ * the same .seg.tmp (one rename failed with ENOENT), or the writer
+ * appended to the file while the preparer, taking it for fresh, stored a
+ * zero on every page of it -- over the writer's rows and AVL nodes.
+ */
 static int reserve(ts__log *log, uint64_t n)
 {
 	if (n > TS_SEG_DATA)
 		return ts__fail(TS_ETOOBIG, "log record of %" PRIu64 " bytes is larger than a segment", n);
-	ts__log_slot *s = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
-	if (seg_left(log->hot.tail) >= n && atomic_load_explicit(&s->segp1, memory_order_relaxed) ==
-	                                     seg_of(log->hot.tail) + 1)
-		return 0;
-	if (seg_left(log->hot.tail) >= n) { /* a fresh log: map its first segment */
-		int rc = map_seg(log, seg_of(log->hot.tail), 1);
-		if (rc == 0 && log->hot.tail == 0)
-			log->first_seg = log->last_seg = 0;
-		if (rc == 0)
-			prep_kick(log, seg_of(log->hot.tail) + 1);
-		return rc;
+	uint64_t seg = seg_of(log->hot.tail) + (seg_left(log->hot.tail) < n);
+	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
+	int rc = atomic_load_explicit(&s->segp1, memory_order_relaxed) == seg + 1
+	             ? 0 : enter_segment(log, seg);
+	if (rc == 0 && seg != seg_of(log->hot.tail)) {
+		log->hot.tail = seg << TS_SEG_DATA_SHIFT;
+		log->hot.win_end = 0;
 	}
-	return next_segment(log);
+	return rc;
 }
 
 int ts__log_begin(ts__log *log, uint64_t *batch_lsn)

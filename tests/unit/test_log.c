@@ -1,0 +1,189 @@
+/*
+ * test_log.c -- the log's segments: the writer entering a segment that
+ * the segment preparer (log.c) is still preparing.
+ *
+ * The preparer creates the writer's next segment under a temporary name,
+ * renames it into place, syncs the directory, then maps it and stores a
+ * zero on every page to fault it in.  The writer must take that mapping
+ * when the preparer is done and never write to the segment before: these
+ * tests hold the preparer just after its rename (through an fsync that
+ * this file puts in front of libc's) while the tail moves into the next
+ * segment without a record spilling over -- the previous one ended at the
+ * segment's end, or a batch header did not fit behind it -- and then check
+ * that everything the writer wrote there reads back intact.
+ *
+ * Every test runs in its own mkdtemp directory (the cmocka state), removed
+ * by the teardown.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "support.h"
+
+#define PATTERN 0xA5
+#define HOLD_NS INT64_C(1000000000) /* longest hold of the preparer */
+
+/* ---- an fsync that holds the preparer ---- */
+
+/*
+ * The library is linked statically into this test, so this fsync stands
+ * in for libc's in every call the library makes.  While hold_armed is
+ * set, an fsync of a directory made by any thread but the test's own --
+ * the preparer syncing the log directory after renaming a new segment
+ * into place -- waits until the test lets it go, or HOLD_NS at most (the
+ * writer may rightly be waiting for the preparer).
+ */
+static int hold_armed, hold_released;
+static pthread_t test_thread;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+int fsync(int fd)
+{
+	struct stat st;
+	if (__atomic_load_n(&hold_armed, __ATOMIC_ACQUIRE) &&
+	    !pthread_equal(pthread_self(), test_thread) && fstat(fd, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		for (int64_t waited = 0;
+		     waited < HOLD_NS && !__atomic_load_n(&hold_released, __ATOMIC_ACQUIRE);
+		     waited += 1000000)
+			sleep_ms(1);
+	return (int)syscall(SYS_fsync, fd);
+}
+
+static void hold_preparer(void)
+{
+	test_thread = pthread_self();
+	__atomic_store_n(&hold_released, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_armed, 1, __ATOMIC_RELEASE);
+}
+
+static void release_preparer(void)
+{
+	__atomic_store_n(&hold_released, 1, __ATOMIC_RELEASE);
+}
+
+static void unhold_preparer(void)
+{
+	__atomic_store_n(&hold_armed, 0, __ATOMIC_RELEASE);
+}
+
+/* Wait (10 s at most) until segment seg exists under its final name. */
+static void await_segment(const char *dir, uint64_t seg)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%016llx.seg", dir, (unsigned long long)seg);
+	for (int i = 0; i < 10000 && access(path, F_OK) < 0; i++)
+		sleep_ms(1);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+/* ---- fixtures ---- */
+
+static int setup_dir(void **state)
+{
+	*state = ts_test_tmpdir();
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	unhold_preparer();
+	ts_test_rmdir(*state);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+/*
+ * Batch 1 fills segment 0 up to `left` bytes before its end; batch 2
+ * starts in segment 1, which the preparer has renamed into place but not
+ * yet faulted in, and fills it with PATTERN.  Then the log is closed (the
+ * preparer finishes) and reopened read-only: both commits must be
+ * recovered and every byte of batch 2's record must still be PATTERN.
+ */
+static void enter_prepared_segment(const char *dir, uint64_t left)
+{
+	ts__log *log;
+	uint64_t batch, lsn, rec;
+	unsigned char *p;
+	const uint64_t commit = TS_COMMIT_SIZE(0);
+	hold_preparer();
+	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+
+	/* Batch 1: a header at 0, one record, a commit ending left bytes
+	 * before the end of the segment. */
+	assert_int_equal(ts__log_begin(log, &batch), 0); /* maps 0, asks for 1 */
+	assert_int_equal(batch, 0);
+	assert_int_equal(ts__log_alloc(log, TS_SEG_DATA - TS_BATCH_HEADER_SIZE - commit - left,
+	                               &lsn, (void **)&p), 0);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	assert_int_equal(ts__log_tail(log), TS_SEG_DATA - left);
+
+	/* The preparer has renamed segment 1 into place and is held. */
+	await_segment(dir, 1);
+
+	/* Batch 2: its header must be the first bytes of segment 1. */
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	assert_int_equal(batch, TS_SEG_DATA);
+	uint64_t size = TS_SEG_DATA - TS_BATCH_HEADER_SIZE - commit;
+	assert_int_equal(ts__log_alloc(log, size, &rec, (void **)&p), 0);
+	assert_int_equal(rec, TS_SEG_DATA + TS_BATCH_HEADER_SIZE);
+	memset(p, PATTERN, size);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	uint64_t head = ts__log_head(log);
+	release_preparer();
+	ts__log_close(log, 1); /* joins the preparer */
+	unhold_preparer();
+
+	assert_int_equal(ts__log_open(dir, 1, 0, &log), 0);
+	p = ts__log_ptr(log, rec);
+	assert_non_null(p);
+	uint64_t damaged = 0;
+	for (uint64_t i = 0; i < size; i++)
+		damaged += p[i] != PATTERN;
+	assert_int_equal(damaged, 0);
+	assert_int_equal(ts__log_recovered_commits(log), 2);
+	assert_int_equal(ts__log_head(log), head);
+	ts__log_close(log, 0);
+}
+
+/* A record ends exactly at the end of segment 0. */
+static void log_segment_entered_after_exact_fit(void **state)
+{
+	enter_prepared_segment(*state, 0);
+}
+
+/* Segment 0 ends 8 bytes after batch 1: too few for a batch header, so
+ * batch 2 begins at the start of segment 1. */
+static void log_segment_entered_by_batch_start(void **state)
+{
+	enter_prepared_segment(*state, 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(log_segment_entered_after_exact_fit, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_segment_entered_by_batch_start, setup_dir,
+		                                teardown_dir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
