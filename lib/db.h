@@ -40,7 +40,7 @@ struct ts_table {
 	uint64_t rows_rejected;  /* counters, guarded by mu */
 	uint64_t flushes, flushed_rows, flushed_bytes;
 	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
-	uint64_t expired_tablets, quarantined;
+	uint64_t expired_tablets, quarantined; /* atomics */
 	uint64_t next_id;        /* tablet ids reserved so far (mu) */
 	struct ts__recent_flush {
 		uint64_t id;
@@ -54,7 +54,8 @@ struct ts_table {
 	int64_t last_insert_mono, flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
 	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
-	pthread_mutex_t flush_mu; /* one flush at a time; taken before mu */
+	pthread_mutex_t flush_mu; /* one flush at a time; taken before desc_mu */
+	pthread_mutex_t desc_mu;  /* one descriptor writer at a time; before mu */
 	pthread_mutex_t tablets_mu; /* the open and damaged tablets below */
 	struct ts__open_tablet *open_tablets;
 	int nopen, capopen;
@@ -110,14 +111,34 @@ int ts__table_damaged(struct ts_table *t, uint64_t id, int rc);
  * out of the descriptor.  Takes t->mu.  Returns 0 or the first error. */
 int ts__table_quarantine_due(struct ts_table *t);
 
-/* Write d as t's new descriptor and swap it in; t->mu is held.  On
- * failure d is freed and the table is unchanged. */
+/*
+ * Changing the descriptor.  Writers of it (flush, merge, expiry,
+ * quarantine, alter) hold desc_mu from reading t->desc to swapping in its
+ * successor, so t->desc may be read under desc_mu alone; the file is
+ * written and synced without t->mu, and only the swap takes it -- so an
+ * insert never waits for a descriptor's fsync (which on ext4 may wait for
+ * the data of a whole merge).
+ */
+
+/* Take desc_mu and check t was not dropped.  Returns 0 (desc_mu held) or
+ * TS_ECLOSED. */
+int ts__table_desc_begin(struct ts_table *t);
+void ts__table_desc_end(struct ts_table *t);
+
+/* Write d as t's next descriptor (generation bumped); desc_mu is held.
+ * On failure d is freed (with a schema it added) and t is unchanged. */
+int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d);
+
+/* Make the written d current; desc_mu and t->mu are held. */
+void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d);
+
+/* Write d, then swap it in under t->mu; desc_mu is held, t->mu is not. */
 int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
 
 /* Install a descriptor naming t's tablets without gone[0..ngone) and
- * with *add if add is not NULL; t->mu is held.  Returns 0, TS_EBUSY when
- * some tablet of gone is no longer named (nothing changes), or the errors
- * of ts__table_install_descriptor. */
+ * with *add if add is not NULL; desc_mu is held, t->mu is not.  Returns
+ * 0, TS_EBUSY when some tablet of gone is no longer named (nothing
+ * changes), or the errors of ts__table_install_descriptor. */
 int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
                               const ts__tablet_meta *add);
 
@@ -175,7 +196,7 @@ static inline int64_t ts__mono_ns(void)
 }
 
 /* The first instant rows with ts < it are past t's TTL (INT64_MIN when
- * the TTL is 0, forever); t->mu or schema_mu is held. */
+ * the TTL is 0, forever); t->mu, desc_mu or schema_mu is held. */
 static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 {
 	int64_t ttl = t->desc->ttl;

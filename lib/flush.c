@@ -10,12 +10,13 @@
  *              frozen one is immutable;
  *   2. write   (no mutex)     its rows, in key order, become a tablet file:
  *              temporary name, fsync, rename, fsync of the directory;
- *   3. publish (table mutex)  a DESCRIPTOR naming the tablet, with the
- *              tree's born LSN as its source, replaces the old one; then a
- *              commit drops the tree.  Between the two, readers and
- *              recovery see both and skip the tree (its born is a source);
+ *   3. publish (desc_mu)      a DESCRIPTOR naming the tablet, with the
+ *              tree's born LSN as its source, is written and synced; then
+ *              (table mutex, briefly) it replaces the old one and a commit
+ *              drops the tree.  Between the two, readers and recovery see
+ *              both and skip the tree (its born is a source);
  *   4. release (table mutex)  log segments wholly before the oldest
- *              remaining tree are deleted.
+ *              remaining tree are deleted (the directory is synced after).
  *
  * A crash before 3 leaves a frozen tree and at most an orphaned
  * temporary file; the next flush writes the tree again.  flush_mu keeps
@@ -133,24 +134,38 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	return ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
 }
 
-/* Name the tablet in a new descriptor, then drop its tree.  t->mu held. */
-static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
+/* Where recovery must start once the tree of job j is on disk: the
+ * oldest batch of any other tree.  t->mu is held. */
+static uint64_t oldest_kept(const ts_table *t, const struct job *j)
 {
-	ts__descriptor *d;
-	int rc = ts__descriptor_clone(t->desc, &d);
-	if (rc < 0)
-		return rc;
-	d->tablets[d->ntablets++] = *m;
-	if (d->next_tablet_id <= m->id)
-		d->next_tablet_id = m->id + 1;
-	/* recovery scans from the oldest tree that stays in the log */
 	uint64_t oldest = ts__log_next_batch(t->log);
 	for (int i = 0; i < t->fill.n; i++)
 		if (t->fill.work[i].born != j->root.born && t->fill.work[i].since < oldest)
 			oldest = t->fill.work[i].since;
-	d->flushed_lsn = oldest;
-	if ((rc = ts__table_install_descriptor(t, d)) < 0)
+	return oldest;
+}
+
+/* Name the tablet in a new descriptor, then drop its tree.  The file is
+ * written and synced under desc_mu alone, so inserts go on meanwhile;
+ * trees they begin start after the flushed LSN computed before. */
+static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
+{
+	ts__descriptor *d = NULL;
+	int rc = ts__table_desc_begin(t);
+	if (rc < 0)
 		return rc;
+	if ((rc = ts__descriptor_clone(t->desc, &d)) < 0)
+		goto out;
+	d->tablets[d->ntablets++] = *m;
+	if (d->next_tablet_id <= m->id)
+		d->next_tablet_id = m->id + 1;
+	pthread_mutex_lock(&t->mu);
+	d->flushed_lsn = oldest_kept(t, j);
+	pthread_mutex_unlock(&t->mu);
+	if ((rc = ts__table_write_descriptor(t, d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	ts__table_swap_descriptor(t, d);
 	ts__filling_drop(&t->fill, j->root.born);
 	ts__merge_note_flush(t, m->id, ts_now(t->db));
 	t->flushes++;
@@ -160,6 +175,9 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	 * recovery skip a tree whose born is a tablet's source. */
 	if ((rc = ts__filling_begin(&t->fill)) == 0)
 		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	pthread_mutex_unlock(&t->mu);
+out:
+	ts__table_desc_end(t);
 	return rc;
 }
 
@@ -190,14 +208,13 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 		ts__tablet_meta m;
 		if ((rc = write_tablet(t, &jobs[i], versions, nversions, &m)) < 0)
 			break;
-		if ((rc = ts__table_lock(t)) < 0)
-			break;
 		rc = publish(t, &jobs[i], &m);
-		ts__table_unlock(t);
 	}
 	if (rc == 0 && njobs && (rc = ts__table_lock(t)) == 0) {
 		rc = ts__log_release(t->log, t->desc->flushed_lsn);
 		ts__table_unlock(t);
+		if (rc == 0)
+			rc = ts__log_sync_dir(t->log);
 	}
 	free(jobs);
 	free(versions);

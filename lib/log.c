@@ -811,6 +811,11 @@ int ts__log_release(ts__log *log, uint64_t lsn)
 			return ts__fail_errno(errno, "unlink %s", path);
 		log->first_seg++;
 	}
+	return 0;
+}
+
+int ts__log_sync_dir(ts__log *log)
+{
 	return ts__fsync_dir(log->dir);
 }
 

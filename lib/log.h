@@ -154,8 +154,13 @@ uint64_t ts__log_next_batch(const ts__log *log);
 /* Delete the segment files that lie wholly before lsn (their commits are
  * all in on-disk tablets).  The writer keeps its mappings, so snapshots
  * of this process still read them; readers in other processes keep the
- * pages they mapped (unlink semantics).  Returns 0 or TS_EIO. */
+ * pages they mapped (unlink semantics).  The deletions are made durable
+ * by ts__log_sync_dir, which the caller runs after, outside its locks.
+ * Returns 0 or TS_EIO. */
 int ts__log_release(ts__log *log, uint64_t lsn);
+
+/* fsync the log's directory.  Returns 0 or TS_EIO. */
+int ts__log_sync_dir(ts__log *log);
 
 /* Make every published commit durable (msync).  Returns 0 or TS_EIO. */
 int ts__log_sync(ts__log *log);

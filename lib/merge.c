@@ -15,9 +15,9 @@
  * A merge: (1) under the table mutex, pick a group and reserve a tablet
  * id; (2) without it, merge the inputs' rows in key order into the new
  * tablet (temporary name, fsync, rename, fsync of the directory),
- * dropping rows past the TTL; (3) under the mutex, install a DESCRIPTOR
- * naming the output instead of the inputs (if all are still named), then
- * unlink and retire the inputs.  A crash before (3) leaves an output no
+ * dropping rows past the TTL; (3) under desc_mu (db.h: inserts go on),
+ * install a DESCRIPTOR naming the output instead of the inputs (if all
+ * are still named), then unlink and retire the inputs.  A crash before (3) leaves an output no
  * descriptor names; a crash after it, inputs no descriptor names: the
  * next writer's open removes either (table.c).  Readers that opened an
  * input keep reading it through its open descriptor; readers that had
@@ -346,15 +346,17 @@ static int publish(ts_table *t, const struct plan *p, const ts__tablet_meta *out
 	uint64_t gone[p->n];
 	for (int i = 0; i < p->n; i++)
 		gone[i] = p->in[i].id;
-	int rc = ts__table_lock(t);
+	int rc = ts__table_desc_begin(t);
 	if (rc == 0) {
-		if ((rc = ts__table_replace_tablets(t, gone, p->n, out)) == 0) {
-			t->merges++;
-			t->merged_out_bytes += out ? out->bytes : 0;
-			t->merged_rows_expired += expired;
-			for (int i = 0; i < p->n; i++)
-				t->merged_in_bytes += p->in[i].bytes;
-		}
+		rc = ts__table_replace_tablets(t, gone, p->n, out);
+		ts__table_desc_end(t);
+	}
+	if (rc == 0 && (rc = ts__table_lock(t)) == 0) { /* the counters */
+		t->merges++;
+		t->merged_out_bytes += out ? out->bytes : 0;
+		t->merged_rows_expired += expired;
+		for (int i = 0; i < p->n; i++)
+			t->merged_in_bytes += p->in[i].bytes;
 		ts__table_unlock(t);
 	}
 	if (rc == 0)
@@ -466,7 +468,7 @@ int ts__expire_due(ts_table *t)
 {
 	if (pthread_mutex_trylock(&t->merge_mu) != 0)
 		return 0; /* a merge may be reading them; next time */
-	int rc = ts__table_lock(t), n = 0;
+	int rc = ts__table_desc_begin(t), n = 0;
 	uint64_t *gone = NULL;
 	if (rc < 0)
 		goto out;
@@ -478,8 +480,8 @@ int ts__expire_due(ts_table *t)
 		if (d->tablets[i].max_ts < expiry)
 			gone[n++] = d->tablets[i].id;
 	if (rc == 0 && n && (rc = ts__table_replace_tablets(t, gone, n, NULL)) == 0)
-		t->expired_tablets += (uint64_t)n;
-	ts__table_unlock(t);
+		__atomic_add_fetch(&t->expired_tablets, (uint64_t)n, __ATOMIC_RELAXED);
+	ts__table_desc_end(t);
 	if (rc == 0)
 		delete_tablets(t, gone, n);
 out:

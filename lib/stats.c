@@ -57,8 +57,10 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "flush_wait_ns", __atomic_load_n(&t->flush_wait_ns, __ATOMIC_RELAXED));
 	put(out, room, count, "flush_wait_max_ns",
 	    __atomic_load_n(&t->flush_wait_max_ns, __ATOMIC_RELAXED));
-	put(out, room, count, "tablets_expired", (int64_t)t->expired_tablets);
-	put(out, room, count, "tablets_quarantined", (int64_t)t->quarantined);
+	put(out, room, count, "tablets_expired",
+	    (int64_t)__atomic_load_n(&t->expired_tablets, __ATOMIC_RELAXED));
+	put(out, room, count, "tablets_quarantined",
+	    (int64_t)__atomic_load_n(&t->quarantined, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&t->tablets_mu);
 	put(out, room, count, "tablets_damaged_reports", (int64_t)t->damage_reports);
 	pthread_mutex_unlock(&t->tablets_mu);

@@ -277,7 +277,7 @@ int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngon
 	return ts__table_install_descriptor(t, d);
 }
 
-/* Drop tablet id from the descriptor; t->mu is held.  1 if it was named. */
+/* Drop tablet id from the descriptor; desc_mu is held.  1 if it was named. */
 static int forget_tablet(struct ts_table *t, uint64_t id)
 {
 	if (!named(t->desc, id))
@@ -299,7 +299,7 @@ static int next_damaged(struct ts_table *t, uint64_t *id)
 
 /*
  * The descriptor is changed first, then the file is moved aside before
- * the mutex is let go: a crash between the two leaves a file no
+ * desc_mu is let go: a crash between the two leaves a file no
  * descriptor names, which the next writer's open deletes -- the rows were
  * already given up as damaged.
  */
@@ -309,13 +309,13 @@ int ts__table_quarantine_due(struct ts_table *t)
 	uint64_t id;
 	int rc = 0;
 	while (rc == 0 && next_damaged(t, &id)) {
-		if ((rc = ts__table_lock(t)) < 0)
+		if ((rc = ts__table_desc_begin(t)) < 0)
 			break;
 		int was_named = forget_tablet(t, id);
 		rc = was_named < 0 ? was_named : ts__tablet_name(id, name, sizeof name);
 		if (rc == 0 && was_named == 1 && (rc = move_aside(t, name)) == 0)
-			t->quarantined++;
-		ts__table_unlock(t);
+			__atomic_add_fetch(&t->quarantined, 1, __ATOMIC_RELAXED);
+		ts__table_desc_end(t);
 		if (rc == 0 && was_named == 1)
 			ts__table_tablet_retire(t, id);
 		if (rc < 0)
@@ -336,6 +336,7 @@ void ts__table_free(struct ts_table *t)
 	pthread_mutex_destroy(&t->tablets_mu);
 	pthread_mutex_destroy(&t->flush_mu);
 	pthread_mutex_destroy(&t->merge_mu);
+	pthread_mutex_destroy(&t->desc_mu);
 	ts__buf_free(&t->scratch);
 	ts__buf_free(&t->lookup);
 	ts__descriptor_free(t->desc, 1);
@@ -420,6 +421,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 	pthread_mutex_init(&t->tablets_mu, NULL);
 	pthread_mutex_init(&t->flush_mu, NULL);
 	pthread_mutex_init(&t->merge_mu, NULL);
+	pthread_mutex_init(&t->desc_mu, NULL);
 	t->db = db;
 	strcpy(t->name, name);
 	if ((rc = ts__path(dir, "%s/%s", db->path, name)) < 0 || !(t->dir = strdup(dir))) {
@@ -567,7 +569,24 @@ int ts_table_schema(ts_table *t, ts_schema **out)
 
 /* ---- schema changes ---- */
 
-int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
+int ts__table_desc_begin(struct ts_table *t)
+{
+	pthread_mutex_lock(&t->desc_mu);
+	int rc = ts__table_lock(t); /* not dropped */
+	if (rc < 0) {
+		pthread_mutex_unlock(&t->desc_mu);
+		return rc;
+	}
+	ts__table_unlock(t);
+	return 0;
+}
+
+void ts__table_desc_end(struct ts_table *t)
+{
+	pthread_mutex_unlock(&t->desc_mu);
+}
+
+int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 {
 	d->generation = t->desc->generation + 1;
 	int rc = ts__descriptor_write(t->dir, d);
@@ -575,22 +594,37 @@ int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
 		if (d->nschemas > t->desc->nschemas)
 			ts__schema_free(d->schemas[d->nschemas - 1]);
 		ts__descriptor_free(d, 0);
-		return rc;
 	}
+	return rc;
+}
+
+void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d)
+{
 	pthread_mutex_lock(&t->schema_mu);
 	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
 	t->desc = d;
 	pthread_mutex_unlock(&t->schema_mu);
-	return 0;
 }
 
+int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
+{
+	int rc = ts__table_write_descriptor(t, d);
+	if (rc == 0) {
+		pthread_mutex_lock(&t->mu);
+		ts__table_swap_descriptor(t, d);
+		pthread_mutex_unlock(&t->mu);
+	}
+	return rc;
+}
+
+/* Alters hold desc_mu throughout: the clone they change stays current. */
 static int begin_alter(struct ts_table *t, ts__descriptor **d)
 {
 	int rc = check_writable(t->db);
-	if (rc < 0 || (rc = ts__table_lock(t)) < 0)
+	if (rc < 0 || (rc = ts__table_desc_begin(t)) < 0)
 		return rc;
 	if ((rc = ts__descriptor_clone(t->desc, d)) < 0)
-		ts__table_unlock(t);
+		ts__table_desc_end(t);
 	return rc;
 }
 
@@ -612,7 +646,7 @@ int ts_alter_add(ts_table *t, const ts_column *column)
 		ts__descriptor_free(d, 0);
 	else
 		rc = install_schema(t, d, s);
-	ts__table_unlock(t);
+	ts__table_desc_end(t);
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
@@ -627,7 +661,7 @@ int ts_alter_widen(ts_table *t, const char *column)
 		ts__descriptor_free(d, 0);
 	else
 		rc = install_schema(t, d, s);
-	ts__table_unlock(t);
+	ts__table_desc_end(t);
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
@@ -641,7 +675,7 @@ int ts_alter_ttl(ts_table *t, int64_t ttl)
 		return rc;
 	d->ttl = ttl;
 	rc = ts__table_install_descriptor(t, d);
-	ts__table_unlock(t);
+	ts__table_desc_end(t);
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
