@@ -73,8 +73,10 @@ TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
 
 BENCH_SRCS = $(sort $(wildcard bench/*.c))
 BENCH_OBJS = $(BENCH_SRCS:%.c=$(B)/%.o)
-BENCH_CFLAGS = $(if $(filter 1,$(HAVE_LMDB)),-DHAVE_LMDB $(LMDB_CFLAGS))
-BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS))
+BENCH_CFLAGS = $(if $(filter 1,$(HAVE_LMDB)),-DHAVE_LMDB $(LMDB_CFLAGS)) \
+	$(if $(filter 1,$(HAVE_ROCKSDB)),-DHAVE_ROCKSDB $(ROCKSDB_CFLAGS))
+BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS)) \
+	$(if $(filter 1,$(HAVE_ROCKSDB)),$(ROCKSDB_LIBS))
 
 CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
@@ -156,12 +158,17 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(BENCH_LIBS)
 
-# make bench: every workload with its peers (installs the peers first).
+# make bench: every workload with its peers (installs the peers first);
+# the results are kept in $(B)/bench.jsonl and the latency workload's
+# timeline drawn into $(B)/latency-p99.png.
 bench:
 	@scripts/deps.sh bench
 	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
 	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench
-	$(B)/bin/tsstore-bench --compare $(BENCH_ARGS)
+	@{ $(B)/bin/tsstore-bench --compare $(BENCH_ARGS); echo $$? > $(B)/bench.status; } | \
+		tee $(B)/bench.jsonl
+	@test "$$(cat $(B)/bench.status)" = 0
+	@bench/plot-latency.sh $(B)/bench.jsonl $(B)/latency-p99.png
 
 bench-quick: $(B)/bin/tsstore-bench
 	$(B)/bin/tsstore-bench --quick --compare

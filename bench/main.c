@@ -1,14 +1,19 @@
 /*
  * main.c -- tsstore-bench: named workloads, each printing one JSON object
  * per result; --compare adds the ratios of tsstore against the peers
- * measured in the same run.  BENCHMARKS.md explains each workload and
- * records the figures.
+ * measured in the same run, and whether each Done-when target is met.
+ * BENCHMARKS.md explains each workload and records the figures;
+ * bench/README.md says how to run them.
  *
  *   tsstore-bench [--quick] [--compare] [--rows N] [--hosts H]
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
+ *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
+ *                 [--flush-size BYTES] [--merge-delay SECONDS]
  *
- * Each engine runs R times (default 3, 1 with --quick), taking turns
- * with the others; the best run is reported.
+ * Workloads: absorb and absorb_readers (here), device (device.c), flush
+ * and bytes_per_row (flush.c), latency (latency.c).  Each engine runs R
+ * times (default 3, 1 with --quick), taking turns with the others; the
+ * best run is reported.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,16 +24,23 @@
 #include "bench.h"
 #include "snapshot.h"
 
-struct config {
-	size_t rows, hosts, batch;
-	int repeat;               /* runs of each engine; the best is reported */
-	int compare;
-	const char *only[16];
-	int nonly;
-	int skip_peers;
-};
+/* Defaults of the command line. */
+#define ROWS_FULL 2000000
+#define ROWS_QUICK 100000
+#define REPEAT_FULL 3
+#define DEVICE_BYTES_FULL ((size_t)1 << 30)
+#define DEVICE_BYTES_QUICK ((size_t)128 << 20)
+#define LATENCY_RATE 200000.0          /* rows/s offered */
+#define LATENCY_SECONDS_FULL 120.0
+#define LATENCY_SECONDS_QUICK 20.0
+#define LATENCY_FLUSH_SIZE (INT64_C(8) << 20)
+#define LATENCY_MERGE_DELAY_S 5.0
 
-static int wanted(const struct config *c, const char *name)
+static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
+                                        "bytes_per_row", "latency"};
+#define NWORKLOADS (sizeof workloads / sizeof workloads[0])
+
+static int wanted(const bench_config *c, const char *name)
 {
 	if (c->nonly == 0)
 		return 1;
@@ -38,47 +50,15 @@ static int wanted(const struct config *c, const char *name)
 	return 0;
 }
 
-static char *tmpdir(void)
-{
-	char *d = strdup("/tmp/tsstore-bench-XXXXXX");
-	if (!d || !mkdtemp(d)) {
-		perror("tsstore-bench: mkdtemp");
-		exit(1);
-	}
-	return d;
-}
-
-static void rmdir_tree(char *d)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-	if (system(cmd) != 0)
-		fprintf(stderr, "tsstore-bench: could not remove %s\n", d);
-	free(d);
-}
-
 /* ---- tsstore ---- */
 
 static ts_table *open_tsstore(const char *dir, ts_db **db)
 {
 	ts_options o;
-	ts_table *t;
 	ts_options_init(&o);
 	o.flags = TS_OPEN_CREATE;
 	o.sync = TS_SYNC_NONE;
-	ts_column cols[2 + BENCH_VALUES] = {{"host", TS_STRING, {TS_NONE, {0}}},
-	                                    {"ts", TS_TIMESTAMP, {TS_NONE, {0}}}};
-	static const char *names[BENCH_VALUES] = {"v0", "v1", "v2", "v3", "v4",
-	                                          "v5", "v6", "v7", "v8", "v9"};
-	for (int i = 0; i < BENCH_VALUES; i++)
-		cols[2 + i] = (ts_column){names[i], TS_INT64, {TS_NONE, {0}}};
-	const char *key[] = {"host", "ts"};
-	if (ts_open(dir, &o, db) < 0 || ts_create_keyed(*db, "cpu", cols, 2 + BENCH_VALUES, key, 2, 0) < 0 ||
-	    ts_table_open(*db, "cpu", &t) < 0) {
-		fprintf(stderr, "tsstore-bench: %s\n", ts_errmsg(NULL));
-		exit(1);
-	}
-	return t;
+	return bench_table_open(dir, &o, db);
 }
 
 static double thread_cpu_seconds(void)
@@ -92,15 +72,8 @@ static double thread_cpu_seconds(void)
  * second of the inserting thread's CPU time in *per_cpu (if not NULL). */
 static double absorb_tsstore_cpu(const bench_rows *r, ts_table *t, double *per_cpu)
 {
-	const size_t w = 2 + BENCH_VALUES;
 	double t0 = bench_seconds(), c0 = thread_cpu_seconds();
-	for (size_t i = 0; i < r->n; i += r->batch) {
-		size_t n = r->n - i < r->batch ? r->n - i : r->batch;
-		if (ts_insert(t, &r->vals[i * w], n) < 0) {
-			fprintf(stderr, "tsstore-bench: insert: %s\n", ts_errmsg(NULL));
-			exit(1);
-		}
-	}
+	bench_table_load(t, r);
 	if (per_cpu)
 		*per_cpu = (double)r->n / (thread_cpu_seconds() - c0);
 	return (double)r->n / (bench_seconds() - t0);
@@ -113,25 +86,19 @@ static double absorb_tsstore(const bench_rows *r, ts_table *t)
 
 static double absorb_peer(const bench_peer *p, const bench_rows *r)
 {
-	char *dir = tmpdir();
+	char *dir = bench_tmpdir();
 	void *h = p->open(dir);
 	if (!h)
 		exit(1);
 	double t0 = bench_seconds();
-	for (size_t i = 0; i < r->n; i += r->batch) {
-		size_t to = r->n - i < r->batch ? r->n : i + r->batch;
-		if (p->put_batch(h, r, i, to) < 0) {
-			fprintf(stderr, "tsstore-bench: %s: insert failed\n", p->name);
-			exit(1);
-		}
-	}
+	bench_peer_load(p, h, r);
 	double rate = (double)r->n / (bench_seconds() - t0);
 	p->close(h);
-	rmdir_tree(dir);
+	bench_rmdir(dir);
 	return rate;
 }
 
-static void params(char *buf, size_t size, const struct config *c, const char *extra)
+static void params(char *buf, size_t size, const bench_config *c, const char *extra)
 {
 	snprintf(buf, size, "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu%s%s", c->rows, c->hosts,
 	         c->batch, extra ? "," : "", extra ? extra : "");
@@ -139,13 +106,13 @@ static void params(char *buf, size_t size, const struct config *c, const char *e
 
 static double absorb_tsstore_fresh(const bench_rows *r)
 {
-	char *dir = tmpdir();
+	char *dir = bench_tmpdir();
 	ts_db *db;
 	ts_table *t = open_tsstore(dir, &db);
 	double rate = absorb_tsstore(r, t);
 	ts_table_close(t);
 	ts_close(db);
-	rmdir_tree(dir);
+	bench_rmdir(dir);
 	return rate;
 }
 
@@ -153,7 +120,7 @@ static double max2(double a, double b) { return a > b ? a : b; }
 
 /* The engines take turns, c->repeat times each, so that a noisy spell of
  * the shared machine hits them alike; each reports its best run. */
-static void workload_absorb(const struct config *c, const bench_rows *r)
+static void workload_absorb(const bench_config *c, const bench_rows *r)
 {
 	char p[256];
 	double ts = 0, hash = 0, lmdb = 0;
@@ -212,7 +179,7 @@ static double absorb_with_readers(const bench_rows *r, int readers, long *scanne
 {
 	struct scanner s[2];
 	pthread_t th[2];
-	char *dir = tmpdir();
+	char *dir = bench_tmpdir();
 	ts_db *db;
 	ts_table *t = open_tsstore(dir, &db);
 	for (int i = 0; i < readers; i++) {
@@ -227,11 +194,11 @@ static double absorb_with_readers(const bench_rows *r, int readers, long *scanne
 	}
 	ts_table_close(t);
 	ts_close(db);
-	rmdir_tree(dir);
+	bench_rmdir(dir);
 	return rate;
 }
 
-static void workload_absorb_readers(const struct config *c, const bench_rows *r)
+static void workload_absorb_readers(const bench_config *c, const bench_rows *r)
 {
 	char p[256], extra[96];
 	static const char *engine[3] = {"tsstore", "tsstore_1reader", "tsstore_2readers"};
@@ -257,53 +224,125 @@ static void workload_absorb_readers(const struct config *c, const bench_rows *r)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] "
-	                "[--batch B] [--repeat R] [--no-peers]\n"
-	                "                     [--workload absorb|absorb_readers]...\n");
+	fprintf(stderr,
+	        "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] [--batch B]\n"
+	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
+	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
+	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
+	        "latency]...\n");
 	exit(2);
 }
 
-static void parse_args(int argc, char **argv, struct config *c)
+static int known_workload(const char *name)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--quick") == 0) {
-			c->rows = 100000;
-			c->repeat = 1;
-		}
-		else if (strcmp(a, "--compare") == 0)
-			c->compare = 1;
-		else if (strcmp(a, "--repeat") == 0 && v && ++i)
-			c->repeat = atoi(v);
-		else if (strcmp(a, "--no-peers") == 0)
-			c->skip_peers = 1;
-		else if (strcmp(a, "--rows") == 0 && v && ++i)
-			c->rows = strtoul(v, NULL, 10);
-		else if (strcmp(a, "--hosts") == 0 && v && ++i)
-			c->hosts = strtoul(v, NULL, 10);
-		else if (strcmp(a, "--batch") == 0 && v && ++i)
-			c->batch = strtoul(v, NULL, 10);
-		else if (strcmp(a, "--workload") == 0 && v && ++i && c->nonly < 16)
-			c->only[c->nonly++] = v;
-		else
+	for (size_t i = 0; i < NWORKLOADS; i++)
+		if (strcmp(workloads[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* An option with a value; returns 2 (the arguments it took), or 0. */
+static int parse_valued(bench_config *c, const char *a, const char *v)
+{
+	if (strcmp(a, "--repeat") == 0)
+		c->repeat = atoi(v);
+	else if (strcmp(a, "--rows") == 0)
+		c->rows = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--hosts") == 0)
+		c->hosts = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--batch") == 0)
+		c->batch = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--device-mb") == 0)
+		c->device_bytes = strtoul(v, NULL, 10) << 20;
+	else if (strcmp(a, "--rate") == 0)
+		c->latency_rate = strtod(v, NULL);
+	else if (strcmp(a, "--seconds") == 0)
+		c->latency_seconds = strtod(v, NULL);
+	else if (strcmp(a, "--flush-size") == 0)
+		c->latency_flush_size = strtoll(v, NULL, 10);
+	else if (strcmp(a, "--merge-delay") == 0)
+		c->latency_merge_delay = (int64_t)(strtod(v, NULL) * 1e9);
+	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
+		c->only[c->nonly++] = v;
+	else
+		return 0;
+	return 2;
+}
+
+/* One option with its value v (NULL if none follows); returns how many
+ * arguments it took, or 0 when it is not an option we know. */
+static int parse_option(bench_config *c, const char *a, const char *v)
+{
+	if (strcmp(a, "--quick") == 0)
+		c->quick = 1;
+	else if (strcmp(a, "--compare") == 0)
+		c->compare = 1;
+	else if (strcmp(a, "--no-peers") == 0)
+		c->skip_peers = 1;
+	else
+		return v ? parse_valued(c, a, v) : 0;
+	return 1;
+}
+
+/* Options left at zero take their defaults, full or --quick. */
+static void set_defaults(bench_config *c)
+{
+	if (!c->rows)
+		c->rows = c->quick ? ROWS_QUICK : ROWS_FULL;
+	if (!c->repeat)
+		c->repeat = c->quick ? 1 : REPEAT_FULL;
+	if (!c->device_bytes)
+		c->device_bytes = c->quick ? DEVICE_BYTES_QUICK : DEVICE_BYTES_FULL;
+	if (c->latency_rate == 0)
+		c->latency_rate = LATENCY_RATE;
+	if (c->latency_seconds == 0)
+		c->latency_seconds = c->quick ? LATENCY_SECONDS_QUICK : LATENCY_SECONDS_FULL;
+	if (!c->latency_flush_size)
+		c->latency_flush_size = LATENCY_FLUSH_SIZE;
+	if (c->latency_merge_delay < 0)
+		c->latency_merge_delay = (int64_t)(LATENCY_MERGE_DELAY_S * 1e9);
+}
+
+static void parse_args(int argc, char **argv, bench_config *c)
+{
+	for (int i = 1; i < argc;) {
+		int took = parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+		if (!took)
 			usage();
+		i += took;
 	}
-	if (!c->rows || !c->hosts || !c->batch || c->repeat < 1)
+	set_defaults(c);
+	if (!c->rows || !c->hosts || !c->batch || c->repeat < 1 || c->latency_rate <= 0 ||
+	    c->latency_seconds <= 0 || c->latency_flush_size <= 0)
 		usage();
+}
+
+/* Whether any wanted workload inserts the rows made up front. */
+static int wants_rows(const bench_config *c)
+{
+	return wanted(c, "absorb") || wanted(c, "absorb_readers") || wanted(c, "flush") ||
+	       wanted(c, "bytes_per_row");
 }
 
 int main(int argc, char **argv)
 {
-	struct config c = {.rows = 2000000, .hosts = 1000, .batch = 512, .repeat = 3};
-	bench_rows r;
+	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1};
+	bench_rows r = {0};
 	parse_args(argc, argv, &c);
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	bench_rows_make(&r, c.rows, c.hosts, c.batch, (int64_t)now.tv_sec * 1000000000);
+	if (wants_rows(&c))
+		bench_rows_make(&r, c.rows, c.hosts, c.batch, bench_wall_ns());
 	if (wanted(&c, "absorb"))
 		workload_absorb(&c, &r);
 	if (wanted(&c, "absorb_readers"))
 		workload_absorb_readers(&c, &r);
+	if (wanted(&c, "device"))
+		bench_workload_device(&c);
+	if (wanted(&c, "flush"))
+		bench_workload_flush(&c, &r);
+	if (wanted(&c, "bytes_per_row"))
+		bench_workload_bytes_per_row(&c, &r);
+	if (wanted(&c, "latency"))
+		bench_workload_latency(&c);
 	if (c.compare)
 		bench_compare();
 	bench_rows_free(&r);

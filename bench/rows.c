@@ -1,15 +1,25 @@
 /*
- * rows.c -- the reference workload's rows, timing and result printing
- * for tsstore-bench.
+ * rows.c -- the reference workload's rows, timing, result printing and
+ * the --compare summary of tsstore-bench.
+ *
+ * Rows come from a bench_stream: row i is host i % H at ts start + (i / H)
+ * * 10 s with ten pseudo-random values below 100 000 from one xorshift
+ * sequence, so bench_rows_make (all rows in memory, for the peers too) and
+ * a stream (the latency workload, rows made as they are inserted) yield the
+ * very same rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
 #define STEP_NS INT64_C(10000000000) /* every host reports every 10 s */
+#define VALUE_RANGE 100000           /* values are in [0, VALUE_RANGE) */
+#define XORSHIFT_SEED UINT64_C(0x9E3779B97F4A7C15)
 
 static void encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_t ts)
 {
@@ -23,41 +33,65 @@ static void encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_
 	*klen = (uint8_t)(n + 10);
 }
 
+void bench_stream_init(bench_stream *s, size_t n, size_t hosts, int64_t now)
+{
+	size_t steps = (n + hosts - 1) / hosts;
+	memset(s, 0, sizeof *s);
+	s->hosts = hosts;
+	s->x = XORSHIFT_SEED;
+	s->start_ns = (now - (int64_t)steps * STEP_NS) / STEP_NS * STEP_NS;
+	s->host = calloc(hosts, sizeof *s->host);
+	if (!s->host) {
+		fprintf(stderr, "tsstore-bench: out of memory for %zu hosts\n", hosts);
+		exit(1);
+	}
+	for (size_t h = 0; h < hosts; h++)
+		snprintf(s->host[h], sizeof s->host[h], "host_%u", (unsigned)(h % 1000000000u));
+}
+
+void bench_stream_next(bench_stream *s, ts_value *v, int64_t *values)
+{
+	size_t i = s->next++;
+	v[0] = ts_string(s->host[i % s->hosts]);
+	v[1] = ts_timestamp(s->start_ns + (int64_t)(i / s->hosts) * STEP_NS);
+	for (int c = 0; c < BENCH_VALUES; c++) {
+		s->x ^= s->x << 13;
+		s->x ^= s->x >> 7;
+		s->x ^= s->x << 17;
+		v[2 + c] = ts_int64((int64_t)(s->x % VALUE_RANGE));
+		if (values)
+			values[c] = v[2 + c].v.i;
+	}
+}
+
+void bench_stream_free(bench_stream *s)
+{
+	free(s->host);
+	memset(s, 0, sizeof *s);
+}
+
 void bench_rows_make(bench_rows *r, size_t n, size_t hosts, size_t batch, int64_t now)
 {
-	const size_t w = 2 + BENCH_VALUES;
+	bench_stream s;
 	memset(r, 0, sizeof *r);
+	bench_stream_init(&s, n, hosts, now);
 	r->n = n;
 	r->hosts = hosts;
 	r->batch = batch;
-	r->host = calloc(hosts, sizeof *r->host);
-	r->vals = calloc(n * w, sizeof *r->vals);
+	r->start_ns = s.start_ns;
+	r->host = s.host; /* the rows' strings point here: r owns it now */
+	r->vals = calloc(n * BENCH_COLUMNS, sizeof *r->vals);
 	r->key = calloc(n, sizeof *r->key);
 	r->klen = calloc(n, sizeof *r->klen);
 	r->value = calloc(n, sizeof *r->value);
-	if (!r->host || !r->vals || !r->key || !r->klen || !r->value) {
+	if (!r->vals || !r->key || !r->klen || !r->value) {
 		fprintf(stderr, "tsstore-bench: out of memory for %zu rows\n", n);
 		exit(1);
 	}
-	size_t steps = (n + hosts - 1) / hosts;
-	r->start_ns = (now - (int64_t)steps * STEP_NS) / STEP_NS * STEP_NS;
-	for (size_t h = 0; h < hosts; h++)
-		snprintf(r->host[h], sizeof r->host[h], "host_%u", (unsigned)(h % 1000000000u));
-	uint64_t x = 0x9E3779B97F4A7C15u;
 	for (size_t i = 0; i < n; i++) {
-		size_t h = i % hosts;
-		int64_t ts = r->start_ns + (int64_t)(i / hosts) * STEP_NS;
-		ts_value *v = &r->vals[i * w];
-		v[0] = ts_string(r->host[h]);
-		v[1] = ts_timestamp(ts);
-		for (int c = 0; c < BENCH_VALUES; c++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			r->value[i][c] = (int64_t)(x % 100000);
-			v[2 + c] = ts_int64(r->value[i][c]);
-		}
-		encode_key(r->key[i], &r->klen[i], r->host[h], ts);
+		ts_value *v = &r->vals[i * BENCH_COLUMNS];
+		bench_stream_next(&s, v, r->value[i]);
+		encode_key(r->key[i], &r->klen[i], r->host[i % hosts], v[1].v.i);
 	}
 }
 
@@ -78,13 +112,63 @@ double bench_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+double bench_cpu_seconds(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+	       ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
+
+double bench_machine_cpu_seconds(void)
+{
+	unsigned long long v[8] = {0}; /* user nice system idle iowait irq softirq steal */
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	               &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return 0;
+	unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	return (double)busy / (double)sysconf(_SC_CLK_TCK);
+}
+
+int64_t bench_wall_ns(void)
+{
+	struct timespec t;
+	const char *frozen = getenv("TSSTORE_NOW");
+	int64_t ns;
+	if (frozen && *frozen && ts_time_parse(frozen, &ns) == 0)
+		return ns;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int64_t bench_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Results kept for --compare; the latency workload's per-second lines
+ * are not kept (see bench_result). */
 #define RESULTS_MAX 256
+#define TARGETS_MAX 16
 
 static struct result {
 	char workload[48], engine[32], metric[48];
 	double value;
 } results[RESULTS_MAX];
 static int nresults;
+
+static struct target {
+	char workload[48], what[160], op[3];
+	double value, goal;
+} targets[TARGETS_MAX];
+static int ntargets;
 
 void bench_result(const char *workload, const char *engine, const char *metric,
                   double value, const char *unit, const char *params)
@@ -93,12 +177,37 @@ void bench_result(const char *workload, const char *engine, const char *metric,
 	       "\"unit\":\"%s\",\"params\":{%s}}\n",
 	       workload, engine, metric, value, unit, params ? params : "");
 	fflush(stdout);
-	if (nresults < RESULTS_MAX) {
+	/* a timeline point (params naming a "second") is not compared */
+	if (nresults < RESULTS_MAX && !(params && strstr(params, "\"second\":"))) {
 		struct result *r = &results[nresults++];
 		snprintf(r->workload, sizeof r->workload, "%s", workload);
 		snprintf(r->engine, sizeof r->engine, "%s", engine);
 		snprintf(r->metric, sizeof r->metric, "%s", metric);
 		r->value = value;
+	}
+}
+
+void bench_target(const char *workload, const char *what, double value, const char *op,
+                  double goal)
+{
+	if (ntargets == TARGETS_MAX)
+		return;
+	struct target *t = &targets[ntargets++];
+	snprintf(t->workload, sizeof t->workload, "%s", workload);
+	snprintf(t->what, sizeof t->what, "%s", what);
+	snprintf(t->op, sizeof t->op, "%s", op);
+	t->value = value;
+	t->goal = goal;
+}
+
+static void compare_targets(void)
+{
+	for (int i = 0; i < ntargets; i++) {
+		const struct target *t = &targets[i];
+		int met = strcmp(t->op, "<=") == 0 ? t->value <= t->goal : t->value >= t->goal;
+		printf("{\"workload\":\"%s\",\"target\":\"%s\",\"value\":%.3f,\"goal\":\"%s %.3g\","
+		       "\"met\":%s}\n", t->workload, t->what, t->value, t->op, t->goal,
+		       met ? "true" : "false");
 	}
 }
 
@@ -117,4 +226,5 @@ void bench_compare(void)
 			       "\"value\":%.3f}\n", a->workload, a->metric, b->engine, a->value / b->value);
 		}
 	}
+	compare_targets();
 }

@@ -1,0 +1,224 @@
+/*
+ * flush.c -- the on-disk tablet workloads of tsstore-bench.
+ *
+ * flush: load the reference rows into a fresh table that never flushes or
+ * merges by itself (TS_OPEN_NOMERGE, flush_size and flush_age out of
+ * reach), then time ts_flush(table, INT64_MAX).  The rate is tablet file
+ * bytes written per second, set against the device's sequential write
+ * bandwidth measured in the same run (device.c); Done-when (1) asks for at
+ * least FLUSH_TARGET of it.
+ *
+ * bytes_per_row: the same load and flush, then ts_merge until LittleTable's
+ * rule finds nothing more to merge; the bytes of the tablet files per row
+ * stored.  That leaves one tablet per period, so it is measured a second
+ * time ("tsstore_merged") the way a live table gets there: trees flushed
+ * at 16 MB during the load, then merged.  The peers load the same rows
+ * and settle (RocksDB: flush the memtable and compact the whole key
+ * range; LMDB: nothing), and report the bytes of their data files per
+ * row.  Done-when (2) asks that tsstore's be no more than RocksDB's (LZ4).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "tablet_format.h"
+
+#define FLUSH_TARGET 0.60        /* flush MB/s over device MB/s, at least */
+#define BYTES_TARGET 1.0         /* tsstore bytes/row over RocksDB's, at most */
+/* flush_size and flush_age a load never reaches */
+#define NEVER_FLUSH_SIZE (INT64_C(1) << 50)
+#define NEVER_FLUSH_AGE (INT64_C(365) * 86400 * 1000000000)
+/* bytes_per_row's second tsstore figure: trees flushed at the default
+ * flush_size during the load, then merged */
+#define MERGED_FLUSH_SIZE (INT64_C(16) << 20)
+
+/* A table loaded with the rows and not yet flushed. */
+struct loaded {
+	char *dir;
+	ts_db *db;
+	ts_table *t;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tsstore-bench: %s: %s\n", what, ts_errmsg(NULL));
+	exit(1);
+}
+
+/* Load r into a fresh table that never merges by itself and flushes only
+ * trees of flush_size bytes (NEVER_FLUSH_SIZE: none). */
+static void load(const bench_rows *r, int64_t flush_size, struct loaded *l)
+{
+	ts_options o;
+	ts_options_init(&o);
+	o.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
+	o.sync = TS_SYNC_NONE;
+	o.flush_size = flush_size;
+	o.flush_age = NEVER_FLUSH_AGE;
+	l->dir = bench_tmpdir();
+	l->t = bench_table_open(l->dir, &o, &l->db);
+	bench_table_load(l->t, r);
+	if (flush_size == NEVER_FLUSH_SIZE && bench_table_stat(l->t, "flushes") > 0)
+		fprintf(stderr, "tsstore-bench: warning: the table flushed during the load\n");
+}
+
+static void unload(struct loaded *l)
+{
+	ts_table_close(l->t);
+	ts_close(l->db);
+	bench_rmdir(l->dir);
+}
+
+static void flush_all(struct loaded *l)
+{
+	if (ts_flush(l->t, INT64_MAX) < 0)
+		die("flush");
+}
+
+/* ---- flush ---- */
+
+struct flush_run {
+	double seconds;
+	double cpu;           /* CPU seconds the process spent meanwhile */
+	int64_t tablet_bytes; /* of the .tab files written */
+	int64_t row_bytes;    /* the rows' bytes, as the filling tablets held them */
+	int64_t rows;
+};
+
+static void flush_once(const bench_rows *r, struct flush_run *f)
+{
+	struct loaded l;
+	bench_settle();
+	load(r, NEVER_FLUSH_SIZE, &l);
+	f->row_bytes = bench_table_stat(l.t, "filling_bytes");
+	double t0 = bench_seconds(), c0 = bench_cpu_seconds();
+	flush_all(&l);
+	f->seconds = bench_seconds() - t0;
+	f->cpu = bench_cpu_seconds() - c0;
+	f->tablet_bytes = bench_dir_bytes(l.dir, TS_TABLET_SUFFIX);
+	f->rows = bench_table_stat(l.t, "tablet_rows");
+	int64_t stat = bench_table_stat(l.t, "flushed_bytes");
+	if (stat >= 0 && stat != f->tablet_bytes)
+		fprintf(stderr, "tsstore-bench: warning: flushed_bytes %lld, tablet files %lld bytes\n",
+		        (long long)stat, (long long)f->tablet_bytes);
+	unload(&l);
+}
+
+static void params(char *buf, size_t size, const bench_config *c, const char *extra)
+{
+	snprintf(buf, size, "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu,\"sync\":\"none\"%s%s",
+	         c->rows, c->hosts, c->batch, extra ? "," : "", extra ? extra : "");
+}
+
+void bench_workload_flush(const bench_config *c, const bench_rows *r)
+{
+	double device = bench_device_write_mbps(c);
+	struct flush_run best = {0}, f;
+	char p[256], extra[64];
+	for (int i = 0; i < c->repeat; i++) {
+		flush_once(r, &f);
+		if (!best.seconds || f.tablet_bytes / f.seconds > best.tablet_bytes / best.seconds)
+			best = f;
+	}
+	double mbps = (double)best.tablet_bytes / BENCH_MB / best.seconds;
+	snprintf(extra, sizeof extra, "\"device_mb_per_sec\":%.1f", device);
+	params(p, sizeof p, c, extra);
+	bench_result("flush", "tsstore", "flush_mb_per_sec", mbps, "MB/s", p);
+	bench_result("flush", "tsstore", "flush_rows_per_sec", (double)best.rows / best.seconds,
+	             "rows/s", p);
+	bench_result("flush", "tsstore", "flush_row_mb_per_sec",
+	             (double)best.row_bytes / BENCH_MB / best.seconds, "MB/s", p);
+	bench_result("flush", "tsstore", "tablet_bytes", (double)best.tablet_bytes, "bytes", p);
+	bench_result("flush", "tsstore", "flush_seconds", best.seconds, "s", p);
+	/* near 1: the flush is bound by a core, not by the device */
+	bench_result("flush", "tsstore", "flush_cpu_busy", best.cpu / best.seconds, "cores", p);
+	bench_result("flush", "tsstore", "flush_over_device", mbps / device, "ratio", p);
+	bench_target("flush", "flush MB/s / device sequential write MB/s", mbps / device, ">=",
+	             FLUSH_TARGET);
+}
+
+/* ---- bytes per row ---- */
+
+/* tsstore's tablet bytes per row after a load that flushes trees of
+ * flush_size bytes as it goes, a flush of the rest, and ts_merge. */
+static double tsstore_bytes_per_row(const bench_config *c, const bench_rows *r,
+                                    const char *engine, int64_t flush_size)
+{
+	struct loaded l;
+	int merged = 0;
+	char p[320], extra[192];
+	load(r, flush_size, &l);
+	flush_all(&l);
+	int64_t flushed = bench_table_stat(l.t, "tablets");
+	if (ts_merge(l.t, &merged) < 0)
+		die("merge");
+	int64_t bytes = bench_dir_bytes(l.dir, TS_TABLET_SUFFIX);
+	int64_t rows = bench_table_stat(l.t, "tablet_rows");
+	snprintf(extra, sizeof extra,
+	         "\"flush_size\":%lld,\"tablets_flushed\":%lld,\"merges\":%d,\"tablets\":%lld,"
+	         "\"tablet_bytes\":%lld", (long long)(flush_size == NEVER_FLUSH_SIZE ? 0 : flush_size),
+	         (long long)flushed, merged, (long long)bench_table_stat(l.t, "tablets"),
+	         (long long)bytes);
+	params(p, sizeof p, c, extra);
+	unload(&l);
+	if (rows != (int64_t)r->n)
+		fprintf(stderr, "tsstore-bench: warning: %lld rows in tablets, %zu inserted\n",
+		        (long long)rows, r->n);
+	double per_row = (double)bytes / (double)r->n;
+	bench_result("bytes_per_row", engine, "bytes_per_row", per_row, "bytes", p);
+	return per_row;
+}
+
+/* A peer's data file bytes per row once it has settled. */
+static double peer_bytes_per_row(const bench_config *c, const bench_peer *peer,
+                                 const bench_rows *r)
+{
+	char *dir = bench_tmpdir(), p[256], extra[64];
+	void *h = peer->open(dir);
+	if (!h)
+		exit(1);
+	bench_peer_load(peer, h, r);
+	if (peer->settle && peer->settle(h) < 0) {
+		fprintf(stderr, "tsstore-bench: %s: settle failed\n", peer->name);
+		exit(1);
+	}
+	peer->close(h);
+	int64_t bytes = bench_dir_bytes(dir, peer->data_suffix);
+	bench_rmdir(dir);
+	snprintf(extra, sizeof extra, "\"data_bytes\":%lld", (long long)bytes);
+	params(p, sizeof p, c, extra);
+	double per_row = (double)bytes / (double)r->n;
+	bench_result("bytes_per_row", peer->name, "bytes_per_row", per_row, "bytes", p);
+	return per_row;
+}
+
+/* The encoded key and the 80 value bytes, with no overhead at all. */
+static void raw_bytes_per_row(const bench_config *c, const bench_rows *r)
+{
+	char p[256];
+	double sum = 0;
+	for (size_t i = 0; i < r->n; i++)
+		sum += r->klen[i] + BENCH_VALUES * 8;
+	params(p, sizeof p, c, NULL);
+	bench_result("bytes_per_row", "raw", "bytes_per_row", sum / (double)r->n, "bytes", p);
+}
+
+void bench_workload_bytes_per_row(const bench_config *c, const bench_rows *r)
+{
+	/* one flush of everything (each period one tablet, nothing to merge),
+	 * and the way a live table gets there: flushes of flush_size, merged */
+	double ts = tsstore_bytes_per_row(c, r, "tsstore", NEVER_FLUSH_SIZE);
+	double merged = tsstore_bytes_per_row(c, r, "tsstore_merged", MERGED_FLUSH_SIZE);
+	raw_bytes_per_row(c, r);
+	if (c->skip_peers)
+		return;
+	if (bench_peer_lmdb.name)
+		peer_bytes_per_row(c, &bench_peer_lmdb, r);
+	if (!bench_peer_rocksdb.name)
+		return;
+	double rocks = peer_bytes_per_row(c, &bench_peer_rocksdb, r);
+	bench_target("bytes_per_row", "tsstore bytes/row / RocksDB (LZ4) bytes/row", ts / rocks,
+	             "<=", BYTES_TARGET);
+	bench_target("bytes_per_row", "tsstore_merged bytes/row / RocksDB (LZ4) bytes/row",
+	             merged / rocks, "<=", BYTES_TARGET);
+}
