@@ -64,6 +64,7 @@ struct ts__log {
 	uint64_t recovered;
 	int was_clean;
 	uint64_t first_seg, last_seg; /* segments mapped by the writer */
+	int64_t seg_wait_ns, seg_wait_max_ns; /* the writer entering segments */
 	struct prep prep;
 };
 
@@ -513,6 +514,11 @@ void ts__log_close(ts__log *log, int clean)
 
 uint64_t ts__log_recovered_commits(const ts__log *log) { return log->recovered; }
 int ts__log_was_clean(const ts__log *log) { return log->was_clean; }
+int64_t ts__log_segment_wait(const ts__log *log, int64_t *max)
+{
+	*max = log->seg_wait_max_ns;
+	return log->seg_wait_ns;
+}
 uint64_t ts__log_tail(const ts__log *log) { return log->hot.tail; }
 
 /* Read-only: adopt the writer's newest commit if it is a valid one. */
@@ -669,7 +675,14 @@ static int enter_segment(ts__log *log, uint64_t seg)
 	if (seg - log->first_seg >= TS_LOG_RING - 1)
 		return ts__fail(TS_ENOSPC, "log %s: %d segments are live; flush the table",
 		                log->dir, TS_LOG_RING);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
 	int rc = prep_take(log, seg) ? 0 : map_seg(log, seg, 1);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	int64_t waited = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+	log->seg_wait_ns += waited;
+	if (waited > log->seg_wait_max_ns)
+		log->seg_wait_max_ns = waited;
 	if (rc < 0)
 		return rc;
 	log->last_seg = seg;

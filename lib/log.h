@@ -112,6 +112,11 @@ uint64_t ts__log_recovered_commits(const ts__log *log);
 /* Whether the log was closed cleanly before this open. */
 int ts__log_was_clean(const ts__log *log);
 
+/* Time the writer spent entering new segments (waiting for the segment
+ * preparer, or mapping one itself), in all and at most (*max), ns.  The
+ * writer's mutex is held. */
+int64_t ts__log_segment_wait(const ts__log *log, int64_t *max);
+
 /* ---- the writer ---- */
 
 /* Start a batch: reserve its header.  *batch_lsn receives its LSN; records

@@ -45,6 +45,9 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "log_recovered_commits",
 	    t->log ? (int64_t)ts__log_recovered_commits(t->log) : 0);
 	put(out, room, count, "log_opened_clean", t->log ? ts__log_was_clean(t->log) : 1);
+	int64_t seg_wait_max = 0, seg_wait = t->log ? ts__log_segment_wait(t->log, &seg_wait_max) : 0;
+	put(out, room, count, "log_segment_wait_ns", seg_wait);
+	put(out, room, count, "log_segment_wait_max_ns", seg_wait_max);
 	put(out, room, count, "flushes", (int64_t)t->flushes);
 	put(out, room, count, "flushed_rows", (int64_t)t->flushed_rows);
 	put(out, room, count, "flushed_bytes", (int64_t)t->flushed_bytes);
