@@ -35,6 +35,16 @@ long ts_test_read_m(ts_table *t, test_row **out);
 /* Order of test rows by key. */
 int ts_test_row_cmp(const void *a, const void *b);
 
+/* The next number of a xorshift64 sequence (state never 0): the tests'
+ * reproducible randomness. */
+static inline uint64_t ts_test_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 /* ---- support_table.c ---- */
 
 /* A database holding table "m" (created with ttl on first open), opened

@@ -29,13 +29,7 @@ typedef struct tkey {
 enum shape { TS_ONLY, INT_TS, SHORT_STR_TS, LONG_STR_TS };
 
 static uint64_t seed = 88172645463325252u;
-static uint64_t rnd(void)
-{
-	seed ^= seed << 13;
-	seed ^= seed >> 7;
-	seed ^= seed << 17;
-	return seed;
-}
+static uint64_t rnd(void) { return ts_test_xorshift(&seed); }
 
 static int tkey_cmp(const void *a, const void *b)
 {

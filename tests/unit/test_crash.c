@@ -40,13 +40,7 @@
 #define ROWS 16
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 
 static int iterations(void)
 {

@@ -29,13 +29,7 @@
 static int64_t fixed_clock(void *arg) { return *(int64_t *)arg; }
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 
 struct env {
 	char *dir;

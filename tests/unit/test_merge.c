@@ -36,13 +36,7 @@
 #define DAY (24 * HOUR)
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 
 static int setup(void **state)
 {
