@@ -85,7 +85,7 @@ struct ts_db {
 	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
 	int syncer_running, stopping;
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
-	pthread_t maintainer;    /* writable dbs: flushes (and later merges) */
+	pthread_t maintainer;    /* writable dbs: flushes, expiry, merges */
 	int maintainer_running;
 	pthread_mutex_t maint_mu;
 	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */

@@ -142,16 +142,20 @@ struct plan {
 	int background;             /* yields to inserts; stops at close */
 };
 
-/* In the run all[0..n) of one period's ready tablets, the group to merge:
- * 1 and *p filled in, or 0. */
+/* ts__merge_pick over the run all[0..n) of one period's ready tablets. */
+static int pick_run(const ts_table *t, const struct placed *all, int n, int *first)
+{
+	uint64_t sizes[n];
+	for (int i = 0; i < n; i++)
+		sizes[i] = all[i].m.bytes;
+	return ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, first);
+}
+
+/* The group to merge in a run: 1 and *p filled in, or 0. */
 static int pick_in_run(ts_table *t, const struct placed *all, int n, void *arg)
 {
 	struct plan *p = arg;
-	uint64_t sizes[n];
-	int first;
-	for (int i = 0; i < n; i++)
-		sizes[i] = all[i].m.bytes;
-	int k = ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, &first);
+	int first, k = pick_run(t, all, n, &first);
 	if (k < 2)
 		return 0;
 	if (!(p->in = malloc((size_t)k * sizeof *p->in)))
@@ -196,11 +200,8 @@ static int for_each_run(ts_table *t, int64_t now, int strict,
 /* Count the tablets of the group a run would merge first. */
 static int count_in_run(ts_table *t, const struct placed *all, int n, void *arg)
 {
-	uint64_t sizes[n];
 	int first;
-	for (int i = 0; i < n; i++)
-		sizes[i] = all[i].m.bytes;
-	*(int64_t *)arg += ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, &first);
+	*(int64_t *)arg += pick_run(t, all, n, &first);
 	return 0;
 }
 

@@ -576,7 +576,6 @@ static int reader_child(const char *dir, const ts_test_model *m, int64_t min_ts,
 	char c;
 	ts_options_init(&o);
 	o.flags = TS_OPEN_READONLY;
-	o.clock = NULL;
 	setenv("TSSTORE_NOW", "2026-11-21T12:00:00Z", 1); /* NOW */
 	if (ts_open(dir, &o, &db) < 0 || ts_table_open(db, "m", &t) < 0)
 		return 1;
@@ -653,6 +652,36 @@ static void reader_process_across_merges_and_expiry(void **state)
 	free(m.rows);
 }
 
+/* ts_merge refuses a read-only handle and a dropped table, and changes
+ * nothing. */
+static void merge_refused_read_only_and_dropped(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	ts_options o;
+	ts_db *ro;
+	ts_table *rt;
+	int merged = -1;
+	for (int b = 1; b <= 2; b++) {
+		insert_span(e, &m, 50, NOW - 2 * HOUR, HOUR, b);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(e->dir, &o, &ro), 0);
+	assert_int_equal(ts_table_open(ro, "m", &rt), 0);
+	assert_int_equal(ts_merge(rt, &merged), TS_EREADONLY);
+	assert_int_equal(merged, 0);
+	assert_non_null(strstr(ts_errmsg(NULL), "read-only"));
+	ts_table_close(rt);
+	assert_int_equal(ts_close(ro), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
+	assert_int_equal(ts_drop(e->db, "m"), 0);
+	assert_int_equal(ts_merge(e->t, &merged), TS_ECLOSED);
+	assert_int_equal(merged, 0);
+	free(m.rows);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -674,6 +703,7 @@ int main(void)
 		T(damage_found_by_merge),
 		T(reader_snapshot_reads_retired_tablets),
 		T(reader_process_across_merges_and_expiry),
+		T(merge_refused_read_only_and_dropped),
 	};
 #undef T
 	return cmocka_run_group_tests_name("merge", tests, NULL, NULL);
