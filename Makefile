@@ -141,8 +141,8 @@ $(B)/bin/tsstore: $(TOOL_OBJS) $(STATIC_LIB)
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
-	$(Q)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
-		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) $(SQLITE_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
+		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) $(SQLITE_LIBS)
 
 check: all $(UNIT_TESTS)
 	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(CLI_TESTS)

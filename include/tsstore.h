@@ -519,17 +519,26 @@ typedef struct ts_query {
 
 /*
  * ts_query_open -- start a query over a snapshot taken now; the snapshot
- * is held until ts_cursor_close.  Rows come from ts_cursor_next.
- * Returns 0; TS_EINVAL / TS_ETYPE for bad bounds (ts_errmsg says which);
- * TS_ENOENT for an unknown projected column; TS_ECLOSED; TS_ENOMEM;
- * TS_ENOTSUP until the query engine lands.
+ * is held until ts_cursor_close (close every cursor before its table
+ * handle).  Rows come from ts_cursor_next, in the current schema: rows
+ * written before a column was added read with its default.  Rows past
+ * the TTL are never returned.  With a limit, ts_cursor_more says
+ * afterwards whether another row qualified; pass ts_cursor_resume's key
+ * as `after` (all key columns) to continue in the same direction.
+ * Returns 0; TS_EINVAL (a bound with more values than key columns, a
+ * TS_NONE value in a bound, an `after` without every key column, a bad
+ * projection count); TS_ETYPE / TS_ERANGE for a bound value its column
+ * cannot take (ts_errmsg names the bound and column); TS_ENOENT for a
+ * projected column index out of range; TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT
+ * / TS_EIO when a tablet cannot be read.
  */
 TS_EXTERN int ts_query_open(ts_table *table, const ts_query *q,
                             ts_cursor **out);
 
 /*
- * ts_latest_open -- the newest row (greatest ts) whose key starts with
- * prefix[0..nprefix), as a cursor yielding zero or one row.
+ * ts_latest_open -- the newest row (greatest ts; among rows of that ts,
+ * the greatest key) whose key starts with prefix[0..nprefix) and is not
+ * past the TTL, as a cursor yielding zero or one row.
  * Returns as ts_query_open.
  */
 TS_EXTERN int ts_latest_open(ts_table *table, const ts_value *prefix,
@@ -562,7 +571,15 @@ typedef struct ts_aggspec {
 /*
  * An aggregate request: per window of `every` ns (windows start at
  * multiples of every since the epoch) and per group (the first `group` key
- * columns), the functions in specs over the rows with ts in [from, to).
+ * columns, 0 <= group < number of key columns), the functions in specs over
+ * the rows with ts in [from, to) whose key starts with the prefix.
+ *
+ * count counts values (a NaN double is no value); sum over integer
+ * columns is exact, over doubles it is added block by block and may differ
+ * in the last bits from a row-by-row sum; min and max ignore NaN; mean is
+ * sum / count (NaN when count is 0); first and last are the values of the
+ * rows with the least and the greatest ts, ties going to the least and the
+ * greatest key.  Only windows holding rows appear.
  */
 typedef struct ts_aggregate {
 	const ts_value *prefix;
@@ -578,10 +595,13 @@ typedef struct ts_aggregate {
  * [group key values..., window start (timestamp), one value per spec]
  * ordered by group key then window.  count is TS_INT64, mean TS_DOUBLE,
  * sum TS_INT64 for integer columns and TS_DOUBLE for doubles, the others
- * the column's type.
- * Returns 0; TS_EINVAL / TS_ETYPE for a bad request (non-numeric column,
- * every <= 0, group out of range); TS_ECLOSED; TS_ENOMEM; TS_ENOTSUP until
- * the query engine lands.
+ * the column's type.  Blocks of on-disk tablets lying wholly in one group
+ * and one window are answered from their precomputed statistics, unless
+ * first, last or the ts column is asked for.
+ * Returns 0; TS_EINVAL (every <= 0, from >= to, group out of range, a bad
+ * function or spec count, a bad prefix); TS_ETYPE (a non-numeric column);
+ * TS_ENOENT (a column index out of range); TS_ECLOSED; TS_ENOMEM.
+ * ts_cursor_next may return TS_ERANGE when an integer sum overflows int64.
  */
 TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
                                 ts_cursor **out);
@@ -591,13 +611,15 @@ TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
  * values (the projected columns, or all columns of the current schema),
  * valid until the next call on the cursor; *row is NULL at the end.
  * n (may be NULL) receives the number of values.
- * Returns 0, or TS_EIO / TS_ECORRUPT when a tablet cannot be read.
+ * Returns 0, or TS_EIO / TS_ECORRUPT when a tablet cannot be read (the
+ * tablet is reported for quarantine), TS_ENOMEM, or (aggregates)
+ * TS_ERANGE; an error is sticky: later calls return it again.
  */
 TS_EXTERN int ts_cursor_next(ts_cursor *cur, const ts_value **row, int *n);
 
 /*
- * ts_cursor_more -- after the end: 1 if the limit cut the result (more
- * rows remain), else 0.  When 1, ts_cursor_resume gives the key to pass
+ * ts_cursor_more -- after the end: 1 if the limit cut the result (at
+ * least one more row qualifies), else 0.  When 1, ts_cursor_resume gives the key to pass
  * as ts_query.after to continue.
  */
 TS_EXTERN int ts_cursor_more(const ts_cursor *cur);

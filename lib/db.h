@@ -41,6 +41,8 @@ struct ts_table {
 	uint64_t flushes, flushed_rows, flushed_bytes;
 	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
 	uint64_t expired_tablets, quarantined; /* atomics */
+	uint64_t rows_scanned, rows_returned; /* atomics: queries and latest */
+	uint64_t agg_rows_scanned, agg_rows_summarised; /* atomics: aggregates */
 	uint64_t next_id;        /* tablet ids reserved so far (mu) */
 	struct ts__recent_flush {
 		uint64_t id;

@@ -64,6 +64,14 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	    (int64_t)__atomic_load_n(&t->expired_tablets, __ATOMIC_RELAXED));
 	put(out, room, count, "tablets_quarantined",
 	    (int64_t)__atomic_load_n(&t->quarantined, __ATOMIC_RELAXED));
+	put(out, room, count, "rows_scanned",
+	    (int64_t)__atomic_load_n(&t->rows_scanned, __ATOMIC_RELAXED));
+	put(out, room, count, "rows_returned",
+	    (int64_t)__atomic_load_n(&t->rows_returned, __ATOMIC_RELAXED));
+	put(out, room, count, "aggregate_rows_scanned",
+	    (int64_t)__atomic_load_n(&t->agg_rows_scanned, __ATOMIC_RELAXED));
+	put(out, room, count, "aggregate_rows_summarised",
+	    (int64_t)__atomic_load_n(&t->agg_rows_summarised, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&t->tablets_mu);
 	put(out, room, count, "tablets_damaged_reports", (int64_t)t->damage_reports);
 	pthread_mutex_unlock(&t->tablets_mu);

@@ -776,8 +776,7 @@ int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 	return 1;
 }
 
-/* The first block whose last key is >= key, or nblocks. */
-static uint32_t block_for(const ts__tablet *t, const void *key, size_t klen)
+uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen)
 {
 	uint32_t lo = 0, hi = t->nblocks;
 	while (lo < hi) {
@@ -799,7 +798,7 @@ int ts__tablet_find(const ts__tablet *t, const void *key, size_t klen, ts_buf *r
 	int rc;
 	if (klen < 8 || !ts__tablet_may_contain(t, key, klen - 8))
 		return 0;
-	uint32_t i = block_for(t, key, klen);
+	uint32_t i = ts__tablet_block_for(t, key, klen);
 	if (i == t->nblocks)
 		return 0;
 	if ((rc = ts__tablet_read_block(t, i, raw)) < 0)

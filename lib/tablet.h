@@ -118,6 +118,9 @@ void ts__tablet_stat(const ts__tablet *t, uint32_t i, uint32_t j, ts__colstat *o
  * in the tablet: 0 means certainly not. */
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len);
 
+/* The first block whose last key is >= key (ts__key_cmp), or nblocks. */
+uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen);
+
 /* Whether the tablet holds key: Bloom filter, then the one block that
  * could hold it (raw is scratch space).  Returns 1, 0, or a read error. */
 int ts__tablet_find(const ts__tablet *t, const void *key, size_t klen, ts_buf *raw);

@@ -5,8 +5,7 @@
  * altering and dropping tables with their exact errors, the clean-up of
  * interrupted creates and drops, a failing sync of a directory after a
  * rename (through an fsync that this file puts in front of libc's), the
- * injectable clock, the entry points still pending, and the error
- * vocabulary.
+ * injectable clock, and the error vocabulary.
  *
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
@@ -1185,37 +1184,6 @@ static void db_clock(void **state)
 	assert_int_equal(ts_close(db), 0);
 }
 
-/* ---- pending entry points ---- */
-
-static void db_pending_entry_points(void **state)
-{
-	const char *dir = *state;
-	ts_db *db = open_db(dir, 0);
-	assert_int_equal(create_cpu(db, "cpu"), 0);
-	ts_table *t = open_table(db, "cpu");
-	ts_query q;
-	ts_cursor *cur = (ts_cursor *)&cur;
-	memset(&q, 0, sizeof q);
-	assert_int_equal(ts_query_open(t, &q, &cur), TS_ENOTSUP);
-	assert_null(cur);
-	assert_msg_has("ts_query_open is not implemented");
-	assert_int_equal(ts_flush(t, INT64_MAX), 0); /* landed: nothing to flush */
-	ts_value prefix = ts_string("h");
-	cur = (ts_cursor *)&cur;
-	assert_int_equal(ts_latest_open(t, &prefix, 1, &cur), TS_ENOTSUP);
-	assert_null(cur);
-	assert_msg_has("not implemented");
-	ts_aggregate agg;
-	memset(&agg, 0, sizeof agg);
-	cur = (ts_cursor *)&cur;
-	assert_int_equal(ts_aggregate_open(t, &agg, &cur), TS_ENOTSUP);
-	assert_null(cur);
-	assert_msg_has("not implemented");
-	assert_string_equal(ts_errname(TS_ENOTSUP), "ENOTSUP");
-	ts_table_close(t);
-	assert_int_equal(ts_close(db), 0);
-}
-
 /* ---- errors ---- */
 
 static void db_error_names(void **state)
@@ -1311,7 +1279,6 @@ int main(void)
 		T(db_default_size_limit),
 		T(db_readonly_refuses_changes),
 		T(db_clock),
-		T(db_pending_entry_points),
 		T(db_error_names),
 		T(db_errmsg_per_thread),
 	};

@@ -1,0 +1,482 @@
+/*
+ * aggregate.c -- windowed statistics per group (DESIGN.md section 2,
+ * "aggregate"; BTrDB's precomputed summaries).
+ *
+ * The rows of the box (prefix, [from, to), TTL) arrive in key order from
+ * a scan, so a group -- the first `group` key columns -- is contiguous:
+ * the cursor gathers one group at a time into its windows (a small hash
+ * table keyed by window start), then yields the group's windows in time
+ * order and moves on.  Memory is one group's windows, never the result.
+ *
+ * A tablet block whose rows all share one group and one window, and lie
+ * wholly inside the box, arrives as its footer statistics instead of its
+ * rows (scan.h), so most blocks of a large aggregate are never read, let
+ * alone decompressed.  Statistics cannot give first and last, nor a sum
+ * over ts, so a request for those reads every row.  Columns a tablet's
+ * schema version lacks count as their default in each of its rows, as
+ * they read.
+ *
+ * Definitions: count counts values (a NaN double is no value); sum is
+ * exact over integers (an int64 overflow is TS_ERANGE) and over doubles
+ * is summed in block order, so it may differ in the last bits from a
+ * row-by-row sum; min and max ignore NaN; mean is sum / count; first and
+ * last are the values of the rows with the least and the greatest ts,
+ * ties going to the least and the greatest key.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "error.h"
+#include "key.h"
+#include "period.h"
+#include "row.h"
+
+/* One spec's state in one window. */
+typedef struct acc {
+	uint64_t count;
+	__int128 isum;
+	double dsum;
+	ts_value min, max, first, last;
+	int64_t first_ts, last_ts;
+	int has_first;
+} acc;
+
+typedef struct window {
+	int64_t start;
+	uint32_t slot;            /* its place in the hash table */
+} window;
+
+typedef struct agg_cursor {
+	struct ts_cursor base;
+	ts__range range;
+	ts__scan scan;
+	ts__summary_rule rule;
+	const ts__schema *schema;
+	int group;
+	int64_t every;
+	int nspecs;
+	ts_aggspec *specs;
+	/* the group being gathered */
+	ts_buf gkey;
+	int have_group;
+	window *win;
+	acc *accs;                /* nspecs per window */
+	size_t nwin, capwin;
+	uint32_t *slots;          /* window index + 1, 0 = free */
+	uint32_t nslots;          /* power of two */
+	/* yielding it */
+	size_t *order, emit;
+	int emitting, ended, pending;
+	const ts__src *item;
+	ts_value *vals, *out;
+	ts_buf scratch, gscratch;
+} agg_cursor;
+
+static void acc_reset(acc *a)
+{
+	memset(a, 0, sizeof *a);
+}
+
+static uint32_t hash_start(int64_t start)
+{
+	uint64_t h = (uint64_t)start * 0x9E3779B97F4A7C15u;
+	return (uint32_t)(h >> 32);
+}
+
+static int grow_slots(agg_cursor *c)
+{
+	uint32_t n = c->nslots ? 2 * c->nslots : 64;
+	uint32_t *s = calloc(n, sizeof *s);
+	if (!s)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	free(c->slots);
+	c->slots = s;
+	c->nslots = n;
+	for (size_t i = 0; i < c->nwin; i++) {
+		uint32_t j = hash_start(c->win[i].start) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i + 1;
+		c->win[i].slot = j;
+	}
+	return 0;
+}
+
+/* The accumulators of the window starting at start, made if new. */
+static int window_accs(agg_cursor *c, int64_t start, acc **out)
+{
+	if ((c->nwin + 1) * 2 > c->nslots && grow_slots(c) < 0)
+		return TS_ENOMEM;
+	uint32_t mask = c->nslots - 1, j = hash_start(start) & mask;
+	for (; c->slots[j]; j = (j + 1) & mask)
+		if (c->win[c->slots[j] - 1].start == start) {
+			*out = &c->accs[(size_t)(c->slots[j] - 1) * (size_t)c->nspecs];
+			return 0;
+		}
+	if (c->nwin == c->capwin) {
+		size_t cap = c->capwin ? 2 * c->capwin : 32;
+		window *w = realloc(c->win, cap * sizeof *w);
+		if (w)
+			c->win = w;
+		acc *a = realloc(c->accs, cap * (size_t)(c->nspecs ? c->nspecs : 1) * sizeof *a);
+		if (a)
+			c->accs = a;
+		size_t *o = realloc(c->order, cap * sizeof *o);
+		if (o)
+			c->order = o;
+		if (!w || !a || !o)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->capwin = cap;
+	}
+	c->win[c->nwin].start = start;
+	c->win[c->nwin].slot = j;
+	c->slots[j] = (uint32_t)c->nwin + 1;
+	*out = &c->accs[c->nwin * (size_t)c->nspecs];
+	for (int k = 0; k < c->nspecs; k++)
+		acc_reset(&(*out)[k]);
+	c->nwin++;
+	return 0;
+}
+
+static void forget_windows(agg_cursor *c)
+{
+	for (size_t i = 0; i < c->nwin; i++)
+		c->slots[c->win[i].slot] = 0;
+	c->nwin = 0;
+}
+
+static int64_t window_start(const agg_cursor *c, int64_t ts)
+{
+	return ts__floor_div(ts, c->every) * c->every;
+}
+
+/* Fold a value's min/max into a. */
+static void fold_minmax(acc *a, const ts_value *min, const ts_value *max, int isdouble)
+{
+	int first = a->count == 0;
+	if (isdouble) {
+		if (first || min->v.d < a->min.v.d)
+			a->min = *min;
+		if (first || max->v.d > a->max.v.d)
+			a->max = *max;
+	} else {
+		if (first || min->v.i < a->min.v.i)
+			a->min = *min;
+		if (first || max->v.i > a->max.v.i)
+			a->max = *max;
+	}
+}
+
+static int add_row(agg_cursor *c, const ts__src *src)
+{
+	const ts__snapshot *s = &c->scan.snap;
+	int64_t ts = ts__key_ts(src->key, src->klen);
+	acc *a;
+	int rc = window_accs(c, window_start(c, ts), &a);
+	if (rc < 0)
+		return rc;
+	if (src->version < 1 || (int)src->version > s->nversions)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
+		                s->table->name, src->version);
+	if ((rc = ts__row_decode(s->versions[src->version - 1], s->schema, src->row, src->rowlen,
+	                         c->vals, &c->scratch)) < 0)
+		return rc;
+	for (int k = 0; k < c->nspecs; k++, a++) {
+		const ts_value *v = &c->vals[c->specs[k].column];
+		if (!a->has_first || ts < a->first_ts) { /* ties: the least key came first */
+			a->first = *v;
+			a->first_ts = ts;
+		}
+		if (!a->has_first || ts >= a->last_ts) { /* ties: the greatest key comes last */
+			a->last = *v;
+			a->last_ts = ts;
+		}
+		a->has_first = 1;
+		if (v->type == TS_DOUBLE) {
+			if (isnan(v->v.d))
+				continue;
+			fold_minmax(a, v, v, 1);
+			a->dsum += v->v.d;
+		} else {
+			fold_minmax(a, v, v, 0);
+			a->isum += v->v.i;
+		}
+		a->count++;
+	}
+	return 0;
+}
+
+/* The statistics of column col over block b of tab, in the snapshot's
+ * schema: the footer's, or those of the column's default when the
+ * tablet's schema version predates the column. */
+static void block_stat(const agg_cursor *c, const ts__tablet *tab, uint32_t b, int col,
+                       ts__colstat *st)
+{
+	const ts__col *column = &c->schema->cols[col];
+	for (uint32_t j = 0; j < tab->nstat; j++)
+		if (tab->stat_cols[j] == col) {
+			ts__tablet_stat(tab, b, j, st);
+			st->min.type = st->max.type = column->type; /* int32 widened */
+			return;
+		}
+	uint64_t rows = tab->blocks[b].rows;
+	memset(st, 0, sizeof *st);
+	st->min = st->max = column->dflt;
+	if (column->type == TS_DOUBLE) {
+		if (!isnan(column->dflt.v.d)) {
+			st->count = rows;
+			st->dsum = column->dflt.v.d * (double)rows;
+		}
+	} else {
+		st->count = rows;
+		st->isum = (__int128)column->dflt.v.i * (__int128)rows;
+	}
+}
+
+static int add_summary(agg_cursor *c, const ts__src *src)
+{
+	const ts__tablet *tab = src->tab;
+	acc *a;
+	int rc = window_accs(c, window_start(c, tab->blocks[src->block].min_ts), &a);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; k < c->nspecs; k++, a++) {
+		ts__colstat st;
+		block_stat(c, tab, src->block, c->specs[k].column, &st);
+		if (st.count == 0)
+			continue;
+		int isdouble = c->schema->cols[c->specs[k].column].type == TS_DOUBLE;
+		fold_minmax(a, &st.min, &st.max, isdouble);
+		a->count += st.count;
+		a->isum += st.isum;
+		a->dsum += st.dsum;
+	}
+	return 0;
+}
+
+static int cmp_window(const void *x, const void *y, void *arg)
+{
+	const window *w = arg;
+	int64_t a = w[*(const size_t *)x].start, b = w[*(const size_t *)y].start;
+	return (a > b) - (a < b);
+}
+
+/* Gather the next group.  Returns 1 when it has windows, 0 at the end. */
+static int gather(agg_cursor *c)
+{
+	long glen = 0;
+	forget_windows(c);
+	c->have_group = 0;
+	for (;;) {
+		if (!c->pending) {
+			int rc = ts__scan_next(&c->scan, &c->item);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				c->ended = 1;
+				break;
+			}
+			c->pending = 1;
+		}
+		const ts__src *it = c->item;
+		if (c->group > 0 &&
+		    (glen = ts__key_prefix_len(c->schema, it->key, it->klen, c->group)) < 0)
+			return ts__fail(TS_ECORRUPT, "table \"%s\": a malformed key",
+			                c->scan.snap.table->name);
+		if (c->have_group && (c->gkey.len != (size_t)glen ||
+		                      memcmp(c->gkey.data, it->key, (size_t)glen) != 0))
+			break; /* the next group begins */
+		if (!c->have_group) {
+			c->gkey.len = 0;
+			ts__put(&c->gkey, it->key, (size_t)glen);
+			if (c->gkey.oom)
+				return ts__fail(TS_ENOMEM, "out of memory");
+			c->have_group = 1;
+		}
+		int rc = it->summary ? add_summary(c, it) : add_row(c, it);
+		if (rc < 0)
+			return rc;
+		c->pending = 0;
+	}
+	if (c->nwin == 0)
+		return 0;
+	for (size_t i = 0; i < c->nwin; i++)
+		c->order[i] = i;
+	qsort_r(c->order, c->nwin, sizeof *c->order, cmp_window, c->win);
+	c->emit = 0;
+	return ts__key_decode(c->schema, c->gkey.data, c->gkey.len, c->group, c->out,
+	                      &c->gscratch, NULL) < 0 ? TS_ECORRUPT : 1;
+}
+
+/* The value of spec k from its accumulator. */
+static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
+{
+	const ts__col *col = &c->schema->cols[c->specs[k].column];
+	int isdouble = col->type == TS_DOUBLE;
+	switch (c->specs[k].fn) {
+	case TS_AGG_COUNT:
+		*v = ts_int64((int64_t)a->count);
+		return 0;
+	case TS_AGG_SUM:
+		if (isdouble) {
+			*v = ts_double(a->dsum);
+			return 0;
+		}
+		if (a->isum > INT64_MAX || a->isum < INT64_MIN)
+			return ts__fail(TS_ERANGE, "sum of column \"%s\" overflows int64", col->name);
+		*v = ts_int64((int64_t)a->isum);
+		return 0;
+	case TS_AGG_MEAN:
+		*v = ts_double(a->count == 0 ? NAN
+		                              : isdouble ? a->dsum / (double)a->count
+		                                         : (double)a->isum / (double)a->count);
+		return 0;
+	case TS_AGG_MIN:
+	case TS_AGG_MAX:
+		if (a->count == 0) /* only NaN seen */
+			*v = ts_double(NAN);
+		else
+			*v = c->specs[k].fn == TS_AGG_MIN ? a->min : a->max;
+		return 0;
+	case TS_AGG_FIRST:
+		*v = a->first;
+		return 0;
+	case TS_AGG_LAST:
+		*v = a->last;
+		return 0;
+	}
+	return ts__fail(TS_EINVAL, "bad aggregate function");
+}
+
+static int agg_next(struct ts_cursor *base, const ts_value **row, int *n)
+{
+	agg_cursor *c = (agg_cursor *)base;
+	while (!c->emitting || c->emit == c->nwin) {
+		c->emitting = 0;
+		if (c->ended && !c->pending)
+			return 0;
+		int rc = gather(c);
+		if (rc <= 0)
+			return rc;
+		c->emitting = 1;
+	}
+	size_t w = c->order[c->emit++];
+	const acc *a = &c->accs[w * (size_t)c->nspecs];
+	c->out[c->group] = ts_timestamp(c->win[w].start);
+	for (int k = 0; k < c->nspecs; k++) {
+		int rc = result(c, k, &a[k], &c->out[c->group + 1 + k]);
+		if (rc < 0)
+			return rc;
+	}
+	*row = c->out;
+	*n = c->group + 1 + c->nspecs;
+	return 0;
+}
+
+static void agg_destroy(struct ts_cursor *base)
+{
+	agg_cursor *c = (agg_cursor *)base;
+	uint64_t scanned, summarised;
+	ts__scan_counts(&c->scan, &scanned, &summarised);
+	__atomic_add_fetch(&base->table->agg_rows_scanned, scanned, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&base->table->agg_rows_summarised, summarised, __ATOMIC_RELAXED);
+	ts__scan_close(&c->scan);
+	ts__range_free(&c->range);
+	ts__buf_free(&c->gkey);
+	ts__buf_free(&c->scratch);
+	ts__buf_free(&c->gscratch);
+	free(c->specs);
+	free(c->win);
+	free(c->accs);
+	free(c->slots);
+	free(c->order);
+	free(c->vals);
+	free(c->out);
+}
+
+/* Check req against the snapshot's schema. */
+static int validate(const ts__schema *s, const ts_aggregate *req)
+{
+	if (req->every <= 0)
+		return ts__fail(TS_EINVAL, "every must be positive");
+	if (req->from >= req->to)
+		return ts__fail(TS_EINVAL, "from must be before to");
+	if (req->group < 0 || req->group >= s->nkey)
+		return ts__fail(TS_EINVAL, "group: %d key columns asked, 0 to %d allowed", req->group,
+		                s->nkey - 1);
+	if (req->nspecs < 0 || req->nspecs > TS_COLUMNS_MAX || (req->nspecs && !req->specs))
+		return ts__fail(TS_EINVAL, "bad number of aggregate columns: %d", req->nspecs);
+	for (int k = 0; k < req->nspecs; k++) {
+		int col = req->specs[k].column;
+		if (col < 0 || col >= s->ncols)
+			return ts__fail(TS_ENOENT, "no column %d (the table has %d)", col, s->ncols);
+		if (!ts__type_is_numeric(s->cols[col].type))
+			return ts__fail(TS_ETYPE, "column \"%s\" is a %s: aggregates need numbers",
+			                s->cols[col].name, ts_type_name(s->cols[col].type));
+		if (req->specs[k].fn < TS_AGG_COUNT || req->specs[k].fn > TS_AGG_LAST)
+			return ts__fail(TS_EINVAL, "column \"%s\": bad aggregate function %d",
+			                s->cols[col].name, (int)req->specs[k].fn);
+	}
+	return 0;
+}
+
+static int agg_setup(agg_cursor *c, const ts_aggregate *req)
+{
+	const ts__snapshot *s = &c->scan.snap;
+	int rc = validate(s->schema, req);
+	if (rc < 0)
+		return rc;
+	c->schema = s->schema;
+	c->group = req->group;
+	c->every = req->every;
+	c->nspecs = req->nspecs;
+	int summaries = 1;
+	if (!(c->specs = malloc((size_t)(req->nspecs ? req->nspecs : 1) * sizeof *c->specs)) ||
+	    !(c->vals = malloc((size_t)s->schema->ncols * sizeof *c->vals)) ||
+	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int k = 0; k < req->nspecs; k++) {
+		c->specs[k] = req->specs[k];
+		if (c->specs[k].fn == TS_AGG_FIRST || c->specs[k].fn == TS_AGG_LAST ||
+		    c->specs[k].column == s->schema->ts_col)
+			summaries = 0;
+	}
+	int64_t tmin = req->from > s->expiry ? req->from : s->expiry;
+	if ((rc = ts__range_prefix(&c->range, s->schema, req->prefix, req->nprefix, tmin,
+	                           req->to - 1)) < 0)
+		return rc;
+	c->rule.schema = s->schema;
+	c->rule.group = req->group;
+	c->rule.every = req->every;
+	return ts__scan_start(&c->scan, &c->range, 0, summaries ? &c->rule : NULL);
+}
+
+int ts_aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
+{
+	*out = NULL;
+	if (!req)
+		return ts__fail(TS_EINVAL, "no aggregate request");
+	agg_cursor *c = calloc(1, sizeof *c);
+	if (!c)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	ts__cursor_init(&c->base, table);
+	ts__range_init(&c->range);
+	ts__buf_init(&c->gkey);
+	ts__buf_init(&c->scratch);
+	ts__buf_init(&c->gscratch);
+	c->base.next = agg_next;
+	c->base.destroy = agg_destroy;
+	int rc = ts__scan_begin(&c->scan, table);
+	if (rc == 0) {
+		c->base.schema = c->scan.snap.schema;
+		rc = agg_setup(c, req);
+	}
+	if (rc < 0) {
+		ts_cursor_close(&c->base);
+		return rc;
+	}
+	*out = &c->base;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * cursor.h -- what every kind of cursor (query, latest, aggregate) shares:
+ * the public ts_cursor_* calls dispatch through it, and the resume key and
+ * the `more` flag live here.
+ */
+#ifndef TS_CURSOR_H
+#define TS_CURSOR_H
+
+#include "scan.h"
+
+struct ts_cursor {
+	ts_table *table;
+	/* the next row as ts_cursor_next returns it */
+	int (*next)(struct ts_cursor *c, const ts_value **row, int *n);
+	/* free the kind's own state (not the struct) */
+	void (*destroy)(struct ts_cursor *c);
+	int err;                  /* sticky: the error next returned */
+	int more;                 /* the limit cut the result */
+	const ts__schema *schema; /* of the snapshot: decodes the resume key */
+	ts_buf last_key;          /* encoded key of the last row returned */
+	ts_buf resume_scratch;
+	ts_value resume[TS_KEY_COLUMNS_MAX];
+};
+
+/* Set up the shared part. */
+void ts__cursor_init(struct ts_cursor *c, ts_table *t);
+
+/*
+ * Encode n values of the leading key columns of s (vals[0..n), in key
+ * order) into out for a bound named what ("prefix", "lower", ...).
+ * Values are converted as inserts convert them; TS_NONE is refused.
+ * Returns 0, TS_EINVAL (n out of 0..nkey, a missing value), TS_ETYPE,
+ * TS_ERANGE, TS_ETOOBIG, TS_ENOMEM.
+ */
+int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,
+                     ts_buf *out);
+
+/*
+ * Narrow r to the keys starting with prefix[0..n) and the ts interval
+ * [tmin, tmax], and when the prefix fixes every key column but ts, turn
+ * the interval into key bounds and note the stem for Bloom filters.
+ * Returns 0 or the errors of ts__bound_encode.
+ */
+int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, int n,
+                     int64_t tmin, int64_t tmax);
+
+#endif

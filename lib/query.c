@@ -1,0 +1,453 @@
+/*
+ * query.c -- range queries and the latest row (DESIGN.md section 2), and
+ * the ts_cursor calls every kind of cursor shares.
+ *
+ * A query turns its box -- prefix, lower and upper bounds on leading key
+ * columns, a resume key, a time interval, the TTL -- into one byte range
+ * of encoded keys and an inclusive ts interval (scan.h), then reads the
+ * merged streams of a snapshot taken at open.  Rows are decoded into the
+ * snapshot's current schema, so tablets of older schema versions read
+ * like new ones.  The limit is honoured exactly: after the limit-th row
+ * the cursor looks for one more qualifying row to say whether the result
+ * was cut (`more`).
+ *
+ * latest finds the newest row of a prefix by visiting the streams newest
+ * first (by the greatest ts each can hold) and stopping as soon as no
+ * stream left can hold a newer row: normally the filling tree of the
+ * current period answers alone.  When the prefix fixes every key column
+ * but ts, the last row in key order of a stream is its newest, so each
+ * stream visited costs one seek.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "error.h"
+#include "key.h"
+#include "row.h"
+
+/* ---- shared by the cursors ---- */
+
+void ts__cursor_init(struct ts_cursor *c, ts_table *t)
+{
+	c->table = t;
+	ts__buf_init(&c->last_key);
+	ts__buf_init(&c->resume_scratch);
+}
+
+int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,
+                     ts_buf *out)
+{
+	ts_value v[TS_KEY_COLUMNS_MAX];
+	out->len = 0;
+	if (n < 0 || n > s->nkey)
+		return ts__fail(TS_EINVAL, "%s: %d values given, the key has %d columns", what, n,
+		                s->nkey);
+	if (n > 0 && !vals)
+		return ts__fail(TS_EINVAL, "%s: %d values given but no array", what, n);
+	for (int i = 0; i < n; i++) {
+		if (vals[i].type == TS_NONE)
+			return ts__fail(TS_EINVAL, "%s: value %d (column \"%s\") is missing", what, i,
+			                s->cols[s->key[i]].name);
+		int rc = ts__value_check(s, s->key[i], &vals[i], &v[i]);
+		if (rc < 0)
+			return ts__fail(rc, "%s: %s", what, ts_errmsg(NULL));
+	}
+	return ts__key_encode(s, v, n, out);
+}
+
+int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, int n,
+                     int64_t tmin, int64_t tmax)
+{
+	ts_buf p;
+	ts__buf_init(&p);
+	int rc = ts__bound_encode(s, prefix, n, "prefix", &p);
+	ts__range_time(r, tmin, tmax);
+	if (rc == 0 && n > 0) {
+		ts__range_lower_cols(r, p.data, p.len, 0);
+		ts__range_upper_cols(r, p.data, p.len, 0);
+	}
+	if (rc == 0 && n >= s->nkey - 1 && !r->empty) {
+		/* the stem is fixed: the ts interval is a key interval */
+		size_t stem = n == s->nkey ? p.len - 8 : p.len;
+		ts__put(&r->stem, p.data, stem);
+		r->has_stem = 1;
+		if (n == s->nkey - 1) {
+			ts_value t = ts_timestamp(r->tmin);
+			ts__key_put(&p, &t);
+			ts__range_lower(r, p.data, p.len, 0);
+			p.len = stem;
+			t = ts_timestamp(r->tmax);
+			ts__key_put(&p, &t);
+			ts__range_upper(r, p.data, p.len, 0);
+		}
+	}
+	if (rc == 0 && (p.oom || ts__range_oom(r)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	ts__buf_free(&p);
+	return rc;
+}
+
+/* Note the key of the row being returned, for ts_cursor_resume. */
+static int keep_key(struct ts_cursor *c, const void *key, size_t len)
+{
+	c->last_key.len = 0;
+	ts__put(&c->last_key, key, len);
+	return c->last_key.oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
+}
+
+/* Decode a row of schema version `version` of the snapshot into vals. */
+static int decode_row(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
+                      ts_value *vals, ts_buf *scratch)
+{
+	if (version < 1 || (int)version > s->nversions)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
+		                s->table->name, version);
+	return ts__row_decode(s->versions[version - 1], s->schema, row, len, vals, scratch);
+}
+
+static void count_read(ts_table *t, uint64_t scanned, uint64_t returned)
+{
+	__atomic_add_fetch(&t->rows_scanned, scanned, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->rows_returned, returned, __ATOMIC_RELAXED);
+}
+
+/* ---- ts_query ---- */
+
+typedef struct query_cursor {
+	struct ts_cursor base;
+	ts__range range;
+	ts__scan scan;
+	uint64_t limit, returned;
+	int ended;
+	int nproj;
+	int *proj;                /* NULL: every column */
+	ts_value *vals, *out;     /* the decoded row; the projected one */
+	ts_buf scratch;
+} query_cursor;
+
+static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
+{
+	query_cursor *q = (query_cursor *)base;
+	const ts__snapshot *s = &q->scan.snap;
+	const ts__src *src;
+	if (q->ended)
+		return 0;
+	int rc = ts__scan_next(&q->scan, &src);
+	if (rc <= 0) {
+		q->ended = 1;
+		return rc;
+	}
+	if (q->limit && q->returned == q->limit) { /* one row more: cut */
+		q->ended = 1;
+		base->more = 1;
+		return 0;
+	}
+	if ((rc = decode_row(s, src->version, src->row, src->rowlen, q->vals, &q->scratch)) < 0 ||
+	    (rc = keep_key(base, src->key, src->klen)) < 0)
+		return rc;
+	q->returned++;
+	if (!q->proj) {
+		*row = q->vals;
+		*n = s->schema->ncols;
+		return 0;
+	}
+	for (int i = 0; i < q->nproj; i++)
+		q->out[i] = q->vals[q->proj[i]];
+	*row = q->out;
+	*n = q->nproj;
+	return 0;
+}
+
+static void query_destroy(struct ts_cursor *base)
+{
+	query_cursor *q = (query_cursor *)base;
+	uint64_t scanned, summarised;
+	ts__scan_counts(&q->scan, &scanned, &summarised);
+	count_read(base->table, scanned, q->returned);
+	ts__scan_close(&q->scan);
+	ts__range_free(&q->range);
+	ts__buf_free(&q->scratch);
+	free(q->proj);
+	free(q->vals);
+	free(q->out);
+}
+
+/* The bounds of q other than its prefix and time. */
+static int query_bounds(query_cursor *c, const ts__schema *s, const ts_query *q)
+{
+	ts_buf b;
+	int rc = 0;
+	ts__buf_init(&b);
+	if (q->lower && (rc = ts__bound_encode(s, q->lower, q->nlower, "lower", &b)) == 0)
+		ts__range_lower_cols(&c->range, b.data, b.len, q->lower_exclusive);
+	if (rc == 0 && q->upper && (rc = ts__bound_encode(s, q->upper, q->nupper, "upper", &b)) == 0)
+		ts__range_upper_cols(&c->range, b.data, b.len, q->upper_exclusive);
+	if (rc == 0 && q->after) {
+		if (q->nafter != s->nkey)
+			rc = ts__fail(TS_EINVAL, "after: a resume key needs all %d key columns, got %d",
+			              s->nkey, q->nafter);
+		else if ((rc = ts__bound_encode(s, q->after, q->nafter, "after", &b)) == 0 && !q->desc)
+			ts__range_lower(&c->range, b.data, b.len, 1);
+		else if (rc == 0)
+			ts__range_upper(&c->range, b.data, b.len, 1);
+	}
+	if (rc == 0 && ts__range_oom(&c->range))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	ts__buf_free(&b);
+	return rc;
+}
+
+static int query_setup(query_cursor *c, const ts_query *q)
+{
+	const ts__snapshot *s = &c->scan.snap;
+	const ts__schema *schema = s->schema;
+	int64_t tmin = q->has_from ? q->from : INT64_MIN, tmax = INT64_MAX;
+	if (q->has_to && !q->to_inclusive && q->to == INT64_MIN)
+		c->range.empty = 1;
+	else if (q->has_to)
+		tmax = q->to_inclusive ? q->to : q->to - 1;
+	if (s->expiry > tmin)
+		tmin = s->expiry;
+	if (q->columns) {
+		if (q->ncolumns < 1 || q->ncolumns > TS_COLUMNS_MAX)
+			return ts__fail(TS_EINVAL, "columns: %d columns projected", q->ncolumns);
+		if (!(c->proj = malloc((size_t)q->ncolumns * sizeof *c->proj)) ||
+		    !(c->out = malloc((size_t)q->ncolumns * sizeof *c->out)))
+			return ts__fail(TS_ENOMEM, "out of memory");
+		for (int i = 0; i < q->ncolumns; i++) {
+			if (q->columns[i] < 0 || q->columns[i] >= schema->ncols)
+				return ts__fail(TS_ENOENT, "columns: no column %d (the table has %d)",
+				                q->columns[i], schema->ncols);
+			c->proj[i] = q->columns[i];
+		}
+		c->nproj = q->ncolumns;
+	}
+	if (!(c->vals = malloc((size_t)schema->ncols * sizeof *c->vals)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	int rc = ts__range_prefix(&c->range, schema, q->prefix, q->nprefix, tmin, tmax);
+	if (rc == 0)
+		rc = query_bounds(c, schema, q);
+	if (rc == 0)
+		rc = ts__scan_start(&c->scan, &c->range, q->desc, NULL);
+	return rc;
+}
+
+int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
+{
+	*out = NULL;
+	if (!q)
+		return ts__fail(TS_EINVAL, "no query");
+	query_cursor *c = calloc(1, sizeof *c);
+	if (!c)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	ts__cursor_init(&c->base, table);
+	ts__range_init(&c->range);
+	ts__buf_init(&c->scratch);
+	c->limit = q->limit;
+	c->base.next = query_next;
+	c->base.destroy = query_destroy;
+	int rc = ts__scan_begin(&c->scan, table);
+	if (rc == 0) {
+		c->base.schema = c->scan.snap.schema;
+		rc = query_setup(c, q);
+	}
+	if (rc < 0) {
+		ts_cursor_close(&c->base);
+		return rc;
+	}
+	*out = &c->base;
+	return 0;
+}
+
+/* ---- ts_latest ---- */
+
+typedef struct latest_cursor {
+	struct ts_cursor base;
+	ts__scan scan;            /* only its snapshot */
+	ts_buf row;               /* the answer, copied */
+	uint32_t version;
+	int found, done;
+	ts_value *vals;
+	ts_buf scratch;
+} latest_cursor;
+
+static int latest_next(struct ts_cursor *base, const ts_value **row, int *n)
+{
+	latest_cursor *l = (latest_cursor *)base;
+	const ts__snapshot *s = &l->scan.snap;
+	if (!l->found || l->done)
+		return 0;
+	l->done = 1;
+	int rc = decode_row(s, l->version, l->row.data, l->row.len, l->vals, &l->scratch);
+	if (rc < 0)
+		return rc;
+	*row = l->vals;
+	*n = s->schema->ncols;
+	return 0;
+}
+
+static void latest_destroy(struct ts_cursor *base)
+{
+	latest_cursor *l = (latest_cursor *)base;
+	ts__scan_close(&l->scan);
+	ts__buf_free(&l->row);
+	ts__buf_free(&l->scratch);
+	free(l->vals);
+}
+
+/* A stream of the snapshot, for sorting by the newest ts it may hold. */
+struct candidate {
+	int tablet, i;
+	int64_t max_ts;
+};
+
+static int newest_first(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	return (x->max_ts < y->max_ts) - (x->max_ts > y->max_ts);
+}
+
+/* Whether the row of src beats the best so far: a greater ts, or the
+ * same ts and a greater key. */
+static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
+{
+	if (!l->found)
+		return 1;
+	int64_t ts = ts__key_ts(src->key, src->klen);
+	if (ts != best_ts)
+		return ts > best_ts;
+	return ts__key_cmp(src->key, src->klen, l->base.last_key.data, l->base.last_key.len) > 0;
+}
+
+static int latest_find(latest_cursor *l, ts__range *r, int stem_fixed)
+{
+	const ts__snapshot *s = &l->scan.snap;
+	int total = (int)s->nroots + s->ntablets, rc = 0;
+	int64_t best_ts = INT64_MIN;
+	uint64_t scanned = 0;
+	struct candidate *cand = malloc((size_t)(total ? total : 1) * sizeof *cand);
+	if (!cand)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; i < total; i++) {
+		cand[i].tablet = i >= (int)s->nroots;
+		cand[i].i = cand[i].tablet ? i - (int)s->nroots : i;
+		cand[i].max_ts = cand[i].tablet ? s->tablets[cand[i].i]->max_ts : s->roots[i].max_ts;
+	}
+	qsort(cand, (size_t)total, sizeof *cand, newest_first);
+	for (int i = 0; i < total && rc == 0; i++) {
+		ts__src src;
+		if (l->found && cand[i].max_ts < best_ts)
+			break; /* no stream left holds a newer row */
+		if (l->found)
+			r->tmin = best_ts; /* older rows cannot win */
+		if (r->empty || ts__src_init(&src, s, cand[i].tablet, cand[i].i, r, 1, NULL) != 0)
+			continue;
+		while ((rc = ts__src_next(&src)) == 1) {
+			if (beats(l, &src, best_ts)) {
+				best_ts = ts__key_ts(src.key, src.klen);
+				l->row.len = 0;
+				ts__put(&l->row, src.row, src.rowlen);
+				l->version = src.version;
+				l->found = 1;
+				if ((rc = keep_key(&l->base, src.key, src.klen)) < 0)
+					break;
+			}
+			if (stem_fixed)
+				break; /* descending: the stream's newest came first */
+		}
+		scanned += src.scanned;
+		ts__src_free(&src);
+	}
+	free(cand);
+	count_read(l->base.table, scanned, l->found);
+	if (rc >= 0 && l->row.oom)
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	return rc < 0 ? rc : 0;
+}
+
+int ts_latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_cursor **out)
+{
+	*out = NULL;
+	latest_cursor *l = calloc(1, sizeof *l);
+	ts__range r;
+	if (!l)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	ts__cursor_init(&l->base, table);
+	ts__buf_init(&l->row);
+	ts__buf_init(&l->scratch);
+	ts__range_init(&r);
+	l->base.next = latest_next;
+	l->base.destroy = latest_destroy;
+	int rc = ts__scan_begin(&l->scan, table);
+	if (rc == 0) {
+		const ts__snapshot *s = &l->scan.snap;
+		l->base.schema = s->schema;
+		if (!(l->vals = malloc((size_t)s->schema->ncols * sizeof *l->vals)))
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		if (rc == 0)
+			rc = ts__range_prefix(&r, s->schema, prefix, nprefix, s->expiry, INT64_MAX);
+		if (rc == 0)
+			rc = latest_find(l, &r, nprefix >= s->schema->nkey - 1);
+	}
+	ts__range_free(&r);
+	if (rc < 0) {
+		ts_cursor_close(&l->base);
+		return rc;
+	}
+	*out = &l->base;
+	return 0;
+}
+
+/* ---- every cursor ---- */
+
+int ts_cursor_next(ts_cursor *c, const ts_value **row, int *n)
+{
+	int dummy;
+	*row = NULL;
+	if (!n)
+		n = &dummy;
+	*n = 0;
+	if (c->err)
+		return c->err;
+	int rc = c->next(c, row, n);
+	if (rc < 0) {
+		c->err = rc;
+		*row = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+int ts_cursor_more(const ts_cursor *c)
+{
+	return c->more;
+}
+
+int ts_cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
+{
+	/* Decoded on demand into the cursor's own buffers, which the caller
+	 * cannot see change: logically const. */
+	ts_cursor *c = (ts_cursor *)cur;
+	*key = NULL;
+	*nkey = 0;
+	if (c->last_key.len == 0)
+		return ts__fail(TS_ENOENT, "no row was returned yet");
+	int rc = ts__key_decode(c->schema, c->last_key.data, c->last_key.len, c->schema->nkey,
+	                        c->resume, &c->resume_scratch, NULL);
+	if (rc < 0)
+		return rc;
+	*key = c->resume;
+	*nkey = c->schema->nkey;
+	return 0;
+}
+
+void ts_cursor_close(ts_cursor *c)
+{
+	if (!c)
+		return;
+	c->destroy(c);
+	ts__buf_free(&c->last_key);
+	ts__buf_free(&c->resume_scratch);
+	free(c);
+}

@@ -1,0 +1,535 @@
+/*
+ * scan.c -- ranges, the per-tree and per-tablet streams, and their merge
+ * (scan.h).
+ *
+ * A tablet stream keeps one decompressed block and an array locating its
+ * rows, so that it can seek by binary search and walk either way.  Blocks
+ * are read only when some row of theirs can be in the range: the block
+ * index (last keys, timespans) decides the rest.  The merge is a binary
+ * heap of the streams ordered by their current key; every key lives in
+ * exactly one stream of a snapshot, so no two heads are ever equal.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "avl.h"
+#include "error.h"
+#include "key.h"
+#include "period.h"
+#include "row.h"
+#include "scan.h"
+
+/* ---- ranges ---- */
+
+void ts__range_init(ts__range *r)
+{
+	memset(r, 0, sizeof *r);
+	ts__buf_init(&r->lo);
+	ts__buf_init(&r->hi);
+	ts__buf_init(&r->stem);
+	r->tmin = INT64_MIN;
+	r->tmax = INT64_MAX;
+}
+
+void ts__range_free(ts__range *r)
+{
+	ts__buf_free(&r->lo);
+	ts__buf_free(&r->hi);
+	ts__buf_free(&r->stem);
+}
+
+static void set_bound(ts_buf *b, const void *key, size_t len)
+{
+	b->len = 0;
+	ts__put(b, key, len);
+}
+
+static void check_empty(ts__range *r)
+{
+	if (r->has_lo && r->has_hi) {
+		int c = ts__key_cmp(r->lo.data, r->lo.len, r->hi.data, r->hi.len);
+		if (c > 0 || (c == 0 && (r->lo_strict || r->hi_strict)))
+			r->empty = 1;
+	}
+	if (r->tmin > r->tmax)
+		r->empty = 1;
+}
+
+void ts__range_lower(ts__range *r, const void *key, size_t len, int strict)
+{
+	int c = r->has_lo ? ts__key_cmp(key, len, r->lo.data, r->lo.len) : 1;
+	if (c > 0) {
+		set_bound(&r->lo, key, len);
+		r->lo_strict = strict;
+		r->has_lo = 1;
+	} else if (c == 0) {
+		r->lo_strict |= strict;
+	}
+	check_empty(r);
+}
+
+void ts__range_upper(ts__range *r, const void *key, size_t len, int strict)
+{
+	int c = r->has_hi ? ts__key_cmp(key, len, r->hi.data, r->hi.len) : -1;
+	if (c < 0) {
+		set_bound(&r->hi, key, len);
+		r->hi_strict = strict;
+		r->has_hi = 1;
+	} else if (c == 0) {
+		r->hi_strict |= strict;
+	}
+	check_empty(r);
+}
+
+int ts__key_successor(ts_buf *p)
+{
+	while (p->len > 0 && p->data[p->len - 1] == 0xFF)
+		p->len--;
+	if (p->len == 0)
+		return -1;
+	p->data[p->len - 1]++;
+	return 0;
+}
+
+/*
+ * Bounds on leading columns.  A prefix sorts before every key it starts
+ * (ts__key_cmp), so "first columns >= p" is simply k >= p, and "first
+ * columns < p" is k < p.  The other two need the keys starting with p
+ * skipped or included whole: the successor of p is the first byte string
+ * past all of them.  (Fields are self-delimiting, so no key's first
+ * columns can be a proper prefix of p's encoding or the reverse.)
+ */
+void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict)
+{
+	ts_buf s;
+	if (!strict) {
+		ts__range_lower(r, p, len, 0);
+		return;
+	}
+	ts__buf_init(&s);
+	ts__put(&s, p, len);
+	if (s.oom)
+		r->lo.oom = 1;
+	else if (ts__key_successor(&s) < 0)
+		r->empty = 1;
+	else
+		ts__range_lower(r, s.data, s.len, 0);
+	ts__buf_free(&s);
+}
+
+void ts__range_upper_cols(ts__range *r, const void *p, size_t len, int strict)
+{
+	ts_buf s;
+	if (strict) {
+		ts__range_upper(r, p, len, 1);
+		return;
+	}
+	ts__buf_init(&s);
+	ts__put(&s, p, len);
+	if (s.oom)
+		r->hi.oom = 1;
+	else if (ts__key_successor(&s) == 0) /* else: no upper bound at all */
+		ts__range_upper(r, s.data, s.len, 1);
+	ts__buf_free(&s);
+}
+
+void ts__range_time(ts__range *r, int64_t tmin, int64_t tmax)
+{
+	if (tmin > r->tmin)
+		r->tmin = tmin;
+	if (tmax < r->tmax)
+		r->tmax = tmax;
+	check_empty(r);
+}
+
+int ts__range_above_lo(const ts__range *r, const void *k, size_t len)
+{
+	if (!r->has_lo)
+		return 1;
+	int c = ts__key_cmp(k, len, r->lo.data, r->lo.len);
+	return c > 0 || (c == 0 && !r->lo_strict);
+}
+
+int ts__range_below_hi(const ts__range *r, const void *k, size_t len)
+{
+	if (!r->has_hi)
+		return 1;
+	int c = ts__key_cmp(k, len, r->hi.data, r->hi.len);
+	return c < 0 || (c == 0 && !r->hi_strict);
+}
+
+static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
+{
+	return max_ts < r->tmin || min_ts > r->tmax;
+}
+
+/* ---- streams ---- */
+
+int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
+                 const ts__range *r, int desc, const ts__summary_rule *rule)
+{
+	memset(src, 0, sizeof *src);
+	src->snap = s;
+	src->range = r;
+	src->desc = desc;
+	src->blk = -1;
+	if (!tablet) {
+		const ts__root *root = &s->roots[i];
+		if (!root->root || !root->rows || time_misses(r, root->min_ts, root->max_ts))
+			return 1;
+		src->root = root->root;
+		src->min_ts = root->min_ts;
+		src->max_ts = root->max_ts;
+		return 0;
+	}
+	const ts__tablet *tab = s->tablets[i];
+	if (time_misses(r, tab->min_ts, tab->max_ts) ||
+	    !ts__range_above_lo(r, tab->last_key, tab->last_klen) ||
+	    !ts__range_below_hi(r, tab->first_key, tab->first_klen) ||
+	    (r->has_stem && !ts__tablet_may_contain(tab, r->stem.data, r->stem.len)))
+		return 1;
+	src->tab = tab;
+	src->rule = desc ? NULL : rule;
+	src->version = tab->schema_version;
+	src->min_ts = tab->min_ts;
+	src->max_ts = tab->max_ts;
+	ts__buf_init(&src->raw);
+	src->blk = -1;
+	src->seek_pending = 1;
+	if (!desc)
+		src->nextb = r->has_lo ? ts__tablet_block_for(tab, r->lo.data, r->lo.len) : 0;
+	else if (!r->has_hi ||
+	         (src->nextb = ts__tablet_block_for(tab, r->hi.data, r->hi.len)) >= (long)tab->nblocks)
+		src->nextb = (long)tab->nblocks - 1;
+	return 0;
+}
+
+void ts__src_free(ts__src *src)
+{
+	if (src->tab) {
+		ts__buf_free(&src->raw);
+		free(src->offs);
+	}
+	memset(src, 0, sizeof *src);
+}
+
+static int set_row(ts__src *src, const void *row, size_t len)
+{
+	const void *k;
+	src->row = row;
+	src->rowlen = len;
+	if (ts__row_key(row, len, &k, &src->klen) < 0 || src->klen < 8)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has a malformed key",
+		                src->snap->table->name);
+	src->key = k;
+	src->scanned++;
+	return 0;
+}
+
+static int tree_next(ts__src *src)
+{
+	const ts__range *r = src->range;
+	ts__log *log = src->snap->table->log;
+	if (!src->started) {
+		src->started = 1;
+		if (!src->desc && r->has_lo)
+			ts__avl_iter_seek(&src->it, log, src->root, 0, r->lo.data, r->lo.len, r->lo_strict);
+		else if (src->desc && r->has_hi)
+			ts__avl_iter_seek(&src->it, log, src->root, 1, r->hi.data, r->hi.len, r->hi_strict);
+		else
+			ts__avl_iter_init(&src->it, log, src->root, src->desc);
+	}
+	for (;;) {
+		uint64_t lsn = ts__avl_iter_next(&src->it);
+		size_t len;
+		if (!lsn)
+			return 0;
+		const unsigned char *row = ts__rowrec_row(log, lsn, &len, &src->version);
+		int rc = set_row(src, row, len);
+		if (rc < 0)
+			return rc;
+		if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
+		              : !ts__range_below_hi(r, src->key, src->klen))
+			return 0;
+		int64_t ts = ts__key_ts(src->key, src->klen);
+		if (ts >= r->tmin && ts <= r->tmax)
+			return 1;
+	}
+}
+
+/* Locate the rows of the block in raw. */
+static int index_block(ts__src *src)
+{
+	ts_reader rd;
+	const void *row;
+	size_t len;
+	int rc;
+	src->nrows = 0;
+	ts__reader_init(&rd, src->raw.data, src->raw.len);
+	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
+		if (src->nrows == src->cap) {
+			size_t cap = src->cap ? 2 * src->cap : 1024;
+			struct ts__rowref *o = realloc(src->offs, cap * sizeof *o);
+			if (!o)
+				return ts__fail(TS_ENOMEM, "out of memory");
+			src->offs = o;
+			src->cap = cap;
+		}
+		src->offs[src->nrows].off = (uint32_t)((const unsigned char *)row - src->raw.data);
+		src->offs[src->nrows].len = (uint32_t)len;
+		src->nrows++;
+	}
+	return rc;
+}
+
+static int tab_row(ts__src *src, long i)
+{
+	return set_row(src, src->raw.data + src->offs[i].off, src->offs[i].len);
+}
+
+/* The position of the first row in range (ascending) or of the last
+ * (descending) of the loaded block, by binary search. */
+static int seek_in_block(ts__src *src)
+{
+	const ts__range *r = src->range;
+	long lo = 0, hi = (long)src->nrows;
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+		int rc = tab_row(src, mid);
+		if (rc < 0)
+			return rc;
+		src->scanned--; /* a probe, not a row looked at */
+		int before = src->desc ? ts__range_below_hi(r, src->key, src->klen)
+		                       : !ts__range_above_lo(r, src->key, src->klen);
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	src->pos = src->desc ? lo - 1 : lo;
+	return 0;
+}
+
+static int64_t window_of(int64_t ts, int64_t every)
+{
+	return ts__floor_div(ts, every);
+}
+
+/* Whether block b can be handed up whole as its statistics. */
+static int summarisable(const ts__src *src, uint32_t b)
+{
+	const ts__summary_rule *rule = src->rule;
+	const ts__range *r = src->range;
+	const ts__tablet *tab = src->tab;
+	const ts__tablet_block *blk = &tab->blocks[b];
+	const unsigned char *start = b ? tab->blocks[b - 1].last_key : tab->first_key;
+	size_t slen = b ? tab->blocks[b - 1].last_klen : tab->first_klen;
+	if (blk->min_ts < r->tmin || blk->max_ts > r->tmax ||
+	    window_of(blk->min_ts, rule->every) != window_of(blk->max_ts, rule->every))
+		return 0;
+	/* rows of b are > start (b > 0) or start itself (b == 0) */
+	if (b ? (r->has_lo && ts__key_cmp(start, slen, r->lo.data, r->lo.len) < 0)
+	      : !ts__range_above_lo(r, start, slen))
+		return 0;
+	if (!ts__range_below_hi(r, blk->last_key, blk->last_klen))
+		return 0;
+	if (rule->group == 0)
+		return 1;
+	long a = ts__key_prefix_len(rule->schema, start, slen, rule->group);
+	long z = ts__key_prefix_len(rule->schema, blk->last_key, blk->last_klen, rule->group);
+	return a >= 0 && a == z && memcmp(start, blk->last_key, (size_t)a) == 0;
+}
+
+/* Move to the next block worth reading and read it, or hand it up as a
+ * summary.  Returns 1 (rows loaded, pos set), 2 (a summary item), 0 at
+ * the end, or an error. */
+static int next_block(ts__src *src)
+{
+	const ts__range *r = src->range;
+	const ts__tablet *tab = src->tab;
+	for (;;) {
+		long b = src->nextb;
+		if (b < 0 || b >= (long)tab->nblocks)
+			return 0;
+		const ts__tablet_block *blk = &tab->blocks[b];
+		/* ascending: rows of b are > the last key of b - 1 */
+		if (src->desc ? !ts__range_above_lo(r, blk->last_key, blk->last_klen)
+		              : b > 0 && r->has_hi &&
+		                    ts__key_cmp(tab->blocks[b - 1].last_key, tab->blocks[b - 1].last_klen,
+		                                r->hi.data, r->hi.len) >= 0)
+			return 0;
+		int sought = src->seek_pending;
+		src->seek_pending = 0;
+		src->nextb = b + (src->desc ? -1 : 1);
+		src->blk = -1;
+		if (time_misses(r, blk->min_ts, blk->max_ts))
+			continue;
+		if (src->rule && summarisable(src, (uint32_t)b)) {
+			src->summary = 1;
+			src->block = (uint32_t)b;
+			src->key = b ? tab->blocks[b - 1].last_key : tab->first_key;
+			src->klen = b ? tab->blocks[b - 1].last_klen : tab->first_klen;
+			src->row = NULL;
+			src->rowlen = 0;
+			src->summarised += blk->rows;
+			return 2;
+		}
+		int rc = ts__tablet_read_block(tab, (uint32_t)b, &src->raw);
+		if (rc == 0)
+			rc = index_block(src);
+		if (rc < 0)
+			return ts__table_damaged(src->snap->table, tab->id, rc);
+		src->blk = b;
+		src->pos = src->desc ? (long)src->nrows - 1 : 0;
+		if (sought && (src->desc ? r->has_hi : r->has_lo) && (rc = seek_in_block(src)) < 0)
+			return rc;
+		return 1;
+	}
+}
+
+static int tablet_next(ts__src *src)
+{
+	const ts__range *r = src->range;
+	src->summary = 0;
+	for (;;) {
+		if (src->blk >= 0 && src->pos >= 0 && src->pos < (long)src->nrows) {
+			int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
+			if (rc < 0)
+				return ts__table_damaged(src->snap->table, src->tab->id, rc);
+			if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
+			              : !ts__range_below_hi(r, src->key, src->klen))
+				return 0;
+			int64_t ts = ts__key_ts(src->key, src->klen);
+			if (ts >= r->tmin && ts <= r->tmax)
+				return 1;
+			continue;
+		}
+		int rc = next_block(src);
+		if (rc != 1)
+			return rc < 0 ? rc : rc == 2;
+	}
+}
+
+int ts__src_next(ts__src *src)
+{
+	int rc = src->done ? 0 : src->tab ? tablet_next(src) : tree_next(src);
+	if (rc <= 0)
+		src->done = 1;
+	return rc;
+}
+
+/* ---- the merge ---- */
+
+static int before(const ts__scan *sc, int a, int b)
+{
+	const ts__src *x = &sc->src[a], *y = &sc->src[b];
+	int c = ts__key_cmp(x->key, x->klen, y->key, y->klen);
+	return sc->desc ? c > 0 : c < 0;
+}
+
+static void sift_down(ts__scan *sc, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < sc->nheap && before(sc, sc->heap[l], sc->heap[m]))
+			m = l;
+		if (l + 1 < sc->nheap && before(sc, sc->heap[l + 1], sc->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		int t = sc->heap[i];
+		sc->heap[i] = sc->heap[m];
+		sc->heap[m] = t;
+		i = m;
+	}
+}
+
+int ts__scan_begin(ts__scan *sc, ts_table *t)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->last = -1;
+	return ts__snapshot_take(t, &sc->snap);
+}
+
+int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary_rule *rule)
+{
+	int rc = 0;
+	sc->range = r;
+	sc->desc = desc;
+	const ts__snapshot *s = &sc->snap;
+	int total = (int)s->nroots + s->ntablets;
+	if (r->empty || total == 0)
+		return 0;
+	sc->src = calloc((size_t)total, sizeof *sc->src);
+	sc->heap = malloc((size_t)total * sizeof *sc->heap);
+	if (!sc->src || !sc->heap) {
+		ts__scan_close(sc);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < total; i++) {
+		int tablet = i >= (int)s->nroots, j = tablet ? i - (int)s->nroots : i;
+		if (tablet && (s->tablets[j]->schema_version < 1 ||
+		               (int)s->tablets[j]->schema_version > s->nversions)) {
+			rc = ts__fail(TS_ECORRUPT, "tablet %s has unknown schema version %u",
+			              s->tablets[j]->path, s->tablets[j]->schema_version);
+			break;
+		}
+		ts__src *src = &sc->src[sc->nsrc];
+		if (ts__src_init(src, s, tablet, j, r, desc, rule) != 0)
+			continue;
+		sc->nsrc++;
+		if ((rc = ts__src_next(src)) < 0)
+			break;
+		if (rc == 1)
+			sc->heap[sc->nheap++] = sc->nsrc - 1;
+	}
+	if (rc < 0) {
+		ts__scan_close(sc);
+		return rc;
+	}
+	for (int i = sc->nheap / 2 - 1; i >= 0; i--)
+		sift_down(sc, i);
+	return 0;
+}
+
+int ts__scan_next(ts__scan *sc, const ts__src **out)
+{
+	*out = NULL;
+	if (sc->last >= 0) {
+		int rc = ts__src_next(&sc->src[sc->last]);
+		sc->last = -1;
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			sc->heap[0] = sc->heap[--sc->nheap];
+		sift_down(sc, 0);
+	}
+	if (sc->nheap == 0)
+		return 0;
+	sc->last = sc->heap[0];
+	*out = &sc->src[sc->last];
+	return 1;
+}
+
+void ts__scan_counts(const ts__scan *sc, uint64_t *scanned, uint64_t *summarised)
+{
+	*scanned = *summarised = 0;
+	for (int i = 0; i < sc->nsrc; i++) {
+		*scanned += sc->src[i].scanned;
+		*summarised += sc->src[i].summarised;
+	}
+}
+
+void ts__scan_close(ts__scan *sc)
+{
+	for (int i = 0; sc->src && i < sc->nsrc; i++)
+		ts__src_free(&sc->src[i]);
+	free(sc->src);
+	free(sc->heap);
+	if (sc->snap.table)
+		ts__snapshot_release(&sc->snap);
+	sc->src = NULL;
+	sc->heap = NULL;
+	sc->nsrc = sc->nheap = 0;
+	sc->last = -1;
+}

@@ -1,0 +1,155 @@
+/*
+ * scan.h -- the read path under every query: a snapshot's filling trees
+ * and on-disk tablets as sorted streams of the rows inside a key range x
+ * a time range, merged into one stream in key order, either direction.
+ *
+ * A range is a pair of bounds on encoded keys (key.h), each inclusive or
+ * strict, plus an inclusive ts interval with the TTL folded in.  Every
+ * user-level bound (a prefix, a bound on fewer columns than the key, a
+ * resume key) becomes such a byte bound: see ts__range_* below.
+ *
+ * What the streams skip without reading a row: trees and tablets whose
+ * timespan or key span misses the range; tablets whose Bloom filter rules
+ * out the range's stem; blocks whose timespan misses it (so a query over
+ * one hour of a day-long tablet decompresses about one block in 24 per
+ * key); and, for aggregates, blocks whose rows all fall in one group and
+ * one window, which are handed up as their footer statistics instead
+ * (BTrDB's precomputed summaries).
+ */
+#ifndef TS_SCAN_H
+#define TS_SCAN_H
+
+#include "avl.h"
+#include "snapshot.h"
+#include "tablet.h"
+
+typedef struct ts__range {
+	ts_buf lo, hi;            /* encoded key bounds */
+	int has_lo, lo_strict;    /* k >= lo (k > lo when strict) */
+	int has_hi, hi_strict;    /* k <= hi (k < hi when strict) */
+	int empty;                /* nothing can match */
+	int64_t tmin, tmax;       /* ts in [tmin, tmax] */
+	ts_buf stem;              /* when every key in range shares it: the key
+	                           * but its ts (Bloom filters apply) */
+	int has_stem;
+} ts__range;
+
+/* Everything, no bound. */
+void ts__range_init(ts__range *r);
+void ts__range_free(ts__range *r);
+
+/* Narrow to keys >= key (> key when strict); to keys <= key (< key). */
+void ts__range_lower(ts__range *r, const void *key, size_t len, int strict);
+void ts__range_upper(ts__range *r, const void *key, size_t len, int strict);
+
+/* Narrow to keys whose first columns, encoded as p[0..len), compare
+ * >= p (> p when strict): the semantics of a lower bound on leading
+ * columns.  ts__range_upper_cols likewise for <= / <. */
+void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict);
+void ts__range_upper_cols(ts__range *r, const void *p, size_t len, int strict);
+
+/* Narrow to ts in [tmin, tmax]. */
+void ts__range_time(ts__range *r, int64_t tmin, int64_t tmax);
+
+/* Whether key k passes the lower / upper bound. */
+int ts__range_above_lo(const ts__range *r, const void *k, size_t len);
+int ts__range_below_hi(const ts__range *r, const void *k, size_t len);
+
+/* Allocation failed while building r. */
+static inline int ts__range_oom(const ts__range *r)
+{
+	return r->lo.oom || r->hi.oom || r->stem.oom;
+}
+
+/* Aggregates: hand up blocks whose rows share their first `group` key
+ * columns and one window of `every` ns as statistics. */
+typedef struct ts__summary_rule {
+	const ts__schema *schema; /* the key's columns */
+	int group;
+	int64_t every;
+} ts__summary_rule;
+
+/* One stream: a tree or a tablet of the snapshot. */
+typedef struct ts__src {
+	const ts__snapshot *snap;
+	const ts__range *range;
+	int desc;
+	const ts__summary_rule *rule;
+	int64_t min_ts, max_ts;   /* bounds of its rows' ts */
+	int done;
+	/* the current item: a row, or (summary) block `block` of tab */
+	const unsigned char *key, *row;
+	size_t klen, rowlen;
+	uint32_t version;         /* schema version of row */
+	int summary;
+	uint32_t block;
+	/* a tree */
+	uint64_t root;
+	ts__avl_iter it;
+	int started;
+	/* a tablet */
+	const ts__tablet *tab;
+	long blk;                 /* block whose rows offs describes, -1 none */
+	long nextb;               /* the next block to consider */
+	int seek_pending;         /* the first block loaded is sought */
+	ts_buf raw;
+	struct ts__rowref {
+		uint32_t off, len;
+	} *offs;
+	size_t nrows, cap;
+	long pos;                 /* next row (descending: next to return) */
+	uint64_t scanned;         /* rows whose key it looked at */
+	uint64_t summarised;      /* rows it handed up as summaries */
+} ts__src;
+
+/* A stream over tree i (tablet 0) or on-disk tablet i (tablet 1) of s.
+ * Returns 0 when it may hold rows of the range, 1 when it certainly
+ * holds none (nothing to free then). */
+int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
+                 const ts__range *r, int desc, const ts__summary_rule *rule);
+void ts__src_free(ts__src *src);
+
+/* Advance to the next item in range.  Returns 1, 0 at the end, or
+ * TS_ECORRUPT / TS_EIO / TS_ENOMEM (damage is reported to the table). */
+int ts__src_next(ts__src *src);
+
+/* The merge of every stream of a snapshot. */
+typedef struct ts__scan {
+	ts__snapshot snap;
+	const ts__range *range;
+	int desc;
+	ts__src *src;
+	int nsrc;
+	int *heap, nheap;
+	int last;                 /* stream of the item returned last, or -1 */
+} ts__scan;
+
+/* Take a snapshot of t (first, so that ranges can be built in its
+ * schema).  Returns 0 or the errors of ts__snapshot_take; on failure
+ * there is nothing to close. */
+int ts__scan_begin(ts__scan *sc, ts_table *t);
+
+/* Open the streams of range r (which must outlive the scan) and read
+ * their first items.  rule may be NULL.  Returns 0 or an error of
+ * ts__src_next (close the scan either way). */
+int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary_rule *rule);
+
+/* The next item, in key order: *out points at its stream, whose item
+ * fields stay valid until the next call.  Returns 1, 0 at the end, or an
+ * error of ts__src_next. */
+int ts__scan_next(ts__scan *sc, const ts__src **out);
+
+/* Rows looked at and rows summarised, over all streams so far. */
+void ts__scan_counts(const ts__scan *sc, uint64_t *scanned, uint64_t *summarised);
+
+/* Close the streams and release the snapshot.  Safe after a failed
+ * open and twice. */
+void ts__scan_close(ts__scan *sc);
+
+/* The smallest byte string greater than every string starting with
+ * p[0..len): p with its trailing 0xFF bytes dropped and the last byte
+ * left incremented, in place.  Returns 0, or -1 when p is all 0xFF (no
+ * such string). */
+int ts__key_successor(ts_buf *p);
+
+#endif
