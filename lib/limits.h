@@ -72,6 +72,13 @@
  * row larger than this makes a block of its own). */
 #define TS_TABLET_BLOCK (64u << 10)
 
+/* A block holding this many raw bytes is cut early where the key's stem
+ * or the ts's TS_TABLET_BLOCK_ALIGN window changes, so that blocks tend to
+ * lie in one series and one hour: aggregates answer such blocks from
+ * their statistics (docs/tablet-format.md). */
+#define TS_TABLET_BLOCK_ALIGN_MIN (16u << 10)
+#define TS_TABLET_BLOCK_ALIGN TS_NS_PER_HOUR
+
 /* Bytes a tablet writer writes between starting writeback of them (and
  * waiting for the previous ones): bounds the dirty pages of flushes and
  * merges (tablet.c, pace_writeback). */

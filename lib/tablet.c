@@ -30,6 +30,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "key.h"
+#include "period.h"
 #include "limits.h"
 #include "row.h"
 #include "tablet.h"
@@ -334,10 +335,30 @@ static int cut_block(ts__tablet_writer *w)
 	return 0;
 }
 
-static int remember_stem(ts__tablet_writer *w, const unsigned char *key, size_t klen)
+/* Whether key shares its stem (all but the ts) with the previous row. */
+static int same_stem(const ts__tablet_writer *w, const unsigned char *key, size_t klen)
+{
+	return w->rows && w->last_key.len == klen && memcmp(w->last_key.data, key, klen - 8) == 0;
+}
+
+/* Whether to cut the block before the row of key: it is full, or it is
+ * big enough and the row starts another series or hour. */
+static int block_ends(const ts__tablet_writer *w, const unsigned char *key, size_t klen,
+                      size_t len, int same)
+{
+	if (w->block.len + len + 10 > TS_TABLET_BLOCK)
+		return w->block.len > 0;
+	if (w->block.len < TS_TABLET_BLOCK_ALIGN_MIN)
+		return 0;
+	int64_t last = ts__key_ts(w->last_key.data, w->last_key.len);
+	return !same || ts__floor_div(last, TS_TABLET_BLOCK_ALIGN) !=
+	                    ts__floor_div(ts__key_ts(key, klen), TS_TABLET_BLOCK_ALIGN);
+}
+
+static int remember_stem(ts__tablet_writer *w, const unsigned char *key, size_t klen, int same)
 {
 	size_t n = klen - 8;
-	if (w->rows && w->last_key.len == klen && memcmp(w->last_key.data, key, n) == 0)
+	if (same)
 		return 0; /* same stem as the previous row */
 	if (w->nstems == w->stems_cap) {
 		size_t cap = w->stems_cap ? w->stems_cap * 2 : 1024;
@@ -363,9 +384,10 @@ int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len)
 		return ts__fail(TS_EINVAL, "tablet %016" PRIx64 ": rows out of key order", w->id);
 	if ((rc = ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)) < 0)
 		return rc;
-	if (w->block.len && w->block.len + len + 10 > TS_TABLET_BLOCK && (rc = cut_block(w)) < 0)
+	int same = same_stem(w, key, klen);
+	if (block_ends(w, key, klen, len, same) && (rc = cut_block(w)) < 0)
 		return rc;
-	if ((rc = remember_stem(w, key, klen)) < 0)
+	if ((rc = remember_stem(w, key, klen, same)) < 0)
 		return rc;
 	int64_t ts = ts__key_ts(key, klen);
 	for (int j = 0; j < w->nstat; j++)
