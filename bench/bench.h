@@ -11,6 +11,10 @@
  * encoded key and an 80-byte value (theirs).  A workload that needs more
  * rows than fit in memory (latency) draws them from a bench_stream, which
  * yields the very same rows one at a time.
+ *
+ * Every workload reads the rows it needs from the one generator here, and
+ * what two workloads share (loading a table, evicting the page cache, the
+ * LMDB peer's handle) is declared here once.
  */
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
@@ -26,6 +30,11 @@
 #define BENCH_HOST_MAX 16                /* "host_" and up to 10 digits */
 #define BENCH_WORKLOADS_MAX 16           /* --workload given this often */
 #define BENCH_MB 1e6                     /* MB/s are decimal megabytes */
+#define BENCH_TABLE "cpu"                /* the reference table's name */
+#define BENCH_STEP_NS INT64_C(10000000000) /* every host reports every 10 s */
+/* flush_size and flush_age a load never reaches */
+#define BENCH_NEVER_FLUSH_SIZE (INT64_C(1) << 50)
+#define BENCH_NEVER_FLUSH_AGE (INT64_C(365) * 86400 * 1000000000)
 
 /* What the command line asked for (main.c parses it). */
 typedef struct bench_config {
@@ -39,7 +48,21 @@ typedef struct bench_config {
 	double latency_seconds;     /* latency: length of each of the two runs */
 	int64_t latency_flush_size; /* latency: ts_options.flush_size, bytes */
 	int64_t latency_merge_delay; /* latency: ts_options.merge_delay, ns */
+	size_t query_rows;          /* query workloads: rows loaded */
 } bench_config;
+
+/* Whether workload name was asked for (all are when none was named). */
+int bench_wanted(const bench_config *c, const char *name);
+
+/* The next number of a xorshift64 sequence (state never 0): the bench's
+ * reproducible randomness. */
+static inline uint64_t bench_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
 
 /* ---- rows (rows.c) ---- */
 
@@ -72,6 +95,10 @@ typedef struct bench_rows {
 /* Generate n rows for hosts hosts, ts-major, ending before now. */
 void bench_rows_make(bench_rows *r, size_t n, size_t hosts, size_t batch, int64_t now);
 void bench_rows_free(bench_rows *r);
+/* The peers' key of (host, ts): the host's bytes, 0x00 0x01, then ts
+ * with its sign bit flipped, big-endian, so that memcmp order is
+ * (host, ts) order.  k must hold BENCH_KEY_MAX bytes. */
+void bench_encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_t ts);
 
 /* ---- timing and results (rows.c) ---- */
 
@@ -89,6 +116,9 @@ int64_t bench_wall_ns(void);
 /* Print one result as a JSON line (and remember it for --compare). */
 void bench_result(const char *workload, const char *engine, const char *metric,
                   double value, const char *unit, const char *params);
+/* Print that engine could not produce workload's results: call failed
+ * with error code (a TS_E* value), as one JSON line with no metric. */
+void bench_error(const char *workload, const char *engine, const char *call, int code);
 /* Remember a Done-when target: value compared with goal by op ("<=" or
  * ">="); --compare prints whether it is met. */
 void bench_target(const char *workload, const char *what, double value, const char *op,
@@ -107,16 +137,42 @@ void bench_rmdir(char *d);
  * drained, before a timed run that writes to the device. */
 void bench_settle(void);
 /* Open (creating) the database in dir with options o and the reference
- * table "cpu" in it.  Exits on failure. */
+ * table BENCH_TABLE in it.  Exits on failure. */
 ts_table *bench_table_open(const char *dir, const ts_options *o, ts_db **db);
 /* Insert every row of r in batches of r->batch.  Exits on failure. */
 void bench_table_load(ts_table *t, const bench_rows *r);
+
+/* A table loaded by bench_table_load_fresh, in a scratch directory of its
+ * own, and the options it was opened with. */
+typedef struct bench_loaded {
+	char *dir;
+	ts_options opts;
+	ts_db *db;
+	ts_table *t;
+} bench_loaded;
+
+/* Load r into a fresh table that never merges by itself (TS_OPEN_NOMERGE,
+ * sync none), never flushes by age and flushes only trees of flush_size
+ * bytes (BENCH_NEVER_FLUSH_SIZE: none; a flush during the load is then
+ * warned about).  Exits on failure. */
+void bench_table_load_fresh(const bench_rows *r, int64_t flush_size, bench_loaded *l);
+/* Open l's table again, with its options, after its handles were closed
+ * (l->t and l->db NULL).  Exits on failure. */
+void bench_table_reopen(bench_loaded *l);
+/* Close l's handles (those still open) and remove its directory. */
+void bench_table_unload(bench_loaded *l);
 /* The counter name of ts_table_stats, or -1 when there is none. */
 int64_t bench_table_stat(ts_table *t, const char *name);
 /* Print every counter of t as one JSON line. */
 void bench_table_stats_print(ts_table *t, const char *workload, const char *engine);
 /* Bytes of the regular files under dir whose names end with suffix. */
 int64_t bench_dir_bytes(const char *dir, const char *suffix);
+/* Evict the page cache before a cold read: sync, then write "1" to
+ * /proc/sys/vm/drop_caches (every clean page of the machine); where that
+ * is not permitted, posix_fadvise(POSIX_FADV_DONTNEED) each regular file
+ * under dir whose name ends with suffix.  Returns what was done,
+ * "drop_caches" or "fadvise".  Exits when neither could be done. */
+const char *bench_drop_caches(const char *dir, const char *suffix);
 
 /* ---- peers (peers.c) ---- */
 
@@ -139,16 +195,34 @@ extern const bench_peer bench_peer_hash;
 extern const bench_peer bench_peer_lmdb;    /* name NULL when not built */
 extern const bench_peer bench_peer_rocksdb; /* name NULL when not built */
 
+#ifdef HAVE_LMDB
+#include <lmdb.h>
+
+/* What bench_peer_lmdb.open returns: the query workloads read the
+ * environment directly with LMDB's cursors. */
+typedef struct bench_lmdb {
+	MDB_env *env;
+	MDB_dbi dbi;
+} bench_lmdb;
+#endif
+
 /* ---- workloads outside main.c ---- */
 
 /* device.c: the device's sequential write bandwidth (fdatasync'd), MB/s,
+ * and its sequential read bandwidth from a cold page cache, MB/s; each
  * measured and printed once per run, on first use. */
 double bench_device_write_mbps(const bench_config *c);
+double bench_device_read_mbps(const bench_config *c);
 void bench_workload_device(const bench_config *c);
 /* flush.c */
 void bench_workload_flush(const bench_config *c, const bench_rows *r);
 void bench_workload_bytes_per_row(const bench_config *c, const bench_rows *r);
 /* latency.c */
 void bench_workload_latency(const bench_config *c);
+/* query.c: the query workloads (scan, range, latest, aggregate,
+ * cold_scan; "query" names them all) on one table and one LMDB loaded
+ * with the same rows.  Returns 0, or -1 when a tsstore query call failed
+ * (reported on stderr; its results and targets are then missing). */
+int bench_workload_query(const bench_config *c);
 
 #endif

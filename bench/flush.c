@@ -25,19 +25,9 @@
 
 #define FLUSH_TARGET 0.60        /* flush MB/s over device MB/s, at least */
 #define BYTES_TARGET 1.0         /* tsstore bytes/row over RocksDB's, at most */
-/* flush_size and flush_age a load never reaches */
-#define NEVER_FLUSH_SIZE (INT64_C(1) << 50)
-#define NEVER_FLUSH_AGE (INT64_C(365) * 86400 * 1000000000)
 /* bytes_per_row's second tsstore figure: trees flushed at the default
  * flush_size during the load, then merged */
 #define MERGED_FLUSH_SIZE (INT64_C(16) << 20)
-
-/* A table loaded with the rows and not yet flushed. */
-struct loaded {
-	char *dir;
-	ts_db *db;
-	ts_table *t;
-};
 
 static void die(const char *what)
 {
@@ -45,31 +35,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* Load r into a fresh table that never merges by itself and flushes only
- * trees of flush_size bytes (NEVER_FLUSH_SIZE: none). */
-static void load(const bench_rows *r, int64_t flush_size, struct loaded *l)
-{
-	ts_options o;
-	ts_options_init(&o);
-	o.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
-	o.sync = TS_SYNC_NONE;
-	o.flush_size = flush_size;
-	o.flush_age = NEVER_FLUSH_AGE;
-	l->dir = bench_tmpdir();
-	l->t = bench_table_open(l->dir, &o, &l->db);
-	bench_table_load(l->t, r);
-	if (flush_size == NEVER_FLUSH_SIZE && bench_table_stat(l->t, "flushes") > 0)
-		fprintf(stderr, "tsstore-bench: warning: the table flushed during the load\n");
-}
-
-static void unload(struct loaded *l)
-{
-	ts_table_close(l->t);
-	ts_close(l->db);
-	bench_rmdir(l->dir);
-}
-
-static void flush_all(struct loaded *l)
+static void flush_all(bench_loaded *l)
 {
 	if (ts_flush(l->t, INT64_MAX) < 0)
 		die("flush");
@@ -87,9 +53,9 @@ struct flush_run {
 
 static void flush_once(const bench_rows *r, struct flush_run *f)
 {
-	struct loaded l;
+	bench_loaded l;
 	bench_settle();
-	load(r, NEVER_FLUSH_SIZE, &l);
+	bench_table_load_fresh(r, BENCH_NEVER_FLUSH_SIZE, &l);
 	f->row_bytes = bench_table_stat(l.t, "filling_bytes");
 	double t0 = bench_seconds(), c0 = bench_cpu_seconds();
 	flush_all(&l);
@@ -101,7 +67,7 @@ static void flush_once(const bench_rows *r, struct flush_run *f)
 	if (stat >= 0 && stat != f->tablet_bytes)
 		fprintf(stderr, "tsstore-bench: warning: flushed_bytes %lld, tablet files %lld bytes\n",
 		        (long long)stat, (long long)f->tablet_bytes);
-	unload(&l);
+	bench_table_unload(&l);
 }
 
 static void params(char *buf, size_t size, const bench_config *c, const char *extra)
@@ -144,10 +110,10 @@ void bench_workload_flush(const bench_config *c, const bench_rows *r)
 static double tsstore_bytes_per_row(const bench_config *c, const bench_rows *r,
                                     const char *engine, int64_t flush_size)
 {
-	struct loaded l;
+	bench_loaded l;
 	int merged = 0;
 	char p[320], extra[192];
-	load(r, flush_size, &l);
+	bench_table_load_fresh(r, flush_size, &l);
 	flush_all(&l);
 	int64_t flushed = bench_table_stat(l.t, "tablets");
 	if (ts_merge(l.t, &merged) < 0)
@@ -156,11 +122,11 @@ static double tsstore_bytes_per_row(const bench_config *c, const bench_rows *r,
 	int64_t rows = bench_table_stat(l.t, "tablet_rows");
 	snprintf(extra, sizeof extra,
 	         "\"flush_size\":%lld,\"tablets_flushed\":%lld,\"merges\":%d,\"tablets\":%lld,"
-	         "\"tablet_bytes\":%lld", (long long)(flush_size == NEVER_FLUSH_SIZE ? 0 : flush_size),
-	         (long long)flushed, merged, (long long)bench_table_stat(l.t, "tablets"),
-	         (long long)bytes);
+	         "\"tablet_bytes\":%lld",
+	         (long long)(flush_size == BENCH_NEVER_FLUSH_SIZE ? 0 : flush_size), (long long)flushed,
+	         merged, (long long)bench_table_stat(l.t, "tablets"), (long long)bytes);
 	params(p, sizeof p, c, extra);
-	unload(&l);
+	bench_table_unload(&l);
 	if (rows != (int64_t)r->n)
 		fprintf(stderr, "tsstore-bench: warning: %lld rows in tablets, %zu inserted\n",
 		        (long long)rows, r->n);
@@ -207,7 +173,7 @@ void bench_workload_bytes_per_row(const bench_config *c, const bench_rows *r)
 {
 	/* one flush of everything (each period one tablet, nothing to merge),
 	 * and the way a live table gets there: flushes of flush_size, merged */
-	double ts = tsstore_bytes_per_row(c, r, "tsstore", NEVER_FLUSH_SIZE);
+	double ts = tsstore_bytes_per_row(c, r, "tsstore", BENCH_NEVER_FLUSH_SIZE);
 	double merged = tsstore_bytes_per_row(c, r, "tsstore_merged", MERGED_FLUSH_SIZE);
 	raw_bytes_per_row(c, r);
 	if (c->skip_peers)

@@ -9,11 +9,14 @@
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
  *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
+ *                 [--query-rows N]
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
- * and bytes_per_row (flush.c), latency (latency.c).  Each engine runs R
- * times (default 3, 1 with --quick), taking turns with the others; the
- * best run is reported.
+ * and bytes_per_row (flush.c), latency (latency.c), and the query
+ * workloads scan, range, latest, aggregate and cold_scan (query.c; "query"
+ * names all five).  Each engine runs R times (default 3, 1 with --quick),
+ * taking turns with the others; the best run is reported.  The exit
+ * status is 1 when a query workload could not run its tsstore side.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -35,12 +38,16 @@
 #define LATENCY_SECONDS_QUICK 20.0
 #define LATENCY_FLUSH_SIZE (INT64_C(8) << 20)
 #define LATENCY_MERGE_DELAY_S 5.0
+/* query workloads: rows of this much time, hosts * span / 10 s of them */
+#define QUERY_SPAN_FULL_NS (INT64_C(86400) * 1000000000)  /* one day */
+#define QUERY_SPAN_QUICK_NS (INT64_C(7200) * 1000000000)  /* two hours */
 
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
-                                        "bytes_per_row", "latency"};
+                                        "bytes_per_row", "latency", "query", "scan",
+                                        "range", "latest", "aggregate", "cold_scan"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
-static int wanted(const bench_config *c, const char *name)
+int bench_wanted(const bench_config *c, const char *name)
 {
 	if (c->nonly == 0)
 		return 1;
@@ -228,8 +235,10 @@ static void usage(void)
 	        "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] [--batch B]\n"
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
+	        "                     [--query-rows N]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
-	        "latency]...\n");
+	        "latency|\n"
+	        "                                 query|scan|range|latest|aggregate|cold_scan]...\n");
 	exit(2);
 }
 
@@ -262,6 +271,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->latency_flush_size = strtoll(v, NULL, 10);
 	else if (strcmp(a, "--merge-delay") == 0)
 		c->latency_merge_delay = (int64_t)(strtod(v, NULL) * 1e9);
+	else if (strcmp(a, "--query-rows") == 0)
+		c->query_rows = strtoul(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
 		c->only[c->nonly++] = v;
 	else
@@ -301,6 +312,10 @@ static void set_defaults(bench_config *c)
 		c->latency_flush_size = LATENCY_FLUSH_SIZE;
 	if (c->latency_merge_delay < 0)
 		c->latency_merge_delay = (int64_t)(LATENCY_MERGE_DELAY_S * 1e9);
+	if (!c->query_rows)
+		c->query_rows = c->hosts *
+		                (size_t)((c->quick ? QUERY_SPAN_QUICK_NS : QUERY_SPAN_FULL_NS) /
+		                         BENCH_STEP_NS);
 }
 
 static void parse_args(int argc, char **argv, bench_config *c)
@@ -313,38 +328,41 @@ static void parse_args(int argc, char **argv, bench_config *c)
 	}
 	set_defaults(c);
 	if (!c->rows || !c->hosts || !c->batch || c->repeat < 1 || c->latency_rate <= 0 ||
-	    c->latency_seconds <= 0 || c->latency_flush_size <= 0)
+	    c->latency_seconds <= 0 || c->latency_flush_size <= 0 || !c->query_rows)
 		usage();
 }
 
 /* Whether any wanted workload inserts the rows made up front. */
 static int wants_rows(const bench_config *c)
 {
-	return wanted(c, "absorb") || wanted(c, "absorb_readers") || wanted(c, "flush") ||
-	       wanted(c, "bytes_per_row");
+	return bench_wanted(c, "absorb") || bench_wanted(c, "absorb_readers") ||
+	       bench_wanted(c, "flush") || bench_wanted(c, "bytes_per_row");
 }
 
 int main(int argc, char **argv)
 {
 	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1};
 	bench_rows r = {0};
+	int failed = 0;
 	parse_args(argc, argv, &c);
 	if (wants_rows(&c))
 		bench_rows_make(&r, c.rows, c.hosts, c.batch, bench_wall_ns());
-	if (wanted(&c, "absorb"))
+	if (bench_wanted(&c, "absorb"))
 		workload_absorb(&c, &r);
-	if (wanted(&c, "absorb_readers"))
+	if (bench_wanted(&c, "absorb_readers"))
 		workload_absorb_readers(&c, &r);
-	if (wanted(&c, "device"))
+	if (bench_wanted(&c, "device"))
 		bench_workload_device(&c);
-	if (wanted(&c, "flush"))
+	if (bench_wanted(&c, "flush"))
 		bench_workload_flush(&c, &r);
-	if (wanted(&c, "bytes_per_row"))
+	if (bench_wanted(&c, "bytes_per_row"))
 		bench_workload_bytes_per_row(&c, &r);
-	if (wanted(&c, "latency"))
+	bench_rows_free(&r); /* the query workloads make rows of their own */
+	if (bench_workload_query(&c) < 0)
+		failed = 1;
+	if (bench_wanted(&c, "latency"))
 		bench_workload_latency(&c);
 	if (c.compare)
 		bench_compare();
-	bench_rows_free(&r);
-	return 0;
+	return failed;
 }

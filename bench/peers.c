@@ -91,16 +91,12 @@ const bench_peer bench_peer_hash = {"hash", hash_open, hash_put_batch, NULL, has
 /* ---- LMDB ---- */
 
 #ifdef HAVE_LMDB
-#include <lmdb.h>
-
-struct lmdb {
-	MDB_env *env;
-	MDB_dbi dbi;
-};
+/* The handle, struct bench_lmdb, is in bench.h: the query workloads read
+ * through it. */
 
 static void *lmdb_open(const char *dir)
 {
-	struct lmdb *l = calloc(1, sizeof *l);
+	bench_lmdb *l = calloc(1, sizeof *l);
 	MDB_txn *txn;
 	if (!l || mdb_env_create(&l->env) || mdb_env_set_mapsize(l->env, (size_t)8 << 30) ||
 	    mdb_env_open(l->env, dir, MDB_NOSYNC, 0644) || mdb_txn_begin(l->env, NULL, 0, &txn) ||
@@ -113,7 +109,7 @@ static void *lmdb_open(const char *dir)
 
 static int lmdb_put_batch(void *lp, const bench_rows *r, size_t from, size_t to)
 {
-	struct lmdb *l = lp;
+	bench_lmdb *l = lp;
 	MDB_txn *txn;
 	if (mdb_txn_begin(l->env, NULL, 0, &txn))
 		return -1;
@@ -129,7 +125,7 @@ static int lmdb_put_batch(void *lp, const bench_rows *r, size_t from, size_t to)
 
 static void lmdb_close(void *lp)
 {
-	struct lmdb *l = lp;
+	bench_lmdb *l = lp;
 	mdb_env_close(l->env);
 	free(l);
 }

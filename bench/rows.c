@@ -17,11 +17,10 @@
 
 #include "bench.h"
 
-#define STEP_NS INT64_C(10000000000) /* every host reports every 10 s */
 #define VALUE_RANGE 100000           /* values are in [0, VALUE_RANGE) */
 #define XORSHIFT_SEED UINT64_C(0x9E3779B97F4A7C15)
 
-static void encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_t ts)
+void bench_encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_t ts)
 {
 	size_t n = strlen(host);
 	uint64_t u = (uint64_t)ts ^ (UINT64_C(1) << 63);
@@ -39,7 +38,7 @@ void bench_stream_init(bench_stream *s, size_t n, size_t hosts, int64_t now)
 	memset(s, 0, sizeof *s);
 	s->hosts = hosts;
 	s->x = XORSHIFT_SEED;
-	s->start_ns = (now - (int64_t)steps * STEP_NS) / STEP_NS * STEP_NS;
+	s->start_ns = (now - (int64_t)steps * BENCH_STEP_NS) / BENCH_STEP_NS * BENCH_STEP_NS;
 	s->host = calloc(hosts, sizeof *s->host);
 	if (!s->host) {
 		fprintf(stderr, "tsstore-bench: out of memory for %zu hosts\n", hosts);
@@ -53,12 +52,9 @@ void bench_stream_next(bench_stream *s, ts_value *v, int64_t *values)
 {
 	size_t i = s->next++;
 	v[0] = ts_string(s->host[i % s->hosts]);
-	v[1] = ts_timestamp(s->start_ns + (int64_t)(i / s->hosts) * STEP_NS);
+	v[1] = ts_timestamp(s->start_ns + (int64_t)(i / s->hosts) * BENCH_STEP_NS);
 	for (int c = 0; c < BENCH_VALUES; c++) {
-		s->x ^= s->x << 13;
-		s->x ^= s->x >> 7;
-		s->x ^= s->x << 17;
-		v[2 + c] = ts_int64((int64_t)(s->x % VALUE_RANGE));
+		v[2 + c] = ts_int64((int64_t)(bench_xorshift(&s->x) % VALUE_RANGE));
 		if (values)
 			values[c] = v[2 + c].v.i;
 	}
@@ -91,7 +87,7 @@ void bench_rows_make(bench_rows *r, size_t n, size_t hosts, size_t batch, int64_
 	for (size_t i = 0; i < n; i++) {
 		ts_value *v = &r->vals[i * BENCH_COLUMNS];
 		bench_stream_next(&s, v, r->value[i]);
-		encode_key(r->key[i], &r->klen[i], r->host[i % hosts], v[1].v.i);
+		bench_encode_key(r->key[i], &r->klen[i], r->host[i % hosts], v[1].v.i);
 	}
 }
 
@@ -185,6 +181,13 @@ void bench_result(const char *workload, const char *engine, const char *metric,
 		snprintf(r->metric, sizeof r->metric, "%s", metric);
 		r->value = value;
 	}
+}
+
+void bench_error(const char *workload, const char *engine, const char *call, int code)
+{
+	printf("{\"workload\":\"%s\",\"engine\":\"%s\",\"error\":\"%s\",\"call\":\"%s\"}\n",
+	       workload, engine, ts_errname(code), call);
+	fflush(stdout);
 }
 
 void bench_target(const char *workload, const char *what, double value, const char *op,

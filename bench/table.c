@@ -2,13 +2,16 @@
  * table.c -- the tsstore side of tsstore-bench: a scratch directory per
  * run, the reference table "cpu" (host string, ts, ten int64 values, key
  * (host, ts)), loading rows into it, and reading its counters and its
- * files' sizes.  A timed run that writes to the device first lets the
- * removal of the previous run's files drain (bench_settle): the file
+ * files' sizes; and evicting files from the page cache before a cold read
+ * (bench_drop_caches).  A timed run that writes to the device first lets
+ * the removal of the previous run's files drain (bench_settle): the file
  * system is mounted with discard here, and a gigabyte of discards would
  * otherwise land inside the next run's fsyncs.  A benchmark has no use
  * for a half-made table, so every failure here prints the library's
  * message and exits.
  */
+#include <assert.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #define SCRATCH_TEMPLATE "/tmp/tsstore-bench-XXXXXX"
 #define SETTLE_SECONDS 3 /* for the discards of a removed run to drain */
 #define NFTW_FDS 16 /* directories nftw may hold open */
+#define DROP_CACHES "/proc/sys/vm/drop_caches"
 
 static void die(const char *what)
 {
@@ -65,8 +69,8 @@ ts_table *bench_table_open(const char *dir, const ts_options *o, ts_db **db)
 		cols[2 + i] = (ts_column){names[i], TS_INT64, {TS_NONE, {0}}};
 	if (ts_open(dir, o, db) < 0)
 		die("open");
-	if (ts_create_keyed(*db, "cpu", cols, BENCH_COLUMNS, key, 2, 0) < 0 ||
-	    ts_table_open(*db, "cpu", &t) < 0)
+	if (ts_create_keyed(*db, BENCH_TABLE, cols, BENCH_COLUMNS, key, 2, 0) < 0 ||
+	    ts_table_open(*db, BENCH_TABLE, &t) < 0)
 		die("create table");
 	return t;
 }
@@ -78,6 +82,37 @@ void bench_table_load(ts_table *t, const bench_rows *r)
 		if (ts_insert(t, &r->vals[i * BENCH_COLUMNS], n) < 0)
 			die("insert");
 	}
+}
+
+void bench_table_load_fresh(const bench_rows *r, int64_t flush_size, bench_loaded *l)
+{
+	ts_options_init(&l->opts);
+	l->opts.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
+	l->opts.sync = TS_SYNC_NONE;
+	l->opts.flush_size = flush_size;
+	l->opts.flush_age = BENCH_NEVER_FLUSH_AGE;
+	l->dir = bench_tmpdir();
+	l->t = bench_table_open(l->dir, &l->opts, &l->db);
+	bench_table_load(l->t, r);
+	if (flush_size == BENCH_NEVER_FLUSH_SIZE && bench_table_stat(l->t, "flushes") > 0)
+		fprintf(stderr, "tsstore-bench: warning: the table flushed during the load\n");
+}
+
+void bench_table_reopen(bench_loaded *l)
+{
+	assert(!l->t && !l->db);
+	if (ts_open(l->dir, &l->opts, &l->db) < 0)
+		die("reopen");
+	if (ts_table_open(l->db, BENCH_TABLE, &l->t) < 0)
+		die("reopen table");
+}
+
+void bench_table_unload(bench_loaded *l)
+{
+	ts_table_close(l->t);
+	ts_close(l->db);
+	bench_rmdir(l->dir);
+	memset(l, 0, sizeof *l);
 }
 
 int64_t bench_table_stat(ts_table *t, const char *name)
@@ -108,24 +143,66 @@ void bench_table_stats_print(ts_table *t, const char *workload, const char *engi
 
 /* nftw has no argument for its callback: the walk's state is here. */
 static const char *walk_suffix;
+static int walk_evict;   /* also drop each file's pages from the cache */
 static int64_t walk_bytes;
+
+/* Drop path's clean pages from the page cache; -1 on failure. */
+static int evict_file(const char *path)
+{
+	int fd = open(path, O_RDONLY), rc = -1;
+	if (fd >= 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
 
 static int add_file(const char *path, const struct stat *st, int type, struct FTW *f)
 {
 	size_t n = strlen(path), k = strlen(walk_suffix);
 	(void)f;
-	if (type == FTW_F && S_ISREG(st->st_mode) && n >= k && strcmp(path + n - k, walk_suffix) == 0)
-		walk_bytes += st->st_size;
-	return 0;
+	if (type != FTW_F || !S_ISREG(st->st_mode) || n < k || strcmp(path + n - k, walk_suffix) != 0)
+		return 0;
+	walk_bytes += st->st_size;
+	return walk_evict && evict_file(path) < 0 ? -1 : 0;
 }
 
-int64_t bench_dir_bytes(const char *dir, const char *suffix)
+/* Walk dir's files ending with suffix, adding up their sizes and, when
+ * evict is set, dropping their pages from the cache. */
+static int64_t walk(const char *dir, const char *suffix, int evict)
 {
 	walk_suffix = suffix;
+	walk_evict = evict;
 	walk_bytes = 0;
 	if (nftw(dir, add_file, NFTW_FDS, FTW_PHYS) < 0) {
 		perror("tsstore-bench: nftw");
 		exit(1);
 	}
 	return walk_bytes;
+}
+
+int64_t bench_dir_bytes(const char *dir, const char *suffix)
+{
+	return walk(dir, suffix, 0);
+}
+
+/* Write "1" to drop_caches: the kernel drops every clean, unmapped page
+ * of the page cache.  Returns 0, or -1 when not permitted. */
+static int drop_page_cache(void)
+{
+	int fd = open(DROP_CACHES, O_WRONLY), rc = -1;
+	if (fd >= 0 && write(fd, "1", 1) == 1)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+const char *bench_drop_caches(const char *dir, const char *suffix)
+{
+	sync(); /* only clean pages can be dropped */
+	if (drop_page_cache() == 0)
+		return "drop_caches";
+	walk(dir, suffix, 1);
+	return "fadvise";
 }
