@@ -315,6 +315,26 @@ static int64_t window_of(int64_t ts, int64_t every)
 	return ts__floor_div(ts, every);
 }
 
+/* A key no greater than the first row of block b, and no smaller than
+ * any row before it: the first key itself (format 2, or block 0), else
+ * the last key of the block before (*exact = 0). */
+static const unsigned char *block_start(const ts__tablet *tab, uint32_t b, size_t *len,
+                                        int *exact)
+{
+	*exact = 1;
+	if (tab->blocks[b].first_key) {
+		*len = tab->blocks[b].first_klen;
+		return tab->blocks[b].first_key;
+	}
+	if (b == 0) {
+		*len = tab->first_klen;
+		return tab->first_key;
+	}
+	*exact = 0;
+	*len = tab->blocks[b - 1].last_klen;
+	return tab->blocks[b - 1].last_key;
+}
+
 /* Whether block b can be handed up whole as its statistics. */
 static int summarisable(const ts__src *src, uint32_t b)
 {
@@ -322,14 +342,15 @@ static int summarisable(const ts__src *src, uint32_t b)
 	const ts__range *r = src->range;
 	const ts__tablet *tab = src->tab;
 	const ts__tablet_block *blk = &tab->blocks[b];
-	const unsigned char *start = b ? tab->blocks[b - 1].last_key : tab->first_key;
-	size_t slen = b ? tab->blocks[b - 1].last_klen : tab->first_klen;
+	size_t slen;
+	int exact;
+	const unsigned char *start = block_start(tab, b, &slen, &exact);
 	if (blk->min_ts < r->tmin || blk->max_ts > r->tmax ||
 	    window_of(blk->min_ts, rule->every) != window_of(blk->max_ts, rule->every))
 		return 0;
-	/* rows of b are > start (b > 0) or start itself (b == 0) */
-	if (b ? (r->has_lo && ts__key_cmp(start, slen, r->lo.data, r->lo.len) < 0)
-	      : !ts__range_above_lo(r, start, slen))
+	/* rows of b are start and after (exact), or after start */
+	if (exact ? !ts__range_above_lo(r, start, slen)
+	          : r->has_lo && ts__key_cmp(start, slen, r->lo.data, r->lo.len) < 0)
 		return 0;
 	if (!ts__range_below_hi(r, blk->last_key, blk->last_klen))
 		return 0;
@@ -352,11 +373,15 @@ static int next_block(ts__src *src)
 		if (b < 0 || b >= (long)tab->nblocks)
 			return 0;
 		const ts__tablet_block *blk = &tab->blocks[b];
-		/* ascending: rows of b are > the last key of b - 1 */
+		/* ascending: rows of b start at its first key, or after the
+		 * last key of b - 1 */
+		size_t slen;
+		int exact;
+		const unsigned char *start = block_start(tab, (uint32_t)b, &slen, &exact);
 		if (src->desc ? !ts__range_above_lo(r, blk->last_key, blk->last_klen)
-		              : b > 0 && r->has_hi &&
-		                    ts__key_cmp(tab->blocks[b - 1].last_key, tab->blocks[b - 1].last_klen,
-		                                r->hi.data, r->hi.len) >= 0)
+		              : exact ? !ts__range_below_hi(r, start, slen)
+		                      : r->has_hi &&
+		                            ts__key_cmp(start, slen, r->hi.data, r->hi.len) >= 0)
 			return 0;
 		int sought = src->seek_pending;
 		src->seek_pending = 0;
@@ -367,8 +392,8 @@ static int next_block(ts__src *src)
 		if (src->rule && summarisable(src, (uint32_t)b)) {
 			src->summary = 1;
 			src->block = (uint32_t)b;
-			src->key = b ? tab->blocks[b - 1].last_key : tab->first_key;
-			src->klen = b ? tab->blocks[b - 1].last_klen : tab->first_klen;
+			src->key = start;
+			src->klen = slen;
 			src->row = NULL;
 			src->rowlen = 0;
 			src->summarised += blk->rows;

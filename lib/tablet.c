@@ -174,7 +174,7 @@ struct ts__tablet_writer {
 	uint64_t id;
 	int64_t period_start, period_end;
 	void *wrkmem;
-	ts_buf block, stored, index, first_key, last_key, scratch;
+	ts_buf block, stored, index, first_key, last_key, bfirst, scratch;
 	uint64_t *stems;            /* hashes of the distinct stems */
 	size_t nstems, stems_cap;
 	uint64_t offset, rows;
@@ -199,6 +199,7 @@ static void writer_free(ts__tablet_writer *w)
 	ts__buf_free(&w->index);
 	ts__buf_free(&w->first_key);
 	ts__buf_free(&w->last_key);
+	ts__buf_free(&w->bfirst);
 	ts__buf_free(&w->scratch);
 	free(w);
 }
@@ -320,6 +321,7 @@ static int cut_block(ts__tablet_writer *w)
 	ts__put_u32(x, w->brows);
 	ts__put_u64(x, (uint64_t)w->bmin);
 	ts__put_u64(x, (uint64_t)w->bmax);
+	ts__put_bytes(x, w->bfirst.data, w->bfirst.len);
 	ts__put_bytes(x, w->last_key.data, w->last_key.len);
 	for (int j = 0; j < w->nstat; j++) {
 		stat_put(x, &w->st[j], w->s->cols[w->stat_cols[j]].type);
@@ -395,9 +397,13 @@ int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len)
 	ts__put_bytes(&w->block, row, len);
 	if (!w->rows)
 		ts__put(&w->first_key, key, klen);
+	if (!w->brows) {
+		w->bfirst.len = 0;
+		ts__put(&w->bfirst, key, klen);
+	}
 	w->last_key.len = 0;
 	ts__put(&w->last_key, key, klen);
-	if (w->block.oom || w->first_key.oom || w->last_key.oom)
+	if (w->block.oom || w->first_key.oom || w->last_key.oom || w->bfirst.oom)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	w->bmin = w->brows ? (ts < w->bmin ? ts : w->bmin) : ts;
 	w->bmax = w->brows ? (ts > w->bmax ? ts : w->bmax) : ts;
@@ -578,9 +584,9 @@ static int check_header(ts__tablet *t, uint64_t id)
 		return damaged(t, "header", "bad magic");
 	if (ts__load_u32(h + TS_TABH_OFF_CRC) != ts__crc32c(0, h, TS_TABH_OFF_CRC))
 		return damaged(t, "header", "checksum mismatch");
-	if (ts__load_u32(h + TS_TABH_OFF_VERSION) != TS_TABLET_VERSION)
-		return ts__fail(TS_EVERSION, "tablet %s: format version %u", t->path,
-		                ts__load_u32(h + TS_TABH_OFF_VERSION));
+	t->format = ts__load_u32(h + TS_TABH_OFF_VERSION);
+	if (t->format < TS_TABLET_VERSION_MIN || t->format > TS_TABLET_VERSION)
+		return ts__fail(TS_EVERSION, "tablet %s: format version %u", t->path, t->format);
 	if (ts__load_u32(h + TS_TABH_OFF_SIZE) != TS_TABH_SIZE)
 		return damaged(t, "header", "bad header size");
 	t->id = ts__load_u64(h + TS_TABH_OFF_ID);
@@ -636,11 +642,19 @@ static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 		b->rows = ts__get_u32(r);
 		b->min_ts = (int64_t)ts__get_u64(r);
 		b->max_ts = (int64_t)ts__get_u64(r);
+		size_t flen = 8;
+		if (t->format >= 2) { /* version 1 did not record first keys */
+			ts__get_bytes(r, &k, &flen);
+			b->first_key = k;
+			b->first_klen = (uint32_t)flen;
+		}
 		ts__get_bytes(r, &k, &klen);
 		b->last_key = k;
 		b->last_klen = (uint32_t)klen;
 		b->stats = ts__get_raw(r, (size_t)t->nstat * TS_STAT_SIZE);
-		if (!r->bad && (b->offset != expect || b->rows == 0 || klen < 8 ||
+		if (!r->bad && b->first_key && ts__key_cmp(b->first_key, flen, k, klen) > 0)
+			return damaged(t, "footer", "inconsistent block index");
+		if (!r->bad && (b->offset != expect || b->rows == 0 || klen < 8 || flen < 8 ||
 		                b->raw > TS_ROW_MAX + TS_TABLET_BLOCK || b->min_ts > b->max_ts))
 			return damaged(t, "footer", "inconsistent block index");
 		expect = b->offset + TS_BLKH_SIZE + b->stored;
@@ -881,6 +895,11 @@ static int check_block(const ts__tablet *t, const ts__schema *s, uint32_t i, con
 		int64_t ts = ts__key_ts(key, klen);
 		lo = ts < lo ? ts : lo;
 		hi = ts > hi ? ts : hi;
+		if (n == 0 && b->first_key &&
+		    (klen != b->first_klen || memcmp(key, b->first_key, klen) != 0)) {
+			rc = damaged(t, part, "first key differs from the index");
+			break;
+		}
 		prev->len = 0;
 		ts__put(prev, key, klen);
 		n++;

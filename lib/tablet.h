@@ -36,8 +36,9 @@ typedef struct ts__tablet_block {
 	uint32_t stored, raw; /* bytes after the block header; uncompressed */
 	uint32_t rows;
 	int64_t min_ts, max_ts;
-	const unsigned char *last_key; /* into the footer */
-	uint32_t last_klen;
+	const unsigned char *first_key; /* into the footer; NULL in format 1 */
+	const unsigned char *last_key;
+	uint32_t first_klen, last_klen;
 	const unsigned char *stats;    /* nstat * TS_STAT_SIZE bytes, see ts__tablet_stat */
 } ts__tablet_block;
 
@@ -45,6 +46,7 @@ typedef struct ts__tablet {
 	int fd;
 	char *path;
 	uint64_t id, size;
+	uint32_t format;             /* file format version */
 	uint32_t schema_version;
 	uint64_t rows;
 	int64_t min_ts, max_ts;

@@ -12,7 +12,8 @@
 #define TS_TABLET_FORMAT_H
 
 #define TS_TABLET_SUFFIX ".tab"        /* <table>/tablets/<16 hex id>.tab */
-#define TS_TABLET_VERSION 1
+#define TS_TABLET_VERSION 2     /* written; 2 added each block's first key */
+#define TS_TABLET_VERSION_MIN 1 /* oldest read */
 
 /* Header, at offset 0. */
 #define TS_TABH_SIZE 32
