@@ -24,7 +24,7 @@ MANDIR = $(PREFIX)/share/man
 # Library version: SONAME major follows the libtool rule (interfaces
 # removed or changed: bump MAJOR; added: MINOR).
 LIB_MAJOR = 0
-LIB_MINOR = 1
+LIB_MINOR = 2
 LIB_PATCH = 0
 LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
 SONAME = libtsstore.so.$(LIB_MAJOR)

@@ -296,6 +296,8 @@ typedef struct ts_options {
 	int64_t merge_delay;        /* ns after a flush, default 90 s */
 	ts_clock_fn clock;          /* NULL: TSSTORE_NOW if set, else real time */
 	void *clock_arg;
+	int64_t block_cache_size;   /* bytes of decompressed tablet blocks kept
+	                             * for reads, default 64 MB; 0 = none */
 } ts_options;
 
 /*

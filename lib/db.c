@@ -37,6 +37,7 @@ void ts_options_init(ts_options *o)
 	o->flush_age = TS_DEFAULT_FLUSH_AGE;
 	o->merge_max_size = TS_DEFAULT_MERGE_MAX_SIZE;
 	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
+	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
 }
 
 static int check_options(const ts_options *o)
@@ -46,7 +47,8 @@ static int check_options(const ts_options *o)
 	if (o->sync < TS_SYNC_NONE || o->sync > TS_SYNC_COMMIT)
 		return ts__fail(TS_EINVAL, "options: unknown sync mode %d", (int)o->sync);
 	if (o->sync_interval <= 0 || o->max_future < 0 || o->flush_size <= 0 ||
-	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0)
+	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0 ||
+	    o->block_cache_size < 0)
 		return ts__fail(TS_EINVAL, "options: sizes and intervals must be positive");
 	return 0;
 }
@@ -345,6 +347,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	else
 		ts_options_init(&db->opts);
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
+	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)
 		goto fail;
 	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
@@ -369,6 +372,7 @@ int ts_close(ts_db *db)
 		db->tables = t->next;
 		ts__table_free(t);
 	}
+	ts__bcache_free(&db->bcache);
 	if (db->lock_fd >= 0)
 		close(db->lock_fd); /* releases the flock */
 	pthread_cond_destroy(&db->stop_cv);

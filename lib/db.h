@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "bcache.h"
 #include "descriptor.h"
 #include "filling.h"
 #include "limits.h"
@@ -92,6 +93,7 @@ struct ts_db {
 	pthread_mutex_t maint_mu;
 	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
 	int maint_stop, maint_wake;
+	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
 };
 
 /* A counted reference to the open tablet described by m (opened on first

@@ -28,6 +28,7 @@
 #define TS_DEFAULT_FLUSH_AGE (10 * TS_NS_PER_MIN)
 #define TS_DEFAULT_MERGE_MAX_SIZE (INT64_C(128) << 20)
 #define TS_DEFAULT_MERGE_DELAY (90 * TS_NS_PER_SEC)
+#define TS_DEFAULT_BLOCK_CACHE_SIZE (INT64_C(64) << 20)
 
 /* Merging (merge.c).  Flushes remembered for merge_delay (the oldest is
  * forgotten early when more come); tablets found damaged and waiting for

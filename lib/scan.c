@@ -193,7 +193,6 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	src->version = tab->schema_version;
 	src->min_ts = tab->min_ts;
 	src->max_ts = tab->max_ts;
-	ts__buf_init(&src->raw);
 	src->blk = -1;
 	src->seek_pending = 1;
 	if (!desc)
@@ -206,10 +205,8 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 
 void ts__src_free(ts__src *src)
 {
-	if (src->tab) {
-		ts__buf_free(&src->raw);
-		free(src->offs);
-	}
+	if (src->tab)
+		ts__cblock_put(&src->snap->table->db->bcache, src->cb);
 	memset(src, 0, sizeof *src);
 }
 
@@ -257,34 +254,74 @@ static int tree_next(ts__src *src)
 	}
 }
 
-/* Locate the rows of the block in raw. */
-static int index_block(ts__src *src)
+/* Locate the rows of the block in b->raw. */
+static int index_block(ts__cblock *b)
 {
 	ts_reader rd;
 	const void *row;
 	size_t len;
 	int rc;
-	src->nrows = 0;
-	ts__reader_init(&rd, src->raw.data, src->raw.len);
+	b->nrows = 0;
+	ts__reader_init(&rd, b->raw.data, b->raw.len);
 	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
-		if (src->nrows == src->cap) {
-			size_t cap = src->cap ? 2 * src->cap : 1024;
-			struct ts__rowref *o = realloc(src->offs, cap * sizeof *o);
+		if (b->nrows == b->caprows) {
+			size_t cap = b->caprows ? 2 * b->caprows : 512;
+			ts__rowref *o = realloc(b->rows, cap * sizeof *o);
 			if (!o)
 				return ts__fail(TS_ENOMEM, "out of memory");
-			src->offs = o;
-			src->cap = cap;
+			b->rows = o;
+			b->caprows = cap;
 		}
-		src->offs[src->nrows].off = (uint32_t)((const unsigned char *)row - src->raw.data);
-		src->offs[src->nrows].len = (uint32_t)len;
-		src->nrows++;
+		b->rows[b->nrows].off = (uint32_t)((const unsigned char *)row - b->raw.data);
+		b->rows[b->nrows].len = (uint32_t)len;
+		b->nrows++;
 	}
 	return rc;
 }
 
+/* Blocks a stream reads through the cache; past them it is a long scan,
+ * which reads around it so as not to push everything else out. */
+#define CACHED_BLOCKS_PER_STREAM 8
+
+/* Make block b of the tablet the stream's current block: from the cache,
+ * or read, decompressed and located (and offered to the cache). */
+static int load_block(ts__src *src, uint32_t b)
+{
+	ts__bcache *bc = &src->snap->table->db->bcache;
+	const ts__tablet *tab = src->tab;
+	ts__cblock *cb = ts__bcache_get(bc, tab->serial, b);
+	if (cb) {
+		ts__cblock_put(bc, src->cb);
+		src->cb = cb;
+		return 0;
+	}
+	if (src->cb && !src->cb->cached) { /* private: reuse its buffers */
+		cb = src->cb;
+		cb->serial = tab->serial;
+		cb->block = b;
+	} else {
+		ts__cblock_put(bc, src->cb);
+		src->cb = NULL;
+		if (!(cb = ts__cblock_new(tab->serial, b)))
+			return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	src->cb = cb;
+	int rc = ts__tablet_read_block(tab, b, &cb->raw);
+	if (rc == 0)
+		rc = index_block(cb);
+	if (rc < 0) {
+		cb->nrows = 0;
+		return rc;
+	}
+	if (src->blocks_read++ < CACHED_BLOCKS_PER_STREAM)
+		ts__bcache_put(bc, cb);
+	return 0;
+}
+
 static int tab_row(ts__src *src, long i)
 {
-	return set_row(src, src->raw.data + src->offs[i].off, src->offs[i].len);
+	const ts__cblock *cb = src->cb;
+	return set_row(src, cb->raw.data + cb->rows[i].off, cb->rows[i].len);
 }
 
 /* The position of the first row in range (ascending) or of the last
@@ -292,7 +329,7 @@ static int tab_row(ts__src *src, long i)
 static int seek_in_block(ts__src *src)
 {
 	const ts__range *r = src->range;
-	long lo = 0, hi = (long)src->nrows;
+	long lo = 0, hi = (long)src->cb->nrows;
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
 		int rc = tab_row(src, mid);
@@ -389,6 +426,11 @@ static int next_block(ts__src *src)
 		src->blk = -1;
 		if (time_misses(r, blk->min_ts, blk->max_ts))
 			continue;
+		/* descending from the block holding hi: when its first key is
+		 * past hi, none of its rows is in range (and those of the block
+		 * before are all below hi) */
+		if (src->desc && exact && !ts__range_below_hi(r, start, slen))
+			continue;
 		if (src->rule && summarisable(src, (uint32_t)b)) {
 			src->summary = 1;
 			src->block = (uint32_t)b;
@@ -399,13 +441,11 @@ static int next_block(ts__src *src)
 			src->summarised += blk->rows;
 			return 2;
 		}
-		int rc = ts__tablet_read_block(tab, (uint32_t)b, &src->raw);
-		if (rc == 0)
-			rc = index_block(src);
+		int rc = load_block(src, (uint32_t)b);
 		if (rc < 0)
 			return ts__table_damaged(src->snap->table, tab->id, rc);
 		src->blk = b;
-		src->pos = src->desc ? (long)src->nrows - 1 : 0;
+		src->pos = src->desc ? (long)src->cb->nrows - 1 : 0;
 		if (sought && (src->desc ? r->has_hi : r->has_lo) && (rc = seek_in_block(src)) < 0)
 			return rc;
 		return 1;
@@ -417,7 +457,7 @@ static int tablet_next(ts__src *src)
 	const ts__range *r = src->range;
 	src->summary = 0;
 	for (;;) {
-		if (src->blk >= 0 && src->pos >= 0 && src->pos < (long)src->nrows) {
+		if (src->blk >= 0 && src->pos >= 0 && src->pos < (long)src->cb->nrows) {
 			int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
 			if (rc < 0)
 				return ts__table_damaged(src->snap->table, src->tab->id, rc);

@@ -20,6 +20,7 @@
 #define TS_SCAN_H
 
 #include "avl.h"
+#include "bcache.h"
 #include "snapshot.h"
 #include "tablet.h"
 
@@ -89,14 +90,11 @@ typedef struct ts__src {
 	int started;
 	/* a tablet */
 	const ts__tablet *tab;
-	long blk;                 /* block whose rows offs describes, -1 none */
+	long blk;                 /* block whose rows cb holds, -1 none */
 	long nextb;               /* the next block to consider */
 	int seek_pending;         /* the first block loaded is sought */
-	ts_buf raw;
-	struct ts__rowref {
-		uint32_t off, len;
-	} *offs;
-	size_t nrows, cap;
+	ts__cblock *cb;           /* the block being read */
+	uint32_t blocks_read;     /* blocks it read from the file */
 	long pos;                 /* next row (descending: next to return) */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */

@@ -72,6 +72,12 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	    (int64_t)__atomic_load_n(&t->agg_rows_scanned, __ATOMIC_RELAXED));
 	put(out, room, count, "aggregate_rows_summarised",
 	    (int64_t)__atomic_load_n(&t->agg_rows_summarised, __ATOMIC_RELAXED));
+	ts__bcache *bc = &t->db->bcache; /* the database's, shared by its tables */
+	pthread_mutex_lock(&bc->mu);
+	put(out, room, count, "block_cache_hits", (int64_t)bc->hits);
+	put(out, room, count, "block_cache_misses", (int64_t)bc->misses);
+	put(out, room, count, "block_cache_bytes", (int64_t)bc->used);
+	pthread_mutex_unlock(&bc->mu);
 	pthread_mutex_lock(&t->tablets_mu);
 	put(out, room, count, "tablets_damaged_reports", (int64_t)t->damage_reports);
 	pthread_mutex_unlock(&t->tablets_mu);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "crc32c.h"
 #include "error.h"
 #include "fsutil.h"
@@ -726,6 +727,7 @@ int ts__tablet_open(const char *path, uint64_t id, ts__tablet **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	ts__buf_init(&raw);
+	t->serial = ts__bcache_serial();
 	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0)
 		rc = errno == ENOENT ? ts__fail(TS_ENOENT, "tablet %s does not exist", path)

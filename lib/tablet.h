@@ -47,6 +47,7 @@ typedef struct ts__tablet {
 	char *path;
 	uint64_t id, size;
 	uint32_t format;             /* file format version */
+	uint64_t serial;             /* process-unique: names its cached blocks */
 	uint32_t schema_version;
 	uint64_t rows;
 	int64_t min_ts, max_ts;

@@ -1,0 +1,78 @@
+/*
+ * bcache.h -- the database's cache of decompressed tablet blocks.
+ *
+ * Reading a block costs a pread, a CRC over it and an LZO decompression,
+ * tens of microseconds for 64 kB: far more than the few rows a latest or
+ * a short range query wants from it.  So blocks read by queries are kept,
+ * decompressed and with their rows located, in one LRU cache per
+ * database, bounded in bytes (ts_options.block_cache_size).  Tablets are
+ * immutable and each open tablet has a process-unique serial number, so
+ * an entry never goes stale; entries of closed tablets simply age out.
+ *
+ * Entries are reference-counted: a reader holds its block while it reads
+ * rows from it, and eviction only unlinks an entry, which is freed when
+ * its last reader lets go.  Long scans read around the cache (scan.c) so
+ * that one scan does not flush everything else out.
+ */
+#ifndef TS_BCACHE_H
+#define TS_BCACHE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Where the rows of a decompressed block are. */
+typedef struct ts__rowref {
+	uint32_t off, len;
+} ts__rowref;
+
+typedef struct ts__cblock {
+	uint64_t serial;          /* of the tablet */
+	uint32_t block;
+	ts_buf raw;               /* the decompressed rows */
+	ts__rowref *rows;
+	size_t nrows, caprows;
+	size_t bytes;             /* charged to the cache */
+	int refs;                 /* readers, plus 1 while cached */
+	int cached;
+	struct ts__cblock *hnext; /* hash chain */
+	struct ts__cblock *prev, *next; /* LRU, most recent first */
+} ts__cblock;
+
+typedef struct ts__bcache {
+	pthread_mutex_t mu;
+	size_t cap, used;
+	ts__cblock **buckets;
+	size_t nbuckets;          /* power of two */
+	size_t count;
+	ts__cblock *head, *tail;
+	uint64_t hits, misses;    /* counters */
+} ts__bcache;
+
+/* A cache of cap bytes (0: nothing is ever kept).  Returns 0 or
+ * TS_ENOMEM. */
+int ts__bcache_init(ts__bcache *c, size_t cap);
+void ts__bcache_free(ts__bcache *c);
+
+/* The cached block (serial, block), referenced, or NULL. */
+ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block);
+
+/* A new, unshared block for the caller to fill (referenced once).
+ * Returns NULL when out of memory. */
+ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block);
+
+/* Offer a filled block b (referenced by the caller, who keeps that
+ * reference) to the cache; when another reader cached the same block
+ * first, b stays private.  Evicts least recently used entries to make
+ * room. */
+void ts__bcache_put(ts__bcache *c, ts__cblock *b);
+
+/* Let go of a reference.  NULL allowed. */
+void ts__cblock_put(ts__bcache *c, ts__cblock *b);
+
+/* A process-unique serial number for a newly opened tablet. */
+uint64_t ts__bcache_serial(void);
+
+#endif
