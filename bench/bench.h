@@ -49,6 +49,7 @@ typedef struct bench_config {
 	int64_t latency_flush_size; /* latency: ts_options.flush_size, bytes */
 	int64_t latency_merge_delay; /* latency: ts_options.merge_delay, ns */
 	size_t query_rows;          /* query workloads: rows loaded */
+	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */

@@ -9,7 +9,7 @@
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
  *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
- *                 [--query-rows N]
+ *                 [--query-rows N] [--block-cache-mb N]
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
  * and bytes_per_row (flush.c), latency (latency.c), and the query
@@ -41,6 +41,9 @@
 /* query workloads: rows of this much time, hosts * span / 10 s of them */
 #define QUERY_SPAN_FULL_NS (INT64_C(86400) * 1000000000)  /* one day */
 #define QUERY_SPAN_QUICK_NS (INT64_C(7200) * 1000000000)  /* two hours */
+/* The query workloads' block cache: room for the day's decompressed
+ * blocks, as LMDB has the page cache for its whole file. */
+#define QUERY_BLOCK_CACHE_MB 1024
 
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
@@ -235,7 +238,7 @@ static void usage(void)
 	        "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] [--batch B]\n"
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
-	        "                     [--query-rows N]\n"
+	        "                     [--query-rows N] [--block-cache-mb N]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan]...\n");
@@ -273,6 +276,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->latency_merge_delay = (int64_t)(strtod(v, NULL) * 1e9);
 	else if (strcmp(a, "--query-rows") == 0)
 		c->query_rows = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--block-cache-mb") == 0)
+		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
 		c->only[c->nonly++] = v;
 	else
@@ -312,6 +317,8 @@ static void set_defaults(bench_config *c)
 		c->latency_flush_size = LATENCY_FLUSH_SIZE;
 	if (c->latency_merge_delay < 0)
 		c->latency_merge_delay = (int64_t)(LATENCY_MERGE_DELAY_S * 1e9);
+	if (c->block_cache_mb < 0)
+		c->block_cache_mb = QUERY_BLOCK_CACHE_MB;
 	if (!c->query_rows)
 		c->query_rows = c->hosts *
 		                (size_t)((c->quick ? QUERY_SPAN_QUICK_NS : QUERY_SPAN_FULL_NS) /
@@ -341,7 +348,7 @@ static int wants_rows(const bench_config *c)
 
 int main(int argc, char **argv)
 {
-	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1};
+	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1, .block_cache_mb = -1};
 	bench_rows r = {0};
 	int failed = 0;
 	parse_args(argc, argv, &c);

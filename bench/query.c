@@ -168,9 +168,9 @@ static void params(char *buf, size_t size, const struct qrun *q, const char *ext
 {
 	snprintf(buf, size,
 	         "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu,\"tablets\":%lld,\"tablet_bytes\":%lld,"
-	         "\"merges\":%d%s%s",
+	         "\"merges\":%d,\"block_cache_mb\":%ld%s%s",
 	         q->r.n, q->r.hosts, q->r.batch, (long long)q->tablets, (long long)q->tablet_bytes,
-	         q->merges, extra ? "," : "", extra ? extra : "");
+	         q->merges, q->c->block_cache_mb, extra ? "," : "", extra ? extra : "");
 }
 
 /* ---- tsstore ---- */
@@ -656,6 +656,13 @@ static void load_tsstore(struct qrun *q)
 		die("ts_flush");
 	if (ts_merge(q->ts.t, &q->merges) < 0)
 		die("ts_merge");
+	/* reopen with the block cache asked for */
+	ts_table_close(q->ts.t);
+	ts_close(q->ts.db);
+	q->ts.t = NULL;
+	q->ts.db = NULL;
+	q->ts.opts.block_cache_size = (int64_t)q->c->block_cache_mb << 20;
+	bench_table_reopen(&q->ts);
 	q->tablets = bench_table_stat(q->ts.t, "tablets");
 	q->tablet_bytes = bench_dir_bytes(q->ts.dir, TS_TABLET_SUFFIX);
 	int64_t rows = bench_table_stat(q->ts.t, "tablet_rows");
