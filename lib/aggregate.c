@@ -285,8 +285,8 @@ static int gather(agg_cursor *c)
 		    (glen = ts__key_prefix_len(c->schema, it->key, it->klen, c->group)) < 0)
 			return ts__fail(TS_ECORRUPT, "table \"%s\": a malformed key",
 			                c->scan.snap.table->name);
-		if (c->have_group && (c->gkey.len != (size_t)glen ||
-		                      memcmp(c->gkey.data, it->key, (size_t)glen) != 0))
+		if (c->have_group && glen > 0 &&
+		    (c->gkey.len != (size_t)glen || memcmp(c->gkey.data, it->key, (size_t)glen) != 0))
 			break; /* the next group begins */
 		if (!c->have_group) {
 			c->gkey.len = 0;
