@@ -600,9 +600,12 @@ typedef struct ts_aggregate {
  * the column's type.  Blocks of on-disk tablets lying wholly in one group
  * and one window are answered from their precomputed statistics, unless
  * first, last or the ts column is asked for.
+ * nspecs may be 0: the rows then list the group-windows holding rows.
  * Returns 0; TS_EINVAL (every <= 0, from >= to, group out of range, a bad
- * function or spec count, a bad prefix); TS_ETYPE (a non-numeric column);
- * TS_ENOENT (a column index out of range); TS_ECLOSED; TS_ENOMEM.
+ * function, a negative spec count, a prefix too long or with a TS_NONE
+ * value); TS_ETYPE (a non-numeric column, or a prefix value its column
+ * cannot take; TS_ERANGE when out of its range); TS_ENOENT (a column index
+ * out of range); TS_ECLOSED; TS_ENOMEM.
  * ts_cursor_next may return TS_ERANGE when an integer sum overflows int64.
  */
 TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
