@@ -77,7 +77,7 @@
  * or the ts's TS_TABLET_BLOCK_ALIGN window changes, so that blocks tend to
  * lie in one series and one hour: aggregates answer such blocks from
  * their statistics (docs/tablet-format.md). */
-#define TS_TABLET_BLOCK_ALIGN_MIN (16u << 10)
+#define TS_TABLET_BLOCK_ALIGN_MIN (4u << 10)
 #define TS_TABLET_BLOCK_ALIGN TS_NS_PER_HOUR
 
 /* Bytes a tablet writer writes between starting writeback of them (and
