@@ -446,6 +446,11 @@ static int next_block(ts__src *src)
 			return ts__table_damaged(src->snap->table, tab->id, rc);
 		src->blk = b;
 		src->pos = src->desc ? (long)src->cb->nrows - 1 : 0;
+		/* every row of the block is in range when its timespan is and
+		 * its far end is (the near end was passed or sought) */
+		src->block_inside = blk->min_ts >= r->tmin && blk->max_ts <= r->tmax &&
+		                    (src->desc ? exact && ts__range_above_lo(r, start, slen)
+		                               : ts__range_below_hi(r, blk->last_key, blk->last_klen));
 		if (sought && (src->desc ? r->has_hi : r->has_lo) && (rc = seek_in_block(src)) < 0)
 			return rc;
 		return 1;
@@ -461,6 +466,8 @@ static int tablet_next(ts__src *src)
 			int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
 			if (rc < 0)
 				return ts__table_damaged(src->snap->table, src->tab->id, rc);
+			if (src->block_inside)
+				return 1;
 			if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
 			              : !ts__range_below_hi(r, src->key, src->klen))
 				return 0;
