@@ -60,6 +60,12 @@ typedef struct ts_test_env {
 } ts_test_env;
 
 void ts_test_env_open(ts_test_env *e);
+
+/* A new env in a fresh temporary directory, opened with the clock at now
+ * and flags; ts_test_env_teardown (a cmocka teardown taking it as the
+ * state) closes it if open and removes everything. */
+ts_test_env *ts_test_env_new(int64_t now, unsigned flags);
+int ts_test_env_teardown(void **state);
 void ts_test_env_close(ts_test_env *e);
 void ts_test_env_set_now(ts_test_env *e, int64_t now);
 

@@ -49,6 +49,27 @@ void ts_test_env_open(ts_test_env *e)
 	}
 }
 
+ts_test_env *ts_test_env_new(int64_t now, unsigned flags)
+{
+	ts_test_env *e = calloc(1, sizeof *e);
+	assert_non_null(e);
+	e->dir = ts_test_tmpdir();
+	e->now = now;
+	e->flags = flags;
+	ts_test_env_open(e);
+	return e;
+}
+
+int ts_test_env_teardown(void **state)
+{
+	ts_test_env *e = *state;
+	if (e->db)
+		ts_test_env_close(e);
+	ts_test_rmdir(e->dir);
+	free(e);
+	return 0;
+}
+
 void ts_test_env_close(ts_test_env *e)
 {
 	ts_table_close(e->t);

@@ -28,20 +28,7 @@ static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 
 static int setup(void **state)
 {
-	ts_test_env *e = calloc(1, sizeof *e);
-	e->dir = ts_test_tmpdir();
-	e->now = NOW;
-	ts_test_env_open(e);
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ts_test_env *e = *state;
-	ts_test_env_close(e);
-	ts_test_rmdir(e->dir);
-	free(e);
+	*state = ts_test_env_new(NOW, 0);
 	return 0;
 }
 
@@ -266,7 +253,7 @@ static void maintain_flushes_at_period_end_and_age(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 	const struct CMUnitTest tests[] = {
 		T(flush_everything_round_trip),
 		T(flush_only_older_than_before),

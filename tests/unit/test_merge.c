@@ -40,22 +40,7 @@ static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 
 static int setup(void **state)
 {
-	ts_test_env *e = calloc(1, sizeof *e);
-	e->dir = ts_test_tmpdir();
-	e->now = NOW;
-	e->flags = TS_OPEN_NOMERGE; /* the tests merge when they say so */
-	ts_test_env_open(e);
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ts_test_env *e = *state;
-	if (e->db)
-		ts_test_env_close(e);
-	ts_test_rmdir(e->dir);
-	free(e);
+	*state = ts_test_env_new(NOW, TS_OPEN_NOMERGE /* the tests merge when they say so */);
 	return 0;
 }
 
@@ -684,7 +669,7 @@ static void merge_refused_read_only_and_dropped(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(merge_pick_exact),
 		cmocka_unit_test(merge_pick_logarithmic_bounds),

@@ -32,22 +32,7 @@
 
 static int setup(void **state)
 {
-	ts_test_env *e = calloc(1, sizeof *e);
-	e->dir = ts_test_tmpdir();
-	e->now = NOW;
-	e->flags = TS_OPEN_NOMERGE;
-	ts_test_env_open(e);
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ts_test_env *e = *state;
-	if (e->db)
-		ts_test_env_close(e);
-	ts_test_rmdir(e->dir);
-	free(e);
+	*state = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
 	return 0;
 }
 
@@ -678,7 +663,7 @@ static void aggregate_added_column(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 		T(query_bounds),
 		T(query_limit_resume),
 		T(query_prefix_hour_reads_only_the_hour),
