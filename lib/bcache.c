@@ -149,11 +149,11 @@ static void grow(ts__bcache *c)
 	c->nbuckets = n;
 }
 
-void ts__bcache_put(ts__bcache *c, ts__cblock *b)
+int ts__bcache_put(ts__bcache *c, ts__cblock *b)
 {
 	b->bytes = sizeof *b + b->raw.cap + b->caprows * sizeof *b->rows;
 	if (c->cap == 0 || b->bytes > c->cap / 4)
-		return; /* a block this large would push out too much */
+		return 0; /* a block this large would push out too much */
 	pthread_mutex_lock(&c->mu);
 	size_t i = bucket_of(c, b->serial, b->block);
 	ts__cblock *o = c->buckets[i];
@@ -173,6 +173,7 @@ void ts__bcache_put(ts__bcache *c, ts__cblock *b)
 		c->count++;
 	}
 	pthread_mutex_unlock(&c->mu);
+	return o == NULL;
 }
 
 void ts__cblock_put(ts__bcache *c, ts__cblock *b)

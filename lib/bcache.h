@@ -65,9 +65,11 @@ ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block);
 
 /* Offer a filled block b (referenced by the caller, who keeps that
  * reference) to the cache; when another reader cached the same block
- * first, b stays private.  Evicts least recently used entries to make
- * room. */
-void ts__bcache_put(ts__bcache *c, ts__cblock *b);
+ * first, or b is too large, b stays private.  Evicts least recently used
+ * entries to make room.  Returns 1 when b was cached (other readers may
+ * use it from then on, even after it is evicted), 0 when it is still the
+ * caller's alone. */
+int ts__bcache_put(ts__bcache *c, ts__cblock *b);
 
 /* Let go of a reference.  NULL allowed. */
 void ts__cblock_put(ts__bcache *c, ts__cblock *b);

@@ -293,9 +293,10 @@ static int load_block(ts__src *src, uint32_t b)
 	if (cb) {
 		ts__cblock_put(bc, src->cb);
 		src->cb = cb;
+		src->cb_private = 0;
 		return 0;
 	}
-	if (src->cb && !src->cb->cached) { /* private: reuse its buffers */
+	if (src->cb && src->cb_private) { /* ours alone: reuse its buffers */
 		cb = src->cb;
 		cb->serial = tab->serial;
 		cb->block = b;
@@ -306,6 +307,7 @@ static int load_block(ts__src *src, uint32_t b)
 			return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	src->cb = cb;
+	src->cb_private = 1;
 	int rc = ts__tablet_read_block(tab, b, &cb->raw);
 	if (rc == 0)
 		rc = index_block(cb);
@@ -313,8 +315,8 @@ static int load_block(ts__src *src, uint32_t b)
 		cb->nrows = 0;
 		return rc;
 	}
-	if (src->blocks_read++ < CACHED_BLOCKS_PER_STREAM)
-		ts__bcache_put(bc, cb);
+	if (src->blocks_read++ < CACHED_BLOCKS_PER_STREAM && ts__bcache_put(bc, cb))
+		src->cb_private = 0;
 	return 0;
 }
 

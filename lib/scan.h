@@ -94,6 +94,7 @@ typedef struct ts__src {
 	long nextb;               /* the next block to consider */
 	int seek_pending;         /* the first block loaded is sought */
 	ts__cblock *cb;           /* the block being read */
+	int cb_private;           /* cb was never offered to the cache */
 	int block_inside;         /* every row of cb after pos is in range */
 	uint32_t blocks_read;     /* blocks it read from the file */
 	long pos;                 /* next row (descending: next to return) */

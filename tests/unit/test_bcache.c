@@ -1,0 +1,143 @@
+/*
+ * test_bcache.c -- the block cache (lib/bcache.c): hits and misses,
+ * least-recently-used eviction within the byte bound, a block evicted
+ * while a reader holds it staying readable until let go, a second copy
+ * of a cached block staying private, a zero-sized cache keeping nothing,
+ * and the hash table growing past its first size.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bcache.h"
+
+/* The bytes the cache charges for a block like filled(.., len). */
+static size_t charge(size_t len);
+
+/* A block of serial s, number n, holding len bytes of value n. */
+static ts__cblock *filled(uint64_t s, uint32_t n, size_t len)
+{
+	ts__cblock *b = ts__cblock_new(s, n);
+	assert_non_null(b);
+	assert_int_equal(ts__buf_reserve(&b->raw, len), 0);
+	memset(b->raw.data, (int)(n & 0xFF), len);
+	b->raw.len = len;
+	return b;
+}
+
+static size_t charge(size_t len)
+{
+	ts__bcache none;
+	assert_int_equal(ts__bcache_init(&none, 0), 0);
+	ts__cblock *b = filled(1, 0, len);
+	ts__bcache_put(&none, b); /* sets b->bytes, keeps nothing */
+	size_t bytes = b->bytes;
+	ts__cblock_put(&none, b);
+	ts__bcache_free(&none);
+	return bytes;
+}
+
+static void bcache_hits_and_lru(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 4 * charge(12 << 10) + 100), 0);
+	assert_null(ts__bcache_get(&c, 1, 0));
+	/* four 12 kB blocks fit (with their overhead), a fifth evicts the
+	 * least recently used */
+	for (uint32_t n = 0; n < 4; n++) {
+		ts__cblock *b = filled(1, n, 12 << 10);
+		assert_int_equal(ts__bcache_put(&c, b), 1);
+		ts__cblock_put(&c, b);
+	}
+	ts__cblock *b0 = ts__bcache_get(&c, 1, 0); /* 0 is now the most recent */
+	assert_non_null(b0);
+	assert_int_equal(b0->raw.data[100], 0);
+	ts__cblock_put(&c, b0);
+	ts__cblock *b4 = filled(1, 4, 12 << 10);
+	assert_int_equal(ts__bcache_put(&c, b4), 1);
+	ts__cblock_put(&c, b4);
+	assert_true(c.used <= c.cap);
+	assert_null(ts__bcache_get(&c, 1, 1)); /* the least recent went */
+	ts__cblock *again = ts__bcache_get(&c, 1, 0);
+	assert_non_null(again);
+	ts__cblock_put(&c, again);
+	assert_null(ts__bcache_get(&c, 2, 0)); /* another tablet's block 0 */
+	assert_int_equal(c.hits, 2);
+	assert_int_equal(c.misses, 3);
+	ts__bcache_free(&c);
+}
+
+static void bcache_evicted_while_held(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 4 * charge(12 << 10) + 100), 0);
+	ts__cblock *held = filled(7, 0, 12 << 10);
+	assert_int_equal(ts__bcache_put(&c, held), 1);
+	/* fill the cache until block 0 is evicted; the reader still holds it */
+	for (uint32_t n = 1; n < 8; n++) {
+		ts__cblock *b = filled(7, n, 12 << 10);
+		ts__bcache_put(&c, b);
+		ts__cblock_put(&c, b);
+	}
+	assert_null(ts__bcache_get(&c, 7, 0));
+	assert_int_equal(held->cached, 0);
+	assert_int_equal(held->refs, 1);
+	assert_int_equal(held->raw.data[(12 << 10) - 1], 0); /* still readable */
+	ts__cblock_put(&c, held);                             /* freed now (ASan checks) */
+	ts__bcache_free(&c);
+}
+
+static void bcache_duplicate_and_oversized_stay_private(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 4 * charge(16 << 10) - 1), 0);
+	ts__cblock *a = filled(3, 9, 1000), *b = filled(3, 9, 1000);
+	assert_int_equal(ts__bcache_put(&c, a), 1);
+	assert_int_equal(ts__bcache_put(&c, b), 0); /* the same block again */
+	assert_int_equal(b->cached, 0);
+	ts__cblock *big = filled(3, 10, 16 << 10); /* more than a quarter */
+	assert_int_equal(ts__bcache_put(&c, big), 0);
+	ts__cblock_put(&c, big);
+	ts__cblock_put(&c, b);
+	ts__cblock_put(&c, a);
+	ts__bcache_free(&c);
+
+	assert_int_equal(ts__bcache_init(&c, 0), 0); /* no cache at all */
+	a = filled(3, 1, 10);
+	assert_int_equal(ts__bcache_put(&c, a), 0);
+	assert_null(ts__bcache_get(&c, 3, 1));
+	ts__cblock_put(&c, a);
+	ts__bcache_free(&c);
+}
+
+static void bcache_grows(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 64 << 20), 0);
+	for (uint32_t n = 0; n < 5000; n++) {
+		ts__cblock *b = filled(ts__bcache_serial(), n, 16);
+		assert_int_equal(ts__bcache_put(&c, b), 1);
+		ts__cblock_put(&c, b);
+	}
+	assert_int_equal(c.count, 5000);
+	assert_true(c.nbuckets >= 4096);
+	ts__bcache_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bcache_hits_and_lru),
+		cmocka_unit_test(bcache_evicted_while_held),
+		cmocka_unit_test(bcache_duplicate_and_oversized_stay_private),
+		cmocka_unit_test(bcache_grows),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
