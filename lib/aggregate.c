@@ -31,7 +31,6 @@
 #include "error.h"
 #include "key.h"
 #include "period.h"
-#include "row.h"
 
 /* One spec's state in one window. */
 typedef struct acc {
@@ -50,12 +49,7 @@ typedef struct window {
 
 typedef struct agg_cursor {
 	struct ts_cursor base;
-	ts__range range;
-	ts__scan scan;
-	ts__summary_rule rule;
-	const ts__schema *schema;
-	int group;
-	int64_t every;
+	ts__summary_rule rule;    /* the snapshot's schema, group and every */
 	int nspecs;
 	ts_aggspec *specs;
 	/* the group being gathered */
@@ -70,8 +64,8 @@ typedef struct agg_cursor {
 	size_t *order, emit;
 	int emitting, ended, pending;
 	const ts__src *item;
-	ts_value *vals, *out;
-	ts_buf scratch, gscratch;
+	ts_value *out;
+	ts_buf gscratch;
 } agg_cursor;
 
 static void acc_reset(acc *a)
@@ -149,7 +143,7 @@ static void forget_windows(agg_cursor *c)
 
 static int64_t window_start(const agg_cursor *c, int64_t ts)
 {
-	return ts__floor_div(ts, c->every) * c->every;
+	return ts__floor_div(ts, c->rule.every) * c->rule.every;
 }
 
 /* Fold a value's min/max into a. */
@@ -171,20 +165,15 @@ static void fold_minmax(acc *a, const ts_value *min, const ts_value *max, int is
 
 static int add_row(agg_cursor *c, const ts__src *src)
 {
-	const ts__snapshot *s = &c->scan.snap;
 	int64_t ts = ts__key_ts(src->key, src->klen);
 	acc *a;
 	int rc = window_accs(c, window_start(c, ts), &a);
+	if (rc == 0)
+		rc = ts__cursor_decode(&c->base, src->version, src->row, src->rowlen);
 	if (rc < 0)
 		return rc;
-	if (src->version < 1 || (int)src->version > s->nversions)
-		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
-		                s->table->name, src->version);
-	if ((rc = ts__row_decode(s->versions[src->version - 1], s->schema, src->row, src->rowlen,
-	                         c->vals, &c->scratch)) < 0)
-		return rc;
 	for (int k = 0; k < c->nspecs; k++, a++) {
-		const ts_value *v = &c->vals[c->specs[k].column];
+		const ts_value *v = &c->base.vals[c->specs[k].column];
 		if (!a->has_first || ts < a->first_ts) { /* ties: the least key came first */
 			a->first = *v;
 			a->first_ts = ts;
@@ -214,7 +203,7 @@ static int add_row(agg_cursor *c, const ts__src *src)
 static void block_stat(const agg_cursor *c, const ts__tablet *tab, uint32_t b, int col,
                        ts__colstat *st)
 {
-	const ts__col *column = &c->schema->cols[col];
+	const ts__col *column = &c->rule.schema->cols[col];
 	for (uint32_t j = 0; j < tab->nstat; j++)
 		if (tab->stat_cols[j] == col) {
 			ts__tablet_stat(tab, b, j, st);
@@ -247,7 +236,7 @@ static int add_summary(agg_cursor *c, const ts__src *src)
 		block_stat(c, tab, src->block, c->specs[k].column, &st);
 		if (st.count == 0)
 			continue;
-		int isdouble = c->schema->cols[c->specs[k].column].type == TS_DOUBLE;
+		int isdouble = c->rule.schema->cols[c->specs[k].column].type == TS_DOUBLE;
 		fold_minmax(a, &st.min, &st.max, isdouble);
 		a->count += st.count;
 		a->isum += st.isum;
@@ -271,7 +260,7 @@ static int gather(agg_cursor *c)
 	c->have_group = 0;
 	for (;;) {
 		if (!c->pending) {
-			int rc = ts__scan_next(&c->scan, &c->item);
+			int rc = ts__scan_next(&c->base.scan, &c->item);
 			if (rc < 0)
 				return rc;
 			if (rc == 0) {
@@ -281,10 +270,10 @@ static int gather(agg_cursor *c)
 			c->pending = 1;
 		}
 		const ts__src *it = c->item;
-		if (c->group > 0 &&
-		    (glen = ts__key_prefix_len(c->schema, it->key, it->klen, c->group)) < 0)
+		if (c->rule.group > 0 &&
+		    (glen = ts__key_prefix_len(c->rule.schema, it->key, it->klen, c->rule.group)) < 0)
 			return ts__fail(TS_ECORRUPT, "table \"%s\": a malformed key",
-			                c->scan.snap.table->name);
+			                c->base.scan.snap.table->name);
 		if (c->have_group && glen > 0 &&
 		    (c->gkey.len != (size_t)glen || memcmp(c->gkey.data, it->key, (size_t)glen) != 0))
 			break; /* the next group begins */
@@ -306,14 +295,14 @@ static int gather(agg_cursor *c)
 		c->order[i] = i;
 	qsort_r(c->order, c->nwin, sizeof *c->order, cmp_window, c->win);
 	c->emit = 0;
-	return ts__key_decode(c->schema, c->gkey.data, c->gkey.len, c->group, c->out,
+	return ts__key_decode(c->rule.schema, c->gkey.data, c->gkey.len, c->rule.group, c->out,
 	                      &c->gscratch, NULL) < 0 ? TS_ECORRUPT : 1;
 }
 
 /* The value of spec k from its accumulator. */
 static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
 {
-	const ts__col *col = &c->schema->cols[c->specs[k].column];
+	const ts__col *col = &c->rule.schema->cols[c->specs[k].column];
 	int isdouble = col->type == TS_DOUBLE;
 	switch (c->specs[k].fn) {
 	case TS_AGG_COUNT:
@@ -364,14 +353,14 @@ static int agg_next(struct ts_cursor *base, const ts_value **row, int *n)
 	}
 	size_t w = c->order[c->emit++];
 	const acc *a = &c->accs[w * (size_t)c->nspecs];
-	c->out[c->group] = ts_timestamp(c->win[w].start);
+	c->out[c->rule.group] = ts_timestamp(c->win[w].start);
 	for (int k = 0; k < c->nspecs; k++) {
-		int rc = result(c, k, &a[k], &c->out[c->group + 1 + k]);
+		int rc = result(c, k, &a[k], &c->out[c->rule.group + 1 + k]);
 		if (rc < 0)
 			return rc;
 	}
 	*row = c->out;
-	*n = c->group + 1 + c->nspecs;
+	*n = c->rule.group + 1 + c->nspecs;
 	return 0;
 }
 
@@ -379,20 +368,16 @@ static void agg_destroy(struct ts_cursor *base)
 {
 	agg_cursor *c = (agg_cursor *)base;
 	uint64_t scanned, summarised;
-	ts__scan_counts(&c->scan, &scanned, &summarised);
+	ts__scan_counts(&base->scan, &scanned, &summarised);
 	__atomic_add_fetch(&base->table->agg_rows_scanned, scanned, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&base->table->agg_rows_summarised, summarised, __ATOMIC_RELAXED);
-	ts__scan_close(&c->scan);
-	ts__range_free(&c->range);
 	ts__buf_free(&c->gkey);
-	ts__buf_free(&c->scratch);
 	ts__buf_free(&c->gscratch);
 	free(c->specs);
 	free(c->win);
 	free(c->accs);
 	free(c->slots);
 	free(c->order);
-	free(c->vals);
 	free(c->out);
 }
 
@@ -422,19 +407,20 @@ static int validate(const ts__schema *s, const ts_aggregate *req)
 	return 0;
 }
 
-static int agg_setup(agg_cursor *c, const ts_aggregate *req)
+static int agg_setup(struct ts_cursor *base, const void *arg)
 {
-	const ts__snapshot *s = &c->scan.snap;
+	agg_cursor *c = (agg_cursor *)base;
+	const ts_aggregate *req = arg;
+	const ts__snapshot *s = &base->scan.snap;
 	int rc = validate(s->schema, req);
 	if (rc < 0)
 		return rc;
-	c->schema = s->schema;
-	c->group = req->group;
-	c->every = req->every;
+	c->rule.schema = s->schema;
+	c->rule.group = req->group;
+	c->rule.every = req->every;
 	c->nspecs = req->nspecs;
 	int summaries = 1;
 	if (!(c->specs = malloc((size_t)(req->nspecs ? req->nspecs : 1) * sizeof *c->specs)) ||
-	    !(c->vals = malloc((size_t)s->schema->ncols * sizeof *c->vals)) ||
 	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (int k = 0; k < req->nspecs; k++) {
@@ -444,13 +430,10 @@ static int agg_setup(agg_cursor *c, const ts_aggregate *req)
 			summaries = 0;
 	}
 	int64_t tmin = req->from > s->expiry ? req->from : s->expiry;
-	if ((rc = ts__range_prefix(&c->range, s->schema, req->prefix, req->nprefix, tmin,
+	if ((rc = ts__range_prefix(&base->range, s->schema, req->prefix, req->nprefix, tmin,
 	                           req->to - 1)) < 0)
 		return rc;
-	c->rule.schema = s->schema;
-	c->rule.group = req->group;
-	c->rule.every = req->every;
-	return ts__scan_start(&c->scan, &c->range, 0, summaries ? &c->rule : NULL);
+	return ts__scan_start(&base->scan, &base->range, 0, summaries ? &c->rule : NULL);
 }
 
 int ts_aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
@@ -458,25 +441,6 @@ int ts_aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
 	*out = NULL;
 	if (!req)
 		return ts__fail(TS_EINVAL, "no aggregate request");
-	agg_cursor *c = calloc(1, sizeof *c);
-	if (!c)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	ts__cursor_init(&c->base, table);
-	ts__range_init(&c->range);
-	ts__buf_init(&c->gkey);
-	ts__buf_init(&c->scratch);
-	ts__buf_init(&c->gscratch);
-	c->base.next = agg_next;
-	c->base.destroy = agg_destroy;
-	int rc = ts__scan_begin(&c->scan, table);
-	if (rc == 0) {
-		c->base.schema = c->scan.snap.schema;
-		rc = agg_setup(c, req);
-	}
-	if (rc < 0) {
-		ts_cursor_close(&c->base);
-		return rc;
-	}
-	*out = &c->base;
-	return 0;
+	return ts__cursor_open(table, sizeof(agg_cursor), agg_next, agg_destroy, agg_setup, req,
+	                       out);
 }

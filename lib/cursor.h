@@ -1,7 +1,7 @@
 /*
  * cursor.h -- what every kind of cursor (query, latest, aggregate) shares:
- * the public ts_cursor_* calls dispatch through it, and the resume key and
- * the `more` flag live here.
+ * its snapshot and range, the decoded row, the resume key and the `more`
+ * flag; the public ts_cursor_* calls dispatch through it.
  */
 #ifndef TS_CURSOR_H
 #define TS_CURSOR_H
@@ -10,20 +10,36 @@
 
 struct ts_cursor {
 	ts_table *table;
+	ts__scan scan;            /* the snapshot, and the streams of range */
+	ts__range range;
 	/* the next row as ts_cursor_next returns it */
 	int (*next)(struct ts_cursor *c, const ts_value **row, int *n);
-	/* free the kind's own state (not the struct) */
+	/* free the kind's own state (not the struct); NULL: none */
 	void (*destroy)(struct ts_cursor *c);
 	int err;                  /* sticky: the error next returned */
 	int more;                 /* the limit cut the result */
-	const ts__schema *schema; /* of the snapshot: decodes the resume key */
+	ts_value *vals;           /* a row decoded in the snapshot's schema */
+	ts_buf scratch;
 	ts_buf last_key;          /* encoded key of the last row returned */
 	ts_buf resume_scratch;
 	ts_value resume[TS_KEY_COLUMNS_MAX];
 };
 
-/* Set up the shared part. */
-void ts__cursor_init(struct ts_cursor *c, ts_table *t);
+/*
+ * Make a cursor of size bytes (a kind's struct, struct ts_cursor first)
+ * on table t with the kind's next and destroy: take its snapshot, then
+ * call setup(c, arg), which builds c->range and starts c->scan.  On
+ * failure the cursor is closed.  Returns 0 or the first error.
+ */
+int ts__cursor_open(ts_table *t, size_t size,
+                    int (*next)(struct ts_cursor *, const ts_value **, int *),
+                    void (*destroy)(struct ts_cursor *),
+                    int (*setup)(struct ts_cursor *, const void *), const void *arg,
+                    ts_cursor **out);
+
+/* Decode a row of schema version `version` of the cursor's snapshot into
+ * c->vals.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len);
 
 /*
  * Encode n values of the leading key columns of s (vals[0..n), in key

@@ -24,15 +24,42 @@
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
-#include "row.h"
 
 /* ---- shared by the cursors ---- */
 
-void ts__cursor_init(struct ts_cursor *c, ts_table *t)
+int ts__cursor_open(ts_table *t, size_t size,
+                    int (*next)(struct ts_cursor *, const ts_value **, int *),
+                    void (*destroy)(struct ts_cursor *),
+                    int (*setup)(struct ts_cursor *, const void *), const void *arg,
+                    ts_cursor **out)
 {
+	*out = NULL;
+	struct ts_cursor *c = calloc(1, size);
+	if (!c)
+		return ts__fail(TS_ENOMEM, "out of memory");
 	c->table = t;
+	c->next = next;
+	c->destroy = destroy;
+	ts__range_init(&c->range);
+	ts__buf_init(&c->scratch);
 	ts__buf_init(&c->last_key);
 	ts__buf_init(&c->resume_scratch);
+	int rc = ts__scan_begin(&c->scan, t);
+	if (rc == 0 && !(c->vals = malloc((size_t)c->scan.snap.schema->ncols * sizeof *c->vals)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = setup(c, arg);
+	if (rc < 0) {
+		ts_cursor_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len)
+{
+	return ts__snapshot_decode(&c->scan.snap, version, row, len, c->vals, &c->scratch);
 }
 
 int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,
@@ -96,16 +123,6 @@ static int keep_key(struct ts_cursor *c, const void *key, size_t len)
 	return c->last_key.oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
 }
 
-/* Decode a row of schema version `version` of the snapshot into vals. */
-static int decode_row(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
-                      ts_value *vals, ts_buf *scratch)
-{
-	if (version < 1 || (int)version > s->nversions)
-		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
-		                s->table->name, version);
-	return ts__row_decode(s->versions[version - 1], s->schema, row, len, vals, scratch);
-}
-
 static void count_read(ts_table *t, uint64_t scanned, uint64_t returned)
 {
 	__atomic_add_fetch(&t->rows_scanned, scanned, __ATOMIC_RELAXED);
@@ -116,24 +133,20 @@ static void count_read(ts_table *t, uint64_t scanned, uint64_t returned)
 
 typedef struct query_cursor {
 	struct ts_cursor base;
-	ts__range range;
-	ts__scan scan;
 	uint64_t limit, returned;
 	int ended;
 	int nproj;
 	int *proj;                /* NULL: every column */
-	ts_value *vals, *out;     /* the decoded row; the projected one */
-	ts_buf scratch;
+	ts_value *out;            /* the projected row */
 } query_cursor;
 
 static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
 {
 	query_cursor *q = (query_cursor *)base;
-	const ts__snapshot *s = &q->scan.snap;
 	const ts__src *src;
 	if (q->ended)
 		return 0;
-	int rc = ts__scan_next(&q->scan, &src);
+	int rc = ts__scan_next(&base->scan, &src);
 	if (rc <= 0) {
 		q->ended = 1;
 		return rc;
@@ -143,17 +156,17 @@ static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
 		base->more = 1;
 		return 0;
 	}
-	if ((rc = decode_row(s, src->version, src->row, src->rowlen, q->vals, &q->scratch)) < 0 ||
+	if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen)) < 0 ||
 	    (rc = keep_key(base, src->key, src->klen)) < 0)
 		return rc;
 	q->returned++;
 	if (!q->proj) {
-		*row = q->vals;
-		*n = s->schema->ncols;
+		*row = base->vals;
+		*n = base->scan.snap.schema->ncols;
 		return 0;
 	}
 	for (int i = 0; i < q->nproj; i++)
-		q->out[i] = q->vals[q->proj[i]];
+		q->out[i] = base->vals[q->proj[i]];
 	*row = q->out;
 	*n = q->nproj;
 	return 0;
@@ -163,48 +176,47 @@ static void query_destroy(struct ts_cursor *base)
 {
 	query_cursor *q = (query_cursor *)base;
 	uint64_t scanned, summarised;
-	ts__scan_counts(&q->scan, &scanned, &summarised);
+	ts__scan_counts(&base->scan, &scanned, &summarised);
 	count_read(base->table, scanned, q->returned);
-	ts__scan_close(&q->scan);
-	ts__range_free(&q->range);
-	ts__buf_free(&q->scratch);
 	free(q->proj);
-	free(q->vals);
 	free(q->out);
 }
 
 /* The bounds of q other than its prefix and time. */
-static int query_bounds(query_cursor *c, const ts__schema *s, const ts_query *q)
+static int query_bounds(ts__range *r, const ts__schema *s, const ts_query *q)
 {
 	ts_buf b;
 	int rc = 0;
 	ts__buf_init(&b);
 	if (q->lower && (rc = ts__bound_encode(s, q->lower, q->nlower, "lower", &b)) == 0)
-		ts__range_lower_cols(&c->range, b.data, b.len, q->lower_exclusive);
+		ts__range_lower_cols(r, b.data, b.len, q->lower_exclusive);
 	if (rc == 0 && q->upper && (rc = ts__bound_encode(s, q->upper, q->nupper, "upper", &b)) == 0)
-		ts__range_upper_cols(&c->range, b.data, b.len, q->upper_exclusive);
+		ts__range_upper_cols(r, b.data, b.len, q->upper_exclusive);
 	if (rc == 0 && q->after) {
 		if (q->nafter != s->nkey)
 			rc = ts__fail(TS_EINVAL, "after: a resume key needs all %d key columns, got %d",
 			              s->nkey, q->nafter);
 		else if ((rc = ts__bound_encode(s, q->after, q->nafter, "after", &b)) == 0 && !q->desc)
-			ts__range_lower(&c->range, b.data, b.len, 1);
+			ts__range_lower(r, b.data, b.len, 1);
 		else if (rc == 0)
-			ts__range_upper(&c->range, b.data, b.len, 1);
+			ts__range_upper(r, b.data, b.len, 1);
 	}
-	if (rc == 0 && ts__range_oom(&c->range))
+	if (rc == 0 && ts__range_oom(r))
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	ts__buf_free(&b);
 	return rc;
 }
 
-static int query_setup(query_cursor *c, const ts_query *q)
+static int query_setup(struct ts_cursor *base, const void *arg)
 {
-	const ts__snapshot *s = &c->scan.snap;
+	query_cursor *c = (query_cursor *)base;
+	const ts_query *q = arg;
+	const ts__snapshot *s = &base->scan.snap;
 	const ts__schema *schema = s->schema;
 	int64_t tmin = q->has_from ? q->from : INT64_MIN, tmax = INT64_MAX;
+	c->limit = q->limit;
 	if (q->has_to && !q->to_inclusive && q->to == INT64_MIN)
-		c->range.empty = 1;
+		base->range.empty = 1;
 	else if (q->has_to)
 		tmax = q->to_inclusive ? q->to : q->to - 1;
 	if (s->expiry > tmin)
@@ -223,13 +235,11 @@ static int query_setup(query_cursor *c, const ts_query *q)
 		}
 		c->nproj = q->ncolumns;
 	}
-	if (!(c->vals = malloc((size_t)schema->ncols * sizeof *c->vals)))
-		return ts__fail(TS_ENOMEM, "out of memory");
-	int rc = ts__range_prefix(&c->range, schema, q->prefix, q->nprefix, tmin, tmax);
+	int rc = ts__range_prefix(&base->range, schema, q->prefix, q->nprefix, tmin, tmax);
 	if (rc == 0)
-		rc = query_bounds(c, schema, q);
+		rc = query_bounds(&base->range, schema, q);
 	if (rc == 0)
-		rc = ts__scan_start(&c->scan, &c->range, q->desc, NULL);
+		rc = ts__scan_start(&base->scan, &base->range, q->desc, NULL);
 	return rc;
 }
 
@@ -238,62 +248,36 @@ int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
 	*out = NULL;
 	if (!q)
 		return ts__fail(TS_EINVAL, "no query");
-	query_cursor *c = calloc(1, sizeof *c);
-	if (!c)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	ts__cursor_init(&c->base, table);
-	ts__range_init(&c->range);
-	ts__buf_init(&c->scratch);
-	c->limit = q->limit;
-	c->base.next = query_next;
-	c->base.destroy = query_destroy;
-	int rc = ts__scan_begin(&c->scan, table);
-	if (rc == 0) {
-		c->base.schema = c->scan.snap.schema;
-		rc = query_setup(c, q);
-	}
-	if (rc < 0) {
-		ts_cursor_close(&c->base);
-		return rc;
-	}
-	*out = &c->base;
-	return 0;
+	return ts__cursor_open(table, sizeof(query_cursor), query_next, query_destroy, query_setup,
+	                       q, out);
 }
 
 /* ---- ts_latest ---- */
 
 typedef struct latest_cursor {
 	struct ts_cursor base;
-	ts__scan scan;            /* only its snapshot */
 	ts_buf row;               /* the answer, copied */
 	uint32_t version;
 	int found, done;
-	ts_value *vals;
-	ts_buf scratch;
 } latest_cursor;
 
 static int latest_next(struct ts_cursor *base, const ts_value **row, int *n)
 {
 	latest_cursor *l = (latest_cursor *)base;
-	const ts__snapshot *s = &l->scan.snap;
 	if (!l->found || l->done)
 		return 0;
 	l->done = 1;
-	int rc = decode_row(s, l->version, l->row.data, l->row.len, l->vals, &l->scratch);
+	int rc = ts__cursor_decode(base, l->version, l->row.data, l->row.len);
 	if (rc < 0)
 		return rc;
-	*row = l->vals;
-	*n = s->schema->ncols;
+	*row = base->vals;
+	*n = base->scan.snap.schema->ncols;
 	return 0;
 }
 
 static void latest_destroy(struct ts_cursor *base)
 {
-	latest_cursor *l = (latest_cursor *)base;
-	ts__scan_close(&l->scan);
-	ts__buf_free(&l->row);
-	ts__buf_free(&l->scratch);
-	free(l->vals);
+	ts__buf_free(&((latest_cursor *)base)->row);
 }
 
 /* A stream of the snapshot, for sorting by the newest ts it may hold. */
@@ -320,9 +304,10 @@ static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
 	return ts__key_cmp(src->key, src->klen, l->base.last_key.data, l->base.last_key.len) > 0;
 }
 
-static int latest_find(latest_cursor *l, ts__range *r, int stem_fixed)
+static int latest_find(latest_cursor *l, int stem_fixed)
 {
-	const ts__snapshot *s = &l->scan.snap;
+	ts__range *r = &l->base.range;
+	const ts__snapshot *s = &l->base.scan.snap;
 	int total = (int)s->nroots + s->ntablets, rc = 0;
 	int64_t best_ts = INT64_MIN;
 	uint64_t scanned = 0;
@@ -366,37 +351,25 @@ static int latest_find(latest_cursor *l, ts__range *r, int stem_fixed)
 	return rc < 0 ? rc : 0;
 }
 
+struct latest_args {
+	const ts_value *prefix;
+	int nprefix;
+};
+
+static int latest_setup(struct ts_cursor *base, const void *arg)
+{
+	const struct latest_args *a = arg;
+	const ts__snapshot *s = &base->scan.snap;
+	int rc = ts__range_prefix(&base->range, s->schema, a->prefix, a->nprefix, s->expiry,
+	                          INT64_MAX);
+	return rc < 0 ? rc : latest_find((latest_cursor *)base, a->nprefix >= s->schema->nkey - 1);
+}
+
 int ts_latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_cursor **out)
 {
-	*out = NULL;
-	latest_cursor *l = calloc(1, sizeof *l);
-	ts__range r;
-	if (!l)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	ts__cursor_init(&l->base, table);
-	ts__buf_init(&l->row);
-	ts__buf_init(&l->scratch);
-	ts__range_init(&r);
-	l->base.next = latest_next;
-	l->base.destroy = latest_destroy;
-	int rc = ts__scan_begin(&l->scan, table);
-	if (rc == 0) {
-		const ts__snapshot *s = &l->scan.snap;
-		l->base.schema = s->schema;
-		if (!(l->vals = malloc((size_t)s->schema->ncols * sizeof *l->vals)))
-			rc = ts__fail(TS_ENOMEM, "out of memory");
-		if (rc == 0)
-			rc = ts__range_prefix(&r, s->schema, prefix, nprefix, s->expiry, INT64_MAX);
-		if (rc == 0)
-			rc = latest_find(l, &r, nprefix >= s->schema->nkey - 1);
-	}
-	ts__range_free(&r);
-	if (rc < 0) {
-		ts_cursor_close(&l->base);
-		return rc;
-	}
-	*out = &l->base;
-	return 0;
+	struct latest_args a = {prefix, nprefix};
+	return ts__cursor_open(table, sizeof(latest_cursor), latest_next, latest_destroy,
+	                       latest_setup, &a, out);
 }
 
 /* ---- every cursor ---- */
@@ -433,12 +406,13 @@ int ts_cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	*nkey = 0;
 	if (c->last_key.len == 0)
 		return ts__fail(TS_ENOENT, "no row was returned yet");
-	int rc = ts__key_decode(c->schema, c->last_key.data, c->last_key.len, c->schema->nkey,
-	                        c->resume, &c->resume_scratch, NULL);
+	const ts__schema *s = c->scan.snap.schema;
+	int rc = ts__key_decode(s, c->last_key.data, c->last_key.len, s->nkey, c->resume,
+	                        &c->resume_scratch, NULL);
 	if (rc < 0)
 		return rc;
 	*key = c->resume;
-	*nkey = c->schema->nkey;
+	*nkey = s->nkey;
 	return 0;
 }
 
@@ -446,7 +420,12 @@ void ts_cursor_close(ts_cursor *c)
 {
 	if (!c)
 		return;
-	c->destroy(c);
+	if (c->destroy)
+		c->destroy(c);
+	ts__scan_close(&c->scan);
+	ts__range_free(&c->range);
+	ts__buf_free(&c->scratch);
+	free(c->vals);
 	ts__buf_free(&c->last_key);
 	ts__buf_free(&c->resume_scratch);
 	free(c);

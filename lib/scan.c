@@ -55,30 +55,30 @@ static void check_empty(ts__range *r)
 		r->empty = 1;
 }
 
-void ts__range_lower(ts__range *r, const void *key, size_t len, int strict)
+/* Narrow one end of r to key when key is tighter: sign 1 for the lower
+ * end (a greater key is tighter), -1 for the upper. */
+static void narrow(ts__range *r, ts_buf *bound, int *has, int *strict_now, const void *key,
+                   size_t len, int strict, int sign)
 {
-	int c = r->has_lo ? ts__key_cmp(key, len, r->lo.data, r->lo.len) : 1;
+	int c = *has ? sign * ts__key_cmp(key, len, bound->data, bound->len) : 1;
 	if (c > 0) {
-		set_bound(&r->lo, key, len);
-		r->lo_strict = strict;
-		r->has_lo = 1;
+		set_bound(bound, key, len);
+		*strict_now = strict;
+		*has = 1;
 	} else if (c == 0) {
-		r->lo_strict |= strict;
+		*strict_now |= strict;
 	}
 	check_empty(r);
 }
 
+void ts__range_lower(ts__range *r, const void *key, size_t len, int strict)
+{
+	narrow(r, &r->lo, &r->has_lo, &r->lo_strict, key, len, strict, 1);
+}
+
 void ts__range_upper(ts__range *r, const void *key, size_t len, int strict)
 {
-	int c = r->has_hi ? ts__key_cmp(key, len, r->hi.data, r->hi.len) : -1;
-	if (c < 0) {
-		set_bound(&r->hi, key, len);
-		r->hi_strict = strict;
-		r->has_hi = 1;
-	} else if (c == 0) {
-		r->hi_strict |= strict;
-	}
-	check_empty(r);
+	narrow(r, &r->hi, &r->has_hi, &r->hi_strict, key, len, strict, -1);
 }
 
 int ts__key_successor(ts_buf *p)
@@ -99,6 +99,17 @@ int ts__key_successor(ts_buf *p)
  * past all of them.  (Fields are self-delimiting, so no key's first
  * columns can be a proper prefix of p's encoding or the reverse.)
  */
+/* The successor of p[0..len) into s (initialised here; free it).
+ * Returns 0, -1 when there is none, or TS_ENOMEM (noted in *oom). */
+static int successor_of(const void *p, size_t len, ts_buf *s, int *oom)
+{
+	ts__buf_init(s);
+	ts__put(s, p, len);
+	if (s->oom)
+		return *oom = 1, TS_ENOMEM;
+	return ts__key_successor(s);
+}
+
 void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict)
 {
 	ts_buf s;
@@ -106,14 +117,11 @@ void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict)
 		ts__range_lower(r, p, len, 0);
 		return;
 	}
-	ts__buf_init(&s);
-	ts__put(&s, p, len);
-	if (s.oom)
-		r->lo.oom = 1;
-	else if (ts__key_successor(&s) < 0)
-		r->empty = 1;
-	else
+	int rc = successor_of(p, len, &s, &r->lo.oom);
+	if (rc == 0)
 		ts__range_lower(r, s.data, s.len, 0);
+	else if (rc == -1)
+		r->empty = 1; /* nothing is past every key starting with p */
 	ts__buf_free(&s);
 }
 
@@ -124,11 +132,7 @@ void ts__range_upper_cols(ts__range *r, const void *p, size_t len, int strict)
 		ts__range_upper(r, p, len, 1);
 		return;
 	}
-	ts__buf_init(&s);
-	ts__put(&s, p, len);
-	if (s.oom)
-		r->hi.oom = 1;
-	else if (ts__key_successor(&s) == 0) /* else: no upper bound at all */
+	if (successor_of(p, len, &s, &r->hi.oom) == 0) /* none: no upper bound at all */
 		ts__range_upper(r, s.data, s.len, 1);
 	ts__buf_free(&s);
 }

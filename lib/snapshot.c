@@ -110,15 +110,21 @@ void ts__snapshot_release(ts__snapshot *s)
 	memset(s, 0, sizeof *s);
 }
 
+int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
+                        ts_value *vals, ts_buf *scratch)
+{
+	if (version < 1 || (int)version > s->nversions)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
+		                s->table->name, version);
+	return ts__row_decode(s->versions[version - 1], s->schema, row, len, vals, scratch);
+}
+
 int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch)
 {
 	size_t len;
 	uint32_t version;
 	const unsigned char *row = ts__rowrec_row(s->table->log, lsn, &len, &version);
-	if (version < 1 || (int)version > s->nversions)
-		return ts__fail(TS_ECORRUPT, "table \"%s\": row at %llu has unknown schema version %u",
-		                s->table->name, (unsigned long long)lsn, version);
-	return ts__row_decode(s->versions[version - 1], s->schema, row, len, vals, scratch);
+	return ts__snapshot_decode(s, version, row, len, vals, scratch);
 }
 
 int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *arg)

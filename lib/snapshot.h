@@ -49,4 +49,10 @@ int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *
 /* Decode the row record at lsn into vals (the snapshot's schema). */
 int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch);
 
+/* Decode row[0..len), written under schema version `version`, into vals
+ * in the snapshot's schema.  Returns 0, TS_ECORRUPT (an unknown version,
+ * a malformed row) or TS_ENOMEM. */
+int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
+                        ts_value *vals, ts_buf *scratch);
+
 #endif

@@ -211,6 +211,7 @@ static void db_open_bad_options(void **state)
 	assert_int_equal(o.max_future, INT64_C(86400000000000));
 	assert_int_equal(o.flush_size, INT64_C(16) << 20);
 	assert_int_equal(o.merge_max_size, INT64_C(128) << 20);
+	assert_int_equal(o.block_cache_size, INT64_C(64) << 20);
 	o.flags = 0x100;
 	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
 	assert_null(db);
@@ -221,6 +222,10 @@ static void db_open_bad_options(void **state)
 	ts_options_init(&o);
 	o.sync_interval = 0;
 	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+	ts_options_init(&o);
+	o.block_cache_size = -1;
+	assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+	assert_msg_has("must be positive");
 	assert_false(exists(dir, "LOCK")); /* refused before touching anything */
 	assert_int_equal(ts_close(NULL), 0);
 }
