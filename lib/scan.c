@@ -227,6 +227,20 @@ static int set_row(ts__src *src, const void *row, size_t len)
 	return 0;
 }
 
+/* Where the current row stands: PAST the far end of the range (the
+ * stream is done), IN it, or OUT of the time interval (skip it). */
+enum { PAST, IN, OUT };
+
+static int judge(const ts__src *src)
+{
+	const ts__range *r = src->range;
+	if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
+	              : !ts__range_below_hi(r, src->key, src->klen))
+		return PAST;
+	int64_t ts = ts__key_ts(src->key, src->klen);
+	return ts >= r->tmin && ts <= r->tmax ? IN : OUT;
+}
+
 static int tree_next(ts__src *src)
 {
 	const ts__range *r = src->range;
@@ -249,12 +263,8 @@ static int tree_next(ts__src *src)
 		int rc = set_row(src, row, len);
 		if (rc < 0)
 			return rc;
-		if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
-		              : !ts__range_below_hi(r, src->key, src->klen))
-			return 0;
-		int64_t ts = ts__key_ts(src->key, src->klen);
-		if (ts >= r->tmin && ts <= r->tmax)
-			return 1;
+		if ((rc = judge(src)) != OUT)
+			return rc == IN;
 	}
 }
 
@@ -465,21 +475,16 @@ static int next_block(ts__src *src)
 
 static int tablet_next(ts__src *src)
 {
-	const ts__range *r = src->range;
 	src->summary = 0;
 	for (;;) {
 		if (src->blk >= 0 && src->pos >= 0 && src->pos < (long)src->cb->nrows) {
 			int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
 			if (rc < 0)
 				return ts__table_damaged(src->snap->table, src->tab->id, rc);
-			if (src->block_inside)
+			if (src->block_inside || (rc = judge(src)) == IN)
 				return 1;
-			if (src->desc ? !ts__range_above_lo(r, src->key, src->klen)
-			              : !ts__range_below_hi(r, src->key, src->klen))
+			if (rc == PAST)
 				return 0;
-			int64_t ts = ts__key_ts(src->key, src->klen);
-			if (ts >= r->tmin && ts <= r->tmax)
-				return 1;
 			continue;
 		}
 		int rc = next_block(src);
