@@ -63,13 +63,27 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o)
 STATIC_LIB = $(B)/libtsstore.a
 SHARED_LIB = $(B)/libtsstore.so.$(LIB_VERSION)
 
+# Code the programs share (value text and JSON forms), never the library.
+COMMON_SRCS = $(sort $(wildcard common/*.c))
+COMMON_LIB = $(B)/libcommon.a
+
 TOOL_SRCS = $(sort $(wildcard tools/*.c))
 TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
-PROGRAMS = $(if $(TOOL_SRCS),$(B)/bin/tsstore)
+
+DAEMON_SRCS = $(sort $(wildcard daemon/*.c))
+DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o)
+PROGRAMS = $(B)/bin/tsstore $(B)/bin/tsstored
+PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
+PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
+
+# Daemon tests start the real tsstored and talk to it (tests/daemon/).
+DAEMON_TEST_SRCS = $(sort $(wildcard tests/daemon/test_*.c))
+DAEMON_TESTS = $(DAEMON_TEST_SRCS:tests/daemon/%.c=$(B)/tests/%)
+DAEMON_TEST_SUPPORT = $(sort $(wildcard tests/daemon/support_*.c))
 
 BENCH_SRCS = $(sort $(wildcard bench/*.c))
 BENCH_OBJS = $(BENCH_SRCS:%.c=$(B)/%.o)
@@ -127,15 +141,35 @@ $(B)/libtsstore.pc: libtsstore.pc.in Makefile
 		-e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
 
 # --- programs -----------------------------------------------------------
-$(B)/tools/%.o: tools/%.c $(wildcard tools/*.h) include/tsstore.h config.mk
+$(B)/common/%.o: common/%.c $(wildcard common/*.h) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) $(JANSSON_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore: $(TOOL_OBJS) $(STATIC_LIB)
+$(COMMON_LIB): $(COMMON_SRCS:%.c=$(B)/%.o)
+	@rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
+
+$(B)/tools/%.o: tools/%.c $(wildcard tools/*.h common/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(PROG_CFLAGS) -c $< -o $@
+
+$(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(PROG_LIBS)
+
+$(B)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h common/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(UV_CFLAGS) -c $< -o $@
+
+$(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS)
 
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)
@@ -144,8 +178,15 @@ $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC
 	$(Q)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) $(SQLITE_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
 		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) $(SQLITE_LIBS)
 
-check: all $(UNIT_TESTS)
-	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(CLI_TESTS)
+$(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -Itests/daemon \
+		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
+		$(PROG_LIBS) $(CMOCKA_LIBS)
+
+check: all $(UNIT_TESTS) $(DAEMON_TESTS)
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(DAEMON_TESTS) $(CLI_TESTS)
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c bench/bench.h include/tsstore.h config.mk

@@ -74,7 +74,7 @@ int cli_column_parse(const char *spec, ts_column *col, char *why, size_t whysz)
 	if ((rc = split_spec(spec, name, type, &dflt, why, whysz)) < 0 ||
 	    (rc = name_and_type(name, type, col, why, whysz)) < 0 || !dflt)
 		return rc;
-	rc = cli_value_parse(col->type, dflt, &col->dflt, reason, sizeof reason);
+	rc = val_parse(col->type, dflt, &col->dflt, reason, sizeof reason);
 	if (rc < 0 && rc != TS_ENOMEM)
 		snprintf(why, whysz, "bad default: %s", reason);
 	return rc;
@@ -84,7 +84,7 @@ void cli_column_free(ts_column *col)
 {
 	free((void *)col->name);
 	col->name = NULL;
-	cli_value_free(&col->dflt);
+	val_free(&col->dflt);
 }
 
 int cli_column_option(const struct cli *cli, const char *option,

@@ -12,7 +12,7 @@
 
 /*
  * cli_column_parse -- a column spec "NAME:TYPE[=DEFAULT]" as a ts_column.
- * The default is read by cli_value_parse for the column's type; without
+ * The default is read by val_parse for the column's type; without
  * "=" the column gets the library's default (TS_NONE: the type's zero).
  * col: receives the column; its name and default bytes are owned by it,
  * to be released with cli_column_free (also after a failure).

@@ -145,7 +145,7 @@ static void insert_free(struct insert *ins)
 {
 	if (ins->rows)
 		for (size_t i = 0; i < ins->nrows * (size_t)ins->ncols; i++)
-			cli_value_free(&ins->rows[i]);
+			val_free(&ins->rows[i]);
 	free(ins->rows);
 	free(ins->lines);
 	cli_input_free(ins->input);
@@ -276,7 +276,7 @@ static int flush_batch(struct insert *ins)
 {
 	int rc = store_range(ins, 0, ins->nrows);
 	for (size_t i = 0; i < ins->nrows * (size_t)ins->ncols; i++)
-		cli_value_free(&ins->rows[i]);
+		val_free(&ins->rows[i]);
 	ins->nrows = 0;
 	return rc;
 }

@@ -61,12 +61,12 @@ static void print_default(const ts_column *c)
 {
 	ts_value zero = ts_none();
 	if (c->dflt.type != TS_NONE) {
-		cli_value_print(stdout, &c->dflt);
+		val_print(stdout, &c->dflt);
 	} else if (c->type == TS_TIMESTAMP && strcmp(c->name, "ts") == 0) {
 		fputs("now", stdout);
 	} else if (c->type != TS_STRING && c->type != TS_BLOB) {
 		zero.type = c->type;
-		cli_value_print(stdout, &zero);
+		val_print(stdout, &zero);
 	}
 }
 

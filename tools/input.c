@@ -9,7 +9,7 @@
  *          line is a row with exactly as many tab-separated fields.  There
  *          is no quoting: in a field, tab, newline and backslash are
  *          written \t, \n and \\ (any other backslash sequence is an
- *          error), the escapes that cli_value_print writes.  Lines end
+ *          error), the escapes that val_print writes.  Lines end
  *          with \n alone; a \r before it is data.
  *   csv    RFC 4180: the same header and rows, fields separated by commas;
  *          a field that holds a comma, a quote, \r or \n is quoted in
@@ -49,6 +49,7 @@
 
 #include "cli.h"
 #include "input.h"
+#include "json.h"
 #include "value.h"
 
 #define UTF8_BOM "\xef\xbb\xbf"
@@ -430,7 +431,7 @@ static int field_value(struct cli_input *in, int i, ts_value *row, char *why, si
 		return bad_value(c, rc, reason, why, whysz);
 	if (f->len == 0 && !is_bytes(c->type))
 		return CLI_INPUT_ROW; /* the default */
-	rc = cli_value_parsen(c->type, f->p, f->len, &row[in->map[i]], reason, sizeof reason);
+	rc = val_parsen(c->type, f->p, f->len, &row[in->map[i]], reason, sizeof reason);
 	return rc < 0 ? bad_value(c, rc, reason, why, whysz) : CLI_INPUT_ROW;
 }
 
@@ -449,85 +450,13 @@ static int fields_row(struct cli_input *in, ts_value *row, char *why, size_t why
 	return rc;
 }
 
-/* "a JSON string", for messages. */
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "a JSON object";
-	case JSON_ARRAY: return "a JSON array";
-	case JSON_STRING: return "a JSON string";
-	case JSON_INTEGER: return "a JSON integer";
-	case JSON_REAL: return "a JSON real";
-	case JSON_TRUE: return "true";
-	case JSON_FALSE: return "false";
-	default: return "null";
-	}
-}
-
-/* A JSON integer for an integer column, range checked as value.c does. */
-static int json_int(const ts_column *c, const json_t *v, ts_value *out,
-                    char *reason, size_t size)
-{
-	json_int_t i = json_integer_value(v);
-	if (c->type == TS_INT32 && (i < INT32_MIN || i > INT32_MAX)) {
-		snprintf(reason, size, "%lld is out of range for int32", (long long)i);
-		return TS_ERANGE;
-	}
-	*out = c->type == TS_INT32 ? ts_int32((int32_t)i) : ts_int64(i);
-	return 0;
-}
-
-/* JSON value v for column c into out; 0 or an error with reason set. */
-static int json_value(const ts_column *c, const json_t *v, ts_value *out,
-                      char *reason, size_t size)
-{
-	if (json_is_null(v))
-		return 0;
-	switch (c->type) {
-	case TS_INT32:
-	case TS_INT64:
-		if (json_is_integer(v))
-			return json_int(c, v, out, reason, size);
-		break;
-	case TS_DOUBLE:
-		if (json_is_number(v)) {
-			*out = ts_double(json_number_value(v));
-			return 0;
-		}
-		break;
-	case TS_TIMESTAMP:
-		if (json_is_integer(v)) {
-			*out = ts_timestamp(json_integer_value(v));
-			return 0;
-		}
-		if (json_is_string(v))
-			return cli_value_parsen(TS_TIMESTAMP, json_string_value(v),
-			                        json_string_length(v), out, reason, size);
-		break;
-	case TS_STRING:
-		if (json_is_string(v))
-			return cli_value_parsen(TS_STRING, json_string_value(v),
-			                        json_string_length(v), out, reason, size);
-		break;
-	case TS_BLOB:
-		if (json_is_string(v))
-			return cli_value_base64(json_string_value(v), json_string_length(v),
-			                        out, reason, size);
-		break;
-	default:
-		break;
-	}
-	snprintf(reason, size, "expected %s, got %s", ts_type_name(c->type), json_kind(v));
-	return TS_ETYPE;
-}
-
 static int object_row(struct cli_input *in, json_t *obj, ts_value *row, char *why, size_t whysz)
 {
 	char reason[CLI_MESSAGE_MAX / 2];
 	const char *key;
 	json_t *v;
 	if (!json_is_object(obj)) {
-		snprintf(why, whysz, "expected a JSON object, got %s", json_kind(obj));
+		snprintf(why, whysz, "expected a JSON object, got %s", val_json_kind(obj));
 		return CLI_INPUT_BAD;
 	}
 	json_object_foreach(obj, key, v) {
@@ -538,7 +467,7 @@ static int object_row(struct cli_input *in, json_t *obj, ts_value *row, char *wh
 			return CLI_INPUT_BAD;
 		}
 		c = &in->schema->columns[col];
-		if ((rc = json_value(c, v, &row[col], reason, sizeof reason)) < 0)
+		if ((rc = val_from_json(c->type, v, &row[col], reason, sizeof reason)) < 0)
 			return bad_value(c, rc, reason, why, whysz);
 	}
 	return CLI_INPUT_ROW;
@@ -577,7 +506,7 @@ static int take_record(struct cli_input *in, ts_value *row, int *header,
 static void clear_row(ts_value *row, int n)
 {
 	for (int i = 0; i < n; i++)
-		cli_value_free(&row[i]);
+		val_free(&row[i]);
 }
 
 int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,

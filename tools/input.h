@@ -46,7 +46,7 @@ void cli_input_free(struct cli_input *in);
  * row: room for s->ncolumns values; on CLI_INPUT_ROW it holds the row in
  * the schema's column order, TS_NONE where the input gave no value (the
  * column default; for ts, now); string and blob values are private
- * copies, to be released with cli_value_free.  On anything else it holds
+ * copies, to be released with val_free.  On anything else it holds
  * only TS_NONE values.
  * line: receives the number (from 1) of the line where the row starts;
  * 0 when a CLI_INPUT_STOP is about no line (a read error).

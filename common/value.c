@@ -129,7 +129,7 @@ static int copy_string(const char *text, ts_value *out)
 	return 0;
 }
 
-int cli_value_parse(ts_type type, const char *text, ts_value *out,
+int val_parse(ts_type type, const char *text, ts_value *out,
                     char *why, size_t whysz)
 {
 	*out = ts_none();
@@ -162,7 +162,7 @@ static int copy_bytes(const char *text, size_t len, ts_value *out)
 	return 0;
 }
 
-int cli_value_parsen(ts_type type, const char *text, size_t len, ts_value *out,
+int val_parsen(ts_type type, const char *text, size_t len, ts_value *out,
                      char *why, size_t whysz)
 {
 	assert(text[len] == '\0');
@@ -173,7 +173,7 @@ int cli_value_parsen(ts_type type, const char *text, size_t len, ts_value *out,
 		snprintf(why, whysz, "a %s value cannot hold a NUL byte", ts_type_name(type));
 		return TS_EINVAL;
 	}
-	return cli_value_parse(type, text, out, why, whysz);
+	return val_parse(type, text, out, why, whysz);
 }
 
 /* The 6-bit value of base64 digit c, or -1. */
@@ -209,7 +209,7 @@ static int decode_base64(const char *text, size_t len, unsigned char *bytes, siz
 	return 0;
 }
 
-int cli_value_base64(const char *text, size_t len, ts_value *out,
+int val_base64(const char *text, size_t len, ts_value *out,
                      char *why, size_t whysz)
 {
 	unsigned char *bytes;
@@ -231,22 +231,29 @@ int cli_value_base64(const char *text, size_t len, ts_value *out,
 	return 0;
 }
 
-void cli_value_free(ts_value *v)
+void val_free(ts_value *v)
 {
 	if (v->type == TS_STRING || v->type == TS_BLOB)
 		free((void *)v->v.s.ptr);
 	*v = ts_none();
 }
 
-/* The shortest "%.*g" that strtod reads back as exactly d. */
-static void print_double(FILE *f, double d)
+void val_format_double(double d, char *buf, size_t size)
 {
-	char buf[32];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, d);
+	/* A shorter exact form, when there is one, is what %.15g prints:
+	 * rounding d to 15 digits gives that form padded with zeros, which
+	 * %g drops.  So 15, 16 and 17 digits are all that need trying. */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, d);
 		if (strtod(buf, NULL) == d)
 			break;
 	}
+}
+
+static void print_double(FILE *f, double d)
+{
+	char buf[VAL_DOUBLE_BUFSZ];
+	val_format_double(d, buf, sizeof buf);
 	fputs(buf, f);
 }
 
@@ -279,7 +286,7 @@ static void print_hex(FILE *f, const unsigned char *p, size_t n)
 		fprintf(f, "%02x", p[i]);
 }
 
-void cli_value_print(FILE *f, const ts_value *v)
+void val_print(FILE *f, const ts_value *v)
 {
 	switch (v->type) {
 	case TS_INT32:

@@ -1,0 +1,261 @@
+/*
+ * json.c -- values in JSON (DESIGN.md section 5), shared by the programs.
+ *
+ * Reading goes through jansson's json_t: val_from_json checks a parsed
+ * value against a column type.  Writing does not: results can be millions
+ * of rows, so jbuf_value appends a value's text straight into a byte
+ * buffer (struct jbuf) with no json_t in between.  The two agree on every
+ * form: what jbuf_value writes, val_from_json reads back as the same
+ * value (NaN and the infinities excepted: JSON has no such numbers and
+ * they are written as null, which reads as the column default).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "value.h"
+
+void jbuf_free(struct jbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+int jbuf_reserve(struct jbuf *b, size_t n)
+{
+	if (b->failed)
+		return TS_ENOMEM;
+	if (b->cap - b->len >= n)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < n)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = 1;
+		return TS_ENOMEM;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void jbuf_put(struct jbuf *b, const void *p, size_t n)
+{
+	if (jbuf_reserve(b, n) == 0) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+	}
+}
+
+void jbuf_puts(struct jbuf *b, const char *s)
+{
+	jbuf_put(b, s, strlen(s));
+}
+
+void jbuf_putc(struct jbuf *b, char c)
+{
+	if (jbuf_reserve(b, 1) == 0)
+		b->p[b->len++] = c;
+}
+
+void jbuf_printf(struct jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || jbuf_reserve(b, (size_t)n + 1) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void jbuf_string(struct jbuf *b, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	/* Worst case every byte becomes \u00XX. */
+	if (jbuf_reserve(b, 6 * n + 2) < 0)
+		return;
+	char *o = b->p + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c >= 0x20) {
+			*o++ = (char)c;
+		} else if (c == '\n') {
+			*o++ = '\\';
+			*o++ = 'n';
+		} else if (c == '\t') {
+			*o++ = '\\';
+			*o++ = 't';
+		} else {
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[c >> 4];
+			o[5] = hex[c & 15];
+			o += 6;
+		}
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->p);
+}
+
+static void put_base64(struct jbuf *b, const unsigned char *p, size_t n)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	if (jbuf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
+		return;
+	char *o = b->p + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t g = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			g |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			g |= p[i + 2];
+		o[0] = digits[g >> 18];
+		o[1] = digits[(g >> 12) & 63];
+		o[2] = i + 1 < n ? digits[(g >> 6) & 63] : '=';
+		o[3] = i + 2 < n ? digits[g & 63] : '=';
+		o += 4;
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->p);
+}
+
+/* Decimal digits of an int64, fast: results are mostly integers. */
+static void put_int(struct jbuf *b, int64_t i)
+{
+	char tmp[24], *e = tmp + sizeof tmp, *s = e;
+	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+	do {
+		*--s = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (i < 0)
+		*--s = '-';
+	jbuf_put(b, s, (size_t)(e - s));
+}
+
+void jbuf_value(struct jbuf *b, const ts_value *v)
+{
+	char buf[VAL_DOUBLE_BUFSZ];
+	switch (v->type) {
+	case TS_INT32:
+	case TS_INT64:
+	case TS_TIMESTAMP:
+		put_int(b, v->v.i);
+		break;
+	case TS_DOUBLE:
+		if (!isfinite(v->v.d)) {
+			jbuf_put(b, "null", 4);
+			break;
+		}
+		val_format_double(v->v.d, buf, sizeof buf);
+		jbuf_puts(b, buf);
+		/* "1" would read back as an integer; JSON numbers are numbers,
+		 * and val_from_json takes either for a double, so it needs no
+		 * ".0". */
+		break;
+	case TS_STRING:
+		jbuf_string(b, v->v.s.ptr, v->v.s.len);
+		break;
+	case TS_BLOB:
+		put_base64(b, v->v.s.ptr, v->v.s.len);
+		break;
+	default:
+		jbuf_put(b, "null", 4);
+		break;
+	}
+}
+
+void jbuf_row(struct jbuf *b, const ts_value *row, int n)
+{
+	jbuf_putc(b, '[');
+	for (int i = 0; i < n; i++) {
+		if (i)
+			jbuf_putc(b, ',');
+		jbuf_value(b, &row[i]);
+	}
+	jbuf_putc(b, ']');
+}
+
+const char *val_json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "a JSON object";
+	case JSON_ARRAY: return "a JSON array";
+	case JSON_STRING: return "a JSON string";
+	case JSON_INTEGER: return "a JSON integer";
+	case JSON_REAL: return "a JSON real";
+	case JSON_TRUE: return "true";
+	case JSON_FALSE: return "false";
+	default: return "null";
+	}
+}
+
+/* A JSON integer for an integer column, range checked as value.c does. */
+static int from_integer(ts_type type, const json_t *v, ts_value *out,
+                        char *reason, size_t size)
+{
+	json_int_t i = json_integer_value(v);
+	if (type == TS_INT32 && (i < INT32_MIN || i > INT32_MAX)) {
+		snprintf(reason, size, "%lld is out of range for int32", (long long)i);
+		return TS_ERANGE;
+	}
+	*out = type == TS_INT32 ? ts_int32((int32_t)i)
+	     : type == TS_TIMESTAMP ? ts_timestamp(i) : ts_int64(i);
+	return 0;
+}
+
+int val_from_json(ts_type type, const json_t *v, ts_value *out,
+                  char *reason, size_t size)
+{
+	*out = ts_none();
+	if (json_is_null(v))
+		return 0;
+	switch (type) {
+	case TS_INT32:
+	case TS_INT64:
+		if (json_is_integer(v))
+			return from_integer(type, v, out, reason, size);
+		break;
+	case TS_DOUBLE:
+		if (json_is_number(v)) {
+			*out = ts_double(json_number_value(v));
+			return 0;
+		}
+		break;
+	case TS_TIMESTAMP:
+		if (json_is_integer(v))
+			return from_integer(type, v, out, reason, size);
+		if (json_is_string(v))
+			return val_parsen(TS_TIMESTAMP, json_string_value(v),
+			                  json_string_length(v), out, reason, size);
+		break;
+	case TS_STRING:
+		if (json_is_string(v))
+			return val_parsen(TS_STRING, json_string_value(v),
+			                  json_string_length(v), out, reason, size);
+		break;
+	case TS_BLOB:
+		if (json_is_string(v))
+			return val_base64(json_string_value(v), json_string_length(v),
+			                  out, reason, size);
+		break;
+	default:
+		break;
+	}
+	snprintf(reason, size, "expected %s, got %s", ts_type_name(type), val_json_kind(v));
+	return TS_ETYPE;
+}

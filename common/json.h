@@ -1,0 +1,73 @@
+/*
+ * json.h -- values in JSON, both ways, in the forms of DESIGN.md section 5
+ * (see json.c): what the daemon reads and writes and what the admin
+ * command's jsonl input and output hold.
+ */
+#ifndef TSSTORE_COMMON_JSON_H
+#define TSSTORE_COMMON_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+#include <tsstore.h>
+
+/*
+ * A growing byte buffer that JSON text is appended to.  A failed
+ * allocation sets `failed` and makes every later append a no-op, so a
+ * writer appends freely and checks once at the end.  Zero-filled is empty.
+ */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+/* Release the buffer's memory and make it empty. */
+void jbuf_free(struct jbuf *b);
+
+/* Make room for n more bytes; 0, or TS_ENOMEM (and `failed` set). */
+int jbuf_reserve(struct jbuf *b, size_t n);
+
+/* Append n bytes / a NUL-terminated string / one byte. */
+void jbuf_put(struct jbuf *b, const void *p, size_t n);
+void jbuf_puts(struct jbuf *b, const char *s);
+void jbuf_putc(struct jbuf *b, char c);
+
+/* Append printf-style text. */
+void jbuf_printf(struct jbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Append the n bytes at p as a JSON string: quotes, and escapes for '"',
+ * '\\' and the control characters (NUL as \u0000).  The bytes must be
+ * UTF-8, as every string tsstore stores is. */
+void jbuf_string(struct jbuf *b, const char *p, size_t n);
+
+/*
+ * jbuf_value -- append v in its JSON form: integers and timestamps as
+ * integers (timestamps in ns), doubles in the shortest form that reads
+ * back exactly (NaN and the infinities, which JSON cannot hold, as null),
+ * strings as strings, blobs as base64 strings (RFC 4648, padded), TS_NONE
+ * as null.
+ */
+void jbuf_value(struct jbuf *b, const ts_value *v);
+
+/* Append row[0..n) as a JSON array of jbuf_value forms. */
+void jbuf_row(struct jbuf *b, const ts_value *row, int n);
+
+/* "a JSON string", "an integer", ...: what v is, for messages. */
+const char *val_json_kind(const json_t *v);
+
+/*
+ * val_from_json -- the JSON value v as a value of column type `type`:
+ * integers for int32/int64 (range checked); any number for double;
+ * integer ns or an RFC 3339 / integer string for timestamps; strings for
+ * strings; base64 strings for blobs; null for TS_NONE (the default).
+ * out: receives the value; string and blob bytes are a private copy, to
+ * be released with val_free (value.h).  reason: receives why on failure,
+ * without the column's name ("expected int32, got a JSON string").
+ * Returns 0; TS_ETYPE, TS_ERANGE or TS_EINVAL with reason set; TS_ENOMEM.
+ */
+int val_from_json(ts_type type, const json_t *v, ts_value *out,
+                  char *reason, size_t size);
+
+#endif /* TSSTORE_COMMON_JSON_H */

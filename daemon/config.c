@@ -1,0 +1,397 @@
+/*
+ * config.c -- tsstored's options, one table for both of their sources.
+ *
+ * Every option has a long name ("sync-interval"); on the command line it
+ * is "--sync-interval 1s", in the config file (tsstore.conf(5)) the line
+ * "sync-interval = 1s".  main.c reads the config file first and the
+ * command line over it, so the command line wins; "listen" is the one
+ * option that repeats, and listeners given on the command line replace
+ * those of the file rather than add to them.
+ *
+ * Values are checked when set, so a bad value is reported with where it
+ * came from ("tsstored: tsstored.conf:3: sync: ..."); the checks that need
+ * every option (a token for a non-loopback TCP address) wait for
+ * tsd_config_finish.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+
+#include "tsd.h"
+
+enum kind {
+	K_PATH,     /* a string kept as is */
+	K_LISTEN,   /* unix:PATH or tcp:HOST:PORT, repeatable */
+	K_SYNC,     /* none | interval | commit */
+	K_DURATION, /* <n><unit> */
+	K_SIZE,     /* bytes, with an optional k M G suffix (powers of 1024) */
+	K_COUNT,    /* a positive integer */
+	K_FLAG,     /* no value */
+};
+
+enum field {
+	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN,
+	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
+	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE,
+	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
+	F_WORKERS, F_SHUTDOWN_TIMEOUT,
+};
+
+struct option_def {
+	const char *name;
+	enum kind kind;
+	enum field field;
+};
+
+static const struct option_def options[] = {
+	{"data", K_PATH, F_DATADIR},
+	{"listen", K_LISTEN, F_LISTEN},
+	{"mount", K_PATH, F_MOUNT},
+	{"sync", K_SYNC, F_SYNC},
+	{"config", K_PATH, F_CONFIG},
+	{"token", K_PATH, F_TOKEN},
+	{"sync-interval", K_DURATION, F_SYNC_INTERVAL},
+	{"max-future", K_DURATION, F_MAX_FUTURE},
+	{"flush-size", K_SIZE, F_FLUSH_SIZE},
+	{"flush-age", K_DURATION, F_FLUSH_AGE},
+	{"merge-max-size", K_SIZE, F_MERGE_MAX_SIZE},
+	{"merge-delay", K_DURATION, F_MERGE_DELAY},
+	{"block-cache-size", K_SIZE, F_BLOCK_CACHE_SIZE},
+	{"no-merge", K_FLAG, F_NO_MERGE},
+	{"line-max", K_SIZE, F_LINE_MAX},
+	{"max-connections", K_COUNT, F_MAX_CONNECTIONS},
+	{"chunk-rows", K_COUNT, F_CHUNK_ROWS},
+	{"idle-timeout", K_DURATION, F_IDLE_TIMEOUT},
+	{"workers", K_COUNT, F_WORKERS},
+	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
+};
+
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+void tsd_config_init(struct tsd_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->datadir = TSD_DEFAULT_DATADIR;
+	ts_options_init(&cfg->lib);
+	cfg->line_max = TSD_LINE_MAX_DEFAULT;
+	cfg->max_connections = TSD_CONNECTIONS_MAX_DEFAULT;
+	cfg->chunk_rows = TSD_CHUNK_ROWS_DEFAULT;
+	cfg->idle_timeout = TSD_IDLE_TIMEOUT_DEFAULT;
+	cfg->workers = TSD_WORKERS_DEFAULT;
+	cfg->shutdown_timeout = TSD_SHUTDOWN_TIMEOUT_DEFAULT;
+}
+
+void tsd_config_free(struct tsd_config *cfg)
+{
+	for (int i = 0; i < cfg->nowned; i++)
+		free(cfg->owned[i]);
+	free(cfg->owned);
+	free(cfg->token);
+	cfg->owned = NULL;
+	cfg->nowned = 0;
+	cfg->token = NULL;
+}
+
+static const struct option_def *find_option(const char *name)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (strcmp(options[i].name, name) == 0)
+			return &options[i];
+	return NULL;
+}
+
+int tsd_config_has_arg(const char *name)
+{
+	const struct option_def *o = find_option(name);
+	return o ? o->kind != K_FLAG : -1;
+}
+
+static int fail(const char *origin, const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, TSD_PROGRAM ": %s: ", origin);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* A copy of s that lives as long as cfg. */
+static const char *keep(struct tsd_config *cfg, const char *s)
+{
+	char **owned = realloc(cfg->owned, (size_t)(cfg->nowned + 1) * sizeof *owned);
+	char *copy = strdup(s);
+	if (!owned || !copy) {
+		free(copy);
+		if (owned)
+			cfg->owned = owned;
+		return NULL;
+	}
+	cfg->owned = owned;
+	cfg->owned[cfg->nowned++] = copy;
+	return copy;
+}
+
+/* "64M" and friends; powers of 1024. */
+static int parse_size(const char *text, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (*text < '0' || *text > '9')
+		return -1;
+	unsigned long long v = strtoull(text, &end, 10);
+	int shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (errno || *end || v > (unsigned long long)(INT64_MAX >> shift))
+		return -1;
+	*out = (int64_t)(v << shift);
+	return 0;
+}
+
+static int parse_count(const char *text, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (*text < '0' || *text > '9')
+		return -1;
+	long long v = strtoll(text, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Check a listener address: "unix:PATH" or "tcp:HOST:PORT". */
+static int check_listen(const char *addr, const char *origin)
+{
+	if (strncmp(addr, "unix:", 5) == 0) {
+		if (!addr[5])
+			return fail(origin, "\"%s\": empty socket path%s", addr, "");
+		return 0;
+	}
+	if (strncmp(addr, "tcp:", 4) != 0)
+		return fail(origin, "\"%s\": want unix:PATH or tcp:HOST:PORT%s", addr, "");
+	const char *colon = strrchr(addr + 4, ':');
+	int64_t port;
+	if (!colon || colon == addr + 4 ||
+	    (strcmp(colon + 1, "0") != 0 && (parse_count(colon + 1, &port) < 0 || port > 65535)))
+		return fail(origin, "\"%s\": want tcp:HOST:PORT with a port 0-65535%s", addr, "");
+	return 0;
+}
+
+static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
+{
+	switch (f) {
+	case F_SYNC_INTERVAL: cfg->lib.sync_interval = v; break;
+	case F_MAX_FUTURE: cfg->lib.max_future = v; break;
+	case F_FLUSH_SIZE: cfg->lib.flush_size = v; break;
+	case F_FLUSH_AGE: cfg->lib.flush_age = v; break;
+	case F_MERGE_MAX_SIZE: cfg->lib.merge_max_size = v; break;
+	case F_MERGE_DELAY: cfg->lib.merge_delay = v; break;
+	case F_BLOCK_CACHE_SIZE: cfg->lib.block_cache_size = v; break;
+	case F_LINE_MAX: cfg->line_max = (size_t)v; break;
+	case F_MAX_CONNECTIONS: cfg->max_connections = (int)v; break;
+	case F_CHUNK_ROWS: cfg->chunk_rows = (int)v; break;
+	case F_IDLE_TIMEOUT: cfg->idle_timeout = v; break;
+	case F_WORKERS:
+		if (v > TSD_WORKERS_MAX)
+			return -1;
+		cfg->workers = (int)v;
+		break;
+	case F_SHUTDOWN_TIMEOUT: cfg->shutdown_timeout = v; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static int set_path(struct tsd_config *cfg, enum field f, const char *value)
+{
+	const char *copy = keep(cfg, value);
+	if (!copy)
+		return -1;
+	switch (f) {
+	case F_DATADIR: cfg->datadir = copy; break;
+	case F_MOUNT: cfg->mount = copy; break;
+	case F_CONFIG: cfg->config_file = copy; break;
+	case F_TOKEN: cfg->token_file = copy; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
+                   const char *origin)
+{
+	const struct option_def *o = find_option(name);
+	int64_t v = 0;
+	ts_sync_mode mode;
+	if (!o)
+		return fail(origin, "unknown option \"%s\"%s", name, "");
+	if ((o->kind == K_FLAG) != (value == NULL))
+		return fail(origin, o->kind == K_FLAG ? "%s takes no value%s" : "%s needs a value%s",
+		            name, "");
+	switch (o->kind) {
+	case K_FLAG:
+		cfg->lib.flags |= TS_OPEN_NOMERGE;
+		return 0;
+	case K_PATH:
+		if (!*value)
+			return fail(origin, "%s: empty value%s", name, "");
+		return set_path(cfg, o->field, value) < 0
+		     ? fail(origin, "%s: out of memory%s", name, "") : 0;
+	case K_LISTEN:
+		if (check_listen(value, origin) < 0)
+			return -1;
+		if (cfg->nlisten == TSD_LISTEN_MAX)
+			return fail(origin, "listen: more than %s listeners%s", "16", "");
+		if (!(cfg->listen[cfg->nlisten] = keep(cfg, value)))
+			return fail(origin, "%s: out of memory%s", name, "");
+		cfg->nlisten++;
+		return 0;
+	case K_SYNC:
+		if (ts_sync_mode_parse(value, &mode) < 0)
+			return fail(origin, "sync: \"%s\": want none, interval or commit%s", value, "");
+		cfg->lib.sync = mode;
+		return 0;
+	case K_DURATION:
+		if (ts_duration_parse(value, &v) < 0)
+			return fail(origin, "%s: \"%s\" is not a duration (<n><unit>, unit ns us ms s m h d w)",
+			            name, value);
+		break;
+	case K_SIZE:
+		if (parse_size(value, &v) < 0)
+			return fail(origin, "%s: \"%s\" is not a size (bytes, or <n>k, <n>M, <n>G)",
+			            name, value);
+		break;
+	case K_COUNT:
+		if (parse_count(value, &v) < 0)
+			return fail(origin, "%s: \"%s\" is not a positive integer", name, value);
+		break;
+	}
+	if (set_number(cfg, o->field, v) < 0)
+		return fail(origin, "%s: \"%s\" is out of range", name, value);
+	return 0;
+}
+
+/* One line of a config file: "name = value", "name" (a flag), blank or
+ * a comment.  Returns 0 or -1 after the message. */
+static int config_line(struct tsd_config *cfg, char *line, const char *origin)
+{
+	char *p = line, *eq, *end;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '#' || *p == '\0')
+		return 0;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = '\0';
+	if (!(eq = strchr(p, '=')))
+		return tsd_config_set(cfg, p, NULL, origin);
+	char *value = eq + 1, *name_end = eq;
+	while (name_end > p && (name_end[-1] == ' ' || name_end[-1] == '\t'))
+		name_end--;
+	*name_end = '\0';
+	while (*value == ' ' || *value == '\t')
+		value++;
+	if (strcmp(p, "config") == 0)
+		return fail(origin, "config: a config file cannot include another%s%s", "", "");
+	return tsd_config_set(cfg, p, value, origin);
+}
+
+int tsd_config_file(struct tsd_config *cfg, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, origin[TSD_PATH_MAX + 32];
+	size_t cap = 0;
+	int rc = 0, lineno = 0;
+	if (!f)
+		return fail("--config", "%s: %s", path, strerror(errno));
+	while (rc == 0 && getline(&line, &cap, f) >= 0) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+		rc = config_line(cfg, line, origin);
+	}
+	if (rc == 0 && ferror(f))
+		rc = fail("--config", "%s: %s", path, strerror(errno));
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* Whether the host of "tcp:HOST:PORT" is a loopback address. */
+static int loopback(const char *addr)
+{
+	char host[256];
+	const char *start = addr + 4, *colon = strrchr(start, ':');
+	size_t n = (size_t)(colon - start);
+	unsigned char a[16];
+	if (n >= sizeof host)
+		return 0;
+	memcpy(host, start, n);
+	host[n] = '\0';
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char one[16] = {[15] = 1};
+		return memcmp(a, one, 16) == 0;
+	}
+	return 0;
+}
+
+/* Read the token: the first line of the file, which must not be empty. */
+static int read_token(struct tsd_config *cfg)
+{
+	FILE *f = fopen(cfg->token_file, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	if (!f)
+		return fail("--token", "%s: %s", cfg->token_file, strerror(errno));
+	n = getline(&line, &cap, f);
+	fclose(f);
+	if (n > 0)
+		line[strcspn(line, "\r\n")] = '\0';
+	if (n <= 0 || !line[0] || strlen(line) > TSD_TOKEN_MAX) {
+		free(line);
+		return fail("--token", "%s: the first line must hold the token (1 to 4096 bytes)",
+		            cfg->token_file, "");
+	}
+	cfg->token = line;
+	return 0;
+}
+
+int tsd_config_finish(struct tsd_config *cfg)
+{
+	static char socket_addr[TSD_PATH_MAX + 8];
+	if (cfg->nlisten == 0) {
+		snprintf(socket_addr, sizeof socket_addr, "unix:%s/%s", cfg->datadir, TSD_SOCKET_NAME);
+		cfg->listen[cfg->nlisten++] = socket_addr;
+		cfg->listen[cfg->nlisten++] = TSD_DEFAULT_TCP;
+	}
+	if (cfg->token_file && read_token(cfg) < 0)
+		return -1;
+	for (int i = 0; i < cfg->nlisten; i++)
+		if (strncmp(cfg->listen[i], "tcp:", 4) == 0 && !loopback(cfg->listen[i]) && !cfg->token)
+			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
+			            cfg->listen[i], "");
+	if (cfg->mount)
+		return fail("--mount", "%s: the FUSE view is not built yet (issue 10)%s", cfg->mount, "");
+	return 0;
+}

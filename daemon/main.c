@@ -1,0 +1,128 @@
+/*
+ * main.c -- tsstored's command line (DESIGN.md section 5):
+ *
+ *     tsstored -d DATADIR [--listen unix:PATH] [--listen tcp:HOST:PORT]...
+ *              [--mount MOUNTPOINT] [--sync none|interval|commit]
+ *              [--config FILE] [--OPTION VALUE]...
+ *
+ * Every option of config.c is accepted as "--name VALUE" or
+ * "--name=VALUE"; -d is short for --data.  The command line is read
+ * twice: first only to find --config, whose file is applied, then whole,
+ * so that what the command line says wins over the file.
+ * Exit status: 0 after a clean stop, 1 when serving failed, 2 for a
+ * usage error.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd.h"
+
+static const char usage[] =
+	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen unix:PATH|tcp:HOST:PORT]...\n"
+	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
+	"                [--token FILE] [--OPTION VALUE]...\n";
+
+static const char help[] =
+	"Serve a tsstore database over JSON lines (see tsstored(8), tsstore-protocol(7)).\n"
+	"\n"
+	"  -d, --data DIR          the database directory (default " TSD_DEFAULT_DATADIR ")\n"
+	"  --listen ADDR           unix:PATH or tcp:HOST:PORT; repeatable (default\n"
+	"                          unix:DATADIR/" TSD_SOCKET_NAME " and " TSD_DEFAULT_TCP ")\n"
+	"  --sync MODE             none, interval (default) or commit\n"
+	"  --config FILE           read options from FILE (tsstore.conf(5))\n"
+	"  --token FILE            TCP clients must send {\"op\":\"auth\",\"token\":...} with\n"
+	"                          the first line of FILE; needed for non-loopback TCP\n"
+	"  --sync-interval DUR     most inserts a power loss may take (default 1s)\n"
+	"  --max-future DUR        how far ahead of now a ts may be (default 1d)\n"
+	"  --flush-size SIZE       flush a filling tablet at this size (default 16M)\n"
+	"  --flush-age DUR         ... or at this age (default 10m)\n"
+	"  --merge-max-size SIZE   largest merged tablet (default 128M)\n"
+	"  --merge-delay DUR       wait after a flush before merging (default 90s)\n"
+	"  --no-merge              never merge in the background\n"
+	"  --block-cache-size SIZE decompressed blocks kept for reads (default 64M)\n"
+	"  --line-max SIZE         longest request line (default 64M)\n"
+	"  --max-connections N     open connections (default 1024)\n"
+	"  --chunk-rows N          rows per \"rows\" line of a response (default 1000)\n"
+	"  --idle-timeout DUR      close idle connections after DUR (default 0: never)\n"
+	"  --workers N             worker threads running requests (default 4)\n"
+	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
+	"  -h, --help              show this help;  --version  show the version\n"
+	"SIZE is bytes or <n>k, <n>M, <n>G; DUR is <n><unit>, unit ns us ms s m h d w.\n";
+
+/* Walk argv; only_config: apply just --config (the first pass).
+ * Returns 0, 1 when --help or --version was answered, 2 on a usage error. */
+static int parse_args(struct tsd_config *cfg, int argc, char **argv, int only_config)
+{
+	for (int i = 1; i < argc; i++) {
+		char *arg = argv[i], name[64];
+		const char *value = NULL, *eq;
+		int has_arg;
+		if (only_config && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
+		                    strcmp(arg, "--version") == 0))
+			continue;
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			fputs(usage, stdout);
+			fputs(help, stdout);
+			return 1;
+		}
+		if (strcmp(arg, "--version") == 0) {
+			printf(TSD_PROGRAM " %s\n", ts_version());
+			return 1;
+		}
+		if (strcmp(arg, "-d") == 0)
+			arg = "--data";
+		if (strncmp(arg, "--", 2) != 0) {
+			fprintf(stderr, TSD_PROGRAM ": unexpected argument \"%s\"\n%s", arg, usage);
+			return 2;
+		}
+		eq = strchr(arg + 2, '=');
+		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg - 2) : (int)strlen(arg + 2),
+		         arg + 2);
+		if ((has_arg = tsd_config_has_arg(name)) < 0) {
+			fprintf(stderr, TSD_PROGRAM ": unknown option \"--%s\"\n%s", name, usage);
+			return 2;
+		}
+		if (has_arg && eq)
+			value = eq + 1;
+		else if (has_arg && i + 1 < argc)
+			value = argv[++i];
+		else if (has_arg) {
+			fprintf(stderr, TSD_PROGRAM ": --%s needs a value\n%s", name, usage);
+			return 2;
+		}
+		if (only_config != (strcmp(name, "config") == 0))
+			continue;
+		char origin[80];
+		snprintf(origin, sizeof origin, "--%s", name);
+		if (tsd_config_set(cfg, name, value, origin) < 0)
+			return 2;
+		if (only_config && tsd_config_file(cfg, cfg->config_file) < 0)
+			return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tsd_config cfg;
+	int rc;
+	signal(SIGPIPE, SIG_IGN); /* a client that went away is an EPIPE */
+	tsd_config_init(&cfg);
+	if ((rc = parse_args(&cfg, argc, argv, 1)) == 0) {
+		/* Listeners on the command line replace those of the file. */
+		for (int i = 1; i < argc; i++)
+			if (strncmp(argv[i], "--listen", 8) == 0)
+				cfg.nlisten = 0;
+		rc = parse_args(&cfg, argc, argv, 0);
+	}
+	if (rc == 0)
+		rc = tsd_config_finish(&cfg) < 0 ? 2 : 0;
+	if (rc == 0)
+		rc = tsd_serve(&cfg);
+	else if (rc == 1)
+		rc = 0;
+	tsd_config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,1008 @@
+/*
+ * request.c -- one request of the protocol (DESIGN.md section 5), from
+ * its line to its response lines.  Everything here runs on a worker
+ * thread; server.c decides when.
+ *
+ * A request moves through three states:
+ *   new        tsd_request_new holds the line;
+ *   streaming  the first tsd_request_step parsed it and started the op;
+ *              an op with many rows (query, aggregate) keeps its cursor
+ *              and each later step appends one "rows" line of at most
+ *              chunk-rows rows (and about TSD_CHUNK_BYTES), so the server
+ *              can stop calling while the client is slow to read;
+ *   done       the last line, with "ok", is written.
+ * Every other op goes from new to done in one step.  An error at any
+ * point ends the response with {"ok":false,"error":{code,message}}: a
+ * response may thus be rows lines and then an error, when a tablet turns
+ * out damaged in the middle of a scan.
+ *
+ * Requests are parsed with jansson and checked strictly: an unknown field
+ * is an error rather than ignored, so that a misspelt "form" cannot
+ * silently turn a bounded query into a scan of everything.  Response lines
+ * are written straight into a byte buffer (json.c), not built as json_t.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd.h"
+#include "value.h"
+
+/* The key arrays a query can carry. */
+enum { KEY_PREFIX, KEY_LOWER, KEY_UPPER, KEY_AFTER, NKEYS };
+
+struct tsd_request {
+	char *line;
+	size_t len;
+	int too_long;
+	int started, done, closes;
+	enum tsd_op op;
+	int code;                   /* 0, or the error the response carries */
+	char msg[TSD_MESSAGE_MAX];
+	char *id;                   /* the request's "id" as compact JSON */
+	json_t *json;
+	ts_table *table;
+	ts_schema *schema;
+	ts_cursor *cursor;
+	int has_limit;              /* query: the final line says more/next */
+	uint64_t count;             /* rows sent */
+	ts_value keys[NKEYS][TS_KEY_COLUMNS_MAX];
+	int nkeys[NKEYS];
+	int *columns;               /* query projection */
+	ts_aggspec *specs;          /* aggregate functions */
+	struct jbuf out;
+};
+
+struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long)
+{
+	struct tsd_request *r = calloc(1, sizeof *r);
+	if (!r || !(r->line = malloc(len + 1))) {
+		free(r);
+		return NULL;
+	}
+	memcpy(r->line, line, len);
+	r->line[len] = '\0';
+	r->len = len;
+	r->too_long = too_long;
+	return r;
+}
+
+void tsd_request_free(struct tsd_request *r)
+{
+	if (!r)
+		return;
+	ts_cursor_close(r->cursor);
+	ts_schema_free(r->schema);
+	ts_table_close(r->table);
+	for (int k = 0; k < NKEYS; k++)
+		for (int i = 0; i < r->nkeys[k]; i++)
+			val_free(&r->keys[k][i]);
+	json_decref(r->json);
+	free(r->id);
+	free(r->columns);
+	free(r->specs);
+	free(r->line);
+	jbuf_free(&r->out);
+	free(r);
+}
+
+void tsd_request_output(struct tsd_request *r, char **p, size_t *len)
+{
+	*p = r->out.p;
+	*len = r->out.len;
+	memset(&r->out, 0, sizeof r->out);
+}
+
+int tsd_request_done(const struct tsd_request *r) { return r->done; }
+int tsd_request_closes(const struct tsd_request *r) { return r->closes; }
+enum tsd_op tsd_request_op(const struct tsd_request *r) { return r->op; }
+int tsd_request_code(const struct tsd_request *r) { return r->code; }
+size_t tsd_request_size(const struct tsd_request *r) { return r->len; }
+
+/* ---- Response lines ---- */
+
+/* Start a response line: "{" and the echoed id. */
+static void begin_line(struct tsd_request *r)
+{
+	jbuf_putc(&r->out, '{');
+	if (r->id) {
+		jbuf_puts(&r->out, "\"id\":");
+		jbuf_puts(&r->out, r->id);
+		jbuf_putc(&r->out, ',');
+	}
+}
+
+/* Start the final line of a success: {"id":..,"ok":true */
+static void begin_ok(struct tsd_request *r)
+{
+	begin_line(r);
+	jbuf_puts(&r->out, "\"ok\":true");
+}
+
+static void end_line(struct tsd_request *r)
+{
+	jbuf_put(&r->out, "}\n", 2);
+}
+
+static void put_error_line(struct tsd_request *r)
+{
+	begin_line(r);
+	jbuf_puts(&r->out, "\"ok\":false,\"error\":{\"code\":");
+	jbuf_string(&r->out, tsd_errname(r->code), strlen(tsd_errname(r->code)));
+	jbuf_puts(&r->out, ",\"message\":");
+	jbuf_string(&r->out, r->msg, strlen(r->msg));
+	jbuf_putc(&r->out, '}');
+	end_line(r);
+}
+
+/* Record an error (the first one wins) and return its code. */
+static int fail(struct tsd_request *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct tsd_request *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	if (r->code)
+		return r->code;
+	r->code = code;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Record a library error with the library's message. */
+static int lib_fail(struct tsd_request *r, int code)
+{
+	const char *m = ts_errmsg(NULL);
+	return fail(r, code, "%s", m && *m ? m : ts_strerror(code));
+}
+
+/* ---- Fields ---- */
+
+/* The fields each op accepts besides "op" and "id". */
+static const char *const op_fields[TSD_NOPS][12] = {
+	[TSD_OP_PING] = {NULL},
+	[TSD_OP_TABLES] = {NULL},
+	[TSD_OP_CREATE] = {"table", "columns", "key", "ttl", NULL},
+	[TSD_OP_SCHEMA] = {"table", NULL},
+	[TSD_OP_ALTER] = {"table", "add", "widen", "ttl", NULL},
+	[TSD_OP_DROP] = {"table", NULL},
+	[TSD_OP_INSERT] = {"table", "rows", NULL},
+	[TSD_OP_QUERY] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to",
+	                  "desc", "limit", "columns", "after"},
+	[TSD_OP_LATEST] = {"table", "prefix", NULL},
+	[TSD_OP_AGGREGATE] = {"table", "prefix", "from", "to", "every", "group",
+	                      "columns", NULL},
+	[TSD_OP_FLUSH] = {"table", "before", NULL},
+	[TSD_OP_STATS] = {"table", NULL},
+	[TSD_OP_AUTH] = {"token", NULL},
+};
+
+static int check_fields(struct tsd_request *r)
+{
+	const char *name;
+	json_t *v;
+	json_object_foreach(r->json, name, v) {
+		int ok = strcmp(name, "op") == 0 || strcmp(name, "id") == 0;
+		for (int i = 0; !ok && i < 12 && op_fields[r->op][i]; i++)
+			ok = strcmp(name, op_fields[r->op][i]) == 0;
+		if (!ok)
+			return fail(r, TS_EPROTO, "unknown field \"%.64s\" for op \"%s\"", name,
+			            tsd_op_name(r->op));
+	}
+	return 0;
+}
+
+/* Field name as a string; *out NULL when absent and not required. */
+static int get_string(struct tsd_request *r, const char *name, int required,
+                      const char **out)
+{
+	json_t *v = json_object_get(r->json, name);
+	*out = NULL;
+	if (!v && !required)
+		return 0;
+	if (!v)
+		return fail(r, TS_EPROTO, "missing field \"%s\"", name);
+	if (!json_is_string(v))
+		return fail(r, TS_EPROTO, "field \"%s\": expected a string, got %s", name,
+		            val_json_kind(v));
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* A timestamp field: integer ns or text; *has says whether it was given. */
+static int get_time(struct tsd_request *r, const char *name, int64_t *ns, int *has)
+{
+	json_t *v = json_object_get(r->json, name);
+	char why[TSD_MESSAGE_MAX / 2];
+	ts_value t;
+	*has = 0;
+	if (!v)
+		return 0;
+	if (json_is_null(v) || val_from_json(TS_TIMESTAMP, v, &t, why, sizeof why) < 0)
+		return fail(r, TS_EINVAL, "field \"%s\": %s", name,
+		            json_is_null(v) ? "expected a timestamp, got null" : why);
+	*ns = t.v.i;
+	*has = 1;
+	return 0;
+}
+
+/* A duration field: "<n><unit>" or integer ns >= 0. */
+static int get_duration(struct tsd_request *r, const char *name, int64_t *ns, int *has)
+{
+	json_t *v = json_object_get(r->json, name);
+	*has = 0;
+	if (!v)
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		*ns = json_integer_value(v);
+	else if (!json_is_string(v) || ts_duration_parse(json_string_value(v), ns) < 0)
+		return fail(r, TS_EINVAL, "field \"%s\": expected a duration such as \"1h\" "
+		            "(<n><unit>, unit ns us ms s m h d w) or integer ns", name);
+	*has = 1;
+	return 0;
+}
+
+/* A non-negative integer field. */
+static int get_count(struct tsd_request *r, const char *name, int64_t *out, int *has)
+{
+	json_t *v = json_object_get(r->json, name);
+	*has = 0;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return fail(r, TS_EPROTO, "field \"%s\": expected a non-negative integer, got %s",
+		            name, val_json_kind(v));
+	*out = json_integer_value(v);
+	*has = 1;
+	return 0;
+}
+
+static int get_bool(struct tsd_request *r, const char *name, int *out)
+{
+	json_t *v = json_object_get(r->json, name);
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail(r, TS_EPROTO, "field \"%s\": expected true or false, got %s", name,
+		            val_json_kind(v));
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* An array field (absent: *out NULL unless required). */
+static int get_array(struct tsd_request *r, const char *name, int required, json_t **out)
+{
+	json_t *v = json_object_get(r->json, name);
+	*out = NULL;
+	if (!v && !required)
+		return 0;
+	if (!v)
+		return fail(r, TS_EPROTO, "missing field \"%s\"", name);
+	if (!json_is_array(v))
+		return fail(r, TS_EPROTO, "field \"%s\": expected an array, got %s", name,
+		            val_json_kind(v));
+	*out = v;
+	return 0;
+}
+
+/* Open the request's "table" and take its schema. */
+static int open_table(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const char *name;
+	int rc;
+	if (get_string(r, "table", 1, &name) < 0)
+		return r->code;
+	if ((rc = ts_table_open(ctx->db, name, &r->table)) < 0 ||
+	    (rc = ts_table_schema(r->table, &r->schema)) < 0)
+		return lib_fail(r, rc);
+	return 0;
+}
+
+/* Key array field `name` into r->keys[slot]: values of the leading key
+ * columns in order. */
+static int get_key(struct tsd_request *r, const char *name, int slot)
+{
+	json_t *arr, *v;
+	size_t i;
+	char why[TSD_MESSAGE_MAX / 2];
+	int rc;
+	if (get_array(r, name, 0, &arr) < 0 || !arr)
+		return r->code;
+	if (json_array_size(arr) > (size_t)r->schema->nkey)
+		return fail(r, TS_EINVAL, "field \"%s\": %zu values, the key has %d columns", name,
+		            json_array_size(arr), r->schema->nkey);
+	json_array_foreach(arr, i, v) {
+		const ts_column *c = &r->schema->columns[r->schema->key[i]];
+		if (json_is_null(v))
+			return fail(r, TS_EINVAL, "field \"%s\"[%zu] (column \"%s\"): null is not a key value",
+			            name, i, c->name);
+		if ((rc = val_from_json(c->type, v, &r->keys[slot][i], why, sizeof why)) < 0)
+			return fail(r, rc, "field \"%s\"[%zu] (column \"%s\"): %s", name, i, c->name, why);
+		r->nkeys[slot] = (int)i + 1;
+	}
+	return 0;
+}
+
+static int column_index(const ts_schema *s, const char *name)
+{
+	for (int i = 0; i < s->ncolumns; i++)
+		if (strcmp(s->columns[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- Ops that answer in one line ---- */
+
+static int op_ping(struct tsd_request *r)
+{
+	begin_ok(r);
+	jbuf_puts(&r->out, ",\"version\":\"" TS_VERSION_STRING "\"");
+	end_line(r);
+	return 0;
+}
+
+static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	char **names = NULL;
+	int rc = ts_tables(ctx->db, &names, NULL);
+	if (rc < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	jbuf_puts(&r->out, ",\"tables\":[");
+	for (int i = 0; names[i]; i++) {
+		if (i)
+			jbuf_putc(&r->out, ',');
+		jbuf_string(&r->out, names[i], strlen(names[i]));
+	}
+	jbuf_putc(&r->out, ']');
+	end_line(r);
+	ts_free_names(names);
+	return 0;
+}
+
+/* The JSON form of a column's default: the type's zero value when none
+ * was given; nothing for ts, whose default is "now". */
+static void put_column(struct jbuf *b, const ts_schema *s, int i)
+{
+	const ts_column *c = &s->columns[i];
+	ts_value zero = {.type = c->type};
+	int is_ts = s->key[s->nkey - 1] == i;
+	jbuf_puts(b, "{\"name\":");
+	jbuf_string(b, c->name, strlen(c->name));
+	jbuf_printf(b, ",\"type\":\"%s\"", ts_type_name(c->type));
+	if (c->dflt.type != TS_NONE || !is_ts) {
+		jbuf_puts(b, ",\"default\":");
+		if (c->type == TS_STRING || c->type == TS_BLOB)
+			zero.v.s.ptr = "";
+		jbuf_value(b, c->dflt.type != TS_NONE ? &c->dflt : &zero);
+	}
+	jbuf_putc(b, '}');
+}
+
+static int op_schema(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const ts_schema *s;
+	char ttl[TS_DURATION_BUFSZ];
+	if (open_table(r, ctx) < 0)
+		return r->code;
+	s = r->schema;
+	begin_ok(r);
+	jbuf_puts(&r->out, ",\"columns\":[");
+	for (int i = 0; i < s->ncolumns; i++) {
+		if (i)
+			jbuf_putc(&r->out, ',');
+		put_column(&r->out, s, i);
+	}
+	jbuf_puts(&r->out, "],\"key\":[");
+	for (int k = 0; k < s->nkey; k++) {
+		const char *name = s->columns[s->key[k]].name;
+		if (k)
+			jbuf_putc(&r->out, ',');
+		jbuf_string(&r->out, name, strlen(name));
+	}
+	ts_duration_format(s->ttl, ttl, sizeof ttl);
+	jbuf_printf(&r->out, "],\"ttl\":\"%s\",\"version\":%u", ttl, s->version);
+	end_line(r);
+	return 0;
+}
+
+/* A column object {"name","type","default"?} as a ts_column whose name
+ * points into the JSON and whose default is a copy (val_free it). */
+static int parse_column(struct tsd_request *r, const char *field, size_t i,
+                        json_t *obj, ts_column *c)
+{
+	json_t *name = json_object_get(obj, "name"), *type = json_object_get(obj, "type");
+	json_t *dflt = json_object_get(obj, "default");
+	char why[TSD_MESSAGE_MAX / 2];
+	int rc;
+	*c = (ts_column){.name = NULL};
+	if (!json_is_object(obj))
+		return fail(r, TS_EPROTO, "%s[%zu]: expected a column object, got %s", field, i,
+		            val_json_kind(obj));
+	if (json_object_size(obj) != 2u + (dflt != NULL) || !json_is_string(name) || !json_is_string(type))
+		return fail(r, TS_EPROTO, "%s[%zu]: a column is {\"name\":…,\"type\":…,\"default\":…}"
+		            " with \"default\" optional", field, i);
+	c->name = json_string_value(name);
+	if (ts_type_parse(json_string_value(type), &c->type) < 0)
+		return fail(r, TS_ESCHEMA, "%s[%zu] (column \"%.64s\"): unknown type \"%.32s\" (want "
+		            "int32, int64, double, timestamp, string or blob)", field, i, c->name,
+		            json_string_value(type));
+	if (dflt && (rc = val_from_json(c->type, dflt, &c->dflt, why, sizeof why)) < 0)
+		return fail(r, rc, "%s[%zu] (column \"%.64s\"): default: %s", field, i, c->name, why);
+	return 0;
+}
+
+static void free_columns(ts_column *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		val_free(&cols[i].dflt);
+	free(cols);
+}
+
+static int op_create(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	json_t *cols, *key, *v;
+	const char *name, *keynames[TS_KEY_COLUMNS_MAX];
+	ts_column *columns = NULL;
+	int64_t ttl = 0;
+	int has_ttl, rc = 0;
+	size_t i, n = 0;
+	if (get_string(r, "table", 1, &name) < 0 || get_array(r, "columns", 1, &cols) < 0 ||
+	    get_array(r, "key", 1, &key) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
+		return r->code;
+	if (json_array_size(key) > TS_KEY_COLUMNS_MAX)
+		return fail(r, TS_ESCHEMA, "key: more than %d columns", TS_KEY_COLUMNS_MAX);
+	json_array_foreach(key, i, v) {
+		if (!json_is_string(v))
+			return fail(r, TS_EPROTO, "key[%zu]: expected a column name, got %s", i,
+			            val_json_kind(v));
+		keynames[i] = json_string_value(v);
+	}
+	if (!(columns = calloc(json_array_size(cols) + 1, sizeof *columns)))
+		return fail(r, TS_ENOMEM, "out of memory");
+	json_array_foreach(cols, i, v) {
+		if ((rc = parse_column(r, "columns", i, v, &columns[i])) < 0)
+			break;
+		n = i + 1;
+	}
+	if (rc == 0 && (rc = ts_create_keyed(ctx->db, name, columns, (int)n, keynames,
+	                                     (int)json_array_size(key), ttl)) < 0)
+		lib_fail(r, rc);
+	free_columns(columns, json_array_size(cols));
+	if (rc < 0)
+		return r->code;
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+static int alter_add(struct tsd_request *r, json_t *add)
+{
+	json_t *v;
+	size_t i;
+	int rc = 0;
+	json_array_foreach(add, i, v) {
+		ts_column c;
+		if ((rc = parse_column(r, "add", i, v, &c)) == 0 &&
+		    (rc = ts_alter_add(r->table, &c)) < 0)
+			lib_fail(r, rc);
+		val_free(&c.dflt);
+		if (rc < 0)
+			return r->code;
+	}
+	return 0;
+}
+
+static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	json_t *add, *widen, *v;
+	int64_t ttl;
+	int has_ttl, rc;
+	size_t i;
+	if (open_table(r, ctx) < 0 || get_array(r, "add", 0, &add) < 0 ||
+	    get_array(r, "widen", 0, &widen) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
+		return r->code;
+	json_array_foreach(widen, i, v)
+		if (!json_is_string(v))
+			return fail(r, TS_EPROTO, "widen[%zu]: expected a column name, got %s", i,
+			            val_json_kind(v));
+	if (add && alter_add(r, add) < 0)
+		return r->code;
+	json_array_foreach(widen, i, v)
+		if ((rc = ts_alter_widen(r->table, json_string_value(v))) < 0)
+			return lib_fail(r, rc);
+	if (has_ttl && (rc = ts_alter_ttl(r->table, ttl)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const char *name;
+	int rc;
+	if (get_string(r, "table", 1, &name) < 0)
+		return r->code;
+	if ((rc = ts_drop(ctx->db, name)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+/* ---- insert ---- */
+
+/* Row i of the request, an array in column order, into vals. */
+static int array_row(struct tsd_request *r, size_t i, json_t *row, ts_value *vals)
+{
+	const ts_schema *s = r->schema;
+	char why[TSD_MESSAGE_MAX / 2];
+	json_t *v;
+	size_t j;
+	int rc;
+	if (json_array_size(row) != (size_t)s->ncolumns)
+		return fail(r, TS_EINVAL, "row %zu: %zu values, the table has %d columns", i,
+		            json_array_size(row), s->ncolumns);
+	json_array_foreach(row, j, v)
+		if ((rc = val_from_json(s->columns[j].type, v, &vals[j], why, sizeof why)) < 0)
+			return fail(r, rc, "row %zu, column \"%s\": %s", i, s->columns[j].name, why);
+	return 0;
+}
+
+/* Row i, an object keyed by column name, into vals. */
+static int object_row(struct tsd_request *r, size_t i, json_t *row, ts_value *vals)
+{
+	const ts_schema *s = r->schema;
+	char why[TSD_MESSAGE_MAX / 2];
+	const char *name;
+	json_t *v;
+	int rc;
+	json_object_foreach(row, name, v) {
+		int j = column_index(s, name);
+		if (j < 0)
+			return fail(r, TS_EINVAL, "row %zu: unknown column \"%.64s\"", i, name);
+		if ((rc = val_from_json(s->columns[j].type, v, &vals[j], why, sizeof why)) < 0)
+			return fail(r, rc, "row %zu, column \"%s\": %s", i, s->columns[j].name, why);
+	}
+	return 0;
+}
+
+static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	json_t *rows, *row;
+	ts_value *vals = NULL;
+	size_t i, n, w;
+	int rc = 0;
+	if (open_table(r, ctx) < 0 || get_array(r, "rows", 1, &rows) < 0)
+		return r->code;
+	n = json_array_size(rows);
+	w = (size_t)r->schema->ncolumns;
+	if (n && !(vals = calloc(n * w, sizeof *vals)))
+		return fail(r, TS_ENOMEM, "out of memory for %zu rows", n);
+	json_array_foreach(rows, i, row) {
+		if (json_is_array(row))
+			rc = array_row(r, i, row, vals + i * w);
+		else if (json_is_object(row))
+			rc = object_row(r, i, row, vals + i * w);
+		else
+			rc = fail(r, TS_EINVAL, "row %zu: expected an array or an object, got %s", i,
+			          val_json_kind(row));
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0 && n && (rc = ts_insert(r->table, vals, n)) < 0)
+		lib_fail(r, rc);
+	for (i = 0; i < n * w; i++)
+		val_free(&vals[i]);
+	free(vals);
+	if (rc < 0)
+		return r->code;
+	tsd_stats_rows(n, 0);
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"inserted\":%zu", n);
+	end_line(r);
+	return 0;
+}
+
+/* ---- query, latest, aggregate ---- */
+
+static int get_projection(struct tsd_request *r, ts_query *q)
+{
+	json_t *cols, *v;
+	size_t i;
+	if (get_array(r, "columns", 0, &cols) < 0 || !cols)
+		return r->code;
+	if (!(r->columns = calloc(json_array_size(cols) + 1, sizeof *r->columns)))
+		return fail(r, TS_ENOMEM, "out of memory");
+	json_array_foreach(cols, i, v) {
+		if (!json_is_string(v))
+			return fail(r, TS_EPROTO, "columns[%zu]: expected a column name, got %s", i,
+			            val_json_kind(v));
+		if ((r->columns[i] = column_index(r->schema, json_string_value(v))) < 0)
+			return fail(r, TS_ENOENT, "columns[%zu]: no column \"%.64s\" in table \"%s\"", i,
+			            json_string_value(v), ts_table_name(r->table));
+	}
+	q->columns = r->columns;
+	q->ncolumns = (int)json_array_size(cols);
+	return 0;
+}
+
+/* One of a pair of exclusive bound fields ("ge"/"gt"). */
+static int get_bound(struct tsd_request *r, const char *incl, const char *excl, int slot,
+                     const ts_value **vals, int *n, int *exclusive)
+{
+	int has_incl = json_object_get(r->json, incl) != NULL;
+	int has_excl = json_object_get(r->json, excl) != NULL;
+	if (has_incl && has_excl)
+		return fail(r, TS_EPROTO, "fields \"%s\" and \"%s\" exclude each other", incl, excl);
+	if (get_key(r, has_excl ? excl : incl, slot) < 0)
+		return r->code;
+	*vals = r->nkeys[slot] || has_incl || has_excl ? r->keys[slot] : NULL;
+	*n = r->nkeys[slot];
+	*exclusive = has_excl;
+	return 0;
+}
+
+static int op_query(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_query q;
+	int64_t limit = 0;
+	int has, rc;
+	memset(&q, 0, sizeof q);
+	if (open_table(r, ctx) < 0 || get_key(r, "prefix", KEY_PREFIX) < 0 ||
+	    get_bound(r, "ge", "gt", KEY_LOWER, &q.lower, &q.nlower, &q.lower_exclusive) < 0 ||
+	    get_bound(r, "le", "lt", KEY_UPPER, &q.upper, &q.nupper, &q.upper_exclusive) < 0 ||
+	    get_key(r, "after", KEY_AFTER) < 0 || get_time(r, "from", &q.from, &q.has_from) < 0 ||
+	    get_time(r, "to", &q.to, &q.has_to) < 0 || get_bool(r, "desc", &q.desc) < 0 ||
+	    get_count(r, "limit", &limit, &has) < 0 || get_projection(r, &q) < 0)
+		return r->code;
+	q.prefix = r->keys[KEY_PREFIX];
+	q.nprefix = r->nkeys[KEY_PREFIX];
+	if (json_object_get(r->json, "after")) {
+		q.after = r->keys[KEY_AFTER];
+		q.nafter = r->nkeys[KEY_AFTER];
+	}
+	q.limit = (uint64_t)limit;
+	r->has_limit = limit > 0;
+	if ((rc = ts_query_open(r->table, &q, &r->cursor)) < 0)
+		return lib_fail(r, rc);
+	return 0;
+}
+
+static int op_latest(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const ts_value *row;
+	int n, rc;
+	if (open_table(r, ctx) < 0 || get_key(r, "prefix", KEY_PREFIX) < 0)
+		return r->code;
+	if ((rc = ts_latest_open(r->table, r->keys[KEY_PREFIX], r->nkeys[KEY_PREFIX],
+	                         &r->cursor)) < 0 ||
+	    (rc = ts_cursor_next(r->cursor, &row, &n)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	jbuf_puts(&r->out, ",\"row\":");
+	if (row)
+		jbuf_row(&r->out, row, n);
+	else
+		jbuf_puts(&r->out, "null");
+	end_line(r);
+	tsd_stats_rows(0, row != NULL);
+	return 0;
+}
+
+/* "columns":{"bytes":["min","max"],...} into r->specs. */
+static int get_specs(struct tsd_request *r, ts_aggregate *a)
+{
+	json_t *cols = json_object_get(r->json, "columns"), *fns, *fn;
+	const char *name;
+	size_t total = 0, i;
+	if (!cols)
+		return 0;
+	if (!json_is_object(cols))
+		return fail(r, TS_EPROTO, "field \"columns\": expected an object such as "
+		            "{\"bytes\":[\"min\",\"max\"]}, got %s", val_json_kind(cols));
+	json_object_foreach(cols, name, fns) {
+		if (!json_is_array(fns))
+			return fail(r, TS_EPROTO, "columns.%.64s: expected an array of functions, got %s",
+			            name, val_json_kind(fns));
+		total += json_array_size(fns);
+	}
+	if (!(r->specs = calloc(total + 1, sizeof *r->specs)))
+		return fail(r, TS_ENOMEM, "out of memory");
+	json_object_foreach(cols, name, fns) {
+		int col = column_index(r->schema, name);
+		if (col < 0)
+			return fail(r, TS_ENOENT, "columns: no column \"%.64s\" in table \"%s\"", name,
+			            ts_table_name(r->table));
+		json_array_foreach(fns, i, fn) {
+			ts_aggspec *s = &r->specs[a->nspecs++];
+			s->column = col;
+			if (!json_is_string(fn) || ts_aggfn_parse(json_string_value(fn), &s->fn) < 0)
+				return fail(r, TS_EINVAL, "columns.%.64s[%zu]: want one of count, sum, min, "
+				            "max, mean, first, last", name, i);
+		}
+	}
+	a->specs = r->specs;
+	return 0;
+}
+
+static int op_aggregate(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_aggregate a;
+	int64_t group = 0;
+	int has_from, has_to, has_every, has_group, rc;
+	memset(&a, 0, sizeof a);
+	if (open_table(r, ctx) < 0 || get_key(r, "prefix", KEY_PREFIX) < 0 ||
+	    get_time(r, "from", &a.from, &has_from) < 0 || get_time(r, "to", &a.to, &has_to) < 0 ||
+	    get_duration(r, "every", &a.every, &has_every) < 0 ||
+	    get_count(r, "group", &group, &has_group) < 0 || get_specs(r, &a) < 0)
+		return r->code;
+	if (!has_from || !has_to || !has_every)
+		return fail(r, TS_EPROTO, "missing field \"%s\"",
+		            !has_from ? "from" : !has_to ? "to" : "every");
+	if (group >= r->schema->nkey)
+		return fail(r, TS_EINVAL, "field \"group\": %" PRId64 " key columns, the key has %d "
+		            "and the last (ts) cannot be a group", group, r->schema->nkey);
+	a.group = (int)group;
+	a.prefix = r->keys[KEY_PREFIX];
+	a.nprefix = r->nkeys[KEY_PREFIX];
+	if ((rc = ts_aggregate_open(r->table, &a, &r->cursor)) < 0)
+		return lib_fail(r, rc);
+	return 0;
+}
+
+/* Append the next "rows" line: up to chunk-rows rows or about
+ * TSD_CHUNK_BYTES; when the cursor ends, the final line too. */
+static void stream(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const ts_value *row = NULL;
+	int n, rc = 0, rows = 0;
+	size_t start = r->out.len;
+	while (rows < ctx->cfg->chunk_rows && r->out.len - start < TSD_CHUNK_BYTES &&
+	       (rc = ts_cursor_next(r->cursor, &row, &n)) == 0 && row) {
+		if (rows++ == 0) {
+			begin_line(r);
+			jbuf_puts(&r->out, "\"rows\":[");
+		} else {
+			jbuf_putc(&r->out, ',');
+		}
+		jbuf_row(&r->out, row, n);
+	}
+	if (rows)
+		jbuf_put(&r->out, "]}\n", 3);
+	r->count += (uint64_t)rows;
+	tsd_stats_rows(0, (uint64_t)rows);
+	if (rc < 0) {
+		lib_fail(r, rc);
+		put_error_line(r);
+		r->done = 1;
+	} else if (!row) {
+		int more = r->has_limit && ts_cursor_more(r->cursor);
+		const ts_value *key;
+		int nkey;
+		begin_ok(r);
+		jbuf_printf(&r->out, ",\"count\":%" PRIu64, r->count);
+		if (r->op == TSD_OP_QUERY)
+			jbuf_printf(&r->out, ",\"more\":%s", more ? "true" : "false");
+		if (more && ts_cursor_resume(r->cursor, &key, &nkey) == 0) {
+			jbuf_puts(&r->out, ",\"next\":");
+			jbuf_row(&r->out, key, nkey);
+		}
+		end_line(r);
+		r->done = 1;
+	}
+}
+
+/* ---- flush, stats, auth ---- */
+
+/* Flush one table by name. */
+static int flush_table(struct tsd_request *r, const struct tsd_context *ctx,
+                       const char *name, int64_t before)
+{
+	ts_table *t;
+	int rc = ts_table_open(ctx->db, name, &t);
+	if (rc == 0) {
+		rc = ts_flush(t, before);
+		ts_table_close(t);
+	}
+	return rc < 0 ? lib_fail(r, rc) : 0;
+}
+
+static int op_flush(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const char *name;
+	char **names = NULL;
+	int64_t before = INT64_MAX;
+	int has, rc = 0;
+	if (get_string(r, "table", 0, &name) < 0 || get_time(r, "before", &before, &has) < 0)
+		return r->code;
+	if (name) {
+		rc = flush_table(r, ctx, name, before);
+	} else if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
+		lib_fail(r, rc);
+	} else {
+		for (int i = 0; rc == 0 && names[i]; i++)
+			if ((rc = flush_table(r, ctx, names[i], before)) < 0 && r->code == TS_ENOENT) {
+				r->code = 0; /* dropped meanwhile */
+				rc = 0;
+			}
+	}
+	ts_free_names(names);
+	if (rc < 0)
+		return r->code;
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+/* A table's counters as "name":value members, and its TTL. */
+static int put_table_stats(struct tsd_request *r, ts_table *t)
+{
+	ts_stat st[TS_STATS_MAX];
+	int n, rc = ts_table_stats(t, st, TS_STATS_MAX, &n);
+	if (rc < 0)
+		return lib_fail(r, rc);
+	for (int i = 0; i < n; i++) {
+		jbuf_printf(&r->out, "%s\"%s\":%" PRId64, i ? "," : "", st[i].name, st[i].value);
+		if (strcmp(st[i].name, "ttl_ns") == 0) {
+			char ttl[TS_DURATION_BUFSZ];
+			ts_duration_format(st[i].value, ttl, sizeof ttl);
+			jbuf_printf(&r->out, ",\"ttl\":\"%s\"", ttl);
+		}
+	}
+	return 0;
+}
+
+static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const char *name;
+	char **names = NULL;
+	int rc;
+	if (get_string(r, "table", 0, &name) < 0)
+		return r->code;
+	if (name) {
+		if (open_table(r, ctx) < 0)
+			return r->code;
+		begin_ok(r);
+		jbuf_putc(&r->out, ',');
+		if (put_table_stats(r, r->table) < 0)
+			return r->code;
+		end_line(r);
+		return 0;
+	}
+	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	tsd_stats_json(&r->out);
+	jbuf_puts(&r->out, ",\"tables\":{");
+	for (int i = 0, first = 1; names[i]; i++) {
+		ts_table *t;
+		if (ts_table_open(ctx->db, names[i], &t) < 0)
+			continue; /* dropped meanwhile, or damaged: its own stats say */
+		jbuf_printf(&r->out, "%s\"%s\":{", first ? "" : ",", names[i]);
+		rc = put_table_stats(r, t);
+		jbuf_putc(&r->out, '}');
+		ts_table_close(t);
+		first = 0;
+		if (rc < 0)
+			break;
+	}
+	ts_free_names(names);
+	if (r->code)
+		return r->code;
+	jbuf_putc(&r->out, '}');
+	end_line(r);
+	return 0;
+}
+
+/* Compare in time independent of where the strings differ. */
+static int token_equal(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	unsigned char diff = na != nb;
+	for (size_t i = 0; i < nb; i++)
+		diff |= (unsigned char)(a[i < na ? i : 0] ^ b[i]);
+	return diff == 0;
+}
+
+static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *authed)
+{
+	const char *token;
+	if (get_string(r, "token", 1, &token) < 0)
+		return r->code;
+	if (ctx->cfg->token && !token_equal(token, ctx->cfg->token)) {
+		r->closes = 1;
+		return fail(r, TSD_EAUTH, "wrong token; closing the connection");
+	}
+	*authed = 1;
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+/* ---- Dispatch ---- */
+
+/* Parse the line: an object with a string "op" naming an op. */
+static int parse(struct tsd_request *r)
+{
+	json_error_t err;
+	json_t *op, *id;
+	if (r->too_long) {
+		r->closes = 1;
+		return fail(r, TS_ETOOBIG, "request line longer than the limit; closing the connection");
+	}
+	if (!(r->json = json_loadb(r->line, r->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err)))
+		return fail(r, TS_EPROTO, "malformed JSON at column %d: %s", err.column, err.text);
+	if (!json_is_object(r->json))
+		return fail(r, TS_EPROTO, "a request is a JSON object, got %s", val_json_kind(r->json));
+	if ((id = json_object_get(r->json, "id")) &&
+	    !(r->id = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)))
+		return fail(r, TS_ENOMEM, "out of memory");
+	op = json_object_get(r->json, "op");
+	if (!op)
+		return fail(r, TS_EPROTO, "missing field \"op\"");
+	if (!json_is_string(op))
+		return fail(r, TS_EPROTO, "field \"op\": expected a string, got %s", val_json_kind(op));
+	if ((r->op = tsd_op_parse(json_string_value(op))) == TSD_OP_NONE)
+		return fail(r, TS_EPROTO, "unknown op \"%.64s\"", json_string_value(op));
+	return check_fields(r);
+}
+
+static int start(struct tsd_request *r, const struct tsd_context *ctx, int *authed,
+                 int needs_auth)
+{
+	if (parse(r) < 0)
+		return r->code;
+	if (needs_auth && !*authed && r->op != TSD_OP_AUTH)
+		return fail(r, TSD_EAUTH, "authentication required: send "
+		            "{\"op\":\"auth\",\"token\":…} first");
+	switch (r->op) {
+	case TSD_OP_PING: return op_ping(r);
+	case TSD_OP_TABLES: return op_tables(r, ctx);
+	case TSD_OP_CREATE: return op_create(r, ctx);
+	case TSD_OP_SCHEMA: return op_schema(r, ctx);
+	case TSD_OP_ALTER: return op_alter(r, ctx);
+	case TSD_OP_DROP: return op_drop(r, ctx);
+	case TSD_OP_INSERT: return op_insert(r, ctx);
+	case TSD_OP_QUERY: return op_query(r, ctx);
+	case TSD_OP_LATEST: return op_latest(r, ctx);
+	case TSD_OP_AGGREGATE: return op_aggregate(r, ctx);
+	case TSD_OP_FLUSH: return op_flush(r, ctx);
+	case TSD_OP_STATS: return op_stats(r, ctx);
+	case TSD_OP_AUTH: return op_auth(r, ctx, authed);
+	default: return fail(r, TS_EPROTO, "unknown op");
+	}
+}
+
+void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
+                      int *authed, int needs_auth)
+{
+	if (r->done)
+		return;
+	if (!r->started) {
+		r->started = 1;
+		if (start(r, ctx, authed, needs_auth) < 0) {
+			r->out.len = 0; /* a half-written line never goes out */
+			put_error_line(r);
+			r->done = 1;
+		} else if (!r->cursor || r->op == TSD_OP_LATEST) {
+			r->done = 1;
+		}
+	}
+	if (!r->done)
+		stream(r, ctx);
+	if (r->out.failed) {
+		/* Out of memory for the output: what this step produced is
+		 * lost, so the response ends with an error the client sees. */
+		jbuf_free(&r->out);
+		r->code = 0;
+		fail(r, TS_ENOMEM, "out of memory for the response");
+		put_error_line(r);
+		r->done = 1;
+	}
+}

@@ -1,0 +1,709 @@
+/*
+ * server.c -- tsstored's event loop: listeners, connections, framing,
+ * ordering and flow control (DESIGN.md section 5).
+ *
+ * One libuv loop thread owns every handle.  A connection reads bytes into
+ * its input buffer and cuts them into lines; each complete line becomes a
+ * request (request.c) in the connection's FIFO.  A connection runs one
+ * request at a time, in arrival order, so responses come in request order
+ * whatever the client pipelines; different connections run in parallel.
+ * A request runs on libuv's worker pool (uv_queue_work) in steps: each
+ * step produces some output, which the loop thread hands to uv_write.
+ *
+ * Flow control keeps each connection's memory bounded whatever the client
+ * does:
+ *   - output: no step starts while TSD_WRITE_HIGH_WATER bytes are queued
+ *     for the client; a query whose client reads slowly simply waits,
+ *     holding its cursor (and its snapshot), until writes drain;
+ *   - input: reading stops while TSD_PIPELINE_MAX requests or
+ *     TSD_PIPELINE_BYTES of them wait, and an incomplete line longer than
+ *     line-max is answered with ETOOBIG and the connection closed;
+ * so a connection holds at most one line, the waiting requests, one
+ * request's state and the queued output.
+ *
+ * A connection's life: reading -> (EOF, over-long line, refused token, or
+ * shutdown) draining: no more reading, the requests already received run
+ * and their responses are written -> closing: uv_close -> freed, once the
+ * handle is closed and no step is running on a worker (a step cannot be
+ * cancelled, so whichever of close_cb and after_step comes last frees).
+ *
+ * Shutdown (SIGTERM or SIGINT): the listeners close, every connection
+ * drains, and when the last one is closed the loop has nothing left and
+ * tsd_serve syncs and closes the database.  Connections that have not
+ * drained after shutdown-timeout (a client that never reads) are closed;
+ * a second signal closes them at once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "tsd.h"
+
+union stream {
+	uv_handle_t handle;
+	uv_stream_t stream;
+	uv_tcp_t tcp;
+	uv_pipe_t pipe;
+};
+
+struct server;
+
+struct listener {
+	union stream h;
+	struct server *srv;
+	const char *addr;      /* as configured */
+	const char *unix_path; /* to unlink at exit, or NULL */
+	int is_tcp;
+	int open;
+};
+
+struct conn {
+	union stream h;
+	struct server *srv;
+	struct conn *prev, *next;
+	int needs_auth, authed;
+	char *in;                    /* received bytes not yet cut into lines */
+	size_t inlen, incap, scanned;
+	struct tsd_request *queue[TSD_PIPELINE_MAX];
+	int qhead, nqueued;
+	size_t queued_bytes;
+	struct tsd_request *active;  /* the request running or paused */
+	int64_t active_start;        /* uv_hrtime of its start */
+	uv_work_t work;
+	int working;                 /* a step is on a worker thread */
+	size_t write_pending;        /* bytes handed to uv_write, not yet done */
+	int reading, draining, closing, closed;
+	uint64_t last_active;        /* uv_now, ms */
+};
+
+struct write_req {
+	uv_write_t req;
+	struct conn *conn;
+	char *p;
+	size_t len;
+};
+
+struct server {
+	uv_loop_t *loop;
+	struct tsd_config *cfg;
+	struct tsd_context ctx;
+	struct listener listeners[TSD_LISTEN_MAX];
+	int nlisteners;
+	struct conn *conns;
+	int nconns;
+	uv_signal_t sigterm, sigint;
+	uv_timer_t sweep;
+	int stopping;
+	uint64_t deadline;           /* uv_now by which draining must end */
+};
+
+void tsd_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(TSD_PROGRAM ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void pump(struct conn *c);
+static void close_conn(struct conn *c);
+
+/* ---- Output ---- */
+
+static void write_cb(uv_write_t *req, int status)
+{
+	struct write_req *w = (struct write_req *)req;
+	struct conn *c = w->conn;
+	c->write_pending -= w->len;
+	free(w->p);
+	free(w);
+	if (c->closing)
+		return;
+	if (status < 0) {
+		close_conn(c); /* the client went away: nothing more to say */
+		return;
+	}
+	c->last_active = uv_now(c->srv->loop);
+	pump(c);
+}
+
+/* Queue p[0..len) (taken over) for the client. */
+static void send_bytes(struct conn *c, char *p, size_t len)
+{
+	struct write_req *w;
+	uv_buf_t buf;
+	if (!len || c->closing) {
+		free(p);
+		return;
+	}
+	if (!(w = malloc(sizeof *w))) {
+		free(p);
+		close_conn(c); /* a response cannot be lost silently */
+		return;
+	}
+	w->conn = c;
+	w->p = p;
+	w->len = len;
+	buf = uv_buf_init(p, (unsigned)len);
+	c->write_pending += len;
+	if (uv_write(&w->req, &c->h.stream, &buf, 1, write_cb) < 0) {
+		c->write_pending -= len;
+		free(p);
+		free(w);
+		close_conn(c);
+	}
+}
+
+/* ---- Running requests ---- */
+
+static void step_work(uv_work_t *work)
+{
+	struct conn *c = work->data;
+	tsd_request_step(c->active, &c->srv->ctx, &c->authed, c->needs_auth);
+}
+
+static void free_conn(struct conn *c)
+{
+	tsd_request_free(c->active);
+	while (c->nqueued) {
+		tsd_request_free(c->queue[c->qhead]);
+		c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
+		c->nqueued--;
+	}
+	free(c->in);
+	free(c);
+}
+
+static void finish_request(struct conn *c)
+{
+	struct tsd_request *r = c->active;
+	tsd_stats_request(tsd_request_op(r), tsd_request_code(r),
+	                  (int64_t)(uv_hrtime() - (uint64_t)c->active_start));
+	if (tsd_request_closes(r))
+		c->draining = 1; /* answered; nothing after it runs */
+	tsd_request_free(r);
+	c->active = NULL;
+}
+
+static void after_step(uv_work_t *work, int status)
+{
+	struct conn *c = work->data;
+	char *p;
+	size_t len;
+	c->working = 0;
+	if (c->closed) { /* the handle closed meanwhile; we free last */
+		free_conn(c);
+		return;
+	}
+	tsd_request_output(c->active, &p, &len);
+	send_bytes(c, p, len);
+	if (tsd_request_done(c->active)) {
+		int closes = tsd_request_closes(c->active);
+		finish_request(c);
+		if (closes) {
+			while (c->nqueued) { /* unanswerable: the stream is cut */
+				c->queued_bytes -= tsd_request_size(c->queue[c->qhead]);
+				tsd_request_free(c->queue[c->qhead]);
+				c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
+				c->nqueued--;
+			}
+		}
+	}
+	if (!c->closing)
+		pump(c);
+}
+
+static void start_step(struct conn *c)
+{
+	c->work.data = c;
+	if (uv_queue_work(c->srv->loop, &c->work, step_work, after_step) < 0) {
+		tsd_log("cannot queue a request; closing a connection");
+		close_conn(c);
+		return;
+	}
+	c->working = 1;
+}
+
+static void start_reading(struct conn *c);
+
+/* Move the connection on: start or continue a request when the output
+ * has room, resume reading when the queue has, close when drained. */
+static void pump(struct conn *c)
+{
+	if (c->closing || c->working)
+		return;
+	if (!c->active && c->nqueued && c->write_pending < TSD_WRITE_HIGH_WATER) {
+		c->active = c->queue[c->qhead];
+		c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
+		c->nqueued--;
+		c->queued_bytes -= tsd_request_size(c->active);
+		c->active_start = (int64_t)uv_hrtime();
+	}
+	if (c->active && c->write_pending < TSD_WRITE_HIGH_WATER) {
+		start_step(c);
+		return;
+	}
+	if (!c->reading && !c->draining && c->nqueued < TSD_PIPELINE_MAX &&
+	    c->queued_bytes < TSD_PIPELINE_BYTES)
+		start_reading(c);
+	if (c->draining && !c->active && !c->nqueued && !c->write_pending)
+		close_conn(c);
+}
+
+/* ---- Input ---- */
+
+static void stop_reading(struct conn *c)
+{
+	if (c->reading)
+		uv_read_stop(&c->h.stream);
+	c->reading = 0;
+}
+
+/* Stop taking requests: what was received runs, then the connection
+ * closes. */
+static void drain(struct conn *c)
+{
+	stop_reading(c);
+	c->draining = 1;
+}
+
+static int enqueue(struct conn *c, const char *line, size_t len, int too_long)
+{
+	struct tsd_request *r = tsd_request_new(line, len, too_long);
+	if (!r) {
+		tsd_log("out of memory for a request; closing a connection");
+		close_conn(c);
+		return -1;
+	}
+	c->queue[(c->qhead + c->nqueued) % TSD_PIPELINE_MAX] = r;
+	c->nqueued++;
+	c->queued_bytes += len;
+	return 0;
+}
+
+/* Cut the complete lines out of the input into requests. */
+static void take_lines(struct conn *c)
+{
+	size_t start = 0;
+	char *nl;
+	while (c->nqueued < TSD_PIPELINE_MAX &&
+	       (nl = memchr(c->in + c->scanned, '\n', c->inlen - c->scanned))) {
+		size_t end = (size_t)(nl - c->in), len = end - start;
+		if (len && c->in[end - 1] == '\r')
+			len--;
+		if (len && enqueue(c, c->in + start, len, len > c->srv->cfg->line_max) < 0)
+			return;
+		start = c->scanned = end + 1;
+		if (len > c->srv->cfg->line_max) {
+			drain(c);
+			c->inlen = c->scanned = 0;
+			return;
+		}
+	}
+	memmove(c->in, c->in + start, c->inlen - start);
+	c->inlen -= start;
+	c->scanned = c->inlen;
+	if (c->inlen > c->srv->cfg->line_max) {
+		/* The line is already too long: answer it without reading the
+		 * rest, and close, since the stream cannot be resynchronised. */
+		enqueue(c, "", 0, 1);
+		drain(c);
+		c->inlen = c->scanned = 0;
+	}
+	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
+		stop_reading(c);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	struct conn *c = h->data;
+	size_t want = 64 << 10;
+	if (c->incap - c->inlen < want / 2) {
+		size_t cap = c->incap ? c->incap * 2 : want;
+		char *p = cap >= c->inlen + want / 2 ? realloc(c->in, cap) : NULL;
+		if (p) {
+			c->in = p;
+			c->incap = cap;
+		}
+	}
+	*buf = uv_buf_init(c->in + c->inlen, (unsigned)(c->incap - c->inlen));
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = s->data;
+	if (nread == 0 || c->closing)
+		return;
+	c->last_active = uv_now(c->srv->loop);
+	if (nread == UV_ENOBUFS) {
+		tsd_log("out of memory for input; closing a connection");
+		close_conn(c);
+		return;
+	}
+	if (nread < 0) {
+		/* EOF: a last line without '\n' still counts; then drain. */
+		if (nread == UV_EOF && c->inlen && c->inlen <= c->srv->cfg->line_max)
+			enqueue(c, c->in, c->inlen, 0);
+		c->inlen = c->scanned = 0;
+		if (nread != UV_EOF) {
+			close_conn(c);
+			return;
+		}
+		drain(c);
+		pump(c);
+		return;
+	}
+	c->inlen += (size_t)nread;
+	take_lines(c);
+	pump(c);
+}
+
+static void start_reading(struct conn *c)
+{
+	if (uv_read_start(&c->h.stream, alloc_cb, read_cb) == 0)
+		c->reading = 1;
+	else
+		close_conn(c);
+}
+
+/* ---- Connections ---- */
+
+static void close_cb(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+	struct server *srv = c->srv;
+	c->closed = 1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	srv->nconns--;
+	tsd_stats_connection(0);
+	if (!c->working)
+		free_conn(c);
+	if (srv->stopping && srv->nconns == 0) {
+		uv_close((uv_handle_t *)&srv->sweep, NULL);
+		uv_close((uv_handle_t *)&srv->sigterm, NULL);
+		uv_close((uv_handle_t *)&srv->sigint, NULL);
+	}
+}
+
+static void close_conn(struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = 1;
+	stop_reading(c);
+	uv_close(&c->h.handle, close_cb);
+}
+
+/* Refuse a connection beyond max-connections: one error line, then close. */
+static void refuse(struct conn *c)
+{
+	static const char busy[] =
+		"{\"ok\":false,\"error\":{\"code\":\"EBUSY\",\"message\":\"too many connections\"}}\n";
+	char *p = malloc(sizeof busy - 1);
+	c->draining = 1;
+	if (p) {
+		memcpy(p, busy, sizeof busy - 1);
+		send_bytes(c, p, sizeof busy - 1);
+	}
+	pump(c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct listener *l = server->data;
+	struct server *srv = l->srv;
+	struct conn *c;
+	int rc;
+	if (status < 0 || srv->stopping) {
+		if (status < 0)
+			tsd_log("%s: accept: %s", l->addr, uv_strerror(status));
+		return;
+	}
+	if (!(c = calloc(1, sizeof *c))) {
+		tsd_log("%s: out of memory for a connection", l->addr);
+		return;
+	}
+	c->srv = srv;
+	c->h.handle.data = c;
+	c->needs_auth = l->is_tcp && srv->cfg->token;
+	rc = l->is_tcp ? uv_tcp_init(srv->loop, &c->h.tcp) : uv_pipe_init(srv->loop, &c->h.pipe, 0);
+	if (rc < 0) {
+		free(c);
+		return;
+	}
+	c->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = c;
+	srv->conns = c;
+	srv->nconns++;
+	tsd_stats_connection(1);
+	c->last_active = uv_now(srv->loop);
+	if (uv_accept(server, &c->h.stream) < 0) {
+		close_conn(c);
+		return;
+	}
+	if (l->is_tcp)
+		uv_tcp_nodelay(&c->h.tcp, 1);
+	if (srv->nconns > srv->cfg->max_connections)
+		refuse(c);
+	else
+		start_reading(c);
+}
+
+/* ---- Listeners ---- */
+
+/* Whether something accepts connections at the unix socket path. */
+static int socket_alive(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), alive;
+	if (fd < 0)
+		return 1;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	close(fd);
+	return alive;
+}
+
+static int listen_unix(struct server *srv, struct listener *l, const char *path)
+{
+	struct stat st;
+	int rc;
+	if (strlen(path) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
+		tsd_log("%s: the socket path is too long", l->addr);
+		return -1;
+	}
+	/* A socket left by a daemon that died is removed; a live one is
+	 * another daemon's, and a file that is no socket is not ours. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode) || socket_alive(path)) {
+			tsd_log("%s: %s", l->addr, S_ISSOCK(st.st_mode)
+			        ? "another daemon is listening there" : "exists and is not a socket");
+			return -1;
+		}
+		unlink(path);
+	}
+	if ((rc = uv_pipe_init(srv->loop, &l->h.pipe, 0)) < 0)
+		goto fail;
+	l->open = 1;
+	if ((rc = uv_pipe_bind(&l->h.pipe, path)) < 0)
+		goto fail;
+	l->unix_path = path;
+	if (chmod(path, 0660) < 0) {
+		tsd_log("%s: chmod: %s", l->addr, strerror(errno));
+		return -1;
+	}
+	return 0;
+fail:
+	tsd_log("%s: %s", l->addr, uv_strerror(rc));
+	return -1;
+}
+
+static int listen_tcp(struct server *srv, struct listener *l, const char *hostport)
+{
+	char host[256];
+	const char *colon = strrchr(hostport, ':');
+	size_t n = (size_t)(colon - hostport);
+	int port = atoi(colon + 1), rc;
+	struct sockaddr_storage sa;
+	if (n >= sizeof host)
+		n = sizeof host - 1;
+	memcpy(host, hostport, n);
+	host[n] = '\0';
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	if (strcmp(host, "localhost") == 0)
+		strcpy(host, "127.0.0.1");
+	if (uv_ip4_addr(host, port, (struct sockaddr_in *)&sa) < 0 &&
+	    uv_ip6_addr(host, port, (struct sockaddr_in6 *)&sa) < 0) {
+		tsd_log("%s: \"%s\" is not an IPv4 or IPv6 address", l->addr, host);
+		return -1;
+	}
+	if ((rc = uv_tcp_init(srv->loop, &l->h.tcp)) < 0)
+		goto fail;
+	l->open = 1;
+	l->is_tcp = 1;
+	if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&sa, 0)) < 0)
+		goto fail;
+	return 0;
+fail:
+	tsd_log("%s: %s", l->addr, uv_strerror(rc));
+	return -1;
+}
+
+/* The address a listener actually has ("tcp:127.0.0.1:40123" for port 0). */
+static void log_listening(struct listener *l)
+{
+	struct sockaddr_storage sa;
+	int len = sizeof sa;
+	char host[64];
+	if (!l->is_tcp || uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&sa, &len) < 0) {
+		tsd_log("listening on %s", l->addr);
+		return;
+	}
+	if (sa.ss_family == AF_INET6) {
+		uv_ip6_name((struct sockaddr_in6 *)&sa, host, sizeof host);
+		tsd_log("listening on tcp:[%s]:%d", host, ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
+	} else {
+		uv_ip4_name((struct sockaddr_in *)&sa, host, sizeof host);
+		tsd_log("listening on tcp:%s:%d", host, ntohs(((struct sockaddr_in *)&sa)->sin_port));
+	}
+}
+
+static int open_listeners(struct server *srv)
+{
+	for (int i = 0; i < srv->cfg->nlisten; i++) {
+		struct listener *l = &srv->listeners[srv->nlisteners++];
+		const char *addr = srv->cfg->listen[i];
+		int rc;
+		l->srv = srv;
+		l->addr = addr;
+		l->h.handle.data = l;
+		rc = strncmp(addr, "unix:", 5) == 0 ? listen_unix(srv, l, addr + 5)
+		                                     : listen_tcp(srv, l, addr + 4);
+		if (rc < 0)
+			return -1;
+		if ((rc = uv_listen(&l->h.stream, TSD_BACKLOG, on_connection)) < 0) {
+			tsd_log("%s: listen: %s", addr, uv_strerror(rc));
+			return -1;
+		}
+		log_listening(l);
+	}
+	return 0;
+}
+
+static void close_listeners(struct server *srv)
+{
+	for (int i = 0; i < srv->nlisteners; i++) {
+		struct listener *l = &srv->listeners[i];
+		if (l->open && !uv_is_closing(&l->h.handle))
+			uv_close(&l->h.handle, NULL);
+		if (l->unix_path) {
+			unlink(l->unix_path);
+			l->unix_path = NULL;
+		}
+	}
+}
+
+/* ---- Timers and signals ---- */
+
+static void sweep_cb(uv_timer_t *t)
+{
+	struct server *srv = t->data;
+	uint64_t now = uv_now(srv->loop);
+	uint64_t idle_ms = (uint64_t)(srv->cfg->idle_timeout / 1000000);
+	for (struct conn *c = srv->conns, *next; c; c = next) {
+		next = c->next;
+		int idle = !c->active && !c->nqueued && !c->write_pending && !c->working;
+		if (srv->stopping && now >= srv->deadline)
+			close_conn(c);
+		else if (idle_ms && idle && now - c->last_active >= idle_ms)
+			close_conn(c);
+	}
+}
+
+static void stop(struct server *srv)
+{
+	if (srv->stopping) {
+		tsd_log("second signal: closing every connection now");
+		srv->deadline = uv_now(srv->loop);
+		sweep_cb(&srv->sweep);
+		return;
+	}
+	tsd_log("stopping: finishing the requests received");
+	srv->stopping = 1;
+	srv->deadline = uv_now(srv->loop) + (uint64_t)(srv->cfg->shutdown_timeout / 1000000);
+	close_listeners(srv);
+	for (struct conn *c = srv->conns, *next; c; c = next) {
+		next = c->next;
+		c->inlen = c->scanned = 0; /* an incomplete line is not a request */
+		drain(c);
+		pump(c);
+	}
+	if (srv->nconns == 0) {
+		uv_close((uv_handle_t *)&srv->sweep, NULL);
+		uv_close((uv_handle_t *)&srv->sigterm, NULL);
+		uv_close((uv_handle_t *)&srv->sigint, NULL);
+	}
+}
+
+static void signal_cb(uv_signal_t *s, int signum)
+{
+	stop(s->data);
+}
+
+/* ---- Serving ---- */
+
+static int start_handles(struct server *srv)
+{
+	srv->sweep.data = srv->sigterm.data = srv->sigint.data = srv;
+	if (uv_timer_init(srv->loop, &srv->sweep) < 0 ||
+	    uv_signal_init(srv->loop, &srv->sigterm) < 0 ||
+	    uv_signal_init(srv->loop, &srv->sigint) < 0 ||
+	    uv_timer_start(&srv->sweep, sweep_cb, 1000, 1000) < 0 ||
+	    uv_signal_start(&srv->sigterm, signal_cb, SIGTERM) < 0 ||
+	    uv_signal_start(&srv->sigint, signal_cb, SIGINT) < 0) {
+		tsd_log("cannot set up the event loop");
+		return -1;
+	}
+	return 0;
+}
+
+int tsd_serve(struct tsd_config *cfg)
+{
+	struct server srv;
+	char workers[16];
+	int status = 1, rc;
+	memset(&srv, 0, sizeof srv);
+	srv.cfg = cfg;
+	srv.ctx.cfg = cfg;
+	snprintf(workers, sizeof workers, "%d", cfg->workers);
+	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
+	cfg->lib.flags |= TS_OPEN_CREATE;
+	if ((rc = ts_open(cfg->datadir, &cfg->lib, &srv.ctx.db)) < 0) {
+		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+		return 1;
+	}
+	srv.loop = uv_default_loop();
+	if (start_handles(&srv) < 0) {
+		ts_close(srv.ctx.db);
+		return 1;
+	}
+	if (open_listeners(&srv) == 0) {
+		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+		status = 0;
+	} else {
+		close_listeners(&srv);
+		uv_close((uv_handle_t *)&srv.sweep, NULL);
+		uv_close((uv_handle_t *)&srv.sigterm, NULL);
+		uv_close((uv_handle_t *)&srv.sigint, NULL);
+	}
+	uv_run(srv.loop, UV_RUN_DEFAULT);
+	if ((rc = ts_close(srv.ctx.db)) < 0) {
+		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));
+		status = 1;
+	}
+	if (uv_loop_close(srv.loop) < 0)
+		tsd_log("event loop closed with handles still open");
+	if (status == 0)
+		tsd_log("stopped");
+	return status;
+}

@@ -1,0 +1,224 @@
+/*
+ * tsd.h -- what the modules of tsstored share: its limits, its
+ * configuration, its counters, and the request interface between the
+ * event loop (server.c) and the worker threads (request.c).
+ *
+ * The shape of the daemon (DESIGN.md section 5):
+ *   main.c     options and config file, then tsd_serve
+ *   config.c   every option, from the command line or the config file
+ *   server.c   the libuv loop: listeners, connections, line framing,
+ *              ordering of responses, flow control, idle and shutdown
+ *   request.c  one request: parse it, run it against the database, and
+ *              produce its response lines -- on a worker thread
+ *   stats.c    the daemon's counters and latency histograms
+ * Only include/tsstore.h is used from the library, never lib/ internals.
+ */
+#ifndef TSSTORE_DAEMON_TSD_H
+#define TSSTORE_DAEMON_TSD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <tsstore.h>
+
+#include "json.h"
+
+#define TSD_PROGRAM "tsstored"
+
+/* ---- Limits and defaults, named once --------------------------------- */
+
+#define TSD_DEFAULT_DATADIR "./tsstore-data"
+#define TSD_SOCKET_NAME "tsstored.sock"          /* in DATADIR */
+#define TSD_DEFAULT_TCP "tcp:127.0.0.1:7400"
+#define TSD_LISTEN_MAX 16                        /* --listen options */
+#define TSD_LINE_MAX_DEFAULT ((size_t)64 << 20)  /* longest request line */
+#define TSD_CONNECTIONS_MAX_DEFAULT 1024         /* open connections */
+#define TSD_CHUNK_ROWS_DEFAULT 1000              /* rows per "rows" line */
+#define TSD_IDLE_TIMEOUT_DEFAULT 0               /* ns; 0: never */
+#define TSD_WORKERS_DEFAULT 4                    /* worker threads */
+#define TSD_WORKERS_MAX 128
+#define TSD_SHUTDOWN_TIMEOUT_DEFAULT (30 * 1000000000LL) /* ns */
+#define TSD_BACKLOG 128                          /* listen(2) backlog */
+#define TSD_PATH_MAX 4096                        /* longest path the daemon builds */
+
+/* Bytes of response a connection may have queued for the client before
+ * its request pauses (a client that reads slowly holds at most this much
+ * of the daemon's memory, plus one step of output). */
+#define TSD_WRITE_HIGH_WATER ((size_t)1 << 20)
+/* A "rows" line is also cut once it holds this many bytes. */
+#define TSD_CHUNK_BYTES ((size_t)256 << 10)
+/* Complete request lines a connection may have waiting: beyond this
+ * many, or TSD_PIPELINE_BYTES of them, the daemon stops reading from it
+ * until they have run. */
+#define TSD_PIPELINE_MAX 1024
+#define TSD_PIPELINE_BYTES ((size_t)1 << 20)
+/* Longest message text in an error line, bytes. */
+#define TSD_MESSAGE_MAX 1024
+/* Longest token (the first line of --token FILE), bytes. */
+#define TSD_TOKEN_MAX 4096
+
+/* ---- Configuration (config.c) ----------------------------------------- */
+
+struct tsd_config {
+	const char *datadir;
+	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" */
+	int nlisten;
+	const char *mount;
+	const char *config_file;
+	const char *token_file;
+	char *token;                        /* read from token_file */
+	ts_options lib;                     /* passed to ts_open */
+	size_t line_max;
+	int max_connections;
+	int chunk_rows;
+	int64_t idle_timeout;               /* ns, 0: never */
+	int workers;
+	int64_t shutdown_timeout;           /* ns */
+	char **owned;                       /* copies of option values, freed at exit */
+	int nowned;
+};
+
+/* Fill cfg with the defaults.  */
+void tsd_config_init(struct tsd_config *cfg);
+
+/* Release the copies cfg owns. */
+void tsd_config_free(struct tsd_config *cfg);
+
+/*
+ * tsd_config_set -- set option name (the long option without "--", e.g.
+ * "sync-interval") to value (NULL for flags).  origin names where it came
+ * from for messages ("--listen", "tsstored.conf:12").
+ * Returns 0, or -1 after printing "tsstored: ORIGIN: why" on stderr.
+ */
+int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
+                   const char *origin);
+
+/*
+ * tsd_config_file -- read "name = value" lines (# comments, blank lines)
+ * from path and tsd_config_set each.  Returns 0 or -1 after the message.
+ */
+int tsd_config_file(struct tsd_config *cfg, const char *path);
+
+/*
+ * tsd_config_finish -- the checks that need every option: the default
+ * listeners, the token (read from its file; required for a non-loopback
+ * TCP address).  Returns 0 or -1 after the message.
+ */
+int tsd_config_finish(struct tsd_config *cfg);
+
+/* Whether an option takes a value: 1, 0 (a flag), or -1 (unknown). */
+int tsd_config_has_arg(const char *name);
+
+/* ---- Counters (stats.c) ----------------------------------------------- */
+
+/* Every op of the protocol, in the order of DESIGN.md section 5. */
+enum tsd_op {
+	TSD_OP_NONE = 0, /* a line that names no valid op */
+	TSD_OP_PING,
+	TSD_OP_TABLES,
+	TSD_OP_CREATE,
+	TSD_OP_SCHEMA,
+	TSD_OP_ALTER,
+	TSD_OP_DROP,
+	TSD_OP_INSERT,
+	TSD_OP_QUERY,
+	TSD_OP_LATEST,
+	TSD_OP_AGGREGATE,
+	TSD_OP_FLUSH,
+	TSD_OP_STATS,
+	TSD_OP_AUTH,
+	TSD_NOPS
+};
+
+/* The op's protocol name ("ping"), or NULL for TSD_OP_NONE. */
+const char *tsd_op_name(enum tsd_op op);
+
+/* The op called name, or TSD_OP_NONE. */
+enum tsd_op tsd_op_parse(const char *name);
+
+/* Error codes the daemon adds to the library's (ts_errname): */
+#define TSD_EAUTH 1000 /* "EAUTH": authentication required or refused */
+
+/* The protocol name of an error code: ts_errname, or "EAUTH". */
+const char *tsd_errname(int code);
+
+/* Count a new connection / a closed one. */
+void tsd_stats_connection(int opened);
+/* Count a finished request: op, error code (0 for success), latency. */
+void tsd_stats_request(enum tsd_op op, int code, int64_t ns);
+/* Count rows received by insert / sent by query, latest and aggregate. */
+void tsd_stats_rows(uint64_t in, uint64_t out);
+
+/* Append the daemon's counters to the JSON object being written in b
+ * (",\"name\":value" members). */
+void tsd_stats_json(struct jbuf *b);
+
+/* ---- Requests (request.c) --------------------------------------------- */
+
+/*
+ * What a worker thread needs besides the request: the database, the
+ * limits, and whether the connection has authenticated (auth changes it).
+ */
+struct tsd_context {
+	ts_db *db;
+	const struct tsd_config *cfg;
+};
+
+struct tsd_request;
+
+/*
+ * tsd_request_new -- a request for the line at line[0..len) (copied; no
+ * '\n').  too_long: the line exceeded the limit and was cut (it is
+ * answered with an error and nothing else).  needs_auth: whether the
+ * connection must authenticate before anything but "auth".
+ * Returns the request, or NULL when out of memory.
+ */
+struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long);
+
+/*
+ * tsd_request_step -- run the request on until it has produced about a
+ * chunk of output or has finished.  Called on a worker thread, never on
+ * two threads at once for one request.  *authed is the connection's
+ * state, read and (by "auth") set.
+ */
+void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
+                      int *authed, int needs_auth);
+
+/*
+ * tsd_request_output -- the output produced by the last step: the caller
+ * takes the buffer (and must free it), and the request's is emptied.
+ */
+void tsd_request_output(struct tsd_request *r, char **p, size_t *len);
+
+/* Whether the request has written its last line. */
+int tsd_request_done(const struct tsd_request *r);
+
+/* Whether the connection must be closed once the response is sent (an
+ * over-long line, a refused token). */
+int tsd_request_closes(const struct tsd_request *r);
+
+/* The request's op and its result code (0, or the error), for stats. */
+enum tsd_op tsd_request_op(const struct tsd_request *r);
+int tsd_request_code(const struct tsd_request *r);
+
+/* Bytes of the line the request holds (for the pipeline bound). */
+size_t tsd_request_size(const struct tsd_request *r);
+
+/* Release a request: its cursor and snapshot, its table, its buffers. */
+void tsd_request_free(struct tsd_request *r);
+
+/* ---- The server (server.c) -------------------------------------------- */
+
+/*
+ * tsd_serve -- open the database, listen, and serve until SIGTERM or
+ * SIGINT; then stop accepting, finish the requests received, sync, close.
+ * Returns the process exit status: 0 after a clean stop, 1 when the
+ * database or a listener could not be opened (after the message).
+ */
+int tsd_serve(struct tsd_config *cfg);
+
+/* Log a line "tsstored: ..." to stderr. */
+void tsd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* TSSTORE_DAEMON_TSD_H */
