@@ -205,13 +205,13 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
 bench:
 	@scripts/deps.sh bench
 	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
-	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench
+	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	@{ $(B)/bin/tsstore-bench --compare $(BENCH_ARGS); echo $$? > $(B)/bench.status; } | \
 		tee $(B)/bench.jsonl
 	@test "$$(cat $(B)/bench.status)" = 0
 	@bench/plot-latency.sh $(B)/bench.jsonl $(B)/latency-p99.png
 
-bench-quick: $(B)/bin/tsstore-bench
+bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	$(B)/bin/tsstore-bench --quick --compare
 
 # make crash-test N=1000: the SIGKILL crash loops, long.

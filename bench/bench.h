@@ -50,6 +50,7 @@ typedef struct bench_config {
 	int64_t latency_merge_delay; /* latency: ts_options.merge_delay, ns */
 	size_t query_rows;          /* query workloads: rows loaded */
 	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
+	const char *tsbs_path;      /* ingest: the TSBS cpu-only file (gzip) */
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */
@@ -225,5 +226,8 @@ void bench_workload_latency(const bench_config *c);
  * with the same rows.  Returns 0, or -1 when a tsstore query call failed
  * (reported on stderr; its results and targets are then missing). */
 int bench_workload_query(const bench_config *c);
+/* ingest.c: tsstored against VictoriaMetrics ingesting the TSBS file over
+ * loopback (tsstored is looked for beside tsstore-bench). */
+void bench_workload_ingest(const bench_config *c);
 
 #endif

@@ -14,7 +14,7 @@
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
  * and bytes_per_row (flush.c), latency (latency.c), and the query
  * workloads scan, range, latest, aggregate and cold_scan (query.c; "query"
- * names all five).  Each engine runs R times (default 3, 1 with --quick),
+ * names all five), and ingest (ingest.c: tsstored against VictoriaMetrics).  Each engine runs R times (default 3, 1 with --quick),
  * taking turns with the others; the best run is reported.  The exit
  * status is 1 when a query workload could not run its tsstore side.
  */
@@ -44,10 +44,12 @@
 /* The query workloads' block cache: room for the day's decompressed
  * blocks, as LMDB has the page cache for its whole file. */
 #define QUERY_BLOCK_CACHE_MB 1024
+/* ingest: the TSBS file, from the repository's root */
+#define TSBS_PATH "../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz"
 
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
-                                        "range", "latest", "aggregate", "cold_scan"};
+                                        "range", "latest", "aggregate", "cold_scan", "ingest"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -238,10 +240,10 @@ static void usage(void)
 	        "usage: tsstore-bench [--quick] [--compare] [--rows N] [--hosts H] [--batch B]\n"
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
-	        "                     [--query-rows N] [--block-cache-mb N]\n"
+	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
-	        "                                 query|scan|range|latest|aggregate|cold_scan]...\n");
+	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest]...\n");
 	exit(2);
 }
 
@@ -276,6 +278,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->latency_merge_delay = (int64_t)(strtod(v, NULL) * 1e9);
 	else if (strcmp(a, "--query-rows") == 0)
 		c->query_rows = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--tsbs") == 0)
+		c->tsbs_path = v;
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
@@ -348,7 +352,8 @@ static int wants_rows(const bench_config *c)
 
 int main(int argc, char **argv)
 {
-	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1, .block_cache_mb = -1};
+	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1, .block_cache_mb = -1,
+	                  .tsbs_path = TSBS_PATH};
 	bench_rows r = {0};
 	int failed = 0;
 	parse_args(argc, argv, &c);
@@ -369,6 +374,8 @@ int main(int argc, char **argv)
 		failed = 1;
 	if (bench_wanted(&c, "latency"))
 		bench_workload_latency(&c);
+	if (bench_wanted(&c, "ingest"))
+		bench_workload_ingest(&c);
 	if (c.compare)
 		bench_compare();
 	return failed;

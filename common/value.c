@@ -186,7 +186,8 @@ static int base64_digit(char c)
 }
 
 /* Decode the groups of 4 digits at text (len a multiple of 4, '=' only as
- * padding at the end) into bytes; the count in *n, or -1. */
+ * padding at the end) into bytes (NULL: only check them); the count in
+ * *n, or -1. */
 static int decode_base64(const char *text, size_t len, unsigned char *bytes, size_t *n)
 {
 	*n = 0;
@@ -200,6 +201,10 @@ static int decode_base64(const char *text, size_t len, unsigned char *bytes, siz
 				return -1;
 			group = group << 6 | (uint32_t)d;
 		}
+		if (!bytes) {
+			*n += (size_t)(3 - pad);
+			continue;
+		}
 		bytes[(*n)++] = (unsigned char)(group >> 16);
 		if (pad < 2)
 			bytes[(*n)++] = (unsigned char)(group >> 8);
@@ -209,10 +214,8 @@ static int decode_base64(const char *text, size_t len, unsigned char *bytes, siz
 	return 0;
 }
 
-int val_base64(const char *text, size_t len, ts_value *out,
-                     char *why, size_t whysz)
+int val_base64_inplace(char *text, size_t len, ts_value *out, char *why, size_t whysz)
 {
-	unsigned char *bytes;
 	size_t n;
 	*out = ts_none();
 	if (len % 4 != 0) {
@@ -220,15 +223,30 @@ int val_base64(const char *text, size_t len, ts_value *out,
 		         len > 80 ? 80 : (int)len, text, len);
 		return TS_EINVAL;
 	}
-	if (!(bytes = malloc(len / 4 * 3 + 1)))
-		return TS_ENOMEM;
-	if (decode_base64(text, len, bytes, &n) < 0) {
-		free(bytes);
+	if (decode_base64(text, len, NULL, &n) < 0) {
 		snprintf(why, whysz, "\"%.*s\" is not base64", len > 80 ? 80 : (int)len, text);
 		return TS_EINVAL;
 	}
-	*out = ts_blob(bytes, n);
+	/* Each group of 4 digits is read whole before its bytes are written,
+	 * behind it, so decoding in place is safe. */
+	decode_base64(text, len, (unsigned char *)text, &n);
+	*out = ts_blob(text, n);
 	return 0;
+}
+
+int val_base64(const char *text, size_t len, ts_value *out,
+                     char *why, size_t whysz)
+{
+	char *copy = malloc(len + 1);
+	int rc;
+	*out = ts_none();
+	if (!copy)
+		return TS_ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	if ((rc = val_base64_inplace(copy, len, out, why, whysz)) < 0)
+		free(copy);
+	return rc;
 }
 
 void val_free(ts_value *v)

@@ -54,6 +54,12 @@ int val_base64(const char *text, size_t len, ts_value *out,
  */
 void val_format_double(double d, char *buf, size_t size);
 
+/*
+ * val_base64_inplace -- val_base64 decoding text[0..len) where it lies:
+ * the blob points into text, which is overwritten (only on success).
+ */
+int val_base64_inplace(char *text, size_t len, ts_value *out, char *why, size_t whysz);
+
 /* Release the bytes val_parse copied (nothing for other values). */
 void val_free(ts_value *v);
 

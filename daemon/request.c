@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jrows.h"
 #include "tsd.h"
 #include "value.h"
 
@@ -43,6 +44,7 @@ struct tsd_request {
 	char msg[TSD_MESSAGE_MAX];
 	char *id;                   /* the request's "id" as compact JSON */
 	json_t *json;
+	size_t rows_start, rows_end; /* the "rows" text left to jrows, or 0, 0 */
 	ts_table *table;
 	ts_schema *schema;
 	ts_cursor *cursor;
@@ -537,67 +539,28 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 
 /* ---- insert ---- */
 
-/* Row i of the request, an array in column order, into vals. */
-static int array_row(struct tsd_request *r, size_t i, json_t *row, ts_value *vals)
-{
-	const ts_schema *s = r->schema;
-	char why[TSD_MESSAGE_MAX / 2];
-	json_t *v;
-	size_t j;
-	int rc;
-	if (json_array_size(row) != (size_t)s->ncolumns)
-		return fail(r, TS_EINVAL, "row %zu: %zu values, the table has %d columns", i,
-		            json_array_size(row), s->ncolumns);
-	json_array_foreach(row, j, v)
-		if ((rc = val_from_json(s->columns[j].type, v, &vals[j], why, sizeof why)) < 0)
-			return fail(r, rc, "row %zu, column \"%s\": %s", i, s->columns[j].name, why);
-	return 0;
-}
-
-/* Row i, an object keyed by column name, into vals. */
-static int object_row(struct tsd_request *r, size_t i, json_t *row, ts_value *vals)
-{
-	const ts_schema *s = r->schema;
-	char why[TSD_MESSAGE_MAX / 2];
-	const char *name;
-	json_t *v;
-	int rc;
-	json_object_foreach(row, name, v) {
-		int j = column_index(s, name);
-		if (j < 0)
-			return fail(r, TS_EINVAL, "row %zu: unknown column \"%.64s\"", i, name);
-		if ((rc = val_from_json(s->columns[j].type, v, &vals[j], why, sizeof why)) < 0)
-			return fail(r, rc, "row %zu, column \"%s\": %s", i, s->columns[j].name, why);
-	}
-	return 0;
-}
-
 static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 {
-	json_t *rows, *row;
+	char why[TSD_MESSAGE_MAX];
 	ts_value *vals = NULL;
-	size_t i, n, w;
-	int rc = 0;
-	if (open_table(r, ctx) < 0 || get_array(r, "rows", 1, &rows) < 0)
+	size_t n = 0;
+	int rc, fast = r->rows_end > 0;
+	if (open_table(r, ctx) < 0)
 		return r->code;
-	n = json_array_size(rows);
-	w = (size_t)r->schema->ncolumns;
-	if (n && !(vals = calloc(n * w, sizeof *vals)))
-		return fail(r, TS_ENOMEM, "out of memory for %zu rows", n);
-	json_array_foreach(rows, i, row) {
-		if (json_is_array(row))
-			rc = array_row(r, i, row, vals + i * w);
-		else if (json_is_object(row))
-			rc = object_row(r, i, row, vals + i * w);
-		else
-			rc = fail(r, TS_EINVAL, "row %zu: expected an array or an object, got %s", i,
-			          val_json_kind(row));
-		if (rc < 0)
-			break;
+	if (fast) {
+		/* The values point into the line: nothing to free but vals. */
+		if ((rc = jrows_parse(r->line + r->rows_start, r->rows_end - r->rows_start,
+		                      r->schema, &vals, &n, why, sizeof why)) < 0)
+			fail(r, rc, "%s", why);
+	} else {
+		json_t *rows;
+		if ((rc = get_array(r, "rows", 1, &rows)) == 0 &&
+		    (rc = jrows_from_json(rows, r->schema, &vals, &n, why, sizeof why)) < 0)
+			fail(r, rc, "%s", why);
 	}
 	if (rc == 0 && n && (rc = ts_insert(r->table, vals, n)) < 0)
 		lib_fail(r, rc);
-	for (i = 0; i < n * w; i++)
+	for (size_t i = 0; !fast && vals && i < n * (size_t)r->schema->ncolumns; i++)
 		val_free(&vals[i]);
 	free(vals);
 	if (rc < 0)
@@ -927,6 +890,35 @@ static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *au
 
 /* ---- Dispatch ---- */
 
+/* Requests shorter than this hold too few rows for the fast path to
+ * matter. */
+#define FAST_ROWS_MIN 256
+
+/* The request as json_t.  An insert's "rows" are left out, as "[]", for
+ * jrows to read straight from the line (op_insert). */
+static json_t *load_json(struct tsd_request *r, json_error_t *err)
+{
+	const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+	size_t start, end;
+	char *rest;
+	json_t *j;
+	if (r->len < FAST_ROWS_MIN || !jrows_find(r->line, r->len, &start, &end))
+		return json_loadb(r->line, r->len, flags, err);
+	if (!(rest = malloc(r->len - (end - start) + 2))) {
+		snprintf(err->text, sizeof err->text, "out of memory");
+		err->column = 0;
+		return NULL;
+	}
+	memcpy(rest, r->line, start);
+	memcpy(rest + start, "[]", 2);
+	memcpy(rest + start + 2, r->line + end, r->len - end);
+	j = json_loadb(rest, r->len - (end - start) + 2, flags, err);
+	free(rest);
+	r->rows_start = start;
+	r->rows_end = end;
+	return j;
+}
+
 /* Parse the line: an object with a string "op" naming an op. */
 static int parse(struct tsd_request *r)
 {
@@ -936,7 +928,7 @@ static int parse(struct tsd_request *r)
 		r->closes = 1;
 		return fail(r, TS_ETOOBIG, "request line longer than the limit; closing the connection");
 	}
-	if (!(r->json = json_loadb(r->line, r->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err)))
+	if (!(r->json = load_json(r, &err)))
 		return fail(r, TS_EPROTO, "malformed JSON at column %d: %s", err.column, err.text);
 	if (!json_is_object(r->json))
 		return fail(r, TS_EPROTO, "a request is a JSON object, got %s", val_json_kind(r->json));

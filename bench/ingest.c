@@ -1,0 +1,488 @@
+/*
+ * ingest.c -- the daemon ingest workload (issue 6): the TSBS cpu-only
+ * file of ../shared/data, ingested over loopback by tsstored (JSON lines,
+ * TCP) and by VictoriaMetrics (influx line protocol over HTTP), in the
+ * same run, with the same batches: 512 rows per request, 2 client
+ * connections, each waiting for its response before sending the next.
+ *
+ * Both servers are real processes started here on temporary directories
+ * and free loopback ports, and both acknowledge an insert once it is in
+ * memory and on its way to disk (tsstored's default sync "interval",
+ * VictoriaMetrics' buffering), so rows/s compare like with like.  Every
+ * request is encoded before the clock starts: the clients only send and
+ * wait.  Reported per engine: rows/s, p50 and p99 request latency, and
+ * the server's peak RSS (VmHWM); the targets are tsstored >= 2x
+ * VictoriaMetrics' rows/s and tsstored's peak RSS < 256 MB.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define INGEST_BATCH 512
+#define INGEST_CLIENTS 2
+#define INGEST_QUICK_ROWS 100000
+#define INGEST_TAGS 10
+#define INGEST_FIELDS 10
+#define INGEST_START_TIMEOUT_S 20.0
+
+/* One parsed line of the file. */
+struct tsbs_row {
+	const char *line;        /* the influx line, for VictoriaMetrics */
+	size_t len;
+	const char *tag[INGEST_TAGS];
+	size_t taglen[INGEST_TAGS];
+	long long field[INGEST_FIELDS];
+	long long ts;
+};
+
+static const char *const tag_names[INGEST_TAGS] = {
+	"hostname", "region", "datacenter", "rack", "os", "arch", "team", "service",
+	"service_version", "service_environment"};
+static const char *const field_names[INGEST_FIELDS] = {
+	"usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait", "usage_irq",
+	"usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"};
+
+/* A batch as one request body, and the time its response took. */
+struct batch {
+	char *body;
+	size_t len;
+	double seconds;
+};
+
+struct client {
+	int port;
+	int http;                 /* VictoriaMetrics: POST /write */
+	struct batch *batches;
+	size_t first, n, step;    /* batches first, first+step, ... */
+	int failed;
+};
+
+/* Split "cpu,t=v,... f=1i,... ts" in place into r; 0 or -1. */
+static int parse_line(char *line, size_t len, struct tsbs_row *r)
+{
+	char *sp1 = memchr(line, ' ', len), *sp2, *p;
+	if (!sp1 || !(sp2 = memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - line))))
+		return -1;
+	r->line = line;
+	r->len = len;
+	p = memchr(line, ',', (size_t)(sp1 - line));
+	for (int i = 0; i < INGEST_TAGS; i++) {
+		char *eq = p ? memchr(p, '=', (size_t)(sp1 - p)) : NULL, *end;
+		if (!eq)
+			return -1;
+		end = memchr(eq, ',', (size_t)(sp1 - eq));
+		end = end ? end : sp1;
+		r->tag[i] = eq + 1;
+		r->taglen[i] = (size_t)(end - eq - 1);
+		p = end;
+	}
+	p = sp1 + 1;
+	for (int i = 0; i < INGEST_FIELDS; i++) {
+		char *eq = memchr(p, '=', (size_t)(sp2 - p));
+		if (!eq)
+			return -1;
+		r->field[i] = strtoll(eq + 1, &p, 10);
+		p += *p == 'i';
+		p += *p == ',';
+	}
+	r->ts = strtoll(sp2 + 1, NULL, 10);
+	return 0;
+}
+
+/* Read and parse the file (gzip, through zcat); *text owns the lines. */
+static struct tsbs_row *load_tsbs(const char *path, size_t max, size_t *n, char **text)
+{
+	char cmd[4096];
+	size_t cap = 1 << 16, len = 0, nrows = 0;
+	FILE *f;
+	snprintf(cmd, sizeof cmd, "zcat '%s'", path);
+	if (!(f = popen(cmd, "r")))
+		return NULL;
+	*text = malloc(cap);
+	for (size_t got; *text && (got = fread(*text + len, 1, cap - len, f)) > 0;) {
+		len += got;
+		if (len == cap)
+			*text = realloc(*text, cap *= 2);
+	}
+	if (pclose(f) != 0 || !*text || len == 0)
+		return NULL;
+	struct tsbs_row *rows = malloc((len / 100 + 1) * sizeof *rows);
+	for (char *p = *text, *end = *text + len, *nl; rows && p < end && nrows < max; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		nl = nl ? nl : end;
+		if (nl > p && parse_line(p, (size_t)(nl - p), &rows[nrows]) == 0)
+			nrows++;
+	}
+	*n = nrows;
+	return rows;
+}
+
+static void put(char **p, const char *s, size_t n)
+{
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+/* The insert request of rows[0..n) for tsstored. */
+static void encode_json(const struct tsbs_row *rows, size_t n, struct batch *b)
+{
+	size_t cap = 64;
+	for (size_t i = 0; i < n; i++)
+		cap += rows[i].len + 64;
+	char *p = b->body = malloc(cap);
+	p += sprintf(p, "{\"op\":\"insert\",\"table\":\"cpu\",\"rows\":[");
+	for (size_t i = 0; i < n; i++) {
+		*p++ = i ? ',' : '[';
+		if (i)
+			*p++ = '[';
+		for (int t = 0; t < INGEST_TAGS; t++) {
+			*p++ = '"';
+			put(&p, rows[i].tag[t], rows[i].taglen[t]);
+			put(&p, "\",", 2);
+		}
+		p += sprintf(p, "%lld", rows[i].ts);
+		for (int f = 0; f < INGEST_FIELDS; f++)
+			p += sprintf(p, ",%lld", rows[i].field[f]);
+		*p++ = ']';
+	}
+	put(&p, "]}\n", 3);
+	b->len = (size_t)(p - b->body);
+}
+
+/* The same rows as an HTTP request of influx lines for VictoriaMetrics. */
+static void encode_http(const struct tsbs_row *rows, size_t n, struct batch *b)
+{
+	size_t body = 0;
+	for (size_t i = 0; i < n; i++)
+		body += rows[i].len + 1;
+	char *p = b->body = malloc(body + 256);
+	p += sprintf(p, "POST /write HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", body);
+	for (size_t i = 0; i < n; i++) {
+		put(&p, rows[i].line, rows[i].len);
+		*p++ = '\n';
+	}
+	b->len = (size_t)(p - b->body);
+}
+
+static int connect_port(int port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read one response: a line (JSON) or an HTTP response with its body.
+ * buf keeps what was read past it.  Returns 0 when it reports success. */
+static int read_response(int fd, int http, char *buf, size_t *have, size_t cap)
+{
+	for (;;) {
+		char *end = http ? memmem(buf, *have, "\r\n\r\n", 4) : memchr(buf, '\n', *have);
+		if (end) {
+			size_t used = (size_t)(end - buf) + (http ? 4 : 1), body = 0;
+			int ok;
+			if (http) {
+				char *cl = memmem(buf, used, "Content-Length:", 15);
+				body = cl ? strtoul(cl + 15, NULL, 10) : 0;
+				ok = *have >= 12 && buf[9] == '2';
+				if (*have < used + body)
+					goto more;
+				used += body;
+			} else {
+				ok = memmem(buf, used, "\"ok\":true", 9) != NULL;
+			}
+			memmove(buf, buf + used, *have - used);
+			*have -= used;
+			return ok ? 0 : -1;
+		}
+	more:;
+		ssize_t r = recv(fd, buf + *have, cap - *have, 0);
+		if (r <= 0)
+			return -1;
+		*have += (size_t)r;
+	}
+}
+
+static void *client_run(void *arg)
+{
+	struct client *c = arg;
+	char buf[1 << 16];
+	size_t have = 0;
+	int fd = connect_port(c->port);
+	if (fd < 0) {
+		c->failed = 1;
+		return NULL;
+	}
+	for (size_t i = c->first; i < c->n && !c->failed; i += c->step) {
+		double t0 = bench_seconds();
+		if (send_all(fd, c->batches[i].body, c->batches[i].len) < 0 ||
+		    read_response(fd, c->http, buf, &have, sizeof buf) < 0) {
+			if (!c->failed)
+				fprintf(stderr, "ingest: request %zu failed: %.*s\n", i, (int)have, buf);
+			c->failed = 1;
+		}
+		c->batches[i].seconds = bench_seconds() - t0;
+	}
+	close(fd);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The peak RSS (VmHWM) of process pid in MB, or -1. */
+static double peak_rss_mb(pid_t pid)
+{
+	char path[64], line[256];
+	double kb = -1;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = strtod(line + 6, NULL);
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb / 1024;
+}
+
+/* Start argv and wait until port accepts; the pid, or -1. */
+static pid_t start_server(char *const argv[], int port)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	for (double t0 = bench_seconds(); pid > 0 && bench_seconds() - t0 < INGEST_START_TIMEOUT_S;) {
+		int fd = connect_port(port), status;
+		if (fd >= 0) {
+			close(fd);
+			return pid;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return -1;
+		usleep(20000);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+static void stop_server(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* One engine's run: send every batch over INGEST_CLIENTS connections;
+ * report rows/s, latency and the server's peak RSS. */
+static int run_engine(const char *engine, struct batch *b, size_t nb, size_t nrows,
+                      int port, int http, pid_t pid, double *rows_per_s, double *rss)
+{
+	struct client c[INGEST_CLIENTS];
+	pthread_t th[INGEST_CLIENTS];
+	double t0 = bench_seconds(), secs, *lat = malloc(nb * sizeof *lat);
+	int failed = 0;
+	for (int i = 0; i < INGEST_CLIENTS; i++) {
+		c[i] = (struct client){.port = port, .http = http, .batches = b, .first = (size_t)i,
+		                       .n = nb, .step = INGEST_CLIENTS};
+		pthread_create(&th[i], NULL, client_run, &c[i]);
+	}
+	for (int i = 0; i < INGEST_CLIENTS; i++) {
+		pthread_join(th[i], NULL);
+		failed |= c[i].failed;
+	}
+	secs = bench_seconds() - t0;
+	*rss = peak_rss_mb(pid);
+	if (failed || !lat) {
+		free(lat);
+		fprintf(stderr, "ingest: %s failed\n", engine);
+		return -1;
+	}
+	for (size_t i = 0; i < nb; i++)
+		lat[i] = b[i].seconds;
+	qsort(lat, nb, sizeof *lat, cmp_double);
+	*rows_per_s = (double)nrows / secs;
+	char params[128];
+	snprintf(params, sizeof params, "\"rows\":%zu,\"batch\":%d,\"clients\":%d", nrows,
+	         INGEST_BATCH, INGEST_CLIENTS);
+	bench_result("ingest", engine, "rows_per_s", *rows_per_s, "rows/s", params);
+	bench_result("ingest", engine, "insert_p50_us", lat[nb / 2] * 1e6, "us", params);
+	bench_result("ingest", engine, "insert_p99_us", lat[nb * 99 / 100] * 1e6, "us", params);
+	bench_result("ingest", engine, "peak_rss_mb", *rss, "MB", params);
+	free(lat);
+	return 0;
+}
+
+/* The path of tsstored: beside this program. */
+static void daemon_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 16);
+	char *slash;
+	buf[n > 0 ? n : 0] = '\0';
+	slash = strrchr(buf, '/');
+	strcpy(slash ? slash + 1 : buf, "tsstored");
+}
+
+static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
+{
+	char exe[4096], listen[64], *dir = bench_tmpdir(), line[512];
+	int port = free_port(), rc = -1;
+	size_t nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
+	struct batch *b = calloc(nb + 1, sizeof *b);
+	daemon_path(exe, sizeof exe);
+	snprintf(listen, sizeof listen, "tcp:127.0.0.1:%d", port);
+	char *argv[] = {exe, "-d", dir, "--listen", listen, NULL};
+	pid_t pid = start_server(argv, port);
+	int fd = pid > 0 ? connect_port(port) : -1;
+	size_t have = 0;
+	/* The table: the ten tags as strings, ts, the ten fields. */
+	char *p = line;
+	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],\"columns\":[");
+	for (int t = 0; t < INGEST_TAGS; t++)
+		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", tag_names[t]);
+	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
+	char *create = malloc(4096);
+	p = create + sprintf(create, "%s", line);
+	for (int f = 0; f < INGEST_FIELDS; f++)
+		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", field_names[f]);
+	strcpy(p, "]}\n");
+	if (fd < 0 || send_all(fd, create, strlen(create)) < 0 ||
+	    read_response(fd, 0, exe, &have, sizeof exe) < 0) {
+		fprintf(stderr, "ingest: tsstored did not start or create the table\n");
+		goto out;
+	}
+	for (size_t i = 0; i < nb; i++)
+		encode_json(rows + i * INGEST_BATCH,
+		            i + 1 < nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
+	rc = run_engine("tsstored", b, nb, n, port, 0, pid, rate, rss);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (pid > 0)
+		stop_server(pid);
+	for (size_t i = 0; i < nb; i++)
+		free(b[i].body);
+	free(b);
+	free(create);
+	bench_rmdir(dir);
+	return rc;
+}
+
+static int run_victoria(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
+{
+	char data[4200], addr[64], *dir = bench_tmpdir();
+	int port = free_port(), rc = -1;
+	size_t nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
+	struct batch *b = calloc(nb + 1, sizeof *b);
+	snprintf(data, sizeof data, "-storageDataPath=%s", dir);
+	snprintf(addr, sizeof addr, "-httpListenAddr=127.0.0.1:%d", port);
+	char *argv[] = {"/usr/bin/victoria-metrics", data, addr, "-loggerLevel=ERROR", NULL};
+	if (access(argv[0], X_OK) != 0) {
+		fprintf(stderr, "ingest: %s is not installed (make bench installs it)\n", argv[0]);
+		goto out;
+	}
+	pid_t pid = start_server(argv, port);
+	if (pid < 0) {
+		fprintf(stderr, "ingest: victoria-metrics did not start\n");
+		goto out;
+	}
+	for (size_t i = 0; i < nb; i++)
+		encode_http(rows + i * INGEST_BATCH,
+		            i + 1 < nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
+	rc = run_engine("victoriametrics", b, nb, n, port, 1, pid, rate, rss);
+	stop_server(pid);
+out:
+	for (size_t i = 0; i < nb; i++)
+		free(b[i].body);
+	free(b);
+	bench_rmdir(dir);
+	return rc;
+}
+
+void bench_workload_ingest(const bench_config *c)
+{
+	char *text = NULL;
+	size_t n = 0;
+	double rate[2] = {0, 0}, rss[2] = {0, 0};
+	struct tsbs_row *rows = load_tsbs(c->tsbs_path, c->quick ? INGEST_QUICK_ROWS : SIZE_MAX,
+	                                  &n, &text);
+	if (!rows || n == 0) {
+		fprintf(stderr, "ingest: cannot read %s\n", c->tsbs_path);
+		bench_error("ingest", "tsstored", "load_tsbs", TS_EIO);
+		goto out;
+	}
+	int ok = 1;
+	for (int r = 0; r < c->repeat; r++) {
+		double rt, rs;
+		if (run_tsstored(rows, n, &rt, &rs) == 0) {
+			rate[0] = rt > rate[0] ? rt : rate[0];
+			rss[0] = rs > rss[0] ? rs : rss[0];
+		} else {
+			ok = 0;
+		}
+		if (!c->skip_peers && run_victoria(rows, n, &rt, &rs) == 0)
+			rate[1] = rt > rate[1] ? rt : rate[1];
+	}
+	if (ok && rate[1] > 0)
+		bench_target("ingest", "tsstored rows/s over VictoriaMetrics'", rate[0] / rate[1],
+		             ">=", 2.0);
+	if (ok)
+		bench_target("ingest", "tsstored peak RSS, MB", rss[0], "<=", 256.0);
+out:
+	free(rows);
+	free(text);
+}

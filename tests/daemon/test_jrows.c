@@ -1,0 +1,364 @@
+/*
+ * test_jrows.c -- the fast path for insert rows (common/jrows.c) against
+ * the slow one (jansson, then jrows_from_json), on the same inputs.
+ *
+ * Parity is the whole contract of jrows_parse: every input gets the same
+ * code from both; on success the same values, on a value error the same
+ * message (malformed JSON is reported in each parser's own words).  The
+ * inputs are generated from a seed: rows as arrays and objects, values of
+ * every type in good and bad forms (escapes, surrogates, raw UTF-8,
+ * boundary and oversized numbers, timestamps as integers and text,
+ * base64), wrong widths, unknown and duplicate keys, then a share of them
+ * damaged byte by byte.  TSSTORE_JROWS_CASES sets how many (default
+ * 20000); a failure prints the seed's input.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jrows.h"
+#include "json.h"
+#include "value.h"
+
+static const ts_column columns[] = {
+	{.name = "host", .type = TS_STRING},
+	{.name = "ts", .type = TS_TIMESTAMP},
+	{.name = "i", .type = TS_INT32},
+	{.name = "l", .type = TS_INT64},
+	{.name = "d", .type = TS_DOUBLE},
+	{.name = "b", .type = TS_BLOB},
+};
+#define NCOLS 6
+static const int key[] = {0, 1};
+static const ts_schema schema = {.ncolumns = NCOLS, .columns = columns, .nkey = 2, .key = key};
+
+/* ---- generating inputs ---- */
+
+static uint64_t rng = 88172645463325252ull;
+
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+static void pick(struct jbuf *b, const char *const *choices, unsigned n)
+{
+	jbuf_puts(b, choices[rnd(n)]);
+}
+
+#define PICK(b, ...) do { \
+	static const char *const c_[] = {__VA_ARGS__}; \
+	pick(b, c_, sizeof c_ / sizeof c_[0]); \
+} while (0)
+
+/* A value, usually of the column's type, sometimes not. */
+static void gen_value(struct jbuf *b, int col)
+{
+	if (rnd(8) == 0) {
+		PICK(b, "null", "true", "false", "{}", "[]", "[1,2]", "{\"a\":1}", "{\"a\":1,\"a\":2}",
+		     "\"x\"", "1", "-2.5", "[[[]]]");
+		return;
+	}
+	switch (columns[col].type) {
+	case TS_STRING:
+		PICK(b, "\"host_1\"", "\"\"", "\"a\\\"b\\\\c\\/d\"", "\"tab\\there\\nnl\"",
+		     "\"\\u00e9t\\u00E9\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"", "\"\\ude00\"",
+		     "\"caf\xc3\xa9\"", "\"bad\xc3\"", "\"\xed\xa0\x80\"", "\"nul\\u0000in\"",
+		     "\"\\x\"", "\"ctl\x01\"", "\"\\u12\"", "\"\xf0\x9f\x98\x80\"");
+		break;
+	case TS_TIMESTAMP:
+		PICK(b, "1795392000000000000", "0", "-1", "\"2026-11-23T00:00:00Z\"",
+		     "\"2026-11-23T00:00:00.5+02:00\"", "\"2026-13-01T00:00:00Z\"", "\"17\"", "\"\"",
+		     "9223372036854775807", "9223372036854775808", "1.5", "\"2026-11-23\"");
+		break;
+	case TS_INT32:
+		PICK(b, "7", "-7", "2147483647", "2147483648", "-2147483648", "-2147483649", "0",
+		     "-0", "1e3", "007", "1.", "--1", "99999999999999999999");
+		break;
+	case TS_INT64:
+		PICK(b, "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		     "42", "4.2", "1E2", "-", "+1");
+		break;
+	case TS_DOUBLE:
+		PICK(b, "1.5", "-0.0", "1e308", "1e400", "1e-400", "3", "-12345678901234567",
+		     "0.1e-2", "2.", ".5", "1e", "NaN", "Infinity");
+		break;
+	case TS_BLOB:
+		PICK(b, "\"aGVsbG8=\"", "\"\"", "\"AA==\"", "\"AAA\"", "\"A===\"", "\"@@@@\"",
+		     "\"aGVsbG8\"", "\"YWJj\"", "\"\\u0041\\u0041==\"");
+		break;
+	default:
+		break;
+	}
+}
+
+static void ws(struct jbuf *b)
+{
+	if (rnd(6) == 0)
+		PICK(b, " ", "\t", "\n ", "\r\n");
+}
+
+static void gen_array_row(struct jbuf *b)
+{
+	int n = NCOLS + (rnd(10) == 0 ? (int)rnd(3) - 1 : 0);
+	jbuf_putc(b, '[');
+	for (int j = 0; j < n; j++) {
+		if (j)
+			jbuf_putc(b, ',');
+		ws(b);
+		gen_value(b, j % NCOLS);
+	}
+	jbuf_putc(b, ']');
+}
+
+static void gen_object_row(struct jbuf *b)
+{
+	int n = (int)rnd(NCOLS + 1);
+	jbuf_putc(b, '{');
+	for (int k = 0; k < n; k++) {
+		int j = (int)rnd(NCOLS);
+		if (k)
+			jbuf_putc(b, ',');
+		ws(b);
+		if (rnd(15) == 0)
+			PICK(b, "\"nope\"", "\"h\\u006fst\"", "\"x\\u0000\"");
+		else
+			jbuf_printf(b, "\"%s\"", columns[j].name);
+		jbuf_putc(b, ':');
+		ws(b);
+		gen_value(b, j);
+	}
+	jbuf_putc(b, '}');
+}
+
+static void gen_rows(struct jbuf *b)
+{
+	int n = (int)rnd(5);
+	if (rnd(40) == 0) {
+		PICK(b, "{}", "\"rows\"", "3", "null", "");
+		return;
+	}
+	jbuf_putc(b, '[');
+	for (int i = 0; i < n; i++) {
+		if (i)
+			jbuf_putc(b, ',');
+		ws(b);
+		unsigned shape = rnd(12);
+		if (shape < 7)
+			gen_array_row(b);
+		else if (shape < 11)
+			gen_object_row(b);
+		else
+			PICK(b, "1", "\"r\"", "null", "true");
+	}
+	ws(b);
+	jbuf_putc(b, ']');
+}
+
+/* Damage one byte of b: delete, replace or insert, or cut the text. */
+static void damage(struct jbuf *b)
+{
+	static const char set[] = "[]{},:\"\\ 0a-.eE\x80";
+	if (b->len == 0)
+		return;
+	size_t at = rnd((unsigned)b->len);
+	switch (rnd(4)) {
+	case 0:
+		memmove(b->p + at, b->p + at + 1, b->len - at - 1);
+		b->len--;
+		break;
+	case 1:
+		b->p[at] = set[rnd(sizeof set - 1)];
+		break;
+	case 2:
+		jbuf_putc(b, ' ');
+		memmove(b->p + at + 1, b->p + at, b->len - at - 1);
+		b->p[at] = set[rnd(sizeof set - 1)];
+		break;
+	default:
+		b->len = at;
+		break;
+	}
+}
+
+/* ---- comparing ---- */
+
+static int same_value(const ts_value *a, const ts_value *b)
+{
+	if (a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case TS_NONE:
+		return 1;
+	case TS_DOUBLE:
+		return memcmp(&a->v.d, &b->v.d, sizeof a->v.d) == 0;
+	case TS_STRING:
+	case TS_BLOB:
+		return a->v.s.len == b->v.s.len && memcmp(a->v.s.ptr, b->v.s.ptr, a->v.s.len) == 0;
+	default:
+		return a->v.i == b->v.i;
+	}
+}
+
+/* Run both parsers on text[0..len); 0 when they agree, else print why. */
+static int compare(const char *text, size_t len)
+{
+	char fast_why[1024] = "", slow_why[1024] = "", *copy = malloc(len + 1);
+	ts_value *fast = NULL, *slow = NULL;
+	size_t nfast = 0, nslow = 0;
+	json_error_t err;
+	int agree = 1, slow_rc;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	int fast_rc = jrows_parse(copy, len, &schema, &fast, &nfast, fast_why, sizeof fast_why);
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+	if (!j || !json_is_array(j))
+		slow_rc = TS_EPROTO;
+	else
+		slow_rc = jrows_from_json(j, &schema, &slow, &nslow, slow_why, sizeof slow_why);
+	if (fast_rc != slow_rc)
+		agree = 0;
+	else if (fast_rc < 0 && fast_rc != TS_EPROTO && strcmp(fast_why, slow_why) != 0)
+		agree = 0;
+	else if (fast_rc == 0 && nfast != nslow)
+		agree = 0;
+	for (size_t i = 0; agree && fast_rc == 0 && i < nfast * NCOLS; i++)
+		agree = same_value(&fast[i], &slow[i]);
+	if (!agree)
+		fprintf(stderr, "input: %.*s\nfast: %s (%s)\nslow: %s (%s%s)\n", (int)len, text,
+		        ts_errname(fast_rc), fast_why, ts_errname(slow_rc), slow_why,
+		        j ? "" : err.text);
+	for (size_t i = 0; i < nslow * NCOLS; i++)
+		val_free(&slow[i]);
+	free(slow);
+	free(fast);
+	free(copy);
+	json_decref(j);
+	return agree ? 0 : -1;
+}
+
+/* ---- tests ---- */
+
+static void jrows_generated_inputs_agree(void **state)
+{
+	const char *env = getenv("TSSTORE_JROWS_CASES");
+	long cases = env ? atol(env) : 20000, failures = 0;
+	struct jbuf b = {0};
+	for (long c = 0; c < cases && failures < 5; c++) {
+		b.len = 0;
+		gen_rows(&b);
+		if (rnd(4) == 0)
+			damage(&b);
+		assert_false(b.failed);
+		if (compare(b.p, b.len) < 0)
+			failures++;
+	}
+	jbuf_free(&b);
+	assert_int_equal(failures, 0);
+}
+
+static void parse_ok(const char *text, ts_value **vals, size_t *n, char *buf)
+{
+	char why[512];
+	strcpy(buf, text);
+	assert_int_equal(jrows_parse(buf, strlen(buf), &schema, vals, n, why, sizeof why), 0);
+}
+
+static void jrows_values_point_into_the_text(void **state)
+{
+	char buf[256];
+	ts_value *v;
+	size_t n;
+	parse_ok("[[\"a\\nb\", 5, 1, 2, 0.5, \"aGk=\"], {\"d\": 2, \"host\": \"\\u00e9\"}]", &v, &n, buf);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].type, TS_STRING);
+	assert_int_equal(v[0].v.s.len, 3);
+	assert_memory_equal(v[0].v.s.ptr, "a\nb", 3);
+	assert_true((const char *)v[0].v.s.ptr >= buf && (const char *)v[0].v.s.ptr < buf + sizeof buf);
+	assert_int_equal(v[1].type, TS_TIMESTAMP);
+	assert_int_equal(v[1].v.i, 5);
+	assert_int_equal(v[5].type, TS_BLOB);
+	assert_int_equal(v[5].v.s.len, 2);
+	assert_memory_equal(v[5].v.s.ptr, "hi", 2);
+	assert_int_equal(v[NCOLS + 0].v.s.len, 2);
+	assert_memory_equal(v[NCOLS + 0].v.s.ptr, "\xc3\xa9", 2);
+	assert_int_equal(v[NCOLS + 1].type, TS_NONE); /* ts not given: now */
+	assert_int_equal(v[NCOLS + 4].type, TS_DOUBLE);
+	assert_true(v[NCOLS + 4].v.d == 2.0);
+	free(v);
+}
+
+static void jrows_errors_name_row_and_column(void **state)
+{
+	char buf[256], why[512];
+	ts_value *v;
+	size_t n;
+	strcpy(buf, "[[\"a\",1,1,1,1,\"\"],[\"b\",2,\"x\",1,1,\"\"]]");
+	assert_int_equal(jrows_parse(buf, strlen(buf), &schema, &v, &n, why, sizeof why), TS_ETYPE);
+	assert_string_equal(why, "row 1, column \"i\": expected int32, got a JSON string");
+	assert_null(v);
+	/* A width error wins over a value error of the same row. */
+	strcpy(buf, "[[\"a\",\"bad\",1]]");
+	assert_int_equal(jrows_parse(buf, strlen(buf), &schema, &v, &n, why, sizeof why), TS_EINVAL);
+	assert_string_equal(why, "row 0: 3 values, the table has 6 columns");
+	/* Malformed JSON after a bad value is still malformed. */
+	strcpy(buf, "[[\"a\",\"bad\",1,1,1,\"\"],[1,]]");
+	assert_int_equal(jrows_parse(buf, strlen(buf), &schema, &v, &n, why, sizeof why), TS_EPROTO);
+}
+
+static void jrows_deep_nesting_is_refused(void **state)
+{
+	size_t depth = 100000, len = 2 * depth + 32;
+	char *text = malloc(len + 1), why[512];
+	ts_value *v;
+	size_t n;
+	size_t at = 0;
+	at += (size_t)sprintf(text, "[[\"a\",1,");
+	memset(text + at, '[', depth);
+	at += depth;
+	memset(text + at, ']', depth);
+	at += depth;
+	at += (size_t)sprintf(text + at, ",1,1,\"\"]]");
+	assert_int_equal(jrows_parse(text, at, &schema, &v, &n, why, sizeof why), TS_EPROTO);
+	assert_non_null(strstr(why, "depth"));
+	free(text);
+}
+
+static void jrows_find_locates_rows(void **state)
+{
+	static const char req[] = "{\"op\":\"insert\", \"a\":\"],\\\"rows\\\":\", \"rows\" : [[1],[2]] ,\"id\":{\"rows\":1}}";
+	size_t start, end;
+	assert_int_equal(jrows_find(req, strlen(req), &start, &end), 1);
+	assert_int_equal(end - start, strlen("[[1],[2]]"));
+	assert_memory_equal(req + start, "[[1],[2]]", end - start);
+	static const char twice[] = "{\"rows\":[],\"rows\":[]}";
+	assert_int_equal(jrows_find(twice, strlen(twice), &start, &end), 0);
+	static const char none[] = "{\"op\":\"ping\"}";
+	assert_int_equal(jrows_find(none, strlen(none), &start, &end), 0);
+	static const char broken[] = "{\"rows\":[1,2}";
+	assert_int_equal(jrows_find(broken, strlen(broken), &start, &end), 0);
+	static const char array[] = "[1]";
+	assert_int_equal(jrows_find(array, strlen(array), &start, &end), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jrows_values_point_into_the_text),
+		cmocka_unit_test(jrows_errors_name_row_and_column),
+		cmocka_unit_test(jrows_deep_nesting_is_refused),
+		cmocka_unit_test(jrows_find_locates_rows),
+		cmocka_unit_test(jrows_generated_inputs_agree),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
