@@ -96,7 +96,7 @@ CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
-.PHONY: all check run install clean distclean deps bench bench-quick crash-test
+.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -218,6 +218,31 @@ bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 N ?= 1000
 crash-test: $(B)/tests/test_crash
 	TSSTORE_CRASH_ITERATIONS=$(N) $(B)/tests/test_crash
+
+# make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
+# (default 600) with ASan and UBSan, from the seed corpora in
+# tests/fuzz/NAME/; what they find new is kept in $(B)/fuzz/corpus-NAME.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS = request jrows
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
+	$(LZO_CFLAGS) $(JANSSON_CFLAGS)
+FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) -pthread -lm
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c daemon/request.c daemon/stats.c daemon/config.c \
+		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h) config.mk
+	@mkdir -p $(dir $@)
+	$(say) FUZZ $@
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< daemon/request.c daemon/stats.c daemon/config.c \
+		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+
+fuzz:
+	@scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(B)/fuzz/corpus-$$t; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		$(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+			-print_final_stats=1 $(B)/fuzz/corpus-$$t tests/fuzz/$$t || exit 1; done
 
 # --- run ----------------------------------------------------------------
 run: all

@@ -1,9 +1,10 @@
 #!/bin/sh
 # deps.sh -- install what tsstore needs from Debian's packages, once.
 #
-# Usage: scripts/deps.sh [build|bench]
+# Usage: scripts/deps.sh [build|bench|fuzz]
 #   build  what `make`, `make check` and `make run` need (the default)
 #   bench  that plus the peers and tools of `make bench`
+#   fuzz   that plus clang, for `make fuzz` (libFuzzer)
 #
 # This is the one list of packages of the project.  A package already
 # installed is left alone; when something is missing and we are root, we
@@ -13,12 +14,14 @@ set -eu
 BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2-dev
 libuv1-dev libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 groff-base"
 BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics"
+FUZZ_PACKAGES="clang"
 
 want="$BUILD_PACKAGES"
 case "${1:-build}" in
 build) ;;
 bench) want="$want $BENCH_PACKAGES" ;;
-*) echo "usage: $0 [build|bench]" >&2; exit 2 ;;
+fuzz) want="$want $FUZZ_PACKAGES" ;;
+*) echo "usage: $0 [build|bench|fuzz]" >&2; exit 2 ;;
 esac
 
 missing=""
