@@ -82,6 +82,7 @@ struct conn {
 	int working;                 /* a step is on a worker thread */
 	size_t write_pending;        /* bytes handed to uv_write, not yet done */
 	int reading, draining, closing, closed;
+	int eof;                     /* the client ended its stream */
 	uint64_t last_active;        /* uv_now, ms */
 };
 
@@ -117,6 +118,7 @@ void tsd_log(const char *fmt, ...)
 }
 
 static void pump(struct conn *c);
+static void take_lines(struct conn *c);
 static void close_conn(struct conn *c);
 
 /* ---- Output ---- */
@@ -241,7 +243,11 @@ static void start_reading(struct conn *c);
  * has room, resume reading when the queue has, close when drained. */
 static void pump(struct conn *c)
 {
-	if (c->closing || c->working)
+	if (c->closing)
+		return;
+	if (c->nqueued < TSD_PIPELINE_MAX && (c->scanned < c->inlen || (c->draining && c->inlen)))
+		take_lines(c);
+	if (c->working)
 		return;
 	if (!c->active && c->nqueued && c->write_pending < TSD_WRITE_HIGH_WATER) {
 		c->active = c->queue[c->qhead];
@@ -257,7 +263,7 @@ static void pump(struct conn *c)
 	if (!c->reading && !c->draining && c->nqueued < TSD_PIPELINE_MAX &&
 	    c->queued_bytes < TSD_PIPELINE_BYTES)
 		start_reading(c);
-	if (c->draining && !c->active && !c->nqueued && !c->write_pending)
+	if (c->draining && !c->active && !c->nqueued && !c->write_pending && !c->inlen)
 		close_conn(c);
 }
 
@@ -292,33 +298,44 @@ static int enqueue(struct conn *c, const char *line, size_t len, int too_long)
 	return 0;
 }
 
-/* Cut the complete lines out of the input into requests. */
+/* Cut the complete lines out of the input into requests, as many as the
+ * queue takes.  Once the connection drains, what remains after the last
+ * '\n' is a last request if the client ended the stream (eof), and is
+ * dropped if the daemon is stopping. */
 static void take_lines(struct conn *c)
 {
-	size_t start = 0;
-	char *nl;
+	size_t start = 0, max = c->srv->cfg->line_max;
+	char *nl = NULL;
 	while (c->nqueued < TSD_PIPELINE_MAX &&
 	       (nl = memchr(c->in + c->scanned, '\n', c->inlen - c->scanned))) {
-		size_t end = (size_t)(nl - c->in), len = end - start;
+		size_t line = start, end = (size_t)(nl - c->in), len = end - line;
 		if (len && c->in[end - 1] == '\r')
 			len--;
-		if (len && enqueue(c, c->in + start, len, len > c->srv->cfg->line_max) < 0)
-			return;
 		start = c->scanned = end + 1;
-		if (len > c->srv->cfg->line_max) {
+		if (len > max) {
+			/* Answered, then the connection closes. */
+			enqueue(c, "", 0, 1);
 			drain(c);
 			c->inlen = c->scanned = 0;
 			return;
 		}
+		if (len && enqueue(c, c->in + line, len, 0) < 0)
+			return;
 	}
 	memmove(c->in, c->in + start, c->inlen - start);
 	c->inlen -= start;
-	c->scanned = c->inlen;
-	if (c->inlen > c->srv->cfg->line_max) {
+	/* A full queue may have left whole lines: look again from the start. */
+	c->scanned = nl ? 0 : c->inlen;
+	if (!nl && c->inlen > max) {
 		/* The line is already too long: answer it without reading the
 		 * rest, and close, since the stream cannot be resynchronised. */
 		enqueue(c, "", 0, 1);
 		drain(c);
+		c->inlen = c->scanned = 0;
+	}
+	if (!nl && c->draining) {
+		if (c->eof && c->inlen && c->inlen <= max)
+			enqueue(c, c->in, c->inlen, 0);
 		c->inlen = c->scanned = 0;
 	}
 	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
@@ -352,15 +369,15 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	if (nread < 0) {
-		/* EOF: a last line without '\n' still counts; then drain. */
-		if (nread == UV_EOF && c->inlen && c->inlen <= c->srv->cfg->line_max)
-			enqueue(c, c->in, c->inlen, 0);
-		c->inlen = c->scanned = 0;
 		if (nread != UV_EOF) {
 			close_conn(c);
 			return;
 		}
+		/* The lines received are answered, a last one without '\n'
+		 * too (take_lines, from pump); then the connection closes. */
+		c->eof = 1;
 		drain(c);
+		c->scanned = 0;
 		pump(c);
 		return;
 	}
@@ -634,8 +651,7 @@ static void stop(struct server *srv)
 	close_listeners(srv);
 	for (struct conn *c = srv->conns, *next; c; c = next) {
 		next = c->next;
-		c->inlen = c->scanned = 0; /* an incomplete line is not a request */
-		drain(c);
+		drain(c); /* lines received run; an incomplete one is dropped */
 		pump(c);
 	}
 	if (srv->nconns == 0) {
