@@ -84,6 +84,10 @@ static int parse_args(struct tsd_config *cfg, int argc, char **argv, int only_co
 			fprintf(stderr, TSD_PROGRAM ": unknown option \"--%s\"\n%s", name, usage);
 			return 2;
 		}
+		if (!has_arg && eq) {
+			fprintf(stderr, TSD_PROGRAM ": --%s takes no value\n%s", name, usage);
+			return 2;
+		}
 		if (has_arg && eq)
 			value = eq + 1;
 		else if (has_arg && i + 1 < argc)

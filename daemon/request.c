@@ -223,8 +223,9 @@ static int get_time(struct tsd_request *r, const char *name, int64_t *ns, int *h
 	*has = 0;
 	if (!v)
 		return 0;
-	if (json_is_null(v) || val_from_json(TS_TIMESTAMP, v, &t, why, sizeof why) < 0)
-		return fail(r, TS_EINVAL, "field \"%s\": %s", name,
+	int rc = json_is_null(v) ? TS_EINVAL : val_from_json(TS_TIMESTAMP, v, &t, why, sizeof why);
+	if (rc < 0)
+		return fail(r, rc, "field \"%s\": %s", name,
 		            json_is_null(v) ? "expected a timestamp, got null" : why);
 	*ns = t.v.i;
 	*has = 1;
@@ -942,7 +943,7 @@ static int parse(struct tsd_request *r)
 		return fail(r, TS_EPROTO, "field \"op\": expected a string, got %s", val_json_kind(op));
 	if ((r->op = tsd_op_parse(json_string_value(op))) == TSD_OP_NONE)
 		return fail(r, TS_EPROTO, "unknown op \"%.64s\"", json_string_value(op));
-	return check_fields(r);
+	return 0;
 }
 
 static int start(struct tsd_request *r, const struct tsd_context *ctx, int *authed,
@@ -953,6 +954,8 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	if (needs_auth && !*authed && r->op != TSD_OP_AUTH)
 		return fail(r, TSD_EAUTH, "authentication required: send "
 		            "{\"op\":\"auth\",\"token\":…} first");
+	if (check_fields(r) < 0)
+		return r->code;
 	switch (r->op) {
 	case TSD_OP_PING: return op_ping(r);
 	case TSD_OP_TABLES: return op_tables(r, ctx);

@@ -305,7 +305,7 @@ static int enqueue(struct conn *c, const char *line, size_t len, int too_long)
 static void take_lines(struct conn *c)
 {
 	size_t start = 0, max = c->srv->cfg->line_max;
-	char *nl = NULL;
+	char *nl;
 	while (c->nqueued < TSD_PIPELINE_MAX &&
 	       (nl = memchr(c->in + c->scanned, '\n', c->inlen - c->scanned))) {
 		size_t line = start, end = (size_t)(nl - c->in), len = end - line;
@@ -322,18 +322,20 @@ static void take_lines(struct conn *c)
 		if (len && enqueue(c, c->in + line, len, 0) < 0)
 			return;
 	}
+	/* A full queue may have left whole lines: look again from the start
+	 * when it has room. */
+	int full = c->nqueued >= TSD_PIPELINE_MAX;
 	memmove(c->in, c->in + start, c->inlen - start);
 	c->inlen -= start;
-	/* A full queue may have left whole lines: look again from the start. */
-	c->scanned = nl ? 0 : c->inlen;
-	if (!nl && c->inlen > max) {
+	c->scanned = full ? 0 : c->inlen;
+	if (!full && c->inlen > max) {
 		/* The line is already too long: answer it without reading the
 		 * rest, and close, since the stream cannot be resynchronised. */
 		enqueue(c, "", 0, 1);
 		drain(c);
 		c->inlen = c->scanned = 0;
 	}
-	if (!nl && c->draining) {
+	if (!full && c->draining) {
 		if (c->eof && c->inlen && c->inlen <= max)
 			enqueue(c, c->in, c->inlen, 0);
 		c->inlen = c->scanned = 0;

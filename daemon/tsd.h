@@ -138,7 +138,7 @@ const char *tsd_op_name(enum tsd_op op);
 enum tsd_op tsd_op_parse(const char *name);
 
 /* Error codes the daemon adds to the library's (ts_errname): */
-#define TSD_EAUTH 1000 /* "EAUTH": authentication required or refused */
+#define TSD_EAUTH (-1000) /* "EAUTH": authentication required or refused */
 
 /* The protocol name of an error code: ts_errname, or "EAUTH". */
 const char *tsd_errname(int code);
