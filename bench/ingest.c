@@ -379,7 +379,7 @@ static void daemon_path(char *buf, size_t size)
 
 static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
 {
-	char exe[4096], listen[64], *dir = bench_tmpdir(), line[512];
+	char exe[4096], listen[64], *dir = bench_tmpdir(), line[8192];
 	int port = free_port(), rc = -1;
 	size_t nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
 	struct batch *b = calloc(nb + 1, sizeof *b);
@@ -390,13 +390,12 @@ static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, dou
 	int fd = pid > 0 ? connect_port(port) : -1;
 	size_t have = 0;
 	/* The table: the ten tags as strings, ts, the ten fields. */
-	char *p = line;
-	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],\"columns\":[");
+	char *create = malloc(4096), *p = create;
+	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],"
+	             "\"columns\":[");
 	for (int t = 0; t < INGEST_TAGS; t++)
 		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", tag_names[t]);
 	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
-	char *create = malloc(4096);
-	p = create + sprintf(create, "%s", line);
 	for (int f = 0; f < INGEST_FIELDS; f++)
 		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", field_names[f]);
 	strcpy(p, "]}\n");
@@ -409,6 +408,18 @@ static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, dou
 		encode_json(rows + i * INGEST_BATCH,
 		            i + 1 < nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
 	rc = run_engine("tsstored", b, nb, n, port, 0, pid, rate, rss);
+	/* The engine's counters after the run (stalls, flushes), for the
+	 * record. */
+	static const char stats[] = "{\"op\":\"stats\",\"table\":\"cpu\"}\n";
+	have = 0;
+	if (rc == 0 && send_all(fd, stats, sizeof stats - 1) == 0) {
+		ssize_t got;
+		while (have < sizeof line - 1 && !memchr(line, '\n', have) &&
+		       (got = recv(fd, line + have, sizeof line - 1 - have, 0)) > 0)
+			have += (size_t)got;
+		line[have] = '\0';
+		fprintf(stderr, "ingest: tsstored stats: %s", line);
+	}
 out:
 	if (fd >= 0)
 		close(fd);

@@ -138,17 +138,56 @@ static int open_dir(ts_db *db)
 	return 0;
 }
 
-/* Sync every loaded table's log; db->mu is held. */
+/* Sync one table's log: the range under the writer's lock, the msync
+ * without it (an insert must not wait for the disk: at 100 MB/s of
+ * inserts one second of log takes tens of milliseconds to write back),
+ * the result under it again.  The caller holds a reference on t. */
+static int sync_table(struct ts_table *t)
+{
+	uint64_t from = 0, to = 0;
+	pthread_mutex_lock(&t->mu);
+	if (t->log)
+		ts__log_sync_range(t->log, &from, &to);
+	pthread_mutex_unlock(&t->mu);
+	if (from >= to)
+		return 0;
+	int rc = ts__log_sync_pages(t->log, from, to);
+	if (rc == 0) {
+		pthread_mutex_lock(&t->mu);
+		ts__log_sync_done(t->log, to);
+		pthread_mutex_unlock(&t->mu);
+	}
+	return rc;
+}
+
+/* Sync every loaded table's log; db->mu is held on entry and on return,
+ * but not while syncing (ts_table_open must not wait for the disk
+ * either): each table is held by a reference meanwhile. */
 static int sync_tables(ts_db *db)
 {
-	int rc = 0;
+	struct ts_table **held = NULL;
+	int n = 0, cap = 0, rc = 0;
 	for (struct ts_table *t = db->tables; t; t = t->next) {
-		pthread_mutex_lock(&t->mu);
-		int r = t->log ? ts__log_sync(t->log) : 0;
-		pthread_mutex_unlock(&t->mu);
+		if (n == cap) {
+			struct ts_table **p = realloc(held, (size_t)(cap = cap ? cap * 2 : 16) * sizeof *p);
+			if (!p) {
+				rc = ts__fail(TS_ENOMEM, "sync: out of memory");
+				break;
+			}
+			held = p;
+		}
+		t->refs++;
+		held[n++] = t;
+	}
+	pthread_mutex_unlock(&db->mu);
+	for (int i = 0; i < n; i++) {
+		int r = sync_table(held[i]);
 		if (r < 0 && rc == 0)
 			rc = r;
+		ts_table_close(held[i]); /* takes db->mu: drops the reference */
 	}
+	free(held);
+	pthread_mutex_lock(&db->mu);
 	return rc;
 }
 

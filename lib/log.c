@@ -832,12 +832,14 @@ int ts__log_sync_dir(ts__log *log)
 	return ts__fsync_dir(log->dir);
 }
 
-int ts__log_sync(ts__log *log)
+void ts__log_sync_range(const ts__log *log, uint64_t *from, uint64_t *to)
 {
-	if (log->readonly)
-		return 0;
-	uint64_t to = log->in_batch ? log->batch : log->hot.tail;
-	uint64_t from = log->synced;
+	*from = log->synced;
+	*to = log->readonly ? log->synced : log->in_batch ? log->batch : log->hot.tail;
+}
+
+int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to)
+{
 	while (from < to) {
 		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;
 		unsigned char *p = ts__log_ptr(log, from);
@@ -846,6 +848,21 @@ int ts__log_sync(ts__log *log)
 			return ts__fail_errno(errno, "msync %s", log->dir);
 		from += n;
 	}
-	log->synced = to;
 	return 0;
+}
+
+void ts__log_sync_done(ts__log *log, uint64_t to)
+{
+	if (to > log->synced)
+		log->synced = to;
+}
+
+int ts__log_sync(ts__log *log)
+{
+	uint64_t from, to;
+	ts__log_sync_range(log, &from, &to);
+	int rc = ts__log_sync_pages(log, from, to);
+	if (rc == 0)
+		ts__log_sync_done(log, to);
+	return rc;
 }

@@ -167,8 +167,24 @@ int ts__log_release(ts__log *log, uint64_t lsn);
 /* fsync the log's directory.  Returns 0 or TS_EIO. */
 int ts__log_sync_dir(ts__log *log);
 
-/* Make every published commit durable (msync).  Returns 0 or TS_EIO. */
+/* Make every published commit durable (msync).  Returns 0 or TS_EIO.
+ * The caller holds the writer's lock throughout; ts__log_sync_range,
+ * _pages and _done are the same in three steps, so that the msync itself
+ * runs without the lock and inserts never wait for the disk. */
 int ts__log_sync(ts__log *log);
+
+/* Under the writer's lock: the LSNs [*from, *to) not yet durable. */
+void ts__log_sync_range(const ts__log *log, uint64_t *from, uint64_t *to);
+
+/* Without the writer's lock: msync [from, to), a range ts__log_sync_range
+ * returned.  Safe beside the writer: those LSNs are committed (the writer
+ * never writes them again) and their segments stay mapped, since a slot
+ * is remapped only when the tail enters the segment TS_LOG_RING later,
+ * after this one was released by a flush.  Returns 0 or TS_EIO. */
+int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to);
+
+/* Under the writer's lock again: record that [.., to) is durable. */
+void ts__log_sync_done(ts__log *log, uint64_t to);
 
 /* The LSN the next record will get: bytes of log ever written, counting
  * each segment as full once the tail moved past it (for stats). */
