@@ -114,23 +114,6 @@ static char *put_utf8(char *o, uint32_t cp)
 	return o;
 }
 
-/* The length of the valid UTF-8 sequence starting with a byte >= 0x80 at
- * p (before end), or 0: no overlong forms, no surrogates, <= U+10FFFF. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (!n || end - p < n)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) ||
-	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 /* The escape at lx->p (after the backslash) written at *o. */
 static int escape(struct lexer *lx, char **o)
 {
@@ -180,7 +163,7 @@ static int string(struct lexer *lx, char **s, size_t *n)
 		} else if (c < 0x80) {
 			*o++ = *lx->p++;
 		} else {
-			int len = utf8_len((const unsigned char *)lx->p, (const unsigned char *)lx->end);
+			int len = json_utf8_len((const unsigned char *)lx->p, (const unsigned char *)lx->end);
 			if (!len)
 				return malformed(lx, "invalid UTF-8 in a string");
 			memmove(o, lx->p, (size_t)len);

@@ -77,6 +77,21 @@ void jbuf_printf(struct jbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+int json_utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (!n || end - p < n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) ||
+	    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
 void jbuf_string(struct jbuf *b, const char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -90,8 +105,22 @@ void jbuf_string(struct jbuf *b, const char *p, size_t n)
 		if (c == '"' || c == '\\') {
 			*o++ = '\\';
 			*o++ = (char)c;
-		} else if (c >= 0x20) {
+		} else if (c >= 0x20 && c < 0x80) {
 			*o++ = (char)c;
+		} else if (c >= 0x80) {
+			/* Stored strings are valid UTF-8; a message may quote a
+			 * client's bytes, or cut a character: never let that make
+			 * the line invalid JSON. */
+			int len = json_utf8_len((const unsigned char *)p + i,
+			                        (const unsigned char *)p + n);
+			if (len) {
+				memcpy(o, p + i, (size_t)len);
+				o += len;
+				i += (size_t)len - 1;
+			} else {
+				memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
+				o += 3;
+			}
 		} else if (c == '\n') {
 			*o++ = '\\';
 			*o++ = 'n';

@@ -38,9 +38,15 @@ void jbuf_printf(struct jbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Append the n bytes at p as a JSON string: quotes, and escapes for '"',
- * '\\' and the control characters (NUL as \u0000).  The bytes must be
- * UTF-8, as every string tsstore stores is. */
+ * '\\' and the control characters (NUL as \u0000).  Bytes that are not
+ * valid UTF-8 (a client's bytes quoted in a message, a character cut by
+ * a length limit) become U+FFFD, so the output is always valid JSON. */
 void jbuf_string(struct jbuf *b, const char *p, size_t n);
+
+/* The length of the valid UTF-8 sequence starting with the byte >= 0x80
+ * at p (before end), or 0 when it is not one: no overlong forms, no
+ * surrogates, nothing above U+10FFFF (jansson's rules). */
+int json_utf8_len(const unsigned char *p, const unsigned char *end);
 
 /*
  * jbuf_value -- append v in its JSON form: integers and timestamps as

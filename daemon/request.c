@@ -929,6 +929,11 @@ static int parse(struct tsd_request *r)
 		r->closes = 1;
 		return fail(r, TS_ETOOBIG, "request line longer than the limit; closing the connection");
 	}
+	/* JSON never holds a raw NUL byte (one in a string is \u0000), and
+	 * jansson reads one as an end of input rather than an error. */
+	if (memchr(r->line, '\0', r->len))
+		return fail(r, TS_EPROTO, "malformed JSON: a NUL byte at column %zu",
+		            (size_t)((const char *)memchr(r->line, '\0', r->len) - r->line) + 1);
 	if (!(r->json = load_json(r, &err)))
 		return fail(r, TS_EPROTO, "malformed JSON at column %d: %s", err.column, err.text);
 	if (!json_is_object(r->json))
