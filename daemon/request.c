@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "jrows.h"
 #include "tsd.h"
@@ -500,6 +501,58 @@ static int alter_add(struct tsd_request *r, json_t *add)
 	return 0;
 }
 
+/* The type of the column called name: in the schema (case blind, as the
+ * library compares new names), else among the first n columns added;
+ * TS_NONE if none. */
+static ts_type alter_type(const ts_schema *s, const ts_column *added, size_t n,
+                          const char *name)
+{
+	for (int i = 0; i < s->ncolumns; i++)
+		if (strcasecmp(s->columns[i].name, name) == 0)
+			return s->columns[i].type;
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(added[i].name, name) == 0)
+			return added[i].type;
+	return TS_NONE;
+}
+
+/* Check a whole alter before changing anything, with the library's own
+ * words, so that a request failing its checks changes nothing.  (A
+ * failure of the disk midway can still leave the changes before it
+ * applied: each is durable on its own.) */
+static int alter_check(struct tsd_request *r, json_t *add, json_t *widen)
+{
+	const char *table = ts_table_name(r->table);
+	size_t i, n = json_array_size(add);
+	ts_column *cols = calloc(n + 1, sizeof *cols);
+	json_t *v;
+	int rc = 0;
+	if (!cols)
+		return fail(r, TS_ENOMEM, "out of memory");
+	json_array_foreach(add, i, v) {
+		if ((rc = parse_column(r, "add", i, v, &cols[i])) < 0)
+			break;
+		if (alter_type(r->schema, cols, i, cols[i].name) != TS_NONE) {
+			rc = fail(r, TS_EEXIST, "table \"%s\": column \"%.64s\": already exists", table,
+			          cols[i].name);
+			break;
+		}
+	}
+	json_array_foreach(widen, i, v) {
+		const char *name = json_string_value(v);
+		ts_type t = rc < 0 ? TS_INT32 : alter_type(r->schema, cols, n, name);
+		if (t == TS_NONE)
+			rc = fail(r, TS_ENOENT, "table \"%s\": column \"%.80s\": no such column", table, name);
+		else if (t != TS_INT32)
+			rc = fail(r, TS_ESCHEMA, "table \"%s\": column \"%.64s\": only int32 can be widened, "
+			          "it is %s", table, name, ts_type_name(t));
+		if (rc < 0)
+			break;
+	}
+	free_columns(cols, n);
+	return rc;
+}
+
 static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	json_t *add, *widen, *v;
@@ -513,7 +566,7 @@ static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 		if (!json_is_string(v))
 			return fail(r, TS_EPROTO, "widen[%zu]: expected a column name, got %s", i,
 			            val_json_kind(v));
-	if (add && alter_add(r, add) < 0)
+	if (alter_check(r, add, widen) < 0 || (add && alter_add(r, add) < 0))
 		return r->code;
 	json_array_foreach(widen, i, v)
 		if ((rc = ts_alter_widen(r->table, json_string_value(v))) < 0)

@@ -1,0 +1,2161 @@
+/*
+ * test_daemon.c -- tsstored end to end: a real daemon on a temporary
+ * directory, spoken to over its unix socket and over TCP, checked against
+ * the protocol of DESIGN.md section 5.
+ *
+ * Every test starts its own daemon (support_client.c), so counters,
+ * tables and failures never leak from one test to the next; the teardown
+ * kills whatever still runs and removes the directory.  The op, framing
+ * and bad-input tests run twice, once per transport (the list in main()
+ * names them ..._unix and ..._tcp); the load tests (many connections, a
+ * client that stops reading, SIGTERM under load) and the token tests run
+ * once.
+ *
+ * Responses are compared as golden text, byte for byte.  To keep the
+ * JSON in C strings readable, requests and expected responses given to
+ * expect() are written with single quotes, which it turns into double
+ * quotes ({'op':'ping'}); none of the data used has a quote of its own.
+ * Errors are checked by expect_error(), which takes the code and message
+ * as plain strings and then checks that a ping on the same connection
+ * still succeeds.
+ *
+ * The data: table "q" (host string, ts timestamp, n int32, v double; key
+ * host, ts) holds twelve rows named a0..c3: host h in a, b, c (index
+ * 0..2), i in 0..3, ts = T0 + i hours + h seconds, n = i,
+ * v = 10 h + i + 0.5.  expect_rows() renders such names as rows.
+ *
+ * Timestamps are fixed in 2025 for tables without TTL; the TTL and
+ * max_future tests use times relative to the wall clock.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <tsstore.h>
+
+#include "support_client.h"
+
+#define SEC INT64_C(1000000000)
+#define HOUR (3600 * SEC)
+#define T0 INT64_C(1735689600000000000) /* 2025-01-01T00:00:00Z */
+
+/* Read timeout for one response, ms. */
+#define WAIT TSD_TEST_TIMEOUT_MS
+
+struct fixture {
+	struct tsd_test_daemon *d;
+	struct tsd_test_conn *c;          /* over the test's transport */
+	enum tsd_test_transport transport;
+	char token[TSD_TEST_PATH_MAX];    /* the --token file, when used */
+};
+
+/* ---- Small helpers ---- */
+
+/* printf into a malloc'ed string. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	assert_non_null(s);
+	return s;
+}
+
+/* s with every ' turned into " (malloc'ed). */
+static char *dq(const char *s)
+{
+	char *p = strdup(s);
+	assert_non_null(p);
+	for (char *q = p; *q; q++)
+		if (*q == '\'')
+			*q = '"';
+	return p;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* RFC 3339 text of whole second s since the epoch, UTC. */
+static void rfc3339(int64_t s, char *buf, size_t size)
+{
+	time_t t = (time_t)s;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Send request (exact text) and return the response text, failing the
+ * test when there is none. */
+static char *call_raw(struct tsd_test_conn *c, const char *request)
+{
+	char *got = tsd_test_call(c, request);
+	if (!got)
+		fail_msg("no complete response to %s", request);
+	return got;
+}
+
+/* Send request and assert the whole response is want (both in the
+ * single-quote form). */
+static void expect(struct tsd_test_conn *c, const char *request, const char *want)
+{
+	char *req = dq(request), *w = dq(want), *got = call_raw(c, req);
+	assert_string_equal(got, w);
+	free(got);
+	free(w);
+	free(req);
+}
+
+/* The same, with want already in its exact form. */
+static void expect_exact(struct tsd_test_conn *c, const char *request, const char *want)
+{
+	char *req = dq(request), *got = call_raw(c, req);
+	assert_string_equal(got, want);
+	free(got);
+	free(req);
+}
+
+/* A ping on c is answered with ok. */
+static void ping_ok(struct tsd_test_conn *c)
+{
+	expect(c, "{'op':'ping','id':'after'}",
+	       "{'id':'after','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+}
+
+/* The error line a request with id (compact JSON, or NULL) gets. */
+static char *error_line(const char *id, const char *code, const char *message)
+{
+	json_t *m = json_string(message);
+	char *msg = json_dumps(m, JSON_ENCODE_ANY), *line;
+	assert_non_null(msg);
+	line = fmt("{%s%s%s\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":%s}}\n",
+	           id ? "\"id\":" : "", id ? id : "", id ? "," : "", code, msg);
+	free(msg);
+	json_decref(m);
+	return line;
+}
+
+/* The request's "id" as compact JSON, or NULL (also when unparsable). */
+static char *request_id(const char *request)
+{
+	json_t *r = json_loads(request, 0, NULL), *id = json_object_get(r, "id");
+	char *s = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	json_decref(r);
+	return s;
+}
+
+/* Send the exact bytes of request and a '\n'; assert the response is
+ * one error line with code and message (the id echoed when the request
+ * has one); then a ping on the same connection must succeed. */
+static void expect_error_raw(struct tsd_test_conn *c, const char *request, const char *code,
+                             const char *message)
+{
+	char *id = request_id(request), *want = error_line(id, code, message);
+	char *got = call_raw(c, request);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(id);
+	ping_ok(c);
+}
+
+/* expect_error_raw for a request in the single-quote form. */
+static void expect_error(struct tsd_test_conn *c, const char *request, const char *code,
+                         const char *message)
+{
+	char *req = dq(request);
+	expect_error_raw(c, req, code, message);
+	free(req);
+}
+
+/* ---- The twelve rows of "q" ---- */
+
+static int64_t q_ts(int h, int i) { return T0 + i * HOUR + h * SEC; }
+
+/* Row "b2" as JSON text. */
+static char *q_row(const char *name)
+{
+	int h = name[0] - 'a', i = name[1] - '0';
+	assert_true(h >= 0 && h < 3 && i >= 0 && i < 4);
+	return fmt("[\"%c\",%" PRId64 ",%d,%d.5]", name[0], q_ts(h, i), i, 10 * h + i);
+}
+
+/* "a0 b2" as "[...],[...]". */
+static char *q_rows(const char *spec)
+{
+	char *out = strdup(""), name[3] = {0};
+	assert_non_null(out);
+	for (const char *p = spec; *p; p += p[2] ? 3 : 2) {
+		char *row, *joined;
+		name[0] = p[0];
+		name[1] = p[1];
+		row = q_row(name);
+		joined = fmt("%s%s%s", out, *out ? "," : "", row);
+		free(row);
+		free(out);
+		out = joined;
+	}
+	return out;
+}
+
+/* The response to a query on "q": a rows line with the rows of spec
+ * (none when empty), then {"ok":true,tail} (tail single-quoted). */
+static void expect_rows(struct tsd_test_conn *c, const char *request, const char *spec,
+                        const char *tail)
+{
+	char *rows = q_rows(spec), *t = dq(tail), *want;
+	want = *spec ? fmt("{\"rows\":[%s]}\n{\"ok\":true,%s}\n", rows, t)
+	             : fmt("{\"ok\":true,%s}\n", t);
+	expect_exact(c, request, want);
+	free(want);
+	free(t);
+	free(rows);
+}
+
+static void create_q(struct tsd_test_conn *c)
+{
+	expect(c, "{'op':'create','table':'q','columns':[{'name':'host','type':'string'},"
+	          "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32'},"
+	          "{'name':'v','type':'double'}],'key':['host','ts']}",
+	       "{'ok':true}\n");
+}
+
+/* Create "q" and insert its twelve rows in one batch. */
+static void fill_q(struct tsd_test_conn *c)
+{
+	char *rows = q_rows("a0 a1 a2 a3 b0 b1 b2 b3 c0 c1 c2 c3");
+	char *req = fmt("{\"op\":\"insert\",\"table\":\"q\",\"rows\":[%s]}", rows);
+	create_q(c);
+	expect(c, req, "{'ok':true,'inserted':12}\n");
+	free(req);
+	free(rows);
+}
+
+/* Table "r": one column of every type, with defaults. */
+static void create_r(struct tsd_test_conn *c)
+{
+	expect(c, "{'op':'create','table':'r','columns':[{'name':'host','type':'string'},"
+	          "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':7},"
+	          "{'name':'v','type':'double'},{'name':'b','type':'blob','default':'AAE='},"
+	          "{'name':'l','type':'int64','default':-1}],'key':['host','ts']}",
+	       "{'ok':true}\n");
+}
+
+/* ---- Fixtures ---- */
+
+/* Write "s3cret\n" to f->token (DIR/token).  Returns 0 or -1. */
+static int write_token(struct fixture *f)
+{
+	FILE *fp;
+	snprintf(f->token, sizeof f->token, "%s/token", f->d->dir);
+	if (!(fp = fopen(f->token, "w")))
+		return -1;
+	if (fputs("s3cret\n", fp) < 0) {
+		fclose(fp);
+		return -1;
+	}
+	return fclose(fp) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	if (!f)
+		return 0;
+	tsd_test_close(f->c);
+	tsd_test_daemon_free(f->d);
+	free(f);
+	*state = NULL;
+	return 0;
+}
+
+/* A daemon started with args (and --token DIR/token when token), and a
+ * connection over the transport in *state (unix when none).  On failure
+ * everything is undone here: cmocka runs no teardown after a failed
+ * setup. */
+static int start_fixture(void **state, const char *const *args, int token)
+{
+	const char *argv[TSD_TEST_ARGS_MAX + 1] = {NULL};
+	struct fixture *f = calloc(1, sizeof *f);
+	int n = 0, rc = -1;
+	if (!f)
+		return -1;
+	f->transport = *state ? *(const enum tsd_test_transport *)*state : TSD_TEST_UNIX;
+	*state = f;
+	if (!(f->d = tsd_test_daemon_new()) || (token && write_token(f) < 0))
+		goto out;
+	for (; args && args[n] && n < TSD_TEST_ARGS_MAX - 2; n++)
+		argv[n] = args[n];
+	if (token) {
+		argv[n++] = "--token";
+		argv[n++] = f->token;
+	}
+	if (tsd_test_daemon_start(f->d, argv) < 0) {
+		tsd_test_daemon_dump_log(f->d);
+		goto out;
+	}
+	if ((f->c = tsd_test_connect(f->d, f->transport)))
+		rc = 0;
+out:
+	if (rc < 0)
+		teardown(state);
+	return rc;
+}
+
+static int setup(void **state) { return start_fixture(state, NULL, 0); }
+
+/* The daemon with --line-max 1024. */
+static int setup_line_max(void **state)
+{
+	static const char *const args[] = {"--line-max", "1024", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* The daemon with --token DIR/token holding "s3cret"; the fixture's
+ * connection is over the unix socket. */
+static int setup_token(void **state) { return start_fixture(state, NULL, 1); }
+
+/* ---- Ops ---- */
+
+static void test_ping(void **state)
+{
+	struct fixture *f = *state;
+	expect(f->c, "{'op':'ping'}", "{'ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	expect(f->c, "{'op':'ping','id':7}",
+	       "{'id':7,'ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	/* The id is echoed as given, whatever its JSON type. */
+	expect(f->c, "{'id':{'a':[1,'x',null]},'op':'ping'}",
+	       "{'id':{'a':[1,'x',null]},'ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	expect(f->c, "{'op':'ping','id':null}",
+	       "{'id':null,'ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	expect_exact(f->c, "{'op':'ping','id':'\\u00e9\\u0001'}",
+	             "{\"id\":\"\xc3\xa9\\u0001\",\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n");
+}
+
+static void test_tables(void **state)
+{
+	struct fixture *f = *state;
+	expect(f->c, "{'op':'tables','id':1}", "{'id':1,'ok':true,'tables':[]}\n");
+	create_r(f->c);
+	create_q(f->c);
+	expect(f->c, "{'op':'tables','id':2}", "{'id':2,'ok':true,'tables':['q','r']}\n");
+}
+
+static void test_create_schema(void **state)
+{
+	struct fixture *f = *state;
+	expect(f->c, "{'op':'create','id':1,'table':'m','columns':[{'name':'host','type':'string',"
+	             "'default':'none'},{'name':'ts','type':'timestamp'},{'name':'n','type':'int32',"
+	             "'default':7},{'name':'v','type':'double','default':0.25},{'name':'b',"
+	             "'type':'blob','default':'AAE='},{'name':'l','type':'int64'},{'name':'t',"
+	             "'type':'timestamp','default':'2025-01-01T00:00:01Z'}],'key':['host','ts'],"
+	             "'ttl':'30d'}",
+	       "{'id':1,'ok':true}\n");
+	expect(f->c, "{'op':'schema','id':2,'table':'m'}",
+	       "{'id':2,'ok':true,'columns':[{'name':'host','type':'string','default':'none'},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':7},"
+	       "{'name':'v','type':'double','default':0.25},{'name':'b','type':'blob',"
+	       "'default':'AAE='},{'name':'l','type':'int64','default':0},{'name':'t',"
+	       "'type':'timestamp','default':1735689601000000000}],'key':['host','ts'],"
+	       "'ttl':'30d','version':1}\n");
+	/* Three key columns, the TTL given in ns, no defaults. */
+	expect(f->c, "{'op':'create','table':'k','columns':[{'name':'region','type':'string'},"
+	             "{'name':'host','type':'int64'},{'name':'ts','type':'timestamp'}],"
+	             "'key':['region','host','ts'],'ttl':5400000000000}",
+	       "{'ok':true}\n");
+	expect(f->c, "{'op':'schema','table':'k'}",
+	       "{'ok':true,'columns':[{'name':'region','type':'string','default':''},"
+	       "{'name':'host','type':'int64','default':0},{'name':'ts','type':'timestamp'}],"
+	       "'key':['region','host','ts'],'ttl':'90m','version':1}\n");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['k','m']}\n");
+}
+
+static void test_alter(void **state)
+{
+	struct fixture *f = *state;
+	expect(f->c, "{'op':'create','table':'a','columns':[{'name':'host','type':'string'},"
+	             "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32'}],"
+	             "'key':['host','ts']}", "{'ok':true}\n");
+	expect(f->c, "{'op':'insert','table':'a','rows':[['x',1735689600000000000,5]]}",
+	       "{'ok':true,'inserted':1}\n");
+	/* add: old rows read with the new column's default. */
+	expect(f->c, "{'op':'alter','id':1,'table':'a','add':[{'name':'z','type':'string',"
+	             "'default':'none'},{'name':'d','type':'double'}]}", "{'id':1,'ok':true}\n");
+	expect(f->c, "{'op':'insert','table':'a','rows':[['x',1735689601000000000,6,'zz',0.5]]}",
+	       "{'ok':true,'inserted':1}\n");
+	expect(f->c, "{'op':'query','table':'a'}",
+	       "{'rows':[['x',1735689600000000000,5,'none',0],"
+	       "['x',1735689601000000000,6,'zz',0.5]]}\n{'ok':true,'count':2,'more':false}\n");
+	/* widen: int32 becomes int64, and takes values beyond int32. */
+	expect(f->c, "{'op':'alter','table':'a','widen':['n']}", "{'ok':true}\n");
+	expect(f->c, "{'op':'insert','table':'a','rows':[['x',1735689602000000000,5000000000,'',1]]}",
+	       "{'ok':true,'inserted':1}\n");
+	expect(f->c, "{'op':'query','table':'a','columns':['n']}",
+	       "{'rows':[[5],[6],[5000000000]]}\n{'ok':true,'count':3,'more':false}\n");
+	expect(f->c, "{'op':'schema','table':'a'}",
+	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int64','default':0},"
+	       "{'name':'z','type':'string','default':'none'},{'name':'d','type':'double',"
+	       "'default':0}],'key':['host','ts'],'ttl':'0s','version':4}\n");
+	/* ttl: the rows of 2025 are older than now - 1h, so never returned. */
+	expect(f->c, "{'op':'alter','table':'a','ttl':'1h'}", "{'ok':true}\n");
+	expect(f->c, "{'op':'query','table':'a'}", "{'ok':true,'count':0,'more':false}\n");
+	expect(f->c, "{'op':'schema','table':'a'}",
+	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int64','default':0},"
+	       "{'name':'z','type':'string','default':'none'},{'name':'d','type':'double',"
+	       "'default':0}],'key':['host','ts'],'ttl':'1h','version':4}\n");
+}
+
+static void test_drop(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect(f->c, "{'op':'drop','id':'d','table':'q'}", "{'id':'d','ok':true}\n");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	expect_error(f->c, "{'op':'query','table':'q'}", "ENOENT", "no such table \"q\"");
+	expect_error(f->c, "{'op':'drop','table':'q'}", "ENOENT", "no such table \"q\"");
+	/* A table created again under the name starts empty. */
+	create_q(f->c);
+	expect(f->c, "{'op':'query','table':'q'}", "{'ok':true,'count':0,'more':false}\n");
+}
+
+/* ts as ns, as RFC 3339 with a fraction and an offset, as an integer
+ * string; the limits of each integer type; null takes the default. */
+static const char *const array_rows[] = {
+	"['a','2025-01-01T00:00:00Z',1,0.25,'AAE=',5000000000]",
+	"['a','2025-01-01T01:00:00.5+01:00',2,-1.5,'',-5]",
+	"['b',1735689600000000001,-2147483648,1e300,'/w==',9223372036854775807]",
+	"['b','1735689600000000002',2147483647,3,'AAECAwQF',-9223372036854775808]",
+	"['c',1735689600000000000,null,null,null,null]",
+};
+
+static void expect_array_rows(struct tsd_test_conn *c)
+{
+	expect(c, "{'op':'query','id':2,'table':'r'}",
+	       "{'id':2,'rows':[['a',1735689600000000000,1,0.25,'AAE=',5000000000],"
+	       "['a',1735689600500000000,2,-1.5,'',-5],"
+	       "['b',1735689600000000001,-2147483648,1e+300,'/w==',9223372036854775807],"
+	       "['b',1735689600000000002,2147483647,3,'AAECAwQF',-9223372036854775808],"
+	       "['c',1735689600000000000,7,0,'AAE=',-1]]}\n"
+	       "{'id':2,'ok':true,'count':5,'more':false}\n");
+}
+
+/* Rows as arrays: in one batch (a request long enough for the daemon's
+ * fast rows parser), then again one row a request (short: jansson). */
+static void test_insert_arrays(void **state)
+{
+	struct fixture *f = *state;
+	char *req;
+	create_r(f->c);
+	req = fmt("{'op':'insert','id':1,'table':'r','rows':[%s,%s,%s,%s,%s]}", array_rows[0],
+	          array_rows[1], array_rows[2], array_rows[3], array_rows[4]);
+	assert_true(strlen(req) >= 256);
+	expect(f->c, req, "{'id':1,'ok':true,'inserted':5}\n");
+	free(req);
+	expect_array_rows(f->c);
+	expect(f->c, "{'op':'drop','table':'r'}", "{'ok':true}\n");
+	create_r(f->c);
+	for (int i = 0; i < 5; i++) {
+		req = fmt("{'op':'insert','table':'r','rows':[%s]}", array_rows[i]);
+		assert_true(strlen(req) < 256);
+		expect(f->c, req, "{'ok':true,'inserted':1}\n");
+		free(req);
+	}
+	expect_array_rows(f->c);
+}
+
+/* The ts of the one row with host "now", in ns. */
+static int64_t ts_of_now_row(struct tsd_test_conn *c)
+{
+	json_t *lines = NULL;
+	int64_t ts;
+	assert_int_equal(tsd_test_send_line(c, "{\"op\":\"query\",\"table\":\"r\",\"prefix\":[\"now\"]}"), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 2);
+	json_t *row = json_array_get(json_object_get(json_array_get(lines, 0), "rows"), 0);
+	assert_int_equal(json_array_size(row), 6);
+	ts = json_integer_value(json_array_get(row, 1));
+	json_decref(lines);
+	return ts;
+}
+
+static void test_insert_objects(void **state)
+{
+	struct fixture *f = *state;
+	int64_t before, after, ts;
+	create_r(f->c);
+	/* Columns by name in any order; the missing ones take their
+	 * defaults; arrays and objects mix in one batch. */
+	expect(f->c, "{'op':'insert','table':'r','rows':["
+	             "{'v':1.5,'ts':'2025-01-01T00:00:00Z','host':'a'},"
+	             "['a',1735689601000000000,1,2,'',3],"
+	             "{'host':'b','ts':1735689600000000000,'n':-1,'b':'','l':9}]}",
+	       "{'ok':true,'inserted':3}\n");
+	expect(f->c, "{'op':'query','table':'r'}",
+	       "{'rows':[['a',1735689600000000000,7,1.5,'AAE=',-1],"
+	       "['a',1735689601000000000,1,2,'',3],"
+	       "['b',1735689600000000000,-1,0,'',9]]}\n{'ok':true,'count':3,'more':false}\n");
+	/* A row without ts gets the current time. */
+	before = wall_ns();
+	expect(f->c, "{'op':'insert','table':'r','rows':[{'host':'now'}]}",
+	       "{'ok':true,'inserted':1}\n");
+	after = wall_ns();
+	ts = ts_of_now_row(f->c);
+	assert_in_range(ts, before, after);
+}
+
+static void test_query_prefix(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_rows(f->c, "{'op':'query','table':'q'}", "a0 a1 a2 a3 b0 b1 b2 b3 c0 c1 c2 c3",
+	            "'count':12,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':[]}",
+	            "a0 a1 a2 a3 b0 b1 b2 b3 c0 c1 c2 c3", "'count':12,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['b']}", "b0 b1 b2 b3",
+	            "'count':4,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['b','2025-01-01T01:00:01Z']}", "b1",
+	            "'count':1,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['b',1735693200000000000]}", "",
+	            "'count':0,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['x']}", "", "'count':0,'more':false");
+}
+
+static void test_query_bounds(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	/* A bound shorter than the key compares on its leading columns. */
+	expect_rows(f->c, "{'op':'query','table':'q','ge':['b']}", "b0 b1 b2 b3 c0 c1 c2 c3",
+	            "'count':8,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','gt':['b']}", "c0 c1 c2 c3",
+	            "'count':4,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','le':['b']}", "a0 a1 a2 a3 b0 b1 b2 b3",
+	            "'count':8,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','lt':['b']}", "a0 a1 a2 a3",
+	            "'count':4,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','ge':['b'],'le':['b']}", "b0 b1 b2 b3",
+	            "'count':4,'more':false");
+	/* Full keys: each end inclusive or exclusive. */
+	expect_rows(f->c, "{'op':'query','table':'q','gt':['a','2025-01-01T02:00:00Z'],"
+	                  "'le':['b','2025-01-01T01:00:01Z']}", "a3 b0 b1", "'count':3,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','ge':['a','2025-01-01T02:00:00Z'],"
+	                  "'lt':['b','2025-01-01T01:00:01Z']}", "a2 a3 b0", "'count':3,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','gt':['c'],'lt':['a']}", "",
+	            "'count':0,'more':false");
+}
+
+static void test_query_time(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	/* from inclusive, to exclusive. */
+	expect_rows(f->c, "{'op':'query','table':'q','from':'2025-01-01T01:00:00Z',"
+	                  "'to':'2025-01-01T03:00:00Z'}", "a1 a2 b1 b2 c1 c2",
+	            "'count':6,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','from':1735693201000000000,"
+	                  "'to':'2025-01-01T03:00:00Z'}", "a2 b1 b2 c1 c2", "'count':5,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','from':'2025-01-01T03:00:00Z'}", "a3 b3 c3",
+	            "'count':3,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','to':'2025-01-01T01:00:01+01:00'}", "a0",
+	            "'count':1,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['c'],'from':'2025-01-01T01:00:02Z',"
+	                  "'to':'2025-01-01T03:00:02.000000001Z'}", "c1 c2 c3",
+	            "'count':3,'more':false");
+}
+
+static void test_query_desc(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true}",
+	            "c3 c2 c1 c0 b3 b2 b1 b0 a3 a2 a1 a0", "'count':12,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true,'prefix':['a']}", "a3 a2 a1 a0",
+	            "'count':4,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true,'ge':['b']}",
+	            "c3 c2 c1 c0 b3 b2 b1 b0", "'count':8,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','desc':false,'prefix':['a']}", "a0 a1 a2 a3",
+	            "'count':4,'more':false");
+}
+
+static void test_query_limit(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_rows(f->c, "{'op':'query','table':'q','limit':5}", "a0 a1 a2 a3 b0",
+	            "'count':5,'more':true,'next':['b',1735689601000000000]");
+	expect_rows(f->c, "{'op':'query','table':'q','limit':5,'after':['b',1735689601000000000]}",
+	            "b1 b2 b3 c0 c1", "'count':5,'more':true,'next':['c',1735693202000000000]");
+	expect_rows(f->c, "{'op':'query','table':'q','limit':5,'after':['c',1735693202000000000]}",
+	            "c2 c3", "'count':2,'more':false");
+	/* A limit that ends exactly at the last row: no more. */
+	expect_rows(f->c, "{'op':'query','table':'q','limit':4,'after':['b',1735700401000000000]}",
+	            "c0 c1 c2 c3", "'count':4,'more':false");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['b'],'limit':2}", "b0 b1",
+	            "'count':2,'more':true,'next':['b',1735693201000000000]");
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['b'],'limit':2,"
+	                  "'after':['b',1735693201000000000]}", "b2 b3", "'count':2,'more':false");
+	/* Descending pages. */
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true,'limit':5}", "c3 c2 c1 c0 b3",
+	            "'count':5,'more':true,'next':['b',1735700401000000000]");
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true,'limit':5,"
+	                  "'after':['b',1735700401000000000]}", "b2 b1 b0 a3 a2",
+	            "'count':5,'more':true,'next':['a',1735696800000000000]");
+	expect_rows(f->c, "{'op':'query','table':'q','desc':true,'limit':5,"
+	                  "'after':['a',1735696800000000000]}", "a1 a0", "'count':2,'more':false");
+}
+
+static void test_query_columns(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect(f->c, "{'op':'query','table':'q','prefix':['a'],'columns':['v','host']}",
+	       "{'rows':[[0.5,'a'],[1.5,'a'],[2.5,'a'],[3.5,'a']]}\n"
+	       "{'ok':true,'count':4,'more':false}\n");
+	/* next is still the key, whatever the projection. */
+	expect(f->c, "{'op':'query','table':'q','desc':true,'limit':2,'columns':['ts']}",
+	       "{'rows':[[1735700402000000000],[1735696802000000000]]}\n"
+	       "{'ok':true,'count':2,'more':true,'next':['c',1735696802000000000]}\n");
+	expect(f->c, "{'op':'query','table':'q','prefix':['b'],'from':'2025-01-01T03:00:00Z',"
+	             "'columns':['n','n']}",
+	       "{'rows':[[3,3]]}\n{'ok':true,'count':1,'more':false}\n");
+}
+
+static void test_latest(void **state)
+{
+	struct fixture *f = *state;
+	char *b3 = q_row("b3"), *b0 = q_row("b0"), *c3 = q_row("c3"), *want;
+	fill_q(f->c);
+	want = fmt("{\"id\":4,\"ok\":true,\"row\":%s}\n", b3);
+	expect_exact(f->c, "{'op':'latest','id':4,'table':'q','prefix':['b']}", want);
+	free(want);
+	want = fmt("{\"ok\":true,\"row\":%s}\n", b0);
+	expect_exact(f->c, "{'op':'latest','table':'q','prefix':['b','2025-01-01T00:00:01Z']}", want);
+	free(want);
+	want = fmt("{\"ok\":true,\"row\":%s}\n", c3);
+	expect_exact(f->c, "{'op':'latest','table':'q'}", want);
+	free(want);
+	expect(f->c, "{'op':'latest','table':'q','prefix':['x']}", "{'ok':true,'row':null}\n");
+	free(c3);
+	free(b0);
+	free(b3);
+}
+
+static void test_aggregate(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect(f->c, "{'op':'aggregate','id':3,'table':'q','from':'2025-01-01T00:00:00Z',"
+	             "'to':'2025-01-01T04:00:00Z','every':'2h','group':1,"
+	             "'columns':{'v':['count','sum','min','max','mean','first','last']}}",
+	       "{'id':3,'rows':[['a',1735689600000000000,2,2,0.5,1.5,1,0.5,1.5],"
+	       "['a',1735696800000000000,2,6,2.5,3.5,3,2.5,3.5],"
+	       "['b',1735689600000000000,2,22,10.5,11.5,11,10.5,11.5],"
+	       "['b',1735696800000000000,2,26,12.5,13.5,13,12.5,13.5],"
+	       "['c',1735689600000000000,2,42,20.5,21.5,21,20.5,21.5],"
+	       "['c',1735696800000000000,2,46,22.5,23.5,23,22.5,23.5]]}\n"
+	       "{'id':3,'ok':true,'count':6}\n");
+	/* group 0: across hosts; first and last by ts. */
+	expect(f->c, "{'op':'aggregate','table':'q','from':1735689600000000000,"
+	             "'to':1735704000000000000,'every':'2h','group':0,"
+	             "'columns':{'v':['count','sum','min','max','mean','first','last']}}",
+	       "{'rows':[[1735689600000000000,6,66,0.5,21.5,11,0.5,21.5],"
+	       "[1735696800000000000,6,78,2.5,23.5,13,2.5,23.5]]}\n{'ok':true,'count':2}\n");
+	expect(f->c, "{'op':'aggregate','table':'q','prefix':['b'],'from':'2025-01-01T01:00:00Z',"
+	             "'to':'2025-01-01T03:00:00Z','every':'1h','group':1,"
+	             "'columns':{'v':['count','max']}}",
+	       "{'rows':[['b',1735693200000000000,1,11.5],['b',1735696800000000000,1,12.5]]}\n"
+	       "{'ok':true,'count':2}\n");
+	/* Windows start at multiples of every, not at from. */
+	expect(f->c, "{'op':'aggregate','table':'q','from':'2025-01-01T00:00:01Z',"
+	             "'to':'2025-01-01T01:00:02Z','every':'1h','group':0,'columns':{'n':['count']}}",
+	       "{'rows':[[1735689600000000000,2],[1735693200000000000,2]]}\n{'ok':true,'count':2}\n");
+	expect(f->c, "{'op':'aggregate','table':'q','prefix':['x'],'from':0,"
+	             "'to':'2025-01-02T00:00:00Z','every':'1d','group':1,'columns':{'v':['sum']}}",
+	       "{'ok':true,'count':0}\n");
+}
+
+/* The stats of one table, parsed (the whole ok line). */
+static json_t *table_stats(struct tsd_test_conn *c, const char *table)
+{
+	char *req = fmt("{\"op\":\"stats\",\"table\":\"%s\"}", table);
+	json_t *lines = NULL, *st;
+	assert_int_equal(tsd_test_send_line(c, req), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 1);
+	st = json_incref(json_array_get(lines, 0));
+	assert_true(json_is_true(json_object_get(st, "ok")));
+	json_decref(lines);
+	free(req);
+	return st;
+}
+
+static json_int_t stat_int(json_t *st, const char *name)
+{
+	json_t *v = json_object_get(st, name);
+	if (!json_is_integer(v))
+		fail_msg("no integer counter \"%s\"", name);
+	return json_integer_value(v);
+}
+
+static void test_flush(void **state)
+{
+	struct fixture *f = *state;
+	json_t *st;
+	fill_q(f->c);
+	st = table_stats(f->c, "q");
+	assert_int_equal(stat_int(st, "filling_rows"), 12);
+	assert_int_equal(stat_int(st, "tablet_rows"), 0);
+	json_decref(st);
+	/* Everything older than before is in on-disk tablets. */
+	expect(f->c, "{'op':'flush','id':1,'table':'q','before':'2025-01-01T02:00:00Z'}",
+	       "{'id':1,'ok':true}\n");
+	st = table_stats(f->c, "q");
+	assert_in_range(stat_int(st, "tablet_rows"), 6, 12);
+	assert_int_equal(stat_int(st, "tablet_rows") + stat_int(st, "filling_rows"), 12);
+	json_decref(st);
+	/* Every table, everything. */
+	expect(f->c, "{'op':'flush'}", "{'ok':true}\n");
+	st = table_stats(f->c, "q");
+	assert_int_equal(stat_int(st, "filling_rows"), 0);
+	assert_int_equal(stat_int(st, "tablet_rows"), 12);
+	json_decref(st);
+	expect_rows(f->c, "{'op':'query','table':'q'}", "a0 a1 a2 a3 b0 b1 b2 b3 c0 c1 c2 c3",
+	            "'count':12,'more':false");
+}
+
+/* Assert that member name of obj is the JSON text want (compact). */
+static void assert_member(json_t *obj, const char *name, const char *want)
+{
+	char *got = json_dumps(json_object_get(obj, name), JSON_ENCODE_ANY | JSON_COMPACT);
+	char *w = dq(want);
+	if (!got)
+		fail_msg("no member \"%s\"", name);
+	assert_string_equal(got, w);
+	free(w);
+	free(got);
+}
+
+static void test_stats(void **state)
+{
+	struct fixture *f = *state;
+	json_t *lines = NULL, *st, *t;
+	fill_q(f->c);
+	expect_rows(f->c, "{'op':'query','table':'q','prefix':['a']}", "a0 a1 a2 a3",
+	            "'count':4,'more':false");
+	expect_error(f->c, "{'op':'schema','table':'nope'}", "ENOENT", "no such table \"nope\"");
+	assert_int_equal(tsd_test_send_line(f->c, "{\"op\":\"stats\",\"id\":9}"), 0);
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 1);
+	st = json_array_get(lines, 0);
+	assert_member(st, "id", "9");
+	assert_member(st, "ok", "true");
+	assert_member(st, "connections", "1");
+	assert_member(st, "rows_in", "12");
+	assert_member(st, "rows_out", "4");
+	assert_member(st, "requests", "{'ping':1,'create':1,'schema':1,'insert':1,'query':1}");
+	assert_member(st, "errors", "{'ENOENT':1}");
+	t = json_object_get(json_object_get(st, "tables"), "q");
+	assert_int_equal(json_object_size(json_object_get(st, "tables")), 1);
+	assert_int_equal(stat_int(t, "rows_inserted"), 12);
+	assert_int_equal(stat_int(t, "columns"), 4);
+	assert_member(t, "ttl", "'0s'");
+	json_decref(lines);
+	/* With a table: its own counters only. */
+	st = table_stats(f->c, "q");
+	assert_null(json_object_get(st, "requests"));
+	assert_int_equal(stat_int(st, "rows_inserted"), 12);
+	assert_int_equal(stat_int(st, "schema_version"), 1);
+	assert_int_equal(stat_int(st, "columns"), 4);
+	assert_int_equal(stat_int(st, "ttl_ns"), 0);
+	assert_int_equal(stat_int(st, "rows_returned"), 4);
+	assert_member(st, "ttl", "'0s'");
+	json_decref(st);
+}
+
+/* Insert rows [k, T0] for k in [from, to) into table "p" (k int64, ts). */
+static void insert_p(struct tsd_test_conn *c, int from, int to)
+{
+	size_t cap = (size_t)(to - from) * 32 + 64, n;
+	char *req = malloc(cap), *want;
+	assert_non_null(req);
+	n = (size_t)snprintf(req, cap, "{\"op\":\"insert\",\"table\":\"p\",\"rows\":[");
+	for (int k = from; k < to; k++)
+		n += (size_t)snprintf(req + n, cap - n, "%s[%d,%" PRId64 "]", k > from ? "," : "", k, T0);
+	snprintf(req + n, cap - n, "]}");
+	want = fmt("{\"ok\":true,\"inserted\":%d}\n", to - from);
+	expect_exact(c, req, want);
+	free(want);
+	free(req);
+}
+
+static void create_p(struct tsd_test_conn *c)
+{
+	expect(c, "{'op':'create','table':'p','columns':[{'name':'k','type':'int64'},"
+	          "{'name':'ts','type':'timestamp'}],'key':['k','ts']}", "{'ok':true}\n");
+}
+
+/* The rows of every "rows" line in lines must be [k, T0] for k = *next,
+ * *next + 1, ...; advances *next.  Returns the rows counted. */
+static size_t check_p_rows(json_t *line, int *next)
+{
+	json_t *rows = json_object_get(line, "rows"), *row;
+	size_t i;
+	json_array_foreach(rows, i, row) {
+		assert_int_equal(json_integer_value(json_array_get(row, 0)), *next);
+		assert_int_equal(json_integer_value(json_array_get(row, 1)), T0);
+		(*next)++;
+	}
+	return json_array_size(rows);
+}
+
+static void test_ids_every_line(void **state)
+{
+	struct fixture *f = *state;
+	json_t *lines = NULL, *line;
+	size_t i;
+	int next = 0;
+	static const size_t chunk[] = {1000, 1000, 500};
+	create_p(f->c);
+	insert_p(f->c, 0, 2500);
+	assert_int_equal(tsd_test_send_line(f->c, "{\"op\":\"query\",\"table\":\"p\",\"id\":\"page\"}"), 0);
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 4);
+	json_array_foreach(lines, i, line) {
+		assert_member(line, "id", "'page'");
+		if (i < 3)
+			assert_int_equal(check_p_rows(line, &next), chunk[i]);
+	}
+	assert_int_equal(next, 2500);
+	assert_member(json_array_get(lines, 3), "count", "2500");
+	json_decref(lines);
+}
+
+/* The four rows of the strings test: NUL, escapes, UTF-8 from \u escapes
+ * (a surrogate pair too), blobs of every kind of base64 digit. */
+#define STRING_ROWS "['a\\u0000b\\t\\n\\u0022\\\\\\u00e9\\ud83d\\ude00\\u001f',1,'AP8A/w=='],"  \
+                    "['a',1,'AAE='],['a\\u0000a',1,''],['\xc3\xa9',1,'+/+/']"
+
+/* Create table (s string, ts, b blob; key s, ts) and insert STRING_ROWS,
+ * and, when pad, a fifth row "---…" (sorting first) long enough to make the request take
+ * the daemon's fast rows parser rather than jansson. */
+static void insert_strings(struct tsd_test_conn *c, const char *table, int pad)
+{
+	char *create = fmt("{'op':'create','table':'%s','columns':[{'name':'s','type':'string'},"
+	                   "{'name':'ts','type':'timestamp'},{'name':'b','type':'blob'}],"
+	                   "'key':['s','ts']}", table);
+	char *insert = fmt("{'op':'insert','table':'%s','rows':[" STRING_ROWS "%s]}", table,
+	                   pad ? ",['------------------------------------------------------------------"
+	                         "----------------------------------------------------------',1,'']" : "");
+	assert_true(pad ? strlen(insert) >= 256 : strlen(insert) < 256);
+	expect(c, create, "{'ok':true}\n");
+	expect(c, insert, pad ? "{'ok':true,'inserted':5}\n" : "{'ok':true,'inserted':4}\n");
+	free(insert);
+	free(create);
+}
+
+/* Strings and blobs go through byte for byte, whichever parser reads
+ * the insert; string keys sort by bytes. */
+static void test_insert_strings(void **state)
+{
+	struct fixture *f = *state;
+	static const char rows[] =
+		"{\"rows\":[[\"a\",1,\"AAE=\"],[\"a\\u0000a\",1,\"\"],"
+		"[\"a\\u0000b\\t\\n\\\"\\\\\xc3\xa9\xf0\x9f\x98\x80\\u001f\",1,\"AP8A/w==\"],"
+		"[\"\xc3\xa9\",1,\"+/+/\"]]}\n{\"ok\":true,\"count\":4,\"more\":false}\n";
+	insert_strings(f->c, "u", 0);
+	insert_strings(f->c, "w", 1);
+	expect_exact(f->c, "{'op':'query','table':'u'}", rows);
+	expect_exact(f->c, "{'op':'query','table':'w','ge':['a']}", rows);
+	expect_exact(f->c, "{'op':'latest','table':'w','prefix':['a\\u0000b\\t\\n\\u0022\\\\\\u00e9"
+	                   "\\ud83d\\ude00\\u001f']}",
+	             "{\"ok\":true,\"row\":[\"a\\u0000b\\t\\n\\\"\\\\\xc3\xa9\xf0\x9f\x98\x80\\u001f\","
+	             "1,\"AP8A/w==\"]}\n");
+	expect(f->c, "{'op':'query','table':'u','prefix':['a']}",
+	       "{'rows':[['a',1,'AAE=']]}\n{'ok':true,'count':1,'more':false}\n");
+}
+
+/* A request answered with an error has changed nothing: an alter whose
+ * second change fails must not have made its first. */
+static void test_alter_failed_changes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	static const char schema[] =
+		"{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+		"{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
+		"{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s','version':1}\n";
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'z','type':'int32'}],"
+	                   "'widen':['host']}", "ESCHEMA",
+	             "table \"q\": column \"host\": only int32 can be widened, it is string");
+	expect(f->c, "{'op':'schema','table':'q'}", schema);
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'y','type':'int32'},"
+	                   "{'name':'y','type':'int32'}]}", "EEXIST",
+	             "table \"q\": column \"y\": already exists");
+	expect(f->c, "{'op':'schema','table':'q'}", schema);
+	expect_error(f->c, "{'op':'alter','table':'q','widen':['n'],'ttl':'forever'}", "EINVAL",
+	             "field \"ttl\": expected a duration such as \"1h\" (<n><unit>, unit ns us ms s "
+	             "m h d w) or integer ns");
+	expect(f->c, "{'op':'schema','table':'q'}", schema);
+}
+
+/* ---- Bad input: each error, then the connection still serves ---- */
+
+/* Assert that s starts with prefix. */
+static void assert_prefix(const char *s, const char *prefix)
+{
+	char *head;
+	assert_non_null(s);
+	head = strndup(s, strlen(prefix));
+	assert_non_null(head);
+	assert_string_equal(head, prefix);
+	free(head);
+}
+
+/* The number of rows a query on table returns (the rows lines must
+ * agree with the final count). */
+static json_int_t count_rows(struct tsd_test_conn *c, const char *table)
+{
+	char *req = fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
+	json_t *lines = NULL, *line;
+	json_int_t rows = 0, count;
+	size_t i;
+	assert_int_equal(tsd_test_send_line(c, req), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	json_array_foreach(lines, i, line)
+		rows += (json_int_t)json_array_size(json_object_get(line, "rows"));
+	line = json_array_get(lines, json_array_size(lines) - 1);
+	assert_true(json_is_true(json_object_get(line, "ok")));
+	count = stat_int(line, "count");
+	assert_int_equal(count, rows);
+	json_decref(lines);
+	free(req);
+	return count;
+}
+
+static void test_bad_malformed_json(void **state)
+{
+	struct fixture *f = *state;
+	static const char nul[] = "{\"op\":\"ping\"}\0\n";
+	char *got;
+	expect_error_raw(f->c, "{\"op\":\"ping\"", "EPROTO",
+	                 "malformed JSON at column 12: '}' expected near end of file");
+	expect_error_raw(f->c, "{\"op\":\"ping\",}", "EPROTO",
+	                 "malformed JSON at column 14: string or '}' expected near '}'");
+	expect_error_raw(f->c, "{\"op\":\"ping\"} x", "EPROTO",
+	                 "malformed JSON at column 15: end of file expected near 'x'");
+	expect_error_raw(f->c, "nope", "EPROTO",
+	                 "malformed JSON at column 4: '[' or '{' expected near 'nope'");
+	expect_error_raw(f->c, "{\"op\":\"ping\",\"op\":\"tables\"}", "EPROTO",
+	                 "malformed JSON at column 17: duplicate object key near '\"op\"'");
+	expect_error_raw(f->c, "{\"op\":\"ping\",\"id\":\"\xff\"}", "EPROTO",
+	                 "malformed JSON at column 19: unable to decode byte 0xff near '\"'");
+	/* A NUL byte after the object. */
+	assert_int_equal(tsd_test_send(f->c, nul, sizeof nul - 1), 0);
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, NULL, &got), 0);
+	assert_string_equal(got, "{\"ok\":false,\"error\":{\"code\":\"EPROTO\",\"message\":"
+	                         "\"malformed JSON: a NUL byte at column 14\"}}\n");
+	free(got);
+	ping_ok(f->c);
+}
+
+static void test_bad_not_object(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "[1,2]", "EPROTO", "a request is a JSON object, got a JSON array");
+	expect_error(f->c, "[{'op':'ping'}]", "EPROTO",
+	             "a request is a JSON object, got a JSON array");
+	expect_error(f->c, "42", "EPROTO",
+	             "malformed JSON at column 2: '[' or '{' expected near '42'");
+	expect_error(f->c, "'ping'", "EPROTO",
+	             "malformed JSON at column 6: '[' or '{' expected near '\"ping\"'");
+	expect_error(f->c, "null", "EPROTO",
+	             "malformed JSON at column 4: '[' or '{' expected near 'null'");
+}
+
+static void test_bad_missing_op(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "{}", "EPROTO", "missing field \"op\"");
+	expect_error(f->c, "{'id':3}", "EPROTO", "missing field \"op\"");
+	expect_error(f->c, "{'id':4,'table':'q','rows':[]}", "EPROTO", "missing field \"op\"");
+}
+
+static void test_bad_unknown_op(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "{'op':'pong','id':1}", "EPROTO", "unknown op \"pong\"");
+	expect_error(f->c, "{'op':''}", "EPROTO", "unknown op \"\"");
+	expect_error(f->c, "{'op':'PING'}", "EPROTO", "unknown op \"PING\"");
+	expect_error(f->c, "{'op':5}", "EPROTO", "field \"op\": expected a string, got a JSON integer");
+	expect_error(f->c, "{'op':['ping']}", "EPROTO",
+	             "field \"op\": expected a string, got a JSON array");
+}
+
+static void test_bad_unknown_table(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const requests[] = {
+		"{'op':'schema','id':1,'table':'nope'}",
+		"{'op':'alter','id':2,'table':'nope','ttl':'1h'}",
+		"{'op':'drop','id':3,'table':'nope'}",
+		"{'op':'insert','id':4,'table':'nope','rows':[]}",
+		"{'op':'query','id':5,'table':'nope'}",
+		"{'op':'latest','id':6,'table':'nope','prefix':['a']}",
+		"{'op':'aggregate','id':7,'table':'nope','from':0,'to':1,'every':'1h','group':0}",
+		"{'op':'flush','id':8,'table':'nope'}",
+		"{'op':'stats','id':9,'table':'nope'}",
+	};
+	for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++)
+		expect_error(f->c, requests[i], "ENOENT", "no such table \"nope\"");
+	expect_error(f->c, "{'op':'query','table':'bad-name'}", "EINVAL",
+	             "invalid table name \"bad-name\" (want [A-Za-z_][A-Za-z0-9_]{0,63})");
+	expect_error(f->c, "{'op':'create','table':'9x','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts']}", "EINVAL",
+	             "invalid table name \"9x\" (want [A-Za-z_][A-Za-z0-9_]{0,63})");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+}
+
+static void test_bad_missing_field(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'create','table':'m','key':['ts']}", "EPROTO",
+	             "missing field \"columns\"");
+	expect_error(f->c, "{'op':'create','table':'m','columns':[]}", "EPROTO",
+	             "missing field \"key\"");
+	expect_error(f->c, "{'op':'create','columns':[],'key':[]}", "EPROTO",
+	             "missing field \"table\"");
+	expect_error(f->c, "{'op':'schema'}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'alter','ttl':'1h'}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'drop'}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'insert','table':'q'}", "EPROTO", "missing field \"rows\"");
+	expect_error(f->c, "{'op':'insert','rows':[]}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'query'}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'latest','prefix':['a']}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'aggregate','table':'q','to':1,'every':'1h','group':0}", "EPROTO",
+	             "missing field \"from\"");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'every':'1h','group':0}",
+	             "EPROTO", "missing field \"to\"");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'group':0}", "EPROTO",
+	             "missing field \"every\"");
+	expect_error(f->c, "{'op':'auth'}", "EPROTO", "missing field \"token\"");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	assert_int_equal(count_rows(f->c, "q"), 12);
+}
+
+static void test_bad_field_type(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'query','table':5}", "EPROTO",
+	             "field \"table\": expected a string, got a JSON integer");
+	expect_error(f->c, "{'op':'insert','table':'q','rows':{}}", "EPROTO",
+	             "field \"rows\": expected an array, got a JSON object");
+	expect_error(f->c, "{'op':'query','table':'q','limit':'10'}", "EPROTO",
+	             "field \"limit\": expected a non-negative integer, got a JSON string");
+	expect_error(f->c, "{'op':'query','table':'q','limit':-1}", "EPROTO",
+	             "field \"limit\": expected a non-negative integer, got a JSON integer");
+	expect_error(f->c, "{'op':'query','table':'q','desc':1}", "EPROTO",
+	             "field \"desc\": expected true or false, got a JSON integer");
+	expect_error(f->c, "{'op':'query','table':'q','prefix':'a'}", "EPROTO",
+	             "field \"prefix\": expected an array, got a JSON string");
+	expect_error(f->c, "{'op':'query','table':'q','prefix':['a',1,2]}", "EINVAL",
+	             "field \"prefix\": 3 values, the key has 2 columns");
+	expect_error(f->c, "{'op':'query','table':'q','ge':[5]}", "ETYPE",
+	             "field \"ge\"[0] (column \"host\"): expected string, got a JSON integer");
+	expect_error(f->c, "{'op':'query','table':'q','after':['a',null]}", "EINVAL",
+	             "field \"after\"[1] (column \"ts\"): null is not a key value");
+	expect_error(f->c, "{'op':'query','table':'q','ge':['a'],'gt':['b']}", "EPROTO",
+	             "fields \"ge\" and \"gt\" exclude each other");
+	expect_error(f->c, "{'op':'query','table':'q','columns':'v'}", "EPROTO",
+	             "field \"columns\": expected an array, got a JSON string");
+	expect_error(f->c, "{'op':'query','table':'q','columns':[1]}", "EPROTO",
+	             "columns[0]: expected a column name, got a JSON integer");
+	expect_error(f->c, "{'op':'query','table':'q','columns':['v','nope']}", "ENOENT",
+	             "columns[1]: no column \"nope\" in table \"q\"");
+	expect_error(f->c, "{'op':'query','table':'q','from':null}", "EINVAL",
+	             "field \"from\": expected a timestamp, got null");
+	expect_error(f->c, "{'op':'query','table':'q','to':'2025-13-01T00:00:00Z'}", "EINVAL",
+	             "field \"to\": timestamp \"2025-13-01T00:00:00Z\": month 13 is out of range 01-12");
+	expect_error(f->c, "{'op':'flush','table':'q','before':'2300-01-01T00:00:00Z'}", "ERANGE",
+	             "field \"before\": timestamp \"2300-01-01T00:00:00Z\" is outside the range of "
+	             "int64 nanoseconds (1677-09-21T00:12:43.145224192Z to "
+	             "2262-04-11T23:47:16.854775807Z)");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1x','group':0}",
+	             "EINVAL", "field \"every\": expected a duration such as \"1h\" (<n><unit>, "
+	             "unit ns us ms s m h d w) or integer ns");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h','group':2}",
+	             "EINVAL", "field \"group\": 2 key columns, the key has 2 and the last (ts) "
+	             "cannot be a group");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h','group':0,"
+	                   "'columns':['v']}", "EPROTO",
+	             "field \"columns\": expected an object such as {\"bytes\":[\"min\",\"max\"]}, "
+	             "got a JSON array");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h','group':0,"
+	                   "'columns':{'v':['median']}}", "EINVAL",
+	             "columns.v[0]: want one of count, sum, min, max, mean, first, last");
+	expect_error(f->c, "{'op':'create','table':'m','columns':[{'name':'ts','type':'str'}],"
+	                   "'key':['ts']}", "ESCHEMA",
+	             "columns[0] (column \"ts\"): unknown type \"str\" (want int32, int64, double, "
+	             "timestamp, string or blob)");
+	expect_error(f->c, "{'op':'create','table':'m','columns':[5],'key':['ts']}", "EPROTO",
+	             "columns[0]: expected a column object, got a JSON integer");
+	expect_error(f->c, "{'op':'create','table':'m','columns':[{'name':'ts','type':'timestamp',"
+	                   "'size':8}],'key':['ts']}", "EPROTO",
+	             "columns[0]: a column is {\"name\":…,\"type\":…,\"default\":…} with "
+	             "\"default\" optional");
+	expect_error(f->c, "{'op':'create','table':'m','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts'],'ttl':'forever'}", "EINVAL",
+	             "field \"ttl\": expected a duration such as \"1h\" (<n><unit>, unit ns us ms s "
+	             "m h d w) or integer ns");
+	expect_error(f->c, "{'op':'alter','table':'q','widen':[1]}", "EPROTO",
+	             "widen[0]: expected a column name, got a JSON integer");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	expect(f->c, "{'op':'schema','table':'q'}",
+	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
+	       "{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s',"
+	       "'version':1}\n");
+}
+
+static void test_bad_schema(void **state)
+{
+	struct fixture *f = *state;
+	static const char cols[] = "'columns':[{'name':'s','type':'string'},"
+	                           "{'name':'ts','type':'timestamp'}]";
+	char *req;
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'create','table':'q','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts']}", "EEXIST", "table \"q\" already exists");
+	expect_error(f->c, "{'op':'create','table':'v','columns':[{'name':'s','type':'string'},"
+	                   "{'name':'ts','type':'timestamp'},{'name':'s','type':'int32'}],"
+	                   "'key':['s','ts']}", "ESCHEMA",
+	             "table \"v\": column \"s\": duplicate column name");
+	expect_error(f->c, "{'op':'create','table':'v','columns':[{'name':'s','type':'string'},"
+	                   "{'name':'ts','type':'int64'}],'key':['s','ts']}", "ESCHEMA",
+	             "table \"v\": column \"ts\": must have type timestamp, not int64");
+	req = fmt("{'op':'create','table':'v',%s,'key':['s','ts','s']}", cols);
+	expect_error(f->c, req, "ESCHEMA", "table \"v\": key column \"s\": listed twice");
+	free(req);
+	req = fmt("{'op':'create','table':'v',%s,'key':['x','ts']}", cols);
+	expect_error(f->c, req, "ESCHEMA", "table \"v\": key column \"x\": no such column");
+	free(req);
+	req = fmt("{'op':'create','table':'v',%s,'key':[]}", cols);
+	expect_error(f->c, req, "ESCHEMA", "table \"v\": key: 0 columns; want 1 to 16, ending with ts");
+	free(req);
+	req = fmt("{'op':'create','table':'v',%s,'key':['ts','s']}", cols);
+	expect_error(f->c, req, "ESCHEMA", "table \"v\": key: the last key column must be ts, not \"s\"");
+	free(req);
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'n','type':'int64'}]}", "EEXIST",
+	             "table \"q\": column \"n\": already exists");
+	expect_error(f->c, "{'op':'alter','table':'q','widen':['v']}", "ESCHEMA",
+	             "table \"q\": column \"v\": only int32 can be widened, it is double");
+	expect_error(f->c, "{'op':'alter','table':'q','widen':['nope']}", "ENOENT",
+	             "table \"q\": column \"nope\": no such column");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	assert_int_equal(count_rows(f->c, "q"), 12);
+}
+
+static void test_bad_unknown_field(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	/* A misspelt "from" must not turn into a scan of everything. */
+	expect_error(f->c, "{'op':'query','id':1,'table':'q','form':'2025-01-01T03:00:00Z'}",
+	             "EPROTO", "unknown field \"form\" for op \"query\"");
+	expect_error(f->c, "{'op':'ping','table':'q'}", "EPROTO",
+	             "unknown field \"table\" for op \"ping\"");
+	expect_error(f->c, "{'op':'insert','table':'q','row':[]}", "EPROTO",
+	             "unknown field \"row\" for op \"insert\"");
+	expect_error(f->c, "{'op':'latest','table':'q','prefix':['a'],'limit':1}", "EPROTO",
+	             "unknown field \"limit\" for op \"latest\"");
+	assert_int_equal(count_rows(f->c, "q"), 12);
+}
+
+/* Insert into "r" a batch of a good row 0 and bad_row (single-quoted
+ * JSON) as row 1; assert the error; nothing may be stored.  Twice: as a
+ * short request, which the daemon parses with jansson, and with a long
+ * host in row 0, which makes the request long enough for its fast rows
+ * parser (daemon/request.c, FAST_ROWS_MIN): both must answer alike. */
+static void bad_row(struct tsd_test_conn *c, const char *row, const char *code,
+                    const char *message)
+{
+	static const char *const hosts[] = {
+		"a",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	for (int i = 0; i < 2; i++) {
+		char *req = fmt("{'op':'insert','id':'bad','table':'r','rows':["
+		                "['%s',1735689600000000000,1,0.5,'',1],%s]}", hosts[i], row);
+		if (i == 1)
+			assert_true(strlen(req) >= 256);
+		expect_error(c, req, code, message);
+		assert_int_equal(count_rows(c, "r"), 0);
+		free(req);
+	}
+}
+
+static void test_insert_bad_row_width(void **state)
+{
+	struct fixture *f = *state;
+	create_r(f->c);
+	bad_row(f->c, "['b',1735689600000000000,1,0.5,'',1,2]", "EINVAL",
+	        "row 1: 7 values, the table has 6 columns");
+	bad_row(f->c, "['b',1735689600000000000]", "EINVAL", "row 1: 2 values, the table has 6 columns");
+	bad_row(f->c, "[]", "EINVAL", "row 1: 0 values, the table has 6 columns");
+	expect(f->c, "{'op':'insert','table':'r','rows':[['a',1735689600000000000,1,0.5,'',1]]}",
+	       "{'ok':true,'inserted':1}\n");
+	assert_int_equal(count_rows(f->c, "r"), 1);
+}
+
+static void test_insert_bad_value_type(void **state)
+{
+	struct fixture *f = *state;
+	create_r(f->c);
+	bad_row(f->c, "['b',1735689600000000000,'x',0.5,'',1]", "ETYPE",
+	        "row 1, column \"n\": expected int32, got a JSON string");
+	bad_row(f->c, "['b',1735689600000000000,3000000000,0.5,'',1]", "ERANGE",
+	        "row 1, column \"n\": 3000000000 is out of range for int32");
+	bad_row(f->c, "['b',1735689600000000000,1.5,0.5,'',1]", "ETYPE",
+	        "row 1, column \"n\": expected int32, got a JSON real");
+	bad_row(f->c, "['b',1735689600000000000,1,0.5,'',1.5]", "ETYPE",
+	        "row 1, column \"l\": expected int64, got a JSON real");
+	bad_row(f->c, "[5,1735689600000000000,1,0.5,'',1]", "ETYPE",
+	        "row 1, column \"host\": expected string, got a JSON integer");
+	bad_row(f->c, "['b',1735689600000000000,1,'x','',1]", "ETYPE",
+	        "row 1, column \"v\": expected double, got a JSON string");
+	bad_row(f->c, "['b',1735689600000000000,1,0.5,'!!!',1]", "EINVAL",
+	        "row 1, column \"b\": \"!!!\" is not base64: 3 characters, not a multiple of 4");
+	bad_row(f->c, "['b','yesterday',1,0.5,'',1]", "EINVAL",
+	        "row 1, column \"ts\": timestamp \"yesterday\": expected a digit (timestamps are "
+	        "RFC 3339 or integer nanoseconds) at offset 0, found 'y'");
+	bad_row(f->c, "['b','2300-01-01T00:00:00Z',1,0.5,'',1]", "ERANGE",
+	        "row 1, column \"ts\": timestamp \"2300-01-01T00:00:00Z\" is outside the range of "
+	        "int64 nanoseconds (1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)");
+	bad_row(f->c, "['b',1.5,1,0.5,'',1]", "ETYPE",
+	        "row 1, column \"ts\": expected timestamp, got a JSON real");
+	bad_row(f->c, "{'host':'b','zz':1}", "EINVAL", "row 1: unknown column \"zz\"");
+	bad_row(f->c, "{'host':'b','n':'x'}", "ETYPE",
+	        "row 1, column \"n\": expected int32, got a JSON string");
+	bad_row(f->c, "5", "EINVAL", "row 1: expected an array or an object, got a JSON integer");
+	bad_row(f->c, "'b'", "EINVAL", "row 1: expected an array or an object, got a JSON string");
+}
+
+static void test_insert_duplicate_key(void **state)
+{
+	struct fixture *f = *state;
+	create_r(f->c);
+	expect(f->c, "{'op':'insert','table':'r','rows':[['a',1735689600000000000,1,0.5,'',1]]}",
+	       "{'ok':true,'inserted':1}\n");
+	/* Against a stored row: the new row 0 of the batch is not stored. */
+	expect_error(f->c, "{'op':'insert','id':1,'table':'r','rows':["
+	                   "['b',1735689600000000000,2,0.5,'',2],"
+	                   "['a','2025-01-01T00:00:00Z',3,0.5,'',3]]}",
+	             "EDUPKEY", "row 1: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
+	expect(f->c, "{'op':'query','table':'r'}",
+	       "{'rows':[['a',1735689600000000000,1,0.5,'',1]]}\n{'ok':true,'count':1,'more':false}\n");
+}
+
+static void test_insert_duplicate_in_batch(void **state)
+{
+	struct fixture *f = *state;
+	create_r(f->c);
+	expect_error(f->c, "{'op':'insert','id':2,'table':'r','rows':["
+	                   "['x',1735689600000000000,1,0.5,'',1],"
+	                   "['y',1735689600000000000,2,0.5,'',2],"
+	                   "['x','2025-01-01T01:00:00+01:00',3,0.5,'',3]]}",
+	             "EDUPKEY", "row 2: duplicate key (\"x\", 2025-01-01T00:00:00Z)");
+	assert_int_equal(count_rows(f->c, "r"), 0);
+	/* A row differing in the last ns is no duplicate. */
+	expect(f->c, "{'op':'insert','table':'r','rows':[['x',1735689600000000000,1,0.5,'',1],"
+	             "['x',1735689600000000001,2,0.5,'',2]]}", "{'ok':true,'inserted':2}\n");
+	assert_int_equal(count_rows(f->c, "r"), 2);
+}
+
+static void test_insert_expired(void **state)
+{
+	struct fixture *f = *state;
+	int64_t now = wall_ns() / SEC;
+	char fresh[40], old[40], *req, *msg;
+	rfc3339(now - 600, fresh, sizeof fresh);
+	rfc3339(now - 7200, old, sizeof old);
+	expect(f->c, "{'op':'create','table':'e','columns':[{'name':'host','type':'string'},"
+	             "{'name':'ts','type':'timestamp'}],'key':['host','ts'],'ttl':'1h'}",
+	       "{'ok':true}\n");
+	req = fmt("{'op':'insert','id':3,'table':'e','rows':[['a','%s'],['b','%s']]}", fresh, old);
+	msg = fmt("row 1: ts %s is older than the table's TTL", old);
+	expect_error(f->c, req, "EEXPIRED", msg);
+	assert_int_equal(count_rows(f->c, "e"), 0);
+	free(msg);
+	free(req);
+	req = fmt("{'op':'insert','table':'e','rows':[['a','%s']]}", fresh);
+	expect(f->c, req, "{'ok':true,'inserted':1}\n");
+	assert_int_equal(count_rows(f->c, "e"), 1);
+	free(req);
+}
+
+static void test_insert_future(void **state)
+{
+	struct fixture *f = *state;
+	int64_t now = wall_ns() / SEC;
+	char later[40], ahead[40], *req, *got, *prefix;
+	json_t *line, *err;
+	rfc3339(now + 3600, later, sizeof later);
+	rfc3339(now + 2 * 86400, ahead, sizeof ahead);
+	create_r(f->c);
+	req = fmt("{\"op\":\"insert\",\"id\":4,\"table\":\"r\",\"rows\":[[\"a\",\"%s\",1,0,\"\",1],"
+	          "[\"a\",\"%s\",1,0,\"\",1]]}", later, ahead);
+	got = call_raw(f->c, req);
+	assert_non_null(line = json_loads(got, 0, NULL));
+	assert_member(line, "id", "4");
+	assert_member(line, "ok", "false");
+	err = json_object_get(line, "error");
+	assert_member(err, "code", "'EFUTURE'");
+	/* The message ends with the daemon's now, which only it knows. */
+	prefix = fmt("row 1: ts %s is more than max_future ahead of now (", ahead);
+	assert_prefix(json_string_value(json_object_get(err, "message")), prefix);
+	assert_int_equal(json_object_size(line), 3);
+	json_decref(line);
+	free(prefix);
+	free(got);
+	free(req);
+	ping_ok(f->c);
+	assert_int_equal(count_rows(f->c, "r"), 0);
+	req = fmt("{'op':'insert','table':'r','rows':[['a','%s',1,0,'',1]]}", later);
+	expect(f->c, req, "{'ok':true,'inserted':1}\n");
+	assert_int_equal(count_rows(f->c, "r"), 1);
+	free(req);
+}
+
+/* ---- Framing ---- */
+
+static void test_frame_crlf_blank_lines(void **state)
+{
+	struct fixture *f = *state;
+	static const char in[] = "\n\r\n{\"op\":\"ping\",\"id\":1}\r\n\n\n{\"op\":\"ping\",\"id\":2}\n";
+	char *line = NULL;
+	assert_int_equal(tsd_test_send(f->c, in, sizeof in - 1), 0);
+	for (int id = 1; id <= 2; id++) {
+		char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
+		assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
+		assert_string_equal(line, want);
+		free(line);
+		free(want);
+	}
+	/* Blank lines got no response: the next line answers the next request. */
+	ping_ok(f->c);
+}
+
+static void test_frame_byte_by_byte(void **state)
+{
+	struct fixture *f = *state;
+	static const char in[] = "{\"op\":\"ping\",\"id\":\"slow\"}\n";
+	char *got;
+	for (size_t i = 0; i < sizeof in - 1; i++) {
+		struct timespec ms = {0, 1000000};
+		assert_int_equal(tsd_test_send(f->c, in + i, 1), 0);
+		nanosleep(&ms, NULL);
+	}
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, NULL, &got), 0);
+	assert_string_equal(got, "{\"id\":\"slow\",\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n");
+	free(got);
+}
+
+static void test_frame_last_line_at_eof(void **state)
+{
+	struct fixture *f = *state;
+	static const char in[] = "{\"op\":\"ping\",\"id\":1}\n{\"op\":\"ping\",\"id\":2}";
+	char *line = NULL;
+	assert_int_equal(tsd_test_send(f->c, in, sizeof in - 1), 0);
+	assert_int_equal(shutdown(f->c->fd, SHUT_WR), 0);
+	for (int id = 1; id <= 2; id++) {
+		char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
+		assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
+		assert_string_equal(line, want);
+		free(line);
+		free(want);
+	}
+	assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_EOF);
+}
+
+/* ---- Over-long lines (--line-max 1024) ---- */
+
+static const char too_big[] = "{\"ok\":false,\"error\":{\"code\":\"ETOOBIG\",\"message\":"
+                              "\"request line longer than the limit; closing the connection\"}}";
+
+/* A ping request padded with spaces to exactly n bytes (malloc'ed). */
+static char *padded_ping(size_t n)
+{
+	static const char head[] = "{\"op\":\"ping\",\"id\":\"pad\"";
+	char *p = malloc(n + 1);
+	assert_non_null(p);
+	assert_true(n > sizeof head);
+	memset(p, ' ', n);
+	memcpy(p, head, sizeof head - 1);
+	p[n - 1] = '}';
+	p[n] = '\0';
+	return p;
+}
+
+/* The next line is the ETOOBIG error, and then the connection closes. */
+static void expect_too_big_then_eof(struct tsd_test_conn *c)
+{
+	char *line = NULL;
+	assert_int_equal(tsd_test_read_line(c, WAIT, &line, NULL), TSD_TEST_LINE);
+	assert_string_equal(line, too_big);
+	free(line);
+	assert_int_equal(tsd_test_read_line(c, WAIT, &line, NULL), TSD_TEST_EOF);
+}
+
+static void test_line_max_boundary(void **state)
+{
+	struct fixture *f = *state;
+	char *ok = padded_ping(1024), *big = padded_ping(1025);
+	expect(f->c, ok, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	assert_int_equal(tsd_test_send_line(f->c, big), 0);
+	expect_too_big_then_eof(f->c);
+	free(big);
+	free(ok);
+}
+
+static void test_line_too_long_closes(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = NULL;
+	char *big = padded_ping(4000), *in, *line = NULL;
+	/* Requests before the long line are answered; after it, nothing. */
+	in = fmt("{\"op\":\"ping\",\"id\":1}\n%s\n{\"op\":\"ping\",\"id\":2}\n", big);
+	assert_int_equal(tsd_test_send(f->c, in, strlen(in)), 0);
+	assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
+	assert_string_equal(line, "{\"id\":1,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}");
+	free(line);
+	expect_too_big_then_eof(f->c);
+	/* A long line with no '\n' yet is refused without waiting for it. */
+	assert_non_null(c = tsd_test_connect(f->d, f->transport));
+	assert_int_equal(tsd_test_send(c, big, strlen(big)), 0);
+	expect_too_big_then_eof(c);
+	tsd_test_close(c);
+	/* The daemon serves on. */
+	assert_non_null(c = tsd_test_connect(f->d, f->transport));
+	ping_ok(c);
+	tsd_test_close(c);
+	free(in);
+	free(big);
+}
+
+/* ---- Pipelining ---- */
+
+/* Request i of the pipeline, and its response (appended to want). */
+static void pipeline_step(int i, char **req, char **resp)
+{
+	switch (i % 4) {
+	case 0:
+		*req = fmt("{\"op\":\"insert\",\"id\":%d,\"table\":\"p\",\"rows\":[[%d,%" PRId64 "]]}",
+		           i, i, T0);
+		*resp = fmt("{\"id\":%d,\"ok\":true,\"inserted\":1}\n", i);
+		break;
+	case 1:
+		*req = fmt("{\"op\":\"ping\",\"id\":%d}", i);
+		*resp = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", i);
+		break;
+	case 2:
+		*req = fmt("{\"op\":\"query\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 2);
+		*resp = fmt("{\"id\":%d,\"rows\":[[%d,%" PRId64 "]]}\n"
+		            "{\"id\":%d,\"ok\":true,\"count\":1,\"more\":false}\n", i, i - 2, T0, i);
+		break;
+	default:
+		*req = fmt("{\"op\":\"latest\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 3);
+		*resp = fmt("{\"id\":%d,\"ok\":true,\"row\":[%d,%" PRId64 "]}\n", i, i - 3, T0);
+		break;
+	}
+}
+
+/* Append s and free it. */
+static void append(char **out, size_t *n, char *s)
+{
+	size_t k = strlen(s);
+	char *p = realloc(*out, *n + k + 1);
+	assert_non_null(p);
+	memcpy(p + *n, s, k + 1);
+	*out = p;
+	*n += k;
+	free(s);
+}
+
+static void test_pipeline_1000(void **state)
+{
+	struct fixture *f = *state;
+	char *in = NULL, *want = NULL, *got = NULL, *text;
+	size_t nin = 0, nwant = 0, ngot = 0;
+	create_p(f->c);
+	for (int i = 0; i < 1000; i++) {
+		char *req, *resp;
+		pipeline_step(i, &req, &resp);
+		append(&in, &nin, fmt("%s\n", req));
+		append(&want, &nwant, resp);
+		free(req);
+	}
+	/* One write of all 1000; the responses, in order, are exactly want. */
+	assert_int_equal(tsd_test_send(f->c, in, nin), 0);
+	for (int i = 0; i < 1000; i++) {
+		if (tsd_test_read_response(f->c, WAIT, NULL, &text) != 0)
+			fail_msg("response %d of 1000 did not come", i);
+		append(&got, &ngot, text);
+	}
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(in);
+}
+
+struct sender {
+	pthread_t thread;
+	struct tsd_test_conn *c;
+	const char *p;
+	size_t n;
+	int rc;
+};
+
+static void *sender_main(void *arg)
+{
+	struct sender *s = arg;
+	s->rc = tsd_test_send(s->c, s->p, s->n);
+	return NULL;
+}
+
+/* More requests in one go than the daemon queues per connection
+ * (TSD_PIPELINE_MAX, 1024): it must stop reading and later resume, and
+ * answer every one, in order. */
+static void test_pipeline_beyond_queue(void **state)
+{
+	enum { N = 5000 };
+	struct fixture *f = *state;
+	struct sender s = {.c = f->c};
+	char *in = NULL, *line = NULL, *want;
+	size_t nin = 0;
+	int i;
+	for (i = 0; i < N; i++)
+		append(&in, &nin, fmt("{\"op\":\"ping\",\"id\":%d}\n", i));
+	s.p = in;
+	s.n = nin;
+	assert_int_equal(pthread_create(&s.thread, NULL, sender_main, &s), 0);
+	for (i = 0; i < N; i++) {
+		if (tsd_test_read_line(f->c, 3000, &line, NULL) != TSD_TEST_LINE)
+			break;
+		want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", i);
+		if (strcmp(line, want) != 0) {
+			print_error("response %d: got %s\n", i, line);
+			free(want);
+			break;
+		}
+		free(want);
+		free(line);
+		line = NULL;
+	}
+	free(line);
+	shutdown(f->c->fd, SHUT_RDWR); /* unblocks the sender if the daemon stopped reading */
+	pthread_join(s.thread, NULL);
+	free(in);
+	if (i < N)
+		fail_msg("%d of %d pipelined pings answered in order", i, N);
+}
+
+/* ---- Many connections at once ---- */
+
+/* WRITERS connections each create a table and insert into it while
+ * READERS others query them round and round; every query must see whole
+ * batches only.  (Each table preallocates its log, two 64 MiB segments:
+ * this test briefly holds about 6.4 GB of /tmp.) */
+enum { WRITERS = 50, READERS = 6, BATCHES = 20, BATCH_ROWS = 50 };
+
+/* One thread's connection and what went wrong on it (empty: nothing). */
+struct worker {
+	pthread_t thread;
+	struct tsd_test_daemon *d;
+	int index;
+	atomic_int *stop;
+	long queries;
+	char error[512];
+};
+
+/* Rows [k, T0] for k in [from, from + n) as an insert into table. */
+static char *insert_request(const char *table, long from, int n)
+{
+	char *req = NULL, *p;
+	size_t len = 0;
+	append(&req, &len, fmt("{\"op\":\"insert\",\"table\":\"%s\",\"rows\":[", table));
+	for (int j = 0; j < n; j++) {
+		p = fmt("%s[%ld,%" PRId64 "]", j ? "," : "", from + j, T0);
+		append(&req, &len, p);
+	}
+	append(&req, &len, strdup("]}"));
+	return req;
+}
+
+/* Send req on c; the response must be exactly want.  0, or -1 with
+ * w->error set. */
+static int worker_call(struct worker *w, struct tsd_test_conn *c, const char *req,
+                       const char *want)
+{
+	char *got = NULL;
+	int rc = tsd_test_send_line(c, req) < 0 ? TSD_TEST_ERROR
+	       : tsd_test_read_response(c, WAIT, NULL, &got);
+	if (rc == 0 && strcmp(got, want) != 0)
+		rc = TSD_TEST_ERROR;
+	if (rc < 0)
+		snprintf(w->error, sizeof w->error, "%.100s...: got %.300s (%s)", req, got ? got : "nothing",
+		         rc == TSD_TEST_EOF ? "EOF" : rc == TSD_TEST_TIMEOUT ? "timeout" : "error");
+	free(got);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Writer i: create table t<i>, insert BATCHES batches of BATCH_ROWS. */
+static void *writer_main(void *arg)
+{
+	struct worker *w = arg;
+	struct tsd_test_conn *c = tsd_test_connect(w->d, w->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
+	char *req, *want = fmt("{\"ok\":true,\"inserted\":%d}\n", BATCH_ROWS), table[16];
+	snprintf(table, sizeof table, "t%d", w->index);
+	req = fmt("{\"op\":\"create\",\"table\":\"%s\",\"columns\":[{\"name\":\"k\",\"type\":\"int64\"},"
+	          "{\"name\":\"ts\",\"type\":\"timestamp\"}],\"key\":[\"k\",\"ts\"]}", table);
+	if (!c)
+		snprintf(w->error, sizeof w->error, "cannot connect");
+	else if (worker_call(w, c, req, "{\"ok\":true}\n") == 0)
+		for (int b = 0; b < BATCHES; b++) {
+			char *ins = insert_request(table, (long)b * BATCH_ROWS, BATCH_ROWS);
+			int rc = worker_call(w, c, ins, want);
+			free(ins);
+			if (rc < 0)
+				break;
+		}
+	free(req);
+	free(want);
+	tsd_test_close(c);
+	return NULL;
+}
+
+/* Check a query response on a table t<i>: ENOENT (not created yet), or
+ * rows k = 0, 1, ... of whole batches. */
+static int check_snapshot(struct worker *w, json_t *lines)
+{
+	json_t *last = json_array_get(lines, json_array_size(lines) - 1), *line, *row;
+	size_t i, j;
+	long next = 0;
+	if (json_is_false(json_object_get(last, "ok")))
+		return strcmp(json_string_value(json_object_get(json_object_get(last, "error"), "code")),
+		              "ENOENT") == 0 ? 0 : -1;
+	json_array_foreach(lines, i, line)
+		json_array_foreach(json_object_get(line, "rows"), j, row)
+			if (json_integer_value(json_array_get(row, 0)) != next++)
+				return -1;
+	if (next % BATCH_ROWS || json_integer_value(json_object_get(last, "count")) != next)
+		return -1;
+	return 0;
+}
+
+/* Reader: query the tables round and round until told to stop. */
+static void *reader_main(void *arg)
+{
+	struct worker *w = arg;
+	struct tsd_test_conn *c = tsd_test_connect(w->d, w->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
+	if (!c)
+		snprintf(w->error, sizeof w->error, "cannot connect");
+	for (long n = w->index; c && !atomic_load(w->stop) && !w->error[0]; n += 7) {
+		char *req = fmt("{\"op\":\"query\",\"table\":\"t%ld\"}", n % WRITERS);
+		json_t *lines = NULL;
+		if (tsd_test_send_line(c, req) < 0 || tsd_test_read_response(c, WAIT, &lines, NULL) < 0)
+			snprintf(w->error, sizeof w->error, "%s: no response", req);
+		else if (check_snapshot(w, lines) < 0)
+			snprintf(w->error, sizeof w->error, "%s: not a prefix of whole batches", req);
+		w->queries++;
+		json_decref(lines);
+		free(req);
+	}
+	tsd_test_close(c);
+	return NULL;
+}
+
+/* Table t<i> holds exactly rows k = 0 .. BATCHES * BATCH_ROWS - 1. */
+static void check_table_t(struct tsd_test_conn *c, int i)
+{
+	char *req = fmt("{\"op\":\"query\",\"table\":\"t%d\"}", i);
+	json_t *lines = NULL, *line;
+	size_t j;
+	int next = 0;
+	assert_int_equal(tsd_test_send_line(c, req), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	json_array_foreach(lines, j, line)
+		check_p_rows(line, &next);
+	assert_int_equal(next, BATCHES * BATCH_ROWS);
+	assert_member(json_array_get(lines, json_array_size(lines) - 1), "count", "1000");
+	json_decref(lines);
+	free(req);
+}
+
+static void test_concurrent_connections(void **state)
+{
+	struct fixture *f = *state;
+	static struct worker writers[WRITERS], readers[READERS];
+	static atomic_int stop;
+	int i;
+	atomic_store(&stop, 0);
+	for (i = 0; i < WRITERS + READERS; i++) {
+		struct worker *w = i < WRITERS ? &writers[i] : &readers[i - WRITERS];
+		*w = (struct worker){.d = f->d, .index = i, .stop = &stop};
+		assert_int_equal(pthread_create(&w->thread, NULL,
+		                                i < WRITERS ? writer_main : reader_main, w), 0);
+	}
+	for (i = 0; i < WRITERS; i++)
+		pthread_join(writers[i].thread, NULL);
+	atomic_store(&stop, 1);
+	for (i = 0; i < READERS; i++)
+		pthread_join(readers[i].thread, NULL);
+	for (i = 0; i < WRITERS + READERS; i++) {
+		struct worker *w = i < WRITERS ? &writers[i] : &readers[i - WRITERS];
+		if (w->error[0])
+			fail_msg("%s %d: %s", i < WRITERS ? "writer" : "reader", w->index, w->error);
+	}
+	for (i = 0; i < READERS; i++)
+		assert_true(readers[i].queries > 0);
+	for (i = 0; i < WRITERS; i++)
+		check_table_t(f->c, i);
+}
+
+/* ---- A client that stops reading ---- */
+
+enum { BIG_ROWS = 200000, BIG_BATCH = 10000, BIG_PAD = 500 };
+/* What the daemon may grow by while a client does not read: far less
+ * than the response (BIG_ROWS * ~530 bytes, about 100 MB). */
+#define RSS_BOUND_KB (64L << 10)
+
+/* The daemon with a small block cache, so that reading the table cannot
+ * itself move the daemon's memory by tens of MB.  (The bound does catch
+ * a daemon that buffers: one built with TSD_WRITE_HIGH_WATER at 1 TB
+ * grew by about 100 MB here and failed.) */
+static int setup_small_cache(void **state)
+{
+	static const char *const args[] = {"--block-cache-size", "4M", "--no-merge", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* Table "big": k int64, ts, s string; BIG_ROWS rows [k, T0, 'xxx…']. */
+static void fill_big(struct tsd_test_conn *c)
+{
+	char *pad = malloc(BIG_PAD + 1), *want = fmt("{\"ok\":true,\"inserted\":%d}\n", BIG_BATCH);
+	assert_non_null(pad);
+	memset(pad, 'x', BIG_PAD);
+	pad[BIG_PAD] = '\0';
+	expect(c, "{'op':'create','table':'big','columns':[{'name':'k','type':'int64'},"
+	          "{'name':'ts','type':'timestamp'},{'name':'s','type':'string'}],'key':['k','ts']}",
+	       "{'ok':true}\n");
+	for (int b = 0; b < BIG_ROWS / BIG_BATCH; b++) {
+		char *req = NULL;
+		size_t n = 0;
+		append(&req, &n, strdup("{\"op\":\"insert\",\"table\":\"big\",\"rows\":["));
+		for (int j = 0; j < BIG_BATCH; j++)
+			append(&req, &n, fmt("%s[%d,%" PRId64 ",\"%s\"]", j ? "," : "", b * BIG_BATCH + j,
+			                     T0, pad));
+		append(&req, &n, strdup("]}"));
+		expect_exact(c, req, want);
+		free(req);
+	}
+	expect(c, "{'op':'flush'}", "{'ok':true}\n");
+	free(want);
+	free(pad);
+}
+
+/* Read the rest of the "big" query: every row, in order, then ok. */
+static void read_big(struct tsd_test_conn *c)
+{
+	json_t *line = NULL, *row;
+	char *text = NULL;
+	size_t len, j;
+	long next = 0;
+	for (;;) {
+		assert_int_equal(tsd_test_read_line(c, WAIT, &text, &len), TSD_TEST_LINE);
+		assert_non_null(line = json_loadb(text, len, 0, NULL));
+		free(text);
+		if (json_object_get(line, "ok"))
+			break;
+		json_array_foreach(json_object_get(line, "rows"), j, row) {
+			assert_int_equal(json_integer_value(json_array_get(row, 0)), next++);
+			assert_int_equal(strlen(json_string_value(json_array_get(row, 2))), BIG_PAD);
+		}
+		json_decref(line);
+	}
+	assert_int_equal(next, BIG_ROWS);
+	assert_member(line, "ok", "true");
+	assert_member(line, "count", "200000");
+	assert_member(line, "more", "false");
+	json_decref(line);
+}
+
+static void test_slow_reader_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *slow, *other;
+	long before, peak = 0;
+	fill_big(f->c);
+	before = tsd_test_daemon_status_kb(f->d, "VmRSS");
+	assert_true(before > 0);
+	assert_non_null(slow = tsd_test_connect(f->d, f->transport));
+	assert_int_equal(tsd_test_send_line(slow, "{\"op\":\"query\",\"table\":\"big\"}"), 0);
+	/* The client reads nothing for 3 s: the daemon must not buffer the
+	 * response for it. */
+	for (int i = 0; i < 12; i++) {
+		struct timespec t = {0, 250 * 1000000L};
+		long rss;
+		nanosleep(&t, NULL);
+		rss = tsd_test_daemon_status_kb(f->d, "VmRSS");
+		peak = rss > peak ? rss : peak;
+	}
+	if (peak > before + RSS_BOUND_KB)
+		fail_msg("VmRSS grew from %ld kB to %ld kB while a client did not read", before, peak);
+	assert_non_null(other = tsd_test_connect(f->d, f->transport));
+	ping_ok(other);
+	tsd_test_close(other);
+	read_big(slow);
+	ping_ok(slow);
+	tsd_test_close(slow);
+}
+
+/* ---- SIGTERM under load ---- */
+
+enum { LOADERS = 3, LOAD_ROWS = 100 };
+#define LOADER_SPAN 1000000L /* keys of loader i: [i * span, (i + 1) * span) */
+
+struct loader {
+	pthread_t thread;
+	struct tsd_test_daemon *d;
+	int index;
+	atomic_long acked;  /* batches acknowledged */
+	int ended;          /* how it ended: 1 EOF (expected), -1 anything else */
+	char error[512];
+};
+
+/* Insert batch after batch into "s" until the daemon closes. */
+static void *loader_main(void *arg)
+{
+	struct loader *l = arg;
+	struct tsd_test_conn *c = tsd_test_connect(l->d, l->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
+	char *want = fmt("{\"ok\":true,\"inserted\":%d}\n", LOAD_ROWS), *got = NULL;
+	l->ended = -1;
+	for (long b = 0; c; b++) {
+		char *req = insert_request("s", l->index * LOADER_SPAN + b * LOAD_ROWS, LOAD_ROWS);
+		int rc = tsd_test_send_line(c, req) < 0 ? TSD_TEST_EOF
+		       : tsd_test_read_response(c, WAIT, NULL, &got);
+		free(req);
+		if (rc == TSD_TEST_EOF) {
+			l->ended = 1;
+			break;
+		}
+		if (rc < 0 || strcmp(got, want) != 0) {
+			snprintf(l->error, sizeof l->error, "batch %ld: %.300s", b, rc < 0 ? "no response" : got);
+			break;
+		}
+		atomic_store(&l->acked, b + 1);
+		free(got);
+		got = NULL;
+	}
+	free(got);
+	free(want);
+	tsd_test_close(c);
+	return NULL;
+}
+
+/* The rows of loader i in "s": exactly its acknowledged batches. */
+static void check_loader_rows(struct tsd_test_conn *c, const struct loader *l)
+{
+	long base = l->index * LOADER_SPAN, next = base;
+	char *req = fmt("{\"op\":\"query\",\"table\":\"s\",\"ge\":[%ld],\"lt\":[%ld]}", base,
+	                base + LOADER_SPAN);
+	json_t *lines = NULL, *line, *row;
+	size_t i, j;
+	assert_int_equal(tsd_test_send_line(c, req), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	json_array_foreach(lines, i, line)
+		json_array_foreach(json_object_get(line, "rows"), j, row)
+			assert_int_equal(json_integer_value(json_array_get(row, 0)), next++);
+	if (next - base != atomic_load(&l->acked) * LOAD_ROWS)
+		fail_msg("loader %d: %ld batches acknowledged, %ld rows stored", l->index,
+		         (long)atomic_load(&l->acked), next - base);
+	json_decref(lines);
+	free(req);
+}
+
+/* Whether every loader has had some batches acknowledged within 10 s. */
+static int load_running(struct loader *loaders)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		struct timespec t = {0, 10 * 1000000L};
+		int all = 1;
+		for (int i = 0; i < LOADERS; i++)
+			all &= atomic_load(&loaders[i].acked) >= 20;
+		if (all)
+			return 1;
+		nanosleep(&t, NULL);
+	}
+	return 0;
+}
+
+static void test_sigterm_under_load(void **state)
+{
+	struct fixture *f = *state;
+	static struct loader loaders[LOADERS];
+	int i, running, status;
+	expect(f->c, "{'op':'create','table':'s','columns':[{'name':'k','type':'int64'},"
+	             "{'name':'ts','type':'timestamp'}],'key':['k','ts']}", "{'ok':true}\n");
+	for (i = 0; i < LOADERS; i++) {
+		loaders[i] = (struct loader){.d = f->d, .index = i};
+		assert_int_equal(pthread_create(&loaders[i].thread, NULL, loader_main, &loaders[i]), 0);
+	}
+	running = load_running(loaders);
+	/* Stop: what was received is finished and synced; exit status 0.
+	 * The loaders end at the EOF that follows. */
+	status = running ? tsd_test_daemon_stop(f->d, WAIT) : -1;
+	tsd_test_daemon_kill(f->d);
+	for (i = 0; i < LOADERS; i++)
+		pthread_join(loaders[i].thread, NULL);
+	if (!running)
+		fail_msg("the loaders did not get going");
+	assert_int_equal(status, 0);
+	tsd_test_close(f->c);
+	f->c = NULL;
+	for (i = 0; i < LOADERS; i++)
+		if (loaders[i].ended != 1)
+			fail_msg("loader %d: %s", i, loaders[i].error);
+	/* Restarted on the same directory: every acknowledged row is there. */
+	assert_int_equal(tsd_test_daemon_start(f->d, NULL), 0);
+	assert_non_null(f->c = tsd_test_connect(f->d, f->transport));
+	for (i = 0; i < LOADERS; i++)
+		check_loader_rows(f->c, &loaders[i]);
+}
+
+/* ---- Token authentication (--token: "s3cret") ---- */
+
+static const char *const auth_required =
+	"authentication required: send {\"op\":\"auth\",\"token\":…} first";
+
+/* Assert the response to request (single-quoted) is one EAUTH line. */
+static void expect_eauth(struct tsd_test_conn *c, const char *request, const char *message)
+{
+	char *req = dq(request), *id = request_id(req), *want = error_line(id, "EAUTH", message);
+	expect_exact(c, request, want);
+	free(want);
+	free(id);
+	free(req);
+}
+
+static void test_auth_tcp_required(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	assert_non_null(c);
+	/* Refused, but the connection stays usable. */
+	expect_eauth(c, "{'op':'ping','id':1}", auth_required);
+	expect_eauth(c, "{'op':'tables','id':2}", auth_required);
+	expect_eauth(c, "{'op':'ping','table':'x'}", auth_required); /* before field checks */
+	expect_eauth(c, "{'op':'create','table':'q','columns':[{'name':'ts','type':'timestamp'}],"
+	                "'key':['ts']}", auth_required);
+	expect(c, "{'op':'auth','id':3,'token':'s3cret'}", "{'id':3,'ok':true}\n");
+	ping_ok(c);
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+}
+
+/* A wrong token gets EAUTH and the connection closed; a request sent
+ * behind it is not run. */
+static void expect_refused(struct tsd_test_daemon *d, const char *token)
+{
+	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_TCP);
+	char *in = fmt("{\"op\":\"auth\",\"id\":1,\"token\":\"%s\"}\n{\"op\":\"ping\",\"id\":2}\n", token);
+	char *want = error_line("1", "EAUTH", "wrong token; closing the connection"), *got = NULL;
+	assert_non_null(c);
+	assert_int_equal(tsd_test_send(c, in, strlen(in)), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, NULL, &got), 0);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(tsd_test_read_line(c, WAIT, &got, NULL), TSD_TEST_EOF);
+	tsd_test_close(c);
+	free(want);
+	free(in);
+}
+
+static void test_auth_wrong_token_closes(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c;
+	expect_refused(f->d, "wrong");
+	expect_refused(f->d, "s3cre");
+	expect_refused(f->d, "s3cret2");
+	expect_refused(f->d, "S3cret");
+	expect_refused(f->d, "");
+	/* The good token still opens a new connection. */
+	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_TCP));
+	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	ping_ok(c);
+	tsd_test_close(c);
+}
+
+static void test_auth_unix_free(void **state)
+{
+	struct fixture *f = *state;
+	ping_ok(f->c);
+	fill_q(f->c);
+	assert_int_equal(count_rows(f->c, "q"), 12);
+	expect(f->c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+}
+
+/* ---- Anything a client sends ---- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A valid request with a few random edits (never a '\n', never empty). */
+static char *mutated_request(void)
+{
+	static const char *const base[] = {
+		"{\"op\":\"query\",\"table\":\"q\",\"prefix\":[\"a\"],\"limit\":3,\"desc\":true}",
+		"{\"op\":\"insert\",\"table\":\"q\",\"rows\":[[\"z\",1735689600000000000,1,0.5]]}",
+		"{\"op\":\"aggregate\",\"table\":\"q\",\"from\":0,\"to\":\"2025-01-02T00:00:00Z\","
+		"\"every\":\"1h\",\"group\":1,\"columns\":{\"v\":[\"sum\",\"max\"]}}",
+		"{\"op\":\"latest\",\"table\":\"q\",\"prefix\":[\"b\"],\"id\":[1,{\"x\":null}]}",
+		"{\"op\":\"query\",\"table\":\"q\",\"ge\":[\"a\",\"2025-01-01T01:00:00Z\"],\"lt\":[\"c\"]}",
+		"{\"op\":\"schema\",\"table\":\"q\"}",
+		"{\"op\":\"stats\",\"table\":\"q\"}",
+	};
+	const char *b = base[rnd() % (sizeof base / sizeof base[0])];
+	size_t n = strlen(b), edits = 1 + rnd() % 4;
+	char *p = malloc(n + edits + 1);
+	assert_non_null(p);
+	memcpy(p, b, n + 1);
+	for (size_t e = 0; e < edits && n > 1; e++) {
+		size_t at = rnd() % n;
+		char ch = (char)(1 + rnd() % 255);
+		if (ch == '\n')
+			ch = '{';
+		switch (rnd() % 4) {
+		case 0: p[at] = ch; break;                                   /* replace */
+		case 1: memmove(p + at, p + at + 1, n - at); n--; break;     /* delete */
+		case 2: memmove(p + at + 1, p + at, n - at + 1); p[at] = ch; n++; break;
+		default: p[at + 1 < n ? at + 1 : n] = '\0'; n = strlen(p); break; /* cut */
+		}
+	}
+	if (strspn(p, "\r") == strlen(p)) /* an empty line gets no response */
+		p[0] = '[';
+	return p;
+}
+
+static void test_bad_random_lines(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	for (int i = 0; i < 1000; i++) {
+		char *req = mutated_request(), *got = tsd_test_call(f->c, req);
+		if (!got)
+			fail_msg("request %d, %s: no response", i, req);
+		free(got);
+		free(req);
+	}
+	ping_ok(f->c);
+	assert_true(tsd_test_daemon_alive(f->d));
+}
+
+/* ---- The list ---- */
+
+static enum tsd_test_transport unix_state = TSD_TEST_UNIX, tcp_state = TSD_TEST_TCP;
+
+/* A test run once over each transport. */
+#define BOTH(name, fn, set) \
+	{"daemon_" name "_unix", fn, set, teardown, &unix_state}, \
+	{"daemon_" name "_tcp", fn, set, teardown, &tcp_state}
+#define ONCE(name, fn, set) {"daemon_" name, fn, set, teardown, NULL}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH("ping", test_ping, setup),
+		BOTH("tables", test_tables, setup),
+		BOTH("create_schema", test_create_schema, setup),
+		BOTH("alter", test_alter, setup),
+		BOTH("alter_failed_changes_nothing", test_alter_failed_changes_nothing, setup),
+		BOTH("drop", test_drop, setup),
+		BOTH("insert_arrays", test_insert_arrays, setup),
+		BOTH("insert_objects", test_insert_objects, setup),
+		BOTH("insert_strings", test_insert_strings, setup),
+		BOTH("query_prefix", test_query_prefix, setup),
+		BOTH("query_bounds", test_query_bounds, setup),
+		BOTH("query_time", test_query_time, setup),
+		BOTH("query_desc", test_query_desc, setup),
+		BOTH("query_limit_resume", test_query_limit, setup),
+		BOTH("query_columns", test_query_columns, setup),
+		BOTH("latest", test_latest, setup),
+		BOTH("aggregate", test_aggregate, setup),
+		BOTH("flush", test_flush, setup),
+		BOTH("stats", test_stats, setup),
+		BOTH("id_on_every_line", test_ids_every_line, setup),
+		BOTH("bad_malformed_json", test_bad_malformed_json, setup),
+		BOTH("bad_not_object", test_bad_not_object, setup),
+		BOTH("bad_missing_op", test_bad_missing_op, setup),
+		BOTH("bad_unknown_op", test_bad_unknown_op, setup),
+		BOTH("bad_unknown_table", test_bad_unknown_table, setup),
+		BOTH("bad_missing_field", test_bad_missing_field, setup),
+		BOTH("bad_field_type", test_bad_field_type, setup),
+		BOTH("bad_unknown_field", test_bad_unknown_field, setup),
+		BOTH("bad_schema", test_bad_schema, setup),
+		BOTH("bad_random_lines", test_bad_random_lines, setup),
+		BOTH("insert_bad_row_width", test_insert_bad_row_width, setup),
+		BOTH("insert_bad_value_type", test_insert_bad_value_type, setup),
+		BOTH("insert_duplicate_key", test_insert_duplicate_key, setup),
+		BOTH("insert_duplicate_in_batch", test_insert_duplicate_in_batch, setup),
+		BOTH("insert_expired", test_insert_expired, setup),
+		BOTH("insert_future", test_insert_future, setup),
+		BOTH("frame_crlf_blank_lines", test_frame_crlf_blank_lines, setup),
+		BOTH("frame_byte_by_byte", test_frame_byte_by_byte, setup),
+		BOTH("frame_last_line_at_eof", test_frame_last_line_at_eof, setup),
+		BOTH("line_max_boundary", test_line_max_boundary, setup_line_max),
+		BOTH("line_too_long_closes", test_line_too_long_closes, setup_line_max),
+		BOTH("pipeline_1000", test_pipeline_1000, setup),
+		BOTH("pipeline_beyond_queue", test_pipeline_beyond_queue, setup),
+		ONCE("concurrent_50_connections", test_concurrent_connections, setup),
+		ONCE("slow_reader_memory_bounded", test_slow_reader_memory, setup_small_cache),
+		ONCE("sigterm_under_load", test_sigterm_under_load, setup),
+		ONCE("auth_tcp_required", test_auth_tcp_required, setup_token),
+		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
+		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
+	};
+	signal(SIGPIPE, SIG_IGN);
+	if (getenv("TSD_TEST_FILTER")) /* e.g. "daemon_auth_*" */
+		cmocka_set_test_filter(getenv("TSD_TEST_FILTER"));
+	return cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
+}
