@@ -139,8 +139,9 @@ static int spawn(struct tsd_test_daemon *d, const char *const *args)
 static int accepts(const struct tsd_test_daemon *d, enum tsd_test_transport transport)
 {
 	struct tsd_test_conn *c = tsd_test_connect(d, transport);
+	int ok = c != NULL;
 	tsd_test_close(c);
-	return c != NULL;
+	return ok;
 }
 
 /* Whether the log's last lines say the TCP port was taken. */

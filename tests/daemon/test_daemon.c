@@ -26,6 +26,10 @@
  *
  * Timestamps are fixed in 2025 for tables without TTL; the TTL and
  * max_future tests use times relative to the wall clock.
+ *
+ * TSD_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka
+ * wildcards, e.g. "daemon_auth_*"); TSD_TEST_VERBOSE=1 sends the
+ * daemons' logs to stderr instead of their directories.
  */
 #include <inttypes.h>
 #include <pthread.h>
