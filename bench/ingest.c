@@ -377,12 +377,35 @@ static void daemon_path(char *buf, size_t size)
 	strcpy(slash ? slash + 1 : buf, "tsstored");
 }
 
+typedef void encode_fn(const struct tsbs_row *rows, size_t n, struct batch *b);
+
+/* rows[0..n) cut into requests of INGEST_BATCH rows by encode; *nb
+ * receives their number.  Free with free_batches. */
+static struct batch *make_batches(const struct tsbs_row *rows, size_t n, encode_fn *encode,
+                                  size_t *nb)
+{
+	struct batch *b;
+	*nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
+	if (!(b = calloc(*nb + 1, sizeof *b)))
+		return NULL;
+	for (size_t i = 0; i < *nb; i++)
+		encode(rows + i * INGEST_BATCH, i + 1 < *nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
+	return b;
+}
+
+static void free_batches(struct batch *b, size_t nb)
+{
+	for (size_t i = 0; b && i < nb; i++)
+		free(b[i].body);
+	free(b);
+}
+
 static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
 {
 	char exe[4096], listen[64], *dir = bench_tmpdir(), line[8192];
 	int port = free_port(), rc = -1;
-	size_t nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
-	struct batch *b = calloc(nb + 1, sizeof *b);
+	size_t nb = 0;
+	struct batch *b = NULL;
 	daemon_path(exe, sizeof exe);
 	snprintf(listen, sizeof listen, "tcp:127.0.0.1:%d", port);
 	char *argv[] = {exe, "-d", dir, "--listen", listen, NULL};
@@ -404,10 +427,8 @@ static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, dou
 		fprintf(stderr, "ingest: tsstored did not start or create the table\n");
 		goto out;
 	}
-	for (size_t i = 0; i < nb; i++)
-		encode_json(rows + i * INGEST_BATCH,
-		            i + 1 < nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
-	rc = run_engine("tsstored", b, nb, n, port, 0, pid, rate, rss);
+	if ((b = make_batches(rows, n, encode_json, &nb)))
+		rc = run_engine("tsstored", b, nb, n, port, 0, pid, rate, rss);
 	/* The engine's counters after the run (stalls, flushes), for the
 	 * record. */
 	static const char stats[] = "{\"op\":\"stats\",\"table\":\"cpu\"}\n";
@@ -425,9 +446,7 @@ out:
 		close(fd);
 	if (pid > 0)
 		stop_server(pid);
-	for (size_t i = 0; i < nb; i++)
-		free(b[i].body);
-	free(b);
+	free_batches(b, nb);
 	free(create);
 	bench_rmdir(dir);
 	return rc;
@@ -437,8 +456,8 @@ static int run_victoria(const struct tsbs_row *rows, size_t n, double *rate, dou
 {
 	char data[4200], addr[64], *dir = bench_tmpdir();
 	int port = free_port(), rc = -1;
-	size_t nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
-	struct batch *b = calloc(nb + 1, sizeof *b);
+	size_t nb = 0;
+	struct batch *b = NULL;
 	snprintf(data, sizeof data, "-storageDataPath=%s", dir);
 	snprintf(addr, sizeof addr, "-httpListenAddr=127.0.0.1:%d", port);
 	char *argv[] = {"/usr/bin/victoria-metrics", data, addr, "-loggerLevel=ERROR", NULL};
@@ -451,15 +470,11 @@ static int run_victoria(const struct tsbs_row *rows, size_t n, double *rate, dou
 		fprintf(stderr, "ingest: victoria-metrics did not start\n");
 		goto out;
 	}
-	for (size_t i = 0; i < nb; i++)
-		encode_http(rows + i * INGEST_BATCH,
-		            i + 1 < nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
-	rc = run_engine("victoriametrics", b, nb, n, port, 1, pid, rate, rss);
+	if ((b = make_batches(rows, n, encode_http, &nb)))
+		rc = run_engine("victoriametrics", b, nb, n, port, 1, pid, rate, rss);
 	stop_server(pid);
 out:
-	for (size_t i = 0; i < nb; i++)
-		free(b[i].body);
-	free(b);
+	free_batches(b, nb);
 	bench_rmdir(dir);
 	return rc;
 }

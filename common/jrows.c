@@ -472,16 +472,6 @@ static int array_row(struct lexer *lx, const ts_schema *s, size_t row, ts_value 
 	return 0;
 }
 
-static int column_named(const ts_schema *s, const char *name, size_t n, int hint)
-{
-	for (int k = 0; k < s->ncolumns; k++) {
-		int j = (hint + k) % s->ncolumns;
-		if (strlen(s->columns[j].name) == n && memcmp(s->columns[j].name, name, n) == 0)
-			return j;
-	}
-	return -1;
-}
-
 /* An object row: values by column name; seen[] marks the keys met. */
 static int object_row(struct lexer *lx, const ts_schema *s, size_t row, ts_value *vals,
                       unsigned char *seen, struct unknown_keys *unknown)
@@ -501,7 +491,7 @@ static int object_row(struct lexer *lx, const ts_schema *s, size_t row, ts_value
 		enum kind k;
 		if (object_key(lx, NULL, &key, &n) < 0)
 			return -1;
-		int j = column_named(s, key, n, hint), dup = j >= 0 ? seen[j] : unknown_seen(unknown, key, n);
+		int j = val_column(s, key, n, hint), dup = j >= 0 ? seen[j] : unknown_seen(unknown, key, n);
 		if (dup)
 			return malformed(lx, dup < 0 ? "out of memory" : "duplicate object key");
 		if (j < 0) {
@@ -663,14 +653,6 @@ int jrows_find(const char *text, size_t len, size_t *start, size_t *end)
 
 /* ---- the slow path ---- */
 
-static int column_index(const ts_schema *s, const char *name)
-{
-	for (int i = 0; i < s->ncolumns; i++)
-		if (strcmp(s->columns[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* Row i, an array in column order, into vals. */
 static int json_array_row(const ts_schema *s, size_t i, const json_t *row, ts_value *vals,
                           char *why, size_t whysz)
@@ -702,7 +684,7 @@ static int json_object_row(const ts_schema *s, size_t i, json_t *row, ts_value *
 	json_t *v;
 	int rc;
 	json_object_foreach(row, name, v) {
-		int j = column_index(s, name);
+		int j = val_column(s, name, strlen(name), 0);
 		if (j < 0) {
 			snprintf(why, whysz, "row %zu: unknown column \"%.64s\"", i, name);
 			return TS_EINVAL;

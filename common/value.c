@@ -249,6 +249,16 @@ int val_base64(const char *text, size_t len, ts_value *out,
 	return rc;
 }
 
+int val_column(const ts_schema *s, const char *name, size_t len, int hint)
+{
+	for (int k = 0; k < s->ncolumns; k++) {
+		int j = (hint + k) % s->ncolumns;
+		if (strlen(s->columns[j].name) == len && memcmp(s->columns[j].name, name, len) == 0)
+			return j;
+	}
+	return -1;
+}
+
 void val_free(ts_value *v)
 {
 	if (v->type == TS_STRING || v->type == TS_BLOB)

@@ -60,6 +60,14 @@ void val_format_double(double d, char *buf, size_t size);
  */
 int val_base64_inplace(char *text, size_t len, ts_value *out, char *why, size_t whysz);
 
+/*
+ * val_column -- the index of the column of s named by the len bytes at
+ * name (which need not be NUL-terminated), or -1.  The search starts at
+ * column hint (0 <= hint), so a caller walking columns in schema order
+ * finds each at the first try.
+ */
+int val_column(const ts_schema *s, const char *name, size_t len, int hint);
+
 /* Release the bytes val_parse copied (nothing for other values). */
 void val_free(ts_value *v);
 

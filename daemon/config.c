@@ -329,23 +329,32 @@ int tsd_config_file(struct tsd_config *cfg, const char *path)
 	return rc;
 }
 
-/* Whether the host of "tcp:HOST:PORT" is a loopback address. */
-static int loopback(const char *addr)
+int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port)
 {
-	char host[256];
-	const char *start = addr + 4, *colon = strrchr(start, ':');
-	size_t n = (size_t)(colon - start);
-	unsigned char a[16];
-	if (n >= sizeof host)
-		return 0;
-	memcpy(host, start, n);
+	const char *colon = strrchr(hostport, ':');
+	size_t n;
+	if (!colon || (n = (size_t)(colon - hostport)) >= size)
+		return -1;
+	memcpy(host, hostport, n);
 	host[n] = '\0';
 	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
 		memmove(host, host + 1, n - 2);
 		host[n - 2] = '\0';
 	}
 	if (strcmp(host, "localhost") == 0)
-		return 1;
+		snprintf(host, size, "127.0.0.1");
+	*port = atoi(colon + 1);
+	return 0;
+}
+
+/* Whether the host of "tcp:HOST:PORT" is a loopback address. */
+static int loopback(const char *addr)
+{
+	char host[256];
+	unsigned char a[16];
+	int port;
+	if (tsd_tcp_split(addr + 4, host, sizeof host, &port) < 0)
+		return 0;
 	if (inet_pton(AF_INET, host, a) == 1)
 		return a[0] == 127;
 	if (inet_pton(AF_INET6, host, a) == 1) {

@@ -331,14 +331,6 @@ static int get_key(struct tsd_request *r, const char *name, int slot)
 	return 0;
 }
 
-static int column_index(const ts_schema *s, const char *name)
-{
-	for (int i = 0; i < s->ncolumns; i++)
-		if (strcmp(s->columns[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- Ops that answer in one line ---- */
 
 static int op_ping(struct tsd_request *r)
@@ -640,7 +632,7 @@ static int get_projection(struct tsd_request *r, ts_query *q)
 		if (!json_is_string(v))
 			return fail(r, TS_EPROTO, "columns[%zu]: expected a column name, got %s", i,
 			            val_json_kind(v));
-		if ((r->columns[i] = column_index(r->schema, json_string_value(v))) < 0)
+		if ((r->columns[i] = val_column(r->schema, json_string_value(v), json_string_length(v), 0)) < 0)
 			return fail(r, TS_ENOENT, "columns[%zu]: no column \"%.64s\" in table \"%s\"", i,
 			            json_string_value(v), ts_table_name(r->table));
 	}
@@ -732,7 +724,7 @@ static int get_specs(struct tsd_request *r, ts_aggregate *a)
 	if (!(r->specs = calloc(total + 1, sizeof *r->specs)))
 		return fail(r, TS_ENOMEM, "out of memory");
 	json_object_foreach(cols, name, fns) {
-		int col = column_index(r->schema, name);
+		int col = val_column(r->schema, name, strlen(name), 0);
 		if (col < 0)
 			return fail(r, TS_ENOENT, "columns: no column \"%.64s\" in table \"%s\"", name,
 			            ts_table_name(r->table));
@@ -1057,5 +1049,16 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 		fail(r, TS_ENOMEM, "out of memory for the response");
 		put_error_line(r);
 		r->done = 1;
+	}
+	if (r->done) {
+		/* Let go of the snapshot and the table here, on the worker:
+		 * closing them may wait for the database's lock, which the
+		 * event loop must never do. */
+		ts_cursor_close(r->cursor);
+		ts_schema_free(r->schema);
+		ts_table_close(r->table);
+		r->cursor = NULL;
+		r->schema = NULL;
+		r->table = NULL;
 	}
 }

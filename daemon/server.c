@@ -187,13 +187,24 @@ static void free_conn(struct conn *c)
 	free(c);
 }
 
+/* The active request has sent its last line: count it and free it; after
+ * one that closes the connection, drop the requests queued behind it
+ * (the stream was cut there, they cannot be answered in order). */
 static void finish_request(struct conn *c)
 {
 	struct tsd_request *r = c->active;
 	tsd_stats_request(tsd_request_op(r), tsd_request_code(r),
 	                  (int64_t)(uv_hrtime() - (uint64_t)c->active_start));
-	if (tsd_request_closes(r))
-		c->draining = 1; /* answered; nothing after it runs */
+	if (tsd_request_closes(r)) {
+		c->draining = 1;
+		while (c->nqueued) {
+			c->queued_bytes -= tsd_request_size(c->queue[c->qhead]);
+			tsd_request_free(c->queue[c->qhead]);
+			c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
+			c->nqueued--;
+		}
+		c->inlen = c->scanned = 0;
+	}
 	tsd_request_free(r);
 	c->active = NULL;
 }
@@ -210,18 +221,8 @@ static void after_step(uv_work_t *work, int status)
 	}
 	tsd_request_output(c->active, &p, &len);
 	send_bytes(c, p, len);
-	if (tsd_request_done(c->active)) {
-		int closes = tsd_request_closes(c->active);
+	if (tsd_request_done(c->active))
 		finish_request(c);
-		if (closes) {
-			while (c->nqueued) { /* unanswerable: the stream is cut */
-				c->queued_bytes -= tsd_request_size(c->queue[c->qhead]);
-				tsd_request_free(c->queue[c->qhead]);
-				c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
-				c->nqueued--;
-			}
-		}
-	}
 	if (!c->closing)
 		pump(c);
 }
@@ -537,20 +538,12 @@ fail:
 static int listen_tcp(struct server *srv, struct listener *l, const char *hostport)
 {
 	char host[256];
-	const char *colon = strrchr(hostport, ':');
-	size_t n = (size_t)(colon - hostport);
-	int port = atoi(colon + 1), rc;
+	int port, rc;
 	struct sockaddr_storage sa;
-	if (n >= sizeof host)
-		n = sizeof host - 1;
-	memcpy(host, hostport, n);
-	host[n] = '\0';
-	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
-		memmove(host, host + 1, n - 2);
-		host[n - 2] = '\0';
+	if (tsd_tcp_split(hostport, host, sizeof host, &port) < 0) {
+		tsd_log("%s: the host name is too long", l->addr);
+		return -1;
 	}
-	if (strcmp(host, "localhost") == 0)
-		strcpy(host, "127.0.0.1");
 	if (uv_ip4_addr(host, port, (struct sockaddr_in *)&sa) < 0 &&
 	    uv_ip6_addr(host, port, (struct sockaddr_in6 *)&sa) < 0) {
 		tsd_log("%s: \"%s\" is not an IPv4 or IPv6 address", l->addr, host);

@@ -107,6 +107,14 @@ int tsd_config_file(struct tsd_config *cfg, const char *path);
  */
 int tsd_config_finish(struct tsd_config *cfg);
 
+/*
+ * tsd_tcp_split -- "HOST:PORT" (after "tcp:") into host (brackets of an
+ * IPv6 address removed, "localhost" as 127.0.0.1; size bytes of room)
+ * and port.  Returns 0, or -1 when there is no ':' or the host is too
+ * long.
+ */
+int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
+
 /* Whether an option takes a value: 1, 0 (a flag), or -1 (unknown). */
 int tsd_config_has_arg(const char *name);
 
@@ -178,7 +186,8 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long);
 
 /*
  * tsd_request_step -- run the request on until it has produced about a
- * chunk of output or has finished.  Called on a worker thread, never on
+ * chunk of output or has finished; the step that finishes it also
+ * releases its cursor and table.  Called on a worker thread, never on
  * two threads at once for one request.  *authed is the connection's
  * state, read and (by "auth") set.
  */
@@ -205,7 +214,8 @@ int tsd_request_code(const struct tsd_request *r);
 /* Bytes of the line the request holds (for the pipeline bound). */
 size_t tsd_request_size(const struct tsd_request *r);
 
-/* Release a request: its cursor and snapshot, its table, its buffers. */
+/* Release a request: its buffers, and its cursor and table if it did not
+ * finish (a connection closed in the middle of a response). */
 void tsd_request_free(struct tsd_request *r);
 
 /* ---- The server (server.c) -------------------------------------------- */

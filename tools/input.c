@@ -130,15 +130,6 @@ uint64_t cli_input_offset(const struct cli_input *in)
 	return in->offset;
 }
 
-/* The index of the column named by the len bytes at name, or -1. */
-static int column_index(const ts_schema *s, const char *name, size_t len)
-{
-	for (int i = 0; i < s->ncolumns; i++)
-		if (strlen(s->columns[i].name) == len && memcmp(s->columns[i].name, name, len) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- records ---- */
 
 static int out_of_memory(char *why, size_t whysz)
@@ -386,7 +377,7 @@ static int read_header(struct cli_input *in, char *why, size_t whysz)
 		return out_of_memory(why, whysz);
 	for (int i = 0; i < in->nfields; i++) {
 		const struct field *f = &in->fields[i];
-		int col = column_index(s, f->p, f->len);
+		int col = val_column(s, f->p, f->len, 0);
 		if (col < 0) {
 			snprintf(why, whysz, "unknown column \"%.*s\"", f->len > QUOTE_MAX ? QUOTE_MAX : (int)f->len,
 			         f->p);
@@ -461,7 +452,7 @@ static int object_row(struct cli_input *in, json_t *obj, ts_value *row, char *wh
 	}
 	json_object_foreach(obj, key, v) {
 		const ts_column *c;
-		int col = column_index(in->schema, key, strlen(key)), rc;
+		int col = val_column(in->schema, key, strlen(key), 0), rc;
 		if (col < 0) {
 			snprintf(why, whysz, "unknown column \"%.*s\"", QUOTE_MAX, key);
 			return CLI_INPUT_BAD;
