@@ -65,6 +65,7 @@ struct ts__log {
 	int was_clean;
 	uint64_t first_seg, last_seg; /* segments mapped by the writer */
 	int64_t seg_wait_ns, seg_wait_max_ns; /* the writer entering segments */
+	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	struct prep prep;
 };
 
@@ -669,7 +670,7 @@ static void prep_stop(ts__log *log)
 
 /* Map segment seg, which the tail is entering: the preparer's mapping if
  * it has one (waiting while it works on seg), else one of the writer's
- * own; then ask the preparer for seg + 1. */
+ * own.  The preparer is asked for seg + 1 later, by ts__log_alloc_slow. */
 static int enter_segment(ts__log *log, uint64_t seg)
 {
 	if (seg - log->first_seg >= TS_LOG_RING - 1)
@@ -686,7 +687,6 @@ static int enter_segment(ts__log *log, uint64_t seg)
 	if (rc < 0)
 		return rc;
 	log->last_seg = seg;
-	prep_kick(log, seg + 1);
 	return 0;
 }
 
@@ -744,9 +744,24 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 	*lsn = h->tail;
 	*p = ts__log_ptr(log, h->tail);
 	h->tail += size;
-	/* the rest of this segment is the window of the inline fast path */
+	/*
+	 * The rest of this segment is the window of the inline fast path, but
+	 * only up to its middle while the tail is in its first half: the next
+	 * segment is asked of the preparer when the tail passes the middle.
+	 * Asking on entry instead cost every table 64 MiB of written zeros
+	 * at its first insert, which a database of many small tables (or a
+	 * test creating fifty at once) pays in disk writes and stalls.
+	 */
+	uint64_t seg = seg_of(h->tail - 1), end = (seg + 1) << TS_SEG_DATA_SHIFT;
+	uint64_t mid = end - TS_SEG_DATA / 2;
+	if (h->tail < mid)
+		end = mid;
+	else if (log->asked != seg + 2) {
+		prep_kick(log, seg + 1);
+		log->asked = seg + 2;
+	}
 	h->win_at = (unsigned char *)*p + size;
-	h->win_end = (seg_of(h->tail - 1) + 1) << TS_SEG_DATA_SHIFT;
+	h->win_end = end;
 	return 0;
 }
 

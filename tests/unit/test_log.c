@@ -129,12 +129,12 @@ static void enter_prepared_segment(const char *dir, uint64_t left)
 
 	/* Batch 1: a header at 0, one record, a commit ending left bytes
 	 * before the end of the segment. */
-	assert_int_equal(ts__log_begin(log, &batch), 0); /* maps 0, asks for 1 */
+	assert_int_equal(ts__log_begin(log, &batch), 0); /* maps 0 */
 	assert_int_equal(batch, 0);
 	assert_int_equal(ts__log_alloc(log, TS_SEG_DATA - TS_BATCH_HEADER_SIZE - commit - left,
 	                               &lsn, (void **)&p), 0);
 	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
-	assert_int_equal(ts__log_tail(log), TS_SEG_DATA - left);
+	assert_int_equal(ts__log_tail(log), TS_SEG_DATA - left); /* past the middle: asks for 1 */
 
 	/* The preparer has renamed segment 1 into place and is held. */
 	await_segment(dir, 1);
@@ -177,12 +177,50 @@ static void log_segment_entered_by_batch_start(void **state)
 	enter_prepared_segment(*state, 8);
 }
 
+/*
+ * The next segment is asked for when the tail passes the middle of the
+ * current one, not on entering it: a table that only ever holds a few
+ * rows must not cost a second 64 MiB segment of written zeros.
+ */
+static void log_next_segment_asked_at_middle(void **state)
+{
+	const char *dir = *state;
+	char path[4096];
+	ts__log *log;
+	uint64_t batch, lsn;
+	void *p;
+	const uint64_t commit = TS_COMMIT_SIZE(0);
+	snprintf(path, sizeof path, "%s/%016llx.seg", dir, 1ULL);
+	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+
+	/* A small batch, then one ending 8 bytes short of the middle. */
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	assert_int_equal(ts__log_alloc(log, 64, &lsn, &p), 0);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	uint64_t to_mid = TS_SEG_DATA / 2 - 8 - ts__log_tail(log) - commit;
+	assert_int_equal(ts__log_alloc(log, to_mid, &lsn, &p), 0);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	assert_int_equal(ts__log_tail(log), TS_SEG_DATA / 2 - 8);
+	sleep_ms(300); /* what a preparer asked for would have done by now */
+	assert_int_not_equal(access(path, F_OK), 0);
+
+	/* The next allocation crosses the middle. */
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	assert_int_equal(ts__log_alloc(log, 64, &lsn, &p), 0);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	await_segment(dir, 1);
+	ts__log_close(log, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(log_segment_entered_after_exact_fit, setup_dir,
 		                                teardown_dir),
 		cmocka_unit_test_setup_teardown(log_segment_entered_by_batch_start, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_next_segment_asked_at_middle, setup_dir,
 		                                teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
