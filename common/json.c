@@ -163,7 +163,7 @@ static void put_base64(struct jbuf *b, const unsigned char *p, size_t n)
 }
 
 /* Decimal digits of an int64, fast: results are mostly integers. */
-static void put_int(struct jbuf *b, int64_t i)
+void jbuf_int(struct jbuf *b, int64_t i)
 {
 	char tmp[24], *e = tmp + sizeof tmp, *s = e;
 	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
@@ -183,7 +183,7 @@ void jbuf_value(struct jbuf *b, const ts_value *v)
 	case TS_INT32:
 	case TS_INT64:
 	case TS_TIMESTAMP:
-		put_int(b, v->v.i);
+		jbuf_int(b, v->v.i);
 		break;
 	case TS_DOUBLE:
 		if (!isfinite(v->v.d)) {

@@ -37,6 +37,9 @@ void jbuf_putc(struct jbuf *b, char c);
 void jbuf_printf(struct jbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Append i in decimal. */
+void jbuf_int(struct jbuf *b, int64_t i);
+
 /* Append the n bytes at p as a JSON string: quotes, and escapes for '"',
  * '\\' and the control characters (NUL as \u0000).  Bytes that are not
  * valid UTF-8 (a client's bytes quoted in a message, a character cut by

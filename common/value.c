@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "value.h"
 
 static int is_integer_text(const char *text)
@@ -278,62 +279,76 @@ void val_format_double(double d, char *buf, size_t size)
 	}
 }
 
-static void print_double(FILE *f, double d)
-{
-	char buf[VAL_DOUBLE_BUFSZ];
-	val_format_double(d, buf, sizeof buf);
-	fputs(buf, f);
-}
-
-static void print_time(FILE *f, int64_t ns)
+static void text_time(struct jbuf *b, int64_t ns)
 {
 	char buf[TS_TIME_BUFSZ];
 	if (ts_time_format(ns, buf, sizeof buf) == 0)
-		fputs(buf, f);
+		jbuf_puts(b, buf);
 	else
-		fprintf(f, "%" PRId64, ns);
+		jbuf_int(b, ns);
 }
 
-static void print_escaped(FILE *f, const char *p, size_t n)
+/* The string's bytes with tab, newline and backslash as \t \n \\. */
+static void text_escaped(struct jbuf *b, const char *p, size_t n)
 {
+	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '\t')
-			fputs("\\t", f);
-		else if (p[i] == '\n')
-			fputs("\\n", f);
-		else if (p[i] == '\\')
-			fputs("\\\\", f);
-		else
-			fputc(p[i], f);
+		char c = p[i];
+		if (c != '\t' && c != '\n' && c != '\\')
+			continue;
+		jbuf_put(b, p + run, i - run);
+		jbuf_putc(b, '\\');
+		jbuf_putc(b, c == '\t' ? 't' : c == '\n' ? 'n' : '\\');
+		run = i + 1;
+	}
+	jbuf_put(b, p + run, n - run);
+}
+
+static void text_hex(struct jbuf *b, const unsigned char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (jbuf_reserve(b, 2 * n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		b->p[b->len++] = hex[p[i] >> 4];
+		b->p[b->len++] = hex[p[i] & 15];
 	}
 }
 
-static void print_hex(FILE *f, const unsigned char *p, size_t n)
+void val_text(struct jbuf *b, const ts_value *v, int escape)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%02x", p[i]);
-}
-
-void val_print(FILE *f, const ts_value *v)
-{
+	char buf[VAL_DOUBLE_BUFSZ];
 	switch (v->type) {
 	case TS_INT32:
 	case TS_INT64:
-		fprintf(f, "%" PRId64, v->v.i);
+		jbuf_int(b, v->v.i);
 		break;
 	case TS_DOUBLE:
-		print_double(f, v->v.d);
+		val_format_double(v->v.d, buf, sizeof buf);
+		jbuf_puts(b, buf);
 		break;
 	case TS_TIMESTAMP:
-		print_time(f, v->v.i);
+		text_time(b, v->v.i);
 		break;
 	case TS_STRING:
-		print_escaped(f, v->v.s.ptr, v->v.s.len);
+		if (escape)
+			text_escaped(b, v->v.s.ptr, v->v.s.len);
+		else
+			jbuf_put(b, v->v.s.ptr, v->v.s.len);
 		break;
 	case TS_BLOB:
-		print_hex(f, v->v.s.ptr, v->v.s.len);
+		text_hex(b, v->v.s.ptr, v->v.s.len);
 		break;
 	default:
 		break;
 	}
+}
+
+void val_print(FILE *f, const ts_value *v)
+{
+	struct jbuf b = {0};
+	val_text(&b, v, 1);
+	if (b.len)
+		fwrite(b.p, 1, b.len, f);
+	jbuf_free(&b);
 }

@@ -79,4 +79,10 @@ void val_free(ts_value *v);
  */
 void val_print(FILE *f, const ts_value *v);
 
+struct jbuf;
+
+/* val_print's text appended to b; escape 0 leaves strings as they are
+ * (for csv, which quotes instead). */
+void val_text(struct jbuf *b, const ts_value *v, int escape);
+
 #endif /* TSSTORE_COMMON_VALUE_H */

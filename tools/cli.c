@@ -139,10 +139,6 @@ int cli_open(const struct cli *cli, unsigned flags, ts_db **db)
 	ts_options opts;
 	int rc;
 	*db = NULL;
-	if (!cli->datadir) {
-		fputs(CLI_PROGRAM ": -s: the daemon is not implemented yet\n", stderr);
-		return CLI_FAILURE;
-	}
 	ts_options_init(&opts);
 	opts.flags = flags;
 	if ((rc = ts_open(cli->datadir, &opts, db)) < 0)

@@ -117,8 +117,9 @@ int cli_parse_operands(const struct cli *cli, int argc, char **argv,
 
 /* ---- the database (cli.c) ---- */
 
-/* Open the database of the run with TS_OPEN_* flags.  Returns CLI_OK, or
- * CLI_FAILURE after the message (the daemon mode is not implemented yet). */
+/* Open the database of the run (cli->datadir) with TS_OPEN_* flags.
+ * Returns CLI_OK, or CLI_FAILURE after the message.  The commands use
+ * store.h, which calls this in the direct mode. */
 int cli_open(const struct cli *cli, unsigned flags, ts_db **db);
 
 /* Open table name of db.  Returns CLI_OK or CLI_FAILURE after the message. */
@@ -128,7 +129,7 @@ int cli_table_open(const struct cli *cli, ts_db *db, const char *name, ts_table 
  * CLI_OK and closing failed (pending data could not be synced). */
 int cli_close(const struct cli *cli, ts_db *db, int status);
 
-/* ---- the commands (cmd_show.c, cmd_ddl.c, cmd_insert.c) ---- */
+/* ---- the commands (cmd_show.c, cmd_ddl.c, cmd_insert.c, cmd_query.c) ---- */
 
 int cli_cmd_tables(struct cli *cli, int argc, char **argv);
 int cli_cmd_schema(struct cli *cli, int argc, char **argv);
@@ -136,6 +137,12 @@ int cli_cmd_stats(struct cli *cli, int argc, char **argv);
 int cli_cmd_create(struct cli *cli, int argc, char **argv);
 int cli_cmd_alter(struct cli *cli, int argc, char **argv);
 int cli_cmd_drop(struct cli *cli, int argc, char **argv);
+int cli_cmd_flush(struct cli *cli, int argc, char **argv);
 int cli_cmd_insert(struct cli *cli, int argc, char **argv);
+int cli_cmd_load(struct cli *cli, int argc, char **argv);
+int cli_cmd_query(struct cli *cli, int argc, char **argv);
+int cli_cmd_latest(struct cli *cli, int argc, char **argv);
+int cli_cmd_aggregate(struct cli *cli, int argc, char **argv);
+int cli_cmd_dump(struct cli *cli, int argc, char **argv);
 
 #endif /* TSSTORE_TOOLS_CLI_H */

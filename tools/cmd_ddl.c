@@ -1,6 +1,7 @@
 /*
  * cmd_ddl.c -- the commands that change what tables exist and what they
- * hold: create, alter, drop.
+ * hold: create, alter, drop; and flush, which moves rows to on-disk
+ * tablets.
  *
  * Each handler runs in three steps, each of which may end the run:
  *   1. parse the arguments into a struct of its own (usage errors, exit 2;
@@ -18,6 +19,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "store.h"
 
 /* ---- create ---- */
 
@@ -89,18 +91,18 @@ static int parse_create(const struct cli *cli, int argc, char **argv, struct cre
 int cli_cmd_create(struct cli *cli, int argc, char **argv)
 {
 	struct create_args a = {0};
-	ts_db *db = NULL;
+	struct cli_store *st = NULL;
 	int rc, status = parse_create(cli, argc, argv, &a);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, TS_OPEN_CREATE, &db)) != CLI_OK)
+	if ((status = cli_store_open(cli, TS_OPEN_CREATE, &st)) != CLI_OK)
 		goto out;
-	rc = ts_create_keyed(db, a.table, a.columns, a.ncolumns, a.key, a.nkey, a.ttl);
+	rc = cli_store_create(st, a.table, a.columns, a.ncolumns, a.key, a.nkey, a.ttl);
 	if (rc < 0)
-		status = cli_fail_lib(cli, rc);
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 out:
 	create_args_free(&a);
-	return cli_close(cli, db, status);
+	return cli_store_close(cli, st, status);
 }
 
 /* ---- alter ---- */
@@ -180,29 +182,19 @@ static int parse_alter(const struct cli *cli, int argc, char **argv, struct alte
 	return CLI_CONTINUE;
 }
 
-static int apply_change(ts_table *t, const struct change *ch)
-{
-	switch (ch->kind) {
-	case CHANGE_ADD:
-		return ts_alter_add(t, &ch->column);
-	case CHANGE_WIDEN:
-		return ts_alter_widen(t, ch->widen);
-	default:
-		return ts_alter_ttl(t, ch->ttl);
-	}
-}
-
 /* Apply every change in order; stop at the first failure. */
-static int apply_changes(const struct cli *cli, ts_table *t, const struct alter_args *a)
+static int apply_changes(const struct cli *cli, struct cli_store *st, const struct alter_args *a)
 {
 	for (int i = 0; i < a->nchanges; i++) {
-		int rc = apply_change(t, &a->changes[i]);
+		const struct change *ch = &a->changes[i];
+		int rc = cli_store_alter(st, a->table, ch->kind == CHANGE_ADD ? &ch->column : NULL,
+		                         ch->kind == CHANGE_WIDEN ? ch->widen : NULL, ch->ttl);
 		if (rc < 0 && i == 0)
-			return cli_fail_lib(cli, rc);
+			return cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 		if (rc < 0)
 			return cli_fail(cli, "%s (the %d change%s before it %s made)",
-			                *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc),
-			                i, i == 1 ? "" : "s", i == 1 ? "was" : "were");
+			                cli_store_errmsg(st, rc), i, i == 1 ? "" : "s",
+			                i == 1 ? "was" : "were");
 	}
 	return CLI_OK;
 }
@@ -210,19 +202,15 @@ static int apply_changes(const struct cli *cli, ts_table *t, const struct alter_
 int cli_cmd_alter(struct cli *cli, int argc, char **argv)
 {
 	struct alter_args a = {0};
-	ts_db *db = NULL;
-	ts_table *t = NULL;
+	struct cli_store *st = NULL;
 	int status = parse_alter(cli, argc, argv, &a);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, 0, &db)) != CLI_OK ||
-	    (status = cli_table_open(cli, db, a.table, &t)) != CLI_OK)
-		goto out;
-	status = apply_changes(cli, t, &a);
+	if ((status = cli_store_open(cli, 0, &st)) == CLI_OK)
+		status = apply_changes(cli, st, &a);
 out:
-	ts_table_close(t);
 	alter_args_free(&a);
-	return cli_close(cli, db, status);
+	return cli_store_close(cli, st, status);
 }
 
 /* ---- drop ---- */
@@ -231,14 +219,44 @@ int cli_cmd_drop(struct cli *cli, int argc, char **argv)
 {
 	static const char *const names[] = {"TABLE"};
 	const char *table;
-	ts_db *db = NULL;
+	struct cli_store *st = NULL;
 	int rc, status = cli_parse_operands(cli, argc, argv, names, 1, 1, &table);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, 0, &db)) != CLI_OK)
+	if ((status = cli_store_open(cli, 0, &st)) != CLI_OK)
 		goto out;
-	if ((rc = ts_drop(db, table)) < 0)
-		status = cli_fail_lib(cli, rc);
+	if ((rc = cli_store_drop(st, table)) < 0)
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 out:
-	return cli_close(cli, db, status);
+	return cli_store_close(cli, st, status);
+}
+
+/* ---- flush ---- */
+
+int cli_cmd_flush(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"before", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const names[] = {"TABLE"};
+	const char *table;
+	struct cli_store *st = NULL;
+	int64_t before = INT64_MAX;
+	int c, rc, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		if (ts_time_parse(optarg, &before) < 0) {
+			status = cli_usage(cli, "--before: %s", ts_errmsg(NULL));
+			goto out;
+		}
+	if (c == CLI_STOP ||
+	    (status = cli_operands(cli, argc, argv, names, 0, 1, &table)) != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_store_open(cli, 0, &st)) != CLI_OK)
+		goto out;
+	if ((rc = cli_store_flush(st, table, before)) < 0)
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+out:
+	return cli_store_close(cli, st, status);
 }

@@ -57,18 +57,20 @@
 #include "cli.h"
 #include "input.h"
 #include "progress.h"
+#include "store.h"
 #include "value.h"
 
 struct insert_args {
 	const char *table;
 	const char *file;       /* NULL or "-": standard input */
-	enum cli_format format; /* default tsv */
+	enum rowfmt format; /* default tsv */
 };
 
 /* The state of one insert run. */
 struct insert {
 	const struct cli *cli;
-	ts_table *table;
+	struct cli_store *st;
+	const char *table;
 	int ncols;
 	struct cli_input *input;
 	ts_value *rows;       /* CLI_INSERT_BATCH_ROWS rows of ncols values */
@@ -81,18 +83,22 @@ struct insert {
 
 /* ---- arguments and input ---- */
 
-static int parse_insert(const struct cli *cli, int argc, char **argv, struct insert_args *a)
+/* load takes no --format: it reads jsonl. */
+static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
+                        struct insert_args *a)
 {
-	static const struct option opts[] = {
+	static const struct option insert_opts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	const struct option *opts = load ? insert_opts + 1 : insert_opts;
+	a->format = load ? ROWFMT_JSONL : ROWFMT_TSV;
 	static const char *const names[] = {"TABLE", "FILE"};
 	const char *operands[2];
 	int c, status = CLI_CONTINUE;
 	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
-		if (cli_format_parse(optarg, &a->format) < 0)
+		if (rowfmt_parse(optarg, &a->format) < 0)
 			return cli_usage(cli, "--format \"%s\": want tsv, jsonl or csv", optarg);
 	if (c == CLI_STOP)
 		return status;
@@ -126,7 +132,7 @@ static uint64_t input_size(FILE *f)
 }
 
 static int insert_init(struct insert *ins, const struct cli *cli, const ts_schema *s,
-                       FILE *f, const char *name, enum cli_format format)
+                       FILE *f, const char *name, enum rowfmt format)
 {
 	size_t nvalues = (size_t)CLI_INSERT_BATCH_ROWS * (size_t)s->ncolumns;
 	int typed = f == stdin && isatty(STDIN_FILENO);
@@ -149,7 +155,6 @@ static void insert_free(struct insert *ins)
 	free(ins->rows);
 	free(ins->lines);
 	cli_input_free(ins->input);
-	ts_table_close(ins->table);
 }
 
 /* ---- messages ---- */
@@ -239,12 +244,13 @@ static int store_range(struct insert *ins, size_t first, size_t count)
 		char msg[CLI_MESSAGE_MAX];
 		const char *why;
 		size_t bad;
-		int rc = ts_insert(ins->table, ins->rows + first * (size_t)ins->ncols, count);
+		int rc = cli_store_insert(ins->st, ins->table, ins->rows + first * (size_t)ins->ncols,
+		                          count, ins->ncols);
 		if (rc == 0) {
 			ins->stored += count;
 			return 0;
 		}
-		snprintf(msg, sizeof msg, "%s", *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+		snprintf(msg, sizeof msg, "%s", cli_store_errmsg(ins->st, rc));
 		bad = failed_row(msg, count, &why);
 		if (!is_row_error(rc)) {
 			report(ins, bad < count ? ins->lines[first + bad] : 0, why);
@@ -318,24 +324,21 @@ static int insert_rows(struct insert *ins)
 	}
 }
 
-int cli_cmd_insert(struct cli *cli, int argc, char **argv)
+/* insert, or load (jsonl only). */
+static int run_insert(struct cli *cli, int argc, char **argv, int load)
 {
 	struct insert_args a = {0};
 	struct insert ins = {0};
-	ts_db *db = NULL;
 	ts_schema *s = NULL;
 	FILE *f = NULL;
 	const char *name = NULL;
-	int rc, status = parse_insert(cli, argc, argv, &a);
+	int status = parse_insert(cli, argc, argv, load, &a);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, 0, &db)) != CLI_OK ||
-	    (status = cli_table_open(cli, db, a.table, &ins.table)) != CLI_OK)
+	if ((status = cli_store_open(cli, 0, &ins.st)) != CLI_OK ||
+	    (status = cli_store_schema(cli, ins.st, a.table, &s)) != CLI_OK)
 		goto out;
-	if ((rc = ts_table_schema(ins.table, &s)) < 0) {
-		status = cli_fail_lib(cli, rc);
-		goto out;
-	}
+	ins.table = a.table;
 	if ((status = open_input(cli, a.file, &f, &name)) != CLI_OK ||
 	    (status = insert_init(&ins, cli, s, f, name, a.format)) != CLI_OK)
 		goto out;
@@ -345,7 +348,16 @@ out:
 	insert_free(&ins);
 	if (f && f != stdin)
 		fclose(f);
-	if (s)
-		ts_schema_free(s);
-	return cli_close(cli, db, status);
+	cli_schema_free(s);
+	return cli_store_close(cli, ins.st, status);
+}
+
+int cli_cmd_insert(struct cli *cli, int argc, char **argv)
+{
+	return run_insert(cli, argc, argv, 0);
+}
+
+int cli_cmd_load(struct cli *cli, int argc, char **argv)
+{
+	return run_insert(cli, argc, argv, 1);
 }

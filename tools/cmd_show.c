@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
+#include "store.h"
 #include "value.h"
 
 #define STATS_INDENT "  "
@@ -27,21 +29,21 @@
 int cli_cmd_tables(struct cli *cli, int argc, char **argv)
 {
 	char **names = NULL;
-	ts_db *db = NULL;
+	struct cli_store *st = NULL;
 	int rc, status = cli_parse_operands(cli, argc, argv, NULL, 0, 0, NULL);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, TS_OPEN_READONLY, &db)) != CLI_OK)
+	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		goto out;
-	if ((rc = ts_tables(db, &names, NULL)) < 0) {
-		status = cli_fail_lib(cli, rc);
+	if ((rc = cli_store_tables(st, &names)) < 0) {
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 		goto out;
 	}
 	for (int i = 0; names[i]; i++)
 		printf("%s\n", names[i]);
 out:
-	ts_free_names(names);
-	return cli_close(cli, db, status);
+	cli_names_free(names);
+	return cli_store_close(cli, st, status);
 }
 
 /* ---- schema ---- */
@@ -86,81 +88,74 @@ int cli_cmd_schema(struct cli *cli, int argc, char **argv)
 {
 	static const char *const names[] = {"TABLE"};
 	const char *table;
-	ts_db *db = NULL;
-	ts_table *t = NULL;
+	struct cli_store *st = NULL;
 	ts_schema *s = NULL;
-	int rc, status = cli_parse_operands(cli, argc, argv, names, 1, 1, &table);
+	int status = cli_parse_operands(cli, argc, argv, names, 1, 1, &table);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, TS_OPEN_READONLY, &db)) != CLI_OK ||
-	    (status = cli_table_open(cli, db, table, &t)) != CLI_OK)
+	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK ||
+	    (status = cli_store_schema(cli, st, table, &s)) != CLI_OK)
 		goto out;
-	if ((rc = ts_table_schema(t, &s)) < 0) {
-		status = cli_fail_lib(cli, rc);
-		goto out;
-	}
 	for (int i = 0; i < s->ncolumns; i++)
 		print_column(s, i);
 out:
-	if (s)
-		ts_schema_free(s);
-	ts_table_close(t);
-	return cli_close(cli, db, status);
+	cli_schema_free(s);
+	return cli_store_close(cli, st, status);
 }
 
 /* ---- stats ---- */
 
-static void print_stat(const char *indent, const ts_stat *st)
+static int print_stat(void *arg, const char *name, int64_t value, const char *text)
 {
-	char ttl[TS_DURATION_BUFSZ];
-	printf("%s%s: %" PRId64 "\n", indent, st->name, st->value);
-	if (strcmp(st->name, "ttl_ns") == 0 && st->value >= 0 &&
-	    ts_duration_format(st->value, ttl, sizeof ttl) == 0)
-		printf("%sttl: %s\n", indent, ttl);
+	const char *indent = arg;
+	if (text)
+		printf("%s%s: %s\n", indent, name, text);
+	else
+		printf("%s%s: %" PRId64 "\n", indent, name, value);
+	return 0;
 }
 
-static int print_table_stats(const struct cli *cli, ts_table *t, const char *indent)
+/* A counter line, indented, into the jbuf arg. */
+static int collect_stat(void *arg, const char *name, int64_t value, const char *text)
 {
-	ts_stat st[TS_STATS_MAX];
-	int n, rc = ts_table_stats(t, st, TS_STATS_MAX, &n);
-	if (rc < 0)
-		return cli_fail_lib(cli, rc);
-	for (int i = 0; i < n; i++)
-		print_stat(indent, &st[i]);
-	return CLI_OK;
+	struct jbuf *b = arg;
+	if (text)
+		jbuf_printf(b, STATS_INDENT "%s: %s\n", name, text);
+	else
+		jbuf_printf(b, STATS_INDENT "%s: %" PRId64 "\n", name, value);
+	return 0;
 }
 
-static int stats_one(const struct cli *cli, ts_db *db, const char *table)
+static int stats_one(const struct cli *cli, struct cli_store *st, const char *table)
 {
-	ts_table *t = NULL;
-	int status = cli_table_open(cli, db, table, &t);
-	if (status == CLI_OK)
-		status = print_table_stats(cli, t, "");
-	ts_table_close(t);
-	return status;
+	int rc = cli_store_stats(st, table, print_stat, "");
+	return rc < 0 ? cli_fail(cli, "%s", cli_store_errmsg(st, rc)) : CLI_OK;
 }
 
 /* Every table under a "TABLE:" line; one dropped since the listing was
  * taken is skipped, as if the listing had come a moment later. */
-static int stats_all(const struct cli *cli, ts_db *db)
+static int stats_all(const struct cli *cli, struct cli_store *st)
 {
 	char **names = NULL;
 	int rc, status = CLI_OK;
-	if ((rc = ts_tables(db, &names, NULL)) < 0)
-		return cli_fail_lib(cli, rc);
+	if ((rc = cli_store_tables(st, &names)) < 0)
+		return cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 	for (int i = 0; names[i] && status == CLI_OK; i++) {
-		ts_table *t = NULL;
-		if ((rc = ts_table_open(db, names[i], &t)) == TS_ENOENT)
+		/* the counters first, so that a table gone meanwhile prints nothing */
+		struct jbuf lines = {0};
+		if ((rc = cli_store_stats(st, names[i], collect_stat, &lines)) == TS_ENOENT) {
+			jbuf_free(&lines);
 			continue;
-		if (rc < 0) {
-			status = cli_fail_lib(cli, rc);
-			break;
 		}
-		printf("%s:\n", names[i]);
-		status = print_table_stats(cli, t, STATS_INDENT);
-		ts_table_close(t);
+		if (rc < 0)
+			status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+		else if (lines.failed)
+			status = cli_fail(cli, "out of memory");
+		else
+			printf("%s:\n%.*s", names[i], (int)lines.len, lines.p ? lines.p : "");
+		jbuf_free(&lines);
 	}
-	ts_free_names(names);
+	cli_names_free(names);
 	return status;
 }
 
@@ -168,13 +163,13 @@ int cli_cmd_stats(struct cli *cli, int argc, char **argv)
 {
 	static const char *const names[] = {"TABLE"};
 	const char *table;
-	ts_db *db = NULL;
+	struct cli_store *st = NULL;
 	int status = cli_parse_operands(cli, argc, argv, names, 0, 1, &table);
 	if (status != CLI_CONTINUE)
 		goto out;
-	if ((status = cli_open(cli, TS_OPEN_READONLY, &db)) != CLI_OK)
+	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		goto out;
-	status = table ? stats_one(cli, db, table) : stats_all(cli, db);
+	status = table ? stats_one(cli, st, table) : stats_all(cli, st);
 out:
-	return cli_close(cli, db, status);
+	return cli_store_close(cli, st, status);
 }

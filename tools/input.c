@@ -65,7 +65,7 @@ struct field {
 struct cli_input {
 	FILE *f;
 	const char *name;
-	enum cli_format format;
+	enum rowfmt format;
 	const ts_schema *schema;
 	char *line;         /* getline's buffer */
 	size_t linecap;
@@ -80,20 +80,7 @@ struct cli_input {
 	int done;           /* CLI_INPUT_END or CLI_INPUT_STOP once reached, else 1 */
 };
 
-int cli_format_parse(const char *name, enum cli_format *out)
-{
-	if (strcmp(name, "tsv") == 0)
-		*out = CLI_FORMAT_TSV;
-	else if (strcmp(name, "csv") == 0)
-		*out = CLI_FORMAT_CSV;
-	else if (strcmp(name, "jsonl") == 0)
-		*out = CLI_FORMAT_JSONL;
-	else
-		return TS_EINVAL;
-	return 0;
-}
-
-int cli_input_new(FILE *f, const char *name, enum cli_format format,
+int cli_input_new(FILE *f, const char *name, enum rowfmt format,
                   const ts_schema *s, struct cli_input **out)
 {
 	struct cli_input *in = calloc(1, sizeof *in);
@@ -213,12 +200,12 @@ static int read_lines(struct cli_input *in, char *why, size_t whysz)
 			snprintf(why, whysz, "the input ends inside a quoted field");
 			return CLI_INPUT_BAD;
 		}
-		if (in->format == CLI_FORMAT_CSV)
+		if (in->format == ROWFMT_CSV)
 			quoted = csv_still_quoted(in->rec + from, in->reclen - from, quoted);
 	} while (quoted);
 	if (in->reclen > 0 && in->rec[in->reclen - 1] == '\n')
 		in->reclen--;
-	if (in->format == CLI_FORMAT_CSV && in->reclen > 0 && in->rec[in->reclen - 1] == '\r')
+	if (in->format == ROWFMT_CSV && in->reclen > 0 && in->rec[in->reclen - 1] == '\r')
 		in->reclen--;
 	in->rec[in->reclen] = '\0';
 	return CLI_INPUT_ROW;
@@ -336,7 +323,7 @@ static int split_csv(struct cli_input *in, char *why, size_t whysz)
 
 static int split_record(struct cli_input *in, char *why, size_t whysz)
 {
-	return in->format == CLI_FORMAT_TSV ? split_tsv(in, why, whysz)
+	return in->format == ROWFMT_TSV ? split_tsv(in, why, whysz)
 	                                    : split_csv(in, why, whysz);
 }
 
@@ -418,7 +405,7 @@ static int field_value(struct cli_input *in, int i, ts_value *row, char *why, si
 	struct field *f = &in->fields[i];
 	char reason[CLI_MESSAGE_MAX / 2];
 	int rc;
-	if (in->format == CLI_FORMAT_TSV && (rc = tsv_unescape(f, reason, sizeof reason)) < 0)
+	if (in->format == ROWFMT_TSV && (rc = tsv_unescape(f, reason, sizeof reason)) < 0)
 		return bad_value(c, rc, reason, why, whysz);
 	if (f->len == 0 && !is_bytes(c->type))
 		return CLI_INPUT_ROW; /* the default */
@@ -484,7 +471,7 @@ static int take_record(struct cli_input *in, ts_value *row, int *header,
 {
 	int rc;
 	*header = 0;
-	if (in->format == CLI_FORMAT_JSONL)
+	if (in->format == ROWFMT_JSONL)
 		return json_row(in, row, why, whysz);
 	if (in->map)
 		return fields_row(in, row, why, whysz);

@@ -10,14 +10,7 @@
 
 #include <tsstore.h>
 
-enum cli_format {
-	CLI_FORMAT_TSV,
-	CLI_FORMAT_CSV,
-	CLI_FORMAT_JSONL,
-};
-
-/* "tsv", "csv" or "jsonl" to a format.  Returns 0, or TS_EINVAL. */
-int cli_format_parse(const char *name, enum cli_format *out);
+#include "rowfmt.h"
 
 /* What cli_input_next read. */
 enum {
@@ -35,7 +28,7 @@ struct cli_input;
  * from f in format.  name names f in messages ("standard input", a path).
  * Returns 0 with *out set, or TS_ENOMEM.
  */
-int cli_input_new(FILE *f, const char *name, enum cli_format format,
+int cli_input_new(FILE *f, const char *name, enum rowfmt format,
                   const ts_schema *s, struct cli_input **out);
 
 /* Release a reader (not its FILE).  NULL allowed. */

@@ -38,22 +38,23 @@ static const struct cli_command commands[] = {
 	 "drop a table and remove its files"},
 	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
-	{"query", NULL,
+	{"query", cli_cmd_query,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]",
 	 "print the rows inside a key range and a time range"},
-	{"latest", NULL, "latest TABLE --prefix V,...",
+	{"latest", cli_cmd_latest, "latest TABLE --prefix V,... [--format tsv|jsonl|csv]",
 	 "print the newest row for the prefix"},
-	{"aggregate", NULL,
-	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--from T] [--to T]",
+	{"aggregate", cli_cmd_aggregate,
+	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] "
+	 "[--format tsv|jsonl|csv]",
 	 "windowed statistics: count sum min max mean first last"},
-	{"flush", NULL, "flush [TABLE] [--before T]",
+	{"flush", cli_cmd_flush, "flush [TABLE] [--before T]",
 	 "persist rows to on-disk tablets"},
 	{"check", NULL, "check [TABLE]",
 	 "verify every checksum and invariant; exit 1 on damage"},
 	{"snapshot", NULL, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
-	{"dump", NULL, "dump TABLE", "export the rows of a table as jsonl"},
-	{"load", NULL, "load TABLE", "import rows into a table from jsonl"},
+	{"dump", cli_cmd_dump, "dump TABLE", "export the rows of a table as jsonl"},
+	{"load", cli_cmd_load, "load TABLE [FILE]", "import rows into a table from jsonl (dump's output)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -61,8 +62,8 @@ static const struct cli_command commands[] = {
 static const char help_options[] =
 	"Options:\n"
 	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ")\n"
-	"  -s SOCKET    go through tsstored at SOCKET (default $" CLI_SOCKET_ENV " if set;\n"
-	"               not implemented yet)\n"
+	"  -s SOCKET    go through tsstored listening on the unix socket SOCKET\n"
+	"               (default $" CLI_SOCKET_ENV " if set)\n"
 	"  -h, --help   show this help and exit (COMMAND --help: that command's usage)\n"
 	"  --version    show the version and exit\n";
 

@@ -1,8 +1,9 @@
 #!/bin/sh
-# test_basic.sh -- golden tests of the tsstore admin command in direct mode
-# (-d): tables, create, schema, stats, alter, drop, the usage errors, and
-# the commands and modes that are recognised but not implemented yet
-# (insert has its own test_insert.sh).
+# test_basic.sh -- golden tests of the tsstore admin command: tables,
+# create, schema, stats, alter, drop (on the files with -d, and through
+# tsstored with -s), the usage errors, the default database, and the
+# commands that are recognised but not implemented yet (insert and the
+# commands that print rows have their own test_insert.sh, test_query.sh).
 #
 # Usage: tests/cli/test_basic.sh TSSTORE
 #   TSSTORE is the tsstore binary, or a build directory holding
@@ -12,60 +13,15 @@
 # lines expected, in order, among the counters).  The last line is
 # "N passed, M failed"; the exit status is 1 when anything failed.
 set -u
-
-bin=${1:?usage: $0 TSSTORE-BINARY-or-BUILDDIR}
-[ -d "$bin" ] && bin=$bin/bin/tsstore
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-if [ ! -x "$bin" ]; then
-	echo "$0: $bin: not an executable" >&2
-	exit 2
-fi
-unset TSSTORE_SOCKET TSSTORE_NOW
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' HUP INT TERM
-cd "$tmp" || exit 2
+. "$(dirname "$0")/lib.sh"
+unset TSSTORE_NOW
 db=$tmp/db
-passed=0
-failed=0
 
 usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]\n'
 usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]\n'
 usage_global='usage: tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]\n'
 
 ts() { "$bin" -d "$db" "$@"; }
-
-pass() { passed=$((passed + 1)); }
-
-# fail NAME WHY: report a failed check, with the outputs it saw.
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL: $1: $2"
-	sed 's/^/    stdout| /' "$tmp/out"
-	sed 's/^/    stderr| /' "$tmp/err"
-}
-
-# check NAME STATUS STDOUT STDERR COMMAND...: run COMMAND; its exit status
-# must be STATUS and its stdout and stderr exactly the printf formats
-# STDOUT and STDERR.
-check() {
-	name=$1 want_status=$2
-	printf "$3" >"$tmp/want_out"
-	printf "$4" >"$tmp/want_err"
-	shift 4
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-	if [ "$status" -ne "$want_status" ]; then
-		fail "$name" "exit status $status, want $want_status"
-	elif ! cmp -s "$tmp/out" "$tmp/want_out"; then
-		fail "$name" "stdout differs: $(diff "$tmp/want_out" "$tmp/out" | tr '\n' '|')"
-	elif ! cmp -s "$tmp/err" "$tmp/want_err"; then
-		fail "$name" "stderr differs: $(diff "$tmp/want_err" "$tmp/err" | tr '\n' '|')"
-	else
-		pass
-	fi
-}
 
 # check_lines NAME LINES COMMAND...: COMMAND succeeds, says nothing on
 # stderr, and the lines of the printf format LINES appear exactly, in that
@@ -86,15 +42,6 @@ check_lines() {
 	else
 		pass
 	fi
-}
-
-# expect NAME CONDITION...: a plain test(1) condition.
-expect() {
-	name=$1
-	shift
-	: >"$tmp/out"
-	: >"$tmp/err"
-	if test "$@"; then pass; else fail "$name" "not true: $*"; fi
 }
 
 # ---- help, version, usage errors of the command line ----
@@ -135,6 +82,9 @@ for c in tables 'schema cpu' 'stats' 'alter cpu --ttl 1d' 'drop cpu'; do
 done
 expect missing_db_not_created ! -e "$db"
 
+# The table commands run on the files and again through tsstored, with
+# the same expected output (cases unindented: some hold multi-line text).
+suite_ddl() {
 # ---- create ----
 
 check create 0 '' '' ts create cpu --column host:string --column usage:double=0.5 \
@@ -238,7 +188,19 @@ check_lines alter_bad_spec_changes_nothing 'ttl: 1d\n' ts stats cpu
 check alter_no_table 1 '' 'tsstore: alter: no such table "nope"\n' ts alter nope --ttl 1d
 check_lines stats_every_table 'cpu:\n  schema_version: 4\n  columns: 6\n  ttl_ns: 86400000000000\n  ttl: 1d\nev:\n  columns: 11\nm:\n  columns: 2\n  ttl: 0s\n' \
 	ts stats
+}
 
+suite_drop() {
+# ---- drop ----
+
+check drop 0 '' '' ts drop ev
+check tables_after_drop 0 'cpu\nm\n' '' ts tables
+check drop_again 1 '' 'tsstore: drop: no such table "ev"\n' ts drop ev
+check drop_missing_operand 2 '' 'tsstore: drop: missing TABLE\nusage: tsstore drop TABLE\n' ts drop
+}
+
+mode=direct
+suite_ddl
 # ---- the read-only commands run beside a writer; writers are refused ----
 
 # (flock(1) holds the lock as a writer would; the LOCK file is emptied so
@@ -250,21 +212,26 @@ if command -v flock >/dev/null 2>&1 && [ -d "$db" ]; then
 		flock -o "$db/LOCK" "$bin" -d "$db" drop m
 fi
 
-# ---- drop ----
+mode=direct
+suite_drop
 
-check drop 0 '' '' ts drop ev
-check tables_after_drop 0 'cpu\nm\n' '' ts tables
-check drop_again 1 '' 'tsstore: drop: no such table "ev"\n' ts drop ev
-check drop_missing_operand 2 '' 'tsstore: drop: missing TABLE\nusage: tsstore drop TABLE\n' ts drop
+mode=socket
+daemon_start "$tmp/sockdb" "$tmp/daemon.sock"
+ts() { "$bin" -s "$tmp/daemon.sock" "$@"; }
+suite_ddl
+suite_drop
+daemon_stop
+ts() { "$bin" -d "$db" "$@"; }
+mode=
 
 # ---- not implemented yet: recognised, fail, never pretend ----
 
-for c in query latest aggregate flush check snapshot dump load; do
+for c in check snapshot; do
 	check "${c}_not_implemented" 1 '' "tsstore: $c: not implemented yet\n" ts "$c" cpu
 done
-check socket_not_implemented 1 '' 'tsstore: -s: the daemon is not implemented yet\n' \
+check socket_missing 1 '' "tsstore: tables: $tmp/sock: No such file or directory\n" \
 	"$bin" -s "$tmp/sock" tables
-check socket_env_not_implemented 1 '' 'tsstore: -s: the daemon is not implemented yet\n' \
+check socket_env_missing 1 '' "tsstore: tables: $tmp/sock: No such file or directory\n" \
 	env TSSTORE_SOCKET="$tmp/sock" "$bin" tables
 check d_overrides_socket_env 0 'cpu\nm\n' '' env TSSTORE_SOCKET="$tmp/sock" "$bin" -d "$db" tables
 
@@ -276,5 +243,4 @@ expect default_datadir_is_cwd -f "$tmp/wd/tsstore-data/here/DESCRIPTOR"
 check default_datadir_tables 0 'here\n' '' "$bin" tables
 cd "$tmp" || exit 2
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -1,82 +1,21 @@
 #!/bin/sh
-# test_insert.sh -- golden tests of `tsstore insert` in direct mode (-d):
-# the tsv, csv and jsonl formats, headers naming a subset of the columns,
-# defaults, bad rows (each reported with its line number, the others
-# stored), duplicate keys, bad headers, bad timestamps, batches of more
-# than CLI_INSERT_BATCH_ROWS rows, usage errors, empty input, and the
-# daemon mode that does not exist yet.
+# test_insert.sh -- golden tests of `tsstore insert`: the tsv, csv and
+# jsonl formats, headers naming a subset of the columns, defaults, bad rows
+# (each reported with its line number, the others stored), duplicate keys,
+# bad headers, bad timestamps, batches of more than CLI_INSERT_BATCH_ROWS
+# rows, usage errors and empty input -- each case on the files (-d) and
+# again through a tsstored (-s), with the same expected output.
 #
-# Usage: tests/cli/test_insert.sh TSSTORE
-#   TSSTORE is the tsstore binary, or a build directory holding
-#   bin/tsstore (scripts/run-tests.sh passes the build directory).
-# Works in its own temporary directory, removed on exit, with the clock
-# frozen by TSSTORE_NOW.  Every check compares the exact exit status,
-# stdout and stderr.  There is no query command yet, so what was stored is
-# counted with `stats` (filling_rows + tablet_rows), and a default is shown
-# by the key of a duplicate-key message.  The last line is "N passed, M failed"; the
-# exit status is 1 when anything failed.
+# Usage: tests/cli/test_insert.sh TSSTORE-or-BUILDDIR (see lib.sh).
+# The clock is frozen by TSSTORE_NOW (the daemon's too).  What was stored
+# is counted with `stats` (filling_rows + tablet_rows), and a default is
+# shown by the key of a duplicate-key message.
 set -u
-
-bin=${1:?usage: $0 TSSTORE-BINARY-or-BUILDDIR}
-[ -d "$bin" ] && bin=$bin/bin/tsstore
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-if [ ! -x "$bin" ]; then
-	echo "$0: $bin: not an executable" >&2
-	exit 2
-fi
-unset TSSTORE_SOCKET
+. "$(dirname "$0")/lib.sh"
 TSSTORE_NOW=2026-11-21T12:00:00Z
 export TSSTORE_NOW
 
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' HUP INT TERM
-cd "$tmp" || exit 2
-db=$tmp/db
-passed=0
-failed=0
-
 usage_insert='usage: tsstore insert TABLE [--format tsv|jsonl|csv] [FILE]\n'
-
-ts() { "$bin" -d "$db" "$@"; }
-
-# from FILE COMMAND...: COMMAND with FILE as its standard input.
-from() {
-	f=$1
-	shift
-	"$@" <"$f"
-}
-
-pass() { passed=$((passed + 1)); }
-
-# fail NAME WHY: report a failed check, with the outputs it saw.
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL: $1: $2"
-	sed -e 's/^/    stdout| /' -e 20q "$tmp/out"
-	sed -e 's/^/    stderr| /' -e 20q "$tmp/err"
-}
-
-# check NAME STATUS STDOUT STDERR COMMAND...: run COMMAND (standard input
-# /dev/null unless it redirects its own); its exit status must be STATUS
-# and its stdout and stderr exactly the printf formats STDOUT and STDERR.
-check() {
-	name=$1 want_status=$2
-	printf "$3" >"$tmp/want_out"
-	printf "$4" >"$tmp/want_err"
-	shift 4
-	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-	if [ "$status" -ne "$want_status" ]; then
-		fail "$name" "exit status $status, want $want_status"
-	elif ! cmp -s "$tmp/out" "$tmp/want_out"; then
-		fail "$name" "stdout differs: $(diff "$tmp/want_out" "$tmp/out" | tr '\n' '|')"
-	elif ! cmp -s "$tmp/err" "$tmp/want_err"; then
-		fail "$name" "stderr differs: $(diff "$tmp/want_err" "$tmp/err" | tr '\n' '|')"
-	else
-		pass
-	fi
-}
 
 # check_rows NAME TABLE N: `stats TABLE` says the table holds N rows, in
 # filling tablets or on-disk ones (filling_rows + tablet_rows).
@@ -93,6 +32,11 @@ check_rows() {
 		pass
 	fi
 }
+
+# suite: every case, through ts() (and in the current directory, which
+# holds the input files).
+suite() {
+# (the cases are not indented: several hold multi-line strings)
 
 # ---- the tables ----
 
@@ -302,8 +246,6 @@ check missing_file 1 '' 'tsstore: insert: nofile.tsv: No such file or directory\
 mkdir adir
 check read_error 1 '' 'tsstore: insert: adir: Is a directory
 insert: 0 rows stored, 0 rejected, stopped at line 1\n' ts insert cpu adir
-check missing_db 1 '' "tsstore: insert: database $tmp/nodb: No such file or directory\n" \
-	"$bin" -d "$tmp/nodb" insert cpu ok.tsv
 check missing_table 2 '' "tsstore: insert: missing TABLE\n$usage_insert" ts insert
 check bad_format 2 '' "tsstore: insert: --format \"xml\": want tsv, jsonl or csv\n$usage_insert" \
 	ts insert cpu --format xml ok.tsv
@@ -315,12 +257,20 @@ check unknown_option 2 '' "tsstore: insert: unknown option --form\n$usage_insert
 	ts insert cpu --form tsv ok.tsv
 check insert_help 0 "${usage_insert}insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line\n" '' \
 	ts insert --help
+}
 
-# ---- the daemon mode is not implemented yet ----
+mkdir direct socket
+cd "$tmp/direct" || exit 2
+mode=direct
+ts() { "$bin" -d "$tmp/direct/db" "$@"; }
+suite
+check missing_db 1 '' "tsstore: insert: database $tmp/nodb: No such file or directory\n" \
+	"$bin" -d "$tmp/nodb" insert cpu ok.tsv
 
-check socket_not_implemented 1 '' 'tsstore: -s: the daemon is not implemented yet\n' \
-	"$bin" -s "$tmp/sock" insert cpu ok.tsv
-check_rows nothing_more cpu 2519
+cd "$tmp/socket" || exit 2
+mode=socket
+daemon_start "$tmp/socket/db" "$tmp/socket/sock"
+ts() { "$bin" -s "$tmp/socket/sock" "$@"; }
+suite
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

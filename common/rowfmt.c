@@ -1,0 +1,111 @@
+/*
+ * rowfmt.c -- rows as tsv, csv and jsonl lines.
+ *
+ * Each form reads back through the admin command's input (tools/input.c)
+ * to the same row: tsv and csv start with a header line of column names,
+ * timestamps are RFC 3339 UTC and blobs hex (value.c's text forms); jsonl
+ * lines are objects keyed by column name with values in the protocol's
+ * JSON forms (json.c: timestamps as integer ns, blobs base64).  So
+ * `tsstore dump` output is `tsstore load` input, and a query's tsv is an
+ * insert's.
+ *
+ * Output is appended to a struct jbuf, not a FILE, so that a caller that
+ * streams (the FUSE view filling a read buffer) can take it in pieces.
+ */
+#include <string.h>
+
+#include "rowfmt.h"
+#include "value.h"
+
+int rowfmt_parse(const char *name, enum rowfmt *out)
+{
+	static const struct {
+		const char *name;
+		enum rowfmt f;
+	} forms[] = {{"tsv", ROWFMT_TSV}, {"csv", ROWFMT_CSV}, {"jsonl", ROWFMT_JSONL}};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+		if (strcmp(name, forms[i].name) == 0) {
+			*out = forms[i].f;
+			return 0;
+		}
+	return TS_EINVAL;
+}
+
+/* A csv field: as is when it needs no quotes, else quoted with every
+ * quote doubled.  A leading or trailing space is quoted too, as some
+ * readers trim unquoted fields. */
+static void csv_field(struct jbuf *b, const char *p, size_t n)
+{
+	int quote = n > 0 && (p[0] == ' ' || p[n - 1] == ' ');
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
+	if (!quote) {
+		jbuf_put(b, p, n);
+		return;
+	}
+	jbuf_putc(b, '"');
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '"') {
+			jbuf_put(b, p + run, i + 1 - run);
+			jbuf_putc(b, '"');
+			run = i + 1;
+		}
+	jbuf_put(b, p + run, n - run);
+	jbuf_putc(b, '"');
+}
+
+/* A csv value: strings go through csv_field, other forms never need
+ * quotes (numbers, RFC 3339, hex). */
+static void csv_value(struct jbuf *b, const ts_value *v)
+{
+	if (v->type == TS_STRING)
+		csv_field(b, v->v.s.ptr, v->v.s.len);
+	else
+		val_text(b, v, 0);
+}
+
+void rowfmt_header(struct jbuf *b, enum rowfmt f, const char *const *names, int n)
+{
+	if (f == ROWFMT_JSONL)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			jbuf_putc(b, f == ROWFMT_TSV ? '\t' : ',');
+		jbuf_puts(b, names[i]); /* names need no quotes or escapes */
+	}
+	jbuf_putc(b, '\n');
+}
+
+void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const ts_value *row,
+                int n)
+{
+	switch (f) {
+	case ROWFMT_TSV:
+		for (int i = 0; i < n; i++) {
+			if (i > 0)
+				jbuf_putc(b, '\t');
+			val_text(b, &row[i], 1);
+		}
+		break;
+	case ROWFMT_CSV:
+		for (int i = 0; i < n; i++) {
+			if (i > 0)
+				jbuf_putc(b, ',');
+			csv_value(b, &row[i]);
+		}
+		break;
+	case ROWFMT_JSONL:
+		jbuf_putc(b, '{');
+		for (int i = 0; i < n; i++) {
+			if (i > 0)
+				jbuf_putc(b, ',');
+			jbuf_string(b, names[i], strlen(names[i]));
+			jbuf_putc(b, ':');
+			jbuf_value(b, &row[i]);
+		}
+		jbuf_putc(b, '}');
+		break;
+	}
+	jbuf_putc(b, '\n');
+}

@@ -1,0 +1,39 @@
+/*
+ * rowfmt.h -- rows as text lines in the three output formats: tsv, csv
+ * and jsonl (see rowfmt.c).  The admin command prints query results with
+ * it, and the mounted view (DESIGN.md section 6) will serve its files
+ * with it, so that the two agree byte for byte.
+ */
+#ifndef TSSTORE_COMMON_ROWFMT_H
+#define TSSTORE_COMMON_ROWFMT_H
+
+#include <tsstore.h>
+
+#include "json.h"
+
+enum rowfmt {
+	ROWFMT_TSV,
+	ROWFMT_CSV,
+	ROWFMT_JSONL,
+};
+
+/* "tsv", "csv" or "jsonl" to a format.  Returns 0, or TS_EINVAL. */
+int rowfmt_parse(const char *name, enum rowfmt *out);
+
+/* The header line naming the n columns (tsv and csv); nothing for jsonl,
+ * whose lines name their columns themselves. */
+void rowfmt_header(struct jbuf *b, enum rowfmt f, const char *const *names, int n);
+
+/*
+ * rowfmt_row -- one row of n values as one line, ended by "\n":
+ *   tsv    values as val_text with escapes, separated by tabs;
+ *   csv    values as val_text without escapes, RFC 4180 quoted when they
+ *          hold a comma, a quote, CR or LF (or would start with a space
+ *          another tool might trim), separated by commas;
+ *   jsonl  {"name":value,...} with values in their JSON forms (json.h).
+ * names names the n values (jsonl).
+ */
+void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const ts_value *row,
+                int n);
+
+#endif /* TSSTORE_COMMON_ROWFMT_H */

@@ -1,0 +1,128 @@
+# lib.sh -- what the golden tests of the admin command share; sourced by
+# tests/cli/test_*.sh after `set -u`.
+#
+# The test is run as `sh tests/cli/test_X.sh TSSTORE`, TSSTORE being the
+# tsstore binary or a build directory holding bin/tsstore (and
+# bin/tsstored, for the tests through the daemon).  This file sets:
+#   bin       the tsstore binary (absolute)
+#   tsstored  the tsstored binary beside it
+#   tmp       a temporary directory, the working directory, removed on exit
+# and gives the checks below.  Every check compares the exact exit status,
+# stdout and stderr; the script ends with `finish`, which prints
+# "N passed, M failed" and exits 1 when anything failed.
+
+bin=${1:?usage: $0 TSSTORE-BINARY-or-BUILDDIR}
+[ -d "$bin" ] && bin=$bin/bin/tsstore
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+if [ ! -x "$bin" ]; then
+	echo "$0: $bin: not an executable" >&2
+	exit 2
+fi
+tsstored=$(dirname "$bin")/tsstored
+unset TSSTORE_SOCKET
+
+tmp=$(mktemp -d) || exit 2
+daemon_pid=
+trap 'daemon_stop; rm -rf "$tmp"' EXIT
+trap 'exit 130' HUP INT TERM
+cd "$tmp" || exit 2
+passed=0
+failed=0
+mode=       # set by a test running its cases in several modes: named in failures
+
+pass() { passed=$((passed + 1)); }
+
+# fail NAME WHY: report a failed check, with the outputs it saw.
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL: ${mode:+$mode/}$1: $2"
+	sed -e 's/^/    stdout| /' -e 20q "$tmp/out"
+	sed -e 's/^/    stderr| /' -e 20q "$tmp/err"
+}
+
+# check NAME STATUS STDOUT STDERR COMMAND...: run COMMAND (standard input
+# /dev/null unless it redirects its own); its exit status must be STATUS
+# and its stdout and stderr exactly the printf formats STDOUT and STDERR.
+check() {
+	name=$1 want_status=$2
+	printf "$3" >"$tmp/want_out"
+	printf "$4" >"$tmp/want_err"
+	shift 4
+	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+	if [ "$status" -ne "$want_status" ]; then
+		fail "$name" "exit status $status, want $want_status"
+	elif ! cmp -s "$tmp/out" "$tmp/want_out"; then
+		fail "$name" "stdout differs: $(diff "$tmp/want_out" "$tmp/out" | tr '\n' '|')"
+	elif ! cmp -s "$tmp/err" "$tmp/want_err"; then
+		fail "$name" "stderr differs: $(diff "$tmp/want_err" "$tmp/err" | tr '\n' '|')"
+	else
+		pass
+	fi
+}
+
+# check_file NAME STATUS FILE STDERR COMMAND...: check, with the expected
+# stdout the contents of FILE.
+check_file() {
+	name=$1 want_status=$2 file=$3
+	printf "$4" >"$tmp/want_err"
+	shift 4
+	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+	if [ "$status" -ne "$want_status" ]; then
+		fail "$name" "exit status $status, want $want_status"
+	elif ! cmp -s "$tmp/out" "$file"; then
+		fail "$name" "stdout differs: $(diff "$file" "$tmp/out" | head -20 | tr '\n' '|')"
+	elif ! cmp -s "$tmp/err" "$tmp/want_err"; then
+		fail "$name" "stderr differs: $(diff "$tmp/want_err" "$tmp/err" | tr '\n' '|')"
+	else
+		pass
+	fi
+}
+
+# from FILE COMMAND...: COMMAND with FILE as its standard input.
+from() {
+	f=$1
+	shift
+	"$@" <"$f"
+}
+
+# expect NAME CONDITION...: a plain test(1) condition.
+expect() {
+	name=$1
+	shift
+	: >"$tmp/out"
+	: >"$tmp/err"
+	if test "$@"; then pass; else fail "$name" "not true: $*"; fi
+}
+
+# daemon_start DATADIR SOCKET: run tsstored on DATADIR listening on the
+# unix socket SOCKET only, and wait (10 s at most) until it accepts.
+daemon_start() {
+	"$tsstored" -d "$1" --listen "unix:$2" 2>"$tmp/tsstored.log" &
+	daemon_pid=$!
+	i=0
+	while [ ! -S "$2" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if [ ! -S "$2" ]; then
+		echo "$0: tsstored did not start:" >&2
+		cat "$tmp/tsstored.log" >&2
+		exit 2
+	fi
+}
+
+# daemon_stop: SIGTERM the daemon, if one runs, and wait for it.
+daemon_stop() {
+	[ -n "$daemon_pid" ] || return 0
+	kill -TERM "$daemon_pid" 2>/dev/null
+	wait "$daemon_pid" 2>/dev/null
+	daemon_pid=
+}
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}

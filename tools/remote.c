@@ -1,0 +1,602 @@
+/*
+ * remote.c -- the admin command through tsstored (-s SOCKET).
+ *
+ * One connection per run, one request at a time: the request is one JSON
+ * line; the response is zero or more "rows" lines and a last line with
+ * "ok" (DESIGN.md section 5).  Lines are read whole into a buffer that
+ * grows as a line needs (a rows line is at most about 256 KiB, the
+ * daemon's chunk), and each is parsed with jansson; rows go to the
+ * caller one line at a time, so a result of any size streams.
+ *
+ * Values come back to the caller as the same ts_value the library would
+ * have given (val_from_json with the column's type), so the printing code
+ * is the direct mode's.  The daemon's error line carries the library's
+ * code name and message; its code is mapped back with ts_errname.
+ *
+ * SOCKET is a path to the daemon's unix socket ("unix:" before it is
+ * accepted, as in tsstored's --listen).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "remote.h"
+#include "value.h"
+
+/* Bytes read from the socket at a time. */
+#define REMOTE_READ_CHUNK (64 * 1024)
+
+struct cli_remote {
+	int fd;
+	char *buf;           /* bytes read and not yet consumed: buf[at..len) */
+	size_t at, len, cap;
+};
+
+/* ---- the connection ---- */
+
+int cli_remote_open(const struct cli *cli, struct cli_remote **out)
+{
+	const char *path = cli->socket;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct cli_remote *rem;
+	*out = NULL;
+	if (strncmp(path, "unix:", 5) == 0)
+		path += 5;
+	if (strlen(path) >= sizeof sa.sun_path)
+		return cli_fail(cli, "%s: socket path too long", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (!(rem = calloc(1, sizeof *rem)))
+		return cli_fail(cli, "out of memory");
+	rem->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (rem->fd < 0 || connect(rem->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int err = errno;
+		cli_remote_close(rem);
+		return cli_fail(cli, "%s: %s", path, strerror(err));
+	}
+	*out = rem;
+	return CLI_OK;
+}
+
+void cli_remote_close(struct cli_remote *rem)
+{
+	if (!rem)
+		return;
+	if (rem->fd >= 0)
+		close(rem->fd);
+	free(rem->buf);
+	free(rem);
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The next line (without its newline, NUL-terminated in place) in *line,
+ * of *n bytes.  Returns 0, or -1 at EOF or a read error (errno; 0 at
+ * EOF). */
+static int read_line(struct cli_remote *rem, char **line, size_t *n)
+{
+	for (;;) {
+		char *nl = memchr(rem->buf + rem->at, '\n', rem->len - rem->at);
+		if (nl) {
+			*line = rem->buf + rem->at;
+			*n = (size_t)(nl - *line);
+			*nl = '\0';
+			rem->at += *n + 1;
+			return 0;
+		}
+		if (rem->at > 0) { /* move the partial line to the front */
+			memmove(rem->buf, rem->buf + rem->at, rem->len - rem->at);
+			rem->len -= rem->at;
+			rem->at = 0;
+		}
+		if (rem->cap - rem->len < REMOTE_READ_CHUNK) {
+			size_t cap = rem->cap ? rem->cap * 2 : 2 * REMOTE_READ_CHUNK;
+			char *p = realloc(rem->buf, cap);
+			if (!p)
+				return -1;
+			rem->buf = p;
+			rem->cap = cap;
+		}
+		ssize_t k = read(rem->fd, rem->buf + rem->len, rem->cap - rem->len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = 0;
+			return -1;
+		}
+		rem->len += (size_t)k;
+	}
+}
+
+/* The TS_E* code named name ("EDUPKEY"), or TS_EIO. */
+static int code_of(const char *name)
+{
+	for (int code = -1; code > -100; code--)
+		if (strcmp(ts_errname(code), name) == 0)
+			return code;
+	return TS_EIO;
+}
+
+int cli_remote_call(struct cli_remote *rem, const struct jbuf *req, cli_remote_rows_fn *on_rows,
+                    void *arg, json_t **reply, char *msg, size_t msgsz)
+{
+	json_error_t jerr;
+	if (reply)
+		*reply = NULL;
+	if (req->failed) {
+		snprintf(msg, msgsz, "out of memory");
+		return TS_ENOMEM;
+	}
+	if (send_all(rem->fd, req->p, req->len) < 0 || send_all(rem->fd, "\n", 1) < 0) {
+		snprintf(msg, msgsz, "sending to tsstored: %s", strerror(errno));
+		return TS_EIO;
+	}
+	for (;;) {
+		char *line;
+		size_t n;
+		if (read_line(rem, &line, &n) < 0) {
+			snprintf(msg, msgsz, "tsstored closed the connection%s%s",
+			         errno ? ": " : "", errno ? strerror(errno) : "");
+			return TS_EIO;
+		}
+		json_t *j = json_loadb(line, n, 0, &jerr), *ok = json_object_get(j, "ok");
+		json_t *rows = json_object_get(j, "rows");
+		if (json_is_array(rows) && !ok && on_rows) {
+			int stop = on_rows(arg, rows);
+			json_decref(j);
+			if (stop)
+				return 1;
+			continue;
+		}
+		if (json_is_true(ok)) {
+			if (reply)
+				*reply = j;
+			else
+				json_decref(j);
+			return 0;
+		}
+		if (json_is_false(ok)) {
+			json_t *e = json_object_get(j, "error");
+			const char *code = json_string_value(json_object_get(e, "code"));
+			const char *text = json_string_value(json_object_get(e, "message"));
+			int rc = code ? code_of(code) : TS_EIO;
+			snprintf(msg, msgsz, "%s", text ? text : "tsstored reported an error");
+			json_decref(j);
+			return rc;
+		}
+		snprintf(msg, msgsz, "unexpected response from tsstored: %.80s", line);
+		json_decref(j);
+		return TS_EIO;
+	}
+}
+
+int cli_remote_run(const struct cli *cli, struct cli_remote *rem, const struct jbuf *req,
+                   cli_remote_rows_fn *on_rows, void *arg, json_t **reply)
+{
+	char msg[CLI_MESSAGE_MAX];
+	int rc = cli_remote_call(rem, req, on_rows, arg, reply, msg, sizeof msg);
+	if (rc < 0)
+		return cli_fail(cli, "%s", msg);
+	return rc == 0 ? CLI_OK : CLI_FAILURE;
+}
+
+/* {"op":OP,"table":TABLE (when not NULL) -- the caller adds the rest and
+ * the closing brace. */
+static void begin_request(struct jbuf *b, const char *op, const char *table)
+{
+	jbuf_puts(b, "{\"op\":");
+	jbuf_string(b, op, strlen(op));
+	if (table) {
+		jbuf_puts(b, ",\"table\":");
+		jbuf_string(b, table, strlen(table));
+	}
+}
+
+/* ---- schema ---- */
+
+/* The columns of a schema reply into cols (n of them, defaults owned). */
+static int reply_columns(const json_t *reply, ts_column *cols, int n, char *why, size_t whysz)
+{
+	for (int i = 0; i < n; i++) {
+		json_t *c = json_array_get(json_object_get(reply, "columns"), (size_t)i);
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *type = json_string_value(json_object_get(c, "type"));
+		json_t *dflt = json_object_get(c, "default");
+		cols[i] = (ts_column){.name = name, .dflt = ts_none()};
+		if (!name || !type || ts_type_parse(type, &cols[i].type) < 0) {
+			snprintf(why, whysz, "column %d", i);
+			return TS_EIO;
+		}
+		if (dflt && val_from_json(cols[i].type, dflt, &cols[i].dflt, why, whysz) < 0)
+			return TS_EIO;
+	}
+	return 0;
+}
+
+int cli_remote_schema(const struct cli *cli, struct cli_remote *rem, const char *table,
+                      ts_schema **s)
+{
+	struct jbuf req = {0};
+	json_t *reply = NULL, *columns, *key;
+	ts_column *cols = NULL;
+	int keyidx[TS_KEY_COLUMNS_MAX], n = 0, nkey, status, rc = 0;
+	char why[CLI_MESSAGE_MAX] = "";
+	*s = NULL;
+	begin_request(&req, "schema", table);
+	jbuf_putc(&req, '}');
+	status = cli_remote_run(cli, rem, &req, NULL, NULL, &reply);
+	jbuf_free(&req);
+	if (status != CLI_OK)
+		return status;
+	columns = json_object_get(reply, "columns");
+	key = json_object_get(reply, "key");
+	n = (int)json_array_size(columns);
+	nkey = (int)json_array_size(key);
+	if (n == 0 || nkey == 0 || nkey > TS_KEY_COLUMNS_MAX || !(cols = calloc((size_t)n, sizeof *cols)))
+		rc = TS_EIO;
+	else
+		rc = reply_columns(reply, cols, n, why, sizeof why);
+	for (int k = 0; rc == 0 && k < nkey; k++) {
+		const char *name = json_string_value(json_array_get(key, (size_t)k));
+		if ((keyidx[k] = name ? val_column(&(ts_schema){.ncolumns = n, .columns = cols}, name,
+		                                   strlen(name), 0)
+		                      : -1) < 0)
+			rc = TS_EIO;
+	}
+	int64_t ttl = 0;
+	const char *ttltext = json_string_value(json_object_get(reply, "ttl"));
+	if (rc == 0 && (!ttltext || ts_duration_parse(ttltext, &ttl) < 0))
+		rc = TS_EIO;
+	if (rc == 0 && !(*s = cli_schema_new(cols, n, keyidx, nkey, ttl,
+	                                     (uint32_t)json_integer_value(json_object_get(reply, "version")))))
+		rc = TS_ENOMEM;
+	for (int i = 0; cols && i < n; i++)
+		val_free(&cols[i].dflt);
+	free(cols);
+	json_decref(reply);
+	if (rc == TS_ENOMEM)
+		return cli_fail(cli, "out of memory");
+	if (rc < 0)
+		return cli_fail(cli, "unexpected schema from tsstored%s%s", *why ? ": " : "", why);
+	return CLI_OK;
+}
+
+/* ---- rows ---- */
+
+/* What turning rows lines into values needs. */
+struct rows_state {
+	const struct cli *cli;
+	const ts_type *types;    /* of each value of a row */
+	const int *order;        /* value i of a printed row is value order[i] of the line's */
+	int n;
+	ts_value *row;           /* n values */
+	cli_row_fn *fn;
+	void *arg;
+	int bad;                 /* a value could not be read: reported */
+};
+
+static int on_rows(void *arg, json_t *rows)
+{
+	struct rows_state *st = arg;
+	size_t i;
+	json_t *row;
+	char why[CLI_MESSAGE_MAX];
+	json_array_foreach(rows, i, row) {
+		int stop = 0;
+		if (!json_is_array(row) || json_array_size(row) != (size_t)st->n) {
+			cli_fail(st->cli, "unexpected row from tsstored");
+			st->bad = 1;
+			return 1;
+		}
+		for (int k = 0; k < st->n; k++) {
+			int from = st->order ? st->order[k] : k;
+			if (val_from_json(st->types[k], json_array_get(row, (size_t)from), &st->row[k], why,
+			                  sizeof why) < 0) {
+				cli_fail(st->cli, "unexpected value from tsstored: %s", why);
+				st->bad = 1;
+				stop = 1;
+				break;
+			}
+		}
+		if (!stop && st->fn(st->arg, st->row, st->n) < 0)
+			stop = 1;
+		for (int k = 0; k < st->n; k++)
+			val_free(&st->row[k]);
+		if (stop)
+			return 1;
+	}
+	return 0;
+}
+
+static void put_key(struct jbuf *b, const char *field, const ts_value *v, int n)
+{
+	jbuf_printf(b, ",\"%s\":", field);
+	jbuf_row(b, v, n);
+}
+
+/* The type of an aggregate's value for spec sp (ts_aggregate_open). */
+static ts_type agg_type(const ts_schema *s, const ts_aggspec *sp)
+{
+	ts_type t = s->columns[sp->column].type;
+	switch (sp->fn) {
+	case TS_AGG_COUNT:
+		return TS_INT64;
+	case TS_AGG_MEAN:
+		return TS_DOUBLE;
+	case TS_AGG_SUM:
+		return t == TS_DOUBLE ? TS_DOUBLE : TS_INT64;
+	default:
+		return t;
+	}
+}
+
+/*
+ * The aggregate request's "columns" object, and where each spec's value
+ * lands.  The object groups the functions by column, in the order the
+ * columns first appear, and the daemon answers in that order; order[k]
+ * is the position in the daemon's row of the k-th spec as given, so the
+ * printed row follows the command line, as in the direct mode.
+ */
+static void put_specs(struct jbuf *b, const ts_schema *s, const struct cli_req *r, int *order)
+{
+	int done[CLI_AGG_SPECS_MAX] = {0}, pos = 0;
+	jbuf_puts(b, ",\"columns\":{");
+	for (int i = 0; i < r->nspecs; i++) {
+		if (done[i])
+			continue;
+		const char *name = s->columns[r->specs[i].column].name;
+		if (pos)
+			jbuf_putc(b, ',');
+		jbuf_string(b, name, strlen(name));
+		jbuf_puts(b, ":[");
+		for (int j = i, first = 1; j < r->nspecs; j++) {
+			if (r->specs[j].column != r->specs[i].column)
+				continue;
+			const char *fn = ts_aggfn_name(r->specs[j].fn);
+			if (!first)
+				jbuf_putc(b, ',');
+			jbuf_string(b, fn, strlen(fn));
+			first = 0;
+			done[j] = 1;
+			order[j] = pos++;
+		}
+		jbuf_putc(b, ']');
+	}
+	jbuf_putc(b, '}');
+}
+
+int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
+                    cli_row_fn *fn, void *arg, int *more)
+{
+	static const char *const ops[] = {
+		[CLI_REQ_QUERY] = "query", [CLI_REQ_LATEST] = "latest",
+		[CLI_REQ_AGGREGATE] = "aggregate", [CLI_REQ_DUMP] = "query",
+	};
+	ts_schema *s = NULL;
+	struct jbuf req = {0};
+	json_t *reply = NULL;
+	ts_type types[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], *ctypes = types;
+	int order[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], n = 0;
+	int status = cli_remote_schema(cli, rem, r->table, &s);
+	*more = 0;
+	if (status != CLI_OK)
+		return status;
+	begin_request(&req, ops[r->kind], r->table);
+	if (r->nprefix)
+		put_key(&req, "prefix", r->prefix, r->nprefix);
+	if (r->kind == CLI_REQ_AGGREGATE) {
+		jbuf_printf(&req, ",\"from\":%" PRId64 ",\"to\":%" PRId64 ",\"every\":%" PRId64
+		                  ",\"group\":%d",
+		            r->has_from ? r->from : CLI_AGG_FROM_DEFAULT,
+		            r->has_to ? r->to : CLI_AGG_TO_DEFAULT, r->every, r->group);
+		for (int g = 0; g < r->group; g++)
+			types[n++] = s->columns[s->key[g]].type;
+		types[n++] = TS_TIMESTAMP;
+		put_specs(&req, s, r, order + n);
+		for (int k = 0; k < r->nspecs; k++) {
+			types[n + k] = agg_type(s, &r->specs[k]);
+			order[n + k] += n;
+		}
+		for (int g = 0; g < n; g++)
+			order[g] = g;
+		n += r->nspecs;
+	} else {
+		if (r->has_from)
+			jbuf_printf(&req, ",\"from\":%" PRId64, r->from);
+		if (r->has_to)
+			jbuf_printf(&req, ",\"to\":%" PRId64, r->to);
+		if (r->desc)
+			jbuf_puts(&req, ",\"desc\":true");
+		if (r->limit)
+			jbuf_printf(&req, ",\"limit\":%" PRIu64, r->limit);
+		n = s->ncolumns;
+		ctypes = malloc((size_t)n * sizeof *ctypes);
+		for (int k = 0; ctypes && k < n; k++)
+			ctypes[k] = s->columns[k].type;
+	}
+	jbuf_putc(&req, '}');
+	ts_value *row = calloc((size_t)n, sizeof *row);
+	struct rows_state st = {
+		.cli = cli, .types = ctypes, .order = r->kind == CLI_REQ_AGGREGATE ? order : NULL,
+		.n = n, .row = row, .fn = fn, .arg = arg,
+	};
+	if (!row || !ctypes)
+		status = cli_fail(cli, "out of memory");
+	else if ((status = cli_remote_run(cli, rem, &req, on_rows, &st, &reply)) == CLI_OK) {
+		json_t *one = json_object_get(reply, "row");
+		*more = json_is_true(json_object_get(reply, "more"));
+		if (r->kind == CLI_REQ_LATEST && json_is_array(one)) {
+			json_t *wrap = json_pack("[O]", one);
+			if (on_rows(&st, wrap))
+				status = CLI_FAILURE;
+			json_decref(wrap);
+		}
+	}
+	json_decref(reply);
+	jbuf_free(&req);
+	free(row);
+	if (ctypes != types)
+		free(ctypes);
+	cli_schema_free(s);
+	return status;
+}
+
+/* ---- the calls that leave their message (store.h) ---- */
+
+/* Send req (then free it) and keep the reply; the call's code. */
+static int simple(struct cli_remote *rem, struct jbuf *req, json_t **reply, char *msg,
+                  size_t msgsz)
+{
+	jbuf_putc(req, '}');
+	int rc = cli_remote_call(rem, req, NULL, NULL, reply, msg, msgsz);
+	jbuf_free(req);
+	return rc;
+}
+
+int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply, *list;
+	size_t i;
+	int rc;
+	*names = NULL;
+	begin_request(&req, "tables", NULL);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	list = json_object_get(reply, "tables");
+	if (!(*names = calloc(json_array_size(list) + 1, sizeof **names)))
+		rc = TS_ENOMEM;
+	for (i = 0; rc == 0 && i < json_array_size(list); i++) {
+		const char *name = json_string_value(json_array_get(list, i));
+		if (!((*names)[i] = strdup(name ? name : "")))
+			rc = TS_ENOMEM;
+	}
+	json_decref(reply);
+	if (rc < 0)
+		snprintf(msg, msgsz, "out of memory");
+	return rc;
+}
+
+/* A column as {"name":…,"type":…,"default":…} (no default when TS_NONE). */
+static void put_column(struct jbuf *b, const ts_column *c)
+{
+	const char *type = ts_type_name(c->type);
+	jbuf_puts(b, "{\"name\":");
+	jbuf_string(b, c->name, strlen(c->name));
+	jbuf_puts(b, ",\"type\":");
+	jbuf_string(b, type, strlen(type));
+	if (c->dflt.type != TS_NONE) {
+		jbuf_puts(b, ",\"default\":");
+		jbuf_value(b, &c->dflt);
+	}
+	jbuf_putc(b, '}');
+}
+
+int cli_remote_create(struct cli_remote *rem, const char *table, const ts_column *columns,
+                      int ncolumns, const char *const *key, int nkey, int64_t ttl, char *msg,
+                      size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "create", table);
+	jbuf_puts(&req, ",\"columns\":[");
+	for (int i = 0; i < ncolumns; i++) {
+		if (i)
+			jbuf_putc(&req, ',');
+		put_column(&req, &columns[i]);
+	}
+	jbuf_puts(&req, "],\"key\":[");
+	for (int k = 0; k < nkey; k++) {
+		if (k)
+			jbuf_putc(&req, ',');
+		jbuf_string(&req, key[k], strlen(key[k]));
+	}
+	jbuf_printf(&req, "],\"ttl\":%" PRId64, ttl);
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_alter(struct cli_remote *rem, const char *table, const ts_column *column,
+                     const char *widen, int64_t ttl, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "alter", table);
+	if (column) {
+		jbuf_puts(&req, ",\"add\":[");
+		put_column(&req, column);
+		jbuf_putc(&req, ']');
+	} else if (widen) {
+		jbuf_puts(&req, ",\"widen\":[");
+		jbuf_string(&req, widen, strlen(widen));
+		jbuf_putc(&req, ']');
+	} else {
+		jbuf_printf(&req, ",\"ttl\":%" PRId64, ttl);
+	}
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "drop", table);
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
+                      int ncolumns, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "insert", table);
+	jbuf_puts(&req, ",\"rows\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			jbuf_putc(&req, ',');
+		jbuf_row(&req, rows + i * (size_t)ncolumns, ncolumns);
+	}
+	jbuf_putc(&req, ']');
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, char *msg,
+                     size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "flush", table);
+	if (before != INT64_MAX)
+		jbuf_printf(&req, ",\"before\":%" PRId64, before);
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn, void *arg,
+                     char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply, *v;
+	const char *name;
+	int rc;
+	begin_request(&req, "stats", table);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	json_object_foreach(reply, name, v) {
+		if (json_is_integer(v))
+			fn(arg, name, json_integer_value(v), NULL);
+		else if (json_is_string(v) && strcmp(name, "ttl") == 0)
+			fn(arg, name, 0, json_string_value(v));
+	}
+	json_decref(reply);
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * remote.h -- the daemon mode of the admin command: requests to tsstored
+ * over its unix socket (-s SOCKET), in the protocol of DESIGN.md section
+ * 5 (see remote.c).
+ */
+#ifndef TSSTORE_TOOLS_REMOTE_H
+#define TSSTORE_TOOLS_REMOTE_H
+
+#include <jansson.h>
+
+#include "json.h"
+#include "store.h"
+
+struct cli_remote;
+
+/* Connect to cli->socket.  Returns CLI_OK, or CLI_FAILURE after the
+ * message. */
+int cli_remote_open(const struct cli *cli, struct cli_remote **out);
+
+/* Close the connection.  NULL allowed. */
+void cli_remote_close(struct cli_remote *rem);
+
+/*
+ * cli_remote_call -- send the request line req (one JSON object, no
+ * newline) and read its response.  Each "rows" line's array goes to
+ * on_rows (may be NULL: such lines are then a protocol error); a nonzero
+ * return from it stops reading and makes the call return 1.
+ * reply: receives the last line (with "ok": true), to json_decref; may be
+ * NULL.
+ * Returns 0; 1 when on_rows stopped; or the negative TS_E* code of the
+ * daemon's error line (TS_EIO for a lost connection or a malformed
+ * response), with the message in msg.
+ */
+typedef int cli_remote_rows_fn(void *arg, json_t *rows);
+int cli_remote_call(struct cli_remote *rem, const struct jbuf *req, cli_remote_rows_fn *on_rows,
+                    void *arg, json_t **reply, char *msg, size_t msgsz);
+
+/* cli_remote_call that reports a failure as the command's message.
+ * Returns CLI_OK or CLI_FAILURE. */
+int cli_remote_run(const struct cli *cli, struct cli_remote *rem, const struct jbuf *req,
+                   cli_remote_rows_fn *on_rows, void *arg, json_t **reply);
+
+/* The schema of table (cli_store_schema's contract). */
+int cli_remote_schema(const struct cli *cli, struct cli_remote *rem, const char *table,
+                      ts_schema **s);
+
+/* The rows of r (cli_store_rows's contract). */
+int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
+                    cli_row_fn *fn, void *arg, int *more);
+
+/* The calls of store.h that leave their message, through the daemon:
+ * the same contracts, with the message written to msg. */
+int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz);
+int cli_remote_create(struct cli_remote *rem, const char *table, const ts_column *columns,
+                      int ncolumns, const char *const *key, int nkey, int64_t ttl, char *msg,
+                      size_t msgsz);
+int cli_remote_alter(struct cli_remote *rem, const char *table, const ts_column *column,
+                     const char *widen, int64_t ttl, char *msg, size_t msgsz);
+int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz);
+int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
+                      int ncolumns, char *msg, size_t msgsz);
+int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, char *msg,
+                     size_t msgsz);
+int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn, void *arg,
+                     char *msg, size_t msgsz);
+
+#endif /* TSSTORE_TOOLS_REMOTE_H */

@@ -1,0 +1,311 @@
+/*
+ * store.c -- the store of a run (store.h): the direct mode on libtsstore,
+ * and the dispatch to remote.c for the daemon mode.
+ *
+ * A table handle is opened per call and closed at its end; the commands
+ * make one or two calls each, and a handle held across them would only
+ * pin a schema that an alter elsewhere may have changed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "store.h"
+#include "value.h"
+
+struct cli_store {
+	ts_db *db;              /* direct mode */
+	struct cli_remote *rem; /* daemon mode */
+	char msg[CLI_MESSAGE_MAX]; /* of the last failure */
+};
+
+void cli_req_free(struct cli_req *r)
+{
+	for (int i = 0; i < r->nprefix; i++)
+		val_free(&r->prefix[i]);
+	r->nprefix = 0;
+}
+
+int cli_store_open(const struct cli *cli, unsigned flags, struct cli_store **out)
+{
+	struct cli_store *st = calloc(1, sizeof *st);
+	int status;
+	*out = NULL;
+	if (!st)
+		return cli_fail(cli, "out of memory");
+	status = cli->socket ? cli_remote_open(cli, &st->rem) : cli_open(cli, flags, &st->db);
+	if (status != CLI_OK) {
+		free(st);
+		return status;
+	}
+	*out = st;
+	return CLI_OK;
+}
+
+int cli_store_close(const struct cli *cli, struct cli_store *st, int status)
+{
+	if (!st)
+		return status;
+	if (st->rem)
+		cli_remote_close(st->rem);
+	else
+		status = cli_close(cli, st->db, status);
+	free(st);
+	return status;
+}
+
+ts_db *cli_store_db(struct cli_store *st)
+{
+	return st->db;
+}
+
+ts_schema *cli_schema_new(const ts_column *columns, int ncolumns, const int *key, int nkey,
+                          int64_t ttl, uint32_t version)
+{
+	size_t size = sizeof(ts_schema) + (size_t)ncolumns * sizeof(ts_column) +
+	              (size_t)nkey * sizeof(int);
+	for (int i = 0; i < ncolumns; i++) {
+		size += strlen(columns[i].name) + 1;
+		if (columns[i].dflt.type == TS_STRING || columns[i].dflt.type == TS_BLOB)
+			size += columns[i].dflt.v.s.len + 1;
+	}
+	ts_schema *s = malloc(size);
+	if (!s)
+		return NULL;
+	ts_column *cols = (ts_column *)(s + 1);
+	int *keys = (int *)(cols + ncolumns);
+	char *text = (char *)(keys + nkey);
+	for (int i = 0; i < ncolumns; i++) {
+		size_t n = strlen(columns[i].name) + 1;
+		cols[i] = columns[i];
+		cols[i].name = memcpy(text, columns[i].name, n);
+		text += n;
+		if (columns[i].dflt.type == TS_STRING || columns[i].dflt.type == TS_BLOB) {
+			n = columns[i].dflt.v.s.len;
+			if (n)
+				memcpy(text, columns[i].dflt.v.s.ptr, n);
+			text[n] = '\0';
+			cols[i].dflt.v.s.ptr = text;
+			text += n + 1;
+		}
+	}
+	memcpy(keys, key, (size_t)nkey * sizeof *keys);
+	*s = (ts_schema){.ncolumns = ncolumns, .columns = cols, .nkey = nkey, .key = keys,
+	                 .ttl = ttl, .version = version};
+	return s;
+}
+
+void cli_schema_free(ts_schema *s)
+{
+	free(s);
+}
+
+int cli_store_schema(const struct cli *cli, struct cli_store *st, const char *table,
+                     ts_schema **s)
+{
+	ts_table *t = NULL;
+	ts_schema *lib = NULL;
+	int rc, status;
+	*s = NULL;
+	if (st->rem)
+		return cli_remote_schema(cli, st->rem, table, s);
+	if ((status = cli_table_open(cli, st->db, table, &t)) != CLI_OK)
+		return status;
+	rc = ts_table_schema(t, &lib);
+	ts_table_close(t);
+	if (rc < 0)
+		return cli_fail_lib(cli, rc);
+	*s = cli_schema_new(lib->columns, lib->ncolumns, lib->key, lib->nkey, lib->ttl, lib->version);
+	ts_schema_free(lib);
+	return *s ? CLI_OK : cli_fail(cli, "out of memory");
+}
+
+/* Open the cursor of r on t. */
+static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
+{
+	switch (r->kind) {
+	case CLI_REQ_LATEST:
+		return ts_latest_open(t, r->prefix, r->nprefix, cur);
+	case CLI_REQ_AGGREGATE: {
+		ts_aggregate a = {
+			.prefix = r->prefix,
+			.nprefix = r->nprefix,
+			.from = r->has_from ? r->from : CLI_AGG_FROM_DEFAULT,
+			.to = r->has_to ? r->to : CLI_AGG_TO_DEFAULT,
+			.every = r->every,
+			.group = r->group,
+			.specs = r->specs,
+			.nspecs = r->nspecs,
+		};
+		return ts_aggregate_open(t, &a, cur);
+	}
+	default: {
+		ts_query q = {
+			.prefix = r->nprefix ? r->prefix : NULL,
+			.nprefix = r->nprefix,
+			.from = r->from,
+			.to = r->to,
+			.has_from = r->has_from,
+			.has_to = r->has_to,
+			.desc = r->desc,
+			.limit = r->limit,
+		};
+		return ts_query_open(t, &q, cur);
+	}
+	}
+}
+
+int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
+                   cli_row_fn *fn, void *arg, int *more)
+{
+	ts_table *t = NULL;
+	ts_cursor *cur = NULL;
+	const ts_value *row;
+	int rc, n, status;
+	*more = 0;
+	if (st->rem)
+		return cli_remote_rows(cli, st->rem, r, fn, arg, more);
+	if ((status = cli_table_open(cli, st->db, r->table, &t)) != CLI_OK)
+		return status;
+	if ((rc = open_cursor(t, r, &cur)) == 0) {
+		while ((rc = ts_cursor_next(cur, &row, &n)) == 0 && row)
+			if (fn(arg, row, n) < 0) {
+				rc = 1;
+				break;
+			}
+		if (rc == 0)
+			*more = ts_cursor_more(cur);
+	}
+	status = rc == 0 ? CLI_OK : rc > 0 ? CLI_FAILURE : cli_fail_lib(cli, rc);
+	ts_cursor_close(cur);
+	ts_table_close(t);
+	return status;
+}
+
+/* ---- calls that leave their message ---- */
+
+/* rc, with the library's message for it kept in st->msg. */
+static int lib(struct cli_store *st, int rc)
+{
+	if (rc < 0)
+		snprintf(st->msg, sizeof st->msg, "%s", *ts_errmsg(NULL) ? ts_errmsg(NULL)
+		                                                          : ts_strerror(rc));
+	return rc;
+}
+
+const char *cli_store_errmsg(struct cli_store *st, int rc)
+{
+	return st->msg[0] ? st->msg : ts_strerror(rc);
+}
+
+int cli_store_tables(struct cli_store *st, char ***names)
+{
+	if (st->rem)
+		return cli_remote_tables(st->rem, names, st->msg, sizeof st->msg);
+	return lib(st, ts_tables(st->db, names, NULL));
+}
+
+void cli_names_free(char **names)
+{
+	ts_free_names(names);
+}
+
+int cli_store_create(struct cli_store *st, const char *table, const ts_column *columns,
+                     int ncolumns, const char *const *key, int nkey, int64_t ttl)
+{
+	if (st->rem)
+		return cli_remote_create(st->rem, table, columns, ncolumns, key, nkey, ttl, st->msg,
+		                         sizeof st->msg);
+	return lib(st, ts_create_keyed(st->db, table, columns, ncolumns, key, nkey, ttl));
+}
+
+/* Open table, run one call on it, close it. */
+static int with_table(struct cli_store *st, const char *table, ts_table **t)
+{
+	return lib(st, ts_table_open(st->db, table, t));
+}
+
+int cli_store_alter(struct cli_store *st, const char *table, const ts_column *column,
+                    const char *widen, int64_t ttl)
+{
+	ts_table *t = NULL;
+	int rc;
+	if (st->rem)
+		return cli_remote_alter(st->rem, table, column, widen, ttl, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, table, &t)) < 0)
+		return rc;
+	rc = lib(st, column ? ts_alter_add(t, column) : widen ? ts_alter_widen(t, widen)
+	                                                      : ts_alter_ttl(t, ttl));
+	ts_table_close(t);
+	return rc;
+}
+
+int cli_store_drop(struct cli_store *st, const char *table)
+{
+	if (st->rem)
+		return cli_remote_drop(st->rem, table, st->msg, sizeof st->msg);
+	return lib(st, ts_drop(st->db, table));
+}
+
+int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
+                     int ncolumns)
+{
+	ts_table *t = NULL;
+	int rc;
+	if (st->rem)
+		return cli_remote_insert(st->rem, table, rows, n, ncolumns, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, table, &t)) < 0)
+		return rc;
+	rc = lib(st, ts_insert(t, rows, n));
+	ts_table_close(t);
+	return rc;
+}
+
+static int flush_one(struct cli_store *st, const char *table, int64_t before)
+{
+	ts_table *t = NULL;
+	int rc = with_table(st, table, &t);
+	if (rc == 0)
+		rc = lib(st, ts_flush(t, before));
+	ts_table_close(t);
+	return rc;
+}
+
+int cli_store_flush(struct cli_store *st, const char *table, int64_t before)
+{
+	char **names = NULL;
+	int rc;
+	if (st->rem)
+		return cli_remote_flush(st->rem, table, before, st->msg, sizeof st->msg);
+	if (table)
+		return flush_one(st, table, before);
+	if ((rc = lib(st, ts_tables(st->db, &names, NULL))) < 0)
+		return rc;
+	for (int i = 0; rc == 0 && names[i]; i++)
+		if ((rc = flush_one(st, names[i], before)) == TS_ENOENT)
+			rc = 0; /* dropped since the listing */
+	ts_free_names(names);
+	return rc;
+}
+
+int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg)
+{
+	ts_stat stats[TS_STATS_MAX];
+	ts_table *t = NULL;
+	int n, rc;
+	if (st->rem)
+		return cli_remote_stats(st->rem, table, fn, arg, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, table, &t)) < 0)
+		return rc;
+	rc = lib(st, ts_table_stats(t, stats, TS_STATS_MAX, &n));
+	ts_table_close(t);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		char ttl[TS_DURATION_BUFSZ];
+		fn(arg, stats[i].name, stats[i].value, NULL);
+		if (strcmp(stats[i].name, "ttl_ns") == 0 && stats[i].value >= 0 &&
+		    ts_duration_format(stats[i].value, ttl, sizeof ttl) == 0)
+			fn(arg, "ttl", 0, ttl);
+	}
+	return rc;
+}

@@ -1,0 +1,138 @@
+/*
+ * store.h -- where a command's table lives: the database files (-d,
+ * through libtsstore) or a running tsstored (-s, through its socket).
+ *
+ * Every command that reads or changes a table goes through these calls,
+ * never through the library or the socket directly, so that the two
+ * modes give the same output: both yield the same ts_schema and the same
+ * rows as ts_value arrays, and both report failures with the library's
+ * error code and message (the daemon sends both in its error lines).
+ * store.c holds the direct mode and the dispatch; remote.c the daemon's.
+ */
+#ifndef TSSTORE_TOOLS_STORE_H
+#define TSSTORE_TOOLS_STORE_H
+
+#include <stdint.h>
+
+#include "cli.h"
+
+/* Functions an aggregate command may ask for at most. */
+#define CLI_AGG_SPECS_MAX 64
+
+/* The time range of an aggregate without --from / --to: everything. */
+#define CLI_AGG_FROM_DEFAULT INT64_MIN
+#define CLI_AGG_TO_DEFAULT INT64_MAX
+
+enum cli_req_kind {
+	CLI_REQ_QUERY,
+	CLI_REQ_LATEST,
+	CLI_REQ_AGGREGATE,
+	CLI_REQ_DUMP, /* a query of every row */
+};
+
+/* A request that yields rows.  Zero-filled, then set what was given. */
+struct cli_req {
+	enum cli_req_kind kind;
+	const char *table;
+	ts_value prefix[TS_KEY_COLUMNS_MAX]; /* owned: cli_req_free */
+	int nprefix;
+	int64_t from, to;
+	int has_from, has_to;
+	int desc;
+	uint64_t limit;                      /* 0: none */
+	int64_t every;                       /* aggregate */
+	int group;
+	ts_aggspec specs[CLI_AGG_SPECS_MAX];
+	int nspecs;
+};
+
+/* Release the values a request owns. */
+void cli_req_free(struct cli_req *r);
+
+/* A row of a result: n values, valid during the call.  Returns 0 to go
+ * on, -1 to stop (the caller's output failed). */
+typedef int cli_row_fn(void *arg, const ts_value *row, int n);
+
+struct cli_store;
+
+/*
+ * cli_store_open -- open the store of the run: the database at
+ * cli->datadir with TS_OPEN_* flags, or a connection to cli->socket.
+ * Returns CLI_OK, or CLI_FAILURE after the message.
+ */
+int cli_store_open(const struct cli *cli, unsigned flags, struct cli_store **st);
+
+/* cli_store_close -- close st (NULL allowed) and return status, or
+ * CLI_FAILURE when status was CLI_OK and closing failed. */
+int cli_store_close(const struct cli *cli, struct cli_store *st, int status);
+
+/* The direct mode's database, or NULL through the daemon. */
+ts_db *cli_store_db(struct cli_store *st);
+
+/*
+ * cli_schema_new -- a schema of its own, in one allocation, from its
+ * parts (copied: names and default bytes included).  Release it with
+ * cli_schema_free.  Returns NULL when out of memory.
+ */
+ts_schema *cli_schema_new(const ts_column *columns, int ncolumns, const int *key, int nkey,
+                          int64_t ttl, uint32_t version);
+
+/* Release a schema of cli_schema_new or cli_store_schema.  NULL allowed. */
+void cli_schema_free(ts_schema *s);
+
+/*
+ * cli_store_schema -- the current schema of table (to be released with
+ * cli_schema_free).  Returns CLI_OK or CLI_FAILURE after the message.
+ */
+int cli_store_schema(const struct cli *cli, struct cli_store *st, const char *table,
+                     ts_schema **s);
+
+/*
+ * cli_store_rows -- run r and hand each row to fn.  more: receives 1 when
+ * the limit cut the result.  Returns CLI_OK, or CLI_FAILURE after the
+ * message (also when fn stopped the run: nothing is said then, the caller
+ * knows why).
+ */
+int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
+                   cli_row_fn *fn, void *arg, int *more);
+
+/*
+ * The calls below return 0 or a negative TS_E* code, and leave the
+ * message to report (the library's, or the daemon's, which is the same
+ * text) for cli_store_errmsg: the caller decides how to say it (insert
+ * turns "row K" into a line number, alter counts the changes made).
+ */
+
+/* The message of the last failed call on st (rc: its code). */
+const char *cli_store_errmsg(struct cli_store *st, int rc);
+
+/* The table names, sorted, NULL-terminated; free with cli_names_free. */
+int cli_store_tables(struct cli_store *st, char ***names);
+void cli_names_free(char **names);
+
+/* ts_create_keyed. */
+int cli_store_create(struct cli_store *st, const char *table, const ts_column *columns,
+                     int ncolumns, const char *const *key, int nkey, int64_t ttl);
+
+/* One schema change: add (column != NULL), widen (widen != NULL), else
+ * set the TTL. */
+int cli_store_alter(struct cli_store *st, const char *table, const ts_column *column,
+                    const char *widen, int64_t ttl);
+
+int cli_store_drop(struct cli_store *st, const char *table);
+
+/* ts_insert of n rows of the table's current schema (ncolumns each). */
+int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
+                     int ncolumns);
+
+/* ts_flush of table, or of every table when NULL. */
+int cli_store_flush(struct cli_store *st, const char *table, int64_t before);
+
+/* A counter of a table: an integer, or (ttl) a text.  Returns 0. */
+typedef int cli_stat_fn(void *arg, const char *name, int64_t value, const char *text);
+
+/* The counters of table, in ts_table_stats order with "ttl" (its text)
+ * right after "ttl_ns". */
+int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg);
+
+#endif /* TSSTORE_TOOLS_STORE_H */
