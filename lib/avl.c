@@ -340,23 +340,55 @@ void ts__avl_iter_seek(ts__avl_iter *it, ts__log *log, uint64_t root, int desc,
 
 /* ---- checking ---- */
 
-static long check(ts__log *log, uint64_t n, const unsigned char **lo, size_t *lolen, int *h)
+/* The bounds a checked tree must keep to: every record in [lo, hi). */
+struct span {
+	uint64_t lo, hi;
+};
+
+/* Whether a record of n bytes at lsn lies inside the span and inside one
+ * segment, 8-aligned -- what a tree read from a damaged log may not do. */
+static int in_span(const struct span *sp, uint64_t lsn, uint64_t n)
+{
+	return lsn % 8 == 0 && lsn >= sp->lo && lsn < sp->hi &&
+	       (lsn & (TS_SEG_DATA - 1)) + n <= TS_SEG_DATA;
+}
+
+/* The key of the row record at lsn, checked to lie in the span before a
+ * byte of it is read.  Returns 0 or -1. */
+static int span_key(ts__log *log, const struct span *sp, uint64_t lsn,
+                    const unsigned char **key, size_t *klen)
+{
+	const unsigned char *p;
+	if (!in_span(sp, lsn, TS_ROWREC_HEADER) || !(p = ts__log_ptr(log, lsn)) ||
+	    !in_span(sp, lsn, TS_ROWREC_HEADER + (uint64_t)ts__load_u32(p)))
+		return -1;
+	ts__rowrec_key(log, lsn, key, klen);
+	return *key ? 0 : -1;
+}
+
+static long check(ts__log *log, const struct span *sp, uint64_t n, int depth,
+                  const unsigned char **lo, size_t *lolen, int *h)
 {
 	if (!n) {
 		*h = 0;
 		return 0;
 	}
-	const ts__node *N = ts__node_at(log, n);
+	const ts__node *N = in_span(sp, n, TS_NODE_SIZE) ? ts__node_at(log, n) : NULL;
 	const unsigned char *key;
 	size_t klen;
 	int hl, hr;
 	if (!N)
 		return ts__fail(TS_ECORRUPT, "tree node at %llu is outside the log",
 		                (unsigned long long)n), -1;
-	long cl = check(log, N->left, lo, lolen, &hl);
+	if (depth >= TS_AVL_MAX_HEIGHT)
+		return ts__fail(TS_ECORRUPT, "tree node at %llu is deeper than a tree can grow",
+		                (unsigned long long)n), -1;
+	long cl = check(log, sp, N->left, depth + 1, lo, lolen, &hl);
 	if (cl < 0)
 		return -1;
-	ts__rowrec_key(log, ts__node_row(N), &key, &klen);
+	if (span_key(log, sp, ts__node_row(N), &key, &klen) < 0)
+		return ts__fail(TS_ECORRUPT, "tree node at %llu names a row outside the log",
+		                (unsigned long long)n), -1;
 	struct probe p;
 	if (klen >= 8)
 		probe_init(&p, key, klen);
@@ -366,7 +398,7 @@ static long check(ts__log *log, uint64_t n, const unsigned char **lo, size_t *lo
 		                (unsigned long long)n), -1;
 	*lo = key;
 	*lolen = klen;
-	long cr = check(log, N->right, lo, lolen, &hr);
+	long cr = check(log, sp, N->right, depth + 1, lo, lolen, &hr);
 	if (cr < 0)
 		return -1;
 	*h = 1 + (hl > hr ? hl : hr);
@@ -377,10 +409,16 @@ static long check(ts__log *log, uint64_t n, const unsigned char **lo, size_t *lo
 	return cl + cr + 1;
 }
 
+long ts__avl_verify(ts__log *log, uint64_t root, uint64_t lo, uint64_t hi)
+{
+	const unsigned char *first = NULL;
+	size_t firstlen = 0;
+	struct span sp = {lo, hi};
+	int h;
+	return check(log, &sp, root, 0, &first, &firstlen, &h);
+}
+
 long ts__avl_check(ts__log *log, uint64_t root)
 {
-	const unsigned char *lo = NULL;
-	size_t lolen = 0;
-	int h;
-	return check(log, root, &lo, &lolen, &h);
+	return ts__avl_verify(log, root, 0, UINT64_MAX);
 }

@@ -108,7 +108,14 @@ void ts__avl_iter_seek(ts__avl_iter *it, ts__log *log, uint64_t root, int desc,
 uint64_t ts__avl_iter_next(ts__avl_iter *it);
 
 /* Check the AVL and order invariants of a tree (tests, `check`):
- * returns the node count, or -1 (with a message) if broken. */
+ * returns the node count, or -1 (with a message) if broken.  Nodes and
+ * row records must lie in mapped segments, each inside one, and the tree
+ * no deeper than TS_AVL_MAX_HEIGHT, so a damaged log fails the check
+ * instead of crashing it. */
 long ts__avl_check(ts__log *log, uint64_t root);
+
+/* ts__avl_check with every node and row record also required to lie in
+ * the LSNs [lo, hi): for a tree begun at lo whose commit is at hi. */
+long ts__avl_verify(ts__log *log, uint64_t root, uint64_t lo, uint64_t hi);
 
 #endif

@@ -251,26 +251,30 @@ void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 }
 
 /* Validate the batch at p; on success *c is its commit and *next the LSN
- * after it.  Any failure means "the log ends here". */
+ * after it.  Any failure means "the log ends here"; *why says which
+ * check failed. */
 static int check_batch(ts__log *log, uint64_t p, const ts__commit *prev,
-                       ts__commit *c, uint64_t *next)
+                       ts__commit *c, uint64_t *next, const char **why)
 {
 	const unsigned char *h = ts__log_ptr(log, p);
 	uint32_t crc;
-	if (!h || ts__load_u32(h) != TS_BATCH_MAGIC)
-		return -1;
+	if (!h)
+		return *why = "its segment file is missing or unreadable", -1;
+	if (ts__load_u32(h) != TS_BATCH_MAGIC)
+		return *why = "no batch header", -1;
 	uint64_t body = ts__load_u64(h + 8);
 	if (body % 8 || body > UINT64_MAX / 2)
-		return -1;
+		return *why = "malformed batch header", -1;
 	uint64_t at = p + TS_BATCH_HEADER_SIZE + body;
 	if (ts__log_read_commit(log, at, c) < 0 || c->batch_lsn != p)
-		return -1;
+		return *why = "no commit record where its batch header says", -1;
 	if (prev->lsn && (c->seq != prev->seq + 1 || c->prev_lsn != prev->lsn))
-		return -1;
+		return *why = "commit out of sequence", -1;
 	uint64_t end = at + TS_COMMIT_SIZE(c->nroots);
-	if (crc_range(log, p, end - TS_COMMIT_TRAILER, &crc) < 0 ||
-	    crc != ts__load_u32((const unsigned char *)ts__log_ptr(log, end - TS_COMMIT_TRAILER)))
-		return -1;
+	if (crc_range(log, p, end - TS_COMMIT_TRAILER, &crc) < 0)
+		return *why = "a segment file of the batch is missing or unreadable", -1;
+	if (crc != ts__load_u32((const unsigned char *)ts__log_ptr(log, end - TS_COMMIT_TRAILER)))
+		return *why = "checksum mismatch", -1;
 	*next = end;
 	return 0;
 }
@@ -282,36 +286,55 @@ static uint64_t batch_start(uint64_t p)
 	return seg_left(p) < TS_BATCH_HEADER_SIZE ? p + seg_left(p) : p;
 }
 
+void ts__log_walk_commits(ts__log *log, ts__log_walk *w)
+{
+	ts__commit prev = {0}, c;
+	uint64_t p = batch_start(w->start), next;
+	w->last = w->commits = 0;
+	w->why = NULL;
+	while (check_batch(log, p, &prev, &c, &next, &w->why) == 0) {
+		prev = c;
+		w->commits++;
+		p = batch_start(next);
+		if (w->until && c.lsn >= w->until) {
+			w->why = c.lsn == w->until ? NULL : "the recorded head is not a commit of the log";
+			break;
+		}
+	}
+	w->stop = p;
+	w->last = prev.lsn;
+	w->seq = prev.seq;
+}
+
 /* Scan forward from start; leaves head/seq/tail at the last valid commit. */
 static void scan(ts__log *log, uint64_t start)
 {
-	ts__commit prev = {0}, c;
-	uint64_t p = batch_start(start), next;
-	while (check_batch(log, p, &prev, &c, &next) == 0) {
-		prev = c;
-		log->recovered++;
-		p = batch_start(next);
-	}
-	log->hot.tail = p;
+	ts__log_walk w = {.start = start};
+	ts__log_walk_commits(log, &w);
+	log->recovered = w.commits;
+	log->hot.tail = w.stop;
 	log->hot.win_end = 0;
-	log->seq = prev.seq;
-	atomic_store(&log->head, prev.lsn);
+	log->seq = w.seq;
+	atomic_store(&log->head, w.last);
 }
 
 /* ---- recovery ---- */
 
-/* Sorted segment numbers present in the directory. */
 static int list_segs(const ts__log *log, uint64_t **out, size_t *n)
 {
-	DIR *d = opendir(log->dir);
+	int rc = ts__log_segments(log->dir, out, n);
+	return rc == TS_ENOENT && log->readonly ? 0 : rc; /* nothing was ever written */
+}
+
+int ts__log_segments(const char *dir, uint64_t **out, size_t *n)
+{
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
-	if (!d && errno == ENOENT && log->readonly)
-		return 0; /* nothing was ever written */
 	if (!d)
-		return ts__fail_errno(errno, "opendir %s", log->dir);
+		return ts__fail_errno(errno, "opendir %s", dir);
 	while ((e = readdir(d))) {
 		uint64_t seg;
 		char tail[8];
@@ -415,8 +438,13 @@ static int open_headpage(ts__log *log)
 	fd = open(path, (log->readonly ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return log->readonly && errno == ENOENT ? 0 : ts__fail_errno(errno, "open %s", path);
+	struct stat st;
 	if (!log->readonly && ftruncate(fd, TS_HEAD_SIZE) < 0)
 		rc = ts__fail_errno(errno, "size %s", path);
+	else if (log->readonly && (fstat(fd, &st) < 0 || st.st_size < TS_HEAD_SIZE)) {
+		close(fd); /* cut short: reading the mapping would fault; scan instead */
+		return 0;
+	}
 	void *p = rc < 0 ? MAP_FAILED
 	                 : mmap(NULL, TS_HEAD_SIZE, log->readonly ? PROT_READ : PROT_READ | PROT_WRITE,
 	                        MAP_SHARED, fd, 0);
@@ -879,5 +907,240 @@ int ts__log_sync(ts__log *log)
 	int rc = ts__log_sync_pages(log, from, to);
 	if (rc == 0)
 		ts__log_sync_done(log, to);
+	return rc;
+}
+
+/* ---- verifying and copying (check.c, backup.c) ---- */
+
+int ts__log_segment_name(uint64_t seg, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%016" PRIx64 ".seg", seg);
+	return n > 0 && (size_t)n < size ? 0 : ts__fail(TS_ETOOBIG, "segment name too long");
+}
+
+/* Open dir/<seg>.seg read-only and check its size and header.  *fd
+ * receives the open file.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+ * TS_EVERSION or TS_EIO. */
+static int open_checked_seg(const char *dir, uint64_t seg, int *fd)
+{
+	char path[TS_PATH_MAX];
+	unsigned char h[TS_SEG_HEADER];
+	struct stat st;
+	int rc = ts__path(path, "%s/%016" PRIx64 ".seg", dir, seg);
+	*fd = -1;
+	if (rc < 0)
+		return rc;
+	if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? ts__fail(TS_ENOENT, "log segment %s is missing", path)
+		                       : ts__fail_errno(errno, "open %s", path);
+	if (fstat(*fd, &st) < 0)
+		rc = ts__fail_errno(errno, "stat %s", path);
+	else if (st.st_size != (off_t)TS_SEG_FILE_SIZE)
+		rc = ts__fail(TS_ECORRUPT, "log segment %s: %lld bytes, not %llu (truncated)", path,
+		              (long long)st.st_size, (unsigned long long)TS_SEG_FILE_SIZE);
+	else if (pread(*fd, h, sizeof h, 0) != (ssize_t)sizeof h)
+		rc = ts__fail_errno(errno ? errno : EIO, "read %s", path);
+	else
+		rc = check_seg_header(h, seg, path);
+	if (rc < 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return rc;
+}
+
+int ts__log_check_segment(const char *dir, uint64_t seg)
+{
+	int fd, rc = open_checked_seg(dir, seg, &fd);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int ts__log_recorded_head(const char *dir, uint64_t *head)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	int fd, found = 0;
+	*head = 0;
+	if (ts__path(path, "%s/%s", dir, TS_HEAD_FILE) < 0 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	/* Mapped, as the writer shares it, so the LSN is read whole. */
+	const unsigned char *p = fstat(fd, &st) == 0 && st.st_size >= TS_HEAD_SIZE
+	                             ? mmap(NULL, TS_HEAD_SIZE, PROT_READ, MAP_SHARED, fd, 0)
+	                             : MAP_FAILED;
+	close(fd);
+	if (p == MAP_FAILED)
+		return 0;
+	if (memcmp(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0) {
+		*head = __atomic_load_n((const uint64_t *)(const void *)(p + TS_HEAD_OFF_COMMIT),
+		                        __ATOMIC_ACQUIRE);
+		found = 1;
+	}
+	munmap((void *)p, TS_HEAD_SIZE);
+	return found;
+}
+
+int ts__log_open_verify(const char *dir, ts__log **out)
+{
+	ts__log *log = calloc(1, sizeof *log);
+	*out = NULL;
+	if (!log || !(log->dir = strdup(dir))) {
+		free(log);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	log->readonly = 1;
+	pthread_mutex_init(&log->mu, NULL);
+	*out = log;
+	return 0;
+}
+
+/* The LSN just past the commit record at lsn, read from segment file fd.
+ * Returns 0 or TS_ECORRUPT. */
+static int commit_end(int fd, const char *dir, uint64_t lsn, uint64_t *end)
+{
+	unsigned char c[TS_COMMIT_FIXED];
+	off_t off = (off_t)(TS_SEG_HEADER + (lsn & SEG_MASK));
+	uint32_t nroots = 0, len = 0;
+	if (pread(fd, c, sizeof c, off) == (ssize_t)sizeof c &&
+	    ts__load_u32(c + TS_COMMIT_OFF_MAGIC) == TS_COMMIT_MAGIC &&
+	    (nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS)) <= TS_FILLING_MAX &&
+	    TS_COMMIT_SIZE((uint64_t)nroots) <= seg_left(lsn)) {
+		unsigned char t[4];
+		if (pread(fd, t, 4, off + (off_t)TS_COMMIT_SIZE(nroots) - 4) == 4)
+			len = ts__load_u32(t);
+	}
+	if (len == 0 || len != TS_COMMIT_SIZE(nroots))
+		return ts__fail(TS_ECORRUPT, "log %s: no commit record at %" PRIu64, dir, lsn);
+	*end = lsn + len;
+	return 0;
+}
+
+/* Whether p[0..n) is all zeros. */
+static int all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Copy the data bytes [from, to) of segment file fd (both in its segment)
+ * to dst, leaving zero pages as holes. */
+static int copy_range(int fd, int dst, uint64_t from, uint64_t to, unsigned char *buf,
+                      const char *src_path, const char *dst_path)
+{
+	enum { CHUNK = 1 << 20, PAGE = 4096 };
+	while (from < to) {
+		size_t n = to - from < CHUNK ? (size_t)(to - from) : CHUNK;
+		off_t off = (off_t)(TS_SEG_HEADER + (from & SEG_MASK));
+		ssize_t got = pread(fd, buf, n, off);
+		if (got != (ssize_t)n)
+			return ts__fail_errno(got < 0 ? errno : EIO, "read %s", src_path);
+		for (size_t at = 0; at < n; at += PAGE) {
+			size_t k = n - at < PAGE ? n - at : PAGE;
+			int rc = all_zero(buf + at, k) ? 0 : ts__pwrite_all(dst, buf + at, k, off + (off_t)at);
+			if (rc < 0)
+				return ts__fail_errno(-rc, "write %s", dst_path);
+		}
+		from += n;
+	}
+	return 0;
+}
+
+/* Copy segment seg's data [from, to) into a new, full-size, sparse file
+ * in dst_dir under a fresh header.  A missing source is TS_ENOENT. */
+static int copy_seg(const char *src_dir, const char *dst_dir, uint64_t seg, uint64_t from,
+                    uint64_t to, unsigned char *buf)
+{
+	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
+	unsigned char h[TS_SEG_HEADER] = {0};
+	int fd = -1, out = -1;
+	int rc = ts__path(src, "%s/%016" PRIx64 ".seg", src_dir, seg);
+	if (rc == 0)
+		rc = ts__path(dst, "%s/%016" PRIx64 ".seg", dst_dir, seg);
+	if (rc == 0)
+		rc = open_checked_seg(src_dir, seg, &fd);
+	if (rc == 0 && (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = ts__fail_errno(errno, "create %s", dst);
+	if (rc == 0 && ftruncate(out, (off_t)TS_SEG_FILE_SIZE) < 0)
+		rc = ts__fail_errno(errno, "size %s", dst);
+	write_seg_header(h, seg);
+	if (rc == 0 && (rc = ts__pwrite_all(out, h, sizeof h, 0)) < 0)
+		rc = ts__fail_errno(-rc, "write %s", dst);
+	if (rc == 0)
+		rc = copy_range(fd, out, from, to, buf, src, dst);
+	if (rc == 0 && fsync(out) < 0)
+		rc = ts__fail_errno(errno, "fsync %s", dst);
+	if (fd >= 0)
+		close(fd);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/* The LSN just past the commit record at head, in src_dir's log. */
+static int head_end(const char *src_dir, uint64_t head, uint64_t *end)
+{
+	int fd, rc = open_checked_seg(src_dir, seg_of(head), &fd);
+	if (rc == 0)
+		rc = commit_end(fd, src_dir, head, end);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Write dst_dir/HEAD naming head, durably. */
+static int write_head(const char *dst_dir, uint64_t head)
+{
+	unsigned char p[TS_HEAD_SIZE] = {0};
+	memcpy(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8);
+	ts__store_u64(p + TS_HEAD_OFF_COMMIT, head);
+	return ts__file_write_atomic(dst_dir, TS_HEAD_FILE, p, sizeof p);
+}
+
+/* The LSN past the last segment file in dir from seg_of(from) on, or
+ * from when there is none. */
+static int last_segment_end(const char *dir, uint64_t from, uint64_t *end)
+{
+	uint64_t *segs;
+	size_t n;
+	int rc = ts__log_segments(dir, &segs, &n);
+	*end = from;
+	if (rc == TS_ENOENT)
+		return 0;
+	if (rc == 0 && n && segs[n - 1] >= seg_of(from))
+		*end = (segs[n - 1] + 1) << TS_SEG_DATA_SHIFT;
+	free(segs);
+	return rc;
+}
+
+int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+{
+	uint64_t from = batch_start(start), end = from;
+	unsigned char *buf = NULL;
+	int rc = 0, known = head != TS_LOG_HEAD_UNKNOWN;
+	if (known && head && head >= from && (rc = head_end(src_dir, head, &end)) == TS_ECORRUPT) {
+		/* No commit where HEAD says (it is never synced: a power loss
+		 * may leave it ahead of the log), so no writer is at work --
+		 * a writer's HEAD names a complete commit.  Copy it all and
+		 * let recovery find where the log ends, as it would here. */
+		known = 0;
+		rc = 0;
+	}
+	if (rc == 0 && !known)
+		rc = last_segment_end(src_dir, from, &end);
+	if (rc == 0 && !(buf = malloc((size_t)1 << 20)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	/* The segments holding [from, end); when no commit follows the
+	 * flushed position, the segment holding it all the same, if there
+	 * is one, as the source's recovery would find it. */
+	for (uint64_t seg = seg_of(from); rc == 0 && seg <= seg_of(end > from ? end - 1 : from); seg++) {
+		uint64_t lo = seg << TS_SEG_DATA_SHIFT, hi = (seg + 1) << TS_SEG_DATA_SHIFT;
+		rc = copy_seg(src_dir, dst_dir, seg, lo > from ? lo : from, hi < end ? hi : end, buf);
+		if (rc == TS_ENOENT && end == from)
+			rc = 0;
+	}
+	free(buf);
+	if (rc == 0)
+		rc = write_head(dst_dir, known && end > from ? head : 0);
 	return rc;
 }

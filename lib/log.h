@@ -190,4 +190,63 @@ void ts__log_sync_done(ts__log *log, uint64_t to);
  * each segment as full once the tail moved past it (for stats). */
 uint64_t ts__log_tail(const ts__log *log);
 
+/* ---- verifying and copying a log by its files (check.c, backup.c) ---- */
+
+/* The sorted numbers of the segment files in dir; *out is malloc'ed.
+ * Returns 0, TS_ENOENT (no such directory), TS_EIO, TS_ENOMEM. */
+int ts__log_segments(const char *dir, uint64_t **out, size_t *n);
+
+/* The file name of segment seg, "<16 hex digits>.seg". */
+int ts__log_segment_name(uint64_t seg, char *out, size_t size);
+
+/* Check segment file seg of dir: exactly TS_SEG_FILE_SIZE bytes and a
+ * valid header naming seg.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+ * TS_EVERSION or TS_EIO, with a message naming the file. */
+int ts__log_check_segment(const char *dir, uint64_t seg);
+
+/* The newest commit the writer recorded in dir/HEAD.  Returns 1 with
+ * *head set (0 = none yet) when HEAD is there and valid, else 0. */
+int ts__log_recorded_head(const char *dir, uint64_t *head);
+
+/* A read-only log on dir for ts__log_walk_commits: nothing is scanned
+ * or mapped yet; segments are mapped on first touch, and one missing or
+ * damaged only ends a walk.  Close with ts__log_close(log, 0).  Returns 0
+ * or TS_ENOMEM. */
+int ts__log_open_verify(const char *dir, ts__log **out);
+
+/* A walk along the commits, as recovery makes it. */
+typedef struct ts__log_walk {
+	uint64_t start;    /* in: a batch boundary (a flushed LSN) */
+	uint64_t until;    /* in: stop after the commit record at this LSN;
+	                    * 0 = go on while the batches are valid */
+	uint64_t last;     /* out: the last valid commit record, 0 = none */
+	uint64_t seq;      /* out: its sequence number */
+	uint64_t stop;     /* out: the batch at which the walk stopped */
+	uint64_t commits;  /* out: valid commits met */
+	const char *why;   /* out: why the batch at stop is not valid (a
+	                    * static string), or NULL when until was met */
+} ts__log_walk;
+
+/* Validate batches from w->start as recovery does (batch header, commit
+ * record, sequence, CRC-32C), up to the commit at w->until. */
+void ts__log_walk_commits(ts__log *log, ts__log_walk *w);
+
+/* ts__log_backup's head when there is no HEAD to say it. */
+#define TS_LOG_HEAD_UNKNOWN UINT64_MAX
+
+/* Copy what recovery needs of the log in src_dir to find the commits
+ * from start (a flushed LSN) through the one at head, into dst_dir (an
+ * existing directory): each segment file holding those bytes, at full
+ * size, under a fresh header, with those bytes and nothing else (the
+ * rest are holes), and a HEAD naming head; every file and dst_dir are
+ * synced.  Committed bytes never change, so this is safe beside the
+ * writer.  When head is TS_LOG_HEAD_UNKNOWN, or no commit record is at
+ * head (a HEAD left ahead of the log by a power loss), every segment
+ * from start's on is copied whole (still sparse) and recovery finds the
+ * end, as it would in src_dir.  Returns 0; TS_ENOENT when a segment file needed is gone (a
+ * flush released it: start from a newer descriptor); TS_ECORRUPT (a
+ * damaged segment header, no commit record at head); TS_EIO; TS_ENOSPC;
+ * TS_ENOMEM. */
+int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head);
+
 #endif

@@ -129,10 +129,31 @@ uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen)
 int ts__tablet_find(const ts__tablet *t, const void *key, size_t klen, ts_buf *raw);
 
 /* Read every block and verify checksums, row order (within and across
- * blocks), row counts, timespans, last keys and statistics against the
- * footer, decoding each row with schema s (the tablet's version).
+ * blocks), row counts, timespans, first and last keys and statistics
+ * against the footer, decoding each row with schema s (the tablet's
+ * version); then the footer's row count, timespan, first and last key
+ * against the blocks.  Stops at the first failure.
  * Returns 0, TS_ECORRUPT (message says which block and what), TS_EIO,
  * TS_ENOMEM. */
 int ts__tablet_check(const ts__tablet *t, const ts__schema *s);
+
+/* How ts__tablet_verify reports. */
+typedef struct ts__tablet_verifier {
+	/* A failure: its code (TS_ECORRUPT, TS_EIO, ...), its message in
+	 * ts_errmsg().  Return non-zero to stop there. */
+	int (*problem)(void *arg, int code);
+	/* Block i was read: the bytes of the file it spans (may be NULL). */
+	void (*progress)(void *arg, uint64_t bytes);
+	void *arg;
+} ts__tablet_verifier;
+
+/* The checks of ts__tablet_check, reporting every failure to v and going
+ * on: a damaged block counts as what its index entry says, so the blocks
+ * after it and the footer are still checked.  s may be NULL (no schema
+ * known): rows are then not decoded nor statistics compared.
+ * Returns 0 once every block was checked (problems went to v), the code
+ * of the failure at which v->problem asked to stop, TS_EINVAL (s is not
+ * the tablet's version) or TS_ENOMEM. */
+int ts__tablet_verify(const ts__tablet *t, const ts__schema *s, const ts__tablet_verifier *v);
 
 #endif
