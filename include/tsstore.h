@@ -686,6 +686,85 @@ typedef struct ts_stat {
 #define TS_STATS_MAX 64
 TS_EXTERN int ts_table_stats(ts_table *table, ts_stat *out, int room, int *n);
 
+/* ------------------------------------------------------------------ */
+/* Checking and copying a database                                      */
+/* ------------------------------------------------------------------ */
+
+/* How ts_check reports.  Every member may be NULL / 0. */
+typedef struct ts_check_opts {
+	/* Called once per problem found: the table, the file it was found
+	 * in (a path relative to the database directory, e.g.
+	 * "m/tablets/0000000000000003.tab", "m/log/0000000000000000.seg",
+	 * "m/DESCRIPTOR"), and a one-line description ("damaged block 2:
+	 * checksum mismatch").  The strings are valid during the call. */
+	void (*problem)(void *arg, const char *table, const char *file, const char *what);
+	/* Called now and then with the bytes verified so far and the total
+	 * to verify (for a progress display); done never exceeds total, and
+	 * the last call has done == total. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+} ts_check_opts;
+
+/*
+ * ts_check -- verify a database's files and report every problem found,
+ * going on after each one.  For each table (docs/check-and-backup.md):
+ *   - DESCRIPTOR: checksums and every format invariant; its tablet
+ *     records (ids unique and below the next id, timespans inside their
+ *     periods, no row count of 0), and that every tablet it names exists
+ *     with the size, rows, timespan, period and schema version recorded;
+ *   - each tablet it names: header, trailer, footer checksum, every
+ *     block's checksum and decompression, rows strictly ordered by key
+ *     within and across blocks and each decoding under its schema, each
+ *     block's index entry (first and last key, rows, timespan, column
+ *     statistics), and the footer's rows, timespan, first and last key
+ *     and Bloom filter;
+ *   - the log: every segment file at its full size with a valid header;
+ *     every commit from the descriptor's flushed position through the
+ *     newest one the writer recorded (log/HEAD) present and valid
+ *     (structure, sequence, CRC-32C), so a torn or damaged commit before
+ *     that head, or a missing or truncated segment, is a problem; and
+ *     the filling tablets the head commit names: each tree ordered and
+ *     balanced, inside the log since it began, with the rows and
+ *     timespan the commit records, every row decoding.
+ *   - A tablet in quarantine/ (found damaged earlier and moved out of the
+ *     table) is reported as a problem too: the table lost its rows.
+ *     Remove the file once inspected.
+ * Works on read-only handles, also while another process writes the
+ * database: a tablet that a merge replaced meanwhile is not a problem
+ * (the descriptor is read again), nor is a log segment a flush released.
+ * Reads the files only, so it checks what is on disk, not what a
+ * read-write handle holds in memory; it never repairs anything.
+ * table: one table, or NULL for every table.  opts: may be NULL.
+ * Returns 0 when everything is sound; TS_ECORRUPT when at least one
+ * problem was reported (ts_errmsg gives the count and the first);
+ * TS_EINVAL for a bad table name; TS_ENOENT for an unknown table;
+ * TS_ENOMEM, or TS_EIO when the database directory cannot be listed --
+ * the check could not run.
+ */
+TS_EXTERN int ts_check(ts_db *db, const char *table, const ts_check_opts *opts);
+
+/*
+ * ts_backup -- a consistent copy of the whole database in a new
+ * directory dest, which a later ts_open takes as a database: per table,
+ * its DESCRIPTOR, its tablets (hard links, or copies across file
+ * systems), and the part of its log from the flushed position through
+ * its newest commit (sparse segment files), so that the copy holds a
+ * prefix of the table's committed batches, every batch whole or absent.
+ * Tables are copied one after the other, each consistent on its own.
+ * Quarantined tablets and leftovers of crashes are not copied.
+ * The copy is built in dest.tmp-<pid> beside dest, every file and
+ * directory synced, then renamed to dest (and its parent synced), so a
+ * crash never leaves half a copy under dest.  Safe beside a writer in
+ * this or another process: a table whose files a flush or merge changed
+ * during its copy is copied again from its new descriptor.
+ * Returns 0; TS_EEXIST when dest exists (nothing is changed); TS_EINVAL
+ * (empty dest); TS_ECORRUPT when a table's DESCRIPTOR or a log segment
+ * header is damaged; TS_EBUSY when a table kept changing under every
+ * attempt; TS_ENOENT (dest's parent does not exist); TS_ENOSPC; TS_EIO;
+ * TS_ENOMEM.  On failure the temporary copy is removed.
+ */
+TS_EXTERN int ts_backup(ts_db *db, const char *dest);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,313 @@
+/*
+ * backup.c -- ts_backup: a consistent copy of a database, made beside a
+ * writer (docs/check-and-backup.md).
+ *
+ * The copy is built in <dest>.tmp-<pid>, one table after the other, and
+ * renamed to dest once every file and directory in it is durable; dest
+ * itself never holds half a copy.  Per table: DESCRIPTOR, tablets/ (hard
+ * links: tablets are immutable), log/ (the part recovery needs, sparse).
+ *
+ * Why a table's copy is consistent.  Copy one table as:
+ *
+ *   1. read DESCRIPTOR, bytes D (flushed position F, tablets T);
+ *   2. read the writer's newest commit H from log/HEAD;
+ *   3. read DESCRIPTOR again; unless it is D byte for byte, start over;
+ *   4. hard-link every tablet of T;
+ *   5. copy the log from F through the end of the commit at H;
+ *   6. write D as the copy's DESCRIPTOR.
+ *
+ * Opening the copy recovers T plus the filling tablets of H whose tree is
+ * not the source of a tablet of T -- what a snapshot taking commit H
+ * with descriptor D reads.  That is exactly the batches up to H when D
+ * was the descriptor at the moment H was read, which step 3 makes sure
+ * of (generations only grow, so an unchanged file was never replaced):
+ *   - no row of a later batch: a tablet of D holds rows of trees frozen
+ *     by commits made before D was written, so before H;
+ *   - no row twice: a tree of H that was flushed into a tablet of D is
+ *     that tablet's source, and skipped -- unless a merge or an expiry
+ *     replaced the tablet since; but those write their descriptor after
+ *     the commit that dropped the tree (a flush writes its descriptor and
+ *     makes that commit under desc_mu), so before D, so before H: H no
+ *     longer names the tree;
+ *   - no row missing: a tree that H no longer names was dropped by a
+ *     commit before H, made after the descriptor naming its tablet,
+ *     which is therefore D or older; D holds its rows (or their merge);
+ *   - every record of H's trees lies at or after F: F is the oldest start
+ *     of any tree but the one being flushed when D was written, and trees
+ *     begun later start after it.
+ * Steps 4 and 5 need the files of D and the log bytes [F, H] to be there
+ * when they are opened, not that D stays current: tablets and committed
+ * log bytes never change, and a file, once open, stays readable after
+ * its unlink.  A writer deletes a tablet only after a descriptor stops
+ * naming it, and a log segment only once a descriptor's flushed position
+ * passed it; so a file found missing means D is stale, and the table is
+ * copied again from step 1 (BACKUP_ATTEMPTS times at most, then
+ * TS_EBUSY).  Tables are consistent one by one, not with each other:
+ * no batch spans two tables.
+ *
+ * A table whose log has no HEAD (never opened by a writer, so no writer
+ * is at work) has its log copied from F to its last segment, and
+ * recovery finds the end, as it would in the source.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "descriptor.h"
+#include "descriptor_format.h"
+#include "error.h"
+#include "fsutil.h"
+#include "limits.h"
+#include "log.h"
+#include "tablet.h"
+
+/* Copies of one table, before a table that keeps changing is TS_EBUSY. */
+#define BACKUP_ATTEMPTS 16
+
+/* copy_once: the descriptor changed under it; try again. */
+#define AGAIN 1
+/* copy_once: the table was dropped; leave it out. */
+#define DROPPED 2
+
+/* ---- files ---- */
+
+/* Copy the file src to dst (created), synced.  A missing src is
+ * TS_ENOENT. */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[1 << 16];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+	long long off = 0;
+	if (in < 0)
+		return errno == ENOENT ? TS_ENOENT : ts__fail_errno(errno, "open %s", src);
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = ts__fail_errno(errno, "create %s", dst);
+	while (rc == 0) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = ts__fail_errno(errno, "read %s", src);
+		if (n <= 0)
+			break;
+		if ((rc = ts__pwrite_all(out, buf, (size_t)n, off)) < 0)
+			rc = ts__fail_errno(-rc, "write %s", dst);
+		off += n;
+	}
+	if (rc == 0 && fsync(out) < 0)
+		rc = ts__fail_errno(errno, "fsync %s", dst);
+	close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/* Hard-link src as dst, or copy it where links cannot be made (another
+ * file system, or one without links).  A missing src is TS_ENOENT. */
+static int link_or_copy(const char *src, const char *dst)
+{
+	if (link(src, dst) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return TS_ENOENT;
+	if (errno == EXDEV || errno == EPERM || errno == EMLINK || errno == ENOTSUP)
+		return copy_file(src, dst);
+	return ts__fail_errno(errno, "link %s to %s", src, dst);
+}
+
+/* Read dir/DESCRIPTOR whole. */
+static int read_descriptor(const char *dir, void **data, size_t *n)
+{
+	char path[TS_PATH_MAX];
+	int rc = ts__path(path, "%s/%s", dir, TS_DESC_FILE);
+	if (rc < 0)
+		return rc;
+	rc = ts__read_file(path, TS_DESCRIPTOR_MAX, data, n);
+	return rc == TS_ETOOBIG ? ts__fail(TS_ECORRUPT, "%s: larger than a descriptor can be", path)
+	                        : rc;
+}
+
+/* Whether dir/DESCRIPTOR still holds data[0..n).  1 or 0, or an error. */
+static int unchanged(const char *dir, const void *data, size_t n)
+{
+	void *now;
+	size_t len;
+	int rc = read_descriptor(dir, &now, &len);
+	if (rc < 0)
+		return rc == TS_ENOENT ? 0 : rc;
+	rc = len == n && memcmp(now, data, n) == 0;
+	free(now);
+	return rc;
+}
+
+/* ---- one table ---- */
+
+/* Steps 1 to 3: the descriptor's bytes, its decoding and the head that
+ * goes with it.  Returns 0, AGAIN, DROPPED, or an error. */
+static int pin(const char *src, const char *logdir, void **data, size_t *n,
+               ts__descriptor **d, uint64_t *head)
+{
+	int rc = read_descriptor(src, data, n);
+	if (rc == TS_ENOENT)
+		return DROPPED;
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__descriptor_decode(*data, *n, d)) < 0)
+		return ts__context(rc, "%s/%s", src, TS_DESC_FILE);
+	if (!ts__log_recorded_head(logdir, head))
+		*head = TS_LOG_HEAD_UNKNOWN;
+	rc = unchanged(src, *data, *n);
+	return rc < 0 ? rc : rc ? 0 : AGAIN;
+}
+
+/* Step 4: link every tablet of d from src to dst.  Returns 0, AGAIN, or
+ * an error. */
+static int link_tablets(const char *src, const char *dst, const ts__descriptor *d)
+{
+	char name[64], from[TS_PATH_MAX], to[TS_PATH_MAX];
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < d->ntablets; i++)
+		if ((rc = ts__tablet_name(d->tablets[i].id, name, sizeof name)) == 0 &&
+		    (rc = ts__path(from, "%s/tablets/%s", src, name)) == 0 &&
+		    (rc = ts__path(to, "%s/tablets/%s", dst, name)) == 0)
+			rc = link_or_copy(from, to);
+	if (rc == 0 && (rc = ts__path(to, "%s/tablets", dst)) == 0)
+		rc = ts__fsync_dir(to);
+	return rc == TS_ENOENT ? AGAIN : rc;
+}
+
+static int make_dirs(const char *dst)
+{
+	char sub[TS_PATH_MAX];
+	int rc = ts__mkdirs(dst, 0755);
+	if (rc == 0 && (rc = ts__path(sub, "%s/tablets", dst)) == 0)
+		rc = ts__mkdirs(sub, 0755);
+	if (rc == 0 && (rc = ts__path(sub, "%s/log", dst)) == 0)
+		rc = ts__mkdirs(sub, 0755);
+	return rc;
+}
+
+/* One attempt at copying table directory src to dst (not existing yet).
+ * Returns 0, AGAIN, DROPPED, or an error. */
+static int copy_once(const char *src, const char *dst)
+{
+	char srclog[TS_PATH_MAX], dstlog[TS_PATH_MAX];
+	ts__descriptor *d = NULL;
+	void *data = NULL;
+	size_t n = 0;
+	uint64_t head = 0;
+	int rc = ts__path(srclog, "%s/log", src);
+	if (rc == 0)
+		rc = ts__path(dstlog, "%s/log", dst);
+	if (rc == 0)
+		rc = pin(src, srclog, &data, &n, &d, &head);
+	if (rc == 0)
+		rc = make_dirs(dst);
+	if (rc == 0)
+		rc = link_tablets(src, dst, d);
+	if (rc == 0 && (rc = ts__log_backup(srclog, dstlog, d->flushed_lsn, head)) == TS_ENOENT)
+		rc = AGAIN;
+	if (rc == 0) /* step 6; syncs dst, whose entries are all in place */
+		rc = ts__file_write_atomic(dst, TS_DESC_FILE, data, n);
+	ts__descriptor_free(d, 1);
+	free(data);
+	return rc;
+}
+
+/* Copy table name of db into root/name, again while its files move. */
+static int copy_table(ts_db *db, const char *name, const char *root)
+{
+	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
+	int rc = ts__path(src, "%s/%s", db->path, name);
+	if (rc == 0)
+		rc = ts__path(dst, "%s/%s", root, name);
+	for (int attempt = 1; rc == 0; attempt++) {
+		if ((rc = copy_once(src, dst)) != AGAIN && rc != DROPPED)
+			break;
+		int again = rc == AGAIN;
+		if ((rc = ts__rmtree(dst)) < 0 || !again)
+			break;
+		if (attempt == BACKUP_ATTEMPTS)
+			rc = ts__fail(TS_EBUSY, "table \"%s\" changed under each of %d attempts to copy it",
+			              name, BACKUP_ATTEMPTS);
+	}
+	return rc < 0 ? ts__context(rc, "table \"%s\"", name) : 0;
+}
+
+/* ---- the database ---- */
+
+/* Rename from to to, failing with TS_EEXIST if to exists. */
+static int rename_new(const char *from, const char *to)
+{
+	struct stat st;
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS) /* the file system cannot: check, then rename */
+		return errno == EEXIST ? ts__fail(TS_EEXIST, "%s already exists", to)
+		                       : ts__fail_errno(errno, "rename %s to %s", from, to);
+	if (lstat(to, &st) == 0)
+		return ts__fail(TS_EEXIST, "%s already exists", to);
+	return rename(from, to) == 0 ? 0 : ts__fail_errno(errno, "rename %s to %s", from, to);
+}
+
+/* The directory holding path (its parent; "." for a bare name). */
+static int parent_of(const char *path, char *out)
+{
+	int rc = ts__path(out, "%s", path);
+	char *slash = rc == 0 ? strrchr(out, '/') : NULL;
+	if (rc < 0)
+		return rc;
+	if (!slash)
+		return ts__path(out, ".");
+	slash[slash == out] = '\0'; /* "/x" -> "/" */
+	return 0;
+}
+
+static int copy_tables(ts_db *db, const char *root)
+{
+	char **names = NULL;
+	int n = 0, rc = ts_tables(db, &names, &n);
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = copy_table(db, names[i], root);
+	ts_free_names(names);
+	return rc == 0 ? ts__fsync_dir(root) : rc;
+}
+
+int ts_backup(ts_db *db, const char *dest)
+{
+	char to[TS_PATH_MAX], tmp[TS_PATH_MAX], parent[TS_PATH_MAX];
+	struct stat st;
+	int rc;
+	if (!dest || !*dest)
+		return ts__fail(TS_EINVAL, "backup: empty destination");
+	if ((rc = ts__path(to, "%s", dest)) < 0)
+		return rc;
+	for (size_t n = strlen(to); n > 1 && to[n - 1] == '/'; n--)
+		to[n - 1] = '\0';
+	if (lstat(to, &st) == 0)
+		return ts__fail(TS_EEXIST, "backup: %s already exists", to);
+	if (errno != ENOENT)
+		return ts__fail_errno(errno, "backup: %s", to);
+	if ((rc = ts__path(tmp, "%s.tmp-%ld", to, (long)getpid())) < 0 ||
+	    (rc = parent_of(to, parent)) < 0)
+		return rc;
+	ts__rmtree(tmp); /* a leftover of a crashed backup of this pid */
+	if (mkdir(tmp, 0755) < 0)
+		return ts__fail_errno(errno, "backup: mkdir %s", tmp);
+	rc = copy_tables(db, tmp);
+	if (rc == 0)
+		rc = rename_new(tmp, to);
+	if (rc < 0) {
+		ts__rmtree(tmp);
+		return ts__context(rc, "backup to %s", to);
+	}
+	if ((rc = ts__fsync_dir(parent)) < 0) /* the copy is whole, maybe not durable */
+		return ts__context(rc, "backup to %s", to);
+	return 0;
+}
