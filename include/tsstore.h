@@ -630,6 +630,19 @@ TS_EXTERN int ts_cursor_next(ts_cursor *cur, const ts_value **row, int *n);
 TS_EXTERN int ts_cursor_more(const ts_cursor *cur);
 
 /*
+ * ts_cursor_rewind -- start a query cursor again from its first row, on
+ * the snapshot it was opened on: the rows that follow are exactly those
+ * the cursor gave since it was opened, whatever was inserted, flushed or
+ * merged meanwhile (the FUSE view re-reads a file this way).  The limit
+ * counts again from 0 and a sticky error is forgotten (it comes back if
+ * its cause is still there).
+ * Returns 0; TS_ENOTSUP for latest and aggregate cursors; the errors of
+ * ts_query_open's reading (TS_ECORRUPT, TS_EIO, TS_ENOMEM), which then
+ * stick as ts_cursor_next's.
+ */
+TS_EXTERN int ts_cursor_rewind(ts_cursor *cur);
+
+/*
  * ts_cursor_resume -- the full key of the last row returned.  *key points
  * at nkey values owned by the cursor.  Returns 0, or TS_ENOENT when no row
  * was returned yet.

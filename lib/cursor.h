@@ -16,6 +16,9 @@ struct ts_cursor {
 	int (*next)(struct ts_cursor *c, const ts_value **row, int *n);
 	/* free the kind's own state (not the struct); NULL: none */
 	void (*destroy)(struct ts_cursor *c);
+	/* start again from the first row, on the same snapshot; NULL: the
+	 * kind cannot (set by its setup) */
+	int (*rewind)(struct ts_cursor *c);
 	int err;                  /* sticky: the error next returned */
 	int more;                 /* the limit cut the result */
 	ts_value *vals;           /* a row decoded in the snapshot's schema */

@@ -135,6 +135,7 @@ typedef struct query_cursor {
 	struct ts_cursor base;
 	uint64_t limit, returned;
 	int ended;
+	int desc;
 	int nproj;
 	int *proj;                /* NULL: every column */
 	ts_value *out;            /* the projected row */
@@ -182,6 +183,17 @@ static void query_destroy(struct ts_cursor *base)
 	free(q->out);
 }
 
+static int query_rewind(struct ts_cursor *base)
+{
+	query_cursor *q = (query_cursor *)base;
+	q->returned = 0;
+	q->ended = 0;
+	base->more = 0;
+	base->last_key.len = 0;
+	ts__scan_stop(&base->scan);
+	return ts__scan_start(&base->scan, &base->range, q->desc, NULL);
+}
+
 /* The bounds of q other than its prefix and time. */
 static int query_bounds(ts__range *r, const ts__schema *s, const ts_query *q)
 {
@@ -215,6 +227,8 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 	const ts__schema *schema = s->schema;
 	int64_t tmin = q->has_from ? q->from : INT64_MIN, tmax = INT64_MAX;
 	c->limit = q->limit;
+	c->desc = q->desc;
+	base->rewind = query_rewind;
 	if (q->has_to && !q->to_inclusive && q->to == INT64_MIN)
 		base->range.empty = 1;
 	else if (q->has_to)
@@ -389,6 +403,15 @@ int ts_cursor_next(ts_cursor *c, const ts_value **row, int *n)
 		*row = NULL;
 		*n = 0;
 	}
+	return rc;
+}
+
+int ts_cursor_rewind(ts_cursor *c)
+{
+	if (!c->rewind)
+		return ts__fail(TS_ENOTSUP, "only query cursors can be rewound");
+	int rc = c->rewind(c);
+	c->err = rc < 0 ? rc : 0;
 	return rc;
 }
 

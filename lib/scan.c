@@ -596,23 +596,33 @@ int ts__scan_next(ts__scan *sc, const ts__src **out)
 
 void ts__scan_counts(const ts__scan *sc, uint64_t *scanned, uint64_t *summarised)
 {
-	*scanned = *summarised = 0;
+	*scanned = sc->stopped_scanned;
+	*summarised = sc->stopped_summarised;
 	for (int i = 0; i < sc->nsrc; i++) {
 		*scanned += sc->src[i].scanned;
 		*summarised += sc->src[i].summarised;
 	}
 }
 
-void ts__scan_close(ts__scan *sc)
+void ts__scan_stop(ts__scan *sc)
 {
+	uint64_t scanned, summarised;
+	ts__scan_counts(sc, &scanned, &summarised);
+	sc->stopped_scanned = scanned;
+	sc->stopped_summarised = summarised;
 	for (int i = 0; sc->src && i < sc->nsrc; i++)
 		ts__src_free(&sc->src[i]);
 	free(sc->src);
 	free(sc->heap);
-	if (sc->snap.table)
-		ts__snapshot_release(&sc->snap);
 	sc->src = NULL;
 	sc->heap = NULL;
 	sc->nsrc = sc->nheap = 0;
 	sc->last = -1;
+}
+
+void ts__scan_close(ts__scan *sc)
+{
+	ts__scan_stop(sc);
+	if (sc->snap.table)
+		ts__snapshot_release(&sc->snap);
 }

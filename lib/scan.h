@@ -122,6 +122,7 @@ typedef struct ts__scan {
 	int nsrc;
 	int *heap, nheap;
 	int last;                 /* stream of the item returned last, or -1 */
+	uint64_t stopped_scanned, stopped_summarised; /* counts of streams closed by a stop */
 } ts__scan;
 
 /* Take a snapshot of t (first, so that ranges can be built in its
@@ -141,6 +142,10 @@ int ts__scan_next(ts__scan *sc, const ts__src **out);
 
 /* Rows looked at and rows summarised, over all streams so far. */
 void ts__scan_counts(const ts__scan *sc, uint64_t *scanned, uint64_t *summarised);
+
+/* Close the streams but keep the snapshot (and the counts), so that
+ * ts__scan_start can run the same or another range over it again. */
+void ts__scan_stop(ts__scan *sc);
 
 /* Close the streams and release the snapshot.  Safe after a failed
  * open and twice. */

@@ -458,6 +458,69 @@ static void query_snapshot_isolation(void **state)
 	free(rows);
 }
 
+/* A rewound cursor gives again exactly the rows of its snapshot, from
+ * the first, although rows were inserted, flushed and merged since; its
+ * limit counts again.  Only query cursors rewind. */
+static void query_rewind_same_snapshot(void **state)
+{
+	ts_test_env *e = *state;
+	load(e->t, 4, 200, SEC);
+	assert_int_equal(ts_flush(e->t, START + 100 * SEC), 0);
+	ts_query q;
+	ts_cursor *c;
+	test_row *first, *again, *limited;
+	int more;
+	ts_value prefix = ts_string("h01");
+	memset(&q, 0, sizeof q);
+	q.prefix = &prefix;
+	q.nprefix = 1;
+	assert_int_equal(ts_query_open(e->t, &q, &c), 0);
+	assert_int_equal(drain(c, &first, &more), 200);
+	/* new keys between the old ones, then flush and merge everything */
+	test_row *extra = calloc(800, sizeof *extra);
+	size_t k = 0;
+	for (long i = 0; i < 200; i++)
+		for (int h = 0; h < 4; h++, k++) {
+			snprintf(extra[k].host, sizeof extra[k].host, "h%02d", h);
+			extra[k].ts = START + i * SEC + 1;
+		}
+	assert_int_equal(ts_test_insert_m(e->t, extra, k), 0);
+	free(extra);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_true(merged > 0);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(ts_cursor_rewind(c), 0);
+		assert_int_equal(drain(c, &again, &more), 200);
+		assert_int_equal(more, 0);
+		assert_memory_equal(again, first, 200 * sizeof *first);
+		free(again);
+	}
+	ts_cursor_close(c);
+
+	/* with a limit, in a new snapshot that holds the new rows: the same
+	 * first rows, and `more`, after a rewind */
+	q.limit = 7;
+	assert_int_equal(ts_query_open(e->t, &q, &c), 0);
+	assert_int_equal(drain(c, &limited, &more), 7);
+	assert_int_equal(more, 1);
+	free(limited);
+	assert_int_equal(ts_cursor_rewind(c), 0);
+	assert_int_equal(drain(c, &limited, &more), 7);
+	assert_int_equal(more, 1);
+	assert_string_equal(limited[0].host, "h01");
+	assert_int_equal(limited[0].ts, START);
+	assert_int_equal(limited[1].ts, START + 1);
+	free(limited);
+	ts_cursor_close(c);
+	free(first);
+
+	assert_int_equal(ts_latest_open(e->t, NULL, 0, &c), 0);
+	assert_int_equal(ts_cursor_rewind(c), TS_ENOTSUP);
+	ts_cursor_close(c);
+}
+
 /* ---- damage ---- */
 
 static void query_damaged_tablet(void **state)
@@ -670,6 +733,7 @@ int main(void)
 		T(query_projection_and_schema),
 		T(query_errors),
 		T(query_snapshot_isolation),
+		T(query_rewind_same_snapshot),
 		T(query_damaged_tablet),
 		T(latest_rows),
 		T(aggregate_hourly_exact),
