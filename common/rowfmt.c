@@ -109,3 +109,54 @@ void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const t
 	}
 	jbuf_putc(b, '\n');
 }
+
+/* ---- schema and counters ---- */
+
+/* The 1-based position of column i in the primary key, or 0. */
+static int key_position(const ts_schema *s, int i)
+{
+	for (int k = 0; k < s->nkey; k++)
+		if (s->key[k] == i)
+			return k + 1;
+	return 0;
+}
+
+/* A TS_NONE default is the type's zero value: 0, 0.0 or the epoch; ""
+ * and the empty blob, which print as nothing; "now" for ts. */
+static void put_default(struct jbuf *b, const ts_column *c)
+{
+	ts_value zero = ts_none();
+	if (c->dflt.type != TS_NONE) {
+		val_text(b, &c->dflt, 1);
+	} else if (c->type == TS_TIMESTAMP && strcmp(c->name, "ts") == 0) {
+		jbuf_puts(b, "now");
+	} else if (c->type != TS_STRING && c->type != TS_BLOB) {
+		zero.type = c->type;
+		val_text(b, &zero, 1);
+	}
+}
+
+void rowfmt_schema(struct jbuf *b, const ts_schema *s)
+{
+	for (int i = 0; i < s->ncolumns; i++) {
+		const ts_column *c = &s->columns[i];
+		int pos = key_position(s, i);
+		jbuf_printf(b, "%s\t%s\t", c->name, ts_type_name(c->type));
+		put_default(b, c);
+		if (pos > 0)
+			jbuf_printf(b, "\t%d\n", pos);
+		else
+			jbuf_puts(b, "\t-\n");
+	}
+}
+
+void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,
+                 const char *text)
+{
+	jbuf_printf(b, "%s%s: ", indent, name);
+	if (text)
+		jbuf_puts(b, text);
+	else
+		jbuf_int(b, value);
+	jbuf_putc(b, '\n');
+}

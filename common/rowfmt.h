@@ -36,4 +36,18 @@ void rowfmt_header(struct jbuf *b, enum rowfmt f, const char *const *names, int 
 void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const ts_value *row,
                 int n);
 
+/*
+ * rowfmt_schema -- s as text, one line per column:
+ *     name TAB type TAB default TAB key position
+ * (DESIGN.md section 6's schema file, and `tsstore schema`): the default
+ * in val_text's form, the type's zero when none was set ("" for strings
+ * and blobs), "now" for ts; the 1-based position in the key, or "-".
+ */
+void rowfmt_schema(struct jbuf *b, const ts_schema *s);
+
+/* rowfmt_stat -- one counter line "INDENTname: value" (the stats file,
+ * `tsstore stats`); text, when not NULL, is the value (the TTL). */
+void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,
+                 const char *text);
+
 #endif /* TSSTORE_COMMON_ROWFMT_H */

@@ -180,6 +180,8 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	                      "columns", NULL},
 	[TSD_OP_FLUSH] = {"table", "before", NULL},
 	[TSD_OP_STATS] = {"table", NULL},
+	[TSD_OP_CHECK] = {"table", NULL},
+	[TSD_OP_SNAPSHOT] = {"dest", NULL},
 	[TSD_OP_AUTH] = {"token", NULL},
 };
 
@@ -909,6 +911,73 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 	return 0;
 }
 
+/* ---- check, snapshot (extensions for tsstore -s) ---- */
+
+/* The problems a check found, as JSON objects, and how many. */
+struct problems {
+	struct jbuf list;
+	uint64_t count;
+};
+
+static void add_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	struct problems *p = arg;
+	if (p->count++ >= TSD_CHECK_PROBLEMS_MAX)
+		return;
+	jbuf_puts(&p->list, p->count > 1 ? ",{\"table\":" : "{\"table\":");
+	jbuf_string(&p->list, table, strlen(table));
+	jbuf_puts(&p->list, ",\"file\":");
+	jbuf_string(&p->list, file, strlen(file));
+	jbuf_puts(&p->list, ",\"what\":");
+	jbuf_string(&p->list, what, strlen(what));
+	jbuf_putc(&p->list, '}');
+}
+
+/* {"ok":true,"count":N,"problems":[{"table","file","what"}...]}: the
+ * check ran; N > 0 means damage (the list stops at
+ * TSD_CHECK_PROBLEMS_MAX).  An error line means it could not run. */
+static int op_check(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	struct problems p = {0};
+	ts_check_opts opts = {.problem = add_problem, .arg = &p};
+	const char *name;
+	int rc;
+	if (get_string(r, "table", 0, &name) < 0)
+		return r->code;
+	if ((rc = ts_check(ctx->db, name, &opts)) < 0 && rc != TS_ECORRUPT) {
+		jbuf_free(&p.list);
+		return lib_fail(r, rc);
+	}
+	if (p.list.failed) {
+		jbuf_free(&p.list);
+		return fail(r, TS_ENOMEM, "out of memory");
+	}
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"count\":%" PRIu64 ",\"problems\":[", p.count);
+	if (p.list.len)
+		jbuf_put(&r->out, p.list.p, p.list.len);
+	jbuf_putc(&r->out, ']');
+	end_line(r);
+	jbuf_free(&p.list);
+	return 0;
+}
+
+/* A consistent copy of the database in the new directory dest, a path
+ * on the daemon's machine (absolute, or relative to its working
+ * directory). */
+static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	const char *dest;
+	int rc;
+	if (get_string(r, "dest", 1, &dest) < 0)
+		return r->code;
+	if ((rc = ts_backup(ctx->db, dest)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
 /* Compare in time independent of where the strings differ. */
 static int token_equal(const char *a, const char *b)
 {
@@ -1019,6 +1088,8 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_AGGREGATE: return op_aggregate(r, ctx);
 	case TSD_OP_FLUSH: return op_flush(r, ctx);
 	case TSD_OP_STATS: return op_stats(r, ctx);
+	case TSD_OP_CHECK: return op_check(r, ctx);
+	case TSD_OP_SNAPSHOT: return op_snapshot(r, ctx);
 	case TSD_OP_AUTH: return op_auth(r, ctx, authed);
 	default: return fail(r, TS_EPROTO, "unknown op");
 	}

@@ -35,6 +35,8 @@ static const char *const op_names[TSD_NOPS] = {
 	[TSD_OP_AGGREGATE] = "aggregate",
 	[TSD_OP_FLUSH] = "flush",
 	[TSD_OP_STATS] = "stats",
+	[TSD_OP_CHECK] = "check",
+	[TSD_OP_SNAPSHOT] = "snapshot",
 	[TSD_OP_AUTH] = "auth",
 };
 

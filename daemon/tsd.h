@@ -55,6 +55,8 @@
 #define TSD_PIPELINE_BYTES ((size_t)1 << 20)
 /* Longest message text in an error line, bytes. */
 #define TSD_MESSAGE_MAX 1024
+/* Problems a check response lists at most (its "count" has them all). */
+#define TSD_CHECK_PROBLEMS_MAX 1000
 /* Longest token (the first line of --token FILE), bytes. */
 #define TSD_TOKEN_MAX 4096
 
@@ -118,6 +120,18 @@ int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
 /* Whether an option takes a value: 1, 0 (a flag), or -1 (unknown). */
 int tsd_config_has_arg(const char *name);
 
+/* ---- The FUSE view (mount.c) -------------------------------------------- */
+
+struct tsd_mount;
+
+/* Mount the read-only view of db at mountpoint and serve it on a thread
+ * of its own.  Returns 0 with *out set, or -1 after logging why. */
+int tsd_mount_start(ts_db *db, const char *mountpoint, struct tsd_mount **out);
+
+/* Unmount and stop serving (open files are closed); before db is
+ * closed.  NULL allowed. */
+void tsd_mount_stop(struct tsd_mount *m);
+
 /* ---- Counters (stats.c) ----------------------------------------------- */
 
 /* Every op of the protocol, in the order of DESIGN.md section 5. */
@@ -135,6 +149,8 @@ enum tsd_op {
 	TSD_OP_AGGREGATE,
 	TSD_OP_FLUSH,
 	TSD_OP_STATS,
+	TSD_OP_CHECK,    /* extensions beyond section 5, for tsstore -s */
+	TSD_OP_SNAPSHOT,
 	TSD_OP_AUTH,
 	TSD_NOPS
 };

@@ -6,8 +6,8 @@
  * Every failure leaves through cli_usage() (exit 2: the reason and the
  * command's usage line), cli_fail() or cli_fail_lib() (exit 1: one line,
  * the latter carrying the library's ts_errmsg()), so no handler formats an
- * error of its own.  cli_open() is the one place that knows the mode: it
- * opens the directory of -d, and refuses -s until the daemon exists.
+ * error of its own.  cli_open() opens the database of -d for store.c,
+ * which is where the two modes (-d, -s) part.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -129,7 +129,7 @@ int cli_table_open(const struct cli *cli, ts_db *db, const char *name, ts_table 
  * CLI_OK and closing failed (pending data could not be synced). */
 int cli_close(const struct cli *cli, ts_db *db, int status);
 
-/* ---- the commands (cmd_show.c, cmd_ddl.c, cmd_insert.c, cmd_query.c) ---- */
+/* ---- the commands (cmd_show.c, cmd_ddl.c, cmd_insert.c, cmd_query.c, cmd_check.c) ---- */
 
 int cli_cmd_tables(struct cli *cli, int argc, char **argv);
 int cli_cmd_schema(struct cli *cli, int argc, char **argv);
@@ -138,6 +138,8 @@ int cli_cmd_create(struct cli *cli, int argc, char **argv);
 int cli_cmd_alter(struct cli *cli, int argc, char **argv);
 int cli_cmd_drop(struct cli *cli, int argc, char **argv);
 int cli_cmd_flush(struct cli *cli, int argc, char **argv);
+int cli_cmd_check(struct cli *cli, int argc, char **argv);
+int cli_cmd_snapshot(struct cli *cli, int argc, char **argv);
 int cli_cmd_insert(struct cli *cli, int argc, char **argv);
 int cli_cmd_load(struct cli *cli, int argc, char **argv);
 int cli_cmd_query(struct cli *cli, int argc, char **argv);

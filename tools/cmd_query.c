@@ -245,8 +245,8 @@ static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, enum ro
 	if (cli_output_end(&p.out) < 0 || p.failed)
 		return CLI_FAILURE; /* tsstore.c says what happened to stdout */
 	if (status == CLI_OK && more)
-		fprintf(stderr, "%s: limit of %" PRIu64 " rows reached; more rows follow\n",
-		        cli->cmd->name, r->limit);
+		fprintf(stderr, "%s: limit of %" PRIu64 " row%s reached; more rows follow\n",
+		        cli->cmd->name, r->limit, r->limit == 1 ? "" : "s");
 	if (status == CLI_OK && r->kind == CLI_REQ_LATEST && p.out.rows == 0)
 		status = CLI_NO_ROW;
 	return status;

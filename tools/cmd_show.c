@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "rowfmt.h"
 #include "store.h"
 #include "value.h"
 
@@ -48,42 +49,6 @@ out:
 
 /* ---- schema ---- */
 
-/* The 1-based position of column i in the primary key, or 0. */
-static int key_position(const ts_schema *s, int i)
-{
-	for (int k = 0; k < s->nkey; k++)
-		if (s->key[k] == i)
-			return k + 1;
-	return 0;
-}
-
-/* A TS_NONE default is the type's zero value: 0, 0.0 or the epoch; ""
- * and the empty blob, which print as nothing; "now" for ts. */
-static void print_default(const ts_column *c)
-{
-	ts_value zero = ts_none();
-	if (c->dflt.type != TS_NONE) {
-		val_print(stdout, &c->dflt);
-	} else if (c->type == TS_TIMESTAMP && strcmp(c->name, "ts") == 0) {
-		fputs("now", stdout);
-	} else if (c->type != TS_STRING && c->type != TS_BLOB) {
-		zero.type = c->type;
-		val_print(stdout, &zero);
-	}
-}
-
-static void print_column(const ts_schema *s, int i)
-{
-	const ts_column *c = &s->columns[i];
-	int pos = key_position(s, i);
-	printf("%s\t%s\t", c->name, ts_type_name(c->type));
-	print_default(c);
-	if (pos > 0)
-		printf("\t%d\n", pos);
-	else
-		fputs("\t-\n", stdout);
-}
-
 int cli_cmd_schema(struct cli *cli, int argc, char **argv)
 {
 	static const char *const names[] = {"TABLE"};
@@ -96,8 +61,13 @@ int cli_cmd_schema(struct cli *cli, int argc, char **argv)
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK ||
 	    (status = cli_store_schema(cli, st, table, &s)) != CLI_OK)
 		goto out;
-	for (int i = 0; i < s->ncolumns; i++)
-		print_column(s, i);
+	struct jbuf text = {0};
+	rowfmt_schema(&text, s);
+	if (text.failed)
+		status = cli_fail(cli, "out of memory");
+	else
+		fwrite(text.p, 1, text.len, stdout);
+	jbuf_free(&text);
 out:
 	cli_schema_free(s);
 	return cli_store_close(cli, st, status);
@@ -105,31 +75,32 @@ out:
 
 /* ---- stats ---- */
 
-static int print_stat(void *arg, const char *name, int64_t value, const char *text)
-{
-	const char *indent = arg;
-	if (text)
-		printf("%s%s: %s\n", indent, name, text);
-	else
-		printf("%s%s: %" PRId64 "\n", indent, name, value);
-	return 0;
-}
+/* Counter lines gathered before any is printed. */
+struct stat_lines {
+	const char *indent;
+	struct jbuf text;
+};
 
-/* A counter line, indented, into the jbuf arg. */
+/* A counter line, indented, into the stat_lines arg. */
 static int collect_stat(void *arg, const char *name, int64_t value, const char *text)
 {
-	struct jbuf *b = arg;
-	if (text)
-		jbuf_printf(b, STATS_INDENT "%s: %s\n", name, text);
-	else
-		jbuf_printf(b, STATS_INDENT "%s: %" PRId64 "\n", name, value);
+	struct stat_lines *l = arg;
+	rowfmt_stat(&l->text, l->indent, name, value, text);
 	return 0;
 }
 
 static int stats_one(const struct cli *cli, struct cli_store *st, const char *table)
 {
-	int rc = cli_store_stats(st, table, print_stat, "");
-	return rc < 0 ? cli_fail(cli, "%s", cli_store_errmsg(st, rc)) : CLI_OK;
+	struct stat_lines l = {.indent = ""};
+	int rc = cli_store_stats(st, table, collect_stat, &l), status = CLI_OK;
+	if (rc < 0)
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+	else if (l.text.failed)
+		status = cli_fail(cli, "out of memory");
+	else if (l.text.len)
+		fwrite(l.text.p, 1, l.text.len, stdout);
+	jbuf_free(&l.text);
+	return status;
 }
 
 /* Every table under a "TABLE:" line; one dropped since the listing was
@@ -142,18 +113,18 @@ static int stats_all(const struct cli *cli, struct cli_store *st)
 		return cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 	for (int i = 0; names[i] && status == CLI_OK; i++) {
 		/* the counters first, so that a table gone meanwhile prints nothing */
-		struct jbuf lines = {0};
-		if ((rc = cli_store_stats(st, names[i], collect_stat, &lines)) == TS_ENOENT) {
-			jbuf_free(&lines);
+		struct stat_lines l = {.indent = STATS_INDENT};
+		if ((rc = cli_store_stats(st, names[i], collect_stat, &l)) == TS_ENOENT) {
+			jbuf_free(&l.text);
 			continue;
 		}
 		if (rc < 0)
 			status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
-		else if (lines.failed)
+		else if (l.text.failed)
 			status = cli_fail(cli, "out of memory");
 		else
-			printf("%s:\n%.*s", names[i], (int)lines.len, lines.p ? lines.p : "");
-		jbuf_free(&lines);
+			printf("%s:\n%.*s", names[i], (int)l.text.len, l.text.p ? l.text.p : "");
+		jbuf_free(&l.text);
 	}
 	cli_names_free(names);
 	return status;

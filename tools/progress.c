@@ -1,7 +1,8 @@
 /*
- * progress.c -- the progress line that long commands (insert; later load,
- * dump, check) draw on a terminal: rows done, the rate, and, when the size
- * of the input is known, the share read and an estimate of the time left.
+ * progress.c -- the progress line that long commands (insert, load, dump,
+ * check) draw on a terminal: rows done (bytes, for check), the rate, and,
+ * when the size of the work is known, the share done and an estimate of
+ * the time left.
  *
  * The line is redrawn in place with a carriage return, at most every
  * CLI_PROGRESS_INTERVAL_MS, and padded with blanks to cover a longer
@@ -65,8 +66,12 @@ void cli_progress_update(struct cli_progress *p, uint64_t rows, uint64_t bytes)
 		return;
 	p->last = now;
 	elapsed = seconds_between(&p->start, &now);
-	snprintf(line, sizeof line, "%s: %" PRIu64 " rows, %.0f rows/s", p->what, rows,
-	         (double)rows / elapsed);
+	if (rows == CLI_PROGRESS_BYTES)
+		snprintf(line, sizeof line, "%s: %.0f MiB, %.0f MiB/s", p->what,
+		         (double)bytes / (1 << 20), (double)bytes / (1 << 20) / elapsed);
+	else
+		snprintf(line, sizeof line, "%s: %" PRIu64 " rows, %.0f rows/s", p->what, rows,
+		         (double)rows / elapsed);
 	add_estimate(p, bytes, elapsed, line, sizeof line);
 	n = (int)strlen(line);
 	fprintf(stderr, "\r%-*s", p->shown > n ? p->shown : n, line);

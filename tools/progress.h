@@ -33,6 +33,10 @@ void cli_progress_init(struct cli_progress *p, const char *what, uint64_t total,
  */
 void cli_progress_update(struct cli_progress *p, uint64_t rows, uint64_t bytes);
 
+/* rows for cli_progress_update when only bytes count (check):
+ *     check: 410 MiB, 320 MiB/s, 37%, 2s left */
+#define CLI_PROGRESS_BYTES UINT64_MAX
+
 /* cli_progress_clear -- erase the line, before any other message on
  * stderr and at the end; the next update draws it again. */
 void cli_progress_clear(struct cli_progress *p);

@@ -91,7 +91,8 @@ static int send_all(int fd, const char *p, size_t n)
 static int read_line(struct cli_remote *rem, char **line, size_t *n)
 {
 	for (;;) {
-		char *nl = memchr(rem->buf + rem->at, '\n', rem->len - rem->at);
+		char *nl = rem->len > rem->at ? memchr(rem->buf + rem->at, '\n', rem->len - rem->at)
+		                              : NULL; /* buf may still be NULL */
 		if (nl) {
 			*line = rem->buf + rem->at;
 			*n = (size_t)(nl - *line);
@@ -599,4 +600,48 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 	}
 	json_decref(reply);
 	return 0;
+}
+
+int cli_remote_check(struct cli_remote *rem, const char *table,
+                     const struct cli_check_report *rep, uint64_t *count, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply, *p;
+	size_t i;
+	int rc;
+	*count = 0;
+	begin_request(&req, "check", table);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	json_array_foreach(json_object_get(reply, "problems"), i, p) {
+		const char *t = json_string_value(json_object_get(p, "table"));
+		const char *f = json_string_value(json_object_get(p, "file"));
+		const char *w = json_string_value(json_object_get(p, "what"));
+		rep->problem(rep->arg, t ? t : "?", f ? f : "?", w ? w : "?");
+	}
+	*count = (uint64_t)json_integer_value(json_object_get(reply, "count"));
+	json_decref(reply);
+	return 0;
+}
+
+int cli_remote_snapshot(struct cli_remote *rem, const char *dest, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	char *abs = NULL;
+	if (dest[0] != '/') { /* the daemon's working directory is not ours */
+		char *cwd = getcwd(NULL, 0);
+		if (cwd && (abs = malloc(strlen(cwd) + strlen(dest) + 2)))
+			sprintf(abs, "%s/%s", cwd, dest);
+		free(cwd);
+		if (!abs) {
+			snprintf(msg, msgsz, "%s: cannot make the path absolute", dest);
+			return TS_ENOMEM;
+		}
+		dest = abs;
+	}
+	begin_request(&req, "snapshot", NULL);
+	jbuf_puts(&req, ",\"dest\":");
+	jbuf_string(&req, dest, strlen(dest));
+	free(abs);
+	return simple(rem, &req, NULL, msg, msgsz);
 }

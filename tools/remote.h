@@ -64,4 +64,8 @@ int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, 
 int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn, void *arg,
                      char *msg, size_t msgsz);
 
+int cli_remote_check(struct cli_remote *rem, const char *table,
+                     const struct cli_check_report *rep, uint64_t *count, char *msg, size_t msgsz);
+int cli_remote_snapshot(struct cli_remote *rem, const char *dest, char *msg, size_t msgsz);
+
 #endif /* TSSTORE_TOOLS_REMOTE_H */

@@ -309,3 +309,44 @@ int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, vo
 	}
 	return rc;
 }
+
+/* Counts the problems on their way to the caller's report. */
+struct counted {
+	const struct cli_check_report *rep;
+	uint64_t count;
+};
+
+static void count_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	struct counted *c = arg;
+	c->count++;
+	c->rep->problem(c->rep->arg, table, file, what);
+}
+
+static void pass_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct counted *c = arg;
+	if (c->rep->progress)
+		c->rep->progress(c->rep->arg, done, total);
+}
+
+int cli_store_check(struct cli_store *st, const char *table, const struct cli_check_report *rep,
+                    uint64_t *count)
+{
+	struct counted c = {.rep = rep};
+	ts_check_opts opts = {.problem = count_problem, .progress = pass_progress, .arg = &c};
+	int rc;
+	*count = 0;
+	if (st->rem)
+		return cli_remote_check(st->rem, table, rep, count, st->msg, sizeof st->msg);
+	rc = ts_check(st->db, table, &opts);
+	*count = c.count;
+	return rc == TS_ECORRUPT && c.count > 0 ? 0 : lib(st, rc);
+}
+
+int cli_store_snapshot(struct cli_store *st, const char *dest)
+{
+	if (st->rem)
+		return cli_remote_snapshot(st->rem, dest, st->msg, sizeof st->msg);
+	return lib(st, ts_backup(st->db, dest));
+}

@@ -135,4 +135,23 @@ typedef int cli_stat_fn(void *arg, const char *name, int64_t value, const char *
  * right after "ttl_ns". */
 int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg);
 
+/* What cli_store_check calls: each problem (file relative to the
+ * database directory), and the progress in bytes (may be NULL). */
+struct cli_check_report {
+	void (*problem)(void *arg, const char *table, const char *file, const char *what);
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+};
+
+/* ts_check of table (NULL: every table).  count: receives the number of
+ * problems found (more than were reported through the daemon, when it
+ * lists only the first TSD_CHECK_PROBLEMS_MAX).  Returns 0 when the check
+ * ran, whatever it found, or the code of why it could not. */
+int cli_store_check(struct cli_store *st, const char *table, const struct cli_check_report *rep,
+                    uint64_t *count);
+
+/* ts_backup to the new directory dest (through the daemon: a path on its
+ * machine, made absolute here). */
+int cli_store_snapshot(struct cli_store *st, const char *dest);
+
 #endif /* TSSTORE_TOOLS_STORE_H */

@@ -46,19 +46,9 @@ fail() {
 check() {
 	name=$1 want_status=$2
 	printf "$3" >"$tmp/want_out"
-	printf "$4" >"$tmp/want_err"
+	want_err=$4
 	shift 4
-	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-	if [ "$status" -ne "$want_status" ]; then
-		fail "$name" "exit status $status, want $want_status"
-	elif ! cmp -s "$tmp/out" "$tmp/want_out"; then
-		fail "$name" "stdout differs: $(diff "$tmp/want_out" "$tmp/out" | tr '\n' '|')"
-	elif ! cmp -s "$tmp/err" "$tmp/want_err"; then
-		fail "$name" "stderr differs: $(diff "$tmp/want_err" "$tmp/err" | tr '\n' '|')"
-	else
-		pass
-	fi
+	check_file "$name" "$want_status" "$tmp/want_out" "$want_err" "$@"
 }
 
 # check_file NAME STATUS FILE STDERR COMMAND...: check, with the expected

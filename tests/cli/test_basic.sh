@@ -1,9 +1,9 @@
 #!/bin/sh
 # test_basic.sh -- golden tests of the tsstore admin command: tables,
 # create, schema, stats, alter, drop (on the files with -d, and through
-# tsstored with -s), the usage errors, the default database, and the
-# commands that are recognised but not implemented yet (insert and the
-# commands that print rows have their own test_insert.sh, test_query.sh).
+# tsstored with -s), the usage errors and the default database (insert,
+# the commands that print rows, check and snapshot have their own
+# test_insert.sh, test_query.sh, test_check.sh).
 #
 # Usage: tests/cli/test_basic.sh TSSTORE
 #   TSSTORE is the tsstore binary, or a build directory holding
@@ -224,11 +224,8 @@ daemon_stop
 ts() { "$bin" -d "$db" "$@"; }
 mode=
 
-# ---- not implemented yet: recognised, fail, never pretend ----
+# ---- -s with no daemon ----
 
-for c in check snapshot; do
-	check "${c}_not_implemented" 1 '' "tsstore: $c: not implemented yet\n" ts "$c" cpu
-done
 check socket_missing 1 '' "tsstore: tables: $tmp/sock: No such file or directory\n" \
 	"$bin" -s "$tmp/sock" tables
 check socket_env_missing 1 '' "tsstore: tables: $tmp/sock: No such file or directory\n" \

@@ -419,7 +419,9 @@ int tsd_test_read_line(struct tsd_test_conn *c, int timeout_ms, char **line, siz
 	size_t scanned = 0;
 	char *nl;
 	*line = NULL;
-	while (!(nl = memchr(c->buf + c->start + scanned, '\n', c->len - c->start - scanned))) {
+	while (!(nl = c->len > c->start + scanned /* buf may still be NULL */
+	                  ? memchr(c->buf + c->start + scanned, '\n', c->len - c->start - scanned)
+	                  : NULL)) {
 		int left = (int)(deadline - now_ms()), rc;
 		scanned = c->len - c->start;
 		if ((rc = fill(c, left > 0 ? left : 0)) != TSD_TEST_LINE)
