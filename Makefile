@@ -24,7 +24,7 @@ MANDIR = $(PREFIX)/share/man
 # Library version: SONAME major follows the libtool rule (interfaces
 # removed or changed: bump MAJOR; added: MINOR).
 LIB_MAJOR = 0
-LIB_MINOR = 2
+LIB_MINOR = 3
 LIB_PATCH = 0
 LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
 SONAME = libtsstore.so.$(LIB_MAJOR)
@@ -72,7 +72,9 @@ TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 
 DAEMON_SRCS = $(sort $(wildcard daemon/*.c))
 DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o)
-PROGRAMS = $(B)/bin/tsstore $(B)/bin/tsstored
+FUSE_SRCS = $(sort $(wildcard fuse/*.c))
+FUSE_OBJS = $(FUSE_SRCS:%.c=$(B)/%.o)
+PROGRAMS = $(B)/bin/tsstore $(B)/bin/tsstored $(B)/bin/tsstore-fuse
 PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
 PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
@@ -161,15 +163,26 @@ $(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(PROG_LIBS)
 
-$(B)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h common/*.h) include/tsstore.h config.mk
+$(B)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h common/*.h fuse/*.h) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) $(UV_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
 
-$(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+# tsstored serves the FUSE view itself with --mount (fuse/view.c).
+$(B)/bin/tsstored: $(DAEMON_OBJS) $(B)/fuse/view.o $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(B)/fuse/view.o $(PROG_LIBS) $(UV_LIBS) $(FUSE_LIBS)
+
+$(B)/fuse/%.o: fuse/%.c $(wildcard fuse/*.h common/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+
+$(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(FUSE_OBJS) $(PROG_LIBS) $(FUSE_LIBS)
 
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)

@@ -400,7 +400,5 @@ int tsd_config_finish(struct tsd_config *cfg)
 		if (strncmp(cfg->listen[i], "tcp:", 4) == 0 && !loopback(cfg->listen[i]) && !cfg->token)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
 			            cfg->listen[i], "");
-	if (cfg->mount)
-		return fail("--mount", "%s: the FUSE view is not built yet (issue 10)%s", cfg->mount, "");
 	return 0;
 }

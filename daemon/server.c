@@ -681,6 +681,7 @@ static int start_handles(struct server *srv)
 int tsd_serve(struct tsd_config *cfg)
 {
 	struct server srv;
+	struct tsd_mount *mount = NULL;
 	char workers[16];
 	int status = 1, rc;
 	memset(&srv, 0, sizeof srv);
@@ -693,8 +694,13 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
 		return 1;
 	}
+	if (cfg->mount && tsd_mount_start(srv.ctx.db, cfg->mount, &mount) < 0) {
+		ts_close(srv.ctx.db);
+		return 1;
+	}
 	srv.loop = uv_default_loop();
 	if (start_handles(&srv) < 0) {
+		tsd_mount_stop(mount);
 		ts_close(srv.ctx.db);
 		return 1;
 	}
@@ -708,6 +714,7 @@ int tsd_serve(struct tsd_config *cfg)
 		uv_close((uv_handle_t *)&srv.sigint, NULL);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
+	tsd_mount_stop(mount);
 	if ((rc = ts_close(srv.ctx.db)) < 0) {
 		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));
 		status = 1;

@@ -8,7 +8,8 @@
 #      prints appears in man/tsstore.1; every command that it lists has a
 #      subsection (.SS COMMAND) of its own there, and every option that
 #      `tsstore COMMAND --help` prints appears in that subsection; every
-#      option that `tsstored --help` prints appears in man/tsstored.8;
+#      option that `tsstored --help` and `tsstore-fuse --help` print
+#      appears in man/tsstored.8 and man/tsstore-fuse.8;
 #   3. every function declared TS_EXTERN in include/tsstore.h is named in
 #      man/libtsstore.3.
 # A page "has" an option when its source, with the font escapes, \& and
@@ -137,22 +138,26 @@ for c in $commands; do
 	check_options "options/$c" "$tmp/out" "$tmp/section" "the subsection \"$c\" of man/tsstore.1"
 done
 
-# tsstored --help: every option anywhere in tsstored(8).
-if [ ! -x "$tsstored" ]; then
-	miss tsstored "$tsstored: not an executable"
-else
-	plain "$mandir/tsstored.8" >"$tmp/tsstored.8.txt" 2>/dev/null ||
-		miss tsstored.8 "no $mandir/tsstored.8"
-	"$tsstored" --help >"$tmp/help" 2>"$tmp/help.err"
+# tsstored --help and tsstore-fuse --help: every option anywhere in their
+# pages, tsstored(8) and tsstore-fuse(8).
+for prog in tsstored tsstore-fuse; do
+	exe=$(dirname "$bin")/$prog
+	if [ ! -x "$exe" ]; then
+		miss "$prog" "$exe: not an executable"
+		continue
+	fi
+	plain "$mandir/$prog.8" >"$tmp/$prog.8.txt" 2>/dev/null ||
+		miss "$prog.8" "no $mandir/$prog.8"
+	"$exe" --help >"$tmp/help" 2>"$tmp/help.err"
 	status=$?
 	if [ "$status" -ne 0 ] || [ -z "$(long_options <"$tmp/help")" ]; then
 		cp "$tmp/help" "$tmp/out"
 		cp "$tmp/help.err" "$tmp/err"
-		fail tsstored_help "tsstored --help: exit status $status, want 0 and its options"
+		fail "${prog}_help" "$prog --help: exit status $status, want 0 and its options"
 	else
-		check_options tsstored "$tmp/help" "$tmp/tsstored.8.txt" "man/tsstored.8"
+		check_options "$prog" "$tmp/help" "$tmp/$prog.8.txt" "man/$prog.8"
 	fi
-fi
+done
 
 # ---- 3. the public functions are in libtsstore(3) ----
 

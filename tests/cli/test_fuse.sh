@@ -1,0 +1,216 @@
+#!/bin/sh
+# test_fuse.sh -- the mounted view (tsstore-fuse) with the real tools: cat
+# of every format equals `tsstore query` for the same window; grep, head,
+# tail -n, wc -l, awk, sort, cut, cp and diff; ls of tables, days and
+# hours; a file opened before an insert keeps its snapshot while a new
+# open sees the new rows; writes fail; bad names are ENOENT; and the
+# unmount (SIGTERM) is clean with a reader in the middle of a file.
+#
+# Usage: tests/cli/test_fuse.sh TSSTORE-or-BUILDDIR (see lib.sh).
+# Needs /dev/fuse and fusermount3 (root, as in CI); without them it says
+# SKIP and checks nothing.
+set -u
+. "$(dirname "$0")/lib.sh"
+fuse=$(dirname "$bin")/tsstore-fuse
+
+if ! (exec 3<>/dev/fuse) 2>/dev/null || ! command -v fusermount3 >/dev/null; then
+	echo "SKIP: /dev/fuse cannot be opened or fusermount3 is missing: the mount is not tested"
+	# ---- tsstored --mount: the same view from the daemon's process ----
+mode=daemon
+mkdir "$tmp/dmnt"
+"$tsstored" -d "$tmp/ddb" --listen "unix:$tmp/dsock" --mount "$tmp/dmnt" 2>"$tmp/tsstored.log" &
+daemon_pid=$!
+i=0
+while { [ ! -S "$tmp/dsock" ] || ! mountpoint -q "$tmp/dmnt"; } && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+trap 'fusermount3 -u -z "$mnt" 2>/dev/null; fusermount3 -u -z "$tmp/dmnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
+ds() { "$bin" -s "$tmp/dsock" "$@"; }
+ds create cpu --column host:string --column usage:double --column note:string --key host,ts
+ds insert cpu rows.tsv 2>/dev/null
+check_file daemon_cat_all 0 want_all.tsv '' cat "$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
+check_file daemon_cat_jsonl 0 want_13.jsonl '' cat "$tmp/dmnt/cpu/days/2026-11-20/13.jsonl"
+exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
+printf 'host\tts\tusage\nweb9\t2026-11-21T06:00:30Z\t1\n' | ds insert cpu 2>/dev/null
+expect daemon_sees_insert "$(grep -c web9 "$tmp/dmnt/cpu/days/2026-11-21/all.tsv")" -eq 1
+check_file daemon_open_before_insert 0 want_all.tsv '' sh -c 'cat <&3'
+exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.jsonl"
+head -c 100 <&3 >/dev/null
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+expect daemon_stop_status $? -eq 0
+daemon_pid=
+expect daemon_unmounted ! -n "$(mountpoint -q "$tmp/dmnt" && echo mounted)"
+exec 3<&-
+check daemon_mount_missing 1 '' \
+	"fuse: failed to access mountpoint $tmp/nowhere: No such file or directory\ntsstored: --mount: cannot mount the view at $tmp/nowhere (see libfuse's message above)\n" \
+	"$tsstored" -d "$tmp/ddb2" --listen "unix:$tmp/dsock2" --mount "$tmp/nowhere"
+
+finish
+fi
+
+TSSTORE_NOW=2026-11-22T12:00:00Z
+export TSSTORE_NOW
+db=$tmp/db
+mnt=$tmp/mnt
+mkdir "$mnt"
+ts() { "$bin" -d "$db" "$@"; }
+
+# 2 days x 24 hours x 60 minutes x 3 hosts of cpu rows, and a small table.
+ts create cpu --column host:string --column usage:double --column note:string \
+	--key host,ts >/dev/null
+awk 'BEGIN { print "host\tts\tusage\tnote"
+	for (d = 20; d <= 21; d++) for (h = 0; h < 24; h++) for (m = 0; m < 60; m++)
+		for (k = 1; k <= 3; k++)
+			printf "web%d\t2026-11-%02dT%02d:%02d:00Z\t%d.%d\t%s\n", k, d, h, m, (h * 60 + m) % 100,
+			       k, (m % 7 == 0) ? "spike, \"big\"" : "ok" }' >rows.tsv
+ts insert cpu rows.tsv 2>/dev/null
+ts create mem --column host:string --column free:int64 --key host,ts >/dev/null
+printf 'host\tts\tfree\nweb1\t2026-11-22T11:30:00Z\t512\n' | ts insert mem 2>/dev/null
+ts flush cpu --before 2026-11-21T00:00:00Z
+
+"$fuse" "$db" "$mnt" -f 2>"$tmp/fuse.log" &
+fuse_pid=$!
+i=0
+while ! mountpoint -q "$mnt" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+if ! mountpoint -q "$mnt"; then
+	echo "FAIL: mount: not mounted"; cat "$tmp/fuse.log"; exit 1
+fi
+trap 'fusermount3 -u -z "$mnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
+day=$mnt/cpu/days/2026-11-21
+
+# ---- listings ----
+check ls_tables 0 'cpu\nmem\n' '' ls "$mnt"
+check ls_table 0 'days\nrange\nrecent\nschema\nstats\n' '' ls "$mnt/cpu"
+check ls_days 0 '2026-11-20\n2026-11-21\n' '' ls "$mnt/cpu/days"
+check ls_days_mem 0 '2026-11-22\n' '' ls "$mnt/mem/days"
+check ls_hours_mem 0 'all.csv\nall.jsonl\nall.tsv\n11.csv\n11.jsonl\n11.tsv\n' '' \
+	sh -c "ls '$mnt/mem/days/2026-11-22' | sort -t. -k1,1r -k2"
+expect ls_hours "$(ls "$day" | wc -l)" -eq 75
+check ls_recent 0 '1h.csv\n1h.jsonl\n1h.tsv\n24h.csv\n24h.jsonl\n24h.tsv\n6h.csv\n6h.jsonl\n6h.tsv\n7d.csv\n7d.jsonl\n7d.tsv\n' '' \
+	ls "$mnt/cpu/recent"
+check ls_range_empty 0 '' '' ls "$mnt/cpu/range"
+
+# ---- every format equals tsstore query for the same window ----
+for f in tsv csv jsonl; do
+	ts query cpu --from 2026-11-21T00:00:00Z --to 2026-11-22T00:00:00Z --format $f >"want_all.$f"
+	check_file "cat_all_$f" 0 "want_all.$f" '' cat "$day/all.$f"
+	ts query cpu --from 2026-11-20T13:00:00Z --to 2026-11-20T14:00:00Z --format $f >"want_13.$f"
+	check_file "cat_hour_$f" 0 "want_13.$f" '' cat "$mnt/cpu/days/2026-11-20/13.$f"
+	ts query cpu --from 2026-11-20T23:30:00Z --to 2026-11-21T00:30:00Z --format $f >"want_range.$f"
+	check_file "cat_range_$f" 0 "want_range.$f" '' \
+		cat "$mnt/cpu/range/2026-11-20T23:30:00Z_2026-11-21T00:30:00Z.$f"
+	ts query cpu --from 2026-11-21T12:00:00Z --to 2026-11-22T12:00:00Z --format $f >"want_24h.$f"
+	check_file "cat_recent_$f" 0 "want_24h.$f" '' cat "$mnt/cpu/recent/24h.$f"
+done
+check cat_range_ns 0 'host\tusage\tnote\tts\n' '' sh -c \
+	"head -1 '$mnt/cpu/range/1795305600000000000_1795305660000000000.tsv' | awk -F'\t' '{ print \$1 \"\t\" \$3 \"\t\" \$4 \"\t\" \$2 }'"
+ts schema cpu >want_schema
+check_file cat_schema 0 want_schema '' cat "$mnt/cpu/schema"
+expect stats_lines "$(grep -c '^tablet_rows: ' "$mnt/cpu/stats")" -eq 1
+
+# ---- the tools ----
+grep 'spike' want_all.tsv >want_grep
+check_file grep 0 want_grep '' grep spike "$day/all.tsv"
+head -n 5 want_all.tsv >want_head
+check_file head 0 want_head '' head -n 5 "$day/all.tsv"
+tail -n 7 want_all.tsv >want_tail
+check_file tail 0 want_tail '' tail -n 7 "$day/all.tsv"
+check wc 0 "4321 $day/all.tsv\n" '' wc -l "$day/all.tsv"
+awk -F'\t' 'NR > 1 { s[$1] += $3 } END { for (h in s) printf "%s %.1f\n", h, s[h] }' want_all.tsv |
+	sort >want_awk
+check_file awk 0 want_awk '' sh -c \
+	"awk -F'\t' 'NR > 1 { s[\$1] += \$3 } END { for (h in s) printf \"%s %.1f\n\", h, s[h] }' '$day/all.tsv' | sort"
+sort -t'	' -k3,3n -k1,1 -k2,2 want_all.tsv >want_sort
+check_file sort 0 want_sort '' sort -t'	' -k3,3n -k1,1 -k2,2 "$day/all.tsv"
+cut -f1,3 want_all.tsv >want_cut
+check_file cut 0 want_cut '' cut -f1,3 "$day/all.tsv"
+check cp 0 '' '' cp "$day/all.csv" copied.csv
+check diff 0 '' '' diff want_all.csv copied.csv
+check dd_small_blocks 0 '' '' sh -c "dd if='$day/all.jsonl' bs=777 2>/dev/null | cmp - want_all.jsonl"
+
+# ---- snapshots: an open file keeps its own ----
+exec 3<"$day/all.tsv"
+printf 'host\tts\tusage\nweb9\t2026-11-21T06:00:30Z\t1\n' | ts insert cpu 2>/dev/null
+check_file open_before_insert 0 want_all.tsv '' sh -c 'cat <&3'
+exec 3<&-
+expect open_after_insert "$(grep -c web9 "$day/all.tsv")" -eq 1
+expect hour_after_insert "$(grep -c web9 "$day/06.tsv")" -eq 1
+
+# ---- read-only ----
+# refused NAME COMMAND...: COMMAND fails with EROFS or EACCES.
+refused() {
+	name=$1
+	shift
+	if "$@" 2>"$tmp/err" || ! grep -q 'Read-only file system\|Permission denied' "$tmp/err"; then
+		fail "$name" "want EROFS or EACCES: $(cat "$tmp/err")"
+	else
+		pass
+	fi
+}
+refused write sh -c "echo x >'$day/all.tsv'"
+refused append sh -c "echo x >>'$mnt/cpu/schema'"
+refused create sh -c "echo x >'$mnt/cpu/new.tsv'"
+refused mkdir mkdir "$mnt/cpu/dir"
+refused rm rm -f "$mnt/cpu/schema"
+refused mv mv "$mnt/cpu/schema" "$mnt/cpu/schema2"
+refused chmod chmod 666 "$mnt/cpu/schema"
+refused touch touch "$day/all.tsv"
+refused truncate truncate -s 0 "$mnt/cpu/stats"
+
+# ---- bad names ----
+for name in cpu/range/garbage.tsv cpu/range/2026-11-21T00:00:00Z_2026-11-20T00:00:00Z.tsv \
+            cpu/range/2026-11-21T00:00:00Z_2026-11-22T00:00:00Z.xml cpu/range/x_y_z.tsv \
+            cpu/days/2026-13-01/all.tsv cpu/days/2026-02-30 cpu/days/2026-11-21/24.tsv \
+            cpu/days/2026-11-21/7.tsv cpu/recent/2h.tsv cpu/nothing nope/schema cpu/schema/x \
+            '.hidden' 'cpu/days/2026-11-21/all.tsv/x'; do
+	if cat "$mnt/$name" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory\|Not a directory' "$tmp/err"; then
+		fail "enoent $name" "want ENOENT: $(cat "$tmp/err")"
+	else
+		pass
+	fi
+done
+
+# ---- unmount with a reader in the middle of a file ----
+exec 4<"$day/all.jsonl"
+head -c 100 <&4 >/dev/null
+kill -TERM "$fuse_pid"
+wait "$fuse_pid"
+expect unmount_status $? -eq 0
+expect unmounted ! -n "$(mountpoint -q "$mnt" && echo mounted)"
+exec 4<&-
+
+# ---- tsstored --mount: the same view from the daemon's process ----
+mode=daemon
+mkdir "$tmp/dmnt"
+"$tsstored" -d "$tmp/ddb" --listen "unix:$tmp/dsock" --mount "$tmp/dmnt" 2>"$tmp/tsstored.log" &
+daemon_pid=$!
+i=0
+while { [ ! -S "$tmp/dsock" ] || ! mountpoint -q "$tmp/dmnt"; } && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+trap 'fusermount3 -u -z "$mnt" 2>/dev/null; fusermount3 -u -z "$tmp/dmnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
+ds() { "$bin" -s "$tmp/dsock" "$@"; }
+ds create cpu --column host:string --column usage:double --column note:string --key host,ts
+ds insert cpu rows.tsv 2>/dev/null
+check_file daemon_cat_all 0 want_all.tsv '' cat "$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
+check_file daemon_cat_jsonl 0 want_13.jsonl '' cat "$tmp/dmnt/cpu/days/2026-11-20/13.jsonl"
+exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
+printf 'host\tts\tusage\nweb9\t2026-11-21T06:00:30Z\t1\n' | ds insert cpu 2>/dev/null
+expect daemon_sees_insert "$(grep -c web9 "$tmp/dmnt/cpu/days/2026-11-21/all.tsv")" -eq 1
+check_file daemon_open_before_insert 0 want_all.tsv '' sh -c 'cat <&3'
+exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.jsonl"
+head -c 100 <&3 >/dev/null
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+expect daemon_stop_status $? -eq 0
+daemon_pid=
+expect daemon_unmounted ! -n "$(mountpoint -q "$tmp/dmnt" && echo mounted)"
+exec 3<&-
+check daemon_mount_missing 1 '' \
+	"fuse: failed to access mountpoint $tmp/nowhere: No such file or directory\ntsstored: --mount: cannot mount the view at $tmp/nowhere (see libfuse's message above)\n" \
+	"$tsstored" -d "$tmp/ddb2" --listen "unix:$tmp/dsock2" --mount "$tmp/nowhere"
+
+finish
