@@ -229,5 +229,7 @@ int bench_workload_query(const bench_config *c);
 /* ingest.c: tsstored against VictoriaMetrics ingesting the TSBS file over
  * loopback (tsstored is looked for beside tsstore-bench). */
 void bench_workload_ingest(const bench_config *c);
+/* fuse.c: a day of rows read through tsstore-fuse against tsstore query. */
+void bench_workload_fuse(const bench_config *c);
 
 #endif

@@ -49,7 +49,8 @@
 
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
-                                        "range", "latest", "aggregate", "cold_scan", "ingest"};
+                                        "range", "latest", "aggregate", "cold_scan", "ingest",
+                                        "fuse_cat"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -243,7 +244,7 @@ static void usage(void)
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
-	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest]...\n");
+	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|fuse_cat]...\n");
 	exit(2);
 }
 
@@ -376,6 +377,8 @@ int main(int argc, char **argv)
 		bench_workload_latency(&c);
 	if (bench_wanted(&c, "ingest"))
 		bench_workload_ingest(&c);
+	if (bench_wanted(&c, "fuse_cat"))
+		bench_workload_fuse(&c);
 	if (c.compare)
 		bench_compare();
 	return failed;

@@ -15,39 +15,7 @@ fuse=$(dirname "$bin")/tsstore-fuse
 
 if ! (exec 3<>/dev/fuse) 2>/dev/null || ! command -v fusermount3 >/dev/null; then
 	echo "SKIP: /dev/fuse cannot be opened or fusermount3 is missing: the mount is not tested"
-	# ---- tsstored --mount: the same view from the daemon's process ----
-mode=daemon
-mkdir "$tmp/dmnt"
-"$tsstored" -d "$tmp/ddb" --listen "unix:$tmp/dsock" --mount "$tmp/dmnt" 2>"$tmp/tsstored.log" &
-daemon_pid=$!
-i=0
-while { [ ! -S "$tmp/dsock" ] || ! mountpoint -q "$tmp/dmnt"; } && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-trap 'fusermount3 -u -z "$mnt" 2>/dev/null; fusermount3 -u -z "$tmp/dmnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
-ds() { "$bin" -s "$tmp/dsock" "$@"; }
-ds create cpu --column host:string --column usage:double --column note:string --key host,ts
-ds insert cpu rows.tsv 2>/dev/null
-check_file daemon_cat_all 0 want_all.tsv '' cat "$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
-check_file daemon_cat_jsonl 0 want_13.jsonl '' cat "$tmp/dmnt/cpu/days/2026-11-20/13.jsonl"
-exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
-printf 'host\tts\tusage\nweb9\t2026-11-21T06:00:30Z\t1\n' | ds insert cpu 2>/dev/null
-expect daemon_sees_insert "$(grep -c web9 "$tmp/dmnt/cpu/days/2026-11-21/all.tsv")" -eq 1
-check_file daemon_open_before_insert 0 want_all.tsv '' sh -c 'cat <&3'
-exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.jsonl"
-head -c 100 <&3 >/dev/null
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
-expect daemon_stop_status $? -eq 0
-daemon_pid=
-expect daemon_unmounted ! -n "$(mountpoint -q "$tmp/dmnt" && echo mounted)"
-exec 3<&-
-check daemon_mount_missing 1 '' \
-	"fuse: failed to access mountpoint $tmp/nowhere: No such file or directory\ntsstored: --mount: cannot mount the view at $tmp/nowhere (see libfuse's message above)\n" \
-	"$tsstored" -d "$tmp/ddb2" --listen "unix:$tmp/dsock2" --mount "$tmp/nowhere"
-
-finish
+	finish
 fi
 
 TSSTORE_NOW=2026-11-22T12:00:00Z
