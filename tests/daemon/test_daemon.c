@@ -1497,14 +1497,27 @@ static void pipeline_step(int i, char **req, char **resp)
 	}
 }
 
+/* The room of a buffer of n bytes (and a NUL) grown by append: a power
+ * of two, so that appends cost linear time (under ASan every realloc
+ * copies; growing by the piece made the big requests quadratic). */
+static size_t append_room(size_t n)
+{
+	size_t room = 64;
+	while (room < n + 1)
+		room *= 2;
+	return room;
+}
+
 /* Append s and free it. */
 static void append(char **out, size_t *n, char *s)
 {
 	size_t k = strlen(s);
-	char *p = realloc(*out, *n + k + 1);
-	assert_non_null(p);
-	memcpy(p + *n, s, k + 1);
-	*out = p;
+	if (!*out || append_room(*n + k) != append_room(*n)) {
+		char *p = realloc(*out, append_room(*n + k));
+		assert_non_null(p);
+		*out = p;
+	}
+	memcpy(*out + *n, s, k + 1);
 	*n += k;
 	free(s);
 }
