@@ -63,6 +63,7 @@ int tsd_mount_start(ts_db *db, const char *mountpoint, struct tsd_mount **out)
 		return -1;
 	}
 	m->fuse = fuse_new(&args, tsf_operations(), sizeof(struct fuse_operations), m->view);
+	fuse_opt_free_args(&args); /* fuse_new may have added to them */
 	if (!m->fuse || fuse_mount(m->fuse, mountpoint) < 0) {
 		tsd_log("--mount: cannot mount the view at %s (see libfuse's message above)",
 		        mountpoint);
