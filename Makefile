@@ -75,6 +75,8 @@ DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o)
 FUSE_SRCS = $(sort $(wildcard fuse/*.c))
 FUSE_OBJS = $(FUSE_SRCS:%.c=$(B)/%.o)
 PROGRAMS = $(B)/bin/tsstore $(B)/bin/tsstored $(B)/bin/tsstore-fuse
+# The SQLite extension (sqlite/): built when libsqlite3 is (HAVE_SQLITE).
+SQLITE_EXT = $(if $(filter 1,$(HAVE_SQLITE)),$(B)/libtsstore_sqlite.so)
 PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
 PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
@@ -99,7 +101,7 @@ CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
 .PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz
-all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(B)/libtsstore.pc
+all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
 deps:
@@ -184,6 +186,12 @@ $(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(FUSE_OBJS) $(PROG_LIBS) $(FUSE_LIBS)
 
+$(B)/libtsstore_sqlite.so: sqlite/vtab.c $(STATIC_LIB) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden $(SQLITE_CFLAGS) -shared -o $@ $< \
+		$(STATIC_LIB) $(LIB_LIBS)
+
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -267,6 +275,7 @@ install: all
 	$(if $(PROGRAMS),install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/)
 	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	$(if $(SQLITE_EXT),install -m 0755 $(SQLITE_EXT) $(DESTDIR)$(LIBDIR)/)
 	ln -sf libtsstore.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtsstore.so
 	install -m 0644 include/tsstore.h $(DESTDIR)$(INCDIR)/

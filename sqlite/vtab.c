@@ -1,0 +1,659 @@
+/*
+ * vtab.c -- tsstore tables in SQLite: the loadable extension
+ * libtsstore_sqlite.so and its virtual-table module "tsstore".
+ *
+ *     .load libtsstore_sqlite
+ *     CREATE VIRTUAL TABLE usage USING tsstore(path='/var/lib/tsstore',
+ *                                             table='usage');
+ *
+ * The virtual table has the tsstore table's columns, declared INTEGER
+ * (int32, int64, and timestamp as nanoseconds), REAL, TEXT or BLOB.  It
+ * owns nothing: dropping it leaves the tsstore table alone.
+ *
+ * Reads.  xBestIndex pushes down what ts_query does cheaply: equality on
+ * the leading key columns (a prefix), a range on the next key column, a
+ * range on ts, and the key order in either direction (ORDER BY on the
+ * key is then free, and LIMIT stops the scan early).  The plan is
+ * idxStr, a comma-separated list shown by EXPLAIN QUERY PLAN
+ * ("prefix=2,lower,upper,from,to,order=desc"; empty for a full scan), and
+ * the arguments come in that order.  Every constraint stays checked by
+ * SQLite too (omit = 0): a value whose type does not convert exactly to
+ * its column is simply not pushed down (the bound is dropped), so a
+ * pushed-down plan never changes what a query returns, only what it
+ * reads.  Costs: a full scan costs the table's rows, each fixed prefix
+ * column divides it by 20, a range by 4, a ts range by 8.
+ *
+ * Writes.  INSERT only; the rows of one SQLite transaction are buffered
+ * and stored at xSync as one ts_insert (atomic: a bad row fails the
+ * commit and nothing of the transaction is stored).  The database is
+ * opened read-write at the first insert (the writer lock is then held
+ * until the virtual table is disconnected); until then it is open
+ * read-only, so queries run beside tsstored.  UPDATE and DELETE fail:
+ * tsstore is append-only, rows leave by TTL.
+ *
+ * socket='PATH' (through tsstored) is refused with a message: not built
+ * yet.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include <tsstore.h>
+
+/* Rows a pending transaction may buffer before they are stored early
+ * (still one batch per ts_insert; a transaction bigger than this is
+ * stored in several, each atomic). */
+#define PENDING_ROWS_MAX 100000
+
+typedef struct tsv_table {
+	sqlite3_vtab base;
+	char *path, *name;
+	ts_db *db;          /* read-only until the first insert */
+	ts_db *wdb;         /* read-write, opened by the first insert */
+	ts_schema *schema;
+	ts_value *pending;  /* rows of the transaction, ncolumns each */
+	size_t npending, cap;
+} tsv_table;
+
+typedef struct tsv_cursor {
+	sqlite3_vtab_cursor base;
+	ts_table *t;
+	ts_cursor *cur;
+	const ts_value *row;
+	int n;
+	sqlite3_int64 rowid;
+	ts_value lower[TS_KEY_COLUMNS_MAX], upper[TS_KEY_COLUMNS_MAX]; /* prefix, then the bound */
+	void *owned[TS_KEY_COLUMNS_MAX + 1]; /* text and blob bytes of the bounds */
+	int nowned;
+} tsv_cursor;
+
+/* ---- helpers ---- */
+
+static int fail(sqlite3_vtab *v, const char *fmt, const char *a, const char *b)
+{
+	sqlite3_free(v->zErrMsg);
+	v->zErrMsg = sqlite3_mprintf(fmt, a, b);
+	return SQLITE_ERROR;
+}
+
+static const char *lib_message(int rc)
+{
+	const char *m = ts_errmsg(NULL);
+	return m && *m ? m : ts_strerror(rc);
+}
+
+/* The value of "key='value'" (quotes optional), or NULL. */
+static char *arg_value(const char *arg, const char *key)
+{
+	size_t k = strlen(key);
+	while (*arg == ' ')
+		arg++;
+	if (strncmp(arg, key, k) != 0)
+		return NULL;
+	arg += k;
+	while (*arg == ' ')
+		arg++;
+	if (*arg++ != '=')
+		return NULL;
+	while (*arg == ' ')
+		arg++;
+	size_t n = strlen(arg);
+	while (n > 0 && arg[n - 1] == ' ')
+		n--;
+	if (n >= 2 && (arg[0] == '\'' || arg[0] == '"') && arg[n - 1] == arg[0]) {
+		arg++;
+		n -= 2;
+	}
+	return sqlite3_mprintf("%.*s", (int)n, arg);
+}
+
+static const char *sql_type(ts_type t)
+{
+	switch (t) {
+	case TS_DOUBLE: return "REAL";
+	case TS_STRING: return "TEXT";
+	case TS_BLOB: return "BLOB";
+	default: return "INTEGER";
+	}
+}
+
+/* ---- connecting ---- */
+
+static void table_free(tsv_table *v)
+{
+	for (size_t i = 0; i < v->npending * (size_t)(v->schema ? v->schema->ncolumns : 0); i++)
+		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
+			sqlite3_free((void *)v->pending[i].v.s.ptr);
+	sqlite3_free(v->pending);
+	ts_schema_free(v->schema);
+	ts_close(v->wdb);
+	ts_close(v->db);
+	sqlite3_free(v->path);
+	sqlite3_free(v->name);
+	sqlite3_free(v);
+}
+
+static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **out, char **err)
+{
+	tsv_table *v = sqlite3_malloc(sizeof *v);
+	char *socket = NULL;
+	ts_table *t = NULL;
+	ts_options o;
+	int rc;
+	(void)aux;
+	if (!v)
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof *v);
+	for (int i = 3; i < argc; i++) {
+		char *s;
+		if ((s = arg_value(argv[i], "path"))) {
+			sqlite3_free(v->path);
+			v->path = s;
+		} else if ((s = arg_value(argv[i], "table"))) {
+			sqlite3_free(v->name);
+			v->name = s;
+		} else if ((s = arg_value(argv[i], "socket"))) {
+			sqlite3_free(socket);
+			socket = s;
+		} else {
+			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR', table='NAME')",
+			                       argv[i]);
+			table_free(v);
+			return SQLITE_ERROR;
+		}
+	}
+	if (socket) {
+		*err = sqlite3_mprintf("tsstore: socket= is not supported yet: open the database "
+		                       "directory with path= (beside tsstored, reads work)");
+		sqlite3_free(socket);
+		table_free(v);
+		return SQLITE_ERROR;
+	}
+	if (!v->path || !v->name) {
+		*err = sqlite3_mprintf("tsstore: missing %s (want path='DIR', table='NAME')",
+		                       v->path ? "table=" : "path=");
+		table_free(v);
+		return SQLITE_ERROR;
+	}
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	if ((rc = ts_open(v->path, &o, &v->db)) < 0 || (rc = ts_table_open(v->db, v->name, &t)) < 0 ||
+	    (rc = ts_table_schema(t, &v->schema)) < 0) {
+		*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
+		ts_table_close(t);
+		table_free(v);
+		return SQLITE_ERROR;
+	}
+	ts_table_close(t);
+	sqlite3_str *sql = sqlite3_str_new(sdb);
+	sqlite3_str_appendall(sql, "CREATE TABLE x(");
+	for (int i = 0; i < v->schema->ncolumns; i++)
+		sqlite3_str_appendf(sql, "%s\"%w\" %s", i ? ", " : "", v->schema->columns[i].name,
+		                    sql_type(v->schema->columns[i].type));
+	sqlite3_str_appendall(sql, ")");
+	char *create = sqlite3_str_finish(sql);
+	rc = create ? sqlite3_declare_vtab(sdb, create) : SQLITE_NOMEM;
+	sqlite3_free(create);
+	if (rc != SQLITE_OK) {
+		table_free(v);
+		return rc;
+	}
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int x_disconnect(sqlite3_vtab *base)
+{
+	table_free((tsv_table *)base);
+	return SQLITE_OK;
+}
+
+/* ---- planning ---- */
+
+/* The plan of idxNum: bits of what idxStr lists. */
+enum {
+	P_LOWER = 1 << 8, P_UPPER = 1 << 9, P_FROM = 1 << 10, P_TO = 1 << 11,
+	P_DESC = 1 << 12, P_ORDER = 1 << 13, /* low 8 bits: the prefix length */
+};
+
+static int is_lower(int op) { return op == SQLITE_INDEX_CONSTRAINT_GT || op == SQLITE_INDEX_CONSTRAINT_GE; }
+static int is_upper(int op) { return op == SQLITE_INDEX_CONSTRAINT_LT || op == SQLITE_INDEX_CONSTRAINT_LE; }
+
+/* The index in info of a usable constraint on column col satisfying
+ * want (an op, or -1: lower, -2: upper), or -1. */
+static int find(const sqlite3_index_info *info, int col, int want)
+{
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+		if (!c->usable || c->iColumn != col)
+			continue;
+		if (want >= 0 ? c->op == want : want == -1 ? is_lower(c->op) : is_upper(c->op))
+			return i;
+	}
+	return -1;
+}
+
+static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	tsv_table *v = (tsv_table *)base;
+	const ts_schema *s = v->schema;
+	int nkey = s->nkey, ts_col = s->key[nkey - 1], arg = 0, plan = 0, c;
+	double rows = 1e6, cost;
+	char str[160] = "";
+	/* equality on the leading key columns, ts excluded */
+	int prefix = 0;
+	while (prefix < nkey - 1 && (c = find(info, s->key[prefix], SQLITE_INDEX_CONSTRAINT_EQ)) >= 0) {
+		info->aConstraintUsage[c].argvIndex = ++arg;
+		prefix++;
+		rows /= 20;
+	}
+	if (prefix)
+		snprintf(str, sizeof str, "prefix=%d", prefix);
+	/* a range on the next key column (ts's range is from/to below) */
+	if (prefix < nkey - 1) {
+		int next = s->key[prefix];
+		if ((c = find(info, next, -1)) >= 0) {
+			info->aConstraintUsage[c].argvIndex = ++arg;
+			plan |= P_LOWER;
+			rows /= 4;
+			strcat(str, *str ? ",lower" : "lower");
+		}
+		if ((c = find(info, next, -2)) >= 0) {
+			info->aConstraintUsage[c].argvIndex = ++arg;
+			plan |= P_UPPER;
+			rows /= 4;
+			strcat(str, *str ? ",upper" : "upper");
+		}
+	}
+	if ((c = find(info, ts_col, -1)) >= 0) {
+		info->aConstraintUsage[c].argvIndex = ++arg;
+		plan |= P_FROM;
+		rows /= 8;
+		strcat(str, *str ? ",from" : "from");
+	}
+	if ((c = find(info, ts_col, -2)) >= 0) {
+		info->aConstraintUsage[c].argvIndex = ++arg;
+		plan |= P_TO;
+		rows /= 8;
+		strcat(str, *str ? ",to" : "to");
+	}
+	/* ORDER BY a prefix of the key, all one direction */
+	if (info->nOrderBy > 0 && info->nOrderBy <= nkey) {
+		int ok = 1, desc = info->aOrderBy[0].desc;
+		for (int i = 0; i < info->nOrderBy && ok; i++)
+			ok = info->aOrderBy[i].iColumn == s->key[i] && info->aOrderBy[i].desc == desc;
+		if (ok) {
+			info->orderByConsumed = 1;
+			plan |= P_ORDER | (desc ? P_DESC : 0);
+			strcat(str, *str ? "," : "");
+			strcat(str, desc ? "order=desc" : "order=asc");
+		}
+	}
+	for (int i = 0; i < info->nConstraint; i++)
+		info->aConstraintUsage[i].omit = 0; /* SQLite checks every row again */
+	if (rows < 1)
+		rows = 1;
+	cost = rows + 10;
+	info->estimatedCost = cost;
+	info->estimatedRows = (sqlite3_int64)rows;
+	info->idxNum = plan | prefix;
+	info->idxStr = sqlite3_mprintf("%s", str);
+	info->needToFreeIdxStr = 1;
+	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* ---- reading ---- */
+
+static int x_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
+{
+	tsv_cursor *c = sqlite3_malloc(sizeof *c);
+	(void)base;
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof *c);
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static void cursor_reset(tsv_cursor *c)
+{
+	ts_cursor_close(c->cur);
+	ts_table_close(c->t);
+	for (int i = 0; i < c->nowned; i++)
+		sqlite3_free(c->owned[i]);
+	c->cur = NULL;
+	c->t = NULL;
+	c->row = NULL;
+	c->nowned = 0;
+}
+
+static int x_close(sqlite3_vtab_cursor *base)
+{
+	cursor_reset((tsv_cursor *)base);
+	sqlite3_free(base);
+	return SQLITE_OK;
+}
+
+/*
+ * The SQLite value x as exactly a value of type t (a copy for text and
+ * blobs, freed with the cursor), or -1 when it is not one: then the
+ * bound is not pushed down and SQLite alone filters.  For an integer
+ * column a real bound rounds the way the comparison does: x > 1.5 is
+ * x >= 2 (adjust: +1 for a lower bound, -1 for an upper one, 0 for =,
+ * which then fails).
+ */
+static int convert(sqlite3_value *x, ts_type t, int adjust, ts_value *out)
+{
+	int st = sqlite3_value_type(x);
+	if (t == TS_STRING || t == TS_BLOB) {
+		if (st != (t == TS_STRING ? SQLITE_TEXT : SQLITE_BLOB))
+			return -1;
+		int n = sqlite3_value_bytes(x);
+		const void *p = t == TS_STRING ? (const void *)sqlite3_value_text(x) : sqlite3_value_blob(x);
+		char *copy = sqlite3_malloc(n + 1);
+		if (!copy)
+			return -1;
+		if (n)
+			memcpy(copy, p, (size_t)n);
+		copy[n] = '\0';
+		*out = t == TS_STRING ? ts_stringn(copy, (size_t)n) : ts_blob(copy, (size_t)n);
+		return 0;
+	}
+	if (t == TS_DOUBLE) {
+		if (st != SQLITE_INTEGER && st != SQLITE_FLOAT)
+			return -1;
+		*out = ts_double(sqlite3_value_double(x));
+		return 0;
+	}
+	if (st == SQLITE_INTEGER) {
+		sqlite3_int64 i = sqlite3_value_int64(x);
+		if (t == TS_INT32 && (i < INT32_MIN || i > INT32_MAX))
+			return -1;
+		out->type = t;
+		out->v.i = i;
+		return 0;
+	}
+	if (st != SQLITE_FLOAT || adjust == 0)
+		return -1;
+	double d = sqlite3_value_double(x), r = adjust > 0 ? ceil(d) : floor(d);
+	if (!(r >= -9.2e18 && r <= 9.2e18))
+		return -1;
+	out->type = t;
+	out->v.i = (int64_t)r;
+	if (t == TS_INT32 && (out->v.i < INT32_MIN || out->v.i > INT32_MAX))
+		return -1;
+	return 0;
+}
+
+/* convert() for a bound of cursor c: text and blob copies are kept to
+ * be freed with the cursor. */
+static int bound(tsv_cursor *c, sqlite3_value *x, ts_type t, int adjust, ts_value *out)
+{
+	if (convert(x, t, adjust, out) < 0)
+		return -1;
+	if (t == TS_STRING || t == TS_BLOB)
+		c->owned[c->nowned++] = (void *)out->v.s.ptr;
+	return 0;
+}
+
+static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int argc,
+                    sqlite3_value **argv)
+{
+	tsv_cursor *c = (tsv_cursor *)base;
+	tsv_table *v = (tsv_table *)base->pVtab;
+	const ts_schema *s = v->schema;
+	int prefix = plan & 0xff, a = 0, rc, usable = 0;
+	ts_value t;
+	ts_query q;
+	(void)str;
+	(void)argc;
+	cursor_reset(c);
+	memset(&q, 0, sizeof q);
+	/* The prefix: the first value that does not convert exactly ends it,
+	 * and the key range after it is dropped (SQLite filters). */
+	for (; usable < prefix; usable++)
+		if (bound(c, argv[usable], s->columns[s->key[usable]].type, 0, &c->lower[usable]) < 0)
+			break;
+	a = prefix;
+	for (int i = 0; i < usable; i++)
+		c->upper[i] = c->lower[i];
+	q.prefix = usable ? c->lower : NULL;
+	q.nprefix = usable;
+	ts_type next = prefix < s->nkey ? s->columns[s->key[prefix]].type : TS_NONE;
+	/* GT and GE both become >= (a real bound on an integer column rounds
+	 * inward), LT and LE both <=: SQLite rechecks the strictness */
+	if ((plan & P_LOWER) && usable == prefix &&
+	    bound(c, argv[a], next, 1, &c->lower[prefix]) == 0) {
+		q.lower = c->lower;
+		q.nlower = prefix + 1;
+	}
+	a += (plan & P_LOWER) != 0;
+	if ((plan & P_UPPER) && usable == prefix &&
+	    bound(c, argv[a], next, -1, &c->upper[prefix]) == 0) {
+		q.upper = c->upper;
+		q.nupper = prefix + 1;
+	}
+	a += (plan & P_UPPER) != 0;
+	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
+		q.has_from = 1;
+		q.from = t.v.i;
+	}
+	a += (plan & P_FROM) != 0;
+	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
+		q.has_to = 1;
+		q.to = t.v.i;
+		q.to_inclusive = 1;
+	}
+	q.desc = (plan & P_DESC) != 0;
+	if ((rc = ts_table_open(v->db, v->name, &c->t)) < 0 || (rc = ts_query_open(c->t, &q, &c->cur)) < 0)
+		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
+	c->rowid = 0;
+	rc = ts_cursor_next(c->cur, &c->row, &c->n);
+	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+}
+
+static int x_next(sqlite3_vtab_cursor *base)
+{
+	tsv_cursor *c = (tsv_cursor *)base;
+	int rc = ts_cursor_next(c->cur, &c->row, &c->n);
+	c->rowid++;
+	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+}
+
+static int x_eof(sqlite3_vtab_cursor *base)
+{
+	return ((tsv_cursor *)base)->row == NULL;
+}
+
+static int x_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int i)
+{
+	tsv_cursor *c = (tsv_cursor *)base;
+	const ts_value *x = &c->row[i];
+	switch (x->type) {
+	case TS_INT32:
+	case TS_INT64:
+	case TS_TIMESTAMP:
+		sqlite3_result_int64(ctx, x->v.i);
+		break;
+	case TS_DOUBLE:
+		sqlite3_result_double(ctx, x->v.d);
+		break;
+	case TS_STRING:
+		sqlite3_result_text(ctx, x->v.s.ptr, (int)x->v.s.len, SQLITE_TRANSIENT);
+		break;
+	case TS_BLOB:
+		sqlite3_result_blob(ctx, x->v.s.ptr, (int)x->v.s.len, SQLITE_TRANSIENT);
+		break;
+	default:
+		sqlite3_result_null(ctx);
+	}
+	return SQLITE_OK;
+}
+
+static int x_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
+{
+	*rowid = ((tsv_cursor *)base)->rowid;
+	return SQLITE_OK;
+}
+
+/* ---- writing ---- */
+
+/* Store the pending rows as one batch. */
+static int store_pending(tsv_table *v)
+{
+	ts_table *t = NULL;
+	int rc = 0;
+	if (v->npending == 0)
+		return SQLITE_OK;
+	if (!v->wdb) {
+		ts_options o;
+		ts_options_init(&o);
+		if ((rc = ts_open(v->path, &o, &v->wdb)) < 0)
+			v->wdb = NULL;
+	}
+	if (rc == 0 && (rc = ts_table_open(v->wdb, v->name, &t)) == 0)
+		rc = ts_insert(t, v->pending, v->npending);
+	ts_table_close(t);
+	for (size_t i = 0; i < v->npending * (size_t)v->schema->ncolumns; i++)
+		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
+			sqlite3_free((void *)v->pending[i].v.s.ptr);
+	v->npending = 0;
+	return rc < 0 ? fail(&v->base, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+}
+
+/* The SQLite value x for column col of an inserted row; NULL: TS_NONE. */
+static int insert_value(tsv_table *v, sqlite3_value *x, const ts_column *col, ts_value *out)
+{
+	int st = sqlite3_value_type(x);
+	*out = ts_none();
+	if (st == SQLITE_NULL)
+		return SQLITE_OK;
+	switch (col->type) {
+	case TS_DOUBLE:
+		if (st != SQLITE_INTEGER && st != SQLITE_FLOAT)
+			break;
+		*out = ts_double(sqlite3_value_double(x));
+		return SQLITE_OK;
+	case TS_STRING:
+	case TS_BLOB:
+		if (convert(x, col->type, 0, out) == 0)
+			return SQLITE_OK;
+		if (col->type == TS_STRING && st != SQLITE_BLOB) { /* numbers as their text */
+			const unsigned char *p = sqlite3_value_text(x);
+			int n = sqlite3_value_bytes(x);
+			char *copy = sqlite3_malloc(n + 1);
+			if (!copy)
+				return SQLITE_NOMEM;
+			memcpy(copy, p, (size_t)n + 1);
+			*out = ts_stringn(copy, (size_t)n);
+			return SQLITE_OK;
+		}
+		break;
+	default:
+		if (st == SQLITE_INTEGER) {
+			out->type = col->type;
+			out->v.i = sqlite3_value_int64(x);
+			return SQLITE_OK;
+		}
+		break;
+	}
+	return fail(&v->base, "tsstore: column \"%s\": a %s value cannot be stored in it", col->name,
+	            st == SQLITE_TEXT ? "text" : st == SQLITE_BLOB ? "blob" : "real");
+}
+
+static int x_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid)
+{
+	tsv_table *v = (tsv_table *)base;
+	int n = v->schema->ncolumns, rc;
+	if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL)
+		return fail(base, "tsstore: %s: tables are append-only: UPDATE and DELETE are not "
+		                  "supported (rows leave by TTL)%s", v->name, "");
+	if (v->npending == PENDING_ROWS_MAX && (rc = store_pending(v)) != SQLITE_OK)
+		return rc;
+	if (v->npending == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		ts_value *p = sqlite3_realloc64(v->pending, cap * (size_t)n * sizeof *p);
+		if (!p)
+			return SQLITE_NOMEM;
+		v->pending = p;
+		v->cap = cap;
+	}
+	ts_value *row = v->pending + v->npending * (size_t)n;
+	for (int i = 0; i < n; i++)
+		row[i] = ts_none();
+	for (int i = 0; i < n; i++)
+		if ((rc = insert_value(v, argv[2 + i], &v->schema->columns[i], &row[i])) != SQLITE_OK) {
+			for (int k = 0; k < i; k++)
+				if (row[k].type == TS_STRING || row[k].type == TS_BLOB)
+					sqlite3_free((void *)row[k].v.s.ptr);
+			return rc;
+		}
+	v->npending++;
+	*rowid = 0;
+	return SQLITE_OK;
+}
+
+static int x_begin(sqlite3_vtab *base)
+{
+	(void)base;
+	return SQLITE_OK;
+}
+
+static int x_sync(sqlite3_vtab *base)
+{
+	return store_pending((tsv_table *)base);
+}
+
+static int x_commit(sqlite3_vtab *base)
+{
+	(void)base;
+	return SQLITE_OK;
+}
+
+static int x_rollback(sqlite3_vtab *base)
+{
+	tsv_table *v = (tsv_table *)base;
+	for (size_t i = 0; i < v->npending * (size_t)v->schema->ncolumns; i++)
+		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
+			sqlite3_free((void *)v->pending[i].v.s.ptr);
+	v->npending = 0;
+	return SQLITE_OK;
+}
+
+static sqlite3_module module = {
+	.iVersion = 0,
+	.xCreate = x_connect,
+	.xConnect = x_connect,
+	.xBestIndex = x_best_index,
+	.xDisconnect = x_disconnect,
+	.xDestroy = x_disconnect,
+	.xOpen = x_open,
+	.xClose = x_close,
+	.xFilter = x_filter,
+	.xNext = x_next,
+	.xEof = x_eof,
+	.xColumn = x_column,
+	.xRowid = x_rowid,
+	.xUpdate = x_update,
+	.xBegin = x_begin,
+	.xSync = x_sync,
+	.xCommit = x_commit,
+	.xRollback = x_rollback,
+};
+
+/* The entry point SQLite derives from the file name libtsstore_sqlite.so. */
+__attribute__((visibility("default"))) int
+sqlite3_tsstoresqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+int sqlite3_tsstoresqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
+{
+	(void)err;
+	SQLITE_EXTENSION_INIT2(api);
+	return sqlite3_create_module(db, "tsstore", &module, NULL);
+}
