@@ -92,9 +92,11 @@ DAEMON_TEST_SUPPORT = $(sort $(wildcard tests/daemon/support_*.c))
 BENCH_SRCS = $(sort $(wildcard bench/*.c))
 BENCH_OBJS = $(BENCH_SRCS:%.c=$(B)/%.o)
 BENCH_CFLAGS = $(if $(filter 1,$(HAVE_LMDB)),-DHAVE_LMDB $(LMDB_CFLAGS)) \
-	$(if $(filter 1,$(HAVE_ROCKSDB)),-DHAVE_ROCKSDB $(ROCKSDB_CFLAGS))
+	$(if $(filter 1,$(HAVE_ROCKSDB)),-DHAVE_ROCKSDB $(ROCKSDB_CFLAGS)) \
+	$(if $(filter 1,$(HAVE_SQLITE)),-DHAVE_SQLITE $(SQLITE_CFLAGS))
 BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS)) \
-	$(if $(filter 1,$(HAVE_ROCKSDB)),$(ROCKSDB_LIBS))
+	$(if $(filter 1,$(HAVE_ROCKSDB)),$(ROCKSDB_LIBS)) \
+	$(if $(filter 1,$(HAVE_SQLITE)),$(SQLITE_LIBS))
 
 CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 

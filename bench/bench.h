@@ -231,5 +231,7 @@ int bench_workload_query(const bench_config *c);
 void bench_workload_ingest(const bench_config *c);
 /* fuse.c: a day of rows read through tsstore-fuse against tsstore query. */
 void bench_workload_fuse(const bench_config *c);
+/* sql.c: queries through the SQLite virtual table against the C API. */
+void bench_workload_sql(const bench_config *c);
 
 #endif

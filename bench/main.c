@@ -50,7 +50,7 @@
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
-                                        "fuse_cat"};
+                                        "fuse_cat", "sql"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -244,7 +244,7 @@ static void usage(void)
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
-	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|fuse_cat]...\n");
+	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|fuse_cat|sql]...\n");
 	exit(2);
 }
 
@@ -379,6 +379,8 @@ int main(int argc, char **argv)
 		bench_workload_ingest(&c);
 	if (bench_wanted(&c, "fuse_cat"))
 		bench_workload_fuse(&c);
+	if (bench_wanted(&c, "sql"))
+		bench_workload_sql(&c);
 	if (c.compare)
 		bench_compare();
 	return failed;

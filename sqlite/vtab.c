@@ -54,6 +54,7 @@ typedef struct tsv_table {
 	sqlite3_vtab base;
 	char *path, *name;
 	ts_db *db;          /* read-only until the first insert */
+	ts_table *t;        /* of db: every query's */
 	ts_db *wdb;         /* read-write, opened by the first insert */
 	ts_schema *schema;
 	ts_value *pending;  /* rows of the transaction, ncolumns each */
@@ -62,7 +63,6 @@ typedef struct tsv_table {
 
 typedef struct tsv_cursor {
 	sqlite3_vtab_cursor base;
-	ts_table *t;
 	ts_cursor *cur;
 	const ts_value *row;
 	int n;
@@ -131,6 +131,7 @@ static void table_free(tsv_table *v)
 			sqlite3_free((void *)v->pending[i].v.s.ptr);
 	sqlite3_free(v->pending);
 	ts_schema_free(v->schema);
+	ts_table_close(v->t);
 	ts_close(v->wdb);
 	ts_close(v->db);
 	sqlite3_free(v->path);
@@ -143,7 +144,6 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 {
 	tsv_table *v = sqlite3_malloc(sizeof *v);
 	char *socket = NULL;
-	ts_table *t = NULL;
 	ts_options o;
 	int rc;
 	(void)aux;
@@ -183,14 +183,12 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 	}
 	ts_options_init(&o);
 	o.flags = TS_OPEN_READONLY;
-	if ((rc = ts_open(v->path, &o, &v->db)) < 0 || (rc = ts_table_open(v->db, v->name, &t)) < 0 ||
-	    (rc = ts_table_schema(t, &v->schema)) < 0) {
+	if ((rc = ts_open(v->path, &o, &v->db)) < 0 || (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
+	    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
 		*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
-		ts_table_close(t);
 		table_free(v);
 		return SQLITE_ERROR;
 	}
-	ts_table_close(t);
 	sqlite3_str *sql = sqlite3_str_new(sdb);
 	sqlite3_str_appendall(sql, "CREATE TABLE x(");
 	for (int i = 0; i < v->schema->ncolumns; i++)
@@ -324,11 +322,9 @@ static int x_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
 static void cursor_reset(tsv_cursor *c)
 {
 	ts_cursor_close(c->cur);
-	ts_table_close(c->t);
 	for (int i = 0; i < c->nowned; i++)
 		sqlite3_free(c->owned[i]);
 	c->cur = NULL;
-	c->t = NULL;
 	c->row = NULL;
 	c->nowned = 0;
 }
@@ -451,7 +447,7 @@ static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int ar
 		q.to_inclusive = 1;
 	}
 	q.desc = (plan & P_DESC) != 0;
-	if ((rc = ts_table_open(v->db, v->name, &c->t)) < 0 || (rc = ts_query_open(c->t, &q, &c->cur)) < 0)
+	if ((rc = ts_query_open(v->t, &q, &c->cur)) < 0)
 		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
 	c->rowid = 0;
 	rc = ts_cursor_next(c->cur, &c->row, &c->n);
