@@ -224,12 +224,17 @@ static int is_lower(int op) { return op == SQLITE_INDEX_CONSTRAINT_GT || op == S
 static int is_upper(int op) { return op == SQLITE_INDEX_CONSTRAINT_LT || op == SQLITE_INDEX_CONSTRAINT_LE; }
 
 /* The index in info of a usable constraint on column col satisfying
- * want (an op, or -1: lower, -2: upper), or -1. */
-static int find(const sqlite3_index_info *info, int col, int want)
+ * want (an op, or -1: lower, -2: upper), or -1.  Only constraints that
+ * compare with the BINARY collation (the keys' byte order) qualify: under
+ * NOCASE or RTRIM, 'EU' = 'eu', which no key range expresses. */
+static int find(sqlite3_index_info *info, int col, int want)
 {
 	for (int i = 0; i < info->nConstraint; i++) {
 		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
 		if (!c->usable || c->iColumn != col)
+			continue;
+		const char *coll = sqlite3_vtab_collation(info, i);
+		if (coll && sqlite3_stricmp(coll, "BINARY") != 0)
 			continue;
 		if (want >= 0 ? c->op == want : want == -1 ? is_lower(c->op) : is_upper(c->op))
 			return i;
