@@ -286,11 +286,18 @@ static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 		rows /= 8;
 		strcat(str, *str ? ",to" : "to");
 	}
-	/* ORDER BY a prefix of the key, all one direction */
+	/* ORDER BY key columns in key order, all one direction; key columns
+	 * fixed by = may be left out (ORDER BY ts DESC with the rest of the
+	 * key fixed is the newest row first) */
 	if (info->nOrderBy > 0 && info->nOrderBy <= nkey) {
-		int ok = 1, desc = info->aOrderBy[0].desc;
-		for (int i = 0; i < info->nOrderBy && ok; i++)
-			ok = info->aOrderBy[i].iColumn == s->key[i] && info->aOrderBy[i].desc == desc;
+		int ok = 1, desc = info->aOrderBy[0].desc, k = 0;
+		for (int i = 0; i < info->nOrderBy && ok; i++) {
+			while (k < prefix && s->key[k] != info->aOrderBy[i].iColumn)
+				k++;
+			ok = k < nkey && info->aOrderBy[i].iColumn == s->key[k] &&
+			     info->aOrderBy[i].desc == desc;
+			k++;
+		}
 		if (ok) {
 			info->orderByConsumed = 1;
 			plan |= P_ORDER | (desc ? P_DESC : 0);
