@@ -419,6 +419,27 @@ static void query_errors(void **state)
 
 /* A cursor reads the table as it was at open, whatever is inserted,
  * flushed and merged meanwhile. */
+/* After load(e->t, 4, 200, SEC): the same steps again, one ns later (new
+ * keys between the old), then everything flushed and merged, so that the
+ * files an older snapshot reads have been replaced. */
+static void insert_between_and_merge(ts_test_env *e)
+{
+	size_t k = 0;
+	test_row *more = calloc(800, sizeof *more);
+	assert_non_null(more);
+	for (long i = 0; i < 200; i++)
+		for (int h = 0; h < 4; h++, k++) {
+			snprintf(more[k].host, sizeof more[k].host, "h%02d", h);
+			more[k].ts = START + i * SEC + 1;
+		}
+	assert_int_equal(ts_test_insert_m(e->t, more, k), 0);
+	free(more);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_true(merged > 0);
+}
+
 static void query_snapshot_isolation(void **state)
 {
 	ts_test_env *e = *state;
@@ -433,20 +454,7 @@ static void query_snapshot_isolation(void **state)
 	assert_int_equal(ts_query_open(e->t, &q, &c), 0);
 	while (count < 100 && ts_cursor_next(c, &r, &n) == 0 && r)
 		count++;
-	/* the same steps again, one ns later: new keys between the old */
-	size_t k = 0;
-	test_row *more = calloc(800, sizeof *more);
-	for (long i = 0; i < 200; i++)
-		for (int h = 0; h < 4; h++, k++) {
-			snprintf(more[k].host, sizeof more[k].host, "h%02d", h);
-			more[k].ts = START + i * SEC + 1;
-		}
-	assert_int_equal(ts_test_insert_m(e->t, more, k), 0);
-	free(more);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	int merged = 0;
-	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_true(merged > 0);
+	insert_between_and_merge(e);
 	while (ts_cursor_next(c, &r, &n) == 0 && r) {
 		assert_int_equal((r[1].v.i - START) % SEC, 0); /* an old row */
 		count++;
@@ -476,20 +484,7 @@ static void query_rewind_same_snapshot(void **state)
 	q.nprefix = 1;
 	assert_int_equal(ts_query_open(e->t, &q, &c), 0);
 	assert_int_equal(drain(c, &first, &more), 200);
-	/* new keys between the old ones, then flush and merge everything */
-	test_row *extra = calloc(800, sizeof *extra);
-	size_t k = 0;
-	for (long i = 0; i < 200; i++)
-		for (int h = 0; h < 4; h++, k++) {
-			snprintf(extra[k].host, sizeof extra[k].host, "h%02d", h);
-			extra[k].ts = START + i * SEC + 1;
-		}
-	assert_int_equal(ts_test_insert_m(e->t, extra, k), 0);
-	free(extra);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	int merged = 0;
-	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_true(merged > 0);
+	insert_between_and_merge(e);
 	for (int round = 0; round < 2; round++) {
 		assert_int_equal(ts_cursor_rewind(c), 0);
 		assert_int_equal(drain(c, &again, &more), 200);
