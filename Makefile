@@ -188,11 +188,15 @@ $(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(FUSE_OBJS) $(PROG_LIBS) $(FUSE_LIBS)
 
-$(B)/libtsstore_sqlite.so: sqlite/vtab.c $(STATIC_LIB) include/tsstore.h config.mk
+# common/ is compiled into it again, position-independent (libcommon.a
+# is built for programs).
+$(B)/libtsstore_sqlite.so: $(wildcard sqlite/*.c sqlite/*.h) $(COMMON_SRCS) $(wildcard common/*.h) \
+		$(STATIC_LIB) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden $(SQLITE_CFLAGS) -shared -o $@ $< \
-		$(STATIC_LIB) $(LIB_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -iquote common -iquote sqlite \
+		$(SQLITE_CFLAGS) $(JANSSON_CFLAGS) -shared -o $@ $(wildcard sqlite/*.c) $(COMMON_SRCS) \
+		$(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)

@@ -31,8 +31,11 @@
  * read-only, so queries run beside tsstored.  UPDATE and DELETE fail:
  * tsstore is append-only, rows leave by TTL.
  *
- * socket='PATH' (through tsstored) is refused with a message: not built
- * yet.
+ * socket='PATH' instead of path= goes through tsstored (remote.c): the
+ * schema from a schema request, each cursor's query a query request on a
+ * connection of its own (a join runs cursors side by side), read a rows
+ * line at a time and decoded by column type (common/json.c), and a
+ * transaction's rows one insert request.  The plans are the same.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,6 +48,10 @@ SQLITE_EXTENSION_INIT1
 
 #include <tsstore.h>
 
+#include "json.h"
+#include "remote.h"
+#include "value.h"
+
 /* Rows a pending transaction may buffer before they are stored early
  * (still one batch per ts_insert; a transaction bigger than this is
  * stored in several, each atomic). */
@@ -56,7 +63,9 @@ typedef struct tsv_table {
 	ts_db *db;          /* read-only until the first insert */
 	ts_table *t;        /* of db: every query's */
 	ts_db *wdb;         /* read-write, opened by the first insert */
-	ts_schema *schema;
+	char *socket;       /* through tsstored: its socket (db, t, wdb unused) */
+	struct tsr_conn *wconn; /* the inserts' connection, opened by the first */
+	ts_schema *schema;  /* the library's, or (socket) one sqlite3_malloc block */
 	ts_value *pending;  /* rows of the transaction, ncolumns each */
 	size_t npending, cap;
 } tsv_table;
@@ -70,6 +79,12 @@ typedef struct tsv_cursor {
 	ts_value lower[TS_KEY_COLUMNS_MAX], upper[TS_KEY_COLUMNS_MAX]; /* prefix, then the bound */
 	void *owned[TS_KEY_COLUMNS_MAX + 1]; /* text and blob bytes of the bounds */
 	int nowned;
+	/* through tsstored */
+	struct tsr_conn *conn;     /* this cursor's connection */
+	json_t *line;              /* the rows line being read */
+	size_t pos;                /* next row of it */
+	int done;                  /* the ok line came */
+	ts_value *rrow;            /* the current row, decoded (val_free) */
 } tsv_cursor;
 
 /* ---- helpers ---- */
@@ -130,13 +145,86 @@ static void table_free(tsv_table *v)
 		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
 			sqlite3_free((void *)v->pending[i].v.s.ptr);
 	sqlite3_free(v->pending);
-	ts_schema_free(v->schema);
+	if (v->socket)
+		sqlite3_free(v->schema);
+	else
+		ts_schema_free(v->schema);
+	tsr_close(v->wconn);
+	sqlite3_free(v->socket);
 	ts_table_close(v->t);
 	ts_close(v->wdb);
 	ts_close(v->db);
 	sqlite3_free(v->path);
 	sqlite3_free(v->name);
 	sqlite3_free(v);
+}
+
+/* {"op":OP,"table":TABLE -- the caller adds the rest and the brace. */
+static void begin_request(struct jbuf *b, const char *op, const char *table)
+{
+	jbuf_puts(b, "{\"op\":");
+	jbuf_string(b, op, strlen(op));
+	jbuf_puts(b, ",\"table\":");
+	jbuf_string(b, table, strlen(table));
+}
+
+/* The table's schema from tsstored, in one sqlite3_malloc block.  Only
+ * names, types and the key are needed here (defaults are the daemon's
+ * business).  Returns 0 or -1 with why set. */
+static int remote_schema(tsv_table *v, char *why, size_t whysz)
+{
+	struct tsr_conn *c;
+	struct jbuf req = {0};
+	json_t *reply = NULL, *cols, *key;
+	int rc = -1;
+	if (tsr_connect(v->socket, &c, why, whysz) < 0)
+		return -1;
+	begin_request(&req, "schema", v->name);
+	jbuf_putc(&req, '}');
+	if (tsr_call(c, &req, &reply, why, whysz) == 0) {
+		cols = json_object_get(reply, "columns");
+		key = json_object_get(reply, "key");
+		size_t n = json_array_size(cols), nkey = json_array_size(key), names = 0;
+		for (size_t i = 0; i < n; i++)
+			names += strlen(json_string_value(json_object_get(json_array_get(cols, i), "name")) ?: "") + 1;
+		ts_schema *s = n && nkey ? sqlite3_malloc64(sizeof *s + n * sizeof(ts_column) +
+		                                            nkey * sizeof(int) + names)
+		                         : NULL;
+		if (s) {
+			ts_column *col = (ts_column *)(s + 1);
+			int *k = (int *)(col + n);
+			char *text = (char *)(k + nkey);
+			rc = 0;
+			for (size_t i = 0; i < n && rc == 0; i++) {
+				json_t *o = json_array_get(cols, i);
+				const char *name = json_string_value(json_object_get(o, "name"));
+				const char *type = json_string_value(json_object_get(o, "type"));
+				col[i] = (ts_column){.name = text, .dflt = ts_none()};
+				if (!name || !type || ts_type_parse(type, &col[i].type) < 0)
+					rc = -1;
+				else
+					text += sprintf(text, "%s", name) + 1;
+			}
+			for (size_t i = 0; i < nkey && rc == 0; i++) {
+				const char *name = json_string_value(json_array_get(key, i));
+				k[i] = -1;
+				for (size_t j = 0; name && j < n; j++)
+					if (strcmp(col[j].name, name) == 0)
+						k[i] = (int)j;
+				rc = k[i] < 0 ? -1 : 0;
+			}
+			*s = (ts_schema){.ncolumns = (int)n, .columns = col, .nkey = (int)nkey, .key = k};
+			v->schema = s;
+			if (rc < 0)
+				snprintf(why, whysz, "unexpected schema from tsstored");
+		} else {
+			snprintf(why, whysz, "unexpected schema from tsstored");
+		}
+	}
+	json_decref(reply);
+	jbuf_free(&req);
+	tsr_close(c);
+	return rc;
 }
 
 static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
@@ -168,26 +256,31 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 			return SQLITE_ERROR;
 		}
 	}
-	if (socket) {
-		*err = sqlite3_mprintf("tsstore: socket= is not supported yet: open the database "
-		                       "directory with path= (beside tsstored, reads work)");
-		sqlite3_free(socket);
+	v->socket = socket;
+	if ((!v->path && !v->socket) || (v->path && v->socket) || !v->name) {
+		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='PATH', and table='NAME')",
+		                       !v->name ? "missing table=" : v->path ? "path= and socket= together"
+		                                                             : "missing path=");
 		table_free(v);
 		return SQLITE_ERROR;
 	}
-	if (!v->path || !v->name) {
-		*err = sqlite3_mprintf("tsstore: missing %s (want path='DIR', table='NAME')",
-		                       v->path ? "table=" : "path=");
-		table_free(v);
-		return SQLITE_ERROR;
-	}
-	ts_options_init(&o);
-	o.flags = TS_OPEN_READONLY;
-	if ((rc = ts_open(v->path, &o, &v->db)) < 0 || (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
-	    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
-		*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
-		table_free(v);
-		return SQLITE_ERROR;
+	if (v->socket) {
+		char why[512];
+		if (remote_schema(v, why, sizeof why) < 0) {
+			*err = sqlite3_mprintf("tsstore: %s", why);
+			table_free(v);
+			return SQLITE_ERROR;
+		}
+	} else {
+		ts_options_init(&o);
+		o.flags = TS_OPEN_READONLY;
+		if ((rc = ts_open(v->path, &o, &v->db)) < 0 ||
+		    (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
+		    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
+			*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
+			table_free(v);
+			return SQLITE_ERROR;
+		}
 	}
 	sqlite3_str *sql = sqlite3_str_new(sdb);
 	sqlite3_str_appendall(sql, "CREATE TABLE x(");
@@ -331,11 +424,27 @@ static int x_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
 	return SQLITE_OK;
 }
 
+/* Release the decoded remote row. */
+static void free_rrow(tsv_cursor *c, int n)
+{
+	for (int i = 0; c->rrow && i < n; i++)
+		val_free(&c->rrow[i]);
+}
+
 static void cursor_reset(tsv_cursor *c)
 {
+	tsv_table *v = (tsv_table *)c->base.pVtab;
 	ts_cursor_close(c->cur);
 	for (int i = 0; i < c->nowned; i++)
 		sqlite3_free(c->owned[i]);
+	free_rrow(c, v->schema->ncolumns);
+	json_decref(c->line);
+	c->line = NULL;
+	if (c->conn && !c->done) { /* the rest of a response is dropped with it */
+		tsr_close(c->conn);
+		c->conn = NULL;
+	}
+	c->done = 0;
 	c->cur = NULL;
 	c->row = NULL;
 	c->nowned = 0;
@@ -343,7 +452,10 @@ static void cursor_reset(tsv_cursor *c)
 
 static int x_close(sqlite3_vtab_cursor *base)
 {
-	cursor_reset((tsv_cursor *)base);
+	tsv_cursor *c = (tsv_cursor *)base;
+	cursor_reset(c);
+	tsr_close(c->conn);
+	sqlite3_free(c->rrow);
 	sqlite3_free(base);
 	return SQLITE_OK;
 }
@@ -410,6 +522,88 @@ static int bound(tsv_cursor *c, sqlite3_value *x, ts_type t, int adjust, ts_valu
 	return 0;
 }
 
+/* The next row of a query through tsstored into c->row (NULL at the
+ * end).  Returns SQLITE_OK or an error. */
+static int remote_advance(tsv_cursor *c)
+{
+	tsv_table *v = (tsv_table *)c->base.pVtab;
+	int n = v->schema->ncolumns;
+	char why[512];
+	free_rrow(c, n);
+	c->row = NULL;
+	for (;;) {
+		json_t *rows = json_object_get(c->line, "rows");
+		if (c->line && c->pos < json_array_size(rows)) {
+			json_t *row = json_array_get(rows, c->pos++);
+			if (json_array_size(row) != (size_t)n)
+				return fail(&v->base, "tsstore: unexpected row from tsstored%s%s", "", "");
+			for (int i = 0; i < n; i++)
+				if (val_from_json(v->schema->columns[i].type, json_array_get(row, i), &c->rrow[i],
+				                  why, sizeof why) < 0)
+					return fail(&v->base, "tsstore: unexpected value from tsstored: %s%s", why, "");
+			c->row = c->rrow;
+			c->n = n;
+			return SQLITE_OK;
+		}
+		if (c->done)
+			return SQLITE_OK;
+		json_decref(c->line);
+		c->line = NULL;
+		c->pos = 0;
+		int rc = tsr_next(c->conn, &c->line, why, sizeof why);
+		if (rc < 0) {
+			c->done = 1;
+			return fail(&v->base, "tsstore: %s%s", why, "");
+		}
+		if (rc == 0) {
+			json_decref(c->line);
+			c->line = NULL;
+			c->done = 1;
+		}
+	}
+}
+
+/* Start q through tsstored. */
+static int remote_query(tsv_cursor *c, const ts_query *q)
+{
+	tsv_table *v = (tsv_table *)c->base.pVtab;
+	struct jbuf req = {0};
+	char why[512];
+	int rc = 0;
+	if (!c->rrow && !(c->rrow = sqlite3_malloc64((size_t)v->schema->ncolumns * sizeof *c->rrow)))
+		return SQLITE_NOMEM;
+	for (int i = 0; i < v->schema->ncolumns; i++)
+		c->rrow[i] = ts_none();
+	if (!c->conn && tsr_connect(v->socket, &c->conn, why, sizeof why) < 0)
+		return fail(&v->base, "tsstore: %s%s", why, "");
+	begin_request(&req, "query", v->name);
+	if (q->nprefix) {
+		jbuf_puts(&req, ",\"prefix\":");
+		jbuf_row(&req, q->prefix, q->nprefix);
+	}
+	if (q->lower) {
+		jbuf_puts(&req, ",\"ge\":");
+		jbuf_row(&req, q->lower, q->nlower);
+	}
+	if (q->upper) {
+		jbuf_puts(&req, ",\"le\":");
+		jbuf_row(&req, q->upper, q->nupper);
+	}
+	if (q->has_from)
+		jbuf_printf(&req, ",\"from\":%lld", (long long)q->from);
+	if (q->has_to && q->to < INT64_MAX) /* inclusive here, exclusive in the protocol */
+		jbuf_printf(&req, ",\"to\":%lld", (long long)q->to + 1);
+	if (q->desc)
+		jbuf_puts(&req, ",\"desc\":true");
+	jbuf_putc(&req, '}');
+	c->done = 0;
+	c->pos = 0;
+	if (tsr_send(c->conn, &req, why, sizeof why) < 0)
+		rc = fail(&v->base, "tsstore: %s%s", why, "");
+	jbuf_free(&req);
+	return rc ? rc : remote_advance(c);
+}
+
 static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int argc,
                     sqlite3_value **argv)
 {
@@ -459,6 +653,9 @@ static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int ar
 		q.to_inclusive = 1;
 	}
 	q.desc = (plan & P_DESC) != 0;
+	c->rowid = 0;
+	if (v->socket)
+		return remote_query(c, &q);
 	if ((rc = ts_query_open(v->t, &q, &c->cur)) < 0)
 		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
 	c->rowid = 0;
@@ -469,8 +666,10 @@ static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int ar
 static int x_next(sqlite3_vtab_cursor *base)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
-	int rc = ts_cursor_next(c->cur, &c->row, &c->n);
 	c->rowid++;
+	if (((tsv_table *)base->pVtab)->socket)
+		return remote_advance(c);
+	int rc = ts_cursor_next(c->cur, &c->row, &c->n);
 	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
 }
 
@@ -512,6 +711,15 @@ static int x_rowid(sqlite3_vtab_cursor *base, sqlite3_int64 *rowid)
 
 /* ---- writing ---- */
 
+/* Forget the pending rows. */
+static void free_pending(tsv_table *v)
+{
+	for (size_t i = 0; i < v->npending * (size_t)v->schema->ncolumns; i++)
+		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
+			sqlite3_free((void *)v->pending[i].v.s.ptr);
+	v->npending = 0;
+}
+
 /* Store the pending rows as one batch. */
 static int store_pending(tsv_table *v)
 {
@@ -519,6 +727,24 @@ static int store_pending(tsv_table *v)
 	int rc = 0;
 	if (v->npending == 0)
 		return SQLITE_OK;
+	if (v->socket) {
+		struct jbuf req = {0};
+		char why[512];
+		int n = v->schema->ncolumns;
+		begin_request(&req, "insert", v->name);
+		jbuf_puts(&req, ",\"rows\":[");
+		for (size_t i = 0; i < v->npending; i++) {
+			if (i)
+				jbuf_putc(&req, ',');
+			jbuf_row(&req, v->pending + i * (size_t)n, n);
+		}
+		jbuf_puts(&req, "]}");
+		rc = (!v->wconn && tsr_connect(v->socket, &v->wconn, why, sizeof why) < 0) ||
+		     tsr_call(v->wconn, &req, NULL, why, sizeof why) < 0 ? -1 : 0;
+		jbuf_free(&req);
+		free_pending(v);
+		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;
+	}
 	if (!v->wdb) {
 		ts_options o;
 		ts_options_init(&o);
@@ -528,10 +754,7 @@ static int store_pending(tsv_table *v)
 	if (rc == 0 && (rc = ts_table_open(v->wdb, v->name, &t)) == 0)
 		rc = ts_insert(t, v->pending, v->npending);
 	ts_table_close(t);
-	for (size_t i = 0; i < v->npending * (size_t)v->schema->ncolumns; i++)
-		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
-			sqlite3_free((void *)v->pending[i].v.s.ptr);
-	v->npending = 0;
+	free_pending(v);
 	return rc < 0 ? fail(&v->base, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
 }
 
@@ -626,11 +849,7 @@ static int x_commit(sqlite3_vtab *base)
 
 static int x_rollback(sqlite3_vtab *base)
 {
-	tsv_table *v = (tsv_table *)base;
-	for (size_t i = 0; i < v->npending * (size_t)v->schema->ncolumns; i++)
-		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
-			sqlite3_free((void *)v->pending[i].v.s.ptr);
-	v->npending = 0;
+	free_pending((tsv_table *)base);
 	return SQLITE_OK;
 }
 
