@@ -190,11 +190,11 @@ $(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 
 # common/ is compiled into it again, position-independent (libcommon.a
 # is built for programs).
-$(B)/libtsstore_sqlite.so: $(wildcard sqlite/*.c sqlite/*.h) $(COMMON_SRCS) $(wildcard common/*.h) \
+$(B)/libtsstore_sqlite.so: $(wildcard sqlite/*.c) $(COMMON_SRCS) $(wildcard common/*.h) \
 		$(STATIC_LIB) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -iquote common -iquote sqlite \
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -iquote common \
 		$(SQLITE_CFLAGS) $(JANSSON_CFLAGS) -shared -o $@ $(wildcard sqlite/*.c) $(COMMON_SRCS) \
 		$(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 

@@ -31,7 +31,7 @@
  * read-only, so queries run beside tsstored.  UPDATE and DELETE fail:
  * tsstore is append-only, rows leave by TTL.
  *
- * socket='PATH' instead of path= goes through tsstored (remote.c): the
+ * socket='PATH' instead of path= goes through tsstored (common/jconn.c): the
  * schema from a schema request, each cursor's query a query request on a
  * connection of its own (a join runs cursors side by side), read a rows
  * line at a time and decoded by column type (common/json.c), and a
@@ -49,7 +49,7 @@ SQLITE_EXTENSION_INIT1
 #include <tsstore.h>
 
 #include "json.h"
-#include "remote.h"
+#include "jconn.h"
 #include "value.h"
 
 /* Rows a pending transaction may buffer before they are stored early
@@ -64,7 +64,7 @@ typedef struct tsv_table {
 	ts_table *t;        /* of db: every query's */
 	ts_db *wdb;         /* read-write, opened by the first insert */
 	char *socket;       /* through tsstored: its socket (db, t, wdb unused) */
-	struct tsr_conn *wconn; /* the inserts' connection, opened by the first */
+	struct jconn *wconn; /* the inserts' connection, opened by the first */
 	ts_schema *schema;  /* the library's, or (socket) one sqlite3_malloc block */
 	ts_value *pending;  /* rows of the transaction, ncolumns each */
 	size_t npending, cap;
@@ -80,7 +80,7 @@ typedef struct tsv_cursor {
 	void *owned[TS_KEY_COLUMNS_MAX + 1]; /* text and blob bytes of the bounds */
 	int nowned;
 	/* through tsstored */
-	struct tsr_conn *conn;     /* this cursor's connection */
+	struct jconn *conn;     /* this cursor's connection */
 	json_t *line;              /* the rows line being read */
 	size_t pos;                /* next row of it */
 	int done;                  /* the ok line came */
@@ -149,7 +149,7 @@ static void table_free(tsv_table *v)
 		sqlite3_free(v->schema);
 	else
 		ts_schema_free(v->schema);
-	tsr_close(v->wconn);
+	jconn_close(v->wconn);
 	sqlite3_free(v->socket);
 	ts_table_close(v->t);
 	ts_close(v->wdb);
@@ -173,15 +173,15 @@ static void begin_request(struct jbuf *b, const char *op, const char *table)
  * business).  Returns 0 or -1 with why set. */
 static int remote_schema(tsv_table *v, char *why, size_t whysz)
 {
-	struct tsr_conn *c;
+	struct jconn *c;
 	struct jbuf req = {0};
 	json_t *reply = NULL, *cols, *key;
 	int rc = -1;
-	if (tsr_connect(v->socket, &c, why, whysz) < 0)
+	if (jconn_connect(v->socket, &c, why, whysz) < 0)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
-	if (tsr_call(c, &req, &reply, why, whysz) == 0) {
+	if (jconn_call(c, &req, &reply, why, whysz) == 0) {
 		cols = json_object_get(reply, "columns");
 		key = json_object_get(reply, "key");
 		size_t n = json_array_size(cols), nkey = json_array_size(key), names = 0;
@@ -223,7 +223,7 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 	}
 	json_decref(reply);
 	jbuf_free(&req);
-	tsr_close(c);
+	jconn_close(c);
 	return rc;
 }
 
@@ -441,7 +441,7 @@ static void cursor_reset(tsv_cursor *c)
 	json_decref(c->line);
 	c->line = NULL;
 	if (c->conn && !c->done) { /* the rest of a response is dropped with it */
-		tsr_close(c->conn);
+		jconn_close(c->conn);
 		c->conn = NULL;
 	}
 	c->done = 0;
@@ -454,7 +454,7 @@ static int x_close(sqlite3_vtab_cursor *base)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
 	cursor_reset(c);
-	tsr_close(c->conn);
+	jconn_close(c->conn);
 	sqlite3_free(c->rrow);
 	sqlite3_free(base);
 	return SQLITE_OK;
@@ -550,7 +550,7 @@ static int remote_advance(tsv_cursor *c)
 		json_decref(c->line);
 		c->line = NULL;
 		c->pos = 0;
-		int rc = tsr_next(c->conn, &c->line, why, sizeof why);
+		int rc = jconn_next(c->conn, &c->line, why, sizeof why);
 		if (rc < 0) {
 			c->done = 1;
 			return fail(&v->base, "tsstore: %s%s", why, "");
@@ -574,7 +574,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 		return SQLITE_NOMEM;
 	for (int i = 0; i < v->schema->ncolumns; i++)
 		c->rrow[i] = ts_none();
-	if (!c->conn && tsr_connect(v->socket, &c->conn, why, sizeof why) < 0)
+	if (!c->conn && jconn_connect(v->socket, &c->conn, why, sizeof why) < 0)
 		return fail(&v->base, "tsstore: %s%s", why, "");
 	begin_request(&req, "query", v->name);
 	if (q->nprefix) {
@@ -598,7 +598,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 	jbuf_putc(&req, '}');
 	c->done = 0;
 	c->pos = 0;
-	if (tsr_send(c->conn, &req, why, sizeof why) < 0)
+	if (jconn_send(c->conn, &req, why, sizeof why) < 0)
 		rc = fail(&v->base, "tsstore: %s%s", why, "");
 	jbuf_free(&req);
 	return rc ? rc : remote_advance(c);
@@ -739,8 +739,8 @@ static int store_pending(tsv_table *v)
 			jbuf_row(&req, v->pending + i * (size_t)n, n);
 		}
 		jbuf_puts(&req, "]}");
-		rc = (!v->wconn && tsr_connect(v->socket, &v->wconn, why, sizeof why) < 0) ||
-		     tsr_call(v->wconn, &req, NULL, why, sizeof why) < 0 ? -1 : 0;
+		rc = (!v->wconn && jconn_connect(v->socket, &v->wconn, why, sizeof why) < 0) ||
+		     jconn_call(v->wconn, &req, NULL, why, sizeof why) < 0 ? -1 : 0;
 		jbuf_free(&req);
 		free_pending(v);
 		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;

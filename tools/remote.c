@@ -1,61 +1,44 @@
 /*
  * remote.c -- the admin command through tsstored (-s SOCKET).
  *
- * One connection per run, one request at a time: the request is one JSON
- * line; the response is zero or more "rows" lines and a last line with
- * "ok" (DESIGN.md section 5).  Lines are read whole into a buffer that
- * grows as a line needs (a rows line is at most about 256 KiB, the
- * daemon's chunk), and each is parsed with jansson; rows go to the
- * caller one line at a time, so a result of any size streams.
+ * One connection per run (common/jconn.c), one request at a time: the
+ * request is one JSON line; the response is zero or more "rows" lines
+ * and a last line with "ok" (DESIGN.md section 5); rows go to the caller
+ * one line at a time, so a result of any size streams.
  *
  * Values come back to the caller as the same ts_value the library would
  * have given (val_from_json with the column's type), so the printing code
  * is the direct mode's.  The daemon's error line carries the library's
- * code name and message; its code is mapped back with ts_errname.
+ * code and message, which are the command's.
  *
  * SOCKET is a path to the daemon's unix socket ("unix:" before it is
  * accepted, as in tsstored's --listen).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "jconn.h"
 #include "remote.h"
 #include "value.h"
 
-/* Bytes read from the socket at a time. */
-#define REMOTE_READ_CHUNK (64 * 1024)
-
 struct cli_remote {
-	int fd;
-	char *buf;           /* bytes read and not yet consumed: buf[at..len) */
-	size_t at, len, cap;
+	struct jconn *conn;
 };
 
 /* ---- the connection ---- */
 
 int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 {
-	const char *path = cli->socket;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct cli_remote *rem;
+	struct cli_remote *rem = calloc(1, sizeof *rem);
+	char why[CLI_MESSAGE_MAX];
 	*out = NULL;
-	if (strncmp(path, "unix:", 5) == 0)
-		path += 5;
-	if (strlen(path) >= sizeof sa.sun_path)
-		return cli_fail(cli, "%s: socket path too long", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (!(rem = calloc(1, sizeof *rem)))
+	if (!rem)
 		return cli_fail(cli, "out of memory");
-	rem->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (rem->fd < 0 || connect(rem->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		int err = errno;
-		cli_remote_close(rem);
-		return cli_fail(cli, "%s: %s", path, strerror(err));
+	if (jconn_connect(cli->socket, &rem->conn, why, sizeof why) < 0) {
+		free(rem);
+		return cli_fail(cli, "%s", why);
 	}
 	*out = rem;
 	return CLI_OK;
@@ -65,126 +48,36 @@ void cli_remote_close(struct cli_remote *rem)
 {
 	if (!rem)
 		return;
-	if (rem->fd >= 0)
-		close(rem->fd);
-	free(rem->buf);
+	jconn_close(rem->conn);
 	free(rem);
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* The next line (without its newline, NUL-terminated in place) in *line,
- * of *n bytes.  Returns 0, or -1 at EOF or a read error (errno; 0 at
- * EOF). */
-static int read_line(struct cli_remote *rem, char **line, size_t *n)
-{
-	for (;;) {
-		char *nl = rem->len > rem->at ? memchr(rem->buf + rem->at, '\n', rem->len - rem->at)
-		                              : NULL; /* buf may still be NULL */
-		if (nl) {
-			*line = rem->buf + rem->at;
-			*n = (size_t)(nl - *line);
-			*nl = '\0';
-			rem->at += *n + 1;
-			return 0;
-		}
-		if (rem->at > 0) { /* move the partial line to the front */
-			memmove(rem->buf, rem->buf + rem->at, rem->len - rem->at);
-			rem->len -= rem->at;
-			rem->at = 0;
-		}
-		if (rem->cap - rem->len < REMOTE_READ_CHUNK) {
-			size_t cap = rem->cap ? rem->cap * 2 : 2 * REMOTE_READ_CHUNK;
-			char *p = realloc(rem->buf, cap);
-			if (!p)
-				return -1;
-			rem->buf = p;
-			rem->cap = cap;
-		}
-		ssize_t k = read(rem->fd, rem->buf + rem->len, rem->cap - rem->len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (k == 0)
-				errno = 0;
-			return -1;
-		}
-		rem->len += (size_t)k;
-	}
-}
-
-/* The TS_E* code named name ("EDUPKEY"), or TS_EIO. */
-static int code_of(const char *name)
-{
-	for (int code = -1; code > -100; code--)
-		if (strcmp(ts_errname(code), name) == 0)
-			return code;
-	return TS_EIO;
 }
 
 int cli_remote_call(struct cli_remote *rem, const struct jbuf *req, cli_remote_rows_fn *on_rows,
                     void *arg, json_t **reply, char *msg, size_t msgsz)
 {
-	json_error_t jerr;
+	json_t *line;
+	int rc;
 	if (reply)
 		*reply = NULL;
-	if (req->failed) {
-		snprintf(msg, msgsz, "out of memory");
-		return TS_ENOMEM;
-	}
-	if (send_all(rem->fd, req->p, req->len) < 0 || send_all(rem->fd, "\n", 1) < 0) {
-		snprintf(msg, msgsz, "sending to tsstored: %s", strerror(errno));
-		return TS_EIO;
-	}
-	for (;;) {
-		char *line;
-		size_t n;
-		if (read_line(rem, &line, &n) < 0) {
-			snprintf(msg, msgsz, "tsstored closed the connection%s%s",
-			         errno ? ": " : "", errno ? strerror(errno) : "");
+	if (jconn_send(rem->conn, req, msg, msgsz) < 0)
+		return req->failed ? TS_ENOMEM : TS_EIO;
+	while ((rc = jconn_next(rem->conn, &line, msg, msgsz)) == 1) {
+		int stop = on_rows ? on_rows(arg, json_object_get(line, "rows")) : 0;
+		json_decref(line);
+		if (!on_rows) {
+			snprintf(msg, msgsz, "unexpected rows from tsstored");
 			return TS_EIO;
 		}
-		json_t *j = json_loadb(line, n, 0, &jerr), *ok = json_object_get(j, "ok");
-		json_t *rows = json_object_get(j, "rows");
-		if (json_is_array(rows) && !ok && on_rows) {
-			int stop = on_rows(arg, rows);
-			json_decref(j);
-			if (stop)
-				return 1;
-			continue;
-		}
-		if (json_is_true(ok)) {
-			if (reply)
-				*reply = j;
-			else
-				json_decref(j);
-			return 0;
-		}
-		if (json_is_false(ok)) {
-			json_t *e = json_object_get(j, "error");
-			const char *code = json_string_value(json_object_get(e, "code"));
-			const char *text = json_string_value(json_object_get(e, "message"));
-			int rc = code ? code_of(code) : TS_EIO;
-			snprintf(msg, msgsz, "%s", text ? text : "tsstored reported an error");
-			json_decref(j);
-			return rc;
-		}
-		snprintf(msg, msgsz, "unexpected response from tsstored: %.80s", line);
-		json_decref(j);
-		return TS_EIO;
+		if (stop)
+			return 1;
 	}
+	if (rc < 0)
+		return rc;
+	if (reply)
+		*reply = line;
+	else
+		json_decref(line);
+	return 0;
 }
 
 int cli_remote_run(const struct cli *cli, struct cli_remote *rem, const struct jbuf *req,

@@ -1,12 +1,14 @@
 /*
- * remote.c -- a connection to tsstored for the SQLite module: request
- * lines out, response lines in, each parsed with jansson.
+ * jconn.c -- a client connection to tsstored: request lines out,
+ * response lines in, each parsed with jansson.
  *
  * Lines are read whole into a buffer that grows as a line needs (a rows
  * line is at most about 256 KiB, the daemon's chunk), so a query of any
  * size streams one line at a time.  One connection serves one request at
- * a time: the module opens one per cursor (a join runs cursors side by
- * side) and one for inserts.
+ * a time: the SQLite module opens one per cursor (a join runs cursors
+ * side by side) and one for inserts; the admin command one per run.  The
+ * daemon's error lines carry the library's code name ("EDUPKEY"), mapped
+ * back to its TS_E* code with ts_errname.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,20 +18,22 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "remote.h"
+#include <tsstore.h>
+
+#include "jconn.h"
 
 #define READ_CHUNK (64 * 1024)
 
-struct tsr_conn {
+struct jconn {
 	int fd;
 	char *buf;
 	size_t at, len, cap;
 };
 
-int tsr_connect(const char *path, struct tsr_conn **out, char *why, size_t whysz)
+int jconn_connect(const char *path, struct jconn **out, char *why, size_t whysz)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct tsr_conn *c;
+	struct jconn *c;
 	*out = NULL;
 	if (strncmp(path, "unix:", 5) == 0)
 		path += 5;
@@ -45,14 +49,14 @@ int tsr_connect(const char *path, struct tsr_conn **out, char *why, size_t whysz
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		snprintf(why, whysz, "%s: %s", path, strerror(errno));
-		tsr_close(c);
+		jconn_close(c);
 		return -1;
 	}
 	*out = c;
 	return 0;
 }
 
-void tsr_close(struct tsr_conn *c)
+void jconn_close(struct jconn *c)
 {
 	if (!c)
 		return;
@@ -76,7 +80,7 @@ static int send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int tsr_send(struct tsr_conn *c, const struct jbuf *req, char *why, size_t whysz)
+int jconn_send(struct jconn *c, const struct jbuf *req, char *why, size_t whysz)
 {
 	if (req->failed) {
 		snprintf(why, whysz, "out of memory");
@@ -90,7 +94,7 @@ int tsr_send(struct tsr_conn *c, const struct jbuf *req, char *why, size_t whysz
 }
 
 /* The next raw line, NUL-terminated in place.  Returns 0 or -1. */
-static int read_line(struct tsr_conn *c, char **line, size_t *n)
+static int read_line(struct jconn *c, char **line, size_t *n)
 {
 	for (;;) {
 		char *nl = c->len > c->at ? memchr(c->buf + c->at, '\n', c->len - c->at) : NULL;
@@ -123,7 +127,16 @@ static int read_line(struct tsr_conn *c, char **line, size_t *n)
 	}
 }
 
-int tsr_next(struct tsr_conn *c, json_t **line, char *why, size_t whysz)
+/* The TS_E* code named name ("EDUPKEY"), or TS_EIO. */
+static int code_of(const char *name)
+{
+	for (int code = -1; name && code > -100; code--)
+		if (strcmp(ts_errname(code), name) == 0)
+			return code;
+	return TS_EIO;
+}
+
+int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 {
 	char *text;
 	size_t n;
@@ -131,7 +144,7 @@ int tsr_next(struct tsr_conn *c, json_t **line, char *why, size_t whysz)
 	*line = NULL;
 	if (read_line(c, &text, &n) < 0) {
 		snprintf(why, whysz, "tsstored closed the connection");
-		return -1;
+		return TS_EIO;
 	}
 	json_t *j = json_loadb(text, n, 0, &err), *ok = json_object_get(j, "ok");
 	if (!ok && json_is_array(json_object_get(j, "rows"))) {
@@ -142,24 +155,29 @@ int tsr_next(struct tsr_conn *c, json_t **line, char *why, size_t whysz)
 		*line = j;
 		return 0;
 	}
-	const char *msg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
-	snprintf(why, whysz, "%s", msg ? msg : "unexpected response from tsstored");
+	json_t *e = json_object_get(j, "error");
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	int code = json_is_false(ok) ? code_of(json_string_value(json_object_get(e, "code"))) : TS_EIO;
+	if (json_is_false(ok))
+		snprintf(why, whysz, "%s", msg ? msg : "tsstored reported an error");
+	else
+		snprintf(why, whysz, "unexpected response from tsstored: %.80s", text);
 	json_decref(j);
-	return -1;
+	return code;
 }
 
-int tsr_call(struct tsr_conn *c, const struct jbuf *req, json_t **reply, char *why, size_t whysz)
+int jconn_call(struct jconn *c, const struct jbuf *req, json_t **reply, char *why, size_t whysz)
 {
 	json_t *line;
 	int rc;
 	if (reply)
 		*reply = NULL;
-	if (tsr_send(c, req, why, whysz) < 0)
-		return -1;
-	while ((rc = tsr_next(c, &line, why, whysz)) == 1)
+	if (jconn_send(c, req, why, whysz) < 0)
+		return TS_EIO;
+	while ((rc = jconn_next(c, &line, why, whysz)) == 1)
 		json_decref(line); /* rows nobody asked for */
 	if (rc < 0)
-		return -1;
+		return rc;
 	if (reply)
 		*reply = line;
 	else
