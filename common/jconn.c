@@ -166,16 +166,21 @@ int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 	return code;
 }
 
-int jconn_call(struct jconn *c, const struct jbuf *req, json_t **reply, char *why, size_t whysz)
+int jconn_call(struct jconn *c, const struct jbuf *req, int (*on_rows)(void *arg, json_t *rows),
+               void *arg, json_t **reply, char *why, size_t whysz)
 {
 	json_t *line;
 	int rc;
 	if (reply)
 		*reply = NULL;
 	if (jconn_send(c, req, why, whysz) < 0)
-		return TS_EIO;
-	while ((rc = jconn_next(c, &line, why, whysz)) == 1)
-		json_decref(line); /* rows nobody asked for */
+		return req->failed ? TS_ENOMEM : TS_EIO;
+	while ((rc = jconn_next(c, &line, why, whysz)) == 1) {
+		int stop = on_rows ? on_rows(arg, json_object_get(line, "rows")) : 0;
+		json_decref(line);
+		if (stop)
+			return 1;
+	}
 	if (rc < 0)
 		return rc;
 	if (reply)

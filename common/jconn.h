@@ -34,9 +34,15 @@ int jconn_send(struct jconn *c, const struct jbuf *req, char *why, size_t whysz)
  */
 int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz);
 
-/* jconn_send, then the last line of a response that has no rows lines.
- * Returns 0 with *reply (may be NULL: dropped), or a negative TS_E* code
- * with why set. */
-int jconn_call(struct jconn *c, const struct jbuf *req, json_t **reply, char *why, size_t whysz);
+/*
+ * jconn_call -- jconn_send, then the whole response: the array of each
+ * rows line goes to on_rows (NULL: rows lines are dropped), which stops
+ * the reading by returning nonzero; the last line goes to *reply (reply
+ * may be NULL: dropped; json_decref it).  Returns 0; 1 when on_rows
+ * stopped (the rest of the response is unread: close the connection);
+ * or a negative TS_E* code with why set.
+ */
+int jconn_call(struct jconn *c, const struct jbuf *req, int (*on_rows)(void *arg, json_t *rows),
+               void *arg, json_t **reply, char *why, size_t whysz);
 
 #endif /* TSSTORE_COMMON_JCONN_H */

@@ -181,7 +181,7 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
-	if (jconn_call(c, &req, &reply, why, whysz) == 0) {
+	if (jconn_call(c, &req, NULL, NULL, &reply, why, whysz) == 0) {
 		cols = json_object_get(reply, "columns");
 		key = json_object_get(reply, "key");
 		size_t n = json_array_size(cols), nkey = json_array_size(key), names = 0;
@@ -740,7 +740,7 @@ static int store_pending(tsv_table *v)
 		}
 		jbuf_puts(&req, "]}");
 		rc = (!v->wconn && jconn_connect(v->socket, &v->wconn, why, sizeof why) < 0) ||
-		     jconn_call(v->wconn, &req, NULL, why, sizeof why) < 0 ? -1 : 0;
+		     jconn_call(v->wconn, &req, NULL, NULL, NULL, why, sizeof why) < 0 ? -1 : 0;
 		jbuf_free(&req);
 		free_pending(v);
 		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;

@@ -55,29 +55,7 @@ void cli_remote_close(struct cli_remote *rem)
 int cli_remote_call(struct cli_remote *rem, const struct jbuf *req, cli_remote_rows_fn *on_rows,
                     void *arg, json_t **reply, char *msg, size_t msgsz)
 {
-	json_t *line;
-	int rc;
-	if (reply)
-		*reply = NULL;
-	if (jconn_send(rem->conn, req, msg, msgsz) < 0)
-		return req->failed ? TS_ENOMEM : TS_EIO;
-	while ((rc = jconn_next(rem->conn, &line, msg, msgsz)) == 1) {
-		int stop = on_rows ? on_rows(arg, json_object_get(line, "rows")) : 0;
-		json_decref(line);
-		if (!on_rows) {
-			snprintf(msg, msgsz, "unexpected rows from tsstored");
-			return TS_EIO;
-		}
-		if (stop)
-			return 1;
-	}
-	if (rc < 0)
-		return rc;
-	if (reply)
-		*reply = line;
-	else
-		json_decref(line);
-	return 0;
+	return jconn_call(rem->conn, req, on_rows, arg, reply, msg, msgsz);
 }
 
 int cli_remote_run(const struct cli *cli, struct cli_remote *rem, const struct jbuf *req,

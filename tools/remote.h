@@ -22,8 +22,8 @@ void cli_remote_close(struct cli_remote *rem);
 
 /*
  * cli_remote_call -- send the request line req (one JSON object, no
- * newline) and read its response.  Each "rows" line's array goes to
- * on_rows (may be NULL: such lines are then a protocol error); a nonzero
+ * newline) and read its response (jconn_call).  Each "rows" line's array
+ * goes to on_rows (may be NULL: such lines are dropped); a nonzero
  * return from it stops reading and makes the call return 1.
  * reply: receives the last line (with "ok": true), to json_decref; may be
  * NULL.
