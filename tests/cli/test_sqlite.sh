@@ -794,7 +794,7 @@ COMMIT;
 SELECT host, ts, usage, n, note FROM sock WHERE region = 'zz' AND host = 'sock' ORDER BY ts DESC;
 EOF
 check sock_insert 0 "sock|1795300000000000001|2.5|2|b\nsock|1795300000000000000|1.5|1|a\n" '' \
-	sh -c "sqlite3 -batch '$tmp/sql.db' <'$tmp/sock_insert.sql'"
+	from "$tmp/sock_insert.sql" sq
 script sock_duplicate <<EOF
 CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage');
 BEGIN;
