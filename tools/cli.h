@@ -48,7 +48,7 @@ typedef int cli_handler(struct cli *cli, int argc, char **argv);
 
 struct cli_command {
 	const char *name;
-	cli_handler *run;    /* NULL: recognised but not implemented yet */
+	cli_handler *run;
 	const char *usage;   /* what follows "tsstore ", e.g. "drop TABLE" */
 	const char *summary; /* one line for --help */
 };

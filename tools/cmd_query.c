@@ -233,13 +233,13 @@ static int print_row(void *arg, const ts_value *row, int n)
 }
 
 /* Run the request and print its rows under the columns named. */
-static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, enum rowfmt format,
-               const char *const *names, int ncolumns, int progress)
+static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const ts_schema *s,
+               enum rowfmt format, const char *const *names, int ncolumns, int progress)
 {
 	struct printer p = {.cli = cli};
 	int more = 0, status;
 	cli_output_begin(&p.out, cli, format, names, ncolumns, progress);
-	status = cli_store_rows(cli, st, r, print_row, &p, &more);
+	status = cli_store_rows(cli, st, r, s, print_row, &p, &more);
 	if (p.out.rows == 0 && (status != CLI_OK || r->kind == CLI_REQ_LATEST))
 		p.out.buf.len = 0; /* no header for a failure, or for latest without its row */
 	if (cli_output_end(&p.out) < 0 || p.failed)
@@ -320,7 +320,7 @@ static int run_command(struct cli *cli, int argc, char **argv, const struct opti
 		for (n = 0; n < s->ncolumns; n++)
 			names[n] = s->columns[n].name;
 	}
-	status = run(cli, st, &a.req, a.has_format ? a.format : kind == CLI_REQ_DUMP ? ROWFMT_JSONL
+	status = run(cli, st, &a.req, s, a.has_format ? a.format : kind == CLI_REQ_DUMP ? ROWFMT_JSONL
 	                                                                              : ROWFMT_TSV,
 	             names, n, kind == CLI_REQ_DUMP);
 	if (status == CLI_NO_ROW)

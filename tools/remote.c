@@ -254,21 +254,18 @@ static void put_specs(struct jbuf *b, const ts_schema *s, const struct cli_req *
 }
 
 int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
-                    cli_row_fn *fn, void *arg, int *more)
+                    const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
 {
 	static const char *const ops[] = {
 		[CLI_REQ_QUERY] = "query", [CLI_REQ_LATEST] = "latest",
 		[CLI_REQ_AGGREGATE] = "aggregate", [CLI_REQ_DUMP] = "query",
 	};
-	ts_schema *s = NULL;
 	struct jbuf req = {0};
 	json_t *reply = NULL;
 	ts_type types[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], *ctypes = types;
 	int order[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], n = 0;
-	int status = cli_remote_schema(cli, rem, r->table, &s);
+	int status = CLI_OK;
 	*more = 0;
-	if (status != CLI_OK)
-		return status;
 	begin_request(&req, ops[r->kind], r->table);
 	if (r->nprefix)
 		put_key(&req, "prefix", r->prefix, r->nprefix);
@@ -325,7 +322,6 @@ int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct 
 	free(row);
 	if (ctypes != types)
 		free(ctypes);
-	cli_schema_free(s);
 	return status;
 }
 

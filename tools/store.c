@@ -157,7 +157,7 @@ static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 }
 
 int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
-                   cli_row_fn *fn, void *arg, int *more)
+                   const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
 {
 	ts_table *t = NULL;
 	ts_cursor *cur = NULL;
@@ -165,7 +165,7 @@ int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli
 	int rc, n, status;
 	*more = 0;
 	if (st->rem)
-		return cli_remote_rows(cli, st->rem, r, fn, arg, more);
+		return cli_remote_rows(cli, st->rem, r, s, fn, arg, more);
 	if ((status = cli_table_open(cli, st->db, r->table, &t)) != CLI_OK)
 		return status;
 	if ((rc = open_cursor(t, r, &cur)) == 0) {

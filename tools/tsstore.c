@@ -8,9 +8,7 @@
  * at the first operand, the command); choose the mode (-d, -s, else
  * $TSSTORE_SOCKET if set, else -d ./tsstore-data); look the command up in
  * `commands`; run its handler on argv from the command on, with getopt
- * reset so that the handler parses its own options.  Every command of the
- * contract is in the table so that it is recognised; those whose handler
- * is NULL fail with "not implemented yet" rather than pretend.  Finally a
+ * reset so that the handler parses its own options.  Finally a
  * failed write to stdout turns success into failure, so that output lost
  * to a full disk or a closed pipe is never reported as done.
  */
@@ -89,8 +87,7 @@ static void print_help(FILE *f)
 	fputs(help_options, f);
 	fputs("\nCommands:\n", f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %s\n      %s%s\n", commands[i].usage, commands[i].summary,
-		        commands[i].run ? "" : " (not implemented yet)");
+		fprintf(f, "  %s\n      %s\n", commands[i].usage, commands[i].summary);
 	fputc('\n', f);
 	fputs(help_notes, f);
 }
@@ -170,8 +167,6 @@ static int dispatch(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli, "missing command");
 	if (!(cli->cmd = find_command(argv[0])))
 		return cli_usage(cli, "%s: unknown command", argv[0]);
-	if (!cli->cmd->run)
-		return cli_fail(cli, "not implemented yet");
 	optind = 0; /* a fresh getopt scan of the command's arguments */
 	return cli->cmd->run(cli, argc, argv);
 }
