@@ -150,6 +150,12 @@ void rowfmt_schema(struct jbuf *b, const ts_schema *s)
 	}
 }
 
+int rowfmt_ttl(const ts_stat *st, char *buf, size_t size)
+{
+	return strcmp(st->name, "ttl_ns") == 0 && st->value >= 0 &&
+	       ts_duration_format(st->value, buf, size) == 0;
+}
+
 void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,
                  const char *text)
 {

@@ -45,6 +45,11 @@ void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const t
  */
 void rowfmt_schema(struct jbuf *b, const ts_schema *s);
 
+/* rowfmt_ttl -- when st is the counter ttl_ns, its value as a duration
+ * ("7d") in buf, which every listing of counters shows right after it as
+ * "ttl"; returns 1 then, else 0. */
+int rowfmt_ttl(const ts_stat *st, char *buf, size_t size);
+
 /* rowfmt_stat -- one counter line "INDENTname: value" (the stats file,
  * `tsstore stats`); text, when not NULL, is the value (the TTL). */
 void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,

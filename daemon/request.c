@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "jrows.h"
+#include "rowfmt.h"
 #include "tsd.h"
 #include "value.h"
 
@@ -860,11 +861,9 @@ static int put_table_stats(struct tsd_request *r, ts_table *t)
 		return lib_fail(r, rc);
 	for (int i = 0; i < n; i++) {
 		jbuf_printf(&r->out, "%s\"%s\":%" PRId64, i ? "," : "", st[i].name, st[i].value);
-		if (strcmp(st[i].name, "ttl_ns") == 0) {
-			char ttl[TS_DURATION_BUFSZ];
-			ts_duration_format(st[i].value, ttl, sizeof ttl);
+		char ttl[TS_DURATION_BUFSZ];
+		if (rowfmt_ttl(&st[i], ttl, sizeof ttl))
 			jbuf_printf(&r->out, ",\"ttl\":\"%s\"", ttl);
-		}
 	}
 	return 0;
 }

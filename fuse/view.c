@@ -390,8 +390,7 @@ static int static_text(struct tsf_file *f, enum node_kind kind)
 		for (int i = 0; i < n; i++) {
 			char ttl[TS_DURATION_BUFSZ];
 			rowfmt_stat(&f->buf, "", st[i].name, st[i].value, NULL);
-			if (strcmp(st[i].name, "ttl_ns") == 0 && st[i].value >= 0 &&
-			    ts_duration_format(st[i].value, ttl, sizeof ttl) == 0)
+			if (rowfmt_ttl(&st[i], ttl, sizeof ttl))
 				rowfmt_stat(&f->buf, "", "ttl", 0, ttl);
 		}
 	}

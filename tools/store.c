@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "remote.h"
+#include "rowfmt.h"
 #include "store.h"
 #include "value.h"
 
@@ -303,8 +304,7 @@ int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, vo
 	for (int i = 0; rc == 0 && i < n; i++) {
 		char ttl[TS_DURATION_BUFSZ];
 		fn(arg, stats[i].name, stats[i].value, NULL);
-		if (strcmp(stats[i].name, "ttl_ns") == 0 && stats[i].value >= 0 &&
-		    ts_duration_format(stats[i].value, ttl, sizeof ttl) == 0)
+		if (rowfmt_ttl(&stats[i], ttl, sizeof ttl))
 			fn(arg, "ttl", 0, ttl);
 	}
 	return rc;
