@@ -212,8 +212,31 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
 		$(PROG_LIBS) $(CMOCKA_LIBS)
 
-check: all $(UNIT_TESTS) $(DAEMON_TESTS)
-	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(DAEMON_TESTS) $(CLI_TESTS)
+# test_crash again, over a library of 1 MiB log segments, so that the
+# kills land in segment rollovers too (tests/unit/test_crash.c).
+SMALLSEG = -DTS_SEG_DATA_SHIFT=20
+SMALLSEG_LIB = $(B)/smallseg/libtsstore.a
+$(B)/smallseg/lib/%.o: lib/%.c $(wildcard lib/*.h) include/tsstore.h config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(LIB_CFLAGS) $(SMALLSEG) -c $< -o $@
+
+$(SMALLSEG_LIB): $(LIB_SRCS:%.c=$(B)/smallseg/%.o)
+	@rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
+
+$(B)/tests/test_crash_segments: tests/unit/test_crash.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) \
+		$(SMALLSEG_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
+		$(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
+
+CRASH_TESTS = $(B)/tests/test_crash $(B)/tests/test_crash_segments
+
+check: all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS)
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(DAEMON_TESTS) $(CLI_TESTS)
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c bench/bench.h include/tsstore.h config.mk
@@ -243,8 +266,8 @@ bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 
 # make crash-test N=1000: the SIGKILL crash loops, long.
 N ?= 1000
-crash-test: $(B)/tests/test_crash
-	TSSTORE_CRASH_ITERATIONS=$(N) $(B)/tests/test_crash
+crash-test: $(CRASH_TESTS)
+	TSSTORE_CRASH_ITERATIONS=$(N) scripts/run-tests.sh $(B) $(CRASH_TESTS)
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
 # (default 600) with ASan and UBSan, from the seed corpora in

@@ -16,7 +16,12 @@
 
 /* Segments. */
 #define TS_SEG_HEADER 4096              /* header page */
+/* Test builds only may choose smaller segments (test_crash_segments uses
+ * 1 MiB, so that kills land in rollovers); files of different sizes are
+ * refused on open (the header records the data size). */
+#ifndef TS_SEG_DATA_SHIFT
 #define TS_SEG_DATA_SHIFT 26
+#endif
 #define TS_SEG_DATA (UINT64_C(1) << TS_SEG_DATA_SHIFT) /* 64 MiB of data */
 #define TS_SEG_FILE_SIZE (TS_SEG_HEADER + TS_SEG_DATA)
 #define TS_SEG_MAGIC "TSLOGSG1"         /* 8 bytes */

@@ -10,7 +10,19 @@
  * overwrite the log past its last commit with garbage, or truncate the
  * segment there, before reopening; and one flushes every few batches, so
  * that kills land inside flushes too, and another merges as well, and
- * both check every tablet file.
+ * both check every tablet file.  After every kill, ts_check runs twice:
+ * on a read-only handle before any writer has recovered the log (what an
+ * operator sees after a crash), and after the reopen; neither may report
+ * a problem.
+ *
+ * The same file builds a second program, test_crash_segments, over a
+ * library with 1 MiB log segments (TS_SEG_DATA_SHIFT=20, see the
+ * Makefile), where the log rolls over to a new segment every hundred
+ * batches or so, so kills land in rollovers and in the segment
+ * preparer's work; it runs the loop in each durability mode.  A SIGKILL
+ * leaves the page cache, and the log is a shared mapping, so in every
+ * mode each acknowledged batch must survive it (the modes differ only
+ * after a power loss, which a process kill cannot simulate).
  *
  * TSSTORE_CRASH_ITERATIONS sets the iterations per variant (default 50;
  * `make crash-test N=1000` runs long).
@@ -52,15 +64,16 @@ static int iterations(void)
 static int64_t fixed_clock(void *arg) { (void)arg; return NOW; }
 
 /* The child flushes after every flush_every-th batch and merges after
- * every merge_every-th (0: never). */
+ * every merge_every-th (0: never), in durability mode sync_mode. */
 static int flush_every, merge_every;
+static ts_sync_mode sync_mode = TS_SYNC_COMMIT;
 
 static int open_db(const char *dir, ts_db **db, ts_table **t)
 {
 	ts_options o;
 	ts_options_init(&o);
 	o.flags = TS_OPEN_CREATE;
-	o.sync = TS_SYNC_COMMIT;
+	o.sync = sync_mode;
 	o.clock = fixed_clock;
 	if (ts_open(dir, &o, db) < 0)
 		return -1;
@@ -114,6 +127,11 @@ static void child(const char *dir, int fd)
 		}
 		if (write(fd, &b, sizeof b) != sizeof b)
 			_exit(23);
+		/* Without a sync per batch the child would write a hundred
+		 * thousand batches before the kill, and the checks would read
+		 * them all, many times over; pace it like the commit mode. */
+		if (sync_mode != TS_SYNC_COMMIT)
+			nanosleep(&(struct timespec){0, 50000}, NULL);
 		if (flush_every && b % flush_every == 0 && ts_flush(t, INT64_MAX) < 0) {
 			fprintf(stderr, "child: flush after batch %lld: %s\n", (long long)b, ts_errmsg(NULL));
 			_exit(24);
@@ -152,6 +170,34 @@ static int64_t run_and_kill(const char *dir)
 	return last;
 }
 
+static void report_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	(void)arg;
+	print_error("check: %s: %s: %s\n", table, file, what);
+}
+
+/* ts_check of table m finds nothing to report. */
+static void check_clean(ts_db *db, const char *when)
+{
+	ts_check_opts opts = {.problem = report_problem};
+	if (ts_check(db, "m", &opts) < 0)
+		fail_msg("check %s: %s", when, ts_errmsg(NULL));
+}
+
+/* What an operator sees after the crash, before any writer recovers. */
+static void check_before_recovery(const char *dir)
+{
+	ts_options o;
+	ts_db *db;
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	o.clock = fixed_clock;
+	if (ts_open(dir, &o, &db) < 0)
+		fail_msg("read-only open: %s", ts_errmsg(NULL));
+	check_clean(db, "before recovery");
+	ts_close(db);
+}
+
 /* Reopen and verify; returns k. */
 static long verify(const char *dir, int64_t acked)
 {
@@ -163,6 +209,7 @@ static long verify(const char *dir, int64_t acked)
 	long n = ts_test_read_m(t, &rows);
 	long k = n < 0 ? -1 : check_prefix(rows, n);
 	free(rows);
+	check_clean(db, "after recovery");
 	ts_table_close(t);
 	ts_close(db);
 	if (k < 0)
@@ -209,6 +256,9 @@ static void truncate_after_end(const char *dir)
 		assert_int_equal(errno, ENOENT);
 }
 
+/* damage: what happens to the files between the kill and the reopen;
+ * NULL, or check_tablets, which only reads. */
+static void check_tablets(const char *dir);
 static void crash_loop(void (*damage)(const char *dir))
 {
 	char *dir = ts_test_tmpdir();
@@ -216,6 +266,8 @@ static void crash_loop(void (*damage)(const char *dir))
 	int n = iterations();
 	for (int i = 0; i < n; i++) {
 		int64_t acked = run_and_kill(dir);
+		if (!damage || damage == check_tablets)
+			check_before_recovery(dir);
 		if (damage)
 			damage(dir);
 		long now_k = verify(dir, acked);
@@ -278,6 +330,51 @@ static void crash_during_merges_keeps_prefix(void **state)
 	assert_true(tablets_seen > 0 && tablets_seen < 20);
 }
 
+/* The newest segment file of the log. */
+static uint64_t last_segment(const char *dir)
+{
+	char logdir[256];
+	uint64_t *segs, last;
+	size_t n;
+	snprintf(logdir, sizeof logdir, "%s/m/log", dir);
+	assert_int_equal(ts__log_segments(logdir, &segs, &n), 0);
+	assert_true(n > 0);
+	last = segs[n - 1];
+	free(segs);
+	return last;
+}
+
+/* Kills in each durability mode, the log rolling over to a new 1 MiB
+ * segment every hundred batches or so and flushes releasing the old
+ * ones. */
+static void crash_rollovers(ts_sync_mode mode)
+{
+	char *dir = ts_test_tmpdir();
+	long k = 0;
+	int n = iterations();
+	sync_mode = mode;
+	flush_every = 200;
+	for (int i = 0; i < n; i++) {
+		int64_t acked = run_and_kill(dir);
+		check_before_recovery(dir);
+		check_tablets(dir);
+		long now_k = verify(dir, acked);
+		assert_true(now_k >= k);
+		k = now_k;
+	}
+	uint64_t seg = last_segment(dir);
+	print_message("crash: %d kills survived, %ld batches stored, log at segment %" PRIu64 "\n",
+	              n, k, seg);
+	assert_true(seg >= (uint64_t)n / 5); /* the kills met many rollovers */
+	sync_mode = TS_SYNC_COMMIT;
+	flush_every = 0;
+	ts_test_rmdir(dir);
+}
+
+static void crash_rollover_sync_none_keeps_acked(void **state) { (void)state; crash_rollovers(TS_SYNC_NONE); }
+static void crash_rollover_sync_interval_keeps_acked(void **state) { (void)state; crash_rollovers(TS_SYNC_INTERVAL); }
+static void crash_rollover_sync_commit_keeps_acked(void **state) { (void)state; crash_rollovers(TS_SYNC_COMMIT); }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,5 +384,13 @@ int main(void)
 		cmocka_unit_test(crash_during_flushes_keeps_prefix),
 		cmocka_unit_test(crash_during_merges_keeps_prefix),
 	};
+	const struct CMUnitTest segment_tests[] = {
+		cmocka_unit_test(crash_rollover_sync_none_keeps_acked),
+		cmocka_unit_test(crash_rollover_sync_interval_keeps_acked),
+		cmocka_unit_test(crash_rollover_sync_commit_keeps_acked),
+	};
+	/* test_crash_segments: the library of 1 MiB segments */
+	if (TS_SEG_DATA_SHIFT < 26)
+		return cmocka_run_group_tests_name("crash_segments", segment_tests, NULL, NULL);
 	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
 }
