@@ -21,8 +21,12 @@ LIBDIR = $(PREFIX)/lib
 INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
 
-# Library version: SONAME major follows the libtool rule (interfaces
-# removed or changed: bump MAJOR; added: MINOR).
+# Two versions, as with most libraries: the release (TS_VERSION_* in
+# include/tsstore.h, what ts_version(), --version and libtsstore.pc say)
+# and the interface version of the shared library below, whose SONAME
+# major follows the libtool rule (interfaces removed or changed: bump
+# MAJOR; added: MINOR).
+VERSION := $(shell sed -n 's/^\#define TS_VERSION_STRING "\(.*\)"/\1/p' include/tsstore.h)
 LIB_MAJOR = 0
 LIB_MINOR = 3
 LIB_PATCH = 0
@@ -143,7 +147,7 @@ $(SHARED_LIB): $(LIB_OBJS) lib/libtsstore.map
 
 $(B)/libtsstore.pc: libtsstore.pc.in Makefile
 	@mkdir -p $(B)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
 
 # --- programs -----------------------------------------------------------

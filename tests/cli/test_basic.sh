@@ -65,6 +65,11 @@ if check_help; then pass; else fail help "--help does not list every command and
 if [ $? -eq 0 ] && grep -Eqx 'tsstore [0-9]+\.[0-9]+\.[0-9]+.*' "$tmp/out" && [ ! -s "$tmp/err" ]
 then pass; else fail version "want \"tsstore X.Y.Z\""; fi
 
+# One release version: the command's, the library's and libtsstore.pc's.
+pcver=$(PKG_CONFIG_PATH="${bin%/bin/tsstore}" pkg-config --modversion libtsstore 2>&1)
+if [ "tsstore $pcver" = "$(cat "$tmp/out")" ]; then pass
+else fail version_matches_pc "libtsstore.pc says $pcver, the command says $(cat "$tmp/out")"; fi
+
 check no_command 2 '' "tsstore: missing command\n$usage_global" "$bin"
 check unknown_command 2 '' "tsstore: frob: unknown command\n$usage_global" ts frob
 check unknown_global_option 2 '' "tsstore: unknown option --bogus\n$usage_global" "$bin" --bogus
