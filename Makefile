@@ -42,6 +42,11 @@ endif
 ifeq ($(SANITIZE),1)
 B = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(TSAN),1)
+# make check TSAN=1: ThreadSanitizer (scripts/tsan.supp lists what it
+# must not report, each entry with its reason).
+B = build-tsan
+SANFLAGS = -fsanitize=thread -fno-omit-frame-pointer
 else
 B = build
 SANFLAGS =
@@ -106,7 +111,7 @@ CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
-.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz
+.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz soak
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -237,10 +242,34 @@ $(B)/tests/test_crash_segments: tests/unit/test_crash.c $(TEST_SUPPORT) $(wildca
 	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
 		$(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
 
-CRASH_TESTS = $(B)/tests/test_crash $(B)/tests/test_crash_segments
+CRASH_TESTS = $(B)/tests/test_crash $(B)/tests/test_crash_segments $(B)/tests/test_daemon_crash
 
-check: all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS)
-	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(DAEMON_TESTS) $(CLI_TESTS)
+# Under TSAN=1 every process the tests start (daemons, the command)
+# writes its reports into $(B)/tsan/, and any report fails the check.
+ifeq ($(TSAN),1)
+check: export TSAN_OPTIONS = suppressions=$(CURDIR)/scripts/tsan.supp log_path=$(CURDIR)/$(B)/tsan/report
+endif
+check: all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/soak
+	@rm -rf $(B)/tsan && mkdir -p $(B)/tsan
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(DAEMON_TESTS) $(CLI_TESTS); \
+	rc=$$?; if ls $(B)/tsan/report.* >/dev/null 2>&1; then cat $(B)/tsan/report.*; \
+		echo "ThreadSanitizer: $$(ls $(B)/tsan/report.* | wc -l) report(s), in $(B)/tsan/"; exit 1; fi; \
+	exit $$rc
+
+# make soak SOAK_SECONDS=600: tsstored under many connections inserting
+# and querying (tests/soak/soak.c); a JSON line every 10 s, a summary at
+# the end; fails on any row lost, error or crash.  Not run by make check,
+# which only builds it.
+SOAK_SECONDS ?= 600
+$(B)/tests/soak: tests/soak/soak.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) \
+		$(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) -Itests/daemon -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< \
+		$(DAEMON_TEST_SUPPORT) $(PROG_LIBS)
+
+soak: $(B)/tests/soak $(B)/bin/tsstored
+	$(B)/tests/soak --seconds $(SOAK_SECONDS)
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c bench/bench.h include/tsstore.h config.mk
@@ -270,7 +299,7 @@ bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 
 # make crash-test N=1000: the SIGKILL crash loops, long.
 N ?= 1000
-crash-test: $(CRASH_TESTS)
+crash-test: $(CRASH_TESTS) $(B)/bin/tsstored $(B)/bin/tsstore
 	TSSTORE_CRASH_ITERATIONS=$(N) scripts/run-tests.sh $(B) $(CRASH_TESTS)
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS

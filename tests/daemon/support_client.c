@@ -16,6 +16,10 @@
  * once with the "address already in use" message is started again on a
  * new port.
  *
+ * tsd_test_admin runs the admin command built beside the daemon (its path
+ * is TSSTORED_PATH without the final 'd'), e.g. `tsstore -d DATA check`
+ * on the files a killed daemon left.
+ *
  * A connection is a blocking socket with SOCK_CLOEXEC (a daemon started
  * later must not inherit the test's connections, or closing them would
  * not be seen as EOF).  Reads wait in poll(2) with a timeout, so a daemon
@@ -288,6 +292,42 @@ void tsd_test_daemon_dump_log(const struct tsd_test_daemon *d)
 	while (fgets(line, sizeof line, f))
 		fputs(line, stderr);
 	fclose(f);
+}
+
+/* The admin command's path: TSSTORED_PATH without its final 'd'. */
+static void admin_path(char *out, size_t size)
+{
+	snprintf(out, size, "%.*s", (int)strlen(TSSTORED_PATH) - 1, TSSTORED_PATH);
+}
+
+int tsd_test_admin(const char *const *args, const char *out)
+{
+	char path[TSD_TEST_PATH_MAX];
+	char *argv[2 + TSD_TEST_ARGS_MAX] = {path};
+	int argc = 1, status, fd;
+	pid_t pid;
+	admin_path(path, sizeof path);
+	for (int i = 0; args && args[i]; i++) {
+		if (i == TSD_TEST_ARGS_MAX)
+			return -1;
+		argv[argc++] = (char *)args[i];
+	}
+	argv[argc] = NULL;
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		if ((fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* ---- Connections ---- */

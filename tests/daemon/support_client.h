@@ -80,6 +80,16 @@ long tsd_test_daemon_status_kb(const struct tsd_test_daemon *d, const char *name
 /* Print the daemon's log to stderr (for a failing test). */
 void tsd_test_daemon_dump_log(const struct tsd_test_daemon *d);
 
+/*
+ * tsd_test_admin -- run the admin command `tsstore` built beside
+ * TSSTORED_PATH with the NULL-terminated arguments args (at most
+ * TSD_TEST_ARGS_MAX), e.g. {"-d", d->data, "check", NULL}; its standard
+ * output and error are appended to the file out (created if missing).
+ * Returns its exit status (0-255), or -1 when it could not be run or died
+ * of a signal.
+ */
+int tsd_test_admin(const char *const *args, const char *out);
+
 /* ---- Connections ---- */
 
 enum tsd_test_transport { TSD_TEST_UNIX, TSD_TEST_TCP };

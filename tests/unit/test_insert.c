@@ -367,7 +367,7 @@ static long prefix_of_batches(const test_row *rows, long n)
 
 struct reader {
 	ts_table *t;
-	volatile int stop;
+	int stop; /* __atomic: the writer sets it, the reader polls it */
 	int scans, bad;
 	long last_k;
 };
@@ -375,7 +375,7 @@ struct reader {
 static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		test_row *rows;
 		long n = ts_test_read_m(r->t, &rows);
 		long k = n < 0 ? -1 : prefix_of_batches(rows, n);
@@ -396,7 +396,7 @@ static void insert_reader_thread_sees_prefixes(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, reader_main, &r), 0);
 	write_numbered_batches(e->t, 1, RB_BATCHES);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 	assert_int_equal(r.bad, 0);
 	assert_true(r.scans > 1);
