@@ -214,6 +214,30 @@ $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC
 	$(Q)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) $(SQLITE_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT) \
 		$(STATIC_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) $(SQLITE_LIBS)
 
+# test_fault: the library's file-system calls are redirected (GNU ld
+# --wrap) to tests/unit/fault.c, which fails the n-th of them on command;
+# linked with the library of small log segments (SMALLSEG, below) so
+# that its workloads cross segments.  The link stops if the library
+# calls one of FAULT_FS_CALLS that FAULT_WRAP leaves out, so no new call
+# escapes the sweep.
+FAULT_WRAP = open read pread write pwrite fsync fdatasync msync rename renameat2 link \
+	unlink rmdir mkdir ftruncate fallocate mmap sync_file_range stat lstat fstat access opendir
+FAULT_FS_CALLS = $(FAULT_WRAP) open64 openat openat64 creat creat64 pread64 readv preadv \
+	preadv2 pwrite64 writev pwritev pwritev2 syncfs sync renameat linkat symlink symlinkat \
+	unlinkat mkdirat ftruncate64 truncate truncate64 fallocate64 posix_fallocate \
+	posix_fallocate64 mmap64 stat64 lstat64 fstat64 fstatat fstatat64 statx faccessat \
+	fdopendir fopen fopen64 freopen copy_file_range sendfile
+$(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT) \
+		$(wildcard tests/unit/*.h) $(B)/smallseg/libtsstore.a # SMALLSEG_LIB, defined below
+	@mkdir -p $(dir $@)
+	$(Q)for s in $$(nm -u $(SMALLSEG_LIB) | awk '{print $$NF}' | sort -u); do \
+		case " $(FAULT_FS_CALLS) " in *" $$s "*) case " $(FAULT_WRAP) " in *" $$s "*) ;; \
+		*) echo "$@: libtsstore calls $$s; add it to FAULT_WRAP and fault.c" >&2; exit 1;; \
+		esac;; esac; done
+	$(say) TEST $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< tests/unit/fault.c \
+		$(TEST_SUPPORT) $(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) $(FAULT_WRAP:%=-Wl,--wrap=%)
+
 $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@

@@ -406,10 +406,16 @@ TS_EXTERN int ts_drop(ts_db *db, const char *name);
 /*
  * ts_table_open -- a handle on table name.  Close it with ts_table_close.
  * The first open of a table in a ts_db reads its DESCRIPTOR and log.
+ * A read-write open that finds committed log batches damaged (not the
+ * torn tail a crash leaves, which is cut silently) moves them to
+ * <table>/quarantine/ and opens the table without them and the batches
+ * after them; the stats log_quarantined_commits and log_quarantined_lsn
+ * say so, and ts_check reports the file until it is removed.
  * Returns 0; TS_EINVAL (bad name); TS_ENOENT (no such table); TS_ECORRUPT
  * when the table's DESCRIPTOR or log is damaged (ts_errmsg names the file
- * and the check that failed); TS_EVERSION when a file has a format version
- * this build cannot read; TS_EIO; TS_ENOMEM.
+ * and the check that failed; a read-only open refuses a log with damaged
+ * committed batches); TS_EVERSION when a file has a format version this
+ * build cannot read; TS_EIO; TS_ENOMEM.
  */
 TS_EXTERN int ts_table_open(ts_db *db, const char *name, ts_table **out);
 

@@ -40,6 +40,9 @@ typedef struct acc {
 	ts_value min, max, first, last;
 	int64_t first_ts, last_ts;
 	int has_first;
+	int overflow;             /* isum left even __int128: after block
+	                           * statistics no rows can have (a damaged
+	                           * footer), in a summary or in a row added */
 } acc;
 
 typedef struct window {
@@ -143,7 +146,7 @@ static void forget_windows(agg_cursor *c)
 
 static int64_t window_start(const agg_cursor *c, int64_t ts)
 {
-	return ts__floor_div(ts, c->rule.every) * c->rule.every;
+	return ts__floor_multiple(ts, c->rule.every);
 }
 
 /* Fold a value's min/max into a. */
@@ -190,7 +193,7 @@ static int add_row(agg_cursor *c, const ts__src *src)
 			a->dsum += v->v.d;
 		} else {
 			fold_minmax(a, v, v, 0);
-			a->isum += v->v.i;
+			a->overflow |= __builtin_add_overflow(a->isum, v->v.i, &a->isum);
 		}
 		a->count++;
 	}
@@ -239,7 +242,7 @@ static int add_summary(agg_cursor *c, const ts__src *src)
 		int isdouble = c->rule.schema->cols[c->specs[k].column].type == TS_DOUBLE;
 		fold_minmax(a, &st.min, &st.max, isdouble);
 		a->count += st.count;
-		a->isum += st.isum;
+		a->overflow |= __builtin_add_overflow(a->isum, st.isum, &a->isum);
 		a->dsum += st.dsum;
 	}
 	return 0;
@@ -313,7 +316,7 @@ static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
 			*v = ts_double(a->dsum);
 			return 0;
 		}
-		if (a->isum > INT64_MAX || a->isum < INT64_MIN)
+		if (a->overflow || a->isum > INT64_MAX || a->isum < INT64_MIN)
 			return ts__fail(TS_ERANGE, "sum of column \"%s\" overflows int64", col->name);
 		*v = ts_int64((int64_t)a->isum);
 		return 0;

@@ -422,6 +422,11 @@ static int check_tree(ts__log *log, const ts__descriptor *d, const ts__commit *c
 		         d->flushed_lsn);
 		return -1;
 	}
+	if (!ts__log_batch_at(log, r->since)) { /* a flush would make it the flushed position */
+		snprintf(why, size, "filling tablet born at %" PRIu64 " begins at %" PRIu64
+		         ", where no batch begins", r->born, r->since);
+		return -1;
+	}
 	long n = ts__avl_verify(log, r->root, r->since, cm->lsn);
 	if (n < 0 || (uint64_t)n != r->rows) {
 		snprintf(why, size, "filling tablet born at %" PRIu64 ": %s", r->born,

@@ -429,13 +429,19 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether dir/name is a table: a valid name with a DESCRIPTOR inside. */
+/* Whether dir/name is a table: a valid name with a DESCRIPTOR inside.
+ * Returns 1 or 0, or a TS_E* code when stat fails otherwise than for a
+ * missing file (a table must not vanish from the list, and so from a
+ * backup, because of an I/O error). */
 static int is_table(const char *dir, const char *name)
 {
 	char path[TS_PATH_MAX];
 	struct stat st;
-	return ts_name_valid(name) && ts__path(path, "%s/%s/DESCRIPTOR", dir, name) == 0 &&
-	       stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	if (!ts_name_valid(name) || ts__path(path, "%s/%s/DESCRIPTOR", dir, name) < 0)
+		return 0;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : ts__fail_errno(errno, "stat %s", path);
+	return S_ISREG(st.st_mode);
 }
 
 void ts_free_names(char **names)
@@ -455,7 +461,12 @@ int ts_tables(ts_db *db, char ***out, int *n)
 	if (!d)
 		return ts__fail_errno(errno, "opendir %s", db->path);
 	while ((e = readdir(d))) {
-		if (!is_table(db->path, e->d_name))
+		int table = is_table(db->path, e->d_name);
+		if (table < 0) {
+			rc = table;
+			break;
+		}
+		if (!table)
 			continue;
 		if (count + 1 >= cap) {
 			char **nn = realloc(names, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *nn);

@@ -34,6 +34,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "merge.h"
+#include "period.h"
 #include "row.h"
 #include "tablet.h"
 
@@ -114,7 +115,7 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	m->id = j->id;
 	m->schema_version = s->version;
 	m->period_start = j->root.period_start;
-	m->period_end = j->root.period_start + j->root.period_len;
+	m->period_end = ts__period_end(j->root.period_start, j->root.period_len);
 	m->source = j->root.born;
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, j->id, s, m->period_start, m->period_end, &w);
@@ -247,7 +248,7 @@ int ts_flush(ts_table *t, int64_t before)
 static int due(const ts_table *t, const ts__root *r, const void *arg)
 {
 	const ts_options *o = &t->db->opts;
-	int64_t now = *(const int64_t *)arg, end = r->period_start + r->period_len;
+	int64_t now = *(const int64_t *)arg, end = ts__period_end(r->period_start, r->period_len);
 	return (int64_t)r->bytes >= o->flush_size || now - r->created >= o->flush_age ||
 	       (r->created < end && end <= now);
 }

@@ -92,8 +92,11 @@ int ts__file_commit(const char *dir, const char *name)
 	if ((rc = ts__path(tmp, "%s/%s.tmp", dir, name)) < 0 ||
 	    (rc = ts__path(dst, "%s/%s", dir, name)) < 0)
 		return rc;
-	if (rename(tmp, dst) < 0)
-		return ts__fail_errno(errno, "rename %s to %s", tmp, dst);
+	if (rename(tmp, dst) < 0) {
+		rc = ts__fail_errno(errno, "rename %s to %s", tmp, dst);
+		unlink(tmp); /* nothing else would ever remove it */
+		return rc;
+	}
 	return ts__fsync_dir(dir);
 }
 

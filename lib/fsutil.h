@@ -17,8 +17,9 @@
 int ts__file_stage(const char *dir, const char *name, const void *p, size_t n);
 
 /* Rename dir/name.tmp to dir/name and fsync dir.  A failed rename returns
- * its TS_E* code and leaves dir/name alone; a failed fsync of dir returns
- * TS_EIO with dir/name already replaced (ts__fsync_dir). */
+ * its TS_E* code, removes dir/name.tmp and leaves dir/name alone; a failed
+ * fsync of dir returns TS_EIO with dir/name already replaced
+ * (ts__fsync_dir). */
 int ts__file_commit(const char *dir, const char *name);
 
 /* Both halves. */

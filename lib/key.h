@@ -52,10 +52,12 @@ void ts__key_describe(const ts__schema *s, const void *key, size_t len,
                       char *buf, size_t size);
 
 /* Compare two encoded keys (or prefixes): <0, 0, >0 as memcmp, with a
- * shorter prefix first. */
+ * shorter prefix first.  An empty one may be NULL (an empty bound's
+ * buffer), which memcmp must not be given even for 0 bytes. */
 static inline int ts__key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 {
-	int c = memcmp(a, b, alen < blen ? alen : blen);
+	size_t n = alen < blen ? alen : blen;
+	int c = n ? memcmp(a, b, n) : 0;
 	return c ? c : (alen > blen) - (alen < blen);
 }
 

@@ -12,8 +12,12 @@
  * modulo the ring size.  The writer maps a segment before any record in
  * it is published, so readers of the same process always find their
  * segments mapped; read-only handles map segments on first touch.
- * Segments are never unmapped while the log is open.
+ * A segment is unmapped while the log is open only once it was released
+ * (its rows are all in tablets) and no snapshot that may read it is left
+ * (ts__log_pin), or when its slot is needed again TS_LOG_RING segments
+ * later.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
@@ -63,7 +67,15 @@ struct ts__log {
 	unsigned char *headpage;  /* the shared HEAD file, or NULL */
 	uint64_t recovered;
 	int was_clean;
+	uint64_t cut_lsn, cut_commits; /* committed data recovery gave up (lost_commits) */
 	uint64_t first_seg, last_seg; /* segments mapped by the writer */
+	/* Released segments stay mapped while a snapshot taken before their
+	 * release may read them: pins counts the snapshots (ts__log_pin);
+	 * segments below released are released, below unmapped unmapped
+	 * (all three under mu).  Without this a long-running process kept every
+	 * segment it ever wrote mapped, and their disk blocks allocated. */
+	long pins;                /* under mu, as the two below */
+	uint64_t released, unmapped;
 	int64_t seg_wait_ns, seg_wait_max_ns; /* the writer entering segments */
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	struct prep prep;
@@ -121,8 +133,11 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 	if (fd < 0)
 		return ts__fail_errno(errno, "create %s", tmp);
 	write_seg_header(h, seg);
+	/* Blocks are allocated here so that writing through the mapping
+	 * never meets a full disk (SIGBUS): only a file system that cannot
+	 * allocate (EOPNOTSUPP) gets a sparse file instead, not a full one. */
 	if (fallocate(fd, 0, 0, (off_t)TS_SEG_FILE_SIZE) < 0 &&
-	    ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0)
+	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0))
 		rc = ts__fail_errno(errno, "size %s", tmp);
 	else if ((rc = ts__pwrite_all(fd, h, sizeof h, 0)) < 0 || fsync(fd) < 0)
 		rc = ts__fail_errno(rc < 0 ? -rc : errno, "write %s", tmp);
@@ -156,13 +171,22 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 	if (fd < 0)
 		return errno == ENOENT ? TS_ENOENT : ts__fail_errno(errno, "open %s", path);
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)TS_SEG_HEADER ||
-	    (st.st_size < (off_t)TS_SEG_FILE_SIZE &&
-	     (log->readonly || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0))) {
+	if (fstat(fd, &st) < 0) { /* an I/O error, not damage */
+		rc = ts__fail_errno(errno, "stat %s", path);
+		close(fd);
+		return rc;
+	}
+	if (st.st_size < (off_t)TS_SEG_HEADER ||
+	    (st.st_size < (off_t)TS_SEG_FILE_SIZE && log->readonly)) {
 		/* A writer zero-extends a segment cut short (a torn tail, for
 		 * recovery to find); a reader cannot. */
 		close(fd);
 		return ts__fail(TS_ECORRUPT, "log segment %s: truncated", path);
+	}
+	if (st.st_size < (off_t)TS_SEG_FILE_SIZE && ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0) {
+		rc = ts__fail_errno(errno, "extend %s", path);
+		close(fd);
+		return rc;
 	}
 	unsigned char *base = mmap(NULL, TS_SEG_FILE_SIZE, prot,
 	                           MAP_SHARED | (fresh ? MAP_POPULATE : 0), fd, 0);
@@ -306,6 +330,14 @@ void ts__log_walk_commits(ts__log *log, ts__log_walk *w)
 	w->seq = prev.seq;
 }
 
+int ts__log_batch_at(ts__log *log, uint64_t lsn)
+{
+	ts__commit none = {0}, c;
+	uint64_t next;
+	const char *why;
+	return lsn == batch_start(lsn) && check_batch(log, lsn, &none, &c, &next, &why) == 0;
+}
+
 /* Scan forward from start; leaves head/seq/tail at the last valid commit. */
 static void scan(ts__log *log, uint64_t start)
 {
@@ -425,6 +457,7 @@ static int map_all(ts__log *log, const uint64_t *segs, size_t n)
 	if (n) {
 		log->first_seg = segs[0];
 		log->last_seg = segs[n - 1];
+		log->unmapped = log->released = segs[0];
 	}
 	return rc;
 }
@@ -474,11 +507,150 @@ static void set_clean(ts__log *log, uint32_t clean)
 	msync(s->base, TS_SEG_HEADER, MS_SYNC);
 }
 
+/* ---- damage before the recorded head ---- */
+
+/* The first segment of segs[0..n) whose file is shorter than a segment
+ * (map_seg zero-extends it for the writer), or UINT64_MAX. */
+static uint64_t first_short_seg(const ts__log *log, const uint64_t *segs, size_t n)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	for (size_t i = 0; i < n; i++)
+		if (seg_path(log, segs[i], path) == 0 && stat(path, &st) == 0 &&
+		    st.st_size < (off_t)TS_SEG_FILE_SIZE)
+			return segs[i];
+	return UINT64_MAX;
+}
+
+/* Whether, among the segments from..to, one was cut short, or one is
+ * missing while a later one exists. */
+static int segs_damaged(const uint64_t *segs, size_t n, uint64_t from, uint64_t to,
+                        uint64_t short_seg)
+{
+	uint64_t want = from;
+	if (short_seg >= from && short_seg <= to)
+		return 1;
+	for (size_t i = 0; i < n && want <= to; i++) {
+		if (segs[i] > want)
+			return 1;
+		if (segs[i] == want)
+			want++;
+	}
+	return 0;
+}
+
+/*
+ * After the scan stopped at the tail: did it stop before committed data?
+ * HEAD (read before recovery) names the newest commit the last writer
+ * published, and it publishes a commit only once it is whole.  So a
+ * recorded head at or past the tail means the batches from the tail on
+ * were committed, and are damaged, not torn -- when HEAD can be believed:
+ * a commit record is where it says, or the batch at the tail says its
+ * commit is there, or a segment file up to it is missing or was cut (a
+ * crash never does that: files are created whole and removed only before
+ * the flushed position or after the tail).  A HEAD that is itself damaged
+ * points at none of these and is ignored.  (After a power loss in sync
+ * mode none or interval HEAD may have reached the disk ahead of the
+ * batches it names; that is reported too, as ts_check does.)
+ * Returns 1 with *end (the end of the commit HEAD names) and *commits
+ * (lost, at least 1), else 0.
+ */
+static int lost_commits(ts__log *log, uint64_t recorded, const uint64_t *segs, size_t n,
+                        uint64_t short_seg, uint64_t *end, uint64_t *commits)
+{
+	uint64_t stop = log->hot.tail;
+	ts__commit cm;
+	if (recorded == 0 || recorded < stop)
+		return 0;
+	const unsigned char *h = ts__log_ptr(log, stop), *c = ts__log_ptr(log, recorded);
+	int at_head = ts__log_read_commit(log, recorded, &cm) == 0 && cm.seq > log->seq;
+	int named = h && ts__load_u32(h) == TS_BATCH_MAGIC &&
+	            stop + TS_BATCH_HEADER_SIZE + ts__load_u64(h + 8) == recorded;
+	if (!at_head && !named && !segs_damaged(segs, n, seg_of(stop), seg_of(recorded), short_seg))
+		return 0;
+	uint32_t nroots = at_head ? cm.nroots : 0;
+	if (!at_head && c && seg_left(recorded) >= TS_COMMIT_FIXED &&
+	    ts__load_u32(c + TS_COMMIT_OFF_NROOTS) <= TS_FILLING_MAX)
+		nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS);
+	*end = recorded + TS_COMMIT_SIZE((uint64_t)nroots);
+	if (*end - recorded > seg_left(recorded))
+		*end = recorded + seg_left(recorded);
+	*commits = at_head ? cm.seq - log->seq : 1;
+	return 1;
+}
+
+/* Copy the log bytes [from, to) to <table>/quarantine/log-<from in 16 hex
+ * digits> (a missing segment's bytes are left a hole), durably, before
+ * recovery erases them. */
+static int quarantine_range(ts__log *log, uint64_t from, uint64_t to)
+{
+	char qdir[TS_PATH_MAX], path[TS_PATH_MAX];
+	const char *slash = strrchr(log->dir, '/');
+	int len = slash ? (int)(slash - log->dir) : 1, fd, rc;
+	if ((rc = ts__path(qdir, "%.*s/quarantine", len, slash ? log->dir : ".")) < 0 ||
+	    (rc = ts__path(path, "%s/log-%016" PRIx64, qdir, from)) < 0 ||
+	    (rc = ts__mkdirs(qdir, 0755)) < 0)
+		return rc;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return ts__fail_errno(errno, "create %s", path);
+	for (uint64_t p = from; rc == 0 && p < to;) {
+		uint64_t k = seg_left(p) < to - p ? seg_left(p) : to - p;
+		const void *src = ts__log_ptr(log, p);
+		if (src && (rc = ts__pwrite_all(fd, src, k, (long long)(p - from))) < 0)
+			rc = ts__fail_errno(-rc, "write %s", path);
+		p += k;
+	}
+	if (rc == 0 && (ftruncate(fd, (off_t)(to - from)) < 0 || fsync(fd) < 0))
+		rc = ts__fail_errno(errno, "write %s", path);
+	close(fd);
+	return rc == 0 ? ts__fsync_dir(qdir) : rc;
+}
+
+/* The writer's recovery: keep aside what it is about to erase if that
+ * was committed (lost_commits), and count it. */
+static int keep_lost(ts__log *log, uint64_t recorded, const uint64_t *segs, size_t n,
+                     uint64_t short_seg)
+{
+	uint64_t end, commits;
+	if (!lost_commits(log, recorded, segs, n, short_seg, &end, &commits))
+		return 0;
+	int rc = quarantine_range(log, log->hot.tail, end);
+	if (rc < 0)
+		return ts__context(rc, "log %s: damage at %" PRIu64, log->dir, log->hot.tail);
+	log->cut_lsn = log->hot.tail;
+	log->cut_commits = commits;
+	return 0;
+}
+
+/* A reader: refuse a log whose committed batches are damaged
+ * (lost_commits), rather than serve the newest commit's trees, which
+ * reach into them.  A batch whose segment a writer released meanwhile (a
+ * flush; the reader's flushed position is older) is no damage: HEAD leads
+ * the reader past it (ts__log_head). */
+static int refuse_lost(ts__log *log, uint64_t recorded, const uint64_t *segs, size_t n)
+{
+	char path[TS_PATH_MAX];
+	uint64_t end, commits, stop = log->hot.tail;
+	if (!ts__log_ptr(log, stop) ||
+	    !lost_commits(log, recorded, segs, n, UINT64_MAX, &end, &commits))
+		return 0;
+	int rc = seg_path(log, seg_of(stop), path);
+	return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "log segment %s: the batch at log position %" PRIu64
+	                              " is damaged, before the newest commit at %" PRIu64
+	                              " (log/HEAD); a read-write open moves it to quarantine",
+	                              path, stop, recorded);
+}
+
 static int recover(ts__log *log, uint64_t start)
 {
-	uint64_t *segs;
+	uint64_t *segs, recorded = 0, short_seg = UINT64_MAX;
 	size_t n;
 	int rc = list_segs(log, &segs, &n);
+	if (rc == 0) { /* before the scan, and before a writer changes them */
+		ts__log_recorded_head(log->dir, &recorded);
+		if (!log->readonly)
+			short_seg = first_short_seg(log, segs, n);
+	}
 	if (rc == 0)
 		rc = map_all(log, segs, n);
 	if (rc == 0) {
@@ -488,7 +660,10 @@ static int recover(ts__log *log, uint64_t start)
 		ts__log_slot *ts = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
 		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log->hot.tail) + 1 &&
 		                            ts__load_u32(ts->base + TS_SEGH_OFF_CLEAN) == 1);
-		if (!log->readonly && (rc = erase_after(log, segs, n)) == 0) {
+		if (log->readonly)
+			rc = refuse_lost(log, recorded, segs, n);
+		else if ((rc = keep_lost(log, recorded, segs, n, short_seg)) == 0 &&
+		         (rc = erase_after(log, segs, n)) == 0) {
 			log->synced = log->hot.tail;
 			set_clean(log, 0);
 		}
@@ -542,6 +717,11 @@ void ts__log_close(ts__log *log, int clean)
 }
 
 uint64_t ts__log_recovered_commits(const ts__log *log) { return log->recovered; }
+uint64_t ts__log_quarantined(const ts__log *log, uint64_t *commits)
+{
+	*commits = log->cut_commits;
+	return log->cut_lsn;
+}
 int ts__log_was_clean(const ts__log *log) { return log->was_clean; }
 int64_t ts__log_segment_wait(const ts__log *log, int64_t *max)
 {
@@ -556,10 +736,17 @@ static void refresh_head(ts__log *log)
 	ts__commit c;
 	uint64_t h = __atomic_load_n((const uint64_t *)(log->headpage + TS_HEAD_OFF_COMMIT),
 	                             __ATOMIC_ACQUIRE);
-	if (h == atomic_load_explicit(&log->head, memory_order_relaxed) || h == 0)
+	/* Only forward: commits are published in log order, so a HEAD behind
+	 * the commit already found is stale or damaged, and going back to it
+	 * would drop rows the reader served (the CAS keeps two threads
+	 * refreshing at once from going back either). */
+	uint64_t cur = atomic_load_explicit(&log->head, memory_order_relaxed);
+	if (h <= cur || ts__log_read_commit(log, h, &c) < 0)
 		return;
-	if (ts__log_read_commit(log, h, &c) == 0)
-		atomic_store_explicit(&log->head, h, memory_order_release);
+	while (h > cur && !atomic_compare_exchange_weak_explicit(&log->head, &cur, h,
+	                                                         memory_order_release,
+	                                                         memory_order_relaxed))
+		;
 }
 
 uint64_t ts__log_head(ts__log *log)
@@ -853,6 +1040,54 @@ uint64_t ts__log_next_batch(const ts__log *log)
 	return batch_start(log->hot.tail);
 }
 
+/* Unmap the released segments once no snapshot is pinned; mu is held.
+ * A snapshot pinned after this cannot need them: it pins (under mu)
+ * before it reads the head commit, and a segment is released only after
+ * a commit that names no tree in it was published and a descriptor that
+ * names the tablets holding its rows (flush.c), so the mutex orders
+ * either the pin before this check or the new commit before that
+ * snapshot's reading it. */
+static void unmap_released_locked(ts__log *log)
+{
+	if (log->pins != 0)
+		return;
+	for (; log->unmapped < log->released; log->unmapped++) {
+		ts__log_slot *s = &log->hot.ring[log->unmapped & RING_MASK];
+		if (atomic_load(&s->segp1) == log->unmapped + 1) {
+			atomic_store(&s->segp1, 0);
+			munmap(s->base, TS_SEG_FILE_SIZE);
+			s->base = NULL;
+		}
+	}
+}
+
+void ts__log_pin(ts__log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	log->pins++;
+	pthread_mutex_unlock(&log->mu);
+}
+
+void ts__log_unpin(ts__log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	assert(log->pins > 0);
+	if (--log->pins == 0)
+		unmap_released_locked(log);
+	pthread_mutex_unlock(&log->mu);
+}
+
+/* Segments below seg are no longer needed: unmap them when no snapshot
+ * can read them any more. */
+static void note_released(ts__log *log, uint64_t seg)
+{
+	pthread_mutex_lock(&log->mu);
+	if (seg > log->released)
+		log->released = seg;
+	unmap_released_locked(log);
+	pthread_mutex_unlock(&log->mu);
+}
+
 int ts__log_release(ts__log *log, uint64_t lsn)
 {
 	char path[TS_PATH_MAX];
@@ -867,7 +1102,13 @@ int ts__log_release(ts__log *log, uint64_t lsn)
 			return ts__fail_errno(errno, "unlink %s", path);
 		log->first_seg++;
 	}
+	note_released(log, log->first_seg);
 	return 0;
+}
+
+void ts__log_forget(ts__log *log, uint64_t lsn)
+{
+	note_released(log, seg_of(lsn));
 }
 
 int ts__log_sync_dir(ts__log *log)

@@ -13,7 +13,11 @@
  * Recovery (ts__log_open on a writable log) scans forward from the last
  * flushed position, validating each commit; it stops at the first torn or
  * invalid one and erases everything after it, which is exactly the
- * prefix guarantee of DESIGN.md section 2.
+ * prefix guarantee of DESIGN.md section 2.  When log/HEAD names a commit
+ * at or past that point, the batches there were committed: damage, not a
+ * crash's torn tail.  Recovery then copies them to the table's
+ * quarantine/ before erasing them, and counts them; a read-only open
+ * refuses such a log (docs/log-format.md section 5.1).
  */
 #ifndef TS_LOG_H
 #define TS_LOG_H
@@ -112,6 +116,15 @@ uint64_t ts__log_recovered_commits(const ts__log *log);
 /* Whether the log was closed cleanly before this open. */
 int ts__log_was_clean(const ts__log *log);
 
+/* The log position from which the writer's recovery gave up committed
+ * batches, 0 when it did not: the log/HEAD it found named a commit at or
+ * past the first invalid batch, so that batch was damaged, not torn by a
+ * crash.  Its bytes through that commit were first copied to
+ * <table>/quarantine/log-<position in 16 hex digits>.  *commits receives
+ * the commits given up (at least 1; exact when the commit HEAD names is
+ * intact). */
+uint64_t ts__log_quarantined(const ts__log *log, uint64_t *commits);
+
 /* Time the writer spent entering new segments (waiting for the segment
  * preparer, or mapping one itself), in all and at most (*max), ns.  The
  * writer's mutex is held. */
@@ -157,12 +170,23 @@ void ts__log_abort(ts__log *log);
 uint64_t ts__log_next_batch(const ts__log *log);
 
 /* Delete the segment files that lie wholly before lsn (their commits are
- * all in on-disk tablets).  The writer keeps its mappings, so snapshots
- * of this process still read them; readers in other processes keep the
- * pages they mapped (unlink semantics).  The deletions are made durable
- * by ts__log_sync_dir, which the caller runs after, outside its locks.
- * Returns 0 or TS_EIO. */
+ * all in on-disk tablets).  Their mappings stay while a snapshot pinned
+ * before may read them, and go when the last such unpins; readers in
+ * other processes keep the pages they mapped (unlink semantics) until
+ * they forget them in turn (ts__log_forget).  The deletions are made
+ * durable by ts__log_sync_dir, which the caller runs after, outside its
+ * locks.  Returns 0 or TS_EIO. */
 int ts__log_release(ts__log *log, uint64_t lsn);
+
+/* A reader learnt (from the descriptor) that the writer released the
+ * segments before lsn: unmap them once no snapshot is pinned. */
+void ts__log_forget(ts__log *log, uint64_t lsn);
+
+/* A snapshot that may read the log pins it from before it reads the head
+ * commit until it is released, so that no segment it may read is
+ * unmapped under it (ts__log_release). */
+void ts__log_pin(ts__log *log);
+void ts__log_unpin(ts__log *log);
 
 /* fsync the log's directory.  Returns 0 or TS_EIO. */
 int ts__log_sync_dir(ts__log *log);
@@ -230,6 +254,11 @@ typedef struct ts__log_walk {
 /* Validate batches from w->start as recovery does (batch header, commit
  * record, sequence, CRC-32C), up to the commit at w->until. */
 void ts__log_walk_commits(ts__log *log, ts__log_walk *w);
+
+/* Whether a batch that recovery would accept begins at lsn (its header,
+ * its commit record, its CRC-32C; not its place in the sequence): what a
+ * tree's since must name. */
+int ts__log_batch_at(ts__log *log, uint64_t lsn);
 
 /* ts__log_backup's head when there is no HEAD to say it. */
 #define TS_LOG_HEAD_UNKNOWN UINT64_MAX

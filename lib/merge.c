@@ -32,6 +32,7 @@
  * they stop; it gives up when the database closes.  merge_mu makes merges
  * of one table one at a time; the background takes it only if free.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -339,8 +340,26 @@ static void delete_tablets(ts_table *t, const uint64_t *ids, int n)
 		ts__fsync_dir(dir);
 }
 
+/* Whether dir/DESCRIPTOR names tablet id; 1 when it cannot be read.  A
+ * descriptor write whose last step (the sync of the directory) failed
+ * has already put the new file in place, although the handle keeps the
+ * old one (table.c): the file then names the merged tablet. */
+static int file_names(const char *dir, uint64_t id)
+{
+	ts__descriptor *d;
+	int named = 0;
+	if (ts__descriptor_read(dir, &d) < 0)
+		return 1;
+	for (int i = 0; i < d->ntablets && !named; i++)
+		named = d->tablets[i].id == id;
+	ts__descriptor_free(d, 1);
+	return named;
+}
+
 /* Name out (NULL: every row expired) instead of the inputs, then delete
- * them; on failure, delete out instead. */
+ * them; on failure, delete out instead -- unless the DESCRIPTOR file
+ * names it after all (the next open deletes whichever of out and the
+ * inputs the file in place does not name). */
 static int publish(ts_table *t, const struct plan *p, const ts__tablet_meta *out,
                    uint64_t expired)
 {
@@ -360,10 +379,15 @@ static int publish(ts_table *t, const struct plan *p, const ts__tablet_meta *out
 			t->merged_in_bytes += p->in[i].bytes;
 		ts__table_unlock(t);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		delete_tablets(t, gone, p->n);
-	else if (out)
-		delete_tablets(t, &out->id, 1);
+	} else if (out) {
+		char msg[TS_ERRMSG_MAX];
+		snprintf(msg, sizeof msg, "%s", ts_errmsg(NULL)); /* the read may fail */
+		if (!file_names(t->dir, out->id))
+			delete_tablets(t, &out->id, 1);
+		ts__fail(rc, "%s", msg);
+	}
 	return rc;
 }
 
@@ -379,7 +403,7 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		rc = ts__table_tablet(t, &p->in[i], &src[i].tab);
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
-		                            p->period_start + p->period_len, &w);
+		                            ts__period_end(p->period_start, p->period_len), &w);
 	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
 	if (rc < 0 || out->rows == 0) {
@@ -393,7 +417,7 @@ static int run(ts_table *t, const struct plan *p)
 {
 	struct source *src = calloc((size_t)p->n, sizeof *src);
 	ts__tablet_meta out = {.id = p->id, .period_start = p->period_start,
-	                       .period_end = p->period_start + p->period_len,
+	                       .period_end = ts__period_end(p->period_start, p->period_len),
 	                       .schema_version = p->versions[p->nversions - 1]->version};
 	uint64_t expired = 0;
 	int rc = src ? write_merged(t, p, src, &out, &expired) : ts__fail(TS_ENOMEM, "out of memory");

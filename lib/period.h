@@ -27,6 +27,26 @@ static inline int64_t ts__floor_div(int64_t a, int64_t b)
 	return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* The start of the window of length b (b > 0) holding a: the greatest
+ * multiple of b not above a.  The first window of the int64 range begins
+ * below INT64_MIN; its start is taken as INT64_MIN (computing it
+ * overflowed: a row at 1677-09-21T00:12:43Z made inserts and aggregates
+ * run into undefined behaviour). */
+static inline int64_t ts__floor_multiple(int64_t a, int64_t b)
+{
+	int64_t m;
+	return __builtin_mul_overflow(ts__floor_div(a, b), b, &m) ? INT64_MIN : m;
+}
+
+/* The end of the period [start, start + len), saturated at the ends of
+ * the int64 range: the last period of it ends after INT64_MAX, and the
+ * fields of a damaged commit may be anything. */
+static inline int64_t ts__period_end(int64_t start, int64_t len)
+{
+	int64_t end;
+	return __builtin_add_overflow(start, len, &end) ? (len > 0 ? INT64_MAX : INT64_MIN) : end;
+}
+
 /* The period [*start, *start + *len) holding ts as of now. */
 static inline void ts__period_of(int64_t ts, int64_t now, int64_t *start, int64_t *len)
 {
@@ -38,7 +58,7 @@ static inline void ts__period_of(int64_t ts, int64_t now, int64_t *start, int64_
 		*len = TS_PERIOD_DAY;
 	else
 		*len = TS_PERIOD_WEEK;
-	*start = ts__floor_div(ts, *len) * *len;
+	*start = ts__floor_multiple(ts, *len);
 }
 
 #endif

@@ -36,7 +36,10 @@ static int capture(ts_table *t, ts__snapshot *s)
 	} else {
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	}
+	uint64_t flushed = d->flushed_lsn;
 	pthread_mutex_unlock(&t->schema_mu);
+	if (ts__db_readonly(t->db)) /* the writer may have released segments */
+		ts__log_forget(t->log, flushed);
 	for (int i = 0; rc == 0 && i < s->ntablets; i++)
 		rc = ts__table_tablet(t, &s->metas[i], &s->tablets[i]);
 	return rc;
@@ -74,10 +77,14 @@ static int take(ts_table *t, ts__snapshot *s)
 	int rc = 0;
 	if (!ts__db_readonly(t->db) && t->dropped)
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	ts__log_pin(t->log); /* before the commit: no segment it names goes away */
+	s->pinned = 1;
 	s->commit = ts__log_head(t->log); /* first the commit, then the descriptor */
 	if (ts__db_readonly(t->db)) { /* pick up the writer's descriptor changes */
-		if ((rc = ts__table_lock(t)) < 0)
+		if ((rc = ts__table_lock(t)) < 0) {
+			ts__snapshot_release(s);
 			return rc;
+		}
 		ts__table_unlock(t);
 	}
 	if ((rc = capture(t, s)) < 0 || s->commit == 0) {
@@ -103,6 +110,8 @@ void ts__snapshot_release(ts__snapshot *s)
 {
 	for (int i = 0; s->tablets && i < s->ntablets; i++)
 		ts__table_tablet_put(s->table, s->tablets[i]);
+	if (s->pinned)
+		ts__log_unpin(s->table->log);
 	free(s->roots);
 	free(s->versions);
 	free(s->metas);

@@ -28,6 +28,7 @@ typedef struct ts__snapshot {
 	int ntablets;             /* on-disk tablets, as the descriptor named them */
 	ts__tablet_meta *metas;
 	struct ts__tablet **tablets; /* open, owned by the table */
+	int pinned;               /* holds a pin of the table's log */
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */

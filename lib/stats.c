@@ -45,6 +45,10 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "log_recovered_commits",
 	    t->log ? (int64_t)ts__log_recovered_commits(t->log) : 0);
 	put(out, room, count, "log_opened_clean", t->log ? ts__log_was_clean(t->log) : 1);
+	/* committed batches the writer's recovery found damaged and gave up */
+	uint64_t cut_commits = 0, cut_lsn = t->log ? ts__log_quarantined(t->log, &cut_commits) : 0;
+	put(out, room, count, "log_quarantined_commits", (int64_t)cut_commits);
+	put(out, room, count, "log_quarantined_lsn", (int64_t)cut_lsn);
 	int64_t seg_wait_max = 0, seg_wait = t->log ? ts__log_segment_wait(t->log, &seg_wait_max) : 0;
 	put(out, room, count, "log_segment_wait_ns", seg_wait);
 	put(out, room, count, "log_segment_wait_max_ns", seg_wait_max);

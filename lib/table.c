@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "avl.h"
 #include "db.h"
 #include "tablet.h"
 #include "tablet_format.h"
@@ -159,6 +160,10 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **
 	t->nopen++;
 out:
 	pthread_mutex_unlock(&t->tablets_mu);
+	/* As for a damaged block (ts__table_damaged): quarantine it now, not
+	 * at the maintainer's next periodic pass. */
+	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
+		ts__db_wake(t->db);
 	return rc;
 }
 
@@ -387,6 +392,54 @@ static int clean_tablets(struct ts_table *t)
 	return rc;
 }
 
+/* Whether the descriptor names a tablet flushed from the tree born at
+ * born. */
+static int on_disk(const ts__descriptor *d, uint64_t born)
+{
+	for (int i = 0; i < d->ntablets; i++)
+		if (d->tablets[i].source == born)
+			return 1;
+	return 0;
+}
+
+/*
+ * Verify the trees the newest commit names (but those already on disk)
+ * before anything walks them: each begun by a valid batch between the
+ * flushed position and the commit, and every node and row record within
+ * the log from that batch to the commit, keys in order, AVL balanced
+ * (ts__avl_verify).  The commit's CRC only says its bytes are those
+ * written; a tree pointing outside the log or into itself -- a writer's
+ * bug, or a file made by hand -- would otherwise crash or hang every
+ * reader, the writer's recovery first, and a since inside a batch would
+ * become, at the next flush, a flushed position no recovery can start
+ * from (losing every later commit).  Read-only handles check the head
+ * they start from; the writer's later commits are its own trees.
+ * Returns 0 or TS_ECORRUPT (ts_check names the same problem).
+ */
+static int verify_trees(struct ts_table *t)
+{
+	ts__commit c;
+	uint64_t head = ts__log_head(t->log);
+	int rc = head ? ts__log_read_commit(t->log, head, &c) : 0;
+	for (uint32_t i = 0; head && rc == 0 && i < c.nroots; i++) {
+		ts__root r;
+		ts__commit_root(&c, i, &r);
+		if (on_disk(t->desc, r.born))
+			continue;
+		if (r.since < t->desc->flushed_lsn || r.since >= c.lsn)
+			rc = ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
+			              ", outside the log", r.born, r.since);
+		else if (!ts__log_batch_at(t->log, r.since))
+			rc = ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
+			              ", where no batch begins", r.born, r.since);
+		else if (ts__avl_verify(t->log, r.root, r.since, c.lsn) < 0)
+			rc = TS_ECORRUPT; /* the message says which node */
+		if (rc < 0)
+			rc = ts__context(rc, "log commit at %" PRIu64, c.lsn);
+	}
+	return rc;
+}
+
 /* Open the log (recovering it in writable databases) and, for writers,
  * the filling tablets of its newest commit. */
 static int open_log(struct ts_table *t)
@@ -396,6 +449,8 @@ static int open_log(struct ts_table *t)
 	int rc = ts__path(dir, "%s/log", t->dir);
 	if (rc == 0)
 		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
+	if (rc == 0)
+		rc = verify_trees(t);
 	if (rc == 0 && !ro)
 		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
 	if (rc == 0 && !ro)
@@ -679,12 +734,18 @@ int ts_alter_ttl(ts_table *t, int64_t ttl)
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
+/* 1 when table name has a DESCRIPTOR, 0 when not, or a TS_E* code when
+ * stat fails otherwise (an I/O error is not "no such table"). */
 static int is_table_dir(ts_db *db, const char *name)
 {
 	char path[TS_PATH_MAX];
 	struct stat st;
-	return ts__path(path, "%s/%s/%s", db->path, name, TS_DESC_FILE) == 0 &&
-	       stat(path, &st) == 0;
+	int rc = ts__path(path, "%s/%s/%s", db->path, name, TS_DESC_FILE);
+	if (rc < 0)
+		return rc;
+	if (stat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT || errno == ENOTDIR ? 0 : ts__fail_errno(errno, "stat %s", path);
 }
 
 /* Forget the table object of a dropped table; db->mu is held.  Handles
@@ -712,8 +773,9 @@ int ts_drop(ts_db *db, const char *name)
 	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
 		return rc;
 	pthread_mutex_lock(&db->mu);
-	if (!is_table_dir(db, name)) {
-		rc = ts__fail(TS_ENOENT, "no such table \"%s\"", name);
+	if ((rc = is_table_dir(db, name)) <= 0) {
+		if (rc == 0)
+			rc = ts__fail(TS_ENOENT, "no such table \"%s\"", name);
 		goto out;
 	}
 	if ((rc = ts__path(src, "%s/%s", db->path, name)) < 0 ||

@@ -250,8 +250,9 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
 	ts__store_u32(h + TS_TABH_OFF_SCHEMA, s->version);
 	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
 	if ((rc = ts__pwrite_all(w->fd, h, sizeof h, 0)) < 0) {
+		rc = ts__fail_errno(-rc, "write %s", w->tmp); /* -errno, not a TS_E* code */
 		ts__tablet_writer_abort(w);
-		return ts__context(rc, "write %s", dir);
+		return rc;
 	}
 	w->offset = TS_TABH_SIZE;
 	for (int j = 0; j < w->nstat; j++)
@@ -314,7 +315,7 @@ static int cut_block(ts__tablet_writer *w)
 	if (rc == 0)
 		rc = ts__pwrite_all(w->fd, data, stored, (long long)(w->offset + TS_BLKH_SIZE));
 	if (rc < 0)
-		return ts__context(rc, "write %s", w->tmp);
+		return ts__fail_errno(-rc, "write %s", w->tmp);
 	ts_buf *x = &w->index;
 	ts__put_u64(x, w->offset);
 	ts__put_u32(x, (uint32_t)stored);
@@ -485,7 +486,7 @@ static int write_tail(ts__tablet_writer *w)
 		rc = ts__pwrite_all(w->fd, t, sizeof t, (long long)(w->offset + stored));
 	w->offset += stored + sizeof t;
 	ts__buf_free(&f);
-	return rc < 0 ? ts__context(rc, "write %s", w->tmp) : 0;
+	return rc < 0 ? ts__fail_errno(-rc, "write %s", w->tmp) : 0;
 }
 
 int ts__tablet_writer_finish(ts__tablet_writer *w, uint64_t *rows, uint64_t *bytes,

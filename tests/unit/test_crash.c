@@ -327,10 +327,12 @@ static void crash_during_merges_keeps_prefix(void **state)
 	(void)state;
 	flush_every = 10;
 	merge_every = 50;
-	crash_loop(check_tablets);
+	long k = crash_loop(check_tablets);
 	flush_every = merge_every = 0;
 	print_message("crash: %d tablets at the last check\n", tablets_seen);
-	assert_true(tablets_seen > 0 && tablets_seen < 20);
+	/* a flush per 10 batches, and merges took at least half of them
+	 * away (on a fast machine, all but a few) */
+	assert_true(tablets_seen > 0 && tablets_seen < k / 10 / 2);
 }
 
 /* The newest segment file of the log. */

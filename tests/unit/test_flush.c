@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "descriptor.h"
 #include "snapshot.h"
 #include "support.h"
 #include "tablet.h"
@@ -183,6 +184,60 @@ static void flush_releases_the_log(void **state)
 	free(m.rows);
 }
 
+static int count_rows(const ts_value *v, int n, void *arg)
+{
+	(void)v;
+	(void)n;
+	((int64_t *)arg)[0]++;
+	return 0;
+}
+
+/* Mappings of this process of deleted files under dir. */
+static int deleted_mappings(const char *dir)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, dir) && strstr(line, "(deleted)"))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* The segments a flush released stay mapped while a snapshot taken before
+ * may read them, and no longer: a long-running writer kept every segment
+ * it ever wrote mapped, and the disk blocks of the deleted files with
+ * them. */
+static void flush_unmaps_released_segments_after_the_last_snapshot(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	ts__snapshot s;
+	char logdir[4200];
+	int64_t acc[2] = {0, 0};
+	snprintf(logdir, sizeof logdir, "%s/m/log/", e->dir);
+	for (int b = 1; b <= 400 && ts_test_count_files(logdir, ".seg") < 3; b++)
+		insert_rows(e, &m, 5000, 3 * DAY, b);
+	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	int kept = deleted_mappings(logdir);
+	assert_true(kept >= 1); /* the snapshot's trees are in them */
+	for (uint32_t i = 0; i < s.nroots; i++)
+		assert_int_equal(ts__snapshot_scan(&s, i, count_rows, acc), 0);
+	assert_int_equal(acc[0], (int64_t)m.n);
+	ts__snapshot_release(&s);
+	assert_int_equal(deleted_mappings(logdir), 0);
+	/* with no snapshot held, the next flush unmaps at once */
+	for (int b = 401; b <= 800 && ts_test_count_files(logdir, ".seg") < 3; b++)
+		insert_rows(e, &m, 5000, 3 * DAY, b);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(deleted_mappings(logdir), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
 /* What a crash leaves in the tablets directory goes at the next open. */
 static void flush_leftovers_removed_on_open(void **state)
 {
@@ -254,6 +309,47 @@ static void maintain_flushes_at_period_end_and_age(void **state)
 	free(m.rows);
 }
 
+/* Rows at both ends of the int64 range: the first period begins below
+ * INT64_MIN and starts at INT64_MIN (ts__period_of overflowed computing
+ * it), the last one ends past INT64_MAX and ends there (the flush's
+ * period end overflowed).  Findings of tests/fuzz/fuzz_tablet and
+ * fuzz_log. */
+static void flush_periods_at_the_int64_ends(void **state)
+{
+	ts_test_env *e = *state;
+	test_row rows[2] = {{"a", INT64_MIN, 1, 1}, {"a", INT64_MAX - 2, 2, 2}};
+	const int64_t hours4 = 4 * 3600 * SEC, week = 7 * DAY;
+	ts_test_env_close(e); /* no merge: its delays are not made for 2262 */
+	e->flags |= TS_OPEN_NOMERGE;
+	ts_test_env_open(e);
+	ts_test_env_set_now(e, INT64_MAX - SEC);
+	assert_int_equal(ts_test_insert_m(e->t, rows, 2), 0);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts__descriptor *d = NULL;
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	assert_int_equal(ts__descriptor_read(dir, &d), 0);
+	assert_int_equal(d->ntablets, 2);
+	for (int i = 0; i < 2; i++) {
+		const ts__tablet_meta *m = &d->tablets[i];
+		if (m->min_ts == INT64_MIN) {
+			assert_int_equal(m->period_start, INT64_MIN);
+			assert_int_equal(m->period_end, INT64_MIN + week);
+		} else {
+			assert_int_equal(m->min_ts, INT64_MAX - 2);
+			assert_int_equal(m->period_start, INT64_MAX / hours4 * hours4);
+			assert_int_equal(m->period_end, INT64_MAX);
+		}
+	}
+	ts__descriptor_free(d, 1);
+	ts_test_check_tablets(e->t);
+	test_row *back;
+	assert_int_equal(ts_test_read_m(e->t, &back), 2);
+	assert_int_equal(back[0].ts, INT64_MIN);
+	assert_int_equal(back[1].ts, INT64_MAX - 2);
+	free(back);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
@@ -264,9 +360,11 @@ int main(void)
 		T(flush_while_the_period_fills),
 		T(flush_translates_old_versions),
 		T(flush_releases_the_log),
+		T(flush_unmaps_released_segments_after_the_last_snapshot),
 		T(flush_leftovers_removed_on_open),
 		T(maintain_flushes_by_size),
 		T(maintain_flushes_at_period_end_and_age),
+		T(flush_periods_at_the_int64_ends),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);

@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "crc32c.h"
 #include "support.h"
+#include "tablet.h"
 #include "tablet_format.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
@@ -273,6 +275,36 @@ static void query_limit_resume(void **state)
 	assert_int_equal(ts_cursor_resume(c, &key, &nkey), TS_ENOENT);
 	assert_int_equal(ts_cursor_more(c), 0);
 	ts_cursor_close(c);
+}
+
+/* Bounds of no values at all, the daemon's "ge": [] (found by
+ * tests/fuzz/fuzz_request: comparing a key with the empty bound passed
+ * memcmp a NULL pointer): every key passes them, so with `after` the
+ * rows are those after it, from the tree and from a tablet. */
+static void query_empty_bounds_with_after(void **state)
+{
+	ts_test_env *e = *state;
+	ts_value none[1] = {ts_int64(0)}, after[2] = {ts_string("h00"), ts_timestamp(START + 4 * SEC)};
+	load(e->t, 2, 10, SEC);
+	for (int flushed = 0; flushed < 2; flushed++) {
+		for (int desc = 0; desc < 2; desc++) {
+			ts_query q;
+			test_row *rows;
+			memset(&q, 0, sizeof q);
+			q.lower = q.upper = none; /* zero values of them */
+			q.after = after;
+			q.nafter = 2;
+			q.desc = desc;
+			long n = run(e->t, &q, &rows, NULL);
+			assert_int_equal(n, desc ? 4 : 15);
+			assert_string_equal(rows[0].host, "h00");
+			assert_int_equal(rows[0].ts, START + (desc ? 3 : 5) * SEC);
+			assert_string_equal(rows[n - 1].host, desc ? "h00" : "h01");
+			assert_int_equal(rows[n - 1].ts, START + (desc ? 0 : 9) * SEC);
+			free(rows);
+		}
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
 }
 
 /* ---- how much is read ---- */
@@ -718,12 +750,166 @@ static void aggregate_added_column(void **state)
 	assert_true(ts_test_stat(e->t, "aggregate_rows_summarised") > 0);
 }
 
+/* ---- aggregates at the edges (findings of tests/fuzz/fuzz_tablet) ---- */
+
+/* The next row of an aggregate of count and sum, with no group. */
+static void expect_window(ts_cursor *c, int64_t start, int64_t count, int64_t sum)
+{
+	const ts_value *r;
+	int n;
+	assert_int_equal(ts_cursor_next(c, &r, &n), 0);
+	assert_non_null(r);
+	assert_int_equal(n, 3);
+	assert_int_equal(r[0].v.i, start);
+	assert_int_equal(r[1].v.i, count);
+	assert_int_equal(r[2].v.i, sum);
+}
+
+/* The first window of the int64 range begins below INT64_MIN: its start
+ * was computed with a signed overflow (and so was the period of a row
+ * inserted there).  It is reported as starting at INT64_MIN, from the
+ * tree and from a tablet (by rows, and by block statistics). */
+static void aggregate_window_at_int64_min(void **state)
+{
+	ts_test_env *e = *state;
+	test_row rows[3] = {{"a", INT64_MIN, 0, 5}, {"a", INT64_MIN + 1, 1, 6},
+	                    {"a", INT64_MIN + HOUR, 2, 7}};
+	const int64_t second = INT64_MIN / HOUR * HOUR; /* rounds up: the next window */
+	ts_aggspec specs[2] = {{3, TS_AGG_COUNT}, {3, TS_AGG_SUM}};
+	ts_cursor *c;
+	const ts_value *r;
+	int n;
+	assert_int_equal(ts_test_insert_m(e->t, rows, 3), 0);
+	for (int flushed = 0; flushed < 2; flushed++) {
+		ts_aggregate hourly = {NULL, 0, INT64_MIN, INT64_MIN + 2 * HOUR, HOUR, 0, specs, 2};
+		assert_int_equal(ts_aggregate_open(e->t, &hourly, &c), 0);
+		expect_window(c, INT64_MIN, 2, 11);
+		expect_window(c, second, 1, 7);
+		assert_int_equal(ts_cursor_next(c, &r, &n), 0);
+		assert_null(r);
+		ts_cursor_close(c);
+		ts_aggregate daily = {NULL, 0, INT64_MIN, 0, DAY, 0, specs, 2};
+		assert_int_equal(ts_aggregate_open(e->t, &daily, &c), 0);
+		expect_window(c, INT64_MIN, 3, 18);
+		assert_int_equal(ts_cursor_next(c, &r, &n), 0);
+		assert_null(r);
+		ts_cursor_close(c);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	assert_int_equal(ts_test_stat(e->t, "aggregate_rows_summarised"), 3);
+}
+
+/* Store the footer of tablet id at path raw, with the integer sum of
+ * column col set to first in block 0, second in block 1, and (when
+ * zero_rest) 0 in the others. */
+static void set_sums(const char *path, uint64_t id, int col, __int128 first, __int128 second,
+                     int zero_rest)
+{
+	unsigned char tr[TS_TABT_SIZE];
+	ts__tablet *t;
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ts__tablet_open(path, id, &t), 0);
+	assert_true(t->nblocks >= 2);
+	assert_int_equal(pread(fd, tr, sizeof tr, (off_t)(t->size - TS_TABT_SIZE)), sizeof tr);
+	uint64_t off = ts__load_u64(tr + TS_TABT_OFF_FOOTER);
+	uint32_t len = ts__load_u32(tr + TS_TABT_OFF_RAW), j = 0;
+	unsigned char *f = malloc(len);
+	memcpy(f, t->footer, len);
+	while (j < t->nstat && t->stat_cols[j] != col)
+		j++;
+	assert_true(j < t->nstat);
+	for (uint32_t b = 0; b < (zero_rest ? t->nblocks : 2); b++) {
+		unsigned char *st = f + (t->blocks[b].stats - t->footer) + (size_t)j * TS_STAT_SIZE;
+		unsigned __int128 sum = (unsigned __int128)(b == 0 ? first : b == 1 ? second : 0);
+		ts__store_u64(st + 8, (uint64_t)sum);
+		ts__store_u64(st + 16, (uint64_t)(sum >> 64));
+	}
+	ts__store_u32(tr + TS_TABT_OFF_STORED, len);
+	ts__store_u32(tr + TS_TABT_OFF_FOOTER_CRC, ts__crc32c(0, f, len));
+	tr[TS_TABT_OFF_CODEC] = TS_CODEC_RAW;
+	ts__store_u32(tr + TS_TABT_OFF_CRC, ts__crc32c(0, tr, TS_TABT_OFF_CRC));
+	assert_int_equal(pwrite(fd, f, len, (off_t)off), (ssize_t)len);
+	assert_int_equal(pwrite(fd, tr, sizeof tr, (off_t)(off + len)), sizeof tr);
+	assert_int_equal(ftruncate(fd, (off_t)(off + len + sizeof tr)), 0);
+	close(fd);
+	free(f);
+	ts__tablet_close(t);
+}
+
+#define INT128_MAX_ ((__int128)(~(unsigned __int128)0 >> 1))
+
+/* Block statistics whose sums add up past __int128 (a footer no rows can
+ * have; its checksum is right) make the sum out of range, as one past
+ * int64 does: adding them overflowed. */
+static void aggregate_summed_statistics_overflow(void **state)
+{
+	ts_test_env *e = *state;
+	char path[512];
+	ts_aggspec specs[2] = {{3, TS_AGG_COUNT}, {3, TS_AGG_SUM}};
+	ts_aggregate a = {NULL, 0, START, START + 2 * HOUR, DAY, 0, specs, 2};
+	ts_cursor *c;
+	const ts_value *r;
+	int n;
+	load(e->t, 2, 2 * 720, 5 * SEC);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_env_close(e);
+	snprintf(path, sizeof path, "%s/m/tablets/%016x.tab", e->dir, 1);
+	set_sums(path, 1, 3, INT128_MAX_, INT128_MAX_, 0);
+	ts_test_env_open(e);
+	specs[1].fn = TS_AGG_COUNT; /* the counts are untouched */
+	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &n), 0);
+	assert_non_null(r);
+	assert_int_equal(r[1].v.i, 2 * 2 * 720);
+	ts_cursor_close(c);
+	specs[1].fn = TS_AGG_SUM;
+	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &n), TS_ERANGE);
+	assert_non_null(strstr(ts_errmsg(NULL), "overflows"));
+	ts_cursor_close(c);
+	assert_true(ts_test_stat(e->t, "aggregate_rows_summarised") > 0);
+}
+
+/* Block statistics holding the least __int128, then a row read from the
+ * tree in the same window: adding the row's value overflowed. */
+static void aggregate_row_after_extreme_statistics(void **state)
+{
+	ts_test_env *e = *state;
+	char path[512];
+	test_row late = {"h99", START + SEC, 0, -7};
+	ts_aggspec specs[2] = {{3, TS_AGG_COUNT}, {3, TS_AGG_SUM}};
+	ts_aggregate a = {NULL, 0, START, START + 2 * HOUR, DAY, 0, specs, 2};
+	ts_cursor *c;
+	const ts_value *r;
+	int n;
+	load(e->t, 2, 2 * 720, 5 * SEC);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_env_close(e);
+	snprintf(path, sizeof path, "%s/m/tablets/%016x.tab", e->dir, 1);
+	set_sums(path, 1, 3, -INT128_MAX_ - 1, 0, 1);
+	ts_test_env_open(e);
+	assert_int_equal(ts_test_insert_m(e->t, &late, 1), 0); /* after every tablet key */
+	specs[1].fn = TS_AGG_COUNT;
+	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &n), 0);
+	assert_non_null(r);
+	assert_int_equal(r[1].v.i, 2 * 2 * 720 + 1);
+	ts_cursor_close(c);
+	specs[1].fn = TS_AGG_SUM;
+	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &n), TS_ERANGE);
+	ts_cursor_close(c);
+	assert_true(ts_test_stat(e->t, "aggregate_rows_summarised") > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 		T(query_bounds),
 		T(query_limit_resume),
+		T(query_empty_bounds_with_after),
 		T(query_prefix_hour_reads_only_the_hour),
 		T(query_projection_and_schema),
 		T(query_errors),
@@ -733,6 +919,9 @@ int main(void)
 		T(latest_rows),
 		T(aggregate_hourly_exact),
 		T(aggregate_added_column),
+		T(aggregate_window_at_int64_min),
+		T(aggregate_summed_statistics_overflow),
+		T(aggregate_row_after_extreme_statistics),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
