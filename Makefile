@@ -111,7 +111,7 @@ CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
 
-.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz soak
+.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz fuzz-seeds soak
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -327,17 +327,19 @@ crash-test: $(CRASH_TESTS) $(B)/bin/tsstored $(B)/bin/tsstore
 	TSSTORE_CRASH_ITERATIONS=$(N) scripts/run-tests.sh $(B) $(CRASH_TESTS)
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
-# (default 600) with ASan and UBSan, from the seed corpora in
-# tests/fuzz/NAME/; what they find new is kept in $(B)/fuzz/corpus-NAME.
+# (default 600) with ASan and UBSan (undefined behaviour aborts, so it is
+# a finding), from the seed corpora in tests/fuzz/NAME/; what they find
+# new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request jrows
+FUZZ_TARGETS = request jrows tablet log time
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
 	$(LZO_CFLAGS) $(JANSSON_CFLAGS)
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) -pthread -lm
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c daemon/request.c daemon/stats.c daemon/config.c \
-		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h) config.mk
+		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< daemon/request.c daemon/stats.c daemon/config.c \
@@ -349,7 +351,18 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do mkdir -p $(B)/fuzz/corpus-$$t; \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 		$(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-			-print_final_stats=1 $(B)/fuzz/corpus-$$t tests/fuzz/$$t || exit 1; done
+			-print_final_stats=1 -artifact_prefix=$(B)/fuzz/$$t- \
+			$(B)/fuzz/corpus-$$t tests/fuzz/$$t || exit 1; done
+
+# make fuzz-seeds: rewrite the seed-* files of tests/fuzz/tablet and
+# tests/fuzz/log from tablets and logs the library writes (tests/fuzz/mkseeds.c).
+$(B)/fuzz/mkseeds: tests/fuzz/mkseeds.c tests/fuzz/fuzz_db.h $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LIB_LIBS)
+
+fuzz-seeds: $(B)/fuzz/mkseeds
+	$(B)/fuzz/mkseeds tests/fuzz
 
 # --- run ----------------------------------------------------------------
 run: all
