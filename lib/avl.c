@@ -9,6 +9,7 @@
  * are writable by then, so no off-path node is ever modified.
  */
 #include <assert.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "avl.h"
@@ -416,6 +417,22 @@ long ts__avl_verify(ts__log *log, uint64_t root, uint64_t lo, uint64_t hi)
 	struct span sp = {lo, hi};
 	int h;
 	return check(log, &sp, root, 0, &first, &firstlen, &h);
+}
+
+long ts__avl_verify_root(ts__log *log, const ts__root *r, uint64_t flushed_lsn,
+                         uint64_t commit_lsn)
+{
+	if (r->since < flushed_lsn || r->since >= commit_lsn)
+		return ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
+		                ", outside the log from the flushed position %" PRIu64,
+		                r->born, r->since, flushed_lsn);
+	if (!ts__log_batch_at(log, r->since))
+		return ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
+		                ", where no batch begins", r->born, r->since);
+	long n = ts__avl_verify(log, r->root, r->since, commit_lsn);
+	if (n < 0)
+		return ts__context(TS_ECORRUPT, "filling tablet born at %" PRIu64, r->born);
+	return n;
 }
 
 long ts__avl_check(ts__log *log, uint64_t root)

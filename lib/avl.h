@@ -118,4 +118,13 @@ long ts__avl_check(ts__log *log, uint64_t root);
  * the LSNs [lo, hi): for a tree begun at lo whose commit is at hi. */
 long ts__avl_verify(ts__log *log, uint64_t root, uint64_t lo, uint64_t hi);
 
+/* Verify root r of the commit at commit_lsn, in a table whose log was
+ * flushed through flushed_lsn: the tree begins at a batch between the
+ * two (a since inside a batch would become, at the next flush, a flushed
+ * position no recovery can start from), and ts__avl_verify holds over
+ * [since, commit_lsn).  Shared by the table's open and by ts_check.
+ * Returns the node count, or TS_ECORRUPT with a message naming the tree. */
+long ts__avl_verify_root(ts__log *log, const ts__root *r, uint64_t flushed_lsn,
+                         uint64_t commit_lsn);
+
 #endif

@@ -359,15 +359,6 @@ static void segment_file(struct check *c, uint64_t lsn, char *file)
 		snprintf(file, TS_PATH_MAX, "%s/log", c->table);
 }
 
-/* Whether a tree of this born is already an on-disk tablet of d. */
-static int on_disk(const ts__descriptor *d, uint64_t born)
-{
-	for (int i = 0; i < d->ntablets; i++)
-		if (d->tablets[i].source == born)
-			return 1;
-	return 0;
-}
-
 /* Decode every row of a tree (already verified to lie in the log) and
  * check its timespan against the root.  Returns 0, or -1 with *why. */
 static int check_tree_rows(ts__log *log, const ts__descriptor *d, const ts__root *r,
@@ -416,21 +407,12 @@ static int check_tree_rows(ts__log *log, const ts__descriptor *d, const ts__root
 static int check_tree(ts__log *log, const ts__descriptor *d, const ts__commit *cm,
                       const ts__root *r, char *why, size_t size)
 {
-	if (r->since < d->flushed_lsn || r->since >= cm->lsn) {
-		snprintf(why, size, "filling tablet born at %" PRIu64 " begins at %" PRIu64
-		         ", outside the log from the flushed position %" PRIu64, r->born, r->since,
-		         d->flushed_lsn);
-		return -1;
-	}
-	if (!ts__log_batch_at(log, r->since)) { /* a flush would make it the flushed position */
-		snprintf(why, size, "filling tablet born at %" PRIu64 " begins at %" PRIu64
-		         ", where no batch begins", r->born, r->since);
-		return -1;
-	}
-	long n = ts__avl_verify(log, r->root, r->since, cm->lsn);
-	if (n < 0 || (uint64_t)n != r->rows) {
-		snprintf(why, size, "filling tablet born at %" PRIu64 ": %s", r->born,
-		         n < 0 ? ts_errmsg(NULL) : "its commit counts another number of rows");
+	long n = ts__avl_verify_root(log, r, d->flushed_lsn, cm->lsn);
+	if (n < 0)
+		return snprintf(why, size, "%s", ts_errmsg(NULL)), -1;
+	if ((uint64_t)n != r->rows) {
+		snprintf(why, size, "filling tablet born at %" PRIu64
+		         ": its commit counts another number of rows", r->born);
 		return -1;
 	}
 	if (r->rows && check_tree_rows(log, d, r, why, size) < 0)
@@ -449,7 +431,7 @@ static int check_trees(ts__log *log, const ts__descriptor *d, uint64_t lsn, char
 	for (uint32_t i = 0; i < cm.nroots; i++) {
 		ts__root r;
 		ts__commit_root(&cm, i, &r);
-		if (!on_disk(d, r.born) && check_tree(log, d, &cm, &r, why, size) < 0)
+		if (!ts__tablets_hold_tree(d->tablets, d->ntablets, r.born) && check_tree(log, d, &cm, &r, why, size) < 0)
 			return -1;
 	}
 	return 0;

@@ -38,6 +38,16 @@ typedef struct ts__descriptor {
 } ts__descriptor;
 
 /* The newest schema. */
+/* Whether one of tablets[0..n) was flushed from the filling tree born at
+ * born: readers, recovery and check then skip that tree. */
+static inline int ts__tablets_hold_tree(const ts__tablet_meta *tablets, int n, uint64_t born)
+{
+	for (int i = 0; i < n; i++)
+		if (tablets[i].source == born)
+			return 1;
+	return 0;
+}
+
 static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
 {
 	return d->schemas[d->nschemas - 1];

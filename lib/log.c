@@ -94,7 +94,7 @@ static int seg_path(const ts__log *log, uint64_t seg, char *out)
 
 /* ---- segment files ---- */
 
-static void write_seg_header(unsigned char *h, uint64_t seg)
+void ts__log_segment_header(unsigned char *h, uint64_t seg)
 {
 	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
 	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
@@ -132,7 +132,7 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ts__fail_errno(errno, "create %s", tmp);
-	write_seg_header(h, seg);
+	ts__log_segment_header(h, seg);
 	/* Blocks are allocated here so that writing through the mapping
 	 * never meets a full disk (SIGBUS): only a file system that cannot
 	 * allocate (EOPNOTSUPP) gets a sparse file instead, not a full one. */
@@ -1304,7 +1304,7 @@ static int copy_seg(const char *src_dir, const char *dst_dir, uint64_t seg, uint
 		rc = ts__fail_errno(errno, "create %s", dst);
 	if (rc == 0 && ftruncate(out, (off_t)TS_SEG_FILE_SIZE) < 0)
 		rc = ts__fail_errno(errno, "size %s", dst);
-	write_seg_header(h, seg);
+	ts__log_segment_header(h, seg);
 	if (rc == 0 && (rc = ts__pwrite_all(out, h, sizeof h, 0)) < 0)
 		rc = ts__fail_errno(-rc, "write %s", dst);
 	if (rc == 0)

@@ -220,6 +220,10 @@ uint64_t ts__log_tail(const ts__log *log);
  * Returns 0, TS_ENOENT (no such directory), TS_EIO, TS_ENOMEM. */
 int ts__log_segments(const char *dir, uint64_t **out, size_t *n);
 
+/* Fill h[0..TS_SEG_HEADER) past its zeroes with the header of segment
+ * seg (docs/log-format.md), its clean flag 0. */
+void ts__log_segment_header(unsigned char *h, uint64_t seg);
+
 /* The file name of segment seg, "<16 hex digits>.seg". */
 int ts__log_segment_name(uint64_t seg, char *out, size_t size);
 

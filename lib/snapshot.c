@@ -45,15 +45,6 @@ static int capture(ts_table *t, ts__snapshot *s)
 	return rc;
 }
 
-/* Whether a tree of this born is already an on-disk tablet. */
-static int on_disk(const ts__snapshot *s, uint64_t born)
-{
-	for (int i = 0; i < s->ntablets; i++)
-		if (s->metas[i].source == born)
-			return 1;
-	return 0;
-}
-
 /* A merge may retire and unlink a tablet between our reading the
  * descriptor and opening it; the descriptor read again no longer names
  * it.  This many attempts, then the error stands. */
@@ -100,7 +91,7 @@ static int take(ts_table *t, ts__snapshot *s)
 	s->seq = c.seq;
 	for (uint32_t i = 0; i < c.nroots; i++) {
 		ts__commit_root(&c, i, &s->roots[s->nroots]);
-		if (!on_disk(s, s->roots[s->nroots].born))
+		if (!ts__tablets_hold_tree(s->metas, s->ntablets, s->roots[s->nroots].born))
 			s->nroots++;
 	}
 	return 0;

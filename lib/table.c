@@ -392,16 +392,6 @@ static int clean_tablets(struct ts_table *t)
 	return rc;
 }
 
-/* Whether the descriptor names a tablet flushed from the tree born at
- * born. */
-static int on_disk(const ts__descriptor *d, uint64_t born)
-{
-	for (int i = 0; i < d->ntablets; i++)
-		if (d->tablets[i].source == born)
-			return 1;
-	return 0;
-}
-
 /*
  * Verify the trees the newest commit names (but those already on disk)
  * before anything walks them: each begun by a valid batch between the
@@ -424,18 +414,10 @@ static int verify_trees(struct ts_table *t)
 	for (uint32_t i = 0; head && rc == 0 && i < c.nroots; i++) {
 		ts__root r;
 		ts__commit_root(&c, i, &r);
-		if (on_disk(t->desc, r.born))
+		if (ts__tablets_hold_tree(t->desc->tablets, t->desc->ntablets, r.born))
 			continue;
-		if (r.since < t->desc->flushed_lsn || r.since >= c.lsn)
-			rc = ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
-			              ", outside the log", r.born, r.since);
-		else if (!ts__log_batch_at(t->log, r.since))
-			rc = ts__fail(TS_ECORRUPT, "filling tablet born at %" PRIu64 " begins at %" PRIu64
-			              ", where no batch begins", r.born, r.since);
-		else if (ts__avl_verify(t->log, r.root, r.since, c.lsn) < 0)
-			rc = TS_ECORRUPT; /* the message says which node */
-		if (rc < 0)
-			rc = ts__context(rc, "log commit at %" PRIu64, c.lsn);
+		if (ts__avl_verify_root(t->log, &r, t->desc->flushed_lsn, c.lsn) < 0)
+			rc = ts__context(TS_ECORRUPT, "log commit at %" PRIu64, c.lsn);
 	}
 	return rc;
 }

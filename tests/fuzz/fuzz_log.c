@@ -121,13 +121,8 @@ static void write_segment(uint64_t seg, int clean, const unsigned char *p, uint6
 	unsigned char h[TS_SEG_HEADER] = {0};
 	char path[700];
 	snprintf(path, sizeof path, "%s/%016llx.seg", ldir, (unsigned long long)seg);
-	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
-	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
-	ts__store_u32(h + TS_SEGH_OFF_HEADER_SIZE, TS_SEG_HEADER);
-	ts__store_u64(h + TS_SEGH_OFF_SEGNO, seg);
-	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, TS_SEG_DATA);
-	ts__store_u32(h + TS_SEGH_OFF_CRC, ts__crc32c(0, h, TS_SEGH_FIXED));
-	ts__store_u32(h + TS_SEGH_OFF_CLEAN, (uint32_t)clean);
+	ts__log_segment_header(h, seg);
+	ts__store_u32(h + TS_SEGH_OFF_CLEAN, (uint32_t)clean); /* outside the CRC */
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0 ||
 	    pwrite(fd, h, sizeof h, 0) != (ssize_t)sizeof h)
