@@ -1,0 +1,103 @@
+#!/bin/sh
+# test_bench.sh -- keep the benchmark harness working: run
+# `tsstore-bench --quick --compare` once (every workload, whatever peers
+# this build has) and check what it printed, not how fast anything was
+# (figures are judged in BENCHMARKS.md, never by a test):
+#   - exit status 0, and no "error" line (a tsstore call that failed);
+#   - every line of stdout is one JSON object naming its workload;
+#   - every workload that needs nothing from outside the repository
+#     printed a positive tsstore figure for each metric listed below;
+#   - --compare printed the tsstore/hash ratio and, for every Done-when
+#     target, a line saying whether it is met;
+#   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
+#     ingest's peer: VictoriaMetrics; the LMDB and RocksDB peers) either
+#     printed their lines or said on stderr why not.
+#
+# Usage: tests/cli/test_bench.sh BUILDDIR (see lib.sh); the bench is
+# BUILDDIR/bin/tsstore-bench and runs from the repository's root, where
+# its default --tsbs path (../shared/data/...) leads.
+set -u
+root=$(pwd)
+. "$root/tests/cli/lib.sh"
+bench=$(dirname "$bin")/tsstore-bench
+if [ ! -x "$bench" ]; then
+	echo "$0: $bench: not built" >&2
+	exit 2
+fi
+
+start=$(date +%s)
+(cd "$root" && "$bench" --quick --compare) >"$tmp/bench.jsonl" 2>"$tmp/bench.err"
+status=$?
+echo "tsstore-bench --quick --compare: exit $status, $(($(date +%s) - start)) s," \
+	"$(wc -l <"$tmp/bench.jsonl") lines"
+cp "$tmp/bench.jsonl" "$tmp/out"
+cp "$tmp/bench.err" "$tmp/err"
+expect "exit status 0" "$status" -eq 0
+
+# json_lines: lines that are not one JSON object with a workload first
+bad=$(grep -cv '^{"workload":"[a-z_]*",.*}$' "$tmp/bench.jsonl")
+expect "every line a JSON object naming its workload" "$bad" -eq 0
+errors=$(grep -c '"error"' "$tmp/bench.jsonl")
+expect "no error lines" "$errors" -eq 0
+
+# result WORKLOAD ENGINE METRIC: a line of that result with a positive value
+result() {
+	grep "^{\"workload\":\"$1\",\"engine\":\"$2\",\"metric\":\"$3\",\"value\":" \
+		"$tmp/bench.jsonl" | sed -n 's/.*"value":\([0-9.e+-]*\).*/\1/p' | head -1
+}
+for r in \
+	"absorb tsstore rows_per_sec" "absorb hash rows_per_sec" \
+	"absorb_readers tsstore_2readers rows_per_sec" \
+	"absorb_readers tsstore_2readers rows_per_writer_cpu_sec" \
+	"device device seq_write_mb_per_sec" "device memory memcpy_mb_per_sec" \
+	"flush tsstore flush_mb_per_sec" "flush tsstore flush_over_device" \
+	"bytes_per_row tsstore bytes_per_row" "bytes_per_row tsstore_merged bytes_per_row" \
+	"bytes_per_row raw bytes_per_row" \
+	"scan tsstore rows_per_sec" "range tsstore queries_per_sec" \
+	"latest tsstore lookups_per_sec" "aggregate tsstore rows_per_sec" \
+	"aggregate tsstore_scan rows_per_sec" "cold_scan tsstore tablet_mb_per_sec" \
+	"latency tsstore_merge_off p99_all_ns" "latency tsstore_merge_on p99_all_ns" \
+	"ingest tsstored rows_per_s" "sql tsstore_c scan_rows_per_s" \
+	"sql tsstore_sql scan_rows_per_s"; do
+	set -- $r
+	v=$(result "$1" "$2" "$3")
+	cp /dev/null "$tmp/out"
+	if [ -z "$v" ]; then
+		fail "$1/$2/$3" "no result line"
+	elif awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+		pass
+	else
+		fail "$1/$2/$3" "value $v is not positive"
+	fi
+done
+
+# The per-second latency timeline: one p99 line per second of each run.
+seconds=$(grep -c '"workload":"latency","engine":"tsstore_merge_on","metric":"p99_ns"' \
+	"$tmp/bench.jsonl")
+expect "latency timeline has a line per second" "$seconds" -ge 10
+
+# --compare: ratios, and a met line for every target the run could judge.
+expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.jsonl")" -ge 1
+# scan, range and latest are judged against LMDB, bytes_per_row against
+# RocksDB: only when this build has them.
+targets="flush aggregate cold_scan latency ingest sql"
+grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
+grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
+for w in $targets; do
+	n=$(grep "^{\"workload\":\"$w\",\"target\":" "$tmp/bench.jsonl" |
+		grep -c '"met":\(true\|false\)}$')
+	expect "target line of $w" "$n" -ge 1
+done
+
+# Optional parts: present, or a reason on stderr.
+optional() {
+	name=$1 line=$2 reason=$3
+	if grep -q "$line" "$tmp/bench.jsonl" || grep -q "$reason" "$tmp/bench.err"; then
+		pass
+	else
+		fail "$name" "neither its result nor why it is missing"
+	fi
+}
+optional "fuse_cat" '"workload":"fuse_cat","engine":"tsstore-fuse"' 'fuse_cat'
+optional "ingest peer" '"engine":"victoriametrics"' 'victoria-metrics is not installed'
+finish
