@@ -84,6 +84,17 @@ static void lru_push(ts__bcache *c, ts__cblock *b)
 		c->tail = b;
 }
 
+static void lru_append(ts__bcache *c, ts__cblock *b)
+{
+	b->next = NULL;
+	b->prev = c->tail;
+	if (c->tail)
+		c->tail->next = b;
+	c->tail = b;
+	if (!c->head)
+		c->head = b;
+}
+
 ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 {
 	if (c->cap == 0)
@@ -149,7 +160,7 @@ static void grow(ts__bcache *c)
 	c->nbuckets = n;
 }
 
-int ts__bcache_put(ts__bcache *c, ts__cblock *b)
+int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 {
 	b->bytes = sizeof *b + b->raw.cap + b->caprows * sizeof *b->rows;
 	if (c->cap == 0 || b->bytes > c->cap / 4)
@@ -159,21 +170,25 @@ int ts__bcache_put(ts__bcache *c, ts__cblock *b)
 	ts__cblock *o = c->buckets[i];
 	while (o && (o->serial != b->serial || o->block != b->block))
 		o = o->hnext;
-	if (!o) {
+	int take = !o && (how == TS_BCACHE_EVICT || c->used + b->bytes <= c->cap);
+	if (take) {
 		while (c->used + b->bytes > c->cap && c->tail)
 			evict(c, c->tail);
 		if (c->count >= c->nbuckets)
 			grow(c), i = bucket_of(c, b->serial, b->block);
 		b->hnext = c->buckets[i];
 		c->buckets[i] = b;
-		lru_push(c, b);
+		if (how == TS_BCACHE_EVICT)
+			lru_push(c, b);
+		else
+			lru_append(c, b);
 		b->cached = 1;
 		b->refs++;
 		c->used += b->bytes;
 		c->count++;
 	}
 	pthread_mutex_unlock(&c->mu);
-	return o == NULL;
+	return take;
 }
 
 void ts__cblock_put(ts__bcache *c, ts__cblock *b)

@@ -11,8 +11,10 @@
  *
  * Entries are reference-counted: a reader holds its block while it reads
  * rows from it, and eviction only unlinks an entry, which is freed when
- * its last reader lets go.  Long scans read around the cache (scan.c) so
- * that one scan does not flush everything else out.
+ * its last reader lets go.  Long scans never push anything out (scan.c):
+ * past their first blocks they only fill room the cache has spare, at the
+ * cold end of the list, so that one scan does not flush everything else
+ * out, while a cache big enough for the data ends up holding all of it.
  */
 #ifndef TS_BCACHE_H
 #define TS_BCACHE_H
@@ -63,13 +65,19 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block);
  * Returns NULL when out of memory. */
 ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block);
 
+/* How ts__bcache_put makes room. */
+enum {
+	TS_BCACHE_EVICT, /* as the most recent entry, evicting the least recent */
+	TS_BCACHE_SPARE  /* only into room to spare, as the least recent entry */
+};
+
 /* Offer a filled block b (referenced by the caller, who keeps that
  * reference) to the cache; when another reader cached the same block
- * first, or b is too large, b stays private.  Evicts least recently used
- * entries to make room.  Returns 1 when b was cached (other readers may
- * use it from then on, even after it is evicted), 0 when it is still the
- * caller's alone. */
-int ts__bcache_put(ts__bcache *c, ts__cblock *b);
+ * first, or b is too large, or (TS_BCACHE_SPARE) the cache has no room
+ * to spare, b stays private.  Returns 1 when b was cached (other readers
+ * may use it from then on, even after it is evicted), 0 when it is still
+ * the caller's alone. */
+int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how);
 
 /* Let go of a reference.  NULL allowed. */
 void ts__cblock_put(ts__bcache *c, ts__cblock *b);

@@ -329,7 +329,8 @@ static int load_block(ts__src *src, uint32_t b)
 		cb->nrows = 0;
 		return rc;
 	}
-	if (src->blocks_read++ < CACHED_BLOCKS_PER_STREAM && ts__bcache_put(bc, cb))
+	if (ts__bcache_put(bc, cb, src->blocks_read++ < CACHED_BLOCKS_PER_STREAM ? TS_BCACHE_EVICT
+	                                                                         : TS_BCACHE_SPARE))
 		src->cb_private = 0;
 	return 0;
 }

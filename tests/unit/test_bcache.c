@@ -3,7 +3,8 @@
  * least-recently-used eviction within the byte bound, a block evicted
  * while a reader holds it staying readable until let go, a second copy
  * of a cached block staying private, a zero-sized cache keeping nothing,
- * and the hash table growing past its first size.
+ * the hash table growing past its first size, and a long scan's blocks
+ * (TS_BCACHE_SPARE) taking only spare room, as the least recent entries.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,7 +34,7 @@ static size_t charge(size_t len)
 	ts__bcache none;
 	assert_int_equal(ts__bcache_init(&none, 0), 0);
 	ts__cblock *b = filled(1, 0, len);
-	ts__bcache_put(&none, b); /* sets b->bytes, keeps nothing */
+	ts__bcache_put(&none, b, TS_BCACHE_EVICT); /* sets b->bytes, keeps nothing */
 	size_t bytes = b->bytes;
 	ts__cblock_put(&none, b);
 	ts__bcache_free(&none);
@@ -50,7 +51,7 @@ static void bcache_hits_and_lru(void **state)
 	 * least recently used */
 	for (uint32_t n = 0; n < 4; n++) {
 		ts__cblock *b = filled(1, n, 12 << 10);
-		assert_int_equal(ts__bcache_put(&c, b), 1);
+		assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
 		ts__cblock_put(&c, b);
 	}
 	ts__cblock *b0 = ts__bcache_get(&c, 1, 0); /* 0 is now the most recent */
@@ -58,7 +59,7 @@ static void bcache_hits_and_lru(void **state)
 	assert_int_equal(b0->raw.data[100], 0);
 	ts__cblock_put(&c, b0);
 	ts__cblock *b4 = filled(1, 4, 12 << 10);
-	assert_int_equal(ts__bcache_put(&c, b4), 1);
+	assert_int_equal(ts__bcache_put(&c, b4, TS_BCACHE_EVICT), 1);
 	ts__cblock_put(&c, b4);
 	assert_true(c.used <= c.cap);
 	assert_null(ts__bcache_get(&c, 1, 1)); /* the least recent went */
@@ -77,11 +78,11 @@ static void bcache_evicted_while_held(void **state)
 	ts__bcache c;
 	assert_int_equal(ts__bcache_init(&c, 4 * charge(12 << 10) + 100), 0);
 	ts__cblock *held = filled(7, 0, 12 << 10);
-	assert_int_equal(ts__bcache_put(&c, held), 1);
+	assert_int_equal(ts__bcache_put(&c, held, TS_BCACHE_EVICT), 1);
 	/* fill the cache until block 0 is evicted; the reader still holds it */
 	for (uint32_t n = 1; n < 8; n++) {
 		ts__cblock *b = filled(7, n, 12 << 10);
-		ts__bcache_put(&c, b);
+		ts__bcache_put(&c, b, TS_BCACHE_EVICT);
 		ts__cblock_put(&c, b);
 	}
 	assert_null(ts__bcache_get(&c, 7, 0));
@@ -98,11 +99,11 @@ static void bcache_duplicate_and_oversized_stay_private(void **state)
 	ts__bcache c;
 	assert_int_equal(ts__bcache_init(&c, 4 * charge(16 << 10) - 1), 0);
 	ts__cblock *a = filled(3, 9, 1000), *b = filled(3, 9, 1000);
-	assert_int_equal(ts__bcache_put(&c, a), 1);
-	assert_int_equal(ts__bcache_put(&c, b), 0); /* the same block again */
+	assert_int_equal(ts__bcache_put(&c, a, TS_BCACHE_EVICT), 1);
+	assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 0); /* the same block again */
 	assert_int_equal(b->cached, 0);
 	ts__cblock *big = filled(3, 10, 16 << 10); /* more than a quarter */
-	assert_int_equal(ts__bcache_put(&c, big), 0);
+	assert_int_equal(ts__bcache_put(&c, big, TS_BCACHE_EVICT), 0);
 	ts__cblock_put(&c, big);
 	ts__cblock_put(&c, b);
 	ts__cblock_put(&c, a);
@@ -110,7 +111,7 @@ static void bcache_duplicate_and_oversized_stay_private(void **state)
 
 	assert_int_equal(ts__bcache_init(&c, 0), 0); /* no cache at all */
 	a = filled(3, 1, 10);
-	assert_int_equal(ts__bcache_put(&c, a), 0);
+	assert_int_equal(ts__bcache_put(&c, a, TS_BCACHE_EVICT), 0);
 	assert_null(ts__bcache_get(&c, 3, 1));
 	ts__cblock_put(&c, a);
 	ts__bcache_free(&c);
@@ -123,11 +124,49 @@ static void bcache_grows(void **state)
 	assert_int_equal(ts__bcache_init(&c, 64 << 20), 0);
 	for (uint32_t n = 0; n < 5000; n++) {
 		ts__cblock *b = filled(ts__bcache_serial(), n, 16);
-		assert_int_equal(ts__bcache_put(&c, b), 1);
+		assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
 		ts__cblock_put(&c, b);
 	}
 	assert_int_equal(c.count, 5000);
 	assert_true(c.nbuckets >= 4096);
+	ts__bcache_free(&c);
+}
+
+static void bcache_spare_room_only(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 4 * charge(12 << 10) + 100), 0);
+	ts__cblock *b;
+	for (uint32_t n = 0; n < 3; n++) { /* a reader's three blocks */
+		b = filled(5, n, 12 << 10);
+		assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
+		ts__cblock_put(&c, b);
+	}
+	/* a scan: its first block fits into the room left, the next would
+	 * need an eviction and stays private */
+	ts__cblock *s1 = filled(6, 0, 12 << 10), *s2 = filled(6, 1, 12 << 10);
+	assert_int_equal(ts__bcache_put(&c, s1, TS_BCACHE_SPARE), 1);
+	assert_int_equal(ts__bcache_put(&c, s2, TS_BCACHE_SPARE), 0);
+	assert_int_equal(s2->cached, 0);
+	ts__cblock_put(&c, s1);
+	ts__cblock_put(&c, s2);
+	for (uint32_t n = 0; n < 3; n++) {
+		assert_non_null(b = ts__bcache_get(&c, 5, n));
+		ts__cblock_put(&c, b);
+	}
+	/* the scan's block went in as the least recent: the next eviction
+	 * takes it, not the reader's least recent block (5, 0) */
+	assert_int_equal(c.tail->serial, 6);
+	b = filled(5, 3, 12 << 10);
+	assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
+	ts__cblock_put(&c, b);
+	assert_null(ts__bcache_get(&c, 6, 0));
+	for (uint32_t n = 0; n < 4; n++) {
+		assert_non_null(b = ts__bcache_get(&c, 5, n));
+		ts__cblock_put(&c, b);
+	}
+	assert_true(c.used <= c.cap);
 	ts__bcache_free(&c);
 }
 
@@ -138,6 +177,7 @@ int main(void)
 		cmocka_unit_test(bcache_evicted_while_held),
 		cmocka_unit_test(bcache_duplicate_and_oversized_stay_private),
 		cmocka_unit_test(bcache_grows),
+		cmocka_unit_test(bcache_spare_room_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
