@@ -45,7 +45,7 @@ fail:
 	return -1;
 }
 
-void ts__put(ts_buf *b, const void *p, size_t n)
+void ts__put_slow(ts_buf *b, const void *p, size_t n)
 {
 	if (n == 0 || ts__buf_reserve(b, n) < 0)
 		return;
@@ -76,17 +76,6 @@ void ts__put_bytes(ts_buf *b, const void *p, size_t n)
 	ts__put(b, p, n);
 }
 
-const void *ts__get_raw(ts_reader *r, size_t n)
-{
-	if (r->bad || ts__reader_left(r) < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	const void *p = r->p;
-	r->p += n;
-	return p;
-}
-
 uint8_t ts__get_u8(ts_reader *r)
 {
 	const unsigned char *p = ts__get_raw(r, 1);
@@ -114,7 +103,7 @@ uint64_t ts__get_u64(ts_reader *r)
 	return p ? ts__load_u64(p) : 0;
 }
 
-uint64_t ts__get_varint(ts_reader *r)
+uint64_t ts__get_varint_slow(ts_reader *r)
 {
 	uint64_t v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
@@ -131,17 +120,3 @@ uint64_t ts__get_varint(ts_reader *r)
 	return 0;
 }
 
-void ts__get_bytes(ts_reader *r, const void **p, size_t *n)
-{
-	uint64_t len = ts__get_varint(r);
-	*p = NULL;
-	*n = 0;
-	if (r->bad)
-		return;
-	if (len > ts__reader_left(r)) {
-		r->bad = 1;
-		return;
-	}
-	*p = ts__get_raw(r, (size_t)len);
-	*n = (size_t)len;
-}

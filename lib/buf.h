@@ -36,7 +36,18 @@ void ts__buf_init(ts_buf *b);
 void ts__buf_free(ts_buf *b);
 /* Make room for n more bytes; returns 0 or -1 (and sets oom). */
 int ts__buf_reserve(ts_buf *b, size_t n);
-void ts__put(ts_buf *b, const void *p, size_t n);
+void ts__put_slow(ts_buf *b, const void *p, size_t n);
+/* Append p[0..n): inline while the buffer has room (every row of a scan
+ * copies its key), else growing it. */
+static inline void ts__put(ts_buf *b, const void *p, size_t n)
+{
+	if (n && b->cap - b->len >= n && !b->oom) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+	} else {
+		ts__put_slow(b, p, n);
+	}
+}
 void ts__put_u8(ts_buf *b, uint8_t v);
 void ts__put_u16(ts_buf *b, uint16_t v);
 void ts__put_u32(ts_buf *b, uint32_t v);
@@ -59,11 +70,40 @@ uint8_t ts__get_u8(ts_reader *r);
 uint16_t ts__get_u16(ts_reader *r);
 uint32_t ts__get_u32(ts_reader *r);
 uint64_t ts__get_u64(ts_reader *r);
-uint64_t ts__get_varint(ts_reader *r);
+uint64_t ts__get_varint_slow(ts_reader *r);
+/* A varint: inline when it is one byte (every row's key length). */
+static inline uint64_t ts__get_varint(ts_reader *r)
+{
+	if (!r->bad && r->p < r->end && *r->p < 0x80)
+		return *r->p++;
+	return ts__get_varint_slow(r);
+}
 /* Point *p at the next n bytes (NULL and bad when fewer are left). */
-const void *ts__get_raw(ts_reader *r, size_t n);
+static inline const void *ts__get_raw(ts_reader *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	const void *p = r->p;
+	r->p += n;
+	return p;
+}
 /* A varint length then the bytes: *p and *n describe them in place. */
-void ts__get_bytes(ts_reader *r, const void **p, size_t *n);
+static inline void ts__get_bytes(ts_reader *r, const void **p, size_t *n)
+{
+	uint64_t len = ts__get_varint(r);
+	*p = NULL;
+	*n = 0;
+	if (r->bad)
+		return;
+	if (len > (uint64_t)(r->end - r->p)) {
+		r->bad = 1;
+		return;
+	}
+	*p = ts__get_raw(r, (size_t)len);
+	*n = (size_t)len;
+}
 
 /* Little-endian loads and stores on raw memory. */
 static inline uint32_t ts__load_u32(const void *p)

@@ -56,9 +56,19 @@ void ts__key_describe(const ts__schema *s, const void *key, size_t len,
  * buffer), which memcmp must not be given even for 0 bytes. */
 static inline int ts__key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 {
+	/* keys are short (tens of bytes): eight bytes at a time, big-endian,
+	 * beats a call to memcmp */
+	const unsigned char *x = a, *y = b;
 	size_t n = alen < blen ? alen : blen;
-	int c = n ? memcmp(a, b, n) : 0;
-	return c ? c : (alen > blen) - (alen < blen);
+	for (; n >= 8; n -= 8, x += 8, y += 8) {
+		uint64_t u = ts__load_be64(x), v = ts__load_be64(y);
+		if (u != v)
+			return u < v ? -1 : 1;
+	}
+	for (; n > 0; n--, x++, y++)
+		if (*x != *y)
+			return *x < *y ? -1 : 1;
+	return (alen > blen) - (alen < blen);
 }
 
 #endif
