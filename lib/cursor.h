@@ -22,6 +22,10 @@ struct ts_cursor {
 	int err;                  /* sticky: the error next returned */
 	int more;                 /* the limit cut the result */
 	ts_value *vals;           /* a row decoded in the snapshot's schema */
+	/* when not NULL, decode only columns want[0..nwant): a projection
+	 * with no key column */
+	const int *want;
+	int nwant;
 	ts_buf scratch;
 	ts_buf last_key;          /* encoded key of the last row returned */
 	ts_buf resume_scratch;
@@ -41,7 +45,8 @@ int ts__cursor_open(ts_table *t, size_t size,
                     ts_cursor **out);
 
 /* Decode a row of schema version `version` of the cursor's snapshot into
- * c->vals.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+ * c->vals (only columns c->want, when set).
+ * Returns 0, TS_ECORRUPT or TS_ENOMEM. */
 int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len);
 
 /*

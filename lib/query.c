@@ -59,6 +59,9 @@ int ts__cursor_open(ts_table *t, size_t size,
 
 int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len)
 {
+	if (c->want)
+		return ts__snapshot_decode_values(&c->scan.snap, version, row, len, c->vals, c->want,
+		                                  c->nwant);
 	return ts__snapshot_decode(&c->scan.snap, version, row, len, c->vals, &c->scratch);
 }
 
@@ -241,13 +244,19 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 		if (!(c->proj = malloc((size_t)q->ncolumns * sizeof *c->proj)) ||
 		    !(c->out = malloc((size_t)q->ncolumns * sizeof *c->out)))
 			return ts__fail(TS_ENOMEM, "out of memory");
+		int keys = 0;
 		for (int i = 0; i < q->ncolumns; i++) {
 			if (q->columns[i] < 0 || q->columns[i] >= schema->ncols)
 				return ts__fail(TS_ENOENT, "columns: no column %d (the table has %d)",
 				                q->columns[i], schema->ncols);
 			c->proj[i] = q->columns[i];
+			keys |= schema->cols[q->columns[i]].key_pos >= 0;
 		}
 		c->nproj = q->ncolumns;
+		if (!keys) { /* decode only what is projected */
+			base->want = c->proj;
+			base->nwant = c->nproj;
+		}
 	}
 	int rc = ts__range_prefix(&base->range, schema, q->prefix, q->nprefix, tmin, tmax);
 	if (rc == 0)

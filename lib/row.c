@@ -62,9 +62,9 @@ static void read_fixed(const ts__col *c, const unsigned char *fixed, ts_value *v
 		v->v.i = (int64_t)ts__load_u64(fixed + c->fixed_off);
 }
 
-int ts__row_decode(const ts__schema *from, const ts__schema *to,
-                   const void *row, size_t len, ts_value *vals,
-                   ts_buf *scratch)
+/* Decode row into vals; keys: the key columns too (else left alone). */
+static int decode(const ts__schema *from, const ts__schema *to, const void *row, size_t len,
+                  ts_value *vals, ts_buf *scratch, int keys)
 {
 	ts_value keyvals[TS_KEY_COLUMNS_MAX];
 	const void *key;
@@ -72,16 +72,22 @@ int ts__row_decode(const ts__schema *from, const ts__schema *to,
 	ts_reader r;
 	ts__reader_init(&r, row, len);
 	ts__get_bytes(&r, &key, &klen);
-	if (r.bad || ts__key_decode(from, key, klen, from->nkey, keyvals, scratch, &used) < 0 ||
-	    used != klen)
+	if (r.bad || (keys && (ts__key_decode(from, key, klen, from->nkey, keyvals, scratch,
+	                                      &used) < 0 ||
+	                       used != klen)))
 		return ts__fail(TS_ECORRUPT, "malformed row: bad key");
 	const unsigned char *fixed = ts__get_raw(&r, (size_t)from->fixed_size);
 	for (int i = 0; i < from->ncols; i++) {
 		const ts__col *c = &from->cols[i];
+		if (c->key_pos >= 0) {
+			if (keys) {
+				vals[i].type = to->cols[i].type;
+				vals[i].v = keyvals[c->key_pos].v;
+			}
+			continue;
+		}
 		vals[i].type = to->cols[i].type;
-		if (c->key_pos >= 0)
-			vals[i].v = keyvals[c->key_pos].v;
-		else if (c->fixed_off >= 0 && fixed)
+		if (c->fixed_off >= 0 && fixed)
 			read_fixed(c, fixed, &vals[i]);
 	}
 	for (int j = 0; j < from->nvar; j++)
@@ -92,4 +98,43 @@ int ts__row_decode(const ts__schema *from, const ts__schema *to,
 	for (int i = from->ncols; i < to->ncols; i++)
 		vals[i] = to->cols[i].dflt;
 	return 0;
+}
+
+int ts__row_decode(const ts__schema *from, const ts__schema *to,
+                   const void *row, size_t len, ts_value *vals,
+                   ts_buf *scratch)
+{
+	return decode(from, to, row, len, vals, scratch, 1);
+}
+
+int ts__row_decode_values(const ts__schema *from, const ts__schema *to,
+                          const void *row, size_t len, ts_value *vals,
+                          const int *want, int nwant)
+{
+	const void *key;
+	size_t klen;
+	int var = 0;
+	ts_reader r;
+	ts__reader_init(&r, row, len);
+	ts__get_bytes(&r, &key, &klen);
+	const unsigned char *fixed = ts__get_raw(&r, (size_t)from->fixed_size);
+	if (r.bad)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
+	for (int k = 0; k < nwant; k++) {
+		int i = want[k];
+		if (i >= from->ncols) {
+			vals[i] = to->cols[i].dflt;
+			continue;
+		}
+		const ts__col *c = &from->cols[i];
+		vals[i].type = to->cols[i].type;
+		if (c->fixed_off >= 0)
+			read_fixed(c, fixed, &vals[i]);
+		else
+			var = 1;
+	}
+	if (!var)
+		return 0;
+	/* a variable-length column: every one before it must be walked */
+	return decode(from, to, row, len, vals, NULL, 0);
 }

@@ -110,13 +110,29 @@ void ts__snapshot_release(ts__snapshot *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* The schema of version, or NULL (the error noted). */
+static const ts__schema *version_schema(const ts__snapshot *s, uint32_t version)
+{
+	if (version >= 1 && (int)version <= s->nversions)
+		return s->versions[version - 1];
+	ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u", s->table->name,
+	         version);
+	return NULL;
+}
+
 int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
                         ts_value *vals, ts_buf *scratch)
 {
-	if (version < 1 || (int)version > s->nversions)
-		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has unknown schema version %u",
-		                s->table->name, version);
-	return ts__row_decode(s->versions[version - 1], s->schema, row, len, vals, scratch);
+	const ts__schema *from = version_schema(s, version);
+	return from ? ts__row_decode(from, s->schema, row, len, vals, scratch) : TS_ECORRUPT;
+}
+
+int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
+                               size_t len, ts_value *vals, const int *want, int nwant)
+{
+	const ts__schema *from = version_schema(s, version);
+	return from ? ts__row_decode_values(from, s->schema, row, len, vals, want, nwant)
+	            : TS_ECORRUPT;
 }
 
 int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch)

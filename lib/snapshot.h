@@ -55,5 +55,9 @@ int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf
  * a malformed row) or TS_ENOMEM. */
 int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
                         ts_value *vals, ts_buf *scratch);
+/* The same for columns want[0..nwant), none in the key, only
+ * (ts__row_decode_values). */
+int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
+                               size_t len, ts_value *vals, const int *want, int nwant);
 
 #endif

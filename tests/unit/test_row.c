@@ -1,8 +1,9 @@
 /*
  * test_row.c -- row encoding: round trips of random rows of every column
  * type, translation of old rows into later schema versions (appended
- * columns, widened int32), the exact bytes of a small row, and rejection
- * of every truncation of an encoded row.
+ * columns, widened int32), the exact bytes of a small row, rejection
+ * of every truncation of an encoded row, and the decoding of projected
+ * columns only (ts__row_decode_values) against the full decode.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -181,6 +182,54 @@ static void row_translate_schema_versions(void **state)
 	ts__schema_free(v3);
 }
 
+/* Random projections of non-key columns decode as the full decode does,
+ * leave the key's values alone, and translate old rows; a row cut inside
+ * its fixed part is refused. */
+static void row_decode_values_projected(void **state)
+{
+	(void)state;
+	ts__schema *s = wide_schema(), *s2;
+	ts_column extra = {"zone", TS_STRING, {TS_STRING, {.s = {"eu", 2}}}};
+	assert_int_equal(ts__schema_add(s, &extra, &s2), 0);
+	int nonkey[] = {3, 4, 5, 6, 7, 8, 9}; /* a b c note t2 raw zone */
+	unsigned char store[64 * 16];
+	ts_value in[9], full[10], part[10];
+	ts_buf b, scratch;
+	ts__buf_init(&scratch);
+	for (int i = 0; i < 2000; i++) {
+		ts__buf_init(&b);
+		fill_random(s, in, store);
+		assert_int_equal(ts__row_encode(s, in, &b), 0);
+		ts__schema *to = i % 2 ? s2 : s;
+		int ncols = to->ncols;
+		assert_int_equal(ts__row_decode(s, to, b.data, b.len, full, &scratch), 0);
+		int want[7], n = 0;
+		for (int k = 0; k < ncols - 3; k++)
+			if (rnd() % 2)
+				want[n++] = nonkey[k];
+		memset(part, 0xA5, sizeof part);
+		assert_int_equal(ts__row_decode_values(s, to, b.data, b.len, part, want, n), 0);
+		for (int c = 0, k = 0; c < ncols; c++) {
+			if (k < n && want[k] == c) {
+				assert_values_equal(&full[c], &part[c], 1);
+				k++;
+			} else if (c < 3) { /* key columns */
+				const unsigned char *p = (const unsigned char *)&part[c];
+				for (size_t j = 0; j < sizeof part[c]; j++)
+					assert_int_equal(p[j], 0xA5); /* untouched */
+			}
+		}
+		/* cut inside the fixed part: refused */
+		size_t klen = (size_t)b.data[0] + 1;
+		assert_int_equal(ts__row_decode_values(s, to, b.data, klen + 3, part, want, n),
+		                 TS_ECORRUPT);
+		ts__buf_free(&b);
+	}
+	ts__buf_free(&scratch);
+	ts__schema_free(s2);
+	ts__schema_free(s);
+}
+
 static void row_rejects_truncation(void **state)
 {
 	(void)state;
@@ -209,6 +258,7 @@ int main(void)
 		cmocka_unit_test(row_exact_bytes),
 		cmocka_unit_test(row_translate_schema_versions),
 		cmocka_unit_test(row_rejects_truncation),
+		cmocka_unit_test(row_decode_values_projected),
 	};
 	return cmocka_run_group_tests_name("row", tests, NULL, NULL);
 }
