@@ -293,8 +293,9 @@ static int index_block(ts__cblock *b)
 	return rc;
 }
 
-/* Blocks a stream reads through the cache; past them it is a long scan,
- * which reads around it so as not to push everything else out. */
+/* Blocks a stream reads through the cache like any reader; past them it
+ * is a long scan, which only fills the room the cache has to spare, so as
+ * not to push everything else out (bcache.h). */
 #define CACHED_BLOCKS_PER_STREAM 8
 
 /* Make block b of the tablet the stream's current block: from the cache,
@@ -341,11 +342,22 @@ static int tab_row(ts__src *src, long i)
 	return set_row(src, cb->raw.data + cb->rows[i].off, cb->rows[i].len);
 }
 
-/* The position of the first row in range (ascending) or of the last
- * (descending) of the loaded block, by binary search. */
-static int seek_in_block(ts__src *src)
+/* Predicates on the current row, monotone over a block in key order:
+ * true for a leading run of its rows. */
+static int below_lo(const ts__src *src)
 {
-	const ts__range *r = src->range;
+	return !ts__range_above_lo(src->range, src->key, src->klen);
+}
+
+static int within_hi(const ts__src *src)
+{
+	return ts__range_below_hi(src->range, src->key, src->klen);
+}
+
+/* The index of the first row of the loaded block for which pred is false
+ * (nrows when there is none), by binary search. */
+static long first_not(ts__src *src, int (*pred)(const ts__src *))
+{
 	long lo = 0, hi = (long)src->cb->nrows;
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
@@ -353,14 +365,33 @@ static int seek_in_block(ts__src *src)
 		if (rc < 0)
 			return rc;
 		src->scanned--; /* a probe, not a row looked at */
-		int before = src->desc ? ts__range_below_hi(r, src->key, src->klen)
-		                       : !ts__range_above_lo(r, src->key, src->klen);
-		if (before)
+		if (pred(src))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	src->pos = src->desc ? lo - 1 : lo;
+	return lo;
+}
+
+/* Place pos at the first row in range of the loaded block (ascending) or
+ * the last (descending), skipping those before the near end of the
+ * range when sought; place stop past the last row (first, descending)
+ * before its far end, unless the block ends first (far_in). */
+static int bound_block(ts__src *src, int sought, int far_in)
+{
+	long n = (long)src->cb->nrows, k;
+	src->pos = src->desc ? n - 1 : 0;
+	src->stop = src->desc ? -1 : n;
+	if (sought) {
+		if ((k = first_not(src, src->desc ? within_hi : below_lo)) < 0)
+			return (int)k;
+		src->pos = src->desc ? k - 1 : k;
+	}
+	if (!far_in) {
+		if ((k = first_not(src, src->desc ? below_lo : within_hi)) < 0)
+			return (int)k;
+		src->stop = src->desc ? k - 1 : k;
+	}
 	return 0;
 }
 
@@ -462,13 +493,12 @@ static int next_block(ts__src *src)
 		if (rc < 0)
 			return ts__table_damaged(src->snap->table, tab->id, rc);
 		src->blk = b;
-		src->pos = src->desc ? (long)src->cb->nrows - 1 : 0;
-		/* every row of the block is in range when its timespan is and
-		 * its far end is (the near end was passed or sought) */
-		src->block_inside = blk->min_ts >= r->tmin && blk->max_ts <= r->tmax &&
-		                    (src->desc ? exact && ts__range_above_lo(r, start, slen)
-		                               : ts__range_below_hi(r, blk->last_key, blk->last_klen));
-		if (sought && (src->desc ? r->has_hi : r->has_lo) && (rc = seek_in_block(src)) < 0)
+		src->time_inside = blk->min_ts >= r->tmin && blk->max_ts <= r->tmax;
+		/* the near end was passed (or is sought here); the far end
+		 * lies past the block when its far row is in range */
+		int far_in = src->desc ? exact && ts__range_above_lo(r, start, slen)
+		                       : ts__range_below_hi(r, blk->last_key, blk->last_klen);
+		if ((rc = bound_block(src, sought && (src->desc ? r->has_hi : r->has_lo), far_in)) < 0)
 			return rc;
 		return 1;
 	}
@@ -476,17 +506,22 @@ static int next_block(ts__src *src)
 
 static int tablet_next(ts__src *src)
 {
+	const ts__range *r = src->range;
 	src->summary = 0;
 	for (;;) {
-		if (src->blk >= 0 && src->pos >= 0 && src->pos < (long)src->cb->nrows) {
-			int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
-			if (rc < 0)
-				return ts__table_damaged(src->snap->table, src->tab->id, rc);
-			if (src->block_inside || (rc = judge(src)) == IN)
-				return 1;
-			if (rc == PAST)
-				return 0;
-			continue;
+		if (src->blk >= 0) {
+			if (src->desc ? src->pos > src->stop : src->pos < src->stop) {
+				int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
+				if (rc < 0)
+					return ts__table_damaged(src->snap->table, src->tab->id, rc);
+				int64_t ts;
+				if (src->time_inside ||
+				    ((ts = ts__key_ts(src->key, src->klen)) >= r->tmin && ts <= r->tmax))
+					return 1;
+				continue;
+			}
+			if (src->stop >= 0 && src->stop < (long)src->cb->nrows)
+				return 0; /* the range ends inside this block */
 		}
 		int rc = next_block(src);
 		if (rc != 1)

@@ -95,9 +95,12 @@ typedef struct ts__src {
 	int seek_pending;         /* the first block loaded is sought */
 	ts__cblock *cb;           /* the block being read */
 	int cb_private;           /* cb was never offered to the cache */
-	int block_inside;         /* every row of cb after pos is in range */
+	int time_inside;          /* every row of cb is in the ts interval */
 	uint32_t blocks_read;     /* blocks it read from the file */
 	long pos;                 /* next row (descending: next to return) */
+	long stop;                /* rows from pos up to stop (excluded) are in
+	                           * the key range; the range ends inside cb
+	                           * when stop is inside it (0..nrows-1) */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */
 } ts__src;
