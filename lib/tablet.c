@@ -628,11 +628,19 @@ static int read_footer(ts__tablet *t, ts_buf *raw)
 	return rc;
 }
 
+static ts__key_head key_head(const void *key, size_t len)
+{
+	unsigned char b[16] = {0};
+	memcpy(b, key, len < 16 ? len : 16);
+	return (ts__key_head){ts__load_be64(b), ts__load_be64(b + 8)};
+}
+
 static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 {
 	uint64_t expect = TS_TABH_SIZE;
 	t->blocks = calloc(t->nblocks ? t->nblocks : 1, sizeof *t->blocks);
-	if (!t->blocks)
+	t->heads = calloc(t->nblocks ? t->nblocks : 1, sizeof *t->heads);
+	if (!t->blocks || !t->heads)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < t->nblocks && !r->bad; i++) {
 		ts__tablet_block *b = &t->blocks[i];
@@ -653,6 +661,8 @@ static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 		ts__get_bytes(r, &k, &klen);
 		b->last_key = k;
 		b->last_klen = (uint32_t)klen;
+		if (k)
+			t->heads[i] = key_head(k, klen);
 		b->stats = ts__get_raw(r, (size_t)t->nstat * TS_STAT_SIZE);
 		if (!r->bad && b->first_key && ts__key_cmp(b->first_key, flen, k, klen) > 0)
 			return damaged(t, "footer", "inconsistent block index");
@@ -768,6 +778,7 @@ void ts__tablet_close(ts__tablet *t)
 		close(t->fd);
 	free(t->path);
 	free(t->blocks);
+	free(t->heads);
 	free(t->stat_cols);
 	free(t->stat_types);
 	free(t->footer);
@@ -817,11 +828,16 @@ int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 
 uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen)
 {
+	ts__key_head k = key_head(key, klen);
 	uint32_t lo = 0, hi = t->nblocks;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const ts__tablet_block *b = &t->blocks[mid];
-		if (ts__key_cmp(b->last_key, b->last_klen, key, klen) < 0)
+		const ts__key_head *h = &t->heads[mid];
+		int c = h->hi != k.hi ? (h->hi < k.hi ? -1 : 1)
+		        : h->lo != k.lo ? (h->lo < k.lo ? -1 : 1)
+		                        : ts__key_cmp(t->blocks[mid].last_key, t->blocks[mid].last_klen,
+		                                      key, klen);
+		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -31,6 +31,12 @@ typedef struct ts__colstat {
 } ts__colstat;
 
 /* One block as the footer indexes it. */
+/* The leading 16 bytes of a key, zero-padded, as two big-endian words:
+ * comparing two heads orders their keys unless the heads are equal. */
+typedef struct ts__key_head {
+	uint64_t hi, lo;
+} ts__key_head;
+
 typedef struct ts__tablet_block {
 	uint64_t offset;      /* of its block header in the file */
 	uint32_t stored, raw; /* bytes after the block header; uncompressed */
@@ -56,6 +62,10 @@ typedef struct ts__tablet {
 	uint32_t first_klen, last_klen;
 	uint32_t nblocks;
 	ts__tablet_block *blocks;
+	/* the first 16 bytes of each block's last key (zero-padded), side
+	 * by side, so that a binary search over the blocks mostly compares
+	 * these and touches a few cache lines instead of two per probe */
+	ts__key_head *heads;
 	uint32_t nstat;
 	uint16_t *stat_cols;         /* column index (in its schema) of each */
 	unsigned char *stat_types;   /* ts_type of each */

@@ -61,12 +61,15 @@ struct rows {
 	int64_t min_ts, max_ts;
 };
 
+/* What host names start with. */
+static const char *host_prefix = "h";
+
 /* hosts * per rows; note_len long notes of random letters (incompressible
  * when random, else repetitive). */
 static void make_rows(struct rows *r, const ts__schema *s, int hosts, int per, size_t note_len,
                       int random_notes)
 {
-	char host[16], *note = malloc(note_len + 1);
+	char host[64], *note = malloc(note_len + 1);
 	ts_buf b;
 	memset(r, 0, sizeof *r);
 	r->p = calloc((size_t)hosts * per, sizeof *r->p);
@@ -74,7 +77,7 @@ static void make_rows(struct rows *r, const ts__schema *s, int hosts, int per, s
 	r->min_ts = INT64_MAX;
 	r->max_ts = INT64_MIN;
 	for (int h = 0; h < hosts; h++) {
-		snprintf(host, sizeof host, "h%04d", h); /* sorts as it counts */
+		snprintf(host, sizeof host, "%s%04d", host_prefix, h); /* sorts as it counts */
 		for (int i = 0; i < per; i++) {
 			for (size_t k = 0; k < note_len; k++)
 				note[k] = random_notes ? (char)('!' + rnd() % 90) : (char)('a' + k % 3);
@@ -206,6 +209,50 @@ static void tablet_write_read_round_trip(void **state)
 	free_rows(&r);
 	ts__schema_free(s);
 	ts_test_rmdir(dir);
+}
+
+/* ts__tablet_block_for finds the block a linear search over the last
+ * keys finds, for every row's key and the keys just before and after it:
+ * with short keys (their heads decide) and with host names sharing a
+ * prefix longer than a head (the full keys decide). */
+static void tablet_block_for_matches_a_linear_search(void **state)
+{
+	(void)state;
+	static const char *const prefixes[] = {"h", "a-host-name-prefix-longer-than-16-"};
+	for (int p = 0; p < 2; p++) {
+		seed = 5;
+		host_prefix = prefixes[p];
+		char *dir = ts_test_tmpdir();
+		ts__schema *s = schema();
+		struct rows r;
+		make_rows(&r, s, 30, 300, 20, 0);
+		char *path = write_tablet(dir, 3, s, &r);
+		ts__tablet *t;
+		assert_int_equal(ts__tablet_open(path, 3, &t), 0);
+		assert_true(t->nblocks > 10);
+		for (size_t i = 0; i < r.n; i++) {
+			const void *k;
+			size_t kl;
+			assert_int_equal(ts__row_key(r.p[i], r.len[i], &k, &kl), 0);
+			unsigned char key[128];
+			memcpy(key, k, kl);
+			for (int d = -1; d <= 1; d++) {
+				ts__store_be64(key + kl - 8, ts__load_be64(key + kl - 8) + (uint64_t)d);
+				uint32_t want = 0;
+				while (want < t->nblocks && ts__key_cmp(t->blocks[want].last_key,
+				                                        t->blocks[want].last_klen, key, kl) < 0)
+					want++;
+				assert_int_equal(ts__tablet_block_for(t, key, kl), want);
+				memcpy(key, k, kl);
+			}
+		}
+		ts__tablet_close(t);
+		free(path);
+		free_rows(&r);
+		ts__schema_free(s);
+		ts_test_rmdir(dir);
+	}
+	host_prefix = "h";
 }
 
 static void tablet_bloom_has_every_stem(void **state)
@@ -427,6 +474,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tablet_write_read_round_trip),
 		cmocka_unit_test(tablet_bloom_has_every_stem),
+		cmocka_unit_test(tablet_block_for_matches_a_linear_search),
 		cmocka_unit_test(tablet_huge_and_incompressible_rows),
 		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
 		cmocka_unit_test(tablet_open_missing_or_misnamed),
