@@ -316,8 +316,9 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(BENCH_LIBS)
 
 # make bench: every workload with its peers (installs the peers first);
-# the results are kept in $(B)/bench.jsonl and the latency workload's
-# timeline drawn into $(B)/latency-p99.png.
+# the results are kept in $(B)/bench.jsonl, the latency workload's
+# timeline drawn into $(B)/latency-p99.png and absorb_sweep's curves into
+# $(B)/absorb-batch.png and $(B)/absorb-rowsize.png.
 bench:
 	@scripts/deps.sh bench
 	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
@@ -326,6 +327,7 @@ bench:
 		tee $(B)/bench.jsonl
 	@test "$$(cat $(B)/bench.status)" = 0
 	@bench/plot-latency.sh $(B)/bench.jsonl $(B)/latency-p99.png
+	@bench/plot-sweep.sh $(B)/bench.jsonl $(B)/absorb-batch.png $(B)/absorb-rowsize.png
 
 bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	$(B)/bin/tsstore-bench --quick --compare

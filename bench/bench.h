@@ -50,7 +50,7 @@ typedef struct bench_config {
 	int64_t latency_merge_delay; /* latency: ts_options.merge_delay, ns */
 	size_t query_rows;          /* query workloads: rows loaded */
 	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
-	const char *tsbs_path;      /* ingest: the TSBS cpu-only file (gzip) */
+	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */
@@ -92,7 +92,23 @@ typedef struct bench_rows {
 	unsigned char (*key)[BENCH_KEY_MAX]; /* peers: encoded keys */
 	uint8_t *klen;
 	int64_t (*value)[BENCH_VALUES];      /* peers: the values */
+	/* peers, when not NULL: row i's value is the vlen bytes at vbytes[i]
+	 * instead of value[i] (rows of other sizes, sweep.c; the owner of
+	 * the rows frees it) */
+	const unsigned char **vbytes;
+	size_t vlen;
 } bench_rows;
+
+/* The peers' value of row i of r, *len bytes. */
+static inline const void *bench_row_value(const bench_rows *r, size_t i, size_t *len)
+{
+	if (r->vbytes) {
+		*len = r->vlen;
+		return r->vbytes[i];
+	}
+	*len = BENCH_VALUES * 8;
+	return r->value[i];
+}
 
 /* Generate n rows for hosts hosts, ts-major, ending before now. */
 void bench_rows_make(bench_rows *r, size_t n, size_t hosts, size_t batch, int64_t now);
@@ -118,6 +134,12 @@ int64_t bench_wall_ns(void);
 /* Print one result as a JSON line (and remember it for --compare). */
 void bench_result(const char *workload, const char *engine, const char *metric,
                   double value, const char *unit, const char *params);
+/* bench_result for one point of a sweep: point is a JSON member naming
+ * it, such as "\"batch\":64".  --compare pairs the result only with those
+ * of the same workload, metric and point, and repeats point in the ratio
+ * line. */
+void bench_result_point(const char *workload, const char *point, const char *engine,
+                        const char *metric, double value, const char *unit, const char *params);
 /* Print that engine could not produce workload's results: call failed
  * with error code (a TS_E* value), as one JSON line with no metric. */
 void bench_error(const char *workload, const char *engine, const char *call, int code);
@@ -176,6 +198,31 @@ int64_t bench_dir_bytes(const char *dir, const char *suffix);
  * "drop_caches" or "fadvise".  Exits when neither could be done. */
 const char *bench_drop_caches(const char *dir, const char *suffix);
 
+/* ---- the TSBS cpu-only file (tsbsfile.c) ---- */
+
+#define BENCH_TSBS_TAGS 10   /* hostname, region, ... service_environment */
+#define BENCH_TSBS_FIELDS 10 /* usage_user ... usage_guest_nice, int64 */
+
+/* One parsed line of the file; the pointers point into the file's text. */
+typedef struct bench_tsbs_row {
+	const char *line;        /* the whole influx line */
+	size_t len;
+	const char *tag[BENCH_TSBS_TAGS];
+	size_t taglen[BENCH_TSBS_TAGS];
+	long long field[BENCH_TSBS_FIELDS];
+	long long ts;            /* ns since the epoch */
+} bench_tsbs_row;
+
+extern const char *const bench_tsbs_tags[BENCH_TSBS_TAGS];
+extern const char *const bench_tsbs_fields[BENCH_TSBS_FIELDS];
+
+/* Read the gzip'd file at path (through zcat) and parse its first max
+ * lines (SIZE_MAX: all).  *text receives the file's text, which the rows
+ * point into, and *n the number of rows.  Returns the rows (free them,
+ * then *text), or NULL when the file cannot be read (*text may still need
+ * freeing). */
+bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **text);
+
 /* ---- peers (peers.c) ---- */
 
 /* A peer engine: a key/value store fed (key, value) pairs in batches. */
@@ -196,6 +243,8 @@ void bench_peer_load(const bench_peer *peer, void *h, const bench_rows *r);
 extern const bench_peer bench_peer_hash;
 extern const bench_peer bench_peer_lmdb;    /* name NULL when not built */
 extern const bench_peer bench_peer_rocksdb; /* name NULL when not built */
+extern const bench_peer bench_peer_rbtree;  /* peers_tree.c */
+extern const bench_peer bench_peer_sqlite;  /* name NULL when not built */
 
 #ifdef HAVE_LMDB
 #include <lmdb.h>
@@ -233,5 +282,15 @@ void bench_workload_ingest(const bench_config *c);
 void bench_workload_fuse(const bench_config *c);
 /* sql.c: queries through the SQLite virtual table against the C API. */
 void bench_workload_sql(const bench_config *c);
+/* sweep.c: absorb against batch size and against row size. */
+void bench_workload_absorb_sweep(const bench_config *c);
+/* firstrow.c: first-row latency of a 1-host query against the number of
+ * on-disk tablets in its period.  Returns 0, or -1 when a tsstore call
+ * failed or a first row was wrong (reported). */
+int bench_workload_first_row(const bench_config *c);
+/* tsbs.c: the TSBS query set over the TSBS file, tsstore against SQLite.
+ * Returns 0, or -1 when a tsstore call failed or the engines' answers
+ * differed (reported). */
+int bench_workload_tsbs(const bench_config *c);
 
 #endif

@@ -33,26 +33,7 @@
 #define INGEST_BATCH 512
 #define INGEST_CLIENTS 2
 #define INGEST_QUICK_ROWS 100000
-#define INGEST_TAGS 10
-#define INGEST_FIELDS 10
 #define INGEST_START_TIMEOUT_S 20.0
-
-/* One parsed line of the file. */
-struct tsbs_row {
-	const char *line;        /* the influx line, for VictoriaMetrics */
-	size_t len;
-	const char *tag[INGEST_TAGS];
-	size_t taglen[INGEST_TAGS];
-	long long field[INGEST_FIELDS];
-	long long ts;
-};
-
-static const char *const tag_names[INGEST_TAGS] = {
-	"hostname", "region", "datacenter", "rack", "os", "arch", "team", "service",
-	"service_version", "service_environment"};
-static const char *const field_names[INGEST_FIELDS] = {
-	"usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait", "usage_irq",
-	"usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"};
 
 /* A batch as one request body, and the time its response took. */
 struct batch {
@@ -69,66 +50,6 @@ struct client {
 	int failed;
 };
 
-/* Split "cpu,t=v,... f=1i,... ts" in place into r; 0 or -1. */
-static int parse_line(char *line, size_t len, struct tsbs_row *r)
-{
-	char *sp1 = memchr(line, ' ', len), *sp2, *p;
-	if (!sp1 || !(sp2 = memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - line))))
-		return -1;
-	r->line = line;
-	r->len = len;
-	p = memchr(line, ',', (size_t)(sp1 - line));
-	for (int i = 0; i < INGEST_TAGS; i++) {
-		char *eq = p ? memchr(p, '=', (size_t)(sp1 - p)) : NULL, *end;
-		if (!eq)
-			return -1;
-		end = memchr(eq, ',', (size_t)(sp1 - eq));
-		end = end ? end : sp1;
-		r->tag[i] = eq + 1;
-		r->taglen[i] = (size_t)(end - eq - 1);
-		p = end;
-	}
-	p = sp1 + 1;
-	for (int i = 0; i < INGEST_FIELDS; i++) {
-		char *eq = memchr(p, '=', (size_t)(sp2 - p));
-		if (!eq)
-			return -1;
-		r->field[i] = strtoll(eq + 1, &p, 10);
-		p += *p == 'i';
-		p += *p == ',';
-	}
-	r->ts = strtoll(sp2 + 1, NULL, 10);
-	return 0;
-}
-
-/* Read and parse the file (gzip, through zcat); *text owns the lines. */
-static struct tsbs_row *load_tsbs(const char *path, size_t max, size_t *n, char **text)
-{
-	char cmd[4096];
-	size_t cap = 1 << 16, len = 0, nrows = 0;
-	FILE *f;
-	snprintf(cmd, sizeof cmd, "zcat '%s'", path);
-	if (!(f = popen(cmd, "r")))
-		return NULL;
-	*text = malloc(cap);
-	for (size_t got; *text && (got = fread(*text + len, 1, cap - len, f)) > 0;) {
-		len += got;
-		if (len == cap)
-			*text = realloc(*text, cap *= 2);
-	}
-	if (pclose(f) != 0 || !*text || len == 0)
-		return NULL;
-	struct tsbs_row *rows = malloc((len / 100 + 1) * sizeof *rows);
-	for (char *p = *text, *end = *text + len, *nl; rows && p < end && nrows < max; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		nl = nl ? nl : end;
-		if (nl > p && parse_line(p, (size_t)(nl - p), &rows[nrows]) == 0)
-			nrows++;
-	}
-	*n = nrows;
-	return rows;
-}
-
 static void put(char **p, const char *s, size_t n)
 {
 	memcpy(*p, s, n);
@@ -136,7 +57,7 @@ static void put(char **p, const char *s, size_t n)
 }
 
 /* The insert request of rows[0..n) for tsstored. */
-static void encode_json(const struct tsbs_row *rows, size_t n, struct batch *b)
+static void encode_json(const bench_tsbs_row *rows, size_t n, struct batch *b)
 {
 	size_t cap = 64;
 	for (size_t i = 0; i < n; i++)
@@ -147,13 +68,13 @@ static void encode_json(const struct tsbs_row *rows, size_t n, struct batch *b)
 		*p++ = i ? ',' : '[';
 		if (i)
 			*p++ = '[';
-		for (int t = 0; t < INGEST_TAGS; t++) {
+		for (int t = 0; t < BENCH_TSBS_TAGS; t++) {
 			*p++ = '"';
 			put(&p, rows[i].tag[t], rows[i].taglen[t]);
 			put(&p, "\",", 2);
 		}
 		p += sprintf(p, "%lld", rows[i].ts);
-		for (int f = 0; f < INGEST_FIELDS; f++)
+		for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
 			p += sprintf(p, ",%lld", rows[i].field[f]);
 		*p++ = ']';
 	}
@@ -162,7 +83,7 @@ static void encode_json(const struct tsbs_row *rows, size_t n, struct batch *b)
 }
 
 /* The same rows as an HTTP request of influx lines for VictoriaMetrics. */
-static void encode_http(const struct tsbs_row *rows, size_t n, struct batch *b)
+static void encode_http(const bench_tsbs_row *rows, size_t n, struct batch *b)
 {
 	size_t body = 0;
 	for (size_t i = 0; i < n; i++)
@@ -377,11 +298,11 @@ static void daemon_path(char *buf, size_t size)
 	strcpy(slash ? slash + 1 : buf, "tsstored");
 }
 
-typedef void encode_fn(const struct tsbs_row *rows, size_t n, struct batch *b);
+typedef void encode_fn(const bench_tsbs_row *rows, size_t n, struct batch *b);
 
 /* rows[0..n) cut into requests of INGEST_BATCH rows by encode; *nb
  * receives their number.  Free with free_batches. */
-static struct batch *make_batches(const struct tsbs_row *rows, size_t n, encode_fn *encode,
+static struct batch *make_batches(const bench_tsbs_row *rows, size_t n, encode_fn *encode,
                                   size_t *nb)
 {
 	struct batch *b;
@@ -400,7 +321,7 @@ static void free_batches(struct batch *b, size_t nb)
 	free(b);
 }
 
-static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
+static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, double *rss)
 {
 	char exe[4096], listen[64], *dir = bench_tmpdir(), line[8192];
 	int port = free_port(), rc = -1;
@@ -416,11 +337,11 @@ static int run_tsstored(const struct tsbs_row *rows, size_t n, double *rate, dou
 	char *create = malloc(4096), *p = create;
 	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],"
 	             "\"columns\":[");
-	for (int t = 0; t < INGEST_TAGS; t++)
-		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", tag_names[t]);
+	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", bench_tsbs_tags[t]);
 	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
-	for (int f = 0; f < INGEST_FIELDS; f++)
-		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", field_names[f]);
+	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", bench_tsbs_fields[f]);
 	strcpy(p, "]}\n");
 	if (fd < 0 || send_all(fd, create, strlen(create)) < 0 ||
 	    read_response(fd, 0, exe, &have, sizeof exe) < 0) {
@@ -452,7 +373,7 @@ out:
 	return rc;
 }
 
-static int run_victoria(const struct tsbs_row *rows, size_t n, double *rate, double *rss)
+static int run_victoria(const bench_tsbs_row *rows, size_t n, double *rate, double *rss)
 {
 	char data[4200], addr[64], *dir = bench_tmpdir();
 	int port = free_port(), rc = -1;
@@ -484,11 +405,11 @@ void bench_workload_ingest(const bench_config *c)
 	char *text = NULL;
 	size_t n = 0;
 	double rate[2] = {0, 0}, rss[2] = {0, 0};
-	struct tsbs_row *rows = load_tsbs(c->tsbs_path, c->quick ? INGEST_QUICK_ROWS : SIZE_MAX,
-	                                  &n, &text);
+	bench_tsbs_row *rows =
+		bench_tsbs_load(c->tsbs_path, c->quick ? INGEST_QUICK_ROWS : SIZE_MAX, &n, &text);
 	if (!rows || n == 0) {
 		fprintf(stderr, "ingest: cannot read %s\n", c->tsbs_path);
-		bench_error("ingest", "tsstored", "load_tsbs", TS_EIO);
+		bench_error("ingest", "tsstored", "bench_tsbs_load", TS_EIO);
 		goto out;
 	}
 	int ok = 1;

@@ -52,19 +52,20 @@ static uint64_t hash_key(const unsigned char *k, size_t n)
 	return x ^ (x >> 29);
 }
 
-static int hash_put(struct hash *h, const unsigned char *k, uint8_t n, const int64_t *v)
+static int hash_put(struct hash *h, const unsigned char *k, uint8_t n, const void *v,
+                    size_t vlen)
 {
 	size_t i = hash_key(k, n) & (h->cap - 1);
 	for (; h->slots[i]; i = (i + 1) & (h->cap - 1))
 		if (h->slots[i][0] == n && memcmp(h->slots[i] + 1, k, n) == 0)
 			return -1; /* duplicate */
-	size_t need = 1 + n + BENCH_VALUES * 8;
+	size_t need = 1 + n + vlen;
 	if (h->used + need > h->size)
 		return -1;
 	unsigned char *e = h->arena + h->used;
 	e[0] = n;
 	memcpy(e + 1, k, n);
-	memcpy(e + 1 + n, v, BENCH_VALUES * 8);
+	memcpy(e + 1 + n, v, vlen);
 	h->used += need;
 	h->slots[i] = e;
 	return 0;
@@ -72,9 +73,12 @@ static int hash_put(struct hash *h, const unsigned char *k, uint8_t n, const int
 
 static int hash_put_batch(void *hp, const bench_rows *r, size_t from, size_t to)
 {
-	for (size_t i = from; i < to; i++)
-		if (hash_put(hp, r->key[i], r->klen[i], r->value[i]) < 0)
+	for (size_t i = from; i < to; i++) {
+		size_t vlen;
+		const void *v = bench_row_value(r, i, &vlen);
+		if (hash_put(hp, r->key[i], r->klen[i], v, vlen) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -114,7 +118,8 @@ static int lmdb_put_batch(void *lp, const bench_rows *r, size_t from, size_t to)
 	if (mdb_txn_begin(l->env, NULL, 0, &txn))
 		return -1;
 	for (size_t i = from; i < to; i++) {
-		MDB_val k = {r->klen[i], (void *)r->key[i]}, v = {BENCH_VALUES * 8, (void *)r->value[i]};
+		MDB_val k = {r->klen[i], (void *)r->key[i]}, v;
+		v.mv_data = (void *)bench_row_value(r, i, &v.mv_size);
 		if (mdb_put(txn, l->dbi, &k, &v, MDB_NOOVERWRITE)) {
 			mdb_txn_abort(txn);
 			return -1;
@@ -197,9 +202,11 @@ static int rocks_put_batch(void *kp, const bench_rows *r, size_t from, size_t to
 	struct rocks *k = kp;
 	char *err = NULL;
 	rocksdb_writebatch_clear(k->batch);
-	for (size_t i = from; i < to; i++)
-		rocksdb_writebatch_put(k->batch, (const char *)r->key[i], r->klen[i],
-		                       (const char *)r->value[i], BENCH_VALUES * 8);
+	for (size_t i = from; i < to; i++) {
+		size_t vlen;
+		const char *v = bench_row_value(r, i, &vlen);
+		rocksdb_writebatch_put(k->batch, (const char *)r->key[i], r->klen[i], v, vlen);
+	}
 	rocksdb_write(k->db, k->wopts, k->batch, &err);
 	if (err) {
 		fprintf(stderr, "tsstore-bench: rocksdb write: %s\n", err);

@@ -151,11 +151,12 @@ int64_t bench_now_ns(void)
 
 /* Results kept for --compare; the latency workload's per-second lines
  * are not kept (see bench_result). */
-#define RESULTS_MAX 256
-#define TARGETS_MAX 16
+#define RESULTS_MAX 512
+#define TARGETS_MAX 64
 
 static struct result {
 	char workload[48], engine[32], metric[48];
+	char point[48]; /* a sweep's point, "" for none (bench_result_point) */
 	double value;
 } results[RESULTS_MAX];
 static int nresults;
@@ -169,16 +170,28 @@ static int ntargets;
 void bench_result(const char *workload, const char *engine, const char *metric,
                   double value, const char *unit, const char *params)
 {
+	bench_result_point(workload, NULL, engine, metric, value, unit, params);
+}
+
+void bench_result_point(const char *workload, const char *point, const char *engine,
+                        const char *metric, double value, const char *unit, const char *params)
+{
 	printf("{\"workload\":\"%s\",\"engine\":\"%s\",\"metric\":\"%s\",\"value\":%.6g,"
 	       "\"unit\":\"%s\",\"params\":{%s}}\n",
 	       workload, engine, metric, value, unit, params ? params : "");
 	fflush(stdout);
 	/* a timeline point (params naming a "second") is not compared */
-	if (nresults < RESULTS_MAX && !(params && strstr(params, "\"second\":"))) {
+	if (params && strstr(params, "\"second\":"))
+		return;
+	if (nresults == RESULTS_MAX) {
+		fprintf(stderr, "tsstore-bench: more than %d results: %s %s %s left out of --compare\n",
+		        RESULTS_MAX, workload, engine, metric);
+	} else {
 		struct result *r = &results[nresults++];
 		snprintf(r->workload, sizeof r->workload, "%s", workload);
 		snprintf(r->engine, sizeof r->engine, "%s", engine);
 		snprintf(r->metric, sizeof r->metric, "%s", metric);
+		snprintf(r->point, sizeof r->point, "%s", point ? point : "");
 		r->value = value;
 	}
 }
@@ -193,8 +206,11 @@ void bench_error(const char *workload, const char *engine, const char *call, int
 void bench_target(const char *workload, const char *what, double value, const char *op,
                   double goal)
 {
-	if (ntargets == TARGETS_MAX)
+	if (ntargets == TARGETS_MAX) {
+		fprintf(stderr, "tsstore-bench: more than %d targets: \"%s\" left out of --compare\n",
+		        TARGETS_MAX, what);
 		return;
+	}
 	struct target *t = &targets[ntargets++];
 	snprintf(t->workload, sizeof t->workload, "%s", workload);
 	snprintf(t->what, sizeof t->what, "%s", what);
@@ -223,10 +239,12 @@ void bench_compare(void)
 		for (int j = 0; j < nresults; j++) {
 			const struct result *b = &results[j];
 			if (j == i || strcmp(b->workload, a->workload) != 0 ||
-			    strcmp(b->metric, a->metric) != 0 || b->value == 0)
+			    strcmp(b->metric, a->metric) != 0 || strcmp(b->point, a->point) != 0 ||
+			    b->value == 0)
 				continue;
-			printf("{\"workload\":\"%s\",\"metric\":\"%s\",\"ratio\":\"tsstore/%s\","
-			       "\"value\":%.3f}\n", a->workload, a->metric, b->engine, a->value / b->value);
+			printf("{\"workload\":\"%s\",%s%s\"metric\":\"%s\",\"ratio\":\"tsstore/%s\","
+			       "\"value\":%.3f}\n", a->workload, a->point, *a->point ? "," : "", a->metric,
+			       b->engine, a->value / b->value);
 		}
 	}
 	compare_targets();

@@ -7,8 +7,10 @@
 #   - every line of stdout is one JSON object naming its workload;
 #   - every workload that needs nothing from outside the repository
 #     printed a positive tsstore figure for each metric listed below;
-#   - --compare printed the tsstore/hash ratio and, for every Done-when
-#     target, a line saying whether it is met;
+#   - --compare printed the tsstore/hash and tsstore/sqlite ratios and,
+#     for every Done-when target, a line saying whether it is met;
+#   - absorb_sweep printed tsstore's and the hash table's line at each of
+#     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
 #     ingest's peer: VictoriaMetrics; the LMDB and RocksDB peers) either
 #     printed their lines or said on stderr why not.
@@ -39,6 +41,8 @@ bad=$(grep -cv '^{"workload":"[a-z_]*",.*}$' "$tmp/bench.jsonl")
 expect "every line a JSON object naming its workload" "$bad" -eq 0
 errors=$(grep -c '"error"' "$tmp/bench.jsonl")
 expect "no error lines" "$errors" -eq 0
+dropped=$(grep -c 'left out of --compare' "$tmp/bench.err")
+expect "every result and target kept for --compare" "$dropped" -eq 0
 
 # result WORKLOAD ENGINE METRIC: a line of that result with a positive value
 result() {
@@ -46,7 +50,8 @@ result() {
 		"$tmp/bench.jsonl" | sed -n 's/.*"value":\([0-9.e+-]*\).*/\1/p' | head -1
 }
 for r in \
-	"absorb tsstore rows_per_sec" "absorb hash rows_per_sec" \
+	"absorb tsstore rows_per_sec" "absorb tsstore_flushing rows_per_sec" \
+	"absorb hash rows_per_sec" "absorb rbtree rows_per_sec" "absorb sqlite rows_per_sec" \
 	"absorb_readers tsstore_2readers rows_per_sec" \
 	"absorb_readers tsstore_2readers rows_per_writer_cpu_sec" \
 	"device device seq_write_mb_per_sec" "device memory memcpy_mb_per_sec" \
@@ -58,7 +63,10 @@ for r in \
 	"aggregate tsstore_scan rows_per_sec" "cold_scan tsstore tablet_mb_per_sec" \
 	"latency tsstore_merge_off p99_all_ns" "latency tsstore_merge_on p99_all_ns" \
 	"ingest tsstored rows_per_s" "sql tsstore_c scan_rows_per_s" \
-	"sql tsstore_sql scan_rows_per_s"; do
+	"sql tsstore_sql scan_rows_per_s" \
+	"first_row tsstore first_row_mean_us" "first_row tsstore first_row_p99_us" \
+	"tsbs tsstore lastpoint_mean_us" "tsbs tsstore double_groupby_1_mean_us" \
+	"tsbs sqlite double_groupby_1_mean_us"; do
 	set -- $r
 	v=$(result "$1" "$2" "$3")
 	cp /dev/null "$tmp/out"
@@ -78,9 +86,10 @@ expect "latency timeline has a line per second" "$seconds" -ge 10
 
 # --compare: ratios, and a met line for every target the run could judge.
 expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.jsonl")" -ge 1
+expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="flush aggregate cold_scan latency ingest sql"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest sql"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
 for w in $targets; do
@@ -88,6 +97,16 @@ for w in $targets; do
 		grep -c '"met":\(true\|false\)}$')
 	expect "target line of $w" "$n" -ge 1
 done
+
+# absorb_sweep: each engine's line at every point (8 batch sizes, 6 row
+# sizes, two metrics there), and --compare's ratios point by point.
+sweep() { grep -c "^{\"workload\":\"$1\",$2" "$tmp/bench.jsonl"; }
+expect "absorb_batch tsstore points" "$(sweep absorb_batch '"engine":"tsstore","metric":"rows_per_sec"')" -eq 8
+expect "absorb_batch hash points" "$(sweep absorb_batch '"engine":"hash","metric":"rows_per_sec"')" -eq 8
+expect "absorb_rowsize tsstore points" "$(sweep absorb_rowsize '"engine":"tsstore","metric":"MB_per_sec"')" -eq 6
+expect "absorb_rowsize hash points" "$(sweep absorb_rowsize '"engine":"hash","metric":"rows_per_sec"')" -eq 6
+expect "absorb_batch ratios per point" "$(sweep absorb_batch '"batch":[0-9]*,"metric":"rows_per_sec","ratio":"tsstore/hash"')" -eq 8
+expect "absorb_rowsize ratios per point" "$(sweep absorb_rowsize '"row_size":[0-9]*,"metric":"[a-zA-Z_]*","ratio":"tsstore/hash"')" -eq 12
 
 # Optional parts: present, or a reason on stderr.
 optional() {
