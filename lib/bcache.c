@@ -160,6 +160,37 @@ static void grow(ts__bcache *c)
 	c->nbuckets = n;
 }
 
+void ts__cblock_fit(ts__cblock *b)
+{
+	if (b->raw.cap > b->raw.len && b->raw.len > 0) {
+		unsigned char *d = realloc(b->raw.data, b->raw.len);
+		if (d) {
+			b->raw.data = d;
+			b->raw.cap = b->raw.len;
+		}
+	}
+	if (b->caprows > b->nrows && b->nrows > 0) {
+		ts__rowref *r = realloc(b->rows, b->nrows * sizeof *r);
+		if (r) {
+			b->rows = r;
+			b->caprows = b->nrows;
+		}
+	}
+}
+
+size_t ts__cblock_fitted_bytes(const ts__cblock *b)
+{
+	return sizeof *b + b->raw.len + b->nrows * sizeof *b->rows;
+}
+
+int ts__bcache_has_room(ts__bcache *c, size_t bytes)
+{
+	pthread_mutex_lock(&c->mu);
+	int room = c->used + bytes <= c->cap;
+	pthread_mutex_unlock(&c->mu);
+	return room;
+}
+
 int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 {
 	b->bytes = sizeof *b + b->raw.cap + b->caprows * sizeof *b->rows;

@@ -79,6 +79,19 @@ enum {
  * the caller's alone. */
 int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how);
 
+/* Shrink the buffers of b, the caller's alone, to what they hold, so
+ * that the cache is charged for the rows and not for spare capacity
+ * (decompression buffers grow by doubling).  Keeps them as they are when
+ * memory is short. */
+void ts__cblock_fit(ts__cblock *b);
+
+/* Whether the cache has bytes to spare now (a hint: others may take the
+ * room before a TS_BCACHE_SPARE put). */
+int ts__bcache_has_room(ts__bcache *c, size_t bytes);
+
+/* What b would be charged once fitted. */
+size_t ts__cblock_fitted_bytes(const ts__cblock *b);
+
 /* Let go of a reference.  NULL allowed. */
 void ts__cblock_put(ts__bcache *c, ts__cblock *b);
 

@@ -330,8 +330,12 @@ static int load_block(ts__src *src, uint32_t b)
 		cb->nrows = 0;
 		return rc;
 	}
-	if (ts__bcache_put(bc, cb, src->blocks_read++ < CACHED_BLOCKS_PER_STREAM ? TS_BCACHE_EVICT
-	                                                                         : TS_BCACHE_SPARE))
+	int how = src->blocks_read++ < CACHED_BLOCKS_PER_STREAM ? TS_BCACHE_EVICT : TS_BCACHE_SPARE;
+	/* charged for its rows only; but a long scan keeps the capacity of
+	 * a buffer the full cache will not take, for the next block */
+	if (how == TS_BCACHE_EVICT || ts__bcache_has_room(bc, ts__cblock_fitted_bytes(cb)))
+		ts__cblock_fit(cb);
+	if (ts__bcache_put(bc, cb, how))
 		src->cb_private = 0;
 	return 0;
 }

@@ -4,7 +4,8 @@
  * while a reader holds it staying readable until let go, a second copy
  * of a cached block staying private, a zero-sized cache keeping nothing,
  * the hash table growing past its first size, and a long scan's blocks
- * (TS_BCACHE_SPARE) taking only spare room, as the least recent entries.
+ * (TS_BCACHE_SPARE) taking only spare room, as the least recent entries,
+ * and fitted blocks charged for their bytes, not their buffers' room.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +171,39 @@ static void bcache_spare_room_only(void **state)
 	ts__bcache_free(&c);
 }
 
+/* A block whose buffers grew past what they hold is charged for its
+ * capacity; fitted, for its bytes only, and so more of them fit. */
+static void bcache_fitted_blocks_are_charged_their_bytes(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	size_t one = sizeof(ts__cblock) + (10 << 10); /* no rows located */
+	assert_int_equal(ts__bcache_init(&c, 4 * one + 100), 0);
+	ts__cblock *b = filled(8, 0, 10 << 10);
+	assert_int_equal(ts__buf_reserve(&b->raw, 100 << 10), 0); /* spare capacity */
+	assert_true(b->raw.cap >= (110 << 10));
+	assert_int_equal(ts__cblock_fitted_bytes(b), one);
+	assert_true(ts__bcache_has_room(&c, ts__cblock_fitted_bytes(b)));
+	ts__cblock_fit(b);
+	assert_int_equal(b->raw.cap, 10 << 10);
+	assert_int_equal(b->raw.data[(10 << 10) - 1], 0); /* contents kept */
+	assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_SPARE), 1);
+	assert_int_equal(b->bytes, one);
+	ts__cblock_put(&c, b);
+	for (uint32_t n = 1; n < 4; n++) {
+		b = filled(8, n, 10 << 10);
+		assert_int_equal(ts__buf_reserve(&b->raw, 100 << 10), 0);
+		ts__cblock_fit(b);
+		assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_SPARE), 1);
+		ts__cblock_put(&c, b);
+	}
+	assert_false(ts__bcache_has_room(&c, one)); /* four fill it */
+	b = filled(8, 9, 10 << 10);
+	assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_SPARE), 0);
+	ts__cblock_put(&c, b);
+	ts__bcache_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +212,7 @@ int main(void)
 		cmocka_unit_test(bcache_duplicate_and_oversized_stay_private),
 		cmocka_unit_test(bcache_grows),
 		cmocka_unit_test(bcache_spare_room_only),
+		cmocka_unit_test(bcache_fitted_blocks_are_charged_their_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
