@@ -567,10 +567,23 @@ static void sift_down(ts__scan *sc, int i)
 	}
 }
 
+#define RUNNER_UNKNOWN (-2)
+
+/* The stream that comes next after the heap's top, or -1. */
+static int runner_up(const ts__scan *sc)
+{
+	if (sc->nheap < 2)
+		return -1;
+	if (sc->nheap == 2 || before(sc, sc->heap[1], sc->heap[2]))
+		return sc->heap[1];
+	return sc->heap[2];
+}
+
 int ts__scan_begin(ts__scan *sc, ts_table *t)
 {
 	memset(sc, 0, sizeof *sc);
 	sc->last = -1;
+	sc->runner = RUNNER_UNKNOWN;
 	return ts__snapshot_take(t, &sc->snap);
 }
 
@@ -612,6 +625,7 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 	}
 	for (int i = sc->nheap / 2 - 1; i >= 0; i--)
 		sift_down(sc, i);
+	sc->runner = RUNNER_UNKNOWN;
 	return 0;
 }
 
@@ -625,7 +639,12 @@ int ts__scan_next(ts__scan *sc, const ts__src **out)
 			return rc;
 		if (rc == 0)
 			sc->heap[0] = sc->heap[--sc->nheap];
-		sift_down(sc, 0);
+		if (rc == 1 && sc->runner == RUNNER_UNKNOWN)
+			sc->runner = runner_up(sc);
+		if (rc == 0 || (sc->runner >= 0 && !before(sc, sc->heap[0], sc->runner))) {
+			sift_down(sc, 0);
+			sc->runner = RUNNER_UNKNOWN;
+		}
 	}
 	if (sc->nheap == 0)
 		return 0;
@@ -658,6 +677,7 @@ void ts__scan_stop(ts__scan *sc)
 	sc->heap = NULL;
 	sc->nsrc = sc->nheap = 0;
 	sc->last = -1;
+	sc->runner = RUNNER_UNKNOWN;
 }
 
 void ts__scan_close(ts__scan *sc)

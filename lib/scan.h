@@ -125,6 +125,11 @@ typedef struct ts__scan {
 	int nsrc;
 	int *heap, nheap;
 	int last;                 /* stream of the item returned last, or -1 */
+	/* the stream that comes next after the heap's top (the first of
+	 * its children), -1 when there is none, RUNNER_UNKNOWN when the heap
+	 * changed since: while the top keeps coming before it, the heap
+	 * needs no reordering and a row costs one key comparison */
+	int runner;
 	uint64_t stopped_scanned, stopped_summarised; /* counts of streams closed by a stop */
 } ts__scan;
 
