@@ -50,7 +50,7 @@ result() {
 		"$tmp/bench.jsonl" | sed -n 's/.*"value":\([0-9.e+-]*\).*/\1/p' | head -1
 }
 for r in \
-	"absorb tsstore rows_per_sec" "absorb tsstore_flushing rows_per_sec" \
+	"absorb tsstore rows_per_sec" "absorb tsstore_in_memory rows_per_sec" \
 	"absorb hash rows_per_sec" "absorb rbtree rows_per_sec" "absorb sqlite rows_per_sec" \
 	"absorb_readers tsstore_2readers rows_per_sec" \
 	"absorb_readers tsstore_2readers rows_per_writer_cpu_sec" \
