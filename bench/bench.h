@@ -118,6 +118,13 @@ void bench_rows_free(bench_rows *r);
  * (host, ts) order.  k must hold BENCH_KEY_MAX bytes. */
 void bench_encode_key(unsigned char *k, uint8_t *klen, const char *host, int64_t ts);
 
+/* calloc of n (at least 1) elements, exiting with a message naming the
+ * workload when out of memory (rows.c). */
+void *bench_calloc(size_t n, size_t size, const char *workload);
+
+/* A ts_options.clock frozen at *(int64_t *)arg (table.c). */
+int64_t bench_frozen_clock(void *arg);
+
 /* ---- timing and results (rows.c) ---- */
 
 double bench_seconds(void);   /* CLOCK_MONOTONIC */
@@ -143,6 +150,9 @@ void bench_result_point(const char *workload, const char *point, const char *eng
 /* Print that engine could not produce workload's results: call failed
  * with error code (a TS_E* value), as one JSON line with no metric. */
 void bench_error(const char *workload, const char *engine, const char *call, int code);
+/* Report that tsstore's call failed with code rc in workload: on stderr
+ * with ts_errmsg, and as bench_error's line; sets *failed.  Returns -1. */
+int bench_tsstore_failed(const char *workload, const char *call, int rc, int *failed);
 /* Remember a Done-when target: value compared with goal by op ("<=" or
  * ">="); --compare prints whether it is met. */
 void bench_target(const char *workload, const char *what, double value, const char *op,
@@ -239,6 +249,9 @@ typedef struct bench_peer {
 /* Feed every row of r to peer handle h in batches of r->batch.  Exits on
  * failure. */
 void bench_peer_load(const bench_peer *peer, void *h, const bench_rows *r);
+/* Open peer in a fresh directory, time bench_peer_load of r, close and
+ * remove it; returns rows per second.  Exits on failure. */
+double bench_peer_absorb(const bench_peer *peer, const bench_rows *r);
 
 extern const bench_peer bench_peer_hash;
 extern const bench_peer bench_peer_lmdb;    /* name NULL when not built */

@@ -79,31 +79,6 @@ struct fr_run {
 	int failed;
 };
 
-static int64_t frozen_clock(void *arg)
-{
-	return *(const int64_t *)arg;
-}
-
-static void *fr_calloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "tsstore-bench: first_row: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-/* Report a failed tsstore call; returns -1. */
-static int fr_failed(struct fr_run *f, const char *call, int rc)
-{
-	fprintf(stderr, "tsstore-bench: first_row: %s failed: %s: %s\n", call, ts_errname(rc),
-	        ts_errmsg(NULL));
-	bench_error("first_row", "tsstore", call, rc);
-	f->failed = 1;
-	return -1;
-}
-
 /* Report a wrong answer of call; returns -1. */
 static int fr_wrong(struct fr_run *f, const char *call)
 {
@@ -121,7 +96,7 @@ static int insert_rows(struct fr_run *f, ts_table *t, size_t from, size_t to)
 		size_t n = to - i < f->r.batch ? to - i : f->r.batch;
 		int rc = ts_insert(t, &f->r.vals[i * BENCH_COLUMNS], n);
 		if (rc < 0)
-			return fr_failed(f, "ts_insert", rc);
+			return bench_tsstore_failed("first_row", "ts_insert", rc, &f->failed);
 	}
 	return 0;
 }
@@ -137,7 +112,7 @@ static int load_sliced(struct fr_run *f, int n, bench_loaded *l)
 	l->opts.sync = TS_SYNC_NONE;
 	l->opts.flush_size = BENCH_NEVER_FLUSH_SIZE;
 	l->opts.flush_age = BENCH_NEVER_FLUSH_AGE;
-	l->opts.clock = frozen_clock;
+	l->opts.clock = bench_frozen_clock;
 	l->opts.clock_arg = &f->now;
 	l->opts.block_cache_size = (int64_t)f->c->block_cache_mb << 20;
 	l->dir = bench_tmpdir();
@@ -148,7 +123,7 @@ static int load_sliced(struct fr_run *f, int n, bench_loaded *l)
 		if (insert_rows(f, l->t, s0 * f->r.hosts, s1 * f->r.hosts) < 0)
 			return -1;
 		if ((rc = ts_flush(l->t, INT64_MAX)) < 0)
-			return fr_failed(f, "ts_flush", rc);
+			return bench_tsstore_failed("first_row", "ts_flush", rc, &f->failed);
 	}
 	int64_t tablets = bench_table_stat(l->t, "tablets");
 	if (tablets != n) {
@@ -166,7 +141,7 @@ static void make_queries(struct fr_run *f)
 	uint64_t x = FR_SEED;
 	size_t edge = f->steps / FR_TABLETS_MAX;
 	f->nq = f->c->quick ? FR_QUERIES_QUICK : FR_QUERIES_FULL;
-	f->q = fr_calloc(f->nq, sizeof *f->q);
+	f->q = bench_calloc(f->nq, sizeof *f->q, "first_row");
 	for (size_t i = 0; i < f->nq; i++) {
 		struct fr_query *g = &f->q[i];
 		g->host = (size_t)(bench_xorshift(&x) % f->r.hosts);
@@ -217,7 +192,7 @@ static int one_query(struct fr_run *f, ts_table *t, size_t i)
 	f->first_ns[i] = t1 - t0;
 	f->close_ns[i] = bench_now_ns() - t1;
 	if (rc < 0)
-		return fr_failed(f, call, rc);
+		return bench_tsstore_failed("first_row", call, rc, &f->failed);
 	if (!ok) {
 		fprintf(stderr, "tsstore-bench: first_row: query %zu (%s from %lld) did not return "
 		                "that row first\n", i, f->r.host[g->host], (long long)g->from);
@@ -297,7 +272,7 @@ static void run_merged(struct fr_run *f, bench_loaded *l, int from)
 	struct fr_pass p;
 	int merges = 0, rc = ts_merge(l->t, &merges);
 	if (rc < 0) {
-		fr_failed(f, "ts_merge", rc);
+		bench_tsstore_failed("first_row", "ts_merge", rc, &f->failed);
 		return;
 	}
 	if (measure(f, l->t, &p) == 0)
@@ -316,9 +291,9 @@ static void setup(struct fr_run *f, const bench_config *c)
 	bench_rows_make(&f->r, hosts * f->steps, hosts, c->batch,
 	                f->now + (int64_t)f->steps * BENCH_STEP_NS);
 	make_queries(f);
-	f->first_ns = fr_calloc(f->nq, sizeof *f->first_ns);
-	f->close_ns = fr_calloc(f->nq, sizeof *f->close_ns);
-	f->sorted = fr_calloc(f->nq, sizeof *f->sorted);
+	f->first_ns = bench_calloc(f->nq, sizeof *f->first_ns, "first_row");
+	f->close_ns = bench_calloc(f->nq, sizeof *f->close_ns, "first_row");
+	f->sorted = bench_calloc(f->nq, sizeof *f->sorted, "first_row");
 }
 
 int bench_workload_first_row(const bench_config *c)

@@ -110,20 +110,6 @@ static double absorb_tsstore(const bench_rows *r, ts_table *t)
 	return absorb_tsstore_cpu(r, t, NULL);
 }
 
-static double absorb_peer(const bench_peer *p, const bench_rows *r)
-{
-	char *dir = bench_tmpdir();
-	void *h = p->open(dir);
-	if (!h)
-		exit(1);
-	double t0 = bench_seconds();
-	bench_peer_load(p, h, r);
-	double rate = (double)r->n / (bench_seconds() - t0);
-	p->close(h);
-	bench_rmdir(dir);
-	return rate;
-}
-
 static void params(char *buf, size_t size, const bench_config *c, const char *extra)
 {
 	snprintf(buf, size, "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu%s%s", c->rows, c->hosts,
@@ -164,7 +150,7 @@ static void workload_absorb(const bench_config *c, const bench_rows *r)
 		in_memory = max2(in_memory, absorb_tsstore_fresh(r, 1));
 		for (int k = 0; k < NPEERS && !c->skip_peers; k++)
 			if (peers[k]->name && (i == 0 || (double)r->n / peer[k] < SLOW_PEER_S))
-				peer[k] = max2(peer[k], absorb_peer(peers[k], r));
+				peer[k] = max2(peer[k], bench_peer_absorb(peers[k], r));
 	}
 	bench_result("absorb", "tsstore", "rows_per_sec", ts, "rows/s", p);
 	bench_result("absorb", "tsstore_in_memory", "rows_per_sec", in_memory, "rows/s", p);

@@ -24,6 +24,20 @@ void bench_peer_load(const bench_peer *peer, void *h, const bench_rows *r)
 	}
 }
 
+double bench_peer_absorb(const bench_peer *peer, const bench_rows *r)
+{
+	char *dir = bench_tmpdir();
+	void *h = peer->open(dir);
+	if (!h)
+		exit(1);
+	double t0 = bench_seconds();
+	bench_peer_load(peer, h, r);
+	double rate = (double)r->n / (bench_seconds() - t0);
+	peer->close(h);
+	bench_rmdir(dir);
+	return rate;
+}
+
 /* ---- open-addressing hash table: key -> copy of (key, values) ---- */
 
 struct hash {

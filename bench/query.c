@@ -122,25 +122,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "tsstore-bench: query: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
 /* Report a failed tsstore call of part, on stderr with ts_errmsg and as
  * a JSON line; returns -1. */
 static int tsstore_failed(struct qrun *q, const char *part, const char *call, int rc)
 {
-	fprintf(stderr, "tsstore-bench: %s: %s failed: %s: %s\n", part, call, ts_errname(rc),
-	        ts_errmsg(NULL));
-	bench_error(part, "tsstore", call, rc);
-	q->failed = 1;
-	return -1;
+	return bench_tsstore_failed(part, call, rc, &q->failed);
 }
 
 /* Check what engine returned in part against what it must; returns 0, or
@@ -611,7 +597,7 @@ static void make_ranges(struct qrun *q)
 	int64_t span = (int64_t)steps * BENCH_STEP_NS;
 	size_t starts = span > RANGE_NS ? (size_t)((span - RANGE_NS) / BENCH_STEP_NS) + 1 : 1;
 	q->nranges = q->c->quick ? RANGE_QUERIES_QUICK : RANGE_QUERIES_FULL;
-	q->ranges = xcalloc(q->nranges, sizeof *q->ranges);
+	q->ranges = bench_calloc(q->nranges, sizeof *q->ranges, "query");
 	for (size_t i = 0; i < q->nranges; i++) {
 		struct range *g = &q->ranges[i];
 		g->host = (size_t)(bench_xorshift(&x) % q->r.hosts);
@@ -626,8 +612,8 @@ static void make_latest(struct qrun *q)
 	uint64_t x = QUERY_SEED ^ 1;
 	size_t hosts = q->r.hosts;
 	q->passes = q->c->quick ? LATEST_PASSES_QUICK : LATEST_PASSES_FULL;
-	q->order = xcalloc(hosts, sizeof *q->order);
-	q->last_ts = xcalloc(hosts, sizeof *q->last_ts);
+	q->order = bench_calloc(hosts, sizeof *q->order, "query");
+	q->last_ts = bench_calloc(hosts, sizeof *q->last_ts, "query");
 	for (size_t h = 0; h < hosts; h++) {
 		q->order[h] = h;
 		q->last_ts[h] = INT64_MIN;

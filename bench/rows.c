@@ -101,6 +101,16 @@ void bench_rows_free(bench_rows *r)
 	memset(r, 0, sizeof *r);
 }
 
+void *bench_calloc(size_t n, size_t size, const char *workload)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p) {
+		fprintf(stderr, "tsstore-bench: %s: out of memory\n", workload);
+		exit(1);
+	}
+	return p;
+}
+
 double bench_seconds(void)
 {
 	struct timespec t;
@@ -201,6 +211,15 @@ void bench_error(const char *workload, const char *engine, const char *call, int
 	printf("{\"workload\":\"%s\",\"engine\":\"%s\",\"error\":\"%s\",\"call\":\"%s\"}\n",
 	       workload, engine, ts_errname(code), call);
 	fflush(stdout);
+}
+
+int bench_tsstore_failed(const char *workload, const char *call, int rc, int *failed)
+{
+	fprintf(stderr, "tsstore-bench: %s: %s failed: %s: %s\n", workload, call, ts_errname(rc),
+	        ts_errmsg(NULL));
+	bench_error(workload, "tsstore", call, rc);
+	*failed = 1;
+	return -1;
 }
 
 void bench_target(const char *workload, const char *what, double value, const char *op,

@@ -94,16 +94,6 @@ static size_t varint_len(size_t n)
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static double max2(double a, double b) { return a > b ? a : b; }
 
-static void *alloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "tsstore-bench: absorb_sweep: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
 /* The shape whose encoded row is about target bytes with a key of
  * SWEEP_NOMINAL_KEY bytes: the nearest number of int64 columns up to
  * SWEEP_INT_ROW_MAX, beyond it a blob making the row exactly target. */
@@ -149,14 +139,14 @@ static void rows_make(sweep_rows *w, size_t n, size_t hosts, size_t batch, shape
 	r->batch = batch;
 	r->start_ns = s.start_ns;
 	r->host = s.host; /* r owns the host names now */
-	r->vals = alloc(n * (size_t)w->ncols, sizeof *r->vals);
-	r->key = alloc(n, sizeof *r->key);
-	r->klen = alloc(n, sizeof *r->klen);
-	r->vbytes = alloc(n, sizeof *r->vbytes);
+	r->vals = bench_calloc(n * (size_t)w->ncols, sizeof *r->vals, "absorb_sweep");
+	r->key = bench_calloc(n, sizeof *r->key, "absorb_sweep");
+	r->klen = bench_calloc(n, sizeof *r->klen, "absorb_sweep");
+	r->vbytes = bench_calloc(n, sizeof *r->vbytes, "absorb_sweep");
 	r->vlen = sh.blob ? sh.blob : (size_t)sh.nint * 8;
-	w->ints = alloc(n * (size_t)sh.nint, sizeof *w->ints);
+	w->ints = bench_calloc(n * (size_t)sh.nint, sizeof *w->ints, "absorb_sweep");
 	if (sh.blob) {
-		w->pool = alloc(SWEEP_POOL + sh.blob, 1);
+		w->pool = bench_calloc(SWEEP_POOL + sh.blob, 1, "absorb_sweep");
 		for (size_t i = 0; i < SWEEP_POOL + sh.blob; i += 8) {
 			uint64_t v = bench_xorshift(&x);
 			memcpy(w->pool + i, &v, min_size(8, SWEEP_POOL + sh.blob - i));
@@ -267,20 +257,6 @@ static double run_tsstore(const sweep_rows *w)
 
 /* ---- the peers ---- */
 
-static double run_peer(const bench_peer *p, const bench_rows *r)
-{
-	char *dir = bench_tmpdir();
-	void *h = p->open(dir);
-	if (!h)
-		exit(1);
-	double t0 = bench_seconds();
-	bench_peer_load(p, h, r);
-	double rate = (double)r->n / (bench_seconds() - t0);
-	p->close(h);
-	bench_rmdir(dir);
-	return rate;
-}
-
 /* Each engine's best rows/s over c->repeat turns: best[0] tsstore, [1]
  * the hash table, [2] LMDB (0 when it did not run); returns the engines
  * that ran. */
@@ -291,9 +267,9 @@ static int run_point(const bench_config *c, const sweep_rows *w, double best[SWE
 	for (int i = 0; i < c->repeat; i++) {
 		best[0] = max2(best[0], run_tsstore(w));
 		if (engines > 1)
-			best[1] = max2(best[1], run_peer(&bench_peer_hash, &w->r));
+			best[1] = max2(best[1], bench_peer_absorb(&bench_peer_hash, &w->r));
 		if (engines > 2)
-			best[2] = max2(best[2], run_peer(&bench_peer_lmdb, &w->r));
+			best[2] = max2(best[2], bench_peer_absorb(&bench_peer_lmdb, &w->r));
 	}
 	return engines;
 }

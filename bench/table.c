@@ -84,6 +84,11 @@ void bench_table_load(ts_table *t, const bench_rows *r)
 	}
 }
 
+int64_t bench_frozen_clock(void *arg)
+{
+	return *(const int64_t *)arg;
+}
+
 void bench_table_load_fresh(const bench_rows *r, int64_t flush_size, bench_loaded *l)
 {
 	ts_options_init(&l->opts);

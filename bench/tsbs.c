@@ -125,31 +125,6 @@ struct trun {
 	int failed;
 };
 
-static int64_t frozen_clock(void *arg)
-{
-	return *(const int64_t *)arg;
-}
-
-static void *tb_calloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fprintf(stderr, "tsstore-bench: tsbs: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-/* Report a failed tsstore call; returns -1. */
-static int tb_failed(struct trun *t, const char *call, int rc)
-{
-	fprintf(stderr, "tsstore-bench: tsbs: %s failed: %s: %s\n", call, ts_errname(rc),
-	        ts_errmsg(NULL));
-	bench_error("tsbs", "tsstore", call, rc);
-	t->failed = 1;
-	return -1;
-}
-
 static void sql_die(struct trun *t, const char *what)
 {
 	fprintf(stderr, "tsstore-bench: tsbs: sqlite: %s: %s\n", what,
@@ -225,21 +200,21 @@ static int cmp_str(const void *a, const void *b)
  * order them (bytewise: no hostname holds a NUL). */
 static void find_hosts(struct trun *t)
 {
-	const char **all = tb_calloc(t->n, sizeof *all);
+	const char **all = bench_calloc(t->n, sizeof *all, "tsbs");
 	for (size_t i = 0; i < t->n; i++) {
-		char *h = tb_calloc(1, t->rows[i].taglen[0] + 1);
+		char *h = bench_calloc(1, t->rows[i].taglen[0] + 1, "tsbs");
 		memcpy(h, t->rows[i].tag[0], t->rows[i].taglen[0]);
 		all[i] = h;
 	}
 	qsort(all, t->n, sizeof *all, cmp_str);
-	t->host = tb_calloc(t->n, sizeof *t->host);
+	t->host = bench_calloc(t->n, sizeof *t->host, "tsbs");
 	for (size_t i = 0; i < t->n; i++)
 		if (t->nhosts == 0 || strcmp(all[i], t->host[t->nhosts - 1]) != 0)
 			t->host[t->nhosts++] = all[i];
 		else
 			free((void *)all[i]);
 	free(all);
-	t->hostlen = tb_calloc(t->nhosts, sizeof *t->hostlen);
+	t->hostlen = bench_calloc(t->nhosts, sizeof *t->hostlen, "tsbs");
 	for (size_t h = 0; h < t->nhosts; h++)
 		t->hostlen[h] = strlen(t->host[h]);
 }
@@ -282,14 +257,14 @@ static void tsstore_values(const struct trun *t, size_t i, size_t n, ts_value *v
 static int load_tsstore(struct trun *t)
 {
 	size_t batch = t->c->batch;
-	ts_value *v = tb_calloc(batch * TSBS_COLUMNS, sizeof *v);
+	ts_value *v = bench_calloc(batch * TSBS_COLUMNS, sizeof *v, "tsbs");
 	int rc = 0;
 	ts_options_init(&t->ts.opts);
 	t->ts.opts.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
 	t->ts.opts.sync = TS_SYNC_NONE;
 	t->ts.opts.flush_size = BENCH_NEVER_FLUSH_SIZE;
 	t->ts.opts.flush_age = BENCH_NEVER_FLUSH_AGE;
-	t->ts.opts.clock = frozen_clock;
+	t->ts.opts.clock = bench_frozen_clock;
 	t->ts.opts.clock_arg = &t->now;
 	t->ts.opts.block_cache_size = (int64_t)t->c->block_cache_mb << 20;
 	t->ts.dir = bench_tmpdir();
@@ -298,13 +273,13 @@ static int load_tsstore(struct trun *t)
 		size_t n = t->n - i < batch ? t->n - i : batch;
 		tsstore_values(t, i, n, v);
 		if ((rc = ts_insert(t->ts.t, v, n)) < 0)
-			tb_failed(t, "ts_insert", rc);
+			bench_tsstore_failed("tsbs", "ts_insert", rc, &t->failed);
 	}
 	free(v);
 	if (rc == 0 && (rc = ts_flush(t->ts.t, INT64_MAX)) < 0)
-		tb_failed(t, "ts_flush", rc);
+		bench_tsstore_failed("tsbs", "ts_flush", rc, &t->failed);
 	if (rc == 0 && (rc = ts_merge(t->ts.t, &t->merges)) < 0)
-		tb_failed(t, "ts_merge", rc);
+		bench_tsstore_failed("tsbs", "ts_merge", rc, &t->failed);
 	t->tablets = bench_table_stat(t->ts.t, "tablets");
 	t->tablet_bytes = bench_dir_bytes(t->ts.dir, TS_TABLET_SUFFIX);
 	return rc < 0 ? -1 : 0;
@@ -366,7 +341,7 @@ static struct inst *make_insts(const struct trun *t, const struct qdef *qd, size
 	int64_t room = t->end_ts - t->first_ts - qd->span;
 	uint64_t starts = room > 0 ? (uint64_t)(room / TSBS_STEP_NS) + 1 : 1;
 	*runs = t->c->quick ? qd->runs_quick : qd->runs_full;
-	struct inst *in = tb_calloc((size_t)*runs, sizeof *in);
+	struct inst *in = bench_calloc((size_t)*runs, sizeof *in, "tsbs");
 	for (int i = 0; i < *runs; i++) {
 		in[i].host = qd->per_host ? (size_t)(bench_xorshift(&x) % t->nhosts) : 0;
 		in[i].from = t->first_ts + (int64_t)(bench_xorshift(&x) % starts) * TSBS_STEP_NS;
@@ -383,7 +358,7 @@ static int tsstore_drain(struct trun *t, ts_cursor *cur, struct answer *a)
 	while ((rc = ts_cursor_next(cur, &row, &n)) == 0 && row)
 		answer_ts_row(a, row, n);
 	ts_cursor_close(cur);
-	return rc < 0 ? tb_failed(t, "ts_cursor_next", rc) : 0;
+	return rc < 0 ? bench_tsstore_failed("tsbs", "ts_cursor_next", rc, &t->failed) : 0;
 }
 
 static int tsstore_lastpoint(struct trun *t, struct answer *a)
@@ -393,7 +368,7 @@ static int tsstore_lastpoint(struct trun *t, struct answer *a)
 		ts_cursor *cur = NULL;
 		int rc = ts_latest_open(t->ts.t, &prefix, 1, &cur);
 		if (rc < 0)
-			return tb_failed(t, "ts_latest_open", rc);
+			return bench_tsstore_failed("tsbs", "ts_latest_open", rc, &t->failed);
 		if (tsstore_drain(t, cur, a) < 0)
 			return -1;
 	}
@@ -413,7 +388,7 @@ static int tsstore_aggregate(struct trun *t, const struct qdef *qd, const struct
 	                    qd->group, specs, nspecs};
 	int rc = ts_aggregate_open(t->ts.t, &req, &cur);
 	if (rc < 0)
-		return tb_failed(t, "ts_aggregate_open", rc);
+		return bench_tsstore_failed("tsbs", "ts_aggregate_open", rc, &t->failed);
 	return tsstore_drain(t, cur, a);
 }
 
@@ -552,8 +527,8 @@ static void run_query(struct trun *t, size_t k)
 	const struct qdef *qd = &queries[k];
 	int runs, ts_ok = 1, peer = !t->c->skip_peers;
 	struct inst *in = make_insts(t, qd, k, &runs);
-	struct answer *ta = tb_calloc((size_t)runs, sizeof *ta);
-	struct answer *sa = tb_calloc((size_t)runs, sizeof *sa);
+	struct answer *ta = bench_calloc((size_t)runs, sizeof *ta, "tsbs");
+	struct answer *sa = bench_calloc((size_t)runs, sizeof *sa, "tsbs");
 	sqlite3_stmt *st = peer ? sql_prepare(t, qd) : NULL;
 	double ts_best = 0, sql_best = 0;
 	int64_t rows_returned = 0;
