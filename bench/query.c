@@ -77,7 +77,8 @@
 
 /* What a pass returned: rows and the sum of one value over them. */
 struct tally {
-	int64_t rows, sum;
+	int64_t rows;
+	uint64_t sum; /* wraps: a checksum of values and timestamps */
 };
 
 /* What an aggregate pass returned: output rows and the sums of their
@@ -136,9 +137,9 @@ static int check(struct qrun *q, const char *part, const char *engine, const str
 {
 	if (got->rows == want->rows && got->sum == want->sum)
 		return 0;
-	fprintf(stderr, "tsstore-bench: %s: %s returned %lld rows (sum %lld), expected %lld (sum %lld)\n",
-	        part, engine, (long long)got->rows, (long long)got->sum, (long long)want->rows,
-	        (long long)want->sum);
+	fprintf(stderr, "tsstore-bench: %s: %s returned %lld rows (sum %llu), expected %lld (sum %llu)\n",
+	        part, engine, (long long)got->rows, (unsigned long long)got->sum,
+	        (long long)want->rows, (unsigned long long)want->sum);
 	q->failed = 1;
 	return -1;
 }
@@ -170,7 +171,7 @@ static int tsstore_drain(struct qrun *q, const char *part, ts_cursor *cur, int c
 	int n, rc;
 	while ((rc = ts_cursor_next(cur, &row, &n)) == 0 && row) {
 		t->rows++;
-		t->sum += row[col].v.i;
+		t->sum += (uint64_t)row[col].v.i;
 	}
 	if (rc < 0)
 		tsstore_failed(q, part, "ts_cursor_next", rc);
@@ -438,7 +439,7 @@ static double lmdb_scan(const struct qrun *q, struct tally *t)
 	for (int rc = mdb_cursor_get(rd.cur, &k, &v, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(rd.cur, &k, &v, MDB_NEXT)) {
 		t->rows++;
-		t->sum += first_value(&v);
+		t->sum += (uint64_t)first_value(&v);
 	}
 	mdb_txn_reset(rd.txn);
 	double s = bench_seconds() - t0;
@@ -465,7 +466,7 @@ static double lmdb_ranges(const struct qrun *q, struct tally *t)
 		     rc == 0 && key_cmp(&k, hi, hilen) < 0;
 		     rc = mdb_cursor_get(rd.cur, &k, &v, MDB_NEXT)) {
 			t->rows++;
-			t->sum += first_value(&v);
+			t->sum += (uint64_t)first_value(&v);
 		}
 		mdb_txn_reset(rd.txn);
 	}
@@ -490,7 +491,7 @@ static void lmdb_latest_one(struct lmdb_reader *rd, const char *host, struct tal
 	if (rc == 0 && k.mv_size == n + 10 && memcmp(k.mv_data, host, n) == 0 &&
 	    ((const unsigned char *)k.mv_data)[n] == 0x00) {
 		t->rows++;
-		t->sum += key_ts(&k);
+		t->sum += (uint64_t)key_ts(&k);
 	}
 }
 
@@ -545,7 +546,7 @@ static void want_scan(const bench_rows *r, struct tally *w)
 	w->rows = (int64_t)r->n;
 	w->sum = 0;
 	for (size_t i = 0; i < r->n; i++)
-		w->sum += r->value[i][0];
+		w->sum += (uint64_t)r->value[i][0];
 }
 
 /* Rows of host h with ts in [from, to): row k * hosts + h has ts
@@ -557,7 +558,7 @@ static void want_range(const bench_rows *r, const struct range *g, struct tally 
 	for (size_t i = (size_t)k0 * r->hosts + g->host; i < r->n && row_ts(r, i) < g->to;
 	     i += r->hosts) {
 		w->rows++;
-		w->sum += r->value[i][0];
+		w->sum += (uint64_t)r->value[i][0];
 	}
 }
 
@@ -574,7 +575,7 @@ static void want_latest(const struct qrun *q, struct tally *w)
 	for (size_t h = 0; h < q->r.hosts; h++)
 		if (q->last_ts[h] != INT64_MIN) {
 			w->rows += q->passes;
-			w->sum += q->passes * q->last_ts[h];
+			w->sum += (uint64_t)q->passes * (uint64_t)q->last_ts[h];
 		}
 }
 
