@@ -406,22 +406,23 @@ static void insert_reader_thread_sees_prefixes(void **state)
 	free(rows);
 }
 
-/* A read-only process scans while this one writes. */
+/* A read-only process scans while this one writes.  Halfway, the writer
+ * waits until the reader has seen some batches, so that however the two
+ * are scheduled the reader sees the table grow at least twice. */
 static void insert_reader_process_sees_prefixes(void **state)
 {
 	struct env *e = *state;
-	int go[2];
-	assert_int_equal(pipe(go), 0);
+	int seen[2];
+	assert_int_equal(pipe(seen), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		ts_options o;
 		ts_db *db;
 		ts_table *t;
-		char c;
 		ts_options_init(&o);
 		o.flags = TS_OPEN_READONLY;
-		close(go[1]);
+		close(seen[0]);
 		if (ts_open(e->dir, &o, &db) < 0 || ts_table_open(db, "m", &t) < 0)
 			_exit(10);
 		long last = 0, moved = 0;
@@ -432,15 +433,19 @@ static void insert_reader_process_sees_prefixes(void **state)
 			free(rows);
 			if (k < last)
 				_exit(11);
+			if (k > 0 && last == 0 && write(seen[1], "k", 1) != 1)
+				_exit(13);
 			moved += k > last;
 			last = k;
 		}
-		(void)c;
 		_exit(moved > 1 ? 0 : 12);
 	}
-	close(go[0]);
-	write_numbered_batches(e->t, 1, RB_BATCHES);
-	close(go[1]);
+	close(seen[1]);
+	write_numbered_batches(e->t, 1, RB_BATCHES / 2);
+	char c;
+	assert_int_equal(read(seen[0], &c, 1), 1); /* 0: the reader died */
+	write_numbered_batches(e->t, RB_BATCHES / 2 + 1, RB_BATCHES);
+	close(seen[0]);
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
