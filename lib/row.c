@@ -111,9 +111,12 @@ int ts__row_decode_values(const ts__schema *from, const ts__schema *to,
                           const void *row, size_t len, ts_value *vals,
                           const int *want, int nwant)
 {
+	for (int k = 0; k < nwant; k++)
+		if (want[k] < from->ncols && from->cols[want[k]].fixed_off < 0)
+			/* a variable-length column: every one before it must be walked */
+			return decode(from, to, row, len, vals, NULL, 0);
 	const void *key;
 	size_t klen;
-	int var = 0;
 	ts_reader r;
 	ts__reader_init(&r, row, len);
 	ts__get_bytes(&r, &key, &klen);
@@ -124,17 +127,10 @@ int ts__row_decode_values(const ts__schema *from, const ts__schema *to,
 		int i = want[k];
 		if (i >= from->ncols) {
 			vals[i] = to->cols[i].dflt;
-			continue;
+		} else {
+			vals[i].type = to->cols[i].type;
+			read_fixed(&from->cols[i], fixed, &vals[i]);
 		}
-		const ts__col *c = &from->cols[i];
-		vals[i].type = to->cols[i].type;
-		if (c->fixed_off >= 0)
-			read_fixed(c, fixed, &vals[i]);
-		else
-			var = 1;
 	}
-	if (!var)
-		return 0;
-	/* a variable-length column: every one before it must be walked */
-	return decode(from, to, row, len, vals, NULL, 0);
+	return 0;
 }
