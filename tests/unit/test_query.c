@@ -839,24 +839,31 @@ static void set_sums(const char *path, uint64_t id, int col, __int128 first, __i
 
 #define INT128_MAX_ ((__int128)(~(unsigned __int128)0 >> 1))
 
+/* Two hosts' rows flushed into tablet 1, whose sums of column 3 are then
+ * set_sums(.., first, second, zero_rest); the table reopened. */
+static void load_with_sums(ts_test_env *e, __int128 first, __int128 second, int zero_rest)
+{
+	char path[512];
+	load(e->t, 2, 2 * 720, 5 * SEC);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_env_close(e);
+	snprintf(path, sizeof path, "%s/m/tablets/%016x.tab", e->dir, 1);
+	set_sums(path, 1, 3, first, second, zero_rest);
+	ts_test_env_open(e);
+}
+
 /* Block statistics whose sums add up past __int128 (a footer no rows can
  * have; its checksum is right) make the sum out of range, as one past
  * int64 does: adding them overflowed. */
 static void aggregate_summed_statistics_overflow(void **state)
 {
 	ts_test_env *e = *state;
-	char path[512];
 	ts_aggspec specs[2] = {{3, TS_AGG_COUNT}, {3, TS_AGG_SUM}};
 	ts_aggregate a = {NULL, 0, START, START + 2 * HOUR, DAY, 0, specs, 2};
 	ts_cursor *c;
 	const ts_value *r;
 	int n;
-	load(e->t, 2, 2 * 720, 5 * SEC);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	ts_test_env_close(e);
-	snprintf(path, sizeof path, "%s/m/tablets/%016x.tab", e->dir, 1);
-	set_sums(path, 1, 3, INT128_MAX_, INT128_MAX_, 0);
-	ts_test_env_open(e);
+	load_with_sums(e, INT128_MAX_, INT128_MAX_, 0);
 	specs[1].fn = TS_AGG_COUNT; /* the counts are untouched */
 	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
 	assert_int_equal(ts_cursor_next(c, &r, &n), 0);
@@ -876,19 +883,13 @@ static void aggregate_summed_statistics_overflow(void **state)
 static void aggregate_row_after_extreme_statistics(void **state)
 {
 	ts_test_env *e = *state;
-	char path[512];
 	test_row late = {"h99", START + SEC, 0, -7};
 	ts_aggspec specs[2] = {{3, TS_AGG_COUNT}, {3, TS_AGG_SUM}};
 	ts_aggregate a = {NULL, 0, START, START + 2 * HOUR, DAY, 0, specs, 2};
 	ts_cursor *c;
 	const ts_value *r;
 	int n;
-	load(e->t, 2, 2 * 720, 5 * SEC);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	ts_test_env_close(e);
-	snprintf(path, sizeof path, "%s/m/tablets/%016x.tab", e->dir, 1);
-	set_sums(path, 1, 3, -INT128_MAX_ - 1, 0, 1);
-	ts_test_env_open(e);
+	load_with_sums(e, -INT128_MAX_ - 1, 0, 1);
 	assert_int_equal(ts_test_insert_m(e->t, &late, 1), 0); /* after every tablet key */
 	specs[1].fn = TS_AGG_COUNT;
 	assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
