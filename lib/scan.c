@@ -377,26 +377,51 @@ static long first_not(ts__src *src, int (*pred)(const ts__src *))
 	return lo;
 }
 
+/* A stream whose range ends inside a block judges this many rows one by
+ * one before it locates the end by binary search: a reader that wants a
+ * row or a few (latest, a small limit, a short range) never pays for the
+ * search, a long one pays a few comparisons more. */
+#define FAR_LAZY_ROWS 16
+
 /* Place pos at the first row in range of the loaded block (ascending) or
  * the last (descending), skipping those before the near end of the
- * range when sought; place stop past the last row (first, descending)
- * before its far end, unless the block ends first (far_in). */
+ * range when sought.  Unless the block ends first (far_in), the range's
+ * far end is left to be found (far_lazy, far_end). */
 static int bound_block(ts__src *src, int sought, int far_in)
 {
 	long n = (long)src->cb->nrows, k;
 	src->pos = src->desc ? n - 1 : 0;
 	src->stop = src->desc ? -1 : n;
+	src->far_lazy = far_in ? 0 : FAR_LAZY_ROWS;
 	if (sought) {
 		if ((k = first_not(src, src->desc ? within_hi : below_lo)) < 0)
 			return (int)k;
 		src->pos = src->desc ? k - 1 : k;
 	}
-	if (!far_in) {
-		if ((k = first_not(src, src->desc ? below_lo : within_hi)) < 0)
-			return (int)k;
-		src->stop = src->desc ? k - 1 : k;
-	}
 	return 0;
+}
+
+/* Row i, the current row, was just read while the far end of the range
+ * is not located.  Returns 1 when row i lies past it (stop is placed at
+ * i: the range ends inside the block), else 0; when row i used up the
+ * rows judged one by one, stop is located by binary search and row i
+ * made current again. */
+static int far_end(ts__src *src, long i)
+{
+	if (src->desc ? below_lo(src) : !within_hi(src)) {
+		src->stop = i;
+		src->far_lazy = 0;
+		return 1;
+	}
+	if (--src->far_lazy > 0)
+		return 0;
+	long k = first_not(src, src->desc ? below_lo : within_hi);
+	if (k < 0)
+		return (int)k;
+	src->stop = src->desc ? k - 1 : k;
+	int rc = tab_row(src, i);
+	src->scanned--; /* counted when first read */
+	return rc;
 }
 
 static int64_t window_of(int64_t ts, int64_t every)
@@ -515,9 +540,14 @@ static int tablet_next(ts__src *src)
 	for (;;) {
 		if (src->blk >= 0) {
 			if (src->desc ? src->pos > src->stop : src->pos < src->stop) {
-				int rc = tab_row(src, src->desc ? src->pos-- : src->pos++);
+				long i = src->desc ? src->pos-- : src->pos++;
+				int rc = tab_row(src, i);
+				if (rc == 0 && src->far_lazy)
+					rc = far_end(src, i);
 				if (rc < 0)
 					return ts__table_damaged(src->snap->table, src->tab->id, rc);
+				if (rc == 1)
+					return 0; /* the range ends inside this block */
 				int64_t ts;
 				if (src->time_inside ||
 				    ((ts = ts__key_ts(src->key, src->klen)) >= r->tmin && ts <= r->tmax))

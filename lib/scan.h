@@ -101,6 +101,9 @@ typedef struct ts__src {
 	long stop;                /* rows from pos up to stop (excluded) are in
 	                           * the key range; the range ends inside cb
 	                           * when stop is inside it (0..nrows-1) */
+	int far_lazy;             /* > 0: the range may end inside cb but stop
+	                           * is not located yet; this many more rows are
+	                           * judged one by one before it is */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */
 } ts__src;
