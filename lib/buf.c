@@ -14,11 +14,21 @@ void ts__buf_init(ts_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 	b->oom = 0;
+	b->lent = 0;
+}
+
+void ts__buf_init_in(ts_buf *b, void *mem, size_t cap)
+{
+	ts__buf_init(b);
+	b->data = mem;
+	b->cap = cap;
+	b->lent = 1;
 }
 
 void ts__buf_free(ts_buf *b)
 {
-	free(b->data);
+	if (!b->lent)
+		free(b->data);
 	ts__buf_init(b);
 }
 
@@ -34,11 +44,14 @@ int ts__buf_reserve(ts_buf *b, size_t n)
 			goto fail;
 		cap *= 2;
 	}
-	unsigned char *d = realloc(b->data, cap);
+	unsigned char *d = b->lent ? malloc(cap) : realloc(b->data, cap);
 	if (!d)
 		goto fail;
+	if (b->lent && b->len)
+		memcpy(d, b->data, b->len);
 	b->data = d;
 	b->cap = cap;
+	b->lent = 0;
 	return 0;
 fail:
 	b->oom = 1;

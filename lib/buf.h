@@ -24,7 +24,8 @@
 typedef struct ts_buf {
 	unsigned char *data;
 	size_t len, cap;
-	int oom; /* an allocation failed; data holds what fitted before */
+	int oom;  /* an allocation failed; data holds what fitted before */
+	int lent; /* data is the caller's storage (ts__buf_init_in), not freed */
 } ts_buf;
 
 typedef struct ts_reader {
@@ -33,6 +34,11 @@ typedef struct ts_reader {
 } ts_reader;
 
 void ts__buf_init(ts_buf *b);
+/* A buffer that starts in the caller's storage mem[0..cap) -- an array
+ * beside it or on the stack -- and moves to the heap only when it
+ * outgrows it: short keys and rows cost no allocation.  mem must outlive
+ * the buffer and not move (a struct holding both is not copied). */
+void ts__buf_init_in(ts_buf *b, void *mem, size_t cap);
 void ts__buf_free(ts_buf *b);
 /* Make room for n more bytes; returns 0 or -1 (and sets oom). */
 int ts__buf_reserve(ts_buf *b, size_t n);
