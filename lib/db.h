@@ -100,8 +100,15 @@ struct ts_db {
  * use).  Returns 0, or the errors of ts__tablet_open. */
 int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, struct ts__tablet **out);
 
-/* Let go of a reference taken with ts__table_tablet.  NULL allowed. */
+/* References to the tablets of m[0..n) into out[0..n), under one taking
+ * of the lock.  On failure the tablets before the one that failed are
+ * held and the rest of out is NULL. */
+int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n,
+                      struct ts__tablet **out);
+
+/* Let go of a reference taken with ts__table_tablet(s).  NULL allowed. */
 void ts__table_tablet_put(struct ts_table *t, struct ts__tablet *tab);
+void ts__table_tablets_put(struct ts_table *t, struct ts__tablet *const *tabs, int n);
 
 /* Tablet id left the descriptor: close it once unused. */
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id);

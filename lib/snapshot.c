@@ -16,22 +16,30 @@
 #include "tablet.h"
 
 /* Copy the schema versions and the tablet list of the current
- * descriptor, then open the tablets. */
-static int capture(ts_table *t, ts__snapshot *s)
+ * descriptor into one allocation that also holds nroots roots, then
+ * take references to the tablets. */
+static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 {
 	int rc = 0;
 	pthread_mutex_lock(&t->schema_mu);
 	const ts__descriptor *d = t->desc;
-	s->versions = malloc((size_t)d->nschemas * sizeof *s->versions);
-	s->metas = malloc((size_t)(d->ntablets ? d->ntablets : 1) * sizeof *s->metas);
-	s->tablets = calloc((size_t)(d->ntablets ? d->ntablets : 1), sizeof *s->tablets);
-	if (s->versions && s->metas && s->tablets) {
-		memcpy(s->versions, d->schemas, (size_t)d->nschemas * sizeof *s->versions);
+	size_t nt = (size_t)d->ntablets;
+	/* every part's size is a multiple of 8: each stays aligned */
+	size_t metas = nt * sizeof *s->metas, roots = nroots * sizeof *s->roots,
+	       tablets = nt * sizeof *s->tablets, versions = (size_t)d->nschemas * sizeof *s->versions;
+	unsigned char *mem = malloc(metas + roots + tablets + versions);
+	if (mem) {
+		s->mem = mem;
+		s->metas = (ts__tablet_meta *)mem;
+		s->roots = (ts__root *)(mem + metas);
+		s->tablets = (struct ts__tablet **)(mem + metas + roots);
+		s->versions = (const ts__schema **)(mem + metas + roots + tablets);
+		memcpy(s->versions, d->schemas, versions);
 		s->nversions = d->nschemas;
 		s->schema = d->schemas[d->nschemas - 1];
 		s->expiry = ts__table_expiry(t, ts_now(t->db));
-		if (d->ntablets)
-			memcpy(s->metas, d->tablets, (size_t)d->ntablets * sizeof *s->metas);
+		if (nt)
+			memcpy(s->metas, d->tablets, metas);
 		s->ntablets = d->ntablets;
 	} else {
 		rc = ts__fail(TS_ENOMEM, "out of memory");
@@ -40,8 +48,8 @@ static int capture(ts_table *t, ts__snapshot *s)
 	pthread_mutex_unlock(&t->schema_mu);
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, flushed);
-	for (int i = 0; rc == 0 && i < s->ntablets; i++)
-		rc = ts__table_tablet(t, &s->metas[i], &s->tablets[i]);
+	if (rc == 0)
+		rc = ts__table_tablets(t, s->metas, s->ntablets, s->tablets);
 	return rc;
 }
 
@@ -64,6 +72,7 @@ static int take(ts_table *t, ts__snapshot *s)
 {
 	ts__commit c;
 	memset(s, 0, sizeof *s);
+	memset(&c, 0, sizeof c);
 	s->table = t;
 	int rc = 0;
 	if (!ts__db_readonly(t->db) && t->dropped)
@@ -78,15 +87,12 @@ static int take(ts_table *t, ts__snapshot *s)
 		}
 		ts__table_unlock(t);
 	}
-	if ((rc = capture(t, s)) < 0 || s->commit == 0) {
-		if (rc < 0)
-			ts__snapshot_release(s);
-		return rc;
-	}
-	if ((rc = ts__log_read_commit(t->log, s->commit, &c)) < 0 ||
-	    !(s->roots = malloc((c.nroots ? c.nroots : 1) * sizeof *s->roots))) {
+	/* the commit's record never changes once published: read it first,
+	 * to know how many roots to make room for */
+	if ((s->commit && (rc = ts__log_read_commit(t->log, s->commit, &c)) < 0) ||
+	    (rc = capture(t, s, c.nroots)) < 0) {
 		ts__snapshot_release(s);
-		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
+		return rc;
 	}
 	s->seq = c.seq;
 	for (uint32_t i = 0; i < c.nroots; i++) {
@@ -99,14 +105,11 @@ static int take(ts_table *t, ts__snapshot *s)
 
 void ts__snapshot_release(ts__snapshot *s)
 {
-	for (int i = 0; s->tablets && i < s->ntablets; i++)
-		ts__table_tablet_put(s->table, s->tablets[i]);
+	if (s->tablets)
+		ts__table_tablets_put(s->table, s->tablets, s->ntablets);
 	if (s->pinned)
 		ts__log_unpin(s->table->log);
-	free(s->roots);
-	free(s->versions);
-	free(s->metas);
-	free(s->tablets);
+	free(s->mem);
 	memset(s, 0, sizeof *s);
 }
 

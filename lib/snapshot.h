@@ -29,6 +29,7 @@ typedef struct ts__snapshot {
 	ts__tablet_meta *metas;
 	struct ts__tablet **tablets; /* open, owned by the table */
 	int pinned;               /* holds a pin of the table's log */
+	void *mem;                /* the one allocation of the arrays above */
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */

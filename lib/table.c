@@ -129,24 +129,23 @@ int ts_create(ts_db *db, const char *name, const ts_schema *schema)
 
 static void note_damage(struct ts_table *t, uint64_t id, int rc);
 
-int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+/* A reference to the tablet of m (opened on first use); tablets_mu is
+ * held. */
+static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
 {
 	char name[64], path[TS_PATH_MAX];
-	int rc = 0;
-	pthread_mutex_lock(&t->tablets_mu);
+	int rc;
 	for (int i = 0; i < t->nopen; i++)
 		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
 			t->open_tablets[i].refs++;
 			*out = t->open_tablets[i].tab;
-			goto out;
+			return 0;
 		}
 	if (t->nopen == t->capopen) {
 		int cap = t->capopen ? t->capopen * 2 : 16;
 		struct ts__open_tablet *o = realloc(t->open_tablets, (size_t)cap * sizeof *o);
-		if (!o) {
-			rc = ts__fail(TS_ENOMEM, "out of memory");
-			goto out;
-		}
+		if (!o)
+			return ts__fail(TS_ENOMEM, "out of memory");
 		t->open_tablets = o;
 		t->capopen = cap;
 	}
@@ -154,17 +153,31 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **
 	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
 	    (rc = ts__tablet_open(path, m->id, out)) < 0) {
 		note_damage(t, m->id, rc);
-		goto out;
+		return rc;
 	}
 	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
 	t->nopen++;
-out:
+	return 0;
+}
+
+int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__tablet **out)
+{
+	int rc = 0;
+	memset(out, 0, (size_t)n * sizeof *out);
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = tablet_ref(t, &m[i], &out[i]);
 	pthread_mutex_unlock(&t->tablets_mu);
 	/* As for a damaged block (ts__table_damaged): quarantine it now, not
 	 * at the maintainer's next periodic pass. */
 	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
 		ts__db_wake(t->db);
 	return rc;
+}
+
+int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+{
+	return ts__table_tablets(t, m, 1, out);
 }
 
 /* Close entry i if it is retired and unused; tablets_mu is held. */
@@ -177,18 +190,23 @@ static void reap(struct ts_table *t, int i)
 	*o = t->open_tablets[--t->nopen];
 }
 
+void ts__table_tablets_put(struct ts_table *t, ts__tablet *const *tabs, int n)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int k = 0; k < n; k++)
+		for (int i = 0; tabs[k] && i < t->nopen; i++)
+			if (t->open_tablets[i].tab == tabs[k]) {
+				t->open_tablets[i].refs--;
+				reap(t, i);
+				break;
+			}
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
 void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
 {
-	if (!tab)
-		return;
-	pthread_mutex_lock(&t->tablets_mu);
-	for (int i = 0; i < t->nopen; i++)
-		if (t->open_tablets[i].tab == tab) {
-			t->open_tablets[i].refs--;
-			reap(t, i);
-			break;
-		}
-	pthread_mutex_unlock(&t->tablets_mu);
+	if (tab)
+		ts__table_tablets_put(t, &tab, 1);
 }
 
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
