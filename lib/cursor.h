@@ -28,6 +28,7 @@ struct ts_cursor {
 	int nwant;
 	ts_buf scratch;
 	ts_buf last_key;          /* encoded key of the last row returned */
+	unsigned char last_key_mem[TS__SHORT_KEY];
 	ts_buf resume_scratch;
 	ts_value resume[TS_KEY_COLUMNS_MAX];
 };

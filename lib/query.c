@@ -42,7 +42,7 @@ int ts__cursor_open(ts_table *t, size_t size,
 	c->destroy = destroy;
 	ts__range_init(&c->range);
 	ts__buf_init(&c->scratch);
-	ts__buf_init(&c->last_key);
+	ts__buf_init_in(&c->last_key, c->last_key_mem, sizeof c->last_key_mem);
 	ts__buf_init(&c->resume_scratch);
 	int rc = ts__scan_begin(&c->scan, t);
 	if (rc == 0 && !(c->vals = malloc((size_t)c->scan.snap.schema->ncols * sizeof *c->vals)))
@@ -90,7 +90,8 @@ int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, 
                      int64_t tmin, int64_t tmax)
 {
 	ts_buf p;
-	ts__buf_init(&p);
+	unsigned char mem[TS__SHORT_KEY];
+	ts__buf_init_in(&p, mem, sizeof mem);
 	int rc = ts__bound_encode(s, prefix, n, "prefix", &p);
 	ts__range_time(r, tmin, tmax);
 	if (rc == 0 && n > 0) {
@@ -201,8 +202,9 @@ static int query_rewind(struct ts_cursor *base)
 static int query_bounds(ts__range *r, const ts__schema *s, const ts_query *q)
 {
 	ts_buf b;
+	unsigned char mem[TS__SHORT_KEY];
 	int rc = 0;
-	ts__buf_init(&b);
+	ts__buf_init_in(&b, mem, sizeof mem);
 	if (q->lower && (rc = ts__bound_encode(s, q->lower, q->nlower, "lower", &b)) == 0)
 		ts__range_lower_cols(r, b.data, b.len, q->lower_exclusive);
 	if (rc == 0 && q->upper && (rc = ts__bound_encode(s, q->upper, q->nupper, "upper", &b)) == 0)
@@ -277,9 +279,13 @@ int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
 
 /* ---- ts_latest ---- */
 
+/* Rows of up to this many bytes are kept without an allocation. */
+#define LATEST_SHORT_ROW 256
+
 typedef struct latest_cursor {
 	struct ts_cursor base;
 	ts_buf row;               /* the answer, copied */
+	unsigned char row_mem[LATEST_SHORT_ROW];
 	uint32_t version;
 	int found, done;
 } latest_cursor;
@@ -309,11 +315,20 @@ struct candidate {
 	int64_t max_ts;
 };
 
-static int newest_first(const void *a, const void *b)
+/* Sort c[0..n) newest first: by insertion, as there are few. */
+static void newest_first(struct candidate *c, int n)
 {
-	const struct candidate *x = a, *y = b;
-	return (x->max_ts < y->max_ts) - (x->max_ts > y->max_ts);
+	for (int i = 1; i < n; i++) {
+		struct candidate x = c[i];
+		int j = i;
+		for (; j > 0 && c[j - 1].max_ts < x.max_ts; j--)
+			c[j] = c[j - 1];
+		c[j] = x;
+	}
 }
+
+/* Candidates kept on the stack; a snapshot with more streams allocates. */
+#define LATEST_STACK_CANDIDATES 32
 
 /* Whether the row of src beats the best so far: a greater ts, or the
  * same ts and a greater key. */
@@ -334,15 +349,15 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 	int total = (int)s->nroots + s->ntablets, rc = 0;
 	int64_t best_ts = INT64_MIN;
 	uint64_t scanned = 0;
-	struct candidate *cand = malloc((size_t)(total ? total : 1) * sizeof *cand);
-	if (!cand)
+	struct candidate stack[LATEST_STACK_CANDIDATES], *cand = stack;
+	if (total > LATEST_STACK_CANDIDATES && !(cand = malloc((size_t)total * sizeof *cand)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; i < total; i++) {
 		cand[i].tablet = i >= (int)s->nroots;
 		cand[i].i = cand[i].tablet ? i - (int)s->nroots : i;
 		cand[i].max_ts = cand[i].tablet ? s->tablets[cand[i].i]->max_ts : s->roots[i].max_ts;
 	}
-	qsort(cand, (size_t)total, sizeof *cand, newest_first);
+	newest_first(cand, total);
 	for (int i = 0; i < total && rc == 0; i++) {
 		ts__src src;
 		if (l->found && cand[i].max_ts < best_ts)
@@ -367,7 +382,8 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		scanned += src.scanned;
 		ts__src_free(&src);
 	}
-	free(cand);
+	if (cand != stack)
+		free(cand);
 	count_read(l->base.table, scanned, l->found);
 	if (rc >= 0 && l->row.oom)
 		rc = ts__fail(TS_ENOMEM, "out of memory");
@@ -383,9 +399,11 @@ static int latest_setup(struct ts_cursor *base, const void *arg)
 {
 	const struct latest_args *a = arg;
 	const ts__snapshot *s = &base->scan.snap;
+	latest_cursor *l = (latest_cursor *)base;
+	ts__buf_init_in(&l->row, l->row_mem, sizeof l->row_mem);
 	int rc = ts__range_prefix(&base->range, s->schema, a->prefix, a->nprefix, s->expiry,
 	                          INT64_MAX);
-	return rc < 0 ? rc : latest_find((latest_cursor *)base, a->nprefix >= s->schema->nkey - 1);
+	return rc < 0 ? rc : latest_find(l, a->nprefix >= s->schema->nkey - 1);
 }
 
 int ts_latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_cursor **out)

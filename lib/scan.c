@@ -24,9 +24,9 @@
 void ts__range_init(ts__range *r)
 {
 	memset(r, 0, sizeof *r);
-	ts__buf_init(&r->lo);
-	ts__buf_init(&r->hi);
-	ts__buf_init(&r->stem);
+	ts__buf_init_in(&r->lo, r->lo_mem, sizeof r->lo_mem);
+	ts__buf_init_in(&r->hi, r->hi_mem, sizeof r->hi_mem);
+	ts__buf_init_in(&r->stem, r->stem_mem, sizeof r->stem_mem);
 	r->tmin = INT64_MIN;
 	r->tmax = INT64_MAX;
 }
@@ -99,11 +99,12 @@ int ts__key_successor(ts_buf *p)
  * past all of them.  (Fields are self-delimiting, so no key's first
  * columns can be a proper prefix of p's encoding or the reverse.)
  */
-/* The successor of p[0..len) into s (initialised here; free it).
- * Returns 0, -1 when there is none, or TS_ENOMEM (noted in *oom). */
-static int successor_of(const void *p, size_t len, ts_buf *s, int *oom)
+/* The successor of p[0..len) into s (initialised here in mem, of
+ * TS__SHORT_KEY bytes; free it).  Returns 0, -1 when there is none, or
+ * TS_ENOMEM (noted in *oom). */
+static int successor_of(const void *p, size_t len, ts_buf *s, unsigned char *mem, int *oom)
 {
-	ts__buf_init(s);
+	ts__buf_init_in(s, mem, TS__SHORT_KEY);
 	ts__put(s, p, len);
 	if (s->oom)
 		return *oom = 1, TS_ENOMEM;
@@ -113,11 +114,12 @@ static int successor_of(const void *p, size_t len, ts_buf *s, int *oom)
 void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict)
 {
 	ts_buf s;
+	unsigned char mem[TS__SHORT_KEY];
 	if (!strict) {
 		ts__range_lower(r, p, len, 0);
 		return;
 	}
-	int rc = successor_of(p, len, &s, &r->lo.oom);
+	int rc = successor_of(p, len, &s, mem, &r->lo.oom);
 	if (rc == 0)
 		ts__range_lower(r, s.data, s.len, 0);
 	else if (rc == -1)
@@ -128,11 +130,12 @@ void ts__range_lower_cols(ts__range *r, const void *p, size_t len, int strict)
 void ts__range_upper_cols(ts__range *r, const void *p, size_t len, int strict)
 {
 	ts_buf s;
+	unsigned char mem[TS__SHORT_KEY];
 	if (strict) {
 		ts__range_upper(r, p, len, 1);
 		return;
 	}
-	if (successor_of(p, len, &s, &r->hi.oom) == 0) /* none: no upper bound at all */
+	if (successor_of(p, len, &s, mem, &r->hi.oom) == 0) /* none: no upper bound at all */
 		ts__range_upper(r, s.data, s.len, 1);
 	ts__buf_free(&s);
 }

@@ -24,6 +24,12 @@
 #include "snapshot.h"
 #include "tablet.h"
 
+/* Room for a key kept beside the buffer that holds it: most keys are
+ * shorter (a host name or two and a ts), longer ones go to the heap. */
+#define TS__SHORT_KEY 64
+
+/* A range is initialised in place and never copied (its buffers start in
+ * its own arrays). */
 typedef struct ts__range {
 	ts_buf lo, hi;            /* encoded key bounds */
 	int has_lo, lo_strict;    /* k >= lo (k > lo when strict) */
@@ -33,6 +39,8 @@ typedef struct ts__range {
 	ts_buf stem;              /* when every key in range shares it: the key
 	                           * but its ts (Bloom filters apply) */
 	int has_stem;
+	/* where lo, hi and stem start: most keys fit (ts__buf_init_in) */
+	unsigned char lo_mem[TS__SHORT_KEY], hi_mem[TS__SHORT_KEY], stem_mem[TS__SHORT_KEY];
 } ts__range;
 
 /* Everything, no bound. */
