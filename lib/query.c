@@ -94,7 +94,9 @@ int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, 
 	ts__buf_init_in(&p, mem, sizeof mem);
 	int rc = ts__bound_encode(s, prefix, n, "prefix", &p);
 	ts__range_time(r, tmin, tmax);
-	if (rc == 0 && n > 0) {
+	/* every column but ts fixed: the key bounds made of the ts interval
+	 * below are tighter than those of the prefix */
+	if (rc == 0 && n > 0 && n != s->nkey - 1) {
 		ts__range_lower_cols(r, p.data, p.len, 0);
 		ts__range_upper_cols(r, p.data, p.len, 0);
 	}
