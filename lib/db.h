@@ -38,6 +38,10 @@ struct ts_table {
 	ts__filling fill;        /* writable dbs: the filling tablets */
 	ts_buf scratch;          /* writer: row encoding */
 	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
+	/* writer (mu): the greatest ts of the descriptor's tablets, as of
+	 * descriptor generation tablets_ts_gen (0: not yet known) */
+	int64_t tablets_max_ts;
+	uint64_t tablets_ts_gen;
 	uint64_t rows_rejected;  /* counters, guarded by mu */
 	uint64_t flushes, flushed_rows, flushed_bytes;
 	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;

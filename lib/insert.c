@@ -81,12 +81,31 @@ static int duplicate(ts_table *t, const ts__schema *s, uint64_t dup_row)
 	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
 }
 
-/* Whether an on-disk tablet holds key: only tablets whose timespan
- * covers ts are asked, and each asks its Bloom filter before reading a
- * block.  Returns 1, 0 or an error. */
+/* The greatest ts of the on-disk tablets (INT64_MIN: none), found again
+ * when the descriptor changes. */
+static int64_t tablets_max_ts(ts_table *t)
+{
+	const ts__descriptor *d = t->desc;
+	if (t->tablets_ts_gen != d->generation) {
+		int64_t max = INT64_MIN;
+		for (int i = 0; i < d->ntablets; i++)
+			if (d->tablets[i].max_ts > max)
+				max = d->tablets[i].max_ts;
+		t->tablets_max_ts = max;
+		t->tablets_ts_gen = d->generation;
+	}
+	return t->tablets_max_ts;
+}
+
+/* Whether an on-disk tablet holds key: a row newer than every tablet --
+ * live data -- asks none; else only tablets whose timespan covers ts are
+ * asked, and each asks its Bloom filter before reading a block.  Returns
+ * 1, 0 or an error. */
 static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t ts)
 {
 	const ts__descriptor *d = t->desc;
+	if (ts > tablets_max_ts(t))
+		return 0;
 	for (int i = 0; i < d->ntablets; i++) {
 		const ts__tablet_meta *m = &d->tablets[i];
 		ts__tablet *tab;

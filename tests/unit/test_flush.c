@@ -108,6 +108,14 @@ static void flush_keeps_keys_unique(void **state)
 	again.ts += 1; /* a neighbour is fine */
 	assert_int_equal(ts_test_insert_m(e->t, &again, 1), 0);
 	ts_test_model_add(&m, &again, 1);
+	/* the newest row on disk too: inserts newer than every tablet skip
+	 * the tablets, and its ts is no newer */
+	test_row newest = m.rows[0];
+	for (size_t i = 1; i < m.n; i++)
+		if (m.rows[i].ts > newest.ts)
+			newest = m.rows[i];
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_test_insert_m(e->t, &newest, 1), TS_EDUPKEY);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	free(m.rows);
 }
