@@ -37,7 +37,7 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 		memcpy(s->versions, d->schemas, versions);
 		s->nversions = d->nschemas;
 		s->schema = d->schemas[d->nschemas - 1];
-		s->expiry = ts__table_expiry(t, ts_now(t->db));
+		s->expiry = d->ttl > 0 ? ts__table_expiry(t, ts_now(t->db)) : INT64_MIN;
 		if (nt)
 			memcpy(s->metas, d->tablets, metas);
 		s->ntablets = d->ntablets;
