@@ -317,9 +317,24 @@ struct candidate {
 	int64_t max_ts;
 };
 
-/* Sort c[0..n) newest first: by insertion, as there are few. */
+/* Candidates kept on the stack; a snapshot with more streams allocates. */
+#define LATEST_STACK_CANDIDATES 32
+
+static int newer_first(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	return (x->max_ts < y->max_ts) - (x->max_ts > y->max_ts);
+}
+
+/* Sort c[0..n) newest first: the few of a usual snapshot by insertion
+ * (glibc's qsort allocates), the many of an unmerged table by qsort (the
+ * descriptor lists tablets oldest first, insertion's worst case). */
 static void newest_first(struct candidate *c, int n)
 {
+	if (n > LATEST_STACK_CANDIDATES) {
+		qsort(c, (size_t)n, sizeof *c, newer_first);
+		return;
+	}
 	for (int i = 1; i < n; i++) {
 		struct candidate x = c[i];
 		int j = i;
@@ -328,9 +343,6 @@ static void newest_first(struct candidate *c, int n)
 		c[j] = x;
 	}
 }
-
-/* Candidates kept on the stack; a snapshot with more streams allocates. */
-#define LATEST_STACK_CANDIDATES 32
 
 /* Whether the row of src beats the best so far: a greater ts, or the
  * same ts and a greater key. */
