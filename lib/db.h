@@ -22,6 +22,27 @@
 #include "limits.h"
 #include "log.h"
 
+/*
+ * The on-disk tablets of one descriptor, opened, with what a snapshot
+ * needs of that descriptor besides: built by the first snapshot taken
+ * after the descriptor is swapped in, then shared by every later
+ * snapshot until the next swap, so that taking a snapshot costs one
+ * reference instead of a copy of the descriptor's tablets and a
+ * reference on each (ts__table_tablet_set).  Immutable once built.
+ */
+typedef struct ts__tablet_set {
+	int refs;                    /* atomic: the table's, while current,
+	                              * and each snapshot's */
+	int ntablets;
+	ts__tablet_meta *metas;      /* the descriptor's tablets */
+	struct ts__tablet **tablets; /* open, one reference each */
+	int *newest;                 /* indexes into tablets, greatest max_ts first */
+	int nversions;
+	const ts__schema **versions; /* versions[v - 1]: the table's, immutable */
+	int64_t ttl;
+	uint64_t flushed_lsn;
+} ts__tablet_set;
+
 struct ts_table {
 	ts_db *db;
 	char name[TS_NAME_MAX + 1];
@@ -31,6 +52,11 @@ struct ts_table {
 	int refs;                /* handles out, guarded by db->mu */
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
 	ts__descriptor *desc;    /* current descriptor, guarded by mu */
+	/* schema_mu: the tablet set of desc once a snapshot built it (the
+	 * table holds a reference), and the swaps of desc so far, which
+	 * tell a set built meanwhile that it is stale */
+	ts__tablet_set *tablet_set;
+	uint64_t desc_swaps;
 	ts__descriptor *retired; /* read-only: replaced descriptors whose schemas
 	                          * snapshots may still use; freed with the table */
 	ino_t desc_ino;          /* read-only handles: detect a replaced file */
@@ -113,6 +139,15 @@ int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n,
 /* Let go of a reference taken with ts__table_tablet(s).  NULL allowed. */
 void ts__table_tablet_put(struct ts_table *t, struct ts__tablet *tab);
 void ts__table_tablets_put(struct ts_table *t, struct ts__tablet *const *tabs, int n);
+
+/* A reference to the tablet set of t's current descriptor (built, and
+ * its tablets opened, when no snapshot has since the descriptor was
+ * swapped in).  Returns 0, or the errors of ts__table_tablets and
+ * TS_ENOMEM. */
+int ts__table_tablet_set(struct ts_table *t, ts__tablet_set **out);
+
+/* Let go of a reference to a tablet set.  NULL allowed. */
+void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set);
 
 /* Tablet id left the descriptor: close it once unused. */
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
@@ -210,12 +245,18 @@ static inline int64_t ts__mono_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* The first instant rows with ts < it are past a TTL of ttl ns (0:
+ * forever, INT64_MIN returned). */
+static inline int64_t ts__expiry(int64_t ttl, int64_t now)
+{
+	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
+}
+
 /* The first instant rows with ts < it are past t's TTL (INT64_MIN when
  * the TTL is 0, forever); t->mu, desc_mu or schema_mu is held. */
 static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 {
-	int64_t ttl = t->desc->ttl;
-	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
+	return ts__expiry(t->desc->ttl, now);
 }
 
 static inline int ts__db_readonly(const ts_db *db)

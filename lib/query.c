@@ -311,37 +311,58 @@ static void latest_destroy(struct ts_cursor *base)
 	ts__buf_free(&((latest_cursor *)base)->row);
 }
 
-/* A stream of the snapshot, for sorting by the newest ts it may hold. */
+/* A stream of the snapshot, for visiting by the newest ts it may hold. */
 struct candidate {
 	int tablet, i;
 	int64_t max_ts;
 };
 
-/* Candidates kept on the stack; a snapshot with more streams allocates. */
-#define LATEST_STACK_CANDIDATES 32
+/* Roots kept on the stack; a snapshot with more allocates. */
+#define LATEST_STACK_ROOTS 32
 
-static int newer_first(const void *a, const void *b)
+static int newer_root(const void *a, const void *b, void *roots)
 {
-	const struct candidate *x = a, *y = b;
-	return (x->max_ts < y->max_ts) - (x->max_ts > y->max_ts);
+	const ts__root *rs = roots;
+	int64_t x = rs[*(const int *)a].max_ts, y = rs[*(const int *)b].max_ts;
+	return (x < y) - (x > y);
 }
 
-/* Sort c[0..n) newest first: the few of a usual snapshot by insertion
- * (glibc's qsort allocates), the many of an unmerged table by qsort (the
- * descriptor lists tablets oldest first, insertion's worst case). */
-static void newest_first(struct candidate *c, int n)
+/* The indexes of the snapshot's roots into order[], newest first: the
+ * few of a usual snapshot by insertion (glibc's qsort allocates), many
+ * by qsort. */
+static void roots_newest_first(const ts__snapshot *s, int *order)
 {
-	if (n > LATEST_STACK_CANDIDATES) {
-		qsort(c, (size_t)n, sizeof *c, newer_first);
+	int n = (int)s->nroots;
+	if (n > LATEST_STACK_ROOTS) {
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+		qsort_r(order, (size_t)n, sizeof *order, newer_root, s->roots);
 		return;
 	}
-	for (int i = 1; i < n; i++) {
-		struct candidate x = c[i];
+	for (int i = 0; i < n; i++) {
 		int j = i;
-		for (; j > 0 && c[j - 1].max_ts < x.max_ts; j--)
-			c[j] = c[j - 1];
-		c[j] = x;
+		for (; j > 0 && s->roots[order[j - 1]].max_ts < s->roots[i].max_ts; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
 	}
+}
+
+/* The next stream newest first, merging the roots in order[] with the
+ * tablets in the order their set keeps (*r and *k: how far each went).
+ * Returns 0 when none is left. */
+static int next_candidate(const ts__snapshot *s, const int *order, int *r, int *k,
+                          struct candidate *c)
+{
+	int have_root = *r < (int)s->nroots, have_tab = *k < s->ntablets;
+	const ts__root *root = have_root ? &s->roots[order[*r]] : NULL;
+	const ts__tablet *tab = have_tab ? s->tablets[s->set->newest[*k]] : NULL;
+	if (!root && !tab)
+		return 0;
+	if (root && (!tab || root->max_ts >= tab->max_ts))
+		*c = (struct candidate){0, order[(*r)++], root->max_ts};
+	else
+		*c = (struct candidate){1, s->set->newest[(*k)++], tab->max_ts};
+	return 1;
 }
 
 /* Whether the row of src beats the best so far: a greater ts, or the
@@ -360,25 +381,21 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 {
 	ts__range *r = &l->base.range;
 	const ts__snapshot *s = &l->base.scan.snap;
-	int total = (int)s->nroots + s->ntablets, rc = 0;
+	int rc = 0, ri = 0, ki = 0;
 	int64_t best_ts = INT64_MIN;
 	uint64_t scanned = 0;
-	struct candidate stack[LATEST_STACK_CANDIDATES], *cand = stack;
-	if (total > LATEST_STACK_CANDIDATES && !(cand = malloc((size_t)total * sizeof *cand)))
+	int stack[LATEST_STACK_ROOTS], *order = stack;
+	struct candidate cand;
+	if (s->nroots > LATEST_STACK_ROOTS && !(order = malloc(s->nroots * sizeof *order)))
 		return ts__fail(TS_ENOMEM, "out of memory");
-	for (int i = 0; i < total; i++) {
-		cand[i].tablet = i >= (int)s->nroots;
-		cand[i].i = cand[i].tablet ? i - (int)s->nroots : i;
-		cand[i].max_ts = cand[i].tablet ? s->tablets[cand[i].i]->max_ts : s->roots[i].max_ts;
-	}
-	newest_first(cand, total);
-	for (int i = 0; i < total && rc == 0; i++) {
+	roots_newest_first(s, order);
+	while (rc == 0 && next_candidate(s, order, &ri, &ki, &cand)) {
 		ts__src src;
-		if (l->found && cand[i].max_ts < best_ts)
+		if (l->found && cand.max_ts < best_ts)
 			break; /* no stream left holds a newer row */
 		if (l->found)
 			r->tmin = best_ts; /* older rows cannot win */
-		if (r->empty || ts__src_init(&src, s, cand[i].tablet, cand[i].i, r, 1, NULL) != 0)
+		if (r->empty || ts__src_init(&src, s, cand.tablet, cand.i, r, 1, NULL) != 0)
 			continue;
 		while ((rc = ts__src_next(&src)) == 1) {
 			if (beats(l, &src, best_ts)) {
@@ -396,8 +413,8 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		scanned += src.scanned;
 		ts__src_free(&src);
 	}
-	if (cand != stack)
-		free(cand);
+	if (order != stack)
+		free(order);
 	count_read(l->base.table, scanned, l->found);
 	if (rc >= 0 && l->row.oom)
 		rc = ts__fail(TS_ENOMEM, "out of memory");

@@ -15,42 +15,27 @@
 #include "snapshot.h"
 #include "tablet.h"
 
-/* Copy the schema versions and the tablet list of the current
- * descriptor into one allocation that also holds nroots roots, then
- * take references to the tablets. */
+/* Reference the tablet set of the current descriptor (its tablets and
+ * schema versions) and make room for nroots roots. */
 static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 {
-	int rc = 0;
-	pthread_mutex_lock(&t->schema_mu);
-	const ts__descriptor *d = t->desc;
-	size_t nt = (size_t)d->ntablets;
-	/* every part's size is a multiple of 8: each stays aligned */
-	size_t metas = nt * sizeof *s->metas, roots = nroots * sizeof *s->roots,
-	       tablets = nt * sizeof *s->tablets, versions = (size_t)d->nschemas * sizeof *s->versions;
-	unsigned char *mem = malloc(metas + roots + tablets + versions);
-	if (mem) {
-		s->mem = mem;
-		s->metas = (ts__tablet_meta *)mem;
-		s->roots = (ts__root *)(mem + metas);
-		s->tablets = (struct ts__tablet **)(mem + metas + roots);
-		s->versions = (const ts__schema **)(mem + metas + roots + tablets);
-		memcpy(s->versions, d->schemas, versions);
-		s->nversions = d->nschemas;
-		s->schema = d->schemas[d->nschemas - 1];
-		s->expiry = d->ttl > 0 ? ts__table_expiry(t, ts_now(t->db)) : INT64_MIN;
-		if (nt)
-			memcpy(s->metas, d->tablets, metas);
-		s->ntablets = d->ntablets;
-	} else {
-		rc = ts__fail(TS_ENOMEM, "out of memory");
-	}
-	uint64_t flushed = d->flushed_lsn;
-	pthread_mutex_unlock(&t->schema_mu);
+	ts__tablet_set *set;
+	int rc = ts__table_tablet_set(t, &set);
+	if (rc < 0)
+		return rc;
+	s->set = set;
+	s->metas = set->metas;
+	s->tablets = set->tablets;
+	s->ntablets = set->ntablets;
+	s->versions = set->versions;
+	s->nversions = set->nversions;
+	s->schema = set->versions[set->nversions - 1];
+	s->expiry = set->ttl > 0 ? ts__expiry(set->ttl, ts_now(t->db)) : INT64_MIN;
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
-		ts__log_forget(t->log, flushed);
-	if (rc == 0)
-		rc = ts__table_tablets(t, s->metas, s->ntablets, s->tablets);
-	return rc;
+		ts__log_forget(t->log, set->flushed_lsn);
+	if (nroots && !(s->roots = malloc(nroots * sizeof *s->roots)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	return 0;
 }
 
 /* A merge may retire and unlink a tablet between our reading the
@@ -105,11 +90,10 @@ static int take(ts_table *t, ts__snapshot *s)
 
 void ts__snapshot_release(ts__snapshot *s)
 {
-	if (s->tablets)
-		ts__table_tablets_put(s->table, s->tablets, s->ntablets);
+	ts__tablet_set_put(s->table, s->set);
 	if (s->pinned)
 		ts__log_unpin(s->table->log);
-	free(s->mem);
+	free(s->roots);
 	memset(s, 0, sizeof *s);
 }
 

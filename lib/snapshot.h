@@ -5,7 +5,8 @@
  * the root of every filling tablet, and the trees under those roots never
  * change.  Taking one is an acquire load of the log head plus a copy of
  * the roots; holding one blocks nobody.  The schema versions needed to
- * decode its rows, and the on-disk tablets, are captured with it -- the
+ * decode its rows, and the on-disk tablets, are captured with it, as
+ * one reference to the descriptor's tablet set (db.h) -- the
  * descriptor after the commit, since a flush writes the descriptor
  * before the commit that drops the flushed tree: a tree whose born is a
  * tablet's source is then left out, so no row is seen twice or missed.
@@ -24,12 +25,12 @@ typedef struct ts__snapshot {
 	int64_t expiry;           /* rows with ts below it are past the TTL */
 	const ts__schema *schema; /* the current schema when taken */
 	int nversions;
-	const ts__schema **versions; /* versions[v - 1] */
+	const ts__schema *const *versions; /* versions[v - 1] */
 	int ntablets;             /* on-disk tablets, as the descriptor named them */
-	ts__tablet_meta *metas;
-	struct ts__tablet **tablets; /* open, owned by the table */
+	const ts__tablet_meta *metas;
+	struct ts__tablet *const *tablets; /* open, owned by the table */
+	ts__tablet_set *set;      /* holds metas, tablets and versions (referenced) */
 	int pinned;               /* holds a pin of the table's log */
-	void *mem;                /* the one allocation of the arrays above */
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */

@@ -221,6 +221,103 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 	pthread_mutex_unlock(&t->tablets_mu);
 }
 
+/* ---- tablet sets ---- */
+
+static int newer_tablet(const void *a, const void *b, void *arg)
+{
+	ts__tablet *const *tabs = arg;
+	int64_t x = tabs[*(const int *)a]->max_ts, y = tabs[*(const int *)b]->max_ts;
+	return (x < y) - (x > y);
+}
+
+static void set_free(struct ts_table *t, ts__tablet_set *set)
+{
+	ts__table_tablets_put(t, set->tablets, set->ntablets);
+	free(set);
+}
+
+void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set)
+{
+	if (set && __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		set_free(t, set);
+}
+
+/* A set holding copies of d's tablets and schemas, its tablets not yet
+ * opened (NULL).  One allocation; the caller holds schema_mu. */
+static ts__tablet_set *set_new(const ts__descriptor *d)
+{
+	size_t n = (size_t)d->ntablets, nv = (size_t)d->nschemas;
+	size_t metas = n * sizeof(ts__tablet_meta), tabs = n * sizeof(ts__tablet *),
+	       newest = (n * sizeof(int) + 7) & ~(size_t)7;
+	ts__tablet_set *set = calloc(1, sizeof *set + metas + tabs + newest + nv * sizeof(void *));
+	if (!set)
+		return NULL;
+	unsigned char *p = (unsigned char *)(set + 1);
+	set->metas = (ts__tablet_meta *)p;
+	set->tablets = (ts__tablet **)(p + metas);
+	set->newest = (int *)(p + metas + tabs);
+	set->versions = (const ts__schema **)(p + metas + tabs + newest);
+	set->ntablets = d->ntablets;
+	if (n)
+		memcpy(set->metas, d->tablets, metas);
+	memcpy(set->versions, d->schemas, nv * sizeof(void *));
+	set->nversions = d->nschemas;
+	set->ttl = d->ttl;
+	set->flushed_lsn = d->flushed_lsn;
+	return set;
+}
+
+/*
+ * The set is built outside schema_mu, since opening a tablet reads its
+ * file: a descriptor swapped in meanwhile (desc_swaps moved) makes it
+ * stale, and it then serves only the snapshot that built it.
+ */
+int ts__table_tablet_set(struct ts_table *t, ts__tablet_set **out)
+{
+	pthread_mutex_lock(&t->schema_mu);
+	ts__tablet_set *set = t->tablet_set;
+	uint64_t swaps = t->desc_swaps;
+	int shared = set != NULL;
+	if (shared)
+		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
+	else
+		set = set_new(t->desc);
+	pthread_mutex_unlock(&t->schema_mu);
+	*out = set;
+	if (!set)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	if (shared)
+		return 0;
+	int rc = ts__table_tablets(t, set->metas, set->ntablets, set->tablets);
+	if (rc < 0) {
+		set_free(t, set);
+		*out = NULL;
+		return rc;
+	}
+	for (int i = 0; i < set->ntablets; i++)
+		set->newest[i] = i;
+	qsort_r(set->newest, (size_t)set->ntablets, sizeof *set->newest, newer_tablet, set->tablets);
+	__atomic_store_n(&set->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&t->schema_mu);
+	if (!t->tablet_set && t->desc_swaps == swaps) {
+		t->tablet_set = set;
+		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->schema_mu);
+	return 0;
+}
+
+/* t->desc is being replaced; schema_mu is held.  Returns the table's
+ * reference to the old descriptor's set, to let go of once schema_mu
+ * is released. */
+static ts__tablet_set *swapping_descriptor(struct ts_table *t)
+{
+	ts__tablet_set *old = t->tablet_set;
+	t->tablet_set = NULL;
+	t->desc_swaps++;
+	return old;
+}
+
 /* ---- damaged tablets ---- */
 
 /* Count a report of damage and note the id once; tablets_mu is held. */
@@ -353,6 +450,7 @@ void ts__table_free(struct ts_table *t)
 		return;
 	ts__filling_free(&t->fill);
 	ts__log_close(t->log, 1);
+	ts__tablet_set_put(t, t->tablet_set);
 	for (int i = 0; i < t->nopen; i++)
 		ts__tablet_close(t->open_tablets[i].tab);
 	free(t->open_tablets);
@@ -587,7 +685,9 @@ static int refresh(struct ts_table *t)
 	t->desc->next_retired = t->retired; /* snapshots may use its schemas */
 	t->retired = t->desc;
 	t->desc = d;
+	ts__tablet_set *old = swapping_descriptor(t);
 	pthread_mutex_unlock(&t->schema_mu);
+	ts__tablet_set_put(t, old);
 	t->desc_ino = ino;
 	/* tablets the writer merged, expired or quarantined meanwhile */
 	for (int i = 0; i < t->retired->ntablets; i++)
@@ -658,7 +758,9 @@ void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d)
 	pthread_mutex_lock(&t->schema_mu);
 	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
 	t->desc = d;
+	ts__tablet_set *old = swapping_descriptor(t);
 	pthread_mutex_unlock(&t->schema_mu);
+	ts__tablet_set_put(t, old);
 }
 
 int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)

@@ -550,6 +550,40 @@ static void reader_snapshot_reads_retired_tablets(void **state)
 	free(m.rows);
 }
 
+/* Snapshots of one descriptor share its tablet set; a merge swaps in a
+ * new one, and the merged-away tablets are closed when the last snapshot
+ * of the old set lets go. */
+static void reader_tablet_set_shared_then_released(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	for (int b = 1; b <= 6; b++) {
+		insert_span(e, &m, 300, NOW - 2 * HOUR, HOUR, b);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	ts__snapshot s1, s2, s3;
+	assert_int_equal(ts__snapshot_take(e->t, &s1), 0);
+	assert_int_equal(ts__snapshot_take(e->t, &s2), 0);
+	assert_ptr_equal(s1.set, s2.set);
+	assert_int_equal(s1.ntablets, 6);
+	assert_int_equal(ts_merge(e->t, NULL), 0);
+	assert_int_equal(ts__snapshot_take(e->t, &s3), 0);
+	assert_ptr_not_equal(s3.set, s1.set);
+	int n3 = s3.ntablets, kept = 0;
+	assert_in_range(n3, 1, 5);
+	for (int i = 0; i < n3; i++)
+		for (int j = 0; j < 6; j++)
+			kept += s3.metas[i].id == s1.metas[j].id;
+	assert_int_equal(e->t->nopen, 6 + n3 - kept); /* the merged-away ones are held */
+	ts__snapshot_release(&s1);
+	assert_int_equal(e->t->nopen, 6 + n3 - kept);
+	ts__snapshot_release(&s2);
+	assert_int_equal(e->t->nopen, n3);
+	ts__snapshot_release(&s3); /* the table's own reference keeps them open */
+	assert_int_equal(e->t->nopen, n3);
+	free(m.rows);
+}
+
 /* The child: open read-only and read the table over and over until the
  * parent closes the pipe; every read must be exactly the model (rows
  * from min_ts on).  Exit status: 0, or 1 on any difference. */
@@ -687,6 +721,7 @@ int main(void)
 		T(damage_block_quarantined),
 		T(damage_found_by_merge),
 		T(reader_snapshot_reads_retired_tablets),
+		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),
 		T(merge_refused_read_only_and_dropped),
 	};
