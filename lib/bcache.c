@@ -1,7 +1,10 @@
 /*
  * bcache.c -- the LRU cache of decompressed blocks (bcache.h): a chained
  * hash table on (serial, block) and a doubly linked recency list, under
- * one mutex held only for pointer updates.
+ * one mutex held only for pointer updates.  Reference counts are atomic,
+ * so that a reader lets go of a block without the mutex: only a
+ * reference taken while the block is reachable from the table needs it
+ * (the cache's own reference then keeps the block alive).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +44,7 @@ void ts__bcache_free(ts__bcache *c)
 	for (ts__cblock *b = c->head, *n; b; b = n) {
 		n = b->next;
 		b->cached = 0;
-		if (--b->refs == 0)
+		if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
 			cblock_free(b); /* else a reader still holds it: it frees it */
 	}
 	free(c->buckets);
@@ -104,7 +107,7 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 	while (b && (b->serial != serial || b->block != block))
 		b = b->hnext;
 	if (b) {
-		b->refs++;
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 		lru_unlink(c, b);
 		lru_push(c, b);
 		c->hits++;
@@ -138,7 +141,7 @@ static void evict(ts__bcache *c, ts__cblock *b)
 	c->used -= b->bytes;
 	c->count--;
 	b->cached = 0;
-	if (--b->refs == 0)
+	if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		cblock_free(b);
 }
 
@@ -214,7 +217,7 @@ int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 		else
 			lru_append(c, b);
 		b->cached = 1;
-		b->refs++;
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 		c->used += b->bytes;
 		c->count++;
 	}
@@ -224,11 +227,6 @@ int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 
 void ts__cblock_put(ts__bcache *c, ts__cblock *b)
 {
-	if (!b)
-		return;
-	pthread_mutex_lock(&c->mu);
-	int last = --b->refs == 0;
-	pthread_mutex_unlock(&c->mu);
-	if (last)
+	if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		cblock_free(b);
 }

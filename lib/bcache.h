@@ -37,7 +37,7 @@ typedef struct ts__cblock {
 	ts__rowref *rows;
 	size_t nrows, caprows;
 	size_t bytes;             /* charged to the cache */
-	int refs;                 /* readers, plus 1 while cached */
+	int refs;                 /* atomic: readers, plus 1 while cached */
 	int cached;
 	struct ts__cblock *hnext; /* hash chain */
 	struct ts__cblock *prev, *next; /* LRU, most recent first */
