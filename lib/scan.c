@@ -9,6 +9,7 @@
  * heap of the streams ordered by their current key; every key lives in
  * exactly one stream of a snapshot, so no two heads are ever equal.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,7 +176,7 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule)
 {
-	memset(src, 0, sizeof *src);
+	memset(src, 0, offsetof(ts__src, it));
 	src->snap = s;
 	src->range = r;
 	src->desc = desc;
@@ -214,7 +215,7 @@ void ts__src_free(ts__src *src)
 {
 	if (src->tab)
 		ts__cblock_put(&src->snap->table->db->bcache, src->cb);
-	memset(src, 0, sizeof *src);
+	memset(src, 0, offsetof(ts__src, it));
 }
 
 static int set_row(ts__src *src, const void *row, size_t len)
@@ -629,7 +630,7 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 	int total = (int)s->nroots + s->ntablets;
 	if (r->empty || total == 0)
 		return 0;
-	sc->src = calloc((size_t)total, sizeof *sc->src);
+	sc->src = malloc((size_t)total * sizeof *sc->src); /* ts__src_init clears each */
 	sc->heap = malloc((size_t)total * sizeof *sc->heap);
 	if (!sc->src || !sc->heap) {
 		ts__scan_close(sc);

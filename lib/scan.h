@@ -92,9 +92,8 @@ typedef struct ts__src {
 	uint32_t version;         /* schema version of row */
 	int summary;
 	uint32_t block;
-	/* a tree */
+	/* a tree (and it, last) */
 	uint64_t root;
-	ts__avl_iter it;
 	int started;
 	/* a tablet */
 	const ts__tablet *tab;
@@ -114,6 +113,9 @@ typedef struct ts__src {
 	                           * judged one by one before it is */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */
+	/* a tree's iterator: last, and left uninitialised until the tree is
+	 * first read, since it is most of the struct's size */
+	ts__avl_iter it;
 } ts__src;
 
 /* A stream over tree i (tablet 0) or on-disk tablet i (tablet 1) of s.
