@@ -92,6 +92,19 @@ int ts__bcache_has_room(ts__bcache *c, size_t bytes);
 /* What b would be charged once fitted. */
 size_t ts__cblock_fitted_bytes(const ts__cblock *b);
 
+/* Another reference to b, which the caller holds. */
+static inline void ts__cblock_ref(ts__cblock *b)
+{
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+}
+
+/* Whether the caller's reference is b's only one, so that its buffers
+ * may be refilled. */
+static inline int ts__cblock_sole(const ts__cblock *b)
+{
+	return __atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1;
+}
+
 /* Let go of a reference.  NULL allowed. */
 void ts__cblock_put(ts__bcache *c, ts__cblock *b);
 

@@ -30,7 +30,7 @@ struct ts_cursor {
 	ts_buf last_key;          /* encoded key of the last row returned */
 	unsigned char last_key_mem[TS__SHORT_KEY];
 	ts_buf resume_scratch;
-	ts_value resume[TS_KEY_COLUMNS_MAX];
+	ts_value *resume;         /* TS_KEY_COLUMNS_MAX, on the first ts_cursor_resume */
 };
 
 /*

@@ -281,13 +281,13 @@ int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
 
 /* ---- ts_latest ---- */
 
-/* Rows of up to this many bytes are kept without an allocation. */
-#define LATEST_SHORT_ROW 256
-
 typedef struct latest_cursor {
 	struct ts_cursor base;
-	ts_buf row;               /* the answer, copied */
-	unsigned char row_mem[LATEST_SHORT_ROW];
+	/* the answer, where it lies: in the log, which the snapshot pins,
+	 * or in the tablet block held */
+	const unsigned char *row;
+	size_t rowlen;
+	ts__cblock *held;
 	uint32_t version;
 	int found, done;
 } latest_cursor;
@@ -298,7 +298,7 @@ static int latest_next(struct ts_cursor *base, const ts_value **row, int *n)
 	if (!l->found || l->done)
 		return 0;
 	l->done = 1;
-	int rc = ts__cursor_decode(base, l->version, l->row.data, l->row.len);
+	int rc = ts__cursor_decode(base, l->version, l->row, l->rowlen);
 	if (rc < 0)
 		return rc;
 	*row = base->vals;
@@ -308,7 +308,21 @@ static int latest_next(struct ts_cursor *base, const ts_value **row, int *n)
 
 static void latest_destroy(struct ts_cursor *base)
 {
-	ts__buf_free(&((latest_cursor *)base)->row);
+	ts__cblock_put(&base->table->db->bcache, ((latest_cursor *)base)->held);
+}
+
+/* The row of src is the best so far: point at it, holding its block. */
+static void latest_hold(latest_cursor *l, const ts__src *src)
+{
+	ts__cblock *cb = src->tab ? src->cb : NULL;
+	if (cb)
+		ts__cblock_ref(cb);
+	ts__cblock_put(&l->base.table->db->bcache, l->held);
+	l->held = cb;
+	l->row = src->row;
+	l->rowlen = src->rowlen;
+	l->version = src->version;
+	l->found = 1;
 }
 
 /* A stream of the snapshot, for visiting by the newest ts it may hold. */
@@ -400,10 +414,7 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		while ((rc = ts__src_next(&src)) == 1) {
 			if (beats(l, &src, best_ts)) {
 				best_ts = ts__key_ts(src.key, src.klen);
-				l->row.len = 0;
-				ts__put(&l->row, src.row, src.rowlen);
-				l->version = src.version;
-				l->found = 1;
+				latest_hold(l, &src);
 				if ((rc = keep_key(&l->base, src.key, src.klen)) < 0)
 					break;
 			}
@@ -416,8 +427,6 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 	if (order != stack)
 		free(order);
 	count_read(l->base.table, scanned, l->found);
-	if (rc >= 0 && l->row.oom)
-		rc = ts__fail(TS_ENOMEM, "out of memory");
 	return rc < 0 ? rc : 0;
 }
 
@@ -431,7 +440,6 @@ static int latest_setup(struct ts_cursor *base, const void *arg)
 	const struct latest_args *a = arg;
 	const ts__snapshot *s = &base->scan.snap;
 	latest_cursor *l = (latest_cursor *)base;
-	ts__buf_init_in(&l->row, l->row_mem, sizeof l->row_mem);
 	int rc = ts__range_prefix(&base->range, s->schema, a->prefix, a->nprefix, s->expiry,
 	                          INT64_MAX);
 	return rc < 0 ? rc : latest_find(l, a->nprefix >= s->schema->nkey - 1);
@@ -488,6 +496,8 @@ int ts_cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	if (c->last_key.len == 0)
 		return ts__fail(TS_ENOENT, "no row was returned yet");
 	const ts__schema *s = c->scan.snap.schema;
+	if (!c->resume && !(c->resume = malloc(TS_KEY_COLUMNS_MAX * sizeof *c->resume)))
+		return ts__fail(TS_ENOMEM, "out of memory");
 	int rc = ts__key_decode(s, c->last_key.data, c->last_key.len, s->nkey, c->resume,
 	                        &c->resume_scratch, NULL);
 	if (rc < 0)
@@ -507,6 +517,7 @@ void ts_cursor_close(ts_cursor *c)
 	ts__range_free(&c->range);
 	ts__buf_free(&c->scratch);
 	free(c->vals);
+	free(c->resume);
 	ts__buf_free(&c->last_key);
 	ts__buf_free(&c->resume_scratch);
 	free(c);

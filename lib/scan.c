@@ -315,7 +315,7 @@ static int load_block(ts__src *src, uint32_t b)
 		src->cb_private = 0;
 		return 0;
 	}
-	if (src->cb && src->cb_private) { /* ours alone: reuse its buffers */
+	if (src->cb && src->cb_private && ts__cblock_sole(src->cb)) { /* reuse its buffers */
 		cb = src->cb;
 		cb->serial = tab->serial;
 		cb->block = b;
