@@ -72,10 +72,26 @@ static uint64_t stem_hash(const unsigned char *p, size_t n)
 	return h ^ (h >> 33);
 }
 
-static uint32_t bloom_bit(uint64_t h, unsigned i, uint32_t nbits)
+/* The bits of a stem whose hash is h, in a filter of nbits: bit i is
+ * (h1 + i * h2) mod nbits (docs/tablet-format.md), stepped here with two
+ * divisions in all instead of one per bit. */
+typedef struct bloom_walk {
+	uint64_t bit, step, nbits;
+} bloom_walk;
+
+static bloom_walk bloom_start(uint64_t h, uint32_t nbits)
 {
 	uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32) | 1;
-	return (uint32_t)((h1 + (uint64_t)i * h2) % nbits);
+	return (bloom_walk){h1 % nbits, h2 % nbits, nbits};
+}
+
+static uint32_t bloom_next(bloom_walk *w)
+{
+	uint32_t bit = (uint32_t)w->bit;
+	w->bit += w->step;
+	if (w->bit >= w->nbits)
+		w->bit -= w->nbits;
+	return bit;
 }
 
 static int is_stat_type(int type)
@@ -448,11 +464,13 @@ static int build_footer(ts__tablet_writer *w, ts_buf *f)
 	if (ts__buf_reserve(f, nbits / 8) == 0) {
 		memset(f->data + at, 0, nbits / 8);
 		f->len += nbits / 8;
-		for (size_t i = 0; i < w->nstems; i++)
+		for (size_t i = 0; i < w->nstems; i++) {
+			bloom_walk bw = bloom_start(w->stems[i], (uint32_t)nbits);
 			for (unsigned k = 0; k < TS_BLOOM_HASHES; k++) {
-				uint32_t bit = bloom_bit(w->stems[i], k, (uint32_t)nbits);
+				uint32_t bit = bloom_next(&bw);
 				f->data[at + bit / 8] |= (unsigned char)(1u << (bit % 8));
 			}
+		}
 	}
 	if (f->oom)
 		return ts__fail(TS_ENOMEM, "out of memory");
@@ -817,9 +835,9 @@ int ts__tablet_block_next(ts_reader *r, const void **row, size_t *len)
 
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 {
-	uint64_t h = stem_hash(stem, len);
+	bloom_walk bw = bloom_start(stem_hash(stem, len), t->bloom_bits);
 	for (unsigned k = 0; k < t->bloom_k; k++) {
-		uint32_t bit = bloom_bit(h, k, t->bloom_bits);
+		uint32_t bit = bloom_next(&bw);
 		if (!(t->bloom[bit / 8] & (1u << (bit % 8))))
 			return 0;
 	}
@@ -901,9 +919,9 @@ static void seen_stem(const ts__tablet *t, struct seen *w, const unsigned char *
 {
 	if (w->prev.len == klen && memcmp(w->prev.data, key, klen - 8) == 0)
 		return;
-	uint64_t h = stem_hash(key, klen - 8);
+	bloom_walk bw = bloom_start(stem_hash(key, klen - 8), t->bloom_bits);
 	for (unsigned k = 0; k < t->bloom_k; k++) {
-		uint32_t bit = bloom_bit(h, k, t->bloom_bits);
+		uint32_t bit = bloom_next(&bw);
 		w->bloom[bit / 8] |= (unsigned char)(1u << (bit % 8));
 	}
 }

@@ -289,6 +289,60 @@ static void tablet_bloom_has_every_stem(void **state)
 	ts_test_rmdir(dir);
 }
 
+/* The filter's bits, computed here from the formula of
+ * docs/tablet-format.md section 4.3 -- FNV-1a, the MurmurHash3 64-bit
+ * finaliser, bit (h1 + i * h2) mod bloom_bits -- are exactly the bits in
+ * the file: the format stays what tablets already written hold. */
+static uint64_t documented_hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3u;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53u;
+	return h ^ (h >> 33);
+}
+
+static void tablet_bloom_bits_are_the_documented_ones(void **state)
+{
+	(void)state;
+	seed = 3;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	make_rows(&r, s, 777, 2, 4, 0);
+	char *path = write_tablet(dir, 1, s, &r);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 1, &t), 0);
+	assert_int_equal(t->bloom_bits, 7776); /* 10 per stem, up to a multiple of 8 */
+	assert_int_equal(t->bloom_k, TS_BLOOM_HASHES);
+	unsigned char *want = calloc(t->bloom_bits / 8, 1);
+	for (int h = 0; h < 777; h++) {
+		char host[16];
+		ts_buf b;
+		ts__buf_init(&b);
+		snprintf(host, sizeof host, "h%04d", h);
+		ts_value v = ts_string(host);
+		ts__key_put(&b, &v);
+		uint64_t x = documented_hash(b.data, b.len);
+		uint32_t h1 = (uint32_t)x, h2 = (uint32_t)(x >> 32) | 1;
+		for (unsigned i = 0; i < t->bloom_k; i++) {
+			uint32_t bit = (uint32_t)((h1 + (uint64_t)i * h2) % t->bloom_bits);
+			want[bit / 8] |= (unsigned char)(1u << (bit % 8));
+		}
+		ts__buf_free(&b);
+	}
+	assert_memory_equal(t->bloom, want, t->bloom_bits / 8);
+	free(want);
+	ts__tablet_close(t);
+	free(path);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
 /* One row larger than a block, and incompressible notes (stored raw). */
 static void tablet_huge_and_incompressible_rows(void **state)
 {
@@ -474,6 +528,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tablet_write_read_round_trip),
 		cmocka_unit_test(tablet_bloom_has_every_stem),
+		cmocka_unit_test(tablet_bloom_bits_are_the_documented_ones),
 		cmocka_unit_test(tablet_block_for_matches_a_linear_search),
 		cmocka_unit_test(tablet_huge_and_incompressible_rows),
 		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
