@@ -34,6 +34,7 @@ static void cblock_free(ts__cblock *b)
 {
 	ts__buf_free(&b->raw);
 	free(b->rows);
+	free(b->series);
 	free(b);
 }
 

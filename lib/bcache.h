@@ -30,12 +30,23 @@ typedef struct ts__rowref {
 	uint32_t off, len;
 } ts__rowref;
 
+/* Where each series of a block begins: the rows whose stem (key but ts)
+ * differs from the row before's, start[0] = 0. */
+typedef struct ts__series {
+	size_t n;
+	uint32_t start[];
+} ts__series;
+
 typedef struct ts__cblock {
 	uint64_t serial;          /* of the tablet */
 	uint32_t block;
 	ts_buf raw;               /* the decompressed rows */
 	ts__rowref *rows;
 	size_t nrows, caprows;
+	/* atomic: the block's series, found by the first seek that needs
+	 * them (scan.c), NULL until then; not charged to the cache (four
+	 * bytes a series) */
+	ts__series *series;
 	size_t bytes;             /* charged to the cache */
 	int refs;                 /* atomic: readers, plus 1 while cached */
 	int cached;

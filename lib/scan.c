@@ -280,6 +280,8 @@ static int index_block(ts__cblock *b)
 	size_t len;
 	int rc;
 	b->nrows = 0;
+	free(b->series); /* a block refilled by its only reader */
+	b->series = NULL;
 	ts__reader_init(&rd, b->raw.data, b->raw.len);
 	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
 		if (b->nrows == b->caprows) {
@@ -295,6 +297,43 @@ static int index_block(ts__cblock *b)
 		b->nrows++;
 	}
 	return rc;
+}
+
+/*
+ * The series of a loaded block, found on first use rather than when the
+ * block is read, so that scans, which never seek, never pay for them.
+ * Readers sharing a cached block may race to find them: the first to
+ * publish wins and the others free theirs.  NULL when memory is short or
+ * a key is malformed (the caller's plain search then reports that).
+ */
+static const ts__series *series_of(ts__cblock *b)
+{
+	ts__series *s = __atomic_load_n(&b->series, __ATOMIC_ACQUIRE), *none = NULL;
+	if (s)
+		return s;
+	if (!(s = malloc(sizeof *s + b->nrows * sizeof *s->start)))
+		return NULL;
+	s->n = 0;
+	const void *prev = NULL, *key;
+	size_t plen = 0, klen;
+	for (size_t i = 0; i < b->nrows; i++) {
+		if (ts__row_key(b->raw.data + b->rows[i].off, b->rows[i].len, &key, &klen) < 0) {
+			free(s);
+			return NULL;
+		}
+		if (!prev || klen != plen || memcmp(key, prev, klen - 8) != 0)
+			s->start[s->n++] = (uint32_t)i;
+		prev = key;
+		plen = klen;
+	}
+	ts__series *fit = realloc(s, sizeof *s + s->n * sizeof *s->start);
+	s = fit ? fit : s;
+	if (!__atomic_compare_exchange_n(&b->series, &none, s, 0, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_ACQUIRE)) {
+		free(s);
+		s = none;
+	}
+	return s;
 }
 
 /* Blocks a stream reads through the cache like any reader; past them it
@@ -362,11 +401,71 @@ static int within_hi(const ts__src *src)
 	return ts__range_below_hi(src->range, src->key, src->klen);
 }
 
+/* When every key of the range shares one stem: narrow [*lo, *hi) to the
+ * rows of the loaded block in that series, or to the empty place where
+ * they would be -- rows of the series before it are below the whole
+ * range, those after it above.  Returns 0 or an error. */
+static int narrow_to_series(ts__src *src, const ts__series *ser, long *lo, long *hi)
+{
+	const ts__range *r = src->range;
+	long a = 0, b = (long)ser->n, found = -1;
+	while (a < b) { /* the first series whose stem is after the range's */
+		long mid = a + (b - a) / 2;
+		int rc = tab_row(src, ser->start[mid]);
+		if (rc < 0)
+			return rc;
+		src->scanned--; /* a probe, not a row looked at */
+		int c = ts__key_cmp(src->key, src->klen - 8, r->stem.data, r->stem.len);
+		if (c == 0)
+			found = mid;
+		if (c <= 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	long end = a < (long)ser->n ? (long)ser->start[a] : (long)src->cb->nrows;
+	*lo = found >= 0 ? (long)ser->start[found] : end;
+	*hi = end;
+	return 0;
+}
+
+/* The ts of bound k when it is a key of the range's stem, else 0 (*ts
+ * untouched). */
+static int stem_bound_ts(const ts__range *r, const ts_buf *k, int64_t *ts)
+{
+	if (k->len != r->stem.len + 8 || memcmp(k->data, r->stem.data, r->stem.len) != 0)
+		return 0;
+	*ts = ts__key_ts(k->data, k->len);
+	return 1;
+}
+
+/* Inside one series keys order as their ts: whether the block's timespan
+ * alone says that pred holds for every row of the range's series in the
+ * block (within_hi) or for none (below_lo). */
+static int series_decided(const ts__src *src, int (*pred)(const ts__src *))
+{
+	const ts__range *r = src->range;
+	const ts__tablet_block *blk = &src->tab->blocks[src->blk];
+	int64_t t;
+	if (pred == within_hi)
+		return r->has_hi && stem_bound_ts(r, &r->hi, &t) &&
+		       (blk->max_ts < t || (blk->max_ts == t && !r->hi_strict));
+	return r->has_lo && stem_bound_ts(r, &r->lo, &t) &&
+	       (blk->min_ts > t || (blk->min_ts == t && !r->lo_strict));
+}
+
 /* The index of the first row of the loaded block for which pred is false
- * (nrows when there is none), by binary search. */
+ * (nrows when there is none): when the block's timespan decides pred for
+ * the range's series, the series' edge (the newest row of a series, for
+ * latest, costs a probe or two); else by binary search. */
 static long first_not(ts__src *src, int (*pred)(const ts__src *))
 {
 	long lo = 0, hi = (long)src->cb->nrows;
+	const ts__series *ser;
+	if (src->range->has_stem && series_decided(src, pred) && (ser = series_of(src->cb))) {
+		int rc = narrow_to_series(src, ser, &lo, &hi);
+		return rc < 0 ? rc : pred == within_hi ? hi : lo;
+	}
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
 		int rc = tab_row(src, mid);
