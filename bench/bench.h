@@ -1,8 +1,9 @@
 /*
  * bench.h -- the shared parts of tsstore-bench: the configuration, the
  * reference workload's rows, timing, result output, the tsstore side
- * (table.c), the peer engines' interface (peers.c) and the workloads that
- * live outside main.c.
+ * (table.c), the peer engines' interface (peers.c), the CPU ceilings set
+ * beside the flush and cold-scan targets (ceiling.c) and the workloads
+ * that live outside main.c.
  *
  * The reference workload (DESIGN.md section 8): H hosts report every
  * 10 s, rows arrive timestamp-major, key (host, ts), ten int64 values,
@@ -157,8 +158,14 @@ int bench_tsstore_failed(const char *workload, const char *call, int rc, int *fa
  * ">="); --compare prints whether it is met. */
 void bench_target(const char *workload, const char *what, double value, const char *op,
                   double goal);
+/* Remember a physical ceiling of a target: the best value the target's
+ * ratio could take on this machine (ceiling.c's measurements), compared
+ * with the target's goal by op; --compare prints it beside the targets,
+ * saying whether the goal is reachable at all. */
+void bench_ceiling(const char *workload, const char *what, double value, const char *op,
+                   double goal);
 /* Print ratios of tsstore's results against each peer's, per metric, then
- * the targets. */
+ * the targets and the ceilings, in the order they were remembered. */
 void bench_compare(void);
 
 /* ---- the tsstore side (table.c) ---- */
@@ -269,6 +276,59 @@ typedef struct bench_lmdb {
 	MDB_dbi dbi;
 } bench_lmdb;
 #endif
+
+/* ---- CPU ceilings (ceiling.c) ---- */
+
+#define BENCH_THREADS_MAX 64 /* threads of one LZO pass, at most */
+
+/* The online CPUs (sysconf), at least 1. */
+int bench_cpus(void);
+
+/* One in-order walk of a table's filling trees. */
+typedef struct bench_walk {
+	double seconds;
+	uint64_t rows, bytes; /* rows visited, their encoded bytes */
+} bench_walk;
+
+/* Visit every row of t's filling trees in key order, as a flush does
+ * (the tree iterator and the row record, nothing decoded), timed, on the
+ * calling thread.  Returns 0, or an error of ts__snapshot_take. */
+int bench_walk_filling(ts_table *t, bench_walk *w);
+
+/* Blocks held in memory: block i is bytes[off[i] .. off[i + 1]), raw[i]
+ * bytes once decompressed (its length itself when it is raw). */
+typedef struct bench_blocks {
+	size_t n;
+	unsigned char *bytes;
+	size_t *off;          /* n + 1 offsets */
+	size_t *raw;
+	size_t max_raw;       /* the largest raw[i] */
+	size_t skipped;       /* bench_blocks_stored: blocks stored raw, left out */
+} bench_blocks;
+
+/* Every block of t's on-disk tablets, read back and decompressed.
+ * Returns 0, TS_ENOMEM or an error of ts__tablet_read_block. */
+int bench_blocks_raw(ts_table *t, bench_blocks *b);
+/* The stored (LZO1X-1 compressed) bytes of every LZO block of t's
+ * on-disk tablets, as they lie in the files; blocks stored raw are
+ * counted in b->skipped.  Returns 0, TS_ENOMEM, TS_EIO. */
+int bench_blocks_stored(ts_table *t, bench_blocks *b);
+void bench_blocks_free(bench_blocks *b);
+
+/* What one LZO pass did: its wall time, bytes in and out in all. */
+typedef struct bench_lzo {
+	double seconds;
+	uint64_t in, out;
+	int threads;
+} bench_lzo;
+
+/* Compress (lzo1x_1_compress) or decompress (lzo1x_decompress_safe)
+ * every block of b on threads threads (at most BENCH_THREADS_MAX), blocks
+ * dealt round-robin, each thread with its own work memory and output
+ * buffer; passes passes, the fastest in *best.  Returns 0, TS_ENOMEM, or
+ * TS_EIO (LZO failed, a block did not decompress to its length, a thread
+ * could not start). */
+int bench_lzo_run(const bench_blocks *b, int compress, int threads, int passes, bench_lzo *best);
 
 /* ---- workloads outside main.c ---- */
 

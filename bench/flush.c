@@ -8,6 +8,15 @@
  * bandwidth measured in the same run (device.c); Done-when (1) asks for at
  * least FLUSH_TARGET of it.
  *
+ * Beside it, off the clock, what the machine's cores allow (ceiling.c):
+ * before each flush, the in-order walk of the filling trees the flush is
+ * about to make; after the first, the blocks of the tablets it wrote,
+ * read back decompressed and compressed again with LZO1X-1 on one thread
+ * and on every core.  The flush's CPU bound is its tablet bytes over
+ * (walk + one thread's compression) / cores: the rate if those two were
+ * spread perfectly over every core and writing cost nothing -- an upper
+ * bound, not a prediction -- set against the device as the target is.
+ *
  * bytes_per_row: the same load and flush, then ts_merge until LittleTable's
  * rule finds nothing more to merge; the bytes of the tablet files per row
  * stored.  That leaves one tablet per period, so it is measured a second
@@ -45,18 +54,35 @@ static void flush_all(bench_loaded *l)
 
 struct flush_run {
 	double seconds;
+	double walk;          /* the in-order walk of the filling trees, s */
 	double cpu;           /* CPU seconds the process spent meanwhile */
 	int64_t tablet_bytes; /* of the .tab files written */
 	int64_t row_bytes;    /* the rows' bytes, as the filling tablets held them */
 	int64_t rows;
 };
 
-static void flush_once(const bench_rows *r, struct flush_run *f)
+/* Walk the filling trees of l's table in key order, timed; *seconds. */
+static void walk_once(const bench_rows *r, bench_loaded *l, double *seconds)
+{
+	bench_walk w;
+	int rc = bench_walk_filling(l->t, &w);
+	if (rc < 0)
+		die("walk of the filling trees");
+	if (w.rows != r->n)
+		fprintf(stderr, "tsstore-bench: warning: the walk visited %llu rows, %zu inserted\n",
+		        (unsigned long long)w.rows, r->n);
+	*seconds = w.seconds;
+}
+
+/* One load and timed flush into *f; when blocks is not NULL, the blocks
+ * of the tablets written are read back into it (off the clock). */
+static void flush_once(const bench_rows *r, struct flush_run *f, bench_blocks *blocks)
 {
 	bench_loaded l;
 	bench_settle();
 	bench_table_load_fresh(r, BENCH_NEVER_FLUSH_SIZE, &l);
 	f->row_bytes = bench_table_stat(l.t, "filling_bytes");
+	walk_once(r, &l, &f->walk);
 	double t0 = bench_seconds(), c0 = bench_cpu_seconds();
 	flush_all(&l);
 	f->seconds = bench_seconds() - t0;
@@ -67,6 +93,8 @@ static void flush_once(const bench_rows *r, struct flush_run *f)
 	if (stat >= 0 && stat != f->tablet_bytes)
 		fprintf(stderr, "tsstore-bench: warning: flushed_bytes %lld, tablet files %lld bytes\n",
 		        (long long)stat, (long long)f->tablet_bytes);
+	if (blocks && bench_blocks_raw(l.t, blocks) < 0)
+		die("reading the tablets' blocks back");
 	bench_table_unload(&l);
 }
 
@@ -76,13 +104,57 @@ static void params(char *buf, size_t size, const bench_config *c, const char *ex
 	         c->rows, c->hosts, c->batch, extra ? "," : "", extra ? extra : "");
 }
 
+/* Compress the flush's blocks on one thread (*one) and on every core
+ * (*all).  Exits when that fails. */
+static void flush_lzo(const bench_config *c, const bench_blocks *b, bench_lzo *one,
+                      bench_lzo *all)
+{
+	int rc = bench_lzo_run(b, 1, 1, c->repeat, one);
+	if (rc == 0)
+		rc = bench_lzo_run(b, 1, bench_cpus(), c->repeat, all);
+	if (rc < 0) {
+		fprintf(stderr, "tsstore-bench: flush: LZO1X-1 over the blocks: %s\n", ts_errname(rc));
+		exit(1);
+	}
+}
+
+/* The flush's CPU bound against the device: tablet bytes over (walk +
+ * one thread's compression) / cores. */
+static void flush_ceiling(const bench_config *c, const struct flush_run *best, double walk,
+                          const bench_blocks *b, double device)
+{
+	bench_lzo one, all;
+	char p[512], extra[320], what[160];
+	int cpus = bench_cpus();
+	flush_lzo(c, b, &one, &all);
+	double bound = (double)best->tablet_bytes / BENCH_MB / ((walk + one.seconds) / cpus);
+	snprintf(extra, sizeof extra,
+	         "\"blocks\":%zu,\"raw_bytes\":%llu,\"compressed_bytes\":%llu,\"tablet_bytes\":%lld,"
+	         "\"cpus\":%d,\"threads\":%d,\"device_mb_per_sec\":%.1f", b->n,
+	         (unsigned long long)one.in, (unsigned long long)one.out,
+	         (long long)best->tablet_bytes, cpus, all.threads, device);
+	params(p, sizeof p, c, extra);
+	bench_result("flush", "tsstore", "tree_walk_seconds", walk, "s", p);
+	bench_result("flush", "lzo1x_1", "compress_1_thread_mb_per_sec",
+	             (double)one.out / BENCH_MB / one.seconds, "MB/s", p);
+	bench_result("flush", "lzo1x_1", "compress_all_cores_mb_per_sec",
+	             (double)all.out / BENCH_MB / all.seconds, "MB/s", p);
+	bench_result("flush", "ceiling", "flush_cpu_bound_mb_per_sec", bound, "MB/s", p);
+	bench_result("flush", "ceiling", "flush_cpu_bound_over_device", bound / device, "ratio", p);
+	snprintf(what, sizeof what,
+	         "flush CPU bound (walk + LZO1X-1 on %d cores) / device sequential write", cpus);
+	bench_ceiling("flush", what, bound / device, ">=", FLUSH_TARGET);
+}
+
 void bench_workload_flush(const bench_config *c, const bench_rows *r)
 {
-	double device = bench_device_write_mbps(c);
+	double device = bench_device_write_mbps(c), walk = 0;
 	struct flush_run best = {0}, f;
+	bench_blocks blocks;
 	char p[256], extra[64];
 	for (int i = 0; i < c->repeat; i++) {
-		flush_once(r, &f);
+		flush_once(r, &f, i == 0 ? &blocks : NULL);
+		walk = !walk || f.walk < walk ? f.walk : walk;
 		if (!best.seconds || f.tablet_bytes / f.seconds > best.tablet_bytes / best.seconds)
 			best = f;
 	}
@@ -101,6 +173,8 @@ void bench_workload_flush(const bench_config *c, const bench_rows *r)
 	bench_result("flush", "tsstore", "flush_over_device", mbps / device, "ratio", p);
 	bench_target("flush", "flush MB/s / device sequential write MB/s", mbps / device, ">=",
 	             FLUSH_TARGET);
+	flush_ceiling(c, &best, walk, &blocks, device);
+	bench_blocks_free(&blocks);
 }
 
 /* ---- bytes per row ---- */

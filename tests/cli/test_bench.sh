@@ -9,6 +9,9 @@
 #     printed a positive tsstore figure for each metric listed below;
 #   - --compare printed the tsstore/hash and tsstore/sqlite ratios and,
 #     for every Done-when target, a line saying whether it is met;
+#   - flush and cold_scan printed their CPU ceilings (tree walk, LZO1X-1
+#     on one thread and on every core) and --compare a positive ceiling
+#     line for each, saying whether the target is reachable;
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
@@ -56,11 +59,17 @@ for r in \
 	"absorb_readers tsstore_2readers rows_per_writer_cpu_sec" \
 	"device device seq_write_mb_per_sec" "device memory memcpy_mb_per_sec" \
 	"flush tsstore flush_mb_per_sec" "flush tsstore flush_over_device" \
+	"flush tsstore tree_walk_seconds" "flush lzo1x_1 compress_1_thread_mb_per_sec" \
+	"flush lzo1x_1 compress_all_cores_mb_per_sec" \
+	"flush ceiling flush_cpu_bound_mb_per_sec" "flush ceiling flush_cpu_bound_over_device" \
 	"bytes_per_row tsstore bytes_per_row" "bytes_per_row tsstore_merged bytes_per_row" \
 	"bytes_per_row raw bytes_per_row" \
 	"scan tsstore rows_per_sec" "range tsstore queries_per_sec" \
 	"latest tsstore lookups_per_sec" "aggregate tsstore rows_per_sec" \
 	"aggregate tsstore_scan rows_per_sec" "cold_scan tsstore tablet_mb_per_sec" \
+	"cold_scan lzo1x_1 decompress_1_thread_mb_per_sec" \
+	"cold_scan lzo1x_1 decompress_all_cores_mb_per_sec" \
+	"cold_scan ceiling decompress_over_device" \
 	"latency tsstore_merge_off p99_all_ns" "latency tsstore_merge_on p99_all_ns" \
 	"ingest tsstored rows_per_s" "sql tsstore_c scan_rows_per_s" \
 	"sql tsstore_sql scan_rows_per_s" \
@@ -96,6 +105,21 @@ for w in $targets; do
 	n=$(grep "^{\"workload\":\"$w\",\"target\":" "$tmp/bench.jsonl" |
 		grep -c '"met":\(true\|false\)}$')
 	expect "target line of $w" "$n" -ge 1
+done
+
+# The ceilings of the flush and cold-scan targets: a positive value and
+# whether the goal is reachable on this machine.
+for w in flush cold_scan; do
+	v=$(grep "^{\"workload\":\"$w\",\"ceiling\":" "$tmp/bench.jsonl" |
+		grep '"reachable":\(true\|false\)}$' | sed -n 's/.*"value":\([0-9.e+-]*\).*/\1/p' |
+		head -1)
+	if [ -z "$v" ]; then
+		fail "ceiling line of $w" "missing"
+	elif awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+		pass
+	else
+		fail "ceiling line of $w" "value $v is not positive"
+	fi
 done
 
 # absorb_sweep: each engine's line at every point (8 batch sizes, 6 row
