@@ -305,7 +305,9 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 	$(B)/tests/soak --seconds $(SOAK_SECONDS)
 
 # --- benchmarks ---------------------------------------------------------
-$(B)/bench/%.o: bench/%.c bench/bench.h include/tsstore.h config.mk
+# The bench reads some of the library's internal structures (ceiling.c,
+# flush.c): their headers are prerequisites too.
+$(B)/bench/%.o: bench/%.c bench/bench.h $(wildcard lib/*.h) include/tsstore.h config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
 	$(Q)$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS) -c $< -o $@
