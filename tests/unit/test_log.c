@@ -1,6 +1,7 @@
 /*
  * test_log.c -- the log's segments: the writer entering a segment that
- * the segment preparer (log.c) is still preparing.
+ * the segment preparer (log.c) is still preparing; the preparer warming
+ * the segment the writer mapped itself.
  *
  * The preparer creates the writer's next segment under a temporary name,
  * renames it into place, syncs the directory, then maps it and stores a
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -82,6 +84,33 @@ static void release_preparer(void)
 static void unhold_preparer(void)
 {
 	__atomic_store_n(&hold_armed, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- a madvise that records the preparer's warming ---- */
+
+/* Like fsync above, this madvise stands in for libc's: it notes the
+ * ranges given MADV_POPULATE_WRITE (the preparer warming the writer's
+ * segment) before doing what was asked. */
+static unsigned char *warmed_from, *warmed_to;
+static int warmings;
+
+int madvise(void *addr, size_t len, int advice)
+{
+	int rc = (int)syscall(SYS_madvise, addr, len, advice);
+	if (advice == MADV_POPULATE_WRITE) {
+		warmed_from = addr;
+		warmed_to = (unsigned char *)addr + len;
+		__atomic_add_fetch(&warmings, 1, __ATOMIC_RELEASE);
+	}
+	return rc;
+}
+
+/* Wait (10 s at most) until the preparer warmed n ranges in all. */
+static void await_warmings(int n)
+{
+	for (int i = 0; i < 10000 && __atomic_load_n(&warmings, __ATOMIC_ACQUIRE) < n; i++)
+		sleep_ms(1);
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), n);
 }
 
 /* Wait (10 s at most) until segment seg exists under its final name. */
@@ -213,6 +242,86 @@ static void log_next_segment_asked_at_middle(void **state)
 	ts__log_close(log, 1);
 }
 
+/* One batch of a record of n bytes filled with PATTERN; its LSN. */
+static uint64_t append(ts__log *log, uint64_t n)
+{
+	uint64_t batch, lsn;
+	unsigned char *p;
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	assert_int_equal(ts__log_alloc(log, n, &lsn, (void **)&p), 0);
+	memset(p, PATTERN, n);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	return lsn;
+}
+
+/* The address just past segment 0's mapping in log. */
+static unsigned char *seg0_end(ts__log *log)
+{
+	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + TS_SEG_FILE_SIZE;
+}
+
+/* The address of the first page boundary at or after lsn (in segment 0). */
+static unsigned char *page_from(ts__log *log, uint64_t lsn)
+{
+	uint64_t off = TS_SEG_HEADER + lsn; /* in segment 0's file */
+	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + ((off + 4095) & ~4095ULL);
+}
+
+/*
+ * Segment 0 of a new log is the writer's own mapping: its rest is warmed
+ * once the tail passes its first MiB (not before: a table of a few rows
+ * must not dirty 64 MiB), from the page after the tail's to the end of
+ * the segment, and nothing the writer wrote changes.  The same after a
+ * reopen, counted from where recovery left the tail.
+ */
+static void log_own_segment_warmed_after_first_mib(void **state)
+{
+	const char *dir = *state;
+	ts__log *log;
+	__atomic_store_n(&warmings, 0, __ATOMIC_RELEASE);
+	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	uint64_t a = append(log, 1000);
+	sleep_ms(100); /* what a warming asked for would have begun by now */
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
+
+	/* Up to the first MiB: the window stops there, nothing asked. */
+	uint64_t nb = (1 << 20) - 2048 - ts__log_tail(log), b = append(log, nb);
+	assert_true(ts__log_tail(log) < (1 << 20));
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
+
+	/* Past it: the rest of segment 0 is warmed, from the page after the
+	 * record that crossed the mark. */
+	uint64_t c = append(log, 4096);
+	assert_true(ts__log_tail(log) > (1 << 20));
+	await_warmings(1);
+	assert_ptr_equal(warmed_from, page_from(log, c + 4096));
+	assert_ptr_equal(warmed_to, seg0_end(log));
+	uint64_t d = append(log, 3 << 20); /* into the warmed pages */
+	uint64_t tail = ts__log_tail(log);
+	ts__log_close(log, 1);
+
+	/* Reopened: a MiB past the recovered tail, again. */
+	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_recovered_commits(log), 4);
+	assert_int_equal(ts__log_tail(log), tail);
+	append(log, (1 << 20) - 4096);
+	sleep_ms(100);
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 1);
+	uint64_t e = append(log, 8192);
+	await_warmings(2);
+	assert_ptr_equal(warmed_from, page_from(log, e + 8192));
+	assert_ptr_equal(warmed_to, seg0_end(log));
+	uint64_t sizes[5] = {1000, nb, 4096, 3 << 20, 8192}, lsns[5] = {a, b, c, d, e};
+	for (int i = 0; i < 5; i++) {
+		const unsigned char *p = ts__log_ptr(log, lsns[i]);
+		uint64_t damaged = 0;
+		for (uint64_t j = 0; j < sizes[i]; j++)
+			damaged += p[j] != PATTERN;
+		assert_int_equal(damaged, 0);
+	}
+	ts__log_close(log, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +330,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(log_segment_entered_by_batch_start, setup_dir,
 		                                teardown_dir),
 		cmocka_unit_test_setup_teardown(log_next_segment_asked_at_middle, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_own_segment_warmed_after_first_mib, setup_dir,
 		                                teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
