@@ -156,19 +156,23 @@ static int read_raw(const ts__snapshot *s, bench_blocks *b)
 	return rc;
 }
 
-int bench_blocks_raw(ts_table *t, bench_blocks *b)
+/* Fill b with read from a snapshot of t; b is left empty on failure. */
+static int blocks_of(ts_table *t, bench_blocks *b,
+                     int (*read)(const ts__snapshot *, bench_blocks *))
 {
 	ts__snapshot snap;
 	int rc = ts__snapshot_take(t, &snap);
 	memset(b, 0, sizeof *b);
 	if (rc < 0)
 		return rc;
-	rc = read_raw(&snap, b);
+	rc = read(&snap, b);
 	ts__snapshot_release(&snap);
 	if (rc < 0)
 		bench_blocks_free(b);
 	return rc;
 }
+
+int bench_blocks_raw(ts_table *t, bench_blocks *b) { return blocks_of(t, b, read_raw); }
 
 /* Read n bytes at off of tablet tab into p.  Returns 0 or TS_EIO. */
 static int read_at(const ts__tablet *tab, void *p, size_t n, uint64_t off)
@@ -207,19 +211,7 @@ static int read_stored(const ts__snapshot *s, bench_blocks *b)
 	return rc;
 }
 
-int bench_blocks_stored(ts_table *t, bench_blocks *b)
-{
-	ts__snapshot snap;
-	int rc = ts__snapshot_take(t, &snap);
-	memset(b, 0, sizeof *b);
-	if (rc < 0)
-		return rc;
-	rc = read_stored(&snap, b);
-	ts__snapshot_release(&snap);
-	if (rc < 0)
-		bench_blocks_free(b);
-	return rc;
-}
+int bench_blocks_stored(ts_table *t, bench_blocks *b) { return blocks_of(t, b, read_stored); }
 
 /* ---- LZO over a block set, on threads ---- */
 
