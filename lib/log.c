@@ -76,6 +76,7 @@ struct prep {
  * the writer then faults as before.)
  */
 #define TS_LOG_WARM_AFTER (UINT64_C(1) << 20)
+#define TS_LOG_WARM_STEP ((size_t)4 << 20) /* warmed at a time */
 
 struct ts__log {
 	ts__log_hot hot;          /* first: the inline functions of log.h read it */
@@ -824,34 +825,41 @@ static void *prep_main(void *arg)
 	struct prep *p = &log->prep;
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		if (p->warm) {
-			/* The writer's segment stays mapped while the tail is in
-			 * it, and past that a segment is unmapped only once a
-			 * flush released it -- and the advice changes no byte
-			 * even then.  Failures only leave the faults to the
-			 * writer. */
-			unsigned char *from = p->warm, *to = p->warm_end;
-			p->warm = p->warm_end = NULL;
+		if (p->want && p->want != p->ready) {
+			uint64_t seg = p->want - 1;
 			pthread_mutex_unlock(&p->mu);
-			madvise(from, (size_t)(to - from), MADV_POPULATE_WRITE);
+			unsigned char *base = prepare_seg(log, seg);
+			pthread_mutex_lock(&p->mu);
+			if (p->base)
+				munmap(p->base, TS_SEG_FILE_SIZE);
+			p->base = base;
+			p->ready = base ? seg + 1 : 0;
+			if (p->want == seg + 1 && !base)
+				p->want = 0; /* failed: the writer will try itself */
+			pthread_cond_broadcast(&p->cv);
+			continue;
+		}
+		if (p->warm) {
+			/* A step at a time, so that a segment the writer asks
+			 * for meanwhile -- it will soon wait for that one -- is
+			 * made first.  The writer's segment stays mapped while
+			 * the tail is in it, and past that a segment is unmapped
+			 * only once a flush released it -- and the advice changes
+			 * no byte even then.  Failures only leave the faults to
+			 * the writer. */
+			unsigned char *from = p->warm;
+			size_t n = (size_t)(p->warm_end - from);
+			if (n > TS_LOG_WARM_STEP)
+				n = TS_LOG_WARM_STEP;
+			p->warm += n;
+			if (p->warm == p->warm_end)
+				p->warm = p->warm_end = NULL;
+			pthread_mutex_unlock(&p->mu);
+			madvise(from, n, MADV_POPULATE_WRITE);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (!p->want || p->want == p->ready) {
-			pthread_cond_wait(&p->cv, &p->mu);
-			continue;
-		}
-		uint64_t seg = p->want - 1;
-		pthread_mutex_unlock(&p->mu);
-		unsigned char *base = prepare_seg(log, seg);
-		pthread_mutex_lock(&p->mu);
-		if (p->base)
-			munmap(p->base, TS_SEG_FILE_SIZE);
-		p->base = base;
-		p->ready = base ? seg + 1 : 0;
-		if (p->want == seg + 1 && !base)
-			p->want = 0; /* failed: the writer will try itself */
-		pthread_cond_broadcast(&p->cv);
+		pthread_cond_wait(&p->cv, &p->mu);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;

@@ -88,29 +88,61 @@ static void unhold_preparer(void)
 
 /* ---- a madvise that records the preparer's warming ---- */
 
-/* Like fsync above, this madvise stands in for libc's: it notes the
- * ranges given MADV_POPULATE_WRITE (the preparer warming the writer's
- * segment) before doing what was asked. */
-static unsigned char *warmed_from, *warmed_to;
+/* Like fsync above, this madvise stands in for libc's: it notes what
+ * it was given with MADV_POPULATE_WRITE (the preparer warming the
+ * writer's segment, a step at a time) before doing what was asked: the
+ * lowest and highest address, and the bytes in all.  Only the preparer
+ * writes these; the test reads them once warmed_hi is where it waits
+ * for it. */
+static unsigned char *warmed_lo, *warmed_hi;
+static size_t warmed_bytes;
 static int warmings;
+/* While warm_held is set, a warming step waits (10 s at most) for the
+ * test to clear it; each step counts itself in warm_steps and notes
+ * whether warm_watch exists, on entry. */
+static int warm_held, warm_steps, watched_seen;
+static char warm_watch[4096];
 
 int madvise(void *addr, size_t len, int advice)
 {
+	if (advice == MADV_POPULATE_WRITE) {
+		watched_seen = warm_watch[0] && access(warm_watch, F_OK) == 0;
+		__atomic_add_fetch(&warm_steps, 1, __ATOMIC_RELEASE);
+		for (int i = 0; i < 10000 && __atomic_load_n(&warm_held, __ATOMIC_ACQUIRE); i++)
+			sleep_ms(1);
+	}
 	int rc = (int)syscall(SYS_madvise, addr, len, advice);
 	if (advice == MADV_POPULATE_WRITE) {
-		warmed_from = addr;
-		warmed_to = (unsigned char *)addr + len;
-		__atomic_add_fetch(&warmings, 1, __ATOMIC_RELEASE);
+		unsigned char *a = addr;
+		if (!warmed_lo || a < warmed_lo)
+			warmed_lo = a;
+		warmed_bytes += len;
+		__atomic_add_fetch(&warmings, 1, __ATOMIC_RELAXED);
+		if (a + len > __atomic_load_n(&warmed_hi, __ATOMIC_RELAXED))
+			__atomic_store_n(&warmed_hi, a + len, __ATOMIC_RELEASE);
 	}
 	return rc;
 }
 
-/* Wait (10 s at most) until the preparer warmed n ranges in all. */
-static void await_warmings(int n)
+static void forget_warmings(void)
 {
-	for (int i = 0; i < 10000 && __atomic_load_n(&warmings, __ATOMIC_ACQUIRE) < n; i++)
+	warm_watch[0] = 0;
+	__atomic_store_n(&warm_steps, 0, __ATOMIC_RELAXED);
+	warmed_lo = NULL;
+	warmed_bytes = 0;
+	__atomic_store_n(&warmings, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&warmed_hi, NULL, __ATOMIC_RELEASE);
+}
+
+/* Wait (10 s at most) until the preparer warmed up to end, then check
+ * that it warmed [from, end) once, in steps that leave no gap. */
+static void await_warmed(unsigned char *from, unsigned char *end)
+{
+	for (int i = 0; i < 10000 && __atomic_load_n(&warmed_hi, __ATOMIC_ACQUIRE) != end; i++)
 		sleep_ms(1);
-	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), n);
+	assert_ptr_equal(__atomic_load_n(&warmed_hi, __ATOMIC_ACQUIRE), end);
+	assert_ptr_equal(warmed_lo, from);
+	assert_int_equal(warmed_bytes, (size_t)(end - from));
 }
 
 /* Wait (10 s at most) until segment seg exists under its final name. */
@@ -278,7 +310,7 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 {
 	const char *dir = *state;
 	ts__log *log;
-	__atomic_store_n(&warmings, 0, __ATOMIC_RELEASE);
+	forget_warmings();
 	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
 	uint64_t a = append(log, 1000);
 	sleep_ms(100); /* what a warming asked for would have begun by now */
@@ -293,12 +325,11 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 	 * record that crossed the mark. */
 	uint64_t c = append(log, 4096);
 	assert_true(ts__log_tail(log) > (1 << 20));
-	await_warmings(1);
-	assert_ptr_equal(warmed_from, page_from(log, c + 4096));
-	assert_ptr_equal(warmed_to, seg0_end(log));
+	await_warmed(page_from(log, c + 4096), seg0_end(log));
 	uint64_t d = append(log, 3 << 20); /* into the warmed pages */
 	uint64_t tail = ts__log_tail(log);
 	ts__log_close(log, 1);
+	forget_warmings();
 
 	/* Reopened: a MiB past the recovered tail, again. */
 	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
@@ -306,11 +337,9 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 	assert_int_equal(ts__log_tail(log), tail);
 	append(log, (1 << 20) - 4096);
 	sleep_ms(100);
-	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 1);
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
 	uint64_t e = append(log, 8192);
-	await_warmings(2);
-	assert_ptr_equal(warmed_from, page_from(log, e + 8192));
-	assert_ptr_equal(warmed_to, seg0_end(log));
+	await_warmed(page_from(log, e + 8192), seg0_end(log));
 	uint64_t sizes[5] = {1000, nb, 4096, 3 << 20, 8192}, lsns[5] = {a, b, c, d, e};
 	for (int i = 0; i < 5; i++) {
 		const unsigned char *p = ts__log_ptr(log, lsns[i]);
@@ -319,6 +348,35 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 			damaged += p[j] != PATTERN;
 		assert_int_equal(damaged, 0);
 	}
+	ts__log_close(log, 1);
+}
+
+/*
+ * The segment after the writer's is made before the rest of the writer's
+ * own segment is warmed: the writer will wait for the next one, while
+ * warming only spares it faults.  The first warming step is held while
+ * the tail passes the middle of segment 0 (asking for segment 1); once
+ * let go, the step that completes the warming must find segment 1 made.
+ */
+static void log_next_segment_made_before_the_rest_is_warmed(void **state)
+{
+	const char *dir = *state;
+	ts__log *log;
+	forget_warmings();
+	snprintf(warm_watch, sizeof warm_watch, "%s/%016llx.seg", dir, 1ULL);
+	__atomic_store_n(&warm_held, 1, __ATOMIC_RELEASE);
+	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	append(log, (1 << 20) + 4096); /* past the first MiB: warming begins, held */
+	for (int i = 0; i < 10000 && __atomic_load_n(&warm_steps, __ATOMIC_ACQUIRE) == 0; i++)
+		sleep_ms(1);
+	assert_int_equal(__atomic_load_n(&warm_steps, __ATOMIC_ACQUIRE), 1);
+	uint64_t to_mid = TS_SEG_DATA / 2 - ts__log_tail(log) + 4096;
+	append(log, to_mid); /* past the middle: segment 1 is asked for */
+	assert_true(ts__log_tail(log) > TS_SEG_DATA / 2);
+	__atomic_store_n(&warm_held, 0, __ATOMIC_RELEASE);
+	await_warmed(page_from(log, 16 + (1 << 20) + 4096), seg0_end(log));
+	assert_true(watched_seen);
+	await_segment(dir, 1);
 	ts__log_close(log, 1);
 }
 
@@ -333,6 +391,8 @@ int main(void)
 		                                teardown_dir),
 		cmocka_unit_test_setup_teardown(log_own_segment_warmed_after_first_mib, setup_dir,
 		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_next_segment_made_before_the_rest_is_warmed,
+		                                setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
