@@ -68,15 +68,20 @@ struct prep {
  * of it cost the inserting thread a fault the first time a batch wrote
  * there (the first second of the latency workload had two to three times
  * the p99 of every later one).  Once the tail is TS_LOG_WARM_AFTER bytes
- * into such a segment the preparer write-faults the rest of it ahead of
- * the writer with MADV_POPULATE_WRITE, which maps the pages writable
- * without touching their bytes, so it may run beside the writer's
- * appends.  A table that writes less than that never pays for the rest
- * of a segment it does not use.  (Kernels before 5.14 lack the advice:
- * the writer then faults as before.)
+ * into such a segment, and again every TS_LOG_WARM_STEP bytes, the
+ * preparer write-faults the next TS_LOG_WARM_AHEAD bytes after the tail
+ * with MADV_POPULATE_WRITE, which maps the pages writable without
+ * touching their bytes, so it may run beside the writer's appends.  The
+ * pages are then dirty, and written back, whether the writer gets to
+ * them or not: so nothing is warmed for a table that writes less than
+ * TS_LOG_WARM_AFTER, and never more than TS_LOG_WARM_AHEAD past the tail
+ * (a database of many small tables must not write 64 MiB of zeros for
+ * each).  (Kernels before 5.14 lack the advice: the writer then faults
+ * as before.)
  */
 #define TS_LOG_WARM_AFTER (UINT64_C(1) << 20)
-#define TS_LOG_WARM_STEP ((size_t)4 << 20) /* warmed at a time */
+#define TS_LOG_WARM_STEP (UINT64_C(4) << 20)  /* of the tail between two requests */
+#define TS_LOG_WARM_AHEAD (UINT64_C(8) << 20) /* warmed past the tail */
 
 struct ts__log {
 	ts__log_hot hot;          /* first: the inline functions of log.h read it */
@@ -840,22 +845,17 @@ static void *prep_main(void *arg)
 			continue;
 		}
 		if (p->warm) {
-			/* A step at a time, so that a segment the writer asks
-			 * for meanwhile -- it will soon wait for that one -- is
-			 * made first.  The writer's segment stays mapped while
-			 * the tail is in it, and past that a segment is unmapped
-			 * only once a flush released it -- and the advice changes
-			 * no byte even then.  Failures only leave the faults to
-			 * the writer. */
-			unsigned char *from = p->warm;
-			size_t n = (size_t)(p->warm_end - from);
-			if (n > TS_LOG_WARM_STEP)
-				n = TS_LOG_WARM_STEP;
-			p->warm += n;
-			if (p->warm == p->warm_end)
-				p->warm = p->warm_end = NULL;
+			/* After any segment asked for (above): the writer will
+			 * soon wait for that one, while warming only spares it
+			 * faults.  The writer's segment stays mapped while the
+			 * tail is in it, and past that a segment is unmapped only
+			 * once a flush released it -- and the advice changes no
+			 * byte even then.  Failures only leave the faults to the
+			 * writer. */
+			unsigned char *from = p->warm, *to = p->warm_end;
+			p->warm = p->warm_end = NULL;
 			pthread_mutex_unlock(&p->mu);
-			madvise(from, n, MADV_POPULATE_WRITE);
+			madvise(from, (size_t)(to - from), MADV_POPULATE_WRITE);
 			pthread_mutex_lock(&p->mu);
 			continue;
 		}
@@ -895,20 +895,24 @@ static void prep_kick(ts__log *log, uint64_t seg)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Ask for the rest of segment seg, which holds the tail, from the page
- * after the tail's, to be warmed (see "Warming the writer's own
- * segments"). */
+/* Ask for the TS_LOG_WARM_AHEAD bytes of segment seg after the tail
+ * (which is in it), from the page after the tail's, to be warmed; this
+ * replaces what is left of an earlier request (see "Warming the writer's
+ * own segments"). */
 static void prep_warm(ts__log *log, uint64_t seg)
 {
 	struct prep *p = &log->prep;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
-	uint64_t from = (TS_SEG_HEADER + (log->hot.tail - (seg << TS_SEG_DATA_SHIFT)) + 4095) &
-	                ~UINT64_C(4095);
-	if (from >= TS_SEG_FILE_SIZE || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
+	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg << TS_SEG_DATA_SHIFT)); /* in the file */
+	uint64_t from = (at + 4095) & ~UINT64_C(4095);
+	uint64_t to = (at + TS_LOG_WARM_AHEAD + 4095) & ~UINT64_C(4095);
+	if (to > TS_SEG_FILE_SIZE)
+		to = TS_SEG_FILE_SIZE;
+	if (from >= to || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->warm = s->base + from;
-	p->warm_end = s->base + TS_SEG_FILE_SIZE;
+	p->warm_end = s->base + to;
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -1056,7 +1060,11 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 		log->warm_at = 0;
 	} else if (log->warm_at && h->tail >= log->warm_at) {
 		prep_warm(log, seg);
-		log->warm_at = 0;
+		log->warm_at = h->tail + TS_LOG_WARM_STEP;
+		if (seg_of(log->warm_at) != seg) /* the warming reached the end */
+			log->warm_at = 0;
+		else if (log->warm_at < end)
+			end = log->warm_at;
 	} else if (log->warm_at && log->warm_at < end) {
 		end = log->warm_at;
 	}

@@ -90,24 +90,24 @@ static void unhold_preparer(void)
 
 /* Like fsync above, this madvise stands in for libc's: it notes what
  * it was given with MADV_POPULATE_WRITE (the preparer warming the
- * writer's segment, a step at a time) before doing what was asked: the
+ * writer's segment) before doing what was asked: the
  * lowest and highest address, and the bytes in all.  Only the preparer
  * writes these; the test reads them once warmed_hi is where it waits
  * for it. */
 static unsigned char *warmed_lo, *warmed_hi;
 static size_t warmed_bytes;
 static int warmings;
-/* While warm_held is set, a warming step waits (10 s at most) for the
- * test to clear it; each step counts itself in warm_steps and notes
- * whether warm_watch exists, on entry. */
-static int warm_held, warm_steps, watched_seen;
+/* While warm_held is set, a warming waits (10 s at most) for the test
+ * to clear it; each counts itself in warm_entered and notes whether
+ * warm_watch exists, on entry. */
+static int warm_held, warm_entered, watched_seen;
 static char warm_watch[4096];
 
 int madvise(void *addr, size_t len, int advice)
 {
 	if (advice == MADV_POPULATE_WRITE) {
 		watched_seen = warm_watch[0] && access(warm_watch, F_OK) == 0;
-		__atomic_add_fetch(&warm_steps, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&warm_entered, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < 10000 && __atomic_load_n(&warm_held, __ATOMIC_ACQUIRE); i++)
 			sleep_ms(1);
 	}
@@ -127,20 +127,26 @@ int madvise(void *addr, size_t len, int advice)
 static void forget_warmings(void)
 {
 	warm_watch[0] = 0;
-	__atomic_store_n(&warm_steps, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&warm_entered, 0, __ATOMIC_RELAXED);
 	warmed_lo = NULL;
 	warmed_bytes = 0;
 	__atomic_store_n(&warmings, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&warmed_hi, NULL, __ATOMIC_RELEASE);
 }
 
-/* Wait (10 s at most) until the preparer warmed up to end, then check
- * that it warmed [from, end) once, in steps that leave no gap. */
-static void await_warmed(unsigned char *from, unsigned char *end)
+/* Wait (10 s at most) until the preparer warmed up to end. */
+static void await_warmed_to(unsigned char *end)
 {
 	for (int i = 0; i < 10000 && __atomic_load_n(&warmed_hi, __ATOMIC_ACQUIRE) != end; i++)
 		sleep_ms(1);
 	assert_ptr_equal(__atomic_load_n(&warmed_hi, __ATOMIC_ACQUIRE), end);
+}
+
+/* The same, for the first request since forget_warmings: it must have
+ * warmed [from, end), once. */
+static void await_warmed(unsigned char *from, unsigned char *end)
+{
+	await_warmed_to(end);
 	assert_ptr_equal(warmed_lo, from);
 	assert_int_equal(warmed_bytes, (size_t)(end - from));
 }
@@ -299,12 +305,15 @@ static unsigned char *page_from(ts__log *log, uint64_t lsn)
 	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + ((off + 4095) & ~4095ULL);
 }
 
+#define AHEAD (8u << 20) /* TS_LOG_WARM_AHEAD */
+
 /*
- * Segment 0 of a new log is the writer's own mapping: its rest is warmed
- * once the tail passes its first MiB (not before: a table of a few rows
- * must not dirty 64 MiB), from the page after the tail's to the end of
- * the segment, and nothing the writer wrote changes.  The same after a
- * reopen, counted from where recovery left the tail.
+ * Segment 0 of a new log is the writer's own mapping.  Once the tail
+ * passes its first MiB (not before: a table of a few rows must not dirty
+ * what it never writes) the 8 MiB after the tail are warmed, from the
+ * page after the tail's; again each time the tail has moved 4 MiB on;
+ * never further ahead; and nothing the writer wrote changes.  The same
+ * after a reopen, counted from where recovery left the tail.
  */
 static void log_own_segment_warmed_after_first_mib(void **state)
 {
@@ -321,27 +330,37 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 	assert_true(ts__log_tail(log) < (1 << 20));
 	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
 
-	/* Past it: the rest of segment 0 is warmed, from the page after the
-	 * record that crossed the mark. */
+	/* Past it: 8 MiB are warmed from the page after the record that
+	 * crossed the mark. */
 	uint64_t c = append(log, 4096);
 	assert_true(ts__log_tail(log) > (1 << 20));
-	await_warmed(page_from(log, c + 4096), seg0_end(log));
-	uint64_t d = append(log, 3 << 20); /* into the warmed pages */
+	await_warmed(page_from(log, c + 4096), page_from(log, c + 4096 + AHEAD));
+	int warmed = __atomic_load_n(&warmings, __ATOMIC_ACQUIRE);
+
+	/* 3 MiB on: into the warmed pages, nothing more asked. */
+	uint64_t d = append(log, 3 << 20);
+	sleep_ms(100);
+	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), warmed);
+
+	/* 2 MiB more, past 4 MiB from the last request: the next 8 MiB. */
+	uint64_t f = append(log, 2 << 20);
+	await_warmed_to(page_from(log, f + (2 << 20) + AHEAD));
+	assert_true(page_from(log, f + (2 << 20) + AHEAD) < seg0_end(log));
 	uint64_t tail = ts__log_tail(log);
 	ts__log_close(log, 1);
 	forget_warmings();
 
 	/* Reopened: a MiB past the recovered tail, again. */
 	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
-	assert_int_equal(ts__log_recovered_commits(log), 4);
+	assert_int_equal(ts__log_recovered_commits(log), 5);
 	assert_int_equal(ts__log_tail(log), tail);
 	append(log, (1 << 20) - 4096);
 	sleep_ms(100);
 	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
 	uint64_t e = append(log, 8192);
-	await_warmed(page_from(log, e + 8192), seg0_end(log));
-	uint64_t sizes[5] = {1000, nb, 4096, 3 << 20, 8192}, lsns[5] = {a, b, c, d, e};
-	for (int i = 0; i < 5; i++) {
+	await_warmed(page_from(log, e + 8192), page_from(log, e + 8192 + AHEAD));
+	uint64_t sizes[6] = {1000, nb, 4096, 3 << 20, 2 << 20, 8192}, lsns[6] = {a, b, c, d, f, e};
+	for (int i = 0; i < 6; i++) {
 		const unsigned char *p = ts__log_ptr(log, lsns[i]);
 		uint64_t damaged = 0;
 		for (uint64_t j = 0; j < sizes[i]; j++)
@@ -352,11 +371,12 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 }
 
 /*
- * The segment after the writer's is made before the rest of the writer's
- * own segment is warmed: the writer will wait for the next one, while
- * warming only spares it faults.  The first warming step is held while
- * the tail passes the middle of segment 0 (asking for segment 1); once
- * let go, the step that completes the warming must find segment 1 made.
+ * The segment after the writer's is made before more of the writer's own
+ * segment is warmed: the writer will wait for the next one, while
+ * warming only spares it faults.  The first warming is held while
+ * the tail passes the middle of segment 0 (asking for segment 1, and for
+ * the 8 MiB after the new tail); once let go, the warming of that
+ * second request must find segment 1 made.
  */
 static void log_next_segment_made_before_the_rest_is_warmed(void **state)
 {
@@ -366,15 +386,16 @@ static void log_next_segment_made_before_the_rest_is_warmed(void **state)
 	snprintf(warm_watch, sizeof warm_watch, "%s/%016llx.seg", dir, 1ULL);
 	__atomic_store_n(&warm_held, 1, __ATOMIC_RELEASE);
 	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
-	append(log, (1 << 20) + 4096); /* past the first MiB: warming begins, held */
-	for (int i = 0; i < 10000 && __atomic_load_n(&warm_steps, __ATOMIC_ACQUIRE) == 0; i++)
+	append(log, (1 << 20) + 4096); /* past the first MiB: a warming begins, held */
+	for (int i = 0; i < 10000 && __atomic_load_n(&warm_entered, __ATOMIC_ACQUIRE) == 0; i++)
 		sleep_ms(1);
-	assert_int_equal(__atomic_load_n(&warm_steps, __ATOMIC_ACQUIRE), 1);
+	assert_int_equal(__atomic_load_n(&warm_entered, __ATOMIC_ACQUIRE), 1);
 	uint64_t to_mid = TS_SEG_DATA / 2 - ts__log_tail(log) + 4096;
-	append(log, to_mid); /* past the middle: segment 1 is asked for */
+	uint64_t rec = append(log, to_mid); /* past the middle: segment 1 is asked for */
 	assert_true(ts__log_tail(log) > TS_SEG_DATA / 2);
 	__atomic_store_n(&warm_held, 0, __ATOMIC_RELEASE);
-	await_warmed(page_from(log, 16 + (1 << 20) + 4096), seg0_end(log));
+	await_warmed_to(page_from(log, rec + to_mid + AHEAD));
+	assert_ptr_equal(warmed_lo, page_from(log, 16 + (1 << 20) + 4096));
 	assert_true(watched_seen);
 	await_segment(dir, 1);
 	ts__log_close(log, 1);
