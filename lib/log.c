@@ -74,10 +74,14 @@ struct prep {
  * touching their bytes, so it may run beside the writer's appends.  The
  * pages are then dirty, and written back, whether the writer gets to
  * them or not: so nothing is warmed for a table that writes less than
- * TS_LOG_WARM_AFTER, and never more than TS_LOG_WARM_AHEAD past the tail
- * (a database of many small tables must not write 64 MiB of zeros for
- * each).  (Kernels before 5.14 lack the advice: the writer then faults
- * as before.)
+ * TS_LOG_WARM_AFTER, and nothing more than TS_LOG_WARM_AHEAD past the
+ * tail until it passes the middle of the segment (a database of many
+ * small tables must not write 64 MiB of zeros for each).  There, where
+ * the next segment is asked for anyway, the rest of this one is warmed
+ * at once, before the next is made: the writer needs it first, and
+ * making the next takes the preparer long enough for the writer to
+ * outrun a window.  (Kernels before 5.14 lack the advice: the writer
+ * then faults as before.)
  */
 #define TS_LOG_WARM_AFTER (UINT64_C(1) << 20)
 #define TS_LOG_WARM_STEP (UINT64_C(4) << 20)  /* of the tail between two requests */
@@ -830,6 +834,20 @@ static void *prep_main(void *arg)
 	struct prep *p = &log->prep;
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
+		if (p->warm) {
+			/* Before any segment asked for: the writer fills the
+			 * rest of this one before it needs the next.  The
+			 * writer's segment stays mapped while the tail is in it,
+			 * and past that a segment is unmapped only once a flush
+			 * released it -- and the advice changes no byte even
+			 * then.  Failures only leave the faults to the writer. */
+			unsigned char *from = p->warm, *to = p->warm_end;
+			p->warm = p->warm_end = NULL;
+			pthread_mutex_unlock(&p->mu);
+			madvise(from, (size_t)(to - from), MADV_POPULATE_WRITE);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
 		if (p->want && p->want != p->ready) {
 			uint64_t seg = p->want - 1;
 			pthread_mutex_unlock(&p->mu);
@@ -842,21 +860,6 @@ static void *prep_main(void *arg)
 			if (p->want == seg + 1 && !base)
 				p->want = 0; /* failed: the writer will try itself */
 			pthread_cond_broadcast(&p->cv);
-			continue;
-		}
-		if (p->warm) {
-			/* After any segment asked for (above): the writer will
-			 * soon wait for that one, while warming only spares it
-			 * faults.  The writer's segment stays mapped while the
-			 * tail is in it, and past that a segment is unmapped only
-			 * once a flush released it -- and the advice changes no
-			 * byte even then.  Failures only leave the faults to the
-			 * writer. */
-			unsigned char *from = p->warm, *to = p->warm_end;
-			p->warm = p->warm_end = NULL;
-			pthread_mutex_unlock(&p->mu);
-			madvise(from, (size_t)(to - from), MADV_POPULATE_WRITE);
-			pthread_mutex_lock(&p->mu);
 			continue;
 		}
 		pthread_cond_wait(&p->cv, &p->mu);
@@ -895,17 +898,17 @@ static void prep_kick(ts__log *log, uint64_t seg)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Ask for the TS_LOG_WARM_AHEAD bytes of segment seg after the tail
- * (which is in it), from the page after the tail's, to be warmed; this
- * replaces what is left of an earlier request (see "Warming the writer's
- * own segments"). */
-static void prep_warm(ts__log *log, uint64_t seg)
+/* Ask for the `ahead` bytes of segment seg after the tail (which is in
+ * it), from the page after the tail's, to be warmed; this replaces what
+ * is left of an earlier request (see "Warming the writer's own
+ * segments"). */
+static void prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 {
 	struct prep *p = &log->prep;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg << TS_SEG_DATA_SHIFT)); /* in the file */
 	uint64_t from = (at + 4095) & ~UINT64_C(4095);
-	uint64_t to = (at + TS_LOG_WARM_AHEAD + 4095) & ~UINT64_C(4095);
+	uint64_t to = (at + ahead + 4095) & ~UINT64_C(4095);
 	if (to > TS_SEG_FILE_SIZE)
 		to = TS_SEG_FILE_SIZE;
 	if (from >= to || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
@@ -1050,16 +1053,20 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 	 */
 	uint64_t seg = seg_of(h->tail - 1), end = (seg + 1) << TS_SEG_DATA_SHIFT;
 	uint64_t mid = end - TS_SEG_DATA / 2;
-	if (h->tail < mid)
+	if (log->warm_at && seg_of(log->warm_at) != seg)
+		log->warm_at = 0; /* left behind */
+	if (h->tail < mid) {
 		end = mid;
-	else if (log->asked != seg + 2) {
+	} else if (log->asked != seg + 2) {
+		if (log->warm_at) { /* a big table: the rest of this segment first */
+			prep_warm(log, seg, TS_SEG_DATA);
+			log->warm_at = 0;
+		}
 		prep_kick(log, seg + 1);
 		log->asked = seg + 2;
 	}
-	if (log->warm_at && seg_of(log->warm_at) != seg) { /* left behind */
-		log->warm_at = 0;
-	} else if (log->warm_at && h->tail >= log->warm_at) {
-		prep_warm(log, seg);
+	if (log->warm_at && h->tail >= log->warm_at) {
+		prep_warm(log, seg, TS_LOG_WARM_AHEAD);
 		log->warm_at = h->tail + TS_LOG_WARM_STEP;
 		if (seg_of(log->warm_at) != seg) /* the warming reached the end */
 			log->warm_at = 0;
