@@ -17,7 +17,10 @@
  * merges off (TS_OPEN_NOMERGE), then merges on; both with a small
  * flush_size, a short flush_age and a short merge_delay, so that flushes
  * (and, in the second run, merges) happen all along.  Per second of the
- * schedule it prints p50, p99 and max of the call latencies; then per run
+ * schedule it prints p50, p99 and max of the call latencies and the page
+ * faults the inserting thread took inside its calls (the log's pages it
+ * was first to write: the segment preparer is there to spare it those);
+ * then per run
  * the p99 of the whole run, the median and the max of the per-second
  * p99s, the table's counters, and the ratio Done-when (3) judges: the max
  * per-second p99 with merges on over the whole-run p99 with merges off.
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench.h"
@@ -48,6 +52,7 @@ struct run {
 	size_t nbatches;
 	double interval;    /* ns between batches */
 	int64_t *call;      /* ns each ts_insert took */
+	int64_t *faults;    /* page faults (minor and major) the writer took in each */
 	int64_t *response;  /* ns from when each batch was due to its return */
 	size_t behind;      /* batches that started more than an interval late */
 	double seconds;     /* wall time of the whole load */
@@ -97,10 +102,14 @@ static void paced_load(const bench_config *c, ts_table *t, struct run *run)
 			bench_stream_next(&s, &rows[i * BENCH_COLUMNS], NULL);
 		int64_t due = t0 + (int64_t)((double)k * run->interval);
 		sleep_until(due);
+		struct rusage u0, u1;
+		getrusage(RUSAGE_THREAD, &u0); /* outside the timed call */
 		int64_t start = bench_now_ns();
 		if (ts_insert(t, rows, c->batch) < 0)
 			die("insert");
 		int64_t end = bench_now_ns();
+		getrusage(RUSAGE_THREAD, &u1);
+		run->faults[k] = (u1.ru_minflt - u0.ru_minflt) + (u1.ru_majflt - u0.ru_majflt);
 		run->call[k] = end - start;
 		run->response[k] = end - due;
 		run->behind += start - due > (int64_t)run->interval;
@@ -149,15 +158,19 @@ static size_t timeline(const bench_config *c, const struct run *run, int64_t *p9
 		die("out of memory");
 	while (k < run->nbatches) {
 		size_t n = 0;
+		int64_t faults = 0;
 		double end = (double)(nsec + 1) * (double)NS_PER_SEC;
-		for (; k < run->nbatches && (double)k * run->interval < end; k++)
+		for (; k < run->nbatches && (double)k * run->interval < end; k++) {
 			slice[n++] = run->call[k];
+			faults += run->faults[k];
+		}
 		snprintf(extra, sizeof extra, "\"second\":%zu,\"batches\":%zu", nsec, n);
 		params(p, sizeof p, c, extra);
 		p99[nsec] = quantile(slice, n, 0.99);
 		bench_result("latency", run->engine, "p50_ns", (double)quantile(slice, n, 0.50), "ns", p);
 		bench_result("latency", run->engine, "p99_ns", (double)p99[nsec], "ns", p);
 		bench_result("latency", run->engine, "max_ns", n ? (double)slice[n - 1] : 0, "ns", p);
+		bench_result("latency", run->engine, "page_faults", (double)faults, "count", p);
 		nsec++;
 	}
 	free(slice);
@@ -270,7 +283,8 @@ static void run_once(const bench_config *c, struct run *run, struct summary *sum
 		die("no whole batch fits in the run");
 	run->call = malloc(run->nbatches * sizeof *run->call);
 	run->response = malloc(run->nbatches * sizeof *run->response);
-	if (!run->call || !run->response)
+	run->faults = malloc(run->nbatches * sizeof *run->faults);
+	if (!run->call || !run->response || !run->faults)
 		die("out of memory");
 	bench_settle();
 	ts_table *t = open_table(c, run->merge, dir, &db);
@@ -283,6 +297,7 @@ static void run_once(const bench_config *c, struct run *run, struct summary *sum
 	print_summary(c, run, sum);
 	free(run->call);
 	free(run->response);
+	free(run->faults);
 }
 
 void bench_workload_latency(const bench_config *c)
