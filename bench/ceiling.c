@@ -43,9 +43,6 @@
 #include "tablet.h"
 #include "tablet_format.h"
 
-/* Worst-case LZO1X output for n input bytes (LZO's documented bound). */
-static size_t lzo_bound(size_t n) { return n + n / 16 + 64 + 3; }
-
 int bench_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -246,7 +243,7 @@ static void *lzo_main(void *arg)
 /* Give each of n shares its buffers, faulted in.  Returns 0 or TS_ENOMEM. */
 static int shares_init(struct lzo_share *w, int n, const bench_blocks *b, int compress)
 {
-	size_t room = lzo_bound(b->max_raw);
+	size_t room = ts__lzo_bound(b->max_raw);
 	for (int k = 0; k < n; k++) {
 		w[k] = (struct lzo_share){.b = b, .compress = compress, .first = (size_t)k,
 		                          .step = (size_t)n};

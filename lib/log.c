@@ -118,6 +118,7 @@ struct ts__log {
 static void prep_stop(ts__log *log);
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~UINT64_C(7); }
+static uint64_t page_up(uint64_t n) { return (n + 4095) & ~UINT64_C(4095); }
 static uint64_t seg_of(uint64_t lsn) { return lsn >> TS_SEG_DATA_SHIFT; }
 static uint64_t seg_left(uint64_t lsn) { return TS_SEG_DATA - (lsn & SEG_MASK); }
 
@@ -438,7 +439,7 @@ static int zero_after_tail(ts__log *log)
 	if (!p)
 		return 0;
 	uint64_t off = TS_SEG_HEADER + (log->hot.tail & SEG_MASK); /* in the file */
-	uint64_t page = (off + 4095) & ~UINT64_C(4095);
+	uint64_t page = page_up(off);
 	unsigned char *base = p - off;
 	memset(p, 0, page - off);
 	if (page > off && msync(base + page - 4096, 4096, MS_SYNC) < 0)
@@ -907,8 +908,7 @@ static void prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 	struct prep *p = &log->prep;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg << TS_SEG_DATA_SHIFT)); /* in the file */
-	uint64_t from = (at + 4095) & ~UINT64_C(4095);
-	uint64_t to = (at + ahead + 4095) & ~UINT64_C(4095);
+	uint64_t from = page_up(at), to = page_up(at + ahead);
 	if (to > TS_SEG_FILE_SIZE)
 		to = TS_SEG_FILE_SIZE;
 	if (from >= to || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))

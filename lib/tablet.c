@@ -51,8 +51,6 @@ static int lzo_ready(void)
 }
 
 /* Worst-case LZO1X output for n input bytes (lzo's documented bound). */
-static size_t lzo_bound(size_t n) { return n + n / 16 + 64 + 3; }
-
 int ts__tablet_name(uint64_t id, char *out, size_t size)
 {
 	int n = snprintf(out, size, "%016" PRIx64 TS_TABLET_SUFFIX, id);
@@ -283,7 +281,7 @@ static int compress(ts__tablet_writer *w, const unsigned char *p, size_t n)
 {
 	lzo_uint out = 0;
 	w->stored.len = 0;
-	if (ts__buf_reserve(&w->stored, lzo_bound(n)) == 0 &&
+	if (ts__buf_reserve(&w->stored, ts__lzo_bound(n)) == 0 &&
 	    lzo1x_1_compress(p, n, w->stored.data, &out, w->wrkmem) == LZO_E_OK && out < n) {
 		w->stored.len = out;
 		return TS_CODEC_LZO1X;

@@ -22,6 +22,10 @@
 #include "buf.h"
 #include "schema.h"
 
+/* The most bytes LZO1X-1 can make of n input bytes (LZO's documented
+ * worst case): room for compressing a block. */
+static inline size_t ts__lzo_bound(size_t n) { return n + n / 16 + 64 + 3; }
+
 /* Statistics of one numeric column over a block. */
 typedef struct ts__colstat {
 	uint64_t count;       /* values counted (doubles: not NaN) */
