@@ -233,11 +233,15 @@ typedef struct bench_tsbs_row {
 extern const char *const bench_tsbs_tags[BENCH_TSBS_TAGS];
 extern const char *const bench_tsbs_fields[BENCH_TSBS_FIELDS];
 
+/* The TSBS cpu-only file --tsbs defaults to, from the repository's root:
+ * the project's shared data, beside the clone (not in a clone alone). */
+#define TSBS_DEFAULT_PATH "../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz"
+
 /* Read the gzip'd file at path (through zcat) and parse its first max
  * lines (SIZE_MAX: all).  *text receives the file's text, which the rows
  * point into, and *n the number of rows.  Returns the rows (free them,
  * then *text), or NULL when the file cannot be read (*text may still need
- * freeing). */
+ * freeing; stderr says why and where the file comes from). */
 bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **text);
 
 /* ---- peers (peers.c) ---- */

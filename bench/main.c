@@ -48,8 +48,6 @@
 /* The query workloads' block cache: room for the day's decompressed
  * blocks, as LMDB has the page cache for its whole file. */
 #define QUERY_BLOCK_CACHE_MB 1024
-/* ingest: the TSBS file, from the repository's root */
-#define TSBS_PATH "../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz"
 
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
@@ -370,7 +368,7 @@ static int wants_rows(const bench_config *c)
 int main(int argc, char **argv)
 {
 	bench_config c = {.hosts = 1000, .batch = 512, .latency_merge_delay = -1, .block_cache_mb = -1,
-	                  .tsbs_path = TSBS_PATH};
+	                  .tsbs_path = TSBS_DEFAULT_PATH};
 	bench_rows r = {0};
 	int failed = 0;
 	parse_args(argc, argv, &c);

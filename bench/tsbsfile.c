@@ -13,11 +13,15 @@
  * ts-major (every host at one ts, then the next ts).  bench_tsbs_load
  * reads the whole file into one buffer through zcat and parses it in
  * place: the rows point into that buffer, which the caller frees after
- * them.
+ * them.  When the file cannot be read it says so on stderr once, with
+ * where the file comes from: a clone of the repository alone has no
+ * ../shared beside it (the tests use scripts/tsbs-slice.sh instead).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -60,6 +64,19 @@ static int parse_line(char *line, size_t len, bench_tsbs_row *r)
 	return 0;
 }
 
+/* Say why path gave no rows, and where the real file comes from. */
+static void explain_missing(const char *path)
+{
+	if (access(path, R_OK) != 0)
+		fprintf(stderr, "tsstore-bench: %s: %s\n", path, strerror(errno));
+	else
+		fprintf(stderr, "tsstore-bench: %s: no TSBS cpu-only rows in it\n", path);
+	fprintf(stderr, "tsstore-bench: the ingest and tsbs workloads read TSBS cpu-only data "
+	                "(influx lines, gzip'd): %s is the project's shared file, made by TSBS's "
+	                "generator (bench/README.md); give another with --tsbs FILE, e.g. one "
+	                "written by scripts/tsbs-slice.sh\n", TSBS_DEFAULT_PATH);
+}
+
 bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **text)
 {
 	char cmd[4096];
@@ -67,7 +84,7 @@ bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **
 	FILE *f;
 	*n = 0;
 	*text = NULL;
-	snprintf(cmd, sizeof cmd, "zcat '%s'", path);
+	snprintf(cmd, sizeof cmd, "zcat '%s' 2>/dev/null", path);
 	if (!(f = popen(cmd, "r")))
 		return NULL;
 	*text = malloc(cap);
@@ -76,8 +93,10 @@ bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **
 		if (len == cap)
 			*text = realloc(*text, cap *= 2);
 	}
-	if (pclose(f) != 0 || !*text || len == 0)
+	if (pclose(f) != 0 || !*text || len == 0) {
+		explain_missing(path);
 		return NULL;
+	}
 	bench_tsbs_row *rows = malloc((len / 100 + 1) * sizeof *rows);
 	for (char *p = *text, *end = *text + len, *nl; rows && p < end && nrows < max; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(end - p));
