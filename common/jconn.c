@@ -146,7 +146,7 @@ int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 		snprintf(why, whysz, "tsstored closed the connection");
 		return TS_EIO;
 	}
-	json_t *j = json_loadb(text, n, 0, &err), *ok = json_object_get(j, "ok");
+	json_t *j = json_loadb(text, n, JSON_ALLOW_NUL, &err), *ok = json_object_get(j, "ok");
 	if (!ok && json_is_array(json_object_get(j, "rows"))) {
 		*line = j;
 		return 1;

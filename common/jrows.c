@@ -361,6 +361,8 @@ static int from_string(ts_type type, char *s, size_t n, ts_value *out, char *why
 	case TS_TIMESTAMP:
 		s[n] = '\0'; /* the closing quote's place, or before it */
 		return val_parsen(TS_TIMESTAMP, s, n, out, why, whysz);
+	case TS_DOUBLE:
+		return val_double_from_json_string(s, n, out, why, whysz);
 	default:
 		snprintf(why, whysz, "expected %s, got a JSON string", ts_type_name(type));
 		return TS_ETYPE;

@@ -767,6 +767,16 @@ static int insert_value(tsv_table *v, sqlite3_value *x, const ts_column *col, ts
 		return SQLITE_OK;
 	switch (col->type) {
 	case TS_DOUBLE:
+		if (st == SQLITE_TEXT) {
+			/* SQLite has no NaN (it makes one NULL): the words are
+			 * how SQL stores one, and the infinities too. */
+			double d;
+			if (!val_double_word((const char *)sqlite3_value_text(x),
+			                     (size_t)sqlite3_value_bytes(x), &d))
+				break;
+			*out = ts_double(d);
+			return SQLITE_OK;
+		}
 		if (st != SQLITE_INTEGER && st != SQLITE_FLOAT)
 			break;
 		*out = ts_double(sqlite3_value_double(x));

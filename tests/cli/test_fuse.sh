@@ -37,6 +37,9 @@ ts insert cpu rows.tsv 2>/dev/null
 ts create mem --column host:string --column free:int64 --key host,ts >/dev/null
 printf 'host\tts\tfree\nweb1\t2026-11-22T11:30:00Z\t512\n' | ts insert mem 2>/dev/null
 ts flush cpu --before 2026-11-21T00:00:00Z
+ts create hard --column k:string --column d:double --column s:string --key k,ts >/dev/null
+printf 'k\tts\td\ts\na\t2026-11-21T10:00:00Z\tnan\t\nb\t2026-11-21T10:00:00Z\tinf\t\nc\t2026-11-21T10:00:00Z\t-inf\t\nd\t2026-11-21T10:00:00Z\t-0\t\ne\t2026-11-21T10:00:00Z\t0\t\000\001\002\003\004\005\006\007\010\\t\\n\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\177\\\\,"end\n' |
+	ts insert hard 2>/dev/null
 
 "$fuse" "$db" "$mnt" -f 2>"$tmp/fuse.log" &
 fuse_pid=$!
@@ -49,7 +52,7 @@ trap 'fusermount3 -u -z "$mnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
 day=$mnt/cpu/days/2026-11-21
 
 # ---- listings ----
-check ls_tables 0 'cpu\nmem\n' '' ls "$mnt"
+check ls_tables 0 'cpu\nhard\nmem\n' '' ls "$mnt"
 check ls_table 0 'days\nrange\nrecent\nschema\nstats\n' '' ls "$mnt/cpu"
 check ls_days 0 '2026-11-20\n2026-11-21\n' '' ls "$mnt/cpu/days"
 check ls_days_mem 0 '2026-11-22\n' '' ls "$mnt/mem/days"
@@ -72,6 +75,16 @@ for f in tsv csv jsonl; do
 	ts query cpu --from 2026-11-21T12:00:00Z --to 2026-11-22T12:00:00Z --format $f >"want_24h.$f"
 	check_file "cat_recent_$f" 0 "want_24h.$f" '' cat "$mnt/cpu/recent/24h.$f"
 done
+# The hard values: NaN, the infinities and -0.0, and a string of NUL,
+# every control character and 0x7f, in every format, byte for byte as
+# tsstore query prints them (tests/cli/test_values.sh checks those bytes).
+for f in tsv csv jsonl; do
+	ts query hard --format $f >"want_hard.$f"
+	check_file "cat_hard_$f" 0 "want_hard.$f" '' cat "$mnt/hard/days/2026-11-21/all.$f"
+done
+check cat_hard_nul 0 '1\n' '' sh -c "tr -cd '\\000' <'$mnt/hard/days/2026-11-21/10.tsv' | wc -c"
+check cat_hard_doubles 0 'NaN\nInfinity\n-Infinity\n-0\n' '' \
+	sh -c "cut -f3 '$mnt/hard/days/2026-11-21/10.tsv' | head -5 | tail -4"
 check cat_range_ns 0 'host\tusage\tnote\tts\n' '' sh -c \
 	"head -1 '$mnt/cpu/range/1795305600000000000_1795305660000000000.tsv' | awk -F'\t' '{ print \$1 \"\t\" \$3 \"\t\" \$4 \"\t\" \$2 }'"
 ts schema cpu >want_schema
