@@ -866,6 +866,18 @@ INSERT INTO hard3 VALUES ('f', 1, 'NaN', ''), ('g', 1, '-inf', ''), ('h', 1, 1e9
 EOF
 check sock_hard 0 "$hard_select" '' from "$tmp/sock_hard.sql" sq
 check_file sock_hard_inserted 0 hard2.want '' "$bin" -s "$tmp/sock" dump hard3
+# a daemon that never answers (stopped: connects still queue): the
+# statement fails after timeout=, with the message
+script sock_hung <<EOF
+CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage', timeout='300ms');
+EOF
+kill -STOP "$daemon_pid"
+check_error sock_hung "no answer from $tmp/sock within 300ms" sock_hung
+kill -CONT "$daemon_pid"
+script sock_bad_timeout <<EOF
+CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage', timeout='soon');
+EOF
+check_error sock_bad_timeout 'timeout= "soon": want a duration' sock_bad_timeout
 mode=
 daemon_stop
 
