@@ -78,6 +78,17 @@ suite() {
 		ts insert bad --format jsonl "$tmp/bad.jsonl"
 	check bad_nothing_stored 0 'k\tts\td\n' '' ts query bad
 
+	# The special doubles in a key column: canonical there (-0.0 is 0, one
+	# NaN, sorting last), and usable as --prefix values in both modes.
+	check create_dkey 0 '' '' ts create dkey --column d:double --column v:int64 --key d,ts
+	check insert_dkey 0 '' 'insert: 4 rows stored, 0 rejected\n' from "$tmp/dkey.tsv" ts insert dkey
+	check query_dkey 0 'd\tts\tv\n-Infinity\t1970-01-01T00:00:00.000000004Z\t4\n0\t1970-01-01T00:00:00.000000002Z\t2\n0\t1970-01-01T00:00:00.000000003Z\t3\nNaN\t1970-01-01T00:00:00.000000001Z\t1\n' '' \
+		ts query dkey
+	check query_dkey_nan 0 'd\tts\tv\nNaN\t1970-01-01T00:00:00.000000001Z\t1\n' '' \
+		ts query dkey --prefix nan
+	check latest_dkey_inf 0 '{"d":"-Infinity","ts":4,"v":4}\n' '' \
+		ts latest dkey --prefix -Infinity --format jsonl
+
 	# The special doubles as defaults.
 	check create_defaults 0 '' '' ts create dflt --column k:string --column n:double=nan \
 		--column i:double=-inf --column z:double=-0 --key k,ts
@@ -89,6 +100,7 @@ suite() {
 		ts query dflt --format jsonl
 }
 printf 'k\tts\na\t1\n' >"$tmp/one.tsv"
+printf 'd\tts\tv\nnan\t1\t1\n-0\t2\t2\n0\t3\t3\n-inf\t4\t4\n' >"$tmp/dkey.tsv"
 
 mode=direct
 ts() { "$bin" -d "$tmp/db" "$@"; }
