@@ -381,13 +381,17 @@ static void fill_formats(void *buf, fuse_fill_dir_t filler, const char *base)
 	}
 }
 
+/* The tables that open: one the library cannot open (a damaged
+ * descriptor) would be listed and then ENOENT at its lookup, which is
+ * table_exists; `tsstore check` is where it is reported. */
 static int list_tables(struct tsf_view *v, void *buf, fuse_fill_dir_t filler)
 {
 	char **names = NULL;
 	if (!v->db || ts_tables(v->db, &names, NULL) < 0)
 		return -EIO;
 	for (int i = 0; names[i]; i++)
-		filler(buf, names[i], NULL, 0, 0);
+		if (table_exists(v, names[i]))
+			filler(buf, names[i], NULL, 0, 0);
 	ts_free_names(names);
 	return 0;
 }

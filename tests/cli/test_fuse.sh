@@ -47,6 +47,10 @@ printf 'k\tts\tv\nmax\t9223372036854775807\t3\nmax1\t9223372036854775806\t4\n' |
 	TSSTORE_NOW=2262-04-11T23:00:00Z ts insert edge 2>/dev/null
 ts create top --column k:string --key k,ts >/dev/null
 printf 'k\tts\nmax\t9223372036854775807\n' | TSSTORE_NOW=2262-04-11T23:00:00Z ts insert top 2>/dev/null
+# A table whose descriptor is damaged: the library cannot open it, so
+# the view must not list it (it would then be ENOENT).
+ts create broken --column k:string --key k,ts >/dev/null
+printf 'garbage' >"$db/broken/DESCRIPTOR"
 ts create hard --column k:string --column d:double --column s:string --key k,ts >/dev/null
 printf 'k\tts\td\ts\na\t2026-11-21T10:00:00Z\tnan\t\nb\t2026-11-21T10:00:00Z\tinf\t\nc\t2026-11-21T10:00:00Z\t-inf\t\nd\t2026-11-21T10:00:00Z\t-0\t\ne\t2026-11-21T10:00:00Z\t0\t\000\001\002\003\004\005\006\007\010\\t\\n\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\177\\\\,"end\n' |
 	ts insert hard 2>/dev/null
@@ -63,6 +67,11 @@ day=$mnt/cpu/days/2026-11-21
 
 # ---- listings ----
 check ls_tables 0 'cpu\nedge\nhard\nmem\ntop\n' '' ls "$mnt"
+if ls "$mnt/broken" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory' "$tmp/err"; then
+	fail ls_broken_enoent "want ENOENT: $(cat "$tmp/err")"
+else
+	pass
+fi
 check ls_table 0 'days\nrange\nrecent\nschema\nstats\n' '' ls "$mnt/cpu"
 check ls_days 0 '2026-11-20\n2026-11-21\n' '' ls "$mnt/cpu/days"
 check ls_days_mem 0 '2026-11-22\n' '' ls "$mnt/mem/days"
