@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,13 +98,24 @@ static void encode_http(const bench_tsbs_row *rows, size_t n, struct batch *b)
 	b->len = (size_t)(p - b->body);
 }
 
+/* A server that stops answering fails the run instead of hanging it
+ * (and `make check`, which runs the quick bench): every connect, send and
+ * receive gives up after this long. */
+#define INGEST_STALL_S 120
+
 static int connect_port(int port)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval stall = {.tv_sec = INGEST_STALL_S};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0)
 		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &stall, sizeof stall) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof stall) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);
 		return -1;

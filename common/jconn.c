@@ -9,12 +9,25 @@
  * side by side) and one for inserts; the admin command one per run.  The
  * daemon's error lines carry the library's code name ("EDUPKEY"), mapped
  * back to its TS_E* code with ts_errname.
+ *
+ * No wait is unbounded unless the caller asks: the timeout given at
+ * connect bounds the connect (a listener whose backlog is full), each
+ * send's progress (a daemon that reads nothing) and the wait for each
+ * next byte of a response (a daemon that accepts and never answers).  It
+ * is the socket's SO_SNDTIMEO and SO_RCVTIMEO, which the kernel applies
+ * to a blocking unix connect, send and read alike; as it bounds the gap
+ * between bytes, not the whole response, a long stream of rows is never
+ * cut.  A timed-out connection is left in no known state: the caller
+ * closes it.
  */
+#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,37 +36,84 @@
 #include "jconn.h"
 
 #define READ_CHUNK (64 * 1024)
+#define NS_PER_SEC INT64_C(1000000000)
 
 struct jconn {
 	int fd;
 	char *buf;
 	size_t at, len, cap;
+	int64_t timeout;            /* ns; 0: none */
+	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 };
 
-int jconn_connect(const char *path, struct jconn **out, char *why, size_t whysz)
+/* A wait that timed out: EAGAIN from a socket with a timeout set. */
+static int timed_out(const struct jconn *c, int err)
+{
+	return c->timeout > 0 && (err == EAGAIN || err == EWOULDBLOCK);
+}
+
+/* "no answer from PATH within 30s" in why. */
+static void no_answer(const struct jconn *c, char *why, size_t whysz)
+{
+	char dur[TS_DURATION_BUFSZ];
+	if (ts_duration_format(c->timeout, dur, sizeof dur) < 0)
+		snprintf(dur, sizeof dur, "%" PRId64 "ns", c->timeout);
+	snprintf(why, whysz, "no answer from %s within %s", c->path, dur);
+}
+
+/* Bound every blocking connect, send and read of fd by timeout ns. */
+static int set_timeout(int fd, int64_t timeout)
+{
+	struct timeval tv = {.tv_sec = (time_t)(timeout / NS_PER_SEC),
+	                     .tv_usec = (suseconds_t)(timeout % NS_PER_SEC / 1000)};
+	if (timeout <= 0)
+		return 0;
+	if (tv.tv_sec == 0 && tv.tv_usec == 0)
+		tv.tv_usec = 1; /* {0, 0} would mean no limit at all */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
+		return -1;
+	return 0;
+}
+
+int jconn_connect(const char *path, int64_t timeout, struct jconn **out, char *why,
+                  size_t whysz)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct jconn *c;
+	struct jconn *c = NULL;
+	int rc = -1;
 	*out = NULL;
+	assert(timeout >= 0);
 	if (strncmp(path, "unix:", 5) == 0)
 		path += 5;
 	if (strlen(path) >= sizeof sa.sun_path) {
 		snprintf(why, whysz, "%s: socket path too long", path);
-		return -1;
+		goto out;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (!(c = calloc(1, sizeof *c))) {
 		snprintf(why, whysz, "out of memory");
-		return -1;
+		goto out;
 	}
+	memcpy(c->path, path, strlen(path) + 1);
+	c->timeout = timeout;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	if (c->fd < 0 || set_timeout(c->fd, timeout) < 0) {
 		snprintf(why, whysz, "%s: %s", path, strerror(errno));
-		jconn_close(c);
-		return -1;
+		goto out;
 	}
-	*out = c;
-	return 0;
+	while ((rc = connect(c->fd, (struct sockaddr *)&sa, sizeof sa)) < 0 && errno == EINTR)
+		;
+	if (rc < 0 && timed_out(c, errno))
+		no_answer(c, why, whysz);
+	else if (rc < 0)
+		snprintf(why, whysz, "%s: %s", path, strerror(errno));
+out:
+	if (rc < 0)
+		jconn_close(c);
+	else
+		*out = c;
+	return rc;
 }
 
 void jconn_close(struct jconn *c)
@@ -66,12 +126,15 @@ void jconn_close(struct jconn *c)
 	free(c);
 }
 
+/* Send n bytes.  Returns 0, or -1 with errno set (EAGAIN: timed out). */
 static int send_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k == 0)
+			errno = EPIPE;
 		if (k <= 0)
 			return -1;
 		p += k;
@@ -87,13 +150,18 @@ int jconn_send(struct jconn *c, const struct jbuf *req, char *why, size_t whysz)
 		return -1;
 	}
 	if (send_all(c->fd, req->p, req->len) < 0 || send_all(c->fd, "\n", 1) < 0) {
-		snprintf(why, whysz, "sending to tsstored: %s", strerror(errno));
+		if (timed_out(c, errno))
+			no_answer(c, why, whysz);
+		else
+			snprintf(why, whysz, "sending to tsstored: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* The next raw line, NUL-terminated in place.  Returns 0 or -1. */
+/* The next raw line, NUL-terminated in place.  Returns 0, or -1 with
+ * errno set: 0 when the daemon closed the connection, EAGAIN when the
+ * timeout passed with no byte from it. */
 static int read_line(struct jconn *c, char **line, size_t *n)
 {
 	for (;;) {
@@ -113,14 +181,18 @@ static int read_line(struct jconn *c, char **line, size_t *n)
 		if (c->cap - c->len < READ_CHUNK) {
 			size_t cap = c->cap ? c->cap * 2 : 2 * READ_CHUNK;
 			char *p = realloc(c->buf, cap);
-			if (!p)
+			if (!p) {
+				errno = ENOMEM;
 				return -1;
+			}
 			c->buf = p;
 			c->cap = cap;
 		}
 		ssize_t k = read(c->fd, c->buf + c->len, c->cap - c->len);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k == 0)
+			errno = 0;
 		if (k <= 0)
 			return -1;
 		c->len += (size_t)k;
@@ -143,10 +215,15 @@ int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 	json_error_t err;
 	*line = NULL;
 	if (read_line(c, &text, &n) < 0) {
-		snprintf(why, whysz, "tsstored closed the connection");
+		if (timed_out(c, errno))
+			no_answer(c, why, whysz);
+		else if (errno == 0)
+			snprintf(why, whysz, "tsstored closed the connection");
+		else
+			snprintf(why, whysz, "reading from tsstored: %s", strerror(errno));
 		return TS_EIO;
 	}
-	json_t *j = json_loadb(text, n, 0, &err), *ok = json_object_get(j, "ok");
+	json_t *j = json_loadb(text, n, JSON_ALLOW_NUL, &err), *ok = json_object_get(j, "ok");
 	if (!ok && json_is_array(json_object_get(j, "rows"))) {
 		*line = j;
 		return 1;

@@ -7,16 +7,30 @@
 #define TSSTORE_COMMON_JCONN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
+#include <tsstore.h>
 
 #include "json.h"
 
 struct jconn;
 
-/* Connect to the unix socket at path ("unix:" before it allowed).
- * Returns 0, or -1 with why (of whysz bytes) set. */
-int jconn_connect(const char *path, struct jconn **out, char *why, size_t whysz);
+/* The default of the clients' timeout (tsstore --timeout, the SQLite
+ * module's timeout=): long enough for a busy daemon's next line, short
+ * enough that a dead one is reported while someone still waits. */
+#define JCONN_TIMEOUT_DEFAULT INT64_C(30000000000) /* 30 s */
+
+/*
+ * jconn_connect -- connect to the unix socket at path ("unix:" before it
+ * allowed).  timeout (ns, >= 0; 0: none) bounds the connect, each send
+ * and the wait for each next byte of a response on this connection (not
+ * the whole response: a stream of rows may take as long as it goes on
+ * arriving); past it, the call fails with "no answer from PATH within
+ * DUR".  Returns 0, or -1 with why (of whysz bytes) set.
+ */
+int jconn_connect(const char *path, int64_t timeout, struct jconn **out, char *why,
+                  size_t whysz);
 
 /* Close the connection.  NULL allowed. */
 void jconn_close(struct jconn *c);
@@ -29,8 +43,9 @@ int jconn_send(struct jconn *c, const struct jbuf *req, char *why, size_t whysz)
  * jconn_next -- the next line of the response, parsed.  Returns 1 for a
  * "rows" line (*line holds it), 0 for the last line when it says ok
  * (*line holds it), or a negative TS_E* code with why set: the code and
- * message of the daemon's error line, or TS_EIO for a lost connection or
- * a malformed line (*line NULL).  json_decref *line.
+ * message of the daemon's error line, or TS_EIO for a lost connection,
+ * the timeout passed or a malformed line (*line NULL; after TS_EIO the
+ * connection is of no more use: close it).  json_decref *line.
  */
 int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz);
 

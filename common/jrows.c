@@ -20,7 +20,11 @@
  *     checks the width first);
  *   - strings must be valid UTF-8 and escapes valid (surrogate pairs
  *     paired), integers must fit int64 and reals must be finite, as
- *     jansson requires; a duplicate key in a row object is malformed.
+ *     jansson requires; a duplicate key in a row object is malformed;
+ *   - a double column takes a string only when it is one of the words
+ *     for NaN and the infinities (val_double_from_json_string, shared),
+ *     and "-0" is the integer 0 on both paths (jansson keeps no sign on
+ *     an integer), while "-0.0" is -0.0.
  * tests/daemon/test_jrows.c checks the parity on generated inputs.
  */
 #include <errno.h>
@@ -361,6 +365,8 @@ static int from_string(ts_type type, char *s, size_t n, ts_value *out, char *why
 	case TS_TIMESTAMP:
 		s[n] = '\0'; /* the closing quote's place, or before it */
 		return val_parsen(TS_TIMESTAMP, s, n, out, why, whysz);
+	case TS_DOUBLE:
+		return val_double_from_json_string(s, n, out, why, whysz);
 	default:
 		snprintf(why, whysz, "expected %s, got a JSON string", ts_type_name(type));
 		return TS_ETYPE;

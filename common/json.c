@@ -6,8 +6,10 @@
  * of rows, so jbuf_value appends a value's text straight into a byte
  * buffer (struct jbuf) with no json_t in between.  The two agree on every
  * form: what jbuf_value writes, val_from_json reads back as the same
- * value (NaN and the infinities excepted: JSON has no such numbers and
- * they are written as null, which reads as the column default).
+ * value, bit for bit.  JSON has no number for NaN and the infinities:
+ * they are the strings "NaN", "Infinity" and "-Infinity" (null would read
+ * back as the column default); -0.0 is written "-0.0", as "-0" is the
+ * integer zero to every JSON reader, jansson included.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -186,15 +188,19 @@ void jbuf_value(struct jbuf *b, const ts_value *v)
 		jbuf_int(b, v->v.i);
 		break;
 	case TS_DOUBLE:
-		if (!isfinite(v->v.d)) {
-			jbuf_put(b, "null", 4);
-			break;
-		}
 		val_format_double(v->v.d, buf, sizeof buf);
-		jbuf_puts(b, buf);
-		/* "1" would read back as an integer; JSON numbers are numbers,
-		 * and val_from_json takes either for a double, so it needs no
-		 * ".0". */
+		if (!isfinite(v->v.d)) {
+			/* JSON has no such numbers: the words, as strings. */
+			jbuf_string(b, buf, strlen(buf));
+		} else if (v->v.d == 0 && signbit(v->v.d)) {
+			/* "-0" is JSON's integer zero, which has no sign. */
+			jbuf_put(b, "-0.0", 4);
+		} else {
+			/* "1" reads back as an integer; JSON numbers are numbers,
+			 * and val_from_json takes either for a double, so it
+			 * needs no ".0". */
+			jbuf_puts(b, buf);
+		}
 		break;
 	case TS_STRING:
 		jbuf_string(b, v->v.s.ptr, v->v.s.len);
@@ -247,6 +253,19 @@ static int from_integer(ts_type type, const json_t *v, ts_value *out,
 	return 0;
 }
 
+int val_double_from_json_string(const char *s, size_t n, ts_value *out, char *reason,
+                                size_t size)
+{
+	double d;
+	if (val_double_word(s, n, &d)) {
+		*out = ts_double(d);
+		return 0;
+	}
+	snprintf(reason, size, "expected double, got a JSON string other than %s",
+	         JSON_DOUBLE_WORDS);
+	return TS_ETYPE;
+}
+
 int val_from_json(ts_type type, const json_t *v, ts_value *out,
                   char *reason, size_t size)
 {
@@ -264,6 +283,9 @@ int val_from_json(ts_type type, const json_t *v, ts_value *out,
 			*out = ts_double(json_number_value(v));
 			return 0;
 		}
+		if (json_is_string(v))
+			return val_double_from_json_string(json_string_value(v), json_string_length(v),
+			                                   out, reason, size);
 		break;
 	case TS_TIMESTAMP:
 		if (json_is_integer(v))

@@ -54,7 +54,8 @@ int json_utf8_len(const unsigned char *p, const unsigned char *end);
 /*
  * jbuf_value -- append v in its JSON form: integers and timestamps as
  * integers (timestamps in ns), doubles in the shortest form that reads
- * back exactly (NaN and the infinities, which JSON cannot hold, as null),
+ * back exactly (-0.0 as "-0.0"; NaN and the infinities, which JSON has
+ * no numbers for, as the strings "NaN", "Infinity" and "-Infinity"),
  * strings as strings, blobs as base64 strings (RFC 4648, padded), TS_NONE
  * as null.
  */
@@ -66,9 +67,22 @@ void jbuf_row(struct jbuf *b, const ts_value *row, int n);
 /* "a JSON string", "an integer", ...: what v is, for messages. */
 const char *val_json_kind(const json_t *v);
 
+/* The JSON strings a double column takes, for messages. */
+#define JSON_DOUBLE_WORDS "\"NaN\", \"Infinity\" or \"-Infinity\""
+
+/*
+ * val_double_from_json_string -- the JSON string s[0..n) for a double
+ * column: one of the words of val_double_word (value.h; "NaN",
+ * "Infinity", "-Infinity" and their case variants), else TS_ETYPE with
+ * reason set.  Shared by val_from_json and jrows, so both say the same.
+ */
+int val_double_from_json_string(const char *s, size_t n, ts_value *out, char *reason,
+                                size_t size);
+
 /*
  * val_from_json -- the JSON value v as a value of column type `type`:
- * integers for int32/int64 (range checked); any number for double;
+ * integers for int32/int64 (range checked); any number for double, or
+ * a string of val_double_from_json_string (NaN and the infinities);
  * integer ns or an RFC 3339 / integer string for timestamps; strings for
  * strings; base64 strings for blobs; null for TS_NONE (the default).
  * out: receives the value; string and blob bytes are a private copy, to

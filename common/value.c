@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json.h"
 #include "value.h"
@@ -267,11 +268,38 @@ void val_free(ts_value *v)
 	*v = ts_none();
 }
 
+int val_double_word(const char *text, size_t len, double *d)
+{
+	static const char *const words[] = {"nan", "inf", "infinity"};
+	int negative = len > 0 && text[0] == '-';
+	if (len > 0 && (text[0] == '-' || text[0] == '+')) {
+		text++;
+		len--;
+	}
+	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+		if (strlen(words[w]) != len || strncasecmp(text, words[w], len) != 0)
+			continue;
+		*d = w == 0 ? NAN : INFINITY;
+		if (negative)
+			*d = -*d;
+		return 1;
+	}
+	return 0;
+}
+
 void val_format_double(double d, char *buf, size_t size)
 {
+	/* The words, not printf's "nan" and "inf", so that text and JSON
+	 * spell them alike (JSON as strings); a NaN's sign and payload are
+	 * not spelled. */
+	if (isnan(d) || isinf(d)) {
+		snprintf(buf, size, "%s", isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
 	/* A shorter exact form, when there is one, is what %.15g prints:
 	 * rounding d to 15 digits gives that form padded with zeros, which
-	 * %g drops.  So 15, 16 and 17 digits are all that need trying. */
+	 * %g drops.  So 15, 16 and 17 digits are all that need trying.  -0.0
+	 * prints as "-0", which strtod reads back as -0.0. */
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, d);
 		if (strtod(buf, NULL) == d)

@@ -12,7 +12,9 @@
 
 /*
  * val_parse -- text as a value of type: int32 and int64 in decimal
- * (range checked), double as strtod reads it (the whole text), timestamp
+ * (range checked), double as strtod reads it (the whole text: so also
+ * nan, inf and infinity in any case, signed; out of range is an error),
+ * timestamp
  * as ts_time_parse reads it, string as is, blob as hex digits (an even
  * number of them, any case; "" is the empty blob).
  * out: receives the value; string and blob bytes are a private copy, to be
@@ -43,14 +45,25 @@ int val_parsen(ts_type type, const char *text, size_t len, ts_value *out,
 int val_base64(const char *text, size_t len, ts_value *out,
                      char *why, size_t whysz);
 
+/*
+ * val_double_word -- whether the len bytes at text are one of the words
+ * for the doubles that no number spells: "nan", "inf" or "infinity" in
+ * any case, with an optional sign ("NaN", "Infinity", "-Infinity" are
+ * the forms printed), as strtod reads them.  1 with *d set (NaN is the
+ * default quiet NaN, its sign bit set by "-"), or 0.  JSON strings for
+ * double columns are read with it.
+ */
+int val_double_word(const char *text, size_t len, double *d);
+
 /* Room for any output of val_format_double, NUL included. */
 #define VAL_DOUBLE_BUFSZ 32
 
 /*
  * val_format_double -- d in a "%g" form that strtod reads back as exactly
  * d, the shortest one of up to 15 digits when there is one ("0.1",
- * "1e+300", "nan"), else of 16 or 17.  buf holds size >=
- * VAL_DOUBLE_BUFSZ bytes.
+ * "1e+300", "-0"), else of 16 or 17; NaN (any sign or payload), +inf and
+ * -inf as the words "NaN", "Infinity" and "-Infinity", which strtod and
+ * val_double_word read back.  buf holds size >= VAL_DOUBLE_BUFSZ bytes.
  */
 void val_format_double(double d, char *buf, size_t size);
 

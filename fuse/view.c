@@ -13,8 +13,17 @@
  *                                          timestamps (RFC 3339 or ns)
  * FMT is tsv, csv or jsonl, in the forms of common/rowfmt.c, so a file
  * reads exactly as `tsstore query T --from ... --to ... --format FMT`.
- * Any other name is ENOENT; the view is read-only (the mount is "ro",
+ * Any other name is ENOENT (a reversed or empty range too, as the query
+ * refuses --from >= --to); the view is read-only (the mount is "ro",
  * and opening for writing is EROFS).
+ *
+ * Listing and lookup agree: every name readdir gives, parse accepts and
+ * open opens.  The one place they could part is the edges of time: the
+ * int64 ns range starts and ends inside a day (1677-09-21, 2262-04-11),
+ * whose midnight or end is no timestamp; day_window clamps every window
+ * of a day to the range (the end inclusive at INT64_MAX), and the
+ * listing, whose aggregate is half open, looks for a row at INT64_MAX
+ * apart.
  *
  * Contents.  A file's text is generated when it is read, from a query
  * cursor opened at open(): one snapshot per open file, so a file opened
@@ -79,7 +88,9 @@ enum node_kind {
 struct node {
 	enum node_kind kind;
 	char table[TS_NAME_MAX + 1];
-	int64_t from, to;   /* N_DAY: the day; N_WINDOW: [from, to) */
+	int64_t day;        /* N_DAY, N_WINDOW of a day: days since 1970-01-01 */
+	int64_t from, to;   /* N_DAY, N_WINDOW: [from, to), or [from, to] when */
+	int to_inclusive;   /*   the window reaches past INT64_MAX */
 	int64_t recent;     /* N_WINDOW of recent/: its length (from, to at open) */
 	enum rowfmt format; /* N_WINDOW */
 };
@@ -133,20 +144,52 @@ static int split_format(const char *name, char *base, size_t room, enum rowfmt *
 	return 0;
 }
 
-/* "YYYY-MM-DD" as the ns of its midnight UTC.  Returns 0 or -1. */
-static int parse_day(const char *text, int64_t *day)
+/*
+ * The window [start + off, start + off + len) of day `day` (days since the
+ * epoch) in n->from, n->to, clamped to the timestamps there are: the
+ * first and last days of the int64 ns range are partial (it runs from
+ * 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), so
+ * the first day's windows start at INT64_MIN, and a window past INT64_MAX
+ * ends there, inclusive, so that a row at INT64_MAX is in its day.
+ * Returns 0, or -1 when no timestamp lies in the window.
+ */
+static int day_window(int64_t day, int64_t off, int64_t len, struct node *n)
+{
+	__int128 start = (__int128)day * NS_DAY + off, end = start + len;
+	if (end <= INT64_MIN || start > INT64_MAX)
+		return -1;
+	n->from = start < INT64_MIN ? INT64_MIN : (int64_t)start;
+	n->to_inclusive = end > INT64_MAX;
+	n->to = n->to_inclusive ? INT64_MAX : (int64_t)end;
+	return 0;
+}
+
+/* floor(a / b), b > 0. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/* "YYYY-MM-DD" as its number of days since 1970-01-01 (UTC), and its
+ * window.  Returns 0, or -1 when it is no date or no timestamp lies in
+ * it.  Noon is parsed, not midnight: noon of each edge day of the int64
+ * range is a timestamp, its midnight (1677-09-21) or end (2262-04-11)
+ * is not. */
+static int parse_day(const char *text, struct node *n)
 {
 	char full[32], back[TS_TIME_BUFSZ];
+	int64_t noon;
 	if (strlen(text) != 10)
 		return -1;
 	for (int i = 0; i < 10; i++)
 		if (i == 4 || i == 7 ? text[i] != '-' : text[i] < '0' || text[i] > '9')
 			return -1;
-	snprintf(full, sizeof full, "%sT00:00:00Z", text);
-	if (ts_time_parse(full, day) < 0 || ts_time_format(*day, back, sizeof back) < 0 ||
+	snprintf(full, sizeof full, "%sT12:00:00Z", text);
+	if (ts_time_parse(full, &noon) < 0 || ts_time_format(noon, back, sizeof back) < 0 ||
 	    strncmp(back, text, 10) != 0)
 		return -1;
-	return 0;
+	n->day = floor_div(noon, NS_DAY);
+	return day_window(n->day, 0, NS_DAY, n);
 }
 
 /* "FROM_TO" of range/.  Returns 0 or -1. */
@@ -161,22 +204,17 @@ static int parse_range(char *text, int64_t *from, int64_t *to)
 	return rc ? -1 : 0;
 }
 
-/* The file name under a day: "all" or "HH". */
-static int parse_in_day(const char *base, int64_t day, struct node *n)
+/* The file name under day n->day: "all" or "HH". */
+static int parse_in_day(const char *base, struct node *n)
 {
-	if (strcmp(base, "all") == 0) {
-		n->from = day;
-		n->to = day + NS_DAY;
-		return 0;
-	}
+	if (strcmp(base, "all") == 0)
+		return day_window(n->day, 0, NS_DAY, n);
 	if (strlen(base) != 2 || base[0] < '0' || base[0] > '2' || base[1] < '0' || base[1] > '9')
 		return -1;
 	int hour = (base[0] - '0') * 10 + base[1] - '0';
 	if (hour > 23)
 		return -1;
-	n->from = day + hour * NS_HOUR;
-	n->to = n->from + NS_HOUR;
-	return 0;
+	return day_window(n->day, hour * NS_HOUR, NS_HOUR, n);
 }
 
 /* A file of rows in directory kind dir (recent, a day, range). */
@@ -187,7 +225,7 @@ static int parse_window(enum node_kind dir, const char *name, struct node *n)
 		return -1;
 	n->kind = N_WINDOW;
 	if (dir == N_DAY)
-		return parse_in_day(base, n->from, n);
+		return parse_in_day(base, n);
 	if (dir == N_RANGE)
 		return parse_range(base, &n->from, &n->to);
 	for (size_t i = 0; i < NRECENTS; i++)
@@ -235,7 +273,7 @@ static int parse(struct tsf_view *v, const char *path, struct node *n)
 	if (depth == 2)
 		return 0;
 	if (n->kind == N_DAYS) {
-		if (parse_day(part[2], &n->from) < 0)
+		if (parse_day(part[2], n) < 0)
 			return -ENOENT;
 		n->kind = N_DAY;
 		if (depth == 3)
@@ -268,35 +306,67 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	return 0;
 }
 
-/* The windows of every holding rows between from and to, as names of
- * len characters of their RFC 3339 start (10: a day, 13 then +11: an
- * hour "HH"), each with the suffixes given (NULL: none). */
-static int list_windows(struct tsf_view *v, const char *table, int64_t from, int64_t to,
-                        int64_t every, void *buf, fuse_fill_dir_t filler)
+/* The entry of the window starting at w: a day "YYYY-MM-DD" (every is a
+ * day) or an hour's "HH.FMT" in each format.  w is a window start as
+ * ts_aggregate_open gives it, which for the first window of the int64
+ * range is INT64_MIN, inside the day 1677-09-21 and its hour 00. */
+static void fill_window(void *buf, fuse_fill_dir_t filler, int64_t w, int64_t every)
+{
+	char text[TS_TIME_BUFSZ], name[32];
+	if (ts_time_format(w, text, sizeof text) < 0)
+		return;
+	if (every == NS_DAY) {
+		snprintf(name, sizeof name, "%.10s", text);
+		filler(buf, name, NULL, 0, 0);
+		return;
+	}
+	for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+		snprintf(name, sizeof name, "%.2s.%s", text + 11, formats[f]);
+		filler(buf, name, NULL, 0, 0);
+	}
+}
+
+/* Whether t holds a row whose ts is INT64_MAX: 1, 0 or -1. */
+static int has_last_instant(ts_table *t)
+{
+	ts_query q = {.from = INT64_MAX, .has_from = 1, .limit = 1};
+	ts_cursor *cur = NULL;
+	const ts_value *row = NULL;
+	int rc = ts_query_open(t, &q, &cur);
+	if (rc == 0)
+		rc = ts_cursor_next(cur, &row, NULL);
+	ts_cursor_close(cur);
+	return rc < 0 ? -1 : row != NULL;
+}
+
+/*
+ * The windows of `every` (a day or an hour) holding rows in the window of
+ * n (a day's, or every day's), each listed by fill_window, exactly as
+ * parse accepts them back.  The aggregate's range is half open, so a row
+ * at INT64_MAX, which n's window holds when it is to_inclusive, is looked
+ * for apart, and its window listed unless the aggregate's last was it.
+ */
+static int list_windows(struct tsf_view *v, const struct node *n, int64_t every, void *buf,
+                        fuse_fill_dir_t filler)
 {
 	ts_table *t;
 	ts_cursor *cur = NULL;
 	const ts_value *row;
-	int rc = ts_table_open(v->db, table, &t);
+	int64_t last = INT64_MIN, max_window = floor_div(INT64_MAX, every) * every;
+	int any = 0, rc = ts_table_open(v->db, n->table, &t);
 	if (rc < 0)
 		return -ENOENT;
-	ts_aggregate a = {.from = from, .to = to, .every = every};
-	if ((rc = ts_aggregate_open(t, &a, &cur)) == 0)
+	ts_aggregate a = {.from = n->from, .to = n->to, .every = every};
+	if (a.from < a.to && (rc = ts_aggregate_open(t, &a, &cur)) == 0)
 		while ((rc = ts_cursor_next(cur, &row, NULL)) == 0 && row) {
-			char text[TS_TIME_BUFSZ], name[32];
-			if (ts_time_format(row[0].v.i, text, sizeof text) < 0)
-				continue;
-			if (every == NS_DAY) {
-				snprintf(name, sizeof name, "%.10s", text);
-				filler(buf, name, NULL, 0, 0);
-				continue;
-			}
-			for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
-				snprintf(name, sizeof name, "%.2s.%s", text + 11, formats[f]);
-				filler(buf, name, NULL, 0, 0);
-			}
+			fill_window(buf, filler, row[0].v.i, every);
+			last = row[0].v.i;
+			any = 1;
 		}
 	ts_cursor_close(cur);
+	if (rc == 0 && n->to_inclusive && !(any && last == max_window) &&
+	    (rc = has_last_instant(t)) == 1)
+		fill_window(buf, filler, max_window, every);
 	ts_table_close(t);
 	return rc < 0 ? -EIO : 0;
 }
@@ -311,13 +381,17 @@ static void fill_formats(void *buf, fuse_fill_dir_t filler, const char *base)
 	}
 }
 
+/* The tables that open: one the library cannot open (a damaged
+ * descriptor) would be listed and then ENOENT at its lookup, which is
+ * table_exists; `tsstore check` is where it is reported. */
 static int list_tables(struct tsf_view *v, void *buf, fuse_fill_dir_t filler)
 {
 	char **names = NULL;
 	if (!v->db || ts_tables(v->db, &names, NULL) < 0)
 		return -EIO;
 	for (int i = 0; names[i]; i++)
-		filler(buf, names[i], NULL, 0, 0);
+		if (table_exists(v, names[i]))
+			filler(buf, names[i], NULL, 0, 0);
 	ts_free_names(names);
 	return 0;
 }
@@ -348,11 +422,13 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 			fill_formats(buf, filler, recents[i].name);
 		return 0;
 	case N_DAYS:
-		return list_windows(v, n.table, INT64_MIN, INT64_MAX, NS_DAY, buf, filler);
+		n.from = INT64_MIN;
+		n.to = INT64_MAX;
+		n.to_inclusive = 1;
+		return list_windows(v, &n, NS_DAY, buf, filler);
 	case N_DAY:
 		fill_formats(buf, filler, "all");
-		return list_windows(v, n.table, n.from, n.from + NS_DAY, NS_HOUR, buf,
-		                    filler);
+		return list_windows(v, &n, NS_HOUR, buf, filler);
 	case N_RANGE:
 		return 0; /* opened by name only */
 	default:
@@ -406,9 +482,11 @@ static int start_rows(struct tsf_view *v, struct tsf_file *f, const struct node 
 	q.has_from = q.has_to = 1;
 	q.from = n->from;
 	q.to = n->to;
+	q.to_inclusive = n->to_inclusive;
 	if (n->recent) {
 		q.to = ts_now(v->db);
-		q.from = q.to - n->recent;
+		/* [now - d, now), from the first timestamp when that is later */
+		q.from = q.to < INT64_MIN + n->recent ? INT64_MIN : q.to - n->recent;
 	}
 	/* The cursor's rows are in the schema of its snapshot: a schema read
 	 * before and after the open with the same version is that one (an

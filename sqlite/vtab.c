@@ -64,6 +64,7 @@ typedef struct tsv_table {
 	ts_table *t;        /* of db: every query's */
 	ts_db *wdb;         /* read-write, opened by the first insert */
 	char *socket;       /* through tsstored: its socket (db, t, wdb unused) */
+	int64_t timeout;    /* of each wait for tsstored, ns (0: none) */
 	struct jconn *wconn; /* the inserts' connection, opened by the first */
 	ts_schema *schema;  /* the library's, or (socket) one sqlite3_malloc block */
 	ts_value *pending;  /* rows of the transaction, ncolumns each */
@@ -177,7 +178,7 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 	struct jbuf req = {0};
 	json_t *reply = NULL, *cols, *key;
 	int rc = -1;
-	if (jconn_connect(v->socket, &c, why, whysz) < 0)
+	if (jconn_connect(v->socket, v->timeout, &c, why, whysz) < 0)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
@@ -231,7 +232,7 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
                      sqlite3_vtab **out, char **err)
 {
 	tsv_table *v = sqlite3_malloc(sizeof *v);
-	char *socket = NULL;
+	char *socket = NULL, *timeout = NULL;
 	ts_options o;
 	int rc;
 	(void)aux;
@@ -249,13 +250,30 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 		} else if ((s = arg_value(argv[i], "socket"))) {
 			sqlite3_free(socket);
 			socket = s;
+		} else if ((s = arg_value(argv[i], "timeout"))) {
+			sqlite3_free(timeout);
+			timeout = s;
 		} else {
 			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR', table='NAME')",
 			                       argv[i]);
+			sqlite3_free(socket);
+			sqlite3_free(timeout);
 			table_free(v);
 			return SQLITE_ERROR;
 		}
 	}
+	/* timeout=, else $TSSTORE_TIMEOUT, else the default, as tsstore -s */
+	const char *t = timeout ? timeout : getenv("TSSTORE_TIMEOUT");
+	v->timeout = JCONN_TIMEOUT_DEFAULT;
+	if (t && *t && ts_duration_parse(t, &v->timeout) < 0) {
+		*err = sqlite3_mprintf("tsstore: %s \"%s\": want a duration (30s, 2m; 0: no limit)",
+		                       timeout ? "timeout=" : "$TSSTORE_TIMEOUT", t);
+		sqlite3_free(socket);
+		sqlite3_free(timeout);
+		table_free(v);
+		return SQLITE_ERROR;
+	}
+	sqlite3_free(timeout);
 	v->socket = socket;
 	if ((!v->path && !v->socket) || (v->path && v->socket) || !v->name) {
 		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='PATH', and table='NAME')",
@@ -551,6 +569,12 @@ static int remote_advance(tsv_cursor *c)
 		c->line = NULL;
 		c->pos = 0;
 		int rc = jconn_next(c->conn, &c->line, why, sizeof why);
+		if (rc == TS_EIO) {
+			/* lost, timed out or garbled: the rest of the response
+			 * is not to be read by the next query on it */
+			jconn_close(c->conn);
+			c->conn = NULL;
+		}
 		if (rc < 0) {
 			c->done = 1;
 			return fail(&v->base, "tsstore: %s%s", why, "");
@@ -574,7 +598,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 		return SQLITE_NOMEM;
 	for (int i = 0; i < v->schema->ncolumns; i++)
 		c->rrow[i] = ts_none();
-	if (!c->conn && jconn_connect(v->socket, &c->conn, why, sizeof why) < 0)
+	if (!c->conn && jconn_connect(v->socket, v->timeout, &c->conn, why, sizeof why) < 0)
 		return fail(&v->base, "tsstore: %s%s", why, "");
 	begin_request(&req, "query", v->name);
 	if (q->nprefix) {
@@ -598,8 +622,11 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 	jbuf_putc(&req, '}');
 	c->done = 0;
 	c->pos = 0;
-	if (jconn_send(c->conn, &req, why, sizeof why) < 0)
+	if (jconn_send(c->conn, &req, why, sizeof why) < 0) {
+		jconn_close(c->conn);
+		c->conn = NULL;
 		rc = fail(&v->base, "tsstore: %s%s", why, "");
+	}
 	jbuf_free(&req);
 	return rc ? rc : remote_advance(c);
 }
@@ -739,8 +766,14 @@ static int store_pending(tsv_table *v)
 			jbuf_row(&req, v->pending + i * (size_t)n, n);
 		}
 		jbuf_puts(&req, "]}");
-		rc = (!v->wconn && jconn_connect(v->socket, &v->wconn, why, sizeof why) < 0) ||
-		     jconn_call(v->wconn, &req, NULL, NULL, NULL, why, sizeof why) < 0 ? -1 : 0;
+		rc = (!v->wconn && jconn_connect(v->socket, v->timeout, &v->wconn, why, sizeof why) < 0)
+		     ? -1 : jconn_call(v->wconn, &req, NULL, NULL, NULL, why, sizeof why);
+		if (rc == TS_EIO || rc == TS_ENOMEM) {
+			/* the connection is in no known state: the next
+			 * transaction opens another */
+			jconn_close(v->wconn);
+			v->wconn = NULL;
+		}
 		jbuf_free(&req);
 		free_pending(v);
 		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;
@@ -767,6 +800,16 @@ static int insert_value(tsv_table *v, sqlite3_value *x, const ts_column *col, ts
 		return SQLITE_OK;
 	switch (col->type) {
 	case TS_DOUBLE:
+		if (st == SQLITE_TEXT) {
+			/* SQLite has no NaN (it makes one NULL): the words are
+			 * how SQL stores one, and the infinities too. */
+			double d;
+			if (!val_double_word((const char *)sqlite3_value_text(x),
+			                     (size_t)sqlite3_value_bytes(x), &d))
+				break;
+			*out = ts_double(d);
+			return SQLITE_OK;
+		}
 		if (st != SQLITE_INTEGER && st != SQLITE_FLOAT)
 			break;
 		*out = ts_double(sqlite3_value_double(x));

@@ -22,15 +22,23 @@
 
 #include <tsstore.h>
 
+#include "jconn.h"
+
 #define CLI_PROGRAM "tsstore"
 #define CLI_DEFAULT_DATADIR "./tsstore-data"
 #define CLI_SOCKET_ENV "TSSTORE_SOCKET"
+#define CLI_TIMEOUT_ENV "TSSTORE_TIMEOUT"
 #define CLI_GLOBAL_USAGE "[-d DATADIR | -s SOCKET] COMMAND [ARGS]"
 
 /* Limits of the tool, named once. */
 #define CLI_INSERT_BATCH_ROWS 1000   /* rows per ts_insert call of insert */
 #define CLI_PROGRESS_INTERVAL_MS 250 /* least time between progress redraws */
 #define CLI_MESSAGE_MAX 1024         /* longest message about one row */
+/* -s: the default limit on each wait for the daemon (common/jconn.h), and
+ * that of the commands whose answer comes only once the daemon has gone
+ * through the whole database or table (check, snapshot, flush). */
+#define CLI_TIMEOUT_DEFAULT JCONN_TIMEOUT_DEFAULT
+#define CLI_TIMEOUT_LONG INT64_C(600000000000) /* 10 min */
 
 /* Exit statuses, and the value a parsing step returns to say "go on". */
 enum {
@@ -58,6 +66,8 @@ struct cli {
 	const struct cli_command *cmd; /* NULL until the command is known */
 	const char *datadir;           /* direct mode (-d), else NULL */
 	const char *socket;            /* daemon mode (-s), else NULL */
+	int64_t timeout;               /* -s: --timeout or $TSSTORE_TIMEOUT in ns (0: none),
+	                                  or -1: the command's default */
 };
 
 /* ---- messages (cli.c) ---- */

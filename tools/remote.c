@@ -12,7 +12,10 @@
  * code and message, which are the command's.
  *
  * SOCKET is a path to the daemon's unix socket ("unix:" before it is
- * accepted, as in tsstored's --listen).
+ * accepted, as in tsstored's --listen).  No wait for the daemon is
+ * unbounded: the connect, each send and each next part of an answer wait
+ * at most --timeout (timeout_of; common/jconn.c), and the command then
+ * fails with "no answer from SOCKET within DUR".
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -29,6 +32,19 @@ struct cli_remote {
 
 /* ---- the connection ---- */
 
+/* The limit on each wait for the daemon: --timeout or $TSSTORE_TIMEOUT,
+ * else the command's default. */
+static int64_t timeout_of(const struct cli *cli)
+{
+	static const char *const long_commands[] = {"check", "snapshot", "flush"};
+	if (cli->timeout >= 0)
+		return cli->timeout;
+	for (size_t i = 0; cli->cmd && i < sizeof long_commands / sizeof long_commands[0]; i++)
+		if (strcmp(cli->cmd->name, long_commands[i]) == 0)
+			return CLI_TIMEOUT_LONG;
+	return CLI_TIMEOUT_DEFAULT;
+}
+
 int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 {
 	struct cli_remote *rem = calloc(1, sizeof *rem);
@@ -36,7 +52,7 @@ int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 	*out = NULL;
 	if (!rem)
 		return cli_fail(cli, "out of memory");
-	if (jconn_connect(cli->socket, &rem->conn, why, sizeof why) < 0) {
+	if (jconn_connect(cli->socket, timeout_of(cli), &rem->conn, why, sizeof why) < 0) {
 		free(rem);
 		return cli_fail(cli, "%s", why);
 	}

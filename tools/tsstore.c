@@ -62,15 +62,20 @@ static const char help_options[] =
 	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ")\n"
 	"  -s SOCKET    go through tsstored listening on the unix socket SOCKET\n"
 	"               (default $" CLI_SOCKET_ENV " if set)\n"
+	"  --timeout DUR  with -s: how long to wait for the daemon to connect and\n"
+	"               for each next part of its answer (default $" CLI_TIMEOUT_ENV "\n"
+	"               if set, else 30s; 10m for check, snapshot, flush; 0: no limit)\n"
 	"  -h, --help   show this help and exit (COMMAND --help: that command's usage)\n"
 	"  --version    show the version and exit\n";
 
 static const char help_notes[] =
 	"Types: int32 int64 double timestamp string blob.  A DEFAULT is decimal\n"
 	"(int32, int64), a number (double), a timestamp, text as is (string) or\n"
-	"hex (blob).  Timestamps: RFC 3339 (2026-11-21T10:00:00Z) or integer\n"
-	"nanoseconds.  Durations: <n><unit>, unit one of ns us ms s m h d w;\n"
-	"a TTL of 0 keeps rows forever.\n"
+	"hex (blob).  Doubles also take nan, inf, infinity in any case, signed,\n"
+	"and print NaN, Infinity, -Infinity (in jsonl as strings, -0 as -0.0).\n"
+	"Timestamps: RFC 3339 (2026-11-21T10:00:00Z) or integer nanoseconds.\n"
+	"Durations: <n><unit>, unit one of ns us ms s m h d w; a TTL of 0 keeps\n"
+	"rows forever.\n"
 	"insert: tsv (the default) and csv (RFC 4180 quoting) start with a header\n"
 	"line naming any of the columns, in any order; jsonl is one object per\n"
 	"line, keys are column names.  Values as for DEFAULT; tsv escapes tab,\n"
@@ -110,6 +115,11 @@ static int global_option(struct cli *cli, int c, char **argv)
 	case 's':
 		cli->socket = optarg;
 		return CLI_CONTINUE;
+	case 'T':
+		if (ts_duration_parse(optarg, &cli->timeout) < 0)
+			return cli_usage(cli, "--timeout \"%s\": want a duration (30s, 2m; 0: no limit)",
+			                 optarg);
+		return CLI_CONTINUE;
 	case 'h':
 		print_help(stdout);
 		return CLI_OK;
@@ -131,11 +141,13 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"timeout", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *env = getenv(CLI_SOCKET_ENV), *word;
+	const char *env = getenv(CLI_SOCKET_ENV), *tenv = getenv(CLI_TIMEOUT_ENV), *word;
 	int c, status, index = -1;
 	opterr = 0;
+	cli->timeout = -1;
 	while ((c = getopt_long(argc, argv, "+:d:s:h", opts, &index)) != -1) {
 		if (index >= 0 && (word = cli_abbreviated(argv, opts, index)))
 			return cli_usage(cli, "unknown option %s", word);
@@ -149,6 +161,9 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 		cli->socket = env;
 	if (!cli->datadir && !cli->socket)
 		cli->datadir = CLI_DEFAULT_DATADIR;
+	if (cli->timeout < 0 && tenv && *tenv && ts_duration_parse(tenv, &cli->timeout) < 0)
+		return cli_usage(cli, "$" CLI_TIMEOUT_ENV " \"%s\": want a duration (30s, 2m; 0: no limit)",
+		                 tenv);
 	return CLI_CONTINUE;
 }
 

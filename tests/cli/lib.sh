@@ -19,7 +19,7 @@ if [ ! -x "$bin" ]; then
 	exit 2
 fi
 tsstored=$(dirname "$bin")/tsstored
-unset TSSTORE_SOCKET
+unset TSSTORE_SOCKET TSSTORE_TIMEOUT
 
 tmp=$(mktemp -d) || exit 2
 daemon_pid=
@@ -103,10 +103,12 @@ daemon_start() {
 	fi
 }
 
-# daemon_stop: SIGTERM the daemon, if one runs, and wait for it.
+# daemon_stop: SIGTERM the daemon, if one runs, and wait for it (a
+# daemon a test stopped with SIGSTOP is continued to take it).
 daemon_stop() {
 	[ -n "$daemon_pid" ] || return 0
 	kill -TERM "$daemon_pid" 2>/dev/null
+	kill -CONT "$daemon_pid" 2>/dev/null
 	wait "$daemon_pid" 2>/dev/null
 	daemon_pid=
 }

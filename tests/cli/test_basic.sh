@@ -237,6 +237,32 @@ check socket_env_missing 1 '' "tsstore: tables: $tmp/sock: No such file or direc
 	env TSSTORE_SOCKET="$tmp/sock" "$bin" tables
 check d_overrides_socket_env 0 'cpu\nm\n' '' env TSSTORE_SOCKET="$tmp/sock" "$bin" -d "$db" tables
 
+# ---- -s with a daemon that never answers ----
+# A stopped tsstored is the daemon that accepts and never answers: the
+# kernel still completes connects into its listener's backlog, so the
+# request goes out and nothing comes back.  Each command must give up
+# after its timeout, with the message; the elapsed time is only checked
+# against the 30 s default (a backstop: the flag, not the default, ended
+# the wait).
+daemon_start "$tmp/hungdb" "$tmp/hung.sock"
+kill -STOP "$daemon_pid"
+started=$(date +%s)
+check timeout_flag 1 '' "tsstore: tables: no answer from $tmp/hung.sock within 1s\n" \
+	"$bin" -s "$tmp/hung.sock" --timeout 1s tables
+expect timeout_flag_elapsed $(($(date +%s) - started)) -lt 30
+check timeout_env 1 '' "tsstore: query: no answer from $tmp/hung.sock within 300ms\n" \
+	env TSSTORE_TIMEOUT=300ms "$bin" -s "$tmp/hung.sock" query cpu
+check timeout_flag_over_env 1 '' "tsstore: insert: no answer from $tmp/hung.sock within 200ms\n" \
+	env TSSTORE_TIMEOUT=1h "$bin" --timeout 200ms -s "unix:$tmp/hung.sock" insert cpu /dev/null
+check timeout_long_command 1 '' "tsstore: check: no answer from $tmp/hung.sock within 100ms\n" \
+	"$bin" -s "$tmp/hung.sock" --timeout 100ms check
+kill -CONT "$daemon_pid"
+daemon_stop
+check timeout_bad 2 '' "tsstore: --timeout \"soon\": want a duration (30s, 2m; 0: no limit)\n$usage_global" \
+	"$bin" --timeout soon tables
+check timeout_env_bad 2 '' "tsstore: \$TSSTORE_TIMEOUT \"-1s\": want a duration (30s, 2m; 0: no limit)\n$usage_global" \
+	env TSSTORE_TIMEOUT=-1s "$bin" -s "$tmp/hung.sock" tables
+
 # ---- the default database is ./tsstore-data ----
 
 mkdir "$tmp/wd" && cd "$tmp/wd" || exit 2

@@ -37,6 +37,23 @@ ts insert cpu rows.tsv 2>/dev/null
 ts create mem --column host:string --column free:int64 --key host,ts >/dev/null
 printf 'host\tts\tfree\nweb1\t2026-11-22T11:30:00Z\t512\n' | ts insert mem 2>/dev/null
 ts flush cpu --before 2026-11-21T00:00:00Z
+# Rows at the edges of the int64 ns range: its first day, 1677-09-21, and
+# its last, 2262-04-11, are partial (the range starts at 00:12:43.145224192
+# and ends at 23:47:16.854775807), and "top" holds only a row at its very
+# last instant, which no half-open window reaches.
+ts create edge --column k:string --column v:int64 --key k,ts >/dev/null
+printf 'k\tts\tv\nmin\t-9223372036854775808\t1\nmin1\t-9223372036854775807\t2\n' | ts insert edge 2>/dev/null
+printf 'k\tts\tv\nmax\t9223372036854775807\t3\nmax1\t9223372036854775806\t4\n' |
+	TSSTORE_NOW=2262-04-11T23:00:00Z ts insert edge 2>/dev/null
+ts create top --column k:string --key k,ts >/dev/null
+printf 'k\tts\nmax\t9223372036854775807\n' | TSSTORE_NOW=2262-04-11T23:00:00Z ts insert top 2>/dev/null
+# A table whose descriptor is damaged: the library cannot open it, so
+# the view must not list it (it would then be ENOENT).
+ts create broken --column k:string --key k,ts >/dev/null
+printf 'garbage' >"$db/broken/DESCRIPTOR"
+ts create hard --column k:string --column d:double --column s:string --key k,ts >/dev/null
+printf 'k\tts\td\ts\na\t2026-11-21T10:00:00Z\tnan\t\nb\t2026-11-21T10:00:00Z\tinf\t\nc\t2026-11-21T10:00:00Z\t-inf\t\nd\t2026-11-21T10:00:00Z\t-0\t\ne\t2026-11-21T10:00:00Z\t0\t\000\001\002\003\004\005\006\007\010\\t\\n\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\177\\\\,"end\n' |
+	ts insert hard 2>/dev/null
 
 "$fuse" "$db" "$mnt" -f 2>"$tmp/fuse.log" &
 fuse_pid=$!
@@ -49,7 +66,12 @@ trap 'fusermount3 -u -z "$mnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
 day=$mnt/cpu/days/2026-11-21
 
 # ---- listings ----
-check ls_tables 0 'cpu\nmem\n' '' ls "$mnt"
+check ls_tables 0 'cpu\nedge\nhard\nmem\ntop\n' '' ls "$mnt"
+if ls "$mnt/broken" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory' "$tmp/err"; then
+	fail ls_broken_enoent "want ENOENT: $(cat "$tmp/err")"
+else
+	pass
+fi
 check ls_table 0 'days\nrange\nrecent\nschema\nstats\n' '' ls "$mnt/cpu"
 check ls_days 0 '2026-11-20\n2026-11-21\n' '' ls "$mnt/cpu/days"
 check ls_days_mem 0 '2026-11-22\n' '' ls "$mnt/mem/days"
@@ -72,11 +94,77 @@ for f in tsv csv jsonl; do
 	ts query cpu --from 2026-11-21T12:00:00Z --to 2026-11-22T12:00:00Z --format $f >"want_24h.$f"
 	check_file "cat_recent_$f" 0 "want_24h.$f" '' cat "$mnt/cpu/recent/24h.$f"
 done
+# The hard values: NaN, the infinities and -0.0, and a string of NUL,
+# every control character and 0x7f, in every format, byte for byte as
+# tsstore query prints them (tests/cli/test_values.sh checks those bytes).
+for f in tsv csv jsonl; do
+	ts query hard --format $f >"want_hard.$f"
+	check_file "cat_hard_$f" 0 "want_hard.$f" '' cat "$mnt/hard/days/2026-11-21/all.$f"
+done
+check cat_hard_nul 0 '1\n' '' sh -c "tr -cd '\\000' <'$mnt/hard/days/2026-11-21/10.tsv' | wc -c"
+check cat_hard_doubles 0 'NaN\nInfinity\n-Infinity\n-0\n' '' \
+	sh -c "cut -f3 '$mnt/hard/days/2026-11-21/10.tsv' | head -5 | tail -4"
 check cat_range_ns 0 'host\tusage\tnote\tts\n' '' sh -c \
 	"head -1 '$mnt/cpu/range/1795305600000000000_1795305660000000000.tsv' | awk -F'\t' '{ print \$1 \"\t\" \$3 \"\t\" \$4 \"\t\" \$2 }'"
 ts schema cpu >want_schema
 check_file cat_schema 0 want_schema '' cat "$mnt/cpu/schema"
 expect stats_lines "$(grep -c '^tablet_rows: ' "$mnt/cpu/stats")" -eq 1
+
+# ---- the edges of time: every entry listed opens ----
+check ls_days_edge 0 '1677-09-21\n2262-04-11\n' '' ls "$mnt/edge/days"
+check ls_first_day 0 '00.csv\n00.jsonl\n00.tsv\nall.csv\nall.jsonl\nall.tsv\n' '' \
+	ls "$mnt/edge/days/1677-09-21"
+check ls_last_day 0 '23.csv\n23.jsonl\n23.tsv\nall.csv\nall.jsonl\nall.tsv\n' '' \
+	ls "$mnt/edge/days/2262-04-11"
+check cat_first_day 0 'k\tts\tv\nmin\t1677-09-21T00:12:43.145224192Z\t1\nmin1\t1677-09-21T00:12:43.145224193Z\t2\n' '' \
+	cat "$mnt/edge/days/1677-09-21/00.tsv"
+check cat_last_day 0 '{"k":"max","ts":9223372036854775807,"v":3}\n{"k":"max1","ts":9223372036854775806,"v":4}\n' '' \
+	cat "$mnt/edge/days/2262-04-11/all.jsonl"
+check ls_days_top 0 '2262-04-11\n' '' ls "$mnt/top/days"
+check ls_last_day_top 0 '23.csv\n23.jsonl\n23.tsv\nall.csv\nall.jsonl\nall.tsv\n' '' \
+	ls "$mnt/top/days/2262-04-11"
+check cat_last_instant 0 'k,ts\nmax,2262-04-11T23:47:16.854775807Z\n' '' \
+	cat "$mnt/top/days/2262-04-11/23.csv"
+# Every entry that any listing shows, at every level, opens and reads:
+# directories list, files read to the end.
+find -L "$mnt" -noleaf >"$tmp/entries" 2>"$tmp/find.err"
+expect find_walks "$(wc -l <"$tmp/entries")" -gt 250
+expect find_no_error ! -s "$tmp/find.err"
+bad=0
+while IFS= read -r e; do
+	if [ -d "$e" ]; then ls "$e" >/dev/null 2>&1 || { bad=$((bad + 1)); echo "cannot list $e"; }
+	else cat "$e" >/dev/null 2>&1 || { bad=$((bad + 1)); echo "cannot read $e"; }; fi
+done <"$tmp/entries" >"$tmp/walk.log"
+: >"$tmp/out"
+cp "$tmp/walk.log" "$tmp/err"
+if [ "$bad" -eq 0 ]; then pass; else fail every_listed_entry_opens "$bad entries"; fi
+# Beyond the edges, days are refused like any date that is not one.
+for name in edge/days/1677-09-20/all.tsv edge/days/2262-04-12/all.tsv edge/days/1677-09-20 \
+            edge/days/2262-04-12; do
+	if cat "$mnt/$name" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory' "$tmp/err"; then
+		fail "enoent $name" "want ENOENT: $(cat "$tmp/err")"
+	else
+		pass
+	fi
+done
+# The whole int64 range as a range/ file: [FROM, TO) as tsstore query.
+ts query edge --from -9223372036854775808 --to 9223372036854775807 >want_edge_range
+check_file cat_range_whole 0 want_edge_range '' \
+	cat "$mnt/edge/range/-9223372036854775808_9223372036854775807.tsv"
+# A reversed or empty range is no file (ENOENT for stat, open and ls),
+# as tsstore query refuses --from >= --to; a range without rows is the
+# header alone.
+for name in 2026-11-21T00:00:00Z_2026-11-20T00:00:00Z.tsv 2026-11-21T00:00:00Z_2026-11-21T00:00:00Z.csv \
+            2026-11-21T00:00:00Z_1795219200000000000.jsonl; do
+	if stat "$mnt/cpu/range/$name" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory' "$tmp/err" ||
+	   cat "$mnt/cpu/range/$name" >/dev/null 2>"$tmp/err" || ! grep -q 'No such file or directory' "$tmp/err"; then
+		fail "range_enoent $name" "want ENOENT: $(cat "$tmp/err")"
+	else
+		pass
+	fi
+done
+check range_no_rows 0 'host\tts\tusage\tnote\n' '' cat "$mnt/cpu/range/2020-01-01T00:00:00Z_2020-01-02T00:00:00Z.tsv"
+check range_no_rows_jsonl 0 '' '' cat "$mnt/cpu/range/2020-01-01T00:00:00Z_2020-01-02T00:00:00Z.jsonl"
 
 # ---- the tools ----
 grep 'spike' want_all.tsv >want_grep

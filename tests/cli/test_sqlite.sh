@@ -235,6 +235,41 @@ check kinds 0 "'max',1795219200000000000,2147483647,9223372036854775807,9.999999
 'min',1795219200000000001,-2147483648,-9223372036854775808,-0.5,X'','integer','integer','integer','real','blob',0
 " '' from "$tmp/kinds.sql" sq
 
+# The values SQLite finds hard: NaN (SQLite has none: it reads as NULL),
+# the infinities, -0.0 (kept, though printed 0.0: atan2 shows the sign),
+# and a string of NUL, every control character and 0x7f (hex shows every
+# byte).  Inserted back through SQL, each keeps its bits but NaN, which
+# arrives as NULL and takes the default; the text 'NaN' stores a NaN.
+check create_hard 0 '' '' ts create hard --column k:string --column d:double=7 \
+	--column s:string --key k,ts
+check create_hard2 0 '' '' ts create hard2 --column k:string --column d:double=7 \
+	--column s:string --key k,ts
+hard_s='\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\u0008\\t\\n\\u000b\\u000c\\u000d\\u000e\\u000f\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\\u001c\\u001d\\u001e\\u001f\177\\\\\\"end'
+printf '{"k":"a","ts":1,"d":"NaN"}\n{"k":"b","ts":1,"d":"Infinity"}\n{"k":"c","ts":1,"d":"-Infinity"}\n{"k":"d","ts":1,"d":-0.0}\n{"k":"e","ts":1,"d":0,"s":"'"$hard_s"'"}\n' >hard.jsonl
+check load_hard 0 '' 'load: 5 rows stored, 0 rejected\n' ts load hard hard.jsonl
+hard_select="'a',NULL,'null',''
+'b',Inf,'real',''
+'c',-Inf,'real',''
+'d',-3.1415926535897931159,'real',''
+'e',3.1415926535897931159,'real','000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F7F5C22656E64'
+"
+script hard <<EOF
+CREATE VIRTUAL TABLE hard USING tsstore(path='$tmp/DB', table='hard');
+CREATE VIRTUAL TABLE hard2 USING tsstore(path='$tmp/DB', table='hard2');
+.mode quote
+SELECT k, CASE WHEN d = 0 THEN atan2(d, -1) ELSE d END, typeof(d), hex(s) FROM hard ORDER BY k;
+INSERT INTO hard2 SELECT * FROM hard;
+INSERT INTO hard2 VALUES ('f', 1, 'NaN', ''), ('g', 1, '-inf', ''), ('h', 1, 1e999, '');
+EOF
+check sql_hard 0 "$hard_select" '' from "$tmp/hard.sql" sq
+printf '{"k":"a","ts":1,"d":7,"s":""}\n{"k":"b","ts":1,"d":"Infinity","s":""}\n{"k":"c","ts":1,"d":"-Infinity","s":""}\n{"k":"d","ts":1,"d":-0.0,"s":""}\n{"k":"e","ts":1,"d":0,"s":"'"$hard_s"'"}\n{"k":"f","ts":1,"d":"NaN","s":""}\n{"k":"g","ts":1,"d":"-Infinity","s":""}\n{"k":"h","ts":1,"d":"Infinity","s":""}\n' >hard2.want
+check_file sql_hard_inserted 0 hard2.want '' ts dump hard2
+script hard_bad <<EOF
+CREATE VIRTUAL TABLE hard2 USING tsstore(path='$tmp/DB', table='hard2');
+INSERT INTO hard2 VALUES ('i', 1, 'nanx', '');
+EOF
+check_error sql_hard_bad 'column "d": a text value cannot be stored in it' hard_bad
+
 # ---- 2. the differential test ----
 #
 # One query a line, the table written @T.  Every query's output order is
@@ -818,6 +853,31 @@ CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage');
 UPDATE sock SET n = 0 WHERE region = 'zz';
 EOF
 check_error sock_update 'append-only' sock_update
+# the hard values through tsstored: the same as through path=
+check sock_create_hard3 0 '' '' "$bin" -s "$tmp/sock" create hard3 --column k:string \
+	--column d:double=7 --column s:string --key k,ts
+script sock_hard <<EOF
+CREATE VIRTUAL TABLE temp.hard USING tsstore(socket='$tmp/sock', table='hard');
+CREATE VIRTUAL TABLE temp.hard3 USING tsstore(socket='$tmp/sock', table='hard3');
+.mode quote
+SELECT k, CASE WHEN d = 0 THEN atan2(d, -1) ELSE d END, typeof(d), hex(s) FROM hard ORDER BY k;
+INSERT INTO hard3 SELECT * FROM hard;
+INSERT INTO hard3 VALUES ('f', 1, 'NaN', ''), ('g', 1, '-inf', ''), ('h', 1, 1e999, '');
+EOF
+check sock_hard 0 "$hard_select" '' from "$tmp/sock_hard.sql" sq
+check_file sock_hard_inserted 0 hard2.want '' "$bin" -s "$tmp/sock" dump hard3
+# a daemon that never answers (stopped: connects still queue): the
+# statement fails after timeout=, with the message
+script sock_hung <<EOF
+CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage', timeout='300ms');
+EOF
+kill -STOP "$daemon_pid"
+check_error sock_hung "no answer from $tmp/sock within 300ms" sock_hung
+kill -CONT "$daemon_pid"
+script sock_bad_timeout <<EOF
+CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage', timeout='soon');
+EOF
+check_error sock_bad_timeout 'timeout= "soon": want a duration' sock_bad_timeout
 mode=
 daemon_stop
 

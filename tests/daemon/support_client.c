@@ -23,7 +23,10 @@
  * A connection is a blocking socket with SOCK_CLOEXEC (a daemon started
  * later must not inherit the test's connections, or closing them would
  * not be seen as EOF).  Reads wait in poll(2) with a timeout, so a daemon
- * that stops answering fails a test instead of hanging it.
+ * that stops answering fails a test instead of hanging it; connects and
+ * sends, which a daemon that stops accepting or reading would block, are
+ * bounded by TSD_TEST_STALL_MS (SO_SNDTIMEO), a backstop far beyond any
+ * wait a passing test makes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +40,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -332,10 +336,22 @@ int tsd_test_admin(const char *const *args, const char *out)
 
 /* ---- Connections ---- */
 
+/* A new socket whose connect and sends give up after TSD_TEST_STALL_MS. */
+static int bounded_socket(int domain)
+{
+	struct timeval tv = {.tv_sec = TSD_TEST_STALL_MS / 1000};
+	int fd = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int connect_unix(const struct tsd_test_daemon *d)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = bounded_socket(AF_UNIX);
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->sock);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);
@@ -347,7 +363,7 @@ static int connect_unix(const struct tsd_test_daemon *d)
 static int connect_tcp(const struct tsd_test_daemon *d)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d->port)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int fd = bounded_socket(AF_INET), one = 1;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);

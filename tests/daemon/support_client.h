@@ -19,6 +19,9 @@
 
 /* How long a test waits for anything the daemon should do promptly. */
 #define TSD_TEST_TIMEOUT_MS 10000
+/* The backstop on a connect or send the daemon never lets finish
+ * (support_client.c): a test that waits this long has failed. */
+#define TSD_TEST_STALL_MS 60000
 /* Longest path the helpers build (the socket path must also fit
  * sockaddr_un, so the temporary directory is short). */
 #define TSD_TEST_PATH_MAX 256

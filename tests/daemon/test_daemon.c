@@ -899,6 +899,46 @@ static void test_insert_strings(void **state)
 	       "{'rows':[['a',1,'AAE=']]}\n{'ok':true,'count':1,'more':false}\n");
 }
 
+/* NaN, the infinities and -0.0 go through exactly, whichever parser
+ * reads the insert (the padded request takes the fast one), as the
+ * strings "NaN", "Infinity", "-Infinity" and the number -0.0; also as
+ * defaults.  A string that names no double is an error, not the
+ * default. */
+static void test_insert_special_doubles(void **state)
+{
+	struct fixture *f = *state;
+	static const char pad[] = ",['~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~"
+	                          "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',1,2.5]";
+	for (int fast = 0; fast < 2; fast++) {
+		const char *table = fast ? "dw" : "dn";
+		char *create = fmt("{'op':'create','table':'%s','columns':[{'name':'k','type':'string'},"
+		                   "{'name':'ts','type':'timestamp'},{'name':'d','type':'double',"
+		                   "'default':'-Infinity'}],'key':['k','ts']}", table);
+		char *insert = fmt("{'op':'insert','table':'%s','rows':[['a',1,'NaN'],['b',1,'Infinity'],"
+		                   "['c',1,'-Infinity'],['d',1,-0.0],['e',1,0],['f',1,'nan'],"
+		                   "{'k':'g','ts':1}%s]}", table, fast ? pad : "");
+		char *query = fmt("{'op':'query','table':'%s','lt':['~']}", table);
+		char *bad = fmt("{'op':'insert','table':'%s','rows':[['h',1,'1.5']%s]}", table,
+		                fast ? pad : "");
+		assert_true(fast ? strlen(insert) >= 256 : strlen(insert) < 256);
+		expect(f->c, create, "{'ok':true}\n");
+		expect(f->c, insert, fast ? "{'ok':true,'inserted':8}\n" : "{'ok':true,'inserted':7}\n");
+		expect(f->c, query, "{'rows':[['a',1,'NaN'],['b',1,'Infinity'],['c',1,'-Infinity'],"
+		                    "['d',1,-0.0],['e',1,0],['f',1,'NaN'],['g',1,'-Infinity']]}\n"
+		                    "{'ok':true,'count':7,'more':false}\n");
+		expect_error(f->c, bad, "ETYPE", "row 0, column \"d\": expected double, got a JSON "
+		                                 "string other than \"NaN\", \"Infinity\" or \"-Infinity\"");
+		free(bad);
+		free(query);
+		free(insert);
+		free(create);
+	}
+	expect(f->c, "{'op':'schema','table':'dn'}",
+	       "{'ok':true,'columns':[{'name':'k','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'d','type':'double','default':'-Infinity'}],"
+	       "'key':['k','ts'],'ttl':'0s','version':1}\n");
+}
+
 /* A request answered with an error has changed nothing: an alter whose
  * second change fails must not have made its first. */
 static void test_alter_failed_changes_nothing(void **state)
@@ -1250,7 +1290,8 @@ static void test_insert_bad_value_type(void **state)
 	bad_row(f->c, "[5,1735689600000000000,1,0.5,'',1]", "ETYPE",
 	        "row 1, column \"host\": expected string, got a JSON integer");
 	bad_row(f->c, "['b',1735689600000000000,1,'x','',1]", "ETYPE",
-	        "row 1, column \"v\": expected double, got a JSON string");
+	        "row 1, column \"v\": expected double, got a JSON string other than \"NaN\", "
+	        "\"Infinity\" or \"-Infinity\"");
 	bad_row(f->c, "['b',1735689600000000000,1,0.5,'!!!',1]", "EINVAL",
 	        "row 1, column \"b\": \"!!!\" is not base64: 3 characters, not a multiple of 4");
 	bad_row(f->c, "['b','yesterday',1,0.5,'',1]", "EINVAL",
@@ -2130,6 +2171,7 @@ int main(void)
 		BOTH("insert_arrays", test_insert_arrays, setup),
 		BOTH("insert_objects", test_insert_objects, setup),
 		BOTH("insert_strings", test_insert_strings, setup),
+		BOTH("insert_special_doubles", test_insert_special_doubles, setup),
 		BOTH("query_prefix", test_query_prefix, setup),
 		BOTH("query_bounds", test_query_bounds, setup),
 		BOTH("query_time", test_query_time, setup),

@@ -91,7 +91,9 @@ static void gen_value(struct jbuf *b, int col)
 		break;
 	case TS_DOUBLE:
 		PICK(b, "1.5", "-0.0", "1e308", "1e400", "1e-400", "3", "-12345678901234567",
-		     "0.1e-2", "2.", ".5", "1e", "NaN", "Infinity");
+		     "0.1e-2", "2.", ".5", "1e", "NaN", "Infinity", "\"NaN\"", "\"-Infinity\"",
+		     "\"inf\"", "\"+INF\"", "\"-nan\"", "\"1.5\"", "\"\"", "\"nan\\u0000\"",
+		     "\"Inf \"", "\"\\u004eaN\"", "-0", "-0e0");
 		break;
 	case TS_BLOB:
 		PICK(b, "\"aGVsbG8=\"", "\"\"", "\"AA==\"", "\"AAA\"", "\"A===\"", "\"@@@@\"",
@@ -368,6 +370,82 @@ static void json_string_replaces_invalid_utf8(void **state)
 	jbuf_free(&b);
 }
 
+/* The doubles no JSON number spells, and -0.0, as written by jbuf_value
+ * and read back by both parsers and by the text forms: the same bits. */
+static void json_special_doubles_round_trip(void **state)
+{
+	static const struct {
+		double d;
+		const char *json, *text;
+	} cases[] = {
+		{NAN, "\"NaN\"", "NaN"},
+		{INFINITY, "\"Infinity\"", "Infinity"},
+		{-INFINITY, "\"-Infinity\"", "-Infinity"},
+		{-0.0, "-0.0", "-0"},
+		{0.0, "0", "0"},
+		{-1.5e300, "-1.5e+300", "-1.5e+300"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct jbuf b = {0}, t = {0};
+		ts_value in = ts_double(cases[i].d), *fast, parsed;
+		char buf[128], why[256];
+		size_t n;
+		jbuf_value(&b, &in);
+		jbuf_putc(&b, '\0');
+		assert_string_equal(b.p, cases[i].json);
+		val_text(&t, &in, 1);
+		jbuf_putc(&t, '\0');
+		assert_string_equal(t.p, cases[i].text);
+		/* the fast parser, on a row */
+		snprintf(buf, sizeof buf, "[[\"h\",1,1,1,%s,\"\"]]", cases[i].json);
+		assert_int_equal(jrows_parse(buf, strlen(buf), &schema, &fast, &n, why, sizeof why), 0);
+		assert_int_equal(fast[4].type, TS_DOUBLE);
+		assert_memory_equal(&fast[4].v.d, &cases[i].d, sizeof(double));
+		free(fast);
+		/* the slow one */
+		json_error_t err;
+		json_t *j = json_loads(cases[i].json, JSON_DECODE_ANY, &err);
+		assert_non_null(j);
+		assert_int_equal(val_from_json(TS_DOUBLE, j, &parsed, why, sizeof why), 0);
+		assert_memory_equal(&parsed.v.d, &cases[i].d, sizeof(double));
+		json_decref(j);
+		/* the text form */
+		assert_int_equal(val_parse(TS_DOUBLE, t.p, &parsed, why, sizeof why), 0);
+		assert_memory_equal(&parsed.v.d, &cases[i].d, sizeof(double));
+		jbuf_free(&b);
+		jbuf_free(&t);
+	}
+}
+
+/* Any case and sign of the words, in JSON strings and in text; nothing
+ * else is a double, and never silently the default. */
+static void json_double_words(void **state)
+{
+	static const char *const yes[] = {"nan", "NAN", "-NaN", "+nan", "inf", "-INF", "+Inf",
+	                                   "infinity", "-Infinity", "INFINITY"};
+	static const char *const no[] = {"", "na", "nanx", "infinit", " inf", "inf ", "1.5", "--inf",
+	                                 "+-nan", "null"};
+	char why[256];
+	ts_value v;
+	double d;
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		const char *word = yes[i] + (yes[i][0] == '-' || yes[i][0] == '+');
+		assert_int_equal(val_double_word(yes[i], strlen(yes[i]), &d), 1);
+		assert_true(word[0] == 'n' || word[0] == 'N' ? isnan(d) : isinf(d));
+		assert_int_equal(signbit(d) != 0, yes[i][0] == '-');
+		assert_int_equal(val_double_from_json_string(yes[i], strlen(yes[i]), &v, why, sizeof why), 0);
+		assert_memory_equal(&v.v.d, &d, sizeof d);
+	}
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		assert_int_equal(val_double_word(no[i], strlen(no[i]), &d), 0);
+		assert_int_equal(val_double_from_json_string(no[i], strlen(no[i]), &v, why, sizeof why),
+		                 TS_ETYPE);
+		assert_string_equal(why, "expected double, got a JSON string other than \"NaN\", "
+		                         "\"Infinity\" or \"-Infinity\"");
+	}
+	assert_int_equal(val_double_word("nan\0", 4, &d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +455,8 @@ int main(void)
 		cmocka_unit_test(jrows_find_locates_rows),
 		cmocka_unit_test(jrows_generated_inputs_agree),
 		cmocka_unit_test(json_string_replaces_invalid_utf8),
+		cmocka_unit_test(json_special_doubles_round_trip),
+		cmocka_unit_test(json_double_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

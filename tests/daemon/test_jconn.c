@@ -1,0 +1,230 @@
+/*
+ * test_jconn.c -- the daemon client's timeouts (common/jconn.c) against
+ * listeners that fail the way a hung or overloaded daemon does: one that
+ * lets connections queue and never accepts (the kernel completes a unix
+ * connect into the backlog, so the client's request goes out and no
+ * answer ever comes), one whose backlog is full (the connect itself
+ * waits), one that accepts and never reads (the send waits), and one
+ * that answers slowly but steadily, whose stream must not be cut.
+ *
+ * These listeners are not a mock of tsstored: they are the failures
+ * being tested.  Every wait is bounded by the timeout under test; an
+ * alarm is the backstop should the code under test hang after all.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jconn.h"
+
+#define MS INT64_C(1000000)
+/* The backstop: no test here takes a tenth of it. */
+#define ALARM_SECONDS 120
+
+struct listener {
+	char dir[64];
+	char path[96];
+	int fd;
+};
+
+/* A unix socket listening with the given backlog, never accepting. */
+static void listener_open(struct listener *l, int backlog)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(l->dir, sizeof l->dir, "/tmp/jconn-test-XXXXXX");
+	assert_non_null(mkdtemp(l->dir));
+	snprintf(l->path, sizeof l->path, "%s/sock", l->dir);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", l->path);
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l->fd >= 0);
+	assert_int_equal(bind(l->fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(l->fd, backlog), 0);
+}
+
+static void listener_close(struct listener *l)
+{
+	close(l->fd);
+	unlink(l->path);
+	rmdir(l->dir);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void ping_request(struct jbuf *req)
+{
+	jbuf_puts(req, "{\"op\":\"ping\"}");
+}
+
+/* Connected, the request sent, no answer: the call fails once the
+ * timeout has passed with nothing read, saying so. */
+static void jconn_no_answer_times_out(void **state)
+{
+	struct listener l;
+	struct jconn *c;
+	struct jbuf req = {0};
+	char why[256], want[256];
+	json_t *reply = NULL;
+	(void)state;
+	listener_open(&l, 8);
+	assert_int_equal(jconn_connect(l.path, 200 * MS, &c, why, sizeof why), 0);
+	ping_request(&req);
+	int64_t start = now_ns();
+	assert_int_equal(jconn_call(c, &req, NULL, NULL, &reply, why, sizeof why), TS_EIO);
+	assert_true(now_ns() - start >= 200 * MS);
+	snprintf(want, sizeof want, "no answer from %s within 200ms", l.path);
+	assert_string_equal(why, want);
+	assert_null(reply);
+	jconn_close(c);
+	jbuf_free(&req);
+	listener_close(&l);
+}
+
+/* A listener whose backlog is full: the connect waits, then fails. */
+static void jconn_connect_times_out(void **state)
+{
+	struct listener l;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct jconn *c = NULL;
+	char why[256], want[256];
+	int held;
+	(void)state;
+	listener_open(&l, 0);
+	/* Backlog 0 queues one connection; it holds the only place. */
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", l.path);
+	held = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(held, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(jconn_connect(l.path, 100 * MS, &c, why, sizeof why), -1);
+	assert_null(c);
+	snprintf(want, sizeof want, "no answer from %s within 100ms", l.path);
+	assert_string_equal(why, want);
+	close(held);
+	listener_close(&l);
+}
+
+/* Connected, and the request is bigger than the socket's buffers, which
+ * nobody empties: the send waits, then fails. */
+static void jconn_send_times_out(void **state)
+{
+	struct listener l;
+	struct jconn *c;
+	struct jbuf req = {0};
+	char why[256], want[256];
+	(void)state;
+	listener_open(&l, 8);
+	assert_int_equal(jconn_connect(l.path, 100 * MS, &c, why, sizeof why), 0);
+	jbuf_puts(&req, "{\"op\":\"ping\",\"pad\":\"");
+	assert_int_equal(jbuf_reserve(&req, 16 << 20), 0);
+	memset(req.p + req.len, 'x', 16 << 20);
+	req.len += 16 << 20;
+	jbuf_puts(&req, "\"}");
+	assert_int_equal(jconn_send(c, &req, why, sizeof why), -1);
+	snprintf(want, sizeof want, "no answer from %s within 100ms", l.path);
+	assert_string_equal(why, want);
+	jconn_close(c);
+	jbuf_free(&req);
+	listener_close(&l);
+}
+
+/* The slow daemon: accepts, reads the request line, then writes LINES
+ * rows lines GAP apart and the ok line. */
+#define LINES 8
+#define GAP_MS 300
+static void *slow_daemon(void *arg)
+{
+	struct listener *l = arg;
+	char buf[256];
+	int fd = accept(l->fd, NULL, NULL);
+	ssize_t k;
+	while ((k = read(fd, buf, sizeof buf)) > 0 && !memchr(buf, '\n', (size_t)k))
+		;
+	for (int i = 0; i < LINES; i++) {
+		struct timespec gap = {0, GAP_MS * 1000000L};
+		nanosleep(&gap, NULL);
+		snprintf(buf, sizeof buf, "{\"rows\":[[%d]]}\n", i);
+		if (write(fd, buf, strlen(buf)) < 0)
+			break;
+	}
+	snprintf(buf, sizeof buf, "{\"ok\":true,\"count\":%d}\n", LINES);
+	if (write(fd, buf, strlen(buf)) < 0)
+		perror("write");
+	close(fd);
+	return NULL;
+}
+
+static int count_rows(void *arg, json_t *rows)
+{
+	int *n = arg;
+	assert_int_equal(json_integer_value(json_array_get(json_array_get(rows, 0), 0)), *n);
+	(*n)++;
+	return 0;
+}
+
+/* The timeout is between lines, not for the whole answer: a stream
+ * whose lines come GAP apart (well within it) but that lasts longer than
+ * it is read whole.  (The gaps are a seventh of the timeout: only a
+ * machine too loaded to wake a sleeping thread for 1.7 s could fail it.) */
+static void jconn_slow_stream_is_not_cut(void **state)
+{
+	struct listener l;
+	struct jconn *c;
+	struct jbuf req = {0};
+	char why[256];
+	json_t *reply = NULL;
+	pthread_t daemon;
+	int n = 0;
+	(void)state;
+	listener_open(&l, 8);
+	assert_int_equal(pthread_create(&daemon, NULL, slow_daemon, &l), 0);
+	assert_int_equal(jconn_connect(l.path, 2000 * MS, &c, why, sizeof why), 0);
+	ping_request(&req);
+	int64_t start = now_ns();
+	assert_int_equal(jconn_call(c, &req, count_rows, &n, &reply, why, sizeof why), 0);
+	assert_true(now_ns() - start > 2000 * MS); /* longer than the timeout */
+	assert_int_equal(n, LINES);
+	assert_int_equal(json_integer_value(json_object_get(reply, "count")), LINES);
+	json_decref(reply);
+	pthread_join(daemon, NULL);
+	jconn_close(c);
+	jbuf_free(&req);
+	listener_close(&l);
+}
+
+/* No listener at all: the usual message, at once. */
+static void jconn_no_listener(void **state)
+{
+	struct jconn *c;
+	char why[256];
+	(void)state;
+	assert_int_equal(jconn_connect("/nonexistent/sock", 100 * MS, &c, why, sizeof why), -1);
+	assert_string_equal(why, "/nonexistent/sock: No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jconn_no_answer_times_out),
+		cmocka_unit_test(jconn_connect_times_out),
+		cmocka_unit_test(jconn_send_times_out),
+		cmocka_unit_test(jconn_slow_stream_is_not_cut),
+		cmocka_unit_test(jconn_no_listener),
+	};
+	alarm(ALARM_SECONDS);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
