@@ -313,13 +313,20 @@ int tsd_config_file(struct tsd_config *cfg, const char *path)
 	FILE *f = fopen(path, "r");
 	char *line = NULL, origin[TSD_PATH_MAX + 32];
 	size_t cap = 0;
+	ssize_t n;
 	int rc = 0, lineno = 0;
 	if (!f)
 		return fail("--config", "%s: %s", path, strerror(errno));
-	while (rc == 0 && getline(&line, &cap, f) >= 0) {
+	while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		line[strcspn(line, "\n")] = '\0';
 		snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+		/* The line is read as a C string: a NUL byte would silently
+		 * cut a value ("token = /etc/tok\0junk"), so it is an error. */
+		if (memchr(line, '\0', (size_t)n)) {
+			rc = fail(origin, "a NUL byte in the line%s%s", "", "");
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
 		rc = config_line(cfg, line, origin);
 	}
 	if (rc == 0 && ferror(f))
@@ -375,6 +382,11 @@ static int read_token(struct tsd_config *cfg)
 		return fail("--token", "%s: %s", cfg->token_file, strerror(errno));
 	n = getline(&line, &cap, f);
 	fclose(f);
+	if (n > 0 && memchr(line, '\0', (size_t)n)) {
+		/* Compared as a C string, the token would end at the NUL. */
+		free(line);
+		return fail("--token", "%s: the token holds a NUL byte", cfg->token_file, "");
+	}
 	if (n > 0)
 		line[strcspn(line, "\r\n")] = '\0';
 	if (n <= 0 || !line[0] || strlen(line) > TSD_TOKEN_MAX) {

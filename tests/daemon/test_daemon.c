@@ -1197,6 +1197,68 @@ static void test_bad_unknown_field(void **state)
 	assert_int_equal(count_rows(f->c, "q"), 12);
 }
 
+/* A name (table, column, op, type, function) with a NUL or a control
+ * character in it is refused whole.  Before json_text, "x\u0000y"
+ * created table x and a drop of "q\u0000junk" dropped q: the C string
+ * the library was given ended at the NUL. */
+static void test_bad_nul_in_names(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'create','table':'x\\u0000y','columns':[{'name':'ts',"
+	                   "'type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'drop','table':'q\\u0000junk'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'drop','table':'q\\u0001'}", "EINVAL",
+	             "field \"table\": a control character (\\u0001) at offset 1");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	assert_int_equal(count_rows(f->c, "q"), 12);
+	expect_error(f->c, "{'op':'ping\\u0000junk'}", "EPROTO",
+	             "field \"op\": a NUL byte (\\u0000) at offset 4");
+	expect_error(f->c, "{'op':'schema','table':'q\\u0000'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'insert','table':'q\\u0000','rows':[['z',1,1,1]]}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'flush','table':'q\\u0000x'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	/* Column names and types in create and alter. */
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'a\\u0000b','type':'int32'},"
+	                   "{'name':'ts','type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "columns[0]: \"name\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'a','type':'int32\\u0000x'},"
+	                   "{'name':'ts','type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "columns[0] (column \"a\"): \"type\": a NUL byte (\\u0000) at offset 5");
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts\\u0000x']}",
+	             "EINVAL", "key[0]: a NUL byte (\\u0000) at offset 2");
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'w\\u0000x','type':'int32'}]}",
+	             "EINVAL", "add[0]: \"name\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'w\\u001fx','type':'int32'}]}",
+	             "EINVAL", "add[0]: \"name\": a control character (\\u001f) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','widen':['n\\u0000x']}",
+	             "EINVAL", "widen[0]: a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','ttl':'1h\\u0000x'}", "EINVAL",
+	             "field \"ttl\": expected a duration such as \"1h\" (<n><unit>, unit ns us ms s "
+	             "m h d w) or integer ns");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	expect(f->c, "{'op':'schema','table':'q'}",
+	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
+	       "{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s',"
+	       "'version':1}\n");
+	/* Column names of a query, functions of an aggregate. */
+	expect_error(f->c, "{'op':'query','table':'q','columns':['n\\u0000x']}", "EINVAL",
+	             "columns[0]: a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h',"
+	                   "'columns':{'v':['sum\\u0000x']}}",
+	             "EINVAL", "columns.v[0]: want one of count, sum, min, max, mean, first, last");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h\\u0000',"
+	                   "'columns':{'v':['sum']}}",
+	             "EINVAL", "field \"every\": expected a duration such as \"1h\" (<n><unit>, "
+	             "unit ns us ms s m h d w) or integer ns");
+}
+
 /* Insert into "r" a batch of a good row 0 and bad_row (single-quoted
  * JSON) as row 1; assert the error; nothing may be stored.  Twice: as a
  * short request, which the daemon parses with jansson, and with a long
@@ -2030,6 +2092,10 @@ static void test_auth_wrong_token_closes(void **state)
 	expect_refused(f->d, "s3cret2");
 	expect_refused(f->d, "S3cret");
 	expect_refused(f->d, "");
+	/* The token and junk after a NUL: the whole string is compared,
+	 * never the C string that ends at the NUL. */
+	expect_refused(f->d, "s3cret\\u0000junk");
+	expect_refused(f->d, "s3cret\\u0000");
 	/* The good token still opens a new connection. */
 	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_TCP));
 	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
@@ -2044,6 +2110,55 @@ static void test_auth_unix_free(void **state)
 	fill_q(f->c);
 	assert_int_equal(count_rows(f->c, "q"), 12);
 	expect(f->c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+}
+
+/* Whether the daemon's log holds needle. */
+static int log_has(const struct tsd_test_daemon *d, const char *needle)
+{
+	char line[1024];
+	int found = 0;
+	FILE *fp = fopen(d->log, "r");
+	if (!fp)
+		return 0;
+	while (!found && fgets(line, sizeof line, fp))
+		found = strstr(line, needle) != NULL;
+	fclose(fp);
+	return found;
+}
+
+/* Write n bytes to DIR/name; the path goes to path. */
+static void write_file(const struct tsd_test_daemon *d, const char *name, const char *p,
+                       size_t n, char *path, size_t size)
+{
+	FILE *fp;
+	snprintf(path, size, "%s/%s", d->dir, name);
+	assert_non_null(fp = fopen(path, "w"));
+	assert_int_equal(fwrite(p, 1, n, fp), n);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* A NUL in a config line or in the token file is refused at start: read
+ * as a C string it would cut the value short ("s3cret\0junk" would let
+ * "s3cret" in). */
+static void test_config_nul_refused(void **state)
+{
+	static const char conf[] = "workers = 2\0junk\n";
+	static const char token[] = "s3cret\0junk\n";
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	char path[TSD_TEST_PATH_MAX], want[TSD_TEST_PATH_MAX + 64];
+	(void)state;
+	assert_non_null(d);
+	write_file(d, "conf", conf, sizeof conf - 1, path, sizeof path);
+	const char *args1[] = {"--config", path, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args1), -1);
+	snprintf(want, sizeof want, "%s:1: a NUL byte in the line", path);
+	assert_true(log_has(d, want));
+	write_file(d, "token", token, sizeof token - 1, path, sizeof path);
+	const char *args2[] = {"--token", path, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args2), -1);
+	snprintf(want, sizeof want, "--token: %s: the token holds a NUL byte", path);
+	assert_true(log_has(d, want));
+	tsd_test_daemon_free(d);
 }
 
 /* ---- Anything a client sends ---- */
@@ -2151,6 +2266,7 @@ int main(void)
 		BOTH("bad_unknown_field", test_bad_unknown_field, setup),
 		BOTH("bad_schema", test_bad_schema, setup),
 		BOTH("bad_random_lines", test_bad_random_lines, setup),
+		BOTH("bad_nul_in_names", test_bad_nul_in_names, setup),
 		BOTH("insert_bad_row_width", test_insert_bad_row_width, setup),
 		BOTH("insert_bad_value_type", test_insert_bad_value_type, setup),
 		BOTH("insert_duplicate_key", test_insert_duplicate_key, setup),
@@ -2170,6 +2286,7 @@ int main(void)
 		ONCE("auth_tcp_required", test_auth_tcp_required, setup_token),
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
+		ONCE("config_nul_refused", test_config_nul_refused, NULL),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("TSD_TEST_FILTER")) /* e.g. "daemon_auth_*" */
