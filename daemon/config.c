@@ -39,7 +39,7 @@ enum field {
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
-	F_WORKERS, F_SHUTDOWN_TIMEOUT,
+	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
 };
 
 struct option_def {
@@ -69,6 +69,7 @@ static const struct option_def options[] = {
 	{"idle-timeout", K_DURATION, F_IDLE_TIMEOUT},
 	{"workers", K_COUNT, F_WORKERS},
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
+	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -79,6 +80,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->datadir = TSD_DEFAULT_DATADIR;
 	ts_options_init(&cfg->lib);
 	cfg->line_max = TSD_LINE_MAX_DEFAULT;
+	cfg->request_memory = TSD_REQUEST_MEMORY_DEFAULT;
 	cfg->max_connections = TSD_CONNECTIONS_MAX_DEFAULT;
 	cfg->chunk_rows = TSD_CHUNK_ROWS_DEFAULT;
 	cfg->idle_timeout = TSD_IDLE_TIMEOUT_DEFAULT;
@@ -209,6 +211,11 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		cfg->workers = (int)v;
 		break;
 	case F_SHUTDOWN_TIMEOUT: cfg->shutdown_timeout = v; break;
+	case F_REQUEST_MEMORY:
+		if (v <= 0)
+			return -1;
+		cfg->request_memory = (size_t)v;
+		break;
 	default: return -1;
 	}
 	return 0;

@@ -59,6 +59,13 @@
 #define TSD_CHECK_PROBLEMS_MAX 1000
 /* Longest token (the first line of --token FILE), bytes. */
 #define TSD_TOKEN_MAX 4096
+/* Memory held for requests by all connections together (input buffers
+ * and request lines): past it the daemon stops reading (backpressure).
+ * 256 MiB holds four lines of the default line-max at once, and stays a
+ * small share of a server's memory; set it lower on a small machine. */
+#define TSD_REQUEST_MEMORY_DEFAULT ((size_t)256 << 20)
+/* A connection's input buffer starts at this size and grows by doubling. */
+#define TSD_INPUT_CHUNK ((size_t)64 << 10)
 
 /* ---- Configuration (config.c) ----------------------------------------- */
 
@@ -72,6 +79,7 @@ struct tsd_config {
 	char *token;                        /* read from token_file */
 	ts_options lib;                     /* passed to ts_open */
 	size_t line_max;
+	size_t request_memory;              /* the budget, bytes */
 	int max_connections;
 	int chunk_rows;
 	int64_t idle_timeout;               /* ns, 0: never */
@@ -173,6 +181,13 @@ void tsd_stats_connection(int opened);
 void tsd_stats_request(enum tsd_op op, int code, int64_t ns);
 /* Count rows received by insert / sent by query, latest and aggregate. */
 void tsd_stats_rows(uint64_t in, uint64_t out);
+/* The request memory held now and the connections paused for it (the
+ * peak is kept); a pause; a connection refused at max-connections; one
+ * closed by idle-timeout. */
+void tsd_stats_memory(size_t used, int paused);
+void tsd_stats_pause(void);
+void tsd_stats_refused(void);
+void tsd_stats_timeout(void);
 
 /* Append the daemon's counters to the JSON object being written in b
  * (",\"name\":value" members). */

@@ -2161,6 +2161,257 @@ static void test_config_nul_refused(void **state)
 	tsd_test_daemon_free(d);
 }
 
+/* ---- The request memory budget, idle lines, max-connections ---- */
+
+#define MEM_CONNS 24
+#define MEM_LINE (400 << 10)        /* bytes of each long request line */
+#define MEM_BUDGET (1 << 20)        /* --max-request-memory */
+#define MEM_LINE_MAX (512 << 10)    /* --line-max */
+/* What the daemon may hold at most (daemon/server.c, fits): the budget;
+ * one input chunk (64 KiB) for each connection that holds nothing else;
+ * and the favoured connection's input buffer, at most twice its line. */
+#define MEM_BOUND (MEM_BUDGET + (MEM_CONNS + 1) * (64 << 10) + 2 * MEM_LINE_MAX)
+
+static int setup_memory(void **state)
+{
+	static const char *const args[] = {"--max-request-memory", "1M", "--line-max", "512k", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* The daemon's own counters ({"op":"stats"}), one object. */
+static json_t *daemon_stats(struct tsd_test_conn *c)
+{
+	json_t *lines = NULL, *st;
+	assert_int_equal(tsd_test_send_line(c, "{\"op\":\"stats\"}"), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 1);
+	st = json_incref(json_array_get(lines, 0));
+	json_decref(lines);
+	return st;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the daemon counts n open connections (it sees a client's
+ * close a moment after the client made it). */
+static void wait_connections(struct tsd_test_conn *c, json_int_t n)
+{
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	for (;;) {
+		json_t *st = daemon_stats(c);
+		json_int_t open = stat_int(st, "connections");
+		json_decref(st);
+		if (open == n)
+			break;
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+}
+
+/* A client sending one long ping (its "id" and MEM_LINE bytes of blanks):
+ * all but the last "}\n" at once, the rest once *go is set. */
+struct long_line {
+	pthread_t thread;
+	struct tsd_test_conn *c;
+	int id;
+	atomic_int *go;
+	int sent, answered;
+};
+
+static void *long_line_main(void *arg)
+{
+	struct long_line *l = arg;
+	char *line = malloc(MEM_LINE), *got = NULL;
+	int n;
+	if (!line)
+		return NULL;
+	n = snprintf(line, MEM_LINE, "{\"op\":\"ping\",\"id\":%d", l->id);
+	memset(line + n, ' ', MEM_LINE - (size_t)n);
+	l->sent = tsd_test_send(l->c, line, MEM_LINE) == 0;
+	while (l->sent && !atomic_load(l->go))
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", l->id);
+	if (l->sent && tsd_test_send(l->c, "}\n", 2) == 0 &&
+	    tsd_test_read_response(l->c, WAIT, NULL, &got) == 0)
+		l->answered = strcmp(got, want) == 0;
+	free(want);
+	free(got);
+	free(line);
+	return NULL;
+}
+
+/* Many connections each in the middle of a long line: the daemon stops
+ * reading past --max-request-memory (its accounting stays under the
+ * bound), answers a short request meanwhile, and -- one
+ * connection at a time being let past the budget to finish its line --
+ * answers every long line once the clients finish them: no deadlock.
+ * (Before the budget, the daemon read all 24 partial lines: RssAnon
+ * grew by about 10 MB against a bound of 3.6 MB, and this test failed
+ * with that message.) */
+static void test_memory_budget(void **state)
+{
+	/* Static: a failed assertion leaves the threads running. */
+	static struct long_line l[MEM_CONNS];
+	static atomic_int go;
+	struct fixture *f = *state;
+	long rss0 = tsd_test_daemon_status_kb(f->d, "RssAnon"), rss = rss0;
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	json_t *st;
+	assert_true(rss0 > 0);
+	atomic_store(&go, 0);
+	for (int i = 0; i < MEM_CONNS; i++) {
+		l[i] = (struct long_line){.id = i, .go = &go};
+		assert_non_null(l[i].c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+		assert_int_equal(pthread_create(&l[i].thread, NULL, long_line_main, &l[i]), 0);
+	}
+	/* Wait until the daemon pauses a reader (or, without a budget,
+	 * until it has read far more than the bound). */
+	for (;;) {
+		st = daemon_stats(f->c);
+		rss = tsd_test_daemon_status_kb(f->d, "RssAnon");
+		json_t *pauses = json_object_get(st, "read_pauses");
+		if (json_integer_value(pauses) > 0 || (!pauses && (rss - rss0) * 1024 > MEM_BOUND))
+			break;
+		json_decref(st);
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+	if (!json_object_get(st, "read_pauses"))
+		fail_msg("no backpressure: RssAnon grew by %ld kB, the bound is %d kB",
+		         rss - rss0, MEM_BOUND >> 10);
+	assert_true(stat_int(st, "read_pauses") > 0);
+	assert_true(stat_int(st, "connections_paused") > 0);
+	assert_true(stat_int(st, "request_memory") <= MEM_BOUND);
+	json_decref(st);
+	ping_ok(f->c); /* short requests are still read */
+	atomic_store(&go, 1);
+	for (int i = 0; i < MEM_CONNS; i++) {
+		assert_int_equal(pthread_join(l[i].thread, NULL), 0);
+		assert_true(l[i].sent);
+		assert_true(l[i].answered);
+		tsd_test_close(l[i].c);
+	}
+	/* Everything released: what is held is the stats line itself. */
+	wait_connections(f->c, 1);
+	st = daemon_stats(f->c);
+	if (getenv("TSD_TEST_VERBOSE"))
+		json_dumpf(st, stderr, 0);
+	assert_int_equal(stat_int(st, "request_memory"), strlen("{\"op\":\"stats\"}"));
+	assert_int_equal(stat_int(st, "connections_paused"), 0);
+	assert_true(stat_int(st, "request_memory_peak") <= MEM_BOUND);
+	assert_true(stat_int(st, "request_memory_peak") > MEM_BUDGET / 2);
+	json_decref(st);
+}
+
+/* A line longer than both the budget and line-max still gets its
+ * ETOOBIG (the connection is let past the budget to reach the limit). */
+static void test_memory_budget_line_too_long(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = (256 << 10) + 1;
+	char *line = malloc(n);
+	assert_non_null(line);
+	memset(line, ' ', n);
+	memcpy(line, "{\"op\":\"ping\"", 12);
+	/* One byte past line-max (256k), four times the budget (64k):
+	 * ETOOBIG, then EOF. */
+	assert_int_equal(tsd_test_send(f->c, line, n), 0);
+	expect_too_big_then_eof(f->c);
+	free(line);
+}
+
+static int setup_memory_small(void **state)
+{
+	static const char *const args[] = {"--max-request-memory", "64k", "--line-max", "256k",
+	                                   NULL};
+	return start_fixture(state, args, 0);
+}
+
+static int setup_idle(void **state)
+{
+	static const char *const args[] = {"--idle-timeout", "300ms", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* A client that sends a line a byte at a time, each byte well within
+ * idle-timeout of the last, is cut once the line has taken longer than
+ * idle-timeout; a connection answering its requests is not. */
+static void test_idle_partial_line(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *d = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	int rc = TSD_TEST_TIMEOUT;
+	char *line = NULL;
+	json_t *st;
+	assert_non_null(d);
+	assert_int_equal(tsd_test_send(d, "{", 1), 0);
+	while (rc == TSD_TEST_TIMEOUT) {
+		if (tsd_test_send(d, " ", 1) < 0)
+			break; /* closed while sending */
+		rc = tsd_test_read_line(d, 50, &line, NULL);
+		assert_true(mono_ms() < deadline);
+	}
+	assert_true(rc == TSD_TEST_TIMEOUT || rc == TSD_TEST_EOF || rc == TSD_TEST_ERROR);
+	assert_null(line);
+	tsd_test_close(d);
+	/* The fixture's connection, idle since before the line began, is
+	 * closed too: by the same sweep at the latest. */
+	assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_EOF);
+	assert_non_null(d = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	st = daemon_stats(d);
+	assert_int_equal(stat_int(st, "connections_timed_out"), 2);
+	json_decref(st);
+	tsd_test_close(d);
+}
+
+static int setup_max_connections(void **state)
+{
+	static const char *const args[] = {"--max-connections", "3", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* The connection past max-connections gets one EBUSY line, then EOF;
+ * the others are served, and once one closes a new one is served. */
+static void test_max_connections(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c[3] = {NULL};
+	char *got = NULL;
+	json_t *st;
+	/* The start's probes may not be closed yet: wait until only the
+	 * fixture's connection is open. */
+	wait_connections(f->c, 1);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(c[i] = tsd_test_connect(f->d, i ? TSD_TEST_TCP : TSD_TEST_UNIX));
+		ping_ok(c[i]);
+	}
+	assert_non_null(c[2] = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(tsd_test_read_response(c[2], WAIT, NULL, &got), 0);
+	assert_string_equal(got, "{\"ok\":false,\"error\":{\"code\":\"EBUSY\","
+	                         "\"message\":\"too many connections\"}}\n");
+	free(got);
+	got = NULL;
+	assert_int_equal(tsd_test_read_line(c[2], WAIT, &got, NULL), TSD_TEST_EOF);
+	tsd_test_close(c[2]);
+	st = daemon_stats(f->c);
+	assert_int_equal(stat_int(st, "connections_refused"), 1);
+	json_decref(st);
+	/* One leaves: a new connection is served once the daemon has seen
+	 * it go. */
+	tsd_test_close(c[1]);
+	wait_connections(f->c, 2);
+	assert_non_null(c[1] = tsd_test_connect(f->d, TSD_TEST_TCP));
+	ping_ok(c[1]);
+	tsd_test_close(c[1]);
+	tsd_test_close(c[0]);
+}
+
 /* ---- Anything a client sends ---- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -2287,6 +2538,10 @@ int main(void)
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
 		ONCE("config_nul_refused", test_config_nul_refused, NULL),
+		ONCE("memory_budget_many_long_lines", test_memory_budget, setup_memory),
+		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
+		ONCE("idle_timeout_partial_line", test_idle_partial_line, setup_idle),
+		ONCE("max_connections_refused", test_max_connections, setup_max_connections),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("TSD_TEST_FILTER")) /* e.g. "daemon_auth_*" */
