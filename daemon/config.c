@@ -14,6 +14,7 @@
  * tsd_config_finish.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ enum kind {
 };
 
 enum field {
-	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN,
+	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN, F_LOG_FILE,
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
@@ -55,6 +56,7 @@ static const struct option_def options[] = {
 	{"sync", K_SYNC, F_SYNC},
 	{"config", K_PATH, F_CONFIG},
 	{"token", K_PATH, F_TOKEN},
+	{"log-file", K_PATH, F_LOG_FILE},
 	{"sync-interval", K_DURATION, F_SYNC_INTERVAL},
 	{"max-future", K_DURATION, F_MAX_FUTURE},
 	{"flush-size", K_SIZE, F_FLUSH_SIZE},
@@ -135,6 +137,11 @@ static const char *keep(struct tsd_config *cfg, const char *s)
 	cfg->owned = owned;
 	cfg->owned[cfg->nowned++] = copy;
 	return copy;
+}
+
+const char *tsd_config_keep(struct tsd_config *cfg, const char *s)
+{
+	return keep(cfg, s);
 }
 
 /* "64M" and friends; powers of 1024. */
@@ -231,6 +238,7 @@ static int set_path(struct tsd_config *cfg, enum field f, const char *value)
 	case F_MOUNT: cfg->mount = copy; break;
 	case F_CONFIG: cfg->config_file = copy; break;
 	case F_TOKEN: cfg->token_file = copy; break;
+	case F_LOG_FILE: cfg->log_file = copy; break;
 	default: return -1;
 	}
 	return 0;
@@ -407,10 +415,13 @@ static int read_token(struct tsd_config *cfg)
 
 int tsd_config_finish(struct tsd_config *cfg)
 {
-	static char socket_addr[TSD_PATH_MAX + 8];
+	char socket_addr[TSD_PATH_MAX + 8];
 	if (cfg->nlisten == 0) {
+		/* A copy of cfg's own: a reload builds a second config, and the
+		 * running listeners must keep their path. */
 		snprintf(socket_addr, sizeof socket_addr, "unix:%s/%s", cfg->datadir, TSD_SOCKET_NAME);
-		cfg->listen[cfg->nlisten++] = socket_addr;
+		if (!(cfg->listen[cfg->nlisten++] = keep(cfg, socket_addr)))
+			return fail("--listen", "out of memory%s%s", "", "");
 		cfg->listen[cfg->nlisten++] = TSD_DEFAULT_TCP;
 	}
 	if (cfg->token_file && read_token(cfg) < 0)
@@ -420,4 +431,39 @@ int tsd_config_finish(struct tsd_config *cfg)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
 			            cfg->listen[i], "");
 	return 0;
+}
+
+/* ---- The token, replaced by a reload while workers compare with it ---- */
+
+static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Compare a[0..na) with the C string b in time independent of where
+ * they differ.  a is the client's, and may hold NUL bytes: it is
+ * compared whole, so "s3cret\u0000junk" is not "s3cret". */
+static int token_equal(const char *a, size_t na, const char *b)
+{
+	size_t nb = strlen(b);
+	unsigned char diff = na != nb;
+	for (size_t i = 0; i < nb; i++)
+		diff |= (unsigned char)(a[i < na ? i : 0] ^ b[i]);
+	return diff == 0;
+}
+
+int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len)
+{
+	int ok;
+	pthread_mutex_lock(&token_lock);
+	ok = !cfg->token || token_equal(token, len, cfg->token);
+	pthread_mutex_unlock(&token_lock);
+	return ok;
+}
+
+void tsd_token_replace(struct tsd_config *cfg, char *token)
+{
+	char *old;
+	pthread_mutex_lock(&token_lock);
+	old = cfg->token;
+	cfg->token = token;
+	pthread_mutex_unlock(&token_lock);
+	free(old);
 }

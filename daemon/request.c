@@ -813,7 +813,8 @@ static void stream(struct tsd_request *r, const struct tsd_context *ctx)
 	const ts_value *row = NULL;
 	int n, rc = 0, rows = 0;
 	size_t start = r->out.len;
-	while (rows < ctx->cfg->chunk_rows && r->out.len - start < TSD_CHUNK_BYTES &&
+	int chunk_rows = __atomic_load_n(&ctx->cfg->chunk_rows, __ATOMIC_RELAXED);
+	while (rows < chunk_rows && r->out.len - start < TSD_CHUNK_BYTES &&
 	       (rc = ts_cursor_next(r->cursor, &row, &n)) == 0 && row) {
 		if (rows++ == 0) {
 			begin_line(r);
@@ -1015,18 +1016,6 @@ static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 	return 0;
 }
 
-/* Compare a[0..na) with the C string b in time independent of where
- * they differ.  a is the client's, and may hold NUL bytes: it is
- * compared whole, so "s3cret\u0000junk" is not "s3cret". */
-static int token_equal(const char *a, size_t na, const char *b)
-{
-	size_t nb = strlen(b);
-	unsigned char diff = na != nb;
-	for (size_t i = 0; i < nb; i++)
-		diff |= (unsigned char)(a[i < na ? i : 0] ^ b[i]);
-	return diff == 0;
-}
-
 static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *authed)
 {
 	json_t *token = json_object_get(r->json, "token");
@@ -1035,8 +1024,7 @@ static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *au
 	if (!json_is_string(token))
 		return fail(r, TS_EPROTO, "field \"token\": expected a string, got %s",
 		            val_json_kind(token));
-	if (ctx->cfg->token && !token_equal(json_string_value(token), json_string_length(token),
-	                                    ctx->cfg->token)) {
+	if (!tsd_token_check(ctx->cfg, json_string_value(token), json_string_length(token))) {
 		r->closes = 1;
 		return fail(r, TSD_EAUTH, "wrong token; closing the connection");
 	}

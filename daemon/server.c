@@ -35,6 +35,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,7 +109,7 @@ struct server {
 	int nlisteners;
 	struct conn *conns;
 	int nconns;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sighup;
 	uv_timer_t sweep;
 	int stopping;
 	uint64_t deadline;           /* uv_now by which draining must end */
@@ -118,6 +119,35 @@ struct server {
 	struct conn *favoured;       /* may read past the budget to end its line */
 	uint64_t favoured_lines;     /* its nlines when favoured */
 };
+
+/* The standard error the daemon was started with, once a log file
+ * has replaced it. */
+static int first_stderr = -1;
+
+int tsd_log_open(const char *path)
+{
+	int fd;
+	if (!path) {
+		if (first_stderr >= 0 && dup2(first_stderr, STDERR_FILENO) < 0)
+			tsd_log("standard error: %s", strerror(errno));
+		return 0;
+	}
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) < 0) {
+		tsd_log("log-file: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (first_stderr < 0)
+		first_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	/* dup2 replaces the descriptor in one step: a line written by
+	 * another thread meanwhile goes to the old file or the new. */
+	if (dup2(fd, STDERR_FILENO) < 0) {
+		tsd_log("log-file: %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
 
 void tsd_log(const char *fmt, ...)
 {
@@ -132,6 +162,7 @@ void tsd_log(const char *fmt, ...)
 static void pump(struct conn *c);
 static void take_lines(struct conn *c);
 static void close_conn(struct conn *c);
+static void close_handles(struct server *srv);
 
 /* ---- The request memory budget ---- */
 
@@ -621,9 +652,7 @@ static void close_cb(uv_handle_t *h)
 		free_conn(c);
 	regulate(srv);
 	if (srv->stopping && srv->nconns == 0) {
-		uv_close((uv_handle_t *)&srv->sweep, NULL);
-		uv_close((uv_handle_t *)&srv->sigterm, NULL);
-		uv_close((uv_handle_t *)&srv->sigint, NULL);
+		close_handles(srv);
 	}
 }
 
@@ -696,7 +725,10 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* ---- Listeners ---- */
 
-/* Whether something accepts connections at the unix socket path. */
+/* Whether something listens at the unix socket path.  Only a refused
+ * connection proves the socket stale (its daemon died): a listener
+ * whose backlog is full (EAGAIN), or any other doubt, counts as alive,
+ * so that a live daemon's socket is never removed. */
 static int socket_alive(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -704,7 +736,8 @@ static int socket_alive(const char *path)
 	if (fd < 0)
 		return 1;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ||
+	        (errno != ECONNREFUSED && errno != ENOENT);
 	close(fd);
 	return alive;
 }
@@ -722,9 +755,11 @@ static int listen_unix(struct server *srv, struct listener *l, const char *path)
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode) || socket_alive(path)) {
 			tsd_log("%s: %s", l->addr, S_ISSOCK(st.st_mode)
-			        ? "another daemon is listening there" : "exists and is not a socket");
+			        ? "another daemon is listening there (stop it first, or listen elsewhere)"
+			        : "exists and is not a socket");
 			return -1;
 		}
+		tsd_log("%s: removing the stale socket of a daemon that is gone", l->addr);
 		unlink(path);
 	}
 	if ((rc = uv_pipe_init(srv->loop, &l->h.pipe, 0)) < 0)
@@ -868,28 +903,148 @@ static void stop(struct server *srv)
 		pump(c);
 	}
 	if (srv->nconns == 0) {
-		uv_close((uv_handle_t *)&srv->sweep, NULL);
-		uv_close((uv_handle_t *)&srv->sigterm, NULL);
-		uv_close((uv_handle_t *)&srv->sigint, NULL);
+		close_handles(srv);
 	}
 }
 
 static void signal_cb(uv_signal_t *s, int signum)
 {
+	(void)signum;
 	stop(s->data);
+}
+
+/* ---- SIGHUP: reload ---- */
+
+static int differ(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* A value reloaded: set it and say so. */
+static void reload_size(const char *name, size_t *cur, size_t fresh)
+{
+	if (*cur != fresh)
+		tsd_log("reload: %s: %zu -> %zu", name, *cur, fresh);
+	*cur = fresh;
+}
+
+static void reload_ns(const char *name, int64_t *cur, int64_t fresh)
+{
+	char a[TS_DURATION_BUFSZ], b[TS_DURATION_BUFSZ];
+	if (*cur != fresh) {
+		ts_duration_format(*cur, a, sizeof a);
+		ts_duration_format(fresh, b, sizeof b);
+		tsd_log("reload: %s: %s -> %s", name, a, b);
+	}
+	*cur = fresh;
+}
+
+static void reload_int(const char *name, int *cur, int fresh)
+{
+	if (*cur != fresh)
+		tsd_log("reload: %s: %d -> %d", name, *cur, fresh);
+	/* chunk-rows is read by the workers */
+	__atomic_store_n(cur, fresh, __ATOMIC_RELAXED);
+}
+
+/* What only a restart can change: say that it changed, and that it
+ * waits for the next start. */
+static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
+{
+	int listen = cfg->nlisten != fresh->nlisten;
+	for (int i = 0; !listen && i < cfg->nlisten; i++)
+		listen = strcmp(cfg->listen[i], fresh->listen[i]) != 0;
+	fresh->lib.flags |= TS_OPEN_CREATE; /* as tsd_serve set it */
+	const char *what[] = {
+		differ(cfg->datadir, fresh->datadir) ? "data" : NULL,
+		listen ? "listen" : NULL,
+		differ(cfg->mount, fresh->mount) ? "mount" : NULL,
+		cfg->workers != fresh->workers ? "workers" : NULL,
+		memcmp(&cfg->lib, &fresh->lib, sizeof cfg->lib) != 0
+		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "
+		  "flush-age, merge-max-size, merge-delay, block-cache-size, no-merge)" : NULL,
+	};
+	for (size_t i = 0; i < sizeof what / sizeof what[0]; i++)
+		if (what[i])
+			tsd_log("reload: %s changed: it takes effect only at the next start", what[i]);
+}
+
+/* The token and the log file. */
+static void reload_files(struct tsd_config *cfg, struct tsd_config *fresh)
+{
+	if (differ(cfg->token, fresh->token)) {
+		tsd_log("reload: token: %s (new TCP connections; those authenticated stay so)",
+		        !fresh->token ? "removed" : !cfg->token ? "set" : "changed");
+		tsd_token_replace(cfg, fresh->token);
+		fresh->token = NULL;
+	}
+	if (differ(cfg->log_file, fresh->log_file)) {
+		tsd_log("reload: log-file: %s -> %s", cfg->log_file ? cfg->log_file : "stderr",
+		        fresh->log_file ? fresh->log_file : "stderr");
+		cfg->log_file = fresh->log_file ? tsd_config_keep(cfg, fresh->log_file) : NULL;
+	}
+}
+
+/* Read the configuration again (config file, then command line, as at
+ * the start): apply the limits, timeouts and token, reopen the log
+ * file, and log what changed and what would need a restart.  A
+ * configuration that does not load changes nothing. */
+static void reload(struct server *srv)
+{
+	struct tsd_config fresh, *cfg = srv->cfg;
+	/* First the log: the messages below go to the file reopened. */
+	if (cfg->log_file)
+		tsd_log_open(cfg->log_file);
+	tsd_log("SIGHUP: reloading the configuration%s%s", cfg->config_file ? " from " : "",
+	        cfg->config_file ? cfg->config_file : "");
+	if (!cfg->load || cfg->load(&fresh) < 0) {
+		if (cfg->load)
+			tsd_config_free(&fresh);
+		tsd_log("reload failed: still serving with the configuration as it was");
+		return;
+	}
+	if (differ(cfg->log_file, fresh.log_file) && tsd_log_open(fresh.log_file) < 0)
+		fresh.log_file = cfg->log_file; /* keep logging where it was */
+	reload_files(cfg, &fresh);
+	reload_size("line-max", &cfg->line_max, fresh.line_max);
+	reload_size("max-request-memory", &cfg->request_memory, fresh.request_memory);
+	reload_int("max-connections", &cfg->max_connections, fresh.max_connections);
+	reload_int("chunk-rows", &cfg->chunk_rows, fresh.chunk_rows);
+	reload_ns("idle-timeout", &cfg->idle_timeout, fresh.idle_timeout);
+	reload_ns("shutdown-timeout", &cfg->shutdown_timeout, fresh.shutdown_timeout);
+	report_fixed(cfg, &fresh);
+	tsd_config_free(&fresh);
+	regulate(srv); /* a larger budget lets paused connections read */
+	tsd_log("reloaded");
+}
+
+static void sighup_cb(uv_signal_t *s, int signum)
+{
+	(void)signum;
+	reload(s->data);
 }
 
 /* ---- Serving ---- */
 
+static void close_handles(struct server *srv)
+{
+	uv_close((uv_handle_t *)&srv->sweep, NULL);
+	uv_close((uv_handle_t *)&srv->sigterm, NULL);
+	uv_close((uv_handle_t *)&srv->sigint, NULL);
+	uv_close((uv_handle_t *)&srv->sighup, NULL);
+}
+
 static int start_handles(struct server *srv)
 {
-	srv->sweep.data = srv->sigterm.data = srv->sigint.data = srv;
+	srv->sweep.data = srv->sigterm.data = srv->sigint.data = srv->sighup.data = srv;
 	if (uv_timer_init(srv->loop, &srv->sweep) < 0 ||
 	    uv_signal_init(srv->loop, &srv->sigterm) < 0 ||
 	    uv_signal_init(srv->loop, &srv->sigint) < 0 ||
+	    uv_signal_init(srv->loop, &srv->sighup) < 0 ||
 	    uv_timer_start(&srv->sweep, sweep_cb, 1000, 1000) < 0 ||
 	    uv_signal_start(&srv->sigterm, signal_cb, SIGTERM) < 0 ||
-	    uv_signal_start(&srv->sigint, signal_cb, SIGINT) < 0) {
+	    uv_signal_start(&srv->sigint, signal_cb, SIGINT) < 0 ||
+	    uv_signal_start(&srv->sighup, sighup_cb, SIGHUP) < 0) {
 		tsd_log("cannot set up the event loop");
 		return -1;
 	}
@@ -905,6 +1060,8 @@ int tsd_serve(struct tsd_config *cfg)
 	memset(&srv, 0, sizeof srv);
 	srv.cfg = cfg;
 	srv.ctx.cfg = cfg;
+	if (cfg->log_file && tsd_log_open(cfg->log_file) < 0)
+		return 1;
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
 	cfg->lib.flags |= TS_OPEN_CREATE;
@@ -927,9 +1084,7 @@ int tsd_serve(struct tsd_config *cfg)
 		status = 0;
 	} else {
 		close_listeners(&srv);
-		uv_close((uv_handle_t *)&srv.sweep, NULL);
-		uv_close((uv_handle_t *)&srv.sigterm, NULL);
-		uv_close((uv_handle_t *)&srv.sigint, NULL);
+		close_handles(&srv);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
 	tsd_mount_stop(mount);

@@ -31,6 +31,7 @@
  * wildcards, e.g. "daemon_auth_*"); TSD_TEST_VERBOSE=1 sends the
  * daemons' logs to stderr instead of their directories.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -2412,6 +2414,162 @@ static void test_max_connections(void **state)
 	tsd_test_close(c[0]);
 }
 
+/* ---- Signals and restarts ---- */
+
+/* Wait until the daemon's log file `path` holds needle; fail if the
+ * daemon dies first. */
+static void wait_log(struct tsd_test_daemon *d, const char *path, const char *needle)
+{
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	struct tsd_test_daemon view = *d;
+	snprintf(view.log, sizeof view.log, "%s", path);
+	while (!log_has(&view, needle)) {
+		if (!tsd_test_daemon_alive(d))
+			fail_msg("the daemon died before logging \"%s\"", needle);
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+}
+
+/* SIGHUP reloads and the daemon serves on; SIGTERM then stops it with
+ * status 0 and removes its socket.  (Before, SIGHUP killed it: status
+ * 129, socket left behind.) */
+static void test_sighup_serves_on(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	fill_q(f->c);
+	assert_int_equal(kill(f->d->pid, SIGHUP), 0);
+	wait_log(f->d, f->d->log, "tsstored: reloaded");
+	ping_ok(f->c);
+	assert_int_equal(count_rows(f->c, "q"), 12);
+	assert_int_equal(kill(f->d->pid, SIGHUP), 0); /* and again */
+	ping_ok(f->c);
+	assert_int_equal(tsd_test_daemon_stop(f->d, WAIT), 0);
+	assert_int_equal(stat(f->d->sock, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* Write text to DIR/name. */
+static void put_file(const struct tsd_test_daemon *d, const char *name, const char *text)
+{
+	char path[TSD_TEST_PATH_MAX];
+	write_file(d, name, text, strlen(text), path, sizeof path);
+}
+
+/* Auth over a new TCP connection with token: ok, or refused. */
+static void expect_auth(struct tsd_test_daemon *d, const char *token)
+{
+	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_TCP);
+	char *req = fmt("{'op':'auth','token':'%s'}", token);
+	assert_non_null(c);
+	expect(c, req, "{'ok':true}\n");
+	ping_ok(c);
+	tsd_test_close(c);
+	free(req);
+}
+
+/* SIGHUP with a changed config file: the new token holds for new
+ * connections (one authenticated before stays so), the new line-max
+ * applies, the log file is reopened (rotation), what needs a restart
+ * is reported; a config that does not load changes nothing. */
+static void test_sighup_reload(void **state)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	struct tsd_test_conn *a = NULL, *u = NULL;
+	char conf[TSD_TEST_PATH_MAX], logf[TSD_TEST_PATH_MAX - 8], old[TSD_TEST_PATH_MAX];
+	char *text, *big = padded_ping(2000);
+	(void)state;
+	assert_non_null(d);
+	snprintf(conf, sizeof conf, "%s/conf", d->dir);
+	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
+	snprintf(old, sizeof old, "%s.1", logf);
+	put_file(d, "token", "s3cret\n");
+	text = fmt("token = %s/token\nlog-file = %s\nline-max = 4k\n", d->dir, logf);
+	put_file(d, "conf", text);
+	free(text);
+	const char *args[] = {"--config", conf, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), 0);
+	assert_non_null(a = tsd_test_connect(d, TSD_TEST_TCP));
+	expect(a, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	assert_non_null(u = tsd_test_connect(d, TSD_TEST_UNIX));
+	expect(u, big, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	/* The new configuration; the log rotated away. */
+	put_file(d, "token", "n3w\n");
+	text = fmt("token = %s/token\nlog-file = %s\nline-max = 1k\nworkers = 2\n", d->dir, logf);
+	put_file(d, "conf", text);
+	free(text);
+	assert_int_equal(rename(logf, old), 0);
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, logf, "tsstored: reloaded");
+	expect_refused(d, "s3cret");
+	expect_auth(d, "n3w");
+	ping_ok(a); /* authenticated before the reload */
+	assert_int_equal(tsd_test_send_line(u, big), 0);
+	expect_too_big_then_eof(u);
+	tsd_test_close(u);
+	/* What the logs say. */
+	struct tsd_test_daemon view = *d;
+	snprintf(view.log, sizeof view.log, "%s", old);
+	assert_true(log_has(&view, "tsstored: serving "));
+	snprintf(view.log, sizeof view.log, "%s", logf);
+	assert_true(log_has(&view, "tsstored: reload: token: changed"));
+	assert_true(log_has(&view, "tsstored: reload: line-max: 4096 -> 1024"));
+	assert_true(log_has(&view, "tsstored: reload: workers changed: it takes effect only at "
+	                           "the next start"));
+	/* A config that does not load: nothing changes. */
+	put_file(d, "conf", "workers = many\n");
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, logf, "reload failed: still serving with the configuration as it was");
+	expect_auth(d, "n3w");
+	ping_ok(a);
+	tsd_test_close(a);
+	assert_int_equal(tsd_test_daemon_stop(d, WAIT), 0);
+	tsd_test_daemon_free(d);
+	free(big);
+}
+
+/* A socket left by a daemon killed with SIGKILL is replaced at the next
+ * start. */
+static void test_stale_socket_replaced(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	fill_q(f->c);
+	tsd_test_close(f->c);
+	f->c = NULL;
+	tsd_test_daemon_kill(f->d);
+	assert_int_equal(stat(f->d->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(tsd_test_daemon_start(f->d, NULL), 0);
+	assert_true(log_has(f->d, "removing the stale socket of a daemon that is gone"));
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(count_rows(f->c, "q"), 12);
+}
+
+/* A second daemon (another database) asked to listen on a live daemon's
+ * socket refuses to start, and the first is unharmed: its socket file
+ * is still there and it serves old and new connections. */
+static void test_live_socket_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_daemon *d2 = tsd_test_daemon_new();
+	struct tsd_test_conn *c;
+	struct stat st;
+	assert_non_null(d2);
+	fill_q(f->c);
+	memcpy(d2->sock, f->d->sock, sizeof d2->sock);
+	assert_int_equal(tsd_test_daemon_start(d2, NULL), -1);
+	assert_true(log_has(d2, "another daemon is listening there"));
+	assert_int_equal(stat(f->d->sock, &st), 0);
+	ping_ok(f->c);
+	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(count_rows(c, "q"), 12);
+	tsd_test_close(c);
+	tsd_test_daemon_free(d2);
+	assert_int_equal(stat(f->d->sock, &st), 0);
+}
+
 /* ---- Anything a client sends ---- */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -2542,6 +2700,10 @@ int main(void)
 		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
 		ONCE("idle_timeout_partial_line", test_idle_partial_line, setup_idle),
 		ONCE("max_connections_refused", test_max_connections, setup_max_connections),
+		ONCE("sighup_serves_on", test_sighup_serves_on, setup),
+		ONCE("sighup_reload", test_sighup_reload, NULL),
+		ONCE("stale_socket_replaced", test_stale_socket_replaced, setup),
+		ONCE("live_socket_refused", test_live_socket_refused, setup),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("TSD_TEST_FILTER")) /* e.g. "daemon_auth_*" */
