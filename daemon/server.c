@@ -21,6 +21,22 @@
  * so a connection holds at most one line, the waiting requests, one
  * request's state and the queued output.
  *
+ * Memory for requests is also bounded for all connections together
+ * (max-request-memory): account() counts each connection's input buffer
+ * and request lines into server.mem_used; alloc_cb grows a buffer only
+ * when fits() says so, else libuv reports UV_ENOBUFS and the connection
+ * pauses (pause_for_memory) until regulate() finds its growth fits
+ * again.  regulate() also favours one paused connection, the one with
+ * the longest partial line, which may read past the budget until its
+ * line is cut and has run (favour_done): so whatever every connection
+ * holds, one always progresses.  Reads of a connection holding no input
+ * go into the loop's slab, and only a partial line is kept (keep_rest),
+ * so idle connections hold nothing.  With idle-timeout, a partial line
+ * must be finished within it from its first byte (sweep_cb).
+ *
+ * SIGHUP: reload() builds the configuration afresh (cfg->load) and
+ * applies what can change while serving; see tsstored(8).
+ *
  * A connection's life: reading -> (EOF, over-long line, refused token, or
  * shutdown) draining: no more reading, the requests already received run
  * and their responses are written -> closing: uv_close -> freed, once the
