@@ -247,8 +247,9 @@ static void regulate(struct server *srv)
 			continue;
 		if (fits(c, c->want))
 			resume(c);
-		else if (!best || c->inlen > best->inlen)
-			best = c;
+		else if (c->inlen && (!best || c->inlen > best->inlen))
+			best = c; /* only a partial line needs favour: the
+			           * requests of the others end on their own */
 	}
 	if (!srv->favoured && best && best->mem_paused && !best->closing) {
 		srv->favoured = best;
