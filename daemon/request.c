@@ -558,7 +558,7 @@ static int alter_check(struct tsd_request *r, json_t *add, json_t *widen)
 		}
 	}
 	json_array_foreach(widen, i, v) {
-		const char *name = json_string_value(v);
+		const char *name = json_string_value(v); /* op_alter checked: no NUL */
 		ts_type t = rc < 0 ? TS_INT32 : alter_type(r->schema, cols, n, name);
 		if (t == TS_NONE)
 			rc = fail(r, TS_ENOENT, "table \"%s\": column \"%.80s\": no such column", table, name);
@@ -593,7 +593,7 @@ static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 	}
 	if (alter_check(r, add, widen) < 0 || (add && alter_add(r, add) < 0))
 		return r->code;
-	json_array_foreach(widen, i, v)
+	json_array_foreach(widen, i, v) /* names checked above: no NUL */
 		if ((rc = ts_alter_widen(r->table, json_string_value(v))) < 0)
 			return lib_fail(r, rc);
 	if (has_ttl && (rc = ts_alter_ttl(r->table, ttl)) < 0)

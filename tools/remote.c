@@ -136,7 +136,8 @@ int cli_remote_schema(const struct cli *cli, struct cli_remote *rem, const char 
 			rc = TS_EIO;
 	}
 	int64_t ttl = 0;
-	const char *ttltext = json_string_value(json_object_get(reply, "ttl"));
+	const char *ttltext = NULL;
+	json_text(json_object_get(reply, "ttl"), 0, &ttltext, why, sizeof why);
 	if (rc == 0 && (!ttltext || ts_duration_parse(ttltext, &ttl) < 0))
 		rc = TS_EIO;
 	if (rc == 0 && !(*s = cli_schema_new(cols, n, keyidx, nkey, ttl,
