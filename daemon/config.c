@@ -12,11 +12,18 @@
  * came from ("tsstored: tsstored.conf:3: sync: ..."); the checks that need
  * every option (a token for a non-loopback TCP address) wait for
  * tsd_config_finish.
+ *
+ * On SIGHUP the daemon builds a second configuration the same way
+ * (tsd_config.load) and takes from it what can change while serving
+ * (server.c, reload).  The token is the one value worker threads read
+ * while the loop may replace it: tsd_token_check and tsd_token_replace
+ * take a lock.  Everything read from a file is refused when it holds a
+ * NUL byte, which a C string would silently end at.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
