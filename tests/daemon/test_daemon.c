@@ -2310,6 +2310,107 @@ static void test_memory_budget(void **state)
 	json_decref(st);
 }
 
+/* A client pipelining pings of random sizes (10 B to 300 KiB of
+ * blanks), each sent in random pieces (1 byte to whole), on its own
+ * thread, while another thread of it reads: every ping must be answered,
+ * in order. */
+#define RANDOM_CLIENTS 24
+#define RANDOM_PINGS 12
+
+struct random_client {
+	pthread_t sender, reader;
+	struct tsd_test_conn *c;
+	uint64_t seed;
+	int sent, answered;
+};
+
+static uint64_t next_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void *random_sender(void *arg)
+{
+	static const size_t sizes[] = {10, 100, 1000, 50 << 10, 200 << 10, 300 << 10};
+	struct random_client *rc = arg;
+	uint64_t s = rc->seed;
+	for (int i = 0; i < RANDOM_PINGS; i++) {
+		size_t pad = sizes[next_rnd(&s) % 6], n, at = 0;
+		char head[40], *line;
+		int h = snprintf(head, sizeof head, "{\"op\":\"ping\",\"id\":%d", i);
+		n = (size_t)h + pad + 2;
+		if (!(line = malloc(n)))
+			return NULL;
+		memcpy(line, head, (size_t)h);
+		memset(line + h, ' ', pad);
+		memcpy(line + n - 2, "}\n", 2);
+		while (at < n) {
+			static const size_t steps[] = {1, 100, 4096, 64 << 10, SIZE_MAX};
+			size_t step = steps[next_rnd(&s) % 5];
+			step = step > n - at ? n - at : step;
+			if (tsd_test_send(rc->c, line + at, step) < 0)
+				break;
+			at += step;
+		}
+		free(line);
+		if (at < n)
+			return NULL;
+		rc->sent++;
+	}
+	return NULL;
+}
+
+static void *random_reader(void *arg)
+{
+	struct random_client *rc = arg;
+	for (int i = 0; i < RANDOM_PINGS; i++) {
+		char *got = NULL, *want = malloc(80);
+		if (!want)
+			return NULL;
+		snprintf(want, 80, "{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", i);
+		int ok = tsd_test_read_response(rc->c, 4 * WAIT, NULL, &got) == 0 &&
+		         strcmp(got, want) == 0;
+		free(got);
+		free(want);
+		if (!ok)
+			return NULL;
+		rc->answered++;
+	}
+	return NULL;
+}
+
+/* Many clients, lines of every size in pieces of every size, a budget
+ * (1M) far under what they send at once: no client is starved for ever
+ * and no deadlock, and afterwards nothing is held. */
+static void test_memory_budget_random_clients(void **state)
+{
+	static struct random_client rc[RANDOM_CLIENTS]; /* threads outlive a failure */
+	struct fixture *f = *state;
+	json_t *st;
+	for (int i = 0; i < RANDOM_CLIENTS; i++) {
+		rc[i] = (struct random_client){.seed = 0x9E3779B97F4A7C15u * (uint64_t)(i + 1)};
+		assert_non_null(rc[i].c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+		assert_int_equal(pthread_create(&rc[i].sender, NULL, random_sender, &rc[i]), 0);
+		assert_int_equal(pthread_create(&rc[i].reader, NULL, random_reader, &rc[i]), 0);
+	}
+	for (int i = 0; i < RANDOM_CLIENTS; i++) {
+		assert_int_equal(pthread_join(rc[i].sender, NULL), 0);
+		assert_int_equal(pthread_join(rc[i].reader, NULL), 0);
+		assert_int_equal(rc[i].sent, RANDOM_PINGS);
+		assert_int_equal(rc[i].answered, RANDOM_PINGS);
+		tsd_test_close(rc[i].c);
+	}
+	wait_connections(f->c, 1);
+	st = daemon_stats(f->c);
+	assert_int_equal(stat_int(st, "request_memory"), strlen("{\"op\":\"stats\"}"));
+	assert_int_equal(stat_int(st, "connections_paused"), 0);
+	assert_true(stat_int(st, "read_pauses") > 0);
+	json_decref(st);
+}
+
 /* A line longer than the budget completes, and one longer than both the
  * budget and line-max still gets its ETOOBIG (the connection is let
  * past the budget to reach the limit). */
@@ -2702,6 +2803,7 @@ int main(void)
 		ONCE("config_nul_refused", test_config_nul_refused, NULL),
 		ONCE("memory_budget_many_long_lines", test_memory_budget, setup_memory),
 		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
+		ONCE("memory_budget_random_clients", test_memory_budget_random_clients, setup_memory),
 		ONCE("idle_timeout_partial_line", test_idle_partial_line, setup_idle),
 		ONCE("max_connections_refused", test_max_connections, setup_max_connections),
 		ONCE("sighup_serves_on", test_sighup_serves_on, setup),
