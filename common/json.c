@@ -11,6 +11,7 @@
  * back as the column default); -0.0 is written "-0.0", as "-0" is the
  * integer zero to every JSON reader, jansson included.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -237,6 +238,38 @@ const char *val_json_kind(const json_t *v)
 	case JSON_FALSE: return "false";
 	default: return "null";
 	}
+}
+
+int json_text(const json_t *v, int flags, const char **out, char *why, size_t size)
+{
+	const char *s;
+	size_t n;
+	int rc = 0;
+	*out = NULL;
+	if (!json_is_string(v)) {
+		snprintf(why, size, "expected a string, got %s", val_json_kind(v));
+		rc = TS_ETYPE;
+		goto out;
+	}
+	s = json_string_value(v);
+	n = json_string_length(v);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == 0) {
+			snprintf(why, size, "a NUL byte (\\u0000) at offset %zu", i);
+			rc = TS_EINVAL;
+			goto out;
+		}
+		if ((flags & JSON_TEXT_NAME) && (c < 0x20 || c == 0x7f)) {
+			snprintf(why, size, "a control character (\\u%04x) at offset %zu", c, i);
+			rc = TS_EINVAL;
+			goto out;
+		}
+	}
+	assert(strlen(s) == n);
+	*out = s;
+out:
+	return rc;
 }
 
 /* A JSON integer for an integer column, range checked as value.c does. */

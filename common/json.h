@@ -79,6 +79,27 @@ const char *val_json_kind(const json_t *v);
 int val_double_from_json_string(const char *s, size_t n, ts_value *out, char *reason,
                                 size_t size);
 
+/* json_text flags: the string is a name (an identifier: a table or column
+ * name, an op, an aggregate function, a type), so control characters are
+ * refused too. */
+#define JSON_TEXT_NAME 1
+
+/*
+ * json_text -- the JSON string v as a C string that means exactly what
+ * the client sent.  Every place that turns a client's JSON string into a
+ * C string goes through here: a JSON string may hold "\u0000", and a C
+ * string stops at it, so "victim\u0000junk" would otherwise name the
+ * table "victim".
+ * flags: 0, or JSON_TEXT_NAME to refuse also the control characters
+ * U+0001..U+001F and U+007F.
+ * out: receives the string (owned by v), NULL on failure.
+ * why: receives the reason on failure ("expected a string, got a JSON
+ * integer", "a NUL byte (\u0000) at offset 6"), size bytes of room.
+ * Returns 0; TS_ETYPE when v is not a string; TS_EINVAL when it holds a
+ * NUL byte (or, for a name, a control character).
+ */
+int json_text(const json_t *v, int flags, const char **out, char *why, size_t size);
+
 /*
  * val_from_json -- the JSON value v as a value of column type `type`:
  * integers for int32/int64 (range checked); any number for double, or

@@ -12,10 +12,18 @@
  * came from ("tsstored: tsstored.conf:3: sync: ..."); the checks that need
  * every option (a token for a non-loopback TCP address) wait for
  * tsd_config_finish.
+ *
+ * On SIGHUP the daemon builds a second configuration the same way
+ * (tsd_config.load) and takes from it what can change while serving
+ * (server.c, reload).  The token is the one value worker threads read
+ * while the loop may replace it: tsd_token_check and tsd_token_replace
+ * take a lock.  Everything read from a file is refused when it holds a
+ * NUL byte, which a C string would silently end at.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +43,11 @@ enum kind {
 };
 
 enum field {
-	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN,
+	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN, F_LOG_FILE,
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
-	F_WORKERS, F_SHUTDOWN_TIMEOUT,
+	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
 };
 
 struct option_def {
@@ -55,6 +63,7 @@ static const struct option_def options[] = {
 	{"sync", K_SYNC, F_SYNC},
 	{"config", K_PATH, F_CONFIG},
 	{"token", K_PATH, F_TOKEN},
+	{"log-file", K_PATH, F_LOG_FILE},
 	{"sync-interval", K_DURATION, F_SYNC_INTERVAL},
 	{"max-future", K_DURATION, F_MAX_FUTURE},
 	{"flush-size", K_SIZE, F_FLUSH_SIZE},
@@ -69,6 +78,7 @@ static const struct option_def options[] = {
 	{"idle-timeout", K_DURATION, F_IDLE_TIMEOUT},
 	{"workers", K_COUNT, F_WORKERS},
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
+	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -79,6 +89,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->datadir = TSD_DEFAULT_DATADIR;
 	ts_options_init(&cfg->lib);
 	cfg->line_max = TSD_LINE_MAX_DEFAULT;
+	cfg->request_memory = TSD_REQUEST_MEMORY_DEFAULT;
 	cfg->max_connections = TSD_CONNECTIONS_MAX_DEFAULT;
 	cfg->chunk_rows = TSD_CHUNK_ROWS_DEFAULT;
 	cfg->idle_timeout = TSD_IDLE_TIMEOUT_DEFAULT;
@@ -133,6 +144,11 @@ static const char *keep(struct tsd_config *cfg, const char *s)
 	cfg->owned = owned;
 	cfg->owned[cfg->nowned++] = copy;
 	return copy;
+}
+
+const char *tsd_config_keep(struct tsd_config *cfg, const char *s)
+{
+	return keep(cfg, s);
 }
 
 /* "64M" and friends; powers of 1024. */
@@ -209,6 +225,11 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		cfg->workers = (int)v;
 		break;
 	case F_SHUTDOWN_TIMEOUT: cfg->shutdown_timeout = v; break;
+	case F_REQUEST_MEMORY:
+		if (v <= 0)
+			return -1;
+		cfg->request_memory = (size_t)v;
+		break;
 	default: return -1;
 	}
 	return 0;
@@ -224,6 +245,7 @@ static int set_path(struct tsd_config *cfg, enum field f, const char *value)
 	case F_MOUNT: cfg->mount = copy; break;
 	case F_CONFIG: cfg->config_file = copy; break;
 	case F_TOKEN: cfg->token_file = copy; break;
+	case F_LOG_FILE: cfg->log_file = copy; break;
 	default: return -1;
 	}
 	return 0;
@@ -313,13 +335,20 @@ int tsd_config_file(struct tsd_config *cfg, const char *path)
 	FILE *f = fopen(path, "r");
 	char *line = NULL, origin[TSD_PATH_MAX + 32];
 	size_t cap = 0;
+	ssize_t n;
 	int rc = 0, lineno = 0;
 	if (!f)
 		return fail("--config", "%s: %s", path, strerror(errno));
-	while (rc == 0 && getline(&line, &cap, f) >= 0) {
+	while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		line[strcspn(line, "\n")] = '\0';
 		snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+		/* The line is read as a C string: a NUL byte would silently
+		 * cut a value ("token = /etc/tok\0junk"), so it is an error. */
+		if (memchr(line, '\0', (size_t)n)) {
+			rc = fail(origin, "a NUL byte in the line%s%s", "", "");
+			break;
+		}
+		line[strcspn(line, "\n")] = '\0';
 		rc = config_line(cfg, line, origin);
 	}
 	if (rc == 0 && ferror(f))
@@ -375,6 +404,11 @@ static int read_token(struct tsd_config *cfg)
 		return fail("--token", "%s: %s", cfg->token_file, strerror(errno));
 	n = getline(&line, &cap, f);
 	fclose(f);
+	if (n > 0 && memchr(line, '\0', (size_t)n)) {
+		/* Compared as a C string, the token would end at the NUL. */
+		free(line);
+		return fail("--token", "%s: the token holds a NUL byte", cfg->token_file, "");
+	}
 	if (n > 0)
 		line[strcspn(line, "\r\n")] = '\0';
 	if (n <= 0 || !line[0] || strlen(line) > TSD_TOKEN_MAX) {
@@ -388,10 +422,13 @@ static int read_token(struct tsd_config *cfg)
 
 int tsd_config_finish(struct tsd_config *cfg)
 {
-	static char socket_addr[TSD_PATH_MAX + 8];
+	char socket_addr[TSD_PATH_MAX + 8];
 	if (cfg->nlisten == 0) {
+		/* A copy of cfg's own: a reload builds a second config, and the
+		 * running listeners must keep their path. */
 		snprintf(socket_addr, sizeof socket_addr, "unix:%s/%s", cfg->datadir, TSD_SOCKET_NAME);
-		cfg->listen[cfg->nlisten++] = socket_addr;
+		if (!(cfg->listen[cfg->nlisten++] = keep(cfg, socket_addr)))
+			return fail("--listen", "out of memory%s%s", "", "");
 		cfg->listen[cfg->nlisten++] = TSD_DEFAULT_TCP;
 	}
 	if (cfg->token_file && read_token(cfg) < 0)
@@ -401,4 +438,39 @@ int tsd_config_finish(struct tsd_config *cfg)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
 			            cfg->listen[i], "");
 	return 0;
+}
+
+/* ---- The token, replaced by a reload while workers compare with it ---- */
+
+static pthread_mutex_t token_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Compare a[0..na) with the C string b in time independent of where
+ * they differ.  a is the client's, and may hold NUL bytes: it is
+ * compared whole, so "s3cret\u0000junk" is not "s3cret". */
+static int token_equal(const char *a, size_t na, const char *b)
+{
+	size_t nb = strlen(b);
+	unsigned char diff = na != nb;
+	for (size_t i = 0; i < nb; i++)
+		diff |= (unsigned char)(a[i < na ? i : 0] ^ b[i]);
+	return diff == 0;
+}
+
+int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len)
+{
+	int ok;
+	pthread_mutex_lock(&token_lock);
+	ok = !cfg->token || token_equal(token, len, cfg->token);
+	pthread_mutex_unlock(&token_lock);
+	return ok;
+}
+
+void tsd_token_replace(struct tsd_config *cfg, char *token)
+{
+	char *old;
+	pthread_mutex_lock(&token_lock);
+	old = cfg->token;
+	cfg->token = token;
+	pthread_mutex_unlock(&token_lock);
+	free(old);
 }

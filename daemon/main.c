@@ -34,6 +34,7 @@ static const char help[] =
 	"  --config FILE           read options from FILE (tsstore.conf(5))\n"
 	"  --token FILE            TCP clients must send {\"op\":\"auth\",\"token\":...} with\n"
 	"                          the first line of FILE; needed for non-loopback TCP\n"
+	"  --log-file FILE         log to FILE instead of stderr (reopened on SIGHUP)\n"
 	"  --sync-interval DUR     most inserts a power loss may take (default 1s)\n"
 	"  --max-future DUR        how far ahead of now a ts may be (default 1d)\n"
 	"  --flush-size SIZE       flush a filling tablet at this size (default 16M)\n"
@@ -43,9 +44,11 @@ static const char help[] =
 	"  --no-merge              never merge in the background\n"
 	"  --block-cache-size SIZE decompressed blocks kept for reads (default 64M)\n"
 	"  --line-max SIZE         longest request line (default 64M)\n"
+	"  --max-request-memory SIZE  memory for requests, all connections (default 256M)\n"
 	"  --max-connections N     open connections (default 1024)\n"
 	"  --chunk-rows N          rows per \"rows\" line of a response (default 1000)\n"
-	"  --idle-timeout DUR      close idle connections after DUR (default 0: never)\n"
+	"  --idle-timeout DUR      close idle connections, and lines unfinished, after\n"
+	"                          DUR (default 0: never)\n"
 	"  --workers N             worker threads running requests (default 4)\n"
 	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
 	"  -h, --help              show this help;  --version  show the version\n"
@@ -108,22 +111,50 @@ static int parse_args(struct tsd_config *cfg, int argc, char **argv, int only_co
 	return 0;
 }
 
+/* The command line, for a reload. */
+static int saved_argc;
+static char **saved_argv;
+
+static int reload_config(struct tsd_config *fresh);
+
+/* The whole configuration into cfg (initialised here): the config file
+ * first, then the command line over it, then the checks that need every
+ * option.  Returns 0, 1 when --help or --version was answered, 2 on a
+ * usage error (after the message). */
+static int load_config(struct tsd_config *cfg)
+{
+	int rc;
+	tsd_config_init(cfg);
+	cfg->load = reload_config;
+	if ((rc = parse_args(cfg, saved_argc, saved_argv, 1)) == 0) {
+		/* Listeners on the command line replace those of the file. */
+		for (int i = 1; i < saved_argc; i++)
+			if (strncmp(saved_argv[i], "--listen", 8) == 0)
+				cfg->nlisten = 0;
+		rc = parse_args(cfg, saved_argc, saved_argv, 0);
+	}
+	if (rc == 0)
+		rc = tsd_config_finish(cfg) < 0 ? 2 : 0;
+	return rc;
+}
+
+/* On SIGHUP (server.c): the same, again. */
+static int reload_config(struct tsd_config *fresh)
+{
+	return load_config(fresh) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct tsd_config cfg;
 	int rc;
 	signal(SIGPIPE, SIG_IGN); /* a client that went away is an EPIPE */
-	tsd_config_init(&cfg);
-	if ((rc = parse_args(&cfg, argc, argv, 1)) == 0) {
-		/* Listeners on the command line replace those of the file. */
-		for (int i = 1; i < argc; i++)
-			if (strncmp(argv[i], "--listen", 8) == 0)
-				cfg.nlisten = 0;
-		rc = parse_args(&cfg, argc, argv, 0);
-	}
-	if (rc == 0)
-		rc = tsd_config_finish(&cfg) < 0 ? 2 : 0;
-	if (rc == 0)
+	/* Until the event loop handles it (a reload), SIGHUP must not kill
+	 * a daemon that is still opening its database. */
+	signal(SIGHUP, SIG_IGN);
+	saved_argc = argc;
+	saved_argv = argv;
+	if ((rc = load_config(&cfg)) == 0)
 		rc = tsd_serve(&cfg);
 	else if (rc == 1)
 		rc = 0;

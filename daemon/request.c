@@ -201,21 +201,34 @@ static int check_fields(struct tsd_request *r)
 	return 0;
 }
 
-/* Field name as a string; *out NULL when absent and not required. */
-static int get_string(struct tsd_request *r, const char *name, int required,
+/* A string made by json_text as a C string, or the request's error:
+ * EPROTO when v is no string, EINVAL when it holds a NUL byte (or, for
+ * a name, a control character).  what names it for the message
+ * ("field \"table\"", "key[2]"). */
+static int get_text(struct tsd_request *r, const json_t *v, int flags, const char *what,
+                    const char **out)
+{
+	char why[TSD_MESSAGE_MAX / 2];
+	int rc = json_text(v, flags, out, why, sizeof why);
+	if (rc < 0)
+		return fail(r, rc == TS_ETYPE ? TS_EPROTO : TS_EINVAL, "%s: %s", what, why);
+	return 0;
+}
+
+/* Field name as a C string (json_text; flags JSON_TEXT_NAME for an
+ * identifier); *out NULL when absent and not required. */
+static int get_string(struct tsd_request *r, const char *name, int flags, int required,
                       const char **out)
 {
 	json_t *v = json_object_get(r->json, name);
+	char what[80];
 	*out = NULL;
 	if (!v && !required)
 		return 0;
 	if (!v)
 		return fail(r, TS_EPROTO, "missing field \"%s\"", name);
-	if (!json_is_string(v))
-		return fail(r, TS_EPROTO, "field \"%s\": expected a string, got %s", name,
-		            val_json_kind(v));
-	*out = json_string_value(v);
-	return 0;
+	snprintf(what, sizeof what, "field \"%s\"", name);
+	return get_text(r, v, flags, what, out);
 }
 
 /* A timestamp field: integer ns or text; *has says whether it was given. */
@@ -243,9 +256,11 @@ static int get_duration(struct tsd_request *r, const char *name, int64_t *ns, in
 	*has = 0;
 	if (!v)
 		return 0;
+	const char *text = NULL;
+	char why[64];
 	if (json_is_integer(v) && json_integer_value(v) >= 0)
 		*ns = json_integer_value(v);
-	else if (!json_is_string(v) || ts_duration_parse(json_string_value(v), ns) < 0)
+	else if (json_text(v, 0, &text, why, sizeof why) < 0 || ts_duration_parse(text, ns) < 0)
 		return fail(r, TS_EINVAL, "field \"%s\": expected a duration such as \"1h\" "
 		            "(<n><unit>, unit ns us ms s m h d w) or integer ns", name);
 	*has = 1;
@@ -301,7 +316,7 @@ static int open_table(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	const char *name;
 	int rc;
-	if (get_string(r, "table", 1, &name) < 0)
+	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0)
 		return r->code;
 	if ((rc = ts_table_open(ctx->db, name, &r->table)) < 0 ||
 	    (rc = ts_table_schema(r->table, &r->schema)) < 0)
@@ -425,11 +440,17 @@ static int parse_column(struct tsd_request *r, const char *field, size_t i,
 	if (json_object_size(obj) != 2u + (dflt != NULL) || !json_is_string(name) || !json_is_string(type))
 		return fail(r, TS_EPROTO, "%s[%zu]: a column is {\"name\":…,\"type\":…,\"default\":…}"
 		            " with \"default\" optional", field, i);
-	c->name = json_string_value(name);
-	if (ts_type_parse(json_string_value(type), &c->type) < 0)
+	const char *tname;
+	char what[80];
+	snprintf(what, sizeof what, "%s[%zu]: \"name\"", field, i);
+	if (get_text(r, name, JSON_TEXT_NAME, what, &c->name) < 0)
+		return r->code;
+	snprintf(what, sizeof what, "%s[%zu] (column \"%.32s\"): \"type\"", field, i, c->name);
+	if (get_text(r, type, JSON_TEXT_NAME, what, &tname) < 0)
+		return r->code;
+	if (ts_type_parse(tname, &c->type) < 0)
 		return fail(r, TS_ESCHEMA, "%s[%zu] (column \"%.64s\"): unknown type \"%.32s\" (want "
-		            "int32, int64, double, timestamp, string or blob)", field, i, c->name,
-		            json_string_value(type));
+		            "int32, int64, double, timestamp, string or blob)", field, i, c->name, tname);
 	if (dflt && (rc = val_from_json(c->type, dflt, &c->dflt, why, sizeof why)) < 0)
 		return fail(r, rc, "%s[%zu] (column \"%.64s\"): default: %s", field, i, c->name, why);
 	return 0;
@@ -450,16 +471,19 @@ static int op_create(struct tsd_request *r, const struct tsd_context *ctx)
 	int64_t ttl = 0;
 	int has_ttl, rc = 0;
 	size_t i, n = 0;
-	if (get_string(r, "table", 1, &name) < 0 || get_array(r, "columns", 1, &cols) < 0 ||
+	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0 || get_array(r, "columns", 1, &cols) < 0 ||
 	    get_array(r, "key", 1, &key) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
 		return r->code;
 	if (json_array_size(key) > TS_KEY_COLUMNS_MAX)
 		return fail(r, TS_ESCHEMA, "key: more than %d columns", TS_KEY_COLUMNS_MAX);
 	json_array_foreach(key, i, v) {
+		char what[32];
 		if (!json_is_string(v))
 			return fail(r, TS_EPROTO, "key[%zu]: expected a column name, got %s", i,
 			            val_json_kind(v));
-		keynames[i] = json_string_value(v);
+		snprintf(what, sizeof what, "key[%zu]", i);
+		if (get_text(r, v, JSON_TEXT_NAME, what, &keynames[i]) < 0)
+			return r->code;
 	}
 	if (!(columns = calloc(json_array_size(cols) + 1, sizeof *columns)))
 		return fail(r, TS_ENOMEM, "out of memory");
@@ -534,7 +558,7 @@ static int alter_check(struct tsd_request *r, json_t *add, json_t *widen)
 		}
 	}
 	json_array_foreach(widen, i, v) {
-		const char *name = json_string_value(v);
+		const char *name = json_string_value(v); /* op_alter checked: no NUL */
 		ts_type t = rc < 0 ? TS_INT32 : alter_type(r->schema, cols, n, name);
 		if (t == TS_NONE)
 			rc = fail(r, TS_ENOENT, "table \"%s\": column \"%.80s\": no such column", table, name);
@@ -557,13 +581,19 @@ static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 	if (open_table(r, ctx) < 0 || get_array(r, "add", 0, &add) < 0 ||
 	    get_array(r, "widen", 0, &widen) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
 		return r->code;
-	json_array_foreach(widen, i, v)
+	json_array_foreach(widen, i, v) {
+		const char *name;
+		char what[32];
 		if (!json_is_string(v))
 			return fail(r, TS_EPROTO, "widen[%zu]: expected a column name, got %s", i,
 			            val_json_kind(v));
+		snprintf(what, sizeof what, "widen[%zu]", i);
+		if (get_text(r, v, JSON_TEXT_NAME, what, &name) < 0)
+			return r->code;
+	}
 	if (alter_check(r, add, widen) < 0 || (add && alter_add(r, add) < 0))
 		return r->code;
-	json_array_foreach(widen, i, v)
+	json_array_foreach(widen, i, v) /* names checked above: no NUL */
 		if ((rc = ts_alter_widen(r->table, json_string_value(v))) < 0)
 			return lib_fail(r, rc);
 	if (has_ttl && (rc = ts_alter_ttl(r->table, ttl)) < 0)
@@ -577,7 +607,7 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	const char *name;
 	int rc;
-	if (get_string(r, "table", 1, &name) < 0)
+	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0)
 		return r->code;
 	if ((rc = ts_drop(ctx->db, name)) < 0)
 		return lib_fail(r, rc);
@@ -632,12 +662,17 @@ static int get_projection(struct tsd_request *r, ts_query *q)
 	if (!(r->columns = calloc(json_array_size(cols) + 1, sizeof *r->columns)))
 		return fail(r, TS_ENOMEM, "out of memory");
 	json_array_foreach(cols, i, v) {
+		const char *name;
+		char what[32];
 		if (!json_is_string(v))
 			return fail(r, TS_EPROTO, "columns[%zu]: expected a column name, got %s", i,
 			            val_json_kind(v));
-		if ((r->columns[i] = val_column(r->schema, json_string_value(v), json_string_length(v), 0)) < 0)
+		snprintf(what, sizeof what, "columns[%zu]", i);
+		if (get_text(r, v, JSON_TEXT_NAME, what, &name) < 0)
+			return r->code;
+		if ((r->columns[i] = val_column(r->schema, name, strlen(name), 0)) < 0)
 			return fail(r, TS_ENOENT, "columns[%zu]: no column \"%.64s\" in table \"%s\"", i,
-			            json_string_value(v), ts_table_name(r->table));
+			            name, ts_table_name(r->table));
 	}
 	q->columns = r->columns;
 	q->ncolumns = (int)json_array_size(cols);
@@ -733,8 +768,11 @@ static int get_specs(struct tsd_request *r, ts_aggregate *a)
 			            ts_table_name(r->table));
 		json_array_foreach(fns, i, fn) {
 			ts_aggspec *s = &r->specs[a->nspecs++];
+			const char *text = NULL;
+			char why[64];
 			s->column = col;
-			if (!json_is_string(fn) || ts_aggfn_parse(json_string_value(fn), &s->fn) < 0)
+			if (json_text(fn, JSON_TEXT_NAME, &text, why, sizeof why) < 0 ||
+			    ts_aggfn_parse(text, &s->fn) < 0)
 				return fail(r, TS_EINVAL, "columns.%.64s[%zu]: want one of count, sum, min, "
 				            "max, mean, first, last", name, i);
 		}
@@ -775,7 +813,8 @@ static void stream(struct tsd_request *r, const struct tsd_context *ctx)
 	const ts_value *row = NULL;
 	int n, rc = 0, rows = 0;
 	size_t start = r->out.len;
-	while (rows < ctx->cfg->chunk_rows && r->out.len - start < TSD_CHUNK_BYTES &&
+	int chunk_rows = __atomic_load_n(&ctx->cfg->chunk_rows, __ATOMIC_RELAXED);
+	while (rows < chunk_rows && r->out.len - start < TSD_CHUNK_BYTES &&
 	       (rc = ts_cursor_next(r->cursor, &row, &n)) == 0 && row) {
 		if (rows++ == 0) {
 			begin_line(r);
@@ -831,7 +870,7 @@ static int op_flush(struct tsd_request *r, const struct tsd_context *ctx)
 	char **names = NULL;
 	int64_t before = INT64_MAX;
 	int has, rc = 0;
-	if (get_string(r, "table", 0, &name) < 0 || get_time(r, "before", &before, &has) < 0)
+	if (get_string(r, "table", JSON_TEXT_NAME, 0, &name) < 0 || get_time(r, "before", &before, &has) < 0)
 		return r->code;
 	if (name) {
 		rc = flush_table(r, ctx, name, before);
@@ -873,7 +912,7 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 	const char *name;
 	char **names = NULL;
 	int rc;
-	if (get_string(r, "table", 0, &name) < 0)
+	if (get_string(r, "table", JSON_TEXT_NAME, 0, &name) < 0)
 		return r->code;
 	if (name) {
 		if (open_table(r, ctx) < 0)
@@ -941,7 +980,7 @@ static int op_check(struct tsd_request *r, const struct tsd_context *ctx)
 	ts_check_opts opts = {.problem = add_problem, .arg = &p};
 	const char *name;
 	int rc;
-	if (get_string(r, "table", 0, &name) < 0)
+	if (get_string(r, "table", JSON_TEXT_NAME, 0, &name) < 0)
 		return r->code;
 	if ((rc = ts_check(ctx->db, name, &opts)) < 0 && rc != TS_ECORRUPT) {
 		jbuf_free(&p.list);
@@ -968,7 +1007,7 @@ static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	const char *dest;
 	int rc;
-	if (get_string(r, "dest", 1, &dest) < 0)
+	if (get_string(r, "dest", 0, 1, &dest) < 0)
 		return r->code;
 	if ((rc = ts_backup(ctx->db, dest)) < 0)
 		return lib_fail(r, rc);
@@ -977,22 +1016,15 @@ static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 	return 0;
 }
 
-/* Compare in time independent of where the strings differ. */
-static int token_equal(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	unsigned char diff = na != nb;
-	for (size_t i = 0; i < nb; i++)
-		diff |= (unsigned char)(a[i < na ? i : 0] ^ b[i]);
-	return diff == 0;
-}
-
 static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *authed)
 {
-	const char *token;
-	if (get_string(r, "token", 1, &token) < 0)
-		return r->code;
-	if (ctx->cfg->token && !token_equal(token, ctx->cfg->token)) {
+	json_t *token = json_object_get(r->json, "token");
+	if (!token)
+		return fail(r, TS_EPROTO, "missing field \"token\"");
+	if (!json_is_string(token))
+		return fail(r, TS_EPROTO, "field \"token\": expected a string, got %s",
+		            val_json_kind(token));
+	if (!tsd_token_check(ctx->cfg, json_string_value(token), json_string_length(token))) {
 		r->closes = 1;
 		return fail(r, TSD_EAUTH, "wrong token; closing the connection");
 	}
@@ -1038,6 +1070,8 @@ static int parse(struct tsd_request *r)
 {
 	json_error_t err;
 	json_t *op, *id;
+	const char *name;
+	char why[64];
 	if (r->too_long) {
 		r->closes = 1;
 		return fail(r, TS_ETOOBIG, "request line longer than the limit; closing the connection");
@@ -1057,10 +1091,10 @@ static int parse(struct tsd_request *r)
 	op = json_object_get(r->json, "op");
 	if (!op)
 		return fail(r, TS_EPROTO, "missing field \"op\"");
-	if (!json_is_string(op))
-		return fail(r, TS_EPROTO, "field \"op\": expected a string, got %s", val_json_kind(op));
-	if ((r->op = tsd_op_parse(json_string_value(op))) == TSD_OP_NONE)
-		return fail(r, TS_EPROTO, "unknown op \"%.64s\"", json_string_value(op));
+	if (json_text(op, JSON_TEXT_NAME, &name, why, sizeof why) < 0)
+		return fail(r, TS_EPROTO, "field \"op\": %s", why);
+	if ((r->op = tsd_op_parse(name)) == TSD_OP_NONE)
+		return fail(r, TS_EPROTO, "unknown op \"%.64s\"", name);
 	return 0;
 }
 

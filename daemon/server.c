@@ -21,6 +21,22 @@
  * so a connection holds at most one line, the waiting requests, one
  * request's state and the queued output.
  *
+ * Memory for requests is also bounded for all connections together
+ * (max-request-memory): account() counts each connection's input buffer
+ * and request lines into server.mem_used; alloc_cb grows a buffer only
+ * when fits() says so, else libuv reports UV_ENOBUFS and the connection
+ * pauses (pause_for_memory) until regulate() finds its growth fits
+ * again.  regulate() also favours one paused connection, the one with
+ * the longest partial line, which may read past the budget until its
+ * line is cut and has run (favour_done): so whatever every connection
+ * holds, one always progresses.  Reads of a connection holding no input
+ * go into the loop's slab, and only a partial line is kept (keep_rest),
+ * so idle connections hold nothing.  With idle-timeout, a partial line
+ * must be finished within it from its first byte (sweep_cb).
+ *
+ * SIGHUP: reload() builds the configuration afresh (cfg->load) and
+ * applies what can change while serving; see tsstored(8).
+ *
  * A connection's life: reading -> (EOF, over-long line, refused token, or
  * shutdown) draining: no more reading, the requests already received run
  * and their responses are written -> closing: uv_close -> freed, once the
@@ -33,7 +49,9 @@
  * drained after shutdown-timeout (a client that never reads) are closed;
  * a second signal closes them at once.
  */
+#include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +102,12 @@ struct conn {
 	int reading, draining, closing, closed;
 	int eof;                     /* the client ended its stream */
 	uint64_t last_active;        /* uv_now, ms */
+	uint64_t line_start;         /* uv_now when the partial line in `in` began */
+	uint64_t nlines;             /* lines cut from the input so far */
+	size_t mem;                  /* bytes counted in server.mem_used */
+	size_t want;                 /* input growth refused by the budget */
+	int grow_refused;            /* alloc_cb refused to grow the input */
+	int mem_paused;              /* not reading until memory is released */
 };
 
 struct write_req {
@@ -101,11 +125,45 @@ struct server {
 	int nlisteners;
 	struct conn *conns;
 	int nconns;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sighup;
 	uv_timer_t sweep;
 	int stopping;
 	uint64_t deadline;           /* uv_now by which draining must end */
+	char slab[TSD_INPUT_CHUNK];  /* reads of connections holding no input */
+	size_t mem_used;             /* request memory of every connection */
+	int npaused;                 /* connections with mem_paused */
+	struct conn *favoured;       /* may read past the budget to end its line */
+	uint64_t favoured_lines;     /* its nlines when favoured */
 };
+
+/* The standard error the daemon was started with, once a log file
+ * has replaced it. */
+static int first_stderr = -1;
+
+int tsd_log_open(const char *path)
+{
+	int fd;
+	if (!path) {
+		if (first_stderr >= 0 && dup2(first_stderr, STDERR_FILENO) < 0)
+			tsd_log("standard error: %s", strerror(errno));
+		return 0;
+	}
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) < 0) {
+		tsd_log("log-file: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (first_stderr < 0)
+		first_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	/* dup2 replaces the descriptor in one step: a line written by
+	 * another thread meanwhile goes to the old file or the new. */
+	if (dup2(fd, STDERR_FILENO) < 0) {
+		tsd_log("log-file: %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
 
 void tsd_log(const char *fmt, ...)
 {
@@ -120,6 +178,101 @@ void tsd_log(const char *fmt, ...)
 static void pump(struct conn *c);
 static void take_lines(struct conn *c);
 static void close_conn(struct conn *c);
+static void close_handles(struct server *srv);
+
+/* ---- The request memory budget ---- */
+
+/* Count what c holds for requests now: its input buffer, the lines
+ * waiting in its queue, and the line of its active request. */
+static void account(struct conn *c)
+{
+	struct server *srv = c->srv;
+	size_t held = c->closed ? 0 : c->incap + c->queued_bytes +
+	              (c->active ? tsd_request_size(c->active) : 0);
+	assert(srv->mem_used >= c->mem);
+	srv->mem_used = srv->mem_used - c->mem + held;
+	c->mem = held;
+	tsd_stats_memory(srv->mem_used, srv->npaused);
+}
+
+/* Whether c may grow its input by `more` bytes: within the budget; or
+ * past it when c is favoured; or, for a connection that holds nothing,
+ * by its first chunk, so that short requests (a ping, a stats) are
+ * always read one at a time whatever long lines others hold. */
+static int fits(const struct conn *c, size_t more)
+{
+	const struct server *srv = c->srv;
+	return (c == srv->favoured && c->nlines == srv->favoured_lines) ||
+	       srv->mem_used + more <= srv->cfg->request_memory ||
+	       (c->mem == 0 && more <= TSD_INPUT_CHUNK);
+}
+
+/* Let c read again (its growth fits, or it is favoured). */
+static void resume(struct conn *c)
+{
+	struct server *srv = c->srv;
+	assert(c->mem_paused && srv->npaused > 0);
+	c->mem_paused = 0;
+	srv->npaused--;
+	c->line_start = uv_now(srv->loop); /* the wait was the daemon's */
+	pump(c);
+}
+
+/* Whether the favoured connection is done: it has cut its line and the
+ * request has run -- or waits on its client to read, which could be
+ * forever -- or it is going away.  Until then no other is favoured, so
+ * at most one line at a time is held past the budget. */
+static int favour_done(const struct server *srv, const struct conn *f)
+{
+	return f->closing || f->draining ||
+	       (f->nlines != srv->favoured_lines &&
+	        ((!f->active && !f->nqueued) || f->write_pending >= TSD_WRITE_HIGH_WATER));
+}
+
+/* Move the budget on after memory was taken or released: the favoured
+ * connection stays favoured until favour_done;
+ * paused connections whose growth now fits read again; and when some
+ * are still paused and none is favoured, the one with the longest
+ * partial line is favoured, so that whatever the others hold, one
+ * connection always makes progress (no deadlock when every connection
+ * is in the middle of a line, nor for a line longer than the budget). */
+static void regulate(struct server *srv)
+{
+	struct conn *best = NULL, *f = srv->favoured;
+	if (f && favour_done(srv, f))
+		srv->favoured = NULL;
+	for (struct conn *c = srv->conns, *next; srv->npaused && c; c = next) {
+		next = c->next;
+		if (!c->mem_paused)
+			continue;
+		if (fits(c, c->want))
+			resume(c);
+		else if (c->inlen && (!best || c->inlen > best->inlen))
+			best = c; /* only a partial line needs favour: the
+			           * requests of the others end on their own */
+	}
+	if (!srv->favoured && best && best->mem_paused && !best->closing) {
+		srv->favoured = best;
+		srv->favoured_lines = best->nlines;
+		resume(best);
+	}
+	tsd_stats_memory(srv->mem_used, srv->npaused);
+}
+
+/* The input of c cannot grow within the budget: stop reading from it
+ * until memory is released (or it is favoured). */
+static void pause_for_memory(struct conn *c)
+{
+	if (c->reading)
+		uv_read_stop(&c->h.stream);
+	c->reading = 0;
+	if (!c->mem_paused) {
+		c->mem_paused = 1;
+		c->srv->npaused++;
+		tsd_stats_pause();
+	}
+	regulate(c->srv);
+}
 
 /* ---- Output ---- */
 
@@ -225,6 +378,8 @@ static void after_step(uv_work_t *work, int status)
 		finish_request(c);
 	if (!c->closing)
 		pump(c);
+	account(c);
+	regulate(c->srv);
 }
 
 static void start_step(struct conn *c)
@@ -258,14 +413,16 @@ static void pump(struct conn *c)
 		c->active_start = (int64_t)uv_hrtime();
 	}
 	if (c->active && c->write_pending < TSD_WRITE_HIGH_WATER) {
+		account(c); /* before the step: a stats request counts itself */
 		start_step(c);
 		return;
 	}
-	if (!c->reading && !c->draining && c->nqueued < TSD_PIPELINE_MAX &&
+	if (!c->reading && !c->draining && !c->mem_paused && c->nqueued < TSD_PIPELINE_MAX &&
 	    c->queued_bytes < TSD_PIPELINE_BYTES)
 		start_reading(c);
 	if (c->draining && !c->active && !c->nqueued && !c->write_pending && !c->inlen)
 		close_conn(c);
+	account(c);
 }
 
 /* ---- Input ---- */
@@ -299,6 +456,29 @@ static int enqueue(struct conn *c, const char *line, size_t len, int too_long)
 	return 0;
 }
 
+/* Give back input memory the partial line no longer needs: all of it
+ * when the input is empty (an idle connection holds nothing), and most
+ * when a long line has been cut and a short rest remains. */
+static void shrink_input(struct conn *c)
+{
+	size_t cap;
+	char *p;
+	assert(c->in != c->srv->slab);
+	if (!c->inlen) {
+		free(c->in);
+		c->in = NULL;
+		c->incap = c->scanned = 0;
+		return;
+	}
+	if (c->incap <= TSD_INPUT_CHUNK || c->inlen > c->incap / 4)
+		return;
+	cap = c->inlen * 2 > TSD_INPUT_CHUNK ? c->inlen * 2 : TSD_INPUT_CHUNK;
+	if ((p = realloc(c->in, cap))) {
+		c->in = p;
+		c->incap = cap;
+	}
+}
+
 /* Cut the complete lines out of the input into requests, as many as the
  * queue takes.  Once the connection drains, what remains after the last
  * '\n' is a last request if the client ended the stream (eof), and is
@@ -313,6 +493,8 @@ static void take_lines(struct conn *c)
 		if (len && c->in[end - 1] == '\r')
 			len--;
 		start = c->scanned = end + 1;
+		c->nlines++;
+		c->line_start = uv_now(c->srv->loop);
 		if (len > max) {
 			/* Answered, then the connection closes. */
 			enqueue(c, "", 0, 1);
@@ -341,30 +523,84 @@ static void take_lines(struct conn *c)
 			enqueue(c, c->in, c->inlen, 0);
 		c->inlen = c->scanned = 0;
 	}
+	if (c->in != c->srv->slab)
+		shrink_input(c);
 	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
 		stop_reading(c);
 }
 
+/* After a read into the slab: the rest of the input (a partial line, or
+ * lines a full queue left) moves to a buffer of the connection's own. */
+static void keep_rest(struct conn *c)
+{
+	char *p = NULL;
+	assert(c->in == c->srv->slab);
+	if (c->inlen && !(p = malloc(TSD_INPUT_CHUNK))) {
+		tsd_log("out of memory for input; closing a connection");
+		c->inlen = c->scanned = 0;
+		close_conn(c);
+	}
+	if (p)
+		memcpy(p, c->in, c->inlen);
+	c->in = p;
+	c->incap = p ? TSD_INPUT_CHUNK : 0;
+}
+
+/* Room for the next read: the input grows by doubling while the budget
+ * allows (or c is favoured); when it may not and it is full, an empty
+ * buffer makes libuv report UV_ENOBUFS, and read_cb pauses c. */
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
 	struct conn *c = h->data;
-	size_t want = 64 << 10;
+	size_t want = TSD_INPUT_CHUNK;
+	(void)hint;
+	account(c);
+	if (!c->incap && fits(c, want)) {
+		/* No partial line: read into the loop's slab, and keep only
+		 * what is left after the complete lines (read_cb). */
+		c->grow_refused = 0;
+		*buf = uv_buf_init(c->srv->slab, sizeof c->srv->slab);
+		return;
+	}
 	if (c->incap - c->inlen < want / 2) {
 		size_t cap = c->incap ? c->incap * 2 : want;
-		char *p = cap >= c->inlen + want / 2 ? realloc(c->in, cap) : NULL;
-		if (p) {
+		char *p = NULL;
+		if (!fits(c, cap - c->incap)) {
+			c->grow_refused = 1;
+			c->want = cap - c->incap;
+		} else if (cap >= c->inlen + want / 2 && (p = realloc(c->in, cap))) {
 			c->in = p;
 			c->incap = cap;
+			account(c);
 		}
 	}
+	if (c->incap == c->inlen) {
+		*buf = uv_buf_init(NULL, 0);
+		return;
+	}
+	c->grow_refused = 0;
 	*buf = uv_buf_init(c->in + c->inlen, (unsigned)(c->incap - c->inlen));
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn *c = s->data;
-	if (nread == 0 || c->closing)
+	if (c->closing)
 		return;
+	if (nread == 0) {
+		/* Nothing to read after all (EAGAIN): an empty input buffer
+		 * is given back at once, so an idle connection holds none. */
+		if (!c->inlen) {
+			shrink_input(c);
+			account(c);
+		}
+		return;
+	}
+	if (nread == UV_ENOBUFS && c->grow_refused) {
+		c->grow_refused = 0;
+		pause_for_memory(c);
+		return;
+	}
 	c->last_active = uv_now(c->srv->loop);
 	if (nread == UV_ENOBUFS) {
 		tsd_log("out of memory for input; closing a connection");
@@ -384,9 +620,19 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		pump(c);
 		return;
 	}
+	if (!c->inlen)
+		c->line_start = c->last_active;
+	if (buf->base == c->srv->slab) {
+		assert(!c->in && !c->inlen);
+		c->in = c->srv->slab;
+		c->incap = sizeof c->srv->slab;
+	}
 	c->inlen += (size_t)nread;
 	take_lines(c);
+	if (c->in == c->srv->slab)
+		keep_rest(c);
 	pump(c);
+	regulate(c->srv);
 }
 
 static void start_reading(struct conn *c)
@@ -412,12 +658,18 @@ static void close_cb(uv_handle_t *h)
 		c->next->prev = c->prev;
 	srv->nconns--;
 	tsd_stats_connection(0);
+	account(c); /* closed: it counts for nothing */
+	if (c->mem_paused) {
+		c->mem_paused = 0;
+		srv->npaused--;
+	}
+	if (srv->favoured == c)
+		srv->favoured = NULL;
 	if (!c->working)
 		free_conn(c);
+	regulate(srv);
 	if (srv->stopping && srv->nconns == 0) {
-		uv_close((uv_handle_t *)&srv->sweep, NULL);
-		uv_close((uv_handle_t *)&srv->sigterm, NULL);
-		uv_close((uv_handle_t *)&srv->sigint, NULL);
+		close_handles(srv);
 	}
 }
 
@@ -480,15 +732,20 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	if (l->is_tcp)
 		uv_tcp_nodelay(&c->h.tcp, 1);
-	if (srv->nconns > srv->cfg->max_connections)
+	if (srv->nconns > srv->cfg->max_connections) {
+		tsd_stats_refused();
 		refuse(c);
+	}
 	else
 		start_reading(c);
 }
 
 /* ---- Listeners ---- */
 
-/* Whether something accepts connections at the unix socket path. */
+/* Whether something listens at the unix socket path.  Only a refused
+ * connection proves the socket stale (its daemon died): a listener
+ * whose backlog is full (EAGAIN), or any other doubt, counts as alive,
+ * so that a live daemon's socket is never removed. */
 static int socket_alive(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -496,7 +753,8 @@ static int socket_alive(const char *path)
 	if (fd < 0)
 		return 1;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	alive = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ||
+	        (errno != ECONNREFUSED && errno != ENOENT);
 	close(fd);
 	return alive;
 }
@@ -514,9 +772,11 @@ static int listen_unix(struct server *srv, struct listener *l, const char *path)
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode) || socket_alive(path)) {
 			tsd_log("%s: %s", l->addr, S_ISSOCK(st.st_mode)
-			        ? "another daemon is listening there" : "exists and is not a socket");
+			        ? "another daemon is listening there (stop it first, or listen elsewhere)"
+			        : "exists and is not a socket");
 			return -1;
 		}
+		tsd_log("%s: removing the stale socket of a daemon that is gone", l->addr);
 		unlink(path);
 	}
 	if ((rc = uv_pipe_init(srv->loop, &l->h.pipe, 0)) < 0)
@@ -625,10 +885,20 @@ static void sweep_cb(uv_timer_t *t)
 	for (struct conn *c = srv->conns, *next; c; c = next) {
 		next = c->next;
 		int idle = !c->active && !c->nqueued && !c->write_pending && !c->working;
-		if (srv->stopping && now >= srv->deadline)
+		/* A partial line the client is to finish: its clock started
+		 * with its first byte, so a client sending a byte at a time
+		 * cannot hold the connection (and its memory) forever. */
+		int partial = c->inlen && c->reading && !c->mem_paused && !c->draining;
+		if (srv->stopping && now >= srv->deadline) {
 			close_conn(c);
-		else if (idle_ms && idle && now - c->last_active >= idle_ms)
+		} else if (idle_ms && partial && now - c->line_start >= idle_ms) {
+			/* Counted, not logged: clients could fill the log. */
+			tsd_stats_timeout();
 			close_conn(c);
+		} else if (idle_ms && idle && !c->inlen && now - c->last_active >= idle_ms) {
+			tsd_stats_timeout();
+			close_conn(c);
+		}
 	}
 }
 
@@ -650,28 +920,148 @@ static void stop(struct server *srv)
 		pump(c);
 	}
 	if (srv->nconns == 0) {
-		uv_close((uv_handle_t *)&srv->sweep, NULL);
-		uv_close((uv_handle_t *)&srv->sigterm, NULL);
-		uv_close((uv_handle_t *)&srv->sigint, NULL);
+		close_handles(srv);
 	}
 }
 
 static void signal_cb(uv_signal_t *s, int signum)
 {
+	(void)signum;
 	stop(s->data);
+}
+
+/* ---- SIGHUP: reload ---- */
+
+static int differ(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* A value reloaded: set it and say so. */
+static void reload_size(const char *name, size_t *cur, size_t fresh)
+{
+	if (*cur != fresh)
+		tsd_log("reload: %s: %zu -> %zu", name, *cur, fresh);
+	*cur = fresh;
+}
+
+static void reload_ns(const char *name, int64_t *cur, int64_t fresh)
+{
+	char a[TS_DURATION_BUFSZ], b[TS_DURATION_BUFSZ];
+	if (*cur != fresh) {
+		ts_duration_format(*cur, a, sizeof a);
+		ts_duration_format(fresh, b, sizeof b);
+		tsd_log("reload: %s: %s -> %s", name, a, b);
+	}
+	*cur = fresh;
+}
+
+static void reload_int(const char *name, int *cur, int fresh)
+{
+	if (*cur != fresh)
+		tsd_log("reload: %s: %d -> %d", name, *cur, fresh);
+	/* chunk-rows is read by the workers */
+	__atomic_store_n(cur, fresh, __ATOMIC_RELAXED);
+}
+
+/* What only a restart can change: say that it changed, and that it
+ * waits for the next start. */
+static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
+{
+	int listen = cfg->nlisten != fresh->nlisten;
+	for (int i = 0; !listen && i < cfg->nlisten; i++)
+		listen = strcmp(cfg->listen[i], fresh->listen[i]) != 0;
+	fresh->lib.flags |= TS_OPEN_CREATE; /* as tsd_serve set it */
+	const char *what[] = {
+		differ(cfg->datadir, fresh->datadir) ? "data" : NULL,
+		listen ? "listen" : NULL,
+		differ(cfg->mount, fresh->mount) ? "mount" : NULL,
+		cfg->workers != fresh->workers ? "workers" : NULL,
+		memcmp(&cfg->lib, &fresh->lib, sizeof cfg->lib) != 0
+		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "
+		  "flush-age, merge-max-size, merge-delay, block-cache-size, no-merge)" : NULL,
+	};
+	for (size_t i = 0; i < sizeof what / sizeof what[0]; i++)
+		if (what[i])
+			tsd_log("reload: %s changed: it takes effect only at the next start", what[i]);
+}
+
+/* The token and the log file. */
+static void reload_files(struct tsd_config *cfg, struct tsd_config *fresh)
+{
+	if (differ(cfg->token, fresh->token)) {
+		tsd_log("reload: token: %s (new TCP connections; those authenticated stay so)",
+		        !fresh->token ? "removed" : !cfg->token ? "set" : "changed");
+		tsd_token_replace(cfg, fresh->token);
+		fresh->token = NULL;
+	}
+	if (differ(cfg->log_file, fresh->log_file)) {
+		tsd_log("reload: log-file: %s -> %s", cfg->log_file ? cfg->log_file : "stderr",
+		        fresh->log_file ? fresh->log_file : "stderr");
+		cfg->log_file = fresh->log_file ? tsd_config_keep(cfg, fresh->log_file) : NULL;
+	}
+}
+
+/* Read the configuration again (config file, then command line, as at
+ * the start): apply the limits, timeouts and token, reopen the log
+ * file, and log what changed and what would need a restart.  A
+ * configuration that does not load changes nothing. */
+static void reload(struct server *srv)
+{
+	struct tsd_config fresh, *cfg = srv->cfg;
+	/* First the log: the messages below go to the file reopened. */
+	if (cfg->log_file)
+		tsd_log_open(cfg->log_file);
+	tsd_log("SIGHUP: reloading the configuration%s%s", cfg->config_file ? " from " : "",
+	        cfg->config_file ? cfg->config_file : "");
+	if (!cfg->load || cfg->load(&fresh) < 0) {
+		if (cfg->load)
+			tsd_config_free(&fresh);
+		tsd_log("reload failed: still serving with the configuration as it was");
+		return;
+	}
+	if (differ(cfg->log_file, fresh.log_file) && tsd_log_open(fresh.log_file) < 0)
+		fresh.log_file = cfg->log_file; /* keep logging where it was */
+	reload_files(cfg, &fresh);
+	reload_size("line-max", &cfg->line_max, fresh.line_max);
+	reload_size("max-request-memory", &cfg->request_memory, fresh.request_memory);
+	reload_int("max-connections", &cfg->max_connections, fresh.max_connections);
+	reload_int("chunk-rows", &cfg->chunk_rows, fresh.chunk_rows);
+	reload_ns("idle-timeout", &cfg->idle_timeout, fresh.idle_timeout);
+	reload_ns("shutdown-timeout", &cfg->shutdown_timeout, fresh.shutdown_timeout);
+	report_fixed(cfg, &fresh);
+	tsd_config_free(&fresh);
+	regulate(srv); /* a larger budget lets paused connections read */
+	tsd_log("reloaded");
+}
+
+static void sighup_cb(uv_signal_t *s, int signum)
+{
+	(void)signum;
+	reload(s->data);
 }
 
 /* ---- Serving ---- */
 
+static void close_handles(struct server *srv)
+{
+	uv_close((uv_handle_t *)&srv->sweep, NULL);
+	uv_close((uv_handle_t *)&srv->sigterm, NULL);
+	uv_close((uv_handle_t *)&srv->sigint, NULL);
+	uv_close((uv_handle_t *)&srv->sighup, NULL);
+}
+
 static int start_handles(struct server *srv)
 {
-	srv->sweep.data = srv->sigterm.data = srv->sigint.data = srv;
+	srv->sweep.data = srv->sigterm.data = srv->sigint.data = srv->sighup.data = srv;
 	if (uv_timer_init(srv->loop, &srv->sweep) < 0 ||
 	    uv_signal_init(srv->loop, &srv->sigterm) < 0 ||
 	    uv_signal_init(srv->loop, &srv->sigint) < 0 ||
+	    uv_signal_init(srv->loop, &srv->sighup) < 0 ||
 	    uv_timer_start(&srv->sweep, sweep_cb, 1000, 1000) < 0 ||
 	    uv_signal_start(&srv->sigterm, signal_cb, SIGTERM) < 0 ||
-	    uv_signal_start(&srv->sigint, signal_cb, SIGINT) < 0) {
+	    uv_signal_start(&srv->sigint, signal_cb, SIGINT) < 0 ||
+	    uv_signal_start(&srv->sighup, sighup_cb, SIGHUP) < 0) {
 		tsd_log("cannot set up the event loop");
 		return -1;
 	}
@@ -687,6 +1077,8 @@ int tsd_serve(struct tsd_config *cfg)
 	memset(&srv, 0, sizeof srv);
 	srv.cfg = cfg;
 	srv.ctx.cfg = cfg;
+	if (cfg->log_file && tsd_log_open(cfg->log_file) < 0)
+		return 1;
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
 	cfg->lib.flags |= TS_OPEN_CREATE;
@@ -709,9 +1101,7 @@ int tsd_serve(struct tsd_config *cfg)
 		status = 0;
 	} else {
 		close_listeners(&srv);
-		uv_close((uv_handle_t *)&srv.sweep, NULL);
-		uv_close((uv_handle_t *)&srv.sigterm, NULL);
-		uv_close((uv_handle_t *)&srv.sigint, NULL);
+		close_handles(&srv);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
 	tsd_mount_stop(mount);

@@ -44,6 +44,8 @@ static struct {
 	uint64_t connections_accepted;
 	uint64_t connections_open;
 	uint64_t rows_in, rows_out;
+	uint64_t request_memory, request_memory_peak, reads_paused_now, read_pauses;
+	uint64_t connections_refused, connections_timed_out;
 	uint64_t requests[TSD_NOPS];
 	uint64_t errors[NCODES];
 	uint64_t latency[TSD_NOPS][NBUCKETS];
@@ -131,6 +133,19 @@ void tsd_stats_rows(uint64_t in, uint64_t out)
 		add(&counters.rows_out, out);
 }
 
+void tsd_stats_memory(size_t used, int paused)
+{
+	__atomic_store_n(&counters.request_memory, (uint64_t)used, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters.reads_paused_now, (uint64_t)paused, __ATOMIC_RELAXED);
+	/* Only the loop thread writes these: a plain max is enough. */
+	if (used > get(&counters.request_memory_peak))
+		__atomic_store_n(&counters.request_memory_peak, (uint64_t)used, __ATOMIC_RELAXED);
+}
+
+void tsd_stats_pause(void) { add(&counters.read_pauses, 1); }
+void tsd_stats_refused(void) { add(&counters.connections_refused, 1); }
+void tsd_stats_timeout(void) { add(&counters.connections_timed_out, 1); }
+
 /* The p-th percentile (0 < p < 1) of op's latency in µs, or -1 when no
  * request was timed. */
 static double percentile(enum tsd_op op, double p)
@@ -160,6 +175,15 @@ void tsd_stats_json(struct jbuf *b)
 	jbuf_printf(b, ",\"connections\":%llu,\"connections_accepted\":%llu",
 	            (unsigned long long)get(&counters.connections_open),
 	            (unsigned long long)get(&counters.connections_accepted));
+	jbuf_printf(b, ",\"connections_refused\":%llu,\"connections_timed_out\":%llu",
+	            (unsigned long long)get(&counters.connections_refused),
+	            (unsigned long long)get(&counters.connections_timed_out));
+	jbuf_printf(b, ",\"request_memory\":%llu,\"request_memory_peak\":%llu"
+	            ",\"connections_paused\":%llu,\"read_pauses\":%llu",
+	            (unsigned long long)get(&counters.request_memory),
+	            (unsigned long long)get(&counters.request_memory_peak),
+	            (unsigned long long)get(&counters.reads_paused_now),
+	            (unsigned long long)get(&counters.read_pauses));
 	jbuf_printf(b, ",\"rows_in\":%llu,\"rows_out\":%llu",
 	            (unsigned long long)get(&counters.rows_in),
 	            (unsigned long long)get(&counters.rows_out));

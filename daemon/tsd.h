@@ -59,6 +59,13 @@
 #define TSD_CHECK_PROBLEMS_MAX 1000
 /* Longest token (the first line of --token FILE), bytes. */
 #define TSD_TOKEN_MAX 4096
+/* Memory held for requests by all connections together (input buffers
+ * and request lines): past it the daemon stops reading (backpressure).
+ * 256 MiB holds four lines of the default line-max at once, and stays a
+ * small share of a server's memory; set it lower on a small machine. */
+#define TSD_REQUEST_MEMORY_DEFAULT ((size_t)256 << 20)
+/* A connection's input buffer starts at this size and grows by doubling. */
+#define TSD_INPUT_CHUNK ((size_t)64 << 10)
 
 /* ---- Configuration (config.c) ----------------------------------------- */
 
@@ -69,9 +76,11 @@ struct tsd_config {
 	const char *mount;
 	const char *config_file;
 	const char *token_file;
-	char *token;                        /* read from token_file */
+	char *token;                        /* read from token_file; see tsd_token_check */
+	const char *log_file;               /* log here instead of stderr */
 	ts_options lib;                     /* passed to ts_open */
 	size_t line_max;
+	size_t request_memory;              /* the budget, bytes */
 	int max_connections;
 	int chunk_rows;
 	int64_t idle_timeout;               /* ns, 0: never */
@@ -79,6 +88,10 @@ struct tsd_config {
 	int64_t shutdown_timeout;           /* ns */
 	char **owned;                       /* copies of option values, freed at exit */
 	int nowned;
+	/* Build the configuration afresh, as at the start (config file,
+	 * then command line, then tsd_config_finish), for SIGHUP; returns
+	 * 0 or -1 after the messages.  NULL: no reload. */
+	int (*load)(struct tsd_config *fresh);
 };
 
 /* Fill cfg with the defaults.  */
@@ -117,8 +130,23 @@ int tsd_config_finish(struct tsd_config *cfg);
  */
 int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
 
+/* A copy of s that lives as long as cfg, or NULL when out of memory. */
+const char *tsd_config_keep(struct tsd_config *cfg, const char *s);
+
 /* Whether an option takes a value: 1, 0 (a flag), or -1 (unknown). */
 int tsd_config_has_arg(const char *name);
+
+/*
+ * tsd_token_check -- whether token[0..len) (the client's, compared whole
+ * even if it holds NUL bytes, in time independent of where it differs)
+ * is cfg's token; 1 also when there is none.  Any thread.
+ */
+int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len);
+
+/* Replace cfg's token by token (taken over; NULL for none) and free the
+ * old, under the lock tsd_token_check takes (a reload on the loop
+ * thread while workers check). */
+void tsd_token_replace(struct tsd_config *cfg, char *token);
 
 /* ---- The FUSE view (mount.c) -------------------------------------------- */
 
@@ -173,6 +201,13 @@ void tsd_stats_connection(int opened);
 void tsd_stats_request(enum tsd_op op, int code, int64_t ns);
 /* Count rows received by insert / sent by query, latest and aggregate. */
 void tsd_stats_rows(uint64_t in, uint64_t out);
+/* The request memory held now and the connections paused for it (the
+ * peak is kept); a pause; a connection refused at max-connections; one
+ * closed by idle-timeout. */
+void tsd_stats_memory(size_t used, int paused);
+void tsd_stats_pause(void);
+void tsd_stats_refused(void);
+void tsd_stats_timeout(void);
 
 /* Append the daemon's counters to the JSON object being written in b
  * (",\"name\":value" members). */
@@ -186,7 +221,7 @@ void tsd_stats_json(struct jbuf *b);
  */
 struct tsd_context {
 	ts_db *db;
-	const struct tsd_config *cfg;
+	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 };
 
 struct tsd_request;
@@ -246,5 +281,14 @@ int tsd_serve(struct tsd_config *cfg);
 
 /* Log a line "tsstored: ..." to stderr. */
 void tsd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * tsd_log_open -- make path (appended to, created mode 0640) the
+ * daemon's standard error, so that its log and any message of the
+ * library go there; opened again on each SIGHUP, for log rotation.
+ * NULL: back to the standard error the daemon was started with.
+ * Returns 0, or -1 after logging why (the log stays where it was).
+ */
+int tsd_log_open(const char *path);
 
 #endif /* TSSTORE_DAEMON_TSD_H */

@@ -198,16 +198,19 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 			rc = 0;
 			for (size_t i = 0; i < n && rc == 0; i++) {
 				json_t *o = json_array_get(cols, i);
-				const char *name = json_string_value(json_object_get(o, "name"));
-				const char *type = json_string_value(json_object_get(o, "type"));
+				const char *name, *type;
+				/* A name with a NUL in it would be another name here. */
+				int bad = json_text(json_object_get(o, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
+				          json_text(json_object_get(o, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
 				col[i] = (ts_column){.name = text, .dflt = ts_none()};
-				if (!name || !type || ts_type_parse(type, &col[i].type) < 0)
+				if (bad || ts_type_parse(type, &col[i].type) < 0)
 					rc = -1;
 				else
 					text += sprintf(text, "%s", name) + 1;
 			}
 			for (size_t i = 0; i < nkey && rc == 0; i++) {
-				const char *name = json_string_value(json_array_get(key, i));
+				const char *name;
+				json_text(json_array_get(key, i), JSON_TEXT_NAME, &name, why, whysz);
 				k[i] = -1;
 				for (size_t j = 0; name && j < n; j++)
 					if (strcmp(col[j].name, name) == 0)

@@ -103,11 +103,14 @@ static int reply_columns(const json_t *reply, ts_column *cols, int n, char *why,
 {
 	for (int i = 0; i < n; i++) {
 		json_t *c = json_array_get(json_object_get(reply, "columns"), (size_t)i);
-		const char *name = json_string_value(json_object_get(c, "name"));
-		const char *type = json_string_value(json_object_get(c, "type"));
+		const char *name, *type;
 		json_t *dflt = json_object_get(c, "default");
+		/* Names from the server are checked as the server checks a
+		 * client's (json_text): "a\u0000b" is no column "a". */
+		int bad = json_text(json_object_get(c, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
+		          json_text(json_object_get(c, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
 		cols[i] = (ts_column){.name = name, .dflt = ts_none()};
-		if (!name || !type || ts_type_parse(type, &cols[i].type) < 0) {
+		if (bad || ts_type_parse(type, &cols[i].type) < 0) {
 			snprintf(why, whysz, "column %d", i);
 			return TS_EIO;
 		}
@@ -141,14 +144,16 @@ int cli_remote_schema(const struct cli *cli, struct cli_remote *rem, const char 
 	else
 		rc = reply_columns(reply, cols, n, why, sizeof why);
 	for (int k = 0; rc == 0 && k < nkey; k++) {
-		const char *name = json_string_value(json_array_get(key, (size_t)k));
+		const char *name;
+		json_text(json_array_get(key, (size_t)k), JSON_TEXT_NAME, &name, why, sizeof why);
 		if ((keyidx[k] = name ? val_column(&(ts_schema){.ncolumns = n, .columns = cols}, name,
 		                                   strlen(name), 0)
 		                      : -1) < 0)
 			rc = TS_EIO;
 	}
 	int64_t ttl = 0;
-	const char *ttltext = json_string_value(json_object_get(reply, "ttl"));
+	const char *ttltext = NULL;
+	json_text(json_object_get(reply, "ttl"), 0, &ttltext, why, sizeof why);
 	if (rc == 0 && (!ttltext || ts_duration_parse(ttltext, &ttl) < 0))
 		rc = TS_EIO;
 	if (rc == 0 && !(*s = cli_schema_new(cols, n, keyidx, nkey, ttl,
@@ -367,13 +372,21 @@ int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t m
 	if (!(*names = calloc(json_array_size(list) + 1, sizeof **names)))
 		rc = TS_ENOMEM;
 	for (i = 0; rc == 0 && i < json_array_size(list); i++) {
-		const char *name = json_string_value(json_array_get(list, i));
-		if (!((*names)[i] = strdup(name ? name : "")))
+		const char *name;
+		if (json_text(json_array_get(list, i), JSON_TEXT_NAME, &name, msg, msgsz) < 0) {
+			rc = TS_EIO; /* a server's table name that is no name */
+			break;
+		}
+		if (!((*names)[i] = strdup(name)))
 			rc = TS_ENOMEM;
 	}
 	json_decref(reply);
-	if (rc < 0)
+	if (rc == TS_ENOMEM)
 		snprintf(msg, msgsz, "out of memory");
+	if (rc < 0) {
+		ts_free_names(*names);
+		*names = NULL;
+	}
 	return rc;
 }
 

@@ -31,6 +31,7 @@
  * wildcards, e.g. "daemon_auth_*"); TSD_TEST_VERBOSE=1 sends the
  * daemons' logs to stderr instead of their directories.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -1237,6 +1239,68 @@ static void test_bad_unknown_field(void **state)
 	assert_int_equal(count_rows(f->c, "q"), 12);
 }
 
+/* A name (table, column, op, type, function) with a NUL or a control
+ * character in it is refused whole.  Before json_text, "x\u0000y"
+ * created table x and a drop of "q\u0000junk" dropped q: the C string
+ * the library was given ended at the NUL. */
+static void test_bad_nul_in_names(void **state)
+{
+	struct fixture *f = *state;
+	fill_q(f->c);
+	expect_error(f->c, "{'op':'create','table':'x\\u0000y','columns':[{'name':'ts',"
+	                   "'type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'drop','table':'q\\u0000junk'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'drop','table':'q\\u0001'}", "EINVAL",
+	             "field \"table\": a control character (\\u0001) at offset 1");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	assert_int_equal(count_rows(f->c, "q"), 12);
+	expect_error(f->c, "{'op':'ping\\u0000junk'}", "EPROTO",
+	             "field \"op\": a NUL byte (\\u0000) at offset 4");
+	expect_error(f->c, "{'op':'schema','table':'q\\u0000'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'insert','table':'q\\u0000','rows':[['z',1,1,1]]}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'flush','table':'q\\u0000x'}", "EINVAL",
+	             "field \"table\": a NUL byte (\\u0000) at offset 1");
+	/* Column names and types in create and alter. */
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'a\\u0000b','type':'int32'},"
+	                   "{'name':'ts','type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "columns[0]: \"name\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'a','type':'int32\\u0000x'},"
+	                   "{'name':'ts','type':'timestamp'}],'key':['ts']}",
+	             "EINVAL", "columns[0] (column \"a\"): \"type\": a NUL byte (\\u0000) at offset 5");
+	expect_error(f->c, "{'op':'create','table':'y','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts\\u0000x']}",
+	             "EINVAL", "key[0]: a NUL byte (\\u0000) at offset 2");
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'w\\u0000x','type':'int32'}]}",
+	             "EINVAL", "add[0]: \"name\": a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'w\\u001fx','type':'int32'}]}",
+	             "EINVAL", "add[0]: \"name\": a control character (\\u001f) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','widen':['n\\u0000x']}",
+	             "EINVAL", "widen[0]: a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'alter','table':'q','ttl':'1h\\u0000x'}", "EINVAL",
+	             "field \"ttl\": expected a duration such as \"1h\" (<n><unit>, unit ns us ms s "
+	             "m h d w) or integer ns");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	expect(f->c, "{'op':'schema','table':'q'}",
+	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
+	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
+	       "{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s',"
+	       "'version':1}\n");
+	/* Column names of a query, functions of an aggregate. */
+	expect_error(f->c, "{'op':'query','table':'q','columns':['n\\u0000x']}", "EINVAL",
+	             "columns[0]: a NUL byte (\\u0000) at offset 1");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h',"
+	                   "'columns':{'v':['sum\\u0000x']}}",
+	             "EINVAL", "columns.v[0]: want one of count, sum, min, max, mean, first, last");
+	expect_error(f->c, "{'op':'aggregate','table':'q','from':0,'to':1,'every':'1h\\u0000',"
+	                   "'columns':{'v':['sum']}}",
+	             "EINVAL", "field \"every\": expected a duration such as \"1h\" (<n><unit>, "
+	             "unit ns us ms s m h d w) or integer ns");
+}
+
 /* Insert into "r" a batch of a good row 0 and bad_row (single-quoted
  * JSON) as row 1; assert the error; nothing may be stored.  Twice: as a
  * short request, which the daemon parses with jansson, and with a long
@@ -2071,6 +2135,10 @@ static void test_auth_wrong_token_closes(void **state)
 	expect_refused(f->d, "s3cret2");
 	expect_refused(f->d, "S3cret");
 	expect_refused(f->d, "");
+	/* The token and junk after a NUL: the whole string is compared,
+	 * never the C string that ends at the NUL. */
+	expect_refused(f->d, "s3cret\\u0000junk");
+	expect_refused(f->d, "s3cret\\u0000");
 	/* The good token still opens a new connection. */
 	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_TCP));
 	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
@@ -2085,6 +2153,567 @@ static void test_auth_unix_free(void **state)
 	fill_q(f->c);
 	assert_int_equal(count_rows(f->c, "q"), 12);
 	expect(f->c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+}
+
+/* Whether the daemon's log holds needle. */
+static int log_has(const struct tsd_test_daemon *d, const char *needle)
+{
+	char line[1024];
+	int found = 0;
+	FILE *fp = fopen(d->log, "r");
+	if (!fp)
+		return 0;
+	while (!found && fgets(line, sizeof line, fp))
+		found = strstr(line, needle) != NULL;
+	fclose(fp);
+	return found;
+}
+
+/* Write n bytes to DIR/name; the path goes to path. */
+static void write_file(const struct tsd_test_daemon *d, const char *name, const char *p,
+                       size_t n, char *path, size_t size)
+{
+	FILE *fp;
+	snprintf(path, size, "%s/%s", d->dir, name);
+	assert_non_null(fp = fopen(path, "w"));
+	assert_int_equal(fwrite(p, 1, n, fp), n);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* A NUL in a config line or in the token file is refused at start: read
+ * as a C string it would cut the value short ("s3cret\0junk" would let
+ * "s3cret" in). */
+static void test_config_nul_refused(void **state)
+{
+	static const char conf[] = "workers = 2\0junk\n";
+	static const char token[] = "s3cret\0junk\n";
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	char path[TSD_TEST_PATH_MAX], want[TSD_TEST_PATH_MAX + 64];
+	(void)state;
+	assert_non_null(d);
+	write_file(d, "conf", conf, sizeof conf - 1, path, sizeof path);
+	const char *args1[] = {"--config", path, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args1), -1);
+	snprintf(want, sizeof want, "%s:1: a NUL byte in the line", path);
+	assert_true(log_has(d, want));
+	write_file(d, "token", token, sizeof token - 1, path, sizeof path);
+	const char *args2[] = {"--token", path, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args2), -1);
+	snprintf(want, sizeof want, "--token: %s: the token holds a NUL byte", path);
+	assert_true(log_has(d, want));
+	tsd_test_daemon_free(d);
+}
+
+/* ---- The request memory budget, idle lines, max-connections ---- */
+
+#define MEM_CONNS 24
+#define MEM_LINE (400 << 10)        /* bytes of each long request line */
+#define MEM_BUDGET (1 << 20)        /* --max-request-memory */
+#define MEM_LINE_MAX (512 << 10)    /* --line-max */
+/* What the daemon may hold at most (daemon/server.c, fits): the budget;
+ * one input chunk (64 KiB) for each connection that holds nothing else;
+ * and the favoured connection's input buffer, at most twice its line. */
+#define MEM_BOUND (MEM_BUDGET + (MEM_CONNS + 1) * (64 << 10) + 2 * MEM_LINE_MAX)
+
+static int setup_memory(void **state)
+{
+	static const char *const args[] = {"--max-request-memory", "1M", "--line-max", "512k", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* The daemon's own counters ({"op":"stats"}), one object. */
+static json_t *daemon_stats(struct tsd_test_conn *c)
+{
+	json_t *lines = NULL, *st;
+	assert_int_equal(tsd_test_send_line(c, "{\"op\":\"stats\"}"), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 1);
+	st = json_incref(json_array_get(lines, 0));
+	json_decref(lines);
+	return st;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the daemon counts n open connections (it sees a client's
+ * close a moment after the client made it). */
+static void wait_connections(struct tsd_test_conn *c, json_int_t n)
+{
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	for (;;) {
+		json_t *st = daemon_stats(c);
+		json_int_t open = stat_int(st, "connections");
+		json_decref(st);
+		if (open == n)
+			break;
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+}
+
+/* A client sending one long ping (its "id" and MEM_LINE bytes of blanks):
+ * all but the last "}\n" at once, the rest once *go is set. */
+struct long_line {
+	pthread_t thread;
+	struct tsd_test_conn *c;
+	int id;
+	atomic_int *go;
+	int sent, answered;
+};
+
+static void *long_line_main(void *arg)
+{
+	struct long_line *l = arg;
+	char *line = malloc(MEM_LINE), *got = NULL;
+	int n;
+	if (!line)
+		return NULL;
+	n = snprintf(line, MEM_LINE, "{\"op\":\"ping\",\"id\":%d", l->id);
+	memset(line + n, ' ', MEM_LINE - (size_t)n);
+	l->sent = tsd_test_send(l->c, line, MEM_LINE) == 0;
+	while (l->sent && !atomic_load(l->go))
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", l->id);
+	if (l->sent && tsd_test_send(l->c, "}\n", 2) == 0 &&
+	    tsd_test_read_response(l->c, WAIT, NULL, &got) == 0)
+		l->answered = strcmp(got, want) == 0;
+	free(want);
+	free(got);
+	free(line);
+	return NULL;
+}
+
+/* Many connections each in the middle of a long line: the daemon stops
+ * reading past --max-request-memory (its accounting stays under the
+ * bound), answers a short request meanwhile, and -- one
+ * connection at a time being let past the budget to finish its line --
+ * answers every long line once the clients finish them: no deadlock.
+ * (Before the budget, the daemon read all 24 partial lines: RssAnon
+ * grew by about 10 MB against a bound of 3.6 MB, and this test failed
+ * with that message.) */
+static void test_memory_budget(void **state)
+{
+	/* Static: a failed assertion leaves the threads running. */
+	static struct long_line l[MEM_CONNS];
+	static atomic_int go;
+	struct fixture *f = *state;
+	long rss0 = tsd_test_daemon_status_kb(f->d, "RssAnon"), rss = rss0;
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	json_t *st;
+	assert_true(rss0 > 0);
+	atomic_store(&go, 0);
+	for (int i = 0; i < MEM_CONNS; i++) {
+		l[i] = (struct long_line){.id = i, .go = &go};
+		assert_non_null(l[i].c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+		assert_int_equal(pthread_create(&l[i].thread, NULL, long_line_main, &l[i]), 0);
+	}
+	/* Wait until the daemon pauses a reader (or, without a budget,
+	 * until it has read far more than the bound). */
+	for (;;) {
+		st = daemon_stats(f->c);
+		rss = tsd_test_daemon_status_kb(f->d, "RssAnon");
+		json_t *pauses = json_object_get(st, "read_pauses");
+		if (json_integer_value(pauses) > 0 || (!pauses && (rss - rss0) * 1024 > MEM_BOUND))
+			break;
+		json_decref(st);
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+	if (!json_object_get(st, "read_pauses"))
+		fail_msg("no backpressure: RssAnon grew by %ld kB, the bound is %d kB",
+		         rss - rss0, MEM_BOUND >> 10);
+	assert_true(stat_int(st, "read_pauses") > 0);
+	assert_true(stat_int(st, "connections_paused") > 0);
+	assert_true(stat_int(st, "request_memory") <= MEM_BOUND);
+	json_decref(st);
+	ping_ok(f->c); /* short requests are still read */
+	atomic_store(&go, 1);
+	for (int i = 0; i < MEM_CONNS; i++) {
+		assert_int_equal(pthread_join(l[i].thread, NULL), 0);
+		assert_true(l[i].sent);
+		assert_true(l[i].answered);
+		tsd_test_close(l[i].c);
+	}
+	/* Everything released: what is held is the stats line itself. */
+	wait_connections(f->c, 1);
+	st = daemon_stats(f->c);
+	if (getenv("TSD_TEST_VERBOSE"))
+		json_dumpf(st, stderr, 0);
+	assert_int_equal(stat_int(st, "request_memory"), strlen("{\"op\":\"stats\"}"));
+	assert_int_equal(stat_int(st, "connections_paused"), 0);
+	assert_true(stat_int(st, "request_memory_peak") <= MEM_BOUND);
+	assert_true(stat_int(st, "request_memory_peak") > MEM_BUDGET / 2);
+	json_decref(st);
+}
+
+/* A client pipelining pings of random sizes (10 B to 300 KiB of
+ * blanks), each sent in random pieces (1 byte to whole), on its own
+ * thread, while another thread of it reads: every ping must be answered,
+ * in order. */
+#define RANDOM_CLIENTS 24
+#define RANDOM_PINGS 12
+
+struct random_client {
+	pthread_t sender, reader;
+	struct tsd_test_conn *c;
+	uint64_t seed;
+	int sent, answered;
+};
+
+static uint64_t next_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void *random_sender(void *arg)
+{
+	static const size_t sizes[] = {10, 100, 1000, 50 << 10, 200 << 10, 300 << 10};
+	struct random_client *rc = arg;
+	uint64_t s = rc->seed;
+	for (int i = 0; i < RANDOM_PINGS; i++) {
+		size_t pad = sizes[next_rnd(&s) % 6], n, at = 0;
+		char head[40], *line;
+		int h = snprintf(head, sizeof head, "{\"op\":\"ping\",\"id\":%d", i);
+		n = (size_t)h + pad + 2;
+		if (!(line = malloc(n)))
+			return NULL;
+		memcpy(line, head, (size_t)h);
+		memset(line + h, ' ', pad);
+		memcpy(line + n - 2, "}\n", 2);
+		while (at < n) {
+			static const size_t steps[] = {1, 100, 4096, 64 << 10, SIZE_MAX};
+			size_t step = steps[next_rnd(&s) % 5];
+			step = step > n - at ? n - at : step;
+			if (tsd_test_send(rc->c, line + at, step) < 0)
+				break;
+			at += step;
+		}
+		free(line);
+		if (at < n)
+			return NULL;
+		rc->sent++;
+	}
+	return NULL;
+}
+
+static void *random_reader(void *arg)
+{
+	struct random_client *rc = arg;
+	for (int i = 0; i < RANDOM_PINGS; i++) {
+		char *got = NULL, *want = malloc(80);
+		if (!want)
+			return NULL;
+		snprintf(want, 80, "{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", i);
+		int ok = tsd_test_read_response(rc->c, 4 * WAIT, NULL, &got) == 0 &&
+		         strcmp(got, want) == 0;
+		free(got);
+		free(want);
+		if (!ok)
+			return NULL;
+		rc->answered++;
+	}
+	return NULL;
+}
+
+/* Many clients, lines of every size in pieces of every size, a budget
+ * (1M) far under what they send at once: no client is starved for ever
+ * and no deadlock, and afterwards nothing is held. */
+static void test_memory_budget_random_clients(void **state)
+{
+	static struct random_client rc[RANDOM_CLIENTS]; /* threads outlive a failure */
+	struct fixture *f = *state;
+	json_t *st;
+	for (int i = 0; i < RANDOM_CLIENTS; i++) {
+		rc[i] = (struct random_client){.seed = 0x9E3779B97F4A7C15u * (uint64_t)(i + 1)};
+		assert_non_null(rc[i].c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+		assert_int_equal(pthread_create(&rc[i].sender, NULL, random_sender, &rc[i]), 0);
+		assert_int_equal(pthread_create(&rc[i].reader, NULL, random_reader, &rc[i]), 0);
+	}
+	for (int i = 0; i < RANDOM_CLIENTS; i++) {
+		assert_int_equal(pthread_join(rc[i].sender, NULL), 0);
+		assert_int_equal(pthread_join(rc[i].reader, NULL), 0);
+		assert_int_equal(rc[i].sent, RANDOM_PINGS);
+		assert_int_equal(rc[i].answered, RANDOM_PINGS);
+		tsd_test_close(rc[i].c);
+	}
+	wait_connections(f->c, 1);
+	st = daemon_stats(f->c);
+	assert_int_equal(stat_int(st, "request_memory"), strlen("{\"op\":\"stats\"}"));
+	assert_int_equal(stat_int(st, "connections_paused"), 0);
+	assert_true(stat_int(st, "read_pauses") > 0);
+	json_decref(st);
+}
+
+/* A line longer than the budget completes, and one longer than both the
+ * budget and line-max still gets its ETOOBIG (the connection is let
+ * past the budget to reach the limit). */
+static void test_memory_budget_line_too_long(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = (256 << 10) + 1;
+	char *line = malloc(n), *ok = padded_ping(200 << 10);
+	assert_non_null(line);
+	/* Three times the budget, under line-max: served. */
+	expect(f->c, ok, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	free(ok);
+	memset(line, ' ', n);
+	memcpy(line, "{\"op\":\"ping\"", 12);
+	/* One byte past line-max (256k), four times the budget (64k):
+	 * ETOOBIG, then EOF. */
+	assert_int_equal(tsd_test_send(f->c, line, n), 0);
+	expect_too_big_then_eof(f->c);
+	free(line);
+}
+
+static int setup_memory_small(void **state)
+{
+	static const char *const args[] = {"--max-request-memory", "64k", "--line-max", "256k",
+	                                   NULL};
+	return start_fixture(state, args, 0);
+}
+
+static int setup_idle(void **state)
+{
+	static const char *const args[] = {"--idle-timeout", "300ms", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* A client that sends a line a byte at a time, each byte well within
+ * idle-timeout of the last, is cut once the line has taken longer than
+ * idle-timeout; a connection answering its requests is not. */
+static void test_idle_partial_line(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *d = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	int rc = TSD_TEST_TIMEOUT;
+	char *line = NULL;
+	json_t *st;
+	assert_non_null(d);
+	assert_int_equal(tsd_test_send(d, "{", 1), 0);
+	while (rc == TSD_TEST_TIMEOUT) {
+		if (tsd_test_send(d, " ", 1) < 0)
+			break; /* closed while sending */
+		rc = tsd_test_read_line(d, 50, &line, NULL);
+		assert_true(mono_ms() < deadline);
+	}
+	assert_true(rc == TSD_TEST_TIMEOUT || rc == TSD_TEST_EOF || rc == TSD_TEST_ERROR);
+	assert_null(line);
+	tsd_test_close(d);
+	/* The fixture's connection, idle since before the line began, is
+	 * closed too: by the same sweep at the latest. */
+	assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_EOF);
+	assert_non_null(d = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	st = daemon_stats(d);
+	assert_int_equal(stat_int(st, "connections_timed_out"), 2);
+	json_decref(st);
+	tsd_test_close(d);
+}
+
+static int setup_max_connections(void **state)
+{
+	static const char *const args[] = {"--max-connections", "3", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* The connection past max-connections gets one EBUSY line, then EOF;
+ * the others are served, and once one closes a new one is served. */
+static void test_max_connections(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c[3] = {NULL};
+	char *got = NULL;
+	json_t *st;
+	/* The start's probes may not be closed yet: wait until only the
+	 * fixture's connection is open. */
+	wait_connections(f->c, 1);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(c[i] = tsd_test_connect(f->d, i ? TSD_TEST_TCP : TSD_TEST_UNIX));
+		ping_ok(c[i]);
+	}
+	assert_non_null(c[2] = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(tsd_test_read_response(c[2], WAIT, NULL, &got), 0);
+	assert_string_equal(got, "{\"ok\":false,\"error\":{\"code\":\"EBUSY\","
+	                         "\"message\":\"too many connections\"}}\n");
+	free(got);
+	got = NULL;
+	assert_int_equal(tsd_test_read_line(c[2], WAIT, &got, NULL), TSD_TEST_EOF);
+	tsd_test_close(c[2]);
+	st = daemon_stats(f->c);
+	assert_int_equal(stat_int(st, "connections_refused"), 1);
+	json_decref(st);
+	/* One leaves: a new connection is served once the daemon has seen
+	 * it go. */
+	tsd_test_close(c[1]);
+	wait_connections(f->c, 2);
+	assert_non_null(c[1] = tsd_test_connect(f->d, TSD_TEST_TCP));
+	ping_ok(c[1]);
+	tsd_test_close(c[1]);
+	tsd_test_close(c[0]);
+}
+
+/* ---- Signals and restarts ---- */
+
+/* Wait until the daemon's log file `path` holds needle; fail if the
+ * daemon dies first. */
+static void wait_log(struct tsd_test_daemon *d, const char *path, const char *needle)
+{
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	struct tsd_test_daemon view = *d;
+	snprintf(view.log, sizeof view.log, "%s", path);
+	while (!log_has(&view, needle)) {
+		if (!tsd_test_daemon_alive(d))
+			fail_msg("the daemon died before logging \"%s\"", needle);
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+}
+
+/* SIGHUP reloads and the daemon serves on; SIGTERM then stops it with
+ * status 0 and removes its socket.  (Before, SIGHUP killed it: status
+ * 129, socket left behind.) */
+static void test_sighup_serves_on(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	fill_q(f->c);
+	assert_int_equal(kill(f->d->pid, SIGHUP), 0);
+	wait_log(f->d, f->d->log, "tsstored: reloaded");
+	ping_ok(f->c);
+	assert_int_equal(count_rows(f->c, "q"), 12);
+	assert_int_equal(kill(f->d->pid, SIGHUP), 0); /* and again */
+	ping_ok(f->c);
+	assert_int_equal(tsd_test_daemon_stop(f->d, WAIT), 0);
+	assert_int_equal(stat(f->d->sock, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* Write text to DIR/name. */
+static void put_file(const struct tsd_test_daemon *d, const char *name, const char *text)
+{
+	char path[TSD_TEST_PATH_MAX];
+	write_file(d, name, text, strlen(text), path, sizeof path);
+}
+
+/* Auth over a new TCP connection with token: ok, or refused. */
+static void expect_auth(struct tsd_test_daemon *d, const char *token)
+{
+	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_TCP);
+	char *req = fmt("{'op':'auth','token':'%s'}", token);
+	assert_non_null(c);
+	expect(c, req, "{'ok':true}\n");
+	ping_ok(c);
+	tsd_test_close(c);
+	free(req);
+}
+
+/* SIGHUP with a changed config file: the new token holds for new
+ * connections (one authenticated before stays so), the new line-max
+ * applies, the log file is reopened (rotation), what needs a restart
+ * is reported; a config that does not load changes nothing. */
+static void test_sighup_reload(void **state)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	struct tsd_test_conn *a = NULL, *u = NULL;
+	char conf[TSD_TEST_PATH_MAX], logf[TSD_TEST_PATH_MAX - 8], old[TSD_TEST_PATH_MAX];
+	char *text, *big = padded_ping(2000);
+	(void)state;
+	assert_non_null(d);
+	snprintf(conf, sizeof conf, "%s/conf", d->dir);
+	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
+	snprintf(old, sizeof old, "%s.1", logf);
+	put_file(d, "token", "s3cret\n");
+	text = fmt("token = %s/token\nlog-file = %s\nline-max = 4k\n", d->dir, logf);
+	put_file(d, "conf", text);
+	free(text);
+	const char *args[] = {"--config", conf, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), 0);
+	assert_non_null(a = tsd_test_connect(d, TSD_TEST_TCP));
+	expect(a, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	assert_non_null(u = tsd_test_connect(d, TSD_TEST_UNIX));
+	expect(u, big, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	/* The new configuration; the log rotated away. */
+	put_file(d, "token", "n3w\n");
+	text = fmt("token = %s/token\nlog-file = %s\nline-max = 1k\nworkers = 2\n", d->dir, logf);
+	put_file(d, "conf", text);
+	free(text);
+	assert_int_equal(rename(logf, old), 0);
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, logf, "tsstored: reloaded");
+	expect_refused(d, "s3cret");
+	expect_auth(d, "n3w");
+	ping_ok(a); /* authenticated before the reload */
+	assert_int_equal(tsd_test_send_line(u, big), 0);
+	expect_too_big_then_eof(u);
+	tsd_test_close(u);
+	/* What the logs say. */
+	struct tsd_test_daemon view = *d;
+	snprintf(view.log, sizeof view.log, "%s", old);
+	assert_true(log_has(&view, "tsstored: serving "));
+	snprintf(view.log, sizeof view.log, "%s", logf);
+	assert_true(log_has(&view, "tsstored: reload: token: changed"));
+	assert_true(log_has(&view, "tsstored: reload: line-max: 4096 -> 1024"));
+	assert_true(log_has(&view, "tsstored: reload: workers changed: it takes effect only at "
+	                           "the next start"));
+	/* A config that does not load: nothing changes. */
+	put_file(d, "conf", "workers = many\n");
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, logf, "reload failed: still serving with the configuration as it was");
+	expect_auth(d, "n3w");
+	ping_ok(a);
+	tsd_test_close(a);
+	assert_int_equal(tsd_test_daemon_stop(d, WAIT), 0);
+	tsd_test_daemon_free(d);
+	free(big);
+}
+
+/* A socket left by a daemon killed with SIGKILL is replaced at the next
+ * start. */
+static void test_stale_socket_replaced(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	fill_q(f->c);
+	tsd_test_close(f->c);
+	f->c = NULL;
+	tsd_test_daemon_kill(f->d);
+	assert_int_equal(stat(f->d->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(tsd_test_daemon_start(f->d, NULL), 0);
+	assert_true(log_has(f->d, "removing the stale socket of a daemon that is gone"));
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(count_rows(f->c, "q"), 12);
+}
+
+/* A second daemon (another database) asked to listen on a live daemon's
+ * socket refuses to start, and the first is unharmed: its socket file
+ * is still there and it serves old and new connections. */
+static void test_live_socket_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_daemon *d2 = tsd_test_daemon_new();
+	struct tsd_test_conn *c;
+	struct stat st;
+	assert_non_null(d2);
+	fill_q(f->c);
+	memcpy(d2->sock, f->d->sock, sizeof d2->sock);
+	assert_int_equal(tsd_test_daemon_start(d2, NULL), -1);
+	assert_true(log_has(d2, "another daemon is listening there"));
+	assert_int_equal(stat(f->d->sock, &st), 0);
+	ping_ok(f->c);
+	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	assert_int_equal(count_rows(c, "q"), 12);
+	tsd_test_close(c);
+	tsd_test_daemon_free(d2);
+	assert_int_equal(stat(f->d->sock, &st), 0);
 }
 
 /* ---- Anything a client sends ---- */
@@ -2193,6 +2822,7 @@ int main(void)
 		BOTH("bad_unknown_field", test_bad_unknown_field, setup),
 		BOTH("bad_schema", test_bad_schema, setup),
 		BOTH("bad_random_lines", test_bad_random_lines, setup),
+		BOTH("bad_nul_in_names", test_bad_nul_in_names, setup),
 		BOTH("insert_bad_row_width", test_insert_bad_row_width, setup),
 		BOTH("insert_bad_value_type", test_insert_bad_value_type, setup),
 		BOTH("insert_duplicate_key", test_insert_duplicate_key, setup),
@@ -2212,6 +2842,16 @@ int main(void)
 		ONCE("auth_tcp_required", test_auth_tcp_required, setup_token),
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
+		ONCE("config_nul_refused", test_config_nul_refused, NULL),
+		ONCE("memory_budget_many_long_lines", test_memory_budget, setup_memory),
+		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
+		ONCE("memory_budget_random_clients", test_memory_budget_random_clients, setup_memory),
+		ONCE("idle_timeout_partial_line", test_idle_partial_line, setup_idle),
+		ONCE("max_connections_refused", test_max_connections, setup_max_connections),
+		ONCE("sighup_serves_on", test_sighup_serves_on, setup),
+		ONCE("sighup_reload", test_sighup_reload, NULL),
+		ONCE("stale_socket_replaced", test_stale_socket_replaced, setup),
+		ONCE("live_socket_refused", test_live_socket_refused, setup),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("TSD_TEST_FILTER")) /* e.g. "daemon_auth_*" */
