@@ -298,6 +298,17 @@ typedef struct ts_options {
 	void *clock_arg;
 	int64_t block_cache_size;   /* bytes of decompressed tablet blocks kept
 	                             * for reads, default 64 MB; 0 = none */
+	int64_t log_cap;            /* bytes of a table's log not yet flushed
+	                             * past which ts_insert fails with TS_ENOSPC
+	                             * naming the cause (e.g. a flush that keeps
+	                             * failing), default 8 GiB; from half of it
+	                             * on, every filling tablet is flushed */
+	/* Where the library reports what its background work (flushes,
+	 * merges, expiry) could not do: called once per distinct cause with
+	 * a one-line message (the same failure again is only counted, in
+	 * ts_table_stats).  NULL: the message goes to stderr. */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
 } ts_options;
 
 /*
@@ -487,7 +498,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * first bad row by index and, where it applies, the column:
  * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
  * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG, TS_EINVAL (bad UTF-8),
- * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  One TS_EIO is
+ * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  TS_ENOSPC
+ * also when the table's unflushed log reached opts.log_cap (ts_errmsg
+ * names the cap and, when flushes fail, their cause; the batch is not
+ * stored, and inserts go on once a flush succeeds).  One TS_EIO is
  * different: in TS_SYNC_COMMIT mode, when the batch was committed (and is
  * visible) but syncing it failed, ts_errmsg says "committed but not yet
  * durable": a crash before the next successful sync may lose it.
@@ -697,7 +711,11 @@ typedef struct ts_stat {
 } ts_stat;
 
 /*
- * ts_table_stats -- the table's counters.  out: array of room entries;
+ * ts_table_stats -- the table's counters (among them flush_failures,
+ * flush_last_error, merge_failures, merge_last_error, expiry_failures:
+ * failures of the background work, which is retried with backoff;
+ * log_bytes, the unflushed log, and log_cap_refusals, inserts refused at
+ * opts.log_cap).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.

@@ -38,6 +38,7 @@ void ts_options_init(ts_options *o)
 	o->merge_max_size = TS_DEFAULT_MERGE_MAX_SIZE;
 	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
 	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
+	o->log_cap = TS_DEFAULT_LOG_CAP;
 }
 
 static int check_options(const ts_options *o)
@@ -48,7 +49,7 @@ static int check_options(const ts_options *o)
 		return ts__fail(TS_EINVAL, "options: unknown sync mode %d", (int)o->sync);
 	if (o->sync_interval <= 0 || o->max_future < 0 || o->flush_size <= 0 ||
 	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0 ||
-	    o->block_cache_size < 0)
+	    o->block_cache_size < 0 || o->log_cap <= 0)
 		return ts__fail(TS_EINVAL, "options: sizes and intervals must be positive");
 	return 0;
 }
@@ -385,6 +386,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 		db->opts = *opts;
 	else
 		ts_options_init(&db->opts);
+	db->maint_clock = ts__mono_ns;
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
 	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)

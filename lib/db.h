@@ -21,6 +21,7 @@
 #include "filling.h"
 #include "limits.h"
 #include "log.h"
+#include "retry.h"
 
 /*
  * The on-disk tablets of one descriptor, opened, with what a snapshot
@@ -86,6 +87,10 @@ struct ts_table {
 	 * inserts; time due flushes waited, in all and at most. */
 	int64_t last_insert_mono, flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
+	/* mu: failing background work, retried with backoff (retry.h), and
+	 * inserts refused because the log reached log_cap */
+	ts__retry flush_retry, merge_retry, expire_retry;
+	uint64_t log_cap_refusals;
 	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
 	pthread_mutex_t flush_mu; /* one flush at a time; taken before desc_mu */
 	pthread_mutex_t desc_mu;  /* one descriptor writer at a time; before mu */
@@ -124,6 +129,9 @@ struct ts_db {
 	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
 	int maint_stop, maint_wake;
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
+	/* The clock of the backoff of failing background work (retry.h):
+	 * monotonic ns; tests replace it to count retries without waiting. */
+	int64_t (*maint_clock)(void);
 };
 
 /* A counted reference to the open tablet described by m (opened on first
@@ -219,6 +227,25 @@ int ts__db_stopping(ts_db *db);
 
 /* Wake the maintenance thread (a tree reached flush_size). */
 void ts__db_wake(ts_db *db);
+
+/* Report a failure of background work through opts.log (stderr when
+ * NULL): "table \"t\": what: msg". */
+void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg);
+
+/* Whether the background work of r may be tried now (not in backoff).
+ * The caller holds the mutex that makes that work one at a time
+ * (flush_mu, merge_mu) from this check through ts__table_retry_done, so
+ * that one failure is never tried twice.  Takes t->mu. */
+int ts__table_retry_due(struct ts_table *t, const ts__retry *r);
+
+/* Background work of t (what: "flush", "merge", "expiry") ended with rc:
+ * record it in r (under t->mu) and report a new cause.
+ * Returns rc. */
+int ts__table_retry_done(struct ts_table *t, ts__retry *r, const char *what, int rc);
+
+/* Whether an insert may append to t's log: TS_ENOSPC naming the cause
+ * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
+int ts__log_cap_check(struct ts_table *t);
 
 /* Reserve a tablet id; t->mu is held. */
 static inline uint64_t ts__table_reserve_id(struct ts_table *t)

@@ -159,7 +159,12 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 	const ts__schema *s = ts__desc_schema(t->desc);
 	ts_value vals[TS_COLUMNS_MAX];
 	int64_t now = ts_now(t->db);
-	int rc = ts__filling_begin(&t->fill);
+	int rc = ts__log_cap_check(t); /* a log that flushes cannot release */
+	if (rc < 0) {
+		t->rows_rejected += nrows;
+		return rc;
+	}
+	rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++)
 		if ((rc = insert_row(t, s, rows + i * (size_t)s->ncols, vals, now)) < 0)
 			rc = ts__context(rc, "row %zu", i);

@@ -258,7 +258,9 @@ static int schema_copy(const ts__schema *old, int extra, ts__schema **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	if (old->version >= TS_SCHEMA_VERSIONS_MAX) {
 		ts__schema_free(s);
-		return ts__fail(TS_ESCHEMA, "too many schema changes (%u)", old->version);
+		return ts__fail(TS_ESCHEMA, "schema version %u is the last a table may have: "
+		                "the limit is %u schema versions (each alter adds one)",
+		                old->version, (unsigned)TS_SCHEMA_VERSIONS_MAX);
 	}
 	s->version = old->version + 1;
 	s->nkey = old->nkey;
