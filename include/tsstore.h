@@ -472,6 +472,11 @@ TS_EXTERN int ts_alter_widen(ts_table *table, const char *column);
 
 /*
  * ts_alter_ttl -- set the TTL in ns (0 = keep forever).
+ * Expired stays expired: rows that had passed the old TTL when the TTL
+ * changes (ts < now - old TTL, or below an earlier such instant) are never
+ * returned again, and inserting such a ts is TS_EEXPIRED, even when the
+ * new TTL is longer or 0.  The table's DESCRIPTOR keeps that instant, its
+ * expiry horizon; every read applies max(horizon, now - TTL).
  * Returns 0; TS_ERANGE for a negative ttl; TS_EREADONLY; TS_ECLOSED; TS_EIO.
  *
  * Every change (ts_alter_*) writes a new DESCRIPTOR: to DESCRIPTOR.tmp,

@@ -41,6 +41,8 @@ typedef struct ts__tablet_set {
 	int nversions;
 	const ts__schema **versions; /* versions[v - 1]: the table's, immutable */
 	int64_t ttl;
+	int64_t horizon;             /* the descriptor's expiry horizon */
+	int horizon_set;
 	uint64_t flushed_lsn;
 } ts__tablet_set;
 
@@ -279,11 +281,21 @@ static inline int64_t ts__expiry(int64_t ttl, int64_t now)
 	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
 }
 
-/* The first instant rows with ts < it are past t's TTL (INT64_MIN when
- * the TTL is 0, forever); t->mu, desc_mu or schema_mu is held. */
+/* The first instant rows with ts < it are expired: past a TTL of ttl at
+ * now, or below the descriptor's expiry horizon (horizon_set), whichever
+ * is higher -- so that a row once expired stays expired when the TTL is
+ * lengthened (INT64_MIN: nothing is). */
+static inline int64_t ts__expiry_at(int64_t ttl, int horizon_set, int64_t horizon, int64_t now)
+{
+	int64_t e = ts__expiry(ttl, now);
+	return horizon_set && horizon > e ? horizon : e;
+}
+
+/* The first instant rows with ts < it are expired in t (ts__expiry_at);
+ * t->mu, desc_mu or schema_mu is held. */
 static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 {
-	return ts__expiry(t->desc->ttl, now);
+	return ts__expiry_at(t->desc->ttl, t->desc->horizon_set, t->desc->horizon, now);
 }
 
 static inline int ts__db_readonly(const ts_db *db)

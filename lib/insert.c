@@ -45,10 +45,12 @@ static int check_time(const ts_table *t, int64_t ts, int64_t now)
 		ts_time_format(now, b, sizeof b);
 		return ts__fail(TS_EFUTURE, "ts %s is more than max_future ahead of now (%s)", a, b);
 	}
-	int64_t ttl = t->desc->ttl;
-	if (ttl > 0 && now - ttl > INT64_MIN + 1 && ts < now - ttl) {
+	int64_t expiry = ts__table_expiry(t, now); /* the TTL, or the horizon */
+	if (ts < expiry) {
 		ts_time_format(ts, a, sizeof a);
-		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL", a);
+		ts_time_format(expiry, b, sizeof b);
+		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL: rows before %s "
+		                "are expired", a, b);
 	}
 	return 0;
 }

@@ -263,6 +263,8 @@ static ts__tablet_set *set_new(const ts__descriptor *d)
 	memcpy(set->versions, d->schemas, nv * sizeof(void *));
 	set->nversions = d->nschemas;
 	set->ttl = d->ttl;
+	set->horizon = d->horizon;
+	set->horizon_set = d->horizon_set;
 	set->flushed_lsn = d->flushed_lsn;
 	return set;
 }
@@ -744,6 +746,8 @@ void ts__table_desc_end(struct ts_table *t)
 int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 {
 	d->generation = t->desc->generation + 1;
+	/* what readers hide now stays hidden, whatever the TTL becomes */
+	ts__descriptor_raise_horizon(d, ts__table_expiry(t, ts_now(t->db)));
 	int rc = ts__descriptor_write(t->dir, d);
 	if (rc < 0) {
 		if (d->nschemas > t->desc->nschemas)
