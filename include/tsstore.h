@@ -384,7 +384,8 @@ TS_EXTERN void ts_free_names(char **names);
  * added right after the last other key column.  Defaults must have the
  * column's type (an int32 default may be given as TS_INT64 if in range);
  * a string or blob default is at most TS_COLUMN_DEFAULT_MAX bytes.
- * Returns 0; TS_EINVAL for a bad table name; TS_ESCHEMA for an invalid
+ * Returns 0; TS_EINVAL for a bad table name, or the reserved name LOCK
+ * (the database's lock file); TS_ESCHEMA for an invalid
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
  * (64 MiB: many columns with long defaults); TS_EEXIST when the table
@@ -800,7 +801,8 @@ TS_EXTERN int ts_check(ts_db *db, const char *table, const ts_check_opts *opts);
  * this or another process: a table whose files a flush or merge changed
  * during its copy is copied again from its new descriptor.
  * Returns 0; TS_EEXIST when dest exists (nothing is changed); TS_EINVAL
- * (empty dest); TS_ECORRUPT when a table's DESCRIPTOR or a log segment
+ * (empty dest, or dest the database directory or inside it, symbolic
+ * links resolved: the copy would become part of what it copies); TS_ECORRUPT when a table's DESCRIPTOR or a log segment
  * header is damaged; TS_EBUSY when a table kept changing under every
  * attempt; TS_ENOENT (dest's parent does not exist); TS_ENOSPC; TS_EIO;
  * TS_ENOMEM.  On failure the temporary copy is removed.

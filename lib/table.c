@@ -30,6 +30,7 @@
 #include "tablet_format.h"
 #include "descriptor_format.h"
 #include "error.h"
+#include "names.h"
 #include "fsutil.h"
 #include "limits.h"
 
@@ -38,6 +39,17 @@ static int check_table_name(const char *name)
 	if (!ts_name_valid(name))
 		return ts__fail(TS_EINVAL, "invalid table name \"%.80s\" (want [A-Za-z_][A-Za-z0-9_]{0,63})",
 		                name ? name : "(null)");
+	return 0;
+}
+
+/* A table may not take the name of a file the database keeps beside its
+ * tables: "create LOCK" found LOCK and said "already exists". */
+static int check_not_reserved(const char *name)
+{
+	const char *kind;
+	if (ts__name_reserved(name, &kind))
+		return ts__fail(TS_EINVAL, "%s is reserved: the database keeps %s of that name", name,
+		                kind);
 	return 0;
 }
 
@@ -94,7 +106,8 @@ int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
 {
 	ts__schema *schema = NULL;
 	int rc;
-	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
+	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0 ||
+	    (rc = check_not_reserved(name)) < 0)
 		return rc;
 	if (ttl < 0)
 		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",

@@ -425,6 +425,26 @@ static void db_tables_sorted(void **state)
 	assert_int_equal(ts_close(db), 0);
 }
 
+/* LOCK is the writer's lock file, not a table: "create LOCK" used to say
+ * "already exists" (issue 24, item 7). */
+static void db_create_reserved_name(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "LOCK"), TS_EINVAL);
+	assert_msg_has("LOCK is reserved: the database keeps a file of that name");
+	ts_table *t = (ts_table *)&t;
+	assert_int_equal(ts_table_open(db, "LOCK", &t), TS_ENOENT);
+	assert_int_equal(ts_drop(db, "LOCK"), TS_ENOENT);
+	char **list;
+	int n;
+	assert_int_equal(ts_tables(db, &list, &n), 0);
+	assert_int_equal(n, 0);
+	ts_free_names(list);
+	assert_int_equal(create_cpu(db, "LOCK_"), 0); /* only the exact name */
+	assert_int_equal(ts_close(db), 0);
+}
+
 static void db_create_duplicate(void **state)
 {
 	const char *dir = *state;
@@ -1269,6 +1289,7 @@ int main(void)
 		T(db_readonly_beside_writer),
 		T(db_create_table),
 		T(db_tables_sorted),
+		T(db_create_reserved_name),
 		T(db_create_duplicate),
 		T(db_create_bad_names),
 		T(db_create_schema_errors),
