@@ -389,7 +389,9 @@ TS_EXTERN void ts_free_names(char **names);
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
  * (64 MiB: many columns with long defaults); TS_EEXIST when the table
- * exists; TS_EREADONLY; TS_EIO (also when the database directory could
+ * exists; TS_ENOSPC when the disk has no room for the table's first log
+ * segment (64 MiB; ts_errmsg names what is needed and what is free, and
+ * nothing is created); TS_EREADONLY; TS_EIO (also when the database directory could
  * not be synced after the table was put in place: the table then exists,
  * but may not survive a power loss); TS_ENOMEM.
  */
@@ -418,6 +420,11 @@ TS_EXTERN int ts_drop(ts_db *db, const char *name);
 /*
  * ts_table_open -- a handle on table name.  Close it with ts_table_close.
  * The first open of a table in a ts_db reads its DESCRIPTOR and log.
+ * When a read-write open finds that the table's next inserts need a new
+ * log segment (64 MiB) and the disk has no room for it, it says so once
+ * through ts_options.log (stderr by default) and opens the table: reads
+ * go on, and inserts fail with TS_ENOSPC naming the need until there is
+ * room.
  * A read-write open that finds committed log batches damaged (not the
  * torn tail a crash leaves, which is cut silently) moves them to
  * <table>/quarantine/ and opens the table without them and the batches

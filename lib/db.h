@@ -230,8 +230,11 @@ int ts__db_stopping(ts_db *db);
 /* Wake the maintenance thread (a tree reached flush_size). */
 void ts__db_wake(ts_db *db);
 
-/* Report a failure of background work through opts.log (stderr when
- * NULL): "table \"t\": what: msg". */
+/* Pass one line to opts.log (stderr when NULL). */
+void ts__db_log(ts_db *db, const char *line);
+
+/* Report a failure of background work through ts__db_log:
+ * "table \"t\": what failed, retrying with backoff: msg". */
 void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg);
 
 /* Whether the background work of r may be tried now (not in backoff).

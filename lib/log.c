@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -154,6 +155,48 @@ static int check_seg_header(const unsigned char *h, uint64_t seg, const char *pa
 	return 0;
 }
 
+/* ---- room for segments (docs/log-format.md section 2.1) ---- */
+
+/* Bytes the file system of path has free for an unprivileged writer, or
+ * -1 when it cannot say. */
+static int64_t free_bytes(const char *path)
+{
+	struct statvfs v;
+	if (statvfs(path, &v) < 0)
+		return -1;
+	return (int64_t)((uint64_t)v.f_bavail * v.f_frsize);
+}
+
+/* n bytes as "64 MiB" (from 10 MiB on) or "1028 KiB" (rounded up). */
+static void size_text(uint64_t n, char *buf, size_t room)
+{
+	if (n >= (UINT64_C(10) << 20))
+		snprintf(buf, room, "%" PRIu64 " MiB", (n + (UINT64_C(1) << 19)) >> 20);
+	else
+		snprintf(buf, room, "%" PRIu64 " KiB", (n + 1023) >> 10);
+}
+
+int ts__log_room(const char *path, const char *what, char *msg, size_t room)
+{
+	char need[32], have[32];
+	int64_t avail = free_bytes(path);
+	if (avail < 0 || (uint64_t)avail >= TS_SEG_FILE_SIZE)
+		return 0;
+	size_text(TS_SEG_FILE_SIZE, need, sizeof need);
+	size_text((uint64_t)avail, have, sizeof have);
+	snprintf(msg, room, "%s needs %s for a new segment and the disk has %s free", what, need,
+	         have);
+	return 1;
+}
+
+int ts__log_needs_segment(ts__log *log)
+{
+	uint64_t seg = seg_of(log->hot.tail);
+	const ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
+	return !log->readonly && (atomic_load(&s->segp1) != seg + 1 ||
+	                          seg_left(log->hot.tail) < TS_SEG_DATA / 2);
+}
+
 /* Create a new segment file: sized, blocks allocated, header written and
  * durable, all under a temporary name that is then renamed into place, so
  * a crash never leaves a segment without its header. */
@@ -172,8 +215,13 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 	 * never meets a full disk (SIGBUS): only a file system that cannot
 	 * allocate (EOPNOTSUPP) gets a sparse file instead, not a full one. */
 	if (fallocate(fd, 0, 0, (off_t)TS_SEG_FILE_SIZE) < 0 &&
-	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0))
-		rc = ts__fail_errno(errno, "size %s", tmp);
+	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0)) {
+		char msg[512];
+		if (errno == ENOSPC && ts__log_room(log->dir, "the table's log", msg, sizeof msg))
+			rc = ts__fail(TS_ENOSPC, "%s (%s)", msg, log->dir);
+		else
+			rc = ts__fail_errno(errno, "size %s", tmp);
+	}
 	else if ((rc = ts__pwrite_all(fd, h, sizeof h, 0)) < 0 || fsync(fd) < 0)
 		rc = ts__fail_errno(rc < 0 ? -rc : errno, "write %s", tmp);
 	close(fd);

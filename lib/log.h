@@ -224,6 +224,18 @@ int ts__log_segments(const char *dir, uint64_t **out, size_t *n);
  * seg (docs/log-format.md), its clean flag 0. */
 void ts__log_segment_header(unsigned char *h, uint64_t seg);
 
+/* Whether the file system of path (a log directory, or the database's
+ * for a table not yet created) lacks the TS_SEG_FILE_SIZE bytes a new
+ * segment takes: then 1, with msg saying "<what> needs 64 MiB for a new
+ * segment and the disk has 12 MiB free"; else 0 (also when it cannot
+ * tell). */
+int ts__log_room(const char *path, const char *what, char *msg, size_t room);
+
+/* Whether a writable log's next batch must begin a new segment: it has
+ * none yet, or the tail is past the middle of its segment (where the next
+ * one is prepared). */
+int ts__log_needs_segment(ts__log *log);
+
 /* The file name of segment seg, "<16 hex digits>.seg". */
 int ts__log_segment_name(uint64_t seg, char *out, size_t size);
 

@@ -75,15 +75,20 @@ void ts__retry_succeeded(ts__retry *r)
 
 /* ---- a table's background work ---- */
 
+void ts__db_log(ts_db *db, const char *line)
+{
+	if (db->opts.log)
+		db->opts.log(db->opts.log_arg, line);
+	else
+		fprintf(stderr, "libtsstore: %s\n", line);
+}
+
 void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg)
 {
 	char line[TS_ERRMSG_MAX + 128];
 	snprintf(line, sizeof line, "table \"%s\": %s failed, retrying with backoff: %s", table,
 	         what, msg);
-	if (db->opts.log)
-		db->opts.log(db->opts.log_arg, line);
-	else
-		fprintf(stderr, "libtsstore: %s\n", line);
+	ts__db_log(db, line);
 }
 
 int ts__table_retry_done(ts_table *t, ts__retry *r, const char *what, int rc)

@@ -53,6 +53,17 @@ static int check_not_reserved(const char *name)
 	return 0;
 }
 
+/* A table whose log could not take its first segment is not created:
+ * every insert would fail (issue 24: each row said ENOSPC). */
+static int check_room(const ts_db *db, const char *name)
+{
+	char what[TS_NAME_MAX + 32], msg[512];
+	snprintf(what, sizeof what, "table \"%s\": its log", name);
+	if (ts__log_room(db->path, what, msg, sizeof msg))
+		return ts__fail(TS_ENOSPC, "%s; the table was not created", msg);
+	return 0;
+}
+
 static int check_writable(const ts_db *db)
 {
 	if (ts__db_readonly(db))
@@ -107,7 +118,7 @@ int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
 	ts__schema *schema = NULL;
 	int rc;
 	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0 ||
-	    (rc = check_not_reserved(name)) < 0)
+	    (rc = check_not_reserved(name)) < 0 || (rc = check_room(db, name)) < 0)
 		return rc;
 	if (ttl < 0)
 		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",
@@ -553,6 +564,20 @@ static int verify_trees(struct ts_table *t)
 	return rc;
 }
 
+/* A writer whose next inserts need a new log segment on a file system
+ * without room for one: said once, here, rather than only by every insert
+ * failing; the table opens, and reads go on. */
+static void note_room(struct ts_table *t)
+{
+	char what[TS_NAME_MAX + 32], msg[512], line[640];
+	snprintf(what, sizeof what, "table \"%s\": its log", t->name);
+	if (ts__log_needs_segment(t->log) && ts__log_room(t->dir, what, msg, sizeof msg)) {
+		snprintf(line, sizeof line, "%s; inserts will fail until there is room (reads go on)",
+		         msg);
+		ts__db_log(t->db, line);
+	}
+}
+
 /* Open the log (recovering it in writable databases) and, for writers,
  * the filling tablets of its newest commit. */
 static int open_log(struct ts_table *t)
@@ -568,6 +593,8 @@ static int open_log(struct ts_table *t)
 		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
 	if (rc == 0 && !ro)
 		rc = clean_tablets(t);
+	if (rc == 0 && !ro)
+		note_room(t);
 	/* A tree already on disk (a crash came between the descriptor naming
 	 * its tablet and the commit dropping it) is forgotten. */
 	for (int i = 0; rc == 0 && !ro && i < t->desc->ntablets; i++)
