@@ -49,8 +49,10 @@ static int check_time(const ts_table *t, int64_t ts, int64_t now)
 	if (ts < expiry) {
 		ts_time_format(ts, a, sizeof a);
 		ts_time_format(expiry, b, sizeof b);
-		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL: rows before %s "
-		                "are expired", a, b);
+		if (expiry != ts__expiry(t->desc->ttl, now))
+			return ts__fail(TS_EEXPIRED, "ts %s is below the table's expiry horizon %s: rows "
+			                "before it passed an earlier TTL and stay expired", a, b);
+		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL", a);
 	}
 	return 0;
 }
