@@ -309,6 +309,13 @@ typedef struct ts_options {
 	 * ts_table_stats).  NULL: the message goes to stderr. */
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
+	int64_t log_segment_size;   /* bytes of each log segment file's data, a
+	                             * power of two from 1 MiB to 64 MiB, default
+	                             * 64 MiB: a table's log takes this much disk
+	                             * (and a page) at its first insert and at each
+	                             * new segment, and no row may be larger.  For
+	                             * logs begun from now on (new tables); a
+	                             * table keeps the size its log began with */
 } ts_options;
 
 /*

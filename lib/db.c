@@ -39,6 +39,7 @@ void ts_options_init(ts_options *o)
 	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
 	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
 	o->log_cap = TS_DEFAULT_LOG_CAP;
+	o->log_segment_size = (int64_t)TS_SEG_DATA;
 }
 
 static int check_options(const ts_options *o)
@@ -51,6 +52,11 @@ static int check_options(const ts_options *o)
 	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0 ||
 	    o->block_cache_size < 0 || o->log_cap <= 0)
 		return ts__fail(TS_EINVAL, "options: sizes and intervals must be positive");
+	if (o->log_segment_size < (INT64_C(1) << TS_SEG_SHIFT_MIN) ||
+	    o->log_segment_size > (INT64_C(1) << TS_SEG_SHIFT_MAX) ||
+	    (o->log_segment_size & (o->log_segment_size - 1)) != 0)
+		return ts__fail(TS_EINVAL, "options: log_segment_size %lld: want a power of two from "
+		                "1 MiB to 64 MiB", (long long)o->log_segment_size);
 	return 0;
 }
 

@@ -250,18 +250,26 @@ static int64_t log_used(const ts_table *t)
 	return t->log ? (int64_t)(ts__log_tail(t->log) - t->desc->flushed_lsn) : 0;
 }
 
+/* log_cap, or less when the log's segment slots (TS_LOG_RING of them)
+ * hold less: small segments fill the ring first. */
+static int64_t log_cap(const ts_table *t)
+{
+	int64_t ring = (int64_t)(TS_LOG_RING - 2) * (int64_t)ts__log_seg_size(t->log);
+	return t->db->opts.log_cap < ring ? t->db->opts.log_cap : ring;
+}
+
 /* Whether the log holds half of log_cap: then every tree is flushed, so
  * that the log is released whatever holds it (a tree of late rows that
  * waits for its age, at a high rate of inserts); t->mu held. */
 static int log_pressed(const ts_table *t)
 {
-	return log_used(t) >= t->db->opts.log_cap / 2;
+	return t->log && log_used(t) >= log_cap(t) / 2;
 }
 
 int ts__log_cap_check(ts_table *t)
 {
-	long long cap_mib = (long long)(t->db->opts.log_cap >> 20);
-	if (log_used(t) < t->db->opts.log_cap)
+	long long cap_mib = (long long)(log_cap(t) >> 20);
+	if (log_used(t) < log_cap(t))
 		return 0;
 	t->log_cap_refusals++;
 	if (t->flush_retry.failures)

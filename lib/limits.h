@@ -33,6 +33,7 @@
  * (TS_ENOSPC naming the cause) rather than the disk filling; from half of
  * it on, every filling tree is flushed (flush.c, ts__log_cap_check). */
 #define TS_DEFAULT_LOG_CAP (INT64_C(8) << 30)
+/* ts_options.log_segment_size: TS_SEG_DATA (log_format.h), 64 MiB. */
 
 /* Background work that failed (retry.h): tried again after TS_RETRY_MIN,
  * doubling per failure in a row up to TS_RETRY_MAX; the last failure's

@@ -59,7 +59,7 @@ static int check_room(const ts_db *db, const char *name)
 {
 	char what[TS_NAME_MAX + 32], msg[512];
 	snprintf(what, sizeof what, "table \"%s\": its log", name);
-	if (ts__log_room(db->path, what, msg, sizeof msg))
+	if (ts__log_room(db->path, (uint64_t)db->opts.log_segment_size, what, msg, sizeof msg))
 		return ts__fail(TS_ENOSPC, "%s; the table was not created", msg);
 	return 0;
 }
@@ -571,7 +571,8 @@ static void note_room(struct ts_table *t)
 {
 	char what[TS_NAME_MAX + 32], msg[512], line[640];
 	snprintf(what, sizeof what, "table \"%s\": its log", t->name);
-	if (ts__log_needs_segment(t->log) && ts__log_room(t->dir, what, msg, sizeof msg)) {
+	if (ts__log_needs_segment(t->log) &&
+	    ts__log_room(t->dir, ts__log_seg_size(t->log), what, msg, sizeof msg)) {
 		snprintf(line, sizeof line, "%s; inserts will fail until there is room (reads go on)",
 		         msg);
 		ts__db_log(t->db, line);
@@ -586,7 +587,8 @@ static int open_log(struct ts_table *t)
 	int ro = ts__db_readonly(t->db);
 	int rc = ts__path(dir, "%s/log", t->dir);
 	if (rc == 0)
-		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
+		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, (uint64_t)t->db->opts.log_segment_size,
+		                  &t->log);
 	if (rc == 0)
 		rc = verify_trees(t);
 	if (rc == 0 && !ro)

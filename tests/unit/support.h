@@ -58,6 +58,7 @@ typedef struct ts_test_env {
 	unsigned flags;           /* TS_OPEN_* besides TS_OPEN_CREATE */
 	int64_t flush_size, merge_delay, merge_max_size, ttl;
 	int64_t log_cap;          /* 0: the default */
+	int64_t log_segment_size; /* 0: the default */
 	void (*log)(void *arg, const char *msg); /* ts_options.log */
 	void *log_arg;
 } ts_test_env;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -574,6 +575,58 @@ static void flush_wide_table_footer_fits(void **state)
 	ts_table_close(t);
 }
 
+/* A table created under log_segment_size 1 MiB writes 1 MiB segments
+ * (the 64 MiB default made a nearly full disk refuse every first insert);
+ * its rows survive a reopen, a check and a backup; reopened under another
+ * size, its log keeps the size it began with. */
+static void log_segment_size_chosen_at_open(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	char logdir[4200], seg[4300], bk[4300];
+	struct stat st;
+	ts_test_env_close(e);
+	e->log_segment_size = 1 << 20;
+	ts_test_env_open(e);                 /* m has no segment yet: it takes 1 MiB */
+	for (int b = 1; b <= 12; b++)
+		insert_rows(e, &m, 2000, 3600 * SEC, b);
+	snprintf(logdir, sizeof logdir, "%s/m/log", e->dir);
+	int nseg = ts_test_count_files(logdir, ".seg");
+	assert_true(nseg >= 4);              /* about 4.5 MiB of log */
+	snprintf(seg, sizeof seg, "%s/0000000000000002.seg", logdir);
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + (1 << 20));
+	assert_true(ts_test_stat(e->t, "log_bytes") > 4 << 20);
+	ts_test_env_close(e);
+	e->log_segment_size = 4 << 20;       /* the log keeps its 1 MiB */
+	ts_test_env_open(e);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	for (int b = 13; b <= 16; b++)
+		insert_rows(e, &m, 2000, 3600 * SEC, b);
+	assert_true(ts_test_count_files(logdir, ".seg") > nseg);
+	snprintf(seg, sizeof seg, "%s/%016llx.seg", logdir, /* the tail's, made after the reopen */
+	         (unsigned long long)ts_test_stat(e->t, "log_tail_lsn") >> 20);
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + (1 << 20));
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	char *out = ts_test_tmpdir();
+	snprintf(bk, sizeof bk, "%s/copy", out);
+	assert_int_equal(ts_backup(e->db, bk), 0);
+	ts_test_env_close(e);
+	char *orig = e->dir;
+	e->dir = bk;                          /* the copy, with its 1 MiB segments */
+	ts_test_env_open(e);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	ts_test_env_close(e);
+	e->dir = orig;
+	ts_test_rmdir(out);
+	ts_test_env_open(e);
+	free(m.rows);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
@@ -592,6 +645,7 @@ int main(void)
 		T(maintain_backs_off_a_failing_flush),
 		T(insert_refused_at_the_log_cap),
 		T(flush_wide_table_footer_fits),
+		T(log_segment_size_chosen_at_open),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);
