@@ -780,12 +780,16 @@ static int read_shift(const char *dir, uint64_t seg, unsigned *shift)
 }
 
 /* The shift of the log in dir: that of its oldest segment file (segs[0..n)
- * sorted), or dflt when it has none. */
+ * sorted; one a writer released since it was listed is skipped), or dflt
+ * when it has none. */
 static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned dflt,
                      unsigned *shift)
 {
+	int rc = 0;
 	*shift = dflt;
-	return n ? read_shift(dir, segs[0], shift) : 0;
+	for (size_t i = 0; i < n && (i == 0 || rc == TS_ENOENT); i++)
+		rc = read_shift(dir, segs[i], shift);
+	return rc == TS_ENOENT ? 0 : rc;
 }
 
 static int recover(ts__log *log, uint64_t start)
