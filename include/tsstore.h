@@ -395,7 +395,9 @@ TS_EXTERN void ts_free_names(char **names);
  * (the database's lock file); TS_ESCHEMA for an invalid
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
- * (64 MiB: many columns with long defaults); TS_EEXIST when the table
+ * (64 MiB: many columns with long defaults), or a row of the column
+ * defaults alone would exceed the 32 MiB a row may take (no insert that
+ * leaves those columns out could succeed); TS_EEXIST when the table
  * exists; TS_ENOSPC when the disk has no room for the table's first log
  * segment (64 MiB; ts_errmsg names what is needed and what is free, and
  * nothing is created); TS_EREADONLY; TS_EIO (also when the database directory could
@@ -473,7 +475,8 @@ TS_EXTERN void ts_schema_free(ts_schema *schema);
  * Returns 0; TS_EEXIST when the name is taken; TS_ESCHEMA for a bad column
  * (name, type, or default: of another type, or a string or blob longer
  * than TS_COLUMN_DEFAULT_MAX); TS_ETOOBIG when the table's descriptor
- * would exceed its size limit; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ * would exceed its size limit (64 MiB), or a row of the column defaults
+ * alone its limit (32 MiB); TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
 TS_EXTERN int ts_alter_add(ts_table *table, const ts_column *column);
 
