@@ -45,7 +45,8 @@ enum kind {
 enum field {
 	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN, F_LOG_FILE,
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
-	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE,
+	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE, F_LOG_CAP,
+	F_LOG_SEGMENT_SIZE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
 };
@@ -72,6 +73,8 @@ static const struct option_def options[] = {
 	{"merge-delay", K_DURATION, F_MERGE_DELAY},
 	{"block-cache-size", K_SIZE, F_BLOCK_CACHE_SIZE},
 	{"no-merge", K_FLAG, F_NO_MERGE},
+	{"log-cap", K_SIZE, F_LOG_CAP},
+	{"log-segment-size", K_SIZE, F_LOG_SEGMENT_SIZE},
 	{"line-max", K_SIZE, F_LINE_MAX},
 	{"max-connections", K_COUNT, F_MAX_CONNECTIONS},
 	{"chunk-rows", K_COUNT, F_CHUNK_ROWS},
@@ -215,6 +218,8 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 	case F_MERGE_MAX_SIZE: cfg->lib.merge_max_size = v; break;
 	case F_MERGE_DELAY: cfg->lib.merge_delay = v; break;
 	case F_BLOCK_CACHE_SIZE: cfg->lib.block_cache_size = v; break;
+	case F_LOG_CAP: cfg->lib.log_cap = v; break;
+	case F_LOG_SEGMENT_SIZE: cfg->lib.log_segment_size = v; break;
 	case F_LINE_MAX: cfg->line_max = (size_t)v; break;
 	case F_MAX_CONNECTIONS: cfg->max_connections = (int)v; break;
 	case F_CHUNK_ROWS: cfg->chunk_rows = (int)v; break;

@@ -298,6 +298,24 @@ typedef struct ts_options {
 	void *clock_arg;
 	int64_t block_cache_size;   /* bytes of decompressed tablet blocks kept
 	                             * for reads, default 64 MB; 0 = none */
+	int64_t log_cap;            /* bytes of a table's log not yet flushed
+	                             * past which ts_insert fails with TS_ENOSPC
+	                             * naming the cause (e.g. a flush that keeps
+	                             * failing), default 8 GiB; from half of it
+	                             * on, every filling tablet is flushed */
+	/* Where the library reports what its background work (flushes,
+	 * merges, expiry) could not do: called once per distinct cause with
+	 * a one-line message (the same failure again is only counted, in
+	 * ts_table_stats).  NULL: the message goes to stderr. */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
+	int64_t log_segment_size;   /* bytes of each log segment file's data, a
+	                             * power of two from 1 MiB to 64 MiB, default
+	                             * 64 MiB: a table's log takes this much disk
+	                             * (and a page) at its first insert and at each
+	                             * new segment, and no row may be larger.  For
+	                             * logs begun from now on (new tables); a
+	                             * table keeps the size its log began with */
 } ts_options;
 
 /*
@@ -373,11 +391,16 @@ TS_EXTERN void ts_free_names(char **names);
  * added right after the last other key column.  Defaults must have the
  * column's type (an int32 default may be given as TS_INT64 if in range);
  * a string or blob default is at most TS_COLUMN_DEFAULT_MAX bytes.
- * Returns 0; TS_EINVAL for a bad table name; TS_ESCHEMA for an invalid
+ * Returns 0; TS_EINVAL for a bad table name, or the reserved name LOCK
+ * (the database's lock file); TS_ESCHEMA for an invalid
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
- * (64 MiB: many columns with long defaults); TS_EEXIST when the table
- * exists; TS_EREADONLY; TS_EIO (also when the database directory could
+ * (64 MiB: many columns with long defaults), or a row of the column
+ * defaults alone would exceed the 32 MiB a row may take (no insert that
+ * leaves those columns out could succeed); TS_EEXIST when the table
+ * exists; TS_ENOSPC when the disk has no room for the table's first log
+ * segment (64 MiB; ts_errmsg names what is needed and what is free, and
+ * nothing is created); TS_EREADONLY; TS_EIO (also when the database directory could
  * not be synced after the table was put in place: the table then exists,
  * but may not survive a power loss); TS_ENOMEM.
  */
@@ -406,6 +429,11 @@ TS_EXTERN int ts_drop(ts_db *db, const char *name);
 /*
  * ts_table_open -- a handle on table name.  Close it with ts_table_close.
  * The first open of a table in a ts_db reads its DESCRIPTOR and log.
+ * When a read-write open finds that the table's next inserts need a new
+ * log segment (64 MiB) and the disk has no room for it, it says so once
+ * through ts_options.log (stderr by default) and opens the table: reads
+ * go on, and inserts fail with TS_ENOSPC naming the need until there is
+ * room.
  * A read-write open that finds committed log batches damaged (not the
  * torn tail a crash leaves, which is cut silently) moves them to
  * <table>/quarantine/ and opens the table without them and the batches
@@ -447,7 +475,8 @@ TS_EXTERN void ts_schema_free(ts_schema *schema);
  * Returns 0; TS_EEXIST when the name is taken; TS_ESCHEMA for a bad column
  * (name, type, or default: of another type, or a string or blob longer
  * than TS_COLUMN_DEFAULT_MAX); TS_ETOOBIG when the table's descriptor
- * would exceed its size limit; TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ * would exceed its size limit (64 MiB), or a row of the column defaults
+ * alone its limit (32 MiB); TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
 TS_EXTERN int ts_alter_add(ts_table *table, const ts_column *column);
 
@@ -461,6 +490,11 @@ TS_EXTERN int ts_alter_widen(ts_table *table, const char *column);
 
 /*
  * ts_alter_ttl -- set the TTL in ns (0 = keep forever).
+ * Expired stays expired: rows that had passed the old TTL when the TTL
+ * changes (ts < now - old TTL, or below an earlier such instant) are never
+ * returned again, and inserting such a ts is TS_EEXPIRED, even when the
+ * new TTL is longer or 0.  The table's DESCRIPTOR keeps that instant, its
+ * expiry horizon; every read applies max(horizon, now - TTL).
  * Returns 0; TS_ERANGE for a negative ttl; TS_EREADONLY; TS_ECLOSED; TS_EIO.
  *
  * Every change (ts_alter_*) writes a new DESCRIPTOR: to DESCRIPTOR.tmp,
@@ -487,7 +521,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * first bad row by index and, where it applies, the column:
  * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
  * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG, TS_EINVAL (bad UTF-8),
- * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  One TS_EIO is
+ * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  TS_ENOSPC
+ * also when the table's unflushed log reached opts.log_cap (ts_errmsg
+ * names the cap and, when flushes fail, their cause; the batch is not
+ * stored, and inserts go on once a flush succeeds).  One TS_EIO is
  * different: in TS_SYNC_COMMIT mode, when the batch was committed (and is
  * visible) but syncing it failed, ts_errmsg says "committed but not yet
  * durable": a crash before the next successful sync may lose it.
@@ -697,7 +734,11 @@ typedef struct ts_stat {
 } ts_stat;
 
 /*
- * ts_table_stats -- the table's counters.  out: array of room entries;
+ * ts_table_stats -- the table's counters (among them flush_failures,
+ * flush_last_error, merge_failures, merge_last_error, expiry_failures:
+ * failures of the background work, which is retried with backoff;
+ * log_bytes, the unflushed log, and log_cap_refusals, inserts refused at
+ * opts.log_cap).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.
@@ -777,7 +818,8 @@ TS_EXTERN int ts_check(ts_db *db, const char *table, const ts_check_opts *opts);
  * this or another process: a table whose files a flush or merge changed
  * during its copy is copied again from its new descriptor.
  * Returns 0; TS_EEXIST when dest exists (nothing is changed); TS_EINVAL
- * (empty dest); TS_ECORRUPT when a table's DESCRIPTOR or a log segment
+ * (empty dest, or dest the database directory or inside it, symbolic
+ * links resolved: the copy would become part of what it copies); TS_ECORRUPT when a table's DESCRIPTOR or a log segment
  * header is damaged; TS_EBUSY when a table kept changing under every
  * attempt; TS_ENOENT (dest's parent does not exist); TS_ENOSPC; TS_EIO;
  * TS_ENOMEM.  On failure the temporary copy is removed.

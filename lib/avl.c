@@ -344,6 +344,7 @@ void ts__avl_iter_seek(ts__avl_iter *it, ts__log *log, uint64_t root, int desc,
 /* The bounds a checked tree must keep to: every record in [lo, hi). */
 struct span {
 	uint64_t lo, hi;
+	uint64_t seg_data; /* the log's segment size */
 };
 
 /* Whether a record of n bytes at lsn lies inside the span and inside one
@@ -351,7 +352,7 @@ struct span {
 static int in_span(const struct span *sp, uint64_t lsn, uint64_t n)
 {
 	return lsn % 8 == 0 && lsn >= sp->lo && lsn < sp->hi &&
-	       (lsn & (TS_SEG_DATA - 1)) + n <= TS_SEG_DATA;
+	       (lsn & (sp->seg_data - 1)) + n <= sp->seg_data;
 }
 
 /* The key of the row record at lsn, checked to lie in the span before a
@@ -414,7 +415,7 @@ long ts__avl_verify(ts__log *log, uint64_t root, uint64_t lo, uint64_t hi)
 {
 	const unsigned char *first = NULL;
 	size_t firstlen = 0;
-	struct span sp = {lo, hi};
+	struct span sp = {lo, hi, ts__log_seg_size(log)};
 	int h;
 	return check(log, &sp, root, 0, &first, &firstlen, &h);
 }

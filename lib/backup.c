@@ -269,6 +269,27 @@ static int parent_of(const char *path, char *out)
 	return 0;
 }
 
+/* Refuse a destination inside the database directory (to itself, or its
+ * parent when to does not exist, with symbolic links resolved, is the
+ * directory or below it): the copy would become part of what it copies.
+ * Returns 0, TS_EINVAL, or TS_ENOENT when the parent does not exist. */
+static int check_outside(const ts_db *db, const char *parent, const char *to)
+{
+	char *p = realpath(to, NULL), *d = realpath(db->path, NULL);
+	int rc = 0;
+	if (!p) /* to does not exist (as it should): its parent then */
+		p = realpath(parent, NULL);
+	if (!p || !d)
+		rc = ts__fail_errno(errno, "backup: %s", !p ? parent : db->path);
+	else if (strncmp(p, d, strlen(d)) == 0 && (p[strlen(d)] == '\0' || p[strlen(d)] == '/' ||
+	                                            strcmp(d, "/") == 0))
+		rc = ts__fail(TS_EINVAL, "backup: %s is inside the database directory %s; "
+		              "choose a destination outside it", to, db->path);
+	free(p);
+	free(d);
+	return rc;
+}
+
 static int copy_tables(ts_db *db, const char *root)
 {
 	char **names = NULL;
@@ -290,12 +311,13 @@ int ts_backup(ts_db *db, const char *dest)
 		return rc;
 	for (size_t n = strlen(to); n > 1 && to[n - 1] == '/'; n--)
 		to[n - 1] = '\0';
+	if ((rc = parent_of(to, parent)) < 0 || (rc = check_outside(db, parent, to)) < 0)
+		return rc;
 	if (lstat(to, &st) == 0)
 		return ts__fail(TS_EEXIST, "backup: %s already exists", to);
 	if (errno != ENOENT)
 		return ts__fail_errno(errno, "backup: %s", to);
-	if ((rc = ts__path(tmp, "%s.tmp-%ld", to, (long)getpid())) < 0 ||
-	    (rc = parent_of(to, parent)) < 0)
+	if ((rc = ts__path(tmp, "%s.tmp-%ld", to, (long)getpid())) < 0)
 		return rc;
 	ts__rmtree(tmp); /* a leftover of a crashed backup of this pid */
 	if (mkdir(tmp, 0755) < 0)

@@ -342,7 +342,7 @@ static int check_segments(struct check *c, const char *logdir)
 		if ((rc = ts__log_segment_name(segs[i], name, sizeof name)) < 0 ||
 		    (rc = name_file(c, file, path, "log/%s", name)) < 0)
 			break;
-		int r = ts__log_check_segment(logdir, segs[i]);
+		int r = ts__log_check_segment(logdir, segs[i], 0);
 		if (r < 0 && r != TS_ENOENT) /* ENOENT: released meanwhile */
 			report_error(c, file, path);
 	}
@@ -351,10 +351,10 @@ static int check_segments(struct check *c, const char *logdir)
 }
 
 /* The file holding log position lsn, for naming it. */
-static void segment_file(struct check *c, uint64_t lsn, char *file)
+static void segment_file(struct check *c, ts__log *log, uint64_t lsn, char *file)
 {
 	char name[64], path[TS_PATH_MAX];
-	if (ts__log_segment_name(lsn >> TS_SEG_DATA_SHIFT, name, sizeof name) < 0 ||
+	if (ts__log_segment_name(ts__log_seg_of(log, lsn), name, sizeof name) < 0 ||
 	    name_file(c, file, path, "log/%s", name) < 0)
 		snprintf(file, TS_PATH_MAX, "%s/log", c->table);
 }
@@ -456,12 +456,12 @@ static int walk_once(struct check *c, const char *logdir, const ts__descriptor *
 	ts__log_walk_commits(log, &w);
 	*walked = w.stop > w.start ? w.stop - w.start : 0;
 	if (w.until && w.why) {
-		segment_file(c, w.stop, file);
+		segment_file(c, log, w.stop, file);
 		snprintf(why, size, "batch at log position %" PRIu64 " is damaged (%s), before the "
 		         "newest commit at %" PRIu64 " (log/HEAD)", w.stop, w.why, w.until);
 		rc = 1;
 	} else if (w.last && check_trees(log, d, w.last, why, size) < 0) {
-		segment_file(c, w.last, file);
+		segment_file(c, log, w.last, file);
 		rc = 1;
 	}
 	ts__log_close(log, 0);

@@ -38,6 +38,8 @@ void ts_options_init(ts_options *o)
 	o->merge_max_size = TS_DEFAULT_MERGE_MAX_SIZE;
 	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
 	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
+	o->log_cap = TS_DEFAULT_LOG_CAP;
+	o->log_segment_size = (int64_t)TS_SEG_DATA;
 }
 
 static int check_options(const ts_options *o)
@@ -48,8 +50,13 @@ static int check_options(const ts_options *o)
 		return ts__fail(TS_EINVAL, "options: unknown sync mode %d", (int)o->sync);
 	if (o->sync_interval <= 0 || o->max_future < 0 || o->flush_size <= 0 ||
 	    o->flush_age <= 0 || o->merge_max_size <= 0 || o->merge_delay < 0 ||
-	    o->block_cache_size < 0)
+	    o->block_cache_size < 0 || o->log_cap <= 0)
 		return ts__fail(TS_EINVAL, "options: sizes and intervals must be positive");
+	if (o->log_segment_size < (INT64_C(1) << TS_SEG_SHIFT_MIN) ||
+	    o->log_segment_size > (INT64_C(1) << TS_SEG_SHIFT_MAX) ||
+	    (o->log_segment_size & (o->log_segment_size - 1)) != 0)
+		return ts__fail(TS_EINVAL, "options: log_segment_size %lld: want a power of two from "
+		                "1 MiB to 64 MiB", (long long)o->log_segment_size);
 	return 0;
 }
 
@@ -385,6 +392,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 		db->opts = *opts;
 	else
 		ts_options_init(&db->opts);
+	db->maint_clock = ts__mono_ns;
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
 	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)

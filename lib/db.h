@@ -21,6 +21,7 @@
 #include "filling.h"
 #include "limits.h"
 #include "log.h"
+#include "retry.h"
 
 /*
  * The on-disk tablets of one descriptor, opened, with what a snapshot
@@ -40,6 +41,8 @@ typedef struct ts__tablet_set {
 	int nversions;
 	const ts__schema **versions; /* versions[v - 1]: the table's, immutable */
 	int64_t ttl;
+	int64_t horizon;             /* the descriptor's expiry horizon */
+	int horizon_set;
 	uint64_t flushed_lsn;
 } ts__tablet_set;
 
@@ -86,6 +89,10 @@ struct ts_table {
 	 * inserts; time due flushes waited, in all and at most. */
 	int64_t last_insert_mono, flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
+	/* mu: failing background work, retried with backoff (retry.h), and
+	 * inserts refused because the log reached log_cap */
+	ts__retry flush_retry, merge_retry, expire_retry;
+	uint64_t log_cap_refusals;
 	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
 	pthread_mutex_t flush_mu; /* one flush at a time; taken before desc_mu */
 	pthread_mutex_t desc_mu;  /* one descriptor writer at a time; before mu */
@@ -124,6 +131,9 @@ struct ts_db {
 	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
 	int maint_stop, maint_wake;
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
+	/* The clock of the backoff of failing background work (retry.h):
+	 * monotonic ns; tests replace it to count retries without waiting. */
+	int64_t (*maint_clock)(void);
 };
 
 /* A counted reference to the open tablet described by m (opened on first
@@ -220,6 +230,28 @@ int ts__db_stopping(ts_db *db);
 /* Wake the maintenance thread (a tree reached flush_size). */
 void ts__db_wake(ts_db *db);
 
+/* Pass one line to opts.log (stderr when NULL). */
+void ts__db_log(ts_db *db, const char *line);
+
+/* Report a failure of background work through ts__db_log:
+ * "table \"t\": what failed, retrying with backoff: msg". */
+void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg);
+
+/* Whether the background work of r may be tried now (not in backoff).
+ * The caller holds the mutex that makes that work one at a time
+ * (flush_mu, merge_mu) from this check through ts__table_retry_done, so
+ * that one failure is never tried twice.  Takes t->mu. */
+int ts__table_retry_due(struct ts_table *t, const ts__retry *r);
+
+/* Background work of t (what: "flush", "merge", "expiry") ended with rc:
+ * record it in r (under t->mu) and report a new cause.
+ * Returns rc. */
+int ts__table_retry_done(struct ts_table *t, ts__retry *r, const char *what, int rc);
+
+/* Whether an insert may append to t's log: TS_ENOSPC naming the cause
+ * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
+int ts__log_cap_check(struct ts_table *t);
+
 /* Reserve a tablet id; t->mu is held. */
 static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 {
@@ -252,11 +284,21 @@ static inline int64_t ts__expiry(int64_t ttl, int64_t now)
 	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
 }
 
-/* The first instant rows with ts < it are past t's TTL (INT64_MIN when
- * the TTL is 0, forever); t->mu, desc_mu or schema_mu is held. */
+/* The first instant rows with ts < it are expired: past a TTL of ttl at
+ * now, or below the descriptor's expiry horizon (horizon_set), whichever
+ * is higher -- so that a row once expired stays expired when the TTL is
+ * lengthened (INT64_MIN: nothing is). */
+static inline int64_t ts__expiry_at(int64_t ttl, int horizon_set, int64_t horizon, int64_t now)
+{
+	int64_t e = ts__expiry(ttl, now);
+	return horizon_set && horizon > e ? horizon : e;
+}
+
+/* The first instant rows with ts < it are expired in t (ts__expiry_at);
+ * t->mu, desc_mu or schema_mu is held. */
 static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 {
-	return ts__expiry(t->desc->ttl, now);
+	return ts__expiry_at(t->desc->ttl, t->desc->horizon_set, t->desc->horizon, now);
 }
 
 static inline int ts__db_readonly(const ts_db *db)

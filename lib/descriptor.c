@@ -13,6 +13,11 @@
  * Encoding refuses a descriptor larger than TS_DESCRIPTOR_MAX, the most a
  * reader accepts, so that a table is never left with a descriptor it
  * cannot read back.
+ *
+ * Version 2 appends the expiry horizon to the body of version 1; a
+ * descriptor without a horizon is still written as version 1, byte for
+ * byte as before, so older builds read every table whose TTL never
+ * hid a row.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -89,6 +94,8 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 	ts__put_u32(b, (uint32_t)d->ntablets);
 	for (int i = 0; i < d->ntablets; i++)
 		encode_tablet(b, &d->tablets[i]);
+	if (d->horizon_set)
+		ts__put_u64(b, (uint64_t)d->horizon);
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
 	if (b->len - start > TS_DESCRIPTOR_MAX) {
@@ -101,7 +108,7 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 	size_t body_len = b->len - start - TS_DESC_HEADER_SIZE;
 	assert(body_len <= UINT32_MAX); /* TS_DESCRIPTOR_MAX keeps it in a u32 */
 	memcpy(h + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE);
-	ts__store_u32(h + TS_DESC_OFF_VERSION, TS_DESC_VERSION);
+	ts__store_u32(h + TS_DESC_OFF_VERSION, d->horizon_set ? TS_DESC_VERSION : TS_DESC_VERSION_MIN);
 	ts__store_u32(h + TS_DESC_OFF_BODY_LEN, (uint32_t)body_len);
 	ts__store_u32(h + TS_DESC_OFF_BODY_CRC, ts__crc32c(0, body, body_len));
 	ts__store_u32(h + TS_DESC_OFF_HEADER_CRC, ts__crc32c(0, h, TS_DESC_OFF_HEADER_CRC));
@@ -110,7 +117,7 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 
 /* Check the header; on success *body and *len describe the body. */
 static int check_header(const unsigned char *p, size_t n,
-                        const unsigned char **body, size_t *len)
+                        const unsigned char **body, size_t *len, uint32_t *version)
 {
 	if (n < TS_DESC_HEADER_SIZE)
 		return ts__fail(TS_ECORRUPT, "truncated: %zu bytes, shorter than the header", n);
@@ -118,10 +125,10 @@ static int check_header(const unsigned char *p, size_t n,
 		return ts__fail(TS_ECORRUPT, "bad magic: not a tsstore descriptor");
 	if (ts__load_u32(p + TS_DESC_OFF_HEADER_CRC) != ts__crc32c(0, p, TS_DESC_OFF_HEADER_CRC))
 		return ts__fail(TS_ECORRUPT, "header checksum mismatch");
-	uint32_t version = ts__load_u32(p + TS_DESC_OFF_VERSION);
-	if (version != TS_DESC_VERSION)
-		return ts__fail(TS_EVERSION, "format version %u; this build reads version %d",
-		                version, TS_DESC_VERSION);
+	*version = ts__load_u32(p + TS_DESC_OFF_VERSION);
+	if (*version < TS_DESC_VERSION_MIN || *version > TS_DESC_VERSION)
+		return ts__fail(TS_EVERSION, "format version %u; this build reads versions %d to %d",
+		                *version, TS_DESC_VERSION_MIN, TS_DESC_VERSION);
 	*len = ts__load_u32(p + TS_DESC_OFF_BODY_LEN);
 	if (*len != n - TS_DESC_HEADER_SIZE)
 		return ts__fail(TS_ECORRUPT, "body length %zu does not match the file (%zu bytes)",
@@ -193,9 +200,10 @@ int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
 	size_t len = 0;
 	ts_reader r;
 	ts__descriptor *d = NULL;
+	uint32_t version = 0;
 	int rc;
 	*out = NULL;
-	if ((rc = check_header(p, n, &body, &len)) < 0)
+	if ((rc = check_header(p, n, &body, &len, &version)) < 0)
 		return rc;
 	if (!(d = calloc(1, sizeof *d)))
 		return ts__fail(TS_ENOMEM, "out of memory");
@@ -210,6 +218,12 @@ int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
 		rc = decode_schemas(&r, d);
 	if (rc == 0)
 		rc = decode_tablets(&r, d);
+	if (rc == 0 && version >= 2) {
+		d->horizon = (int64_t)ts__get_u64(&r);
+		d->horizon_set = 1;
+		if (r.bad)
+			rc = ts__fail(TS_ECORRUPT, "the expiry horizon is truncated");
+	}
 	if (rc == 0 && ts__reader_left(&r) != 0)
 		rc = ts__fail(TS_ECORRUPT, "%zu bytes of trailing garbage", ts__reader_left(&r));
 	if (rc < 0) {

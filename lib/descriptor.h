@@ -30,6 +30,12 @@ typedef struct ts__descriptor {
 	int64_t ttl;             /* ns, 0 = forever */
 	uint64_t flushed_lsn;    /* log position whose commits are all on disk */
 	uint64_t next_tablet_id;
+	/* The expiry horizon: rows with ts below it passed the TTL at some
+	 * moment (the highest now - TTL applied so far) and stay expired even
+	 * if the TTL is lengthened later.  Only when horizon_set (calloc'ed
+	 * descriptors have none); format version 2 records it. */
+	int64_t horizon;
+	int horizon_set;
 	int nschemas;            /* schemas[v - 1] is version v */
 	ts__schema **schemas;
 	int ntablets;
@@ -51,6 +57,15 @@ static inline int ts__tablets_hold_tree(const ts__tablet_meta *tablets, int n, u
 static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
 {
 	return d->schemas[d->nschemas - 1];
+}
+
+/* Raise d's horizon to expiry when that is higher (INT64_MIN: no-op). */
+static inline void ts__descriptor_raise_horizon(ts__descriptor *d, int64_t expiry)
+{
+	if (expiry != INT64_MIN && (!d->horizon_set || expiry > d->horizon)) {
+		d->horizon = expiry;
+		d->horizon_set = 1;
+	}
 }
 
 /* Serialise d (header + body) into b.  Returns 0, TS_ENOMEM, or TS_ETOOBIG

@@ -8,7 +8,9 @@
 #define TS_DESC_FILE "DESCRIPTOR"
 #define TS_DESC_MAGIC "TSDESCR1"      /* 8 bytes, no NUL */
 #define TS_DESC_MAGIC_SIZE 8
-#define TS_DESC_VERSION 1             /* format version this build writes */
+#define TS_DESC_VERSION 2             /* newest format version: written when the
+                                       * descriptor has an expiry horizon */
+#define TS_DESC_VERSION_MIN 1         /* oldest read, and written when it has none */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

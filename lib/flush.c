@@ -24,7 +24,11 @@
  *
  * ts_flush flushes on request; ts__flush_due, run by the database's
  * maintenance thread (db.c), flushes the trees due by size, age or the
- * end of their period.
+ * end of their period, or every tree once the log holds half of log_cap.
+ * A background flush that fails is tried again with backoff (retry.h),
+ * not on every pass: a flush that cannot succeed must not spin.  Should
+ * the log still reach log_cap, ts__log_cap_check makes inserts fail with
+ * the flushes' cause instead of filling the disk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -235,7 +239,44 @@ int ts_flush(ts_table *t, int64_t before)
 	pthread_mutex_lock(&t->flush_mu);
 	int rc = flush_locked(t, older_than, &before);
 	pthread_mutex_unlock(&t->flush_mu);
+	if (rc == 0 && before == INT64_MAX) /* every tree is on disk: no backoff left */
+		ts__table_retry_done(t, &t->flush_retry, "flush", 0);
 	return rc < 0 ? ts__context(rc, "flush of table \"%s\"", t->name) : 0;
+}
+
+/* Bytes of t's log from its flushed position to its tail; t->mu held. */
+static int64_t log_used(const ts_table *t)
+{
+	return t->log ? (int64_t)(ts__log_tail(t->log) - t->desc->flushed_lsn) : 0;
+}
+
+/* log_cap, or less when the log's segment slots (TS_LOG_RING of them)
+ * hold less: small segments fill the ring first. */
+static int64_t log_cap(const ts_table *t)
+{
+	int64_t ring = (int64_t)(TS_LOG_RING - 2) * (int64_t)ts__log_seg_size(t->log);
+	return t->db->opts.log_cap < ring ? t->db->opts.log_cap : ring;
+}
+
+/* Whether the log holds half of log_cap: then every tree is flushed, so
+ * that the log is released whatever holds it (a tree of late rows that
+ * waits for its age, at a high rate of inserts); t->mu held. */
+static int log_pressed(const ts_table *t)
+{
+	return t->log && log_used(t) >= log_cap(t) / 2;
+}
+
+int ts__log_cap_check(ts_table *t)
+{
+	long long cap_mib = (long long)(log_cap(t) >> 20);
+	if (log_used(t) < log_cap(t))
+		return 0;
+	t->log_cap_refusals++;
+	if (t->flush_retry.failures)
+		return ts__fail(TS_ENOSPC, "the log of table \"%s\" is at its cap of %lld MiB because "
+		                "flushes fail: %s", t->name, cap_mib, t->flush_retry.cause);
+	return ts__fail(TS_ENOSPC, "the log of table \"%s\" is at its cap of %lld MiB until "
+	                "flushes catch up; try again", t->name, cap_mib);
 }
 
 /*
@@ -250,7 +291,7 @@ static int due(const ts_table *t, const ts__root *r, const void *arg)
 	const ts_options *o = &t->db->opts;
 	int64_t now = *(const int64_t *)arg, end = ts__period_end(r->period_start, r->period_len);
 	return (int64_t)r->bytes >= o->flush_size || now - r->created >= o->flush_age ||
-	       (r->created < end && end <= now);
+	       (r->created < end && end <= now) || log_pressed(t);
 }
 
 /* A tree that reached flush_size waited from the insert that noticed it
@@ -271,16 +312,23 @@ static void count_wait(ts_table *t)
 int ts__flush_due(ts_table *t)
 {
 	int64_t now = ts_now(t->db);
-	count_wait(t);
+	int rc = 0;
 	pthread_mutex_lock(&t->flush_mu);
-	int rc = flush_locked(t, due, &now);
+	if (ts__table_retry_due(t, &t->flush_retry)) { /* else: failed lately, in backoff */
+		count_wait(t);
+		if ((rc = flush_locked(t, due, &now)) < 0)
+			rc = ts__context(rc, "flush of table \"%s\"", t->name);
+		ts__table_retry_done(t, &t->flush_retry, "flush", rc);
+	}
 	pthread_mutex_unlock(&t->flush_mu);
-	return rc < 0 ? ts__context(rc, "flush of table \"%s\"", t->name) : 0;
+	return rc;
 }
 
 int ts__flush_wanted(const ts_table *t)
 {
 	const ts__filling *f = &t->fill;
+	if (log_pressed(t))
+		return 1;
 	for (int i = 0; i < f->n; i++)
 		if ((int64_t)f->work[i].bytes >= t->db->opts.flush_size &&
 		    !(f->work[i].flags & TS_ROOT_FROZEN))

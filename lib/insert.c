@@ -45,9 +45,13 @@ static int check_time(const ts_table *t, int64_t ts, int64_t now)
 		ts_time_format(now, b, sizeof b);
 		return ts__fail(TS_EFUTURE, "ts %s is more than max_future ahead of now (%s)", a, b);
 	}
-	int64_t ttl = t->desc->ttl;
-	if (ttl > 0 && now - ttl > INT64_MIN + 1 && ts < now - ttl) {
+	int64_t expiry = ts__table_expiry(t, now); /* the TTL, or the horizon */
+	if (ts < expiry) {
 		ts_time_format(ts, a, sizeof a);
+		ts_time_format(expiry, b, sizeof b);
+		if (expiry != ts__expiry(t->desc->ttl, now))
+			return ts__fail(TS_EEXPIRED, "ts %s is below the table's expiry horizon %s: rows "
+			                "before it passed an earlier TTL and stay expired", a, b);
 		return ts__fail(TS_EEXPIRED, "ts %s is older than the table's TTL", a);
 	}
 	return 0;
@@ -159,7 +163,12 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 	const ts__schema *s = ts__desc_schema(t->desc);
 	ts_value vals[TS_COLUMNS_MAX];
 	int64_t now = ts_now(t->db);
-	int rc = ts__filling_begin(&t->fill);
+	int rc = ts__log_cap_check(t); /* a log that flushes cannot release */
+	if (rc < 0) {
+		t->rows_rejected += nrows;
+		return rc;
+	}
+	rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++)
 		if ((rc = insert_row(t, s, rows + i * (size_t)s->ncols, vals, now)) < 0)
 			rc = ts__context(rc, "row %zu", i);

@@ -29,6 +29,18 @@
 #define TS_DEFAULT_MERGE_MAX_SIZE (INT64_C(128) << 20)
 #define TS_DEFAULT_MERGE_DELAY (90 * TS_NS_PER_SEC)
 #define TS_DEFAULT_BLOCK_CACHE_SIZE (INT64_C(64) << 20)
+/* Bytes of a table's log not yet flushed past which inserts are refused
+ * (TS_ENOSPC naming the cause) rather than the disk filling; from half of
+ * it on, every filling tree is flushed (flush.c, ts__log_cap_check). */
+#define TS_DEFAULT_LOG_CAP (INT64_C(8) << 30)
+/* ts_options.log_segment_size: TS_SEG_DATA (log_format.h), 64 MiB. */
+
+/* Background work that failed (retry.h): tried again after TS_RETRY_MIN,
+ * doubling per failure in a row up to TS_RETRY_MAX; the last failure's
+ * message is kept, this long at most. */
+#define TS_RETRY_MIN TS_NS_PER_SEC
+#define TS_RETRY_MAX (64 * TS_NS_PER_SEC)
+#define TS_RETRY_CAUSE_MAX 256
 
 /* Merging (merge.c).  Flushes remembered for merge_delay (the oldest is
  * forgotten early when more come); tablets found damaged and waiting for
@@ -79,6 +91,16 @@
  * their statistics (docs/tablet-format.md). */
 #define TS_TABLET_BLOCK_ALIGN_MIN (4u << 10)
 #define TS_TABLET_BLOCK_ALIGN TS_NS_PER_HOUR
+
+/* A block is at least this many times the size of its index entry in the
+ * footer before it is cut early, and may grow to this many times it before
+ * it must be cut: the entry of a wide table (40 bytes of statistics per
+ * numeric column, two keys) can be larger than TS_TABLET_BLOCK_ALIGN_MIN
+ * and even TS_TABLET_BLOCK, and without this rule a footer of such a table
+ * grew to ten times its data and passed TS_TABLET_FOOTER_MAX in flushes
+ * and merges of ordinary size.  With it the block index is at most about
+ * 1/TS_TABLET_INDEX_SHARE of a tablet's raw rows, whatever the schema. */
+#define TS_TABLET_INDEX_SHARE 4
 
 /* Bytes a tablet writer writes between starting writeback of them (and
  * waiting for the previous ones): bounds the dirty pages of flushes and

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -41,7 +42,6 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define SEG_MASK (TS_SEG_DATA - 1)
 #define RING_MASK (TS_LOG_RING - 1)
 
 /* The segment preparer: a thread that creates, maps and write-faults the
@@ -119,8 +119,19 @@ static void prep_stop(ts__log *log);
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~UINT64_C(7); }
 static uint64_t page_up(uint64_t n) { return (n + 4095) & ~UINT64_C(4095); }
-static uint64_t seg_of(uint64_t lsn) { return lsn >> TS_SEG_DATA_SHIFT; }
-static uint64_t seg_left(uint64_t lsn) { return TS_SEG_DATA - (lsn & SEG_MASK); }
+/* The geometry of a log's segments: data areas of 2^shift bytes (log.h). */
+static uint64_t seg_data_s(unsigned shift) { return UINT64_C(1) << shift; }
+static uint64_t seg_of_s(unsigned shift, uint64_t lsn) { return lsn >> shift; }
+static uint64_t seg_off_s(unsigned shift, uint64_t lsn) { return lsn & (seg_data_s(shift) - 1); }
+static uint64_t seg_left_s(unsigned shift, uint64_t lsn) { return seg_data_s(shift) - seg_off_s(shift, lsn); }
+static uint64_t seg_data(const ts__log *log) { return seg_data_s(log->hot.shift); }
+static uint64_t seg_file(const ts__log *log) { return TS_SEG_HEADER + seg_data(log); }
+static uint64_t seg_of(const ts__log *log, uint64_t lsn) { return seg_of_s(log->hot.shift, lsn); }
+static uint64_t seg_left(const ts__log *log, uint64_t lsn)
+{
+	return seg_left_s(log->hot.shift, lsn);
+}
+static uint64_t seg_lsn(const ts__log *log, uint64_t seg) { return seg << log->hot.shift; }
 
 static int seg_path(const ts__log *log, uint64_t seg, char *out)
 {
@@ -129,18 +140,32 @@ static int seg_path(const ts__log *log, uint64_t seg, char *out)
 
 /* ---- segment files ---- */
 
-void ts__log_segment_header(unsigned char *h, uint64_t seg)
+void ts__log_segment_header(unsigned char *h, uint64_t seg, uint64_t data)
 {
 	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
 	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
 	ts__store_u32(h + TS_SEGH_OFF_HEADER_SIZE, TS_SEG_HEADER);
 	ts__store_u64(h + TS_SEGH_OFF_SEGNO, seg);
-	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, TS_SEG_DATA);
+	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, data);
 	ts__store_u32(h + TS_SEGH_OFF_CRC, ts__crc32c(0, h, TS_SEGH_FIXED));
 	ts__store_u32(h + TS_SEGH_OFF_CLEAN, 0);
 }
 
-static int check_seg_header(const unsigned char *h, uint64_t seg, const char *path)
+/* The shift of a segment data size: TS_SEG_SHIFT_MIN .. MAX, or 0 when
+ * data is no such power of two. */
+static unsigned shift_of(uint64_t data)
+{
+	for (unsigned s = TS_SEG_SHIFT_MIN; s <= TS_SEG_SHIFT_MAX; s++)
+		if (data == seg_data_s(s))
+			return s;
+	return 0;
+}
+
+/* Check a segment's header: it names seg, and its data size is 2^shift
+ * or, when shift is 0, any size a segment may have (*found, may be NULL,
+ * receives its shift). */
+static int check_seg_header(const unsigned char *h, uint64_t seg, const char *path,
+                            unsigned shift, unsigned *found)
 {
 	if (memcmp(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8) != 0 ||
 	    ts__load_u32(h + TS_SEGH_OFF_CRC) != ts__crc32c(0, h, TS_SEGH_FIXED))
@@ -148,10 +173,54 @@ static int check_seg_header(const unsigned char *h, uint64_t seg, const char *pa
 	if (ts__load_u32(h + TS_SEGH_OFF_VERSION) != TS_SEG_VERSION)
 		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path,
 		                ts__load_u32(h + TS_SEGH_OFF_VERSION));
-	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg ||
-	    ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE) != TS_SEG_DATA)
+	unsigned s = shift_of(ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE));
+	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg || !s || (shift && s != shift))
 		return ts__fail(TS_ECORRUPT, "log segment %s: header names another segment", path);
+	if (found)
+		*found = s;
 	return 0;
+}
+
+/* ---- room for segments (docs/log-format.md section 2.1) ---- */
+
+/* Bytes the file system of path has free for an unprivileged writer, or
+ * -1 when it cannot say. */
+static int64_t free_bytes(const char *path)
+{
+	struct statvfs v;
+	if (statvfs(path, &v) < 0)
+		return -1;
+	return (int64_t)((uint64_t)v.f_bavail * v.f_frsize);
+}
+
+/* n bytes as "64 MiB" (from 10 MiB on) or "1028 KiB" (rounded up). */
+static void size_text(uint64_t n, char *buf, size_t room)
+{
+	if (n >= (UINT64_C(10) << 20))
+		snprintf(buf, room, "%" PRIu64 " MiB", (n + (UINT64_C(1) << 19)) >> 20);
+	else
+		snprintf(buf, room, "%" PRIu64 " KiB", (n + 1023) >> 10);
+}
+
+int ts__log_room(const char *path, uint64_t seg_size, const char *what, char *msg, size_t room)
+{
+	char need[32], have[32];
+	int64_t avail = free_bytes(path);
+	if (avail < 0 || (uint64_t)avail >= TS_SEG_HEADER + seg_size)
+		return 0;
+	size_text(TS_SEG_HEADER + seg_size, need, sizeof need);
+	size_text((uint64_t)avail, have, sizeof have);
+	snprintf(msg, room, "%s needs %s for a new segment and the disk has %s free", what, need,
+	         have);
+	return 1;
+}
+
+int ts__log_needs_segment(ts__log *log)
+{
+	uint64_t seg = seg_of(log, log->hot.tail);
+	const ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
+	return !log->readonly && (atomic_load(&s->segp1) != seg + 1 ||
+	                          seg_left(log, log->hot.tail) < seg_data(log) / 2);
 }
 
 /* Create a new segment file: sized, blocks allocated, header written and
@@ -167,13 +236,18 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ts__fail_errno(errno, "create %s", tmp);
-	ts__log_segment_header(h, seg);
+	ts__log_segment_header(h, seg, seg_data(log));
 	/* Blocks are allocated here so that writing through the mapping
 	 * never meets a full disk (SIGBUS): only a file system that cannot
 	 * allocate (EOPNOTSUPP) gets a sparse file instead, not a full one. */
-	if (fallocate(fd, 0, 0, (off_t)TS_SEG_FILE_SIZE) < 0 &&
-	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0))
-		rc = ts__fail_errno(errno, "size %s", tmp);
+	if (fallocate(fd, 0, 0, (off_t)seg_file(log)) < 0 &&
+	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)seg_file(log)) < 0)) {
+		char msg[512];
+		if (errno == ENOSPC && ts__log_room(log->dir, seg_data(log), "the table's log", msg, sizeof msg))
+			rc = ts__fail(TS_ENOSPC, "%s (%s)", msg, log->dir);
+		else
+			rc = ts__fail_errno(errno, "size %s", tmp);
+	}
 	else if ((rc = ts__pwrite_all(fd, h, sizeof h, 0)) < 0 || fsync(fd) < 0)
 		rc = ts__fail_errno(rc < 0 ? -rc : errno, "write %s", tmp);
 	close(fd);
@@ -212,28 +286,28 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 		return rc;
 	}
 	if (st.st_size < (off_t)TS_SEG_HEADER ||
-	    (st.st_size < (off_t)TS_SEG_FILE_SIZE && log->readonly)) {
+	    (st.st_size < (off_t)seg_file(log) && log->readonly)) {
 		/* A writer zero-extends a segment cut short (a torn tail, for
 		 * recovery to find); a reader cannot. */
 		close(fd);
 		return ts__fail(TS_ECORRUPT, "log segment %s: truncated", path);
 	}
-	if (st.st_size < (off_t)TS_SEG_FILE_SIZE && ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0) {
+	if (st.st_size < (off_t)seg_file(log) && ftruncate(fd, (off_t)seg_file(log)) < 0) {
 		rc = ts__fail_errno(errno, "extend %s", path);
 		close(fd);
 		return rc;
 	}
-	unsigned char *base = mmap(NULL, TS_SEG_FILE_SIZE, prot,
+	unsigned char *base = mmap(NULL, seg_file(log), prot,
 	                           MAP_SHARED | (fresh ? MAP_POPULATE : 0), fd, 0);
 	close(fd);
 	if (base == MAP_FAILED)
 		return ts__fail_errno(errno, "mmap %s", path);
-	if ((rc = check_seg_header(base, seg, path)) < 0) {
-		munmap(base, TS_SEG_FILE_SIZE);
+	if ((rc = check_seg_header(base, seg, path, log->hot.shift, NULL)) < 0) {
+		munmap(base, seg_file(log));
 		return rc;
 	}
 	if (s->base)
-		munmap(s->base, TS_SEG_FILE_SIZE);
+		munmap(s->base, seg_file(log));
 	s->base = base;
 	atomic_store_explicit(&s->segp1, seg + 1, memory_order_release);
 	return 0;
@@ -241,7 +315,7 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 
 void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 {
-	uint64_t seg = seg_of(lsn);
+	uint64_t seg = seg_of(log, lsn);
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
 		if (!log->readonly)
@@ -252,7 +326,7 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 		if (rc < 0)
 			return NULL;
 	}
-	return s->base + TS_SEG_HEADER + (lsn & SEG_MASK);
+	return s->base + TS_SEG_HEADER + (lsn & (seg_data(log) - 1));
 }
 
 /* ---- commits ---- */
@@ -262,7 +336,7 @@ static int crc_range(ts__log *log, uint64_t from, uint64_t to, uint32_t *crc)
 {
 	*crc = 0;
 	while (from < to) {
-		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;
+		uint64_t n = seg_left(log, from) < to - from ? seg_left(log, from) : to - from;
 		const void *p = ts__log_ptr(log, from);
 		if (!p)
 			return TS_ENOENT;
@@ -275,7 +349,7 @@ static int crc_range(ts__log *log, uint64_t from, uint64_t to, uint32_t *crc)
 int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *c)
 {
 	const unsigned char *p = ts__log_ptr(log, lsn);
-	if (!p || seg_left(lsn) < TS_COMMIT_FIXED + TS_COMMIT_TRAILER ||
+	if (!p || seg_left(log, lsn) < TS_COMMIT_FIXED + TS_COMMIT_TRAILER ||
 	    ts__load_u32(p + TS_COMMIT_OFF_MAGIC) != TS_COMMIT_MAGIC)
 		return ts__fail(TS_ECORRUPT, "log %s: no commit record at %" PRIu64, log->dir, lsn);
 	c->lsn = lsn;
@@ -286,7 +360,7 @@ int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *c)
 	c->time = (int64_t)ts__load_u64(p + TS_COMMIT_OFF_TIME);
 	c->rows = ts__load_u64(p + TS_COMMIT_OFF_ROWS);
 	c->roots = p + TS_COMMIT_FIXED;
-	if (c->nroots > TS_FILLING_MAX || TS_COMMIT_SIZE((uint64_t)c->nroots) > seg_left(lsn) ||
+	if (c->nroots > TS_FILLING_MAX || TS_COMMIT_SIZE((uint64_t)c->nroots) > seg_left(log, lsn) ||
 	    ts__load_u32(p + TS_COMMIT_SIZE(c->nroots) - 4) != TS_COMMIT_SIZE(c->nroots))
 		return ts__fail(TS_ECORRUPT, "log %s: malformed commit record at %" PRIu64,
 		                log->dir, lsn);
@@ -338,23 +412,28 @@ static int check_batch(ts__log *log, uint64_t p, const ts__commit *prev,
 	return 0;
 }
 
-/* Where the batch after position p starts. */
-static uint64_t batch_start(uint64_t p)
+/* Where the batch after position p starts, in segments of 2^shift. */
+static uint64_t batch_start_s(unsigned shift, uint64_t p)
 {
 	p = align8(p);
-	return seg_left(p) < TS_BATCH_HEADER_SIZE ? p + seg_left(p) : p;
+	return seg_left_s(shift, p) < TS_BATCH_HEADER_SIZE ? p + seg_left_s(shift, p) : p;
+}
+
+static uint64_t batch_start(const ts__log *log, uint64_t p)
+{
+	return batch_start_s(log->hot.shift, p);
 }
 
 void ts__log_walk_commits(ts__log *log, ts__log_walk *w)
 {
 	ts__commit prev = {0}, c;
-	uint64_t p = batch_start(w->start), next;
+	uint64_t p = batch_start(log, w->start), next;
 	w->last = w->commits = 0;
 	w->why = NULL;
 	while (check_batch(log, p, &prev, &c, &next, &w->why) == 0) {
 		prev = c;
 		w->commits++;
-		p = batch_start(next);
+		p = batch_start(log, next);
 		if (w->until && c.lsn >= w->until) {
 			w->why = c.lsn == w->until ? NULL : "the recorded head is not a commit of the log";
 			break;
@@ -370,7 +449,7 @@ int ts__log_batch_at(ts__log *log, uint64_t lsn)
 	ts__commit none = {0}, c;
 	uint64_t next;
 	const char *why;
-	return lsn == batch_start(lsn) && check_batch(log, lsn, &none, &c, &next, &why) == 0;
+	return lsn == batch_start(log, lsn) && check_batch(log, lsn, &none, &c, &next, &why) == 0;
 }
 
 /* Scan forward from start; leaves head/seq/tail at the last valid commit. */
@@ -438,21 +517,21 @@ static int zero_after_tail(ts__log *log)
 	unsigned char *p = ts__log_ptr(log, log->hot.tail);
 	if (!p)
 		return 0;
-	uint64_t off = TS_SEG_HEADER + (log->hot.tail & SEG_MASK); /* in the file */
+	uint64_t off = TS_SEG_HEADER + (log->hot.tail & (seg_data(log) - 1)); /* in the file */
 	uint64_t page = page_up(off);
 	unsigned char *base = p - off;
 	memset(p, 0, page - off);
 	if (page > off && msync(base + page - 4096, 4096, MS_SYNC) < 0)
 		return ts__fail_errno(errno, "msync %s", log->dir);
-	if (page >= TS_SEG_FILE_SIZE)
+	if (page >= seg_file(log))
 		return 0;
-	int rc = seg_path(log, seg_of(log->hot.tail), path), fd = -1;
+	int rc = seg_path(log, seg_of(log, log->hot.tail), path), fd = -1;
 	if (rc == 0 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		rc = ts__fail_errno(errno, "open %s", path);
 	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)page,
-	                         (off_t)(TS_SEG_FILE_SIZE - page)) < 0) {
-		memset(base + page, 0, TS_SEG_FILE_SIZE - page);
-		if (msync(base + page, TS_SEG_FILE_SIZE - page, MS_SYNC) < 0)
+	                         (off_t)(seg_file(log) - page)) < 0) {
+		memset(base + page, 0, seg_file(log) - page);
+		if (msync(base + page, seg_file(log) - page, MS_SYNC) < 0)
 			rc = ts__fail_errno(errno, "msync %s", path);
 	}
 	if (rc == 0 && fsync(fd) < 0)
@@ -465,13 +544,13 @@ static int zero_after_tail(ts__log *log)
 static int erase_after(ts__log *log, const uint64_t *segs, size_t n)
 {
 	char path[TS_PATH_MAX];
-	uint64_t tseg = seg_of(log->hot.tail);
+	uint64_t tseg = seg_of(log, log->hot.tail);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (segs[i] > tseg) {
 			ts__log_slot *s = &log->hot.ring[segs[i] & RING_MASK];
 			if (atomic_load(&s->segp1) == segs[i] + 1) {
-				munmap(s->base, TS_SEG_FILE_SIZE);
+				munmap(s->base, seg_file(log));
 				s->base = NULL;
 				atomic_store(&s->segp1, 0);
 			}
@@ -535,8 +614,8 @@ static void publish(ts__log *log, uint64_t lsn)
 
 static void set_clean(ts__log *log, uint32_t clean)
 {
-	ts__log_slot *s = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
-	if (atomic_load(&s->segp1) != seg_of(log->hot.tail) + 1)
+	ts__log_slot *s = &log->hot.ring[seg_of(log, log->hot.tail) & RING_MASK];
+	if (atomic_load(&s->segp1) != seg_of(log, log->hot.tail) + 1)
 		return;
 	ts__store_u32(s->base + TS_SEGH_OFF_CLEAN, clean);
 	msync(s->base, TS_SEG_HEADER, MS_SYNC);
@@ -552,7 +631,7 @@ static uint64_t first_short_seg(const ts__log *log, const uint64_t *segs, size_t
 	struct stat st;
 	for (size_t i = 0; i < n; i++)
 		if (seg_path(log, segs[i], path) == 0 && stat(path, &st) == 0 &&
-		    st.st_size < (off_t)TS_SEG_FILE_SIZE)
+		    st.st_size < (off_t)seg_file(log))
 			return segs[i];
 	return UINT64_MAX;
 }
@@ -601,15 +680,15 @@ static int lost_commits(ts__log *log, uint64_t recorded, const uint64_t *segs, s
 	int at_head = ts__log_read_commit(log, recorded, &cm) == 0 && cm.seq > log->seq;
 	int named = h && ts__load_u32(h) == TS_BATCH_MAGIC &&
 	            stop + TS_BATCH_HEADER_SIZE + ts__load_u64(h + 8) == recorded;
-	if (!at_head && !named && !segs_damaged(segs, n, seg_of(stop), seg_of(recorded), short_seg))
+	if (!at_head && !named && !segs_damaged(segs, n, seg_of(log, stop), seg_of(log, recorded), short_seg))
 		return 0;
 	uint32_t nroots = at_head ? cm.nroots : 0;
-	if (!at_head && c && seg_left(recorded) >= TS_COMMIT_FIXED &&
+	if (!at_head && c && seg_left(log, recorded) >= TS_COMMIT_FIXED &&
 	    ts__load_u32(c + TS_COMMIT_OFF_NROOTS) <= TS_FILLING_MAX)
 		nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS);
 	*end = recorded + TS_COMMIT_SIZE((uint64_t)nroots);
-	if (*end - recorded > seg_left(recorded))
-		*end = recorded + seg_left(recorded);
+	if (*end - recorded > seg_left(log, recorded))
+		*end = recorded + seg_left(log, recorded);
 	*commits = at_head ? cm.seq - log->seq : 1;
 	return 1;
 }
@@ -629,7 +708,7 @@ static int quarantine_range(ts__log *log, uint64_t from, uint64_t to)
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return ts__fail_errno(errno, "create %s", path);
 	for (uint64_t p = from; rc == 0 && p < to;) {
-		uint64_t k = seg_left(p) < to - p ? seg_left(p) : to - p;
+		uint64_t k = seg_left(log, p) < to - p ? seg_left(log, p) : to - p;
 		const void *src = ts__log_ptr(log, p);
 		if (src && (rc = ts__pwrite_all(fd, src, k, (long long)(p - from))) < 0)
 			rc = ts__fail_errno(-rc, "write %s", path);
@@ -669,11 +748,48 @@ static int refuse_lost(ts__log *log, uint64_t recorded, const uint64_t *segs, si
 	if (!ts__log_ptr(log, stop) ||
 	    !lost_commits(log, recorded, segs, n, UINT64_MAX, &end, &commits))
 		return 0;
-	int rc = seg_path(log, seg_of(stop), path);
+	int rc = seg_path(log, seg_of(log, stop), path);
 	return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "log segment %s: the batch at log position %" PRIu64
 	                              " is damaged, before the newest commit at %" PRIu64
 	                              " (log/HEAD); a read-write open moves it to quarantine",
 	                              path, stop, recorded);
+}
+
+/* The shift of segment seg of dir, from its header.  Returns 0,
+ * TS_ENOENT, TS_ECORRUPT (a damaged or short header), TS_EVERSION or
+ * TS_EIO. */
+static int read_shift(const char *dir, uint64_t seg, unsigned *shift)
+{
+	char path[TS_PATH_MAX];
+	unsigned char h[TS_SEG_HEADER];
+	int rc = ts__path(path, "%s/%016" PRIx64 ".seg", dir, seg), fd = -1;
+	if (rc == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = errno == ENOENT ? TS_ENOENT : ts__fail_errno(errno, "open %s", path);
+	if (rc == 0) {
+		ssize_t got = pread(fd, h, sizeof h, 0);
+		if (got < 0)
+			rc = ts__fail_errno(errno, "read %s", path);
+		else if (got != (ssize_t)sizeof h)
+			rc = ts__fail(TS_ECORRUPT, "log segment %s: truncated", path);
+		else
+			rc = check_seg_header(h, seg, path, 0, shift);
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* The shift of the log in dir: that of its oldest segment file (segs[0..n)
+ * sorted; one a writer released since it was listed is skipped), or dflt
+ * when it has none. */
+static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned dflt,
+                     unsigned *shift)
+{
+	int rc = 0;
+	*shift = dflt;
+	for (size_t i = 0; i < n && (i == 0 || rc == TS_ENOENT); i++)
+		rc = read_shift(dir, segs[i], shift);
+	return rc == TS_ENOENT ? 0 : rc;
 }
 
 static int recover(ts__log *log, uint64_t start)
@@ -681,6 +797,8 @@ static int recover(ts__log *log, uint64_t start)
 	uint64_t *segs, recorded = 0, short_seg = UINT64_MAX;
 	size_t n;
 	int rc = list_segs(log, &segs, &n);
+	if (rc == 0)
+		rc = dir_shift(log->dir, segs, n, log->hot.shift, &log->hot.shift);
 	if (rc == 0) { /* before the scan, and before a writer changes them */
 		ts__log_recorded_head(log->dir, &recorded);
 		if (!log->readonly)
@@ -692,8 +810,8 @@ static int recover(ts__log *log, uint64_t start)
 		scan(log, start);
 		/* The flag is in the segment holding the tail (set_clean); a
 		 * segment prepared beyond it has never been written. */
-		ts__log_slot *ts = &log->hot.ring[seg_of(log->hot.tail) & RING_MASK];
-		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log->hot.tail) + 1 &&
+		ts__log_slot *ts = &log->hot.ring[seg_of(log, log->hot.tail) & RING_MASK];
+		log->was_clean = n == 0 || (atomic_load(&ts->segp1) == seg_of(log, log->hot.tail) + 1 &&
 		                            ts__load_u32(ts->base + TS_SEGH_OFF_CLEAN) == 1);
 		if (log->readonly)
 			rc = refuse_lost(log, recorded, segs, n);
@@ -707,7 +825,11 @@ static int recover(ts__log *log, uint64_t start)
 	return rc;
 }
 
-int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **out)
+uint64_t ts__log_seg_size(const ts__log *log) { return seg_data(log); }
+uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn) { return seg_of(log, lsn); }
+
+int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg_size,
+                 ts__log **out)
 {
 	ts__log *log = calloc(1, sizeof *log);
 	int rc;
@@ -715,6 +837,13 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **ou
 	if (!log || !(log->dir = strdup(dir))) {
 		free(log);
 		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	log->hot.shift = shift_of(seg_size ? seg_size : TS_SEG_DATA);
+	if (!log->hot.shift) {
+		free(log->dir);
+		free(log);
+		return ts__fail(TS_EINVAL, "log segment size %" PRIu64 ": want a power of two "
+		                "from 1 MiB to 64 MiB", seg_size);
 	}
 	log->readonly = readonly;
 	pthread_mutex_init(&log->mu, NULL);
@@ -724,7 +853,7 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **ou
 		goto fail;
 	if (!readonly) {
 		/* recovery punched out the rest of the tail's segment */
-		if (seg_left(log->hot.tail) > TS_LOG_WARM_AFTER)
+		if (seg_left(log, log->hot.tail) > TS_LOG_WARM_AFTER)
 			log->warm_at = log->hot.tail + TS_LOG_WARM_AFTER;
 		memcpy(log->headpage + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8);
 		ts__store_u64(log->headpage + TS_HEAD_OFF_PID, (uint64_t)getpid());
@@ -746,7 +875,7 @@ void ts__log_close(ts__log *log, int clean)
 		set_clean(log, 1);
 	for (int i = 0; i < TS_LOG_RING; i++)
 		if (log->hot.ring[i].base)
-			munmap(log->hot.ring[i].base, TS_SEG_FILE_SIZE);
+			munmap(log->hot.ring[i].base, seg_file(log));
 	if (log->headpage)
 		munmap(log->headpage, TS_HEAD_SIZE);
 	pthread_mutex_destroy(&log->mu);
@@ -814,17 +943,17 @@ static unsigned char *prepare_seg(ts__log *log, uint64_t seg)
 	if (fd < 0)
 		return NULL;
 	unsigned char *base = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size == (off_t)TS_SEG_FILE_SIZE)
-		base = mmap(NULL, TS_SEG_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fstat(fd, &st) == 0 && st.st_size == (off_t)seg_file(log))
+		base = mmap(NULL, seg_file(log), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (base == MAP_FAILED)
 		return NULL;
-	if (check_seg_header(base, seg, path) < 0) {
-		munmap(base, TS_SEG_FILE_SIZE);
+	if (check_seg_header(base, seg, path, log->hot.shift, NULL) < 0) {
+		munmap(base, seg_file(log));
 		return NULL;
 	}
 	if (fresh) /* all zeros, and nobody else's yet */
-		for (uint64_t off = TS_SEG_HEADER; off < TS_SEG_FILE_SIZE; off += 4096)
+		for (uint64_t off = TS_SEG_HEADER; off < seg_file(log); off += 4096)
 			((volatile unsigned char *)base)[off] = 0;
 	return base;
 }
@@ -855,7 +984,7 @@ static void *prep_main(void *arg)
 			unsigned char *base = prepare_seg(log, seg);
 			pthread_mutex_lock(&p->mu);
 			if (p->base)
-				munmap(p->base, TS_SEG_FILE_SIZE);
+				munmap(p->base, seg_file(log));
 			p->base = base;
 			p->ready = base ? seg + 1 : 0;
 			if (p->want == seg + 1 && !base)
@@ -907,10 +1036,10 @@ static void prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 {
 	struct prep *p = &log->prep;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
-	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg << TS_SEG_DATA_SHIFT)); /* in the file */
+	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg_lsn(log, seg))); /* in the file */
 	uint64_t from = page_up(at), to = page_up(at + ahead);
-	if (to > TS_SEG_FILE_SIZE)
-		to = TS_SEG_FILE_SIZE;
+	if (to > seg_file(log))
+		to = seg_file(log);
 	if (from >= to || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
 		return;
 	pthread_mutex_lock(&p->mu);
@@ -941,7 +1070,7 @@ static int prep_take(ts__log *log, uint64_t seg)
 		return 0;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (s->base)
-		munmap(s->base, TS_SEG_FILE_SIZE);
+		munmap(s->base, seg_file(log));
 	s->base = base;
 	atomic_store_explicit(&s->segp1, seg + 1, memory_order_release);
 	return 1;
@@ -958,7 +1087,7 @@ static void prep_stop(ts__log *log)
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
 	if (p->base) /* its file is past the tail: the next recovery removes it */
-		munmap(p->base, TS_SEG_FILE_SIZE);
+		munmap(p->base, seg_file(log));
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	p->started = 0;
@@ -977,7 +1106,7 @@ static int enter_segment(ts__log *log, uint64_t seg)
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	int prepared = prep_take(log, seg), rc = prepared ? 0 : map_seg(log, seg, 1);
-	log->warm_at = prepared ? 0 : (seg << TS_SEG_DATA_SHIFT) + TS_LOG_WARM_AFTER;
+	log->warm_at = prepared ? 0 : (seg_lsn(log, seg)) + TS_LOG_WARM_AFTER;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	int64_t waited = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
 	log->seg_wait_ns += waited;
@@ -1004,14 +1133,14 @@ static int enter_segment(ts__log *log, uint64_t seg)
  */
 static int reserve(ts__log *log, uint64_t n)
 {
-	if (n > TS_SEG_DATA)
+	if (n > seg_data(log))
 		return ts__fail(TS_ETOOBIG, "log record of %" PRIu64 " bytes is larger than a segment", n);
-	uint64_t seg = seg_of(log->hot.tail) + (seg_left(log->hot.tail) < n);
+	uint64_t seg = seg_of(log, log->hot.tail) + (seg_left(log, log->hot.tail) < n);
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	int rc = atomic_load_explicit(&s->segp1, memory_order_relaxed) == seg + 1
 	             ? 0 : enter_segment(log, seg);
-	if (rc == 0 && seg != seg_of(log->hot.tail)) {
-		log->hot.tail = seg << TS_SEG_DATA_SHIFT;
+	if (rc == 0 && seg != seg_of(log, log->hot.tail)) {
+		log->hot.tail = seg_lsn(log, seg);
 		log->hot.win_end = 0;
 	}
 	return rc;
@@ -1021,7 +1150,7 @@ int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
 {
 	uint64_t lsn;
 	void *p;
-	log->hot.tail = batch_start(log->hot.tail);
+	log->hot.tail = batch_start(log, log->hot.tail);
 	log->hot.win_end = 0;
 	int rc = ts__log_alloc(log, TS_BATCH_HEADER_SIZE, &lsn, &p);
 	if (rc < 0)
@@ -1051,15 +1180,15 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 	 * at its first insert, which a database of many small tables (or a
 	 * test creating fifty at once) pays in disk writes and stalls.
 	 */
-	uint64_t seg = seg_of(h->tail - 1), end = (seg + 1) << TS_SEG_DATA_SHIFT;
-	uint64_t mid = end - TS_SEG_DATA / 2;
-	if (log->warm_at && seg_of(log->warm_at) != seg)
+	uint64_t seg = seg_of(log, h->tail - 1), end = seg_lsn(log, seg + 1);
+	uint64_t mid = end - seg_data(log) / 2;
+	if (log->warm_at && seg_of(log, log->warm_at) != seg)
 		log->warm_at = 0; /* left behind */
 	if (h->tail < mid) {
 		end = mid;
 	} else if (log->asked != seg + 2) {
 		if (log->warm_at) { /* a big table: the rest of this segment first */
-			prep_warm(log, seg, TS_SEG_DATA);
+			prep_warm(log, seg, seg_data(log));
 			log->warm_at = 0;
 		}
 		prep_kick(log, seg + 1);
@@ -1068,7 +1197,7 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 	if (log->warm_at && h->tail >= log->warm_at) {
 		prep_warm(log, seg, TS_LOG_WARM_AHEAD);
 		log->warm_at = h->tail + TS_LOG_WARM_STEP;
-		if (seg_of(log->warm_at) != seg) /* the warming reached the end */
+		if (seg_of(log, log->warm_at) != seg) /* the warming reached the end */
 			log->warm_at = 0;
 		else if (log->warm_at < end)
 			end = log->warm_at;
@@ -1137,7 +1266,7 @@ void ts__log_abort(ts__log *log)
 
 uint64_t ts__log_next_batch(const ts__log *log)
 {
-	return batch_start(log->hot.tail);
+	return batch_start(log, log->hot.tail);
 }
 
 /* Unmap the released segments once no snapshot is pinned; mu is held.
@@ -1155,7 +1284,7 @@ static void unmap_released_locked(ts__log *log)
 		ts__log_slot *s = &log->hot.ring[log->unmapped & RING_MASK];
 		if (atomic_load(&s->segp1) == log->unmapped + 1) {
 			atomic_store(&s->segp1, 0);
-			munmap(s->base, TS_SEG_FILE_SIZE);
+			munmap(s->base, seg_file(log));
 			s->base = NULL;
 		}
 	}
@@ -1192,9 +1321,9 @@ int ts__log_release(ts__log *log, uint64_t lsn)
 {
 	char path[TS_PATH_MAX];
 	int rc = 0;
-	uint64_t upto = seg_of(lsn);
-	if (upto > seg_of(log->hot.tail))
-		upto = seg_of(log->hot.tail);
+	uint64_t upto = seg_of(log, lsn);
+	if (upto > seg_of(log, log->hot.tail))
+		upto = seg_of(log, log->hot.tail);
 	while (log->first_seg < upto) {
 		if ((rc = seg_path(log, log->first_seg, path)) < 0)
 			return rc;
@@ -1208,7 +1337,7 @@ int ts__log_release(ts__log *log, uint64_t lsn)
 
 void ts__log_forget(ts__log *log, uint64_t lsn)
 {
-	note_released(log, seg_of(lsn));
+	note_released(log, seg_of(log, lsn));
 }
 
 int ts__log_sync_dir(ts__log *log)
@@ -1225,7 +1354,7 @@ void ts__log_sync_range(const ts__log *log, uint64_t *from, uint64_t *to)
 int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to)
 {
 	while (from < to) {
-		uint64_t n = seg_left(from) < to - from ? seg_left(from) : to - from;
+		uint64_t n = seg_left(log, from) < to - from ? seg_left(log, from) : to - from;
 		unsigned char *p = ts__log_ptr(log, from);
 		uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
 		if (p && msync((void *)a, n + ((uintptr_t)p - a), MS_SYNC) < 0)
@@ -1259,14 +1388,16 @@ int ts__log_segment_name(uint64_t seg, char *out, size_t size)
 	return n > 0 && (size_t)n < size ? 0 : ts__fail(TS_ETOOBIG, "segment name too long");
 }
 
-/* Open dir/<seg>.seg read-only and check its size and header.  *fd
- * receives the open file.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+/* Open dir/<seg>.seg read-only and check its size and header: a segment
+ * of 2^shift data bytes (any size a segment may have when shift is 0).
+ * *fd receives the open file.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO. */
-static int open_checked_seg(const char *dir, uint64_t seg, int *fd)
+static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *fd)
 {
 	char path[TS_PATH_MAX];
 	unsigned char h[TS_SEG_HEADER];
 	struct stat st;
+	unsigned found = shift;
 	int rc = ts__path(path, "%s/%016" PRIx64 ".seg", dir, seg);
 	*fd = -1;
 	if (rc < 0)
@@ -1276,13 +1407,14 @@ static int open_checked_seg(const char *dir, uint64_t seg, int *fd)
 		                       : ts__fail_errno(errno, "open %s", path);
 	if (fstat(*fd, &st) < 0)
 		rc = ts__fail_errno(errno, "stat %s", path);
-	else if (st.st_size != (off_t)TS_SEG_FILE_SIZE)
-		rc = ts__fail(TS_ECORRUPT, "log segment %s: %lld bytes, not %llu (truncated)", path,
-		              (long long)st.st_size, (unsigned long long)TS_SEG_FILE_SIZE);
-	else if (pread(*fd, h, sizeof h, 0) != (ssize_t)sizeof h)
+	else if (st.st_size >= (off_t)TS_SEG_HEADER && pread(*fd, h, sizeof h, 0) != (ssize_t)sizeof h)
 		rc = ts__fail_errno(errno ? errno : EIO, "read %s", path);
-	else
-		rc = check_seg_header(h, seg, path);
+	else if (st.st_size >= (off_t)TS_SEG_HEADER)
+		rc = check_seg_header(h, seg, path, shift, &found);
+	uint64_t want = TS_SEG_HEADER + seg_data_s(found ? found : TS_SEG_DATA_SHIFT);
+	if (rc == 0 && st.st_size != (off_t)want)
+		rc = ts__fail(TS_ECORRUPT, "log segment %s: %lld bytes, not %llu (truncated)", path,
+		              (long long)st.st_size, (unsigned long long)want);
 	if (rc < 0) {
 		close(*fd);
 		*fd = -1;
@@ -1290,9 +1422,9 @@ static int open_checked_seg(const char *dir, uint64_t seg, int *fd)
 	return rc;
 }
 
-int ts__log_check_segment(const char *dir, uint64_t seg)
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift)
 {
-	int fd, rc = open_checked_seg(dir, seg, &fd);
+	int fd, rc = open_checked_seg(dir, seg, shift, &fd);
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -1333,21 +1465,30 @@ int ts__log_open_verify(const char *dir, ts__log **out)
 	}
 	log->readonly = 1;
 	pthread_mutex_init(&log->mu, NULL);
+	uint64_t *segs = NULL;
+	size_t n = 0;
+	int rc = ts__log_segments(dir, &segs, &n);
+	/* a log that cannot tell (no segments, or a damaged oldest one) is
+	 * walked with the default size: the walk then ends, and the check of
+	 * each segment says why */
+	if (rc < 0 || dir_shift(dir, segs, n, TS_SEG_DATA_SHIFT, &log->hot.shift) < 0)
+		log->hot.shift = TS_SEG_DATA_SHIFT;
+	free(segs);
 	*out = log;
 	return 0;
 }
 
 /* The LSN just past the commit record at lsn, read from segment file fd.
  * Returns 0 or TS_ECORRUPT. */
-static int commit_end(int fd, const char *dir, uint64_t lsn, uint64_t *end)
+static int commit_end(int fd, const char *dir, unsigned shift, uint64_t lsn, uint64_t *end)
 {
 	unsigned char c[TS_COMMIT_FIXED];
-	off_t off = (off_t)(TS_SEG_HEADER + (lsn & SEG_MASK));
+	off_t off = (off_t)(TS_SEG_HEADER + seg_off_s(shift, lsn));
 	uint32_t nroots = 0, len = 0;
 	if (pread(fd, c, sizeof c, off) == (ssize_t)sizeof c &&
 	    ts__load_u32(c + TS_COMMIT_OFF_MAGIC) == TS_COMMIT_MAGIC &&
 	    (nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS)) <= TS_FILLING_MAX &&
-	    TS_COMMIT_SIZE((uint64_t)nroots) <= seg_left(lsn)) {
+	    TS_COMMIT_SIZE((uint64_t)nroots) <= seg_left_s(shift, lsn)) {
 		unsigned char t[4];
 		if (pread(fd, t, 4, off + (off_t)TS_COMMIT_SIZE(nroots) - 4) == 4)
 			len = ts__load_u32(t);
@@ -1366,13 +1507,13 @@ static int all_zero(const unsigned char *p, size_t n)
 
 /* Copy the data bytes [from, to) of segment file fd (both in its segment)
  * to dst, leaving zero pages as holes. */
-static int copy_range(int fd, int dst, uint64_t from, uint64_t to, unsigned char *buf,
-                      const char *src_path, const char *dst_path)
+static int copy_range(int fd, int dst, unsigned shift, uint64_t from, uint64_t to,
+                      unsigned char *buf, const char *src_path, const char *dst_path)
 {
 	enum { CHUNK = 1 << 20, PAGE = 4096 };
 	while (from < to) {
 		size_t n = to - from < CHUNK ? (size_t)(to - from) : CHUNK;
-		off_t off = (off_t)(TS_SEG_HEADER + (from & SEG_MASK));
+		off_t off = (off_t)(TS_SEG_HEADER + seg_off_s(shift, from));
 		ssize_t got = pread(fd, buf, n, off);
 		if (got != (ssize_t)n)
 			return ts__fail_errno(got < 0 ? errno : EIO, "read %s", src_path);
@@ -1389,8 +1530,8 @@ static int copy_range(int fd, int dst, uint64_t from, uint64_t to, unsigned char
 
 /* Copy segment seg's data [from, to) into a new, full-size, sparse file
  * in dst_dir under a fresh header.  A missing source is TS_ENOENT. */
-static int copy_seg(const char *src_dir, const char *dst_dir, uint64_t seg, uint64_t from,
-                    uint64_t to, unsigned char *buf)
+static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, uint64_t seg,
+                    uint64_t from, uint64_t to, unsigned char *buf)
 {
 	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
 	unsigned char h[TS_SEG_HEADER] = {0};
@@ -1399,16 +1540,16 @@ static int copy_seg(const char *src_dir, const char *dst_dir, uint64_t seg, uint
 	if (rc == 0)
 		rc = ts__path(dst, "%s/%016" PRIx64 ".seg", dst_dir, seg);
 	if (rc == 0)
-		rc = open_checked_seg(src_dir, seg, &fd);
+		rc = open_checked_seg(src_dir, seg, shift, &fd);
 	if (rc == 0 && (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = ts__fail_errno(errno, "create %s", dst);
-	if (rc == 0 && ftruncate(out, (off_t)TS_SEG_FILE_SIZE) < 0)
+	if (rc == 0 && ftruncate(out, (off_t)(TS_SEG_HEADER + seg_data_s(shift))) < 0)
 		rc = ts__fail_errno(errno, "size %s", dst);
-	ts__log_segment_header(h, seg);
+	ts__log_segment_header(h, seg, seg_data_s(shift));
 	if (rc == 0 && (rc = ts__pwrite_all(out, h, sizeof h, 0)) < 0)
 		rc = ts__fail_errno(-rc, "write %s", dst);
 	if (rc == 0)
-		rc = copy_range(fd, out, from, to, buf, src, dst);
+		rc = copy_range(fd, out, shift, from, to, buf, src, dst);
 	if (rc == 0 && fsync(out) < 0)
 		rc = ts__fail_errno(errno, "fsync %s", dst);
 	if (fd >= 0)
@@ -1419,11 +1560,11 @@ static int copy_seg(const char *src_dir, const char *dst_dir, uint64_t seg, uint
 }
 
 /* The LSN just past the commit record at head, in src_dir's log. */
-static int head_end(const char *src_dir, uint64_t head, uint64_t *end)
+static int head_end(const char *src_dir, unsigned shift, uint64_t head, uint64_t *end)
 {
-	int fd, rc = open_checked_seg(src_dir, seg_of(head), &fd);
+	int fd, rc = open_checked_seg(src_dir, seg_of_s(shift, head), shift, &fd);
 	if (rc == 0)
-		rc = commit_end(fd, src_dir, head, end);
+		rc = commit_end(fd, src_dir, shift, head, end);
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -1438,9 +1579,9 @@ static int write_head(const char *dst_dir, uint64_t head)
 	return ts__file_write_atomic(dst_dir, TS_HEAD_FILE, p, sizeof p);
 }
 
-/* The LSN past the last segment file in dir from seg_of(from) on, or
+/* The LSN past the last segment file in dir from seg_of(log, from) on, or
  * from when there is none. */
-static int last_segment_end(const char *dir, uint64_t from, uint64_t *end)
+static int last_segment_end(const char *dir, unsigned shift, uint64_t from, uint64_t *end)
 {
 	uint64_t *segs;
 	size_t n;
@@ -1448,18 +1589,26 @@ static int last_segment_end(const char *dir, uint64_t from, uint64_t *end)
 	*end = from;
 	if (rc == TS_ENOENT)
 		return 0;
-	if (rc == 0 && n && segs[n - 1] >= seg_of(from))
-		*end = (segs[n - 1] + 1) << TS_SEG_DATA_SHIFT;
+	if (rc == 0 && n && segs[n - 1] >= seg_of_s(shift, from))
+		*end = (segs[n - 1] + 1) << shift;
 	free(segs);
 	return rc;
 }
 
 int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
 {
-	uint64_t from = batch_start(start), end = from;
 	unsigned char *buf = NULL;
-	int rc = 0, known = head != TS_LOG_HEAD_UNKNOWN;
-	if (known && head && head >= from && (rc = head_end(src_dir, head, &end)) == TS_ECORRUPT) {
+	uint64_t *segs = NULL;
+	size_t nsegs = 0;
+	unsigned shift = TS_SEG_DATA_SHIFT;
+	int rc = ts__log_segments(src_dir, &segs, &nsegs), known = head != TS_LOG_HEAD_UNKNOWN;
+	if (rc == 0)
+		rc = dir_shift(src_dir, segs, nsegs, TS_SEG_DATA_SHIFT, &shift);
+	else if (rc == TS_ENOENT)
+		rc = 0;
+	free(segs);
+	uint64_t from = batch_start_s(shift, start), end = from;
+	if (known && head && head >= from && (rc = head_end(src_dir, shift, head, &end)) == TS_ECORRUPT) {
 		/* No commit where HEAD says (it is never synced: a power loss
 		 * may leave it ahead of the log), so no writer is at work --
 		 * a writer's HEAD names a complete commit.  Copy it all and
@@ -1468,15 +1617,16 @@ int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uin
 		rc = 0;
 	}
 	if (rc == 0 && !known)
-		rc = last_segment_end(src_dir, from, &end);
+		rc = last_segment_end(src_dir, shift, from, &end);
 	if (rc == 0 && !(buf = malloc((size_t)1 << 20)))
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	/* The segments holding [from, end); when no commit follows the
 	 * flushed position, the segment holding it all the same, if there
 	 * is one, as the source's recovery would find it. */
-	for (uint64_t seg = seg_of(from); rc == 0 && seg <= seg_of(end > from ? end - 1 : from); seg++) {
-		uint64_t lo = seg << TS_SEG_DATA_SHIFT, hi = (seg + 1) << TS_SEG_DATA_SHIFT;
-		rc = copy_seg(src_dir, dst_dir, seg, lo > from ? lo : from, hi < end ? hi : end, buf);
+	for (uint64_t seg = seg_of_s(shift, from);
+	     rc == 0 && seg <= seg_of_s(shift, end > from ? end - 1 : from); seg++) {
+		uint64_t lo = seg << shift, hi = (seg + 1) << shift;
+		rc = copy_seg(src_dir, dst_dir, shift, seg, lo > from ? lo : from, hi < end ? hi : end, buf);
 		if (rc == TS_ENOENT && end == from)
 			rc = 0;
 	}

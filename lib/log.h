@@ -60,13 +60,25 @@ typedef struct ts__commit {
 typedef struct ts__log ts__log;
 
 /*
- * Open the log in dir (created if missing and writable).  start_lsn is a
+ * Open the log in dir (created if missing and writable), its new segments
+ * of seg_size data bytes (below).  start_lsn is a
  * batch boundary from which to scan (the descriptor's flushed_lsn).  A
  * writable log is recovered: the torn tail is erased.  Read-only logs map
  * segments lazily and never change a byte.
  * Returns 0, TS_ECORRUPT (a segment header is damaged), TS_EIO, TS_ENOMEM.
  */
-int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, ts__log **out);
+int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg_size,
+                 ts__log **out);
+
+/* The segment size of a log: seg_size (bytes of data per segment, a power
+ * of two from 2^TS_SEG_SHIFT_MIN to 2^TS_SEG_SHIFT_MAX; 0 = TS_SEG_DATA) is
+ * only what a log without segment files gets (a new table's).  A log keeps
+ * the size of its segment files, which their headers record; the oldest
+ * one's is taken at open, and a segment of another size is damage. */
+uint64_t ts__log_seg_size(const ts__log *log);
+
+/* The segment holding lsn. */
+uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn);
 
 /* Sync (writable logs), mark clean when clean is set, unmap, free. */
 void ts__log_close(ts__log *log, int clean);
@@ -84,6 +96,8 @@ typedef struct ts__log_hot {
 	uint64_t tail;        /* writer: the next free LSN */
 	uint64_t win_end;     /* writer: [tail, win_end) is mapped and free; 0 = unknown */
 	unsigned char *win_at; /* writer: the address of tail when win_end != 0 */
+	unsigned shift;       /* segments hold 2^shift data bytes: lsn = segment
+	                       * << shift + offset (docs/log-format.md section 1) */
 } ts__log_hot;
 
 /* ts__log_ptr when the segment is not mapped in its slot: maps it
@@ -94,10 +108,11 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
  * caller guarantees [lsn, lsn + n) lies inside one record it was given. */
 static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
 {
-	uint64_t seg = lsn >> TS_SEG_DATA_SHIFT;
+	const ts__log_hot *h = (const ts__log_hot *)(const void *)log;
+	uint64_t seg = lsn >> h->shift;
 	ts__log_slot *s = &((ts__log_hot *)(void *)log)->ring[seg & (TS_LOG_RING - 1)];
 	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
-		return s->base + TS_SEG_HEADER + (lsn & (TS_SEG_DATA - 1));
+		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << h->shift) - 1));
 	return ts__log_ptr_slow(log, lsn);
 }
 
@@ -222,15 +237,28 @@ int ts__log_segments(const char *dir, uint64_t **out, size_t *n);
 
 /* Fill h[0..TS_SEG_HEADER) past its zeroes with the header of segment
  * seg (docs/log-format.md), its clean flag 0. */
-void ts__log_segment_header(unsigned char *h, uint64_t seg);
+void ts__log_segment_header(unsigned char *h, uint64_t seg, uint64_t data);
+
+/* Whether the file system of path (a log directory, or the database's
+ * for a table not yet created) lacks the bytes a new segment of seg_size
+ * data bytes takes (a page more): then 1, with msg saying "<what> needs 64 MiB for a new
+ * segment and the disk has 12 MiB free"; else 0 (also when it cannot
+ * tell). */
+int ts__log_room(const char *path, uint64_t seg_size, const char *what, char *msg, size_t room);
+
+/* Whether a writable log's next batch must begin a new segment: it has
+ * none yet, or the tail is past the middle of its segment (where the next
+ * one is prepared). */
+int ts__log_needs_segment(ts__log *log);
 
 /* The file name of segment seg, "<16 hex digits>.seg". */
 int ts__log_segment_name(uint64_t seg, char *out, size_t size);
 
-/* Check segment file seg of dir: exactly TS_SEG_FILE_SIZE bytes and a
- * valid header naming seg.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+/* Check segment file seg of dir: a valid header naming seg, a data size
+ * of 2^shift (shift 0: any a segment may have), and exactly that size
+ * and a page.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO, with a message naming the file. */
-int ts__log_check_segment(const char *dir, uint64_t seg);
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift);
 
 /* The newest commit the writer recorded in dir/HEAD.  Returns 1 with
  * *head set (0 = none yet) when HEAD is there and valid, else 0. */

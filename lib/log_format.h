@@ -22,7 +22,11 @@
 #ifndef TS_SEG_DATA_SHIFT
 #define TS_SEG_DATA_SHIFT 26
 #endif
-#define TS_SEG_DATA (UINT64_C(1) << TS_SEG_DATA_SHIFT) /* 64 MiB of data */
+#define TS_SEG_DATA (UINT64_C(1) << TS_SEG_DATA_SHIFT) /* 64 MiB of data: the default */
+/* Data sizes a segment may have (ts_options.log_segment_size, recorded in
+ * each segment's header): powers of two from 1 MiB to 64 MiB. */
+#define TS_SEG_SHIFT_MIN 20
+#define TS_SEG_SHIFT_MAX 26
 #define TS_SEG_FILE_SIZE (TS_SEG_HEADER + TS_SEG_DATA)
 #define TS_SEG_MAGIC "TSLOGSG1"         /* 8 bytes */
 #define TS_SEG_VERSION 1

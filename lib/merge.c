@@ -466,9 +466,13 @@ int ts__merge_due(ts_table *t)
 {
 	if (pthread_mutex_trylock(&t->merge_mu) != 0)
 		return 0; /* ts_merge is merging */
+	if (!ts__table_retry_due(t, &t->merge_retry)) {
+		pthread_mutex_unlock(&t->merge_mu);
+		return 0; /* failed lately: waits for its backoff */
+	}
 	int rc = merge_one(t, 1);
 	pthread_mutex_unlock(&t->merge_mu);
-	return rc;
+	return ts__table_retry_done(t, &t->merge_retry, "merge", rc);
 }
 
 int ts_merge(ts_table *t, int *merged)
@@ -484,15 +488,16 @@ int ts_merge(ts_table *t, int *merged)
 	pthread_mutex_unlock(&t->merge_mu);
 	if (merged)
 		*merged = n;
+	if (rc == 0)
+		ts__table_retry_done(t, &t->merge_retry, "merge", 0);
 	return rc < 0 ? rc : 0;
 }
 
 /* ---- TTL ---- */
 
-int ts__expire_due(ts_table *t)
+/* Delete the expired tablets; merge_mu is held. */
+static int expire(ts_table *t)
 {
-	if (pthread_mutex_trylock(&t->merge_mu) != 0)
-		return 0; /* a merge may be reading them; next time */
 	int rc = ts__table_desc_begin(t), n = 0;
 	uint64_t *gone = NULL;
 	if (rc < 0)
@@ -510,7 +515,17 @@ int ts__expire_due(ts_table *t)
 	if (rc == 0)
 		delete_tablets(t, gone, n);
 out:
-	pthread_mutex_unlock(&t->merge_mu);
 	free(gone);
 	return rc < 0 ? ts__context(rc, "expiry in table \"%s\"", t->name) : n;
+}
+
+int ts__expire_due(ts_table *t)
+{
+	int rc = 0;
+	if (pthread_mutex_trylock(&t->merge_mu) != 0)
+		return 0; /* a merge may be reading them; next time */
+	if (ts__table_retry_due(t, &t->expire_retry)) /* else: failed lately, in backoff */
+		rc = ts__table_retry_done(t, &t->expire_retry, "expiry", expire(t));
+	pthread_mutex_unlock(&t->merge_mu);
+	return rc;
 }

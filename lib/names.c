@@ -7,6 +7,7 @@
 
 #include "tsstore.h"
 #include "error.h"
+#include "names.h"
 
 static const char *const type_names[] = {
 	[TS_NONE] = "none", [TS_INT32] = "int32", [TS_INT64] = "int64",
@@ -83,5 +84,22 @@ int ts_sync_mode_parse(const char *text, ts_sync_mode *out)
 		return ts__fail(TS_EINVAL, "unknown sync mode \"%.80s\" (want none, interval or commit)",
 		                text ? text : "(null)");
 	*out = (ts_sync_mode)i;
+	return 0;
+}
+
+/* Entries of the database directory whose names a table could take. */
+static const struct {
+	const char *name, *kind;
+} reserved[] = {
+	{"LOCK", "a file"}, /* db.c: the writer's lock */
+};
+
+int ts__name_reserved(const char *name, const char **kind)
+{
+	for (int i = 0; name && i < COUNT(reserved); i++)
+		if (strcmp(reserved[i].name, name) == 0) {
+			*kind = reserved[i].kind;
+			return 1;
+		}
 	return 0;
 }

@@ -221,6 +221,22 @@ static int has_column(const ts_column *cols, int ncols, const char *name)
 	return 0;
 }
 
+/* A row of s's defaults alone (what every insert that leaves the columns
+ * out stores) must fit TS_ROW_MAX, or no such insert could ever succeed:
+ * the create or alter is refused instead (issue 24: limits are met where
+ * the user acts).  The key is not counted: its values come with the row. */
+static int check_default_row(const ts__schema *s)
+{
+	uint64_t bytes = (uint64_t)s->fixed_size;
+	for (int j = 0; j < s->nvar; j++)
+		bytes += 5 + s->cols[s->var_cols[j]].dflt.v.s.len; /* varint length + bytes */
+	if (bytes <= TS_ROW_MAX)
+		return 0;
+	return ts__fail(TS_ETOOBIG, "a row of the column defaults alone takes %llu bytes, more "
+	                "than the limit of %u bytes for a row", (unsigned long long)bytes,
+	                (unsigned)TS_ROW_MAX);
+}
+
 int ts__schema_build(const ts_column *cols, int ncols,
                      const char *const *key, int nkey, ts__schema **out)
 {
@@ -243,6 +259,8 @@ int ts__schema_build(const ts_column *cols, int ncols,
 	if ((rc = resolve_key(s, key, nkey)) < 0)
 		goto out;
 	finish(s);
+	if ((rc = check_default_row(s)) < 0)
+		goto out;
 	*out = s;
 	s = NULL;
 out:
@@ -258,7 +276,9 @@ static int schema_copy(const ts__schema *old, int extra, ts__schema **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	if (old->version >= TS_SCHEMA_VERSIONS_MAX) {
 		ts__schema_free(s);
-		return ts__fail(TS_ESCHEMA, "too many schema changes (%u)", old->version);
+		return ts__fail(TS_ESCHEMA, "schema version %u is the last a table may have: "
+		                "the limit is %u schema versions (each alter adds one)",
+		                old->version, (unsigned)TS_SCHEMA_VERSIONS_MAX);
 	}
 	s->version = old->version + 1;
 	s->nkey = old->nkey;
@@ -293,6 +313,10 @@ int ts__schema_add(const ts__schema *old, const ts_column *c, ts__schema **out)
 		return rc;
 	}
 	finish(s);
+	if ((rc = check_default_row(s)) < 0) {
+		ts__schema_free(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }

@@ -30,7 +30,7 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 	s->versions = set->versions;
 	s->nversions = set->nversions;
 	s->schema = set->versions[set->nversions - 1];
-	s->expiry = set->ttl > 0 ? ts__expiry(set->ttl, ts_now(t->db)) : INT64_MIN;
+	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon, ts_now(t->db));
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, set->flushed_lsn);
 	if (nroots && !(s->roots = malloc(nroots * sizeof *s->roots)))

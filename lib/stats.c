@@ -64,6 +64,14 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "flush_wait_ns", __atomic_load_n(&t->flush_wait_ns, __ATOMIC_RELAXED));
 	put(out, room, count, "flush_wait_max_ns",
 	    __atomic_load_n(&t->flush_wait_max_ns, __ATOMIC_RELAXED));
+	put(out, room, count, "flush_failures", (int64_t)t->flush_retry.total);
+	put(out, room, count, "flush_last_error", t->flush_retry.last_rc);
+	put(out, room, count, "merge_failures", (int64_t)t->merge_retry.total);
+	put(out, room, count, "merge_last_error", t->merge_retry.last_rc);
+	put(out, room, count, "expiry_failures", (int64_t)t->expire_retry.total);
+	put(out, room, count, "log_bytes", t->log && !ts__db_readonly(t->db) ?
+	    (int64_t)(ts__log_tail(t->log) - t->desc->flushed_lsn) : 0);
+	put(out, room, count, "log_cap_refusals", (int64_t)t->log_cap_refusals);
 	put(out, room, count, "tablets_expired",
 	    (int64_t)__atomic_load_n(&t->expired_tablets, __ATOMIC_RELAXED));
 	put(out, room, count, "tablets_quarantined",

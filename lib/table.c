@@ -30,6 +30,7 @@
 #include "tablet_format.h"
 #include "descriptor_format.h"
 #include "error.h"
+#include "names.h"
 #include "fsutil.h"
 #include "limits.h"
 
@@ -38,6 +39,28 @@ static int check_table_name(const char *name)
 	if (!ts_name_valid(name))
 		return ts__fail(TS_EINVAL, "invalid table name \"%.80s\" (want [A-Za-z_][A-Za-z0-9_]{0,63})",
 		                name ? name : "(null)");
+	return 0;
+}
+
+/* A table may not take the name of a file the database keeps beside its
+ * tables: "create LOCK" found LOCK and said "already exists". */
+static int check_not_reserved(const char *name)
+{
+	const char *kind;
+	if (ts__name_reserved(name, &kind))
+		return ts__fail(TS_EINVAL, "%s is reserved: the database keeps %s of that name", name,
+		                kind);
+	return 0;
+}
+
+/* A table whose log could not take its first segment is not created:
+ * every insert would fail (issue 24: each row said ENOSPC). */
+static int check_room(const ts_db *db, const char *name)
+{
+	char what[TS_NAME_MAX + 32], msg[512];
+	snprintf(what, sizeof what, "table \"%s\": its log", name);
+	if (ts__log_room(db->path, (uint64_t)db->opts.log_segment_size, what, msg, sizeof msg))
+		return ts__fail(TS_ENOSPC, "%s; the table was not created", msg);
 	return 0;
 }
 
@@ -94,7 +117,8 @@ int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
 {
 	ts__schema *schema = NULL;
 	int rc;
-	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
+	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0 ||
+	    (rc = check_not_reserved(name)) < 0 || (rc = check_room(db, name)) < 0)
 		return rc;
 	if (ttl < 0)
 		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",
@@ -263,6 +287,8 @@ static ts__tablet_set *set_new(const ts__descriptor *d)
 	memcpy(set->versions, d->schemas, nv * sizeof(void *));
 	set->nversions = d->nschemas;
 	set->ttl = d->ttl;
+	set->horizon = d->horizon;
+	set->horizon_set = d->horizon_set;
 	set->flushed_lsn = d->flushed_lsn;
 	return set;
 }
@@ -538,6 +564,21 @@ static int verify_trees(struct ts_table *t)
 	return rc;
 }
 
+/* A writer whose next inserts need a new log segment on a file system
+ * without room for one: said once, here, rather than only by every insert
+ * failing; the table opens, and reads go on. */
+static void note_room(struct ts_table *t)
+{
+	char what[TS_NAME_MAX + 32], msg[512], line[640];
+	snprintf(what, sizeof what, "table \"%s\": its log", t->name);
+	if (ts__log_needs_segment(t->log) &&
+	    ts__log_room(t->dir, ts__log_seg_size(t->log), what, msg, sizeof msg)) {
+		snprintf(line, sizeof line, "%s; inserts will fail until there is room (reads go on)",
+		         msg);
+		ts__db_log(t->db, line);
+	}
+}
+
 /* Open the log (recovering it in writable databases) and, for writers,
  * the filling tablets of its newest commit. */
 static int open_log(struct ts_table *t)
@@ -546,13 +587,16 @@ static int open_log(struct ts_table *t)
 	int ro = ts__db_readonly(t->db);
 	int rc = ts__path(dir, "%s/log", t->dir);
 	if (rc == 0)
-		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, &t->log);
+		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, (uint64_t)t->db->opts.log_segment_size,
+		                  &t->log);
 	if (rc == 0)
 		rc = verify_trees(t);
 	if (rc == 0 && !ro)
 		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
 	if (rc == 0 && !ro)
 		rc = clean_tablets(t);
+	if (rc == 0 && !ro)
+		note_room(t);
 	/* A tree already on disk (a crash came between the descriptor naming
 	 * its tablet and the commit dropping it) is forgotten. */
 	for (int i = 0; rc == 0 && !ro && i < t->desc->ntablets; i++)
@@ -744,6 +788,8 @@ void ts__table_desc_end(struct ts_table *t)
 int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 {
 	d->generation = t->desc->generation + 1;
+	/* what readers hide now stays hidden, whatever the TTL becomes */
+	ts__descriptor_raise_horizon(d, ts__table_expiry(t, ts_now(t->db)));
 	int rc = ts__descriptor_write(t->dir, d);
 	if (rc < 0) {
 		if (d->nschemas > t->desc->nschemas)

@@ -3,7 +3,8 @@
  * (docs/tablet-format.md; constants in tablet_format.h).
  *
  * The writer streams: rows accumulate in a raw block until the next row
- * would take it past TS_TABLET_BLOCK; the block is then compressed
+ * would take it past TS_TABLET_BLOCK (or TS_TABLET_INDEX_SHARE times its
+ * index entry, in wide tables: block_ends); the block is then compressed
  * (LZO1X-1, or stored raw when that is no smaller), checksummed and
  * written, and its index entry -- last key, timespan, per-column
  * statistics -- is appended to the footer being built.  Distinct key
@@ -359,14 +360,26 @@ static int same_stem(const ts__tablet_writer *w, const unsigned char *key, size_
 	return w->rows && w->last_key.len == klen && memcmp(w->last_key.data, key, klen - 8) == 0;
 }
 
+/* The bytes of the block's entry in the footer's index, when the row of
+ * key (klen bytes) ends it: fixed fields, two keys, the statistics. */
+static size_t entry_size(const ts__tablet_writer *w, size_t klen)
+{
+	return 40 + w->bfirst.len + klen + (size_t)TS_STAT_SIZE * (size_t)w->nstat;
+}
+
 /* Whether to cut the block before the row of key: it is full, or it is
- * big enough and the row starts another series or hour. */
+ * big enough and the row starts another series or hour.  Both sizes grow
+ * with the block's index entry (TS_TABLET_INDEX_SHARE), so that the
+ * footer of a wide table stays a small share of its rows. */
 static int block_ends(const ts__tablet_writer *w, const unsigned char *key, size_t klen,
                       size_t len, int same)
 {
-	if (w->block.len + len + 10 > TS_TABLET_BLOCK)
+	size_t share = TS_TABLET_INDEX_SHARE * entry_size(w, klen);
+	size_t full = share > TS_TABLET_BLOCK ? share : TS_TABLET_BLOCK;
+	size_t align_min = share > TS_TABLET_BLOCK_ALIGN_MIN ? share : TS_TABLET_BLOCK_ALIGN_MIN;
+	if (w->block.len + len + 10 > full)
 		return w->block.len > 0;
-	if (w->block.len < TS_TABLET_BLOCK_ALIGN_MIN)
+	if (w->block.len < align_min)
 		return 0;
 	int64_t last = ts__key_ts(w->last_key.data, w->last_key.len);
 	return !same || ts__floor_div(last, TS_TABLET_BLOCK_ALIGN) !=

@@ -96,6 +96,8 @@ check create 0 '' '' ts create cpu --column host:string --column usage:double=0.
 	--column n:int32=-7 --key host,ts --ttl 7d
 check create_duplicate 1 '' 'tsstore: create: table "cpu" already exists\n' \
 	ts create cpu --column host:string --key host,ts
+check create_reserved 1 '' 'tsstore: create: LOCK is reserved: the database keeps a file of that name\n' \
+	ts create LOCK --column v:int64 --key ts
 check create_bad_type 2 '' "tsstore: create: --column \"x:float\": unknown type \"float\" (want int32, int64, double, timestamp, string or blob)\n$usage_create" \
 	ts create x --column x:float --key ts
 check create_missing_key 2 '' "tsstore: create: missing --key\n$usage_create" \

@@ -67,6 +67,12 @@ check snapshot_checks 0 '' '' "$bin" -d "$tmp/copy" check
 check snapshot_rows 0 "$rows" '' "$bin" -d "$tmp/copy" query cpu
 check snapshot_exists 1 '' "tsstore: snapshot: backup: $tmp/copy already exists\n" ts snapshot "$tmp/copy"
 check snapshot_missing_dest 2 '' "tsstore: snapshot: missing DEST\n$usage_snapshot" ts snapshot
+check snapshot_inside 1 '' "tsstore: snapshot: backup: $db/copy is inside the database directory $db; choose a destination outside it\n" \
+	ts snapshot "$db/copy"
+ln -s "$db/cpu" "$tmp/link"
+check snapshot_inside_by_link 1 '' "tsstore: snapshot: backup: $tmp/link/copy is inside the database directory $db; choose a destination outside it\n" \
+	ts snapshot "$tmp/link/copy"
+expect snapshot_inside_made_nothing ! -e "$db/copy"
 
 # A truncated segment last: the writer would cut the log back to its
 # valid prefix on its next open, as after a crash.
@@ -90,6 +96,8 @@ check snapshot_relative 0 '' '' ts snapshot scopy
 check snapshot_relative_checks 0 '' '' "$bin" -d "$tmp/scopy" check
 check snapshot_relative_rows 0 "$rows" '' "$bin" -d "$tmp/scopy" query cpu
 check snapshot_exists 1 '' "tsstore: snapshot: backup: $tmp/scopy already exists\n" ts snapshot scopy
+check snapshot_inside 1 '' "tsstore: snapshot: backup: $db/copy is inside the database directory $db; choose a destination outside it\n" \
+	ts snapshot "$db/copy"
 
 # ---- a snapshot while the daemon ingests ----
 

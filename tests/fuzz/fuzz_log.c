@@ -121,7 +121,7 @@ static void write_segment(uint64_t seg, int clean, const unsigned char *p, uint6
 	unsigned char h[TS_SEG_HEADER] = {0};
 	char path[700];
 	snprintf(path, sizeof path, "%s/%016llx.seg", ldir, (unsigned long long)seg);
-	ts__log_segment_header(h, seg);
+	ts__log_segment_header(h, seg, TS_SEG_DATA);
 	ts__store_u32(h + TS_SEGH_OFF_CLEAN, (uint32_t)clean); /* outside the CRC */
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || ftruncate(fd, (off_t)TS_SEG_FILE_SIZE) < 0 ||

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -65,6 +66,25 @@ void fault_start(unsigned m, enum fault_scope s, long at, int err, int stick)
 	failed_call = failed_step = NULL;
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
+}
+
+static long long free_space = -1;
+
+void fault_free_space(long long bytes)
+{
+	__atomic_store_n(&free_space, bytes, __ATOMIC_RELAXED);
+}
+
+int __real_statvfs(const char *path, struct statvfs *v);
+int __wrap_statvfs(const char *path, struct statvfs *v);
+
+int __wrap_statvfs(const char *path, struct statvfs *v)
+{
+	long long bytes = __atomic_load_n(&free_space, __ATOMIC_RELAXED);
+	int rc = __real_statvfs(path, v);
+	if (rc == 0 && bytes >= 0)
+		v->f_bavail = (fsblkcnt_t)((unsigned long long)bytes / v->f_frsize);
+	return rc;
 }
 
 void fault_skip_syncs(int on)

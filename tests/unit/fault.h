@@ -75,6 +75,11 @@ void fault_start(unsigned mask, enum fault_scope scope, long fail_at, int err, i
  * What the library sees and does is the same. */
 void fault_skip_syncs(int on);
 
+/* From now on statvfs reports bytes free (for unprivileged writers) on
+ * every file system, as a nearly full disk would; -1: the truth again.
+ * statvfs is never counted or failed. */
+void fault_free_space(long long bytes);
+
 /* Stop counting and failing.  Returns the number of calls counted. */
 long fault_stop(void);
 

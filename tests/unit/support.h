@@ -57,6 +57,10 @@ typedef struct ts_test_env {
 	int64_t now;              /* the clock; ts_test_env_set_now moves it */
 	unsigned flags;           /* TS_OPEN_* besides TS_OPEN_CREATE */
 	int64_t flush_size, merge_delay, merge_max_size, ttl;
+	int64_t log_cap;          /* 0: the default */
+	int64_t log_segment_size; /* 0: the default */
+	void (*log)(void *arg, const char *msg); /* ts_options.log */
+	void *log_arg;
 } ts_test_env;
 
 void ts_test_env_open(ts_test_env *e);

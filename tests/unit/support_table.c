@@ -41,6 +41,12 @@ void ts_test_env_open(ts_test_env *e)
 		o.merge_delay = e->merge_delay;
 	if (e->merge_max_size)
 		o.merge_max_size = e->merge_max_size;
+	if (e->log_cap)
+		o.log_cap = e->log_cap;
+	if (e->log_segment_size)
+		o.log_segment_size = e->log_segment_size;
+	o.log = e->log;
+	o.log_arg = e->log_arg;
 	if (ts_open(e->dir, &o, &e->db) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
 	if (ts_table_open(e->db, "m", &e->t) < 0) {

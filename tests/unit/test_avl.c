@@ -149,7 +149,7 @@ static void run(enum shape sh, int ts_major)
 {
 	char *dir = ts_test_tmpdir();
 	ts__log *log;
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 	struct model m = {0}, old = {0};
 	uint64_t root = 0, old_root = 0;
 	unsigned stems = sh == TS_ONLY ? 1 : 40;

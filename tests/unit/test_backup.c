@@ -32,10 +32,22 @@
 #define SEC INT64_C(1000000000)
 #define HOUR (3600 * SEC)
 
+/* A directory outside the database, for the copies: a copy inside the
+ * database directory is refused (backup_refuses_dest_inside). */
+static char *outside;
+
 static int setup(void **state)
 {
 	*state = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
+	outside = ts_test_tmpdir();
 	return 0;
+}
+
+static int teardown(void **state)
+{
+	ts_test_rmdir(outside);
+	outside = NULL;
+	return ts_test_env_teardown(state);
 }
 
 static ts_db *open_copy(const char *dir, unsigned flags)
@@ -215,7 +227,7 @@ static void expect_no_leftover(const char *dest)
 static void backup_sound_database_round_trip(void **state)
 {
 	ts_test_env *e = *state;
-	char *dest1 = path_in(e->dir, "copy1"), *dest2 = path_in(e->dir, "copy2");
+	char *dest1 = path_in(outside, "copy1"), *dest2 = path_in(outside, "copy2");
 	fill(e);
 	char *want = dump_all(e->db);
 	assert_non_null(strstr(want, "3 tables\ne:\nm:\n"));
@@ -261,7 +273,7 @@ static void backup_sound_database_round_trip(void **state)
 static void backup_without_a_usable_head(void **state)
 {
 	ts_test_env *e = *state;
-	char *dest1 = path_in(e->dir, "copy1"), *dest2 = path_in(e->dir, "copy2");
+	char *dest1 = path_in(outside, "copy1"), *dest2 = path_in(outside, "copy2");
 	char *head = path_in(e->dir, "m/log/HEAD");
 	fill(e);
 	char *want = dump_all(e->db);
@@ -300,7 +312,7 @@ static int entries(const char *dir)
 static void backup_onto_existing_dest_fails(void **state)
 {
 	ts_test_env *e = *state;
-	char *dest = path_in(e->dir, "copy"), *inside = path_in(dest, "keep");
+	char *dest = path_in(outside, "copy"), *inside = path_in(dest, "keep");
 	struct stat st;
 	fill(e);
 	assert_int_equal(mkdir(dest, 0755), 0);
@@ -406,7 +418,7 @@ static void backup_beside_writer_holds_prefix(void **state)
 	ts_test_env *e = *state;
 	struct writer w = {.e = e};
 	pthread_t th;
-	char *dest = path_in(e->dir, "copy");
+	char *dest = path_in(outside, "copy");
 	ts_db *ro = open_copy(e->dir, TS_OPEN_READONLY);
 	assert_int_equal(pthread_create(&th, NULL, write_on, &w), 0);
 	int copies = 0, last = 0;
@@ -431,14 +443,39 @@ static void backup_beside_writer_holds_prefix(void **state)
 	free(dest);
 }
 
+/* A copy into the database directory or anywhere below it, also through
+ * a symbolic link, is refused before anything is written: the copy
+ * would become part of what it copies (issue 24, item 7). */
+static void backup_refuses_dest_inside(void **state)
+{
+	ts_test_env *e = *state;
+	char *in_db = path_in(e->dir, "copy"), *in_table = path_in(e->dir, "m/copy");
+	char *link = path_in(outside, "link"), *via_link = path_in(link, "copy");
+	fill(e);
+	int before = entries(e->dir);
+	assert_int_equal(symlink(e->dir, link), 0);
+	const char *dests[] = {in_db, in_table, via_link, e->dir, link};
+	for (size_t i = 0; i < sizeof dests / sizeof *dests; i++) {
+		assert_int_equal(ts_backup(e->db, dests[i]), TS_EINVAL);
+		if (!strstr(ts_errmsg(NULL), "is inside the database directory"))
+			fail_msg("%s: %s", dests[i], ts_errmsg(NULL));
+	}
+	assert_int_equal(entries(e->dir), before);
+	free(in_db);
+	free(in_table);
+	free(link);
+	free(via_link);
+}
+
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(backup_sound_database_round_trip),
 		T(backup_without_a_usable_head),
 		T(backup_onto_existing_dest_fails),
 		T(backup_beside_writer_holds_prefix),
+		T(backup_refuses_dest_inside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,7 +225,7 @@ static void log_end(const char *dir, char seg[512], off_t *off)
 	char logdir[256];
 	ts__log *log;
 	snprintf(logdir, sizeof logdir, "%s/m/log", dir);
-	assert_int_equal(ts__log_open(logdir, 1, 0, &log), 0);
+	assert_int_equal(ts__log_open(logdir, 1, 0, 0, &log), 0);
 	uint64_t tail = ts__log_tail(log);
 	ts__log_close(log, 0);
 	snprintf(seg, 512, "%s/%016" PRIx64 ".seg", logdir, tail >> TS_SEG_DATA_SHIFT);

@@ -425,6 +425,77 @@ static void db_tables_sorted(void **state)
 	assert_int_equal(ts_close(db), 0);
 }
 
+/* LOCK is the writer's lock file, not a table: "create LOCK" used to say
+ * "already exists" (issue 24, item 7). */
+static void db_create_reserved_name(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "LOCK"), TS_EINVAL);
+	assert_msg_has("LOCK is reserved: the database keeps a file of that name");
+	ts_table *t = (ts_table *)&t;
+	assert_int_equal(ts_table_open(db, "LOCK", &t), TS_ENOENT);
+	assert_int_equal(ts_drop(db, "LOCK"), TS_ENOENT);
+	char **list;
+	int n;
+	assert_int_equal(ts_tables(db, &list, &n), 0);
+	assert_int_equal(n, 0);
+	ts_free_names(list);
+	assert_int_equal(create_cpu(db, "LOCK_"), 0); /* only the exact name */
+	assert_int_equal(ts_close(db), 0);
+}
+
+/* The limits a flush or merge would meet are met where the schema
+ * changes: a descriptor (every schema version repeats all defaults) past
+ * its 64 MiB limit is refused by the create or alter that would make it,
+ * naming the limit, and the table stays usable (issue 24, item 2). */
+static void db_alter_refused_at_the_descriptor_limit(void **state)
+{
+	const char *dir = *state;
+	enum { NCOL = 600, DFLT = 1 << 16, FITS = 450 };
+	ts_db *db = open_db(dir, 0);
+	ts_column *cols = calloc(NCOL + 1, sizeof *cols);
+	char (*names)[16] = calloc(NCOL + 1, sizeof *names);
+	char *big = malloc(DFLT);
+	assert_true(cols && names && big);
+	memset(big, 'x', DFLT);
+	for (int c = 0; c < NCOL; c++) {
+		snprintf(names[c], sizeof names[c], "s%d", c);
+		cols[c] = (ts_column){names[c], TS_STRING, ts_stringn(big, DFLT)};
+	}
+	const char *key[] = {"ts"};
+	/* 600 defaults of 64 KiB: a row of them alone passes TS_ROW_MAX */
+	assert_int_equal(ts_create_keyed(db, "wide", cols, NCOL, key, 1, 0), TS_ETOOBIG);
+	assert_msg_has("a row of the column defaults alone takes 39324");
+	assert_msg_has("more than the limit of 33554432 bytes for a row");
+	/* 450 fit (a 29 MB descriptor); one alter doubles it, a second would
+	 * pass the 64 MiB a descriptor may have */
+	assert_int_equal(ts_create_keyed(db, "wide", cols, FITS, key, 1, 0), 0);
+	ts_table *t = open_table(db, "wide");
+	ts_column more = {"extra", TS_INT64, NONE}, more2 = {"extra2", TS_INT64, NONE};
+	assert_int_equal(ts_alter_add(t, &more), 0);
+	assert_int_equal(ts_alter_add(t, &more2), TS_ETOOBIG);
+	assert_msg_has("exceeds the limit of 67108864 bytes");
+	ts_value row[FITS + 2];
+	for (int c = 0; c < FITS + 2; c++)
+		row[c] = ts_none();
+	row[0] = ts_timestamp(1); /* the implicit ts comes first: no other key column */
+	assert_int_equal(ts_insert(t, row, 1), 0);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	db = open_db(dir, 0);
+	t = open_table(db, "wide");
+	ts_schema *sc = schema_of(t);
+	assert_int_equal(sc->ncolumns, FITS + 2);
+	assert_int_equal(sc->version, 2);
+	ts_schema_free(sc);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	free(big);
+	free(names);
+	free(cols);
+}
+
 static void db_create_duplicate(void **state)
 {
 	const char *dir = *state;
@@ -1269,6 +1340,8 @@ int main(void)
 		T(db_readonly_beside_writer),
 		T(db_create_table),
 		T(db_tables_sorted),
+		T(db_create_reserved_name),
+		T(db_alter_refused_at_the_descriptor_limit),
 		T(db_create_duplicate),
 		T(db_create_bad_names),
 		T(db_create_schema_errors),

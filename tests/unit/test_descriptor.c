@@ -315,12 +315,52 @@ static void descriptor_layout_matches_format(void **state)
 	ts_buf enc, body, sealed;
 	encode(d, &enc);
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &sealed);
+	seal(&body, TS_DESC_VERSION_MIN, &sealed);
 	assert_memory_equal(enc.data, TS_DESC_MAGIC, 8);
 	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
 	assert_int_equal(sealed.len, enc.len);
 	assert_memory_equal(sealed.data, enc.data, enc.len);
 	assert_int_equal(ts__load_u64(enc.data + TS_DESC_HEADER_SIZE), 7); /* generation */
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	ts__buf_free(&enc);
+	ts__descriptor_free(d, 1);
+}
+
+/* Version 2 appends the expiry horizon (i64) to the body of version 1;
+ * a descriptor without one is still written as version 1, unchanged. */
+static void descriptor_horizon_roundtrip(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf enc, body, sealed;
+	d->horizon = -12345;
+	d->horizon_set = 1;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 2);
+	encode_body(d, 0, &body);
+	size_t v1 = body.len;
+	ts__put_u64(&body, (uint64_t)INT64_C(-12345));
+	seal(&body, 2, &sealed);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_int_equal(back->horizon_set, 1);
+	assert_int_equal(back->horizon, -12345);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	body.len = v1 + 4; /* half a horizon */
+	seal(&body, 2, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "expiry horizon is truncated");
+	ts__buf_free(&sealed);
+	body.len = v1;     /* a version 1 body under version 2 */
+	seal(&body, 2, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "expiry horizon is truncated");
+	ts__buf_free(&sealed);
+	seal(&body, 1, &sealed); /* version 1: no horizon */
+	assert_int_equal(ts__descriptor_decode(sealed.data, sealed.len, &back), 0);
+	assert_int_equal(back->horizon_set, 0);
+	ts__descriptor_free(back, 1);
 	ts__buf_free(&sealed);
 	ts__buf_free(&body);
 	ts__buf_free(&enc);
@@ -410,7 +450,7 @@ static void descriptor_future_version(void **state)
 	ts_buf body, b;
 	encode_body(d, 0, &body);
 	seal(&body, TS_DESC_VERSION + 1, &b);
-	expect_rejected(b.data, b.len, TS_EVERSION, "format version 2");
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 3");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");
@@ -431,7 +471,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 
 	/* a tablet record with fields from a later version is read */
 	encode_body(d, 16, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
 	assert_descriptor_equal(d, back);
 	ts__descriptor_free(back, 1);
@@ -440,7 +480,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 
 	/* a record of the first format (60 bytes, no source) is read */
 	encode_body(d, -8, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
 	assert_int_equal(back->tablets[1].source, 0);
 	assert_int_equal(back->tablets[1].bytes, 1);
@@ -450,7 +490,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 
 	/* a tablet record cut short is not */
 	encode_body(d, -1, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 0 is malformed");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -458,13 +498,13 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	/* a tablet naming a schema version the descriptor lacks */
 	d->tablets[1].schema_version = 4;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is malformed");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
 	d->tablets[1].schema_version = 0;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is malformed");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -473,7 +513,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	/* a negative TTL */
 	d->ttl = -1;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad body header");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -484,7 +524,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	d->schemas[0] = d->schemas[1];
 	d->schemas[1] = s;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "schema 1 has version 2");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -495,7 +535,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	d->nschemas = 0;
 	d->ntablets = 0;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad schema count 0");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -505,7 +545,7 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	/* more tablets than the body could hold */
 	encode_body(d, 0, &body);
 	ts__store_u32(body.data + body.len - 4 - 2 * (1 + 68), 1000000);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad tablet count 1000000");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -513,14 +553,14 @@ static void descriptor_rejects_bad_body_with_valid_crc(void **state)
 	/* bytes after the last record, inside the checksummed body */
 	encode_body(d, 0, &body);
 	ts__put(&body, "xyz", 3);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "3 bytes of trailing garbage");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
 
 	/* an empty body */
 	ts__buf_init(&body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "bad body header");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
@@ -540,13 +580,13 @@ static void descriptor_rejects_truncated_tablet_section(void **state)
 
 	/* ntablets = 2, but the body ends after record 0 */
 	body.len = full - (1 + 68);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
 	ts__buf_free(&b);
 
 	/* record 1's length (68) is there, its bytes are not */
 	body.len = full - 68;
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 1 is truncated");
 	ts__buf_free(&b);
 
@@ -554,14 +594,14 @@ static void descriptor_rejects_truncated_tablet_section(void **state)
 	body.len = full - 4 - 2 * (1 + 68);
 	ts__put_u32(&body, 1);
 	ts__put_u8(&body, 0x80);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, "tablet record 0 is truncated");
 	ts__buf_free(&b);
 
 	/* an empty tablet section that is well formed still decodes */
 	body.len = full - 4 - 2 * (1 + 68);
 	ts__put_u32(&body, 0);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	ts__descriptor *back;
 	assert_int_equal(ts__descriptor_decode(b.data, b.len, &back), 0);
 	assert_int_equal(back->ntablets, 0);
@@ -593,7 +633,7 @@ static void expect_versions_rejected(ts__schema **versions, int n, const char *w
 	                    .schemas = versions};
 	ts_buf body, b;
 	encode_body(&d, 0, &body);
-	seal(&body, TS_DESC_VERSION, &b);
+	seal(&body, TS_DESC_VERSION_MIN, &b);
 	expect_rejected(b.data, b.len, TS_ECORRUPT, NULL);
 	if (strcmp(ts_errmsg(NULL), want) != 0)
 		fail_msg("message \"%s\", want \"%s\"", ts_errmsg(NULL), want);
@@ -1051,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(descriptor_rejects_truncation),
 		cmocka_unit_test(descriptor_rejects_appended_garbage),
 		cmocka_unit_test(descriptor_future_version),
+		cmocka_unit_test(descriptor_horizon_roundtrip),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
 		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
 		cmocka_unit_test(descriptor_rejects_incompatible_versions),

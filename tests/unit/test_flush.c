@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "db.h"
 #include "descriptor.h"
 #include "snapshot.h"
 #include "support.h"
@@ -358,6 +361,272 @@ static void flush_periods_at_the_int64_ends(void **state)
 	free(back);
 }
 
+/* ---- failing flushes: backoff, once-per-cause logging, the log cap ---- */
+
+/* The maintenance clock of the backoff, moved by the tests. */
+static int64_t mono_now;
+static int64_t test_mono(void)
+{
+	return __atomic_load_n(&mono_now, __ATOMIC_RELAXED);
+}
+
+static void advance_mono(int64_t ns)
+{
+	__atomic_add_fetch(&mono_now, ns, __ATOMIC_RELAXED);
+}
+
+/* Messages the library logged (ts_options.log). */
+static int nlogged;
+static char last_logged[2048];
+static void count_log(void *arg, const char *msg)
+{
+	(void)arg;
+	__atomic_add_fetch(&nlogged, 1, __ATOMIC_RELAXED);
+	snprintf(last_logged, sizeof last_logged, "%s", msg);
+}
+
+/* Make every flush of table m fail: its tablets directory becomes a file
+ * (a flush then cannot create its tablet), or is put back. */
+static void break_tablets(ts_test_env *e, int broken)
+{
+	char dir[4200], aside[4300];
+	snprintf(dir, sizeof dir, "%s/m/tablets", e->dir);
+	snprintf(aside, sizeof aside, "%s/m/tablets.aside", e->dir);
+	if (broken) {
+		assert_int_equal(rename(dir, aside), 0);
+		FILE *f = fopen(dir, "w");
+		assert_non_null(f);
+		fclose(f);
+	} else {
+		assert_int_equal(unlink(dir), 0);
+		assert_int_equal(rename(aside, dir), 0);
+	}
+}
+
+/* Run maintenance passes until flush_failures reaches want (another pass,
+ * or the maintenance thread, may be trying the flush meanwhile), then
+ * 50 more passes: each failure is counted once, and no pass retries
+ * before the backoff has passed on the test's clock. */
+static void expect_failures(ts_test_env *e, int64_t want)
+{
+	for (int i = 0; i < 100000 && ts_test_stat(e->t, "flush_failures") < want; i++)
+		ts__db_maintain(e->db);
+	assert_int_equal(ts_test_stat(e->t, "flush_failures"), want);
+	for (int i = 0; i < 50; i++)
+		ts__db_maintain(e->db);
+	assert_int_equal(ts_test_stat(e->t, "flush_failures"), want);
+}
+
+static void reopen_for_failures(ts_test_env *e, int64_t log_cap)
+{
+	ts_test_env_close(e);
+	e->log = count_log;
+	e->log_cap = log_cap;
+	nlogged = 0;
+	last_logged[0] = '\0';
+	mono_now = 1000 * SEC;
+	ts_test_env_open(e);
+	e->db->maint_clock = test_mono;
+}
+
+/* A flush that keeps failing is tried again after 1 s, 2 s, 4 s ... up to
+ * 64 s of the maintenance clock, never on every pass (it used to be: 100%
+ * CPU); it is logged once, counted in stats with its error, and the rows
+ * stay readable; once the cause is gone the next try succeeds. */
+static void maintain_backs_off_a_failing_flush(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	reopen_for_failures(e, 0);
+	insert_rows(e, &m, 100, 3600 * SEC, 1);
+	break_tablets(e, 1);
+	ts_test_env_set_now(e, NOW + 11 * 60 * SEC); /* flush_age passed: due */
+	expect_failures(e, 1);
+	assert_int_equal(ts_test_stat(e->t, "flush_last_error"), TS_ENOENT); /* ENOTDIR */
+	advance_mono(SEC - 1);                        /* not yet */
+	expect_failures(e, 1);
+	advance_mono(1);                              /* 1 s after the first */
+	expect_failures(e, 2);
+	advance_mono(SEC);                            /* the delay is 2 s now */
+	expect_failures(e, 2);
+	advance_mono(SEC);
+	expect_failures(e, 3);
+	int64_t total = 3;
+	for (int64_t d = 4 * SEC; d <= 64 * SEC; d *= 2) { /* 4, 8, 16, 32, 64 s */
+		advance_mono(d - 1);
+		expect_failures(e, total);
+		advance_mono(1);
+		expect_failures(e, ++total);
+	}
+	advance_mono(64 * SEC);                       /* capped at 64 s */
+	expect_failures(e, ++total);
+	assert_int_equal(nlogged, 1);                 /* one cause, logged once */
+	assert_non_null(strstr(last_logged, "table \"m\": flush failed, retrying with backoff: "));
+	assert_non_null(strstr(last_logged, "tablets"));
+	ts_test_expect_model(e->t, &m, INT64_MIN);    /* still readable */
+	break_tablets(e, 0);
+	advance_mono(64 * SEC);
+	for (int i = 0; i < 100000 && ts_test_stat(e->t, "filling_tablets") > 0; i++)
+		ts__db_maintain(e->db);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
+	assert_int_equal(ts_test_stat(e->t, "flush_failures"), total);
+	assert_int_equal(ts_test_stat(e->t, "flush_last_error"), 0);
+	assert_int_equal(nlogged, 1);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
+/* While flushes fail the log reaches log_cap: inserts then fail with
+ * TS_ENOSPC naming the cap and the flushes' cause (they used to go on
+ * until the disk was full); once a flush succeeds they go on. */
+static void insert_refused_at_the_log_cap(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	reopen_for_failures(e, 1 << 20);
+	break_tablets(e, 1);
+	int rc = 0, b;
+	for (b = 1; b < 1000 && rc == 0; b++) {
+		test_row r[100];
+		memset(r, 0, sizeof r);
+		for (int i = 0; i < 100; i++) {
+			snprintf(r[i].host, sizeof r[i].host, "h%02d", i % 30);
+			r[i].ts = NOW - 3600 * SEC + b * 1000 + i;
+			r[i].batch = b;
+			r[i].v = i;
+		}
+		if ((rc = ts_test_insert_m(e->t, r, 100)) == 0)
+			ts_test_model_add(&m, r, 100);
+		ts__db_maintain(e->db);
+	}
+	assert_int_equal(rc, TS_ENOSPC);
+	if (!strstr(ts_errmsg(NULL), "the log of table \"m\" is at its cap of 1 MiB because flushes "
+	                              "fail: ") || !strstr(ts_errmsg(NULL), "tablets"))
+		fail_msg("message: %s", ts_errmsg(NULL));
+	assert_true(ts_test_stat(e->t, "log_bytes") >= 1 << 20);
+	assert_int_equal(ts_test_stat(e->t, "log_cap_refusals"), 1);
+	assert_true(ts_test_stat(e->t, "flush_failures") >= 1);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	break_tablets(e, 0);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_true(ts_test_stat(e->t, "log_bytes") < 1 << 20);
+	insert_rows(e, &m, 100, 3600 * SEC, 5000 % 100000);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
+/* A table of 1000 int32 columns, one row per series: each block's index
+ * entry (40 bytes of statistics per column) is ten times the row, and the
+ * footer of a flush of 56 MB of rows passed TS_TABLET_FOOTER_MAX (ETOOBIG,
+ * forever).  Blocks now grow with their entry. */
+static void flush_wide_table_footer_fits(void **state)
+{
+	ts_test_env *e = *state;
+	enum { NCOL = 1000, NROW = 14000, BATCH = 50 };
+	static ts_column cols[NCOL + 2];
+	static char names[NCOL][16];
+	const char *key[] = {"host", "ts"};
+	ts_table *t;
+	ts_test_env_close(e);
+	e->flush_size = INT64_C(1) << 30; /* one tablet of all the rows */
+	ts_test_env_open(e);
+	cols[0] = (ts_column){"host", TS_STRING, {TS_NONE, {0}}};
+	cols[1] = (ts_column){"ts", TS_TIMESTAMP, {TS_NONE, {0}}};
+	for (int c = 0; c < NCOL; c++) {
+		snprintf(names[c], sizeof names[c], "c%d", c);
+		cols[c + 2] = (ts_column){names[c], TS_INT32, {TS_NONE, {0}}};
+	}
+	assert_int_equal(ts_create_keyed(e->db, "wide", cols, NCOL + 2, key, 2, 0), 0);
+	assert_int_equal(ts_table_open(e->db, "wide", &t), 0);
+	ts_value *v = calloc((size_t)BATCH * (NCOL + 2), sizeof *v);
+	char hosts[BATCH][16];
+	assert_non_null(v);
+	for (int r = 0; r < NROW; r += BATCH) {
+		for (int i = 0; i < BATCH; i++) {
+			ts_value *row = v + (size_t)i * (NCOL + 2);
+			snprintf(hosts[i], sizeof hosts[i], "h%06d", r + i);
+			row[0] = ts_string(hosts[i]);
+			row[1] = ts_timestamp(NOW - 3600 * SEC);
+			for (int c = 0; c < NCOL; c++)
+				row[c + 2] = ts_int32((r + i) * 7 + c);
+		}
+		if (ts_insert(t, v, BATCH) != 0)
+			fail_msg("insert: %s", ts_errmsg(NULL));
+	}
+	free(v);
+	if (ts_flush(t, INT64_MAX) != 0)
+		fail_msg("flush: %s", ts_errmsg(NULL));
+	assert_int_equal(ts_test_stat(t, "tablets"), 1);
+	assert_int_equal(ts_test_stat(t, "tablet_rows"), NROW);
+	ts_cursor *cur;
+	const ts_value *row;
+	int64_t n = 0;
+	assert_int_equal(ts_query_open(t, &(ts_query){0}, &cur), 0);
+	while (ts_cursor_next(cur, &row, NULL) == 0 && row) {
+		char want[16];
+		snprintf(want, sizeof want, "h%06d", (int)n);
+		assert_int_equal(row[0].v.s.len, 7);
+		assert_memory_equal(row[0].v.s.ptr, want, 7);
+		assert_int_equal(row[NCOL + 1].v.i, n * 7 + NCOL - 1);
+		n++;
+	}
+	ts_cursor_close(cur);
+	assert_int_equal(n, NROW);
+	ts_table_close(t);
+}
+
+/* A table created under log_segment_size 1 MiB writes 1 MiB segments
+ * (the 64 MiB default made a nearly full disk refuse every first insert);
+ * its rows survive a reopen, a check and a backup; reopened under another
+ * size, its log keeps the size it began with. */
+static void log_segment_size_chosen_at_open(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	char logdir[4200], seg[4300], bk[4300];
+	struct stat st;
+	ts_test_env_close(e);
+	e->log_segment_size = 1 << 20;
+	ts_test_env_open(e);                 /* m has no segment yet: it takes 1 MiB */
+	for (int b = 1; b <= 12; b++)
+		insert_rows(e, &m, 2000, 3600 * SEC, b);
+	snprintf(logdir, sizeof logdir, "%s/m/log", e->dir);
+	int nseg = ts_test_count_files(logdir, ".seg");
+	assert_true(nseg >= 4);              /* about 4.5 MiB of log */
+	snprintf(seg, sizeof seg, "%s/0000000000000002.seg", logdir);
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + (1 << 20));
+	assert_true(ts_test_stat(e->t, "log_bytes") > 4 << 20);
+	ts_test_env_close(e);
+	e->log_segment_size = 4 << 20;       /* the log keeps its 1 MiB */
+	ts_test_env_open(e);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	for (int b = 13; b <= 16; b++)
+		insert_rows(e, &m, 2000, 3600 * SEC, b);
+	assert_true(ts_test_count_files(logdir, ".seg") > nseg);
+	snprintf(seg, sizeof seg, "%s/%016llx.seg", logdir, /* the tail's, made after the reopen */
+	         (unsigned long long)ts_test_stat(e->t, "log_tail_lsn") >> 20);
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + (1 << 20));
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	char *out = ts_test_tmpdir();
+	snprintf(bk, sizeof bk, "%s/copy", out);
+	assert_int_equal(ts_backup(e->db, bk), 0);
+	ts_test_env_close(e);
+	char *orig = e->dir;
+	e->dir = bk;                          /* the copy, with its 1 MiB segments */
+	ts_test_env_open(e);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	ts_test_env_close(e);
+	e->dir = orig;
+	ts_test_rmdir(out);
+	ts_test_env_open(e);
+	free(m.rows);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
@@ -373,6 +642,10 @@ int main(void)
 		T(maintain_flushes_by_size),
 		T(maintain_flushes_at_period_end_and_age),
 		T(flush_periods_at_the_int64_ends),
+		T(maintain_backs_off_a_failing_flush),
+		T(insert_refused_at_the_log_cap),
+		T(flush_wide_table_footer_fits),
+		T(log_segment_size_chosen_at_open),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);

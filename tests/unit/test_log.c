@@ -192,7 +192,7 @@ static void enter_prepared_segment(const char *dir, uint64_t left)
 	unsigned char *p;
 	const uint64_t commit = TS_COMMIT_SIZE(0);
 	hold_preparer();
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 
 	/* Batch 1: a header at 0, one record, a commit ending left bytes
 	 * before the end of the segment. */
@@ -219,7 +219,7 @@ static void enter_prepared_segment(const char *dir, uint64_t left)
 	ts__log_close(log, 1); /* joins the preparer */
 	unhold_preparer();
 
-	assert_int_equal(ts__log_open(dir, 1, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 1, 0, 0, &log), 0);
 	p = ts__log_ptr(log, rec);
 	assert_non_null(p);
 	uint64_t damaged = 0;
@@ -258,7 +258,7 @@ static void log_next_segment_asked_at_middle(void **state)
 	void *p;
 	const uint64_t commit = TS_COMMIT_SIZE(0);
 	snprintf(path, sizeof path, "%s/%016llx.seg", dir, 1ULL);
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 
 	/* A small batch, then one ending 8 bytes short of the middle. */
 	assert_int_equal(ts__log_begin(log, &batch), 0);
@@ -320,7 +320,7 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 	const char *dir = *state;
 	ts__log *log;
 	forget_warmings();
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 	uint64_t a = append(log, 1000);
 	sleep_ms(100); /* what a warming asked for would have begun by now */
 	assert_int_equal(__atomic_load_n(&warmings, __ATOMIC_ACQUIRE), 0);
@@ -351,7 +351,7 @@ static void log_own_segment_warmed_after_first_mib(void **state)
 	forget_warmings();
 
 	/* Reopened: a MiB past the recovered tail, again. */
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 	assert_int_equal(ts__log_recovered_commits(log), 5);
 	assert_int_equal(ts__log_tail(log), tail);
 	append(log, (1 << 20) - 4096);
@@ -386,7 +386,7 @@ static void log_rest_warmed_before_next_segment(void **state)
 	forget_warmings();
 	snprintf(warm_watch, sizeof warm_watch, "%s/%016llx.seg", dir, 1ULL);
 	__atomic_store_n(&warm_held, 1, __ATOMIC_RELEASE);
-	assert_int_equal(ts__log_open(dir, 0, 0, &log), 0);
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
 	append(log, (1 << 20) + 4096); /* past the first MiB: a warming begins, held */
 	for (int i = 0; i < 10000 && __atomic_load_n(&warm_entered, __ATOMIC_ACQUIRE) == 0; i++)
 		sleep_ms(1);
