@@ -32,6 +32,10 @@ int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
  * *out is malloc'ed; returns the count, or a negative error. */
 long ts_test_read_m(ts_table *t, test_row **out);
 
+/* The number of rows a query of the whole table returns (through the
+ * public API: expired rows are not counted). */
+int64_t ts_test_count_rows(ts_table *t);
+
 /* Order of test rows by key. */
 int ts_test_row_cmp(const void *a, const void *b);
 

@@ -97,6 +97,18 @@ static int collect_row(const ts_value *v, int n, void *arg)
 	return 0;
 }
 
+int64_t ts_test_count_rows(ts_table *t)
+{
+	ts_cursor *c;
+	const ts_value *row;
+	int64_t n = 0;
+	assert_int_equal(ts_query_open(t, &(ts_query){0}, &c), 0);
+	while (ts_cursor_next(c, &row, NULL) == 0 && row)
+		n++;
+	ts_cursor_close(c);
+	return n;
+}
+
 long ts_test_read_m(ts_table *t, test_row **out)
 {
 	ts__snapshot s;

@@ -50,18 +50,6 @@ static void load(ts_test_env *e)
 	assert_int_equal(ts_test_insert_m(e->t, r, 51), 0);
 }
 
-static int64_t count_rows(ts_table *t)
-{
-	ts_cursor *c;
-	const ts_value *row;
-	int64_t n = 0;
-	assert_int_equal(ts_query_open(t, &(ts_query){0}, &c), 0);
-	while (ts_cursor_next(c, &row, NULL) == 0 && row)
-		n++;
-	ts_cursor_close(c);
-	return n;
-}
-
 /* The ts of the newest row of host, or 0 when none is returned. */
 static int64_t latest(ts_table *t, const char *host)
 {
@@ -96,7 +84,7 @@ static int64_t aggregate_count(ts_table *t)
  * and the TTL was then made 1 day: rows before NOW - 30 min stay gone. */
 static void expect_horizon(ts_table *t)
 {
-	assert_int_equal(count_rows(t), 30);
+	assert_int_equal(ts_test_count_rows(t), 30);
 	assert_int_equal(aggregate_count(t), 30);
 	assert_int_equal(latest(t, "h1"), NOW - MIN);
 	assert_int_equal(latest(t, "old"), 0);
@@ -127,17 +115,17 @@ static void check_everywhere(ts_test_env *e)
 	o.clock = later_clock;
 	assert_int_equal(ts_open(e->dir, &o, &ro), 0); /* another handle, beside the writer */
 	assert_int_equal(ts_table_open(ro, "m", &t), 0);
-	assert_int_equal(count_rows(t), 31);
+	assert_int_equal(ts_test_count_rows(t), 31);
 	ts_table_close(t);
 	ts_close(ro);
 	ts_test_env_close(e); /* reopen: the horizon is in the DESCRIPTOR */
 	ts_test_env_open(e);
-	assert_int_equal(count_rows(e->t), 31);
+	assert_int_equal(ts_test_count_rows(e->t), 31);
 	assert_int_equal(latest(e->t, "old"), 0);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	int merged;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_int_equal(count_rows(e->t), 31);
+	assert_int_equal(ts_test_count_rows(e->t), 31);
 }
 
 /* The rows never left the filling tablets; no maintenance ran. */
@@ -147,7 +135,7 @@ static void expiry_survives_longer_ttl_in_filling(void **state)
 	load(e);
 	assert_int_equal(ts_alter_ttl(e->t, HOUR), 0);
 	ts_test_env_set_now(e, NOW + 30 * MIN);
-	assert_int_equal(count_rows(e->t), 30);
+	assert_int_equal(ts_test_count_rows(e->t), 30);
 	assert_int_equal(ts_alter_ttl(e->t, DAY), 0);
 	check_everywhere(e);
 }
@@ -164,7 +152,7 @@ static void expiry_survives_longer_ttl_after_maintenance(void **state)
 	ts_test_env_set_now(e, NOW + 30 * MIN);
 	assert_int_equal(ts__db_maintain(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
-	assert_int_equal(count_rows(e->t), 30);
+	assert_int_equal(ts_test_count_rows(e->t), 30);
 	assert_int_equal(ts_alter_ttl(e->t, DAY), 0);
 	check_everywhere(e);
 }
