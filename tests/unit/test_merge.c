@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,6 +629,17 @@ static int reader_child(const char *dir, const ts_test_model *m, int64_t min_ts,
 	return reads >= 2 ? 0 : 1;
 }
 
+/* The number of t's on-disk tablets whose rows all lie before ts. */
+static int tablets_before(ts_table *t, int64_t ts)
+{
+	int n = 0;
+	pthread_mutex_lock(&t->mu);
+	for (int i = 0; i < t->desc->ntablets; i++)
+		n += t->desc->tablets[i].max_ts < ts;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
 static void reader_process_across_merges_and_expiry(void **state)
 {
 	ts_test_env *e = *state;
@@ -652,6 +664,10 @@ static void reader_process_across_merges_and_expiry(void **state)
 	close(done[0]);
 	char c;
 	assert_int_equal(read(go[0], &c, 1), 1);
+	/* Expiry runs here, or in the maintenance thread (which expires
+	 * too, and may hold the merge lock meanwhile): which one does it is
+	 * a matter of timing, so the test waits until no tablet lies wholly
+	 * before the horizon, whoever expired it. */
 	int expired = ts__expire_due(e->t);
 	int rc = 0;
 	for (int i = 0; i < 6 && rc == 0; i++) { /* a few at a time, reads between */
@@ -659,10 +675,15 @@ static void reader_process_across_merges_and_expiry(void **state)
 		rc = ts_merge(e->t, NULL);
 		usleep(20000);
 	}
+	while (expired >= 0 && tablets_before(e->t, keep) > 0) {
+		expired = ts__expire_due(e->t);
+		sched_yield();
+	}
 	close(done[1]); /* the reader stops before the test may fail */
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	close(go[0]);
-	assert_int_equal(expired, 10);
+	assert_true(expired >= 0);
+	assert_int_equal(tablets_before(e->t, keep), 0);
 	assert_int_equal(rc, 0);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
