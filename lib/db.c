@@ -325,14 +325,24 @@ void ts__db_wake(ts_db *db)
 	pthread_mutex_unlock(&db->maint_mu);
 }
 
+void ts__db_maint_hold(ts_db *db, int hold)
+{
+	pthread_mutex_lock(&db->maint_mu);
+	db->maint_held = hold;
+	while (hold && db->maint_busy)
+		pthread_cond_wait(&db->maint_idle_cv, &db->maint_mu);
+	pthread_mutex_unlock(&db->maint_mu);
+}
+
 /* Every second, or when woken, flush what is due.  Errors are kept in
- * the tables' state and retried on the next pass; the thread goes on. */
+ * the tables' state and retried on the next pass; the thread goes on.
+ * While held (ts__db_maint_hold) it starts no pass. */
 static void *maintainer_main(void *arg)
 {
 	ts_db *db = arg;
 	pthread_mutex_lock(&db->maint_mu);
 	while (!db->maint_stop) {
-		if (!db->maint_wake) {
+		if (!db->maint_wake || db->maint_held) {
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += 1;
@@ -340,10 +350,15 @@ static void *maintainer_main(void *arg)
 		}
 		if (db->maint_stop)
 			break;
+		if (db->maint_held)
+			continue;
 		db->maint_wake = 0;
+		db->maint_busy = 1;
 		pthread_mutex_unlock(&db->maint_mu);
 		ts__db_maintain(db);
 		pthread_mutex_lock(&db->maint_mu);
+		db->maint_busy = 0;
+		pthread_cond_broadcast(&db->maint_idle_cv);
 	}
 	pthread_mutex_unlock(&db->maint_mu);
 	return NULL;
@@ -388,6 +403,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	pthread_cond_init(&db->stop_cv, NULL);
 	pthread_mutex_init(&db->maint_mu, NULL);
 	pthread_cond_init(&db->maint_cv, NULL);
+	pthread_cond_init(&db->maint_idle_cv, NULL);
 	if (opts)
 		db->opts = *opts;
 	else
@@ -425,6 +441,7 @@ int ts_close(ts_db *db)
 	pthread_cond_destroy(&db->stop_cv);
 	pthread_mutex_destroy(&db->mu);
 	pthread_cond_destroy(&db->maint_cv);
+	pthread_cond_destroy(&db->maint_idle_cv);
 	pthread_mutex_destroy(&db->maint_mu);
 	free(db->path);
 	free(db);

@@ -130,6 +130,8 @@ struct ts_db {
 	pthread_mutex_t maint_mu;
 	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
 	int maint_stop, maint_wake;
+	int maint_held, maint_busy; /* ts__db_maint_hold; a pass is running */
+	pthread_cond_t maint_idle_cv; /* a pass ended (for ts__db_maint_hold) */
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
 	/* The clock of the backoff of failing background work (retry.h):
 	 * monotonic ns; tests replace it to count retries without waiting. */
@@ -229,6 +231,11 @@ int ts__db_stopping(ts_db *db);
 
 /* Wake the maintenance thread (a tree reached flush_size). */
 void ts__db_wake(ts_db *db);
+
+/* For tests that run maintenance steps themselves and count what each
+ * did: hold (1) the maintenance thread between passes -- returns once no
+ * pass is running, and none starts until released (0). */
+void ts__db_maint_hold(ts_db *db, int hold);
 
 /* Pass one line to opts.log (stderr when NULL). */
 void ts__db_log(ts_db *db, const char *line);

@@ -65,6 +65,7 @@ typedef struct ts_test_env {
 	int64_t log_segment_size; /* 0: the default */
 	void (*log)(void *arg, const char *msg); /* ts_options.log */
 	void *log_arg;
+	int hold_maintenance;     /* the maintenance thread held at every open */
 } ts_test_env;
 
 void ts_test_env_open(ts_test_env *e);

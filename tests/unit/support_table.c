@@ -49,6 +49,8 @@ void ts_test_env_open(ts_test_env *e)
 	o.log_arg = e->log_arg;
 	if (ts_open(e->dir, &o, &e->db) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
+	if (e->hold_maintenance)
+		ts__db_maint_hold(e->db, 1);
 	if (ts_table_open(e->db, "m", &e->t) < 0) {
 		ts_test_create_m(e->db, e->ttl);
 		assert_int_equal(ts_table_open(e->db, "m", &e->t), 0);
