@@ -478,8 +478,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
 /*
  * ts_insert -- insert a batch of nrows rows atomically: either all are
  * stored or none is.  rows holds nrows * ncolumns values, row after row,
- * in the columns' order of the current schema (ncolumns as returned by
- * ts_table_schema).  A TS_NONE value takes the column default; a TS_NONE
+ * in the columns' order of the schema current when the call takes the
+ * table's writer lock (ncolumns as returned by ts_table_schema).  When
+ * the table may be altered concurrently, use ts_insert_at: a schema read
+ * earlier may no longer be current by then.  A TS_NONE value takes the column default; a TS_NONE
  * ts takes the current time.  An int32 column accepts TS_INT64 values in
  * range; a timestamp column accepts TS_INT64.
  * Returns 0 once the batch is visible to every query started afterwards
@@ -493,6 +495,28 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * durable": a crash before the next successful sync may lose it.
  */
 TS_EXTERN int ts_insert(ts_table *table, const ts_value *rows, size_t nrows);
+
+/*
+ * ts_insert_at -- ts_insert of rows built for schema version `version` of
+ * the table (ts_schema.version of the schema the caller read), which is
+ * what a caller needs when another thread or process may alter the table
+ * between its ts_table_schema and its insert: ts_insert reads the rows by
+ * the schema current when it runs, so rows built for an older one would be
+ * read with the wrong width -- past the caller's array, values under the
+ * wrong columns.
+ * rows holds nrows * ncolumns values, ncolumns being that version's
+ * column count, in its column order.  The whole batch is read under that
+ * one version, whatever alters run meanwhile, and stored as the same row
+ * of the older version would read under the current schema: values are
+ * checked against that version's column types (an int32 column widened
+ * since still takes only int32-range values from such rows), and the
+ * columns appended since take their defaults.  version 0 means the
+ * current version (ts_insert).
+ * Returns as ts_insert, plus TS_ESCHEMA when the table has no such
+ * version (greater than its current one).
+ */
+TS_EXTERN int ts_insert_at(ts_table *table, uint32_t version, const ts_value *rows,
+                           size_t nrows);
 
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
