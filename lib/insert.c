@@ -1,5 +1,6 @@
 /*
- * insert.c -- ts_insert: one atomic batch into a table's filling tablets.
+ * insert.c -- ts_insert and ts_insert_at (api.c checks their arguments):
+ * one atomic batch into a table's filling tablets.
  *
  * Under the table's mutex (the single writer), each row is checked and
  * converted (types, ts defaulting to now, max_future, TTL), encoded, its
@@ -23,6 +24,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "api.h"
 #include "avl.h"
 #include "db.h"
 #include "error.h"
@@ -223,12 +225,10 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	return 0;
 }
 
-int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
+int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
 {
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
-	if (nrows && !rows)
-		return ts__fail(TS_EINVAL, "ts_insert: rows is NULL");
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
@@ -236,9 +236,4 @@ int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nro
 		rc = insert_locked(t, version, rows, nrows);
 	ts__table_unlock(t);
 	return rc;
-}
-
-int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
-{
-	return ts_insert_at(t, 0, rows, nrows);
 }
