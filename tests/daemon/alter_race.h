@@ -29,7 +29,7 @@
 #include "alter_model.h"
 #include "support_client.h"
 
-enum { AR_BATCH = 16, AR_REFETCH = 3, AR_WRITERS_MAX = 16, AR_WAIT_MS = 60000 };
+enum { AR_BATCH = 16, AR_REFETCH = 3, AR_AHEAD = 4, AR_WRITERS_MAX = 16, AR_WAIT_MS = 60000 };
 
 struct ar_run {
 	/* in */
@@ -46,7 +46,7 @@ struct ar_run {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	long batches;
-	int alters_done, failed;
+	int alters, alters_done, failed;
 };
 
 struct ar_writer {
@@ -138,9 +138,13 @@ static inline void ar_batch_done(struct ar_run *r, int failed)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static inline int ar_racer_done(struct ar_run *r)
+/* Whether the racer is done; first, while it is not, wait until batch b
+ * is at most AR_AHEAD batches per alter ahead of it (bounded work). */
+static inline int ar_racer_done(struct ar_run *r, long b)
 {
 	pthread_mutex_lock(&r->mu);
+	while (!r->alters_done && !r->failed && b >= (long)(r->alters + 1) * AR_AHEAD)
+		pthread_cond_wait(&r->cv, &r->mu);
 	int done = r->alters_done || r->failed;
 	pthread_mutex_unlock(&r->mu);
 	return done;
@@ -186,7 +190,7 @@ static inline void *ar_writer_main(void *arg)
 	long seq = 0;
 	if (!c)
 		snprintf(w->error, sizeof w->error, "cannot connect");
-	for (long b = 0; c && !w->error[0] && (b < w->r->rounds || !ar_racer_done(w->r)); b++) {
+	for (long b = 0; c && !w->error[0] && (!ar_racer_done(w->r, b) || b < w->r->rounds); b++) {
 		if (b % AR_REFETCH == 0 && (v = ar_version(c, w->r->table)) < 1) {
 			snprintf(w->error, sizeof w->error, "schema: no answer");
 			break;
@@ -239,8 +243,13 @@ static inline int ar_racer(struct ar_run *r, struct tsd_test_conn *c)
 		pthread_mutex_unlock(&r->mu);
 		if (rc == 0)
 			rc = ar_alter(r, c, k);
+		pthread_mutex_lock(&r->mu);
+		r->alters = k;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
 	}
 	pthread_mutex_lock(&r->mu);
+	pthread_cond_broadcast(&r->cv);
 	r->alters_done = 1;
 	r->failed |= rc < 0;
 	pthread_mutex_unlock(&r->mu);
@@ -349,7 +358,7 @@ static inline int ar_run(struct ar_run *r)
 	am_init(&r->m);
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
-	r->batches = r->alters_done = r->failed = 0;
+	r->batches = r->alters = r->alters_done = r->failed = 0;
 	r->rows = r->refused = 0;
 	r->error[0] = 0;
 	if (!c)

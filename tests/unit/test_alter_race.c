@@ -31,7 +31,7 @@
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
 #define SEC INT64_C(1000000000)
 
-enum { WRITERS = 4, BATCH = 32, REFETCH = 3 };
+enum { WRITERS = 4, BATCH = 32, REFETCH = 3, AHEAD = 4 };
 
 static int64_t fixed_clock(void *arg) { return *(int64_t *)arg; }
 
@@ -173,6 +173,7 @@ struct race {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	long batches;          /* committed by all writers */
+	int alters;            /* alters made so far */
 	int alters_done;       /* the racer finished */
 	int failed;            /* a writer gave up */
 	int rounds;            /* batches each writer makes at least */
@@ -194,9 +195,14 @@ static void batch_done(struct race *r)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static int racer_finished(struct race *r)
+/* Whether the racer finished; first, while it has not, wait until batch
+ * b is at most AHEAD batches per alter ahead of it, which bounds the
+ * test's work however slowly alters go (each fsyncs). */
+static int racer_finished(struct race *r, long b)
 {
 	pthread_mutex_lock(&r->mu);
+	while (!r->alters_done && !r->failed && b >= (long)(r->alters + 1) * AHEAD)
+		pthread_cond_wait(&r->cv, &r->mu);
 	int done = r->alters_done;
 	pthread_mutex_unlock(&r->mu);
 	return done;
@@ -211,7 +217,7 @@ static void *writer_main(void *arg)
 	char (*bufs)[AM_COLS_MAX][AM_STR_MAX] = malloc((size_t)BATCH * sizeof *bufs);
 	ts_schema *s = NULL;
 	int64_t seq = 0;
-	for (long b = 0; !w->error[0] && (b < w->r->rounds || !racer_finished(w->r)); b++) {
+	for (long b = 0; !w->error[0] && (!racer_finished(w->r, b) || b < w->r->rounds); b++) {
 		if (b % REFETCH == 0) {
 			ts_schema_free(s);
 			if (ts_table_schema(e->t, &s) < 0) {
@@ -264,11 +270,16 @@ static void racer(struct race *r)
 			break;
 		if (alter(r->e, k) < 0)
 			fail_msg("alter %d: %s", k, ts_errmsg(NULL));
+		pthread_mutex_lock(&r->mu);
+		r->alters = k;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
 		if (k == AM_ALTERS / 2 && ts_flush(r->e->t, INT64_MAX) < 0)
 			fail_msg("flush: %s", ts_errmsg(NULL));
 	}
 	pthread_mutex_lock(&r->mu);
 	r->alters_done = 1;
+	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
