@@ -7,9 +7,10 @@
  * left in the database directory.
  *
  * Each round (5 of them, up to a second each here) creates table d,
- * starts one thread per kind of call, waits until every thread has made a successful call (a condition, not a
- * time), drops the table, and joins them: each runs until its first
- * failure, which the drop guarantees.  Flushes need rows to write, so
+ * starts one thread per kind of call, waits until every thread has made
+ * a successful call (a condition, not a time), drops the table, and
+ * joins them: each runs until its first failure, which the drop
+ * guarantees.  Flushes need rows to write, so
  * the flusher's calls come after inserts; the merger merges what the
  * flushes left.
  */
