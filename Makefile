@@ -28,7 +28,7 @@ MANDIR = $(PREFIX)/share/man
 # MAJOR; added: MINOR).
 VERSION := $(shell sed -n 's/^\#define TS_VERSION_STRING "\(.*\)"/\1/p' include/tsstore.h)
 LIB_MAJOR = 0
-LIB_MINOR = 3
+LIB_MINOR = 4
 LIB_PATCH = 0
 LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
 SONAME = libtsstore.so.$(LIB_MAJOR)

@@ -637,7 +637,9 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 		    (rc = jrows_from_json(rows, r->schema, &vals, &n, why, sizeof why)) < 0)
 			fail(r, rc, "%s", why);
 	}
-	if (rc == 0 && n && (rc = ts_insert(r->table, vals, n)) < 0)
+	/* The rows were read by r->schema: the library reads them by the same
+	 * version, whatever alter ran on another connection since. */
+	if (rc == 0 && n && (rc = ts_insert_at(r->table, r->schema->version, vals, n)) < 0)
 		lib_fail(r, rc);
 	for (size_t i = 0; !fast && vals && i < n * (size_t)r->schema->ncolumns; i++)
 		val_free(&vals[i]);

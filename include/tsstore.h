@@ -22,11 +22,24 @@
  *     that produced them (on output, valid until the next call on it).
  *   - Entry points whose implementation has not landed yet return
  *     TS_ENOTSUP and say so in ts_errmsg().
+ *   - Misuse: every function that returns int returns TS_EINVAL, with
+ *     ts_errmsg() naming the function and the argument, when given a
+ *     NULL handle, a NULL pointer it must read or write through, or a
+ *     count with a NULL array (nprefix > 0 with prefix NULL, ...).  The
+ *     functions without an error code accept NULL as documented at each.
  *
  * Thread safety: a ts_db and its ts_table handles may be used from any
  * number of threads.  Inserts into one table are serialised (single writer
  * per table); queries never block inserts and inserts never block queries.
  * A ts_cursor belongs to one thread at a time.
+ *
+ * Closing under use: the last ts_table_close of a table waits for the
+ * calls other threads are making on it, and ts_close for every call on
+ * the database and its tables; once either began, new calls on what it
+ * closes fail with TS_ECLOSED.  A cursor keeps its table alive after
+ * ts_table_close (and after ts_drop); ts_close refuses with TS_EBUSY
+ * while any cursor is open.  Calls made after ts_close returned use freed
+ * memory: that, and a second ts_close, cannot be detected.
  */
 #ifndef TSSTORE_H
 #define TSSTORE_H
@@ -319,7 +332,8 @@ typedef struct ts_options {
 } ts_options;
 
 /*
- * ts_options_init -- fill *opts with the defaults listed in ts_options.
+ * ts_options_init -- fill *opts with the defaults listed in ts_options
+ * (nothing when opts is NULL).
  */
 TS_EXTERN void ts_options_init(ts_options *opts);
 
@@ -350,13 +364,20 @@ TS_EXTERN int ts_open(const char *path, const ts_options *opts, ts_db **out);
 /*
  * ts_close -- close the database: sync what is pending (per the sync mode,
  * always fully on a clean close), release the lock and free the handle.
- * Tables still open are closed.  db may be NULL.  Returns 0, or the first
- * error met while syncing (the handle is freed regardless).
+ * Tables still open are closed.  db may be NULL.  Calls other threads are
+ * making on the database or its tables are waited for; calls begun after
+ * ts_close began fail with TS_ECLOSED ("the database is closing").
+ * Returns 0, or the first error met while syncing (the handle is freed
+ * regardless); TS_EBUSY, with nothing changed, while cursors are open
+ * (ts_errmsg says how many: close them first) or another thread is
+ * already closing the database.  Closing the same handle again after it
+ * returned 0 is undefined (the handle is freed).
  */
 TS_EXTERN int ts_close(ts_db *db);
 
 /*
- * ts_now -- the database clock's current time in ns.
+ * ts_now -- the database clock's current time in ns (0, with a message,
+ * when db is NULL).
  */
 TS_EXTERN int64_t ts_now(const ts_db *db);
 
@@ -419,6 +440,14 @@ TS_EXTERN int ts_create_keyed(ts_db *db, const char *name,
 /*
  * ts_drop -- drop table name: it disappears at once and its files are
  * removed.  Handles to it still open fail afterwards with TS_ECLOSED.
+ * Calls racing the drop in other threads -- inserts, queries, alters,
+ * flushes, merges, the library's own flushes and merges -- either come
+ * first and succeed, or fail with TS_ECLOSED and ts_errmsg "table "NAME"
+ * was dropped" (or "is being dropped", while the drop waits for a flush,
+ * merge or alter in progress to finish: they write no file afterwards);
+ * a ts_table_open after it gives TS_ENOENT.  None gets TS_EIO from the
+ * race, and nothing of the table is left in the database directory.
+ * Cursors opened before the drop keep reading their snapshot.
  * Returns 0, TS_ENOENT, TS_EREADONLY or TS_EIO (also when the database
  * directory could not be synced after the table was renamed away: the
  * table is then gone, its files are removed by the next read-write
@@ -449,11 +478,19 @@ TS_EXTERN int ts_table_open(ts_db *db, const char *name, ts_table **out);
 
 /*
  * ts_table_close -- release a handle from ts_table_open.  NULL allowed.
+ * Every ts_table_open of a table in a ts_db gives the same object,
+ * counted; the close that takes the count to 0 waits for the calls other
+ * threads are making on the table, and calls on it afterwards fail with
+ * TS_ECLOSED ("table ... is not open") until it is opened again.  Open
+ * cursors keep the table alive and usable.  A close beyond the count
+ * (closing twice) is detected -- ts_errmsg says so -- and changes
+ * nothing; after ts_close it is undefined.
  */
 TS_EXTERN void ts_table_close(ts_table *table);
 
 /*
- * ts_table_name -- the table's name (valid while the handle is open).
+ * ts_table_name -- the table's name (valid while the handle is open;
+ * NULL, with a message, when table is NULL).
  */
 TS_EXTERN const char *ts_table_name(const ts_table *table);
 
@@ -512,8 +549,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
 /*
  * ts_insert -- insert a batch of nrows rows atomically: either all are
  * stored or none is.  rows holds nrows * ncolumns values, row after row,
- * in the columns' order of the current schema (ncolumns as returned by
- * ts_table_schema).  A TS_NONE value takes the column default; a TS_NONE
+ * in the columns' order of the schema current when the call takes the
+ * table's writer lock (ncolumns as returned by ts_table_schema).  When
+ * the table may be altered concurrently, use ts_insert_at: a schema read
+ * earlier may no longer be current by then.  A TS_NONE value takes the column default; a TS_NONE
  * ts takes the current time.  An int32 column accepts TS_INT64 values in
  * range; a timestamp column accepts TS_INT64.
  * Returns 0 once the batch is visible to every query started afterwards
@@ -530,6 +569,28 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * durable": a crash before the next successful sync may lose it.
  */
 TS_EXTERN int ts_insert(ts_table *table, const ts_value *rows, size_t nrows);
+
+/*
+ * ts_insert_at -- ts_insert of rows built for schema version `version` of
+ * the table (ts_schema.version of the schema the caller read), which is
+ * what a caller needs when another thread or process may alter the table
+ * between its ts_table_schema and its insert: ts_insert reads the rows by
+ * the schema current when it runs, so rows built for an older one would be
+ * read with the wrong width -- past the caller's array, values under the
+ * wrong columns.
+ * rows holds nrows * ncolumns values, ncolumns being that version's
+ * column count, in its column order.  The whole batch is read under that
+ * one version, whatever alters run meanwhile, and stored as the same row
+ * of the older version would read under the current schema: values are
+ * checked against that version's column types (an int32 column widened
+ * since still takes only int32-range values from such rows), and the
+ * columns appended since take their defaults.  version 0 means the
+ * current version (ts_insert).
+ * Returns as ts_insert, plus TS_ESCHEMA when the table has no such
+ * version (greater than its current one).
+ */
+TS_EXTERN int ts_insert_at(ts_table *table, uint32_t version, const ts_value *rows,
+                           size_t nrows);
 
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
@@ -668,7 +729,7 @@ TS_EXTERN int ts_cursor_next(ts_cursor *cur, const ts_value **row, int *n);
 /*
  * ts_cursor_more -- after the end: 1 if the limit cut the result (at
  * least one more row qualifies), else 0.  When 1, ts_cursor_resume gives the key to pass
- * as ts_query.after to continue.
+ * as ts_query.after to continue.  0, with a message, when cur is NULL.
  */
 TS_EXTERN int ts_cursor_more(const ts_cursor *cur);
 
@@ -694,7 +755,8 @@ TS_EXTERN int ts_cursor_resume(const ts_cursor *cur, const ts_value **key,
                                int *nkey);
 
 /*
- * ts_cursor_close -- release the cursor and its snapshot.  NULL allowed.
+ * ts_cursor_close -- release the cursor, its snapshot and its hold on
+ * the table.  NULL allowed.
  */
 TS_EXTERN void ts_cursor_close(ts_cursor *cur);
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
@@ -439,7 +440,7 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	return ts__scan_start(&base->scan, &base->range, 0, summaries ? &c->rule : NULL);
 }
 
-int ts_aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
+int ts__aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
 {
 	*out = NULL;
 	if (!req)

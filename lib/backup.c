@@ -58,6 +58,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "db.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
@@ -300,7 +301,7 @@ static int copy_tables(ts_db *db, const char *root)
 	return rc == 0 ? ts__fsync_dir(root) : rc;
 }
 
-int ts_backup(ts_db *db, const char *dest)
+int ts__backup(ts_db *db, const char *dest)
 {
 	char to[TS_PATH_MAX], tmp[TS_PATH_MAX], parent[TS_PATH_MAX];
 	struct stat st;

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api.h"
 #include "avl.h"
 #include "db.h"
 #include "descriptor.h"
@@ -576,7 +577,7 @@ static int tables_to_check(ts_db *db, const char *table, char ***names, int *n)
 	return 0;
 }
 
-int ts_check(ts_db *db, const char *table, const ts_check_opts *opts)
+int ts__check(ts_db *db, const char *table, const ts_check_opts *opts)
 {
 	struct check c = {.db = db, .o = opts};
 	char **names = NULL;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "db.h"
 #include "merge.h"
 #include "error.h"
@@ -29,6 +30,8 @@
 
 void ts_options_init(ts_options *o)
 {
+	if (!o)
+		return;
 	memset(o, 0, sizeof *o);
 	o->sync = TS_SYNC_INTERVAL;
 	o->sync_interval = TS_DEFAULT_SYNC_INTERVAL;
@@ -63,6 +66,10 @@ static int check_options(const ts_options *o)
 int64_t ts_now(const ts_db *db)
 {
 	struct timespec t;
+	if (!db) {
+		ts__fail(TS_EINVAL, "ts_now: db is NULL");
+		return 0;
+	}
 	if (db->opts.clock)
 		return db->opts.clock(db->opts.clock_arg);
 	if (db->frozen_now != INT64_MIN)
@@ -169,7 +176,7 @@ static int sync_table(struct ts_table *t)
 
 /* Sync every loaded table's log; db->mu is held on entry and on return,
  * but not while syncing (ts_table_open must not wait for the disk
- * either): each table is held by a reference meanwhile. */
+ * either): each table is held (ts__table_hold) meanwhile. */
 static int sync_tables(ts_db *db)
 {
 	struct ts_table **held = NULL;
@@ -183,7 +190,7 @@ static int sync_tables(ts_db *db)
 			}
 			held = p;
 		}
-		t->refs++;
+		ts__table_hold(t, 0);
 		held[n++] = t;
 	}
 	pthread_mutex_unlock(&db->mu);
@@ -191,14 +198,14 @@ static int sync_tables(ts_db *db)
 		int r = sync_table(held[i]);
 		if (r < 0 && rc == 0)
 			rc = r;
-		ts_table_close(held[i]); /* takes db->mu: drops the reference */
+		ts__table_unhold(held[i], 0);
 	}
 	free(held);
 	pthread_mutex_lock(&db->mu);
 	return rc;
 }
 
-int ts_sync(ts_db *db)
+int ts__sync(ts_db *db)
 {
 	if (ts__db_readonly(db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
@@ -272,7 +279,7 @@ int ts__db_stopping(ts_db *db)
 	return __atomic_load_n(&db->maint_stop, __ATOMIC_RELAXED);
 }
 
-/* Call fn on every open table of db, each held by a reference meanwhile.
+/* Call fn on every open table of db, each held (ts__table_hold) meanwhile.
  * Returns 0 or the first error (every table is still tried). */
 static int for_each_table(ts_db *db, int (*fn)(struct ts_table *))
 {
@@ -284,8 +291,8 @@ static int for_each_table(ts_db *db, int (*fn)(struct ts_table *))
 	if (n && (list = malloc((size_t)n * sizeof *list))) {
 		n = 0;
 		for (struct ts_table *t = db->tables; t; t = t->next)
-			if (!t->dropped) {
-				t->refs++;
+			if (!__atomic_load_n(&t->dropped, __ATOMIC_RELAXED)) {
+				ts__table_hold(t, 0);
 				list[n++] = t;
 			}
 	}
@@ -296,7 +303,7 @@ static int for_each_table(ts_db *db, int (*fn)(struct ts_table *))
 		int r = fn(list[i]);
 		if (r < 0 && rc == 0)
 			rc = r;
-		ts_table_close(list[i]);
+		ts__table_unhold(list[i], 0);
 	}
 	free(list);
 	return rc;
@@ -391,6 +398,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 {
 	ts_db *db = NULL;
 	int rc;
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_open: out is NULL");
 	*out = NULL;
 	if (!path || !*path)
 		return ts__fail(TS_EINVAL, "ts_open: empty path");
@@ -400,6 +409,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	}
 	db->lock_fd = -1;
 	pthread_mutex_init(&db->mu, NULL);
+	pthread_mutex_init(&db->life_mu, NULL);
+	pthread_cond_init(&db->life_cv, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
 	pthread_mutex_init(&db->maint_mu, NULL);
 	pthread_cond_init(&db->maint_cv, NULL);
@@ -423,16 +434,46 @@ fail:
 	return rc;
 }
 
+/* Refuse new calls and wait for those inside; TS_EBUSY (nothing
+ * changed) while cursors are open, since they would outlive the db. */
+static int begin_close(ts_db *db)
+{
+	int rc = 0;
+	pthread_mutex_lock(&db->life_mu);
+	if (db->closing) {
+		rc = ts__fail(TS_EBUSY, "ts_close: another thread is closing the database");
+	} else if (db->cursors == 0) {
+		db->closing = 1;
+		while (db->calls > 0)
+			pthread_cond_wait(&db->life_cv, &db->life_mu);
+		if (db->cursors > 0) /* opened by a call that was inside */
+			db->closing = 0;
+	}
+	if (rc == 0 && db->cursors > 0)
+		rc = ts__fail(TS_EBUSY, "ts_close: %ld cursor%s still open (close cursors first)",
+		              db->cursors, db->cursors == 1 ? " is" : "s are");
+	pthread_mutex_unlock(&db->life_mu);
+	return rc;
+}
+
 int ts_close(ts_db *db)
 {
 	if (!db)
 		return 0;
+	int rc = begin_close(db);
+	if (rc < 0)
+		return rc;
 	stop_maintainer(db);
 	stop_syncer(db);
-	int rc = ts__db_readonly(db) || db->lock_fd < 0 ? 0 : ts_sync(db);
+	rc = ts__db_readonly(db) || db->lock_fd < 0 ? 0 : ts__sync(db);
 	while (db->tables) {
 		struct ts_table *t = db->tables;
 		db->tables = t->next;
+		ts__table_free(t);
+	}
+	while (db->dead) {
+		struct ts_table *t = db->dead;
+		db->dead = t->next;
 		ts__table_free(t);
 	}
 	ts__bcache_free(&db->bcache);
@@ -440,6 +481,8 @@ int ts_close(ts_db *db)
 		close(db->lock_fd); /* releases the flock */
 	pthread_cond_destroy(&db->stop_cv);
 	pthread_mutex_destroy(&db->mu);
+	pthread_cond_destroy(&db->life_cv);
+	pthread_mutex_destroy(&db->life_mu);
 	pthread_cond_destroy(&db->maint_cv);
 	pthread_cond_destroy(&db->maint_idle_cv);
 	pthread_mutex_destroy(&db->maint_mu);
@@ -476,7 +519,7 @@ void ts_free_names(char **names)
 	free(names);
 }
 
-int ts_tables(ts_db *db, char ***out, int *n)
+int ts__tables(ts_db *db, char ***out, int *n)
 {
 	DIR *d = opendir(db->path);
 	struct dirent *e;

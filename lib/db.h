@@ -52,8 +52,14 @@ struct ts_table {
 	char *dir;               /* <db>/<name> */
 	pthread_mutex_t mu;
 	pthread_mutex_t schema_mu; /* readers copying desc->schemas; swaps hold it */
-	int refs;                /* handles out, guarded by db->mu */
+	int refs;                /* handles out, guarded by db->mu and db->life_mu */
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
+	int dropping;            /* atomic: ts_drop waits for the file writers;
+	                          * calls fail with TS_ECLOSED meanwhile */
+	/* db->life_mu (api.h): public calls inside the table; holds of
+	 * cursors and library threads; whether a dropped table's resources
+	 * were released (its object stays, on db->dead, until ts_close) */
+	int calls, holds, released;
 	ts__descriptor *desc;    /* current descriptor, guarded by mu */
 	/* schema_mu: the tablet set of desc once a snapshot built it (the
 	 * table holds a reference), and the swaps of desc so far, which
@@ -136,6 +142,14 @@ struct ts_db {
 	/* The clock of the backoff of failing background work (retry.h):
 	 * monotonic ns; tests replace it to count retries without waiting. */
 	int64_t (*maint_clock)(void);
+	/* Handle lifetimes (api.h): life_mu guards the counts below and the
+	 * tables' calls, holds, released and (with mu) refs; life_cv is
+	 * signalled when a count of calls reaches 0. */
+	pthread_mutex_t life_mu;
+	pthread_cond_t life_cv;
+	int closing;             /* ts_close began: calls fail with TS_ECLOSED */
+	long calls, cursors;     /* public calls inside the db; open cursors */
+	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
 };
 
 /* A counted reference to the open tablet described by m (opened on first
@@ -267,7 +281,8 @@ static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 	return t->next_id++;
 }
 
-/* Free a table object (when its last reference goes or the db closes). */
+/* Free a table object (when the db closes): its resources, if not yet
+ * released, and the object. */
 void ts__table_free(struct ts_table *t);
 
 /* Take the table's mutex and check it was not dropped; in read-only

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "avl.h"
 #include "db.h"
 #include "error.h"
@@ -232,7 +233,7 @@ static int older_than(const ts_table *t, const ts__root *r, const void *arg)
 	return r->min_ts < *(const int64_t *)arg;
 }
 
-int ts_flush(ts_table *t, int64_t before)
+int ts__flush(ts_table *t, int64_t before)
 {
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);

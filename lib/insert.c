@@ -1,5 +1,6 @@
 /*
- * insert.c -- ts_insert: one atomic batch into a table's filling tablets.
+ * insert.c -- ts_insert and ts_insert_at (api.c checks their arguments):
+ * one atomic batch into a table's filling tablets.
  *
  * Under the table's mutex (the single writer), each row is checked and
  * converted (types, ts defaulting to now, max_future, TTL), encoded, its
@@ -8,10 +9,22 @@
  * period; then one commit record publishes every root at once.  The first
  * bad row aborts the whole batch: the log tail and the working roots go
  * back to the last commit, so nothing of the batch is ever visible.
+ *
+ * Schema versions: the caller says which version its rows were built for
+ * (ts_insert_at; ts_insert means the current one), and the version is
+ * looked up under the same mutex that alters need to swap the descriptor
+ * in, so a batch is read with exactly one schema however alters race it.
+ * A row of an older version is taken as that version's row would read
+ * under the current schema -- alters only append columns and widen int32
+ * -- so its values are checked against the old columns (an int32 range
+ * stays an int32 range) and the columns appended since take their
+ * defaults.  Rows are encoded in the current version only.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "api.h"
 #include "avl.h"
 #include "db.h"
 #include "error.h"
@@ -20,15 +33,24 @@
 #include "row.h"
 #include "tablet.h"
 
-/* Check and convert row values in[0..ncols) into out, in place of the
- * caller's; ts defaults to now.  Returns 0 or an error naming the column. */
-static int check_row(const ts__schema *s, const ts_value *in, ts_value *out, int64_t now)
+/* Check and convert the values in[0..v->ncols) of a row of version v into
+ * out[0..s->ncols), a row of the current version s; ts defaults to now.
+ * Returns 0 or an error naming the column. */
+static int check_row(const ts__schema *s, const ts__schema *v, const ts_value *in,
+                     ts_value *out, int64_t now)
 {
-	for (int c = 0; c < s->ncols; c++) {
-		int rc = ts__value_check(s, c, &in[c], &out[c]);
+	assert(v->ncols <= s->ncols && v->ts_col == s->ts_col);
+	for (int c = 0; c < v->ncols; c++) {
+		int rc = ts__value_check(v, c, &in[c], &out[c]);
 		if (rc < 0)
 			return rc;
+		if (v->cols[c].type != s->cols[c].type) { /* int32 widened since */
+			assert(v->cols[c].type == TS_INT32 && s->cols[c].type == TS_INT64);
+			out[c].type = TS_INT64;
+		}
 	}
+	for (int c = v->ncols; c < s->ncols; c++)
+		out[c] = s->cols[c].dflt; /* appended since */
 	if (in[s->ts_col].type == TS_NONE) {
 		out[s->ts_col].type = TS_TIMESTAMP;
 		out[s->ts_col].v.i = now;
@@ -127,13 +149,13 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
 }
 
 /* Check, encode, log and index one row. */
-static int insert_row(ts_table *t, const ts__schema *s, const ts_value *in,
-                      ts_value *vals, int64_t now)
+static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
+                      const ts_value *in, ts_value *vals, int64_t now)
 {
 	const void *key;
 	size_t klen;
 	uint64_t lsn, dup = 0;
-	int rc = check_row(s, in, vals, now);
+	int rc = check_row(s, v, in, vals, now);
 	if (rc == 0)
 		rc = check_time(t, vals[s->ts_col].v.i, now);
 	t->scratch.len = 0;
@@ -158,9 +180,25 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts_value *in,
 	return rc == TS_EDUPKEY ? duplicate(t, s, dup) : rc;
 }
 
-static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
+/* The schema of version (0: the current one) for rows given to t; t->mu
+ * is held. */
+static int row_schema(ts_table *t, uint32_t version, const ts__schema **v)
 {
-	const ts__schema *s = ts__desc_schema(t->desc);
+	const ts__descriptor *d = t->desc;
+	uint32_t current = ts__desc_schema(d)->version;
+	if (version == 0)
+		version = current;
+	if (version > current || version > (uint32_t)d->nschemas)
+		return ts__fail(TS_ESCHEMA, "table \"%s\": no schema version %u (the current one is %u)",
+		                t->name, version, current);
+	*v = d->schemas[version - 1];
+	assert((*v)->version == version);
+	return 0;
+}
+
+static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
+{
+	const ts__schema *s = ts__desc_schema(t->desc), *v = NULL;
 	ts_value vals[TS_COLUMNS_MAX];
 	int64_t now = ts_now(t->db);
 	int rc = ts__log_cap_check(t); /* a log that flushes cannot release */
@@ -168,9 +206,11 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 		t->rows_rejected += nrows;
 		return rc;
 	}
+	if ((rc = row_schema(t, version, &v)) < 0)
+		return rc;
 	rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++)
-		if ((rc = insert_row(t, s, rows + i * (size_t)s->ncols, vals, now)) < 0)
+		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)
 			rc = ts__context(rc, "row %zu", i);
 	if (rc == 0)
 		rc = ts__filling_commit(&t->fill, nrows, now);
@@ -193,17 +233,15 @@ static int insert_locked(ts_table *t, const ts_value *rows, size_t nrows)
 	return 0;
 }
 
-int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
+int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
 {
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
-	if (nrows && !rows)
-		return ts__fail(TS_EINVAL, "ts_insert: rows is NULL");
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
 	if (nrows)
-		rc = insert_locked(t, rows, nrows);
+		rc = insert_locked(t, version, rows, nrows);
 	ts__table_unlock(t);
 	return rc;
 }

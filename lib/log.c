@@ -866,6 +866,12 @@ fail:
 	return rc;
 }
 
+void ts__log_stop_preparing(ts__log *log)
+{
+	if (log)
+		prep_stop(log);
+}
+
 void ts__log_close(ts__log *log, int clean)
 {
 	if (!log)

@@ -83,6 +83,12 @@ uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn);
 /* Sync (writable logs), mark clean when clean is set, unmap, free. */
 void ts__log_close(ts__log *log, int clean);
 
+/* The table was dropped (its directory renamed away): stop the segment
+ * preparer, so that no segment file is made under the old path, which a
+ * new table of the same name may take.  The writer holds the table's
+ * lock and will write no more. */
+void ts__log_stop_preparing(ts__log *log);
+
 /* A segment slot. */
 typedef struct ts__log_slot {
 	_Atomic uint64_t segp1; /* segment number + 1, 0 = empty */

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"
@@ -272,6 +273,8 @@ static int between_slices(ts_table *t, const struct plan *p, int64_t *slice_star
 		return rc;
 	if (all)
 		*swept = ts__mono_ns();
+	if (__atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST))
+		return ts__fail(TS_ECLOSED, "table \"%s\" is being dropped", t->name);
 	if (!p->background)
 		return 0;
 	if (ts__db_stopping(t->db))
@@ -457,7 +460,7 @@ static int merge_one(ts_table *t, int strict)
 	int merged = rc == 0 && p.n;
 	free(p.in);
 	free(p.versions);
-	if (rc == TS_ECLOSED && strict && !t->dropped)
+	if (rc == TS_ECLOSED && strict && !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED))
 		return 0; /* the database is closing; the merge waits for next time */
 	return rc < 0 ? ts__context(rc, "merge in table \"%s\"", t->name) : merged;
 }
@@ -475,7 +478,7 @@ int ts__merge_due(ts_table *t)
 	return ts__table_retry_done(t, &t->merge_retry, "merge", rc);
 }
 
-int ts_merge(ts_table *t, int *merged)
+int ts__merge(ts_table *t, int *merged)
 {
 	int rc = 0, n = 0;
 	if (merged)

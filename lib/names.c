@@ -54,6 +54,8 @@ const char *ts_type_name(ts_type type)
 
 int ts_type_parse(const char *name, ts_type *out)
 {
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_type_parse: out is NULL");
 	int i = lookup(type_names, TS_INT32, COUNT(type_names), name);
 	if (i < 0)
 		return ts__fail(TS_EINVAL, "unknown type \"%.80s\" (want int32, int64, double, timestamp, string or blob)",
@@ -69,6 +71,8 @@ const char *ts_aggfn_name(ts_aggfn fn)
 
 int ts_aggfn_parse(const char *name, ts_aggfn *out)
 {
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_aggfn_parse: out is NULL");
 	int i = lookup(aggfn_names, TS_AGG_COUNT, COUNT(aggfn_names), name);
 	if (i < 0)
 		return ts__fail(TS_EINVAL, "unknown aggregate \"%.80s\" (want count, sum, min, max, mean, first or last)",
@@ -79,6 +83,8 @@ int ts_aggfn_parse(const char *name, ts_aggfn *out)
 
 int ts_sync_mode_parse(const char *text, ts_sync_mode *out)
 {
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_sync_mode_parse: out is NULL");
 	int i = lookup(sync_names, 0, COUNT(sync_names), text);
 	if (i < 0)
 		return ts__fail(TS_EINVAL, "unknown sync mode \"%.80s\" (want none, interval or commit)",

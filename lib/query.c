@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
@@ -49,6 +50,7 @@ int ts__cursor_open(ts_table *t, size_t size,
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = setup(c, arg);
+	ts__table_hold(t, 1); /* the cursor outlives its table handle */
 	if (rc < 0) {
 		ts_cursor_close(c);
 		return rc;
@@ -270,7 +272,7 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 	return rc;
 }
 
-int ts_query_open(ts_table *table, const ts_query *q, ts_cursor **out)
+int ts__query_open(ts_table *table, const ts_query *q, ts_cursor **out)
 {
 	*out = NULL;
 	if (!q)
@@ -445,7 +447,7 @@ static int latest_setup(struct ts_cursor *base, const void *arg)
 	return rc < 0 ? rc : latest_find(l, a->nprefix >= s->schema->nkey - 1);
 }
 
-int ts_latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_cursor **out)
+int ts__latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_cursor **out)
 {
 	struct latest_args a = {prefix, nprefix};
 	return ts__cursor_open(table, sizeof(latest_cursor), latest_next, latest_destroy,
@@ -454,7 +456,7 @@ int ts_latest_open(ts_table *table, const ts_value *prefix, int nprefix, ts_curs
 
 /* ---- every cursor ---- */
 
-int ts_cursor_next(ts_cursor *c, const ts_value **row, int *n)
+int ts__cursor_next(ts_cursor *c, const ts_value **row, int *n)
 {
 	int dummy;
 	*row = NULL;
@@ -472,7 +474,7 @@ int ts_cursor_next(ts_cursor *c, const ts_value **row, int *n)
 	return rc;
 }
 
-int ts_cursor_rewind(ts_cursor *c)
+int ts__cursor_rewind(ts_cursor *c)
 {
 	if (!c->rewind)
 		return ts__fail(TS_ENOTSUP, "only query cursors can be rewound");
@@ -481,12 +483,12 @@ int ts_cursor_rewind(ts_cursor *c)
 	return rc;
 }
 
-int ts_cursor_more(const ts_cursor *c)
+int ts__cursor_more(const ts_cursor *c)
 {
 	return c->more;
 }
 
-int ts_cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
+int ts__cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 {
 	/* Decoded on demand into the cursor's own buffers, which the caller
 	 * cannot see change: logically const. */
@@ -520,5 +522,6 @@ void ts_cursor_close(ts_cursor *c)
 	free(c->resume);
 	ts__buf_free(&c->last_key);
 	ts__buf_free(&c->resume_scratch);
+	ts__table_unhold(c->table, 1);
 	free(c);
 }

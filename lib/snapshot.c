@@ -60,7 +60,7 @@ static int take(ts_table *t, ts__snapshot *s)
 	memset(&c, 0, sizeof c);
 	s->table = t;
 	int rc = 0;
-	if (!ts__db_readonly(t->db) && t->dropped)
+	if (!ts__db_readonly(t->db) && __atomic_load_n(&t->dropped, __ATOMIC_RELAXED))
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	ts__log_pin(t->log); /* before the commit: no segment it names goes away */
 	s->pinned = 1;

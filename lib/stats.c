@@ -5,6 +5,7 @@
  * the descriptor's, the on-disk tablets', the filling tablets' and the
  * writer's (since this process opened the table).
  */
+#include "api.h"
 #include "db.h"
 #include "error.h"
 #include "merge.h"
@@ -99,7 +100,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	                                 t->flushed_bytes) : 0);
 }
 
-int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
+int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 {
 	int count = 0, rc = ts__table_lock(t);
 	*n = 0;

@@ -14,6 +14,7 @@
  * Read-only handles (another process may be writing) compare the inode of
  * DESCRIPTOR on each use and reload it when the writer replaced it.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "avl.h"
 #include "db.h"
 #include "tablet.h"
@@ -111,7 +113,7 @@ fail:
 	return ts__context(rc, "table \"%s\"", name);
 }
 
-int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
+int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
                     int ncolumns, const char *const *key_names, int nkey,
                     int64_t ttl)
 {
@@ -132,7 +134,7 @@ int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns,
 	return rc;
 }
 
-int ts_create(ts_db *db, const char *name, const ts_schema *schema)
+int ts__create(ts_db *db, const char *name, const ts_schema *schema)
 {
 	const char *key[TS_KEY_COLUMNS_MAX];
 	if (!schema || schema->nkey < 1 || schema->nkey > TS_KEY_COLUMNS_MAX)
@@ -145,13 +147,14 @@ int ts_create(ts_db *db, const char *name, const ts_schema *schema)
 			                name ? name : "", k, i);
 		key[k] = schema->columns[i].name;
 	}
-	return ts_create_keyed(db, name, schema->columns, schema->ncolumns, key,
+	return ts__create_keyed(db, name, schema->columns, schema->ncolumns, key,
 	                       schema->nkey, schema->ttl);
 }
 
 /* ---- the shared table objects ---- */
 
 static void note_damage(struct ts_table *t, uint64_t id, int rc);
+static int is_dropped(struct ts_table *t);
 
 /* A reference to the tablet of m (opened on first use); tablets_mu is
  * held. */
@@ -192,6 +195,8 @@ int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__t
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = tablet_ref(t, &m[i], &out[i]);
 	pthread_mutex_unlock(&t->tablets_mu);
+	if (rc < 0 && is_dropped(t)) /* its files went with the drop */
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	/* As for a damaged block (ts__table_damaged): quarantine it now, not
 	 * at the maintainer's next periodic pass. */
 	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
@@ -470,32 +475,137 @@ int ts__table_quarantine_due(struct ts_table *t)
 	return rc;
 }
 
-void ts__table_free(struct ts_table *t)
+/* Free what the table holds besides its object: log mappings, filling
+ * trees, open tablets, descriptors.  Once no handle, call or hold is
+ * left on a dropped table (or when the db closes). */
+static void release_resources(struct ts_table *t)
 {
-	if (!t)
-		return;
 	ts__filling_free(&t->fill);
 	ts__log_close(t->log, 1);
+	t->log = NULL;
 	ts__tablet_set_put(t, t->tablet_set);
+	t->tablet_set = NULL;
 	for (int i = 0; i < t->nopen; i++)
 		ts__tablet_close(t->open_tablets[i].tab);
 	free(t->open_tablets);
-	pthread_mutex_destroy(&t->tablets_mu);
-	pthread_mutex_destroy(&t->flush_mu);
-	pthread_mutex_destroy(&t->merge_mu);
-	pthread_mutex_destroy(&t->desc_mu);
+	t->open_tablets = NULL;
+	t->nopen = t->capopen = 0;
 	ts__buf_free(&t->scratch);
 	ts__buf_free(&t->lookup);
 	ts__descriptor_free(t->desc, 1);
+	t->desc = NULL;
 	while (t->retired) {
 		ts__descriptor *d = t->retired;
 		t->retired = d->next_retired;
 		ts__descriptor_free(d, 1);
 	}
+}
+
+void ts__table_free(struct ts_table *t)
+{
+	if (!t)
+		return;
+	if (!t->released)
+		release_resources(t);
+	pthread_mutex_destroy(&t->tablets_mu);
+	pthread_mutex_destroy(&t->flush_mu);
+	pthread_mutex_destroy(&t->merge_mu);
+	pthread_mutex_destroy(&t->desc_mu);
 	pthread_mutex_destroy(&t->schema_mu);
 	pthread_mutex_destroy(&t->mu);
 	free(t->dir);
 	free(t);
+}
+
+/* ---- handle lifetimes (api.h) ---- */
+
+/* Whether a dropped table is left by every handle, call and hold, so that
+ * its resources can go (once: released is set); life_mu is held. */
+static int take_release(struct ts_table *t)
+{
+	if (t->released || !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED) || t->refs > 0 ||
+	    t->calls > 0 || t->holds > 0)
+		return 0;
+	t->released = 1;
+	return 1;
+}
+
+int ts__db_enter(ts_db *db, const char *fn)
+{
+	int rc = 0;
+	if (!db)
+		return ts__fail(TS_EINVAL, "%s: db is NULL", fn);
+	pthread_mutex_lock(&db->life_mu);
+	if (db->closing)
+		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
+	else
+		db->calls++;
+	pthread_mutex_unlock(&db->life_mu);
+	return rc;
+}
+
+void ts__db_leave(ts_db *db)
+{
+	pthread_mutex_lock(&db->life_mu);
+	assert(db->calls > 0);
+	if (--db->calls == 0)
+		pthread_cond_broadcast(&db->life_cv);
+	pthread_mutex_unlock(&db->life_mu);
+}
+
+int ts__table_enter(struct ts_table *t, const char *fn)
+{
+	int rc = 0;
+	if (!t)
+		return ts__fail(TS_EINVAL, "%s: table is NULL", fn);
+	ts_db *db = t->db;
+	pthread_mutex_lock(&db->life_mu);
+	if (db->closing)
+		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
+	else if (t->refs <= 0)
+		rc = ts__fail(TS_ECLOSED, "%s: table \"%s\" is not open (closed)", fn, t->name);
+	else {
+		t->calls++;
+		db->calls++;
+	}
+	pthread_mutex_unlock(&db->life_mu);
+	return rc;
+}
+
+void ts__table_leave(struct ts_table *t)
+{
+	ts_db *db = t->db;
+	pthread_mutex_lock(&db->life_mu);
+	assert(t->calls > 0 && db->calls > 0);
+	t->calls--;
+	db->calls--;
+	if (t->calls == 0 || db->calls == 0)
+		pthread_cond_broadcast(&db->life_cv);
+	int release = take_release(t);
+	pthread_mutex_unlock(&db->life_mu);
+	if (release)
+		release_resources(t);
+}
+
+void ts__table_hold(struct ts_table *t, int cursor)
+{
+	pthread_mutex_lock(&t->db->life_mu);
+	t->holds++;
+	t->db->cursors += cursor;
+	pthread_mutex_unlock(&t->db->life_mu);
+}
+
+void ts__table_unhold(struct ts_table *t, int cursor)
+{
+	ts_db *db = t->db;
+	pthread_mutex_lock(&db->life_mu);
+	assert(t->holds > 0 && db->cursors >= cursor);
+	t->holds--;
+	db->cursors -= cursor;
+	int release = take_release(t);
+	pthread_mutex_unlock(&db->life_mu);
+	if (release)
+		release_resources(t);
 }
 
 static ino_t descriptor_inode(const char *dir)
@@ -649,8 +759,10 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 {
 	struct ts_table *t;
 	int rc = 0;
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_table_open: out is NULL");
 	*out = NULL;
-	if ((rc = check_table_name(name)) < 0)
+	if ((rc = check_table_name(name)) < 0 || (rc = ts__db_enter(db, "ts_table_open")) < 0)
 		return rc;
 	pthread_mutex_lock(&db->mu);
 	for (t = db->tables; t && (strcmp(t->name, name) != 0 || is_dropped(t)); t = t->next)
@@ -659,34 +771,72 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 		t->next = db->tables;
 		db->tables = t;
 	}
-	if (t)
+	if (t) {
+		pthread_mutex_lock(&db->life_mu);
 		t->refs++;
+		pthread_mutex_unlock(&db->life_mu);
+	}
 	pthread_mutex_unlock(&db->mu);
+	ts__db_leave(db);
 	*out = t;
 	return rc;
 }
 
+/* Take t off db->tables (if listed) and put it on db->dead; db->mu and
+ * life_mu are held. */
+static void bury(ts_db *db, struct ts_table *t)
+{
+	struct ts_table **pp = &db->tables;
+	while (*pp && *pp != t)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return; /* buried already */
+	*pp = t->next;
+	t->next = db->dead;
+	db->dead = t;
+}
+
+/*
+ * The last close of a handle waits for the calls still inside the table
+ * (another thread's insert or query_open): once it returns, nothing runs
+ * on the table but cursors and the library's own threads, which hold it.
+ * Closing more often than opening is detected while the object lives,
+ * which is until ts_close (dropped tables' objects too, on db->dead).
+ */
 void ts_table_close(ts_table *t)
 {
 	if (!t)
 		return;
 	ts_db *db = t->db;
+	if (ts__db_enter(db, "ts_table_close") < 0)
+		return; /* ts_close is closing it */
 	pthread_mutex_lock(&db->mu);
-	int free_it = --t->refs == 0 && is_dropped(t);
-	if (free_it) { /* a read-only db's table that saw its drop is still listed */
-		struct ts_table **pp = &db->tables;
-		while (*pp && *pp != t)
-			pp = &(*pp)->next;
-		if (*pp)
-			*pp = t->next;
+	pthread_mutex_lock(&db->life_mu);
+	int last = 0, release = 0;
+	if (t->refs <= 0) {
+		ts__fail(TS_EINVAL, "ts_table_close: table \"%s\" is not open (closed twice?)", t->name);
+		pthread_mutex_unlock(&db->mu);
+	} else {
+		last = --t->refs == 0;
+		if (last && is_dropped(t)) /* a read-only db's table that saw its drop */
+			bury(db, t);
+		pthread_mutex_unlock(&db->mu);
+		while (last && t->calls > 0)
+			pthread_cond_wait(&db->life_cv, &db->life_mu);
+		release = take_release(t);
 	}
-	pthread_mutex_unlock(&db->mu);
-	if (free_it)
-		ts__table_free(t);
+	pthread_mutex_unlock(&db->life_mu);
+	if (release)
+		release_resources(t);
+	ts__db_leave(db);
 }
 
 const char *ts_table_name(const ts_table *t)
 {
+	if (!t) {
+		ts__fail(TS_EINVAL, "ts_table_name: table is NULL");
+		return NULL;
+	}
 	return t->name;
 }
 
@@ -743,8 +893,11 @@ static int refresh(struct ts_table *t)
 int ts__table_lock(struct ts_table *t)
 {
 	pthread_mutex_lock(&t->mu);
-	int rc = t->dropped ? ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name)
-	                    : refresh(t);
+	int dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+	int rc = dropped ? ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name)
+	         : __atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST)
+	             ? ts__fail(TS_ECLOSED, "table \"%s\" is being dropped", t->name)
+	             : refresh(t);
 	if (rc < 0)
 		pthread_mutex_unlock(&t->mu);
 	return rc;
@@ -755,7 +908,7 @@ void ts__table_unlock(struct ts_table *t)
 	pthread_mutex_unlock(&t->mu);
 }
 
-int ts_table_schema(ts_table *t, ts_schema **out)
+int ts__table_schema(ts_table *t, ts_schema **out)
 {
 	int rc = ts__table_lock(t);
 	*out = NULL;
@@ -838,7 +991,7 @@ static int install_schema(struct ts_table *t, ts__descriptor *d, ts__schema *s)
 	return ts__table_install_descriptor(t, d);
 }
 
-int ts_alter_add(ts_table *t, const ts_column *column)
+int ts__alter_add(ts_table *t, const ts_column *column)
 {
 	ts__descriptor *d;
 	ts__schema *s;
@@ -853,7 +1006,7 @@ int ts_alter_add(ts_table *t, const ts_column *column)
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
-int ts_alter_widen(ts_table *t, const char *column)
+int ts__alter_widen(ts_table *t, const char *column)
 {
 	ts__descriptor *d;
 	ts__schema *s;
@@ -868,7 +1021,7 @@ int ts_alter_widen(ts_table *t, const char *column)
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }
 
-int ts_alter_ttl(ts_table *t, int64_t ttl)
+int ts__alter_ttl(ts_table *t, int64_t ttl)
 {
 	ts__descriptor *d;
 	if (ttl < 0)
@@ -897,51 +1050,119 @@ static int is_table_dir(ts_db *db, const char *name)
 }
 
 /* Forget the table object of a dropped table; db->mu is held.  Handles
- * still out see TS_ECLOSED and the last ts_table_close frees it. */
+ * still out see TS_ECLOSED; the last of its handles, calls and holds
+ * releases its resources, and ts_close frees the object. */
 static void unlink_table(ts_db *db, const char *name)
 {
-	struct ts_table **pp = &db->tables, *t;
-	while (*pp && strcmp((*pp)->name, name) != 0)
-		pp = &(*pp)->next;
-	if (!(t = *pp))
+	struct ts_table *t = db->tables;
+	while (t && strcmp(t->name, name) != 0)
+		t = t->next;
+	if (!t)
 		return;
-	*pp = t->next;
 	pthread_mutex_lock(&t->mu);
-	t->dropped = 1;
+	__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+	ts__log_stop_preparing(t->log); /* no segment made under the old path */
 	pthread_mutex_unlock(&t->mu);
-	if (t->refs == 0)
-		ts__table_free(t);
+	pthread_mutex_lock(&db->life_mu);
+	bury(db, t);
+	int release = take_release(t);
+	pthread_mutex_unlock(&db->life_mu);
+	if (release)
+		release_resources(t);
 }
 
-int ts_drop(ts_db *db, const char *name)
+/* The loaded object of table name (not dropped), held, or NULL; db->mu
+ * is held. */
+static struct ts_table *loaded(ts_db *db, const char *name)
+{
+	struct ts_table *t = db->tables;
+	while (t && (strcmp(t->name, name) != 0 || is_dropped(t)))
+		t = t->next;
+	if (t)
+		ts__table_hold(t, 0);
+	return t;
+}
+
+/* Wait for t's writers of files -- merge, flush, alter, expiry,
+ * quarantine: each holds one of these from checking that t is not
+ * dropped to its last file written -- and keep them out (NULL: none). */
+static void stop_file_writers(struct ts_table *t)
+{
+	if (!t)
+		return;
+	/* Calls arriving meanwhile fail fast rather than queue on the
+	 * mutexes before the drop (which they could starve). */
+	__atomic_add_fetch(&t->dropping, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&t->merge_mu);
+	pthread_mutex_lock(&t->flush_mu);
+	pthread_mutex_lock(&t->desc_mu);
+}
+
+static void resume_file_writers(struct ts_table *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_unlock(&t->desc_mu);
+	pthread_mutex_unlock(&t->flush_mu);
+	pthread_mutex_unlock(&t->merge_mu);
+	__atomic_sub_fetch(&t->dropping, 1, __ATOMIC_SEQ_CST);
+	ts__table_unhold(t, 0);
+}
+
+/* Rename the table away and forget its object; db->mu is held, and the
+ * table's file writers are stopped. */
+static int drop_locked(ts_db *db, const char *name)
 {
 	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
 	static unsigned long seq; /* shared by every ts_db of the process */
 	int rc;
-	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
-		return rc;
-	pthread_mutex_lock(&db->mu);
-	if ((rc = is_table_dir(db, name)) <= 0) {
-		if (rc == 0)
-			rc = ts__fail(TS_ENOENT, "no such table \"%s\"", name);
-		goto out;
-	}
+	if ((rc = is_table_dir(db, name)) <= 0)
+		return rc == 0 ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
 	if ((rc = ts__path(src, "%s/%s", db->path, name)) < 0 ||
 	    (rc = ts__path(dst, "%s/.dropped-%s-%ld-%lu", db->path, name, (long)getpid(),
 	                   __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED))) < 0)
-		goto out;
-	if (rename(src, dst) < 0) {
-		rc = ts__fail_errno(errno, "rename %s to %s", src, dst);
-		goto out;
-	}
+		return rc;
+	if (rename(src, dst) < 0)
+		return ts__fail_errno(errno, "rename %s to %s", src, dst);
 	unlink_table(db, name);
 	/* The table is gone whatever happens now; if the sync fails, the
 	 * next read-write ts_open removes dst. */
 	if ((rc = ts__fsync_dir(db->path)) < 0)
-		rc = ts__context(rc, "table \"%s\"", name);
-	else
-		rc = ts__rmtree(dst);
-out:
-	pthread_mutex_unlock(&db->mu);
-	return rc;
+		return ts__context(rc, "table \"%s\"", name);
+	return ts__rmtree(dst);
+}
+
+/*
+ * A drop racing calls on the table: calls that change its files wait
+ * for their mutexes, which the drop holds from before the rename until
+ * the table is marked dropped, so they find it dropped (TS_ECLOSED) and
+ * write nothing; calls that only read files find them gone and, seeing
+ * the mark, say TS_ECLOSED too (ts__table_tablets).  The table's mutexes
+ * are taken without db->mu (a merge takes db->mu to run due flushes),
+ * so the object is looked up again under it, and the drop starts over
+ * in the unlikely case that another drop and create of the same name
+ * came in between.
+ */
+int ts__drop(ts_db *db, const char *name)
+{
+	int rc;
+	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0)
+		return rc;
+	for (;;) {
+		pthread_mutex_lock(&db->mu);
+		struct ts_table *t = loaded(db, name);
+		pthread_mutex_unlock(&db->mu);
+		stop_file_writers(t);
+		pthread_mutex_lock(&db->mu);
+		struct ts_table *now = loaded(db, name);
+		int same = now == t;
+		if (same)
+			rc = drop_locked(db, name);
+		pthread_mutex_unlock(&db->mu);
+		if (now)
+			ts__table_unhold(now, 0);
+		resume_file_writers(t);
+		if (same)
+			return rc;
+	}
 }

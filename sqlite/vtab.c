@@ -788,7 +788,7 @@ static int store_pending(tsv_table *v)
 			v->wdb = NULL;
 	}
 	if (rc == 0 && (rc = ts_table_open(v->wdb, v->name, &t)) == 0)
-		rc = ts_insert(t, v->pending, v->npending);
+		rc = ts_insert_at(t, v->schema->version, v->pending, v->npending);
 	ts_table_close(t);
 	free_pending(v);
 	return rc < 0 ? fail(&v->base, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;

@@ -71,6 +71,7 @@ struct insert {
 	const struct cli *cli;
 	struct cli_store *st;
 	const char *table;
+	const ts_schema *schema; /* the rows are built for it (cli_store_insert) */
 	int ncols;
 	struct cli_input *input;
 	ts_value *rows;       /* CLI_INSERT_BATCH_ROWS rows of ncols values */
@@ -137,6 +138,7 @@ static int insert_init(struct insert *ins, const struct cli *cli, const ts_schem
 	size_t nvalues = (size_t)CLI_INSERT_BATCH_ROWS * (size_t)s->ncolumns;
 	int typed = f == stdin && isatty(STDIN_FILENO);
 	ins->cli = cli;
+	ins->schema = s;
 	ins->ncols = s->ncolumns;
 	ins->rows = calloc(nvalues, sizeof *ins->rows); /* all TS_NONE */
 	ins->lines = calloc(CLI_INSERT_BATCH_ROWS, sizeof *ins->lines);
@@ -245,7 +247,7 @@ static int store_range(struct insert *ins, size_t first, size_t count)
 		const char *why;
 		size_t bad;
 		int rc = cli_store_insert(ins->st, ins->table, ins->rows + first * (size_t)ins->ncols,
-		                          count, ins->ncols);
+		                          count, ins->schema);
 		if (rc == 0) {
 			ins->stored += count;
 			return 0;

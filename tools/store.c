@@ -250,15 +250,16 @@ int cli_store_drop(struct cli_store *st, const char *table)
 }
 
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     int ncolumns)
+                     const ts_schema *s)
 {
+	int ncolumns = s->ncolumns;
 	ts_table *t = NULL;
 	int rc;
 	if (st->rem)
 		return cli_remote_insert(st->rem, table, rows, n, ncolumns, st->msg, sizeof st->msg);
 	if ((rc = with_table(st, table, &t)) < 0)
 		return rc;
-	rc = lib(st, ts_insert(t, rows, n));
+	rc = lib(st, ts_insert_at(t, s->version, rows, n));
 	ts_table_close(t);
 	return rc;
 }

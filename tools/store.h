@@ -122,9 +122,11 @@ int cli_store_alter(struct cli_store *st, const char *table, const ts_column *co
 
 int cli_store_drop(struct cli_store *st, const char *table);
 
-/* ts_insert of n rows of the table's current schema (ncolumns each). */
+/* ts_insert_at of n rows of schema s (s->ncolumns each), s as
+ * cli_store_schema gave it: an alter meanwhile never shifts the rows
+ * (through tsstored, rows of the wrong width are refused). */
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     int ncolumns);
+                     const ts_schema *s);
 
 /* ts_flush of table, or of every table when NULL. */
 int cli_store_flush(struct cli_store *st, const char *table, int64_t before);

@@ -39,6 +39,13 @@
  * On failure the directory is kept and named (its log holds the daemon's
  * stderr).
  *
+ * Beside that load, an alter racer (issue 24 item 1, --alter-writers N
+ * connections, default 2; 0 turns it off) runs round after round of
+ * tests/daemon/alter_race.h on tables ar0, ar1, ...: its writers insert
+ * self-describing rows while it makes 24 alters (adds and widens), and
+ * every value of the table is then checked and the table dropped; a
+ * wrong value, a failed request or a row count off fails the soak.
+ *
  * Inserters are paced (--rate batches a second each, default 50; 0 runs
  * them flat out) and latency is measured from the moment a request is
  * sent, so an interval in which the daemon falls behind the pace shows as
@@ -61,6 +68,7 @@
 
 #include <jansson.h>
 
+#include "alter_race.h"
 #include "support_client.h"
 
 #define SEC INT64_C(1000000000)
@@ -86,7 +94,14 @@ static struct {
 	double seconds, report, rate;
 	int inserters, readers, tables;
 	const char *sync;
-} opt = {600, 10, 50, 16, 8, 4, "interval"};
+	int alter_writers;
+} opt = {600, 10, 50, 16, 8, 4, "interval", 2};
+
+/* The alter racer's rounds, rows checked and failed rounds. */
+static struct {
+	pthread_t thread;
+	long rounds, rows, refused, failed;
+} alters;
 
 /* Latency samples of one interval, in microseconds. */
 struct samples {
@@ -747,7 +762,8 @@ static int create_tables(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: soak [--seconds S] [--report S] [--inserters N] [--rate BATCHES/S]\n"
-	                "            [--readers N] [--tables N] [--sync none|interval|commit]\n");
+	                "            [--readers N] [--tables N] [--sync none|interval|commit]\n"
+	                "            [--alter-writers N]\n");
 	exit(2);
 }
 
@@ -756,7 +772,7 @@ static void parse_args(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"seconds", 1, NULL, 's'}, {"report", 1, NULL, 'r'}, {"inserters", 1, NULL, 'i'},
 		{"readers", 1, NULL, 'q'}, {"tables", 1, NULL, 't'}, {"sync", 1, NULL, 'y'},
-		{"rate", 1, NULL, 'a'},
+		{"rate", 1, NULL, 'a'}, {"alter-writers", 1, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
 	int ch;
@@ -769,12 +785,36 @@ static void parse_args(int argc, char **argv)
 		case 't': opt.tables = atoi(optarg); break;
 		case 'y': opt.sync = optarg; break;
 		case 'a': opt.rate = atof(optarg); break;
+		case 'w': opt.alter_writers = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (optind != argc || opt.seconds <= 0 || opt.report <= 0 || opt.inserters < 1 ||
-	    opt.readers < 0 || opt.rate < 0 || opt.tables < 1 || opt.tables > TABLES_MAX)
+	    opt.readers < 0 || opt.rate < 0 || opt.tables < 1 || opt.tables > TABLES_MAX ||
+	    opt.alter_writers < 0 || opt.alter_writers > AR_WRITERS_MAX)
 		usage();
+}
+
+/* Rounds of the insert/alter race on fresh tables until the load stops. */
+static void *alter_racer_main(void *arg)
+{
+	static struct ar_run r;
+	(void)arg;
+	while (!atomic_load(&stopping)) {
+		memset(&r, 0, sizeof r);
+		r.d = daemon_;
+		r.writers = opt.alter_writers;
+		r.rounds = 8;
+		snprintf(r.table, sizeof r.table, "ar%ld", alters.rounds);
+		if (ar_run(&r) < 0 || ar_drop(&r) < 0) {
+			alters.failed++;
+			error_add("ALTER_RACE", "%s: %s", r.table, r.error);
+		}
+		alters.rounds++;
+		alters.rows += r.rows;
+		alters.refused += r.refused;
+	}
+	return NULL;
 }
 
 /* Start the workers, run, stop them. */
@@ -793,8 +833,12 @@ static int load(void)
 		readers[i] = (struct reader){.index = i, .rng = 0x9E3779B97F4A7C15u * (uint64_t)(i + 1)};
 		pthread_create(&readers[i].thread, NULL, reader_main, &readers[i]);
 	}
+	if (opt.alter_writers)
+		pthread_create(&alters.thread, NULL, alter_racer_main, NULL);
 	rc = run_load();
 	atomic_store(&stopping, 1);
+	if (opt.alter_writers)
+		pthread_join(alters.thread, NULL);
 	for (i = 0; i < opt.inserters; i++)
 		pthread_join(inserters[i].thread, NULL);
 	for (i = 0; i < opt.readers; i++)
@@ -843,7 +887,7 @@ int main(int argc, char **argv)
 	errors = errs.total;
 	pthread_mutex_unlock(&errs.mu);
 	ok = !died && stop_status == 0 && restarted && t.lost == 0 && t.extra == 0 && t.wrong == 0 &&
-	     problems == 0 && errors == 0 && t.stored == acked;
+	     problems == 0 && errors == 0 && t.stored == acked && alters.failed == 0;
 	printf("{\"summary\":true,\"ok\":%s,\"seconds\":%.0f,\"inserters\":%d,\"readers\":%d,"
 	       "\"tables\":%d,\"rate\":%g,\"sync\":\"%s\",\"rows_acked\":%ld,\"rows_stored\":%ld,\"rows_lost\":%ld,"
 	       "\"rows_extra\":%ld,\"hosts_wrong\":%ld,\"inserts\":%ld,\"reads\":{",
@@ -854,6 +898,8 @@ int main(int argc, char **argv)
 		printf("%s\"%s\":%ld", k ? "," : "", kind_names[k], (long)atomic_load(&n_reads[k]));
 	printf("},\"errors_total\":%ld,\"errors\":", errors);
 	print_errors();
+	printf(",\"alter_race\":{\"rounds\":%ld,\"rows_checked\":%ld,\"stale_refused\":%ld,"
+	       "\"failed\":%ld}", alters.rounds, alters.rows, alters.refused, alters.failed);
 	printf(",\"daemon_died\":%s,\"sigterm_exit\":%d,\"check_problems\":%ld,\"verify_s\":%.1f,"
 	       "\"rss_kb\":{\"start\":%ld,\"max\":%ld,\"end\":%ld},"
 	       "\"rss_anon_kb\":{\"start\":%ld,\"max\":%ld,\"end\":%ld},"

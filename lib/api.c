@@ -1,0 +1,317 @@
+/*
+ * api.c -- the gate of the public calls that take a handle (api.h):
+ * arguments checked, the call counted in flight, the implementation
+ * called.
+ *
+ * Every check here is one the caller can get wrong without any other
+ * fault: a NULL handle, a NULL out-pointer, a count with a NULL array
+ * (a bound of nlower values with no lower[]) or a negative count.  Each
+ * is TS_EINVAL with a message naming the function and the argument.
+ * Values behind valid pointers are checked by the implementations.
+ *
+ * A call on a table is counted on the table and on its database from
+ * ts__table_enter to ts__table_leave: the last ts_table_close of a table
+ * waits until no call is inside it, ts_close until no call is inside the
+ * database, and both make later calls fail with TS_ECLOSED -- so no call
+ * ever runs on a freed handle while the close is in progress.  (A call
+ * made after ts_close returned, on the freed handle, is the one misuse
+ * no library can catch.)
+ */
+#include <stddef.h>
+
+#include "api.h"
+#include "cursor.h"
+#include "db.h"
+#include "error.h"
+
+#define NEED(cond, fn, what) \
+	do { if (!(cond)) return ts__fail(TS_EINVAL, "%s: %s", fn, what); } while (0)
+
+/* A count n with its array p: p set when n > 0 (a negative count is the
+ * implementation's to report, as for any bad count). */
+static int counted(const void *p, int n, const char *fn, const char *what)
+{
+	if (n > 0 && !p)
+		return ts__fail(TS_EINVAL, "%s: %d %s but the array is NULL", fn, n, what);
+	return 0;
+}
+
+/* ---- databases ---- */
+
+int ts_sync(ts_db *db)
+{
+	int rc = ts__db_enter(db, "ts_sync");
+	if (rc == 0) {
+		rc = ts__sync(db);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_tables(ts_db *db, char ***out, int *n)
+{
+	NEED(out, "ts_tables", "out is NULL");
+	*out = NULL;
+	int rc = ts__db_enter(db, "ts_tables");
+	if (rc == 0) {
+		rc = ts__tables(db, out, n);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_create(ts_db *db, const char *name, const ts_schema *schema)
+{
+	int rc;
+	NEED(name, "ts_create", "name is NULL");
+	NEED(schema, "ts_create", "schema is NULL");
+	if ((rc = counted(schema->columns, schema->ncolumns, "ts_create", "columns")) < 0 ||
+	    (rc = counted(schema->key, schema->nkey, "ts_create", "key columns")) < 0 ||
+	    (rc = ts__db_enter(db, "ts_create")) < 0)
+		return rc;
+	rc = ts__create(db, name, schema);
+	ts__db_leave(db);
+	return rc;
+}
+
+int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                    const char *const *key_names, int nkey, int64_t ttl)
+{
+	int rc;
+	NEED(name, "ts_create_keyed", "name is NULL");
+	NEED(ncolumns >= 0 && nkey >= 0, "ts_create_keyed", "negative count of columns or key names");
+	if ((rc = counted(columns, ncolumns, "ts_create_keyed", "columns")) < 0 ||
+	    (rc = counted(key_names, nkey, "ts_create_keyed", "key names")) < 0 ||
+	    (rc = ts__db_enter(db, "ts_create_keyed")) < 0)
+		return rc;
+	rc = ts__create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl);
+	ts__db_leave(db);
+	return rc;
+}
+
+int ts_drop(ts_db *db, const char *name)
+{
+	NEED(name, "ts_drop", "name is NULL");
+	int rc = ts__db_enter(db, "ts_drop");
+	if (rc == 0) {
+		rc = ts__drop(db, name);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_check(ts_db *db, const char *table, const ts_check_opts *opts)
+{
+	int rc = ts__db_enter(db, "ts_check");
+	if (rc == 0) {
+		rc = ts__check(db, table, opts);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_backup(ts_db *db, const char *dest)
+{
+	NEED(dest, "ts_backup", "dest is NULL");
+	int rc = ts__db_enter(db, "ts_backup");
+	if (rc == 0) {
+		rc = ts__backup(db, dest);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+/* ---- tables ---- */
+
+int ts_table_schema(ts_table *t, ts_schema **out)
+{
+	NEED(out, "ts_table_schema", "out is NULL");
+	*out = NULL;
+	int rc = ts__table_enter(t, "ts_table_schema");
+	if (rc == 0) {
+		rc = ts__table_schema(t, out);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_alter_add(ts_table *t, const ts_column *column)
+{
+	NEED(column, "ts_alter_add", "column is NULL");
+	int rc = ts__table_enter(t, "ts_alter_add");
+	if (rc == 0) {
+		rc = ts__alter_add(t, column);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_alter_widen(ts_table *t, const char *column)
+{
+	NEED(column, "ts_alter_widen", "column is NULL");
+	int rc = ts__table_enter(t, "ts_alter_widen");
+	if (rc == 0) {
+		rc = ts__alter_widen(t, column);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_alter_ttl(ts_table *t, int64_t ttl)
+{
+	int rc = ts__table_enter(t, "ts_alter_ttl");
+	if (rc == 0) {
+		rc = ts__alter_ttl(t, ttl);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+                  const char *fn)
+{
+	NEED(rows || nrows == 0, fn, "rows is NULL");
+	int rc = ts__table_enter(t, fn);
+	if (rc == 0) {
+		rc = ts__insert(t, version, rows, nrows);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
+{
+	return insert(t, 0, rows, nrows, "ts_insert");
+}
+
+int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
+{
+	return insert(t, version, rows, nrows, "ts_insert_at");
+}
+
+int ts_flush(ts_table *t, int64_t before)
+{
+	int rc = ts__table_enter(t, "ts_flush");
+	if (rc == 0) {
+		rc = ts__flush(t, before);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_merge(ts_table *t, int *merged)
+{
+	if (merged)
+		*merged = 0;
+	int rc = ts__table_enter(t, "ts_merge");
+	if (rc == 0) {
+		rc = ts__merge(t, merged);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_table_stats(ts_table *t, ts_stat *out, int room, int *n)
+{
+	int rc;
+	NEED(n, "ts_table_stats", "n is NULL");
+	*n = 0;
+	NEED(room >= 0, "ts_table_stats", "negative room");
+	if ((rc = counted(out, room, "ts_table_stats", "entries of room")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_table_stats")) < 0)
+		return rc;
+	rc = ts__table_stats(t, out, room, n);
+	ts__table_leave(t);
+	return rc;
+}
+
+/* ---- queries and cursors ---- */
+
+static int check_query(const ts_query *q)
+{
+	int rc;
+	NEED(q, "ts_query_open", "no query (q is NULL)");
+	if ((rc = counted(q->prefix, q->nprefix, "ts_query_open", "prefix values")) < 0 ||
+	    (rc = counted(q->lower, q->nlower, "ts_query_open", "lower bound values")) < 0 ||
+	    (rc = counted(q->upper, q->nupper, "ts_query_open", "upper bound values")) < 0 ||
+	    (rc = counted(q->columns, q->ncolumns, "ts_query_open", "projected columns")) < 0 ||
+	    (rc = counted(q->after, q->nafter, "ts_query_open", "after values")) < 0)
+		return rc;
+	return 0;
+}
+
+int ts_query_open(ts_table *t, const ts_query *q, ts_cursor **out)
+{
+	int rc;
+	NEED(out, "ts_query_open", "out is NULL");
+	*out = NULL;
+	if ((rc = check_query(q)) < 0 || (rc = ts__table_enter(t, "ts_query_open")) < 0)
+		return rc;
+	rc = ts__query_open(t, q, out);
+	ts__table_leave(t);
+	return rc;
+}
+
+int ts_latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out)
+{
+	int rc;
+	NEED(out, "ts_latest_open", "out is NULL");
+	*out = NULL;
+	if ((rc = counted(prefix, nprefix, "ts_latest_open", "prefix values")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_latest_open")) < 0)
+		return rc;
+	rc = ts__latest_open(t, prefix, nprefix, out);
+	ts__table_leave(t);
+	return rc;
+}
+
+int ts_aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out)
+{
+	int rc;
+	NEED(out, "ts_aggregate_open", "out is NULL");
+	*out = NULL;
+	NEED(req, "ts_aggregate_open", "no aggregate request (req is NULL)");
+	if ((rc = counted(req->prefix, req->nprefix, "ts_aggregate_open", "prefix values")) < 0 ||
+	    (rc = counted(req->specs, req->nspecs, "ts_aggregate_open", "specs")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_aggregate_open")) < 0)
+		return rc;
+	rc = ts__aggregate_open(t, req, out);
+	ts__table_leave(t);
+	return rc;
+}
+
+/* A cursor holds its table (ts__table_hold), so its calls need no
+ * counting: the table outlives it. */
+int ts_cursor_next(ts_cursor *c, const ts_value **row, int *n)
+{
+	if (n)
+		*n = 0;
+	NEED(row, "ts_cursor_next", "row is NULL");
+	*row = NULL;
+	NEED(c, "ts_cursor_next", "cursor is NULL");
+	return ts__cursor_next(c, row, n);
+}
+
+int ts_cursor_rewind(ts_cursor *c)
+{
+	NEED(c, "ts_cursor_rewind", "cursor is NULL");
+	return ts__cursor_rewind(c);
+}
+
+int ts_cursor_more(const ts_cursor *c)
+{
+	if (!c) {
+		ts__fail(TS_EINVAL, "ts_cursor_more: cursor is NULL");
+		return 0;
+	}
+	return ts__cursor_more(c);
+}
+
+int ts_cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey)
+{
+	NEED(key && nkey, "ts_cursor_resume", "key or nkey is NULL");
+	*key = NULL;
+	*nkey = 0;
+	NEED(c, "ts_cursor_resume", "cursor is NULL");
+	return ts__cursor_resume(c, key, nkey);
+}

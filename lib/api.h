@@ -1,0 +1,62 @@
+/*
+ * api.h -- the public entry points' implementations, behind api.c.
+ *
+ * api.c is the gate of every public call that takes a handle: it checks
+ * the arguments (NULL handles, NULL required pointers, counts that
+ * contradict their arrays: TS_EINVAL naming the function), counts the
+ * call in flight on its database and table (so that ts_table_close and
+ * ts_close wait for it, and refuse new calls once they began), and calls
+ * the implementation declared here, which may then rely on its
+ * arguments.  Handle lifetimes themselves are in table.c (ts_table_open,
+ * ts_table_close, the holds of cursors and of the library's own threads)
+ * and db.c (ts_close).
+ */
+#ifndef TS_API_H
+#define TS_API_H
+
+#include "tsstore.h"
+
+/* Enter a call on db: TS_EINVAL when db is NULL, TS_ECLOSED once
+ * ts_close began; on 0 the call is counted until ts__db_leave.  fn names
+ * the public function in the message. */
+int ts__db_enter(ts_db *db, const char *fn);
+void ts__db_leave(ts_db *db);
+
+/* Enter a call on table t: as ts__db_enter, plus TS_ECLOSED when the
+ * handle is not open (closed as often as it was opened). */
+int ts__table_enter(ts_table *t, const char *fn);
+void ts__table_leave(ts_table *t);
+
+/* Keep t's object (and, for a dropped table, its files' mappings) alive
+ * without a handle: a cursor (cursor = 1, counted for ts_close's
+ * TS_EBUSY) or a thread of the library.  ts_table_close does not wait
+ * for holds; the last of handles, calls and holds of a dropped table
+ * releases its resources. */
+void ts__table_hold(ts_table *t, int cursor);
+void ts__table_unhold(ts_table *t, int cursor);
+
+int ts__create(ts_db *db, const char *name, const ts_schema *schema);
+int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                     const char *const *key_names, int nkey, int64_t ttl);
+int ts__drop(ts_db *db, const char *name);
+int ts__sync(ts_db *db);
+int ts__tables(ts_db *db, char ***out, int *n);
+int ts__check(ts_db *db, const char *table, const ts_check_opts *opts);
+int ts__backup(ts_db *db, const char *dest);
+int ts__table_schema(ts_table *t, ts_schema **out);
+int ts__alter_add(ts_table *t, const ts_column *column);
+int ts__alter_widen(ts_table *t, const char *column);
+int ts__alter_ttl(ts_table *t, int64_t ttl);
+int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows);
+int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
+int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
+int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+int ts__cursor_next(ts_cursor *c, const ts_value **row, int *n);
+int ts__cursor_rewind(ts_cursor *c);
+int ts__cursor_more(const ts_cursor *c);
+int ts__cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey);
+int ts__flush(ts_table *t, int64_t before);
+int ts__merge(ts_table *t, int *merged);
+int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
+
+#endif
