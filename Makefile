@@ -1,15 +1,20 @@
 # Makefile -- tsstore's hand-written GNU Makefile.
 #
-#   make            build the library and the programs
+#   make            build the library and the programs ./configure chose
 #   make check      install missing build dependencies, build, run every test
 #   make check SANITIZE=1   the same under AddressSanitizer + UBSan
 #   make run        build, create ./tsstore-data with a demo table, serve it
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make uninstall  the same PREFIX and DESTDIR: removes what install put
 #   make clean / make distclean
 #
 # ./configure (made from configure.ac by autoconf) finds the libraries and
-# writes config.mk; both happen automatically on the first build, after
-# scripts/deps.sh has installed whatever Debian packages are missing.
+# writes config.mk; both happen automatically on the first build, with the
+# options of the last ./configure run by hand (--without-daemon,
+# --without-fuse, --without-tools, --without-sqlite: see configure.ac).
+# Only `make check` and `make run` (and `make bench`, `make fuzz`) install
+# missing Debian packages first, with scripts/deps.sh; a plain `make` on a
+# machine missing a library stops in configure, naming the package.
 
 .DEFAULT_GOAL := all
 SHELL := /bin/sh
@@ -33,7 +38,7 @@ LIB_PATCH = 0
 LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
 SONAME = libtsstore.so.$(LIB_MAJOR)
 
-NOCONFIG_GOALS = clean distclean deps
+NOCONFIG_GOALS = clean distclean deps uninstall
 ifeq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
 else
 -include config.mk
@@ -62,6 +67,9 @@ say = @printf '  %-6s %s\n'
 endif
 
 OPT ?= -O2 -g
+# Each object's prerequisites are the headers the compiler read (-MMD
+# writes them to a .d file beside the object, included below).
+DEPFLAGS = -MMD -MP
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(SANFLAGS) -pthread -Iinclude -iquote lib
 LIB_CFLAGS = $(CFLAGS_ALL) -fPIC -fvisibility=hidden -DTS_BUILDING_LIBRARY $(LZO_CFLAGS)
@@ -79,13 +87,20 @@ COMMON_LIB = $(B)/libcommon.a
 TOOL_SRCS = $(sort $(wildcard tools/*.c))
 TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 
-DAEMON_SRCS = $(sort $(wildcard daemon/*.c))
-DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o)
+# tsstored serves the FUSE view itself with --mount (daemon/mount.c over
+# fuse/view.c); built without FUSE, daemon/mount_none.c answers --mount
+# with an error instead.
+DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount).c, \
+	$(sort $(wildcard daemon/*.c)))
+DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
 FUSE_SRCS = $(sort $(wildcard fuse/*.c))
 FUSE_OBJS = $(FUSE_SRCS:%.c=$(B)/%.o)
-PROGRAMS = $(B)/bin/tsstore $(B)/bin/tsstored $(B)/bin/tsstore-fuse
-# The SQLite extension (sqlite/): built when libsqlite3 is (HAVE_SQLITE).
-SQLITE_EXT = $(if $(filter 1,$(HAVE_SQLITE)),$(B)/libtsstore_sqlite.so)
+# What ./configure chose to build (config.mk: WITH_*).
+PROGRAMS = $(strip $(if $(filter 1,$(WITH_TOOLS)),$(B)/bin/tsstore) \
+	$(if $(filter 1,$(WITH_DAEMON)),$(B)/bin/tsstored) \
+	$(if $(filter 1,$(WITH_FUSE)),$(B)/bin/tsstore-fuse))
+# The SQLite extension (sqlite/).
+SQLITE_EXT = $(if $(filter 1,$(WITH_SQLITE)),$(B)/libtsstore_sqlite.so)
 PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
 PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
@@ -110,8 +125,14 @@ BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS)) \
 CLI_TESTS = $(sort $(wildcard tests/cli/test_*.sh))
 
 MANPAGES = $(sort $(wildcard man/*.[1-8]))
+# The pages installed: the library's, and those of what was built.
+INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
+	$(if $(filter 1,$(WITH_TOOLS)),man/tsstore.1) \
+	$(if $(filter 1,$(WITH_DAEMON)),man/tsstored.8 man/tsstore.conf.5 man/tsstore-protocol.7) \
+	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
+	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
-.PHONY: all check run install clean distclean deps bench bench-quick crash-test fuzz fuzz-seeds soak
+.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test fuzz fuzz-seeds soak
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -123,20 +144,33 @@ build/.deps-stamp: scripts/deps.sh
 	@scripts/deps.sh build
 	@touch $@
 
-configure: configure.ac build/.deps-stamp
+# make check and make run install what is missing before configuring;
+# nothing else does.
+ifneq ($(filter check run,$(MAKECMDGOALS)),)
+configure: build/.deps-stamp
+endif
+
+configure: configure.ac
+	@command -v autoconf >/dev/null && command -v aclocal >/dev/null && \
+		command -v pkg-config >/dev/null || { echo "making ./configure needs autoconf, \
+	automake (aclocal) and pkg-config: install the Debian packages autoconf automake \
+	pkg-config (scripts/deps.sh installs every build dependency)" >&2; exit 1; }
 	aclocal && autoconf
 	@touch $@
 
 # build/.bench-deps-stamp appears when `make bench` first installs the
-# peers; configure then runs again to find them.
+# peers; configure then runs again to find them.  A configure already
+# run (by hand, with its options) runs again with the same options.
 config.mk: configure config.mk.in $(wildcard build/.bench-deps-stamp)
-	./configure --quiet CC="$(or $(CC_OVERRIDE),gcc)"
+	@if [ -f config.status ]; then ./config.status --recheck >/dev/null && \
+		./config.status --quiet; \
+	else ./configure --quiet CC="$(or $(CC_OVERRIDE),gcc)"; fi
 
 # --- library ------------------------------------------------------------
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) include/tsstore.h config.mk
+$(B)/lib/%.o: lib/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@rm -f $@
@@ -150,47 +184,52 @@ $(SHARED_LIB): $(LIB_OBJS) lib/libtsstore.map
 	$(Q)ln -sf libtsstore.so.$(LIB_VERSION) $(B)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $(B)/libtsstore.so
 
-$(B)/libtsstore.pc: libtsstore.pc.in Makefile
+# libtsstore.pc for PREFIX, LIBDIR and INCDIR (install writes its own,
+# for the PREFIX it is given); $(B)/libtsstore.pc is the build's, for
+# the tests.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' \
+	-e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	-e 's|@INCDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))|' \
+	-e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(LIB_LIBS)|' libtsstore.pc.in
+$(B)/libtsstore.pc: libtsstore.pc.in Makefile config.mk
 	@mkdir -p $(B)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@LIBS@|$(LIB_LIBS)|' $< > $@
+	$(Q)$(PC_SED) > $@
 
 # --- programs -----------------------------------------------------------
-$(B)/common/%.o: common/%.c $(wildcard common/*.h) include/tsstore.h config.mk
+$(B)/common/%.o: common/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(COMMON_LIB): $(COMMON_SRCS:%.c=$(B)/%.o)
 	@rm -f $@
 	$(say) AR $@
 	$(Q)ar rcs $@ $^
 
-$(B)/tools/%.o: tools/%.c $(wildcard tools/*.h common/*.h) include/tsstore.h config.mk
+$(B)/tools/%.o: tools/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(PROG_LIBS)
 
-$(B)/daemon/%.o: daemon/%.c $(wildcard daemon/*.h common/*.h fuse/*.h) include/tsstore.h config.mk
+$(B)/daemon/%.o: daemon/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# tsstored serves the FUSE view itself with --mount (fuse/view.c).
-$(B)/bin/tsstored: $(DAEMON_OBJS) $(B)/fuse/view.o $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(B)/fuse/view.o $(PROG_LIBS) $(UV_LIBS) $(FUSE_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(FUSE_LIBS)
 
-$(B)/fuse/%.o: fuse/%.c $(wildcard fuse/*.h common/*.h) include/tsstore.h config.mk
+$(B)/fuse/%.o: fuse/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -250,10 +289,10 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 # kills land in segment rollovers too (tests/unit/test_crash.c).
 SMALLSEG = -DTS_SEG_DATA_SHIFT=20
 SMALLSEG_LIB = $(B)/smallseg/libtsstore.a
-$(B)/smallseg/lib/%.o: lib/%.c $(wildcard lib/*.h) include/tsstore.h config.mk
+$(B)/smallseg/lib/%.o: lib/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(LIB_CFLAGS) $(SMALLSEG) -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) $(SMALLSEG) $(DEPFLAGS) -c $< -o $@
 
 $(SMALLSEG_LIB): $(LIB_SRCS:%.c=$(B)/smallseg/%.o)
 	@rm -f $@
@@ -282,13 +321,23 @@ CHECK_CLI_TESTS = $(filter-out tests/cli/test_bench.sh,$(CLI_TESTS))
 else
 CHECK_CLI_TESTS = $(CLI_TESTS)
 endif
-check: all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/soak $(B)/bin/tsstore-bench
+check: check-config all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/soak \
+		$(B)/bin/tsstore-bench
 	@rm -rf $(B)/tsan && mkdir -p $(B)/tsan
 	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(DAEMON_TESTS) \
 		$(CHECK_CLI_TESTS); \
 	rc=$$?; if ls $(B)/tsan/report.* >/dev/null 2>&1; then cat $(B)/tsan/report.*; \
 		echo "ThreadSanitizer: $$(ls $(B)/tsan/report.* | wc -l) report(s), in $(B)/tsan/"; exit 1; fi; \
 	exit $$rc
+
+# The tests need every piece and cmocka: a build configured with
+# --without-X cannot run them (reconfigure with plain ./configure).
+.PHONY: check-config
+check-config:
+	@test "$(WITH_TOOLS)$(WITH_DAEMON)$(WITH_FUSE)$(HAVE_CMOCKA)" = 1111 || { \
+		echo "make check needs the command, tsstored, the FUSE view and cmocka; this build has" \
+			"tools=$(WITH_TOOLS) daemon=$(WITH_DAEMON) fuse=$(WITH_FUSE) cmocka=$(HAVE_CMOCKA):" \
+			"run ./configure without --without-* options" >&2; exit 1; }
 
 # make soak SOAK_SECONDS=600: tsstored under many connections inserting
 # and querying (tests/soak/soak.c); a JSON line every 10 s, a summary at
@@ -306,12 +355,10 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 	$(B)/tests/soak --seconds $(SOAK_SECONDS)
 
 # --- benchmarks ---------------------------------------------------------
-# The bench reads some of the library's internal structures (ceiling.c,
-# flush.c): their headers are prerequisites too.
-$(B)/bench/%.o: bench/%.c bench/bench.h $(wildcard lib/*.h) include/tsstore.h config.mk
+$(B)/bench/%.o: bench/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -383,8 +430,19 @@ run: all
 	@scripts/run.sh $(B)
 
 # --- install ------------------------------------------------------------
+# install writes libtsstore.pc for its own PREFIX (and LIBDIR, INCDIR),
+# whatever PREFIX the build had.  It records in $(B)/install-dirs the
+# directories it had to create, so that uninstall (same PREFIX and
+# DESTDIR) removes those again when they are left empty, and no other:
+# the prefix is left as it was.
+INSTALL_DIRS = $(if $(PROGRAMS),$(BINDIR)) $(LIBDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) \
+	$(sort $(foreach m,$(INSTALL_MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))))
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	@mkdir -p $(B) && touch $(B)/install-dirs
+	@for d in $(INSTALL_DIRS:%=$(DESTDIR)%); do \
+		while [ ! -d "$$d" ]; do grep -qxF "$$d" $(B)/install-dirs || \
+			echo "$$d" >> $(B)/install-dirs; d=$$(dirname "$$d"); done; done
+	install -d $(INSTALL_DIRS:%=$(DESTDIR)%)
 	$(if $(PROGRAMS),install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/)
 	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
@@ -392,11 +450,27 @@ install: all
 	ln -sf libtsstore.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtsstore.so
 	install -m 0644 include/tsstore.h $(DESTDIR)$(INCDIR)/
-	install -m 0644 $(B)/libtsstore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	@for m in $(MANPAGES); do \
-		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
-		echo install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
-		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/libtsstore.pc
+	@for m in $(INSTALL_MANPAGES); do \
+		s=$${m##*.}; echo install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+# Every file install can put there, whatever this build was configured
+# with; then the directories install created, deepest first, if empty.
+UNINSTALL_FILES = $(BINDIR)/tsstore $(BINDIR)/tsstored $(BINDIR)/tsstore-fuse \
+	$(LIBDIR)/libtsstore.a $(LIBDIR)/libtsstore.so.$(LIB_VERSION) $(LIBDIR)/$(SONAME) \
+	$(LIBDIR)/libtsstore.so $(LIBDIR)/libtsstore_sqlite.so $(LIBDIR)/pkgconfig/libtsstore.pc \
+	$(INCDIR)/tsstore.h $(foreach m,$(MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+uninstall:
+	rm -f $(UNINSTALL_FILES:%=$(DESTDIR)%)
+	@if [ -f $(B)/install-dirs ]; then \
+		for d in $$(sort -r $(B)/install-dirs); do \
+			rmdir "$$d" 2>/dev/null && echo "rmdir $$d"; done; \
+		for d in $$(cat $(B)/install-dirs); do [ -d "$$d" ] && echo "$$d"; done \
+			> $(B)/install-dirs.new; mv $(B)/install-dirs.new $(B)/install-dirs; \
+	fi; true
+
+-include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common tools daemon fuse bench)))
 
 clean:
 	rm -rf build build-san

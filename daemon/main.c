@@ -135,6 +135,10 @@ static int load_config(struct tsd_config *cfg)
 	}
 	if (rc == 0)
 		rc = tsd_config_finish(cfg) < 0 ? 2 : 0;
+	if (rc == 0 && cfg->mount && !tsd_mount_available) {
+		fprintf(stderr, TSD_PROGRAM ": --mount: " TSD_NO_FUSE "\n");
+		rc = 2;
+	}
 	return rc;
 }
 

@@ -31,6 +31,8 @@ struct tsd_mount {
 	atomic_int ended;          /* the loop returned */
 };
 
+const int tsd_mount_available = 1;
+
 /* The signal that interrupts the loop's read of /dev/fuse at the stop. */
 #define WAKE_SIGNAL SIGUSR1
 

@@ -148,9 +148,15 @@ int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len);
  * thread while workers check). */
 void tsd_token_replace(struct tsd_config *cfg, char *token);
 
-/* ---- The FUSE view (mount.c) -------------------------------------------- */
+/* ---- The FUSE view (mount.c; mount_none.c when built without FUSE) ----- */
 
 struct tsd_mount;
+
+/* 1 when this tsstored can serve the view (built with FUSE), else 0. */
+extern const int tsd_mount_available;
+
+/* Why --mount is refused by a tsstored built without FUSE. */
+#define TSD_NO_FUSE "this tsstored was built without FUSE (./configure --without-fuse): it cannot serve the view"
 
 /* Mount the read-only view of db at mountpoint and serve it on a thread
  * of its own.  Returns 0 with *out set, or -1 after logging why. */
