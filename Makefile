@@ -244,7 +244,7 @@ $(B)/libtsstore_sqlite.so: $(wildcard sqlite/*.c) $(COMMON_SRCS) $(wildcard comm
 	$(say) LD $@
 	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -iquote common \
 		$(SQLITE_CFLAGS) $(JANSSON_CFLAGS) -shared -o $@ $(wildcard sqlite/*.c) $(COMMON_SRCS) \
-		$(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+		-Wl,--exclude-libs,ALL $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 # --- tests --------------------------------------------------------------
 $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC_LIB)

@@ -105,6 +105,11 @@ poison_fuse make -j2 OPT=-O0 >"$tmp/log" 2>&1
 same nofuse_make 0 $?
 same nofuse_programs "tsstore tsstored" "$(ls build/bin | tr '\n' ' ' | sed 's/ $//')"
 same nofuse_not_linked "" "$(ldd build/bin/tsstored | grep fuse)"
+# The SQL module exports its entry point alone: its own copy of the
+# library must not interpose on (or be interposed by) a libtsstore.so in
+# the same process.
+same sqlite_module_exports "sqlite3_tsstoresqlite_init" \
+	"$(nm -D --defined-only build/libtsstore_sqlite.so | awk '$2 == "T" {print $3}')"
 build/bin/tsstored -d "$tmp/db" --mount "$tmp/m" >"$tmp/out" 2>"$tmp/err"
 same nofuse_mount_refused "2|tsstored: --mount: this tsstored was built without FUSE (./configure --without-fuse): it cannot serve the view|no db" \
 	"$?|$(cat "$tmp/err")|$(if [ -e "$tmp/db" ]; then echo db; else echo no db; fi)"
