@@ -26,7 +26,7 @@
 
 struct tsd_mount {
 	struct fuse *fuse;
-	struct tsf_view *view;
+	struct tsfs_view *view;
 	pthread_t thread;
 	atomic_int ended;          /* the loop returned */
 };
@@ -59,19 +59,19 @@ int tsd_mount_start(ts_db *db, const char *mountpoint, struct tsd_mount **out)
 	struct fuse_args args = FUSE_ARGS_INIT(2, argv);
 	struct tsd_mount *m = calloc(1, sizeof *m);
 	*out = NULL;
-	if (!m || !(m->view = tsf_view_new(db))) {
+	if (!m || !(m->view = tsfs_view_new(db))) {
 		free(m);
 		tsd_log("--mount: out of memory");
 		return -1;
 	}
-	m->fuse = fuse_new(&args, tsf_operations(), sizeof(struct fuse_operations), m->view);
+	m->fuse = fuse_new(&args, tsfs_operations(), sizeof(struct fuse_operations), m->view);
 	fuse_opt_free_args(&args); /* fuse_new may have added to them */
 	if (!m->fuse || fuse_mount(m->fuse, mountpoint) < 0) {
 		tsd_log("--mount: cannot mount the view at %s (see libfuse's message above)",
 		        mountpoint);
 		if (m->fuse)
 			fuse_destroy(m->fuse);
-		tsf_view_free(m->view);
+		tsfs_view_free(m->view);
 		free(m);
 		return -1;
 	}
@@ -82,7 +82,7 @@ int tsd_mount_start(ts_db *db, const char *mountpoint, struct tsd_mount **out)
 		tsd_log("--mount: cannot start the FUSE thread");
 		fuse_unmount(m->fuse);
 		fuse_destroy(m->fuse);
-		tsf_view_free(m->view);
+		tsfs_view_free(m->view);
 		free(m);
 		return -1;
 	}
@@ -110,6 +110,6 @@ void tsd_mount_stop(struct tsd_mount *m)
 	pthread_join(m->thread, NULL);
 	fuse_unmount(m->fuse);
 	fuse_destroy(m->fuse);
-	tsf_view_free(m->view);
+	tsfs_view_free(m->view);
 	free(m);
 }

@@ -77,14 +77,14 @@ static int take_operand(void *data, const char *arg, int key, struct fuse_args *
  * SIGTERM, SIGINT and SIGHUP end it cleanly, like fusermount3 -u).
  * Returns the exit status.
  */
-static int serve(struct fuse_args *fargs, struct tsf_view *v)
+static int serve(struct fuse_args *fargs, struct tsfs_view *v)
 {
 	struct fuse_cmdline_opts o;
 	struct fuse *f = NULL;
 	int rc = 1, mounted = 0, handlers = 0;
 	if (fuse_parse_cmdline(fargs, &o) < 0)
 		return 2;
-	if ((f = fuse_new(fargs, tsf_operations(), sizeof(struct fuse_operations), v)) &&
+	if ((f = fuse_new(fargs, tsfs_operations(), sizeof(struct fuse_operations), v)) &&
 	    (mounted = fuse_mount(f, o.mountpoint) == 0) && fuse_daemonize(o.foreground) == 0 &&
 	    (handlers = fuse_set_signal_handlers(fuse_get_session(f)) == 0)) {
 		rc = o.singlethread ? fuse_loop(f) : fuse_loop_mt(f, o.clone_fd);
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	/* libfuse moves to / (fuse_daemonize, also with -f) before the view
 	 * opens the database: the path must not be relative to here */
 	char *datadir = realpath(a.datadir, NULL);
-	struct tsf_view *v = datadir ? tsf_view_open(datadir) : NULL;
+	struct tsfs_view *v = datadir ? tsfs_view_open(datadir) : NULL;
 	free(datadir);
 	if (!v || fuse_opt_add_arg(&fargs, "-oro,fsname=tsstore,subtype=tsstore") < 0) {
 		fputs("tsstore-fuse: out of memory\n", stderr);
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = serve(&fargs, v);
-	tsf_view_free(v);
+	tsfs_view_free(v);
 	fuse_opt_free_args(&fargs);
 	return rc;
 }

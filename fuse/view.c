@@ -36,7 +36,7 @@
  * empty file (docs/fuse.md).
  *
  * Memory per open file is bounded: text is generated in steps of
- * TSF_CHUNK bytes and dropped once the reader is past it.  A read at an
+ * TSFS_CHUNK bytes and dropped once the reader is past it.  A read at an
  * offset already dropped rewinds the cursor (ts_cursor_rewind: the same
  * snapshot, so the same bytes) and generates up to it again.
  */
@@ -96,9 +96,9 @@ struct node {
 };
 
 /* An open file. */
-struct tsf_file {
+struct tsfs_file {
 	pthread_mutex_t mu;
-	struct tsf_file *prev, *next;  /* in the view's list of open files */
+	struct tsfs_file *prev, *next;  /* in the view's list of open files */
 	ts_table *table;
 	ts_cursor *cur;                /* NULL: all the text is in buf */
 	ts_schema *schema;
@@ -109,20 +109,20 @@ struct tsf_file {
 	int eof;
 };
 
-struct tsf_view {
+struct tsfs_view {
 	ts_db *db;
-	char *datadir;                 /* tsf_view_open: opened by init, closed by destroy */
+	char *datadir;                 /* tsfs_view_open: opened by init, closed by destroy */
 	pthread_mutex_t mu;            /* the list of open files */
-	struct tsf_file *files;
+	struct tsfs_file *files;
 };
 
-static struct tsf_view *view(void)
+static struct tsfs_view *view(void)
 {
 	return fuse_get_context()->private_data;
 }
 
 /* Whether table name exists in v's database. */
-static int table_exists(struct tsf_view *v, const char *name)
+static int table_exists(struct tsfs_view *v, const char *name)
 {
 	ts_table *t;
 	if (!v->db || !ts_name_valid(name) || ts_table_open(v->db, name, &t) < 0)
@@ -237,7 +237,7 @@ static int parse_window(enum node_kind dir, const char *name, struct node *n)
 }
 
 /* The node at path.  Returns 0 or -ENOENT. */
-static int parse(struct tsf_view *v, const char *path, struct node *n)
+static int parse(struct tsfs_view *v, const char *path, struct node *n)
 {
 	char copy[1024], *save = NULL, *part[5];
 	int depth = 0;
@@ -285,7 +285,7 @@ static int parse(struct tsf_view *v, const char *path, struct node *n)
 
 /* ---- attributes and listings ---- */
 
-static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct node n;
 	int rc = parse(view(), path, &n);
@@ -346,7 +346,7 @@ static int has_last_instant(ts_table *t)
  * at INT64_MAX, which n's window holds when it is to_inclusive, is looked
  * for apart, and its window listed unless the aggregate's last was it.
  */
-static int list_windows(struct tsf_view *v, const struct node *n, int64_t every, void *buf,
+static int list_windows(struct tsfs_view *v, const struct node *n, int64_t every, void *buf,
                         fuse_fill_dir_t filler)
 {
 	ts_table *t;
@@ -384,7 +384,7 @@ static void fill_formats(void *buf, fuse_fill_dir_t filler, const char *base)
 /* The tables that open: one the library cannot open (a damaged
  * descriptor) would be listed and then ENOENT at its lookup, which is
  * table_exists; `tsstore check` is where it is reported. */
-static int list_tables(struct tsf_view *v, void *buf, fuse_fill_dir_t filler)
+static int list_tables(struct tsfs_view *v, void *buf, fuse_fill_dir_t filler)
 {
 	char **names = NULL;
 	if (!v->db || ts_tables(v->db, &names, NULL) < 0)
@@ -396,10 +396,10 @@ static int list_tables(struct tsf_view *v, void *buf, fuse_fill_dir_t filler)
 	return 0;
 }
 
-static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
+static int tsfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
                       struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
-	struct tsf_view *v = view();
+	struct tsfs_view *v = view();
 	struct node n;
 	int rc = parse(v, path, &n);
 	(void)off;
@@ -438,7 +438,7 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 
 /* ---- open files ---- */
 
-static void file_free(struct tsf_file *f)
+static void file_free(struct tsfs_file *f)
 {
 	ts_cursor_close(f->cur);
 	ts_table_close(f->table);
@@ -450,7 +450,7 @@ static void file_free(struct tsf_file *f)
 }
 
 /* The text of schema or stats, whole. */
-static int static_text(struct tsf_file *f, enum node_kind kind)
+static int static_text(struct tsfs_file *f, enum node_kind kind)
 {
 	if (kind == N_SCHEMA) {
 		ts_schema *s;
@@ -475,7 +475,7 @@ static int static_text(struct tsf_file *f, enum node_kind kind)
 }
 
 /* Open the query of a window file, and write its header. */
-static int start_rows(struct tsf_view *v, struct tsf_file *f, const struct node *n)
+static int start_rows(struct tsfs_view *v, struct tsfs_file *f, const struct node *n)
 {
 	ts_query q;
 	memset(&q, 0, sizeof q);
@@ -519,10 +519,10 @@ static int start_rows(struct tsf_view *v, struct tsf_file *f, const struct node 
 	return 0;
 }
 
-static int op_open(const char *path, struct fuse_file_info *fi)
+static int tsfs_open(const char *path, struct fuse_file_info *fi)
 {
-	struct tsf_view *v = view();
-	struct tsf_file *f;
+	struct tsfs_view *v = view();
+	struct tsfs_file *f;
 	struct node n;
 	int rc = parse(v, path, &n);
 	if (rc < 0)
@@ -556,12 +556,12 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 
 /* Generate rows until the text reaches end (an offset) or the rows end.
  * Returns 0 or -EIO / -ENOMEM. */
-static int generate(struct tsf_file *f, uint64_t end)
+static int generate(struct tsfs_file *f, uint64_t end)
 {
 	const ts_value *row;
 	int n;
 	while (!f->eof && f->off + f->buf.len < end) {
-		size_t target = f->buf.len + TSF_CHUNK;
+		size_t target = f->buf.len + TSFS_CHUNK;
 		while (f->buf.len < target) {
 			int rc = ts_cursor_next(f->cur, &row, &n);
 			if (rc < 0)
@@ -579,7 +579,7 @@ static int generate(struct tsf_file *f, uint64_t end)
 }
 
 /* Drop the text before offset at (rows files only). */
-static void drop_before(struct tsf_file *f, uint64_t at)
+static void drop_before(struct tsfs_file *f, uint64_t at)
 {
 	if (!f->cur || at <= f->off)
 		return;
@@ -590,7 +590,7 @@ static void drop_before(struct tsf_file *f, uint64_t at)
 }
 
 /* Back to offset 0 of the same snapshot. */
-static int rewind_rows(struct tsf_file *f)
+static int rewind_rows(struct tsfs_file *f)
 {
 	if (ts_cursor_rewind(f->cur) < 0)
 		return -EIO;
@@ -601,9 +601,9 @@ static int rewind_rows(struct tsf_file *f)
 	return 0;
 }
 
-static int op_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
+static int tsfs_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct tsf_file *f = (struct tsf_file *)(uintptr_t)fi->fh;
+	struct tsfs_file *f = (struct tsfs_file *)(uintptr_t)fi->fh;
 	uint64_t at = (uint64_t)off;
 	int rc = 0;
 	(void)path;
@@ -630,10 +630,10 @@ static int op_read(const char *path, char *out, size_t size, off_t off, struct f
 	return rc;
 }
 
-static int op_release(const char *path, struct fuse_file_info *fi)
+static int tsfs_release(const char *path, struct fuse_file_info *fi)
 {
-	struct tsf_view *v = view();
-	struct tsf_file *f = (struct tsf_file *)(uintptr_t)fi->fh;
+	struct tsfs_view *v = view();
+	struct tsfs_file *f = (struct tsfs_file *)(uintptr_t)fi->fh;
 	(void)path;
 	pthread_mutex_lock(&v->mu);
 	if (f->prev)
@@ -649,9 +649,9 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 
 /* ---- the view ---- */
 
-static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void *tsfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	struct tsf_view *v = fuse_get_context()->private_data;
+	struct tsfs_view *v = fuse_get_context()->private_data;
 	(void)conn;
 	if (v->datadir && !v->db) {
 		/* here, not before fuse_main: it may have forked into the background */
@@ -672,12 +672,12 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 }
 
 /* Unmounting: close what readers left open, and an own database. */
-static void op_destroy(void *private_data)
+static void tsfs_destroy(void *private_data)
 {
-	struct tsf_view *v = private_data;
+	struct tsfs_view *v = private_data;
 	pthread_mutex_lock(&v->mu);
 	while (v->files) {
-		struct tsf_file *f = v->files;
+		struct tsfs_file *f = v->files;
 		v->files = f->next;
 		file_free(f);
 	}
@@ -689,23 +689,23 @@ static void op_destroy(void *private_data)
 }
 
 static const struct fuse_operations operations = {
-	.init = op_init,
-	.destroy = op_destroy,
-	.getattr = op_getattr,
-	.readdir = op_readdir,
-	.open = op_open,
-	.read = op_read,
-	.release = op_release,
+	.init = tsfs_init,
+	.destroy = tsfs_destroy,
+	.getattr = tsfs_getattr,
+	.readdir = tsfs_readdir,
+	.open = tsfs_open,
+	.read = tsfs_read,
+	.release = tsfs_release,
 };
 
-const struct fuse_operations *tsf_operations(void)
+const struct fuse_operations *tsfs_operations(void)
 {
 	return &operations;
 }
 
-struct tsf_view *tsf_view_new(ts_db *db)
+struct tsfs_view *tsfs_view_new(ts_db *db)
 {
-	struct tsf_view *v = calloc(1, sizeof *v);
+	struct tsfs_view *v = calloc(1, sizeof *v);
 	if (!v)
 		return NULL;
 	v->db = db;
@@ -713,21 +713,21 @@ struct tsf_view *tsf_view_new(ts_db *db)
 	return v;
 }
 
-struct tsf_view *tsf_view_open(const char *datadir)
+struct tsfs_view *tsfs_view_open(const char *datadir)
 {
-	struct tsf_view *v = tsf_view_new(NULL);
+	struct tsfs_view *v = tsfs_view_new(NULL);
 	if (v && !(v->datadir = strdup(datadir))) {
-		tsf_view_free(v);
+		tsfs_view_free(v);
 		return NULL;
 	}
 	return v;
 }
 
-void tsf_view_free(struct tsf_view *v)
+void tsfs_view_free(struct tsfs_view *v)
 {
 	if (!v)
 		return;
-	op_destroy(v);
+	tsfs_destroy(v);
 	pthread_mutex_destroy(&v->mu);
 	free(v->datadir);
 	free(v);

@@ -17,25 +17,25 @@
 
 /* Bytes of generated text a file keeps ahead of the reader at most, and
  * the step it is generated in. */
-#define TSF_CHUNK (64 * 1024)
+#define TSFS_CHUNK (64 * 1024)
 
 /* The state of a mounted view: fuse_get_context()->private_data. */
-struct tsf_view;
+struct tsfs_view;
 
 /* A view of db (which must outlive it).  Returns NULL when out of memory. */
-struct tsf_view *tsf_view_new(ts_db *db);
+struct tsfs_view *tsfs_view_new(ts_db *db);
 
 /* A view of the database at datadir, which the view opens read-only
  * when mounted (FUSE's init, after fuse_main may have forked) and closes
  * when unmounted.  Returns NULL when out of memory. */
-struct tsf_view *tsf_view_open(const char *datadir);
+struct tsfs_view *tsfs_view_open(const char *datadir);
 
 /* Release the view: closes every file still open (an unmount with a
  * reader in the middle of a file).  NULL allowed. */
-void tsf_view_free(struct tsf_view *v);
+void tsfs_view_free(struct tsfs_view *v);
 
 /* The operations of the view, to pass to fuse_main / fuse_new with the
  * view as private data. */
-const struct fuse_operations *tsf_operations(void);
+const struct fuse_operations *tsfs_operations(void);
 
 #endif /* TSSTORE_FUSE_VIEW_H */
