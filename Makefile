@@ -473,7 +473,7 @@ uninstall:
 -include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common tools daemon fuse bench)))
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 distclean: clean
-	rm -rf config.mk config.log config.status configure autom4te.cache aclocal.m4
+	rm -rf config.mk config.log config.status configure configure~ autom4te.cache aclocal.m4

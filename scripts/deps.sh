@@ -2,7 +2,9 @@
 # deps.sh -- install what tsstore needs from Debian's packages, once.
 #
 # Usage: scripts/deps.sh [build|bench|fuzz]
-#   build  what `make`, `make check` and `make run` need (the default)
+#   build  what `make check` and `make run` need (the default); they run
+#          this first.  A plain `make` never does: it stops in ./configure,
+#          which names the missing package (README, "Building and installing")
 #   bench  that plus the peers and tools of `make bench`
 #   fuzz   that plus clang, for `make fuzz` (libFuzzer)
 #
