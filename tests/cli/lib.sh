@@ -9,7 +9,9 @@
 #   tmp       a temporary directory, the working directory, removed on exit
 # and gives the checks below.  Every check compares the exact exit status,
 # stdout and stderr; the script ends with `finish`, which prints
-# "N passed, M failed" and exits 1 when anything failed.
+# "N passed, M failed" (", K skipped" after it when a test was skipped:
+# `skip`) and exits 1 when anything failed.  scripts/run-tests.sh counts
+# the skips, and under CI=true fails the run on any.
 
 bin=${1:?usage: $0 TSSTORE-BINARY-or-BUILDDIR}
 [ -d "$bin" ] && bin=$bin/bin/tsstore
@@ -28,9 +30,17 @@ trap 'exit 130' HUP INT TERM
 cd "$tmp" || exit 2
 passed=0
 failed=0
+skipped=0
 mode=       # set by a test running its cases in several modes: named in failures
 
 pass() { passed=$((passed + 1)); }
+
+# skip WHY: a test that cannot run here (a tool or device missing): one
+# skipped test, and a "SKIP: WHY" line.
+skip() {
+	skipped=$((skipped + 1))
+	echo "SKIP: $1"
+}
 
 # fail NAME WHY: report a failed check, with the outputs it saw.
 fail() {
@@ -114,7 +124,11 @@ daemon_stop() {
 }
 
 finish() {
-	echo "$passed passed, $failed failed"
+	if [ "$skipped" -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
 	[ "$failed" -eq 0 ]
 	exit
 }
