@@ -91,8 +91,8 @@ static int authenticate(struct jconn *c, const char *tok, const char *src, char 
 	jbuf_putc(&req, '}');
 	rc = jconn_call(c, &req, NULL, NULL, NULL, msg, sizeof msg);
 	jbuf_free(&req);
-	if (rc != 0)
-		snprintf(why, whysz, "%s: tsstored refused the token %s: %s", jconn_address(c), src, msg);
+	if (rc != 0) /* msg: "ADDR: wrong token; ..." for EAUTH, else why the call failed */
+		snprintf(why, whysz, "tsstored refused the token %s: %s", src, msg);
 	return rc == 0 ? 0 : -1;
 }
 
@@ -109,6 +109,9 @@ int client_connect(const char *addr, const char *token_file, int64_t timeout,
 		goto out;
 	if (jconn_is_tcp(c) && tok[0] && authenticate(c, tok, src, why, whysz) < 0)
 		goto out;
+	if (jconn_is_tcp(c) && !tok[0])
+		jconn_set_auth_hint(c, "no token was sent: give it in $" CLIENT_TOKEN_ENV
+		                       " or in a file named by $" CLIENT_TOKEN_FILE_ENV);
 	rc = 0;
 out:
 	if (rc < 0)

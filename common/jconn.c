@@ -54,6 +54,7 @@ struct jconn {
 	size_t at, len, cap;
 	int64_t timeout;            /* ns; 0: none */
 	int tcp;                    /* connected over TCP, not a unix socket */
+	const char *auth_hint;      /* said after an EAUTH error, or NULL */
 	char path[JCONN_ADDRESS_MAX + 1]; /* the address, for messages */
 };
 
@@ -221,6 +222,11 @@ int jconn_is_tcp(const struct jconn *c)
 	return c->tcp;
 }
 
+void jconn_set_auth_hint(struct jconn *c, const char *hint)
+{
+	c->auth_hint = hint;
+}
+
 const char *jconn_address(const struct jconn *c)
 {
 	return c->path;
@@ -345,7 +351,12 @@ int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 	json_t *e = json_object_get(j, "error");
 	const char *msg = json_string_value(json_object_get(e, "message"));
 	int code = json_is_false(ok) ? code_of(json_string_value(json_object_get(e, "code"))) : TS_EIO;
-	if (json_is_false(ok))
+	const char *name = json_string_value(json_object_get(e, "code"));
+	if (json_is_false(ok) && name && strcmp(name, "EAUTH") == 0)
+		snprintf(why, whysz, "%s: %s%s%s%s", c->path, msg ? msg : "authentication refused",
+		         c->auth_hint ? " (" : "", c->auth_hint ? c->auth_hint : "",
+		         c->auth_hint ? ")" : "");
+	else if (json_is_false(ok))
 		snprintf(why, whysz, "%s", msg ? msg : "tsstored reported an error");
 	else
 		snprintf(why, whysz, "unexpected response from tsstored: %.80s", text);

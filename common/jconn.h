@@ -43,6 +43,11 @@ int jconn_is_tcp(const struct jconn *c);
 /* The address c was opened with (the path alone for a unix socket). */
 const char *jconn_address(const struct jconn *c);
 
+/* What to add, in parentheses, to the message of an EAUTH error line
+ * (the daemon wants a token): hint, a string that outlives c, or NULL.
+ * Such a message always begins with the address. */
+void jconn_set_auth_hint(struct jconn *c, const char *hint);
+
 /* Close the connection.  NULL allowed. */
 void jconn_close(struct jconn *c);
 

@@ -96,17 +96,20 @@ expect() {
 	if test "$@"; then pass; else fail "$name" "not true: $*"; fi
 }
 
-# daemon_start DATADIR SOCKET: run tsstored on DATADIR listening on the
-# unix socket SOCKET only, and wait (10 s at most) until it accepts.
+# daemon_start DATADIR SOCKET [ARG...]: run tsstored on DATADIR listening
+# on the unix socket SOCKET (and what the ARGs add: more --listen, a
+# --token), and wait (10 s at most) until it accepts.
 daemon_start() {
-	"$tsstored" -d "$1" --listen "unix:$2" 2>"$tmp/tsstored.log" &
+	d=$1 s=$2
+	shift 2
+	"$tsstored" -d "$d" --listen "unix:$s" "$@" 2>"$tmp/tsstored.log" &
 	daemon_pid=$!
 	i=0
-	while [ ! -S "$2" ] && [ $i -lt 200 ]; do
+	while [ ! -S "$s" ] && [ $i -lt 200 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	if [ ! -S "$2" ]; then
+	if [ ! -S "$s" ]; then
 		echo "$0: tsstored did not start:" >&2
 		cat "$tmp/tsstored.log" >&2
 		exit 2
