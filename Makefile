@@ -358,12 +358,13 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 $(B)/bench/%.o: bench/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(STATIC_LIB)
+$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(STATIC_LIB) $(LIB_LIBS) $(BENCH_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) \
+		$(BENCH_LIBS) $(JANSSON_LIBS)
 
 # make bench: every workload with its peers (installs the peers first);
 # the results are kept in $(B)/bench.jsonl, the latency workload's

@@ -13,6 +13,10 @@
  * wait.  Reported per engine: rows/s, p50 and p99 request latency, and
  * the server's peak RSS (VmHWM); the targets are tsstored >= 2x
  * VictoriaMetrics' rows/s and tsstored's peak RSS < 256 MB.
+ *
+ * tsstored is reached through the programs' one client
+ * (common/client.c), as tsstore -s tcp:... reaches it; VictoriaMetrics
+ * through a few lines of HTTP here.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "client.h"
 
 #define INGEST_BATCH 512
 #define INGEST_CLIENTS 2
@@ -45,7 +50,7 @@ struct batch {
 
 struct client {
 	int port;
-	int http;                 /* VictoriaMetrics: POST /write */
+	int http;                 /* VictoriaMetrics: POST /write; else tsstored */
 	struct batch *batches;
 	size_t first, n, step;    /* batches first, first+step, ... */
 	int failed;
@@ -79,7 +84,7 @@ static void encode_json(const bench_tsbs_row *rows, size_t n, struct batch *b)
 			p += sprintf(p, ",%lld", rows[i].field[f]);
 		*p++ = ']';
 	}
-	put(&p, "]}\n", 3);
+	put(&p, "]}", 2); /* jconn_send ends the line */
 	b->len = (size_t)(p - b->body);
 }
 
@@ -102,6 +107,34 @@ static void encode_http(const bench_tsbs_row *rows, size_t n, struct batch *b)
  * (and `make check`, which runs the quick bench): every connect, send and
  * receive gives up after this long. */
 #define INGEST_STALL_S 120
+#define INGEST_STALL_NS (INGEST_STALL_S * INT64_C(1000000000))
+
+/* tsstored at tcp:127.0.0.1:port through the one client; NULL after a
+ * message. */
+static struct jconn *tsstored_connect(int port)
+{
+	char addr[64], why[512];
+	struct jconn *c;
+	snprintf(addr, sizeof addr, "tcp:127.0.0.1:%d", port);
+	if (client_connect(addr, NULL, INGEST_STALL_NS, &c, why, sizeof why) < 0) {
+		fprintf(stderr, "ingest: %s\n", why);
+		return NULL;
+	}
+	return c;
+}
+
+/* Send the request line body (of len bytes, no newline) on c and wait
+ * for its ok; 0, or -1 after a message.  reply: the ok line, or NULL. */
+static int tsstored_call(struct jconn *c, const char *body, size_t len, json_t **reply)
+{
+	struct jbuf req = {.p = (char *)body, .len = len, .cap = len};
+	char why[512];
+	if (jconn_call(c, &req, NULL, NULL, reply, why, sizeof why) != 0) {
+		fprintf(stderr, "ingest: tsstored: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
 
 static int connect_port(int port)
 {
@@ -150,25 +183,20 @@ static int send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Read one response: a line (JSON) or an HTTP response with its body.
- * buf keeps what was read past it.  Returns 0 when it reports success. */
-static int read_response(int fd, int http, char *buf, size_t *have, size_t cap)
+/* Read one HTTP response with its body.  buf keeps what was read past
+ * it.  Returns 0 when it reports success. */
+static int read_response(int fd, char *buf, size_t *have, size_t cap)
 {
 	for (;;) {
-		char *end = http ? memmem(buf, *have, "\r\n\r\n", 4) : memchr(buf, '\n', *have);
+		char *end = memmem(buf, *have, "\r\n\r\n", 4);
 		if (end) {
-			size_t used = (size_t)(end - buf) + (http ? 4 : 1), body = 0;
-			int ok;
-			if (http) {
-				char *cl = memmem(buf, used, "Content-Length:", 15);
-				body = cl ? strtoul(cl + 15, NULL, 10) : 0;
-				ok = *have >= 12 && buf[9] == '2';
-				if (*have < used + body)
-					goto more;
-				used += body;
-			} else {
-				ok = memmem(buf, used, "\"ok\":true", 9) != NULL;
-			}
+			size_t used = (size_t)(end - buf) + 4, body;
+			char *cl = memmem(buf, used, "Content-Length:", 15);
+			int ok = *have >= 12 && buf[9] == '2';
+			body = cl ? strtoul(cl + 15, NULL, 10) : 0;
+			if (*have < used + body)
+				goto more;
+			used += body;
 			memmove(buf, buf + used, *have - used);
 			*have -= used;
 			return ok ? 0 : -1;
@@ -181,20 +209,40 @@ static int read_response(int fd, int http, char *buf, size_t *have, size_t cap)
 	}
 }
 
+/* A tsstored client's share of the batches, through the one client. */
+static void tsstored_run(struct client *c)
+{
+	struct jconn *conn = tsstored_connect(c->port);
+	c->failed = !conn;
+	for (size_t i = c->first; i < c->n && !c->failed; i += c->step) {
+		double t0 = bench_seconds();
+		if (tsstored_call(conn, c->batches[i].body, c->batches[i].len, NULL) < 0) {
+			fprintf(stderr, "ingest: request %zu failed\n", i);
+			c->failed = 1;
+		}
+		c->batches[i].seconds = bench_seconds() - t0;
+	}
+	jconn_close(conn);
+}
+
 static void *client_run(void *arg)
 {
 	struct client *c = arg;
 	char buf[1 << 16];
 	size_t have = 0;
-	int fd = connect_port(c->port);
-	if (fd < 0) {
+	int fd;
+	if (!c->http) {
+		tsstored_run(c);
+		return NULL;
+	}
+	if ((fd = connect_port(c->port)) < 0) {
 		c->failed = 1;
 		return NULL;
 	}
 	for (size_t i = c->first; i < c->n && !c->failed; i += c->step) {
 		double t0 = bench_seconds();
 		if (send_all(fd, c->batches[i].body, c->batches[i].len) < 0 ||
-		    read_response(fd, c->http, buf, &have, sizeof buf) < 0) {
+		    read_response(fd, buf, &have, sizeof buf) < 0) {
 			if (!c->failed)
 				fprintf(stderr, "ingest: request %zu failed: %.*s\n", i, (int)have, buf);
 			c->failed = 1;
@@ -335,16 +383,16 @@ static void free_batches(struct batch *b, size_t nb)
 
 static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, double *rss)
 {
-	char exe[4096], listen[64], *dir = bench_tmpdir(), line[8192];
+	char exe[4096], listen[64], *dir = bench_tmpdir();
 	int port = free_port(), rc = -1;
 	size_t nb = 0;
 	struct batch *b = NULL;
+	json_t *stats = NULL;
 	daemon_path(exe, sizeof exe);
 	snprintf(listen, sizeof listen, "tcp:127.0.0.1:%d", port);
 	char *argv[] = {exe, "-d", dir, "--listen", listen, NULL};
 	pid_t pid = start_server(argv, port);
-	int fd = pid > 0 ? connect_port(port) : -1;
-	size_t have = 0;
+	struct jconn *conn = pid > 0 ? tsstored_connect(port) : NULL;
 	/* The table: the ten tags as strings, ts, the ten fields. */
 	char *create = malloc(4096), *p = create;
 	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],"
@@ -354,9 +402,8 @@ static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, doub
 	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
 	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
 		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", bench_tsbs_fields[f]);
-	strcpy(p, "]}\n");
-	if (fd < 0 || send_all(fd, create, strlen(create)) < 0 ||
-	    read_response(fd, 0, exe, &have, sizeof exe) < 0) {
+	strcpy(p, "]}");
+	if (!conn || tsstored_call(conn, create, strlen(create), NULL) < 0) {
 		fprintf(stderr, "ingest: tsstored did not start or create the table\n");
 		goto out;
 	}
@@ -364,19 +411,15 @@ static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, doub
 		rc = run_engine("tsstored", b, nb, n, port, 0, pid, rate, rss);
 	/* The engine's counters after the run (stalls, flushes), for the
 	 * record. */
-	static const char stats[] = "{\"op\":\"stats\",\"table\":\"cpu\"}\n";
-	have = 0;
-	if (rc == 0 && send_all(fd, stats, sizeof stats - 1) == 0) {
-		ssize_t got;
-		while (have < sizeof line - 1 && !memchr(line, '\n', have) &&
-		       (got = recv(fd, line + have, sizeof line - 1 - have, 0)) > 0)
-			have += (size_t)got;
-		line[have] = '\0';
-		fprintf(stderr, "ingest: tsstored stats: %s", line);
+	static const char stats_req[] = "{\"op\":\"stats\",\"table\":\"cpu\"}";
+	if (rc == 0 && tsstored_call(conn, stats_req, sizeof stats_req - 1, &stats) == 0) {
+		char *text = json_dumps(stats, JSON_COMPACT);
+		fprintf(stderr, "ingest: tsstored stats: %s\n", text ? text : "?");
+		free(text);
 	}
 out:
-	if (fd >= 0)
-		close(fd);
+	json_decref(stats);
+	jconn_close(conn);
 	if (pid > 0)
 		stop_server(pid);
 	free_batches(b, nb);

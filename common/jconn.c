@@ -19,6 +19,13 @@
  * between bytes, not the whole response, a long stream of rows is never
  * cut.  A timed-out connection is left in no known state: the caller
  * closes it.
+ *
+ * An address is "unix:PATH", a bare PATH (a unix socket: the admin
+ * command's -s SOCKET of old), or "tcp:HOST:PORT" (HOST a name, an IPv4
+ * address or an IPv6 one in brackets), as in tsstored's --listen.  TCP
+ * connects try each address the name resolves to, each connect bounded
+ * by the timeout as a unix one is (Linux applies SO_SNDTIMEO to a
+ * blocking TCP connect too).  Authentication (the token) is client.c's.
  */
 #include <assert.h>
 #include <errno.h>
@@ -26,6 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -43,7 +53,9 @@ struct jconn {
 	char *buf;
 	size_t at, len, cap;
 	int64_t timeout;            /* ns; 0: none */
-	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
+	int tcp;                    /* connected over TCP, not a unix socket */
+	const char *auth_hint;      /* said after an EAUTH error, or NULL */
+	char path[JCONN_ADDRESS_MAX + 1]; /* the address, for messages */
 };
 
 /* A wait that timed out: EAGAIN from a socket with a timeout set. */
@@ -76,44 +88,148 @@ static int set_timeout(int fd, int64_t timeout)
 	return 0;
 }
 
-int jconn_connect(const char *path, int64_t timeout, struct jconn **out, char *why,
-                  size_t whysz)
+/* A new connection's state for the address addr; NULL without memory. */
+static struct jconn *conn_new(const char *addr, int64_t timeout)
+{
+	struct jconn *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->fd = -1;
+	c->timeout = timeout;
+	snprintf(c->path, sizeof c->path, "%s", addr);
+	return c;
+}
+
+/* connect(2) that resumes after a signal; -1 with errno set. */
+static int connect_fd(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int rc;
+	while ((rc = connect(fd, sa, len)) < 0 && errno == EINTR)
+		;
+	return rc;
+}
+
+/* Connect c to the unix socket at path. */
+static int connect_unix(struct jconn *c, const char *path, char *why, size_t whysz)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path) {
+		snprintf(why, whysz, "%s: socket path too long", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || set_timeout(c->fd, c->timeout) < 0 ||
+	    connect_fd(c->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		if (timed_out(c, errno))
+			no_answer(c, why, whysz);
+		else
+			snprintf(why, whysz, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Split "HOST:PORT" (HOST maybe "[v6]") into host and port; -1 when it is
+ * not of that form. */
+static int split_host_port(const char *hp, char *host, size_t hostsz, const char **port)
+{
+	const char *colon = strrchr(hp, ':');
+	size_t n;
+	if (!colon || !colon[1])
+		return -1;
+	*port = colon + 1;
+	n = (size_t)(colon - hp);
+	if (n >= 2 && hp[0] == '[' && hp[n - 1] == ']') {
+		hp++;
+		n -= 2;
+	}
+	if (n == 0 || n >= hostsz)
+		return -1;
+	memcpy(host, hp, n);
+	host[n] = '\0';
+	return 0;
+}
+
+/* Connect c to "HOST:PORT" over TCP: each address HOST resolves to, in
+ * turn, until one accepts. */
+static int connect_tcp(struct jconn *c, const char *hp, char *why, size_t whysz)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+	char host[JCONN_ADDRESS_MAX + 1];
+	const char *port;
+	int rc = -1, err, one = 1;
+	if (split_host_port(hp, host, sizeof host, &port) < 0) {
+		snprintf(why, whysz, "%s: want tcp:HOST:PORT", c->path);
+		return -1;
+	}
+	if ((err = getaddrinfo(host, port, &hints, &ai)) != 0) {
+		snprintf(why, whysz, "%s: %s", c->path, gai_strerror(err));
+		return -1;
+	}
+	for (struct addrinfo *a = ai; a && rc < 0; a = a->ai_next) {
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		rc = c->fd < 0 || set_timeout(c->fd, c->timeout) < 0
+		     ? -1 : connect_fd(c->fd, a->ai_addr, a->ai_addrlen);
+		err = errno;
+	}
+	freeaddrinfo(ai);
+	if (rc < 0 && timed_out(c, err))
+		no_answer(c, why, whysz);
+	else if (rc < 0)
+		snprintf(why, whysz, "%s: %s", c->path, strerror(err));
+	else /* request lines are small and each waits for its answer */
+		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return rc;
+}
+
+int jconn_connect(const char *addr, int64_t timeout, struct jconn **out, char *why,
+                  size_t whysz)
+{
 	struct jconn *c = NULL;
 	int rc = -1;
 	*out = NULL;
 	assert(timeout >= 0);
-	if (strncmp(path, "unix:", 5) == 0)
-		path += 5;
-	if (strlen(path) >= sizeof sa.sun_path) {
-		snprintf(why, whysz, "%s: socket path too long", path);
+	if (strlen(addr) > JCONN_ADDRESS_MAX) {
+		snprintf(why, whysz, "%.64s...: address too long", addr);
 		goto out;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (!(c = calloc(1, sizeof *c))) {
+	if (!(c = conn_new(addr, timeout))) {
 		snprintf(why, whysz, "out of memory");
 		goto out;
 	}
-	memcpy(c->path, path, strlen(path) + 1);
-	c->timeout = timeout;
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || set_timeout(c->fd, timeout) < 0) {
-		snprintf(why, whysz, "%s: %s", path, strerror(errno));
-		goto out;
+	if (strncmp(addr, "tcp:", 4) == 0) {
+		c->tcp = 1;
+		rc = connect_tcp(c, addr + 4, why, whysz);
+	} else {
+		if (strncmp(addr, "unix:", 5) == 0)
+			addr += 5;
+		snprintf(c->path, sizeof c->path, "%s", addr);
+		rc = connect_unix(c, addr, why, whysz);
 	}
-	while ((rc = connect(c->fd, (struct sockaddr *)&sa, sizeof sa)) < 0 && errno == EINTR)
-		;
-	if (rc < 0 && timed_out(c, errno))
-		no_answer(c, why, whysz);
-	else if (rc < 0)
-		snprintf(why, whysz, "%s: %s", path, strerror(errno));
 out:
 	if (rc < 0)
 		jconn_close(c);
 	else
 		*out = c;
 	return rc;
+}
+
+int jconn_is_tcp(const struct jconn *c)
+{
+	return c->tcp;
+}
+
+void jconn_set_auth_hint(struct jconn *c, const char *hint)
+{
+	c->auth_hint = hint;
+}
+
+const char *jconn_address(const struct jconn *c)
+{
+	return c->path;
 }
 
 void jconn_close(struct jconn *c)
@@ -235,7 +351,12 @@ int jconn_next(struct jconn *c, json_t **line, char *why, size_t whysz)
 	json_t *e = json_object_get(j, "error");
 	const char *msg = json_string_value(json_object_get(e, "message"));
 	int code = json_is_false(ok) ? code_of(json_string_value(json_object_get(e, "code"))) : TS_EIO;
-	if (json_is_false(ok))
+	const char *name = json_string_value(json_object_get(e, "code"));
+	if (json_is_false(ok) && name && strcmp(name, "EAUTH") == 0)
+		snprintf(why, whysz, "%s: %s%s%s%s", c->path, msg ? msg : "authentication refused",
+		         c->auth_hint ? " (" : "", c->auth_hint ? c->auth_hint : "",
+		         c->auth_hint ? ")" : "");
+	else if (json_is_false(ok))
 		snprintf(why, whysz, "%s", msg ? msg : "tsstored reported an error");
 	else
 		snprintf(why, whysz, "unexpected response from tsstored: %.80s", text);

@@ -21,16 +21,32 @@ struct jconn;
  * enough that a dead one is reported while someone still waits. */
 #define JCONN_TIMEOUT_DEFAULT INT64_C(30000000000) /* 30 s */
 
+/* The longest address jconn_connect takes. */
+#define JCONN_ADDRESS_MAX 300
+
 /*
- * jconn_connect -- connect to the unix socket at path ("unix:" before it
- * allowed).  timeout (ns, >= 0; 0: none) bounds the connect, each send
+ * jconn_connect -- connect to tsstored at addr: "unix:PATH", a bare PATH
+ * (a unix socket), or "tcp:HOST:PORT" (HOST a name, IPv4 address or
+ * [IPv6] address).  No authentication: client_connect (client.h) adds
+ * the token.  timeout (ns, >= 0; 0: none) bounds the connect, each send
  * and the wait for each next byte of a response on this connection (not
  * the whole response: a stream of rows may take as long as it goes on
- * arriving); past it, the call fails with "no answer from PATH within
+ * arriving); past it, the call fails with "no answer from ADDR within
  * DUR".  Returns 0, or -1 with why (of whysz bytes) set.
  */
-int jconn_connect(const char *path, int64_t timeout, struct jconn **out, char *why,
+int jconn_connect(const char *addr, int64_t timeout, struct jconn **out, char *why,
                   size_t whysz);
+
+/* Whether c is a TCP connection (1) or a unix socket's (0). */
+int jconn_is_tcp(const struct jconn *c);
+
+/* The address c was opened with (the path alone for a unix socket). */
+const char *jconn_address(const struct jconn *c);
+
+/* What to add, in parentheses, to the message of an EAUTH error line
+ * (the daemon wants a token): hint, a string that outlives c, or NULL.
+ * Such a message always begins with the address. */
+void jconn_set_auth_hint(struct jconn *c, const char *hint);
 
 /* Close the connection.  NULL allowed. */
 void jconn_close(struct jconn *c);

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "json.h"
+#include "jbuf.h"
 #include "value.h"
 
 static int is_integer_text(const char *text)

@@ -31,7 +31,9 @@
  * read-only, so queries run beside tsstored.  UPDATE and DELETE fail:
  * tsstore is append-only, rows leave by TTL.
  *
- * socket='PATH' instead of path= goes through tsstored (common/jconn.c): the
+ * socket='ADDRESS' instead of path= goes through tsstored (common/client.c:
+ * a unix socket's path, unix:PATH, or tcp:HOST:PORT with the token of
+ * token_file=, $TSSTORE_TOKEN or $TSSTORE_TOKEN_FILE): the
  * schema from a schema request, each cursor's query a query request on a
  * connection of its own (a join runs cursors side by side), read a rows
  * line at a time and decoded by column type (common/json.c), and a
@@ -48,8 +50,8 @@ SQLITE_EXTENSION_INIT1
 
 #include <tsstore.h>
 
+#include "client.h"
 #include "json.h"
-#include "jconn.h"
 #include "value.h"
 
 /* Rows a pending transaction may buffer before they are stored early
@@ -63,7 +65,8 @@ typedef struct tsv_table {
 	ts_db *db;          /* read-only until the first insert */
 	ts_table *t;        /* of db: every query's */
 	ts_db *wdb;         /* read-write, opened by the first insert */
-	char *socket;       /* through tsstored: its socket (db, t, wdb unused) */
+	char *socket;       /* through tsstored: its address (db, t, wdb unused) */
+	char *token_file;   /* token_file=, or NULL (client_connect) */
 	int64_t timeout;    /* of each wait for tsstored, ns (0: none) */
 	struct jconn *wconn; /* the inserts' connection, opened by the first */
 	ts_schema *schema;  /* the library's, or (socket) one sqlite3_malloc block */
@@ -152,12 +155,20 @@ static void table_free(tsv_table *v)
 		ts_schema_free(v->schema);
 	jconn_close(v->wconn);
 	sqlite3_free(v->socket);
+	sqlite3_free(v->token_file);
 	ts_table_close(v->t);
 	ts_close(v->wdb);
 	ts_close(v->db);
 	sqlite3_free(v->path);
 	sqlite3_free(v->name);
 	sqlite3_free(v);
+}
+
+/* A new connection to the daemon of v (client_connect).  Returns 0, or
+ * -1 with why set. */
+static int remote_connect(const tsv_table *v, struct jconn **c, char *why, size_t whysz)
+{
+	return client_connect(v->socket, v->token_file, v->timeout, c, why, whysz);
 }
 
 /* {"op":OP,"table":TABLE -- the caller adds the rest and the brace. */
@@ -178,7 +189,7 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 	struct jbuf req = {0};
 	json_t *reply = NULL, *cols, *key;
 	int rc = -1;
-	if (jconn_connect(v->socket, v->timeout, &c, why, whysz) < 0)
+	if (remote_connect(v, &c, why, whysz) < 0)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
@@ -253,11 +264,15 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 		} else if ((s = arg_value(argv[i], "socket"))) {
 			sqlite3_free(socket);
 			socket = s;
+		} else if ((s = arg_value(argv[i], "token_file"))) {
+			sqlite3_free(v->token_file);
+			v->token_file = s;
 		} else if ((s = arg_value(argv[i], "timeout"))) {
 			sqlite3_free(timeout);
 			timeout = s;
 		} else {
-			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR', table='NAME')",
+			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR' or socket='ADDRESS', "
+			                       "table='NAME', token_file=, timeout=)",
 			                       argv[i]);
 			sqlite3_free(socket);
 			sqlite3_free(timeout);
@@ -279,7 +294,7 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 	sqlite3_free(timeout);
 	v->socket = socket;
 	if ((!v->path && !v->socket) || (v->path && v->socket) || !v->name) {
-		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='PATH', and table='NAME')",
+		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='ADDRESS', and table='NAME')",
 		                       !v->name ? "missing table=" : v->path ? "path= and socket= together"
 		                                                             : "missing path=");
 		table_free(v);
@@ -601,7 +616,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 		return SQLITE_NOMEM;
 	for (int i = 0; i < v->schema->ncolumns; i++)
 		c->rrow[i] = ts_none();
-	if (!c->conn && jconn_connect(v->socket, v->timeout, &c->conn, why, sizeof why) < 0)
+	if (!c->conn && remote_connect(v, &c->conn, why, sizeof why) < 0)
 		return fail(&v->base, "tsstore: %s%s", why, "");
 	begin_request(&req, "query", v->name);
 	if (q->nprefix) {
@@ -769,7 +784,7 @@ static int store_pending(tsv_table *v)
 			jbuf_row(&req, v->pending + i * (size_t)n, n);
 		}
 		jbuf_puts(&req, "]}");
-		rc = (!v->wconn && jconn_connect(v->socket, v->timeout, &v->wconn, why, sizeof why) < 0)
+		rc = (!v->wconn && remote_connect(v, &v->wconn, why, sizeof why) < 0)
 		     ? -1 : jconn_call(v->wconn, &req, NULL, NULL, NULL, why, sizeof why);
 		if (rc == TS_EIO || rc == TS_ENOMEM) {
 			/* the connection is in no known state: the next

@@ -22,7 +22,7 @@
 
 #include <tsstore.h>
 
-#include "jconn.h"
+#include "client.h"
 
 #define CLI_PROGRAM "tsstore"
 #define CLI_DEFAULT_DATADIR "./tsstore-data"
@@ -65,7 +65,8 @@ struct cli_command {
 struct cli {
 	const struct cli_command *cmd; /* NULL until the command is known */
 	const char *datadir;           /* direct mode (-d), else NULL */
-	const char *socket;            /* daemon mode (-s), else NULL */
+	const char *socket;            /* daemon mode (-s): an address of client.h, else NULL */
+	const char *token_file;        /* -s: --token-file, else NULL ($TSSTORE_TOKEN...) */
 	int64_t timeout;               /* -s: --timeout or $TSSTORE_TIMEOUT in ns (0: none),
 	                                  or -1: the command's default */
 };

@@ -11,8 +11,10 @@
  * is the direct mode's.  The daemon's error line carries the library's
  * code and message, which are the command's.
  *
- * SOCKET is a path to the daemon's unix socket ("unix:" before it is
- * accepted, as in tsstored's --listen).  No wait for the daemon is
+ * SOCKET is any address tsstored listens on (common/client.c): a path
+ * to its unix socket, "unix:PATH", or "tcp:HOST:PORT", over which the
+ * token of --token-file, $TSSTORE_TOKEN or $TSSTORE_TOKEN_FILE is sent
+ * first.  No wait for the daemon is
  * unbounded: the connect, each send and each next part of an answer wait
  * at most --timeout (timeout_of; common/jconn.c), and the command then
  * fails with "no answer from SOCKET within DUR".
@@ -22,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jconn.h"
+#include "client.h"
 #include "remote.h"
 #include "value.h"
 
@@ -52,7 +54,8 @@ int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 	*out = NULL;
 	if (!rem)
 		return cli_fail(cli, "out of memory");
-	if (jconn_connect(cli->socket, timeout_of(cli), &rem->conn, why, sizeof why) < 0) {
+	if (client_connect(cli->socket, cli->token_file, timeout_of(cli), &rem->conn, why,
+	                   sizeof why) < 0) {
 		free(rem);
 		return cli_fail(cli, "%s", why);
 	}
@@ -274,75 +277,124 @@ static void put_specs(struct jbuf *b, const ts_schema *s, const struct cli_req *
 	jbuf_putc(b, '}');
 }
 
-int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
-                    const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
+/* What a rows request's answer holds: the type of each value of a
+ * printed row, and (aggregate) where it is in the daemon's row. */
+struct rows_shape {
+	ts_type types[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX];
+	int order[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX];
+	ts_type *ctypes; /* types, or (a query's columns) an allocation */
+	int n;
+};
+
+/* The aggregate request's fields after the table, and the shape of its
+ * rows: the group's key values, the window start, then each spec's. */
+static void put_aggregate(struct jbuf *req, const ts_schema *s, const struct cli_req *r,
+                          struct rows_shape *sh)
+{
+	int n = 0;
+	jbuf_printf(req, ",\"from\":%" PRId64 ",\"to\":%" PRId64 ",\"every\":%" PRId64
+	                 ",\"group\":%d",
+	            r->has_from ? r->from : CLI_AGG_FROM_DEFAULT,
+	            r->has_to ? r->to : CLI_AGG_TO_DEFAULT, r->every, r->group);
+	for (int g = 0; g < r->group; g++)
+		sh->types[n++] = s->columns[s->key[g]].type;
+	sh->types[n++] = TS_TIMESTAMP;
+	put_specs(req, s, r, sh->order + n);
+	for (int k = 0; k < r->nspecs; k++) {
+		sh->types[n + k] = agg_type(s, &r->specs[k]);
+		sh->order[n + k] += n;
+	}
+	for (int g = 0; g < n; g++)
+		sh->order[g] = g;
+	sh->ctypes = sh->types;
+	sh->n = n + r->nspecs;
+}
+
+/* A query's (or latest's) fields after the table, and the shape of its
+ * rows: the schema's columns.  Returns -1 when out of memory. */
+static int put_query(struct jbuf *req, const ts_schema *s, const struct cli_req *r,
+                     struct rows_shape *sh)
+{
+	if (r->has_from)
+		jbuf_printf(req, ",\"from\":%" PRId64, r->from);
+	if (r->has_to)
+		jbuf_printf(req, ",\"to\":%" PRId64, r->to);
+	if (r->desc)
+		jbuf_puts(req, ",\"desc\":true");
+	if (r->limit)
+		jbuf_printf(req, ",\"limit\":%" PRIu64, r->limit);
+	sh->n = s->ncolumns;
+	if (!(sh->ctypes = malloc((size_t)sh->n * sizeof *sh->ctypes)))
+		return -1;
+	for (int k = 0; k < sh->n; k++)
+		sh->ctypes[k] = s->columns[k].type;
+	return 0;
+}
+
+/* The request line of r into req, and the shape of its rows into sh.
+ * Returns -1 when out of memory. */
+static int rows_request(struct jbuf *req, const ts_schema *s, const struct cli_req *r,
+                        struct rows_shape *sh)
 {
 	static const char *const ops[] = {
 		[CLI_REQ_QUERY] = "query", [CLI_REQ_LATEST] = "latest",
 		[CLI_REQ_AGGREGATE] = "aggregate", [CLI_REQ_DUMP] = "query",
 	};
-	struct jbuf req = {0};
-	json_t *reply = NULL;
-	ts_type types[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], *ctypes = types;
-	int order[TS_KEY_COLUMNS_MAX + 1 + CLI_AGG_SPECS_MAX], n = 0;
-	int status = CLI_OK;
-	*more = 0;
-	begin_request(&req, ops[r->kind], r->table);
+	int rc = 0;
+	begin_request(req, ops[r->kind], r->table);
 	if (r->nprefix)
-		put_key(&req, "prefix", r->prefix, r->nprefix);
-	if (r->kind == CLI_REQ_AGGREGATE) {
-		jbuf_printf(&req, ",\"from\":%" PRId64 ",\"to\":%" PRId64 ",\"every\":%" PRId64
-		                  ",\"group\":%d",
-		            r->has_from ? r->from : CLI_AGG_FROM_DEFAULT,
-		            r->has_to ? r->to : CLI_AGG_TO_DEFAULT, r->every, r->group);
-		for (int g = 0; g < r->group; g++)
-			types[n++] = s->columns[s->key[g]].type;
-		types[n++] = TS_TIMESTAMP;
-		put_specs(&req, s, r, order + n);
-		for (int k = 0; k < r->nspecs; k++) {
-			types[n + k] = agg_type(s, &r->specs[k]);
-			order[n + k] += n;
-		}
-		for (int g = 0; g < n; g++)
-			order[g] = g;
-		n += r->nspecs;
-	} else {
-		if (r->has_from)
-			jbuf_printf(&req, ",\"from\":%" PRId64, r->from);
-		if (r->has_to)
-			jbuf_printf(&req, ",\"to\":%" PRId64, r->to);
-		if (r->desc)
-			jbuf_puts(&req, ",\"desc\":true");
-		if (r->limit)
-			jbuf_printf(&req, ",\"limit\":%" PRIu64, r->limit);
-		n = s->ncolumns;
-		ctypes = malloc((size_t)n * sizeof *ctypes);
-		for (int k = 0; ctypes && k < n; k++)
-			ctypes[k] = s->columns[k].type;
+		put_key(req, "prefix", r->prefix, r->nprefix);
+	if (r->kind == CLI_REQ_AGGREGATE)
+		put_aggregate(req, s, r, sh);
+	else
+		rc = put_query(req, s, r, sh);
+	jbuf_putc(req, '}');
+	return rc;
+}
+
+/* The last line of a rows request: whether the limit cut it, and the
+ * row of a latest ("row", not in a rows line).  Returns CLI_OK or
+ * CLI_FAILURE. */
+static int rows_reply(const struct cli_req *r, json_t *reply, struct rows_state *st, int *more)
+{
+	json_t *one = json_object_get(reply, "row");
+	int status = CLI_OK;
+	*more = json_is_true(json_object_get(reply, "more"));
+	if (r->kind == CLI_REQ_LATEST && json_is_array(one)) {
+		json_t *wrap = json_pack("[O]", one);
+		if (on_rows(st, wrap))
+			status = CLI_FAILURE;
+		json_decref(wrap);
 	}
-	jbuf_putc(&req, '}');
-	ts_value *row = calloc((size_t)n, sizeof *row);
-	struct rows_state st = {
-		.cli = cli, .types = ctypes, .order = r->kind == CLI_REQ_AGGREGATE ? order : NULL,
-		.n = n, .row = row, .fn = fn, .arg = arg,
-	};
-	if (!row || !ctypes)
+	return status;
+}
+
+int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
+                    const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
+{
+	struct jbuf req = {0};
+	struct rows_shape sh = {.ctypes = NULL};
+	json_t *reply = NULL;
+	ts_value *row = NULL;
+	int status;
+	*more = 0;
+	if (rows_request(&req, s, r, &sh) < 0 || !(row = calloc((size_t)sh.n, sizeof *row))) {
 		status = cli_fail(cli, "out of memory");
-	else if ((status = cli_remote_run(cli, rem, &req, on_rows, &st, &reply)) == CLI_OK) {
-		json_t *one = json_object_get(reply, "row");
-		*more = json_is_true(json_object_get(reply, "more"));
-		if (r->kind == CLI_REQ_LATEST && json_is_array(one)) {
-			json_t *wrap = json_pack("[O]", one);
-			if (on_rows(&st, wrap))
-				status = CLI_FAILURE;
-			json_decref(wrap);
-		}
+		goto out;
 	}
+	struct rows_state st = {
+		.cli = cli, .types = sh.ctypes, .order = r->kind == CLI_REQ_AGGREGATE ? sh.order : NULL,
+		.n = sh.n, .row = row, .fn = fn, .arg = arg,
+	};
+	status = cli_remote_run(cli, rem, &req, on_rows, &st, &reply);
+	if (status == CLI_OK)
+		status = rows_reply(r, reply, &st, more);
+out:
 	json_decref(reply);
 	jbuf_free(&req);
 	free(row);
-	if (ctypes != types)
-		free(ctypes);
+	if (sh.ctypes != sh.types)
+		free(sh.ctypes);
 	return status;
 }
 

@@ -1,19 +1,21 @@
 /*
  * remote.h -- the daemon mode of the admin command: requests to tsstored
- * over its unix socket (-s SOCKET), in the protocol of DESIGN.md section
- * 5 (see remote.c).
+ * at -s ADDRESS (a unix socket, or tcp:HOST:PORT with a token), in the
+ * protocol of DESIGN.md section 5, through common/client.h (see
+ * remote.c).
  */
 #ifndef TSSTORE_TOOLS_REMOTE_H
 #define TSSTORE_TOOLS_REMOTE_H
 
 #include <jansson.h>
 
+#include "cli.h"
 #include "json.h"
-#include "store.h"
+#include "request.h"
 
 struct cli_remote;
 
-/* Connect to cli->socket.  Returns CLI_OK, or CLI_FAILURE after the
+/* Connect to cli->socket (client_connect, with cli->token_file).  Returns CLI_OK, or CLI_FAILURE after the
  * message. */
 int cli_remote_open(const struct cli *cli, struct cli_remote **out);
 

@@ -7,7 +7,9 @@
  * modes give the same output: both yield the same ts_schema and the same
  * rows as ts_value arrays, and both report failures with the library's
  * error code and message (the daemon sends both in its error lines).
- * store.c holds the direct mode and the dispatch; remote.c the daemon's.
+ * store.c holds the direct mode and the dispatch; remote.c the daemon's;
+ * request.h the types both share (so remote.c needs nothing of store.h:
+ * the modules depend one way, store -> remote -> request).
  */
 #ifndef TSSTORE_TOOLS_STORE_H
 #define TSSTORE_TOOLS_STORE_H
@@ -15,43 +17,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-
-/* Functions an aggregate command may ask for at most. */
-#define CLI_AGG_SPECS_MAX 64
-
-/* The time range of an aggregate without --from / --to: everything. */
-#define CLI_AGG_FROM_DEFAULT INT64_MIN
-#define CLI_AGG_TO_DEFAULT INT64_MAX
-
-enum cli_req_kind {
-	CLI_REQ_QUERY,
-	CLI_REQ_LATEST,
-	CLI_REQ_AGGREGATE,
-	CLI_REQ_DUMP, /* a query of every row */
-};
-
-/* A request that yields rows.  Zero-filled, then set what was given. */
-struct cli_req {
-	enum cli_req_kind kind;
-	const char *table;
-	ts_value prefix[TS_KEY_COLUMNS_MAX]; /* owned: cli_req_free */
-	int nprefix;
-	int64_t from, to;
-	int has_from, has_to;
-	int desc;
-	uint64_t limit;                      /* 0: none */
-	int64_t every;                       /* aggregate */
-	int group;
-	ts_aggspec specs[CLI_AGG_SPECS_MAX];
-	int nspecs;
-};
-
-/* Release the values a request owns. */
-void cli_req_free(struct cli_req *r);
-
-/* A row of a result: n values, valid during the call.  Returns 0 to go
- * on, -1 to stop (the caller's output failed). */
-typedef int cli_row_fn(void *arg, const ts_value *row, int n);
+#include "request.h"
 
 struct cli_store;
 
@@ -68,17 +34,6 @@ int cli_store_close(const struct cli *cli, struct cli_store *st, int status);
 
 /* The direct mode's database, or NULL through the daemon. */
 ts_db *cli_store_db(struct cli_store *st);
-
-/*
- * cli_schema_new -- a schema of its own, in one allocation, from its
- * parts (copied: names and default bytes included).  Release it with
- * cli_schema_free.  Returns NULL when out of memory.
- */
-ts_schema *cli_schema_new(const ts_column *columns, int ncolumns, const int *key, int nkey,
-                          int64_t ttl, uint32_t version);
-
-/* Release a schema of cli_schema_new or cli_store_schema.  NULL allowed. */
-void cli_schema_free(ts_schema *s);
 
 /*
  * cli_store_schema -- the current schema of table (to be released with
@@ -131,20 +86,9 @@ int cli_store_insert(struct cli_store *st, const char *table, const ts_value *ro
 /* ts_flush of table, or of every table when NULL. */
 int cli_store_flush(struct cli_store *st, const char *table, int64_t before);
 
-/* A counter of a table: an integer, or (ttl) a text.  Returns 0. */
-typedef int cli_stat_fn(void *arg, const char *name, int64_t value, const char *text);
-
 /* The counters of table, in ts_table_stats order with "ttl" (its text)
  * right after "ttl_ns". */
 int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg);
-
-/* What cli_store_check calls: each problem (file relative to the
- * database directory), and the progress in bytes (may be NULL). */
-struct cli_check_report {
-	void (*problem)(void *arg, const char *table, const char *file, const char *what);
-	void (*progress)(void *arg, uint64_t done, uint64_t total);
-	void *arg;
-};
 
 /* ts_check of table (NULL: every table).  count: receives the number of
  * problems found (more than were reported through the daemon, when it

@@ -61,7 +61,10 @@ static const char help_options[] =
 	"Options:\n"
 	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ")\n"
 	"  -s SOCKET    go through tsstored listening on the unix socket SOCKET\n"
-	"               (default $" CLI_SOCKET_ENV " if set)\n"
+	"               (or unix:PATH, or tcp:HOST:PORT; default $" CLI_SOCKET_ENV " if set)\n"
+	"  --token-file FILE  with -s tcp:...: send the token on the first line of\n"
+	"               FILE (default $" CLIENT_TOKEN_ENV ", else the file\n"
+	"               $" CLIENT_TOKEN_FILE_ENV ")\n"
 	"  --timeout DUR  with -s: how long to wait for the daemon to connect and\n"
 	"               for each next part of its answer (default $" CLI_TIMEOUT_ENV "\n"
 	"               if set, else 30s; 10m for check, snapshot, flush; 0: no limit)\n"
@@ -115,6 +118,9 @@ static int global_option(struct cli *cli, int c, char **argv)
 	case 's':
 		cli->socket = optarg;
 		return CLI_CONTINUE;
+	case 'K':
+		cli->token_file = optarg;
+		return CLI_CONTINUE;
 	case 'T':
 		if (ts_duration_parse(optarg, &cli->timeout) < 0)
 			return cli_usage(cli, "--timeout \"%s\": want a duration (30s, 2m; 0: no limit)",
@@ -142,6 +148,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"token-file", required_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *env = getenv(CLI_SOCKET_ENV), *tenv = getenv(CLI_TIMEOUT_ENV), *word;

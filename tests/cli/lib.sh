@@ -9,7 +9,9 @@
 #   tmp       a temporary directory, the working directory, removed on exit
 # and gives the checks below.  Every check compares the exact exit status,
 # stdout and stderr; the script ends with `finish`, which prints
-# "N passed, M failed" and exits 1 when anything failed.
+# "N passed, M failed" (", K skipped" after it when a test was skipped:
+# `skip`) and exits 1 when anything failed.  scripts/run-tests.sh counts
+# the skips, and under CI=true fails the run on any.
 
 bin=${1:?usage: $0 TSSTORE-BINARY-or-BUILDDIR}
 [ -d "$bin" ] && bin=$bin/bin/tsstore
@@ -28,9 +30,17 @@ trap 'exit 130' HUP INT TERM
 cd "$tmp" || exit 2
 passed=0
 failed=0
+skipped=0
 mode=       # set by a test running its cases in several modes: named in failures
 
 pass() { passed=$((passed + 1)); }
+
+# skip WHY: a test that cannot run here (a tool or device missing): one
+# skipped test, and a "SKIP: WHY" line.
+skip() {
+	skipped=$((skipped + 1))
+	echo "SKIP: $1"
+}
 
 # fail NAME WHY: report a failed check, with the outputs it saw.
 fail() {
@@ -86,17 +96,20 @@ expect() {
 	if test "$@"; then pass; else fail "$name" "not true: $*"; fi
 }
 
-# daemon_start DATADIR SOCKET: run tsstored on DATADIR listening on the
-# unix socket SOCKET only, and wait (10 s at most) until it accepts.
+# daemon_start DATADIR SOCKET [ARG...]: run tsstored on DATADIR listening
+# on the unix socket SOCKET (and what the ARGs add: more --listen, a
+# --token), and wait (10 s at most) until it accepts.
 daemon_start() {
-	"$tsstored" -d "$1" --listen "unix:$2" 2>"$tmp/tsstored.log" &
+	d=$1 s=$2
+	shift 2
+	"$tsstored" -d "$d" --listen "unix:$s" "$@" 2>"$tmp/tsstored.log" &
 	daemon_pid=$!
 	i=0
-	while [ ! -S "$2" ] && [ $i -lt 200 ]; do
+	while [ ! -S "$s" ] && [ $i -lt 200 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	if [ ! -S "$2" ]; then
+	if [ ! -S "$s" ]; then
 		echo "$0: tsstored did not start:" >&2
 		cat "$tmp/tsstored.log" >&2
 		exit 2
@@ -114,7 +127,11 @@ daemon_stop() {
 }
 
 finish() {
-	echo "$passed passed, $failed failed"
+	if [ "$skipped" -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
 	[ "$failed" -eq 0 ]
 	exit
 }

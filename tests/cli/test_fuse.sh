@@ -14,7 +14,7 @@ set -u
 fuse=$(dirname "$bin")/tsstore-fuse
 
 if ! (exec 3<>/dev/fuse) 2>/dev/null || ! command -v fusermount3 >/dev/null; then
-	echo "SKIP: /dev/fuse cannot be opened or fusermount3 is missing: the mount is not tested"
+	skip "/dev/fuse cannot be opened or fusermount3 is missing: the mount is not tested"
 	finish
 fi
 

@@ -76,7 +76,7 @@ pages=$(ls "$mandir"/*.[1-8] 2>/dev/null)
 if [ -z "$pages" ]; then
 	miss groff "no man pages in $mandir"
 elif ! command -v groff >/dev/null 2>&1; then
-	echo "SKIP: groff is not installed (scripts/deps.sh installs groff-base): the pages were not rendered"
+	skip "groff is not installed (scripts/deps.sh installs groff-base): the pages were not rendered"
 else
 	for page in $pages; do
 		groff -t -man -ww -z "$page" >"$tmp/groff.out" 2>&1

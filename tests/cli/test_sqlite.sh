@@ -47,7 +47,7 @@ seed=${TSSTORE_SQL_SEED:-20261122}
 nq=${TSSTORE_SQL_QUERIES:-600}
 
 if ! command -v sqlite3 >/dev/null 2>&1; then
-	echo "SKIP: the sqlite3 shell is not installed (scripts/deps.sh installs it): nothing tested"
+	skip "the sqlite3 shell is not installed (scripts/deps.sh installs it): nothing tested"
 	finish
 fi
 ext=$(cd "$(dirname "$bin")/.." && pwd)/libtsstore_sqlite.so

@@ -7,6 +7,9 @@
  * waits), one that accepts and never reads (the send waits), and one
  * that answers slowly but steadily, whose stream must not be cut.
  *
+ * The same on TCP (tcp:127.0.0.1:PORT), and the addresses and token
+ * files that are refused before any connect (common/client.c).
+ *
  * These listeners are not a mock of tsstored: they are the failures
  * being tested.  Every wait is bounded by the timeout under test; an
  * alarm is the backstop should the code under test hang after all.
@@ -20,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -27,6 +32,7 @@
 
 #include <cmocka.h>
 
+#include "client.h"
 #include "jconn.h"
 
 #define MS INT64_C(1000000)
@@ -239,6 +245,105 @@ static void jconn_no_listener(void **state)
 	assert_string_equal(why, "/nonexistent/sock: No such file or directory");
 }
 
+/* A TCP listener on 127.0.0.1 (a port of the kernel's choice) that
+ * never accepts; its address into addr. */
+static int tcp_listener(char *addr, size_t addrsz)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(addr, addrsz, "tcp:127.0.0.1:%d", ntohs(sa.sin_port));
+	return fd;
+}
+
+/* Over TCP as over unix: connected into the backlog, the request sent,
+ * no answer: the call fails once the timeout has passed, naming the
+ * address. */
+static void jconn_tcp_no_answer_times_out(void **state)
+{
+	struct jconn *c;
+	struct jbuf req = {0};
+	char addr[64], why[256], want[256];
+	int fd = tcp_listener(addr, sizeof addr);
+	(void)state;
+	assert_int_equal(jconn_connect(addr, 200 * MS, &c, why, sizeof why), 0);
+	assert_int_equal(jconn_is_tcp(c), 1);
+	assert_string_equal(jconn_address(c), addr);
+	ping_request(&req);
+	int64_t start = now_ns();
+	assert_int_equal(jconn_call(c, &req, NULL, NULL, NULL, why, sizeof why), TS_EIO);
+	assert_true(now_ns() - start >= 200 * MS);
+	snprintf(want, sizeof want, "no answer from %s within 200ms", addr);
+	assert_string_equal(why, want);
+	jconn_close(c);
+	jbuf_free(&req);
+	close(fd);
+}
+
+/* Addresses that are no address: refused before any connect. */
+static void jconn_bad_tcp_address(void **state)
+{
+	static const char *const bad[] = {"tcp:localhost", "tcp::7400", "tcp:[]:7400", "tcp:host:"};
+	struct jconn *c;
+	char why[256], want[256];
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(jconn_connect(bad[i], 100 * MS, &c, why, sizeof why), -1);
+		assert_null(c);
+		snprintf(want, sizeof want, "%s: want tcp:HOST:PORT", bad[i]);
+		assert_string_equal(why, want);
+	}
+}
+
+/* A unix socket named with and without "unix:" is the same socket, and
+ * not TCP. */
+static void jconn_unix_forms(void **state)
+{
+	struct listener l;
+	struct jconn *c;
+	char addr[128], why[256];
+	(void)state;
+	listener_open(&l, 8);
+	snprintf(addr, sizeof addr, "unix:%s", l.path);
+	assert_int_equal(jconn_connect(addr, 100 * MS, &c, why, sizeof why), 0);
+	assert_int_equal(jconn_is_tcp(c), 0);
+	assert_string_equal(jconn_address(c), l.path);
+	jconn_close(c);
+	listener_close(&l);
+}
+
+/* A token file that holds no token is the caller's error, said before
+ * anything is sent; one that is missing too. */
+static void client_bad_token_file(void **state)
+{
+	char dir[] = "/tmp/jconn-test-XXXXXX", path[64], addr[64], why[256], want[256];
+	struct jconn *c;
+	int fd = tcp_listener(addr, sizeof addr);
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/token", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("\nsecond line\n", f);
+	fclose(f);
+	assert_int_equal(client_connect(addr, path, 100 * MS, &c, why, sizeof why), -1);
+	assert_null(c);
+	snprintf(want, sizeof want, "token file %s: the first line must hold the token (1 to 4096 bytes)",
+	         path);
+	assert_string_equal(why, want);
+	unlink(path);
+	assert_int_equal(client_connect(addr, path, 100 * MS, &c, why, sizeof why), -1);
+	snprintf(want, sizeof want, "token file %s: No such file or directory", path);
+	assert_string_equal(why, want);
+	rmdir(dir);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +352,10 @@ int main(void)
 		cmocka_unit_test(jconn_send_times_out),
 		cmocka_unit_test(jconn_slow_stream_is_not_cut),
 		cmocka_unit_test(jconn_no_listener),
+		cmocka_unit_test(jconn_tcp_no_answer_times_out),
+		cmocka_unit_test(jconn_bad_tcp_address),
+		cmocka_unit_test(jconn_unix_forms),
+		cmocka_unit_test(client_bad_token_file),
 	};
 	alarm(ALARM_SECONDS);
 	return cmocka_run_group_tests(tests, NULL, NULL);

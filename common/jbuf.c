@@ -1,0 +1,90 @@
+/*
+ * jbuf.c -- a growing byte buffer (jbuf.h): what the programs append
+ * request lines, responses and text forms of values to.
+ *
+ * An allocation that fails sets the buffer's `failed` and makes every
+ * later append a no-op, so a writer appends freely and checks once at
+ * the end.  JSON's own forms (strings, values, rows) are json.c's; value
+ * text is value.c's; both build on this, which needs neither.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tsstore.h>
+
+#include "jbuf.h"
+
+void jbuf_free(struct jbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+int jbuf_reserve(struct jbuf *b, size_t n)
+{
+	if (b->failed)
+		return TS_ENOMEM;
+	if (b->cap - b->len >= n)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < n)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = 1;
+		return TS_ENOMEM;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void jbuf_put(struct jbuf *b, const void *p, size_t n)
+{
+	if (jbuf_reserve(b, n) == 0) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+	}
+}
+
+void jbuf_puts(struct jbuf *b, const char *s)
+{
+	jbuf_put(b, s, strlen(s));
+}
+
+void jbuf_putc(struct jbuf *b, char c)
+{
+	if (jbuf_reserve(b, 1) == 0)
+		b->p[b->len++] = c;
+}
+
+void jbuf_printf(struct jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || jbuf_reserve(b, (size_t)n + 1) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* Decimal digits of an int64, fast: results are mostly integers. */
+void jbuf_int(struct jbuf *b, int64_t i)
+{
+	char tmp[24], *e = tmp + sizeof tmp, *s = e;
+	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+	do {
+		*--s = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (i < 0)
+		*--s = '-';
+	jbuf_put(b, s, (size_t)(e - s));
+}

@@ -1,0 +1,74 @@
+/*
+ * request.h -- what the two modes of a store call carry (store.h): the
+ * requests that yield rows, the callbacks that receive rows, counters and
+ * problems, and a schema of its own.  Both store.c (the direct mode and
+ * the dispatch) and remote.c (through tsstored) use these; neither
+ * includes the other's header for them (request.c).
+ */
+#ifndef TSSTORE_TOOLS_REQUEST_H
+#define TSSTORE_TOOLS_REQUEST_H
+
+#include <stdint.h>
+
+#include <tsstore.h>
+
+/* Functions an aggregate command may ask for at most. */
+#define CLI_AGG_SPECS_MAX 64
+
+/* The time range of an aggregate without --from / --to: everything. */
+#define CLI_AGG_FROM_DEFAULT INT64_MIN
+#define CLI_AGG_TO_DEFAULT INT64_MAX
+
+enum cli_req_kind {
+	CLI_REQ_QUERY,
+	CLI_REQ_LATEST,
+	CLI_REQ_AGGREGATE,
+	CLI_REQ_DUMP, /* a query of every row */
+};
+
+/* A request that yields rows.  Zero-filled, then set what was given. */
+struct cli_req {
+	enum cli_req_kind kind;
+	const char *table;
+	ts_value prefix[TS_KEY_COLUMNS_MAX]; /* owned: cli_req_free */
+	int nprefix;
+	int64_t from, to;
+	int has_from, has_to;
+	int desc;
+	uint64_t limit;                      /* 0: none */
+	int64_t every;                       /* aggregate */
+	int group;
+	ts_aggspec specs[CLI_AGG_SPECS_MAX];
+	int nspecs;
+};
+
+/* Release the values a request owns. */
+void cli_req_free(struct cli_req *r);
+
+/* A row of a result: n values, valid during the call.  Returns 0 to go
+ * on, -1 to stop (the caller's output failed). */
+typedef int cli_row_fn(void *arg, const ts_value *row, int n);
+
+/*
+ * cli_schema_new -- a schema of its own, in one allocation, from its
+ * parts (copied: names and default bytes included).  Release it with
+ * cli_schema_free.  Returns NULL when out of memory.
+ */
+ts_schema *cli_schema_new(const ts_column *columns, int ncolumns, const int *key, int nkey,
+                          int64_t ttl, uint32_t version);
+
+/* Release a schema of cli_schema_new or cli_store_schema.  NULL allowed. */
+void cli_schema_free(ts_schema *s);
+
+/* A counter of a table: an integer, or (ttl) a text.  Returns 0. */
+typedef int cli_stat_fn(void *arg, const char *name, int64_t value, const char *text);
+
+/* What cli_store_check calls: each problem (file relative to the
+ * database directory), and the progress in bytes (may be NULL). */
+struct cli_check_report {
+	void (*problem)(void *arg, const char *table, const char *file, const char *what);
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+};
+
+#endif /* TSSTORE_TOOLS_REQUEST_H */
