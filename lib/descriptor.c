@@ -16,8 +16,8 @@
  *
  * Version 2 appends the expiry horizon to the body of version 1; a
  * descriptor without a horizon is still written as version 1, byte for
- * byte as before, so older builds read every table whose TTL never
- * hid a row.
+ * byte as before, so older builds read every table whose TTL was never
+ * lengthened (ts__alter_ttl is what sets a horizon).
  */
 #include <assert.h>
 #include <stdlib.h>

@@ -941,8 +941,6 @@ void ts__table_desc_end(struct ts_table *t)
 int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 {
 	d->generation = t->desc->generation + 1;
-	/* what readers hide now stays hidden, whatever the TTL becomes */
-	ts__descriptor_raise_horizon(d, ts__table_expiry(t, ts_now(t->db)));
 	int rc = ts__descriptor_write(t->dir, d);
 	if (rc < 0) {
 		if (d->nschemas > t->desc->nschemas)
@@ -1029,6 +1027,14 @@ int ts__alter_ttl(ts_table *t, int64_t ttl)
 	int rc = begin_alter(t, &d);
 	if (rc < 0)
 		return rc;
+	/* What readers hide now stays hidden, whatever the TTL becomes.
+	 * Under one TTL the expiry (now - TTL) only rises, so its highest
+	 * value so far is the one in force when the TTL changes: kept as the
+	 * horizon when the TTL grows or ends.  Nothing else writes it, so a
+	 * clock that jumps ahead for a while leaves no trace in the file
+	 * unless the TTL is lengthened during the jump. */
+	if (ttl == 0 || (d->ttl > 0 && ttl > d->ttl))
+		ts__descriptor_raise_horizon(d, ts__table_expiry(t, ts_now(t->db)));
 	d->ttl = ttl;
 	rc = ts__table_install_descriptor(t, d);
 	ts__table_desc_end(t);

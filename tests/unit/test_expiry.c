@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "descriptor_format.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
@@ -173,6 +174,46 @@ static void expiry_survives_ttl_forever(void **state)
 	expect_horizon(e->t);
 }
 
+/* The format version of t's DESCRIPTOR file. */
+static uint32_t descriptor_version(ts_test_env *e)
+{
+	char path[4096];
+	unsigned char h[TS_DESC_OFF_VERSION + 4];
+	snprintf(path, sizeof path, "%s/m/" TS_DESC_FILE, e->dir);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
+	fclose(f);
+	return ts__load_u32(h + TS_DESC_OFF_VERSION);
+}
+
+/* A clock that jumps a year ahead for a while (a bad NTP step, a VM
+ * restored) while the descriptor is written for another reason than the
+ * TTL (here an added column) leaves no horizon behind: once the clock is
+ * back, every row shows and inserts are taken.  Only lengthening the TTL
+ * keeps a horizon, and the file stays in the format older builds read. */
+static void expiry_clock_jump_leaves_no_horizon(void **state)
+{
+	ts_test_env *e = *state;
+	ts_column extra = {"extra", TS_INT64, {.type = TS_INT64}};
+	load(e);
+	ts_test_env_set_now(e, NOW + 365 * DAY);
+	assert_int_equal(ts_alter_add(e->t, &extra), 0);
+	ts_test_env_set_now(e, NOW);
+	assert_int_equal(ts_test_count_rows(e->t), 51);
+	test_row r = {.host = "h2", .ts = NOW - MIN, .v = 1};
+	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
+	assert_int_equal(descriptor_version(e), 1);
+	assert_int_equal(ts_alter_ttl(e->t, HOUR), 0); /* shorter: no horizon needed */
+	assert_int_equal(descriptor_version(e), 1);
+	assert_int_equal(ts_alter_ttl(e->t, DAY), 0); /* longer: the horizon is kept */
+	assert_int_equal(descriptor_version(e), 2);
+	assert_int_equal(ts_test_count_rows(e->t), 51); /* all within the hour */
+	ts_test_env_close(e);
+	ts_test_env_open(e);
+	assert_int_equal(ts_test_count_rows(e->t), 51);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
@@ -180,6 +221,7 @@ int main(void)
 		T(expiry_survives_longer_ttl_in_filling),
 		T(expiry_survives_longer_ttl_after_maintenance),
 		T(expiry_survives_ttl_forever),
+		T(expiry_clock_jump_leaves_no_horizon),
 	};
 #undef T
 	return cmocka_run_group_tests_name("expiry", tests, NULL, NULL);
