@@ -366,7 +366,9 @@ TS_EXTERN int ts_open(const char *path, const ts_options *opts, ts_db **out);
  * always fully on a clean close), release the lock and free the handle.
  * Tables still open are closed.  db may be NULL.  Calls other threads are
  * making on the database or its tables are waited for; calls begun after
- * ts_close began fail with TS_ECLOSED ("the database is closing").
+ * ts_close began fail with TS_ECLOSED ("the database is closing"), but
+ * for ts_table_close, which still closes its handle (ts_close may yet
+ * return TS_EBUSY and leave the database open).
  * Returns 0, or the first error met while syncing (the handle is freed
  * regardless); TS_EBUSY, with nothing changed, while cursors are open
  * (ts_errmsg says how many: close them first) or another thread is

@@ -446,8 +446,9 @@ static int begin_close(ts_db *db)
 		db->closing = 1;
 		while (db->calls > 0)
 			pthread_cond_wait(&db->life_cv, &db->life_mu);
-		if (db->cursors > 0) /* opened by a call that was inside */
-			db->closing = 0;
+		/* a cursor opened by a call that was inside: not closing after
+		 * all; else closed for good (even ts_table_close is refused) */
+		db->closing = db->cursors > 0 ? 0 : 2;
 	}
 	if (rc == 0 && db->cursors > 0)
 		rc = ts__fail(TS_EBUSY, "ts_close: %ld cursor%s still open (close cursors first)",

@@ -147,7 +147,10 @@ struct ts_db {
 	 * signalled when a count of calls reaches 0. */
 	pthread_mutex_t life_mu;
 	pthread_cond_t life_cv;
-	int closing;             /* ts_close began: calls fail with TS_ECLOSED */
+	int closing;             /* 1: ts_close waits for the calls inside (new
+	                          * calls fail with TS_ECLOSED, but for
+	                          * ts_table_close, which is let in: ts_close
+	                          * may yet return TS_EBUSY); 2: it frees */
 	long calls, cursors;     /* public calls inside the db; open cursors */
 	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
 };

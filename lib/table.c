@@ -530,6 +530,24 @@ static int take_release(struct ts_table *t)
 	return 1;
 }
 
+/* Release a dropped table that nothing uses any more, then unlock
+ * life_mu (held on entry).  The release is counted as a call on the
+ * database until it is done, so that a ts_close in another thread, which
+ * waits for the calls, never frees the table (or the block cache its
+ * tablets return blocks to) while the release still runs. */
+static void release_unlock(struct ts_table *t)
+{
+	ts_db *db = t->db;
+	int release = take_release(t);
+	if (release)
+		db->calls++;
+	pthread_mutex_unlock(&db->life_mu);
+	if (release) {
+		release_resources(t);
+		ts__db_leave(db);
+	}
+}
+
 int ts__db_enter(ts_db *db, const char *fn)
 {
 	int rc = 0;
@@ -581,10 +599,7 @@ void ts__table_leave(struct ts_table *t)
 	db->calls--;
 	if (t->calls == 0 || db->calls == 0)
 		pthread_cond_broadcast(&db->life_cv);
-	int release = take_release(t);
-	pthread_mutex_unlock(&db->life_mu);
-	if (release)
-		release_resources(t);
+	release_unlock(t);
 }
 
 void ts__table_hold(struct ts_table *t, int cursor)
@@ -602,10 +617,7 @@ void ts__table_unhold(struct ts_table *t, int cursor)
 	assert(t->holds > 0 && db->cursors >= cursor);
 	t->holds--;
 	db->cursors -= cursor;
-	int release = take_release(t);
-	pthread_mutex_unlock(&db->life_mu);
-	if (release)
-		release_resources(t);
+	release_unlock(t);
 }
 
 static ino_t descriptor_inode(const char *dir)
@@ -808,8 +820,13 @@ void ts_table_close(ts_table *t)
 	if (!t)
 		return;
 	ts_db *db = t->db;
-	if (ts__db_enter(db, "ts_table_close") < 0)
-		return; /* ts_close is closing it */
+	pthread_mutex_lock(&db->life_mu);
+	int gone = db->closing == 2; /* ts_close is freeing it */
+	if (!gone)
+		db->calls++; /* counted even while ts_close waits: it may not close */
+	pthread_mutex_unlock(&db->life_mu);
+	if (gone)
+		return;
 	pthread_mutex_lock(&db->mu);
 	pthread_mutex_lock(&db->life_mu);
 	int last = 0, release = 0;

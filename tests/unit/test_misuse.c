@@ -427,6 +427,37 @@ static void misuse_db_close_waits_for_insert(void **state)
 	e->db = NULL;
 }
 
+/* A ts_table_close while ts_close waits for a call still closes its
+ * handle: ts_close may yet return TS_EBUSY (a call inside may open a
+ * cursor) and leave the database open, with the handle's count right.
+ * Before, the table close returned at once and did nothing. */
+static void misuse_table_close_while_db_close_waits(void **state)
+{
+	struct env *e = *state;
+	struct inserter in;
+	struct closer c = {.e = e, .close_db = 1};
+	ts_table *t2;
+	assert_int_equal(ts_table_open(e->db, "m", &t2), 0);
+	hold_inside_insert(&in, e->t);
+	assert_int_equal(pthread_create(&c.th, NULL, close_main, &c), 0);
+	char msg[256] = "";
+	int state_ = wait_closing(&c, probe_db, msg, sizeof msg);
+	ts_table_close(t2);
+	pthread_mutex_lock(&e->db->life_mu);
+	int refs = e->t->refs;
+	pthread_mutex_unlock(&e->db->life_mu);
+	let_go();
+	pthread_join(in.th, NULL);
+	pthread_join(c.th, NULL);
+	e->t = NULL; /* closed with the db */
+	e->db = NULL;
+	if (state_ != 0)
+		fail_msg("ts_close did not wait for the insert");
+	assert_int_equal(refs, 1);
+	assert_int_equal(in.rc, 0);
+	assert_int_equal(c.rc, 0);
+}
+
 /* ts_close with a cursor open: TS_EBUSY, and the database stays usable. */
 static void misuse_db_close_with_cursor(void **state)
 {
@@ -492,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(misuse_null_no_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_table_close_waits_for_insert, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_db_close_waits_for_insert, setup, teardown),
+		cmocka_unit_test_setup_teardown(misuse_table_close_while_db_close_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_db_close_with_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_double_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_cursor_outlives_drop, setup, teardown),
