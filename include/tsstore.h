@@ -319,7 +319,11 @@ typedef struct ts_options {
 	/* Where the library reports what its background work (flushes,
 	 * merges, expiry) could not do: called once per distinct cause with
 	 * a one-line message (the same failure again is only counted, in
-	 * ts_table_stats).  NULL: the message goes to stderr. */
+	 * ts_table_stats).  NULL: the message goes to stderr.  It is called
+	 * from the library's maintenance thread, or from a ts_flush or
+	 * ts_merge, with that table's flush or merge lock held: it must not
+	 * call back into the library on the same table (ts_flush or ts_merge
+	 * there would wait for ever); copy the message and return. */
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
 	int64_t log_segment_size;   /* bytes of each log segment file's data, a
