@@ -26,7 +26,8 @@
  * and request lines into server.mem_used; alloc_cb grows a buffer only
  * when fits() says so, else libuv reports UV_ENOBUFS and the connection
  * pauses (pause_for_memory) until regulate() finds its growth fits
- * again.  regulate() also favours one paused connection, the one with
+ * again; paused connections are listed (server.paused, oldest first),
+ * so regulate() costs nothing while none waits and looks only at them.  regulate() also favours one paused connection, the one with
  * the longest partial line, which may read past the budget until its
  * line is cut and has run (favour_done): so whatever every connection
  * holds, one always progresses.  A favoured client that stops sending
@@ -123,6 +124,7 @@ struct conn {
 	size_t want;                 /* input growth refused by the budget */
 	int grow_refused;            /* alloc_cb refused to grow the input */
 	int mem_paused;              /* not reading until memory is released */
+	struct conn *pprev, *pnext;  /* in server.paused while mem_paused */
 };
 
 struct write_req {
@@ -147,6 +149,8 @@ struct server {
 	char slab[TSD_INPUT_CHUNK];  /* reads of connections holding no input */
 	size_t mem_used;             /* request memory of every connection */
 	int npaused;                 /* connections with mem_paused */
+	struct conn *paused;         /* they, in the order they paused */
+	struct conn *paused_tail;
 	struct conn *favoured;       /* may read past the budget to end its line */
 	uint64_t favoured_lines;     /* its nlines when favoured */
 	uint64_t favoured_at;        /* uv_now when favoured */
@@ -223,13 +227,47 @@ static int fits(const struct conn *c, size_t more)
 	       (c->mem == 0 && more <= TSD_INPUT_CHUNK);
 }
 
+/* c waits for memory: it joins the end of the paused list, so that
+ * regulate() looks only at paused connections, oldest first. */
+static void paused_add(struct conn *c)
+{
+	struct server *srv = c->srv;
+	assert(!c->mem_paused);
+	c->mem_paused = 1;
+	c->pnext = NULL;
+	c->pprev = srv->paused_tail;
+	if (srv->paused_tail)
+		srv->paused_tail->pnext = c;
+	else
+		srv->paused = c;
+	srv->paused_tail = c;
+	srv->npaused++;
+}
+
+/* c no longer waits for memory (it resumes, or it closed). */
+static void paused_remove(struct conn *c)
+{
+	struct server *srv = c->srv;
+	assert(c->mem_paused && srv->npaused > 0);
+	if (c->pprev)
+		c->pprev->pnext = c->pnext;
+	else
+		srv->paused = c->pnext;
+	if (c->pnext)
+		c->pnext->pprev = c->pprev;
+	else
+		srv->paused_tail = c->pprev;
+	c->pprev = c->pnext = NULL;
+	c->mem_paused = 0;
+	srv->npaused--;
+	assert((srv->npaused == 0) == (srv->paused == NULL));
+}
+
 /* Let c read again (its growth fits, or it is favoured). */
 static void resume(struct conn *c)
 {
 	struct server *srv = c->srv;
-	assert(c->mem_paused && srv->npaused > 0);
-	c->mem_paused = 0;
-	srv->npaused--;
+	paused_remove(c);
 	c->line_start = uv_now(srv->loop); /* the wait was the daemon's */
 	pump(c);
 }
@@ -257,10 +295,9 @@ static void regulate(struct server *srv)
 	struct conn *best = NULL, *f = srv->favoured;
 	if (f && favour_done(srv, f))
 		srv->favoured = NULL;
-	for (struct conn *c = srv->conns, *next; srv->npaused && c; c = next) {
-		next = c->next;
-		if (!c->mem_paused)
-			continue;
+	for (struct conn *c = srv->paused, *next; c; c = next) {
+		next = c->pnext; /* resume takes c out of the list */
+		assert(c->mem_paused);
 		if (fits(c, c->want))
 			resume(c);
 		else if (c->inlen && (!best || c->inlen > best->inlen))
@@ -284,8 +321,7 @@ static void pause_for_memory(struct conn *c)
 		uv_read_stop(&c->h.stream);
 	c->reading = 0;
 	if (!c->mem_paused) {
-		c->mem_paused = 1;
-		c->srv->npaused++;
+		paused_add(c);
 		tsd_stats_pause();
 	}
 	regulate(c->srv);
@@ -676,10 +712,8 @@ static void close_cb(uv_handle_t *h)
 	srv->nconns--;
 	tsd_stats_connection(0);
 	account(c); /* closed: it counts for nothing */
-	if (c->mem_paused) {
-		c->mem_paused = 0;
-		srv->npaused--;
-	}
+	if (c->mem_paused)
+		paused_remove(c);
 	if (srv->favoured == c)
 		srv->favoured = NULL;
 	if (!c->working)
