@@ -47,7 +47,7 @@ enum field {
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE, F_LOG_CAP,
 	F_LOG_SEGMENT_SIZE,
-	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT,
+	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
 };
 
@@ -79,6 +79,7 @@ static const struct option_def options[] = {
 	{"max-connections", K_COUNT, F_MAX_CONNECTIONS},
 	{"chunk-rows", K_COUNT, F_CHUNK_ROWS},
 	{"idle-timeout", K_DURATION, F_IDLE_TIMEOUT},
+	{"line-stall-timeout", K_DURATION, F_LINE_STALL_TIMEOUT},
 	{"workers", K_COUNT, F_WORKERS},
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
 	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
@@ -96,6 +97,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->max_connections = TSD_CONNECTIONS_MAX_DEFAULT;
 	cfg->chunk_rows = TSD_CHUNK_ROWS_DEFAULT;
 	cfg->idle_timeout = TSD_IDLE_TIMEOUT_DEFAULT;
+	cfg->line_stall_timeout = TSD_LINE_STALL_TIMEOUT_DEFAULT;
 	cfg->workers = TSD_WORKERS_DEFAULT;
 	cfg->shutdown_timeout = TSD_SHUTDOWN_TIMEOUT_DEFAULT;
 }
@@ -224,6 +226,12 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 	case F_MAX_CONNECTIONS: cfg->max_connections = (int)v; break;
 	case F_CHUNK_ROWS: cfg->chunk_rows = (int)v; break;
 	case F_IDLE_TIMEOUT: cfg->idle_timeout = v; break;
+	case F_LINE_STALL_TIMEOUT:
+		/* 0 would let one stalled client stall the others forever. */
+		if (v <= 0)
+			return -1;
+		cfg->line_stall_timeout = v;
+		break;
 	case F_WORKERS:
 		if (v > TSD_WORKERS_MAX)
 			return -1;

@@ -39,7 +39,7 @@ enum { KEY_PREFIX, KEY_LOWER, KEY_UPPER, KEY_AFTER, NKEYS };
 struct tsd_request {
 	char *line;
 	size_t len;
-	int too_long;
+	int cut;                    /* TSD_LINE_WHOLE, _TOO_LONG or _STALLED */
 	int started, done, closes;
 	enum tsd_op op;
 	int code;                   /* 0, or the error the response carries */
@@ -59,7 +59,7 @@ struct tsd_request {
 	struct jbuf out;
 };
 
-struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long)
+struct tsd_request *tsd_request_new(const char *line, size_t len, int cut)
 {
 	struct tsd_request *r = calloc(1, sizeof *r);
 	if (!r || !(r->line = malloc(len + 1))) {
@@ -69,7 +69,7 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long)
 	memcpy(r->line, line, len);
 	r->line[len] = '\0';
 	r->len = len;
-	r->too_long = too_long;
+	r->cut = cut;
 	return r;
 }
 
@@ -1074,9 +1074,13 @@ static int parse(struct tsd_request *r)
 	json_t *op, *id;
 	const char *name;
 	char why[64];
-	if (r->too_long) {
+	if (r->cut == TSD_LINE_TOO_LONG) {
 		r->closes = 1;
 		return fail(r, TS_ETOOBIG, "request line longer than the limit; closing the connection");
+	}
+	if (r->cut == TSD_LINE_STALLED) {
+		r->closes = 1;
+		return fail(r, TS_EBUSY, "%s", r->line); /* the daemon's own message */
 	}
 	/* JSON never holds a raw NUL byte (one in a string is \u0000), and
 	 * jansson reads one as an end of input rather than an error. */

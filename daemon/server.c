@@ -26,13 +26,29 @@
  * and request lines into server.mem_used; alloc_cb grows a buffer only
  * when fits() says so, else libuv reports UV_ENOBUFS and the connection
  * pauses (pause_for_memory) until regulate() finds its growth fits
- * again.  regulate() also favours one paused connection, the one with
+ * again; paused connections are listed (server.paused, oldest first),
+ * so regulate() costs nothing while none waits and looks only at them.  regulate() also favours one paused connection, the one with
  * the longest partial line, which may read past the budget until its
  * line is cut and has run (favour_done): so whatever every connection
- * holds, one always progresses.  Reads of a connection holding no input
+ * holds, one always progresses.  A favoured client that stops sending
+ * would stall the paused ones for ever, so while any is paused the
+ * favoured one is closed with an EBUSY line once it has been silent
+ * for line-stall-timeout (favour_stalled, end_stalled_favour, from
+ * sweep_cb, which runs every second whatever idle-timeout is); favour
+ * then passes on.  Reads of a connection holding no input
  * go into the loop's slab, and only a partial line is kept (keep_rest),
  * so idle connections hold nothing.  With idle-timeout, a partial line
  * must be finished within it from its first byte (sweep_cb).
+ *
+ * The budget is not a hard cap (tsstored(8) gives the bound): a
+ * connection holding nothing reads its 64 KiB chunk whatever the
+ * budget, which may become up to 64 KiB of queued lines plus a 64 KiB
+ * buffer for the rest (keep_rest); the favoured connection's buffer
+ * grows to about twice line-max, and the lines cut from it count as
+ * much again.  Not counted: write_pending (up to TSD_WRITE_HIGH_WATER
+ * plus one step's output per connection), the struct tsd_request of
+ * each waiting request, and what a running request builds from its
+ * line (the JSON tree, several times the line, on each worker).
  *
  * SIGHUP: reload() builds the configuration afresh (cfg->load) and
  * applies what can change while serving; see tsstored(8).
@@ -108,6 +124,7 @@ struct conn {
 	size_t want;                 /* input growth refused by the budget */
 	int grow_refused;            /* alloc_cb refused to grow the input */
 	int mem_paused;              /* not reading until memory is released */
+	struct conn *pprev, *pnext;  /* in server.paused while mem_paused */
 };
 
 struct write_req {
@@ -132,8 +149,11 @@ struct server {
 	char slab[TSD_INPUT_CHUNK];  /* reads of connections holding no input */
 	size_t mem_used;             /* request memory of every connection */
 	int npaused;                 /* connections with mem_paused */
+	struct conn *paused;         /* they, in the order they paused */
+	struct conn *paused_tail;
 	struct conn *favoured;       /* may read past the budget to end its line */
 	uint64_t favoured_lines;     /* its nlines when favoured */
+	uint64_t favoured_at;        /* uv_now when favoured */
 };
 
 /* The standard error the daemon was started with, once a log file
@@ -207,13 +227,47 @@ static int fits(const struct conn *c, size_t more)
 	       (c->mem == 0 && more <= TSD_INPUT_CHUNK);
 }
 
+/* c waits for memory: it joins the end of the paused list, so that
+ * regulate() looks only at paused connections, oldest first. */
+static void paused_add(struct conn *c)
+{
+	struct server *srv = c->srv;
+	assert(!c->mem_paused);
+	c->mem_paused = 1;
+	c->pnext = NULL;
+	c->pprev = srv->paused_tail;
+	if (srv->paused_tail)
+		srv->paused_tail->pnext = c;
+	else
+		srv->paused = c;
+	srv->paused_tail = c;
+	srv->npaused++;
+}
+
+/* c no longer waits for memory (it resumes, or it closed). */
+static void paused_remove(struct conn *c)
+{
+	struct server *srv = c->srv;
+	assert(c->mem_paused && srv->npaused > 0);
+	if (c->pprev)
+		c->pprev->pnext = c->pnext;
+	else
+		srv->paused = c->pnext;
+	if (c->pnext)
+		c->pnext->pprev = c->pprev;
+	else
+		srv->paused_tail = c->pprev;
+	c->pprev = c->pnext = NULL;
+	c->mem_paused = 0;
+	srv->npaused--;
+	assert((srv->npaused == 0) == (srv->paused == NULL));
+}
+
 /* Let c read again (its growth fits, or it is favoured). */
 static void resume(struct conn *c)
 {
 	struct server *srv = c->srv;
-	assert(c->mem_paused && srv->npaused > 0);
-	c->mem_paused = 0;
-	srv->npaused--;
+	paused_remove(c);
 	c->line_start = uv_now(srv->loop); /* the wait was the daemon's */
 	pump(c);
 }
@@ -241,10 +295,9 @@ static void regulate(struct server *srv)
 	struct conn *best = NULL, *f = srv->favoured;
 	if (f && favour_done(srv, f))
 		srv->favoured = NULL;
-	for (struct conn *c = srv->conns, *next; srv->npaused && c; c = next) {
-		next = c->next;
-		if (!c->mem_paused)
-			continue;
+	for (struct conn *c = srv->paused, *next; c; c = next) {
+		next = c->pnext; /* resume takes c out of the list */
+		assert(c->mem_paused);
 		if (fits(c, c->want))
 			resume(c);
 		else if (c->inlen && (!best || c->inlen > best->inlen))
@@ -254,6 +307,7 @@ static void regulate(struct server *srv)
 	if (!srv->favoured && best && best->mem_paused && !best->closing) {
 		srv->favoured = best;
 		srv->favoured_lines = best->nlines;
+		srv->favoured_at = uv_now(srv->loop);
 		resume(best);
 	}
 	tsd_stats_memory(srv->mem_used, srv->npaused);
@@ -267,8 +321,7 @@ static void pause_for_memory(struct conn *c)
 		uv_read_stop(&c->h.stream);
 	c->reading = 0;
 	if (!c->mem_paused) {
-		c->mem_paused = 1;
-		c->srv->npaused++;
+		paused_add(c);
 		tsd_stats_pause();
 	}
 	regulate(c->srv);
@@ -442,9 +495,9 @@ static void drain(struct conn *c)
 	c->draining = 1;
 }
 
-static int enqueue(struct conn *c, const char *line, size_t len, int too_long)
+static int enqueue(struct conn *c, const char *line, size_t len, int cut)
 {
-	struct tsd_request *r = tsd_request_new(line, len, too_long);
+	struct tsd_request *r = tsd_request_new(line, len, cut);
 	if (!r) {
 		tsd_log("out of memory for a request; closing a connection");
 		close_conn(c);
@@ -497,12 +550,12 @@ static void take_lines(struct conn *c)
 		c->line_start = uv_now(c->srv->loop);
 		if (len > max) {
 			/* Answered, then the connection closes. */
-			enqueue(c, "", 0, 1);
+			enqueue(c, "", 0, TSD_LINE_TOO_LONG);
 			drain(c);
 			c->inlen = c->scanned = 0;
 			return;
 		}
-		if (len && enqueue(c, c->in + line, len, 0) < 0)
+		if (len && enqueue(c, c->in + line, len, TSD_LINE_WHOLE) < 0)
 			return;
 	}
 	/* A full queue may have left whole lines: look again from the start
@@ -514,13 +567,13 @@ static void take_lines(struct conn *c)
 	if (!full && c->inlen > max) {
 		/* The line is already too long: answer it without reading the
 		 * rest, and close, since the stream cannot be resynchronised. */
-		enqueue(c, "", 0, 1);
+		enqueue(c, "", 0, TSD_LINE_TOO_LONG);
 		drain(c);
 		c->inlen = c->scanned = 0;
 	}
 	if (!full && c->draining) {
 		if (c->eof && c->inlen && c->inlen <= max)
-			enqueue(c, c->in, c->inlen, 0);
+			enqueue(c, c->in, c->inlen, TSD_LINE_WHOLE);
 		c->inlen = c->scanned = 0;
 	}
 	if (c->in != c->srv->slab)
@@ -659,10 +712,8 @@ static void close_cb(uv_handle_t *h)
 	srv->nconns--;
 	tsd_stats_connection(0);
 	account(c); /* closed: it counts for nothing */
-	if (c->mem_paused) {
-		c->mem_paused = 0;
-		srv->npaused--;
-	}
+	if (c->mem_paused)
+		paused_remove(c);
 	if (srv->favoured == c)
 		srv->favoured = NULL;
 	if (!c->working)
@@ -877,11 +928,56 @@ static void close_listeners(struct server *srv)
 
 /* ---- Timers and signals ---- */
 
+/* Whether the favoured connection stalls the others: they wait for
+ * memory, and it has not finished its line, nor sent or read anything,
+ * for line-stall-timeout (counted from when it was favoured at the
+ * earliest: the wait before was the daemon's).  A step running on a
+ * worker is the daemon's work, not a stall. */
+static int favour_stalled(const struct server *srv, uint64_t now)
+{
+	const struct conn *f = srv->favoured;
+	uint64_t since, limit_ms = (uint64_t)(srv->cfg->line_stall_timeout / 1000000);
+	if (!f || !srv->npaused || f->closing || f->draining || f->working ||
+	    f->nlines != srv->favoured_lines)
+		return 0;
+	since = f->last_active > srv->favoured_at ? f->last_active : srv->favoured_at;
+	return now - since >= limit_ms;
+}
+
+/* Close the favoured connection, which stalls the others: its partial
+ * line is dropped, and an EBUSY error is answered after the requests
+ * received before it (the stream was cut, so the connection closes);
+ * favour passes on to a waiting connection. */
+static void end_stalled_favour(struct server *srv)
+{
+	struct conn *c = srv->favoured;
+	char msg[TSD_MESSAGE_MAX];
+	int len;
+	tsd_stats_timeout(); /* counted, not logged: clients could fill the log */
+	len = snprintf(msg, sizeof msg, "line not finished: nothing received for %lld ms while "
+	               "other connections wait for request memory (line-stall-timeout); "
+	               "closing the connection",
+	               (long long)(srv->cfg->line_stall_timeout / 1000000));
+	assert(len > 0 && (size_t)len < sizeof msg);
+	drain(c);
+	c->inlen = c->scanned = 0;
+	shrink_input(c);
+	if (c->nqueued >= TSD_PIPELINE_MAX ||
+	    enqueue(c, msg, (size_t)len, TSD_LINE_STALLED) < 0) {
+		close_conn(c); /* no room to answer in order: just close */
+	} else {
+		pump(c);
+	}
+	regulate(srv); /* draining: favour passes on */
+}
+
 static void sweep_cb(uv_timer_t *t)
 {
 	struct server *srv = t->data;
 	uint64_t now = uv_now(srv->loop);
 	uint64_t idle_ms = (uint64_t)(srv->cfg->idle_timeout / 1000000);
+	if (!srv->stopping && favour_stalled(srv, now))
+		end_stalled_favour(srv);
 	for (struct conn *c = srv->conns, *next; c; c = next) {
 		next = c->next;
 		int idle = !c->active && !c->nqueued && !c->write_pending && !c->working;
@@ -1028,6 +1124,7 @@ static void reload(struct server *srv)
 	reload_int("max-connections", &cfg->max_connections, fresh.max_connections);
 	reload_int("chunk-rows", &cfg->chunk_rows, fresh.chunk_rows);
 	reload_ns("idle-timeout", &cfg->idle_timeout, fresh.idle_timeout);
+	reload_ns("line-stall-timeout", &cfg->line_stall_timeout, fresh.line_stall_timeout);
 	reload_ns("shutdown-timeout", &cfg->shutdown_timeout, fresh.shutdown_timeout);
 	report_fixed(cfg, &fresh);
 	tsd_config_free(&fresh);

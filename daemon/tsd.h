@@ -66,6 +66,13 @@
 #define TSD_REQUEST_MEMORY_DEFAULT ((size_t)256 << 20)
 /* A connection's input buffer starts at this size and grows by doubling. */
 #define TSD_INPUT_CHUNK ((size_t)64 << 10)
+/* The connection let past the budget to finish its line (the favoured
+ * one) while others wait for memory is closed when it sends nothing for
+ * this long (line-stall-timeout), so a client that stops mid-line cannot
+ * stall the others' long lines even without idle-timeout.  10 s is far
+ * longer than any gap of a client that is sending, and short enough
+ * that the waiting clients see a delay, not a hang. */
+#define TSD_LINE_STALL_TIMEOUT_DEFAULT (10 * 1000000000LL) /* ns */
 
 /* ---- Configuration (config.c) ----------------------------------------- */
 
@@ -84,6 +91,7 @@ struct tsd_config {
 	int max_connections;
 	int chunk_rows;
 	int64_t idle_timeout;               /* ns, 0: never */
+	int64_t line_stall_timeout;         /* ns, > 0 */
 	int workers;
 	int64_t shutdown_timeout;           /* ns */
 	char **owned;                       /* copies of option values, freed at exit */
@@ -234,12 +242,17 @@ struct tsd_request;
 
 /*
  * tsd_request_new -- a request for the line at line[0..len) (copied; no
- * '\n').  too_long: the line exceeded the limit and was cut (it is
- * answered with an error and nothing else).  needs_auth: whether the
+ * '\n').  cut: TSD_LINE_WHOLE for a line received; TSD_LINE_TOO_LONG
+ * when the line exceeded the limit and was cut (it is answered with an
+ * ETOOBIG error and nothing else); TSD_LINE_STALLED when the client
+ * stalled in the middle of its line while others waited for memory:
+ * line[0..len) is then the message of the EBUSY error it is answered
+ * with.  Both errors close the connection.  needs_auth: whether the
  * connection must authenticate before anything but "auth".
  * Returns the request, or NULL when out of memory.
  */
-struct tsd_request *tsd_request_new(const char *line, size_t len, int too_long);
+enum { TSD_LINE_WHOLE, TSD_LINE_TOO_LONG, TSD_LINE_STALLED };
+struct tsd_request *tsd_request_new(const char *line, size_t len, int cut);
 
 /*
  * tsd_request_step -- run the request on until it has produced about a

@@ -2480,6 +2480,64 @@ static int setup_memory_small(void **state)
 	return start_fixture(state, args, 0);
 }
 
+static int setup_memory_stall(void **state)
+{
+	static const char *const args[] = {"--max-request-memory", "64k", "--line-stall-timeout",
+	                                   "1s", NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* A client that is let past the budget to finish its line (the longest
+ * partial line) and then stops sending, with no idle-timeout, is closed
+ * with an EBUSY line once it has sent nothing for line-stall-timeout
+ * while another connection waits for memory; the waiting connection's
+ * long line is then read and answered.  (Before line-stall-timeout,
+ * the waiting connection was never read again: this test failed with
+ * its response timing out.) */
+static void test_memory_budget_stalled_favour(void **state)
+{
+	static const char stalled[] =
+		"{\"ok\":false,\"error\":{\"code\":\"EBUSY\",\"message\":\"line not finished: "
+		"nothing received for 1000 ms while other connections wait for request memory "
+		"(line-stall-timeout); closing the connection\"}}";
+	struct fixture *f = *state;
+	struct tsd_test_conn *a = tsd_test_connect(f->d, TSD_TEST_UNIX), *b = NULL;
+	int64_t deadline = mono_ms() + 4 * WAIT;
+	char *part = padded_ping(100 << 10), *whole = padded_ping(100 << 10), *line = NULL;
+	json_t *st;
+	assert_non_null(a);
+	/* A: all of a long line but its "}", then nothing. */
+	assert_int_equal(tsd_test_send(a, part, strlen(part) - 1), 0);
+	/* It holds more than the budget only once favoured (its input
+	 * doubled past 64 KiB to 128 KiB). */
+	for (;;) {
+		st = daemon_stats(f->c);
+		json_int_t used = stat_int(st, "request_memory");
+		json_decref(st);
+		if (used >= (128 << 10))
+			break;
+		assert_true(mono_ms() < deadline);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+	/* B: a whole long line, which has to wait for memory. */
+	assert_non_null(b = tsd_test_connect(f->d, TSD_TEST_UNIX));
+	expect(b, whole, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
+	assert_int_equal(tsd_test_read_line(a, WAIT, &line, NULL), TSD_TEST_LINE);
+	assert_string_equal(line, stalled);
+	free(line);
+	assert_int_equal(tsd_test_read_line(a, WAIT, &line, NULL), TSD_TEST_EOF);
+	tsd_test_close(a);
+	tsd_test_close(b);
+	wait_connections(f->c, 1);
+	st = daemon_stats(f->c);
+	assert_int_equal(stat_int(st, "connections_timed_out"), 1);
+	assert_int_equal(stat_int(st, "connections_paused"), 0);
+	assert_int_equal(stat_int(st, "request_memory"), strlen("{\"op\":\"stats\"}"));
+	json_decref(st);
+	free(part);
+	free(whole);
+}
+
 static int setup_idle(void **state)
 {
 	static const char *const args[] = {"--idle-timeout", "300ms", NULL};
@@ -2846,6 +2904,8 @@ int main(void)
 		ONCE("memory_budget_many_long_lines", test_memory_budget, setup_memory),
 		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
 		ONCE("memory_budget_random_clients", test_memory_budget_random_clients, setup_memory),
+		ONCE("memory_budget_stalled_favour", test_memory_budget_stalled_favour,
+		     setup_memory_stall),
 		ONCE("idle_timeout_partial_line", test_idle_partial_line, setup_idle),
 		ONCE("max_connections_refused", test_max_connections, setup_max_connections),
 		ONCE("sighup_serves_on", test_sighup_serves_on, setup),
