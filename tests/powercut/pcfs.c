@@ -358,10 +358,10 @@ static void mix_dir(struct node *n)
 {
 	char p[PATH_MAX];
 	size_t ncur;
-	/* the directory's current path is unknown here; only the root and
-	 * directories still where they were at mount can be listed, so the
-	 * rig keeps the path of every directory it created (orig) too */
-	if (!n->orig)
+	struct stat st;
+	/* by the last path the rig saw it under (remember): if that is gone
+	 * or names another directory now, its unsynced changes are lost */
+	if (!n->orig || lstat(n->orig, &st) < 0 || st.st_ino != n->ino)
 		return;
 	snprintf(p, sizeof p, "%s", n->orig);
 	struct entry *cur = listing(p, &ncur);
