@@ -285,7 +285,7 @@ $(B)/tests/test_powercut: tests/powercut/test_powercut.c $(TEST_SUPPORT) $(wildc
 	$(say) TEST $@
 	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit \
 		-DPCFS_PATH='"$(B)/tests/pcfs"' -DTSSTORE_PATH='"$(B)/bin/tsstore"' -o $@ $< \
-		$(TEST_SUPPORT) $(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS)
+		$(TEST_SUPPORT) $(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) -Wl,--wrap=msync
 
 # Under TSAN=1 every process the tests start (daemons, the command)
 # writes its reports into $(B)/tsan/, and any report fails the check.
