@@ -21,10 +21,12 @@
  *
  * A node (file or directory) is known by the backing inode number it had
  * when the rig saw it created (a fresh id then, so that a reused inode
- * number starts afresh).  Files present at mount are SHARED: their durable
- * content is still the backing file itself, until the first write,
- * truncate, fallocate, rename, link or unlink that touches them copies it
- * to STORE/<id> (copy on write; the node is OWN from then on).
+ * number starts afresh).  Files present at mount are SHARED: STORE/<id>,
+ * their durable content, is a hard link to the backing file (no copy),
+ * until the first write, truncate or fallocate that changes them makes it
+ * a copy (copy on write; the node is OWN from then on).  Names are kept
+ * apart from data: a directory's durable entries map names to nodes, so
+ * an unlinked or renamed file keeps its durable name and content.
  *
  * Writing "A <seed>" or "B <seed>" to the control file /.powercut cuts the
  * power: from then on writes are dropped (whatever the kernel still writes
@@ -72,7 +74,7 @@ struct node {
 	uint64_t id;
 	ino_t ino;            /* 0 once detached (the inode number was reused) */
 	int is_dir, state;
-	char *orig;           /* SHARED: the backing path at mount */
+	char *orig;           /* the last backing path the rig saw it under */
 	uint8_t *dirty;       /* OWN files: a byte per page written since the last sync */
 	size_t ndirty;        /* pages covered by dirty[] */
 	int size_dirty;
