@@ -279,13 +279,15 @@ $(B)/tests/pcfs: tests/powercut/pcfs.c config.mk
 	$(say) CC $@
 	$(Q)$(CC) $(CFLAGS_ALL) -Wno-format-truncation $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS)
 
-$(B)/tests/test_powercut: tests/powercut/test_powercut.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) \
-		$(SMALLSEG_LIB) $(B)/tests/pcfs $(B)/bin/tsstore
+$(B)/tests/test_powercut: tests/powercut/test_powercut.c $(TEST_SUPPORT) $(DAEMON_TEST_SUPPORT) \
+		$(wildcard tests/unit/*.h tests/daemon/*.h) $(SMALLSEG_LIB) $(COMMON_LIB) $(B)/tests/pcfs \
+		$(B)/bin/tsstore $(B)/bin/tsstored
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
-	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit \
-		-DPCFS_PATH='"$(B)/tests/pcfs"' -DTSSTORE_PATH='"$(B)/bin/tsstore"' -o $@ $< \
-		$(TEST_SUPPORT) $(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) -Wl,--wrap=msync
+	$(Q)$(CC) $(PROG_CFLAGS) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -Itests/daemon \
+		-DPCFS_PATH='"$(B)/tests/pcfs"' -DTSSTORE_PATH='"$(B)/bin/tsstore"' \
+		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(TEST_SUPPORT) $(DAEMON_TEST_SUPPORT) \
+		$(COMMON_LIB) $(SMALLSEG_LIB) $(LIB_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -Wl,--wrap=msync
 
 # Under TSAN=1 every process the tests start (daemons, the command)
 # writes its reports into $(B)/tsan/, and any report fails the check.

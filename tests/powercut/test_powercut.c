@@ -48,6 +48,7 @@
 #include <cmocka.h>
 
 #include "support.h"
+#include "support_client.h"
 
 #ifndef PCFS_PATH
 #error "PCFS_PATH must name the rig"
@@ -327,6 +328,72 @@ static void writer(const char *dir, int fd, long ops, int64_t next[NT], int d_ex
 	}
 }
 
+/* ---- the daemon writer ---------------------------------------------------- */
+
+/* The daemon of the daemon runs (NULL: the library writer). */
+static struct tsd_test_daemon *daemon_under_test;
+
+/* A response to insert or flush; returns 0, 1 when the daemon is gone, or
+ * exits with a message. */
+static int daemon_answer(struct tsd_test_conn *c, const char *want)
+{
+	char *got = NULL;
+	int rc = tsd_test_read_response(c, TSD_TEST_STALL_MS, NULL, &got);
+	if (rc == TSD_TEST_EOF || (rc == TSD_TEST_ERROR && !got))
+		return 1;
+	if (rc != 0 || strcmp(got, want) != 0) {
+		fprintf(stderr, "daemon writer: want %s, got %s (%d)\n", want, got ? got : "nothing", rc);
+		_exit(33);
+	}
+	free(got);
+	return 0;
+}
+
+/* The writer through tsstored: tables m0 and m1 created if missing,
+ * then batches (acknowledged once answered) and now and then a flush,
+ * until the daemon dies. */
+static void daemon_writer(const struct tsd_test_daemon *d, int fd, long ops, int64_t next[NT])
+{
+	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_UNIX);
+	char req[4096];
+	if (!c)
+		_exit(34);
+	for (int i = 0; i < NT; i++) {
+		snprintf(req, sizeof req,
+		         "{\"op\":\"create\",\"table\":\"m%d\",\"columns\":["
+		         "{\"name\":\"host\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+		         "{\"name\":\"batch\",\"type\":\"int64\"},{\"name\":\"v\",\"type\":\"int64\"}],"
+		         "\"key\":[\"host\",\"ts\"]}", i);
+		char *got = tsd_test_call(c, req);
+		if (!got)
+			_exit(0); /* the daemon is gone already */
+		free(got); /* ok, or the table exists */
+	}
+	for (long op = 0;; op++) {
+		int i = (int)(rnd() % NT), rc;
+		if (op == ops)
+			report(fd, EV_TARGET, 0, 0, 0);
+		if (rnd() % 10 == 0) {
+			snprintf(req, sizeof req, "{\"op\":\"flush\",\"table\":\"m%d\"}", i);
+			if (tsd_test_send_line(c, req) < 0 || (rc = daemon_answer(c, "{\"ok\":true}\n")) == 1)
+				_exit(0);
+			continue;
+		}
+		test_row r[ROWS];
+		ts_test_batch_rows(r, ROWS, BASE, next[i]);
+		size_t len = (size_t)snprintf(req, sizeof req, "{\"op\":\"insert\",\"table\":\"m%d\",\"rows\":[", i);
+		for (int j = 0; j < ROWS; j++)
+			len += (size_t)snprintf(req + len, sizeof req - len, "%s[\"%s\",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+			                        j ? "," : "", r[j].host, r[j].ts, r[j].batch, r[j].v);
+		snprintf(req + len, sizeof req - len, "]}");
+		char want[64];
+		snprintf(want, sizeof want, "{\"ok\":true,\"inserted\":%d}\n", ROWS);
+		if (tsd_test_send_line(c, req) < 0 || daemon_answer(c, want) == 1)
+			_exit(0);
+		report(fd, EV_BATCH, i, next[i]++, 0);
+	}
+}
+
 /* ---- the parent ---------------------------------------------------------- */
 
 /* What the parent knows of the tables across the rounds. */
@@ -393,12 +460,26 @@ static int64_t run_writer(const char *dir, struct model *m, long ops)
 	for (int i = 0; i < NT; i++)
 		next[i] = m->stored[i] + 1;
 	assert_int_equal(pipe(p), 0);
+	if (daemon_under_test) {
+		char mode[16], interval[32];
+		snprintf(mode, sizeof mode, "%s", sync_mode == TS_SYNC_NONE ? "none" :
+		         sync_mode == TS_SYNC_INTERVAL ? "interval" : "commit");
+		snprintf(interval, sizeof interval, "%dms", INTERVAL_MS);
+		const char *args[] = {"--sync", mode, "--sync-interval", interval, NULL};
+		if (tsd_test_daemon_start(daemon_under_test, args) < 0) {
+			tsd_test_daemon_dump_log(daemon_under_test);
+			fail_msg("tsstored did not start on the rig");
+		}
+	}
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
 		rng ^= (uint64_t)getpid() << 20;
-		writer(dir, p[1], ops, next, m->d_exists, m->d_gen, m->d_stored + 1);
+		if (daemon_under_test)
+			daemon_writer(daemon_under_test, p[1], ops, next);
+		else
+			writer(dir, p[1], ops, next, m->d_exists, m->d_gen, m->d_stored + 1);
 	}
 	close(p[1]);
 	for (int i = 0; i < NT; i++)
@@ -419,12 +500,20 @@ static int64_t run_writer(const char *dir, struct model *m, long ops)
 	long spin = (long)(rnd() % 400000);
 	for (volatile long s = 0; s < spin; s++)
 		;
-	kill(pid, SIGKILL);
-	killed = mono_ns();
 	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-		fail_msg("the writer ended on its own: status %d", status);
+	if (daemon_under_test) { /* the daemon dies; its client sees it and exits */
+		tsd_test_daemon_kill(daemon_under_test);
+		killed = mono_ns();
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("the daemon's client failed: status %d", status);
+	} else {
+		kill(pid, SIGKILL);
+		killed = mono_ns();
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+			fail_msg("the writer ended on its own: status %d", status);
+	}
 	/* what it acknowledged before the kill */
 	while (read(p[0], &e, sizeof e) == sizeof e)
 		note_event(m, &e);
@@ -553,6 +642,10 @@ static int teardown(void **state)
 {
 	(void)state;
 	skip_msync = 0; /* a failed self-test leaves it set */
+	if (daemon_under_test) {
+		tsd_test_daemon_free(daemon_under_test);
+		daemon_under_test = NULL;
+	}
 	if (running) {
 		umount2(running->mnt, MNT_DETACH);
 		kill(running->pid, SIGKILL);
@@ -576,6 +669,15 @@ static long powercut_loop(ts_sync_mode mode, char cut_mode)
 	setenv("TSSTORE_BOOT_ID", "powercut-0", 1);
 	rig_init(&r);
 	running = &r;
+	if (daemon_under_test) { /* its database is the rig's db */
+		char link[TSD_TEST_PATH_MAX + 8];
+		assert_int_equal(mkdir(r.db, 0755), 0);
+		int fd = open(r.mnt, O_RDONLY | O_DIRECTORY);
+		assert_true(fd >= 0 && fsync(fd) == 0);
+		close(fd);
+		snprintf(link, sizeof link, "%s", daemon_under_test->data);
+		assert_int_equal(symlink(r.db, link), 0);
+	}
 	int n = cuts();
 	if (skip_msync && n > 4)
 		n = 4;
@@ -592,9 +694,9 @@ static long powercut_loop(ts_sync_mode mode, char cut_mode)
 		m.cuts++;
 	}
 	const char *names[] = {"none", "interval", "commit"};
-	print_message("powercut: sync %s, mode %c: %ld cuts, %ld batches (%ld rows) acknowledged, "
+	print_message("powercut: %ssync %s, mode %c: %ld cuts, %ld batches (%ld rows) acknowledged, "
 	              "%ld lost (%ld rows); worst loss window %.3f s; m0 %lld, m1 %lld batches; rig %s",
-	              names[mode], cut_mode, m.cuts, m.batches_acked, m.batches_acked * ROWS,
+	              daemon_under_test ? "tsstored, " : "", names[mode], cut_mode, m.cuts, m.batches_acked, m.batches_acked * ROWS,
 	              m.batches_lost, m.batches_lost * ROWS, (double)m.worst_window / 1e9,
 	              (long long)m.stored[0], (long long)m.stored[1], stats);
 	const char *slack = getenv("POWERCUT_SLACK_MS");
@@ -616,6 +718,21 @@ static void powercut_commit_drop_all(void **state) { (void)state; NEED_FUSE(); p
 static void powercut_none_keep_some(void **state) { (void)state; NEED_FUSE(); powercut_loop(TS_SYNC_NONE, 'B'); }
 static void powercut_interval_keep_some(void **state) { (void)state; NEED_FUSE(); powercut_loop(TS_SYNC_INTERVAL, 'B'); }
 static void powercut_commit_keep_some(void **state) { (void)state; NEED_FUSE(); powercut_loop(TS_SYNC_COMMIT, 'B'); }
+
+/* The same through tsstored (its database on the rig): inserts and
+ * flushes over its socket, the daemon killed and the power cut. */
+static void daemon_loop(ts_sync_mode mode, char cut_mode)
+{
+	daemon_under_test = tsd_test_daemon_new();
+	assert_non_null(daemon_under_test);
+	powercut_loop(mode, cut_mode);
+	tsd_test_daemon_free(daemon_under_test);
+	daemon_under_test = NULL;
+}
+
+static void powercut_daemon_none_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_NONE, 'B'); }
+static void powercut_daemon_interval_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_INTERVAL, 'B'); }
+static void powercut_daemon_commit_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_COMMIT, 'B'); }
 
 /* The rig finds a missing durability step: sync mode commit without its
  * msync loses acknowledged batches at the cuts. */
@@ -739,6 +856,9 @@ int main(void)
 		cmocka_unit_test_teardown(powercut_none_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_interval_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_commit_keep_some, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_none_keep_some, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_interval_keep_some, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_commit_keep_some, teardown),
 	};
 	if (getenv("POWERCUT_FILTER")) /* e.g. "*commit_keep*" */
 		cmocka_set_test_filter(getenv("POWERCUT_FILTER"));
