@@ -629,7 +629,13 @@ static void verify(const char *dir, struct model *m, int64_t killed)
 	if (!exists)
 		m->d_stored = 0, m->d_gen = m->d_acked_gen;
 	m->d_exists = exists;
+	ts_close(db);
+	/* ts_check after recovery, on a read-only handle: with no merge of
+	 * its own beside it (on this rig a tablet a merge removed meanwhile
+	 * reads as ESTALE, not ENOENT: docs/powercut.md) */
 	ts_check_opts opts = {.problem = report_problem};
+	if (open_db(dir, TS_OPEN_READONLY, &db) < 0)
+		fail_msg("read-only open after recovery: %s", ts_errmsg(NULL));
 	if (ts_check(db, NULL, &opts) < 0)
 		fail_msg("check after recovery: %s", ts_errmsg(db));
 	ts_close(db);
