@@ -570,6 +570,20 @@ static void verify(const char *dir, struct model *m, int64_t killed)
 	check_cli(dir);
 	if (open_db(dir, 0, &db) < 0)
 		fail_msg("reopen after the cut: %s", ts_errmsg(NULL));
+	/* every table it lists opens, and is one the writer made */
+	char **names;
+	int ntables;
+	if (ts_tables(db, &names, &ntables) < 0)
+		fail_msg("list the tables after the cut: %s", ts_errmsg(db));
+	for (int i = 0; i < ntables; i++) {
+		ts_table *any;
+		if (strcmp(names[i], "m0") && strcmp(names[i], "m1") && strcmp(names[i], "d"))
+			fail_msg("table %s after the cut", names[i]);
+		if (ts_table_open(db, names[i], &any) < 0)
+			fail_msg("open %s after the cut: %s", names[i], ts_errmsg(db));
+		ts_table_close(any);
+	}
+	ts_free_names(names);
 	for (int i = 0; i < NT; i++) {
 		char name[8];
 		snprintf(name, sizeof name, "m%d", i);
