@@ -879,5 +879,8 @@ int main(int argc, char **argv)
 	for (int i = 5; i < argc && fargc < 15; i++)
 		fargv[fargc++] = argv[i];
 	fargv[fargc] = NULL;
-	return fuse_main(fargc, fargv, &pc_ops, NULL);
+	int rc = fuse_main(fargc, fargv, &pc_ops, NULL);
+	/* After a cut the state is written out; how the unmount ended the
+	 * loop does not matter (it may read ECONNABORTED, not ENODEV). */
+	return rig.cut ? 0 : rc;
 }
