@@ -25,9 +25,18 @@
  *     create or drop says so, and holds what was acknowledged;
  *   - ts_check on the reopened database passes.
  *
- * The database carries over from cut to cut.  TSSTORE_POWERCUT_CUTS sets
- * the cuts per mode and rig mode (default 4; `make powercut-test N=200`).
- * Without /dev/fuse the test skips.
+ * The database carries over from cut to cut.  The same loop runs with
+ * tsstored as the writer (its database on the rig, a client process
+ * inserting numbered batches into m0 and m1 and flushing over its
+ * socket; the daemon is the one killed).  Two self-tests keep the rig
+ * honest: the exact survivors of a small program's writes, and the
+ * writer with msync made a no-op, whose losses in sync mode commit must
+ * be seen.
+ *
+ * TSSTORE_POWERCUT_CUTS sets the cuts per sync mode and cut mode
+ * (default 4; `make powercut-test N=200`); POWERCUT_FILTER picks tests
+ * (a cmocka pattern), POWERCUT_KEEP keeps a failed run's directory.
+ * Without /dev/fuse every test skips.
  */
 #include <errno.h>
 #include <fcntl.h>
