@@ -644,7 +644,8 @@ static int head_commit(const unsigned char *p, const char *boot, uint64_t *commi
 	if (!memcmp(p + TS_HEAD_OFF_BOOT, none, TS_HEAD_BOOT_SIZE) ||
 	    !memcmp(p + TS_HEAD_OFF_BOOT, boot, TS_HEAD_BOOT_SIZE))
 		return 1;
-	return *commit < ts__load_u64(p + TS_HEAD_OFF_SYNCED);
+	return *commit < __atomic_load_n((const uint64_t *)(const void *)(p + TS_HEAD_OFF_SYNCED),
+	                                 __ATOMIC_ACQUIRE);
 }
 
 /* The writer: HEAD says the log is durable through lsn (after the msync). */
