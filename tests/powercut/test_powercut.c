@@ -759,6 +759,9 @@ static void daemon_loop(ts_sync_mode mode, char cut_mode)
 	daemon_under_test = NULL;
 }
 
+static void powercut_daemon_none_drop_all(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_NONE, 'A'); }
+static void powercut_daemon_interval_drop_all(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_INTERVAL, 'A'); }
+static void powercut_daemon_commit_drop_all(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_COMMIT, 'A'); }
 static void powercut_daemon_none_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_NONE, 'B'); }
 static void powercut_daemon_interval_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_INTERVAL, 'B'); }
 static void powercut_daemon_commit_keep_some(void **state) { (void)state; NEED_FUSE(); daemon_loop(TS_SYNC_COMMIT, 'B'); }
@@ -885,6 +888,9 @@ int main(void)
 		cmocka_unit_test_teardown(powercut_none_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_interval_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_commit_keep_some, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_none_drop_all, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_interval_drop_all, teardown),
+		cmocka_unit_test_teardown(powercut_daemon_commit_drop_all, teardown),
 		cmocka_unit_test_teardown(powercut_daemon_none_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_daemon_interval_keep_some, teardown),
 		cmocka_unit_test_teardown(powercut_daemon_commit_keep_some, teardown),
