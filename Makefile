@@ -132,7 +132,7 @@ INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
-.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test fuzz fuzz-seeds soak
+.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test fuzz fuzz-seeds soak
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -308,6 +308,26 @@ $(B)/tests/test_crash_segments: tests/unit/test_crash.c $(TEST_SUPPORT) $(wildca
 
 CRASH_TESTS = $(B)/tests/test_crash $(B)/tests/test_crash_segments $(B)/tests/test_daemon_crash
 
+# The power-cut rig (tests/powercut/, docs/powercut.md): pcfs, a FUSE
+# pass-through file system that keeps apart what fsync, fdatasync and
+# msync made durable, and test_powercut, which cuts the power under a
+# writer in every durability mode.  Over the library of 1 MiB segments,
+# so that cuts land in log rollovers too.
+$(B)/tests/pcfs: tests/powercut/pcfs.c config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) -Wno-format-truncation $(FUSE_CFLAGS) -o $@ $< $(FUSE_LIBS)
+
+$(B)/tests/test_powercut: tests/powercut/test_powercut.c $(TEST_SUPPORT) $(DAEMON_TEST_SUPPORT) \
+		$(wildcard tests/unit/*.h tests/daemon/*.h) $(SMALLSEG_LIB) $(COMMON_LIB) $(B)/tests/pcfs \
+		$(B)/bin/tsstore $(B)/bin/tsstored
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -Itests/daemon \
+		-DPCFS_PATH='"$(B)/tests/pcfs"' -DTSSTORE_PATH='"$(B)/bin/tsstore"' \
+		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(TEST_SUPPORT) $(DAEMON_TEST_SUPPORT) \
+		$(COMMON_LIB) $(SMALLSEG_LIB) $(LIB_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -Wl,--wrap=msync
+
 # Under TSAN=1 every process the tests start (daemons, the command)
 # writes its reports into $(B)/tsan/, and any report fails the check.
 ifeq ($(TSAN),1)
@@ -321,10 +341,11 @@ CHECK_CLI_TESTS = $(filter-out tests/cli/test_bench.sh,$(CLI_TESTS))
 else
 CHECK_CLI_TESTS = $(CLI_TESTS)
 endif
-check: check-config all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/soak \
+check: check-config all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/test_powercut $(B)/tests/soak \
 		$(B)/bin/tsstore-bench
 	@rm -rf $(B)/tsan && mkdir -p $(B)/tsan
-	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(DAEMON_TESTS) \
+	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(B)/tests/test_powercut \
+		$(DAEMON_TESTS) \
 		$(CHECK_CLI_TESTS); \
 	rc=$$?; if ls $(B)/tsan/report.* >/dev/null 2>&1; then cat $(B)/tsan/report.*; \
 		echo "ThreadSanitizer: $$(ls $(B)/tsan/report.* | wc -l) report(s), in $(B)/tsan/"; exit 1; fi; \
@@ -387,6 +408,12 @@ bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 N ?= 1000
 crash-test: $(CRASH_TESTS) $(B)/bin/tsstored $(B)/bin/tsstore
 	TSSTORE_CRASH_ITERATIONS=$(N) scripts/run-tests.sh $(B) $(CRASH_TESTS)
+
+# make powercut-test N=200: N power cuts per durability mode and rig mode
+# (tests/powercut/test_powercut.c; make check runs 4 of each).
+powercut-test: $(B)/tests/test_powercut
+	TSSTORE_POWERCUT_CUTS=$(N) POWERCUT_SLACK_MS=$(or $(POWERCUT_SLACK_MS),2000) \
+		scripts/run-tests.sh $(B) $(B)/tests/test_powercut
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
 # (default 600) with ASan and UBSan (undefined behaviour aborts, so it is

@@ -97,6 +97,7 @@ struct ts__log {
 	_Atomic uint64_t head;
 	uint64_t seq;             /* of the head commit */
 	unsigned char *headpage;  /* the shared HEAD file, or NULL */
+	char boot[TS_HEAD_BOOT_SIZE]; /* this boot's id (current_boot) */
 	uint64_t recovered;
 	int was_clean;
 	uint64_t cut_lsn, cut_commits; /* committed data recovery gave up (lost_commits) */
@@ -604,6 +605,57 @@ static int open_headpage(ts__log *log)
 	return 0;
 }
 
+/* The id of the running boot of the machine, NUL-padded: HEAD is never
+ * synced, so what it says outlives a process, not a power loss; the boot
+ * id tells the two apart.  TSSTORE_BOOT_ID replaces it (a power-cut rig
+ * that simulates a power loss without a reboot sets it; docs/powercut.md). */
+static void current_boot(char out[TS_HEAD_BOOT_SIZE])
+{
+	const char *env = getenv("TSSTORE_BOOT_ID");
+	memset(out, 0, TS_HEAD_BOOT_SIZE);
+	if (env && *env) {
+		strncpy(out, env, TS_HEAD_BOOT_SIZE - 1);
+		return;
+	}
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, TS_HEAD_BOOT_SIZE - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\n')
+			out[i] = '\0';
+}
+
+/*
+ * The newest commit a HEAD page p names, if it can be believed to have
+ * reached the log: always when HEAD was written during this boot (a
+ * process crash keeps the page cache), or by an older version or a
+ * backup (no boot id); after a restart of the machine (a power loss
+ * keeps only what was synced, and HEAD may have reached the disk ahead
+ * of the batches it names) only when the commit lies before the position
+ * the writer had synced the log through.  Returns 1 with *commit, or 0.
+ */
+static int head_commit(const unsigned char *p, const char *boot, uint64_t *commit)
+{
+	static const char none[TS_HEAD_BOOT_SIZE];
+	*commit = __atomic_load_n((const uint64_t *)(const void *)(p + TS_HEAD_OFF_COMMIT),
+	                          __ATOMIC_ACQUIRE);
+	if (!memcmp(p + TS_HEAD_OFF_BOOT, none, TS_HEAD_BOOT_SIZE) ||
+	    !memcmp(p + TS_HEAD_OFF_BOOT, boot, TS_HEAD_BOOT_SIZE))
+		return 1;
+	return *commit < __atomic_load_n((const uint64_t *)(const void *)(p + TS_HEAD_OFF_SYNCED),
+	                                 __ATOMIC_ACQUIRE);
+}
+
+/* The writer: HEAD says the log is durable through lsn (after the msync). */
+static void publish_synced(ts__log *log, uint64_t lsn)
+{
+	if (log->headpage && !log->readonly)
+		__atomic_store_n((uint64_t *)(log->headpage + TS_HEAD_OFF_SYNCED), lsn,
+		                 __ATOMIC_RELEASE);
+}
+
 static void publish(ts__log *log, uint64_t lsn)
 {
 	atomic_store_explicit(&log->head, lsn, memory_order_release);
@@ -846,6 +898,7 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 		                "from 1 MiB to 64 MiB", seg_size);
 	}
 	log->readonly = readonly;
+	current_boot(log->boot);
 	pthread_mutex_init(&log->mu, NULL);
 	if (!readonly && (rc = ts__mkdirs(dir, 0755)) < 0)
 		goto fail;
@@ -857,7 +910,11 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 			log->warm_at = log->hot.tail + TS_LOG_WARM_AFTER;
 		memcpy(log->headpage + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8);
 		ts__store_u64(log->headpage + TS_HEAD_OFF_PID, (uint64_t)getpid());
+		/* the commit first: a HEAD of an older boot is believed only
+		 * below its synced position, which this moves */
 		publish(log, atomic_load(&log->head));
+		memcpy(log->headpage + TS_HEAD_OFF_BOOT, log->boot, TS_HEAD_BOOT_SIZE);
+		publish_synced(log, log->synced);
 	}
 	*out = log;
 	return 0;
@@ -907,8 +964,9 @@ uint64_t ts__log_tail(const ts__log *log) { return log->hot.tail; }
 static void refresh_head(ts__log *log)
 {
 	ts__commit c;
-	uint64_t h = __atomic_load_n((const uint64_t *)(log->headpage + TS_HEAD_OFF_COMMIT),
-	                             __ATOMIC_ACQUIRE);
+	uint64_t h;
+	if (!head_commit(log->headpage, log->boot, &h))
+		return;
 	/* Only forward: commits are published in log order, so a HEAD behind
 	 * the commit already found is stale or damaged, and going back to it
 	 * would drop rows the reader served (the CAS keeps two threads
@@ -1372,8 +1430,10 @@ int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to)
 
 void ts__log_sync_done(ts__log *log, uint64_t to)
 {
-	if (to > log->synced)
+	if (to > log->synced) {
 		log->synced = to;
+		publish_synced(log, to);
+	}
 }
 
 int ts__log_sync(ts__log *log)
@@ -1452,11 +1512,12 @@ int ts__log_recorded_head(const char *dir, uint64_t *head)
 	close(fd);
 	if (p == MAP_FAILED)
 		return 0;
-	if (memcmp(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0) {
-		*head = __atomic_load_n((const uint64_t *)(const void *)(p + TS_HEAD_OFF_COMMIT),
-		                        __ATOMIC_ACQUIRE);
+	char boot[TS_HEAD_BOOT_SIZE];
+	current_boot(boot);
+	if (memcmp(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0 && head_commit(p, boot, head))
 		found = 1;
-	}
+	else
+		*head = 0;
 	munmap((void *)p, TS_HEAD_SIZE);
 	return found;
 }

@@ -75,5 +75,8 @@
 #define TS_HEAD_OFF_MAGIC 0             /* 8 */
 #define TS_HEAD_OFF_COMMIT 8            /* u64 LSN of the newest commit record, 0 = none */
 #define TS_HEAD_OFF_PID 16              /* u64 writer pid */
+#define TS_HEAD_OFF_SYNCED 24           /* u64 LSN the log was durable through when written */
+#define TS_HEAD_OFF_BOOT 32             /* the writer's boot id (text, NUL-padded); all 0 = unknown */
+#define TS_HEAD_BOOT_SIZE 40
 
 #endif

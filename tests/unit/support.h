@@ -24,6 +24,9 @@ typedef struct test_row {
 /* Create table "m" in db (asserting success). */
 void ts_test_create_m(ts_db *db, int64_t ttl);
 
+/* The same schema under another name; returns ts_create_keyed's result. */
+int ts_test_create_like_m(ts_db *db, const char *name, int64_t ttl);
+
 /* Insert rows[0..n) into an open "m"; returns ts_insert's result. */
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
 
@@ -35,6 +38,19 @@ long ts_test_read_m(ts_table *t, test_row **out);
 /* The number of rows a query of the whole table returns (through the
  * public API: expired rows are not counted). */
 int64_t ts_test_count_rows(ts_table *t);
+
+/* The same, for a table of m's schema with columns appended (ts_alter_add):
+ * those are left out. */
+long ts_test_read_m_wide(ts_table *t, test_row **out);
+
+/* Numbered batches, the crash tests' way of checking the prefix property:
+ * batch b (from 1) is per_batch rows, host h00.., ts = base + b seconds,
+ * batch = b, v = b * 1000 + i.  ts_test_batch_rows fills r[0..per_batch)
+ * with batch b; ts_test_check_batches returns k when rows (sorted by key,
+ * as ts_test_read_m gives them) are exactly batches 1..k, each whole, or
+ * -1 for anything else. */
+void ts_test_batch_rows(test_row *r, int per_batch, int64_t base, int64_t b);
+long ts_test_check_batches(const test_row *rows, long n, int per_batch, int64_t base);
 
 /* Order of test rows by key. */
 int ts_test_row_cmp(const void *a, const void *b);

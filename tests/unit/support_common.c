@@ -38,16 +38,46 @@ void ts_test_rmdir(char *dir)
 	free(dir);
 }
 
-void ts_test_create_m(ts_db *db, int64_t ttl)
+int ts_test_create_like_m(ts_db *db, const char *name, int64_t ttl)
 {
 	ts_column cols[] = {
 		{"host", TS_STRING, {TS_NONE, {0}}}, {"ts", TS_TIMESTAMP, {TS_NONE, {0}}},
 		{"batch", TS_INT64, {TS_NONE, {0}}}, {"v", TS_INT64, {TS_NONE, {0}}},
 	};
 	const char *key[] = {"host", "ts"};
-	int rc = ts_create_keyed(db, "m", cols, 4, key, 2, ttl);
-	if (rc < 0)
+	return ts_create_keyed(db, name, cols, 4, key, 2, ttl);
+}
+
+void ts_test_create_m(ts_db *db, int64_t ttl)
+{
+	if (ts_test_create_like_m(db, "m", ttl) < 0)
 		fail_msg("create m: %s", ts_errmsg(NULL));
+}
+
+void ts_test_batch_rows(test_row *r, int per_batch, int64_t base, int64_t b)
+{
+	for (int i = 0; i < per_batch; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		snprintf(r[i].host, sizeof r[i].host, "h%02d", i);
+		r[i].ts = base + b * INT64_C(1000000000);
+		r[i].batch = b;
+		r[i].v = b * 1000 + i;
+	}
+}
+
+long ts_test_check_batches(const test_row *rows, long n, int per_batch, int64_t base)
+{
+	long k = n / per_batch;
+	if (n % per_batch)
+		return -1;
+	for (long i = 0; i < n; i++) {
+		/* sorted by (host, ts): host h%02d, then batches 1..k */
+		long b = (long)((rows[i].ts - base) / INT64_C(1000000000));
+		if (b != i % k + 1 || rows[i].batch != b || rows[i].v != b * 1000 + i / k ||
+		    rows[i].ts != base + b * INT64_C(1000000000))
+			return -1;
+	}
+	return k;
 }
 
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
@@ -75,12 +105,13 @@ int ts_test_row_cmp(const void *a, const void *b)
 struct collect {
 	test_row *rows;
 	size_t n, cap;
+	int wide; /* columns past the fourth allowed (and left out) */
 };
 
 static int collect_row(const ts_value *v, int n, void *arg)
 {
 	struct collect *c = arg;
-	if (n != 4 || v[0].v.s.len >= sizeof c->rows[0].host)
+	if ((c->wide ? n < 4 : n != 4) || v[0].v.s.len >= sizeof c->rows[0].host)
 		return TS_ECORRUPT;
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 1024;
@@ -109,10 +140,10 @@ int64_t ts_test_count_rows(ts_table *t)
 	return n;
 }
 
-long ts_test_read_m(ts_table *t, test_row **out)
+static long read_rows(ts_table *t, test_row **out, int wide)
 {
 	ts__snapshot s;
-	struct collect c = {0};
+	struct collect c = {.wide = wide};
 	int rc = ts__snapshot_take(t, &s);
 	for (uint32_t i = 0; rc == 0 && i < s.nroots; i++)
 		rc = ts__snapshot_scan(&s, i, collect_row, &c);
@@ -128,3 +159,6 @@ long ts_test_read_m(ts_table *t, test_row **out)
 	*out = c.rows;
 	return (long)c.n;
 }
+
+long ts_test_read_m(ts_table *t, test_row **out) { return read_rows(t, out, 0); }
+long ts_test_read_m_wide(ts_table *t, test_row **out) { return read_rows(t, out, 1); }

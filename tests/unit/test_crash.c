@@ -88,16 +88,7 @@ static int open_db(const char *dir, ts_db **db, ts_table **t)
 /* Batches 1..k each complete, nothing else: returns k, or -1. */
 static long check_prefix(const test_row *rows, long n)
 {
-	long k = n / ROWS;
-	if (n % ROWS)
-		return -1;
-	for (long i = 0; i < n; i++) {
-		/* sorted by (host, ts): host h%02d, ts = NOW - 1 day + batch s */
-		long b = (long)((rows[i].ts - (NOW - 86400 * SEC)) / SEC);
-		if (b != i % k + 1 || rows[i].batch != b || rows[i].v != b * 1000 + i / k)
-			return -1;
-	}
-	return k;
+	return ts_test_check_batches(rows, n, ROWS, NOW - 86400 * SEC);
 }
 
 static void child(const char *dir, int fd)
@@ -114,13 +105,7 @@ static void child(const char *dir, int fd)
 	if (k < 0 || k % ROWS)
 		_exit(21);
 	for (int64_t b = k / ROWS + 1;; b++) {
-		for (int i = 0; i < ROWS; i++) {
-			memset(&r[i], 0, sizeof r[i]);
-			snprintf(r[i].host, sizeof r[i].host, "h%02d", i);
-			r[i].ts = NOW - 86400 * SEC + b * SEC;
-			r[i].batch = b;
-			r[i].v = b * 1000 + i;
-		}
+		ts_test_batch_rows(r, ROWS, NOW - 86400 * SEC, b);
 		if (ts_test_insert_m(t, r, ROWS) != 0) {
 			fprintf(stderr, "child: batch %lld: %s\n", (long long)b, ts_errmsg(NULL));
 			_exit(22);
