@@ -143,7 +143,8 @@ static int seg_path(const ts__log *log, uint64_t seg, char *out)
 void ts__log_segment_header(unsigned char *h, uint64_t seg, uint64_t data)
 {
 	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
-	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
+	ts__store_u32(h + TS_SEGH_OFF_VERSION, data == seg_data_s(TS_SEG_V1_SHIFT)
+	                                           ? TS_SEG_VERSION_64MIB : TS_SEG_VERSION_SIZED);
 	ts__store_u32(h + TS_SEGH_OFF_HEADER_SIZE, TS_SEG_HEADER);
 	ts__store_u64(h + TS_SEGH_OFF_SEGNO, seg);
 	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, data);
@@ -170,12 +171,17 @@ static int check_seg_header(const unsigned char *h, uint64_t seg, const char *pa
 	if (memcmp(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8) != 0 ||
 	    ts__load_u32(h + TS_SEGH_OFF_CRC) != ts__crc32c(0, h, TS_SEGH_FIXED))
 		return ts__fail(TS_ECORRUPT, "log segment %s: damaged header", path);
-	if (ts__load_u32(h + TS_SEGH_OFF_VERSION) != TS_SEG_VERSION)
-		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path,
-		                ts__load_u32(h + TS_SEGH_OFF_VERSION));
-	unsigned s = shift_of(ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE));
-	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg || !s || (shift && s != shift))
+	uint32_t version = ts__load_u32(h + TS_SEGH_OFF_VERSION);
+	if (version != TS_SEG_VERSION_64MIB && version != TS_SEG_VERSION_SIZED)
+		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path, version);
+	uint64_t data = ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE);
+	unsigned s = shift_of(data);
+	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg || !s ||
+	    (version == TS_SEG_VERSION_64MIB && s != TS_SEG_V1_SHIFT))
 		return ts__fail(TS_ECORRUPT, "log segment %s: header names another segment", path);
+	if (shift && s != shift)
+		return ts__fail(TS_ECORRUPT, "log segment %s: holds %" PRIu64 " bytes of data, "
+		                "the log's segments %" PRIu64, path, data, seg_data_s(shift));
 	if (found)
 		*found = s;
 	return 0;
