@@ -1404,7 +1404,8 @@ int ts__log_segment_name(uint64_t seg, char *out, size_t size)
  * of 2^shift data bytes (any size a segment may have when shift is 0).
  * *fd receives the open file.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO. */
-static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *fd)
+static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *fd,
+                            unsigned *shift_found)
 {
 	char path[TS_PATH_MAX];
 	unsigned char h[TS_SEG_HEADER];
@@ -1430,13 +1431,15 @@ static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *
 	if (rc < 0) {
 		close(*fd);
 		*fd = -1;
+	} else if (shift_found) {
+		*shift_found = found;
 	}
 	return rc;
 }
 
-int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift)
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigned *found)
 {
-	int fd, rc = open_checked_seg(dir, seg, shift, &fd);
+	int fd, rc = open_checked_seg(dir, seg, shift, &fd, found);
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -1552,7 +1555,7 @@ static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, ui
 	if (rc == 0)
 		rc = ts__path(dst, "%s/%016" PRIx64 ".seg", dst_dir, seg);
 	if (rc == 0)
-		rc = open_checked_seg(src_dir, seg, shift, &fd);
+		rc = open_checked_seg(src_dir, seg, shift, &fd, NULL);
 	if (rc == 0 && (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = ts__fail_errno(errno, "create %s", dst);
 	if (rc == 0 && ftruncate(out, (off_t)(TS_SEG_HEADER + seg_data_s(shift))) < 0)
@@ -1574,7 +1577,7 @@ static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, ui
 /* The LSN just past the commit record at head, in src_dir's log. */
 static int head_end(const char *src_dir, unsigned shift, uint64_t head, uint64_t *end)
 {
-	int fd, rc = open_checked_seg(src_dir, seg_of_s(shift, head), shift, &fd);
+	int fd, rc = open_checked_seg(src_dir, seg_of_s(shift, head), shift, &fd, NULL);
 	if (rc == 0)
 		rc = commit_end(fd, src_dir, shift, head, end);
 	if (fd >= 0)

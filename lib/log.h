@@ -262,9 +262,10 @@ int ts__log_segment_name(uint64_t seg, char *out, size_t size);
 
 /* Check segment file seg of dir: a valid header naming seg, a data size
  * of 2^shift (shift 0: any a segment may have), and exactly that size
- * and a page.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+ * and a page.  *found (may be NULL) receives the segment's shift when it
+ * is sound.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO, with a message naming the file. */
-int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift);
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigned *found);
 
 /* The newest commit the writer recorded in dir/HEAD.  Returns 1 with
  * *head set (0 = none yet) when HEAD is there and valid, else 0. */
