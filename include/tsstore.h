@@ -328,7 +328,9 @@ typedef struct ts_options {
 	                             * (and a page) at its first insert and at each
 	                             * new segment, and no row may be larger.  For
 	                             * logs begun from now on (new tables); a
-	                             * table keeps the size its log began with */
+	                             * table keeps the size its log began with.
+	                             * A read-only handle ignores it: it reads
+	                             * the size from the log's segment headers */
 } ts_options;
 
 /*

@@ -112,6 +112,12 @@ struct ts__log {
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	uint64_t warm_at;         /* writer: ask the preparer to warm the tail's
 	                           * segment when the tail passes this LSN (0 = no) */
+	/* Whether hot.shift is the log's.  A writer's always is (its segments'
+	 * or, without any, its option's); a read-only log without segment
+	 * files at open has none to go by -- the option is this process's, not
+	 * the writer's -- and learns it from the first segment it maps
+	 * (learn_shift, under mu; set once, with release). */
+	_Atomic int shift_known;
 	struct prep prep;
 };
 
@@ -319,8 +325,41 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 	return 0;
 }
 
+static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned *shift);
+
+/* Read-only, under mu: take the log's shift from its oldest segment file
+ * unless known.  Returns 0, TS_ENOENT (no segment file yet), or an error
+ * reading the header. */
+static int learn_shift(ts__log *log)
+{
+	uint64_t *segs = NULL;
+	size_t n = 0;
+	unsigned shift = 0;
+	if (atomic_load_explicit(&log->shift_known, memory_order_relaxed))
+		return 0;
+	int rc = ts__log_segments(log->dir, &segs, &n);
+	if (rc == 0)
+		rc = dir_shift(log->dir, segs, n, &shift);
+	free(segs);
+	if (rc == 0 && !shift)
+		rc = TS_ENOENT;
+	if (rc == 0) {
+		__atomic_store_n(&log->hot.shift, shift, __ATOMIC_RELAXED);
+		atomic_store_explicit(&log->shift_known, 1, memory_order_release);
+	}
+	return rc;
+}
+
 void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 {
+	if (!atomic_load_explicit(&log->shift_known, memory_order_acquire)) {
+		assert(log->readonly);
+		pthread_mutex_lock(&log->mu);
+		int rc = learn_shift(log);
+		pthread_mutex_unlock(&log->mu);
+		if (rc < 0)
+			return NULL;
+	}
 	uint64_t seg = seg_of(log, lsn);
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
@@ -786,13 +825,12 @@ static int read_shift(const char *dir, uint64_t seg, unsigned *shift)
 }
 
 /* The shift of the log in dir: that of its oldest segment file (segs[0..n)
- * sorted; one a writer released since it was listed is skipped), or dflt
+ * sorted; one a writer released since it was listed is skipped), or 0
  * when it has none. */
-static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned dflt,
-                     unsigned *shift)
+static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned *shift)
 {
 	int rc = 0;
-	*shift = dflt;
+	*shift = 0;
 	for (size_t i = 0; i < n && (i == 0 || rc == TS_ENOENT); i++)
 		rc = read_shift(dir, segs[i], shift);
 	return rc == TS_ENOENT ? 0 : rc;
@@ -802,9 +840,16 @@ static int recover(ts__log *log, uint64_t start)
 {
 	uint64_t *segs, recorded = 0, short_seg = UINT64_MAX;
 	size_t n;
+	unsigned shift = 0;
 	int rc = list_segs(log, &segs, &n);
 	if (rc == 0)
-		rc = dir_shift(log->dir, segs, n, log->hot.shift, &log->hot.shift);
+		rc = dir_shift(log->dir, segs, n, &shift);
+	if (rc == 0 && shift) {
+		log->hot.shift = shift;
+		log->shift_known = 1;
+	} else if (rc == 0 && !log->readonly) {
+		log->shift_known = 1; /* the option's, for the first segment */
+	}
 	if (rc == 0) { /* before the scan, and before a writer changes them */
 		ts__log_recorded_head(log->dir, &recorded);
 		if (!log->readonly)
@@ -845,6 +890,8 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	log->hot.shift = shift_of(seg_size ? seg_size : TS_SEG_DATA);
+	if (readonly && log->hot.shift) /* until learnt from a segment (recover) */
+		log->hot.shift = TS_SEG_DATA_SHIFT;
 	if (!log->hot.shift) {
 		free(log->dir);
 		free(log);
@@ -1486,8 +1533,12 @@ int ts__log_open_verify(const char *dir, ts__log **out)
 	/* a log that cannot tell (no segments, or a damaged oldest one) is
 	 * walked with the default size: the walk then ends, and the check of
 	 * each segment says why */
-	if (rc < 0 || dir_shift(dir, segs, n, TS_SEG_DATA_SHIFT, &log->hot.shift) < 0)
+	unsigned shift = 0;
+	if (rc == 0 && dir_shift(dir, segs, n, &shift) == 0 && shift)
+		log->hot.shift = shift;
+	else
 		log->hot.shift = TS_SEG_DATA_SHIFT;
+	log->shift_known = 1;
 	free(segs);
 	*out = log;
 	return 0;
@@ -1610,18 +1661,13 @@ static int last_segment_end(const char *dir, unsigned shift, uint64_t from, uint
 	return rc;
 }
 
-int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+/* ts__log_backup of a log of 2^shift segments; known: head is not
+ * TS_LOG_HEAD_UNKNOWN. */
+static int copy_log(const char *src_dir, const char *dst_dir, unsigned shift, uint64_t start,
+                    uint64_t head, int known)
 {
 	unsigned char *buf = NULL;
-	uint64_t *segs = NULL;
-	size_t nsegs = 0;
-	unsigned shift = TS_SEG_DATA_SHIFT;
-	int rc = ts__log_segments(src_dir, &segs, &nsegs), known = head != TS_LOG_HEAD_UNKNOWN;
-	if (rc == 0)
-		rc = dir_shift(src_dir, segs, nsegs, TS_SEG_DATA_SHIFT, &shift);
-	else if (rc == TS_ENOENT)
-		rc = 0;
-	free(segs);
+	int rc = 0;
 	uint64_t from = batch_start_s(shift, start), end = from;
 	if (known && head && head >= from && (rc = head_end(src_dir, shift, head, &end)) == TS_ECORRUPT) {
 		/* No commit where HEAD says (it is never synced: a power loss
@@ -1648,5 +1694,30 @@ int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uin
 	free(buf);
 	if (rc == 0)
 		rc = write_head(dst_dir, known && end > from ? head : 0);
+	return rc;
+}
+
+int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+{
+	uint64_t *segs = NULL;
+	size_t nsegs = 0;
+	unsigned shift = 0;
+	int rc = ts__log_segments(src_dir, &segs, &nsegs), known = head != TS_LOG_HEAD_UNKNOWN;
+	if (rc == 0)
+		rc = dir_shift(src_dir, segs, nsegs, &shift);
+	else if (rc == TS_ENOENT)
+		rc = 0;
+	free(segs);
+	if (rc == 0 && shift)
+		rc = copy_log(src_dir, dst_dir, shift, start, head, known);
+	else if (rc == 0)
+		/* No segment file: none was made yet, or a writer released
+		 * them all since HEAD was read.  A commit at or after start
+		 * needs its segment, so in the second case the descriptor is
+		 * stale; a segment made since holds only commits after head,
+		 * which the copy leaves out.  Nothing to copy either way (and
+		 * no size to go by: this process's option is not the
+		 * writer's). */
+		rc = known && head && head >= start ? TS_ENOENT : write_head(dst_dir, 0);
 	return rc;
 }

@@ -72,9 +72,12 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 
 /* The segment size of a log: seg_size (bytes of data per segment, a power
  * of two from 2^TS_SEG_SHIFT_MIN to 2^TS_SEG_SHIFT_MAX; 0 = TS_SEG_DATA) is
- * only what a log without segment files gets (a new table's).  A log keeps
- * the size of its segment files, which their headers record; the oldest
- * one's is taken at open, and a segment of another size is damage. */
+ * only what a writable log without segment files gets (a new table's).  A
+ * log keeps the size of its segment files, which their headers record; the
+ * oldest one's is taken at open, and a segment of another size is damage.
+ * A read-only log never uses seg_size: one without segment files at open
+ * takes the size of the first segment it later maps (the writer's), and
+ * reports TS_SEG_DATA until then. */
 uint64_t ts__log_seg_size(const ts__log *log);
 
 /* The segment holding lsn. */
@@ -115,10 +118,12 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
 static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
 {
 	const ts__log_hot *h = (const ts__log_hot *)(const void *)log;
-	uint64_t seg = lsn >> h->shift;
+	/* a read-only log may learn its shift in another thread (log.c) */
+	unsigned shift = __atomic_load_n(&h->shift, __ATOMIC_RELAXED);
+	uint64_t seg = lsn >> shift;
 	ts__log_slot *s = &((ts__log_hot *)(void *)log)->ring[seg & (TS_LOG_RING - 1)];
 	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
-		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << h->shift) - 1));
+		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << shift) - 1));
 	return ts__log_ptr_slow(log, lsn);
 }
 

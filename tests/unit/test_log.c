@@ -16,6 +16,8 @@
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
  */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +72,29 @@ int fsync(int fd)
 		     waited += 1000000)
 			sleep_ms(1);
 	return (int)syscall(SYS_fsync, fd);
+}
+
+/*
+ * And an opendir that lets a writer act between two listings of a log
+ * directory: the second listing of listing_dir first makes a log of
+ * 1 MiB segments there with one committed batch (one_batch_log).
+ */
+static char *listing_dir;
+static int listings;
+static void one_batch_log(const char *dir, const char *sub, uint64_t seg_size, char *logdir);
+
+DIR *opendir(const char *name)
+{
+	static DIR *(*real)(const char *);
+	char logdir[512];
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "opendir");
+	if (listing_dir && strcmp(name, listing_dir) == 0 && ++listings == 2) {
+		char *dir = listing_dir;
+		listing_dir = NULL;
+		one_batch_log(dir, ".", UINT64_C(1) << 20, logdir);
+	}
+	return real(name);
 }
 
 static void hold_preparer(void)
@@ -493,6 +518,30 @@ static void log_segment_v1_of_other_size_is_damage(void **state)
 	assert_int_equal(seg0_size(logdir), TS_SEG_HEADER + (1 << 20));
 }
 
+/* A backup of a log with no segment file when it is listed, whose writer
+ * (of 1 MiB segments) makes its first one right after: the copy holds
+ * none of it (its commits are after the backup's HEAD), and the backup
+ * takes no segment size of its own -- with the 64 MiB default it listed
+ * again, found the new segment, and failed reading it at that size. */
+static void log_backup_before_first_segment(void **state)
+{
+	char src[512], dst[512];
+	uint64_t head = 1;
+	snprintf(src, sizeof src, "%s/src", (char *)*state);
+	snprintf(dst, sizeof dst, "%s/dst", (char *)*state);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	listing_dir = src;
+	listings = 0;
+	int rc = ts__log_backup(src, dst, 0, TS_LOG_HEAD_UNKNOWN);
+	listing_dir = NULL;
+	if (rc != 0)
+		fail_msg("backup: %s", ts_errmsg(NULL));
+	assert_int_equal(ts_test_count_files(dst, ".seg"), 0);
+	assert_int_equal(ts__log_recorded_head(dst, &head), 1);
+	assert_int_equal(head, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +558,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(log_segment_version_per_size, setup_dir,
 		                                teardown_dir),
 		cmocka_unit_test_setup_teardown(log_segment_v1_of_other_size_is_damage, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_backup_before_first_segment, setup_dir,
 		                                teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
