@@ -80,6 +80,15 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
  * reports TS_SEG_DATA until then. */
 uint64_t ts__log_seg_size(const ts__log *log);
 
+/* The largest encoded row a log of seg_size segments can hold: each row
+ * is one record (TS_ROWREC_HEADER and the row), and no record is larger
+ * than a segment; TS_ROW_MAX bounds it too. */
+static inline uint64_t ts__row_max(uint64_t seg_size)
+{
+	uint64_t fits = seg_size - TS_ROWREC_HEADER;
+	return fits < TS_ROW_MAX ? fits : TS_ROW_MAX;
+}
+
 /* The segment holding lsn. */
 uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn);
 
