@@ -330,9 +330,16 @@ typedef struct ts_options {
 	                             * power of two from 1 MiB to 64 MiB, default
 	                             * 64 MiB: a table's log takes this much disk
 	                             * (and a page) at its first insert and at each
-	                             * new segment, and no row may be larger.  For
+	                             * new segment.  No encoded row may be larger
+	                             * than a segment less its 8-byte record
+	                             * header, nor than 32 MiB: inserts of larger
+	                             * rows fail TS_ETOOBIG, and so do creates and
+	                             * alters whose column defaults alone make a
+	                             * larger row.  For
 	                             * logs begun from now on (new tables); a
-	                             * table keeps the size its log began with */
+	                             * table keeps the size its log began with.
+	                             * A read-only handle ignores it: it reads
+	                             * the size from the log's segment headers */
 } ts_options;
 
 /*
@@ -423,7 +430,8 @@ TS_EXTERN void ts_free_names(char **names);
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
  * (64 MiB: many columns with long defaults), or a row of the column
- * defaults alone would exceed the 32 MiB a row may take (no insert that
+ * defaults alone would exceed what a row may take (32 MiB, or less with
+ * small log segments: see ts_options.log_segment_size; no insert that
  * leaves those columns out could succeed); TS_EEXIST when the table
  * exists; TS_ENOSPC when the disk has no room for the table's first log
  * segment (64 MiB; ts_errmsg names what is needed and what is free, and
@@ -519,7 +527,8 @@ TS_EXTERN void ts_schema_free(ts_schema *schema);
  * (name, type, or default: of another type, or a string or blob longer
  * than TS_COLUMN_DEFAULT_MAX); TS_ETOOBIG when the table's descriptor
  * would exceed its size limit (64 MiB), or a row of the column defaults
- * alone its limit (32 MiB); TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ * alone its limit (32 MiB, or less with small log segments: see
+ * ts_options.log_segment_size); TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
 TS_EXTERN int ts_alter_add(ts_table *table, const ts_column *column);
 
@@ -565,7 +574,9 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * (and durable, in TS_SYNC_COMMIT mode); on failure ts_errmsg names the
  * first bad row by index and, where it applies, the column:
  * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
- * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG, TS_EINVAL (bad UTF-8),
+ * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG (a row larger than 32 MiB,
+ * or than the table's log segments hold: ts_options.log_segment_size),
+ * TS_EINVAL (bad UTF-8),
  * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  TS_ENOSPC
  * also when the table's unflushed log reached opts.log_cap (ts_errmsg
  * names the cap and, when flushes fail, their cause; the batch is not

@@ -339,11 +339,16 @@ static int check_segments(struct check *c, const char *logdir)
 	}
 	if (rc < 0)
 		return fatal(rc) ? rc : (report_error(c, file, logdir), 0);
+	/* Every segment of a log has the size of its oldest sound one, as
+	 * the library reads it: one of another size is damage. */
+	unsigned shift = 0, found = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if ((rc = ts__log_segment_name(segs[i], name, sizeof name)) < 0 ||
 		    (rc = name_file(c, file, path, "log/%s", name)) < 0)
 			break;
-		int r = ts__log_check_segment(logdir, segs[i], 0);
+		int r = ts__log_check_segment(logdir, segs[i], shift, &found);
+		if (r == 0 && !shift)
+			shift = found;
 		if (r < 0 && r != TS_ENOENT) /* ENOENT: released meanwhile */
 			report_error(c, file, path);
 	}

@@ -83,6 +83,11 @@ static int check_time(const ts_table *t, int64_t ts, int64_t now)
 static int append_row(ts_table *t, uint32_t version, uint64_t *lsn)
 {
 	unsigned char *p;
+	uint64_t seg_size = ts__log_seg_size(t->log), row_max = ts__row_max(seg_size);
+	if (t->scratch.len > row_max && row_max < TS_ROW_MAX)
+		return ts__fail(TS_ETOOBIG, "row of %zu bytes exceeds the largest a table with %" PRIu64
+		                " MiB log segments can hold (%" PRIu64 " bytes)", t->scratch.len,
+		                seg_size >> 20, row_max);
 	if (t->scratch.len > TS_ROW_MAX)
 		return ts__fail(TS_ETOOBIG, "row of %zu bytes exceeds the limit of %u",
 		                t->scratch.len, TS_ROW_MAX);

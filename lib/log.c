@@ -113,6 +113,12 @@ struct ts__log {
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	uint64_t warm_at;         /* writer: ask the preparer to warm the tail's
 	                           * segment when the tail passes this LSN (0 = no) */
+	/* Whether hot.shift is the log's.  A writer's always is (its segments'
+	 * or, without any, its option's); a read-only log without segment
+	 * files at open has none to go by -- the option is this process's, not
+	 * the writer's -- and learns it from the first segment it maps
+	 * (learn_shift, under mu; set once, with release). */
+	_Atomic int shift_known;
 	struct prep prep;
 };
 
@@ -144,7 +150,8 @@ static int seg_path(const ts__log *log, uint64_t seg, char *out)
 void ts__log_segment_header(unsigned char *h, uint64_t seg, uint64_t data)
 {
 	memcpy(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8);
-	ts__store_u32(h + TS_SEGH_OFF_VERSION, TS_SEG_VERSION);
+	ts__store_u32(h + TS_SEGH_OFF_VERSION, data == seg_data_s(TS_SEG_V1_SHIFT)
+	                                           ? TS_SEG_VERSION_64MIB : TS_SEG_VERSION_SIZED);
 	ts__store_u32(h + TS_SEGH_OFF_HEADER_SIZE, TS_SEG_HEADER);
 	ts__store_u64(h + TS_SEGH_OFF_SEGNO, seg);
 	ts__store_u64(h + TS_SEGH_OFF_DATA_SIZE, data);
@@ -171,12 +178,17 @@ static int check_seg_header(const unsigned char *h, uint64_t seg, const char *pa
 	if (memcmp(h + TS_SEGH_OFF_MAGIC, TS_SEG_MAGIC, 8) != 0 ||
 	    ts__load_u32(h + TS_SEGH_OFF_CRC) != ts__crc32c(0, h, TS_SEGH_FIXED))
 		return ts__fail(TS_ECORRUPT, "log segment %s: damaged header", path);
-	if (ts__load_u32(h + TS_SEGH_OFF_VERSION) != TS_SEG_VERSION)
-		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path,
-		                ts__load_u32(h + TS_SEGH_OFF_VERSION));
-	unsigned s = shift_of(ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE));
-	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg || !s || (shift && s != shift))
+	uint32_t version = ts__load_u32(h + TS_SEGH_OFF_VERSION);
+	if (version != TS_SEG_VERSION_64MIB && version != TS_SEG_VERSION_SIZED)
+		return ts__fail(TS_EVERSION, "log segment %s: format version %u", path, version);
+	uint64_t data = ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE);
+	unsigned s = shift_of(data);
+	if (ts__load_u64(h + TS_SEGH_OFF_SEGNO) != seg || !s ||
+	    (version == TS_SEG_VERSION_64MIB && s != TS_SEG_V1_SHIFT))
 		return ts__fail(TS_ECORRUPT, "log segment %s: header names another segment", path);
+	if (shift && s != shift)
+		return ts__fail(TS_ECORRUPT, "log segment %s: holds %" PRIu64 " bytes of data, "
+		                "the log's segments %" PRIu64, path, data, seg_data_s(shift));
 	if (found)
 		*found = s;
 	return 0;
@@ -314,8 +326,41 @@ static int map_seg(ts__log *log, uint64_t seg, int create)
 	return 0;
 }
 
+static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned *shift);
+
+/* Read-only, under mu: take the log's shift from its oldest segment file
+ * unless known.  Returns 0, TS_ENOENT (no segment file yet), or an error
+ * reading the header. */
+static int learn_shift(ts__log *log)
+{
+	uint64_t *segs = NULL;
+	size_t n = 0;
+	unsigned shift = 0;
+	if (atomic_load_explicit(&log->shift_known, memory_order_relaxed))
+		return 0;
+	int rc = ts__log_segments(log->dir, &segs, &n);
+	if (rc == 0)
+		rc = dir_shift(log->dir, segs, n, &shift);
+	free(segs);
+	if (rc == 0 && !shift)
+		rc = TS_ENOENT;
+	if (rc == 0) {
+		__atomic_store_n(&log->hot.shift, shift, __ATOMIC_RELAXED);
+		atomic_store_explicit(&log->shift_known, 1, memory_order_release);
+	}
+	return rc;
+}
+
 void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 {
+	if (!atomic_load_explicit(&log->shift_known, memory_order_acquire)) {
+		assert(log->readonly);
+		pthread_mutex_lock(&log->mu);
+		int rc = learn_shift(log);
+		pthread_mutex_unlock(&log->mu);
+		if (rc < 0)
+			return NULL;
+	}
 	uint64_t seg = seg_of(log, lsn);
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
@@ -832,13 +877,12 @@ static int read_shift(const char *dir, uint64_t seg, unsigned *shift)
 }
 
 /* The shift of the log in dir: that of its oldest segment file (segs[0..n)
- * sorted; one a writer released since it was listed is skipped), or dflt
+ * sorted; one a writer released since it was listed is skipped), or 0
  * when it has none. */
-static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned dflt,
-                     unsigned *shift)
+static int dir_shift(const char *dir, const uint64_t *segs, size_t n, unsigned *shift)
 {
 	int rc = 0;
-	*shift = dflt;
+	*shift = 0;
 	for (size_t i = 0; i < n && (i == 0 || rc == TS_ENOENT); i++)
 		rc = read_shift(dir, segs[i], shift);
 	return rc == TS_ENOENT ? 0 : rc;
@@ -848,9 +892,16 @@ static int recover(ts__log *log, uint64_t start)
 {
 	uint64_t *segs, recorded = 0, short_seg = UINT64_MAX;
 	size_t n;
+	unsigned shift = 0;
 	int rc = list_segs(log, &segs, &n);
 	if (rc == 0)
-		rc = dir_shift(log->dir, segs, n, log->hot.shift, &log->hot.shift);
+		rc = dir_shift(log->dir, segs, n, &shift);
+	if (rc == 0 && shift) {
+		log->hot.shift = shift;
+		log->shift_known = 1;
+	} else if (rc == 0 && !log->readonly) {
+		log->shift_known = 1; /* the option's, for the first segment */
+	}
 	if (rc == 0) { /* before the scan, and before a writer changes them */
 		ts__log_recorded_head(log->dir, &recorded);
 		if (!log->readonly)
@@ -891,6 +942,8 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	log->hot.shift = shift_of(seg_size ? seg_size : TS_SEG_DATA);
+	if (readonly && log->hot.shift) /* until learnt from a segment (recover) */
+		log->hot.shift = TS_SEG_DATA_SHIFT;
 	if (!log->hot.shift) {
 		free(log->dir);
 		free(log);
@@ -1458,7 +1511,8 @@ int ts__log_segment_name(uint64_t seg, char *out, size_t size)
  * of 2^shift data bytes (any size a segment may have when shift is 0).
  * *fd receives the open file.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO. */
-static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *fd)
+static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *fd,
+                            unsigned *shift_found)
 {
 	char path[TS_PATH_MAX];
 	unsigned char h[TS_SEG_HEADER];
@@ -1484,13 +1538,15 @@ static int open_checked_seg(const char *dir, uint64_t seg, unsigned shift, int *
 	if (rc < 0) {
 		close(*fd);
 		*fd = -1;
+	} else if (shift_found) {
+		*shift_found = found;
 	}
 	return rc;
 }
 
-int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift)
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigned *found)
 {
-	int fd, rc = open_checked_seg(dir, seg, shift, &fd);
+	int fd, rc = open_checked_seg(dir, seg, shift, &fd, found);
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -1538,8 +1594,12 @@ int ts__log_open_verify(const char *dir, ts__log **out)
 	/* a log that cannot tell (no segments, or a damaged oldest one) is
 	 * walked with the default size: the walk then ends, and the check of
 	 * each segment says why */
-	if (rc < 0 || dir_shift(dir, segs, n, TS_SEG_DATA_SHIFT, &log->hot.shift) < 0)
+	unsigned shift = 0;
+	if (rc == 0 && dir_shift(dir, segs, n, &shift) == 0 && shift)
+		log->hot.shift = shift;
+	else
 		log->hot.shift = TS_SEG_DATA_SHIFT;
+	log->shift_known = 1;
 	free(segs);
 	*out = log;
 	return 0;
@@ -1607,7 +1667,7 @@ static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, ui
 	if (rc == 0)
 		rc = ts__path(dst, "%s/%016" PRIx64 ".seg", dst_dir, seg);
 	if (rc == 0)
-		rc = open_checked_seg(src_dir, seg, shift, &fd);
+		rc = open_checked_seg(src_dir, seg, shift, &fd, NULL);
 	if (rc == 0 && (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = ts__fail_errno(errno, "create %s", dst);
 	if (rc == 0 && ftruncate(out, (off_t)(TS_SEG_HEADER + seg_data_s(shift))) < 0)
@@ -1629,7 +1689,7 @@ static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, ui
 /* The LSN just past the commit record at head, in src_dir's log. */
 static int head_end(const char *src_dir, unsigned shift, uint64_t head, uint64_t *end)
 {
-	int fd, rc = open_checked_seg(src_dir, seg_of_s(shift, head), shift, &fd);
+	int fd, rc = open_checked_seg(src_dir, seg_of_s(shift, head), shift, &fd, NULL);
 	if (rc == 0)
 		rc = commit_end(fd, src_dir, shift, head, end);
 	if (fd >= 0)
@@ -1662,18 +1722,13 @@ static int last_segment_end(const char *dir, unsigned shift, uint64_t from, uint
 	return rc;
 }
 
-int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+/* ts__log_backup of a log of 2^shift segments; known: head is not
+ * TS_LOG_HEAD_UNKNOWN. */
+static int copy_log(const char *src_dir, const char *dst_dir, unsigned shift, uint64_t start,
+                    uint64_t head, int known)
 {
 	unsigned char *buf = NULL;
-	uint64_t *segs = NULL;
-	size_t nsegs = 0;
-	unsigned shift = TS_SEG_DATA_SHIFT;
-	int rc = ts__log_segments(src_dir, &segs, &nsegs), known = head != TS_LOG_HEAD_UNKNOWN;
-	if (rc == 0)
-		rc = dir_shift(src_dir, segs, nsegs, TS_SEG_DATA_SHIFT, &shift);
-	else if (rc == TS_ENOENT)
-		rc = 0;
-	free(segs);
+	int rc = 0;
 	uint64_t from = batch_start_s(shift, start), end = from;
 	if (known && head && head >= from && (rc = head_end(src_dir, shift, head, &end)) == TS_ECORRUPT) {
 		/* No commit where HEAD says (it is never synced: a power loss
@@ -1700,5 +1755,30 @@ int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uin
 	free(buf);
 	if (rc == 0)
 		rc = write_head(dst_dir, known && end > from ? head : 0);
+	return rc;
+}
+
+int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+{
+	uint64_t *segs = NULL;
+	size_t nsegs = 0;
+	unsigned shift = 0;
+	int rc = ts__log_segments(src_dir, &segs, &nsegs), known = head != TS_LOG_HEAD_UNKNOWN;
+	if (rc == 0)
+		rc = dir_shift(src_dir, segs, nsegs, &shift);
+	else if (rc == TS_ENOENT)
+		rc = 0;
+	free(segs);
+	if (rc == 0 && shift)
+		rc = copy_log(src_dir, dst_dir, shift, start, head, known);
+	else if (rc == 0)
+		/* No segment file: none was made yet, or a writer released
+		 * them all since HEAD was read.  A commit at or after start
+		 * needs its segment, so in the second case the descriptor is
+		 * stale; a segment made since holds only commits after head,
+		 * which the copy leaves out.  Nothing to copy either way (and
+		 * no size to go by: this process's option is not the
+		 * writer's). */
+		rc = known && head && head >= start ? TS_ENOENT : write_head(dst_dir, 0);
 	return rc;
 }

@@ -72,10 +72,22 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 
 /* The segment size of a log: seg_size (bytes of data per segment, a power
  * of two from 2^TS_SEG_SHIFT_MIN to 2^TS_SEG_SHIFT_MAX; 0 = TS_SEG_DATA) is
- * only what a log without segment files gets (a new table's).  A log keeps
- * the size of its segment files, which their headers record; the oldest
- * one's is taken at open, and a segment of another size is damage. */
+ * only what a writable log without segment files gets (a new table's).  A
+ * log keeps the size of its segment files, which their headers record; the
+ * oldest one's is taken at open, and a segment of another size is damage.
+ * A read-only log never uses seg_size: one without segment files at open
+ * takes the size of the first segment it later maps (the writer's), and
+ * reports TS_SEG_DATA until then. */
 uint64_t ts__log_seg_size(const ts__log *log);
+
+/* The largest encoded row a log of seg_size segments can hold: each row
+ * is one record (TS_ROWREC_HEADER and the row), and no record is larger
+ * than a segment; TS_ROW_MAX bounds it too. */
+static inline uint64_t ts__row_max(uint64_t seg_size)
+{
+	uint64_t fits = seg_size - TS_ROWREC_HEADER;
+	return fits < TS_ROW_MAX ? fits : TS_ROW_MAX;
+}
 
 /* The segment holding lsn. */
 uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn);
@@ -115,10 +127,12 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
 static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
 {
 	const ts__log_hot *h = (const ts__log_hot *)(const void *)log;
-	uint64_t seg = lsn >> h->shift;
+	/* a read-only log may learn its shift in another thread (log.c) */
+	unsigned shift = __atomic_load_n(&h->shift, __ATOMIC_RELAXED);
+	uint64_t seg = lsn >> shift;
 	ts__log_slot *s = &((ts__log_hot *)(void *)log)->ring[seg & (TS_LOG_RING - 1)];
 	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
-		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << h->shift) - 1));
+		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << shift) - 1));
 	return ts__log_ptr_slow(log, lsn);
 }
 
@@ -262,9 +276,10 @@ int ts__log_segment_name(uint64_t seg, char *out, size_t size);
 
 /* Check segment file seg of dir: a valid header naming seg, a data size
  * of 2^shift (shift 0: any a segment may have), and exactly that size
- * and a page.  Returns 0, TS_ENOENT, TS_ECORRUPT,
+ * and a page.  *found (may be NULL) receives the segment's shift when it
+ * is sound.  Returns 0, TS_ENOENT, TS_ECORRUPT,
  * TS_EVERSION or TS_EIO, with a message naming the file. */
-int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift);
+int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigned *found);
 
 /* The newest commit the writer recorded in dir/HEAD.  Returns 1 with
  * *head set (0 = none yet) when HEAD is there and valid, else 0. */

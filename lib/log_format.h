@@ -29,7 +29,14 @@
 #define TS_SEG_SHIFT_MAX 26
 #define TS_SEG_FILE_SIZE (TS_SEG_HEADER + TS_SEG_DATA)
 #define TS_SEG_MAGIC "TSLOGSG1"         /* 8 bytes */
-#define TS_SEG_VERSION 1
+/* Segment format versions.  Version 1 segments hold 64 MiB of data, and
+ * are written so still, byte for byte; segments of any other size are
+ * version 2, which builds that knew only 64 MiB segments refuse
+ * (TS_EVERSION) instead of extending them to 64 MiB.  Readers accept
+ * both; a version 1 header naming another data size is damage. */
+#define TS_SEG_VERSION_64MIB 1
+#define TS_SEG_VERSION_SIZED 2
+#define TS_SEG_V1_SHIFT 26              /* the data size of version 1 */
 
 /* Segment header page. */
 #define TS_SEGH_OFF_MAGIC 0             /* 8  magic */

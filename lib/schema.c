@@ -222,19 +222,24 @@ static int has_column(const ts_column *cols, int ncols, const char *name)
 }
 
 /* A row of s's defaults alone (what every insert that leaves the columns
- * out stores) must fit TS_ROW_MAX, or no such insert could ever succeed:
+ * out stores) must fit row_max, or no such insert could ever succeed:
  * the create or alter is refused instead (issue 24: limits are met where
  * the user acts).  The key is not counted: its values come with the row. */
-static int check_default_row(const ts__schema *s)
+static int check_default_row(const ts__schema *s, uint64_t row_max)
 {
 	uint64_t bytes = (uint64_t)s->fixed_size;
 	for (int j = 0; j < s->nvar; j++)
 		bytes += 5 + s->cols[s->var_cols[j]].dflt.v.s.len; /* varint length + bytes */
-	if (bytes <= TS_ROW_MAX)
+	if (bytes <= row_max)
 		return 0;
 	return ts__fail(TS_ETOOBIG, "a row of the column defaults alone takes %llu bytes, more "
-	                "than the limit of %u bytes for a row", (unsigned long long)bytes,
-	                (unsigned)TS_ROW_MAX);
+	                "than the limit of %llu bytes for a row", (unsigned long long)bytes,
+	                (unsigned long long)row_max);
+}
+
+int ts__schema_check_row_max(const ts__schema *s, uint64_t row_max)
+{
+	return check_default_row(s, row_max);
 }
 
 int ts__schema_build(const ts_column *cols, int ncols,
@@ -259,7 +264,7 @@ int ts__schema_build(const ts_column *cols, int ncols,
 	if ((rc = resolve_key(s, key, nkey)) < 0)
 		goto out;
 	finish(s);
-	if ((rc = check_default_row(s)) < 0)
+	if ((rc = check_default_row(s, TS_ROW_MAX)) < 0)
 		goto out;
 	*out = s;
 	s = NULL;
@@ -313,7 +318,7 @@ int ts__schema_add(const ts__schema *old, const ts_column *c, ts__schema **out)
 		return rc;
 	}
 	finish(s);
-	if ((rc = check_default_row(s)) < 0) {
+	if ((rc = check_default_row(s, TS_ROW_MAX)) < 0) {
 		ts__schema_free(s);
 		return rc;
 	}

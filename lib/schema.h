@@ -42,6 +42,11 @@ typedef struct ts__schema {
 int ts__schema_build(const ts_column *cols, int ncols,
                      const char *const *key, int nkey, ts__schema **out);
 
+/* Whether a row of s's column defaults alone fits row_max bytes (what the
+ * table's log can hold, ts__row_max; ts__schema_build and ts__schema_add
+ * check TS_ROW_MAX).  Returns 0, or TS_ETOOBIG saying how large it is. */
+int ts__schema_check_row_max(const ts__schema *s, uint64_t row_max);
+
 /* New version = old + column c appended.  TS_EEXIST, TS_ESCHEMA, TS_ENOMEM. */
 int ts__schema_add(const ts__schema *old, const ts_column *c, ts__schema **out);
 

@@ -125,8 +125,11 @@ int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
 	if (ttl < 0)
 		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",
 		                name, (long long)ttl);
-	if ((rc = ts__schema_build(columns, ncolumns, key_names, nkey, &schema)) < 0)
+	if ((rc = ts__schema_build(columns, ncolumns, key_names, nkey, &schema)) < 0 ||
+	    (rc = ts__schema_check_row_max(schema, ts__row_max((uint64_t)db->opts.log_segment_size))) < 0) {
+		ts__schema_free(schema);
 		return ts__context(rc, "table \"%s\"", name);
+	}
 	pthread_mutex_lock(&db->mu);
 	rc = create_locked(db, name, schema, ttl);
 	pthread_mutex_unlock(&db->mu);
@@ -1013,7 +1016,10 @@ int ts__alter_add(ts_table *t, const ts_column *column)
 	int rc = begin_alter(t, &d);
 	if (rc < 0)
 		return rc;
-	if ((rc = ts__schema_add(ts__desc_schema(d), column, &s)) < 0)
+	if ((rc = ts__schema_add(ts__desc_schema(d), column, &s)) == 0 &&
+	    (rc = ts__schema_check_row_max(s, ts__row_max(ts__log_seg_size(t->log)))) < 0)
+		ts__schema_free(s);
+	if (rc < 0)
 		ts__descriptor_free(d, 0);
 	else
 		rc = install_schema(t, d, s);

@@ -440,6 +440,34 @@ static void check_truncated_log_segment(void **state)
 	ts_close(db);
 }
 
+/* A log's segments all have its size: a segment of 64 MiB in a log of
+ * 1 MiB segments is reported (the library refuses to read it), although
+ * its header and size agree with each other. */
+static void check_segment_of_another_size(void **state)
+{
+	ts_test_env *e = *state;
+	char path[512];
+	unsigned char h[TS_SEG_HEADER] = {0};
+	struct found f;
+	ts_test_env_close(e);
+	e->log_segment_size = 1 << 20;
+	ts_test_env_open(e);
+	ts_db *db = sound_database(e, 40, 4);
+	assert_int_equal(check(db, NULL, &f), 0);
+	snprintf(path, sizeof path, "%s/m/log/0000000000000007.seg", e->dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	ts__log_segment_header(h, 7, UINT64_C(64) << 20);
+	assert_int_equal(pwrite(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+	assert_int_equal(ftruncate(fd, (off_t)(TS_SEG_HEADER + (64 << 20))), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(check(db, NULL, &f), TS_ECORRUPT);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.file[0], "m/log/0000000000000007.seg");
+	assert_non_null(strstr(f.what[0], "holds 67108864 bytes of data, the log's segments 1048576"));
+	ts_close(db);
+}
+
 static void check_flipped_committed_record(void **state)
 {
 	ts_test_env *e = *state;
@@ -644,6 +672,7 @@ int main(void)
 		T(check_missing_tablet),
 		T(check_damaged_descriptor),
 		T(check_truncated_log_segment),
+		T(check_segment_of_another_size),
 		T(check_flipped_committed_record),
 		T(check_garbage_after_head_is_sound),
 		T(check_unsynced_tail_lost_in_power_loss_is_sound),

@@ -1168,6 +1168,108 @@ static void db_default_size_limit(void **state)
 	free(bytes);
 }
 
+/* ---- log segment sizes ---- */
+
+/*
+ * A read-only handle opened on a table before its first insert (no log
+ * segment yet) takes the size of the writer's segments when they come,
+ * not its own log_segment_size option: with the option's size it read the
+ * writer's first segment as truncated (writer 1 MiB, reader 64 MiB) or
+ * as naming another segment (the opposite), and every query failed until
+ * the handle was reopened.
+ */
+static void readonly_takes_writer_segment_size(int64_t writer, int64_t reader)
+{
+	ts_test_env *e = ts_test_env_new(INT64_C(1795262400000000000), 0);
+	ts_test_env_close(e);
+	e->log_segment_size = writer;
+	ts_test_env_open(e); /* "m" has no segment yet: it takes writer */
+	ts_options o;
+	ts_db *rdb;
+	ts_table *rt;
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	if (reader) /* else the default, 64 MiB */
+		o.log_segment_size = reader;
+	assert_int_equal(ts_open(e->dir, &o, &rdb), 0);
+	assert_int_equal(ts_table_open(rdb, "m", &rt), 0);
+	assert_int_equal(ts_test_count_rows(rt), 0);
+	test_row rows[3] = {{"a", e->now - 3, 1, 1}, {"b", e->now - 2, 1, 2}, {"c", e->now - 1, 1, 3}};
+	assert_int_equal(ts_test_insert_m(e->t, rows, 3), 0);
+	char seg[4200];
+	struct stat st;
+	snprintf(seg, sizeof seg, "%s/m/log/0000000000000000.seg", e->dir);
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + writer);
+	assert_int_equal(ts_test_count_rows(rt), 3);
+	ts_table_close(rt);
+	assert_int_equal(ts_close(rdb), 0);
+	ts_test_env_teardown((void **)&e);
+}
+
+static void db_readonly_small_segments_default_reader(void **state)
+{
+	(void)state;
+	readonly_takes_writer_segment_size(INT64_C(1) << 20, 0);
+}
+
+static void db_readonly_default_segments_small_reader(void **state)
+{
+	(void)state;
+	readonly_takes_writer_segment_size(INT64_C(64) << 20, INT64_C(1) << 20);
+}
+
+/*
+ * A table whose log has 1 MiB segments cannot hold a row larger than a
+ * segment (1 MiB less the row record's header): an insert of a larger
+ * row says so, naming the segment size, and a create or an alter whose
+ * column defaults alone make a row larger is refused, as at TS_ROW_MAX.
+ */
+static void db_row_limit_of_small_segments(void **state)
+{
+	const char *dir = *state;
+	ts_options o;
+	ts_db *db;
+	ts_options_init(&o);
+	o.log_segment_size = 1 << 20;
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	char *bytes = malloc(1 << 20);
+	assert_non_null(bytes);
+	memset(bytes, 'd', 1 << 20);
+	const char *key[] = {"host", "ts"};
+	/* 16 defaults of 64 KiB: 1048656 bytes of defaults and their lengths */
+	ts_column cols[18] = {{"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, NONE}};
+	char names[16][8];
+	for (int i = 0; i < 16; i++) {
+		snprintf(names[i], sizeof names[i], "d%d", i);
+		cols[2 + i] = (ts_column){names[i], TS_BLOB, ts_blob(bytes, 65536)};
+	}
+	assert_int_equal(ts_create_keyed(db, "t", cols, 18, key, 2, 0), TS_ETOOBIG);
+	assert_msg_has("a row of the column defaults alone takes 1048656 bytes, more than the "
+	               "limit of 1048568 bytes for a row");
+	assert_tables(db, "");
+	assert_int_equal(ts_create_keyed(db, "t", cols, 17, key, 2, 0), 0);
+	ts_table *t = open_table(db, "t");
+	assert_int_equal(ts_alter_add(t, &cols[17]), TS_ETOOBIG);
+	assert_msg_has("more than the limit of 1048568 bytes for a row");
+	ts_table_close(t);
+
+	ts_column bcols[] = {{"host", TS_STRING, NONE}, {"ts", TS_TIMESTAMP, NONE},
+	                     {"b", TS_BLOB, NONE}};
+	assert_int_equal(ts_create_keyed(db, "b", bcols, 3, key, 2, 0), 0);
+	t = open_table(db, "b");
+	ts_value row[3] = {ts_string("h"), ts_timestamp(INT64_C(1795262400000000000)),
+	                   ts_blob(bytes, 1 << 20)};
+	assert_int_equal(ts_insert(t, row, 1), TS_ETOOBIG);
+	assert_msg_has("exceeds the largest a table with 1 MiB log segments can hold "
+	               "(1048568 bytes)");
+	row[2] = ts_blob(bytes, 1000000);
+	assert_int_equal(ts_insert(t, row, 1), 0);
+	ts_table_close(t);
+	assert_int_equal(ts_close(db), 0);
+	free(bytes);
+}
+
 /* ---- read-only databases ---- */
 
 static void db_readonly_refuses_changes(void **state)
@@ -1359,6 +1461,9 @@ int main(void)
 		T(db_clock),
 		T(db_error_names),
 		T(db_errmsg_per_thread),
+		T(db_readonly_small_segments_default_reader),
+		T(db_readonly_default_segments_small_reader),
+		T(db_row_limit_of_small_segments),
 	};
 #undef T
 	return cmocka_run_group_tests_name("db", tests, NULL, NULL);

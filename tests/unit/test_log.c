@@ -16,6 +16,8 @@
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
  */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +33,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "buf.h"
+#include "crc32c.h"
+#include "error.h"
 #include "log.h"
 #include "support.h"
 
@@ -67,6 +72,29 @@ int fsync(int fd)
 		     waited += 1000000)
 			sleep_ms(1);
 	return (int)syscall(SYS_fsync, fd);
+}
+
+/*
+ * And an opendir that lets a writer act between two listings of a log
+ * directory: the second listing of listing_dir first makes a log of
+ * 1 MiB segments there with one committed batch (one_batch_log).
+ */
+static char *listing_dir;
+static int listings;
+static void one_batch_log(const char *dir, const char *sub, uint64_t seg_size, char *logdir);
+
+DIR *opendir(const char *name)
+{
+	static DIR *(*real)(const char *);
+	char logdir[512];
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "opendir");
+	if (listing_dir && strcmp(name, listing_dir) == 0 && ++listings == 2) {
+		char *dir = listing_dir;
+		listing_dir = NULL;
+		one_batch_log(dir, ".", UINT64_C(1) << 20, logdir);
+	}
+	return real(name);
 }
 
 static void hold_preparer(void)
@@ -402,6 +430,118 @@ static void log_rest_warmed_before_next_segment(void **state)
 	ts__log_close(log, 1);
 }
 
+/* ---- segment sizes and format versions ---- */
+
+/* A log of seg_size segments in dir/sub holding one committed batch. */
+static void one_batch_log(const char *dir, const char *sub, uint64_t seg_size, char *logdir)
+{
+	ts__log *log;
+	uint64_t batch, lsn;
+	void *p;
+	snprintf(logdir, 512, "%s/%s", dir, sub);
+	assert_int_equal(ts__log_open(logdir, 0, 0, seg_size, &log), 0);
+	assert_int_equal(ts__log_begin(log, &batch), 0);
+	assert_int_equal(ts__log_alloc(log, 64, &lsn, &p), 0);
+	memset(p, PATTERN, 64);
+	assert_int_equal(ts__log_commit(log, NULL, 0, 1, 0), 0);
+	ts__log_close(log, 1);
+}
+
+/* Read (or, when write, write back) the header page of logdir's segment 0. */
+static void seg0_header(const char *logdir, unsigned char *h, int write)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/0000000000000000.seg", logdir);
+	FILE *f = fopen(path, write ? "r+b" : "rb");
+	assert_non_null(f);
+	if (write)
+		assert_int_equal(fwrite(h, 1, TS_SEG_HEADER, f), TS_SEG_HEADER);
+	else
+		assert_int_equal(fread(h, 1, TS_SEG_HEADER, f), TS_SEG_HEADER);
+	assert_int_equal(fclose(f), 0);
+}
+
+static off_t seg0_size(const char *logdir)
+{
+	char path[600];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/0000000000000000.seg", logdir);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* Segments of 64 MiB keep format version 1; every other size is version
+ * 2, which builds that knew only 64 MiB segments refuse. */
+static void log_segment_version_per_size(void **state)
+{
+	static const struct { uint64_t size; uint32_t version; } cases[] = {
+		{UINT64_C(1) << 20, 2}, {UINT64_C(4) << 20, 2}, {UINT64_C(64) << 20, 1},
+	};
+	char logdir[512], sub[32];
+	unsigned char h[TS_SEG_HEADER];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(sub, sizeof sub, "log%zu", i);
+		one_batch_log(*state, sub, cases[i].size, logdir);
+		seg0_header(logdir, h, 0);
+		assert_int_equal(ts__load_u32(h + TS_SEGH_OFF_VERSION), cases[i].version);
+		assert_int_equal(ts__load_u64(h + TS_SEGH_OFF_DATA_SIZE), cases[i].size);
+		ts__log *log;
+		assert_int_equal(ts__log_open(logdir, 1, 0, 0, &log), 0);
+		assert_int_equal(ts__log_recovered_commits(log), 1);
+		ts__log_close(log, 0);
+	}
+}
+
+/* A version 1 header naming a data size other than 64 MiB is damage,
+ * for readers and writers alike, and the writer leaves the file as it
+ * is; a version past 2 is TS_EVERSION. */
+static void log_segment_v1_of_other_size_is_damage(void **state)
+{
+	char logdir[512];
+	unsigned char h[TS_SEG_HEADER];
+	ts__log *log;
+	one_batch_log(*state, "log", UINT64_C(1) << 20, logdir);
+	seg0_header(logdir, h, 0);
+	ts__store_u32(h + TS_SEGH_OFF_VERSION, 1);
+	ts__store_u32(h + TS_SEGH_OFF_CRC, ts__crc32c(0, h, TS_SEGH_FIXED));
+	seg0_header(logdir, h, 1);
+	assert_int_equal(ts__log_open(logdir, 1, 0, 0, &log), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "header names another segment"));
+	assert_int_equal(ts__log_open(logdir, 0, 0, UINT64_C(1) << 20, &log), TS_ECORRUPT);
+	assert_int_equal(seg0_size(logdir), TS_SEG_HEADER + (1 << 20));
+
+	ts__store_u32(h + TS_SEGH_OFF_VERSION, 3);
+	ts__store_u32(h + TS_SEGH_OFF_CRC, ts__crc32c(0, h, TS_SEGH_FIXED));
+	seg0_header(logdir, h, 1);
+	assert_int_equal(ts__log_open(logdir, 1, 0, 0, &log), TS_EVERSION);
+	assert_int_equal(ts__log_open(logdir, 0, 0, UINT64_C(1) << 20, &log), TS_EVERSION);
+	assert_int_equal(seg0_size(logdir), TS_SEG_HEADER + (1 << 20));
+}
+
+/* A backup of a log with no segment file when it is listed, whose writer
+ * (of 1 MiB segments) makes its first one right after: the copy holds
+ * none of it (its commits are after the backup's HEAD), and the backup
+ * takes no segment size of its own -- with the 64 MiB default it listed
+ * again, found the new segment, and failed reading it at that size. */
+static void log_backup_before_first_segment(void **state)
+{
+	char src[512], dst[512];
+	uint64_t head = 1;
+	snprintf(src, sizeof src, "%s/src", (char *)*state);
+	snprintf(dst, sizeof dst, "%s/dst", (char *)*state);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	listing_dir = src;
+	listings = 0;
+	int rc = ts__log_backup(src, dst, 0, TS_LOG_HEAD_UNKNOWN);
+	listing_dir = NULL;
+	if (rc != 0)
+		fail_msg("backup: %s", ts_errmsg(NULL));
+	assert_int_equal(ts_test_count_files(dst, ".seg"), 0);
+	assert_int_equal(ts__log_recorded_head(dst, &head), 1);
+	assert_int_equal(head, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +554,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(log_own_segment_warmed_after_first_mib, setup_dir,
 		                                teardown_dir),
 		cmocka_unit_test_setup_teardown(log_rest_warmed_before_next_segment, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_segment_version_per_size, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_segment_v1_of_other_size_is_damage, setup_dir,
+		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_backup_before_first_segment, setup_dir,
 		                                teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
