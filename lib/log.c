@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -663,13 +664,23 @@ static void current_boot(char out[TS_HEAD_BOOT_SIZE])
 		return;
 	}
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, TS_HEAD_BOOT_SIZE - 1);
-	close(fd);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, TS_HEAD_BOOT_SIZE - 1);
+	if (fd >= 0)
+		close(fd);
 	for (ssize_t i = 0; i < n; i++)
 		if (out[i] == '\n')
 			out[i] = '\0';
+	if (n <= 0 || !out[0]) {
+		/* Unknown: an id no other process shares.  All zeros would
+		 * mean "no boot id" (an older writer), whose HEAD is always
+		 * believed; one that matches nothing is believed only as far
+		 * as it was synced, which is always safe. */
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		memset(out, 0, TS_HEAD_BOOT_SIZE);
+		snprintf(out, TS_HEAD_BOOT_SIZE, "unknown-%ld-%lld.%09ld", (long)getpid(),
+		         (long long)now.tv_sec, now.tv_nsec);
+	}
 }
 
 /*

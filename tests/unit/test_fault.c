@@ -680,7 +680,8 @@ struct sweep {
  * their directory (the next open removes what stays); the clean-close
  * flag of the log; the writer's HEAD file, which readers, recovery and
  * ts_backup only use as a hint (without it, a backup copies the whole
- * log); stat-like checks whose failure only sends the code down its
+ * log), and the machine's boot id it is read against (unknown, HEAD is
+ * believed only as far as it was synced); stat-like checks whose failure only sends the code down its
  * slower, still correct path.  Any other absorbed failure -- a write, a
  * sync, a rename, an allocation -- would be data acknowledged on a
  * failure, and fails the sweep.
@@ -689,6 +690,7 @@ static const char *const absorbable[] = {
 	"unlink@merge", "open@merge", "fsync@merge",   /* the inputs' deletion */
 	"msync@close",                                 /* the clean flag */
 	"open@backup", "fstat@backup", "mmap@backup", "pread@backup", /* HEAD */
+	"read@backup", "read@table open", /* the boot id HEAD is read against */
 	"open@table open",                             /* HEAD, in recovery */
 	"stat@table open",                             /* DESCRIPTOR's inode */
 	"lstat@create", "lstat@create scratch",        /* "exists already?" */
