@@ -19,7 +19,11 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' HUP INT TERM
-unset MAKEFLAGS MFLAGS MAKELEVEL PKG_CONFIG_PATH CPATH C_INCLUDE_PATH
+# The builds here are plain ones, whatever the make that runs the test
+# was given: its command-line variables (SANITIZE=1, TSAN=1, ...) reach
+# us in the environment as well as in MAKEFLAGS.
+unset MAKEFLAGS MFLAGS MAKELEVEL PKG_CONFIG_PATH CPATH C_INCLUDE_PATH SANITIZE TSAN B OPT V \
+	CC_OVERRIDE TSAN_OPTIONS
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }
