@@ -46,7 +46,8 @@ enum field {
 	F_DATADIR, F_LISTEN, F_MOUNT, F_SYNC, F_CONFIG, F_TOKEN, F_LOG_FILE,
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE, F_LOG_CAP,
-	F_LOG_SEGMENT_SIZE,
+	F_LOG_SEGMENT_SIZE, F_MERGE_SLICE_ROWS, F_MERGE_ROLLOVER_SPREAD, F_MAINT_BUSY_WINDOW,
+	F_MAINT_BUSY_SHARE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
 };
@@ -75,6 +76,10 @@ static const struct option_def options[] = {
 	{"no-merge", K_FLAG, F_NO_MERGE},
 	{"log-cap", K_SIZE, F_LOG_CAP},
 	{"log-segment-size", K_SIZE, F_LOG_SEGMENT_SIZE},
+	{"merge-slice-rows", K_COUNT, F_MERGE_SLICE_ROWS},
+	{"merge-rollover-spread", K_DURATION, F_MERGE_ROLLOVER_SPREAD},
+	{"maint-busy-window", K_DURATION, F_MAINT_BUSY_WINDOW},
+	{"maint-busy-share", K_COUNT, F_MAINT_BUSY_SHARE},
 	{"line-max", K_SIZE, F_LINE_MAX},
 	{"max-connections", K_COUNT, F_MAX_CONNECTIONS},
 	{"chunk-rows", K_COUNT, F_CHUNK_ROWS},
@@ -222,6 +227,24 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 	case F_BLOCK_CACHE_SIZE: cfg->lib.block_cache_size = v; break;
 	case F_LOG_CAP: cfg->lib.log_cap = v; break;
 	case F_LOG_SEGMENT_SIZE: cfg->lib.log_segment_size = v; break;
+	/* the scheduler's: 0 would mean the library's default, not 0 */
+	case F_MERGE_SLICE_ROWS:
+	case F_MERGE_ROLLOVER_SPREAD:
+	case F_MAINT_BUSY_WINDOW:
+		if (v <= 0)
+			return -1;
+		if (f == F_MERGE_SLICE_ROWS)
+			cfg->lib.merge_slice_rows = v;
+		else if (f == F_MERGE_ROLLOVER_SPREAD)
+			cfg->lib.merge_rollover_spread = v;
+		else
+			cfg->lib.maint_busy_window = v;
+		break;
+	case F_MAINT_BUSY_SHARE:
+		if (v < 1 || v > 100)
+			return -1;
+		cfg->lib.maint_busy_share = v;
+		break;
 	case F_LINE_MAX: cfg->line_max = (size_t)v; break;
 	case F_MAX_CONNECTIONS: cfg->max_connections = (int)v; break;
 	case F_CHUNK_ROWS: cfg->chunk_rows = (int)v; break;

@@ -340,6 +340,24 @@ typedef struct ts_options {
 	                             * table keeps the size its log began with.
 	                             * A read-only handle ignores it: it reads
 	                             * the size from the log's segment headers */
+	/* The maintenance scheduler (background flushes, expiry and merges;
+	 * lib/maint.c).  0 in any of them means its default. */
+	int64_t merge_slice_rows;   /* rows a merge writes between two looks at
+	                             * due flushes, close and the foreground;
+	                             * default 4096 */
+	int64_t merge_rollover_spread; /* ns: a period that grew (4-hour
+	                             * tablets joining their day) merges after a
+	                             * pseudo-random delay below this, so that
+	                             * many tables do not all merge at midnight;
+	                             * default 30 min */
+	int64_t maint_busy_window;  /* ns: foreground work (a committed insert,
+	                             * a read) makes background merges yield for
+	                             * this long after it; default 100 ms */
+	int64_t maint_busy_share;   /* percent, 1 to 100: the share of the time
+	                             * background merges may take while the
+	                             * foreground is busy (they take all of it
+	                             * when it is idle; flushes are never held
+	                             * back); default 50 */
 } ts_options;
 
 /*

@@ -23,6 +23,7 @@
 #include "cursor.h"
 #include "db.h"
 #include "error.h"
+#include "maint.h"
 
 #define NEED(cond, fn, what) \
 	do { if (!(cond)) return ts__fail(TS_EINVAL, "%s: %s", fn, what); } while (0)
@@ -205,7 +206,7 @@ int ts_merge(ts_table *t, int *merged)
 		*merged = 0;
 	int rc = ts__table_enter(t, "ts_merge");
 	if (rc == 0) {
-		rc = ts__merge(t, merged);
+		rc = ts__maint_merge_now(t, merged);
 		ts__table_leave(t);
 	}
 	return rc;

@@ -56,7 +56,6 @@ int ts__cursor_rewind(ts_cursor *c);
 int ts__cursor_more(const ts_cursor *c);
 int ts__cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey);
 int ts__flush(ts_table *t, int64_t before);
-int ts__merge(ts_table *t, int *merged);
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 
 #endif

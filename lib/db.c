@@ -23,10 +23,10 @@
 
 #include "api.h"
 #include "db.h"
-#include "merge.h"
 #include "error.h"
 #include "fsutil.h"
 #include "limits.h"
+#include "maint.h"
 
 void ts_options_init(ts_options *o)
 {
@@ -40,9 +40,27 @@ void ts_options_init(ts_options *o)
 	o->flush_age = TS_DEFAULT_FLUSH_AGE;
 	o->merge_max_size = TS_DEFAULT_MERGE_MAX_SIZE;
 	o->merge_delay = TS_DEFAULT_MERGE_DELAY;
+	o->merge_slice_rows = TS_DEFAULT_MERGE_SLICE_ROWS;
+	o->merge_rollover_spread = TS_DEFAULT_MERGE_ROLLOVER_SPREAD;
+	o->maint_busy_window = TS_DEFAULT_MAINT_BUSY_WINDOW;
+	o->maint_busy_share = TS_DEFAULT_MAINT_BUSY_SHARE;
 	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
 	o->log_cap = TS_DEFAULT_LOG_CAP;
 	o->log_segment_size = (int64_t)TS_SEG_DATA;
+}
+
+/* The scheduler's settings came after the others: 0 in them (options
+ * made before they existed, or zeroed by hand) means the default. */
+static void default_zero_settings(ts_options *o)
+{
+	if (o->merge_slice_rows == 0)
+		o->merge_slice_rows = TS_DEFAULT_MERGE_SLICE_ROWS;
+	if (o->merge_rollover_spread == 0)
+		o->merge_rollover_spread = TS_DEFAULT_MERGE_ROLLOVER_SPREAD;
+	if (o->maint_busy_window == 0)
+		o->maint_busy_window = TS_DEFAULT_MAINT_BUSY_WINDOW;
+	if (o->maint_busy_share == 0)
+		o->maint_busy_share = TS_DEFAULT_MAINT_BUSY_SHARE;
 }
 
 static int check_options(const ts_options *o)
@@ -60,6 +78,12 @@ static int check_options(const ts_options *o)
 	    (o->log_segment_size & (o->log_segment_size - 1)) != 0)
 		return ts__fail(TS_EINVAL, "options: log_segment_size %lld: want a power of two from "
 		                "1 MiB to 64 MiB", (long long)o->log_segment_size);
+	if (o->merge_slice_rows < 0 || o->merge_rollover_spread < 0 || o->maint_busy_window < 0)
+		return ts__fail(TS_EINVAL, "options: merge_slice_rows, merge_rollover_spread and "
+		                "maint_busy_window must be positive (0: the default)");
+	if (o->maint_busy_share < 0 || o->maint_busy_share > 100)
+		return ts__fail(TS_EINVAL, "options: maint_busy_share %lld: want a percentage from 1 "
+		                "to 100 (0: the default)", (long long)o->maint_busy_share);
 	return 0;
 }
 
@@ -257,143 +281,6 @@ static void stop_syncer(ts_db *db)
 	db->syncer_running = 0;
 }
 
-/* ---- maintenance ---- */
-
-/* Quarantine first, so no flush or merge trips over a damaged tablet;
- * flushes before merges, so a flush never waits behind one (merges also
- * run due flushes between their slices). */
-static int maintain_table(struct ts_table *t)
-{
-	int rc = ts__table_quarantine_due(t), r;
-	if ((r = ts__flush_due(t)) < 0 && rc == 0)
-		rc = r;
-	if ((r = ts__expire_due(t)) < 0 && rc == 0)
-		rc = r;
-	if (!(t->db->opts.flags & TS_OPEN_NOMERGE) && rc == 0 && (r = ts__merge_due(t)) < 0)
-		rc = r;
-	return rc;
-}
-
-int ts__db_stopping(ts_db *db)
-{
-	return __atomic_load_n(&db->maint_stop, __ATOMIC_RELAXED);
-}
-
-/* Call fn on every open table of db, each held (ts__table_hold) meanwhile.
- * Returns 0 or the first error (every table is still tried). */
-static int for_each_table(ts_db *db, int (*fn)(struct ts_table *))
-{
-	struct ts_table **list = NULL;
-	int n = 0, rc = 0;
-	pthread_mutex_lock(&db->mu);
-	for (struct ts_table *t = db->tables; t; t = t->next)
-		n++;
-	if (n && (list = malloc((size_t)n * sizeof *list))) {
-		n = 0;
-		for (struct ts_table *t = db->tables; t; t = t->next)
-			if (!__atomic_load_n(&t->dropped, __ATOMIC_RELAXED)) {
-				ts__table_hold(t, 0);
-				list[n++] = t;
-			}
-	}
-	pthread_mutex_unlock(&db->mu);
-	if (n && !list)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
-		int r = fn(list[i]);
-		if (r < 0 && rc == 0)
-			rc = r;
-		ts__table_unhold(list[i], 0);
-	}
-	free(list);
-	return rc;
-}
-
-int ts__db_maintain(ts_db *db)
-{
-	return for_each_table(db, maintain_table);
-}
-
-static int flush_if_wanted(struct ts_table *t)
-{
-	return __atomic_load_n(&t->flush_wanted_mono, __ATOMIC_RELAXED) ? ts__flush_due(t) : 0;
-}
-
-int ts__db_flush_due(ts_db *db, int all)
-{
-	return for_each_table(db, all ? ts__flush_due : flush_if_wanted);
-}
-
-void ts__db_wake(ts_db *db)
-{
-	pthread_mutex_lock(&db->maint_mu);
-	db->maint_wake = 1;
-	pthread_cond_signal(&db->maint_cv);
-	pthread_mutex_unlock(&db->maint_mu);
-}
-
-void ts__db_maint_hold(ts_db *db, int hold)
-{
-	pthread_mutex_lock(&db->maint_mu);
-	db->maint_held = hold;
-	while (hold && db->maint_busy)
-		pthread_cond_wait(&db->maint_idle_cv, &db->maint_mu);
-	pthread_mutex_unlock(&db->maint_mu);
-}
-
-/* Every second, or when woken, flush what is due.  Errors are kept in
- * the tables' state and retried on the next pass; the thread goes on.
- * While held (ts__db_maint_hold) it starts no pass. */
-static void *maintainer_main(void *arg)
-{
-	ts_db *db = arg;
-	pthread_mutex_lock(&db->maint_mu);
-	while (!db->maint_stop) {
-		if (!db->maint_wake || db->maint_held) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += 1;
-			pthread_cond_timedwait(&db->maint_cv, &db->maint_mu, &until);
-		}
-		if (db->maint_stop)
-			break;
-		if (db->maint_held)
-			continue;
-		db->maint_wake = 0;
-		db->maint_busy = 1;
-		pthread_mutex_unlock(&db->maint_mu);
-		ts__db_maintain(db);
-		pthread_mutex_lock(&db->maint_mu);
-		db->maint_busy = 0;
-		pthread_cond_broadcast(&db->maint_idle_cv);
-	}
-	pthread_mutex_unlock(&db->maint_mu);
-	return NULL;
-}
-
-static int start_maintainer(ts_db *db)
-{
-	if (ts__db_readonly(db))
-		return 0;
-	int err = pthread_create(&db->maintainer, NULL, maintainer_main, db);
-	if (err)
-		return ts__fail_errno(err, "start the maintenance thread");
-	db->maintainer_running = 1;
-	return 0;
-}
-
-static void stop_maintainer(ts_db *db)
-{
-	if (!db->maintainer_running)
-		return;
-	pthread_mutex_lock(&db->maint_mu);
-	__atomic_store_n(&db->maint_stop, 1, __ATOMIC_RELAXED);
-	pthread_cond_signal(&db->maint_cv);
-	pthread_mutex_unlock(&db->maint_mu);
-	pthread_join(db->maintainer, NULL);
-	db->maintainer_running = 0;
-}
-
 int ts_open(const char *path, const ts_options *opts, ts_db **out)
 {
 	ts_db *db = NULL;
@@ -412,20 +299,18 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	pthread_mutex_init(&db->life_mu, NULL);
 	pthread_cond_init(&db->life_cv, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
-	pthread_mutex_init(&db->maint_mu, NULL);
-	pthread_cond_init(&db->maint_cv, NULL);
-	pthread_cond_init(&db->maint_idle_cv, NULL);
+	ts__maint_init(&db->maint);
 	if (opts)
 		db->opts = *opts;
 	else
 		ts_options_init(&db->opts);
-	db->maint_clock = ts__mono_ns;
+	default_zero_settings(&db->opts);
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
 	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)
 		goto fail;
 	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
-	                             (rc = start_syncer(db)) < 0 || (rc = start_maintainer(db)) < 0))
+	                             (rc = start_syncer(db)) < 0 || (rc = ts__maint_start(db)) < 0))
 		goto fail;
 	*out = db;
 	return 0;
@@ -464,7 +349,7 @@ int ts_close(ts_db *db)
 	int rc = begin_close(db);
 	if (rc < 0)
 		return rc;
-	stop_maintainer(db);
+	ts__maint_stop(db);
 	stop_syncer(db);
 	rc = ts__db_readonly(db) || db->lock_fd < 0 ? 0 : ts__sync(db);
 	while (db->tables) {
@@ -484,9 +369,7 @@ int ts_close(ts_db *db)
 	pthread_mutex_destroy(&db->mu);
 	pthread_cond_destroy(&db->life_cv);
 	pthread_mutex_destroy(&db->life_mu);
-	pthread_cond_destroy(&db->maint_cv);
-	pthread_cond_destroy(&db->maint_idle_cv);
-	pthread_mutex_destroy(&db->maint_mu);
+	ts__maint_destroy(&db->maint);
 	free(db->path);
 	free(db);
 	return rc;

@@ -21,6 +21,7 @@
 #include "filling.h"
 #include "limits.h"
 #include "log.h"
+#include "maint.h"
 #include "retry.h"
 
 /*
@@ -89,11 +90,11 @@ struct ts_table {
 		int64_t at;      /* database clock */
 	} recent[TS_MERGE_RECENT_MAX]; /* tablets flushed lately (mu) */
 	int nrecent;
-	/* Atomics of the scheduler (merge.c): monotonic ns of the last
-	 * committed batch; of the moment a tree reached flush_size and was
-	 * not yet being flushed (0 = none); time merges slept yielding to
-	 * inserts; time due flushes waited, in all and at most. */
-	int64_t last_insert_mono, flush_wanted_mono;
+	/* Atomics of the scheduler (maint.c): monotonic ns of the moment a
+	 * tree reached flush_size and was not yet being flushed (0 = none);
+	 * time merges slept yielding to the foreground; time due flushes
+	 * waited, in all and at most. */
+	int64_t flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
 	/* mu: failing background work, retried with backoff (retry.h), and
 	 * inserts refused because the log reached log_cap */
@@ -131,17 +132,8 @@ struct ts_db {
 	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
 	int syncer_running, stopping;
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
-	pthread_t maintainer;    /* writable dbs: flushes, expiry, merges */
-	int maintainer_running;
-	pthread_mutex_t maint_mu;
-	pthread_cond_t maint_cv; /* wakes it: close, or a tree reached flush_size */
-	int maint_stop, maint_wake;
-	int maint_held, maint_busy; /* ts__db_maint_hold; a pass is running */
-	pthread_cond_t maint_idle_cv; /* a pass ended (for ts__db_maint_hold) */
+	ts__maint maint;         /* writable dbs: the background work (maint.h) */
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
-	/* The clock of the backoff of failing background work (retry.h):
-	 * monotonic ns; tests replace it to count retries without waiting. */
-	int64_t (*maint_clock)(void);
 	/* Handle lifetimes (api.h): life_mu guards the counts below and the
 	 * tables' calls, holds, released and (with mu) refs; life_cv is
 	 * signalled when a count of calls reaches 0. */
@@ -228,31 +220,6 @@ int ts__flush_due(struct ts_table *t);
 
 /* Whether a filling tree reached flush_size; t->mu is held. */
 int ts__flush_wanted(const struct ts_table *t);
-
-/* One maintenance pass over every open table: quarantine damaged
- * tablets, flush what is due, delete tablets past the TTL, then make at
- * most one merge (merge.h).  The maintenance thread runs it every second
- * and when woken; tests call it directly.  Returns 0 or the first error
- * (every table is still tried). */
-int ts__db_maintain(ts_db *db);
-
-/* Flush what is due in every open table of db: all its trees due by
- * size, age or period end when all is set, else only tables where an
- * insert found a tree at flush_size.  Merges call it between slices, so
- * that no table's flush waits behind any merge.  Returns 0 or the first
- * error. */
-int ts__db_flush_due(ts_db *db, int all);
-
-/* Whether ts_close has asked the maintenance thread to stop. */
-int ts__db_stopping(ts_db *db);
-
-/* Wake the maintenance thread (a tree reached flush_size). */
-void ts__db_wake(ts_db *db);
-
-/* For tests that run maintenance steps themselves and count what each
- * did: hold (1) the maintenance thread between passes -- returns once no
- * pass is running, and none starts until released (0). */
-void ts__db_maint_hold(ts_db *db, int hold);
 
 /* Pass one line to opts.log (stderr when NULL). */
 void ts__db_log(ts_db *db, const char *line);

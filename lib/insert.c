@@ -226,11 +226,11 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 		return rc;
 	}
 	int64_t mono = ts__mono_ns(), none = 0;
-	__atomic_store_n(&t->last_insert_mono, mono, __ATOMIC_RELAXED); /* merges yield */
+	ts__maint_foreground(&t->db->maint, mono); /* merges yield to inserts */
 	if (ts__flush_wanted(t) &&
 	    __atomic_compare_exchange_n(&t->flush_wanted_mono, &none, mono, 0, __ATOMIC_RELAXED,
 	                                __ATOMIC_RELAXED))
-		ts__db_wake(t->db);
+		ts__maint_wake(t->db);
 	/* Committed and visible; in commit mode it must also be durable, and
 	 * if the sync fails the caller learns that a crash may lose it. */
 	if (t->db->opts.sync == TS_SYNC_COMMIT && (rc = ts__log_sync(t->log)) < 0)

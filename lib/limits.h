@@ -44,17 +44,20 @@
 
 /* Merging (merge.c).  Flushes remembered for merge_delay (the oldest is
  * forgotten early when more come); tablets found damaged and waiting for
- * quarantine; the spread of the pseudo-random delay given to roll-over
- * merges so that periods of many tables do not all merge at once; rows a
- * merge writes between looks at flushes, stop requests and inserts; how
- * recent an insert makes a merge yield, and the share of time a merge
- * sleeps while inserts are running (SILK: clients first). */
+ * quarantine. */
 #define TS_MERGE_RECENT_MAX 64
 #define TS_DAMAGED_MAX 64
-#define TS_MERGE_ROLLOVER_SPREAD (30 * TS_NS_PER_MIN)
-#define TS_MERGE_SLICE_ROWS 4096
-#define TS_MERGE_BUSY_WINDOW (100 * INT64_C(1000000))
-#define TS_MERGE_YIELD_PERCENT 50
+
+/* The defaults of the scheduler's settings (ts_options, maint.c): the
+ * spread of the pseudo-random delay given to roll-over merges so that
+ * periods of many tables do not all merge at once; rows a merge writes
+ * between looks at flushes, stop requests and the foreground; how recent
+ * foreground work makes a merge yield, and the share of the time (in
+ * percent) a merge may take then (SILK: clients first). */
+#define TS_DEFAULT_MERGE_ROLLOVER_SPREAD (30 * TS_NS_PER_MIN)
+#define TS_DEFAULT_MERGE_SLICE_ROWS 4096
+#define TS_DEFAULT_MAINT_BUSY_WINDOW (100 * INT64_C(1000000))
+#define TS_DEFAULT_MAINT_BUSY_SHARE 50
 
 /* Largest DESCRIPTOR file accepted on read; guards against reading a
  * damaged length field into a huge allocation. */

@@ -23,14 +23,14 @@
  * input keep reading it through its open descriptor; readers that had
  * not retry (snapshot.c).
  *
- * Scheduling follows SILK (USENIX ATC 2019): clients first.  Step (2)
- * works in slices of TS_MERGE_SLICE_ROWS rows; between slices it runs any
- * flush of any table that fell due (so a flush never waits behind a
- * merge, even in the single maintenance thread), and a
- * background merge sleeps while inserts are running, so that it takes at
- * most TS_MERGE_YIELD_PERCENT of the time then and all spare time when
- * they stop; it gives up when the database closes.  merge_mu makes merges
- * of one table one at a time; the background takes it only if free.
+ * When merges run is the maintenance scheduler's business (maint.c): it
+ * asks ts__merge_next for the size of each table's next merge, makes the
+ * smallest first, and hands in a yield callback that step (2) calls
+ * between slices of merge_slice_rows rows -- there the scheduler runs
+ * any flush that fell due and keeps a background merge within its budget
+ * (SILK, USENIX ATC 2019: clients first).  This file knows nothing of
+ * other tables or of time.  merge_mu makes merges of one table one at a
+ * time; the background takes it only if free.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,7 +94,7 @@ static int64_t rolled_at(const ts__tablet_meta *m, int64_t len)
 }
 
 /* The roll-over delay of the period starting at start: FNV-1a of the
- * table name and start, below TS_MERGE_ROLLOVER_SPREAD. */
+ * table name and start, below the merge_rollover_spread setting. */
 static int64_t jitter(const ts_table *t, int64_t start)
 {
 	uint64_t h = 14695981039346656037u;
@@ -102,7 +102,7 @@ static int64_t jitter(const ts_table *t, int64_t start)
 		h = (h ^ (unsigned char)*c) * 1099511628211u;
 	for (int i = 0; i < 8; i++)
 		h = (h ^ (uint64_t)(start >> (8 * i) & 0xff)) * 1099511628211u;
-	return (int64_t)(h % (uint64_t)TS_MERGE_ROLLOVER_SPREAD);
+	return (int64_t)(h % (uint64_t)t->db->opts.merge_rollover_spread);
 }
 
 /* One tablet with the period it belongs to now. */
@@ -140,8 +140,10 @@ struct plan {
 	uint64_t id;
 	const ts__schema **versions;
 	int nversions;
+	uint64_t bytes;             /* of the inputs */
 	int64_t expiry;             /* rows with ts below it are dropped */
-	int background;             /* yields to inserts; stops at close */
+	int background;             /* chosen by the scheduler: honours the delays */
+	const ts__merge_yield *yield; /* between slices; NULL: never */
 };
 
 /* ts__merge_pick over the run all[0..n) of one period's ready tablets. */
@@ -153,21 +155,31 @@ static int pick_run(const ts_table *t, const struct placed *all, int n, int *fir
 	return ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, first);
 }
 
-/* The group to merge in a run: 1 and *p filled in, or 0. */
+/* The group to merge in a run, into *p if p holds none yet or a larger
+ * one: small merges before large (they cut the tablets a read visits
+ * soonest).  Returns 0 (go on to the next run) or an error. */
 static int pick_in_run(ts_table *t, const struct placed *all, int n, void *arg)
 {
 	struct plan *p = arg;
 	int first, k = pick_run(t, all, n, &first);
+	uint64_t bytes = 0;
 	if (k < 2)
 		return 0;
-	if (!(p->in = malloc((size_t)k * sizeof *p->in)))
+	for (int i = 0; i < k; i++)
+		bytes += all[first + i].m.bytes;
+	if (p->n && bytes >= p->bytes)
+		return 0;
+	ts__tablet_meta *in = realloc(p->in, (size_t)k * sizeof *in);
+	if (!in)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; i < k; i++)
-		p->in[i] = all[first + i].m;
+		in[i] = all[first + i].m;
+	p->in = in;
 	p->n = k;
+	p->bytes = bytes;
 	p->period_start = all[first].start;
 	p->period_len = all[first].len;
-	return 1;
+	return 0;
 }
 
 /* Call fn for each run of ready tablets (strict: honouring the delays)
@@ -260,35 +272,13 @@ static int add(const struct plan *p, struct source *src, ts__tablet_writer *w, t
 	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
 }
 
-/* Between slices: run the due flushes of every table (those due by age
- * or period end once a second, as the maintenance pass would); in the
- * background, stop at close and sleep while inserts run.  *slice_start
- * is when this slice began; *swept when all tables were last looked at. */
-static int between_slices(ts_table *t, const struct plan *p, int64_t *slice_start,
-                          int64_t *swept)
+/* Between slices: give up if the table is being dropped, else ask the
+ * caller's yield callback (the scheduler's: due flushes, the budget). */
+static int between_slices(ts_table *t, const struct plan *p)
 {
-	int all = ts__mono_ns() - *swept >= TS_NS_PER_SEC;
-	int rc = ts__db_flush_due(t->db, all);
-	if (rc < 0)
-		return rc;
-	if (all)
-		*swept = ts__mono_ns();
 	if (__atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST))
 		return ts__fail(TS_ECLOSED, "table \"%s\" is being dropped", t->name);
-	if (!p->background)
-		return 0;
-	if (ts__db_stopping(t->db))
-		return TS_ECLOSED; /* not an error: the merge is simply not made */
-	int64_t now = ts__mono_ns();
-	if (now - __atomic_load_n(&t->last_insert_mono, __ATOMIC_RELAXED) < TS_MERGE_BUSY_WINDOW) {
-		int64_t nap = (now - *slice_start) * TS_MERGE_YIELD_PERCENT /
-		              (100 - TS_MERGE_YIELD_PERCENT);
-		struct timespec ts = {(time_t)(nap / TS_NS_PER_SEC), (long)(nap % TS_NS_PER_SEC)};
-		nanosleep(&ts, NULL);
-		__atomic_add_fetch(&t->merge_throttled_ns, ts__mono_ns() - now, __ATOMIC_RELAXED);
-	}
-	*slice_start = ts__mono_ns();
-	return 0;
+	return p->yield ? p->yield->fn(p->yield->arg, t) : 0;
 }
 
 /* Merge the sources into w, dropping expired rows: *written rows. */
@@ -297,8 +287,7 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 {
 	ts_buf scratch, enc;
 	int rc = 0;
-	uint64_t rows = 0;
-	int64_t slice_start = ts__mono_ns(), swept = slice_start;
+	uint64_t rows = 0, slice = (uint64_t)t->db->opts.merge_slice_rows;
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
 	for (int i = 0; rc == 0 && i < p->n; i++)
@@ -317,8 +306,8 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 			++*written;
 		if (rc == 0)
 			rc = advance(t, &src[best]);
-		if (rc == 0 && ++rows % TS_MERGE_SLICE_ROWS == 0)
-			rc = between_slices(t, p, &slice_start, &swept);
+		if (rc == 0 && ++rows % slice == 0)
+			rc = between_slices(t, p);
 	}
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
@@ -432,29 +421,38 @@ static int run(ts_table *t, const struct plan *p)
 	return rc < 0 ? rc : publish(t, p, out.rows ? &out : NULL, expired);
 }
 
-/* Choose (strict: honouring the delays) and make one merge; merge_mu is
- * held.  Returns 1 if a merge was made, 0 if none was due, or an error. */
-static int merge_one(ts_table *t, int strict)
+/* Choose (strict: honouring the delays) t's smallest due merge into *p
+ * and reserve its tablet id; merge_mu is held, t->mu is not.  Returns 0
+ * (p->n == 0: none is due) or an error. */
+static int plan_one(ts_table *t, int strict, struct plan *p)
 {
-	struct plan p;
 	int64_t now = ts_now(t->db);
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
-	memset(&p, 0, sizeof p);
-	p.background = strict;
-	p.expiry = ts__table_expiry(t, now);
-	if ((rc = for_each_run(t, now, strict, pick_in_run, &p)) == 1)
-		rc = 0;
-	if (rc == 0 && p.n) {
-		p.id = ts__table_reserve_id(t);
-		p.nversions = t->desc->nschemas;
-		if (!(p.versions = malloc((size_t)p.nversions * sizeof *p.versions)))
+	p->background = strict;
+	p->expiry = ts__table_expiry(t, now);
+	rc = for_each_run(t, now, strict, pick_in_run, p);
+	if (rc == 0 && p->n) {
+		p->id = ts__table_reserve_id(t);
+		p->nversions = t->desc->nschemas;
+		if (!(p->versions = malloc((size_t)p->nversions * sizeof *p->versions)))
 			rc = ts__fail(TS_ENOMEM, "out of memory");
 		else
-			memcpy(p.versions, t->desc->schemas, (size_t)p.nversions * sizeof *p.versions);
+			memcpy(p->versions, t->desc->schemas, (size_t)p->nversions * sizeof *p->versions);
 	}
 	ts__table_unlock(t);
+	return rc;
+}
+
+/* Choose (strict: honouring the delays) and make one merge; merge_mu is
+ * held.  Returns 1 if a merge was made, 0 if none was due, or an error. */
+static int merge_one(ts_table *t, int strict, const ts__merge_yield *y)
+{
+	struct plan p;
+	memset(&p, 0, sizeof p);
+	p.yield = y;
+	int rc = plan_one(t, strict, &p);
 	if (rc == 0 && p.n)
 		rc = run(t, &p);
 	int merged = rc == 0 && p.n;
@@ -465,7 +463,29 @@ static int merge_one(ts_table *t, int strict)
 	return rc < 0 ? ts__context(rc, "merge in table \"%s\"", t->name) : merged;
 }
 
-int ts__merge_due(ts_table *t)
+int64_t ts__merge_next(ts_table *t)
+{
+	struct plan p;
+	int64_t bytes = 0;
+	if (pthread_mutex_trylock(&t->merge_mu) != 0)
+		return 0; /* ts_merge is merging */
+	if (ts__table_retry_due(t, &t->merge_retry)) { /* else: failed lately, in backoff */
+		int rc = ts__table_lock(t);
+		if (rc == 0) {
+			memset(&p, 0, sizeof p);
+			rc = for_each_run(t, ts_now(t->db), 1, pick_in_run, &p);
+			ts__table_unlock(t);
+			bytes = rc < 0 ? rc : p.n ? (int64_t)p.bytes : 0;
+			free(p.in);
+		} else {
+			bytes = rc == TS_ECLOSED ? 0 : rc;
+		}
+	}
+	pthread_mutex_unlock(&t->merge_mu);
+	return bytes;
+}
+
+int ts__merge_due(ts_table *t, const ts__merge_yield *y)
 {
 	if (pthread_mutex_trylock(&t->merge_mu) != 0)
 		return 0; /* ts_merge is merging */
@@ -473,12 +493,12 @@ int ts__merge_due(ts_table *t)
 		pthread_mutex_unlock(&t->merge_mu);
 		return 0; /* failed lately: waits for its backoff */
 	}
-	int rc = merge_one(t, 1);
+	int rc = merge_one(t, 1, y);
 	pthread_mutex_unlock(&t->merge_mu);
 	return ts__table_retry_done(t, &t->merge_retry, "merge", rc);
 }
 
-int ts__merge(ts_table *t, int *merged)
+int ts__merge(ts_table *t, int *merged, const ts__merge_yield *y)
 {
 	int rc = 0, n = 0;
 	if (merged)
@@ -486,7 +506,7 @@ int ts__merge(ts_table *t, int *merged)
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
 	pthread_mutex_lock(&t->merge_mu);
-	while ((rc = merge_one(t, 0)) == 1)
+	while ((rc = merge_one(t, 0, y)) == 1)
 		n++;
 	pthread_mutex_unlock(&t->merge_mu);
 	if (merged)

@@ -25,15 +25,41 @@ int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first);
 struct ts_table;
 
 /*
- * Run at most one merge in table t if one is due: per period, among
- * tablets flushed at least merge_delay ago (and, for a period that grew
- * by roll-over, once its pseudo-random delay passed), the first group
- * ts__merge_pick finds.  The merge yields to inserts and runs due
- * flushes between slices, and gives up when the database closes.  Does
- * nothing when another merge of t is running.  Returns 1 if a merge was
- * made, 0 if none was due, or an error.
+ * What a merge does between slices of merge_slice_rows rows: fn(arg, t)
+ * returns 0 to go on, or TS_ECLOSED to give the merge up (the database
+ * is closing; not an error), or an error.  The scheduler's runs the due
+ * flushes of every table and keeps a background merge within its budget
+ * (maint.c), so merge.c knows nothing of other tables or of time.
  */
-int ts__merge_due(struct ts_table *t);
+typedef struct ts__merge_yield {
+	int (*fn)(void *arg, struct ts_table *t);
+	void *arg;
+} ts__merge_yield;
+
+/*
+ * The bytes of the merge a background pass would make next in t: per
+ * period, among tablets flushed at least merge_delay ago (and, for a
+ * period that grew by roll-over, once its pseudo-random delay passed),
+ * the groups ts__merge_pick finds, and of those the smallest.  0 when
+ * none is due, another merge of t is running, or t's merges failed
+ * lately and wait for their backoff.  Returns the bytes or an error.
+ */
+int64_t ts__merge_next(struct ts_table *t);
+
+/*
+ * Make the merge ts__merge_next names, if one is still due, calling y
+ * between slices (NULL: never).  Does nothing when another merge of t is
+ * running.  Returns 1 if a merge was made, 0 if none was due or y gave
+ * it up because the database closes, or an error (recorded for backoff).
+ */
+int ts__merge_due(struct ts_table *t, const ts__merge_yield *y);
+
+/*
+ * ts_merge: merge t's tablets by LittleTable's rule, merge_delay not
+ * waited for, until the rule finds nothing more; y as for ts__merge_due.
+ * *merged (may be NULL) gets the number of merges made.
+ */
+int ts__merge(struct ts_table *t, int *merged, const ts__merge_yield *y);
 
 /* Tablets in the groups that background merges would take next, one
  * group per period (the merge backlog); t->mu is held.  -1 on ENOMEM. */

@@ -104,7 +104,7 @@ int ts__table_retry_done(ts_table *t, ts__retry *r, const char *what, int rc)
 	}
 	snprintf(msg, sizeof msg, "%s", ts_errmsg(NULL));
 	pthread_mutex_lock(&t->mu);
-	fresh = ts__retry_failed(r, rc, msg, t->db->maint_clock());
+	fresh = ts__retry_failed(r, rc, msg, t->db->maint.clock());
 	pthread_mutex_unlock(&t->mu);
 	if (fresh)
 		ts__db_report(t->db, t->name, what, msg);
@@ -114,7 +114,7 @@ int ts__table_retry_done(ts_table *t, ts__retry *r, const char *what, int rc)
 int ts__table_retry_due(ts_table *t, const ts__retry *r)
 {
 	pthread_mutex_lock(&t->mu);
-	int due = ts__retry_due(r, t->db->maint_clock());
+	int due = ts__retry_due(r, t->db->maint.clock());
 	pthread_mutex_unlock(&t->mu);
 	return due;
 }

@@ -18,6 +18,7 @@
 #include "key.h"
 #include "period.h"
 #include "row.h"
+#include "maint.h"
 #include "scan.h"
 
 /* ---- ranges ---- */
@@ -345,8 +346,10 @@ static const ts__series *series_of(ts__cblock *b)
  * or read, decompressed and located (and offered to the cache). */
 static int load_block(ts__src *src, uint32_t b)
 {
-	ts__bcache *bc = &src->snap->table->db->bcache;
+	ts_db *db = src->snap->table->db;
+	ts__bcache *bc = &db->bcache;
 	const ts__tablet *tab = src->tab;
+	ts__maint_foreground(&db->maint, ts__mono_ns()); /* a long scan is foreground work */
 	ts__cblock *cb = ts__bcache_get(bc, tab->serial, b);
 	if (cb) {
 		ts__cblock_put(bc, src->cb);

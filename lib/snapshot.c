@@ -11,6 +11,7 @@
 
 #include "avl.h"
 #include "error.h"
+#include "maint.h"
 #include "row.h"
 #include "snapshot.h"
 #include "tablet.h"
@@ -48,6 +49,7 @@ static int take(ts_table *t, ts__snapshot *s);
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
 {
 	int rc;
+	ts__maint_foreground(&t->db->maint, ts__mono_ns()); /* merges yield to reads */
 	for (int attempt = 1;; attempt++)
 		if ((rc = take(t, s)) != TS_ENOENT || attempt == TAKE_ATTEMPTS)
 			return rc;

@@ -100,6 +100,29 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	                                 t->flushed_bytes) : 0);
 }
 
+/* The scheduler's settings in effect (ts_options; tsstored's flags and
+ * tsstore.conf) and its database-wide counters, so that an operator
+ * sees what the background work runs under without reading the config. */
+static void put_scheduler(const ts_db *db, ts_stat *out, int room, int *count)
+{
+	const ts_options *o = &db->opts;
+	put(out, room, count, "setting_flush_size", o->flush_size);
+	put(out, room, count, "setting_flush_age_ns", o->flush_age);
+	put(out, room, count, "setting_merge_max_size", o->merge_max_size);
+	put(out, room, count, "setting_merge_delay_ns", o->merge_delay);
+	put(out, room, count, "setting_merge_slice_rows", o->merge_slice_rows);
+	put(out, room, count, "setting_merge_rollover_spread_ns", o->merge_rollover_spread);
+	put(out, room, count, "setting_maint_busy_window_ns", o->maint_busy_window);
+	put(out, room, count, "setting_maint_busy_share_percent", o->maint_busy_share);
+	put(out, room, count, "setting_merges_enabled", !(o->flags & TS_OPEN_NOMERGE));
+	put(out, room, count, "maint_passes",
+	    (int64_t)__atomic_load_n(&db->maint.passes, __ATOMIC_RELAXED));
+	put(out, room, count, "maint_merges",
+	    (int64_t)__atomic_load_n(&db->maint.merges, __ATOMIC_RELAXED));
+	put(out, room, count, "maint_throttled_ns",
+	    __atomic_load_n(&db->maint.throttled_ns, __ATOMIC_RELAXED));
+}
+
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 {
 	int count = 0, rc = ts__table_lock(t);
@@ -121,6 +144,7 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);
 	put(out, room, &count, "merge_backlog_tablets", ts__merge_backlog(t));
 	put_filling(t, out, room, &count);
+	put_scheduler(t->db, out, room, &count);
 	ts__table_unlock(t);
 	*n = count < room ? count : room;
 	return 0;

@@ -203,7 +203,7 @@ int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__t
 	/* As for a damaged block (ts__table_damaged): quarantine it now, not
 	 * at the maintainer's next periodic pass. */
 	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
-		ts__db_wake(t->db);
+		ts__maint_wake(t->db);
 	return rc;
 }
 
@@ -375,7 +375,7 @@ int ts__table_damaged(struct ts_table *t, uint64_t id, int rc)
 	note_damage(t, id, rc);
 	pthread_mutex_unlock(&t->tablets_mu);
 	if (!ts__db_readonly(t->db))
-		ts__db_wake(t->db);
+		ts__maint_wake(t->db);
 	return rc;
 }
 

@@ -45,12 +45,16 @@ void ts_test_env_open(ts_test_env *e)
 		o.log_cap = e->log_cap;
 	if (e->log_segment_size)
 		o.log_segment_size = e->log_segment_size;
+	o.merge_slice_rows = e->merge_slice_rows;
+	o.merge_rollover_spread = e->merge_rollover_spread;
+	o.maint_busy_window = e->maint_busy_window;
+	o.maint_busy_share = e->maint_busy_share;
 	o.log = e->log;
 	o.log_arg = e->log_arg;
 	if (ts_open(e->dir, &o, &e->db) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
 	if (e->hold_maintenance)
-		ts__db_maint_hold(e->db, 1);
+		ts__maint_hold(e->db, 1);
 	if (ts_table_open(e->db, "m", &e->t) < 0) {
 		ts_test_create_m(e->db, e->ttl);
 		assert_int_equal(ts_table_open(e->db, "m", &e->t), 0);

@@ -151,7 +151,7 @@ static void expiry_survives_longer_ttl_after_maintenance(void **state)
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
 	assert_int_equal(ts_alter_ttl(e->t, HOUR), 0);
 	ts_test_env_set_now(e, NOW + 30 * MIN);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_count_rows(e->t), 30);
 	assert_int_equal(ts_alter_ttl(e->t, DAY), 0);

@@ -280,11 +280,11 @@ static void maintain_flushes_by_size(void **state)
 	e->flush_size = 64 << 10;
 	ts_test_env_open(e);
 	insert_rows(e, &m, 2000, 3600 * SEC, 1);     /* well over 64 kB: due */
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
 	insert_rows(e, &m, 10, 3600 * SEC, 2);       /* small: stays */
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
@@ -301,19 +301,19 @@ static void maintain_flushes_at_period_end_and_age(void **state)
 	test_row r = {.host = "h1", .ts = NOW - 2 * 3600 * SEC, .batch = 1, .v = 1};
 	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
 	ts_test_model_add(&m, &r, 1);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 0);
 	ts_test_env_set_now(e, NOW + SEC);                       /* 12:00:01: the period ended */
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	r.ts += SEC;                                 /* a late row for 10:00 */
 	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
 	ts_test_model_add(&m, &r, 1);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
 	ts_test_env_set_now(e, NOW + SEC + 10 * 60 * SEC);       /* flush_age later */
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
@@ -410,10 +410,10 @@ static void break_tablets(ts_test_env *e, int broken)
 static void expect_failures(ts_test_env *e, int64_t want)
 {
 	for (int i = 0; i < 100000 && ts_test_stat(e->t, "flush_failures") < want; i++)
-		ts__db_maintain(e->db);
+		ts__maint_pass(e->db);
 	assert_int_equal(ts_test_stat(e->t, "flush_failures"), want);
 	for (int i = 0; i < 50; i++)
-		ts__db_maintain(e->db);
+		ts__maint_pass(e->db);
 	assert_int_equal(ts_test_stat(e->t, "flush_failures"), want);
 }
 
@@ -426,7 +426,7 @@ static void reopen_for_failures(ts_test_env *e, int64_t log_cap)
 	last_logged[0] = '\0';
 	mono_now = 1000 * SEC;
 	ts_test_env_open(e);
-	e->db->maint_clock = test_mono;
+	e->db->maint.clock = test_mono;
 }
 
 /* A flush that keeps failing is tried again after 1 s, 2 s, 4 s ... up to
@@ -467,7 +467,7 @@ static void maintain_backs_off_a_failing_flush(void **state)
 	break_tablets(e, 0);
 	advance_mono(64 * SEC);
 	for (int i = 0; i < 100000 && ts_test_stat(e->t, "filling_tablets") > 0; i++)
-		ts__db_maintain(e->db);
+		ts__maint_pass(e->db);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
 	assert_int_equal(ts_test_stat(e->t, "flush_failures"), total);
 	assert_int_equal(ts_test_stat(e->t, "flush_last_error"), 0);
@@ -497,7 +497,7 @@ static void insert_refused_at_the_log_cap(void **state)
 		}
 		if ((rc = ts_test_insert_m(e->t, r, 100)) == 0)
 			ts_test_model_add(&m, r, 100);
-		ts__db_maintain(e->db);
+		ts__maint_pass(e->db);
 	}
 	assert_int_equal(rc, TS_ENOSPC);
 	if (!strstr(ts_errmsg(NULL), "the log of table \"m\" is at its cap of 1 MiB because flushes "

@@ -44,7 +44,7 @@ static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
 static int setup(void **state)
 {
 	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__db_maint_hold(e->db, 1);
+	ts__maint_hold(e->db, 1);
 	e->hold_maintenance = 1;
 	*state = e;
 	return 0;
@@ -278,15 +278,15 @@ static void merge_waits_after_flush(void **state)
 		insert_span(e, &m, 100, NOW - 2 * HOUR, HOUR, b);
 		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	}
-	assert_int_equal(ts__merge_due(e->t), 0);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0);
 	assert_int_equal(ts_test_stat(e->t, "merge_backlog_tablets"), 0);
 	ts_test_env_set_now(e, NOW + 89 * SEC);
-	assert_int_equal(ts__merge_due(e->t), 0);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0);
 	ts_test_env_set_now(e, NOW + 90 * SEC); /* the default merge_delay */
 	assert_int_equal(ts_test_stat(e->t, "merge_backlog_tablets"), 3);
-	assert_int_equal(ts__merge_due(e->t), 1);
+	assert_int_equal(ts__merge_due(e->t, NULL), 1);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
-	assert_int_equal(ts__merge_due(e->t), 0);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	free(m.rows);
 }
@@ -305,11 +305,11 @@ static void merge_periods_roll_over(void **state)
 		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	}
 	ts_test_env_set_now(e, NOW + HOUR); /* well after merge_delay, same day */
-	assert_int_equal(ts__merge_due(e->t), 0);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 3);
 	/* the next day: one day period now, merged after at most the spread */
-	ts_test_env_set_now(e, today + DAY + TS_MERGE_ROLLOVER_SPREAD);
-	assert_int_equal(ts__merge_due(e->t), 1);
+	ts_test_env_set_now(e, today + DAY + TS_DEFAULT_MERGE_ROLLOVER_SPREAD);
+	assert_int_equal(ts__merge_due(e->t, NULL), 1);
 	ts__tablet_meta *t;
 	assert_int_equal(tablet_metas(e, &t), 1);
 	assert_int_equal(t[0].period_start, today);
@@ -319,12 +319,12 @@ static void merge_periods_roll_over(void **state)
 	insert_span(e, &m, 200, today + DAY + 2 * HOUR, HOUR, 10); /* the next day */
 	ts_test_env_set_now(e, today + DAY + 4 * HOUR);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	ts_test_env_set_now(e, today + 2 * DAY + TS_MERGE_ROLLOVER_SPREAD);
-	assert_int_equal(ts__merge_due(e->t), 0); /* two day periods */
+	ts_test_env_set_now(e, today + 2 * DAY + TS_DEFAULT_MERGE_ROLLOVER_SPREAD);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0); /* two day periods */
 	int64_t week = ts__floor_div(today, 7 * DAY) * 7 * DAY;
 	assert_true(week + 7 * DAY > today + DAY); /* both days in one week */
-	ts_test_env_set_now(e, today + 8 * DAY + TS_MERGE_ROLLOVER_SPREAD);
-	assert_int_equal(ts__merge_due(e->t), 1);
+	ts_test_env_set_now(e, today + 8 * DAY + TS_DEFAULT_MERGE_ROLLOVER_SPREAD);
+	assert_int_equal(ts__merge_due(e->t, NULL), 1);
 	assert_int_equal(tablet_metas(e, &t), 1);
 	assert_int_equal(t[0].period_start, week);
 	assert_int_equal(t[0].period_end, week + 7 * DAY);
@@ -345,7 +345,7 @@ static void merge_rollover_delay_spreads(void **state)
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	insert_span(e, &m, 40, today + 4 * HOUR, 4 * HOUR, 2);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	int64_t lo = today + DAY, hi = today + DAY + TS_MERGE_ROLLOVER_SPREAD;
+	int64_t lo = today + DAY, hi = today + DAY + TS_DEFAULT_MERGE_ROLLOVER_SPREAD;
 	ts_test_env_set_now(e, hi);
 	assert_int_equal(ts_test_stat(e->t, "merge_backlog_tablets"), 2);
 	ts_test_env_set_now(e, lo);
@@ -358,7 +358,7 @@ static void merge_rollover_delay_spreads(void **state)
 		else
 			lo = mid;
 	}
-	assert_true(hi > today + DAY && hi <= today + DAY + TS_MERGE_ROLLOVER_SPREAD);
+	assert_true(hi > today + DAY && hi <= today + DAY + TS_DEFAULT_MERGE_ROLLOVER_SPREAD);
 	free(m.rows);
 }
 
@@ -402,7 +402,7 @@ static void expire_deletes_old_tablets(void **state)
 	assert_int_equal(ts_alter_ttl(e->t, 2 * DAY + 2 * HOUR), 0);
 	int64_t keep = NOW - 2 * DAY - 2 * HOUR;
 	ts_test_expect_model(e->t, &m, keep);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
 	assert_int_equal(ts_test_stat(e->t, "tablets_expired"), 3);
 	assert_int_equal(ts_test_count_files(dir, ".tab"), 2);
@@ -410,7 +410,7 @@ static void expire_deletes_old_tablets(void **state)
 	ts_test_env_set_now(e, NOW + DAY); /* time passes: one more goes */
 	keep += DAY;
 	ts_test_expect_model(e->t, &m, keep);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_count_files(dir, ".tab"), 1);
 	reopen(e);
@@ -461,7 +461,7 @@ static void damage_case(ts_test_env *e, long off)
 	snprintf(name, sizeof name, "%016" PRIx64 ".tab", bad);
 	assert_non_null(strstr(ts_errmsg(NULL), name));
 	assert_true(ts_test_stat(e->t, "tablets_damaged_reports") >= 1);
-	assert_int_equal(ts__db_maintain(e->db), 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets_quarantined"), 1);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	ts_test_expect_model(e->t, &a, INT64_MIN);
@@ -511,7 +511,7 @@ static void damage_found_by_merge(void **state)
 	flip(e, bad, TS_TABH_SIZE + TS_BLKH_SIZE + 3);
 	ts_test_env_open(e);
 	assert_int_equal(ts_merge(e->t, NULL), TS_ECORRUPT);
-	assert_int_equal(ts__db_maintain(e->db), 0); /* if the thread has not yet */
+	assert_int_equal(ts__maint_pass(e->db), 0); /* if the thread has not yet */
 	assert_int_equal(ts_test_stat(e->t, "tablets_quarantined"), 1);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
 	assert_int_equal(ts_merge(e->t, NULL), 0);

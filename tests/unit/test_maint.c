@@ -1,0 +1,297 @@
+/*
+ * test_maint.c -- the maintenance scheduler (lib/maint.c): the smallest
+ * due merge of any table goes first, one merge per pass; background
+ * merges keep to the budget while the foreground -- inserts and reads
+ * alike -- is busy and take all the time when it is idle; a merge the
+ * user asks for never sleeps; the scheduler's settings are options (0:
+ * the default), checked at open and shown in every table's stats; the
+ * roll-over spread is a setting that moves when a grown period merges.
+ *
+ * The scheduler's thread is held in every test: each calls a pass
+ * itself and counts what it did.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "db.h"
+#include "maint.h"
+#include "merge.h"
+#include "support.h"
+
+#define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
+#define SEC INT64_C(1000000000)
+#define MIN (60 * SEC)
+#define HOUR (3600 * SEC)
+#define DAY (24 * HOUR)
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+
+/* n rows of batch b, ts in [from, from + span), into t. */
+static void insert_rows(ts_table *t, int n, int64_t from, int64_t span, int64_t b)
+{
+	test_row *r = calloc((size_t)n, sizeof *r);
+	assert_non_null(r);
+	for (int i = 0; i < n; i++) {
+		snprintf(r[i].host, sizeof r[i].host, "h%03d", (int)(ts_test_xorshift(&rng) % 500));
+		r[i].ts = from + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(span / SEC)) * SEC +
+		          b * 100000 + i;
+		r[i].batch = b;
+		r[i].v = i;
+	}
+	if (ts_test_insert_m(t, r, (size_t)n) != 0)
+		fail_msg("insert: %s", ts_errmsg(NULL));
+	free(r);
+}
+
+/* k flushed tablets of n rows each in t, all in the 4-hour period
+ * before NOW. */
+static void tablets(ts_table *t, int k, int n, int64_t *batch)
+{
+	for (int i = 0; i < k; i++) {
+		insert_rows(t, n, NOW - 3 * HOUR, HOUR, ++*batch);
+		assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	}
+}
+
+/* An env that merges (no TS_OPEN_NOMERGE) but whose thread is held, with
+ * merge_delay 1 ns: the clock is moved past it before each pass. */
+static ts_test_env *env_with(int64_t slice_rows, int64_t window, int64_t share)
+{
+	ts_test_env *e = calloc(1, sizeof *e);
+	assert_non_null(e);
+	e->dir = ts_test_tmpdir();
+	e->now = NOW;
+	e->merge_delay = 1;
+	e->hold_maintenance = 1;
+	e->merge_slice_rows = slice_rows;
+	e->maint_busy_window = window;
+	e->maint_busy_share = share;
+	ts_test_env_open(e);
+	return e;
+}
+
+/* The foreground was last busy long ago (longer than any window here). */
+static void foreground_idle(ts_db *db)
+{
+	__atomic_store_n(&db->maint.fg_mono, ts__mono_ns() - 10 * DAY, __ATOMIC_RELAXED);
+}
+
+/* Two tables with a due merge each, "b"'s smaller: the first pass makes
+ * b's merge (one merge per pass), the second m's, the third none. */
+static void smallest_merge_of_any_table_goes_first(void **state)
+{
+	ts_test_env *e = env_with(0, 0, 0);
+	*state = e;
+	ts_table *b;
+	int64_t batch = 0;
+	assert_int_equal(ts_test_create_like_m(e->db, "b", 0), 0);
+	assert_int_equal(ts_table_open(e->db, "b", &b), 0);
+	tablets(e->t, 2, 400, &batch);
+	tablets(b, 2, 40, &batch);
+	ts_test_env_set_now(e, NOW + SEC);
+	assert_true(ts__merge_next(b) > 0);
+	assert_true(ts__merge_next(b) < ts__merge_next(e->t));
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(b, "tablets"), 1);
+	assert_int_equal(ts_test_stat(b, "merges"), 1);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
+	assert_int_equal(ts_test_stat(e->t, "maint_merges"), 1);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	assert_int_equal(ts_test_stat(e->t, "merges"), 1);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "maint_merges"), 2);
+	assert_int_equal(ts__merge_next(e->t), 0);
+	assert_int_equal(ts__merge_next(b), 0);
+	assert_int_equal(ts_test_count_rows(b), 80);
+	assert_int_equal(ts_test_count_rows(e->t), 800);
+	ts_table_close(b);
+}
+
+/* Within one table too: of two periods' due merges the smaller first,
+ * although the larger is in the older period. */
+static void smallest_merge_within_a_table_goes_first(void **state)
+{
+	ts_test_env *e = env_with(0, 0, 0);
+	*state = e;
+	int64_t batch = 0;
+	for (int i = 0; i < 2; i++) { /* two tablets of 300 rows, 8-12 hours ago */
+		insert_rows(e->t, 300, NOW - 11 * HOUR, HOUR, ++batch);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	tablets(e->t, 2, 30, &batch); /* two of 30 rows, in the last period */
+	ts_test_env_set_now(e, NOW + SEC);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 4);
+	int64_t small = ts__merge_next(e->t);
+	assert_true(small > 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 3);
+	assert_int_equal(ts_test_stat(e->t, "merged_in_bytes"), small);
+	assert_true(ts__merge_next(e->t) > small);
+}
+
+/* With the foreground idle a background merge never sleeps; after a read
+ * (a snapshot taken) within the window it sleeps after its slices, and
+ * so after an insert. */
+static void merges_yield_to_reads_and_inserts_only(void **state)
+{
+	ts_test_env *e = env_with(64, 10 * DAY, 50); /* a window no test outlasts */
+	*state = e;
+	int64_t batch = 0;
+	tablets(e->t, 2, 2000, &batch);
+	ts_test_env_set_now(e, NOW + SEC);
+	foreground_idle(e->db);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "merges"), 1);
+	assert_int_equal(ts_test_stat(e->t, "merge_throttled_ns"), 0);
+	assert_int_equal(ts_test_stat(e->t, "maint_throttled_ns"), 0);
+
+	tablets(e->t, 2, 2000, &batch); /* the merged tablet and these: rule */
+	ts_test_env_set_now(e, NOW + 2 * SEC);
+	foreground_idle(e->db);
+	ts_cursor *c;
+	ts_query q = {0};
+	assert_int_equal(ts_query_open(e->t, &q, &c), 0); /* a read: foreground */
+	ts_cursor_close(c);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "merges"), 2);
+	int64_t slept = ts_test_stat(e->t, "merge_throttled_ns");
+	assert_true(slept > 0);
+	assert_int_equal(ts_test_stat(e->t, "maint_throttled_ns"), slept);
+
+	tablets(e->t, 2, 2000, &batch); /* an insert is foreground too */
+	ts_test_env_set_now(e, NOW + 3 * SEC);
+	assert_true(ts__merge_next(e->t) > 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "merges"), 3);
+	assert_true(ts_test_stat(e->t, "merge_throttled_ns") > slept);
+	assert_int_equal(ts_test_count_rows(e->t), 12000);
+}
+
+/* A share of 100 percent: merges never sleep, however busy. */
+static void full_share_never_sleeps(void **state)
+{
+	ts_test_env *e = env_with(64, 10 * DAY, 100);
+	*state = e;
+	int64_t batch = 0;
+	tablets(e->t, 2, 2000, &batch); /* the inserts make the foreground busy */
+	ts_test_env_set_now(e, NOW + SEC);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "merges"), 1);
+	assert_int_equal(ts_test_stat(e->t, "merge_throttled_ns"), 0);
+}
+
+/* ts_merge is the user's: it never sleeps, however busy the foreground. */
+static void asked_merge_never_sleeps(void **state)
+{
+	ts_test_env *e = env_with(64, 10 * DAY, 1);
+	*state = e;
+	int64_t batch = 0;
+	int merged;
+	tablets(e->t, 3, 2000, &batch);
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_true(merged >= 1);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	assert_int_equal(ts_test_stat(e->t, "merge_throttled_ns"), 0);
+}
+
+/* The settings in effect are in every table's stats: the defaults, then
+ * each one set. */
+static void settings_show_in_stats(void **state)
+{
+	ts_test_env *e = env_with(0, 0, 0);
+	*state = e;
+	assert_int_equal(ts_test_stat(e->t, "setting_merge_slice_rows"), 4096);
+	assert_int_equal(ts_test_stat(e->t, "setting_merge_rollover_spread_ns"), 30 * MIN);
+	assert_int_equal(ts_test_stat(e->t, "setting_maint_busy_window_ns"), 100 * 1000000);
+	assert_int_equal(ts_test_stat(e->t, "setting_maint_busy_share_percent"), 50);
+	assert_int_equal(ts_test_stat(e->t, "setting_merge_delay_ns"), 1);
+	assert_int_equal(ts_test_stat(e->t, "setting_flush_size"), 16 << 20);
+	assert_int_equal(ts_test_stat(e->t, "setting_merges_enabled"), 1);
+	ts_test_env_close(e);
+	e->merge_slice_rows = 100;
+	e->merge_rollover_spread = 5 * MIN;
+	e->maint_busy_window = 2 * SEC;
+	e->maint_busy_share = 20;
+	e->flags = TS_OPEN_NOMERGE;
+	ts_test_env_open(e);
+	assert_int_equal(ts_test_stat(e->t, "setting_merge_slice_rows"), 100);
+	assert_int_equal(ts_test_stat(e->t, "setting_merge_rollover_spread_ns"), 5 * MIN);
+	assert_int_equal(ts_test_stat(e->t, "setting_maint_busy_window_ns"), 2 * SEC);
+	assert_int_equal(ts_test_stat(e->t, "setting_maint_busy_share_percent"), 20);
+	assert_int_equal(ts_test_stat(e->t, "setting_merges_enabled"), 0);
+}
+
+/* Out-of-range settings are refused at open, naming the setting. */
+static void bad_settings_refused(void **state)
+{
+	(void)state;
+	char *dir = ts_test_tmpdir();
+	ts_db *db;
+	struct {
+		int which;
+		int64_t value;
+		const char *named;
+	} bad[] = {
+		{0, -1, "merge_slice_rows"}, {1, -1, "merge_rollover_spread"},
+		{2, -5, "maint_busy_window"}, {3, 101, "maint_busy_share 101"},
+		{3, -1, "maint_busy_share -1"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ts_options o;
+		ts_options_init(&o);
+		o.flags = TS_OPEN_CREATE;
+		int64_t *f[] = {&o.merge_slice_rows, &o.merge_rollover_spread, &o.maint_busy_window,
+		                &o.maint_busy_share};
+		*f[bad[i].which] = bad[i].value;
+		assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
+		assert_non_null(strstr(ts_errmsg(NULL), bad[i].named));
+	}
+	ts_test_rmdir(dir);
+}
+
+/* The roll-over spread is a setting: at 1 ns a grown period merges as
+ * soon as it grew; at the default it may wait up to 30 minutes. */
+static void rollover_spread_is_a_setting(void **state)
+{
+	ts_test_env *e = calloc(1, sizeof *e);
+	assert_non_null(e);
+	*state = e;
+	e->dir = ts_test_tmpdir();
+	e->now = NOW;
+	e->merge_delay = 1;
+	e->hold_maintenance = 1;
+	e->merge_rollover_spread = 1;
+	ts_test_env_open(e);
+	int64_t today = NOW - 12 * HOUR, batch = 0;
+	for (int p = 0; p < 3; p++) { /* 00-04, 04-08, 08-12 today */
+		insert_rows(e->t, 50, today + p * 4 * HOUR, 4 * HOUR, ++batch);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	ts_test_env_set_now(e, NOW + HOUR);
+	assert_int_equal(ts__merge_next(e->t), 0); /* three periods */
+	ts_test_env_set_now(e, today + DAY); /* the day grew: at once */
+	assert_true(ts__merge_next(e->t) > 0);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(smallest_merge_of_any_table_goes_first, ts_test_env_teardown),
+		cmocka_unit_test_teardown(smallest_merge_within_a_table_goes_first, ts_test_env_teardown),
+		cmocka_unit_test_teardown(merges_yield_to_reads_and_inserts_only, ts_test_env_teardown),
+		cmocka_unit_test_teardown(full_share_never_sleeps, ts_test_env_teardown),
+		cmocka_unit_test_teardown(asked_merge_never_sleeps, ts_test_env_teardown),
+		cmocka_unit_test_teardown(settings_show_in_stats, ts_test_env_teardown),
+		cmocka_unit_test(bad_settings_refused),
+		cmocka_unit_test_teardown(rollover_spread_is_a_setting, ts_test_env_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
