@@ -371,80 +371,121 @@ static int find(sqlite3_index_info *info, int col, int want)
 	return -1;
 }
 
-static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+/* A plan as xBestIndex builds it, step by step: the next argument's
+ * number, the idxNum bits, the prefix length, the estimated rows and
+ * idxStr's text. */
+struct index_plan {
+	int arg, bits, prefix;
+	double rows;
+	char str[160];
+};
+
+/* Append word to the plan's idxStr, after a comma unless it is the first. */
+static void plan_word(struct index_plan *p, const char *word)
 {
-	tsv_table *v = (tsv_table *)base;
-	const ts_schema *s = v->schema;
-	int nkey = s->nkey, ts_col = s->key[nkey - 1], arg = 0, plan = 0, c;
-	double rows = 1e6, cost;
-	char str[160] = "";
-	/* equality on the leading key columns, ts excluded */
-	int prefix = 0;
-	while (prefix < nkey - 1 && (c = find(info, s->key[prefix], SQLITE_INDEX_CONSTRAINT_EQ)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		prefix++;
-		rows /= 20;
+	if (*p->str)
+		strcat(p->str, ",");
+	strcat(p->str, word);
+}
+
+/* Take constraint c (an index in info, or -1: none) as the plan's next
+ * argument: set bit, divide the rows by divisor, and name it in idxStr.
+ * Returns whether c was taken. */
+static int plan_take(sqlite3_index_info *info, int c, struct index_plan *p, int bit,
+                     double divisor, const char *word)
+{
+	if (c < 0)
+		return 0;
+	info->aConstraintUsage[c].argvIndex = ++p->arg;
+	p->bits |= bit;
+	p->rows /= divisor;
+	plan_word(p, word);
+	return 1;
+}
+
+/* Step 1: equality on the leading key columns, ts excluded: the prefix. */
+static void plan_prefix(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int c;
+	while (p->prefix < s->nkey - 1 &&
+	       (c = find(info, s->key[p->prefix], SQLITE_INDEX_CONSTRAINT_EQ)) >= 0) {
+		info->aConstraintUsage[c].argvIndex = ++p->arg;
+		p->prefix++;
+		p->rows /= 20;
 	}
-	if (prefix)
-		snprintf(str, sizeof str, "prefix=%d", prefix);
-	/* a range on the next key column (ts's range is from/to below) */
-	if (prefix < nkey - 1) {
-		int next = s->key[prefix];
-		if ((c = find(info, next, -1)) >= 0) {
-			info->aConstraintUsage[c].argvIndex = ++arg;
-			plan |= P_LOWER;
-			rows /= 4;
-			strcat(str, *str ? ",lower" : "lower");
-		}
-		if ((c = find(info, next, -2)) >= 0) {
-			info->aConstraintUsage[c].argvIndex = ++arg;
-			plan |= P_UPPER;
-			rows /= 4;
-			strcat(str, *str ? ",upper" : "upper");
-		}
-	}
-	if ((c = find(info, ts_col, -1)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		plan |= P_FROM;
-		rows /= 8;
-		strcat(str, *str ? ",from" : "from");
-	}
-	if ((c = find(info, ts_col, -2)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		plan |= P_TO;
-		rows /= 8;
-		strcat(str, *str ? ",to" : "to");
-	}
-	/* ORDER BY key columns in key order, all one direction; key columns
-	 * fixed by = may be left out (ORDER BY ts DESC with the rest of the
-	 * key fixed is the newest row first) */
-	if (info->nOrderBy > 0 && info->nOrderBy <= nkey) {
-		int ok = 1, desc = info->aOrderBy[0].desc, k = 0;
-		for (int i = 0; i < info->nOrderBy && ok; i++) {
-			while (k < prefix && s->key[k] != info->aOrderBy[i].iColumn)
-				k++;
-			ok = k < nkey && info->aOrderBy[i].iColumn == s->key[k] &&
-			     info->aOrderBy[i].desc == desc;
+	if (p->prefix)
+		snprintf(p->str, sizeof p->str, "prefix=%d", p->prefix);
+}
+
+/* Step 2: a range on the key column after the prefix, when that column
+ * is not ts (ts's range is step 3). */
+static void plan_key_range(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	if (p->prefix >= s->nkey - 1)
+		return;
+	int next = s->key[p->prefix];
+	plan_take(info, find(info, next, -1), p, P_LOWER, 4, "lower");
+	plan_take(info, find(info, next, -2), p, P_UPPER, 4, "upper");
+}
+
+/* Step 3: a range on ts, the last key column. */
+static void plan_ts_range(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int ts_col = s->key[s->nkey - 1];
+	plan_take(info, find(info, ts_col, -1), p, P_FROM, 8, "from");
+	plan_take(info, find(info, ts_col, -2), p, P_TO, 8, "to");
+}
+
+/* Step 4: ORDER BY key columns in key order, all one direction, is the
+ * scan's own order; key columns fixed by = may be left out (ORDER BY ts
+ * DESC with the rest of the key fixed is the newest row first). */
+static void plan_order(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int nkey = s->nkey;
+	if (info->nOrderBy <= 0 || info->nOrderBy > nkey)
+		return;
+	int ok = 1, desc = info->aOrderBy[0].desc, k = 0;
+	for (int i = 0; i < info->nOrderBy && ok; i++) {
+		while (k < p->prefix && s->key[k] != info->aOrderBy[i].iColumn)
 			k++;
-		}
-		if (ok) {
-			info->orderByConsumed = 1;
-			plan |= P_ORDER | (desc ? P_DESC : 0);
-			strcat(str, *str ? "," : "");
-			strcat(str, desc ? "order=desc" : "order=asc");
-		}
+		ok = k < nkey && info->aOrderBy[i].iColumn == s->key[k] &&
+		     info->aOrderBy[i].desc == desc;
+		k++;
 	}
+	if (!ok)
+		return;
+	info->orderByConsumed = 1;
+	p->bits |= P_ORDER | (desc ? P_DESC : 0);
+	plan_word(p, desc ? "order=desc" : "order=asc");
+}
+
+/* Step 5: hand the plan to SQLite: every constraint still checked by
+ * SQLite (omit = 0), the cost, idxNum and idxStr.  Returns SQLITE_OK or
+ * SQLITE_NOMEM. */
+static int plan_finish(sqlite3_index_info *info, const struct index_plan *p)
+{
+	double rows = p->rows < 1 ? 1 : p->rows;
 	for (int i = 0; i < info->nConstraint; i++)
 		info->aConstraintUsage[i].omit = 0; /* SQLite checks every row again */
-	if (rows < 1)
-		rows = 1;
-	cost = rows + 10;
-	info->estimatedCost = cost;
+	info->estimatedCost = rows + 10;
 	info->estimatedRows = (sqlite3_int64)rows;
-	info->idxNum = plan | prefix;
-	info->idxStr = sqlite3_mprintf("%s", str);
+	info->idxNum = p->bits | p->prefix;
+	info->idxStr = sqlite3_mprintf("%s", p->str);
 	info->needToFreeIdxStr = 1;
 	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* xBestIndex: the plan the file comment describes, built in its order
+ * (which is also the order of the arguments xFilter receives). */
+static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	const ts_schema *s = ((tsv_table *)base)->schema;
+	struct index_plan p = {.rows = 1e6};
+	plan_prefix(info, s, &p);
+	plan_key_range(info, s, &p);
+	plan_ts_range(info, s, &p);
+	plan_order(info, s, &p);
+	return plan_finish(info, &p);
 }
 
 /* ---- reading ---- */
