@@ -588,68 +588,100 @@ out:
 
 /* ---- finding "rows" ---- */
 
+/* Finding "rows" follows only the structure (strings, brackets, commas):
+ * the text is neither modified nor validated.  Each step returns NULL
+ * when the text is not what it can walk, and jrows_find then gives up. */
+
+static int is_json_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The first byte of p[0..e) that is not JSON white space (e if none). */
+static const char *past_ws(const char *p, const char *e)
+{
+	while (p < e && is_json_ws(*p))
+		p++;
+	return p;
+}
+
+/* A member's key: the string at p.  *is_rows says whether its bytes are
+ * exactly "rows" (escapes are not decoded).  Returns the byte after its
+ * closing quote, or NULL when p is not a string that ends before e. */
+static const char *member_key(const char *p, const char *e, int *is_rows)
+{
+	const char *key;
+	if (p >= e || *p != '"')
+		return NULL;
+	key = ++p;
+	while (p < e && *p != '"') {
+		if (*p == '\\' && e - p < 2)
+			return NULL; /* an escape cut by the end */
+		p += *p == '\\' ? 2 : 1;
+	}
+	if (p >= e)
+		return NULL;
+	*is_rows = p - key == 4 && memcmp(key, "rows", 4) == 0;
+	return p + 1;
+}
+
+/* Skip the member value starting at p: strings, and brackets to their
+ * match.  Returns the ',' or '}' that ends it, or NULL when the text ends
+ * first or a ']' closes what is not open. */
+static const char *member_value_end(const char *p, const char *e)
+{
+	int depth = 0, in_string = 0;
+	for (; p < e; p++) {
+		if (in_string) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				in_string = 0;
+			continue;
+		}
+		if (*p == '"')
+			in_string = 1;
+		else if (*p == '[' || *p == '{')
+			depth++;
+		else if (*p == ']' || *p == '}') {
+			if (depth == 0)
+				break;
+			depth--;
+		} else if (*p == ',' && depth == 0)
+			break;
+	}
+	return p >= e || *p == ']' ? NULL : p;
+}
+
+/* end moved back over the white space that ends text[start..end). */
+static size_t trim_ws_end(const char *text, size_t start, size_t end)
+{
+	while (end > start && is_json_ws(text[end - 1]))
+		end--;
+	return end;
+}
+
 int jrows_find(const char *text, size_t len, size_t *start, size_t *end)
 {
-	/* Only the structure is followed here (strings, brackets, commas);
-	 * text is not modified and not validated. */
-	const char *p = text, *e = text + len;
-	int found = 0;
-	while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
+	const char *e = text + len, *p = past_ws(text, e), *v;
+	int found = 0, is_rows;
 	if (p >= e || *p++ != '{')
 		return 0;
 	for (;;) {
-		const char *key, *v;
-		int depth = 0, in_string = 0;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
-		if (p >= e || *p != '"')
+		if (!(p = member_key(past_ws(p, e), e, &is_rows)))
 			return 0;
-		key = ++p;
-		while (p < e && *p != '"')
-			p += *p == '\\' ? 2 : 1;
-		if (p >= e)
-			return 0;
-		int is_rows = p - key == 4 && memcmp(key, "rows", 4) == 0;
-		p++;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
+		p = past_ws(p, e);
 		if (p >= e || *p++ != ':')
 			return 0;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
-		v = p;
-		/* Skip the value: strings, and brackets to their match. */
-		for (; p < e; p++) {
-			if (in_string) {
-				if (*p == '\\')
-					p++;
-				else if (*p == '"')
-					in_string = 0;
-				continue;
-			}
-			if (*p == '"')
-				in_string = 1;
-			else if (*p == '[' || *p == '{')
-				depth++;
-			else if (*p == ']' || *p == '}') {
-				if (depth == 0)
-					break;
-				depth--;
-			} else if (*p == ',' && depth == 0)
-				break;
-		}
-		if (p >= e || in_string || depth || *p == ']')
+		v = past_ws(p, e);
+		if (!(p = member_value_end(v, e)))
 			return 0;
 		if (is_rows) {
 			if (found)
 				return 0; /* twice: jansson says so */
 			found = 1;
 			*start = (size_t)(v - text);
-			*end = (size_t)(p - text);
-			while (*end > *start && (text[*end - 1] == ' ' || text[*end - 1] == '\t' ||
-			                         text[*end - 1] == '\r' || text[*end - 1] == '\n'))
-				(*end)--;
+			*end = trim_ws_end(text, *start, (size_t)(p - text));
 		}
 		if (*p == '}')
 			return found;
