@@ -242,82 +242,94 @@ static int remote_schema(tsv_table *v, char *why, size_t whysz)
 	return rc;
 }
 
-static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
-                     sqlite3_vtab **out, char **err)
+/* Connecting, step 1: the arguments of CREATE VIRTUAL TABLE (argv[3..])
+ * into v; *timeout receives timeout='s text, for step 2 (sqlite3_free
+ * it).  A repeated argument's last value wins.  Returns 0, or -1 with
+ * *err set. */
+static int connect_args(tsv_table *v, int argc, const char *const *argv, char **timeout,
+                        char **err)
 {
-	tsv_table *v = sqlite3_malloc(sizeof *v);
-	char *socket = NULL, *timeout = NULL;
-	ts_options o;
-	int rc;
-	(void)aux;
-	if (!v)
-		return SQLITE_NOMEM;
-	memset(v, 0, sizeof *v);
 	for (int i = 3; i < argc; i++) {
-		char *s;
-		if ((s = arg_value(argv[i], "path"))) {
-			sqlite3_free(v->path);
-			v->path = s;
-		} else if ((s = arg_value(argv[i], "table"))) {
-			sqlite3_free(v->name);
-			v->name = s;
-		} else if ((s = arg_value(argv[i], "socket"))) {
-			sqlite3_free(socket);
-			socket = s;
-		} else if ((s = arg_value(argv[i], "token_file"))) {
-			sqlite3_free(v->token_file);
-			v->token_file = s;
-		} else if ((s = arg_value(argv[i], "timeout"))) {
-			sqlite3_free(timeout);
-			timeout = s;
-		} else {
+		char *s, **to;
+		if ((s = arg_value(argv[i], "path")))
+			to = &v->path;
+		else if ((s = arg_value(argv[i], "table")))
+			to = &v->name;
+		else if ((s = arg_value(argv[i], "socket")))
+			to = &v->socket;
+		else if ((s = arg_value(argv[i], "token_file")))
+			to = &v->token_file;
+		else if ((s = arg_value(argv[i], "timeout")))
+			to = timeout;
+		else {
 			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR' or socket='ADDRESS', "
 			                       "table='NAME', token_file=, timeout=)",
 			                       argv[i]);
-			sqlite3_free(socket);
-			sqlite3_free(timeout);
-			table_free(v);
-			return SQLITE_ERROR;
+			return -1;
 		}
+		sqlite3_free(*to);
+		*to = s;
 	}
-	/* timeout=, else $TSSTORE_TIMEOUT, else the default, as tsstore -s */
+	return 0;
+}
+
+/* Step 2: v->timeout from timeout= (or NULL), else $TSSTORE_TIMEOUT,
+ * else the default, as tsstore -s.  Returns 0, or -1 with *err set. */
+static int connect_timeout(tsv_table *v, const char *timeout, char **err)
+{
 	const char *t = timeout ? timeout : getenv("TSSTORE_TIMEOUT");
 	v->timeout = JCONN_TIMEOUT_DEFAULT;
 	if (t && *t && ts_duration_parse(t, &v->timeout) < 0) {
 		*err = sqlite3_mprintf("tsstore: %s \"%s\": want a duration (30s, 2m; 0: no limit)",
 		                       timeout ? "timeout=" : "$TSSTORE_TIMEOUT", t);
-		sqlite3_free(socket);
-		sqlite3_free(timeout);
-		table_free(v);
-		return SQLITE_ERROR;
+		return -1;
 	}
-	sqlite3_free(timeout);
-	v->socket = socket;
+	return 0;
+}
+
+/* Step 3: exactly one of path= and socket=, and table=.  Returns 0, or
+ * -1 with *err set. */
+static int connect_check(const tsv_table *v, char **err)
+{
 	if ((!v->path && !v->socket) || (v->path && v->socket) || !v->name) {
 		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='ADDRESS', and table='NAME')",
 		                       !v->name ? "missing table=" : v->path ? "path= and socket= together"
 		                                                             : "missing path=");
-		table_free(v);
-		return SQLITE_ERROR;
+		return -1;
 	}
+	return 0;
+}
+
+/* Step 4: the table's schema into v->schema: from tsstored (socket=), or
+ * from the database at path=, opened read-only (v->db, v->t).  Returns 0,
+ * or -1 with *err set. */
+static int connect_schema(tsv_table *v, char **err)
+{
+	char why[512];
+	ts_options o;
+	int rc;
 	if (v->socket) {
-		char why[512];
 		if (remote_schema(v, why, sizeof why) < 0) {
 			*err = sqlite3_mprintf("tsstore: %s", why);
-			table_free(v);
-			return SQLITE_ERROR;
+			return -1;
 		}
-	} else {
-		ts_options_init(&o);
-		o.flags = TS_OPEN_READONLY;
-		if ((rc = ts_open(v->path, &o, &v->db)) < 0 ||
-		    (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
-		    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
-			*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
-			table_free(v);
-			return SQLITE_ERROR;
-		}
+		return 0;
 	}
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	if ((rc = ts_open(v->path, &o, &v->db)) < 0 ||
+	    (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
+	    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
+		*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Step 5: declare the virtual table's columns, the schema's, to SQLite.
+ * Returns an SQLite code. */
+static int declare_columns(sqlite3 *sdb, const tsv_table *v)
+{
 	sqlite3_str *sql = sqlite3_str_new(sdb);
 	sqlite3_str_appendall(sql, "CREATE TABLE x(");
 	for (int i = 0; i < v->schema->ncolumns; i++)
@@ -325,8 +337,28 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 		                    sql_type(v->schema->columns[i].type));
 	sqlite3_str_appendall(sql, ")");
 	char *create = sqlite3_str_finish(sql);
-	rc = create ? sqlite3_declare_vtab(sdb, create) : SQLITE_NOMEM;
+	int rc = create ? sqlite3_declare_vtab(sdb, create) : SQLITE_NOMEM;
 	sqlite3_free(create);
+	return rc;
+}
+
+/* xConnect (and xCreate): steps 1 to 5 in turn; the first to fail ends it
+ * and v goes with everything it holds. */
+static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **out, char **err)
+{
+	tsv_table *v = sqlite3_malloc(sizeof *v);
+	char *timeout = NULL;
+	int rc = SQLITE_ERROR;
+	(void)aux;
+	if (!v)
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof *v);
+	if (connect_args(v, argc, argv, &timeout, err) == 0 &&
+	    connect_timeout(v, timeout, err) == 0 && connect_check(v, err) == 0 &&
+	    connect_schema(v, err) == 0)
+		rc = declare_columns(sdb, v);
+	sqlite3_free(timeout);
 	if (rc != SQLITE_OK) {
 		table_free(v);
 		return rc;
