@@ -514,6 +514,63 @@ static int object_row(struct lexer *lx, const ts_schema *s, size_t row, ts_value
 	return more;
 }
 
+/* The opening of the rows array.  Returns 1 when rows follow the '[', 0
+ * for an empty array ("[]", taken), -1 when the text is not an array
+ * (the error recorded in lx). */
+static int rows_open(struct lexer *lx)
+{
+	skip_ws(lx);
+	if (lx->p >= lx->end || *lx->p != '[') {
+		enum kind k;
+		if (skip_value(lx, &k, 0) == 0)
+			error(lx, TS_EPROTO, "field \"rows\": expected an array, got %s", kind_names[k]);
+		return -1;
+	}
+	lx->p++;
+	skip_ws(lx);
+	if (lx->p < lx->end && *lx->p == ']') {
+		lx->p++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Room in *v, an array of *cap rows of w values, for row n: doubled when
+ * full, the new rows zeroed.  Returns 0, or -1 with TS_ENOMEM recorded. */
+static int rows_room(struct lexer *lx, ts_value **v, size_t *cap, size_t n, size_t w)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	ts_value *nv = realloc(*v, ncap * w * sizeof *nv + 1);
+	if (!nv) {
+		error(lx, TS_ENOMEM, "out of memory for %zu rows", ncap);
+		return -1;
+	}
+	memset(nv + *cap * w, 0, (ncap - *cap) * w * sizeof *nv);
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* Row n, the element at lx->p, into vals: an array row, an object row,
+ * or an error saying what else it is.  Returns 0 (also after a value
+ * error, recorded: the rest is still lexed) or -1 (malformed JSON). */
+static int one_row(struct lexer *lx, const ts_schema *s, size_t n, ts_value *vals,
+                   unsigned char *seen, struct unknown_keys *unknown)
+{
+	enum kind k;
+	int rc;
+	skip_ws(lx);
+	if (lx->p < lx->end && *lx->p == '[')
+		return array_row(lx, s, n, vals);
+	if (lx->p < lx->end && *lx->p == '{')
+		return object_row(lx, s, n, vals, seen, unknown);
+	if ((rc = skip_value(lx, &k, 0)) == 0)
+		error(lx, TS_EINVAL, "row %zu: expected an array or an object, got %s", n, kind_names[k]);
+	return rc;
+}
+
 int jrows_parse(char *p, size_t len, const ts_schema *s, ts_value **vals, size_t *nrows,
                 char *why, size_t whysz)
 {
@@ -522,55 +579,22 @@ int jrows_parse(char *p, size_t len, const ts_schema *s, ts_value **vals, size_t
 	unsigned char *seen = malloc(w + 1);
 	struct unknown_keys unknown = {0};
 	ts_value *v = NULL;
-	int more = 0;
+	int more;
 	*vals = NULL;
 	*nrows = 0;
 	if (!seen)
 		return TS_ENOMEM;
-	skip_ws(&lx);
-	if (lx.p >= lx.end || *lx.p != '[') {
-		enum kind k;
-		if (skip_value(&lx, &k, 0) == 0)
-			error(&lx, TS_EPROTO, "field \"rows\": expected an array, got %s", kind_names[k]);
+	if ((more = rows_open(&lx)) < 0)
 		goto out;
-	}
-	lx.p++;
-	skip_ws(&lx);
-	if (lx.p < lx.end && *lx.p == ']') {
-		lx.p++;
-		goto tail;
-	}
-	do {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			ts_value *nv = realloc(v, ncap * w * sizeof *v + 1);
-			if (!nv) {
-				error(&lx, TS_ENOMEM, "out of memory for %zu rows", ncap);
-				goto out;
-			}
-			memset(nv + cap * w, 0, (ncap - cap) * w * sizeof *v);
-			v = nv;
-			cap = ncap;
-		}
-		skip_ws(&lx);
-		int rc;
-		if (lx.p < lx.end && *lx.p == '[') {
-			rc = array_row(&lx, s, n, v + n * w);
-		} else if (lx.p < lx.end && *lx.p == '{') {
-			rc = object_row(&lx, s, n, v + n * w, seen, &unknown);
-		} else {
-			enum kind k;
-			if ((rc = skip_value(&lx, &k, 0)) == 0)
-				error(&lx, TS_EINVAL, "row %zu: expected an array or an object, got %s", n,
-				      kind_names[k]);
-		}
-		if (rc < 0)
+	while (more == 1) {
+		if (rows_room(&lx, &v, &cap, n, w) < 0 ||
+		    one_row(&lx, s, n, v + n * w, seen, &unknown) < 0)
 			goto out;
 		n++;
-	} while ((more = next_or_close(&lx, ']')) == 1);
+		more = next_or_close(&lx, ']');
+	}
 	if (more < 0)
 		goto out;
-tail:
 	skip_ws(&lx);
 	if (lx.p != lx.end)
 		malformed(&lx, "text after the array");
