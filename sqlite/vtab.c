@@ -180,62 +180,89 @@ static void begin_request(struct jbuf *b, const char *op, const char *table)
 	jbuf_string(b, table, strlen(table));
 }
 
-/* The table's schema from tsstored, in one sqlite3_malloc block.  Only
- * names, types and the key are needed here (defaults are the daemon's
- * business).  Returns 0 or -1 with why set. */
+/* The size of the one block that holds the schema of a schema reply with
+ * n columns (cols) and nkey key columns: the ts_schema, its columns, its
+ * key indexes and the columns' names. */
+static size_t schema_block_size(const json_t *cols, size_t n, size_t nkey)
+{
+	size_t names = 0;
+	for (size_t i = 0; i < n; i++)
+		names += strlen(json_string_value(json_object_get(json_array_get(cols, i), "name")) ?: "") + 1;
+	return sizeof(ts_schema) + n * sizeof(ts_column) + nkey * sizeof(int) + names;
+}
+
+/* A column of a schema reply ({"name":..., "type":...}) into *col, its
+ * name copied to *text, which moves past it.  Returns 0 or -1. */
+static int reply_column(const json_t *o, ts_column *col, char **text, char *why, size_t whysz)
+{
+	const char *name, *type;
+	/* A name with a NUL in it would be another name here. */
+	int bad = json_text(json_object_get(o, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
+	          json_text(json_object_get(o, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
+	*col = (ts_column){.name = *text, .dflt = ts_none()};
+	if (bad || ts_type_parse(type, &col->type) < 0)
+		return -1;
+	*text += sprintf(*text, "%s", name) + 1;
+	return 0;
+}
+
+/* The index in col[0..n) of each of the nkey columns key names, into k.
+ * Returns 0, or -1 when a name is not a column's. */
+static int reply_key(const json_t *key, size_t nkey, const ts_column *col, size_t n, int *k,
+                     char *why, size_t whysz)
+{
+	for (size_t i = 0; i < nkey; i++) {
+		const char *name;
+		json_text(json_array_get(key, i), JSON_TEXT_NAME, &name, why, whysz);
+		k[i] = -1;
+		for (size_t j = 0; name && j < n; j++)
+			if (strcmp(col[j].name, name) == 0)
+				k[i] = (int)j;
+		if (k[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* v->schema from a schema reply, in one sqlite3_malloc block (freed with
+ * v, also when this fails).  Returns 0, or -1 with why set. */
+static int schema_from_reply(tsv_table *v, const json_t *reply, char *why, size_t whysz)
+{
+	const json_t *cols = json_object_get(reply, "columns"), *key = json_object_get(reply, "key");
+	size_t n = json_array_size(cols), nkey = json_array_size(key);
+	ts_schema *s = n && nkey ? sqlite3_malloc64(schema_block_size(cols, n, nkey)) : NULL;
+	int rc = s ? 0 : -1;
+	if (s) {
+		ts_column *col = (ts_column *)(s + 1);
+		int *k = (int *)(col + n);
+		char *text = (char *)(k + nkey);
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = reply_column(json_array_get(cols, i), &col[i], &text, why, whysz);
+		if (rc == 0)
+			rc = reply_key(key, nkey, col, n, k, why, whysz);
+		*s = (ts_schema){.ncolumns = (int)n, .columns = col, .nkey = (int)nkey, .key = k};
+		v->schema = s;
+	}
+	if (rc < 0)
+		snprintf(why, whysz, "unexpected schema from tsstored");
+	return rc;
+}
+
+/* The table's schema from tsstored, into v->schema.  Only names, types
+ * and the key are needed here (defaults are the daemon's business).
+ * Returns 0 or -1 with why set. */
 static int remote_schema(tsv_table *v, char *why, size_t whysz)
 {
 	struct jconn *c;
 	struct jbuf req = {0};
-	json_t *reply = NULL, *cols, *key;
+	json_t *reply = NULL;
 	int rc = -1;
 	if (remote_connect(v, &c, why, whysz) < 0)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
-	if (jconn_call(c, &req, NULL, NULL, &reply, why, whysz) == 0) {
-		cols = json_object_get(reply, "columns");
-		key = json_object_get(reply, "key");
-		size_t n = json_array_size(cols), nkey = json_array_size(key), names = 0;
-		for (size_t i = 0; i < n; i++)
-			names += strlen(json_string_value(json_object_get(json_array_get(cols, i), "name")) ?: "") + 1;
-		ts_schema *s = n && nkey ? sqlite3_malloc64(sizeof *s + n * sizeof(ts_column) +
-		                                            nkey * sizeof(int) + names)
-		                         : NULL;
-		if (s) {
-			ts_column *col = (ts_column *)(s + 1);
-			int *k = (int *)(col + n);
-			char *text = (char *)(k + nkey);
-			rc = 0;
-			for (size_t i = 0; i < n && rc == 0; i++) {
-				json_t *o = json_array_get(cols, i);
-				const char *name, *type;
-				/* A name with a NUL in it would be another name here. */
-				int bad = json_text(json_object_get(o, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
-				          json_text(json_object_get(o, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
-				col[i] = (ts_column){.name = text, .dflt = ts_none()};
-				if (bad || ts_type_parse(type, &col[i].type) < 0)
-					rc = -1;
-				else
-					text += sprintf(text, "%s", name) + 1;
-			}
-			for (size_t i = 0; i < nkey && rc == 0; i++) {
-				const char *name;
-				json_text(json_array_get(key, i), JSON_TEXT_NAME, &name, why, whysz);
-				k[i] = -1;
-				for (size_t j = 0; name && j < n; j++)
-					if (strcmp(col[j].name, name) == 0)
-						k[i] = (int)j;
-				rc = k[i] < 0 ? -1 : 0;
-			}
-			*s = (ts_schema){.ncolumns = (int)n, .columns = col, .nkey = (int)nkey, .key = k};
-			v->schema = s;
-			if (rc < 0)
-				snprintf(why, whysz, "unexpected schema from tsstored");
-		} else {
-			snprintf(why, whysz, "unexpected schema from tsstored");
-		}
-	}
+	if (jconn_call(c, &req, NULL, NULL, &reply, why, whysz) == 0)
+		rc = schema_from_reply(v, reply, why, whysz);
 	json_decref(reply);
 	jbuf_free(&req);
 	jconn_close(c);
