@@ -749,61 +749,88 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 	return rc ? rc : remote_advance(c);
 }
 
+/* Filtering, step 1 (plan_prefix's arguments): the prefix's values from
+ * argv[0..prefix) into c->lower and c->upper, and q's prefix.  The first
+ * value that does not convert exactly ends the prefix (SQLite filters
+ * the rest).  Returns the number of values used. */
+static int filter_prefix(tsv_cursor *c, const ts_schema *s, int prefix, sqlite3_value **argv,
+                         ts_query *q)
+{
+	int usable = 0;
+	for (; usable < prefix; usable++)
+		if (bound(c, argv[usable], s->columns[s->key[usable]].type, 0, &c->lower[usable]) < 0)
+			break;
+	for (int i = 0; i < usable; i++)
+		c->upper[i] = c->lower[i];
+	q->prefix = usable ? c->lower : NULL;
+	q->nprefix = usable;
+	return usable;
+}
+
+/* Step 2 (plan_key_range's): the bounds on the key column after the
+ * prefix, from argv[*a..], into q -- only when the whole prefix was used
+ * (usable), since a range after a shortened prefix means nothing.  GT and
+ * GE both become >= (a real bound on an integer column rounds inward),
+ * LT and LE both <=: SQLite rechecks the strictness.  *a moves past the
+ * arguments the plan gave, used or not. */
+static void filter_key_range(tsv_cursor *c, const ts_schema *s, int plan, int usable,
+                             sqlite3_value **argv, int *a, ts_query *q)
+{
+	int prefix = plan & 0xff;
+	ts_type next = prefix < s->nkey ? s->columns[s->key[prefix]].type : TS_NONE;
+	if ((plan & P_LOWER) && usable == prefix &&
+	    bound(c, argv[*a], next, 1, &c->lower[prefix]) == 0) {
+		q->lower = c->lower;
+		q->nlower = prefix + 1;
+	}
+	*a += (plan & P_LOWER) != 0;
+	if ((plan & P_UPPER) && usable == prefix &&
+	    bound(c, argv[*a], next, -1, &c->upper[prefix]) == 0) {
+		q->upper = c->upper;
+		q->nupper = prefix + 1;
+	}
+	*a += (plan & P_UPPER) != 0;
+}
+
+/* Step 3 (plan_ts_range's): the range on ts from argv[a..], into q; a
+ * bound that is not exactly a timestamp is left to SQLite. */
+static void filter_ts_range(int plan, sqlite3_value **argv, int a, ts_query *q)
+{
+	ts_value t;
+	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
+		q->has_from = 1;
+		q->from = t.v.i;
+	}
+	a += (plan & P_FROM) != 0;
+	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
+		q->has_to = 1;
+		q->to = t.v.i;
+		q->to_inclusive = 1;
+	}
+}
+
+/* xFilter: the query of plan (x_best_index) with argv's values, steps 1
+ * to 3, then the first row, read from the table or through tsstored. */
 static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int argc,
                     sqlite3_value **argv)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
 	tsv_table *v = (tsv_table *)base->pVtab;
-	const ts_schema *s = v->schema;
-	int prefix = plan & 0xff, a = 0, rc, usable = 0;
-	ts_value t;
+	int a = plan & 0xff, rc;
 	ts_query q;
 	(void)str;
 	(void)argc;
 	cursor_reset(c);
 	memset(&q, 0, sizeof q);
-	/* The prefix: the first value that does not convert exactly ends it,
-	 * and the key range after it is dropped (SQLite filters). */
-	for (; usable < prefix; usable++)
-		if (bound(c, argv[usable], s->columns[s->key[usable]].type, 0, &c->lower[usable]) < 0)
-			break;
-	a = prefix;
-	for (int i = 0; i < usable; i++)
-		c->upper[i] = c->lower[i];
-	q.prefix = usable ? c->lower : NULL;
-	q.nprefix = usable;
-	ts_type next = prefix < s->nkey ? s->columns[s->key[prefix]].type : TS_NONE;
-	/* GT and GE both become >= (a real bound on an integer column rounds
-	 * inward), LT and LE both <=: SQLite rechecks the strictness */
-	if ((plan & P_LOWER) && usable == prefix &&
-	    bound(c, argv[a], next, 1, &c->lower[prefix]) == 0) {
-		q.lower = c->lower;
-		q.nlower = prefix + 1;
-	}
-	a += (plan & P_LOWER) != 0;
-	if ((plan & P_UPPER) && usable == prefix &&
-	    bound(c, argv[a], next, -1, &c->upper[prefix]) == 0) {
-		q.upper = c->upper;
-		q.nupper = prefix + 1;
-	}
-	a += (plan & P_UPPER) != 0;
-	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
-		q.has_from = 1;
-		q.from = t.v.i;
-	}
-	a += (plan & P_FROM) != 0;
-	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
-		q.has_to = 1;
-		q.to = t.v.i;
-		q.to_inclusive = 1;
-	}
+	int usable = filter_prefix(c, v->schema, plan & 0xff, argv, &q);
+	filter_key_range(c, v->schema, plan, usable, argv, &a, &q);
+	filter_ts_range(plan, argv, a, &q);
 	q.desc = (plan & P_DESC) != 0;
 	c->rowid = 0;
 	if (v->socket)
 		return remote_query(c, &q);
 	if ((rc = ts_query_open(v->t, &q, &c->cur)) < 0)
 		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
-	c->rowid = 0;
 	rc = ts_cursor_next(c->cur, &c->row, &c->n);
 	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
 }
