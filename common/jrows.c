@@ -514,6 +514,63 @@ static int object_row(struct lexer *lx, const ts_schema *s, size_t row, ts_value
 	return more;
 }
 
+/* The opening of the rows array.  Returns 1 when rows follow the '[', 0
+ * for an empty array ("[]", taken), -1 when the text is not an array
+ * (the error recorded in lx). */
+static int rows_open(struct lexer *lx)
+{
+	skip_ws(lx);
+	if (lx->p >= lx->end || *lx->p != '[') {
+		enum kind k;
+		if (skip_value(lx, &k, 0) == 0)
+			error(lx, TS_EPROTO, "field \"rows\": expected an array, got %s", kind_names[k]);
+		return -1;
+	}
+	lx->p++;
+	skip_ws(lx);
+	if (lx->p < lx->end && *lx->p == ']') {
+		lx->p++;
+		return 0;
+	}
+	return 1;
+}
+
+/* Room in *v, an array of *cap rows of w values, for row n: doubled when
+ * full, the new rows zeroed.  Returns 0, or -1 with TS_ENOMEM recorded. */
+static int rows_room(struct lexer *lx, ts_value **v, size_t *cap, size_t n, size_t w)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	ts_value *nv = realloc(*v, ncap * w * sizeof *nv + 1);
+	if (!nv) {
+		error(lx, TS_ENOMEM, "out of memory for %zu rows", ncap);
+		return -1;
+	}
+	memset(nv + *cap * w, 0, (ncap - *cap) * w * sizeof *nv);
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* Row n, the element at lx->p, into vals: an array row, an object row,
+ * or an error saying what else it is.  Returns 0 (also after a value
+ * error, recorded: the rest is still lexed) or -1 (malformed JSON). */
+static int one_row(struct lexer *lx, const ts_schema *s, size_t n, ts_value *vals,
+                   unsigned char *seen, struct unknown_keys *unknown)
+{
+	enum kind k;
+	int rc;
+	skip_ws(lx);
+	if (lx->p < lx->end && *lx->p == '[')
+		return array_row(lx, s, n, vals);
+	if (lx->p < lx->end && *lx->p == '{')
+		return object_row(lx, s, n, vals, seen, unknown);
+	if ((rc = skip_value(lx, &k, 0)) == 0)
+		error(lx, TS_EINVAL, "row %zu: expected an array or an object, got %s", n, kind_names[k]);
+	return rc;
+}
+
 int jrows_parse(char *p, size_t len, const ts_schema *s, ts_value **vals, size_t *nrows,
                 char *why, size_t whysz)
 {
@@ -522,55 +579,22 @@ int jrows_parse(char *p, size_t len, const ts_schema *s, ts_value **vals, size_t
 	unsigned char *seen = malloc(w + 1);
 	struct unknown_keys unknown = {0};
 	ts_value *v = NULL;
-	int more = 0;
+	int more;
 	*vals = NULL;
 	*nrows = 0;
 	if (!seen)
 		return TS_ENOMEM;
-	skip_ws(&lx);
-	if (lx.p >= lx.end || *lx.p != '[') {
-		enum kind k;
-		if (skip_value(&lx, &k, 0) == 0)
-			error(&lx, TS_EPROTO, "field \"rows\": expected an array, got %s", kind_names[k]);
+	if ((more = rows_open(&lx)) < 0)
 		goto out;
-	}
-	lx.p++;
-	skip_ws(&lx);
-	if (lx.p < lx.end && *lx.p == ']') {
-		lx.p++;
-		goto tail;
-	}
-	do {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			ts_value *nv = realloc(v, ncap * w * sizeof *v + 1);
-			if (!nv) {
-				error(&lx, TS_ENOMEM, "out of memory for %zu rows", ncap);
-				goto out;
-			}
-			memset(nv + cap * w, 0, (ncap - cap) * w * sizeof *v);
-			v = nv;
-			cap = ncap;
-		}
-		skip_ws(&lx);
-		int rc;
-		if (lx.p < lx.end && *lx.p == '[') {
-			rc = array_row(&lx, s, n, v + n * w);
-		} else if (lx.p < lx.end && *lx.p == '{') {
-			rc = object_row(&lx, s, n, v + n * w, seen, &unknown);
-		} else {
-			enum kind k;
-			if ((rc = skip_value(&lx, &k, 0)) == 0)
-				error(&lx, TS_EINVAL, "row %zu: expected an array or an object, got %s", n,
-				      kind_names[k]);
-		}
-		if (rc < 0)
+	while (more == 1) {
+		if (rows_room(&lx, &v, &cap, n, w) < 0 ||
+		    one_row(&lx, s, n, v + n * w, seen, &unknown) < 0)
 			goto out;
 		n++;
-	} while ((more = next_or_close(&lx, ']')) == 1);
+		more = next_or_close(&lx, ']');
+	}
 	if (more < 0)
 		goto out;
-tail:
 	skip_ws(&lx);
 	if (lx.p != lx.end)
 		malformed(&lx, "text after the array");
@@ -588,68 +612,100 @@ out:
 
 /* ---- finding "rows" ---- */
 
+/* Finding "rows" follows only the structure (strings, brackets, commas):
+ * the text is neither modified nor validated.  Each step returns NULL
+ * when the text is not what it can walk, and jrows_find then gives up. */
+
+static int is_json_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The first byte of p[0..e) that is not JSON white space (e if none). */
+static const char *past_ws(const char *p, const char *e)
+{
+	while (p < e && is_json_ws(*p))
+		p++;
+	return p;
+}
+
+/* A member's key: the string at p.  *is_rows says whether its bytes are
+ * exactly "rows" (escapes are not decoded).  Returns the byte after its
+ * closing quote, or NULL when p is not a string that ends before e. */
+static const char *member_key(const char *p, const char *e, int *is_rows)
+{
+	const char *key;
+	if (p >= e || *p != '"')
+		return NULL;
+	key = ++p;
+	while (p < e && *p != '"') {
+		if (*p == '\\' && e - p < 2)
+			return NULL; /* an escape cut by the end */
+		p += *p == '\\' ? 2 : 1;
+	}
+	if (p >= e)
+		return NULL;
+	*is_rows = p - key == 4 && memcmp(key, "rows", 4) == 0;
+	return p + 1;
+}
+
+/* Skip the member value starting at p: strings, and brackets to their
+ * match.  Returns the ',' or '}' that ends it, or NULL when the text ends
+ * first or a ']' closes what is not open. */
+static const char *member_value_end(const char *p, const char *e)
+{
+	int depth = 0, in_string = 0;
+	for (; p < e; p++) {
+		if (in_string) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				in_string = 0;
+			continue;
+		}
+		if (*p == '"')
+			in_string = 1;
+		else if (*p == '[' || *p == '{')
+			depth++;
+		else if (*p == ']' || *p == '}') {
+			if (depth == 0)
+				break;
+			depth--;
+		} else if (*p == ',' && depth == 0)
+			break;
+	}
+	return p >= e || *p == ']' ? NULL : p;
+}
+
+/* end moved back over the white space that ends text[start..end). */
+static size_t trim_ws_end(const char *text, size_t start, size_t end)
+{
+	while (end > start && is_json_ws(text[end - 1]))
+		end--;
+	return end;
+}
+
 int jrows_find(const char *text, size_t len, size_t *start, size_t *end)
 {
-	/* Only the structure is followed here (strings, brackets, commas);
-	 * text is not modified and not validated. */
-	const char *p = text, *e = text + len;
-	int found = 0;
-	while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
+	const char *e = text + len, *p = past_ws(text, e), *v;
+	int found = 0, is_rows;
 	if (p >= e || *p++ != '{')
 		return 0;
 	for (;;) {
-		const char *key, *v;
-		int depth = 0, in_string = 0;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
-		if (p >= e || *p != '"')
+		if (!(p = member_key(past_ws(p, e), e, &is_rows)))
 			return 0;
-		key = ++p;
-		while (p < e && *p != '"')
-			p += *p == '\\' ? 2 : 1;
-		if (p >= e)
-			return 0;
-		int is_rows = p - key == 4 && memcmp(key, "rows", 4) == 0;
-		p++;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
+		p = past_ws(p, e);
 		if (p >= e || *p++ != ':')
 			return 0;
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-			p++;
-		v = p;
-		/* Skip the value: strings, and brackets to their match. */
-		for (; p < e; p++) {
-			if (in_string) {
-				if (*p == '\\')
-					p++;
-				else if (*p == '"')
-					in_string = 0;
-				continue;
-			}
-			if (*p == '"')
-				in_string = 1;
-			else if (*p == '[' || *p == '{')
-				depth++;
-			else if (*p == ']' || *p == '}') {
-				if (depth == 0)
-					break;
-				depth--;
-			} else if (*p == ',' && depth == 0)
-				break;
-		}
-		if (p >= e || in_string || depth || *p == ']')
+		v = past_ws(p, e);
+		if (!(p = member_value_end(v, e)))
 			return 0;
 		if (is_rows) {
 			if (found)
 				return 0; /* twice: jansson says so */
 			found = 1;
 			*start = (size_t)(v - text);
-			*end = (size_t)(p - text);
-			while (*end > *start && (text[*end - 1] == ' ' || text[*end - 1] == '\t' ||
-			                         text[*end - 1] == '\r' || text[*end - 1] == '\n'))
-				(*end)--;
+			*end = trim_ws_end(text, *start, (size_t)(p - text));
 		}
 		if (*p == '}')
 			return found;

@@ -2,12 +2,15 @@
  * buf.c -- the byte buffers and readers declared in buf.h.
  *
  * Buffers grow by doubling; an allocation failure sets the sticky oom flag
- * and turns every later put into a no-op.  Readers never read outside
- * their range: a short read sets the sticky bad flag and yields zeros.
+ * and turns every later put into a no-op (ts__buf_reserve, the one call
+ * that returns a code, returns TS_ENOMEM with a message).  Readers never read
+ * outside their range: a short read sets the sticky bad flag and yields
+ * zeros.
  */
 #include <stdlib.h>
 
 #include "buf.h"
+#include "error.h"
 
 void ts__buf_init(ts_buf *b)
 {
@@ -35,7 +38,7 @@ void ts__buf_free(ts_buf *b)
 int ts__buf_reserve(ts_buf *b, size_t n)
 {
 	if (b->oom)
-		return -1;
+		return ts__fail(TS_ENOMEM, "out of memory (a buffer failed to grow before)");
 	if (b->cap - b->len >= n)
 		return 0;
 	size_t cap = b->cap ? b->cap : 64;
@@ -55,7 +58,7 @@ int ts__buf_reserve(ts_buf *b, size_t n)
 	return 0;
 fail:
 	b->oom = 1;
-	return -1;
+	return ts__fail(TS_ENOMEM, "out of memory growing a buffer of %zu bytes by %zu", b->len, n);
 }
 
 void ts__put_slow(ts_buf *b, const void *p, size_t n)

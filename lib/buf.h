@@ -40,7 +40,8 @@ void ts__buf_init(ts_buf *b);
  * the buffer and not move (a struct holding both is not copied). */
 void ts__buf_init_in(ts_buf *b, void *mem, size_t cap);
 void ts__buf_free(ts_buf *b);
-/* Make room for n more bytes; returns 0 or -1 (and sets oom). */
+/* Make room for n more bytes.  Returns 0, or TS_ENOMEM with a message
+ * (and sets oom) when the buffer cannot grow or oom was already set. */
 int ts__buf_reserve(ts_buf *b, size_t n);
 void ts__put_slow(ts_buf *b, const void *p, size_t n);
 /* Append p[0..n): inline while the buffer has room (every row of a scan

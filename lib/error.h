@@ -7,6 +7,22 @@
  *
  *     if (n > TS_NAME_MAX)
  *         return ts__fail(TS_EINVAL, "name \"%s\" is too long", name);
+ *
+ * The same convention holds for internal (ts__) functions and the static
+ * helpers behind them: a function that can fail returns 0 (or a count)
+ * on success and a negative TS_E* code on failure -- never -errno, never
+ * a bare -1 -- with its message recorded where the failure is best
+ * described: ts__fail for the library's own checks, ts__fail_errno right
+ * after the system call that failed (its errno, and a message naming the
+ * file).  A caller then passes rc up as it is, adding where with
+ * ts__context if that helps; it never has to turn a code into another.
+ * Only functions that answer a question rather than do something -- an
+ * index, a length, whether a number fits -- may return -1 for "none" or
+ * "malformed", recording nothing, and say so where they are declared
+ * (ts__schema_find, ts__key_prefix_len, textfmt.c's decimal); their
+ * caller records the error when it is one.  The one exception left is
+ * ts__pwrite_all (-errno), kept until its callers move to ts__write_at
+ * (fsutil.h).
  */
 #ifndef TS_ERROR_H
 #define TS_ERROR_H

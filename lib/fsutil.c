@@ -29,7 +29,9 @@ int ts__path(char *out, const char *fmt, ...)
 	return 0;
 }
 
-int ts__pwrite_all(int fd, const void *p, size_t n, long long off)
+/* Write all of p[0..n) at off, retrying short writes and EINTR.
+ * Returns 0, or the errno of the failure (EIO for a write of nothing). */
+static int write_all(int fd, const void *p, size_t n, long long off)
 {
 	const char *c = p;
 	while (n > 0) {
@@ -37,14 +39,25 @@ int ts__pwrite_all(int fd, const void *p, size_t n, long long off)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
-			return -errno;
+			return errno;
 		if (w == 0)
-			return -EIO;
+			return EIO;
 		c += w;
 		n -= (size_t)w;
 		off += w;
 	}
 	return 0;
+}
+
+int ts__write_at(int fd, const void *p, size_t n, long long off, const char *path)
+{
+	int err = write_all(fd, p, n, off);
+	return err ? ts__fail_errno(err, "write %s", path) : 0;
+}
+
+int ts__pwrite_all(int fd, const void *p, size_t n, long long off)
+{
+	return -write_all(fd, p, n, off);
 }
 
 /* Every failure is TS_EIO, whatever the errno (EINVAL from a file system
@@ -75,9 +88,8 @@ int ts__file_stage(const char *dir, const char *name, const void *p, size_t n)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ts__fail_errno(errno, "create %s", tmp);
-	if ((rc = ts__pwrite_all(fd, p, n, 0)) < 0)
-		rc = ts__fail_errno(-rc, "write %s", tmp);
-	else if (fsync(fd) < 0)
+	rc = ts__write_at(fd, p, n, 0, tmp);
+	if (rc == 0 && fsync(fd) < 0)
 		rc = ts__fail_errno(errno, "fsync %s", tmp);
 	close(fd);
 	if (rc < 0)

@@ -34,8 +34,17 @@ int ts__fsync_dir(const char *dir);
  * Returns 0, TS_ENOENT, TS_ETOOBIG (larger than max), TS_EIO, TS_ENOMEM. */
 int ts__read_file(const char *path, size_t max, void **out, size_t *n);
 
-/* Write all of p[0..n) at offset off (retrying short writes and EINTR).
- * Returns 0 or -errno. */
+/* Write all of p[0..n) at offset off of fd, the file at path (retrying
+ * short writes and EINTR).  Returns 0, or the TS_E* code of the failure
+ * (TS_ENOSPC for a full disk, TS_EIO for most others) with the message
+ * "write PATH: REASON". */
+int ts__write_at(int fd, const void *p, size_t n, long long off, const char *path);
+
+/* The same, returning 0 or -errno and recording no message: the one
+ * helper outside error.h's convention, kept only until its callers in
+ * db.c, log.c, tablet.c and backup.c move to ts__write_at (each maps the
+ * -errno with ts__fail_errno(-rc, ...) today).  Do not call it in new
+ * code. */
 int ts__pwrite_all(int fd, const void *p, size_t n, long long off);
 
 /* Remove a directory tree (no symlinks followed).  Returns 0 or a TS_E*. */

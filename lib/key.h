@@ -36,7 +36,9 @@ int ts__key_encode(const ts__schema *s, const ts_value *vals, int n, ts_buf *b);
 int ts__key_decode(const ts__schema *s, const void *key, size_t len, int n,
                    ts_value *vals, ts_buf *scratch, size_t *used);
 
-/* Bytes taken by the first n columns of a valid key, or -1 if malformed. */
+/* Bytes taken by the first n columns of a valid key, or -1 if malformed
+ * (a length's sentinel, no message recorded: scans ask it of every block
+ * and the caller decides whether malformed is an error, error.h). */
 long ts__key_prefix_len(const ts__schema *s, const void *key, size_t len, int n);
 
 /* The ts of a full encoded key (its last 8 bytes). */

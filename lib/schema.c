@@ -273,7 +273,9 @@ out:
 	return rc;
 }
 
-/* A copy of old with room for extra more columns, version + 1. */
+/* A copy of old with room for extra more columns, version + 1.  Returns
+ * 0, TS_ESCHEMA (old is the last version a table may have) or
+ * TS_ENOMEM. */
 static int schema_copy(const ts__schema *old, int extra, ts__schema **out)
 {
 	ts__schema *s = schema_alloc(old->ncols + extra);
@@ -291,10 +293,11 @@ static int schema_copy(const ts__schema *old, int extra, ts__schema **out)
 	for (int i = 0; i < old->ncols; i++) {
 		s->cols[i] = old->cols[i];
 		s->cols[i].dflt_mem = NULL;
-		if (set_default(&s->cols[i], &old->cols[i].dflt) < 0) {
+		int rc = set_default(&s->cols[i], &old->cols[i].dflt);
+		if (rc < 0) { /* TS_ENOMEM, its message recorded */
 			s->ncols = i + 1;
 			ts__schema_free(s);
-			return TS_ENOMEM;
+			return rc;
 		}
 	}
 	*out = s;

@@ -180,144 +180,183 @@ static void begin_request(struct jbuf *b, const char *op, const char *table)
 	jbuf_string(b, table, strlen(table));
 }
 
-/* The table's schema from tsstored, in one sqlite3_malloc block.  Only
- * names, types and the key are needed here (defaults are the daemon's
- * business).  Returns 0 or -1 with why set. */
+/* The size of the one block that holds the schema of a schema reply with
+ * n columns (cols) and nkey key columns: the ts_schema, its columns, its
+ * key indexes and the columns' names. */
+static size_t schema_block_size(const json_t *cols, size_t n, size_t nkey)
+{
+	size_t names = 0;
+	for (size_t i = 0; i < n; i++)
+		names += strlen(json_string_value(json_object_get(json_array_get(cols, i), "name")) ?: "") + 1;
+	return sizeof(ts_schema) + n * sizeof(ts_column) + nkey * sizeof(int) + names;
+}
+
+/* A column of a schema reply ({"name":..., "type":...}) into *col, its
+ * name copied to *text, which moves past it.  Returns 0 or -1. */
+static int reply_column(const json_t *o, ts_column *col, char **text, char *why, size_t whysz)
+{
+	const char *name, *type;
+	/* A name with a NUL in it would be another name here. */
+	int bad = json_text(json_object_get(o, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
+	          json_text(json_object_get(o, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
+	*col = (ts_column){.name = *text, .dflt = ts_none()};
+	if (bad || ts_type_parse(type, &col->type) < 0)
+		return -1;
+	*text += sprintf(*text, "%s", name) + 1;
+	return 0;
+}
+
+/* The index in col[0..n) of each of the nkey columns key names, into k.
+ * Returns 0, or -1 when a name is not a column's. */
+static int reply_key(const json_t *key, size_t nkey, const ts_column *col, size_t n, int *k,
+                     char *why, size_t whysz)
+{
+	for (size_t i = 0; i < nkey; i++) {
+		const char *name;
+		json_text(json_array_get(key, i), JSON_TEXT_NAME, &name, why, whysz);
+		k[i] = -1;
+		for (size_t j = 0; name && j < n; j++)
+			if (strcmp(col[j].name, name) == 0)
+				k[i] = (int)j;
+		if (k[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* v->schema from a schema reply, in one sqlite3_malloc block (freed with
+ * v, also when this fails).  Returns 0, or -1 with why set. */
+static int schema_from_reply(tsv_table *v, const json_t *reply, char *why, size_t whysz)
+{
+	const json_t *cols = json_object_get(reply, "columns"), *key = json_object_get(reply, "key");
+	size_t n = json_array_size(cols), nkey = json_array_size(key);
+	ts_schema *s = n && nkey ? sqlite3_malloc64(schema_block_size(cols, n, nkey)) : NULL;
+	int rc = s ? 0 : -1;
+	if (s) {
+		ts_column *col = (ts_column *)(s + 1);
+		int *k = (int *)(col + n);
+		char *text = (char *)(k + nkey);
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = reply_column(json_array_get(cols, i), &col[i], &text, why, whysz);
+		if (rc == 0)
+			rc = reply_key(key, nkey, col, n, k, why, whysz);
+		*s = (ts_schema){.ncolumns = (int)n, .columns = col, .nkey = (int)nkey, .key = k};
+		v->schema = s;
+	}
+	if (rc < 0)
+		snprintf(why, whysz, "unexpected schema from tsstored");
+	return rc;
+}
+
+/* The table's schema from tsstored, into v->schema.  Only names, types
+ * and the key are needed here (defaults are the daemon's business).
+ * Returns 0 or -1 with why set. */
 static int remote_schema(tsv_table *v, char *why, size_t whysz)
 {
 	struct jconn *c;
 	struct jbuf req = {0};
-	json_t *reply = NULL, *cols, *key;
+	json_t *reply = NULL;
 	int rc = -1;
 	if (remote_connect(v, &c, why, whysz) < 0)
 		return -1;
 	begin_request(&req, "schema", v->name);
 	jbuf_putc(&req, '}');
-	if (jconn_call(c, &req, NULL, NULL, &reply, why, whysz) == 0) {
-		cols = json_object_get(reply, "columns");
-		key = json_object_get(reply, "key");
-		size_t n = json_array_size(cols), nkey = json_array_size(key), names = 0;
-		for (size_t i = 0; i < n; i++)
-			names += strlen(json_string_value(json_object_get(json_array_get(cols, i), "name")) ?: "") + 1;
-		ts_schema *s = n && nkey ? sqlite3_malloc64(sizeof *s + n * sizeof(ts_column) +
-		                                            nkey * sizeof(int) + names)
-		                         : NULL;
-		if (s) {
-			ts_column *col = (ts_column *)(s + 1);
-			int *k = (int *)(col + n);
-			char *text = (char *)(k + nkey);
-			rc = 0;
-			for (size_t i = 0; i < n && rc == 0; i++) {
-				json_t *o = json_array_get(cols, i);
-				const char *name, *type;
-				/* A name with a NUL in it would be another name here. */
-				int bad = json_text(json_object_get(o, "name"), JSON_TEXT_NAME, &name, why, whysz) < 0 ||
-				          json_text(json_object_get(o, "type"), JSON_TEXT_NAME, &type, why, whysz) < 0;
-				col[i] = (ts_column){.name = text, .dflt = ts_none()};
-				if (bad || ts_type_parse(type, &col[i].type) < 0)
-					rc = -1;
-				else
-					text += sprintf(text, "%s", name) + 1;
-			}
-			for (size_t i = 0; i < nkey && rc == 0; i++) {
-				const char *name;
-				json_text(json_array_get(key, i), JSON_TEXT_NAME, &name, why, whysz);
-				k[i] = -1;
-				for (size_t j = 0; name && j < n; j++)
-					if (strcmp(col[j].name, name) == 0)
-						k[i] = (int)j;
-				rc = k[i] < 0 ? -1 : 0;
-			}
-			*s = (ts_schema){.ncolumns = (int)n, .columns = col, .nkey = (int)nkey, .key = k};
-			v->schema = s;
-			if (rc < 0)
-				snprintf(why, whysz, "unexpected schema from tsstored");
-		} else {
-			snprintf(why, whysz, "unexpected schema from tsstored");
-		}
-	}
+	if (jconn_call(c, &req, NULL, NULL, &reply, why, whysz) == 0)
+		rc = schema_from_reply(v, reply, why, whysz);
 	json_decref(reply);
 	jbuf_free(&req);
 	jconn_close(c);
 	return rc;
 }
 
-static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
-                     sqlite3_vtab **out, char **err)
+/* Connecting, step 1: the arguments of CREATE VIRTUAL TABLE (argv[3..])
+ * into v; *timeout receives timeout='s text, for step 2 (sqlite3_free
+ * it).  A repeated argument's last value wins.  Returns 0, or -1 with
+ * *err set. */
+static int connect_args(tsv_table *v, int argc, const char *const *argv, char **timeout,
+                        char **err)
 {
-	tsv_table *v = sqlite3_malloc(sizeof *v);
-	char *socket = NULL, *timeout = NULL;
-	ts_options o;
-	int rc;
-	(void)aux;
-	if (!v)
-		return SQLITE_NOMEM;
-	memset(v, 0, sizeof *v);
 	for (int i = 3; i < argc; i++) {
-		char *s;
-		if ((s = arg_value(argv[i], "path"))) {
-			sqlite3_free(v->path);
-			v->path = s;
-		} else if ((s = arg_value(argv[i], "table"))) {
-			sqlite3_free(v->name);
-			v->name = s;
-		} else if ((s = arg_value(argv[i], "socket"))) {
-			sqlite3_free(socket);
-			socket = s;
-		} else if ((s = arg_value(argv[i], "token_file"))) {
-			sqlite3_free(v->token_file);
-			v->token_file = s;
-		} else if ((s = arg_value(argv[i], "timeout"))) {
-			sqlite3_free(timeout);
-			timeout = s;
-		} else {
+		char *s, **to;
+		if ((s = arg_value(argv[i], "path")))
+			to = &v->path;
+		else if ((s = arg_value(argv[i], "table")))
+			to = &v->name;
+		else if ((s = arg_value(argv[i], "socket")))
+			to = &v->socket;
+		else if ((s = arg_value(argv[i], "token_file")))
+			to = &v->token_file;
+		else if ((s = arg_value(argv[i], "timeout")))
+			to = timeout;
+		else {
 			*err = sqlite3_mprintf("tsstore: unknown argument %s (want path='DIR' or socket='ADDRESS', "
 			                       "table='NAME', token_file=, timeout=)",
 			                       argv[i]);
-			sqlite3_free(socket);
-			sqlite3_free(timeout);
-			table_free(v);
-			return SQLITE_ERROR;
+			return -1;
 		}
+		sqlite3_free(*to);
+		*to = s;
 	}
-	/* timeout=, else $TSSTORE_TIMEOUT, else the default, as tsstore -s */
+	return 0;
+}
+
+/* Step 2: v->timeout from timeout= (or NULL), else $TSSTORE_TIMEOUT,
+ * else the default, as tsstore -s.  Returns 0, or -1 with *err set. */
+static int connect_timeout(tsv_table *v, const char *timeout, char **err)
+{
 	const char *t = timeout ? timeout : getenv("TSSTORE_TIMEOUT");
 	v->timeout = JCONN_TIMEOUT_DEFAULT;
 	if (t && *t && ts_duration_parse(t, &v->timeout) < 0) {
 		*err = sqlite3_mprintf("tsstore: %s \"%s\": want a duration (30s, 2m; 0: no limit)",
 		                       timeout ? "timeout=" : "$TSSTORE_TIMEOUT", t);
-		sqlite3_free(socket);
-		sqlite3_free(timeout);
-		table_free(v);
-		return SQLITE_ERROR;
+		return -1;
 	}
-	sqlite3_free(timeout);
-	v->socket = socket;
+	return 0;
+}
+
+/* Step 3: exactly one of path= and socket=, and table=.  Returns 0, or
+ * -1 with *err set. */
+static int connect_check(const tsv_table *v, char **err)
+{
 	if ((!v->path && !v->socket) || (v->path && v->socket) || !v->name) {
 		*err = sqlite3_mprintf("tsstore: %s (want path='DIR' or socket='ADDRESS', and table='NAME')",
 		                       !v->name ? "missing table=" : v->path ? "path= and socket= together"
 		                                                             : "missing path=");
-		table_free(v);
-		return SQLITE_ERROR;
+		return -1;
 	}
+	return 0;
+}
+
+/* Step 4: the table's schema into v->schema: from tsstored (socket=), or
+ * from the database at path=, opened read-only (v->db, v->t).  Returns 0,
+ * or -1 with *err set. */
+static int connect_schema(tsv_table *v, char **err)
+{
+	char why[512];
+	ts_options o;
+	int rc;
 	if (v->socket) {
-		char why[512];
 		if (remote_schema(v, why, sizeof why) < 0) {
 			*err = sqlite3_mprintf("tsstore: %s", why);
-			table_free(v);
-			return SQLITE_ERROR;
+			return -1;
 		}
-	} else {
-		ts_options_init(&o);
-		o.flags = TS_OPEN_READONLY;
-		if ((rc = ts_open(v->path, &o, &v->db)) < 0 ||
-		    (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
-		    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
-			*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
-			table_free(v);
-			return SQLITE_ERROR;
-		}
+		return 0;
 	}
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	if ((rc = ts_open(v->path, &o, &v->db)) < 0 ||
+	    (rc = ts_table_open(v->db, v->name, &v->t)) < 0 ||
+	    (rc = ts_table_schema(v->t, &v->schema)) < 0) {
+		*err = sqlite3_mprintf("tsstore: %s", lib_message(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Step 5: declare the virtual table's columns, the schema's, to SQLite.
+ * Returns an SQLite code. */
+static int declare_columns(sqlite3 *sdb, const tsv_table *v)
+{
 	sqlite3_str *sql = sqlite3_str_new(sdb);
 	sqlite3_str_appendall(sql, "CREATE TABLE x(");
 	for (int i = 0; i < v->schema->ncolumns; i++)
@@ -325,8 +364,28 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 		                    sql_type(v->schema->columns[i].type));
 	sqlite3_str_appendall(sql, ")");
 	char *create = sqlite3_str_finish(sql);
-	rc = create ? sqlite3_declare_vtab(sdb, create) : SQLITE_NOMEM;
+	int rc = create ? sqlite3_declare_vtab(sdb, create) : SQLITE_NOMEM;
 	sqlite3_free(create);
+	return rc;
+}
+
+/* xConnect (and xCreate): steps 1 to 5 in turn; the first to fail ends it
+ * and v goes with everything it holds. */
+static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **out, char **err)
+{
+	tsv_table *v = sqlite3_malloc(sizeof *v);
+	char *timeout = NULL;
+	int rc = SQLITE_ERROR;
+	(void)aux;
+	if (!v)
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof *v);
+	if (connect_args(v, argc, argv, &timeout, err) == 0 &&
+	    connect_timeout(v, timeout, err) == 0 && connect_check(v, err) == 0 &&
+	    connect_schema(v, err) == 0)
+		rc = declare_columns(sdb, v);
+	sqlite3_free(timeout);
 	if (rc != SQLITE_OK) {
 		table_free(v);
 		return rc;
@@ -371,80 +430,121 @@ static int find(sqlite3_index_info *info, int col, int want)
 	return -1;
 }
 
-static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+/* A plan as xBestIndex builds it, step by step: the next argument's
+ * number, the idxNum bits, the prefix length, the estimated rows and
+ * idxStr's text. */
+struct index_plan {
+	int arg, bits, prefix;
+	double rows;
+	char str[160];
+};
+
+/* Append word to the plan's idxStr, after a comma unless it is the first. */
+static void plan_word(struct index_plan *p, const char *word)
 {
-	tsv_table *v = (tsv_table *)base;
-	const ts_schema *s = v->schema;
-	int nkey = s->nkey, ts_col = s->key[nkey - 1], arg = 0, plan = 0, c;
-	double rows = 1e6, cost;
-	char str[160] = "";
-	/* equality on the leading key columns, ts excluded */
-	int prefix = 0;
-	while (prefix < nkey - 1 && (c = find(info, s->key[prefix], SQLITE_INDEX_CONSTRAINT_EQ)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		prefix++;
-		rows /= 20;
+	if (*p->str)
+		strcat(p->str, ",");
+	strcat(p->str, word);
+}
+
+/* Take constraint c (an index in info, or -1: none) as the plan's next
+ * argument: set bit, divide the rows by divisor, and name it in idxStr.
+ * Returns whether c was taken. */
+static int plan_take(sqlite3_index_info *info, int c, struct index_plan *p, int bit,
+                     double divisor, const char *word)
+{
+	if (c < 0)
+		return 0;
+	info->aConstraintUsage[c].argvIndex = ++p->arg;
+	p->bits |= bit;
+	p->rows /= divisor;
+	plan_word(p, word);
+	return 1;
+}
+
+/* Step 1: equality on the leading key columns, ts excluded: the prefix. */
+static void plan_prefix(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int c;
+	while (p->prefix < s->nkey - 1 &&
+	       (c = find(info, s->key[p->prefix], SQLITE_INDEX_CONSTRAINT_EQ)) >= 0) {
+		info->aConstraintUsage[c].argvIndex = ++p->arg;
+		p->prefix++;
+		p->rows /= 20;
 	}
-	if (prefix)
-		snprintf(str, sizeof str, "prefix=%d", prefix);
-	/* a range on the next key column (ts's range is from/to below) */
-	if (prefix < nkey - 1) {
-		int next = s->key[prefix];
-		if ((c = find(info, next, -1)) >= 0) {
-			info->aConstraintUsage[c].argvIndex = ++arg;
-			plan |= P_LOWER;
-			rows /= 4;
-			strcat(str, *str ? ",lower" : "lower");
-		}
-		if ((c = find(info, next, -2)) >= 0) {
-			info->aConstraintUsage[c].argvIndex = ++arg;
-			plan |= P_UPPER;
-			rows /= 4;
-			strcat(str, *str ? ",upper" : "upper");
-		}
-	}
-	if ((c = find(info, ts_col, -1)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		plan |= P_FROM;
-		rows /= 8;
-		strcat(str, *str ? ",from" : "from");
-	}
-	if ((c = find(info, ts_col, -2)) >= 0) {
-		info->aConstraintUsage[c].argvIndex = ++arg;
-		plan |= P_TO;
-		rows /= 8;
-		strcat(str, *str ? ",to" : "to");
-	}
-	/* ORDER BY key columns in key order, all one direction; key columns
-	 * fixed by = may be left out (ORDER BY ts DESC with the rest of the
-	 * key fixed is the newest row first) */
-	if (info->nOrderBy > 0 && info->nOrderBy <= nkey) {
-		int ok = 1, desc = info->aOrderBy[0].desc, k = 0;
-		for (int i = 0; i < info->nOrderBy && ok; i++) {
-			while (k < prefix && s->key[k] != info->aOrderBy[i].iColumn)
-				k++;
-			ok = k < nkey && info->aOrderBy[i].iColumn == s->key[k] &&
-			     info->aOrderBy[i].desc == desc;
+	if (p->prefix)
+		snprintf(p->str, sizeof p->str, "prefix=%d", p->prefix);
+}
+
+/* Step 2: a range on the key column after the prefix, when that column
+ * is not ts (ts's range is step 3). */
+static void plan_key_range(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	if (p->prefix >= s->nkey - 1)
+		return;
+	int next = s->key[p->prefix];
+	plan_take(info, find(info, next, -1), p, P_LOWER, 4, "lower");
+	plan_take(info, find(info, next, -2), p, P_UPPER, 4, "upper");
+}
+
+/* Step 3: a range on ts, the last key column. */
+static void plan_ts_range(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int ts_col = s->key[s->nkey - 1];
+	plan_take(info, find(info, ts_col, -1), p, P_FROM, 8, "from");
+	plan_take(info, find(info, ts_col, -2), p, P_TO, 8, "to");
+}
+
+/* Step 4: ORDER BY key columns in key order, all one direction, is the
+ * scan's own order; key columns fixed by = may be left out (ORDER BY ts
+ * DESC with the rest of the key fixed is the newest row first). */
+static void plan_order(sqlite3_index_info *info, const ts_schema *s, struct index_plan *p)
+{
+	int nkey = s->nkey;
+	if (info->nOrderBy <= 0 || info->nOrderBy > nkey)
+		return;
+	int ok = 1, desc = info->aOrderBy[0].desc, k = 0;
+	for (int i = 0; i < info->nOrderBy && ok; i++) {
+		while (k < p->prefix && s->key[k] != info->aOrderBy[i].iColumn)
 			k++;
-		}
-		if (ok) {
-			info->orderByConsumed = 1;
-			plan |= P_ORDER | (desc ? P_DESC : 0);
-			strcat(str, *str ? "," : "");
-			strcat(str, desc ? "order=desc" : "order=asc");
-		}
+		ok = k < nkey && info->aOrderBy[i].iColumn == s->key[k] &&
+		     info->aOrderBy[i].desc == desc;
+		k++;
 	}
+	if (!ok)
+		return;
+	info->orderByConsumed = 1;
+	p->bits |= P_ORDER | (desc ? P_DESC : 0);
+	plan_word(p, desc ? "order=desc" : "order=asc");
+}
+
+/* Step 5: hand the plan to SQLite: every constraint still checked by
+ * SQLite (omit = 0), the cost, idxNum and idxStr.  Returns SQLITE_OK or
+ * SQLITE_NOMEM. */
+static int plan_finish(sqlite3_index_info *info, const struct index_plan *p)
+{
+	double rows = p->rows < 1 ? 1 : p->rows;
 	for (int i = 0; i < info->nConstraint; i++)
 		info->aConstraintUsage[i].omit = 0; /* SQLite checks every row again */
-	if (rows < 1)
-		rows = 1;
-	cost = rows + 10;
-	info->estimatedCost = cost;
+	info->estimatedCost = rows + 10;
 	info->estimatedRows = (sqlite3_int64)rows;
-	info->idxNum = plan | prefix;
-	info->idxStr = sqlite3_mprintf("%s", str);
+	info->idxNum = p->bits | p->prefix;
+	info->idxStr = sqlite3_mprintf("%s", p->str);
 	info->needToFreeIdxStr = 1;
 	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* xBestIndex: the plan the file comment describes, built in its order
+ * (which is also the order of the arguments xFilter receives). */
+static int x_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	const ts_schema *s = ((tsv_table *)base)->schema;
+	struct index_plan p = {.rows = 1e6};
+	plan_prefix(info, s, &p);
+	plan_key_range(info, s, &p);
+	plan_ts_range(info, s, &p);
+	plan_order(info, s, &p);
+	return plan_finish(info, &p);
 }
 
 /* ---- reading ---- */
@@ -649,61 +749,88 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 	return rc ? rc : remote_advance(c);
 }
 
+/* Filtering, step 1 (plan_prefix's arguments): the prefix's values from
+ * argv[0..prefix) into c->lower and c->upper, and q's prefix.  The first
+ * value that does not convert exactly ends the prefix (SQLite filters
+ * the rest).  Returns the number of values used. */
+static int filter_prefix(tsv_cursor *c, const ts_schema *s, int prefix, sqlite3_value **argv,
+                         ts_query *q)
+{
+	int usable = 0;
+	for (; usable < prefix; usable++)
+		if (bound(c, argv[usable], s->columns[s->key[usable]].type, 0, &c->lower[usable]) < 0)
+			break;
+	for (int i = 0; i < usable; i++)
+		c->upper[i] = c->lower[i];
+	q->prefix = usable ? c->lower : NULL;
+	q->nprefix = usable;
+	return usable;
+}
+
+/* Step 2 (plan_key_range's): the bounds on the key column after the
+ * prefix, from argv[*a..], into q -- only when the whole prefix was used
+ * (usable), since a range after a shortened prefix means nothing.  GT and
+ * GE both become >= (a real bound on an integer column rounds inward),
+ * LT and LE both <=: SQLite rechecks the strictness.  *a moves past the
+ * arguments the plan gave, used or not. */
+static void filter_key_range(tsv_cursor *c, const ts_schema *s, int plan, int usable,
+                             sqlite3_value **argv, int *a, ts_query *q)
+{
+	int prefix = plan & 0xff;
+	ts_type next = prefix < s->nkey ? s->columns[s->key[prefix]].type : TS_NONE;
+	if ((plan & P_LOWER) && usable == prefix &&
+	    bound(c, argv[*a], next, 1, &c->lower[prefix]) == 0) {
+		q->lower = c->lower;
+		q->nlower = prefix + 1;
+	}
+	*a += (plan & P_LOWER) != 0;
+	if ((plan & P_UPPER) && usable == prefix &&
+	    bound(c, argv[*a], next, -1, &c->upper[prefix]) == 0) {
+		q->upper = c->upper;
+		q->nupper = prefix + 1;
+	}
+	*a += (plan & P_UPPER) != 0;
+}
+
+/* Step 3 (plan_ts_range's): the range on ts from argv[a..], into q; a
+ * bound that is not exactly a timestamp is left to SQLite. */
+static void filter_ts_range(int plan, sqlite3_value **argv, int a, ts_query *q)
+{
+	ts_value t;
+	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
+		q->has_from = 1;
+		q->from = t.v.i;
+	}
+	a += (plan & P_FROM) != 0;
+	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
+		q->has_to = 1;
+		q->to = t.v.i;
+		q->to_inclusive = 1;
+	}
+}
+
+/* xFilter: the query of plan (x_best_index) with argv's values, steps 1
+ * to 3, then the first row, read from the table or through tsstored. */
 static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int argc,
                     sqlite3_value **argv)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
 	tsv_table *v = (tsv_table *)base->pVtab;
-	const ts_schema *s = v->schema;
-	int prefix = plan & 0xff, a = 0, rc, usable = 0;
-	ts_value t;
+	int a = plan & 0xff, rc;
 	ts_query q;
 	(void)str;
 	(void)argc;
 	cursor_reset(c);
 	memset(&q, 0, sizeof q);
-	/* The prefix: the first value that does not convert exactly ends it,
-	 * and the key range after it is dropped (SQLite filters). */
-	for (; usable < prefix; usable++)
-		if (bound(c, argv[usable], s->columns[s->key[usable]].type, 0, &c->lower[usable]) < 0)
-			break;
-	a = prefix;
-	for (int i = 0; i < usable; i++)
-		c->upper[i] = c->lower[i];
-	q.prefix = usable ? c->lower : NULL;
-	q.nprefix = usable;
-	ts_type next = prefix < s->nkey ? s->columns[s->key[prefix]].type : TS_NONE;
-	/* GT and GE both become >= (a real bound on an integer column rounds
-	 * inward), LT and LE both <=: SQLite rechecks the strictness */
-	if ((plan & P_LOWER) && usable == prefix &&
-	    bound(c, argv[a], next, 1, &c->lower[prefix]) == 0) {
-		q.lower = c->lower;
-		q.nlower = prefix + 1;
-	}
-	a += (plan & P_LOWER) != 0;
-	if ((plan & P_UPPER) && usable == prefix &&
-	    bound(c, argv[a], next, -1, &c->upper[prefix]) == 0) {
-		q.upper = c->upper;
-		q.nupper = prefix + 1;
-	}
-	a += (plan & P_UPPER) != 0;
-	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
-		q.has_from = 1;
-		q.from = t.v.i;
-	}
-	a += (plan & P_FROM) != 0;
-	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
-		q.has_to = 1;
-		q.to = t.v.i;
-		q.to_inclusive = 1;
-	}
+	int usable = filter_prefix(c, v->schema, plan & 0xff, argv, &q);
+	filter_key_range(c, v->schema, plan, usable, argv, &a, &q);
+	filter_ts_range(plan, argv, a, &q);
 	q.desc = (plan & P_DESC) != 0;
 	c->rowid = 0;
 	if (v->socket)
 		return remote_query(c, &q);
 	if ((rc = ts_query_open(v->t, &q, &c->cur)) < 0)
 		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
-	c->rowid = 0;
 	rc = ts_cursor_next(c->cur, &c->row, &c->n);
 	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
 }

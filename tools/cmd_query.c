@@ -274,6 +274,55 @@ static int aggregate_names(const ts_schema *s, const struct cli_req *r, const ch
 	return n;
 }
 
+/* Running a command, step 1: the options each kind requires (latest:
+ * --prefix; aggregate: --every and --column).  Returns CLI_CONTINUE, or
+ * CLI_USAGE after the message. */
+static int check_required(struct cli *cli, const struct query_args *a, enum cli_req_kind kind)
+{
+	if (kind == CLI_REQ_LATEST && !a->prefix)
+		return cli_usage(cli, "missing --prefix");
+	if (kind == CLI_REQ_AGGREGATE && !a->req.every)
+		return cli_usage(cli, "missing --every");
+	if (kind == CLI_REQ_AGGREGATE && a->nspecs == 0)
+		return cli_usage(cli, "missing --column");
+	return CLI_CONTINUE;
+}
+
+/* Step 2: what needs the schema, into a->req: the --prefix values, the
+ * aggregate's --column specs, --group checked against the key.  Returns
+ * CLI_CONTINUE, or CLI_USAGE after the message. */
+static int apply_schema(struct cli *cli, const ts_schema *s, struct query_args *a,
+                        enum cli_req_kind kind)
+{
+	int status = CLI_CONTINUE;
+	if (a->prefix)
+		status = parse_prefix(cli, s, a->prefix, &a->req);
+	for (int i = 0; i < a->nspecs && status == CLI_CONTINUE; i++)
+		status = parse_specs(cli, s, a->specs[i], &a->req);
+	if (status == CLI_CONTINUE && kind == CLI_REQ_AGGREGATE && a->req.group >= s->nkey)
+		status = cli_usage(cli, "--group %d: the table has %d key columns before ts",
+		                   a->req.group, s->nkey - 1);
+	return status;
+}
+
+/* Step 3: the names of the printed columns: an aggregate's
+ * (aggregate_names, strings in *text), else the table's.  Returns their
+ * number, or -1 when out of memory. */
+static int output_names(const ts_schema *s, const struct cli_req *r, const char ***names,
+                        char **text)
+{
+	int n;
+	if (r->kind == CLI_REQ_AGGREGATE)
+		return aggregate_names(s, r, names, text);
+	if (!(*names = calloc((size_t)s->ncolumns, sizeof **names)))
+		return -1;
+	for (n = 0; n < s->ncolumns; n++)
+		(*names)[n] = s->columns[n].name;
+	return n;
+}
+
+/* query, latest, aggregate and dump: the options, then steps 1 to 3 with
+ * the store open, then run. */
 static int run_command(struct cli *cli, int argc, char **argv, const struct option *opts,
                        enum cli_req_kind kind)
 {
@@ -283,42 +332,16 @@ static int run_command(struct cli *cli, int argc, char **argv, const struct opti
 	const char **names = NULL;
 	char *text = NULL;
 	int n, status = parse_query(cli, argc, argv, opts, &a);
-	if (status != CLI_CONTINUE)
-		goto out;
-	if (kind == CLI_REQ_LATEST && !a.prefix)
-		status = cli_usage(cli, "missing --prefix");
-	else if (kind == CLI_REQ_AGGREGATE && !a.req.every)
-		status = cli_usage(cli, "missing --every");
-	else if (kind == CLI_REQ_AGGREGATE && a.nspecs == 0)
-		status = cli_usage(cli, "missing --column");
-	if (status != CLI_CONTINUE)
+	if (status != CLI_CONTINUE || (status = check_required(cli, &a, kind)) != CLI_CONTINUE)
 		goto out;
 	a.req.table = a.table;
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK ||
-	    (status = cli_store_schema(cli, st, a.table, &s)) != CLI_OK)
+	    (status = cli_store_schema(cli, st, a.table, &s)) != CLI_OK ||
+	    (status = apply_schema(cli, s, &a, kind)) != CLI_CONTINUE)
 		goto out;
-	status = CLI_CONTINUE;
-	if (a.prefix)
-		status = parse_prefix(cli, s, a.prefix, &a.req);
-	for (int i = 0; i < a.nspecs && status == CLI_CONTINUE; i++)
-		status = parse_specs(cli, s, a.specs[i], &a.req);
-	if (status == CLI_CONTINUE && kind == CLI_REQ_AGGREGATE && a.req.group >= s->nkey)
-		status = cli_usage(cli, "--group %d: the table has %d key columns before ts",
-		                   a.req.group, s->nkey - 1);
-	if (status != CLI_CONTINUE)
+	if ((n = output_names(s, &a.req, &names, &text)) < 0) {
+		status = cli_fail(cli, "out of memory");
 		goto out;
-	if (kind == CLI_REQ_AGGREGATE) {
-		if ((n = aggregate_names(s, &a.req, &names, &text)) < 0) {
-			status = cli_fail(cli, "out of memory");
-			goto out;
-		}
-	} else {
-		if (!(names = calloc((size_t)s->ncolumns, sizeof *names))) {
-			status = cli_fail(cli, "out of memory");
-			goto out;
-		}
-		for (n = 0; n < s->ncolumns; n++)
-			names[n] = s->columns[n].name;
 	}
 	status = run(cli, st, &a.req, s, a.has_format ? a.format : kind == CLI_REQ_DUMP ? ROWFMT_JSONL
 	                                                                              : ROWFMT_TSV,

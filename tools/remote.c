@@ -187,31 +187,40 @@ struct rows_state {
 	int bad;                 /* a value could not be read: reported */
 };
 
+/* One row of a rows line into st->row: the line's values, reordered by
+ * st->order, each read as its type.  Returns 0, or -1 after reporting
+ * what is wrong (st->bad set).  st->row may hold values either way: the
+ * caller frees them. */
+static int decode_row(struct rows_state *st, const json_t *row)
+{
+	char why[CLI_MESSAGE_MAX];
+	if (!json_is_array(row) || json_array_size(row) != (size_t)st->n) {
+		cli_fail(st->cli, "unexpected row from tsstored");
+		st->bad = 1;
+		return -1;
+	}
+	for (int k = 0; k < st->n; k++) {
+		int from = st->order ? st->order[k] : k;
+		if (val_from_json(st->types[k], json_array_get(row, (size_t)from), &st->row[k], why,
+		                  sizeof why) < 0) {
+			cli_fail(st->cli, "unexpected value from tsstored: %s", why);
+			st->bad = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The rows of one rows line, each decoded and handed to st->fn (jconn's
+ * rows callback).  Returns 0 to go on, 1 to stop: a row could not be
+ * read, or st->fn asked to stop. */
 static int on_rows(void *arg, json_t *rows)
 {
 	struct rows_state *st = arg;
 	size_t i;
 	json_t *row;
-	char why[CLI_MESSAGE_MAX];
 	json_array_foreach(rows, i, row) {
-		int stop = 0;
-		if (!json_is_array(row) || json_array_size(row) != (size_t)st->n) {
-			cli_fail(st->cli, "unexpected row from tsstored");
-			st->bad = 1;
-			return 1;
-		}
-		for (int k = 0; k < st->n; k++) {
-			int from = st->order ? st->order[k] : k;
-			if (val_from_json(st->types[k], json_array_get(row, (size_t)from), &st->row[k], why,
-			                  sizeof why) < 0) {
-				cli_fail(st->cli, "unexpected value from tsstored: %s", why);
-				st->bad = 1;
-				stop = 1;
-				break;
-			}
-		}
-		if (!stop && st->fn(st->arg, st->row, st->n) < 0)
-			stop = 1;
+		int stop = decode_row(st, row) < 0 || st->fn(st->arg, st->row, st->n) < 0;
 		for (int k = 0; k < st->n; k++)
 			val_free(&st->row[k]);
 		if (stop)

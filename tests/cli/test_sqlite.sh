@@ -26,8 +26,9 @@
 #      does not hold the writer lock, and inserting beside a tsstored is
 #      refused ("locked by another writer") while reading works;
 #   6. UPDATE and DELETE are refused ("append-only") and change nothing;
-#   7. errors: a missing table, no path=, path= with socket=, no daemon at
-#      socket=, a missing directory.
+#   7. errors: a missing table, no path=, path= with socket=, an unknown
+#      argument, no table=, no daemon at socket=, a missing directory;
+#      a repeated argument's last value wins.
 #   8. through tsstored (socket=): the differential queries equal the
 #      plain table's, inserts in one batch per transaction, UPDATE refused.
 #
@@ -785,6 +786,20 @@ script path_and_socket <<EOF
 CREATE VIRTUAL TABLE temp.e USING tsstore(path='$tmp/DB', socket='$tmp/sock', table='usage');
 EOF
 check_error path_and_socket 'path= and socket= together' path_and_socket
+script unknown_arg <<EOF
+CREATE VIRTUAL TABLE temp.e USING tsstore(path='$tmp/DB', table='usage', colour='red');
+EOF
+check_error unknown_argument "unknown argument colour='red' (want path=" unknown_arg
+script no_table_arg <<EOF
+CREATE VIRTUAL TABLE temp.e USING tsstore(path='$tmp/DB');
+EOF
+check_error missing_table_argument 'missing table= (want' no_table_arg
+# A repeated argument's last value is the one used.
+script repeated_arg <<EOF
+CREATE VIRTUAL TABLE temp.e USING tsstore(path='$tmp/nodir', table='nosuch', path='$tmp/DB', table='usage');
+SELECT (SELECT count(*) FROM temp.e) = (SELECT count(*) FROM usage), count(*) > 0 FROM usage;
+EOF
+check repeated_argument 0 '1|1\n' '' from "$tmp/repeated_arg.sql" sq
 script missing_dir <<EOF
 CREATE VIRTUAL TABLE temp.e USING tsstore(path='$tmp/nodir', table='usage');
 EOF

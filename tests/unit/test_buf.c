@@ -3,17 +3,20 @@
  * in the caller's storage stay there while they fit, move to the heap
  * with their bytes when they outgrow it and never write past it; the
  * fixed-width and varint fields round-trip; a reader that runs past its
- * end flags it and yields zeros.
+ * end flags it and yields zeros; a buffer that cannot grow says
+ * TS_ENOMEM, keeps its bytes and stays failed.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "buf.h"
+#include "tsstore.h"
 
 /* Storage of 16 bytes between guard bytes that must stay untouched. */
 struct guarded {
@@ -163,6 +166,27 @@ static void buf_reader_short_fields(void **state)
 	assert_int_equal(r.bad, 1);
 }
 
+static void buf_reserve_too_big_is_enomem(void **state)
+{
+	(void)state;
+	char want[100];
+	ts_buf b;
+	ts__buf_init(&b);
+	ts__put(&b, "abc", 3);
+	assert_int_equal(ts__buf_reserve(&b, SIZE_MAX), TS_ENOMEM);
+	assert_int_equal(b.oom, 1);
+	snprintf(want, sizeof want, "out of memory growing a buffer of 3 bytes by %zu", SIZE_MAX);
+	assert_string_equal(ts_errmsg(NULL), want);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.data, "abc", 3);
+	/* sticky: a later small reserve fails too, and puts change nothing */
+	assert_int_equal(ts__buf_reserve(&b, 1), TS_ENOMEM);
+	assert_string_equal(ts_errmsg(NULL), "out of memory (a buffer failed to grow before)");
+	ts__put_u64(&b, 7);
+	assert_int_equal(b.len, 3);
+	ts__buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +194,7 @@ int main(void)
 		cmocka_unit_test(buf_lent_storage_reused_and_freed),
 		cmocka_unit_test(buf_fields_roundtrip),
 		cmocka_unit_test(buf_reader_short_fields),
+		cmocka_unit_test(buf_reserve_too_big_is_enomem),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
