@@ -285,6 +285,15 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
 		$(PROG_LIBS) $(CMOCKA_LIBS)
 
+# test_config checks the daemon's option parsing itself (daemon/config.c):
+# it links the daemon's object rather than starting tsstored.
+$(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o daemon/tsd.h \
+		$(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon -o $@ $< $(B)/daemon/config.o \
+		$(PROG_LIBS) $(CMOCKA_LIBS)
+
 # test_crash again, over a library of 1 MiB log segments, so that the
 # kills land in segment rollovers too (tests/unit/test_crash.c).
 SMALLSEG = -DTS_SEG_DATA_SHIFT=20

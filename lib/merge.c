@@ -7,9 +7,9 @@
  * yesterday's 4-hour tablets all fall in yesterday's day period today, so
  * the roll-over of periods is simply that they start merging together.
  * Such a roll-over merge waits a pseudo-random delay (a hash of the table
- * and the period, below TS_MERGE_ROLLOVER_SPREAD) after the moment the
- * period grew, so that the periods of many tables do not all merge at
- * midnight.  A freshly flushed tablet waits merge_delay before it merges:
+ * and the period, below the merge_rollover_spread setting) after the
+ * moment the period grew, so that the periods of many tables do not all
+ * merge at midnight.  A freshly flushed tablet waits merge_delay before it merges:
  * the next flush of its period will likely merge with it.
  *
  * A merge: (1) under the table mutex, pick a group and reserve a tablet

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test_basic.sh -- golden tests of the tsstore admin command: tables,
 # create, schema, stats, alter, drop (on the files with -d, and through
-# tsstored with -s), the usage errors and the default database (insert,
-# the commands that print rows, check and snapshot have their own
-# test_insert.sh, test_query.sh, test_check.sh).
+# tsstored with -s), the scheduler's settings given to tsstored as its
+# stats show them (and the values it refuses), the usage errors and the
+# default database (insert, the commands that print rows, check and
+# snapshot have their own test_insert.sh, test_query.sh, test_check.sh).
 #
 # Usage: tests/cli/test_basic.sh TSSTORE
 #   TSSTORE is the tsstore binary, or a build directory holding
@@ -230,6 +231,32 @@ suite_drop
 daemon_stop
 ts() { "$bin" -d "$db" "$@"; }
 mode=
+
+# ---- the scheduler's settings: tsstored's flags in the stats ----
+# Through -s the stats show the daemon's settings (the two given, the
+# defaults of the others); with -d, the command's own read-only handle
+# shows the defaults and counters of 0.  Values the daemon refuses stop
+# it with status 2 and a message naming the option.
+
+sched_lines='setting_merge_slice_rows: %s\nsetting_merge_rollover_spread_ns: 1800000000000\nsetting_maint_busy_window_ns: 100000000\nsetting_maint_busy_share_percent: %s\nsetting_merges_enabled: 1\n'
+daemon_start "$tmp/scheddb" "$tmp/sched.sock" --maint-busy-share 20 --merge-slice-rows 128
+check sched_create 0 '' '' "$bin" -s "$tmp/sched.sock" create cpu --column host:string --key host,ts
+check_lines stats_sched_socket "$(printf "$sched_lines" 128 20)" "$bin" -s "$tmp/sched.sock" stats cpu
+check_lines stats_sched_socket_all "$(printf "$sched_lines" 128 20 | sed 's/^/  /')" \
+	"$bin" -s "$tmp/sched.sock" stats
+daemon_stop
+check_lines stats_sched_direct "$(printf "$sched_lines" 4096 50)\nmaint_merges: 0\nmaint_throttled_ns: 0\n" \
+	"$bin" -d "$tmp/scheddb" stats cpu
+check sched_share_0 2 '' 'tsstored: --maint-busy-share: maint-busy-share: "0" is not a positive integer\n' \
+	"$tsstored" -d "$tmp/nodb" --maint-busy-share 0
+check sched_share_101 2 '' 'tsstored: --maint-busy-share: maint-busy-share: "101" is out of range\n' \
+	"$tsstored" -d "$tmp/nodb" --maint-busy-share=101
+check sched_slice_rows_0 2 '' 'tsstored: --merge-slice-rows: merge-slice-rows: "0" is not a positive integer\n' \
+	"$tsstored" -d "$tmp/nodb" --merge-slice-rows 0
+printf 'merge-rollover-spread = 0\n' >"$tmp/sched.conf"
+check sched_conf_spread_0 2 '' "tsstored: $tmp/sched.conf:1: merge-rollover-spread: \"0\" is out of range\n" \
+	"$tsstored" -d "$tmp/nodb" --config "$tmp/sched.conf"
+expect sched_refused_no_db ! -e "$tmp/nodb"
 
 # ---- -s with no daemon ----
 

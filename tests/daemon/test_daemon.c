@@ -796,7 +796,51 @@ static void test_stats(void **state)
 	assert_int_equal(stat_int(st, "ttl_ns"), 0);
 	assert_int_equal(stat_int(st, "rows_returned"), 4);
 	assert_member(st, "ttl", "'0s'");
+	/* the scheduler's settings: the defaults, no option being given */
+	assert_int_equal(stat_int(st, "setting_merge_slice_rows"), 4096);
+	assert_int_equal(stat_int(st, "setting_maint_busy_share_percent"), 50);
 	json_decref(st);
+}
+
+/* The daemon with two of the scheduler's settings given. */
+static int setup_scheduler(void **state)
+{
+	static const char *const args[] = {"--maint-busy-share", "20", "--merge-slice-rows", "128",
+	                                   NULL};
+	return start_fixture(state, args, 0);
+}
+
+/* --maint-busy-share and --merge-slice-rows reach the engine: a table's
+ * stats show them, and the defaults of the settings not given (the stats
+ * show what the database runs under, never 0).  No tablet was flushed,
+ * so the scheduler has made no merge and slept for none. */
+static void test_scheduler_settings(void **state)
+{
+	struct fixture *f = *state;
+	json_t *lines = NULL, *st;
+	fill_q(f->c);
+	st = table_stats(f->c, "q");
+	assert_int_equal(stat_int(st, "setting_maint_busy_share_percent"), 20);
+	assert_int_equal(stat_int(st, "setting_merge_slice_rows"), 128);
+	assert_int_equal(stat_int(st, "setting_maint_busy_window_ns"), 100000000);
+	assert_int_equal(stat_int(st, "setting_merge_rollover_spread_ns"), INT64_C(1800000000000));
+	assert_int_equal(stat_int(st, "setting_flush_size"), 16 << 20);
+	assert_int_equal(stat_int(st, "setting_flush_age_ns"), 600 * SEC);
+	assert_int_equal(stat_int(st, "setting_merge_max_size"), 128 << 20);
+	assert_int_equal(stat_int(st, "setting_merge_delay_ns"), 90 * SEC);
+	assert_int_equal(stat_int(st, "setting_merges_enabled"), 1);
+	assert_in_range(stat_int(st, "maint_passes"), 0, INT32_MAX);
+	assert_int_equal(stat_int(st, "maint_merges"), 0);
+	assert_int_equal(stat_int(st, "maint_throttled_ns"), 0);
+	json_decref(st);
+	/* the same in the daemon's stats, under "tables" */
+	assert_int_equal(tsd_test_send_line(f->c, "{\"op\":\"stats\"}"), 0);
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, &lines, NULL), 0);
+	assert_int_equal(json_array_size(lines), 1);
+	st = json_object_get(json_object_get(json_array_get(lines, 0), "tables"), "q");
+	assert_int_equal(stat_int(st, "setting_maint_busy_share_percent"), 20);
+	assert_int_equal(stat_int(st, "setting_merge_slice_rows"), 128);
+	json_decref(lines);
 }
 
 /* Insert rows [k, T0] for k in [from, to) into table "p" (k int64, ts). */
@@ -2204,6 +2248,41 @@ static void test_config_nul_refused(void **state)
 	tsd_test_daemon_free(d);
 }
 
+/* The scheduler's settings out of range stop the daemon before it opens
+ * the database, with the message naming the option (or the file and
+ * line): 0 would mean the library's default, and the share is a
+ * percentage. */
+static void test_scheduler_settings_refused(void **state)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	char path[TSD_TEST_PATH_MAX], want[TSD_TEST_PATH_MAX + 64];
+	static const char conf[] = "# scheduler\nmaint-busy-share = 101\n";
+	static const char *const share0[] = {"--maint-busy-share", "0", NULL};
+	static const char *const share101[] = {"--maint-busy-share", "101", NULL};
+	static const char *const rows0[] = {"--merge-slice-rows", "0", NULL};
+	static const char *const window0[] = {"--maint-busy-window", "0", NULL};
+	(void)state;
+	assert_non_null(d);
+	assert_int_equal(tsd_test_daemon_start(d, share0), -1);
+	assert_true(log_has(d, "tsstored: --maint-busy-share: maint-busy-share: \"0\" is not a "
+	                       "positive integer"));
+	assert_int_equal(tsd_test_daemon_start(d, share101), -1);
+	assert_true(log_has(d, "tsstored: --maint-busy-share: maint-busy-share: \"101\" is out of "
+	                       "range"));
+	assert_int_equal(tsd_test_daemon_start(d, rows0), -1);
+	assert_true(log_has(d, "tsstored: --merge-slice-rows: merge-slice-rows: \"0\" is not a "
+	                       "positive integer"));
+	assert_int_equal(tsd_test_daemon_start(d, window0), -1);
+	assert_true(log_has(d, "tsstored: --maint-busy-window: maint-busy-window: \"0\" is out of "
+	                       "range"));
+	write_file(d, "conf", conf, sizeof conf - 1, path, sizeof path);
+	const char *args[] = {"--config", path, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), -1);
+	snprintf(want, sizeof want, "tsstored: %s:2: maint-busy-share: \"101\" is out of range", path);
+	assert_true(log_has(d, want));
+	tsd_test_daemon_free(d);
+}
+
 /* ---- The request memory budget, idle lines, max-connections ---- */
 
 #define MEM_CONNS 24
@@ -2869,6 +2948,7 @@ int main(void)
 		BOTH("aggregate", test_aggregate, setup),
 		BOTH("flush", test_flush, setup),
 		BOTH("stats", test_stats, setup),
+		ONCE("scheduler_settings", test_scheduler_settings, setup_scheduler),
 		BOTH("id_on_every_line", test_ids_every_line, setup),
 		BOTH("bad_malformed_json", test_bad_malformed_json, setup),
 		BOTH("bad_not_object", test_bad_not_object, setup),
@@ -2901,6 +2981,7 @@ int main(void)
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
 		ONCE("config_nul_refused", test_config_nul_refused, NULL),
+		ONCE("scheduler_settings_refused", test_scheduler_settings_refused, NULL),
 		ONCE("memory_budget_many_long_lines", test_memory_budget, setup_memory),
 		ONCE("memory_budget_line_too_long", test_memory_budget_line_too_long, setup_memory_small),
 		ONCE("memory_budget_random_clients", test_memory_budget_random_clients, setup_memory),

@@ -1,0 +1,287 @@
+/*
+ * test_config.c -- tsstored's option parsing (daemon/config.c) on its
+ * own, linked with the daemon's config.o: what a value given on the
+ * command line (tsd_config_set with the origin "--NAME", as main.c calls
+ * it) or in a config file (tsd_config_file) leaves in cfg->lib, the
+ * ts_options the daemon opens the database with, and the exact message a
+ * refused value prints.
+ *
+ * It covers the maintenance scheduler's settings (merge-slice-rows,
+ * merge-rollover-spread, maint-busy-window, maint-busy-share): 0 would
+ * mean the library's default there, so the daemon refuses it, and the
+ * share is a percentage, 1 to 100.  That the values reach the engine
+ * and its stats through a real tsstored is test_daemon.c's
+ * (daemon_scheduler_settings) and tests/cli/test_basic.sh's.
+ *
+ * Messages go to stderr: each call's is captured into a temporary file
+ * (fd 2 redirected around the call) and compared whole.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ftw.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tsd.h"
+
+#define MS INT64_C(1000000)
+#define SEC (1000 * MS)
+#define MIN (60 * SEC)
+
+/* What the fixture holds: a configuration with the defaults, and a
+ * temporary directory for a config file and a database. */
+struct fixture {
+	struct tsd_config cfg;
+	char dir[64];
+	char path[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof f->dir, "/tmp/tsd-config-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof f->path, "%s/tsstore.conf", f->dir);
+	tsd_config_init(&f->cfg);
+	*state = f;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	tsd_config_free(&f->cfg);
+	nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* ---- stderr of one call ---- */
+
+static char err_text[4096];
+static int saved_fd = -1;
+static FILE *err_file;
+
+/* Send stderr to a fresh temporary file until err_end. */
+static void err_begin(void)
+{
+	fflush(stderr);
+	assert_non_null(err_file = tmpfile());
+	assert_true((saved_fd = dup(2)) >= 0);
+	assert_int_equal(dup2(fileno(err_file), 2), 2);
+}
+
+/* Put stderr back; what was written meanwhile goes to err_text. */
+static const char *err_end(void)
+{
+	size_t n;
+	fflush(stderr);
+	assert_int_equal(dup2(saved_fd, 2), 2);
+	close(saved_fd);
+	saved_fd = -1;
+	rewind(err_file);
+	n = fread(err_text, 1, sizeof err_text - 1, err_file);
+	err_text[n] = '\0';
+	fclose(err_file);
+	err_file = NULL;
+	return err_text;
+}
+
+/* Set option name to value as the command line does (origin "--name");
+ * returns tsd_config_set's result, the message in err_text. */
+static int set_flag(struct tsd_config *cfg, const char *name, const char *value)
+{
+	char origin[80];
+	snprintf(origin, sizeof origin, "--%s", name);
+	err_begin();
+	int rc = tsd_config_set(cfg, name, value, origin);
+	err_end();
+	return rc;
+}
+
+/* Write text as f's config file and read it; returns tsd_config_file's
+ * result, the message in err_text. */
+static int read_file(struct fixture *f, const char *text)
+{
+	FILE *fp = fopen(f->path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+	err_begin();
+	int rc = tsd_config_file(&f->cfg, f->path);
+	err_end();
+	return rc;
+}
+
+/* set_flag must refuse value with exactly the message want (after
+ * "tsstored: --name: "), and leave the scheduler's settings as they were. */
+static void refused_flag(struct tsd_config *cfg, const char *name, const char *value,
+                         const char *want)
+{
+	ts_options before = cfg->lib;
+	char line[256];
+	assert_int_equal(set_flag(cfg, name, value), -1);
+	snprintf(line, sizeof line, "tsstored: --%s: %s\n", name, want);
+	assert_string_equal(err_text, line);
+	assert_int_equal(cfg->lib.merge_slice_rows, before.merge_slice_rows);
+	assert_int_equal(cfg->lib.merge_rollover_spread, before.merge_rollover_spread);
+	assert_int_equal(cfg->lib.maint_busy_window, before.maint_busy_window);
+	assert_int_equal(cfg->lib.maint_busy_share, before.maint_busy_share);
+}
+
+/* ---- the tests ---- */
+
+/* Without the options, cfg->lib holds the library's defaults (not 0),
+ * and each of the four takes a value. */
+static void test_defaults(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(f->cfg.lib.merge_slice_rows, 4096);
+	assert_int_equal(f->cfg.lib.merge_rollover_spread, 30 * MIN);
+	assert_int_equal(f->cfg.lib.maint_busy_window, 100 * MS);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 50);
+	assert_int_equal(tsd_config_has_arg("merge-slice-rows"), 1);
+	assert_int_equal(tsd_config_has_arg("merge-rollover-spread"), 1);
+	assert_int_equal(tsd_config_has_arg("maint-busy-window"), 1);
+	assert_int_equal(tsd_config_has_arg("maint-busy-share"), 1);
+}
+
+/* Valid values on the command line reach cfg->lib, silently. */
+static void test_flags_valid(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(set_flag(&f->cfg, "merge-slice-rows", "128"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(set_flag(&f->cfg, "merge-rollover-spread", "5m"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-window", "250ms"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "20"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.lib.merge_slice_rows, 128);
+	assert_int_equal(f->cfg.lib.merge_rollover_spread, 5 * MIN);
+	assert_int_equal(f->cfg.lib.maint_busy_window, 250 * MS);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 20);
+	/* the share's bounds are both allowed; one row per slice too */
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "1"), 0);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 1);
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "100"), 0);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 100);
+	assert_int_equal(set_flag(&f->cfg, "merge-slice-rows", "1"), 0);
+	assert_int_equal(f->cfg.lib.merge_slice_rows, 1);
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-window", "1ns"), 0);
+	assert_int_equal(f->cfg.lib.maint_busy_window, 1);
+	/* a later value wins */
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "75"), 0);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 75);
+}
+
+/* Out-of-range and malformed values are refused with a message naming
+ * the option, and change nothing. */
+static void test_flags_refused(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "20"), 0);
+	refused_flag(&f->cfg, "maint-busy-share", "0",
+	             "maint-busy-share: \"0\" is not a positive integer");
+	refused_flag(&f->cfg, "maint-busy-share", "101", "maint-busy-share: \"101\" is out of range");
+	refused_flag(&f->cfg, "maint-busy-share", "-1",
+	             "maint-busy-share: \"-1\" is not a positive integer");
+	refused_flag(&f->cfg, "maint-busy-share", "50%",
+	             "maint-busy-share: \"50%\" is not a positive integer");
+	refused_flag(&f->cfg, "merge-slice-rows", "0",
+	             "merge-slice-rows: \"0\" is not a positive integer");
+	refused_flag(&f->cfg, "merge-slice-rows", "4k",
+	             "merge-slice-rows: \"4k\" is not a positive integer");
+	/* a duration of 0 parses, but would mean the default: refused */
+	refused_flag(&f->cfg, "merge-rollover-spread", "0",
+	             "merge-rollover-spread: \"0\" is out of range");
+	refused_flag(&f->cfg, "maint-busy-window", "0s", "maint-busy-window: \"0s\" is out of range");
+	refused_flag(&f->cfg, "maint-busy-window", "100",
+	             "maint-busy-window: \"100\" is not a duration (<n><unit>, unit ns us ms s m h d w)");
+	assert_int_equal(f->cfg.lib.maint_busy_share, 20);
+	/* a value is needed */
+	refused_flag(&f->cfg, "maint-busy-share", NULL, "maint-busy-share needs a value");
+}
+
+/* The same keys in a config file reach cfg->lib; a bad line is reported
+ * with the file and the line. */
+static void test_file(void **state)
+{
+	struct fixture *f = *state;
+	char want[256];
+	assert_int_equal(read_file(f, "# the scheduler\n"
+	                              "merge-slice-rows = 256\n"
+	                              "merge-rollover-spread = 1h\n"
+	                              "maint-busy-window = 2s\n"
+	                              "maint-busy-share = 25\n"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.lib.merge_slice_rows, 256);
+	assert_int_equal(f->cfg.lib.merge_rollover_spread, 60 * MIN);
+	assert_int_equal(f->cfg.lib.maint_busy_window, 2 * SEC);
+	assert_int_equal(f->cfg.lib.maint_busy_share, 25);
+
+	assert_int_equal(read_file(f, "maint-busy-share = 30\nmaint-busy-share = 101\n"), -1);
+	snprintf(want, sizeof want, "tsstored: %s:2: maint-busy-share: \"101\" is out of range\n",
+	         f->path);
+	assert_string_equal(err_text, want);
+	assert_int_equal(read_file(f, "maint-busy-share = 0\n"), -1);
+	snprintf(want, sizeof want,
+	         "tsstored: %s:1: maint-busy-share: \"0\" is not a positive integer\n", f->path);
+	assert_string_equal(err_text, want);
+	assert_int_equal(read_file(f, "merge-slice-rows = 0\n"), -1);
+	snprintf(want, sizeof want,
+	         "tsstored: %s:1: merge-slice-rows: \"0\" is not a positive integer\n", f->path);
+	assert_string_equal(err_text, want);
+	assert_int_equal(read_file(f, "maint-busy-window = 0\n"), -1);
+	snprintf(want, sizeof want, "tsstored: %s:1: maint-busy-window: \"0\" is out of range\n",
+	         f->path);
+	assert_string_equal(err_text, want);
+}
+
+/* What cfg->lib holds after the options is what ts_open accepts. */
+static void test_engine_accepts(void **state)
+{
+	struct fixture *f = *state;
+	ts_db *db = NULL;
+	char path[96];
+	snprintf(path, sizeof path, "%s/db", f->dir);
+	assert_int_equal(set_flag(&f->cfg, "merge-slice-rows", "128"), 0);
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "100"), 0);
+	assert_int_equal(set_flag(&f->cfg, "maint-busy-window", "1ns"), 0);
+	assert_int_equal(set_flag(&f->cfg, "merge-rollover-spread", "1ns"), 0);
+	f->cfg.lib.flags |= TS_OPEN_CREATE;
+	assert_int_equal(ts_open(path, &f->cfg.lib, &db), 0);
+	assert_int_equal(ts_close(db), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flags_valid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
