@@ -840,7 +840,7 @@ typedef struct ts_stat {
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.
  */
-#define TS_STATS_MAX 64
+#define TS_STATS_MAX 128
 TS_EXTERN int ts_table_stats(ts_table *table, ts_stat *out, int room, int *n);
 
 /* ------------------------------------------------------------------ */

@@ -281,6 +281,19 @@ static void rollover_spread_is_a_setting(void **state)
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 }
 
+/* TS_STATS_MAX entries always suffice (the header promises it), with
+ * room to spare for the counters still to come. */
+static void stats_fit_in_stats_max(void **state)
+{
+	ts_test_env *e = env_with(0, 0, 0);
+	*state = e;
+	ts_stat st[TS_STATS_MAX + 64];
+	int n;
+	assert_int_equal(ts_table_stats(e->t, st, TS_STATS_MAX + 64, &n), 0);
+	assert_true(n > 60);
+	assert_true(n <= TS_STATS_MAX - 32);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +305,7 @@ int main(void)
 		cmocka_unit_test_teardown(settings_show_in_stats, ts_test_env_teardown),
 		cmocka_unit_test(bad_settings_refused),
 		cmocka_unit_test_teardown(rollover_spread_is_a_setting, ts_test_env_teardown),
+		cmocka_unit_test_teardown(stats_fit_in_stats_max, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
