@@ -97,8 +97,7 @@ static int copy_file(const char *src, const char *dst)
 			rc = ts__fail_errno(errno, "read %s", src);
 		if (n <= 0)
 			break;
-		if ((rc = ts__pwrite_all(out, buf, (size_t)n, off)) < 0)
-			rc = ts__fail_errno(-rc, "write %s", dst);
+		rc = ts__write_at(out, buf, (size_t)n, off, dst);
 		off += n;
 	}
 	if (rc == 0 && fsync(out) < 0)

@@ -42,7 +42,7 @@ int ts__write_at(int fd, const void *p, size_t n, long long off, const char *pat
 
 /* The same, returning 0 or -errno and recording no message: the one
  * helper outside error.h's convention, kept only until its callers in
- * db.c, log.c, tablet.c and backup.c move to ts__write_at (each maps the
+ * db.c and log.c move to ts__write_at (each maps the
  * -errno with ts__fail_errno(-rc, ...) today).  Do not call it in new
  * code. */
 int ts__pwrite_all(int fd, const void *p, size_t n, long long off);

@@ -264,8 +264,7 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
 	ts__store_u64(h + TS_TABH_OFF_ID, id);
 	ts__store_u32(h + TS_TABH_OFF_SCHEMA, s->version);
 	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
-	if ((rc = ts__pwrite_all(w->fd, h, sizeof h, 0)) < 0) {
-		rc = ts__fail_errno(-rc, "write %s", w->tmp); /* -errno, not a TS_E* code */
+	if ((rc = ts__write_at(w->fd, h, sizeof h, 0, w->tmp)) < 0) {
 		ts__tablet_writer_abort(w);
 		return rc;
 	}
@@ -326,11 +325,11 @@ static int cut_block(ts__tablet_writer *w)
 	h[TS_BLKH_OFF_CODEC] = (unsigned char)codec;
 	uint32_t crc = ts__crc32c(ts__crc32c(0, h, TS_BLKH_OFF_CRC), data, stored);
 	ts__store_u32(h + TS_BLKH_OFF_CRC, crc);
-	int rc = ts__pwrite_all(w->fd, h, sizeof h, (long long)w->offset);
+	int rc = ts__write_at(w->fd, h, sizeof h, (long long)w->offset, w->tmp);
 	if (rc == 0)
-		rc = ts__pwrite_all(w->fd, data, stored, (long long)(w->offset + TS_BLKH_SIZE));
+		rc = ts__write_at(w->fd, data, stored, (long long)(w->offset + TS_BLKH_SIZE), w->tmp);
 	if (rc < 0)
-		return ts__fail_errno(-rc, "write %s", w->tmp);
+		return rc;
 	ts_buf *x = &w->index;
 	ts__put_u64(x, w->offset);
 	ts__put_u32(x, (uint32_t)stored);
@@ -510,12 +509,12 @@ static int write_tail(ts__tablet_writer *w)
 	t[TS_TABT_OFF_CODEC] = (unsigned char)codec;
 	ts__store_u32(t + TS_TABT_OFF_CRC, ts__crc32c(0, t, TS_TABT_OFF_CRC));
 	memcpy(t + TS_TABT_OFF_MAGIC, TS_TABT_MAGIC, 8);
-	rc = ts__pwrite_all(w->fd, data, stored, (long long)w->offset);
+	rc = ts__write_at(w->fd, data, stored, (long long)w->offset, w->tmp);
 	if (rc == 0)
-		rc = ts__pwrite_all(w->fd, t, sizeof t, (long long)(w->offset + stored));
+		rc = ts__write_at(w->fd, t, sizeof t, (long long)(w->offset + stored), w->tmp);
 	w->offset += stored + sizeof t;
 	ts__buf_free(&f);
-	return rc < 0 ? ts__fail_errno(-rc, "write %s", w->tmp) : 0;
+	return rc;
 }
 
 int ts__tablet_writer_finish(ts__tablet_writer *w, uint64_t *rows, uint64_t *bytes,
