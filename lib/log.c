@@ -16,6 +16,18 @@
  * (its rows are all in tablets) and no snapshot that may read it is left
  * (ts__log_pin), or when its slot is needed again TS_LOG_RING segments
  * later.
+ *
+ * Pages: a segment is mapped whole, from file offset 0, so that no mmap
+ * offset depends on the page size (the data area's file offset,
+ * TS_SEG_HEADER, is a page only on machines of 4 KiB pages).  What must
+ * be page-aligned -- msync's and madvise's addresses, the start of the
+ * hole recovery punches -- is rounded on file offsets (ts__off) to the
+ * log's page size (ts__log_page_size), from the mapping's base, which
+ * the kernel aligns; debug builds assert it (page_aligned).
+ *
+ * Locks: the writer's functions run under the writer's lock, the table's
+ * (ts__log_set_writer_lock; asserted by writer_locked); mu guards the
+ * slots' mappings and the release counters (asserted by mu_held).
  */
 #include <assert.h>
 #include <errno.h>
@@ -120,13 +132,145 @@ struct ts__log {
 	 * the writer's -- and learns it from the first segment it maps
 	 * (learn_shift, under mu; set once, with release). */
 	_Atomic int shift_known;
+	size_t page;              /* ts__log_page_size, taken at open */
+	pthread_mutex_t *writer_mu; /* the writer's lock, NULL = not told */
+#ifndef NDEBUG
+	_Atomic(const void *) mu_owner; /* the thread holding mu (mu_lock) */
+#endif
 	struct prep prep;
 };
 
 static void prep_stop(ts__log *log);
+static int sync_all(ts__log *log);
+
+/* ---- pages ---- */
+
+/* The real page size, and the one logs open with (0 = not yet known:
+ * page_init; a power of two, the real one or a forced one). */
+static size_t real_page;
+static _Atomic size_t open_page;
+static pthread_once_t page_once = PTHREAD_ONCE_INIT;
+
+/* What a forced page size of want gives: want if it may be forced
+ * (log.h), else the real page size. */
+static size_t forced_page(size_t want)
+{
+	int pow2 = want && (want & (want - 1)) == 0;
+	return pow2 && want > real_page && want <= TS_LOG_PAGE_FORCE_MAX ? want : real_page;
+}
+
+static void page_init(void)
+{
+	long n = sysconf(_SC_PAGESIZE);
+	const char *env = getenv("TSSTORE_PAGE_SIZE");
+	real_page = n > 0 ? (size_t)n : 4096;
+	atomic_store(&open_page, forced_page(env ? (size_t)strtoull(env, NULL, 0) : 0));
+}
+
+/* The page size a log opening now takes. */
+static size_t opening_page(void)
+{
+	pthread_once(&page_once, page_init);
+	return atomic_load(&open_page);
+}
+
+size_t ts__log_force_page_size(size_t size)
+{
+	pthread_once(&page_once, page_init);
+	atomic_store(&open_page, forced_page(size));
+	return atomic_load(&open_page);
+}
+
+size_t ts__log_page_size(const ts__log *log) { return log->page; }
+
+/* The page size the kernel faults pages in by: the stride of prepare_seg's
+ * touches (a forced page size changes alignments, not faults). */
+static size_t fault_page(void)
+{
+	pthread_once(&page_once, page_init);
+	return real_page;
+}
+
+/* File offsets rounded to the log's pages.  A segment's mapping starts at
+ * file offset 0 on a page boundary, so these are page-aligned addresses
+ * in it too. */
+static ts__off page_down(const ts__log *log, ts__off off)
+{
+	return (ts__off){off.at & ~((uint64_t)log->page - 1)};
+}
+
+static ts__off page_up(const ts__log *log, ts__off off)
+{
+	return page_down(log, (ts__off){off.at + log->page - 1});
+}
+
+#ifndef NDEBUG
+/* Whether off may start what the kernel takes page-aligned (msync,
+ * madvise) on a machine of the log's page size: asserted where such a
+ * call is made (seg_msync, prep_warm), so that a run with a forced page
+ * size fails where such a machine would refuse the call (EINVAL). */
+static int page_aligned(const ts__log *log, ts__off off)
+{
+	return off.at % log->page == 0;
+}
+#endif
+
+/* msync [from, from + len) of the segment file mapped at base: the one
+ * way the log msyncs a segment. */
+static int seg_msync(const ts__log *log, unsigned char *base, ts__off from, uint64_t len)
+{
+	assert(page_aligned(log, from));
+	return msync(ts__off_ptr(base, from), len, MS_SYNC);
+}
+
+/* ---- locks ---- */
+
+#ifndef NDEBUG
+/* Each thread's own address: mu_owner names the thread holding mu. */
+static _Thread_local char this_thread;
+#endif
+
+static void mu_lock(ts__log *log)
+{
+	pthread_mutex_lock(&log->mu);
+#ifndef NDEBUG
+	atomic_store_explicit(&log->mu_owner, &this_thread, memory_order_relaxed);
+#endif
+}
+
+static void mu_unlock(ts__log *log)
+{
+#ifndef NDEBUG
+	atomic_store_explicit(&log->mu_owner, NULL, memory_order_relaxed);
+#endif
+	pthread_mutex_unlock(&log->mu);
+}
+
+#ifndef NDEBUG
+/* Whether the calling thread holds mu. */
+static int mu_held(ts__log *log)
+{
+	return atomic_load_explicit(&log->mu_owner, memory_order_relaxed) == &this_thread;
+}
+
+/* Whether the writer's lock is held, when the log was told it: by some
+ * thread (a trylock cannot say which), so a caller that took no lock is
+ * caught unless another thread holds it just then. */
+static int writer_locked(const ts__log *log)
+{
+	if (!log->writer_mu || pthread_mutex_trylock(log->writer_mu) == EBUSY)
+		return 1;
+	pthread_mutex_unlock(log->writer_mu);
+	return 0;
+}
+#endif
+
+void ts__log_set_writer_lock(ts__log *log, pthread_mutex_t *mu)
+{
+	log->writer_mu = mu;
+}
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~UINT64_C(7); }
-static uint64_t page_up(uint64_t n) { return (n + 4095) & ~UINT64_C(4095); }
 /* The geometry of a log's segments: data areas of 2^shift bytes (log.h). */
 static uint64_t seg_data_s(unsigned shift) { return UINT64_C(1) << shift; }
 static uint64_t seg_of_s(unsigned shift, uint64_t lsn) { return lsn >> shift; }
@@ -337,6 +481,7 @@ static int learn_shift(ts__log *log)
 	uint64_t *segs = NULL;
 	size_t n = 0;
 	unsigned shift = 0;
+	assert(log->readonly && mu_held(log));
 	if (atomic_load_explicit(&log->shift_known, memory_order_relaxed))
 		return 0;
 	int rc = ts__log_segments(log->dir, &segs, &n);
@@ -352,13 +497,13 @@ static int learn_shift(ts__log *log)
 	return rc;
 }
 
-void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
+void *ts__log_ptr_slow(ts__log *log, ts__lsn lsn)
 {
 	if (!atomic_load_explicit(&log->shift_known, memory_order_acquire)) {
 		assert(log->readonly);
-		pthread_mutex_lock(&log->mu);
+		mu_lock(log);
 		int rc = learn_shift(log);
-		pthread_mutex_unlock(&log->mu);
+		mu_unlock(log);
 		if (rc < 0)
 			return NULL;
 	}
@@ -367,13 +512,13 @@ void *ts__log_ptr_slow(ts__log *log, uint64_t lsn)
 	if (atomic_load_explicit(&s->segp1, memory_order_acquire) != seg + 1) {
 		if (!log->readonly)
 			return NULL;
-		pthread_mutex_lock(&log->mu);
+		mu_lock(log);
 		int rc = map_seg(log, seg, 0);
-		pthread_mutex_unlock(&log->mu);
+		mu_unlock(log);
 		if (rc < 0)
 			return NULL;
 	}
-	return s->base + TS_SEG_HEADER + (lsn & (seg_data(log) - 1));
+	return ts__off_ptr(s->base, ts__off_of(log->hot.shift, lsn));
 }
 
 /* ---- commits ---- */
@@ -393,7 +538,7 @@ static int crc_range(ts__log *log, uint64_t from, uint64_t to, uint32_t *crc)
 	return 0;
 }
 
-int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *c)
+int ts__log_read_commit(ts__log *log, ts__lsn lsn, ts__commit *c)
 {
 	const unsigned char *p = ts__log_ptr(log, lsn);
 	if (!p || seg_left(log, lsn) < TS_COMMIT_FIXED + TS_COMMIT_TRAILER ||
@@ -417,16 +562,16 @@ int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *c)
 void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 {
 	const unsigned char *p = c->roots + (size_t)i * TS_ROOT_SIZE;
-	r->period_start = (int64_t)ts__load_u64(p);
-	r->period_len = (int64_t)ts__load_u64(p + 8);
-	r->root = ts__load_u64(p + 16);
-	r->rows = ts__load_u64(p + 24);
-	r->bytes = ts__load_u64(p + 32);
-	r->min_ts = (int64_t)ts__load_u64(p + 40);
-	r->max_ts = (int64_t)ts__load_u64(p + 48);
-	r->born = ts__load_u64(p + 56);
-	r->since = ts__load_u64(p + 64);
-	r->flags = ts__load_u32(p + 72);
+	r->period_start = (int64_t)ts__load_u64(p + TS_ROOT_OFF_PERIOD_START);
+	r->period_len = (int64_t)ts__load_u64(p + TS_ROOT_OFF_PERIOD_LEN);
+	r->root = ts__load_u64(p + TS_ROOT_OFF_ROOT);
+	r->rows = ts__load_u64(p + TS_ROOT_OFF_ROWS);
+	r->bytes = ts__load_u64(p + TS_ROOT_OFF_BYTES);
+	r->min_ts = (int64_t)ts__load_u64(p + TS_ROOT_OFF_MIN_TS);
+	r->max_ts = (int64_t)ts__load_u64(p + TS_ROOT_OFF_MAX_TS);
+	r->born = ts__load_u64(p + TS_ROOT_OFF_BORN);
+	r->since = ts__load_u64(p + TS_ROOT_OFF_SINCE);
+	r->flags = ts__load_u32(p + TS_ROOT_OFF_FLAGS);
 	r->created = 0;
 }
 
@@ -491,7 +636,7 @@ void ts__log_walk_commits(ts__log *log, ts__log_walk *w)
 	w->seq = prev.seq;
 }
 
-int ts__log_batch_at(ts__log *log, uint64_t lsn)
+int ts__log_batch_at(ts__log *log, ts__lsn lsn)
 {
 	ts__commit none = {0}, c;
 	uint64_t next;
@@ -553,32 +698,35 @@ int ts__log_segments(const char *dir, uint64_t **out, size_t *n)
 	return 0;
 }
 
-/* Zero the rest of tail's segment and delete later segments, so that no
- * stale batch can ever follow a new one. */
-/* Make the rest of the tail's segment read as zeros, durably: the partial
+/* Make the rest of the tail's segment read as zeros, durably: the tail's
  * page by hand, the remainder by punching a hole (no data written),
- * falling back to writing zeros where the file system cannot punch. */
+ * falling back to writing zeros where the file system cannot punch.
+ * The hole begins at the log's page after the tail (not before the
+ * segment's end: the file's last page may be partial on a machine of
+ * large pages, and a forced page size maps nothing past the file). */
 static int zero_after_tail(ts__log *log)
 {
 	char path[TS_PATH_MAX];
 	unsigned char *p = ts__log_ptr(log, log->hot.tail);
 	if (!p)
 		return 0;
-	uint64_t off = TS_SEG_HEADER + (log->hot.tail & (seg_data(log) - 1)); /* in the file */
-	uint64_t page = page_up(off);
-	unsigned char *base = p - off;
-	memset(p, 0, page - off);
-	if (page > off && msync(base + page - 4096, 4096, MS_SYNC) < 0)
+	ts__off off = ts__off_of(log->hot.shift, log->hot.tail), end = {seg_file(log)};
+	ts__off from = page_down(log, off), hole = page_up(log, off);
+	unsigned char *base = p - ts__off_bytes(off);
+	if (hole.at > end.at)
+		hole = end;
+	memset(p, 0, hole.at - off.at);
+	if (hole.at > off.at && seg_msync(log, base, from, hole.at - from.at) < 0)
 		return ts__fail_errno(errno, "msync %s", log->dir);
-	if (page >= seg_file(log))
+	if (hole.at >= end.at)
 		return 0;
 	int rc = seg_path(log, seg_of(log, log->hot.tail), path), fd = -1;
 	if (rc == 0 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		rc = ts__fail_errno(errno, "open %s", path);
-	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)page,
-	                         (off_t)(seg_file(log) - page)) < 0) {
-		memset(base + page, 0, seg_file(log) - page);
-		if (msync(base + page, seg_file(log) - page, MS_SYNC) < 0)
+	if (rc == 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	                         (off_t)ts__off_bytes(hole), (off_t)(end.at - hole.at)) < 0) {
+		memset(ts__off_ptr(base, hole), 0, end.at - hole.at);
+		if (seg_msync(log, base, hole, end.at - hole.at) < 0)
 			rc = ts__fail_errno(errno, "msync %s", path);
 	}
 	if (rc == 0 && fsync(fd) < 0)
@@ -726,7 +874,7 @@ static void set_clean(ts__log *log, uint32_t clean)
 	if (atomic_load(&s->segp1) != seg_of(log, log->hot.tail) + 1)
 		return;
 	ts__store_u32(s->base + TS_SEGH_OFF_CLEAN, clean);
-	msync(s->base, TS_SEG_HEADER, MS_SYNC);
+	seg_msync(log, s->base, (ts__off){0}, TS_SEG_HEADER);
 }
 
 /* ---- damage before the recorded head ---- */
@@ -940,9 +1088,9 @@ static int recover(ts__log *log, uint64_t start)
 }
 
 uint64_t ts__log_seg_size(const ts__log *log) { return seg_data(log); }
-uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn) { return seg_of(log, lsn); }
+uint64_t ts__log_seg_of(const ts__log *log, ts__lsn lsn) { return seg_of(log, lsn); }
 
-int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg_size,
+int ts__log_open(const char *dir, int readonly, ts__lsn start_lsn, uint64_t seg_size,
                  ts__log **out)
 {
 	ts__log *log = calloc(1, sizeof *log);
@@ -962,6 +1110,7 @@ int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg
 		                "from 1 MiB to 64 MiB", seg_size);
 	}
 	log->readonly = readonly;
+	log->page = opening_page();
 	current_boot(log->boot);
 	pthread_mutex_init(&log->mu, NULL);
 	if (!readonly && (rc = ts__mkdirs(dir, 0755)) < 0)
@@ -989,8 +1138,10 @@ fail:
 
 void ts__log_stop_preparing(ts__log *log)
 {
-	if (log)
+	if (log) {
+		assert(writer_locked(log));
 		prep_stop(log);
+	}
 }
 
 void ts__log_close(ts__log *log, int clean)
@@ -998,7 +1149,7 @@ void ts__log_close(ts__log *log, int clean)
 	if (!log)
 		return;
 	prep_stop(log);
-	if (!log->readonly && ts__log_sync(log) == 0 && clean)
+	if (!log->readonly && sync_all(log) == 0 && clean)
 		set_clean(log, 1);
 	for (int i = 0; i < TS_LOG_RING; i++)
 		if (log->hot.ring[i].base)
@@ -1011,7 +1162,7 @@ void ts__log_close(ts__log *log, int clean)
 }
 
 uint64_t ts__log_recovered_commits(const ts__log *log) { return log->recovered; }
-uint64_t ts__log_quarantined(const ts__log *log, uint64_t *commits)
+ts__lsn ts__log_quarantined(const ts__log *log, uint64_t *commits)
 {
 	*commits = log->cut_commits;
 	return log->cut_lsn;
@@ -1019,10 +1170,11 @@ uint64_t ts__log_quarantined(const ts__log *log, uint64_t *commits)
 int ts__log_was_clean(const ts__log *log) { return log->was_clean; }
 int64_t ts__log_segment_wait(const ts__log *log, int64_t *max)
 {
+	assert(writer_locked(log));
 	*max = log->seg_wait_max_ns;
 	return log->seg_wait_ns;
 }
-uint64_t ts__log_tail(const ts__log *log) { return log->hot.tail; }
+ts__lsn ts__log_tail(const ts__log *log) { return log->hot.tail; }
 
 /* Read-only: adopt the writer's newest commit if it is a valid one. */
 static void refresh_head(ts__log *log)
@@ -1044,7 +1196,7 @@ static void refresh_head(ts__log *log)
 		;
 }
 
-uint64_t ts__log_head(ts__log *log)
+ts__lsn ts__log_head(ts__log *log)
 {
 	if (log->readonly && log->headpage)
 		refresh_head(log);
@@ -1080,8 +1232,8 @@ static unsigned char *prepare_seg(ts__log *log, uint64_t seg)
 		munmap(base, seg_file(log));
 		return NULL;
 	}
-	if (fresh) /* all zeros, and nobody else's yet */
-		for (uint64_t off = TS_SEG_HEADER; off < seg_file(log); off += 4096)
+	if (fresh) /* all zeros, and nobody else's yet: a store per page faulted */
+		for (uint64_t off = TS_SEG_HEADER, step = fault_page(); off < seg_file(log); off += step)
 			((volatile unsigned char *)base)[off] = 0;
 	return base;
 }
@@ -1164,15 +1316,17 @@ static void prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 {
 	struct prep *p = &log->prep;
 	ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
-	uint64_t at = TS_SEG_HEADER + (log->hot.tail - (seg_lsn(log, seg))); /* in the file */
-	uint64_t from = page_up(at), to = page_up(at + ahead);
-	if (to > seg_file(log))
-		to = seg_file(log);
-	if (from >= to || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
+	/* the tail's offset in seg: its end, when a record filled seg */
+	ts__off at = {TS_SEG_HEADER + (log->hot.tail - seg_lsn(log, seg))};
+	ts__off from = page_up(log, at), to = page_up(log, (ts__off){at.at + ahead});
+	assert(page_aligned(log, from));
+	if (to.at > seg_file(log))
+		to.at = seg_file(log);
+	if (from.at >= to.at || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->warm = s->base + from;
-	p->warm_end = s->base + to;
+	p->warm = ts__off_ptr(s->base, from);
+	p->warm_end = ts__off_ptr(s->base, to);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -1274,10 +1428,11 @@ static int reserve(ts__log *log, uint64_t n)
 	return rc;
 }
 
-int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
+int ts__log_begin(ts__log *log, ts__lsn *batch_lsn)
 {
-	uint64_t lsn;
+	ts__lsn lsn;
 	void *p;
+	assert(writer_locked(log) && !log->readonly && !log->in_batch);
 	log->hot.tail = batch_start(log, log->hot.tail);
 	log->hot.win_end = 0;
 	int rc = ts__log_alloc(log, TS_BATCH_HEADER_SIZE, &lsn, &p);
@@ -1290,9 +1445,10 @@ int ts__log_begin(ts__log *log, uint64_t *batch_lsn)
 	return 0;
 }
 
-int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
+int ts__log_alloc_slow(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 {
 	uint64_t size = align8(n);
+	assert(writer_locked(log) && !log->readonly);
 	int rc = reserve(log, size);
 	if (rc < 0)
 		return rc;
@@ -1339,32 +1495,34 @@ int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p)
 
 static void encode_root(unsigned char *p, const ts__root *r)
 {
-	ts__store_u64(p, (uint64_t)r->period_start);
-	ts__store_u64(p + 8, (uint64_t)r->period_len);
-	ts__store_u64(p + 16, r->root);
-	ts__store_u64(p + 24, r->rows);
-	ts__store_u64(p + 32, r->bytes);
-	ts__store_u64(p + 40, (uint64_t)r->min_ts);
-	ts__store_u64(p + 48, (uint64_t)r->max_ts);
-	ts__store_u64(p + 56, r->born);
-	ts__store_u64(p + 64, r->since);
-	ts__store_u32(p + 72, r->flags);
-	ts__store_u32(p + 76, 0);
+	ts__store_u64(p + TS_ROOT_OFF_PERIOD_START, (uint64_t)r->period_start);
+	ts__store_u64(p + TS_ROOT_OFF_PERIOD_LEN, (uint64_t)r->period_len);
+	ts__store_u64(p + TS_ROOT_OFF_ROOT, r->root);
+	ts__store_u64(p + TS_ROOT_OFF_ROWS, r->rows);
+	ts__store_u64(p + TS_ROOT_OFF_BYTES, r->bytes);
+	ts__store_u64(p + TS_ROOT_OFF_MIN_TS, (uint64_t)r->min_ts);
+	ts__store_u64(p + TS_ROOT_OFF_MAX_TS, (uint64_t)r->max_ts);
+	ts__store_u64(p + TS_ROOT_OFF_BORN, r->born);
+	ts__store_u64(p + TS_ROOT_OFF_SINCE, r->since);
+	ts__store_u32(p + TS_ROOT_OFF_FLAGS, r->flags);
+	ts__store_u32(p + TS_ROOT_OFF_ZERO, 0);
 }
 
 int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
                    uint64_t rows, int64_t now)
 {
-	uint64_t lsn, size = TS_COMMIT_SIZE((uint64_t)nroots);
+	ts__lsn lsn;
+	uint64_t size = TS_COMMIT_SIZE((uint64_t)nroots);
 	unsigned char *c;
 	uint32_t crc;
+	assert(writer_locked(log) && log->in_batch);
 	int rc = ts__log_alloc(log, size, &lsn, (void **)&c);
 	if (rc < 0) {
 		ts__log_abort(log);
 		return rc;
 	}
 	unsigned char *h = ts__log_ptr(log, log->batch);
-	ts__store_u64(h + 8, lsn - log->batch - TS_BATCH_HEADER_SIZE);
+	ts__store_u64(h + 8, lsn - log->batch - TS_BATCH_HEADER_SIZE); /* body_len */
 	ts__store_u32(c + TS_COMMIT_OFF_MAGIC, TS_COMMIT_MAGIC);
 	ts__store_u32(c + TS_COMMIT_OFF_NROOTS, nroots);
 	ts__store_u64(c + TS_COMMIT_OFF_SEQ, log->seq + 1);
@@ -1385,6 +1543,7 @@ int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
 
 void ts__log_abort(ts__log *log)
 {
+	assert(writer_locked(log));
 	if (log->in_batch) {
 		log->hot.tail = log->batch;
 		log->hot.win_end = 0;
@@ -1392,7 +1551,7 @@ void ts__log_abort(ts__log *log)
 	log->in_batch = 0;
 }
 
-uint64_t ts__log_next_batch(const ts__log *log)
+ts__lsn ts__log_next_batch(const ts__log *log)
 {
 	return batch_start(log, log->hot.tail);
 }
@@ -1406,6 +1565,7 @@ uint64_t ts__log_next_batch(const ts__log *log)
  * snapshot's reading it. */
 static void unmap_released_locked(ts__log *log)
 {
+	assert(mu_held(log));
 	if (log->pins != 0)
 		return;
 	for (; log->unmapped < log->released; log->unmapped++) {
@@ -1420,35 +1580,36 @@ static void unmap_released_locked(ts__log *log)
 
 void ts__log_pin(ts__log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	mu_lock(log);
 	log->pins++;
-	pthread_mutex_unlock(&log->mu);
+	mu_unlock(log);
 }
 
 void ts__log_unpin(ts__log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	mu_lock(log);
 	assert(log->pins > 0);
 	if (--log->pins == 0)
 		unmap_released_locked(log);
-	pthread_mutex_unlock(&log->mu);
+	mu_unlock(log);
 }
 
 /* Segments below seg are no longer needed: unmap them when no snapshot
  * can read them any more. */
 static void note_released(ts__log *log, uint64_t seg)
 {
-	pthread_mutex_lock(&log->mu);
+	mu_lock(log);
 	if (seg > log->released)
 		log->released = seg;
 	unmap_released_locked(log);
-	pthread_mutex_unlock(&log->mu);
+	mu_unlock(log);
 }
 
-int ts__log_release(ts__log *log, uint64_t lsn)
+int ts__log_release(ts__log *log, ts__lsn lsn)
 {
 	char path[TS_PATH_MAX];
 	int rc = 0;
+	assert(writer_locked(log) && !log->readonly);
 	uint64_t upto = seg_of(log, lsn);
 	if (upto > seg_of(log, log->hot.tail))
 		upto = seg_of(log, log->hot.tail);
@@ -1463,7 +1624,7 @@ int ts__log_release(ts__log *log, uint64_t lsn)
 	return 0;
 }
 
-void ts__log_forget(ts__log *log, uint64_t lsn)
+void ts__log_forget(ts__log *log, ts__lsn lsn)
 {
 	note_released(log, seg_of(log, lsn));
 }
@@ -1473,26 +1634,15 @@ int ts__log_sync_dir(ts__log *log)
 	return ts__fsync_dir(log->dir);
 }
 
-void ts__log_sync_range(const ts__log *log, uint64_t *from, uint64_t *to)
+/* The LSNs [*from, *to) not yet durable; the writer's. */
+static void unsynced(const ts__log *log, ts__lsn *from, ts__lsn *to)
 {
 	*from = log->synced;
 	*to = log->readonly ? log->synced : log->in_batch ? log->batch : log->hot.tail;
 }
 
-int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to)
-{
-	while (from < to) {
-		uint64_t n = seg_left(log, from) < to - from ? seg_left(log, from) : to - from;
-		unsigned char *p = ts__log_ptr(log, from);
-		uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
-		if (p && msync((void *)a, n + ((uintptr_t)p - a), MS_SYNC) < 0)
-			return ts__fail_errno(errno, "msync %s", log->dir);
-		from += n;
-	}
-	return 0;
-}
-
-void ts__log_sync_done(ts__log *log, uint64_t to)
+/* [.., to) is durable; the writer's. */
+static void synced_to(ts__log *log, ts__lsn to)
 {
 	if (to > log->synced) {
 		log->synced = to;
@@ -1500,14 +1650,48 @@ void ts__log_sync_done(ts__log *log, uint64_t to)
 	}
 }
 
-int ts__log_sync(ts__log *log)
+void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to)
 {
-	uint64_t from, to;
-	ts__log_sync_range(log, &from, &to);
+	assert(writer_locked(log));
+	unsynced(log, from, to);
+}
+
+int ts__log_sync_pages(ts__log *log, ts__lsn from, ts__lsn to)
+{
+	while (from < to) {
+		uint64_t n = seg_left(log, from) < to - from ? seg_left(log, from) : to - from;
+		unsigned char *p = ts__log_ptr(log, from);
+		/* from the page holding from, in the segment's mapping */
+		ts__off off = ts__off_of(log->hot.shift, from), a = page_down(log, off);
+		if (p && seg_msync(log, p - ts__off_bytes(off), a, n + (off.at - a.at)) < 0)
+			return ts__fail_errno(errno, "msync %s", log->dir);
+		from += n;
+	}
+	return 0;
+}
+
+void ts__log_sync_done(ts__log *log, ts__lsn to)
+{
+	assert(writer_locked(log));
+	synced_to(log, to);
+}
+
+/* ts__log_sync without its assertion: also what closing runs, when the
+ * writer is alone and holds no lock. */
+static int sync_all(ts__log *log)
+{
+	ts__lsn from, to;
+	unsynced(log, &from, &to);
 	int rc = ts__log_sync_pages(log, from, to);
 	if (rc == 0)
-		ts__log_sync_done(log, to);
+		synced_to(log, to);
 	return rc;
+}
+
+int ts__log_sync(ts__log *log)
+{
+	assert(writer_locked(log));
+	return sync_all(log);
 }
 
 /* ---- verifying and copying (check.c, backup.c) ---- */
@@ -1563,7 +1747,7 @@ int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigne
 	return rc;
 }
 
-int ts__log_recorded_head(const char *dir, uint64_t *head)
+int ts__log_recorded_head(const char *dir, ts__lsn *head)
 {
 	char path[TS_PATH_MAX];
 	struct stat st;
@@ -1598,6 +1782,7 @@ int ts__log_open_verify(const char *dir, ts__log **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	log->readonly = 1;
+	log->page = opening_page();
 	pthread_mutex_init(&log->mu, NULL);
 	uint64_t *segs = NULL;
 	size_t n = 0;
@@ -1621,7 +1806,7 @@ int ts__log_open_verify(const char *dir, ts__log **out)
 static int commit_end(int fd, const char *dir, unsigned shift, uint64_t lsn, uint64_t *end)
 {
 	unsigned char c[TS_COMMIT_FIXED];
-	off_t off = (off_t)(TS_SEG_HEADER + seg_off_s(shift, lsn));
+	off_t off = (off_t)ts__off_bytes(ts__off_of(shift, lsn));
 	uint32_t nroots = 0, len = 0;
 	if (pread(fd, c, sizeof c, off) == (ssize_t)sizeof c &&
 	    ts__load_u32(c + TS_COMMIT_OFF_MAGIC) == TS_COMMIT_MAGIC &&
@@ -1648,15 +1833,17 @@ static int all_zero(const unsigned char *p, size_t n)
 static int copy_range(int fd, int dst, unsigned shift, uint64_t from, uint64_t to,
                       unsigned char *buf, const char *src_path, const char *dst_path)
 {
-	enum { CHUNK = 1 << 20, PAGE = 4096 };
+	/* BLOCK: the granularity of the holes left, a file system block
+	 * (not a memory page: nothing here is mapped) */
+	enum { CHUNK = 1 << 20, BLOCK = 4096 };
 	while (from < to) {
 		size_t n = to - from < CHUNK ? (size_t)(to - from) : CHUNK;
-		off_t off = (off_t)(TS_SEG_HEADER + seg_off_s(shift, from));
+		off_t off = (off_t)ts__off_bytes(ts__off_of(shift, from));
 		ssize_t got = pread(fd, buf, n, off);
 		if (got != (ssize_t)n)
 			return ts__fail_errno(got < 0 ? errno : EIO, "read %s", src_path);
-		for (size_t at = 0; at < n; at += PAGE) {
-			size_t k = n - at < PAGE ? n - at : PAGE;
+		for (size_t at = 0; at < n; at += BLOCK) {
+			size_t k = n - at < BLOCK ? n - at : BLOCK;
 			int rc = all_zero(buf + at, k) ? 0 : ts__pwrite_all(dst, buf + at, k, off + (off_t)at);
 			if (rc < 0)
 				return ts__fail_errno(-rc, "write %s", dst_path);
@@ -1769,7 +1956,7 @@ static int copy_log(const char *src_dir, const char *dst_dir, unsigned shift, ui
 	return rc;
 }
 
-int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head)
+int ts__log_backup(const char *src_dir, const char *dst_dir, ts__lsn start, ts__lsn head)
 {
 	uint64_t *segs = NULL;
 	size_t nsegs = 0;

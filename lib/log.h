@@ -22,6 +22,7 @@
 #ifndef TS_LOG_H
 #define TS_LOG_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,14 +30,52 @@
 #include "limits.h"
 #include "log_format.h"
 
+/*
+ * Two kinds of position, two types.  A log position (LSN) numbers the
+ * log's data bytes across its segments (docs/log-format.md section 1);
+ * every LSN field of a commit record and of its roots is one, and so is
+ * every position the functions below take or give.  A file offset is a
+ * byte of one segment file, its header page included: what an LSN becomes
+ * once its segment is known, and what pread, fallocate, msync and a
+ * mapping's address are computed from.  The two differ by the segment
+ * and by TS_SEG_HEADER, so confusing them is a silent, off-by-4096 bug:
+ * ts__off is a struct of one word, which the compiler refuses where an
+ * LSN goes and the reverse, and costs nothing (it is passed and returned
+ * in a register, and the helpers are inline).  ts__lsn stays a plain
+ * integer, as the AVL nodes and the descriptor hold it: it names the
+ * meaning, the struct enforces the boundary.
+ */
+typedef uint64_t ts__lsn;
+typedef struct ts__off {
+	uint64_t at; /* bytes from the start of the segment file */
+} ts__off;
+
+/* The file offset of lsn in its segment, of 2^shift data bytes. */
+static inline ts__off ts__off_of(unsigned shift, ts__lsn lsn)
+{
+	return (ts__off){TS_SEG_HEADER + (lsn & ((UINT64_C(1) << shift) - 1))};
+}
+
+/* The address of off in a mapping of its segment file from offset 0. */
+static inline unsigned char *ts__off_ptr(unsigned char *base, ts__off off)
+{
+	return base + off.at;
+}
+
+/* off as a byte count, for pread, pwrite and fallocate. */
+static inline uint64_t ts__off_bytes(ts__off off)
+{
+	return off.at;
+}
+
 /* One filling tablet as named by a commit (TS_ROOT_SIZE bytes on disk). */
 typedef struct ts__root {
 	int64_t period_start, period_len;
-	uint64_t root;      /* LSN of the AVL root node, 0 = empty */
+	ts__lsn root;       /* the AVL root node, 0 = empty */
 	uint64_t rows, bytes;
 	int64_t min_ts, max_ts;
-	uint64_t born;      /* LSN of the tree's first row record: its name */
-	uint64_t since;     /* LSN of the batch that began the tree: no record
+	ts__lsn born;       /* the tree's first row record: its name */
+	ts__lsn since;      /* the batch that began the tree: no record
 	                     * of it lies before (a batch boundary) */
 	uint32_t flags;     /* TS_ROOT_FROZEN */
 	int64_t created;    /* writer's memory only, not in the log: the
@@ -50,8 +89,10 @@ typedef struct ts__root {
 
 /* A parsed commit record. */
 typedef struct ts__commit {
-	uint64_t lsn;       /* of the commit record */
-	uint64_t seq, batch_lsn, prev_lsn, rows;
+	ts__lsn lsn;        /* of the commit record */
+	uint64_t seq;
+	ts__lsn batch_lsn, prev_lsn;
+	uint64_t rows;
 	int64_t time;
 	uint32_t nroots;
 	const unsigned char *roots; /* nroots * TS_ROOT_SIZE bytes in the log */
@@ -67,8 +108,42 @@ typedef struct ts__log ts__log;
  * segments lazily and never change a byte.
  * Returns 0, TS_ECORRUPT (a segment header is damaged), TS_EIO, TS_ENOMEM.
  */
-int ts__log_open(const char *dir, int readonly, uint64_t start_lsn, uint64_t seg_size,
+int ts__log_open(const char *dir, int readonly, ts__lsn start_lsn, uint64_t seg_size,
                  ts__log **out);
+
+/*
+ * The page size a log rounds to (docs/log-format.md section 1.1): the
+ * addresses it gives msync and madvise, and where recovery's hole in the
+ * tail segment begins, are multiples of it from the start of a segment's
+ * mapping.  It is sysconf(_SC_PAGESIZE), taken by each log when it opens
+ * -- unless a larger one is forced, so that tests run the log as on a
+ * machine of 16 KiB or 64 KiB pages: TSSTORE_PAGE_SIZE in the
+ * environment (read once, at the first open), or
+ * ts__log_force_page_size.  A forced size is honoured only when it is a
+ * power of two larger than the real page size, and at most
+ * TS_LOG_PAGE_FORCE_MAX: then every address it makes aligned is aligned
+ * for the kernel too, and debug builds assert the alignment where the
+ * kernel would refuse it on such a machine.
+ */
+size_t ts__log_page_size(const ts__log *log);
+
+/* The largest page size that may be forced: the smallest segment's data
+ * area is 1 MiB. */
+#define TS_LOG_PAGE_FORCE_MAX (UINT64_C(1) << 20)
+
+/* Tests: logs opened from now on use page size size when it may be
+ * forced (above), the real one otherwise; 0 forgets what was forced (and
+ * TSSTORE_PAGE_SIZE).  Returns the page size logs now open with.  Call it
+ * while no other thread opens a log. */
+size_t ts__log_force_page_size(size_t size);
+
+/* The writer's lock: the mutex (the table's) that ts__log_begin, _alloc,
+ * _commit, _abort, _release, _sync, _sync_range, _sync_done,
+ * _segment_wait and _stop_preparing are called under, as their comments
+ * say.  Once told, debug builds assert in each that it is held (by some
+ * thread: pthreads cannot say which); a log never told (a test driving
+ * one directly) asserts nothing. */
+void ts__log_set_writer_lock(ts__log *log, pthread_mutex_t *mu);
 
 /* The segment size of a log: seg_size (bytes of data per segment, a power
  * of two from 2^TS_SEG_SHIFT_MIN to 2^TS_SEG_SHIFT_MAX; 0 = TS_SEG_DATA) is
@@ -90,7 +165,7 @@ static inline uint64_t ts__row_max(uint64_t seg_size)
 }
 
 /* The segment holding lsn. */
-uint64_t ts__log_seg_of(const ts__log *log, uint64_t lsn);
+uint64_t ts__log_seg_of(const ts__log *log, ts__lsn lsn);
 
 /* Sync (writable logs), mark clean when clean is set, unmap, free. */
 void ts__log_close(ts__log *log, int clean);
@@ -111,8 +186,8 @@ typedef struct ts__log_slot {
  * need, so that addressing and appending cost no call. */
 typedef struct ts__log_hot {
 	ts__log_slot ring[TS_LOG_RING]; /* by segment number modulo the size */
-	uint64_t tail;        /* writer: the next free LSN */
-	uint64_t win_end;     /* writer: [tail, win_end) is mapped and free; 0 = unknown */
+	ts__lsn tail;         /* writer: the next free LSN */
+	ts__lsn win_end;      /* writer: [tail, win_end) is mapped and free; 0 = unknown */
 	unsigned char *win_at; /* writer: the address of tail when win_end != 0 */
 	unsigned shift;       /* segments hold 2^shift data bytes: lsn = segment
 	                       * << shift + offset (docs/log-format.md section 1) */
@@ -120,11 +195,11 @@ typedef struct ts__log_hot {
 
 /* ts__log_ptr when the segment is not mapped in its slot: maps it
  * (read-only logs) or returns NULL. */
-void *ts__log_ptr_slow(ts__log *log, uint64_t lsn);
+void *ts__log_ptr_slow(ts__log *log, ts__lsn lsn);
 
 /* Address of lsn, or NULL when its segment is gone or unreadable.  The
  * caller guarantees [lsn, lsn + n) lies inside one record it was given. */
-static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
+static inline void *ts__log_ptr(ts__log *log, ts__lsn lsn)
 {
 	const ts__log_hot *h = (const ts__log_hot *)(const void *)log;
 	/* a read-only log may learn its shift in another thread (log.c) */
@@ -132,16 +207,16 @@ static inline void *ts__log_ptr(ts__log *log, uint64_t lsn)
 	uint64_t seg = lsn >> shift;
 	ts__log_slot *s = &((ts__log_hot *)(void *)log)->ring[seg & (TS_LOG_RING - 1)];
 	if (__builtin_expect(atomic_load_explicit(&s->segp1, memory_order_acquire) == seg + 1, 1))
-		return s->base + TS_SEG_HEADER + (lsn & ((UINT64_C(1) << shift) - 1));
+		return ts__off_ptr(s->base, ts__off_of(shift, lsn));
 	return ts__log_ptr_slow(log, lsn);
 }
 
 /* The newest published commit (0 = none); read-only logs first check the
  * writer's HEAD for a newer one. */
-uint64_t ts__log_head(ts__log *log);
+ts__lsn ts__log_head(ts__log *log);
 
 /* Parse the commit record at lsn.  Returns 0 or TS_ECORRUPT. */
-int ts__log_read_commit(ts__log *log, uint64_t lsn, ts__commit *out);
+int ts__log_read_commit(ts__log *log, ts__lsn lsn, ts__commit *out);
 
 /* Decode root i of a commit. */
 void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *out);
@@ -158,7 +233,7 @@ int ts__log_was_clean(const ts__log *log);
  * <table>/quarantine/log-<position in 16 hex digits>.  *commits receives
  * the commits given up (at least 1; exact when the commit HEAD names is
  * intact). */
-uint64_t ts__log_quarantined(const ts__log *log, uint64_t *commits);
+ts__lsn ts__log_quarantined(const ts__log *log, uint64_t *commits);
 
 /* Time the writer spent entering new segments (waiting for the segment
  * preparer, or mapping one itself), in all and at most (*max), ns.  The
@@ -169,15 +244,15 @@ int64_t ts__log_segment_wait(const ts__log *log, int64_t *max);
 
 /* Start a batch: reserve its header.  *batch_lsn receives its LSN; records
  * allocated from now on with LSN >= *batch_lsn belong to this batch. */
-int ts__log_begin(ts__log *log, uint64_t *batch_lsn);
+int ts__log_begin(ts__log *log, ts__lsn *batch_lsn);
 
 /* ts__log_alloc past the window: moves to the next segment if needed. */
-int ts__log_alloc_slow(ts__log *log, size_t n, uint64_t *lsn, void **p);
+int ts__log_alloc_slow(ts__log *log, size_t n, ts__lsn *lsn, void **p);
 
 /* Reserve n bytes (rounded up to 8) for a record of the batch.  *lsn and
  * *p receive its position and address.  Returns 0, TS_ENOSPC, TS_EIO,
  * TS_ETOOBIG (n larger than a segment). */
-static inline int ts__log_alloc(ts__log *log, size_t n, uint64_t *lsn, void **p)
+static inline int ts__log_alloc(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 {
 	ts__log_hot *h = (ts__log_hot *)(void *)log;
 	uint64_t size = ((uint64_t)n + 7) & ~UINT64_C(7);
@@ -202,7 +277,7 @@ void ts__log_abort(ts__log *log);
 
 /* The LSN at which the next batch will start: a batch boundary from which
  * recovery may scan. */
-uint64_t ts__log_next_batch(const ts__log *log);
+ts__lsn ts__log_next_batch(const ts__log *log);
 
 /* Delete the segment files that lie wholly before lsn (their commits are
  * all in on-disk tablets).  Their mappings stay while a snapshot pinned
@@ -211,11 +286,11 @@ uint64_t ts__log_next_batch(const ts__log *log);
  * they forget them in turn (ts__log_forget).  The deletions are made
  * durable by ts__log_sync_dir, which the caller runs after, outside its
  * locks.  Returns 0 or TS_EIO. */
-int ts__log_release(ts__log *log, uint64_t lsn);
+int ts__log_release(ts__log *log, ts__lsn lsn);
 
 /* A reader learnt (from the descriptor) that the writer released the
  * segments before lsn: unmap them once no snapshot is pinned. */
-void ts__log_forget(ts__log *log, uint64_t lsn);
+void ts__log_forget(ts__log *log, ts__lsn lsn);
 
 /* A snapshot that may read the log pins it from before it reads the head
  * commit until it is released, so that no segment it may read is
@@ -233,21 +308,21 @@ int ts__log_sync_dir(ts__log *log);
 int ts__log_sync(ts__log *log);
 
 /* Under the writer's lock: the LSNs [*from, *to) not yet durable. */
-void ts__log_sync_range(const ts__log *log, uint64_t *from, uint64_t *to);
+void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to);
 
 /* Without the writer's lock: msync [from, to), a range ts__log_sync_range
  * returned.  Safe beside the writer: those LSNs are committed (the writer
  * never writes them again) and their segments stay mapped, since a slot
  * is remapped only when the tail enters the segment TS_LOG_RING later,
  * after this one was released by a flush.  Returns 0 or TS_EIO. */
-int ts__log_sync_pages(ts__log *log, uint64_t from, uint64_t to);
+int ts__log_sync_pages(ts__log *log, ts__lsn from, ts__lsn to);
 
 /* Under the writer's lock again: record that [.., to) is durable. */
-void ts__log_sync_done(ts__log *log, uint64_t to);
+void ts__log_sync_done(ts__log *log, ts__lsn to);
 
 /* The LSN the next record will get: bytes of log ever written, counting
  * each segment as full once the tail moved past it (for stats). */
-uint64_t ts__log_tail(const ts__log *log);
+ts__lsn ts__log_tail(const ts__log *log);
 
 /* ---- verifying and copying a log by its files (check.c, backup.c) ---- */
 
@@ -283,7 +358,7 @@ int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigne
 
 /* The newest commit the writer recorded in dir/HEAD.  Returns 1 with
  * *head set (0 = none yet) when HEAD is there and valid, else 0. */
-int ts__log_recorded_head(const char *dir, uint64_t *head);
+int ts__log_recorded_head(const char *dir, ts__lsn *head);
 
 /* A read-only log on dir for ts__log_walk_commits: nothing is scanned
  * or mapped yet; segments are mapped on first touch, and one missing or
@@ -293,12 +368,12 @@ int ts__log_open_verify(const char *dir, ts__log **out);
 
 /* A walk along the commits, as recovery makes it. */
 typedef struct ts__log_walk {
-	uint64_t start;    /* in: a batch boundary (a flushed LSN) */
-	uint64_t until;    /* in: stop after the commit record at this LSN;
+	ts__lsn start;     /* in: a batch boundary (a flushed LSN) */
+	ts__lsn until;     /* in: stop after the commit record at this LSN;
 	                    * 0 = go on while the batches are valid */
-	uint64_t last;     /* out: the last valid commit record, 0 = none */
+	ts__lsn last;      /* out: the last valid commit record, 0 = none */
 	uint64_t seq;      /* out: its sequence number */
-	uint64_t stop;     /* out: the batch at which the walk stopped */
+	ts__lsn stop;      /* out: the batch at which the walk stopped */
 	uint64_t commits;  /* out: valid commits met */
 	const char *why;   /* out: why the batch at stop is not valid (a
 	                    * static string), or NULL when until was met */
@@ -311,7 +386,7 @@ void ts__log_walk_commits(ts__log *log, ts__log_walk *w);
 /* Whether a batch that recovery would accept begins at lsn (its header,
  * its commit record, its CRC-32C; not its place in the sequence): what a
  * tree's since must name. */
-int ts__log_batch_at(ts__log *log, uint64_t lsn);
+int ts__log_batch_at(ts__log *log, ts__lsn lsn);
 
 /* ts__log_backup's head when there is no HEAD to say it. */
 #define TS_LOG_HEAD_UNKNOWN UINT64_MAX
@@ -329,6 +404,6 @@ int ts__log_batch_at(ts__log *log, uint64_t lsn);
  * flush released it: start from a newer descriptor); TS_ECORRUPT (a
  * damaged segment header, no commit record at head); TS_EIO; TS_ENOSPC;
  * TS_ENOMEM. */
-int ts__log_backup(const char *src_dir, const char *dst_dir, uint64_t start, uint64_t head);
+int ts__log_backup(const char *src_dir, const char *dst_dir, ts__lsn start, ts__lsn head);
 
 #endif

@@ -15,7 +15,11 @@
 #include <stdint.h>
 
 /* Segments. */
-#define TS_SEG_HEADER 4096              /* header page */
+/* The header page: 4096 bytes on every machine, whatever its page size
+ * (a format constant; docs/log-format.md section 1.1).  The data area
+ * begins at this file offset, which mmap cannot take as an offset on a
+ * machine of larger pages: segments are mapped from file offset 0. */
+#define TS_SEG_HEADER 4096
 /* Test builds only may choose smaller segments (test_crash_segments uses
  * 1 MiB, so that kills land in rollovers); files of different sizes are
  * refused on open (the header records the data size). */
@@ -71,11 +75,25 @@
 #define TS_COMMIT_OFF_ROWS 40           /* u64 rows in this batch */
 #define TS_COMMIT_FIXED 48
 #define TS_ROOT_SIZE 80                 /* per root: see ts__root */
+
+/* Root entry (ts__root), at TS_COMMIT_FIXED + i * TS_ROOT_SIZE. */
+#define TS_ROOT_OFF_PERIOD_START 0      /* i64 */
+#define TS_ROOT_OFF_PERIOD_LEN 8        /* i64 */
+#define TS_ROOT_OFF_ROOT 16             /* u64 LSN of the root node, 0 = empty */
+#define TS_ROOT_OFF_ROWS 24             /* u64 */
+#define TS_ROOT_OFF_BYTES 32            /* u64 */
+#define TS_ROOT_OFF_MIN_TS 40           /* i64 */
+#define TS_ROOT_OFF_MAX_TS 48           /* i64 */
+#define TS_ROOT_OFF_BORN 56             /* u64 LSN of the tree's first row record */
+#define TS_ROOT_OFF_SINCE 64            /* u64 LSN of the batch that began the tree */
+#define TS_ROOT_OFF_FLAGS 72            /* u32 TS_ROOT_FROZEN */
+#define TS_ROOT_OFF_ZERO 76             /* u32 0 */
 #define TS_COMMIT_TRAILER 8             /* u32 CRC-32C, u32 record length */
 #define TS_COMMIT_SIZE(n) (TS_COMMIT_FIXED + (n) * TS_ROOT_SIZE + TS_COMMIT_TRAILER)
 
-/* Per-table shared head file <table>/log/HEAD (one page, never synced):
- * lets readers in other processes find the newest commit. */
+/* Per-table shared head file <table>/log/HEAD (4096 bytes whatever the
+ * machine's page size, mapped from offset 0; never synced): lets readers
+ * in other processes find the newest commit. */
 #define TS_HEAD_FILE "HEAD"
 #define TS_HEAD_SIZE 4096
 #define TS_HEAD_MAGIC "TSHEAD01"

@@ -714,8 +714,10 @@ static int open_log(struct ts_table *t)
 	if (rc == 0)
 		rc = ts__log_open(dir, ro, t->desc->flushed_lsn, (uint64_t)t->db->opts.log_segment_size,
 		                  &t->log);
-	if (rc == 0)
+	if (rc == 0) {
+		ts__log_set_writer_lock(t->log, &t->mu); /* its callers' lock, asserted */
 		rc = verify_trees(t);
+	}
 	if (rc == 0 && !ro)
 		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
 	if (rc == 0 && !ro)

@@ -24,6 +24,13 @@
  * mode each acknowledged batch must survive it (the modes differ only
  * after a power loss, which a process kill cannot simulate).
  *
+ * Both programs run a variant again as on a machine of larger pages
+ * (ts__log_force_page_size; docs/log-format.md section 1.1): the garbage
+ * tail with 16 KiB and 64 KiB pages, where recovery zeroes the tail's
+ * larger page and punches out the rest from its end, and the rollovers
+ * with 64 KiB pages, where the tail often lands in a 1 MiB segment's
+ * last, partial page.
+ *
  * TSSTORE_CRASH_ITERATIONS sets the iterations per variant (default 50;
  * `make crash-test N=1000` runs long).
  */
@@ -365,6 +372,39 @@ static void crash_rollover_sync_none_keeps_acked(void **state) { (void)state; cr
 static void crash_rollover_sync_interval_keeps_acked(void **state) { (void)state; crash_rollovers(TS_SYNC_INTERVAL); }
 static void crash_rollover_sync_commit_keeps_acked(void **state) { (void)state; crash_rollovers(TS_SYNC_COMMIT); }
 
+/* Force the page size of the logs opened from now on (the killed
+ * children's too, forked after): honoured, as it is larger than the
+ * machine's (or the machine's own). */
+static void force_pages(size_t size)
+{
+	size_t real = (size_t)sysconf(_SC_PAGESIZE);
+	assert_int_equal(ts__log_force_page_size(size), size > real ? size : real);
+}
+
+static void crash_garbage_tail_16k_pages_keeps_prefix(void **state)
+{
+	(void)state;
+	force_pages(16384);
+	crash_loop(garbage_after_end);
+	force_pages(0);
+}
+
+static void crash_garbage_tail_64k_pages_keeps_prefix(void **state)
+{
+	(void)state;
+	force_pages(65536);
+	crash_loop(garbage_after_end);
+	force_pages(0);
+}
+
+static void crash_rollover_64k_pages_keeps_acked(void **state)
+{
+	(void)state;
+	force_pages(65536);
+	crash_rollovers(TS_SYNC_COMMIT);
+	force_pages(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,11 +413,14 @@ int main(void)
 		cmocka_unit_test(crash_truncated_tail_keeps_prefix),
 		cmocka_unit_test(crash_during_flushes_keeps_prefix),
 		cmocka_unit_test(crash_during_merges_keeps_prefix),
+		cmocka_unit_test(crash_garbage_tail_16k_pages_keeps_prefix),
+		cmocka_unit_test(crash_garbage_tail_64k_pages_keeps_prefix),
 	};
 	const struct CMUnitTest segment_tests[] = {
 		cmocka_unit_test(crash_rollover_sync_none_keeps_acked),
 		cmocka_unit_test(crash_rollover_sync_interval_keeps_acked),
 		cmocka_unit_test(crash_rollover_sync_commit_keeps_acked),
+		cmocka_unit_test(crash_rollover_64k_pages_keeps_acked),
 	};
 	/* test_crash_segments: the library of 1 MiB segments */
 	if (TS_SEG_DATA_SHIFT < 26)

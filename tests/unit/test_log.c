@@ -13,11 +13,23 @@
  * segment's end, or a batch header did not fit behind it -- and then check
  * that everything the writer wrote there reads back intact.
  *
+ * Then the log's pages (log.c, docs/log-format.md section 1.1): what it
+ * rounds to a page -- msync's and madvise's addresses, the hole recovery
+ * punches after the tail -- is rounded to its page size from the start of
+ * a segment's mapping, and a page size larger than the machine's may be
+ * forced (ts__log_force_page_size, TSSTORE_PAGE_SIZE) so that it runs as
+ * on a machine of 16 KiB or 64 KiB pages.  Every test of the segments runs
+ * three times: at the real page size, with 16 KiB and with 64 KiB forced
+ * (the names say which); where a page shows, the expectations are in the
+ * log's pages, and the log asserts (debug builds, as tests are) that
+ * every address it gives msync or madvise is aligned to them.
+ *
  * Every test runs in its own mkdtemp directory (the cmocka state), removed
  * by the teardown.
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +41,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -152,6 +166,54 @@ int madvise(void *addr, size_t len, int advice)
 	return rc;
 }
 
+/* ---- an msync and a fallocate that record what they were given ---- */
+
+/* The first MSYNCS msyncs (address, length) and the number of them; the
+ * last hole punched (offset, length) and the number of them, since
+ * forget_calls.  On the logs the tests below look at, only the test's
+ * thread makes these calls (the preparer's fallocate allocates, it
+ * punches no hole). */
+#define MSYNCS 16
+static struct { unsigned char *addr; size_t len; } msynced[MSYNCS];
+static int msyncs;
+static off_t punch_off, punch_len;
+static int punches;
+
+int msync(void *addr, size_t len, int flags)
+{
+	if (msyncs < MSYNCS) {
+		msynced[msyncs].addr = addr;
+		msynced[msyncs].len = len;
+	}
+	msyncs++;
+	return (int)syscall(SYS_msync, addr, len, flags);
+}
+
+/* Whether msync was given exactly [addr, addr + len) since forget_calls. */
+static int msynced_range(const unsigned char *addr, size_t len)
+{
+	for (int i = 0; i < msyncs && i < MSYNCS; i++)
+		if (msynced[i].addr == addr && msynced[i].len == len)
+			return 1;
+	return 0;
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		punch_off = off;
+		punch_len = len;
+		punches++;
+	}
+	return (int)syscall(SYS_fallocate, fd, mode, off, len);
+}
+
+static void forget_calls(void)
+{
+	msyncs = punches = 0;
+	punch_off = punch_len = 0;
+}
+
 static void forget_warmings(void)
 {
 	warm_watch[0] = 0;
@@ -191,8 +253,19 @@ static void await_segment(const char *dir, uint64_t seg)
 
 /* ---- fixtures ---- */
 
+static size_t real_page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* The page size a test was given to run at (0 = the real one), from its
+ * initial state; the page size in effect, page. */
+static size_t page;
+
 static int setup_dir(void **state)
 {
+	size_t want = *state ? *(const size_t *)*state : 0;
+	page = ts__log_force_page_size(want);
+	/* a forced page size larger than the machine's is honoured */
+	if (page != (want > real_page() ? want : real_page()))
+		return -1;
 	*state = ts_test_tmpdir();
 	return 0;
 }
@@ -200,6 +273,7 @@ static int setup_dir(void **state)
 static int teardown_dir(void **state)
 {
 	unhold_preparer();
+	ts__log_force_page_size(0);
 	ts_test_rmdir(*state);
 	return 0;
 }
@@ -326,11 +400,13 @@ static unsigned char *seg0_end(ts__log *log)
 	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + TS_SEG_FILE_SIZE;
 }
 
-/* The address of the first page boundary at or after lsn (in segment 0). */
+/* The address of the first of the log's page boundaries at or after lsn
+ * (in segment 0), counted from the start of the segment's mapping. */
 static unsigned char *page_from(ts__log *log, uint64_t lsn)
 {
-	uint64_t off = TS_SEG_HEADER + lsn; /* in segment 0's file */
-	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + ((off + 4095) & ~4095ULL);
+	uint64_t off = TS_SEG_HEADER + lsn, pg = ts__log_page_size(log); /* in segment 0's file */
+	assert_int_equal(pg, page);
+	return (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER + (off + pg - 1) / pg * pg;
 }
 
 #define AHEAD (8u << 20) /* TS_LOG_WARM_AHEAD */
@@ -542,25 +618,281 @@ static void log_backup_before_first_segment(void **state)
 	assert_int_equal(head, 0);
 }
 
-int main(void)
+/* ---- pages ---- */
+
+#define SMALL_SEG (UINT64_C(1) << 20)
+
+/* The file offset off rounded down to the log's pages. */
+static uint64_t page_down(uint64_t off) { return off / page * page; }
+
+/* The bytes of logdir's segment 0 from file offset from to its end that
+ * are not zero. */
+static uint64_t nonzero_from(const char *logdir, uint64_t from)
 {
+	char path[600];
+	unsigned char buf[65536];
+	uint64_t bad = 0;
+	ssize_t got;
+	snprintf(path, sizeof path, "%s/0000000000000000.seg", logdir);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	while ((got = pread(fd, buf, sizeof buf, (off_t)from)) > 0) {
+		for (ssize_t i = 0; i < got; i++)
+			bad += buf[i] != 0;
+		from += (uint64_t)got;
+	}
+	close(fd);
+	assert_int_equal(from, TS_SEG_HEADER + SMALL_SEG);
+	return bad;
+}
+
+/* Write n bytes of garbage into logdir's segment 0 at file offset at. */
+static void scribble(const char *logdir, uint64_t at, size_t n)
+{
+	char path[600];
+	unsigned char junk[4096];
+	memset(junk, 0x5A, sizeof junk);
+	snprintf(path, sizeof path, "%s/0000000000000000.seg", logdir);
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < sizeof junk ? n - done : sizeof junk;
+		assert_int_equal(pwrite(fd, junk, k, (off_t)(at + done)), (ssize_t)k);
+		done += k;
+	}
+	close(fd);
+}
+
+/*
+ * A log of 1 MiB segments whose one batch ends at tail (its record of
+ * PATTERN), closed, with garbage written after the tail (what a torn
+ * batch leaves), then reopened by a writer: recovery zeroes the tail's
+ * page by hand, from the tail, and msyncs it from the page's start; the
+ * rest of the segment it punches out, from the next page boundary (the
+ * log's page size) to the end of the file -- or, when the tail is in
+ * the file's last page, it zeroes and msyncs to the end and punches
+ * nothing.  Either way the file reads as zeros from the tail on, and the
+ * batch is intact.
+ */
+static void recover_tail_at(const char *dir, uint64_t tail, size_t garbage)
+{
+	ts__log *log;
+	const uint64_t commit = TS_COMMIT_SIZE(0), file = TS_SEG_HEADER + SMALL_SEG;
+	assert_int_equal(ts__log_open(dir, 0, 0, SMALL_SEG, &log), 0);
+	uint64_t rec = append(log, tail - TS_BATCH_HEADER_SIZE - commit);
+	assert_int_equal(ts__log_tail(log), tail);
+	ts__log_close(log, 1);
+	uint64_t off = TS_SEG_HEADER + tail; /* the tail's file offset */
+	scribble(dir, off, garbage);
+
+	forget_calls();
+	assert_int_equal(ts__log_open(dir, 0, 0, SMALL_SEG, &log), 0);
+	assert_int_equal(ts__log_recovered_commits(log), 1);
+	assert_int_equal(ts__log_tail(log), tail);
+	unsigned char *base = (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER;
+	uint64_t hole = (off + page - 1) / page * page;
+	if (hole >= file) { /* the tail's page is the file's last */
+		assert_int_equal(punches, 0);
+		assert_true(msynced_range(base + page_down(off), file - page_down(off)));
+	} else {
+		assert_int_equal(punches, 1);
+		assert_int_equal(punch_off, hole);
+		assert_int_equal(punch_len, file - hole);
+		assert_true(msynced_range(base + page_down(off), hole - page_down(off)));
+	}
+	const unsigned char *p = ts__log_ptr(log, rec);
+	uint64_t damaged = 0;
+	for (uint64_t i = 0; i < tail - TS_BATCH_HEADER_SIZE - commit; i++)
+		damaged += p[i] != PATTERN;
+	assert_int_equal(damaged, 0);
+	ts__log_close(log, 1);
+	assert_int_equal(nonzero_from(dir, off), 0);
+}
+
+/* The tail 100,008 bytes into the segment: garbage over 200,000 bytes
+ * after it, across pages of every size tested. */
+static void log_recovery_zeroes_from_tail_page(void **state)
+{
+	recover_tail_at(*state, 100008, 200000);
+}
+
+/* The tail 2 KiB before the segment's end: its page (of 4 KiB or more)
+ * is the file's last, which is partial for pages of 8 KiB and more. */
+static void log_recovery_tail_in_last_page(void **state)
+{
+	recover_tail_at(*state, SMALL_SEG - 2048, 2048);
+}
+
+/* ts__log_sync msyncs the log from the page holding the first byte not
+ * yet durable (counted from the mapping's start) through the tail. */
+static void log_sync_from_page_of_unsynced(void **state)
+{
+	ts__log *log;
+	assert_int_equal(ts__log_open(*state, 0, 0, SMALL_SEG, &log), 0);
+	append(log, 100000);
+	unsigned char *base = (unsigned char *)ts__log_ptr(log, 0) - TS_SEG_HEADER;
+	uint64_t to = ts__log_tail(log);
+	forget_calls();
+	assert_int_equal(ts__log_sync(log), 0);
+	assert_int_equal(msyncs, 1);
+	assert_ptr_equal(msynced[0].addr, base + page_down(TS_SEG_HEADER));
+	assert_int_equal(msynced[0].len, TS_SEG_HEADER + to - page_down(TS_SEG_HEADER));
+	append(log, 5000);
+	uint64_t from = to;
+	to = ts__log_tail(log);
+	forget_calls();
+	assert_int_equal(ts__log_sync(log), 0);
+	assert_int_equal(msyncs, 1);
+	assert_ptr_equal(msynced[0].addr, base + page_down(TS_SEG_HEADER + from));
+	assert_int_equal(msynced[0].len, TS_SEG_HEADER + to - page_down(TS_SEG_HEADER + from));
+	forget_calls();
+	assert_int_equal(ts__log_sync(log), 0); /* nothing new */
+	assert_int_equal(msyncs, 0);
+	ts__log_close(log, 1);
+}
+
+/* A page size is forced only when it is a power of two larger than the
+ * machine's, up to TS_LOG_PAGE_FORCE_MAX; a log keeps the one it opened
+ * with. */
+static void log_page_size_forced_only_when_larger(void **state)
+{
+	size_t real = real_page();
+	ts__log *log;
+	assert_int_equal(ts__log_force_page_size(0), real);
+	assert_int_equal(ts__log_force_page_size(real), real);
+	assert_int_equal(ts__log_force_page_size(real / 2), real);
+	assert_int_equal(ts__log_force_page_size(real * 3), real); /* no power of two */
+	assert_int_equal(ts__log_force_page_size(TS_LOG_PAGE_FORCE_MAX * 2), real);
+	assert_int_equal(ts__log_force_page_size(real * 4), real * 4);
+	assert_int_equal(ts__log_open(*state, 0, 0, SMALL_SEG, &log), 0);
+	assert_int_equal(ts__log_page_size(log), real * 4);
+	assert_int_equal(ts__log_force_page_size(0), real);
+	assert_int_equal(ts__log_page_size(log), real * 4);
+	ts__log_close(log, 1);
+	assert_int_equal(ts__log_open(*state, 1, 0, 0, &log), 0);
+	assert_int_equal(ts__log_page_size(log), real);
+	ts__log_close(log, 0);
+}
+
+/* What this program, run again with TSSTORE_PAGE_SIZE=value (unset when
+ * NULL) and --page-size, says a log opens with. */
+static size_t page_size_with_env(const char *value)
+{
+	char self[4096], cmd[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	if (value)
+		snprintf(cmd, sizeof cmd, "TSSTORE_PAGE_SIZE='%s' '%s' --page-size", value, self);
+	else
+		snprintf(cmd, sizeof cmd, "env -u TSSTORE_PAGE_SIZE '%s' --page-size", self);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	unsigned long long got = 0;
+	assert_int_equal(fscanf(f, "%llu", &got), 1);
+	assert_int_equal(pclose(f), 0);
+	return (size_t)got;
+}
+
+/* TSSTORE_PAGE_SIZE forces the page size of a whole process, as
+ * ts__log_force_page_size does (the same rule). */
+static void log_page_size_from_environment(void **state)
+{
+	size_t real = real_page();
+	(void)state;
+	assert_int_equal(page_size_with_env(NULL), real);
+	assert_int_equal(page_size_with_env("65536"), 65536 > real ? 65536 : real);
+	assert_int_equal(page_size_with_env("16384"), 16384 > real ? 16384 : real);
+	assert_int_equal(page_size_with_env("12288"), real); /* no power of two */
+	assert_int_equal(page_size_with_env("2097152"), real); /* past the largest */
+	assert_int_equal(page_size_with_env("lots"), real);
+}
+
+/* The child of page_size_with_env: print the page size a log opens with. */
+static int print_page_size(void)
+{
+	char *dir = ts_test_tmpdir();
+	ts__log *log;
+	if (ts__log_open(dir, 0, 0, SMALL_SEG, &log) != 0)
+		return 1;
+	printf("%zu\n", ts__log_page_size(log));
+	ts__log_close(log, 1);
+	ts_test_rmdir(dir);
+	return 0;
+}
+
+/* ---- the writer's lock ---- */
+
+/* Run ts__log_begin in a child process on a log told that the writer's
+ * lock is mu, held or not; its exit status. */
+static int begin_in_child(const char *dir, int held)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+		ts__log *log;
+		ts__lsn batch;
+		int quiet = open("/dev/null", O_WRONLY); /* not the assertion's message */
+		if (quiet >= 0)
+			dup2(quiet, 2);
+		if (ts__log_open(dir, 0, 0, SMALL_SEG, &log) != 0)
+			_exit(2);
+		ts__log_set_writer_lock(log, &mu);
+		if (held)
+			pthread_mutex_lock(&mu);
+		_exit(ts__log_begin(log, &batch) == 0 ? 0 : 3);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* Debug builds assert the writer's lock in the writer's functions: a
+ * batch begun without it aborts, with it proceeds. */
+static void log_writer_lock_asserted(void **state)
+{
+	int status = begin_in_child(*state, 1);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#ifdef NDEBUG
+	skip();
+#else
+	status = begin_in_child(*state, 0);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+#endif
+}
+
+/* Each test of the log's segments and pages at the real page size and
+ * with 16 KiB and 64 KiB forced. */
+static const size_t P0 = 0, P16 = 16384, P64 = 65536;
+#define AT_PAGES(f) \
+	{#f, f, setup_dir, teardown_dir, (void *)&P0}, \
+	{#f " (16 KiB pages)", f, setup_dir, teardown_dir, (void *)&P16}, \
+	{#f " (64 KiB pages)", f, setup_dir, teardown_dir, (void *)&P64}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--page-size") == 0)
+		return print_page_size();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(log_segment_entered_after_exact_fit, setup_dir,
+		AT_PAGES(log_segment_entered_after_exact_fit),
+		AT_PAGES(log_segment_entered_by_batch_start),
+		AT_PAGES(log_next_segment_asked_at_middle),
+		AT_PAGES(log_own_segment_warmed_after_first_mib),
+		AT_PAGES(log_rest_warmed_before_next_segment),
+		AT_PAGES(log_segment_version_per_size),
+		AT_PAGES(log_segment_v1_of_other_size_is_damage),
+		AT_PAGES(log_backup_before_first_segment),
+		AT_PAGES(log_recovery_zeroes_from_tail_page),
+		AT_PAGES(log_recovery_tail_in_last_page),
+		AT_PAGES(log_sync_from_page_of_unsynced),
+		cmocka_unit_test_setup_teardown(log_page_size_forced_only_when_larger, setup_dir,
 		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_segment_entered_by_batch_start, setup_dir,
+		cmocka_unit_test_setup_teardown(log_page_size_from_environment, setup_dir,
 		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_next_segment_asked_at_middle, setup_dir,
-		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_own_segment_warmed_after_first_mib, setup_dir,
-		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_rest_warmed_before_next_segment, setup_dir,
-		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_segment_version_per_size, setup_dir,
-		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_segment_v1_of_other_size_is_damage, setup_dir,
-		                                teardown_dir),
-		cmocka_unit_test_setup_teardown(log_backup_before_first_segment, setup_dir,
-		                                teardown_dir),
+		cmocka_unit_test_setup_teardown(log_writer_lock_asserted, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
