@@ -38,6 +38,7 @@
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "held.h"
 #include "merge.h"
 #include "period.h"
 #include "row.h"
@@ -56,6 +57,7 @@ struct job {
  * ones included) in jobs.  t->mu is held. */
 static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **jobs, int *njobs)
 {
+	TS_ASSERT_HELD(&t->mu);
 	ts__filling *f = &t->fill;
 	int changed = 0, n = 0, rc = 0;
 	for (int i = 0; i < f->n; i++)
@@ -144,6 +146,7 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
  * oldest batch of any other tree.  t->mu is held. */
 static uint64_t oldest_kept(const ts_table *t, const struct job *j)
 {
+	TS_ASSERT_HELD(&t->mu);
 	uint64_t oldest = ts__log_next_batch(t->log);
 	for (int i = 0; i < t->fill.n; i++)
 		if (t->fill.work[i].born != j->root.born && t->fill.work[i].since < oldest)
@@ -190,6 +193,7 @@ out:
 /* Copy the schema versions (immutable, owned by the table). t->mu held. */
 static int copy_versions(ts_table *t, const ts__schema ***out, int *n)
 {
+	TS_ASSERT_HELD(&t->mu);
 	*n = t->desc->nschemas;
 	*out = malloc((size_t)*n * sizeof **out);
 	if (!*out)
@@ -248,6 +252,7 @@ int ts__flush(ts_table *t, int64_t before)
 /* Bytes of t's log from its flushed position to its tail; t->mu held. */
 static int64_t log_used(const ts_table *t)
 {
+	TS_ASSERT_HELD(&t->mu);
 	return t->log ? (int64_t)(ts__log_tail(t->log) - t->desc->flushed_lsn) : 0;
 }
 
@@ -269,6 +274,7 @@ static int log_pressed(const ts_table *t)
 
 int ts__log_cap_check(ts_table *t)
 {
+	TS_ASSERT_HELD(&t->mu);
 	long long cap_mib = (long long)(log_cap(t) >> 20);
 	if (log_used(t) < log_cap(t))
 		return 0;
@@ -327,6 +333,7 @@ int ts__flush_due(ts_table *t)
 
 int ts__flush_wanted(const ts_table *t)
 {
+	TS_ASSERT_HELD(&t->mu);
 	const ts__filling *f = &t->fill;
 	if (log_pressed(t))
 		return 1;

@@ -28,6 +28,7 @@
 #include "avl.h"
 #include "db.h"
 #include "error.h"
+#include "held.h"
 #include "key.h"
 #include "limits.h"
 #include "row.h"
@@ -189,6 +190,7 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
  * is held. */
 static int row_schema(ts_table *t, uint32_t version, const ts__schema **v)
 {
+	TS_ASSERT_HELD(&t->mu);
 	const ts__descriptor *d = t->desc;
 	uint32_t current = ts__desc_schema(d)->version;
 	if (version == 0)

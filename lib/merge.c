@@ -42,6 +42,7 @@
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "held.h"
 #include "key.h"
 #include "merge.h"
 #include "period.h"
@@ -67,6 +68,7 @@ int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first)
 
 void ts__merge_note_flush(ts_table *t, uint64_t id, int64_t now)
 {
+	TS_ASSERT_HELD(&t->mu);
 	if (t->nrecent == TS_MERGE_RECENT_MAX) /* forget the oldest early */
 		memmove(t->recent, t->recent + 1, (TS_MERGE_RECENT_MAX - 1) * sizeof *t->recent);
 	else
@@ -78,6 +80,7 @@ void ts__merge_note_flush(ts_table *t, uint64_t id, int64_t now)
 /* Whether tablet id was flushed at least merge_delay ago; t->mu held. */
 static int settled(const ts_table *t, uint64_t id, int64_t now)
 {
+	TS_ASSERT_HELD(&t->mu);
 	for (int i = 0; i < t->nrecent; i++)
 		if (t->recent[i].id == id && now - t->recent[i].at < t->db->opts.merge_delay)
 			return 0;
@@ -189,6 +192,7 @@ static int pick_in_run(ts_table *t, const struct placed *all, int n, void *arg)
 static int for_each_run(ts_table *t, int64_t now, int strict,
                         int (*fn)(ts_table *, const struct placed *, int, void *), void *arg)
 {
+	TS_ASSERT_HELD(&t->mu);
 	const ts__descriptor *d = t->desc;
 	int n = d->ntablets, rc = 0;
 	struct placed *all = malloc((size_t)(n ? n : 1) * sizeof *all);
@@ -449,6 +453,7 @@ static int plan_one(ts_table *t, int strict, struct plan *p)
  * held.  Returns 1 if a merge was made, 0 if none was due, or an error. */
 static int merge_one(ts_table *t, int strict, const ts__merge_yield *y)
 {
+	TS_ASSERT_HELD(&t->merge_mu);
 	struct plan p;
 	memset(&p, 0, sizeof p);
 	p.yield = y;
@@ -521,6 +526,7 @@ int ts__merge(ts_table *t, int *merged, const ts__merge_yield *y)
 /* Delete the expired tablets; merge_mu is held. */
 static int expire(ts_table *t)
 {
+	TS_ASSERT_HELD(&t->merge_mu);
 	int rc = ts__table_desc_begin(t), n = 0;
 	uint64_t *gone = NULL;
 	if (rc < 0)
