@@ -133,9 +133,9 @@ static int take_lock(ts_db *db)
 		return ts__fail_errno(err, "flock %s", path);
 	}
 	int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-	if (ftruncate(db->lock_fd, 0) < 0 || ts__pwrite_all(db->lock_fd, pid, (size_t)len, 0) < 0)
-		return ts__fail_errno(errno, "write %s", path);
-	return 0;
+	if (ftruncate(db->lock_fd, 0) < 0)
+		return ts__fail_errno(errno, "truncate %s", path);
+	return ts__write_at(db->lock_fd, pid, (size_t)len, 0, path);
 }
 
 /* Remove leftovers of an interrupted create (.tmp-*) or drop (.dropped-*). */

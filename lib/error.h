@@ -20,9 +20,7 @@
  * index, a length, whether a number fits -- may return -1 for "none" or
  * "malformed", recording nothing, and say so where they are declared
  * (ts__schema_find, ts__key_prefix_len, textfmt.c's decimal); their
- * caller records the error when it is one.  The one exception left is
- * ts__pwrite_all (-errno), kept until its callers move to ts__write_at
- * (fsutil.h).
+ * caller records the error when it is one.
  */
 #ifndef TS_ERROR_H
 #define TS_ERROR_H

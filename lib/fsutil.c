@@ -55,11 +55,6 @@ int ts__write_at(int fd, const void *p, size_t n, long long off, const char *pat
 	return err ? ts__fail_errno(err, "write %s", path) : 0;
 }
 
-int ts__pwrite_all(int fd, const void *p, size_t n, long long off)
-{
-	return -write_all(fd, p, n, off);
-}
-
 /* Every failure is TS_EIO, whatever the errno (EINVAL from a file system
  * that cannot sync directories, EROFS, ENOSPC, ...): the caller has just
  * renamed something in dir, a step that cannot be taken back, and what it

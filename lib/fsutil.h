@@ -40,13 +40,6 @@ int ts__read_file(const char *path, size_t max, void **out, size_t *n);
  * "write PATH: REASON". */
 int ts__write_at(int fd, const void *p, size_t n, long long off, const char *path);
 
-/* The same, returning 0 or -errno and recording no message: the one
- * helper outside error.h's convention, kept only until its callers in
- * db.c and log.c move to ts__write_at (each maps the
- * -errno with ts__fail_errno(-rc, ...) today).  Do not call it in new
- * code. */
-int ts__pwrite_all(int fd, const void *p, size_t n, long long off);
-
 /* Remove a directory tree (no symlinks followed).  Returns 0 or a TS_E*. */
 int ts__rmtree(const char *path);
 

@@ -406,8 +406,8 @@ static int create_seg(ts__log *log, uint64_t seg, const char *path)
 		else
 			rc = ts__fail_errno(errno, "size %s", tmp);
 	}
-	else if ((rc = ts__pwrite_all(fd, h, sizeof h, 0)) < 0 || fsync(fd) < 0)
-		rc = ts__fail_errno(rc < 0 ? -rc : errno, "write %s", tmp);
+	else if ((rc = ts__write_at(fd, h, sizeof h, 0, tmp)) == 0 && fsync(fd) < 0)
+		rc = ts__fail_errno(errno, "fsync %s", tmp);
 	close(fd);
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = ts__fail_errno(errno, "rename %s", tmp);
@@ -966,8 +966,8 @@ static int quarantine_range(ts__log *log, uint64_t from, uint64_t to)
 	for (uint64_t p = from; rc == 0 && p < to;) {
 		uint64_t k = seg_left(log, p) < to - p ? seg_left(log, p) : to - p;
 		const void *src = ts__log_ptr(log, p);
-		if (src && (rc = ts__pwrite_all(fd, src, k, (long long)(p - from))) < 0)
-			rc = ts__fail_errno(-rc, "write %s", path);
+		if (src)
+			rc = ts__write_at(fd, src, k, (long long)(p - from), path);
 		p += k;
 	}
 	if (rc == 0 && (ftruncate(fd, (off_t)(to - from)) < 0 || fsync(fd) < 0))
@@ -1844,9 +1844,10 @@ static int copy_range(int fd, int dst, unsigned shift, uint64_t from, uint64_t t
 			return ts__fail_errno(got < 0 ? errno : EIO, "read %s", src_path);
 		for (size_t at = 0; at < n; at += BLOCK) {
 			size_t k = n - at < BLOCK ? n - at : BLOCK;
-			int rc = all_zero(buf + at, k) ? 0 : ts__pwrite_all(dst, buf + at, k, off + (off_t)at);
+			int rc = all_zero(buf + at, k) ? 0 :
+			         ts__write_at(dst, buf + at, k, off + (off_t)at, dst_path);
 			if (rc < 0)
-				return ts__fail_errno(-rc, "write %s", dst_path);
+				return rc;
 		}
 		from += n;
 	}
@@ -1871,8 +1872,8 @@ static int copy_seg(const char *src_dir, const char *dst_dir, unsigned shift, ui
 	if (rc == 0 && ftruncate(out, (off_t)(TS_SEG_HEADER + seg_data_s(shift))) < 0)
 		rc = ts__fail_errno(errno, "size %s", dst);
 	ts__log_segment_header(h, seg, seg_data_s(shift));
-	if (rc == 0 && (rc = ts__pwrite_all(out, h, sizeof h, 0)) < 0)
-		rc = ts__fail_errno(-rc, "write %s", dst);
+	if (rc == 0)
+		rc = ts__write_at(out, h, sizeof h, 0, dst);
 	if (rc == 0)
 		rc = copy_range(fd, out, shift, from, to, buf, src, dst);
 	if (rc == 0 && fsync(out) < 0)
