@@ -238,14 +238,6 @@ int ts__maint_pass(ts_db *db)
 
 /* ---- the thread ---- */
 
-void ts__maint_wake(ts_db *db)
-{
-	pthread_mutex_lock(&db->maint.mu);
-	db->maint.wake = 1;
-	pthread_cond_signal(&db->maint.cv);
-	pthread_mutex_unlock(&db->maint.mu);
-}
-
 void ts__maint_hold(ts_db *db, int hold)
 {
 	ts__maint *m = &db->maint;

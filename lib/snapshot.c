@@ -11,7 +11,7 @@
 
 #include "avl.h"
 #include "error.h"
-#include "maint.h"
+#include "handle.h"
 #include "row.h"
 #include "snapshot.h"
 #include "tablet.h"

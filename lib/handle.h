@@ -1,0 +1,247 @@
+/*
+ * handle.h -- the database and table handles as every layer of the
+ * library sees them: the structs behind ts_db and ts_table, the
+ * scheduler's state they hold, and the small inline helpers every layer
+ * needs (clocks, expiry, waking the scheduler).
+ *
+ * A ts_db owns the database directory: the write lock, the options, the
+ * clock, and one ts_table object per table opened so far.  ts_table_open
+ * hands out counted references to that object, so every user of a table
+ * in the process shares its descriptor, its log and filling tablets.
+ * Locks: db->mu guards the table list; table->mu guards the table's
+ * descriptor and serialises its writers.
+ *
+ * Header only, and below every module that works on a handle: it
+ * includes only the headers of the handles' parts (block cache,
+ * descriptor, filling tablets, limits, log, retry state), so that the
+ * modules above it -- tablets.h, tabledesc.h, flush.h, merge.h,
+ * maint.h, ... -- depend one way (lib/README.md).  The functions on a
+ * handle are declared by the module that implements them.
+ */
+#ifndef TS_HANDLE_H
+#define TS_HANDLE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "bcache.h"
+#include "descriptor.h"
+#include "filling.h"
+#include "limits.h"
+#include "log.h"
+#include "retry.h"
+
+/* The scheduler's state, one per writable database (ts_db.maint). */
+typedef struct ts__maint {
+	pthread_t thread;
+	int running;
+	pthread_mutex_t mu;      /* guards stop, wake, held, busy */
+	pthread_cond_t cv;       /* wakes the thread: close, a tree at flush_size,
+	                          * a damaged tablet */
+	pthread_cond_t idle_cv;  /* a pass ended (ts__maint_hold) */
+	int stop;                /* atomic reads outside mu: ts_close asked */
+	int wake, held, busy;    /* work was signalled; ts__maint_hold; a pass runs */
+	/* The clock of the backoff of failing jobs (retry.h): monotonic ns;
+	 * tests replace it to count retries without waiting. */
+	int64_t (*clock)(void);
+	/* Atomic: monotonic ns of the last foreground work -- a committed
+	 * insert, a snapshot taken for a read, a block a read loaded -- which
+	 * background merges yield to (ts__maint_foreground). */
+	int64_t fg_mono;
+	/* Atomics since the database opened: passes, merges the scheduler
+	 * made, and the time they slept to keep within the budget. */
+	uint64_t passes, merges;
+	int64_t throttled_ns;
+} ts__maint;
+
+/*
+ * The on-disk tablets of one descriptor, opened, with what a snapshot
+ * needs of that descriptor besides: built by the first snapshot taken
+ * after the descriptor is swapped in, then shared by every later
+ * snapshot until the next swap, so that taking a snapshot costs one
+ * reference instead of a copy of the descriptor's tablets and a
+ * reference on each (ts__table_tablet_set).  Immutable once built.
+ */
+typedef struct ts__tablet_set {
+	int refs;                    /* atomic: the table's, while current,
+	                              * and each snapshot's */
+	int ntablets;
+	ts__tablet_meta *metas;      /* the descriptor's tablets */
+	struct ts__tablet **tablets; /* open, one reference each */
+	int *newest;                 /* indexes into tablets, greatest max_ts first */
+	int nversions;
+	const ts__schema **versions; /* versions[v - 1]: the table's, immutable */
+	int64_t ttl;
+	int64_t horizon;             /* the descriptor's expiry horizon */
+	int horizon_set;
+	uint64_t flushed_lsn;
+} ts__tablet_set;
+
+struct ts_table {
+	ts_db *db;
+	char name[TS_NAME_MAX + 1];
+	char *dir;               /* <db>/<name> */
+	pthread_mutex_t mu;
+	pthread_mutex_t schema_mu; /* readers copying desc->schemas; swaps hold it */
+	int refs;                /* handles out, guarded by db->mu and db->life_mu */
+	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
+	int dropping;            /* atomic: ts_drop waits for the file writers;
+	                          * calls fail with TS_ECLOSED meanwhile */
+	/* db->life_mu (api.h): public calls inside the table; holds of
+	 * cursors and library threads; whether a dropped table's resources
+	 * were released (its object stays, on db->dead, until ts_close) */
+	int calls, holds, released;
+	ts__descriptor *desc;    /* current descriptor, guarded by mu */
+	/* schema_mu: the tablet set of desc once a snapshot built it (the
+	 * table holds a reference), and the swaps of desc so far, which
+	 * tell a set built meanwhile that it is stale */
+	ts__tablet_set *tablet_set;
+	uint64_t desc_swaps;
+	ts__descriptor *retired; /* read-only: replaced descriptors whose schemas
+	                          * snapshots may still use; freed with the table */
+	ino_t desc_ino;          /* read-only handles: detect a replaced file */
+	ts__log *log;            /* the table's log (read-only in read-only dbs) */
+	ts__filling fill;        /* writable dbs: the filling tablets */
+	ts_buf scratch;          /* writer: row encoding */
+	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
+	/* writer (mu): the greatest ts of the descriptor's tablets, as of
+	 * descriptor generation tablets_ts_gen (0: not yet known) */
+	int64_t tablets_max_ts;
+	uint64_t tablets_ts_gen;
+	uint64_t rows_rejected;  /* counters, guarded by mu */
+	uint64_t flushes, flushed_rows, flushed_bytes;
+	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
+	uint64_t expired_tablets, quarantined; /* atomics */
+	uint64_t rows_scanned, rows_returned; /* atomics: queries and latest */
+	uint64_t agg_rows_scanned, agg_rows_summarised; /* atomics: aggregates */
+	uint64_t next_id;        /* tablet ids reserved so far (mu) */
+	struct ts__recent_flush {
+		uint64_t id;
+		int64_t at;      /* database clock */
+	} recent[TS_MERGE_RECENT_MAX]; /* tablets flushed lately (mu) */
+	int nrecent;
+	/* Atomics of the scheduler (maint.c): monotonic ns of the moment a
+	 * tree reached flush_size and was not yet being flushed (0 = none);
+	 * time merges slept yielding to the foreground; time due flushes
+	 * waited, in all and at most. */
+	int64_t flush_wanted_mono;
+	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
+	/* mu: failing background work, retried with backoff (retry.h), and
+	 * inserts refused because the log reached log_cap */
+	ts__retry flush_retry, merge_retry, expire_retry;
+	uint64_t log_cap_refusals;
+	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
+	pthread_mutex_t flush_mu; /* one flush at a time; taken before desc_mu */
+	pthread_mutex_t desc_mu;  /* one descriptor writer at a time; before mu */
+	pthread_mutex_t tablets_mu; /* the open and damaged tablets below */
+	struct ts__open_tablet *open_tablets;
+	int nopen, capopen;
+	uint64_t damaged[TS_DAMAGED_MAX]; /* ids found damaged, to quarantine */
+	int ndamaged;
+	uint64_t damage_reports; /* times a reader found a damaged tablet */
+	struct ts_table *next;
+};
+
+/* An on-disk tablet opened by some reader or writer of the table,
+ * counted: a tablet a merge replaced (retired) is closed when its last
+ * user lets go; its file is already unlinked, and the open descriptor
+ * keeps its bytes readable until then. */
+struct ts__open_tablet {
+	uint64_t id;
+	struct ts__tablet *tab;
+	int refs, retired;
+};
+
+struct ts_db {
+	char *path;
+	int lock_fd;             /* -1 when read-only */
+	ts_options opts;
+	int64_t frozen_now;      /* from TSSTORE_NOW, or INT64_MIN */
+	pthread_mutex_t mu;
+	struct ts_table *tables;
+	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
+	int syncer_running, stopping;
+	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
+	ts__maint maint;         /* writable dbs: the background work (maint.c) */
+	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
+	/* Handle lifetimes (api.h): life_mu guards the counts below and the
+	 * tables' calls, holds, released and (with mu) refs; life_cv is
+	 * signalled when a count of calls reaches 0. */
+	pthread_mutex_t life_mu;
+	pthread_cond_t life_cv;
+	int closing;             /* 1: ts_close waits for the calls inside (new
+	                          * calls fail with TS_ECLOSED, but for
+	                          * ts_table_close, which is let in: ts_close
+	                          * may yet return TS_EBUSY); 2: it frees */
+	long calls, cursors;     /* public calls inside the db; open cursors */
+	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
+};
+
+/* Reserve a tablet id; t->mu is held. */
+static inline uint64_t ts__table_reserve_id(struct ts_table *t)
+{
+	if (t->next_id < t->desc->next_tablet_id)
+		t->next_id = t->desc->next_tablet_id;
+	return t->next_id++;
+}
+
+/* Monotonic clock, ns: for measuring, never for timestamps. */
+static inline int64_t ts__mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The first instant rows with ts < it are past a TTL of ttl ns (0:
+ * forever, INT64_MIN returned). */
+static inline int64_t ts__expiry(int64_t ttl, int64_t now)
+{
+	return ttl > 0 && now > INT64_MIN + ttl ? now - ttl : INT64_MIN;
+}
+
+/* The first instant rows with ts < it are expired: past a TTL of ttl at
+ * now, or below the descriptor's expiry horizon (horizon_set), whichever
+ * is higher -- so that a row once expired stays expired when the TTL is
+ * lengthened (INT64_MIN: nothing is). */
+static inline int64_t ts__expiry_at(int64_t ttl, int horizon_set, int64_t horizon, int64_t now)
+{
+	int64_t e = ts__expiry(ttl, now);
+	return horizon_set && horizon > e ? horizon : e;
+}
+
+/* The first instant rows with ts < it are expired in t (ts__expiry_at);
+ * t->mu, desc_mu or schema_mu is held. */
+static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
+{
+	return ts__expiry_at(t->desc->ttl, t->desc->horizon_set, t->desc->horizon, now);
+}
+
+/* Whether db was opened read-only (TS_OPEN_READONLY). */
+static inline int ts__db_readonly(const ts_db *db)
+{
+	return (db->opts.flags & TS_OPEN_READONLY) != 0;
+}
+
+/* Note foreground work now (an insert committed, a read took a snapshot
+ * or loaded a block): merges yield to it for maint_busy_window. */
+static inline void ts__maint_foreground(ts__maint *m, int64_t mono_now)
+{
+	__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
+}
+
+/* Wake the scheduler (maint.c): a tree reached flush_size, a tablet was
+ * found damaged.  Cheap; safe from any thread.  Inline here, touching
+ * only the scheduler's state, so that the modules under the scheduler
+ * need not include maint.h. */
+static inline void ts__maint_wake(struct ts_db *db)
+{
+	pthread_mutex_lock(&db->maint.mu);
+	db->maint.wake = 1;
+	pthread_cond_signal(&db->maint.cv);
+	pthread_mutex_unlock(&db->maint.mu);
+}
+
+#endif
