@@ -187,6 +187,13 @@ static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 	return t->next_id++;
 }
 
+/* Whether t was dropped: set under db->mu by ts_drop, or under t->mu
+ * alone by a read-only handle that saw the drop. */
+static inline int ts__table_dropped(const struct ts_table *t)
+{
+	return __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+}
+
 /* Monotonic clock, ns: for measuring, never for timestamps. */
 static inline int64_t ts__mono_ns(void)
 {

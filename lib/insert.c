@@ -32,6 +32,7 @@
 #include "limits.h"
 #include "row.h"
 #include "tablet.h"
+#include "tablets.h"
 
 /* Check and convert the values in[0..v->ncols) of a row of version v into
  * out[0..s->ncols), a row of the current version s; ts defaults to now.

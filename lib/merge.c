@@ -47,6 +47,7 @@
 #include "period.h"
 #include "row.h"
 #include "tablet.h"
+#include "tablets.h"
 
 int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first)
 {

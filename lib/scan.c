@@ -20,6 +20,7 @@
 #include "period.h"
 #include "row.h"
 #include "scan.h"
+#include "tablets.h"
 
 /* ---- ranges ---- */
 

@@ -15,6 +15,7 @@
 #include "row.h"
 #include "snapshot.h"
 #include "tablet.h"
+#include "tablets.h"
 
 /* Reference the tablet set of the current descriptor (its tablets and
  * schema versions) and make room for nroots roots. */
