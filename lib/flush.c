@@ -41,6 +41,7 @@
 #include "merge.h"
 #include "period.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
 
 /* Which trees a flush takes. */

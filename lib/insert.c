@@ -31,6 +31,7 @@
 #include "key.h"
 #include "limits.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tablets.h"
 

@@ -46,6 +46,7 @@
 #include "merge.h"
 #include "period.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tablets.h"
 

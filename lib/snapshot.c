@@ -14,6 +14,7 @@
 #include "handle.h"
 #include "row.h"
 #include "snapshot.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tablets.h"
 

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "error.h"
 #include "merge.h"
+#include "tabledesc.h"
 
 static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 {

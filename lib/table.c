@@ -28,6 +28,7 @@
 #include "api.h"
 #include "avl.h"
 #include "db.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tablets.h"
 #include "tablet_format.h"
@@ -171,46 +172,10 @@ static int move_aside(struct ts_table *t, const char *name)
 	return rc;
 }
 
-/* Whether the descriptor names tablet id. */
-static int named(const ts__descriptor *d, uint64_t id)
-{
-	for (int i = 0; i < d->ntablets; i++)
-		if (d->tablets[i].id == id)
-			return 1;
-	return 0;
-}
-
-int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
-                              const ts__tablet_meta *add)
-{
-	ts__descriptor *d;
-	for (int j = 0; j < ngone; j++)
-		if (!named(t->desc, gone[j]))
-			return ts__fail(TS_EBUSY, "tablet %llu is no longer in the table",
-			                (unsigned long long)gone[j]);
-	int rc = ts__descriptor_clone(t->desc, &d), n = 0;
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < d->ntablets; i++) {
-		int keep = 1;
-		for (int j = 0; j < ngone && keep; j++)
-			keep = d->tablets[i].id != gone[j];
-		if (keep)
-			d->tablets[n++] = d->tablets[i];
-	}
-	if (add) { /* the clone has room for every tablet it had, plus one */
-		d->tablets[n++] = *add;
-		if (d->next_tablet_id <= add->id)
-			d->next_tablet_id = add->id + 1;
-	}
-	d->ntablets = n;
-	return ts__table_install_descriptor(t, d);
-}
-
 /* Drop tablet id from the descriptor; desc_mu is held.  1 if it was named. */
 static int forget_tablet(struct ts_table *t, uint64_t id)
 {
-	if (!named(t->desc, id))
+	if (!ts__desc_names(t->desc, id))
 		return 0;
 	int rc = ts__table_replace_tablets(t, &id, 1, NULL);
 	return rc < 0 ? rc : 1;
@@ -399,15 +364,6 @@ void ts__table_unhold(struct ts_table *t, int cursor)
 	release_unlock(t);
 }
 
-static ino_t descriptor_inode(const char *dir)
-{
-	char path[TS_PATH_MAX];
-	struct stat st;
-	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 || stat(path, &st) < 0)
-		return 0;
-	return st.st_ino;
-}
-
 /* Remove what a crash may leave in <table>/tablets: temporary files of
  * unfinished tablets, tablets written but never named in the descriptor,
  * and tablets a merge, expiry or quarantine replaced but had not yet
@@ -425,7 +381,7 @@ static int clean_tablets(struct ts_table *t)
 		char rest[8];
 		int orphan = strncmp(e->d_name, ".tmp-", 5) == 0;
 		if (sscanf(e->d_name, "%16" SCNx64 "%7s", &id, rest) == 2 &&
-		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && !named(t->desc, id))
+		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && !ts__desc_names(t->desc, id))
 			orphan = 1;
 		if (orphan && (rc = ts__path(path, "%s/%s", dir, e->d_name)) == 0 &&
 		    unlink(path) < 0 && errno != ENOENT)
@@ -526,7 +482,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		ts__table_free(t);
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
-	t->desc_ino = descriptor_inode(dir);
+	t->desc_ino = ts__desc_inode(dir);
 	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
 		ts__table_free(t);
 		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
@@ -629,74 +585,6 @@ const char *ts_table_name(const ts_table *t)
 	return t->name;
 }
 
-/* The generation of dir/DESCRIPTOR (the body's first field), or 0 when it
- * cannot be read (no descriptor has generation 0). */
-static uint64_t descriptor_generation(const char *dir)
-{
-	char path[TS_PATH_MAX];
-	unsigned char g[8];
-	int fd;
-	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	ssize_t n = pread(fd, g, sizeof g, TS_DESC_HEADER_SIZE);
-	close(fd);
-	return n == (ssize_t)sizeof g ? ts__load_u64(g) : 0;
-}
-
-/* Read-only handles: reload the descriptor if the writer replaced it.  The
- * inode alone cannot tell: once the file we read is replaced and freed, a
- * later replacement may get its inode number again; the generation, bumped
- * by every write, tells them apart. */
-static int refresh(struct ts_table *t)
-{
-	ts__descriptor *d;
-	if (!ts__db_readonly(t->db))
-		return 0;
-	ino_t ino = descriptor_inode(t->dir);
-	if (ino != 0 && ino == t->desc_ino &&
-	    descriptor_generation(t->dir) == t->desc->generation)
-		return 0;
-	if (ino == 0) {
-		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED); /* read under db->mu */
-		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
-	}
-	int rc = ts__descriptor_read(t->dir, &d);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&t->schema_mu);
-	t->desc->next_retired = t->retired; /* snapshots may use its schemas */
-	t->retired = t->desc;
-	t->desc = d;
-	ts__tablet_set *old = ts__table_tablet_set_detach(t);
-	pthread_mutex_unlock(&t->schema_mu);
-	ts__tablet_set_put(t, old);
-	t->desc_ino = ino;
-	/* tablets the writer merged, expired or quarantined meanwhile */
-	for (int i = 0; i < t->retired->ntablets; i++)
-		if (!named(d, t->retired->tablets[i].id))
-			ts__table_tablet_retire(t, t->retired->tablets[i].id);
-	return 0;
-}
-
-int ts__table_lock(struct ts_table *t)
-{
-	pthread_mutex_lock(&t->mu);
-	int dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
-	int rc = dropped ? ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name)
-	         : __atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST)
-	             ? ts__fail(TS_ECLOSED, "table \"%s\" is being dropped", t->name)
-	             : refresh(t);
-	if (rc < 0)
-		pthread_mutex_unlock(&t->mu);
-	return rc;
-}
-
-void ts__table_unlock(struct ts_table *t)
-{
-	pthread_mutex_unlock(&t->mu);
-}
-
 int ts__table_schema(ts_table *t, ts_schema **out)
 {
 	int rc = ts__table_lock(t);
@@ -705,58 +593,6 @@ int ts__table_schema(ts_table *t, ts_schema **out)
 		return rc;
 	rc = ts__schema_export(ts__desc_schema(t->desc), t->desc->ttl, out);
 	ts__table_unlock(t);
-	return rc;
-}
-
-/* ---- schema changes ---- */
-
-int ts__table_desc_begin(struct ts_table *t)
-{
-	pthread_mutex_lock(&t->desc_mu);
-	int rc = ts__table_lock(t); /* not dropped */
-	if (rc < 0) {
-		pthread_mutex_unlock(&t->desc_mu);
-		return rc;
-	}
-	ts__table_unlock(t);
-	return 0;
-}
-
-void ts__table_desc_end(struct ts_table *t)
-{
-	pthread_mutex_unlock(&t->desc_mu);
-}
-
-int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	d->generation = t->desc->generation + 1;
-	int rc = ts__descriptor_write(t->dir, d);
-	if (rc < 0) {
-		if (d->nschemas > t->desc->nschemas)
-			ts__schema_free(d->schemas[d->nschemas - 1]);
-		ts__descriptor_free(d, 0);
-	}
-	return rc;
-}
-
-void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	pthread_mutex_lock(&t->schema_mu);
-	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
-	t->desc = d;
-	ts__tablet_set *old = ts__table_tablet_set_detach(t);
-	pthread_mutex_unlock(&t->schema_mu);
-	ts__tablet_set_put(t, old);
-}
-
-int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	int rc = ts__table_write_descriptor(t, d);
-	if (rc == 0) {
-		pthread_mutex_lock(&t->mu);
-		ts__table_swap_descriptor(t, d);
-		pthread_mutex_unlock(&t->mu);
-	}
 	return rc;
 }
 
