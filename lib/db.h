@@ -8,10 +8,6 @@
 #include "handle.h"
 #include "maint.h" /* for the tests, until they include it themselves */
 
-/* Writers: move every tablet noted damaged to <table>/quarantine/ and
- * out of the descriptor.  Takes t->mu.  Returns 0 or the first error. */
-int ts__table_quarantine_due(struct ts_table *t);
-
 /* Flush the table's filling trees that are due: flush_size reached,
  * flush_age old, or their period ended while they filled (flush.c).
  * Returns 0 or the errors of ts_flush. */

@@ -47,6 +47,7 @@
 #include "error.h"
 #include "maint.h"
 #include "merge.h"
+#include "quarantine.h"
 
 void ts__maint_init(ts__maint *m)
 {
