@@ -23,6 +23,7 @@
 #include "cursor.h"
 #include "db.h"
 #include "error.h"
+#include "lifetime.h"
 #include "maint.h"
 
 #define NEED(cond, fn, what) \

@@ -25,6 +25,7 @@
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "lifetime.h"
 #include "limits.h"
 #include "maint.h"
 

@@ -39,8 +39,4 @@ int ts__table_retry_done(struct ts_table *t, ts__retry *r, const char *what, int
 int ts__log_cap_check(struct ts_table *t);
 
 
-/* Free a table object (when the db closes): its resources, if not yet
- * released, and the object. */
-void ts__table_free(struct ts_table *t);
-
 #endif

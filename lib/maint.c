@@ -45,6 +45,7 @@
 #include "api.h"
 #include "db.h"
 #include "error.h"
+#include "lifetime.h"
 #include "maint.h"
 #include "merge.h"
 #include "quarantine.h"

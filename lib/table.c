@@ -28,6 +28,7 @@
 #include "api.h"
 #include "avl.h"
 #include "db.h"
+#include "lifetime.h"
 #include "tabledesc.h"
 #include "tablet.h"
 #include "tablets.h"
@@ -154,151 +155,6 @@ int ts__create(ts_db *db, const char *name, const ts_schema *schema)
 	}
 	return ts__create_keyed(db, name, schema->columns, schema->ncolumns, key,
 	                       schema->nkey, schema->ttl);
-}
-
-/* Free what the table holds besides its object: log mappings, filling
- * trees, open tablets, descriptors.  Once no handle, call or hold is
- * left on a dropped table (or when the db closes). */
-static void release_resources(struct ts_table *t)
-{
-	ts__filling_free(&t->fill);
-	ts__log_close(t->log, 1);
-	t->log = NULL;
-	ts__tablet_set_put(t, t->tablet_set);
-	t->tablet_set = NULL;
-	for (int i = 0; i < t->nopen; i++)
-		ts__tablet_close(t->open_tablets[i].tab);
-	free(t->open_tablets);
-	t->open_tablets = NULL;
-	t->nopen = t->capopen = 0;
-	ts__buf_free(&t->scratch);
-	ts__buf_free(&t->lookup);
-	ts__descriptor_free(t->desc, 1);
-	t->desc = NULL;
-	while (t->retired) {
-		ts__descriptor *d = t->retired;
-		t->retired = d->next_retired;
-		ts__descriptor_free(d, 1);
-	}
-}
-
-void ts__table_free(struct ts_table *t)
-{
-	if (!t)
-		return;
-	if (!t->released)
-		release_resources(t);
-	pthread_mutex_destroy(&t->tablets_mu);
-	pthread_mutex_destroy(&t->flush_mu);
-	pthread_mutex_destroy(&t->merge_mu);
-	pthread_mutex_destroy(&t->desc_mu);
-	pthread_mutex_destroy(&t->schema_mu);
-	pthread_mutex_destroy(&t->mu);
-	free(t->dir);
-	free(t);
-}
-
-/* ---- handle lifetimes (api.h) ---- */
-
-/* Whether a dropped table is left by every handle, call and hold, so that
- * its resources can go (once: released is set); life_mu is held. */
-static int take_release(struct ts_table *t)
-{
-	if (t->released || !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED) || t->refs > 0 ||
-	    t->calls > 0 || t->holds > 0)
-		return 0;
-	t->released = 1;
-	return 1;
-}
-
-/* Release a dropped table that nothing uses any more, then unlock
- * life_mu (held on entry).  The release is counted as a call on the
- * database until it is done, so that a ts_close in another thread, which
- * waits for the calls, never frees the table (or the block cache its
- * tablets return blocks to) while the release still runs. */
-static void release_unlock(struct ts_table *t)
-{
-	ts_db *db = t->db;
-	int release = take_release(t);
-	if (release)
-		db->calls++;
-	pthread_mutex_unlock(&db->life_mu);
-	if (release) {
-		release_resources(t);
-		ts__db_leave(db);
-	}
-}
-
-int ts__db_enter(ts_db *db, const char *fn)
-{
-	int rc = 0;
-	if (!db)
-		return ts__fail(TS_EINVAL, "%s: db is NULL", fn);
-	pthread_mutex_lock(&db->life_mu);
-	if (db->closing)
-		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
-	else
-		db->calls++;
-	pthread_mutex_unlock(&db->life_mu);
-	return rc;
-}
-
-void ts__db_leave(ts_db *db)
-{
-	pthread_mutex_lock(&db->life_mu);
-	assert(db->calls > 0);
-	if (--db->calls == 0)
-		pthread_cond_broadcast(&db->life_cv);
-	pthread_mutex_unlock(&db->life_mu);
-}
-
-int ts__table_enter(struct ts_table *t, const char *fn)
-{
-	int rc = 0;
-	if (!t)
-		return ts__fail(TS_EINVAL, "%s: table is NULL", fn);
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	if (db->closing)
-		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
-	else if (t->refs <= 0)
-		rc = ts__fail(TS_ECLOSED, "%s: table \"%s\" is not open (closed)", fn, t->name);
-	else {
-		t->calls++;
-		db->calls++;
-	}
-	pthread_mutex_unlock(&db->life_mu);
-	return rc;
-}
-
-void ts__table_leave(struct ts_table *t)
-{
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	assert(t->calls > 0 && db->calls > 0);
-	t->calls--;
-	db->calls--;
-	if (t->calls == 0 || db->calls == 0)
-		pthread_cond_broadcast(&db->life_cv);
-	release_unlock(t);
-}
-
-void ts__table_hold(struct ts_table *t, int cursor)
-{
-	pthread_mutex_lock(&t->db->life_mu);
-	t->holds++;
-	t->db->cursors += cursor;
-	pthread_mutex_unlock(&t->db->life_mu);
-}
-
-void ts__table_unhold(struct ts_table *t, int cursor)
-{
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	assert(t->holds > 0 && db->cursors >= cursor);
-	t->holds--;
-	db->cursors -= cursor;
-	release_unlock(t);
 }
 
 /* Remove what a crash may leave in <table>/tablets: temporary files of
@@ -505,11 +361,11 @@ void ts_table_close(ts_table *t)
 		pthread_mutex_unlock(&db->mu);
 		while (last && t->calls > 0)
 			pthread_cond_wait(&db->life_cv, &db->life_mu);
-		release = take_release(t);
+		release = ts__table_take_release(t);
 	}
 	pthread_mutex_unlock(&db->life_mu);
 	if (release)
-		release_resources(t);
+		ts__table_release(t);
 	ts__db_leave(db);
 }
 
@@ -636,10 +492,10 @@ static void unlink_table(ts_db *db, const char *name)
 	pthread_mutex_unlock(&t->mu);
 	pthread_mutex_lock(&db->life_mu);
 	bury(db, t);
-	int release = take_release(t);
+	int release = ts__table_take_release(t);
 	pthread_mutex_unlock(&db->life_mu);
 	if (release)
-		release_resources(t);
+		ts__table_release(t);
 }
 
 /* The loaded object of table name (not dropped), held, or NULL; db->mu
