@@ -35,6 +35,7 @@
 
 #include "api.h"
 #include "avl.h"
+#include "backoff.h"
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "backoff.h"
 #include "db.h"
 #include "error.h"
 #include "fsutil.h"

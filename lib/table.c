@@ -27,6 +27,7 @@
 
 #include "api.h"
 #include "avl.h"
+#include "backoff.h"
 #include "db.h"
 #include "lifetime.h"
 #include "tabledesc.h"
