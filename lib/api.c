@@ -21,7 +21,6 @@
 
 #include "api.h"
 #include "cursor.h"
-#include "db.h"
 #include "error.h"
 #include "lifetime.h"
 #include "maint.h"

@@ -26,8 +26,9 @@
 
 #include "api.h"
 #include "avl.h"
-#include "db.h"
 #include "error.h"
+#include "flush.h"
+#include "handle.h"
 #include "key.h"
 #include "limits.h"
 #include "row.h"

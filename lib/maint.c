@@ -43,8 +43,9 @@
 #include <time.h>
 
 #include "api.h"
-#include "db.h"
 #include "error.h"
+#include "flush.h"
+#include "handle.h"
 #include "lifetime.h"
 #include "maint.h"
 #include "merge.h"

@@ -15,7 +15,7 @@
  * A merge: (1) under the table mutex, pick a group and reserve a tablet
  * id; (2) without it, merge the inputs' rows in key order into the new
  * tablet (temporary name, fsync, rename, fsync of the directory),
- * dropping rows past the TTL; (3) under desc_mu (db.h: inserts go on),
+ * dropping rows past the TTL; (3) under desc_mu (tabledesc.h: inserts go on),
  * install a DESCRIPTOR naming the output instead of the inputs (if all
  * are still named), then unlink and retire the inputs.  A crash before (3) leaves an output no
  * descriptor names; a crash after it, inputs no descriptor names: the
@@ -40,9 +40,9 @@
 
 #include "api.h"
 #include "backoff.h"
-#include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "handle.h"
 #include "key.h"
 #include "merge.h"
 #include "period.h"

@@ -6,8 +6,8 @@
  * writer's (since this process opened the table).
  */
 #include "api.h"
-#include "db.h"
 #include "error.h"
+#include "handle.h"
 #include "merge.h"
 #include "tabledesc.h"
 

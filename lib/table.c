@@ -28,7 +28,7 @@
 #include "api.h"
 #include "avl.h"
 #include "backoff.h"
-#include "db.h"
+#include "handle.h"
 #include "lifetime.h"
 #include "tabledesc.h"
 #include "tablet.h"
