@@ -8,6 +8,11 @@
  * ts_close wait for it, and refuse new calls once they began), and calls
  * the implementation declared here, which may then rely on its
  * arguments.  Counting calls in and out is lifetime.c's (lifetime.h).
+ *
+ * Each module that implements a public call includes this header, so
+ * api.c includes none of theirs: only lifetime.h and error.h, which sit
+ * below every module that includes api.h -- the library's modules
+ * depend one way (lib/README.md).
  */
 #ifndef TS_API_H
 #define TS_API_H
@@ -35,6 +40,12 @@ int ts__cursor_rewind(ts_cursor *c);
 int ts__cursor_more(const ts_cursor *c);
 int ts__cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey);
 int ts__flush(ts_table *t, int64_t before);
+
+/* ts_merge (maint.c), for t: merge until LittleTable's rule finds nothing, running
+ * every table's due flushes between slices but never sleeping (the user
+ * asked for it).  *merged gets the count.  Returns 0 or an error. */
+int ts__maint_merge_now(struct ts_table *t, int *merged);
+
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 
 #endif

@@ -39,9 +39,4 @@ void ts__maint_hold(struct ts_db *db, int hold);
  */
 int ts__maint_pass(struct ts_db *db);
 
-/* ts_merge for t: merge until LittleTable's rule finds nothing, running
- * every table's due flushes between slices but never sleeping (the user
- * asked for it).  *merged gets the count.  Returns 0 or an error. */
-int ts__maint_merge_now(struct ts_table *t, int *merged);
-
 #endif

@@ -38,7 +38,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "backoff.h"
 #include "error.h"
 #include "fsutil.h"
