@@ -89,7 +89,7 @@ struct ts_table {
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
 	int dropping;            /* atomic: ts_drop waits for the file writers;
 	                          * calls fail with TS_ECLOSED meanwhile */
-	/* db->life_mu (api.h): public calls inside the table; holds of
+	/* db->life_mu (lifetime.h): public calls inside the table; holds of
 	 * cursors and library threads; whether a dropped table's resources
 	 * were released (its object stays, on db->dead, until ts_close) */
 	int calls, holds, released;
@@ -166,7 +166,7 @@ struct ts_db {
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
 	ts__maint maint;         /* writable dbs: the background work (maint.c) */
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
-	/* Handle lifetimes (api.h): life_mu guards the counts below and the
+	/* Handle lifetimes (lifetime.h): life_mu guards the counts below and the
 	 * tables' calls, holds, released and (with mu) refs; life_cv is
 	 * signalled when a count of calls reaches 0. */
 	pthread_mutex_t life_mu;

@@ -4,7 +4,7 @@
  *
  * Everything a writable database does on its own is a job of this
  * scheduler, run by its one thread: moving damaged tablets to quarantine
- * (table.c), flushing filling tablets that are due (flush.c), deleting
+ * (quarantine.c), flushing filling tablets that are due (flush.c), deleting
  * tablets past the TTL and merging tablets by LittleTable's rule
  * (merge.c).  Those modules do one job when asked and know nothing of
  * the others or of the other tables; this one decides what runs when,

@@ -337,7 +337,7 @@ static void delete_tablets(ts_table *t, const uint64_t *ids, int n)
 /* Whether dir/DESCRIPTOR names tablet id; 1 when it cannot be read.  A
  * descriptor write whose last step (the sync of the directory) failed
  * has already put the new file in place, although the handle keeps the
- * old one (table.c): the file then names the merged tablet. */
+ * old one (tabledesc.c): the file then names the merged tablet. */
 static int file_names(const char *dir, uint64_t id)
 {
 	ts__descriptor *d;

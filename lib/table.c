@@ -1,20 +1,23 @@
 /*
- * table.c -- creating, opening, altering and dropping tables.
+ * table.c -- creating, opening, altering and dropping tables: the table
+ * handle from its directory's birth to its removal.
  *
- * Every change to a table is a new DESCRIPTOR written atomically; the
- * in-memory descriptor is swapped only after the file is durable, so a
- * failed write leaves the handle unchanged (if only the final sync of the
- * directory failed, the new file is already in place: TS_EIO says so).
- * A table is created in a hidden ".tmp-NAME-PID" directory and renamed
- * into place, and dropped by renaming it to ".dropped-NAME-PID-N" (N
- * counts the drops of this process, from 1) before removing it, so a
- * crash at any point leaves either the whole table or none (ts_open
- * clears leftovers; docs/layout.md sections 4 to 6).
+ * Every change to a table is a new DESCRIPTOR written atomically
+ * (tabledesc.c); the in-memory descriptor is swapped only after the file
+ * is durable, so a failed write leaves the handle unchanged (if only the
+ * final sync of the directory failed, the new file is already in place:
+ * TS_EIO says so).  A table is created in a hidden ".tmp-NAME-PID"
+ * directory and renamed into place, and dropped by renaming it to
+ * ".dropped-NAME-PID-N" (N counts the drops of this process, from 1)
+ * before removing it, so a crash at any point leaves either the whole
+ * table or none (ts_open clears leftovers; docs/layout.md sections 4 to
+ * 6).
  *
- * Read-only handles (another process may be writing) compare the inode of
- * DESCRIPTOR on each use and reload it when the writer replaced it.
+ * Opening a table loads its descriptor and recovers its log; the handle
+ * then lives as lifetime.c says (calls, holds, release).  Read-only
+ * handles (another process may be writing) reload the descriptor when
+ * the writer replaced it (ts__table_lock, tabledesc.c).
  */
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +35,6 @@
 #include "lifetime.h"
 #include "tabledesc.h"
 #include "tablet.h"
-#include "tablets.h"
 #include "tablet_format.h"
 #include "descriptor_format.h"
 #include "error.h"
