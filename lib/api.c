@@ -20,10 +20,8 @@
 #include <stddef.h>
 
 #include "api.h"
-#include "cursor.h"
-#include "db.h"
 #include "error.h"
-#include "maint.h"
+#include "lifetime.h"
 
 #define NEED(cond, fn, what) \
 	do { if (!(cond)) return ts__fail(TS_EINVAL, "%s: %s", fn, what); } while (0)

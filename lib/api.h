@@ -7,33 +7,17 @@
  * call in flight on its database and table (so that ts_table_close and
  * ts_close wait for it, and refuse new calls once they began), and calls
  * the implementation declared here, which may then rely on its
- * arguments.  Handle lifetimes themselves are in table.c (ts_table_open,
- * ts_table_close, the holds of cursors and of the library's own threads)
- * and db.c (ts_close).
+ * arguments.  Counting calls in and out is lifetime.c's (lifetime.h).
+ *
+ * Each module that implements a public call includes this header, so
+ * api.c includes none of theirs: only lifetime.h and error.h, which sit
+ * below every module that includes api.h -- the library's modules
+ * depend one way (lib/README.md).
  */
 #ifndef TS_API_H
 #define TS_API_H
 
 #include "tsstore.h"
-
-/* Enter a call on db: TS_EINVAL when db is NULL, TS_ECLOSED once
- * ts_close began; on 0 the call is counted until ts__db_leave.  fn names
- * the public function in the message. */
-int ts__db_enter(ts_db *db, const char *fn);
-void ts__db_leave(ts_db *db);
-
-/* Enter a call on table t: as ts__db_enter, plus TS_ECLOSED when the
- * handle is not open (closed as often as it was opened). */
-int ts__table_enter(ts_table *t, const char *fn);
-void ts__table_leave(ts_table *t);
-
-/* Keep t's object (and, for a dropped table, its files' mappings) alive
- * without a handle: a cursor (cursor = 1, counted for ts_close's
- * TS_EBUSY) or a thread of the library.  ts_table_close does not wait
- * for holds; the last of handles, calls and holds of a dropped table
- * releases its resources. */
-void ts__table_hold(ts_table *t, int cursor);
-void ts__table_unhold(ts_table *t, int cursor);
 
 int ts__create(ts_db *db, const char *name, const ts_schema *schema);
 int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
@@ -56,6 +40,12 @@ int ts__cursor_rewind(ts_cursor *c);
 int ts__cursor_more(const ts_cursor *c);
 int ts__cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey);
 int ts__flush(ts_table *t, int64_t before);
+
+/* ts_merge (maint.c), for t: merge until LittleTable's rule finds nothing, running
+ * every table's due flushes between slices but never sleeping (the user
+ * asked for it).  *merged gets the count.  Returns 0 or an error. */
+int ts__maint_merge_now(struct ts_table *t, int *merged);
+
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 
 #endif

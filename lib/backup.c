@@ -59,11 +59,11 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "db.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
+#include "handle.h"
 #include "limits.h"
 #include "log.h"
 #include "tablet.h"

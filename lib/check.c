@@ -34,11 +34,11 @@
 
 #include "api.h"
 #include "avl.h"
-#include "db.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
+#include "handle.h"
 #include "limits.h"
 #include "log.h"
 #include "row.h"

@@ -22,9 +22,10 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "db.h"
 #include "error.h"
 #include "fsutil.h"
+#include "handle.h"
+#include "lifetime.h"
 #include "limits.h"
 #include "maint.h"
 

@@ -23,9 +23,9 @@
  * flushes one at a time, so the tablet ids they reserve do not collide.
  *
  * ts_flush flushes on request; ts__flush_due, run by the database's
- * maintenance thread (db.c), flushes the trees due by size, age or the
+ * maintenance scheduler (maint.c), flushes the trees due by size, age or the
  * end of their period, or every tree once the log holds half of log_cap.
- * A background flush that fails is tried again with backoff (retry.h),
+ * A background flush that fails is tried again with backoff (backoff.h),
  * not on every pass: a flush that cannot succeed must not spin.  Should
  * the log still reach log_cap, ts__log_cap_check makes inserts fail with
  * the flushes' cause instead of filling the disk.
@@ -35,13 +35,16 @@
 
 #include "api.h"
 #include "avl.h"
-#include "db.h"
+#include "backoff.h"
 #include "error.h"
+#include "flush.h"
 #include "fsutil.h"
+#include "handle.h"
 #include "held.h"
 #include "merge.h"
 #include "period.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
 
 /* Which trees a flush takes. */

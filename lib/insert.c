@@ -26,13 +26,16 @@
 
 #include "api.h"
 #include "avl.h"
-#include "db.h"
 #include "error.h"
+#include "flush.h"
+#include "handle.h"
 #include "held.h"
 #include "key.h"
 #include "limits.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
+#include "tablets.h"
 
 /* Check and convert the values in[0..v->ncols) of a row of version v into
  * out[0..s->ncols), a row of the current version s; ts defaults to now.

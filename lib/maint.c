@@ -4,7 +4,7 @@
  *
  * Everything a writable database does on its own is a job of this
  * scheduler, run by its one thread: moving damaged tablets to quarantine
- * (table.c), flushing filling tablets that are due (flush.c), deleting
+ * (quarantine.c), flushing filling tablets that are due (flush.c), deleting
  * tablets past the TTL and merging tablets by LittleTable's rule
  * (merge.c).  Those modules do one job when asked and know nothing of
  * the others or of the other tables; this one decides what runs when,
@@ -43,10 +43,13 @@
 #include <time.h>
 
 #include "api.h"
-#include "db.h"
 #include "error.h"
+#include "flush.h"
+#include "handle.h"
+#include "lifetime.h"
 #include "maint.h"
 #include "merge.h"
+#include "quarantine.h"
 
 void ts__maint_init(ts__maint *m)
 {
@@ -237,14 +240,6 @@ int ts__maint_pass(ts_db *db)
 }
 
 /* ---- the thread ---- */
-
-void ts__maint_wake(ts_db *db)
-{
-	pthread_mutex_lock(&db->maint.mu);
-	db->maint.wake = 1;
-	pthread_cond_signal(&db->maint.cv);
-	pthread_mutex_unlock(&db->maint.mu);
-}
 
 void ts__maint_hold(ts_db *db, int hold)
 {

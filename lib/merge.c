@@ -15,7 +15,7 @@
  * A merge: (1) under the table mutex, pick a group and reserve a tablet
  * id; (2) without it, merge the inputs' rows in key order into the new
  * tablet (temporary name, fsync, rename, fsync of the directory),
- * dropping rows past the TTL; (3) under desc_mu (db.h: inserts go on),
+ * dropping rows past the TTL; (3) under desc_mu (tabledesc.h: inserts go on),
  * install a DESCRIPTOR naming the output instead of the inputs (if all
  * are still named), then unlink and retire the inputs.  A crash before (3) leaves an output no
  * descriptor names; a crash after it, inputs no descriptor names: the
@@ -38,16 +38,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "db.h"
+#include "backoff.h"
 #include "error.h"
 #include "fsutil.h"
+#include "handle.h"
 #include "held.h"
 #include "key.h"
 #include "merge.h"
 #include "period.h"
 #include "row.h"
+#include "tabledesc.h"
 #include "tablet.h"
+#include "tablets.h"
 
 int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first)
 {
@@ -339,7 +341,7 @@ static void delete_tablets(ts_table *t, const uint64_t *ids, int n)
 /* Whether dir/DESCRIPTOR names tablet id; 1 when it cannot be read.  A
  * descriptor write whose last step (the sync of the directory) failed
  * has already put the new file in place, although the handle keeps the
- * old one (table.c): the file then names the merged tablet. */
+ * old one (tabledesc.c): the file then names the merged tablet. */
 static int file_names(const char *dir, uint64_t id)
 {
 	ts__descriptor *d;

@@ -25,6 +25,7 @@
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
+#include "lifetime.h"
 
 /* ---- shared by the cursors ---- */
 

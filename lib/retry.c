@@ -1,14 +1,15 @@
 /*
  * retry.c -- backoff and once-per-cause logging of failing background
  * work (retry.h).  A ts__retry is guarded by whoever owns it (the table's
- * mutex for a table's work).
+ * mutex for a table's work).  Pure: it knows nothing of tables or
+ * databases (the handles hold a ts__retry for each kind of work, and
+ * backoff.c applies it to a table's work), so that handle.h can include
+ * retry.h.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "db.h"
-#include "error.h"
 #include "retry.h"
 
 int64_t ts__retry_delay(int n)
@@ -71,50 +72,4 @@ void ts__retry_succeeded(ts__retry *r)
 	r->next_at = 0;
 	r->last_rc = 0;
 	r->cause[0] = '\0';
-}
-
-/* ---- a table's background work ---- */
-
-void ts__db_log(ts_db *db, const char *line)
-{
-	if (db->opts.log)
-		db->opts.log(db->opts.log_arg, line);
-	else
-		fprintf(stderr, "libtsstore: %s\n", line);
-}
-
-void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg)
-{
-	char line[TS_ERRMSG_MAX + 128];
-	snprintf(line, sizeof line, "table \"%s\": %s failed, retrying with backoff: %s", table,
-	         what, msg);
-	ts__db_log(db, line);
-}
-
-int ts__table_retry_done(ts_table *t, ts__retry *r, const char *what, int rc)
-{
-	char msg[TS_ERRMSG_MAX];
-	int fresh = 0;
-	if (rc >= 0 || rc == TS_ECLOSED) { /* closed: dropped or closing, nothing failed */
-		pthread_mutex_lock(&t->mu);
-		if (rc >= 0)
-			ts__retry_succeeded(r);
-		pthread_mutex_unlock(&t->mu);
-		return rc;
-	}
-	snprintf(msg, sizeof msg, "%s", ts_errmsg(NULL));
-	pthread_mutex_lock(&t->mu);
-	fresh = ts__retry_failed(r, rc, msg, t->db->maint.clock());
-	pthread_mutex_unlock(&t->mu);
-	if (fresh)
-		ts__db_report(t->db, t->name, what, msg);
-	return rc;
-}
-
-int ts__table_retry_due(ts_table *t, const ts__retry *r)
-{
-	pthread_mutex_lock(&t->mu);
-	int due = ts__retry_due(r, t->db->maint.clock());
-	pthread_mutex_unlock(&t->mu);
-	return due;
 }

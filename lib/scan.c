@@ -15,11 +15,12 @@
 
 #include "avl.h"
 #include "error.h"
+#include "handle.h"
 #include "key.h"
 #include "period.h"
 #include "row.h"
-#include "maint.h"
 #include "scan.h"
+#include "tablets.h"
 
 /* ---- ranges ---- */
 

@@ -11,10 +11,12 @@
 
 #include "avl.h"
 #include "error.h"
-#include "maint.h"
+#include "handle.h"
 #include "row.h"
 #include "snapshot.h"
+#include "tabledesc.h"
 #include "tablet.h"
+#include "tablets.h"
 
 /* Reference the tablet set of the current descriptor (its tablets and
  * schema versions) and make room for nroots roots. */

@@ -6,7 +6,7 @@
  * change.  Taking one is an acquire load of the log head plus a copy of
  * the roots; holding one blocks nobody.  The schema versions needed to
  * decode its rows, and the on-disk tablets, are captured with it, as
- * one reference to the descriptor's tablet set (db.h) -- the
+ * one reference to the descriptor's tablet set (tablets.h) -- the
  * descriptor after the commit, since a flush writes the descriptor
  * before the commit that drops the flushed tree: a tree whose born is a
  * tablet's source is then left out, so no row is seen twice or missed.
@@ -14,7 +14,7 @@
 #ifndef TS_SNAPSHOT_H
 #define TS_SNAPSHOT_H
 
-#include "db.h"
+#include "handle.h"
 
 typedef struct ts__snapshot {
 	ts_table *table;

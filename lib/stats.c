@@ -6,9 +6,10 @@
  * writer's (since this process opened the table).
  */
 #include "api.h"
-#include "db.h"
 #include "error.h"
+#include "handle.h"
 #include "merge.h"
+#include "tabledesc.h"
 
 static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 {

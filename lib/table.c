@@ -1,20 +1,23 @@
 /*
- * table.c -- creating, opening, altering and dropping tables.
+ * table.c -- creating, opening, altering and dropping tables: the table
+ * handle from its directory's birth to its removal.
  *
- * Every change to a table is a new DESCRIPTOR written atomically; the
- * in-memory descriptor is swapped only after the file is durable, so a
- * failed write leaves the handle unchanged (if only the final sync of the
- * directory failed, the new file is already in place: TS_EIO says so).
- * A table is created in a hidden ".tmp-NAME-PID" directory and renamed
- * into place, and dropped by renaming it to ".dropped-NAME-PID-N" (N
- * counts the drops of this process, from 1) before removing it, so a
- * crash at any point leaves either the whole table or none (ts_open
- * clears leftovers; docs/layout.md sections 4 to 6).
+ * Every change to a table is a new DESCRIPTOR written atomically
+ * (tabledesc.c); the in-memory descriptor is swapped only after the file
+ * is durable, so a failed write leaves the handle unchanged (if only the
+ * final sync of the directory failed, the new file is already in place:
+ * TS_EIO says so).  A table is created in a hidden ".tmp-NAME-PID"
+ * directory and renamed into place, and dropped by renaming it to
+ * ".dropped-NAME-PID-N" (N counts the drops of this process, from 1)
+ * before removing it, so a crash at any point leaves either the whole
+ * table or none (ts_open clears leftovers; docs/layout.md sections 4 to
+ * 6).
  *
- * Read-only handles (another process may be writing) compare the inode of
- * DESCRIPTOR on each use and reload it when the writer replaced it.
+ * Opening a table loads its descriptor and recovers its log; the handle
+ * then lives as lifetime.c says (calls, holds, release).  Read-only
+ * handles (another process may be writing) reload the descriptor when
+ * the writer replaced it (ts__table_lock, tabledesc.c).
  */
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -27,7 +30,10 @@
 
 #include "api.h"
 #include "avl.h"
-#include "db.h"
+#include "backoff.h"
+#include "handle.h"
+#include "lifetime.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tablet_format.h"
 #include "descriptor_format.h"
@@ -154,484 +160,6 @@ int ts__create(ts_db *db, const char *name, const ts_schema *schema)
 	                       schema->nkey, schema->ttl);
 }
 
-/* ---- the shared table objects ---- */
-
-static void note_damage(struct ts_table *t, uint64_t id, int rc);
-static int is_dropped(struct ts_table *t);
-
-/* A reference to the tablet of m (opened on first use); tablets_mu is
- * held. */
-static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
-{
-	char name[64], path[TS_PATH_MAX];
-	int rc;
-	for (int i = 0; i < t->nopen; i++)
-		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
-			t->open_tablets[i].refs++;
-			*out = t->open_tablets[i].tab;
-			return 0;
-		}
-	if (t->nopen == t->capopen) {
-		int cap = t->capopen ? t->capopen * 2 : 16;
-		struct ts__open_tablet *o = realloc(t->open_tablets, (size_t)cap * sizeof *o);
-		if (!o)
-			return ts__fail(TS_ENOMEM, "out of memory");
-		t->open_tablets = o;
-		t->capopen = cap;
-	}
-	if ((rc = ts__tablet_name(m->id, name, sizeof name)) < 0 ||
-	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
-	    (rc = ts__tablet_open(path, m->id, out)) < 0) {
-		note_damage(t, m->id, rc);
-		return rc;
-	}
-	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
-	t->nopen++;
-	return 0;
-}
-
-int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__tablet **out)
-{
-	int rc = 0;
-	memset(out, 0, (size_t)n * sizeof *out);
-	pthread_mutex_lock(&t->tablets_mu);
-	for (int i = 0; i < n && rc == 0; i++)
-		rc = tablet_ref(t, &m[i], &out[i]);
-	pthread_mutex_unlock(&t->tablets_mu);
-	if (rc < 0 && is_dropped(t)) /* its files went with the drop */
-		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
-	/* As for a damaged block (ts__table_damaged): quarantine it now, not
-	 * at the maintainer's next periodic pass. */
-	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
-		ts__maint_wake(t->db);
-	return rc;
-}
-
-int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
-{
-	return ts__table_tablets(t, m, 1, out);
-}
-
-/* Close entry i if it is retired and unused; tablets_mu is held. */
-static void reap(struct ts_table *t, int i)
-{
-	struct ts__open_tablet *o = &t->open_tablets[i];
-	if (!o->retired || o->refs > 0)
-		return;
-	ts__tablet_close(o->tab);
-	*o = t->open_tablets[--t->nopen];
-}
-
-void ts__table_tablets_put(struct ts_table *t, ts__tablet *const *tabs, int n)
-{
-	pthread_mutex_lock(&t->tablets_mu);
-	for (int k = 0; k < n; k++)
-		for (int i = 0; tabs[k] && i < t->nopen; i++)
-			if (t->open_tablets[i].tab == tabs[k]) {
-				t->open_tablets[i].refs--;
-				reap(t, i);
-				break;
-			}
-	pthread_mutex_unlock(&t->tablets_mu);
-}
-
-void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
-{
-	if (tab)
-		ts__table_tablets_put(t, &tab, 1);
-}
-
-void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
-{
-	pthread_mutex_lock(&t->tablets_mu);
-	for (int i = 0; i < t->nopen; i++)
-		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
-			t->open_tablets[i].retired = 1;
-			reap(t, i);
-			break;
-		}
-	pthread_mutex_unlock(&t->tablets_mu);
-}
-
-/* ---- tablet sets ---- */
-
-static int newer_tablet(const void *a, const void *b, void *arg)
-{
-	ts__tablet *const *tabs = arg;
-	int64_t x = tabs[*(const int *)a]->max_ts, y = tabs[*(const int *)b]->max_ts;
-	return (x < y) - (x > y);
-}
-
-static void set_free(struct ts_table *t, ts__tablet_set *set)
-{
-	ts__table_tablets_put(t, set->tablets, set->ntablets);
-	free(set);
-}
-
-void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set)
-{
-	if (set && __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		set_free(t, set);
-}
-
-/* A set holding copies of d's tablets and schemas, its tablets not yet
- * opened (NULL).  One allocation; the caller holds schema_mu. */
-static ts__tablet_set *set_new(const ts__descriptor *d)
-{
-	size_t n = (size_t)d->ntablets, nv = (size_t)d->nschemas;
-	size_t metas = n * sizeof(ts__tablet_meta), tabs = n * sizeof(ts__tablet *),
-	       newest = (n * sizeof(int) + 7) & ~(size_t)7;
-	ts__tablet_set *set = calloc(1, sizeof *set + metas + tabs + newest + nv * sizeof(void *));
-	if (!set)
-		return NULL;
-	unsigned char *p = (unsigned char *)(set + 1);
-	set->metas = (ts__tablet_meta *)p;
-	set->tablets = (ts__tablet **)(p + metas);
-	set->newest = (int *)(p + metas + tabs);
-	set->versions = (const ts__schema **)(p + metas + tabs + newest);
-	set->ntablets = d->ntablets;
-	if (n)
-		memcpy(set->metas, d->tablets, metas);
-	memcpy(set->versions, d->schemas, nv * sizeof(void *));
-	set->nversions = d->nschemas;
-	set->ttl = d->ttl;
-	set->horizon = d->horizon;
-	set->horizon_set = d->horizon_set;
-	set->flushed_lsn = d->flushed_lsn;
-	return set;
-}
-
-/*
- * The set is built outside schema_mu, since opening a tablet reads its
- * file: a descriptor swapped in meanwhile (desc_swaps moved) makes it
- * stale, and it then serves only the snapshot that built it.
- */
-int ts__table_tablet_set(struct ts_table *t, ts__tablet_set **out)
-{
-	pthread_mutex_lock(&t->schema_mu);
-	ts__tablet_set *set = t->tablet_set;
-	uint64_t swaps = t->desc_swaps;
-	int shared = set != NULL;
-	if (shared)
-		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
-	else
-		set = set_new(t->desc);
-	pthread_mutex_unlock(&t->schema_mu);
-	*out = set;
-	if (!set)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	if (shared)
-		return 0;
-	int rc = ts__table_tablets(t, set->metas, set->ntablets, set->tablets);
-	if (rc < 0) {
-		set_free(t, set);
-		*out = NULL;
-		return rc;
-	}
-	for (int i = 0; i < set->ntablets; i++)
-		set->newest[i] = i;
-	qsort_r(set->newest, (size_t)set->ntablets, sizeof *set->newest, newer_tablet, set->tablets);
-	__atomic_store_n(&set->refs, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&t->schema_mu);
-	if (!t->tablet_set && t->desc_swaps == swaps) {
-		t->tablet_set = set;
-		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&t->schema_mu);
-	return 0;
-}
-
-/* t->desc is being replaced; schema_mu is held.  Returns the table's
- * reference to the old descriptor's set, to let go of once schema_mu
- * is released. */
-static ts__tablet_set *swapping_descriptor(struct ts_table *t)
-{
-	ts__tablet_set *old = t->tablet_set;
-	t->tablet_set = NULL;
-	t->desc_swaps++;
-	return old;
-}
-
-/* ---- damaged tablets ---- */
-
-/* Count a report of damage and note the id once; tablets_mu is held. */
-static void note_damage(struct ts_table *t, uint64_t id, int rc)
-{
-	if (rc != TS_ECORRUPT)
-		return;
-	t->damage_reports++;
-	for (int i = 0; i < t->ndamaged; i++)
-		if (t->damaged[i] == id)
-			return;
-	if (t->ndamaged < TS_DAMAGED_MAX)
-		t->damaged[t->ndamaged++] = id;
-}
-
-int ts__table_damaged(struct ts_table *t, uint64_t id, int rc)
-{
-	if (rc != TS_ECORRUPT)
-		return rc;
-	pthread_mutex_lock(&t->tablets_mu);
-	note_damage(t, id, rc);
-	pthread_mutex_unlock(&t->tablets_mu);
-	if (!ts__db_readonly(t->db))
-		ts__maint_wake(t->db);
-	return rc;
-}
-
-/* Move tablet file name into <table>/quarantine/ (if it is still there). */
-static int move_aside(struct ts_table *t, const char *name)
-{
-	char qdir[TS_PATH_MAX], from[TS_PATH_MAX], to[TS_PATH_MAX];
-	int rc;
-	if ((rc = ts__path(qdir, "%s/quarantine", t->dir)) < 0 ||
-	    (rc = ts__path(from, "%s/tablets/%s", t->dir, name)) < 0 ||
-	    (rc = ts__path(to, "%s/%s", qdir, name)) < 0 || (rc = ts__mkdirs(qdir, 0755)) < 0)
-		return rc;
-	if (rename(from, to) < 0 && errno != ENOENT)
-		return ts__fail_errno(errno, "rename %s to %s", from, to);
-	if ((rc = ts__fsync_dir(qdir)) == 0 && (rc = ts__path(from, "%s/tablets", t->dir)) == 0)
-		rc = ts__fsync_dir(from);
-	return rc;
-}
-
-/* Whether the descriptor names tablet id. */
-static int named(const ts__descriptor *d, uint64_t id)
-{
-	for (int i = 0; i < d->ntablets; i++)
-		if (d->tablets[i].id == id)
-			return 1;
-	return 0;
-}
-
-int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
-                              const ts__tablet_meta *add)
-{
-	ts__descriptor *d;
-	for (int j = 0; j < ngone; j++)
-		if (!named(t->desc, gone[j]))
-			return ts__fail(TS_EBUSY, "tablet %llu is no longer in the table",
-			                (unsigned long long)gone[j]);
-	int rc = ts__descriptor_clone(t->desc, &d), n = 0;
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < d->ntablets; i++) {
-		int keep = 1;
-		for (int j = 0; j < ngone && keep; j++)
-			keep = d->tablets[i].id != gone[j];
-		if (keep)
-			d->tablets[n++] = d->tablets[i];
-	}
-	if (add) { /* the clone has room for every tablet it had, plus one */
-		d->tablets[n++] = *add;
-		if (d->next_tablet_id <= add->id)
-			d->next_tablet_id = add->id + 1;
-	}
-	d->ntablets = n;
-	return ts__table_install_descriptor(t, d);
-}
-
-/* Drop tablet id from the descriptor; desc_mu is held.  1 if it was named. */
-static int forget_tablet(struct ts_table *t, uint64_t id)
-{
-	if (!named(t->desc, id))
-		return 0;
-	int rc = ts__table_replace_tablets(t, &id, 1, NULL);
-	return rc < 0 ? rc : 1;
-}
-
-/* Take one damaged id off the list; 0 when none is left. */
-static int next_damaged(struct ts_table *t, uint64_t *id)
-{
-	int any;
-	pthread_mutex_lock(&t->tablets_mu);
-	if ((any = t->ndamaged > 0))
-		*id = t->damaged[--t->ndamaged];
-	pthread_mutex_unlock(&t->tablets_mu);
-	return any;
-}
-
-/*
- * The descriptor is changed first, then the file is moved aside before
- * desc_mu is let go: a crash between the two leaves a file no
- * descriptor names, which the next writer's open deletes -- the rows were
- * already given up as damaged.
- */
-int ts__table_quarantine_due(struct ts_table *t)
-{
-	char name[64] = "";
-	uint64_t id;
-	int rc = 0;
-	while (rc == 0 && next_damaged(t, &id)) {
-		if ((rc = ts__table_desc_begin(t)) < 0)
-			break;
-		int was_named = forget_tablet(t, id);
-		rc = was_named < 0 ? was_named : ts__tablet_name(id, name, sizeof name);
-		if (rc == 0 && was_named == 1 && (rc = move_aside(t, name)) == 0)
-			__atomic_add_fetch(&t->quarantined, 1, __ATOMIC_RELAXED);
-		ts__table_desc_end(t);
-		if (rc == 0 && was_named == 1)
-			ts__table_tablet_retire(t, id);
-		if (rc < 0)
-			rc = ts__context(rc, "quarantine of tablet %s", name);
-	}
-	return rc;
-}
-
-/* Free what the table holds besides its object: log mappings, filling
- * trees, open tablets, descriptors.  Once no handle, call or hold is
- * left on a dropped table (or when the db closes). */
-static void release_resources(struct ts_table *t)
-{
-	ts__filling_free(&t->fill);
-	ts__log_close(t->log, 1);
-	t->log = NULL;
-	ts__tablet_set_put(t, t->tablet_set);
-	t->tablet_set = NULL;
-	for (int i = 0; i < t->nopen; i++)
-		ts__tablet_close(t->open_tablets[i].tab);
-	free(t->open_tablets);
-	t->open_tablets = NULL;
-	t->nopen = t->capopen = 0;
-	ts__buf_free(&t->scratch);
-	ts__buf_free(&t->lookup);
-	ts__descriptor_free(t->desc, 1);
-	t->desc = NULL;
-	while (t->retired) {
-		ts__descriptor *d = t->retired;
-		t->retired = d->next_retired;
-		ts__descriptor_free(d, 1);
-	}
-}
-
-void ts__table_free(struct ts_table *t)
-{
-	if (!t)
-		return;
-	if (!t->released)
-		release_resources(t);
-	pthread_mutex_destroy(&t->tablets_mu);
-	pthread_mutex_destroy(&t->flush_mu);
-	pthread_mutex_destroy(&t->merge_mu);
-	pthread_mutex_destroy(&t->desc_mu);
-	pthread_mutex_destroy(&t->schema_mu);
-	pthread_mutex_destroy(&t->mu);
-	free(t->dir);
-	free(t);
-}
-
-/* ---- handle lifetimes (api.h) ---- */
-
-/* Whether a dropped table is left by every handle, call and hold, so that
- * its resources can go (once: released is set); life_mu is held. */
-static int take_release(struct ts_table *t)
-{
-	if (t->released || !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED) || t->refs > 0 ||
-	    t->calls > 0 || t->holds > 0)
-		return 0;
-	t->released = 1;
-	return 1;
-}
-
-/* Release a dropped table that nothing uses any more, then unlock
- * life_mu (held on entry).  The release is counted as a call on the
- * database until it is done, so that a ts_close in another thread, which
- * waits for the calls, never frees the table (or the block cache its
- * tablets return blocks to) while the release still runs. */
-static void release_unlock(struct ts_table *t)
-{
-	ts_db *db = t->db;
-	int release = take_release(t);
-	if (release)
-		db->calls++;
-	pthread_mutex_unlock(&db->life_mu);
-	if (release) {
-		release_resources(t);
-		ts__db_leave(db);
-	}
-}
-
-int ts__db_enter(ts_db *db, const char *fn)
-{
-	int rc = 0;
-	if (!db)
-		return ts__fail(TS_EINVAL, "%s: db is NULL", fn);
-	pthread_mutex_lock(&db->life_mu);
-	if (db->closing)
-		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
-	else
-		db->calls++;
-	pthread_mutex_unlock(&db->life_mu);
-	return rc;
-}
-
-void ts__db_leave(ts_db *db)
-{
-	pthread_mutex_lock(&db->life_mu);
-	assert(db->calls > 0);
-	if (--db->calls == 0)
-		pthread_cond_broadcast(&db->life_cv);
-	pthread_mutex_unlock(&db->life_mu);
-}
-
-int ts__table_enter(struct ts_table *t, const char *fn)
-{
-	int rc = 0;
-	if (!t)
-		return ts__fail(TS_EINVAL, "%s: table is NULL", fn);
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	if (db->closing)
-		rc = ts__fail(TS_ECLOSED, "%s: the database is closing", fn);
-	else if (t->refs <= 0)
-		rc = ts__fail(TS_ECLOSED, "%s: table \"%s\" is not open (closed)", fn, t->name);
-	else {
-		t->calls++;
-		db->calls++;
-	}
-	pthread_mutex_unlock(&db->life_mu);
-	return rc;
-}
-
-void ts__table_leave(struct ts_table *t)
-{
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	assert(t->calls > 0 && db->calls > 0);
-	t->calls--;
-	db->calls--;
-	if (t->calls == 0 || db->calls == 0)
-		pthread_cond_broadcast(&db->life_cv);
-	release_unlock(t);
-}
-
-void ts__table_hold(struct ts_table *t, int cursor)
-{
-	pthread_mutex_lock(&t->db->life_mu);
-	t->holds++;
-	t->db->cursors += cursor;
-	pthread_mutex_unlock(&t->db->life_mu);
-}
-
-void ts__table_unhold(struct ts_table *t, int cursor)
-{
-	ts_db *db = t->db;
-	pthread_mutex_lock(&db->life_mu);
-	assert(t->holds > 0 && db->cursors >= cursor);
-	t->holds--;
-	db->cursors -= cursor;
-	release_unlock(t);
-}
-
-static ino_t descriptor_inode(const char *dir)
-{
-	char path[TS_PATH_MAX];
-	struct stat st;
-	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 || stat(path, &st) < 0)
-		return 0;
-	return st.st_ino;
-}
-
 /* Remove what a crash may leave in <table>/tablets: temporary files of
  * unfinished tablets, tablets written but never named in the descriptor,
  * and tablets a merge, expiry or quarantine replaced but had not yet
@@ -649,7 +177,7 @@ static int clean_tablets(struct ts_table *t)
 		char rest[8];
 		int orphan = strncmp(e->d_name, ".tmp-", 5) == 0;
 		if (sscanf(e->d_name, "%16" SCNx64 "%7s", &id, rest) == 2 &&
-		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && !named(t->desc, id))
+		    strcmp(rest, TS_TABLET_SUFFIX) == 0 && !ts__desc_names(t->desc, id))
 			orphan = 1;
 		if (orphan && (rc = ts__path(path, "%s/%s", dir, e->d_name)) == 0 &&
 		    unlink(path) < 0 && errno != ENOENT)
@@ -752,7 +280,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		ts__table_free(t);
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
-	t->desc_ino = descriptor_inode(dir);
+	t->desc_ino = ts__desc_inode(dir);
 	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
 		ts__table_free(t);
 		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
@@ -765,13 +293,6 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 	return 0;
 }
 
-/* Whether t was dropped; db->mu is held (a read-only handle sets the flag
- * under t->mu alone, on seeing the drop). */
-static int is_dropped(struct ts_table *t)
-{
-	return __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
-}
-
 int ts_table_open(ts_db *db, const char *name, ts_table **out)
 {
 	struct ts_table *t;
@@ -782,7 +303,7 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 	if ((rc = check_table_name(name)) < 0 || (rc = ts__db_enter(db, "ts_table_open")) < 0)
 		return rc;
 	pthread_mutex_lock(&db->mu);
-	for (t = db->tables; t && (strcmp(t->name, name) != 0 || is_dropped(t)); t = t->next)
+	for (t = db->tables; t && (strcmp(t->name, name) != 0 || ts__table_dropped(t)); t = t->next)
 		;
 	if (!t && (rc = load_table(db, name, &t)) == 0) {
 		t->next = db->tables;
@@ -840,16 +361,16 @@ void ts_table_close(ts_table *t)
 		pthread_mutex_unlock(&db->mu);
 	} else {
 		last = --t->refs == 0;
-		if (last && is_dropped(t)) /* a read-only db's table that saw its drop */
+		if (last && ts__table_dropped(t)) /* a read-only db's table that saw its drop */
 			bury(db, t);
 		pthread_mutex_unlock(&db->mu);
 		while (last && t->calls > 0)
 			pthread_cond_wait(&db->life_cv, &db->life_mu);
-		release = take_release(t);
+		release = ts__table_take_release(t);
 	}
 	pthread_mutex_unlock(&db->life_mu);
 	if (release)
-		release_resources(t);
+		ts__table_release(t);
 	ts__db_leave(db);
 }
 
@@ -862,74 +383,6 @@ const char *ts_table_name(const ts_table *t)
 	return t->name;
 }
 
-/* The generation of dir/DESCRIPTOR (the body's first field), or 0 when it
- * cannot be read (no descriptor has generation 0). */
-static uint64_t descriptor_generation(const char *dir)
-{
-	char path[TS_PATH_MAX];
-	unsigned char g[8];
-	int fd;
-	if (ts__path(path, "%s/%s", dir, TS_DESC_FILE) < 0 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	ssize_t n = pread(fd, g, sizeof g, TS_DESC_HEADER_SIZE);
-	close(fd);
-	return n == (ssize_t)sizeof g ? ts__load_u64(g) : 0;
-}
-
-/* Read-only handles: reload the descriptor if the writer replaced it.  The
- * inode alone cannot tell: once the file we read is replaced and freed, a
- * later replacement may get its inode number again; the generation, bumped
- * by every write, tells them apart. */
-static int refresh(struct ts_table *t)
-{
-	ts__descriptor *d;
-	if (!ts__db_readonly(t->db))
-		return 0;
-	ino_t ino = descriptor_inode(t->dir);
-	if (ino != 0 && ino == t->desc_ino &&
-	    descriptor_generation(t->dir) == t->desc->generation)
-		return 0;
-	if (ino == 0) {
-		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED); /* read under db->mu */
-		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
-	}
-	int rc = ts__descriptor_read(t->dir, &d);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&t->schema_mu);
-	t->desc->next_retired = t->retired; /* snapshots may use its schemas */
-	t->retired = t->desc;
-	t->desc = d;
-	ts__tablet_set *old = swapping_descriptor(t);
-	pthread_mutex_unlock(&t->schema_mu);
-	ts__tablet_set_put(t, old);
-	t->desc_ino = ino;
-	/* tablets the writer merged, expired or quarantined meanwhile */
-	for (int i = 0; i < t->retired->ntablets; i++)
-		if (!named(d, t->retired->tablets[i].id))
-			ts__table_tablet_retire(t, t->retired->tablets[i].id);
-	return 0;
-}
-
-int ts__table_lock(struct ts_table *t)
-{
-	pthread_mutex_lock(&t->mu);
-	int dropped = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
-	int rc = dropped ? ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name)
-	         : __atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST)
-	             ? ts__fail(TS_ECLOSED, "table \"%s\" is being dropped", t->name)
-	             : refresh(t);
-	if (rc < 0)
-		pthread_mutex_unlock(&t->mu);
-	return rc;
-}
-
-void ts__table_unlock(struct ts_table *t)
-{
-	pthread_mutex_unlock(&t->mu);
-}
-
 int ts__table_schema(ts_table *t, ts_schema **out)
 {
 	int rc = ts__table_lock(t);
@@ -938,58 +391,6 @@ int ts__table_schema(ts_table *t, ts_schema **out)
 		return rc;
 	rc = ts__schema_export(ts__desc_schema(t->desc), t->desc->ttl, out);
 	ts__table_unlock(t);
-	return rc;
-}
-
-/* ---- schema changes ---- */
-
-int ts__table_desc_begin(struct ts_table *t)
-{
-	pthread_mutex_lock(&t->desc_mu);
-	int rc = ts__table_lock(t); /* not dropped */
-	if (rc < 0) {
-		pthread_mutex_unlock(&t->desc_mu);
-		return rc;
-	}
-	ts__table_unlock(t);
-	return 0;
-}
-
-void ts__table_desc_end(struct ts_table *t)
-{
-	pthread_mutex_unlock(&t->desc_mu);
-}
-
-int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	d->generation = t->desc->generation + 1;
-	int rc = ts__descriptor_write(t->dir, d);
-	if (rc < 0) {
-		if (d->nschemas > t->desc->nschemas)
-			ts__schema_free(d->schemas[d->nschemas - 1]);
-		ts__descriptor_free(d, 0);
-	}
-	return rc;
-}
-
-void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	pthread_mutex_lock(&t->schema_mu);
-	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
-	t->desc = d;
-	ts__tablet_set *old = swapping_descriptor(t);
-	pthread_mutex_unlock(&t->schema_mu);
-	ts__tablet_set_put(t, old);
-}
-
-int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
-{
-	int rc = ts__table_write_descriptor(t, d);
-	if (rc == 0) {
-		pthread_mutex_lock(&t->mu);
-		ts__table_swap_descriptor(t, d);
-		pthread_mutex_unlock(&t->mu);
-	}
 	return rc;
 }
 
@@ -1096,10 +497,10 @@ static void unlink_table(ts_db *db, const char *name)
 	pthread_mutex_unlock(&t->mu);
 	pthread_mutex_lock(&db->life_mu);
 	bury(db, t);
-	int release = take_release(t);
+	int release = ts__table_take_release(t);
 	pthread_mutex_unlock(&db->life_mu);
 	if (release)
-		release_resources(t);
+		ts__table_release(t);
 }
 
 /* The loaded object of table name (not dropped), held, or NULL; db->mu
@@ -1107,7 +508,7 @@ static void unlink_table(ts_db *db, const char *name)
 static struct ts_table *loaded(ts_db *db, const char *name)
 {
 	struct ts_table *t = db->tables;
-	while (t && (strcmp(t->name, name) != 0 || is_dropped(t)))
+	while (t && (strcmp(t->name, name) != 0 || ts__table_dropped(t)))
 		t = t->next;
 	if (t)
 		ts__table_hold(t, 0);

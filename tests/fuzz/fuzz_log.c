@@ -31,11 +31,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "crc32c.h"
-#include "db.h"
 #include "descriptor.h"
 #include "fsutil.h"
 #include "fuzz_db.h"
+#include "handle.h"
+#include "log.h"
 #include "log_format.h"
 
 #define SEG_MASK (TS_SEG_DATA - 1)

@@ -30,10 +30,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "crc32c.h"
-#include "db.h"
 #include "fsutil.h"
 #include "fuzz_db.h"
+#include "handle.h"
+#include "log.h"
 #include "log_format.h"
 #include "tablet.h"
 #include "tablet_format.h"

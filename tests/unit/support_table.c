@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "maint.h"
 #include "snapshot.h"
 #include "support.h"
 #include "tablet.h"

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "db.h"
 #include "descriptor_format.h"
+#include "maint.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */

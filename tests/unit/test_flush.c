@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "db.h"
 #include "descriptor.h"
+#include "maint.h"
 #include "snapshot.h"
 #include "support.h"
 #include "tablet.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "db.h"
+#include "handle.h"
 #include "maint.h"
 #include "merge.h"
 #include "support.h"

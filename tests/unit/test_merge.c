@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "maint.h"
 #include "merge.h"
 #include "period.h"
 #include "snapshot.h"

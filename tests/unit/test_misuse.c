@@ -24,8 +24,8 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "db.h"
 #include "error.h"
+#include "handle.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */

@@ -1,18 +1,28 @@
 /*
- * db.h -- the database and table handles as the rest of the library sees
- * them.
+ * handle.h -- the database and table handles as every layer of the
+ * library sees them: the structs behind ts_db and ts_table, the
+ * scheduler's state they hold, and the small inline helpers every layer
+ * needs (clocks, expiry, waking the scheduler).
  *
  * A ts_db owns the database directory: the write lock, the options, the
  * clock, and one ts_table object per table opened so far.  ts_table_open
  * hands out counted references to that object, so every user of a table
- * in the process shares its descriptor (and, later, its log and filling
- * tablets).  Locks: db->mu guards the table list; table->mu guards the
- * table's descriptor and serialises its writers.
+ * in the process shares its descriptor, its log and filling tablets.
+ * Locks: db->mu guards the table list; table->mu guards the table's
+ * descriptor and serialises its writers.
+ *
+ * Header only, and below every module that works on a handle: it
+ * includes only the headers of the handles' parts (block cache,
+ * descriptor, filling tablets, limits, log, retry state), so that the
+ * modules above it -- tablets.h, tabledesc.h, flush.h, merge.h,
+ * maint.h, ... -- depend one way (lib/README.md).  The functions on a
+ * handle are declared by the module that implements them.
  */
-#ifndef TS_DB_H
-#define TS_DB_H
+#ifndef TS_HANDLE_H
+#define TS_HANDLE_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -21,8 +31,30 @@
 #include "filling.h"
 #include "limits.h"
 #include "log.h"
-#include "maint.h"
 #include "retry.h"
+
+/* The scheduler's state, one per writable database (ts_db.maint). */
+typedef struct ts__maint {
+	pthread_t thread;
+	int running;
+	pthread_mutex_t mu;      /* guards stop, wake, held, busy */
+	pthread_cond_t cv;       /* wakes the thread: close, a tree at flush_size,
+	                          * a damaged tablet */
+	pthread_cond_t idle_cv;  /* a pass ended (ts__maint_hold) */
+	int stop;                /* atomic reads outside mu: ts_close asked */
+	int wake, held, busy;    /* work was signalled; ts__maint_hold; a pass runs */
+	/* The clock of the backoff of failing jobs (retry.h): monotonic ns;
+	 * tests replace it to count retries without waiting. */
+	int64_t (*clock)(void);
+	/* Atomic: monotonic ns of the last foreground work -- a committed
+	 * insert, a snapshot taken for a read, a block a read loaded -- which
+	 * background merges yield to (ts__maint_foreground). */
+	int64_t fg_mono;
+	/* Atomics since the database opened: passes, merges the scheduler
+	 * made, and the time they slept to keep within the budget. */
+	uint64_t passes, merges;
+	int64_t throttled_ns;
+} ts__maint;
 
 /*
  * The on-disk tablets of one descriptor, opened, with what a snapshot
@@ -57,7 +89,7 @@ struct ts_table {
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
 	int dropping;            /* atomic: ts_drop waits for the file writers;
 	                          * calls fail with TS_ECLOSED meanwhile */
-	/* db->life_mu (api.h): public calls inside the table; holds of
+	/* db->life_mu (lifetime.h): public calls inside the table; holds of
 	 * cursors and library threads; whether a dropped table's resources
 	 * were released (its object stays, on db->dead, until ts_close) */
 	int calls, holds, released;
@@ -132,9 +164,9 @@ struct ts_db {
 	pthread_t syncer;        /* TS_SYNC_INTERVAL: the background syncer */
 	int syncer_running, stopping;
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
-	ts__maint maint;         /* writable dbs: the background work (maint.h) */
+	ts__maint maint;         /* writable dbs: the background work (maint.c) */
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
-	/* Handle lifetimes (api.h): life_mu guards the counts below and the
+	/* Handle lifetimes (lifetime.h): life_mu guards the counts below and the
 	 * tables' calls, holds, released and (with mu) refs; life_cv is
 	 * signalled when a count of calls reaches 0. */
 	pthread_mutex_t life_mu;
@@ -147,102 +179,6 @@ struct ts_db {
 	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
 };
 
-/* A counted reference to the open tablet described by m (opened on first
- * use).  Returns 0, or the errors of ts__tablet_open. */
-int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, struct ts__tablet **out);
-
-/* References to the tablets of m[0..n) into out[0..n), under one taking
- * of the lock.  On failure the tablets before the one that failed are
- * held and the rest of out is NULL. */
-int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n,
-                      struct ts__tablet **out);
-
-/* Let go of a reference taken with ts__table_tablet(s).  NULL allowed. */
-void ts__table_tablet_put(struct ts_table *t, struct ts__tablet *tab);
-void ts__table_tablets_put(struct ts_table *t, struct ts__tablet *const *tabs, int n);
-
-/* A reference to the tablet set of t's current descriptor (built, and
- * its tablets opened, when no snapshot has since the descriptor was
- * swapped in).  Returns 0, or the errors of ts__table_tablets and
- * TS_ENOMEM. */
-int ts__table_tablet_set(struct ts_table *t, ts__tablet_set **out);
-
-/* Let go of a reference to a tablet set.  NULL allowed. */
-void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set);
-
-/* Tablet id left the descriptor: close it once unused. */
-void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
-
-/* A reader found tablet id damaged (rc is the error it got): when rc is
- * TS_ECORRUPT, count it and, in a writable database, note the id for
- * ts__table_quarantine_due and wake the maintenance thread.  Returns rc. */
-int ts__table_damaged(struct ts_table *t, uint64_t id, int rc);
-
-/* Writers: move every tablet noted damaged to <table>/quarantine/ and
- * out of the descriptor.  Takes t->mu.  Returns 0 or the first error. */
-int ts__table_quarantine_due(struct ts_table *t);
-
-/*
- * Changing the descriptor.  Writers of it (flush, merge, expiry,
- * quarantine, alter) hold desc_mu from reading t->desc to swapping in its
- * successor, so t->desc may be read under desc_mu alone; the file is
- * written and synced without t->mu, and only the swap takes it -- so an
- * insert never waits for a descriptor's fsync (which on ext4 may wait for
- * the data of a whole merge).
- */
-
-/* Take desc_mu and check t was not dropped.  Returns 0 (desc_mu held) or
- * TS_ECLOSED. */
-int ts__table_desc_begin(struct ts_table *t);
-void ts__table_desc_end(struct ts_table *t);
-
-/* Write d as t's next descriptor (generation bumped); desc_mu is held.
- * On failure d is freed (with a schema it added) and t is unchanged. */
-int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d);
-
-/* Make the written d current; desc_mu and t->mu are held. */
-void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d);
-
-/* Write d, then swap it in under t->mu; desc_mu is held, t->mu is not. */
-int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
-
-/* Install a descriptor naming t's tablets without gone[0..ngone) and
- * with *add if add is not NULL; desc_mu is held, t->mu is not.  Returns
- * 0, TS_EBUSY when some tablet of gone is no longer named (nothing
- * changes), or the errors of ts__table_install_descriptor. */
-int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
-                              const ts__tablet_meta *add);
-
-/* Flush the table's filling trees that are due: flush_size reached,
- * flush_age old, or their period ended while they filled (flush.c).
- * Returns 0 or the errors of ts_flush. */
-int ts__flush_due(struct ts_table *t);
-
-/* Whether a filling tree reached flush_size; t->mu is held. */
-int ts__flush_wanted(const struct ts_table *t);
-
-/* Pass one line to opts.log (stderr when NULL). */
-void ts__db_log(ts_db *db, const char *line);
-
-/* Report a failure of background work through ts__db_log:
- * "table \"t\": what failed, retrying with backoff: msg". */
-void ts__db_report(ts_db *db, const char *table, const char *what, const char *msg);
-
-/* Whether the background work of r may be tried now (not in backoff).
- * The caller holds the mutex that makes that work one at a time
- * (flush_mu, merge_mu) from this check through ts__table_retry_done, so
- * that one failure is never tried twice.  Takes t->mu. */
-int ts__table_retry_due(struct ts_table *t, const ts__retry *r);
-
-/* Background work of t (what: "flush", "merge", "expiry") ended with rc:
- * record it in r (under t->mu) and report a new cause.
- * Returns rc. */
-int ts__table_retry_done(struct ts_table *t, ts__retry *r, const char *what, int rc);
-
-/* Whether an insert may append to t's log: TS_ENOSPC naming the cause
- * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
-int ts__log_cap_check(struct ts_table *t);
-
 /* Reserve a tablet id; t->mu is held. */
 static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 {
@@ -251,15 +187,12 @@ static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 	return t->next_id++;
 }
 
-/* Free a table object (when the db closes): its resources, if not yet
- * released, and the object. */
-void ts__table_free(struct ts_table *t);
-
-/* Take the table's mutex and check it was not dropped; in read-only
- * handles, reload the descriptor if another process replaced it.
- * Returns 0 (locked) or TS_ECLOSED / a reload error (not locked). */
-int ts__table_lock(struct ts_table *t);
-void ts__table_unlock(struct ts_table *t);
+/* Whether t was dropped: set under db->mu by ts_drop, or under t->mu
+ * alone by a read-only handle that saw the drop. */
+static inline int ts__table_dropped(const struct ts_table *t)
+{
+	return __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+}
 
 /* Monotonic clock, ns: for measuring, never for timestamps. */
 static inline int64_t ts__mono_ns(void)
@@ -293,9 +226,29 @@ static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 	return ts__expiry_at(t->desc->ttl, t->desc->horizon_set, t->desc->horizon, now);
 }
 
+/* Whether db was opened read-only (TS_OPEN_READONLY). */
 static inline int ts__db_readonly(const ts_db *db)
 {
 	return (db->opts.flags & TS_OPEN_READONLY) != 0;
+}
+
+/* Note foreground work now (an insert committed, a read took a snapshot
+ * or loaded a block): merges yield to it for maint_busy_window. */
+static inline void ts__maint_foreground(ts__maint *m, int64_t mono_now)
+{
+	__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
+}
+
+/* Wake the scheduler (maint.c): a tree reached flush_size, a tablet was
+ * found damaged.  Cheap; safe from any thread.  Inline here, touching
+ * only the scheduler's state, so that the modules under the scheduler
+ * need not include maint.h. */
+static inline void ts__maint_wake(struct ts_db *db)
+{
+	pthread_mutex_lock(&db->maint.mu);
+	db->maint.wake = 1;
+	pthread_cond_signal(&db->maint.cv);
+	pthread_mutex_unlock(&db->maint.mu);
 }
 
 #endif

@@ -1,0 +1,24 @@
+/*
+ * flush.h -- the flushes other modules ask for (flush.c): the scheduler's
+ * due flushes, and the insert path's checks of flush_size and log_cap.
+ * ts_flush's implementation, ts__flush, is declared with the public
+ * calls' (api.h).
+ */
+#ifndef TS_FLUSH_H
+#define TS_FLUSH_H
+
+#include "handle.h"
+
+/* Flush the table's filling trees that are due: flush_size reached,
+ * flush_age old, or their period ended while they filled (flush.c).
+ * Returns 0 or the errors of ts_flush. */
+int ts__flush_due(struct ts_table *t);
+
+/* Whether a filling tree reached flush_size; t->mu is held. */
+int ts__flush_wanted(const struct ts_table *t);
+
+/* Whether an insert may append to t's log: TS_ENOSPC naming the cause
+ * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
+int ts__log_cap_check(struct ts_table *t);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * tablets.c -- the on-disk tablets a table has open, shared by every
+ * reader and writer of the table in the process, and the tablet sets
+ * snapshots take.
+ *
+ * A tablet is opened on first use and counted (ts__table_tablet, _put):
+ * a merge, an expiry or a quarantine that takes it out of the descriptor
+ * retires it (ts__table_tablet_retire), and it is closed when its last
+ * user lets go -- its file already unlinked, its bytes still readable
+ * through the open descriptor.  tablets_mu guards the open tablets and
+ * the damaged ids.
+ *
+ * A tablet set is the current descriptor's tablets, opened, with its
+ * schemas and TTL: built by the first snapshot after each swap of the
+ * descriptor and shared by every later one, so a snapshot costs one
+ * reference (schema_mu guards t->tablet_set and desc_swaps).
+ *
+ * A reader that finds a tablet damaged says so here
+ * (ts__table_damaged): the id is noted once, and the scheduler is woken
+ * to quarantine it (quarantine.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fsutil.h"
+#include "handle.h"
+#include "tablet.h"
+#include "tablets.h"
+
+/* ---- open tablets ---- */
+
+static void note_damage(struct ts_table *t, uint64_t id, int rc);
+
+/* A reference to the tablet of m (opened on first use); tablets_mu is
+ * held. */
+static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+{
+	char name[64], path[TS_PATH_MAX];
+	int rc;
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
+			t->open_tablets[i].refs++;
+			*out = t->open_tablets[i].tab;
+			return 0;
+		}
+	if (t->nopen == t->capopen) {
+		int cap = t->capopen ? t->capopen * 2 : 16;
+		struct ts__open_tablet *o = realloc(t->open_tablets, (size_t)cap * sizeof *o);
+		if (!o)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		t->open_tablets = o;
+		t->capopen = cap;
+	}
+	if ((rc = ts__tablet_name(m->id, name, sizeof name)) < 0 ||
+	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
+	    (rc = ts__tablet_open(path, m->id, out)) < 0) {
+		note_damage(t, m->id, rc);
+		return rc;
+	}
+	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
+	t->nopen++;
+	return 0;
+}
+
+int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__tablet **out)
+{
+	int rc = 0;
+	memset(out, 0, (size_t)n * sizeof *out);
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = tablet_ref(t, &m[i], &out[i]);
+	pthread_mutex_unlock(&t->tablets_mu);
+	if (rc < 0 && ts__table_dropped(t)) /* its files went with the drop */
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	/* As for a damaged block (ts__table_damaged): quarantine it now, not
+	 * at the maintainer's next periodic pass. */
+	if (rc == TS_ECORRUPT && !ts__db_readonly(t->db))
+		ts__maint_wake(t->db);
+	return rc;
+}
+
+int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+{
+	return ts__table_tablets(t, m, 1, out);
+}
+
+/* Close entry i if it is retired and unused; tablets_mu is held. */
+static void reap(struct ts_table *t, int i)
+{
+	struct ts__open_tablet *o = &t->open_tablets[i];
+	if (!o->retired || o->refs > 0)
+		return;
+	ts__tablet_close(o->tab);
+	*o = t->open_tablets[--t->nopen];
+}
+
+void ts__table_tablets_put(struct ts_table *t, ts__tablet *const *tabs, int n)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int k = 0; k < n; k++)
+		for (int i = 0; tabs[k] && i < t->nopen; i++)
+			if (t->open_tablets[i].tab == tabs[k]) {
+				t->open_tablets[i].refs--;
+				reap(t, i);
+				break;
+			}
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
+{
+	if (tab)
+		ts__table_tablets_put(t, &tab, 1);
+}
+
+void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
+			t->open_tablets[i].retired = 1;
+			reap(t, i);
+			break;
+		}
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+/* ---- tablet sets ---- */
+
+static int newer_tablet(const void *a, const void *b, void *arg)
+{
+	ts__tablet *const *tabs = arg;
+	int64_t x = tabs[*(const int *)a]->max_ts, y = tabs[*(const int *)b]->max_ts;
+	return (x < y) - (x > y);
+}
+
+static void set_free(struct ts_table *t, ts__tablet_set *set)
+{
+	ts__table_tablets_put(t, set->tablets, set->ntablets);
+	free(set);
+}
+
+void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set)
+{
+	if (set && __atomic_sub_fetch(&set->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		set_free(t, set);
+}
+
+/* A set holding copies of d's tablets and schemas, its tablets not yet
+ * opened (NULL).  One allocation; the caller holds schema_mu. */
+static ts__tablet_set *set_new(const ts__descriptor *d)
+{
+	size_t n = (size_t)d->ntablets, nv = (size_t)d->nschemas;
+	size_t metas = n * sizeof(ts__tablet_meta), tabs = n * sizeof(ts__tablet *),
+	       newest = (n * sizeof(int) + 7) & ~(size_t)7;
+	ts__tablet_set *set = calloc(1, sizeof *set + metas + tabs + newest + nv * sizeof(void *));
+	if (!set)
+		return NULL;
+	unsigned char *p = (unsigned char *)(set + 1);
+	set->metas = (ts__tablet_meta *)p;
+	set->tablets = (ts__tablet **)(p + metas);
+	set->newest = (int *)(p + metas + tabs);
+	set->versions = (const ts__schema **)(p + metas + tabs + newest);
+	set->ntablets = d->ntablets;
+	if (n)
+		memcpy(set->metas, d->tablets, metas);
+	memcpy(set->versions, d->schemas, nv * sizeof(void *));
+	set->nversions = d->nschemas;
+	set->ttl = d->ttl;
+	set->horizon = d->horizon;
+	set->horizon_set = d->horizon_set;
+	set->flushed_lsn = d->flushed_lsn;
+	return set;
+}
+
+/*
+ * The set is built outside schema_mu, since opening a tablet reads its
+ * file: a descriptor swapped in meanwhile (desc_swaps moved) makes it
+ * stale, and it then serves only the snapshot that built it.
+ */
+int ts__table_tablet_set(struct ts_table *t, ts__tablet_set **out)
+{
+	pthread_mutex_lock(&t->schema_mu);
+	ts__tablet_set *set = t->tablet_set;
+	uint64_t swaps = t->desc_swaps;
+	int shared = set != NULL;
+	if (shared)
+		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
+	else
+		set = set_new(t->desc);
+	pthread_mutex_unlock(&t->schema_mu);
+	*out = set;
+	if (!set)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	if (shared)
+		return 0;
+	int rc = ts__table_tablets(t, set->metas, set->ntablets, set->tablets);
+	if (rc < 0) {
+		set_free(t, set);
+		*out = NULL;
+		return rc;
+	}
+	for (int i = 0; i < set->ntablets; i++)
+		set->newest[i] = i;
+	qsort_r(set->newest, (size_t)set->ntablets, sizeof *set->newest, newer_tablet, set->tablets);
+	__atomic_store_n(&set->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&t->schema_mu);
+	if (!t->tablet_set && t->desc_swaps == swaps) {
+		t->tablet_set = set;
+		__atomic_add_fetch(&set->refs, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&t->schema_mu);
+	return 0;
+}
+
+ts__tablet_set *ts__table_tablet_set_detach(struct ts_table *t)
+{
+	ts__tablet_set *old = t->tablet_set;
+	t->tablet_set = NULL;
+	t->desc_swaps++;
+	return old;
+}
+
+/* ---- damaged tablets ---- */
+
+/* Count a report of damage and note the id once; tablets_mu is held. */
+static void note_damage(struct ts_table *t, uint64_t id, int rc)
+{
+	if (rc != TS_ECORRUPT)
+		return;
+	t->damage_reports++;
+	for (int i = 0; i < t->ndamaged; i++)
+		if (t->damaged[i] == id)
+			return;
+	if (t->ndamaged < TS_DAMAGED_MAX)
+		t->damaged[t->ndamaged++] = id;
+}
+
+int ts__table_damaged(struct ts_table *t, uint64_t id, int rc)
+{
+	if (rc != TS_ECORRUPT)
+		return rc;
+	pthread_mutex_lock(&t->tablets_mu);
+	note_damage(t, id, rc);
+	pthread_mutex_unlock(&t->tablets_mu);
+	if (!ts__db_readonly(t->db))
+		ts__maint_wake(t->db);
+	return rc;
+}
