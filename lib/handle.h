@@ -29,6 +29,7 @@
 #include "bcache.h"
 #include "descriptor.h"
 #include "filling.h"
+#include "held.h"
 #include "limits.h"
 #include "log.h"
 #include "retry.h"
@@ -182,6 +183,7 @@ struct ts_db {
 /* Reserve a tablet id; t->mu is held. */
 static inline uint64_t ts__table_reserve_id(struct ts_table *t)
 {
+	TS_ASSERT_HELD(&t->mu);
 	if (t->next_id < t->desc->next_tablet_id)
 		t->next_id = t->desc->next_tablet_id;
 	return t->next_id++;

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
+#include "held.h"
 #include "quarantine.h"
 #include "tabledesc.h"
 #include "tablet.h"
@@ -39,6 +40,7 @@ static int move_aside(struct ts_table *t, const char *name)
 /* Drop tablet id from the descriptor; desc_mu is held.  1 if it was named. */
 static int forget_tablet(struct ts_table *t, uint64_t id)
 {
+	TS_ASSERT_HELD(&t->desc_mu);
 	if (!ts__desc_names(t->desc, id))
 		return 0;
 	int rc = ts__table_replace_tablets(t, &id, 1, NULL);

@@ -31,16 +31,17 @@
 #include "api.h"
 #include "avl.h"
 #include "backoff.h"
+#include "descriptor_format.h"
+#include "error.h"
+#include "fsutil.h"
 #include "handle.h"
+#include "held.h"
 #include "lifetime.h"
+#include "limits.h"
+#include "names.h"
 #include "tabledesc.h"
 #include "tablet.h"
 #include "tablet_format.h"
-#include "descriptor_format.h"
-#include "error.h"
-#include "names.h"
-#include "fsutil.h"
-#include "limits.h"
 
 static int check_table_name(const char *name)
 {
@@ -324,6 +325,8 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
  * life_mu are held. */
 static void bury(ts_db *db, struct ts_table *t)
 {
+	TS_ASSERT_HELD(&db->mu);
+	TS_ASSERT_HELD(&db->life_mu);
 	struct ts_table **pp = &db->tables;
 	while (*pp && *pp != t)
 		pp = &(*pp)->next;
@@ -486,6 +489,7 @@ static int is_table_dir(ts_db *db, const char *name)
  * releases its resources, and ts_close frees the object. */
 static void unlink_table(ts_db *db, const char *name)
 {
+	TS_ASSERT_HELD(&db->mu);
 	struct ts_table *t = db->tables;
 	while (t && strcmp(t->name, name) != 0)
 		t = t->next;
@@ -507,6 +511,7 @@ static void unlink_table(ts_db *db, const char *name)
  * is held. */
 static struct ts_table *loaded(ts_db *db, const char *name)
 {
+	TS_ASSERT_HELD(&db->mu);
 	struct ts_table *t = db->tables;
 	while (t && (strcmp(t->name, name) != 0 || ts__table_dropped(t)))
 		t = t->next;
@@ -545,6 +550,7 @@ static void resume_file_writers(struct ts_table *t)
  * table's file writers are stopped. */
 static int drop_locked(ts_db *db, const char *name)
 {
+	TS_ASSERT_HELD(&db->mu);
 	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
 	static unsigned long seq; /* shared by every ts_db of the process */
 	int rc;

@@ -28,6 +28,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
+#include "held.h"
 #include "tabledesc.h"
 #include "tablets.h"
 
@@ -139,6 +140,7 @@ void ts__table_desc_end(struct ts_table *t)
 
 int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 {
+	TS_ASSERT_HELD(&t->desc_mu);
 	d->generation = t->desc->generation + 1;
 	int rc = ts__descriptor_write(t->dir, d);
 	if (rc < 0) {
@@ -151,6 +153,8 @@ int ts__table_write_descriptor(struct ts_table *t, ts__descriptor *d)
 
 void ts__table_swap_descriptor(struct ts_table *t, ts__descriptor *d)
 {
+	TS_ASSERT_HELD(&t->desc_mu);
+	TS_ASSERT_HELD(&t->mu);
 	pthread_mutex_lock(&t->schema_mu);
 	ts__descriptor_free(t->desc, 0); /* schemas now belong to d */
 	t->desc = d;
@@ -173,6 +177,7 @@ int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d)
 int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
                               const ts__tablet_meta *add)
 {
+	TS_ASSERT_HELD(&t->desc_mu);
 	ts__descriptor *d;
 	for (int j = 0; j < ngone; j++)
 		if (!ts__desc_names(t->desc, gone[j]))

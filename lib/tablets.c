@@ -25,6 +25,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
+#include "held.h"
 #include "tablet.h"
 #include "tablets.h"
 
@@ -36,6 +37,7 @@ static void note_damage(struct ts_table *t, uint64_t id, int rc);
  * held. */
 static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
 {
+	TS_ASSERT_HELD(&t->tablets_mu);
 	char name[64], path[TS_PATH_MAX];
 	int rc;
 	for (int i = 0; i < t->nopen; i++)
@@ -88,6 +90,7 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **
 /* Close entry i if it is retired and unused; tablets_mu is held. */
 static void reap(struct ts_table *t, int i)
 {
+	TS_ASSERT_HELD(&t->tablets_mu);
 	struct ts__open_tablet *o = &t->open_tablets[i];
 	if (!o->retired || o->refs > 0)
 		return;
@@ -227,6 +230,7 @@ ts__tablet_set *ts__table_tablet_set_detach(struct ts_table *t)
 /* Count a report of damage and note the id once; tablets_mu is held. */
 static void note_damage(struct ts_table *t, uint64_t id, int rc)
 {
+	TS_ASSERT_HELD(&t->tablets_mu);
 	if (rc != TS_ECORRUPT)
 		return;
 	t->damage_reports++;
