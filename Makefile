@@ -294,6 +294,16 @@ $(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o daemon/t
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon -o $@ $< $(B)/daemon/config.o \
 		$(PROG_LIBS) $(CMOCKA_LIBS)
 
+# test_ingest calls the line protocol mapping (daemon/ingest.c) on a real
+# database directory: it links the daemon's object, as test_config does.
+$(B)/tests/test_ingest: tests/daemon/test_ingest.c $(B)/daemon/ingest.o daemon/ingest.h \
+		$(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon \
+		-DTSBS_DATA='"$(CURDIR)/../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz"' \
+		-o $@ $< $(B)/daemon/ingest.o $(PROG_LIBS) $(CMOCKA_LIBS)
+
 # test_crash again, over a library of 1 MiB log segments, so that the
 # kills land in segment rollovers too (tests/unit/test_crash.c).
 SMALLSEG = -DTS_SEG_DATA_SHIFT=20

@@ -49,7 +49,7 @@ enum field {
 	F_LOG_SEGMENT_SIZE, F_MERGE_SLICE_ROWS, F_MERGE_ROLLOVER_SPREAD, F_MAINT_BUSY_WINDOW,
 	F_MAINT_BUSY_SHARE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
-	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY,
+	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL,
 };
 
 struct option_def {
@@ -88,6 +88,7 @@ static const struct option_def options[] = {
 	{"workers", K_COUNT, F_WORKERS},
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
 	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
+	{"ingest-default-ttl", K_DURATION, F_INGEST_DEFAULT_TTL},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -261,6 +262,7 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		cfg->workers = (int)v;
 		break;
 	case F_SHUTDOWN_TIMEOUT: cfg->shutdown_timeout = v; break;
+	case F_INGEST_DEFAULT_TTL: cfg->ingest_default_ttl = v; break;
 	case F_REQUEST_MEMORY:
 		if (v <= 0)
 			return -1;

@@ -63,6 +63,8 @@ static const char help[] =
 	"                          (default 10s)\n"
 	"  --workers N             worker threads running requests (default 4)\n"
 	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
+	"  --ingest-default-ttl DUR  TTL of tables line protocol writes create\n"
+	"                          (default 0: forever)\n"
 	"  -h, --help              show this help;  --version  show the version\n"
 	"SIZE is bytes or <n>k, <n>M, <n>G; DUR is <n><unit>, unit ns us ms s m h d w.\n";
 

@@ -11,6 +11,7 @@
  *   request.c  one request: parse it, run it against the database, and
  *              produce its response lines -- on a worker thread
  *   stats.c    the daemon's counters and latency histograms
+ *   ingest.c   line protocol points into tables (ingest.h), for HTTP writes
  * Only include/tsstore.h is used from the library, never lib/ internals.
  */
 #ifndef TSSTORE_DAEMON_TSD_H
@@ -94,6 +95,8 @@ struct tsd_config {
 	int64_t line_stall_timeout;         /* ns, > 0 */
 	int workers;
 	int64_t shutdown_timeout;           /* ns */
+	int64_t ingest_default_ttl;         /* ns: TTL of the tables the line
+	                                     * protocol creates (ingest.c); 0 = forever */
 	char **owned;                       /* copies of option values, freed at exit */
 	int nowned;
 	/* Build the configuration afresh, as at the start (config file,

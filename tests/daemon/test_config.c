@@ -193,6 +193,12 @@ static void test_flags_valid(void **state)
 	/* a later value wins */
 	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "75"), 0);
 	assert_int_equal(f->cfg.lib.maint_busy_share, 75);
+	/* the TTL of tables line protocol creates: 0 (forever) by default */
+	assert_int_equal(f->cfg.ingest_default_ttl, 0);
+	assert_int_equal(set_flag(&f->cfg, "ingest-default-ttl", "30d"), 0);
+	assert_int_equal(f->cfg.ingest_default_ttl, 30LL * 86400 * 1000000000);
+	assert_int_equal(set_flag(&f->cfg, "ingest-default-ttl", "0"), 0);
+	assert_int_equal(f->cfg.ingest_default_ttl, 0);
 }
 
 /* Out-of-range and malformed values are refused with a message naming

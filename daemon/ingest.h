@@ -1,0 +1,126 @@
+/*
+ * ingest.h -- line protocol points into tsstore tables (ingest.c): the
+ * mapping of docs/ingest-mapping.md, for the HTTP write endpoints.
+ *
+ * One struct tsd_ingest per database, shared by every worker thread: it
+ * caches the table handles and counts what came in and what was refused.
+ * tsd_ingest_lines is what a /write handler calls, on a worker thread,
+ * with the whole (decompressed) body.  Only include/tsstore.h is used
+ * from the library.
+ */
+#ifndef TSSTORE_DAEMON_INGEST_H
+#define TSSTORE_DAEMON_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tsstore.h>
+
+#include "lineproto.h"
+
+/* Longest message of a result (tsd_ingest_result.error), NUL included. */
+#define TSD_INGEST_MESSAGE_MAX 1024
+/* Bytes of a bad line quoted in its message. */
+#define TSD_INGEST_QUOTE_MAX 200
+
+struct tsd_ingest_options {
+	/* TTL of the tables the mapping creates, ns; 0 keeps rows forever
+	 * (the daemon's ingest-default-ttl, default 0). */
+	int64_t default_ttl;
+	/* Points more than this far ahead of now are refused (the
+	 * database's max_future; 0: no check before the library's). */
+	int64_t max_future;
+	/* Where the once-per-table-and-cause messages go (one line each,
+	 * no newline); NULL: standard error.  Called from worker threads. */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
+};
+
+/* Why a line was refused (the counters' labels, tsd_ingest_reason_name). */
+enum tsd_ingest_reason {
+	TSD_REJECT_SYNTAX,      /* not line protocol (lineproto.c's reason) */
+	TSD_REJECT_TYPE,        /* a field's type conflicts with its column */
+	TSD_REJECT_RANGE,       /* an unsigned above INT64_MAX, a float out of range */
+	TSD_REJECT_TAG,         /* a tag that is no key column of the table */
+	TSD_REJECT_DUPLICATE,   /* a name twice in a line, or a duplicate key */
+	TSD_REJECT_TIME,        /* ts too far ahead, or older than the TTL */
+	TSD_REJECT_SCHEMA,      /* the table or a column could not be made */
+	TSD_REJECT_STORE,       /* the library refused the row for another reason */
+	TSD_REJECT_NREASONS
+};
+
+/* "syntax", "type", "range", "tag", "duplicate", "time", "schema",
+ * "store". */
+const char *tsd_ingest_reason_name(enum tsd_ingest_reason r);
+
+/* What one call did. */
+struct tsd_ingest_result {
+	uint64_t points;                 /* good lines parsed */
+	uint64_t stored;                 /* rows stored */
+	uint64_t rejected;               /* lines refused */
+	uint64_t by_reason[TSD_REJECT_NREASONS];
+	uint64_t first_bad_line;         /* number (from 1) of the first refused line, 0: none */
+	/* Its message, "line 3: unable to parse 'cpu,host=a': no fields",
+	 * or the storage failure's when code is not TS_EINVAL. */
+	char error[TSD_INGEST_MESSAGE_MAX];
+	int code;                        /* as tsd_ingest_lines returns */
+};
+
+/* The counters since tsd_ingest_open (for stats and /metrics). */
+struct tsd_ingest_stats {
+	uint64_t requests;
+	uint64_t rows_stored;
+	uint64_t lines_rejected[TSD_REJECT_NREASONS];
+	uint64_t rows_missing_tags;      /* rows stored with a key column left "" */
+	uint64_t tables_created;
+	uint64_t columns_added;
+};
+
+struct tsd_ingest;
+
+/*
+ * tsd_ingest_open -- the ingest state for db (which must outlive it).
+ * opts: may be NULL (all defaults: TTL 0, no future check, stderr).
+ * Returns 0 with *out set, or TS_ENOMEM.
+ */
+int tsd_ingest_open(ts_db *db, const struct tsd_ingest_options *opts, struct tsd_ingest **out);
+
+/* Close the table handles and free the state; no call may be running.
+ * NULL allowed. */
+void tsd_ingest_close(struct tsd_ingest *in);
+
+/*
+ * tsd_ingest_lines -- store the points of the line protocol body
+ * body[0..len), timestamps in precision prec: each good line becomes a
+ * row of the table its measurement maps to (created, or given new
+ * columns, as docs/ingest-mapping.md says), every table's rows in one
+ * ts_insert_at per table; a bad line is refused alone and counted, the
+ * good ones are stored anyway (InfluxDB's partial write).  Lines without
+ * a timestamp all take the same instant, the database clock's now at the
+ * call.  Any thread; calls may run at once.
+ * res: receives what was done (always filled, also on failure).
+ * Returns 0 when every line was stored; TS_EINVAL when some lines were
+ * refused (res->first_bad_line and res->error say the first, the others
+ * are stored: an HTTP 400); or the storage failure that kept the rows of
+ * at least one table from being stored (TS_EIO, TS_ENOSPC, TS_ENOMEM,
+ * TS_EREADONLY, TS_ECLOSED: an HTTP 5xx), res->error saying which table
+ * and why; the other tables' rows may have been stored.
+ */
+int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
+                     enum lp_precision prec, struct tsd_ingest_result *res);
+
+/* A consistent-enough copy of the counters (each read atomically). */
+void tsd_ingest_stats_get(struct tsd_ingest *in, struct tsd_ingest_stats *out);
+
+/*
+ * tsd_ingest_name -- the tsstore name for the line protocol name
+ * p[0..n) (unescaped), the mapping's rule: bytes other than [A-Za-z0-9_]
+ * become '_'; a leading digit, and a column named "ts" in any case (the
+ * timestamp column), get a '_' in front; a table named "LOCK" too;
+ * longer than TS_NAME_MAX: the first 55 bytes, '_' and 8 hex digits of
+ * the name's FNV-1a hash.  column: 1 for a column name, 0 for a table.
+ * out: room for TS_NAME_MAX + 1 bytes.  Returns out.
+ */
+char *tsd_ingest_name(const char *p, size_t n, int column, char *out);
+
+#endif /* TSSTORE_DAEMON_INGEST_H */
