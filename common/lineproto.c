@@ -88,15 +88,26 @@ static int ends_name(enum lp_esc esc, char c)
 	return c == ',' || c == ' ' || (c == '=' && esc == LP_ESC_KEY);
 }
 
+/* The bytes a name scan must look at: those that may end a name, and
+ * the backslash (bit 0: measurement, bit 1: keys). */
+static const unsigned char special[256] = {
+	[','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 3,
+};
+
 /* Scan a name of class esc from p: up to the first unescaped character
  * that ends it, or end.  *t receives the span; returns where it stopped. */
 static const char *scan_name(const char *p, const char *end, enum lp_esc esc,
                              struct lp_text *t)
 {
 	const char *s = p;
+	const unsigned char bit = esc == LP_ESC_KEY ? 2 : 1;
 	int escaped = 0;
-	while (p < end && !ends_name(esc, *p)) {
-		if (*p == '\\' && p + 1 < end && escapes(esc, p[1])) {
+	for (;;) {
+		while (p < end && !(special[(unsigned char)*p] & bit))
+			p++;
+		if (p == end || ends_name(esc, *p))
+			break;
+		if (p + 1 < end && escapes(esc, p[1])) { /* *p is a backslash */
 			escaped = 1;
 			p++;
 		}

@@ -9,6 +9,7 @@
  * The clock is fixed at NOW, so lines without a timestamp take NOW.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -546,6 +547,75 @@ static void ingest_tsbs_prefix(void **state)
 	assert_int_equal(host0, 100);
 }
 
+/* Threads writing one new measurement at once: they race to create the
+ * table and to add their columns; every line is stored, every column is
+ * there once. */
+struct writer {
+	struct fixture *f;
+	int id;
+	int failures;
+};
+
+static void *write_many(void *arg)
+{
+	struct writer *w = arg;
+	char body[4096];
+	struct tsd_ingest_result res;
+	for (int req = 0; req < 40; req++) {
+		size_t len = 0;
+		for (int i = 0; i < 10; i++) {
+			char extra[16] = ""; /* from request 10 on, a field of its own */
+			if (req >= 10)
+				snprintf(extra, sizeof extra, ",f%d=%di", w->id, i);
+			len += (size_t)snprintf(body + len, sizeof body - len, "race,host=t%d v=%d%s %d\n",
+			                        w->id, i, extra, req * 10 + i + 1);
+		}
+		if (tsd_ingest_lines(w->f->in, body, len, LP_NS, &res) != 0 || res.stored != 10)
+			w->failures++;
+	}
+	return NULL;
+}
+
+static void ingest_concurrent_writers(void **state)
+{
+	struct fixture *f = *state;
+	pthread_t th[4];
+	struct writer w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct writer){f, i, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, write_many, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].failures, 0);
+	}
+	ts_table *t;
+	ts_schema *s;
+	ts_cursor *c;
+	ts_query q;
+	const ts_value *row;
+	int n, rows = 0;
+	assert_int_equal(ts_table_open(f->db, "race", &t), 0);
+	assert_int_equal(ts_table_schema(t, &s), 0);
+	assert_int_equal(s->ncolumns, 7); /* host ts v f0 f1 f2 f3 */
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "f%d", i);
+		int found = 0;
+		for (int k = 3; k < 7; k++)
+			found += strcmp(s->columns[k].name, name) == 0;
+		assert_int_equal(found, 1);
+	}
+	ts_schema_free(s);
+	memset(&q, 0, sizeof q);
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	while (ts_cursor_next(c, &row, &n) == 0 && row)
+		rows++;
+	ts_cursor_close(c);
+	ts_table_close(t);
+	assert_int_equal(rows, 4 * 40 * 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +631,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ingest_tags_not_in_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_duplicate_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_several_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(ingest_concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_tsbs_prefix, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
