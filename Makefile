@@ -439,7 +439,7 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request jrows tablet log time lineproto
+FUZZ_TARGETS = request jrows tablet log time lineproto ingest
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
@@ -447,11 +447,12 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) -pthread -lm
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c daemon/request.c daemon/stats.c daemon/config.c \
-		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
+		daemon/ingest.c $(COMMON_SRCS) $(LIB_SRCS) \
+		$(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< daemon/request.c daemon/stats.c daemon/config.c \
-		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+		daemon/ingest.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 fuzz:
 	@scripts/deps.sh fuzz
