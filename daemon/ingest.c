@@ -15,16 +15,19 @@
  * A request moves through passes over its body:
  *   build    every line parsed and laid out as a row of its table's
  *            schema (string values point into the body); a line that
- *            does not fit is refused alone.  When the first build meets
- *            a measurement without a table or a field without a column,
- *            it stops and
- *   collect  walks the body for what every measurement needs (its tags
- *            and fields), creates the missing tables and adds the missing
- *            columns (ts_create_keyed, ts_alter_add), takes the schemas
- *            again, and the build runs once more from the start; what
- *            still does not fit then is refused line by line.
+ *            does not fit is refused alone.  When the build meets a
+ *            measurement without a table or a field without a column, it
+ *            stores the rows built so far (insert, below) and
+ *   collect  walks the rest of the body for what every measurement needs
+ *            (its tags and fields), creates the missing tables and adds
+ *            the missing columns (ts_create_keyed, ts_alter_add), takes
+ *            the schemas again, and the build goes on from the line that
+ *            stopped it; what still does not fit then is refused line by
+ *            line.  So a line is built once, and stored once.
  *   insert   one ts_insert_at per table, for the schema version the rows
- *            were built for, so concurrent alters cannot shift them.
+ *            were built for, so concurrent alters cannot shift them; at
+ *            the end of the body, or sooner when the rows held reach
+ *            FLUSH_VALUES values, which bounds a request's memory.
  *            A row the library refuses (a duplicate key, ...) fails the
  *            whole batch; its index (ts_errmsg "row N: ...") splits it:
  *            the rows before go in, its line is refused, the rest is
@@ -52,6 +55,10 @@
 #define LAYOUT_TAGS 16        /* a layout is cached for lines with at most */
 #define LAYOUT_FIELDS 64      /* this many tags and fields */
 #define ARENA_CHUNK ((size_t)64 << 10)
+/* Values a request holds before it inserts what it has (bounds its
+ * memory whatever the body: 24 MiB of ts_value, some 50,000 rows of
+ * TSBS's 21 columns, past the usual batch). */
+#define FLUSH_VALUES ((size_t)1 << 20)
 
 /* What is logged once per table (struct entry.logged bits). */
 enum cause {
@@ -115,6 +122,7 @@ struct scratch {
 	struct rtable *tables;
 	int ntables, captables;
 	int last;                   /* index of the table of the previous line */
+	size_t buffered;            /* values in the rows of all tables */
 	struct chunk *arena;
 	struct scratch *next;
 };
@@ -772,18 +780,20 @@ static int build_row(struct tsd_ingest *in, struct scratch *sc, struct rtable *r
 			        "those key columns (logged once per table)", rt->name);
 	}
 	rt->lines[rt->nrows++] = line;
+	sc->buffered += (size_t)rt->schema->ncolumns;
 	return RESOLVED;
 }
 
-/* One build pass over the body.  Returns 0; UNKNOWN when a table or
- * column is missing and !final (the pass stopped); TS_ENOMEM. */
-static int build_pass(struct tsd_ingest *in, struct scratch *sc, const char *body, size_t len,
-                      enum lp_precision prec, int64_t now, int final,
+static void flush_all(struct tsd_ingest *in, struct scratch *sc, struct tsd_ingest_result *res);
+
+/* The build pass over what is left of the body (sc->reader).  Returns 0;
+ * UNKNOWN when a table or column is missing and !final: the pass stopped
+ * at that line (sc->reader.line_p), which is not counted yet; TS_ENOMEM. */
+static int build_pass(struct tsd_ingest *in, struct scratch *sc, int64_t now, int final,
                       struct tsd_ingest_result *res)
 {
 	struct lp_point pt;
 	int rc;
-	lp_reader_init(&sc->reader, body, len, prec);
 	while ((rc = lp_next(&sc->reader, &pt)) != 0) {
 		struct lp_reader *r = &sc->reader;
 		struct rtable *rt;
@@ -799,15 +809,21 @@ static int build_pass(struct tsd_ingest *in, struct scratch *sc, const char *bod
 		if (rc < 0 && !rt->problem[0])
 			snprintf(rt->problem, sizeof rt->problem, "%s", ts_errmsg(NULL));
 		if (!rt->schema) {
-			if (!final)
+			if (!final) {
+				res->points--;
 				return UNKNOWN;
+			}
 			reject(res, r->line, TSD_REJECT_SCHEMA, "table \"%s\" is not available: %s", rt->name,
 			       rt->problem[0] ? rt->problem : "unknown error");
 			continue;
 		}
 		rc = build_row(in, sc, rt, &pt, now, final, res);
+		if (rc == UNKNOWN)
+			res->points--;
 		if (rc == UNKNOWN || rc == TS_ENOMEM)
 			return rc;
+		if (sc->buffered >= FLUSH_VALUES)
+			flush_all(in, sc, res);
 	}
 	return 0;
 }
@@ -1041,15 +1057,19 @@ static int insert_rows(struct tsd_ingest *in, struct rtable *rt, struct tsd_inge
 	return 0;
 }
 
-/* ---- The request ---- */
-
-/* Forget what a build pass did, for the next one. */
-static void reset_result(struct scratch *sc, struct tsd_ingest_result *res)
+/* Insert the rows every table holds, and forget them. */
+static void flush_all(struct tsd_ingest *in, struct scratch *sc, struct tsd_ingest_result *res)
 {
-	memset(res, 0, sizeof *res);
-	for (int i = 0; i < sc->ntables; i++)
+	for (int i = 0; i < sc->ntables; i++) {
+		if (sc->tables[i].nrows)
+			(void)insert_rows(in, &sc->tables[i], res);
 		sc->tables[i].nrows = 0;
+	}
+	sc->buffered = 0;
+	arena_reset(sc); /* the strings of those rows */
 }
+
+/* ---- The request ---- */
 
 int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
                      enum lp_precision prec, struct tsd_ingest_result *res)
@@ -1064,19 +1084,28 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 		return res->code;
 	}
 	sc->last = 0;
-	rc = build_pass(in, sc, body, len, prec, now, 0, res);
+	sc->buffered = 0;
+	lp_reader_init(&sc->reader, body, len, prec);
+	rc = build_pass(in, sc, now, 0, res);
 	if (rc == UNKNOWN) {
-		reset_result(sc, res);
-		if ((rc = collect_pass(in, sc, body, len, prec)) == 0)
-			rc = build_pass(in, sc, body, len, prec, now, 1, res);
+		/* Store what was built, make what the rest of the body needs,
+		 * and go on from the line that needed it. */
+		const char *from = sc->reader.line_p;
+		uint64_t line = sc->reader.line - 1;
+		size_t rest = (size_t)(body + len - from);
+		flush_all(in, sc, res);
+		if ((rc = collect_pass(in, sc, from, rest, prec)) == 0) {
+			lp_reader_init(&sc->reader, from, rest, prec);
+			sc->reader.line = line;
+			rc = build_pass(in, sc, now, 1, res);
+		}
 	}
-	if (rc == TS_ENOMEM) {
+	if (rc == TS_ENOMEM && !res->code) {
 		res->code = TS_ENOMEM;
 		snprintf(res->error, sizeof res->error, "out of memory");
 	}
-	for (int i = 0; rc == 0 && i < sc->ntables; i++)
-		if (sc->tables[i].nrows)
-			(void)insert_rows(in, &sc->tables[i], res);
+	if (rc == 0)
+		flush_all(in, sc, res);
 	if (!res->code && res->rejected)
 		res->code = TS_EINVAL;
 	count(&in->st.requests, 1);

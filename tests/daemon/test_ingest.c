@@ -547,6 +547,58 @@ static void ingest_tsbs_prefix(void **state)
 	assert_int_equal(host0, 100);
 }
 
+/* A body larger than a request holds at once: its rows go in as they
+ * fill FLUSH_VALUES, a new field past that point still adds its column,
+ * and a key stored by the first part refuses its line in the second. */
+static void ingest_large_body(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_ingest_result res;
+	size_t cap = 16 << 20, len = 0;
+	char *body = malloc(cap);
+	for (int i = 1; i <= 55000; i++) {
+		len += (size_t)snprintf(body + len, cap - len, "big,h=a ");
+		for (int k = 0; k < 20; k++)
+			len += (size_t)snprintf(body + len, cap - len, "%sf%d=%di", k ? "," : "", k, i);
+		len += (size_t)snprintf(body + len, cap - len, " %d\n", i);
+	}
+	len += (size_t)snprintf(body + len, cap - len, "big,h=a f0=0i,new=1 1\nbig,h=b new=2 1\n");
+	assert_int_equal(tsd_ingest_lines(f->in, body, len, LP_NS, &res), TS_EINVAL);
+	free(body);
+	assert_int_equal(res.points, 55002);
+	assert_int_equal(res.stored, 55001);
+	assert_int_equal(res.rejected, 1);
+	assert_int_equal(res.by_reason[TSD_REJECT_DUPLICATE], 1);
+	assert_int_equal(res.first_bad_line, 55001);
+	assert_string_equal(res.error, "line 55001: table \"big\": duplicate key (\"a\", "
+	                    "1970-01-01T00:00:00.000000001Z)");
+	ts_table *t;
+	ts_cursor *c;
+	ts_query q;
+	const ts_value *row;
+	int n;
+	uint64_t rows = 0;
+	memset(&q, 0, sizeof q);
+	assert_int_equal(ts_table_open(f->db, "big", &t), 0);
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	while (ts_cursor_next(c, &row, &n) == 0 && row) {
+		assert_int_equal(n, 23);
+		if (rows == 54999) { /* the last row of "a" */
+			assert_int_equal(row[1].v.i, 55000);
+			assert_int_equal(row[21].v.i, 55000);
+			assert_true(isnan(row[22].v.d));
+		}
+		if (rows == 55000) { /* "b" */
+			assert_int_equal(row[2].v.i, 0);
+			assert_int_equal(row[22].v.d, 2.0);
+		}
+		rows++;
+	}
+	ts_cursor_close(c);
+	ts_table_close(t);
+	assert_int_equal(rows, 55001);
+}
+
 /* Threads writing one new measurement at once: they race to create the
  * table and to add their columns; every line is stored, every column is
  * there once. */
@@ -631,6 +683,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ingest_tags_not_in_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_duplicate_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_several_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(ingest_large_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_tsbs_prefix, setup, teardown),
 	};
