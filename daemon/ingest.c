@@ -398,6 +398,20 @@ void tsd_ingest_stats_get(struct tsd_ingest *in, struct tsd_ingest_stats *out)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
+void tsd_ingest_stats_json(struct tsd_ingest *in, struct jbuf *b)
+{
+	struct tsd_ingest_stats st;
+	tsd_ingest_stats_get(in, &st);
+	jbuf_printf(b, ",\"ingest\":{\"requests\":%llu,\"rows_stored\":%llu,\"rejected\":{",
+	            (unsigned long long)st.requests, (unsigned long long)st.rows_stored);
+	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
+		jbuf_printf(b, "%s\"%s\":%llu", r ? "," : "", tsd_ingest_reason_name(r),
+		            (unsigned long long)st.lines_rejected[r]);
+	jbuf_printf(b, "},\"rows_missing_tags\":%llu,\"tables_created\":%llu,"
+	            "\"columns_added\":%llu}", (unsigned long long)st.rows_missing_tags,
+	            (unsigned long long)st.tables_created, (unsigned long long)st.columns_added);
+}
+
 static struct scratch *scratch_get(struct tsd_ingest *in)
 {
 	struct scratch *sc;

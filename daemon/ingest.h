@@ -16,6 +16,7 @@
 
 #include <tsstore.h>
 
+#include "jbuf.h"
 #include "lineproto.h"
 
 /* Longest message of a result (tsd_ingest_result.error), NUL included. */
@@ -111,6 +112,12 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 
 /* A consistent-enough copy of the counters (each read atomically). */
 void tsd_ingest_stats_get(struct tsd_ingest *in, struct tsd_ingest_stats *out);
+
+/* Append the counters to the JSON object being written in b, as the
+ * member ,"ingest":{"requests":N,"rows_stored":N,"rejected":{"syntax":N,
+ * ...every reason},"rows_missing_tags":N,"tables_created":N,
+ * "columns_added":N} (the daemon's stats op). */
+void tsd_ingest_stats_json(struct tsd_ingest *in, struct jbuf *b);
 
 /*
  * tsd_ingest_name -- the tsstore name for the line protocol name

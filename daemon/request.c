@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ingest.h"
 #include "jrows.h"
 #include "rowfmt.h"
 #include "tsd.h"
@@ -930,6 +931,8 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 		return lib_fail(r, rc);
 	begin_ok(r);
 	tsd_stats_json(&r->out);
+	if (ctx->ingest)
+		tsd_ingest_stats_json(ctx->ingest, &r->out);
 	jbuf_puts(&r->out, ",\"tables\":{");
 	for (int i = 0, first = 1; names[i]; i++) {
 		ts_table *t;

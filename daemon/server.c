@@ -80,6 +80,7 @@
 
 #include <uv.h>
 
+#include "ingest.h"
 #include "tsd.h"
 
 union stream {
@@ -1167,6 +1168,13 @@ static int start_handles(struct server *srv)
 	return 0;
 }
 
+/* The mapping's once-per-table messages go to the daemon's log. */
+static void ingest_log(void *arg, const char *msg)
+{
+	(void)arg;
+	tsd_log("%s", msg);
+}
+
 int tsd_serve(struct tsd_config *cfg)
 {
 	struct server srv;
@@ -1185,13 +1193,18 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
 		return 1;
 	}
-	if (cfg->mount && tsd_mount_start(srv.ctx.db, cfg->mount, &mount) < 0) {
+	struct tsd_ingest_options io = {.default_ttl = cfg->ingest_default_ttl,
+	                                .max_future = cfg->lib.max_future, .log = ingest_log};
+	if (tsd_ingest_open(srv.ctx.db, &io, &srv.ctx.ingest) < 0 ||
+	    (cfg->mount && tsd_mount_start(srv.ctx.db, cfg->mount, &mount) < 0)) {
+		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
 		return 1;
 	}
 	srv.loop = uv_default_loop();
 	if (start_handles(&srv) < 0) {
 		tsd_mount_stop(mount);
+		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
 		return 1;
 	}
@@ -1204,6 +1217,7 @@ int tsd_serve(struct tsd_config *cfg)
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
 	tsd_mount_stop(mount);
+	tsd_ingest_close(srv.ctx.ingest);
 	if ((rc = ts_close(srv.ctx.db)) < 0) {
 		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));
 		status = 1;

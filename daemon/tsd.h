@@ -236,9 +236,11 @@ void tsd_stats_json(struct jbuf *b);
  * What a worker thread needs besides the request: the database, the
  * limits, and whether the connection has authenticated (auth changes it).
  */
+struct tsd_ingest;
 struct tsd_context {
 	ts_db *db;
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
+	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
 };
 
 struct tsd_request;

@@ -36,6 +36,7 @@ static void setup(void)
 	cfg.chunk_rows = 3; /* several rows lines per response */
 	ctx.db = db;
 	ctx.cfg = &cfg;
+	ctx.ingest = NULL;
 	struct tsd_request *r = tsd_request_new(create, strlen(create), 0);
 	tsd_request_step(r, &ctx, &authed, 0);
 	tsd_request_free(r);
@@ -69,6 +70,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		setup();
 	ctx.db = db;
 	ctx.cfg = &cfg;
+	ctx.ingest = NULL;
 	struct tsd_request *r = tsd_request_new((const char *)data, size, 0);
 	if (!r)
 		return 0;
