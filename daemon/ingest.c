@@ -73,7 +73,7 @@ enum cause {
 struct entry {
 	char name[TS_NAME_MAX + 1];
 	ts_table *t;
-	unsigned logged;        /* enum cause bits; under in->mu */
+	unsigned logged;        /* enum cause bits; set under in->mu, read atomically */
 	struct entry *next;
 };
 
@@ -208,9 +208,11 @@ static int first_time(struct tsd_ingest *in, struct entry *e, unsigned cause)
 	int first;
 	if (!e)
 		return 1;
+	if (__atomic_load_n(&e->logged, __ATOMIC_RELAXED) & cause)
+		return 0; /* the common case: said already, no lock */
 	pthread_mutex_lock(&in->mu);
 	first = !(e->logged & cause);
-	e->logged |= cause;
+	__atomic_or_fetch(&e->logged, cause, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&in->mu);
 	return first;
 }
@@ -788,7 +790,7 @@ static int build_row(struct tsd_ingest *in, struct scratch *sc, struct rtable *r
 	}
 	row[rt->schema->key[rt->schema->nkey - 1]] = ts_timestamp(ts);
 	if (pt->ntags < rt->nkey_tags) {
-		count(&in->st.rows_missing_tags, 1);
+		res->rows_missing_tags++;
 		if (first_time(in, rt->e, CAUSE_MISSING))
 			log_msg(in, "table \"%s\": lines without some of its tags are stored with \"\" in "
 			        "those key columns (logged once per table)", rt->name);
@@ -1124,6 +1126,7 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 		res->code = TS_EINVAL;
 	count(&in->st.requests, 1);
 	count(&in->st.rows_stored, res->stored);
+	count(&in->st.rows_missing_tags, res->rows_missing_tags);
 	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
 		if (res->by_reason[r])
 			count(&in->st.lines_rejected[r], res->by_reason[r]);

@@ -60,6 +60,7 @@ struct tsd_ingest_result {
 	uint64_t stored;                 /* rows stored */
 	uint64_t rejected;               /* lines refused */
 	uint64_t by_reason[TSD_REJECT_NREASONS];
+	uint64_t rows_missing_tags;      /* points that left a key column "" */
 	uint64_t first_bad_line;         /* number (from 1) of the first refused line, 0: none */
 	/* Its message, "line 3: unable to parse 'cpu,host=a': no fields",
 	 * or the storage failure's when code is not TS_EINVAL. */
@@ -72,7 +73,7 @@ struct tsd_ingest_stats {
 	uint64_t requests;
 	uint64_t rows_stored;
 	uint64_t lines_rejected[TSD_REJECT_NREASONS];
-	uint64_t rows_missing_tags;      /* rows stored with a key column left "" */
+	uint64_t rows_missing_tags;      /* points that left a key column "" */
 	uint64_t tables_created;
 	uint64_t columns_added;
 };
