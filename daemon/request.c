@@ -928,9 +928,10 @@ static int put_table_stats(struct tsd_request *r, ts_table *t)
 		return lib_fail(r, rc);
 	for (int i = 0; i < n; i++) {
 		jbuf_printf(&r->out, "%s\"%s\":%" PRId64, i ? "," : "", st[i].name, st[i].value);
-		char ttl[TS_DURATION_BUFSZ];
-		if (rowfmt_ttl(&st[i], ttl, sizeof ttl))
-			jbuf_printf(&r->out, ",\"ttl\":\"%s\"", ttl);
+		char text[ROWFMT_STAT_TEXT_MAX];
+		const char *name;
+		if (rowfmt_stat_text(&st[i], &name, text, sizeof text))
+			jbuf_printf(&r->out, ",\"%s\":\"%s\"", name, text);
 	}
 	return 0;
 }

@@ -140,6 +140,7 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "schema_version", (int64_t)ts__desc_schema(d)->version);
 	put(out, room, &count, "columns", ts__desc_schema(d)->ncols);
 	put(out, room, &count, "ttl_ns", d->ttl);
+	put(out, room, &count, "on_duplicate_policy", d->on_duplicate); /* a ts_on_duplicate */
 	put(out, room, &count, "descriptor_generation", (int64_t)d->generation);
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);

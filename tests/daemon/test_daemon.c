@@ -1498,6 +1498,8 @@ static void test_insert_on_duplicate_ignore(void **state)
 	json_t *st = table_stats(f->c, "d");
 	assert_int_equal(stat_int(st, "rows_ignored_duplicates"), 5);
 	assert_int_equal(stat_int(st, "rows_inserted"), 4);
+	assert_int_equal(stat_int(st, "on_duplicate_policy"), 1);
+	assert_member(st, "on_duplicate", "'ignore'");
 	json_decref(st);
 	/* the daemon's rows_in counts the rows stored */
 	assert_int_equal(tsd_test_send_line(f->c, "{\"op\":\"stats\"}"), 0);
@@ -1527,6 +1529,10 @@ static void test_alter_on_duplicate(void **state)
 	expect(f->c, "{'op':'alter','table':'d','ttl':'0s','on_duplicate':'reject'}",
 	       "{'ok':true}\n");
 	expect_policy(f->c, "reject");
+	json_t *st = table_stats(f->c, "d");
+	assert_int_equal(stat_int(st, "on_duplicate_policy"), 0);
+	assert_member(st, "on_duplicate", "'reject'");
+	json_decref(st);
 	expect_error(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,3]]}",
 	             "EDUPKEY", "row 0: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
 	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':'replace'}", "EINVAL",

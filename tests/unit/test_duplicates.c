@@ -384,6 +384,11 @@ static void dup_alter_both_ways(void **state)
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
 	assert_int_equal(descriptor_field(e, 24), gen + 1);
 	assert_int_equal(descriptor_field(e, 8), 3);
+	assert_int_equal(ts_test_stat(e->t, "on_duplicate_policy"), TS_ON_DUPLICATE_IGNORE);
+	ts_stat all[TS_STATS_MAX + 1];
+	int n;
+	assert_int_equal(ts_table_stats(e->t, all, TS_STATS_MAX + 1, &n), 0);
+	assert_true(n < TS_STATS_MAX); /* TS_STATS_MAX entries still suffice */
 	ts_schema *s;
 	assert_int_equal(ts_table_schema(e->t, &s), 0);
 	assert_int_equal(s->on_duplicate, TS_ON_DUPLICATE_IGNORE);
@@ -394,6 +399,7 @@ static void dup_alter_both_ways(void **state)
 	set_policy(e->t, TS_ON_DUPLICATE_REJECT);
 	assert_int_equal(descriptor_field(e, 8), 1);
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_REJECT);
+	assert_int_equal(ts_test_stat(e->t, "on_duplicate_policy"), TS_ON_DUPLICATE_REJECT);
 	test_row again[2] = {row("d", NOW, 5), row("b", NOW, 6)};
 	assert_int_equal(insert_counted(e->t, again, 2, &ignored), TS_EDUPKEY);
 	assert_string_equal(ts_errmsg(NULL),
