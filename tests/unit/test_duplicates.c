@@ -367,6 +367,89 @@ static void dup_ignore_crash_recovery(void **state)
 	expect_rows(e->t, want2, 5);
 }
 
+/* Rows of 60 KiB in a table of 1 MiB log segments, each batch a
+ * duplicate of the last batch's row, a new row and a duplicate of it:
+ * skipped row records that had moved the tail into a new segment are
+ * given back there too, and recovery after a crash replays exactly the
+ * rows stored. */
+#define BIG 60000
+static int insert_big(ts_table *t, int i, const char *pad, size_t *ignored)
+{
+	ts_value rows[9];
+	char k[3][16];
+	int key[3] = {i - 1, i, i};
+	size_t n = 0;
+	for (int j = i == 0 ? 1 : 0; j < 3; j++) {
+		snprintf(k[j], sizeof k[j], "k%03d", key[j]);
+		rows[3 * n] = ts_string(k[j]);
+		rows[3 * n + 1] = ts_timestamp(NOW + key[j]);
+		rows[3 * n + 2] = ts_stringn(pad, BIG - (size_t)j); /* a duplicate's differs */
+		n++;
+	}
+	return ts_insert_counted(t, 0, rows, n, ignored);
+}
+
+static void dup_ignore_across_segments(void **state)
+{
+	ts_test_env *e = *state;
+	ts_column cols[2] = {{.name = "k", .type = TS_STRING}, {.name = "pad", .type = TS_STRING}};
+	const char *key[2] = {"k", "ts"};
+	char *pad = malloc(BIG);
+	ts_table *t;
+	size_t ignored, total = 0;
+	int rounds = 40;
+	assert_non_null(pad);
+	memset(pad, 'x', BIG);
+	ts_test_env_close(e);
+	e->log_segment_size = 1 << 20;
+	ts_test_env_open(e);
+	assert_int_equal(ts_create_keyed_v2(e->db, "big", cols, 2, key, 2, 0,
+	                                    TS_ON_DUPLICATE_IGNORE), 0);
+	ts_test_env_close(e);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int ok = 1;
+		ts_test_env_open(e);
+		ok = ts_table_open(e->db, "big", &t) == 0;
+		for (int i = 0; ok && i < rounds; i++) {
+			ok = insert_big(t, i, pad, &ignored) == 0 && ignored == (i == 0 ? 1u : 2u);
+			total += ignored;
+		}
+		ok = ok && ts_test_stat(t, "rows_ignored_duplicates") == (int64_t)total;
+		_exit(ok ? 0 : 1); /* a crash: no close */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_env_open(e);
+	assert_int_equal(ts_table_open(e->db, "big", &t), 0);
+	assert_int_equal(ts_test_stat(t, "log_recovered_commits"), rounds);
+	assert_true(ts_test_stat(t, "log_tail_lsn") > 2 * (1 << 20)); /* segments crossed */
+	ts_cursor *cur;
+	const ts_value *row;
+	int n, got = 0;
+	assert_int_equal(ts_query_open(t, &(ts_query){0}, &cur), 0);
+	while (ts_cursor_next(cur, &row, &n) == 0 && row) {
+		char want[16];
+		snprintf(want, sizeof want, "k%03d", got);
+		assert_int_equal(n, 3);
+		assert_int_equal(row[0].v.s.len, strlen(want));
+		assert_memory_equal(row[0].v.s.ptr, want, strlen(want));
+		assert_int_equal(row[1].v.i, NOW + got);
+		assert_int_equal(row[2].v.s.len, BIG - 1); /* the first row of its key */
+		got++;
+	}
+	ts_cursor_close(cur);
+	assert_int_equal(got, rounds);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	assert_int_equal(insert_big(t, rounds - 1, pad, &ignored), 0);
+	assert_int_equal(ignored, 3);
+	ts_table_close(t);
+	free(pad);
+}
+
 /* Alter from reject to ignore and back: each insert applies the policy
  * current when it runs; the DESCRIPTOR is format version 3 only while
  * the policy is ignore, and setting the same policy writes nothing. */
@@ -503,6 +586,8 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(dup_ignore_reopen, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(dup_ignore_crash_recovery, setup,
+		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(dup_ignore_across_segments, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(dup_alter_both_ways, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(dup_ignore_batch_still_atomic, setup,
