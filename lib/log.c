@@ -919,6 +919,14 @@ int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
 	return 0;
 }
 
+void ts__log_unalloc(ts__log *log, ts__lsn lsn)
+{
+	assert(writer_locked(log) && log->in_batch);
+	assert(lsn > log->batch && lsn < log->hot.tail);
+	log->hot.tail = lsn;
+	log->hot.win_end = 0; /* the next ts__log_alloc finds its window again */
+}
+
 void ts__log_abort(ts__log *log)
 {
 	assert(writer_locked(log));
