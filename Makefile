@@ -33,7 +33,7 @@ MANDIR = $(PREFIX)/share/man
 # MAJOR; added: MINOR).
 VERSION := $(shell sed -n 's/^\#define TS_VERSION_STRING "\(.*\)"/\1/p' include/tsstore.h)
 LIB_MAJOR = 1
-LIB_MINOR = 0
+LIB_MINOR = 1
 LIB_PATCH = 0
 LIB_VERSION = $(LIB_MAJOR).$(LIB_MINOR).$(LIB_PATCH)
 SONAME = libtsstore.so.$(LIB_MAJOR)

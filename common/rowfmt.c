@@ -12,6 +12,7 @@
  * Output is appended to a struct jbuf, not a FILE, so that a caller that
  * streams (the FUSE view filling a read buffer) can take it in pieces.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "rowfmt.h"
@@ -150,10 +151,20 @@ void rowfmt_schema(struct jbuf *b, const ts_schema *s)
 	}
 }
 
-int rowfmt_ttl(const ts_stat *st, char *buf, size_t size)
+int rowfmt_stat_text(const ts_stat *st, const char **name, char *buf, size_t size)
 {
-	return strcmp(st->name, "ttl_ns") == 0 && st->value >= 0 &&
-	       ts_duration_format(st->value, buf, size) == 0;
+	if (strcmp(st->name, "ttl_ns") == 0 && st->value >= 0 &&
+	    ts_duration_format(st->value, buf, size) == 0) {
+		*name = "ttl";
+		return 1;
+	}
+	if (strcmp(st->name, "on_duplicate_policy") == 0 &&
+	    snprintf(buf, size, "%s", ts_on_duplicate_name((ts_on_duplicate)st->value)) <
+	        (int)size) {
+		*name = "on_duplicate";
+		return 1;
+	}
+	return 0;
 }
 
 void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,

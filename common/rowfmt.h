@@ -45,13 +45,19 @@ void rowfmt_row(struct jbuf *b, enum rowfmt f, const char *const *names, const t
  */
 void rowfmt_schema(struct jbuf *b, const ts_schema *s);
 
-/* rowfmt_ttl -- when st is the counter ttl_ns, its value as a duration
- * ("7d") in buf, which every listing of counters shows right after it as
- * "ttl"; returns 1 then, else 0. */
-int rowfmt_ttl(const ts_stat *st, char *buf, size_t size);
+/* rowfmt_stat_text -- the text form of the settings among the counters,
+ * which every listing of counters shows right after them: for ttl_ns,
+ * its value as a duration ("7d"), named "ttl"; for on_duplicate_policy,
+ * its ts_on_duplicate_name ("ignore"), named "on_duplicate".  Returns 1
+ * with *name and the text in buf, else 0. */
+int rowfmt_stat_text(const ts_stat *st, const char **name, char *buf, size_t size);
+
+/* Room for any text of rowfmt_stat_text. */
+#define ROWFMT_STAT_TEXT_MAX TS_DURATION_BUFSZ
 
 /* rowfmt_stat -- one counter line "INDENTname: value" (the stats file,
- * `tsstore stats`); text, when not NULL, is the value (the TTL). */
+ * `tsstore stats`); text, when not NULL, is the value (the TTL, the
+ * duplicate policy). */
 void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,
                  const char *text);
 

@@ -170,9 +170,9 @@ static int lib_fail(struct tsd_request *r, int code)
 static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_PING] = {NULL},
 	[TSD_OP_TABLES] = {NULL},
-	[TSD_OP_CREATE] = {"table", "columns", "key", "ttl", NULL},
+	[TSD_OP_CREATE] = {"table", "columns", "key", "ttl", "on_duplicate", NULL},
 	[TSD_OP_SCHEMA] = {"table", NULL},
-	[TSD_OP_ALTER] = {"table", "add", "widen", "ttl", NULL},
+	[TSD_OP_ALTER] = {"table", "add", "widen", "ttl", "on_duplicate", NULL},
 	[TSD_OP_DROP] = {"table", NULL},
 	[TSD_OP_INSERT] = {"table", "rows", NULL},
 	[TSD_OP_QUERY] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to",
@@ -264,6 +264,21 @@ static int get_duration(struct tsd_request *r, const char *name, int64_t *ns, in
 	else if (json_text(v, 0, &text, why, sizeof why) < 0 || ts_duration_parse(text, ns) < 0)
 		return fail(r, TS_EINVAL, "field \"%s\": expected a duration such as \"1h\" "
 		            "(<n><unit>, unit ns us ms s m h d w) or integer ns", name);
+	*has = 1;
+	return 0;
+}
+
+/* The duplicate policy field "on_duplicate", "reject" or "ignore";
+ * *has says whether it was given. */
+static int get_on_duplicate(struct tsd_request *r, ts_on_duplicate *policy, int *has)
+{
+	const char *text;
+	*has = 0;
+	if (get_string(r, "on_duplicate", JSON_TEXT_NAME, 0, &text) < 0 || !text)
+		return r->code;
+	if (ts_on_duplicate_parse(text, policy) < 0)
+		return fail(r, TS_EINVAL, "field \"on_duplicate\": unknown duplicate policy \"%.32s\" "
+		            "(want reject or ignore)", text);
 	*has = 1;
 	return 0;
 }
@@ -420,7 +435,8 @@ static int op_schema(struct tsd_request *r, const struct tsd_context *ctx)
 		jbuf_string(&r->out, name, strlen(name));
 	}
 	ts_duration_format(s->ttl, ttl, sizeof ttl);
-	jbuf_printf(&r->out, "],\"ttl\":\"%s\",\"version\":%u", ttl, s->version);
+	jbuf_printf(&r->out, "],\"ttl\":\"%s\",\"version\":%u,\"on_duplicate\":\"%s\"", ttl,
+	            s->version, ts_on_duplicate_name(s->on_duplicate));
 	end_line(r);
 	return 0;
 }
@@ -470,10 +486,12 @@ static int op_create(struct tsd_request *r, const struct tsd_context *ctx)
 	const char *name, *keynames[TS_KEY_COLUMNS_MAX];
 	ts_column *columns = NULL;
 	int64_t ttl = 0;
-	int has_ttl, rc = 0;
+	ts_on_duplicate policy = TS_ON_DUPLICATE_REJECT;
+	int has_ttl, has_policy, rc = 0;
 	size_t i, n = 0;
 	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0 || get_array(r, "columns", 1, &cols) < 0 ||
-	    get_array(r, "key", 1, &key) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
+	    get_array(r, "key", 1, &key) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0 ||
+	    get_on_duplicate(r, &policy, &has_policy) < 0)
 		return r->code;
 	if (json_array_size(key) > TS_KEY_COLUMNS_MAX)
 		return fail(r, TS_ESCHEMA, "key: more than %d columns", TS_KEY_COLUMNS_MAX);
@@ -493,8 +511,8 @@ static int op_create(struct tsd_request *r, const struct tsd_context *ctx)
 			break;
 		n = i + 1;
 	}
-	if (rc == 0 && (rc = ts_create_keyed(ctx->db, name, columns, (int)n, keynames,
-	                                     (int)json_array_size(key), ttl)) < 0)
+	if (rc == 0 && (rc = ts_create_keyed_v2(ctx->db, name, columns, (int)n, keynames,
+	                                        (int)json_array_size(key), ttl, policy)) < 0)
 		lib_fail(r, rc);
 	free_columns(columns, json_array_size(cols));
 	if (rc < 0)
@@ -577,10 +595,12 @@ static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	json_t *add, *widen, *v;
 	int64_t ttl;
-	int has_ttl, rc;
+	ts_on_duplicate policy;
+	int has_ttl, has_policy, rc;
 	size_t i;
 	if (open_table(r, ctx) < 0 || get_array(r, "add", 0, &add) < 0 ||
-	    get_array(r, "widen", 0, &widen) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0)
+	    get_array(r, "widen", 0, &widen) < 0 || get_duration(r, "ttl", &ttl, &has_ttl) < 0 ||
+	    get_on_duplicate(r, &policy, &has_policy) < 0)
 		return r->code;
 	json_array_foreach(widen, i, v) {
 		const char *name;
@@ -598,6 +618,8 @@ static int op_alter(struct tsd_request *r, const struct tsd_context *ctx)
 		if ((rc = ts_alter_widen(r->table, json_string_value(v))) < 0)
 			return lib_fail(r, rc);
 	if (has_ttl && (rc = ts_alter_ttl(r->table, ttl)) < 0)
+		return lib_fail(r, rc);
+	if (has_policy && (rc = ts_alter_on_duplicate(r->table, policy)) < 0)
 		return lib_fail(r, rc);
 	begin_ok(r);
 	end_line(r);
@@ -623,7 +645,7 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	char why[TSD_MESSAGE_MAX];
 	ts_value *vals = NULL;
-	size_t n = 0;
+	size_t n = 0, ignored = 0;
 	int rc, fast = r->rows_end > 0;
 	if (open_table(r, ctx) < 0)
 		return r->code;
@@ -640,16 +662,20 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 	}
 	/* The rows were read by r->schema: the library reads them by the same
 	 * version, whatever alter ran on another connection since. */
-	if (rc == 0 && n && (rc = ts_insert_at(r->table, r->schema->version, vals, n)) < 0)
+	if (rc == 0 && n &&
+	    (rc = ts_insert_counted(r->table, r->schema->version, vals, n, &ignored)) < 0)
 		lib_fail(r, rc);
 	for (size_t i = 0; !fast && vals && i < n * (size_t)r->schema->ncolumns; i++)
 		val_free(&vals[i]);
 	free(vals);
 	if (rc < 0)
 		return r->code;
-	tsd_stats_rows(n, 0);
+	/* Rows the table's duplicate policy skipped are not "inserted". */
+	tsd_stats_rows(n - ignored, 0);
 	begin_ok(r);
-	jbuf_printf(&r->out, ",\"inserted\":%zu", n);
+	jbuf_printf(&r->out, ",\"inserted\":%zu", n - ignored);
+	if (ignored)
+		jbuf_printf(&r->out, ",\"ignored\":%zu", ignored);
 	end_line(r);
 	return 0;
 }
@@ -903,9 +929,10 @@ static int put_table_stats(struct tsd_request *r, ts_table *t)
 		return lib_fail(r, rc);
 	for (int i = 0; i < n; i++) {
 		jbuf_printf(&r->out, "%s\"%s\":%" PRId64, i ? "," : "", st[i].name, st[i].value);
-		char ttl[TS_DURATION_BUFSZ];
-		if (rowfmt_ttl(&st[i], ttl, sizeof ttl))
-			jbuf_printf(&r->out, ",\"ttl\":\"%s\"", ttl);
+		char text[ROWFMT_STAT_TEXT_MAX];
+		const char *name;
+		if (rowfmt_stat_text(&st[i], &name, text, sizeof text))
+			jbuf_printf(&r->out, ",\"%s\":\"%s\"", name, text);
 	}
 	return 0;
 }

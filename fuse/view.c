@@ -464,10 +464,11 @@ static int static_text(struct tsfs_file *f, enum node_kind kind)
 		if (ts_table_stats(f->table, st, TS_STATS_MAX, &n) < 0)
 			return -EIO;
 		for (int i = 0; i < n; i++) {
-			char ttl[TS_DURATION_BUFSZ];
+			char text[ROWFMT_STAT_TEXT_MAX];
+			const char *name;
 			rowfmt_stat(&f->buf, "", st[i].name, st[i].value, NULL);
-			if (rowfmt_ttl(&st[i], ttl, sizeof ttl))
-				rowfmt_stat(&f->buf, "", "ttl", 0, ttl);
+			if (rowfmt_stat_text(&st[i], &name, text, sizeof text))
+				rowfmt_stat(&f->buf, "", name, 0, text);
 		}
 	}
 	f->eof = 1;

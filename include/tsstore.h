@@ -250,10 +250,38 @@ typedef struct ts_column {
 } ts_column;
 
 /*
+ * What an insert does with a row whose primary key the table already
+ * holds, or that an earlier row of the same batch has (DESIGN.md section
+ * 2: keys are unique, and a table's policy says how).  A table's policy
+ * is set by ts_create (ts_schema.on_duplicate) or ts_create_keyed_v2,
+ * changed by ts_alter_on_duplicate and read back by ts_table_schema.
+ */
+typedef enum ts_on_duplicate {
+	TS_ON_DUPLICATE_REJECT = 0, /* the batch fails with TS_EDUPKEY and stores
+	                             * nothing (the default) */
+	TS_ON_DUPLICATE_IGNORE = 1, /* the stored row (or the batch's earlier
+	                             * one) stays; the duplicate is skipped and
+	                             * the rest of the batch stored: a retried
+	                             * batch is idempotent */
+} ts_on_duplicate;
+
+/*
+ * ts_on_duplicate_name -- "reject" or "ignore" ("?" for any other value).
+ * ts_on_duplicate_parse -- the reverse: returns 0, or TS_EINVAL for any
+ * other text (ts_errmsg names it).
+ */
+TS_EXTERN const char *ts_on_duplicate_name(ts_on_duplicate policy);
+TS_EXTERN int ts_on_duplicate_parse(const char *text, ts_on_duplicate *out);
+
+/*
  * A table's schema.  columns[0..ncolumns) in row order; key[0..nkey) holds
  * the column index of each primary-key column in key order, and the last
  * one is the column "ts" of type timestamp.  ttl is in ns, 0 = forever.
- * version counts schema changes (1 for a new table).
+ * version counts schema changes (1 for a new table).  on_duplicate is the
+ * table's duplicate policy; zero, what a zero-filled or designated
+ * initialiser gives, is TS_ON_DUPLICATE_REJECT.  (On LP64 systems it
+ * takes what was the struct's tail padding: sizeof(ts_schema) is
+ * unchanged.)
  */
 typedef struct ts_schema {
 	int ncolumns;
@@ -262,6 +290,7 @@ typedef struct ts_schema {
 	const int *key;
 	int64_t ttl;
 	uint32_t version;
+	ts_on_duplicate on_duplicate;
 } ts_schema;
 
 /*
@@ -438,13 +467,16 @@ TS_EXTERN void ts_free_names(char **names);
 /*
  * ts_create -- create table name with the given columns and key.
  * schema->columns lists the columns; schema->key the key columns' indexes
- * into it (ts last); schema->ttl the TTL (0 = forever).  version is
- * ignored.  When no column is named "ts", a timestamp column "ts" is
+ * into it (ts last); schema->ttl the TTL (0 = forever);
+ * schema->on_duplicate the duplicate policy (0, TS_ON_DUPLICATE_REJECT,
+ * unless set).  version is ignored, so a schema from ts_table_schema
+ * makes a table like its own, policy included.  When no column is named "ts", a timestamp column "ts" is
  * added right after the last other key column.  Defaults must have the
  * column's type (an int32 default may be given as TS_INT64 if in range);
  * a string or blob default is at most TS_COLUMN_DEFAULT_MAX bytes.
  * Returns 0; TS_EINVAL for a bad table name, or the reserved name LOCK
- * (the database's lock file); TS_ESCHEMA for an invalid
+ * (the database's lock file), or an on_duplicate that is no
+ * ts_on_duplicate; TS_ESCHEMA for an invalid
  * schema (ts_errmsg names the column and why); TS_ERANGE for a negative
  * ttl; TS_ETOOBIG when the table's descriptor would exceed its size limit
  * (64 MiB: many columns with long defaults), or a row of the column
@@ -468,6 +500,18 @@ TS_EXTERN int ts_create_keyed(ts_db *db, const char *name,
                               const ts_column *columns, int ncolumns,
                               const char *const *key_names, int nkey,
                               int64_t ttl);
+
+/*
+ * ts_create_keyed_v2 -- ts_create_keyed of a table whose duplicate policy
+ * is on_duplicate (ts_create_keyed's tables reject duplicates).  The
+ * policy is in the table's first DESCRIPTOR: no crash leaves the table
+ * with another one.  Same errors as ts_create_keyed, plus TS_EINVAL for
+ * an on_duplicate that is no ts_on_duplicate.
+ */
+TS_EXTERN int ts_create_keyed_v2(ts_db *db, const char *name,
+                                 const ts_column *columns, int ncolumns,
+                                 const char *const *key_names, int nkey,
+                                 int64_t ttl, ts_on_duplicate on_duplicate);
 
 /*
  * ts_drop -- drop table name: it disappears at once and its files are
@@ -575,13 +619,32 @@ TS_EXTERN int ts_alter_widen(ts_table *table, const char *column);
  */
 TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
 
+/*
+ * ts_alter_on_duplicate -- set the table's duplicate policy.  Inserts
+ * that take the table's writer lock after the call returns apply it; no
+ * row already stored changes.  Setting the policy the table has already
+ * writes nothing.  Like every ts_alter_*, it writes a new DESCRIPTOR
+ * (ts_alter_ttl says how), but no new schema version: ts_schema.version
+ * stays as it was.  A table whose policy is ignore has a DESCRIPTOR of
+ * format version 3, which builds before this call refuse (TS_EVERSION;
+ * docs/descriptor-format.md); setting reject again makes it readable by
+ * them.
+ * Returns 0; TS_EINVAL for a policy that is no ts_on_duplicate;
+ * TS_EREADONLY; TS_ECLOSED; TS_EIO.
+ */
+TS_EXTERN int ts_alter_on_duplicate(ts_table *table, ts_on_duplicate policy);
+
 /* ------------------------------------------------------------------ */
 /* Inserts                                                              */
 /* ------------------------------------------------------------------ */
 
 /*
  * ts_insert -- insert a batch of nrows rows atomically: either all are
- * stored or none is.  rows holds nrows * ncolumns values, row after row,
+ * stored or none is -- except the rows that a table whose duplicate policy
+ * is TS_ON_DUPLICATE_IGNORE skips (ts_insert_counted says how many): a
+ * row whose key the table holds, or an earlier row of the batch has, is
+ * left out, and the batch's other rows are stored, all at once, as one
+ * batch.  rows holds nrows * ncolumns values, row after row,
  * in the columns' order of the schema current when the call takes the
  * table's writer lock (ncolumns as returned by ts_table_schema).  When
  * the table may be altered concurrently, use ts_insert_at: a schema read
@@ -591,7 +654,8 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * Returns 0 once the batch is visible to every query started afterwards
  * (and durable, in TS_SYNC_COMMIT mode); on failure ts_errmsg names the
  * first bad row by index and, where it applies, the column:
- * TS_EDUPKEY (key exists, or appears twice in the batch), TS_EFUTURE,
+ * TS_EDUPKEY (key exists, or appears twice in the batch, in a table whose
+ * policy is TS_ON_DUPLICATE_REJECT), TS_EFUTURE,
  * TS_EEXPIRED, TS_ETYPE, TS_ERANGE, TS_ETOOBIG (a row larger than 32 MiB,
  * or than the table's log segments hold: ts_options.log_segment_size),
  * TS_EINVAL (bad UTF-8),
@@ -626,6 +690,18 @@ TS_EXTERN int ts_insert(ts_table *table, const ts_value *rows, size_t nrows);
  */
 TS_EXTERN int ts_insert_at(ts_table *table, uint32_t version, const ts_value *rows,
                            size_t nrows);
+
+/*
+ * ts_insert_counted -- ts_insert_at that also says how many rows the
+ * table's duplicate policy skipped.  ignored (may be NULL): receives, on
+ * success, the
+ * rows left out as duplicates (always 0 in a table whose policy is
+ * TS_ON_DUPLICATE_REJECT), so nrows - *ignored rows were stored; 0 on
+ * failure.  The same count is added to the table's stat
+ * rows_ignored_duplicates.  Returns as ts_insert_at.
+ */
+TS_EXTERN int ts_insert_counted(ts_table *table, uint32_t version, const ts_value *rows,
+                                size_t nrows, size_t *ignored);
 
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
@@ -835,7 +911,8 @@ typedef struct ts_stat {
  * flush_last_error, merge_failures, merge_last_error, expiry_failures:
  * failures of the background work, which is retried with backoff;
  * log_bytes, the unflushed log, and log_cap_refusals, inserts refused at
- * opts.log_cap).  out: array of room entries;
+ * opts.log_cap; rows_ignored_duplicates, the rows inserts skipped under
+ * the policy TS_ON_DUPLICATE_IGNORE since the table was opened).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.

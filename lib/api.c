@@ -73,19 +73,35 @@ int ts_create(ts_db *db, const char *name, const ts_schema *schema)
 	return rc;
 }
 
+static int create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                        const char *const *key_names, int nkey, int64_t ttl,
+                        ts_on_duplicate on_duplicate, const char *fn)
+{
+	int rc;
+	NEED(name, fn, "name is NULL");
+	NEED(ncolumns >= 0 && nkey >= 0, fn, "negative count of columns or key names");
+	if ((rc = counted(columns, ncolumns, fn, "columns")) < 0 ||
+	    (rc = counted(key_names, nkey, fn, "key names")) < 0 ||
+	    (rc = ts__db_enter(db, fn)) < 0)
+		return rc;
+	rc = ts__create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl, on_duplicate);
+	ts__db_leave(db);
+	return rc;
+}
+
 int ts_create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
                     const char *const *key_names, int nkey, int64_t ttl)
 {
-	int rc;
-	NEED(name, "ts_create_keyed", "name is NULL");
-	NEED(ncolumns >= 0 && nkey >= 0, "ts_create_keyed", "negative count of columns or key names");
-	if ((rc = counted(columns, ncolumns, "ts_create_keyed", "columns")) < 0 ||
-	    (rc = counted(key_names, nkey, "ts_create_keyed", "key names")) < 0 ||
-	    (rc = ts__db_enter(db, "ts_create_keyed")) < 0)
-		return rc;
-	rc = ts__create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl);
-	ts__db_leave(db);
-	return rc;
+	return create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl,
+	                    TS_ON_DUPLICATE_REJECT, "ts_create_keyed");
+}
+
+int ts_create_keyed_v2(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                       const char *const *key_names, int nkey, int64_t ttl,
+                       ts_on_duplicate on_duplicate)
+{
+	return create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl, on_duplicate,
+	                    "ts_create_keyed_v2");
 }
 
 int ts_drop(ts_db *db, const char *name)
@@ -166,26 +182,47 @@ int ts_alter_ttl(ts_table *t, int64_t ttl)
 	return rc;
 }
 
-static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-                  const char *fn)
+int ts_alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
 {
-	NEED(rows || nrows == 0, fn, "rows is NULL");
-	int rc = ts__table_enter(t, fn);
+	int rc = ts__table_enter(t, "ts_alter_on_duplicate");
 	if (rc == 0) {
-		rc = ts__insert(t, version, rows, nrows);
+		rc = ts__alter_on_duplicate(t, policy);
 		ts__table_leave(t);
 	}
 	return rc;
 }
 
+static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+                  size_t *ignored, const char *fn)
+{
+	size_t skipped = 0;
+	if (ignored)
+		*ignored = 0;
+	NEED(rows || nrows == 0, fn, "rows is NULL");
+	int rc = ts__table_enter(t, fn);
+	if (rc == 0) {
+		rc = ts__insert(t, version, rows, nrows, &skipped);
+		ts__table_leave(t);
+	}
+	if (rc == 0 && ignored)
+		*ignored = skipped;
+	return rc;
+}
+
 int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
 {
-	return insert(t, 0, rows, nrows, "ts_insert");
+	return insert(t, 0, rows, nrows, NULL, "ts_insert");
 }
 
 int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
 {
-	return insert(t, version, rows, nrows, "ts_insert_at");
+	return insert(t, version, rows, nrows, NULL, "ts_insert_at");
+}
+
+int ts_insert_counted(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+                      size_t *ignored)
+{
+	return insert(t, version, rows, nrows, ignored, "ts_insert_counted");
 }
 
 int ts_flush(ts_table *t, int64_t before)

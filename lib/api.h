@@ -21,7 +21,8 @@
 
 int ts__create(ts_db *db, const char *name, const ts_schema *schema);
 int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
-                     const char *const *key_names, int nkey, int64_t ttl);
+                     const char *const *key_names, int nkey, int64_t ttl,
+                     ts_on_duplicate on_duplicate);
 int ts__drop(ts_db *db, const char *name);
 int ts__sync(ts_db *db);
 int ts__tables(ts_db *db, char ***out, int *n);
@@ -31,7 +32,10 @@ int ts__table_schema(ts_table *t, ts_schema **out);
 int ts__alter_add(ts_table *t, const ts_column *column);
 int ts__alter_widen(ts_table *t, const char *column);
 int ts__alter_ttl(ts_table *t, int64_t ttl);
-int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows);
+int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy);
+/* *ignored receives the rows the table's duplicate policy skipped. */
+int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+               size_t *ignored);
 int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
 int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
 int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);

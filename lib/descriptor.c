@@ -17,7 +17,10 @@
  * Version 2 appends the expiry horizon to the body of version 1; a
  * descriptor without a horizon is still written as version 1, byte for
  * byte as before, so older builds read every table whose TTL was never
- * lengthened (ts__alter_ttl is what sets a horizon).
+ * lengthened (ts__alter_ttl is what sets a horizon).  Version 3 appends
+ * the horizon (TS_DESC_NO_HORIZON when there is none) and the duplicate
+ * policy; it is written only for a policy other than reject, so tables
+ * that keep the default stay readable by builds that predate policies.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -79,6 +82,14 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
 	ts__buf_free(&rec);
 }
 
+/* The oldest format version that holds d (descriptor_format.h). */
+static uint32_t desc_version(const ts__descriptor *d)
+{
+	if (d->on_duplicate != TS_ON_DUPLICATE_REJECT)
+		return TS_DESC_VERSION;
+	return d->horizon_set ? TS_DESC_VERSION_HORIZON : TS_DESC_VERSION_MIN;
+}
+
 int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 {
 	unsigned char header[TS_DESC_HEADER_SIZE] = {0};
@@ -94,8 +105,11 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 	ts__put_u32(b, (uint32_t)d->ntablets);
 	for (int i = 0; i < d->ntablets; i++)
 		encode_tablet(b, &d->tablets[i]);
-	if (d->horizon_set)
-		ts__put_u64(b, (uint64_t)d->horizon);
+	uint32_t version = desc_version(d);
+	if (version >= TS_DESC_VERSION_HORIZON)
+		ts__put_u64(b, (uint64_t)(d->horizon_set ? d->horizon : TS_DESC_NO_HORIZON));
+	if (version >= TS_DESC_VERSION)
+		ts__put_u8(b, (uint8_t)d->on_duplicate);
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
 	if (b->len - start > TS_DESCRIPTOR_MAX) {
@@ -108,7 +122,7 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 	size_t body_len = b->len - start - TS_DESC_HEADER_SIZE;
 	assert(body_len <= UINT32_MAX); /* TS_DESCRIPTOR_MAX keeps it in a u32 */
 	memcpy(h + TS_DESC_OFF_MAGIC, TS_DESC_MAGIC, TS_DESC_MAGIC_SIZE);
-	ts__store_u32(h + TS_DESC_OFF_VERSION, d->horizon_set ? TS_DESC_VERSION : TS_DESC_VERSION_MIN);
+	ts__store_u32(h + TS_DESC_OFF_VERSION, version);
 	ts__store_u32(h + TS_DESC_OFF_BODY_LEN, (uint32_t)body_len);
 	ts__store_u32(h + TS_DESC_OFF_BODY_CRC, ts__crc32c(0, body, body_len));
 	ts__store_u32(h + TS_DESC_OFF_HEADER_CRC, ts__crc32c(0, h, TS_DESC_OFF_HEADER_CRC));
@@ -194,6 +208,25 @@ static int decode_tablets(ts_reader *r, ts__descriptor *d)
 	return 0;
 }
 
+/* What versions 2 and 3 append to the tablet records: the horizon (in
+ * version 3, TS_DESC_NO_HORIZON for none), then version 3's policy. */
+static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
+{
+	d->horizon = (int64_t)ts__get_u64(r);
+	d->horizon_set = version == TS_DESC_VERSION_HORIZON || d->horizon != TS_DESC_NO_HORIZON;
+	if (r->bad)
+		return ts__fail(TS_ECORRUPT, "the expiry horizon is truncated");
+	if (version < TS_DESC_VERSION)
+		return 0;
+	uint8_t policy = ts__get_u8(r);
+	if (r->bad)
+		return ts__fail(TS_ECORRUPT, "the duplicate policy is truncated");
+	if (policy > TS_DESC_POLICY_MAX)
+		return ts__fail(TS_ECORRUPT, "unknown duplicate policy %u", policy);
+	d->on_duplicate = (ts_on_duplicate)policy;
+	return 0;
+}
+
 int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
 {
 	const unsigned char *body = NULL;
@@ -218,12 +251,8 @@ int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
 		rc = decode_schemas(&r, d);
 	if (rc == 0)
 		rc = decode_tablets(&r, d);
-	if (rc == 0 && version >= 2) {
-		d->horizon = (int64_t)ts__get_u64(&r);
-		d->horizon_set = 1;
-		if (r.bad)
-			rc = ts__fail(TS_ECORRUPT, "the expiry horizon is truncated");
-	}
+	if (rc == 0 && version >= TS_DESC_VERSION_HORIZON)
+		rc = decode_tail(&r, version, d);
 	if (rc == 0 && ts__reader_left(&r) != 0)
 		rc = ts__fail(TS_ECORRUPT, "%zu bytes of trailing garbage", ts__reader_left(&r));
 	if (rc < 0) {

@@ -1,6 +1,6 @@
 /*
- * descriptor.h -- a table's DESCRIPTOR: its schema versions, TTL, on-disk
- * tablets and the log position flushed through.
+ * descriptor.h -- a table's DESCRIPTOR: its schema versions, TTL,
+ * duplicate policy, on-disk tablets and the log position flushed through.
  *
  * The descriptor is the table's root of truth: it is only ever replaced
  * whole (fsutil.h's stage + commit), so a crash leaves either the old or
@@ -36,6 +36,9 @@ typedef struct ts__descriptor {
 	 * descriptors have none); format version 2 records it. */
 	int64_t horizon;
 	int horizon_set;
+	/* The duplicate policy (TS_ON_DUPLICATE_*; calloc'ed descriptors
+	 * reject); format version 3 records it. */
+	ts_on_duplicate on_duplicate;
 	int nschemas;            /* schemas[v - 1] is version v */
 	ts__schema **schemas;
 	int ntablets;

@@ -8,9 +8,20 @@
 #define TS_DESC_FILE "DESCRIPTOR"
 #define TS_DESC_MAGIC "TSDESCR1"      /* 8 bytes, no NUL */
 #define TS_DESC_MAGIC_SIZE 8
-#define TS_DESC_VERSION 2             /* newest format version: written when the
-                                       * descriptor has an expiry horizon */
-#define TS_DESC_VERSION_MIN 1         /* oldest read, and written when it has none */
+/* Format versions: each writer writes the oldest one that holds what the
+ * descriptor has, so that older builds keep reading every table that
+ * uses nothing newer. */
+#define TS_DESC_VERSION 3             /* newest: written when the duplicate
+                                       * policy is not reject */
+#define TS_DESC_VERSION_HORIZON 2     /* written when the descriptor has an
+                                       * expiry horizon (and rejects) */
+#define TS_DESC_VERSION_MIN 1         /* oldest read, and written when it has
+                                       * neither */
+
+/* Version 3's body tail: the horizon (this value when there is none),
+ * then one byte, the duplicate policy (TS_ON_DUPLICATE_*). */
+#define TS_DESC_NO_HORIZON INT64_MIN
+#define TS_DESC_POLICY_MAX 1          /* highest policy value a reader takes */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

@@ -71,16 +71,20 @@ int ts__filling_begin(ts__filling *f)
 	return ts__log_begin(f->log, &f->batch);
 }
 
-/* The working (not frozen) tablet for a period, created if new. */
-static int tablet_for(ts__filling *f, int64_t start, int64_t len, uint64_t row_lsn,
-                      int64_t now, ts__root **out)
+/* The working (not frozen) tablet for a period, or NULL. */
+static ts__root *tablet_of(ts__filling *f, int64_t start, int64_t len)
 {
 	for (int i = 0; i < f->n; i++)
 		if (f->work[i].period_start == start && f->work[i].period_len == len &&
-		    !(f->work[i].flags & TS_ROOT_FROZEN)) {
-			*out = &f->work[i];
-			return 0;
-		}
+		    !(f->work[i].flags & TS_ROOT_FROZEN))
+			return &f->work[i];
+	return NULL;
+}
+
+/* A new working tablet for a period, its first row at row_lsn. */
+static int tablet_new(ts__filling *f, int64_t start, int64_t len, uint64_t row_lsn,
+                      int64_t now, ts__root **out)
+{
 	if (f->n >= TS_FILLING_MAX)
 		return ts__fail(TS_ETOOBIG, "more than %d periods are filling; flush the table",
 		                TS_FILLING_MAX);
@@ -119,12 +123,14 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 {
 	int64_t start, len;
 	ts__period_of(ts, now, &start, &len);
-	ts__root *r = NULL;
-	int rc = tablet_for(f, start, len, row_lsn, now, &r);
-	if (rc < 0)
-		return rc;
-	if (f->n > 1 && found_elsewhere(f, r, key, klen, ts, dup_row))
+	ts__root *r = tablet_of(f, start, len);
+	int rc;
+	/* Looked for before a new tablet is made, so that a duplicate leaves
+	 * the working roots as they were: a batch that skips it goes on. */
+	if (f->n > (r != NULL) && found_elsewhere(f, r, key, klen, ts, dup_row))
 		return TS_EDUPKEY;
+	if (!r && (rc = tablet_new(f, start, len, row_lsn, now, &r)) < 0)
+		return rc;
 	ts__avl_ins ins = {.log = f->log, .batch = f->batch, .key = key, .klen = klen,
 	                   .row = row_lsn};
 	rc = ts__avl_insert(&ins, &r->root);

@@ -38,8 +38,9 @@ int ts__filling_begin(ts__filling *f);
  * is ts, into the filling tablet of its period as of now, after checking
  * that no filling tablet whose period holds ts has the key already.
  * rowbytes counts toward the tablet's size.  Returns 0, TS_EDUPKEY (then
- * *dup_row names the existing row), TS_ETOOBIG (too many periods) or a
- * log error.
+ * *dup_row names the existing row, and nothing changed: no record was
+ * allocated and no tablet made, so the batch may go on without the row),
+ * TS_ETOOBIG (too many periods) or a log error.
  */
 int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,

@@ -112,6 +112,7 @@ struct ts_table {
 	int64_t tablets_max_ts;
 	uint64_t tablets_ts_gen;
 	uint64_t rows_rejected;  /* counters, guarded by mu */
+	uint64_t rows_ignored_duplicates; /* rows the policy ignore skipped */
 	uint64_t flushes, flushed_rows, flushed_bytes;
 	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
 	uint64_t expired_tablets, quarantined; /* atomics */

@@ -10,6 +10,18 @@
  * bad row aborts the whole batch: the log tail and the working roots go
  * back to the last commit, so nothing of the batch is ever visible.
  *
+ * Duplicates: a row whose key is in an on-disk tablet, a filling tablet
+ * or an earlier row of the batch (the filling insert finds the last two
+ * in the working roots) is a duplicate.  Under the table's policy reject
+ * it fails the batch (TS_EDUPKEY); under ignore it is skipped: its row
+ * record, the last thing the batch appended (the AVL insert allocates
+ * nothing before it finds an equal key), is given back to the log, so
+ * the batch commits as if the row had never been in it, and replaying
+ * the log after a crash gives the same rows.  The policy is read from
+ * t->desc under t->mu, which an alter needs to swap it, so one batch
+ * applies one policy.  Checks of types and times come first: a bad row
+ * fails the batch whether or not it is a duplicate.
+ *
  * Schema versions: the caller says which version its rows were built for
  * (ts_insert_at; ts_insert means the current one), and the version is
  * looked up under the same mutex that alters need to swap the descriptor
@@ -157,7 +169,27 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
 	return 0;
 }
 
-/* Check, encode, log and index one row. */
+/* A row whose key the table has: under the policy ignore, skipped (its
+ * row record given back to the log: 1); under reject, TS_EDUPKEY naming
+ * the key -- logged, the new row's, when it was found on disk, else that
+ * of dup_row, the filling tablets' row. */
+static int duplicate_row(ts_table *t, const ts__schema *s, uint64_t lsn,
+                         const unsigned char *logged, size_t klen, uint64_t dup_row)
+{
+	char desc[512];
+	if (t->desc->on_duplicate == TS_ON_DUPLICATE_IGNORE) {
+		ts__log_unalloc(t->log, lsn); /* the row record was the last one */
+		return 1;
+	}
+	if (dup_row)
+		return duplicate(t, s, dup_row);
+	ts__key_describe(s, logged, klen, desc, sizeof desc);
+	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
+}
+
+/* Check, encode, log and index one row.  Returns 0 (stored), 1 (a
+ * duplicate the table's policy skips: nothing of it is left) or an
+ * error. */
 static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
                       const ts_value *in, ts_value *vals, int64_t now)
 {
@@ -174,19 +206,18 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
 		rc = append_row(t, s->version, &lsn);
 	if (rc == 0)
 		rc = ts__row_key(t->scratch.data, t->scratch.len, &key, &klen);
-	if (rc == 0) {
-		const unsigned char *logged = (const unsigned char *)ts__log_ptr(t->log, lsn) +
-		                              TS_ROWREC_HEADER + ((const unsigned char *)key - t->scratch.data);
-		if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 1) {
-			char desc[512];
-			ts__key_describe(s, logged, klen, desc, sizeof desc);
-			return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
-		}
-		if (rc == 0)
-			rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
-			                        t->scratch.len, &dup);
-	}
-	return rc == TS_EDUPKEY ? duplicate(t, s, dup) : rc;
+	if (rc < 0)
+		return rc;
+	const unsigned char *logged = (const unsigned char *)ts__log_ptr(t->log, lsn) +
+	                              TS_ROWREC_HEADER + ((const unsigned char *)key - t->scratch.data);
+	if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 0)
+		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
+		                        t->scratch.len, &dup);
+	else if (rc == 1)
+		dup = 0; /* on disk: no filling row to name */
+	if (rc == 1 || rc == TS_EDUPKEY)
+		return duplicate_row(t, s, lsn, logged, klen, dup);
+	return rc;
 }
 
 /* The schema of version (0: the current one) for rows given to t; t->mu
@@ -206,11 +237,33 @@ static int row_schema(ts_table *t, uint32_t version, const ts__schema **v)
 	return 0;
 }
 
-static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
+/* Insert every row of the batch and commit it; *skipped counts the
+ * duplicates the table's policy skipped.  A batch made only of them
+ * changes nothing, so it writes no commit. */
+static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
+                        const ts_value *rows, size_t nrows, int64_t now, size_t *skipped)
+{
+	TS_ASSERT_HELD(&t->mu);
+	ts_value vals[TS_COLUMNS_MAX];
+	int rc = ts__filling_begin(&t->fill);
+	for (size_t i = 0; rc == 0 && i < nrows; i++) {
+		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)
+			rc = ts__context(rc, "row %zu", i);
+		else if (rc == 1)
+			rc = 0, (*skipped)++;
+	}
+	if (rc == 0 && *skipped < nrows)
+		return ts__filling_commit(&t->fill, nrows - *skipped, now);
+	ts__filling_abort(&t->fill);
+	return rc;
+}
+
+static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+                         size_t *ignored)
 {
 	const ts__schema *s = ts__desc_schema(t->desc), *v = NULL;
-	ts_value vals[TS_COLUMNS_MAX];
 	int64_t now = ts_now(t->db);
+	size_t skipped = 0;
 	int rc = ts__log_cap_check(t); /* a log that flushes cannot release */
 	if (rc < 0) {
 		t->rows_rejected += nrows;
@@ -218,18 +271,12 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	}
 	if ((rc = row_schema(t, version, &v)) < 0)
 		return rc;
-	rc = ts__filling_begin(&t->fill);
-	for (size_t i = 0; rc == 0 && i < nrows; i++)
-		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)
-			rc = ts__context(rc, "row %zu", i);
-	if (rc == 0)
-		rc = ts__filling_commit(&t->fill, nrows, now);
-	else
-		ts__filling_abort(&t->fill);
-	if (rc < 0) {
+	if ((rc = insert_batch(t, s, v, rows, nrows, now, &skipped)) < 0) {
 		t->rows_rejected += nrows;
 		return rc;
 	}
+	t->rows_ignored_duplicates += skipped;
+	*ignored = skipped;
 	int64_t mono = ts__mono_ns(), none = 0;
 	ts__maint_foreground(&t->db->maint, mono); /* merges yield to inserts */
 	if (ts__flush_wanted(t) &&
@@ -237,21 +284,25 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	                                __ATOMIC_RELAXED))
 		ts__maint_wake(t->db);
 	/* Committed and visible; in commit mode it must also be durable, and
-	 * if the sync fails the caller learns that a crash may lose it. */
+	 * if the sync fails the caller learns that a crash may lose it.  (A
+	 * batch of duplicates alone syncs too: it may be the retry of one
+	 * whose sync failed.) */
 	if (t->db->opts.sync == TS_SYNC_COMMIT && (rc = ts__log_sync(t->log)) < 0)
 		return ts__context(rc, "the batch is committed but not yet durable");
 	return 0;
 }
 
-int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
+int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+               size_t *ignored)
 {
+	*ignored = 0;
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
 	if (nrows)
-		rc = insert_locked(t, version, rows, nrows);
+		rc = insert_locked(t, version, rows, nrows, ignored);
 	ts__table_unlock(t);
 	return rc;
 }

@@ -107,7 +107,7 @@
 
 /* Bytes a tablet writer writes between starting writeback of them (and
  * waiting for the previous ones): bounds the dirty pages of flushes and
- * merges (tablet.c, pace_writeback). */
+ * merges (tablet_write.c, pace_writeback). */
 #define TS_TABLET_SYNC_BYTES (1u << 20)
 
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged

@@ -266,6 +266,13 @@ static inline int ts__log_alloc(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 	return ts__log_alloc_slow(log, n, lsn, p);
 }
 
+/* Give back the last record allocated in the batch in progress, at lsn
+ * (an insert's row that turned out to be a duplicate its table ignores):
+ * the tail returns to lsn, as ts__log_abort returns it to the batch's
+ * start, and the next record takes its place.  Nothing allocated after
+ * it may be in use.  The writer's lock is held. */
+void ts__log_unalloc(ts__log *log, ts__lsn lsn);
+
 /* End the batch: write the commit record for roots[0..nroots), checksum
  * the batch and publish it.  Returns 0 or an allocation error (the batch
  * is then aborted). */

@@ -1,7 +1,7 @@
 /*
- * names.c -- the names of types, aggregate functions and sync modes, and
- * the version string: the small vocabulary shared by the library, the
- * daemon's protocol and the command line.
+ * names.c -- the names of types, aggregate functions, sync modes and
+ * duplicate policies, and the version string: the small vocabulary
+ * shared by the library, the daemon's protocol and the command line.
  */
 #include <string.h>
 
@@ -24,6 +24,10 @@ static const char *const aggfn_names[] = {
 static const char *const sync_names[] = {
 	[TS_SYNC_NONE] = "none", [TS_SYNC_INTERVAL] = "interval",
 	[TS_SYNC_COMMIT] = "commit",
+};
+
+static const char *const on_duplicate_names[] = {
+	[TS_ON_DUPLICATE_REJECT] = "reject", [TS_ON_DUPLICATE_IGNORE] = "ignore",
 };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
@@ -90,6 +94,24 @@ int ts_sync_mode_parse(const char *text, ts_sync_mode *out)
 		return ts__fail(TS_EINVAL, "unknown sync mode \"%.80s\" (want none, interval or commit)",
 		                text ? text : "(null)");
 	*out = (ts_sync_mode)i;
+	return 0;
+}
+
+const char *ts_on_duplicate_name(ts_on_duplicate policy)
+{
+	return (int)policy >= 0 && (int)policy < COUNT(on_duplicate_names)
+	           ? on_duplicate_names[policy] : "?";
+}
+
+int ts_on_duplicate_parse(const char *text, ts_on_duplicate *out)
+{
+	if (!out)
+		return ts__fail(TS_EINVAL, "ts_on_duplicate_parse: out is NULL");
+	int i = lookup(on_duplicate_names, 0, COUNT(on_duplicate_names), text);
+	if (i < 0)
+		return ts__fail(TS_EINVAL, "unknown duplicate policy \"%.80s\" (want reject or ignore)",
+		                text ? text : "(null)");
+	*out = (ts_on_duplicate)i;
 	return 0;
 }
 

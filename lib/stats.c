@@ -42,6 +42,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "rows_inserted", (int64_t)t->fill.rows);
 	put(out, room, count, "batches_committed", (int64_t)t->fill.batches);
 	put(out, room, count, "rows_rejected", (int64_t)t->rows_rejected);
+	put(out, room, count, "rows_ignored_duplicates", (int64_t)t->rows_ignored_duplicates);
 	put(out, room, count, "log_nodes_written", (int64_t)t->fill.nodes_written);
 	put(out, room, count, "log_tail_lsn", t->log ? (int64_t)ts__log_tail(t->log) : 0);
 	put(out, room, count, "log_recovered_commits",
@@ -139,6 +140,7 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "schema_version", (int64_t)ts__desc_schema(d)->version);
 	put(out, room, &count, "columns", ts__desc_schema(d)->ncols);
 	put(out, room, &count, "ttl_ns", d->ttl);
+	put(out, room, &count, "on_duplicate_policy", d->on_duplicate); /* a ts_on_duplicate */
 	put(out, room, &count, "descriptor_generation", (int64_t)d->generation);
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);

@@ -13,6 +13,10 @@
  * table or none (ts_open clears leftovers; docs/layout.md sections 4 to
  * 6).
  *
+ * A table's duplicate policy (ts_on_duplicate) lives in its descriptor
+ * like its TTL: set at creation, changed by ts__alter_on_duplicate, read
+ * by insert.c under the table's mutex, so a batch sees one policy.
+ *
  * Opening a table loads its descriptor and recovers its log; the handle
  * then lives as lifetime.c says (calls, holds, release).  Read-only
  * handles (another process may be writing) reload the descriptor when
@@ -93,11 +97,13 @@ static int make_table_dir(const char *dir, const ts__descriptor *d)
 	return rc;
 }
 
-static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_t ttl)
+static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_t ttl,
+                         ts_on_duplicate on_duplicate)
 {
+	TS_ASSERT_HELD(&db->mu);
 	char tmp[TS_PATH_MAX], dst[TS_PATH_MAX];
 	ts__descriptor d = {.generation = 1, .ttl = ttl, .next_tablet_id = 1,
-	                    .nschemas = 1, .schemas = &schema};
+	                    .nschemas = 1, .schemas = &schema, .on_duplicate = on_duplicate};
 	struct stat st;
 	int rc;
 	if ((rc = ts__path(dst, "%s/%s", db->path, name)) < 0 ||
@@ -120,14 +126,25 @@ fail:
 	return ts__context(rc, "table \"%s\"", name);
 }
 
+/* A policy is one of the ts_on_duplicate values (callers pass ints). */
+static int check_policy(const char *name, ts_on_duplicate policy)
+{
+	if ((int)policy < TS_ON_DUPLICATE_REJECT || (int)policy > TS_ON_DUPLICATE_IGNORE)
+		return ts__fail(TS_EINVAL, "table \"%.80s\": unknown duplicate policy %d (want "
+		                "TS_ON_DUPLICATE_REJECT or TS_ON_DUPLICATE_IGNORE)",
+		                name ? name : "", (int)policy);
+	return 0;
+}
+
 int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
                     int ncolumns, const char *const *key_names, int nkey,
-                    int64_t ttl)
+                    int64_t ttl, ts_on_duplicate on_duplicate)
 {
 	ts__schema *schema = NULL;
 	int rc;
 	if ((rc = check_writable(db)) < 0 || (rc = check_table_name(name)) < 0 ||
-	    (rc = check_not_reserved(name)) < 0 || (rc = check_room(db, name)) < 0)
+	    (rc = check_not_reserved(name)) < 0 || (rc = check_policy(name, on_duplicate)) < 0 ||
+	    (rc = check_room(db, name)) < 0)
 		return rc;
 	if (ttl < 0)
 		return ts__fail(TS_ERANGE, "table \"%s\": ttl %lld must not be negative",
@@ -138,7 +155,7 @@ int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
 		return ts__context(rc, "table \"%s\"", name);
 	}
 	pthread_mutex_lock(&db->mu);
-	rc = create_locked(db, name, schema, ttl);
+	rc = create_locked(db, name, schema, ttl, on_duplicate);
 	pthread_mutex_unlock(&db->mu);
 	ts__schema_free(schema);
 	return rc;
@@ -158,7 +175,7 @@ int ts__create(ts_db *db, const char *name, const ts_schema *schema)
 		key[k] = schema->columns[i].name;
 	}
 	return ts__create_keyed(db, name, schema->columns, schema->ncolumns, key,
-	                       schema->nkey, schema->ttl);
+	                       schema->nkey, schema->ttl, schema->on_duplicate);
 }
 
 /* Remove what a crash may leave in <table>/tablets: temporary files of
@@ -393,6 +410,8 @@ int ts__table_schema(ts_table *t, ts_schema **out)
 	if (rc < 0)
 		return rc;
 	rc = ts__schema_export(ts__desc_schema(t->desc), t->desc->ttl, out);
+	if (rc == 0)
+		(*out)->on_duplicate = t->desc->on_duplicate;
 	ts__table_unlock(t);
 	return rc;
 }
@@ -466,6 +485,22 @@ int ts__alter_ttl(ts_table *t, int64_t ttl)
 		ts__descriptor_raise_horizon(d, ts__table_expiry(t, ts_now(t->db)));
 	d->ttl = ttl;
 	rc = ts__table_install_descriptor(t, d);
+	ts__table_desc_end(t);
+	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
+}
+
+int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
+{
+	ts__descriptor *d;
+	int rc = check_policy(t->name, policy);
+	if (rc < 0 || (rc = begin_alter(t, &d)) < 0)
+		return rc;
+	if (d->on_duplicate == policy) { /* nothing to write */
+		ts__descriptor_free(d, 0);
+	} else {
+		d->on_duplicate = policy;
+		rc = ts__table_install_descriptor(t, d);
+	}
 	ts__table_desc_end(t);
 	return rc < 0 ? ts__context(rc, "table \"%s\"", t->name) : 0;
 }

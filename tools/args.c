@@ -1,6 +1,6 @@
 /*
- * args.c -- the values of command options: column specs, key lists and
- * durations.
+ * args.c -- the values of command options: column specs, key lists,
+ * durations and duplicate policies.
  *
  * These are checked here, before the database is opened, so that a typo
  * is a usage error (exit 2) that names the option, the text and the
@@ -127,5 +127,12 @@ int cli_duration_option(const struct cli *cli, const char *option,
 	const char *msg = ts_errmsg(NULL);
 	if (rc < 0)
 		return cli_usage(cli, "%s: %s", option, *msg ? msg : ts_strerror(rc));
+	return CLI_OK;
+}
+
+int cli_on_duplicate_option(const struct cli *cli, const char *text, ts_on_duplicate *policy)
+{
+	if (ts_on_duplicate_parse(text, policy) < 0)
+		return cli_usage(cli, "--on-duplicate: %s", ts_errmsg(NULL));
 	return CLI_OK;
 }

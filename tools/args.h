@@ -51,4 +51,11 @@ int cli_key_option(const struct cli *cli, const char *text, char **copy,
 int cli_duration_option(const struct cli *cli, const char *option,
                         const char *text, int64_t *ns);
 
+/*
+ * cli_on_duplicate_option -- a duplicate policy, "reject" or "ignore"
+ * (ts_on_duplicate_parse), as the argument of --on-duplicate.  Returns
+ * CLI_OK or CLI_USAGE after the message.
+ */
+int cli_on_duplicate_option(const struct cli *cli, const char *text, ts_on_duplicate *policy);
+
 #endif /* TSSTORE_TOOLS_ARGS_H */

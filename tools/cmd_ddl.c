@@ -31,6 +31,7 @@ struct create_args {
 	const char *key[TS_KEY_COLUMNS_MAX];
 	int nkey;
 	int64_t ttl;
+	ts_on_duplicate on_duplicate;
 };
 
 static void create_args_free(struct create_args *a)
@@ -60,6 +61,8 @@ static int create_option(const struct cli *cli, int c, struct create_args *a)
 	case 'k':
 		free(a->key_text);
 		return cli_key_option(cli, optarg, &a->key_text, a->key, &a->nkey);
+	case 'o':
+		return cli_on_duplicate_option(cli, optarg, &a->on_duplicate);
 	default:
 		return cli_duration_option(cli, "--ttl", optarg, &a->ttl);
 	}
@@ -71,6 +74,7 @@ static int parse_create(const struct cli *cli, int argc, char **argv, struct cre
 		{"column", required_argument, NULL, 'c'},
 		{"key", required_argument, NULL, 'k'},
 		{"ttl", required_argument, NULL, 't'},
+		{"on-duplicate", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -97,7 +101,8 @@ int cli_cmd_create(struct cli *cli, int argc, char **argv)
 		goto out;
 	if ((status = cli_store_open(cli, TS_OPEN_CREATE, &st)) != CLI_OK)
 		goto out;
-	rc = cli_store_create(st, a.table, a.columns, a.ncolumns, a.key, a.nkey, a.ttl);
+	rc = cli_store_create(st, a.table, a.columns, a.ncolumns, a.key, a.nkey, a.ttl,
+	                      a.on_duplicate);
 	if (rc < 0)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 out:
@@ -107,13 +112,14 @@ out:
 
 /* ---- alter ---- */
 
-enum change_kind { CHANGE_ADD, CHANGE_WIDEN, CHANGE_TTL };
+enum change_kind { CHANGE_ADD, CHANGE_WIDEN, CHANGE_TTL, CHANGE_POLICY };
 
 struct change {
 	enum change_kind kind;
 	ts_column column;   /* CHANGE_ADD */
 	const char *widen;  /* CHANGE_WIDEN: the column */
 	int64_t ttl;        /* CHANGE_TTL */
+	ts_on_duplicate on_duplicate; /* CHANGE_POLICY */
 };
 
 struct alter_args {
@@ -145,7 +151,8 @@ static struct change *new_change(struct alter_args *a, enum change_kind kind)
 /* One option of alter; CLI_OK or the status to stop with. */
 static int alter_option(const struct cli *cli, int c, struct alter_args *a)
 {
-	struct change *ch = new_change(a, c == 'a' ? CHANGE_ADD : c == 'w' ? CHANGE_WIDEN : CHANGE_TTL);
+	struct change *ch = new_change(a, c == 'a' ? CHANGE_ADD : c == 'w' ? CHANGE_WIDEN
+	                                  : c == 'o' ? CHANGE_POLICY : CHANGE_TTL);
 	if (!ch)
 		return cli_fail(cli, "out of memory");
 	switch (ch->kind) {
@@ -154,6 +161,8 @@ static int alter_option(const struct cli *cli, int c, struct alter_args *a)
 	case CHANGE_WIDEN:
 		ch->widen = optarg;
 		return CLI_OK;
+	case CHANGE_POLICY:
+		return cli_on_duplicate_option(cli, optarg, &ch->on_duplicate);
 	default:
 		return cli_duration_option(cli, "--ttl", optarg, &ch->ttl);
 	}
@@ -165,6 +174,7 @@ static int parse_alter(const struct cli *cli, int argc, char **argv, struct alte
 		{"add", required_argument, NULL, 'a'},
 		{"widen", required_argument, NULL, 'w'},
 		{"ttl", required_argument, NULL, 't'},
+		{"on-duplicate", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -178,7 +188,7 @@ static int parse_alter(const struct cli *cli, int argc, char **argv, struct alte
 	if ((status = cli_operands(cli, argc, argv, names, 1, 1, &a->table)) != CLI_CONTINUE)
 		return status;
 	if (a->nchanges == 0)
-		return cli_usage(cli, "nothing to change (want --add, --widen or --ttl)");
+		return cli_usage(cli, "nothing to change (want --add, --widen, --ttl or --on-duplicate)");
 	return CLI_CONTINUE;
 }
 
@@ -187,8 +197,10 @@ static int apply_changes(const struct cli *cli, struct cli_store *st, const stru
 {
 	for (int i = 0; i < a->nchanges; i++) {
 		const struct change *ch = &a->changes[i];
-		int rc = cli_store_alter(st, a->table, ch->kind == CHANGE_ADD ? &ch->column : NULL,
-		                         ch->kind == CHANGE_WIDEN ? ch->widen : NULL, ch->ttl);
+		int rc = ch->kind == CHANGE_POLICY
+		             ? cli_store_alter_on_duplicate(st, a->table, ch->on_duplicate)
+		             : cli_store_alter(st, a->table, ch->kind == CHANGE_ADD ? &ch->column : NULL,
+		                               ch->kind == CHANGE_WIDEN ? ch->widen : NULL, ch->ttl);
 		if (rc < 0 && i == 0)
 			return cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 		if (rc < 0)

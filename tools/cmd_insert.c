@@ -31,10 +31,13 @@
  *     tsstore: insert: line 1: unknown column "x"
  *         a failure that stops the run (a bad header, a read error, a
  *         library error about no row);
- *     insert: 8640 rows stored, 2 rejected[, stopped at line N]
+ *     insert: 8640 rows stored, 2 rejected[, 5 duplicates ignored]
+ *             [, stopped at line N]
  *         always last once reading began ("1 row stored" when singular);
- *         "stopped at line N" when a failure ended the run early: no row
- *         from line N on was stored.
+ *         "duplicates ignored" when a table whose duplicate policy is
+ *         ignore skipped rows (neither stored nor rejected: the rows of
+ *         their keys were kept); "stopped at line N" when a failure
+ *         ended the run early: no row from line N on was stored.
  * Exit status 0 when every row was stored, 1 when a row was rejected or
  * the run stopped early, 2 for a usage error.
  *
@@ -77,7 +80,7 @@ struct insert {
 	ts_value *rows;       /* CLI_INSERT_BATCH_ROWS rows of ncols values */
 	uint64_t *lines;      /* the line each row of the batch starts on */
 	size_t nrows;         /* rows in the batch */
-	uint64_t stored, rejected;
+	uint64_t stored, rejected, ignored;
 	uint64_t stopped_at;  /* the first line not stored when the run stopped, else 0 */
 	struct cli_progress progress;
 };
@@ -195,6 +198,9 @@ static void summary(struct insert *ins)
 	cli_progress_clear(&ins->progress);
 	fprintf(stderr, "%s: %" PRIu64 " row%s stored, %" PRIu64 " rejected", ins->cli->cmd->name,
 	        ins->stored, ins->stored == 1 ? "" : "s", ins->rejected);
+	if (ins->ignored)
+		fprintf(stderr, ", %" PRIu64 " duplicate%s ignored", ins->ignored,
+		        ins->ignored == 1 ? "" : "s");
 	if (ins->stopped_at)
 		fprintf(stderr, ", stopped at line %" PRIu64, ins->stopped_at);
 	fputc('\n', stderr);
@@ -245,11 +251,12 @@ static int store_range(struct insert *ins, size_t first, size_t count)
 	while (count > 0) {
 		char msg[CLI_MESSAGE_MAX];
 		const char *why;
-		size_t bad;
+		size_t bad, ignored;
 		int rc = cli_store_insert(ins->st, ins->table, ins->rows + first * (size_t)ins->ncols,
-		                          count, ins->schema);
+		                          count, ins->schema, &ignored);
 		if (rc == 0) {
-			ins->stored += count;
+			ins->stored += count - ignored;
+			ins->ignored += ignored;
 			return 0;
 		}
 		snprintf(msg, sizeof msg, "%s", cli_store_errmsg(ins->st, rc));
@@ -321,7 +328,7 @@ static int insert_rows(struct insert *ins)
 		} else if (input_failed(ins, rc, line, why) < 0) {
 			return -1;
 		}
-		cli_progress_update(&ins->progress, ins->stored + ins->rejected,
+		cli_progress_update(&ins->progress, ins->stored + ins->rejected + ins->ignored,
 		                    cli_input_offset(ins->input));
 	}
 }

@@ -467,8 +467,8 @@ static void put_column(struct jbuf *b, const ts_column *c)
 }
 
 int cli_remote_create(struct cli_remote *rem, const char *table, const ts_column *columns,
-                      int ncolumns, const char *const *key, int nkey, int64_t ttl, char *msg,
-                      size_t msgsz)
+                      int ncolumns, const char *const *key, int nkey, int64_t ttl,
+                      ts_on_duplicate on_duplicate, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
 	begin_request(&req, "create", table);
@@ -485,6 +485,9 @@ int cli_remote_create(struct cli_remote *rem, const char *table, const ts_column
 		jbuf_string(&req, key[k], strlen(key[k]));
 	}
 	jbuf_printf(&req, "],\"ttl\":%" PRId64, ttl);
+	/* the default is left out: a daemon older than policies takes it */
+	if (on_duplicate != TS_ON_DUPLICATE_REJECT)
+		jbuf_printf(&req, ",\"on_duplicate\":\"%s\"", ts_on_duplicate_name(on_duplicate));
 	return simple(rem, &req, NULL, msg, msgsz);
 }
 
@@ -507,6 +510,15 @@ int cli_remote_alter(struct cli_remote *rem, const char *table, const ts_column 
 	return simple(rem, &req, NULL, msg, msgsz);
 }
 
+int cli_remote_alter_on_duplicate(struct cli_remote *rem, const char *table,
+                                  ts_on_duplicate policy, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "alter", table);
+	jbuf_printf(&req, ",\"on_duplicate\":\"%s\"", ts_on_duplicate_name(policy));
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
 int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
@@ -515,9 +527,12 @@ int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t
 }
 
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
-                      int ncolumns, char *msg, size_t msgsz)
+                      int ncolumns, size_t *ignored, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
+	json_t *reply = NULL, *k;
+	int rc;
+	*ignored = 0;
 	begin_request(&req, "insert", table);
 	jbuf_puts(&req, ",\"rows\":[");
 	for (size_t i = 0; i < n; i++) {
@@ -526,7 +541,14 @@ int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value 
 		jbuf_row(&req, rows + i * (size_t)ncolumns, ncolumns);
 	}
 	jbuf_putc(&req, ']');
-	return simple(rem, &req, NULL, msg, msgsz);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	/* "ignored": the duplicates the table's policy skipped, when any */
+	k = json_object_get(reply, "ignored");
+	if (json_is_integer(k) && json_integer_value(k) > 0 && (size_t)json_integer_value(k) <= n)
+		*ignored = (size_t)json_integer_value(k);
+	json_decref(reply);
+	return 0;
 }
 
 int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, char *msg,
@@ -552,7 +574,8 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 	json_object_foreach(reply, name, v) {
 		if (json_is_integer(v))
 			fn(arg, name, json_integer_value(v), NULL);
-		else if (json_is_string(v) && strcmp(name, "ttl") == 0)
+		else if (json_is_string(v) &&
+		         (strcmp(name, "ttl") == 0 || strcmp(name, "on_duplicate") == 0))
 			fn(arg, name, 0, json_string_value(v));
 	}
 	json_decref(reply);

@@ -54,13 +54,15 @@ int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct 
  * the same contracts, with the message written to msg. */
 int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz);
 int cli_remote_create(struct cli_remote *rem, const char *table, const ts_column *columns,
-                      int ncolumns, const char *const *key, int nkey, int64_t ttl, char *msg,
-                      size_t msgsz);
+                      int ncolumns, const char *const *key, int nkey, int64_t ttl,
+                      ts_on_duplicate on_duplicate, char *msg, size_t msgsz);
 int cli_remote_alter(struct cli_remote *rem, const char *table, const ts_column *column,
                      const char *widen, int64_t ttl, char *msg, size_t msgsz);
+int cli_remote_alter_on_duplicate(struct cli_remote *rem, const char *table,
+                                  ts_on_duplicate policy, char *msg, size_t msgsz);
 int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz);
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
-                      int ncolumns, char *msg, size_t msgsz);
+                      int ncolumns, size_t *ignored, char *msg, size_t msgsz);
 int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, char *msg,
                      size_t msgsz);
 int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn, void *arg,

@@ -165,12 +165,14 @@ void cli_names_free(char **names)
 }
 
 int cli_store_create(struct cli_store *st, const char *table, const ts_column *columns,
-                     int ncolumns, const char *const *key, int nkey, int64_t ttl)
+                     int ncolumns, const char *const *key, int nkey, int64_t ttl,
+                     ts_on_duplicate on_duplicate)
 {
 	if (st->rem)
-		return cli_remote_create(st->rem, table, columns, ncolumns, key, nkey, ttl, st->msg,
-		                         sizeof st->msg);
-	return lib(st, ts_create_keyed(st->db, table, columns, ncolumns, key, nkey, ttl));
+		return cli_remote_create(st->rem, table, columns, ncolumns, key, nkey, ttl,
+		                         on_duplicate, st->msg, sizeof st->msg);
+	return lib(st, ts_create_keyed_v2(st->db, table, columns, ncolumns, key, nkey, ttl,
+	                                  on_duplicate));
 }
 
 /* Open table, run one call on it, close it. */
@@ -194,6 +196,20 @@ int cli_store_alter(struct cli_store *st, const char *table, const ts_column *co
 	return rc;
 }
 
+int cli_store_alter_on_duplicate(struct cli_store *st, const char *table,
+                                 ts_on_duplicate policy)
+{
+	ts_table *t = NULL;
+	int rc;
+	if (st->rem)
+		return cli_remote_alter_on_duplicate(st->rem, table, policy, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, table, &t)) < 0)
+		return rc;
+	rc = lib(st, ts_alter_on_duplicate(t, policy));
+	ts_table_close(t);
+	return rc;
+}
+
 int cli_store_drop(struct cli_store *st, const char *table)
 {
 	if (st->rem)
@@ -202,16 +218,18 @@ int cli_store_drop(struct cli_store *st, const char *table)
 }
 
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     const ts_schema *s)
+                     const ts_schema *s, size_t *ignored)
 {
 	int ncolumns = s->ncolumns;
 	ts_table *t = NULL;
 	int rc;
+	*ignored = 0;
 	if (st->rem)
-		return cli_remote_insert(st->rem, table, rows, n, ncolumns, st->msg, sizeof st->msg);
+		return cli_remote_insert(st->rem, table, rows, n, ncolumns, ignored, st->msg,
+		                         sizeof st->msg);
 	if ((rc = with_table(st, table, &t)) < 0)
 		return rc;
-	rc = lib(st, ts_insert_at(t, s->version, rows, n));
+	rc = lib(st, ts_insert_counted(t, s->version, rows, n, ignored));
 	ts_table_close(t);
 	return rc;
 }
@@ -255,10 +273,11 @@ int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, vo
 	rc = lib(st, ts_table_stats(t, stats, TS_STATS_MAX, &n));
 	ts_table_close(t);
 	for (int i = 0; rc == 0 && i < n; i++) {
-		char ttl[TS_DURATION_BUFSZ];
+		char text[ROWFMT_STAT_TEXT_MAX];
+		const char *name;
 		fn(arg, stats[i].name, stats[i].value, NULL);
-		if (rowfmt_ttl(&stats[i], ttl, sizeof ttl))
-			fn(arg, "ttl", 0, ttl);
+		if (rowfmt_stat_text(&stats[i], &name, text, sizeof text))
+			fn(arg, name, 0, text);
 	}
 	return rc;
 }

@@ -66,22 +66,28 @@ const char *cli_store_errmsg(struct cli_store *st, int rc);
 int cli_store_tables(struct cli_store *st, char ***names);
 void cli_names_free(char **names);
 
-/* ts_create_keyed. */
+/* ts_create_keyed_v2. */
 int cli_store_create(struct cli_store *st, const char *table, const ts_column *columns,
-                     int ncolumns, const char *const *key, int nkey, int64_t ttl);
+                     int ncolumns, const char *const *key, int nkey, int64_t ttl,
+                     ts_on_duplicate on_duplicate);
 
 /* One schema change: add (column != NULL), widen (widen != NULL), else
  * set the TTL. */
 int cli_store_alter(struct cli_store *st, const char *table, const ts_column *column,
                     const char *widen, int64_t ttl);
 
+/* ts_alter_on_duplicate. */
+int cli_store_alter_on_duplicate(struct cli_store *st, const char *table,
+                                 ts_on_duplicate policy);
+
 int cli_store_drop(struct cli_store *st, const char *table);
 
-/* ts_insert_at of n rows of schema s (s->ncolumns each), s as
+/* ts_insert_counted of n rows of schema s (s->ncolumns each), s as
  * cli_store_schema gave it: an alter meanwhile never shifts the rows
- * (through tsstored, rows of the wrong width are refused). */
+ * (through tsstored, rows of the wrong width are refused).  *ignored
+ * receives the rows the table's duplicate policy skipped. */
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     const ts_schema *s);
+                     const ts_schema *s, size_t *ignored);
 
 /* ts_flush of table, or of every table when NULL. */
 int cli_store_flush(struct cli_store *st, const char *table, int64_t before);

@@ -23,15 +23,18 @@ static const struct cli_command commands[] = {
 	{"tables", cli_cmd_tables, "tables",
 	 "list the tables, one name per line"},
 	{"create", cli_cmd_create,
-	 "create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]",
+	 "create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]"
+	 " [--on-duplicate reject|ignore]",
 	 "create a table (a column ts of type timestamp is added when not given)"},
 	{"schema", cli_cmd_schema, "schema TABLE",
 	 "show the columns: name TAB type TAB default TAB key position (or -)"},
 	{"stats", cli_cmd_stats, "stats [TABLE]",
 	 "show the counters of TABLE, or of every table, as \"name: value\" lines"},
 	{"alter", cli_cmd_alter,
-	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]",
-	 "append columns, widen int32 columns to int64, set the TTL, in the order given"},
+	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]"
+	 " [--on-duplicate reject|ignore]",
+	 "append columns, widen int32 columns to int64, set the TTL or the duplicate policy,"
+	 " in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
 	 "drop a table and remove its files"},
 	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",

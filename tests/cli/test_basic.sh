@@ -18,8 +18,8 @@ set -u
 unset TSSTORE_NOW
 db=$tmp/db
 
-usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]\n'
-usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]\n'
+usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR] [--on-duplicate reject|ignore]\n'
+usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR] [--on-duplicate reject|ignore]\n'
 usage_global='usage: tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]\n'
 
 ts() { "$bin" -d "$db" "$@"; }
@@ -55,7 +55,7 @@ check_help() {
 		grep -Eq "^  $c( |$)" "$tmp/out" || return 1
 	done
 	for o in '-d DATADIR' '-s SOCKET' '--help' '--version' '--column NAME:TYPE' \
-	         '--key COL' '--ttl DUR' '--add NAME:TYPE' '--widen COL' '--format' \
+	         '--key COL' '--ttl DUR' '--on-duplicate' '--add NAME:TYPE' '--widen COL' '--format' \
 	         '--prefix' '--from' '--to' '--desc' '--limit' '--every' '--group' '--before'; do
 		grep -q -e "$o" "$tmp/out" || return 1
 	done
@@ -188,7 +188,7 @@ check alter_stops_at_failure 1 '' 'tsstore: alter: table "cpu": column "host": a
 	ts alter cpu --add flag:int32=1 --add host:string
 check schema_after_partial_alter 0 'host\tstring\t\t1\nts\ttimestamp\tnow\t2\nusage\tdouble\t0.5\t-\nn\tint64\t-7\t-\nextra\tint64\t5\t-\nflag\tint32\t1\t-\n' '' \
 	ts schema cpu
-check alter_nothing 2 '' "tsstore: alter: nothing to change (want --add, --widen or --ttl)\n$usage_alter" \
+check alter_nothing 2 '' "tsstore: alter: nothing to change (want --add, --widen, --ttl or --on-duplicate)\n$usage_alter" \
 	ts alter cpu
 check alter_bad_spec 2 '' "tsstore: alter: --add \"q:int32=x\": bad default: \"x\" is not a decimal integer\n$usage_alter" \
 	ts alter cpu --ttl 2d --add q:int32=x

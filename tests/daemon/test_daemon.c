@@ -382,7 +382,7 @@ static void test_create_schema(void **state)
 	       "{'name':'v','type':'double','default':0.25},{'name':'b','type':'blob',"
 	       "'default':'AAE='},{'name':'l','type':'int64','default':0},{'name':'t',"
 	       "'type':'timestamp','default':1735689601000000000}],'key':['host','ts'],"
-	       "'ttl':'30d','version':1}\n");
+	       "'ttl':'30d','version':1,'on_duplicate':'reject'}\n");
 	/* Three key columns, the TTL given in ns, no defaults. */
 	expect(f->c, "{'op':'create','table':'k','columns':[{'name':'region','type':'string'},"
 	             "{'name':'host','type':'int64'},{'name':'ts','type':'timestamp'}],"
@@ -391,7 +391,7 @@ static void test_create_schema(void **state)
 	expect(f->c, "{'op':'schema','table':'k'}",
 	       "{'ok':true,'columns':[{'name':'region','type':'string','default':''},"
 	       "{'name':'host','type':'int64','default':0},{'name':'ts','type':'timestamp'}],"
-	       "'key':['region','host','ts'],'ttl':'90m','version':1}\n");
+	       "'key':['region','host','ts'],'ttl':'90m','version':1,'on_duplicate':'reject'}\n");
 	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['k','m']}\n");
 }
 
@@ -421,7 +421,7 @@ static void test_alter(void **state)
 	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
 	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int64','default':0},"
 	       "{'name':'z','type':'string','default':'none'},{'name':'d','type':'double',"
-	       "'default':0}],'key':['host','ts'],'ttl':'0s','version':4}\n");
+	       "'default':0}],'key':['host','ts'],'ttl':'0s','version':4,'on_duplicate':'reject'}\n");
 	/* ttl: the rows of 2025 are older than now - 1h, so never returned. */
 	expect(f->c, "{'op':'alter','table':'a','ttl':'1h'}", "{'ok':true}\n");
 	expect(f->c, "{'op':'query','table':'a'}", "{'ok':true,'count':0,'more':false}\n");
@@ -429,7 +429,7 @@ static void test_alter(void **state)
 	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
 	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int64','default':0},"
 	       "{'name':'z','type':'string','default':'none'},{'name':'d','type':'double',"
-	       "'default':0}],'key':['host','ts'],'ttl':'1h','version':4}\n");
+	       "'default':0}],'key':['host','ts'],'ttl':'1h','version':4,'on_duplicate':'reject'}\n");
 }
 
 static void test_drop(void **state)
@@ -986,7 +986,7 @@ static void test_insert_special_doubles(void **state)
 	expect(f->c, "{'op':'schema','table':'dn'}",
 	       "{'ok':true,'columns':[{'name':'k','type':'string','default':''},"
 	       "{'name':'ts','type':'timestamp'},{'name':'d','type':'double','default':'-Infinity'}],"
-	       "'key':['k','ts'],'ttl':'0s','version':1}\n");
+	       "'key':['k','ts'],'ttl':'0s','version':1,'on_duplicate':'reject'}\n");
 }
 
 /* A request answered with an error has changed nothing: an alter whose
@@ -997,7 +997,8 @@ static void test_alter_failed_changes_nothing(void **state)
 	static const char schema[] =
 		"{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
 		"{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
-		"{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s','version':1}\n";
+		"{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s','version':1,"
+		"'on_duplicate':'reject'}\n";
 	fill_q(f->c);
 	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'z','type':'int32'}],"
 	                   "'widen':['host']}", "ESCHEMA",
@@ -1230,7 +1231,7 @@ static void test_bad_field_type(void **state)
 	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
 	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
 	       "{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s',"
-	       "'version':1}\n");
+	       "'version':1,'on_duplicate':'reject'}\n");
 }
 
 static void test_bad_schema(void **state)
@@ -1336,7 +1337,7 @@ static void test_bad_nul_in_names(void **state)
 	       "{'ok':true,'columns':[{'name':'host','type':'string','default':''},"
 	       "{'name':'ts','type':'timestamp'},{'name':'n','type':'int32','default':0},"
 	       "{'name':'v','type':'double','default':0}],'key':['host','ts'],'ttl':'0s',"
-	       "'version':1}\n");
+	       "'version':1,'on_duplicate':'reject'}\n");
 	/* Column names of a query, functions of an aggregate. */
 	expect_error(f->c, "{'op':'query','table':'q','columns':['n\\u0000x']}", "EINVAL",
 	             "columns[0]: a NUL byte (\\u0000) at offset 1");
@@ -1450,6 +1451,111 @@ static void test_insert_duplicate_in_batch(void **state)
 	expect(f->c, "{'op':'insert','table':'r','rows':[['x',1735689600000000000,1,0.5,'',1],"
 	             "['x',1735689600000000001,2,0.5,'',2]]}", "{'ok':true,'inserted':2}\n");
 	assert_int_equal(count_rows(f->c, "r"), 2);
+}
+
+/* A table of policy ignore ("d": host, ts, n): create and schema. */
+static void create_d(struct tsd_test_conn *c, const char *policy)
+{
+	char *req = fmt("{\"op\":\"create\",\"table\":\"d\",\"columns\":[{\"name\":\"host\","
+	                "\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+	                "{\"name\":\"n\",\"type\":\"int64\"}],\"key\":[\"host\",\"ts\"]%s%s%s}",
+	                policy ? ",\"on_duplicate\":\"" : "", policy ? policy : "",
+	                policy ? "\"" : "");
+	expect(c, req, "{'ok':true}\n");
+	free(req);
+}
+
+static void expect_policy(struct tsd_test_conn *c, const char *policy)
+{
+	char *want = fmt("{\"ok\":true,\"columns\":[{\"name\":\"host\",\"type\":\"string\","
+	                 "\"default\":\"\"},{\"name\":\"ts\",\"type\":\"timestamp\"},{\"name\":"
+	                 "\"n\",\"type\":\"int64\",\"default\":0}],\"key\":[\"host\",\"ts\"],"
+	                 "\"ttl\":\"0s\",\"version\":1,\"on_duplicate\":\"%s\"}\n", policy);
+	expect_exact(c, "{'op':'schema','table':'d'}", want);
+	free(want);
+}
+
+/* create with "on_duplicate":"ignore": a batch's duplicates (of stored
+ * rows and of its own earlier rows) are skipped, counted in the response
+ * ("ignored", absent when none) and in the table's stats; a retried batch
+ * stores nothing. */
+static void test_insert_on_duplicate_ignore(void **state)
+{
+	struct fixture *f = *state;
+	create_d(f->c, "ignore");
+	expect_policy(f->c, "ignore");
+	expect(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,1],"
+	             "['b',1735689600000000000,2],['a',1735689600000000000,3]]}",
+	       "{'ok':true,'inserted':2,'ignored':1}\n");
+	expect(f->c, "{'op':'insert','id':4,'table':'d','rows':[['a',1735689600000000000,1],"
+	             "['b',1735689600000000000,2],['a',1735689600000000000,3]]}",
+	       "{'id':4,'ok':true,'inserted':0,'ignored':3}\n");
+	expect(f->c, "{'op':'insert','table':'d','rows':[{'host':'c','ts':1735689600000000000,"
+	             "'n':4},{'host':'b','ts':'2025-01-01T00:00:00Z','n':5}]}",
+	       "{'ok':true,'inserted':1,'ignored':1}\n");
+	expect(f->c, "{'op':'insert','table':'d','rows':[['e',1735689600000000000,6]]}",
+	       "{'ok':true,'inserted':1}\n");
+	expect(f->c, "{'op':'query','table':'d'}",
+	       "{'rows':[['a',1735689600000000000,1],['b',1735689600000000000,2],"
+	       "['c',1735689600000000000,4],['e',1735689600000000000,6]]}\n"
+	       "{'ok':true,'count':4,'more':false}\n");
+	json_t *st = table_stats(f->c, "d");
+	assert_int_equal(stat_int(st, "rows_ignored_duplicates"), 5);
+	assert_int_equal(stat_int(st, "rows_inserted"), 4);
+	assert_int_equal(stat_int(st, "on_duplicate_policy"), 1);
+	assert_member(st, "on_duplicate", "'ignore'");
+	json_decref(st);
+	/* the daemon's rows_in counts the rows stored */
+	assert_int_equal(tsd_test_send_line(f->c, "{\"op\":\"stats\"}"), 0);
+	json_t *lines = NULL;
+	assert_int_equal(tsd_test_read_response(f->c, WAIT, &lines, NULL), 0);
+	assert_member(json_array_get(lines, 0), "rows_in", "4");
+	json_decref(lines);
+}
+
+/* alter changes the policy both ways; schema reports it; a bad policy is
+ * refused by create and alter alike, changing nothing. */
+static void test_alter_on_duplicate(void **state)
+{
+	struct fixture *f = *state;
+	create_d(f->c, NULL);
+	expect_policy(f->c, "reject");
+	expect(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,1]]}",
+	       "{'ok':true,'inserted':1}\n");
+	expect_error(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,2]]}",
+	             "EDUPKEY", "row 0: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
+	expect(f->c, "{'op':'alter','id':1,'table':'d','on_duplicate':'ignore'}",
+	       "{'id':1,'ok':true}\n");
+	expect_policy(f->c, "ignore");
+	expect(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,2]]}",
+	       "{'ok':true,'inserted':0,'ignored':1}\n");
+	/* with another change in the same alter */
+	expect(f->c, "{'op':'alter','table':'d','ttl':'0s','on_duplicate':'reject'}",
+	       "{'ok':true}\n");
+	expect_policy(f->c, "reject");
+	json_t *st = table_stats(f->c, "d");
+	assert_int_equal(stat_int(st, "on_duplicate_policy"), 0);
+	assert_member(st, "on_duplicate", "'reject'");
+	json_decref(st);
+	expect_error(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,3]]}",
+	             "EDUPKEY", "row 0: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
+	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':'replace'}", "EINVAL",
+	             "field \"on_duplicate\": unknown duplicate policy \"replace\" (want reject "
+	             "or ignore)");
+	expect_error(f->c, "{'op':'alter','table':'d','add':[{'name':'z','type':'int32'}],"
+	                   "'on_duplicate':'Ignore'}", "EINVAL",
+	             "field \"on_duplicate\": unknown duplicate policy \"Ignore\" (want reject "
+	             "or ignore)");
+	expect_policy(f->c, "reject"); /* no column z either */
+	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':1}", "EPROTO",
+	             "field \"on_duplicate\": expected a string, got a JSON integer");
+	expect_error(f->c, "{'op':'create','table':'e','columns':[{'name':'ts','type':'timestamp'}],"
+	                   "'key':['ts'],'on_duplicate':'keep'}", "EINVAL",
+	             "field \"on_duplicate\": unknown duplicate policy \"keep\" (want reject or "
+	             "ignore)");
+	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['d']}\n");
+	expect(f->c, "{'op':'create','table':'e','columns':[{'name':'ts','type':'timestamp'}],"
+	             "'key':['ts'],'on_duplicate':'reject'}", "{'ok':true}\n");
 }
 
 static void test_insert_expired(void **state)
@@ -2969,6 +3075,8 @@ int main(void)
 		BOTH("insert_bad_value_type", test_insert_bad_value_type, setup),
 		BOTH("insert_duplicate_key", test_insert_duplicate_key, setup),
 		BOTH("insert_duplicate_in_batch", test_insert_duplicate_in_batch, setup),
+		BOTH("insert_on_duplicate_ignore", test_insert_on_duplicate_ignore, setup),
+		BOTH("alter_on_duplicate", test_alter_on_duplicate, setup),
 		BOTH("insert_expired", test_insert_expired, setup),
 		BOTH("insert_future", test_insert_future, setup),
 		BOTH("frame_crlf_blank_lines", test_frame_crlf_blank_lines, setup),

@@ -1,5 +1,5 @@
 /*
- * fuzz_log.c -- libFuzzer target for log recovery (lib/log.c) and what
+ * fuzz_log.c -- libFuzzer target for log recovery (lib/log_recover.c) and what
  * runs on the recovered state: the filling tablets rebuilt from the
  * newest commit (filling.c), reads of their trees (avl.c, scan.c), an
  * insert into them, a flush of them to on-disk tablets, and ts_check.

@@ -367,6 +367,79 @@ static void descriptor_horizon_roundtrip(void **state)
 	ts__descriptor_free(d, 1);
 }
 
+/* Version 3 appends the horizon (INT64_MIN: none) and the duplicate
+ * policy (u8); it is written only when the policy is not reject, which
+ * versions 1 and 2 mean. */
+static void descriptor_policy_roundtrip(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf enc, body, sealed;
+	d->on_duplicate = TS_ON_DUPLICATE_IGNORE;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 3);
+	encode_body(d, 0, &body);
+	size_t v1 = body.len;
+	ts__put_u64(&body, (uint64_t)INT64_MIN);
+	ts__put_u8(&body, 1);
+	seal(&body, 3, &sealed);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_IGNORE);
+	assert_int_equal(back->horizon_set, 0);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	ts__buf_free(&enc);
+	/* with a horizon */
+	d->horizon = -5;
+	d->horizon_set = 1;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 3);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_IGNORE);
+	assert_int_equal(back->horizon_set, 1);
+	assert_int_equal(back->horizon, -5);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	/* reject again: version 2, as before policies */
+	d->on_duplicate = TS_ON_DUPLICATE_REJECT;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 2);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_REJECT);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	/* damage: no policy byte, an unknown policy, a byte too many */
+	body.len = v1 + 8;
+	seal(&body, 3, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "duplicate policy is truncated");
+	ts__buf_free(&sealed);
+	ts__put_u8(&body, 2);
+	seal(&body, 3, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "unknown duplicate policy 2");
+	ts__buf_free(&sealed);
+	body.len = v1 + 8;
+	ts__put_u8(&body, 0); /* reject, spelt out: read as reject */
+	seal(&body, 3, &sealed);
+	assert_int_equal(ts__descriptor_decode(sealed.data, sealed.len, &back), 0);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_REJECT);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	ts__put_u8(&body, 0);
+	seal(&body, 3, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "1 bytes of trailing garbage");
+	ts__buf_free(&sealed);
+	body.len = v1; /* versions 1 and 2 read as reject */
+	seal(&body, 1, &sealed);
+	assert_int_equal(ts__descriptor_decode(sealed.data, sealed.len, &back), 0);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_REJECT);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	ts__descriptor_free(d, 1);
+}
+
 static void descriptor_rejects_flipped_byte(void **state)
 {
 	(void)state;
@@ -450,7 +523,7 @@ static void descriptor_future_version(void **state)
 	ts_buf body, b;
 	encode_body(d, 0, &body);
 	seal(&body, TS_DESC_VERSION + 1, &b);
-	expect_rejected(b.data, b.len, TS_EVERSION, "format version 3");
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");
@@ -1092,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(descriptor_rejects_appended_garbage),
 		cmocka_unit_test(descriptor_future_version),
 		cmocka_unit_test(descriptor_horizon_roundtrip),
+		cmocka_unit_test(descriptor_policy_roundtrip),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
 		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
 		cmocka_unit_test(descriptor_rejects_incompatible_versions),

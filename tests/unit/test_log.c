@@ -1,6 +1,6 @@
 /*
  * test_log.c -- the log's segments: the writer entering a segment that
- * the segment preparer (log.c) is still preparing; the preparer warming
+ * the segment preparer (log_prepare.c) is still preparing; the preparer warming
  * the segment the writer mapped itself.
  *
  * The preparer creates the writer's next segment under a temporary name,

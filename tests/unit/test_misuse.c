@@ -123,6 +123,8 @@ CASE(sync_mode_parse_text, ts_sync_mode_parse(NULL, &(ts_sync_mode){0}))
 CASE(sync_mode_parse_out, ts_sync_mode_parse("none", NULL))
 CASE(aggfn_parse_name, ts_aggfn_parse(NULL, &(ts_aggfn){0}))
 CASE(aggfn_parse_out, ts_aggfn_parse("sum", NULL))
+CASE(on_duplicate_parse_text, ts_on_duplicate_parse(NULL, &(ts_on_duplicate){0}))
+CASE(on_duplicate_parse_out, ts_on_duplicate_parse("ignore", NULL))
 CASE(open_path, ts_open(NULL, NULL, &(ts_db *){NULL}))
 CASE(open_out, ts_open(a->e->dir, NULL, NULL))
 CASE(sync_db, ts_sync(NULL))
@@ -138,6 +140,14 @@ CASE(create_keyed_db, ts_create_keyed(NULL, "x", m_cols, 2, m_key, 2, 0))
 CASE(create_keyed_columns, ts_create_keyed(a->e->db, "x", NULL, 2, m_key, 2, 0))
 CASE(create_keyed_key, ts_create_keyed(a->e->db, "x", m_cols, 2, NULL, 2, 0))
 CASE(create_keyed_ncolumns, ts_create_keyed(a->e->db, "x", m_cols, -1, m_key, 2, 0))
+CASE(create_keyed_v2_db, ts_create_keyed_v2(NULL, "x", m_cols, 2, m_key, 2, 0,
+                                            TS_ON_DUPLICATE_IGNORE))
+CASE(create_keyed_v2_key, ts_create_keyed_v2(a->e->db, "x", m_cols, 2, NULL, 2, 0,
+                                             TS_ON_DUPLICATE_IGNORE))
+CASE(create_keyed_v2_policy, ts_create_keyed_v2(a->e->db, "x", m_cols, 2, m_key, 2, 0,
+                                                (ts_on_duplicate)9))
+CASE(create_policy, ts_create(a->e->db, "x", &(ts_schema){.ncolumns = 2, .columns = m_cols,
+                              .nkey = 2, .key = (const int[]){0, 1}, .on_duplicate = 9}))
 CASE(drop_db, ts_drop(NULL, "m"))
 CASE(drop_name, ts_drop(a->e->db, NULL))
 CASE(table_open_db, ts_table_open(NULL, "m", &(ts_table *){NULL}))
@@ -150,10 +160,14 @@ CASE(alter_add_column, ts_alter_add(a->e->t, NULL))
 CASE(alter_widen_table, ts_alter_widen(NULL, "n"))
 CASE(alter_widen_column, ts_alter_widen(a->e->t, NULL))
 CASE(alter_ttl_table, ts_alter_ttl(NULL, 1))
+CASE(alter_on_duplicate_table, ts_alter_on_duplicate(NULL, TS_ON_DUPLICATE_IGNORE))
+CASE(alter_on_duplicate_policy, ts_alter_on_duplicate(a->e->t, (ts_on_duplicate)-3))
 CASE(insert_table, ts_insert(NULL, one_value, 1))
 CASE(insert_rows, ts_insert(a->e->t, NULL, 1))
 CASE(insert_at_table, ts_insert_at(NULL, 1, one_value, 1))
 CASE(insert_at_rows, ts_insert_at(a->e->t, 1, NULL, 1))
+CASE(insert_counted_table, ts_insert_counted(NULL, 1, one_value, 1, &(size_t){0}))
+CASE(insert_counted_rows, ts_insert_counted(a->e->t, 1, NULL, 1, &(size_t){0}))
 CASE(query_table, ts_query_open(NULL, &(ts_query){0}, &(ts_cursor *){NULL}))
 CASE(query_q, ts_query_open(a->e->t, NULL, &(ts_cursor *){NULL}))
 CASE(query_out, ts_query_open(a->e->t, &(ts_query){0}, NULL))
@@ -194,6 +208,10 @@ static const struct misuse misuses[] = {
 	M(type_parse_name), M(type_parse_out), M(time_parse_text), M(time_parse_out),
 	M(time_format_buf), M(duration_parse_text), M(duration_parse_out), M(duration_format_buf),
 	M(sync_mode_parse_text), M(sync_mode_parse_out), M(aggfn_parse_name), M(aggfn_parse_out),
+	M(on_duplicate_parse_text), M(on_duplicate_parse_out), M(create_keyed_v2_db),
+	M(create_keyed_v2_key), M(create_keyed_v2_policy), M(create_policy),
+	M(alter_on_duplicate_table), M(alter_on_duplicate_policy), M(insert_counted_table),
+	M(insert_counted_rows),
 	M(open_path), M(open_out), M(sync_db), M(tables_db), M(tables_out), M(create_db),
 	M(create_name), M(create_schema), M(create_columns), M(create_key), M(create_keyed_db),
 	M(create_keyed_columns), M(create_keyed_key), M(create_keyed_ncolumns), M(drop_db),

@@ -1,0 +1,437 @@
+/*
+ * tablet_write.c -- writing an on-disk tablet file
+ * (docs/tablet-format.md): the tablet writer, from ts__tablet_writer_open
+ * to ts__tablet_writer_finish, which makes the file durable under its
+ * final name (or ts__tablet_writer_abort, which removes it).
+ *
+ * The writer streams: rows accumulate in a raw block until the next row
+ * would take it past TS_TABLET_BLOCK (or TS_TABLET_INDEX_SHARE times its
+ * index entry, in wide tables: block_ends); the block is then compressed
+ * (LZO1X-1, or stored raw when that is no smaller), checksummed and
+ * written, and its index entry -- last key, timespan, per-column
+ * statistics -- is appended to the footer being built.  Distinct key
+ * stems arrive consecutively (rows come in key order, and the stem is a
+ * key prefix), so counting them for the Bloom filter needs only the
+ * previous stem.
+ *
+ * Apart from the reader (tablet.c) because the two share only the
+ * format: the writer's state is its own struct ts__tablet_writer, and
+ * what it shares with the reader and the checker -- the Bloom filter's
+ * hashing, the statistics' arithmetic -- is tablet_int.h's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <lzo1x.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bcache.h"
+#include "crc32c.h"
+#include "error.h"
+#include "fsutil.h"
+#include "key.h"
+#include "period.h"
+#include "limits.h"
+#include "row.h"
+#include "tablet.h"
+#include "tablet_format.h"
+#include "tablet_int.h"
+
+/* ---- writing ---- */
+
+static void stat_put(ts_buf *b, const ts__colstat *st, int type)
+{
+	ts__put_u64(b, st->count);
+	if (type == TS_DOUBLE) {
+		uint64_t u;
+		memcpy(&u, &st->dsum, 8);
+		ts__put_u64(b, u);
+		ts__put_u64(b, 0);
+	} else {
+		ts__put_u64(b, (uint64_t)st->isum);
+		ts__put_u64(b, (uint64_t)(st->isum >> 64));
+	}
+	ts__put_u64(b, value_bits(&st->min));
+	ts__put_u64(b, value_bits(&st->max));
+}
+
+struct ts__tablet_writer {
+	int fd;
+	char dir[TS_PATH_MAX], tmp[TS_PATH_MAX];
+	const ts__schema *s;
+	uint64_t id;
+	int64_t period_start, period_end;
+	void *wrkmem;
+	ts_buf block, stored, index, first_key, last_key, bfirst, scratch;
+	uint64_t *stems;            /* hashes of the distinct stems */
+	size_t nstems, stems_cap;
+	uint64_t offset, rows;
+	uint64_t sync_started;      /* writeback started for [0, sync_started) */
+	int64_t min_ts, max_ts;
+	uint32_t nblocks, brows;
+	int64_t bmin, bmax;
+	int nstat;
+	uint16_t stat_cols[TS_COLUMNS_MAX];
+	ts__colstat st[TS_COLUMNS_MAX];
+	ts_value vals[TS_COLUMNS_MAX];
+};
+
+static void writer_free(ts__tablet_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->wrkmem);
+	free(w->stems);
+	ts__buf_free(&w->block);
+	ts__buf_free(&w->stored);
+	ts__buf_free(&w->index);
+	ts__buf_free(&w->first_key);
+	ts__buf_free(&w->last_key);
+	ts__buf_free(&w->bfirst);
+	ts__buf_free(&w->scratch);
+	free(w);
+}
+
+int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
+                           int64_t period_start, int64_t period_end,
+                           ts__tablet_writer **out)
+{
+	unsigned char h[TS_TABH_SIZE] = {0};
+	char name[64];
+	int rc = ts__tablet_lzo_ready();
+	*out = NULL;
+	if (rc < 0)
+		return rc;
+	ts__tablet_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	w->fd = -1;
+	w->s = s;
+	w->id = id;
+	w->period_start = period_start;
+	w->period_end = period_end;
+	w->min_ts = INT64_MAX;
+	w->max_ts = INT64_MIN;
+	for (int c = 0; c < s->ncols; c++)
+		if (c != s->ts_col && is_stat_type(s->cols[c].type))
+			w->stat_cols[w->nstat++] = (uint16_t)c;
+	if (!(w->wrkmem = malloc(LZO1X_1_MEM_COMPRESS))) {
+		writer_free(w);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	if ((rc = ts__tablet_name(id, name, sizeof name)) < 0 ||
+	    (rc = ts__path(w->dir, "%s", dir)) < 0 || (rc = ts__path(w->tmp, "%s/.tmp-%s", dir, name)) < 0) {
+		writer_free(w);
+		return rc;
+	}
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		rc = ts__fail_errno(errno, "create %s", w->tmp);
+		writer_free(w);
+		return rc;
+	}
+	memcpy(h + TS_TABH_OFF_MAGIC, TS_TABH_MAGIC, 8);
+	ts__store_u32(h + TS_TABH_OFF_VERSION, TS_TABLET_VERSION);
+	ts__store_u32(h + TS_TABH_OFF_SIZE, TS_TABH_SIZE);
+	ts__store_u64(h + TS_TABH_OFF_ID, id);
+	ts__store_u32(h + TS_TABH_OFF_SCHEMA, s->version);
+	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
+	if ((rc = ts__write_at(w->fd, h, sizeof h, 0, w->tmp)) < 0) {
+		ts__tablet_writer_abort(w);
+		return rc;
+	}
+	w->offset = TS_TABH_SIZE;
+	for (int j = 0; j < w->nstat; j++)
+		stat_reset(&w->st[j]);
+	*out = w;
+	return 0;
+}
+
+/* Compress p[0..n) into w->stored, or leave it raw when that is smaller;
+ * returns the codec. */
+static int compress(ts__tablet_writer *w, const unsigned char *p, size_t n)
+{
+	lzo_uint out = 0;
+	w->stored.len = 0;
+	if (ts__buf_reserve(&w->stored, ts__lzo_bound(n)) == 0 &&
+	    lzo1x_1_compress(p, n, w->stored.data, &out, w->wrkmem) == LZO_E_OK && out < n) {
+		w->stored.len = out;
+		return TS_CODEC_LZO1X;
+	}
+	w->stored.len = 0;
+	return TS_CODEC_RAW;
+}
+
+/*
+ * Keep the dirty pages of a tablet being written few: every
+ * TS_TABLET_SYNC_BYTES, start writeback of what was written since, and
+ * wait for the writeback started the time before.  Without it a merge of
+ * hundreds of megabytes leaves them all dirty until its fsync, and the
+ * kernel then throttles whoever dirties pages next -- the inserting
+ * thread, writing to the mapped log (SILK's point: background writes
+ * must not stall the clients).  Failures here are not errors: the final
+ * fsync reports any I/O error.
+ */
+static void pace_writeback(ts__tablet_writer *w)
+{
+	if (w->offset - w->sync_started < TS_TABLET_SYNC_BYTES)
+		return;
+	if (w->sync_started)
+		sync_file_range(w->fd, 0, (off_t)w->sync_started,
+		                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		                SYNC_FILE_RANGE_WAIT_AFTER);
+	sync_file_range(w->fd, (off_t)w->sync_started, (off_t)(w->offset - w->sync_started),
+	                SYNC_FILE_RANGE_WRITE);
+	w->sync_started = w->offset;
+}
+
+/* Compress, checksum and write the current block; index it. */
+static int cut_block(ts__tablet_writer *w)
+{
+	unsigned char h[TS_BLKH_SIZE] = {0};
+	int codec = compress(w, w->block.data, w->block.len);
+	const unsigned char *data = codec == TS_CODEC_RAW ? w->block.data : w->stored.data;
+	size_t stored = codec == TS_CODEC_RAW ? w->block.len : w->stored.len;
+	ts__store_u32(h + TS_BLKH_OFF_STORED, (uint32_t)stored);
+	ts__store_u32(h + TS_BLKH_OFF_RAW, (uint32_t)w->block.len);
+	h[TS_BLKH_OFF_CODEC] = (unsigned char)codec;
+	uint32_t crc = ts__crc32c(ts__crc32c(0, h, TS_BLKH_OFF_CRC), data, stored);
+	ts__store_u32(h + TS_BLKH_OFF_CRC, crc);
+	int rc = ts__write_at(w->fd, h, sizeof h, (long long)w->offset, w->tmp);
+	if (rc == 0)
+		rc = ts__write_at(w->fd, data, stored, (long long)(w->offset + TS_BLKH_SIZE), w->tmp);
+	if (rc < 0)
+		return rc;
+	ts_buf *x = &w->index;
+	ts__put_u64(x, w->offset);
+	ts__put_u32(x, (uint32_t)stored);
+	ts__put_u32(x, (uint32_t)w->block.len);
+	ts__put_u32(x, w->brows);
+	ts__put_u64(x, (uint64_t)w->bmin);
+	ts__put_u64(x, (uint64_t)w->bmax);
+	ts__put_bytes(x, w->bfirst.data, w->bfirst.len);
+	ts__put_bytes(x, w->last_key.data, w->last_key.len);
+	for (int j = 0; j < w->nstat; j++) {
+		stat_put(x, &w->st[j], w->s->cols[w->stat_cols[j]].type);
+		stat_reset(&w->st[j]);
+	}
+	if (x->oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	w->offset += TS_BLKH_SIZE + stored;
+	w->nblocks++;
+	w->block.len = 0;
+	w->brows = 0;
+	pace_writeback(w);
+	return 0;
+}
+
+/* Whether key shares its stem (all but the ts) with the previous row. */
+static int same_stem(const ts__tablet_writer *w, const unsigned char *key, size_t klen)
+{
+	return w->rows && w->last_key.len == klen && memcmp(w->last_key.data, key, klen - 8) == 0;
+}
+
+/* The bytes of the block's entry in the footer's index, when the row of
+ * key (klen bytes) ends it: fixed fields, two keys, the statistics. */
+static size_t entry_size(const ts__tablet_writer *w, size_t klen)
+{
+	return 40 + w->bfirst.len + klen + (size_t)TS_STAT_SIZE * (size_t)w->nstat;
+}
+
+/* Whether to cut the block before the row of key: it is full, or it is
+ * big enough and the row starts another series or hour.  Both sizes grow
+ * with the block's index entry (TS_TABLET_INDEX_SHARE), so that the
+ * footer of a wide table stays a small share of its rows. */
+static int block_ends(const ts__tablet_writer *w, const unsigned char *key, size_t klen,
+                      size_t len, int same)
+{
+	size_t share = TS_TABLET_INDEX_SHARE * entry_size(w, klen);
+	size_t full = share > TS_TABLET_BLOCK ? share : TS_TABLET_BLOCK;
+	size_t align_min = share > TS_TABLET_BLOCK_ALIGN_MIN ? share : TS_TABLET_BLOCK_ALIGN_MIN;
+	if (w->block.len + len + 10 > full)
+		return w->block.len > 0;
+	if (w->block.len < align_min)
+		return 0;
+	int64_t last = ts__key_ts(w->last_key.data, w->last_key.len);
+	return !same || ts__floor_div(last, TS_TABLET_BLOCK_ALIGN) !=
+	                    ts__floor_div(ts__key_ts(key, klen), TS_TABLET_BLOCK_ALIGN);
+}
+
+static int remember_stem(ts__tablet_writer *w, const unsigned char *key, size_t klen, int same)
+{
+	size_t n = klen - 8;
+	if (same)
+		return 0; /* same stem as the previous row */
+	if (w->nstems == w->stems_cap) {
+		size_t cap = w->stems_cap ? w->stems_cap * 2 : 1024;
+		uint64_t *s = realloc(w->stems, cap * sizeof *s);
+		if (!s)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		w->stems = s;
+		w->stems_cap = cap;
+	}
+	w->stems[w->nstems++] = stem_hash(key, n);
+	return 0;
+}
+
+int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len)
+{
+	const void *kp;
+	size_t klen;
+	int rc = ts__row_key(row, len, &kp, &klen);
+	const unsigned char *key = kp;
+	if (rc < 0 || klen < 8)
+		return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "row key of %zu bytes", klen);
+	if (w->rows && ts__key_cmp(w->last_key.data, w->last_key.len, key, klen) >= 0)
+		return ts__fail(TS_EINVAL, "tablet %016" PRIx64 ": rows out of key order", w->id);
+	if ((rc = ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)) < 0)
+		return rc;
+	int same = same_stem(w, key, klen);
+	if (block_ends(w, key, klen, len, same) && (rc = cut_block(w)) < 0)
+		return rc;
+	if ((rc = remember_stem(w, key, klen, same)) < 0)
+		return rc;
+	int64_t ts = ts__key_ts(key, klen);
+	for (int j = 0; j < w->nstat; j++)
+		stat_add(&w->st[j], &w->vals[w->stat_cols[j]]);
+	ts__put_bytes(&w->block, row, len);
+	if (!w->rows)
+		ts__put(&w->first_key, key, klen);
+	if (!w->brows) {
+		w->bfirst.len = 0;
+		ts__put(&w->bfirst, key, klen);
+	}
+	w->last_key.len = 0;
+	ts__put(&w->last_key, key, klen);
+	if (w->block.oom || w->first_key.oom || w->last_key.oom || w->bfirst.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	w->bmin = w->brows ? (ts < w->bmin ? ts : w->bmin) : ts;
+	w->bmax = w->brows ? (ts > w->bmax ? ts : w->bmax) : ts;
+	w->brows++;
+	w->rows++;
+	if (ts < w->min_ts)
+		w->min_ts = ts;
+	if (ts > w->max_ts)
+		w->max_ts = ts;
+	return 0;
+}
+
+/* The raw footer: fixed fields, statistics columns, keys, index, Bloom. */
+static int build_footer(ts__tablet_writer *w, ts_buf *f)
+{
+	ts__put_u32(f, w->s->version);
+	ts__put_u64(f, w->id);
+	ts__put_u64(f, w->rows);
+	ts__put_u64(f, (uint64_t)w->min_ts);
+	ts__put_u64(f, (uint64_t)w->max_ts);
+	ts__put_u64(f, (uint64_t)w->period_start);
+	ts__put_u64(f, (uint64_t)w->period_end);
+	ts__put_u32(f, w->nblocks);
+	ts__put_u32(f, (uint32_t)w->nstat);
+	for (int j = 0; j < w->nstat; j++) {
+		ts__put_u16(f, w->stat_cols[j]);
+		ts__put_u8(f, (uint8_t)w->s->cols[w->stat_cols[j]].type);
+		ts__put_u8(f, 0);
+	}
+	ts__put_bytes(f, w->first_key.data, w->first_key.len);
+	ts__put_bytes(f, w->last_key.data, w->last_key.len);
+	ts__put(f, w->index.data, w->index.len);
+	uint64_t nbits = (uint64_t)w->nstems * TS_BLOOM_BITS_PER_STEM;
+	nbits = nbits < 64 ? 64 : (nbits + 7) & ~UINT64_C(7);
+	if (nbits > UINT32_MAX - 7)
+		return ts__fail(TS_ETOOBIG, "tablet %016" PRIx64 ": too many keys", w->id);
+	ts__put_u32(f, (uint32_t)nbits);
+	ts__put_u8(f, TS_BLOOM_HASHES);
+	size_t at = f->len;
+	if (ts__buf_reserve(f, nbits / 8) == 0) {
+		memset(f->data + at, 0, nbits / 8);
+		f->len += nbits / 8;
+		for (size_t i = 0; i < w->nstems; i++) {
+			bloom_walk bw = bloom_start(w->stems[i], (uint32_t)nbits);
+			for (unsigned k = 0; k < TS_BLOOM_HASHES; k++) {
+				uint32_t bit = bloom_next(&bw);
+				f->data[at + bit / 8] |= (unsigned char)(1u << (bit % 8));
+			}
+		}
+	}
+	if (f->oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	if (f->len > TS_TABLET_FOOTER_MAX)
+		return ts__fail(TS_ETOOBIG, "tablet %016" PRIx64 ": footer of %zu bytes", w->id, f->len);
+	return 0;
+}
+
+static int write_tail(ts__tablet_writer *w)
+{
+	unsigned char t[TS_TABT_SIZE] = {0};
+	ts_buf f;
+	ts__buf_init(&f);
+	int rc = build_footer(w, &f);
+	if (rc < 0) {
+		ts__buf_free(&f);
+		return rc;
+	}
+	int codec = compress(w, f.data, f.len);
+	const unsigned char *data = codec == TS_CODEC_RAW ? f.data : w->stored.data;
+	size_t stored = codec == TS_CODEC_RAW ? f.len : w->stored.len;
+	ts__store_u64(t + TS_TABT_OFF_FOOTER, w->offset);
+	ts__store_u32(t + TS_TABT_OFF_STORED, (uint32_t)stored);
+	ts__store_u32(t + TS_TABT_OFF_RAW, (uint32_t)f.len);
+	ts__store_u32(t + TS_TABT_OFF_FOOTER_CRC, ts__crc32c(0, data, stored));
+	t[TS_TABT_OFF_CODEC] = (unsigned char)codec;
+	ts__store_u32(t + TS_TABT_OFF_CRC, ts__crc32c(0, t, TS_TABT_OFF_CRC));
+	memcpy(t + TS_TABT_OFF_MAGIC, TS_TABT_MAGIC, 8);
+	rc = ts__write_at(w->fd, data, stored, (long long)w->offset, w->tmp);
+	if (rc == 0)
+		rc = ts__write_at(w->fd, t, sizeof t, (long long)(w->offset + stored), w->tmp);
+	w->offset += stored + sizeof t;
+	ts__buf_free(&f);
+	return rc;
+}
+
+int ts__tablet_writer_finish(ts__tablet_writer *w, uint64_t *rows, uint64_t *bytes,
+                             int64_t *min_ts, int64_t *max_ts)
+{
+	char name[64], path[TS_PATH_MAX];
+	int rc = w->rows ? 0 : ts__fail(TS_EINVAL, "tablet %016" PRIx64 " has no rows", w->id);
+	if (rc == 0 && w->block.len)
+		rc = cut_block(w);
+	if (rc == 0)
+		rc = write_tail(w);
+	if (rc == 0 && fsync(w->fd) < 0)
+		rc = ts__fail_errno(errno, "fsync %s", w->tmp);
+	if (rc == 0)
+		rc = ts__tablet_name(w->id, name, sizeof name);
+	if (rc == 0)
+		rc = ts__path(path, "%s/%s", w->dir, name);
+	if (rc == 0 && rename(w->tmp, path) < 0)
+		rc = ts__fail_errno(errno, "rename %s", w->tmp);
+	if (rc < 0) {
+		ts__tablet_writer_abort(w);
+		return rc;
+	}
+	if (rows)
+		*rows = w->rows;
+	if (bytes)
+		*bytes = w->offset;
+	if (min_ts)
+		*min_ts = w->min_ts;
+	if (max_ts)
+		*max_ts = w->max_ts;
+	rc = ts__fsync_dir(w->dir);
+	writer_free(w);
+	return rc;
+}
+
+void ts__tablet_writer_abort(ts__tablet_writer *w)
+{
+	if (!w)
+		return;
+	unlink(w->tmp);
+	writer_free(w);
+}
