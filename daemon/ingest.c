@@ -24,7 +24,7 @@
  *            the schemas again, and the build goes on from the line that
  *            stopped it; what still does not fit then is refused line by
  *            line.  So a line is built once, and stored once.
- *   insert   one ts_insert_at per table, for the schema version the rows
+ *   insert   one ts_insert_counted per table, for the schema version the rows
  *            were built for, so concurrent alters cannot shift them; at
  *            the end of the body, or sooner when the rows held reach
  *            FLUSH_VALUES values, which bounds a request's memory.
@@ -404,8 +404,9 @@ void tsd_ingest_stats_json(struct tsd_ingest *in, struct jbuf *b)
 {
 	struct tsd_ingest_stats st;
 	tsd_ingest_stats_get(in, &st);
-	jbuf_printf(b, ",\"ingest\":{\"requests\":%llu,\"rows_stored\":%llu,\"rejected\":{",
-	            (unsigned long long)st.requests, (unsigned long long)st.rows_stored);
+	jbuf_printf(b, ",\"ingest\":{\"requests\":%llu,\"rows_stored\":%llu,"
+	            "\"duplicates_ignored\":%llu,\"rejected\":{", (unsigned long long)st.requests,
+	            (unsigned long long)st.rows_stored, (unsigned long long)st.duplicates_ignored);
 	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
 		jbuf_printf(b, "%s\"%s\":%llu", r ? "," : "", tsd_ingest_reason_name(r),
 		            (unsigned long long)st.lines_rejected[r]);
@@ -933,14 +934,14 @@ static int create_table(struct tsd_ingest *in, struct rtable *rt)
 	for (int i = 0; i < ntags; i++)
 		keys[i] = rt->wants[i].name;
 	keys[ntags] = "ts";
-	rc = ts_create_keyed(in->db, rt->name, cols, ncols, keys, ntags + 1, in->o.default_ttl);
-	if (rc == 0) {
+	/* Collectors retry whole batches: the tables made here ignore a key
+	 * they hold already, so a retried batch is idempotent (issue 26).  A
+	 * table made otherwise keeps its own policy; under `reject` its
+	 * duplicates are refused line by line (insert_rows). */
+	rc = ts_create_keyed_v2(in->db, rt->name, cols, ncols, keys, ntags + 1, in->o.default_ttl,
+	                        TS_ON_DUPLICATE_IGNORE);
+	if (rc == 0)
 		count(&in->st.tables_created, 1);
-		/* DUPLICATE POLICY: when the library has table duplicate policies
-		 * (issue 26), tables made here get `ignore`, so that a retried
-		 * batch is idempotent; set it right here.  Until then duplicate
-		 * keys are refused line by line (insert_rows). */
-	}
 	return rc == TS_EEXIST ? 0 : rc;
 }
 
@@ -1035,10 +1036,11 @@ static int insert_rows(struct tsd_ingest *in, struct rtable *rt, struct tsd_inge
 	size_t nc = (size_t)rt->schema->ncolumns, start = 0;
 	int rc = 0;
 	while (start < rt->nrows) {
-		size_t n = rt->nrows - start, bad;
-		rc = ts_insert_at(rt->e->t, rt->schema->version, rt->rows + start * nc, n);
+		size_t n = rt->nrows - start, bad, ignored = 0;
+		rc = ts_insert_counted(rt->e->t, rt->schema->version, rt->rows + start * nc, n, &ignored);
 		if (rc == 0) {
-			res->stored += n;
+			res->stored += n - ignored;
+			res->ignored += ignored;
 			return 0;
 		}
 		const char *msg = ts_errmsg(NULL);
@@ -1059,15 +1061,16 @@ static int insert_rows(struct tsd_ingest *in, struct rtable *rt, struct tsd_inge
 			log_msg(in, "table \"%s\": a row was refused: %s (logged once per table)", rt->name,
 			        copy);
 		reject(res, rt->lines[start + bad], reason_of(rc), "table \"%s\": %s", rt->name, copy);
-		if (bad > 0 && (rc = ts_insert_at(rt->e->t, rt->schema->version, rt->rows + start * nc,
-		                                  bad)) < 0) {
+		if (bad > 0 && (rc = ts_insert_counted(rt->e->t, rt->schema->version,
+		                                       rt->rows + start * nc, bad, &ignored)) < 0) {
 			/* The rows before the bad one failed on their own: give up
 			 * on this table as on a storage failure. */
 			res->code = rc;
 			snprintf(res->error, sizeof res->error, "table \"%s\": %s", rt->name, ts_errmsg(NULL));
 			return rc;
 		}
-		res->stored += bad;
+		res->stored += bad - ignored;
+		res->ignored += ignored;
 		start += bad + 1;
 	}
 	return 0;
@@ -1127,6 +1130,7 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 	count(&in->st.requests, 1);
 	count(&in->st.rows_stored, res->stored);
 	count(&in->st.rows_missing_tags, res->rows_missing_tags);
+	count(&in->st.duplicates_ignored, res->ignored);
 	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
 		if (res->by_reason[r])
 			count(&in->st.lines_rejected[r], res->by_reason[r]);

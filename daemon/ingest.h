@@ -58,6 +58,9 @@ const char *tsd_ingest_reason_name(enum tsd_ingest_reason r);
 struct tsd_ingest_result {
 	uint64_t points;                 /* good lines parsed */
 	uint64_t stored;                 /* rows stored */
+	uint64_t ignored;                /* points whose key the table held already (or an
+	                                  * earlier line had), skipped by its duplicate
+	                                  * policy `ignore`: not an error */
 	uint64_t rejected;               /* lines refused */
 	uint64_t by_reason[TSD_REJECT_NREASONS];
 	uint64_t rows_missing_tags;      /* points that left a key column "" */
@@ -72,6 +75,7 @@ struct tsd_ingest_result {
 struct tsd_ingest_stats {
 	uint64_t requests;
 	uint64_t rows_stored;
+	uint64_t duplicates_ignored;
 	uint64_t lines_rejected[TSD_REJECT_NREASONS];
 	uint64_t rows_missing_tags;      /* points that left a key column "" */
 	uint64_t tables_created;
@@ -96,12 +100,14 @@ void tsd_ingest_close(struct tsd_ingest *in);
  * body[0..len), timestamps in precision prec: each good line becomes a
  * row of the table its measurement maps to (created, or given new
  * columns, as docs/ingest-mapping.md says), every table's rows in one
- * ts_insert_at per table; a bad line is refused alone and counted, the
- * good ones are stored anyway (InfluxDB's partial write).  Lines without
+ * ts_insert_counted per table (a table created here ignores keys it holds
+ * already: a retried batch is idempotent, res->ignored counts them); a
+ * bad line is refused alone and counted, the good ones are stored anyway
+ * (InfluxDB's partial write).  Lines without
  * a timestamp all take the same instant, the database clock's now at the
  * call.  Any thread; calls may run at once.
  * res: receives what was done (always filled, also on failure).
- * Returns 0 when every line was stored; TS_EINVAL when some lines were
+ * Returns 0 when every line was stored (or ignored); TS_EINVAL when some lines were
  * refused (res->first_bad_line and res->error say the first, the others
  * are stored: an HTTP 400); or the storage failure that kept the rows of
  * at least one table from being stored (TS_EIO, TS_ENOSPC, TS_ENOMEM,
@@ -115,7 +121,8 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 void tsd_ingest_stats_get(struct tsd_ingest *in, struct tsd_ingest_stats *out);
 
 /* Append the counters to the JSON object being written in b, as the
- * member ,"ingest":{"requests":N,"rows_stored":N,"rejected":{"syntax":N,
+ * member ,"ingest":{"requests":N,"rows_stored":N,"duplicates_ignored":N,
+ * "rejected":{"syntax":N,
  * ...every reason},"rows_missing_tags":N,"tables_created":N,
  * "columns_added":N} (the daemon's stats op). */
 void tsd_ingest_stats_json(struct tsd_ingest *in, struct jbuf *b);

@@ -782,7 +782,7 @@ static void test_stats(void **state)
 	assert_member(st, "requests", "{'ping':1,'create':1,'schema':1,'insert':1,'query':1}");
 	assert_member(st, "errors", "{'ENOENT':1}");
 	/* The line protocol mapping's counters (daemon/ingest.c): none yet. */
-	assert_member(st, "ingest", "{'requests':0,'rows_stored':0,'rejected':{'syntax':0,'type':0,"
+	assert_member(st, "ingest", "{'requests':0,'rows_stored':0,'duplicates_ignored':0,'rejected':{'syntax':0,'type':0,"
 	              "'range':0,'tag':0,'duplicate':0,'time':0,'schema':0,'store':0},"
 	              "'rows_missing_tags':0,'tables_created':0,'columns_added':0}");
 	t = json_object_get(json_object_get(st, "tables"), "q");

@@ -436,17 +436,56 @@ static void ingest_tags_not_in_key(void **state)
 		fail_msg("logged twice:\n%s", f->log);
 }
 
-/* Until tables have the duplicate policy `ignore`, a key already stored
- * refuses its line alone: a retried batch stores nothing twice and
- * every other line still goes in. */
-static void ingest_duplicate_keys(void **state)
+/* The tables the mapping creates ignore a key they hold already: a
+ * retried batch is idempotent, and within a batch the first line of a
+ * key wins.  The duplicates are counted, not refused. */
+static void ingest_duplicate_keys_ignored(void **state)
 {
 	struct fixture *f = *state;
 	struct tsd_ingest_result res;
 	const char *batch = "m,h=a v=1 1\nm,h=b v=2 1\nm,h=c v=3 1\n";
 	assert_int_equal(ingest(f, batch, LP_NS, &res), 0);
+	assert_int_equal(res.stored, 3);
+	assert_int_equal(ingest(f, batch, LP_NS, &res), 0);
+	assert_int_equal(res.points, 3);
+	assert_int_equal(res.stored, 0);
+	assert_int_equal(res.ignored, 3);
+	assert_int_equal(res.rejected, 0);
+	assert_string_equal(res.error, "");
+	assert_int_equal(ingest(f, "m,h=d v=4 1\nm,h=a v=9 1\nm,h=e v=5 1\nm,h=e v=6 1\nm,h=f v=7 1",
+	                        LP_NS, &res), 0);
+	assert_int_equal(res.stored, 3);
+	assert_int_equal(res.ignored, 2);
+	ROWS(f, "m", "a|1|1\nb|1|2\nc|1|3\nd|1|4\ne|1|5\nf|1|7\n");
+	ts_table *t;
+	ts_schema *sc;
+	assert_int_equal(ts_table_open(f->db, "m", &t), 0);
+	assert_int_equal(ts_table_schema(t, &sc), 0);
+	assert_int_equal(sc->on_duplicate, TS_ON_DUPLICATE_IGNORE);
+	ts_schema_free(sc);
+	ts_table_close(t);
+	struct tsd_ingest_stats st;
+	tsd_ingest_stats_get(f->in, &st);
+	assert_int_equal(st.duplicates_ignored, 5);
+	assert_int_equal(st.rows_stored, 6);
+}
+
+/* A table made otherwise keeps its policy: under `reject` a key already
+ * stored refuses its line alone, and every other line still goes in. */
+static void ingest_duplicate_keys_rejected(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_ingest_result res;
+	static const ts_column cols[] = {{.name = "h", .type = TS_STRING},
+	                                 {.name = "ts", .type = TS_TIMESTAMP},
+	                                 {.name = "v", .type = TS_DOUBLE}};
+	static const char *const key[] = {"h", "ts"};
+	assert_int_equal(ts_create_keyed(f->db, "m", cols, 3, key, 2, 0), 0);
+	const char *batch = "m,h=a v=1 1\nm,h=b v=2 1\nm,h=c v=3 1\n";
+	assert_int_equal(ingest(f, batch, LP_NS, &res), 0);
 	assert_int_equal(ingest(f, batch, LP_NS, &res), TS_EINVAL);
 	assert_int_equal(res.stored, 0);
+	assert_int_equal(res.ignored, 0);
 	assert_int_equal(res.rejected, 3);
 	assert_int_equal(res.by_reason[TSD_REJECT_DUPLICATE], 3);
 	assert_int_equal(res.first_bad_line, 1);
@@ -549,7 +588,7 @@ static void ingest_tsbs_prefix(void **state)
 
 /* A body larger than a request holds at once: its rows go in as they
  * fill FLUSH_VALUES, a new field past that point still adds its column,
- * and a key stored by the first part refuses its line in the second. */
+ * and a key stored by the first part is ignored in the second. */
 static void ingest_large_body(void **state)
 {
 	struct fixture *f = *state;
@@ -563,15 +602,12 @@ static void ingest_large_body(void **state)
 		len += (size_t)snprintf(body + len, cap - len, " %d\n", i);
 	}
 	len += (size_t)snprintf(body + len, cap - len, "big,h=a f0=0i,new=1 1\nbig,h=b new=2 1\n");
-	assert_int_equal(tsd_ingest_lines(f->in, body, len, LP_NS, &res), TS_EINVAL);
+	assert_int_equal(tsd_ingest_lines(f->in, body, len, LP_NS, &res), 0);
 	free(body);
 	assert_int_equal(res.points, 55002);
 	assert_int_equal(res.stored, 55001);
-	assert_int_equal(res.rejected, 1);
-	assert_int_equal(res.by_reason[TSD_REJECT_DUPLICATE], 1);
-	assert_int_equal(res.first_bad_line, 55001);
-	assert_string_equal(res.error, "line 55001: table \"big\": duplicate key (\"a\", "
-	                    "1970-01-01T00:00:00.000000001Z)");
+	assert_int_equal(res.ignored, 1);
+	assert_int_equal(res.rejected, 0);
 	ts_table *t;
 	ts_cursor *c;
 	ts_query q;
@@ -681,7 +717,8 @@ int main(void)
 		cmocka_unit_test(ingest_names),
 		cmocka_unit_test_setup_teardown(ingest_name_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_tags_not_in_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(ingest_duplicate_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(ingest_duplicate_keys_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(ingest_duplicate_keys_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_several_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_large_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(ingest_concurrent_writers, setup, teardown),

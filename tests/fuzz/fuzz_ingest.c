@@ -5,8 +5,9 @@
  * Oracle: no crash, leak or undefined behaviour; the call never fails as
  * a whole (no storage failure on a healthy database); it accounts for
  * every line -- the points it parsed are those lp_next gives, its syntax
- * refusals the lines lp_next refuses, and each point is either stored or
- * refused -- and the tables hold exactly `stored` more rows afterwards.
+ * refusals the lines lp_next refuses, and each point is stored, ignored
+ * (a duplicate key) or refused -- and the tables hold exactly `stored`
+ * more rows afterwards.
  * The database (frozen clock, 1 MiB log segments) lives across inputs, so
  * later inputs meet the tables and columns earlier ones made; it starts
  * afresh every 200 inputs.  Seed corpus: tests/fuzz/ingest/.
@@ -110,7 +111,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	}
 	if (res.points != good || res.by_reason[TSD_REJECT_SYNTAX] != bad ||
-	    res.stored + res.rejected - bad != res.points || (rc == 0) != (res.rejected == 0) ||
+	    res.stored + res.ignored + res.rejected - bad != res.points ||
+	    (rc == 0) != (res.rejected == 0) ||
 	    (res.rejected && (!res.first_bad_line || !res.error[0]))) {
 		fprintf(stderr, "accounts differ: good %llu bad %llu; points %llu stored %llu rejected "
 		        "%llu syntax %llu: %s\n", (unsigned long long)good, (unsigned long long)bad,
