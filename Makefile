@@ -128,7 +128,8 @@ MANPAGES = $(sort $(wildcard man/*.[1-8]))
 # The pages installed: the library's, and those of what was built.
 INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_TOOLS)),man/tsstore.1) \
-	$(if $(filter 1,$(WITH_DAEMON)),man/tsstored.8 man/tsstore.conf.5 man/tsstore-protocol.7) \
+	$(if $(filter 1,$(WITH_DAEMON)),man/tsstored.8 man/tsstore.conf.5 man/tsstore-protocol.7 \
+		man/tsstore-http.7) \
 	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
@@ -219,12 +220,13 @@ $(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 $(B)/daemon/%.o: daemon/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(ZLIB_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(FUSE_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(HTTP_PARSER_LIBS) \
+		$(ZLIB_LIBS) $(FUSE_LIBS)
 
 $(B)/fuse/%.o: fuse/%.c config.mk
 	@mkdir -p $(dir $@)
@@ -281,9 +283,9 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
-	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -Itests/daemon \
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(ZLIB_CFLAGS) -Itests/daemon \
 		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
-		$(PROG_LIBS) $(CMOCKA_LIBS)
+		$(PROG_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
