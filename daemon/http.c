@@ -767,6 +767,16 @@ static int on_body(http_parser *p, const char *at, size_t len)
 	return 0;
 }
 
+/* Give back what the parser held for the request just ended, so that
+ * a connection between requests holds nothing (tsd_http_held 0). */
+static void release(struct tsd_http_conn *c)
+{
+	jbuf_free(&c->body);
+	jbuf_free(&c->url);
+	for (int i = 0; i < NHEADERS; i++)
+		jbuf_free(&c->values[i]);
+}
+
 static int on_message_complete(http_parser *p)
 {
 	struct tsd_http_conn *c = p->data;
@@ -783,7 +793,7 @@ static int on_message_complete(http_parser *p)
 		h->body_len = c->body.len;
 		memset(&c->body, 0, sizeof c->body);
 	}
-	jbuf_free(&c->body);
+	release(c);
 	if (!(r = tsd_request_http(h)) || c->sink->request(c->sink->arg, r) < 0) {
 		c->stop = 1;
 		http_parser_pause(p, 1);
@@ -853,7 +863,7 @@ static void parse_error(struct tsd_http_conn *c, enum http_errno e)
 	c->req = NULL;
 	c->in_message = 0;
 	c->stop = 1;
-	jbuf_free(&c->body);
+	release(c);
 	if (!h)
 		return;
 	/* over any status decided at the end of the headers */

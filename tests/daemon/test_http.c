@@ -477,6 +477,17 @@ static void test_pipelining(void **state)
 		expect_next(f->c, h404, w404);
 		expect_next(f->c, ping_head, "");
 	}
+	/* more than the 1024 requests a connection may have waiting, in one
+	 * write: parsing pauses and goes on as they run */
+	size_t n = 3000, len = strlen(ping);
+	char *many = malloc(n * len);
+	assert_non_null(many);
+	for (size_t i = 0; i < n; i++)
+		memcpy(many + i * len, ping, len);
+	assert_int_equal(tsd_test_send(f->c, many, n * len), 0);
+	for (size_t i = 0; i < n; i++)
+		expect_next(f->c, ping_head, "");
+	free(many);
 	/* and a byte at a time */
 	for (size_t i = 0; i < sizeof reqs - 1; i++)
 		assert_int_equal(tsd_test_send(f->c, reqs + i, 1), 0);
