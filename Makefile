@@ -431,18 +431,20 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request jrows tablet log time
+FUZZ_TARGETS = request http jrows tablet log time
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
-	$(LZO_CFLAGS) $(JANSSON_CFLAGS)
-FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) -pthread -lm
+	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
+FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) -pthread -lm
+# the daemon's request path: request.c runs HTTP requests through http.c
+FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c daemon/request.c daemon/stats.c daemon/config.c \
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< daemon/request.c daemon/stats.c daemon/config.c \
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 fuzz:

@@ -215,7 +215,7 @@ static void respond(struct tsd_http_req *h, struct jbuf *out, int status,
 	else if (h->http10)
 		jbuf_puts(out, "Connection: keep-alive\r\n");
 	jbuf_puts(out, "\r\n");
-	if (content_type && !h->head)
+	if (content_type && !h->head && len)
 		jbuf_put(out, body, len);
 }
 
@@ -699,10 +699,18 @@ static int on_message_begin(http_parser *p)
 	return 0;
 }
 
+/* Append at[0..len) to b; nothing for 0 bytes (the parser may call
+ * with none, and b may hold no buffer yet). */
+static void keep(struct jbuf *b, const char *at, size_t len)
+{
+	if (len)
+		jbuf_put(b, at, len);
+}
+
 static int on_url(http_parser *p, const char *at, size_t len)
 {
 	struct tsd_http_conn *c = p->data;
-	jbuf_put(&c->url, at, len);
+	keep(&c->url, at, len);
 	return 0;
 }
 
@@ -737,7 +745,7 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 		c->values[c->cur].len = 0;
 	}
 	if (c->cur != H_OTHER)
-		jbuf_put(&c->values[c->cur], at, len);
+		keep(&c->values[c->cur], at, len);
 	return 0;
 }
 
@@ -758,7 +766,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 	}
 	c->body_len += len;
 	if (!c->discard)
-		jbuf_put(&c->body, at, len);
+		keep(&c->body, at, len);
 	if (c->body.failed) {
 		c->fatal = 500;
 		snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory for the body");
