@@ -242,6 +242,28 @@ void tsd_stats_json(struct jbuf *b)
 	jbuf_printf(b, ",\"rows_in\":%llu,\"rows_out\":%llu",
 	            (unsigned long long)get(&counters.rows_in),
 	            (unsigned long long)get(&counters.rows_out));
+	jbuf_printf(b, ",\"bytes_in\":%llu,\"bytes_out\":%llu",
+	            (unsigned long long)get(&counters.bytes_in),
+	            (unsigned long long)get(&counters.bytes_out));
+	put_object_start(b, "http_requests");
+	first = 1;
+	for (int r = 0; r < TSD_HTTP_NROUTES; r++) {
+		int open = 0;
+		for (int st = 0; st < NSTATUS; st++) {
+			uint64_t n = get(&counters.http_requests[r][st]);
+			if (n == 0)
+				continue;
+			if (!open)
+				jbuf_printf(b, "%s\"%s\":{", first ? "" : ",", r ? route_paths[r] : "other");
+			jbuf_printf(b, "%s\"%d\":%llu", open ? "," : "", st + STATUS_MIN,
+			            (unsigned long long)n);
+			first = 0;
+			open = 1;
+		}
+		if (open)
+			jbuf_putc(b, '}');
+	}
+	jbuf_putc(b, '}');
 	put_object_start(b, "requests");
 	first = 1;
 	for (int op = 0; op < TSD_NOPS; op++) {

@@ -305,18 +305,23 @@ static void test_metrics(void **state)
 	struct response r;
 	char *got;
 	assert_non_null(u);
-	got = tsd_test_call(u, "{\"op\":\"create\",\"table\":\"m\",\"columns\":[{\"name\":\"host\","
-	                    "\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
-	                    "{\"name\":\"v\",\"type\":\"double\"}],\"key\":[\"host\",\"ts\"]}");
+	static const char create[] =
+		"{\"op\":\"create\",\"table\":\"m\",\"columns\":[{\"name\":\"host\","
+		"\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+		"{\"name\":\"v\",\"type\":\"double\"}],\"key\":[\"host\",\"ts\"]}";
+	static const char insert[] =
+		"{\"op\":\"insert\",\"table\":\"m\",\"rows\":[[\"a\",1735689600000000000,1],"
+		"[\"b\",1735689600000000000,2],[\"c\",1735689600000000000,3]]}";
+	static const char scrape[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+	got = tsd_test_call(u, create);
 	assert_string_equal(got, "{\"ok\":true}\n");
 	free(got);
-	got = tsd_test_call(u, "{\"op\":\"insert\",\"table\":\"m\",\"rows\":[[\"a\",1735689600000000000,1],"
-	                    "[\"b\",1735689600000000000,2],[\"c\",1735689600000000000,3]]}");
+	got = tsd_test_call(u, insert);
 	assert_string_equal(got, "{\"ok\":true,\"inserted\":3}\n");
 	free(got);
 	tsd_test_close(u);
 	expect(f->c, ping, ping_head, "");
-	call(f->c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	call(f->c, scrape, &r);
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.head, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
 	/* the format: every line a comment "# HELP|TYPE name ..." or a sample
@@ -380,8 +385,28 @@ static void test_metrics(void **state)
 	expect_line(r.body, "tsstore_http_requests_total{",
 	            "tsstore_http_requests_total{path=\"/ping\",code=\"204\"} 1");
 	expect_line(r.body, "tsstore_connections_open ", "tsstore_connections_open 1");
+	/* the stats op has the HTTP counters too */
+	u = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	assert_non_null(u);
+	got = tsd_test_call(u, "{\"op\":\"stats\"}");
+	assert_non_null(got);
+	json_t *st = json_loads(got, 0, NULL);
+	assert_non_null(st);
+	char *http = json_dumps(json_object_get(st, "http_requests"), JSON_COMPACT);
+	assert_string_equal(http, "{\"/ping\":{\"204\":1},\"/metrics\":{\"200\":1}}");
+	assert_true(json_integer_value(json_object_get(st, "bytes_in")) > 0);
+	assert_true(json_integer_value(json_object_get(st, "bytes_out")) > 0);
+	free(http);
+	json_decref(st);
+	free(got);
+	tsd_test_close(u);
 	expect_line(r.body, "tsstore_connections_accepted_total ",
 	            "tsstore_connections_accepted_total 5"); /* 3 readiness probes, u, f->c */
+	/* every byte the daemon read: the two lines, the ping, the scrape */
+	char *bytes = fmt("tsstore_received_bytes_total %zu",
+	                  strlen(create) + 1 + strlen(insert) + 1 + strlen(ping) + strlen(scrape));
+	expect_line(r.body, "tsstore_received_bytes_total ", bytes);
+	free(bytes);
 	/* no query ran: no histogram samples for it */
 	assert_null(strstr(r.body, "tsstore_request_duration_seconds_count{op=\"query\"}"));
 	response_free(&r);
