@@ -431,9 +431,15 @@ static int decode_body(struct tsd_http_req *h, char **dec, size_t *len)
 	return 0;
 }
 
-/* POST /write, /api/v2/write, /api/v1/write: the body is read and
- * decoded; storing it is not built yet. */
-static void do_write(struct tsd_http_req *h, struct jbuf *out)
+/*
+ * POST /write, /api/v2/write, /api/v1/write: the body is read and
+ * decoded; storing it is not built yet.  This is where the ingest
+ * (daemon/ingest.c, built apart) plugs in: it gets the decoded body,
+ * h->route, the query (h->query; query_param reads db, precision,
+ * bucket, org) and ctx->db, on a worker thread, and answers with
+ * respond (204) or respond_error (400 naming the first bad line).
+ */
+static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
 	static const char *const what[TSD_HTTP_NROUTES] = {
 		[TSD_HTTP_WRITE] = "InfluxDB line protocol",
@@ -446,6 +452,7 @@ static void do_write(struct tsd_http_req *h, struct jbuf *out)
 		respond_error(h, out, h->status, h->msg);
 		return;
 	}
+	(void)ctx;
 	free(body);
 	snprintf(msg, sizeof msg, "POST %s: ingest of %s is not built yet; the body (%zu bytes "
 	         "decoded) was read and nothing was stored", tsd_http_route_path(h->route),
@@ -472,7 +479,7 @@ void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct
 		case TSD_HTTP_WRITE:
 		case TSD_HTTP_WRITE_V2:
 		case TSD_HTTP_PROM_WRITE:
-			do_write(h, out);
+			do_write(h, ctx, out);
 			break;
 		default:
 			respond_error(h, out, 404, "no such path");

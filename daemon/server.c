@@ -1220,7 +1220,8 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 static void reload_files(struct tsd_config *cfg, struct tsd_config *fresh)
 {
 	if (differ(cfg->token, fresh->token)) {
-		tsd_log("reload: token: %s (new TCP connections; those authenticated stay so)",
+		tsd_log("reload: token: %s (new TCP connections and HTTP requests; TCP connections "
+		        "authenticated stay so)",
 		        !fresh->token ? "removed" : !cfg->token ? "set" : "changed");
 		tsd_token_replace(cfg, fresh->token);
 		fresh->token = NULL;

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -833,6 +834,81 @@ static void test_auth(void **state)
 	                  "the body (1 bytes decoded) was read and nothing was stored");
 }
 
+/* Whether the daemon's log holds needle. */
+static int log_has(const struct tsd_test_daemon *d, const char *needle)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen(d->log, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void put_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* SIGHUP applies new http-max-body, http-max-header and token to the
+ * requests that follow. */
+static void test_reload(void **state)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	struct tsd_test_conn *c;
+	char conf[TSD_TEST_PATH_MAX], tok[TSD_TEST_PATH_MAX], body[1500], *text, *big;
+	(void)state;
+	assert_non_null(d);
+	d->http = 1;
+	memset(body, 'b', sizeof body);
+	snprintf(conf, sizeof conf, "%s/conf", d->dir);
+	snprintf(tok, sizeof tok, "%s/token", d->dir);
+	put_conf(tok, "one\n");
+	text = fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\n", tok);
+	put_conf(conf, text);
+	free(text);
+	const char *args[] = {"--config", conf, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), 0);
+	big = fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
+	assert_non_null(c = tsd_test_connect(d, TSD_TEST_HTTP));
+	expect(c, big, ping_head, "");
+	post(c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_json_error(c, "413 Content Too Large", 1,
+	                  "the body (Content-Length 1500) is larger than http-max-body (1024 bytes)");
+	tsd_test_close(c);
+	/* the new limits and token */
+	put_conf(tok, "two\n");
+	text = fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\n", tok);
+	put_conf(conf, text);
+	free(text);
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	for (int i = 0; i < 1000 && !log_has(d, "tsstored: reloaded"); i++)
+		sleep_ms(10);
+	assert_true(log_has(d, "tsstored: reload: http-max-body: 1024 -> 2048"));
+	assert_true(log_has(d, "tsstored: reload: http-max-header: 2048 -> 1024"));
+	assert_non_null(c = tsd_test_connect(d, TSD_TEST_HTTP));
+	post(c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_next(c, "HTTP/1.1 401 Unauthorized\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	            "Content-Length: 24\r\nWWW-Authenticate: Token realm=\"tsstored\"\r\n\r\n",
+	            "{\"error\":\"wrong token\"}\n");
+	post(c, "/write", "Authorization: Token two\r\n", body, sizeof body);
+	expect_json_error(c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(1500 bytes decoded) was read and nothing was stored");
+	expect_error(c, big, "431 Request Header Fields Too Large", "", 1,
+	             "the request line and headers are larger than http-max-header (1024 bytes)");
+	expect_eof(c);
+	tsd_test_close(c);
+	free(big);
+	tsd_test_daemon_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -852,6 +928,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_request, setup_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_body_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth, setup_token, teardown),
+		cmocka_unit_test(test_reload),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
