@@ -601,72 +601,85 @@ static const char *trimmed(struct jbuf *b)
 	return p;
 }
 
+/* Stop parsing with an error that ends the connection: status and the
+ * message of its response (parse_error queues it).  Returns -1. */
+static int fatal(struct tsd_http_conn *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fatal(struct tsd_http_conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+	c->fatal = status;
+	va_start(ap, fmt);
+	vsnprintf(c->fatal_msg, sizeof c->fatal_msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The request target of h: its query kept, its path routed (404), the
+ * method checked (405), the token (401).  Returns 0, or -1 when out of
+ * memory. */
+static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
+{
+	http_parser *p = &c->p;
+	struct http_parser_url u;
+	const char *path = "";
+	size_t plen = 0;
+	int route = -1, given;
+	http_parser_url_init(&u);
+	if (http_parser_parse_url(c->url.p, c->url.len, p->method == HTTP_CONNECT, &u) != 0) {
+		req_fail(h, 400, "the request target is not a valid URL");
+		return 0;
+	}
+	if (u.field_set & (1 << UF_PATH)) {
+		path = c->url.p + u.field_data[UF_PATH].off;
+		plen = u.field_data[UF_PATH].len;
+	}
+	if ((u.field_set & (1 << UF_QUERY)) &&
+	    !(h->query = strndup(c->url.p + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len)))
+		return fatal(c, 500, "out of memory for a request");
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		if (strlen(routes[i].path) == plen && memcmp(routes[i].path, path, plen) == 0)
+			route = (int)i;
+	if (route < 0) {
+		req_fail(h, 404, "no such path: %.*s (tsstore-http(7) lists the endpoints)",
+		         plen > 200 ? 200 : (int)plen, path);
+		return 0;
+	}
+	h->route = routes[route].route;
+	h->head = p->method == HTTP_HEAD && !routes[route].post;
+	if (routes[route].post ? p->method != HTTP_POST
+	                       : p->method != HTTP_GET && p->method != HTTP_HEAD)
+		req_fail(h, 405, "%s %s: the method is not allowed (%s)", http_method_str(p->method),
+		         routes[route].path, routes[route].post ? "POST" : "GET or HEAD");
+	else if (!routes[route].open && !authorized(c, h->query, &given))
+		req_fail(h, 401, "%s", given ? "wrong token"
+		         : "authentication required: send \"Authorization: Token <token>\" "
+		           "(or Bearer, or the query parameter p)");
+	return 0;
+}
+
 /* The end of the headers: make the request and decide what can be
- * decided now.  Returns 0, or -1 when the request is too large (the
- * parser stops; c->fatal says why). */
+ * decided now, in this order: the version (505), the route, method and
+ * token (route_request), the content coding (415), the declared size
+ * (413); then answer "Expect: 100-continue".  Returns 0, or -1 when the
+ * request ends the connection (the parser stops; c->fatal says why). */
 static int decide(struct tsd_http_conn *c)
 {
 	http_parser *p = &c->p;
 	struct tsd_http_req *h = req_new();
-	struct http_parser_url u;
-	const char *enc, *path = "";
-	size_t plen = 0;
-	int route = -1, post = p->method == HTTP_POST, given, nomem = 0;
-	if (!h) {
-		c->fatal = 500;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory for a request");
-		return -1;
-	}
-	c->req = h;
+	const char *enc;
+	int nomem = 0;
+	if (!(c->req = h))
+		return fatal(c, 500, "out of memory for a request");
 	h->max_body = c->cfg->http_max_body;
-	if (p->http_major != 1) {
-		c->fatal = 505;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg, "HTTP/%u.%u is not supported (HTTP/1.1 is)",
-		         p->http_major, p->http_minor);
-		return -1;
-	}
-	h->http10 = p->http_major == 1 && p->http_minor == 0;
+	if (p->http_major != 1)
+		return fatal(c, 505, "HTTP/%u.%u is not supported (HTTP/1.1 is)", p->http_major,
+		             p->http_minor);
+	h->http10 = p->http_minor == 0;
 	for (int i = 0; i < NHEADERS; i++)
 		nomem |= terminate(&c->values[i]);
-	if (terminate(&c->url) < 0 || nomem) {
-		c->fatal = 500;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory for a request");
-		return -1;
-	}
-	http_parser_url_init(&u);
-	if (http_parser_parse_url(c->url.p, c->url.len, p->method == HTTP_CONNECT, &u) != 0) {
-		req_fail(h, 400, "the request target is not a valid URL");
-	} else {
-		if (u.field_set & (1 << UF_PATH)) {
-			path = c->url.p + u.field_data[UF_PATH].off;
-			plen = u.field_data[UF_PATH].len;
-		}
-		if ((u.field_set & (1 << UF_QUERY)) &&
-		    !(h->query = strndup(c->url.p + u.field_data[UF_QUERY].off,
-		                         u.field_data[UF_QUERY].len))) {
-			c->fatal = 500;
-			snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory for a request");
-			return -1;
-		}
-	}
-	for (size_t i = 0; !h->status && i < sizeof routes / sizeof routes[0]; i++)
-		if (strlen(routes[i].path) == plen && memcmp(routes[i].path, path, plen) == 0)
-			route = (int)i;
-	if (!h->status && route < 0)
-		req_fail(h, 404, "no such path: %.*s (tsstore-http(7) lists the endpoints)",
-		         plen > 200 ? 200 : (int)plen, path);
-	if (route >= 0) {
-		h->route = routes[route].route;
-		h->head = p->method == HTTP_HEAD && !routes[route].post;
-		if (routes[route].post ? !post : p->method != HTTP_GET && p->method != HTTP_HEAD)
-			req_fail(h, 405, "%s %s: the method is not allowed (%s)",
-			         http_method_str(p->method), routes[route].path,
-			         routes[route].post ? "POST" : "GET or HEAD");
-		else if (!routes[route].open && !authorized(c, h->query, &given))
-			req_fail(h, 401, "%s", given ? "wrong token"
-			         : "authentication required: send \"Authorization: Token <token>\" "
-			           "(or Bearer, or the query parameter p)");
-	}
+	if (terminate(&c->url) < 0 || nomem || route_request(c, h) < 0)
+		return c->fatal ? -1 : fatal(c, 500, "out of memory for a request");
 	enc = trimmed(&c->values[H_CONTENT_ENCODING]);
 	if (!h->status && *enc) {
 		if (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "x-gzip") == 0)
@@ -674,13 +687,9 @@ static int decide(struct tsd_http_conn *c)
 		else if (strcasecmp(enc, "identity") != 0)
 			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity)", enc);
 	}
-	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body) {
-		c->fatal = 413;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg,
-		         "the body (Content-Length %llu) is larger than http-max-body (%zu bytes)",
-		         (unsigned long long)p->content_length, c->cfg->http_max_body);
-		return -1;
-	}
+	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body)
+		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "
+		             "(%zu bytes)", (unsigned long long)p->content_length, c->cfg->http_max_body);
 	c->discard = h->status != 0;
 	if (!h->status && strcasecmp(trimmed(&c->values[H_EXPECT]), "100-continue") == 0) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -765,20 +774,14 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t len)
 {
 	struct tsd_http_conn *c = p->data;
-	if (c->body_len + len > c->cfg->http_max_body) {
-		c->fatal = 413;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg,
-		         "the body is larger than http-max-body (%zu bytes)", c->cfg->http_max_body);
-		return -1;
-	}
+	if (c->body_len + len > c->cfg->http_max_body)
+		return fatal(c, 413, "the body is larger than http-max-body (%zu bytes)",
+		             c->cfg->http_max_body);
 	c->body_len += len;
 	if (!c->discard)
 		keep(&c->body, at, len);
-	if (c->body.failed) {
-		c->fatal = 500;
-		snprintf(c->fatal_msg, sizeof c->fatal_msg, "out of memory for the body");
-		return -1;
-	}
+	if (c->body.failed)
+		return fatal(c, 500, "out of memory for the body");
 	return 0;
 }
 

@@ -12,7 +12,7 @@
  *
  * Each test starts its own daemon (its limits given as arguments); the
  * teardown kills it and removes its directory.  TSD_TEST_FILTER=PATTERN
- * runs only the tests whose names match; TSD_TEST_VERBOSE=1 sends the
+ * runs only the tests whose names match (http_gzip, http_auth, ...); TSD_TEST_VERBOSE=1 sends the
  * daemon's log to stderr.
  */
 #include <errno.h>
@@ -909,26 +909,29 @@ static void test_reload(void **state)
 	tsd_test_daemon_free(d);
 }
 
+/* A test named "http_NAME", with its setup and the teardown. */
+#define T(name, fn, setup) {"http_" name, fn, setup, teardown, NULL}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_health, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_not_built, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_found_method, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_chunked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_request_closes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_header_too_large, setup_limits, teardown),
-		cmocka_unit_test_setup_teardown(test_body_too_large, setup_limits, teardown),
-		cmocka_unit_test_setup_teardown(test_slow_request, setup_idle, teardown),
-		cmocka_unit_test_setup_teardown(test_body_memory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_auth, setup_token, teardown),
-		cmocka_unit_test(test_reload),
+		T("ping", test_ping, setup),
+		T("health", test_health, setup),
+		T("metrics", test_metrics, setup),
+		T("write_not_built", test_write_not_built, setup),
+		T("not_found_method", test_not_found_method, setup),
+		T("keep_alive", test_keep_alive, setup),
+		T("pipelining", test_pipelining, setup),
+		T("chunked", test_chunked, setup),
+		T("gzip", test_gzip, setup),
+		T("expect_continue", test_expect_continue, setup),
+		T("bad_request_closes", test_bad_request_closes, setup),
+		T("header_too_large", test_header_too_large, setup_limits),
+		T("body_too_large", test_body_too_large, setup_limits),
+		T("slow_request_408", test_slow_request, setup_idle),
+		T("body_memory_budget", test_body_memory, setup),
+		T("auth", test_auth, setup_token),
+		T("reload", test_reload, NULL),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
