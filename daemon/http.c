@@ -175,19 +175,6 @@ struct tsd_request *tsd_http_error(int status, const char *msg)
 	return tsd_request_http(h);
 }
 
-const char *tsd_http_refusal(size_t *len)
-{
-	static const char refusal[] =
-		"HTTP/1.1 503 Service Unavailable\r\n"
-		"Content-Type: application/json\r\n"
-		"Content-Length: 34\r\n"
-		"Connection: close\r\n"
-		"\r\n"
-		"{\"error\":\"too many connections\"}\n";
-	*len = sizeof refusal - 1;
-	return refusal;
-}
-
 /* ---- Responses ---- */
 
 /* The response: status line, headers, and body[0..len) (not for HEAD);
@@ -233,6 +220,19 @@ static void respond_error(struct tsd_http_req *h, struct jbuf *out, int status, 
 	}
 	respond(h, out, status, "application/json", b.p, b.len);
 	jbuf_free(&b);
+}
+
+char *tsd_http_refusal(size_t *len)
+{
+	struct tsd_http_req h = {.closes = 1};
+	struct jbuf out = {0};
+	respond_error(&h, &out, 503, "too many connections");
+	if (out.failed) {
+		jbuf_free(&out);
+		return NULL;
+	}
+	*len = out.len;
+	return out.p;
 }
 
 /* ---- Handlers (worker threads) ---- */

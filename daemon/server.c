@@ -833,19 +833,19 @@ static void close_conn(struct conn *c)
 	uv_close(&c->h.handle, close_cb);
 }
 
-/* Refuse a connection beyond max-connections: one error line, then close. */
+/* Refuse a connection beyond max-connections: one error line (an HTTP
+ * 503 on an HTTP listener), then close. */
 static void refuse(struct conn *c)
 {
 	static const char busy[] =
 		"{\"ok\":false,\"error\":{\"code\":\"EBUSY\",\"message\":\"too many connections\"}}\n";
 	size_t len = sizeof busy - 1;
-	const char *text = c->http ? tsd_http_refusal(&len) : busy;
-	char *p = malloc(len);
+	char *p = c->http ? tsd_http_refusal(&len) : malloc(len);
 	c->draining = 1;
-	if (p) {
-		memcpy(p, text, len);
+	if (p && !c->http)
+		memcpy(p, busy, len);
+	if (p)
 		send_bytes(c, p, len);
-	}
 	pump(c);
 }
 

@@ -402,9 +402,10 @@ int tsd_http_partial(const struct tsd_http_conn *h);
  */
 struct tsd_request *tsd_http_error(int status, const char *msg);
 
-/* A canned response to a connection refused at max-connections (503,
- * then the connection closes): *len bytes. */
-const char *tsd_http_refusal(size_t *len);
+/* The response to a connection refused at max-connections (503, then
+ * the connection closes): *len bytes, malloc'ed (the caller frees it);
+ * NULL when out of memory. */
+char *tsd_http_refusal(size_t *len);
 
 /* The request.c side of an HTTP request (request.c wraps it in a
  * struct tsd_request for server.c's queue): */

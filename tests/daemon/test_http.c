@@ -252,6 +252,12 @@ static int setup_idle(void **state)
 	return start_fixture(state, args);
 }
 
+static int setup_max_connections(void **state)
+{
+	static const char *const args[] = {"--max-connections", "2", NULL};
+	return start_fixture(state, args);
+}
+
 static int setup_token(void **state)
 {
 	static const char *const args[] = {"--token", "TOKEN", NULL};
@@ -750,6 +756,36 @@ static void test_slow_request(void **state)
 	expect_eof(f->c);
 }
 
+/* Beyond max-connections (2): 503, then the connection closes.  The
+ * readiness probes of the start may still count for a moment, so new
+ * connections are opened until one is refused. */
+static void test_max_connections(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c[8] = {NULL};
+	struct response r;
+	int refused = 0;
+	for (int i = 0; i < 8 && !refused; i++) {
+		assert_non_null(c[i] = tsd_test_connect(f->d, TSD_TEST_HTTP));
+		assert_int_equal(tsd_test_send(c[i], ping, strlen(ping)), 0);
+		assert_int_equal(read_response(c[i], 0, &r), TSD_TEST_LINE);
+		if (r.status == 503) {
+			char *head = json_head("503 Service Unavailable", 33, 1);
+			assert_string_equal(r.head, head);
+			assert_string_equal(r.body, "{\"error\":\"too many connections\"}\n");
+			expect_eof(c[i]);
+			free(head);
+			refused = 1;
+		} else {
+			assert_string_equal(r.head, ping_head);
+		}
+		response_free(&r);
+	}
+	assert_true(refused);
+	for (int i = 0; i < 8; i++)
+		tsd_test_close(c[i]);
+}
+
 /* The memory budget counts a body being received. */
 static void test_body_memory(void **state)
 {
@@ -930,6 +966,7 @@ int main(void)
 		T("body_too_large", test_body_too_large, setup_limits),
 		T("slow_request_408", test_slow_request, setup_idle),
 		T("body_memory_budget", test_body_memory, setup),
+		T("max_connections_503", test_max_connections, setup_max_connections),
 		T("auth", test_auth, setup_token),
 		T("reload", test_reload, NULL),
 	};
