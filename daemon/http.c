@@ -691,8 +691,12 @@ static int decide(struct tsd_http_conn *c)
 		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "
 		             "(%zu bytes)", (unsigned long long)p->content_length, c->cfg->http_max_body);
 	c->discard = h->status != 0;
-	if (!h->status && strcasecmp(trimmed(&c->values[H_EXPECT]), "100-continue") == 0) {
+	if (strcasecmp(trimmed(&c->values[H_EXPECT]), "100-continue") == 0) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		/* Refused: answered now, before the body the client holds
+		 * back, and the connection closes (the body is never read). */
+		if (h->status)
+			return fatal(c, h->status, "%s", h->msg);
 		c->sink->interim(c->sink->arg, cont, sizeof cont - 1);
 	}
 	return 0;

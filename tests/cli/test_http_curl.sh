@@ -80,6 +80,11 @@ check write_expect 0 "$(notbuilt /api/v1/write 'Prometheus remote write' 2050000
 	c -w '%{http_code}\n' -H "$auth" --data-binary @"$tmp/big.lp" "$url/api/v1/write"
 took=$(c -o /dev/null -w '%{time_total}' -H "$auth" --data-binary @"$tmp/big.lp" "$url/api/v1/write")
 expect write_expect_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
+# refused (no token): answered before the body, without curl's wait
+check write_expect_refused 0 '{"error":"authentication required: send \\"Authorization: Token <token>\\" (or Bearer, or the query parameter p)"}\n401\n' '' \
+	c -w '%{http_code}\n' --data-binary @"$tmp/big.lp" "$url/api/v1/write"
+took=$(c -o /dev/null -w '%{time_total}' --data-binary @"$tmp/big.lp" "$url/api/v1/write")
+expect write_expect_refused_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
 
 check not_found 0 '{"error":"no such path: /query (tsstore-http(7) lists the endpoints)"}\n404\n' '' \
 	c -w '%{http_code}\n' -H "$auth" "$url/query?q=show+databases"

@@ -642,6 +642,12 @@ static void test_expect_continue(void **state)
 	expect_json_error(f->c, "501 Not Implemented", 0,
 	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
 	                  "(4 bytes decoded) was read and nothing was stored");
+	/* refused before its body: answered at once, and closed (the body
+	 * the client holds back is never read) */
+	expect_error(f->c, "POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+	             "Expect: 100-continue\r\n\r\n", "404 Not Found", "", 1,
+	             "no such path: /nope (tsstore-http(7) lists the endpoints)");
+	expect_eof(f->c);
 }
 
 /* ---- Hostile requests ---- */
