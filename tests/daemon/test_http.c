@@ -876,12 +876,12 @@ static void test_auth(void **state)
 	                  "the body (1 bytes decoded) was read and nothing was stored");
 }
 
-/* Whether the daemon's log holds needle. */
-static int log_has(const struct tsd_test_daemon *d, const char *needle)
+/* Whether the log file path holds needle. */
+static int log_has(const char *path, const char *needle)
 {
 	char line[1024];
 	int found = 0;
-	FILE *f = fopen(d->log, "r");
+	FILE *f = fopen(path, "r");
 	if (!f)
 		return 0;
 	while (!found && fgets(line, sizeof line, f))
@@ -902,53 +902,55 @@ static void put_conf(const char *path, const char *text)
  * requests that follow. */
 static void test_reload(void **state)
 {
-	struct tsd_test_daemon *d = tsd_test_daemon_new();
-	struct tsd_test_conn *c;
-	char conf[TSD_TEST_PATH_MAX], tok[TSD_TEST_PATH_MAX], body[1500], *text, *big;
-	(void)state;
-	assert_non_null(d);
+	struct fixture *f = calloc(1, sizeof *f);
+	struct tsd_test_daemon *d;
+	char conf[TSD_TEST_PATH_MAX], tok[TSD_TEST_PATH_MAX], logf[TSD_TEST_PATH_MAX - 16];
+	char body[1500], *text, *big;
+	assert_non_null(f);
+	*state = f; /* the teardown frees it, and the daemon */
+	assert_non_null(d = f->d = tsd_test_daemon_new());
 	d->http = 1;
 	memset(body, 'b', sizeof body);
 	snprintf(conf, sizeof conf, "%s/conf", d->dir);
 	snprintf(tok, sizeof tok, "%s/token", d->dir);
+	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
 	put_conf(tok, "one\n");
-	text = fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\n", tok);
+	text = fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\nlog-file = %s\n", tok, logf);
 	put_conf(conf, text);
 	free(text);
 	const char *args[] = {"--config", conf, NULL};
 	assert_int_equal(tsd_test_daemon_start(d, args), 0);
 	big = fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
-	assert_non_null(c = tsd_test_connect(d, TSD_TEST_HTTP));
-	expect(c, big, ping_head, "");
-	post(c, "/write", "Authorization: Token one\r\n", body, sizeof body);
-	expect_json_error(c, "413 Content Too Large", 1,
+	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
+	expect(f->c, big, ping_head, "");
+	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_json_error(f->c, "413 Content Too Large", 1,
 	                  "the body (Content-Length 1500) is larger than http-max-body (1024 bytes)");
-	tsd_test_close(c);
+	tsd_test_close(f->c);
+	f->c = NULL;
 	/* the new limits and token */
 	put_conf(tok, "two\n");
-	text = fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\n", tok);
+	text = fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\nlog-file = %s\n", tok, logf);
 	put_conf(conf, text);
 	free(text);
 	assert_int_equal(kill(d->pid, SIGHUP), 0);
-	for (int i = 0; i < 1000 && !log_has(d, "tsstored: reloaded"); i++)
+	for (int i = 0; i < 1000 && !log_has(logf, "tsstored: reloaded"); i++)
 		sleep_ms(10);
-	assert_true(log_has(d, "tsstored: reload: http-max-body: 1024 -> 2048"));
-	assert_true(log_has(d, "tsstored: reload: http-max-header: 2048 -> 1024"));
-	assert_non_null(c = tsd_test_connect(d, TSD_TEST_HTTP));
-	post(c, "/write", "Authorization: Token one\r\n", body, sizeof body);
-	expect_next(c, "HTTP/1.1 401 Unauthorized\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	assert_true(log_has(logf, "tsstored: reload: http-max-body: 1024 -> 2048"));
+	assert_true(log_has(logf, "tsstored: reload: http-max-header: 2048 -> 1024"));
+	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
+	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_next(f->c, "HTTP/1.1 401 Unauthorized\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
 	            "Content-Length: 24\r\nWWW-Authenticate: Token realm=\"tsstored\"\r\n\r\n",
 	            "{\"error\":\"wrong token\"}\n");
-	post(c, "/write", "Authorization: Token two\r\n", body, sizeof body);
-	expect_json_error(c, "501 Not Implemented", 0,
+	post(f->c, "/write", "Authorization: Token two\r\n", body, sizeof body);
+	expect_json_error(f->c, "501 Not Implemented", 0,
 	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
 	                  "(1500 bytes decoded) was read and nothing was stored");
-	expect_error(c, big, "431 Request Header Fields Too Large", "", 1,
+	expect_error(f->c, big, "431 Request Header Fields Too Large", "", 1,
 	             "the request line and headers are larger than http-max-header (1024 bytes)");
-	expect_eof(c);
-	tsd_test_close(c);
+	expect_eof(f->c);
 	free(big);
-	tsd_test_daemon_free(d);
 }
 
 /* A test named "http_NAME", with its setup and the teardown. */
@@ -974,7 +976,7 @@ int main(void)
 		T("body_memory_budget", test_body_memory, setup),
 		T("max_connections_503", test_max_connections, setup_max_connections),
 		T("auth", test_auth, setup_token),
-		T("reload", test_reload, NULL),
+		T("reload", test_reload, NULL), /* makes its own daemon, with a config file */
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
