@@ -128,7 +128,8 @@ MANPAGES = $(sort $(wildcard man/*.[1-8]))
 # The pages installed: the library's, and those of what was built.
 INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_TOOLS)),man/tsstore.1) \
-	$(if $(filter 1,$(WITH_DAEMON)),man/tsstored.8 man/tsstore.conf.5 man/tsstore-protocol.7) \
+	$(if $(filter 1,$(WITH_DAEMON)),man/tsstored.8 man/tsstore.conf.5 man/tsstore-protocol.7 \
+		man/tsstore-http.7) \
 	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
@@ -219,12 +220,13 @@ $(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 $(B)/daemon/%.o: daemon/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(ZLIB_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(FUSE_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(HTTP_PARSER_LIBS) \
+		$(ZLIB_LIBS) $(FUSE_LIBS)
 
 $(B)/fuse/%.o: fuse/%.c config.mk
 	@mkdir -p $(dir $@)
@@ -281,9 +283,9 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
-	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -Itests/daemon \
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(ZLIB_CFLAGS) -Itests/daemon \
 		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
-		$(PROG_LIBS) $(CMOCKA_LIBS)
+		$(PROG_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
@@ -439,20 +441,21 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request jrows tablet log time lineproto ingest
+FUZZ_TARGETS = request http jrows tablet log time lineproto ingest
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
-	$(LZO_CFLAGS) $(JANSSON_CFLAGS)
-FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) -pthread -lm
+	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
+FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) -pthread -lm
+# the daemon's request path: request.c runs HTTP requests through http.c
+FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c daemon/request.c daemon/stats.c daemon/config.c \
-		daemon/ingest.c $(COMMON_SRCS) $(LIB_SRCS) \
-		$(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) \
+		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< daemon/request.c daemon/stats.c daemon/config.c \
-		daemon/ingest.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
+		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 fuzz:
 	@scripts/deps.sh fuzz

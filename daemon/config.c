@@ -34,7 +34,7 @@
 
 enum kind {
 	K_PATH,     /* a string kept as is */
-	K_LISTEN,   /* unix:PATH or tcp:HOST:PORT, repeatable */
+	K_LISTEN,   /* unix:PATH, tcp:HOST:PORT or http:HOST:PORT, repeatable */
 	K_SYNC,     /* none | interval | commit */
 	K_DURATION, /* <n><unit> */
 	K_SIZE,     /* bytes, with an optional k M G suffix (powers of 1024) */
@@ -49,7 +49,8 @@ enum field {
 	F_LOG_SEGMENT_SIZE, F_MERGE_SLICE_ROWS, F_MERGE_ROLLOVER_SPREAD, F_MAINT_BUSY_WINDOW,
 	F_MAINT_BUSY_SHARE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
-	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL,
+	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
+	F_HTTP_MAX_HEADER,
 };
 
 struct option_def {
@@ -89,6 +90,8 @@ static const struct option_def options[] = {
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
 	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
 	{"ingest-default-ttl", K_DURATION, F_INGEST_DEFAULT_TTL},
+	{"http-max-body", K_SIZE, F_HTTP_MAX_BODY},
+	{"http-max-header", K_SIZE, F_HTTP_MAX_HEADER},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -106,6 +109,8 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->line_stall_timeout = TSD_LINE_STALL_TIMEOUT_DEFAULT;
 	cfg->workers = TSD_WORKERS_DEFAULT;
 	cfg->shutdown_timeout = TSD_SHUTDOWN_TIMEOUT_DEFAULT;
+	cfg->http_max_body = TSD_HTTP_MAX_BODY_DEFAULT;
+	cfg->http_max_header = TSD_HTTP_MAX_HEADER_DEFAULT;
 }
 
 void tsd_config_free(struct tsd_config *cfg)
@@ -198,7 +203,19 @@ static int parse_count(const char *text, int64_t *out)
 	return 0;
 }
 
-/* Check a listener address: "unix:PATH" or "tcp:HOST:PORT". */
+/* The "HOST:PORT" of a TCP listener ("tcp:..." or "http:..."), or NULL
+ * for a unix socket. */
+const char *tsd_listen_hostport(const char *addr)
+{
+	if (strncmp(addr, "tcp:", 4) == 0)
+		return addr + 4;
+	if (strncmp(addr, "http:", 5) == 0)
+		return addr + 5;
+	return NULL;
+}
+
+/* Check a listener address: "unix:PATH", "tcp:HOST:PORT" or
+ * "http:HOST:PORT". */
 static int check_listen(const char *addr, const char *origin)
 {
 	if (strncmp(addr, "unix:", 5) == 0) {
@@ -206,13 +223,15 @@ static int check_listen(const char *addr, const char *origin)
 			return fail(origin, "\"%s\": empty socket path%s", addr, "");
 		return 0;
 	}
-	if (strncmp(addr, "tcp:", 4) != 0)
-		return fail(origin, "\"%s\": want unix:PATH or tcp:HOST:PORT%s", addr, "");
-	const char *colon = strrchr(addr + 4, ':');
+	const char *hostport = tsd_listen_hostport(addr);
+	if (!hostport)
+		return fail(origin, "\"%s\": want unix:PATH, tcp:HOST:PORT or http:HOST:PORT%s", addr, "");
+	const char *colon = strrchr(hostport, ':');
 	int64_t port;
-	if (!colon || colon == addr + 4 ||
+	if (!colon || colon == hostport ||
 	    (strcmp(colon + 1, "0") != 0 && (parse_count(colon + 1, &port) < 0 || port > 65535)))
-		return fail(origin, "\"%s\": want tcp:HOST:PORT with a port 0-65535%s", addr, "");
+		return fail(origin, "\"%s\": want %s:HOST:PORT with a port 0-65535",
+		            addr, hostport == addr + 4 ? "tcp" : "http");
 	return 0;
 }
 
@@ -267,6 +286,17 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		if (v <= 0)
 			return -1;
 		cfg->request_memory = (size_t)v;
+		break;
+	case F_HTTP_MAX_BODY:
+		if (v <= 0)
+			return -1;
+		cfg->http_max_body = (size_t)v;
+		break;
+	case F_HTTP_MAX_HEADER:
+		/* http_parser counts it in a uint32_t */
+		if (v < (int64_t)TSD_HTTP_MAX_HEADER_MIN || v > (int64_t)TSD_HTTP_MAX_HEADER_MAX)
+			return -1;
+		cfg->http_max_header = (size_t)v;
 		break;
 	default: return -1;
 	}
@@ -414,13 +444,14 @@ int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port)
 	return 0;
 }
 
-/* Whether the host of "tcp:HOST:PORT" is a loopback address. */
+/* Whether the host of "tcp:HOST:PORT" or "http:HOST:PORT" is a loopback
+ * address. */
 static int loopback(const char *addr)
 {
 	char host[256];
 	unsigned char a[16];
 	int port;
-	if (tsd_tcp_split(addr + 4, host, sizeof host, &port) < 0)
+	if (tsd_tcp_split(tsd_listen_hostport(addr), host, sizeof host, &port) < 0)
 		return 0;
 	if (inet_pton(AF_INET, host, a) == 1)
 		return a[0] == 127;
@@ -468,11 +499,12 @@ int tsd_config_finish(struct tsd_config *cfg)
 		if (!(cfg->listen[cfg->nlisten++] = keep(cfg, socket_addr)))
 			return fail("--listen", "out of memory%s%s", "", "");
 		cfg->listen[cfg->nlisten++] = TSD_DEFAULT_TCP;
+		cfg->listen[cfg->nlisten++] = TSD_DEFAULT_HTTP;
 	}
 	if (cfg->token_file && read_token(cfg) < 0)
 		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
-		if (strncmp(cfg->listen[i], "tcp:", 4) == 0 && !loopback(cfg->listen[i]) && !cfg->token)
+		if (tsd_listen_hostport(cfg->listen[i]) && !loopback(cfg->listen[i]) && !cfg->token)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
 			            cfg->listen[i], "");
 	return 0;

@@ -1,7 +1,7 @@
 /*
  * main.c -- tsstored's command line (DESIGN.md section 5):
  *
- *     tsstored -d DATADIR [--listen unix:PATH] [--listen tcp:HOST:PORT]...
+ *     tsstored -d DATADIR [--listen unix:PATH|tcp:HOST:PORT|http:HOST:PORT]...
  *              [--mount MOUNTPOINT] [--sync none|interval|commit]
  *              [--config FILE] [--OPTION VALUE]...
  *
@@ -20,20 +20,23 @@
 #include "tsd.h"
 
 static const char usage[] =
-	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen unix:PATH|tcp:HOST:PORT]...\n"
+	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen unix:PATH|tcp:HOST:PORT|http:HOST:PORT]...\n"
 	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
 	"                [--token FILE] [--OPTION VALUE]...\n";
 
 static const char help[] =
-	"Serve a tsstore database over JSON lines (see tsstored(8), tsstore-protocol(7)).\n"
+	"Serve a tsstore database over JSON lines and HTTP (see tsstored(8),\n"
+	"tsstore-protocol(7), tsstore-http(7)).\n"
 	"\n"
 	"  -d, --data DIR          the database directory (default " TSD_DEFAULT_DATADIR ")\n"
-	"  --listen ADDR           unix:PATH or tcp:HOST:PORT; repeatable (default\n"
-	"                          unix:DATADIR/" TSD_SOCKET_NAME " and " TSD_DEFAULT_TCP ")\n"
+	"  --listen ADDR           unix:PATH, tcp:HOST:PORT (JSON lines) or\n"
+	"                          http:HOST:PORT; repeatable (default unix:DATADIR/\n"
+	"                          " TSD_SOCKET_NAME ", " TSD_DEFAULT_TCP " and " TSD_DEFAULT_HTTP ")\n"
 	"  --sync MODE             none, interval (default) or commit\n"
 	"  --config FILE           read options from FILE (tsstore.conf(5))\n"
 	"  --token FILE            TCP clients must send {\"op\":\"auth\",\"token\":...} with\n"
-	"                          the first line of FILE; needed for non-loopback TCP\n"
+	"                          the first line of FILE, HTTP clients Authorization:\n"
+	"                          Token ...; needed for non-loopback TCP and HTTP\n"
 	"  --log-file FILE         log to FILE instead of stderr (reopened on SIGHUP)\n"
 	"  --sync-interval DUR     most inserts a power loss may take (default 1s)\n"
 	"  --max-future DUR        how far ahead of now a ts may be (default 1d)\n"
@@ -61,6 +64,9 @@ static const char help[] =
 	"  --line-stall-timeout DUR  close the connection let past max-request-memory\n"
 	"                          when it sends nothing for DUR while others wait\n"
 	"                          (default 10s)\n"
+	"  --http-max-body SIZE    largest HTTP request body, after gzip decoding\n"
+	"                          (default 64M)\n"
+	"  --http-max-header SIZE  largest HTTP request line and headers (default 64k)\n"
 	"  --workers N             worker threads running requests (default 4)\n"
 	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
 	"  --ingest-default-ttl DUR  TTL of tables line protocol writes create\n"

@@ -38,6 +38,7 @@
 enum { KEY_PREFIX, KEY_LOWER, KEY_UPPER, KEY_AFTER, NKEYS };
 
 struct tsd_request {
+	struct tsd_http_req *http;  /* an HTTP request (http.c runs it), or NULL */
 	char *line;
 	size_t len;
 	int cut;                    /* TSD_LINE_WHOLE, _TOO_LONG or _STALLED */
@@ -74,10 +75,22 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut)
 	return r;
 }
 
+struct tsd_request *tsd_request_http(struct tsd_http_req *h)
+{
+	struct tsd_request *r = calloc(1, sizeof *r);
+	if (!r) {
+		tsd_http_free(h);
+		return NULL;
+	}
+	r->http = h;
+	return r;
+}
+
 void tsd_request_free(struct tsd_request *r)
 {
 	if (!r)
 		return;
+	tsd_http_free(r->http);
 	ts_cursor_close(r->cursor);
 	ts_schema_free(r->schema);
 	ts_table_close(r->table);
@@ -104,7 +117,19 @@ int tsd_request_done(const struct tsd_request *r) { return r->done; }
 int tsd_request_closes(const struct tsd_request *r) { return r->closes; }
 enum tsd_op tsd_request_op(const struct tsd_request *r) { return r->op; }
 int tsd_request_code(const struct tsd_request *r) { return r->code; }
-size_t tsd_request_size(const struct tsd_request *r) { return r->len; }
+
+size_t tsd_request_size(const struct tsd_request *r)
+{
+	return r->http ? tsd_http_size(r->http) : r->len;
+}
+
+void tsd_request_count(const struct tsd_request *r, int64_t ns)
+{
+	if (r->http)
+		tsd_http_count(r->http, ns);
+	else
+		tsd_stats_request(r->op, r->code, ns);
+}
 
 /* ---- Response lines ---- */
 
@@ -1169,6 +1194,12 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 {
 	if (r->done)
 		return;
+	if (r->http) {
+		tsd_http_step(r->http, ctx, &r->out);
+		r->closes = tsd_http_closes(r->http);
+		r->done = 1;
+		return;
+	}
 	if (!r->started) {
 		r->started = 1;
 		if (start(r, ctx, authed, needs_auth) < 0) {

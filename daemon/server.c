@@ -59,6 +59,15 @@
  * handle is closed and no step is running on a worker (a step cannot be
  * cancelled, so whichever of close_cb and after_step comes last frees).
  *
+ * HTTP connections (an http: listener) go the same way, with http.c in
+ * place of the line framing: take_lines feeds their bytes to its parser
+ * (tsd_http_feed), which queues each request received whole, and keeps
+ * the body of the one being received, counted in the budget
+ * (tsd_http_held) as a partial line is.  Their requests run in steps on
+ * the workers like the others, and are answered in order; a request not
+ * received whole within idle-timeout, or stalled while favoured, is
+ * answered 408 and the connection closed.
+ *
  * Shutdown (SIGTERM or SIGINT): the listeners close, every connection
  * drains, and when the last one is closed the loop has nothing left and
  * tsd_serve syncs and closes the database.  Connections that have not
@@ -98,6 +107,7 @@ struct listener {
 	const char *addr;      /* as configured */
 	const char *unix_path; /* to unlink at exit, or NULL */
 	int is_tcp;
+	int http;              /* an http: listener */
 	int open;
 };
 
@@ -106,6 +116,7 @@ struct conn {
 	struct server *srv;
 	struct conn *prev, *next;
 	int needs_auth, authed;
+	struct tsd_http_conn *http;  /* an HTTP connection's parser, or NULL */
 	char *in;                    /* received bytes not yet cut into lines */
 	size_t inlen, incap, scanned;
 	struct tsd_request *queue[TSD_PIPELINE_MAX];
@@ -204,12 +215,14 @@ static void close_handles(struct server *srv);
 /* ---- The request memory budget ---- */
 
 /* Count what c holds for requests now: its input buffer, the lines
- * waiting in its queue, and the line of its active request. */
+ * waiting in its queue, and the line of its active request (for HTTP,
+ * the request being received, and the bodies). */
 static void account(struct conn *c)
 {
 	struct server *srv = c->srv;
 	size_t held = c->closed ? 0 : c->incap + c->queued_bytes +
-	              (c->active ? tsd_request_size(c->active) : 0);
+	              (c->active ? tsd_request_size(c->active) : 0) +
+	              (c->http ? tsd_http_held(c->http) : 0);
 	assert(srv->mem_used >= c->mem);
 	srv->mem_used = srv->mem_used - c->mem + held;
 	c->mem = held;
@@ -226,6 +239,15 @@ static int fits(const struct conn *c, size_t more)
 	return (c == srv->favoured && c->nlines == srv->favoured_lines) ||
 	       srv->mem_used + more <= srv->cfg->request_memory ||
 	       (c->mem == 0 && more <= TSD_INPUT_CHUNK);
+}
+
+/* The bytes of c's request not yet received whole: its partial line,
+ * or for HTTP the request being received (0 when none is). */
+static size_t partial(const struct conn *c)
+{
+	if (c->http)
+		return tsd_http_partial(c->http) ? tsd_http_held(c->http) + c->inlen + 1 : 0;
+	return c->inlen;
 }
 
 /* c waits for memory: it joins the end of the paused list, so that
@@ -301,7 +323,7 @@ static void regulate(struct server *srv)
 		assert(c->mem_paused);
 		if (fits(c, c->want))
 			resume(c);
-		else if (c->inlen && (!best || c->inlen > best->inlen))
+		else if (partial(c) && (!best || partial(c) > partial(best)))
 			best = c; /* only a partial line needs favour: the
 			           * requests of the others end on their own */
 	}
@@ -366,6 +388,7 @@ static void send_bytes(struct conn *c, char *p, size_t len)
 	w->len = len;
 	buf = uv_buf_init(p, (unsigned)len);
 	c->write_pending += len;
+	tsd_stats_bytes(0, len);
 	if (uv_write(&w->req, &c->h.stream, &buf, 1, write_cb) < 0) {
 		c->write_pending -= len;
 		free(p);
@@ -390,6 +413,7 @@ static void free_conn(struct conn *c)
 		c->qhead = (c->qhead + 1) % TSD_PIPELINE_MAX;
 		c->nqueued--;
 	}
+	tsd_http_conn_free(c->http);
 	free(c->in);
 	free(c);
 }
@@ -400,8 +424,7 @@ static void free_conn(struct conn *c)
 static void finish_request(struct conn *c)
 {
 	struct tsd_request *r = c->active;
-	tsd_stats_request(tsd_request_op(r), tsd_request_code(r),
-	                  (int64_t)(uv_hrtime() - (uint64_t)c->active_start));
+	tsd_request_count(r, (int64_t)(uv_hrtime() - (uint64_t)c->active_start));
 	if (tsd_request_closes(r)) {
 		c->draining = 1;
 		while (c->nqueued) {
@@ -496,18 +519,89 @@ static void drain(struct conn *c)
 	c->draining = 1;
 }
 
-static int enqueue(struct conn *c, const char *line, size_t len, int cut)
+/* Queue r (taken over; NULL: out of memory, and c closes).  Returns 0
+ * or -1. */
+static int enqueue_request(struct conn *c, struct tsd_request *r)
 {
-	struct tsd_request *r = tsd_request_new(line, len, cut);
 	if (!r) {
 		tsd_log("out of memory for a request; closing a connection");
 		close_conn(c);
 		return -1;
 	}
+	if (c->closing) {
+		tsd_request_free(r);
+		return -1;
+	}
+	assert(c->nqueued < TSD_PIPELINE_MAX);
 	c->queue[(c->qhead + c->nqueued) % TSD_PIPELINE_MAX] = r;
 	c->nqueued++;
-	c->queued_bytes += len;
+	c->queued_bytes += tsd_request_size(r);
 	return 0;
+}
+
+static int enqueue(struct conn *c, const char *line, size_t len, int cut)
+{
+	return enqueue_request(c, tsd_request_new(line, len, cut));
+}
+
+/* ---- HTTP connections: http.c's sink ---- */
+
+static void http_begin(void *arg)
+{
+	struct conn *c = arg;
+	c->line_start = uv_now(c->srv->loop);
+}
+
+static int http_request(void *arg, struct tsd_request *r)
+{
+	struct conn *c = arg;
+	c->nlines++;
+	c->line_start = uv_now(c->srv->loop);
+	return enqueue_request(c, r);
+}
+
+static int http_room(void *arg)
+{
+	const struct conn *c = arg;
+	return c->nqueued < TSD_PIPELINE_MAX && !c->closing;
+}
+
+static void shrink_input(struct conn *c);
+
+static void http_interim(void *arg, const char *p, size_t len)
+{
+	struct conn *c = arg;
+	char *copy;
+	if (c->active || c->nqueued || c->working || !(copy = malloc(len)))
+		return; /* a response is due first: the client sends after its wait */
+	memcpy(copy, p, len);
+	send_bytes(c, copy, len);
+}
+
+/* Feed c's input to its HTTP parser: each request received whole joins
+ * the queue; the bytes a full queue left wait in the input.  After a
+ * request that ends the connection (an error, "Connection: close"),
+ * nothing more is read. */
+static void take_http(struct conn *c)
+{
+	const struct tsd_http_sink sink = {c, http_begin, http_request, http_room, http_interim};
+	size_t used = c->inlen;
+	int stop = 0;
+	if (!c->draining && c->inlen)
+		used = tsd_http_feed(c->http, c->in, c->inlen, &sink, &stop);
+	if (c->closing)
+		return;
+	memmove(c->in, c->in + used, c->inlen - used);
+	c->inlen -= used;
+	c->scanned = 0;
+	if (stop) {
+		drain(c);
+		c->inlen = 0;
+	}
+	if (c->in != c->srv->slab)
+		shrink_input(c);
+	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
+		stop_reading(c);
 }
 
 /* Give back input memory the partial line no longer needs: all of it
@@ -541,6 +635,10 @@ static void take_lines(struct conn *c)
 {
 	size_t start = 0, max = c->srv->cfg->line_max;
 	char *nl;
+	if (c->http) {
+		take_http(c);
+		return;
+	}
 	while (c->nqueued < TSD_PIPELINE_MAX &&
 	       (nl = memchr(c->in + c->scanned, '\n', c->inlen - c->scanned))) {
 		size_t line = start, end = (size_t)(nl - c->in), len = end - line;
@@ -656,6 +754,8 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	c->last_active = uv_now(c->srv->loop);
+	if (nread > 0)
+		tsd_stats_bytes((uint64_t)nread, 0);
 	if (nread == UV_ENOBUFS) {
 		tsd_log("out of memory for input; closing a connection");
 		close_conn(c);
@@ -674,7 +774,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		pump(c);
 		return;
 	}
-	if (!c->inlen)
+	if (!c->inlen && !c->http) /* HTTP: from the request's first byte (http_begin) */
 		c->line_start = c->last_active;
 	if (buf->base == c->srv->slab) {
 		assert(!c->in && !c->inlen);
@@ -734,17 +834,19 @@ static void close_conn(struct conn *c)
 	uv_close(&c->h.handle, close_cb);
 }
 
-/* Refuse a connection beyond max-connections: one error line, then close. */
+/* Refuse a connection beyond max-connections: one error line (an HTTP
+ * 503 on an HTTP listener), then close. */
 static void refuse(struct conn *c)
 {
 	static const char busy[] =
 		"{\"ok\":false,\"error\":{\"code\":\"EBUSY\",\"message\":\"too many connections\"}}\n";
-	char *p = malloc(sizeof busy - 1);
+	size_t len = sizeof busy - 1;
+	char *p = c->http ? tsd_http_refusal(&len) : malloc(len);
 	c->draining = 1;
-	if (p) {
-		memcpy(p, busy, sizeof busy - 1);
-		send_bytes(c, p, sizeof busy - 1);
-	}
+	if (p && !c->http)
+		memcpy(p, busy, len);
+	if (p)
+		send_bytes(c, p, len);
 	pump(c);
 }
 
@@ -765,9 +867,15 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	c->srv = srv;
 	c->h.handle.data = c;
-	c->needs_auth = l->is_tcp && srv->cfg->token;
+	c->needs_auth = l->is_tcp && !l->http && srv->cfg->token;
+	if (l->http && !(c->http = tsd_http_conn_new(srv->cfg))) {
+		free(c);
+		tsd_log("%s: out of memory for a connection", l->addr);
+		return;
+	}
 	rc = l->is_tcp ? uv_tcp_init(srv->loop, &c->h.tcp) : uv_pipe_init(srv->loop, &c->h.pipe, 0);
 	if (rc < 0) {
+		tsd_http_conn_free(c->http);
 		free(c);
 		return;
 	}
@@ -885,10 +993,12 @@ static void log_listening(struct listener *l)
 	}
 	if (sa.ss_family == AF_INET6) {
 		uv_ip6_name((struct sockaddr_in6 *)&sa, host, sizeof host);
-		tsd_log("listening on tcp:[%s]:%d", host, ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
+		tsd_log("listening on %s:[%s]:%d", l->http ? "http" : "tcp", host,
+		        ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
 	} else {
 		uv_ip4_name((struct sockaddr_in *)&sa, host, sizeof host);
-		tsd_log("listening on tcp:%s:%d", host, ntohs(((struct sockaddr_in *)&sa)->sin_port));
+		tsd_log("listening on %s:%s:%d", l->http ? "http" : "tcp", host,
+		        ntohs(((struct sockaddr_in *)&sa)->sin_port));
 	}
 }
 
@@ -901,8 +1011,9 @@ static int open_listeners(struct server *srv)
 		l->srv = srv;
 		l->addr = addr;
 		l->h.handle.data = l;
+		l->http = strncmp(addr, "http:", 5) == 0;
 		rc = strncmp(addr, "unix:", 5) == 0 ? listen_unix(srv, l, addr + 5)
-		                                     : listen_tcp(srv, l, addr + 4);
+		                                     : listen_tcp(srv, l, tsd_listen_hostport(addr));
 		if (rc < 0)
 			return -1;
 		if ((rc = uv_listen(&l->h.stream, TSD_BACKLOG, on_connection)) < 0) {
@@ -964,12 +1075,30 @@ static void end_stalled_favour(struct server *srv)
 	c->inlen = c->scanned = 0;
 	shrink_input(c);
 	if (c->nqueued >= TSD_PIPELINE_MAX ||
-	    enqueue(c, msg, (size_t)len, TSD_LINE_STALLED) < 0) {
+	    (c->http ? enqueue_request(c, tsd_http_error(408, msg))
+	             : enqueue(c, msg, (size_t)len, TSD_LINE_STALLED)) < 0) {
 		close_conn(c); /* no room to answer in order: just close */
 	} else {
 		pump(c);
 	}
 	regulate(srv); /* draining: favour passes on */
+}
+
+/* An HTTP request not received whole within idle-timeout: answered
+ * 408 after the requests before it, and the connection closes. */
+static void http_timeout(struct conn *c)
+{
+	char msg[TSD_MESSAGE_MAX];
+	snprintf(msg, sizeof msg, "the request was not received whole within idle-timeout "
+	         "(%lld ms); closing the connection",
+	         (long long)(c->srv->cfg->idle_timeout / 1000000));
+	drain(c);
+	c->inlen = c->scanned = 0;
+	shrink_input(c);
+	if (c->nqueued >= TSD_PIPELINE_MAX || enqueue_request(c, tsd_http_error(408, msg)) < 0)
+		close_conn(c);
+	else
+		pump(c);
 }
 
 static void sweep_cb(uv_timer_t *t)
@@ -985,14 +1114,17 @@ static void sweep_cb(uv_timer_t *t)
 		/* A partial line the client is to finish: its clock started
 		 * with its first byte, so a client sending a byte at a time
 		 * cannot hold the connection (and its memory) forever. */
-		int partial = c->inlen && c->reading && !c->mem_paused && !c->draining;
+		int unfinished = partial(c) && c->reading && !c->mem_paused && !c->draining;
 		if (srv->stopping && now >= srv->deadline) {
 			close_conn(c);
-		} else if (idle_ms && partial && now - c->line_start >= idle_ms) {
+		} else if (idle_ms && unfinished && now - c->line_start >= idle_ms) {
 			/* Counted, not logged: clients could fill the log. */
 			tsd_stats_timeout();
-			close_conn(c);
-		} else if (idle_ms && idle && !c->inlen && now - c->last_active >= idle_ms) {
+			if (c->http)
+				http_timeout(c);
+			else
+				close_conn(c);
+		} else if (idle_ms && idle && !partial(c) && now - c->last_active >= idle_ms) {
 			tsd_stats_timeout();
 			close_conn(c);
 		}
@@ -1089,7 +1221,8 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 static void reload_files(struct tsd_config *cfg, struct tsd_config *fresh)
 {
 	if (differ(cfg->token, fresh->token)) {
-		tsd_log("reload: token: %s (new TCP connections; those authenticated stay so)",
+		tsd_log("reload: token: %s (new TCP connections and HTTP requests; TCP connections "
+		        "authenticated stay so)",
 		        !fresh->token ? "removed" : !cfg->token ? "set" : "changed");
 		tsd_token_replace(cfg, fresh->token);
 		fresh->token = NULL;
@@ -1129,6 +1262,9 @@ static void reload(struct server *srv)
 	reload_ns("idle-timeout", &cfg->idle_timeout, fresh.idle_timeout);
 	reload_ns("line-stall-timeout", &cfg->line_stall_timeout, fresh.line_stall_timeout);
 	reload_ns("shutdown-timeout", &cfg->shutdown_timeout, fresh.shutdown_timeout);
+	reload_size("http-max-body", &cfg->http_max_body, fresh.http_max_body);
+	reload_size("http-max-header", &cfg->http_max_header, fresh.http_max_header);
+	tsd_http_configure(cfg);
 	report_fixed(cfg, &fresh);
 	tsd_config_free(&fresh);
 	regulate(srv); /* a larger budget lets paused connections read */
@@ -1202,6 +1338,7 @@ int tsd_serve(struct tsd_config *cfg)
 		return 1;
 	}
 	srv.loop = uv_default_loop();
+	tsd_http_configure(cfg);
 	if (start_handles(&srv) < 0) {
 		tsd_mount_stop(mount);
 		tsd_ingest_close(srv.ctx.ingest);

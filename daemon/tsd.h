@@ -10,7 +10,12 @@
  *              ordering of responses, flow control, idle and shutdown
  *   request.c  one request: parse it, run it against the database, and
  *              produce its response lines -- on a worker thread
- *   stats.c    the daemon's counters and latency histograms
+ *   http.c     the HTTP listener's side: parsing requests (http_parser),
+ *              their routes, authentication and responses (GET /metrics
+ *              among them); its steps run on the worker threads like
+ *              request.c's
+ *   stats.c    the daemon's counters and latency histograms, as JSON
+ *              (the stats op) and Prometheus text (GET /metrics)
  *   ingest.c   line protocol points into tables (ingest.h), for HTTP writes
  * Only include/tsstore.h is used from the library, never lib/ internals.
  */
@@ -32,6 +37,7 @@
 #define TSD_DEFAULT_DATADIR "./tsstore-data"
 #define TSD_SOCKET_NAME "tsstored.sock"          /* in DATADIR */
 #define TSD_DEFAULT_TCP "tcp:127.0.0.1:7400"
+#define TSD_DEFAULT_HTTP "http:127.0.0.1:7401"
 #define TSD_LISTEN_MAX 16                        /* --listen options */
 #define TSD_LINE_MAX_DEFAULT ((size_t)64 << 20)  /* longest request line */
 #define TSD_CONNECTIONS_MAX_DEFAULT 1024         /* open connections */
@@ -74,12 +80,22 @@
  * longer than any gap of a client that is sending, and short enough
  * that the waiting clients see a delay, not a hang. */
 #define TSD_LINE_STALL_TIMEOUT_DEFAULT (10 * 1000000000LL) /* ns */
+/* The largest HTTP request body (http-max-body), after gzip decoding
+ * too: beyond it a request is answered 413 and the connection closed.
+ * As line-max, so that a body holds what a request line may. */
+#define TSD_HTTP_MAX_BODY_DEFAULT ((size_t)64 << 20)
+/* The largest HTTP request line and headers together (http-max-header):
+ * beyond it, 431 and the connection closed.  64 KiB is 8 times what
+ * common servers allow (8 KiB), far above what any collector sends. */
+#define TSD_HTTP_MAX_HEADER_DEFAULT ((size_t)64 << 10)
+#define TSD_HTTP_MAX_HEADER_MIN ((size_t)1 << 10)
+#define TSD_HTTP_MAX_HEADER_MAX ((size_t)16 << 20)
 
 /* ---- Configuration (config.c) ----------------------------------------- */
 
 struct tsd_config {
 	const char *datadir;
-	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" */
+	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" / "http:HOST:PORT" */
 	int nlisten;
 	const char *mount;
 	const char *config_file;
@@ -97,6 +113,8 @@ struct tsd_config {
 	int64_t shutdown_timeout;           /* ns */
 	int64_t ingest_default_ttl;         /* ns: TTL of the tables the line
 	                                     * protocol creates (ingest.c); 0 = forever */
+	size_t http_max_body;               /* bytes, after decoding */
+	size_t http_max_header;             /* bytes of request line and headers */
 	char **owned;                       /* copies of option values, freed at exit */
 	int nowned;
 	/* Build the configuration afresh, as at the start (config file,
@@ -140,6 +158,10 @@ int tsd_config_finish(struct tsd_config *cfg);
  * long.
  */
 int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
+
+/* The "HOST:PORT" of a "tcp:" or "http:" listener address, or NULL for
+ * any other (a unix socket). */
+const char *tsd_listen_hostport(const char *addr);
 
 /* A copy of s that lives as long as cfg, or NULL when out of memory. */
 const char *tsd_config_keep(struct tsd_config *cfg, const char *s);
@@ -226,9 +248,34 @@ void tsd_stats_pause(void);
 void tsd_stats_refused(void);
 void tsd_stats_timeout(void);
 
+/* Count bytes received from clients / sent to them (every listener). */
+void tsd_stats_bytes(uint64_t in, uint64_t out);
+
+/* The routes of the HTTP listener (http.c), for its counters. */
+enum tsd_http_route {
+	TSD_HTTP_NOROUTE = 0, /* an unknown path, or a request not parsed */
+	TSD_HTTP_PING,        /* GET /ping */
+	TSD_HTTP_HEALTH,      /* GET /health */
+	TSD_HTTP_METRICS,     /* GET /metrics */
+	TSD_HTTP_WRITE,       /* POST /write (InfluxDB 1.x) */
+	TSD_HTTP_WRITE_V2,    /* POST /api/v2/write (InfluxDB 2.x) */
+	TSD_HTTP_PROM_WRITE,  /* POST /api/v1/write (Prometheus remote write) */
+	TSD_HTTP_NROUTES
+};
+
+/* The path of a route ("/ping"; "" for TSD_HTTP_NOROUTE). */
+const char *tsd_http_route_path(enum tsd_http_route route);
+
+/* Count a finished HTTP request: its route, status and latency. */
+void tsd_stats_http(enum tsd_http_route route, int status, int64_t ns);
+
 /* Append the daemon's counters to the JSON object being written in b
  * (",\"name\":value" members). */
 void tsd_stats_json(struct jbuf *b);
+
+/* Append the daemon's counters in Prometheus text exposition format
+ * 0.0.4 (each family with its HELP and TYPE lines, names tsstore_*). */
+void tsd_stats_prometheus(struct jbuf *b);
 
 /* ---- Requests (request.c) --------------------------------------------- */
 
@@ -292,6 +339,101 @@ size_t tsd_request_size(const struct tsd_request *r);
 /* Release a request: its buffers, and its cursor and table if it did not
  * finish (a connection closed in the middle of a response). */
 void tsd_request_free(struct tsd_request *r);
+
+/* Count the finished request r that took ns: its op and code (a
+ * JSON-lines request) or its route and status (an HTTP one). */
+void tsd_request_count(const struct tsd_request *r, int64_t ns);
+
+/* ---- HTTP (http.c) ------------------------------------------------------ */
+
+struct tsd_http_conn; /* the parser of one HTTP connection */
+struct tsd_http_req;  /* one HTTP request, received whole */
+
+/*
+ * What http.c needs of the connection it parses for (server.c): each
+ * function gets arg.
+ *   begin     a request began (its first byte): idle-timeout runs from
+ *             here until it is received whole;
+ *   request   a request received whole (or the error response to one
+ *             that could not be), in order: queue it; 0, or -1 when the
+ *             connection is closing and r was freed;
+ *   room      whether the queue takes another request now (when not,
+ *             parsing pauses, and the bytes left are fed again later);
+ *   interim   send p[0..len) (a "100 Continue") now, if no response is
+ *             due before it; else drop it.
+ */
+struct tsd_http_sink {
+	void *arg;
+	void (*begin)(void *arg);
+	int (*request)(void *arg, struct tsd_request *r);
+	int (*room)(void *arg);
+	void (*interim)(void *arg, const char *p, size_t len);
+};
+
+/* Set what http_parser reads from cfg process-wide (http-max-header);
+ * at the start and after each reload, on the loop thread. */
+void tsd_http_configure(const struct tsd_config *cfg);
+
+/* A parser for a new HTTP connection, or NULL when out of memory. */
+struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg);
+
+/* Free a connection's parser and the request it was receiving.  NULL
+ * allowed. */
+void tsd_http_conn_free(struct tsd_http_conn *h);
+
+/*
+ * tsd_http_feed -- parse p[0..n) received on the connection, handing
+ * each request received whole to sink->request.  Returns the bytes
+ * consumed: fewer than n when the queue had no room (feed the rest
+ * again later).  *stop is set when nothing more may be read from the
+ * connection: a malformed, oversized or final ("Connection: close")
+ * request was queued, and the connection closes after its response.
+ * On the loop thread.
+ */
+size_t tsd_http_feed(struct tsd_http_conn *h, const char *p, size_t n,
+                     const struct tsd_http_sink *sink, int *stop);
+
+/* Bytes the parser holds for the request being received (its body so
+ * far, its URL and headers kept), for max-request-memory. */
+size_t tsd_http_held(const struct tsd_http_conn *h);
+
+/* Whether a request has begun and is not yet received whole. */
+int tsd_http_partial(const struct tsd_http_conn *h);
+
+/*
+ * tsd_http_error -- a request answering status (408, 503, ...) with
+ * {"error": msg} and then closing the connection, for what the server
+ * decides itself (timeouts).  NULL when out of memory.
+ */
+struct tsd_request *tsd_http_error(int status, const char *msg);
+
+/* The response to a connection refused at max-connections (503, then
+ * the connection closes): *len bytes, malloc'ed (the caller frees it);
+ * NULL when out of memory. */
+char *tsd_http_refusal(size_t *len);
+
+/* The request.c side of an HTTP request (request.c wraps it in a
+ * struct tsd_request for server.c's queue): */
+
+/* Wrap h (taken over) as a request for the connection's queue; NULL
+ * (and h freed) when out of memory. */
+struct tsd_request *tsd_request_http(struct tsd_http_req *h);
+
+/* Run h and write its whole response into out (one step: no HTTP
+ * response streams yet).  On a worker thread. */
+void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out);
+
+/* Whether the connection closes after h's response. */
+int tsd_http_closes(const struct tsd_http_req *h);
+
+/* Bytes h holds (its body), for the pipeline and memory bounds. */
+size_t tsd_http_size(const struct tsd_http_req *h);
+
+/* Count h, finished after ns, in the HTTP counters. */
+void tsd_http_count(const struct tsd_http_req *h, int64_t ns);
+
+/* Free h.  NULL allowed. */
+void tsd_http_free(struct tsd_http_req *h);
 
 /* ---- The server (server.c) -------------------------------------------- */
 

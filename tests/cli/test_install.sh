@@ -11,7 +11,8 @@
 # A machine without FUSE, libuv, jansson, cmocka and SQLite is simulated
 # for the library-only build: pkg-config sees only lzo2.pc (in a directory
 # of its own, PKG_CONFIG_LIBDIR), and CPATH puts first a directory whose
-# uv.h, jansson.h, fuse.h, cmocka.h and sqlite3.h stop the compiler, so a
+# uv.h, jansson.h, fuse.h, cmocka.h, sqlite3.h, http_parser.h and zlib.h
+# stop the compiler, so a
 # source that includes one of them fails the build.  apt-get and
 # dpkg-query are replaced on PATH by scripts that leave a mark.
 set -u
@@ -34,7 +35,7 @@ same() { if [ "$2" = "$3" ]; then pass; else fail "$1" "want [$2], got [$3]"; fi
 # --- the simulated machine ---------------------------------------------
 mkdir -p "$tmp/pc" "$tmp/poison/fuse3" "$tmp/fakebin"
 cp "$(pkg-config --variable=pcfiledir lzo2)/lzo2.pc" "$tmp/pc/" || exit 2
-for h in uv.h jansson.h fuse.h fuse3/fuse.h cmocka.h sqlite3.h; do
+for h in uv.h jansson.h fuse.h fuse3/fuse.h cmocka.h sqlite3.h http_parser.h zlib.h; do
 	echo "#error \"a library-only build included <$h>\"" > "$tmp/poison/$h"
 done
 for p in apt-get dpkg-query; do
@@ -102,7 +103,8 @@ same lib_never_installs "" "$(cat "$tmp/ran" 2>/dev/null)"
 
 # --- 3. tsstored without FUSE: builds without its headers, refuses --mount
 poison_fuse() { PATH="$tmp/fakebin:$PATH" CPATH="$tmp/poison/fuse3" "$@"; }
-rm "$tmp/poison/jansson.h" "$tmp/poison/uv.h" "$tmp/poison/cmocka.h" "$tmp/poison/sqlite3.h"
+rm "$tmp/poison/jansson.h" "$tmp/poison/uv.h" "$tmp/poison/cmocka.h" "$tmp/poison/sqlite3.h" \
+	"$tmp/poison/http_parser.h" "$tmp/poison/zlib.h"
 poison_fuse ./configure --without-fuse >"$tmp/log" 2>&1
 same nofuse_configure 0 $?
 poison_fuse make -j2 OPT=-O0 >"$tmp/log" 2>&1
@@ -121,7 +123,7 @@ mkdir -p "$tmp/y"
 before=$(cd "$tmp/y" && find . | sort)
 poison_fuse make install PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_install 0 $?
-same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.1 ./lib/libtsstore.so.1.0.0 ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
+same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.1 ./lib/libtsstore.so.1.0.0 ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-http.7 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
 	"$(cd "$tmp/y" && find . -type f -o -type l | sort | tr '\n' ' ' | sed 's/ $//')"
 poison_fuse make uninstall PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_uninstall "0|$before" "$?|$(cd "$tmp/y" && find . | sort)"

@@ -123,13 +123,18 @@ static void exec_daemon(const struct tsd_test_daemon *d, char **argv, pid_t pare
 /* Fork and exec the daemon with its listeners and args. */
 static int spawn(struct tsd_test_daemon *d, const char *const *args)
 {
-	char unix_addr[TSD_TEST_PATH_MAX + 8], tcp_addr[64];
-	char *argv[8 + TSD_TEST_ARGS_MAX] = {TSSTORED_PATH, "-d", d->data, "--listen", unix_addr,
+	char unix_addr[TSD_TEST_PATH_MAX + 8], tcp_addr[64], http_addr[64];
+	char *argv[10 + TSD_TEST_ARGS_MAX] = {TSSTORED_PATH, "-d", d->data, "--listen", unix_addr,
 	                                     "--listen", tcp_addr};
 	int argc = 7;
 	pid_t parent = getpid();
 	snprintf(unix_addr, sizeof unix_addr, "unix:%s", d->sock);
 	snprintf(tcp_addr, sizeof tcp_addr, "tcp:127.0.0.1:%d", d->port);
+	snprintf(http_addr, sizeof http_addr, "http:127.0.0.1:%d", d->http_port);
+	if (d->http) {
+		argv[argc++] = "--listen";
+		argv[argc++] = http_addr;
+	}
 	for (int i = 0; args && args[i]; i++) {
 		if (i == TSD_TEST_ARGS_MAX)
 			return -1;
@@ -177,7 +182,8 @@ static int wait_ready(struct tsd_test_daemon *d)
 			d->pid = -1;
 			return lost_port_race(d) ? 1 : -1;
 		}
-		if (accepts(d, TSD_TEST_UNIX) && accepts(d, TSD_TEST_TCP))
+		if (accepts(d, TSD_TEST_UNIX) && accepts(d, TSD_TEST_TCP) &&
+		    (!d->http || accepts(d, TSD_TEST_HTTP)))
 			return 0;
 		sleep_ms(5);
 	}
@@ -191,7 +197,8 @@ int tsd_test_daemon_start(struct tsd_test_daemon *d, const char *const *args)
 	if (d->pid > 0)
 		return -1;
 	for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-		if ((d->port = free_port()) < 0 || spawn(d, args) < 0)
+		if ((d->port = free_port()) < 0 || (d->http && (d->http_port = free_port()) < 0) ||
+		    spawn(d, args) < 0)
 			return -1;
 		if ((rc = wait_ready(d)) <= 0)
 			break;
@@ -360,9 +367,9 @@ static int connect_unix(const struct tsd_test_daemon *d)
 	return fd;
 }
 
-static int connect_tcp(const struct tsd_test_daemon *d)
+static int connect_tcp(const struct tsd_test_daemon *d, int port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d->port)};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = bounded_socket(AF_INET), one = 1;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
@@ -380,7 +387,8 @@ struct tsd_test_conn *tsd_test_connect(const struct tsd_test_daemon *d,
 	struct tsd_test_conn *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	c->fd = transport == TSD_TEST_TCP ? connect_tcp(d) : connect_unix(d);
+	c->fd = transport == TSD_TEST_TCP ? connect_tcp(d, d->port)
+	        : transport == TSD_TEST_HTTP ? connect_tcp(d, d->http_port) : connect_unix(d);
 	if (c->fd < 0) {
 		free(c);
 		return NULL;
@@ -491,6 +499,24 @@ int tsd_test_read_line(struct tsd_test_conn *c, int timeout_ms, char **line, siz
 	if (len)
 		*len = n;
 	c->start += n + 1;
+	return TSD_TEST_LINE;
+}
+
+int tsd_test_read_bytes(struct tsd_test_conn *c, size_t n, int timeout_ms, char **out)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	*out = NULL;
+	while (c->len - c->start < n) {
+		int left = (int)(deadline - now_ms()), rc;
+		if ((rc = fill(c, left > 0 ? left : 0)) != TSD_TEST_LINE)
+			return rc;
+	}
+	if (!(*out = malloc(n + 1)))
+		return TSD_TEST_ERROR;
+	if (n)
+		memcpy(*out, c->buf + c->start, n);
+	(*out)[n] = '\0';
+	c->start += n;
 	return TSD_TEST_LINE;
 }
 

@@ -36,6 +36,8 @@
 struct tsd_test_daemon {
 	pid_t pid;                  /* -1 when not running */
 	int port;                   /* its TCP port on 127.0.0.1 */
+	int http;                   /* set before a start: listen on HTTP too */
+	int http_port;              /* then its HTTP port on 127.0.0.1 */
 	char dir[TSD_TEST_DIR_MAX];
 	char data[TSD_TEST_PATH_MAX];
 	char sock[TSD_TEST_DIR_MAX + 8];  /* fits sockaddr_un */
@@ -52,8 +54,9 @@ struct tsd_test_daemon *tsd_test_daemon_new(void);
  * tsd_test_daemon_start -- start TSSTORED_PATH on d's directory with
  * --listen unix:DIR/sock --listen tcp:127.0.0.1:PORT (a port found free
  * just before; on a lost race for it the start is retried on another),
+ * and when d->http is set --listen http:127.0.0.1:HTTP_PORT likewise,
  * and the NULL-terminated extra arguments args (may be NULL); wait until
- * both listeners accept.  May be called again after a stop, on the same
+ * every listener accepts.  May be called again after a stop, on the same
  * database.  Returns 0, or -1 when the daemon did not come up (its log
  * says why; it is not left running).
  */
@@ -95,7 +98,7 @@ int tsd_test_admin(const char *const *args, const char *out);
 
 /* ---- Connections ---- */
 
-enum tsd_test_transport { TSD_TEST_UNIX, TSD_TEST_TCP };
+enum tsd_test_transport { TSD_TEST_UNIX, TSD_TEST_TCP, TSD_TEST_HTTP };
 
 /* A client connection: a blocking socket and the bytes read from it
  * that are not yet returned as lines. */
@@ -131,6 +134,14 @@ enum { TSD_TEST_LINE = 1, TSD_TEST_EOF = -1, TSD_TEST_TIMEOUT = -2, TSD_TEST_ERR
  * TSD_TEST_TIMEOUT; TSD_TEST_ERROR (a socket error, out of memory).
  */
 int tsd_test_read_line(struct tsd_test_conn *c, int timeout_ms, char **line, size_t *len);
+
+/*
+ * tsd_test_read_bytes -- the next n bytes, waiting at most timeout_ms
+ * for them.  out: receives a malloc'ed copy, NUL-terminated (NULL
+ * unless TSD_TEST_LINE).  Returns TSD_TEST_LINE, or TSD_TEST_EOF /
+ * TSD_TEST_TIMEOUT / TSD_TEST_ERROR as tsd_test_read_line.
+ */
+int tsd_test_read_bytes(struct tsd_test_conn *c, size_t n, int timeout_ms, char **out);
 
 /*
  * tsd_test_read_response -- the lines of one response: up to and

@@ -13,6 +13,10 @@
  * and its stats through a real tsstored is test_daemon.c's
  * (daemon_scheduler_settings) and tests/cli/test_basic.sh's.
  *
+ * It also covers the listeners (the defaults: the unix socket, TCP and
+ * HTTP; http:HOST:PORT; a non-loopback address needs a token) and the
+ * HTTP listener's limits (http-max-body, http-max-header).
+ *
  * Messages go to stderr: each call's is captured into a temporary file
  * (fd 2 redirected around the call) and compared whole.
  */
@@ -264,6 +268,77 @@ static void test_file(void **state)
 	assert_string_equal(err_text, want);
 }
 
+/* With no listener given, tsd_config_finish opens three: the unix
+ * socket in the data directory, TCP on 7400 and HTTP on 7401. */
+static void test_listen_defaults(void **state)
+{
+	struct fixture *f = *state;
+	char want[128];
+	assert_int_equal(set_flag(&f->cfg, "data", f->dir), 0);
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), 0);
+	err_end();
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.nlisten, 3);
+	snprintf(want, sizeof want, "unix:%s/tsstored.sock", f->dir);
+	assert_string_equal(f->cfg.listen[0], want);
+	assert_string_equal(f->cfg.listen[1], "tcp:127.0.0.1:7400");
+	assert_string_equal(f->cfg.listen[2], "http:127.0.0.1:7401");
+	assert_int_equal(f->cfg.http_max_body, 64 << 20);
+	assert_int_equal(f->cfg.http_max_header, 64 << 10);
+}
+
+/* http:HOST:PORT is a listener like tcp:, with the same rules. */
+static void test_listen_http(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:127.0.0.1:0"), 0);
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:[::1]:8086"), 0);
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:localhost:65535"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:127.0.0.1"), -1);
+	assert_string_equal(err_text, "tsstored: --listen: \"http:127.0.0.1\": want "
+	                              "http:HOST:PORT with a port 0-65535\n");
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:127.0.0.1:65536"), -1);
+	assert_string_equal(err_text, "tsstored: --listen: \"http:127.0.0.1:65536\": want "
+	                              "http:HOST:PORT with a port 0-65535\n");
+	assert_int_equal(set_flag(&f->cfg, "listen", "https:127.0.0.1:1"), -1);
+	assert_string_equal(err_text, "tsstored: --listen: \"https:127.0.0.1:1\": want unix:PATH, "
+	                              "tcp:HOST:PORT or http:HOST:PORT\n");
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), 0);
+	err_end();
+	assert_int_equal(f->cfg.nlisten, 3); /* as given: no defaults added */
+	/* a non-loopback HTTP address needs a token */
+	assert_int_equal(set_flag(&f->cfg, "listen", "http:0.0.0.0:8086"), 0);
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), -1);
+	err_end();
+	assert_string_equal(err_text, "tsstored: --listen: http:0.0.0.0:8086 is not a loopback "
+	                              "address: it needs --token FILE\n");
+}
+
+/* The HTTP limits: sizes; the header limit within 1k..16M. */
+static void test_http_limits(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(set_flag(&f->cfg, "http-max-body", "1G"), 0);
+	assert_int_equal(f->cfg.http_max_body, 1 << 30);
+	assert_int_equal(set_flag(&f->cfg, "http-max-header", "8k"), 0);
+	assert_int_equal(f->cfg.http_max_header, 8 << 10);
+	assert_int_equal(set_flag(&f->cfg, "http-max-body", "0"), -1);
+	assert_string_equal(err_text, "tsstored: --http-max-body: http-max-body: \"0\" is out of range\n");
+	assert_int_equal(set_flag(&f->cfg, "http-max-header", "1023"), -1);
+	assert_string_equal(err_text,
+	                    "tsstored: --http-max-header: http-max-header: \"1023\" is out of range\n");
+	assert_int_equal(set_flag(&f->cfg, "http-max-header", "17M"), -1);
+	assert_string_equal(err_text,
+	                    "tsstored: --http-max-header: http-max-header: \"17M\" is out of range\n");
+	assert_int_equal(read_file(f, "http-max-body = 2M\nhttp-max-header = 4k\n"), 0);
+	assert_int_equal(f->cfg.http_max_body, 2 << 20);
+	assert_int_equal(f->cfg.http_max_header, 4 << 10);
+}
+
 /* What cfg->lib holds after the options is what ts_open accepts. */
 static void test_engine_accepts(void **state)
 {
@@ -287,6 +362,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flags_valid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_http, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

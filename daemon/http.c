@@ -1,0 +1,931 @@
+/*
+ * http.c -- tsstored's HTTP/1.1 listener (tsstore-http(7)): requests
+ * parsed with http_parser (Debian's libhttp-parser-dev), routed,
+ * authenticated, and answered on the worker threads.
+ *
+ * server.c owns the connection as for the JSON-lines protocol: reading,
+ * the memory budget, the queue of requests answered in order, writing,
+ * timeouts and shutdown.  It hands the bytes it reads to tsd_http_feed,
+ * which runs the parser over them; the parser's callbacks keep what a
+ * request needs (the URL, the few headers read, the body) and, once the
+ * request is received whole, give it to the server's queue
+ * (sink->request) as a struct tsd_http_req.  What can be decided from
+ * the request line and headers is decided on the loop thread at the end
+ * of the headers: the route (404), the method (405), the token (401),
+ * the content coding (415), the declared body size (413); a request so
+ * refused keeps the connection (its body is read and dropped) unless it
+ * is too large.  A malformed request (400), headers past http-max-header
+ * (431) or a body past http-max-body (413) end the connection: its
+ * error response is queued after the requests before it, and nothing
+ * more is parsed.
+ *
+ * Everything else runs in tsd_http_step on a worker: gzip decoding
+ * (zlib, bounded by http-max-body: 413 past it), GET /metrics (which
+ * opens every table for its counters) and the write endpoints.  Each
+ * response is written whole in one step, with Content-Length; errors
+ * are {"error":"..."} with the status.  The write endpoints answer 501
+ * until the ingest of line protocol and remote write is built: the
+ * body is read and decoded, and nothing is stored.
+ *
+ * Memory: the parser holds the URL and three header values (bounded by
+ * http-max-header, which http_parser enforces on the request line and
+ * headers together), and the body as it arrives (bounded by
+ * http-max-body, and counted in max-request-memory through
+ * tsd_http_held; the body then moves to the request, counted through
+ * tsd_http_size).
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <http_parser.h>
+#include <zlib.h>
+
+#include "tsd.h"
+
+/* The headers the daemon reads; any other is skipped. */
+enum header {
+	H_OTHER,
+	H_AUTHORIZATION,
+	H_CONTENT_ENCODING,
+	H_EXPECT,
+	NHEADERS
+};
+
+static const char *const header_names[NHEADERS] = {
+	[H_AUTHORIZATION] = "authorization",
+	[H_CONTENT_ENCODING] = "content-encoding",
+	[H_EXPECT] = "expect",
+};
+
+/* Longest header name compared (longer ones are none of ours). */
+#define FIELD_MAX 32
+
+struct tsd_http_req {
+	enum tsd_http_route route;
+	int head;           /* HEAD: the response has no body */
+	int status;         /* decided before the step (an error), or 0 */
+	char msg[TSD_MESSAGE_MAX];
+	int closes;         /* the connection closes after the response */
+	int http10;         /* an HTTP/1.0 request kept alive: say so */
+	int gzip;           /* Content-Encoding: gzip */
+	char *body;         /* as received (still gzip-encoded) */
+	size_t body_len;
+	size_t max_body;    /* http-max-body when it was received */
+	char *query;        /* the URL's query, NUL-terminated, or NULL */
+	int answered;       /* the status sent, for the counters */
+};
+
+struct tsd_http_conn {
+	http_parser p;
+	struct tsd_config *cfg;
+	const struct tsd_http_sink *sink; /* during tsd_http_feed */
+	int in_message;
+	struct jbuf url;
+	char field[FIELD_MAX];
+	size_t field_len;
+	int field_long;     /* the name is longer than FIELD_MAX */
+	int in_value;       /* the last callback was a header value */
+	enum header cur;    /* the header whose value comes */
+	struct jbuf values[NHEADERS];
+	struct tsd_http_req *req; /* made at the end of the headers */
+	struct jbuf body;
+	size_t body_len;    /* bytes received, kept or not */
+	int discard;        /* the request is refused: drop its body */
+	int fatal;          /* an error status decided in a callback: 413 */
+	char fatal_msg[TSD_MESSAGE_MAX];
+	int stop;           /* parse no further */
+};
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+/* ---- Requests ---- */
+
+static struct tsd_http_req *req_new(void)
+{
+	return calloc(1, sizeof(struct tsd_http_req));
+}
+
+void tsd_http_free(struct tsd_http_req *h)
+{
+	if (!h)
+		return;
+	free(h->body);
+	free(h->query);
+	free(h);
+}
+
+int tsd_http_closes(const struct tsd_http_req *h) { return h->closes; }
+
+size_t tsd_http_size(const struct tsd_http_req *h)
+{
+	return h->body_len + (h->query ? strlen(h->query) : 0);
+}
+
+void tsd_http_count(const struct tsd_http_req *h, int64_t ns)
+{
+	tsd_stats_http(h->route, h->answered, ns);
+}
+
+/* Record an error status for h (the first one wins). */
+static void req_fail(struct tsd_http_req *h, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void req_fail(struct tsd_http_req *h, int status, const char *fmt, ...)
+{
+	va_list ap;
+	if (h->status)
+		return;
+	h->status = status;
+	va_start(ap, fmt);
+	vsnprintf(h->msg, sizeof h->msg, fmt, ap);
+	va_end(ap);
+}
+
+struct tsd_request *tsd_http_error(int status, const char *msg)
+{
+	struct tsd_http_req *h = req_new();
+	if (!h)
+		return NULL;
+	req_fail(h, status, "%s", msg);
+	h->closes = 1;
+	return tsd_request_http(h);
+}
+
+/* ---- Responses ---- */
+
+/* The response: status line, headers, and body[0..len) (not for HEAD);
+ * content_type NULL for a response without a body (204). */
+static void respond(struct tsd_http_req *h, struct jbuf *out, int status,
+                    const char *content_type, const char *body, size_t len)
+{
+	char date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	h->answered = status;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	jbuf_printf(out, "HTTP/1.1 %d %s\r\nDate: %s\r\nX-Tsstore-Version: %s\r\n", status,
+	            reason(status), date, ts_version());
+	if (content_type)
+		jbuf_printf(out, "Content-Type: %s\r\nContent-Length: %zu\r\n", content_type, len);
+	if (status == 405)
+		jbuf_puts(out, h->route == TSD_HTTP_PING || h->route == TSD_HTTP_HEALTH ||
+		               h->route == TSD_HTTP_METRICS ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n");
+	if (status == 401)
+		jbuf_puts(out, "WWW-Authenticate: Token realm=\"tsstored\"\r\n");
+	if (h->closes)
+		jbuf_puts(out, "Connection: close\r\n");
+	else if (h->http10)
+		jbuf_puts(out, "Connection: keep-alive\r\n");
+	jbuf_puts(out, "\r\n");
+	if (content_type && !h->head && len)
+		jbuf_put(out, body, len);
+}
+
+/* An error response: {"error": msg}. */
+static void respond_error(struct tsd_http_req *h, struct jbuf *out, int status, const char *msg)
+{
+	struct jbuf b = {0};
+	jbuf_puts(&b, "{\"error\":");
+	jbuf_string(&b, msg, strlen(msg));
+	jbuf_puts(&b, "}\n");
+	if (b.failed) {
+		jbuf_free(&b);
+		status = 500;
+		jbuf_puts(&b, "{\"error\":\"out of memory for the response\"}\n");
+	}
+	respond(h, out, status, "application/json", b.p, b.len);
+	jbuf_free(&b);
+}
+
+char *tsd_http_refusal(size_t *len)
+{
+	struct tsd_http_req h = {.closes = 1};
+	struct jbuf out = {0};
+	respond_error(&h, &out, 503, "too many connections");
+	if (out.failed) {
+		jbuf_free(&out);
+		return NULL;
+	}
+	*len = out.len;
+	return out.p;
+}
+
+/* ---- Handlers (worker threads) ---- */
+
+/* Escape a Prometheus label value: backslash, double quote, newline. */
+static void prom_label(struct jbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			jbuf_putc(b, '\\');
+		if (*s == '\n') {
+			jbuf_puts(b, "\\n");
+			continue;
+		}
+		jbuf_putc(b, *s);
+	}
+}
+
+/* A table's counter by name, or 0 when it has none such. */
+static int64_t stat_of(const ts_stat *st, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	return 0;
+}
+
+/* The per-table families of /metrics: each a sum of ts_table_stats
+ * counters (names NULL-terminated). */
+static const struct table_metric {
+	const char *name, *type, *help;
+	const char *sum[3];
+} table_metrics[] = {
+	{"tsstore_table_rows", "gauge",
+	 "Rows stored in the table, on-disk tablets and filling tablets (before expiry).",
+	 {"tablet_rows", "filling_rows", NULL}},
+	{"tsstore_table_bytes", "gauge",
+	 "Bytes of the table's tablets, on disk and filling.",
+	 {"tablet_bytes", "filling_bytes", NULL}},
+	{"tsstore_table_tablets", "gauge", "On-disk tablets of the table.", {"tablets", NULL}},
+	{"tsstore_table_filling_tablets", "gauge",
+	 "Filling tablets of the table (the flush backlog, in tablets).", {"filling_tablets", NULL}},
+	{"tsstore_table_log_bytes", "gauge",
+	 "Bytes of the table's log not yet flushed to tablets (the flush backlog).",
+	 {"log_bytes", NULL}},
+	{"tsstore_table_merge_backlog_tablets", "gauge",
+	 "Tablets of the table that the merge rule would merge now.", {"merge_backlog_tablets", NULL}},
+	{"tsstore_table_tablets_quarantined_total", "counter",
+	 "Tablets of the table moved to quarantine since it was opened.",
+	 {"tablets_quarantined", NULL}},
+	{"tsstore_table_rows_inserted_total", "counter",
+	 "Rows inserted into the table since it was opened.", {"rows_inserted", NULL}},
+	{"tsstore_table_rows_rejected_total", "counter",
+	 "Rows refused by the table since it was opened.", {"rows_rejected", NULL}},
+	{"tsstore_table_flushes_total", "counter",
+	 "Flushes of the table since it was opened.", {"flushes", NULL}},
+	{"tsstore_table_merges_total", "counter",
+	 "Merges of the table since it was opened.", {"merges", NULL}},
+	{"tsstore_table_flush_failures_total", "counter",
+	 "Failed flushes of the table (retried with backoff).", {"flush_failures", NULL}},
+	{"tsstore_table_merge_failures_total", "counter",
+	 "Failed merges of the table (retried with backoff).", {"merge_failures", NULL}},
+};
+
+#define NTABLE_METRICS (sizeof table_metrics / sizeof table_metrics[0])
+
+/* GET /metrics: the daemon's counters, then each table's. */
+static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	struct jbuf b = {0};
+	char **names = NULL;
+	int ntables = 0, rc;
+	ts_stat (*stats)[TS_STATS_MAX] = NULL;
+	int *nstats = NULL;
+	tsd_stats_prometheus(&b);
+	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
+		jbuf_free(&b);
+		respond_error(h, out, 500, ts_strerror(rc));
+		return;
+	}
+	while (names[ntables])
+		ntables++;
+	if (ntables && (!(stats = calloc((size_t)ntables, sizeof *stats)) ||
+	                !(nstats = calloc((size_t)ntables, sizeof *nstats)))) {
+		b.failed = 1;
+		ntables = 0;
+	}
+	for (int i = 0; i < ntables; i++) {
+		ts_table *t;
+		nstats[i] = -1; /* dropped meanwhile, or damaged: left out */
+		if (ts_table_open(ctx->db, names[i], &t) < 0)
+			continue;
+		if (ts_table_stats(t, stats[i], TS_STATS_MAX, &nstats[i]) < 0)
+			nstats[i] = -1;
+		ts_table_close(t);
+	}
+	for (size_t m = 0; m < NTABLE_METRICS; m++) {
+		const struct table_metric *tm = &table_metrics[m];
+		jbuf_printf(&b, "# HELP %s %s\n# TYPE %s %s\n", tm->name, tm->help, tm->name, tm->type);
+		for (int i = 0; i < ntables; i++) {
+			int64_t v = 0;
+			if (nstats[i] < 0)
+				continue;
+			for (int k = 0; tm->sum[k]; k++)
+				v += stat_of(stats[i], nstats[i], tm->sum[k]);
+			jbuf_printf(&b, "%s{table=\"", tm->name);
+			prom_label(&b, names[i]);
+			jbuf_printf(&b, "\"} %lld\n", (long long)v);
+		}
+	}
+	free(stats);
+	free(nstats);
+	ts_free_names(names);
+	if (b.failed)
+		respond_error(h, out, 500, "out of memory for the metrics");
+	else
+		respond(h, out, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
+	jbuf_free(&b);
+}
+
+/* The body as sent: gunzipped into *dec (malloc'ed) when it is
+ * gzip-encoded, at most h->max_body bytes.  Returns 0, or -1 after
+ * recording the error (413 or 400) in h. */
+static int decode_body(struct tsd_http_req *h, char **dec, size_t *len)
+{
+	z_stream z;
+	size_t cap = 0, n = 0;
+	char *p = NULL;
+	int zrc = Z_OK;
+	*dec = NULL;
+	*len = 0;
+	if (!h->gzip) {
+		*dec = h->body;
+		*len = h->body_len;
+		h->body = NULL;
+		return 0;
+	}
+	memset(&z, 0, sizeof z);
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		req_fail(h, 500, "gzip: cannot start the decoder");
+		return -1;
+	}
+	z.next_in = (unsigned char *)h->body;
+	z.avail_in = (unsigned)h->body_len; /* bounded by http-max-body */
+	for (;;) {
+		if (n == cap) {
+			size_t more = cap ? cap : (h->body_len * 4 > 4096 ? h->body_len * 4 : 4096);
+			char *q;
+			if (cap == h->max_body + 1) {
+				req_fail(h, 413, "the body is larger than http-max-body (%zu bytes) once "
+				         "decoded from gzip", h->max_body);
+				break;
+			}
+			/* one byte past the limit tells a body past it */
+			if (cap + more > h->max_body + 1)
+				more = h->max_body + 1 - cap;
+			if (!(q = realloc(p, cap + more))) {
+				req_fail(h, 500, "out of memory for the decoded body");
+				break;
+			}
+			p = q;
+			cap += more;
+		}
+		z.next_out = (unsigned char *)p + n;
+		z.avail_out = (unsigned)(cap - n);
+		zrc = inflate(&z, Z_NO_FLUSH);
+		n = cap - z.avail_out;
+		if (zrc == Z_STREAM_END && z.avail_in) {
+			inflateReset(&z); /* concatenated gzip members */
+			continue;
+		}
+		if (zrc == Z_STREAM_END)
+			break;
+		if (zrc == Z_BUF_ERROR && z.avail_in == 0) {
+			req_fail(h, 400, "gzip: the body ends in the middle of the compressed stream");
+			break;
+		}
+		if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
+			req_fail(h, 400, "gzip: %s", z.msg ? z.msg : "the body is not valid gzip data");
+			break;
+		}
+	}
+	inflateEnd(&z);
+	if (h->status) {
+		free(p);
+		return -1;
+	}
+	if (n > h->max_body) {
+		free(p);
+		req_fail(h, 413, "the body is larger than http-max-body (%zu bytes) once decoded "
+		         "from gzip", h->max_body);
+		return -1;
+	}
+	*dec = p;
+	*len = n;
+	return 0;
+}
+
+/*
+ * POST /write, /api/v2/write, /api/v1/write: the body is read and
+ * decoded; storing it is not built yet.  This is where the ingest
+ * (daemon/ingest.c, built apart) plugs in: it gets the decoded body,
+ * h->route, the query (h->query; query_param reads db, precision,
+ * bucket, org) and ctx->db, on a worker thread, and answers with
+ * respond (204) or respond_error (400 naming the first bad line).
+ */
+static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	static const char *const what[TSD_HTTP_NROUTES] = {
+		[TSD_HTTP_WRITE] = "InfluxDB line protocol",
+		[TSD_HTTP_WRITE_V2] = "InfluxDB line protocol",
+		[TSD_HTTP_PROM_WRITE] = "Prometheus remote write",
+	};
+	char *body, msg[TSD_MESSAGE_MAX];
+	size_t len;
+	if (decode_body(h, &body, &len) < 0) {
+		respond_error(h, out, h->status, h->msg);
+		return;
+	}
+	(void)ctx;
+	free(body);
+	snprintf(msg, sizeof msg, "POST %s: ingest of %s is not built yet; the body (%zu bytes "
+	         "decoded) was read and nothing was stored", tsd_http_route_path(h->route),
+	         what[h->route], len);
+	respond_error(h, out, 501, msg);
+}
+
+void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	static const char health[] = "{\"status\":\"pass\"}\n";
+	if (h->status) {
+		respond_error(h, out, h->status, h->msg);
+	} else {
+		switch (h->route) {
+		case TSD_HTTP_PING:
+			respond(h, out, 204, NULL, NULL, 0);
+			break;
+		case TSD_HTTP_HEALTH:
+			respond(h, out, 200, "application/json", health, sizeof health - 1);
+			break;
+		case TSD_HTTP_METRICS:
+			do_metrics(h, ctx, out);
+			break;
+		case TSD_HTTP_WRITE:
+		case TSD_HTTP_WRITE_V2:
+		case TSD_HTTP_PROM_WRITE:
+			do_write(h, ctx, out);
+			break;
+		default:
+			respond_error(h, out, 404, "no such path");
+			break;
+		}
+	}
+	if (out->failed) {
+		/* Nothing half-written goes out: the connection is cut. */
+		jbuf_free(out);
+		h->closes = 1;
+		h->answered = 500;
+		static const char oom[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+		                          "Connection: close\r\n\r\n";
+		jbuf_put(out, oom, sizeof oom - 1);
+	}
+	free(h->body);
+	h->body = NULL;
+}
+
+/* ---- Parsing (the loop thread) ---- */
+
+/* The value of query parameter name in query ("a=1&p=x"), percent- and
+ * '+'-decoded into out (size bytes).  Returns its length, or -1 when
+ * absent or longer than out. */
+static long query_param(const char *query, const char *name, char *out, size_t size)
+{
+	size_t nlen = strlen(name);
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, name, nlen) != 0 || p[nlen] != '=')
+			continue;
+		size_t n = 0;
+		for (const char *v = p + nlen + 1; *v && *v != '&'; v++) {
+			int c = (unsigned char)*v;
+			unsigned hi, lo;
+			if (c == '+')
+				c = ' ';
+			else if (c == '%' && sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
+				c = (int)(hi << 4 | lo);
+				v += 2;
+			}
+			if (n + 1 >= size)
+				return -1;
+			out[n++] = (char)c;
+		}
+		out[n] = '\0';
+		return (long)n;
+	}
+	return -1;
+}
+
+/* Whether the request carries the daemon's token (or the daemon has
+ * none): "Authorization: Token T" or "Bearer T", or the query
+ * parameter p (InfluxDB 1.x clients send u and p).  *given: whether it
+ * carried any credential at all. */
+static int authorized(struct tsd_http_conn *c, const char *query, int *given)
+{
+	const struct jbuf *a = &c->values[H_AUTHORIZATION];
+	char tok[TSD_TOKEN_MAX + 2];
+	long n;
+	*given = 1;
+	if (a->len) {
+		const char *v = a->p;
+		size_t len = a->len, scheme;
+		if (len > 6 && strncasecmp(v, "Token ", 6) == 0)
+			scheme = 6;
+		else if (len > 7 && strncasecmp(v, "Bearer ", 7) == 0)
+			scheme = 7;
+		else
+			return tsd_token_check(c->cfg, "", 0);
+		while (scheme < len && v[scheme] == ' ')
+			scheme++;
+		while (len > scheme && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+			len--;
+		return tsd_token_check(c->cfg, v + scheme, len - scheme);
+	}
+	if (query && (n = query_param(query, "p", tok, sizeof tok)) >= 0)
+		return tsd_token_check(c->cfg, tok, (size_t)n);
+	*given = 0;
+	return tsd_token_check(c->cfg, "", 0);
+}
+
+static const struct {
+	const char *path;
+	enum tsd_http_route route;
+	int post;     /* POST; else GET and HEAD */
+	int open;     /* needs no token */
+} routes[] = {
+	{"/ping", TSD_HTTP_PING, 0, 1},
+	{"/health", TSD_HTTP_HEALTH, 0, 1},
+	{"/metrics", TSD_HTTP_METRICS, 0, 0},
+	{"/write", TSD_HTTP_WRITE, 1, 0},
+	{"/api/v2/write", TSD_HTTP_WRITE_V2, 1, 0},
+	{"/api/v1/write", TSD_HTTP_PROM_WRITE, 1, 0},
+};
+
+/* NUL-terminate b's text (not counted in its len); 0, or -1 when out of
+ * memory. */
+static int terminate(struct jbuf *b)
+{
+	jbuf_putc(b, '\0');
+	if (b->failed)
+		return -1;
+	b->len--;
+	return 0;
+}
+
+/* Trim the spaces around a header value (terminated) in place; returns
+ * its start. */
+static const char *trimmed(struct jbuf *b)
+{
+	if (!b->p || b->failed)
+		return "";
+	while (b->len && (b->p[b->len - 1] == ' ' || b->p[b->len - 1] == '\t'))
+		b->len--;
+	b->p[b->len] = '\0';
+	const char *p = b->p;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Stop parsing with an error that ends the connection: status and the
+ * message of its response (parse_error queues it).  Returns -1. */
+static int fatal(struct tsd_http_conn *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fatal(struct tsd_http_conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+	c->fatal = status;
+	va_start(ap, fmt);
+	vsnprintf(c->fatal_msg, sizeof c->fatal_msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The request target of h: its query kept, its path routed (404), the
+ * method checked (405), the token (401).  Returns 0, or -1 when out of
+ * memory. */
+static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
+{
+	http_parser *p = &c->p;
+	struct http_parser_url u;
+	const char *path = "";
+	size_t plen = 0;
+	int route = -1, given;
+	http_parser_url_init(&u);
+	if (http_parser_parse_url(c->url.p, c->url.len, p->method == HTTP_CONNECT, &u) != 0) {
+		req_fail(h, 400, "the request target is not a valid URL");
+		return 0;
+	}
+	if (u.field_set & (1 << UF_PATH)) {
+		path = c->url.p + u.field_data[UF_PATH].off;
+		plen = u.field_data[UF_PATH].len;
+	}
+	if ((u.field_set & (1 << UF_QUERY)) &&
+	    !(h->query = strndup(c->url.p + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len)))
+		return fatal(c, 500, "out of memory for a request");
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		if (strlen(routes[i].path) == plen && memcmp(routes[i].path, path, plen) == 0)
+			route = (int)i;
+	if (route < 0) {
+		req_fail(h, 404, "no such path: %.*s (tsstore-http(7) lists the endpoints)",
+		         plen > 200 ? 200 : (int)plen, path);
+		return 0;
+	}
+	h->route = routes[route].route;
+	h->head = p->method == HTTP_HEAD && !routes[route].post;
+	if (routes[route].post ? p->method != HTTP_POST
+	                       : p->method != HTTP_GET && p->method != HTTP_HEAD)
+		req_fail(h, 405, "%s %s: the method is not allowed (%s)", http_method_str(p->method),
+		         routes[route].path, routes[route].post ? "POST" : "GET or HEAD");
+	else if (!routes[route].open && !authorized(c, h->query, &given))
+		req_fail(h, 401, "%s", given ? "wrong token"
+		         : "authentication required: send \"Authorization: Token <token>\" "
+		           "(or Bearer, or the query parameter p)");
+	return 0;
+}
+
+/* The end of the headers: make the request and decide what can be
+ * decided now, in this order: the version (505), the route, method and
+ * token (route_request), the content coding (415), the declared size
+ * (413); then answer "Expect: 100-continue".  Returns 0, or -1 when the
+ * request ends the connection (the parser stops; c->fatal says why). */
+static int decide(struct tsd_http_conn *c)
+{
+	http_parser *p = &c->p;
+	struct tsd_http_req *h = req_new();
+	const char *enc;
+	int nomem = 0;
+	if (!(c->req = h))
+		return fatal(c, 500, "out of memory for a request");
+	h->max_body = c->cfg->http_max_body;
+	if (p->http_major != 1)
+		return fatal(c, 505, "HTTP/%u.%u is not supported (HTTP/1.1 is)", p->http_major,
+		             p->http_minor);
+	h->http10 = p->http_minor == 0;
+	for (int i = 0; i < NHEADERS; i++)
+		nomem |= terminate(&c->values[i]);
+	if (terminate(&c->url) < 0 || nomem || route_request(c, h) < 0)
+		return c->fatal ? -1 : fatal(c, 500, "out of memory for a request");
+	enc = trimmed(&c->values[H_CONTENT_ENCODING]);
+	if (!h->status && *enc) {
+		if (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "x-gzip") == 0)
+			h->gzip = 1;
+		else if (strcasecmp(enc, "identity") != 0)
+			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity)", enc);
+	}
+	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body)
+		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "
+		             "(%zu bytes)", (unsigned long long)p->content_length, c->cfg->http_max_body);
+	c->discard = h->status != 0;
+	if (strcasecmp(trimmed(&c->values[H_EXPECT]), "100-continue") == 0) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		/* Refused: answered now, before the body the client holds
+		 * back, and the connection closes (the body is never read). */
+		if (h->status)
+			return fatal(c, h->status, "%s", h->msg);
+		c->sink->interim(c->sink->arg, cont, sizeof cont - 1);
+	}
+	return 0;
+}
+
+static int on_message_begin(http_parser *p)
+{
+	struct tsd_http_conn *c = p->data;
+	c->in_message = 1;
+	c->url.len = 0;
+	c->field_len = 0;
+	c->field_long = 0;
+	c->in_value = 0;
+	c->cur = H_OTHER;
+	for (int i = 0; i < NHEADERS; i++)
+		c->values[i].len = 0;
+	c->body_len = 0;
+	c->discard = 0;
+	c->sink->begin(c->sink->arg);
+	return 0;
+}
+
+/* Append at[0..len) to b; nothing for 0 bytes (the parser may call
+ * with none, and b may hold no buffer yet). */
+static void keep(struct jbuf *b, const char *at, size_t len)
+{
+	if (len)
+		jbuf_put(b, at, len);
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+	struct tsd_http_conn *c = p->data;
+	keep(&c->url, at, len);
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	struct tsd_http_conn *c = p->data;
+	if (c->in_value) {
+		c->in_value = 0;
+		c->field_len = 0;
+		c->field_long = 0;
+	}
+	if (c->field_len + len > FIELD_MAX)
+		c->field_long = 1;
+	else {
+		memcpy(c->field + c->field_len, at, len);
+		c->field_len += len;
+	}
+	return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	struct tsd_http_conn *c = p->data;
+	if (!c->in_value) {
+		c->in_value = 1;
+		c->cur = H_OTHER;
+		for (int i = 1; !c->field_long && i < NHEADERS; i++)
+			if (strlen(header_names[i]) == c->field_len &&
+			    strncasecmp(header_names[i], c->field, c->field_len) == 0)
+				c->cur = (enum header)i;
+		/* a header given twice: the last one counts */
+		c->values[c->cur].len = 0;
+	}
+	if (c->cur != H_OTHER)
+		keep(&c->values[c->cur], at, len);
+	return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	struct tsd_http_conn *c = p->data;
+	return decide(c) < 0 ? -1 : 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+	struct tsd_http_conn *c = p->data;
+	if (c->body_len + len > c->cfg->http_max_body)
+		return fatal(c, 413, "the body is larger than http-max-body (%zu bytes)",
+		             c->cfg->http_max_body);
+	c->body_len += len;
+	if (!c->discard)
+		keep(&c->body, at, len);
+	if (c->body.failed)
+		return fatal(c, 500, "out of memory for the body");
+	return 0;
+}
+
+/* Give back what the parser held for the request just ended, so that
+ * a connection between requests holds nothing (tsd_http_held 0). */
+static void release(struct tsd_http_conn *c)
+{
+	jbuf_free(&c->body);
+	jbuf_free(&c->url);
+	for (int i = 0; i < NHEADERS; i++)
+		jbuf_free(&c->values[i]);
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct tsd_http_conn *c = p->data;
+	struct tsd_http_req *h = c->req;
+	struct tsd_request *r;
+	c->req = NULL;
+	c->in_message = 0;
+	if (!http_should_keep_alive(p) || p->upgrade) {
+		h->closes = 1; /* the last request of the connection */
+		c->stop = 1;
+	}
+	if (!c->discard) {
+		h->body = c->body.p; /* taken over */
+		h->body_len = c->body.len;
+		memset(&c->body, 0, sizeof c->body);
+	}
+	release(c);
+	if (!(r = tsd_request_http(h)) || c->sink->request(c->sink->arg, r) < 0) {
+		c->stop = 1;
+		http_parser_pause(p, 1);
+		return 0;
+	}
+	if (c->stop || !c->sink->room(c->sink->arg))
+		http_parser_pause(p, 1);
+	return 0;
+}
+
+static const http_parser_settings settings = {
+	.on_message_begin = on_message_begin,
+	.on_url = on_url,
+	.on_header_field = on_header_field,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_message_complete,
+};
+
+void tsd_http_configure(const struct tsd_config *cfg)
+{
+	http_parser_set_max_header_size((uint32_t)cfg->http_max_header);
+}
+
+struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg)
+{
+	struct tsd_http_conn *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	http_parser_init(&c->p, HTTP_REQUEST);
+	c->p.data = c;
+	c->cfg = cfg;
+	return c;
+}
+
+void tsd_http_conn_free(struct tsd_http_conn *c)
+{
+	if (!c)
+		return;
+	tsd_http_free(c->req);
+	jbuf_free(&c->url);
+	for (int i = 0; i < NHEADERS; i++)
+		jbuf_free(&c->values[i]);
+	jbuf_free(&c->body);
+	free(c);
+}
+
+size_t tsd_http_held(const struct tsd_http_conn *c)
+{
+	size_t n = c->url.cap + c->body.cap;
+	for (int i = 0; i < NHEADERS; i++)
+		n += c->values[i].cap;
+	return n;
+}
+
+int tsd_http_partial(const struct tsd_http_conn *c)
+{
+	return c->in_message;
+}
+
+/* A request that cannot be parsed: its error response closes. */
+static void parse_error(struct tsd_http_conn *c, enum http_errno e)
+{
+	struct tsd_http_req *h = c->req ? c->req : req_new();
+	struct tsd_request *r;
+	c->req = NULL;
+	c->in_message = 0;
+	c->stop = 1;
+	release(c);
+	if (!h)
+		return;
+	/* over any status decided at the end of the headers */
+	h->status = 0;
+	if (c->fatal)
+		req_fail(h, c->fatal, "%s", c->fatal_msg);
+	else if (e == HPE_HEADER_OVERFLOW)
+		req_fail(h, 431, "the request line and headers are larger than http-max-header "
+		         "(%zu bytes)", c->cfg->http_max_header);
+	else
+		req_fail(h, 400, "malformed request: %s", http_errno_description(e));
+	c->fatal = 0;
+	h->closes = 1;
+	free(h->body);
+	h->body = NULL;
+	h->body_len = 0;
+	if ((r = tsd_request_http(h)))
+		c->sink->request(c->sink->arg, r);
+}
+
+size_t tsd_http_feed(struct tsd_http_conn *c, const char *p, size_t n,
+                     const struct tsd_http_sink *sink, int *stop)
+{
+	size_t used;
+	enum http_errno e;
+	*stop = c->stop;
+	if (c->stop)
+		return n;
+	c->sink = sink;
+	http_parser_pause(&c->p, 0);
+	used = http_parser_execute(&c->p, &settings, p, n);
+	e = HTTP_PARSER_ERRNO(&c->p);
+	if (e != HPE_OK && e != HPE_PAUSED) {
+		parse_error(c, e);
+		used = n;
+	} else if (e == HPE_OK && c->p.upgrade) {
+		c->stop = 1; /* answered; the other protocol is not spoken */
+		used = n;
+	}
+	c->sink = NULL;
+	*stop = c->stop;
+	return c->stop ? n : used;
+}

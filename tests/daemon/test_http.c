@@ -1,0 +1,985 @@
+/*
+ * test_http.c -- tsstored's HTTP listener end to end (tsstore-http(7)):
+ * a real daemon with --listen http:127.0.0.1:PORT on a free loopback
+ * port, spoken to in raw HTTP/1.1 over a socket, so that every byte of
+ * the requests is the test's (pipelining, chunking, gzip made with zlib
+ * here, malformed and oversized requests) and every response is checked
+ * whole.
+ *
+ * Responses are compared as text, status line and headers byte for
+ * byte, but for the Date header (the time of day), which read_response
+ * leaves out after checking that it is there.
+ *
+ * Each test starts its own daemon (its limits given as arguments); the
+ * teardown kills it and removes its directory.  TSD_TEST_FILTER=PATTERN
+ * runs only the tests whose names match (http_gzip, http_auth, ...); TSD_TEST_VERBOSE=1 sends the
+ * daemon's log to stderr.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <tsstore.h>
+#include <zlib.h>
+
+#include "support_client.h"
+
+#define WAIT TSD_TEST_TIMEOUT_MS
+#define VERSION_HEADER "X-Tsstore-Version: " TS_VERSION_STRING "\r\n"
+
+struct fixture {
+	struct tsd_test_daemon *d;
+	struct tsd_test_conn *c;          /* over HTTP */
+};
+
+/* One response: the status line and headers as sent (without Date), the
+ * status, and the body. */
+struct response {
+	int status;
+	char *head;       /* "HTTP/1.1 204 No Content\r\n...\r\n\r\n" */
+	char *body;       /* NUL-terminated; "" when none */
+	size_t len;
+};
+
+static void response_free(struct response *r)
+{
+	free(r->head);
+	free(r->body);
+	memset(r, 0, sizeof *r);
+}
+
+/* printf into a malloc'ed string. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	assert_non_null(s);
+	return s;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Read one response from c: the head up to the blank line, then
+ * Content-Length bytes of body (none for 204, nor for a HEAD, head).
+ * Returns TSD_TEST_LINE, or the failure of tsd_test_read_line. */
+static int read_response(struct tsd_test_conn *c, int head, struct response *r)
+{
+	size_t hlen = 0, clen = 0;
+	int rc, dated = 0;
+	char *line;
+	memset(r, 0, sizeof *r);
+	r->head = calloc(1, 1);
+	assert_non_null(r->head);
+	for (;;) {
+		size_t n;
+		if ((rc = tsd_test_read_line(c, WAIT, &line, &n)) != TSD_TEST_LINE) {
+			response_free(r);
+			return rc;
+		}
+		assert_true(n > 0 && line[n - 1] == '\r'); /* every line ends CRLF */
+		if (strncmp(line, "Date: ", 6) == 0) {
+			dated = 1;
+			free(line);
+			continue;
+		}
+		if (strncasecmp(line, "Content-Length: ", 16) == 0)
+			clen = strtoul(line + 16, NULL, 10);
+		if (hlen == 0)
+			assert_int_equal(sscanf(line, "HTTP/1.1 %d ", &r->status), 1);
+		r->head = realloc(r->head, hlen + n + 2);
+		assert_non_null(r->head);
+		memcpy(r->head + hlen, line, n);
+		hlen += n;
+		r->head[hlen++] = '\n';
+		r->head[hlen] = '\0';
+		free(line);
+		if (n == 1)
+			break;
+	}
+	if (r->status != 100)
+		assert_true(dated);
+	if (head)
+		clen = 0;
+	if ((rc = tsd_test_read_bytes(c, clen, WAIT, &r->body)) != TSD_TEST_LINE) {
+		response_free(r);
+		return rc;
+	}
+	r->len = clen;
+	return TSD_TEST_LINE;
+}
+
+/* Send request (exact bytes) on c and read its response. */
+static void call(struct tsd_test_conn *c, const char *request, struct response *r)
+{
+	assert_int_equal(tsd_test_send(c, request, strlen(request)), 0);
+	assert_int_equal(read_response(c, strncmp(request, "HEAD ", 5) == 0, r), TSD_TEST_LINE);
+}
+
+/* Assert the next response on c is head and body exactly. */
+static void expect_next(struct tsd_test_conn *c, const char *head, const char *body)
+{
+	struct response r;
+	assert_int_equal(read_response(c, 0, &r), TSD_TEST_LINE);
+	assert_string_equal(r.head, head);
+	assert_string_equal(r.body, body);
+	response_free(&r);
+}
+
+/* Send request and assert its response is head and body exactly. */
+static void expect(struct tsd_test_conn *c, const char *request, const char *head,
+                   const char *body)
+{
+	struct response r;
+	call(c, request, &r);
+	assert_string_equal(r.head, head);
+	assert_string_equal(r.body, body);
+	response_free(&r);
+}
+
+/* The head of a JSON response of status (reason) with a body of len
+ * bytes; closes: with "Connection: close". */
+static char *json_head(const char *status, size_t len, int closes)
+{
+	return fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	           "Content-Length: %zu\r\n%s\r\n", status, len, closes ? "Connection: close\r\n" : "");
+}
+
+/* Send request and assert the response is the error {"error": msg}
+ * with status (e.g. "404 Not Found"), and extra headers (e.g. "Allow:
+ * ...\r\n", or ""). */
+static void expect_error(struct tsd_test_conn *c, const char *request, const char *status,
+                         const char *extra, int closes, const char *msg)
+{
+	json_t *m = json_string(msg);
+	char *text = json_dumps(m, JSON_ENCODE_ANY);
+	char *body = fmt("{\"error\":%s}\n", text);
+	char *head = fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	                 "Content-Length: %zu\r\n%s%s\r\n", status, strlen(body), extra,
+	                 closes ? "Connection: close\r\n" : "");
+	expect(c, request, head, body);
+	free(head);
+	free(body);
+	free(text);
+	json_decref(m);
+}
+
+/* The daemon closes c: the next read sees the end of the stream. */
+static void expect_eof(struct tsd_test_conn *c)
+{
+	char *line = NULL;
+	assert_int_equal(tsd_test_read_line(c, WAIT, &line, NULL), TSD_TEST_EOF);
+}
+
+static const char ping_head[] = "HTTP/1.1 204 No Content\r\n" VERSION_HEADER "\r\n";
+static const char ping[] = "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
+
+/* ---- Fixtures ---- */
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	if (!f)
+		return 0;
+	tsd_test_close(f->c);
+	tsd_test_daemon_free(f->d);
+	free(f);
+	*state = NULL;
+	return 0;
+}
+
+/* A daemon with an HTTP listener and args (with "TOKEN" replaced by the
+ * path of a file holding s3cret), and an HTTP connection to it. */
+static int start_fixture(void **state, const char *const *args)
+{
+	const char *argv[TSD_TEST_ARGS_MAX + 1] = {NULL};
+	char token[TSD_TEST_PATH_MAX];
+	struct fixture *f = calloc(1, sizeof *f);
+	FILE *tf;
+	if (!f)
+		return -1;
+	*state = f;
+	if (!(f->d = tsd_test_daemon_new()))
+		goto fail;
+	f->d->http = 1;
+	snprintf(token, sizeof token, "%s/token", f->d->dir);
+	for (int i = 0; args && args[i] && i < TSD_TEST_ARGS_MAX; i++)
+		argv[i] = strcmp(args[i], "TOKEN") == 0 ? token : args[i];
+	if (!(tf = fopen(token, "w")))
+		goto fail;
+	fputs("s3cret\n", tf);
+	fclose(tf);
+	if (tsd_test_daemon_start(f->d, argv) < 0 || !(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP)))
+		goto fail;
+	return 0;
+fail:
+	if (f->d)
+		tsd_test_daemon_dump_log(f->d);
+	teardown(state);
+	return -1;
+}
+
+static int setup(void **state) { return start_fixture(state, NULL); }
+
+static int setup_limits(void **state)
+{
+	static const char *const args[] = {"--http-max-body", "1k", "--http-max-header", "2k", NULL};
+	return start_fixture(state, args);
+}
+
+static int setup_idle(void **state)
+{
+	static const char *const args[] = {"--idle-timeout", "1s", NULL};
+	return start_fixture(state, args);
+}
+
+static int setup_max_connections(void **state)
+{
+	static const char *const args[] = {"--max-connections", "2", NULL};
+	return start_fixture(state, args);
+}
+
+static int setup_token(void **state)
+{
+	static const char *const args[] = {"--token", "TOKEN", NULL};
+	return start_fixture(state, args);
+}
+
+/* ---- The endpoints ---- */
+
+static void test_ping(void **state)
+{
+	struct fixture *f = *state;
+	expect(f->c, ping, ping_head, "");
+	/* empty header values (tests/fuzz/http/ub-empty-header-value) */
+	expect(f->c, "GET /ping HTTP/1.1\r\nExpect:\r\nContent-Encoding: \r\nAuthorization:\r\n\r\n",
+	       ping_head, "");
+	/* HEAD too, as InfluxDB clients send it */
+	expect(f->c, "HEAD /ping HTTP/1.1\r\nHost: t\r\n\r\n", ping_head, "");
+}
+
+static void test_health(void **state)
+{
+	struct fixture *f = *state;
+	char *head = json_head("200 OK", 18, 0);
+	expect(f->c, "GET /health HTTP/1.1\r\nHost: t\r\n\r\n", head, "{\"status\":\"pass\"}\n");
+	/* HEAD: the same head, no body */
+	expect(f->c, "HEAD /health HTTP/1.1\r\nHost: t\r\n\r\n", head, "");
+	free(head);
+}
+
+/* The line of text that starts with prefix, or fail. */
+static char *line_of(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, prefix, n) == 0)
+			return strndup(p, strcspn(p, "\n"));
+	fail_msg("no line starting with \"%s\" in the metrics", prefix);
+	return NULL;
+}
+
+static void expect_line(const char *text, const char *prefix, const char *want)
+{
+	char *got = line_of(text, prefix);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_metrics(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *u = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	struct response r;
+	char *got;
+	assert_non_null(u);
+	static const char create[] =
+		"{\"op\":\"create\",\"table\":\"m\",\"columns\":[{\"name\":\"host\","
+		"\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+		"{\"name\":\"v\",\"type\":\"double\"}],\"key\":[\"host\",\"ts\"]}";
+	static const char insert[] =
+		"{\"op\":\"insert\",\"table\":\"m\",\"rows\":[[\"a\",1735689600000000000,1],"
+		"[\"b\",1735689600000000000,2],[\"c\",1735689600000000000,3]]}";
+	static const char scrape[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+	got = tsd_test_call(u, create);
+	assert_string_equal(got, "{\"ok\":true}\n");
+	free(got);
+	got = tsd_test_call(u, insert);
+	assert_string_equal(got, "{\"ok\":true,\"inserted\":3}\n");
+	free(got);
+	tsd_test_close(u);
+	expect(f->c, ping, ping_head, "");
+	call(f->c, scrape, &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.head, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+	/* the format: every line a comment "# HELP|TYPE name ..." or a sample
+	 * "name{labels} value" or "name value", each name HELP'd once, before
+	 * its TYPE, and the body ends with a newline */
+	assert_true(r.len > 0 && r.body[r.len - 1] == '\n');
+	int samples = 0;
+	for (char *p = r.body, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		*nl = '\0';
+		if (strncmp(p, "# HELP ", 7) == 0) {
+			char name[128], help[160], type[160];
+			assert_int_equal(sscanf(p + 7, "%127s", name), 1);
+			assert_true(strncmp(name, "tsstore_", 8) == 0);
+			snprintf(help, sizeof help, "# HELP %s ", name);
+			/* HELP'd once: no second HELP line for it further on */
+			assert_null(strstr(nl + 1, help));
+			snprintf(type, sizeof type, "# TYPE %s ", name);
+			assert_true(strncmp(nl + 1, type, strlen(type)) == 0);
+		} else if (strncmp(p, "# TYPE ", 7) == 0) {
+			char name[128], type[32];
+			assert_int_equal(sscanf(p + 7, "%127s %31s", name, type), 2);
+			assert_true(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+			            strcmp(type, "histogram") == 0);
+		} else {
+			char *sp = strrchr(p, ' '), *end;
+			assert_non_null(sp);
+			assert_true(strncmp(p, "tsstore_", 8) == 0);
+			strtod(sp + 1, &end);
+			assert_true(end > sp + 1 && *end == '\0');
+			samples++;
+		}
+		*nl = '\n';
+	}
+	assert_true(samples > 50);
+	expect_line(r.body, "# TYPE tsstore_table_rows ", "# TYPE tsstore_table_rows gauge");
+	expect_line(r.body, "tsstore_table_rows{", "tsstore_table_rows{table=\"m\"} 3");
+	expect_line(r.body, "tsstore_table_tablets{", "tsstore_table_tablets{table=\"m\"} 0");
+	expect_line(r.body, "tsstore_table_filling_tablets{",
+	            "tsstore_table_filling_tablets{table=\"m\"} 1");
+	expect_line(r.body, "tsstore_table_tablets_quarantined_total{",
+	            "tsstore_table_tablets_quarantined_total{table=\"m\"} 0");
+	expect_line(r.body, "tsstore_table_rows_inserted_total{",
+	            "tsstore_table_rows_inserted_total{table=\"m\"} 3");
+	expect_line(r.body, "tsstore_rows_in_total ", "tsstore_rows_in_total 3");
+	expect_line(r.body, "tsstore_requests_total{op=\"insert\"}",
+	            "tsstore_requests_total{op=\"insert\"} 1");
+	expect_line(r.body, "tsstore_requests_total{op=\"create\"}",
+	            "tsstore_requests_total{op=\"create\"} 1");
+	expect_line(r.body, "tsstore_requests_total{op=\"query\"}",
+	            "tsstore_requests_total{op=\"query\"} 0");
+	expect_line(r.body, "# TYPE tsstore_request_duration_seconds ",
+	            "# TYPE tsstore_request_duration_seconds histogram");
+	expect_line(r.body, "tsstore_request_duration_seconds_bucket{op=\"insert\",le=\"+Inf\"}",
+	            "tsstore_request_duration_seconds_bucket{op=\"insert\",le=\"+Inf\"} 1");
+	expect_line(r.body, "tsstore_request_duration_seconds_count{op=\"insert\"}",
+	            "tsstore_request_duration_seconds_count{op=\"insert\"} 1");
+	expect_line(r.body, "tsstore_request_duration_seconds_bucket{op=\"insert\",le=\"17.",
+	            "tsstore_request_duration_seconds_bucket{op=\"insert\",le=\"17.179869184\"} 1");
+	expect_line(r.body, "tsstore_http_requests_total{",
+	            "tsstore_http_requests_total{path=\"/ping\",code=\"204\"} 1");
+	expect_line(r.body, "tsstore_connections_open ", "tsstore_connections_open 1");
+	/* the stats op has the HTTP counters too */
+	u = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	assert_non_null(u);
+	got = tsd_test_call(u, "{\"op\":\"stats\"}");
+	assert_non_null(got);
+	json_t *st = json_loads(got, 0, NULL);
+	assert_non_null(st);
+	char *http = json_dumps(json_object_get(st, "http_requests"), JSON_COMPACT);
+	assert_string_equal(http, "{\"/ping\":{\"204\":1},\"/metrics\":{\"200\":1}}");
+	assert_true(json_integer_value(json_object_get(st, "bytes_in")) > 0);
+	assert_true(json_integer_value(json_object_get(st, "bytes_out")) > 0);
+	free(http);
+	json_decref(st);
+	free(got);
+	tsd_test_close(u);
+	expect_line(r.body, "tsstore_connections_accepted_total ",
+	            "tsstore_connections_accepted_total 5"); /* 3 readiness probes, u, f->c */
+	/* every byte the daemon read: the two lines, the ping, the scrape */
+	char *bytes = fmt("tsstore_received_bytes_total %zu",
+	                  strlen(create) + 1 + strlen(insert) + 1 + strlen(ping) + strlen(scrape));
+	expect_line(r.body, "tsstore_received_bytes_total ", bytes);
+	free(bytes);
+	/* no query ran: no histogram samples for it */
+	assert_null(strstr(r.body, "tsstore_request_duration_seconds_count{op=\"query\"}"));
+	response_free(&r);
+	/* the scrape itself is counted by the next one */
+	call(f->c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	expect_line(r.body, "tsstore_http_requests_total{path=\"/metrics\"",
+	            "tsstore_http_requests_total{path=\"/metrics\",code=\"200\"} 1");
+	expect_line(r.body, "tsstore_http_request_duration_seconds_count{path=\"/metrics\"}",
+	            "tsstore_http_request_duration_seconds_count{path=\"/metrics\"} 1");
+	response_free(&r);
+}
+
+static void test_write_not_built(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "POST /write?db=x HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\ncpu v=1\n",
+	             "501 Not Implemented", "", 0,
+	             "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	             "(8 bytes decoded) was read and nothing was stored");
+	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nHost: t\r\n"
+	             "Content-Length: 0\r\n\r\n", "501 Not Implemented", "", 0,
+	             "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; the "
+	             "body (0 bytes decoded) was read and nothing was stored");
+	expect_error(f->c, "POST /api/v1/write HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc",
+	             "501 Not Implemented", "", 0,
+	             "POST /api/v1/write: ingest of Prometheus remote write is not built yet; the "
+	             "body (3 bytes decoded) was read and nothing was stored");
+	expect(f->c, ping, ping_head, "");
+}
+
+static void test_not_found_method(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "GET /nope?x=1 HTTP/1.1\r\nHost: t\r\n\r\n", "404 Not Found", "", 0,
+	             "no such path: /nope (tsstore-http(7) lists the endpoints)");
+	expect_error(f->c, "GET / HTTP/1.1\r\nHost: t\r\n\r\n", "404 Not Found", "", 0,
+	             "no such path: / (tsstore-http(7) lists the endpoints)");
+	/* a refused request's body is read and dropped: the connection goes on */
+	expect_error(f->c, "POST /ping HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello",
+	             "405 Method Not Allowed", "Allow: GET, HEAD\r\n", 0,
+	             "POST /ping: the method is not allowed (GET or HEAD)");
+	expect_error(f->c, "GET /write HTTP/1.1\r\nHost: t\r\n\r\n", "405 Method Not Allowed",
+	             "Allow: POST\r\n", 0, "GET /write: the method is not allowed (POST)");
+	expect_error(f->c, "DELETE /metrics HTTP/1.1\r\nHost: t\r\n\r\n", "405 Method Not Allowed",
+	             "Allow: GET, HEAD\r\n", 0,
+	             "DELETE /metrics: the method is not allowed (GET or HEAD)");
+	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nContent-Encoding: br\r\n"
+	             "Content-Length: 2\r\n\r\nxx", "415 Unsupported Media Type", "", 0,
+	             "Content-Encoding \"br\" is not supported (gzip or identity)");
+	expect(f->c, ping, ping_head, "");
+}
+
+/* ---- Connections ---- */
+
+static void test_keep_alive(void **state)
+{
+	struct fixture *f = *state;
+	char *head = json_head("200 OK", 18, 0);
+	expect(f->c, ping, ping_head, "");
+	expect(f->c, "GET /health HTTP/1.1\r\nHost: t\r\n\r\n", head, "{\"status\":\"pass\"}\n");
+	free(head);
+	/* HTTP/1.0 asking for keep-alive is told it is kept */
+	expect(f->c, "GET /ping HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+	       "HTTP/1.1 204 No Content\r\n" VERSION_HEADER "Connection: keep-alive\r\n\r\n", "");
+	/* "Connection: close": answered, then closed */
+	expect(f->c, "GET /ping HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+	       "HTTP/1.1 204 No Content\r\n" VERSION_HEADER "Connection: close\r\n\r\n", "");
+	expect_eof(f->c);
+	/* HTTP/1.0 without keep-alive closes too */
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	expect(f->c, "GET /ping HTTP/1.0\r\n\r\n",
+	       "HTTP/1.1 204 No Content\r\n" VERSION_HEADER "Connection: close\r\n\r\n", "");
+	expect_eof(f->c);
+}
+
+static void test_pipelining(void **state)
+{
+	struct fixture *f = *state;
+	static const char reqs[] =
+		"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n"
+		"GET /health HTTP/1.1\r\nHost: t\r\n\r\n"
+		"POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nab\ncGET /nope HTTP/1.1\r\n\r\n"
+		"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
+	const char *w501 = "{\"error\":\"POST /write: ingest of InfluxDB line protocol is not built "
+	                   "yet; the body (4 bytes decoded) was read and nothing was stored\"}\n";
+	const char *w404 = "{\"error\":\"no such path: /nope (tsstore-http(7) lists the endpoints)\"}\n";
+	char *h200 = json_head("200 OK", 18, 0), *h501 = json_head("501 Not Implemented", strlen(w501), 0);
+	char *h404 = json_head("404 Not Found", strlen(w404), 0);
+	/* many rounds in one write each, answered in order */
+	for (int round = 0; round < 20; round++) {
+		assert_int_equal(tsd_test_send(f->c, reqs, sizeof reqs - 1), 0);
+		expect_next(f->c, ping_head, "");
+		expect_next(f->c, h200, "{\"status\":\"pass\"}\n");
+		expect_next(f->c, h501, w501);
+		expect_next(f->c, h404, w404);
+		expect_next(f->c, ping_head, "");
+	}
+	/* more than the 1024 requests a connection may have waiting, in one
+	 * write: parsing pauses and goes on as they run */
+	size_t n = 3000, len = strlen(ping);
+	char *many = malloc(n * len);
+	assert_non_null(many);
+	for (size_t i = 0; i < n; i++)
+		memcpy(many + i * len, ping, len);
+	assert_int_equal(tsd_test_send(f->c, many, n * len), 0);
+	for (size_t i = 0; i < n; i++)
+		expect_next(f->c, ping_head, "");
+	free(many);
+	/* and a byte at a time */
+	for (size_t i = 0; i < sizeof reqs - 1; i++)
+		assert_int_equal(tsd_test_send(f->c, reqs + i, 1), 0);
+	expect_next(f->c, ping_head, "");
+	expect_next(f->c, h200, "{\"status\":\"pass\"}\n");
+	expect_next(f->c, h501, w501);
+	expect_next(f->c, h404, w404);
+	expect_next(f->c, ping_head, "");
+	free(h200);
+	free(h501);
+	free(h404);
+}
+
+static void test_chunked(void **state)
+{
+	struct fixture *f = *state;
+	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+	             "5\r\ncpu v\r\n4;ext=1\r\n=1\nx\r\n10\r\n0123456789abcdef\r\n0\r\nTrailer: x\r\n\r\n",
+	             "501 Not Implemented", "", 0,
+	             "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	             "(25 bytes decoded) was read and nothing was stored");
+	expect(f->c, ping, ping_head, "");
+	/* a bad chunk size: 400, and the connection closes */
+	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+	             "zz\r\n", "400 Bad Request", "", 1,
+	             "malformed request: invalid character in chunk size header");
+	expect_eof(f->c);
+}
+
+/* in[0..n) gzip-compressed (malloc'ed; *out_len bytes). */
+static char *gzip(const char *in, size_t n, size_t *out_len)
+{
+	z_stream z;
+	size_t cap = n + n / 10 + 64;
+	char *out = malloc(cap);
+	assert_non_null(out);
+	memset(&z, 0, sizeof z);
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (unsigned char *)in;
+	z.avail_in = (unsigned)n;
+	z.next_out = (unsigned char *)out;
+	z.avail_out = (unsigned)cap;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = cap - z.avail_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* POST path with the headers extra and body[0..n). */
+static void post(struct tsd_test_conn *c, const char *path, const char *extra, const char *body,
+                 size_t n)
+{
+	char *head = fmt("POST %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n", path, extra, n);
+	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
+	assert_int_equal(tsd_test_send(c, body, n), 0);
+	free(head);
+}
+
+static void expect_json_error(struct tsd_test_conn *c, const char *status, int closes,
+                              const char *msg)
+{
+	char *body = fmt("{\"error\":\"%s\"}\n", msg), *head = json_head(status, strlen(body), closes);
+	expect_next(c, head, body);
+	free(head);
+	free(body);
+}
+
+static void test_gzip(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = 100000, zlen, two_len;
+	char *text = malloc(n), *z, *two;
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++)
+		text[i] = i % 80 == 79 ? '\n' : (char)('a' + i % 26);
+	z = gzip(text, n, &zlen);
+	assert_true(zlen < n / 10);
+	post(f->c, "/api/v2/write", "Content-Encoding: gzip\r\n", z, zlen);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; "
+	                  "the body (100000 bytes decoded) was read and nothing was stored");
+	/* two gzip members one after the other decode as one body */
+	two = malloc(2 * zlen);
+	assert_non_null(two);
+	memcpy(two, z, zlen);
+	memcpy(two + zlen, z, zlen);
+	two_len = 2 * zlen;
+	post(f->c, "/write", "Content-Encoding: GZIP\r\n", two, two_len);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(200000 bytes decoded) was read and nothing was stored");
+	/* not gzip: 400, and the connection goes on (the body was read) */
+	post(f->c, "/write", "Content-Encoding: gzip\r\n", text, 100);
+	expect_json_error(f->c, "400 Bad Request", 0, "gzip: incorrect header check");
+	/* cut short */
+	post(f->c, "/write", "Content-Encoding: gzip\r\n", z, zlen / 2);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "gzip: the body ends in the middle of the compressed stream");
+	expect(f->c, ping, ping_head, "");
+	free(two);
+	free(z);
+	free(text);
+}
+
+/* 100-continue: answered at once, before the body is sent. */
+static void test_expect_continue(void **state)
+{
+	struct fixture *f = *state;
+	struct response r;
+	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+	                           "Expect: 100-continue\r\n\r\n";
+	assert_int_equal(tsd_test_send(f->c, head, sizeof head - 1), 0);
+	assert_int_equal(read_response(f->c, 1, &r), TSD_TEST_LINE);
+	assert_string_equal(r.head, "HTTP/1.1 100 Continue\r\n\r\n");
+	response_free(&r);
+	assert_int_equal(tsd_test_send(f->c, "abcd", 4), 0);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(4 bytes decoded) was read and nothing was stored");
+	/* refused before its body: answered at once, and closed (the body
+	 * the client holds back is never read) */
+	expect_error(f->c, "POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+	             "Expect: 100-continue\r\n\r\n", "404 Not Found", "", 1,
+	             "no such path: /nope (tsstore-http(7) lists the endpoints)");
+	expect_eof(f->c);
+}
+
+/* ---- Hostile requests ---- */
+
+static void test_bad_request_closes(void **state)
+{
+	struct fixture *f = *state;
+	static const char reqs[] = "GET /ping HTTP/1.1\r\nHost: t\r\n\r\nHELLO THERE\r\n\r\n"
+	                           "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
+	assert_int_equal(tsd_test_send(f->c, reqs, sizeof reqs - 1), 0);
+	expect_next(f->c, ping_head, "");
+	expect_json_error(f->c, "400 Bad Request", 1, "malformed request: invalid HTTP method");
+	expect_eof(f->c);
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	expect_error(f->c, "GET /ping HTTP/9.9\r\n\r\n", "505 HTTP Version Not Supported", "", 1,
+	             "HTTP/9.9 is not supported (HTTP/1.1 is)");
+	expect_eof(f->c);
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	expect_error(f->c, "POST /write HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+	             "400 Bad Request", "", 1,
+	             "malformed request: unexpected content-length header");
+	expect_eof(f->c);
+}
+
+static void test_header_too_large(void **state)
+{
+	struct fixture *f = *state;
+	char big[3000], *req;
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	/* within http-max-header (2k): fine */
+	expect(f->c, "GET /ping HTTP/1.1\r\nX-A: 0123456789012345678901234567890123456789\r\n\r\n",
+	       ping_head, "");
+	req = fmt("GET /ping HTTP/1.1\r\nHost: t\r\nX-Big: %s\r\n\r\n", big);
+	expect_error(f->c, req, "431 Request Header Fields Too Large", "", 1,
+	             "the request line and headers are larger than http-max-header (2048 bytes)");
+	expect_eof(f->c);
+	free(req);
+	/* a URL too long is the same */
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	req = fmt("GET /ping?%s HTTP/1.1\r\n\r\n", big);
+	expect_error(f->c, req, "431 Request Header Fields Too Large", "", 1,
+	             "the request line and headers are larger than http-max-header (2048 bytes)");
+	expect_eof(f->c);
+	free(req);
+}
+
+static void test_body_too_large(void **state)
+{
+	struct fixture *f = *state;
+	char body[1500], *z;
+	size_t zlen;
+	memset(body, 'y', sizeof body);
+	/* 1024 bytes is http-max-body: fine */
+	post(f->c, "/write", "", body, 1024);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(1024 bytes decoded) was read and nothing was stored");
+	/* gzip that decodes past it: 413, the connection goes on */
+	z = gzip(body, sizeof body, &zlen);
+	post(f->c, "/write", "Content-Encoding: gzip\r\n", z, zlen);
+	expect_json_error(f->c, "413 Content Too Large", 0,
+	                  "the body is larger than http-max-body (1024 bytes) once decoded from gzip");
+	free(z);
+	/* a Content-Length past it: 413 without reading the body, and close */
+	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 1025\r\n\r\n",
+	             "413 Content Too Large", "", 1,
+	             "the body (Content-Length 1025) is larger than http-max-body (1024 bytes)");
+	expect_eof(f->c);
+	/* chunks that add up past it: the same */
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	static const char chunked[] = "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
+	assert_int_equal(tsd_test_send(f->c, chunked, sizeof chunked - 1), 0);
+	for (int i = 0; i < 3; i++) {
+		char *chunk = fmt("200\r\n%.512s\r\n", body);
+		assert_int_equal(tsd_test_send(f->c, chunk, strlen(chunk)), 0);
+		free(chunk);
+	}
+	expect_json_error(f->c, "413 Content Too Large", 1,
+	                  "the body is larger than http-max-body (1024 bytes)");
+	expect_eof(f->c);
+}
+
+static void test_slow_request(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec t0, t1;
+	static const char part[] = "GET /ping HTTP/1.1\r\nHo";
+	/* a keep-alive connection idle between requests is closed silently */
+	expect(f->c, ping, ping_head, "");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_eof(f->c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec <= 3);
+	/* a request not finished within idle-timeout (1 s) from its first
+	 * byte is answered 408 and closed, even while bytes keep coming */
+	tsd_test_close(f->c);
+	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
+	assert_int_equal(tsd_test_send(f->c, part, sizeof part - 1), 0);
+	for (int i = 0; i < 4; i++) {
+		sleep_ms(300);
+		if (tsd_test_send(f->c, "s", 1) < 0)
+			break;
+	}
+	expect_json_error(f->c, "408 Request Timeout", 1,
+	                  "the request was not received whole within idle-timeout (1000 ms); "
+	                  "closing the connection");
+	expect_eof(f->c);
+}
+
+/* Beyond max-connections (2): 503, then the connection closes.  The
+ * readiness probes of the start may still count for a moment, so new
+ * connections are opened until one is refused. */
+static void test_max_connections(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c[8] = {NULL};
+	struct response r;
+	int refused = 0;
+	for (int i = 0; i < 8 && !refused; i++) {
+		assert_non_null(c[i] = tsd_test_connect(f->d, TSD_TEST_HTTP));
+		assert_int_equal(tsd_test_send(c[i], ping, strlen(ping)), 0);
+		assert_int_equal(read_response(c[i], 0, &r), TSD_TEST_LINE);
+		if (r.status == 503) {
+			char *head = json_head("503 Service Unavailable", 33, 1);
+			assert_string_equal(r.head, head);
+			assert_string_equal(r.body, "{\"error\":\"too many connections\"}\n");
+			expect_eof(c[i]);
+			free(head);
+			refused = 1;
+		} else {
+			assert_string_equal(r.head, ping_head);
+		}
+		response_free(&r);
+	}
+	assert_true(refused);
+	for (int i = 0; i < 8; i++)
+		tsd_test_close(c[i]);
+}
+
+/* The memory budget counts a body being received. */
+static void test_body_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *u = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	char *body = malloc(300000), *got;
+	json_t *stats;
+	assert_non_null(u);
+	assert_non_null(body);
+	memset(body, 'z', 300000);
+	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 600000\r\n\r\n";
+	assert_int_equal(tsd_test_send(f->c, head, sizeof head - 1), 0);
+	assert_int_equal(tsd_test_send(f->c, body, 300000), 0);
+	/* the daemon has read what was sent when memory is at least that */
+	long mem = 0;
+	for (int i = 0; i < 200 && mem < 300000; i++) {
+		got = tsd_test_call(u, "{\"op\":\"stats\"}");
+		assert_non_null(got);
+		stats = json_loads(got, 0, NULL);
+		mem = (long)json_integer_value(json_object_get(stats, "request_memory"));
+		json_decref(stats);
+		free(got);
+		if (mem < 300000)
+			sleep_ms(10);
+	}
+	assert_true(mem >= 300000 && mem < 1200000);
+	assert_int_equal(tsd_test_send(f->c, body, 300000), 0);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(600000 bytes decoded) was read and nothing was stored");
+	/* all of it given back */
+	got = tsd_test_call(u, "{\"op\":\"stats\"}");
+	stats = json_loads(got, 0, NULL);
+	assert_true(json_integer_value(json_object_get(stats, "request_memory")) < 300000);
+	json_decref(stats);
+	free(got);
+	free(body);
+	tsd_test_close(u);
+}
+
+/* ---- Authentication ---- */
+
+static void test_auth(void **state)
+{
+	struct fixture *f = *state;
+	struct response r;
+	static const char required[] = "authentication required: send \"Authorization: Token "
+	                               "<token>\" (or Bearer, or the query parameter p)";
+	char *health = json_head("200 OK", 18, 0);
+	/* /ping and /health need no token */
+	expect(f->c, ping, ping_head, "");
+	expect(f->c, "GET /health HTTP/1.1\r\n\r\n", health, "{\"status\":\"pass\"}\n");
+	free(health);
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\n\r\n", "401 Unauthorized",
+	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, required);
+	expect_error(f->c, "POST /write HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", "401 Unauthorized",
+	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, required);
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Token s3cre\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Basic czNjcmV0\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
+	expect_error(f->c, "GET /metrics?u=me&p=wrong HTTP/1.1\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
+	/* the token, each way */
+	const char *ok[] = {
+		"GET /metrics HTTP/1.1\r\nAuthorization: Token s3cret\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nauthorization: bearer  s3cret \r\n\r\n",
+		"GET /metrics?u=me&p=s3cret HTTP/1.1\r\n\r\n",
+		"GET /metrics?db=x&p=s3%63ret HTTP/1.1\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		call(f->c, ok[i], &r);
+		assert_int_equal(r.status, 200);
+		response_free(&r);
+	}
+	post(f->c, "/api/v2/write", "Authorization: Token s3cret\r\n", "x", 1);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; "
+	                  "the body (1 bytes decoded) was read and nothing was stored");
+}
+
+/* Whether the log file path holds needle. */
+static int log_has(const char *path, const char *needle)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void put_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* SIGHUP applies new http-max-body, http-max-header and token to the
+ * requests that follow. */
+static void test_reload(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	struct tsd_test_daemon *d;
+	char conf[TSD_TEST_PATH_MAX], tok[TSD_TEST_PATH_MAX], logf[TSD_TEST_PATH_MAX - 16];
+	char body[1500], *text, *big;
+	assert_non_null(f);
+	*state = f; /* the teardown frees it, and the daemon */
+	assert_non_null(d = f->d = tsd_test_daemon_new());
+	d->http = 1;
+	memset(body, 'b', sizeof body);
+	snprintf(conf, sizeof conf, "%s/conf", d->dir);
+	snprintf(tok, sizeof tok, "%s/token", d->dir);
+	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
+	put_conf(tok, "one\n");
+	text = fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\nlog-file = %s\n", tok, logf);
+	put_conf(conf, text);
+	free(text);
+	const char *args[] = {"--config", conf, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), 0);
+	big = fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
+	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
+	expect(f->c, big, ping_head, "");
+	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_json_error(f->c, "413 Content Too Large", 1,
+	                  "the body (Content-Length 1500) is larger than http-max-body (1024 bytes)");
+	tsd_test_close(f->c);
+	f->c = NULL;
+	/* the new limits and token */
+	put_conf(tok, "two\n");
+	text = fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\nlog-file = %s\n", tok, logf);
+	put_conf(conf, text);
+	free(text);
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	for (int i = 0; i < 1000 && !log_has(logf, "tsstored: reloaded"); i++)
+		sleep_ms(10);
+	assert_true(log_has(logf, "tsstored: reload: http-max-body: 1024 -> 2048"));
+	assert_true(log_has(logf, "tsstored: reload: http-max-header: 2048 -> 1024"));
+	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
+	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	expect_next(f->c, "HTTP/1.1 401 Unauthorized\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	            "Content-Length: 24\r\nWWW-Authenticate: Token realm=\"tsstored\"\r\n\r\n",
+	            "{\"error\":\"wrong token\"}\n");
+	post(f->c, "/write", "Authorization: Token two\r\n", body, sizeof body);
+	expect_json_error(f->c, "501 Not Implemented", 0,
+	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
+	                  "(1500 bytes decoded) was read and nothing was stored");
+	expect_error(f->c, big, "431 Request Header Fields Too Large", "", 1,
+	             "the request line and headers are larger than http-max-header (1024 bytes)");
+	expect_eof(f->c);
+	free(big);
+}
+
+/* A test named "http_NAME", with its setup and the teardown. */
+#define T(name, fn, setup) {"http_" name, fn, setup, teardown, NULL}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T("ping", test_ping, setup),
+		T("health", test_health, setup),
+		T("metrics", test_metrics, setup),
+		T("write_not_built", test_write_not_built, setup),
+		T("not_found_method", test_not_found_method, setup),
+		T("keep_alive", test_keep_alive, setup),
+		T("pipelining", test_pipelining, setup),
+		T("chunked", test_chunked, setup),
+		T("gzip", test_gzip, setup),
+		T("expect_continue", test_expect_continue, setup),
+		T("bad_request_closes", test_bad_request_closes, setup),
+		T("header_too_large", test_header_too_large, setup_limits),
+		T("body_too_large", test_body_too_large, setup_limits),
+		T("slow_request_408", test_slow_request, setup_idle),
+		T("body_memory_budget", test_body_memory, setup),
+		T("max_connections_503", test_max_connections, setup_max_connections),
+		T("auth", test_auth, setup_token),
+		T("reload", test_reload, NULL), /* makes its own daemon, with a config file */
+	};
+	const char *filter = getenv("TSD_TEST_FILTER");
+	if (filter)
+		cmocka_set_test_filter(filter);
+	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
+}
