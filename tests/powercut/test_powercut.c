@@ -65,7 +65,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "db.h" /* ts__db_maintain: a maintenance pass now, as tests do */
+#include "maint.h" /* ts__maint_pass: a maintenance pass now, as tests do */
 #include "support.h"
 #include "support_client.h"
 
@@ -373,7 +373,7 @@ static void writer(const char *dir, int fd, long ops, int64_t next[NN], int d_ex
 		} else if (x < 86) {
 			/* what the maintenance thread does every second, now:
 			 * among it the expiry that deletes e's tablets */
-			if (ts__db_maintain(db) < 0)
+			if (ts__maint_pass(db) < 0)
 				die("maintain");
 			report_expired(fd, t[TE]);
 		} else if (x < 94) {
