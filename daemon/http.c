@@ -23,9 +23,11 @@
  * (zlib, bounded by http-max-body: 413 past it), GET /metrics (which
  * opens every table for its counters) and the write endpoints.  Each
  * response is written whole in one step, with Content-Length; errors
- * are {"error":"..."} with the status.  The write endpoints answer 501
- * until the ingest of line protocol and remote write is built: the
- * body is read and decoded, and nothing is stored.
+ * are {"error":"..."} with the status.  /write and /api/v2/write give
+ * the decoded body to the line protocol ingest (ingest.c) and answer as
+ * InfluxDB 1.x does (do_lines); /api/v1/write answers 501 until the
+ * ingest of remote write is built: its body is read and decoded, and
+ * nothing is stored.
  *
  * Memory: the parser holds the URL and three header values (bounded by
  * http-max-header, which http_parser enforces on the request line and
