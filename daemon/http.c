@@ -538,7 +538,9 @@ static void do_lines(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 		respond_error(h, out, 503, "the line protocol ingest is not open");
 		return;
 	}
-	rc = tsd_ingest_lines(ctx->ingest, body, len, prec, &res);
+	/* An empty body may come as NULL: the reader's pointer arithmetic
+	 * wants a real one (NULL + 0 is undefined; fuzz_http found it). */
+	rc = tsd_ingest_lines(ctx->ingest, body ? body : "", len, prec, &res);
 	free(body);
 	if (rc == 0)
 		respond(h, out, 204, NULL, NULL, 0);
