@@ -45,6 +45,8 @@
 #include <http_parser.h>
 #include <zlib.h>
 
+#include "ingest.h"
+#include "promwrite.h"
 #include "tsd.h"
 
 /* The headers the daemon reads; any other is skipped. */
@@ -353,6 +355,26 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	jbuf_free(&b);
 }
 
+/* POST /api/v1/write: Prometheus remote write (promwrite.c) of the
+ * decoded body, which it takes (and frees). */
+static void do_prom_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out,
+                          char *body, size_t len)
+{
+	struct tsd_ingest_result res;
+	int status;
+	if (!ctx->ingest) {
+		free(body);
+		respond_error(h, out, 503, "this daemon has no ingest state");
+		return;
+	}
+	status = tsd_prom_write(ctx->ingest, body, len, h->max_body, &res);
+	free(body);
+	if (status == 204)
+		respond(h, out, 204, NULL, NULL, 0);
+	else
+		respond_error(h, out, status, res.error);
+}
+
 /* The body as sent: gunzipped into *dec (malloc'ed) when it is
  * gzip-encoded, at most h->max_body bytes.  Returns 0, or -1 after
  * recording the error (413 or 400) in h. */
@@ -450,6 +472,10 @@ static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 	size_t len;
 	if (decode_body(h, &body, &len) < 0) {
 		respond_error(h, out, h->status, h->msg);
+		return;
+	}
+	if (h->route == TSD_HTTP_PROM_WRITE) {
+		do_prom_write(h, ctx, out, body, len);
 		return;
 	}
 	(void)ctx;
@@ -684,8 +710,11 @@ static int decide(struct tsd_http_conn *c)
 	if (!h->status && *enc) {
 		if (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "x-gzip") == 0)
 			h->gzip = 1;
+		else if (strcasecmp(enc, "snappy") == 0 && h->route == TSD_HTTP_PROM_WRITE)
+			; /* remote write's own coding: promwrite.c decodes every such body */
 		else if (strcasecmp(enc, "identity") != 0)
-			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity)", enc);
+			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity%s)",
+			         enc, h->route == TSD_HTTP_PROM_WRITE ? ", or snappy" : "");
 	}
 	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body)
 		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "
