@@ -469,7 +469,7 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request http jrows tablet log time lineproto ingest
+FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote daemon -iquote $(B)/gen -DTS_BUILDING_LIBRARY \

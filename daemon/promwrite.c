@@ -267,7 +267,8 @@ static void create_table(struct req *r, struct ptable *pt)
 	ts_column cols[TS_KEY_COLUMNS_MAX + 1];
 	const char *keys[TS_KEY_COLUMNS_MAX];
 	int n = 0;
-	qsort(pt->wants, (size_t)pt->nwants, sizeof *pt->wants, cmp_name);
+	if (pt->nwants > 1) /* wants is NULL when there are none */
+		qsort(pt->wants, (size_t)pt->nwants, sizeof *pt->wants, cmp_name);
 	for (int i = 0; i < pt->nwants; i++) {
 		cols[n] = (ts_column){.name = pt->wants[i], .type = TS_STRING};
 		keys[n++] = pt->wants[i];

@@ -296,14 +296,17 @@ static void test_series(void **state)
 	 * renamed; a metric name's dots and dashes become '_'. */
 	static const char *const odd[] = {"__name__", "node.cpu-seconds", "value", "v", "ts", "t",
 	                                  "empty", "", NULL};
+	/* A metric without labels: its key is ts alone. */
+	static const char *const bare[] = {"__name__", "scalar", NULL};
 	static const int64_t ms1[] = {T0};
 	static const double nan1[] = {NAN};
 	const struct tseries series[] = {
 		{api_a, 3, ms3, va},
 		{api_b, 3, ms3, vb},
 		{odd, 1, ms1, nan1},
+		{bare, 1, ms1, va},
 	};
-	write_expect(f, series, 3, 204, "");
+	write_expect(f, series, 4, 204, "");
 	/* the key: the labels of all its series in the first request, sorted */
 	expect_call(f, "{\"op\":\"schema\",\"table\":\"http_requests_total\"}",
 	            "{\"ok\":true,\"columns\":[{\"name\":\"code\",\"type\":\"string\",\"default\":\"\"},"
@@ -332,9 +335,17 @@ static void test_series(void **state)
 	expect_call(f, "{\"op\":\"query\",\"table\":\"node_cpu_seconds\"}",
 	            "{\"rows\":[[\"t\",\"v\",1795305600000000000,\"NaN\"]]}\n"
 	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
-	assert_int_equal(stat_at(f, "ingest.rows_stored"), 7);
+	expect_call(f, "{\"op\":\"schema\",\"table\":\"scalar\"}",
+	            "{\"ok\":true,\"columns\":[{\"name\":\"ts\",\"type\":\"timestamp\"},"
+	            "{\"name\":\"value\",\"type\":\"double\",\"default\":\"NaN\"}],"
+	            "\"key\":[\"ts\"],\"ttl\":\"0s\",\"version\":1,"
+	            "\"on_duplicate\":\"ignore\"}\n");
+	expect_call(f, "{\"op\":\"query\",\"table\":\"scalar\"}",
+	            "{\"rows\":[[1795305600000000000,0.1]]}\n"
+	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
+	assert_int_equal(stat_at(f, "ingest.rows_stored"), 8);
 	assert_int_equal(stat_at(f, "ingest.rows_missing_tags"), 3);
-	assert_int_equal(stat_at(f, "ingest.tables_created"), 2);
+	assert_int_equal(stat_at(f, "ingest.tables_created"), 3);
 }
 
 /* Prometheus resends a whole batch it had no answer for, also across a
