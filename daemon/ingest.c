@@ -1189,3 +1189,13 @@ void tsd_ingest_log(struct tsd_ingest *in, const char *msg)
 {
 	log_msg(in, "%s", msg);
 }
+
+int64_t tsd_ingest_now(struct tsd_ingest *in)
+{
+	return ts_now(in->db);
+}
+
+int64_t tsd_ingest_max_future(const struct tsd_ingest *in)
+{
+	return in->o.max_future;
+}

@@ -183,4 +183,10 @@ int tsd_ingest_once(struct tsd_ingest *in, const char *name, unsigned cause);
  * log, or standard error). */
 void tsd_ingest_log(struct tsd_ingest *in, const char *msg);
 
+/* The database clock's now (ts_now), ns. */
+int64_t tsd_ingest_now(struct tsd_ingest *in);
+
+/* The options' max_future (0: no check before the library's). */
+int64_t tsd_ingest_max_future(const struct tsd_ingest *in);
+
 #endif /* TSSTORE_DAEMON_INGEST_H */

@@ -88,6 +88,7 @@ struct ptable {
 struct req {
 	struct tsd_ingest *in;
 	struct tsd_ingest_result *res;
+	int64_t now, max_future;     /* the database clock at the start; max-future */
 	struct ptable *tables;
 	int ntables, captables;
 	int *table_of;               /* per series: its table, -1 when refused */
@@ -453,8 +454,21 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 	for (size_t k = 0; k < ns; k++) {
 		int64_t ms = s->samples[k]->timestamp;
 		if (ms > INT64_MAX / 1000000 || ms < INT64_MIN / 1000000) {
-			reject(r, si, 1, TSD_REJECT_RANGE, "timestamp %lld ms is beyond the range of a "
-			       "timestamp", (long long)ms);
+			reject(r, si, 1, TSD_REJECT_RANGE, "table \"%s\": timestamp %lld ms is beyond the "
+			       "range of a timestamp", pt->name, (long long)ms);
+			continue;
+		}
+		int64_t ts = ms * 1000000;
+		/* The library's time checks, made first as the line protocol
+		 * does: a batch it refused would be split at each such row. */
+		if (r->max_future > 0 && ts > r->now && ts - r->now > r->max_future) {
+			reject(r, si, 1, TSD_REJECT_TIME, "table \"%s\": timestamp %lld ms is more than "
+			       "max-future ahead of now", pt->name, (long long)ms);
+			continue;
+		}
+		if (sc->ttl > 0 && r->now - sc->ttl > ts) {
+			reject(r, si, 1, TSD_REJECT_TIME, "table \"%s\": timestamp %lld ms is older than "
+			       "the table's TTL", pt->name, (long long)ms);
 			continue;
 		}
 		ts_value *row = row_alloc(pt);
@@ -462,7 +476,7 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 			return TS_ENOMEM;
 		for (int i = 0; i < l->n; i++)
 			row[col[i]] = ts_stringn(l->value[i], l->value_len[i]);
-		row[ts_col] = ts_timestamp(ms * 1000000);
+		row[ts_col] = ts_timestamp(ts);
 		row[pt->value_col] = ts_double(s->samples[k]->value);
 		pt->series[pt->nrows++] = si;
 		if (l->n < sc->nkey - 1)
@@ -551,7 +565,8 @@ static int body_error(struct tsd_ingest_result *res, int status, const char *fmt
 int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t max_decoded,
                    struct tsd_ingest_result *res)
 {
-	struct req r = {.in = in, .res = res};
+	struct req r = {.in = in, .res = res, .now = tsd_ingest_now(in),
+	                .max_future = tsd_ingest_max_future(in)};
 	WriteRequest *wr;
 	size_t n;
 	char *buf;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -268,6 +269,12 @@ fail:
 
 static int setup(void **state) { return setup_args(state, NULL); }
 
+static int setup_ttl(void **state)
+{
+	static const char *const args[] = {"--ingest-default-ttl", "1h", NULL};
+	return setup_args(state, args);
+}
+
 static int setup_small_body(void **state)
 {
 	static const char *const args[] = {"--http-max-body", "1k", NULL};
@@ -416,6 +423,36 @@ static void test_new_label(void **state)
 	assert_int_equal(stat_at(f, "ingest.rejected.syntax"), 1);
 }
 
+/* Samples the table cannot take for their time are refused one by one
+ * (reason time), the others of their series stored: older than the TTL
+ * of the tables made (--ingest-default-ttl), more than max-future (one
+ * day) ahead, or whose ns pass int64 (reason range). */
+static void test_time(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const up[] = {"__name__", "up", "job", "node", NULL};
+	struct timespec tv;
+	clock_gettime(CLOCK_REALTIME, &tv); /* the daemon's clock */
+	int64_t now_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_nsec / 1000000;
+	const int64_t ms[] = {now_ms - 7200000, now_ms - 60000, now_ms + 2 * 86400000LL,
+	                      INT64_C(9223372036855), now_ms};
+	const double v[] = {1, 2, 3, 4, 5};
+	const struct tseries series[] = {{up, 5, ms, v}};
+	char *msg = fmt("series 1: table \"up\": timestamp %lld ms is older than the table's TTL",
+	                (long long)ms[0]), *err = error_body(msg);
+	write_expect(f, series, 1, 400, err);
+	free(err);
+	free(msg);
+	char *want = fmt("{\"rows\":[[\"node\",%lld,2],[\"node\",%lld,5]]}\n"
+	                 "{\"ok\":true,\"count\":2,\"more\":false}\n",
+	                 (long long)ms[1] * 1000000, (long long)ms[4] * 1000000);
+	expect_call(f, "{\"op\":\"query\",\"table\":\"up\"}", want);
+	free(want);
+	assert_int_equal(stat_at(f, "ingest.rejected.time"), 2);
+	assert_int_equal(stat_at(f, "ingest.rejected.range"), 1);
+	assert_int_equal(stat_at(f, "ingest.rows_stored"), 2);
+}
+
 /* What the body decodes to must be snappy, then a WriteRequest: a 400
  * otherwise, and nothing stored. */
 static void test_bad_bodies(void **state)
@@ -488,6 +525,7 @@ int main(void)
 		T("series", test_series, setup),
 		T("retry", test_retry, setup),
 		T("new_label", test_new_label, setup),
+		T("time", test_time, setup_ttl),
 		T("bad_bodies", test_bad_bodies, setup),
 		T("too_large", test_too_large, setup_small_body),
 	};
