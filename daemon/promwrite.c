@@ -34,6 +34,7 @@
  * series are stored: the answer is then 400 naming the first one.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,6 +81,9 @@ struct ptable {
 	char problem[256];           /* why the table cannot take rows */
 	char (*wants)[TS_NAME_MAX + 1]; /* label columns met, for creating it */
 	int nwants, capwants;
+	int lay_valid, lay_n;        /* the columns of the last series' labels */
+	char lay_name[KEY_LABELS][TS_NAME_MAX + 1];
+	int lay_col[KEY_LABELS];
 	ts_value *rows;              /* nrows * ncolumns */
 	size_t *series;              /* each row's series index */
 	size_t nrows, caprows;
@@ -94,6 +98,52 @@ struct req {
 	int *table_of;               /* per series: its table, -1 when refused */
 	size_t buffered;             /* values held in all tables' rows */
 };
+
+/* ---- The message's memory ----
+ * protobuf-c allocates every label and sample apart; the unpacked
+ * message gets an arena instead, freed whole after the request. */
+
+#define ARENA_CHUNK ((size_t)256 << 10)
+
+struct achunk {
+	struct achunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *arena_alloc(void *arena, size_t n)
+{
+	struct achunk **head = arena, *c = *head;
+	if (n > SIZE_MAX / 2)
+		return NULL; /* rounding up below would wrap */
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		if (!(c = malloc(sizeof *c + cap)))
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = *head;
+		*head = c;
+	}
+	c->used += n;
+	return (char *)c->data + c->used - n;
+}
+
+static void arena_free(void *arena, void *p)
+{
+	(void)arena;
+	(void)p; /* freed whole by arena_release */
+}
+
+static void arena_release(struct achunk *c)
+{
+	while (c) {
+		struct achunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
 
 /* ---- Small helpers ---- */
 
@@ -161,15 +211,16 @@ static int key_position(const ts_schema *s, int c)
 
 /* ---- Pass 1: labels and tables ---- */
 
-/* Map series si's labels into *l.  Returns 0, or -1 after refusing it. */
-static int map_labels(struct req *r, size_t si, const Series *s, struct labels *l)
+/* Map series si's labels into *l.  checked: the series passed once, the
+ * checks are skipped.  Returns 0, or -1 after refusing it. */
+static int map_labels(struct req *r, size_t si, const Series *s, struct labels *l, int checked)
 {
 	size_t ns = s->n_samples;
 	l->metric = NULL;
 	l->n = 0;
 	for (size_t i = 0; i < s->n_labels; i++) {
 		const ProtobufCBinaryData *k = &s->labels[i]->name, *v = &s->labels[i]->value;
-		if (!utf8_ok(k->data, k->len) || !utf8_ok(v->data, v->len)) {
+		if (!checked && (!utf8_ok(k->data, k->len) || !utf8_ok(v->data, v->len))) {
 			reject(r, si, ns, TSD_REJECT_STORE, "a label name or value is not valid UTF-8");
 			return -1;
 		}
@@ -193,7 +244,7 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 		tsd_ingest_name((const char *)k->data, k->len, 1, name);
 		if (strcasecmp(name, TSD_PROM_VALUE) == 0)
 			memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
-		for (int j = 0; j < l->n; j++)
+		for (int j = 0; !checked && j < l->n; j++)
 			if (strcasecmp(l->name[j], name) == 0) {
 				reject(r, si, ns, TSD_REJECT_DUPLICATE, "label \"%s\" given twice (as mapped)",
 				       name);
@@ -437,7 +488,12 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 		return 0;
 	}
 	const ts_schema *sc = pt->schema;
-	for (int i = 0; i < l->n; i++) {
+	int same = pt->lay_valid && pt->lay_n == l->n;
+	for (int i = 0; same && i < l->n; i++)
+		same = strcmp(pt->lay_name[i], l->name[i]) == 0;
+	if (same) /* the labels of the table's last series: a strcmp per label */
+		memcpy(col, pt->lay_col, (size_t)l->n * sizeof *col);
+	for (int i = 0; !same && i < l->n; i++) {
 		int c = find_column(sc, l->name[i]), kp = c < 0 ? -1 : key_position(sc, c);
 		if (kp < 0 || kp == sc->nkey - 1 || sc->columns[c].type != TS_STRING) {
 			if (tsd_ingest_once(r->in, pt->name, ONCE_TAG))
@@ -449,6 +505,14 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 			return 0;
 		}
 		col[i] = c;
+	}
+	if (!same) {
+		pt->lay_valid = 1;
+		pt->lay_n = l->n;
+		for (int i = 0; i < l->n; i++) {
+			memcpy(pt->lay_name[i], l->name[i], sizeof pt->lay_name[i]);
+			pt->lay_col[i] = col[i];
+		}
 	}
 	int ts_col = sc->key[sc->nkey - 1];
 	for (size_t k = 0; k < ns; k++) {
@@ -500,7 +564,7 @@ static int run(struct req *r, const WriteRequest *wr)
 		const Series *s = wr->timeseries[si];
 		r->table_of[si] = -1;
 		r->res->points += s->n_samples;
-		if (s->n_samples == 0 || map_labels(r, si, s, &l) < 0)
+		if (s->n_samples == 0 || map_labels(r, si, s, &l, 0) < 0)
 			continue;
 		if ((rc = ptable_for(r, tsd_ingest_name(l.metric, l.metric_len, 0, name))) < 0)
 			return rc;
@@ -518,7 +582,7 @@ static int run(struct req *r, const WriteRequest *wr)
 	for (size_t si = 0; si < wr->n_timeseries; si++) {
 		if (r->table_of[si] < 0)
 			continue;
-		map_labels(r, si, wr->timeseries[si], &l); /* succeeded in the first pass */
+		map_labels(r, si, wr->timeseries[si], &l, 1); /* it passed the first time */
 		if ((rc = build_series(r, si, wr->timeseries[si], &l)) < 0)
 			return rc;
 	}
@@ -567,6 +631,8 @@ int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t m
 {
 	struct req r = {.in = in, .res = res, .now = tsd_ingest_now(in),
 	                .max_future = tsd_ingest_max_future(in)};
+	struct achunk *arena = NULL;
+	ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = &arena};
 	WriteRequest *wr;
 	size_t n;
 	char *buf;
@@ -588,7 +654,8 @@ int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t m
 		return body_error(res, 400, "snappy: the compressed body is damaged; nothing was "
 		                  "stored");
 	}
-	if (!(wr = tsstore__remote__write_request__unpack(NULL, n, (const uint8_t *)buf))) {
+	if (!(wr = tsstore__remote__write_request__unpack(&alloc, n, (const uint8_t *)buf))) {
+		arena_release(arena);
 		free(buf);
 		return body_error(res, 400, "protobuf: the body (%zu bytes once decoded from snappy) "
 		                  "is not a remote write WriteRequest; nothing was stored", n);
@@ -599,7 +666,7 @@ int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t m
 		         : ts_strerror(rc));
 	}
 	req_free(&r);
-	tsstore__remote__write_request__free_unpacked(wr, NULL);
+	arena_release(arena); /* the message, whole */
 	free(buf);
 	tsd_ingest_account(in, res);
 	return status_of(res);
