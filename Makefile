@@ -298,11 +298,16 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 	$(Q)$(CC) $(CFLAGS_ALL) $(SMALLSEG) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< tests/unit/fault.c \
 		$(TEST_SUPPORT) $(SMALLSEG_LIB) $(LIB_LIBS) $(CMOCKA_LIBS) $(FAULT_WRAP:%=-Wl,--wrap=%)
 
+# The TSBS cpu-only file that test_ingest and test_http read a prefix of
+# (each test skips when it is absent).
+TSBS_DATA_FILE = $(CURDIR)/../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz
+
 $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(ZLIB_CFLAGS) -Itests/daemon \
-		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
+		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -DTSBS_DATA='"$(TSBS_DATA_FILE)"' \
+		-o $@ $< $(DAEMON_TEST_SUPPORT) \
 		$(PROG_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
 
 # test_promwrite makes remote write requests itself: the generated
@@ -331,7 +336,7 @@ $(B)/tests/test_ingest: tests/daemon/test_ingest.c $(B)/daemon/ingest.o daemon/i
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon \
-		-DTSBS_DATA='"$(CURDIR)/../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz"' \
+		-DTSBS_DATA='"$(TSBS_DATA_FILE)"' \
 		-o $@ $< $(B)/daemon/ingest.o $(PROG_LIBS) $(CMOCKA_LIBS)
 
 # test_crash again, over a library of 1 MiB log segments, so that the

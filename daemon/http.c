@@ -23,9 +23,10 @@
  * (zlib, bounded by http-max-body: 413 past it), GET /metrics (which
  * opens every table for its counters) and the write endpoints.  Each
  * response is written whole in one step, with Content-Length; errors
- * are {"error":"..."} with the status.  The write endpoints answer 501
- * until the ingest of line protocol and remote write is built: the
- * body is read and decoded, and nothing is stored.
+ * are {"error":"..."} with the status.  /write and /api/v2/write give
+ * the decoded body to the line protocol ingest (ingest.c) and answer as
+ * InfluxDB 1.x does (do_lines); /api/v1/write gives it to Prometheus
+ * remote write (promwrite.c, do_write), which snappy-decodes it.
  *
  * Memory: the parser holds the URL and three header values (bounded by
  * http-max-header, which http_parser enforces on the request line and
@@ -239,6 +240,8 @@ char *tsd_http_refusal(size_t *len)
 
 /* ---- Handlers (worker threads) ---- */
 
+static long query_param(const char *query, const char *name, char *out, size_t size);
+
 /* Escape a Prometheus label value: backslash, double quote, newline. */
 static void prom_label(struct jbuf *b, const char *s)
 {
@@ -301,6 +304,43 @@ static const struct table_metric {
 
 #define NTABLE_METRICS (sizeof table_metrics / sizeof table_metrics[0])
 
+/* A counter family of one sample: HELP, TYPE, value. */
+static void prom_counter(struct jbuf *b, const char *name, const char *help, uint64_t v)
+{
+	jbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+	            (unsigned long long)v);
+}
+
+/* The line protocol ingest's counters (ingest.h), tsstore_ingest_*. */
+static void prom_ingest(struct jbuf *b, struct tsd_ingest *in)
+{
+	struct tsd_ingest_stats st;
+	static const char rej[] = "tsstore_ingest_lines_rejected_total";
+	if (!in)
+		return;
+	tsd_ingest_stats_get(in, &st);
+	prom_counter(b, "tsstore_ingest_requests_total",
+	             "Line protocol write requests (POST /write, /api/v2/write).", st.requests);
+	prom_counter(b, "tsstore_ingest_rows_stored_total",
+	             "Rows stored from line protocol.", st.rows_stored);
+	prom_counter(b, "tsstore_ingest_duplicates_ignored_total",
+	             "Line protocol points whose key the table held already, ignored "
+	             "(duplicate policy ignore).", st.duplicates_ignored);
+	jbuf_printf(b, "# HELP %s Line protocol lines refused, by reason.\n# TYPE %s counter\n",
+	            rej, rej);
+	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
+		jbuf_printf(b, "%s{reason=\"%s\"} %llu\n", rej,
+		            tsd_ingest_reason_name((enum tsd_ingest_reason)r),
+		            (unsigned long long)st.lines_rejected[r]);
+	prom_counter(b, "tsstore_ingest_rows_missing_tags_total",
+	             "Line protocol rows stored with a key column left empty (a tag missing).",
+	             st.rows_missing_tags);
+	prom_counter(b, "tsstore_ingest_tables_created_total",
+	             "Tables created by line protocol writes.", st.tables_created);
+	prom_counter(b, "tsstore_ingest_columns_added_total",
+	             "Columns added to tables by line protocol writes.", st.columns_added);
+}
+
 /* GET /metrics: the daemon's counters, then each table's. */
 static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
@@ -310,6 +350,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	ts_stat (*stats)[TS_STATS_MAX] = NULL;
 	int *nstats = NULL;
 	tsd_stats_prometheus(&b);
+	prom_ingest(&b, ctx->ingest);
 	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
 		jbuf_free(&b);
 		respond_error(h, out, 500, ts_strerror(rc));
@@ -353,26 +394,6 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	else
 		respond(h, out, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
 	jbuf_free(&b);
-}
-
-/* POST /api/v1/write: Prometheus remote write (promwrite.c) of the
- * decoded body, which it takes (and frees). */
-static void do_prom_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out,
-                          char *body, size_t len)
-{
-	struct tsd_ingest_result res;
-	int status;
-	if (!ctx->ingest) {
-		free(body);
-		respond_error(h, out, 503, "this daemon has no ingest state");
-		return;
-	}
-	status = tsd_prom_write(ctx->ingest, body, len, h->max_body, &res);
-	free(body);
-	if (status == 204)
-		respond(h, out, 204, NULL, NULL, 0);
-	else
-		respond_error(h, out, status, res.error);
 }
 
 /* The body as sent: gunzipped into *dec (malloc'ed) when it is
@@ -453,37 +474,108 @@ static int decode_body(struct tsd_http_req *h, char **dec, size_t *len)
 	return 0;
 }
 
-/*
- * POST /write, /api/v2/write, /api/v1/write: the body is read and
- * decoded; storing it is not built yet.  This is where the ingest
- * (daemon/ingest.c, built apart) plugs in: it gets the decoded body,
- * h->route, the query (h->query; query_param reads db, precision,
- * bucket, org) and ctx->db, on a worker thread, and answers with
- * respond (204) or respond_error (400 naming the first bad line).
- */
+/* The HTTP status of a storage failure of the ingest: 503 for what is
+ * expected to pass (a full disk, memory, a database or table closing or
+ * busy: the client retries the batch later, and the rows a retry repeats
+ * are ignored), 500 for the rest (an I/O error, a damaged file). */
+static int storage_status(int code)
+{
+	switch (code) {
+	case TS_ENOSPC:
+	case TS_ENOMEM:
+	case TS_EREADONLY:
+	case TS_ECLOSED:
+	case TS_EBUSY:
+		return 503;
+	default:
+		return 500;
+	}
+}
+
+/* The timestamp precision of a write request: the query parameter
+ * precision, "" or absent meaning ns.  /write takes InfluxDB 1.x's
+ * names (n, u, ms, s, m, h) and ns, us; /api/v2/write takes 2.x's (ns,
+ * us, ms, s).  Returns 0, or -1 after recording a 400 in h. */
+static int write_precision(struct tsd_http_req *h, enum lp_precision *prec)
+{
+	char text[16];
+	long n = query_param(h->query, "precision", text, sizeof text);
+	int ok;
+	*prec = LP_NS;
+	if (n == -1 || n == 0)
+		return 0;
+	if (h->route == TSD_HTTP_WRITE_V2)
+		ok = n > 0 && (strcmp(text, "ns") == 0 || strcmp(text, "us") == 0 ||
+		               strcmp(text, "ms") == 0 || strcmp(text, "s") == 0);
+	else
+		ok = n > 0;
+	if (!ok || lp_precision_parse(text, prec) < 0) {
+		req_fail(h, 400, "precision \"%s\" is not valid (%s)", n > 0 ? text : "...",
+		         h->route == TSD_HTTP_WRITE_V2 ? "ns, us, ms or s" : "ns, n, us, u, ms, s, m or h");
+		return -1;
+	}
+	return 0;
+}
+
+/* POST /write and /api/v2/write: the line protocol body into the
+ * tables (ingest.c), answered as InfluxDB 1.x does: 204 when every line
+ * was stored (or ignored as a duplicate), 400 naming the first refused
+ * line when some were (the others stored: the partial write), 5xx
+ * (storage_status) when storing failed. */
+static void do_lines(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	struct tsd_ingest_result res;
+	enum lp_precision prec;
+	char *body;
+	size_t len;
+	int rc;
+	if (write_precision(h, &prec) < 0 || decode_body(h, &body, &len) < 0) {
+		respond_error(h, out, h->status, h->msg);
+		return;
+	}
+	if (!ctx->ingest) {
+		free(body);
+		respond_error(h, out, 503, "the line protocol ingest is not open");
+		return;
+	}
+	/* An empty body may come as NULL: the reader's pointer arithmetic
+	 * wants a real one (NULL + 0 is undefined; fuzz_http found it). */
+	rc = tsd_ingest_lines(ctx->ingest, body ? body : "", len, prec, &res);
+	free(body);
+	if (rc == 0)
+		respond(h, out, 204, NULL, NULL, 0);
+	else if (rc == TS_EINVAL)
+		respond_error(h, out, 400, res.error);
+	else
+		respond_error(h, out, storage_status(rc), res.error[0] ? res.error : ts_strerror(rc));
+}
+
+/* POST /api/v1/write: Prometheus remote write (promwrite.c) of the body
+ * (gunzipped first when so sent; promwrite.c snappy-decodes it): 204,
+ * 400 (undecodable, or series refused), 413, or 5xx (storage_status)
+ * when storing failed. */
 static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
-	static const char *const what[TSD_HTTP_NROUTES] = {
-		[TSD_HTTP_WRITE] = "InfluxDB line protocol",
-		[TSD_HTTP_WRITE_V2] = "InfluxDB line protocol",
-		[TSD_HTTP_PROM_WRITE] = "Prometheus remote write",
-	};
-	char *body, msg[TSD_MESSAGE_MAX];
+	struct tsd_ingest_result res;
+	char *body;
 	size_t len;
+	int status;
 	if (decode_body(h, &body, &len) < 0) {
 		respond_error(h, out, h->status, h->msg);
 		return;
 	}
-	if (h->route == TSD_HTTP_PROM_WRITE) {
-		do_prom_write(h, ctx, out, body, len);
+	if (!ctx->ingest) {
+		free(body);
+		respond_error(h, out, 503, "this daemon has no ingest state");
 		return;
 	}
-	(void)ctx;
+	/* An empty body may come as NULL (see do_lines). */
+	status = tsd_prom_write(ctx->ingest, body ? body : "", len, h->max_body, &res);
 	free(body);
-	snprintf(msg, sizeof msg, "POST %s: ingest of %s is not built yet; the body (%zu bytes "
-	         "decoded) was read and nothing was stored", tsd_http_route_path(h->route),
-	         what[h->route], len);
-	respond_error(h, out, 501, msg);
+	if (status == 204)
+		respond(h, out, 204, NULL, NULL, 0);
+	else
+		respond_error(h, out, status == 500 ? storage_status(res.code) : status, res.error);
 }
 
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
@@ -504,6 +596,8 @@ void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct
 			break;
 		case TSD_HTTP_WRITE:
 		case TSD_HTTP_WRITE_V2:
+			do_lines(h, ctx, out);
+			break;
 		case TSD_HTTP_PROM_WRITE:
 			do_write(h, ctx, out);
 			break;
@@ -528,8 +622,8 @@ void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct
 /* ---- Parsing (the loop thread) ---- */
 
 /* The value of query parameter name in query ("a=1&p=x"), percent- and
- * '+'-decoded into out (size bytes).  Returns its length, or -1 when
- * absent or longer than out. */
+ * '+'-decoded into out (size bytes).  Returns its length, -1 when
+ * absent, or -2 when longer than out. */
 static long query_param(const char *query, const char *name, char *out, size_t size)
 {
 	size_t nlen = strlen(name);
@@ -547,7 +641,7 @@ static long query_param(const char *query, const char *name, char *out, size_t s
 				v += 2;
 			}
 			if (n + 1 >= size)
-				return -1;
+				return -2;
 			out[n++] = (char)c;
 		}
 		out[n] = '\0';

@@ -34,7 +34,8 @@
  * duplicates); 400 for a body that is not snappy or not a WriteRequest
  * (nothing stored), or when some series were refused (the others are
  * stored); 413 when the decoded body would pass max_decoded; 500 when
- * storing failed (out of memory, I/O, ...: Prometheus retries a 5xx).
+ * storing failed (res->code says why: http.c answers 503 for what is
+ * expected to pass, as for the line protocol; Prometheus retries 5xx).
  */
 int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t max_decoded,
                    struct tsd_ingest_result *res);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # test_http_curl.sh -- tsstored's HTTP listener (tsstore-http(7)) through
 # curl, the client an operator tries first: ping and health, /metrics
-# with the token each way curl sends it, gzip and chunked bodies, a body
-# large enough for curl to send "Expect: 100-continue", and the errors.
+# with the token each way curl sends it, line protocol written to /write
+# and /api/v2/write (plain, gzip, chunked, a partial write, precision) and
+# read back with tsstore, a body large enough for curl to send "Expect:
+# 100-continue", and the errors.
 # Every check compares curl's exact output.  Skipped (one SKIP line) when
 # curl is not installed; scripts/deps.sh installs it.
 #
@@ -56,22 +58,39 @@ check metrics_query 0 "$want" '' metrics_rows "$url/metrics?u=me&p=s3cret"
 check metrics_type 0 'text/plain; version=0.0.4; charset=utf-8\n' '' \
 	c -o /dev/null -w '%{content_type}\n' -H "$auth" "$url/metrics"
 
-# bodies: 501 until the ingest is built, with the size decoded
+# line protocol: 204, and the rows read back through the unix socket
 printf 'cpu,host=a usage=0.5 1735689600000000000\n' >"$tmp/one.lp"
 i=0
-while [ $i -lt 2000 ]; do cat "$tmp/one.lp"; i=$((i + 1)); done >"$tmp/many.lp"  # 82000 bytes
-notbuilt() {
-	printf '{"error":"POST %s: ingest of %s is not built yet; the body (%s bytes decoded) was read and nothing was stored"}\n501\n' "$1" "$2" "$3"
-}
-check write_plain 0 "$(notbuilt /write 'InfluxDB line protocol' 41)\n" '' \
-	c -w '%{http_code}\n' -H "$auth" --data-binary @"$tmp/one.lp" "$url/write?db=x"
+while [ $i -lt 2000 ]; do
+	printf 'cpu,host=b usage=%d %d\n' $((i % 7)) $((1735689600000000000 + i * 1000000000))
+	i=$((i + 1))
+done >"$tmp/many.lp"
+check write_plain 0 '204\n' '' \
+	c -w '%{http_code}\n' -H "$auth" --data-binary @"$tmp/one.lp" "$url/write?db=x&precision=ns"
 gzip -c "$tmp/many.lp" >"$tmp/many.lp.gz"
-check write_gzip 0 "$(notbuilt /api/v2/write 'InfluxDB line protocol' 82000)\n" '' \
+check write_gzip 0 '204\n' '' \
 	c -w '%{http_code}\n' -H "$auth" -H 'Content-Encoding: gzip' --data-binary @"$tmp/many.lp.gz" \
 	"$url/api/v2/write?bucket=b&org=o"
-check write_chunked 0 "$(notbuilt /write 'InfluxDB line protocol' 82000)\n" '' \
+# the same lines again, chunked: ignored (a retried batch changes nothing)
+check write_chunked 0 '204\n' '' \
 	c -w '%{http_code}\n' -H "$auth" -H 'Transfer-Encoding: chunked' --data-binary @"$tmp/many.lp" \
-	"$url/write"
+	"$url/write?db=x"
+check write_read_back 0 'host\tts\tusage\na\t2025-01-01T00:00:00Z\t0.5\n' '' \
+	"$bin" -s "$tmp/sock" query cpu --prefix a
+check write_read_back_last 0 'host\tts\tusage\nb\t2025-01-01T00:33:19Z\t4\n' 'query: limit of 1 row reached; more rows follow\n' \
+	"$bin" -s "$tmp/sock" query cpu --prefix b --desc --limit 1
+check write_count 0 '2001\n' '' sh -c "\"$bin\" -s \"$tmp/sock\" query cpu | tail -n +2 | wc -l"
+# partial write: 400 naming the first bad line, the good ones stored
+printf 'cpu,host=c usage=1 1735689600000000000\ncpu,host=c usage=oops 1735689601000000000\ncpu,host=c usage=3 1735689602000000000\n' >"$tmp/partial.lp"
+check write_partial 0 '{"error":"line 2: unable to parse '"'"'cpu,host=c usage=oops 1735689601000000000'"'"': field \\"usage\\": invalid value \\"oops\\""}\n400\n' '' \
+	c -w '%{http_code}\n' -H "$auth" --data-binary @"$tmp/partial.lp" "$url/write?db=x"
+check write_precision_s 0 '204\n' '' \
+	c -w '%{http_code}\n' -H "$auth" --data-binary 'cpu,host=d usage=2 1735689600' "$url/write?db=x&precision=s"
+check write_precision_bad 0 '{"error":"precision \\"d\\" is not valid (ns, n, us, u, ms, s, m or h)"}\n400\n' '' \
+	c -w '%{http_code}\n' -H "$auth" --data-binary 'cpu,host=d usage=2 1' "$url/write?db=x&precision=d"
+rows_cd() { "$bin" -s "$tmp/sock" query cpu | awk '$1 == "host" || $1 == "c" || $1 == "d"'; }
+check write_rows_cd 0 'host\tts\tusage\nc\t2025-01-01T00:00:00Z\t1\nc\t2025-01-01T00:00:02Z\t3\nd\t2025-01-01T00:00:00Z\t2\n' '' \
+	rows_cd
 # 2 MB: curl asks "Expect: 100-continue" and is answered at once (a
 # client left without an answer waits 1 s before it sends the body)
 i=0
@@ -79,12 +98,12 @@ while [ $i -lt 25 ]; do cat "$tmp/many.lp"; i=$((i + 1)); done >"$tmp/big.lp"
 # (to remote write, which takes snappy: text is refused, 400)
 check write_expect 0 '{"error":"snappy: the compressed body is damaged; nothing was stored"}\n400\n' '' \
 	c -w '%{http_code}\n' -H "$auth" --data-binary @"$tmp/big.lp" "$url/api/v1/write"
-took=$(c -o /dev/null -w '%{time_total}' -H "$auth" --data-binary @"$tmp/big.lp" "$url/api/v1/write")
+took=$(c -o /dev/null -w '%{time_total}' -H "$auth" --data-binary @"$tmp/big.lp" "$url/write?db=x")
 expect write_expect_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
 # refused (no token): answered before the body, without curl's wait
 check write_expect_refused 0 '{"error":"authentication required: send \\"Authorization: Token <token>\\" (or Bearer, or the query parameter p)"}\n401\n' '' \
-	c -w '%{http_code}\n' --data-binary @"$tmp/big.lp" "$url/api/v1/write"
-took=$(c -o /dev/null -w '%{time_total}' --data-binary @"$tmp/big.lp" "$url/api/v1/write")
+	c -w '%{http_code}\n' --data-binary @"$tmp/big.lp" "$url/write?db=x"
+took=$(c -o /dev/null -w '%{time_total}' --data-binary @"$tmp/big.lp" "$url/write?db=x")
 expect write_expect_refused_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
 
 check not_found 0 '{"error":"no such path: /query (tsstore-http(7) lists the endpoints)"}\n404\n' '' \

@@ -193,6 +193,50 @@ static void expect_eof(struct tsd_test_conn *c)
 static const char ping_head[] = "HTTP/1.1 204 No Content\r\n" VERSION_HEADER "\r\n";
 static const char ping[] = "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
 
+/* ---- Reading back (the JSON-lines protocol, over the unix socket) ---- */
+
+/* The rows the JSON-lines request req (a query) returns, as one JSON
+ * array (the caller decrefs it); asserts the ok line's count agrees. */
+static json_t *query_rows(struct tsd_test_daemon *d, const char *req)
+{
+	struct tsd_test_conn *u = tsd_test_connect(d, TSD_TEST_UNIX);
+	json_t *lines = NULL, *line, *rows = json_array();
+	size_t i;
+	assert_non_null(u);
+	assert_int_equal(tsd_test_send_line(u, req), 0);
+	assert_int_equal(tsd_test_read_response(u, WAIT, &lines, NULL), 0);
+	json_array_foreach(lines, i, line)
+		if (json_object_get(line, "rows"))
+			json_array_extend(rows, json_object_get(line, "rows"));
+	line = json_array_get(lines, json_array_size(lines) - 1);
+	assert_true(json_is_true(json_object_get(line, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(line, "count")), json_array_size(rows));
+	json_decref(lines);
+	tsd_test_close(u);
+	return rows;
+}
+
+/* Assert the query req returns n rows, want as compact JSON. */
+static void expect_rows(struct tsd_test_daemon *d, const char *req, size_t n, const char *want)
+{
+	json_t *rows = query_rows(d, req);
+	char *got = json_dumps(rows, JSON_COMPACT);
+	assert_int_equal(json_array_size(rows), n);
+	assert_string_equal(got, want);
+	free(got);
+	json_decref(rows);
+}
+
+/* Assert table holds n rows. */
+static void expect_count(struct tsd_test_daemon *d, const char *table, size_t n)
+{
+	char *req = fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
+	json_t *rows = query_rows(d, req);
+	assert_int_equal(json_array_size(rows), n);
+	json_decref(rows);
+	free(req);
+}
+
 /* ---- Fixtures ---- */
 
 static int teardown(void **state)
@@ -426,17 +470,21 @@ static void test_metrics(void **state)
 	response_free(&r);
 }
 
-static void test_write_not_built(void **state)
+/* The line protocol endpoints store (204); remote write wants snappy. */
+static void test_write_endpoints(void **state)
 {
 	struct fixture *f = *state;
-	expect_error(f->c, "POST /write?db=x HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\ncpu v=1\n",
-	             "501 Not Implemented", "", 0,
-	             "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	             "(8 bytes decoded) was read and nothing was stored");
-	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nHost: t\r\n"
-	             "Content-Length: 0\r\n\r\n", "501 Not Implemented", "", 0,
-	             "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; the "
-	             "body (0 bytes decoded) was read and nothing was stored");
+	expect(f->c, "POST /write?db=x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\ncpu v=1 5\n",
+	       ping_head, "");
+	/* an empty body stores nothing, and is no error */
+	expect(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nHost: t\r\n"
+	       "Content-Length: 0\r\n\r\n", ping_head, "");
+	expect(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nHost: t\r\n"
+	       "Content-Length: 10\r\n\r\ncpu v=2 6\n", ping_head, "");
+	/* remote write takes snappy (test_promwrite.c tests it whole) */
+	expect_error(f->c, "POST /api/v1/write HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc",
+	             "400 Bad Request", "", 0,
+	             "snappy: the compressed body is damaged; nothing was stored");
 	expect(f->c, ping, ping_head, "");
 }
 
@@ -492,19 +540,17 @@ static void test_pipelining(void **state)
 	static const char reqs[] =
 		"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n"
 		"GET /health HTTP/1.1\r\nHost: t\r\n\r\n"
-		"POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nab\ncGET /nope HTTP/1.1\r\n\r\n"
+		"POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\nm v=1 1\nGET /nope HTTP/1.1\r\n\r\n"
 		"GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
-	const char *w501 = "{\"error\":\"POST /write: ingest of InfluxDB line protocol is not built "
-	                   "yet; the body (4 bytes decoded) was read and nothing was stored\"}\n";
 	const char *w404 = "{\"error\":\"no such path: /nope (tsstore-http(7) lists the endpoints)\"}\n";
-	char *h200 = json_head("200 OK", 18, 0), *h501 = json_head("501 Not Implemented", strlen(w501), 0);
+	char *h200 = json_head("200 OK", 18, 0);
 	char *h404 = json_head("404 Not Found", strlen(w404), 0);
 	/* many rounds in one write each, answered in order */
 	for (int round = 0; round < 20; round++) {
 		assert_int_equal(tsd_test_send(f->c, reqs, sizeof reqs - 1), 0);
 		expect_next(f->c, ping_head, "");
 		expect_next(f->c, h200, "{\"status\":\"pass\"}\n");
-		expect_next(f->c, h501, w501);
+		expect_next(f->c, ping_head, ""); /* the write: stored, then ignored */
 		expect_next(f->c, h404, w404);
 		expect_next(f->c, ping_head, "");
 	}
@@ -524,23 +570,22 @@ static void test_pipelining(void **state)
 		assert_int_equal(tsd_test_send(f->c, reqs + i, 1), 0);
 	expect_next(f->c, ping_head, "");
 	expect_next(f->c, h200, "{\"status\":\"pass\"}\n");
-	expect_next(f->c, h501, w501);
+	expect_next(f->c, ping_head, "");
 	expect_next(f->c, h404, w404);
 	expect_next(f->c, ping_head, "");
 	free(h200);
-	free(h501);
 	free(h404);
 }
 
 static void test_chunked(void **state)
 {
 	struct fixture *f = *state;
-	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-	             "5\r\ncpu v\r\n4;ext=1\r\n=1\nx\r\n10\r\n0123456789abcdef\r\n0\r\nTrailer: x\r\n\r\n",
-	             "501 Not Implemented", "", 0,
-	             "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	             "(25 bytes decoded) was read and nothing was stored");
-	expect(f->c, ping, ping_head, "");
+	/* lines cut across chunks, a chunk extension and a trailer */
+	expect(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+	       "5\r\ncpu v\r\n7;ext=1\r\n=1 100\n\r\n10\r\ncpu v=2 200\ncpu \r\n8\r\nv=3 300\n\r\n"
+	       "0\r\nTrailer: x\r\n\r\n", ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"cpu\"}", 3,
+	            "[[100,1],[200,2],[300,3]]");
 	/* a bad chunk size: 400, and the connection closes */
 	expect_error(f->c, "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
 	             "zz\r\n", "400 Bad Request", "", 1,
@@ -590,26 +635,29 @@ static void test_gzip(void **state)
 {
 	struct fixture *f = *state;
 	size_t n = 100000, zlen, two_len;
-	char *text = malloc(n), *z, *two;
+	char *text = malloc(n + 1), *z, *two;
 	assert_non_null(text);
-	for (size_t i = 0; i < n; i++)
-		text[i] = i % 80 == 79 ? '\n' : (char)('a' + i % 26);
+	/* 5000 lines of 20 bytes: "gz,h=a v=1 00000017\n" */
+	for (size_t i = 0; i < n / 20; i++)
+		snprintf(text + i * 20, 21, "gz,h=a v=%zu %08zu\n", i % 10, i);
 	z = gzip(text, n, &zlen);
-	assert_true(zlen < n / 10);
+	assert_true(zlen < n / 5);
 	post(f->c, "/api/v2/write", "Content-Encoding: gzip\r\n", z, zlen);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; "
-	                  "the body (100000 bytes decoded) was read and nothing was stored");
+	expect_next(f->c, ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"gz\",\"ge\":[\"a\",4998]}", 2,
+	            "[[\"a\",4998,8],[\"a\",4999,9]]");
 	/* two gzip members one after the other decode as one body */
 	two = malloc(2 * zlen);
 	assert_non_null(two);
 	memcpy(two, z, zlen);
 	memcpy(two + zlen, z, zlen);
 	two_len = 2 * zlen;
+	/* (the same lines again: ignored, the table unchanged) */
 	post(f->c, "/write", "Content-Encoding: GZIP\r\n", two, two_len);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	                  "(200000 bytes decoded) was read and nothing was stored");
+	expect_next(f->c, ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"gz\",\"ge\":[\"a\",4998]}", 2,
+	            "[[\"a\",4998,8],[\"a\",4999,9]]");
+	expect_count(f->d, "gz", 5000);
 	/* not gzip: 400, and the connection goes on (the body was read) */
 	post(f->c, "/write", "Content-Encoding: gzip\r\n", text, 100);
 	expect_json_error(f->c, "400 Bad Request", 0, "gzip: incorrect header check");
@@ -628,16 +676,15 @@ static void test_expect_continue(void **state)
 {
 	struct fixture *f = *state;
 	struct response r;
-	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n"
 	                           "Expect: 100-continue\r\n\r\n";
 	assert_int_equal(tsd_test_send(f->c, head, sizeof head - 1), 0);
 	assert_int_equal(read_response(f->c, 1, &r), TSD_TEST_LINE);
 	assert_string_equal(r.head, "HTTP/1.1 100 Continue\r\n\r\n");
 	response_free(&r);
-	assert_int_equal(tsd_test_send(f->c, "abcd", 4), 0);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	                  "(4 bytes decoded) was read and nothing was stored");
+	assert_int_equal(tsd_test_send(f->c, "e v=1\n", 6), 0);
+	expect_next(f->c, ping_head, "");
+	expect_count(f->d, "e", 1);
 	/* refused before its body: answered at once, and closed (the body
 	 * the client holds back is never read) */
 	expect_error(f->c, "POST /nope HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
@@ -700,11 +747,15 @@ static void test_body_too_large(void **state)
 	char body[1500], *z;
 	size_t zlen;
 	memset(body, 'y', sizeof body);
-	/* 1024 bytes is http-max-body: fine */
-	post(f->c, "/write", "", body, 1024);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	                  "(1024 bytes decoded) was read and nothing was stored");
+	/* 1024 bytes is http-max-body: fine (93 lines of 11 bytes and a
+	 * blank line) */
+	char lines[1025];
+	for (int i = 0; i < 93; i++)
+		snprintf(lines + i * 11, 12, "m v=1 %04d\n", i);
+	lines[1023] = '\n';
+	post(f->c, "/write", "", lines, 1024);
+	expect_next(f->c, ping_head, "");
+	expect_count(f->d, "m", 93);
 	/* gzip that decodes past it: 413, the connection goes on */
 	z = gzip(body, sizeof body, &zlen);
 	post(f->c, "/write", "Content-Encoding: gzip\r\n", z, zlen);
@@ -793,11 +844,13 @@ static void test_body_memory(void **state)
 {
 	struct fixture *f = *state;
 	struct tsd_test_conn *u = tsd_test_connect(f->d, TSD_TEST_UNIX);
-	char *body = malloc(300000), *got;
+	char *body = malloc(300001), *got;
 	json_t *stats;
 	assert_non_null(u);
 	assert_non_null(body);
-	memset(body, 'z', 300000);
+	/* 30000 lines of 20 bytes */
+	for (int i = 0; i < 15000; i++)
+		snprintf(body + i * 20, 21, "mem v=1 %011d\n", i);
 	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 600000\r\n\r\n";
 	assert_int_equal(tsd_test_send(f->c, head, sizeof head - 1), 0);
 	assert_int_equal(tsd_test_send(f->c, body, 300000), 0);
@@ -814,10 +867,11 @@ static void test_body_memory(void **state)
 			sleep_ms(10);
 	}
 	assert_true(mem >= 300000 && mem < 1200000);
+	for (int i = 0; i < 15000; i++)
+		snprintf(body + i * 20, 21, "mem v=1 %011d\n", 15000 + i);
 	assert_int_equal(tsd_test_send(f->c, body, 300000), 0);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	                  "(600000 bytes decoded) was read and nothing was stored");
+	expect_next(f->c, ping_head, "");
+	expect_count(f->d, "mem", 30000);
 	/* all of it given back */
 	got = tsd_test_call(u, "{\"op\":\"stats\"}");
 	stats = json_loads(got, 0, NULL);
@@ -826,6 +880,224 @@ static void test_body_memory(void **state)
 	free(got);
 	free(body);
 	tsd_test_close(u);
+}
+
+/* ---- Line protocol, end to end ---- */
+
+/* POST body[0..n) to path as chunks of at most size bytes. */
+static void post_chunked(struct tsd_test_conn *c, const char *path, const char *body, size_t n,
+                         size_t size)
+{
+	char *head = fmt("POST %s HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n", path);
+	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
+	free(head);
+	for (size_t o = 0; o < n; o += size) {
+		size_t k = n - o < size ? n - o : size;
+		char *sz = fmt("%zx\r\n", k);
+		assert_int_equal(tsd_test_send(c, sz, strlen(sz)), 0);
+		assert_int_equal(tsd_test_send(c, body + o, k), 0);
+		assert_int_equal(tsd_test_send(c, "\r\n", 2), 0);
+		free(sz);
+	}
+	assert_int_equal(tsd_test_send(c, "0\r\n\r\n", 5), 0);
+}
+
+/* The row of rows whose hostname (column 2) is host and ts (column 10)
+ * is ts, as compact JSON (malloc'ed), or NULL. */
+static char *tsbs_row(json_t *rows, const char *host, json_int_t ts)
+{
+	size_t i;
+	json_t *row;
+	json_array_foreach(rows, i, row)
+		if (strcmp(json_string_value(json_array_get(row, 2)), host) == 0 &&
+		    json_integer_value(json_array_get(row, 10)) == ts)
+			return json_dumps(row, JSON_COMPACT);
+	return NULL;
+}
+
+/* The first 2,000 lines of the TSBS cpu-only file (20 instants 10 s
+ * apart of 100 hosts): 700 plain, 700 gzip-encoded, 600 chunked, each
+ * answered 204; every row read back, with exact values for three; then
+ * the whole batch again, as a collector retries it: 204, and the table
+ * is the same. */
+static void test_write_tsbs(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[TSD_TEST_PATH_MAX + 32], *line = NULL, *body, *z, *got, *before;
+	size_t cap = 0, len = 0, cut[4] = {0}, zlen, i;
+	ssize_t n;
+	int lines = 0, per_host[100] = {0};
+	json_t *rows, *row;
+	if (access(TSBS_DATA, R_OK) != 0) {
+		print_message("skipped: no %s\n", TSBS_DATA);
+		skip();
+	}
+	snprintf(cmd, sizeof cmd, "gzip -dc %s", TSBS_DATA);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(body = malloc(4 << 20));
+	for (; lines < 2000 && (n = getline(&line, &cap, p)) > 0; lines++) {
+		memcpy(body + len, line, (size_t)n);
+		len += (size_t)n;
+		if (lines + 1 == 700 || lines + 1 == 1400)
+			cut[(lines + 1) / 700] = len;
+	}
+	free(line);
+	pclose(p);
+	assert_int_equal(lines, 2000);
+	cut[3] = len;
+	post(f->c, "/write?db=tsbs", "", body, cut[1]);
+	expect_next(f->c, ping_head, "");
+	z = gzip(body + cut[1], cut[2] - cut[1], &zlen);
+	post(f->c, "/write?db=tsbs&precision=ns", "Content-Encoding: gzip\r\n", z, zlen);
+	expect_next(f->c, ping_head, "");
+	free(z);
+	post_chunked(f->c, "/write?db=tsbs", body + cut[2], cut[3] - cut[2], 4000);
+	expect_next(f->c, ping_head, "");
+	rows = query_rows(f->d, "{\"op\":\"query\",\"table\":\"cpu\"}");
+	assert_int_equal(json_array_size(rows), 2000);
+	json_array_foreach(rows, i, row) {
+		int h = -1;
+		assert_int_equal(json_array_size(row), 21);
+		assert_int_equal(sscanf(json_string_value(json_array_get(row, 2)), "host_%d", &h), 1);
+		assert_true(h >= 0 && h < 100);
+		per_host[h]++;
+	}
+	for (int h = 0; h < 100; h++)
+		assert_int_equal(per_host[h], 20);
+	/* lines 1, 1001 and 2000 of the file */
+	got = tsbs_row(rows, "host_0", 1795132800000000000);
+	assert_string_equal(got, "[\"x64\",\"us-west-2b\",\"host_0\",\"Ubuntu16.10\",\"17\",\"us-west-2\","
+	                    "\"17\",\"test\",\"0\",\"CHI\",1795132800000000000,99,52,58,94,82,14,46,0,50,38]");
+	free(got);
+	got = tsbs_row(rows, "host_0", 1795132900000000000);
+	assert_string_equal(got, "[\"x64\",\"us-west-2b\",\"host_0\",\"Ubuntu16.10\",\"17\",\"us-west-2\","
+	                    "\"17\",\"test\",\"0\",\"CHI\",1795132900000000000,98,47,60,93,88,13,42,6,48,37]");
+	free(got);
+	got = tsbs_row(rows, "host_99", 1795132990000000000);
+	assert_string_equal(got, "[\"x86\",\"eu-west-1c\",\"host_99\",\"Ubuntu16.10\",\"46\",\"eu-west-1\","
+	                    "\"3\",\"production\",\"0\",\"SF\",1795132990000000000,67,10,1,5,68,31,14,21,0,20]");
+	free(got);
+	before = json_dumps(rows, JSON_COMPACT);
+	json_decref(rows);
+	/* the retried batch, whole: idempotent */
+	post(f->c, "/write?db=tsbs", "", body, len);
+	expect_next(f->c, ping_head, "");
+	rows = query_rows(f->d, "{\"op\":\"query\",\"table\":\"cpu\"}");
+	got = json_dumps(rows, JSON_COMPACT);
+	assert_int_equal(json_array_size(rows), 2000);
+	assert_string_equal(got, before);
+	free(got);
+	free(before);
+	json_decref(rows);
+	free(body);
+}
+
+/* A bad line among good ones: 400 naming it (InfluxDB's partial write),
+ * the good lines stored; the same batch again: the same answer, and the
+ * rows unchanged. */
+static void test_write_partial(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "m,h=a v=1 1\nm,h=a v= 2\nm,h=a v=3 3\n";
+	for (int round = 0; round < 2; round++) {
+		post(f->c, "/write?db=x", "", body, sizeof body - 1);
+		expect_json_error(f->c, "400 Bad Request", 0,
+		                  "line 2: unable to parse 'm,h=a v= 2': field \\\"v\\\" has no value");
+		expect_rows(f->d, "{\"op\":\"query\",\"table\":\"m\"}", 2, "[[\"a\",1,1],[\"a\",3,3]]");
+	}
+	/* the connection goes on */
+	expect(f->c, ping, ping_head, "");
+}
+
+/* A field whose type conflicts with its column: that line refused, as
+ * InfluxDB does; the others stored. */
+static void test_write_type_conflict(void **state)
+{
+	struct fixture *f = *state;
+	static const char first[] = "t,h=a v=1i 1\n", second[] = "t,h=a v=2i 2\nt,h=a v=2.5 3\n";
+	post(f->c, "/api/v2/write?bucket=b&org=o", "", first, sizeof first - 1);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/api/v2/write?bucket=b&org=o", "", second, sizeof second - 1);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "line 2: table \\\"t\\\": field \\\"v\\\" is float, but column \\\"v\\\" is int64");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"t\"}", 2, "[[\"a\",1,1],[\"a\",2,2]]");
+}
+
+/* The precision parameter: InfluxDB 1.x's names on /write, 2.x's on
+ * /api/v2/write; another is 400 and nothing is stored. */
+static void test_write_precision(void **state)
+{
+	struct fixture *f = *state;
+	post(f->c, "/write?db=x&precision=s", "", "p,u=s v=1 1700000000\n", 21);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/write?db=x&precision=ms", "", "p,u=ms v=2 1700000000001\n", 25);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/write?db=x&precision=u", "", "p,u=u v=3 1700000000000002\n", 27);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/write?db=x&precision=m", "", "p,u=m v=4 28333333\n", 19);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/api/v2/write?bucket=b&precision=us", "", "p,u=v2us v=5 1700000000000003\n", 30);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/api/v2/write?bucket=b&precision=s", "", "p,u=v2s v=6 1700000001\n", 23);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/write?db=x&precision=", "", "p,u=ns v=7 1700000000000000004\n", 31);
+	expect_next(f->c, ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"p\"}", 7,
+	            "[[\"m\",1699999980000000000,4],[\"ms\",1700000000001000000,2],"
+	            "[\"ns\",1700000000000000004,7],[\"s\",1700000000000000000,1],"
+	            "[\"u\",1700000000000002000,3],[\"v2s\",1700000001000000000,6],"
+	            "[\"v2us\",1700000000000003000,5]]");
+	post(f->c, "/write?db=x&precision=x", "", "p,u=x v=8 1\n", 12);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "precision \\\"x\\\" is not valid (ns, n, us, u, ms, s, m or h)");
+	/* 1.x's names are not 2.x's */
+	post(f->c, "/api/v2/write?bucket=b&precision=h", "", "p,u=x v=8 1\n", 12);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "precision \\\"h\\\" is not valid (ns, us, ms or s)");
+	post(f->c, "/api/v2/write?bucket=b&precision=nanoseconds-please", "", "p,u=x v=8 1\n", 12);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "precision \\\"...\\\" is not valid (ns, us, ms or s)");
+	expect_count(f->d, "p", 7);
+}
+
+/* /metrics counts what the line protocol did, tsstore_ingest_*. */
+static void test_write_metrics(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "k,h=a v=1 1\nk,h=a v=1 1\nk,h=b v=x 1\nk,h=b w=1 2\nq v=1 1\n";
+	struct response r;
+	post(f->c, "/write?db=x", "", body, sizeof body - 1);
+	expect_json_error(f->c, "400 Bad Request", 0,
+	                  "line 3: unable to parse 'k,h=b v=x 1': field \\\"v\\\": invalid value \\\"x\\\"");
+	/* a new field on a later request: a column added */
+	post(f->c, "/write?db=x", "", "k,h=a z=1 5\n", 12);
+	expect_next(f->c, ping_head, "");
+	call(f->c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	expect_line(r.body, "# HELP tsstore_ingest_rows_stored_total ",
+	            "# HELP tsstore_ingest_rows_stored_total Rows stored from line protocol.");
+	expect_line(r.body, "# TYPE tsstore_ingest_rows_stored_total ",
+	            "# TYPE tsstore_ingest_rows_stored_total counter");
+	expect_line(r.body, "tsstore_ingest_requests_total ", "tsstore_ingest_requests_total 2");
+	expect_line(r.body, "tsstore_ingest_rows_stored_total ", "tsstore_ingest_rows_stored_total 4");
+	expect_line(r.body, "tsstore_ingest_duplicates_ignored_total ",
+	            "tsstore_ingest_duplicates_ignored_total 1");
+	expect_line(r.body, "tsstore_ingest_lines_rejected_total{reason=\"syntax\"}",
+	            "tsstore_ingest_lines_rejected_total{reason=\"syntax\"} 1");
+	expect_line(r.body, "tsstore_ingest_lines_rejected_total{reason=\"type\"}",
+	            "tsstore_ingest_lines_rejected_total{reason=\"type\"} 0");
+	expect_line(r.body, "tsstore_ingest_lines_rejected_total{reason=\"store\"}",
+	            "tsstore_ingest_lines_rejected_total{reason=\"store\"} 0");
+	expect_line(r.body, "tsstore_ingest_tables_created_total ",
+	            "tsstore_ingest_tables_created_total 2");
+	expect_line(r.body, "tsstore_ingest_columns_added_total ",
+	            "tsstore_ingest_columns_added_total 1");
+	expect_line(r.body, "tsstore_ingest_rows_missing_tags_total ",
+	            "tsstore_ingest_rows_missing_tags_total 0");
+	expect_line(r.body, "tsstore_http_requests_total{path=\"/write\",code=\"400\"}",
+	            "tsstore_http_requests_total{path=\"/write\",code=\"400\"} 1");
+	response_free(&r);
 }
 
 /* ---- Authentication ---- */
@@ -866,10 +1138,19 @@ static void test_auth(void **state)
 		assert_int_equal(r.status, 200);
 		response_free(&r);
 	}
-	post(f->c, "/api/v2/write", "Authorization: Token s3cret\r\n", "x", 1);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /api/v2/write: ingest of InfluxDB line protocol is not built yet; "
-	                  "the body (1 bytes decoded) was read and nothing was stored");
+	/* /api/v2/write: InfluxDB 2.x clients send "Authorization: Token" */
+	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nContent-Length: 8\r\n\r\n"
+	             "a v=1 1\n", "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n",
+	             0, required);
+	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nAuthorization: Token x\r\n"
+	             "Content-Length: 8\r\n\r\na v=1 1\n", "401 Unauthorized",
+	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, "wrong token");
+	post(f->c, "/api/v2/write?bucket=b&org=o", "Authorization: Token s3cret\r\n", "a v=1 1\n", 8);
+	expect_next(f->c, ping_head, "");
+	/* and 1.x clients u and p */
+	post(f->c, "/write?db=x&u=me&p=s3cret", "", "a v=2 2\n", 8);
+	expect_next(f->c, ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"a\"}", 2, "[[1,1],[2,2]]");
 }
 
 /* Whether the log file path holds needle. */
@@ -901,12 +1182,14 @@ static void test_reload(void **state)
 	struct fixture *f = calloc(1, sizeof *f);
 	struct tsd_test_daemon *d;
 	char conf[TSD_TEST_PATH_MAX], tok[TSD_TEST_PATH_MAX], logf[TSD_TEST_PATH_MAX - 16];
-	char body[1500], *text, *big;
+	char body[1501], *text, *big;
 	assert_non_null(f);
 	*state = f; /* the teardown frees it, and the daemon */
 	assert_non_null(d = f->d = tsd_test_daemon_new());
 	d->http = 1;
-	memset(body, 'b', sizeof body);
+	/* 75 lines of 20 bytes */
+	for (int i = 0; i < 75; i++)
+		snprintf(body + i * 20, 21, "r v=1 %013d\n", i);
 	snprintf(conf, sizeof conf, "%s/conf", d->dir);
 	snprintf(tok, sizeof tok, "%s/token", d->dir);
 	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
@@ -919,7 +1202,7 @@ static void test_reload(void **state)
 	big = fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
 	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
 	expect(f->c, big, ping_head, "");
-	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	post(f->c, "/write", "Authorization: Token one\r\n", body, 1500);
 	expect_json_error(f->c, "413 Content Too Large", 1,
 	                  "the body (Content-Length 1500) is larger than http-max-body (1024 bytes)");
 	tsd_test_close(f->c);
@@ -935,14 +1218,13 @@ static void test_reload(void **state)
 	assert_true(log_has(logf, "tsstored: reload: http-max-body: 1024 -> 2048"));
 	assert_true(log_has(logf, "tsstored: reload: http-max-header: 2048 -> 1024"));
 	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
-	post(f->c, "/write", "Authorization: Token one\r\n", body, sizeof body);
+	post(f->c, "/write", "Authorization: Token one\r\n", body, 1500);
 	expect_next(f->c, "HTTP/1.1 401 Unauthorized\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
 	            "Content-Length: 24\r\nWWW-Authenticate: Token realm=\"tsstored\"\r\n\r\n",
 	            "{\"error\":\"wrong token\"}\n");
-	post(f->c, "/write", "Authorization: Token two\r\n", body, sizeof body);
-	expect_json_error(f->c, "501 Not Implemented", 0,
-	                  "POST /write: ingest of InfluxDB line protocol is not built yet; the body "
-	                  "(1500 bytes decoded) was read and nothing was stored");
+	post(f->c, "/write", "Authorization: Token two\r\n", body, 1500);
+	expect_next(f->c, ping_head, "");
+	expect_count(f->d, "r", 75);
 	expect_error(f->c, big, "431 Request Header Fields Too Large", "", 1,
 	             "the request line and headers are larger than http-max-header (1024 bytes)");
 	expect_eof(f->c);
@@ -958,7 +1240,7 @@ int main(void)
 		T("ping", test_ping, setup),
 		T("health", test_health, setup),
 		T("metrics", test_metrics, setup),
-		T("write_not_built", test_write_not_built, setup),
+		T("write_endpoints", test_write_endpoints, setup),
 		T("not_found_method", test_not_found_method, setup),
 		T("keep_alive", test_keep_alive, setup),
 		T("pipelining", test_pipelining, setup),
@@ -971,6 +1253,11 @@ int main(void)
 		T("slow_request_408", test_slow_request, setup_idle),
 		T("body_memory_budget", test_body_memory, setup),
 		T("max_connections_503", test_max_connections, setup_max_connections),
+		T("write_tsbs", test_write_tsbs, setup),
+		T("write_partial", test_write_partial, setup),
+		T("write_type_conflict", test_write_type_conflict, setup),
+		T("write_precision", test_write_precision, setup),
+		T("write_metrics", test_write_metrics, setup),
 		T("auth", test_auth, setup_token),
 		T("reload", test_reload, NULL), /* makes its own daemon, with a config file */
 	};

@@ -4,7 +4,8 @@
  * parser (tsd_http_feed) in pieces whose size the first byte chooses, as
  * the event loop would; each request it queues is run by tsd_http_step
  * (through tsd_request_step, as a worker runs it) against a real
- * database with one table, so /metrics and the write endpoints run too.
+ * database with one table and the line protocol ingest (ingest.c), so
+ * /metrics and the write endpoints run too, storing what parses.
  *
  * What it finds: crashes, leaks (ASan), undefined behaviour (UBSan), and
  * responses that are not well-formed: each must start with "HTTP/1.1 ",
@@ -19,14 +20,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ingest.h"
 #include "tsd.h"
 
 #define QUEUE_MAX 64
 
 static ts_db *db;
+static struct tsd_ingest *ingest;
 static struct tsd_config cfg;
 static struct tsd_request *queue[QUEUE_MAX];
 static int nqueued;
+
+/* The ingest's once-per-table messages: dropped. */
+static void ingest_log(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
 
 static void setup(void)
 {
@@ -35,9 +45,10 @@ static void setup(void)
 		"{\"name\":\"host\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
 		"{\"name\":\"d\",\"type\":\"double\"}]}";
 	char dir[] = "/tmp/tsstore-fuzz-XXXXXX";
-	struct tsd_context ctx;
+	struct tsd_context ctx = {0};
+	struct tsd_ingest_options io = {.log = ingest_log};
 	int authed = 0;
-	if (!mkdtemp(dir) || ts_open(dir, NULL, &db) < 0)
+	if (!mkdtemp(dir) || ts_open(dir, NULL, &db) < 0 || tsd_ingest_open(db, &io, &ingest) < 0)
 		abort();
 	tsd_config_init(&cfg);
 	cfg.http_max_body = 4096;
@@ -88,10 +99,33 @@ static void check_response(const char *p, size_t len)
 		abort();
 }
 
+/* The tables the writes made, beyond TABLES_MAX, dropped (with the
+ * ingest's handles), so that the database, whose every open table maps
+ * a log, does not grow with the run: the state an input meets stays
+ * small, and RSS bounded. */
+#define TABLES_MAX 8
+static void prune_tables(void)
+{
+	struct tsd_ingest_options io = {.log = ingest_log};
+	char **names = NULL;
+	int n = 0;
+	if (ts_tables(db, &names, &n) < 0 || n <= TABLES_MAX) {
+		ts_free_names(names);
+		return;
+	}
+	tsd_ingest_close(ingest);
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], "t") != 0)
+			ts_drop(db, names[i]);
+	ts_free_names(names);
+	if (tsd_ingest_open(db, &io, &ingest) < 0)
+		abort();
+}
+
 /* Run the queued requests in order. */
 static int run_queue(int *closed)
 {
-	struct tsd_context ctx = {db, &cfg};
+	struct tsd_context ctx = {db, &cfg, ingest};
 	int authed = 0;
 	for (int i = 0; i < nqueued; i++) {
 		char *out;
@@ -139,6 +173,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		run_queue(&closed);
 	}
 	run_queue(&closed);
+	prune_tables();
 	if (stop && !closed)
 		abort(); /* a connection that stops reading closes after a response */
 	tsd_http_conn_free(c);

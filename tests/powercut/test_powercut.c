@@ -6,7 +6,10 @@
  * it through the library and runs random operations: batches of numbered
  * rows into tables m0 and m1 (each batch reported through a pipe once
  * ts_insert returns, with the time), flushes, merges, TTL changes, added
- * columns, and table d created, filled and dropped over and over.  After a
+ * columns, table d created, filled and dropped over and over, and batches
+ * into table e, whose TTL expires them: the database's clock moves
+ * forward (at each round and during it), so that expiry deletes e's
+ * tablets and readers hide its older rows.  After a
  * random number of operations the parent kills it with SIGKILL, wherever
  * it is, and cuts the power on the rig (mode A: every write not yet made
  * durable is lost; mode B: a random subset of them survives), unmounts,
@@ -23,12 +26,18 @@
  *   - d, if it exists, holds a prefix of the batches of one of its
  *     incarnations; in commit mode it exists iff the last acknowledged
  *     create or drop says so, and holds what was acknowledged;
+ *   - e holds exactly batches lo..k, each whole: k as for m0 and m1, lo
+ *     the first batch not expired at the clock the check runs at (every
+ *     batch has one timestamp, reported before its insert, and batches
+ *     1..lo-1 are those below the expiry instant, clock - E_TTL);
  *   - ts_check on the reopened database passes.
  *
  * The database carries over from cut to cut.  The same loop runs with
- * tsstored as the writer (its database on the rig, a client process
- * inserting numbered batches into m0 and m1 and flushing over its
- * socket; the daemon is the one killed).  Two self-tests keep the rig
+ * tsstored as the writer (its database on the rig, its clock set by
+ * TSSTORE_NOW, moved forward at each round; a client process doing the
+ * same over its socket -- batches into m0, m1 and e, flushes, alters
+ * adding columns and changing TTLs, d created, filled and dropped; the
+ * daemon is the one killed).  Two self-tests keep the rig
  * honest: the exact survivors of a small program's writes, and the
  * writer with msync made a no-op, whose losses in sync mode commit must
  * be seen.
@@ -56,6 +65,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "maint.h" /* ts__maint_pass: a maintenance pass now, as tests do */
 #include "support.h"
 #include "support_client.h"
 
@@ -71,11 +81,21 @@
 #define BASE (NOW - 86400 * SEC)
 #define ROWS 16
 #define NT 2            /* the tables of numbered batches, m0 and m1 */
+#define TE NT           /* table e's index among the numbered tables */
+#define NN (NT + 1)     /* the numbered tables: m0, m1, e */
+#define TD (NT + 1)     /* table d in the events */
 #define INTERVAL_MS 100 /* sync_interval in mode interval */
+#define STEP (60 * SEC) /* a move of the database's clock */
+#define E_TTL (10 * STEP) /* table e's TTL, never altered */
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
 static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
-static int64_t fixed_clock(void *arg) { (void)arg; return NOW; }
+
+/* The database's clock: NOW at first, moved forward by the writer (a
+ * report first, then the move) and by the parent between rounds; never
+ * back.  The maintenance thread reads it too. */
+static int64_t clock_now = NOW;
+static int64_t test_clock(void *arg) { (void)arg; return __atomic_load_n(&clock_now, __ATOMIC_RELAXED); }
 
 static int64_t mono_ns(void)
 {
@@ -91,8 +111,10 @@ static int cuts(void)
 	return n > 0 ? n : 4;
 }
 
-/* What the child reports through the pipe. */
-enum { EV_BATCH, EV_D_CREATE, EV_D_DROP, EV_TARGET, EV_D_BEGIN };
+/* What the child reports through the pipe: EV_E_BEGIN (before e's batch
+ * is inserted) gives its timestamp in gen, EV_CLOCK (before the clock
+ * moves) the new time, EV_EXPIRED e's counter of tablets expired. */
+enum { EV_BATCH, EV_D_CREATE, EV_D_DROP, EV_TARGET, EV_D_BEGIN, EV_E_BEGIN, EV_CLOCK, EV_EXPIRED };
 struct event {
 	int kind, table;
 	int64_t batch, gen, at;
@@ -211,7 +233,7 @@ static int open_db(const char *dir, unsigned flags, ts_db **db)
 	o.flags = flags;
 	o.sync = sync_mode;
 	o.sync_interval = INTERVAL_MS * 1000000;
-	o.clock = fixed_clock;
+	o.clock = test_clock;
 	return ts_open(dir, &o, db);
 }
 
@@ -263,22 +285,45 @@ static int insert_d(ts_table *t, int64_t gen, int64_t b)
 	return ts_test_insert_m(t, r, ROWS);
 }
 
+/* Table e's batch b: ROWS rows, host h00.., all at ts, batch b, v = b *
+ * 1000 + i (one timestamp, so a batch is expired whole or not at all). */
+static void e_rows(test_row *r, int64_t b, int64_t ts)
+{
+	ts_test_batch_rows(r, ROWS, 0, b);
+	for (int i = 0; i < ROWS; i++)
+		r[i].ts = ts;
+}
+
+/* Table e's counter of expired tablets, reported. */
+static void report_expired(int fd, ts_table *e)
+{
+	ts_stat st[TS_STATS_MAX];
+	int n;
+	if (ts_table_stats(e, st, TS_STATS_MAX, &n) < 0)
+		die("stats");
+	for (int j = 0; j < n; j++)
+		if (strcmp(st[j].name, "tablets_expired") == 0)
+			report(fd, EV_EXPIRED, TE, 0, st[j].value);
+}
+
 /* Open what the previous rounds left (the parent has checked it) and go
- * on: ops operations, then EV_TARGET, then on until killed. */
-static void writer(const char *dir, int fd, long ops, int64_t next[NT], int d_exists, int64_t d_gen,
+ * on: ops operations, then EV_TARGET, then on until killed.  next[]: the
+ * next batch of m0, m1 and e. */
+static void writer(const char *dir, int fd, long ops, int64_t next[NN], int d_exists, int64_t d_gen,
                    int64_t d_next)
 {
 	ts_db *db;
-	ts_table *t[NT], *d = NULL;
+	ts_table *t[NN], *d = NULL;
 	test_row r[ROWS];
 	char name[8];
 	int ncols = 0;
 	if (open_db(dir, TS_OPEN_CREATE, &db) < 0)
 		die("open");
-	for (int i = 0; i < NT; i++) {
-		snprintf(name, sizeof name, "m%d", i);
+	for (int i = 0; i < NN; i++) {
+		snprintf(name, sizeof name, i == TE ? "e" : "m%d", i);
 		if (ts_table_open(db, name, &t[i]) < 0) {
-			if (ts_test_create_like_m(db, name, 0) < 0 || ts_table_open(db, name, &t[i]) < 0)
+			if (ts_test_create_like_m(db, name, i == TE ? E_TTL : 0) < 0 ||
+			    ts_table_open(db, name, &t[i]) < 0)
 				die("create");
 		}
 	}
@@ -288,30 +333,50 @@ static void writer(const char *dir, int fd, long ops, int64_t next[NT], int d_ex
 		if (op == ops)
 			report(fd, EV_TARGET, 0, 0, 0);
 		unsigned x = (unsigned)(rnd() % 100);
-		int i = (int)(rnd() % NT);
-		if (x < 70) {
+		int i = (int)(rnd() % NT), j = (int)(rnd() % NN);
+		if (x < 56) {
 			ts_test_batch_rows(r, ROWS, BASE, next[i]);
 			if (insert_wide(t[i], r, ROWS) < 0)
 				die("insert");
 			report(fd, EV_BATCH, i, next[i]++, 0);
-		} else if (x < 78) {
-			if (ts_flush(t[i], INT64_MAX) < 0)
+		} else if (x < 66) {
+			/* e's rows are at the clock (+ b, so that every batch has
+			 * its own time): never expired when inserted */
+			int64_t ts = test_clock(NULL) + next[TE];
+			report(fd, EV_E_BEGIN, TE, next[TE], ts);
+			e_rows(r, next[TE], ts);
+			if (ts_test_insert_m(t[TE], r, ROWS) < 0)
+				die("insert e");
+			report(fd, EV_BATCH, TE, next[TE]++, 0);
+		} else if (x < 74) {
+			if (ts_flush(t[x < 72 ? j : TE], INT64_MAX) < 0) /* e more often: more tablets */
 				die("flush");
-		} else if (x < 81) {
-			if (ts_merge(t[i], NULL) < 0)
+		} else if (x < 77) {
+			if (ts_merge(t[j], NULL) < 0)
 				die("merge");
-		} else if (x < 84) {
+		} else if (x < 79) {
 			/* a TTL that keeps every row (they are a day old) */
 			if (ts_alter_ttl(t[i], (int64_t)(rnd() % 3) * 86400 * 365 * SEC) < 0)
 				die("ttl");
-		} else if (x < 85 && ncols < 4) {
+		} else if (x < 80 && ncols < 4) {
 			char cname[32];
 			snprintf(cname, sizeof cname, "x%d_%" PRIu64, ncols++, rnd() % 100000);
 			ts_column c = {cname, TS_INT64, {TS_INT64, {.i = 7}}};
 			int rc = ts_alter_add(t[i], &c);
 			if (rc < 0 && rc != TS_EEXIST && rc != TS_ETOOBIG)
 				die("alter");
-		} else if (x < 95) {
+		} else if (x < 84) {
+			/* time passes: e's older batches expire */
+			int64_t now = test_clock(NULL) + STEP;
+			report(fd, EV_CLOCK, TE, 0, now);
+			__atomic_store_n(&clock_now, now, __ATOMIC_RELAXED);
+		} else if (x < 86) {
+			/* what the maintenance thread does every second, now:
+			 * among it the expiry that deletes e's tablets */
+			if (ts__maint_pass(db) < 0)
+				die("maintain");
+			report_expired(fd, t[TE]);
+		} else if (x < 94) {
 			if (!d) {
 				report(fd, EV_D_BEGIN, 0, 0, d_gen + 1);
 				if (ts_test_create_like_m(db, "d", 0) < 0 || ts_table_open(db, "d", &d) < 0)
@@ -322,7 +387,7 @@ static void writer(const char *dir, int fd, long ops, int64_t next[NT], int d_ex
 			} else {
 				if (insert_d(d, d_gen, d_next) < 0)
 					die("insert d");
-				report(fd, EV_BATCH, NT, d_next++, d_gen);
+				report(fd, EV_BATCH, TD, d_next++, d_gen);
 				if (d_next % 3 == 0 && ts_flush(d, INT64_MAX) < 0)
 					die("flush d");
 			}
@@ -358,48 +423,136 @@ static int daemon_answer(struct tsd_test_conn *c, const char *want)
 	return 0;
 }
 
-/* The writer through tsstored: tables m0 and m1 created if missing,
- * then batches (acknowledged once answered) and now and then a flush,
- * until the daemon dies. */
-static void daemon_writer(const struct tsd_test_daemon *d, int fd, long ops, int64_t next[NT])
+/* A request whose answer is {"ok":true} or, when may_fail names it, an
+ * error of that code (e.g. "EEXIST"): 0, or 1 when the daemon is gone. */
+static int daemon_do(struct tsd_test_conn *c, const char *req, const char *may_fail)
 {
-	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_UNIX);
-	char req[4096];
+	char *got = tsd_test_call(c, req);
+	if (!got)
+		return 1;
+	if (strcmp(got, "{\"ok\":true}\n") != 0 && !(may_fail && strstr(got, may_fail))) {
+		fprintf(stderr, "daemon writer: %s: got %s\n", req, got);
+		_exit(33);
+	}
+	free(got);
+	return 0;
+}
+
+/* Insert rows[0..ROWS) into table name as objects (so that columns
+ * added meanwhile take their defaults): 0, or 1 when the daemon is gone. */
+static int daemon_insert(struct tsd_test_conn *c, const char *name, const test_row *r)
+{
+	char req[4096], want[64];
+	size_t len = (size_t)snprintf(req, sizeof req, "{\"op\":\"insert\",\"table\":\"%s\",\"rows\":[", name);
+	for (int j = 0; j < ROWS; j++)
+		len += (size_t)snprintf(req + len, sizeof req - len,
+		                        "%s{\"host\":\"%s\",\"ts\":%" PRId64 ",\"batch\":%" PRId64 ",\"v\":%" PRId64 "}",
+		                        j ? "," : "", r[j].host, r[j].ts, r[j].batch, r[j].v);
+	snprintf(req + len, sizeof req - len, "]}");
+	snprintf(want, sizeof want, "{\"ok\":true,\"inserted\":%d}\n", ROWS);
+	return tsd_test_send_line(c, req) < 0 || daemon_answer(c, want) == 1;
+}
+
+/* The create request of a table of m's schema. */
+static void create_request(char *req, size_t size, const char *name, int64_t ttl)
+{
+	snprintf(req, size,
+	         "{\"op\":\"create\",\"table\":\"%s\",\"columns\":["
+	         "{\"name\":\"host\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+	         "{\"name\":\"batch\",\"type\":\"int64\"},{\"name\":\"v\",\"type\":\"int64\"}],"
+	         "\"key\":[\"host\",\"ts\"],\"ttl\":%" PRId64 "}", name, ttl);
+}
+
+/* The writer through tsstored: tables m0, m1 and (after the first
+ * round, first == 0) e created if missing, then batches (acknowledged once answered), flushes, alters (a column
+ * added, a TTL that keeps every row) of m0 and m1, e's counter of
+ * expired tablets read, and d created, filled and dropped, until the
+ * daemon dies.  The daemon's clock is clock_now (TSSTORE_NOW). */
+static void daemon_writer(const struct tsd_test_daemon *dm, int fd, long ops, int64_t next[NN],
+                          int d_exists, int64_t d_gen, int64_t d_next, int first)
+{
+	struct tsd_test_conn *c = tsd_test_connect(dm, TSD_TEST_UNIX);
+	char req[4096], name[8];
+	test_row r[ROWS];
 	if (!c)
 		_exit(34);
-	for (int i = 0; i < NT; i++) {
-		snprintf(req, sizeof req,
-		         "{\"op\":\"create\",\"table\":\"m%d\",\"columns\":["
-		         "{\"name\":\"host\",\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
-		         "{\"name\":\"batch\",\"type\":\"int64\"},{\"name\":\"v\",\"type\":\"int64\"}],"
-		         "\"key\":[\"host\",\"ts\"]}", i);
-		char *got = tsd_test_call(c, req);
-		if (!got)
+	for (int i = 0; i < (first ? NT : NN); i++) {
+		snprintf(name, sizeof name, i == TE ? "e" : "m%d", i);
+		create_request(req, sizeof req, name, i == TE ? E_TTL : 0);
+		if (daemon_do(c, req, "EEXIST"))
 			_exit(0); /* the daemon is gone already */
-		free(got); /* ok, or the table exists */
 	}
 	for (long op = 0;; op++) {
-		int i = (int)(rnd() % NT), rc;
+		int i = (int)(rnd() % NT), j = (int)(rnd() % (first ? NT : NN));
+		unsigned x = (unsigned)(rnd() % 100);
 		if (op == ops)
 			report(fd, EV_TARGET, 0, 0, 0);
-		if (rnd() % 10 == 0) {
-			snprintf(req, sizeof req, "{\"op\":\"flush\",\"table\":\"m%d\"}", i);
-			if (tsd_test_send_line(c, req) < 0 || (rc = daemon_answer(c, "{\"ok\":true}\n")) == 1)
+		snprintf(name, sizeof name, "m%d", i);
+		if (x < 60 || (first && (x < 70 || (x >= 82 && x < 84)))) { /* no e yet */
+			ts_test_batch_rows(r, ROWS, BASE, next[i]);
+			if (daemon_insert(c, name, r))
 				_exit(0);
-			continue;
+			report(fd, EV_BATCH, i, next[i]++, 0);
+		} else if (x < 70) {
+			int64_t ts = clock_now + next[TE];
+			report(fd, EV_E_BEGIN, TE, next[TE], ts);
+			e_rows(r, next[TE], ts);
+			if (daemon_insert(c, "e", r))
+				_exit(0);
+			report(fd, EV_BATCH, TE, next[TE]++, 0);
+		} else if (x < 78) {
+			snprintf(req, sizeof req, "{\"op\":\"flush\",\"table\":\"%s\"}", j == TE ? "e" : j ? "m1" : "m0");
+			if (tsd_test_send_line(c, req) < 0 || daemon_answer(c, "{\"ok\":true}\n") == 1)
+				_exit(0);
+		} else if (x < 81) {
+			/* a TTL that keeps every row (they are a day old) */
+			snprintf(req, sizeof req, "{\"op\":\"alter\",\"table\":\"%s\",\"ttl\":\"%dd\"}", name,
+			         (int)(rnd() % 3) * 365);
+			if (daemon_do(c, req, NULL))
+				_exit(0);
+		} else if (x < 82) {
+			snprintf(req, sizeof req, "{\"op\":\"alter\",\"table\":\"%s\",\"add\":[{\"name\":"
+			         "\"y%" PRIu64 "\",\"type\":\"int64\",\"default\":7}]}", name, rnd() % 100000);
+			if (daemon_do(c, req, "\"code\":\"E")) /* EEXIST, ETOOBIG */
+				_exit(0);
+		} else if (x < 84) {
+			char *got = tsd_test_call(c, "{\"op\":\"stats\",\"table\":\"e\"}");
+			const char *p = got ? strstr(got, "\"tablets_expired\":") : NULL;
+			if (!got)
+				_exit(0);
+			if (!p) {
+				fprintf(stderr, "daemon writer: stats of e: %s\n", got);
+				_exit(33);
+			}
+			report(fd, EV_EXPIRED, TE, 0, atoll(p + strlen("\"tablets_expired\":")));
+			free(got);
+		} else if (x < 94) {
+			if (!d_exists) {
+				report(fd, EV_D_BEGIN, 0, 0, d_gen + 1);
+				create_request(req, sizeof req, "d", 0);
+				if (daemon_do(c, req, NULL))
+					_exit(0);
+				d_exists = 1;
+				d_gen++;
+				d_next = 1;
+				report(fd, EV_D_CREATE, 0, 0, d_gen);
+			} else {
+				ts_test_batch_rows(r, ROWS, BASE, d_next);
+				for (int k = 0; k < ROWS; k++)
+					r[k].v += d_gen * 1000000000;
+				if (daemon_insert(c, "d", r))
+					_exit(0);
+				report(fd, EV_BATCH, TD, d_next++, d_gen);
+				if (d_next % 3 == 0 && daemon_do(c, "{\"op\":\"flush\",\"table\":\"d\"}", NULL))
+					_exit(0);
+			}
+		} else if (d_exists) {
+			report(fd, EV_D_BEGIN, 0, 0, d_gen);
+			if (daemon_do(c, "{\"op\":\"drop\",\"table\":\"d\"}", NULL))
+				_exit(0);
+			d_exists = 0;
+			report(fd, EV_D_DROP, 0, 0, d_gen);
 		}
-		test_row r[ROWS];
-		ts_test_batch_rows(r, ROWS, BASE, next[i]);
-		size_t len = (size_t)snprintf(req, sizeof req, "{\"op\":\"insert\",\"table\":\"m%d\",\"rows\":[", i);
-		for (int j = 0; j < ROWS; j++)
-			len += (size_t)snprintf(req + len, sizeof req - len, "%s[\"%s\",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
-			                        j ? "," : "", r[j].host, r[j].ts, r[j].batch, r[j].v);
-		snprintf(req + len, sizeof req - len, "]}");
-		char want[64];
-		snprintf(want, sizeof want, "{\"ok\":true,\"inserted\":%d}\n", ROWS);
-		if (tsd_test_send_line(c, req) < 0 || daemon_answer(c, want) == 1)
-			_exit(0);
-		report(fd, EV_BATCH, i, next[i]++, 0);
 	}
 }
 
@@ -407,9 +560,15 @@ static void daemon_writer(const struct tsd_test_daemon *d, int fd, long ops, int
 
 /* What the parent knows of the tables across the rounds. */
 struct model {
-	int64_t stored[NT];        /* batches held after the last cut */
-	int64_t acked[NT], *acked_at[NT]; /* acked_at[i][b]: when b was acknowledged */
-	size_t cap[NT];
+	int64_t stored[NN];        /* batches held after the last cut (e: or expired) */
+	int64_t acked[NN], *acked_at[NN]; /* acked_at[i][b]: when b was acknowledged */
+	size_t cap[NN];
+	int64_t clock;             /* the latest time the database's clock may have reached */
+	int64_t *e_ts;             /* e_ts[b]: the timestamp of e's batch b */
+	size_t e_cap;
+	int64_t e_begun;           /* e's last batch whose insert began */
+	int64_t e_lo;              /* e's first batch not expired at the last check */
+	int64_t round_expired;     /* e's tablets expired this round, as reported */
 	int64_t d_gen, d_stored;   /* d's incarnation and batches held (d_gen 0: none yet) */
 	int d_exists;
 	int64_t d_acked_gen, d_acked; /* commit mode: what was acknowledged for d */
@@ -417,6 +576,7 @@ struct model {
 	int d_pending;             /* a create or drop of d begun, not acknowledged */
 	/* the tally */
 	long cuts, batches_acked, batches_lost, rounds_lost;
+	long tablets_expired;      /* e's, as the writers reported them */
 	long violations;           /* acknowledged commit-mode batches lost (self-test only) */
 	int64_t worst_window;
 };
@@ -441,10 +601,27 @@ static int note_event(struct model *m, const struct event *e)
 	case EV_TARGET:
 		return 1;
 	case EV_BATCH:
-		if (e->table < NT)
+		if (e->table < NN)
 			note_ack(m, e->table, e->batch, e->at);
 		else
 			m->d_acked = e->batch;
+		break;
+	case EV_E_BEGIN:
+		if ((size_t)e->batch >= m->e_cap) {
+			m->e_cap = 2 * (size_t)e->batch + 64;
+			m->e_ts = realloc(m->e_ts, m->e_cap * sizeof *m->e_ts);
+			assert_non_null(m->e_ts);
+		}
+		m->e_ts[e->batch] = e->gen;
+		m->e_begun = e->batch;
+		break;
+	case EV_CLOCK:
+		assert_true(e->gen >= m->clock);
+		m->clock = e->gen;
+		break;
+	case EV_EXPIRED:
+		if (e->gen > m->round_expired)
+			m->round_expired = e->gen;
 		break;
 	case EV_D_BEGIN:
 		m->d_pending = 1;
@@ -458,23 +635,43 @@ static int note_event(struct model *m, const struct event *e)
 	return 0;
 }
 
+/* TSSTORE_NOW for the daemon and the admin command: the clock at now. */
+static void set_now_env(int64_t now)
+{
+	char text[32];
+	snprintf(text, sizeof text, "%" PRId64, now);
+	setenv("TSSTORE_NOW", text, 1);
+}
+
 /* One round: the writer until the target, then the kill; returns the time
  * of the kill. */
 static int64_t run_writer(const char *dir, struct model *m, long ops)
 {
 	int p[2];
 	struct event e;
-	int64_t next[NT], killed = 0;
+	int64_t next[NN], killed = 0;
 	int reached = 0;
-	for (int i = 0; i < NT; i++)
+	for (int i = 0; i < NN; i++)
 		next[i] = m->stored[i] + 1;
-	assert_int_equal(pipe(p), 0);
+	/* time passed since the last round (the daemon's clock does not
+	 * move within a round: more at once) */
+	m->clock += daemon_under_test ? 8 * STEP : STEP;
+	clock_now = m->clock;
+	set_now_env(m->clock);
+	/* close-on-exec: the daemon must not hold the writer's end, or an
+	 * early end of the writer would never be seen */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	if (daemon_under_test) {
 		char mode[16], interval[32];
 		snprintf(mode, sizeof mode, "%s", sync_mode == TS_SYNC_NONE ? "none" :
 		         sync_mode == TS_SYNC_INTERVAL ? "interval" : "commit");
 		snprintf(interval, sizeof interval, "%dms", INTERVAL_MS);
-		const char *args[] = {"--sync", mode, "--sync-interval", interval, NULL};
+		/* m0 and m1, made in the first round, have the default 64 MiB
+		 * log segments; e and d's incarnations, made later, 1 MiB
+		 * ones: cheaper to make on the rig, and cuts land in their
+		 * rollovers */
+		const char *args[] = {"--sync", mode, "--sync-interval", interval,
+		                      m->cuts ? "--log-segment-size" : NULL, "1M", NULL};
 		if (tsd_test_daemon_start(daemon_under_test, args) < 0) {
 			tsd_test_daemon_dump_log(daemon_under_test);
 			fail_msg("tsstored did not start on the rig");
@@ -486,13 +683,16 @@ static int64_t run_writer(const char *dir, struct model *m, long ops)
 		close(p[0]);
 		rng ^= (uint64_t)getpid() << 20;
 		if (daemon_under_test)
-			daemon_writer(daemon_under_test, p[1], ops, next);
+			daemon_writer(daemon_under_test, p[1], ops, next, m->d_exists, m->d_gen, m->d_stored + 1,
+			              m->cuts == 0);
 		else
 			writer(dir, p[1], ops, next, m->d_exists, m->d_gen, m->d_stored + 1);
 	}
 	close(p[1]);
-	for (int i = 0; i < NT; i++)
+	for (int i = 0; i < NN; i++)
 		m->acked[i] = m->stored[i];
+	m->e_begun = m->stored[TE];
+	m->round_expired = 0;
 	m->d_acked_gen = m->d_gen;
 	m->d_acked_exists = m->d_exists;
 	m->d_acked = m->d_stored;
@@ -527,6 +727,7 @@ static int64_t run_writer(const char *dir, struct model *m, long ops)
 	while (read(p[0], &e, sizeof e) == sizeof e)
 		note_event(m, &e);
 	close(p[0]);
+	m->tablets_expired += m->round_expired;
 	return killed;
 }
 
@@ -572,10 +773,80 @@ static long read_batches(ts_db *db, const char *name, int64_t gen)
 	return k;
 }
 
-/* After the cut: check, recover, verify against what was acknowledged. */
+/* Table e after the cut, read at the model's clock: exactly batches
+ * lo..k, each whole, where lo is the first batch whose time is not below
+ * the expiry instant (clock - E_TTL; e's TTL never changes, so it has no
+ * horizon) -- expiry deleted tablets of older batches, readers hide the
+ * rest -- and k at most the last batch begun.  Returns k, or lo - 1 when
+ * nothing is left (then batches 1..lo-1 are all expired, stored or not:
+ * the same to every later check, whose expiry instant is not lower). */
+static long read_e(ts_db *db, struct model *m)
+{
+	ts_table *t;
+	test_row *rows = NULL;
+	long n = 0;
+	int64_t expiry = m->clock - E_TTL, lo = 1;
+	while (lo <= m->e_begun && m->e_ts[lo] < expiry)
+		lo++;
+	m->e_lo = lo;
+	if (ts_table_open(db, "e", &t) == 0) { /* its create may be lost */
+		n = ts_test_read_m_wide(t, &rows);
+		if (n < 0)
+			fail_msg("read e after the cut: %s", ts_strerror((int)n));
+		ts_table_close(t);
+	} else if (m->stored[TE] >= lo) {
+		fail_msg("e is gone after the cut, with batch %lld stored and not expired",
+		         (long long)m->stored[TE]);
+	}
+	long cnt = n / ROWS;
+	if (n % ROWS || lo + cnt - 1 > m->e_begun)
+		fail_msg("e: %ld rows, not whole batches from %lld to at most %lld", n, (long long)lo,
+		         (long long)m->e_begun);
+	for (long i = 0; i < n; i++) {
+		/* sorted by (host, ts): host h%02d, then batches lo..k */
+		const test_row *r = &rows[i];
+		int64_t b = lo + i % cnt;
+		char host[16];
+		snprintf(host, sizeof host, "h%02d", (int)(i / cnt));
+		if (strcmp(r->host, host) || r->ts != m->e_ts[b] || r->batch != b || r->v != b * 1000 + i / cnt)
+			fail_msg("e: row %ld (%s, %lld, batch %lld, v %lld) is not batch %lld's row %s (ts %lld); "
+			         "expected batches %lld..%lld at clock %lld", i, r->host, (long long)r->ts,
+			         (long long)r->batch, (long long)r->v, (long long)b, host, (long long)m->e_ts[b],
+			         (long long)lo, (long long)(lo + cnt - 1), (long long)m->clock);
+	}
+	free(rows);
+	return lo + cnt - 1;
+}
+
+/* Numbered table i holds batches 1..k (or lo..k): check k against what
+ * was acknowledged, count the losses, and go on from k. */
+static void settle(struct model *m, int i, const char *name, long k, int64_t killed)
+{
+	/* the batch in flight at the kill may have been stored */
+	if (k > m->acked[i] + 1)
+		fail_msg("%s holds %ld batches, only %lld sent", name, k, (long long)m->acked[i] + 1);
+	if (k < m->acked[i]) {
+		int64_t window = killed - m->acked_at[i][k + 1];
+		m->batches_lost += m->acked[i] - k;
+		if (sync_mode == TS_SYNC_COMMIT && skip_msync)
+			m->violations++;
+		else if (sync_mode == TS_SYNC_COMMIT)
+			fail_msg("%s lost acknowledged batches %ld..%lld in sync mode commit", name, k + 1,
+			         (long long)m->acked[i]);
+		if (sync_mode == TS_SYNC_INTERVAL && window > m->worst_window)
+			m->worst_window = window;
+	}
+	m->stored[i] = k;
+	m->acked[i] = k;
+}
+
+/* After the cut: check, recover, verify against what was acknowledged,
+ * all at the latest time the writer's clock may have reached. */
 static void verify(const char *dir, struct model *m, int64_t killed)
 {
 	ts_db *db;
+	clock_now = m->clock;
+	set_now_env(m->clock);
 	check_cli(dir);
 	if (open_db(dir, 0, &db) < 0)
 		fail_msg("reopen after the cut: %s", ts_errmsg(NULL));
@@ -586,7 +857,7 @@ static void verify(const char *dir, struct model *m, int64_t killed)
 		fail_msg("list the tables after the cut: %s", ts_errmsg(db));
 	for (int i = 0; i < ntables; i++) {
 		ts_table *any;
-		if (strcmp(names[i], "m0") && strcmp(names[i], "m1") && strcmp(names[i], "d"))
+		if (strcmp(names[i], "m0") && strcmp(names[i], "m1") && strcmp(names[i], "d") && strcmp(names[i], "e"))
 			fail_msg("table %s after the cut", names[i]);
 		if (ts_table_open(db, names[i], &any) < 0)
 			fail_msg("open %s after the cut: %s", names[i], ts_errmsg(db));
@@ -596,24 +867,9 @@ static void verify(const char *dir, struct model *m, int64_t killed)
 	for (int i = 0; i < NT; i++) {
 		char name[8];
 		snprintf(name, sizeof name, "m%d", i);
-		long k = read_batches(db, name, 0);
-		/* the batch in flight at the kill may have been stored */
-		if (k > m->acked[i] + 1)
-			fail_msg("%s holds %ld batches, only %lld sent", name, k, (long long)m->acked[i] + 1);
-		if (k < m->acked[i]) {
-			int64_t window = killed - m->acked_at[i][k + 1];
-			m->batches_lost += m->acked[i] - k;
-			if (sync_mode == TS_SYNC_COMMIT && skip_msync)
-				m->violations++;
-			else if (sync_mode == TS_SYNC_COMMIT)
-				fail_msg("%s lost acknowledged batches %ld..%lld in sync mode commit", name,
-				         k + 1, (long long)m->acked[i]);
-			if (sync_mode == TS_SYNC_INTERVAL && window > m->worst_window)
-				m->worst_window = window;
-		}
-		m->stored[i] = k;
-		m->acked[i] = k;
+		settle(m, i, name, read_batches(db, name, 0), killed);
 	}
+	settle(m, TE, "e", read_e(db, m), killed);
 	/* d: absent, or a prefix of the batches of one incarnation */
 	ts_table *t;
 	int exists = ts_table_open(db, "d", &t) == 0;
@@ -694,6 +950,7 @@ static long powercut_loop(ts_sync_mode mode, char cut_mode)
 	struct model m;
 	char stats[512] = "";
 	memset(&m, 0, sizeof m);
+	m.clock = NOW;
 	sync_mode = mode;
 	setenv("TSSTORE_BOOT_ID", "powercut-0", 1);
 	rig_init(&r);
@@ -724,16 +981,19 @@ static long powercut_loop(ts_sync_mode mode, char cut_mode)
 	}
 	const char *names[] = {"none", "interval", "commit"};
 	print_message("powercut: %ssync %s, mode %c: %ld cuts, %ld batches (%ld rows) acknowledged, "
-	              "%ld lost (%ld rows); worst loss window %.3f s; m0 %lld, m1 %lld batches; rig %s",
+	              "%ld lost (%ld rows); worst loss window %.3f s; m0 %lld, m1 %lld batches; "
+	              "e batches %lld..%lld (1..%lld expired), %ld tablets expired; rig %s",
 	              daemon_under_test ? "tsstored, " : "", names[mode], cut_mode, m.cuts, m.batches_acked, m.batches_acked * ROWS,
 	              m.batches_lost, m.batches_lost * ROWS, (double)m.worst_window / 1e9,
-	              (long long)m.stored[0], (long long)m.stored[1], stats);
+	              (long long)m.stored[0], (long long)m.stored[1], (long long)m.e_lo,
+	              (long long)m.stored[TE], (long long)m.e_lo - 1, m.tablets_expired, stats);
 	const char *slack = getenv("POWERCUT_SLACK_MS");
 	if (mode == TS_SYNC_INTERVAL && slack &&
 	    m.worst_window > (INTERVAL_MS + atoll(slack)) * 1000000)
 		fail_msg("interval: lost batches acknowledged %.3f s before the cut", (double)m.worst_window / 1e9);
-	for (int i = 0; i < NT; i++)
+	for (int i = 0; i < NN; i++)
 		free(m.acked_at[i]);
+	free(m.e_ts);
 	rig_stop(&r);
 	running = NULL;
 	return m.violations;
