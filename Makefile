@@ -92,7 +92,13 @@ TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 # with an error instead.
 DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount).c, \
 	$(sort $(wildcard daemon/*.c)))
-DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
+DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o) \
+	$(PROTO_OBJS)
+# Prometheus remote write's messages (daemon/remote.proto), made into C by
+# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed.
+PROTO_GEN = $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
+PROTO_OBJS = $(B)/gen/remote.pb-c.o
+DAEMON_LIBS = $(UV_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
 FUSE_SRCS = $(sort $(wildcard fuse/*.c))
 FUSE_OBJS = $(FUSE_SRCS:%.c=$(B)/%.o)
 # What ./configure chose to build (config.mk: WITH_*).
@@ -220,13 +226,25 @@ $(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 $(B)/daemon/%.o: daemon/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse $(UV_CFLAGS) $(ZLIB_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse -iquote $(B)/gen $(UV_CFLAGS) $(ZLIB_CFLAGS) \
+		$(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# promwrite.c includes the generated header (made before it is compiled).
+$(B)/daemon/promwrite.o: $(B)/gen/remote.pb-c.h
+
+$(PROTO_GEN) &: daemon/remote.proto config.mk
+	@mkdir -p $(B)/gen
+	$(say) PROTOC $(B)/gen/remote.pb-c.c
+	$(Q)$(PROTOC_C) --proto_path=daemon --c_out=$(B)/gen remote.proto
+
+$(B)/gen/remote.pb-c.o: $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(PROTOBUF_C_CFLAGS) -c $< -o $@
 
 $(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(UV_LIBS) $(HTTP_PARSER_LIBS) \
-		$(ZLIB_LIBS) $(FUSE_LIBS)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(DAEMON_LIBS) $(FUSE_LIBS)
 
 $(B)/fuse/%.o: fuse/%.c config.mk
 	@mkdir -p $(dir $@)
@@ -291,6 +309,16 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 		-DTSSTORED_PATH='"$(B)/bin/tsstored"' -DTSBS_DATA='"$(TSBS_DATA_FILE)"' \
 		-o $@ $< $(DAEMON_TEST_SUPPORT) \
 		$(PROG_LIBS) $(CMOCKA_LIBS) $(ZLIB_LIBS)
+
+# test_promwrite makes remote write requests itself: the generated
+# messages, protobuf-c and snappy.
+$(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) \
+		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) -Itests/daemon \
+		-iquote $(B)/gen -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
+		$(PROTO_OBJS) $(PROG_LIBS) $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
@@ -446,16 +474,18 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request http jrows tablet log time lineproto ingest
+FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
-	-Iinclude -iquote lib -iquote common -iquote daemon -DTS_BUILDING_LIBRARY \
-	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS)
-FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) -pthread -lm
+	-Iinclude -iquote lib -iquote common -iquote daemon -iquote $(B)/gen -DTS_BUILDING_LIBRARY \
+	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS)
+FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) \
+	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
-FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c
+FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
+	daemon/promwrite.c $(B)/gen/remote.pb-c.c
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) \
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@

@@ -25,9 +25,8 @@
  * response is written whole in one step, with Content-Length; errors
  * are {"error":"..."} with the status.  /write and /api/v2/write give
  * the decoded body to the line protocol ingest (ingest.c) and answer as
- * InfluxDB 1.x does (do_lines); /api/v1/write answers 501 until the
- * ingest of remote write is built: its body is read and decoded, and
- * nothing is stored.
+ * InfluxDB 1.x does (do_lines); /api/v1/write gives it to Prometheus
+ * remote write (promwrite.c, do_write), which snappy-decodes it.
  *
  * Memory: the parser holds the URL and three header values (bounded by
  * http-max-header, which http_parser enforces on the request line and
@@ -48,6 +47,7 @@
 #include <zlib.h>
 
 #include "ingest.h"
+#include "promwrite.h"
 #include "tsd.h"
 
 /* The headers the daemon reads; any other is skipped. */
@@ -550,32 +550,32 @@ static void do_lines(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 		respond_error(h, out, storage_status(rc), res.error[0] ? res.error : ts_strerror(rc));
 }
 
-/*
- * POST /api/v1/write: the body is read and decoded; storing it is not
- * built yet.  This is where the ingest of Prometheus remote write
- * (built apart) plugs in: it gets the decoded body, the query
- * (h->query) and ctx->db, on a worker thread, and answers with respond
- * (204) or respond_error (400).
- */
+/* POST /api/v1/write: Prometheus remote write (promwrite.c) of the body
+ * (gunzipped first when so sent; promwrite.c snappy-decodes it): 204,
+ * 400 (undecodable, or series refused), 413, or 5xx (storage_status)
+ * when storing failed. */
 static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
-	static const char *const what[TSD_HTTP_NROUTES] = {
-		[TSD_HTTP_WRITE] = "InfluxDB line protocol",
-		[TSD_HTTP_WRITE_V2] = "InfluxDB line protocol",
-		[TSD_HTTP_PROM_WRITE] = "Prometheus remote write",
-	};
-	char *body, msg[TSD_MESSAGE_MAX];
+	struct tsd_ingest_result res;
+	char *body;
 	size_t len;
+	int status;
 	if (decode_body(h, &body, &len) < 0) {
 		respond_error(h, out, h->status, h->msg);
 		return;
 	}
-	(void)ctx;
+	if (!ctx->ingest) {
+		free(body);
+		respond_error(h, out, 503, "this daemon has no ingest state");
+		return;
+	}
+	/* An empty body may come as NULL (see do_lines). */
+	status = tsd_prom_write(ctx->ingest, body ? body : "", len, h->max_body, &res);
 	free(body);
-	snprintf(msg, sizeof msg, "POST %s: ingest of %s is not built yet; the body (%zu bytes "
-	         "decoded) was read and nothing was stored", tsd_http_route_path(h->route),
-	         what[h->route], len);
-	respond_error(h, out, 501, msg);
+	if (status == 204)
+		respond(h, out, 204, NULL, NULL, 0);
+	else
+		respond_error(h, out, status == 500 ? storage_status(res.code) : status, res.error);
 }
 
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
@@ -804,8 +804,11 @@ static int decide(struct tsd_http_conn *c)
 	if (!h->status && *enc) {
 		if (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "x-gzip") == 0)
 			h->gzip = 1;
+		else if (strcasecmp(enc, "snappy") == 0 && h->route == TSD_HTTP_PROM_WRITE)
+			; /* remote write's own coding: promwrite.c decodes every such body */
 		else if (strcasecmp(enc, "identity") != 0)
-			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity)", enc);
+			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity%s)",
+			         enc, h->route == TSD_HTTP_PROM_WRITE ? ", or snappy" : "");
 	}
 	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body)
 		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "

@@ -909,7 +909,7 @@ static int create_table(struct tsd_ingest *in, struct rtable *rt)
 {
 	ts_column cols[TS_COLUMNS_MAX];
 	const char *keys[TS_KEY_COLUMNS_MAX];
-	int ntags = 0, ncols = 0, kept = 0, rc;
+	int ntags = 0, ncols = 0, kept = 0;
 	/* Tags beyond the key's room are dropped from the wants: lines with
 	 * them are refused as tags the key lacks. */
 	for (int i = 0; i < rt->nwants; i++) {
@@ -938,8 +938,14 @@ static int create_table(struct tsd_ingest *in, struct rtable *rt)
 	 * they hold already, so a retried batch is idempotent (issue 26).  A
 	 * table made otherwise keeps its own policy; under `reject` its
 	 * duplicates are refused line by line (insert_rows). */
-	rc = ts_create_keyed_v2(in->db, rt->name, cols, ncols, keys, ntags + 1, in->o.default_ttl,
-	                        TS_ON_DUPLICATE_IGNORE);
+	return tsd_ingest_create(in, rt->name, cols, ncols, keys, ntags + 1);
+}
+
+int tsd_ingest_create(struct tsd_ingest *in, const char *name, const ts_column *cols, int ncols,
+                      const char *const *keys, int nkeys)
+{
+	int rc = ts_create_keyed_v2(in->db, name, cols, ncols, keys, nkeys, in->o.default_ttl,
+	                            TS_ON_DUPLICATE_IGNORE);
 	if (rc == 0)
 		count(&in->st.tables_created, 1);
 	return rc == TS_EEXIST ? 0 : rc;
@@ -1127,6 +1133,13 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 		flush_all(in, sc, res);
 	if (!res->code && res->rejected)
 		res->code = TS_EINVAL;
+	tsd_ingest_account(in, res);
+	scratch_put(in, sc);
+	return res->code;
+}
+
+void tsd_ingest_account(struct tsd_ingest *in, const struct tsd_ingest_result *res)
+{
 	count(&in->st.requests, 1);
 	count(&in->st.rows_stored, res->stored);
 	count(&in->st.rows_missing_tags, res->rows_missing_tags);
@@ -1134,6 +1147,55 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
 	for (int r = 0; r < TSD_REJECT_NREASONS; r++)
 		if (res->by_reason[r])
 			count(&in->st.lines_rejected[r], res->by_reason[r]);
-	scratch_put(in, sc);
-	return res->code;
+}
+
+/* ---- For the other protocols (promwrite.c) ---- */
+
+int tsd_ingest_table(struct tsd_ingest *in, const char *name, ts_table **out)
+{
+	struct entry *e;
+	int rc = entry_get(in, name, &e);
+	*out = rc == 0 ? e->t : NULL;
+	return rc;
+}
+
+/* The cached entry of table name, or NULL (in->mu held by the caller). */
+static struct entry *entry_find(struct tsd_ingest *in, const char *name)
+{
+	struct entry *e = in->buckets[bucket_of(name)];
+	while (e && strcmp(e->name, name) != 0)
+		e = e->next;
+	return e;
+}
+
+void tsd_ingest_forget(struct tsd_ingest *in, const char *name)
+{
+	pthread_mutex_lock(&in->mu);
+	struct entry *e = entry_find(in, name);
+	pthread_mutex_unlock(&in->mu);
+	if (e)
+		entry_retire(in, e);
+}
+
+int tsd_ingest_once(struct tsd_ingest *in, const char *name, unsigned cause)
+{
+	pthread_mutex_lock(&in->mu);
+	struct entry *e = entry_find(in, name);
+	pthread_mutex_unlock(&in->mu);
+	return first_time(in, e, cause);
+}
+
+void tsd_ingest_log(struct tsd_ingest *in, const char *msg)
+{
+	log_msg(in, "%s", msg);
+}
+
+int64_t tsd_ingest_now(struct tsd_ingest *in)
+{
+	return ts_now(in->db);
+}
+
+int64_t tsd_ingest_max_future(const struct tsd_ingest *in)
+{
+	return in->o.max_future;
 }

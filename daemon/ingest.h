@@ -138,4 +138,55 @@ void tsd_ingest_stats_json(struct tsd_ingest *in, struct jbuf *b);
  */
 char *tsd_ingest_name(const char *p, size_t n, int column, char *out);
 
+/* ---- For the other protocols mapped onto the same tables ---------------
+ * Prometheus remote write (promwrite.c) shares the table handles, the
+ * table creation rule, the once-per-table log and the counters. */
+
+/* Add what one request did (res) to the counters, as tsd_ingest_lines
+ * does for its own: one request, the rows stored, ignored and refused by
+ * reason. */
+void tsd_ingest_account(struct tsd_ingest *in, const struct tsd_ingest_result *res);
+
+/*
+ * tsd_ingest_create -- create table name as the mapping creates tables:
+ * columns cols[0..ncols), key keys[0..nkeys) (ts last), TTL
+ * ingest-default-ttl, duplicate policy ignore; counted in tables_created.
+ * Returns 0, also when the table exists already (made meanwhile by
+ * another request: its schema may differ); another ts_create_keyed_v2
+ * error (ts_errmsg says why).
+ */
+int tsd_ingest_create(struct tsd_ingest *in, const char *name, const ts_column *cols, int ncols,
+                      const char *const *keys, int nkeys);
+
+/*
+ * tsd_ingest_table -- the cached handle of table name (opened on first
+ * use, closed by tsd_ingest_close: never close it).  Returns 0 with *out
+ * set; TS_ENOENT when there is no such table (*out NULL); another error
+ * of ts_table_open.
+ */
+int tsd_ingest_table(struct tsd_ingest *in, const char *name, ts_table **out);
+
+/* Forget the cached handle of table name after it answered TS_ECLOSED
+ * (the table was dropped): the next tsd_ingest_table opens it again. */
+void tsd_ingest_forget(struct tsd_ingest *in, const char *name);
+
+/* The bits of tsd_ingest_once free for other protocols: from this one up
+ * (ingest.c's own causes use the bits below). */
+#define TSD_INGEST_ONCE_OTHER (1u << 8)
+
+/* Whether cause (one bit, TSD_INGEST_ONCE_OTHER or above) is met for the
+ * first time for table name (an open table; 1 when it is not cached):
+ * the once-per-table-and-cause rule of the log.  Marks it met. */
+int tsd_ingest_once(struct tsd_ingest *in, const char *name, unsigned cause);
+
+/* Log msg (one line, no newline) where the ingest logs (the options'
+ * log, or standard error). */
+void tsd_ingest_log(struct tsd_ingest *in, const char *msg);
+
+/* The database clock's now (ts_now), ns. */
+int64_t tsd_ingest_now(struct tsd_ingest *in);
+
+/* The options' max_future (0: no check before the library's). */
+int64_t tsd_ingest_max_future(const struct tsd_ingest *in);
+
 #endif /* TSSTORE_DAEMON_INGEST_H */

@@ -17,6 +17,7 @@
  *   stats.c    the daemon's counters and latency histograms, as JSON
  *              (the stats op) and Prometheus text (GET /metrics)
  *   ingest.c   line protocol points into tables (ingest.h), for HTTP writes
+ *   promwrite.c  Prometheus remote write into the same tables (promwrite.h)
  * Only include/tsstore.h is used from the library, never lib/ internals.
  */
 #ifndef TSSTORE_DAEMON_TSD_H

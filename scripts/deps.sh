@@ -14,7 +14,8 @@
 set -eu
 
 BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2-dev
-libuv1-dev libjansson-dev libhttp-parser-dev zlib1g-dev libcmocka-dev libsqlite3-dev sqlite3
+libuv1-dev libjansson-dev libhttp-parser-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
+libsnappy-dev libcmocka-dev libsqlite3-dev sqlite3
 groff-base curl"
 BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics"
 FUZZ_PACKAGES="clang"

@@ -11,7 +11,8 @@
 # A machine without FUSE, libuv, jansson, cmocka and SQLite is simulated
 # for the library-only build: pkg-config sees only lzo2.pc (in a directory
 # of its own, PKG_CONFIG_LIBDIR), and CPATH puts first a directory whose
-# uv.h, jansson.h, fuse.h, cmocka.h, sqlite3.h, http_parser.h and zlib.h
+# uv.h, jansson.h, fuse.h, cmocka.h, sqlite3.h, http_parser.h, zlib.h,
+# protobuf-c/protobuf-c.h and snappy-c.h
 # stop the compiler, so a
 # source that includes one of them fails the build.  apt-get and
 # dpkg-query are replaced on PATH by scripts that leave a mark.
@@ -39,9 +40,10 @@ case $libver in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "cannot read LIB_MAJOR/MINOR/PA
 libmajor=${libver%%.*}
 
 # --- the simulated machine ---------------------------------------------
-mkdir -p "$tmp/pc" "$tmp/poison/fuse3" "$tmp/fakebin"
+mkdir -p "$tmp/pc" "$tmp/poison/fuse3" "$tmp/poison/protobuf-c" "$tmp/fakebin"
 cp "$(pkg-config --variable=pcfiledir lzo2)/lzo2.pc" "$tmp/pc/" || exit 2
-for h in uv.h jansson.h fuse.h fuse3/fuse.h cmocka.h sqlite3.h http_parser.h zlib.h; do
+for h in uv.h jansson.h fuse.h fuse3/fuse.h cmocka.h sqlite3.h http_parser.h zlib.h \
+	protobuf-c/protobuf-c.h snappy-c.h; do
 	echo "#error \"a library-only build included <$h>\"" > "$tmp/poison/$h"
 done
 for p in apt-get dpkg-query; do
@@ -110,7 +112,8 @@ same lib_never_installs "" "$(cat "$tmp/ran" 2>/dev/null)"
 # --- 3. tsstored without FUSE: builds without its headers, refuses --mount
 poison_fuse() { PATH="$tmp/fakebin:$PATH" CPATH="$tmp/poison/fuse3" "$@"; }
 rm "$tmp/poison/jansson.h" "$tmp/poison/uv.h" "$tmp/poison/cmocka.h" "$tmp/poison/sqlite3.h" \
-	"$tmp/poison/http_parser.h" "$tmp/poison/zlib.h"
+	"$tmp/poison/http_parser.h" "$tmp/poison/zlib.h" "$tmp/poison/protobuf-c/protobuf-c.h" \
+	"$tmp/poison/snappy-c.h"
 poison_fuse ./configure --without-fuse >"$tmp/log" 2>&1
 same nofuse_configure 0 $?
 poison_fuse make -j2 OPT=-O0 >"$tmp/log" 2>&1

@@ -1,0 +1,673 @@
+/*
+ * promwrite.c -- Prometheus remote write 1.0 into tsstore tables, the
+ * mapping of tsstore-http(7) and docs/http.md: a series' metric name
+ * (label __name__) is a table, its other labels the string key columns
+ * (sorted by name) before ts, each sample a row whose double column
+ * "value" holds the sample's value.
+ *
+ * Nothing of the wire format is written by hand: the body is
+ * snappy-decoded with libsnappy's C API and unpacked by the code protoc-c
+ * generates from daemon/remote.proto.  What the line protocol and remote
+ * write share lives in ingest.c and is used from here, never copied: the
+ * name rule (tsd_ingest_name), the cached table handles, the creation of
+ * tables (duplicate policy ignore, ingest-default-ttl), the
+ * once-per-table log and the counters.
+ *
+ * A request runs in three passes over the decoded WriteRequest:
+ *   map      each series' labels mapped to column names and checked
+ *            (UTF-8, a name once, at most 15 labels with a value), its
+ *            table found; for a table that does not exist yet, the
+ *            label names of all its series in the request are collected
+ *   create   the missing tables made (key: those names sorted, then ts;
+ *            then value double default NaN); an existing table without
+ *            a column value gets one (ts_alter_add)
+ *   build    each sample laid out as a row of its table's schema (label
+ *            values point into the decoded message), the rows of each
+ *            table inserted with one ts_insert_counted for the schema
+ *            version they were built for -- sooner when the request
+ *            holds 2^20 values, which bounds its rows' memory.  A row
+ *            the library refuses splits the batch there (its index is in
+ *            ts_errmsg): the rows before go in, its sample is refused,
+ *            the rest is tried again.
+ * A series that does not fit its table is refused alone (counted by
+ * reason, its first occurrence per table and cause logged) and the other
+ * series are stored: the answer is then 400 naming the first one.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <protobuf-c/protobuf-c.h>
+#include <snappy-c.h>
+
+#include "json.h"
+#include "promwrite.h"
+#include "remote.pb-c.h"
+
+typedef Tsstore__Remote__WriteRequest WriteRequest;
+typedef Tsstore__Remote__TimeSeries Series;
+
+/* Most labels with a value a series may have besides __name__: the key
+ * holds 16 columns, ts among them. */
+#define KEY_LABELS (TS_KEY_COLUMNS_MAX - 1)
+/* Values a request holds before it inserts what it has. */
+#define FLUSH_VALUES ((size_t)1 << 20)
+/* The causes logged once per table (tsd_ingest_once). */
+#define ONCE_TAG TSD_INGEST_ONCE_OTHER
+#define ONCE_VALUE (TSD_INGEST_ONCE_OTHER << 1)
+#define ONCE_STORE (TSD_INGEST_ONCE_OTHER << 2)
+
+/* A series' labels, mapped: column names and values (into the message). */
+struct labels {
+	const char *metric;          /* __name__'s value */
+	size_t metric_len;
+	int n;
+	char name[KEY_LABELS][TS_NAME_MAX + 1];
+	const char *value[KEY_LABELS];
+	size_t value_len[KEY_LABELS];
+};
+
+/* One table of the request. */
+struct ptable {
+	char name[TS_NAME_MAX + 1];
+	ts_table *t;                 /* the cached handle; NULL: no such table yet */
+	ts_schema *schema;           /* this request's copy */
+	int value_col;               /* the column "value"; -1: none usable */
+	char problem[256];           /* why the table cannot take rows */
+	char (*wants)[TS_NAME_MAX + 1]; /* label columns met, for creating it */
+	int nwants, capwants;
+	int lay_valid, lay_n;        /* the columns of the last series' labels */
+	char lay_name[KEY_LABELS][TS_NAME_MAX + 1];
+	int lay_col[KEY_LABELS];
+	ts_value *rows;              /* nrows * ncolumns */
+	size_t *series;              /* each row's series index */
+	size_t nrows, caprows;
+};
+
+struct req {
+	struct tsd_ingest *in;
+	struct tsd_ingest_result *res;
+	int64_t now, max_future;     /* the database clock at the start; max-future */
+	struct ptable *tables;
+	int ntables, captables;
+	int *table_of;               /* per series: its table, -1 when refused */
+	size_t buffered;             /* values held in all tables' rows */
+};
+
+/* ---- The message's memory ----
+ * protobuf-c allocates every label and sample apart; the unpacked
+ * message gets an arena instead, freed whole after the request. */
+
+#define ARENA_CHUNK ((size_t)256 << 10)
+
+struct achunk {
+	struct achunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *arena_alloc(void *arena, size_t n)
+{
+	struct achunk **head = arena, *c = *head;
+	if (n > SIZE_MAX / 2)
+		return NULL; /* rounding up below would wrap */
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		if (!(c = malloc(sizeof *c + cap)))
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = *head;
+		*head = c;
+	}
+	c->used += n;
+	return (char *)c->data + c->used - n;
+}
+
+static void arena_free(void *arena, void *p)
+{
+	(void)arena;
+	(void)p; /* freed whole by arena_release */
+}
+
+static void arena_release(struct achunk *c)
+{
+	while (c) {
+		struct achunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
+/* ---- Small helpers ---- */
+
+static void logf_(struct tsd_ingest *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(struct tsd_ingest *in, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tsd_ingest_log(in, msg);
+}
+
+/* Refuse n samples of series si (from 0) for reason why; the message of
+ * the lowest series refused is kept, unless a storage failure has it. */
+static void reject(struct req *r, size_t si, size_t n, enum tsd_ingest_reason why,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void reject(struct req *r, size_t si, size_t n, enum tsd_ingest_reason why,
+                   const char *fmt, ...)
+{
+	struct tsd_ingest_result *res = r->res;
+	va_list ap;
+	res->rejected += n;
+	res->by_reason[why] += n;
+	if ((res->first_bad_line && res->first_bad_line <= si + 1) || res->code < 0)
+		return;
+	res->first_bad_line = si + 1;
+	int k = snprintf(res->error, sizeof res->error, "series %zu: ", si + 1);
+	va_start(ap, fmt);
+	vsnprintf(res->error + k, sizeof res->error - (size_t)k, fmt, ap);
+	va_end(ap);
+}
+
+static int utf8_ok(const uint8_t *s, size_t n)
+{
+	if (n == 0)
+		return 1; /* s may be NULL: protobuf-c leaves empty bytes so */
+	const uint8_t *end = s + n;
+	while (s < end) {
+		int k = *s < 0x80 ? 1 : json_utf8_len(s, end);
+		if (k == 0)
+			return 0;
+		s += k;
+	}
+	return 1;
+}
+
+/* The column called name (case blind, as the library compares them). */
+static int find_column(const ts_schema *s, const char *name)
+{
+	for (int i = 0; s && i < s->ncolumns; i++)
+		if (strcasecmp(s->columns[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static int key_position(const ts_schema *s, int c)
+{
+	for (int k = 0; k < s->nkey; k++)
+		if (s->key[k] == c)
+			return k;
+	return -1;
+}
+
+/* ---- Pass 1: labels and tables ---- */
+
+/* Map series si's labels into *l.  checked: the series passed once, the
+ * checks are skipped.  Returns 0, or -1 after refusing it. */
+static int map_labels(struct req *r, size_t si, const Series *s, struct labels *l, int checked)
+{
+	size_t ns = s->n_samples;
+	l->metric = NULL;
+	l->n = 0;
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const ProtobufCBinaryData *k = &s->labels[i]->name, *v = &s->labels[i]->value;
+		if (!checked && (!utf8_ok(k->data, k->len) || !utf8_ok(v->data, v->len))) {
+			reject(r, si, ns, TSD_REJECT_STORE, "a label name or value is not valid UTF-8");
+			return -1;
+		}
+		if (k->len == 8 && memcmp(k->data, "__name__", 8) == 0) {
+			if (l->metric) {
+				reject(r, si, ns, TSD_REJECT_DUPLICATE, "label \"__name__\" given twice");
+				return -1;
+			}
+			l->metric = (const char *)v->data;
+			l->metric_len = v->len;
+			continue;
+		}
+		if (v->len == 0)
+			continue; /* an empty label is no label (Prometheus's rule) */
+		if (l->n == KEY_LABELS) {
+			reject(r, si, ns, TSD_REJECT_TAG, "more than %d labels besides __name__: a table's "
+			       "key holds at most %d", KEY_LABELS, KEY_LABELS);
+			return -1;
+		}
+		char *name = l->name[l->n];
+		tsd_ingest_name((const char *)k->data, k->len, 1, name);
+		if (strcasecmp(name, TSD_PROM_VALUE) == 0)
+			memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
+		for (int j = 0; !checked && j < l->n; j++)
+			if (strcasecmp(l->name[j], name) == 0) {
+				reject(r, si, ns, TSD_REJECT_DUPLICATE, "label \"%s\" given twice (as mapped)",
+				       name);
+				return -1;
+			}
+		l->value[l->n] = (const char *)v->data;
+		l->value_len[l->n] = v->len;
+		l->n++;
+	}
+	if (!l->metric || l->metric_len == 0) {
+		reject(r, si, ns, TSD_REJECT_SYNTAX, "no metric name (label \"__name__\")");
+		return -1;
+	}
+	return 0;
+}
+
+/* The ptable of table name, made on first sight.  Returns its index, or
+ * TS_ENOMEM. */
+static int ptable_for(struct req *r, const char *name)
+{
+	for (int i = r->ntables - 1; i >= 0; i--)
+		if (strcmp(r->tables[i].name, name) == 0)
+			return i;
+	if (r->ntables == r->captables) {
+		int cap = r->captables ? r->captables * 2 : 16;
+		struct ptable *t = realloc(r->tables, (size_t)cap * sizeof *t);
+		if (!t)
+			return TS_ENOMEM;
+		memset(t + r->captables, 0, (size_t)(cap - r->captables) * sizeof *t);
+		r->tables = t;
+		r->captables = cap;
+	}
+	struct ptable *pt = &r->tables[r->ntables];
+	snprintf(pt->name, sizeof pt->name, "%s", name);
+	pt->value_col = -1;
+	int rc = tsd_ingest_table(r->in, name, &pt->t);
+	if (rc < 0 && rc != TS_ENOENT)
+		snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
+	return r->ntables++;
+}
+
+/* Note that pt, still to be created, needs label columns l. */
+static int want_labels(struct ptable *pt, const struct labels *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		int j;
+		for (j = 0; j < pt->nwants && strcasecmp(pt->wants[j], l->name[i]) != 0; j++)
+			;
+		if (j < pt->nwants || pt->nwants == KEY_LABELS)
+			continue; /* known; or no room: its series are refused (tag) */
+		if (pt->nwants == pt->capwants) {
+			int cap = pt->capwants ? pt->capwants * 2 : 8;
+			void *w = realloc(pt->wants, (size_t)cap * sizeof *pt->wants);
+			if (!w)
+				return TS_ENOMEM;
+			pt->wants = w;
+			pt->capwants = cap;
+		}
+		snprintf(pt->wants[pt->nwants++], TS_NAME_MAX + 1, "%s", l->name[i]);
+	}
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Create pt's table: its labels sorted, ts, value double default NaN. */
+static void create_table(struct req *r, struct ptable *pt)
+{
+	ts_column cols[TS_KEY_COLUMNS_MAX + 1];
+	const char *keys[TS_KEY_COLUMNS_MAX];
+	int n = 0;
+	if (pt->nwants > 1) /* wants is NULL when there are none */
+		qsort(pt->wants, (size_t)pt->nwants, sizeof *pt->wants, cmp_name);
+	for (int i = 0; i < pt->nwants; i++) {
+		cols[n] = (ts_column){.name = pt->wants[i], .type = TS_STRING};
+		keys[n++] = pt->wants[i];
+	}
+	cols[n] = (ts_column){.name = "ts", .type = TS_TIMESTAMP};
+	keys[n++] = "ts";
+	cols[n] = (ts_column){.name = TSD_PROM_VALUE, .type = TS_DOUBLE, .dflt = ts_double(NAN)};
+	if (tsd_ingest_create(r->in, pt->name, cols, n + 1, keys, n) < 0) {
+		snprintf(pt->problem, sizeof pt->problem, "it could not be created: %s", ts_errmsg(NULL));
+		logf_(r->in, "table \"%s\" could not be created: %s", pt->name, ts_errmsg(NULL));
+		return;
+	}
+	if (tsd_ingest_table(r->in, pt->name, &pt->t) < 0)
+		snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
+}
+
+/* Take pt's schema and find (or add) its column value. */
+static void prepare_table(struct req *r, struct ptable *pt)
+{
+	int c;
+	if (ts_table_schema(pt->t, &pt->schema) < 0) {
+		snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
+		return;
+	}
+	if ((c = find_column(pt->schema, TSD_PROM_VALUE)) < 0) {
+		ts_column col = {.name = TSD_PROM_VALUE, .type = TS_DOUBLE, .dflt = ts_double(NAN)};
+		int rc = ts_alter_add(pt->t, &col);
+		if (rc < 0 && rc != TS_EEXIST) {
+			snprintf(pt->problem, sizeof pt->problem, "adding column \"value\" failed: %s",
+			         ts_errmsg(NULL));
+			return;
+		}
+		ts_schema_free(pt->schema);
+		pt->schema = NULL;
+		if (ts_table_schema(pt->t, &pt->schema) < 0) {
+			snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
+			return;
+		}
+		c = find_column(pt->schema, TSD_PROM_VALUE);
+	}
+	if (c < 0 || pt->schema->columns[c].type != TS_DOUBLE || key_position(pt->schema, c) >= 0) {
+		snprintf(pt->problem, sizeof pt->problem, "its column \"value\" is not a double column "
+		         "outside the key");
+		if (tsd_ingest_once(r->in, pt->name, ONCE_VALUE))
+			logf_(r->in, "table \"%s\": refusing remote write series: %s (logged once per "
+			      "table)", pt->name, pt->problem);
+		return;
+	}
+	pt->value_col = c;
+}
+
+/* ---- Pass 3: rows ---- */
+
+static int row_error(int code)
+{
+	return code == TS_EDUPKEY || code == TS_EFUTURE || code == TS_EEXPIRED ||
+	       code == TS_ETYPE || code == TS_ERANGE || code == TS_ETOOBIG || code == TS_EINVAL;
+}
+
+static enum tsd_ingest_reason reason_of(int code)
+{
+	switch (code) {
+	case TS_EDUPKEY: return TSD_REJECT_DUPLICATE;
+	case TS_EFUTURE:
+	case TS_EEXPIRED: return TSD_REJECT_TIME;
+	case TS_ERANGE: return TSD_REJECT_RANGE;
+	default: return TSD_REJECT_STORE;
+	}
+}
+
+/* A storage failure of table pt: the request answers 500 (the first
+ * failure's message). */
+static void failed(struct req *r, struct ptable *pt, int rc, const char *msg, size_t n)
+{
+	if (rc == TS_ECLOSED)
+		tsd_ingest_forget(r->in, pt->name);
+	if (!r->res->code || r->res->code == TS_EINVAL) {
+		r->res->code = rc;
+		snprintf(r->res->error, sizeof r->res->error, "table \"%s\": %s (%zu samples not stored)",
+		         pt->name, msg, n);
+	}
+}
+
+/* Insert pt's rows, splitting the batch at each row the library refuses. */
+static void insert_rows(struct req *r, struct ptable *pt)
+{
+	size_t nc = (size_t)pt->schema->ncolumns, start = 0;
+	while (start < pt->nrows) {
+		size_t n = pt->nrows - start, bad, ignored = 0;
+		int rc = ts_insert_counted(pt->t, pt->schema->version, pt->rows + start * nc, n, &ignored);
+		if (rc == 0) {
+			r->res->stored += n - ignored;
+			r->res->ignored += ignored;
+			break;
+		}
+		const char *msg = ts_errmsg(NULL);
+		if (!row_error(rc) || sscanf(msg, "row %zu", &bad) != 1 || bad >= n) {
+			failed(r, pt, rc, msg, n);
+			break;
+		}
+		const char *why = strstr(msg, ": ");
+		char copy[512];
+		snprintf(copy, sizeof copy, "%s", why ? why + 2 : msg);
+		if (rc != TS_EDUPKEY && tsd_ingest_once(r->in, pt->name, ONCE_STORE))
+			logf_(r->in, "table \"%s\": a remote write sample was refused: %s (logged once per "
+			      "table)", pt->name, copy);
+		reject(r, pt->series[start + bad], 1, reason_of(rc), "table \"%s\": %s", pt->name, copy);
+		if (bad > 0) {
+			rc = ts_insert_counted(pt->t, pt->schema->version, pt->rows + start * nc, bad,
+			                       &ignored);
+			if (rc < 0) {
+				failed(r, pt, rc, ts_errmsg(NULL), bad);
+				break;
+			}
+			r->res->stored += bad - ignored;
+			r->res->ignored += ignored;
+		}
+		start += bad + 1;
+	}
+	pt->nrows = 0;
+}
+
+static void flush_all(struct req *r)
+{
+	for (int i = 0; i < r->ntables; i++)
+		if (r->tables[i].nrows)
+			insert_rows(r, &r->tables[i]);
+	r->buffered = 0;
+}
+
+/* Room for one more row of pt, all of its values TS_NONE; NULL when out
+ * of memory. */
+static ts_value *row_alloc(struct ptable *pt)
+{
+	size_t nc = (size_t)pt->schema->ncolumns;
+	if (pt->nrows == pt->caprows) {
+		size_t cap = pt->caprows ? pt->caprows * 2 : 256;
+		ts_value *rows = realloc(pt->rows, cap * nc * sizeof *rows);
+		if (!rows)
+			return NULL;
+		pt->rows = rows;
+		size_t *series = realloc(pt->series, cap * sizeof *series);
+		if (!series)
+			return NULL;
+		pt->series = series;
+		pt->caprows = cap;
+	}
+	ts_value *row = pt->rows + pt->nrows * nc;
+	for (size_t i = 0; i < nc; i++)
+		row[i] = ts_none();
+	return row;
+}
+
+/* Lay out the samples of series si as rows of its table.  Returns 0 or
+ * TS_ENOMEM. */
+static int build_series(struct req *r, size_t si, const Series *s, const struct labels *l)
+{
+	struct ptable *pt = &r->tables[r->table_of[si]];
+	size_t ns = s->n_samples;
+	int col[KEY_LABELS];
+	if (!pt->schema || pt->value_col < 0) {
+		reject(r, si, ns, pt->schema ? TSD_REJECT_TYPE : TSD_REJECT_SCHEMA,
+		       "table \"%s\" is not available: %s", pt->name,
+		       pt->problem[0] ? pt->problem : "unknown error");
+		return 0;
+	}
+	const ts_schema *sc = pt->schema;
+	int same = pt->lay_valid && pt->lay_n == l->n;
+	for (int i = 0; same && i < l->n; i++)
+		same = strcmp(pt->lay_name[i], l->name[i]) == 0;
+	if (same) /* the labels of the table's last series: a strcmp per label */
+		memcpy(col, pt->lay_col, (size_t)l->n * sizeof *col);
+	for (int i = 0; !same && i < l->n; i++) {
+		int c = find_column(sc, l->name[i]), kp = c < 0 ? -1 : key_position(sc, c);
+		if (kp < 0 || kp == sc->nkey - 1 || sc->columns[c].type != TS_STRING) {
+			if (tsd_ingest_once(r->in, pt->name, ONCE_TAG))
+				logf_(r->in, "table \"%s\": refusing remote write series with label \"%s\", "
+				      "which is no string key column of the table (its key is fixed when it "
+				      "is created)", pt->name, l->name[i]);
+			reject(r, si, ns, TSD_REJECT_TAG, "table \"%s\": label \"%s\" is not a string key "
+			       "column of the table", pt->name, l->name[i]);
+			return 0;
+		}
+		col[i] = c;
+	}
+	if (!same) {
+		pt->lay_valid = 1;
+		pt->lay_n = l->n;
+		for (int i = 0; i < l->n; i++) {
+			memcpy(pt->lay_name[i], l->name[i], sizeof pt->lay_name[i]);
+			pt->lay_col[i] = col[i];
+		}
+	}
+	int ts_col = sc->key[sc->nkey - 1];
+	for (size_t k = 0; k < ns; k++) {
+		int64_t ms = s->samples[k]->timestamp;
+		if (ms > INT64_MAX / 1000000 || ms < INT64_MIN / 1000000) {
+			reject(r, si, 1, TSD_REJECT_RANGE, "table \"%s\": timestamp %lld ms is beyond the "
+			       "range of a timestamp", pt->name, (long long)ms);
+			continue;
+		}
+		int64_t ts = ms * 1000000;
+		/* The library's time checks, made first as the line protocol
+		 * does: a batch it refused would be split at each such row. */
+		if (r->max_future > 0 && ts > r->now && ts - r->now > r->max_future) {
+			reject(r, si, 1, TSD_REJECT_TIME, "table \"%s\": timestamp %lld ms is more than "
+			       "max-future ahead of now", pt->name, (long long)ms);
+			continue;
+		}
+		if (sc->ttl > 0 && r->now - sc->ttl > ts) {
+			reject(r, si, 1, TSD_REJECT_TIME, "table \"%s\": timestamp %lld ms is older than "
+			       "the table's TTL", pt->name, (long long)ms);
+			continue;
+		}
+		ts_value *row = row_alloc(pt);
+		if (!row)
+			return TS_ENOMEM;
+		for (int i = 0; i < l->n; i++)
+			row[col[i]] = ts_stringn(l->value[i], l->value_len[i]);
+		row[ts_col] = ts_timestamp(ts);
+		row[pt->value_col] = ts_double(s->samples[k]->value);
+		pt->series[pt->nrows++] = si;
+		if (l->n < sc->nkey - 1)
+			r->res->rows_missing_tags++;
+		if ((r->buffered += (size_t)sc->ncolumns) >= FLUSH_VALUES)
+			flush_all(r);
+	}
+	return 0;
+}
+
+/* ---- The request ---- */
+
+static int run(struct req *r, const WriteRequest *wr)
+{
+	struct labels l;
+	char name[TS_NAME_MAX + 1];
+	int rc;
+	if (wr->n_timeseries && !(r->table_of = malloc(wr->n_timeseries * sizeof *r->table_of)))
+		return TS_ENOMEM;
+	for (size_t si = 0; si < wr->n_timeseries; si++) {
+		const Series *s = wr->timeseries[si];
+		r->table_of[si] = -1;
+		r->res->points += s->n_samples;
+		if (s->n_samples == 0 || map_labels(r, si, s, &l, 0) < 0)
+			continue;
+		if ((rc = ptable_for(r, tsd_ingest_name(l.metric, l.metric_len, 0, name))) < 0)
+			return rc;
+		r->table_of[si] = rc;
+		if (!r->tables[rc].t && !r->tables[rc].problem[0] && want_labels(&r->tables[rc], &l) < 0)
+			return TS_ENOMEM;
+	}
+	for (int i = 0; i < r->ntables; i++) {
+		struct ptable *pt = &r->tables[i];
+		if (!pt->t && !pt->problem[0])
+			create_table(r, pt);
+		if (pt->t)
+			prepare_table(r, pt);
+	}
+	for (size_t si = 0; si < wr->n_timeseries; si++) {
+		if (r->table_of[si] < 0)
+			continue;
+		map_labels(r, si, wr->timeseries[si], &l, 1); /* it passed the first time */
+		if ((rc = build_series(r, si, wr->timeseries[si], &l)) < 0)
+			return rc;
+	}
+	flush_all(r);
+	return 0;
+}
+
+static void req_free(struct req *r)
+{
+	for (int i = 0; i < r->ntables; i++) {
+		ts_schema_free(r->tables[i].schema);
+		free(r->tables[i].wants);
+		free(r->tables[i].rows);
+		free(r->tables[i].series);
+	}
+	free(r->tables);
+	free(r->table_of);
+}
+
+/* The answer for res (as tsd_prom_write returns). */
+static int status_of(struct tsd_ingest_result *res)
+{
+	if (res->code < 0 && res->code != TS_EINVAL)
+		return 500;
+	if (res->rejected) {
+		res->code = TS_EINVAL;
+		return 400;
+	}
+	return 204;
+}
+
+static int body_error(struct tsd_ingest_result *res, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int body_error(struct tsd_ingest_result *res, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->error, sizeof res->error, fmt, ap);
+	va_end(ap);
+	res->code = TS_EINVAL;
+	return status;
+}
+
+int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t max_decoded,
+                   struct tsd_ingest_result *res)
+{
+	struct req r = {.in = in, .res = res, .now = tsd_ingest_now(in),
+	                .max_future = tsd_ingest_max_future(in)};
+	struct achunk *arena = NULL;
+	ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = &arena};
+	WriteRequest *wr;
+	size_t n;
+	char *buf;
+	int rc;
+	memset(res, 0, sizeof *res);
+	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK)
+		return body_error(res, 400, "snappy: the body is not snappy-compressed data (block "
+		                  "format, as remote write sends); nothing was stored");
+	if (n > max_decoded)
+		return body_error(res, 413, "the body is larger than http-max-body (%zu bytes) once "
+		                  "decoded from snappy (%zu bytes)", max_decoded, n);
+	if (!(buf = malloc(n ? n : 1))) {
+		snprintf(res->error, sizeof res->error, "out of memory for the decoded body");
+		res->code = TS_ENOMEM;
+		return 500;
+	}
+	if (snappy_uncompress(body, len, buf, &n) != SNAPPY_OK) {
+		free(buf);
+		return body_error(res, 400, "snappy: the compressed body is damaged; nothing was "
+		                  "stored");
+	}
+	if (!(wr = tsstore__remote__write_request__unpack(&alloc, n, (const uint8_t *)buf))) {
+		arena_release(arena);
+		free(buf);
+		return body_error(res, 400, "protobuf: the body (%zu bytes once decoded from snappy) "
+		                  "is not a remote write WriteRequest; nothing was stored", n);
+	}
+	if ((rc = run(&r, wr)) < 0 && (!res->code || res->code == TS_EINVAL)) {
+		res->code = rc;
+		snprintf(res->error, sizeof res->error, "%s", rc == TS_ENOMEM ? "out of memory"
+		         : ts_strerror(rc));
+	}
+	req_free(&r);
+	arena_release(arena); /* the message, whole */
+	free(buf);
+	tsd_ingest_account(in, res);
+	return status_of(res);
+}
