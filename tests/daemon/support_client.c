@@ -29,6 +29,7 @@
  * wait a passing test makes.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
@@ -63,7 +64,22 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms)
+char *tsd_test_fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s) {
+		fprintf(stderr, "tsd_test_fmt: out of memory\n");
+		abort();
+	}
+	return s;
+}
+
+void tsd_test_sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -185,7 +201,7 @@ static int wait_ready(struct tsd_test_daemon *d)
 		if (accepts(d, TSD_TEST_UNIX) && accepts(d, TSD_TEST_TCP) &&
 		    (!d->http || accepts(d, TSD_TEST_HTTP)))
 			return 0;
-		sleep_ms(5);
+		tsd_test_sleep_ms(5);
 	}
 	tsd_test_daemon_kill(d);
 	return -1;
@@ -221,7 +237,7 @@ static int reap(struct tsd_test_daemon *d, int timeout_ms)
 			d->pid = -1; /* not our child any more */
 			return -1;
 		}
-		sleep_ms(5);
+		tsd_test_sleep_ms(5);
 	} while (now_ms() < deadline);
 	return -1;
 }

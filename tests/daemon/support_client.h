@@ -44,6 +44,12 @@ struct tsd_test_daemon {
 	char log[TSD_TEST_PATH_MAX];
 };
 
+/* printf into a malloc'ed string (the process aborts if it cannot). */
+char *tsd_test_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/* Sleep ms milliseconds, through signals. */
+void tsd_test_sleep_ms(int ms);
+
 /*
  * tsd_test_daemon_new -- a new temporary directory (mkdtemp under /tmp)
  * and a daemon record for it, not yet started.  Returns NULL on failure.

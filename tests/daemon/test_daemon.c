@@ -69,20 +69,6 @@ struct fixture {
 
 /* ---- Small helpers ---- */
 
-/* printf into a malloc'ed string. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	assert_non_null(s);
-	return s;
-}
-
 /* s with every ' turned into " (malloc'ed). */
 static char *dq(const char *s)
 {
@@ -153,7 +139,7 @@ static char *error_line(const char *id, const char *code, const char *message)
 	json_t *m = json_string(message);
 	char *msg = json_dumps(m, JSON_ENCODE_ANY), *line;
 	assert_non_null(msg);
-	line = fmt("{%s%s%s\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":%s}}\n",
+	line = tsd_test_fmt("{%s%s%s\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":%s}}\n",
 	           id ? "\"id\":" : "", id ? id : "", id ? "," : "", code, msg);
 	free(msg);
 	json_decref(m);
@@ -202,7 +188,7 @@ static char *q_row(const char *name)
 {
 	int h = name[0] - 'a', i = name[1] - '0';
 	assert_true(h >= 0 && h < 3 && i >= 0 && i < 4);
-	return fmt("[\"%c\",%" PRId64 ",%d,%d.5]", name[0], q_ts(h, i), i, 10 * h + i);
+	return tsd_test_fmt("[\"%c\",%" PRId64 ",%d,%d.5]", name[0], q_ts(h, i), i, 10 * h + i);
 }
 
 /* "a0 b2" as "[...],[...]". */
@@ -215,7 +201,7 @@ static char *q_rows(const char *spec)
 		name[0] = p[0];
 		name[1] = p[1];
 		row = q_row(name);
-		joined = fmt("%s%s%s", out, *out ? "," : "", row);
+		joined = tsd_test_fmt("%s%s%s", out, *out ? "," : "", row);
 		free(row);
 		free(out);
 		out = joined;
@@ -229,8 +215,8 @@ static void expect_rows(struct tsd_test_conn *c, const char *request, const char
                         const char *tail)
 {
 	char *rows = q_rows(spec), *t = dq(tail), *want;
-	want = *spec ? fmt("{\"rows\":[%s]}\n{\"ok\":true,%s}\n", rows, t)
-	             : fmt("{\"ok\":true,%s}\n", t);
+	want = *spec ? tsd_test_fmt("{\"rows\":[%s]}\n{\"ok\":true,%s}\n", rows, t)
+	             : tsd_test_fmt("{\"ok\":true,%s}\n", t);
 	expect_exact(c, request, want);
 	free(want);
 	free(t);
@@ -249,7 +235,7 @@ static void create_q(struct tsd_test_conn *c)
 static void fill_q(struct tsd_test_conn *c)
 {
 	char *rows = q_rows("a0 a1 a2 a3 b0 b1 b2 b3 c0 c1 c2 c3");
-	char *req = fmt("{\"op\":\"insert\",\"table\":\"q\",\"rows\":[%s]}", rows);
+	char *req = tsd_test_fmt("{\"op\":\"insert\",\"table\":\"q\",\"rows\":[%s]}", rows);
 	create_q(c);
 	expect(c, req, "{'ok':true,'inserted':12}\n");
 	free(req);
@@ -473,7 +459,7 @@ static void test_insert_arrays(void **state)
 	struct fixture *f = *state;
 	char *req;
 	create_r(f->c);
-	req = fmt("{'op':'insert','id':1,'table':'r','rows':[%s,%s,%s,%s,%s]}", array_rows[0],
+	req = tsd_test_fmt("{'op':'insert','id':1,'table':'r','rows':[%s,%s,%s,%s,%s]}", array_rows[0],
 	          array_rows[1], array_rows[2], array_rows[3], array_rows[4]);
 	assert_true(strlen(req) >= 256);
 	expect(f->c, req, "{'id':1,'ok':true,'inserted':5}\n");
@@ -482,7 +468,7 @@ static void test_insert_arrays(void **state)
 	expect(f->c, "{'op':'drop','table':'r'}", "{'ok':true}\n");
 	create_r(f->c);
 	for (int i = 0; i < 5; i++) {
-		req = fmt("{'op':'insert','table':'r','rows':[%s]}", array_rows[i]);
+		req = tsd_test_fmt("{'op':'insert','table':'r','rows':[%s]}", array_rows[i]);
 		assert_true(strlen(req) < 256);
 		expect(f->c, req, "{'ok':true,'inserted':1}\n");
 		free(req);
@@ -652,13 +638,13 @@ static void test_latest(void **state)
 	struct fixture *f = *state;
 	char *b3 = q_row("b3"), *b0 = q_row("b0"), *c3 = q_row("c3"), *want;
 	fill_q(f->c);
-	want = fmt("{\"id\":4,\"ok\":true,\"row\":%s}\n", b3);
+	want = tsd_test_fmt("{\"id\":4,\"ok\":true,\"row\":%s}\n", b3);
 	expect_exact(f->c, "{'op':'latest','id':4,'table':'q','prefix':['b']}", want);
 	free(want);
-	want = fmt("{\"ok\":true,\"row\":%s}\n", b0);
+	want = tsd_test_fmt("{\"ok\":true,\"row\":%s}\n", b0);
 	expect_exact(f->c, "{'op':'latest','table':'q','prefix':['b','2025-01-01T00:00:01Z']}", want);
 	free(want);
-	want = fmt("{\"ok\":true,\"row\":%s}\n", c3);
+	want = tsd_test_fmt("{\"ok\":true,\"row\":%s}\n", c3);
 	expect_exact(f->c, "{'op':'latest','table':'q'}", want);
 	free(want);
 	expect(f->c, "{'op':'latest','table':'q','prefix':['x']}", "{'ok':true,'row':null}\n");
@@ -704,7 +690,7 @@ static void test_aggregate(void **state)
 /* The stats of one table, parsed (the whole ok line). */
 static json_t *table_stats(struct tsd_test_conn *c, const char *table)
 {
-	char *req = fmt("{\"op\":\"stats\",\"table\":\"%s\"}", table);
+	char *req = tsd_test_fmt("{\"op\":\"stats\",\"table\":\"%s\"}", table);
 	json_t *lines = NULL, *st;
 	assert_int_equal(tsd_test_send_line(c, req), 0);
 	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
@@ -857,7 +843,7 @@ static void insert_p(struct tsd_test_conn *c, int from, int to)
 	for (int k = from; k < to; k++)
 		n += (size_t)snprintf(req + n, cap - n, "%s[%d,%" PRId64 "]", k > from ? "," : "", k, T0);
 	snprintf(req + n, cap - n, "]}");
-	want = fmt("{\"ok\":true,\"inserted\":%d}\n", to - from);
+	want = tsd_test_fmt("{\"ok\":true,\"inserted\":%d}\n", to - from);
 	expect_exact(c, req, want);
 	free(want);
 	free(req);
@@ -915,10 +901,10 @@ static void test_ids_every_line(void **state)
  * the daemon's fast rows parser rather than jansson. */
 static void insert_strings(struct tsd_test_conn *c, const char *table, int pad)
 {
-	char *create = fmt("{'op':'create','table':'%s','columns':[{'name':'s','type':'string'},"
+	char *create = tsd_test_fmt("{'op':'create','table':'%s','columns':[{'name':'s','type':'string'},"
 	                   "{'name':'ts','type':'timestamp'},{'name':'b','type':'blob'}],"
 	                   "'key':['s','ts']}", table);
-	char *insert = fmt("{'op':'insert','table':'%s','rows':[" STRING_ROWS "%s]}", table,
+	char *insert = tsd_test_fmt("{'op':'insert','table':'%s','rows':[" STRING_ROWS "%s]}", table,
 	                   pad ? ",['------------------------------------------------------------------"
 	                         "----------------------------------------------------------',1,'']" : "");
 	assert_true(pad ? strlen(insert) >= 256 : strlen(insert) < 256);
@@ -961,14 +947,14 @@ static void test_insert_special_doubles(void **state)
 	                          "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',1,2.5]";
 	for (int fast = 0; fast < 2; fast++) {
 		const char *table = fast ? "dw" : "dn";
-		char *create = fmt("{'op':'create','table':'%s','columns':[{'name':'k','type':'string'},"
+		char *create = tsd_test_fmt("{'op':'create','table':'%s','columns':[{'name':'k','type':'string'},"
 		                   "{'name':'ts','type':'timestamp'},{'name':'d','type':'double',"
 		                   "'default':'-Infinity'}],'key':['k','ts']}", table);
-		char *insert = fmt("{'op':'insert','table':'%s','rows':[['a',1,'NaN'],['b',1,'Infinity'],"
+		char *insert = tsd_test_fmt("{'op':'insert','table':'%s','rows':[['a',1,'NaN'],['b',1,'Infinity'],"
 		                   "['c',1,'-Infinity'],['d',1,-0.0],['e',1,0],['f',1,'nan'],"
 		                   "{'k':'g','ts':1}%s]}", table, fast ? pad : "");
-		char *query = fmt("{'op':'query','table':'%s','lt':['~']}", table);
-		char *bad = fmt("{'op':'insert','table':'%s','rows':[['h',1,'1.5']%s]}", table,
+		char *query = tsd_test_fmt("{'op':'query','table':'%s','lt':['~']}", table);
+		char *bad = tsd_test_fmt("{'op':'insert','table':'%s','rows':[['h',1,'1.5']%s]}", table,
 		                fast ? pad : "");
 		assert_true(fast ? strlen(insert) >= 256 : strlen(insert) < 256);
 		expect(f->c, create, "{'ok':true}\n");
@@ -1031,7 +1017,7 @@ static void assert_prefix(const char *s, const char *prefix)
  * agree with the final count). */
 static json_int_t count_rows(struct tsd_test_conn *c, const char *table)
 {
-	char *req = fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
+	char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
 	json_t *lines = NULL, *line;
 	json_int_t rows = 0, count;
 	size_t i;
@@ -1250,16 +1236,16 @@ static void test_bad_schema(void **state)
 	expect_error(f->c, "{'op':'create','table':'v','columns':[{'name':'s','type':'string'},"
 	                   "{'name':'ts','type':'int64'}],'key':['s','ts']}", "ESCHEMA",
 	             "table \"v\": column \"ts\": must have type timestamp, not int64");
-	req = fmt("{'op':'create','table':'v',%s,'key':['s','ts','s']}", cols);
+	req = tsd_test_fmt("{'op':'create','table':'v',%s,'key':['s','ts','s']}", cols);
 	expect_error(f->c, req, "ESCHEMA", "table \"v\": key column \"s\": listed twice");
 	free(req);
-	req = fmt("{'op':'create','table':'v',%s,'key':['x','ts']}", cols);
+	req = tsd_test_fmt("{'op':'create','table':'v',%s,'key':['x','ts']}", cols);
 	expect_error(f->c, req, "ESCHEMA", "table \"v\": key column \"x\": no such column");
 	free(req);
-	req = fmt("{'op':'create','table':'v',%s,'key':[]}", cols);
+	req = tsd_test_fmt("{'op':'create','table':'v',%s,'key':[]}", cols);
 	expect_error(f->c, req, "ESCHEMA", "table \"v\": key: 0 columns; want 1 to 16, ending with ts");
 	free(req);
-	req = fmt("{'op':'create','table':'v',%s,'key':['ts','s']}", cols);
+	req = tsd_test_fmt("{'op':'create','table':'v',%s,'key':['ts','s']}", cols);
 	expect_error(f->c, req, "ESCHEMA", "table \"v\": key: the last key column must be ts, not \"s\"");
 	free(req);
 	expect_error(f->c, "{'op':'alter','table':'q','add':[{'name':'n','type':'int64'}]}", "EEXIST",
@@ -1365,7 +1351,7 @@ static void bad_row(struct tsd_test_conn *c, const char *row, const char *code,
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	};
 	for (int i = 0; i < 2; i++) {
-		char *req = fmt("{'op':'insert','id':'bad','table':'r','rows':["
+		char *req = tsd_test_fmt("{'op':'insert','id':'bad','table':'r','rows':["
 		                "['%s',1735689600000000000,1,0.5,'',1],%s]}", hosts[i], row);
 		if (i == 1)
 			assert_true(strlen(req) >= 256);
@@ -1456,7 +1442,7 @@ static void test_insert_duplicate_in_batch(void **state)
 /* A table of policy ignore ("d": host, ts, n): create and schema. */
 static void create_d(struct tsd_test_conn *c, const char *policy)
 {
-	char *req = fmt("{\"op\":\"create\",\"table\":\"d\",\"columns\":[{\"name\":\"host\","
+	char *req = tsd_test_fmt("{\"op\":\"create\",\"table\":\"d\",\"columns\":[{\"name\":\"host\","
 	                "\"type\":\"string\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
 	                "{\"name\":\"n\",\"type\":\"int64\"}],\"key\":[\"host\",\"ts\"]%s%s%s}",
 	                policy ? ",\"on_duplicate\":\"" : "", policy ? policy : "",
@@ -1467,7 +1453,7 @@ static void create_d(struct tsd_test_conn *c, const char *policy)
 
 static void expect_policy(struct tsd_test_conn *c, const char *policy)
 {
-	char *want = fmt("{\"ok\":true,\"columns\":[{\"name\":\"host\",\"type\":\"string\","
+	char *want = tsd_test_fmt("{\"ok\":true,\"columns\":[{\"name\":\"host\",\"type\":\"string\","
 	                 "\"default\":\"\"},{\"name\":\"ts\",\"type\":\"timestamp\"},{\"name\":"
 	                 "\"n\",\"type\":\"int64\",\"default\":0}],\"key\":[\"host\",\"ts\"],"
 	                 "\"ttl\":\"0s\",\"version\":1,\"on_duplicate\":\"%s\"}\n", policy);
@@ -1568,13 +1554,13 @@ static void test_insert_expired(void **state)
 	expect(f->c, "{'op':'create','table':'e','columns':[{'name':'host','type':'string'},"
 	             "{'name':'ts','type':'timestamp'}],'key':['host','ts'],'ttl':'1h'}",
 	       "{'ok':true}\n");
-	req = fmt("{'op':'insert','id':3,'table':'e','rows':[['a','%s'],['b','%s']]}", fresh, old);
-	msg = fmt("row 1: ts %s is older than the table's TTL", old);
+	req = tsd_test_fmt("{'op':'insert','id':3,'table':'e','rows':[['a','%s'],['b','%s']]}", fresh, old);
+	msg = tsd_test_fmt("row 1: ts %s is older than the table's TTL", old);
 	expect_error(f->c, req, "EEXPIRED", msg);
 	assert_int_equal(count_rows(f->c, "e"), 0);
 	free(msg);
 	free(req);
-	req = fmt("{'op':'insert','table':'e','rows':[['a','%s']]}", fresh);
+	req = tsd_test_fmt("{'op':'insert','table':'e','rows':[['a','%s']]}", fresh);
 	expect(f->c, req, "{'ok':true,'inserted':1}\n");
 	assert_int_equal(count_rows(f->c, "e"), 1);
 	free(req);
@@ -1589,7 +1575,7 @@ static void test_insert_future(void **state)
 	rfc3339(now + 3600, later, sizeof later);
 	rfc3339(now + 2 * 86400, ahead, sizeof ahead);
 	create_r(f->c);
-	req = fmt("{\"op\":\"insert\",\"id\":4,\"table\":\"r\",\"rows\":[[\"a\",\"%s\",1,0,\"\",1],"
+	req = tsd_test_fmt("{\"op\":\"insert\",\"id\":4,\"table\":\"r\",\"rows\":[[\"a\",\"%s\",1,0,\"\",1],"
 	          "[\"a\",\"%s\",1,0,\"\",1]]}", later, ahead);
 	got = call_raw(f->c, req);
 	assert_non_null(line = json_loads(got, 0, NULL));
@@ -1598,7 +1584,7 @@ static void test_insert_future(void **state)
 	err = json_object_get(line, "error");
 	assert_member(err, "code", "'EFUTURE'");
 	/* The message ends with the daemon's now, which only it knows. */
-	prefix = fmt("row 1: ts %s is more than max_future ahead of now (", ahead);
+	prefix = tsd_test_fmt("row 1: ts %s is more than max_future ahead of now (", ahead);
 	assert_prefix(json_string_value(json_object_get(err, "message")), prefix);
 	assert_int_equal(json_object_size(line), 3);
 	json_decref(line);
@@ -1607,7 +1593,7 @@ static void test_insert_future(void **state)
 	free(req);
 	ping_ok(f->c);
 	assert_int_equal(count_rows(f->c, "r"), 0);
-	req = fmt("{'op':'insert','table':'r','rows':[['a','%s',1,0,'',1]]}", later);
+	req = tsd_test_fmt("{'op':'insert','table':'r','rows':[['a','%s',1,0,'',1]]}", later);
 	expect(f->c, req, "{'ok':true,'inserted':1}\n");
 	assert_int_equal(count_rows(f->c, "r"), 1);
 	free(req);
@@ -1622,7 +1608,7 @@ static void test_frame_crlf_blank_lines(void **state)
 	char *line = NULL;
 	assert_int_equal(tsd_test_send(f->c, in, sizeof in - 1), 0);
 	for (int id = 1; id <= 2; id++) {
-		char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
+		char *want = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
 		assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
 		assert_string_equal(line, want);
 		free(line);
@@ -1655,7 +1641,7 @@ static void test_frame_last_line_at_eof(void **state)
 	assert_int_equal(tsd_test_send(f->c, in, sizeof in - 1), 0);
 	assert_int_equal(shutdown(f->c->fd, SHUT_WR), 0);
 	for (int id = 1; id <= 2; id++) {
-		char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
+		char *want = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", id);
 		assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
 		assert_string_equal(line, want);
 		free(line);
@@ -1710,7 +1696,7 @@ static void test_line_too_long_closes(void **state)
 	struct tsd_test_conn *c = NULL;
 	char *big = padded_ping(4000), *in, *line = NULL;
 	/* Requests before the long line are answered; after it, nothing. */
-	in = fmt("{\"op\":\"ping\",\"id\":1}\n%s\n{\"op\":\"ping\",\"id\":2}\n", big);
+	in = tsd_test_fmt("{\"op\":\"ping\",\"id\":1}\n%s\n{\"op\":\"ping\",\"id\":2}\n", big);
 	assert_int_equal(tsd_test_send(f->c, in, strlen(in)), 0);
 	assert_int_equal(tsd_test_read_line(f->c, WAIT, &line, NULL), TSD_TEST_LINE);
 	assert_string_equal(line, "{\"id\":1,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}");
@@ -1736,22 +1722,22 @@ static void pipeline_step(int i, char **req, char **resp)
 {
 	switch (i % 4) {
 	case 0:
-		*req = fmt("{\"op\":\"insert\",\"id\":%d,\"table\":\"p\",\"rows\":[[%d,%" PRId64 "]]}",
+		*req = tsd_test_fmt("{\"op\":\"insert\",\"id\":%d,\"table\":\"p\",\"rows\":[[%d,%" PRId64 "]]}",
 		           i, i, T0);
-		*resp = fmt("{\"id\":%d,\"ok\":true,\"inserted\":1}\n", i);
+		*resp = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"inserted\":1}\n", i);
 		break;
 	case 1:
-		*req = fmt("{\"op\":\"ping\",\"id\":%d}", i);
-		*resp = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", i);
+		*req = tsd_test_fmt("{\"op\":\"ping\",\"id\":%d}", i);
+		*resp = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", i);
 		break;
 	case 2:
-		*req = fmt("{\"op\":\"query\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 2);
-		*resp = fmt("{\"id\":%d,\"rows\":[[%d,%" PRId64 "]]}\n"
+		*req = tsd_test_fmt("{\"op\":\"query\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 2);
+		*resp = tsd_test_fmt("{\"id\":%d,\"rows\":[[%d,%" PRId64 "]]}\n"
 		            "{\"id\":%d,\"ok\":true,\"count\":1,\"more\":false}\n", i, i - 2, T0, i);
 		break;
 	default:
-		*req = fmt("{\"op\":\"latest\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 3);
-		*resp = fmt("{\"id\":%d,\"ok\":true,\"row\":[%d,%" PRId64 "]}\n", i, i - 3, T0);
+		*req = tsd_test_fmt("{\"op\":\"latest\",\"id\":%d,\"table\":\"p\",\"prefix\":[%d]}", i, i - 3);
+		*resp = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"row\":[%d,%" PRId64 "]}\n", i, i - 3, T0);
 		break;
 	}
 }
@@ -1790,7 +1776,7 @@ static void test_pipeline_1000(void **state)
 	for (int i = 0; i < 1000; i++) {
 		char *req, *resp;
 		pipeline_step(i, &req, &resp);
-		append(&in, &nin, fmt("%s\n", req));
+		append(&in, &nin, tsd_test_fmt("%s\n", req));
 		append(&want, &nwant, resp);
 		free(req);
 	}
@@ -1834,14 +1820,14 @@ static void test_pipeline_beyond_queue(void **state)
 	size_t nin = 0;
 	int i;
 	for (i = 0; i < N; i++)
-		append(&in, &nin, fmt("{\"op\":\"ping\",\"id\":%d}\n", i));
+		append(&in, &nin, tsd_test_fmt("{\"op\":\"ping\",\"id\":%d}\n", i));
 	s.p = in;
 	s.n = nin;
 	assert_int_equal(pthread_create(&s.thread, NULL, sender_main, &s), 0);
 	for (i = 0; i < N; i++) {
 		if (tsd_test_read_line(f->c, 3000, &line, NULL) != TSD_TEST_LINE)
 			break;
-		want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", i);
+		want = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}", i);
 		if (strcmp(line, want) != 0) {
 			print_error("response %d: got %s\n", i, line);
 			free(want);
@@ -1882,9 +1868,9 @@ static char *insert_request(const char *table, long from, int n)
 {
 	char *req = NULL, *p;
 	size_t len = 0;
-	append(&req, &len, fmt("{\"op\":\"insert\",\"table\":\"%s\",\"rows\":[", table));
+	append(&req, &len, tsd_test_fmt("{\"op\":\"insert\",\"table\":\"%s\",\"rows\":[", table));
 	for (int j = 0; j < n; j++) {
-		p = fmt("%s[%ld,%" PRId64 "]", j ? "," : "", from + j, T0);
+		p = tsd_test_fmt("%s[%ld,%" PRId64 "]", j ? "," : "", from + j, T0);
 		append(&req, &len, p);
 	}
 	append(&req, &len, strdup("]}"));
@@ -1913,9 +1899,9 @@ static void *writer_main(void *arg)
 {
 	struct worker *w = arg;
 	struct tsd_test_conn *c = tsd_test_connect(w->d, w->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
-	char *req, *want = fmt("{\"ok\":true,\"inserted\":%d}\n", BATCH_ROWS), table[16];
+	char *req, *want = tsd_test_fmt("{\"ok\":true,\"inserted\":%d}\n", BATCH_ROWS), table[16];
 	snprintf(table, sizeof table, "t%d", w->index);
-	req = fmt("{\"op\":\"create\",\"table\":\"%s\",\"columns\":[{\"name\":\"k\",\"type\":\"int64\"},"
+	req = tsd_test_fmt("{\"op\":\"create\",\"table\":\"%s\",\"columns\":[{\"name\":\"k\",\"type\":\"int64\"},"
 	          "{\"name\":\"ts\",\"type\":\"timestamp\"}],\"key\":[\"k\",\"ts\"]}", table);
 	if (!c)
 		snprintf(w->error, sizeof w->error, "cannot connect");
@@ -1960,7 +1946,7 @@ static void *reader_main(void *arg)
 	if (!c)
 		snprintf(w->error, sizeof w->error, "cannot connect");
 	for (long n = w->index; c && !atomic_load(w->stop) && !w->error[0]; n += 7) {
-		char *req = fmt("{\"op\":\"query\",\"table\":\"t%ld\"}", n % WRITERS);
+		char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"t%ld\"}", n % WRITERS);
 		json_t *lines = NULL;
 		if (tsd_test_send_line(c, req) < 0 || tsd_test_read_response(c, WAIT, &lines, NULL) < 0)
 			snprintf(w->error, sizeof w->error, "%s: no response", req);
@@ -1977,7 +1963,7 @@ static void *reader_main(void *arg)
 /* Table t<i> holds exactly rows k = 0 .. BATCHES * BATCH_ROWS - 1. */
 static void check_table_t(struct tsd_test_conn *c, int i)
 {
-	char *req = fmt("{\"op\":\"query\",\"table\":\"t%d\"}", i);
+	char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"t%d\"}", i);
 	json_t *lines = NULL, *line;
 	size_t j;
 	int next = 0;
@@ -2040,7 +2026,7 @@ static int setup_small_cache(void **state)
 /* Table "big": k int64, ts, s string; BIG_ROWS rows [k, T0, 'xxx…']. */
 static void fill_big(struct tsd_test_conn *c)
 {
-	char *pad = malloc(BIG_PAD + 1), *want = fmt("{\"ok\":true,\"inserted\":%d}\n", BIG_BATCH);
+	char *pad = malloc(BIG_PAD + 1), *want = tsd_test_fmt("{\"ok\":true,\"inserted\":%d}\n", BIG_BATCH);
 	assert_non_null(pad);
 	memset(pad, 'x', BIG_PAD);
 	pad[BIG_PAD] = '\0';
@@ -2052,7 +2038,7 @@ static void fill_big(struct tsd_test_conn *c)
 		size_t n = 0;
 		append(&req, &n, strdup("{\"op\":\"insert\",\"table\":\"big\",\"rows\":["));
 		for (int j = 0; j < BIG_BATCH; j++)
-			append(&req, &n, fmt("%s[%d,%" PRId64 ",\"%s\"]", j ? "," : "", b * BIG_BATCH + j,
+			append(&req, &n, tsd_test_fmt("%s[%d,%" PRId64 ",\"%s\"]", j ? "," : "", b * BIG_BATCH + j,
 			                     T0, pad));
 		append(&req, &n, strdup("]}"));
 		expect_exact(c, req, want);
@@ -2137,7 +2123,7 @@ static void *loader_main(void *arg)
 {
 	struct loader *l = arg;
 	struct tsd_test_conn *c = tsd_test_connect(l->d, l->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
-	char *want = fmt("{\"ok\":true,\"inserted\":%d}\n", LOAD_ROWS), *got = NULL;
+	char *want = tsd_test_fmt("{\"ok\":true,\"inserted\":%d}\n", LOAD_ROWS), *got = NULL;
 	l->ended = -1;
 	for (long b = 0; c; b++) {
 		char *req = insert_request("s", l->index * LOADER_SPAN + b * LOAD_ROWS, LOAD_ROWS);
@@ -2166,7 +2152,7 @@ static void *loader_main(void *arg)
 static void check_loader_rows(struct tsd_test_conn *c, const struct loader *l)
 {
 	long base = l->index * LOADER_SPAN, next = base;
-	char *req = fmt("{\"op\":\"query\",\"table\":\"s\",\"ge\":[%ld],\"lt\":[%ld]}", base,
+	char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"s\",\"ge\":[%ld],\"lt\":[%ld]}", base,
 	                base + LOADER_SPAN);
 	json_t *lines = NULL, *line, *row;
 	size_t i, j;
@@ -2267,7 +2253,7 @@ static void test_auth_tcp_required(void **state)
 static void expect_refused(struct tsd_test_daemon *d, const char *token)
 {
 	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_TCP);
-	char *in = fmt("{\"op\":\"auth\",\"id\":1,\"token\":\"%s\"}\n{\"op\":\"ping\",\"id\":2}\n", token);
+	char *in = tsd_test_fmt("{\"op\":\"auth\",\"id\":1,\"token\":\"%s\"}\n{\"op\":\"ping\",\"id\":2}\n", token);
 	char *want = error_line("1", "EAUTH", "wrong token; closing the connection"), *got = NULL;
 	assert_non_null(c);
 	assert_int_equal(tsd_test_send(c, in, strlen(in)), 0);
@@ -2467,7 +2453,7 @@ static void *long_line_main(void *arg)
 	l->sent = tsd_test_send(l->c, line, MEM_LINE) == 0;
 	while (l->sent && !atomic_load(l->go))
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
-	char *want = fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", l->id);
+	char *want = tsd_test_fmt("{\"id\":%d,\"ok\":true,\"version\":\"" TS_VERSION_STRING "\"}\n", l->id);
 	if (l->sent && tsd_test_send(l->c, "}\n", 2) == 0 &&
 	    tsd_test_read_response(l->c, WAIT, NULL, &got) == 0)
 		l->answered = strcmp(got, want) == 0;
@@ -2854,7 +2840,7 @@ static void put_file(const struct tsd_test_daemon *d, const char *name, const ch
 static void expect_auth(struct tsd_test_daemon *d, const char *token)
 {
 	struct tsd_test_conn *c = tsd_test_connect(d, TSD_TEST_TCP);
-	char *req = fmt("{'op':'auth','token':'%s'}", token);
+	char *req = tsd_test_fmt("{'op':'auth','token':'%s'}", token);
 	assert_non_null(c);
 	expect(c, req, "{'ok':true}\n");
 	ping_ok(c);
@@ -2878,7 +2864,7 @@ static void test_sighup_reload(void **state)
 	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
 	snprintf(old, sizeof old, "%s.1", logf);
 	put_file(d, "token", "s3cret\n");
-	text = fmt("token = %s/token\nlog-file = %s\nline-max = 4k\n", d->dir, logf);
+	text = tsd_test_fmt("token = %s/token\nlog-file = %s\nline-max = 4k\n", d->dir, logf);
 	put_file(d, "conf", text);
 	free(text);
 	const char *args[] = {"--config", conf, NULL};
@@ -2889,7 +2875,7 @@ static void test_sighup_reload(void **state)
 	expect(u, big, "{'id':'pad','ok':true,'version':'" TS_VERSION_STRING "'}\n");
 	/* The new configuration; the log rotated away. */
 	put_file(d, "token", "n3w\n");
-	text = fmt("token = %s/token\nlog-file = %s\nline-max = 1k\nworkers = 2\n", d->dir, logf);
+	text = tsd_test_fmt("token = %s/token\nlog-file = %s\nline-max = 1k\nworkers = 2\n", d->dir, logf);
 	put_file(d, "conf", text);
 	free(text);
 	assert_int_equal(rename(logf, old), 0);

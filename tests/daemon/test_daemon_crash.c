@@ -126,19 +126,6 @@ static void sleep_us(long us)
 		;
 }
 
-/* printf into a malloc'ed string. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
 /* ---- The clients ---- */
 
 /* Batch b of t<i>: rows [k, T0, b] for k in [b * ROWS, (b + 1) * ROWS). */
@@ -198,7 +185,7 @@ static void *client_main(void *arg)
 {
 	struct client *cl = arg;
 	struct tsd_test_conn *c = tsd_test_connect(cl->d, cl->index % 2 ? TSD_TEST_TCP : TSD_TEST_UNIX);
-	char *want = fmt("{\"ok\":true,\"inserted\":%d}\n", ROWS), *req;
+	char *want = tsd_test_fmt("{\"ok\":true,\"inserted\":%d}\n", ROWS), *req;
 	int rc = c && want ? 0 : -1;
 	if (rc < 0)
 		snprintf(cl->error, sizeof cl->error, "cannot connect");
@@ -327,7 +314,7 @@ static long read_rows(struct tsd_test_conn *c, long first, char *why, size_t siz
  * window.  Returns it, or -1 with why set. */
 static long count_rows(struct tsd_test_conn *c, int i, char *why, size_t size)
 {
-	char *req = fmt("{\"op\":\"aggregate\",\"table\":\"t%d\",\"from\":%" PRId64 ",\"to\":%" PRId64
+	char *req = tsd_test_fmt("{\"op\":\"aggregate\",\"table\":\"t%d\",\"from\":%" PRId64 ",\"to\":%" PRId64
 	                ",\"every\":\"1s\",\"columns\":{\"b\":[\"count\"]}}", i, T0, T0 + 1);
 	json_t *lines = NULL, *first, *last;
 	long n = -1;
@@ -356,7 +343,7 @@ static long count_rows(struct tsd_test_conn *c, int i, char *why, size_t size)
  * `from` on read one by one.  Returns k, or -1 with why set. */
 static long stored_batches(struct tsd_test_conn *c, int i, long from, char *why, size_t size)
 {
-	char *req = fmt("{\"op\":\"query\",\"table\":\"t%d\",\"ge\":[%ld]}", i, from * ROWS);
+	char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"t%d\",\"ge\":[%ld]}", i, from * ROWS);
 	long n = -1, total;
 	if (req && tsd_test_send_line(c, req) == 0)
 		n = read_rows(c, from * ROWS, why, size);
@@ -417,7 +404,7 @@ static void check_op(struct tsd_test_conn *c)
 static void create_tables(struct tsd_test_conn *c)
 {
 	for (int i = 0; i < CLIENTS; i++) {
-		char *req = fmt("{\"op\":\"create\",\"table\":\"t%d\",\"columns\":["
+		char *req = tsd_test_fmt("{\"op\":\"create\",\"table\":\"t%d\",\"columns\":["
 		                "{\"name\":\"k\",\"type\":\"int64\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
 		                "{\"name\":\"b\",\"type\":\"int64\"}],\"key\":[\"k\",\"ts\"]}", i);
 		char *got = req ? tsd_test_call(c, req) : NULL;

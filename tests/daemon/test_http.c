@@ -58,27 +58,6 @@ static void response_free(struct response *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* printf into a malloc'ed string. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	assert_non_null(s);
-	return s;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* Read one response from c: the head up to the blank line, then
  * Content-Length bytes of body (none for 204, nor for a HEAD, head).
  * Returns TSD_TEST_LINE, or the failure of tsd_test_read_line. */
@@ -160,7 +139,7 @@ static void expect(struct tsd_test_conn *c, const char *request, const char *hea
  * bytes; closes: with "Connection: close". */
 static char *json_head(const char *status, size_t len, int closes)
 {
-	return fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	return tsd_test_fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
 	           "Content-Length: %zu\r\n%s\r\n", status, len, closes ? "Connection: close\r\n" : "");
 }
 
@@ -172,8 +151,8 @@ static void expect_error(struct tsd_test_conn *c, const char *request, const cha
 {
 	json_t *m = json_string(msg);
 	char *text = json_dumps(m, JSON_ENCODE_ANY);
-	char *body = fmt("{\"error\":%s}\n", text);
-	char *head = fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
+	char *body = tsd_test_fmt("{\"error\":%s}\n", text);
+	char *head = tsd_test_fmt("HTTP/1.1 %s\r\n" VERSION_HEADER "Content-Type: application/json\r\n"
 	                 "Content-Length: %zu\r\n%s%s\r\n", status, strlen(body), extra,
 	                 closes ? "Connection: close\r\n" : "");
 	expect(c, request, head, body);
@@ -230,7 +209,7 @@ static void expect_rows(struct tsd_test_daemon *d, const char *req, size_t n, co
 /* Assert table holds n rows. */
 static void expect_count(struct tsd_test_daemon *d, const char *table, size_t n)
 {
-	char *req = fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
+	char *req = tsd_test_fmt("{\"op\":\"query\",\"table\":\"%s\"}", table);
 	json_t *rows = query_rows(d, req);
 	assert_int_equal(json_array_size(rows), n);
 	json_decref(rows);
@@ -454,7 +433,7 @@ static void test_metrics(void **state)
 	expect_line(r.body, "tsstore_connections_accepted_total ",
 	            "tsstore_connections_accepted_total 5"); /* 3 readiness probes, u, f->c */
 	/* every byte the daemon read: the two lines, the ping, the scrape */
-	char *bytes = fmt("tsstore_received_bytes_total %zu",
+	char *bytes = tsd_test_fmt("tsstore_received_bytes_total %zu",
 	                  strlen(create) + 1 + strlen(insert) + 1 + strlen(ping) + strlen(scrape));
 	expect_line(r.body, "tsstore_received_bytes_total ", bytes);
 	free(bytes);
@@ -616,7 +595,7 @@ static char *gzip(const char *in, size_t n, size_t *out_len)
 static void post(struct tsd_test_conn *c, const char *path, const char *extra, const char *body,
                  size_t n)
 {
-	char *head = fmt("POST %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n", path, extra, n);
+	char *head = tsd_test_fmt("POST %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n", path, extra, n);
 	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
 	assert_int_equal(tsd_test_send(c, body, n), 0);
 	free(head);
@@ -625,7 +604,7 @@ static void post(struct tsd_test_conn *c, const char *path, const char *extra, c
 static void expect_json_error(struct tsd_test_conn *c, const char *status, int closes,
                               const char *msg)
 {
-	char *body = fmt("{\"error\":\"%s\"}\n", msg), *head = json_head(status, strlen(body), closes);
+	char *body = tsd_test_fmt("{\"error\":\"%s\"}\n", msg), *head = json_head(status, strlen(body), closes);
 	expect_next(c, head, body);
 	free(head);
 	free(body);
@@ -726,7 +705,7 @@ static void test_header_too_large(void **state)
 	/* within http-max-header (2k): fine */
 	expect(f->c, "GET /ping HTTP/1.1\r\nX-A: 0123456789012345678901234567890123456789\r\n\r\n",
 	       ping_head, "");
-	req = fmt("GET /ping HTTP/1.1\r\nHost: t\r\nX-Big: %s\r\n\r\n", big);
+	req = tsd_test_fmt("GET /ping HTTP/1.1\r\nHost: t\r\nX-Big: %s\r\n\r\n", big);
 	expect_error(f->c, req, "431 Request Header Fields Too Large", "", 1,
 	             "the request line and headers are larger than http-max-header (2048 bytes)");
 	expect_eof(f->c);
@@ -734,7 +713,7 @@ static void test_header_too_large(void **state)
 	/* a URL too long is the same */
 	tsd_test_close(f->c);
 	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
-	req = fmt("GET /ping?%s HTTP/1.1\r\n\r\n", big);
+	req = tsd_test_fmt("GET /ping?%s HTTP/1.1\r\n\r\n", big);
 	expect_error(f->c, req, "431 Request Header Fields Too Large", "", 1,
 	             "the request line and headers are larger than http-max-header (2048 bytes)");
 	expect_eof(f->c);
@@ -773,7 +752,7 @@ static void test_body_too_large(void **state)
 	static const char chunked[] = "POST /write HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
 	assert_int_equal(tsd_test_send(f->c, chunked, sizeof chunked - 1), 0);
 	for (int i = 0; i < 3; i++) {
-		char *chunk = fmt("200\r\n%.512s\r\n", body);
+		char *chunk = tsd_test_fmt("200\r\n%.512s\r\n", body);
 		assert_int_equal(tsd_test_send(f->c, chunk, strlen(chunk)), 0);
 		free(chunk);
 	}
@@ -799,7 +778,7 @@ static void test_slow_request(void **state)
 	assert_non_null(f->c = tsd_test_connect(f->d, TSD_TEST_HTTP));
 	assert_int_equal(tsd_test_send(f->c, part, sizeof part - 1), 0);
 	for (int i = 0; i < 4; i++) {
-		sleep_ms(300);
+		tsd_test_sleep_ms(300);
 		if (tsd_test_send(f->c, "s", 1) < 0)
 			break;
 	}
@@ -864,7 +843,7 @@ static void test_body_memory(void **state)
 		json_decref(stats);
 		free(got);
 		if (mem < 300000)
-			sleep_ms(10);
+			tsd_test_sleep_ms(10);
 	}
 	assert_true(mem >= 300000 && mem < 1200000);
 	for (int i = 0; i < 15000; i++)
@@ -888,12 +867,12 @@ static void test_body_memory(void **state)
 static void post_chunked(struct tsd_test_conn *c, const char *path, const char *body, size_t n,
                          size_t size)
 {
-	char *head = fmt("POST %s HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n", path);
+	char *head = tsd_test_fmt("POST %s HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n", path);
 	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
 	free(head);
 	for (size_t o = 0; o < n; o += size) {
 		size_t k = n - o < size ? n - o : size;
-		char *sz = fmt("%zx\r\n", k);
+		char *sz = tsd_test_fmt("%zx\r\n", k);
 		assert_int_equal(tsd_test_send(c, sz, strlen(sz)), 0);
 		assert_int_equal(tsd_test_send(c, body + o, k), 0);
 		assert_int_equal(tsd_test_send(c, "\r\n", 2), 0);
@@ -1194,12 +1173,12 @@ static void test_reload(void **state)
 	snprintf(tok, sizeof tok, "%s/token", d->dir);
 	snprintf(logf, sizeof logf, "%s/tsd.log", d->dir);
 	put_conf(tok, "one\n");
-	text = fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\nlog-file = %s\n", tok, logf);
+	text = tsd_test_fmt("http-max-body = 1k\nhttp-max-header = 2k\ntoken = %s\nlog-file = %s\n", tok, logf);
 	put_conf(conf, text);
 	free(text);
 	const char *args[] = {"--config", conf, NULL};
 	assert_int_equal(tsd_test_daemon_start(d, args), 0);
-	big = fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
+	big = tsd_test_fmt("GET /ping HTTP/1.1\r\nX-Pad: %01500d\r\n\r\n", 0);
 	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));
 	expect(f->c, big, ping_head, "");
 	post(f->c, "/write", "Authorization: Token one\r\n", body, 1500);
@@ -1209,12 +1188,12 @@ static void test_reload(void **state)
 	f->c = NULL;
 	/* the new limits and token */
 	put_conf(tok, "two\n");
-	text = fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\nlog-file = %s\n", tok, logf);
+	text = tsd_test_fmt("http-max-body = 2k\nhttp-max-header = 1k\ntoken = %s\nlog-file = %s\n", tok, logf);
 	put_conf(conf, text);
 	free(text);
 	assert_int_equal(kill(d->pid, SIGHUP), 0);
 	for (int i = 0; i < 1000 && !log_has(logf, "tsstored: reloaded"); i++)
-		sleep_ms(10);
+		tsd_test_sleep_ms(10);
 	assert_true(log_has(logf, "tsstored: reload: http-max-body: 1024 -> 2048"));
 	assert_true(log_has(logf, "tsstored: reload: http-max-header: 2048 -> 1024"));
 	assert_non_null(f->c = tsd_test_connect(d, TSD_TEST_HTTP));

@@ -39,19 +39,6 @@ struct fixture {
 	struct tsd_test_conn *json;       /* the JSON-lines protocol, over TCP */
 };
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	assert_non_null(s);
-	return s;
-}
-
 /* ---- Building requests ---- */
 
 /* A series as the tests write it: labels as "name", "value" pairs
@@ -146,7 +133,7 @@ static char *request_body(const struct tseries *series, int n, size_t *len)
  * the status, the response body in *out (malloc'ed, "" when none). */
 static int post(struct tsd_test_conn *c, const char *body, size_t n, char **out)
 {
-	char *head = fmt("POST /api/v1/write HTTP/1.1\r\nHost: t\r\nContent-Encoding: snappy\r\n"
+	char *head = tsd_test_fmt("POST /api/v1/write HTTP/1.1\r\nHost: t\r\nContent-Encoding: snappy\r\n"
 	                 "Content-Type: application/x-protobuf\r\n"
 	                 "X-Prometheus-Remote-Write-Version: 0.1.0\r\nContent-Length: %zu\r\n\r\n", n);
 	char *line = NULL;
@@ -187,7 +174,7 @@ static void write_expect(struct fixture *f, const struct tseries *series, int n,
 static char *error_body(const char *msg)
 {
 	json_t *m = json_string(msg);
-	char *text = json_dumps(m, JSON_ENCODE_ANY), *body = fmt("{\"error\":%s}\n", text);
+	char *text = json_dumps(m, JSON_ENCODE_ANY), *body = tsd_test_fmt("{\"error\":%s}\n", text);
 	free(text);
 	json_decref(m);
 	return body;
@@ -438,12 +425,12 @@ static void test_time(void **state)
 	                      INT64_C(9223372036855), now_ms};
 	const double v[] = {1, 2, 3, 4, 5};
 	const struct tseries series[] = {{up, 5, ms, v}};
-	char *msg = fmt("series 1: table \"up\": timestamp %lld ms is older than the table's TTL",
+	char *msg = tsd_test_fmt("series 1: table \"up\": timestamp %lld ms is older than the table's TTL",
 	                (long long)ms[0]), *err = error_body(msg);
 	write_expect(f, series, 1, 400, err);
 	free(err);
 	free(msg);
-	char *want = fmt("{\"rows\":[[\"node\",%lld,2],[\"node\",%lld,5]]}\n"
+	char *want = tsd_test_fmt("{\"rows\":[[\"node\",%lld,2],[\"node\",%lld,5]]}\n"
 	                 "{\"ok\":true,\"count\":2,\"more\":false}\n",
 	                 (long long)ms[1] * 1000000, (long long)ms[4] * 1000000);
 	expect_call(f, "{\"op\":\"query\",\"table\":\"up\"}", want);
