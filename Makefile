@@ -483,7 +483,7 @@ FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTO
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
-	daemon/promwrite.c $(B)/gen/remote.pb-c.c
+	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk

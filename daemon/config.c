@@ -211,6 +211,10 @@ const char *tsd_listen_hostport(const char *addr)
 		return addr + 4;
 	if (strncmp(addr, "http:", 5) == 0)
 		return addr + 5;
+	if (strncmp(addr, "graphite:", 9) == 0)
+		return addr + 9;
+	if (strncmp(addr, "graphite-udp:", 13) == 0)
+		return addr + 13;
 	return NULL;
 }
 
@@ -225,13 +229,16 @@ static int check_listen(const char *addr, const char *origin)
 	}
 	const char *hostport = tsd_listen_hostport(addr);
 	if (!hostport)
-		return fail(origin, "\"%s\": want unix:PATH, tcp:HOST:PORT or http:HOST:PORT%s", addr, "");
+		return fail(origin, "\"%s\": want unix:PATH, tcp:HOST:PORT, http:HOST:PORT, "
+		            "graphite:HOST:PORT or graphite-udp:HOST:PORT%s", addr, "");
 	const char *colon = strrchr(hostport, ':');
 	int64_t port;
 	if (!colon || colon == hostport ||
-	    (strcmp(colon + 1, "0") != 0 && (parse_count(colon + 1, &port) < 0 || port > 65535)))
-		return fail(origin, "\"%s\": want %s:HOST:PORT with a port 0-65535",
-		            addr, hostport == addr + 4 ? "tcp" : "http");
+	    (strcmp(colon + 1, "0") != 0 && (parse_count(colon + 1, &port) < 0 || port > 65535))) {
+		char kind[16];
+		snprintf(kind, sizeof kind, "%.*s", (int)(hostport - addr - 1), addr);
+		return fail(origin, "\"%s\": want %s:HOST:PORT with a port 0-65535", addr, kind);
+	}
 	return 0;
 }
 

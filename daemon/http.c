@@ -46,6 +46,7 @@
 #include <http_parser.h>
 #include <zlib.h>
 
+#include "graphite.h"
 #include "ingest.h"
 #include "promwrite.h"
 #include "tsd.h"
@@ -351,6 +352,8 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	int *nstats = NULL;
 	tsd_stats_prometheus(&b);
 	prom_ingest(&b, ctx->ingest);
+	if (ctx->graphite)
+		tsd_graphite_prometheus(ctx->graphite, &b);
 	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
 		jbuf_free(&b);
 		respond_error(h, out, 500, ts_strerror(rc));

@@ -1,7 +1,7 @@
 /*
  * main.c -- tsstored's command line (DESIGN.md section 5):
  *
- *     tsstored -d DATADIR [--listen unix:PATH|tcp:HOST:PORT|http:HOST:PORT]...
+ *     tsstored -d DATADIR [--listen KIND:ADDRESS]...
  *              [--mount MOUNTPOINT] [--sync none|interval|commit]
  *              [--config FILE] [--OPTION VALUE]...
  *
@@ -20,7 +20,7 @@
 #include "tsd.h"
 
 static const char usage[] =
-	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen unix:PATH|tcp:HOST:PORT|http:HOST:PORT]...\n"
+	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen KIND:ADDRESS]...\n"
 	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
 	"                [--token FILE] [--OPTION VALUE]...\n";
 
@@ -29,8 +29,10 @@ static const char help[] =
 	"tsstore-protocol(7), tsstore-http(7)).\n"
 	"\n"
 	"  -d, --data DIR          the database directory (default " TSD_DEFAULT_DATADIR ")\n"
-	"  --listen ADDR           unix:PATH, tcp:HOST:PORT (JSON lines) or\n"
-	"                          http:HOST:PORT; repeatable (default unix:DATADIR/\n"
+	"  --listen ADDR           unix:PATH, tcp:HOST:PORT (JSON lines),\n"
+	"                          http:HOST:PORT, graphite:HOST:PORT (Graphite\n"
+	"                          plaintext over TCP) or graphite-udp:HOST:PORT;\n"
+	"                          repeatable (default unix:DATADIR/\n"
 	"                          " TSD_SOCKET_NAME ", " TSD_DEFAULT_TCP " and " TSD_DEFAULT_HTTP ")\n"
 	"  --sync MODE             none, interval (default) or commit\n"
 	"  --config FILE           read options from FILE (tsstore.conf(5))\n"

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "graphite.h"
 #include "ingest.h"
 #include "jrows.h"
 #include "rowfmt.h"
@@ -127,7 +128,7 @@ void tsd_request_count(const struct tsd_request *r, int64_t ns)
 {
 	if (r->http)
 		tsd_http_count(r->http, ns);
-	else
+	else if (r->cut != TSD_LINE_GRAPHITE) /* graphite.c counts its own */
 		tsd_stats_request(r->op, r->code, ns);
 }
 
@@ -985,6 +986,8 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 	tsd_stats_json(&r->out);
 	if (ctx->ingest)
 		tsd_ingest_stats_json(ctx->ingest, &r->out);
+	if (ctx->graphite)
+		tsd_graphite_stats_json(ctx->graphite, &r->out);
 	jbuf_puts(&r->out, ",\"tables\":{");
 	for (int i = 0, first = 1; names[i]; i++) {
 		ts_table *t;
@@ -1194,6 +1197,12 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 {
 	if (r->done)
 		return;
+	if (r->cut == TSD_LINE_GRAPHITE) {
+		if (ctx->graphite)
+			tsd_graphite_lines(ctx->graphite, r->line, r->len);
+		r->done = 1;
+		return;
+	}
 	if (r->http) {
 		tsd_http_step(r->http, ctx, &r->out);
 		r->closes = tsd_http_closes(r->http);

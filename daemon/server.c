@@ -68,6 +68,15 @@
  * received whole within idle-timeout, or stalled while favoured, is
  * answered 408 and the connection closed.
  *
+ * Graphite connections (a graphite: listener) go the same way too, with
+ * take_graphite in place of the line framing: the complete lines of each
+ * read become one request (TSD_LINE_GRAPHITE) that graphite.c stores on
+ * a worker and that answers nothing; a line longer than line-max is
+ * counted and skipped to its '\n'.  A graphite-udp: listener has no
+ * connections: each datagram is copied and stored on a worker
+ * (udp_recv), at most UDP_WAITING_MAX waiting, the rest dropped and
+ * counted.
+ *
  * Shutdown (SIGTERM or SIGINT): the listeners close, every connection
  * drains, and when the last one is closed the loop has nothing left and
  * tsd_serve syncs and closes the database.  Connections that have not
@@ -89,6 +98,7 @@
 
 #include <uv.h>
 
+#include "graphite.h"
 #include "ingest.h"
 #include "tsd.h"
 
@@ -97,6 +107,7 @@ union stream {
 	uv_stream_t stream;
 	uv_tcp_t tcp;
 	uv_pipe_t pipe;
+	uv_udp_t udp;
 };
 
 struct server;
@@ -108,7 +119,18 @@ struct listener {
 	const char *unix_path; /* to unlink at exit, or NULL */
 	int is_tcp;
 	int http;              /* an http: listener */
+	int graphite;          /* a graphite: (TCP) or graphite-udp: listener */
+	int udp;               /* a graphite-udp: listener */
+	int udp_waiting;       /* its datagrams queued on the workers */
 	int open;
+};
+
+/* A Graphite UDP datagram on its way to a worker. */
+struct datagram {
+	uv_work_t work;
+	struct listener *l;
+	size_t len;
+	char p[];
 };
 
 struct conn {
@@ -117,6 +139,8 @@ struct conn {
 	struct conn *prev, *next;
 	int needs_auth, authed;
 	struct tsd_http_conn *http;  /* an HTTP connection's parser, or NULL */
+	int graphite;                /* Graphite lines, not requests: nothing is answered */
+	int skipping;                /* Graphite: dropping a line longer than line-max */
 	char *in;                    /* received bytes not yet cut into lines */
 	size_t inlen, incap, scanned;
 	struct tsd_request *queue[TSD_PIPELINE_MAX];
@@ -567,6 +591,7 @@ static int http_room(void *arg)
 }
 
 static void shrink_input(struct conn *c);
+static void take_graphite(struct conn *c);
 
 static void http_interim(void *arg, const char *p, size_t len)
 {
@@ -598,6 +623,53 @@ static void take_http(struct conn *c)
 		drain(c);
 		c->inlen = 0;
 	}
+	if (c->in != c->srv->slab)
+		shrink_input(c);
+	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
+		stop_reading(c);
+}
+
+/* ---- Graphite connections ---- */
+
+/* Take every complete Graphite line of c's input (all of it once the
+ * client ended its stream) as one request: one ingest call per read.  A
+ * line longer than line-max is counted and skipped up to its '\n' (the
+ * stream resynchronises at the next line: carbon cannot answer); an
+ * incomplete line at shutdown is dropped. */
+static void take_graphite(struct conn *c)
+{
+	size_t start = 0, end, max = c->srv->cfg->line_max;
+	const char *last;
+	if (c->nqueued >= TSD_PIPELINE_MAX) {
+		c->scanned = 0; /* taken when the queue has room (pump) */
+		return;
+	}
+	if (c->skipping) {
+		const char *nl = memchr(c->in, '\n', c->inlen);
+		start = nl ? (size_t)(nl - c->in) + 1 : c->inlen;
+		c->skipping = !nl;
+	}
+	last = c->inlen > start ? memrchr(c->in + start, '\n', c->inlen - start) : NULL;
+	end = last ? (size_t)(last - c->in) + 1 : start;
+	if (c->draining && c->eof && !c->skipping)
+		end = c->inlen;
+	if (end > start) {
+		c->nlines++;
+		c->line_start = uv_now(c->srv->loop);
+		if (enqueue(c, c->in + start, end - start, TSD_LINE_GRAPHITE) < 0)
+			return;
+	}
+	memmove(c->in, c->in + end, c->inlen - end);
+	c->inlen -= end;
+	if (c->inlen > max) {
+		if (c->srv->ctx.graphite)
+			tsd_graphite_too_long(c->srv->ctx.graphite);
+		c->skipping = 1;
+		c->inlen = 0;
+	}
+	if (c->draining)
+		c->inlen = 0;
+	c->scanned = c->inlen;
 	if (c->in != c->srv->slab)
 		shrink_input(c);
 	if (c->nqueued >= TSD_PIPELINE_MAX || c->queued_bytes >= TSD_PIPELINE_BYTES)
@@ -637,6 +709,10 @@ static void take_lines(struct conn *c)
 	char *nl;
 	if (c->http) {
 		take_http(c);
+		return;
+	}
+	if (c->graphite) {
+		take_graphite(c);
 		return;
 	}
 	while (c->nqueued < TSD_PIPELINE_MAX &&
@@ -867,7 +943,8 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	c->srv = srv;
 	c->h.handle.data = c;
-	c->needs_auth = l->is_tcp && !l->http && srv->cfg->token;
+	c->needs_auth = l->is_tcp && !l->http && !l->graphite && srv->cfg->token;
+	c->graphite = l->graphite;
 	if (l->http && !(c->http = tsd_http_conn_new(srv->cfg))) {
 		free(c);
 		tsd_log("%s: out of memory for a connection", l->addr);
@@ -969,16 +1046,23 @@ static int listen_tcp(struct server *srv, struct listener *l, const char *hostpo
 		tsd_log("%s: \"%s\" is not an IPv4 or IPv6 address", l->addr, host);
 		return -1;
 	}
-	if ((rc = uv_tcp_init(srv->loop, &l->h.tcp)) < 0)
+	if ((rc = l->udp ? uv_udp_init(srv->loop, &l->h.udp) : uv_tcp_init(srv->loop, &l->h.tcp)) < 0)
 		goto fail;
 	l->open = 1;
 	l->is_tcp = 1;
-	if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&sa, 0)) < 0)
+	if ((rc = l->udp ? uv_udp_bind(&l->h.udp, (struct sockaddr *)&sa, 0)
+	                 : uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&sa, 0)) < 0)
 		goto fail;
 	return 0;
 fail:
 	tsd_log("%s: %s", l->addr, uv_strerror(rc));
 	return -1;
+}
+
+/* A listener's kind, as its address begins. */
+static const char *kind(const struct listener *l)
+{
+	return l->udp ? "graphite-udp" : l->graphite ? "graphite" : l->http ? "http" : "tcp";
 }
 
 /* The address a listener actually has ("tcp:127.0.0.1:40123" for port 0). */
@@ -987,19 +1071,76 @@ static void log_listening(struct listener *l)
 	struct sockaddr_storage sa;
 	int len = sizeof sa;
 	char host[64];
-	if (!l->is_tcp || uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&sa, &len) < 0) {
+	if (!l->is_tcp || (l->udp ? uv_udp_getsockname(&l->h.udp, (struct sockaddr *)&sa, &len)
+	                          : uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&sa, &len)) < 0) {
 		tsd_log("listening on %s", l->addr);
 		return;
 	}
 	if (sa.ss_family == AF_INET6) {
 		uv_ip6_name((struct sockaddr_in6 *)&sa, host, sizeof host);
-		tsd_log("listening on %s:[%s]:%d", l->http ? "http" : "tcp", host,
+		tsd_log("listening on %s:[%s]:%d", kind(l), host,
 		        ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
 	} else {
 		uv_ip4_name((struct sockaddr_in *)&sa, host, sizeof host);
-		tsd_log("listening on %s:%s:%d", l->http ? "http" : "tcp", host,
+		tsd_log("listening on %s:%s:%d", kind(l), host,
 		        ntohs(((struct sockaddr_in *)&sa)->sin_port));
 	}
+}
+
+/* ---- Graphite over UDP ---- */
+
+/* Datagrams of one graphite-udp: listener that may wait for a worker at
+ * once; past them a datagram is dropped and counted (UDP has no
+ * backpressure: the loop must not queue without bound).  At most
+ * 64 KiB each: 16 MiB. */
+#define UDP_WAITING_MAX 256
+
+static void udp_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	struct listener *l = h->data;
+	(void)hint;
+	*buf = uv_buf_init(l->srv->slab, sizeof l->srv->slab);
+}
+
+static void udp_work(uv_work_t *work)
+{
+	struct datagram *d = work->data;
+	tsd_graphite_lines(d->l->srv->ctx.graphite, d->p, d->len);
+}
+
+static void udp_done(uv_work_t *work, int status)
+{
+	struct datagram *d = work->data;
+	(void)status;
+	d->l->udp_waiting--;
+	free(d);
+}
+
+/* A datagram: its lines go to a worker, one ingest call for them. */
+static void udp_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf, const struct sockaddr *from,
+                     unsigned flags)
+{
+	struct listener *l = h->data;
+	struct datagram *d;
+	(void)from;
+	if (nread <= 0 || !l->srv->ctx.graphite)
+		return;
+	tsd_stats_bytes((uint64_t)nread, 0);
+	if ((flags & UV_UDP_PARTIAL) || l->udp_waiting >= UDP_WAITING_MAX || l->srv->stopping ||
+	    !(d = malloc(sizeof *d + (size_t)nread))) {
+		tsd_graphite_dropped(l->srv->ctx.graphite);
+		return;
+	}
+	d->work.data = d;
+	d->l = l;
+	d->len = (size_t)nread;
+	memcpy(d->p, buf->base, d->len);
+	if (uv_queue_work(l->srv->loop, &d->work, udp_work, udp_done) < 0) {
+		tsd_graphite_dropped(l->srv->ctx.graphite);
+		free(d);
+		return;
+	}
+	l->udp_waiting++;
 }
 
 static int open_listeners(struct server *srv)
@@ -1012,10 +1153,20 @@ static int open_listeners(struct server *srv)
 		l->addr = addr;
 		l->h.handle.data = l;
 		l->http = strncmp(addr, "http:", 5) == 0;
+		l->udp = strncmp(addr, "graphite-udp:", 13) == 0;
+		l->graphite = l->udp || strncmp(addr, "graphite:", 9) == 0;
 		rc = strncmp(addr, "unix:", 5) == 0 ? listen_unix(srv, l, addr + 5)
 		                                     : listen_tcp(srv, l, tsd_listen_hostport(addr));
 		if (rc < 0)
 			return -1;
+		if (l->udp) {
+			if ((rc = uv_udp_recv_start(&l->h.udp, udp_alloc, udp_recv)) < 0) {
+				tsd_log("%s: %s", addr, uv_strerror(rc));
+				return -1;
+			}
+			log_listening(l);
+			continue;
+		}
 		if ((rc = uv_listen(&l->h.stream, TSD_BACKLOG, on_connection)) < 0) {
 			tsd_log("%s: listen: %s", addr, uv_strerror(rc));
 			return -1;
@@ -1074,7 +1225,9 @@ static void end_stalled_favour(struct server *srv)
 	drain(c);
 	c->inlen = c->scanned = 0;
 	shrink_input(c);
-	if (c->nqueued >= TSD_PIPELINE_MAX ||
+	if (c->graphite) {
+		pump(c); /* nothing to answer: the batches received run, then it closes */
+	} else if (c->nqueued >= TSD_PIPELINE_MAX ||
 	    (c->http ? enqueue_request(c, tsd_http_error(408, msg))
 	             : enqueue(c, msg, (size_t)len, TSD_LINE_STALLED)) < 0) {
 		close_conn(c); /* no room to answer in order: just close */
@@ -1332,7 +1485,9 @@ int tsd_serve(struct tsd_config *cfg)
 	struct tsd_ingest_options io = {.default_ttl = cfg->ingest_default_ttl,
 	                                .max_future = cfg->lib.max_future, .log = ingest_log};
 	if (tsd_ingest_open(srv.ctx.db, &io, &srv.ctx.ingest) < 0 ||
+	    tsd_graphite_open(srv.ctx.ingest, &srv.ctx.graphite) < 0 ||
 	    (cfg->mount && tsd_mount_start(srv.ctx.db, cfg->mount, &mount) < 0)) {
+		tsd_graphite_close(srv.ctx.graphite);
 		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
 		return 1;
@@ -1341,6 +1496,7 @@ int tsd_serve(struct tsd_config *cfg)
 	tsd_http_configure(cfg);
 	if (start_handles(&srv) < 0) {
 		tsd_mount_stop(mount);
+		tsd_graphite_close(srv.ctx.graphite);
 		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
 		return 1;
@@ -1354,6 +1510,7 @@ int tsd_serve(struct tsd_config *cfg)
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
 	tsd_mount_stop(mount);
+	tsd_graphite_close(srv.ctx.graphite);
 	tsd_ingest_close(srv.ctx.ingest);
 	if ((rc = ts_close(srv.ctx.db)) < 0) {
 		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));

@@ -18,6 +18,8 @@
  *              (the stats op) and Prometheus text (GET /metrics)
  *   ingest.c   line protocol points into tables (ingest.h), for HTTP writes
  *   promwrite.c  Prometheus remote write into the same tables (promwrite.h)
+ *   graphite.c   Graphite plaintext lines into the same tables (graphite.h),
+ *                from the graphite: and graphite-udp: listeners
  * Only include/tsstore.h is used from the library, never lib/ internals.
  */
 #ifndef TSSTORE_DAEMON_TSD_H
@@ -96,7 +98,8 @@
 
 struct tsd_config {
 	const char *datadir;
-	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" / "http:HOST:PORT" */
+	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" / "http:HOST:PORT" /
+	                                     * "graphite:HOST:PORT" / "graphite-udp:HOST:PORT" */
 	int nlisten;
 	const char *mount;
 	const char *config_file;
@@ -160,8 +163,8 @@ int tsd_config_finish(struct tsd_config *cfg);
  */
 int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
 
-/* The "HOST:PORT" of a "tcp:" or "http:" listener address, or NULL for
- * any other (a unix socket). */
+/* The "HOST:PORT" of a "tcp:", "http:", "graphite:" or "graphite-udp:"
+ * listener address, or NULL for any other (a unix socket). */
 const char *tsd_listen_hostport(const char *addr);
 
 /* A copy of s that lives as long as cfg, or NULL when out of memory. */
@@ -289,6 +292,7 @@ struct tsd_context {
 	ts_db *db;
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
+	struct tsd_graphite *graphite; /* Graphite lines into tables (graphite.h); NULL: none */
 };
 
 struct tsd_request;
@@ -300,11 +304,13 @@ struct tsd_request;
  * ETOOBIG error and nothing else); TSD_LINE_STALLED when the client
  * stalled in the middle of its line while others waited for memory:
  * line[0..len) is then the message of the EBUSY error it is answered
- * with.  Both errors close the connection.  needs_auth: whether the
+ * with.  Both errors close the connection.  TSD_LINE_GRAPHITE: line[0..len)
+ * holds Graphite plaintext lines, stored by tsd_graphite_lines and
+ * answered with nothing (a graphite: connection).  needs_auth: whether the
  * connection must authenticate before anything but "auth".
  * Returns the request, or NULL when out of memory.
  */
-enum { TSD_LINE_WHOLE, TSD_LINE_TOO_LONG, TSD_LINE_STALLED };
+enum { TSD_LINE_WHOLE, TSD_LINE_TOO_LONG, TSD_LINE_STALLED, TSD_LINE_GRAPHITE };
 struct tsd_request *tsd_request_new(const char *line, size_t len, int cut);
 
 /*

@@ -304,7 +304,11 @@ static void test_listen_http(void **state)
 	                              "http:HOST:PORT with a port 0-65535\n");
 	assert_int_equal(set_flag(&f->cfg, "listen", "https:127.0.0.1:1"), -1);
 	assert_string_equal(err_text, "tsstored: --listen: \"https:127.0.0.1:1\": want unix:PATH, "
-	                              "tcp:HOST:PORT or http:HOST:PORT\n");
+	                              "tcp:HOST:PORT, http:HOST:PORT, graphite:HOST:PORT or "
+	                              "graphite-udp:HOST:PORT\n");
+	assert_int_equal(set_flag(&f->cfg, "listen", "graphite-udp:127.0.0.1"), -1);
+	assert_string_equal(err_text, "tsstored: --listen: \"graphite-udp:127.0.0.1\": want "
+	                              "graphite-udp:HOST:PORT with a port 0-65535\n");
 	err_begin();
 	assert_int_equal(tsd_config_finish(&f->cfg), 0);
 	err_end();
