@@ -392,8 +392,8 @@ static void test_metrics(void **state)
 	close(fd);
 	struct tsd_test_conn *h = tsd_test_connect(f->d, TSD_TEST_HTTP);
 	assert_non_null(h);
-	assert_int_equal(tsd_test_send(h, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-	                               55), 0);
+	static const char get[] = "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	assert_int_equal(tsd_test_send(h, get, sizeof get - 1), 0);
 	char *line;
 	int seen = 0;
 	while (tsd_test_read_line(h, WAIT, &line, NULL) == TSD_TEST_LINE) {
