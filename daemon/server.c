@@ -1254,6 +1254,17 @@ static void http_timeout(struct conn *c)
 		pump(c);
 }
 
+/* A Graphite line not finished within idle-timeout: it is dropped, the
+ * batches received before it are stored, and the connection closes
+ * (there is nothing to answer). */
+static void graphite_timeout(struct conn *c)
+{
+	drain(c);
+	c->inlen = c->scanned = 0;
+	shrink_input(c);
+	pump(c);
+}
+
 static void sweep_cb(uv_timer_t *t)
 {
 	struct server *srv = t->data;
@@ -1275,6 +1286,8 @@ static void sweep_cb(uv_timer_t *t)
 			tsd_stats_timeout();
 			if (c->http)
 				http_timeout(c);
+			else if (c->graphite)
+				graphite_timeout(c);
 			else
 				close_conn(c);
 		} else if (idle_ms && idle && !partial(c) && now - c->last_active >= idle_ms) {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -36,7 +37,7 @@ struct fixture {
 	struct tsd_test_daemon *d;
 	struct tsd_test_conn *json;     /* the JSON-lines protocol, over TCP */
 	int gport, uport;               /* the graphite: and graphite-udp: ports */
-	char *args[5];                  /* the --listen options for them */
+	char *args[7];                  /* the --listen options for them, and more */
 };
 
 /* A port on 127.0.0.1 of socket type type that was free a moment ago. */
@@ -166,14 +167,16 @@ static int teardown(void **state)
 		return 0;
 	tsd_test_close(f->json);
 	tsd_test_daemon_free(f->d);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		free(f->args[i]);
 	free(f);
 	*state = NULL;
 	return 0;
 }
 
-static int setup(void **state)
+/* Start a daemon listening for Graphite too, with extra (at most two
+ * words; NULL: none). */
+static int setup_with(void **state, const char *extra0, const char *extra1)
 {
 	struct fixture *f = calloc(1, sizeof *f);
 	if (!f)
@@ -191,6 +194,10 @@ static int setup(void **state)
 		f->args[1] = tsd_test_fmt("graphite:127.0.0.1:%d", f->gport);
 		f->args[2] = tsd_test_fmt("--listen");
 		f->args[3] = tsd_test_fmt("graphite-udp:127.0.0.1:%d", f->uport);
+		free(f->args[4]);
+		free(f->args[5]);
+		f->args[4] = extra0 ? tsd_test_fmt("%s", extra0) : NULL;
+		f->args[5] = extra1 ? tsd_test_fmt("%s", extra1) : NULL;
 		if (tsd_test_daemon_start(f->d, (const char *const *)f->args) == 0)
 			break;
 	}
@@ -203,6 +210,10 @@ fail:
 	teardown(state);
 	return -1;
 }
+
+static int setup(void **state) { return setup_with(state, NULL, NULL); }
+
+static int setup_idle(void **state) { return setup_with(state, "--idle-timeout", "300ms"); }
 
 /* ---- The tests ---- */
 
@@ -382,6 +393,26 @@ static void test_shutdown(void **state)
 	            "{\"ok\":true,\"count\":2,\"more\":false}\n");
 }
 
+/* idle-timeout: a line left unfinished is dropped and the connection
+ * closed; the lines before it are stored. */
+static void test_idle_timeout(void **state)
+{
+	struct fixture *f = *state;
+	int fd = graphite_connect(f);
+	char byte;
+	struct timeval tv = {.tv_sec = WAIT / 1000};
+	send_all(fd, "it.a 1 " T0 "\nit.b 2");
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+	assert_int_equal(recv(fd, &byte, 1, 0), 0); /* closed by the daemon, nothing said */
+	close(fd);
+	tsd_test_close(f->json); /* idle meanwhile: closed as well */
+	assert_non_null(f->json = tsd_test_connect(f->d, TSD_TEST_TCP));
+	wait_settled(f, 1);
+	expect_call(f, "{\"op\":\"query\",\"table\":\"it\"}",
+	            "{\"rows\":[[\"a\",1795305600000000000,1]]}\n"
+	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
+}
+
 /* GET /metrics has the tsstore_graphite_* families. */
 static void test_metrics(void **state)
 {
@@ -408,6 +439,7 @@ static void test_metrics(void **state)
 }
 
 #define T(name, fn) {"graphite_" name, fn, setup, teardown, NULL}
+#define TS(name, fn, setup) {"graphite_" name, fn, setup, teardown, NULL}
 
 int main(void)
 {
@@ -419,6 +451,7 @@ int main(void)
 		T("time_and_tags", test_time_and_tags),
 		T("shutdown", test_shutdown),
 		T("metrics", test_metrics),
+		TS("idle_timeout", test_idle_timeout, setup_idle),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
