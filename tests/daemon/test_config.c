@@ -322,6 +322,30 @@ static void test_listen_http(void **state)
 	                              "address: it needs --token FILE\n");
 }
 
+/* The Graphite listeners, also from a file; a non-loopback one needs a
+ * token as every TCP address does. */
+static void test_listen_graphite(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(read_file(f, "listen = graphite:127.0.0.1:2003\n"
+	                              "listen = graphite-udp:[::1]:2003\n"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.nlisten, 2);
+	assert_string_equal(f->cfg.listen[0], "graphite:127.0.0.1:2003");
+	assert_string_equal(f->cfg.listen[1], "graphite-udp:[::1]:2003");
+	assert_string_equal(tsd_listen_hostport(f->cfg.listen[1]), "[::1]:2003");
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), 0);
+	err_end();
+	assert_int_equal(f->cfg.nlisten, 2); /* as given: no defaults added */
+	assert_int_equal(set_flag(&f->cfg, "listen", "graphite-udp:0.0.0.0:2003"), 0);
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), -1);
+	err_end();
+	assert_string_equal(err_text, "tsstored: --listen: graphite-udp:0.0.0.0:2003 is not a "
+	                              "loopback address: it needs --token FILE\n");
+}
+
 /* The HTTP limits: sizes; the header limit within 1k..16M. */
 static void test_http_limits(void **state)
 {
@@ -368,6 +392,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_http, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_graphite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 	};

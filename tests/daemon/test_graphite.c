@@ -213,6 +213,8 @@ fail:
 
 static int setup(void **state) { return setup_with(state, NULL, NULL); }
 
+static int setup_line_max(void **state) { return setup_with(state, "--line-max", "1k"); }
+
 static int setup_idle(void **state) { return setup_with(state, "--idle-timeout", "300ms"); }
 
 /* ---- The tests ---- */
@@ -393,6 +395,33 @@ static void test_shutdown(void **state)
 	            "{\"ok\":true,\"count\":2,\"more\":false}\n");
 }
 
+/* A line longer than line-max is refused (syntax) and skipped up to its
+ * '\n', in one read or many; the connection goes on. */
+static void test_long_line(void **state)
+{
+	struct fixture *f = *state;
+	char *big = malloc(3000);
+	int fd = graphite_connect(f);
+	assert_non_null(big);
+	memset(big, 'x', 2999);
+	big[2999] = '\0';
+	send_all(fd, "ll.a 1 " T0 "\nll.");
+	send_all(fd, big); /* more than 1k: cut when it passes line-max */
+	tsd_test_sleep_ms(100);
+	send_all(fd, big);
+	send_all(fd, " 1 " T0 "\nll.b 2 " T0 "\n");
+	wait_settled(f, 3);
+	assert_int_equal(gstat(f, "rejected.syntax"), 1);
+	send_all(fd, "ll.c 3 " T0 "\n");
+	wait_settled(f, 4);
+	close(fd);
+	free(big);
+	expect_call(f, "{\"op\":\"query\",\"table\":\"ll\"}",
+	            "{\"rows\":[[\"a\",1795305600000000000,1],[\"b\",1795305600000000000,2],"
+	            "[\"c\",1795305600000000000,3]]}\n"
+	            "{\"ok\":true,\"count\":3,\"more\":false}\n");
+}
+
 /* idle-timeout: a line left unfinished is dropped and the connection
  * closed; the lines before it are stored. */
 static void test_idle_timeout(void **state)
@@ -452,6 +481,7 @@ int main(void)
 		T("shutdown", test_shutdown),
 		T("metrics", test_metrics),
 		TS("idle_timeout", test_idle_timeout, setup_idle),
+		TS("long_line", test_long_line, setup_line_max),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
