@@ -224,9 +224,11 @@ static void count(uint64_t *c, uint64_t n)
 
 /* Whether p[0..n) is valid UTF-8 (the library refuses strings that are
  * not, failing the whole batch: better refuse the one line). */
-static int utf8_ok(const char *p, size_t n)
+int tsd_ingest_utf8_ok(const void *p, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)p, *end = s + n;
+	if (n == 0)
+		return 1; /* p may be NULL */
+	const unsigned char *s = p, *end = s + n;
 	while (s < end) {
 		if (*s < 0x80) {
 			s++;
@@ -462,8 +464,7 @@ static void reject(struct tsd_ingest_result *res, uint64_t line, enum tsd_ingest
 
 /* ---- Schemas ---- */
 
-/* The column called name (case blind, as the library compares them). */
-static int find_column(const ts_schema *s, const char *name)
+int tsd_ingest_find_column(const ts_schema *s, const char *name)
 {
 	for (int i = 0; s && i < s->ncolumns; i++)
 		if (strcasecmp(s->columns[i].name, name) == 0)
@@ -471,8 +472,7 @@ static int find_column(const ts_schema *s, const char *name)
 	return -1;
 }
 
-/* The key position of column c, or -1. */
-static int key_position(const ts_schema *s, int c)
+int tsd_ingest_key_position(const ts_schema *s, int c)
 {
 	for (int k = 0; k < s->nkey; k++)
 		if (s->key[k] == c)
@@ -578,8 +578,8 @@ static int resolve_tag(struct tsd_ingest *in, struct scratch *sc, struct rtable 
 	if (!p)
 		return TS_ENOMEM;
 	tsd_ingest_name(p, n, 1, name);
-	int c = find_column(rt->schema, name);
-	int kp = c < 0 ? -1 : key_position(rt->schema, c);
+	int c = tsd_ingest_find_column(rt->schema, name);
+	int kp = c < 0 ? -1 : tsd_ingest_key_position(rt->schema, c);
 	if (kp < 0 || kp == rt->schema->nkey - 1 || rt->schema->columns[c].type != TS_STRING) {
 		if (first_time(in, rt->e, CAUSE_TAG))
 			log_msg(in, "table \"%s\": refusing lines with tag \"%s\", which is no string key "
@@ -604,7 +604,7 @@ static int resolve_field(struct tsd_ingest *in, struct scratch *sc, struct rtabl
 	if (!p)
 		return TS_ENOMEM;
 	tsd_ingest_name(p, n, 1, name);
-	int c = find_column(rt->schema, name);
+	int c = tsd_ingest_find_column(rt->schema, name);
 	if (c < 0) {
 		if (!final)
 			return UNKNOWN;
@@ -612,7 +612,7 @@ static int resolve_field(struct tsd_ingest *in, struct scratch *sc, struct rtabl
 		       rt->name, name, rt->problem[0] ? ": " : "", rt->problem);
 		return REFUSED;
 	}
-	if (key_position(rt->schema, c) >= 0) {
+	if (tsd_ingest_key_position(rt->schema, c) >= 0) {
 		reject(res, sc->reader.line, TSD_REJECT_TYPE,
 		       "table \"%s\": field \"%s\" has the name of a key column", rt->name, name);
 		return REFUSED;
@@ -696,7 +696,7 @@ static int put_string(struct scratch *sc, struct rtable *rt, ts_value *v, const 
 	const char *p = text_of(sc, t, &n);
 	if (!p)
 		return TS_ENOMEM;
-	if (!utf8_ok(p, n)) {
+	if (!tsd_ingest_utf8_ok(p, n)) {
 		reject(res, sc->reader.line, TSD_REJECT_STORE, "table \"%s\": %s is not valid UTF-8",
 		       rt->name, what);
 		return REFUSED;
@@ -886,7 +886,7 @@ static int collect_point(struct scratch *sc, struct rtable *rt, const struct lp_
 		if (!(p = text_of(sc, &pt->fields[i].key, &n)))
 			return TS_ENOMEM;
 		tsd_ingest_name(p, n, 1, name);
-		if (find_column(rt->schema, name) >= 0)
+		if (tsd_ingest_find_column(rt->schema, name) >= 0)
 			continue;
 		if ((rc = want(rt, name, column_type(pt->fields[i].type), 0)) < 0)
 			return rc;
@@ -958,7 +958,7 @@ static void add_columns(struct tsd_ingest *in, struct rtable *rt)
 		struct want *w = &rt->wants[i];
 		ts_column c = {.name = w->name, .type = w->type};
 		int rc;
-		if (w->tag || find_column(rt->schema, w->name) >= 0)
+		if (w->tag || tsd_ingest_find_column(rt->schema, w->name) >= 0)
 			continue;
 		if (c.type == TS_DOUBLE)
 			c.dflt = ts_double(NAN);
@@ -1024,7 +1024,7 @@ static int row_error(int code)
 	       code == TS_ETYPE || code == TS_ERANGE || code == TS_ETOOBIG || code == TS_EINVAL;
 }
 
-static enum tsd_ingest_reason reason_of(int code)
+enum tsd_ingest_reason tsd_ingest_reason_of(int code)
 {
 	switch (code) {
 	case TS_EDUPKEY: return TSD_REJECT_DUPLICATE;
@@ -1035,51 +1035,73 @@ static enum tsd_ingest_reason reason_of(int code)
 	}
 }
 
-/* Insert rt's rows, splitting the batch at each row the library refuses.
- * Returns 0, or the storage failure (res->error set when it is the first). */
-static int insert_rows(struct tsd_ingest *in, struct rtable *rt, struct tsd_ingest_result *res)
+int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_t n, size_t ncols,
+                      struct tsd_ingest_result *res, tsd_ingest_refused_fn refused, void *arg,
+                      size_t *unstored)
 {
-	size_t nc = (size_t)rt->schema->ncolumns, start = 0;
-	int rc = 0;
-	while (start < rt->nrows) {
-		size_t n = rt->nrows - start, bad, ignored = 0;
-		rc = ts_insert_counted(rt->e->t, rt->schema->version, rt->rows + start * nc, n, &ignored);
+	size_t start = 0;
+	while (start < n) {
+		size_t left = n - start, bad, ignored = 0;
+		int rc = ts_insert_counted(t, version, rows + start * ncols, left, &ignored);
 		if (rc == 0) {
-			res->stored += n - ignored;
+			res->stored += left - ignored;
 			res->ignored += ignored;
 			return 0;
 		}
 		const char *msg = ts_errmsg(NULL);
-		if (rc == TS_ECLOSED)
-			entry_retire(in, rt->e);
-		if (!row_error(rc) || sscanf(msg, "row %zu", &bad) != 1 || bad >= n) {
-			if (!res->code || res->code == TS_EINVAL) {
-				res->code = rc;
-				snprintf(res->error, sizeof res->error, "table \"%s\": %s (%zu rows not stored)",
-				         rt->name, msg, n);
-			}
+		*unstored = left;
+		if (!row_error(rc) || sscanf(msg, "row %zu", &bad) != 1 || bad >= left)
 			return rc;
-		}
 		const char *why = strstr(msg, ": ");
 		char copy[512];
 		snprintf(copy, sizeof copy, "%s", why ? why + 2 : msg);
-		if (rc != TS_EDUPKEY && first_time(in, rt->e, CAUSE_STORE))
-			log_msg(in, "table \"%s\": a row was refused: %s (logged once per table)", rt->name,
-			        copy);
-		reject(res, rt->lines[start + bad], reason_of(rc), "table \"%s\": %s", rt->name, copy);
-		if (bad > 0 && (rc = ts_insert_counted(rt->e->t, rt->schema->version,
-		                                       rt->rows + start * nc, bad, &ignored)) < 0) {
-			/* The rows before the bad one failed on their own: give up
-			 * on this table as on a storage failure. */
-			res->code = rc;
-			snprintf(res->error, sizeof res->error, "table \"%s\": %s", rt->name, ts_errmsg(NULL));
+		refused(arg, start + bad, rc, copy);
+		/* The rows before the refused one, alone: if they fail now, it
+		 * is as a storage failure. */
+		if (bad > 0 && (rc = ts_insert_counted(t, version, rows + start * ncols, bad,
+		                                       &ignored)) < 0)
 			return rc;
-		}
 		res->stored += bad - ignored;
 		res->ignored += ignored;
 		start += bad + 1;
 	}
 	return 0;
+}
+
+/* What insert_rows's refused rows need. */
+struct refusal {
+	struct tsd_ingest *in;
+	struct rtable *rt;
+	struct tsd_ingest_result *res;
+};
+
+static void refuse_line(void *arg, size_t row, int rc, const char *why)
+{
+	struct refusal *f = arg;
+	if (rc != TS_EDUPKEY && first_time(f->in, f->rt->e, CAUSE_STORE))
+		log_msg(f->in, "table \"%s\": a row was refused: %s (logged once per table)",
+		        f->rt->name, why);
+	reject(f->res, f->rt->lines[row], tsd_ingest_reason_of(rc), "table \"%s\": %s", f->rt->name, why);
+}
+
+/* Insert rt's rows, refusing the lines of the rows the library refuses.
+ * Returns 0, or the storage failure (res->error set when it is the first). */
+static int insert_rows(struct tsd_ingest *in, struct rtable *rt, struct tsd_ingest_result *res)
+{
+	struct refusal f = {in, rt, res};
+	size_t unstored = 0;
+	int rc = tsd_ingest_insert(rt->e->t, rt->schema->version, rt->rows, rt->nrows,
+	                           (size_t)rt->schema->ncolumns, res, refuse_line, &f, &unstored);
+	if (rc == 0)
+		return 0;
+	if (rc == TS_ECLOSED)
+		entry_retire(in, rt->e);
+	if (!res->code || res->code == TS_EINVAL) {
+		res->code = rc;
+		snprintf(res->error, sizeof res->error, "table \"%s\": %s (%zu rows not stored)",
+		         rt->name, ts_errmsg(NULL), unstored);
+	}
+	return rc;
 }
 
 /* Insert the rows every table holds, and forget them. */

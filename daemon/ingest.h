@@ -183,6 +183,36 @@ int tsd_ingest_once(struct tsd_ingest *in, const char *name, unsigned cause);
  * log, or standard error). */
 void tsd_ingest_log(struct tsd_ingest *in, const char *msg);
 
+/* The column of s called name (case blind, as the library compares
+ * names), or -1. */
+int tsd_ingest_find_column(const ts_schema *s, const char *name);
+
+/* The position of column c in s's key, or -1. */
+int tsd_ingest_key_position(const ts_schema *s, int c);
+
+/* Whether s[0..n) is valid UTF-8 (s may be NULL when n is 0). */
+int tsd_ingest_utf8_ok(const void *s, size_t n);
+
+/* The reason a row the library refused with code counts under. */
+enum tsd_ingest_reason tsd_ingest_reason_of(int code);
+
+/* What tsd_ingest_insert says of a row the library refused: its index in
+ * the batch, the library's code, and why (its message without "row N: "). */
+typedef void (*tsd_ingest_refused_fn)(void *arg, size_t row, int rc, const char *why);
+
+/*
+ * tsd_ingest_insert -- insert rows[0..n) (ncols values each, in schema
+ * version) into t as one batch; where the library refuses one row (a
+ * duplicate under reject, a time out of range, a value that does not
+ * fit), insert the rows before it, tell refused, and go on after it.
+ * The rows stored and the duplicates ignored are added to res.  Returns
+ * 0, or a storage failure (its message in ts_errmsg) with *unstored the
+ * rows from which nothing was stored.
+ */
+int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_t n, size_t ncols,
+                      struct tsd_ingest_result *res, tsd_ingest_refused_fn refused, void *arg,
+                      size_t *unstored);
+
 /* The database clock's now (ts_now), ns. */
 int64_t tsd_ingest_now(struct tsd_ingest *in);
 

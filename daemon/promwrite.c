@@ -178,37 +178,6 @@ static void reject(struct req *r, size_t si, size_t n, enum tsd_ingest_reason wh
 	va_end(ap);
 }
 
-static int utf8_ok(const uint8_t *s, size_t n)
-{
-	if (n == 0)
-		return 1; /* s may be NULL: protobuf-c leaves empty bytes so */
-	const uint8_t *end = s + n;
-	while (s < end) {
-		int k = *s < 0x80 ? 1 : json_utf8_len(s, end);
-		if (k == 0)
-			return 0;
-		s += k;
-	}
-	return 1;
-}
-
-/* The column called name (case blind, as the library compares them). */
-static int find_column(const ts_schema *s, const char *name)
-{
-	for (int i = 0; s && i < s->ncolumns; i++)
-		if (strcasecmp(s->columns[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-static int key_position(const ts_schema *s, int c)
-{
-	for (int k = 0; k < s->nkey; k++)
-		if (s->key[k] == c)
-			return k;
-	return -1;
-}
-
 /* ---- Pass 1: labels and tables ---- */
 
 /* Map series si's labels into *l.  checked: the series passed once, the
@@ -220,7 +189,8 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 	l->n = 0;
 	for (size_t i = 0; i < s->n_labels; i++) {
 		const ProtobufCBinaryData *k = &s->labels[i]->name, *v = &s->labels[i]->value;
-		if (!checked && (!utf8_ok(k->data, k->len) || !utf8_ok(v->data, v->len))) {
+		if (!checked &&
+		    (!tsd_ingest_utf8_ok(k->data, k->len) || !tsd_ingest_utf8_ok(v->data, v->len))) {
 			reject(r, si, ns, TSD_REJECT_STORE, "a label name or value is not valid UTF-8");
 			return -1;
 		}
@@ -345,7 +315,7 @@ static void prepare_table(struct req *r, struct ptable *pt)
 		snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
 		return;
 	}
-	if ((c = find_column(pt->schema, TSD_PROM_VALUE)) < 0) {
+	if ((c = tsd_ingest_find_column(pt->schema, TSD_PROM_VALUE)) < 0) {
 		ts_column col = {.name = TSD_PROM_VALUE, .type = TS_DOUBLE, .dflt = ts_double(NAN)};
 		int rc = ts_alter_add(pt->t, &col);
 		if (rc < 0 && rc != TS_EEXIST) {
@@ -359,9 +329,10 @@ static void prepare_table(struct req *r, struct ptable *pt)
 			snprintf(pt->problem, sizeof pt->problem, "%s", ts_errmsg(NULL));
 			return;
 		}
-		c = find_column(pt->schema, TSD_PROM_VALUE);
+		c = tsd_ingest_find_column(pt->schema, TSD_PROM_VALUE);
 	}
-	if (c < 0 || pt->schema->columns[c].type != TS_DOUBLE || key_position(pt->schema, c) >= 0) {
+	if (c < 0 || pt->schema->columns[c].type != TS_DOUBLE ||
+	    tsd_ingest_key_position(pt->schema, c) >= 0) {
 		snprintf(pt->problem, sizeof pt->problem, "its column \"value\" is not a double column "
 		         "outside the key");
 		if (tsd_ingest_once(r->in, pt->name, ONCE_VALUE))
@@ -373,23 +344,6 @@ static void prepare_table(struct req *r, struct ptable *pt)
 }
 
 /* ---- Pass 3: rows ---- */
-
-static int row_error(int code)
-{
-	return code == TS_EDUPKEY || code == TS_EFUTURE || code == TS_EEXPIRED ||
-	       code == TS_ETYPE || code == TS_ERANGE || code == TS_ETOOBIG || code == TS_EINVAL;
-}
-
-static enum tsd_ingest_reason reason_of(int code)
-{
-	switch (code) {
-	case TS_EDUPKEY: return TSD_REJECT_DUPLICATE;
-	case TS_EFUTURE:
-	case TS_EEXPIRED: return TSD_REJECT_TIME;
-	case TS_ERANGE: return TSD_REJECT_RANGE;
-	default: return TSD_REJECT_STORE;
-	}
-}
 
 /* A storage failure of table pt: the request answers 500 (the first
  * failure's message). */
@@ -404,42 +358,31 @@ static void failed(struct req *r, struct ptable *pt, int rc, const char *msg, si
 	}
 }
 
-/* Insert pt's rows, splitting the batch at each row the library refuses. */
+/* What insert_rows's refused samples need. */
+struct refusal {
+	struct req *r;
+	struct ptable *pt;
+};
+
+static void refuse_sample(void *arg, size_t row, int rc, const char *why)
+{
+	struct refusal *f = arg;
+	if (rc != TS_EDUPKEY && tsd_ingest_once(f->r->in, f->pt->name, ONCE_STORE))
+		logf_(f->r->in, "table \"%s\": a remote write sample was refused: %s (logged once per "
+		      "table)", f->pt->name, why);
+	reject(f->r, f->pt->series[row], 1, tsd_ingest_reason_of(rc), "table \"%s\": %s",
+	       f->pt->name, why);
+}
+
+/* Insert pt's rows, refusing the samples the library refuses. */
 static void insert_rows(struct req *r, struct ptable *pt)
 {
-	size_t nc = (size_t)pt->schema->ncolumns, start = 0;
-	while (start < pt->nrows) {
-		size_t n = pt->nrows - start, bad, ignored = 0;
-		int rc = ts_insert_counted(pt->t, pt->schema->version, pt->rows + start * nc, n, &ignored);
-		if (rc == 0) {
-			r->res->stored += n - ignored;
-			r->res->ignored += ignored;
-			break;
-		}
-		const char *msg = ts_errmsg(NULL);
-		if (!row_error(rc) || sscanf(msg, "row %zu", &bad) != 1 || bad >= n) {
-			failed(r, pt, rc, msg, n);
-			break;
-		}
-		const char *why = strstr(msg, ": ");
-		char copy[512];
-		snprintf(copy, sizeof copy, "%s", why ? why + 2 : msg);
-		if (rc != TS_EDUPKEY && tsd_ingest_once(r->in, pt->name, ONCE_STORE))
-			logf_(r->in, "table \"%s\": a remote write sample was refused: %s (logged once per "
-			      "table)", pt->name, copy);
-		reject(r, pt->series[start + bad], 1, reason_of(rc), "table \"%s\": %s", pt->name, copy);
-		if (bad > 0) {
-			rc = ts_insert_counted(pt->t, pt->schema->version, pt->rows + start * nc, bad,
-			                       &ignored);
-			if (rc < 0) {
-				failed(r, pt, rc, ts_errmsg(NULL), bad);
-				break;
-			}
-			r->res->stored += bad - ignored;
-			r->res->ignored += ignored;
-		}
-		start += bad + 1;
-	}
+	struct refusal f = {r, pt};
+	size_t unstored = 0;
+	int rc = tsd_ingest_insert(pt->t, pt->schema->version, pt->rows, pt->nrows,
+	                           (size_t)pt->schema->ncolumns, r->res, refuse_sample, &f, &unstored);
+	if (rc < 0)
+		failed(r, pt, rc, ts_errmsg(NULL), unstored);
 	pt->nrows = 0;
 }
 
@@ -494,7 +437,8 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 	if (same) /* the labels of the table's last series: a strcmp per label */
 		memcpy(col, pt->lay_col, (size_t)l->n * sizeof *col);
 	for (int i = 0; !same && i < l->n; i++) {
-		int c = find_column(sc, l->name[i]), kp = c < 0 ? -1 : key_position(sc, c);
+		int c = tsd_ingest_find_column(sc, l->name[i]);
+		int kp = c < 0 ? -1 : tsd_ingest_key_position(sc, c);
 		if (kp < 0 || kp == sc->nkey - 1 || sc->columns[c].type != TS_STRING) {
 			if (tsd_ingest_once(r->in, pt->name, ONCE_TAG))
 				logf_(r->in, "table \"%s\": refusing remote write series with label \"%s\", "
