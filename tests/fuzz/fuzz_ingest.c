@@ -16,74 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_db.h"
+#include "fuzz_ingestdb.h"
 #include "ingest.h"
 
-static ts_db *db;
-static struct tsd_ingest *in;
-static char *dir;
-static int runs;
 static struct lp_reader reader;
-
-static void quiet(void *arg, const char *msg)
-{
-	(void)arg;
-	(void)msg;
-}
-
-static void reopen(void)
-{
-	ts_options o;
-	char cmd[512];
-	struct tsd_ingest_options io = {.max_future = 86400 * FUZZ_SEC, .log = quiet};
-	if (db) {
-		tsd_ingest_close(in);
-		if (ts_close(db) < 0)
-			abort();
-		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-		if (system(cmd) != 0)
-			abort();
-	}
-	dir = fuzz_tmpdir("ingest");
-	fuzz_options(&o, TS_OPEN_CREATE);
-	o.log_segment_size = 1 << 20;
-	if (ts_open(dir, &o, &db) < 0 || tsd_ingest_open(db, &io, &in) < 0)
-		abort();
-}
-
-static void cleanup(void)
-{
-	char cmd[512];
-	tsd_ingest_close(in);
-	ts_close(db);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
-
-/* Rows in every table of the database. */
-static uint64_t all_rows(void)
-{
-	char **names;
-	uint64_t rows = 0;
-	if (ts_tables(db, &names, NULL) < 0)
-		abort();
-	for (char **n = names; *n; n++) {
-		ts_table *t;
-		ts_cursor *c;
-		ts_query q;
-		const ts_value *row;
-		memset(&q, 0, sizeof q);
-		if (ts_table_open(db, *n, &t) < 0 || ts_query_open(t, &q, &c) < 0)
-			abort();
-		while (ts_cursor_next(c, &row, NULL) == 0 && row)
-			rows++;
-		ts_cursor_close(c);
-		ts_table_close(t);
-	}
-	ts_free_names(names);
-	return rows;
-}
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -94,17 +30,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	int rc;
 	if (size == 0)
 		return 0;
-	if (!db || ++runs % 200 == 0) {
-		if (!db)
-			atexit(cleanup);
-		reopen();
-	}
+	fuzz_ingest_db("ingest");
 	enum lp_precision prec = (enum lp_precision)(data[0] % 6);
 	const char *body = (const char *)data + 1;
 	lp_reader_init(&reader, body, size - 1, prec);
 	while ((rc = lp_next(&reader, &pt)) != 0)
 		rc > 0 ? good++ : bad++;
-	before = all_rows();
+	before = fuzz_ingest_rows();
 	rc = tsd_ingest_lines(in, body, size - 1, prec, &res);
 	if (rc != 0 && rc != TS_EINVAL) {
 		fprintf(stderr, "storage failure %s: %s\n", ts_errname(rc), res.error);
@@ -121,9 +53,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		        (unsigned long long)res.by_reason[TSD_REJECT_SYNTAX], res.error);
 		abort();
 	}
-	if (all_rows() != before + res.stored) {
+	if (fuzz_ingest_rows() != before + res.stored) {
 		fprintf(stderr, "stored %llu rows but the tables grew by %llu\n",
-		        (unsigned long long)res.stored, (unsigned long long)(all_rows() - before));
+		        (unsigned long long)res.stored, (unsigned long long)(fuzz_ingest_rows() - before));
 		abort();
 	}
 	return 0;

@@ -23,78 +23,13 @@
 
 #include <snappy-c.h>
 
-#include "fuzz_db.h"
+#include "fuzz_ingestdb.h"
 #include "ingest.h"
 #include "promwrite.h"
 #include "remote.pb-c.h"
 
 /* http-max-body of the target: decoded bodies past it are a 413. */
 #define MAX_DECODED (1 << 20)
-
-static ts_db *db;
-static struct tsd_ingest *in;
-static char *dir;
-static int runs;
-
-static void quiet(void *arg, const char *msg)
-{
-	(void)arg;
-	(void)msg;
-}
-
-static void reopen(void)
-{
-	ts_options o;
-	char cmd[512];
-	struct tsd_ingest_options io = {.max_future = 86400 * FUZZ_SEC, .log = quiet};
-	if (db) {
-		tsd_ingest_close(in);
-		if (ts_close(db) < 0)
-			abort();
-		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-		if (system(cmd) != 0)
-			abort();
-	}
-	dir = fuzz_tmpdir("promwrite");
-	fuzz_options(&o, TS_OPEN_CREATE);
-	o.log_segment_size = 1 << 20;
-	if (ts_open(dir, &o, &db) < 0 || tsd_ingest_open(db, &io, &in) < 0)
-		abort();
-}
-
-static void cleanup(void)
-{
-	char cmd[512];
-	tsd_ingest_close(in);
-	ts_close(db);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
-
-/* Rows in every table of the database. */
-static uint64_t all_rows(void)
-{
-	char **names;
-	uint64_t rows = 0;
-	if (ts_tables(db, &names, NULL) < 0)
-		abort();
-	for (char **n = names; *n; n++) {
-		ts_table *t;
-		ts_cursor *c;
-		ts_query q;
-		const ts_value *row;
-		memset(&q, 0, sizeof q);
-		if (ts_table_open(db, *n, &t) < 0 || ts_query_open(t, &q, &c) < 0)
-			abort();
-		while (ts_cursor_next(c, &row, NULL) == 0 && row)
-			rows++;
-		ts_cursor_close(c);
-		ts_table_close(t);
-	}
-	ts_free_names(names);
-	return rows;
-}
 
 /* The samples of the WriteRequest body decodes to, or -1 when it does
  * not decode (the target's own unpacking, the oracle's count). */
@@ -128,11 +63,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	uint64_t before;
 	if (size == 0)
 		return 0;
-	if (!db || ++runs % 200 == 0) {
-		if (!db)
-			atexit(cleanup);
-		reopen();
-	}
+	fuzz_ingest_db("promwrite");
 	body = (char *)data + 1;
 	len = size - 1;
 	if (data[0] & 1) {
@@ -144,9 +75,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		len = cap;
 	}
 	int64_t samples = samples_of(body, len);
-	before = all_rows();
+	before = fuzz_ingest_rows();
 	int status = tsd_prom_write(in, body, len, MAX_DECODED, &res);
-	uint64_t after = all_rows();
+	uint64_t after = fuzz_ingest_rows();
 	free(packed);
 	if (status != 204 && status != 400 && status != 413) {
 		fprintf(stderr, "status %d: %s\n", status, res.error);
