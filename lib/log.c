@@ -295,9 +295,13 @@ int ts__log_map_seg(ts__log *log, uint64_t seg, int create)
 	if ((rc = ts__log_seg_path(log, seg, path)) < 0)
 		return rc;
 	if (create && access(path, F_OK) < 0) {
-		if ((rc = ts__log_create_seg(log, seg, path)) < 0)
+		uint64_t alloc = ts__log_alloc_first(log);
+		if ((rc = ts__log_create_seg(log, seg, path, alloc)) < 0)
 			return rc;
 		fresh = 1;
+		log->alloc_seg = seg + 1;
+		log->alloc_end = alloc;
+		alloc_step_grow(log);
 	}
 	fd = open(path, (log->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd < 0)
@@ -764,7 +768,15 @@ static int enter_segment(ts__log *log, uint64_t seg)
 		                log->dir, TS_LOG_RING);
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	int prepared = ts__log_prep_take(log, seg), rc = prepared ? 0 : ts__log_map_seg(log, seg, 1);
+	uint64_t alloc = TS_SEG_HEADER;
+	int prepared = ts__log_prep_take(log, seg, &alloc);
+	int rc = prepared ? 0 : ts__log_map_seg(log, seg, 1);
+	if (prepared) {
+		log->alloc_seg = seg + 1;
+		log->alloc_end = alloc;
+		if (alloc > TS_SEG_HEADER) /* made with the step asked for */
+			alloc_step_grow(log);
+	}
 	log->warm_at = prepared ? 0 : (seg_lsn(log, seg)) + TS_LOG_WARM_AFTER;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	int64_t waited = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
@@ -828,9 +840,12 @@ int ts__log_alloc_slow(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 	uint64_t size = align8(n);
 	assert(writer_locked(log) && !log->readonly);
 	int rc = reserve(log, size);
+	ts__log_hot *h = &log->hot;
+	uint64_t tseg = seg_of(log, h->tail);
+	if (rc == 0) /* the record's blocks, before any store into them */
+		rc = ts__log_alloc_seg(log, tseg, TS_SEG_HEADER + (h->tail - seg_lsn(log, tseg)) + size);
 	if (rc < 0)
 		return rc;
-	ts__log_hot *h = &log->hot;
 	*lsn = h->tail;
 	*p = ts__log_ptr(log, h->tail);
 	h->tail += size;
@@ -853,7 +868,7 @@ int ts__log_alloc_slow(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 			ts__log_prep_warm(log, seg, seg_data(log));
 			log->warm_at = 0;
 		}
-		ts__log_prep_kick(log, seg + 1);
+		ts__log_prep_kick(log, seg + 1, ts__log_alloc_first(log));
 		log->asked = seg + 2;
 	}
 	if (log->warm_at && h->tail >= log->warm_at) {
@@ -866,6 +881,10 @@ int ts__log_alloc_slow(ts__log *log, size_t n, ts__lsn *lsn, void **p)
 	} else if (log->warm_at && log->warm_at < end) {
 		end = log->warm_at;
 	}
+	/* the window stops where the allocated blocks do */
+	uint64_t alloc_lsn = seg_lsn(log, tseg) + (log->alloc_end - TS_SEG_HEADER);
+	if (end > alloc_lsn)
+		end = alloc_lsn;
 	h->win_at = (unsigned char *)*p + size;
 	h->win_end = end;
 	return 0;

@@ -44,9 +44,30 @@ struct prep {
 	uint64_t want;        /* segment + 1 to prepare, 0 = none */
 	uint64_t ready;       /* segment + 1 whose mapping is in base */
 	unsigned char *base;
+	uint64_t want_alloc;  /* file bytes of the segment asked for to allocate */
+	uint64_t ready_alloc; /* file bytes of ready's allocated (TS_SEG_HEADER
+	                       * when it was not made here: not known) */
 	unsigned char *warm;  /* [warm, warm_end) of the writer's segment to */
 	unsigned char *warm_end; /* write-fault (NULL = nothing to do) */
 };
+
+/*
+ * Allocating segments as they fill.  A segment file has its full size
+ * from the start, but its blocks are allocated as the writer needs them:
+ * the first TS_LOG_ALLOC_FIRST data bytes when the file is made, then
+ * twice as much each time the tail reaches the end of what is allocated
+ * (ts__log_alloc_seg), up to the whole segment; a log's later segments
+ * are made with the amount its last allocation reached.  So a table that
+ * writes little holds little disk -- a database of a thousand small
+ * tables (one per Prometheus metric) held 64 MiB for each, fallocated
+ * at its first insert -- while a busy table reaches whole segments,
+ * allocated and write-faulted ahead by the preparer as before, within
+ * its first segment.  The writer never stores past the allocated end
+ * (its window, hot.win_end, stops there; warming too): a store through
+ * the mapping into a hole on a full disk would be a SIGBUS, where an
+ * allocation that fails is a clean TS_ENOSPC for the insert.
+ */
+#define TS_LOG_ALLOC_FIRST (UINT64_C(64) << 10)
 
 /*
  * Warming the writer's own segments.  A segment the writer maps itself
@@ -98,6 +119,9 @@ struct ts__log {
 	uint64_t released, unmapped;
 	int64_t seg_wait_ns, seg_wait_max_ns; /* the writer entering segments */
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
+	uint64_t alloc_seg;       /* writer: segment + 1 whose blocks are allocated */
+	uint64_t alloc_end;       /* up to this file offset (0 = no segment known) */
+	uint64_t alloc_step;      /* data bytes the next allocation adds */
 	uint64_t warm_at;         /* writer: ask the preparer to warm the tail's
 	                           * segment when the tail passes this LSN (0 = no) */
 	/* Whether hot.shift is the log's.  A writer's always is (its segments'
@@ -163,6 +187,15 @@ static inline uint64_t batch_start_s(unsigned shift, uint64_t p)
 	return seg_left_s(shift, p) < TS_BATCH_HEADER_SIZE ? p + seg_left_s(shift, p) : p;
 }
 
+/* The writer's allocation step after an allocation of the current one:
+ * twice as much, up to a whole segment (see "Allocating segments as they
+ * fill"). */
+static inline void alloc_step_grow(ts__log *log)
+{
+	uint64_t step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
+	log->alloc_step = step < seg_data(log) ? step * 2 : seg_data(log);
+}
+
 /* ---- log.c ---- */
 
 /* The page size a log opening now takes: the real one, or the one forced
@@ -190,9 +223,10 @@ int ts__log_seg_path(const ts__log *log, uint64_t seg, char *out);
 int ts__log_check_seg_header(const unsigned char *h, uint64_t seg, const char *path,
                              unsigned shift, unsigned *found);
 
-/* Map segment seg into its slot of the ring; create: make the file
- * (ts__log_create_seg) if it is missing.  Returns 0, TS_ENOENT (no such
- * segment) or another error. */
+/* Map segment seg into its slot of the ring; create (the writer only):
+ * make the file (ts__log_create_seg, ts__log_alloc_first bytes
+ * allocated, which the log's alloc_seg and alloc_end then record) if it
+ * is missing.  Returns 0, TS_ENOENT (no such segment) or another error. */
 int ts__log_map_seg(ts__log *log, uint64_t seg, int create);
 
 /* The shift of the log in dir: that of its oldest segment file
@@ -218,15 +252,28 @@ int ts__log_recover(ts__log *log, uint64_t start);
 
 /* ---- log_prepare.c ---- */
 
-/* Create segment file seg at path: sized, blocks allocated, header
+/* Create segment file seg at path: sized, the blocks of its first alloc
+ * bytes (at least the header page; at most the file) allocated, header
  * written and durable, under a temporary name renamed into place.
  * Returns 0, TS_ENOSPC (with a message saying how much room it needs) or
  * another error. */
-int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path);
+int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path, uint64_t alloc);
 
-/* The writer: ask the preparer to create, map and write-fault segment
- * seg (starting the preparer on first use). */
-void ts__log_prep_kick(ts__log *log, uint64_t seg);
+/* The writer: the file bytes a segment it makes now gets allocated
+ * (see "Allocating segments as they fill"). */
+uint64_t ts__log_alloc_first(const ts__log *log);
+
+/* The writer: make sure the blocks of segment seg, which holds the tail
+ * and is mapped, are allocated up to file offset need, allocating the
+ * log's next step past what is (and doubling the step).  Returns 0, or
+ * TS_ENOSPC (saying how much room it needs) or another error, having
+ * stored nothing. */
+int ts__log_alloc_seg(ts__log *log, uint64_t seg, uint64_t need);
+
+/* The writer: ask the preparer to create (with alloc file bytes
+ * allocated, ts__log_alloc_first), map and write-fault segment seg
+ * (starting the preparer on first use). */
+void ts__log_prep_kick(ts__log *log, uint64_t seg, uint64_t alloc);
 
 /* The writer: ask the preparer to write-fault the `ahead` bytes of
  * segment seg, which holds the tail, after the tail's page (log_int.h's
@@ -234,9 +281,10 @@ void ts__log_prep_kick(ts__log *log, uint64_t seg);
 void ts__log_prep_warm(ts__log *log, uint64_t seg, uint64_t ahead);
 
 /* The writer: install the preparer's mapping of seg in its slot, waiting
- * while seg is being prepared.  Returns 1 if installed, 0 if the caller
- * must map seg itself. */
-int ts__log_prep_take(ts__log *log, uint64_t seg);
+ * while seg is being prepared.  Returns 1 if installed, with the file
+ * bytes of seg known allocated in *alloc (TS_SEG_HEADER when the
+ * preparer found the file made), or 0 if the caller must map seg itself. */
+int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc);
 
 /* Stop the preparer's thread, if it runs, and drop a mapping it made
  * that nobody took. */

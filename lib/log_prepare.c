@@ -1,8 +1,10 @@
 /*
  * log_prepare.c -- making the writer's segments: checking there is room
- * for one, creating a segment file, and the segment preparer, the thread
- * that creates, maps and write-faults the writer's next segment (and
- * warms the rest of its current one) ahead of the tail.
+ * for one, creating a segment file, allocating its blocks as the tail
+ * needs them (log_int.h, "Allocating segments as they fill"), and the
+ * segment preparer, the thread that creates, maps and write-faults the
+ * writer's next segment (and warms the rest of its current one) ahead of
+ * the tail.
  *
  * The writer (log.c's appending) asks: ts__log_prep_kick when the tail
  * passes the middle of a segment, ts__log_prep_warm as it writes into a
@@ -78,30 +80,37 @@ int ts__log_needs_segment(ts__log *log)
 	                          seg_left(log, log->hot.tail) < seg_data(log) / 2);
 }
 
-/* Create a new segment file: sized, blocks allocated, header written and
- * durable, all under a temporary name that is then renamed into place, so
- * a crash never leaves a segment without its header. */
-int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path)
+/* Create a new segment file: sized, the blocks of its first alloc bytes
+ * allocated, header written and durable, all under a temporary name that
+ * is then renamed into place, so a crash never leaves a segment without
+ * its header. */
+int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path, uint64_t alloc)
 {
 	unsigned char h[TS_SEG_HEADER] = {0};
 	char tmp[TS_PATH_MAX];
 	int rc = ts__path(tmp, "%s.tmp", path), fd;
 	if (rc < 0)
 		return rc;
+	if (alloc < TS_SEG_HEADER)
+		alloc = TS_SEG_HEADER;
+	if (alloc > seg_file(log))
+		alloc = seg_file(log);
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return ts__fail_errno(errno, "create %s", tmp);
 	ts__log_segment_header(h, seg, seg_data(log));
-	/* Blocks are allocated here so that writing through the mapping
-	 * never meets a full disk (SIGBUS): only a file system that cannot
-	 * allocate (EOPNOTSUPP) gets a sparse file instead, not a full one. */
-	if (fallocate(fd, 0, 0, (off_t)seg_file(log)) < 0 &&
-	    ((errno != EOPNOTSUPP && errno != ENOSYS) || ftruncate(fd, (off_t)seg_file(log)) < 0)) {
+	/* The file has its whole size; the blocks the writer will store into
+	 * first are allocated here (log_int.h, "Allocating segments as they
+	 * fill"), and only a file system that cannot allocate (EOPNOTSUPP)
+	 * leaves them to the first store. */
+	if (ftruncate(fd, (off_t)seg_file(log)) < 0) {
+		rc = ts__fail_errno(errno, "size %s", tmp);
+	} else if (fallocate(fd, 0, 0, (off_t)alloc) < 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
 		char msg[512];
 		if (errno == ENOSPC && ts__log_room(log->dir, seg_data(log), "the table's log", msg, sizeof msg))
 			rc = ts__fail(TS_ENOSPC, "%s (%s)", msg, log->dir);
 		else
-			rc = ts__fail_errno(errno, "size %s", tmp);
+			rc = ts__fail_errno(errno, "allocate %s", tmp);
 	}
 	else if ((rc = ts__write_at(fd, h, sizeof h, 0, tmp)) == 0 && fsync(fd) < 0)
 		rc = ts__fail_errno(errno, "fsync %s", tmp);
@@ -115,21 +124,74 @@ int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path)
 	return rc;
 }
 
+uint64_t ts__log_alloc_first(const ts__log *log)
+{
+	uint64_t step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
+	return TS_SEG_HEADER + (step < seg_data(log) ? step : seg_data(log));
+}
+
+int ts__log_alloc_seg(ts__log *log, uint64_t seg, uint64_t need)
+{
+	uint64_t tail_off = TS_SEG_HEADER + (log->hot.tail - seg_lsn(log, seg));
+	uint64_t from, to, step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
+	char path[TS_PATH_MAX];
+	int rc, fd;
+	if (log->alloc_seg == seg + 1 && need <= log->alloc_end)
+		return 0;
+	/* below the tail, every block was stored into: allocated */
+	from = log->alloc_seg == seg + 1 ? log->alloc_end : tail_off & ~(uint64_t)4095;
+	to = (from > need ? from : need) + step;
+	to = (to + 4095) & ~(uint64_t)4095;
+	if (to > seg_file(log))
+		to = seg_file(log);
+	if (from >= to) /* the tail at the segment's end: nothing to add */
+		return 0;
+	if ((rc = ts__log_seg_path(log, seg, path)) < 0)
+		return rc;
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return ts__fail_errno(errno, "open %s", path);
+	int r = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	uint64_t least = (need + 4095) & ~(uint64_t)4095;
+	if (r < 0 && errno == ENOSPC && least > from && least < to) { /* the record alone */
+		to = least;
+		r = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	}
+	if (r < 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+		int e = errno;
+		char needs[32], has[32];
+		int64_t avail = free_bytes(log->dir);
+		close(fd);
+		if (e != ENOSPC)
+			return ts__fail_errno(e, "allocate %s", path);
+		size_text(to - from, needs, sizeof needs);
+		size_text(avail < 0 ? 0 : (uint64_t)avail, has, sizeof has);
+		return ts__fail(TS_ENOSPC, "the table's log needs %s more in its segment and the "
+		                "disk has %s free (%s)", needs, has, log->dir);
+	}
+	close(fd);
+	log->alloc_seg = seg + 1;
+	log->alloc_end = to;
+	alloc_step_grow(log);
+	return 0;
+}
+
 /* ---- the segment preparer ---- */
 
 /* Create (if missing), map and write-fault segment seg; NULL on failure,
  * which leaves the work to the writer and its error reporting. */
-static unsigned char *prepare_seg(ts__log *log, uint64_t seg)
+static unsigned char *prepare_seg(ts__log *log, uint64_t seg, uint64_t *alloc)
 {
 	char path[TS_PATH_MAX];
 	int fresh = 0;
 	if (ts__log_seg_path(log, seg, path) < 0)
 		return NULL;
 	if (access(path, F_OK) < 0) {
-		if (ts__log_create_seg(log, seg, path) < 0)
+		if (ts__log_create_seg(log, seg, path, *alloc) < 0)
 			return NULL;
 		fresh = 1;
 	}
+	if (!fresh) /* made before (by a preparer that failed after): not known */
+		*alloc = TS_SEG_HEADER;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
@@ -144,8 +206,9 @@ static unsigned char *prepare_seg(ts__log *log, uint64_t seg)
 		munmap(base, seg_file(log));
 		return NULL;
 	}
-	if (fresh) /* all zeros, and nobody else's yet: a store per page faulted */
-		for (uint64_t off = TS_SEG_HEADER, step = ts__log_fault_page(); off < seg_file(log); off += step)
+	if (fresh) /* all zeros, and nobody else's yet: a store per page
+	            * faulted, of the pages allocated */
+		for (uint64_t off = TS_SEG_HEADER, step = ts__log_fault_page(); off < *alloc; off += step)
 			((volatile unsigned char *)base)[off] = 0;
 	return base;
 }
@@ -171,14 +234,15 @@ static void *prep_main(void *arg)
 			continue;
 		}
 		if (p->want && p->want != p->ready) {
-			uint64_t seg = p->want - 1;
+			uint64_t seg = p->want - 1, alloc = p->want_alloc;
 			pthread_mutex_unlock(&p->mu);
-			unsigned char *base = prepare_seg(log, seg);
+			unsigned char *base = prepare_seg(log, seg, &alloc);
 			pthread_mutex_lock(&p->mu);
 			if (p->base)
 				munmap(p->base, seg_file(log));
 			p->base = base;
 			p->ready = base ? seg + 1 : 0;
+			p->ready_alloc = alloc;
 			if (p->want == seg + 1 && !base)
 				p->want = 0; /* failed: the writer will try itself */
 			pthread_cond_broadcast(&p->cv);
@@ -209,13 +273,14 @@ static int prep_start(ts__log *log)
 }
 
 /* Ask for segment seg to be prepared. */
-void ts__log_prep_kick(ts__log *log, uint64_t seg)
+void ts__log_prep_kick(ts__log *log, uint64_t seg, uint64_t alloc)
 {
 	struct prep *p = &log->prep;
 	if (!prep_start(log))
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->want = seg + 1;
+	p->want_alloc = alloc;
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -234,6 +299,15 @@ void ts__log_prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 	assert(page_aligned(log, from));
 	if (to.at > seg_file(log))
 		to.at = seg_file(log);
+	/* what is warmed is allocated first (a table this far into a
+	 * segment is no small one); never a hole: a failed allocation only
+	 * warms less, and the writer's next record says ENOSPC */
+	if (to.at > from.at && ts__log_alloc_seg(log, seg, to.at) < 0) {
+		if (log->alloc_seg != seg + 1)
+			return;
+		if (to.at > log->alloc_end)
+			to = page_down(log, (ts__off){log->alloc_end});
+	}
 	if (from.at >= to.at || atomic_load(&s->segp1) != seg + 1 || !prep_start(log))
 		return;
 	pthread_mutex_lock(&p->mu);
@@ -245,7 +319,7 @@ void ts__log_prep_warm(ts__log *log, uint64_t seg, uint64_t ahead)
 
 /* Install the prepared mapping of seg in its slot, waiting if it is being
  * prepared.  Returns 1 if installed, 0 if the caller must map it. */
-int ts__log_prep_take(ts__log *log, uint64_t seg)
+int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc)
 {
 	struct prep *p = &log->prep;
 	if (!p->started)
@@ -256,6 +330,7 @@ int ts__log_prep_take(ts__log *log, uint64_t seg)
 	unsigned char *base = NULL;
 	if (p->ready == seg + 1) {
 		base = p->base;
+		*alloc = p->ready_alloc;
 		p->base = NULL;
 		p->ready = 0;
 	}

@@ -682,7 +682,7 @@ struct sweep {
  * ts_backup only use as a hint (without it, a backup copies the whole
  * log), and the machine's boot id it is read against (unknown, HEAD is
  * believed only as far as it was synced); stat-like checks whose failure only sends the code down its
- * slower, still correct path.  Any other absorbed failure -- a write, a
+ * slower, still correct path; allocating log blocks ahead of need.  Any other absorbed failure -- a write, a
  * sync, a rename, an allocation -- would be data acknowledged on a
  * failure, and fails the sweep.
  */
@@ -695,6 +695,11 @@ static const char *const absorbable[] = {
 	"stat@table open",                             /* DESCRIPTOR's inode */
 	"lstat@create", "lstat@create scratch",        /* "exists already?" */
 	"access@insert",                               /* "segment made yet?" */
+	/* allocating log blocks ahead of the tail (a warming, or more than
+	 * the record needs, retried for the record alone): the log stores
+	 * only into blocks whose allocation succeeded (its window stops at
+	 * them), so a failure there only allocates less ahead */
+	"fallocate@insert",
 };
 
 static int may_absorb(const char *call, const char *step)
@@ -1186,21 +1191,83 @@ static void fault_near_full_disk_said_once(void **state)
 	assert_string_equal(logged, "table \"cpu\": its log needs 1028 KiB for a new segment and "
 	                            "the disk has 512 KiB free; inserts will fail until there is "
 	                            "room (reads go on)");
+	/* m's first insert since the open allocates blocks past its tail
+	 * (recovery punched the rest of its segment out); then the disk is
+	 * full, and what m has allocated still takes rows */
+	assert_int_equal(insert_one(m, 2), 0);
 	fault_start(FAULT_BIT(FAULT_FALLOCATE), FAULT_THIS_THREAD, 1, ENOSPC, 1);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(insert_one(cpu, i), TS_ENOSPC);
 		expect_error(TS_ENOSPC, TS_ENOSPC, "the table's log needs 1028 KiB for a new segment "
 		             "and the disk has 512 KiB free");
 	}
-	assert_int_equal(insert_one(m, 2), 0);             /* m still takes rows */
+	assert_int_equal(insert_one(m, 3), 0);             /* m still takes rows */
 	fault_stop();
-	assert_int_equal(ts_test_count_rows(m), 2);                   /* reads go on */
+	assert_int_equal(ts_test_count_rows(m), 3);                   /* reads go on */
 	assert_int_equal(ts_test_count_rows(cpu), 0);
 	assert_int_equal(nlogged, 1);
 	fault_free_space(-1);                              /* room again */
 	assert_int_equal(insert_one(cpu, 1), 0);
 	assert_int_equal(ts_test_count_rows(cpu), 1);
 	ts_table_close(cpu);
+	ts_table_close(m);
+	assert_int_equal(ts_close(db), 0);
+	ts_test_rmdir(root);
+}
+
+/* Blocks of the file at path, in bytes. */
+static long long allocated(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return (long long)st.st_blocks * 512;
+}
+
+/* A table's log segment has its full size from the start, but its blocks
+ * are allocated as rows arrive (a thousand small tables held 64 MiB of
+ * disk each).  When the disk has no room for the next blocks, the insert
+ * that needs them fails with ENOSPC and stores nothing -- never a SIGBUS
+ * from a store into a hole -- and the next insert once there is room
+ * stores its row. */
+static void fault_log_blocks_allocated_as_it_fills(void **state)
+{
+	(void)state;
+	char *root = ts_test_tmpdir(), dir[4200], seg[4300];
+	ts_options o;
+	ts_db *db;
+	ts_table *m;
+	snprintf(dir, sizeof dir, "%s/db", root);
+	snprintf(seg, sizeof seg, "%s/m/log/0000000000000000.seg", dir);
+	open_options(&o, TS_OPEN_CREATE, 0);
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	assert_int_equal(create_table(db, "m"), 0);
+	assert_int_equal(ts_table_open(db, "m", &m), 0);
+	assert_int_equal(insert_one(m, 0), 0);
+	struct stat st;
+	assert_int_equal(stat(seg, &st), 0);
+	assert_int_equal(st.st_size, 4096 + (1 << 20));         /* its whole size */
+	long long first = allocated(seg);
+	assert_true(first >= 4096 + (64 << 10) && first <= 4096 + (64 << 10) + 8192);
+
+	/* the disk fills up: the rows fit in the first 64 KiB, then one
+	 * does not */
+	fault_free_space(512 << 10);
+	fault_start(FAULT_BIT(FAULT_FALLOCATE), FAULT_THIS_THREAD, 1, ENOSPC, 1);
+	int i = 1, rc = 0;
+	for (; i < 5000 && (rc = insert_one(m, i)) == 0; i++)
+		;
+	fault_stop();
+	assert_int_equal(rc, TS_ENOSPC);
+	assert_true(i > 50);                                     /* 64 KiB of rows first */
+	expect_error(rc, TS_ENOSPC, "the table's log needs 4 KiB more in its segment and the "
+	             "disk has 512 KiB free");
+	assert_int_equal(allocated(seg), first);
+	assert_int_equal(ts_test_count_rows(m), i);              /* nothing of the failed one */
+
+	fault_free_space(-1);                                    /* room again */
+	assert_int_equal(insert_one(m, i), 0);
+	assert_int_equal(ts_test_count_rows(m), i + 1);
+	assert_true(allocated(seg) >= first + (128 << 10));      /* twice as much added */
 	ts_table_close(m);
 	assert_int_equal(ts_close(db), 0);
 	ts_test_rmdir(root);
@@ -1213,6 +1280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fault_tablet_write_error_is_reported_as_such),
 		cmocka_unit_test(fault_segment_stat_error_is_not_damage),
+		cmocka_unit_test(fault_log_blocks_allocated_as_it_fills),
 		cmocka_unit_test(fault_segment_allocation_failure_is_reported),
 		cmocka_unit_test(fault_near_full_disk_said_once),
 		cmocka_unit_test(fault_merge_keeps_the_output_the_descriptor_names),
