@@ -59,7 +59,9 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_AUTH] = TSD_ACCESS_NONE,
 };
 
-/* The level each HTTP route needs (tsstore-http(7)). */
+/* The level each HTTP route needs (tsstore-http(7)).  Read endpoints to
+ * come (/query, /api/v1/read) take read; one that changes or removes
+ * tables, admin. */
 static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_NOROUTE] = TSD_ACCESS_NONE,
 	[TSD_HTTP_PING] = TSD_ACCESS_NONE,

@@ -4,6 +4,7 @@
 #   1. the default configuration (no token): create, insert, query work
 #      over TCP; drop and alter fail with exit 1 and the daemon's message
 #      naming the level they need; through the unix socket they work;
+#      a token sent to it is refused;
 #   2. a token and --loopback-access write: insert works without the
 #      token, drop needs it and works with --token-file.
 #
@@ -48,6 +49,9 @@ check default_drop_refused 1 '' "tsstore: drop: $addr: \"drop\" is an admin oper
 check default_alter_refused 1 '' "tsstore: alter: $addr: \"alter\" is an admin operation: $no_token; loopback-access is write $hint\n" \
 	ts -s "$addr" alter m --ttl 30d
 check default_still_there 0 'm\n' '' ts -s "$addr" tables
+# a token sent to a daemon that has none: refused, so that it is known
+check default_token_sent 1 '' "tsstore: tables: tsstored refused the token of \$TSSTORE_TOKEN: $addr: this tsstored has no token (--token FILE): there is nothing to authenticate with\n" \
+	env TSSTORE_TOKEN=s3cret "$bin" -s "$addr" tables
 check default_drop_unix 0 '' '' ts -s "$tmp/sock" drop m
 check default_dropped 0 '' '' ts -s "$addr" tables
 daemon_stop
