@@ -7,9 +7,12 @@
  * tables and failures never leak from one test to the next; the teardown
  * kills whatever still runs and removes the directory.  The op, framing
  * and bad-input tests run twice, once per transport (the list in main()
- * names them ..._unix and ..._tcp); the load tests (many connections, a
- * client that stops reading, SIGTERM under load) and the token tests run
- * once.
+ * names them ..._unix and ..._tcp; over TCP the daemon then has
+ * --loopback-access admin, so that drop and alter run there too); the
+ * load tests (many connections, a client that stops reading, SIGTERM
+ * under load), the token tests and the access-level tests
+ * (daemon_access_*: what each loopback-access, the token and a listener
+ * outside the loopback allow, with the exact EAUTH messages) run once.
  *
  * Responses are compared as golden text, byte for byte.  To keep the
  * JSON in C strings readable, requests and expected responses given to
@@ -354,6 +357,14 @@ static int setup_loopback_none(void **state)
 static int setup_token_write(void **state)
 {
 	static const char *const args[] = {"--loopback-access", "write", NULL};
+	return start_fixture(state, args, 1);
+}
+
+/* A token, listeners on 0.0.0.0 too, and loopback-access admin. */
+static int setup_remote(void **state)
+{
+	static const char *const args[] = {"--listen", "tcp:0.0.0.0:0", "--listen", "http:0.0.0.0:0",
+	                                   "--loopback-access", "admin", NULL};
 	return start_fixture(state, args, 1);
 }
 
@@ -2386,6 +2397,60 @@ static void test_access_token_write(void **state)
 	tsd_test_close(c);
 }
 
+/* The port the daemon's log says its listener kind ("tcp", "http") on
+ * 0.0.0.0 got (it opens after the test's own listeners: waited for), or
+ * -1. */
+static int wildcard_port(const struct tsd_test_daemon *d, const char *kind)
+{
+	char line[1024], *prefix = tsd_test_fmt("tsstored: listening on %s:0.0.0.0:", kind);
+	int port = -1;
+	for (int tries = 0; port < 0 && tries < WAIT / 10; tries++) {
+		FILE *fp = fopen(d->log, "r");
+		while (fp && port < 0 && fgets(line, sizeof line, fp))
+			if (strncmp(line, prefix, strlen(prefix)) == 0)
+				port = atoi(line + strlen(prefix));
+		if (fp)
+			fclose(fp);
+		if (port < 0)
+			tsd_test_sleep_ms(10);
+	}
+	free(prefix);
+	return port;
+}
+
+/* A listener outside the loopback range (0.0.0.0, reached here through
+ * 127.0.0.1): nothing without the token, whatever loopback-access says;
+ * everything with it.  HTTP alike. */
+static void test_access_remote(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_daemon view = *f->d;
+	struct tsd_test_conn *c, *h;
+	char *line = NULL;
+	static const char metrics[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+	view.port = wildcard_port(f->d, "tcp");
+	view.http_port = wildcard_port(f->d, "http");
+	assert_true(view.port > 0 && view.http_port > 0);
+	assert_non_null(c = tsd_test_connect(&view, TSD_TEST_TCP));
+	expect_eauth(c, "{'op':'ping','id':1}",
+	             "\"ping\" is a read operation: send the token ({\"op\":\"auth\",\"token\":…}) "
+	             "or use the unix socket; this listener is not on the loopback");
+	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	fill_q(c);
+	expect(c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	tsd_test_close(c);
+	/* the loopback listener of the same daemon: loopback-access */
+	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_TCP));
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+	assert_non_null(h = tsd_test_connect(&view, TSD_TEST_HTTP));
+	assert_int_equal(tsd_test_send(h, metrics, strlen(metrics)), 0);
+	assert_int_equal(tsd_test_read_line(h, WAIT, &line, NULL), TSD_TEST_LINE);
+	assert_string_equal(line, "HTTP/1.1 401 Unauthorized\r");
+	free(line);
+	tsd_test_close(h);
+}
+
 /* With a token and no loopback-access (none), every request on TCP but
  * auth needs the token, as before the levels. */
 static void test_auth_tcp_required(void **state)
@@ -3282,6 +3347,7 @@ int main(void)
 		ONCE("access_loopback_none", test_access_loopback_none, setup_loopback_none),
 		ONCE("access_token_write", test_access_token_write, setup_token_write),
 		ONCE("access_reload", test_access_reload, NULL),
+		ONCE("access_remote", test_access_remote, setup_remote),
 		ONCE("auth_tcp_required", test_auth_tcp_required, setup_token),
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),
