@@ -114,19 +114,12 @@ enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, i
 	return peer == TSD_PEER_LOOPBACK ? loopback_level(cfg) : TSD_ACCESS_NONE;
 }
 
-int tsd_access_has_token(struct tsd_config *cfg)
-{
-	/* A token is never empty (config.c refuses one), so "" matches
-	 * only when there is none. */
-	return !tsd_token_check(cfg, "", 0);
-}
-
 void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, const char *what,
                         enum tsd_access need, char *buf, size_t size)
 {
 	const char *how;
 	char where[64];
-	if (tsd_access_has_token(cfg))
+	if (tsd_token_set(cfg))
 		how = http ? "send the token (\"Authorization: Token <token>\", or Bearer, or the "
 		             "query parameter p)"
 		           : "send the token ({\"op\":\"auth\",\"token\":…}) or use the unix socket";

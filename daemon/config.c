@@ -16,9 +16,10 @@
  *
  * On SIGHUP the daemon builds a second configuration the same way
  * (tsd_config.load) and takes from it what can change while serving
- * (server.c, reload).  The token is the one value worker threads read
- * while the loop may replace it: tsd_token_check and tsd_token_replace
- * take a lock.  Everything read from a file is refused when it holds a
+ * (server.c, reload).  The token and loopback-access are the values
+ * worker threads read while the loop may replace them: the token under
+ * a lock (tsd_token_check, tsd_token_set, tsd_token_replace),
+ * loopback-access with atomic loads (access.c).  Everything read from a file is refused when it holds a
  * NUL byte, which a C string would silently end at.
  */
 #include <errno.h>
@@ -551,9 +552,18 @@ int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len)
 {
 	int ok;
 	pthread_mutex_lock(&token_lock);
-	ok = !cfg->token || token_equal(token, len, cfg->token);
+	ok = cfg->token && token_equal(token, len, cfg->token);
 	pthread_mutex_unlock(&token_lock);
 	return ok;
+}
+
+int tsd_token_set(struct tsd_config *cfg)
+{
+	int set;
+	pthread_mutex_lock(&token_lock);
+	set = cfg->token != NULL;
+	pthread_mutex_unlock(&token_lock);
+	return set;
 }
 
 void tsd_token_replace(struct tsd_config *cfg, char *token)

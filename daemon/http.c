@@ -700,7 +700,7 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 	char what[64], msg[TSD_MESSAGE_MAX];
 	if (need == TSD_ACCESS_NONE)
 		return 0;
-	if (tsd_access_has_token(c->cfg) && !(authed = authorized(c, h->query, &given)) && given) {
+	if (tsd_token_set(c->cfg) && !(authed = authorized(c, h->query, &given)) && given) {
 		req_fail(h, 401, "wrong token");
 		return -1;
 	}

@@ -1093,7 +1093,7 @@ static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *au
 	if (!json_is_string(token))
 		return fail(r, TS_EPROTO, "field \"token\": expected a string, got %s",
 		            val_json_kind(token));
-	if (!tsd_access_has_token(ctx->cfg))
+	if (!tsd_token_set(ctx->cfg))
 		return fail(r, TSD_EAUTH, "this tsstored has no token (--token FILE): there is "
 		            "nothing to authenticate with");
 	if (!tsd_token_check(ctx->cfg, json_string_value(token), json_string_length(token))) {

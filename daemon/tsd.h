@@ -188,9 +188,14 @@ int tsd_config_has_arg(const char *name);
 /*
  * tsd_token_check -- whether token[0..len) (the client's, compared whole
  * even if it holds NUL bytes, in time independent of where it differs)
- * is cfg's token; 1 also when there is none.  Any thread.
+ * is cfg's token; 0 when there is none (nothing authenticates then, so
+ * a reload that removes the token cannot let a client in).  Any thread.
  */
 int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len);
+
+/* Whether cfg has a token now (a reload sets or removes it).  Any
+ * thread. */
+int tsd_token_set(struct tsd_config *cfg);
 
 /* Replace cfg's token by token (taken over; NULL for none) and free the
  * old, under the lock tsd_token_check takes (a reload on the loop
@@ -336,10 +341,6 @@ enum tsd_access tsd_access_route(enum tsd_http_route route);
  * socket, loopback-access on a loopback listener, else none.  Any
  * thread. */
 enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, int authed);
-
-/* Whether cfg has a token now (reload may set or remove it).  Any
- * thread. */
-int tsd_access_has_token(struct tsd_config *cfg);
 
 /*
  * tsd_access_refusal -- the message for a request refused because its
