@@ -484,9 +484,10 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) \
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
-FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/access.c \
-	daemon/ingest.c \
+FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
 	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
+# who may do what (request.c and http.c ask it)
+FUZZ_DAEMON_SRCS += daemon/access.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
