@@ -323,11 +323,12 @@ $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) 
 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
-$(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o daemon/tsd.h \
-		$(COMMON_LIB) $(STATIC_LIB)
+$(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o $(B)/daemon/access.o \
+		daemon/tsd.h $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon -o $@ $< $(B)/daemon/config.o \
+		$(B)/daemon/access.o \
 		$(PROG_LIBS) $(CMOCKA_LIBS)
 
 # test_ingest calls the line protocol mapping (daemon/ingest.c) on a real
@@ -485,6 +486,8 @@ FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTO
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
 	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
+# who may do what (request.c and http.c ask it)
+FUZZ_DAEMON_SRCS += daemon/access.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk

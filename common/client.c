@@ -4,9 +4,12 @@
  *
  * jconn.c owns the connection itself (addresses, lines, timeouts); this
  * file adds what a client of a remote daemon needs besides: the token.
- * tsstored started with --token FILE refuses every request on a TCP
- * connection until {"op":"auth","token":…} (daemon/request.c, op_auth);
- * a wrong token is refused with EAUTH and the connection closed.  So the
+ * On TCP, tsstored runs only what the connection's access level allows
+ * (daemon/access.c: on a loopback listener, its loopback-access, write
+ * by default; nothing elsewhere) until {"op":"auth","token":…}
+ * (daemon/request.c, op_auth) gives it every level; a wrong token is
+ * refused with EAUTH and the connection closed, and so is a token sent
+ * to a daemon that has none (the connection kept).  So the
  * token is found once, before connecting (an unreadable file is the
  * caller's error, not the daemon's), and sent as the first request; the
  * caller gets the connection only once the daemon has said ok, and a

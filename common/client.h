@@ -28,8 +28,9 @@
  * {"op":"auth","token":…} and wait for its ok.  The token is the first
  * line of token_file when that is not NULL, else $TSSTORE_TOKEN when set
  * and not empty, else the first line of the file $TSSTORE_TOKEN_FILE
- * when set; with none, nothing is sent (a daemon that needs a token then
- * answers the first request with EAUTH).  Unix sockets never need a
+ * when set; with none, nothing is sent (a daemon then answers EAUTH to
+ * each request above the connection's access level, naming the level).
+ * Unix sockets never need a
  * token, and none is sent on them.
  * timeout: as jconn_connect's (ns; 0: none).
  * Returns 0 with *out set (jconn_close it), or -1 with why set, e.g.

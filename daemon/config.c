@@ -10,14 +10,16 @@
  *
  * Values are checked when set, so a bad value is reported with where it
  * came from ("tsstored: tsstored.conf:3: sync: ..."); the checks that need
- * every option (a token for a non-loopback TCP address) wait for
+ * every option (a token for a non-loopback TCP address; the default of
+ * loopback-access, which depends on the token) wait for
  * tsd_config_finish.
  *
  * On SIGHUP the daemon builds a second configuration the same way
  * (tsd_config.load) and takes from it what can change while serving
- * (server.c, reload).  The token is the one value worker threads read
- * while the loop may replace it: tsd_token_check and tsd_token_replace
- * take a lock.  Everything read from a file is refused when it holds a
+ * (server.c, reload).  The token and loopback-access are the values
+ * worker threads read while the loop may replace them: the token under
+ * a lock (tsd_token_check, tsd_token_set, tsd_token_replace),
+ * loopback-access with atomic loads (access.c).  Everything read from a file is refused when it holds a
  * NUL byte, which a C string would silently end at.
  */
 #include <errno.h>
@@ -40,6 +42,7 @@ enum kind {
 	K_SIZE,     /* bytes, with an optional k M G suffix (powers of 1024) */
 	K_COUNT,    /* a positive integer */
 	K_FLAG,     /* no value */
+	K_ACCESS,   /* none | read | write | admin (access.c) */
 };
 
 enum field {
@@ -50,7 +53,7 @@ enum field {
 	F_MAINT_BUSY_SHARE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
-	F_HTTP_MAX_HEADER,
+	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS,
 };
 
 struct option_def {
@@ -92,6 +95,7 @@ static const struct option_def options[] = {
 	{"ingest-default-ttl", K_DURATION, F_INGEST_DEFAULT_TTL},
 	{"http-max-body", K_SIZE, F_HTTP_MAX_BODY},
 	{"http-max-header", K_SIZE, F_HTTP_MAX_HEADER},
+	{"loopback-access", K_ACCESS, F_LOOPBACK_ACCESS},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -111,6 +115,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->shutdown_timeout = TSD_SHUTDOWN_TIMEOUT_DEFAULT;
 	cfg->http_max_body = TSD_HTTP_MAX_BODY_DEFAULT;
 	cfg->http_max_header = TSD_HTTP_MAX_HEADER_DEFAULT;
+	cfg->loopback_access = TSD_ACCESS_UNSET; /* tsd_config_finish decides */
 }
 
 void tsd_config_free(struct tsd_config *cfg)
@@ -332,6 +337,7 @@ int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
 	const struct option_def *o = find_option(name);
 	int64_t v = 0;
 	ts_sync_mode mode;
+	enum tsd_access level;
 	if (!o)
 		return fail(origin, "unknown option \"%s\"%s", name, "");
 	if ((o->kind == K_FLAG) != (value == NULL))
@@ -359,6 +365,11 @@ int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
 		if (ts_sync_mode_parse(value, &mode) < 0)
 			return fail(origin, "sync: \"%s\": want none, interval or commit%s", value, "");
 		cfg->lib.sync = mode;
+		return 0;
+	case K_ACCESS:
+		if (tsd_access_parse(value, &level) < 0)
+			return fail(origin, "%s: \"%s\": want none, read, write or admin", name, value);
+		cfg->loopback_access = (int)level;
 		return 0;
 	case K_DURATION:
 		if (ts_duration_parse(value, &v) < 0)
@@ -451,14 +462,13 @@ int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port)
 	return 0;
 }
 
-/* Whether the host of "tcp:HOST:PORT" or "http:HOST:PORT" is a loopback
- * address. */
-static int loopback(const char *addr)
+int tsd_listen_loopback(const char *addr)
 {
 	char host[256];
 	unsigned char a[16];
 	int port;
-	if (tsd_tcp_split(tsd_listen_hostport(addr), host, sizeof host, &port) < 0)
+	if (!tsd_listen_hostport(addr) ||
+	    tsd_tcp_split(tsd_listen_hostport(addr), host, sizeof host, &port) < 0)
 		return 0;
 	if (inet_pton(AF_INET, host, a) == 1)
 		return a[0] == 127;
@@ -511,9 +521,14 @@ int tsd_config_finish(struct tsd_config *cfg)
 	if (cfg->token_file && read_token(cfg) < 0)
 		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
-		if (tsd_listen_hostport(cfg->listen[i]) && !loopback(cfg->listen[i]) && !cfg->token)
+		if (tsd_listen_hostport(cfg->listen[i]) && !tsd_listen_loopback(cfg->listen[i]) && !cfg->token)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",
 			            cfg->listen[i], "");
+	/* Not given: with a token every loopback request needs it, as on
+	 * any other listener; without one, loopback clients may read and
+	 * write, and the admin ops need the unix socket. */
+	if (cfg->loopback_access == TSD_ACCESS_UNSET)
+		cfg->loopback_access = cfg->token ? TSD_ACCESS_NONE : TSD_ACCESS_WRITE;
 	return 0;
 }
 
@@ -537,9 +552,18 @@ int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len)
 {
 	int ok;
 	pthread_mutex_lock(&token_lock);
-	ok = !cfg->token || token_equal(token, len, cfg->token);
+	ok = cfg->token && token_equal(token, len, cfg->token);
 	pthread_mutex_unlock(&token_lock);
 	return ok;
+}
+
+int tsd_token_set(struct tsd_config *cfg)
+{
+	int set;
+	pthread_mutex_lock(&token_lock);
+	set = cfg->token != NULL;
+	pthread_mutex_unlock(&token_lock);
+	return set;
 }
 
 void tsd_token_replace(struct tsd_config *cfg, char *token)

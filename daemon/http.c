@@ -11,7 +11,8 @@
  * request is received whole, give it to the server's queue
  * (sink->request) as a struct tsd_http_req.  What can be decided from
  * the request line and headers is decided on the loop thread at the end
- * of the headers: the route (404), the method (405), the token (401),
+ * of the headers: the route (404), the method (405), the access its
+ * route needs (access.c: the token, or loopback-access; 401),
  * the content coding (415), the declared body size (413); a request so
  * refused keeps the connection (its body is read and dropped) unless it
  * is too large.  A malformed request (400), headers past http-max-header
@@ -87,6 +88,7 @@ struct tsd_http_req {
 struct tsd_http_conn {
 	http_parser p;
 	struct tsd_config *cfg;
+	enum tsd_peer peer; /* its listener's: what it may do without the token */
 	const struct tsd_http_sink *sink; /* during tsd_http_feed */
 	int in_message;
 	struct jbuf url;
@@ -653,10 +655,10 @@ static long query_param(const char *query, const char *name, char *out, size_t s
 	return -1;
 }
 
-/* Whether the request carries the daemon's token (or the daemon has
- * none): "Authorization: Token T" or "Bearer T", or the query
- * parameter p (InfluxDB 1.x clients send u and p).  *given: whether it
- * carried any credential at all. */
+/* Whether the request carries the daemon's token: "Authorization:
+ * Token T" or "Bearer T", or the query parameter p (InfluxDB 1.x
+ * clients send u and p).  *given: whether it carried any credential at
+ * all.  Only asked when the daemon has a token. */
 static int authorized(struct tsd_http_conn *c, const char *query, int *given)
 {
 	const struct jbuf *a = &c->values[H_AUTHORIZATION];
@@ -684,18 +686,43 @@ static int authorized(struct tsd_http_conn *c, const char *query, int *given)
 	return tsd_token_check(c->cfg, "", 0);
 }
 
+/* Whether the request may run: its route's level (access.c) against
+ * what the client has.  A daemon without a token ignores credentials
+ * (the level is loopback-access); with one, a credential that is not
+ * the token is refused ("wrong token") even where loopback-access would
+ * do, so that a misconfigured client hears of it.  Returns 0, or -1
+ * after recording the 401 in h. */
+static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *method,
+                   const char *path)
+{
+	enum tsd_access need = tsd_access_route(h->route);
+	int authed = 0, given = 0;
+	char what[64], msg[TSD_MESSAGE_MAX];
+	if (need == TSD_ACCESS_NONE)
+		return 0;
+	if (tsd_token_set(c->cfg) && !(authed = authorized(c, h->query, &given)) && given) {
+		req_fail(h, 401, "wrong token");
+		return -1;
+	}
+	if (tsd_access_granted(c->cfg, c->peer, authed) >= need)
+		return 0;
+	snprintf(what, sizeof what, "%s %s", method, path);
+	tsd_access_refusal(c->cfg, c->peer, 1, what, need, msg, sizeof msg);
+	req_fail(h, 401, "%s", msg);
+	return -1;
+}
+
 static const struct {
 	const char *path;
 	enum tsd_http_route route;
 	int post;     /* POST; else GET and HEAD */
-	int open;     /* needs no token */
 } routes[] = {
-	{"/ping", TSD_HTTP_PING, 0, 1},
-	{"/health", TSD_HTTP_HEALTH, 0, 1},
-	{"/metrics", TSD_HTTP_METRICS, 0, 0},
-	{"/write", TSD_HTTP_WRITE, 1, 0},
-	{"/api/v2/write", TSD_HTTP_WRITE_V2, 1, 0},
-	{"/api/v1/write", TSD_HTTP_PROM_WRITE, 1, 0},
+	{"/ping", TSD_HTTP_PING, 0},
+	{"/health", TSD_HTTP_HEALTH, 0},
+	{"/metrics", TSD_HTTP_METRICS, 0},
+	{"/write", TSD_HTTP_WRITE, 1},
+	{"/api/v2/write", TSD_HTTP_WRITE_V2, 1},
+	{"/api/v1/write", TSD_HTTP_PROM_WRITE, 1},
 };
 
 /* NUL-terminate b's text (not counted in its len); 0, or -1 when out of
@@ -739,7 +766,7 @@ static int fatal(struct tsd_http_conn *c, int status, const char *fmt, ...)
 }
 
 /* The request target of h: its query kept, its path routed (404), the
- * method checked (405), the token (401).  Returns 0, or -1 when out of
+ * method checked (405), its access (401, allowed).  Returns 0, or -1 when out of
  * memory. */
 static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
 {
@@ -747,7 +774,7 @@ static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
 	struct http_parser_url u;
 	const char *path = "";
 	size_t plen = 0;
-	int route = -1, given;
+	int route = -1;
 	http_parser_url_init(&u);
 	if (http_parser_parse_url(c->url.p, c->url.len, p->method == HTTP_CONNECT, &u) != 0) {
 		req_fail(h, 400, "the request target is not a valid URL");
@@ -774,16 +801,14 @@ static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
 	                       : p->method != HTTP_GET && p->method != HTTP_HEAD)
 		req_fail(h, 405, "%s %s: the method is not allowed (%s)", http_method_str(p->method),
 		         routes[route].path, routes[route].post ? "POST" : "GET or HEAD");
-	else if (!routes[route].open && !authorized(c, h->query, &given))
-		req_fail(h, 401, "%s", given ? "wrong token"
-		         : "authentication required: send \"Authorization: Token <token>\" "
-		           "(or Bearer, or the query parameter p)");
+	else
+		allowed(c, h, http_method_str(p->method), routes[route].path);
 	return 0;
 }
 
 /* The end of the headers: make the request and decide what can be
  * decided now, in this order: the version (505), the route, method and
- * token (route_request), the content coding (415), the declared size
+ * access (route_request), the content coding (415), the declared size
  * (413); then answer "Expect: 100-continue".  Returns 0, or -1 when the
  * request ends the connection (the parser stops; c->fatal says why). */
 static int decide(struct tsd_http_conn *c)
@@ -967,7 +992,7 @@ void tsd_http_configure(const struct tsd_config *cfg)
 	http_parser_set_max_header_size((uint32_t)cfg->http_max_header);
 }
 
-struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg)
+struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg, enum tsd_peer peer)
 {
 	struct tsd_http_conn *c = calloc(1, sizeof *c);
 	if (!c)
@@ -975,6 +1000,7 @@ struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg)
 	http_parser_init(&c->p, HTTP_REQUEST);
 	c->p.data = c;
 	c->cfg = cfg;
+	c->peer = peer;
 	return c;
 }
 

@@ -16,6 +16,11 @@
  * response may thus be rows lines and then an error, when a tablet turns
  * out damaged in the middle of a scan.
  *
+ * Once its op is known, and before any other field is looked at, a
+ * request is checked against what its client may do (access.c: the
+ * level the op needs, the level the connection has); a refusal is an
+ * EAUTH error that keeps the connection.
+ *
  * Requests are parsed with jansson and checked strictly: an unknown field
  * is an error rather than ignored, so that a misspelt "form" cannot
  * silently turn a bounded query into a scan of everything.  Response lines
@@ -1076,6 +1081,10 @@ static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 	return 0;
 }
 
+/* The token: admin on this connection (access.c), or the connection
+ * closed.  A daemon without a token has nothing to check it against:
+ * that is refused, the connection kept, so that a client sending one
+ * is told rather than left to think it has admin. */
 static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *authed)
 {
 	json_t *token = json_object_get(r->json, "token");
@@ -1084,6 +1093,9 @@ static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *au
 	if (!json_is_string(token))
 		return fail(r, TS_EPROTO, "field \"token\": expected a string, got %s",
 		            val_json_kind(token));
+	if (!tsd_token_set(ctx->cfg))
+		return fail(r, TSD_EAUTH, "this tsstored has no token (--token FILE): there is "
+		            "nothing to authenticate with");
 	if (!tsd_token_check(ctx->cfg, json_string_value(token), json_string_length(token))) {
 		r->closes = 1;
 		return fail(r, TSD_EAUTH, "wrong token; closing the connection");
@@ -1162,14 +1174,25 @@ static int parse(struct tsd_request *r)
 	return 0;
 }
 
-static int start(struct tsd_request *r, const struct tsd_context *ctx, int *authed,
-                 int needs_auth)
+/* Whether the client at peer may run r's op (access.c); the EAUTH
+ * error otherwise, before the fields are looked at. */
+static int check_access(struct tsd_request *r, const struct tsd_context *ctx, int authed,
+                        enum tsd_peer peer)
 {
-	if (parse(r) < 0)
+	enum tsd_access need = tsd_access_op(r->op);
+	char what[32], msg[TSD_MESSAGE_MAX];
+	if (tsd_access_granted(ctx->cfg, peer, authed) >= need)
+		return 0;
+	snprintf(what, sizeof what, "\"%s\"", tsd_op_name(r->op));
+	tsd_access_refusal(ctx->cfg, peer, 0, what, need, msg, sizeof msg);
+	return fail(r, TSD_EAUTH, "%s", msg);
+}
+
+static int start(struct tsd_request *r, const struct tsd_context *ctx, int *authed,
+                 enum tsd_peer peer)
+{
+	if (parse(r) < 0 || check_access(r, ctx, *authed, peer) < 0)
 		return r->code;
-	if (needs_auth && !*authed && r->op != TSD_OP_AUTH)
-		return fail(r, TSD_EAUTH, "authentication required: send "
-		            "{\"op\":\"auth\",\"token\":…} first");
 	if (check_fields(r) < 0)
 		return r->code;
 	switch (r->op) {
@@ -1193,7 +1216,7 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 }
 
 void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
-                      int *authed, int needs_auth)
+                      int *authed, enum tsd_peer peer)
 {
 	if (r->done)
 		return;
@@ -1211,7 +1234,7 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 	}
 	if (!r->started) {
 		r->started = 1;
-		if (start(r, ctx, authed, needs_auth) < 0) {
+		if (start(r, ctx, authed, peer) < 0) {
 			r->out.len = 0; /* a half-written line never goes out */
 			put_error_line(r);
 			r->done = 1;

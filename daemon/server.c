@@ -122,6 +122,7 @@ struct listener {
 	int graphite;          /* a graphite: (TCP) or graphite-udp: listener */
 	int udp;               /* a graphite-udp: listener */
 	int udp_waiting;       /* its datagrams queued on the workers */
+	enum tsd_peer peer;    /* what its clients may do without the token */
 	int open;
 };
 
@@ -137,7 +138,8 @@ struct conn {
 	union stream h;
 	struct server *srv;
 	struct conn *prev, *next;
-	int needs_auth, authed;
+	enum tsd_peer peer;          /* its listener's (access.c) */
+	int authed;                  /* it sent the token ("auth") */
 	struct tsd_http_conn *http;  /* an HTTP connection's parser, or NULL */
 	int graphite;                /* Graphite lines, not requests: nothing is answered */
 	int skipping;                /* Graphite: dropping a line longer than line-max */
@@ -426,7 +428,7 @@ static void send_bytes(struct conn *c, char *p, size_t len)
 static void step_work(uv_work_t *work)
 {
 	struct conn *c = work->data;
-	tsd_request_step(c->active, &c->srv->ctx, &c->authed, c->needs_auth);
+	tsd_request_step(c->active, &c->srv->ctx, &c->authed, c->peer);
 }
 
 static void free_conn(struct conn *c)
@@ -943,9 +945,9 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	c->srv = srv;
 	c->h.handle.data = c;
-	c->needs_auth = l->is_tcp && !l->http && !l->graphite && srv->cfg->token;
+	c->peer = l->peer;
 	c->graphite = l->graphite;
-	if (l->http && !(c->http = tsd_http_conn_new(srv->cfg))) {
+	if (l->http && !(c->http = tsd_http_conn_new(srv->cfg, c->peer))) {
 		free(c);
 		tsd_log("%s: out of memory for a connection", l->addr);
 		return;
@@ -1155,6 +1157,8 @@ static int open_listeners(struct server *srv)
 		l->http = strncmp(addr, "http:", 5) == 0;
 		l->udp = strncmp(addr, "graphite-udp:", 13) == 0;
 		l->graphite = l->udp || strncmp(addr, "graphite:", 9) == 0;
+		l->peer = strncmp(addr, "unix:", 5) == 0 ? TSD_PEER_UNIX
+		        : tsd_listen_loopback(addr) ? TSD_PEER_LOOPBACK : TSD_PEER_REMOTE;
 		rc = strncmp(addr, "unix:", 5) == 0 ? listen_unix(srv, l, addr + 5)
 		                                     : listen_tcp(srv, l, tsd_listen_hostport(addr));
 		if (rc < 0)
@@ -1400,8 +1404,18 @@ static void reload_files(struct tsd_config *cfg, struct tsd_config *fresh)
 	}
 }
 
+/* loopback-access, for the requests that follow (the workers read it). */
+static void reload_access(struct tsd_config *cfg, const struct tsd_config *fresh)
+{
+	if (cfg->loopback_access != fresh->loopback_access)
+		tsd_log("reload: loopback-access: %s -> %s",
+		        tsd_access_name((enum tsd_access)cfg->loopback_access),
+		        tsd_access_name((enum tsd_access)fresh->loopback_access));
+	__atomic_store_n(&cfg->loopback_access, fresh->loopback_access, __ATOMIC_RELAXED);
+}
+
 /* Read the configuration again (config file, then command line, as at
- * the start): apply the limits, timeouts and token, reopen the log
+ * the start): apply the limits, timeouts, token and loopback-access, reopen the log
  * file, and log what changed and what would need a restart.  A
  * configuration that does not load changes nothing. */
 static void reload(struct server *srv)
@@ -1421,6 +1435,7 @@ static void reload(struct server *srv)
 	if (differ(cfg->log_file, fresh.log_file) && tsd_log_open(fresh.log_file) < 0)
 		fresh.log_file = cfg->log_file; /* keep logging where it was */
 	reload_files(cfg, &fresh);
+	reload_access(cfg, &fresh);
 	reload_size("line-max", &cfg->line_max, fresh.line_max);
 	reload_size("max-request-memory", &cfg->request_memory, fresh.request_memory);
 	reload_int("max-connections", &cfg->max_connections, fresh.max_connections);

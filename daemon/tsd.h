@@ -16,6 +16,9 @@
  *              request.c's
  *   stats.c    the daemon's counters and latency histograms, as JSON
  *              (the stats op) and Prometheus text (GET /metrics)
+ *   access.c   who may do what: the level each op and HTTP route needs
+ *              (read, write, admin), the level each client has, and the
+ *              message of a refusal
  *   ingest.c   line protocol points into tables (ingest.h), for HTTP writes
  *   promwrite.c  Prometheus remote write into the same tables (promwrite.h)
  *   graphite.c   Graphite plaintext lines into the same tables (graphite.h),
@@ -119,6 +122,10 @@ struct tsd_config {
 	                                     * protocol creates (ingest.c); 0 = forever */
 	size_t http_max_body;               /* bytes, after decoding */
 	size_t http_max_header;             /* bytes of request line and headers */
+	int loopback_access;                /* enum tsd_access: what a loopback TCP or
+	                                     * HTTP client may do without the token;
+	                                     * TSD_ACCESS_UNSET until tsd_config_finish.
+	                                     * Workers read it: atomic loads. */
 	char **owned;                       /* copies of option values, freed at exit */
 	int nowned;
 	/* Build the configuration afresh, as at the start (config file,
@@ -151,7 +158,8 @@ int tsd_config_file(struct tsd_config *cfg, const char *path);
 /*
  * tsd_config_finish -- the checks that need every option: the default
  * listeners, the token (read from its file; required for a non-loopback
- * TCP address).  Returns 0 or -1 after the message.
+ * TCP address), and loopback-access when not given (none with a token,
+ * write without).  Returns 0 or -1 after the message.
  */
 int tsd_config_finish(struct tsd_config *cfg);
 
@@ -167,6 +175,10 @@ int tsd_tcp_split(const char *hostport, char *host, size_t size, int *port);
  * listener address, or NULL for any other (a unix socket). */
 const char *tsd_listen_hostport(const char *addr);
 
+/* Whether the host of a listener address with a HOST:PORT is a loopback
+ * address (127.0.0.0/8, ::1, localhost); 0 for a unix socket. */
+int tsd_listen_loopback(const char *addr);
+
 /* A copy of s that lives as long as cfg, or NULL when out of memory. */
 const char *tsd_config_keep(struct tsd_config *cfg, const char *s);
 
@@ -176,9 +188,14 @@ int tsd_config_has_arg(const char *name);
 /*
  * tsd_token_check -- whether token[0..len) (the client's, compared whole
  * even if it holds NUL bytes, in time independent of where it differs)
- * is cfg's token; 1 also when there is none.  Any thread.
+ * is cfg's token; 0 when there is none (nothing authenticates then, so
+ * a reload that removes the token cannot let a client in).  Any thread.
  */
 int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len);
+
+/* Whether cfg has a token now (a reload sets or removes it).  Any
+ * thread. */
+int tsd_token_set(struct tsd_config *cfg);
 
 /* Replace cfg's token by token (taken over; NULL for none) and free the
  * old, under the lock tsd_token_check takes (a reload on the loop
@@ -281,6 +298,60 @@ void tsd_stats_json(struct jbuf *b);
  * 0.0.4 (each family with its HELP and TYPE lines, names tsstore_*). */
 void tsd_stats_prometheus(struct jbuf *b);
 
+/* ---- Access levels (access.c) ------------------------------------------ */
+
+/*
+ * What a request needs, and what a client may do, ordered: each level
+ * allows what those below it do.  As a need, TSD_ACCESS_NONE is "nothing"
+ * (auth; GET /ping and /health); as what a client has, it allows only
+ * those.  tsstored(8) has the table of every op and route.
+ */
+enum tsd_access {
+	TSD_ACCESS_NONE,
+	TSD_ACCESS_READ,  /* queries, schema, tables, stats, ping, /metrics */
+	TSD_ACCESS_WRITE, /* insert, create, the HTTP and Graphite writes */
+	TSD_ACCESS_ADMIN, /* alter, drop, flush, check, snapshot */
+};
+/* cfg->loopback_access before tsd_config_finish when none was given. */
+#define TSD_ACCESS_UNSET (-1)
+
+/* Where a client is connected: what it may do without the token. */
+enum tsd_peer {
+	TSD_PEER_UNIX,     /* a unix socket: admin (the file mode decides who) */
+	TSD_PEER_LOOPBACK, /* a TCP or HTTP listener on a loopback address */
+	TSD_PEER_REMOTE,   /* any other TCP or HTTP listener: none */
+};
+
+/* "none", "read", "write" or "admin". */
+const char *tsd_access_name(enum tsd_access level);
+
+/* The level called name into *out.  Returns 0, or -1 for another name. */
+int tsd_access_parse(const char *name, enum tsd_access *out);
+
+/* The level op needs (TSD_OP_NONE: TSD_ACCESS_NONE, it is refused
+ * before). */
+enum tsd_access tsd_access_op(enum tsd_op op);
+
+/* The level an HTTP route needs (TSD_HTTP_NOROUTE: TSD_ACCESS_NONE, it
+ * is answered 404). */
+enum tsd_access tsd_access_route(enum tsd_http_route route);
+
+/* The level of a client at peer that has authenticated (authed: the
+ * token it sent matched) or not: admin when authenticated or on a unix
+ * socket, loopback-access on a loopback listener, else none.  Any
+ * thread. */
+enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, int authed);
+
+/*
+ * tsd_access_refusal -- the message for a request refused because its
+ * client at peer has less than need: what it is (what: "\"drop\"",
+ * "POST /write"), the level it needs, how to get it (the token, the
+ * unix socket; as the JSON-lines protocol or HTTP sends it: http) and
+ * loopback-access, into buf (size bytes).
+ */
+void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, const char *what,
+                        enum tsd_access need, char *buf, size_t size);
+
 /* ---- Requests (request.c) --------------------------------------------- */
 
 /*
@@ -306,8 +377,7 @@ struct tsd_request;
  * line[0..len) is then the message of the EBUSY error it is answered
  * with.  Both errors close the connection.  TSD_LINE_GRAPHITE: line[0..len)
  * holds Graphite plaintext lines, stored by tsd_graphite_lines and
- * answered with nothing (a graphite: connection).  needs_auth: whether the
- * connection must authenticate before anything but "auth".
+ * answered with nothing (a graphite: connection).
  * Returns the request, or NULL when out of memory.
  */
 enum { TSD_LINE_WHOLE, TSD_LINE_TOO_LONG, TSD_LINE_STALLED, TSD_LINE_GRAPHITE };
@@ -317,11 +387,12 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut);
  * tsd_request_step -- run the request on until it has produced about a
  * chunk of output or has finished; the step that finishes it also
  * releases its cursor and table.  Called on a worker thread, never on
- * two threads at once for one request.  *authed is the connection's
- * state, read and (by "auth") set.
+ * two threads at once for one request.  peer: where the connection is
+ * (what it may do without the token, tsd_access_granted); *authed is
+ * its state, read and (by "auth") set.
  */
 void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
-                      int *authed, int needs_auth);
+                      int *authed, enum tsd_peer peer);
 
 /*
  * tsd_request_output -- the output produced by the last step: the caller
@@ -381,8 +452,9 @@ struct tsd_http_sink {
  * at the start and after each reload, on the loop thread. */
 void tsd_http_configure(const struct tsd_config *cfg);
 
-/* A parser for a new HTTP connection, or NULL when out of memory. */
-struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg);
+/* A parser for a new HTTP connection on a listener at peer (what its
+ * requests may do without the token), or NULL when out of memory. */
+struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg, enum tsd_peer peer);
 
 /* Free a connection's parser and the request it was receiving.  NULL
  * allowed. */

@@ -46,7 +46,7 @@ printf 'host\tts\tv\na\t2025-01-01T00:00:00Z\t1\nb\t2025-01-01T00:00:00Z\t2\n' >
 check insert 0 '' 'insert: 2 rows stored, 0 rejected\n' from "$tmp/rows.tsv" "$bin" -s "$tmp/sock" insert m
 
 # curl -w: the status after the body (which ends with a newline)
-check metrics_no_token 0 '{"error":"authentication required: send \\"Authorization: Token <token>\\" (or Bearer, or the query parameter p)"}\n401\n' '' \
+check metrics_no_token 0 '{"error":"GET /metrics is a read operation: send the token (\\"Authorization: Token <token>\\", or Bearer, or the query parameter p); loopback-access is none"}\n401\n' '' \
 	c -w '%{http_code}\n' "$url/metrics"
 check metrics_wrong_token 0 '{"error":"wrong token"}\n401\n' '' \
 	c -w '%{http_code}\n' -H "Authorization: Token nope" "$url/metrics"
@@ -101,7 +101,7 @@ check write_expect 0 '{"error":"snappy: the compressed body is damaged; nothing 
 took=$(c -o /dev/null -w '%{time_total}' -H "$auth" --data-binary @"$tmp/big.lp" "$url/write?db=x")
 expect write_expect_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
 # refused (no token): answered before the body, without curl's wait
-check write_expect_refused 0 '{"error":"authentication required: send \\"Authorization: Token <token>\\" (or Bearer, or the query parameter p)"}\n401\n' '' \
+check write_expect_refused 0 '{"error":"POST /write is a write operation: send the token (\\"Authorization: Token <token>\\", or Bearer, or the query parameter p); loopback-access is none"}\n401\n' '' \
 	c -w '%{http_code}\n' --data-binary @"$tmp/big.lp" "$url/write?db=x"
 took=$(c -o /dev/null -w '%{time_total}' --data-binary @"$tmp/big.lp" "$url/write?db=x")
 expect write_expect_refused_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1

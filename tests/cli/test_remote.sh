@@ -53,7 +53,7 @@ check unix_ignores_token 0 'm\n' '' env TSSTORE_TOKEN=wrong "$bin" -s "$tmp/sock
 
 # ---- 2. what fails, and says so ----
 
-check tcp_no_token 1 '' "tsstore: tables: $addr: authentication required: send {\"op\":\"auth\",\"token\":…} first (no token was sent: give it in \$TSSTORE_TOKEN or in a file named by \$TSSTORE_TOKEN_FILE)\n" \
+check tcp_no_token 1 '' "tsstore: tables: $addr: \"tables\" is a read operation: send the token ({\"op\":\"auth\",\"token\":…}) or use the unix socket; loopback-access is none (no token was sent: give it in \$TSSTORE_TOKEN or in a file named by \$TSSTORE_TOKEN_FILE)\n" \
 	ts -s "$addr" tables
 check tcp_wrong_token 1 '' "tsstore: tables: tsstored refused the token of \$TSSTORE_TOKEN: $addr: wrong token; closing the connection\n" \
 	env TSSTORE_TOKEN=wrong "$bin" -s "$addr" tables

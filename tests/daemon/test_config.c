@@ -15,7 +15,10 @@
  *
  * It also covers the listeners (the defaults: the unix socket, TCP and
  * HTTP; http:HOST:PORT; a non-loopback address needs a token) and the
- * HTTP listener's limits (http-max-body, http-max-header).
+ * HTTP listener's limits (http-max-body, http-max-header), and
+ * loopback-access: its values, its default (write, or none when a token
+ * is configured), and the one table of the levels each op and HTTP
+ * route needs (daemon/access.c, linked too).
  *
  * Messages go to stderr: each call's is captured into a temporary file
  * (fd 2 redirected around the call) and compared whole.
@@ -367,6 +370,147 @@ static void test_http_limits(void **state)
 	assert_int_equal(f->cfg.http_max_header, 4 << 10);
 }
 
+/* Write "s3cret\n" to DIR/token and name it as the token file. */
+static void use_token(struct fixture *f)
+{
+	char path[96];
+	FILE *fp;
+	snprintf(path, sizeof path, "%s/token", f->dir);
+	assert_non_null(fp = fopen(path, "w"));
+	assert_true(fputs("s3cret\n", fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(set_flag(&f->cfg, "token", path), 0);
+}
+
+/* tsd_config_finish, which must succeed silently. */
+static void finish_ok(struct fixture *f)
+{
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), 0);
+	err_end();
+	assert_string_equal(err_text, "");
+}
+
+/* loopback-access: unset until tsd_config_finish, which makes it write
+ * without a token. */
+static void test_loopback_access_default(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(tsd_config_has_arg("loopback-access"), 1);
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_UNSET);
+	finish_ok(f);
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_WRITE);
+}
+
+/* With a token and no loopback-access, every loopback request needs the
+ * token, as before loopback-access existed: none. */
+static void test_loopback_access_token_default(void **state)
+{
+	struct fixture *f = *state;
+	use_token(f);
+	finish_ok(f);
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_NONE);
+}
+
+/* Each value, on the command line and in a file; given, it holds with
+ * a token too; a later one wins. */
+static void test_loopback_access_values(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const names[] = {"none", "read", "write", "admin"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(set_flag(&f->cfg, "loopback-access", names[i]), 0);
+		assert_string_equal(err_text, "");
+		assert_int_equal(f->cfg.loopback_access, i);
+	}
+	assert_int_equal(read_file(f, "loopback-access = read\n"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_READ);
+	use_token(f);
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", "write"), 0);
+	finish_ok(f);
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_WRITE);
+}
+
+/* A bad value is refused with the values allowed, and changes nothing. */
+static void test_loopback_access_refused(void **state)
+{
+	struct fixture *f = *state;
+	char want[256];
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", "read"), 0);
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", "all"), -1);
+	assert_string_equal(err_text, "tsstored: --loopback-access: loopback-access: \"all\": want "
+	                              "none, read, write or admin\n");
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", "Admin"), -1);
+	assert_string_equal(err_text, "tsstored: --loopback-access: loopback-access: \"Admin\": want "
+	                              "none, read, write or admin\n");
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", ""), -1);
+	assert_string_equal(err_text, "tsstored: --loopback-access: loopback-access: \"\": want "
+	                              "none, read, write or admin\n");
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", NULL), -1);
+	assert_string_equal(err_text, "tsstored: --loopback-access: loopback-access needs a value\n");
+	assert_int_equal(f->cfg.loopback_access, TSD_ACCESS_READ);
+	assert_int_equal(read_file(f, "loopback-access = writ\n"), -1);
+	snprintf(want, sizeof want, "tsstored: %s:1: loopback-access: \"writ\": want none, read, "
+	         "write or admin\n", f->path);
+	assert_string_equal(err_text, want);
+}
+
+/* The one table (access.c): the level of every op and HTTP route. */
+static void test_access_table(void **state)
+{
+	static const struct { enum tsd_op op; enum tsd_access need; } ops[] = {
+		{TSD_OP_AUTH, TSD_ACCESS_NONE},
+		{TSD_OP_PING, TSD_ACCESS_READ}, {TSD_OP_TABLES, TSD_ACCESS_READ},
+		{TSD_OP_SCHEMA, TSD_ACCESS_READ}, {TSD_OP_QUERY, TSD_ACCESS_READ},
+		{TSD_OP_LATEST, TSD_ACCESS_READ}, {TSD_OP_AGGREGATE, TSD_ACCESS_READ},
+		{TSD_OP_STATS, TSD_ACCESS_READ},
+		{TSD_OP_INSERT, TSD_ACCESS_WRITE}, {TSD_OP_CREATE, TSD_ACCESS_WRITE},
+		{TSD_OP_ALTER, TSD_ACCESS_ADMIN}, {TSD_OP_DROP, TSD_ACCESS_ADMIN},
+		{TSD_OP_FLUSH, TSD_ACCESS_ADMIN}, {TSD_OP_CHECK, TSD_ACCESS_ADMIN},
+		{TSD_OP_SNAPSHOT, TSD_ACCESS_ADMIN},
+	};
+	static const struct { enum tsd_http_route route; enum tsd_access need; } routes[] = {
+		{TSD_HTTP_PING, TSD_ACCESS_NONE}, {TSD_HTTP_HEALTH, TSD_ACCESS_NONE},
+		{TSD_HTTP_METRICS, TSD_ACCESS_READ}, {TSD_HTTP_WRITE, TSD_ACCESS_WRITE},
+		{TSD_HTTP_WRITE_V2, TSD_ACCESS_WRITE}, {TSD_HTTP_PROM_WRITE, TSD_ACCESS_WRITE},
+	};
+	(void)state;
+	assert_int_equal(sizeof ops / sizeof ops[0], TSD_NOPS - 1); /* every op */
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		assert_int_equal(tsd_access_op(ops[i].op), ops[i].need);
+	assert_int_equal(sizeof routes / sizeof routes[0], TSD_HTTP_NROUTES - 1);
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		assert_int_equal(tsd_access_route(routes[i].route), routes[i].need);
+	assert_string_equal(tsd_access_name(TSD_ACCESS_NONE), "none");
+	assert_string_equal(tsd_access_name(TSD_ACCESS_ADMIN), "admin");
+}
+
+/* What a client has: admin on a unix socket or with the token,
+ * loopback-access on a loopback listener, nothing elsewhere. */
+static void test_access_granted(void **state)
+{
+	struct fixture *f = *state;
+	char msg[512];
+	assert_int_equal(set_flag(&f->cfg, "loopback-access", "read"), 0);
+	finish_ok(f);
+	assert_int_equal(tsd_access_granted(&f->cfg, TSD_PEER_UNIX, 0), TSD_ACCESS_ADMIN);
+	assert_int_equal(tsd_access_granted(&f->cfg, TSD_PEER_LOOPBACK, 0), TSD_ACCESS_READ);
+	assert_int_equal(tsd_access_granted(&f->cfg, TSD_PEER_LOOPBACK, 1), TSD_ACCESS_ADMIN);
+	assert_int_equal(tsd_access_granted(&f->cfg, TSD_PEER_REMOTE, 0), TSD_ACCESS_NONE);
+	assert_int_equal(tsd_access_granted(&f->cfg, TSD_PEER_REMOTE, 1), TSD_ACCESS_ADMIN);
+	assert_int_equal(tsd_listen_loopback("tcp:127.0.0.2:1"), 1);
+	assert_int_equal(tsd_listen_loopback("http:[::1]:1"), 1);
+	assert_int_equal(tsd_listen_loopback("tcp:localhost:1"), 1);
+	assert_int_equal(tsd_listen_loopback("tcp:0.0.0.0:1"), 0);
+	assert_int_equal(tsd_listen_loopback("unix:/tmp/s"), 0);
+	tsd_access_refusal(&f->cfg, TSD_PEER_LOOPBACK, 0, "\"insert\"", TSD_ACCESS_WRITE, msg,
+	                   sizeof msg);
+	assert_string_equal(msg, "\"insert\" is a write operation: use the unix socket, or start "
+	                         "tsstored with a token (--token FILE) and send it "
+	                         "({\"op\":\"auth\",\"token\":…}); loopback-access is read");
+}
+
 /* What cfg->lib holds after the options is what ts_open accepts. */
 static void test_engine_accepts(void **state)
 {
@@ -395,6 +539,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_listen_graphite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loopback_access_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loopback_access_token_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loopback_access_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loopback_access_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_access_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_access_granted, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -7,9 +7,12 @@
  * tables and failures never leak from one test to the next; the teardown
  * kills whatever still runs and removes the directory.  The op, framing
  * and bad-input tests run twice, once per transport (the list in main()
- * names them ..._unix and ..._tcp); the load tests (many connections, a
- * client that stops reading, SIGTERM under load) and the token tests run
- * once.
+ * names them ..._unix and ..._tcp; over TCP the daemon then has
+ * --loopback-access admin, so that drop and alter run there too); the
+ * load tests (many connections, a client that stops reading, SIGTERM
+ * under load), the token tests and the access-level tests
+ * (daemon_access_*: what each loopback-access, the token and a listener
+ * outside the loopback allow, with the exact EAUTH messages) run once.
  *
  * Responses are compared as golden text, byte for byte.  To keep the
  * JSON in C strings readable, requests and expected responses given to
@@ -281,9 +284,11 @@ static int teardown(void **state)
 }
 
 /* A daemon started with args (and --token DIR/token when token), and a
- * connection over the transport in *state (unix when none).  On failure
- * everything is undone here: cmocka runs no teardown after a failed
- * setup. */
+ * connection over the transport in *state (unix when none).  Over TCP
+ * without a token the daemon gets --loopback-access admin: the tests
+ * run every op over both transports, drop and alter too (what each
+ * level allows is the daemon_access_* tests').  On failure everything
+ * is undone here: cmocka runs no teardown after a failed setup. */
 static int start_fixture(void **state, const char *const *args, int token)
 {
 	const char *argv[TSD_TEST_ARGS_MAX + 1] = {NULL};
@@ -300,6 +305,9 @@ static int start_fixture(void **state, const char *const *args, int token)
 	if (token) {
 		argv[n++] = "--token";
 		argv[n++] = f->token;
+	} else if (f->transport == TSD_TEST_TCP) {
+		argv[n++] = "--loopback-access";
+		argv[n++] = "admin";
 	}
 	if (tsd_test_daemon_start(f->d, argv) < 0) {
 		tsd_test_daemon_dump_log(f->d);
@@ -325,6 +333,40 @@ static int setup_line_max(void **state)
 /* The daemon with --token DIR/token holding "s3cret"; the fixture's
  * connection is over the unix socket. */
 static int setup_token(void **state) { return start_fixture(state, NULL, 1); }
+
+/* The daemon with --loopback-access LEVEL (and a token for
+ * setup_token_write); the fixture's connection over the unix socket. */
+static int setup_loopback_admin(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "admin", NULL};
+	return start_fixture(state, args, 0);
+}
+
+static int setup_loopback_read(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "read", NULL};
+	return start_fixture(state, args, 0);
+}
+
+static int setup_loopback_none(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "none", NULL};
+	return start_fixture(state, args, 0);
+}
+
+static int setup_token_write(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "write", NULL};
+	return start_fixture(state, args, 1);
+}
+
+/* A token, listeners on 0.0.0.0 too, and loopback-access admin. */
+static int setup_remote(void **state)
+{
+	static const char *const args[] = {"--listen", "tcp:0.0.0.0:0", "--listen", "http:0.0.0.0:0",
+	                                   "--loopback-access", "admin", NULL};
+	return start_fixture(state, args, 1);
+}
 
 /* ---- Ops ---- */
 
@@ -2216,10 +2258,21 @@ static void test_sigterm_under_load(void **state)
 		check_loader_rows(f->c, &loaders[i]);
 }
 
-/* ---- Token authentication (--token: "s3cret") ---- */
+/* ---- Access levels and the token (--token: "s3cret") ---- */
 
-static const char *const auth_required =
-	"authentication required: send {\"op\":\"auth\",\"token\":…} first";
+/* The EAUTH message refusing op, which needs level need, to a client on
+ * a loopback TCP listener (daemon/access.c): token says whether the
+ * daemon has one, loopback is loopback-access. */
+static char *refusal(const char *op, const char *need, int token, const char *loopback)
+{
+	return tsd_test_fmt("\"%s\" is %s %s operation: %s; loopback-access is %s", op,
+	                    strcmp(need, "admin") == 0 ? "an" : "a", need,
+	                    token ? "send the token ({\"op\":\"auth\",\"token\":…}) or use the "
+	                            "unix socket"
+	                          : "use the unix socket, or start tsstored with a token "
+	                            "(--token FILE) and send it ({\"op\":\"auth\",\"token\":…})",
+	                    loopback);
+}
 
 /* Assert the response to request (single-quoted) is one EAUTH line. */
 static void expect_eauth(struct tsd_test_conn *c, const char *request, const char *message)
@@ -2231,17 +2284,195 @@ static void expect_eauth(struct tsd_test_conn *c, const char *request, const cha
 	free(req);
 }
 
-static void test_auth_tcp_required(void **state)
+/* expect_error with the message refusal() makes (freed here). */
+static void expect_refusal(struct tsd_test_conn *c, const char *request, char *message)
+{
+	expect_error(c, request, "EAUTH", message);
+	free(message);
+}
+
+/* The default configuration (no token, no loopback-access): a loopback
+ * TCP client may read and write, not change or remove what exists; the
+ * unix socket may. */
+static void test_access_default(void **state)
 {
 	struct fixture *f = *state;
 	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
 	assert_non_null(c);
+	fill_q(c); /* create and insert: write */
+	expect_rows(c, "{'op':'query','table':'q','prefix':['a'],'lt':['a','2025-01-01T02:00:00Z']}",
+	            "a0 a1", "'count':2,'more':false");
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	expect_error(c, "{'op':'drop','id':1,'table':'q'}", "EAUTH",
+	             "\"drop\" is an admin operation: use the unix socket, or start tsstored with a "
+	             "token (--token FILE) and send it ({\"op\":\"auth\",\"token\":…}); "
+	             "loopback-access is write");
+	expect_refusal(c, "{'op':'alter','table':'q','ttl':'1h'}", refusal("alter", "admin", 0, "write"));
+	expect_refusal(c, "{'op':'flush'}", refusal("flush", "admin", 0, "write"));
+	expect_refusal(c, "{'op':'check'}", refusal("check", "admin", 0, "write"));
+	expect_refusal(c, "{'op':'snapshot','dest':'/tmp/nowhere'}", refusal("snapshot", "admin", 0, "write"));
+	/* refused before its fields are looked at */
+	expect_refusal(c, "{'op':'drop','tabel':'q'}", refusal("drop", "admin", 0, "write"));
+	/* no token to authenticate with: refused, the connection kept */
+	expect_error(c, "{'op':'auth','token':'s3cret'}", "EAUTH",
+	             "this tsstored has no token (--token FILE): there is nothing to authenticate with");
+	expect_refusal(c, "{'op':'drop','table':'q'}", refusal("drop", "admin", 0, "write"));
+	assert_int_equal(count_rows(c, "q"), 12);
+	/* the unix socket: admin */
+	expect(f->c, "{'op':'alter','table':'q','ttl':'1h'}", "{'ok':true}\n");
+	expect(f->c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+}
+
+/* --loopback-access admin: what the daemon did before the levels. */
+static void test_access_loopback_admin(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	assert_non_null(c);
+	fill_q(c);
+	expect(c, "{'op':'alter','table':'q','ttl':'1h'}", "{'ok':true}\n");
+	expect(c, "{'op':'flush'}", "{'ok':true}\n");
+	expect(c, "{'op':'check'}", "{'ok':true,'count':0,'problems':[]}\n");
+	expect(c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+}
+
+/* --loopback-access read: queries, not inserts nor creates. */
+static void test_access_loopback_read(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	assert_non_null(c);
+	fill_q(f->c); /* over the unix socket */
+	assert_int_equal(count_rows(c, "q"), 12);
+	expect(c, "{'op':'latest','table':'q','prefix':['c']}",
+	       "{'ok':true,'row':['c',1735700402000000000,3,23.5]}\n");
+	expect_error(c, "{'op':'insert','id':2,'table':'q','rows':[['d',1735689600000000000,1,1]]}",
+	             "EAUTH", "\"insert\" is a write operation: use the unix socket, or start tsstored "
+	             "with a token (--token FILE) and send it ({\"op\":\"auth\",\"token\":…}); "
+	             "loopback-access is read");
+	expect_refusal(c, "{'op':'create','table':'z','columns':[{'name':'ts','type':'timestamp'}],"
+	                  "'key':['ts']}", refusal("create", "write", 0, "read"));
+	expect_refusal(c, "{'op':'drop','table':'q'}", refusal("drop", "admin", 0, "read"));
+	assert_int_equal(count_rows(c, "q"), 12);
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':['q']}\n");
+	tsd_test_close(c);
+}
+
+/* --loopback-access none: not even a ping (nor "auth", with no token). */
+static void test_access_loopback_none(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	char *m = refusal("ping", "read", 0, "none");
+	assert_non_null(c);
+	expect_eauth(c, "{'op':'ping','id':1}", m);
+	free(m);
+	expect_eauth(c, "{'op':'auth','token':'x'}",
+	             "this tsstored has no token (--token FILE): there is nothing to authenticate with");
+	m = refusal("query", "read", 0, "none");
+	expect_eauth(c, "{'op':'query','table':'q'}", m);
+	free(m);
+	tsd_test_close(c);
+	ping_ok(f->c);
+}
+
+/* A token and --loopback-access write: loopback clients insert without
+ * it; drop needs it, and runs once it was sent. */
+static void test_access_token_write(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	assert_non_null(c);
+	fill_q(c);
+	expect_error(c, "{'op':'drop','table':'q'}", "EAUTH",
+	             "\"drop\" is an admin operation: send the token ({\"op\":\"auth\",\"token\":…}) "
+	             "or use the unix socket; loopback-access is write");
+	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	expect(c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+}
+
+/* The port the daemon's log says its listener kind ("tcp", "http") on
+ * 0.0.0.0 got (it opens after the test's own listeners: waited for), or
+ * -1. */
+static int wildcard_port(const struct tsd_test_daemon *d, const char *kind)
+{
+	char line[1024], *prefix = tsd_test_fmt("tsstored: listening on %s:0.0.0.0:", kind);
+	int port = -1;
+	for (int tries = 0; port < 0 && tries < WAIT / 10; tries++) {
+		FILE *fp = fopen(d->log, "r");
+		while (fp && port < 0 && fgets(line, sizeof line, fp))
+			if (strncmp(line, prefix, strlen(prefix)) == 0)
+				port = atoi(line + strlen(prefix));
+		if (fp)
+			fclose(fp);
+		if (port < 0)
+			tsd_test_sleep_ms(10);
+	}
+	free(prefix);
+	return port;
+}
+
+/* A listener outside the loopback range (0.0.0.0, reached here through
+ * 127.0.0.1): nothing without the token, whatever loopback-access says;
+ * everything with it.  HTTP alike. */
+static void test_access_remote(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_daemon view = *f->d;
+	struct tsd_test_conn *c, *h;
+	char *line = NULL;
+	static const char metrics[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+	view.port = wildcard_port(f->d, "tcp");
+	view.http_port = wildcard_port(f->d, "http");
+	assert_true(view.port > 0 && view.http_port > 0);
+	assert_non_null(c = tsd_test_connect(&view, TSD_TEST_TCP));
+	expect_eauth(c, "{'op':'ping','id':1}",
+	             "\"ping\" is a read operation: send the token ({\"op\":\"auth\",\"token\":…}) "
+	             "or use the unix socket; this listener is not on the loopback");
+	expect(c, "{'op':'auth','token':'s3cret'}", "{'ok':true}\n");
+	fill_q(c);
+	expect(c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	tsd_test_close(c);
+	/* the loopback listener of the same daemon: loopback-access */
+	assert_non_null(c = tsd_test_connect(f->d, TSD_TEST_TCP));
+	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
+	tsd_test_close(c);
+	assert_non_null(h = tsd_test_connect(&view, TSD_TEST_HTTP));
+	assert_int_equal(tsd_test_send(h, metrics, strlen(metrics)), 0);
+	assert_int_equal(tsd_test_read_line(h, WAIT, &line, NULL), TSD_TEST_LINE);
+	assert_string_equal(line, "HTTP/1.1 401 Unauthorized\r");
+	free(line);
+	tsd_test_close(h);
+}
+
+/* With a token and no loopback-access (none), every request on TCP but
+ * auth needs the token, as before the levels. */
+static void test_auth_tcp_required(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	char *m;
+	assert_non_null(c);
 	/* Refused, but the connection stays usable. */
-	expect_eauth(c, "{'op':'ping','id':1}", auth_required);
-	expect_eauth(c, "{'op':'tables','id':2}", auth_required);
-	expect_eauth(c, "{'op':'ping','table':'x'}", auth_required); /* before field checks */
+	expect_eauth(c, "{'op':'ping','id':1}",
+	             "\"ping\" is a read operation: send the token ({\"op\":\"auth\",\"token\":…}) "
+	             "or use the unix socket; loopback-access is none");
+	m = refusal("tables", "read", 1, "none");
+	expect_eauth(c, "{'op':'tables','id':2}", m);
+	free(m);
+	m = refusal("ping", "read", 1, "none");
+	expect_eauth(c, "{'op':'ping','table':'x'}", m); /* before field checks */
+	free(m);
+	m = refusal("create", "write", 1, "none");
 	expect_eauth(c, "{'op':'create','table':'q','columns':[{'name':'ts','type':'timestamp'}],"
-	                "'key':['ts']}", auth_required);
+	                "'key':['ts']}", m);
+	free(m);
 	expect(c, "{'op':'auth','id':3,'token':'s3cret'}", "{'id':3,'ok':true}\n");
 	ping_ok(c);
 	expect(c, "{'op':'tables'}", "{'ok':true,'tables':[]}\n");
@@ -2908,6 +3139,41 @@ static void test_sighup_reload(void **state)
 	free(big);
 }
 
+/* SIGHUP applies a new loopback-access to the requests that follow,
+ * on connections already open too; a bad value changes nothing. */
+static void test_access_reload(void **state)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	struct tsd_test_conn *c = NULL, *u = NULL;
+	char conf[TSD_TEST_PATH_MAX], *m;
+	(void)state;
+	assert_non_null(d);
+	snprintf(conf, sizeof conf, "%s/conf", d->dir);
+	put_file(d, "conf", "loopback-access = read\n");
+	const char *args[] = {"--config", conf, NULL};
+	assert_int_equal(tsd_test_daemon_start(d, args), 0);
+	assert_non_null(u = tsd_test_connect(d, TSD_TEST_UNIX));
+	assert_non_null(c = tsd_test_connect(d, TSD_TEST_TCP));
+	fill_q(u);
+	m = refusal("drop", "admin", 0, "read");
+	expect_error(c, "{'op':'drop','table':'q'}", "EAUTH", m);
+	free(m);
+	put_file(d, "conf", "loopback-access = admin\n");
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, d->log, "tsstored: reloaded");
+	assert_true(log_has(d, "tsstored: reload: loopback-access: read -> admin"));
+	expect(c, "{'op':'alter','table':'q','ttl':'1h'}", "{'ok':true}\n");
+	/* a value that does not load: nothing changes */
+	put_file(d, "conf", "loopback-access = everything\n");
+	assert_int_equal(kill(d->pid, SIGHUP), 0);
+	wait_log(d, d->log, "reload failed: still serving with the configuration as it was");
+	expect(c, "{'op':'drop','table':'q'}", "{'ok':true}\n");
+	tsd_test_close(c);
+	tsd_test_close(u);
+	assert_int_equal(tsd_test_daemon_stop(d, WAIT), 0);
+	tsd_test_daemon_free(d);
+}
+
 /* A socket left by a daemon killed with SIGKILL is replaced at the next
  * start. */
 static void test_stale_socket_replaced(void **state)
@@ -3075,6 +3341,13 @@ int main(void)
 		ONCE("concurrent_50_connections", test_concurrent_connections, setup),
 		ONCE("slow_reader_memory_bounded", test_slow_reader_memory, setup_small_cache),
 		ONCE("sigterm_under_load", test_sigterm_under_load, setup),
+		ONCE("access_default", test_access_default, setup),
+		ONCE("access_loopback_admin", test_access_loopback_admin, setup_loopback_admin),
+		ONCE("access_loopback_read", test_access_loopback_read, setup_loopback_read),
+		ONCE("access_loopback_none", test_access_loopback_none, setup_loopback_none),
+		ONCE("access_token_write", test_access_token_write, setup_token_write),
+		ONCE("access_reload", test_access_reload, NULL),
+		ONCE("access_remote", test_access_remote, setup_remote),
 		ONCE("auth_tcp_required", test_auth_tcp_required, setup_token),
 		ONCE("auth_wrong_token_closes", test_auth_wrong_token_closes, setup_token),
 		ONCE("auth_unix_free", test_auth_unix_free, setup_token),

@@ -27,12 +27,16 @@
 #include "alter_race.h"
 #include "support_client.h"
 
+/* A daemon whose loopback TCP clients may alter, flush and drop too
+ * (--loopback-access admin): the races run over TCP and the unix
+ * socket alike. */
 static int setup(void **state)
 {
+	static const char *const args[] = {"--loopback-access", "admin", NULL};
 	struct tsd_test_daemon *d = tsd_test_daemon_new();
 	if (!d)
 		return -1;
-	if (tsd_test_daemon_start(d, NULL) < 0) {
+	if (tsd_test_daemon_start(d, args) < 0) {
 		tsd_test_daemon_dump_log(d);
 		tsd_test_daemon_free(d);
 		return -1;

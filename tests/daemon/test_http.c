@@ -287,6 +287,24 @@ static int setup_token(void **state)
 	return start_fixture(state, args);
 }
 
+static int setup_read(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "read", NULL};
+	return start_fixture(state, args);
+}
+
+static int setup_none(void **state)
+{
+	static const char *const args[] = {"--loopback-access", "none", NULL};
+	return start_fixture(state, args);
+}
+
+static int setup_token_write(void **state)
+{
+	static const char *const args[] = {"--token", "TOKEN", "--loopback-access", "write", NULL};
+	return start_fixture(state, args);
+}
+
 /* ---- The endpoints ---- */
 
 static void test_ping(void **state)
@@ -1081,19 +1099,43 @@ static void test_write_metrics(void **state)
 
 /* ---- Authentication ---- */
 
+/* The 401 message for method path, which needs level need, from a
+ * client on a loopback listener (daemon/access.c): token says whether
+ * the daemon has one, loopback is loopback-access. */
+static char *refusal(const char *what, const char *need, int token, const char *loopback)
+{
+	return tsd_test_fmt("%s is a %s operation: %s; loopback-access is %s", what, need,
+	                    token ? "send the token (\"Authorization: Token <token>\", or Bearer, "
+	                            "or the query parameter p)"
+	                          : "start tsstored with a token (--token FILE) and send it "
+	                            "(\"Authorization: Token <token>\")", loopback);
+}
+
+static const char unauthorized[] = "WWW-Authenticate: Token realm=\"tsstored\"\r\n";
+
+/* expect_error of a 401 with the message refusal() makes (freed here). */
+static void expect_refusal(struct tsd_test_conn *c, const char *request, char *msg)
+{
+	expect_error(c, request, "401 Unauthorized", unauthorized, 0, msg);
+	free(msg);
+}
+
+/* With a token (and so loopback-access none): every endpoint but /ping
+ * and /health needs it, each way it can be sent; a wrong one is 401. */
 static void test_auth(void **state)
 {
 	struct fixture *f = *state;
 	struct response r;
-	static const char required[] = "authentication required: send \"Authorization: Token "
-	                               "<token>\" (or Bearer, or the query parameter p)";
+	char *required = refusal("POST /write", "write", 1, "none");
 	char *health = json_head("200 OK", 18, 0);
 	/* /ping and /health need no token */
 	expect(f->c, ping, ping_head, "");
 	expect(f->c, "GET /health HTTP/1.1\r\n\r\n", health, "{\"status\":\"pass\"}\n");
 	free(health);
 	expect_error(f->c, "GET /metrics HTTP/1.1\r\n\r\n", "401 Unauthorized",
-	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, required);
+	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "GET /metrics is a read operation: send the token (\"Authorization: Token "
+	             "<token>\", or Bearer, or the query parameter p); loopback-access is none");
 	expect_error(f->c, "POST /write HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", "401 Unauthorized",
 	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, required);
 	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Token s3cre\r\n\r\n",
@@ -1118,9 +1160,8 @@ static void test_auth(void **state)
 		response_free(&r);
 	}
 	/* /api/v2/write: InfluxDB 2.x clients send "Authorization: Token" */
-	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nContent-Length: 8\r\n\r\n"
-	             "a v=1 1\n", "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n",
-	             0, required);
+	expect_refusal(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nContent-Length: 8\r\n\r\n"
+	               "a v=1 1\n", refusal("POST /api/v2/write", "write", 1, "none"));
 	expect_error(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nAuthorization: Token x\r\n"
 	             "Content-Length: 8\r\n\r\na v=1 1\n", "401 Unauthorized",
 	             "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0, "wrong token");
@@ -1130,6 +1171,81 @@ static void test_auth(void **state)
 	post(f->c, "/write?db=x&u=me&p=s3cret", "", "a v=2 2\n", 8);
 	expect_next(f->c, ping_head, "");
 	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"a\"}", 2, "[[1,1],[2,2]]");
+	free(required);
+}
+
+/* The default (no token, loopback-access write): the writes and
+ * /metrics need nothing; credentials are ignored, there being no token
+ * to check them against. */
+static void test_access_default(void **state)
+{
+	struct fixture *f = *state;
+	struct response r;
+	post(f->c, "/write?db=x", "", "a v=1 1\n", 8);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/api/v2/write?bucket=b&org=o", "Authorization: Token anything\r\n", "a v=2 2\n", 8);
+	expect_next(f->c, ping_head, "");
+	post(f->c, "/write?db=x&u=me&p=whatever", "", "a v=3 3\n", 8);
+	expect_next(f->c, ping_head, "");
+	call(f->c, "GET /metrics HTTP/1.1\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	response_free(&r);
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"a\"}", 3, "[[1,1],[2,2],[3,3]]");
+}
+
+/* --loopback-access read: /metrics, not the writes (401, the connection
+ * kept, the body read and dropped). */
+static void test_access_read(void **state)
+{
+	struct fixture *f = *state;
+	struct response r;
+	expect(f->c, ping, ping_head, "");
+	call(f->c, "GET /metrics HTTP/1.1\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	response_free(&r);
+	expect_error(f->c, "POST /write?db=x HTTP/1.1\r\nContent-Length: 8\r\n\r\na v=1 1\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "POST /write is a write operation: start tsstored with a token (--token FILE) "
+	             "and send it (\"Authorization: Token <token>\"); loopback-access is read");
+	expect_refusal(f->c, "POST /api/v2/write HTTP/1.1\r\nContent-Length: 8\r\n\r\na v=1 1\n",
+	               refusal("POST /api/v2/write", "write", 0, "read"));
+	expect_refusal(f->c, "POST /api/v1/write HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+	               refusal("POST /api/v1/write", "write", 0, "read"));
+	expect(f->c, ping, ping_head, "");
+	struct tsd_test_conn *u = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	char *got = tsd_test_call(u, "{\"op\":\"tables\"}");
+	assert_string_equal(got, "{\"ok\":true,\"tables\":[]}\n"); /* nothing was written */
+	free(got);
+	tsd_test_close(u);
+}
+
+/* --loopback-access none: /ping and /health only. */
+static void test_access_none(void **state)
+{
+	struct fixture *f = *state;
+	struct response r;
+	char *health = json_head("200 OK", 18, 0);
+	expect(f->c, ping, ping_head, "");
+	expect(f->c, "GET /health HTTP/1.1\r\n\r\n", health, "{\"status\":\"pass\"}\n");
+	free(health);
+	call(f->c, "HEAD /metrics HTTP/1.1\r\n\r\n", &r); /* no body: the status says */
+	assert_int_equal(r.status, 401);
+	response_free(&r);
+	expect_refusal(f->c, "GET /metrics HTTP/1.1\r\n\r\n", refusal("GET /metrics", "read", 0, "none"));
+}
+
+/* A token and --loopback-access write: collectors write without it;
+ * a wrong one is still refused. */
+static void test_access_token_write(void **state)
+{
+	struct fixture *f = *state;
+	post(f->c, "/write", "", "a v=1 1\n", 8);
+	expect_next(f->c, ping_head, "");
+	expect_error(f->c, "POST /write HTTP/1.1\r\nAuthorization: Token s3cre\r\nContent-Length: 8"
+	             "\r\n\r\na v=2 2\n", "401 Unauthorized", unauthorized, 0, "wrong token");
+	post(f->c, "/write", "Authorization: Bearer s3cret\r\n", "a v=3 3\n", 8);
+	expect_next(f->c, ping_head, "");
+	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"a\"}", 2, "[[1,1],[3,3]]");
 }
 
 /* Whether the log file path holds needle. */
@@ -1238,6 +1354,10 @@ int main(void)
 		T("write_precision", test_write_precision, setup),
 		T("write_metrics", test_write_metrics, setup),
 		T("auth", test_auth, setup_token),
+		T("access_default", test_access_default, setup),
+		T("access_read", test_access_read, setup_read),
+		T("access_none", test_access_none, setup_none),
+		T("access_token_write", test_access_token_write, setup_token_write),
 		T("reload", test_reload, NULL), /* makes its own daemon, with a config file */
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");

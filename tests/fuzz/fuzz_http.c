@@ -53,11 +53,12 @@ static void setup(void)
 	tsd_config_init(&cfg);
 	cfg.http_max_body = 4096;
 	cfg.http_max_header = 1024;
+	cfg.loopback_access = TSD_ACCESS_WRITE; /* as tsd_config_finish leaves it */
 	tsd_http_configure(&cfg);
 	ctx.db = db;
 	ctx.cfg = &cfg;
 	struct tsd_request *r = tsd_request_new(create, strlen(create), 0);
-	tsd_request_step(r, &ctx, &authed, 0);
+	tsd_request_step(r, &ctx, &authed, TSD_PEER_UNIX);
 	tsd_request_free(r);
 }
 
@@ -131,7 +132,7 @@ static int run_queue(int *closed)
 		char *out;
 		size_t len;
 		struct tsd_request *r = queue[i];
-		tsd_request_step(r, &ctx, &authed, 0);
+		tsd_request_step(r, &ctx, &authed, TSD_PEER_LOOPBACK);
 		if (!tsd_request_done(r))
 			abort(); /* every HTTP response is one step */
 		tsd_request_output(r, &out, &len);
@@ -158,7 +159,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	piece = data[0] ? data[0] : 1;
 	data++;
 	size--;
-	if (!(c = tsd_http_conn_new(&cfg)))
+	if (!(c = tsd_http_conn_new(&cfg, TSD_PEER_LOOPBACK)))
 		return 0;
 	while (off < size && !stop) {
 		size_t n = size - off < piece ? size - off : piece;

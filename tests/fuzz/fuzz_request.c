@@ -34,11 +34,12 @@ static void setup(void)
 		abort();
 	tsd_config_init(&cfg);
 	cfg.chunk_rows = 3; /* several rows lines per response */
+	cfg.loopback_access = TSD_ACCESS_WRITE; /* as tsd_config_finish leaves it */
 	ctx.db = db;
 	ctx.cfg = &cfg;
 	ctx.ingest = NULL;
 	struct tsd_request *r = tsd_request_new(create, strlen(create), 0);
-	tsd_request_step(r, &ctx, &authed, 0);
+	tsd_request_step(r, &ctx, &authed, TSD_PEER_UNIX);
 	tsd_request_free(r);
 }
 
@@ -77,7 +78,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	while (!tsd_request_done(r) && steps++ < 100000) {
 		char *out;
 		size_t len;
-		tsd_request_step(r, &ctx, &authed, size % 2);
+		/* unix, loopback or remote: every access path */
+		tsd_request_step(r, &ctx, &authed, (enum tsd_peer)(size % 3));
 		tsd_request_output(r, &out, &len);
 		check_output(out, len, tsd_request_done(r));
 		free(out);

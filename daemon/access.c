@@ -1,0 +1,137 @@
+/*
+ * access.c -- who may do what: the one table of the level each request
+ * needs, for both of the daemon's request paths (the JSON-lines ops of
+ * request.c and the HTTP routes of http.c), the level each client has,
+ * and the message that refuses a request.
+ *
+ * The levels are ordered, each allowing what those below it do:
+ *   read   everything that only looks: the queries, schema, tables,
+ *          stats, ping, GET /metrics;
+ *   write  what adds rows or tables: insert, create, and the ingest
+ *          endpoints (POST /write, /api/v2/write, /api/v1/write), which
+ *          create the tables they write to;
+ *   admin  what changes or removes what exists, or acts on the daemon's
+ *          machine: alter, drop, flush, check, snapshot.
+ * "create" is write: it only adds a table, never changes or removes
+ * one (an existing name is refused with EEXIST), and a collector may
+ * create tables through the ingest endpoints at that level anyway.
+ * auth, GET /ping and GET /health need nothing.
+ *
+ * What a client has depends on where it is connected (enum tsd_peer)
+ * and on whether it sent the token: a unix socket gives admin (its file
+ * mode decides who connects); the token gives admin on any listener; a
+ * loopback TCP or HTTP listener gives loopback-access without it (write
+ * by default, none when a token is configured and loopback-access is
+ * not given: config.c decides); any other listener gives nothing
+ * without it.  loopback-access changes on SIGHUP while workers read it,
+ * so it is read with an atomic load.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tsd.h"
+
+static const char *const level_names[] = {
+	[TSD_ACCESS_NONE] = "none",
+	[TSD_ACCESS_READ] = "read",
+	[TSD_ACCESS_WRITE] = "write",
+	[TSD_ACCESS_ADMIN] = "admin",
+};
+
+/* The level each op needs: the table tsstored(8), tsstore-protocol(7)
+ * and docs/protocol.md give. */
+static const enum tsd_access op_levels[TSD_NOPS] = {
+	[TSD_OP_NONE] = TSD_ACCESS_NONE,
+	[TSD_OP_PING] = TSD_ACCESS_READ,
+	[TSD_OP_TABLES] = TSD_ACCESS_READ,
+	[TSD_OP_CREATE] = TSD_ACCESS_WRITE,
+	[TSD_OP_SCHEMA] = TSD_ACCESS_READ,
+	[TSD_OP_ALTER] = TSD_ACCESS_ADMIN,
+	[TSD_OP_DROP] = TSD_ACCESS_ADMIN,
+	[TSD_OP_INSERT] = TSD_ACCESS_WRITE,
+	[TSD_OP_QUERY] = TSD_ACCESS_READ,
+	[TSD_OP_LATEST] = TSD_ACCESS_READ,
+	[TSD_OP_AGGREGATE] = TSD_ACCESS_READ,
+	[TSD_OP_FLUSH] = TSD_ACCESS_ADMIN,
+	[TSD_OP_STATS] = TSD_ACCESS_READ,
+	[TSD_OP_CHECK] = TSD_ACCESS_ADMIN,
+	[TSD_OP_SNAPSHOT] = TSD_ACCESS_ADMIN,
+	[TSD_OP_AUTH] = TSD_ACCESS_NONE,
+};
+
+/* The level each HTTP route needs (tsstore-http(7)).  Read endpoints to
+ * come (/query, /api/v1/read) take read; one that changes or removes
+ * tables, admin. */
+static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
+	[TSD_HTTP_NOROUTE] = TSD_ACCESS_NONE,
+	[TSD_HTTP_PING] = TSD_ACCESS_NONE,
+	[TSD_HTTP_HEALTH] = TSD_ACCESS_NONE,
+	[TSD_HTTP_METRICS] = TSD_ACCESS_READ,
+	[TSD_HTTP_WRITE] = TSD_ACCESS_WRITE,
+	[TSD_HTTP_WRITE_V2] = TSD_ACCESS_WRITE,
+	[TSD_HTTP_PROM_WRITE] = TSD_ACCESS_WRITE,
+};
+
+const char *tsd_access_name(enum tsd_access level)
+{
+	return level >= TSD_ACCESS_NONE && level <= TSD_ACCESS_ADMIN ? level_names[level] : "?";
+}
+
+int tsd_access_parse(const char *name, enum tsd_access *out)
+{
+	for (int a = TSD_ACCESS_NONE; a <= TSD_ACCESS_ADMIN; a++)
+		if (strcmp(level_names[a], name) == 0) {
+			*out = (enum tsd_access)a;
+			return 0;
+		}
+	return -1;
+}
+
+enum tsd_access tsd_access_op(enum tsd_op op)
+{
+	return op > TSD_OP_NONE && op < TSD_NOPS ? op_levels[op] : TSD_ACCESS_NONE;
+}
+
+enum tsd_access tsd_access_route(enum tsd_http_route route)
+{
+	return route > TSD_HTTP_NOROUTE && route < TSD_HTTP_NROUTES ? route_levels[route]
+	                                                            : TSD_ACCESS_NONE;
+}
+
+/* loopback-access as it is now (a reload may change it). */
+static enum tsd_access loopback_level(struct tsd_config *cfg)
+{
+	int level = __atomic_load_n(&cfg->loopback_access, __ATOMIC_RELAXED);
+	/* Unset only before tsd_config_finish; fail closed all the same. */
+	return level < TSD_ACCESS_NONE || level > TSD_ACCESS_ADMIN ? TSD_ACCESS_NONE
+	                                                           : (enum tsd_access)level;
+}
+
+enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, int authed)
+{
+	if (authed || peer == TSD_PEER_UNIX)
+		return TSD_ACCESS_ADMIN;
+	return peer == TSD_PEER_LOOPBACK ? loopback_level(cfg) : TSD_ACCESS_NONE;
+}
+
+void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, const char *what,
+                        enum tsd_access need, char *buf, size_t size)
+{
+	const char *how;
+	char where[64];
+	if (tsd_token_set(cfg))
+		how = http ? "send the token (\"Authorization: Token <token>\", or Bearer, or the "
+		             "query parameter p)"
+		           : "send the token ({\"op\":\"auth\",\"token\":…}) or use the unix socket";
+	else
+		how = http ? "start tsstored with a token (--token FILE) and send it "
+		             "(\"Authorization: Token <token>\")"
+		           : "use the unix socket, or start tsstored with a token (--token FILE) "
+		             "and send it ({\"op\":\"auth\",\"token\":…})";
+	if (peer == TSD_PEER_LOOPBACK)
+		snprintf(where, sizeof where, "loopback-access is %s", tsd_access_name(loopback_level(cfg)));
+	else
+		snprintf(where, sizeof where, "this listener is not on the loopback");
+	snprintf(buf, size, "%s is %s %s operation: %s; %s", what,
+	         need == TSD_ACCESS_ADMIN ? "an" : "a", tsd_access_name(need), how, where);
+}
