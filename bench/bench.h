@@ -354,6 +354,7 @@ typedef struct bench_send {
 	double seconds;          /* wall time of all the requests */
 	double p50_us, p99_us;   /* request latency */
 	double rss_mb;           /* the server's peak RSS (VmHWM) after them */
+	double cpu_s;            /* the server's CPU time (user + system) during them */
 } bench_send;
 
 /* A free TCP port on 127.0.0.1, or -1. */
@@ -365,6 +366,9 @@ pid_t bench_server_start(char *const argv[], int port);
 void bench_server_stop(pid_t pid);
 /* The peak RSS (VmHWM) of pid in MB, or -1. */
 double bench_peak_rss_mb(pid_t pid);
+/* The CPU time (user + system, every thread) pid has used, seconds; -1
+ * when /proc cannot tell. */
+double bench_server_cpu_seconds(pid_t pid);
 /* The path of tsstored: beside this program (buf of size bytes). */
 void bench_daemon_path(char *buf, size_t size);
 /* Send b[0..nb) over BENCH_INGEST_CLIENTS connections to 127.0.0.1:port,

@@ -279,6 +279,25 @@ double bench_peak_rss_mb(pid_t pid)
 	return kb < 0 ? -1 : kb / 1024;
 }
 
+double bench_server_cpu_seconds(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after "pid (comm) ": state, then fields 4..13; utime and stime are
+	 * fields 14 and 15 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Start argv and wait until port accepts; the pid, or -1. */
 pid_t bench_server_start(char *const argv[], int port)
 {
@@ -318,6 +337,7 @@ int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, 
 	struct client c[BENCH_INGEST_CLIENTS];
 	pthread_t th[BENCH_INGEST_CLIENTS];
 	double t0 = bench_seconds(), *lat = malloc((nb ? nb : 1) * sizeof *lat);
+	double cpu0 = bench_server_cpu_seconds(pid);
 	int failed = 0;
 	for (int i = 0; i < BENCH_INGEST_CLIENTS; i++) {
 		c[i] = (struct client){.port = port, .http = http, .batches = b, .first = (size_t)i,
@@ -330,6 +350,7 @@ int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, 
 	}
 	out->seconds = bench_seconds() - t0;
 	out->rss_mb = bench_peak_rss_mb(pid);
+	out->cpu_s = bench_server_cpu_seconds(pid) - cpu0;
 	if (failed || !lat || !nb) {
 		free(lat);
 		return -1;

@@ -59,6 +59,7 @@ typedef Tsstore__Remote__WriteRequest WriteRequest;
 /* One run of one engine. */
 struct run {
 	double rate, p50_us, p99_us, rss_mb;
+	double cpu_us; /* the server's CPU time (user + system) per item, µs */
 };
 
 /* An engine: how it starts, where its requests go. */
@@ -86,7 +87,7 @@ static int start_tsstored(const char *dir, int port, pid_t *pid)
 	char exe[4096], listen[64];
 	bench_daemon_path(exe, sizeof exe);
 	snprintf(listen, sizeof listen, "http:127.0.0.1:%d", port);
-	char *argv[] = {exe, "-d", (char *)dir, "--listen", listen, NULL};
+	char *argv[] = {exe, "-d", (char *)dir, "--listen", listen, "--log-segment-size", "1M", NULL};
 	return (*pid = bench_server_start(argv, port)) > 0 ? 0 : -1;
 }
 
@@ -349,7 +350,8 @@ static int run_once(const char *workload, struct engine *e, size_t items)
 		goto out;
 	}
 	e->runs[e->nruns++] = (struct run){.rate = (double)items / s.seconds, .p50_us = s.p50_us,
-	                                   .p99_us = s.p99_us, .rss_mb = s.rss_mb};
+	                                   .p99_us = s.p99_us, .rss_mb = s.rss_mb,
+	                                   .cpu_us = s.cpu_s * 1e6 / (double)items};
 	if (strcmp(e->name, "tsstored") == 0) {
 		e->tables = count_tables(dir);
 		e->disk_mb = disk_mb(dir);
@@ -407,6 +409,8 @@ static double report(const char *workload, const struct engine *e, const char *w
 	report_one(workload, e, base, "insert_p50_us", offsetof(struct run, p50_us), "us");
 	report_one(workload, e, base, "insert_p99_us", offsetof(struct run, p99_us), "us");
 	*rss = report_one(workload, e, base, "peak_rss_mb", offsetof(struct run, rss_mb), "MB");
+	snprintf(metric, sizeof metric, "cpu_us_per_%s", strcmp(what, "rows") ? "sample" : "row");
+	report_one(workload, e, base, metric, offsetof(struct run, cpu_us), "us");
 	if (strcmp(e->name, "tsstored") == 0) {
 		bench_result(workload, e->name, "tables", e->tables, "tables", base);
 		bench_result(workload, e->name, "disk_mb", e->disk_mb, "MB", base);
