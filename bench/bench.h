@@ -53,6 +53,8 @@ typedef struct bench_config {
 	size_t query_rows;          /* query workloads: rows loaded */
 	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
+	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
+	                               * --log-segment-size; NULL: its default */
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */

@@ -9,7 +9,8 @@
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
  *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
- *                 [--query-rows N] [--block-cache-mb N]
+ *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
+ *                 [--log-segment-size SIZE]
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
  * and bytes_per_row (flush.c), latency (latency.c), and the query
@@ -259,6 +260,7 @@ static void usage(void)
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
+	        "                     [--log-segment-size SIZE]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
@@ -300,6 +302,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->query_rows = strtoul(v, NULL, 10);
 	else if (strcmp(a, "--tsbs") == 0)
 		c->tsbs_path = v;
+	else if (strcmp(a, "--log-segment-size") == 0)
+		c->log_segment_size = v;
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))

@@ -82,12 +82,18 @@ static void put(char **p, const void *s, size_t n)
 
 /* ---- the servers ---- */
 
+/* --log-segment-size for tsstored (NULL: its default). */
+static const char *segment_size;
+
 static int start_tsstored(const char *dir, int port, pid_t *pid)
 {
 	char exe[4096], listen[64];
 	bench_daemon_path(exe, sizeof exe);
 	snprintf(listen, sizeof listen, "http:127.0.0.1:%d", port);
-	char *argv[] = {exe, "-d", (char *)dir, "--listen", listen, "--log-segment-size", "1M", NULL};
+	char *argv[] = {exe, "-d", (char *)dir, "--listen", listen, "--log-segment-size",
+	                (char *)segment_size, NULL};
+	if (!segment_size)
+		argv[5] = NULL;
 	return (*pid = bench_server_start(argv, port)) > 0 ? 0 : -1;
 }
 
@@ -400,9 +406,11 @@ static double report(const char *workload, const struct engine *e, const char *w
 	char base[256], metric[64];
 	if (e->nruns == 0)
 		return 0;
-	snprintf(base, sizeof base, "\"%s\":%zu,\"%s_per_request\":%d,\"clients\":%d", what, items,
-	         what, strcmp(what, "rows") ? WIRE_SAMPLES : BENCH_INGEST_BATCH,
-	         BENCH_INGEST_CLIENTS);
+	snprintf(base, sizeof base, "\"%s\":%zu,\"%s_per_request\":%d,\"clients\":%d%s%s%s", what,
+	         items, what, strcmp(what, "rows") ? WIRE_SAMPLES : BENCH_INGEST_BATCH,
+	         BENCH_INGEST_CLIENTS, segment_size && !strcmp(e->name, "tsstored") ?
+	         ",\"log_segment_size\":\"" : "", segment_size && !strcmp(e->name, "tsstored") ?
+	         segment_size : "", segment_size && !strcmp(e->name, "tsstored") ? "\"" : "");
 	snprintf(metric, sizeof metric, "%s_per_s", what);
 	double rate = report_one(workload, e, base, metric, offsetof(struct run, rate),
 	                         strcmp(what, "rows") ? "samples/s" : "rows/s");
@@ -436,6 +444,7 @@ static int run_all(const bench_config *c, const char *workload, struct engine *e
 static const bench_tsbs_row *load(const bench_config *c, const char *workload, size_t *n,
                                   bench_tsbs_row **rows, char **text)
 {
+	segment_size = c->log_segment_size;
 	*rows = bench_tsbs_load(c->tsbs_path, c->quick ? BENCH_INGEST_QUICK_ROWS : SIZE_MAX, n, text);
 	if (!*rows || *n == 0) {
 		fprintf(stderr, "%s: cannot read %s\n", workload, c->tsbs_path);
