@@ -452,8 +452,9 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 
 # make bench: every workload with its peers (installs the peers first);
 # the results are kept in $(B)/bench.jsonl, the latency workload's
-# timeline drawn into $(B)/latency-p99.png and absorb_sweep's curves into
-# $(B)/absorb-batch.png and $(B)/absorb-rowsize.png.
+# timeline drawn into $(B)/latency-p99.png, absorb_sweep's curves into
+# $(B)/absorb-batch.png and $(B)/absorb-rowsize.png, and the daemon ingest
+# workloads' rows/s per engine and protocol into $(B)/ingest-rows.png.
 bench:
 	@scripts/deps.sh bench
 	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
@@ -463,6 +464,7 @@ bench:
 	@test "$$(cat $(B)/bench.status)" = 0
 	@bench/plot-latency.sh $(B)/bench.jsonl $(B)/latency-p99.png
 	@bench/plot-sweep.sh $(B)/bench.jsonl $(B)/absorb-batch.png $(B)/absorb-rowsize.png
+	@bench/plot-ingest.sh $(B)/bench.jsonl $(B)/ingest-rows.png
 
 bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	$(B)/bin/tsstore-bench --quick --compare
