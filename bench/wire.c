@@ -462,6 +462,27 @@ static void free_engines(struct engine *e, int ne)
 			bench_batches_free(e[i].batches, e[i].nb);
 }
 
+/* --compare: tsstored's median over each peer's, metric by metric, in the
+ * form of the ratio lines of bench_compare (which pairs "tsstore" alone). */
+static void ratios(const char *workload, const struct engine *e, int ne, const char *rate)
+{
+	static const struct { const char *metric; size_t off; } m[] = {
+		{NULL, offsetof(struct run, rate)},
+		{"insert_p50_us", offsetof(struct run, p50_us)},
+		{"insert_p99_us", offsetof(struct run, p99_us)},
+		{"peak_rss_mb", offsetof(struct run, rss_mb)},
+	};
+	double lo, hi;
+	for (int i = 1; e[0].nruns && i < ne; i++)
+		for (size_t k = 0; e[i].nruns && k < sizeof m / sizeof m[0]; k++) {
+			double a = summary(&e[0], m[k].off, &lo, &hi), b = summary(&e[i], m[k].off, &lo, &hi);
+			if (b > 0)
+				printf("{\"workload\":\"%s\",\"metric\":\"%s\",\"ratio\":\"tsstored/%s\","
+				       "\"value\":%.3f}\n", workload, m[k].metric ? m[k].metric : rate,
+				       e[i].name, a / b);
+		}
+}
+
 int bench_workload_ingest_http(const bench_config *c)
 {
 	struct engine e[3] = {{.name = "tsstored", .start = start_tsstored},
@@ -490,6 +511,8 @@ int bench_workload_ingest_http(const bench_config *c)
 	failed = run_all(c, "ingest_http", e, ne, n) < 0;
 	for (int i = 0; i < ne; i++)
 		rate[i] = report("ingest_http", &e[i], "rows", n, &rss[i]);
+	if (c->compare)
+		ratios("ingest_http", e, ne, "rows_per_s");
 	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
 		bench_target("ingest_http", "tsstored rows/s over VictoriaMetrics' (line protocol, HTTP)",
 		             rate[0] / rate[1], ">=", 2.0);
@@ -531,6 +554,8 @@ int bench_workload_remote_write(const bench_config *c)
 	failed = run_all(c, "remote_write", e, ne, n * BENCH_TSBS_FIELDS) < 0;
 	for (int i = 0; i < ne; i++)
 		rate[i] = report("remote_write", &e[i], "samples", n * BENCH_TSBS_FIELDS, &rss[i]);
+	if (c->compare)
+		ratios("remote_write", e, ne, "samples_per_s");
 	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
 		bench_target("remote_write", "tsstored samples/s over VictoriaMetrics' (remote write)",
 		             rate[0] / rate[1], ">=", 2.0);
