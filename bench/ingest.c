@@ -16,7 +16,9 @@
  *
  * tsstored is reached through the programs' one client
  * (common/client.c), as tsstore -s tcp:... reaches it; VictoriaMetrics
- * through a few lines of HTTP here.
+ * through a few lines of HTTP here.  The servers' start and stop, their
+ * peak RSS and CPU time, and the loader (bench_ingest_send) are shared
+ * with wire.c's HTTP workloads through bench.h.
  */
 #include <arpa/inet.h>
 #include <errno.h>

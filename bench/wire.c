@@ -25,11 +25,15 @@
  * runs, backward on odd ones), so that a noisy spell of the shared
  * machine and a warm page cache favour no one.  Each figure is the
  * median of the runs, with the runs' min and max in params ("runs",
- * "min", "max"): rate, p50 and p99 request latency, peak RSS (VmHWM).
- * The targets (tsstored >= 2x VictoriaMetrics and >= 5x InfluxDB in
- * rows/s, peak RSS < 256 MB; >= 2x VictoriaMetrics in samples/s) are on
- * the medians.  After each tsstored run, the tables its load created and
- * the bytes of its directory are reported too.
+ * "min", "max"): rate, p50 and p99 request latency, peak RSS (VmHWM),
+ * the server's CPU time (user + system) per row or sample.  The targets
+ * (tsstored >= 2x VictoriaMetrics and >= 5x InfluxDB in rows/s, peak RSS
+ * < 256 MB; >= 2x VictoriaMetrics in samples/s) and the --compare ratio
+ * lines are on the medians.  After each tsstored run, the tables its
+ * load created and the disk its directory takes are reported too.
+ * tsstored runs with its defaults, or --log-segment-size as the bench
+ * was given it (each table made by the load keeps its own segments
+ * mapped: ten tables for remote write).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -74,6 +78,7 @@ struct engine {
 	double tables, disk_mb; /* tsstored: after its last run */
 };
 
+/* Copy s[0..n) to *p and move *p past it. */
 static void put(char **p, const void *s, size_t n)
 {
 	memcpy(*p, s, n);
@@ -85,6 +90,8 @@ static void put(char **p, const void *s, size_t n)
 /* --log-segment-size for tsstored (NULL: its default). */
 static const char *segment_size;
 
+/* Each start_* starts its server on dir and 127.0.0.1:port, ready to
+ * take writes; *pid receives its pid.  0, or -1 (said on stderr). */
 static int start_tsstored(const char *dir, int port, pid_t *pid)
 {
 	char exe[4096], listen[64];
@@ -187,6 +194,7 @@ static void encode_lines(const bench_tsbs_row *rows, size_t n, const char *targe
  * ("__name__" first, '_' sorting before the lower-case letters). */
 static int tag_order[BENCH_TSBS_TAGS];
 
+/* qsort: tag indexes by their names. */
 static int cmp_tag(const void *a, const void *b)
 {
 	return strcmp(bench_tsbs_tags[*(const int *)a], bench_tsbs_tags[*(const int *)b]);
@@ -201,6 +209,7 @@ struct rw_arena {
 	Label *plabels[WIRE_SAMPLES][WIRE_LABELS];
 };
 
+/* s[0..n) as protobuf bytes, not copied. */
 static ProtobufCBinaryData bytes(const char *s, size_t n)
 {
 	return (ProtobufCBinaryData){.len = n, .data = (uint8_t *)s};
@@ -370,6 +379,7 @@ out:
 	return rc;
 }
 
+/* qsort: doubles ascending. */
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -388,6 +398,8 @@ static double summary(const struct engine *e, size_t off, double *min, double *m
 	return e->nruns % 2 ? v[e->nruns / 2] : (v[e->nruns / 2 - 1] + v[e->nruns / 2]) / 2;
 }
 
+/* Print the median of field off of e's runs as metric, with base and the
+ * runs' spread in params; returns the median. */
 static double report_one(const char *workload, const struct engine *e, const char *base,
                          const char *metric, size_t off, const char *unit)
 {
@@ -441,6 +453,8 @@ static int run_all(const bench_config *c, const char *workload, struct engine *e
 	return failed ? -1 : 0;
 }
 
+/* Read the TSBS file (its quick prefix with --quick) into *rows and
+ * *text (free both); NULL after an error line. */
 static const bench_tsbs_row *load(const bench_config *c, const char *workload, size_t *n,
                                   bench_tsbs_row **rows, char **text)
 {
@@ -455,6 +469,7 @@ static const bench_tsbs_row *load(const bench_config *c, const char *workload, s
 	return *rows;
 }
 
+/* Free the requests the engines own. */
 static void free_engines(struct engine *e, int ne)
 {
 	for (int i = 0; i < ne; i++)
