@@ -382,6 +382,10 @@ int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, 
 /* One whole HTTP request req (len bytes) on a connection of its own;
  * 0 when answered 2xx, else -1 (the answer on stderr). */
 int bench_http_call(int port, const char *req, size_t len);
+/* GET path from 127.0.0.1:port (Connection: close): the whole response,
+ * headers and body, into buf (at most cap - 1 bytes, NUL-terminated).
+ * 0 when answered 2xx, else -1. */
+int bench_http_get(int port, const char *path, char *buf, size_t cap);
 /* Free every body of b[0..nb), then b. */
 void bench_batches_free(bench_batch *b, size_t nb);
 

@@ -216,6 +216,29 @@ int bench_http_call(int port, const char *req, size_t len)
 	return rc;
 }
 
+int bench_http_get(int port, const char *path, char *buf, size_t cap)
+{
+	char req[512];
+	size_t have = 0;
+	ssize_t r;
+	int fd = connect_port(port), n;
+	n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	             "Connection: close\r\n\r\n", path);
+	if (fd < 0 || cap == 0)
+		goto fail;
+	if (n < 0 || (size_t)n >= sizeof req || send_all(fd, req, (size_t)n) < 0)
+		goto fail;
+	while (have + 1 < cap && (r = recv(fd, buf + have, cap - 1 - have, 0)) > 0)
+		have += (size_t)r;
+	buf[have] = '\0';
+	close(fd);
+	return have >= 12 && buf[9] == '2' ? 0 : -1;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 /* A tsstored client's share of the batches, through the one client. */
 static void tsstored_run(struct client *c)
 {

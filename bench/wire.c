@@ -76,6 +76,7 @@ struct engine {
 	struct run runs[WIRE_RUNS_MAX];
 	int nruns;
 	double tables, disk_mb; /* tsstored: after its last run */
+	double stored;          /* tsstored: rows its last run stored (/metrics) */
 };
 
 /* Copy s[0..n) to *p and move *p past it. */
@@ -348,6 +349,20 @@ static double disk_mb(const char *dir)
 	return kb < 0 ? -1 : kb * 1024 / 1e6;
 }
 
+/* tsstored's tsstore_ingest_rows_stored_total (a sample counts as a
+ * row), from its /metrics; -1 when it cannot be read. */
+static double rows_stored(int port)
+{
+	static const char name[] = "\ntsstore_ingest_rows_stored_total ";
+	size_t cap = (size_t)1 << 20;
+	char *buf = malloc(cap), *p;
+	double v = -1;
+	if (buf && bench_http_get(port, "/metrics", buf, cap) == 0 && (p = strstr(buf, name)))
+		v = strtod(p + sizeof name - 1, NULL);
+	free(buf);
+	return v;
+}
+
 /* One run of e on a fresh server: items (rows or samples) sent in e's
  * requests.  Returns 0 or -1. */
 static int run_once(const char *workload, struct engine *e, size_t items)
@@ -364,13 +379,19 @@ static int run_once(const char *workload, struct engine *e, size_t items)
 		fprintf(stderr, "%s: %s failed\n", workload, e->name);
 		goto out;
 	}
-	e->runs[e->nruns++] = (struct run){.rate = (double)items / s.seconds, .p50_us = s.p50_us,
-	                                   .p99_us = s.p99_us, .rss_mb = s.rss_mb,
-	                                   .cpu_us = s.cpu_s * 1e6 / (double)items};
 	if (strcmp(e->name, "tsstored") == 0) {
 		e->tables = count_tables(dir);
 		e->disk_mb = disk_mb(dir);
+		/* every row or sample answered 204 must have been stored */
+		if ((e->stored = rows_stored(port)) != (double)items) {
+			fprintf(stderr, "%s: tsstored stored %.0f of the %zu rows sent\n", workload,
+			        e->stored, items);
+			goto out;
+		}
 	}
+	e->runs[e->nruns++] = (struct run){.rate = (double)items / s.seconds, .p50_us = s.p50_us,
+	                                   .p99_us = s.p99_us, .rss_mb = s.rss_mb,
+	                                   .cpu_us = s.cpu_s * 1e6 / (double)items};
 	rc = 0;
 out:
 	if (pid > 0)
@@ -434,6 +455,7 @@ static double report(const char *workload, const struct engine *e, const char *w
 	if (strcmp(e->name, "tsstored") == 0) {
 		bench_result(workload, e->name, "tables", e->tables, "tables", base);
 		bench_result(workload, e->name, "disk_mb", e->disk_mb, "MB", base);
+		bench_result(workload, e->name, "rows_stored", e->stored, "rows", base);
 	}
 	return rate;
 }
