@@ -121,10 +121,17 @@ DAEMON_TEST_SUPPORT = $(sort $(wildcard tests/daemon/support_*.c))
 
 BENCH_SRCS = $(sort $(wildcard bench/*.c))
 BENCH_OBJS = $(BENCH_SRCS:%.c=$(B)/%.o)
+# The remote write workload (bench/wire.c) packs its requests with the
+# daemon's generated protobuf-c code and snappy, so it needs the daemon's
+# build (WITH_DAEMON); without it wire.c is left out.
+BENCH_SRCS := $(if $(filter 1,$(WITH_DAEMON)),$(BENCH_SRCS),$(filter-out bench/wire.c,$(BENCH_SRCS)))
+BENCH_OBJS += $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_OBJS))
 BENCH_CFLAGS = $(if $(filter 1,$(HAVE_LMDB)),-DHAVE_LMDB $(LMDB_CFLAGS)) \
+	$(if $(filter 1,$(WITH_DAEMON)),-DHAVE_WIRE -iquote $(B)/gen $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS)) \
 	$(if $(filter 1,$(HAVE_ROCKSDB)),-DHAVE_ROCKSDB $(ROCKSDB_CFLAGS)) \
 	$(if $(filter 1,$(HAVE_SQLITE)),-DHAVE_SQLITE $(SQLITE_CFLAGS))
 BENCH_LIBS = $(if $(filter 1,$(HAVE_LMDB)),$(LMDB_LIBS)) \
+	$(if $(filter 1,$(WITH_DAEMON)),$(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)) \
 	$(if $(filter 1,$(HAVE_ROCKSDB)),$(ROCKSDB_LIBS)) \
 	$(if $(filter 1,$(HAVE_SQLITE)),$(SQLITE_LIBS))
 
@@ -229,8 +236,9 @@ $(B)/daemon/%.o: daemon/%.c config.mk
 	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse -iquote $(B)/gen $(UV_CFLAGS) $(ZLIB_CFLAGS) \
 		$(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# promwrite.c includes the generated header (made before it is compiled).
-$(B)/daemon/promwrite.o: $(B)/gen/remote.pb-c.h
+# promwrite.c and the bench's wire.c include the generated header (made
+# before they are compiled).
+$(B)/daemon/promwrite.o $(B)/bench/wire.o: $(B)/gen/remote.pb-c.h
 
 $(PROTO_GEN) &: daemon/remote.proto config.mk
 	@mkdir -p $(B)/gen
@@ -445,8 +453,9 @@ $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB)
 
 # make bench: every workload with its peers (installs the peers first);
 # the results are kept in $(B)/bench.jsonl, the latency workload's
-# timeline drawn into $(B)/latency-p99.png and absorb_sweep's curves into
-# $(B)/absorb-batch.png and $(B)/absorb-rowsize.png.
+# timeline drawn into $(B)/latency-p99.png, absorb_sweep's curves into
+# $(B)/absorb-batch.png and $(B)/absorb-rowsize.png, and the daemon ingest
+# workloads' rows/s per engine and protocol into $(B)/ingest-rows.png.
 bench:
 	@scripts/deps.sh bench
 	@test -f build/.bench-deps-stamp || { mkdir -p build && touch build/.bench-deps-stamp; }
@@ -456,6 +465,7 @@ bench:
 	@test "$$(cat $(B)/bench.status)" = 0
 	@bench/plot-latency.sh $(B)/bench.jsonl $(B)/latency-p99.png
 	@bench/plot-sweep.sh $(B)/bench.jsonl $(B)/absorb-batch.png $(B)/absorb-rowsize.png
+	@bench/plot-ingest.sh $(B)/bench.jsonl $(B)/ingest-rows.png
 
 bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	$(B)/bin/tsstore-bench --quick --compare

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tsstore.h"
 
@@ -52,6 +53,8 @@ typedef struct bench_config {
 	size_t query_rows;          /* query workloads: rows loaded */
 	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
+	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
+	                               * --log-segment-size; NULL: its default */
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */
@@ -334,6 +337,58 @@ typedef struct bench_lzo {
  * could not start). */
 int bench_lzo_run(const bench_blocks *b, int compress, int threads, int passes, bench_lzo *best);
 
+/* ---- servers over loopback (ingest.c; used by wire.c too) ---- */
+
+#define BENCH_INGEST_BATCH 512          /* rows per request */
+#define BENCH_INGEST_CLIENTS 2          /* connections, one request in flight each */
+#define BENCH_INGEST_QUICK_ROWS 100000  /* --quick: the file's first rows */
+
+/* One request, encoded before the clock starts, and the time its
+ * response took. */
+typedef struct bench_batch {
+	char *body;
+	size_t len;
+	double seconds;
+} bench_batch;
+
+/* What bench_ingest_send measured. */
+typedef struct bench_send {
+	double seconds;          /* wall time of all the requests */
+	double p50_us, p99_us;   /* request latency */
+	double rss_mb;           /* the server's peak RSS (VmHWM) after them */
+	double cpu_s;            /* the server's CPU time (user + system) during them */
+} bench_send;
+
+/* A free TCP port on 127.0.0.1, or -1. */
+int bench_free_port(void);
+/* Start argv (stdout and stderr to /dev/null) and wait until port
+ * accepts; the pid, or -1 (the process killed). */
+pid_t bench_server_start(char *const argv[], int port);
+/* SIGTERM pid and reap it. */
+void bench_server_stop(pid_t pid);
+/* The peak RSS (VmHWM) of pid in MB, or -1. */
+double bench_peak_rss_mb(pid_t pid);
+/* The CPU time (user + system, every thread) pid has used, seconds; -1
+ * when /proc cannot tell. */
+double bench_server_cpu_seconds(pid_t pid);
+/* The path of tsstored: beside this program (buf of size bytes). */
+void bench_daemon_path(char *buf, size_t size);
+/* Send b[0..nb) over BENCH_INGEST_CLIENTS connections to 127.0.0.1:port,
+ * each waiting for its response before the next: http, whole HTTP
+ * requests (a 2xx answer is success); else JSON lines to tsstored.
+ * Fills out (rss of pid).  Returns 0, or -1 when a request failed (said
+ * on stderr). */
+int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, bench_send *out);
+/* One whole HTTP request req (len bytes) on a connection of its own;
+ * 0 when answered 2xx, else -1 (the answer on stderr). */
+int bench_http_call(int port, const char *req, size_t len);
+/* GET path from 127.0.0.1:port (Connection: close): the whole response,
+ * headers and body, into buf (at most cap - 1 bytes, NUL-terminated).
+ * 0 when answered 2xx, else -1. */
+int bench_http_get(int port, const char *path, char *buf, size_t cap);
+/* Free every body of b[0..nb), then b. */
+void bench_batches_free(bench_batch *b, size_t nb);
+
 /* ---- workloads outside main.c ---- */
 
 /* device.c: the device's sequential write bandwidth (fdatasync'd), MB/s,
@@ -355,6 +410,12 @@ int bench_workload_query(const bench_config *c);
 /* ingest.c: tsstored against VictoriaMetrics ingesting the TSBS file over
  * loopback (tsstored is looked for beside tsstore-bench). */
 void bench_workload_ingest(const bench_config *c);
+/* wire.c: line protocol over HTTP into tsstored, VictoriaMetrics and
+ * InfluxDB 1.x (workload ingest_http); Prometheus remote write into
+ * tsstored and VictoriaMetrics (remote_write).  Each returns 0, or -1
+ * when tsstored's side failed. */
+int bench_workload_ingest_http(const bench_config *c);
+int bench_workload_remote_write(const bench_config *c);
 /* fuse.c: a day of rows read through tsstore-fuse against tsstore query. */
 void bench_workload_fuse(const bench_config *c);
 /* sql.c: queries through the SQLite virtual table against the C API. */

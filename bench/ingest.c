@@ -16,7 +16,9 @@
  *
  * tsstored is reached through the programs' one client
  * (common/client.c), as tsstore -s tcp:... reaches it; VictoriaMetrics
- * through a few lines of HTTP here.
+ * through a few lines of HTTP here.  The servers' start and stop, their
+ * peak RSS and CPU time, and the loader (bench_ingest_send) are shared
+ * with wire.c's HTTP workloads through bench.h.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,22 +38,12 @@
 #include "bench.h"
 #include "client.h"
 
-#define INGEST_BATCH 512
-#define INGEST_CLIENTS 2
-#define INGEST_QUICK_ROWS 100000
 #define INGEST_START_TIMEOUT_S 20.0
-
-/* A batch as one request body, and the time its response took. */
-struct batch {
-	char *body;
-	size_t len;
-	double seconds;
-};
 
 struct client {
 	int port;
 	int http;                 /* VictoriaMetrics: POST /write; else tsstored */
-	struct batch *batches;
+	bench_batch *batches;
 	size_t first, n, step;    /* batches first, first+step, ... */
 	int failed;
 };
@@ -63,7 +55,7 @@ static void put(char **p, const char *s, size_t n)
 }
 
 /* The insert request of rows[0..n) for tsstored. */
-static void encode_json(const bench_tsbs_row *rows, size_t n, struct batch *b)
+static void encode_json(const bench_tsbs_row *rows, size_t n, bench_batch *b)
 {
 	size_t cap = 64;
 	for (size_t i = 0; i < n; i++)
@@ -89,7 +81,7 @@ static void encode_json(const bench_tsbs_row *rows, size_t n, struct batch *b)
 }
 
 /* The same rows as an HTTP request of influx lines for VictoriaMetrics. */
-static void encode_http(const bench_tsbs_row *rows, size_t n, struct batch *b)
+static void encode_http(const bench_tsbs_row *rows, size_t n, bench_batch *b)
 {
 	size_t body = 0;
 	for (size_t i = 0; i < n; i++)
@@ -157,7 +149,7 @@ static int connect_port(int port)
 	return fd;
 }
 
-static int free_port(void)
+int bench_free_port(void)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t len = sizeof sa;
@@ -207,6 +199,44 @@ static int read_response(int fd, char *buf, size_t *have, size_t cap)
 			return -1;
 		*have += (size_t)r;
 	}
+}
+
+int bench_http_call(int port, const char *req, size_t len)
+{
+	char buf[1 << 16];
+	size_t have = 0;
+	int fd = connect_port(port), rc = -1;
+	if (fd < 0)
+		return -1;
+	if (send_all(fd, req, len) == 0)
+		rc = read_response(fd, buf, &have, sizeof buf);
+	if (rc < 0)
+		fprintf(stderr, "http: request failed: %.*s\n", (int)have, buf);
+	close(fd);
+	return rc;
+}
+
+int bench_http_get(int port, const char *path, char *buf, size_t cap)
+{
+	char req[512];
+	size_t have = 0;
+	ssize_t r;
+	int fd = connect_port(port), n;
+	n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	             "Connection: close\r\n\r\n", path);
+	if (fd < 0 || cap == 0)
+		goto fail;
+	if (n < 0 || (size_t)n >= sizeof req || send_all(fd, req, (size_t)n) < 0)
+		goto fail;
+	while (have + 1 < cap && (r = recv(fd, buf + have, cap - 1 - have, 0)) > 0)
+		have += (size_t)r;
+	buf[have] = '\0';
+	close(fd);
+	return have >= 12 && buf[9] == '2' ? 0 : -1;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* A tsstored client's share of the batches, through the one client. */
@@ -260,7 +290,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The peak RSS (VmHWM) of process pid in MB, or -1. */
-static double peak_rss_mb(pid_t pid)
+double bench_peak_rss_mb(pid_t pid)
 {
 	char path[64], line[256];
 	double kb = -1;
@@ -274,8 +304,27 @@ static double peak_rss_mb(pid_t pid)
 	return kb < 0 ? -1 : kb / 1024;
 }
 
+double bench_server_cpu_seconds(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after "pid (comm) ": state, then fields 4..13; utime and stime are
+	 * fields 14 and 15 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Start argv and wait until port accepts; the pid, or -1. */
-static pid_t start_server(char *const argv[], int port)
+pid_t bench_server_start(char *const argv[], int port)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -302,54 +351,69 @@ static pid_t start_server(char *const argv[], int port)
 	return -1;
 }
 
-static void stop_server(pid_t pid)
+void bench_server_stop(pid_t pid)
 {
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 }
 
-/* One engine's run: send every batch over INGEST_CLIENTS connections;
- * report rows/s, latency and the server's peak RSS. */
-static int run_engine(const char *engine, struct batch *b, size_t nb, size_t nrows,
-                      int port, int http, pid_t pid, double *rows_per_s, double *rss)
+int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, bench_send *out)
 {
-	struct client c[INGEST_CLIENTS];
-	pthread_t th[INGEST_CLIENTS];
-	double t0 = bench_seconds(), secs, *lat = malloc(nb * sizeof *lat);
+	struct client c[BENCH_INGEST_CLIENTS];
+	pthread_t th[BENCH_INGEST_CLIENTS];
+	double t0 = bench_seconds(), *lat = malloc((nb ? nb : 1) * sizeof *lat);
+	double cpu0 = bench_server_cpu_seconds(pid);
 	int failed = 0;
-	for (int i = 0; i < INGEST_CLIENTS; i++) {
+	for (int i = 0; i < BENCH_INGEST_CLIENTS; i++) {
 		c[i] = (struct client){.port = port, .http = http, .batches = b, .first = (size_t)i,
-		                       .n = nb, .step = INGEST_CLIENTS};
+		                       .n = nb, .step = BENCH_INGEST_CLIENTS};
 		pthread_create(&th[i], NULL, client_run, &c[i]);
 	}
-	for (int i = 0; i < INGEST_CLIENTS; i++) {
+	for (int i = 0; i < BENCH_INGEST_CLIENTS; i++) {
 		pthread_join(th[i], NULL);
 		failed |= c[i].failed;
 	}
-	secs = bench_seconds() - t0;
-	*rss = peak_rss_mb(pid);
-	if (failed || !lat) {
+	out->seconds = bench_seconds() - t0;
+	out->rss_mb = bench_peak_rss_mb(pid);
+	out->cpu_s = bench_server_cpu_seconds(pid) - cpu0;
+	if (failed || !lat || !nb) {
 		free(lat);
-		fprintf(stderr, "ingest: %s failed\n", engine);
 		return -1;
 	}
 	for (size_t i = 0; i < nb; i++)
 		lat[i] = b[i].seconds;
 	qsort(lat, nb, sizeof *lat, cmp_double);
-	*rows_per_s = (double)nrows / secs;
-	char params[128];
-	snprintf(params, sizeof params, "\"rows\":%zu,\"batch\":%d,\"clients\":%d", nrows,
-	         INGEST_BATCH, INGEST_CLIENTS);
-	bench_result("ingest", engine, "rows_per_s", *rows_per_s, "rows/s", params);
-	bench_result("ingest", engine, "insert_p50_us", lat[nb / 2] * 1e6, "us", params);
-	bench_result("ingest", engine, "insert_p99_us", lat[nb * 99 / 100] * 1e6, "us", params);
-	bench_result("ingest", engine, "peak_rss_mb", *rss, "MB", params);
+	out->p50_us = lat[nb / 2] * 1e6;
+	out->p99_us = lat[nb * 99 / 100] * 1e6;
 	free(lat);
 	return 0;
 }
 
+/* One engine's run: send every batch over BENCH_INGEST_CLIENTS connections;
+ * report rows/s, latency and the server's peak RSS. */
+static int run_engine(const char *engine, bench_batch *b, size_t nb, size_t nrows,
+                      int port, int http, pid_t pid, double *rows_per_s, double *rss)
+{
+	bench_send s;
+	int rc = bench_ingest_send(b, nb, port, http, pid, &s);
+	*rss = s.rss_mb;
+	if (rc < 0) {
+		fprintf(stderr, "ingest: %s failed\n", engine);
+		return -1;
+	}
+	*rows_per_s = (double)nrows / s.seconds;
+	char params[128];
+	snprintf(params, sizeof params, "\"rows\":%zu,\"batch\":%d,\"clients\":%d", nrows,
+	         BENCH_INGEST_BATCH, BENCH_INGEST_CLIENTS);
+	bench_result("ingest", engine, "rows_per_s", *rows_per_s, "rows/s", params);
+	bench_result("ingest", engine, "insert_p50_us", s.p50_us, "us", params);
+	bench_result("ingest", engine, "insert_p99_us", s.p99_us, "us", params);
+	bench_result("ingest", engine, "peak_rss_mb", *rss, "MB", params);
+	return 0;
+}
+
 /* The path of tsstored: beside this program. */
-static void daemon_path(char *buf, size_t size)
+void bench_daemon_path(char *buf, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, size - 16);
 	char *slash;
@@ -358,23 +422,23 @@ static void daemon_path(char *buf, size_t size)
 	strcpy(slash ? slash + 1 : buf, "tsstored");
 }
 
-typedef void encode_fn(const bench_tsbs_row *rows, size_t n, struct batch *b);
+typedef void encode_fn(const bench_tsbs_row *rows, size_t n, bench_batch *b);
 
-/* rows[0..n) cut into requests of INGEST_BATCH rows by encode; *nb
+/* rows[0..n) cut into requests of BENCH_INGEST_BATCH rows by encode; *nb
  * receives their number.  Free with free_batches. */
-static struct batch *make_batches(const bench_tsbs_row *rows, size_t n, encode_fn *encode,
+static bench_batch *make_batches(const bench_tsbs_row *rows, size_t n, encode_fn *encode,
                                   size_t *nb)
 {
-	struct batch *b;
-	*nb = (n + INGEST_BATCH - 1) / INGEST_BATCH;
+	bench_batch *b;
+	*nb = (n + BENCH_INGEST_BATCH - 1) / BENCH_INGEST_BATCH;
 	if (!(b = calloc(*nb + 1, sizeof *b)))
 		return NULL;
 	for (size_t i = 0; i < *nb; i++)
-		encode(rows + i * INGEST_BATCH, i + 1 < *nb ? INGEST_BATCH : n - i * INGEST_BATCH, &b[i]);
+		encode(rows + i * BENCH_INGEST_BATCH, i + 1 < *nb ? BENCH_INGEST_BATCH : n - i * BENCH_INGEST_BATCH, &b[i]);
 	return b;
 }
 
-static void free_batches(struct batch *b, size_t nb)
+void bench_batches_free(bench_batch *b, size_t nb)
 {
 	for (size_t i = 0; b && i < nb; i++)
 		free(b[i].body);
@@ -384,14 +448,14 @@ static void free_batches(struct batch *b, size_t nb)
 static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, double *rss)
 {
 	char exe[4096], listen[64], *dir = bench_tmpdir();
-	int port = free_port(), rc = -1;
+	int port = bench_free_port(), rc = -1;
 	size_t nb = 0;
-	struct batch *b = NULL;
+	bench_batch *b = NULL;
 	json_t *stats = NULL;
-	daemon_path(exe, sizeof exe);
+	bench_daemon_path(exe, sizeof exe);
 	snprintf(listen, sizeof listen, "tcp:127.0.0.1:%d", port);
 	char *argv[] = {exe, "-d", dir, "--listen", listen, NULL};
-	pid_t pid = start_server(argv, port);
+	pid_t pid = bench_server_start(argv, port);
 	struct jconn *conn = pid > 0 ? tsstored_connect(port) : NULL;
 	/* The table: the ten tags as strings, ts, the ten fields. */
 	char *create = malloc(4096), *p = create;
@@ -421,8 +485,8 @@ out:
 	json_decref(stats);
 	jconn_close(conn);
 	if (pid > 0)
-		stop_server(pid);
-	free_batches(b, nb);
+		bench_server_stop(pid);
+	bench_batches_free(b, nb);
 	free(create);
 	bench_rmdir(dir);
 	return rc;
@@ -431,9 +495,9 @@ out:
 static int run_victoria(const bench_tsbs_row *rows, size_t n, double *rate, double *rss)
 {
 	char data[4200], addr[64], *dir = bench_tmpdir();
-	int port = free_port(), rc = -1;
+	int port = bench_free_port(), rc = -1;
 	size_t nb = 0;
-	struct batch *b = NULL;
+	bench_batch *b = NULL;
 	snprintf(data, sizeof data, "-storageDataPath=%s", dir);
 	snprintf(addr, sizeof addr, "-httpListenAddr=127.0.0.1:%d", port);
 	char *argv[] = {"/usr/bin/victoria-metrics", data, addr, "-loggerLevel=ERROR", NULL};
@@ -441,16 +505,16 @@ static int run_victoria(const bench_tsbs_row *rows, size_t n, double *rate, doub
 		fprintf(stderr, "ingest: %s is not installed (make bench installs it)\n", argv[0]);
 		goto out;
 	}
-	pid_t pid = start_server(argv, port);
+	pid_t pid = bench_server_start(argv, port);
 	if (pid < 0) {
 		fprintf(stderr, "ingest: victoria-metrics did not start\n");
 		goto out;
 	}
 	if ((b = make_batches(rows, n, encode_http, &nb)))
 		rc = run_engine("victoriametrics", b, nb, n, port, 1, pid, rate, rss);
-	stop_server(pid);
+	bench_server_stop(pid);
 out:
-	free_batches(b, nb);
+	bench_batches_free(b, nb);
 	bench_rmdir(dir);
 	return rc;
 }
@@ -461,7 +525,7 @@ void bench_workload_ingest(const bench_config *c)
 	size_t n = 0;
 	double rate[2] = {0, 0}, rss[2] = {0, 0};
 	bench_tsbs_row *rows =
-		bench_tsbs_load(c->tsbs_path, c->quick ? INGEST_QUICK_ROWS : SIZE_MAX, &n, &text);
+		bench_tsbs_load(c->tsbs_path, c->quick ? BENCH_INGEST_QUICK_ROWS : SIZE_MAX, &n, &text);
 	if (!rows || n == 0) {
 		fprintf(stderr, "ingest: cannot read %s\n", c->tsbs_path);
 		bench_error("ingest", "tsstored", "bench_tsbs_load", TS_EIO);

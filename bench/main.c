@@ -9,12 +9,16 @@
  *                 [--batch B] [--repeat R] [--no-peers] [--workload NAME]...
  *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
- *                 [--query-rows N] [--block-cache-mb N]
+ *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
+ *                 [--log-segment-size SIZE]
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
  * and bytes_per_row (flush.c), latency (latency.c), and the query
  * workloads scan, range, latest, aggregate and cold_scan (query.c; "query"
  * names all five), ingest (ingest.c: tsstored against VictoriaMetrics),
+ * ingest_http and remote_write (wire.c: line protocol over HTTP into
+ * tsstored, VictoriaMetrics and InfluxDB 1.x; Prometheus remote write into
+ * tsstored and VictoriaMetrics; medians of the runs, not the best),
  * first_row (firstrow.c: first-row latency against the number of tablets),
  * tsbs (tsbs.c: TSBS queries against SQLite) and absorb_sweep (sweep.c:
  * absorb against batch size and against row size).  Each engine runs R
@@ -52,6 +56,7 @@
 static const char *const workloads[] = {"absorb", "absorb_readers", "device", "flush",
                                         "bytes_per_row", "latency", "query", "scan",
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
+                                        "ingest_http", "remote_write",
                                         "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -255,9 +260,11 @@ static void usage(void)
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
+	        "                     [--log-segment-size SIZE]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
-	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|fuse_cat|sql|\n"
+	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
+	        "                                 remote_write|fuse_cat|sql|\n"
 	        "                                 absorb_sweep|first_row|tsbs]...\n");
 	exit(2);
 }
@@ -295,6 +302,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->query_rows = strtoul(v, NULL, 10);
 	else if (strcmp(a, "--tsbs") == 0)
 		c->tsbs_path = v;
+	else if (strcmp(a, "--log-segment-size") == 0)
+		c->log_segment_size = v;
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
@@ -393,6 +402,12 @@ int main(int argc, char **argv)
 		bench_workload_latency(&c);
 	if (bench_wanted(&c, "ingest"))
 		bench_workload_ingest(&c);
+#ifdef HAVE_WIRE
+	if (bench_wanted(&c, "ingest_http") && bench_workload_ingest_http(&c) < 0)
+		failed = 1;
+	if (bench_wanted(&c, "remote_write") && bench_workload_remote_write(&c) < 0)
+		failed = 1;
+#endif
 	if (bench_wanted(&c, "fuse_cat"))
 		bench_workload_fuse(&c);
 	if (bench_wanted(&c, "sql"))

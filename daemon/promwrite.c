@@ -89,8 +89,22 @@ struct ptable {
 	size_t nrows, caprows;
 };
 
+/* The label names of the last series mapped, by position in the series
+ * (__name__ included), and what each maps to: series of one request
+ * mostly repeat their label names, so a memcmp per label stands for the
+ * name rule, the UTF-8 check of the name and the duplicate check. */
+#define MEMO_LABELS (KEY_LABELS + 1)
+struct name_memo {
+	int n;                       /* positions held */
+	int clean;                   /* names pass UTF-8, none maps twice */
+	const uint8_t *raw[MEMO_LABELS]; /* into the message */
+	size_t len[MEMO_LABELS];
+	char name[MEMO_LABELS][TS_NAME_MAX + 1]; /* mapped; "" for __name__ */
+};
+
 struct req {
 	struct tsd_ingest *in;
+	struct name_memo memo;
 	struct tsd_ingest_result *res;
 	int64_t now, max_future;     /* the database clock at the start; max-future */
 	struct ptable *tables;
@@ -180,17 +194,68 @@ static void reject(struct req *r, size_t si, size_t n, enum tsd_ingest_reason wh
 
 /* ---- Pass 1: labels and tables ---- */
 
+/* Whether series s's label names are those of the memo, position by
+ * position. */
+static int memo_hit(const struct name_memo *m, const Series *s)
+{
+	if (!m->clean || (int)s->n_labels != m->n)
+		return 0;
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const ProtobufCBinaryData *k = &s->labels[i]->name;
+		if (k->len != m->len[i] || memcmp(k->data, m->raw[i], k->len) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Fill the memo from series s's label names: each mapped, and whether
+ * they are all valid UTF-8 with no mapped name twice (__name__ aside). */
+static void memo_fill(struct name_memo *m, const Series *s)
+{
+	m->n = 0;
+	m->clean = s->n_labels <= MEMO_LABELS;
+	for (size_t i = 0; m->clean && i < s->n_labels; i++) {
+		const ProtobufCBinaryData *k = &s->labels[i]->name;
+		char *name = m->name[i];
+		m->raw[i] = k->data;
+		m->len[i] = k->len;
+		m->n++;
+		if (!tsd_ingest_utf8_ok(k->data, k->len)) {
+			m->clean = 0;
+			break;
+		}
+		if (k->len == 8 && memcmp(k->data, "__name__", 8) == 0) {
+			name[0] = '\0';
+			continue;
+		}
+		tsd_ingest_name((const char *)k->data, k->len, 1, name);
+		if (strcasecmp(name, TSD_PROM_VALUE) == 0)
+			memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
+		for (size_t j = 0; j < i; j++)
+			if (m->name[j][0] && strcasecmp(m->name[j], name) == 0)
+				m->clean = 0;
+	}
+}
+
 /* Map series si's labels into *l.  checked: the series passed once, the
- * checks are skipped.  Returns 0, or -1 after refusing it. */
+ * checks are skipped.  A series whose label names are the memo's (the
+ * memo being clean: no name invalid or mapped twice) takes their mapped
+ * names from it, and only its values are checked.  Returns 0, or -1
+ * after refusing it. */
 static int map_labels(struct req *r, size_t si, const Series *s, struct labels *l, int checked)
 {
 	size_t ns = s->n_samples;
+	int hit = memo_hit(&r->memo, s);
+	if (!hit && !checked) {
+		memo_fill(&r->memo, s);
+		hit = memo_hit(&r->memo, s);
+	}
 	l->metric = NULL;
 	l->n = 0;
 	for (size_t i = 0; i < s->n_labels; i++) {
 		const ProtobufCBinaryData *k = &s->labels[i]->name, *v = &s->labels[i]->value;
-		if (!checked &&
-		    (!tsd_ingest_utf8_ok(k->data, k->len) || !tsd_ingest_utf8_ok(v->data, v->len))) {
+		if (!checked && ((!hit && !tsd_ingest_utf8_ok(k->data, k->len)) ||
+		                 !tsd_ingest_utf8_ok(v->data, v->len))) {
 			reject(r, si, ns, TSD_REJECT_STORE, "a label name or value is not valid UTF-8");
 			return -1;
 		}
@@ -211,15 +276,19 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 			return -1;
 		}
 		char *name = l->name[l->n];
-		tsd_ingest_name((const char *)k->data, k->len, 1, name);
-		if (strcasecmp(name, TSD_PROM_VALUE) == 0)
-			memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
-		for (int j = 0; !checked && j < l->n; j++)
-			if (strcasecmp(l->name[j], name) == 0) {
-				reject(r, si, ns, TSD_REJECT_DUPLICATE, "label \"%s\" given twice (as mapped)",
-				       name);
-				return -1;
-			}
+		if (hit) { /* mapped, and known to be no duplicate */
+			memcpy(name, r->memo.name[i], strlen(r->memo.name[i]) + 1);
+		} else {
+			tsd_ingest_name((const char *)k->data, k->len, 1, name);
+			if (strcasecmp(name, TSD_PROM_VALUE) == 0)
+				memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
+			for (int j = 0; !checked && j < l->n; j++)
+				if (strcasecmp(l->name[j], name) == 0) {
+					reject(r, si, ns, TSD_REJECT_DUPLICATE,
+					       "label \"%s\" given twice (as mapped)", name);
+					return -1;
+				}
+		}
 		l->value[l->n] = (const char *)v->data;
 		l->value_len[l->n] = v->len;
 		l->n++;

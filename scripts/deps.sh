@@ -17,7 +17,7 @@ BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2
 libuv1-dev libjansson-dev libhttp-parser-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libsnappy-dev libcmocka-dev libsqlite3-dev sqlite3
 groff-base curl"
-BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics"
+BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics influxdb"
 FUZZ_PACKAGES="clang"
 
 want="$BUILD_PACKAGES"
@@ -43,5 +43,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+# No service ever starts from a package (influxdb's would; the bench runs its own).
+[ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d &&
+	chmod 755 /usr/sbin/policy-rc.d; }
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing

@@ -15,10 +15,12 @@
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
-#     ingest's peer: VictoriaMetrics; the LMDB and RocksDB peers) either
+#     ingest's peer: VictoriaMetrics; ingest_http's InfluxDB; the LMDB
+#     and RocksDB peers) either
 #     printed their lines or said on stderr why not.
 #
-# The workloads that read TSBS data (ingest, tsbs) get a 20-minute slice
+# The workloads that read TSBS data (ingest, ingest_http, remote_write,
+# tsbs) get a 20-minute slice
 # that scripts/tsbs-slice.sh writes (100 hosts, 12,000 rows), not the
 # shared file: the test needs nothing from outside the repository.
 #
@@ -78,7 +80,9 @@ for r in \
 	"cold_scan lzo1x_1 decompress_all_cores_mb_per_sec" \
 	"cold_scan ceiling decompress_over_device" \
 	"latency tsstore_merge_off p99_all_ns" "latency tsstore_merge_on p99_all_ns" \
-	"ingest tsstored rows_per_s" "sql tsstore_c scan_rows_per_s" \
+	"ingest tsstored rows_per_s" "ingest_http tsstored rows_per_s" \
+	"ingest_http tsstored peak_rss_mb" "remote_write tsstored samples_per_s" \
+	"remote_write tsstored tables" "sql tsstore_c scan_rows_per_s" \
 	"sql tsstore_sql scan_rows_per_s" \
 	"first_row tsstore first_row_mean_us" "first_row tsstore first_row_p99_us" \
 	"tsbs tsstore lastpoint_mean_us" "tsbs tsstore double_groupby_1_mean_us" \
@@ -105,9 +109,12 @@ expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.json
 expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="absorb absorb_readers flush aggregate cold_scan latency ingest sql"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
+# remote_write is judged against VictoriaMetrics alone
+grep -q '"workload":"remote_write","engine":"victoriametrics"' "$tmp/bench.jsonl" &&
+	targets="$targets remote_write"
 for w in $targets; do
 	n=$(grep "^{\"workload\":\"$w\",\"target\":" "$tmp/bench.jsonl" |
 		grep -c '"met":\(true\|false\)}$')
@@ -150,4 +157,5 @@ optional() {
 }
 optional "fuse_cat" '"workload":"fuse_cat","engine":"tsstore-fuse"' 'fuse_cat'
 optional "ingest peer" '"engine":"victoriametrics"' 'victoria-metrics is not installed'
+optional "ingest_http InfluxDB" '"workload":"ingest_http","engine":"influxdb"' 'influxd is not installed'
 finish

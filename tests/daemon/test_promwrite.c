@@ -410,6 +410,39 @@ static void test_new_label(void **state)
 	assert_int_equal(stat_at(f, "ingest.rejected.syntax"), 1);
 }
 
+/* Series repeating the label names of the one before take the mapped
+ * names daemon/promwrite.c remembered for them (its name memo): the
+ * same rows as mapping each anew; a series with as many labels but
+ * another name is mapped and checked again (refused here for a name
+ * given twice in another case), and an empty value is still no label. */
+static void test_label_memo(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const s1[] = {"__name__", "m", "job", "a", "instance", "x", NULL};
+	static const char *const s2[] = {"__name__", "m", "job", "b", "instance", "y", NULL};
+	static const char *const s3[] = {"__name__", "m", "job", "c", "Job", "z", NULL};
+	static const char *const s4[] = {"__name__", "m", "job", "d", "instance", "w", NULL};
+	static const char *const s5[] = {"__name__", "m", "job", "", "instance", "v", NULL};
+	static const int64_t ms1[] = {T0};
+	static const double one[] = {1};
+	const struct tseries series[] = {
+		{s1, 1, ms1, one}, {s2, 1, ms1, one}, {s3, 1, ms1, one}, {s4, 1, ms1, one},
+		{s5, 1, ms1, one},
+	};
+	char *err = error_body("series 3: label \"Job\" given twice (as mapped)");
+	write_expect(f, series, 5, 400, err);
+	free(err);
+	expect_call(f, "{\"op\":\"query\",\"table\":\"m\"}",
+	            "{\"rows\":[[\"v\",\"\",1795305600000000000,1],"
+	            "[\"w\",\"d\",1795305600000000000,1],"
+	            "[\"x\",\"a\",1795305600000000000,1],"
+	            "[\"y\",\"b\",1795305600000000000,1]]}\n"
+	            "{\"ok\":true,\"count\":4,\"more\":false}\n");
+	assert_int_equal(stat_at(f, "ingest.rows_stored"), 4);
+	assert_int_equal(stat_at(f, "ingest.rows_missing_tags"), 1);
+	assert_int_equal(stat_at(f, "ingest.rejected.duplicate"), 1);
+}
+
 /* Samples the table cannot take for their time are refused one by one
  * (reason time), the others of their series stored: older than the TTL
  * of the tables made (--ingest-default-ttl), more than max-future (one
@@ -512,6 +545,7 @@ int main(void)
 		T("series", test_series, setup),
 		T("retry", test_retry, setup),
 		T("new_label", test_new_label, setup),
+		T("label_memo", test_label_memo, setup),
 		T("time", test_time, setup_ttl),
 		T("bad_bodies", test_bad_bodies, setup),
 		T("too_large", test_too_large, setup_small_body),

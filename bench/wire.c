@@ -1,0 +1,607 @@
+/*
+ * wire.c -- the HTTP ingest workloads of issue 26: the TSBS cpu-only
+ * file of ../shared/data (a prefix with --quick) written over loopback
+ * HTTP by the same loader (ingest.c's bench_ingest_send: 2 connections,
+ * one request in flight on each, every request encoded before the clock
+ * starts) into real servers started here on temporary directories and
+ * free loopback ports:
+ *
+ *   ingest_http   influx line protocol, POST /write, 512 lines a request:
+ *                 tsstored (--listen http:...), VictoriaMetrics and
+ *                 InfluxDB 1.x (influxd with a config file of our own);
+ *                 rows/s
+ *   remote_write  Prometheus remote write 1.0, POST /api/v1/write: every
+ *                 field of every line a sample (metric name
+ *                 measurement_field, e.g. cpu_usage_user; labels the ten
+ *                 tags; the line's timestamp in ms), one series of one
+ *                 sample each, 5120 samples a request (the 512 lines x
+ *                 10 fields of a line protocol request), protobuf packed
+ *                 by protoc-c's code from daemon/remote.proto and
+ *                 snappy-compressed, with Prometheus' headers:
+ *                 tsstored and VictoriaMetrics; samples/s
+ *
+ * Each engine runs --repeat times on a fresh server and directory, the
+ * engines taking turns in an order that alternates (forward on even
+ * runs, backward on odd ones), so that a noisy spell of the shared
+ * machine and a warm page cache favour no one.  Each figure is the
+ * median of the runs, with the runs' min and max in params ("runs",
+ * "min", "max"): rate, p50 and p99 request latency, peak RSS (VmHWM),
+ * the server's CPU time (user + system) per row or sample.  The targets
+ * (tsstored >= 2x VictoriaMetrics and >= 5x InfluxDB in rows/s, peak RSS
+ * < 256 MB; >= 2x VictoriaMetrics in samples/s) and the --compare ratio
+ * lines are on the medians.  After each tsstored run, the tables its
+ * load created and the disk its directory takes are reported too.
+ * tsstored runs with its defaults, or --log-segment-size as the bench
+ * was given it (each table made by the load keeps its own segments
+ * mapped: ten tables for remote write).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <protobuf-c/protobuf-c.h>
+#include <snappy-c.h>
+
+#include "bench.h"
+#include "remote.pb-c.h"
+
+typedef Tsstore__Remote__Label Label;
+typedef Tsstore__Remote__Sample Sample;
+typedef Tsstore__Remote__TimeSeries Series;
+typedef Tsstore__Remote__WriteRequest WriteRequest;
+
+#define WIRE_RUNS_MAX 32
+#define WIRE_SAMPLES (BENCH_INGEST_BATCH * BENCH_TSBS_FIELDS) /* per remote write */
+#define WIRE_LABELS (1 + BENCH_TSBS_TAGS)                    /* __name__, the tags */
+#define INFLUX_DB "bench"
+#define INFLUXD "/usr/bin/influxd"
+#define VICTORIA "/usr/bin/victoria-metrics"
+
+/* One run of one engine. */
+struct run {
+	double rate, p50_us, p99_us, rss_mb;
+	double cpu_us; /* the server's CPU time (user + system) per item, µs */
+};
+
+/* An engine: how it starts, where its requests go. */
+struct engine {
+	const char *name;
+	int (*start)(const char *dir, int port, pid_t *pid);
+	bench_batch *batches; /* encoded for it (shared with another engine when equal) */
+	size_t nb;
+	int owns;             /* batches are this engine's to free */
+	struct run runs[WIRE_RUNS_MAX];
+	int nruns;
+	double tables, disk_mb; /* tsstored: after its last run */
+	double stored;          /* tsstored: rows its last run stored (/metrics) */
+};
+
+/* Copy s[0..n) to *p and move *p past it. */
+static void put(char **p, const void *s, size_t n)
+{
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+/* ---- the servers ---- */
+
+/* --log-segment-size for tsstored (NULL: its default). */
+static const char *segment_size;
+
+/* Each start_* starts its server on dir and 127.0.0.1:port, ready to
+ * take writes; *pid receives its pid.  0, or -1 (said on stderr). */
+static int start_tsstored(const char *dir, int port, pid_t *pid)
+{
+	char exe[4096], listen[64];
+	bench_daemon_path(exe, sizeof exe);
+	snprintf(listen, sizeof listen, "http:127.0.0.1:%d", port);
+	char *argv[] = {exe, "-d", (char *)dir, "--listen", listen, "--log-segment-size",
+	                (char *)segment_size, NULL};
+	if (!segment_size)
+		argv[5] = NULL;
+	return (*pid = bench_server_start(argv, port)) > 0 ? 0 : -1;
+}
+
+static int start_victoria(const char *dir, int port, pid_t *pid)
+{
+	char data[4200], addr[64];
+	snprintf(data, sizeof data, "-storageDataPath=%s", dir);
+	snprintf(addr, sizeof addr, "-httpListenAddr=127.0.0.1:%d", port);
+	char *argv[] = {VICTORIA, data, addr, "-loggerLevel=ERROR", NULL};
+	if (access(argv[0], X_OK) != 0) {
+		fprintf(stderr, "wire: %s is not installed (make bench installs it)\n", argv[0]);
+		return -1;
+	}
+	return (*pid = bench_server_start(argv, port)) > 0 ? 0 : -1;
+}
+
+/* influxd's configuration: everything under dir, HTTP on port, its RPC
+ * (backup) service on another free loopback port, nothing phoned home,
+ * no background services that would compete with the load; the WAL as
+ * shipped (wal-fsync-delay 0: each write is fsync'd before its answer,
+ * InfluxDB 1.x has no setting that answers before that). */
+static int influx_config(const char *dir, int port, char *path, size_t size)
+{
+	int rpc = bench_free_port();
+	snprintf(path, size, "%s/influxdb.conf", dir);
+	FILE *f = fopen(path, "w");
+	if (!f || rpc < 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fprintf(f,
+	        "reporting-disabled = true\n"
+	        "bind-address = \"127.0.0.1:%d\"\n"
+	        "[meta]\n  dir = \"%s/meta\"\n  logging-enabled = false\n"
+	        "[data]\n  dir = \"%s/data\"\n  wal-dir = \"%s/wal\"\n"
+	        "  query-log-enabled = false\n"
+	        "[retention]\n  enabled = false\n"
+	        "[shard-precreation]\n  enabled = false\n"
+	        "[monitor]\n  store-enabled = false\n"
+	        "[continuous_queries]\n  enabled = false\n"
+	        "[http]\n  enabled = true\n  bind-address = \"127.0.0.1:%d\"\n"
+	        "  log-enabled = false\n"
+	        "[logging]\n  level = \"error\"\n",
+	        rpc, dir, dir, dir, port);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static int start_influx(const char *dir, int port, pid_t *pid)
+{
+	static const char create[] =
+		"POST /query?q=CREATE+DATABASE+" INFLUX_DB " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		"Content-Length: 0\r\nConnection: close\r\n\r\n";
+	char conf[4200];
+	if (access(INFLUXD, X_OK) != 0) {
+		fprintf(stderr, "wire: %s is not installed (make bench installs it)\n", INFLUXD);
+		return -1;
+	}
+	if (influx_config(dir, port, conf, sizeof conf) < 0)
+		return -1;
+	char *argv[] = {INFLUXD, "-config", conf, NULL};
+	if ((*pid = bench_server_start(argv, port)) < 0)
+		return -1;
+	if (bench_http_call(port, create, sizeof create - 1) < 0) {
+		fprintf(stderr, "wire: influxd did not create the database\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the requests ---- */
+
+/* rows[0..n) as one line protocol request to target. */
+static void encode_lines(const bench_tsbs_row *rows, size_t n, const char *target, bench_batch *b)
+{
+	size_t body = 0;
+	for (size_t i = 0; i < n; i++)
+		body += rows[i].len + 1;
+	char *p = b->body = malloc(body + 256);
+	p += sprintf(p, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	             "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n",
+	             target, body);
+	for (size_t i = 0; i < n; i++) {
+		put(&p, rows[i].line, rows[i].len);
+		*p++ = '\n';
+	}
+	b->len = (size_t)(p - b->body);
+}
+
+/* The tags in the order Prometheus sends labels: by name, bytes
+ * ("__name__" first, '_' sorting before the lower-case letters). */
+static int tag_order[BENCH_TSBS_TAGS];
+
+/* qsort: tag indexes by their names. */
+static int cmp_tag(const void *a, const void *b)
+{
+	return strcmp(bench_tsbs_tags[*(const int *)a], bench_tsbs_tags[*(const int *)b]);
+}
+
+/* Everything one WriteRequest points to, reused for every request. */
+struct rw_arena {
+	char names[BENCH_TSBS_FIELDS][128]; /* measurement_field */
+	Series series[WIRE_SAMPLES], *pseries[WIRE_SAMPLES];
+	Sample samples[WIRE_SAMPLES], *psamples[WIRE_SAMPLES];
+	Label labels[WIRE_SAMPLES][WIRE_LABELS];
+	Label *plabels[WIRE_SAMPLES][WIRE_LABELS];
+};
+
+/* s[0..n) as protobuf bytes, not copied. */
+static ProtobufCBinaryData bytes(const char *s, size_t n)
+{
+	return (ProtobufCBinaryData){.len = n, .data = (uint8_t *)s};
+}
+
+/* Series k of the request: field f of row r, as a sample of its own. */
+static void rw_series(struct rw_arena *a, size_t k, const bench_tsbs_row *r, int f)
+{
+	Series *s = &a->series[k];
+	*s = (Series)TSSTORE__REMOTE__TIME_SERIES__INIT;
+	a->samples[k] = (Sample)TSSTORE__REMOTE__SAMPLE__INIT;
+	a->samples[k].value = (double)r->field[f];
+	a->samples[k].timestamp = r->ts / 1000000; /* ms */
+	a->psamples[k] = &a->samples[k];
+	for (int l = 0; l < WIRE_LABELS; l++) {
+		Label *lb = &a->labels[k][l];
+		*lb = (Label)TSSTORE__REMOTE__LABEL__INIT;
+		if (l == 0) {
+			lb->name = bytes("__name__", 8);
+			lb->value = bytes(a->names[f], strlen(a->names[f]));
+		} else {
+			int t = tag_order[l - 1];
+			lb->name = bytes(bench_tsbs_tags[t], strlen(bench_tsbs_tags[t]));
+			lb->value = bytes(r->tag[t], r->taglen[t]);
+		}
+		a->plabels[k][l] = lb;
+	}
+	s->n_labels = WIRE_LABELS;
+	s->labels = a->plabels[k];
+	s->n_samples = 1;
+	s->samples = &a->psamples[k];
+	a->pseries[k] = s;
+}
+
+/* rows[0..n) as one remote write request: packed, snappy'd, headed. */
+static int encode_remote(struct rw_arena *a, const bench_tsbs_row *rows, size_t n,
+                         bench_batch *b)
+{
+	WriteRequest w = TSSTORE__REMOTE__WRITE_REQUEST__INIT;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+			rw_series(a, k++, &rows[i], f);
+	w.n_timeseries = k;
+	w.timeseries = a->pseries;
+	size_t raw = tsstore__remote__write_request__get_packed_size(&w);
+	size_t zlen = snappy_max_compressed_length(raw);
+	uint8_t *packed = malloc(raw);
+	char *z = malloc(zlen), *p;
+	int rc = -1;
+	if (!packed || !z)
+		goto out;
+	tsstore__remote__write_request__pack(&w, packed);
+	if (snappy_compress((const char *)packed, raw, z, &zlen) != SNAPPY_OK)
+		goto out;
+	if (!(p = b->body = malloc(zlen + 512)))
+		goto out;
+	p += sprintf(p, "POST /api/v1/write HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	             "User-Agent: tsstore-bench\r\nContent-Encoding: snappy\r\n"
+	             "Content-Type: application/x-protobuf\r\n"
+	             "X-Prometheus-Remote-Write-Version: 0.1.0\r\nContent-Length: %zu\r\n\r\n",
+	             zlen);
+	put(&p, z, zlen);
+	b->len = (size_t)(p - b->body);
+	rc = 0;
+out:
+	free(packed);
+	free(z);
+	return rc;
+}
+
+/* The requests of rows[0..n): line protocol to target, or (target NULL)
+ * remote write.  NULL when out of memory. */
+static bench_batch *make_requests(const bench_tsbs_row *rows, size_t n, const char *target,
+                                  size_t *nb)
+{
+	struct rw_arena *a = target ? NULL : calloc(1, sizeof *a);
+	bench_batch *b = calloc(n / BENCH_INGEST_BATCH + 2, sizeof *b);
+	*nb = 0;
+	if (!b || (!target && !a))
+		goto fail;
+	for (int f = 0; a && f < BENCH_TSBS_FIELDS; f++) {
+		size_t m = (size_t)(memchr(rows[0].line, ',', rows[0].len) ?
+		                    (const char *)memchr(rows[0].line, ',', rows[0].len) - rows[0].line : 3);
+		snprintf(a->names[f], sizeof a->names[f], "%.*s_%s", (int)m, rows[0].line,
+		         bench_tsbs_fields[f]);
+	}
+	for (size_t i = 0; i < n; i += BENCH_INGEST_BATCH) {
+		size_t m = n - i < BENCH_INGEST_BATCH ? n - i : BENCH_INGEST_BATCH;
+		if (target)
+			encode_lines(rows + i, m, target, &b[*nb]);
+		else if (encode_remote(a, rows + i, m, &b[*nb]) < 0)
+			goto fail;
+		++*nb;
+	}
+	free(a);
+	return b;
+fail:
+	free(a);
+	bench_batches_free(b, *nb);
+	return NULL;
+}
+
+/* ---- runs ---- */
+
+/* The tables (directories) under dir. */
+static int count_tables(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		char path[4400];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The disk space the files under dir take (du: allocated blocks, not
+ * the files' lengths), MB; -1 when du fails. */
+static double disk_mb(const char *dir)
+{
+	char cmd[4200];
+	double kb = -1;
+	snprintf(cmd, sizeof cmd, "du -sk '%s' 2>/dev/null", dir);
+	FILE *f = popen(cmd, "r");
+	if (f && fscanf(f, "%lf", &kb) != 1)
+		kb = -1;
+	if (f)
+		pclose(f);
+	return kb < 0 ? -1 : kb * 1024 / 1e6;
+}
+
+/* tsstored's tsstore_ingest_rows_stored_total (a sample counts as a
+ * row), from its /metrics; -1 when it cannot be read. */
+static double rows_stored(int port)
+{
+	static const char name[] = "\ntsstore_ingest_rows_stored_total ";
+	size_t cap = (size_t)1 << 20;
+	char *buf = malloc(cap), *p;
+	double v = -1;
+	if (buf && bench_http_get(port, "/metrics", buf, cap) == 0 && (p = strstr(buf, name)))
+		v = strtod(p + sizeof name - 1, NULL);
+	free(buf);
+	return v;
+}
+
+/* One run of e on a fresh server: items (rows or samples) sent in e's
+ * requests.  Returns 0 or -1. */
+static int run_once(const char *workload, struct engine *e, size_t items)
+{
+	char *dir = bench_tmpdir();
+	int port = bench_free_port(), rc = -1;
+	pid_t pid = -1;
+	bench_send s;
+	if (e->start(dir, port, &pid) < 0) {
+		fprintf(stderr, "%s: %s did not start\n", workload, e->name);
+		goto out;
+	}
+	if (bench_ingest_send(e->batches, e->nb, port, 1, pid, &s) < 0) {
+		fprintf(stderr, "%s: %s failed\n", workload, e->name);
+		goto out;
+	}
+	if (strcmp(e->name, "tsstored") == 0) {
+		e->tables = count_tables(dir);
+		e->disk_mb = disk_mb(dir);
+		/* every row or sample answered 204 must have been stored */
+		if ((e->stored = rows_stored(port)) != (double)items) {
+			fprintf(stderr, "%s: tsstored stored %.0f of the %zu rows sent\n", workload,
+			        e->stored, items);
+			goto out;
+		}
+	}
+	e->runs[e->nruns++] = (struct run){.rate = (double)items / s.seconds, .p50_us = s.p50_us,
+	                                   .p99_us = s.p99_us, .rss_mb = s.rss_mb,
+	                                   .cpu_us = s.cpu_s * 1e6 / (double)items};
+	rc = 0;
+out:
+	if (pid > 0)
+		bench_server_stop(pid);
+	bench_rmdir(dir);
+	return rc;
+}
+
+/* qsort: doubles ascending. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median, min and max of field off of e's runs. */
+static double summary(const struct engine *e, size_t off, double *min, double *max)
+{
+	double v[WIRE_RUNS_MAX];
+	for (int i = 0; i < e->nruns; i++)
+		v[i] = *(const double *)((const char *)&e->runs[i] + off);
+	qsort(v, (size_t)e->nruns, sizeof *v, cmp_double);
+	*min = v[0];
+	*max = v[e->nruns - 1];
+	return e->nruns % 2 ? v[e->nruns / 2] : (v[e->nruns / 2 - 1] + v[e->nruns / 2]) / 2;
+}
+
+/* Print the median of field off of e's runs as metric, with base and the
+ * runs' spread in params; returns the median. */
+static double report_one(const char *workload, const struct engine *e, const char *base,
+                         const char *metric, size_t off, const char *unit)
+{
+	char params[512];
+	double min, max, med = summary(e, off, &min, &max);
+	snprintf(params, sizeof params, "%s,\"runs\":%d,\"min\":%.6g,\"max\":%.6g", base, e->nruns,
+	         min, max);
+	bench_result(workload, e->name, metric, med, unit, params);
+	return med;
+}
+
+/* Print e's medians; returns the median rate (0 when it never ran). */
+static double report(const char *workload, const struct engine *e, const char *what,
+                     size_t items, double *rss)
+{
+	char base[256], metric[64];
+	if (e->nruns == 0)
+		return 0;
+	snprintf(base, sizeof base, "\"%s\":%zu,\"%s_per_request\":%d,\"clients\":%d%s%s%s", what,
+	         items, what, strcmp(what, "rows") ? WIRE_SAMPLES : BENCH_INGEST_BATCH,
+	         BENCH_INGEST_CLIENTS, segment_size && !strcmp(e->name, "tsstored") ?
+	         ",\"log_segment_size\":\"" : "", segment_size && !strcmp(e->name, "tsstored") ?
+	         segment_size : "", segment_size && !strcmp(e->name, "tsstored") ? "\"" : "");
+	snprintf(metric, sizeof metric, "%s_per_s", what);
+	double rate = report_one(workload, e, base, metric, offsetof(struct run, rate),
+	                         strcmp(what, "rows") ? "samples/s" : "rows/s");
+	report_one(workload, e, base, "insert_p50_us", offsetof(struct run, p50_us), "us");
+	report_one(workload, e, base, "insert_p99_us", offsetof(struct run, p99_us), "us");
+	*rss = report_one(workload, e, base, "peak_rss_mb", offsetof(struct run, rss_mb), "MB");
+	snprintf(metric, sizeof metric, "cpu_us_per_%s", strcmp(what, "rows") ? "sample" : "row");
+	report_one(workload, e, base, metric, offsetof(struct run, cpu_us), "us");
+	if (strcmp(e->name, "tsstored") == 0) {
+		bench_result(workload, e->name, "tables", e->tables, "tables", base);
+		bench_result(workload, e->name, "disk_mb", e->disk_mb, "MB", base);
+		bench_result(workload, e->name, "rows_stored", e->stored, "rows", base);
+	}
+	return rate;
+}
+
+/* Run every engine c->repeat times (at most WIRE_RUNS_MAX), the order
+ * alternating; returns -1 when tsstored (engine 0) failed. */
+static int run_all(const bench_config *c, const char *workload, struct engine *e, int ne,
+                   size_t items)
+{
+	int failed = 0, runs = c->repeat < WIRE_RUNS_MAX ? c->repeat : WIRE_RUNS_MAX;
+	for (int r = 0; r < runs; r++)
+		for (int k = 0; k < ne; k++) {
+			int i = r % 2 ? ne - 1 - k : k;
+			if (e[i].batches && run_once(workload, &e[i], items) < 0 && i == 0)
+				failed = 1;
+		}
+	return failed ? -1 : 0;
+}
+
+/* Read the TSBS file (its quick prefix with --quick) into *rows and
+ * *text (free both); NULL after an error line. */
+static const bench_tsbs_row *load(const bench_config *c, const char *workload, size_t *n,
+                                  bench_tsbs_row **rows, char **text)
+{
+	segment_size = c->log_segment_size;
+	*rows = bench_tsbs_load(c->tsbs_path, c->quick ? BENCH_INGEST_QUICK_ROWS : SIZE_MAX, n, text);
+	if (!*rows || *n == 0) {
+		fprintf(stderr, "%s: cannot read %s\n", workload, c->tsbs_path);
+		bench_error(workload, "tsstored", "bench_tsbs_load", TS_EIO);
+		return NULL;
+	}
+	qsort(tag_order, BENCH_TSBS_TAGS, sizeof *tag_order, cmp_tag);
+	return *rows;
+}
+
+/* Free the requests the engines own. */
+static void free_engines(struct engine *e, int ne)
+{
+	for (int i = 0; i < ne; i++)
+		if (e[i].owns)
+			bench_batches_free(e[i].batches, e[i].nb);
+}
+
+/* --compare: tsstored's median over each peer's, metric by metric, in the
+ * form of the ratio lines of bench_compare (which pairs "tsstore" alone). */
+static void ratios(const char *workload, const struct engine *e, int ne, const char *rate)
+{
+	static const struct { const char *metric; size_t off; } m[] = {
+		{NULL, offsetof(struct run, rate)},
+		{"insert_p50_us", offsetof(struct run, p50_us)},
+		{"insert_p99_us", offsetof(struct run, p99_us)},
+		{"peak_rss_mb", offsetof(struct run, rss_mb)},
+	};
+	double lo, hi;
+	for (int i = 1; e[0].nruns && i < ne; i++)
+		for (size_t k = 0; e[i].nruns && k < sizeof m / sizeof m[0]; k++) {
+			double a = summary(&e[0], m[k].off, &lo, &hi), b = summary(&e[i], m[k].off, &lo, &hi);
+			if (b > 0)
+				printf("{\"workload\":\"%s\",\"metric\":\"%s\",\"ratio\":\"tsstored/%s\","
+				       "\"value\":%.3f}\n", workload, m[k].metric ? m[k].metric : rate,
+				       e[i].name, a / b);
+		}
+}
+
+int bench_workload_ingest_http(const bench_config *c)
+{
+	struct engine e[3] = {{.name = "tsstored", .start = start_tsstored},
+	                      {.name = "victoriametrics", .start = start_victoria},
+	                      {.name = "influxdb", .start = start_influx}};
+	int ne = c->skip_peers ? 1 : 3, rc = -1, failed = 1;
+	size_t n = 0;
+	bench_tsbs_row *rows = NULL;
+	char *text = NULL;
+	double rate[3], rss[3];
+	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+		tag_order[t] = t;
+	if (!load(c, "ingest_http", &n, &rows, &text))
+		goto out;
+	/* the same bytes for all three; InfluxDB needs its database named */
+	e[0].batches = make_requests(rows, n, "/write", &e[0].nb);
+	e[0].owns = 1;
+	e[1].batches = e[0].batches;
+	e[1].nb = e[0].nb;
+	if (ne > 2) {
+		e[2].batches = make_requests(rows, n, "/write?db=" INFLUX_DB, &e[2].nb);
+		e[2].owns = 1;
+	}
+	if (!e[0].batches)
+		goto out;
+	failed = run_all(c, "ingest_http", e, ne, n) < 0;
+	for (int i = 0; i < ne; i++)
+		rate[i] = report("ingest_http", &e[i], "rows", n, &rss[i]);
+	if (c->compare)
+		ratios("ingest_http", e, ne, "rows_per_s");
+	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
+		bench_target("ingest_http", "tsstored rows/s over VictoriaMetrics' (line protocol, HTTP)",
+		             rate[0] / rate[1], ">=", 2.0);
+	if (rate[0] > 0 && ne > 2 && rate[2] > 0)
+		bench_target("ingest_http", "tsstored rows/s over InfluxDB 1.x's (line protocol, HTTP)",
+		             rate[0] / rate[2], ">=", 5.0);
+	if (rate[0] > 0)
+		bench_target("ingest_http", "tsstored peak RSS, MB (line protocol, HTTP)", rss[0], "<=",
+		             256.0);
+	rc = rate[0] > 0 && !failed ? 0 : -1;
+out:
+	if (rc < 0 && rows)
+		bench_error("ingest_http", "tsstored", "POST /write", TS_EIO);
+	free_engines(e, ne);
+	free(rows);
+	free(text);
+	return rc;
+}
+
+int bench_workload_remote_write(const bench_config *c)
+{
+	struct engine e[2] = {{.name = "tsstored", .start = start_tsstored},
+	                      {.name = "victoriametrics", .start = start_victoria}};
+	int ne = c->skip_peers ? 1 : 2, rc = -1, failed = 1;
+	size_t n = 0;
+	bench_tsbs_row *rows = NULL;
+	char *text = NULL;
+	double rate[2], rss[2];
+	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+		tag_order[t] = t;
+	if (!load(c, "remote_write", &n, &rows, &text))
+		goto out;
+	e[0].batches = make_requests(rows, n, NULL, &e[0].nb);
+	e[0].owns = 1;
+	e[1].batches = e[0].batches;
+	e[1].nb = e[0].nb;
+	if (!e[0].batches)
+		goto out;
+	failed = run_all(c, "remote_write", e, ne, n * BENCH_TSBS_FIELDS) < 0;
+	for (int i = 0; i < ne; i++)
+		rate[i] = report("remote_write", &e[i], "samples", n * BENCH_TSBS_FIELDS, &rss[i]);
+	if (c->compare)
+		ratios("remote_write", e, ne, "samples_per_s");
+	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
+		bench_target("remote_write", "tsstored samples/s over VictoriaMetrics' (remote write)",
+		             rate[0] / rate[1], ">=", 2.0);
+	rc = rate[0] > 0 && !failed ? 0 : -1;
+out:
+	if (rc < 0 && rows)
+		bench_error("remote_write", "tsstored", "POST /api/v1/write", TS_EIO);
+	free_engines(e, ne);
+	free(rows);
+	free(text);
+	return rc;
+}
