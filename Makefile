@@ -84,6 +84,12 @@ SHARED_LIB = $(B)/libtsstore.so.$(LIB_VERSION)
 COMMON_SRCS = $(sort $(wildcard common/*.c))
 COMMON_LIB = $(B)/libcommon.a
 
+# The wire formats (wire/): pure modules, bytes in and rows out, with no
+# event loop or socket, so that the daemon, the command, the tests and
+# the benchmarks can all use them.
+WIRE_SRCS = $(sort $(wildcard wire/*.c))
+WIRE_LIB = $(B)/libwire.a
+
 TOOL_SRCS = $(sort $(wildcard tools/*.c))
 TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 
@@ -107,12 +113,16 @@ PROGRAMS = $(strip $(if $(filter 1,$(WITH_TOOLS)),$(B)/bin/tsstore) \
 	$(if $(filter 1,$(WITH_FUSE)),$(B)/bin/tsstore-fuse))
 # The SQLite extension (sqlite/).
 SQLITE_EXT = $(if $(filter 1,$(WITH_SQLITE)),$(B)/libtsstore_sqlite.so)
-PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
-PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+PROG_CFLAGS = $(CFLAGS_ALL) -iquote common -iquote wire $(JANSSON_CFLAGS)
+PROG_LIBS = $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
+
+# The wire formats' tests call wire/ alone (tests/wire/).
+WIRE_TEST_SRCS = $(sort $(wildcard tests/wire/test_*.c))
+WIRE_TESTS = $(WIRE_TEST_SRCS:tests/wire/%.c=$(B)/tests/%)
 
 # Daemon tests start the real tsstored and talk to it (tests/daemon/).
 DAEMON_TEST_SRCS = $(sort $(wildcard tests/daemon/test_*.c))
@@ -213,12 +223,22 @@ $(COMMON_LIB): $(COMMON_SRCS:%.c=$(B)/%.o)
 	$(say) AR $@
 	$(Q)ar rcs $@ $^
 
+$(B)/wire/%.o: wire/%.c config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote wire $(DEPFLAGS) -c $< -o $@
+
+$(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o)
+	@rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
+
 $(B)/tools/%.o: tools/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore: $(TOOL_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(PROG_LIBS)
@@ -241,7 +261,7 @@ $(B)/gen/remote.pb-c.o: $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
 	$(say) CC $@
 	$(Q)$(CC) $(CFLAGS_ALL) $(PROTOBUF_C_CFLAGS) -c $< -o $@
 
-$(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstored: $(DAEMON_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(DAEMON_LIBS) $(FUSE_LIBS)
@@ -251,7 +271,7 @@ $(B)/fuse/%.o: fuse/%.c config.mk
 	$(say) CC $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(FUSE_OBJS) $(PROG_LIBS) $(FUSE_LIBS)
@@ -303,7 +323,14 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 # so that make check needs nothing from outside the repository.
 TSBS_DATA_FILE = $(CURDIR)/tests/data/tsbs-cpu-only-10k.influx.gz
 
-$(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/tests/%: tests/wire/%.c $(wildcard tests/wire/*.h wire/*.h) $(WIRE_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote wire $(CMOCKA_CFLAGS) -Itests/wire -o $@ $< \
+		$(WIRE_LIB) -lm $(CMOCKA_LIBS)
+
+$(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(WIRE_LIB) \
+		$(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(ZLIB_CFLAGS) -Itests/daemon \
@@ -314,7 +341,7 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 # test_promwrite makes remote write requests itself: the generated
 # messages, protobuf-c and snappy.
 $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) \
-		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) -Itests/daemon \
@@ -324,7 +351,7 @@ $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
 $(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o daemon/tsd.h \
-		$(COMMON_LIB) $(STATIC_LIB)
+		$(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon -o $@ $< $(B)/daemon/config.o \
@@ -333,7 +360,7 @@ $(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o daemon/t
 # test_ingest calls the line protocol mapping (daemon/ingest.c) on a real
 # database directory: it links the daemon's object, as test_config does.
 $(B)/tests/test_ingest: tests/daemon/test_ingest.c $(B)/daemon/ingest.o daemon/ingest.h \
-		$(COMMON_LIB) $(STATIC_LIB)
+		$(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon \
@@ -396,11 +423,11 @@ CHECK_CLI_TESTS = $(filter-out tests/cli/test_bench.sh,$(CLI_TESTS))
 else
 CHECK_CLI_TESTS = $(CLI_TESTS)
 endif
-check: check-config all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/test_powercut $(B)/tests/soak \
+check: check-config all $(UNIT_TESTS) $(WIRE_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/test_powercut $(B)/tests/soak \
 		$(B)/bin/tsstore-bench
 	@rm -rf $(B)/tsan && mkdir -p $(B)/tsan
 	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(B)/tests/test_powercut \
-		$(DAEMON_TESTS) \
+		$(WIRE_TESTS) $(DAEMON_TESTS) \
 		$(CHECK_CLI_TESTS); \
 	rc=$$?; if ls $(B)/tsan/report.* >/dev/null 2>&1; then cat $(B)/tsan/report.*; \
 		echo "ThreadSanitizer: $$(ls $(B)/tsan/report.* | wc -l) report(s), in $(B)/tsan/"; exit 1; fi; \
@@ -421,7 +448,7 @@ check-config:
 # which only builds it.
 SOAK_SECONDS ?= 600
 $(B)/tests/soak: tests/soak/soak.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) \
-		$(COMMON_LIB) $(STATIC_LIB)
+		$(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) -Itests/daemon -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< \
@@ -434,12 +461,12 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 $(B)/bench/%.o: bench/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote common -iquote wire $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) \
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) \
 		$(BENCH_LIBS) $(JANSSON_LIBS)
 
 # make bench: every workload with its peers (installs the peers first);
@@ -478,7 +505,8 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
-	-Iinclude -iquote lib -iquote common -iquote daemon -iquote $(B)/gen -DTS_BUILDING_LIBRARY \
+	-Iinclude -iquote lib -iquote common -iquote wire -iquote daemon -iquote $(B)/gen \
+	-DTS_BUILDING_LIBRARY \
 	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS)
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) \
 	$(SNAPPY_LIBS) -pthread -lm
@@ -486,12 +514,13 @@ FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTO
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
 	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
-		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
+		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \
+		config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
-		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+		$(WIRE_SRCS) $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 fuzz:
 	@scripts/deps.sh fuzz
@@ -557,7 +586,7 @@ uninstall:
 			> $(B)/install-dirs.new; mv $(B)/install-dirs.new $(B)/install-dirs; \
 	fi; true
 
--include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common tools daemon fuse bench)))
+-include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common wire tools daemon fuse bench)))
 
 clean:
 	rm -rf build build-san build-tsan

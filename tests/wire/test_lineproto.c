@@ -1,5 +1,5 @@
 /*
- * test_lineproto.c -- the line protocol parser (common/lineproto.c):
+ * test_lineproto.c -- the line protocol parser (wire/lineproto.c):
  * every case of the grammar, with the exact point (or reason) expected.
  *
  * Each case is one line and the expected rendering of what the parser
