@@ -87,8 +87,16 @@ COMMON_LIB = $(B)/libcommon.a
 # The wire formats (wire/): pure modules, bytes in and rows out, with no
 # event loop or socket, so that the daemon, the command, the tests and
 # the benchmarks can all use them.
-WIRE_SRCS = $(sort $(wildcard wire/*.c))
+# Remote write (promwrite.c) needs protoc-c, protobuf-c and snappy, which
+# ./configure only looks for with the daemon.
+WIRE_SRCS = $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promwrite.c), \
+	$(sort $(wildcard wire/*.c)))
+WIRE_PROTO_OBJS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_OBJS))
 WIRE_LIB = $(B)/libwire.a
+WIRE_PROTO_GEN = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_GEN))
+# What a program that uses promwrite.c links besides (the daemon's
+# DAEMON_LIBS have them).
+WIRE_LIBS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTOBUF_C_LIBS) $(SNAPPY_LIBS))
 
 TOOL_SRCS = $(sort $(wildcard tools/*.c))
 TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
@@ -98,10 +106,10 @@ TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 # with an error instead.
 DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount).c, \
 	$(sort $(wildcard daemon/*.c)))
-DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o) \
-	$(PROTO_OBJS)
-# Prometheus remote write's messages (daemon/remote.proto), made into C by
-# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed.
+DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
+# Prometheus remote write's messages (wire/remote.proto), made into C by
+# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed; the
+# object goes into libwire.a.
 PROTO_GEN = $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
 PROTO_OBJS = $(B)/gen/remote.pb-c.o
 DAEMON_LIBS = $(UV_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
@@ -113,7 +121,9 @@ PROGRAMS = $(strip $(if $(filter 1,$(WITH_TOOLS)),$(B)/bin/tsstore) \
 	$(if $(filter 1,$(WITH_FUSE)),$(B)/bin/tsstore-fuse))
 # The SQLite extension (sqlite/).
 SQLITE_EXT = $(if $(filter 1,$(WITH_SQLITE)),$(B)/libtsstore_sqlite.so)
-PROG_CFLAGS = $(CFLAGS_ALL) -iquote common -iquote wire $(JANSSON_CFLAGS)
+# Headers of wire/ are named with their folder ("wire/promwrite.h"): the
+# daemon's mapping modules share the protocols' names.
+PROG_CFLAGS = $(CFLAGS_ALL) -iquote common -iquote . $(JANSSON_CFLAGS)
 PROG_LIBS = $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
@@ -226,9 +236,13 @@ $(COMMON_LIB): $(COMMON_SRCS:%.c=$(B)/%.o)
 $(B)/wire/%.o: wire/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) -iquote wire $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote $(B)/gen $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(DEPFLAGS) \
+		-c $< -o $@
 
-$(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o)
+# promwrite.c includes the generated header (made before it is compiled).
+$(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h
+
+$(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o) $(WIRE_PROTO_OBJS)
 	@rm -f $@
 	$(say) AR $@
 	$(Q)ar rcs $@ $^
@@ -249,13 +263,10 @@ $(B)/daemon/%.o: daemon/%.c config.mk
 	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse -iquote $(B)/gen $(UV_CFLAGS) $(ZLIB_CFLAGS) \
 		$(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# promwrite.c includes the generated header (made before it is compiled).
-$(B)/daemon/promwrite.o: $(B)/gen/remote.pb-c.h
-
-$(PROTO_GEN) &: daemon/remote.proto config.mk
+$(PROTO_GEN) &: wire/remote.proto config.mk
 	@mkdir -p $(B)/gen
 	$(say) PROTOC $(B)/gen/remote.pb-c.c
-	$(Q)$(PROTOC_C) --proto_path=daemon --c_out=$(B)/gen remote.proto
+	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto
 
 $(B)/gen/remote.pb-c.o: $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
 	$(say) CC $@
@@ -323,11 +334,11 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 # so that make check needs nothing from outside the repository.
 TSBS_DATA_FILE = $(CURDIR)/tests/data/tsbs-cpu-only-10k.influx.gz
 
-$(B)/tests/%: tests/wire/%.c $(wildcard tests/wire/*.h wire/*.h) $(WIRE_LIB)
+$(B)/tests/%: tests/wire/%.c $(wildcard tests/wire/*.h wire/*.h) $(WIRE_LIB) $(WIRE_PROTO_GEN)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
-	$(Q)$(CC) $(CFLAGS_ALL) -iquote wire $(CMOCKA_CFLAGS) -Itests/wire -o $@ $< \
-		$(WIRE_LIB) -lm $(CMOCKA_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote . -iquote $(B)/gen $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+		$(SNAPPY_CFLAGS) -Itests/wire -o $@ $< $(WIRE_LIB) $(WIRE_LIBS) -lm $(CMOCKA_LIBS)
 
 $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(WIRE_LIB) \
 		$(COMMON_LIB) $(STATIC_LIB)
@@ -461,7 +472,7 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 $(B)/bench/%.o: bench/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) -iquote common -iquote wire $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote common -iquote . $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/bin/tsstore-bench: $(BENCH_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -505,14 +516,14 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
-	-Iinclude -iquote lib -iquote common -iquote wire -iquote daemon -iquote $(B)/gen \
+	-Iinclude -iquote lib -iquote common -iquote . -iquote daemon -iquote $(B)/gen \
 	-DTS_BUILDING_LIBRARY \
 	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS)
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) \
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
-	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
+	daemon/promwrite.c daemon/graphite.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \
@@ -520,7 +531,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SR
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
-		$(WIRE_SRCS) $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+		$(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 fuzz:
 	@scripts/deps.sh fuzz

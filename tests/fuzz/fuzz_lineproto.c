@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lineproto.h"
+#include "wire/lineproto.h"
 
 struct out {
 	char *p;

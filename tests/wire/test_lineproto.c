@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "lineproto.h"
+#include "wire/lineproto.h"
 
 static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void put(char *out, size_t size, const char *fmt, ...)
