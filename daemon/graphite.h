@@ -7,8 +7,9 @@
  *
  * The rows go through the line protocol ingest (ingest.h): its tables,
  * name rule, creation rule (duplicate policy ignore) and once-per-table
- * log are shared, never copied.  graphite.c owns the Graphite syntax, the
- * rule that a path fits its table's key, and its own counters.
+ * log are shared, never copied.  The Graphite syntax and the mapping of
+ * a path to table and key columns are wire/graphite.h's; graphite.c owns
+ * the rule that a path fits its table's key, and its own counters.
  */
 #ifndef TSSTORE_DAEMON_GRAPHITE_H
 #define TSSTORE_DAEMON_GRAPHITE_H
@@ -18,6 +19,7 @@
 
 #include "ingest.h"
 #include "jbuf.h"
+#include "wire/graphite.h"
 
 /* The column that holds a line's value. */
 #define TSD_GRAPHITE_VALUE "value"
