@@ -42,11 +42,13 @@ enum cause {
 	C_TIME,       /* not seconds */
 	C_COMPONENTS, /* does not fit the table's key */
 	C_STORE,      /* the ingest failed */
+	C_SHORT,      /* too few components for its template's table name */
 	C_LONG,       /* longer than line-max */
 };
 
 struct tsd_graphite {
 	struct tsd_ingest *in;
+	struct gr_templates *templates; /* NULL: the default rule */
 	_Atomic uint64_t lines, stored, ignored, dropped;
 	_Atomic uint64_t rejected[TSD_GRAPHITE_NREASONS];
 	_Atomic unsigned logged;
@@ -64,6 +66,8 @@ struct call {
 	struct tsd_graphite *g;
 	struct tmap *bucket[NBUCKETS];
 	struct jbuf lp;               /* the line protocol built */
+	char *scratch;                /* gr_map's, scratch_cap bytes */
+	size_t scratch_cap;
 	int64_t now;
 	uint64_t rejected;
 	uint64_t by_reason[TSD_GRAPHITE_NREASONS];
@@ -76,18 +80,30 @@ const char *tsd_graphite_reason_name(int reason)
 	return tsd_ingest_reason_name((enum tsd_ingest_reason)reason);
 }
 
-int tsd_graphite_open(struct tsd_ingest *in, struct tsd_graphite **out)
+int tsd_graphite_open(struct tsd_ingest *in, const char *const *templates, int ntemplates,
+                      struct tsd_graphite **out)
 {
 	struct tsd_graphite *g = calloc(1, sizeof *g);
-	*out = g;
+	char err[256], msg[300];
+	int rc;
+	*out = NULL;
 	if (!g)
 		return TS_ENOMEM;
 	g->in = in;
+	if ((rc = gr_templates_parse(templates, ntemplates, &g->templates, err, sizeof err)) < 0) {
+		snprintf(msg, sizeof msg, "graphite-template: %s", rc == -1 ? err : "out of memory");
+		tsd_ingest_log(in, msg);
+		free(g);
+		return rc == -1 ? TS_EINVAL : TS_ENOMEM;
+	}
+	*out = g;
 	return 0;
 }
 
 void tsd_graphite_close(struct tsd_graphite *g)
 {
+	if (g)
+		gr_templates_free(g->templates);
 	free(g);
 }
 
@@ -167,7 +183,20 @@ static void one_line(struct call *c, const char *p, size_t n)
 		refuse(c, p, n, TSD_REJECT_SYNTAX, cause_of(rc), why);
 		return;
 	}
-	gr_map(&line, &m);
+	if (line.path.len > c->scratch_cap) {
+		char *s = realloc(c->scratch, line.path.len);
+		if (!s) {
+			refuse(c, p, n, TSD_REJECT_STORE, C_STORE, "out of memory");
+			return;
+		}
+		c->scratch = s;
+		c->scratch_cap = line.path.len;
+	}
+	if (gr_map(c->g->templates, &line, c->scratch, &m) == GR_ESHORT) {
+		refuse(c, p, n, TSD_GRAPHITE_COMPONENTS, C_SHORT,
+		       "the path has fewer components than its template needs for a table name");
+		return;
+	}
 	tsd_ingest_name(m.table.p, m.table.len, 0, table);
 	if (expected_keys(c, table, m.nkeys) != m.nkeys) {
 		refuse(c, p, n, TSD_GRAPHITE_COMPONENTS, C_COMPONENTS,
@@ -236,6 +265,7 @@ uint64_t tsd_graphite_lines(struct tsd_graphite *g, const char *buf, size_t len)
 		}
 	}
 	jbuf_free(&c.lp);
+	free(c.scratch);
 	for (int r = 0; r < TSD_GRAPHITE_NREASONS; r++)
 		if (c.by_reason[r])
 			atomic_fetch_add(&g->rejected[r], c.by_reason[r]);

@@ -4,8 +4,8 @@
  * Graphite's ";name=value" tags after them, the value a finite number and
  * the timestamp seconds since 1970.  Bytes in, parsed lines out: no
  * table, socket or event loop.  gr_map then names a line's table, key
- * columns and value column by tsstore's default rule.  The daemon
- * (daemon/graphite.c) maps them to rows.
+ * columns and value column, by tsstore's default rule or by templates
+ * (gr_templates_parse).  The daemon (daemon/graphite.c) makes them rows.
  */
 #ifndef TSSTORE_WIRE_GRAPHITE_H
 #define TSSTORE_WIRE_GRAPHITE_H
@@ -18,10 +18,13 @@
 #define GR_COMPONENTS_MAX 16
 /* Most ";name=value" tags of a path. */
 #define GR_TAGS_MAX 64
-/* Most key columns a mapped line names: components and tags. */
-#define GR_KEYS_MAX (GR_COMPONENTS_MAX + GR_TAGS_MAX)
+/* Most key columns a mapped line names: components, a template's
+ * TAG=VALUEs (at most GR_COMPONENTS_MAX) and tags. */
+#define GR_KEYS_MAX (2 * GR_COMPONENTS_MAX + GR_TAGS_MAX)
 /* The value column of the default rule. */
 #define GR_VALUE_COLUMN "value"
+/* Longest name in a template (a tag), as a table's column names. */
+#define GR_NAME_MAX 64
 
 /* What gr_parse can fail with (each has a message, gr_parse's why). */
 enum gr_error {
@@ -88,12 +91,54 @@ struct gr_mapped {
 	struct gr_text field;
 };
 
+/* Templates (InfluxDB's Graphite templates, as carbon-c-relay and
+ * VictoriaMetrics have them), parsed by gr_templates_parse.  Opaque. */
+struct gr_templates;
+
 /*
- * gr_map -- the default rule: the first component is the table, the
- * others are key columns p1, p2, ..., then the tags (name=value) in the
- * order given; the value column is "value".
- * Returns 0 (it cannot fail).
+ * gr_templates_parse -- parse templates specs[0..n), each
+ *     [FILTER] TEMPLATE [TAG=VALUE[,TAG=VALUE...]]
+ * separated by spaces.  FILTER: dotted globs ('*' any text within a
+ * component), matched against a path's first components.  TEMPLATE:
+ * dotted parts, one per path component: "measurement" (the component is
+ * part of the table's name), "field" (part of the value column's name), a
+ * tag name (the component is that key column's value), or nothing (the
+ * component is skipped); "measurement*" and "field*", last only, take
+ * every remaining component.  Parts of one kind are joined with '_'.
+ * TAG=VALUE: key columns every line of the template gets.  A template
+ * without FILTER applies to the paths no filter matches; at most one.
+ * Names: [A-Za-z_][A-Za-z0-9_]*, at most 64 bytes, not "ts".
+ * out: the templates (free with gr_templates_free); NULL when n is 0.
+ * err: errsize bytes for a message naming the template and what is wrong
+ * in it, on failure.
+ * Returns 0, or -1 for a bad template, -2 out of memory.
  */
-int gr_map(const struct gr_line *line, struct gr_mapped *out);
+int gr_templates_parse(const char *const *specs, int n, struct gr_templates **out, char *err,
+                       size_t errsize);
+
+/* gr_templates_free -- free them; NULL allowed. */
+void gr_templates_free(struct gr_templates *t);
+
+/* What gr_map can fail with: the path has fewer components than its
+ * template needs for a table name. */
+#define GR_ESHORT (-5)
+
+/*
+ * gr_map -- name line's table, key columns and value column.
+ * t: the templates (NULL: none).  The first template whose filter matches
+ * the path applies, in the order they were given; else the one without a
+ * filter; else, with none of these, the default rule: the first component
+ * is the table, the others are key columns p1, p2, ...  With a template,
+ * the components it names make the table, the value column ("value" when
+ * it names none) and key columns in the template's order, then its
+ * TAG=VALUE key columns not named by a part; components past its parts
+ * are dropped.  The line's ";name=value" tags come last, in the order
+ * given, whatever the rule (one named as a TAG=VALUE replaces its value).
+ * scratch: at least line->path.len bytes, for the joined names; out's
+ * texts may point into it.
+ * Returns 0, or GR_ESHORT (out undefined).
+ */
+int gr_map(const struct gr_templates *t, const struct gr_line *line, char *scratch,
+           struct gr_mapped *out);
 
 #endif /* TSSTORE_WIRE_GRAPHITE_H */

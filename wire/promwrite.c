@@ -5,11 +5,12 @@
  * snappy-decoded with libsnappy's C API and unpacked by the code protoc-c
  * generates from wire/remote.proto; this module then lays the message out
  * as the arrays of promwrite.h, whose labels point into the unpacked
- * message's bytes.
+ * message's bytes (protobuf-c copies them out of the decoded body, which
+ * is freed once unpacked).
  *
- * Memory: the decoded body (at most max_decoded bytes) and one arena that
- * holds the unpacked message and the arrays, freed whole by
- * pw_request_free.  protobuf-c allocates each label and sample apart, so
+ * Memory: the decoded body (at most max_decoded bytes, until unpacked)
+ * and one arena that holds the unpacked message and the arrays, freed
+ * whole by pw_request_free.  protobuf-c allocates each label and sample apart, so
  * the arena gets them instead of malloc; it refuses to grow past
  * PW_UNPACK_FACTOR times the decoded body (plus PW_UNPACK_SLACK), which
  * bounds what any body can cost.  Requests that are large in one array
@@ -179,6 +180,8 @@ int pw_decode(const void *body, size_t len, size_t max_decoded, struct pw_reques
 			          "are not a remote write WriteRequest", n);
 		goto out;
 	}
+	free(a->decoded); /* protobuf-c copied the bytes it keeps */
+	a->decoded = NULL;
 	out->mem_ = a;
 	a = NULL;
 out:

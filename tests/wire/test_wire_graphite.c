@@ -1,7 +1,7 @@
 /*
  * test_wire_graphite.c -- Graphite plaintext lines parsed and mapped
- * (wire/graphite.c): each case is one line and the exact rendering of
- * what was made of it -- "t=<table> k:<name>=<value>... f=<field>
+ * (wire/graphite.c), by the default rule and by templates: each case is
+ * one line and the exact rendering of what was made of it -- "t=<table> k:<name>=<value>... f=<field>
  * v=<value %.17g> ts=<ns>|now" -- or "ERR<code>:<why>".
  */
 #include <setjmp.h>
@@ -26,12 +26,13 @@ static void put(char *out, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The rendering of line, mapped by the default rule. */
-static void render(const char *line, char *out, size_t size)
+/* The rendering of line, mapped by templates t (NULL: the default rule). */
+static void render_with(const struct gr_templates *t, const char *line, char *out, size_t size)
 {
 	struct gr_line l;
 	struct gr_mapped m;
 	const char *why = NULL;
+	char scratch[256];
 	int rc = gr_parse(line, strlen(line), &l, &why);
 	out[0] = '\0';
 	if (rc < 0) {
@@ -39,7 +40,11 @@ static void render(const char *line, char *out, size_t size)
 		return;
 	}
 	assert_null(why);
-	assert_int_equal(gr_map(&l, &m), 0);
+	assert_true(l.path.len <= sizeof scratch);
+	if ((rc = gr_map(t, &l, scratch, &m)) < 0) {
+		put(out, size, "ERR%d", rc);
+		return;
+	}
 	put(out, size, "t=%.*s", (int)m.table.len, m.table.p);
 	for (int k = 0; k < m.nkeys; k++)
 		put(out, size, " k:%.*s=%.*s", (int)m.keys[k].name.len, m.keys[k].name.p,
@@ -49,6 +54,11 @@ static void render(const char *line, char *out, size_t size)
 		put(out, size, " ts=%lld", (long long)l.ns);
 	else
 		put(out, size, " ts=now");
+}
+
+static void render(const char *line, char *out, size_t size)
+{
+	render_with(NULL, line, out, size);
 }
 
 struct tcase {
@@ -158,6 +168,136 @@ static void wire_graphite_next_lines(void **state)
 	assert_int_equal(pos, 3);
 }
 
+/* Templates specs[0..n) parsed, or the test fails. */
+static struct gr_templates *templates(const char *const *specs, int n)
+{
+	struct gr_templates *t;
+	char err[256] = "";
+	if (gr_templates_parse(specs, n, &t, err, sizeof err) != 0)
+		fail_msg("templates refused: %s", err);
+	assert_non_null(t);
+	return t;
+}
+
+/* Each line through templates specs, with the rendering expected. */
+static void map_cases(const char *const *specs, int n, const struct tcase *c, size_t nc)
+{
+	struct gr_templates *t = templates(specs, n);
+	char got[1024];
+	for (size_t i = 0; i < nc; i++) {
+		render_with(t, c[i].line, got, sizeof got);
+		if (strcmp(got, c[i].want) != 0)
+			fail_msg("line '%s':\n  got  %s\n  want %s", c[i].line, got, c[i].want);
+	}
+	gr_templates_free(t);
+}
+
+/* Filters, first match in the order given, the template without a filter
+ * for the rest; a skipped part, measurement*, tags from the path and
+ * TAG=VALUE, field. */
+static void wire_graphite_templates_match(void **state)
+{
+	static const char *const specs[] = {
+		"servers.* .host.measurement* region=us,dc=east",
+		"cpu.*.* measurement.host.field",
+		"*.web?.* measurement.measurement.x",
+		"stats.*.count measurement.kind.measurement",
+		"measurement.host.host",
+	};
+	static const struct tcase c[] = {
+		/* the first: component 1 skipped, 2 the host, the rest the table */
+		{"servers.web1.cpu.idle 97.5 1",
+		 "t=cpu_idle k:host=web1 k:region=us k:dc=east f=value v=97.5 ts=1000000000"},
+		/* a tag of the path replaces the template's TAG=VALUE */
+		{"servers.web1.load;dc=west;x=1 1 1",
+		 "t=load k:host=web1 k:region=us k:dc=west k:x=1 f=value v=1 ts=1000000000"},
+		/* the second: field names the value column */
+		{"cpu.h1.user 12 1", "t=cpu k:host=h1 f=user v=12 ts=1000000000"},
+		/* cpu.h1 has 2 components: the second's filter wants 3, so the
+		 * template without a filter applies */
+		{"cpu.h1 5 1", "t=cpu k:host=h1 f=value v=5 ts=1000000000"},
+		/* globs are whole-component: "web?" is literal text with '?' */
+		{"a.web?.b 1 1", "t=a_web? k:x=b f=value v=1 ts=1000000000"},
+		{"a.web1.b 1 1", "t=a k:host=web1_b f=value v=1 ts=1000000000"},
+		/* a tag named twice in a template joins its components */
+		{"disk.sda.used.more 1 1", "t=disk k:host=sda_used f=value v=1 ts=1000000000"},
+		/* a measurement named twice joins them */
+		{"stats.http.count 3 1", "t=stats_count k:kind=http f=value v=3 ts=1000000000"},
+		/* components past the template are dropped */
+		{"stats.http.count.x.y 3 1", "t=stats_count k:kind=http f=value v=3 ts=1000000000"},
+		/* too short for a table name: servers' measurement* starts at 3 */
+		{"servers.web1 1 1", "ERR-5"},
+		/* a path no filter matches, under the template without one */
+		{"one 1 1", "t=one f=value v=1 ts=1000000000"},
+	};
+	map_cases(specs, 5, c, sizeof c / sizeof c[0]);
+}
+
+/* Without a template lacking a filter, paths no filter matches keep the
+ * default rule; a filter's globs: '*' any text, several per component. */
+static void wire_graphite_templates_default_rule(void **state)
+{
+	static const char *const specs[] = {"app*.*-prod.* measurement.env.field*"};
+	static const struct tcase c[] = {
+		{"app1.eu-prod.req.ok 1 1", "t=app1 k:env=eu-prod f=req_ok v=1 ts=1000000000"},
+		{"app.-prod.x 1 1", "t=app k:env=-prod f=x v=1 ts=1000000000"},
+		{"app1.eu-test.req 1 1",
+		 "t=app1 k:p1=eu-test k:p2=req f=value v=1 ts=1000000000"},
+		{"xapp.eu-prod.req 1 1",
+		 "t=xapp k:p1=eu-prod k:p2=req f=value v=1 ts=1000000000"},
+		{"app1.eu-prod 1 1", "t=app1 k:p1=eu-prod f=value v=1 ts=1000000000"},
+	};
+	map_cases(specs, 1, c, sizeof c / sizeof c[0]);
+}
+
+/* Every refusal names the template and what is wrong. */
+static void wire_graphite_templates_errors(void **state)
+{
+	static const struct {
+		const char *spec, *want;
+	} c[] = {
+		{"", "template \"\": empty"},
+		{"  ", "template \"  \": empty"},
+		{"host.field", "template \"host.field\": no part is measurement or measurement*"},
+		{"a.b c.measurement d=1 e", "template \"a.b c.measurement d=1 e\": more than three "
+		 "words (FILTER TEMPLATE TAGS)"},
+		{"measurement*.host", "template \"measurement*.host\": \"measurement*\" is not the "
+		 "last part"},
+		{"measurement.host*", "template \"measurement.host*\": \"host*\": only measurement* "
+		 "and field* take the remaining components"},
+		{"measurement.1host", "template \"measurement.1host\": \"1host\" is not a tag name "
+		 "([A-Za-z_][A-Za-z0-9_]*, at most 64 bytes, not ts)"},
+		{"measurement.ts", "template \"measurement.ts\": \"ts\" is not a tag name "
+		 "([A-Za-z_][A-Za-z0-9_]*, at most 64 bytes, not ts)"},
+		{"measurement.value", "template \"measurement.value\": tag \"value\" is the value "
+		 "column's name (the template has no field part)"},
+		{"a..b measurement", "template \"a..b measurement\": the filter has an empty "
+		 "component"},
+		{"measurement a=1,b", "template \"measurement a=1,b\": \"b\" is not TAG=VALUE"},
+		{"measurement a=", "template \"measurement a=\": \"a=\" is not TAG=VALUE"},
+		{"measurement a=1,a=2", "template \"measurement a=1,a=2\": tag \"a\" is given twice"},
+		{"x.* a=1 b=2", "template \"x.* a=1 b=2\": no template before the TAG=VALUEs"},
+		{"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.measurement", "template \"a.b.c.d.e.f.g.h.i.j.k.l.m."
+		 "n.o.p.measurement\": more than 16 parts"},
+	};
+	char err[256];
+	struct gr_templates *t;
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		err[0] = '\0';
+		assert_int_equal(gr_templates_parse(&c[i].spec, 1, &t, err, sizeof err), -1);
+		assert_null(t);
+		if (strcmp(err, c[i].want) != 0)
+			fail_msg("spec '%s':\n  got  %s\n  want %s", c[i].spec, err, c[i].want);
+	}
+	static const char *const two[] = {"measurement", "x.* measurement", "host.measurement"};
+	assert_int_equal(gr_templates_parse(two, 3, &t, err, sizeof err), -1);
+	assert_string_equal(err, "template \"host.measurement\": a second template without a "
+	                    "filter (the first: \"measurement\")");
+	assert_int_equal(gr_templates_parse(two, 0, &t, err, sizeof err), 0);
+	assert_null(t);
+	gr_templates_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +305,9 @@ int main(void)
 		cmocka_unit_test(wire_graphite_parse_errors),
 		cmocka_unit_test(wire_graphite_tag_limit),
 		cmocka_unit_test(wire_graphite_next_lines),
+		cmocka_unit_test(wire_graphite_templates_match),
+		cmocka_unit_test(wire_graphite_templates_default_rule),
+		cmocka_unit_test(wire_graphite_templates_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
