@@ -18,17 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test_text.h"
 #include "wire/lineproto.h"
-
-static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *out, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(out);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out + n, size - n, fmt, ap);
-	va_end(ap);
-}
 
 static void put_text(char *out, size_t size, const struct lp_text *t)
 {

@@ -14,17 +14,8 @@
 
 #include <cmocka.h>
 
+#include "test_text.h"
 #include "wire/graphite.h"
-
-static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *out, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(out);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out + n, size - n, fmt, ap);
-	va_end(ap);
-}
 
 /* The rendering of line, mapped by templates t (NULL: the default rule). */
 static void render_with(const struct gr_templates *t, const char *line, char *out, size_t size)
