@@ -20,7 +20,10 @@
  *   promwrite.c  Prometheus remote write into the same tables (promwrite.h)
  *   graphite.c   Graphite plaintext lines into the same tables (graphite.h),
  *                from the graphite: and graphite-udp: listeners
- * Only include/tsstore.h is used from the library, never lib/ internals.
+ * The wire formats themselves (line protocol, remote write, Graphite) are
+ * parsed by the pure modules of wire/; these files map what they give to
+ * tables.  Only include/tsstore.h is used from the library, never lib/
+ * internals.
  */
 #ifndef TSSTORE_DAEMON_TSD_H
 #define TSSTORE_DAEMON_TSD_H
