@@ -84,6 +84,20 @@ SHARED_LIB = $(B)/libtsstore.so.$(LIB_VERSION)
 COMMON_SRCS = $(sort $(wildcard common/*.c))
 COMMON_LIB = $(B)/libcommon.a
 
+# The wire formats (wire/): pure modules, bytes in and rows out, with no
+# event loop or socket, so that the daemon, the command, the tests and
+# the benchmarks can all use them.
+# Remote write (promwrite.c) needs protoc-c, protobuf-c and snappy, which
+# ./configure only looks for with the daemon.
+WIRE_SRCS = $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promwrite.c), \
+	$(sort $(wildcard wire/*.c)))
+WIRE_PROTO_OBJS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_OBJS))
+WIRE_LIB = $(B)/libwire.a
+WIRE_PROTO_GEN = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_GEN))
+# What a program that uses promwrite.c links besides (the daemon's
+# DAEMON_LIBS have them).
+WIRE_LIBS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTOBUF_C_LIBS) $(SNAPPY_LIBS))
+
 TOOL_SRCS = $(sort $(wildcard tools/*.c))
 TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 
@@ -92,10 +106,10 @@ TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 # with an error instead.
 DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount).c, \
 	$(sort $(wildcard daemon/*.c)))
-DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o) \
-	$(PROTO_OBJS)
-# Prometheus remote write's messages (daemon/remote.proto), made into C by
-# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed.
+DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
+# Prometheus remote write's messages (wire/remote.proto), made into C by
+# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed; the
+# object goes into libwire.a.
 PROTO_GEN = $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
 PROTO_OBJS = $(B)/gen/remote.pb-c.o
 DAEMON_LIBS = $(UV_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
@@ -107,12 +121,18 @@ PROGRAMS = $(strip $(if $(filter 1,$(WITH_TOOLS)),$(B)/bin/tsstore) \
 	$(if $(filter 1,$(WITH_FUSE)),$(B)/bin/tsstore-fuse))
 # The SQLite extension (sqlite/).
 SQLITE_EXT = $(if $(filter 1,$(WITH_SQLITE)),$(B)/libtsstore_sqlite.so)
-PROG_CFLAGS = $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS)
-PROG_LIBS = $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
+# Headers of wire/ are named with their folder ("wire/promwrite.h"): the
+# daemon's mapping modules share the protocols' names.
+PROG_CFLAGS = $(CFLAGS_ALL) -iquote common -iquote . $(JANSSON_CFLAGS)
+PROG_LIBS = $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) $(JANSSON_LIBS)
 
 UNIT_SRCS = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_SUPPORT = $(sort $(wildcard tests/unit/support_*.c))
+
+# The wire formats' tests call wire/ alone (tests/wire/).
+WIRE_TEST_SRCS = $(sort $(wildcard tests/wire/test_*.c))
+WIRE_TESTS = $(WIRE_TEST_SRCS:tests/wire/%.c=$(B)/tests/%)
 
 # Daemon tests start the real tsstored and talk to it (tests/daemon/).
 DAEMON_TEST_SRCS = $(sort $(wildcard tests/daemon/test_*.c))
@@ -220,12 +240,26 @@ $(COMMON_LIB): $(COMMON_SRCS:%.c=$(B)/%.o)
 	$(say) AR $@
 	$(Q)ar rcs $@ $^
 
+$(B)/wire/%.o: wire/%.c config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote $(B)/gen $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(DEPFLAGS) \
+		-c $< -o $@
+
+# promwrite.c includes the generated header (made before it is compiled).
+$(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h
+
+$(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o) $(WIRE_PROTO_OBJS)
+	@rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
+
 $(B)/tools/%.o: tools/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore: $(TOOL_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore: $(TOOL_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(TOOL_OBJS) $(PROG_LIBS)
@@ -236,20 +270,20 @@ $(B)/daemon/%.o: daemon/%.c config.mk
 	$(Q)$(CC) $(PROG_CFLAGS) -iquote fuse -iquote $(B)/gen $(UV_CFLAGS) $(ZLIB_CFLAGS) \
 		$(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# promwrite.c and the bench's wire.c include the generated header (made
-# before they are compiled).
-$(B)/daemon/promwrite.o $(B)/bench/wire.o: $(B)/gen/remote.pb-c.h
+# the bench's wire.c includes the generated header (made before it is
+# compiled), as wire/promwrite.c does
+$(B)/bench/wire.o: $(B)/gen/remote.pb-c.h
 
-$(PROTO_GEN) &: daemon/remote.proto config.mk
+$(PROTO_GEN) &: wire/remote.proto config.mk
 	@mkdir -p $(B)/gen
 	$(say) PROTOC $(B)/gen/remote.pb-c.c
-	$(Q)$(PROTOC_C) --proto_path=daemon --c_out=$(B)/gen remote.proto
+	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto
 
 $(B)/gen/remote.pb-c.o: $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
 	$(say) CC $@
 	$(Q)$(CC) $(CFLAGS_ALL) $(PROTOBUF_C_CFLAGS) -c $< -o $@
 
-$(B)/bin/tsstored: $(DAEMON_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstored: $(DAEMON_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(DAEMON_OBJS) $(PROG_LIBS) $(DAEMON_LIBS) $(FUSE_LIBS)
@@ -259,7 +293,7 @@ $(B)/fuse/%.o: fuse/%.c config.mk
 	$(say) CC $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(FUSE_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore-fuse: $(FUSE_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(SANFLAGS) -o $@ $(FUSE_OBJS) $(PROG_LIBS) $(FUSE_LIBS)
@@ -311,7 +345,14 @@ $(B)/tests/test_fault: tests/unit/test_fault.c tests/unit/fault.c $(TEST_SUPPORT
 # so that make check needs nothing from outside the repository.
 TSBS_DATA_FILE = $(CURDIR)/tests/data/tsbs-cpu-only-10k.influx.gz
 
-$(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/tests/%: tests/wire/%.c $(wildcard tests/wire/*.h wire/*.h) $(WIRE_LIB) $(WIRE_PROTO_GEN)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote . -iquote $(B)/gen $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+		$(SNAPPY_CFLAGS) -Itests/wire -o $@ $< $(WIRE_LIB) $(WIRE_LIBS) -lm $(CMOCKA_LIBS)
+
+$(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) $(WIRE_LIB) \
+		$(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(ZLIB_CFLAGS) -Itests/daemon \
@@ -322,7 +363,7 @@ $(B)/tests/%: tests/daemon/%.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.
 # test_promwrite makes remote write requests itself: the generated
 # messages, protobuf-c and snappy.
 $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) \
-		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) -Itests/daemon \
@@ -332,7 +373,7 @@ $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
 $(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o $(B)/daemon/access.o \
-		daemon/tsd.h $(COMMON_LIB) $(STATIC_LIB)
+		daemon/tsd.h $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon -o $@ $< $(B)/daemon/config.o \
@@ -342,7 +383,7 @@ $(B)/tests/test_config: tests/daemon/test_config.c $(B)/daemon/config.o $(B)/dae
 # test_ingest calls the line protocol mapping (daemon/ingest.c) on a real
 # database directory: it links the daemon's object, as test_config does.
 $(B)/tests/test_ingest: tests/daemon/test_ingest.c $(B)/daemon/ingest.o daemon/ingest.h \
-		$(COMMON_LIB) $(STATIC_LIB)
+		$(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) -iquote daemon \
@@ -405,11 +446,11 @@ CHECK_CLI_TESTS = $(filter-out tests/cli/test_bench.sh,$(CLI_TESTS))
 else
 CHECK_CLI_TESTS = $(CLI_TESTS)
 endif
-check: check-config all $(UNIT_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/test_powercut $(B)/tests/soak \
+check: check-config all $(UNIT_TESTS) $(WIRE_TESTS) $(DAEMON_TESTS) $(CRASH_TESTS) $(B)/tests/test_powercut $(B)/tests/soak \
 		$(B)/bin/tsstore-bench
 	@rm -rf $(B)/tsan && mkdir -p $(B)/tsan
 	@scripts/run-tests.sh $(B) $(UNIT_TESTS) $(B)/tests/test_crash_segments $(B)/tests/test_powercut \
-		$(DAEMON_TESTS) \
+		$(WIRE_TESTS) $(DAEMON_TESTS) \
 		$(CHECK_CLI_TESTS); \
 	rc=$$?; if ls $(B)/tsan/report.* >/dev/null 2>&1; then cat $(B)/tsan/report.*; \
 		echo "ThreadSanitizer: $$(ls $(B)/tsan/report.* | wc -l) report(s), in $(B)/tsan/"; exit 1; fi; \
@@ -430,7 +471,7 @@ check-config:
 # which only builds it.
 SOAK_SECONDS ?= 600
 $(B)/tests/soak: tests/soak/soak.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemon/*.h) \
-		$(COMMON_LIB) $(STATIC_LIB)
+		$(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) TEST $@
 	$(Q)$(CC) $(PROG_CFLAGS) -Itests/daemon -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< \
@@ -443,12 +484,12 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 $(B)/bench/%.o: bench/%.c config.mk
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(CFLAGS_ALL) -iquote common $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) -iquote common -iquote . $(JANSSON_CFLAGS) $(BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB)
+$(B)/bin/tsstore-bench: $(BENCH_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) \
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(BENCH_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB) $(LIB_LIBS) \
 		$(BENCH_LIBS) $(JANSSON_LIBS)
 
 # make bench: every workload with its peers (installs the peers first);
@@ -486,25 +527,36 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite
+FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite promingest graphite
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
-	-Iinclude -iquote lib -iquote common -iquote daemon -iquote $(B)/gen -DTS_BUILDING_LIBRARY \
+	-Iinclude -iquote lib -iquote common -iquote . -iquote daemon -iquote $(B)/gen \
+	-DTS_BUILDING_LIBRARY \
 	$(LZO_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS)
 FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) \
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
-	daemon/promwrite.c daemon/graphite.c $(B)/gen/remote.pb-c.c
+	daemon/promwrite.c daemon/graphite.c
 # who may do what (request.c and http.c ask it)
 FUZZ_DAEMON_SRCS += daemon/access.c
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) \
-		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h daemon/*.h tests/fuzz/*.h) config.mk
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
+		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \
+		config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
-		$(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+		$(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+
+# The wire formats' targets need wire/ alone (and protobuf-c, snappy).
+FUZZ_WIRE_TARGETS = lineproto promwrite graphite
+$(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(WIRE_SRCS) \
+		$(PROTO_GEN) $(wildcard wire/*.h) config.mk
+	@mkdir -p $(dir $@)
+	$(say) FUZZ $@
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(PROTOBUF_C_LIBS) \
+		$(SNAPPY_LIBS) -lm
 
 fuzz:
 	@scripts/deps.sh fuzz
@@ -570,7 +622,7 @@ uninstall:
 			> $(B)/install-dirs.new; mv $(B)/install-dirs.new $(B)/install-dirs; \
 	fi; true
 
--include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common tools daemon fuse bench)))
+-include $(wildcard $(addsuffix /*.d,$(addprefix $(B)/,lib smallseg/lib common wire tools daemon fuse bench)))
 
 clean:
 	rm -rf build build-san build-tsan

@@ -4,9 +4,9 @@
  * Every option has a long name ("sync-interval"); on the command line it
  * is "--sync-interval 1s", in the config file (tsstore.conf(5)) the line
  * "sync-interval = 1s".  main.c reads the config file first and the
- * command line over it, so the command line wins; "listen" is the one
- * option that repeats, and listeners given on the command line replace
- * those of the file rather than add to them.
+ * command line over it, so the command line wins; "listen" and
+ * "graphite-template" are the options that repeat, and those given on
+ * the command line replace those of the file rather than add to them.
  *
  * Values are checked when set, so a bad value is reported with where it
  * came from ("tsstored: tsstored.conf:3: sync: ..."); the checks that need
@@ -33,10 +33,12 @@
 #include <sys/stat.h>
 
 #include "tsd.h"
+#include "wire/graphite.h"
 
 enum kind {
 	K_PATH,     /* a string kept as is */
 	K_LISTEN,   /* unix:PATH, tcp:HOST:PORT or http:HOST:PORT, repeatable */
+	K_TEMPLATE, /* a Graphite template (wire/graphite.h), repeatable */
 	K_SYNC,     /* none | interval | commit */
 	K_DURATION, /* <n><unit> */
 	K_SIZE,     /* bytes, with an optional k M G suffix (powers of 1024) */
@@ -53,7 +55,7 @@ enum field {
 	F_MAINT_BUSY_SHARE,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
-	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS,
+	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS, F_GRAPHITE_TEMPLATE,
 };
 
 struct option_def {
@@ -96,6 +98,7 @@ static const struct option_def options[] = {
 	{"http-max-body", K_SIZE, F_HTTP_MAX_BODY},
 	{"http-max-header", K_SIZE, F_HTTP_MAX_HEADER},
 	{"loopback-access", K_ACCESS, F_LOOPBACK_ACCESS},
+	{"graphite-template", K_TEMPLATE, F_GRAPHITE_TEMPLATE},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -247,6 +250,23 @@ static int check_listen(const char *addr, const char *origin)
 	return 0;
 }
 
+/* Check Graphite template spec alone and keep it. */
+static int add_template(struct tsd_config *cfg, const char *spec, const char *origin)
+{
+	struct gr_templates *t;
+	char err[256];
+	int rc = gr_templates_parse(&spec, 1, &t, err, sizeof err);
+	gr_templates_free(t);
+	if (rc < 0)
+		return fail(origin, "graphite-template: %s%s", rc == -1 ? err : "out of memory", "");
+	if (cfg->ngraphite_templates == TSD_GRAPHITE_TEMPLATES_MAX)
+		return fail(origin, "graphite-template: more than %s templates%s", "64", "");
+	if (!(cfg->graphite_template[cfg->ngraphite_templates] = keep(cfg, spec)))
+		return fail(origin, "graphite-template: out of memory%s%s", "", "");
+	cfg->ngraphite_templates++;
+	return 0;
+}
+
 static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 {
 	switch (f) {
@@ -361,6 +381,8 @@ int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
 			return fail(origin, "%s: out of memory%s", name, "");
 		cfg->nlisten++;
 		return 0;
+	case K_TEMPLATE:
+		return add_template(cfg, value, origin);
 	case K_SYNC:
 		if (ts_sync_mode_parse(value, &mode) < 0)
 			return fail(origin, "sync: \"%s\": want none, interval or commit%s", value, "");
@@ -520,6 +542,16 @@ int tsd_config_finish(struct tsd_config *cfg)
 	}
 	if (cfg->token_file && read_token(cfg) < 0)
 		return -1;
+	if (cfg->ngraphite_templates) {
+		/* Each was checked alone; together, at most one has no filter. */
+		struct gr_templates *t;
+		char err[256];
+		int rc = gr_templates_parse(cfg->graphite_template, cfg->ngraphite_templates, &t, err,
+		                            sizeof err);
+		gr_templates_free(t);
+		if (rc < 0)
+			return fail("--graphite-template", "%s%s", rc == -1 ? err : "out of memory", "");
+	}
 	for (int i = 0; i < cfg->nlisten; i++)
 		if (tsd_listen_hostport(cfg->listen[i]) && !tsd_listen_loopback(cfg->listen[i]) && !cfg->token)
 			return fail("--listen", "%s is not a loopback address: it needs --token FILE",

@@ -9,10 +9,11 @@
  *   servers.web1.load;dc=east 1.5 1700000000.25
  *     -> tags of tagged Graphite are key columns as well (dc = "east").
  *
- * Each line is checked here (the Graphite syntax, the timestamp in
- * seconds -- integer or decimal, "-1" or none meaning now -- and the
- * number of key columns the path gives against its table's key) and
- * rewritten as a line protocol line ("servers,p1=web1,p2=cpu,p3=idle
+ * Each line is parsed by wire/graphite.c (the Graphite syntax, the
+ * timestamp in seconds -- integer or decimal, "-1" or none meaning now)
+ * and mapped by its rule (gr_map); here the number of key columns the
+ * path gives is checked against its table's key and the line rewritten
+ * as a line protocol line ("servers,p1=web1,p2=cpu,p3=idle
  * value=97.5 1700000000000000000"); the lines of one call then go to
  * tsd_ingest_lines at once, which owns the tables, their creation
  * (duplicate policy ignore: a resent line is idempotent), the name rule
@@ -21,8 +22,6 @@
  * Carbon cannot answer a client, so a refused line is only counted (by
  * reason) and its cause logged the first time it is met.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +29,6 @@
 
 #include "graphite.h"
 
-/* Key columns a path may give besides ts. */
-#define KEY_MAX (TS_KEY_COLUMNS_MAX - 1)
 /* Buckets of the per-call table map. */
 #define NBUCKETS 64
 /* Bytes of a bad line quoted in the log. */
@@ -45,11 +42,13 @@ enum cause {
 	C_TIME,       /* not seconds */
 	C_COMPONENTS, /* does not fit the table's key */
 	C_STORE,      /* the ingest failed */
+	C_SHORT,      /* too few components for its template's table name */
 	C_LONG,       /* longer than line-max */
 };
 
 struct tsd_graphite {
 	struct tsd_ingest *in;
+	struct gr_templates *templates; /* NULL: the default rule */
 	_Atomic uint64_t lines, stored, ignored, dropped;
 	_Atomic uint64_t rejected[TSD_GRAPHITE_NREASONS];
 	_Atomic unsigned logged;
@@ -67,6 +66,8 @@ struct call {
 	struct tsd_graphite *g;
 	struct tmap *bucket[NBUCKETS];
 	struct jbuf lp;               /* the line protocol built */
+	char *scratch;                /* gr_map's, scratch_cap bytes */
+	size_t scratch_cap;
 	int64_t now;
 	uint64_t rejected;
 	uint64_t by_reason[TSD_GRAPHITE_NREASONS];
@@ -79,18 +80,30 @@ const char *tsd_graphite_reason_name(int reason)
 	return tsd_ingest_reason_name((enum tsd_ingest_reason)reason);
 }
 
-int tsd_graphite_open(struct tsd_ingest *in, struct tsd_graphite **out)
+int tsd_graphite_open(struct tsd_ingest *in, const char *const *templates, int ntemplates,
+                      struct tsd_graphite **out)
 {
 	struct tsd_graphite *g = calloc(1, sizeof *g);
-	*out = g;
+	char err[256], msg[300];
+	int rc;
+	*out = NULL;
 	if (!g)
 		return TS_ENOMEM;
 	g->in = in;
+	if ((rc = gr_templates_parse(templates, ntemplates, &g->templates, err, sizeof err)) < 0) {
+		snprintf(msg, sizeof msg, "graphite-template: %s", rc == -1 ? err : "out of memory");
+		tsd_ingest_log(in, msg);
+		free(g);
+		return rc == -1 ? TS_EINVAL : TS_ENOMEM;
+	}
+	*out = g;
 	return 0;
 }
 
 void tsd_graphite_close(struct tsd_graphite *g)
 {
+	if (g)
+		gr_templates_free(g->templates);
 	free(g);
 }
 
@@ -147,144 +160,60 @@ static void put_escaped(struct jbuf *b, const char *p, size_t n)
 	}
 }
 
-/* Seconds s[0..n) ("1700000000", "1700000000.25", "-1") as ns into
- * *ns (now for -1).  Returns 0 or -1. */
-static int parse_time(struct call *c, const char *s, size_t n, int64_t *ns)
+/* The cause logged for a line gr_parse refused with code. */
+static enum cause cause_of(int code)
 {
-	int64_t sec = 0, frac = 0;
-	size_t i = 0;
-	int digits = 0, fdigits = 0;
-	if (n == 2 && s[0] == '-' && s[1] == '1') {
-		*ns = c->now;
-		return 0;
+	switch (code) {
+	case GR_EFIELDS: return C_FIELDS;
+	case GR_EVALUE: return C_VALUE;
+	case GR_ETIME: return C_TIME;
 	}
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-		if (sec > INT64_MAX / 1000000000 / 10)
-			return -1;
-		sec = sec * 10 + (s[i] - '0');
-	}
-	if (i < n && s[i] == '.') {
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, fdigits++)
-			if (fdigits < 9)
-				frac = frac * 10 + (s[i] - '0');
-	}
-	if (i != n || (!digits && !fdigits) || sec > INT64_MAX / 1000000000 - 1)
-		return -1;
-	for (int k = fdigits; k < 9; k++)
-		frac *= 10;
-	*ns = sec * 1000000000 + frac;
-	return 0;
+	return C_PATH;
 }
 
 /* Check and rewrite one line p[0..n) (no '\n', not empty). */
 static void one_line(struct call *c, const char *p, size_t n)
 {
-	const char *f[4];
-	size_t fl[4];
-	int nf = 0;
-	size_t i = 0;
+	struct gr_line line;
+	struct gr_mapped m;
+	const char *why;
 	char table[TS_NAME_MAX + 1];
-	int64_t ns;
-	double v;
-	char num[64];
-	while (i < n) {
-		while (i < n && (p[i] == ' ' || p[i] == '\t'))
-			i++;
-		if (i == n)
-			break;
-		if (nf == 4) {
-			nf++;
-			break;
-		}
-		f[nf] = p + i;
-		while (i < n && p[i] != ' ' && p[i] != '\t')
-			i++;
-		fl[nf] = (size_t)(p + i - f[nf]);
-		nf++;
-	}
-	if (nf < 2 || nf > 3) {
-		refuse(c, p, n, TSD_REJECT_SYNTAX, C_FIELDS, "want \"path value [timestamp]\"");
+	int rc;
+	if ((rc = gr_parse(p, n, &line, &why)) < 0) {
+		refuse(c, p, n, TSD_REJECT_SYNTAX, cause_of(rc), why);
 		return;
 	}
-	/* The value: a finite number. */
-	if (fl[1] >= sizeof num) {
-		refuse(c, p, n, TSD_REJECT_SYNTAX, C_VALUE, "the value is not a finite number");
-		return;
-	}
-	memcpy(num, f[1], fl[1]);
-	num[fl[1]] = '\0';
-	char *end;
-	errno = 0;
-	v = strtod(num, &end);
-	if (*end || end == num || !isfinite(v)) {
-		refuse(c, p, n, TSD_REJECT_SYNTAX, C_VALUE, "the value is not a finite number");
-		return;
-	}
-	if (nf == 2)
-		ns = c->now;
-	else if (parse_time(c, f[2], fl[2], &ns) < 0) {
-		refuse(c, p, n, TSD_REJECT_SYNTAX, C_TIME,
-		       "the timestamp is not seconds since 1970 (integer or decimal, or -1)");
-		return;
-	}
-	/* The path: components split at '.', then ";tag=value"s. */
-	const char *path = f[0], *pend = f[0] + fl[0];
-	const char *semi = memchr(path, ';', fl[0]);
-	const char *name_end = semi ? semi : pend;
-	const char *comp[KEY_MAX + 2];
-	size_t cl[KEY_MAX + 2];
-	int nc = 0, ntags = 0;
-	for (const char *q = path; q <= name_end;) {
-		const char *dot = memchr(q, '.', (size_t)(name_end - q));
-		const char *e = dot ? dot : name_end;
-		if (e == q || nc == KEY_MAX + 1) {
-			refuse(c, p, n, TSD_REJECT_SYNTAX, C_PATH,
-			       e == q ? "the path has an empty component"
-			              : "the path has more than 16 components");
+	if (line.path.len > c->scratch_cap) {
+		char *s = realloc(c->scratch, line.path.len);
+		if (!s) {
+			refuse(c, p, n, TSD_REJECT_STORE, C_STORE, "out of memory");
 			return;
 		}
-		comp[nc] = q;
-		cl[nc++] = (size_t)(e - q);
-		q = e + 1;
+		c->scratch = s;
+		c->scratch_cap = line.path.len;
 	}
-	for (const char *q = semi; q && q < pend;) {
-		const char *t = q + 1, *e = memchr(t, ';', (size_t)(pend - t));
-		const char *eq;
-		if (!e)
-			e = pend;
-		eq = memchr(t, '=', (size_t)(e - t));
-		if (!eq || eq == t || eq + 1 == e) {
-			refuse(c, p, n, TSD_REJECT_SYNTAX, C_PATH, "a tag is not name=value");
-			return;
-		}
-		ntags++;
-		q = e;
+	if (gr_map(c->g->templates, &line, c->scratch, &m) == GR_ESHORT) {
+		refuse(c, p, n, TSD_GRAPHITE_COMPONENTS, C_SHORT,
+		       "the path has fewer components than its template needs for a table name");
+		return;
 	}
-	tsd_ingest_name(comp[0], cl[0], 0, table);
-	if (expected_keys(c, table, nc - 1 + ntags) != nc - 1 + ntags) {
+	tsd_ingest_name(m.table.p, m.table.len, 0, table);
+	if (expected_keys(c, table, m.nkeys) != m.nkeys) {
 		refuse(c, p, n, TSD_GRAPHITE_COMPONENTS, C_COMPONENTS,
 		       "its components and tags are not as many as its table's key columns");
 		return;
 	}
 	struct jbuf *b = &c->lp;
 	jbuf_puts(b, table);
-	for (int k = 1; k < nc; k++) {
-		jbuf_printf(b, ",p%d=", k);
-		put_escaped(b, comp[k], cl[k]);
-	}
-	for (const char *q = semi; q && q < pend;) {
-		const char *t = q + 1, *e = memchr(t, ';', (size_t)(pend - t));
-		const char *eq;
-		if (!e)
-			e = pend;
-		eq = memchr(t, '=', (size_t)(e - t));
+	for (int k = 0; k < m.nkeys; k++) {
 		jbuf_putc(b, ',');
-		put_escaped(b, t, (size_t)(eq - t));
+		put_escaped(b, m.keys[k].name.p, m.keys[k].name.len);
 		jbuf_putc(b, '=');
-		put_escaped(b, eq + 1, (size_t)(e - eq - 1));
-		q = e;
+		put_escaped(b, m.keys[k].value.p, m.keys[k].value.len);
 	}
-	jbuf_printf(b, " " TSD_GRAPHITE_VALUE "=%.17g %lld\n", v, (long long)ns);
+	jbuf_putc(b, ' ');
+	put_escaped(b, m.field.p, m.field.len);
+	jbuf_printf(b, "=%.17g %lld\n", line.value, (long long)(line.has_time ? line.ns : c->now));
 }
 
 uint64_t tsd_graphite_lines(struct tsd_graphite *g, const char *buf, size_t len)
@@ -292,20 +221,14 @@ uint64_t tsd_graphite_lines(struct tsd_graphite *g, const char *buf, size_t len)
 	struct call c;
 	struct tsd_ingest_result res;
 	uint64_t lines = 0;
-	size_t i = 0;
+	size_t i = 0, n;
+	const char *line;
 	memset(&c, 0, sizeof c);
 	c.g = g;
 	c.now = tsd_ingest_now(g->in);
-	while (i < len) {
-		const char *nl = memchr(buf + i, '\n', len - i);
-		size_t e = nl ? (size_t)(nl - buf) : len, n = e - i;
-		if (n && buf[i + n - 1] == '\r')
-			n--;
-		if (n) {
-			lines++;
-			one_line(&c, buf + i, n);
-		}
-		i = e + 1;
+	while (gr_next(buf, len, &i, &line, &n)) {
+		lines++;
+		one_line(&c, line, n);
 	}
 	for (int k = 0; k < NBUCKETS; k++)
 		while (c.bucket[k]) {
@@ -342,6 +265,7 @@ uint64_t tsd_graphite_lines(struct tsd_graphite *g, const char *buf, size_t len)
 		}
 	}
 	jbuf_free(&c.lp);
+	free(c.scratch);
 	for (int r = 0; r < TSD_GRAPHITE_NREASONS; r++)
 		if (c.by_reason[r])
 			atomic_fetch_add(&g->rejected[r], c.by_reason[r]);

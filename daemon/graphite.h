@@ -3,12 +3,14 @@
  * (graphite.c), for tsstored's graphite: (TCP) and graphite-udp:
  * listeners: "path value timestamp" lines, the path's first component a
  * table, its other components string key columns p1, p2, ..., the value
- * a double column "value" (tsstore-http(7), docs/ingest-mapping.md).
+ * a double column "value" -- or as the graphite-template settings say
+ * (tsstore-http(7), docs/ingest-mapping.md).
  *
  * The rows go through the line protocol ingest (ingest.h): its tables,
  * name rule, creation rule (duplicate policy ignore) and once-per-table
- * log are shared, never copied.  graphite.c owns the Graphite syntax, the
- * rule that a path fits its table's key, and its own counters.
+ * log are shared, never copied.  The Graphite syntax and the mapping of
+ * a path to table and key columns are wire/graphite.h's; graphite.c owns
+ * the rule that a path fits its table's key, and its own counters.
  */
 #ifndef TSSTORE_DAEMON_GRAPHITE_H
 #define TSSTORE_DAEMON_GRAPHITE_H
@@ -18,6 +20,7 @@
 
 #include "ingest.h"
 #include "jbuf.h"
+#include "wire/graphite.h"
 
 /* The column that holds a line's value. */
 #define TSD_GRAPHITE_VALUE "value"
@@ -41,9 +44,12 @@ struct tsd_graphite_stats {
 
 struct tsd_graphite;
 
-/* The Graphite state over the ingest in (which must outlive it).
- * Returns 0 with *out set, or TS_ENOMEM. */
-int tsd_graphite_open(struct tsd_ingest *in, struct tsd_graphite **out);
+/* The Graphite state over the ingest in (which must outlive it), paths
+ * mapped by templates[0..ntemplates) (wire/graphite.h; none: the default
+ * rule).  Returns 0 with *out set, TS_EINVAL for a bad template (logged
+ * through the ingest; tsd_config_finish has checked them), or TS_ENOMEM. */
+int tsd_graphite_open(struct tsd_ingest *in, const char *const *templates, int ntemplates,
+                      struct tsd_graphite **out);
 
 /* Free it (no call running).  NULL allowed. */
 void tsd_graphite_close(struct tsd_graphite *g);

@@ -17,7 +17,7 @@
 #include <tsstore.h>
 
 #include "jbuf.h"
-#include "lineproto.h"
+#include "wire/lineproto.h"
 
 /* Longest message of a result (tsd_ingest_result.error), NUL included. */
 #define TSD_INGEST_MESSAGE_MAX 1024

@@ -76,6 +76,9 @@ static const char help[] =
 	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
 	"  --ingest-default-ttl DUR  TTL of tables line protocol writes create\n"
 	"                          (default 0: forever)\n"
+	"  --graphite-template T   map Graphite paths by template T, \"[FILTER]\n"
+	"                          TEMPLATE [TAG=VALUE,...]\" (tsstored(8));\n"
+	"                          repeatable, the first whose filter matches applies\n"
 	"  -h, --help              show this help;  --version  show the version\n"
 	"SIZE is bytes or <n>k, <n>M, <n>G; DUR is <n><unit>, unit ns us ms s m h d w.\n";
 
@@ -152,10 +155,14 @@ static int load_config(struct tsd_config *cfg)
 	tsd_config_init(cfg);
 	cfg->load = reload_config;
 	if ((rc = parse_args(cfg, saved_argc, saved_argv, 1)) == 0) {
-		/* Listeners on the command line replace those of the file. */
-		for (int i = 1; i < saved_argc; i++)
+		/* Listeners (and Graphite templates) on the command line
+		 * replace those of the file. */
+		for (int i = 1; i < saved_argc; i++) {
 			if (strncmp(saved_argv[i], "--listen", 8) == 0)
 				cfg->nlisten = 0;
+			if (strncmp(saved_argv[i], "--graphite-template", 19) == 0)
+				cfg->ngraphite_templates = 0;
+		}
 		rc = parse_args(cfg, saved_argc, saved_argv, 0);
 	}
 	if (rc == 0)

@@ -5,15 +5,15 @@
  * (sorted by name) before ts, each sample a row whose double column
  * "value" holds the sample's value.
  *
- * Nothing of the wire format is written by hand: the body is
- * snappy-decoded with libsnappy's C API and unpacked by the code protoc-c
- * generates from daemon/remote.proto.  What the line protocol and remote
+ * The body is decoded by wire/promwrite.c (snappy, then the WriteRequest
+ * into plain structs of series); this module only maps those series to
+ * tables and rows.  What the line protocol and remote
  * write share lives in ingest.c and is used from here, never copied: the
  * name rule (tsd_ingest_name), the cached table handles, the creation of
  * tables (duplicate policy ignore, ingest-default-ttl), the
  * once-per-table log and the counters.
  *
- * A request runs in three passes over the decoded WriteRequest:
+ * A request runs in three passes over the decoded series:
  *   map      each series' labels mapped to column names and checked
  *            (UTF-8, a name once, at most 15 labels with a value), its
  *            table found; for a table that does not exist yet, the
@@ -42,15 +42,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <protobuf-c/protobuf-c.h>
-#include <snappy-c.h>
-
 #include "json.h"
 #include "promwrite.h"
-#include "remote.pb-c.h"
-
-typedef Tsstore__Remote__WriteRequest WriteRequest;
-typedef Tsstore__Remote__TimeSeries Series;
 
 /* Most labels with a value a series may have besides __name__: the key
  * holds 16 columns, ts among them. */
@@ -97,7 +90,7 @@ struct ptable {
 struct name_memo {
 	int n;                       /* positions held */
 	int clean;                   /* names pass UTF-8, none maps twice */
-	const uint8_t *raw[MEMO_LABELS]; /* into the message */
+	const char *raw[MEMO_LABELS]; /* into the decoded body */
 	size_t len[MEMO_LABELS];
 	char name[MEMO_LABELS][TS_NAME_MAX + 1]; /* mapped; "" for __name__ */
 };
@@ -112,52 +105,6 @@ struct req {
 	int *table_of;               /* per series: its table, -1 when refused */
 	size_t buffered;             /* values held in all tables' rows */
 };
-
-/* ---- The message's memory ----
- * protobuf-c allocates every label and sample apart; the unpacked
- * message gets an arena instead, freed whole after the request. */
-
-#define ARENA_CHUNK ((size_t)256 << 10)
-
-struct achunk {
-	struct achunk *next;
-	size_t used, cap;
-	max_align_t data[];
-};
-
-static void *arena_alloc(void *arena, size_t n)
-{
-	struct achunk **head = arena, *c = *head;
-	if (n > SIZE_MAX / 2)
-		return NULL; /* rounding up below would wrap */
-	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-		if (!(c = malloc(sizeof *c + cap)))
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		c->next = *head;
-		*head = c;
-	}
-	c->used += n;
-	return (char *)c->data + c->used - n;
-}
-
-static void arena_free(void *arena, void *p)
-{
-	(void)arena;
-	(void)p; /* freed whole by arena_release */
-}
-
-static void arena_release(struct achunk *c)
-{
-	while (c) {
-		struct achunk *next = c->next;
-		free(c);
-		c = next;
-	}
-}
 
 /* ---- Small helpers ---- */
 
@@ -196,13 +143,13 @@ static void reject(struct req *r, size_t si, size_t n, enum tsd_ingest_reason wh
 
 /* Whether series s's label names are those of the memo, position by
  * position. */
-static int memo_hit(const struct name_memo *m, const Series *s)
+static int memo_hit(const struct name_memo *m, const struct pw_series *s)
 {
-	if (!m->clean || (int)s->n_labels != m->n)
+	if (!m->clean || (int)s->nlabels != m->n)
 		return 0;
-	for (size_t i = 0; i < s->n_labels; i++) {
-		const ProtobufCBinaryData *k = &s->labels[i]->name;
-		if (k->len != m->len[i] || memcmp(k->data, m->raw[i], k->len) != 0)
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct pw_label *k = &s->labels[i];
+		if (k->name_len != m->len[i] || memcmp(k->name, m->raw[i], k->name_len) != 0)
 			return 0;
 	}
 	return 1;
@@ -210,25 +157,25 @@ static int memo_hit(const struct name_memo *m, const Series *s)
 
 /* Fill the memo from series s's label names: each mapped, and whether
  * they are all valid UTF-8 with no mapped name twice (__name__ aside). */
-static void memo_fill(struct name_memo *m, const Series *s)
+static void memo_fill(struct name_memo *m, const struct pw_series *s)
 {
 	m->n = 0;
-	m->clean = s->n_labels <= MEMO_LABELS;
-	for (size_t i = 0; m->clean && i < s->n_labels; i++) {
-		const ProtobufCBinaryData *k = &s->labels[i]->name;
+	m->clean = s->nlabels <= MEMO_LABELS;
+	for (size_t i = 0; m->clean && i < s->nlabels; i++) {
+		const struct pw_label *k = &s->labels[i];
 		char *name = m->name[i];
-		m->raw[i] = k->data;
-		m->len[i] = k->len;
+		m->raw[i] = k->name;
+		m->len[i] = k->name_len;
 		m->n++;
-		if (!tsd_ingest_utf8_ok(k->data, k->len)) {
+		if (!tsd_ingest_utf8_ok(k->name, k->name_len)) {
 			m->clean = 0;
 			break;
 		}
-		if (k->len == 8 && memcmp(k->data, "__name__", 8) == 0) {
+		if (k->name_len == 8 && memcmp(k->name, "__name__", 8) == 0) {
 			name[0] = '\0';
 			continue;
 		}
-		tsd_ingest_name((const char *)k->data, k->len, 1, name);
+		tsd_ingest_name(k->name, k->name_len, 1, name);
 		if (strcasecmp(name, TSD_PROM_VALUE) == 0)
 			memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
 		for (size_t j = 0; j < i; j++)
@@ -242,9 +189,10 @@ static void memo_fill(struct name_memo *m, const Series *s)
  * memo being clean: no name invalid or mapped twice) takes their mapped
  * names from it, and only its values are checked.  Returns 0, or -1
  * after refusing it. */
-static int map_labels(struct req *r, size_t si, const Series *s, struct labels *l, int checked)
+static int map_labels(struct req *r, size_t si, const struct pw_series *s, struct labels *l,
+                      int checked)
 {
-	size_t ns = s->n_samples;
+	size_t ns = s->nsamples;
 	int hit = memo_hit(&r->memo, s);
 	if (!hit && !checked) {
 		memo_fill(&r->memo, s);
@@ -252,23 +200,23 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 	}
 	l->metric = NULL;
 	l->n = 0;
-	for (size_t i = 0; i < s->n_labels; i++) {
-		const ProtobufCBinaryData *k = &s->labels[i]->name, *v = &s->labels[i]->value;
-		if (!checked && ((!hit && !tsd_ingest_utf8_ok(k->data, k->len)) ||
-		                 !tsd_ingest_utf8_ok(v->data, v->len))) {
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct pw_label *lab = &s->labels[i];
+		if (!checked && ((!hit && !tsd_ingest_utf8_ok(lab->name, lab->name_len)) ||
+		                 !tsd_ingest_utf8_ok(lab->value, lab->value_len))) {
 			reject(r, si, ns, TSD_REJECT_STORE, "a label name or value is not valid UTF-8");
 			return -1;
 		}
-		if (k->len == 8 && memcmp(k->data, "__name__", 8) == 0) {
+		if (lab->name_len == 8 && memcmp(lab->name, "__name__", 8) == 0) {
 			if (l->metric) {
 				reject(r, si, ns, TSD_REJECT_DUPLICATE, "label \"__name__\" given twice");
 				return -1;
 			}
-			l->metric = (const char *)v->data;
-			l->metric_len = v->len;
+			l->metric = lab->value;
+			l->metric_len = lab->value_len;
 			continue;
 		}
-		if (v->len == 0)
+		if (lab->value_len == 0)
 			continue; /* an empty label is no label (Prometheus's rule) */
 		if (l->n == KEY_LABELS) {
 			reject(r, si, ns, TSD_REJECT_TAG, "more than %d labels besides __name__: a table's "
@@ -279,7 +227,7 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 		if (hit) { /* mapped, and known to be no duplicate */
 			memcpy(name, r->memo.name[i], strlen(r->memo.name[i]) + 1);
 		} else {
-			tsd_ingest_name((const char *)k->data, k->len, 1, name);
+			tsd_ingest_name(lab->name, lab->name_len, 1, name);
 			if (strcasecmp(name, TSD_PROM_VALUE) == 0)
 				memmove(name + 1, name, strlen(name) + 1), name[0] = '_';
 			for (int j = 0; !checked && j < l->n; j++)
@@ -289,8 +237,8 @@ static int map_labels(struct req *r, size_t si, const Series *s, struct labels *
 					return -1;
 				}
 		}
-		l->value[l->n] = (const char *)v->data;
-		l->value_len[l->n] = v->len;
+		l->value[l->n] = lab->value;
+		l->value_len[l->n] = lab->value_len;
 		l->n++;
 	}
 	if (!l->metric || l->metric_len == 0) {
@@ -488,10 +436,11 @@ static ts_value *row_alloc(struct ptable *pt)
 
 /* Lay out the samples of series si as rows of its table.  Returns 0 or
  * TS_ENOMEM. */
-static int build_series(struct req *r, size_t si, const Series *s, const struct labels *l)
+static int build_series(struct req *r, size_t si, const struct pw_series *s,
+                        const struct labels *l)
 {
 	struct ptable *pt = &r->tables[r->table_of[si]];
-	size_t ns = s->n_samples;
+	size_t ns = s->nsamples;
 	int col[KEY_LABELS];
 	if (!pt->schema || pt->value_col < 0) {
 		reject(r, si, ns, pt->schema ? TSD_REJECT_TYPE : TSD_REJECT_SCHEMA,
@@ -529,7 +478,7 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 	}
 	int ts_col = sc->key[sc->nkey - 1];
 	for (size_t k = 0; k < ns; k++) {
-		int64_t ms = s->samples[k]->timestamp;
+		int64_t ms = s->samples[k].timestamp_ms;
 		if (ms > INT64_MAX / 1000000 || ms < INT64_MIN / 1000000) {
 			reject(r, si, 1, TSD_REJECT_RANGE, "table \"%s\": timestamp %lld ms is beyond the "
 			       "range of a timestamp", pt->name, (long long)ms);
@@ -554,7 +503,7 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 		for (int i = 0; i < l->n; i++)
 			row[col[i]] = ts_stringn(l->value[i], l->value_len[i]);
 		row[ts_col] = ts_timestamp(ts);
-		row[pt->value_col] = ts_double(s->samples[k]->value);
+		row[pt->value_col] = ts_double(s->samples[k].value);
 		pt->series[pt->nrows++] = si;
 		if (l->n < sc->nkey - 1)
 			r->res->rows_missing_tags++;
@@ -566,18 +515,18 @@ static int build_series(struct req *r, size_t si, const Series *s, const struct 
 
 /* ---- The request ---- */
 
-static int run(struct req *r, const WriteRequest *wr)
+static int run(struct req *r, const struct pw_request *wr)
 {
 	struct labels l;
 	char name[TS_NAME_MAX + 1];
 	int rc;
-	if (wr->n_timeseries && !(r->table_of = malloc(wr->n_timeseries * sizeof *r->table_of)))
+	if (wr->nseries && !(r->table_of = malloc(wr->nseries * sizeof *r->table_of)))
 		return TS_ENOMEM;
-	for (size_t si = 0; si < wr->n_timeseries; si++) {
-		const Series *s = wr->timeseries[si];
+	for (size_t si = 0; si < wr->nseries; si++) {
+		const struct pw_series *s = &wr->series[si];
 		r->table_of[si] = -1;
-		r->res->points += s->n_samples;
-		if (s->n_samples == 0 || map_labels(r, si, s, &l, 0) < 0)
+		r->res->points += s->nsamples;
+		if (s->nsamples == 0 || map_labels(r, si, s, &l, 0) < 0)
 			continue;
 		if ((rc = ptable_for(r, tsd_ingest_name(l.metric, l.metric_len, 0, name))) < 0)
 			return rc;
@@ -592,11 +541,11 @@ static int run(struct req *r, const WriteRequest *wr)
 		if (pt->t)
 			prepare_table(r, pt);
 	}
-	for (size_t si = 0; si < wr->n_timeseries; si++) {
+	for (size_t si = 0; si < wr->nseries; si++) {
 		if (r->table_of[si] < 0)
 			continue;
-		map_labels(r, si, wr->timeseries[si], &l, 1); /* it passed the first time */
-		if ((rc = build_series(r, si, wr->timeseries[si], &l)) < 0)
+		map_labels(r, si, &wr->series[si], &l, 1); /* it passed the first time */
+		if ((rc = build_series(r, si, &wr->series[si], &l)) < 0)
 			return rc;
 	}
 	flush_all(r);
@@ -639,48 +588,50 @@ static int body_error(struct tsd_ingest_result *res, int status, const char *fmt
 	return status;
 }
 
+/* The answer for a body pw_decode refused with code (its decoded length
+ * n), res filled. */
+static int decode_error(struct tsd_ingest_result *res, int code, size_t n, size_t max_decoded)
+{
+	switch (code) {
+	case PW_ENOTSNAPPY:
+		return body_error(res, 400, "snappy: the body is not snappy-compressed data (block "
+		                  "format, as remote write sends); nothing was stored");
+	case PW_ETOOBIG:
+		return body_error(res, 413, "the body is larger than http-max-body (%zu bytes) once "
+		                  "decoded from snappy (%zu bytes)", max_decoded, n);
+	case PW_EDAMAGED:
+		return body_error(res, 400, "snappy: the compressed body is damaged; nothing was "
+		                  "stored");
+	case PW_EUNPACK:
+		return body_error(res, 413, "protobuf: the body (%zu bytes once decoded from snappy) "
+		                  "would take more than %d times its size unpacked; nothing was stored",
+		                  n, PW_UNPACK_FACTOR);
+	case PW_EPROTO:
+		return body_error(res, 400, "protobuf: the body (%zu bytes once decoded from snappy) "
+		                  "is not a remote write WriteRequest; nothing was stored", n);
+	}
+	snprintf(res->error, sizeof res->error, "out of memory for the decoded body");
+	res->code = TS_ENOMEM;
+	return 500;
+}
+
 int tsd_prom_write(struct tsd_ingest *in, const char *body, size_t len, size_t max_decoded,
                    struct tsd_ingest_result *res)
 {
 	struct req r = {.in = in, .res = res, .now = tsd_ingest_now(in),
 	                .max_future = tsd_ingest_max_future(in)};
-	struct achunk *arena = NULL;
-	ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free, .allocator_data = &arena};
-	WriteRequest *wr;
-	size_t n;
-	char *buf;
+	struct pw_request wr;
 	int rc;
 	memset(res, 0, sizeof *res);
-	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK)
-		return body_error(res, 400, "snappy: the body is not snappy-compressed data (block "
-		                  "format, as remote write sends); nothing was stored");
-	if (n > max_decoded)
-		return body_error(res, 413, "the body is larger than http-max-body (%zu bytes) once "
-		                  "decoded from snappy (%zu bytes)", max_decoded, n);
-	if (!(buf = malloc(n ? n : 1))) {
-		snprintf(res->error, sizeof res->error, "out of memory for the decoded body");
-		res->code = TS_ENOMEM;
-		return 500;
-	}
-	if (snappy_uncompress(body, len, buf, &n) != SNAPPY_OK) {
-		free(buf);
-		return body_error(res, 400, "snappy: the compressed body is damaged; nothing was "
-		                  "stored");
-	}
-	if (!(wr = tsstore__remote__write_request__unpack(&alloc, n, (const uint8_t *)buf))) {
-		arena_release(arena);
-		free(buf);
-		return body_error(res, 400, "protobuf: the body (%zu bytes once decoded from snappy) "
-		                  "is not a remote write WriteRequest; nothing was stored", n);
-	}
-	if ((rc = run(&r, wr)) < 0 && (!res->code || res->code == TS_EINVAL)) {
+	if ((rc = pw_decode(body, len, max_decoded, &wr, NULL, 0)) < 0)
+		return decode_error(res, rc, wr.decoded_len, max_decoded);
+	if ((rc = run(&r, &wr)) < 0 && (!res->code || res->code == TS_EINVAL)) {
 		res->code = rc;
 		snprintf(res->error, sizeof res->error, "%s", rc == TS_ENOMEM ? "out of memory"
 		         : ts_strerror(rc));
 	}
 	req_free(&r);
-	arena_release(arena); /* the message, whole */
-	free(buf);
+	pw_request_free(&wr);
 	tsd_ingest_account(in, res);
 	return status_of(res);
 }

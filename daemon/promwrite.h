@@ -1,11 +1,11 @@
 /*
  * promwrite.h -- Prometheus remote write 1.0 into tsstore tables
  * (promwrite.c), for POST /api/v1/write: a snappy-compressed protobuf
- * WriteRequest (daemon/remote.proto), each series mapped as
+ * WriteRequest (wire/remote.proto), each series mapped as
  * tsstore-http(7) says -- its metric name a table, its other labels the
  * string key columns before ts, its samples rows with a double column
- * "value".  Tables, handles, the name rule and the counters are the line
- * protocol's (ingest.h).
+ * "value".  The body is decoded by wire/promwrite.h; tables, handles, the
+ * name rule and the counters are the line protocol's (ingest.h).
  */
 #ifndef TSSTORE_DAEMON_PROMWRITE_H
 #define TSSTORE_DAEMON_PROMWRITE_H
@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "ingest.h"
+#include "wire/promwrite.h"
 
 /* The column that holds a sample's value. */
 #define TSD_PROM_VALUE "value"
@@ -33,7 +34,8 @@
  * Returns the HTTP status to answer: 204 (all stored, or ignored as
  * duplicates); 400 for a body that is not snappy or not a WriteRequest
  * (nothing stored), or when some series were refused (the others are
- * stored); 413 when the decoded body would pass max_decoded; 500 when
+ * stored); 413 when the decoded body would pass max_decoded (or its
+ * unpacked message PW_UNPACK_FACTOR times its size); 500 when
  * storing failed (res->code says why: http.c answers 503 for what is
  * expected to pass, as for the line protocol; Prometheus retries 5xx).
  */

@@ -1513,7 +1513,8 @@ int tsd_serve(struct tsd_config *cfg)
 	struct tsd_ingest_options io = {.default_ttl = cfg->ingest_default_ttl,
 	                                .max_future = cfg->lib.max_future, .log = ingest_log};
 	if (tsd_ingest_open(srv.ctx.db, &io, &srv.ctx.ingest) < 0 ||
-	    tsd_graphite_open(srv.ctx.ingest, &srv.ctx.graphite) < 0 ||
+	    tsd_graphite_open(srv.ctx.ingest, cfg->graphite_template, cfg->ngraphite_templates,
+	                      &srv.ctx.graphite) < 0 ||
 	    (cfg->mount && tsd_mount_start(srv.ctx.db, cfg->mount, &mount) < 0)) {
 		tsd_graphite_close(srv.ctx.graphite);
 		tsd_ingest_close(srv.ctx.ingest);

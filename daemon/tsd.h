@@ -23,7 +23,10 @@
  *   promwrite.c  Prometheus remote write into the same tables (promwrite.h)
  *   graphite.c   Graphite plaintext lines into the same tables (graphite.h),
  *                from the graphite: and graphite-udp: listeners
- * Only include/tsstore.h is used from the library, never lib/ internals.
+ * The wire formats themselves (line protocol, remote write, Graphite) are
+ * parsed by the pure modules of wire/; these files map what they give to
+ * tables.  Only include/tsstore.h is used from the library, never lib/
+ * internals.
  */
 #ifndef TSSTORE_DAEMON_TSD_H
 #define TSSTORE_DAEMON_TSD_H
@@ -45,6 +48,7 @@
 #define TSD_DEFAULT_TCP "tcp:127.0.0.1:7400"
 #define TSD_DEFAULT_HTTP "http:127.0.0.1:7401"
 #define TSD_LISTEN_MAX 16                        /* --listen options */
+#define TSD_GRAPHITE_TEMPLATES_MAX 64            /* --graphite-template options */
 #define TSD_LINE_MAX_DEFAULT ((size_t)64 << 20)  /* longest request line */
 #define TSD_CONNECTIONS_MAX_DEFAULT 1024         /* open connections */
 #define TSD_CHUNK_ROWS_DEFAULT 1000              /* rows per "rows" line */
@@ -104,6 +108,9 @@ struct tsd_config {
 	const char *listen[TSD_LISTEN_MAX]; /* "unix:PATH" / "tcp:HOST:PORT" / "http:HOST:PORT" /
 	                                     * "graphite:HOST:PORT" / "graphite-udp:HOST:PORT" */
 	int nlisten;
+	const char *graphite_template[TSD_GRAPHITE_TEMPLATES_MAX]; /* wire/graphite.h's templates,
+	                                     * in the order given */
+	int ngraphite_templates;
 	const char *mount;
 	const char *config_file;
 	const char *token_file;

@@ -54,7 +54,7 @@ done
 copy() {
 	mkdir -p "$1"
 	(cd "$src" && cp -pR Makefile configure.ac config.mk.in libtsstore.pc.in include lib \
-		common daemon fuse tools sqlite man scripts "$1/") || exit 2
+		common wire daemon fuse tools sqlite man scripts "$1/") || exit 2
 	if [ -f "$src/configure" ]; then cp -p "$src/configure" "$src/aclocal.m4" "$1/"; fi
 }
 bare() { PATH="$tmp/fakebin:$PATH" PKG_CONFIG_LIBDIR="$tmp/pc" CPATH="$tmp/poison" "$@"; }

@@ -349,6 +349,36 @@ static void test_listen_graphite(void **state)
 	                              "loopback address: it needs --token FILE\n");
 }
 
+/* graphite-template: repeatable, in order; each checked when set, the
+ * one-without-a-filter rule when the configuration is finished; the
+ * command line's replace the file's (main.c). */
+static void test_graphite_template(void **state)
+{
+	struct fixture *f = *state;
+	char want[256];
+	assert_int_equal(read_file(f, "graphite-template = servers.* .host.measurement* dc=east\n"
+	                              "graphite-template = measurement.host\n"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.ngraphite_templates, 2);
+	assert_string_equal(f->cfg.graphite_template[0], "servers.* .host.measurement* dc=east");
+	assert_string_equal(f->cfg.graphite_template[1], "measurement.host");
+	assert_int_equal(read_file(f, "graphite-template = host.field\n"), -1);
+	snprintf(want, sizeof want, "tsstored: %s:1: graphite-template: template \"host.field\": "
+	         "no part is measurement or measurement*\n", f->path);
+	assert_string_equal(err_text, want);
+	refused_flag(&f->cfg, "graphite-template", "measurement.ts",
+	             "graphite-template: template \"measurement.ts\": \"ts\" is not a tag name "
+	             "([A-Za-z_][A-Za-z0-9_]*, at most 64 bytes, not ts)");
+	assert_int_equal(f->cfg.ngraphite_templates, 2);
+	assert_int_equal(set_flag(&f->cfg, "graphite-template", "measurement.field"), 0);
+	err_begin();
+	assert_int_equal(tsd_config_finish(&f->cfg), -1);
+	err_end();
+	assert_string_equal(err_text, "tsstored: --graphite-template: template "
+	                    "\"measurement.field\": a second template without a filter (the first: "
+	                    "\"measurement.host\")\n");
+}
+
 /* The HTTP limits: sizes; the header limit within 1k..16M. */
 static void test_http_limits(void **state)
 {
@@ -537,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_listen_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_http, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_graphite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_graphite_template, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_default, setup, teardown),

@@ -37,7 +37,7 @@ struct fixture {
 	struct tsd_test_daemon *d;
 	struct tsd_test_conn *json;     /* the JSON-lines protocol, over TCP */
 	int gport, uport;               /* the graphite: and graphite-udp: ports */
-	char *args[7];                  /* the --listen options for them, and more */
+	char *args[11];                 /* the --listen options for them, and more */
 };
 
 /* A port on 127.0.0.1 of socket type type that was free a moment ago. */
@@ -167,16 +167,16 @@ static int teardown(void **state)
 		return 0;
 	tsd_test_close(f->json);
 	tsd_test_daemon_free(f->d);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 10; i++)
 		free(f->args[i]);
 	free(f);
 	*state = NULL;
 	return 0;
 }
 
-/* Start a daemon listening for Graphite too, with extra (at most two
- * words; NULL: none). */
-static int setup_with(void **state, const char *extra0, const char *extra1)
+/* Start a daemon listening for Graphite too, with extra (at most six
+ * words, NULL-terminated; NULL: none). */
+static int setup_with(void **state, const char *const *extra)
 {
 	struct fixture *f = calloc(1, sizeof *f);
 	if (!f)
@@ -194,10 +194,12 @@ static int setup_with(void **state, const char *extra0, const char *extra1)
 		f->args[1] = tsd_test_fmt("graphite:127.0.0.1:%d", f->gport);
 		f->args[2] = tsd_test_fmt("--listen");
 		f->args[3] = tsd_test_fmt("graphite-udp:127.0.0.1:%d", f->uport);
-		free(f->args[4]);
-		free(f->args[5]);
-		f->args[4] = extra0 ? tsd_test_fmt("%s", extra0) : NULL;
-		f->args[5] = extra1 ? tsd_test_fmt("%s", extra1) : NULL;
+		for (int i = 0; i < 6; i++) {
+			free(f->args[4 + i]);
+			f->args[4 + i] = extra && extra[i] ? tsd_test_fmt("%s", extra[i]) : NULL;
+			if (!f->args[4 + i])
+				break;
+		}
 		if (tsd_test_daemon_start(f->d, (const char *const *)f->args) == 0)
 			break;
 	}
@@ -211,11 +213,30 @@ fail:
 	return -1;
 }
 
-static int setup(void **state) { return setup_with(state, NULL, NULL); }
+static int setup(void **state) { return setup_with(state, NULL); }
 
-static int setup_line_max(void **state) { return setup_with(state, "--line-max", "1k"); }
+static int setup_line_max(void **state)
+{
+	static const char *const extra[] = {"--line-max", "1k", NULL};
+	return setup_with(state, extra);
+}
 
-static int setup_idle(void **state) { return setup_with(state, "--idle-timeout", "300ms"); }
+static int setup_idle(void **state)
+{
+	static const char *const extra[] = {"--idle-timeout", "300ms", NULL};
+	return setup_with(state, extra);
+}
+
+/* Three templates: a filter with a skipped part, measurement* and a
+ * TAG=VALUE; a filter with a field part; one without a filter. */
+static int setup_templates(void **state)
+{
+	static const char *const extra[] = {
+		"--graphite-template", "servers.* .host.measurement* region=us",
+		"--graphite-template", "cpu.*.* measurement.host.field",
+		"--graphite-template", "measurement.metric", NULL};
+	return setup_with(state, extra);
+}
 
 /* ---- The tests ---- */
 
@@ -375,6 +396,62 @@ static void test_time_and_tags(void **state)
 	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
 }
 
+/* Paths mapped by templates (setup_templates): exact tables and rows. */
+static void test_templates(void **state)
+{
+	struct fixture *f = *state;
+	int fd = graphite_connect(f);
+	send_all(fd, "servers.web1.cpu.idle 97.5 " T0 "\n"
+	             "servers.web2.cpu.idle 3 " T0 "\n"
+	             "servers.web1.load;region=eu 0.5 " T0 "\n"
+	             "cpu.h1.user 12 " T0 "\n"
+	             "cpu.h1.system 2 1795305610\n"
+	             "disk.sda.used 5 " T0 "\n"
+	             "servers.web1 1 " T0 "\n");
+	wait_settled(f, 7);
+	close(fd);
+	assert_int_equal(gstat(f, "rows_stored"), 6);
+	assert_int_equal(gstat(f, "rejected.components"), 1);
+	/* servers.*: component 1 skipped, 2 the host, the rest the table;
+	 * region from the template unless the path's tag says otherwise */
+	/* servers.*: component 1 skipped, 2 the host, the rest the table;
+	 * region from the template unless the path's tag says otherwise */
+	expect_call(f, "{\"op\":\"schema\",\"table\":\"cpu_idle\"}",
+	            "{\"ok\":true,\"columns\":[{\"name\":\"host\",\"type\":\"string\","
+	            "\"default\":\"\"},{\"name\":\"region\",\"type\":\"string\",\"default\":\"\"},"
+	            "{\"name\":\"ts\",\"type\":\"timestamp\"},"
+	            "{\"name\":\"value\",\"type\":\"double\",\"default\":\"NaN\"}],"
+	            "\"key\":[\"host\",\"region\",\"ts\"],\"ttl\":\"0s\",\"version\":1,"
+	            "\"on_duplicate\":\"ignore\"}\n");
+	expect_call(f, "{\"op\":\"query\",\"table\":\"cpu_idle\"}",
+	            "{\"rows\":[[\"web1\",\"us\",1795305600000000000,97.5],"
+	            "[\"web2\",\"us\",1795305600000000000,3]]}\n"
+	            "{\"ok\":true,\"count\":2,\"more\":false}\n");
+	expect_call(f, "{\"op\":\"query\",\"table\":\"load\"}",
+	            "{\"rows\":[[\"web1\",\"eu\",1795305600000000000,0.5]]}\n"
+	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
+	/* cpu.*.*: the third component names the value column */
+	expect_call(f, "{\"op\":\"schema\",\"table\":\"cpu\"}",
+	            "{\"ok\":true,\"columns\":[{\"name\":\"host\",\"type\":\"string\","
+	            "\"default\":\"\"},{\"name\":\"ts\",\"type\":\"timestamp\"},"
+	            "{\"name\":\"user\",\"type\":\"double\",\"default\":\"NaN\"},"
+	            "{\"name\":\"system\",\"type\":\"double\",\"default\":\"NaN\"}],"
+	            "\"key\":[\"host\",\"ts\"],\"ttl\":\"0s\",\"version\":1,"
+	            "\"on_duplicate\":\"ignore\"}\n");
+	expect_call(f, "{\"op\":\"query\",\"table\":\"cpu\"}",
+	            "{\"rows\":[[\"h1\",1795305600000000000,12,\"NaN\"],"
+	            "[\"h1\",1795305610000000000,\"NaN\",2]]}\n"
+	            "{\"ok\":true,\"count\":2,\"more\":false}\n");
+	/* no filter matches disk.sda.used: the template without one; its
+	 * third component is past the template's parts, dropped */
+	expect_call(f, "{\"op\":\"query\",\"table\":\"disk\"}",
+	            "{\"rows\":[[\"sda\",1795305600000000000,5]]}\n"
+	            "{\"ok\":true,\"count\":1,\"more\":false}\n");
+	/* servers.web1 is too short for servers.*'s table name: refused */
+	expect_call(f, "{\"op\":\"tables\"}",
+	            "{\"ok\":true,\"tables\":[\"cpu\",\"cpu_idle\",\"disk\",\"load\"]}\n");
+}
+
 /* SIGTERM with a graphite connection open (a partial line held): the
  * daemon stops at once and cleanly; the complete lines are stored. */
 static void test_shutdown(void **state)
@@ -482,6 +559,7 @@ int main(void)
 		T("metrics", test_metrics),
 		TS("idle_timeout", test_idle_timeout, setup_idle),
 		TS("long_line", test_long_line, setup_line_max),
+		TS("templates", test_templates, setup_templates),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)

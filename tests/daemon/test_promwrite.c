@@ -3,7 +3,7 @@
  * (POST /api/v1/write, daemon/promwrite.c, tsstore-http(7)), end to end:
  * a real daemon with an HTTP listener on a free loopback port, sent
  * WriteRequests that the test builds itself with the messages protoc-c
- * generates from daemon/remote.proto, packed by protobuf-c and
+ * generates from wire/remote.proto, packed by protobuf-c and
  * compressed with snappy, as Prometheus sends them; what was stored is
  * read back through the JSON protocol (schema, query, stats) and
  * compared exactly.

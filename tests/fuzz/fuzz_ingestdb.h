@@ -1,6 +1,6 @@
 /*
  * fuzz_ingestdb.h -- the live database the ingest targets (fuzz_ingest,
- * fuzz_promwrite) write into: opened with fuzz_db.h's frozen clock and
+ * fuzz_promingest) write into: opened with fuzz_db.h's frozen clock and
  * 1 MiB log segments, an ingest state on it with a quiet log, started
  * afresh every 200 inputs so that later inputs meet the tables earlier
  * ones made without the database growing for ever; and the count of its

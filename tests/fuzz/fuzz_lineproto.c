@@ -1,6 +1,6 @@
 /*
  * fuzz_lineproto.c -- libFuzzer target for the line protocol parser
- * (common/lineproto.c).  The input's first byte picks the precision, the
+ * (wire/lineproto.c).  The input's first byte picks the precision, the
  * rest is a request body.  Oracle: no crash, leak or undefined behaviour;
  * the reader counts every line of the body; and every point it gives,
  * written out again with the escapes of the grammar (numbers in their
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lineproto.h"
+#include "wire/lineproto.h"
 
 struct out {
 	char *p;

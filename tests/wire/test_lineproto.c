@@ -1,5 +1,5 @@
 /*
- * test_lineproto.c -- the line protocol parser (common/lineproto.c):
+ * test_lineproto.c -- the line protocol parser (wire/lineproto.c):
  * every case of the grammar, with the exact point (or reason) expected.
  *
  * Each case is one line and the expected rendering of what the parser
@@ -18,17 +18,8 @@
 
 #include <cmocka.h>
 
-#include "lineproto.h"
-
-static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *out, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(out);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out + n, size - n, fmt, ap);
-	va_end(ap);
-}
+#include "test_text.h"
+#include "wire/lineproto.h"
 
 static void put_text(char *out, size_t size, const struct lp_text *t)
 {

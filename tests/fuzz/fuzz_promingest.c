@@ -1,0 +1,102 @@
+/*
+ * fuzz_promingest.c -- libFuzzer target for Prometheus remote write into
+ * tables (daemon/promwrite.c) on a real database: the decoder
+ * (wire/promwrite.c: snappy, then the protobuf-c code generated from
+ * wire/remote.proto) and the mapping of series to tables.  fuzz_promwrite
+ * fuzzes the decoder alone, much faster.
+ * Input: a flag byte, then the rest.  Bit 0 clear: the rest is the body
+ * as sent (snappy block format).  Bit 0 set: the rest is the WriteRequest
+ * itself, which the target snappy-compresses first, so that mutations
+ * reach the protobuf decoder and the mapping rather than dying in snappy.
+ * Oracle: no crash, leak or undefined behaviour; the status is 204, 400
+ * or 413, never 500 (no storage failure on a healthy database); 204 when
+ * and only when nothing was refused; a body that does not decode stores
+ * nothing; one that does accounts for every sample (points is the number
+ * of samples the target's own unpacking counts, each stored, ignored or
+ * rejected); and the tables hold exactly `stored` more rows afterwards.
+ * The database (frozen clock, 1 MiB log segments) lives across inputs, so
+ * later inputs meet the tables earlier ones made; it starts afresh every
+ * 200 inputs.  Seed corpus: tests/fuzz/promingest/ (as tests/fuzz/promwrite/).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <snappy-c.h>
+
+#include "fuzz_ingestdb.h"
+#include "ingest.h"
+#include "promwrite.h"
+#include "remote.pb-c.h"
+
+/* http-max-body of the target: decoded bodies past it are a 413. */
+#define MAX_DECODED (1 << 20)
+
+/* The samples of the WriteRequest body decodes to, or -1 when it does
+ * not decode (the target's own unpacking, the oracle's count). */
+static int64_t samples_of(const char *body, size_t len)
+{
+	size_t n;
+	char *buf;
+	int64_t samples = -1;
+	Tsstore__Remote__WriteRequest *wr;
+	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK || n > MAX_DECODED)
+		return -1;
+	if (!(buf = malloc(n ? n : 1)))
+		abort();
+	if (snappy_uncompress(body, len, buf, &n) == SNAPPY_OK &&
+	    (wr = tsstore__remote__write_request__unpack(NULL, n, (const uint8_t *)buf))) {
+		samples = 0;
+		for (size_t i = 0; i < wr->n_timeseries; i++)
+			samples += (int64_t)wr->timeseries[i]->n_samples;
+		tsstore__remote__write_request__free_unpacked(wr, NULL);
+	}
+	free(buf);
+	return samples;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct tsd_ingest_result res;
+	char *body, *packed = NULL;
+	size_t len;
+	uint64_t before;
+	if (size == 0)
+		return 0;
+	fuzz_ingest_db("promingest");
+	body = (char *)data + 1;
+	len = size - 1;
+	if (data[0] & 1) {
+		size_t cap = snappy_max_compressed_length(len);
+		if (!(packed = malloc(cap)) ||
+		    snappy_compress(body, len, packed, &cap) != SNAPPY_OK)
+			abort();
+		body = packed;
+		len = cap;
+	}
+	int64_t samples = samples_of(body, len);
+	before = fuzz_ingest_rows();
+	int status = tsd_prom_write(in, body, len, MAX_DECODED, &res);
+	uint64_t after = fuzz_ingest_rows();
+	free(packed);
+	if (status != 204 && status != 400 && status != 413) {
+		fprintf(stderr, "status %d: %s\n", status, res.error);
+		abort();
+	}
+	if ((status == 204) != (samples >= 0 && res.rejected == 0) ||
+	    (status != 204 && !res.error[0]) ||
+	    (samples < 0 && (res.points || res.stored || after != before)) ||
+	    (samples >= 0 && (res.points != (uint64_t)samples ||
+	                      res.stored + res.ignored + res.rejected != res.points)) ||
+	    after != before + res.stored) {
+		fprintf(stderr, "accounts differ: status %d, samples %lld; points %llu stored %llu "
+		        "ignored %llu rejected %llu; rows %llu -> %llu: %s\n", status,
+		        (long long)samples, (unsigned long long)res.points,
+		        (unsigned long long)res.stored, (unsigned long long)res.ignored,
+		        (unsigned long long)res.rejected, (unsigned long long)before,
+		        (unsigned long long)after, res.error);
+		abort();
+	}
+	return 0;
+}
