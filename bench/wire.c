@@ -16,9 +16,10 @@
  *                 tags; the line's timestamp in ms), one series of one
  *                 sample each, 5120 samples a request (the 512 lines x
  *                 10 fields of a line protocol request), protobuf packed
- *                 by protoc-c's code from daemon/remote.proto and
+ *                 by protoc-c's code from wire/remote.proto and
  *                 snappy-compressed, with Prometheus' headers:
- *                 tsstored and VictoriaMetrics; samples/s
+ *                 tsstored and VictoriaMetrics; samples/s; and the
+ *                 ceiling decoding alone sets (decode_ceiling)
  *
  * Each engine runs --repeat times on a fresh server and directory, the
  * engines taking turns in an order that alternates (forward on even
@@ -47,6 +48,7 @@
 
 #include "bench.h"
 #include "remote.pb-c.h"
+#include "wire/promwrite.h"
 
 typedef Tsstore__Remote__Label Label;
 typedef Tsstore__Remote__Sample Sample;
@@ -569,6 +571,36 @@ out:
 	return rc;
 }
 
+/*
+ * The ceiling of remote write on this machine: decoding alone, as
+ * tsstored decodes (wire/promwrite.c: snappy, then protobuf-c's unpack
+ * into an arena), every request body of the load, on one thread, the
+ * best of three passes, times the cores online -- what a server that did
+ * nothing but decode could take.  The issue forbids a hand-written
+ * protobuf decoder, so no tsstored can pass this.  Returns samples/s,
+ * 0 on a failure.
+ */
+static double decode_ceiling(const bench_batch *b, size_t nb, size_t samples)
+{
+	double best = 0;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	for (int pass = 0; pass < 3; pass++) {
+		double t0 = bench_seconds();
+		for (size_t i = 0; i < nb; i++) {
+			const char *body = strstr(b[i].body, "\r\n\r\n");
+			struct pw_request r;
+			if (!body || pw_decode(body + 4, b[i].len - (size_t)(body + 4 - b[i].body),
+			                       SIZE_MAX, &r, NULL, 0) < 0)
+				return 0;
+			pw_request_free(&r);
+		}
+		double t = bench_seconds() - t0;
+		if (best == 0 || t < best)
+			best = t;
+	}
+	return best > 0 ? (double)samples / best * (double)(cores > 0 ? cores : 1) : 0;
+}
+
 int bench_workload_remote_write(const bench_config *c)
 {
 	struct engine e[2] = {{.name = "tsstored", .start = start_tsstored},
@@ -596,6 +628,20 @@ int bench_workload_remote_write(const bench_config *c)
 	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
 		bench_target("remote_write", "tsstored samples/s over VictoriaMetrics' (remote write)",
 		             rate[0] / rate[1], ">=", 2.0);
+	double ceiling = decode_ceiling(e[0].batches, e[0].nb, n * BENCH_TSBS_FIELDS);
+	if (ceiling > 0) {
+		char params[128];
+		snprintf(params, sizeof params, "\"samples\":%zu,\"cores\":%ld",
+		         n * BENCH_TSBS_FIELDS, sysconf(_SC_NPROCESSORS_ONLN));
+		bench_result("remote_write", "ceiling", "decode_all_cores_samples_per_s", ceiling,
+		             "samples/s", params);
+		if (ne > 1 && rate[1] > 0)
+			bench_result("remote_write", "ceiling", "decode_all_cores_over_victoriametrics",
+			             ceiling / rate[1], "ratio", params);
+		if (rate[0] > 0)
+			bench_result("remote_write", "ceiling", "tsstored_over_decode_ceiling",
+			             rate[0] / ceiling, "ratio", params);
+	}
 	rc = rate[0] > 0 && !failed ? 0 : -1;
 out:
 	if (rc < 0 && rows)
