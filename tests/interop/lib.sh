@@ -25,7 +25,13 @@
 
 canon=$(dirname "$bin")/../tests/interop-canon
 peer_pids=
-trap 'peers_stop; daemon_stop; rm -rf "$tmp"' EXIT
+# INTEROP_KEEP=1 keeps the temporary directory (logs, configs, data) and
+# names it at the end
+if [ -n "${INTEROP_KEEP:-}" ]; then
+	trap 'peers_stop; daemon_stop; echo "kept $tmp" >&2' EXIT
+else
+	trap 'peers_stop; daemon_stop; rm -rf "$tmp"' EXIT
+fi
 
 # need PROG PACKAGE: PROG must be on PATH (Debian's PACKAGE has it).
 need() {
