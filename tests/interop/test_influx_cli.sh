@@ -30,7 +30,7 @@ gzip -dc "$repo/tests/data/tsbs-cpu-only-10k.influx.gz" | head -n 300 >"$tmp/tsb
 } >"$tmp/import.txt"
 # influx prints its report with a date in front: keep what follows
 import() { influx -import -path "$tmp/import.txt" -precision ns 2>&1 | sed 's/^[0-9/]* [0-9:]* //'; }
-check import 0 'error: no such path: /query (tsstore-http(7) lists the endpoints)\nProcessed 1 commands\nProcessed 317 inserts\nFailed 0 inserts\n' '' \
+check import 0 'error: no such path: /query (tsstore-http(7) lists the endpoints)\nProcessed 1 commands\nProcessed 331 inserts\nFailed 0 inserts\n' '' \
 	import
 
 # the shell: INSERT sends one point to /write (precision as set)
@@ -42,7 +42,7 @@ before=$(date +%s)
 check insert_now 0 '' '' influx -database interop -execute 'INSERT shell,host=now f=2'
 after=$(date +%s)
 
-check tables 0 'cpu\nesc_m_x\nshell\nsparse\ntypes\n' '' tsq tables
+check tables 0 '__dge\ncpu\nedge\nesc_m_x\nshell\nsparse\ntypes\n' '' tsq tables
 check schema_cpu 0 'arch\tstring\t\t1\ndatacenter\tstring\t\t2\nhostname\tstring\t\t3\nos\tstring\t\t4\nrack\tstring\t\t5\nregion\tstring\t\t6\nservice\tstring\t\t7\nservice_environment\tstring\t\t8\nservice_version\tstring\t\t9\nteam\tstring\t\t10\nts\ttimestamp\tnow\t11\nusage_user\tint64\t0\t-\nusage_system\tint64\t0\t-\nusage_idle\tint64\t0\t-\nusage_nice\tint64\t0\t-\nusage_iowait\tint64\t0\t-\nusage_irq\tint64\t0\t-\nusage_softirq\tint64\t0\t-\nusage_steal\tint64\t0\t-\nusage_guest\tint64\t0\t-\nusage_guest_nice\tint64\t0\t-\n' '' \
 	tsq schema cpu
 check schema_types 0 'host\tstring\t\t1\nts\ttimestamp\tnow\t2\nf\tdouble\tNaN\t-\ni\tint64\t0\t-\nu\tint64\t0\t-\nb\tint32\t0\t-\ns\tstring\t\t-\n' '' \
@@ -72,7 +72,7 @@ same tsbs_values "$tmp/tsbs.want" "$tmp/tsbs.got"
 
 # typed.lp, exactly
 grep -v '^#' "$here/typed.canon" >"$tmp/typed.want"
-for t in esc_m_x sparse types; do
+for t in __dge edge esc_m_x sparse types; do
 	tsq query "$t" --format jsonl | "$canon" tsstore "$t"
 done | LC_ALL=C sort >"$tmp/typed.got"
 same typed_values "$tmp/typed.want" "$tmp/typed.got"

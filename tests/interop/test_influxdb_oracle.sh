@@ -73,21 +73,21 @@ c -G "$influx/query" --data-urlencode db=interop --data-urlencode 'q=SHOW FIELD 
 for t in $(tsq tables); do
 	awk -F'\t' -v t="$t" '$4 == "-" { print t "\t" $1 "\t" $2 }' "$tmp/schema/$t"
 done | LC_ALL=C sort >"$tmp/fields.tsstore"
-check tables 0 'cpu\nesc_m_x\nsparse\ntypes\n' '' tsq tables
+check tables 0 '__dge\ncpu\nedge\nesc_m_x\nsparse\ntypes\n' '' tsq tables
 cut -f1 "$tmp/fields.influx" | uniq >"$tmp/tables.influx"
 tsq tables >"$tmp/tables.tsstore"
 same measurements "$tmp/tables.influx" "$tmp/tables.tsstore"
-expect field_count "$(wc -l <"$tmp/fields.influx")" -eq 21
+expect field_count "$(wc -l <"$tmp/fields.influx")" -eq 27
 same field_types "$tmp/fields.influx" "$tmp/fields.tsstore"
 
 # every point
-q='SELECT * FROM cpu; SELECT * FROM "esc m,x"; SELECT * FROM sparse; SELECT * FROM types'
+q='SELECT * FROM "édge"; SELECT * FROM cpu; SELECT * FROM edge; SELECT * FROM "esc m,x"; SELECT * FROM sparse; SELECT * FROM types'
 c -G "$influx/query" --data-urlencode db=interop --data-urlencode epoch=ns --data-urlencode "q=$q" |
 	"$canon" influx "$tmp/schema" | LC_ALL=C sort >"$tmp/points.influx"
 for t in $(tsq tables); do
 	tsq query "$t" --format jsonl | "$canon" tsstore "$t"
 done | LC_ALL=C sort >"$tmp/points.tsstore"
-for t in cpu:300 esc_m_x:2 sparse:4 types:10; do
+for t in __dge:1 cpu:300 edge:13 esc_m_x:2 sparse:4 types:10; do
 	expect "count_influx_${t%:*}" "$(grep -c "^${t%:*}	" "$tmp/points.influx")" -eq "${t#*:}"
 	expect "count_tsstore_${t%:*}" "$(grep -c "^${t%:*}	" "$tmp/points.tsstore")" -eq "${t#*:}"
 done
