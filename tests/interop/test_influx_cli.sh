@@ -4,7 +4,9 @@
 # -import` of a file in the format it reads (a "# DDL" section, then
 # "# DML" with "# CONTEXT-DATABASE:"), holding 300 TSBS cpu-only lines and
 # tests/interop/typed.lp (every field type and escape), then points
-# through the shell's INSERT (in ns and, with -precision s, in seconds).
+# through the shell's INSERT (in ns, with -precision s, and without a
+# timestamp).  tsstored runs with --token; influx sends it as
+# -password (HTTP Basic), and a wrong one is refused.
 # Every point is read back with `tsstore query --format jsonl` and
 # compared exactly (tests/interop/canon.c's canonical form): the TSBS
 # lines with the rows an awk script derives from the lines themselves,
@@ -18,8 +20,10 @@ repo=$(cd "$here/../.." && pwd)
 
 need influx influxdb-client
 need curl curl
-tsd_start
-influx() { command influx -host 127.0.0.1 -port "$http_port" "$@"; }
+# with a token, which influx sends as its password (Basic authentication)
+echo 'to ken' >"$tmp/token"
+tsd_start --token "$tmp/token"
+influx() { command influx -host 127.0.0.1 -port "$http_port" -username interop -password 'to ken' "$@"; }
 
 # the file `influx -import` reads; the DDL statement goes to /query,
 # which tsstored does not serve: influx reports it and goes on
@@ -32,6 +36,10 @@ gzip -dc "$repo/tests/data/tsbs-cpu-only-10k.influx.gz" | head -n 300 >"$tmp/tsb
 import() { influx -import -path "$tmp/import.txt" -precision ns 2>&1 | sed 's/^[0-9/]* [0-9:]* //'; }
 check import 0 'error: no such path: /query (tsstore-http(7) lists the endpoints)\nProcessed 1 commands\nProcessed 331 inserts\nFailed 0 inserts\n' '' \
 	import
+
+# a wrong password is refused, and nothing is stored
+check insert_wrong_password 0 'ERR: {"error":"wrong token"}\n\n' '' \
+	influx -password 'to_ken' -database interop -execute 'INSERT refused,host=x f=1 1795132800000000000'
 
 # the shell: INSERT sends one point to /write (precision as set)
 check insert_ns 0 '' '' influx -database interop \
