@@ -3,7 +3,7 @@
 # its cpu, memory, load and interface (lo) readings every second through
 # write_graphite to tsstored's Graphite listener, with its own config file
 # (`collectd -f -C`, pid file and base dir in the temporary directory,
-# Hostname "interop.test"), two write_graphite nodes:
+# Hostname "interop.test"), three write_graphite nodes:
 #   - "recommended": Prefix "collectd." and AlwaysAppendDS true, what
 #     docs/ingest-mapping.md section 6 advises: every path is
 #     collectd.HOST.PLUGIN[-INSTANCE].TYPE[-INSTANCE].DS, so one table
@@ -11,6 +11,8 @@
 #     source), ts; checked row by row: the host, each plugin's types and
 #     data sources, whole-second timestamps of the run, values that make
 #     sense (load and rates >= 0, memory used > 0 and below MemTotal);
+#   - "udp": the same over UDP to tsstored's graphite-udp: listener,
+#     Prefix "collectdudp.": the same series in table `collectdudp`;
 #   - "default": collectd's defaults (no prefix, no AlwaysAppendDS), what
 #     a user gets without that advice: one table named after the host
 #     (`interop_test`, collectd writes the host's dots as _) holding the
@@ -30,7 +32,9 @@ need curl curl
 plugins=/usr/lib/collectd
 [ -f "$plugins/write_graphite.so" ] ||
 	abort "$plugins/write_graphite.so is missing (Debian package collectd-core): run scripts/deps.sh interop"
-tsd_start
+tsd_start --listen graphite-udp:127.0.0.1:0
+udp_port=$(sed -n 's/^tsstored: listening on graphite-udp:127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/tsstored.log")
+[ -n "$udp_port" ] || abort "tsstored did not listen on graphite-udp" "$tmp/tsstored.log"
 mkdir "$tmp/collectd"
 cat >"$tmp/collectd.conf" <<EOF
 Hostname "interop.test"
@@ -62,6 +66,13 @@ LoadPlugin write_graphite
     Prefix "collectd."
     AlwaysAppendDS true
   </Node>
+  <Node "udp">
+    Host "127.0.0.1"
+    Port "$udp_port"
+    Protocol "udp"
+    Prefix "collectdudp."
+    AlwaysAppendDS true
+  </Node>
   <Node "default">
     Host "127.0.0.1"
     Port "$graphite_port"
@@ -74,17 +85,21 @@ peer_start collectd collectd -f -C "$tmp/collectd.conf"
 
 # rows of table collectd, canonical: collectd TS p1=.. p2=.. p3=.. p4=.. value=..
 rows() { tsq query collectd --format jsonl 2>/dev/null | "$canon" tsstore collectd; }
-# every plugin has readings of 2 seconds, the rates included
+# every plugin has readings of 2 seconds, the rates included, over TCP
+# and over UDP
 all_plugins() {
 	rows >"$tmp/rows"
+	tsq query collectdudp --format jsonl 2>/dev/null | "$canon" tsstore collectd >"$tmp/rows.udp"
 	for p in 'p2="cpu-0"	p3="cpu-idle"' 'p2="memory"' 'p2="load"' 'p2="interface-lo"	p3="if_octets"'; do
 		[ "$(grep -F "	$p	" "$tmp/rows" | cut -f2 | sort -u | wc -l)" -ge 2 ] || return 1
+		[ "$(grep -F "	$p	" "$tmp/rows.udp" | cut -f2 | sort -u | wc -l)" -ge 2 ] || return 1
 	done
 }
 wait_until 30 all_plugins || abort "collectd's readings did not all reach tsstored in 30 s" "$tmp/collectd.log"
 peer_stop "$collectd_pid"
 end=$(date +%s)
 rows >"$tmp/rows"
+tsq query collectdudp --format jsonl | "$canon" tsstore collectd >"$tmp/rows.udp"
 
 check schema 0 'p1\tstring\t\t1\np2\tstring\t\t2\np3\tstring\t\t3\np4\tstring\t\t4\nts\ttimestamp\tnow\t5\nvalue\tdouble\tNaN\t-\n' '' \
 	tsq schema collectd
@@ -123,6 +138,13 @@ END {
 	n = 0; for (k in cpu) n++; print "cpus", n
 	n = 0; for (k in ifc) n++; print "interface_series", n
 }' "$tmp/rows" >"$tmp/summary"
+check schema_udp 0 'p1\tstring\t\t1\np2\tstring\t\t2\np3\tstring\t\t3\np4\tstring\t\t4\nts\ttimestamp\tnow\t5\nvalue\tdouble\tNaN\t-\n' '' \
+	tsq schema collectdudp
+# the UDP rows are the same series, of the same plugins (read as table
+# collectd, the names of their first column only differ)
+cut -f3-6 "$tmp/rows" | LC_ALL=C sort -u >"$tmp/series.tcp"
+cut -f3-6 "$tmp/rows.udp" | LC_ALL=C sort -u >"$tmp/series.udp"
+same udp_series "$tmp/series.tcp" "$tmp/series.udp"
 grep '^unexpected row' "$tmp/summary" | head -5
 expect rows_plausible "$(sed -n 's/^bad //p' "$tmp/summary")" -eq 0
 expect memory_used_positive "$(sed -n 's/^memory_used_positive //p' "$tmp/summary")" -eq 1
@@ -131,7 +153,7 @@ expect cpu_every_cpu "$(sed -n 's/^cpus //p' "$tmp/summary")" -eq "$(grep -c '^c
 expect interface_eight_series "$(sed -n 's/^interface_series //p' "$tmp/summary")" -eq 8
 
 # collectd's defaults: a table named after the host, one path depth
-check default_tables 0 'collectd\ninterop_test\n' '' tsq tables
+check default_tables 0 'collectd\ncollectdudp\ninterop_test\n' '' tsq tables
 tsq schema interop_test | cut -f1 | tr '\n' ' ' >"$tmp/default.key"
 tsq query interop_test --format jsonl | "$canon" tsstore interop_test | cut -f3 | sed 's/-.*//' |
 	LC_ALL=C sort -u | tr '\n' ' ' >"$tmp/default.plugins"
