@@ -135,8 +135,9 @@ static struct cell cells[COLS_MAX];
 /* canon tsstore TABLE: one jsonl object per line. */
 static void do_tsstore(const char *table)
 {
-	char line[1 << 16];
-	while (fgets(line, sizeof line, stdin)) {
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, stdin) > 0) {
 		json_error_t err;
 		json_t *o = json_loads(line, 0, &err), *v;
 		const char *k;
@@ -157,6 +158,7 @@ static void do_tsstore(const char *table)
 		print_row(table, ts, cells, n);
 		json_decref(o);
 	}
+	free(line);
 }
 
 /* The type of column col of table, from SCHEMADIR/table; NULL if none. */
@@ -288,7 +290,8 @@ static void do_prom(void)
 	size_t i, j;
 	if (!root)
 		die(err.text);
-	if (strcmp(json_string_value(json_object_get(root, "status")) ?: "", "success") != 0)
+	if (!json_is_string(json_object_get(root, "status")) ||
+	    strcmp(json_string_value(json_object_get(root, "status")), "success") != 0)
 		die("prom: the query did not succeed");
 	json_array_foreach(json_object_get(json_object_get(root, "data"), "result"), i, s) {
 		json_t *metric = json_object_get(s, "metric"), *v;
