@@ -180,7 +180,7 @@ build/.deps-stamp: scripts/deps.sh
 
 # make check and make run install what is missing before configuring;
 # nothing else does.
-ifneq ($(filter check run,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-interop run,$(MAKECMDGOALS)),)
 configure: build/.deps-stamp
 endif
 
@@ -464,6 +464,23 @@ check-config:
 		echo "make check needs the command, tsstored, the FUSE view and cmocka; this build has" \
 			"tools=$(WITH_TOOLS) daemon=$(WITH_DAEMON) fuse=$(WITH_FUSE) cmocka=$(HAVE_CMOCKA):" \
 			"run ./configure without --without-* options" >&2; exit 1; }
+
+# make check-interop: the real programs of Debian's packages against a
+# started tsstored (tests/interop/README.md): InfluxDB's `influx` client,
+# collectd's write_graphite, Prometheus's scrapes and remote write, and
+# InfluxDB 1.x itself as an oracle for the line protocol.  Installs the
+# peers first (scripts/deps.sh interop); .ci/run runs it after make check.
+INTEROP_TESTS = $(sort $(wildcard tests/interop/test_*.sh))
+$(B)/tests/interop-canon: tests/interop/canon.c config.mk
+	@mkdir -p $(dir $@)
+	$(say) CC $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(JANSSON_CFLAGS) -o $@ $< $(JANSSON_LIBS) -lm
+
+.PHONY: check-interop
+check-interop:
+	@scripts/deps.sh interop
+	@$(MAKE) --no-print-directory $(B)/bin/tsstore $(B)/bin/tsstored $(B)/tests/interop-canon
+	@scripts/run-tests.sh $(B) $(INTEROP_TESTS)
 
 # make soak SOAK_SECONDS=600: tsstored under many connections inserting
 # and querying (tests/soak/soak.c); a JSON line every 10 s, a summary at

@@ -51,6 +51,7 @@
 #include "ingest.h"
 #include "promwrite.h"
 #include "tsd.h"
+#include "value.h"
 
 /* The headers the daemon reads; any other is skipped. */
 enum header {
@@ -655,10 +656,30 @@ static long query_param(const char *query, const char *name, char *out, size_t s
 	return -1;
 }
 
+/* Whether the base64 credentials b64[0..len) of "Authorization: Basic"
+ * are "USER:TOKEN" with the daemon's token (the user is ignored): what
+ * InfluxDB 1.x clients (the influx shell, Telegraf) send for a username
+ * and password, as InfluxDB 2.x's 1.x API takes a token. */
+static int basic_authorized(struct tsd_config *cfg, const char *b64, size_t len)
+{
+	ts_value cred;
+	char why[64];
+	const char *p, *colon;
+	int ok;
+	if (len > 4 * (TSD_TOKEN_MAX + 256) / 3 + 4 || val_base64(b64, len, &cred, why, sizeof why) < 0)
+		return 0;
+	p = cred.v.s.ptr;
+	colon = memchr(p, ':', cred.v.s.len);
+	ok = colon && tsd_token_check(cfg, colon + 1, cred.v.s.len - (size_t)(colon + 1 - p));
+	val_free(&cred);
+	return ok;
+}
+
 /* Whether the request carries the daemon's token: "Authorization:
- * Token T" or "Bearer T", or the query parameter p (InfluxDB 1.x
- * clients send u and p).  *given: whether it carried any credential at
- * all.  Only asked when the daemon has a token. */
+ * Token T" or "Bearer T", "Basic" with the token as the password, or the
+ * query parameter p (InfluxDB 1.x clients send u and p).  *given:
+ * whether it carried any credential at all.  Only asked when the daemon
+ * has a token. */
 static int authorized(struct tsd_http_conn *c, const char *query, int *given)
 {
 	const struct jbuf *a = &c->values[H_AUTHORIZATION];
@@ -668,22 +689,27 @@ static int authorized(struct tsd_http_conn *c, const char *query, int *given)
 	if (a->len) {
 		const char *v = a->p;
 		size_t len = a->len, scheme;
+		int basic = 0;
 		if (len > 6 && strncasecmp(v, "Token ", 6) == 0)
 			scheme = 6;
 		else if (len > 7 && strncasecmp(v, "Bearer ", 7) == 0)
 			scheme = 7;
+		else if (len > 6 && strncasecmp(v, "Basic ", 6) == 0)
+			scheme = 6, basic = 1;
 		else
-			return tsd_token_check(c->cfg, "", 0);
+			return 0; /* a scheme we do not take */
 		while (scheme < len && v[scheme] == ' ')
 			scheme++;
 		while (len > scheme && (v[len - 1] == ' ' || v[len - 1] == '\t'))
 			len--;
+		if (basic)
+			return basic_authorized(c->cfg, v + scheme, len - scheme);
 		return tsd_token_check(c->cfg, v + scheme, len - scheme);
 	}
 	if (query && (n = query_param(query, "p", tok, sizeof tok)) >= 0)
 		return tsd_token_check(c->cfg, tok, (size_t)n);
 	*given = 0;
-	return tsd_token_check(c->cfg, "", 0);
+	return 0;
 }
 
 /* Whether the request may run: its route's level (access.c) against

@@ -1144,6 +1144,16 @@ static void test_auth(void **state)
 	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Basic czNjcmV0\r\n\r\n",
 	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
 	             "wrong token");
+	/* Basic: the password must be the token ("me:s3cre", no colon, not base64) */
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Basic bWU6czNjcmU=\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Basic czNjcmV0Og==\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
+	expect_error(f->c, "GET /metrics HTTP/1.1\r\nAuthorization: Basic bWU6czNjcmV0!\r\n\r\n",
+	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
+	             "wrong token");
 	expect_error(f->c, "GET /metrics?u=me&p=wrong HTTP/1.1\r\n\r\n",
 	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
 	             "wrong token");
@@ -1153,6 +1163,9 @@ static void test_auth(void **state)
 		"GET /metrics HTTP/1.1\r\nauthorization: bearer  s3cret \r\n\r\n",
 		"GET /metrics?u=me&p=s3cret HTTP/1.1\r\n\r\n",
 		"GET /metrics?db=x&p=s3%63ret HTTP/1.1\r\n\r\n",
+		/* "me:s3cret" and ":s3cret": influx -username me -password s3cret */
+		"GET /metrics HTTP/1.1\r\nAuthorization: Basic bWU6czNjcmV0\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nauthorization: basic  OnMzY3JldA== \r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
 		call(f->c, ok[i], &r);

@@ -1,0 +1,335 @@
+/*
+ * canon.c -- the interop tests' one JSON reader: it turns what each peer
+ * answers into one canonical text, so that a shell script can compare
+ * tsstore's rows with InfluxDB's or Prometheus's by diff(1).
+ *
+ *   canon tsstore TABLE          tsstore's `query --format jsonl` rows
+ *   canon influx SCHEMADIR       InfluxDB 1.x /query JSON (epoch=ns)
+ *   canon fieldkeys              InfluxDB's SHOW FIELD KEYS JSON
+ *   canon prom                   Prometheus /api/v1/query JSON (a matrix)
+ *
+ * read standard input and print one line per row:
+ *
+ *   TABLE <TAB> TS <TAB> COLUMN=VALUE <TAB> ...   (columns sorted by name)
+ *
+ * TS in nanoseconds; a number as "%lld" when it is integral (and fits),
+ * else "%.17g" (so 1 and 1.0 read alike: the column types are compared
+ * apart, by `fieldkeys`); a string JSON-quoted; NaN and infinities as
+ * tsstore's jsonl writes them ("NaN", "Infinity", "-Infinity").  The
+ * peers' names and values are mapped by what docs/ingest-mapping.md
+ * documents, and nothing else:
+ *   - a measurement, tag or field name by the name rule of section 2
+ *     (every byte not [A-Za-z0-9_] becomes _, a leading digit and a
+ *     column named ts get a _ in front; names here are short);
+ *   - a boolean is the int32 1 or 0;
+ *   - a value InfluxDB answers null (the point had no such field or
+ *     tag) is the column's default: NaN for double, 0 for int32/int64,
+ *     "" for string, the type read from SCHEMADIR/TABLE (`tsstore schema
+ *     TABLE`'s output);
+ *   - a Prometheus sample's ms timestamp is ts = ms * 10^6, its value the
+ *     column `value`, its labels string columns.
+ * `fieldkeys` prints "TABLE <TAB> FIELD <TAB> TYPE" with InfluxDB's field
+ * types mapped to tsstore's (float double, integer int64, unsigned int64,
+ * boolean int32, string string).
+ *
+ * Exit status 0, or 1 (a message on stderr) on input it cannot read.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 256
+#define COLS_MAX 2048
+
+/* One column of an output line: its mapped name and canonical value. */
+struct cell {
+	char name[NAME_MAX_LEN];
+	char *value;
+};
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "canon: %s\n", msg);
+	exit(1);
+}
+
+/* The name rule of docs/ingest-mapping.md section 2 (short names only).
+ * column: a name of a column (ts becomes _ts). */
+static void map_name(const char *in, int column, char *out)
+{
+	size_t n = 0;
+	if (isdigit((unsigned char)in[0]) || (column && strcasecmp(in, "ts") == 0) ||
+	    (!column && strcmp(in, "LOCK") == 0))
+		out[n++] = '_';
+	for (const char *p = in; *p && n < NAME_MAX_LEN - 1; p++)
+		out[n++] = isalnum((unsigned char)*p) || *p == '_' ? *p : '_';
+	out[n] = '\0';
+}
+
+/* A double as tsstore's jsonl writes it, canonical. */
+static char *fmt_double(double d)
+{
+	char buf[64];
+	if (isnan(d))
+		return strdup("\"NaN\"");
+	if (isinf(d))
+		return strdup(d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+	if (d == floor(d) && fabs(d) < 9.2e18)
+		snprintf(buf, sizeof buf, "%lld", (long long)d);
+	else
+		snprintf(buf, sizeof buf, "%.17g", d);
+	return strdup(buf);
+}
+
+/* A JSON value, canonical (booleans as 1 / 0). */
+static char *fmt_value(json_t *v)
+{
+	char buf[64];
+	switch (json_typeof(v)) {
+	case JSON_INTEGER:
+		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+		return strdup(buf);
+	case JSON_REAL:
+		return fmt_double(json_real_value(v));
+	case JSON_TRUE:
+		return strdup("1");
+	case JSON_FALSE:
+		return strdup("0");
+	case JSON_STRING: {
+		const char *s = json_string_value(v);
+		if (strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 ||
+		    strcmp(s, "-Infinity") == 0) {
+			snprintf(buf, sizeof buf, "\"%s\"", s);
+			return strdup(buf);
+		}
+		return json_dumps(v, JSON_ENCODE_ANY);
+	}
+	default:
+		return strdup("null");
+	}
+}
+
+static int cell_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cell *)a)->name, ((const struct cell *)b)->name);
+}
+
+/* Print one row: table, ts, then the cells sorted by name; frees them. */
+static void print_row(const char *table, long long ts, struct cell *c, int n)
+{
+	qsort(c, (size_t)n, sizeof *c, cell_cmp);
+	printf("%s\t%lld", table, ts);
+	for (int i = 0; i < n; i++) {
+		printf("\t%s=%s", c[i].name, c[i].value);
+		free(c[i].value);
+	}
+	putchar('\n');
+}
+
+static struct cell cells[COLS_MAX];
+
+/* canon tsstore TABLE: one jsonl object per line. */
+static void do_tsstore(const char *table)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, stdin) > 0) {
+		json_error_t err;
+		json_t *o = json_loads(line, 0, &err), *v;
+		const char *k;
+		long long ts = 0;
+		int n = 0;
+		if (!json_is_object(o))
+			die("tsstore: a line is not a JSON object");
+		json_object_foreach(o, k, v) {
+			if (strcmp(k, "ts") == 0) {
+				ts = (long long)json_integer_value(v);
+				continue;
+			}
+			if (n == COLS_MAX)
+				die("too many columns");
+			snprintf(cells[n].name, NAME_MAX_LEN, "%s", k);
+			cells[n++].value = fmt_value(v);
+		}
+		print_row(table, ts, cells, n);
+		json_decref(o);
+	}
+	free(line);
+}
+
+/* The type of column col of table, from SCHEMADIR/table; NULL if none. */
+static const char *column_type(const char *dir, const char *table, const char *col,
+                               char *type, size_t size)
+{
+	char path[4096], line[1024];
+	const char *found = NULL;
+	FILE *f;
+	snprintf(path, sizeof path, "%s/%s", dir, table);
+	if (!(f = fopen(path, "r")))
+		return NULL;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *tab = strchr(line, '\t'), *end;
+		if (!tab)
+			continue;
+		*tab = '\0';
+		if (strcasecmp(line, col) != 0)
+			continue;
+		if ((end = strchr(tab + 1, '\t')))
+			*end = '\0';
+		snprintf(type, size, "%s", tab + 1);
+		found = type;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The default of a column of type type, canonical. */
+static char *type_default(const char *type)
+{
+	if (!type)
+		return strdup("?no-such-column");
+	if (strcmp(type, "double") == 0)
+		return strdup("\"NaN\"");
+	if (strcmp(type, "string") == 0)
+		return strdup("\"\"");
+	return strdup("0");
+}
+
+/* The series of result i of an InfluxDB answer ({"results":[{"series":
+ * [...]}, ...]}, one result per statement); NULL past the last. */
+static json_t *influx_series(json_t *root, size_t i)
+{
+	json_t *res = json_object_get(root, "results");
+	json_t *r = json_array_get(res, i);
+	if (!res || json_array_size(res) == 0)
+		die("influx: no results");
+	if (r && json_object_get(r, "error"))
+		die(json_string_value(json_object_get(r, "error")));
+	if (!r)
+		return NULL;
+	return json_object_get(r, "series") ? json_object_get(r, "series") : json_array();
+}
+
+/* canon influx SCHEMADIR */
+static void do_influx(const char *dir)
+{
+	json_error_t err;
+	json_t *root = json_loadf(stdin, 0, &err), *s;
+	json_t *series;
+	size_t r, i, j, k;
+	if (!root)
+		die(err.text);
+	for (r = 0; (series = influx_series(root, r)); r++)
+	json_array_foreach(series, i, s) {
+		char table[NAME_MAX_LEN], type[64];
+		json_t *cols = json_object_get(s, "columns"), *row;
+		map_name(json_string_value(json_object_get(s, "name")), 0, table);
+		json_array_foreach(json_object_get(s, "values"), j, row) {
+			long long ts = 0;
+			int n = 0;
+			for (k = 0; k < json_array_size(cols); k++) {
+				const char *c = json_string_value(json_array_get(cols, k));
+				json_t *v = json_array_get(row, k);
+				if (strcmp(c, "time") == 0) {
+					ts = (long long)json_integer_value(v);
+					continue;
+				}
+				if (n == COLS_MAX)
+					die("too many columns");
+				map_name(c, 1, cells[n].name);
+				if (json_is_null(v))
+					cells[n].value = type_default(
+					        column_type(dir, table, cells[n].name, type, sizeof type));
+				else
+					cells[n].value = fmt_value(v);
+				n++;
+			}
+			print_row(table, ts, cells, n);
+		}
+	}
+	json_decref(root);
+}
+
+/* canon fieldkeys */
+static void do_fieldkeys(void)
+{
+	static const char *map[][2] = {{"float", "double"}, {"integer", "int64"},
+	                               {"unsigned", "int64"}, {"boolean", "int32"},
+	                               {"string", "string"}};
+	json_error_t err;
+	json_t *root = json_loadf(stdin, 0, &err), *s, *row, *series;
+	size_t r, i, j;
+	if (!root)
+		die(err.text);
+	for (r = 0; (series = influx_series(root, r)); r++)
+	json_array_foreach(series, i, s) {
+		char table[NAME_MAX_LEN], col[NAME_MAX_LEN];
+		map_name(json_string_value(json_object_get(s, "name")), 0, table);
+		json_array_foreach(json_object_get(s, "values"), j, row) {
+			const char *type = json_string_value(json_array_get(row, 1));
+			const char *to = "?";
+			map_name(json_string_value(json_array_get(row, 0)), 1, col);
+			for (size_t m = 0; m < sizeof map / sizeof map[0]; m++)
+				if (type && strcmp(type, map[m][0]) == 0)
+					to = map[m][1];
+			printf("%s\t%s\t%s\n", table, col, to);
+		}
+	}
+	json_decref(root);
+}
+
+/* canon prom: {"data":{"result":[{"metric":{...},"values":[[t,"v"],...]}]}} */
+static void do_prom(void)
+{
+	json_error_t err;
+	json_t *root = json_loadf(stdin, 0, &err), *s, *pt;
+	size_t i, j;
+	if (!root)
+		die(err.text);
+	if (!json_is_string(json_object_get(root, "status")) ||
+	    strcmp(json_string_value(json_object_get(root, "status")), "success") != 0)
+		die("prom: the query did not succeed");
+	json_array_foreach(json_object_get(json_object_get(root, "data"), "result"), i, s) {
+		json_t *metric = json_object_get(s, "metric"), *v;
+		char table[NAME_MAX_LEN] = "";
+		const char *k;
+		json_array_foreach(json_object_get(s, "values"), j, pt) {
+			double t = json_number_value(json_array_get(pt, 0));
+			const char *val = json_string_value(json_array_get(pt, 1));
+			int n = 0;
+			json_object_foreach(metric, k, v) {
+				if (strcmp(k, "__name__") == 0) {
+					map_name(json_string_value(v), 0, table);
+					continue;
+				}
+				map_name(k, 1, cells[n].name);
+				cells[n++].value = fmt_value(v);
+			}
+			snprintf(cells[n].name, NAME_MAX_LEN, "value");
+			cells[n++].value = fmt_double(strtod(val ? val : "", NULL));
+			print_row(table, llround(t * 1000.0) * 1000000LL, cells, n);
+		}
+	}
+	json_decref(root);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "tsstore") == 0)
+		do_tsstore(argv[2]);
+	else if (argc == 3 && strcmp(argv[1], "influx") == 0)
+		do_influx(argv[2]);
+	else if (argc == 2 && strcmp(argv[1], "fieldkeys") == 0)
+		do_fieldkeys();
+	else if (argc == 2 && strcmp(argv[1], "prom") == 0)
+		do_prom();
+	else {
+		fprintf(stderr, "usage: canon tsstore TABLE | influx SCHEMADIR | fieldkeys | prom\n");
+		return 2;
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
