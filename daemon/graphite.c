@@ -23,6 +23,7 @@
  * reason) and its cause logged the first time it is met.
  */
 #include <stdatomic.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ enum cause {
 struct tsd_graphite {
 	struct tsd_ingest *in;
 	struct gr_templates *templates; /* NULL: the default rule */
-	_Atomic uint64_t lines, stored, ignored, dropped;
+	_Atomic uint64_t lines, stored, ignored, dropped, nan;
 	_Atomic uint64_t rejected[TSD_GRAPHITE_NREASONS];
 	_Atomic unsigned logged;
 };
@@ -69,6 +70,7 @@ struct call {
 	char *scratch;                /* gr_map's, scratch_cap bytes */
 	size_t scratch_cap;
 	int64_t now;
+	uint64_t nan;                 /* lines of value nan, skipped */
 	uint64_t rejected;
 	uint64_t by_reason[TSD_GRAPHITE_NREASONS];
 };
@@ -183,6 +185,10 @@ static void one_line(struct call *c, const char *p, size_t n)
 		refuse(c, p, n, TSD_REJECT_SYNTAX, cause_of(rc), why);
 		return;
 	}
+	if (isnan(line.value)) { /* no reading (carbon stores none either) */
+		c->nan++;
+		return;
+	}
 	if (line.path.len > c->scratch_cap) {
 		char *s = realloc(c->scratch, line.path.len);
 		if (!s) {
@@ -237,6 +243,7 @@ uint64_t tsd_graphite_lines(struct tsd_graphite *g, const char *buf, size_t len)
 			free(m);
 		}
 	atomic_fetch_add(&g->lines, lines);
+	atomic_fetch_add(&g->nan, c.nan);
 	if (c.lp.failed) {
 		/* Out of memory for the rewritten lines: none is stored. */
 		c.by_reason[TSD_REJECT_STORE] += lines - c.rejected;
@@ -293,6 +300,7 @@ void tsd_graphite_stats_get(struct tsd_graphite *g, struct tsd_graphite_stats *o
 	out->rows_stored = atomic_load(&g->stored);
 	out->duplicates_ignored = atomic_load(&g->ignored);
 	out->datagrams_dropped = atomic_load(&g->dropped);
+	out->nan_skipped = atomic_load(&g->nan);
 	for (int r = 0; r < TSD_GRAPHITE_NREASONS; r++)
 		out->rejected[r] = atomic_load(&g->rejected[r]);
 }
@@ -308,7 +316,8 @@ void tsd_graphite_stats_json(struct tsd_graphite *g, struct jbuf *b)
 	for (int r = 0; r < TSD_GRAPHITE_NREASONS; r++)
 		jbuf_printf(b, "%s\"%s\":%llu", r ? "," : "", tsd_graphite_reason_name(r),
 		            (unsigned long long)st.rejected[r]);
-	jbuf_printf(b, "},\"datagrams_dropped\":%llu}", (unsigned long long)st.datagrams_dropped);
+	jbuf_printf(b, "},\"datagrams_dropped\":%llu,\"nan_skipped\":%llu}",
+	            (unsigned long long)st.datagrams_dropped, (unsigned long long)st.nan_skipped);
 }
 
 /* One counter family of one sample. */
@@ -336,4 +345,6 @@ void tsd_graphite_prometheus(struct tsd_graphite *g, struct jbuf *b)
 	counter(b, "tsstore_graphite_datagrams_dropped_total",
 	        "Graphite UDP datagrams dropped because too many were waiting.",
 	        st.datagrams_dropped);
+	counter(b, "tsstore_graphite_lines_nan_total",
+	        "Graphite lines whose value was nan (no reading), not stored.", st.nan_skipped);
 }

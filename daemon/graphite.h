@@ -40,6 +40,7 @@ struct tsd_graphite_stats {
 	uint64_t duplicates_ignored;     /* a key the table held already */
 	uint64_t rejected[TSD_GRAPHITE_NREASONS];
 	uint64_t datagrams_dropped;      /* UDP datagrams dropped while busy */
+	uint64_t nan_skipped;            /* lines whose value was "nan", not stored */
 };
 
 struct tsd_graphite;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "graphite.h"
 
@@ -75,10 +76,15 @@ static int split_fields(const char *p, size_t n, struct gr_text f[3])
 	return nf;
 }
 
-/* The value s: a finite number.  Returns 0 or -1. */
+/* The value s: a finite number, or "nan" in any case (NAN: what
+ * collectd sends for a rate's first reading).  Returns 0 or -1. */
 static int parse_value(struct gr_text s, double *v)
 {
 	char num[NUMBER_MAX + 1], *end;
+	if (s.len == 3 && strncasecmp(s.p, "nan", 3) == 0) {
+		*v = NAN;
+		return 0;
+	}
 	if (s.len > NUMBER_MAX)
 		return -1;
 	memcpy(num, s.p, s.len);

@@ -51,7 +51,7 @@ struct gr_line {
 	int ncomp;                           /* at least 1 */
 	struct gr_tag tags[GR_TAGS_MAX];     /* the tags, names and values not empty */
 	int ntags;
-	double value;                        /* finite */
+	double value;                        /* finite, or NAN for "nan" */
 	int has_time;                        /* 0: none given, or "-1": the caller's now */
 	int64_t ns;                          /* the timestamp in ns (when has_time) */
 };

@@ -126,7 +126,8 @@ static json_int_t member(json_t *o, const char *name)
 /* Lines accounted for: stored, ignored or refused. */
 static json_int_t settled(json_t *g)
 {
-	json_int_t n = member(g, "rows_stored") + member(g, "duplicates_ignored");
+	json_int_t n = member(g, "rows_stored") + member(g, "duplicates_ignored") +
+	               member(g, "nan_skipped");
 	const char *k;
 	json_t *v;
 	json_object_foreach(json_object_get(g, "rejected"), k, v)
@@ -309,7 +310,8 @@ static void test_bad_lines(void **state)
 	send_all(fd, "m.a 1 " T0 "\n"            /* good: makes m with key p1, ts */
 	             "onlypath\n"                 /* syntax: no value */
 	             "m.b notanumber " T0 "\n"    /* syntax: value */
-	             "m.b nan " T0 "\n"           /* syntax: not finite */
+	             "m.b inf " T0 "\n"           /* syntax: not finite */
+	             "m.b nan " T0 "\n"           /* no reading: skipped */
 	             "m.b 1 yesterday\n"          /* syntax: timestamp */
 	             "m..b 1 " T0 "\n"            /* syntax: empty component */
 	             "m.b 1 " T0 " extra\n"       /* syntax: four fields */
@@ -317,12 +319,13 @@ static void test_bad_lines(void **state)
 	             "m.b.c 1 " T0 "\n"           /* components: 2 keys, m has 1 */
 	             "m 1 " T0 "\n"               /* components: 0 keys */
 	             "m.c 2 1795305601\n");       /* good */
-	wait_settled(f, 11);
+	wait_settled(f, 12);
 	assert_int_equal(gstat(f, "rows_stored"), 2);
 	assert_int_equal(gstat(f, "rejected.syntax"), 7);
 	assert_int_equal(gstat(f, "rejected.components"), 2);
+	assert_int_equal(gstat(f, "nan_skipped"), 1);
 	send_all(fd, "m.d 3 1795305602\n");
-	wait_settled(f, 12);
+	wait_settled(f, 13);
 	close(fd);
 	expect_call(f, "{\"op\":\"query\",\"table\":\"m\"}",
 	            "{\"rows\":[[\"a\",1795305600000000000,1],"
@@ -332,7 +335,7 @@ static void test_bad_lines(void **state)
 	/* each cause logged once */
 	send_all(fd = graphite_connect(f), "onlypath\n");
 	close(fd);
-	wait_settled(f, 13);
+	wait_settled(f, 14);
 	FILE *log = fopen(f->d->log, "r");
 	char line[1024];
 	int fields = 0;
@@ -524,8 +527,8 @@ static void test_metrics(void **state)
 {
 	struct fixture *f = *state;
 	int fd = graphite_connect(f);
-	send_all(fd, "mm.a 1 " T0 "\nbad\n");
-	wait_settled(f, 2);
+	send_all(fd, "mm.a 1 " T0 "\nbad\nmm.b nan " T0 "\n");
+	wait_settled(f, 3);
 	close(fd);
 	struct tsd_test_conn *h = tsd_test_connect(f->d, TSD_TEST_HTTP);
 	assert_non_null(h);
@@ -534,14 +537,15 @@ static void test_metrics(void **state)
 	char *line;
 	int seen = 0;
 	while (tsd_test_read_line(h, WAIT, &line, NULL) == TSD_TEST_LINE) {
-		seen += strcmp(line, "tsstore_graphite_lines_total 2") == 0;
+		seen += strcmp(line, "tsstore_graphite_lines_total 3") == 0;
+		seen += strcmp(line, "tsstore_graphite_lines_nan_total 1") == 0;
 		seen += strcmp(line, "tsstore_graphite_rows_stored_total 1") == 0;
 		seen += strcmp(line, "tsstore_graphite_lines_rejected_total{reason=\"syntax\"} 1") == 0;
 		seen += strcmp(line, "tsstore_graphite_lines_rejected_total{reason=\"components\"} 0") == 0;
 		free(line);
 	}
 	tsd_test_close(h);
-	assert_int_equal(seen, 4);
+	assert_int_equal(seen, 5);
 }
 
 #define T(name, fn) {"graphite_" name, fn, setup, teardown, NULL}

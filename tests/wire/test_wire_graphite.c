@@ -72,6 +72,8 @@ static void wire_graphite_parse_lines(void **state)
 		{"servers.web1.cpu.idle 97.5 1700000000",
 		 "t=servers k:p1=web1 k:p2=cpu k:p3=idle f=value v=97.5 ts=1700000000000000000"},
 		{"m 1", "t=m f=value v=1 ts=now"},
+		{"m nan 1", "t=m f=value v=nan ts=1000000000"}, /* collectd's first rate */
+		{"m NaN", "t=m f=value v=nan ts=now"},
 		{"m 1 -1", "t=m f=value v=1 ts=now"},
 		{"  m\t-2.5e3 \t 12  ", "t=m f=value v=-2500 ts=12000000000"},
 		{"m 0x10 1.25", "t=m f=value v=16 ts=1250000000"},
@@ -96,7 +98,8 @@ static void wire_graphite_parse_errors(void **state)
 		{"   ", "ERR-1:want \"path value [timestamp]\""},
 		{"m x 1", "ERR-3:the value is not a finite number"},
 		{"m inf 1", "ERR-3:the value is not a finite number"},
-		{"m nan", "ERR-3:the value is not a finite number"},
+		{"m -nan", "ERR-3:the value is not a finite number"},
+		{"m nan1", "ERR-3:the value is not a finite number"},
 		{"m 1e999", "ERR-3:the value is not a finite number"},
 		{"m 1.0.0", "ERR-3:the value is not a finite number"},
 		{"m 0000000000000000000000000000000000000000000000000000000000000001",
