@@ -8,7 +8,7 @@
  * "\r\n" or the end (one '\r' dropped), and covers the body.  Each line
  * gr_parse accepts has 1 to GR_COMPONENTS_MAX non-empty components
  * without '.', ';' or blanks, tags with a name and a value, a finite
- * value; written out again in canonical form ("a.b;t=v %.17g
+ * value or NAN ("nan"); written out again in canonical form ("a.b;t=v %.17g
  * seconds.nanoseconds", or no timestamp) it parses back to the same line;
  * gr_map names a table, a value column and key columns, none empty,
  * using no more scratch than the path's length (ASan: the scratch is
@@ -100,7 +100,7 @@ static void check_line(const struct gr_templates *t, const char *line, size_t n)
 	}
 	check_map(t, &l);
 	if (l.ncomp < 1 || l.ncomp > GR_COMPONENTS_MAX || l.ntags > GR_TAGS_MAX ||
-	    !isfinite(l.value) || (l.has_time && l.ns < 0))
+	    (!isfinite(l.value) && !isnan(l.value)) || (l.has_time && l.ns < 0))
 		abort();
 	for (int k = 0; k < l.ncomp; k++)
 		if (l.comp[k].len == 0 || !no_blank(l.comp[k], ".;"))
