@@ -16,7 +16,7 @@ set terminal pngcairo size 1000,560 font "sans,10"
 set output out
 set title "Ingest of the TSBS cpu-only file over loopback: 512 rows (remote write: 5120 samples) per request, 2 connections\nmedian of the runs, error bars min..max (JSON lines: the best run); remote write counted in TSBS rows (samples / 10)" noenhanced
 set ylabel "rows per second"
-set format y "%.0s%c"
+set ytics format "%.1s%c"
 set yrange [0:*]
 set grid ytics
 set style fill solid 0.8 border -1
