@@ -116,6 +116,23 @@ daemon_start() {
 	fi
 }
 
+# daemon_tcp_addr: the tcp:127.0.0.1:PORT a daemon started with
+# --listen tcp:127.0.0.1:0 listens on (the port the kernel chose), from
+# its log (10 s at most), into $addr.
+daemon_tcp_addr() {
+	i=0
+	while ! grep -q 'listening on tcp:' "$tmp/tsstored.log" && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	addr=$(sed -n 's/^tsstored: listening on \(tcp:127\.0\.0\.1:[0-9]*\)$/\1/p' "$tmp/tsstored.log")
+	if [ -z "$addr" ]; then
+		echo "$0: tsstored did not listen on TCP:" >&2
+		cat "$tmp/tsstored.log" >&2
+		exit 2
+	fi
+}
+
 # daemon_stop: SIGTERM the daemon, if one runs, and wait for it (a
 # daemon a test stopped with SIGSTOP is continued to take it).
 daemon_stop() {

@@ -16,22 +16,6 @@ export TSSTORE_NOW
 unset TSSTORE_TOKEN TSSTORE_TOKEN_FILE
 ts() { "$bin" "$@"; }
 
-# tcp_addr: the tcp:127.0.0.1:PORT the daemon listens on, from its log
-# (10 s at most), into $addr.
-tcp_addr() {
-	i=0
-	while ! grep -q 'listening on tcp:' "$tmp/tsstored.log" && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	addr=$(sed -n 's/^tsstored: listening on \(tcp:127\.0\.0\.1:[0-9]*\)$/\1/p' "$tmp/tsstored.log")
-	if [ -z "$addr" ]; then
-		echo "$0: tsstored did not listen on TCP:" >&2
-		cat "$tmp/tsstored.log" >&2
-		exit 2
-	fi
-}
-
 printf 'host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\n' >rows.tsv
 rows='host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\n'
 no_token="use the unix socket, or start tsstored with a token (--token FILE) and send it ({\"op\":\"auth\",\"token\":…})"
@@ -40,7 +24,7 @@ hint="(no token was sent: give it in \$TSSTORE_TOKEN or in a file named by \$TSS
 # ---- 1. the default: loopback-access write ----
 
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0
-tcp_addr
+daemon_tcp_addr
 check default_create 0 '' '' ts -s "$addr" create m --column host:string --column v:int64 --key host,ts
 check default_insert 0 '' 'insert: 2 rows stored, 0 rejected\n' ts -s "$addr" insert m rows.tsv
 check default_query 0 "$rows" '' ts -s "$addr" query m
@@ -61,7 +45,7 @@ daemon_stop
 echo s3cret >"$tmp/token"
 rm -rf "$tmp/db"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token" --loopback-access write
-tcp_addr
+daemon_tcp_addr
 check token_create 0 '' '' ts -s "$addr" create m --column host:string --column v:int64 --key host,ts
 check token_insert 0 '' 'insert: 2 rows stored, 0 rejected\n' ts -s "$addr" insert m rows.tsv
 check token_drop_refused 1 '' "tsstore: drop: $addr: \"drop\" is an admin operation: send the token ({\"op\":\"auth\",\"token\":…}) or use the unix socket; loopback-access is write $hint\n" \

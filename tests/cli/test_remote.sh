@@ -21,18 +21,7 @@ ts() { "$bin" "$@"; }
 echo s3cret >"$tmp/token"
 echo wrong >"$tmp/badtoken"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token"
-# the port the kernel chose, from the daemon's log (10 s at most)
-i=0
-while ! grep -q 'listening on tcp:' "$tmp/tsstored.log" && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-addr=$(sed -n 's/^tsstored: listening on \(tcp:127\.0\.0\.1:[0-9]*\)$/\1/p' "$tmp/tsstored.log")
-if [ -z "$addr" ]; then
-	echo "$0: tsstored did not listen on TCP:" >&2
-	cat "$tmp/tsstored.log" >&2
-	exit 2
-fi
+daemon_tcp_addr
 
 # ---- 1. through TCP with a token, and through the unix socket ----
 

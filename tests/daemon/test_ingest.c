@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "ingest.h"
+#include "../wire/test_text.h" /* put */
 
 #define NOW 1795219200000000000LL /* 2026-11-20T00:00:00Z */
 #define DAY 86400000000000LL
@@ -74,16 +75,6 @@ static int teardown(void **state)
 }
 
 /* ---- Rendering ---- */
-
-static void put(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *out, size_t size, const char *fmt, ...)
-{
-	size_t n = strlen(out);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out + n, size - n, fmt, ap);
-	va_end(ap);
-}
 
 static void put_value(char *out, size_t size, const ts_value *v)
 {

@@ -1,7 +1,8 @@
 /*
- * test_text.h -- what the wire formats' tests share: put, which appends
- * printf text to a rendering (each test renders what a parser made of a
- * line and compares it with the exact text expected).
+ * test_text.h -- what the wire formats' tests (and the daemon's
+ * test_ingest) share: put, which appends printf text to a rendering
+ * (each test renders what a parser made of a line and compares it with
+ * the exact text expected).
  */
 #ifndef TSSTORE_TESTS_WIRE_TEST_TEXT_H
 #define TSSTORE_TESTS_WIRE_TEST_TEXT_H
