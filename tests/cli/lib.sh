@@ -116,18 +116,18 @@ daemon_start() {
 	fi
 }
 
-# daemon_tcp_addr: the tcp:127.0.0.1:PORT a daemon started with
-# --listen tcp:127.0.0.1:0 listens on (the port the kernel chose), from
-# its log (10 s at most), into $addr.
-daemon_tcp_addr() {
+# daemon_addr KIND: the KIND:127.0.0.1:PORT (KIND tcp or http) a daemon
+# started with --listen KIND:127.0.0.1:0 listens on (the port the kernel
+# chose), from its log (10 s at most), into $addr.
+daemon_addr() {
 	i=0
-	while ! grep -q 'listening on tcp:' "$tmp/tsstored.log" && [ $i -lt 200 ]; do
+	while ! grep -q "listening on $1:" "$tmp/tsstored.log" && [ $i -lt 200 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	addr=$(sed -n 's/^tsstored: listening on \(tcp:127\.0\.0\.1:[0-9]*\)$/\1/p' "$tmp/tsstored.log")
+	addr=$(sed -n "s/^tsstored: listening on \\($1:127\\.0\\.0\\.1:[0-9]*\\)\$/\\1/p" "$tmp/tsstored.log")
 	if [ -z "$addr" ]; then
-		echo "$0: tsstored did not listen on TCP:" >&2
+		echo "$0: tsstored did not listen on $1:" >&2
 		cat "$tmp/tsstored.log" >&2
 		exit 2
 	fi

@@ -24,7 +24,7 @@ hint="(no token was sent: give it in \$TSSTORE_TOKEN or in a file named by \$TSS
 # ---- 1. the default: loopback-access write ----
 
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0
-daemon_tcp_addr
+daemon_addr tcp
 check default_create 0 '' '' ts -s "$addr" create m --column host:string --column v:int64 --key host,ts
 check default_insert 0 '' 'insert: 2 rows stored, 0 rejected\n' ts -s "$addr" insert m rows.tsv
 check default_query 0 "$rows" '' ts -s "$addr" query m
@@ -45,7 +45,7 @@ daemon_stop
 echo s3cret >"$tmp/token"
 rm -rf "$tmp/db"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token" --loopback-access write
-daemon_tcp_addr
+daemon_addr tcp
 check token_create 0 '' '' ts -s "$addr" create m --column host:string --column v:int64 --key host,ts
 check token_insert 0 '' 'insert: 2 rows stored, 0 rejected\n' ts -s "$addr" insert m rows.tsv
 check token_drop_refused 1 '' "tsstore: drop: $addr: \"drop\" is an admin operation: send the token ({\"op\":\"auth\",\"token\":…}) or use the unix socket; loopback-access is write $hint\n" \

@@ -19,18 +19,8 @@ fi
 
 echo s3cret >"$tmp/token"
 daemon_start "$tmp/db" "$tmp/sock" --listen http:127.0.0.1:0 --token "$tmp/token"
-# the port the kernel chose, from the daemon's log (10 s at most)
-i=0
-while ! grep -q 'listening on http:' "$tmp/tsstored.log" && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-url=$(sed -n 's/^tsstored: listening on http:\(127\.0\.0\.1:[0-9]*\)$/http:\/\/\1/p' "$tmp/tsstored.log")
-if [ -z "$url" ]; then
-	echo "$0: tsstored did not listen on HTTP:" >&2
-	cat "$tmp/tsstored.log" >&2
-	exit 2
-fi
+daemon_addr http
+url="http://${addr#http:}"
 version=$("$tsstored" --version | sed 's/^tsstored //')
 c() { curl -sS --max-time 10 "$@"; }
 auth="Authorization: Token s3cret"

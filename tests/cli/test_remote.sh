@@ -21,7 +21,7 @@ ts() { "$bin" "$@"; }
 echo s3cret >"$tmp/token"
 echo wrong >"$tmp/badtoken"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token"
-daemon_tcp_addr
+daemon_addr tcp
 
 # ---- 1. through TCP with a token, and through the unix socket ----
 
