@@ -25,10 +25,12 @@
 
 /* The longest query text iql_parse takes (all statements of one q). */
 #define IQL_QUERY_MAX ((size_t)1 << 20)
-/* The deepest nesting of expressions (parentheses, operators' operands,
- * call arguments) and of sub-queries iql_parse takes; deeper is refused
- * before the stack could suffer. */
-#define IQL_DEPTH_MAX 100
+/* The deepest tree iql_parse makes: the longest path from a statement to
+ * a leaf, counting parentheses, operators (a chain of 300 ORs is 300 deep),
+ * call arguments and sub-queries.  Deeper is refused, so that no recursion
+ * over a tree (the parser's, the printer's, an executor's) can exhaust the
+ * stack. */
+#define IQL_DEPTH_MAX 512
 /* The most statements in one q. */
 #define IQL_STMTS_MAX 1000
 /* Room for an error message (iql_parse's err), NUL included. */
@@ -40,6 +42,11 @@ enum iql_error {
 	IQL_ETOOBIG = -2,  /* longer than IQL_QUERY_MAX or more than IQL_STMTS_MAX statements */
 	IQL_EDEPTH = -3,   /* nested deeper than IQL_DEPTH_MAX */
 	IQL_ENOMEM = -4,   /* out of memory */
+	IQL_EINVALID = -5, /* parses, but InfluxDB refuses it when it compiles the
+	                    * statement (e.g. "time dimension must have duration
+	                    * argument"): InfluxDB reports these in the statement's
+	                    * result, not as "error parsing query"; the message is
+	                    * InfluxDB's, without that prefix */
 };
 
 /*
@@ -124,6 +131,9 @@ struct iql_expr {
 	enum iql_fn fn;               /* CALL */
 	struct iql_expr **args;       /* CALL: its arguments */
 	size_t nargs;
+	int unary_minus;              /* BINARY: written -x (x an identifier or a
+	                               * parenthesis): op is MUL, lhs the integer -1,
+	                               * as InfluxDB reads it; printed -x again */
 };
 
 /* A SELECT field: an expression and its alias (AS name; s NULL when not
@@ -193,6 +203,7 @@ struct iql_select {
 	int has_fill;                 /* fill() was written (the printer writes it again) */
 	double fill_value;            /* IQL_FILL_NUMBER */
 	int fill_is_int;              /* IQL_FILL_NUMBER: written as an integer */
+	int64_t fill_int;             /* ... and that integer */
 	int order_desc;               /* ORDER BY time DESC (ascending otherwise) */
 	int has_order;                /* ORDER BY was written */
 	int64_t limit, offset;        /* rows per series; 0 when not given */
@@ -217,6 +228,7 @@ enum iql_key_op {
  * regex.
  */
 struct iql_show {
+	struct iql_ident database;      /* ON db; empty when not written */
 	struct iql_source *sources;
 	size_t nsources;
 	struct iql_expr *where;         /* NULL: none */
@@ -290,6 +302,15 @@ size_t iql_format(const struct iql_stmt *s, char *buf, size_t size);
 
 /* iql_format_expr -- the same for one expression. */
 size_t iql_format_expr(const struct iql_expr *e, char *buf, size_t size);
+
+/*
+ * iql_dump -- one statement's tree as an S-expression naming every node's
+ * kind and every member that is set, e.g.
+ * "(select (fields (call max (ref usage_user))) (from cpu) ...)": what the
+ * tests compare, and what the fuzz target compares between a parse and the
+ * parse of its printed text.  buf, size and the return value as iql_format.
+ */
+size_t iql_dump(const struct iql_stmt *s, char *buf, size_t size);
 
 /* iql_strerror -- a short name for an iql_error ("unknown error" for any
  * other value). */
