@@ -110,6 +110,7 @@ struct parser {
 	struct token tok;    /* the token scan gave last */
 	int list_start;      /* the next token starts a list element (the position
 	                      * InfluxDB gives an end of input there) */
+	int comment_to_end;  /* a -- comment runs to the end of the text */
 	struct achunk *arena;
 	jmp_buf fail;
 	int rc;
@@ -169,6 +170,26 @@ static void position(const struct parser *p, size_t off, int adj, int *line, lon
 		}
 	}
 	*ch = c + 1 + adj;
+	if (*ch < 1)
+		*ch = 1; /* before the first character: InfluxDB's zero position */
+}
+
+/* What an error says was found: the token's text, unescaped for a string
+ * or quoted identifier (complete or not), as InfluxDB says it. */
+static void found_text(const struct parser *p, const struct token *t, char *out, size_t size)
+{
+	size_t o = 0;
+	int quoted = t->type == T_STRING || t->type == T_QIDENT || t->type == T_BADSTRING;
+	for (size_t i = t->lit; i < t->lit + t->litlen && o + 1 < size; i++) {
+		char c = p->q[i];
+		if (quoted && c == '\\' && i + 1 < t->lit + t->litlen) {
+			c = p->q[++i];
+			if (c == 'n')
+				c = '\n';
+		}
+		out[o++] = c;
+	}
+	out[o] = '\0';
 }
 
 /* "found <t>, expected <what> at line L, char C". */
@@ -177,7 +198,7 @@ static void fail_expected(struct parser *p, const struct token *t, const char *w
 {
 	int line;
 	long ch;
-	char found[64];
+	char found[IQL_ERR_MAX];
 	if (t->type == T_EOF)
 		snprintf(found, sizeof found, "EOF");
 	else if (t->type == T_KEYWORD)
@@ -185,7 +206,11 @@ static void fail_expected(struct parser *p, const struct token *t, const char *w
 	else if (t->type == T_OP)
 		snprintf(found, sizeof found, "%s", op_text[t->op]);
 	else
-		snprintf(found, sizeof found, "%.*s", (int)(t->litlen > 60 ? 60 : t->litlen), p->q + t->lit);
+		found_text(p, t, found, sizeof found);
+	if (!found[0]) /* as InfluxDB: a token with no text is named */
+		snprintf(found, sizeof found, "%s",
+		         t->type == T_STRING ? "STRING" : t->type == T_QIDENT ? "IDENT" :
+		         t->type == T_BADSTRING ? "BADSTRING" : t->type == T_BADESCAPE ? "BADESCAPE" : "ILLEGAL");
 	position(p, t->pos, t->pos_adj, &line, &ch);
 	fail(p, IQL_ESYNTAX, "error parsing query: found %s, expected %s at line %d, char %ld", found, what,
 	     line, ch);
@@ -271,6 +296,7 @@ static int skip_space(struct parser *p)
 		} else if (c == '-' && at(p, p->pos + 1) == '-') {
 			while (p->pos < p->len && p->q[p->pos] != '\n')
 				p->pos++;
+			p->comment_to_end = p->pos == p->len;
 		} else if (c == '/' && at(p, p->pos + 1) == '*') {
 			const char *e = NULL;
 			for (size_t i = p->pos + 2; i + 1 < p->len; i++)
@@ -278,7 +304,9 @@ static int skip_space(struct parser *p)
 					e = p->q + i + 2;
 					break;
 				}
-			p->pos = e ? (size_t)(e - p->q) : p->len;
+			if (!e) /* unterminated: the lexer makes it an illegal token */
+				return p->pos != from;
+			p->pos = (size_t)(e - p->q);
 		} else {
 			return p->pos != from;
 		}
@@ -313,20 +341,15 @@ static int is_micro(const struct parser *p, size_t i)
 	return at(p, i) == 0xC2 && at(p, i + 1) == 0xB5;
 }
 
-/* InfluxDB reports a quoted token (or a regex) one char before its opening
- * quote, unless another quoted token ends right before it: 1 or 0. */
-static int quote_shift(const struct parser *p, size_t i)
-{
-	return !(i > 0 && (p->q[i - 1] == '"' || p->q[i - 1] == '\''));
-}
-
 /* A 'string' or "identifier" from its opening quote at p->pos: checks its
  * escapes (\n \\ \" \' only) and finds its end. */
 static void scan_quoted(struct parser *p, struct token *t, int quote)
 {
 	size_t i = p->pos + 1;
 	t->type = quote == '"' ? T_QIDENT : T_STRING;
-	t->pos_adj = -quote_shift(p, p->pos); /* InfluxDB's quirk: one before the quote */
+	/* InfluxDB reports a string (and an unterminated identifier, and a
+	 * regex) at the character before its opening quote */
+	t->pos_adj = quote == '\'' ? -1 : 0;
 	for (;;) {
 		int c = at(p, i);
 		if (c < 0 || c == '\n') {
@@ -334,7 +357,7 @@ static void scan_quoted(struct parser *p, struct token *t, int quote)
 			t->lit = p->pos + 1;
 			t->litlen = i - t->lit;
 			t->pos = p->pos;
-			t->pos_adj = -quote_shift(p, p->pos);
+			t->pos_adj = -1;
 			p->pos = i;
 			return;
 		}
@@ -406,7 +429,14 @@ static void scan_symbol(struct parser *p, struct token *t)
 	case '+': t->op = IQL_OP_ADD; break;
 	case '-': t->op = IQL_OP_SUB; break;
 	case '*': t->op = IQL_OP_MUL; break;
-	case '/': t->op = IQL_OP_DIV; break;
+	case '/':
+		if (c1 == '*') { /* a comment without its end, as InfluxDB: ILLEGAL */
+			t->type = T_ILLEGAL;
+			n = p->len - p->pos;
+			break;
+		}
+		t->op = IQL_OP_DIV;
+		break;
 	case '%': t->op = IQL_OP_MOD; break;
 	case '&': t->op = IQL_OP_BITAND; break;
 	case '|': t->op = IQL_OP_BITOR; break;
@@ -451,14 +481,25 @@ static struct token *scan(struct parser *p)
 	t->start = t->pos = t->lit = p->pos;
 	if (c < 0) {
 		t->type = T_EOF;
-		t->pos_adj = (!spaced && ends_with_word(p)) || p->list_start;
+		t->pos_adj = (!spaced && ends_with_word(p)) || p->list_start || p->comment_to_end;
 	} else if (is_letter(c) || c == '_') {
 		size_t i = p->pos;
 		while (is_ident_char(at(p, i)))
 			i++;
-		t->kw = keyword(p->q + p->pos, i - p->pos);
-		t->type = t->kw >= 0 ? T_KEYWORD : T_IDENT;
-		p->pos = i;
+		if (at(p, i) == '"') {
+			/* InfluxDB reads a word glued to a quoted identifier as that
+			 * identifier alone (a"b" is "b"), at the word's place */
+			p->pos = i;
+			scan_quoted(p, t, '"');
+			if (t->type == T_QIDENT) {
+				t->pos = t->start;
+				t->pos_adj = 0;
+			}
+		} else {
+			t->kw = keyword(p->q + p->pos, i - p->pos);
+			t->type = t->kw >= 0 ? T_KEYWORD : T_IDENT;
+			p->pos = i;
+		}
 	} else if (c == '"' || c == '\'') {
 		scan_quoted(p, t, c);
 	} else if (is_digit(c) || (c == '.' && is_digit(at(p, p->pos + 1)))) {
@@ -470,6 +511,8 @@ static struct token *scan(struct parser *p)
 	if (t->type != T_BADSTRING && t->type != T_BADESCAPE && t->type != T_QIDENT &&
 	    t->type != T_STRING)
 		t->litlen = t->end - t->lit;
+	if (t->type == T_ILLEGAL && c == '/')
+		t->litlen = 0;
 	p->list_start = 0;
 	return t;
 }
@@ -769,7 +812,7 @@ static const char *scan_regex(struct parser *p, size_t *len)
 	for (i = open + 1;; i++) {
 		int c = at(p, i);
 		if (c < 0 || c == '\n')
-			fail_at(p, open, -quote_shift(p, open), "bad regex: ");
+			fail_at(p, open, -1, "bad regex: ");
 		if (c == '/')
 			break;
 		if (c == '\\')
@@ -801,7 +844,17 @@ static void check_regex(struct parser *p, size_t open, const char *re, size_t n)
 	for (size_t i = 0; i < n && !why; i++) {
 		char c = re[i];
 		if (c == '\\') {
+			int e = i + 1 < n ? (unsigned char)re[i + 1] : -1;
+			if (e >= 0 && ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || e == '8' || e == '9') &&
+			    !strchr("aftnrvdDsSwWbBAzpPQEx", e)) {
+				snprintf(msg, sizeof msg, "error parsing regexp: invalid escape sequence: `\\%c`", e);
+				fail_at(p, open, -1, msg);
+			}
 			i++;
+		} else if (c == '(' && i + 2 < n && re[i + 1] == '?' && !strchr("imsU-:P", re[i + 2])) {
+			snprintf(msg, sizeof msg, "error parsing regexp: invalid or unsupported Perl syntax: `(?%c`",
+			         re[i + 2]);
+			fail_at(p, open, -1, msg);
 		} else if (c == '[') {
 			size_t k = i + 1;
 			if (k < n && re[k] == '^')
@@ -824,7 +877,7 @@ static void check_regex(struct parser *p, size_t open, const char *re, size_t n)
 		           (i == 0 || re[i - 1] == '|' || (re[i - 1] == '(' && c != '?'))) {
 			why = "missing argument to repetition operator";
 			snprintf(msg, sizeof msg, "error parsing regexp: %s: `%c`", why, c);
-			fail_at(p, open, -quote_shift(p, open), msg);
+			fail_at(p, open, -1, msg);
 		}
 	}
 	if (!why && depth > 0)
@@ -832,8 +885,24 @@ static void check_regex(struct parser *p, size_t open, const char *re, size_t n)
 	if (why) {
 		snprintf(msg, sizeof msg, "error parsing regexp: %s: `%.*s`", why,
 		         (int)(n - (size_t)(from - re) > 100 ? 100 : n - (size_t)(from - re)), from);
-		fail_at(p, open, -quote_shift(p, open), msg);
+		fail_at(p, open, -1, msg);
 	}
+}
+
+/* A regex when the next character is '/' (a field or a call's argument may
+ * be one), else NULL with nothing read. */
+static struct iql_expr *regex_operand(struct parser *p)
+{
+	size_t len;
+	const char *re = scan_regex(p, &len);
+	struct iql_expr *e;
+	if (!re)
+		return NULL;
+	check_regex(p, p->tok.start, re, len);
+	e = node(p, IQL_E_REGEX);
+	e->str = re;
+	e->len = len;
+	return e;
 }
 
 /* A regex where the grammar requires one ("found X, expected regex"). */
@@ -905,7 +974,10 @@ static struct iql_expr *parse_call(struct parser *p, const struct token *name, i
 	for (;;) {
 		struct iql_expr *arg;
 		p->list_start = 1;
-		arg = parse_expr(p, depth + 1);
+		if (!(arg = regex_operand(p))) {
+			p->list_start = 1;
+			arg = parse_expr(p, depth + 1);
+		}
 		e->args = grow(p, e->args, e->nargs, sizeof *e->args);
 		e->args[e->nargs++] = arg;
 		child(p, e, arg);
@@ -1033,28 +1105,34 @@ static void parse_count(struct parser *p, const char *kw, int64_t *v)
 		*v = INT64_MAX; /* as InfluxDB: the parse error is ignored, the value saturates */
 }
 
-/* [db.][rp.]name: 1 to 3 identifiers joined by '.' with nothing between
- * (db..name leaves rp empty). */
+/* [db.][rp.]name: identifiers joined by '.' with nothing between (db..name
+ * leaves rp empty); more than 3 are refused once read, as InfluxDB does. */
 static void parse_segments(struct parser *p, struct iql_source *s)
 {
-	struct iql_ident seg[4];
-	int n = 0;
+	struct iql_ident *seg = NULL;
+	size_t n = 0;
+	seg = grow(p, seg, n, sizeof *seg);
 	seg[n++] = parse_ident(p);
-	while (at(p, p->pos) == '.' && n < 4) {
+	while (at(p, p->pos) == '.') {
 		p->pos++;
+		seg = grow(p, seg, n, sizeof *seg);
 		if (at(p, p->pos) == '.') {
-			memset(&seg[n++], 0, sizeof seg[0]);
+			memset(&seg[n++], 0, sizeof *seg);
 			continue;
 		}
 		p->list_start = 1;
 		seg[n++] = parse_ident(p);
 	}
 	if (n > 3) {
-		char msg[300];
+		char msg[IQL_ERR_MAX];
 		size_t m = (size_t)snprintf(msg, sizeof msg, "too many segments in ");
-		for (int k = 0; k < 4 && m < sizeof msg; k++)
-			m += (size_t)snprintf(msg + m, sizeof msg - m, k < 3 ? "\"%.40s\"." : "%.40s",
-			                      seg[k].s ? seg[k].s : "");
+		for (size_t k = 0; k < n && m < sizeof msg; k++) {
+			const char *t = seg[k].s ? seg[k].s : "";
+			if (k + 1 == n || !t[0]) /* InfluxDB quotes every non-empty part but the last */
+				m += (size_t)snprintf(msg + m, sizeof msg - m, "%s%s", t, k + 1 < n ? "." : "");
+			else
+				m += (size_t)snprintf(msg + m, sizeof msg - m, "\"%s\".", t);
+		}
 		fail(p, IQL_ESYNTAX, "error parsing query: %s at line 1, char 1", msg);
 	}
 	s->name = seg[n - 1];
@@ -1105,7 +1183,7 @@ static void fail_invalid(struct parser *p, const char *msg)
 	fail(p, IQL_EINVALID, "%s", msg);
 }
 
-/* GROUP BY's dimensions, checked as InfluxDB checks them when it compiles. */
+/* GROUP BY's dimensions (checked later, by check_dimensions). */
 static void parse_dimensions(struct parser *p, struct iql_select *s, int depth)
 {
 	for (;;) {
@@ -1119,9 +1197,16 @@ static void parse_dimensions(struct parser *p, struct iql_select *s, int depth)
 			break;
 		}
 	}
+}
+
+/* The dimensions checked as InfluxDB checks them when it compiles the
+ * statement; the time() one into has_group_time, group_interval and
+ * group_offset. */
+static void check_dimensions(struct parser *p, struct iql_select *s)
+{
 	for (size_t k = 0; k < s->ndims; k++) {
 		const struct iql_expr *d = s->dims[k];
-		if (d->kind == IQL_E_VARREF || d->kind == IQL_E_WILDCARD)
+		if (d->kind == IQL_E_VARREF || d->kind == IQL_E_WILDCARD || d->kind == IQL_E_REGEX)
 			continue;
 		if (d->kind != IQL_E_CALL)
 			fail_invalid(p, "only time and tag dimensions allowed");
@@ -1241,6 +1326,46 @@ static void check_calls(struct parser *p, const struct iql_expr *e)
 		check_calls(p, e->args[k]);
 }
 
+/* The last operator InfluxDB's walk over a field finds that makes a
+ * boolean (a comparison, AND, OR), not looking below one it found; -1. */
+static int boolean_op(const struct iql_expr *e)
+{
+	int found = -1, k;
+	switch (e->kind) {
+	case IQL_E_BINARY:
+		if (e->op <= IQL_OP_GTE)
+			return (int)e->op;
+		if ((k = boolean_op(e->lhs)) >= 0)
+			found = k;
+		if ((k = boolean_op(e->rhs)) >= 0)
+			found = k;
+		return found;
+	case IQL_E_PAREN:
+		return boolean_op(e->lhs);
+	case IQL_E_CALL:
+		for (size_t i = 0; i < e->nargs; i++)
+			if ((k = boolean_op(e->args[i])) >= 0)
+				found = k;
+		return found;
+	default:
+		return -1;
+	}
+}
+
+/* A field may not make a boolean: InfluxDB's words, at the field's first
+ * token. */
+static void check_field(struct parser *p, const struct iql_expr *e, const struct token *first)
+{
+	int op = boolean_op(e), line;
+	long ch;
+	if (op < 0)
+		return;
+	position(p, first->pos, first->pos_adj, &line, &ch);
+	fail(p, IQL_ESYNTAX,
+	     "error parsing query: invalid operator %s in SELECT clause at line %d, char %ld; "
+	     "operator is intended for WHERE clause", op_text[op], line, ch);
+}
+
 /* SELECT fields FROM sources [WHERE] [GROUP BY] [fill()] [ORDER BY]
  * [LIMIT] [OFFSET] [SLIMIT] [SOFFSET], after SELECT was read. */
 static struct iql_select *parse_select(struct parser *p, int depth)
@@ -1254,7 +1379,13 @@ static struct iql_select *parse_select(struct parser *p, int depth)
 		s->fields = grow(p, s->fields, s->nfields, sizeof *s->fields);
 		f = &s->fields[s->nfields++];
 		p->list_start = 1;
-		f->expr = parse_expr(p, depth + 1);
+		if (!(f->expr = regex_operand(p))) {
+			struct token first = *scan(p);
+			unscan(p);
+			p->list_start = 1;
+			f->expr = parse_expr(p, depth + 1);
+			check_field(p, f->expr, &first);
+		}
 		if (accept_kw(p, "AS"))
 			f->alias = parse_ident(p);
 		if (scan(p)->type != T_COMMA) {
@@ -1276,9 +1407,20 @@ static struct iql_select *parse_select(struct parser *p, int depth)
 	parse_count(p, "OFFSET", &s->offset);
 	parse_count(p, "SLIMIT", &s->slimit);
 	parse_count(p, "SOFFSET", &s->soffset);
+	return s;
+}
+
+/* What InfluxDB checks when it compiles a SELECT (after the whole q
+ * parsed, so that a syntax error anywhere is said first), sub-queries
+ * first. */
+static void check_select(struct parser *p, struct iql_select *s)
+{
+	for (size_t k = 0; k < s->nsources; k++)
+		if (s->sources[k].kind == IQL_SRC_SUBQUERY)
+			check_select(p, s->sources[k].subquery);
 	for (size_t k = 0; k < s->nfields; k++)
 		check_calls(p, s->fields[k].expr);
-	return s;
+	check_dimensions(p, s);
 }
 
 /* [ON db] of the SHOWs. */
@@ -1336,26 +1478,27 @@ static void parse_with_key(struct parser *p, struct iql_show *s)
 	}
 }
 
-/* WITH MEASUREMENT (= name | =~ /re/) of SHOW MEASUREMENTS. */
+/* WITH MEASUREMENT (= | =~) (name | /re/) of SHOW MEASUREMENTS: InfluxDB
+ * takes either after either operator; a regex makes it IQL_KEY_EQREGEX. */
 static void parse_with_measurement(struct parser *p, struct iql_show *s)
 {
 	struct token *t;
+	struct iql_expr *re;
 	if (!accept_kw(p, "WITH"))
 		return;
 	expect_kw(p, "MEASUREMENT");
 	t = scan(p);
-	if (t->type == T_OP && t->op == IQL_OP_EQ) {
-		s->key_op = IQL_KEY_EQ;
-		s->keys = alloc(p, sizeof *s->keys);
-		s->keys[0] = parse_ident(p);
-		s->nkeys = 1;
-	} else if (t->type == T_OP && t->op == IQL_OP_EQREGEX) {
-		struct iql_expr *re = parse_regex(p);
+	if (t->type != T_OP || (t->op != IQL_OP_EQ && t->op != IQL_OP_EQREGEX))
+		fail_expected(p, t, "=, =~");
+	if ((re = regex_operand(p))) {
 		s->key_op = IQL_KEY_EQREGEX;
 		s->regex = re->str;
 		s->regex_len = re->len;
 	} else {
-		fail_expected(p, t, "=, =~");
+		s->key_op = IQL_KEY_EQ;
+		s->keys = alloc(p, sizeof *s->keys);
+		s->keys[0] = parse_ident(p);
+		s->nkeys = 1;
 	}
 }
 
@@ -1502,6 +1645,9 @@ int iql_parse(const char *q, size_t len, struct iql_query *out, char *err, size_
 		return p.rc;
 	}
 	parse_all(&p, out);
+	for (size_t k = 0; k < out->nstmts; k++)
+		if (out->stmts[k].kind == IQL_SELECT)
+			check_select(&p, out->stmts[k].select);
 	out->mem_ = p.arena;
 	return 0;
 }
