@@ -46,7 +46,8 @@ enum iql_error {
 	                    * statement (e.g. "time dimension must have duration
 	                    * argument"): InfluxDB reports these in the statement's
 	                    * result, not as "error parsing query"; the message is
-	                    * InfluxDB's, without that prefix */
+	                    * InfluxDB's, without that prefix.  Checked once the
+	                    * whole q parsed, so a syntax error anywhere comes first */
 };
 
 /*
