@@ -48,6 +48,7 @@ struct achunk {
 	max_align_t data[];
 };
 
+/* Free a chain of chunks (NULL: nothing). */
 static void arena_release(struct achunk *c)
 {
 	while (c) {
@@ -141,6 +142,7 @@ static int precedence(enum iql_op op)
 /* ------------------------------------------------------------------ */
 /* Failing                                                            */
 
+/* Fail the parse with code rc and a message: unwinds to iql_parse. */
 static void fail(struct parser *p, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
 static void fail(struct parser *p, int rc, const char *fmt, ...)
 {
@@ -269,6 +271,7 @@ static int is_letter(int c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* The character classes of InfluxQL's lexer (ASCII only, as InfluxDB's). */
 static int is_digit(int c)
 {
 	return c >= '0' && c <= '9';
@@ -279,6 +282,7 @@ static int is_ident_char(int c)
 	return is_letter(c) || is_digit(c) || c == '_';
 }
 
+/* The byte at i, or -1 past the end. */
 static int at(const struct parser *p, size_t i)
 {
 	return i < p->len ? (unsigned char)p->q[i] : -1;
@@ -336,6 +340,7 @@ static size_t utf8_len(const struct parser *p, size_t i)
 	return n;
 }
 
+/* Whether "µ" (U+00B5, a duration unit) is at i. */
 static int is_micro(const struct parser *p, size_t i)
 {
 	return at(p, i) == 0xC2 && at(p, i + 1) == 0xB5;
@@ -406,6 +411,7 @@ static void scan_number(struct parser *p, struct token *t)
 	p->pos = i;
 }
 
+/* The index in keywords[] of the word s[0..n), any case, or -1. */
 static int keyword(const char *s, size_t n)
 {
 	for (size_t k = 0; k < NKEYWORDS; k++)
@@ -523,6 +529,7 @@ static void unscan(struct parser *p)
 	p->pos = p->tok.start;
 }
 
+/* Whether t is keyword kw (spelled as in keywords[]). */
 static int is_kw(const struct token *t, const char *kw)
 {
 	return t->type == T_KEYWORD && strcmp(keywords[t->kw], kw) == 0;
@@ -537,12 +544,14 @@ static int accept_kw(struct parser *p, const char *kw)
 	return 0;
 }
 
+/* The next token must be keyword kw: "found X, expected KW" otherwise. */
 static void expect_kw(struct parser *p, const char *kw)
 {
 	if (!is_kw(scan(p), kw))
 		fail_expected(p, &p->tok, kw);
 }
 
+/* The next token must be of type: "found X, expected <what>" otherwise. */
 static void expect(struct parser *p, enum tok type, const char *what)
 {
 	if (scan(p)->type != type)
@@ -570,6 +579,7 @@ static const char *unquote(struct parser *p, const struct token *t, size_t *len)
 	return s;
 }
 
+/* An identifier token as a struct iql_ident, its text copied to the arena. */
 static struct iql_ident ident_of(struct parser *p, const struct token *t)
 {
 	struct iql_ident id = {0};
@@ -655,6 +665,7 @@ static int64_t parse_duration(const char *s, size_t n, int *ok)
 	return d;
 }
 
+/* s[0..n) as a decimal number into *v; 0 when not all digits. */
 static int digits(const char *s, size_t n, int *v)
 {
 	*v = 0;
@@ -739,11 +750,13 @@ struct xnode {
 	int height;
 };
 
+/* The height of e's subtree (0 for none). */
 static int height(const struct iql_expr *e)
 {
 	return e ? ((const struct xnode *)e)->height : 0;
 }
 
+/* A new leaf of the given kind. */
 static struct iql_expr *node(struct parser *p, enum iql_expr_kind kind)
 {
 	struct xnode *x = alloc(p, sizeof *x);
@@ -763,6 +776,7 @@ static void child(struct parser *p, struct iql_expr *e, const struct iql_expr *c
 		     IQL_DEPTH_MAX);
 }
 
+/* l op r. */
 static struct iql_expr *binary(struct parser *p, enum iql_op op, struct iql_expr *l, struct iql_expr *r)
 {
 	struct iql_expr *e = node(p, IQL_E_BINARY);
@@ -774,6 +788,7 @@ static struct iql_expr *binary(struct parser *p, enum iql_op op, struct iql_expr
 	return e;
 }
 
+/* The function a call names (any case), or IQL_FN_OTHER. */
 static enum iql_fn fn_of(const struct iql_ident *name)
 {
 	static const struct {
@@ -1083,6 +1098,7 @@ static struct iql_expr *climb(struct parser *p, struct iql_expr *lhs, int minpre
 	}
 }
 
+/* An expression: an operand, then operators by precedence. */
 static struct iql_expr *parse_expr(struct parser *p, int depth)
 {
 	return climb(p, parse_unary(p, depth), 1, depth);
@@ -1177,6 +1193,7 @@ static struct iql_source *parse_sources(struct parser *p, size_t *n, int subquer
 	}
 }
 
+/* A statement InfluxDB would refuse when compiling it (IQL_EINVALID). */
 static void fail_invalid(struct parser *p, const char *msg) __attribute__((noreturn));
 static void fail_invalid(struct parser *p, const char *msg)
 {
@@ -1680,6 +1697,7 @@ struct out {
 	size_t size, n;
 };
 
+/* Append s[0..n) (truncated to the buffer, counted whole). */
 static void out_mem(struct out *o, const char *s, size_t n)
 {
 	if (o->n < o->size) {
@@ -1690,11 +1708,13 @@ static void out_mem(struct out *o, const char *s, size_t n)
 	o->n += n;
 }
 
+/* Append a C string. */
 static void out_str(struct out *o, const char *s)
 {
 	out_mem(o, s, strlen(s));
 }
 
+/* Append printf text (short: numbers and names). */
 static void out_fmt(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void out_fmt(struct out *o, const char *fmt, ...)
 {
@@ -1732,6 +1752,7 @@ static void out_quoted(struct out *o, const char *s, size_t n, char quote)
 	out_mem(o, &quote, 1);
 }
 
+/* An identifier, quoted when it was or must be. */
 static void out_ident(struct out *o, const struct iql_ident *id)
 {
 	if (id->quoted || needs_quotes(id))
@@ -1825,6 +1846,7 @@ static void out_duration(struct out *o, int64_t d)
 
 static void format_select(struct out *o, const struct iql_select *s);
 
+/* An expression as canonical text: parentheses only where written. */
 static void format_expr(struct out *o, const struct iql_expr *e)
 {
 	switch (e->kind) {
@@ -1864,6 +1886,7 @@ static void format_expr(struct out *o, const struct iql_expr *e)
 	}
 }
 
+/* FROM's list. */
 static void format_sources(struct out *o, const struct iql_source *v, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -1894,6 +1917,7 @@ static void format_sources(struct out *o, const struct iql_source *v, size_t n)
 	}
 }
 
+/* LIMIT and OFFSET, when given. */
 static void format_counts(struct out *o, int64_t limit, int64_t offset)
 {
 	if (limit)
@@ -1902,6 +1926,7 @@ static void format_counts(struct out *o, int64_t limit, int64_t offset)
 		out_fmt(o, " OFFSET %lld", (long long)offset);
 }
 
+/* A SELECT, its clauses in InfluxQL's order. */
 static void format_select(struct out *o, const struct iql_select *s)
 {
 	static const char *const fills[] = {
@@ -1946,6 +1971,7 @@ static void format_select(struct out *o, const struct iql_select *s)
 		out_fmt(o, " SOFFSET %lld", (long long)s->soffset);
 }
 
+/* A SHOW statement. */
 static void format_show(struct out *o, const struct iql_stmt *st)
 {
 	static const char *const what[] = {
@@ -2027,6 +2053,7 @@ static void dump_ident(struct out *o, const struct iql_ident *id)
 
 static void dump_select(struct out *o, const struct iql_select *s);
 
+/* An expression as an S-expression (see iql_dump). */
 static void dump_expr(struct out *o, const struct iql_expr *e)
 {
 	switch (e->kind) {
@@ -2079,6 +2106,7 @@ static void dump_expr(struct out *o, const struct iql_expr *e)
 	}
 }
 
+/* FROM's list as an S-expression. */
 static void dump_sources(struct out *o, const struct iql_source *v, size_t n)
 {
 	out_str(o, " (from");
@@ -2102,6 +2130,7 @@ static void dump_sources(struct out *o, const struct iql_source *v, size_t n)
 	out_str(o, ")");
 }
 
+/* A SELECT as an S-expression. */
 static void dump_select(struct out *o, const struct iql_select *s)
 {
 	out_str(o, "(select (fields");

@@ -70,8 +70,10 @@ enum iql_expr_kind {
 	IQL_E_FLOAT,    /* a number with a '.': f */
 	IQL_E_STRING,   /* a 'single-quoted' string: str (unescaped); is_time
 	                 * and i are set when it reads as a time (see below) */
-	IQL_E_REGEX,    /* a /regex/ (after =~, !~): str, the pattern with \/
-	                 * unescaped to / (POSIX ERE is the executor's choice) */
+	IQL_E_REGEX,    /* a /regex/ (after =~ and !~, as a field, as a call's
+	                 * argument): str, the pattern with \/ unescaped to /, in
+	                 * Go's RE2 syntax as InfluxDB takes it (the parser checks
+	                 * its structure; compiling it is the executor's) */
 	IQL_E_DURATION, /* 1h, 15m, 100ms, 1h30m...: i, in nanoseconds */
 	IQL_E_BOOL,     /* true / false: i is 1 or 0 */
 	IQL_E_VARREF,   /* an identifier: a field, tag or `time`: name */
