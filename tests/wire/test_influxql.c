@@ -225,6 +225,10 @@ static const struct tcase grammar_cases[] = {
 	 "(select (fields (ref a)) (from b) (order asc))"},
 	{"select A from B where TIME > NOW() - 1h",
 	 "(select (fields (ref A)) (from B) (where (> (ref TIME) (- (call NOW/11) (dur 3600000000000)))))"},
+	{"SELECT mean(\"usage_idle\") FROM \"autogen\".\"cpu\" WHERE (\"host\" =~ /^server1$/) AND time >= 1546300800000ms and time <= 1546304400000ms GROUP BY time(10s), \"host\" fill(null)",
+	 "(select (fields (call mean/1 (ref \"usage_idle\"))) (from -.\"autogen\".\"cpu\") (where (AND (AND (paren (=~ (ref \"host\") (regex /^server1$/))) (>= (ref time) (dur 1546300800000000000))) (<= (ref time) (dur 1546304400000000000)))) (group (call time/12 (dur 10000000000)) (ref \"host\") every=10000000000 offset=0) (fill null))"},
+	{"SELECT last(\"value\") FROM \"mem\" WHERE time > now() - 5m ORDER BY time DESC LIMIT 1",
+	 "(select (fields (call last/7 (ref \"value\"))) (from \"mem\") (where (> (ref time) (- (call now/11) (dur 300000000000)))) (order desc) (limit 1))"},
 	{"SHOW DATABASES",
 	 "(show-databases)"},
 	{"SHOW MEASUREMENTS",
@@ -297,6 +301,8 @@ static const struct tcase format_cases[] = {
 	 "SELECT a FROM b ORDER BY time ASC"},
 	{"select A from B where TIME > NOW() - 1h",
 	 "SELECT A FROM B WHERE TIME > NOW() - 1h"},
+	{"SELECT mean(\"usage_idle\") FROM \"autogen\".\"cpu\" WHERE (\"host\" =~ /^server1$/) AND time >= 1546300800000ms and time <= 1546304400000ms GROUP BY time(10s), \"host\" fill(null)",
+	 "SELECT mean(\"usage_idle\") FROM \"autogen\".\"cpu\" WHERE (\"host\" =~ /^server1$/) AND time >= 17897d AND time <= 429529h GROUP BY time(10s), \"host\" fill(null)"},
 };
 
 /* Refusals, each message exactly as influxd 1.6.7 gives it for the same
