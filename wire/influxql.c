@@ -78,7 +78,8 @@ enum tok {
 };
 
 /* The keywords of InfluxQL 1.6: reserved, so an identifier spelled like
- * one must be quoted.  Matched without regard to case. */
+ * one must be quoted.  Matched without regard to case; kept sorted
+ * (keyword() searches by halves). */
 static const char *const keywords[] = {
 	"ALL", "ALTER", "ANALYZE", "AND", "ANY", "AS", "ASC", "BEGIN", "BY",
 	"CARDINALITY", "CONTINUOUS", "CREATE", "DATABASE", "DATABASES", "DEFAULT",
@@ -411,12 +412,20 @@ static void scan_number(struct parser *p, struct token *t)
 	p->pos = i;
 }
 
-/* The index in keywords[] of the word s[0..n), any case, or -1. */
+/* The index in keywords[] (sorted) of the word s[0..n), any case, or -1. */
 static int keyword(const char *s, size_t n)
 {
-	for (size_t k = 0; k < NKEYWORDS; k++)
-		if (strlen(keywords[k]) == n && strncasecmp(keywords[k], s, n) == 0)
-			return (int)k;
+	size_t lo = 0, hi = NKEYWORDS;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncasecmp(s, keywords[mid], n);
+		if (c == 0 && keywords[mid][n] == '\0')
+			return (int)mid;
+		if (c < 0 || (c == 0 && keywords[mid][n] != '\0'))
+			hi = mid; /* s sorts before (a prefix sorts first) */
+		else
+			lo = mid + 1;
+	}
 	return -1;
 }
 

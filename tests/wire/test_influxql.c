@@ -734,6 +734,46 @@ static void influxql_unsupported(void **state)
 		check_error(unsupported_cases[i].in, IQL_ESYNTAX, unsupported_cases[i].want);
 }
 
+/* Every keyword of InfluxQL 1.6 (its whole list, which influxd 1.6.7
+ * refuses unquoted as a measurement) is reserved here too, in any case;
+ * quoted, it is a name. */
+static void influxql_keywords_reserved(void **state)
+{
+	static const char *const kws[] = {
+		"ALL", "ALTER", "ANALYZE", "AND", "ANY", "AS", "ASC", "BEGIN", "BY", "CARDINALITY",
+		"CONTINUOUS", "CREATE", "DATABASE", "DATABASES", "DEFAULT", "DELETE", "DESC",
+		"DESTINATIONS", "DIAGNOSTICS", "DISTINCT", "DROP", "DURATION", "END", "EVERY", "EXACT",
+		"EXPLAIN", "FALSE", "FIELD", "FOR", "FROM", "GRANT", "GRANTS", "GROUP", "GROUPS", "IN",
+		"INF", "INSERT", "INTO", "KEY", "KEYS", "KILL", "LIMIT", "MEASUREMENT", "MEASUREMENTS",
+		"NAME", "OFFSET", "ON", "OR", "ORDER", "PASSWORD", "POLICIES", "POLICY", "PRIVILEGES",
+		"QUERIES", "QUERY", "READ", "REPLICATION", "RESAMPLE", "RETENTION", "REVOKE", "SELECT",
+		"SERIES", "SET", "SHARD", "SHARDS", "SHOW", "SLIMIT", "SOFFSET", "STATS", "SUBSCRIPTION",
+		"SUBSCRIPTIONS", "TAG", "TO", "TRUE", "USER", "USERS", "VALUES", "WHERE", "WITH",
+		"WRITE",
+	};
+	char in[64], want[160], lower[32];
+	struct iql_query q;
+	for (size_t i = 0; i < sizeof kws / sizeof kws[0]; i++) {
+		size_t n = strlen(kws[i]);
+		for (size_t k = 0; k <= n; k++)
+			lower[k] = (char)(kws[i][k] >= 'A' && kws[i][k] <= 'Z' ? kws[i][k] + 32 : kws[i][k]);
+		snprintf(in, sizeof in, "SELECT a FROM %s", lower);
+		snprintf(want, sizeof want, "error parsing query: found %s, expected identifier at line 1, char 15", kws[i]);
+		check_error(in, IQL_ESYNTAX, want);
+		snprintf(in, sizeof in, "SELECT a FROM \"%s\"", lower);
+		assert_int_equal(iql_parse(in, strlen(in), &q, NULL, 0), 0);
+		assert_string_equal(q.stmts[0].select->sources[0].name.s, lower);
+		iql_query_free(&q);
+	}
+	/* words around them are names */
+	static const char *const names[] = {"A", "al", "ALLx", "selects", "zzz", "_", "time", "now", "fill"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(in, sizeof in, "SELECT a FROM %s", names[i]);
+		assert_int_equal(iql_parse(in, strlen(in), &q, NULL, 0), 0);
+		iql_query_free(&q);
+	}
+}
+
 /* A q of n copies of unit between head and tail, malloc'ed. */
 static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
 {
@@ -824,6 +864,7 @@ int main(void)
 		cmocka_unit_test(influxql_errors_as_influxdb),
 		cmocka_unit_test(influxql_invalid_as_influxdb),
 		cmocka_unit_test(influxql_unsupported),
+		cmocka_unit_test(influxql_keywords_reserved),
 		cmocka_unit_test(influxql_bounds),
 		cmocka_unit_test(influxql_format_truncates),
 	};
