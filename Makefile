@@ -544,7 +544,7 @@ powercut-test: $(B)/tests/test_powercut
 # a finding), from the seed corpora in tests/fuzz/NAME/; what they find
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite promingest graphite
+FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite promingest graphite influxql
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote . -iquote daemon -iquote $(B)/gen \
@@ -567,7 +567,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SR
 		$(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 # The wire formats' targets need wire/ alone (and protobuf-c, snappy).
-FUZZ_WIRE_TARGETS = lineproto promwrite graphite
+FUZZ_WIRE_TARGETS = lineproto promwrite graphite influxql
 $(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(WIRE_SRCS) \
 		$(PROTO_GEN) $(wildcard wire/*.h) config.mk
 	@mkdir -p $(dir $@)
