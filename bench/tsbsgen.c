@@ -43,11 +43,13 @@
  * that the queries of a type depend only on the seed, the scope and
  * their number, never on which other types were drawn.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -215,13 +217,17 @@ int bench_tsbsq_scope_file(const char *path, bench_tsbsq_scope *s)
 	f = NULL;
 	if (rc == 0)
 		scope_end(s);
+	else if (access(path, R_OK) != 0)
+		fprintf(stderr, "tsstore-bench: %s: %s\n", path, strerror(errno));
 	else
-		fprintf(stderr, "tsstore-bench: %s: no TSBS cpu-only lines read\n", path);
+		fprintf(stderr, "tsstore-bench: %s: no TSBS cpu-only lines in it\n", path);
 out:
 	if (f)
 		pclose(f);
 	free(line);
 	free(hs.slot);
+	if (rc < 0)
+		bench_tsbsq_scope_free(s);
 	return rc;
 }
 
@@ -235,9 +241,12 @@ int bench_tsbsq_scope_rows(const bench_tsbs_row *rows, size_t n, bench_tsbsq_sco
 		scope_ts(s, rows[i].ts);
 	}
 	free(hs.slot);
-	if (rc == 0 && n > 0)
-		scope_end(s);
-	return rc == 0 && n > 0 ? 0 : -1;
+	if (rc < 0 || n == 0) {
+		bench_tsbsq_scope_free(s);
+		return -1;
+	}
+	scope_end(s);
+	return 0;
 }
 
 void bench_tsbsq_scope_free(bench_tsbsq_scope *s)
