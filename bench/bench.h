@@ -471,6 +471,22 @@ void bench_workload_ingest(const bench_config *c);
  * when tsstored's side failed. */
 int bench_workload_ingest_http(const bench_config *c);
 int bench_workload_remote_write(const bench_config *c);
+/* wire.c, for tsbsquery.c: start engine ("tsstored", "victoriametrics",
+ * "influxdb": InfluxDB with the database BENCH_INFLUX_DB made) on dir and
+ * 127.0.0.1:port, ready for writes, its pid in *pid; 0, or -1 (said on
+ * stderr).  And rows[0..n) as line protocol requests to target (e.g.
+ * "/write"), BENCH_INGEST_BATCH lines each, *nb of them (free with
+ * bench_batches_free); NULL when out of memory. */
+#define BENCH_INFLUX_DB "bench"
+int bench_wire_start(const char *engine, const char *dir, int port, pid_t *pid);
+bench_batch *bench_wire_lines(const bench_tsbs_row *rows, size_t n, const char *target,
+                              size_t *nb);
+/* tsbsquery.c: the TSBS query types' latency through /query (InfluxDB
+ * 1.x, tsstored once it answers /query) and, for the types with a PromQL
+ * equivalent, VictoriaMetrics' /api/v1/query_range.  Returns 0, or -1
+ * when tsstored answered a query wrong or failed (a tsstored without
+ * /query is reported "not yet", not a failure). */
+int bench_workload_tsbs_queries(const bench_config *c);
 /* fuse.c: a day of rows read through tsstore-fuse against tsstore query. */
 void bench_workload_fuse(const bench_config *c);
 /* sql.c: queries through the SQLite virtual table against the C API. */

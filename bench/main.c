@@ -21,8 +21,11 @@
  * tsstored, VictoriaMetrics and InfluxDB 1.x; Prometheus remote write into
  * tsstored and VictoriaMetrics; medians of the runs, not the best),
  * first_row (firstrow.c: first-row latency against the number of tablets),
- * tsbs (tsbs.c: TSBS queries against SQLite) and absorb_sweep (sweep.c:
- * absorb against batch size and against row size).  Each engine runs R
+ * tsbs (tsbs.c: TSBS queries against SQLite), absorb_sweep (sweep.c:
+ * absorb against batch size and against row size) and tsbs_queries
+ * (tsbsquery.c: the TSBS query types' latency over HTTP, InfluxDB 1.x,
+ * VictoriaMetrics' PromQL and tsstored's /query).  --print-queries and
+ * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
  * could not run its tsstore side or answered wrong.
@@ -58,7 +61,8 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "bytes_per_row", "latency", "query", "scan",
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
-                                        "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs"};
+                                        "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
+                                        "tsbs_queries"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -267,7 +271,7 @@ static void usage(void)
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
-	        "                                 absorb_sweep|first_row|tsbs]...\n");
+	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries]...\n");
 	exit(2);
 }
 
@@ -442,6 +446,10 @@ int main(int argc, char **argv)
 		failed = 1;
 	if (bench_wanted(&c, "tsbs") && bench_workload_tsbs(&c) < 0)
 		failed = 1;
+#ifdef HAVE_WIRE
+	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)
+		failed = 1;
+#endif
 	if (c.compare)
 		bench_compare();
 	return failed;
