@@ -48,7 +48,9 @@
  * sharing a timestamp (SELECT * over several hosts) may come in either
  * order: each such run is compared sorted by its rows' JSON text.  A
  * missing "series" is an empty one.  Prints "equal SERIES ROWS" (A's
- * counts) and exits 0; prints "differ: WHERE: WHAT" or, when A itself is
+ * counts) and exits 0; prints "differ: WHERE: WHAT" (WHERE names the
+ * result, the series and the row: of a run sharing a timestamp, its
+ * first) or, when A itself is
  * an error (the oracle refused the query), "error: MESSAGE", and exits 1;
  * exits 2 on a file that is not JSON.
  */
@@ -387,19 +389,51 @@ static int qd_row_cmp(const void *a, const void *b)
 	return c;
 }
 
-/* Compare rows a[0..n) and b[0..n), at where. */
+/* Whether rows x and y are equal, cell for cell; *col receives the
+ * first column that differs (-1: their lengths do). */
+static int qd_row_equal(json_t *x, json_t *y, long *col)
+{
+	*col = -1;
+	if (json_array_size(x) != json_array_size(y))
+		return 0;
+	for (size_t k = 0; k < json_array_size(x); k++)
+		if (!qd_value_equal(json_array_get(x, k), json_array_get(y, k))) {
+			*col = (long)k;
+			return 0;
+		}
+	return 1;
+}
+
+/* Whether rows a[0..n) and b[0..n) are equal, in order; *at receives
+ * the first that differs. */
+static int qd_rows_equal(json_t **a, json_t **b, size_t n, size_t *at, long *col)
+{
+	for (*at = 0; *at < n; ++*at)
+		if (!qd_row_equal(a[*at], b[*at], col))
+			return 0;
+	return 1;
+}
+
+/* Compare rows a[0..n) and b[0..n), at where: equal in order, or else
+ * (a run sharing one timestamp) equal once both are sorted. */
 static void qd_rows(const char *where, json_t **a, json_t **b, size_t n, json_t *cols)
 {
-	for (size_t j = 0; j < n; j++) {
-		if (json_array_size(a[j]) != json_array_size(b[j]))
-			qd_differ(where, "a row of %zu cells against %zu", json_array_size(a[j]),
-			          json_array_size(b[j]));
-		for (size_t k = 0; k < json_array_size(a[j]); k++)
-			if (!qd_value_equal(json_array_get(a[j], k), json_array_get(b[j], k)))
-				qd_differ(where, "column %s: %s against %s",
-				          json_string_value(json_array_get(cols, k)),
-				          qd_text(json_array_get(a[j], k)), qd_text(json_array_get(b[j], k)));
+	size_t j;
+	long k;
+	if (qd_rows_equal(a, b, n, &j, &k))
+		return;
+	if (n > 1) {
+		qsort(a, n, sizeof *a, qd_row_cmp);
+		qsort(b, n, sizeof *b, qd_row_cmp);
+		if (qd_rows_equal(a, b, n, &j, &k))
+			return;
 	}
+	if (k < 0)
+		qd_differ(where, "a row of %zu cells against %zu", json_array_size(a[j]),
+		          json_array_size(b[j]));
+	qd_differ(where, "column %s: %s against %s",
+	          json_string_value(json_array_get(cols, (size_t)k)),
+	          qd_text(json_array_get(a[j], (size_t)k)), qd_text(json_array_get(b[j], (size_t)k)));
 }
 
 /* Compare the values of two series with the same columns (time at
@@ -427,10 +461,6 @@ static size_t qd_values(const char *where, json_t *va, json_t *vb, json_t *cols,
 		for (size_t k = j; k < end; k++) {
 			ra[k - j] = json_array_get(va, k);
 			rb[k - j] = json_array_get(vb, k);
-		}
-		if (end - j > 1) {
-			qsort(ra, end - j, sizeof *ra, qd_row_cmp);
-			qsort(rb, end - j, sizeof *rb, qd_row_cmp);
 		}
 		qd_rows(at, ra, rb, end - j, cols);
 	}
