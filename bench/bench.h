@@ -55,6 +55,12 @@ typedef struct bench_config {
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
 	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
 	                               * --log-segment-size; NULL: its default */
+	/* --print-queries / --print-promql TYPE N SEED: print the queries
+	 * (tsbsgen.c) instead of running workloads */
+	const char *print_type;
+	size_t print_n;
+	uint64_t print_seed;
+	int print_promql;
 } bench_config;
 
 /* Whether workload name was asked for (all are when none was named). */
@@ -247,6 +253,55 @@ extern const char *const bench_tsbs_fields[BENCH_TSBS_FIELDS];
  * freeing; stderr says why and where the file comes from). */
 bench_tsbs_row *bench_tsbs_load(const char *path, size_t max, size_t *n, char **text);
 
+/* ---- the TSBS cpu-only query set (tsbsgen.c) ---- */
+
+#define BENCH_TSBSQ_TYPES 15  /* single-groupby-1-1-1 ... groupby-orderby-limit */
+#define BENCH_TSBSQ_MAX 2048  /* bytes of one query's text, at most */
+
+/* What the queries are drawn from: the data's hosts, in the order they
+ * first appear, and its time range [start_ns, end_ns): the first ts to
+ * the last ts plus the reporting interval (last_ns, npoints: its last
+ * ts and its points). */
+typedef struct bench_tsbsq_scope {
+	char **host;
+	size_t nhosts, npoints;
+	int64_t start_ns, end_ns, last_ns;
+} bench_tsbsq_scope;
+
+/* One query: TSBS's InfluxQL and, for the types that have one
+ * (has_promql), a PromQL equivalent over [start_s, end_s] every step_s
+ * seconds (/api/v1/query_range). */
+typedef struct bench_tsbsq {
+	char influxql[BENCH_TSBSQ_MAX];
+	char promql[BENCH_TSBSQ_MAX];
+	int has_promql;
+	int64_t start_s, end_s, step_s;
+} bench_tsbsq;
+
+/* The name of type (0 .. BENCH_TSBSQ_TYPES - 1), or NULL. */
+const char *bench_tsbsq_name(int type);
+/* The type named name, or -1. */
+int bench_tsbsq_type(const char *name);
+/* Whether type has a PromQL equivalent (single-groupby, cpu-max-all,
+ * double-groupby). */
+int bench_tsbsq_has_promql(int type);
+/* The scope of the gzip'd TSBS file at path (read through zcat), or of
+ * rows[0..n).  0, or -1 (no lines, out of memory; the file's said on
+ * stderr).  Free with bench_tsbsq_scope_free. */
+int bench_tsbsq_scope_file(const char *path, bench_tsbsq_scope *s);
+int bench_tsbsq_scope_rows(const bench_tsbs_row *rows, size_t n, bench_tsbsq_scope *s);
+void bench_tsbsq_scope_free(bench_tsbsq_scope *s);
+/* Seed *state for the queries of type: the same seed, the same queries. */
+void bench_tsbsq_seed(uint64_t *state, int type, uint64_t seed);
+/* The next query of type over s, its random parameters drawn from
+ * *state, into *q. */
+void bench_tsbsq_make(const bench_tsbsq_scope *s, int type, uint64_t *state, bench_tsbsq *q);
+/* --print-queries / --print-promql: n queries of type ("all": n of each,
+ * each line "TYPE <TAB> QUERY") over the file at path, from seed, on
+ * stdout: the InfluxQL, or (promql) "START END STEP <TAB> PROMQL".
+ * 0, or -1 (an unknown type or an unreadable file, said on stderr). */
+int bench_tsbsq_print(const char *path, const char *type, size_t n, uint64_t seed, int promql);
+
 /* ---- peers (peers.c) ---- */
 
 /* A peer engine: a key/value store fed (key, value) pairs in batches. */
@@ -416,6 +471,22 @@ void bench_workload_ingest(const bench_config *c);
  * when tsstored's side failed. */
 int bench_workload_ingest_http(const bench_config *c);
 int bench_workload_remote_write(const bench_config *c);
+/* wire.c, for tsbsquery.c: start engine ("tsstored", "victoriametrics",
+ * "influxdb": InfluxDB with the database BENCH_INFLUX_DB made) on dir and
+ * 127.0.0.1:port, ready for writes, its pid in *pid; 0, or -1 (said on
+ * stderr).  And rows[0..n) as line protocol requests to target (e.g.
+ * "/write"), BENCH_INGEST_BATCH lines each, *nb of them (free with
+ * bench_batches_free); NULL when out of memory. */
+#define BENCH_INFLUX_DB "bench"
+int bench_wire_start(const char *engine, const char *dir, int port, pid_t *pid);
+bench_batch *bench_wire_lines(const bench_tsbs_row *rows, size_t n, const char *target,
+                              size_t *nb);
+/* tsbsquery.c: the TSBS query types' latency through /query (InfluxDB
+ * 1.x, tsstored once it answers /query) and, for the types with a PromQL
+ * equivalent, VictoriaMetrics' /api/v1/query_range.  Returns 0, or -1
+ * when tsstored answered a query wrong or failed (a tsstored without
+ * /query is reported "not yet", not a failure). */
+int bench_workload_tsbs_queries(const bench_config *c);
 /* fuse.c: a day of rows read through tsstore-fuse against tsstore query. */
 void bench_workload_fuse(const bench_config *c);
 /* sql.c: queries through the SQLite virtual table against the C API. */

@@ -11,6 +11,7 @@
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
  *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
  *                 [--log-segment-size SIZE]
+ *   tsstore-bench [--tsbs FILE] --print-queries|--print-promql TYPE|all N SEED
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
  * and bytes_per_row (flush.c), latency (latency.c), and the query
@@ -20,8 +21,11 @@
  * tsstored, VictoriaMetrics and InfluxDB 1.x; Prometheus remote write into
  * tsstored and VictoriaMetrics; medians of the runs, not the best),
  * first_row (firstrow.c: first-row latency against the number of tablets),
- * tsbs (tsbs.c: TSBS queries against SQLite) and absorb_sweep (sweep.c:
- * absorb against batch size and against row size).  Each engine runs R
+ * tsbs (tsbs.c: TSBS queries against SQLite), absorb_sweep (sweep.c:
+ * absorb against batch size and against row size) and tsbs_queries
+ * (tsbsquery.c: the TSBS query types' latency over HTTP, InfluxDB 1.x,
+ * VictoriaMetrics' PromQL and tsstored's /query).  --print-queries and
+ * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
  * could not run its tsstore side or answered wrong.
@@ -57,7 +61,8 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "bytes_per_row", "latency", "query", "scan",
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
-                                        "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs"};
+                                        "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
+                                        "tsbs_queries"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -261,11 +266,12 @@ static void usage(void)
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--log-segment-size SIZE]\n"
+	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
-	        "                                 absorb_sweep|first_row|tsbs]...\n");
+	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries]...\n");
 	exit(2);
 }
 
@@ -353,10 +359,31 @@ static void set_defaults(bench_config *c)
 		                         BENCH_STEP_NS);
 }
 
+/* --print-queries or --print-promql TYPE N SEED at argv[i]: 4 (the
+ * arguments it took), or 0. */
+static int parse_print(bench_config *c, int argc, char **argv, int i)
+{
+	int promql = strcmp(argv[i], "--print-promql") == 0;
+	char *end;
+	if ((!promql && strcmp(argv[i], "--print-queries") != 0) || i + 3 >= argc)
+		return 0;
+	c->print_type = argv[i + 1];
+	c->print_n = strtoul(argv[i + 2], &end, 10);
+	if (*end)
+		usage();
+	c->print_seed = strtoull(argv[i + 3], &end, 0);
+	if (*end)
+		usage();
+	c->print_promql = promql;
+	return 4;
+}
+
 static void parse_args(int argc, char **argv, bench_config *c)
 {
 	for (int i = 1; i < argc;) {
-		int took = parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+		int took = parse_print(c, argc, argv, i);
+		if (!took)
+			took = parse_option(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
 		if (!took)
 			usage();
 		i += took;
@@ -381,6 +408,9 @@ int main(int argc, char **argv)
 	bench_rows r = {0};
 	int failed = 0;
 	parse_args(argc, argv, &c);
+	if (c.print_type)
+		return bench_tsbsq_print(c.tsbs_path, c.print_type, c.print_n, c.print_seed,
+		                         c.print_promql) < 0 ? 1 : 0;
 	if (wants_rows(&c))
 		bench_rows_make(&r, c.rows, c.hosts, c.batch, bench_wall_ns());
 	if (bench_wanted(&c, "absorb"))
@@ -416,6 +446,10 @@ int main(int argc, char **argv)
 		failed = 1;
 	if (bench_wanted(&c, "tsbs") && bench_workload_tsbs(&c) < 0)
 		failed = 1;
+#ifdef HAVE_WIRE
+	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)
+		failed = 1;
+#endif
 	if (c.compare)
 		bench_compare();
 	return failed;

@@ -58,7 +58,7 @@ typedef Tsstore__Remote__WriteRequest WriteRequest;
 #define WIRE_RUNS_MAX 32
 #define WIRE_SAMPLES (BENCH_INGEST_BATCH * BENCH_TSBS_FIELDS) /* per remote write */
 #define WIRE_LABELS (1 + BENCH_TSBS_TAGS)                    /* __name__, the tags */
-#define INFLUX_DB "bench"
+#define INFLUX_DB BENCH_INFLUX_DB
 #define INFLUXD "/usr/bin/influxd"
 #define VICTORIA "/usr/bin/victoria-metrics"
 
@@ -650,4 +650,22 @@ out:
 	free(rows);
 	free(text);
 	return rc;
+}
+
+/* ---- what the query workload (tsbsquery.c) shares ---- */
+
+int bench_wire_start(const char *engine, const char *dir, int port, pid_t *pid)
+{
+	if (strcmp(engine, "tsstored") == 0)
+		return start_tsstored(dir, port, pid);
+	if (strcmp(engine, "victoriametrics") == 0)
+		return start_victoria(dir, port, pid);
+	if (strcmp(engine, "influxdb") == 0)
+		return start_influx(dir, port, pid);
+	return -1;
+}
+
+bench_batch *bench_wire_lines(const bench_tsbs_row *rows, size_t n, const char *target, size_t *nb)
+{
+	return make_requests(rows, n, target, nb);
 }

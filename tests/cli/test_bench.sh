@@ -15,12 +15,14 @@
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
-#     ingest's peer: VictoriaMetrics; ingest_http's InfluxDB; the LMDB
-#     and RocksDB peers) either
+#     ingest's peer: VictoriaMetrics; ingest_http's InfluxDB;
+#     tsbs_queries' InfluxDB and VictoriaMetrics, and tsstored's figures
+#     or its "not yet" while it has no /query; the LMDB and RocksDB
+#     peers) either
 #     printed their lines or said on stderr why not.
 #
 # The workloads that read TSBS data (ingest, ingest_http, remote_write,
-# tsbs) get a 20-minute slice
+# tsbs, tsbs_queries) get a 20-minute slice
 # that scripts/tsbs-slice.sh writes (100 hosts, 12,000 rows), not the
 # shared file: the test needs nothing from outside the repository.
 #
@@ -158,4 +160,8 @@ optional() {
 optional "fuse_cat" '"workload":"fuse_cat","engine":"tsstore-fuse"' 'fuse_cat'
 optional "ingest peer" '"engine":"victoriametrics"' 'victoria-metrics is not installed'
 optional "ingest_http InfluxDB" '"workload":"ingest_http","engine":"influxdb"' 'influxd is not installed'
+optional "tsbs_queries InfluxDB" '"workload":"tsbs_queries","engine":"influxdb","metric":"median_us"' 'influxd is not installed'
+optional "tsbs_queries VictoriaMetrics" '"workload":"tsbs_queries","engine":"victoriametrics","metric":"median_us"' 'victoria-metrics is not installed'
+# tsstored: its figures once it answers /query, until then "not yet"
+optional "tsbs_queries tsstored" '"workload":"tsbs_queries","engine":"tsstored","\(metric":"median_us\|status":"not yet\)' 'tsbs_queries: tsstored'
 finish

@@ -33,17 +33,39 @@
  * boolean int32, string string).
  *
  * Exit status 0, or 1 (a message on stderr) on input it cannot read.
+ *
+ *   canon qdiff A B              two InfluxDB 1.x /query answers (files)
+ *
+ * compares the answer of a differential test's oracle (A) with the
+ * answer under test (B), as tests/interop/test_tsbs_queries.sh needs it:
+ * the same results (one per statement, statement_id alike), the same
+ * series in the same order (name, tags: the same keys and values), the
+ * same columns in the same order, the same number of rows with the same
+ * timestamps (the column "time", exactly), and every value equal: null
+ * only to null, strings and booleans exactly, two integers exactly, else
+ * two numbers within QDIFF_REL of the larger magnitude (1 and 1.0 are
+ * equal: InfluxDB writes a float mean of 50 as 50).  Rows of one series
+ * sharing a timestamp (SELECT * over several hosts) may come in either
+ * order: each such run is compared sorted by its rows' JSON text.  A
+ * missing "series" is an empty one.  Prints "equal SERIES ROWS" (A's
+ * counts) and exits 0; prints "differ: WHERE: WHAT" (WHERE names the
+ * result, the series and the row: of a run sharing a timestamp, its
+ * first) or, when A itself is
+ * an error (the oracle refused the query), "error: MESSAGE", and exits 1;
+ * exits 2 on a file that is not JSON.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_LEN 256
 #define COLS_MAX 2048
+#define QDIFF_REL 1e-9 /* qdiff: relative tolerance of two numbers */
 
 /* One column of an output line: its mapped name and canonical value. */
 struct cell {
@@ -317,6 +339,213 @@ static void do_prom(void)
 	json_decref(root);
 }
 
+/* ---- canon qdiff A B ---- */
+
+/* Report the first difference (what, at where) and exit 1. */
+static void qd_differ(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void qd_differ(const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	printf("differ: %s: ", where);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(1);
+}
+
+/* v as compact JSON text, for a message (static buffer, cut short). */
+static const char *qd_text(json_t *v)
+{
+	static char buf[2][256];
+	static int k;
+	char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	k ^= 1;
+	snprintf(buf[k], sizeof buf[k], "%s", t ? t : "(absent)");
+	free(t);
+	return buf[k];
+}
+
+/* Whether two cells are equal (see the head comment). */
+static int qd_value_equal(json_t *a, json_t *b)
+{
+	if (json_is_integer(a) && json_is_integer(b))
+		return json_integer_value(a) == json_integer_value(b);
+	if (json_is_number(a) && json_is_number(b)) {
+		double x = json_number_value(a), y = json_number_value(b);
+		return x == y || fabs(x - y) <= QDIFF_REL * fmax(fabs(x), fabs(y));
+	}
+	return json_equal(a, b);
+}
+
+/* qsort: rows by their JSON text. */
+static int qd_row_cmp(const void *a, const void *b)
+{
+	char *x = json_dumps(*(json_t *const *)a, JSON_ENCODE_ANY | JSON_COMPACT);
+	char *y = json_dumps(*(json_t *const *)b, JSON_ENCODE_ANY | JSON_COMPACT);
+	int c = strcmp(x ? x : "", y ? y : "");
+	free(x);
+	free(y);
+	return c;
+}
+
+/* Whether rows x and y are equal, cell for cell; *col receives the
+ * first column that differs (-1: their lengths do). */
+static int qd_row_equal(json_t *x, json_t *y, long *col)
+{
+	*col = -1;
+	if (json_array_size(x) != json_array_size(y))
+		return 0;
+	for (size_t k = 0; k < json_array_size(x); k++)
+		if (!qd_value_equal(json_array_get(x, k), json_array_get(y, k))) {
+			*col = (long)k;
+			return 0;
+		}
+	return 1;
+}
+
+/* Whether rows a[0..n) and b[0..n) are equal, in order; *at receives
+ * the first that differs. */
+static int qd_rows_equal(json_t **a, json_t **b, size_t n, size_t *at, long *col)
+{
+	for (*at = 0; *at < n; ++*at)
+		if (!qd_row_equal(a[*at], b[*at], col))
+			return 0;
+	return 1;
+}
+
+/* Compare rows a[0..n) and b[0..n), at where: equal in order, or else
+ * (a run sharing one timestamp) equal once both are sorted. */
+static void qd_rows(const char *where, json_t **a, json_t **b, size_t n, json_t *cols)
+{
+	size_t j;
+	long k;
+	if (qd_rows_equal(a, b, n, &j, &k))
+		return;
+	if (n > 1) {
+		qsort(a, n, sizeof *a, qd_row_cmp);
+		qsort(b, n, sizeof *b, qd_row_cmp);
+		if (qd_rows_equal(a, b, n, &j, &k))
+			return;
+	}
+	if (k < 0)
+		qd_differ(where, "a row of %zu cells against %zu", json_array_size(a[j]),
+		          json_array_size(b[j]));
+	qd_differ(where, "column %s: %s against %s",
+	          json_string_value(json_array_get(cols, (size_t)k)),
+	          qd_text(json_array_get(a[j], (size_t)k)), qd_text(json_array_get(b[j], (size_t)k)));
+}
+
+/* Compare the values of two series with the same columns (time at
+ * column tcol, or -1); returns the rows. */
+static size_t qd_values(const char *where, json_t *va, json_t *vb, json_t *cols, int tcol)
+{
+	size_t n = json_array_size(va), j, end;
+	char at[1100];
+	if (n != json_array_size(vb))
+		qd_differ(where, "%zu rows against %zu", n, json_array_size(vb));
+	for (j = 0; j < n; j = end) {
+		json_t *ta = tcol < 0 ? NULL : json_array_get(json_array_get(va, j), (size_t)tcol);
+		json_t *tb = tcol < 0 ? NULL : json_array_get(json_array_get(vb, j), (size_t)tcol);
+		snprintf(at, sizeof at, "%s, row %zu", where, j);
+		if (tcol >= 0 && !(json_is_integer(ta) && json_is_integer(tb) &&
+		                   json_integer_value(ta) == json_integer_value(tb)))
+			qd_differ(at, "time %s against %s", qd_text(ta), qd_text(tb));
+		/* the run of rows sharing this timestamp */
+		for (end = j + 1; tcol >= 0 && end < n; end++) {
+			json_t *next = json_array_get(json_array_get(va, end), (size_t)tcol);
+			if (!json_equal(next, ta))
+				break;
+		}
+		json_t *ra[end - j], *rb[end - j];
+		for (size_t k = j; k < end; k++) {
+			ra[k - j] = json_array_get(va, k);
+			rb[k - j] = json_array_get(vb, k);
+		}
+		qd_rows(at, ra, rb, end - j, cols);
+	}
+	return n;
+}
+
+/* Compare series a and b (index i of result r); returns their rows. */
+static size_t qd_series(size_t r, size_t i, json_t *a, json_t *b)
+{
+	char where[1024];
+	json_t *ta = json_object_get(a, "tags"), *tb = json_object_get(b, "tags");
+	json_t *ca = json_object_get(a, "columns"), *cb = json_object_get(b, "columns");
+	json_t *empty = json_object();
+	int tcol = -1;
+	snprintf(where, sizeof where, "result %zu, series %zu (%s", r, i,
+	         json_string_value(json_object_get(a, "name")));
+	snprintf(where + strlen(where), sizeof where - strlen(where), " %s)",
+	         ta ? qd_text(ta) : "{}");
+	if (!json_equal(json_object_get(a, "name"), json_object_get(b, "name")))
+		qd_differ(where, "name %s against %s", qd_text(json_object_get(a, "name")),
+		          qd_text(json_object_get(b, "name")));
+	if (!json_equal(ta ? ta : empty, tb ? tb : empty))
+		qd_differ(where, "tags %s against %s", qd_text(ta), qd_text(tb));
+	if (!json_equal(ca, cb))
+		qd_differ(where, "columns %s against %s", qd_text(ca), qd_text(cb));
+	json_decref(empty);
+	for (size_t k = 0; k < json_array_size(ca); k++)
+		if (strcmp(json_string_value(json_array_get(ca, k)) ?: "", "time") == 0)
+			tcol = (int)k;
+	return qd_values(where, json_object_get(a, "values"), json_object_get(b, "values"), ca,
+	                 tcol);
+}
+
+/* The answer in file path, or exit 2. */
+static json_t *qd_load(const char *path)
+{
+	json_error_t err;
+	json_t *root = json_load_file(path, 0, &err);
+	if (!json_is_object(root)) {
+		fprintf(stderr, "canon: %s: not a JSON object: %s\n", path, err.text);
+		exit(2);
+	}
+	return root;
+}
+
+/* canon qdiff A B */
+static void do_qdiff(const char *pa, const char *pb)
+{
+	json_t *a = qd_load(pa), *b = qd_load(pb), *ra, *rb, *sa, *sb;
+	size_t nseries = 0, nrows = 0;
+	if (json_object_get(a, "error"))
+		printf("error: %s\n", json_string_value(json_object_get(a, "error"))), exit(1);
+	if (json_object_get(b, "error"))
+		qd_differ("answer", "an error: %s", qd_text(json_object_get(b, "error")));
+	ra = json_object_get(a, "results");
+	rb = json_object_get(b, "results");
+	if (json_array_size(ra) != json_array_size(rb) || !json_is_array(rb))
+		qd_differ("results", "%zu results against %s", json_array_size(ra), qd_text(rb));
+	for (size_t r = 0; r < json_array_size(ra); r++) {
+		json_t *x = json_array_get(ra, r), *y = json_array_get(rb, r), *none = json_array();
+		char where[64];
+		snprintf(where, sizeof where, "result %zu", r);
+		if (json_object_get(x, "error"))
+			printf("error: %s\n", json_string_value(json_object_get(x, "error"))), exit(1);
+		if (json_object_get(y, "error"))
+			qd_differ(where, "an error: %s", qd_text(json_object_get(y, "error")));
+		if (!json_equal(json_object_get(x, "statement_id"), json_object_get(y, "statement_id")))
+			qd_differ(where, "statement_id %s against %s",
+			          qd_text(json_object_get(x, "statement_id")),
+			          qd_text(json_object_get(y, "statement_id")));
+		sa = json_object_get(x, "series") ? json_object_get(x, "series") : none;
+		sb = json_object_get(y, "series") ? json_object_get(y, "series") : none;
+		if (json_array_size(sa) != json_array_size(sb))
+			qd_differ(where, "%zu series against %zu", json_array_size(sa),
+			          json_array_size(sb));
+		for (size_t i = 0; i < json_array_size(sa); i++)
+			nrows += qd_series(r, i, json_array_get(sa, i), json_array_get(sb, i));
+		nseries += json_array_size(sa);
+		json_decref(none);
+	}
+	printf("equal %zu %zu\n", nseries, nrows);
+	json_decref(a);
+	json_decref(b);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "tsstore") == 0)
@@ -327,8 +556,10 @@ int main(int argc, char **argv)
 		do_fieldkeys();
 	else if (argc == 2 && strcmp(argv[1], "prom") == 0)
 		do_prom();
+	else if (argc == 4 && strcmp(argv[1], "qdiff") == 0)
+		do_qdiff(argv[2], argv[3]);
 	else {
-		fprintf(stderr, "usage: canon tsstore TABLE | influx SCHEMADIR | fieldkeys | prom\n");
+		fprintf(stderr, "usage: canon tsstore TABLE | influx SCHEMADIR | fieldkeys | prom | qdiff A B\n");
 		return 2;
 	}
 	return fflush(stdout) == 0 ? 0 : 1;
