@@ -137,7 +137,7 @@ struct read {
 struct tread {
 	int nlab;                    /* label columns (key columns before ts) */
 	int proj[LABELS_MAX + 2];    /* projection: the labels, ts, value */
-	const char *name[LABELS_MAX]; /* the label columns' names */
+	const char *name[LABELS_MAX]; /* the label columns' names (in the arena) */
 	int order[LABELS_MAX + 1];   /* labels by name: indexes, -1 for __name__ */
 	const char *metric;
 	size_t metric_len;
@@ -468,6 +468,15 @@ static int read_table(struct read *r, const char *name, const char *metric, size
 	}
 	if (!table_shape(sc, &tr))
 		goto out;
+	for (int i = 0; i < tr.nlab; i++) { /* the series outlive the schema */
+		size_t len = strlen(tr.name[i]) + 1;
+		char *copy = arena_alloc(&r->arena, len);
+		if (!copy) {
+			failf(r, 500, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+		tr.name[i] = memcpy(copy, tr.name[i], len);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (ms[i].is_metric)
 			continue;
