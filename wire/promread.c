@@ -130,8 +130,10 @@ static int lay_out(struct mem *m, struct pr_request *r, char *err, size_t errsiz
 		return fail(err, errsize, PR_ENOMEM, "out of memory for the queries");
 	for (size_t i = 0; i < rr->n_queries; i++) {
 		const Tsstore__Remote__Query *q = rr->queries[i];
+		/* no matcher in the request: matchers is NULL, and NULL + 0 is
+		 * undefined (fuzz_promread found it) */
 		m->queries[i] = (struct pr_query){q->start_timestamp_ms, q->end_timestamp_ms,
-		                                  m->matchers + k, q->n_matchers};
+		                                  m->matchers ? m->matchers + k : NULL, q->n_matchers};
 		for (size_t j = 0; j < q->n_matchers; j++, k++) {
 			const Tsstore__Remote__LabelMatcher *lm = q->matchers[j];
 			if ((int)lm->type < PR_EQ || (int)lm->type > PR_NRE)
@@ -143,8 +145,6 @@ static int lay_out(struct mem *m, struct pr_request *r, char *err, size_t errsiz
 				(const char *)lm->value.data, lm->value.len};
 		}
 	}
-	if (nm == 0)
-		m->matchers = NULL;
 	r->queries = m->queries;
 	r->nqueries = rr->n_queries;
 	return 0;
