@@ -141,7 +141,7 @@ struct tread {
 	int order[LABELS_MAX + 1];   /* labels by name: indexes, -1 for __name__ */
 	const char *metric;
 	size_t metric_len;
-	char *cur[LABELS_MAX];       /* the current series' label values */
+	char *cur[LABELS_MAX];       /* the current series' label values, NUL-terminated */
 	size_t curlen[LABELS_MAX], curcap[LABELS_MAX];
 	int have_cur, cur_ok;
 	int64_t last_ms;
@@ -178,14 +178,15 @@ static int compile(struct read *r, size_t qi, const struct pr_query *q, struct m
 		int rc;
 		if (!pat)
 			return failf(r, 500, TS_ENOMEM, "out of memory");
-		if (memchr(m->value, '\0', m->value_len)) {
+		if (m->value_len && memchr(m->value, '\0', m->value_len)) {
 			free(pat);
 			return failf(r, 400, TS_EINVAL, "query %zu: the regular expression of label "
 			             "\"%.*s\" holds a NUL byte", qi + 1, (int)(m->name_len > 64 ? 64 :
 			             m->name_len), m->name);
 		}
 		memcpy(pat, "^(", 2);
-		memcpy(pat + 2, m->value, m->value_len);
+		if (m->value_len)
+			memcpy(pat + 2, m->value, m->value_len);
 		memcpy(pat + 2 + m->value_len, ")$", 3);
 		rc = regcomp(&ms[i].re, pat, REG_EXTENDED | REG_NOSUB);
 		free(pat);
@@ -209,20 +210,29 @@ static void uncompile(struct matcher *ms, size_t n)
 			regfree(&ms[i].re);
 }
 
-/* Whether matcher m takes value v[0..n). */
+/* Whether v[0..n) is m's value (either may be NULL when empty: no
+ * memcmp of NULL, even for 0 bytes). */
+static int equal(const struct pr_matcher *m, const char *v, size_t n)
+{
+	return n == m->value_len && (n == 0 || memcmp(v, m->value, n) == 0);
+}
+
+/* Whether matcher m takes value v[0..n), which v[n] ends with a NUL
+ * (regexec reads it as REG_STARTEND says, but AddressSanitizer's
+ * interceptor reads to the NUL). */
 static int matches(const struct matcher *m, const char *v, size_t n)
 {
 	regmatch_t pm[1];
 	switch (m->m->type) {
 	case PR_EQ:
-		return n == m->m->value_len && memcmp(v, m->m->value, n) == 0;
+		return equal(m->m, v, n);
 	case PR_NEQ:
-		return !(n == m->m->value_len && memcmp(v, m->m->value, n) == 0);
+		return !equal(m->m, v, n);
 	case PR_RE:
 	case PR_NRE:
 		pm[0].rm_so = 0;
 		pm[0].rm_eo = (regoff_t)n;
-		return (regexec(&m->re, n ? v : "", 1, pm, REG_STARTEND) == 0) == (m->m->type == PR_RE);
+		return (regexec(&m->re, v, 1, pm, REG_STARTEND) == 0) == (m->m->type == PR_RE);
 	}
 	return 0;
 }
@@ -286,20 +296,21 @@ static int same_series(struct tread *tr, const ts_value *row)
 	int same = tr->have_cur;
 	for (int i = 0; same && i < tr->nlab; i++)
 		same = row[i].v.s.len == tr->curlen[i] &&
-		       memcmp(row[i].v.s.ptr, tr->cur[i], row[i].v.s.len) == 0;
+		       (tr->curlen[i] == 0 || memcmp(row[i].v.s.ptr, tr->cur[i], tr->curlen[i]) == 0);
 	if (same)
 		return 1;
 	for (int i = 0; i < tr->nlab; i++) {
 		size_t n = row[i].v.s.len;
-		if (n > tr->curcap[i]) {
-			char *p = realloc(tr->cur[i], n);
+		if (!tr->cur[i] || n >= tr->curcap[i]) {
+			char *p = realloc(tr->cur[i], n + 1);
 			if (!p)
 				return -1;
 			tr->cur[i] = p;
-			tr->curcap[i] = n;
+			tr->curcap[i] = n + 1;
 		}
 		if (n)
 			memcpy(tr->cur[i], row[i].v.s.ptr, n);
+		tr->cur[i][n] = '\0'; /* for regexec, whose sanitizer interceptor reads to a NUL */
 		tr->curlen[i] = n;
 	}
 	tr->have_cur = 1;
@@ -311,8 +322,7 @@ static int series_matches(const struct tread *tr, const struct matcher *ms, size
 {
 	for (size_t i = 0; i < n; i++)
 		if (!ms[i].is_metric && ms[i].col >= 0 &&
-		    !matches(&ms[i], tr->cur[ms[i].col] ? tr->cur[ms[i].col] : "",
-		             tr->curlen[ms[i].col]))
+		    !matches(&ms[i], tr->cur[ms[i].col], tr->curlen[ms[i].col]))
 			return 0;
 	return 1;
 }
@@ -420,7 +430,7 @@ static int read_rows(struct read *r, ts_table *t, struct tread *tr, struct match
 			;
 		if (i == n)
 			break;
-		prefix[np] = ts_stringn(ms[i].m->value, ms[i].m->value_len);
+		prefix[np] = ts_stringn(ms[i].m->value_len ? ms[i].m->value : "", ms[i].m->value_len);
 	}
 	tq.prefix = np ? prefix : NULL;
 	tq.nprefix = np;
@@ -498,7 +508,7 @@ static int run_query(struct read *r, size_t qi, const struct pr_query *q)
 {
 	struct matcher *ms = calloc(q->nmatchers + 1, sizeof *ms);
 	const struct pr_matcher *named = NULL;
-	char table[TS_NAME_MAX + 1];
+	char table[TS_NAME_MAX + 1], *metric = NULL;
 	int rc = 0;
 	if (!ms)
 		return failf(r, 500, TS_ENOMEM, "out of memory");
@@ -509,9 +519,17 @@ static int run_query(struct read *r, size_t qi, const struct pr_query *q)
 		if (ms[i].is_metric && ms[i].m->type == PR_EQ)
 			named = ms[i].m;
 	if (named) {
-		if (named->value_len)
-			rc = read_table(r, tsd_ingest_name(named->value, named->value_len, 0, table),
-			                named->value, named->value_len, ms, q->nmatchers, q);
+		if (!named->value_len)
+			goto out;
+		/* a copy, NUL-terminated, that lives as long as the series */
+		if (!(metric = arena_alloc(&r->arena, named->value_len + 1))) {
+			rc = failf(r, 500, TS_ENOMEM, "out of memory");
+			goto out;
+		}
+		memcpy(metric, named->value, named->value_len);
+		metric[named->value_len] = '\0';
+		rc = read_table(r, tsd_ingest_name(named->value, named->value_len, 0, table), metric,
+		                named->value_len, ms, q->nmatchers, q);
 		goto out;
 	}
 	if (!r->tables && (rc = ts_tables(r->db, &r->tables, NULL)) < 0) {

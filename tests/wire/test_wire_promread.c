@@ -157,7 +157,7 @@ static void wire_promread_two_queries(void **state)
 }
 
 /* The empty body is a request of no query; so is a request naming no
- * response type, or SAMPLES alone. */
+ * response type, or SAMPLES alone; queries may have no matcher. */
 static void wire_promread_empty(void **state)
 {
 	struct pr_request r;
@@ -174,6 +174,18 @@ static void wire_promread_empty(void **state)
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 16, &r, NULL, 0), 0);
 	assert_int_equal(r.decoded_len, 2);
+	pr_request_free(&r);
+	free(body);
+	/* queries, none with a matcher (fuzz_promread's
+	 * ub-no-matchers-null-offset) */
+	put(&b, "\x0a\x02\x08\x01\x0a\x00", 6);
+	body = compress(&b, &len);
+	assert_int_equal(pr_decode(body, len, 16, &r, NULL, 0), 0);
+	assert_int_equal(r.nqueries, 2);
+	assert_int_equal(r.queries[0].start_ms, 1);
+	assert_int_equal(r.queries[0].nmatchers, 0);
+	assert_null(r.queries[0].matchers);
+	assert_int_equal(r.queries[1].start_ms, 0);
 	pr_request_free(&r);
 	free(body);
 }
