@@ -25,7 +25,9 @@
  *             projects the label columns, ts and value.  Rows come in
  *             key order, so the rows of a series (one set of label
  *             values) are consecutive and in time order: the matchers
- *             run once per series, when its label values change.
+ *             run once per series, when its label values change; past
+ *             SEEK_AFTER rows of a series they refuse, the cursor is
+ *             opened again after its label values.
  * A series' labels are __name__ and its non-empty label columns, sorted
  * by name (as Prometheus keeps them); its samples are the rows, ts
  * floored to ms (a second row in the same ms is dropped: Prometheus's
@@ -64,6 +66,10 @@
 /* The most bytes a sample takes in the response (tag, length, the
  * double's tag and 8 bytes, the timestamp's tag and at most 10 bytes). */
 #define SAMPLE_MAX_BYTES 22
+/* Rows of a series the matchers refuse that are passed over one by one;
+ * past them, the cursor is opened again after the series' label values
+ * (the rows of a long series are then skipped by the key search). */
+#define SEEK_AFTER 256
 
 /* ---- An arena for label strings and arrays ---- */
 
@@ -144,6 +150,7 @@ struct tread {
 	char *cur[LABELS_MAX];       /* the current series' label values, NUL-terminated */
 	size_t curlen[LABELS_MAX], curcap[LABELS_MAX];
 	int have_cur, cur_ok;
+	size_t skipped;              /* rows of the current series passed over */
 	int64_t last_ms;
 };
 
@@ -342,12 +349,15 @@ static int take_row(struct read *r, struct tread *tr, const struct matcher *ms, 
 		return failf(r, 500, TS_ENOMEM, "out of memory");
 	if (!same) {
 		tr->cur_ok = series_matches(tr, ms, n);
+		tr->skipped = 0;
 		if (tr->cur_ok && series_start(r, tr) < 0)
 			return -1;
 		tr->last_ms = INT64_MIN;
 	}
-	if (!tr->cur_ok)
+	if (!tr->cur_ok) {
+		tr->skipped++;
 		return 0;
+	}
 	int64_t ms_ = floor_ms(row[tr->nlab].v.i);
 	struct gseries *s = &r->series[r->nseries - 1];
 	if (s->n && ms_ == tr->last_ms)
@@ -418,7 +428,7 @@ static int table_shape(const ts_schema *sc, struct tread *tr)
 static int read_rows(struct read *r, ts_table *t, struct tread *tr, struct matcher *ms, size_t n,
                      const struct pr_query *q)
 {
-	ts_value prefix[LABELS_MAX];
+	ts_value prefix[LABELS_MAX], after[LABELS_MAX];
 	ts_query tq;
 	ts_cursor *cur = NULL;
 	const ts_value *row;
@@ -446,9 +456,25 @@ static int read_rows(struct read *r, ts_table *t, struct tread *tr, struct match
 	tq.ncolumns = tr->nlab + 2;
 	if ((rc = ts_query_open(t, &tq, &cur)) < 0)
 		return failf(r, 500, rc, "table \"%s\": %s", ts_table_name(t), ts_errmsg(NULL));
-	while ((rc = ts_cursor_next(cur, &row, NULL)) == 0 && row)
+	while ((rc = ts_cursor_next(cur, &row, NULL)) == 0 && row) {
 		if (take_row(r, tr, ms, n, row) < 0)
 			break;
+		if (tr->skipped < SEEK_AFTER || tr->nlab == 0)
+			continue;
+		/* a long series the matchers refuse: on past its rows, with
+		 * a new cursor from just after its label values */
+		for (int i = 0; i < tr->nlab; i++)
+			after[i] = ts_stringn(tr->curlen[i] ? tr->cur[i] : "", tr->curlen[i]);
+		tq.lower = after;
+		tq.nlower = tr->nlab;
+		tq.lower_exclusive = 1;
+		tr->skipped = 0;
+		ts_cursor_close(cur);
+		if ((rc = ts_query_open(t, &tq, &cur)) < 0) {
+			cur = NULL;
+			break;
+		}
+	}
 	if (rc < 0)
 		failf(r, 500, rc, "table \"%s\": %s", ts_table_name(t), ts_errmsg(NULL));
 	ts_cursor_close(cur);

@@ -579,6 +579,33 @@ static void test_limit(void **state)
 	            "exceeded sample limit (4)\n");
 }
 
+/* A series the matchers refuse, longer than the rows passed over one
+ * by one (SEEK_AFTER, 256): the read goes on after it, to the series
+ * that follow. */
+static void test_skip_long_series(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const s0[] = {"__name__", "long", "a", "0", "job", "take", NULL};
+	static const char *const s1[] = {"__name__", "long", "a", "1", "job", "skip", NULL};
+	static const char *const s2[] = {"__name__", "long", "a", "2", "job", "take", NULL};
+	static const char *const m[] = {"=", "__name__", "long", "=~", "job", "t.*", NULL};
+	static const double v8[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	int64_t ms8[8];
+	for (int k = 0; k < 8; k++)
+		ms8[k] = T0 + k;
+	const struct tseries ends[] = {{s0, 2, ms8, v8}, {s2, 2, ms8 + 6, v8 + 6}};
+	write_series(f, ends, 2);
+	for (int b = 0; b < 40; b++) { /* 320 rows of s1 */
+		for (int k = 0; k < 8; k++)
+			ms8[k] = T0 + 8 * b + k;
+		const struct tseries mid[] = {{s1, 8, ms8, v8}};
+		write_series(f, mid, 1);
+	}
+	read_expect(f, (struct tquery[]){{ALL, m}}, 1, 200,
+	            "q1: {__name__=long,a=0,job=take} 1795305600000:0 1795305600001:1"
+	            " {__name__=long,a=2,job=take} 1795305600006:6 1795305600007:7\n");
+}
+
 #define T(name, fn, setup) {"promread_" name, fn, setup, teardown, NULL}
 
 int main(void)
@@ -591,6 +618,7 @@ int main(void)
 		T("several", test_several, setup),
 		T("bad", test_bad, setup),
 		T("limit", test_limit, setup_limit),
+		T("skip_long_series", test_skip_long_series, setup),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
