@@ -40,11 +40,16 @@
  * response is encoded (wire/promread.c) once every query is answered,
  * and everything but the compressed body is freed.
  *
- * Regular expressions are POSIX extended ones (regcomp), anchored as
- * Prometheus anchors RE2's: the pattern P runs as ^(P)$ on the bytes of
- * the value.  What RE2 has and POSIX lacks (\d, non-greedy operators,
- * (?i) flags, (?:...)) is refused with a 400 naming the pattern.
+ * Regular expressions are RE2's, as Prometheus takes them, translated to
+ * POSIX extended ones by wire/promread.c (pr_regex_posix: anchored as
+ * Prometheus anchors them, ^(P)$; \d and the other Perl classes as
+ * bracket expressions, (?:...) as a group, . as any character but
+ * newline; what has no POSIX equal, such as (?i), refused with a 400),
+ * compiled with regcomp and run under a UTF-8 LC_CTYPE (C.UTF-8), so
+ * that . takes a character, as RE2's does, not a byte.
  */
+#include <locale.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -181,30 +186,19 @@ static int compile(struct read *r, size_t qi, const struct pr_query *q, struct m
 		ms[i].is_metric = m->name_len == METRIC_LEN && memcmp(m->name, METRIC, METRIC_LEN) == 0;
 		if (m->type != PR_RE && m->type != PR_NRE)
 			continue;
-		char *pat = malloc(m->value_len + 5);
-		int rc;
-		if (!pat)
+		char *pat = NULL, why[PR_ERR_MAX];
+		int rc = pr_regex_posix(m->value_len ? m->value : "", m->value_len, &pat, why,
+		                        sizeof why);
+		if (rc == PR_ENOMEM)
 			return failf(r, 500, TS_ENOMEM, "out of memory");
-		if (m->value_len && memchr(m->value, '\0', m->value_len)) {
-			free(pat);
-			return failf(r, 400, TS_EINVAL, "query %zu: the regular expression of label "
-			             "\"%.*s\" holds a NUL byte", qi + 1, (int)(m->name_len > 64 ? 64 :
-			             m->name_len), m->name);
-		}
-		memcpy(pat, "^(", 2);
-		if (m->value_len)
-			memcpy(pat + 2, m->value, m->value_len);
-		memcpy(pat + 2 + m->value_len, ")$", 3);
-		rc = regcomp(&ms[i].re, pat, REG_EXTENDED | REG_NOSUB);
-		free(pat);
-		if (rc != 0) {
-			char why[128];
+		if (rc == 0 && (rc = regcomp(&ms[i].re, pat, REG_EXTENDED | REG_NOSUB)) != 0)
 			regerror(rc, &ms[i].re, why, sizeof why);
+		free(pat);
+		if (rc != 0)
 			return failf(r, 400, TS_EINVAL, "query %zu: the regular expression \"%.*s\" of "
-			             "label \"%.*s\" is not a POSIX extended one tsstored takes: %s",
-			             qi + 1, (int)(m->value_len > 200 ? 200 : m->value_len), m->value,
+			             "label \"%.*s\" is not one tsstored takes: %s", qi + 1,
+			             (int)(m->value_len > 200 ? 200 : m->value_len), m->value,
 			             (int)(m->name_len > 64 ? 64 : m->name_len), m->name, why);
-		}
 		ms[i].compiled = 1;
 	}
 	return 0;
@@ -613,9 +607,39 @@ static int decode_error(struct read *r, int code, const char *why, size_t n, siz
 	return failf(r, 400, TS_EINVAL, "%s", why);
 }
 
+static int prom_read(ts_db *db, const char *body, size_t len, size_t max_decoded,
+                     size_t max_samples, char **out, size_t *outlen,
+                     struct tsd_prom_read_result *res);
+
+/* The UTF-8 locale the regular expressions run in (LC_CTYPE, so that
+ * . and [^...] take a character, as RE2's do, not a byte), made once;
+ * (locale_t)0 when the system has none (then they run in the thread's,
+ * the C locale: bytes). */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_make(void)
+{
+	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
 int tsd_prom_read(ts_db *db, const char *body, size_t len, size_t max_decoded,
                   size_t max_samples, char **out, size_t *outlen,
                   struct tsd_prom_read_result *res)
+{
+	locale_t old = (locale_t)0;
+	pthread_once(&utf8_once, utf8_make);
+	if (utf8_locale)
+		old = uselocale(utf8_locale);
+	int status = prom_read(db, body, len, max_decoded, max_samples, out, outlen, res);
+	if (utf8_locale)
+		uselocale(old);
+	return status;
+}
+
+static int prom_read(ts_db *db, const char *body, size_t len, size_t max_decoded,
+                     size_t max_samples, char **out, size_t *outlen,
+                     struct tsd_prom_read_result *res)
 {
 	struct read r = {.db = db, .res = res, .max_samples = max_samples};
 	struct pr_request req;

@@ -355,6 +355,230 @@ int pr_encode(const struct pr_result *results, size_t n, char **out, size_t *len
 	return 0;
 }
 
+/* ---- Regular expressions ---- */
+
+/* A growing string. */
+struct text {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void emit(struct text *t, const char *s, size_t n)
+{
+	if (t->oom)
+		return;
+	if (t->n + n + 1 > t->cap) {
+		size_t cap = (t->n + n + 1) * 2;
+		char *p = realloc(t->p, cap);
+		if (!p) {
+			t->oom = 1;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = '\0';
+}
+
+static void emits(struct text *t, const char *s)
+{
+	emit(t, s, strlen(s));
+}
+
+static int is_punct(char c)
+{
+	return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+	       (c >= '{' && c <= '~');
+}
+
+/* The character of a control escape (\n \t \r \f \v), or 0. */
+static char control(char d)
+{
+	switch (d) {
+	case 'n': return '\n';
+	case 't': return '\t';
+	case 'r': return '\r';
+	case 'f': return '\f';
+	case 'v': return '\v';
+	}
+	return 0;
+}
+
+/* The members of a Perl class inside [...] (\d \w \s), or NULL. */
+static const char *class_members(char d)
+{
+	switch (d) {
+	case 'd': return "0-9";
+	case 'w': return "0-9A-Za-z_";
+	case 's': return "\t\n\f\r ";
+	}
+	return NULL;
+}
+
+/* The bracket expression of a Perl class (\d \D \w \W \s \S), or
+ * NULL. */
+static const char *class_bracket(char d)
+{
+	switch (d) {
+	case 'd': return "[0-9]";
+	case 'D': return "[^0-9]";
+	case 'w': return "[0-9A-Za-z_]";
+	case 'W': return "[^0-9A-Za-z_]";
+	case 's': return "[\t\n\f\r ]";
+	case 'S': return "[^\t\n\f\r ]";
+	}
+	return NULL;
+}
+
+/* The length of a repetition {n}, {n,}, {n,m} at re[i..n), or 0. */
+static size_t repetition(const char *re, size_t n, size_t i)
+{
+	size_t j = i + 1, digits = 0;
+	while (j < n && re[j] >= '0' && re[j] <= '9')
+		j++, digits++;
+	if (!digits)
+		return 0;
+	if (j < n && re[j] == ',') {
+		j++;
+		while (j < n && re[j] >= '0' && re[j] <= '9')
+			j++;
+	}
+	return j < n && re[j] == '}' ? j + 1 - i : 0;
+}
+
+/* Translate the bracket expression at re[*i] ('[') onto t.  Returns 0,
+ * or PR_EREGEX with the message. */
+static int bracket(const char *re, size_t n, size_t *i, struct text *t, char *err, size_t errsize)
+{
+	size_t k = *i + 1;
+	emits(t, "[");
+	if (k < n && re[k] == '^')
+		emits(t, "^"), k++;
+	if (k < n && re[k] == ']') /* a ] first is a member, in both */
+		emits(t, "]"), k++;
+	while (k < n && re[k] != ']') {
+		char c = re[k];
+		if (c == '[' && k + 1 < n && re[k + 1] == ':') { /* [:alpha:], in both */
+			const char *end = NULL;
+			for (size_t j = k + 2; j + 1 < n && !end; j++)
+				if (re[j] == ':' && re[j + 1] == ']')
+					end = re + j + 2;
+			if (!end)
+				return fail(err, errsize, PR_EREGEX, "a [: without its :]");
+			emit(t, re + k, (size_t)(end - (re + k)));
+			k = (size_t)(end - re);
+			continue;
+		}
+		if (c == '[' && k + 1 < n && (re[k + 1] == '.' || re[k + 1] == '='))
+			return fail(err, errsize, PR_EREGEX, "[.x.] and [=x=] inside [...] are not RE2");
+		if (c != '\\') {
+			emit(t, &c, 1);
+			k++;
+			continue;
+		}
+		if (k + 1 == n)
+			return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+		char d = re[k + 1], ctl = control(d);
+		k += 2;
+		if (class_members(d))
+			emits(t, class_members(d));
+		else if (ctl)
+			emit(t, &ctl, 1);
+		else if (d == '\\') /* a backslash is itself inside POSIX's [...] */
+			emits(t, "\\");
+		else if (is_punct(d) && d != ']' && d != '^' && d != '-' && d != '[')
+			emit(t, &d, 1);
+		else
+			return fail(err, errsize, PR_EREGEX, "\\%c inside [...] is not taken", d);
+	}
+	if (k == n)
+		return fail(err, errsize, PR_EREGEX, "a [ without its ]");
+	emits(t, "]");
+	*i = k + 1;
+	return 0;
+}
+
+/* Translate the escape at re[*i] ('\\') onto t.  Returns 0, or
+ * PR_EREGEX with the message. */
+static int escape(const char *re, size_t n, size_t *i, struct text *t, char *err, size_t errsize)
+{
+	char d, ctl;
+	if (*i + 1 == n)
+		return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+	d = re[*i + 1];
+	ctl = control(d);
+	*i += 2;
+	if (class_bracket(d))
+		emits(t, class_bracket(d));
+	else if (ctl)
+		emit(t, &ctl, 1);
+	else if (d && strchr(".[]()*+?{}|^$\\", d)) { /* special in POSIX: escaped there too */
+		char esc[2] = {'\\', d};
+		emit(t, esc, 2);
+	} else if (is_punct(d))
+		emit(t, &d, 1);
+	else
+		return fail(err, errsize, PR_EREGEX, "\\%c is not taken (RE2 has it, POSIX "
+		            "regular expressions have not)", d);
+	return 0;
+}
+
+int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsize)
+{
+	struct text t = {0};
+	size_t i = 0, rep;
+	int rc = 0;
+	*out = NULL;
+	/* anywhere, brackets too: regcomp would end the pattern there
+	 * (fuzz_promread found one inside [...]) */
+	if (n && memchr(re, '\0', n))
+		return fail(err, errsize, PR_EREGEX, "a NUL byte");
+	emits(&t, "^(");
+	while (i < n && rc == 0) {
+		char c = re[i];
+		if (c == '\\')
+			rc = escape(re, n, &i, &t, err, errsize);
+		else if (c == '[')
+			rc = bracket(re, n, &i, &t, err, errsize);
+		else if (c == '(' && i + 1 < n && re[i + 1] == '?') {
+			if (i + 2 < n && re[i + 2] == ':') {
+				emits(&t, "(");
+				i += 3;
+			} else
+				rc = fail(err, errsize, PR_EREGEX, "(?...) flags and named groups are not "
+				          "taken");
+		} else if (c == '.') {
+			emits(&t, "[^\n]");
+			i++;
+		} else if (c == '{') {
+			if ((rep = repetition(re, n, i))) {
+				emit(&t, re + i, rep);
+				i += rep;
+			} else {
+				emits(&t, "\\{"); /* RE2: a { that begins no repetition is itself */
+				i++;
+			}
+		} else if (c == '}') {
+			emits(&t, "\\}");
+			i++;
+		} else {
+			emit(&t, &c, 1);
+			i++;
+		}
+	}
+	emits(&t, ")$");
+	if (rc == 0 && t.oom)
+		rc = fail(err, errsize, PR_ENOMEM, "out of memory");
+	if (rc < 0)
+		free(t.p);
+	else
+		*out = t.p;
+	return rc;
+}
+
 const char *pr_strerror(int code)
 {
 	switch (code) {
@@ -367,6 +591,7 @@ const char *pr_strerror(int code)
 	case PR_ENOMEM: return "out of memory";
 	case PR_EMATCHER: return "unknown matcher type";
 	case PR_ETYPES: return "no response type served";
+	case PR_EREGEX: return "regular expression not taken";
 	}
 	return "unknown error";
 }

@@ -31,6 +31,7 @@ enum pr_error {
 	PR_ENOMEM = -6,     /* out of memory */
 	PR_EMATCHER = -7,   /* a matcher of a type other than =, !=, =~, !~ */
 	PR_ETYPES = -8,     /* the client takes no response type of ours (SAMPLES) */
+	PR_EREGEX = -9,     /* a regular expression pr_regex_posix cannot translate */
 };
 
 /* A matcher's type: the values of LabelMatcher.Type. */
@@ -139,6 +140,30 @@ size_t pr_response_size(const struct pr_result *results, size_t n);
  * Returns 0, or PR_ENOMEM (*out NULL).
  */
 int pr_encode(const struct pr_result *results, size_t n, char **out, size_t *len);
+
+/* ---- Regular expressions ---- */
+
+/*
+ * pr_regex_posix -- the POSIX extended regular expression (regcomp(3)
+ * with REG_EXTENDED, under a UTF-8 LC_CTYPE) that matches a whole value
+ * exactly when the RE2 expression re[0..n) of a Prometheus matcher
+ * matches it whole, as Prometheus anchors it (^(?:re)$).  What the two
+ * dialects share is copied; RE2's \d \D \w \W \s \S (outside and, but
+ * for the negated ones, inside [...]) become bracket expressions, \n \t
+ * \r \f \v the character, an escaped punctuation character that
+ * character (escaped again where POSIX needs it), (?:...) a group, . a
+ * character other than newline ([^\n], as RE2's . without the s flag),
+ * and { that begins no repetition a literal {.  Anything else RE2 has
+ * and POSIX has not -- flags (?i), named groups, \b \A \z \pL \x41
+ * \Q...\E, collating elements [.a.] [=a=], an escaped ] ^ - [ inside
+ * [...] -- is refused, never translated to something that matches
+ * otherwise.  Non-greedy operators are copied: a whole-value match does
+ * not depend on them.
+ * out: receives the pattern, NUL-terminated, "^(" ... ")$" around it
+ * (malloc'ed; the caller frees it).
+ * Returns 0, PR_EREGEX (err says what, when not NULL) or PR_ENOMEM.
+ */
+int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsize);
 
 /* pr_strerror -- a short name for a pr_error ("unknown error" for any
  * other value). */

@@ -535,8 +535,8 @@ static void test_bad(void **state)
 	                    "ReadRequest\n");
 	free(got), free(ct), free(ce), free(body);
 	read_expect(f, (struct tquery[]){{ALL, bad_re}}, 1, 400,
-	            "query 1: the regular expression \"a(\" of label \"job\" is not a POSIX "
-	            "extended one tsstored takes: Unmatched ( or \\(\n");
+	            "query 1: the regular expression \"a(\" of label \"job\" is not one tsstored "
+	            "takes: Unmatched ( or \\(\n");
 	/* only streamed chunks accepted */
 	static const char *const m[] = {"=", "__name__", "up", NULL};
 	body = read_body((struct tquery[]){{ALL, m}}, 1, (const int[]){1}, 1, &len);
@@ -606,6 +606,39 @@ static void test_skip_long_series(void **state)
 	            " {__name__=long,a=2,job=take} 1795305600006:6 1795305600007:7\n");
 }
 
+/* RE2's syntax as Prometheus sends it: Perl classes, (?:...), . as one
+ * UTF-8 character; what POSIX cannot do refused. */
+static void test_regex(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const u1[] = {"__name__", "city", "name", "\xc3\xa9", NULL};
+	static const char *const u2[] = {"__name__", "city", "name", "ab", NULL};
+	static const char *const u3[] = {"__name__", "city", "name", "x7", NULL};
+	static const char *const one_char[] = {"=", "__name__", "city", "=~", "name", ".", NULL};
+	static const char *const two_chars[] = {"=", "__name__", "city", "=~", "name", "..", NULL};
+	static const char *const digit[] = {"=", "__name__", "city", "=~", "name", "\\w\\d", NULL};
+	static const char *const group[] = {"=", "__name__", "city", "!~", "name", "(?:a|x)\\w", NULL};
+	static const char *const code[] = {"=", "__name__", "http_requests_total",
+	                                   "=~", "code", "5\\d\\d", NULL};
+	static const char *const flags[] = {"=", "__name__", "city", "=~", "name", "(?i)AB", NULL};
+	load(f);
+	const struct tseries series[] = {{u1, 1, ms3, one}, {u2, 1, ms3, one}, {u3, 1, ms3, one}};
+	write_series(f, series, 3);
+	read_expect(f, (struct tquery[]){{ALL, one_char}}, 1, 200,
+	            "q1: {__name__=city,name=\xc3\xa9} 1795305600000:1\n");
+	read_expect(f, (struct tquery[]){{ALL, two_chars}}, 1, 200,
+	            "q1: {__name__=city,name=ab} 1795305600000:1 {__name__=city,name=x7} "
+	            "1795305600000:1\n");
+	read_expect(f, (struct tquery[]){{ALL, digit}}, 1, 200,
+	            "q1: {__name__=city,name=x7} 1795305600000:1\n");
+	read_expect(f, (struct tquery[]){{ALL, group}}, 1, 200,
+	            "q1: {__name__=city,name=\xc3\xa9} 1795305600000:1\n");
+	read_expect(f, (struct tquery[]){{ALL, code}}, 1, 200, "q1: " C "\n");
+	read_expect(f, (struct tquery[]){{ALL, flags}}, 1, 400,
+	            "query 1: the regular expression \"(?i)AB\" of label \"name\" is not one "
+	            "tsstored takes: (?...) flags and named groups are not taken\n");
+}
+
 #define T(name, fn, setup) {"promread_" name, fn, setup, teardown, NULL}
 
 int main(void)
@@ -619,6 +652,7 @@ int main(void)
 		T("bad", test_bad, setup),
 		T("limit", test_limit, setup_limit),
 		T("skip_long_series", test_skip_long_series, setup),
+		T("regex", test_regex, setup),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)

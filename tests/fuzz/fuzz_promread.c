@@ -16,9 +16,12 @@
  * made of the request (per query one series whose labels are its
  * matchers' names and values, whose samples are its start and end with
  * values the bits of both) is encoded by pr_encode, and protobuf-c reads
- * it back as exactly that, pr_response_size bytes long.
+ * it back as exactly that, pr_response_size bytes long.  Every matcher's
+ * value goes to pr_regex_posix: a pattern ^(...)$ that regcomp may take
+ * (and then runs), or a refusal with a message.
  * Seed corpus: tests/fuzz/promread/.
  */
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +155,35 @@ static void encode_check(const struct pr_request *r)
 	free(samples);
 }
 
+/* Every matcher value as a regular expression: pr_regex_posix gives a
+ * pattern "^(...)$" that regcomp compiles and runs, or refuses it with a
+ * message. */
+static void regex_check(const struct pr_request *r)
+{
+	for (size_t i = 0; i < r->nqueries; i++)
+		for (size_t k = 0; k < r->queries[i].nmatchers; k++) {
+			const struct pr_matcher *m = &r->queries[i].matchers[k];
+			char *pat = NULL, err[PR_ERR_MAX] = "";
+			regex_t re;
+			int rc = pr_regex_posix(m->value_len ? m->value : "", m->value_len, &pat, err,
+			                        sizeof err);
+			if (rc < 0) {
+				if (rc != PR_EREGEX || !err[0] || pat)
+					abort();
+				continue;
+			}
+			size_t n = strlen(pat);
+			if (n < 4 || memcmp(pat, "^(", 2) != 0 || memcmp(pat + n - 2, ")$", 2) != 0)
+				abort();
+			if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB) == 0) {
+				regexec(&re, "", 0, NULL, 0);
+				regexec(&re, "a:9090\xc3\xa9", 0, NULL, 0);
+				regfree(&re);
+			}
+			free(pat);
+		}
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -180,8 +212,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		        rc, err, want, r.decoded_len, n);
 		abort();
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		encode_check(&r);
+		regex_check(&r);
+	}
 	pr_request_free(&r);
 	if (rr)
 		tsstore__remote__read_request__free_unpacked(rr, NULL);

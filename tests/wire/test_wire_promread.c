@@ -341,6 +341,58 @@ static void wire_promread_encode_roundtrip(void **state)
 	free(z);
 }
 
+/* ---- Regular expressions ---- */
+
+/* pr_regex_posix of re: its translation, or "error: MESSAGE". */
+static void regex_expect(const char *re, const char *want)
+{
+	char *out = NULL, err[PR_ERR_MAX], got[512];
+	int rc = pr_regex_posix(re, strlen(re), &out, err, sizeof err);
+	if (rc == 0)
+		snprintf(got, sizeof got, "%s", out);
+	else
+		snprintf(got, sizeof got, "error: %s", err);
+	assert_string_equal(got, want);
+	assert_int_equal(rc, want[0] == 'e' && strncmp(want, "error: ", 7) == 0 ? PR_EREGEX : 0);
+	free(out);
+}
+
+static void wire_promread_regex(void **state)
+{
+	(void)state;
+	/* what both dialects share, copied */
+	regex_expect("a|b", "^(a|b)$");
+	regex_expect("(ab)+c*?x{2}y{1,}z{0,3}", "^((ab)+c*?x{2}y{1,}z{0,3})$");
+	regex_expect("[a-z_][[:alnum:]]*[^]x]", "^([a-z_][[:alnum:]]*[^]x])$");
+	regex_expect("", "^()$");
+	/* RE2's own, translated */
+	regex_expect("5\\d\\d", "^(5[0-9][0-9])$");
+	regex_expect("\\D\\w\\W", "^([^0-9][0-9A-Za-z_][^0-9A-Za-z_])$");
+	regex_expect("\\s\\S", "^([\t\n\f\r ][^\t\n\f\r ])$");
+	regex_expect("[\\d.\\w-]", "^([0-9.0-9A-Za-z_-])$");
+	regex_expect("[\\s\\.\\\\]", "^([\t\n\f\r .\\])$");
+	regex_expect("(?:a|b)c", "^((a|b)c)$");
+	regex_expect(".*", "^([^\n]*)$");
+	regex_expect("\\.\\*\\(\\)\\/\\-\\n\\t", "^(\\.\\*\\(\\)/-\n\t)$");
+	regex_expect("a{b}{,2}", "^(a\\{b\\}\\{,2\\})$");
+	/* RE2's without a POSIX equal: refused */
+	regex_expect("(?i)a", "error: (?...) flags and named groups are not taken");
+	regex_expect("(?P<x>a)", "error: (?...) flags and named groups are not taken");
+	regex_expect("\\bx", "error: \\b is not taken (RE2 has it, POSIX regular expressions have not)");
+	regex_expect("\\pL", "error: \\p is not taken (RE2 has it, POSIX regular expressions have not)");
+	regex_expect("[\\D]", "error: \\D inside [...] is not taken");
+	regex_expect("[\\]]", "error: \\] inside [...] is not taken");
+	regex_expect("[[.a.]]", "error: [.x.] and [=x=] inside [...] are not RE2");
+	regex_expect("[a", "error: a [ without its ]");
+	regex_expect("a\\", "error: a \\ at the end");
+	char *out;
+	assert_int_equal(pr_regex_posix("a\0b", 3, &out, NULL, 0), PR_EREGEX);
+	assert_null(out);
+	/* inside [...] too (fuzz_promread's oracle-nul-in-bracket) */
+	assert_int_equal(pr_regex_posix("[t\0]", 4, &out, NULL, 0), PR_EREGEX);
+	assert_null(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +401,7 @@ int main(void)
 		cmocka_unit_test(wire_promread_refusals),
 		cmocka_unit_test(wire_promread_encode_bytes),
 		cmocka_unit_test(wire_promread_encode_roundtrip),
+		cmocka_unit_test(wire_promread_regex),
 	};
 	return cmocka_run_group_tests_name("wire_promread", tests, NULL, NULL);
 }
