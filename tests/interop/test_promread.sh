@@ -13,8 +13,8 @@
 #   Prometheus B has no scrape configs and reads tsstored (remote_read,
 #   read_recent: true).  At an instant T all of whose samples tsstored
 #   has, the same PromQL -- rate, sum by, avg_over_time, max_over_time,
-#   topk, histogram_quantile, and selectors with =, !=, =~, !~ and a
-#   regular expression on __name__ -- goes to A and B through their HTTP
+#   topk, histogram_quantile, and selectors with =, !=, =~ (RE2's \d and
+#   (?:...) among them), !~ and a regular expression on __name__ -- goes to A and B through their HTTP
 #   API, /api/v1/query at T and /api/v1/query_range over the 15 s before
 #   T, step 1 s; the answers (canon promql) must have the same series and
 #   timestamps and values equal within 1e-9 relative (NaN equal to NaN),
@@ -159,7 +159,8 @@ same_promql max_over_time 'max_over_time(scrape_samples_scraped[1m])'
 same_promql topk 'topk(3, rate(prometheus_http_response_size_bytes_sum[1m]))'
 same_promql histogram_quantile 'histogram_quantile(0.9, rate(prometheus_http_request_duration_seconds_bucket[1m]))'
 same_promql histogram_quantile_tsstored 'histogram_quantile(0.9, sum by (le) (rate(tsstore_http_request_duration_seconds_bucket[1m])))'
-same_promql matchers_neq_re 'up{job!="prometheus",instance=~"127\\.0\\.0\\.1:[0-9]+"}'
+same_promql matchers_neq_re 'up{job!="prometheus",instance=~"127\\.0\\.0\\.1:\\d+"}'
+same_promql matchers_group 'scrape_duration_seconds{job=~"(?:tsst|prom).*"}'
 same_promql matchers_nre 'scrape_duration_seconds{job!~"prom.*"}'
 same_promql name_regex 'count by (__name__) ({__name__=~"tsstore_table_(rows|bytes)", job="tsstored"})'
 
