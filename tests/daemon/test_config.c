@@ -15,7 +15,7 @@
  *
  * It also covers the listeners (the defaults: the unix socket, TCP and
  * HTTP; http:HOST:PORT; a non-loopback address needs a token) and the
- * HTTP listener's limits (http-max-body, http-max-header), and
+ * HTTP listener's limits (http-max-body, http-max-header), remote-read-max-samples, and
  * loopback-access: its values, its default (write, or none when a token
  * is configured), and the one table of the levels each op and HTTP
  * route needs (daemon/access.c, linked too).
