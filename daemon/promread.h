@@ -17,9 +17,10 @@
 
 /* The default of remote-read-max-samples: the samples one request may
  * return, all its queries together.  A tenth of Prometheus's own
- * (--storage.remote.read-sample-limit, 5e7): a request takes about 60
+ * (--storage.remote.read-sample-limit, 5e7): a request takes about 65
  * bytes per sample at its peak (the samples gathered, the message, its
- * snappy copy), so 5,000,000 samples stay near 300 MB. */
+ * snappy copy and the response's), so 5,000,000 samples stay near
+ * 330 MB. */
 #define TSD_PROM_READ_MAX_SAMPLES_DEFAULT 5000000
 /* The largest response before snappy, whatever the samples: labels are
  * the rest of it (a long label value repeated in many series). */
