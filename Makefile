@@ -91,6 +91,8 @@ COMMON_LIB = $(B)/libcommon.a
 # ./configure only looks for with the daemon.
 WIRE_SRCS = $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promwrite.c), \
 	$(sort $(wildcard wire/*.c)))
+# Remote read (promread.c) needs them too.
+WIRE_SRCS := $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promread.c),$(WIRE_SRCS))
 WIRE_PROTO_OBJS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_OBJS))
 WIRE_LIB = $(B)/libwire.a
 WIRE_PROTO_GEN = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_GEN))
@@ -248,6 +250,7 @@ $(B)/wire/%.o: wire/%.c config.mk
 
 # promwrite.c includes the generated header (made before it is compiled).
 $(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h
+$(B)/wire/promread.o: $(B)/gen/remote.pb-c.h
 
 $(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o) $(WIRE_PROTO_OBJS)
 	@rm -f $@
@@ -369,6 +372,16 @@ $(B)/tests/test_promwrite: tests/daemon/test_promwrite.c $(DAEMON_TEST_SUPPORT) 
 	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) -Itests/daemon \
 		-iquote $(B)/gen -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
 		$(PROTO_OBJS) $(PROG_LIBS) $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
+
+# test_promread writes and reads with the generated messages, as
+# test_promwrite does.
+$(B)/tests/test_promread: tests/daemon/test_promread.c $(DAEMON_TEST_SUPPORT) \
+		$(wildcard tests/daemon/*.h) $(PROTO_OBJS) $(WIRE_LIB) $(COMMON_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(say) TEST $@
+	$(Q)$(CC) $(PROG_CFLAGS) $(CMOCKA_CFLAGS) $(PROTOBUF_C_CFLAGS) $(SNAPPY_CFLAGS) -Itests/daemon \
+		-iquote $(B)/gen -DTSSTORED_PATH='"$(B)/bin/tsstored"' -o $@ $< $(DAEMON_TEST_SUPPORT) \
+		$(PROTO_OBJS) $(PROG_LIBS) $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS) -lm
 
 # test_config checks the daemon's option parsing itself (daemon/config.c):
 # it links the daemon's object rather than starting tsstored.
@@ -561,6 +574,7 @@ powercut-test: $(B)/tests/test_powercut
 # new is kept in $(B)/fuzz/corpus-NAME, a failing input in $(B)/fuzz/NAME-*.
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS = request http jrows tablet log time lineproto ingest promwrite promingest graphite influxql
+FUZZ_TARGETS += promread
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined \
 	-Iinclude -iquote lib -iquote common -iquote . -iquote daemon -iquote $(B)/gen \
@@ -573,6 +587,8 @@ FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c
 	daemon/promwrite.c daemon/graphite.c
 # who may do what (request.c and http.c ask it)
 FUZZ_DAEMON_SRCS += daemon/access.c
+# remote read (http.c answers /api/v1/read with it)
+FUZZ_DAEMON_SRCS += daemon/promread.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \
@@ -584,6 +600,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SR
 
 # The wire formats' targets need wire/ alone (and protobuf-c, snappy).
 FUZZ_WIRE_TARGETS = lineproto promwrite graphite influxql
+FUZZ_WIRE_TARGETS += promread
 $(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(WIRE_SRCS) \
 		$(PROTO_GEN) $(wildcard wire/*.h) config.mk
 	@mkdir -p $(dir $@)

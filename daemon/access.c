@@ -6,7 +6,7 @@
  *
  * The levels are ordered, each allowing what those below it do:
  *   read   everything that only looks: the queries, schema, tables,
- *          stats, ping, GET /metrics;
+ *          stats, ping, GET /metrics, POST /api/v1/read (remote read);
  *   write  what adds rows or tables: insert, create, and the ingest
  *          endpoints (POST /write, /api/v2/write, /api/v1/write), which
  *          create the tables they write to;
@@ -59,9 +59,9 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_AUTH] = TSD_ACCESS_NONE,
 };
 
-/* The level each HTTP route needs (tsstore-http(7)).  Read endpoints to
- * come (/query, /api/v1/read) take read; one that changes or removes
- * tables, admin. */
+/* The level each HTTP route needs (tsstore-http(7)).  Read endpoints
+ * (/api/v1/read, and /query to come) take read; one that changes or
+ * removes tables, admin. */
 static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_NOROUTE] = TSD_ACCESS_NONE,
 	[TSD_HTTP_PING] = TSD_ACCESS_NONE,
@@ -70,6 +70,7 @@ static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_WRITE] = TSD_ACCESS_WRITE,
 	[TSD_HTTP_WRITE_V2] = TSD_ACCESS_WRITE,
 	[TSD_HTTP_PROM_WRITE] = TSD_ACCESS_WRITE,
+	[TSD_HTTP_PROM_READ] = TSD_ACCESS_READ,
 };
 
 const char *tsd_access_name(enum tsd_access level)

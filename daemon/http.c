@@ -27,7 +27,10 @@
  * are {"error":"..."} with the status.  /write and /api/v2/write give
  * the decoded body to the line protocol ingest (ingest.c) and answer as
  * InfluxDB 1.x does (do_lines); /api/v1/write gives it to Prometheus
- * remote write (promwrite.c, do_write), which snappy-decodes it.
+ * remote write (promwrite.c, do_write), which snappy-decodes it;
+ * /api/v1/read to Prometheus remote read (promread.c, do_read), whose
+ * answer is a snappy-compressed protobuf message and whose errors are
+ * plain text, as Prometheus's own remote read answers them.
  *
  * Memory: the parser holds the URL and three header values (bounded by
  * http-max-header, which http_parser enforces on the request line and
@@ -49,6 +52,7 @@
 
 #include "graphite.h"
 #include "ingest.h"
+#include "promread.h"
 #include "promwrite.h"
 #include "tsd.h"
 #include "value.h"
@@ -199,6 +203,8 @@ static void respond(struct tsd_http_req *h, struct jbuf *out, int status,
 	            reason(status), date, ts_version());
 	if (content_type)
 		jbuf_printf(out, "Content-Type: %s\r\nContent-Length: %zu\r\n", content_type, len);
+	if (status == 200 && h->route == TSD_HTTP_PROM_READ)
+		jbuf_puts(out, "Content-Encoding: snappy\r\n");
 	if (status == 405)
 		jbuf_puts(out, h->route == TSD_HTTP_PING || h->route == TSD_HTTP_HEALTH ||
 		               h->route == TSD_HTTP_METRICS ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n");
@@ -213,10 +219,21 @@ static void respond(struct tsd_http_req *h, struct jbuf *out, int status,
 		jbuf_put(out, body, len);
 }
 
-/* An error response: {"error": msg}. */
+/* An error response: {"error": msg}; on /api/v1/read, msg as plain
+ * text (Prometheus logs the body of a failed read as it is). */
 static void respond_error(struct tsd_http_req *h, struct jbuf *out, int status, const char *msg)
 {
 	struct jbuf b = {0};
+	if (h->route == TSD_HTTP_PROM_READ) {
+		jbuf_puts(&b, msg);
+		jbuf_putc(&b, '\n');
+		if (b.failed)
+			status = 500;
+		respond(h, out, status, "text/plain; charset=utf-8", b.failed ? "" : b.p,
+		        b.failed ? 0 : b.len);
+		jbuf_free(&b);
+		return;
+	}
 	jbuf_puts(&b, "{\"error\":");
 	jbuf_string(&b, msg, strlen(msg));
 	jbuf_puts(&b, "}\n");
@@ -584,6 +601,33 @@ static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 		respond_error(h, out, status == 500 ? storage_status(res.code) : status, res.error);
 }
 
+/* POST /api/v1/read: Prometheus remote read (promread.c) of the body
+ * (gunzipped first when so sent; promread.c snappy-decodes it): 200
+ * with the snappy-compressed ReadResponse, 400 (undecodable, a bad
+ * matcher, over remote-read-max-samples), 413, or 5xx (storage_status)
+ * when reading failed. */
+static void do_read(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	struct tsd_prom_read_result res;
+	char *body, *resp;
+	size_t len, resp_len;
+	int status, max;
+	if (decode_body(h, &body, &len) < 0) {
+		respond_error(h, out, h->status, h->msg);
+		return;
+	}
+	max = __atomic_load_n(&ctx->cfg->remote_read_max_samples, __ATOMIC_RELAXED);
+	/* An empty body may come as NULL (see do_lines). */
+	status = tsd_prom_read(ctx->db, body ? body : "", len, h->max_body, (size_t)max, &resp,
+	                       &resp_len, &res);
+	free(body);
+	if (status == 200)
+		respond(h, out, 200, "application/x-protobuf", resp, resp_len);
+	else
+		respond_error(h, out, status == 500 ? storage_status(res.code) : status, res.error);
+	free(resp);
+}
+
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
 	static const char health[] = "{\"status\":\"pass\"}\n";
@@ -606,6 +650,9 @@ void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct
 			break;
 		case TSD_HTTP_PROM_WRITE:
 			do_write(h, ctx, out);
+			break;
+		case TSD_HTTP_PROM_READ:
+			do_read(h, ctx, out);
 			break;
 		default:
 			respond_error(h, out, 404, "no such path");
@@ -749,6 +796,7 @@ static const struct {
 	{"/write", TSD_HTTP_WRITE, 1},
 	{"/api/v2/write", TSD_HTTP_WRITE_V2, 1},
 	{"/api/v1/write", TSD_HTTP_PROM_WRITE, 1},
+	{"/api/v1/read", TSD_HTTP_PROM_READ, 1},
 };
 
 /* NUL-terminate b's text (not counted in its len); 0, or -1 when out of
@@ -858,11 +906,14 @@ static int decide(struct tsd_http_conn *c)
 	if (!h->status && *enc) {
 		if (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "x-gzip") == 0)
 			h->gzip = 1;
-		else if (strcasecmp(enc, "snappy") == 0 && h->route == TSD_HTTP_PROM_WRITE)
-			; /* remote write's own coding: promwrite.c decodes every such body */
+		else if (strcasecmp(enc, "snappy") == 0 &&
+		         (h->route == TSD_HTTP_PROM_WRITE || h->route == TSD_HTTP_PROM_READ))
+			; /* remote write's and read's own coding: promwrite.c and
+			   * promread.c decode every such body */
 		else if (strcasecmp(enc, "identity") != 0)
 			req_fail(h, 415, "Content-Encoding \"%.64s\" is not supported (gzip or identity%s)",
-			         enc, h->route == TSD_HTTP_PROM_WRITE ? ", or snappy" : "");
+			         enc, h->route == TSD_HTTP_PROM_WRITE || h->route == TSD_HTTP_PROM_READ
+			         ? ", or snappy" : "");
 	}
 	if (p->content_length != ULLONG_MAX && p->content_length > c->cfg->http_max_body)
 		return fatal(c, 413, "the body (Content-Length %llu) is larger than http-max-body "

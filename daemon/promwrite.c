@@ -149,7 +149,9 @@ static int memo_hit(const struct name_memo *m, const struct pw_series *s)
 		return 0;
 	for (size_t i = 0; i < s->nlabels; i++) {
 		const struct pw_label *k = &s->labels[i];
-		if (k->name_len != m->len[i] || memcmp(k->name, m->raw[i], k->name_len) != 0)
+		/* an empty name may be NULL: no memcmp of it (fuzz_http found it) */
+		if (k->name_len != m->len[i] ||
+		    (k->name_len && memcmp(k->name, m->raw[i], k->name_len) != 0))
 			return 0;
 	}
 	return 1;

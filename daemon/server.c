@@ -1445,6 +1445,8 @@ static void reload(struct server *srv)
 	reload_ns("shutdown-timeout", &cfg->shutdown_timeout, fresh.shutdown_timeout);
 	reload_size("http-max-body", &cfg->http_max_body, fresh.http_max_body);
 	reload_size("http-max-header", &cfg->http_max_header, fresh.http_max_header);
+	reload_int("remote-read-max-samples", &cfg->remote_read_max_samples,
+	           fresh.remote_read_max_samples);
 	tsd_http_configure(cfg);
 	report_fixed(cfg, &fresh);
 	tsd_config_free(&fresh);

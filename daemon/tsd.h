@@ -129,6 +129,8 @@ struct tsd_config {
 	                                     * protocol creates (ingest.c); 0 = forever */
 	size_t http_max_body;               /* bytes, after decoding */
 	size_t http_max_header;             /* bytes of request line and headers */
+	int remote_read_max_samples;        /* samples one remote read may answer
+	                                     * (promread.h); workers read it: atomic */
 	int loopback_access;                /* enum tsd_access: what a loopback TCP or
 	                                     * HTTP client may do without the token;
 	                                     * TSD_ACCESS_UNSET until tsd_config_finish.
@@ -288,6 +290,7 @@ enum tsd_http_route {
 	TSD_HTTP_WRITE,       /* POST /write (InfluxDB 1.x) */
 	TSD_HTTP_WRITE_V2,    /* POST /api/v2/write (InfluxDB 2.x) */
 	TSD_HTTP_PROM_WRITE,  /* POST /api/v1/write (Prometheus remote write) */
+	TSD_HTTP_PROM_READ,   /* POST /api/v1/read (Prometheus remote read) */
 	TSD_HTTP_NROUTES
 };
 

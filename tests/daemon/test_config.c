@@ -15,7 +15,7 @@
  *
  * It also covers the listeners (the defaults: the unix socket, TCP and
  * HTTP; http:HOST:PORT; a non-loopback address needs a token) and the
- * HTTP listener's limits (http-max-body, http-max-header), and
+ * HTTP listener's limits (http-max-body, http-max-header), remote-read-max-samples, and
  * loopback-access: its values, its default (write, or none when a token
  * is configured), and the one table of the levels each op and HTTP
  * route needs (daemon/access.c, linked too).
@@ -400,6 +400,24 @@ static void test_http_limits(void **state)
 	assert_int_equal(f->cfg.http_max_header, 4 << 10);
 }
 
+/* remote-read-max-samples: a positive count up to INT_MAX, 5000000 by
+ * default. */
+static void test_remote_read_limit(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(f->cfg.remote_read_max_samples, 5000000);
+	assert_int_equal(set_flag(&f->cfg, "remote-read-max-samples", "50000000"), 0);
+	assert_int_equal(f->cfg.remote_read_max_samples, 50000000);
+	assert_int_equal(set_flag(&f->cfg, "remote-read-max-samples", "0"), -1);
+	assert_string_equal(err_text, "tsstored: --remote-read-max-samples: remote-read-max-samples: "
+	                    "\"0\" is not a positive integer\n");
+	assert_int_equal(set_flag(&f->cfg, "remote-read-max-samples", "2147483648"), -1);
+	assert_string_equal(err_text, "tsstored: --remote-read-max-samples: remote-read-max-samples: "
+	                    "\"2147483648\" is not a positive integer\n");
+	assert_int_equal(read_file(f, "remote-read-max-samples = 7\n"), 0);
+	assert_int_equal(f->cfg.remote_read_max_samples, 7);
+}
+
 /* Write "s3cret\n" to DIR/token and name it as the token file. */
 static void use_token(struct fixture *f)
 {
@@ -504,6 +522,7 @@ static void test_access_table(void **state)
 		{TSD_HTTP_PING, TSD_ACCESS_NONE}, {TSD_HTTP_HEALTH, TSD_ACCESS_NONE},
 		{TSD_HTTP_METRICS, TSD_ACCESS_READ}, {TSD_HTTP_WRITE, TSD_ACCESS_WRITE},
 		{TSD_HTTP_WRITE_V2, TSD_ACCESS_WRITE}, {TSD_HTTP_PROM_WRITE, TSD_ACCESS_WRITE},
+		{TSD_HTTP_PROM_READ, TSD_ACCESS_READ},
 	};
 	(void)state;
 	assert_int_equal(sizeof ops / sizeof ops[0], TSD_NOPS - 1); /* every op */
@@ -569,6 +588,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_listen_graphite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_graphite_template, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remote_read_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_token_default, setup, teardown),

@@ -441,6 +441,15 @@ static void test_label_memo(void **state)
 	assert_int_equal(stat_at(f, "ingest.rows_stored"), 4);
 	assert_int_equal(stat_at(f, "ingest.rows_missing_tags"), 1);
 	assert_int_equal(stat_at(f, "ingest.rejected.duplicate"), 1);
+	/* an empty label name, twice: the second series compares its names
+	 * with the memo's, the empty one NULL (UB in memcmp even for 0 bytes;
+	 * fuzz_http's ub-empty-label-name-memcmp, under SANITIZE=1) */
+	static const char *const s6[] = {"__name__", "m", "", "e", NULL};
+	const struct tseries empty_names[] = {{s6, 1, ms1, one}, {s6, 1, ms1, one}};
+	err = error_body("series 1: table \"m\": label \"_\" is not a string key column of the "
+	                 "table");
+	write_expect(f, empty_names, 2, 400, err);
+	free(err);
 }
 
 /* Samples the table cannot take for their time are refused one by one

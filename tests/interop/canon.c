@@ -7,6 +7,8 @@
  *   canon influx SCHEMADIR       InfluxDB 1.x /query JSON (epoch=ns)
  *   canon fieldkeys              InfluxDB's SHOW FIELD KEYS JSON
  *   canon prom                   Prometheus /api/v1/query JSON (a matrix)
+ *   canon promql                 Prometheus /api/v1/query or query_range
+ *                                JSON of any result type, as PromQL
  *
  * read standard input and print one line per row:
  *
@@ -28,6 +30,11 @@
  *     TABLE`'s output);
  *   - a Prometheus sample's ms timestamp is ts = ms * 10^6, its value the
  *     column `value`, its labels string columns.
+ * `promql` prints instead "LABELS <TAB> MS <TAB> VALUE" per sample, labels
+ * as {name="value",...} sorted by name (__name__ included, nothing
+ * mapped), MS the sample's time in ms, VALUE the number as Prometheus
+ * wrote it ("NaN", "+Inf" too): a PromQL answer of one Prometheus to
+ * compare with another's (test_promread.sh).
  * `fieldkeys` prints "TABLE <TAB> FIELD <TAB> TYPE" with InfluxDB's field
  * types mapped to tsstore's (float double, integer int64, unsigned int64,
  * boolean int32, string string).
@@ -546,6 +553,67 @@ static void do_qdiff(const char *pa, const char *pb)
 	json_decref(b);
 }
 
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One sample [t, "v"] of a PromQL result whose labels are text. */
+static void promql_sample(const char *labels, json_t *pt)
+{
+	double t = json_number_value(json_array_get(pt, 0));
+	const char *val = json_string_value(json_array_get(pt, 1));
+	printf("%s\t%lld\t%s\n", labels, llround(t * 1000.0), val ? val : "?");
+}
+
+/* canon promql: {"data":{"resultType":...,"result":...}} */
+static void do_promql(void)
+{
+	json_error_t err;
+	json_t *root = json_loadf(stdin, 0, &err), *data, *res, *s, *pt, *v;
+	const char *k, *type;
+	size_t i, j;
+	if (!root)
+		die(err.text);
+	if (!json_is_string(json_object_get(root, "status")) ||
+	    strcmp(json_string_value(json_object_get(root, "status")), "success") != 0)
+		die("promql: the query did not succeed");
+	data = json_object_get(root, "data");
+	res = json_object_get(data, "result");
+	type = json_string_value(json_object_get(data, "resultType"));
+	if (type && strcmp(type, "scalar") == 0) {
+		promql_sample("{}", res);
+		json_decref(root);
+		return;
+	}
+	json_array_foreach(res, i, s) {
+		json_t *metric = json_object_get(s, "metric");
+		char *names[COLS_MAX], *text = NULL;
+		size_t n = 0, len = 0;
+		FILE *f = open_memstream(&text, &len);
+		json_object_foreach(metric, k, v) {
+			if (n == COLS_MAX)
+				die("promql: too many labels");
+			if (asprintf(&names[n++], "%s=\"%s\"", k, json_string_value(v)) < 0)
+				die("out of memory");
+		}
+		qsort(names, n, sizeof *names, label_cmp);
+		fputc('{', f);
+		for (size_t x = 0; x < n; x++) {
+			fprintf(f, "%s%s", x ? "," : "", names[x]);
+			free(names[x]);
+		}
+		fputc('}', f);
+		fclose(f);
+		if (json_object_get(s, "value"))
+			promql_sample(text, json_object_get(s, "value"));
+		json_array_foreach(json_object_get(s, "values"), j, pt)
+			promql_sample(text, pt);
+		free(text);
+	}
+	json_decref(root);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "tsstore") == 0)
@@ -558,8 +626,11 @@ int main(int argc, char **argv)
 		do_prom();
 	else if (argc == 4 && strcmp(argv[1], "qdiff") == 0)
 		do_qdiff(argv[2], argv[3]);
+	else if (argc == 2 && strcmp(argv[1], "promql") == 0)
+		do_promql();
 	else {
-		fprintf(stderr, "usage: canon tsstore TABLE | influx SCHEMADIR | fieldkeys | prom | qdiff A B\n");
+		fprintf(stderr, "usage: canon tsstore TABLE | influx SCHEMADIR | fieldkeys | prom | promql | "
+		        "qdiff A B\n");
 		return 2;
 	}
 	return fflush(stdout) == 0 ? 0 : 1;

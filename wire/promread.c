@@ -1,0 +1,597 @@
+/*
+ * promread.c -- Prometheus remote read bodies: a ReadRequest into plain
+ * structs, a ReadResponse (type SAMPLES) out of them.
+ *
+ * Decoding writes nothing of the wire format by hand: the body is
+ * snappy-decoded with libsnappy's C API and unpacked by the code protoc-c
+ * generates from wire/remote.proto, through an allocator that counts
+ * what the message takes and refuses past PR_UNPACK_FACTOR times the
+ * decoded body (plus PR_UNPACK_SLACK), so no body costs more than that.
+ * The queries and matchers of promread.h are then laid out in two arrays
+ * that point into the unpacked message, which lives until
+ * pr_request_free.
+ *
+ * Encoding is by hand, from the field numbers of remote.proto: a
+ * response may hold millions of samples, and protobuf-c would want a
+ * message struct (and a pointer) per sample, three times what the
+ * encoded sample takes.  pr_response_size computes the exact length
+ * first (each nested message's length prefix needs its size), one
+ * buffer of that size is filled, then snappy-compressed into another.
+ * The layout (docs/http.md, section 10):
+ *   ReadResponse  1: QueryResult, repeated (length-delimited)
+ *   QueryResult   1: TimeSeries, repeated
+ *   TimeSeries    1: Label, repeated; 2: Sample, repeated
+ *   Label         1: name (bytes); 2: value (bytes)
+ *   Sample        1: value (double, fixed 64 bits); 2: timestamp (int64 varint)
+ * Every field is written, zeros too (proto3 readers take them), so a
+ * message's size depends on its content alone.
+ */
+#include <assert.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <protobuf-c/protobuf-c.h>
+#include <snappy-c.h>
+
+#include "promread.h"
+#include "remote.pb-c.h"
+
+typedef Tsstore__Remote__ReadRequest ReadRequest;
+
+/* ---- Decoding ---- */
+
+/* The unpacked request's memory: what protobuf-c holds (counted against
+ * limit), and the arrays of promread.h. */
+struct mem {
+	size_t total, limit;
+	int over;                   /* the limit refused an allocation */
+	ReadRequest *rr;
+	ProtobufCAllocator alloc;
+	struct pr_query *queries;
+	struct pr_matcher *matchers;
+};
+
+/* protobuf-c's allocations, each behind a header holding its size. */
+static void *count_alloc(void *arg, size_t n)
+{
+	struct mem *m = arg;
+	max_align_t *p;
+	if (n > m->limit - m->total) {
+		m->over = 1;
+		return NULL;
+	}
+	if (!(p = malloc(sizeof *p + n)))
+		return NULL;
+	*(size_t *)p = n;
+	m->total += n;
+	return p + 1;
+}
+
+static void count_free(void *arg, void *q)
+{
+	struct mem *m = arg;
+	max_align_t *p = q;
+	if (!p)
+		return;
+	p--;
+	m->total -= *(size_t *)p;
+	free(p);
+}
+
+static void mem_release(struct mem *m)
+{
+	if (!m)
+		return;
+	if (m->rr)
+		tsstore__remote__read_request__free_unpacked(m->rr, &m->alloc);
+	free(m->queries);
+	free(m->matchers);
+	free(m);
+}
+
+static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errsize) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* Whether the client takes SAMPLES: it named no type, or that one. */
+static int takes_samples(const ReadRequest *rr)
+{
+	if (rr->n_accepted_response_types == 0)
+		return 1;
+	for (size_t i = 0; i < rr->n_accepted_response_types; i++)
+		if (rr->accepted_response_types[i] == TSSTORE__REMOTE__READ_REQUEST__RESPONSE_TYPE__SAMPLES)
+			return 1;
+	return 0;
+}
+
+/* Lay rr out as r's arrays.  Returns 0, PR_ENOMEM or PR_EMATCHER (with
+ * the message). */
+static int lay_out(struct mem *m, struct pr_request *r, char *err, size_t errsize)
+{
+	const ReadRequest *rr = m->rr;
+	size_t nm = 0, k = 0;
+	for (size_t i = 0; i < rr->n_queries; i++)
+		nm += rr->queries[i]->n_matchers;
+	if ((rr->n_queries && !(m->queries = calloc(rr->n_queries, sizeof *m->queries))) ||
+	    (nm && !(m->matchers = calloc(nm, sizeof *m->matchers))))
+		return fail(err, errsize, PR_ENOMEM, "out of memory for the queries");
+	for (size_t i = 0; i < rr->n_queries; i++) {
+		const Tsstore__Remote__Query *q = rr->queries[i];
+		/* no matcher in the request: matchers is NULL, and NULL + 0 is
+		 * undefined (fuzz_promread found it) */
+		m->queries[i] = (struct pr_query){q->start_timestamp_ms, q->end_timestamp_ms,
+		                                  m->matchers ? m->matchers + k : NULL, q->n_matchers};
+		for (size_t j = 0; j < q->n_matchers; j++, k++) {
+			const Tsstore__Remote__LabelMatcher *lm = q->matchers[j];
+			if ((int)lm->type < PR_EQ || (int)lm->type > PR_NRE)
+				return fail(err, errsize, PR_EMATCHER, "query %zu: matcher %zu has type %d, "
+				            "not one of EQ (0), NEQ (1), RE (2), NRE (3)", i + 1, j + 1,
+				            (int)lm->type);
+			m->matchers[k] = (struct pr_matcher){
+				(enum pr_match)lm->type, (const char *)lm->name.data, lm->name.len,
+				(const char *)lm->value.data, lm->value.len};
+		}
+	}
+	r->queries = m->queries;
+	r->nqueries = rr->n_queries;
+	return 0;
+}
+
+int pr_decode(const void *body, size_t len, size_t max_decoded, struct pr_request *out,
+              char *err, size_t errsize)
+{
+	struct mem *m = NULL;
+	char *dec = NULL;
+	size_t n;
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK)
+		return fail(err, errsize, PR_ENOTSNAPPY, "snappy: not snappy-compressed data (block "
+		            "format): its length prefix is bad");
+	out->decoded_len = n;
+	if (n > max_decoded)
+		return fail(err, errsize, PR_ETOOBIG, "%zu bytes once decoded from snappy, more than "
+		            "the %zu allowed", n, max_decoded);
+	if (!(m = calloc(1, sizeof *m)) || !(dec = malloc(n ? n : 1))) {
+		rc = fail(err, errsize, PR_ENOMEM, "out of memory for the decoded body");
+		goto out;
+	}
+	m->limit = n > (SIZE_MAX - PR_UNPACK_SLACK) / PR_UNPACK_FACTOR ? SIZE_MAX
+	           : n * PR_UNPACK_FACTOR + PR_UNPACK_SLACK;
+	m->alloc = (ProtobufCAllocator){.alloc = count_alloc, .free = count_free, .allocator_data = m};
+	if (snappy_uncompress(body, len, dec, &n) != SNAPPY_OK) {
+		rc = fail(err, errsize, PR_EDAMAGED, "snappy: the compressed data is damaged");
+		goto out;
+	}
+	if (!(m->rr = tsstore__remote__read_request__unpack(&m->alloc, n, (const uint8_t *)dec))) {
+		if (m->over)
+			rc = fail(err, errsize, PR_EUNPACK, "protobuf: the message (%zu bytes) would take "
+			          "more than %zu bytes unpacked", n, m->limit);
+		else
+			rc = fail(err, errsize, PR_EPROTO, "protobuf: the %zu bytes decoded from snappy "
+			          "are not a remote read ReadRequest", n);
+		goto out;
+	}
+	if (!takes_samples(m->rr)) {
+		rc = fail(err, errsize, PR_ETYPES, "the request accepts none of the response types "
+		          "served (SAMPLES)");
+		goto out;
+	}
+	if ((rc = lay_out(m, out, err, errsize)) < 0)
+		goto out;
+	out->mem_ = m;
+	m = NULL;
+out:
+	free(dec);
+	mem_release(m);
+	if (rc < 0) {
+		size_t keep = out->decoded_len;
+		memset(out, 0, sizeof *out);
+		out->decoded_len = keep;
+	}
+	return rc;
+}
+
+void pr_request_free(struct pr_request *r)
+{
+	mem_release(r->mem_);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- Encoding ---- */
+
+/* Wire types of a field's tag. */
+#define WT_VARINT 0
+#define WT_FIXED64 1
+#define WT_LEN 2
+#define TAG(field, wt) ((uint8_t)((field) << 3 | (wt)))
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* A length-delimited field of n bytes, tag and length included. */
+static size_t field_size(size_t n)
+{
+	return 1 + varint_size(n) + n;
+}
+
+static size_t label_size(const struct pr_label *l)
+{
+	return field_size(l->name_len) + field_size(l->value_len);
+}
+
+static size_t sample_size(const struct pr_sample *s)
+{
+	return 1 + 8 + 1 + varint_size((uint64_t)s->timestamp_ms);
+}
+
+/* The TimeSeries message's own length (without its tag and length). */
+static size_t series_body(const struct pr_series *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nlabels; i++)
+		n += field_size(label_size(&s->labels[i]));
+	for (size_t i = 0; i < s->nsamples; i++)
+		n += field_size(sample_size(&s->samples[i]));
+	return n;
+}
+
+size_t pr_series_size(const struct pr_series *s)
+{
+	return field_size(series_body(s));
+}
+
+static size_t result_body(const struct pr_result *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nseries; i++)
+		n += pr_series_size(&r->series[i]);
+	return n;
+}
+
+size_t pr_response_size(const struct pr_result *results, size_t n)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += field_size(result_body(&results[i]));
+	return total;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* The tag and length of a length-delimited field of n bytes. */
+static uint8_t *put_head(uint8_t *p, int field, size_t n)
+{
+	*p++ = TAG(field, WT_LEN);
+	return put_varint(p, n);
+}
+
+static uint8_t *put_bytes(uint8_t *p, int field, const char *s, size_t n)
+{
+	p = put_head(p, field, n);
+	if (n)
+		memcpy(p, s, n);
+	return p + n;
+}
+
+static uint8_t *put_sample(uint8_t *p, const struct pr_sample *s)
+{
+	uint64_t bits;
+	memcpy(&bits, &s->value, sizeof bits);
+	p = put_head(p, 2, sample_size(s));
+	*p++ = TAG(1, WT_FIXED64);
+	for (int i = 0; i < 8; i++)
+		*p++ = (uint8_t)(bits >> (8 * i)); /* little-endian, as protobuf's fixed64 */
+	*p++ = TAG(2, WT_VARINT);
+	return put_varint(p, (uint64_t)s->timestamp_ms); /* negative: 10 bytes */
+}
+
+static uint8_t *put_series(uint8_t *p, const struct pr_series *s)
+{
+	p = put_head(p, 1, series_body(s));
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct pr_label *l = &s->labels[i];
+		p = put_head(p, 1, label_size(l));
+		p = put_bytes(p, 1, l->name, l->name_len);
+		p = put_bytes(p, 2, l->value, l->value_len);
+	}
+	for (size_t i = 0; i < s->nsamples; i++)
+		p = put_sample(p, &s->samples[i]);
+	return p;
+}
+
+int pr_encode(const struct pr_result *results, size_t n, char **out, size_t *len)
+{
+	size_t size = pr_response_size(results, n), clen;
+	uint8_t *msg = malloc(size ? size : 1), *p = msg;
+	char *z = NULL;
+	*out = NULL;
+	*len = 0;
+	if (!msg)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		p = put_head(p, 1, result_body(&results[i]));
+		for (size_t k = 0; k < results[i].nseries; k++)
+			p = put_series(p, &results[i].series[k]);
+	}
+	assert((size_t)(p - msg) == size); /* the sizes above and the writing agree */
+	clen = snappy_max_compressed_length(size);
+	if (!(z = malloc(clen)) || snappy_compress((const char *)msg, size, z, &clen) != SNAPPY_OK) {
+		free(z);
+		free(msg);
+		return PR_ENOMEM;
+	}
+	free(msg);
+	*out = z;
+	*len = clen;
+	return 0;
+}
+
+/* ---- Regular expressions ---- */
+
+/* A growing string. */
+struct text {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void emit(struct text *t, const char *s, size_t n)
+{
+	if (t->oom)
+		return;
+	if (t->n + n + 1 > t->cap) {
+		size_t cap = (t->n + n + 1) * 2;
+		char *p = realloc(t->p, cap);
+		if (!p) {
+			t->oom = 1;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = '\0';
+}
+
+static void emits(struct text *t, const char *s)
+{
+	emit(t, s, strlen(s));
+}
+
+static int is_punct(char c)
+{
+	return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+	       (c >= '{' && c <= '~');
+}
+
+/* The character of a control escape (\n \t \r \f \v), or 0. */
+static char control(char d)
+{
+	switch (d) {
+	case 'n': return '\n';
+	case 't': return '\t';
+	case 'r': return '\r';
+	case 'f': return '\f';
+	case 'v': return '\v';
+	}
+	return 0;
+}
+
+/* The members of a Perl class inside [...] (\d \w \s), or NULL. */
+static const char *class_members(char d)
+{
+	switch (d) {
+	case 'd': return "0-9";
+	case 'w': return "0-9A-Za-z_";
+	case 's': return "\t\n\f\r ";
+	}
+	return NULL;
+}
+
+/* The bracket expression of a Perl class (\d \D \w \W \s \S), or
+ * NULL. */
+static const char *class_bracket(char d)
+{
+	switch (d) {
+	case 'd': return "[0-9]";
+	case 'D': return "[^0-9]";
+	case 'w': return "[0-9A-Za-z_]";
+	case 'W': return "[^0-9A-Za-z_]";
+	case 's': return "[\t\n\f\r ]";
+	case 'S': return "[^\t\n\f\r ]";
+	}
+	return NULL;
+}
+
+/* The length of a repetition {n}, {n,}, {n,m} at re[i..n), or 0. */
+static size_t repetition(const char *re, size_t n, size_t i)
+{
+	size_t j = i + 1, digits = 0;
+	while (j < n && re[j] >= '0' && re[j] <= '9')
+		j++, digits++;
+	if (!digits)
+		return 0;
+	if (j < n && re[j] == ',') {
+		j++;
+		while (j < n && re[j] >= '0' && re[j] <= '9')
+			j++;
+	}
+	return j < n && re[j] == '}' ? j + 1 - i : 0;
+}
+
+/* Translate the bracket expression at re[*i] ('[') onto t.  Returns 0,
+ * or PR_EREGEX with the message. */
+static int bracket(const char *re, size_t n, size_t *i, struct text *t, char *err, size_t errsize)
+{
+	size_t k = *i + 1;
+	emits(t, "[");
+	if (k < n && re[k] == '^')
+		emits(t, "^"), k++;
+	if (k < n && re[k] == ']') /* a ] first is a member, in both */
+		emits(t, "]"), k++;
+	while (k < n && re[k] != ']') {
+		char c = re[k];
+		if (c == '[' && k + 1 < n && re[k + 1] == ':') { /* [:alpha:], in both */
+			const char *end = NULL;
+			for (size_t j = k + 2; j + 1 < n && !end; j++)
+				if (re[j] == ':' && re[j + 1] == ']')
+					end = re + j + 2;
+			if (!end)
+				return fail(err, errsize, PR_EREGEX, "a [: without its :]");
+			emit(t, re + k, (size_t)(end - (re + k)));
+			k = (size_t)(end - re);
+			continue;
+		}
+		if (c == '[' && k + 1 < n && (re[k + 1] == '.' || re[k + 1] == '='))
+			return fail(err, errsize, PR_EREGEX, "[.x.] and [=x=] inside [...] are not RE2");
+		if (c != '\\') {
+			emit(t, &c, 1);
+			k++;
+			continue;
+		}
+		if (k + 1 == n)
+			return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+		char d = re[k + 1], ctl = control(d);
+		k += 2;
+		if (class_members(d))
+			emits(t, class_members(d));
+		else if (ctl)
+			emit(t, &ctl, 1);
+		else if (d == '\\') /* a backslash is itself inside POSIX's [...] */
+			emits(t, "\\");
+		else if (is_punct(d) && d != ']' && d != '^' && d != '-' && d != '[')
+			emit(t, &d, 1);
+		else
+			return fail(err, errsize, PR_EREGEX, "\\%c inside [...] is not taken", d);
+	}
+	if (k == n)
+		return fail(err, errsize, PR_EREGEX, "a [ without its ]");
+	emits(t, "]");
+	*i = k + 1;
+	return 0;
+}
+
+/* Translate the escape at re[*i] ('\\') onto t.  Returns 0, or
+ * PR_EREGEX with the message. */
+static int escape(const char *re, size_t n, size_t *i, struct text *t, char *err, size_t errsize)
+{
+	char d, ctl;
+	if (*i + 1 == n)
+		return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+	d = re[*i + 1];
+	ctl = control(d);
+	*i += 2;
+	if (class_bracket(d))
+		emits(t, class_bracket(d));
+	else if (ctl)
+		emit(t, &ctl, 1);
+	else if (d && strchr(".[]()*+?{}|^$\\", d)) { /* special in POSIX: escaped there too */
+		char esc[2] = {'\\', d};
+		emit(t, esc, 2);
+	} else if (is_punct(d))
+		emit(t, &d, 1);
+	else
+		return fail(err, errsize, PR_EREGEX, "\\%c is not taken (RE2 has it, POSIX "
+		            "regular expressions have not)", d);
+	return 0;
+}
+
+int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsize)
+{
+	struct text t = {0};
+	size_t i = 0, rep;
+	int rc = 0;
+	*out = NULL;
+	/* anywhere, brackets too: regcomp would end the pattern there
+	 * (fuzz_promread found one inside [...]) */
+	if (n && memchr(re, '\0', n))
+		return fail(err, errsize, PR_EREGEX, "a NUL byte");
+	emits(&t, "^(");
+	while (i < n && rc == 0) {
+		char c = re[i];
+		if (c == '\\')
+			rc = escape(re, n, &i, &t, err, errsize);
+		else if (c == '[')
+			rc = bracket(re, n, &i, &t, err, errsize);
+		else if (c == '(' && i + 1 < n && re[i + 1] == '?') {
+			if (i + 2 < n && re[i + 2] == ':') {
+				emits(&t, "(");
+				i += 3;
+			} else
+				rc = fail(err, errsize, PR_EREGEX, "(?...) flags and named groups are not "
+				          "taken");
+		} else if (c == '.') {
+			emits(&t, "[^\n]");
+			i++;
+		} else if (c == '{') {
+			if ((rep = repetition(re, n, i))) {
+				emit(&t, re + i, rep);
+				i += rep;
+			} else {
+				emits(&t, "\\{"); /* RE2: a { that begins no repetition is itself */
+				i++;
+			}
+		} else if (c == '}') {
+			emits(&t, "\\}");
+			i++;
+		} else {
+			emit(&t, &c, 1);
+			i++;
+		}
+	}
+	emits(&t, ")$");
+	if (rc == 0 && t.oom)
+		rc = fail(err, errsize, PR_ENOMEM, "out of memory");
+	if (rc < 0)
+		free(t.p);
+	else
+		*out = t.p;
+	return rc;
+}
+
+const char *pr_strerror(int code)
+{
+	switch (code) {
+	case 0: return "ok";
+	case PR_ENOTSNAPPY: return "not snappy";
+	case PR_EDAMAGED: return "damaged snappy";
+	case PR_ETOOBIG: return "too big once decoded";
+	case PR_EPROTO: return "not a ReadRequest";
+	case PR_EUNPACK: return "too big once unpacked";
+	case PR_ENOMEM: return "out of memory";
+	case PR_EMATCHER: return "unknown matcher type";
+	case PR_ETYPES: return "no response type served";
+	case PR_EREGEX: return "regular expression not taken";
+	}
+	return "unknown error";
+}
