@@ -109,11 +109,13 @@ TOOL_OBJS = $(TOOL_SRCS:%.c=$(B)/%.o)
 DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount).c, \
 	$(sort $(wildcard daemon/*.c)))
 DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
-# Prometheus remote write's messages (wire/remote.proto), made into C by
-# protoc-c at build time: $(B)/gen/remote.pb-c.[ch], never committed; the
-# object goes into libwire.a.
-PROTO_GEN = $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
-PROTO_OBJS = $(B)/gen/remote.pb-c.o
+# Prometheus remote write's and read's messages (wire/remote.proto, and
+# remote_answer.proto for read's answer), made into C by protoc-c at build
+# time: $(B)/gen/*.pb-c.[ch], never committed; the objects go into
+# libwire.a.
+PROTO_C = $(B)/gen/remote.pb-c.c $(B)/gen/remote_answer.pb-c.c
+PROTO_GEN = $(PROTO_C) $(PROTO_C:.c=.h)
+PROTO_OBJS = $(PROTO_C:.c=.o)
 DAEMON_LIBS = $(UV_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
 FUSE_SRCS = $(sort $(wildcard fuse/*.c))
 FUSE_OBJS = $(FUSE_SRCS:%.c=$(B)/%.o)
@@ -250,7 +252,7 @@ $(B)/wire/%.o: wire/%.c config.mk
 
 # promwrite.c includes the generated header (made before it is compiled).
 $(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h
-$(B)/wire/promread.o: $(B)/gen/remote.pb-c.h
+$(B)/wire/promread.o: $(B)/gen/remote.pb-c.h $(B)/gen/remote_answer.pb-c.h
 
 $(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o) $(WIRE_PROTO_OBJS)
 	@rm -f $@
@@ -277,12 +279,12 @@ $(B)/daemon/%.o: daemon/%.c config.mk
 # compiled), as wire/promwrite.c does
 $(B)/bench/wire.o: $(B)/gen/remote.pb-c.h
 
-$(PROTO_GEN) &: wire/remote.proto config.mk
+$(PROTO_GEN) &: wire/remote.proto wire/remote_answer.proto config.mk
 	@mkdir -p $(B)/gen
-	$(say) PROTOC $(B)/gen/remote.pb-c.c
-	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto
+	$(say) PROTOC $(PROTO_C)
+	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto remote_answer.proto
 
-$(B)/gen/remote.pb-c.o: $(B)/gen/remote.pb-c.c $(B)/gen/remote.pb-c.h
+$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(PROTO_GEN)
 	$(say) CC $@
 	$(Q)$(CC) $(CFLAGS_ALL) $(PROTOBUF_C_CFLAGS) -c $< -o $@
 
@@ -596,7 +598,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SR
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_DAEMON_SRCS) \
-		$(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
+		$(WIRE_SRCS) $(PROTO_C) $(COMMON_SRCS) $(LIB_SRCS) $(FUZZ_LIBS)
 
 # The wire formats' targets need wire/ alone (and protobuf-c, snappy).
 FUZZ_WIRE_TARGETS = lineproto promwrite graphite influxql
@@ -605,7 +607,7 @@ $(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $
 		$(PROTO_GEN) $(wildcard wire/*.h) config.mk
 	@mkdir -p $(dir $@)
 	$(say) FUZZ $@
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(WIRE_SRCS) $(B)/gen/remote.pb-c.c $(PROTOBUF_C_LIBS) \
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(WIRE_SRCS) $(PROTO_C) $(PROTOBUF_C_LIBS) \
 		$(SNAPPY_LIBS) -lm
 
 fuzz:

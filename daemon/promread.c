@@ -285,7 +285,7 @@ static int series_start(struct read *r, struct tread *tr)
 		labels[n++] = (struct pr_label){tr->name[i], strlen(tr->name[i]), v, tr->curlen[i]};
 	}
 	struct pr_series head = {labels, (size_t)n, NULL, 0};
-	r->bytes += pr_series_size(&head) + 10; /* its length may grow by 10 bytes */
+	r->bytes += pr_series_bound(&head);
 	r->series[r->nseries++] = (struct gseries){labels, (size_t)n, r->nsamples, 0};
 	return 0;
 }

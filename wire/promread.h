@@ -121,22 +121,20 @@ struct pr_result {
 	size_t nseries;
 };
 
-/* pr_series_size -- the bytes series s takes in the ReadResponse, its
- * field's tag and length included: what the caller adds up to bound a
- * response before it has it encoded (pr_response_size is the sum of its
- * series' plus at most 11 bytes per result). */
-size_t pr_series_size(const struct pr_series *s);
-
-/* pr_response_size -- the length of the ReadResponse of results[0..n),
- * before snappy. */
-size_t pr_response_size(const struct pr_result *results, size_t n);
+/* pr_series_bound -- at most the bytes series s takes in the
+ * ReadResponse, its field's tag and length included, from its labels'
+ * lengths and its sample count: what a caller adds up to cap a response
+ * before it has it encoded (a response is at most the sum of its series'
+ * plus 11 bytes per result). */
+size_t pr_series_bound(const struct pr_series *s);
 
 /*
  * pr_encode -- the body of a SAMPLES answer: the ReadResponse of
  * results[0..n) (one QueryResult per query, in order), snappy-compressed.
  * *out: receives it (malloc'ed; the caller frees it), *len its length.
- * The uncompressed message is built whole first, so the call takes
- * about twice pr_response_size of memory at its peak.
+ * The response is laid out as protobuf-c's message structs (about 48
+ * bytes a sample), packed whole, then compressed: the call takes about
+ * that plus twice the packed size at its peak.
  * Returns 0, or PR_ENOMEM (*out NULL).
  */
 int pr_encode(const struct pr_result *results, size_t n, char **out, size_t *len);
