@@ -93,6 +93,7 @@ WIRE_SRCS = $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promwrite.c), \
 	$(sort $(wildcard wire/*.c)))
 # Remote read (promread.c) needs them too.
 WIRE_SRCS := $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/promread.c),$(WIRE_SRCS))
+WIRE_SRCS := $(filter-out $(if $(filter 1,$(WITH_DAEMON)),,wire/pbmem.c),$(WIRE_SRCS))
 WIRE_PROTO_OBJS = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_OBJS))
 WIRE_LIB = $(B)/libwire.a
 WIRE_PROTO_GEN = $(if $(filter 1,$(WITH_DAEMON)),$(PROTO_GEN))

@@ -2,14 +2,13 @@
  * promread.c -- Prometheus remote read bodies: a ReadRequest into plain
  * structs, a ReadResponse (type SAMPLES) out of them.
  *
- * Decoding writes nothing of the wire format by hand: the body is
- * snappy-decoded with libsnappy's C API and unpacked by the code protoc-c
- * generates from wire/remote.proto, through an allocator that counts
- * what the message takes and refuses past PR_UNPACK_FACTOR times the
- * decoded body (plus PR_UNPACK_SLACK), so no body costs more than that.
- * The queries and matchers of promread.h are then laid out in two arrays
- * that point into the unpacked message, which lives until
- * pr_request_free.
+ * Decoding writes nothing of the wire format by hand: pbmem.c
+ * snappy-decodes the body and has protobuf-c unpack it, by the code
+ * protoc-c generates from wire/remote.proto, into an arena that refuses
+ * to grow past PR_UNPACK_FACTOR times the decoded body (plus
+ * PR_UNPACK_SLACK), so no body costs more than that.  The queries and
+ * matchers of promread.h are then laid out in two arrays that point into
+ * the unpacked message, which lives until pr_request_free.
  *
  * Encoding writes nothing by hand either: the response is laid out as
  * protoc-c's message structs (of remote_answer.proto, in proto2 so that a
@@ -21,7 +20,6 @@
  * has it; it writes no byte.
  */
 #include <assert.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +29,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <snappy-c.h>
 
+#include "pbmem.h"
 #include "promread.h"
 #include "remote.pb-c.h"
 #include "remote_answer.pb-c.h"
@@ -39,66 +38,23 @@ typedef Tsstore__Remote__ReadRequest ReadRequest;
 
 /* ---- Decoding ---- */
 
-/* The unpacked request's memory: what protobuf-c holds (counted against
- * limit), and the arrays of promread.h. */
+/* The unpacked request's memory: the message in its arena (pbmem.h),
+ * and the arrays of promread.h. */
 struct mem {
-	size_t total, limit;
-	int over;                   /* the limit refused an allocation */
+	struct pbmem *pb;
 	ReadRequest *rr;
-	ProtobufCAllocator alloc;
 	struct pr_query *queries;
 	struct pr_matcher *matchers;
 };
-
-/* protobuf-c's allocations, each behind a header holding its size. */
-static void *count_alloc(void *arg, size_t n)
-{
-	struct mem *m = arg;
-	max_align_t *p;
-	if (n > m->limit - m->total) {
-		m->over = 1;
-		return NULL;
-	}
-	if (!(p = malloc(sizeof *p + n)))
-		return NULL;
-	*(size_t *)p = n;
-	m->total += n;
-	return p + 1;
-}
-
-static void count_free(void *arg, void *q)
-{
-	struct mem *m = arg;
-	max_align_t *p = q;
-	if (!p)
-		return;
-	p--;
-	m->total -= *(size_t *)p;
-	free(p);
-}
 
 static void mem_release(struct mem *m)
 {
 	if (!m)
 		return;
-	if (m->rr)
-		tsstore__remote__read_request__free_unpacked(m->rr, &m->alloc);
+	pbmem_free(m->pb);
 	free(m->queries);
 	free(m->matchers);
 	free(m);
-}
-
-static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsize, int code, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errsize) {
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-	return code;
 }
 
 /* Whether the client takes SAMPLES: it named no type, or that one. */
@@ -122,7 +78,7 @@ static int lay_out(struct mem *m, struct pr_request *r, char *err, size_t errsiz
 		nm += rr->queries[i]->n_matchers;
 	if ((rr->n_queries && !(m->queries = calloc(rr->n_queries, sizeof *m->queries))) ||
 	    (nm && !(m->matchers = calloc(nm, sizeof *m->matchers))))
-		return fail(err, errsize, PR_ENOMEM, "out of memory for the queries");
+		return pbmem_fail(err, errsize, PR_ENOMEM, "out of memory for the queries");
 	for (size_t i = 0; i < rr->n_queries; i++) {
 		const Tsstore__Remote__Query *q = rr->queries[i];
 		/* no matcher in the request: matchers is NULL, and NULL + 0 is
@@ -132,9 +88,9 @@ static int lay_out(struct mem *m, struct pr_request *r, char *err, size_t errsiz
 		for (size_t j = 0; j < q->n_matchers; j++, k++) {
 			const Tsstore__Remote__LabelMatcher *lm = q->matchers[j];
 			if ((int)lm->type < PR_EQ || (int)lm->type > PR_NRE)
-				return fail(err, errsize, PR_EMATCHER, "query %zu: matcher %zu has type %d, "
-				            "not one of EQ (0), NEQ (1), RE (2), NRE (3)", i + 1, j + 1,
-				            (int)lm->type);
+				return pbmem_fail(err, errsize, PR_EMATCHER, "query %zu: matcher %zu has type %d, "
+				                  "not one of EQ (0), NEQ (1), RE (2), NRE (3)", i + 1, j + 1,
+				                  (int)lm->type);
 			m->matchers[k] = (struct pr_matcher){
 				(enum pr_match)lm->type, (const char *)lm->name.data, lm->name.len,
 				(const char *)lm->value.data, lm->value.len};
@@ -149,40 +105,25 @@ int pr_decode(const void *body, size_t len, size_t max_decoded, struct pr_reques
               char *err, size_t errsize)
 {
 	struct mem *m = NULL;
-	char *dec = NULL;
-	size_t n;
+	ProtobufCMessage *msg = NULL;
+	struct pbmem *pb = NULL;
 	int rc = 0;
 	memset(out, 0, sizeof *out);
-	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK)
-		return fail(err, errsize, PR_ENOTSNAPPY, "snappy: not snappy-compressed data (block "
-		            "format): its length prefix is bad");
-	out->decoded_len = n;
-	if (n > max_decoded)
-		return fail(err, errsize, PR_ETOOBIG, "%zu bytes once decoded from snappy, more than "
-		            "the %zu allowed", n, max_decoded);
-	if (!(m = calloc(1, sizeof *m)) || !(dec = malloc(n ? n : 1))) {
-		rc = fail(err, errsize, PR_ENOMEM, "out of memory for the decoded body");
+	if ((rc = pbmem_unpack(body, len, max_decoded, PR_UNPACK_FACTOR, PR_UNPACK_SLACK,
+	                       &tsstore__remote__read_request__descriptor,
+	                       "a remote read ReadRequest", &msg, &pb, &out->decoded_len, err,
+	                       errsize)) < 0)
+		goto out;
+	if (!(m = calloc(1, sizeof *m))) {
+		pbmem_free(pb);
+		rc = pbmem_fail(err, errsize, PR_ENOMEM, "out of memory for the decoded body");
 		goto out;
 	}
-	m->limit = n > (SIZE_MAX - PR_UNPACK_SLACK) / PR_UNPACK_FACTOR ? SIZE_MAX
-	           : n * PR_UNPACK_FACTOR + PR_UNPACK_SLACK;
-	m->alloc = (ProtobufCAllocator){.alloc = count_alloc, .free = count_free, .allocator_data = m};
-	if (snappy_uncompress(body, len, dec, &n) != SNAPPY_OK) {
-		rc = fail(err, errsize, PR_EDAMAGED, "snappy: the compressed data is damaged");
-		goto out;
-	}
-	if (!(m->rr = tsstore__remote__read_request__unpack(&m->alloc, n, (const uint8_t *)dec))) {
-		if (m->over)
-			rc = fail(err, errsize, PR_EUNPACK, "protobuf: the message (%zu bytes) would take "
-			          "more than %zu bytes unpacked", n, m->limit);
-		else
-			rc = fail(err, errsize, PR_EPROTO, "protobuf: the %zu bytes decoded from snappy "
-			          "are not a remote read ReadRequest", n);
-		goto out;
-	}
+	m->pb = pb;
+	m->rr = (ReadRequest *)msg;
 	if (!takes_samples(m->rr)) {
-		rc = fail(err, errsize, PR_ETYPES, "the request accepts none of the response types "
-		          "served (SAMPLES)");
+		rc = pbmem_fail(err, errsize, PR_ETYPES, "the request accepts none of the response types "
+		                "served (SAMPLES)");
 		goto out;
 	}
 	if ((rc = lay_out(m, out, err, errsize)) < 0)
@@ -190,7 +131,6 @@ int pr_decode(const void *body, size_t len, size_t max_decoded, struct pr_reques
 	out->mem_ = m;
 	m = NULL;
 out:
-	free(dec);
 	mem_release(m);
 	if (rc < 0) {
 		size_t keep = out->decoded_len;
@@ -462,20 +402,20 @@ static int bracket(const char *re, size_t n, size_t *i, struct text *t, char *er
 				if (re[j] == ':' && re[j + 1] == ']')
 					end = re + j + 2;
 			if (!end)
-				return fail(err, errsize, PR_EREGEX, "a [: without its :]");
+				return pbmem_fail(err, errsize, PR_EREGEX, "a [: without its :]");
 			emit(t, re + k, (size_t)(end - (re + k)));
 			k = (size_t)(end - re);
 			continue;
 		}
 		if (c == '[' && k + 1 < n && (re[k + 1] == '.' || re[k + 1] == '='))
-			return fail(err, errsize, PR_EREGEX, "[.x.] and [=x=] inside [...] are not RE2");
+			return pbmem_fail(err, errsize, PR_EREGEX, "[.x.] and [=x=] inside [...] are not RE2");
 		if (c != '\\') {
 			emit(t, &c, 1);
 			k++;
 			continue;
 		}
 		if (k + 1 == n)
-			return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+			return pbmem_fail(err, errsize, PR_EREGEX, "a \\ at the end");
 		char d = re[k + 1], ctl = control(d);
 		k += 2;
 		if (class_members(d))
@@ -487,10 +427,10 @@ static int bracket(const char *re, size_t n, size_t *i, struct text *t, char *er
 		else if (is_punct(d) && d != ']' && d != '^' && d != '-' && d != '[')
 			emit(t, &d, 1);
 		else
-			return fail(err, errsize, PR_EREGEX, "\\%c inside [...] is not taken", d);
+			return pbmem_fail(err, errsize, PR_EREGEX, "\\%c inside [...] is not taken", d);
 	}
 	if (k == n)
-		return fail(err, errsize, PR_EREGEX, "a [ without its ]");
+		return pbmem_fail(err, errsize, PR_EREGEX, "a [ without its ]");
 	emits(t, "]");
 	*i = k + 1;
 	return 0;
@@ -502,7 +442,7 @@ static int escape(const char *re, size_t n, size_t *i, struct text *t, char *err
 {
 	char d, ctl;
 	if (*i + 1 == n)
-		return fail(err, errsize, PR_EREGEX, "a \\ at the end");
+		return pbmem_fail(err, errsize, PR_EREGEX, "a \\ at the end");
 	d = re[*i + 1];
 	ctl = control(d);
 	*i += 2;
@@ -516,8 +456,8 @@ static int escape(const char *re, size_t n, size_t *i, struct text *t, char *err
 	} else if (is_punct(d))
 		emit(t, &d, 1);
 	else
-		return fail(err, errsize, PR_EREGEX, "\\%c is not taken (RE2 has it, POSIX "
-		            "regular expressions have not)", d);
+		return pbmem_fail(err, errsize, PR_EREGEX, "\\%c is not taken (RE2 has it, POSIX "
+		                  "regular expressions have not)", d);
 	return 0;
 }
 
@@ -530,7 +470,7 @@ int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsi
 	/* anywhere, brackets too: regcomp would end the pattern there
 	 * (fuzz_promread found one inside [...]) */
 	if (n && memchr(re, '\0', n))
-		return fail(err, errsize, PR_EREGEX, "a NUL byte");
+		return pbmem_fail(err, errsize, PR_EREGEX, "a NUL byte");
 	emits(&t, "^(");
 	while (i < n && rc == 0) {
 		char c = re[i];
@@ -543,8 +483,8 @@ int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsi
 				emits(&t, "(");
 				i += 3;
 			} else
-				rc = fail(err, errsize, PR_EREGEX, "(?...) flags and named groups are not "
-				          "taken");
+				rc = pbmem_fail(err, errsize, PR_EREGEX, "(?...) flags and named groups are not "
+				                "taken");
 		} else if (c == '.') {
 			emits(&t, "[^\n]");
 			i++;
@@ -566,7 +506,7 @@ int pr_regex_posix(const char *re, size_t n, char **out, char *err, size_t errsi
 	}
 	emits(&t, ")$");
 	if (rc == 0 && t.oom)
-		rc = fail(err, errsize, PR_ENOMEM, "out of memory");
+		rc = pbmem_fail(err, errsize, PR_ENOMEM, "out of memory");
 	if (rc < 0)
 		free(t.p);
 	else

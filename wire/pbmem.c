@@ -1,0 +1,146 @@
+/*
+ * pbmem.c -- a snappy-compressed protobuf message unpacked under a byte
+ * bound: the step remote write (promwrite.c) and remote read
+ * (promread.c) share before each lays its message out.
+ *
+ * Nothing of the wire format is written by hand: the body is decoded
+ * with libsnappy's C API into a buffer of its own (at most max_decoded
+ * bytes), then unpacked by protobuf-c (protobuf_c_message_unpack, which
+ * the generated *__unpack functions call), which copies out the bytes it
+ * keeps, so the buffer is freed once unpacked.
+ *
+ * Memory: protobuf-c allocates each element apart, so the arena gets
+ * them instead of malloc; it refuses to grow past factor times the
+ * decoded body plus slack, which bounds what any body can cost.  An
+ * allocation larger than a quarter chunk gets a chunk of its own, behind
+ * the one being filled, so a big array never wastes the rest of a chunk.
+ * Nothing is freed before pbmem_free frees the whole arena.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <snappy-c.h>
+
+#include "pbmem.h"
+
+#define ARENA_CHUNK ((size_t)256 << 10)
+
+struct pbmem_chunk {
+	struct pbmem_chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+void *pbmem_alloc(struct pbmem *m, size_t n)
+{
+	struct pbmem_chunk *c = m->head;
+	if (n > SIZE_MAX / 2)
+		return NULL; /* rounding up below would wrap */
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (c && c->cap - c->used >= n) {
+		c->used += n;
+		return (char *)c->data + c->used - n;
+	}
+	size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+	if (cap > m->limit - m->total) {
+		m->over = 1;
+		return NULL;
+	}
+	if (!(c = malloc(sizeof *c + cap)))
+		return NULL;
+	m->total += cap;
+	c->cap = cap;
+	c->used = n;
+	if (cap == n && m->head) { /* a big one: behind the chunk being filled */
+		c->next = m->head->next;
+		m->head->next = c;
+	} else {
+		c->next = m->head;
+		m->head = c;
+	}
+	return c->data;
+}
+
+/* protobuf-c's allocator over the arena. */
+static void *arena_alloc(void *m, size_t n)
+{
+	return pbmem_alloc(m, n);
+}
+
+static void arena_free(void *m, void *p)
+{
+	(void)m;
+	(void)p; /* freed whole by pbmem_free */
+}
+
+void pbmem_free(struct pbmem *m)
+{
+	if (!m)
+		return;
+	struct pbmem_chunk *c = m->head;
+	while (c) {
+		struct pbmem_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	free(m);
+}
+
+int pbmem_fail(char *err, size_t errsize, int code, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errsize) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor, size_t slack,
+                 const ProtobufCMessageDescriptor *desc, const char *what, ProtobufCMessage **msg,
+                 struct pbmem **mem, size_t *decoded_len, char *err, size_t errsize)
+{
+	ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free};
+	struct pbmem *m = NULL;
+	char *dec = NULL;
+	size_t n;
+	int rc = 0;
+	*msg = NULL;
+	*mem = NULL;
+	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK)
+		return pbmem_fail(err, errsize, PBMEM_ENOTSNAPPY, "snappy: not snappy-compressed data "
+		                  "(block format): its length prefix is bad");
+	*decoded_len = n;
+	if (n > max_decoded)
+		return pbmem_fail(err, errsize, PBMEM_ETOOBIG, "%zu bytes once decoded from snappy, "
+		                  "more than the %zu allowed", n, max_decoded);
+	if (!(m = calloc(1, sizeof *m)) || !(dec = malloc(n ? n : 1))) {
+		rc = pbmem_fail(err, errsize, PBMEM_ENOMEM, "out of memory for the decoded body");
+		goto out;
+	}
+	m->limit = n > (SIZE_MAX - slack) / factor ? SIZE_MAX : n * factor + slack;
+	if (snappy_uncompress(body, len, dec, &n) != SNAPPY_OK) {
+		rc = pbmem_fail(err, errsize, PBMEM_EDAMAGED, "snappy: the compressed data is damaged");
+		goto out;
+	}
+	alloc.allocator_data = m;
+	if (!(*msg = protobuf_c_message_unpack(desc, &alloc, n, (const uint8_t *)dec))) {
+		if (m->over)
+			rc = pbmem_fail(err, errsize, PBMEM_EUNPACK, "protobuf: the message (%zu bytes) "
+			                "would take more than %zu bytes unpacked", n, m->limit);
+		else
+			rc = pbmem_fail(err, errsize, PBMEM_EPROTO, "protobuf: the %zu bytes decoded from "
+			                "snappy are not %s", n, what);
+		goto out;
+	}
+	*mem = m;
+	m = NULL;
+out:
+	free(dec);
+	pbmem_free(m);
+	return rc;
+}

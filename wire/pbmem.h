@@ -1,0 +1,74 @@
+/*
+ * pbmem.h -- a snappy-compressed protobuf message unpacked under a byte
+ * bound (pbmem.c): what Prometheus remote write (promwrite.c) and remote
+ * read (promread.c) share.  The body is snappy-decoded (at most
+ * max_decoded bytes), then unpacked by protobuf-c into an arena that
+ * refuses to grow past factor times the decoded length plus slack, so
+ * that no body costs more than that; the arena then holds the message
+ * and whatever its caller lays out of it, and is freed whole.
+ */
+#ifndef TSSTORE_WIRE_PBMEM_H
+#define TSSTORE_WIRE_PBMEM_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+/* What pbmem_unpack can fail with: the values of the same errors in
+ * promwrite.h's enum pw_error and promread.h's enum pr_error, which
+ * pass them on as they are. */
+enum pbmem_error {
+	PBMEM_ENOTSNAPPY = -1, /* not snappy block format (its length prefix is bad) */
+	PBMEM_EDAMAGED = -2,   /* snappy, but the compressed data is damaged */
+	PBMEM_ETOOBIG = -3,    /* longer than max_decoded once decoded */
+	PBMEM_EPROTO = -4,     /* the decoded bytes are not the message */
+	PBMEM_EUNPACK = -5,    /* unpacking would take more than the bound */
+	PBMEM_ENOMEM = -6,     /* out of memory */
+};
+
+struct pbmem_chunk;
+
+/* The memory of one unpacked message: the arena's chunks, what they hold
+ * in all and the bound; over is set once the bound refused an
+ * allocation (pbmem_alloc then returned NULL). */
+struct pbmem {
+	struct pbmem_chunk *head;
+	size_t total, limit;
+	int over;
+};
+
+/*
+ * pbmem_unpack -- snappy-decode body[0..len) and unpack it as a message
+ * of desc.
+ * max_decoded: the most bytes the body may take decoded (PBMEM_ETOOBIG);
+ * factor, slack: the arena's bound, factor * decoded length + slack
+ * (PBMEM_EUNPACK past it).
+ * what: the message named in the error of PBMEM_EPROTO ("a remote write
+ * WriteRequest").
+ * *msg: receives the message, *mem its memory (free both with
+ * pbmem_free); NULL on failure.
+ * *decoded_len: the decoded length, set as soon as the snappy header
+ * could be read (on failure too).
+ * err: when not NULL, errsize bytes for a message saying what was wrong
+ * (set on failure only).
+ * Returns 0 or a negative pbmem_error.
+ */
+int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor, size_t slack,
+                 const ProtobufCMessageDescriptor *desc, const char *what, ProtobufCMessage **msg,
+                 struct pbmem **mem, size_t *decoded_len, char *err, size_t errsize);
+
+/* pbmem_alloc -- n bytes more of m's arena (aligned for any struct),
+ * freed with it; NULL when out of memory or over the bound (m->over then
+ * set). */
+void *pbmem_alloc(struct pbmem *m, size_t n);
+
+/* pbmem_free -- release m and all its arena holds; m may be NULL. */
+void pbmem_free(struct pbmem *m);
+
+/* pbmem_fail -- write the message of fmt to err[0..errsize) (when err is
+ * not NULL and errsize not 0), and return code: the decoders' way to
+ * fail with a message. */
+int pbmem_fail(char *err, size_t errsize, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif /* TSSTORE_WIRE_PBMEM_H */
