@@ -20,61 +20,10 @@
 #include <snappy-c.h>
 
 #include "remote.pb-c.h"
+#include "test_proto.h"
 #include "wire/promread.h"
 
 /* ---- Protobuf by hand ---- */
-
-struct bytes {
-	unsigned char *p;
-	size_t n, cap;
-};
-
-static void put(struct bytes *b, const void *p, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 64;
-		b->p = realloc(b->p, b->cap);
-		assert_non_null(b->p);
-	}
-	if (n)
-		memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void varint(struct bytes *b, uint64_t v)
-{
-	unsigned char c;
-	do {
-		c = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			c |= 0x80;
-		put(b, &c, 1);
-	} while (v);
-}
-
-/* A length-delimited field holding inner (freed). */
-static void field_msg(struct bytes *b, int field, struct bytes *inner)
-{
-	varint(b, (uint64_t)field << 3 | 2);
-	varint(b, inner->n);
-	put(b, inner->p, inner->n);
-	free(inner->p);
-	memset(inner, 0, sizeof *inner);
-}
-
-static void field_str(struct bytes *b, int field, const char *s)
-{
-	varint(b, (uint64_t)field << 3 | 2);
-	varint(b, strlen(s));
-	put(b, s, strlen(s));
-}
-
-static void field_int(struct bytes *b, int field, int64_t v)
-{
-	varint(b, (uint64_t)field << 3);
-	varint(b, (uint64_t)v);
-}
 
 static void matcher(struct bytes *q, int type, const char *name, const char *value)
 {
@@ -88,10 +37,7 @@ static void matcher(struct bytes *q, int type, const char *name, const char *val
 /* b's bytes snappy-compressed (malloc'ed); b is freed. */
 static char *compress(struct bytes *b, size_t *len)
 {
-	*len = snappy_max_compressed_length(b->n);
-	char *out = malloc(*len);
-	assert_non_null(out);
-	assert_int_equal(snappy_compress((const char *)b->p, b->n, out, len), SNAPPY_OK);
+	char *out = snappy(b, len);
 	free(b->p);
 	memset(b, 0, sizeof *b);
 	return out;
@@ -142,7 +88,7 @@ static void wire_promread_two_queries(void **state)
 	field_int(&q, 2, -1); /* negative times: 10-byte varints */
 	field_msg(&req, 1, &q);
 	/* accepted_response_types, packed: [1, 0] */
-	put(&req, "\x12\x02\x01\x00", 4);
+	put_bytes(&req, "\x12\x02\x01\x00", 4);
 	char *body = compress(&req, &len);
 	assert_int_equal(pr_decode(body, len, 1 << 20, &r, err, sizeof err), 0);
 	render(&r, text, sizeof text);
@@ -170,7 +116,7 @@ static void wire_promread_empty(void **state)
 	assert_int_equal(r.decoded_len, 0);
 	pr_request_free(&r);
 	free(body);
-	put(&b, "\x10\x00", 2); /* accepted_response_types, unpacked: SAMPLES */
+	put_bytes(&b, "\x10\x00", 2); /* accepted_response_types, unpacked: SAMPLES */
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 16, &r, NULL, 0), 0);
 	assert_int_equal(r.decoded_len, 2);
@@ -178,7 +124,7 @@ static void wire_promread_empty(void **state)
 	free(body);
 	/* queries, none with a matcher (fuzz_promread's
 	 * ub-no-matchers-null-offset) */
-	put(&b, "\x0a\x02\x08\x01\x0a\x00", 6);
+	put_bytes(&b, "\x0a\x02\x08\x01\x0a\x00", 6);
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 16, &r, NULL, 0), 0);
 	assert_int_equal(r.nqueries, 2);
@@ -207,7 +153,7 @@ static void wire_promread_refusals(void **state)
 	assert_string_equal(err, "snappy: the compressed data is damaged");
 	assert_int_equal(r.decoded_len, 5);
 	/* too big once decoded */
-	put(&b, "\x0a\x00\x0a\x00\x0a\x00", 6);
+	put_bytes(&b, "\x0a\x00\x0a\x00\x0a\x00", 6);
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 5, &r, err, sizeof err), PR_ETOOBIG);
 	assert_string_equal(err, "6 bytes once decoded from snappy, more than the 5 allowed");
@@ -217,7 +163,7 @@ static void wire_promread_refusals(void **state)
 	pr_request_free(&r);
 	free(body);
 	/* not protobuf: a field longer than the message */
-	put(&b, "\x0a\x7f\x01", 3);
+	put_bytes(&b, "\x0a\x7f\x01", 3);
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 100, &r, err, sizeof err), PR_EPROTO);
 	assert_string_equal(err, "protobuf: the 3 bytes decoded from snappy are not a remote read "
@@ -233,7 +179,7 @@ static void wire_promread_refusals(void **state)
 	assert_null(r.queries);
 	free(body);
 	/* streamed chunks only */
-	put(&b, "\x10\x01", 2);
+	put_bytes(&b, "\x10\x01", 2);
 	body = compress(&b, &len);
 	assert_int_equal(pr_decode(body, len, 100, &r, err, sizeof err), PR_ETYPES);
 	assert_string_equal(err, "the request accepts none of the response types served (SAMPLES)");

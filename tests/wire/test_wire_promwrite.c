@@ -16,47 +16,10 @@
 #include <cmocka.h>
 #include <snappy-c.h>
 
+#include "test_proto.h"
 #include "wire/promwrite.h"
 
 /* ---- Protobuf by hand ---- */
-
-/* A growing byte string. */
-struct bytes {
-	unsigned char *p;
-	size_t n, cap;
-};
-
-static void put(struct bytes *b, const void *p, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 64;
-		b->p = realloc(b->p, b->cap);
-		assert_non_null(b->p);
-	}
-	if (n)
-		memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void varint(struct bytes *b, uint64_t v)
-{
-	unsigned char c;
-	do {
-		c = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			c |= 0x80;
-		put(b, &c, 1);
-	} while (v);
-}
-
-/* Field num of wire type 2 (length-delimited) holding p[0..n). */
-static void field_bytes(struct bytes *b, int num, const void *p, size_t n)
-{
-	varint(b, (uint64_t)num << 3 | 2);
-	varint(b, n);
-	put(b, p, n);
-}
 
 /* A Label message. */
 static void label(struct bytes *series, const char *name, const char *value)
@@ -66,8 +29,7 @@ static void label(struct bytes *series, const char *name, const char *value)
 		field_bytes(&l, 1, name, strlen(name));
 	if (*value)
 		field_bytes(&l, 2, value, strlen(value));
-	field_bytes(series, 1, l.p, l.n);
-	free(l.p);
+	field_msg(series, 1, &l);
 }
 
 /* A Sample message: value (field 1, fixed64) and timestamp (2, varint). */
@@ -77,25 +39,14 @@ static void sample(struct bytes *series, double v, int64_t ms)
 	unsigned char f = 1 << 3 | 1;
 	uint64_t bits;
 	memcpy(&bits, &v, 8);
-	put(&s, &f, 1);
+	put_bytes(&s, &f, 1);
 	for (int i = 0; i < 8; i++) {
 		unsigned char c = (unsigned char)(bits >> (8 * i));
-		put(&s, &c, 1);
+		put_bytes(&s, &c, 1);
 	}
 	varint(&s, 2 << 3 | 0);
 	varint(&s, (uint64_t)ms);
-	field_bytes(series, 2, s.p, s.n);
-	free(s.p);
-}
-
-/* b snappy-compressed; the result is malloc'ed, *len bytes. */
-static char *snappy(const struct bytes *b, size_t *len)
-{
-	*len = snappy_max_compressed_length(b->n);
-	char *out = malloc(*len);
-	assert_non_null(out);
-	assert_int_equal(snappy_compress((const char *)b->p, b->n, out, len), SNAPPY_OK);
-	return out;
+	field_msg(series, 2, &s);
 }
 
 /* Decode the request req (uncompressed) with max_decoded; returns the code. */
@@ -230,7 +181,7 @@ static void wire_promwrite_refusals(void **state)
 	assert_int_equal(r.decoded_len, req.n);
 	/* snappy, but not protobuf: field 1 says 5 bytes, 1 follows */
 	req.n = 0;
-	put(&req, "\x0a\x05x", 3);
+	put_bytes(&req, "\x0a\x05x", 3);
 	assert_int_equal(decode(&req, 1 << 20, &r, err), PW_EPROTO);
 	assert_string_equal(err, "protobuf: the 3 bytes decoded from snappy are not a remote write "
 	                    "WriteRequest");
