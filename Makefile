@@ -604,6 +604,8 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SR
 # The wire formats' targets need wire/ alone (and protobuf-c, snappy).
 FUZZ_WIRE_TARGETS = lineproto promwrite graphite influxql
 FUZZ_WIRE_TARGETS += promread
+# their shared header (fuzz_prom.h)
+$(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(wildcard tests/fuzz/*.h)
 $(FUZZ_WIRE_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(WIRE_SRCS) \
 		$(PROTO_GEN) $(wildcard wire/*.h) config.mk
 	@mkdir -p $(dir $@)

@@ -25,6 +25,7 @@
 #include <snappy-c.h>
 
 #include "fuzz_ingestdb.h"
+#include "fuzz_prom.h"
 #include "ingest.h"
 #include "promwrite.h"
 #include "remote.pb-c.h"
@@ -32,26 +33,20 @@
 /* http-max-body of the target: decoded bodies past it are a 413. */
 #define MAX_DECODED (1 << 20)
 
-/* The samples of the WriteRequest body decodes to, or -1 when it does
- * not decode (the target's own unpacking, the oracle's count). */
-static int64_t samples_of(const char *body, size_t len)
+/* The samples of the WriteRequest in's body decodes to, or -1 when it
+ * does not decode (the target's own unpacking, the oracle's count). */
+static int64_t samples_of(const struct prom_input *in)
 {
+	ProtobufCMessage *msg;
 	size_t n;
-	char *buf;
 	int64_t samples = -1;
-	Tsstore__Remote__WriteRequest *wr;
-	if (snappy_uncompressed_length(body, len, &n) != SNAPPY_OK || n > MAX_DECODED)
-		return -1;
-	if (!(buf = malloc(n ? n : 1)))
-		abort();
-	if (snappy_uncompress(body, len, buf, &n) == SNAPPY_OK &&
-	    (wr = tsstore__remote__write_request__unpack(NULL, n, (const uint8_t *)buf))) {
+	if (prom_expected(in, &tsstore__remote__write_request__descriptor, &msg, &n) == 0) {
+		const Tsstore__Remote__WriteRequest *wr = (const Tsstore__Remote__WriteRequest *)msg;
 		samples = 0;
 		for (size_t i = 0; i < wr->n_timeseries; i++)
 			samples += (int64_t)wr->timeseries[i]->n_samples;
-		tsstore__remote__write_request__free_unpacked(wr, NULL);
+		protobuf_c_message_free_unpacked(msg, NULL);
 	}
-	free(buf);
 	return samples;
 }
 
@@ -59,27 +54,17 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct tsd_ingest_result res;
-	char *body, *packed = NULL;
-	size_t len;
+	struct prom_input input;
 	uint64_t before;
-	if (size == 0)
+	if (!prom_input(data, size, &input))
 		return 0;
+	input.max = MAX_DECODED; /* bit 1 is not read here */
 	fuzz_ingest_db("promingest");
-	body = (char *)data + 1;
-	len = size - 1;
-	if (data[0] & 1) {
-		size_t cap = snappy_max_compressed_length(len);
-		if (!(packed = malloc(cap)) ||
-		    snappy_compress(body, len, packed, &cap) != SNAPPY_OK)
-			abort();
-		body = packed;
-		len = cap;
-	}
-	int64_t samples = samples_of(body, len);
+	int64_t samples = samples_of(&input);
 	before = fuzz_ingest_rows();
-	int status = tsd_prom_write(in, body, len, MAX_DECODED, &res);
+	int status = tsd_prom_write(in, input.body, input.len, MAX_DECODED, &res);
 	uint64_t after = fuzz_ingest_rows();
-	free(packed);
+	free(input.packed);
 	if (status != 204 && status != 400 && status != 413) {
 		fprintf(stderr, "status %d: %s\n", status, res.error);
 		abort();

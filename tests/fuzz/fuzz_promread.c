@@ -28,15 +28,11 @@
 
 #include <snappy-c.h>
 
+#include "fuzz_prom.h"
 #include "remote.pb-c.h"
 #include "wire/promread.h"
 
 typedef Tsstore__Remote__ReadRequest ReadRequest;
-
-static int same_bytes(const char *p, size_t n, const ProtobufCBinaryData *b)
-{
-	return n == b->len && (n == 0 || memcmp(p, b->data, n) == 0);
-}
 
 /* Whether r is exactly rr. */
 static int same_request(const struct pr_request *r, const ReadRequest *rr)
@@ -59,24 +55,13 @@ static int same_request(const struct pr_request *r, const ReadRequest *rr)
 	return 1;
 }
 
-/* The code pr_decode must give body[0..len), and the reference decoding
+/* The code pr_decode must give in's body, and the reference decoding
  * (*rr, when it decodes). */
-static int expected(const char *body, size_t len, size_t max, ReadRequest **rr, size_t *n)
+static int expected(const struct prom_input *in, ReadRequest **rr, size_t *n)
 {
-	char *buf;
-	int rc = PR_EDAMAGED;
-	*rr = NULL;
-	if (snappy_uncompressed_length(body, len, n) != SNAPPY_OK)
-		return PR_ENOTSNAPPY;
-	if (*n > max)
-		return PR_ETOOBIG;
-	if (!(buf = malloc(*n ? *n : 1)))
-		abort();
-	if (snappy_uncompress(body, len, buf, n) == SNAPPY_OK) {
-		*rr = tsstore__remote__read_request__unpack(NULL, *n, (const uint8_t *)buf);
-		rc = *rr ? 0 : PR_EPROTO;
-	}
-	free(buf);
+	ProtobufCMessage *msg;
+	int rc = prom_expected(in, &tsstore__remote__read_request__descriptor, &msg, n);
+	*rr = (ReadRequest *)msg;
 	if (rc < 0)
 		return rc;
 	int samples = (*rr)->n_accepted_response_types == 0;
@@ -190,25 +175,15 @@ static void regex_check(const struct pr_request *r)
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
+	struct prom_input in;
 	struct pr_request r;
 	ReadRequest *rr;
-	char err[PR_ERR_MAX] = "", *packed = NULL;
-	const char *body;
-	size_t len, n = 0, max;
-	if (size == 0)
+	char err[PR_ERR_MAX] = "";
+	size_t n = 0;
+	if (!prom_input(data, size, &in))
 		return 0;
-	body = (const char *)data + 1;
-	len = size - 1;
-	max = data[0] & 2 ? 64 : (size_t)1 << 20;
-	if (data[0] & 1) {
-		size_t cap = snappy_max_compressed_length(len);
-		if (!(packed = malloc(cap)) || snappy_compress(body, len, packed, &cap) != SNAPPY_OK)
-			abort();
-		body = packed;
-		len = cap;
-	}
-	int want = expected(body, len, max, &rr, &n);
-	int rc = pr_decode(body, len, max, &r, err, sizeof err);
+	int want = expected(&in, &rr, &n);
+	int rc = pr_decode(in.body, in.len, in.max, &r, err, sizeof err);
 	if (rc != want || (rc < 0 && !err[0]) || (rc == 0 && !same_request(&r, rr)) ||
 	    (want != PR_ENOTSNAPPY && r.decoded_len != n)) {
 		fprintf(stderr, "pr_decode: %d (%s), expected %d; decoded_len %zu, expected %zu\n",
@@ -222,6 +197,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	pr_request_free(&r);
 	if (rr)
 		tsstore__remote__read_request__free_unpacked(rr, NULL);
-	free(packed);
+	free(in.packed);
 	return 0;
 }

@@ -20,15 +20,11 @@
 
 #include <snappy-c.h>
 
+#include "fuzz_prom.h"
 #include "remote.pb-c.h"
 #include "wire/promwrite.h"
 
 typedef Tsstore__Remote__WriteRequest WriteRequest;
-
-static int same_bytes(const char *p, size_t n, const ProtobufCBinaryData *b)
-{
-	return n == b->len && (n == 0 || memcmp(p, b->data, n) == 0);
-}
 
 /* Whether r is exactly wr. */
 static int same_request(const struct pw_request *r, const WriteRequest *wr)
@@ -54,49 +50,19 @@ static int same_request(const struct pw_request *r, const WriteRequest *wr)
 	return samples == r->samples;
 }
 
-/* The code pw_decode must give body[0..len), the reference decoding
- * (*wr, when it decodes) made by libsnappy and protobuf-c directly. */
-static int expected(const char *body, size_t len, size_t max, WriteRequest **wr, size_t *n)
-{
-	char *buf;
-	*wr = NULL;
-	if (snappy_uncompressed_length(body, len, n) != SNAPPY_OK)
-		return PW_ENOTSNAPPY;
-	if (*n > max)
-		return PW_ETOOBIG;
-	if (!(buf = malloc(*n ? *n : 1)))
-		abort();
-	int rc = PW_EDAMAGED;
-	if (snappy_uncompress(body, len, buf, n) == SNAPPY_OK) {
-		*wr = tsstore__remote__write_request__unpack(NULL, *n, (const uint8_t *)buf);
-		rc = *wr ? 0 : PW_EPROTO;
-	}
-	free(buf); /* protobuf-c's default unpack copies the bytes it keeps */
-	return rc;
-}
-
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
+	struct prom_input in;
 	struct pw_request r;
-	WriteRequest *wr;
-	char err[PW_ERR_MAX] = "", *packed = NULL;
-	const char *body;
-	size_t len, n = 0, max;
-	if (size == 0)
+	ProtobufCMessage *msg;
+	char err[PW_ERR_MAX] = "";
+	size_t n = 0;
+	if (!prom_input(data, size, &in))
 		return 0;
-	body = (const char *)data + 1;
-	len = size - 1;
-	max = data[0] & 2 ? 64 : (size_t)1 << 20;
-	if (data[0] & 1) {
-		size_t cap = snappy_max_compressed_length(len);
-		if (!(packed = malloc(cap)) || snappy_compress(body, len, packed, &cap) != SNAPPY_OK)
-			abort();
-		body = packed;
-		len = cap;
-	}
-	int want = expected(body, len, max, &wr, &n);
-	int rc = pw_decode(body, len, max, &r, err, sizeof err);
+	int want = prom_expected(&in, &tsstore__remote__write_request__descriptor, &msg, &n);
+	const WriteRequest *wr = (const WriteRequest *)msg;
+	int rc = pw_decode(in.body, in.len, in.max, &r, err, sizeof err);
 	if (rc != want || (rc < 0 && !err[0]) || (rc == 0 && !same_request(&r, wr)) ||
 	    (want != PW_ENOTSNAPPY && r.decoded_len != n)) {
 		fprintf(stderr, "pw_decode: %d (%s), expected %d; decoded_len %zu, expected %zu\n",
@@ -104,8 +70,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	}
 	pw_request_free(&r);
-	if (wr)
-		tsstore__remote__write_request__free_unpacked(wr, NULL);
-	free(packed);
+	if (msg)
+		protobuf_c_message_free_unpacked(msg, NULL);
+	free(in.packed);
 	return 0;
 }
