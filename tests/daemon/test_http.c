@@ -33,6 +33,7 @@
 #include <zlib.h>
 
 #include "support_client.h"
+#include "support_http.h"
 
 #define WAIT TSD_TEST_TIMEOUT_MS
 #define VERSION_HEADER "X-Tsstore-Version: " TS_VERSION_STRING "\r\n"
@@ -42,73 +43,23 @@ struct fixture {
 	struct tsd_test_conn *c;          /* over HTTP */
 };
 
-/* One response: the status line and headers as sent (without Date), the
- * status, and the body. */
-struct response {
-	int status;
-	char *head;       /* "HTTP/1.1 204 No Content\r\n...\r\n\r\n" */
-	char *body;       /* NUL-terminated; "" when none */
-	size_t len;
-};
-
-static void response_free(struct response *r)
+/* Read one response from c (tsd_test_read_http; none of its body for
+ * a HEAD, head): every line of the head ends CRLF, and every response
+ * but a 100 is dated.  Returns TSD_TEST_LINE, or the failure of
+ * tsd_test_read_http. */
+static int read_response(struct tsd_test_conn *c, int head, struct tsd_test_response *r)
 {
-	free(r->head);
-	free(r->body);
-	memset(r, 0, sizeof *r);
-}
-
-/* Read one response from c: the head up to the blank line, then
- * Content-Length bytes of body (none for 204, nor for a HEAD, head).
- * Returns TSD_TEST_LINE, or the failure of tsd_test_read_line. */
-static int read_response(struct tsd_test_conn *c, int head, struct response *r)
-{
-	size_t hlen = 0, clen = 0;
-	int rc, dated = 0;
-	char *line;
-	memset(r, 0, sizeof *r);
-	r->head = calloc(1, 1);
-	assert_non_null(r->head);
-	for (;;) {
-		size_t n;
-		if ((rc = tsd_test_read_line(c, WAIT, &line, &n)) != TSD_TEST_LINE) {
-			response_free(r);
-			return rc;
-		}
-		assert_true(n > 0 && line[n - 1] == '\r'); /* every line ends CRLF */
-		if (strncmp(line, "Date: ", 6) == 0) {
-			dated = 1;
-			free(line);
-			continue;
-		}
-		if (strncasecmp(line, "Content-Length: ", 16) == 0)
-			clen = strtoul(line + 16, NULL, 10);
-		if (hlen == 0)
-			assert_int_equal(sscanf(line, "HTTP/1.1 %d ", &r->status), 1);
-		r->head = realloc(r->head, hlen + n + 2);
-		assert_non_null(r->head);
-		memcpy(r->head + hlen, line, n);
-		hlen += n;
-		r->head[hlen++] = '\n';
-		r->head[hlen] = '\0';
-		free(line);
-		if (n == 1)
-			break;
+	int rc = tsd_test_read_http(c, WAIT, head, r);
+	if (rc == TSD_TEST_LINE) {
+		assert_false(r->bare_lf);
+		if (r->status != 100)
+			assert_true(r->dated);
 	}
-	if (r->status != 100)
-		assert_true(dated);
-	if (head)
-		clen = 0;
-	if ((rc = tsd_test_read_bytes(c, clen, WAIT, &r->body)) != TSD_TEST_LINE) {
-		response_free(r);
-		return rc;
-	}
-	r->len = clen;
-	return TSD_TEST_LINE;
+	return rc;
 }
 
 /* Send request (exact bytes) on c and read its response. */
-static void call(struct tsd_test_conn *c, const char *request, struct response *r)
+static void call(struct tsd_test_conn *c, const char *request, struct tsd_test_response *r)
 {
 	assert_int_equal(tsd_test_send(c, request, strlen(request)), 0);
 	assert_int_equal(read_response(c, strncmp(request, "HEAD ", 5) == 0, r), TSD_TEST_LINE);
@@ -117,22 +68,22 @@ static void call(struct tsd_test_conn *c, const char *request, struct response *
 /* Assert the next response on c is head and body exactly. */
 static void expect_next(struct tsd_test_conn *c, const char *head, const char *body)
 {
-	struct response r;
+	struct tsd_test_response r;
 	assert_int_equal(read_response(c, 0, &r), TSD_TEST_LINE);
 	assert_string_equal(r.head, head);
 	assert_string_equal(r.body, body);
-	response_free(&r);
+	tsd_test_response_free(&r);
 }
 
 /* Send request and assert its response is head and body exactly. */
 static void expect(struct tsd_test_conn *c, const char *request, const char *head,
                    const char *body)
 {
-	struct response r;
+	struct tsd_test_response r;
 	call(c, request, &r);
 	assert_string_equal(r.head, head);
 	assert_string_equal(r.body, body);
-	response_free(&r);
+	tsd_test_response_free(&r);
 }
 
 /* The head of a JSON response of status (reason) with a body of len
@@ -350,7 +301,7 @@ static void test_metrics(void **state)
 {
 	struct fixture *f = *state;
 	struct tsd_test_conn *u = tsd_test_connect(f->d, TSD_TEST_UNIX);
-	struct response r;
+	struct tsd_test_response r;
 	char *got;
 	assert_non_null(u);
 	static const char create[] =
@@ -457,14 +408,14 @@ static void test_metrics(void **state)
 	free(bytes);
 	/* no query ran: no histogram samples for it */
 	assert_null(strstr(r.body, "tsstore_request_duration_seconds_count{op=\"query\"}"));
-	response_free(&r);
+	tsd_test_response_free(&r);
 	/* the scrape itself is counted by the next one */
 	call(f->c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", &r);
 	expect_line(r.body, "tsstore_http_requests_total{path=\"/metrics\"",
 	            "tsstore_http_requests_total{path=\"/metrics\",code=\"200\"} 1");
 	expect_line(r.body, "tsstore_http_request_duration_seconds_count{path=\"/metrics\"}",
 	            "tsstore_http_request_duration_seconds_count{path=\"/metrics\"} 1");
-	response_free(&r);
+	tsd_test_response_free(&r);
 }
 
 /* The line protocol endpoints store (204); remote write wants snappy. */
@@ -613,10 +564,7 @@ static char *gzip(const char *in, size_t n, size_t *out_len)
 static void post(struct tsd_test_conn *c, const char *path, const char *extra, const char *body,
                  size_t n)
 {
-	char *head = tsd_test_fmt("POST %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n", path, extra, n);
-	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
-	assert_int_equal(tsd_test_send(c, body, n), 0);
-	free(head);
+	assert_int_equal(tsd_test_post(c, path, extra, body, n), 0);
 }
 
 static void expect_json_error(struct tsd_test_conn *c, const char *status, int closes,
@@ -672,13 +620,13 @@ static void test_gzip(void **state)
 static void test_expect_continue(void **state)
 {
 	struct fixture *f = *state;
-	struct response r;
+	struct tsd_test_response r;
 	static const char head[] = "POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n"
 	                           "Expect: 100-continue\r\n\r\n";
 	assert_int_equal(tsd_test_send(f->c, head, sizeof head - 1), 0);
 	assert_int_equal(read_response(f->c, 1, &r), TSD_TEST_LINE);
 	assert_string_equal(r.head, "HTTP/1.1 100 Continue\r\n\r\n");
-	response_free(&r);
+	tsd_test_response_free(&r);
 	assert_int_equal(tsd_test_send(f->c, "e v=1\n", 6), 0);
 	expect_next(f->c, ping_head, "");
 	expect_count(f->d, "e", 1);
@@ -813,7 +761,7 @@ static void test_max_connections(void **state)
 {
 	struct fixture *f = *state;
 	struct tsd_test_conn *c[8] = {NULL};
-	struct response r;
+	struct tsd_test_response r;
 	int refused = 0;
 	for (int i = 0; i < 8 && !refused; i++) {
 		assert_non_null(c[i] = tsd_test_connect(f->d, TSD_TEST_HTTP));
@@ -829,7 +777,7 @@ static void test_max_connections(void **state)
 		} else {
 			assert_string_equal(r.head, ping_head);
 		}
-		response_free(&r);
+		tsd_test_response_free(&r);
 	}
 	assert_true(refused);
 	for (int i = 0; i < 8; i++)
@@ -1063,7 +1011,7 @@ static void test_write_metrics(void **state)
 {
 	struct fixture *f = *state;
 	static const char body[] = "k,h=a v=1 1\nk,h=a v=1 1\nk,h=b v=x 1\nk,h=b w=1 2\nq v=1 1\n";
-	struct response r;
+	struct tsd_test_response r;
 	post(f->c, "/write?db=x", "", body, sizeof body - 1);
 	expect_json_error(f->c, "400 Bad Request", 0,
 	                  "line 3: unable to parse 'k,h=b v=x 1': field \\\"v\\\": invalid value \\\"x\\\"");
@@ -1094,7 +1042,7 @@ static void test_write_metrics(void **state)
 	            "tsstore_ingest_rows_missing_tags_total 0");
 	expect_line(r.body, "tsstore_http_requests_total{path=\"/write\",code=\"400\"}",
 	            "tsstore_http_requests_total{path=\"/write\",code=\"400\"} 1");
-	response_free(&r);
+	tsd_test_response_free(&r);
 }
 
 /* ---- Authentication ---- */
@@ -1125,7 +1073,7 @@ static void expect_refusal(struct tsd_test_conn *c, const char *request, char *m
 static void test_auth(void **state)
 {
 	struct fixture *f = *state;
-	struct response r;
+	struct tsd_test_response r;
 	char *required = refusal("POST /write", "write", 1, "none");
 	char *health = json_head("200 OK", 18, 0);
 	/* /ping and /health need no token */
@@ -1170,7 +1118,7 @@ static void test_auth(void **state)
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
 		call(f->c, ok[i], &r);
 		assert_int_equal(r.status, 200);
-		response_free(&r);
+		tsd_test_response_free(&r);
 	}
 	/* /api/v2/write: InfluxDB 2.x clients send "Authorization: Token" */
 	expect_refusal(f->c, "POST /api/v2/write?bucket=b&org=o HTTP/1.1\r\nContent-Length: 8\r\n\r\n"
@@ -1193,7 +1141,7 @@ static void test_auth(void **state)
 static void test_access_default(void **state)
 {
 	struct fixture *f = *state;
-	struct response r;
+	struct tsd_test_response r;
 	post(f->c, "/write?db=x", "", "a v=1 1\n", 8);
 	expect_next(f->c, ping_head, "");
 	post(f->c, "/api/v2/write?bucket=b&org=o", "Authorization: Token anything\r\n", "a v=2 2\n", 8);
@@ -1202,7 +1150,7 @@ static void test_access_default(void **state)
 	expect_next(f->c, ping_head, "");
 	call(f->c, "GET /metrics HTTP/1.1\r\n\r\n", &r);
 	assert_int_equal(r.status, 200);
-	response_free(&r);
+	tsd_test_response_free(&r);
 	expect_rows(f->d, "{\"op\":\"query\",\"table\":\"a\"}", 3, "[[1,1],[2,2],[3,3]]");
 }
 
@@ -1211,11 +1159,11 @@ static void test_access_default(void **state)
 static void test_access_read(void **state)
 {
 	struct fixture *f = *state;
-	struct response r;
+	struct tsd_test_response r;
 	expect(f->c, ping, ping_head, "");
 	call(f->c, "GET /metrics HTTP/1.1\r\n\r\n", &r);
 	assert_int_equal(r.status, 200);
-	response_free(&r);
+	tsd_test_response_free(&r);
 	expect_error(f->c, "POST /write?db=x HTTP/1.1\r\nContent-Length: 8\r\n\r\na v=1 1\n",
 	             "401 Unauthorized", "WWW-Authenticate: Token realm=\"tsstored\"\r\n", 0,
 	             "POST /write is a write operation: start tsstored with a token (--token FILE) "
@@ -1236,14 +1184,14 @@ static void test_access_read(void **state)
 static void test_access_none(void **state)
 {
 	struct fixture *f = *state;
-	struct response r;
+	struct tsd_test_response r;
 	char *health = json_head("200 OK", 18, 0);
 	expect(f->c, ping, ping_head, "");
 	expect(f->c, "GET /health HTTP/1.1\r\n\r\n", health, "{\"status\":\"pass\"}\n");
 	free(health);
 	call(f->c, "HEAD /metrics HTTP/1.1\r\n\r\n", &r); /* no body: the status says */
 	assert_int_equal(r.status, 401);
-	response_free(&r);
+	tsd_test_response_free(&r);
 	expect_refusal(f->c, "GET /metrics HTTP/1.1\r\n\r\n", refusal("GET /metrics", "read", 0, "none"));
 }
 

@@ -29,6 +29,7 @@
 
 #include "remote.pb-c.h"
 #include "support_client.h"
+#include "support_prom.h"
 
 #define WAIT TSD_TEST_TIMEOUT_MS
 
@@ -39,114 +40,21 @@ struct fixture {
 
 /* ---- Writing ---- */
 
-/* A series: labels as "name", "value" pairs (NULL-terminated), samples
- * as (ms, value) pairs. */
-struct tseries {
-	const char *const *labels;
-	int nsamples;
-	const int64_t *ms;
-	const double *values;
-};
-
-/* p[0..n) snappy-compressed (malloc'ed, *len bytes). */
-static char *snappy(const void *p, size_t n, size_t *len)
-{
-	*len = snappy_max_compressed_length(n);
-	char *out = malloc(*len);
-	assert_non_null(out);
-	assert_int_equal(snappy_compress(p, n, out, len), SNAPPY_OK);
-	return out;
-}
-
-/* The remote write body of series[0..n). */
-static char *write_body(const struct tseries *series, int n, size_t *len)
-{
-	Tsstore__Remote__WriteRequest wr = TSSTORE__REMOTE__WRITE_REQUEST__INIT;
-	Tsstore__Remote__TimeSeries ts[8], *tsp[8];
-	Tsstore__Remote__Label lab[8][8], *labp[8][8];
-	Tsstore__Remote__Sample smp[8][8], *smpp[8][8];
-	assert_true(n <= 8);
-	wr.n_timeseries = (size_t)n;
-	wr.timeseries = tsp;
-	for (int i = 0; i < n; i++) {
-		Tsstore__Remote__TimeSeries init = TSSTORE__REMOTE__TIME_SERIES__INIT;
-		int nl = 0;
-		ts[i] = init;
-		tsp[i] = &ts[i];
-		for (; series[i].labels[2 * nl]; nl++) {
-			Tsstore__Remote__Label linit = TSSTORE__REMOTE__LABEL__INIT;
-			assert_true(nl < 8);
-			lab[i][nl] = linit;
-			lab[i][nl].name.data = (uint8_t *)series[i].labels[2 * nl];
-			lab[i][nl].name.len = strlen(series[i].labels[2 * nl]);
-			lab[i][nl].value.data = (uint8_t *)series[i].labels[2 * nl + 1];
-			lab[i][nl].value.len = strlen(series[i].labels[2 * nl + 1]);
-			labp[i][nl] = &lab[i][nl];
-		}
-		ts[i].n_labels = (size_t)nl;
-		ts[i].labels = labp[i];
-		assert_true(series[i].nsamples <= 8);
-		for (int k = 0; k < series[i].nsamples; k++) {
-			Tsstore__Remote__Sample sinit = TSSTORE__REMOTE__SAMPLE__INIT;
-			smp[i][k] = sinit;
-			smp[i][k].timestamp = series[i].ms[k];
-			smp[i][k].value = series[i].values[k];
-			smpp[i][k] = &smp[i][k];
-		}
-		ts[i].n_samples = (size_t)series[i].nsamples;
-		ts[i].samples = smpp[i];
-	}
-	size_t plen = tsstore__remote__write_request__get_packed_size(&wr);
-	uint8_t *packed = malloc(plen ? plen : 1);
-	assert_non_null(packed);
-	assert_int_equal(tsstore__remote__write_request__pack(&wr, packed), plen);
-	char *body = snappy(packed, plen, len);
-	free(packed);
-	return body;
-}
-
-/* POST body[0..n) to path with remote write's and read's headers;
- * returns the status, the response body in *out (malloc'ed), its length
- * in *outlen, and in *ctype and *cenc the Content-Type and
- * Content-Encoding (malloc'ed, "" when none). */
+/* POST body[0..n) to path with remote read's headers; returns the
+ * status, the response body in *out (malloc'ed), its length in *outlen,
+ * and in *ctype and *cenc the Content-Type and Content-Encoding
+ * (malloc'ed, "" when none). */
 static int post(struct tsd_test_conn *c, const char *path, const char *body, size_t n,
                 char **out, size_t *outlen, char **ctype, char **cenc)
 {
-	char *head = tsd_test_fmt("POST %s HTTP/1.1\r\nHost: t\r\nContent-Encoding: snappy\r\n"
-	                          "Content-Type: application/x-protobuf\r\n"
-	                          "X-Prometheus-Remote-Read-Version: 0.1.0\r\n"
-	                          "Content-Length: %zu\r\n\r\n", path, n);
-	char *line = NULL;
-	size_t clen = 0, len;
-	int status = 0;
-	*ctype = strdup("");
-	*cenc = strdup("");
-	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
-	assert_int_equal(tsd_test_send(c, body, n), 0);
-	free(head);
-	assert_int_equal(tsd_test_read_line(c, WAIT, &line, &len), TSD_TEST_LINE);
-	assert_int_equal(sscanf(line, "HTTP/1.1 %d ", &status), 1);
-	for (;;) {
-		free(line);
-		assert_int_equal(tsd_test_read_line(c, WAIT, &line, &len), TSD_TEST_LINE);
-		if (len && line[len - 1] == '\r')
-			line[len - 1] = '\0';
-		if (strncasecmp(line, "Content-Length: ", 16) == 0)
-			clen = strtoul(line + 16, NULL, 10);
-		if (strncasecmp(line, "Content-Type: ", 14) == 0) {
-			free(*ctype);
-			*ctype = strdup(line + 14);
-		}
-		if (strncasecmp(line, "Content-Encoding: ", 18) == 0) {
-			free(*cenc);
-			*cenc = strdup(line + 18);
-		}
-		if (line[0] == '\0')
-			break;
-	}
-	free(line);
-	assert_int_equal(tsd_test_read_bytes(c, clen, WAIT, out), TSD_TEST_LINE);
-	*outlen = clen;
+	struct tsd_test_response r;
+	int status = prom_post(c, path, PROM_READ_HEADERS, body, n, &r);
+	*ctype = tsd_test_response_header(&r, "Content-Type");
+	*cenc = tsd_test_response_header(&r, "Content-Encoding");
+	*out = r.body;
+	*outlen = r.len;
+	r.body = NULL;
+	tsd_test_response_free(&r);
 	return status;
 }
 
@@ -164,21 +72,11 @@ static void write_series(struct fixture *f, const struct tseries *series, int n)
 /* POST line protocol lines to /write (204). */
 static void lp_write(struct fixture *f, const char *lines)
 {
-	char *req = tsd_test_fmt("POST /write HTTP/1.1\r\nHost: t\r\nContent-Length: %zu\r\n\r\n%s",
-	                         strlen(lines), lines);
-	char *line = NULL;
-	size_t len;
-	assert_int_equal(tsd_test_send(f->http, req, strlen(req)), 0);
-	free(req);
-	assert_int_equal(tsd_test_read_line(f->http, WAIT, &line, &len), TSD_TEST_LINE);
-	assert_string_equal(line, "HTTP/1.1 204 No Content\r");
-	for (;;) { /* the headers; a 204 has no body */
-		free(line);
-		assert_int_equal(tsd_test_read_line(f->http, WAIT, &line, &len), TSD_TEST_LINE);
-		if (len <= 1)
-			break;
-	}
-	free(line);
+	struct tsd_test_response r;
+	assert_int_equal(tsd_test_post(f->http, "/write", "", lines, strlen(lines)), 0);
+	assert_int_equal(tsd_test_read_http(f->http, WAIT, 0, &r), TSD_TEST_LINE);
+	assert_true(strncmp(r.head, "HTTP/1.1 204 No Content\r\n", 25) == 0);
+	tsd_test_response_free(&r);
 }
 
 /* ---- Reading ---- */
@@ -232,13 +130,7 @@ static char *read_body(const struct tquery *queries, int n, const int *types, in
 		q[i].n_matchers = (size_t)k;
 		q[i].matchers = mp[i];
 	}
-	size_t plen = tsstore__remote__read_request__get_packed_size(&rr);
-	uint8_t *packed = malloc(plen ? plen : 1);
-	assert_non_null(packed);
-	assert_int_equal(tsstore__remote__read_request__pack(&rr, packed), plen);
-	char *body = snappy(packed, plen, len);
-	free(packed);
-	return body;
+	return packed_snappy(&rr.base, len);
 }
 
 /* The response body (snappy, ReadResponse) as text: per query "qN:"

@@ -30,6 +30,7 @@
 
 #include "remote.pb-c.h"
 #include "support_client.h"
+#include "support_prom.h"
 
 #define WAIT TSD_TEST_TIMEOUT_MS
 
@@ -39,121 +40,17 @@ struct fixture {
 	struct tsd_test_conn *json;       /* the JSON-lines protocol, over TCP */
 };
 
-/* ---- Building requests ---- */
-
-/* A series as the tests write it: labels as "name", "value" pairs
- * (NULL-terminated), samples as (ms, value) pairs. */
-struct tseries {
-	const char *const *labels;
-	int nsamples;
-	const int64_t *ms;
-	const double *values;
-};
-
-/* The WriteRequest of series[0..n), packed (malloc'ed, *len bytes). */
-static uint8_t *pack_request(const struct tseries *series, int n, size_t *len)
-{
-	Tsstore__Remote__WriteRequest wr = TSSTORE__REMOTE__WRITE_REQUEST__INIT;
-	Tsstore__Remote__TimeSeries *ts = calloc((size_t)n + 1, sizeof *ts);
-	Tsstore__Remote__TimeSeries **tsp = calloc((size_t)n + 1, sizeof *tsp);
-	assert_non_null(ts);
-	assert_non_null(tsp);
-	wr.n_timeseries = (size_t)n;
-	wr.timeseries = tsp;
-	for (int i = 0; i < n; i++) {
-		int nl = 0;
-		while (series[i].labels[2 * nl])
-			nl++;
-		Tsstore__Remote__TimeSeries init = TSSTORE__REMOTE__TIME_SERIES__INIT;
-		ts[i] = init;
-		tsp[i] = &ts[i];
-		ts[i].n_labels = (size_t)nl;
-		ts[i].labels = calloc((size_t)nl + 1, sizeof *ts[i].labels);
-		for (int k = 0; k < nl; k++) {
-			Tsstore__Remote__Label *l = malloc(sizeof *l);
-			Tsstore__Remote__Label linit = TSSTORE__REMOTE__LABEL__INIT;
-			*l = linit;
-			l->name.data = (uint8_t *)series[i].labels[2 * k];
-			l->name.len = strlen(series[i].labels[2 * k]);
-			l->value.data = (uint8_t *)series[i].labels[2 * k + 1];
-			l->value.len = strlen(series[i].labels[2 * k + 1]);
-			ts[i].labels[k] = l;
-		}
-		ts[i].n_samples = (size_t)series[i].nsamples;
-		ts[i].samples = calloc((size_t)series[i].nsamples + 1, sizeof *ts[i].samples);
-		for (int k = 0; k < series[i].nsamples; k++) {
-			Tsstore__Remote__Sample *s = malloc(sizeof *s);
-			Tsstore__Remote__Sample sinit = TSSTORE__REMOTE__SAMPLE__INIT;
-			*s = sinit;
-			s->timestamp = series[i].ms[k];
-			s->value = series[i].values[k];
-			ts[i].samples[k] = s;
-		}
-	}
-	*len = tsstore__remote__write_request__get_packed_size(&wr);
-	uint8_t *out = malloc(*len ? *len : 1);
-	assert_non_null(out);
-	assert_int_equal(tsstore__remote__write_request__pack(&wr, out), *len);
-	for (int i = 0; i < n; i++) {
-		for (size_t k = 0; k < ts[i].n_labels; k++)
-			free(ts[i].labels[k]);
-		for (size_t k = 0; k < ts[i].n_samples; k++)
-			free(ts[i].samples[k]);
-		free(ts[i].labels);
-		free(ts[i].samples);
-	}
-	free(ts);
-	free(tsp);
-	return out;
-}
-
-/* p[0..n) snappy-compressed (malloc'ed, *len bytes). */
-static char *snappy(const void *p, size_t n, size_t *len)
-{
-	*len = snappy_max_compressed_length(n);
-	char *out = malloc(*len);
-	assert_non_null(out);
-	assert_int_equal(snappy_compress(p, n, out, len), SNAPPY_OK);
-	return out;
-}
-
-/* The body Prometheus would send for series[0..n). */
-static char *request_body(const struct tseries *series, int n, size_t *len)
-{
-	size_t plen;
-	uint8_t *packed = pack_request(series, n, &plen);
-	char *body = snappy(packed, plen, len);
-	free(packed);
-	return body;
-}
-
 /* ---- Talking to the daemon ---- */
 
 /* POST body[0..n) to /api/v1/write with remote write's headers; returns
  * the status, the response body in *out (malloc'ed, "" when none). */
 static int post(struct tsd_test_conn *c, const char *body, size_t n, char **out)
 {
-	char *head = tsd_test_fmt("POST /api/v1/write HTTP/1.1\r\nHost: t\r\nContent-Encoding: snappy\r\n"
-	                 "Content-Type: application/x-protobuf\r\n"
-	                 "X-Prometheus-Remote-Write-Version: 0.1.0\r\nContent-Length: %zu\r\n\r\n", n);
-	char *line = NULL;
-	size_t clen = 0, len;
-	int status = 0;
-	assert_int_equal(tsd_test_send(c, head, strlen(head)), 0);
-	assert_int_equal(tsd_test_send(c, body, n), 0);
-	free(head);
-	assert_int_equal(tsd_test_read_line(c, WAIT, &line, &len), TSD_TEST_LINE);
-	assert_int_equal(sscanf(line, "HTTP/1.1 %d ", &status), 1);
-	for (;;) {
-		free(line);
-		assert_int_equal(tsd_test_read_line(c, WAIT, &line, &len), TSD_TEST_LINE);
-		if (strncasecmp(line, "Content-Length: ", 16) == 0)
-			clen = strtoul(line + 16, NULL, 10);
-		if (len == 1) /* "\r" */
-			break;
-	}
-	free(line);
-	assert_int_equal(tsd_test_read_bytes(c, clen, WAIT, out), TSD_TEST_LINE);
+	struct tsd_test_response r;
+	int status = prom_post(c, "/api/v1/write", PROM_WRITE_HEADERS, body, n, &r);
+	*out = r.body;
+	r.body = NULL;
+	tsd_test_response_free(&r);
 	return status;
 }
 
@@ -162,7 +59,7 @@ static void write_expect(struct fixture *f, const struct tseries *series, int n,
                          const char *response)
 {
 	size_t len;
-	char *body = request_body(series, n, &len), *got = NULL;
+	char *body = write_body(series, n, &len), *got = NULL;
 	int st = post(f->http, body, len, &got);
 	assert_string_equal(got, response);
 	assert_int_equal(st, status);
