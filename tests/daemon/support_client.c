@@ -321,6 +321,20 @@ void tsd_test_daemon_dump_log(const struct tsd_test_daemon *d)
 	fclose(f);
 }
 
+struct tsd_test_daemon *tsd_test_daemon_up(int http, const char *const *args)
+{
+	struct tsd_test_daemon *d = tsd_test_daemon_new();
+	if (!d)
+		return NULL;
+	d->http = http;
+	if (tsd_test_daemon_start(d, args) < 0) {
+		tsd_test_daemon_dump_log(d);
+		tsd_test_daemon_free(d);
+		return NULL;
+	}
+	return d;
+}
+
 /* The admin command's path: TSSTORED_PATH without its final 'd'. */
 static void admin_path(char *out, size_t size)
 {

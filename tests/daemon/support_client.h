@@ -69,6 +69,14 @@ struct tsd_test_daemon *tsd_test_daemon_new(void);
 int tsd_test_daemon_start(struct tsd_test_daemon *d, const char *const *args);
 
 /*
+ * tsd_test_daemon_up -- a daemon made (tsd_test_daemon_new) and started
+ * (tsd_test_daemon_start with args), with its HTTP listener when http is
+ * set: what a test's setup does.  Returns it running, or NULL when it did
+ * not come up (its log dumped to stderr, its directory removed).
+ */
+struct tsd_test_daemon *tsd_test_daemon_up(int http, const char *const *args);
+
+/*
  * tsd_test_daemon_stop -- SIGTERM, then wait up to timeout_ms for the
  * exit.  Returns the exit status (0-255); -1 when the daemon died of a
  * signal or did not exit in time (it is then killed).  Not running: -1.

@@ -33,16 +33,7 @@
 static int setup(void **state)
 {
 	static const char *const args[] = {"--loopback-access", "admin", NULL};
-	struct tsd_test_daemon *d = tsd_test_daemon_new();
-	if (!d)
-		return -1;
-	if (tsd_test_daemon_start(d, args) < 0) {
-		tsd_test_daemon_dump_log(d);
-		tsd_test_daemon_free(d);
-		return -1;
-	}
-	*state = d;
-	return 0;
+	return (*state = tsd_test_daemon_up(0, args)) ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -223,15 +223,14 @@ static int setup_args(void **state, const char *const *args)
 	if (!f)
 		return -1;
 	*state = f;
-	if (!(f->d = tsd_test_daemon_new()))
+	if (!(f->d = tsd_test_daemon_up(1, args)))
 		goto fail;
-	f->d->http = 1;
-	if (tsd_test_daemon_start(f->d, args) < 0 || !(f->http = tsd_test_connect(f->d, TSD_TEST_HTTP)))
+	if (!(f->http = tsd_test_connect(f->d, TSD_TEST_HTTP))) {
+		tsd_test_daemon_dump_log(f->d);
 		goto fail;
+	}
 	return 0;
 fail:
-	if (f->d)
-		tsd_test_daemon_dump_log(f->d);
 	teardown(state);
 	return -1;
 }

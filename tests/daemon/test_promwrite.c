@@ -138,15 +138,14 @@ static int setup_args(void **state, const char *const *args)
 	if (!f)
 		return -1;
 	*state = f;
-	if (!(f->d = tsd_test_daemon_new()))
+	if (!(f->d = tsd_test_daemon_up(1, args)))
 		goto fail;
-	f->d->http = 1;
-	if (tsd_test_daemon_start(f->d, args) < 0 || connect_both(f) < 0)
+	if (connect_both(f) < 0) {
+		tsd_test_daemon_dump_log(f->d);
 		goto fail;
+	}
 	return 0;
 fail:
-	if (f->d)
-		tsd_test_daemon_dump_log(f->d);
 	teardown(state);
 	return -1;
 }
