@@ -19,6 +19,11 @@
 #   wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it
 #               succeeds (status 0); status 1 after SECONDS without
 #   tsq ARG...  the tsstore command through the daemon's unix socket
+#   influxd_start NAME: an InfluxDB 1.x peer, its URL in ${NAME}_url
+#   prometheus_writer_yml PORT: the configuration of a Prometheus on
+#               PORT that scrapes itself and tsstored and remote-writes
+#               every sample to tsstored
+#   prometheus_start NAME PORT CONFIG [ARG...]: a Prometheus peer, ready
 # The daemon and every peer run on 127.0.0.1 with their files in $tmp.
 
 . "$(dirname "$0")/../cli/lib.sh"
@@ -132,4 +137,80 @@ same() {
 		: >"$tmp/err"
 		fail "$1" "differs (< want, > got)"
 	fi
+}
+
+# influxd_start NAME: a peer NAME, Debian's InfluxDB 1.x (`influxd`),
+# with its files in $tmp/NAME, its HTTP API on a free loopback port (its
+# URL in ${NAME}_url), no reporting, monitoring, continuous queries,
+# subscriptions or retention enforcement; waited for until it answers
+# /ping (30 s)
+influxd_start() {
+	hp=$(free_port)
+	rp=$(free_port)
+	while [ "$rp" = "$hp" ]; do rp=$(free_port); done
+	mkdir -p "$tmp/$1"
+	cat >"$tmp/$1/influxdb.conf" <<EOF
+reporting-disabled = true
+bind-address = "127.0.0.1:$rp"
+[meta]
+  dir = "$tmp/$1/meta"
+[data]
+  dir = "$tmp/$1/data"
+  wal-dir = "$tmp/$1/wal"
+  query-log-enabled = false
+[http]
+  bind-address = "127.0.0.1:$hp"
+  log-enabled = false
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+[subscriber]
+  enabled = false
+[retention]
+  enabled = false
+EOF
+	peer_start "$1" influxd -config "$tmp/$1/influxdb.conf"
+	eval "${1}_url=http://127.0.0.1:$hp"
+	wait_until 30 curl -sf "http://127.0.0.1:$hp/ping" ||
+		abort "$1 did not answer http://127.0.0.1:$hp/ping" "$tmp/$1.log"
+}
+
+# prometheus_writer_yml PORT: the configuration of a Prometheus (2.42)
+# listening on PORT that scrapes itself and tsstored's /metrics every
+# second and sends every sample to tsstored's /api/v1/write, with short
+# queue deadlines and backoffs so that its retries happen within a test.
+prometheus_writer_yml() {
+	cat <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+  - job_name: tsstored
+    static_configs:
+      - targets: ['127.0.0.1:$http_port']
+remote_write:
+  - url: $url/api/v1/write
+    queue_config:
+      batch_send_deadline: 200ms
+      min_backoff: 100ms
+      max_backoff: 500ms
+EOF
+}
+
+# prometheus_start NAME PORT CONFIG [ARG...]: a peer NAME, Debian's
+# Prometheus (`prometheus`) with the configuration file CONFIG and ARGs,
+# its TSDB in $tmp/NAME, listening on 127.0.0.1:PORT; waited for until
+# ready (30 s).
+prometheus_start() {
+	pname=$1 pport_=$2 pconfig=$3
+	shift 3
+	peer_start "$pname" prometheus --config.file="$pconfig" --storage.tsdb.path="$tmp/$pname" \
+		--web.listen-address="127.0.0.1:$pport_" "$@"
+	wait_until 30 curl -sf "http://127.0.0.1:$pport_/-/ready" ||
+		abort "$pname is not ready at http://127.0.0.1:$pport_" "$tmp/$pname.log"
 }

@@ -25,30 +25,8 @@ need influxd influxdb
 need curl curl
 tsd_start
 
-iport=$(free_port)
-rport=$(free_port)
-cat >"$tmp/influxdb.conf" <<EOF
-reporting-disabled = true
-bind-address = "127.0.0.1:$rport"
-[meta]
-  dir = "$tmp/influx/meta"
-[data]
-  dir = "$tmp/influx/data"
-  wal-dir = "$tmp/influx/wal"
-  query-log-enabled = false
-[http]
-  bind-address = "127.0.0.1:$iport"
-  log-enabled = false
-[monitor]
-  store-enabled = false
-[continuous_queries]
-  enabled = false
-[subscriber]
-  enabled = false
-EOF
-peer_start influxd influxd -config "$tmp/influxdb.conf"
-influx=http://127.0.0.1:$iport
-wait_until 30 curl -sf "$influx/ping" || abort "influxd did not answer $influx/ping" "$tmp/influxd.log"
+influxd_start influxd
+influx=$influxd_url
 c() { curl -sS --max-time 30 "$@"; }
 check create_db 0 '{"results":[{"statement_id":0}]}\n' '' c -XPOST "$influx/query" --data-urlencode 'q=CREATE DATABASE interop'
 

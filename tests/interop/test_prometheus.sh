@@ -32,28 +32,8 @@ need curl curl
 tsd_start --log-segment-size 1M
 pport=$(free_port)
 prom=http://127.0.0.1:$pport
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: prometheus
-    static_configs:
-      - targets: ['127.0.0.1:$pport']
-  - job_name: tsstored
-    static_configs:
-      - targets: ['127.0.0.1:$http_port']
-remote_write:
-  - url: $url/api/v1/write
-    queue_config:
-      batch_send_deadline: 200ms
-      min_backoff: 100ms
-      max_backoff: 500ms
-EOF
-peer_start prometheus prometheus --config.file="$tmp/prometheus.yml" \
-	--storage.tsdb.path="$tmp/prometheus" --web.listen-address="127.0.0.1:$pport"
-wait_until 30 curl -sf "$prom/-/ready" || abort "prometheus is not ready at $prom" "$tmp/prometheus.log"
+prometheus_writer_yml "$pport" >"$tmp/prometheus.yml"
+prometheus_start prometheus "$pport" "$tmp/prometheus.yml"
 
 # rows of up in tsstore with ts >= $1 (ns), per job: "N_prometheus
 # N_tsstored", those of tsstored counted when 1 (its scrapes answered)

@@ -33,37 +33,14 @@ bport=$(free_port)
 while [ "$bport" = "$aport" ]; do bport=$(free_port); done
 proma=http://127.0.0.1:$aport
 promb=http://127.0.0.1:$bport
-cat >"$tmp/a.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: prometheus
-    static_configs:
-      - targets: ['127.0.0.1:$aport']
-  - job_name: tsstored
-    static_configs:
-      - targets: ['127.0.0.1:$http_port']
-remote_write:
-  - url: $url/api/v1/write
-    queue_config:
-      batch_send_deadline: 200ms
-      min_backoff: 100ms
-      max_backoff: 500ms
-EOF
+prometheus_writer_yml "$aport" >"$tmp/a.yml"
 cat >"$tmp/b.yml" <<EOF
 remote_read:
   - url: $url/api/v1/read
     read_recent: true
 EOF
-peer_start prometheus_a prometheus --config.file="$tmp/a.yml" --storage.tsdb.path="$tmp/a" \
-	--web.listen-address="127.0.0.1:$aport" --web.enable-admin-api
-peer_start prometheus_b prometheus --config.file="$tmp/b.yml" --storage.tsdb.path="$tmp/b" \
-	--web.listen-address="127.0.0.1:$bport"
-wait_until 30 curl -sf "$proma/-/ready" || abort "prometheus A is not ready at $proma" \
-	"$tmp/prometheus_a.log"
-wait_until 30 curl -sf "$promb/-/ready" || abort "prometheus B is not ready at $promb" \
-	"$tmp/prometheus_b.log"
+prometheus_start prometheus_a "$aport" "$tmp/a.yml" --web.enable-admin-api
+prometheus_start prometheus_b "$bport" "$tmp/b.yml"
 
 # the rows of up in tsstore: "FIRST_MS LAST_MS COUNT", the first row of
 # either job, the last row of the job whose last is older, the rows of

@@ -53,39 +53,6 @@ need influxd influxdb
 need curl curl
 c() { curl -sS --max-time 600 "$@"; }
 
-# influxd_start NAME: an influxd on $tmp/NAME, its URL in ${NAME}_url
-influxd_start() {
-	hp=$(free_port)
-	rp=$(free_port)
-	while [ "$rp" = "$hp" ]; do rp=$(free_port); done
-	mkdir -p "$tmp/$1"
-	cat >"$tmp/$1/influxdb.conf" <<EOF
-reporting-disabled = true
-bind-address = "127.0.0.1:$rp"
-[meta]
-  dir = "$tmp/$1/meta"
-[data]
-  dir = "$tmp/$1/data"
-  wal-dir = "$tmp/$1/wal"
-  query-log-enabled = false
-[http]
-  bind-address = "127.0.0.1:$hp"
-  log-enabled = false
-[monitor]
-  store-enabled = false
-[continuous_queries]
-  enabled = false
-[subscriber]
-  enabled = false
-[retention]
-  enabled = false
-EOF
-	peer_start "$1" influxd -config "$tmp/$1/influxdb.conf"
-	eval "${1}_url=http://127.0.0.1:$hp"
-	wait_until 30 curl -sf "http://127.0.0.1:$hp/ping" ||
-		abort "$1 did not answer http://127.0.0.1:$hp/ping" "$tmp/$1.log"
-}
-
 # ---- canon qdiff itself, on answers altered by hand ----
 base='{"results":[{"statement_id":0,"series":[{"name":"cpu","tags":{"hostname":"host_1"},"columns":["time","max"],"values":[[60,null],[120,10000]]}]}]}'
 variant() { printf '%s\n' "$base" | sed "$1" >"$tmp/$2.json"; }
