@@ -36,9 +36,9 @@
  * Bounds: the samples gathered count against max_samples (400,
  * "exceeded sample limit (N)", past it) and an upper bound of the
  * encoded size against TSD_PROM_READ_MAX_RESPONSE.  The samples of all
- * queries are gathered in one array, the label strings in an arena; the
- * response is encoded (wire/promread.c) once every query is answered,
- * and everything but the compressed body is freed.
+ * queries are gathered in one array, the label strings in an arena
+ * (wire/arena.h); the response is encoded (wire/promread.c) once every
+ * query is answered, and everything but the compressed body is freed.
  *
  * Regular expressions are RE2's, as Prometheus takes them, translated to
  * POSIX extended ones by wire/promread.c (pr_regex_posix: anchored as
@@ -62,6 +62,7 @@
 #include "ingest.h"
 #include "promread.h"
 #include "promwrite.h"
+#include "wire/arena.h"
 
 #define METRIC "__name__"
 #define METRIC_LEN 8
@@ -75,40 +76,6 @@
  * past them, the cursor is opened again after the series' label values
  * (the rows of a long series are then skipped by the key search). */
 #define SEEK_AFTER 256
-
-/* ---- An arena for label strings and arrays ---- */
-
-struct achunk {
-	struct achunk *next;
-	size_t used, cap;
-	max_align_t data[];
-};
-
-static void *arena_alloc(struct achunk **head, size_t n)
-{
-	struct achunk *c = *head;
-	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-		if (!(c = malloc(sizeof *c + cap)))
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		c->next = *head;
-		*head = c;
-	}
-	c->used += n;
-	return (char *)c->data + c->used - n;
-}
-
-static void arena_free(struct achunk *c)
-{
-	while (c) {
-		struct achunk *next = c->next;
-		free(c);
-		c = next;
-	}
-}
 
 /* ---- The request ---- */
 
@@ -135,7 +102,7 @@ struct read {
 	size_t max_samples;
 	int status;                  /* the error status decided, 0: none */
 	size_t bytes;                /* the response's size, an upper bound */
-	struct achunk *arena;
+	struct arena arena;           /* label strings and arrays */
 	char **tables;               /* the database's tables, listed once */
 	struct pr_sample *samples;
 	size_t nsamples, capsamples;
@@ -268,7 +235,7 @@ static int series_start(struct read *r, struct tread *tr)
 		r->series = s;
 		r->capseries = cap;
 	}
-	if (!(labels = arena_alloc(&r->arena, (size_t)(tr->nlab + 1) * sizeof *labels)))
+	if (!(labels = arena_take(&r->arena, (size_t)(tr->nlab + 1) * sizeof *labels)))
 		return failf(r, 500, TS_ENOMEM, "out of memory");
 	for (int k = 0; k <= tr->nlab; k++) {
 		int i = tr->order[k];
@@ -278,7 +245,7 @@ static int series_start(struct read *r, struct tread *tr)
 		}
 		if (tr->curlen[i] == 0)
 			continue; /* an empty value is no label */
-		char *v = arena_alloc(&r->arena, tr->curlen[i]);
+		char *v = arena_take(&r->arena, tr->curlen[i]);
 		if (!v)
 			return failf(r, 500, TS_ENOMEM, "out of memory");
 		memcpy(v, tr->cur[i], tr->curlen[i]);
@@ -500,7 +467,7 @@ static int read_table(struct read *r, const char *name, const char *metric, size
 		goto out;
 	for (int i = 0; i < tr.nlab; i++) { /* the series outlive the schema */
 		size_t len = strlen(tr.name[i]) + 1;
-		char *copy = arena_alloc(&r->arena, len);
+		char *copy = arena_take(&r->arena, len);
 		if (!copy) {
 			failf(r, 500, TS_ENOMEM, "out of memory");
 			goto out;
@@ -542,7 +509,7 @@ static int run_query(struct read *r, size_t qi, const struct pr_query *q)
 		if (!named->value_len)
 			goto out;
 		/* a copy, NUL-terminated, that lives as long as the series */
-		if (!(metric = arena_alloc(&r->arena, named->value_len + 1))) {
+		if (!(metric = arena_take(&r->arena, named->value_len + 1))) {
 			rc = failf(r, 500, TS_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -641,7 +608,8 @@ static int prom_read(ts_db *db, const char *body, size_t len, size_t max_decoded
                      size_t max_samples, char **out, size_t *outlen,
                      struct tsd_prom_read_result *res)
 {
-	struct read r = {.db = db, .res = res, .max_samples = max_samples};
+	struct read r = {.db = db, .res = res, .max_samples = max_samples,
+	                 .arena = ARENA_INIT(ARENA_CHUNK, SIZE_MAX)};
 	struct pr_request req;
 	char why[PR_ERR_MAX];
 	size_t *first = NULL;
@@ -670,7 +638,7 @@ static int prom_read(ts_db *db, const char *body, size_t len, size_t max_decoded
 	free(first);
 	free(r.samples);
 	free(r.series);
-	arena_free(r.arena);
+	arena_clear(&r.arena);
 	ts_free_names(r.tables);
 	pr_request_free(&req);
 	return r.status ? r.status : 200;

@@ -9,12 +9,10 @@
  * the generated *__unpack functions call), which copies out the bytes it
  * keeps, so the buffer is freed once unpacked.
  *
- * Memory: protobuf-c allocates each element apart, so the arena gets
- * them instead of malloc; it refuses to grow past factor times the
- * decoded body plus slack, which bounds what any body can cost.  An
- * allocation larger than a quarter chunk gets a chunk of its own, behind
- * the one being filled, so a big array never wastes the rest of a chunk.
- * Nothing is freed before pbmem_free frees the whole arena.
+ * Memory: protobuf-c allocates each element apart, so an arena
+ * (arena.h) gets them instead of malloc; it refuses to grow past factor
+ * times the decoded body plus slack, which bounds what any body can
+ * cost.  Nothing is freed before pbmem_free frees the whole arena.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,51 +24,21 @@
 
 #include "pbmem.h"
 
+/* The arena's chunks: large, as a message is unpacked whole into it. */
 #define ARENA_CHUNK ((size_t)256 << 10)
-
-struct pbmem_chunk {
-	struct pbmem_chunk *next;
-	size_t used, cap;
-	max_align_t data[];
-};
 
 void *pbmem_alloc(struct pbmem *m, size_t n)
 {
-	struct pbmem_chunk *c = m->head;
-	if (n > SIZE_MAX / 2)
-		return NULL; /* rounding up below would wrap */
-	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (c && c->cap - c->used >= n) {
-		c->used += n;
-		return (char *)c->data + c->used - n;
-	}
-	size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
-	if (cap > m->limit - m->total) {
-		m->over = 1;
-		return NULL;
-	}
-	if (!(c = malloc(sizeof *c + cap)))
-		return NULL;
-	m->total += cap;
-	c->cap = cap;
-	c->used = n;
-	if (cap == n && m->head) { /* a big one: behind the chunk being filled */
-		c->next = m->head->next;
-		m->head->next = c;
-	} else {
-		c->next = m->head;
-		m->head = c;
-	}
-	return c->data;
+	return arena_take(&m->arena, n);
 }
 
 /* protobuf-c's allocator over the arena. */
-static void *arena_alloc(void *m, size_t n)
+static void *pb_alloc(void *m, size_t n)
 {
 	return pbmem_alloc(m, n);
 }
 
-static void arena_free(void *m, void *p)
+static void pb_free(void *m, void *p)
 {
 	(void)m;
 	(void)p; /* freed whole by pbmem_free */
@@ -80,12 +48,7 @@ void pbmem_free(struct pbmem *m)
 {
 	if (!m)
 		return;
-	struct pbmem_chunk *c = m->head;
-	while (c) {
-		struct pbmem_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
+	arena_clear(&m->arena);
 	free(m);
 }
 
@@ -104,7 +67,7 @@ int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor
                  const ProtobufCMessageDescriptor *desc, const char *what, ProtobufCMessage **msg,
                  struct pbmem **mem, size_t *decoded_len, char *err, size_t errsize)
 {
-	ProtobufCAllocator alloc = {.alloc = arena_alloc, .free = arena_free};
+	ProtobufCAllocator alloc = {.alloc = pb_alloc, .free = pb_free};
 	struct pbmem *m = NULL;
 	char *dec = NULL;
 	size_t n;
@@ -122,16 +85,17 @@ int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor
 		rc = pbmem_fail(err, errsize, PBMEM_ENOMEM, "out of memory for the decoded body");
 		goto out;
 	}
-	m->limit = n > (SIZE_MAX - slack) / factor ? SIZE_MAX : n * factor + slack;
+	m->arena = ARENA_INIT(ARENA_CHUNK, n > (SIZE_MAX - slack) / factor ? SIZE_MAX
+	                                   : n * factor + slack);
 	if (snappy_uncompress(body, len, dec, &n) != SNAPPY_OK) {
 		rc = pbmem_fail(err, errsize, PBMEM_EDAMAGED, "snappy: the compressed data is damaged");
 		goto out;
 	}
 	alloc.allocator_data = m;
 	if (!(*msg = protobuf_c_message_unpack(desc, &alloc, n, (const uint8_t *)dec))) {
-		if (m->over)
+		if (m->arena.over)
 			rc = pbmem_fail(err, errsize, PBMEM_EUNPACK, "protobuf: the message (%zu bytes) "
-			                "would take more than %zu bytes unpacked", n, m->limit);
+			                "would take more than %zu bytes unpacked", n, m->arena.limit);
 		else
 			rc = pbmem_fail(err, errsize, PBMEM_EPROTO, "protobuf: the %zu bytes decoded from "
 			                "snappy are not %s", n, what);

@@ -14,6 +14,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "arena.h"
+
 /* What pbmem_unpack can fail with: the values of the same errors in
  * promwrite.h's enum pw_error and promread.h's enum pr_error, which
  * pass them on as they are. */
@@ -26,15 +28,11 @@ enum pbmem_error {
 	PBMEM_ENOMEM = -6,     /* out of memory */
 };
 
-struct pbmem_chunk;
-
-/* The memory of one unpacked message: the arena's chunks, what they hold
- * in all and the bound; over is set once the bound refused an
- * allocation (pbmem_alloc then returned NULL). */
+/* The memory of one unpacked message: an arena bounded by factor times
+ * the decoded length plus slack (arena.over is set once the bound
+ * refused an allocation: pbmem_alloc then returned NULL). */
 struct pbmem {
-	struct pbmem_chunk *head;
-	size_t total, limit;
-	int over;
+	struct arena arena;
 };
 
 /*
@@ -57,9 +55,8 @@ int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor
                  const ProtobufCMessageDescriptor *desc, const char *what, ProtobufCMessage **msg,
                  struct pbmem **mem, size_t *decoded_len, char *err, size_t errsize);
 
-/* pbmem_alloc -- n bytes more of m's arena (aligned for any struct),
- * freed with it; NULL when out of memory or over the bound (m->over then
- * set). */
+/* pbmem_alloc -- n bytes more of m's arena (arena_take), freed with it;
+ * NULL when out of memory or over the bound (m->arena.over then set). */
 void *pbmem_alloc(struct pbmem *m, size_t n);
 
 /* pbmem_free -- release m and all its arena holds; m may be NULL. */

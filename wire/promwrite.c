@@ -60,9 +60,10 @@ int pw_decode(const void *body, size_t len, size_t max_decoded, struct pw_reques
 	                  &tsstore__remote__write_request__descriptor, "a remote write WriteRequest",
 	                  &msg, &a, &out->decoded_len, err, errsize);
 	if (rc == 0 && lay_out(a, (const WriteRequest *)msg, out) < 0) {
-		if (a->over)
+		if (a->arena.over)
 			rc = pbmem_fail(err, errsize, PW_EUNPACK, "protobuf: the message (%zu bytes) would "
-			                "take more than %zu bytes unpacked", out->decoded_len, a->limit);
+			                "take more than %zu bytes unpacked", out->decoded_len,
+			                a->arena.limit);
 		else
 			rc = pbmem_fail(err, errsize, PW_ENOMEM, "out of memory unpacking the message");
 		pbmem_free(a);
