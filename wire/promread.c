@@ -131,12 +131,9 @@ int pr_decode(const void *body, size_t len, size_t max_decoded, struct pr_reques
 	out->mem_ = m;
 	m = NULL;
 out:
+	/* on failure out holds decoded_len alone: lay_out sets the queries
+	 * last, once nothing can fail */
 	mem_release(m);
-	if (rc < 0) {
-		size_t keep = out->decoded_len;
-		memset(out, 0, sizeof *out);
-		out->decoded_len = keep;
-	}
 	return rc;
 }
 
