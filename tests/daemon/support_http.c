@@ -106,3 +106,31 @@ char *tsd_test_response_header(const struct tsd_test_response *r, const char *na
 	}
 	return tsd_test_fmt("%s", "");
 }
+
+struct tsd_test_http *tsd_test_http_up(const char *const *args, int json)
+{
+	struct tsd_test_http *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	if (!(t->d = tsd_test_daemon_up(1, args)))
+		goto fail;
+	if (!(t->http = tsd_test_connect(t->d, TSD_TEST_HTTP)) ||
+	    (json && !(t->json = tsd_test_connect(t->d, TSD_TEST_TCP)))) {
+		tsd_test_daemon_dump_log(t->d);
+		goto fail;
+	}
+	return t;
+fail:
+	tsd_test_http_down(t);
+	return NULL;
+}
+
+void tsd_test_http_down(struct tsd_test_http *t)
+{
+	if (!t)
+		return;
+	tsd_test_close(t->http);
+	tsd_test_close(t->json);
+	tsd_test_daemon_free(t->d);
+	free(t);
+}

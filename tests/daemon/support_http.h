@@ -3,7 +3,7 @@
  * a POST sent, and one response read back whole -- its status, its head
  * as sent (but the Date header) and its body -- for the daemon tests that
  * talk to tsstored's HTTP listener (test_http, test_promwrite,
- * test_promread).
+ * test_promread); and their fixture, a daemon with HTTP connections.
  *
  * As support_client.h, nothing here calls cmocka: failures are return
  * values, and what a test asserts of a response is the test's.
@@ -51,5 +51,29 @@ char *tsd_test_response_header(const struct tsd_test_response *r, const char *na
 
 /* Free what r holds and zero it. */
 void tsd_test_response_free(struct tsd_test_response *r);
+
+/* ---- A daemon spoken to over HTTP ---- */
+
+/* The fixture of the tests that speak HTTP: a daemon with its HTTP
+ * listener, a connection to it, and one over TCP for the JSON-lines
+ * protocol when asked. */
+struct tsd_test_http {
+	struct tsd_test_daemon *d;
+	struct tsd_test_conn *http;
+	struct tsd_test_conn *json;     /* NULL unless asked for */
+};
+
+/*
+ * tsd_test_http_up -- a daemon started with the NULL-terminated args
+ * (may be NULL) and its HTTP listener (tsd_test_daemon_up), connected to
+ * over HTTP and, when json is set, over TCP.  Returns it (free it with
+ * tsd_test_http_down), or NULL when it did not come up or a connection
+ * failed (the daemon's log is then dumped to stderr).
+ */
+struct tsd_test_http *tsd_test_http_up(const char *const *args, int json);
+
+/* Close t's connections, kill its daemon and remove its directory, free
+ * t.  Accepts NULL. */
+void tsd_test_http_down(struct tsd_test_http *t);
 
 #endif /* TSSTORE_TESTS_DAEMON_SUPPORT_HTTP_H */

@@ -33,11 +33,6 @@
 
 #define WAIT TSD_TEST_TIMEOUT_MS
 
-struct fixture {
-	struct tsd_test_daemon *d;
-	struct tsd_test_conn *http;
-};
-
 /* ---- Writing ---- */
 
 /* POST body[0..n) to path with remote read's headers; returns the
@@ -58,7 +53,7 @@ static int post(struct tsd_test_conn *c, const char *path, const char *body, siz
 	return status;
 }
 
-static void write_series(struct fixture *f, const struct tseries *series, int n)
+static void write_series(struct tsd_test_http *f, const struct tseries *series, int n)
 {
 	size_t len, olen;
 	char *body = write_body(series, n, &len), *got, *ct, *ce;
@@ -70,7 +65,7 @@ static void write_series(struct fixture *f, const struct tseries *series, int n)
 }
 
 /* POST line protocol lines to /write (204). */
-static void lp_write(struct fixture *f, const char *lines)
+static void lp_write(struct tsd_test_http *f, const char *lines)
 {
 	struct tsd_test_response r;
 	assert_int_equal(tsd_test_post(f->http, "/write", "", lines, strlen(lines)), 0);
@@ -180,7 +175,7 @@ static char *response_text(const char *body, size_t len)
 
 /* Read queries[0..n) and assert the status and the response's text
  * (for 200) or body (else). */
-static void read_expect(struct fixture *f, const struct tquery *queries, int n, int status,
+static void read_expect(struct tsd_test_http *f, const struct tquery *queries, int n, int status,
                         const char *want)
 {
 	size_t len, olen;
@@ -207,32 +202,14 @@ static void read_expect(struct fixture *f, const struct tquery *queries, int n, 
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	if (!f)
-		return 0;
-	tsd_test_close(f->http);
-	tsd_test_daemon_free(f->d);
-	free(f);
+	tsd_test_http_down(*state);
 	*state = NULL;
 	return 0;
 }
 
 static int setup_args(void **state, const char *const *args)
 {
-	struct fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	*state = f;
-	if (!(f->d = tsd_test_daemon_up(1, args)))
-		goto fail;
-	if (!(f->http = tsd_test_connect(f->d, TSD_TEST_HTTP))) {
-		tsd_test_daemon_dump_log(f->d);
-		goto fail;
-	}
-	return 0;
-fail:
-	teardown(state);
-	return -1;
+	return (*state = tsd_test_http_up(args, 0)) ? 0 : -1;
 }
 
 static int setup(void **state) { return setup_args(state, NULL); }
@@ -264,7 +241,7 @@ static const double vc[] = {-1e-300, 4, 5};
 static const double one[] = {1};
 static const double zero[] = {0};
 
-static void load(struct fixture *f)
+static void load(struct tsd_test_http *f)
 {
 	/* Prometheus's staleness marker: a NaN whose bits must come back */
 	static const uint64_t stale_bits = UINT64_C(0x7ff0000000000002);
@@ -300,7 +277,7 @@ static void load(struct fixture *f)
  * exact. */
 static void test_equal(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const m1[] = {"=", "__name__", "http_requests_total", NULL};
 	static const char *const m2[] = {"=", "__name__", "http_requests_total", "=", "job", "api",
 	                                 NULL};
@@ -319,7 +296,7 @@ static void test_equal(void **state)
 /* !=, =~, !~, and matchers of labels a series lacks ("" for them). */
 static void test_matchers(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const neq[] = {"=", "__name__", "http_requests_total",
 	                                  "!=", "code", "200", NULL};
 	static const char *const re[] = {"=", "__name__", "http_requests_total",
@@ -354,7 +331,7 @@ static void test_matchers(void **state)
  * shape, in name order. */
 static void test_name_matchers(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const re[] = {"=~", "__name__", "http_.*|up", "=", "job", "web", NULL};
 	static const char *const neq[] = {"!=", "__name__", "http_requests_total",
 	                                  "=", "instance", "a:9090", NULL};
@@ -374,7 +351,7 @@ static void test_name_matchers(void **state)
 /* The time range: both ends included, in ms. */
 static void test_time_range(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const m[] = {"=", "__name__", "http_requests_total",
 	                                "=", "instance", "b:9090", NULL};
 	load(f);
@@ -394,7 +371,7 @@ static void test_time_range(void **state)
  * that does not exist gives an empty result. */
 static void test_several(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const m1[] = {"=", "__name__", "up", NULL};
 	static const char *const m2[] = {"=", "__name__", "no_such_metric", NULL};
 	static const char *const m3[] = {"=", "__name__", "http_requests_total",
@@ -409,7 +386,7 @@ static void test_several(void **state)
 /* Bodies and requests refused: 400 with the reason as plain text. */
 static void test_bad(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const bad_re[] = {"=", "__name__", "up", "=~", "job", "a(", NULL};
 	size_t len, olen;
 	char *got, *ct, *ce, *body;
@@ -460,7 +437,7 @@ static void test_bad(void **state)
  * Prometheus's server refuses them. */
 static void test_limit(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const m4[] = {"=", "__name__", "http_requests_total",
 	                                 "=", "instance", "a:9090", "=", "job", "api", NULL};
 	static const char *const m1[] = {"=", "__name__", "up", "=", "job", "api", NULL};
@@ -475,7 +452,7 @@ static void test_limit(void **state)
  * that follow. */
 static void test_skip_long_series(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const s0[] = {"__name__", "long", "a", "0", "job", "take", NULL};
 	static const char *const s1[] = {"__name__", "long", "a", "1", "job", "skip", NULL};
 	static const char *const s2[] = {"__name__", "long", "a", "2", "job", "take", NULL};
@@ -501,7 +478,7 @@ static void test_skip_long_series(void **state)
  * UTF-8 character; what POSIX cannot do refused. */
 static void test_regex(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const u1[] = {"__name__", "city", "name", "\xc3\xa9", NULL};
 	static const char *const u2[] = {"__name__", "city", "name", "ab", NULL};
 	static const char *const u3[] = {"__name__", "city", "name", "x7", NULL};

@@ -34,12 +34,6 @@
 
 #define WAIT TSD_TEST_TIMEOUT_MS
 
-struct fixture {
-	struct tsd_test_daemon *d;
-	struct tsd_test_conn *http;       /* the HTTP listener */
-	struct tsd_test_conn *json;       /* the JSON-lines protocol, over TCP */
-};
-
 /* ---- Talking to the daemon ---- */
 
 /* POST body[0..n) to /api/v1/write with remote write's headers; returns
@@ -55,7 +49,7 @@ static int post(struct tsd_test_conn *c, const char *body, size_t n, char **out)
 }
 
 /* POST series[0..n) and assert the status and response body. */
-static void write_expect(struct fixture *f, const struct tseries *series, int n, int status,
+static void write_expect(struct tsd_test_http *f, const struct tseries *series, int n, int status,
                          const char *response)
 {
 	size_t len;
@@ -78,14 +72,14 @@ static char *error_body(const char *msg)
 }
 
 /* The JSON response to request (one line) over the JSON protocol. */
-static char *call(struct fixture *f, const char *request)
+static char *call(struct tsd_test_http *f, const char *request)
 {
 	char *text = tsd_test_call(f->json, request);
 	assert_non_null(text);
 	return text;
 }
 
-static void expect_call(struct fixture *f, const char *request, const char *want)
+static void expect_call(struct tsd_test_http *f, const char *request, const char *want)
 {
 	char *text = call(f, request);
 	assert_string_equal(text, want);
@@ -93,7 +87,7 @@ static void expect_call(struct fixture *f, const char *request, const char *want
 }
 
 /* The counter at path "a.b.c" of the stats op's object. */
-static json_int_t stat_at(struct fixture *f, const char *path)
+static json_int_t stat_at(struct tsd_test_http *f, const char *path)
 {
 	char *text = call(f, "{\"op\":\"stats\"}"), key[64];
 	json_t *st = json_loads(text, 0, NULL), *v = st;
@@ -113,41 +107,23 @@ static json_int_t stat_at(struct fixture *f, const char *path)
 
 /* ---- Fixtures ---- */
 
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	if (!f)
-		return 0;
-	tsd_test_close(f->http);
-	tsd_test_close(f->json);
-	tsd_test_daemon_free(f->d);
-	free(f);
-	*state = NULL;
-	return 0;
-}
-
-static int connect_both(struct fixture *f)
+/* Connect again over HTTP and TCP (after a restart).  Returns 0 or -1. */
+static int connect_both(struct tsd_test_http *f)
 {
 	return (f->http = tsd_test_connect(f->d, TSD_TEST_HTTP)) &&
 	       (f->json = tsd_test_connect(f->d, TSD_TEST_TCP)) ? 0 : -1;
 }
 
+static int teardown(void **state)
+{
+	tsd_test_http_down(*state);
+	*state = NULL;
+	return 0;
+}
+
 static int setup_args(void **state, const char *const *args)
 {
-	struct fixture *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	*state = f;
-	if (!(f->d = tsd_test_daemon_up(1, args)))
-		goto fail;
-	if (connect_both(f) < 0) {
-		tsd_test_daemon_dump_log(f->d);
-		goto fail;
-	}
-	return 0;
-fail:
-	teardown(state);
-	return -1;
+	return (*state = tsd_test_http_up(args, 1)) ? 0 : -1;
 }
 
 static int setup(void **state) { return setup_args(state, NULL); }
@@ -181,7 +157,7 @@ static const double vb[] = {3, 0.30000000000000004, 1.7976931348623157e308};
 
 static void test_series(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	/* A label with an empty value is no label; "value" and "ts" are
 	 * renamed; a metric name's dots and dashes become '_'. */
 	static const char *const odd[] = {"__name__", "node.cpu-seconds", "value", "v", "ts", "t",
@@ -242,7 +218,7 @@ static void test_series(void **state)
  * restart of tsstored: nothing doubles, nothing is lost. */
 static void test_retry(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const rows =
 		"{\"rows\":[[\"\",\"a:9090\",\"api\",1795305600000000000,0.1],"
 		"[\"\",\"a:9090\",\"api\",1795305615000000000,1e+300],"
@@ -277,7 +253,7 @@ static void test_retry(void **state)
  * it), counted by reason; the other series of the request are stored. */
 static void test_new_label(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const zoned[] = {"__name__", "http_requests_total", "job", "api",
 	                                    "instance", "c:9090", "zone", "eu", NULL};
 	static const char *const c2[] = {"__name__", "http_requests_total", "job", "api",
@@ -313,7 +289,7 @@ static void test_new_label(void **state)
  * given twice in another case), and an empty value is still no label. */
 static void test_label_memo(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const s1[] = {"__name__", "m", "job", "a", "instance", "x", NULL};
 	static const char *const s2[] = {"__name__", "m", "job", "b", "instance", "y", NULL};
 	static const char *const s3[] = {"__name__", "m", "job", "c", "Job", "z", NULL};
@@ -354,7 +330,7 @@ static void test_label_memo(void **state)
  * day) ahead, or whose ns pass int64 (reason range). */
 static void test_time(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static const char *const up[] = {"__name__", "up", "job", "node", NULL};
 	struct timespec tv;
 	clock_gettime(CLOCK_REALTIME, &tv); /* the daemon's clock */
@@ -382,7 +358,7 @@ static void test_time(void **state)
  * otherwise, and nothing stored. */
 static void test_bad_bodies(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	char *got = NULL, *err, *body;
 	size_t len;
 	/* not snappy: the length prefix runs off the end */
@@ -427,7 +403,7 @@ static void test_bad_bodies(void **state)
 /* A body whose decoded size passes http-max-body: 413, before decoding. */
 static void test_too_large(void **state)
 {
-	struct fixture *f = *state;
+	struct tsd_test_http *f = *state;
 	static char zeros[4096];
 	char *got = NULL, *err;
 	size_t len;
