@@ -570,7 +570,7 @@ FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTO
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
-	daemon/promwrite.c daemon/graphite.c
+	daemon/promwrite.c daemon/graphite.c daemon/influxq.c
 # who may do what (request.c and http.c ask it)
 FUZZ_DAEMON_SRCS += daemon/access.c
 

@@ -1,0 +1,39 @@
+/*
+ * influxq.h -- the InfluxQL executor behind GET|POST /query (influxq.c):
+ * a q parsed by wire/influxql.c, run against the daemon's tables as the
+ * line protocol ingest made them (docs/ingest-mapping.md), answered in
+ * InfluxDB 1.x's JSON.  Only include/tsstore.h is used from the library.
+ */
+#ifndef TSSTORE_DAEMON_INFLUXQ_H
+#define TSSTORE_DAEMON_INFLUXQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tsstore.h>
+
+#include "jbuf.h"
+
+/* The most windows one GROUP BY time() series may have (InfluxDB's
+ * max-select-buckets, which is unlimited by default there). */
+#define TSD_IQL_BUCKETS_MAX ((int64_t)10 * 1000 * 1000)
+/* The most rows a raw SELECT collects before sorting them (memory). */
+#define TSD_IQL_ROWS_MAX ((size_t)50 * 1000 * 1000)
+/* chunk_size when chunked=true does not say (InfluxDB's). */
+#define TSD_IQL_CHUNK_DEFAULT 10000
+
+/*
+ * tsd_influxq -- answer one /query request.
+ * url_query: the URL's query string (NUL-terminated) or NULL; body[0..len):
+ * a POST's application/x-www-form-urlencoded body (may be NULL, 0).  The
+ * parameters q, db, epoch, chunked, chunk_size and pretty are read from
+ * both (the body's win).  now: the request's arrival, ns (now()).
+ * out: receives the JSON body (always, also for errors).
+ * Returns the HTTP status: 200 (statement errors are inside), 400 for a
+ * missing q or a parse error ({"error":"error parsing query: ..."}), 500
+ * when out of memory.
+ */
+int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int64_t now,
+                struct jbuf *out);
+
+#endif /* TSSTORE_DAEMON_INFLUXQ_H */
