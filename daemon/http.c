@@ -75,6 +75,7 @@ static const char *const header_names[NHEADERS] = {
 struct tsd_http_req {
 	enum tsd_http_route route;
 	int head;           /* HEAD: the response has no body */
+	int post;           /* the method is POST */
 	int status;         /* decided before the step (an error), or 0 */
 	char msg[TSD_MESSAGE_MAX];
 	int closes;         /* the connection closes after the response */
@@ -602,7 +603,7 @@ static void do_query(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	status = tsd_influxq(ctx->db, h->query, body, len,
+	status = tsd_influxq(ctx->db, h->query, body, len, !h->post,
 	                     (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, &b);
 	free(body);
 	if (b.failed)
@@ -855,6 +856,7 @@ static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
 	}
 	h->route = routes[route].route;
 	h->head = p->method == HTTP_HEAD && routes[route].post != 1;
+	h->post = p->method == HTTP_POST;
 	if (routes[route].post == 1 ? p->method != HTTP_POST
 	    : p->method != HTTP_GET && p->method != HTTP_HEAD &&
 	      (routes[route].post == 0 || p->method != HTTP_POST))

@@ -674,7 +674,8 @@ static int time_of(struct exec *x, const struct iql_expr *e, int64_t *out)
 		return fail(x, "invalid time comparison: %s()", e->name.s);
 	case IQL_E_STRING:
 		if (!e->is_time)
-			return fail(x, "invalid timestamp string");
+			return fail(x, "invalid operation: time and *influxql.StringLiteral are not "
+			            "compatible");
 		*out = e->i;
 		return 0;
 	case IQL_E_BINARY:
@@ -874,6 +875,7 @@ struct resp {
 	int chunked;
 	size_t chunk_size;
 	int nresults;        /* results written (not chunked) */
+	const char *warning; /* the next result's "messages" (a warning), or NULL */
 };
 
 /* What a statement answers: series of columns and rows. */
@@ -976,6 +978,11 @@ static void put_result(struct resp *r, int id, const struct result *res, const c
 	if (r->nresults++)
 		jbuf_putc(b, ',');
 	jbuf_printf(b, "{\"statement_id\":%d", id);
+	if (r->warning) {
+		jbuf_puts(b, ",\"messages\":[{\"level\":\"warning\",\"text\":");
+		jbuf_string(b, r->warning, strlen(r->warning));
+		jbuf_puts(b, "}]");
+	}
 	if (err) {
 		jbuf_puts(b, ",\"error\":");
 		jbuf_string(b, err, strlen(err));
@@ -1062,6 +1069,16 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 	if (c.kind == C_NULL)
 		return 0;
 	a->n++;
+	if (c.kind == C_BOOL) { /* min and max of booleans: false < true */
+		if (a->n == 1 || c.i < a->min.i || (c.i == a->min.i && ts < a->min_ts)) {
+			a->min = c;
+			a->min_ts = ts;
+		}
+		if (a->n == 1 || c.i > a->max.i || (c.i == a->max.i && ts < a->max_ts)) {
+			a->max = c;
+			a->max_ts = ts;
+		}
+	}
 	if (is_num(c)) {
 		double d = num(c), delta = d - a->mean;
 		a->sum += d;
@@ -1293,6 +1310,8 @@ static int fn_takes(enum iql_fn fn, enum ftype t)
 {
 	if (t == F_FLOAT || t == F_INT || t == F_NONE)
 		return 1;
+	if (t == F_BOOL && (fn == IQL_FN_MIN || fn == IQL_FN_MAX))
+		return 1;
 	return fn == IQL_FN_COUNT || fn == IQL_FN_FIRST || fn == IQL_FN_LAST;
 }
 
@@ -1348,8 +1367,8 @@ static int plan_columns(struct exec *x, struct sel *s)
 			if (c >= 0 && !is_field(&s->m, c))
 				c = -1; /* a tag: InfluxDB has no values for it */
 			if (c >= 0 && !fn_takes(e->fn, ftype_of(s->m.s->columns[c].type)))
-				return fail(x, "unsupported %s iterator type: %s field %s", fn_name(e->fn),
-				            ftype_name(ftype_of(s->m.s->columns[c].type)), arg->name.s);
+				return fail(x, "unsupported %s iterator type: *query.%sInterruptIterator",
+				            fn_name(e->fn), ftype_name(ftype_of(s->m.s->columns[c].type)));
 			if (add_col(x, s, cap, alias ? alias : fn_name(e->fn), c, e->fn) < 0)
 				return -1;
 			if (e->fn == IQL_FN_PERCENTILE) {
@@ -1831,6 +1850,13 @@ static int run_select(struct exec *x, const struct iql_select *q, struct result 
 	rc = 0;
 	if ((s.tr.has_from && s.tr.has_to && s.tr.from >= s.tr.to) || s.ncols == 0)
 		goto out;
+	if (s.agg) {
+		int fields = 0;
+		for (int c = 0; c < s.ncols; c++)
+			fields |= s.cols[c].col >= 0;
+		if (!fields) /* InfluxDB answers nothing when no call names a field */
+			goto out;
+	}
 	rc = -1;
 	plan_projection(&s);
 	if (list_series(x, &s.m, &all) < 0)
@@ -2290,7 +2316,7 @@ static int64_t epoch_div(const char *e)
 
 /* Run one statement into r. */
 static void run_stmt(ts_db *db, int64_t now, const char *dbname, const struct iql_stmt *st,
-                     int id, struct resp *r, int *oom)
+                     int id, int get, struct resp *r, int *oom)
 {
 	struct exec x;
 	struct result res;
@@ -2323,13 +2349,21 @@ static void run_stmt(ts_db *db, int64_t now, const char *dbname, const struct iq
 	}
 	if (x.a.failed)
 		nomem(&x), rc = -1;
+	if (st->kind == IQL_CREATE_DATABASE && get && rc == 0) {
+		/* InfluxDB's warning for a write over GET, word for word */
+		char text[TS_NAME_MAX * 4 + 160];
+		snprintf(text, sizeof text, "deprecated use of 'CREATE DATABASE %s' in a read only "
+		         "context, please use a POST request instead", st->database.s);
+		r->warning = text;
+	}
 	put_result(r, id, rc < 0 ? NULL : &res, rc < 0 ? x.err : NULL);
+	r->warning = NULL;
 	*oom |= x.oom;
 	exec_clear(&x);
 }
 
-int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int64_t now,
-                struct jbuf *out)
+int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int get,
+                int64_t now, struct jbuf *out)
 {
 	int oom = 0, status = 200;
 	char *q = param(url_query, body, len, "q", &oom);
@@ -2340,7 +2374,7 @@ int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, 
 	struct iql_query parsed = {0};
 	char err[IQL_ERR_MAX];
 	struct resp r = {out, epoch_div(epoch), chunked && !strcmp(chunked, "true"),
-	                 TSD_IQL_CHUNK_DEFAULT, 0};
+	                 TSD_IQL_CHUNK_DEFAULT, 0, NULL};
 	int rc;
 	if (chunk_size && atol(chunk_size) > 0)
 		r.chunk_size = (size_t)atol(chunk_size);
@@ -2371,7 +2405,7 @@ int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, 
 		if (!r.chunked)
 			jbuf_puts(out, "{\"results\":[");
 		for (size_t i = 0; i < parsed.nstmts; i++)
-			run_stmt(db, now, dbname, &parsed.stmts[i], (int)i, &r, &oom);
+			run_stmt(db, now, dbname, &parsed.stmts[i], (int)i, get, &r, &oom);
 		if (!r.chunked)
 			jbuf_puts(out, "]}\n");
 		iql_query_free(&parsed);

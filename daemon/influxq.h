@@ -27,13 +27,15 @@
  * url_query: the URL's query string (NUL-terminated) or NULL; body[0..len):
  * a POST's application/x-www-form-urlencoded body (may be NULL, 0).  The
  * parameters q, db, epoch, chunked, chunk_size and pretty are read from
- * both (the body's win).  now: the request's arrival, ns (now()).
+ * both (the body's win).  get: the request is a GET (a CREATE DATABASE
+ * then carries InfluxDB's warning).  now: the request's arrival, ns
+ * (now()).
  * out: receives the JSON body (always, also for errors).
  * Returns the HTTP status: 200 (statement errors are inside), 400 for a
  * missing q or a parse error ({"error":"error parsing query: ..."}), 500
  * when out of memory.
  */
-int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int64_t now,
-                struct jbuf *out);
+int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int get,
+                int64_t now, struct jbuf *out);
 
 #endif /* TSSTORE_DAEMON_INFLUXQ_H */
