@@ -432,11 +432,169 @@ static ts_value key_value(const struct meas *m, int pos, struct cell c)
 }
 
 /*
- * list_series -- every distinct tag value set of m, in key order, by a
- * skip scan: each ts_query asks for one row past the previous set.
- * Returns 0 or -1 after the error.
+ * The series cache: the last series list of each table, with what the
+ * table's counters said just before it was made (struct validator).  New
+ * series come only with inserted rows, and every insert appends to the
+ * table's log, moving log_tail_lsn; so while the counters read the same,
+ * no row came since, and the list is whole.  Rows that expire may leave
+ * series listed that have no rows any more: a SELECT finds nothing for
+ * them, and InfluxDB too lists series until their shard goes.
+ */
+struct validator {
+	int64_t lsn, rows, version;
+};
+
+struct cached {
+	char name[TS_NAME_MAX + 1];
+	struct validator v;
+	int ntags;
+	size_t n;
+	char *text;       /* every tag value, each NUL-terminated, series after series */
+	size_t *lens;     /* n * ntags lengths */
+};
+
+#define SERIES_CACHE_TABLES 64
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cached cache[SERIES_CACHE_TABLES];
+static unsigned cache_next; /* the entry a new table replaces */
+
+/* The table's counters now.  Returns 0, or -1 when they cannot be read
+ * (then nothing is cached). */
+static int validator_of(ts_table *t, struct validator *v)
+{
+	ts_stat st[TS_STATS_MAX];
+	int n = 0, found = 0;
+	memset(v, 0, sizeof *v);
+	if (ts_table_stats(t, st, TS_STATS_MAX, &n) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(st[i].name, "log_tail_lsn"))
+			v->lsn = st[i].value, found |= 1;
+		else if (!strcmp(st[i].name, "tablet_rows") || !strcmp(st[i].name, "filling_rows"))
+			v->rows += st[i].value, found |= 2;
+		else if (!strcmp(st[i].name, "schema_version"))
+			v->version = st[i].value, found |= 4;
+	}
+	return found == 7 && v->lsn > 0 ? 0 : -1;
+}
+
+/* The cached list of m when still valid (copied into the arena): 1, 0
+ * when there is none, -1 when out of memory. */
+static int cache_get(struct exec *x, const struct meas *m, const char *tname,
+                     const struct validator *v, struct slist *out)
+{
+	int rc = 0;
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < SERIES_CACHE_TABLES; i++) {
+		struct cached *c = &cache[i];
+		if (strcmp(c->name, tname) != 0 || c->ntags != m->ntags || c->v.lsn != v->lsn ||
+		    c->v.rows != v->rows || c->v.version != v->version)
+			continue;
+		size_t total = 0, k = 0;
+		for (size_t j = 0; j < c->n * (size_t)c->ntags; j++)
+			total += c->lens[j] + 1;
+		char *text = xa_alloc(&x->a, total + 1);
+		out->tags = xa_alloc(&x->a, (c->n + 1) * sizeof *out->tags);
+		if (!text || !out->tags) {
+			rc = -1;
+			break;
+		}
+		memcpy(text, c->text, total);
+		for (size_t j = 0; j < c->n; j++) {
+			struct cell *tags = xa_alloc(&x->a, (size_t)(c->ntags + 1) * sizeof *tags);
+			if (!tags) {
+				rc = -1;
+				break;
+			}
+			for (int t = 0; t < c->ntags; t++, k++) {
+				tags[t] = cstr(text, c->lens[k]);
+				text += c->lens[k] + 1;
+			}
+			out->tags[j] = tags;
+		}
+		out->n = c->n;
+		rc = rc < 0 ? -1 : 1;
+		break;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return rc < 0 ? nomem(x) : rc;
+}
+
+/* Keep list (made after v was read) as tname's. */
+static void cache_put(const char *tname, int ntags, const struct validator *v,
+                      const struct slist *list)
+{
+	size_t total = 0, k = 0, nl = list->n * (size_t)ntags;
+	char *text, *p;
+	size_t *lens;
+	for (size_t j = 0; j < list->n; j++)
+		for (int t = 0; t < ntags; t++)
+			total += list->tags[j][t].len + 1;
+	text = malloc(total + 1);
+	lens = malloc((nl + 1) * sizeof *lens);
+	if (!text || !lens) {
+		free(text);
+		free(lens);
+		return;
+	}
+	p = text;
+	for (size_t j = 0; j < list->n; j++)
+		for (int t = 0; t < ntags; t++, k++) {
+			lens[k] = list->tags[j][t].len;
+			if (lens[k])
+				memcpy(p, list->tags[j][t].s, lens[k]);
+			p[lens[k]] = '\0';
+			p += lens[k] + 1;
+		}
+	pthread_mutex_lock(&cache_lock);
+	int slot = -1;
+	for (int i = 0; i < SERIES_CACHE_TABLES && slot < 0; i++)
+		if (strcmp(cache[i].name, tname) == 0)
+			slot = i;
+	if (slot < 0)
+		slot = (int)(cache_next++ % SERIES_CACHE_TABLES);
+	struct cached *c = &cache[slot];
+	free(c->text);
+	free(c->lens);
+	snprintf(c->name, sizeof c->name, "%s", tname);
+	c->v = *v;
+	c->ntags = ntags;
+	c->n = list->n;
+	c->text = text;
+	c->lens = lens;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static int scan_series_list(struct exec *x, const struct meas *m, struct slist *out);
+
+/*
+ * list_series -- every distinct tag value set of m, in key order: the
+ * series cache's list while the table's counters say it is whole, else
+ * a skip scan (scan_series_list), then cached.  Returns 0 or -1 after
+ * the error.
  */
 static int list_series(struct exec *x, const struct meas *m, struct slist *out)
+{
+	char tname[TS_NAME_MAX + 1];
+	struct validator v;
+	int ok, rc;
+	tsd_ingest_name(m->name, strlen(m->name), 0, tname);
+	ok = m->ntags > 0 && validator_of(m->t, &v) == 0;
+	if (ok && (rc = cache_get(x, m, tname, &v, out)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (scan_series_list(x, m, out) < 0)
+		return -1;
+	if (ok)
+		cache_put(tname, m->ntags, &v, out);
+	return 0;
+}
+
+/*
+ * scan_series_list -- every distinct tag value set of m, in key order,
+ * by a skip scan: each ts_query asks for one row past the previous set.
+ * Returns 0 or -1 after the error.
+ */
+static int scan_series_list(struct exec *x, const struct meas *m, struct slist *out)
 {
 	struct vec v = {0};
 	ts_value prev[TS_KEY_COLUMNS_MAX];

@@ -7,7 +7,8 @@
  * influxd), except where a comment says tsstore differs and why.
  *
  * One daemon serves the whole group (the queries do not write, but for
- * CREATE DATABASE, which only the databases test reads).
+ * CREATE DATABASE, which only the databases test reads, and the series
+ * cache's test, which writes a measurement of its own).
  * TSD_TEST_FILTER=PATTERN runs only the matching tests (influxq_fill...).
  */
 #include <setjmp.h>
@@ -417,6 +418,43 @@ static void test_params(void **state)
 	free(req);
 }
 
+/* POST /write body onto the fixture's connection: 204 expected. */
+static void write_points(struct fixture *f, const char *lp)
+{
+	char *req = tsd_test_fmt("POST /write?db=d HTTP/1.1\r\nHost: t\r\nContent-Length: %zu\r\n"
+	                         "\r\n%s", strlen(lp), lp);
+	int status;
+	char *body = exchange(f->c, req, &status);
+	assert_int_equal(status, 204);
+	free(body);
+	free(req);
+}
+
+/* The series cache (influxq.c): a series written after a list was
+ * cached is seen by the next query; the answer is the same from the
+ * cache as from the scan.  Its own measurement, so that the other
+ * tests' answers stay. */
+static void test_series_cache(void **state)
+{
+	struct fixture *f = *state;
+	write_points(f, "n,h=x v=1 1000000000\n");
+	expect_q(f, "SELECT v FROM n GROUP BY h",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"n\",\"tags\":{\"h\":\"x\"},"
+	         "\"columns\":[\"time\",\"v\"],\"values\":[[\"1970-01-01T00:00:01Z\",1]]}]}");
+	expect_q(f, "SELECT v FROM n GROUP BY h",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"n\",\"tags\":{\"h\":\"x\"},"
+	         "\"columns\":[\"time\",\"v\"],\"values\":[[\"1970-01-01T00:00:01Z\",1]]}]}");
+	write_points(f, "n,h=a v=2 2000000000\n");
+	expect_q(f, "SELECT v FROM n GROUP BY h",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"n\",\"tags\":{\"h\":\"a\"},"
+	         "\"columns\":[\"time\",\"v\"],\"values\":[[\"1970-01-01T00:00:02Z\",2]]},"
+	         "{\"name\":\"n\",\"tags\":{\"h\":\"x\"},\"columns\":[\"time\",\"v\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1]]}]}");
+	expect_q(f, "SHOW SERIES FROM n",
+	         "{\"statement_id\":0,\"series\":[{\"columns\":[\"key\"],\"values\":"
+	         "[[\"n,h=a\"],[\"n,h=x\"]]}]}");
+}
+
 #define T(name, fn) {"influxq_" name, fn, NULL, NULL, NULL}
 
 int main(void)
@@ -430,6 +468,7 @@ int main(void)
 		T("show", test_show),
 		T("errors", test_errors),
 		T("params", test_params),
+		T("series_cache", test_series_cache),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
