@@ -663,7 +663,55 @@ struct env {
 	const struct cell *tags;
 	const ts_value *row;
 	const int *rowpos;  /* column -> position in row, -1 */
+	const struct refmap *refs; /* the references' columns, resolved once; or NULL */
 };
+
+/* The column of each reference of a condition, resolved once per
+ * statement rather than per row. */
+struct refmap {
+	const struct iql_expr **e;
+	int *col;
+	int n, cap;
+};
+
+/* Resolve the references of e into r.  Returns 0 or -1 (memory). */
+static int refs_add(struct xa *a, const struct meas *m, const struct iql_expr *e, struct refmap *r)
+{
+	if (!e)
+		return 0;
+	if (e->kind == IQL_E_VARREF) {
+		if (r->n == r->cap) {
+			int cap = r->cap ? r->cap * 2 : 8;
+			const struct iql_expr **ne = xa_alloc(a, (size_t)cap * sizeof *ne);
+			int *nc = xa_alloc(a, (size_t)cap * sizeof *nc);
+			if (!ne || !nc)
+				return -1;
+			if (r->n) {
+				memcpy(ne, r->e, (size_t)r->n * sizeof *ne);
+				memcpy(nc, r->col, (size_t)r->n * sizeof *nc);
+			}
+			r->e = ne;
+			r->col = nc;
+			r->cap = cap;
+		}
+		r->e[r->n] = e;
+		r->col[r->n++] = col_of(m, e->name.s);
+		return 0;
+	}
+	if (e->kind == IQL_E_BINARY || e->kind == IQL_E_PAREN)
+		return refs_add(a, m, e->lhs, r) < 0 ? -1 : refs_add(a, m, e->rhs, r);
+	return 0;
+}
+
+/* The column e refers to. */
+static int ref_col(const struct env *v, const struct iql_expr *e)
+{
+	if (v->refs)
+		for (int i = 0; i < v->refs->n; i++)
+			if (v->refs->e[i] == e)
+				return v->refs->col[i];
+	return col_of(v->m, e->name.s);
+}
 
 /* Whether e refers only to tags (and literals). */
 static int tags_only(const struct meas *m, const struct iql_expr *e)
@@ -795,7 +843,7 @@ static struct cell eval(struct exec *x, const struct iql_expr *e, const struct e
 	case IQL_E_BINARY: return eval_binary(x, e, v);
 	case IQL_E_CALL: return e->fn == IQL_FN_NOW ? cint(x->now) : cnull();
 	case IQL_E_VARREF: {
-		int c = col_of(v->m, e->name.s), p;
+		int c = ref_col(v, e), p;
 		if (c < 0)
 			return cnull();
 		if ((p = tag_pos(v->m, c)) >= 0)
@@ -962,7 +1010,13 @@ static void put_float(struct jbuf *b, double f)
 		jbuf_puts(b, neg ? "-0" : "0");
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
+	if (a < 1e15 && a == floor(a)) { /* an integer: its digits */
+		jbuf_printf(b, "%s%.0f", neg ? "-" : "", a);
+		return;
+	}
+	/* 16 significant digits, trailing zeros cut, are the shortest form
+	 * whenever one of 16 digits or fewer reads back; else 17 */
+	for (prec = 16; prec <= 17; prec++) {
 		snprintf(buf, sizeof buf, "%.*e", prec - 1, a);
 		if (strtod(buf, NULL) == a)
 			break;
@@ -1221,47 +1275,59 @@ struct ocol {
 	enum ftype ft;
 };
 
+/* Whether c is below (dir < 0) or above (dir > 0) the kept value k. */
+static int beyond(struct cell c, struct cell k, int dir)
+{
+	double a = c.kind == C_BOOL ? (double)c.i : num(c), b = k.kind == C_BOOL ? (double)k.i : num(k);
+	if (c.kind == C_INT && k.kind == C_INT)
+		return dir < 0 ? c.i < k.i : c.i > k.i;
+	return dir < 0 ? a < b : a > b;
+}
+
+/* Add the value c of a row at ts to a, for function oc->fn only. */
 static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct cell c,
                    int64_t ts)
 {
 	if (c.kind == C_NULL)
 		return 0;
 	a->n++;
-	if (c.kind == C_BOOL) { /* min and max of booleans: false < true */
-		if (a->n == 1 || c.i < a->min.i || (c.i == a->min.i && ts < a->min_ts)) {
-			a->min = c;
-			a->min_ts = ts;
-		}
-		if (a->n == 1 || c.i > a->max.i || (c.i == a->max.i && ts < a->max_ts)) {
-			a->max = c;
-			a->max_ts = ts;
-		}
-	}
-	if (is_num(c)) {
-		double d = num(c), delta = d - a->mean;
-		a->sum += d;
+	switch (oc->fn) {
+	case IQL_FN_COUNT:
+		break;
+	case IQL_FN_SUM: case IQL_FN_MEAN:
+		a->sum += num(c);
 		if (c.kind == C_INT && __builtin_add_overflow(a->isum, c.i, &a->isum))
 			a->ioverflow = 1;
+		break;
+	case IQL_FN_STDDEV: {
+		double d = num(c), delta = d - a->mean;
 		a->mean += delta / (double)a->n;
 		a->m2 += delta * (d - a->mean);
-		if (a->n == 1 || num(c) < num(a->min) || (num(c) == num(a->min) && ts < a->min_ts)) {
+		break;
+	}
+	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD:
+		if (a->n == 1 || beyond(c, a->min, -1) || (!beyond(c, a->min, 1) && ts < a->min_ts)) {
 			a->min = c;
 			a->min_ts = ts;
 		}
-		if (a->n == 1 || num(c) > num(a->max) || (num(c) == num(a->max) && ts < a->max_ts)) {
+		if (a->n == 1 || beyond(c, a->max, 1) || (!beyond(c, a->max, -1) && ts < a->max_ts)) {
 			a->max = c;
 			a->max_ts = ts;
 		}
-	}
-	if (a->n == 1 || ts < a->first_ts) {
-		a->first = c;
-		a->first_ts = ts;
-	}
-	if (a->n == 1 || ts > a->last_ts) {
-		a->last = c;
-		a->last_ts = ts;
-	}
-	if (oc->fn == IQL_FN_PERCENTILE) {
+		break;
+	case IQL_FN_FIRST:
+		if (a->n == 1 || ts < a->first_ts) {
+			a->first = c;
+			a->first_ts = ts;
+		}
+		break;
+	case IQL_FN_LAST:
+		if (a->n == 1 || ts > a->last_ts) {
+			a->last = c;
+			a->last_ts = ts;
+		}
+		break;
+	case IQL_FN_PERCENTILE:
 		if (a->nvals == a->cap) {
 			size_t nc = a->cap ? a->cap * 2 : 16;
 			struct cell *v = xa_alloc(&x->a, nc * sizeof *v);
@@ -1278,6 +1344,9 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		}
 		a->vals[a->nvals] = c;
 		a->vts[a->nvals++] = ts;
+		break;
+	default:
+		break;
 	}
 	return 0;
 }
@@ -1301,8 +1370,7 @@ static struct cell acc_value(struct exec *x, struct acc *a, const struct ocol *o
 		if (!a->n)
 			return cnull();
 		return oc->ft == F_INT ? cint(a->isum) : cfloat(a->sum);
-	case IQL_FN_MEAN: return a->n ? cfloat(oc->ft == F_INT ? a->sum / (double)a->n : a->mean)
-	                              : cnull();
+	case IQL_FN_MEAN: return a->n ? cfloat(a->sum / (double)a->n) : cnull();
 	case IQL_FN_MIN: *pts = a->min_ts; return a->n ? a->min : cnull();
 	case IQL_FN_MAX: *pts = a->max_ts; return a->n ? a->max : cnull();
 	case IQL_FN_FIRST: *pts = a->first_ts; return a->n ? a->first : cnull();
@@ -1369,6 +1437,8 @@ struct sel {
 	int nproj;
 	int rowpos[TS_COLUMNS_MAX];
 	struct vec out;       /* struct oseries * */
+	struct refmap refs;   /* the conditions' references */
+	int blocks;           /* aggregates from ts_aggregate (block statistics) */
 	int64_t start, every; /* windows: start + k * every */
 	int64_t nwin;
 };
@@ -1674,15 +1744,132 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
 	return vec_push(&x->a, &(*o)->rows, r) < 0 ? nomem(x) : 0;
 }
 
+/*
+ * Whether the aggregates can come from ts_aggregate, whose blocks of one
+ * series and one window answer from their statistics: windows aligned as
+ * its are (no offset), no row condition, and only count, sum, min, max
+ * and mean (as sum and count) of numeric fields, which merge across the
+ * series an output series gathers.
+ */
+static int blocks_fit(const struct sel *s)
+{
+	if (!s->agg || !s->q->has_group_time || s->q->group_offset % s->q->group_interval != 0 ||
+	    s->rowc.n)
+		return 0;
+	for (int c = 0; c < s->ncols; c++) {
+		const struct ocol *oc = &s->cols[c];
+		if (oc->col < 0)
+			continue;
+		if (oc->ft != F_FLOAT && oc->ft != F_INT)
+			return 0;
+		if (oc->fn != IQL_FN_COUNT && oc->fn != IQL_FN_SUM && oc->fn != IQL_FN_MIN &&
+		    oc->fn != IQL_FN_MAX && oc->fn != IQL_FN_MEAN)
+			return 0;
+	}
+	return 1;
+}
+
+/* A ts_aggregate result value as a cell of a column of type ft. */
+static struct cell agg_cell(const ts_value *v, enum ftype ft)
+{
+	if (v->type == TS_DOUBLE)
+		return isnan(v->v.d) ? cnull() : cfloat(v->v.d);
+	return ft == F_FLOAT ? cfloat((double)v->v.i) : cint(v->v.i);
+}
+
+/* One series' windows from ts_aggregate (blocks_fit): for each column,
+ * count and the function's value, merged into the output series'
+ * accumulators.  Returns 0 or -1. */
+static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
+{
+	ts_value prefix[TS_KEY_COLUMNS_MAX];
+	ts_aggspec specs[2 * TS_COLUMNS_MAX];
+	int first[TS_COLUMNS_MAX], nspecs = 0, rc, ntags = s->m.ntags;
+	ts_aggregate ag;
+	ts_cursor *cur = NULL;
+	const ts_value *row;
+	struct oseries *o = NULL;
+	int64_t d = s->q->group_interval;
+	for (int i = 0; i < ntags; i++)
+		prefix[i] = key_value(&s->m, i, tags[i]);
+	for (int c = 0; c < s->ncols; c++) {
+		const struct ocol *oc = &s->cols[c];
+		first[c] = -1;
+		if (oc->col < 0)
+			continue;
+		first[c] = nspecs;
+		specs[nspecs].column = oc->col;
+		specs[nspecs++].fn = TS_AGG_COUNT;
+		if (oc->fn == IQL_FN_COUNT)
+			continue;
+		specs[nspecs].column = oc->col;
+		specs[nspecs++].fn = oc->fn == IQL_FN_MIN ? TS_AGG_MIN : oc->fn == IQL_FN_MAX ? TS_AGG_MAX
+		                     : TS_AGG_SUM;
+	}
+	memset(&ag, 0, sizeof ag);
+	ag.prefix = prefix;
+	ag.nprefix = ntags;
+	ag.from = s->tr.has_from ? s->tr.from : s->start;
+	ag.to = s->tr.to;
+	ag.every = d;
+	ag.group = ntags;
+	ag.specs = specs;
+	ag.nspecs = nspecs;
+	if (ag.from >= ag.to)
+		return 0;
+	if ((rc = ts_aggregate_open(s->m.t, &ag, &cur)) < 0)
+		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
+	while ((rc = ts_cursor_next(cur, &row, NULL)) == 0 && row) {
+		int64_t w = (row[ntags].v.i - s->start) / d;
+		const ts_value *val = row + ntags + 1;
+		if (w < 0 || w >= s->nwin)
+			continue;
+		if (!o && !(o = out_series(x, s, tags)))
+			break;
+		o->hit[w] = 1;
+		for (int c = 0; c < s->ncols; c++) {
+			const struct ocol *oc = &s->cols[c];
+			struct acc *a = &o->accs[w * s->ncols + c];
+			int64_t n;
+			struct cell v;
+			if (first[c] < 0 || (n = val[first[c]].v.i) == 0)
+				continue;
+			a->n += n;
+			if (oc->fn == IQL_FN_COUNT)
+				continue;
+			v = agg_cell(&val[first[c] + 1], oc->ft);
+			if (v.kind == C_NULL)
+				continue;
+			if (oc->fn == IQL_FN_SUM || oc->fn == IQL_FN_MEAN) {
+				a->sum += num(v);
+				if (v.kind == C_INT && __builtin_add_overflow(a->isum, v.i, &a->isum))
+					a->ioverflow = 1;
+			} else if (oc->fn == IQL_FN_MIN ? (a->n == n || beyond(v, a->min, -1))
+			                               : (a->n == n || beyond(v, a->max, 1))) {
+				if (oc->fn == IQL_FN_MIN)
+					a->min = v;
+				else
+					a->max = v;
+			}
+		}
+	}
+	ts_cursor_close(cur);
+	if (rc < 0)
+		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
+	return x->err[0] ? -1 : 0;
+}
+
 /* Read one series' rows in the range.  Returns 0 or -1. */
 static int scan_series(struct exec *x, struct sel *s, const struct cell *tags, size_t *seq)
 {
+	if (s->blocks)
+		return agg_series(x, s, tags);
 	ts_value prefix[TS_KEY_COLUMNS_MAX];
 	ts_query q;
 	ts_cursor *cur = NULL;
 	const ts_value *row;
 	struct oseries *o = NULL;
-	struct env env = {&s->m, tags, NULL, s->rowpos};
+	struct env env = {&s->m, tags, NULL, s->rowpos, &s->refs};
 	uint64_t want = 0, got = 0;
 	int rc;
 	for (int i = 0; i < s->m.ntags; i++)
@@ -2017,12 +2204,18 @@ static int run_select(struct exec *x, const struct iql_select *q, struct result 
 	}
 	rc = -1;
 	plan_projection(&s);
+	for (size_t i = 0; i < s.rowc.n; i++)
+		if (refs_add(&x->a, &s.m, s.rowc.p[i], &s.refs) < 0)
+			goto oom;
+	for (size_t i = 0; i < s.tagc.n; i++)
+		if (refs_add(&x->a, &s.m, s.tagc.p[i], &s.refs) < 0)
+			goto oom;
 	if (list_series(x, &s.m, &all) < 0)
 		goto out;
 	if (!(picked = xa_alloc(&x->a, (all.n + 1) * sizeof *picked)))
 		goto oom;
 	for (size_t i = 0; i < all.n; i++) {
-		struct env env = {&s.m, all.tags[i], NULL, NULL};
+		struct env env = {&s.m, all.tags[i], NULL, NULL, &s.refs};
 		if (all_true(x, &s.tagc, &env))
 			picked[npicked++] = all.tags[i];
 		if (x->err[0])
@@ -2035,6 +2228,7 @@ static int run_select(struct exec *x, const struct iql_select *q, struct result 
 			goto out;
 		}
 	}
+	s.blocks = blocks_fit(&s);
 	for (size_t i = 0; i < npicked; i++)
 		if (scan_series(x, &s, picked[i], &seq) < 0)
 			goto out;
@@ -2294,7 +2488,7 @@ static int show_one(struct exec *x, const struct iql_stmt *st, struct meas *m, s
 		if (!tvs || !(s = names_series(x, m->name, 2, tagvalue_cols)))
 			return nomem(x);
 		for (size_t i = 0; i < all.n; i++) {
-			struct env env = {m, all.tags[i], NULL, NULL};
+			struct env env = {m, all.tags[i], NULL, NULL, NULL};
 			if (!all_true(x, &conds, &env))
 				continue;
 			for (int t = 0; t < m->ntags; t++) {
@@ -2321,7 +2515,7 @@ static int show_one(struct exec *x, const struct iql_stmt *st, struct meas *m, s
 	}
 	case IQL_SHOW_SERIES:
 		for (size_t i = 0; i < all.n; i++) {
-			struct env env = {m, all.tags[i], NULL, NULL};
+			struct env env = {m, all.tags[i], NULL, NULL, NULL};
 			struct jbuf b = {0};
 			struct cell *c;
 			if (!all_true(x, &conds, &env))
