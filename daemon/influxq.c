@@ -2055,7 +2055,8 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 static int raw_rows(struct exec *x, struct sel *s, struct oseries *o, struct rseries *r)
 {
 	size_t n = o->rows.n;
-	qsort(o->rows.p, n, sizeof *o->rows.p, s->q->order_desc ? cmp_orow_desc : cmp_orow_asc);
+	if (n > 1)
+		qsort(o->rows.p, n, sizeof *o->rows.p, s->q->order_desc ? cmp_orow_desc : cmp_orow_asc);
 	r->ts = xa_alloc(&x->a, (n + 1) * sizeof *r->ts);
 	r->vals = xa_alloc(&x->a, (n + 1) * sizeof *r->vals);
 	if (!r->ts || !r->vals)
@@ -2080,7 +2081,8 @@ static int finish_select(struct exec *x, struct sel *s, struct result *res)
 	cols[0] = "time";
 	for (int c = 0; c < s->ncols; c++)
 		cols[c + 1] = s->cols[c].name;
-	qsort(s->out.p, s->out.n, sizeof *s->out.p, cmp_oseries);
+	if (s->out.n > 1) /* (an empty vec has no array to pass) */
+		qsort(s->out.p, s->out.n, sizeof *s->out.p, cmp_oseries);
 	if (q->order_desc) /* InfluxDB lists the series backwards too */
 		for (size_t i = 0; i < s->out.n / 2; i++) {
 			void *t = s->out.p[i];
@@ -2319,7 +2321,8 @@ static int show_sources(struct exec *x, const struct iql_show *sh, struct vec *o
 	ts_free_names(names);
 	if (x->err[0])
 		return -1;
-	qsort(out->p, out->n, sizeof *out->p, cmp_str);
+	if (out->n > 1)
+		qsort(out->p, out->n, sizeof *out->p, cmp_str);
 	return 0;
 }
 
@@ -2341,9 +2344,11 @@ static void show_limits(const struct iql_show *sh, struct rseries *s)
 	size_t off = sh->offset > 0 ? (size_t)sh->offset : 0;
 	if (off > s->nrows)
 		off = s->nrows;
-	s->vals += off;
-	s->ts += off;
-	s->nrows -= off;
+	if (off) { /* no rows: no arrays, which NULL + 0 would be */
+		s->vals += off;
+		s->ts += off;
+		s->nrows -= off;
+	}
 	if (sh->limit > 0 && s->nrows > (size_t)sh->limit)
 		s->nrows = (size_t)sh->limit;
 }
@@ -2672,6 +2677,7 @@ static void run_stmt(ts_db *db, int64_t now, const char *dbname, const struct iq
 {
 	struct exec x;
 	struct result res;
+	char text[TS_NAME_MAX * 4 + 160]; /* the warning, while put_result writes it */
 	int rc = 0;
 	memset(&x, 0, sizeof x);
 	memset(&res, 0, sizeof res);
@@ -2703,7 +2709,6 @@ static void run_stmt(ts_db *db, int64_t now, const char *dbname, const struct iq
 		nomem(&x), rc = -1;
 	if (st->kind == IQL_CREATE_DATABASE && get && rc == 0) {
 		/* InfluxDB's warning for a write over GET, word for word */
-		char text[TS_NAME_MAX * 4 + 160];
 		snprintf(text, sizeof text, "deprecated use of 'CREATE DATABASE %s' in a read only "
 		         "context, please use a POST request instead", st->database.s);
 		r->warning = text;
