@@ -412,7 +412,10 @@ static int key_cell(struct exec *x, const ts_value *v, struct cell *out)
 		*out = cstr(s, v->v.s.len);
 		return 0;
 	}
-	snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
+	if (v->type == TS_DOUBLE)
+		snprintf(buf, sizeof buf, "%.17g", v->v.d);
+	else
+		snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
 	*out = cstr(xa_strndup(&x->a, buf, strlen(buf)), strlen(buf));
 	return out->s ? 0 : nomem(x);
 }
@@ -425,6 +428,8 @@ static ts_value key_value(const struct meas *m, int pos, struct cell c)
 		return ts_stringn(c.s, c.len);
 	if (t == TS_BLOB)
 		return ts_blob(c.s, c.len);
+	if (t == TS_DOUBLE)
+		return ts_double(strtod(c.s, NULL));
 	ts_value v;
 	v.type = t;
 	v.v.i = strtoll(c.s, NULL, 10);
@@ -1439,6 +1444,8 @@ struct sel {
 	struct vec out;       /* struct oseries * */
 	struct refmap refs;   /* the conditions' references */
 	int blocks;           /* aggregates from ts_aggregate (block statistics) */
+	int64_t naccs;        /* accumulators held, all output series */
+	size_t nrows;         /* raw rows held */
 	int64_t start, every; /* windows: start + k * every */
 	int64_t nwin;
 };
@@ -1678,6 +1685,12 @@ static struct oseries *out_series(struct exec *x, struct sel *s, const struct ce
 	o->key = key;
 	o->gtags = gv;
 	if (s->agg) {
+		s->naccs += s->nwin * s->ncols;
+		if (s->naccs > TSD_IQL_BUCKETS_MAX) {
+			fail(x, "max-select-buckets limit exceeded: (%lld/%lld)", (long long)s->naccs,
+			     (long long)TSD_IQL_BUCKETS_MAX);
+			return NULL;
+		}
 		o->nwin = s->nwin;
 		o->accs = xa_alloc(&x->a, (size_t)(s->nwin * s->ncols) * sizeof *o->accs);
 		o->hit = xa_alloc(&x->a, (size_t)s->nwin);
@@ -1737,6 +1750,8 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
 		return 0;
 	if (!*o && !(*o = out_series(x, s, tags)))
 		return -1;
+	if (++s->nrows > TSD_IQL_ROWS_MAX)
+		return fail(x, "max-select-point limit exceeded: (%zu/%zu)", s->nrows, TSD_IQL_ROWS_MAX);
 	r->ts = ts;
 	r->seq = seq;
 	r->v = v;
@@ -2141,7 +2156,7 @@ static int plan_windows(struct exec *x, struct sel *s, struct cell **picked, siz
 		return 0;
 	s->start = window_of(s, from);
 	s->nwin = (window_of(s, s->tr.to - 1) - s->start) / q->group_interval + 1;
-	if (s->nwin * (int64_t)(s->ncols ? s->ncols : 1) > TSD_IQL_BUCKETS_MAX)
+	if (s->nwin > TSD_IQL_BUCKETS_MAX / (s->ncols ? s->ncols : 1))
 		return fail(x, "max-select-buckets limit exceeded: (%lld/%lld)",
 		            (long long)s->nwin, (long long)TSD_IQL_BUCKETS_MAX);
 	return 1;

@@ -14,11 +14,16 @@
 
 #include "jbuf.h"
 
-/* The most windows one GROUP BY time() series may have (InfluxDB's
- * max-select-buckets, which is unlimited by default there). */
-#define TSD_IQL_BUCKETS_MAX ((int64_t)10 * 1000 * 1000)
-/* The most rows a raw SELECT collects before sorting them (memory). */
-#define TSD_IQL_ROWS_MAX ((size_t)50 * 1000 * 1000)
+/* The most accumulators (windows x columns, over all the output series)
+ * one aggregate SELECT may hold: each is a few hundred bytes, so this
+ * bounds a statement's memory near 600 MiB.  Beyond it the statement is
+ * refused with InfluxDB's max-select-buckets words (unlimited there by
+ * default, where InfluxDB streams). */
+#define TSD_IQL_BUCKETS_MAX ((int64_t)2 * 1000 * 1000)
+/* The most rows a raw SELECT collects before sorting them (each row a
+ * few dozen bytes per column): past it, refused with InfluxDB's
+ * max-select-point words. */
+#define TSD_IQL_ROWS_MAX ((size_t)10 * 1000 * 1000)
 /* chunk_size when chunked=true does not say (InfluxDB's). */
 #define TSD_IQL_CHUNK_DEFAULT 10000
 

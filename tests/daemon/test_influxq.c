@@ -360,6 +360,10 @@ static void test_errors(void **state)
 	expect_q(f, "SELECT f FROM m WHERE time > 'abc'",
 	         "{\"statement_id\":0,\"error\":\"invalid operation: time and *influxql.StringLiteral "
 	         "are not compatible\"}");
+	/* tsstored's memory bound (InfluxDB, streaming, has none by default) */
+	expect_q(f, "SELECT max(f) FROM m WHERE time >= 0 AND time < 10s GROUP BY time(1ns)",
+	         "{\"statement_id\":0,\"error\":\"max-select-buckets limit exceeded: "
+	         "(10000000000/2000000)\"}");
 	/* InfluxDB answers this one (f at max's point); tsstore refuses */
 	expect_q(f, "SELECT f, max(f) FROM m",
 	         "{\"statement_id\":0,\"error\":\"mixing aggregate and non-aggregate queries is not "
