@@ -1283,6 +1283,13 @@ struct ocol {
 /* Whether c is below (dir < 0) or above (dir > 0) the kept value k. */
 static int beyond(struct cell c, struct cell k, int dir)
 {
+	if (c.kind == C_STRING || k.kind == C_STRING) {
+		size_t n = c.len < k.len ? c.len : k.len;
+		int r = n ? memcmp(c.s, k.s, n) : 0;
+		if (!r)
+			r = (c.len > k.len) - (c.len < k.len);
+		return dir < 0 ? r < 0 : r > 0;
+	}
 	double a = c.kind == C_BOOL ? (double)c.i : num(c), b = k.kind == C_BOOL ? (double)k.i : num(k);
 	if (c.kind == C_INT && k.kind == C_INT)
 		return dir < 0 ? c.i < k.i : c.i > k.i;
@@ -1304,12 +1311,6 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		if (c.kind == C_INT && __builtin_add_overflow(a->isum, c.i, &a->isum))
 			a->ioverflow = 1;
 		break;
-	case IQL_FN_STDDEV: {
-		double d = num(c), delta = d - a->mean;
-		a->mean += delta / (double)a->n;
-		a->m2 += delta * (d - a->mean);
-		break;
-	}
 	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD:
 		if (a->n == 1 || beyond(c, a->min, -1) || (!beyond(c, a->min, 1) && ts < a->min_ts)) {
 			a->min = c;
@@ -1332,7 +1333,7 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 			a->last_ts = ts;
 		}
 		break;
-	case IQL_FN_PERCENTILE:
+	case IQL_FN_PERCENTILE: case IQL_FN_STDDEV: /* the values kept */
 		if (a->nvals == a->cap) {
 			size_t nc = a->cap ? a->cap * 2 : 16;
 			struct cell *v = xa_alloc(&x->a, nc * sizeof *v);
@@ -1354,6 +1355,15 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		break;
 	}
 	return 0;
+}
+
+static int cmp_vts(const void *a, const void *b, void *base)
+{
+	const int64_t *t = base;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	if (t[i] != t[j])
+		return (t[i] > t[j]) - (t[i] < t[j]);
+	return (i > j) - (i < j);
 }
 
 static int cmp_pct(const void *a, const void *b, void *base)
@@ -1384,8 +1394,27 @@ static struct cell acc_value(struct exec *x, struct acc *a, const struct ocol *o
 		if (!a->n)
 			return cnull();
 		return oc->ft == F_INT ? cint(a->max.i - a->min.i) : cfloat(num(a->max) - num(a->min));
-	case IQL_FN_STDDEV:
-		return a->n < 2 ? cnull() : cfloat(sqrt(a->m2 / (double)(a->n - 1)));
+	case IQL_FN_STDDEV: { /* two passes, as InfluxDB: the mean, then the squares,
+	                       * over the values in time order (series after series
+	                       * at one time), as its merge gives them */
+		double sum = 0, sq = 0, mean;
+		size_t *idx;
+		if (a->nvals < 2)
+			return cnull();
+		if (!(idx = xa_alloc(&x->a, a->nvals * sizeof *idx))) {
+			nomem(x);
+			return cnull();
+		}
+		for (size_t k = 0; k < a->nvals; k++)
+			idx[k] = k;
+		qsort_r(idx, a->nvals, sizeof *idx, cmp_vts, a->vts);
+		for (size_t k = 0; k < a->nvals; k++)
+			sum += num(a->vals[idx[k]]);
+		mean = sum / (double)a->nvals;
+		for (size_t k = 0; k < a->nvals; k++)
+			sq += (num(a->vals[idx[k]]) - mean) * (num(a->vals[idx[k]]) - mean);
+		return cfloat(sqrt(sq / (double)(a->nvals - 1)));
+	}
 	case IQL_FN_PERCENTILE: {
 		size_t *idx;
 		if (!a->nvals)
