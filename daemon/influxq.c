@@ -1793,12 +1793,14 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
  * series and one window answer from their statistics: windows aligned as
  * its are (no offset), no row condition, and only count, sum, min, max
  * and mean (as sum and count) of numeric fields, which merge across the
- * series an output series gathers.
+ * series an output series gathers.  Windows shorter than
+ * TSD_IQL_BLOCKS_MIN_INTERVAL read rows instead: few blocks lie whole in
+ * one, and reading rows is then the faster.
  */
 static int blocks_fit(const struct sel *s)
 {
 	if (!s->agg || !s->q->has_group_time || s->q->group_offset % s->q->group_interval != 0 ||
-	    s->rowc.n)
+	    s->q->group_interval < TSD_IQL_BLOCKS_MIN_INTERVAL || s->rowc.n)
 		return 0;
 	for (int c = 0; c < s->ncols; c++) {
 		const struct ocol *oc = &s->cols[c];

@@ -24,6 +24,12 @@
  * few dozen bytes per column): past it, refused with InfluxDB's
  * max-select-point words. */
 #define TSD_IQL_ROWS_MAX ((size_t)10 * 1000 * 1000)
+/* The shortest GROUP BY time() interval answered from block statistics
+ * (ts_aggregate) rather than rows: measured on the TSBS 12-hour file
+ * (10 s points), 1 h windows read 2.5x faster from blocks for one field
+ * of one host and 11x for 100 hosts, while windows of 30 min and less
+ * read 10-25 % faster from rows. */
+#define TSD_IQL_BLOCKS_MIN_INTERVAL ((int64_t)3600 * 1000000000)
 /* chunk_size when chunked=true does not say (InfluxDB's). */
 #define TSD_IQL_CHUNK_DEFAULT 10000
 

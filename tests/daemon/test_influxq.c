@@ -273,6 +273,27 @@ static void test_group_time(void **state)
 	         "[\"1970-01-01T00:03:00Z\",2.5]]}]}");
 }
 
+/* GROUP BY time(1h) and longer: count, sum, mean, min and max from
+ * ts_aggregate's block statistics (TSD_IQL_BLOCKS_MIN_INTERVAL), merged
+ * over the series of an output series. */
+static void test_group_blocks(void **state)
+{
+	struct fixture *f = *state;
+	expect_q(f, "SELECT count(f), sum(i), mean(f), min(f), max(i) FROM m WHERE time >= 0 AND "
+	         "time < 3h AND host != 'c' GROUP BY time(1h), host",
+	         SERIES_M "\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"count\",\"sum\",\"mean\","
+	         "\"min\",\"max\"],\"values\":[[\"1970-01-01T00:00:00Z\",2,30,2,1.5,20],"
+	         "[\"1970-01-01T01:00:00Z\",0,null,null,null,null],"
+	         "[\"1970-01-01T02:00:00Z\",0,null,null,null,null]]},{\"name\":\"m\",\"tags\":"
+	         "{\"host\":\"b\"},\"columns\":[\"time\",\"count\",\"sum\",\"mean\",\"min\",\"max\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",2,12,1.875,0.25,7],"
+	         "[\"1970-01-01T01:00:00Z\",0,null,null,null,null],"
+	         "[\"1970-01-01T02:00:00Z\",0,null,null,null,null]]}]}");
+	expect_q(f, "SELECT count(f), mean(f) FROM m WHERE time >= 0 AND time < 2h GROUP BY time(1h)",
+	         SERIES_M "\"columns\":[\"time\",\"count\",\"mean\"],\"values\":"
+	         "[[\"1970-01-01T00:00:00Z\",5,3.55],[\"1970-01-01T01:00:00Z\",0,null]]}]}");
+}
+
 /* GROUP BY tags and *, SLIMIT/SOFFSET, lastpoint. */
 static void test_group_tags(void **state)
 {
@@ -468,6 +489,7 @@ int main(void)
 		T("where", test_where),
 		T("aggregates", test_aggregates),
 		T("group_time", test_group_time),
+		T("group_blocks", test_group_blocks),
 		T("group_tags", test_group_tags),
 		T("show", test_show),
 		T("errors", test_errors),
