@@ -2704,6 +2704,51 @@ static void top_error(struct jbuf *out, const char *msg)
 	jbuf_puts(out, "}\n");
 }
 
+/* Append `depth` levels of InfluxDB's pretty indent (4 spaces each). */
+static void indent(struct jbuf *b, int depth)
+{
+	jbuf_putc(b, '\n');
+	for (int i = 0; i < depth; i++)
+		jbuf_puts(b, "    ");
+}
+
+/*
+ * pretty -- the compact JSON text in[0..n) (objects each followed by a
+ * newline) indented as InfluxDB's pretty=true writes it (Go's
+ * MarshalIndent with four spaces): one member or element a line, ": "
+ * after keys, empty arrays and objects as [] and {}.
+ */
+static void pretty(const char *in, size_t n, struct jbuf *b)
+{
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+		if (c == '"') { /* a string, escapes and all */
+			size_t j = i + 1;
+			while (j < n && in[j] != '"')
+				j += in[j] == '\\' ? 2 : 1;
+			jbuf_put(b, in + i, j + 1 - i);
+			i = j;
+		} else if (c == '{' || c == '[') {
+			jbuf_putc(b, c);
+			if (i + 1 < n && (in[i + 1] == '}' || in[i + 1] == ']'))
+				jbuf_putc(b, in[++i]);
+			else
+				indent(b, ++depth);
+		} else if (c == '}' || c == ']') {
+			indent(b, --depth);
+			jbuf_putc(b, c);
+		} else if (c == ',') {
+			jbuf_putc(b, c);
+			indent(b, depth);
+		} else if (c == ':') {
+			jbuf_puts(b, ": ");
+		} else {
+			jbuf_putc(b, c);
+		}
+	}
+}
+
 /* The divisor of epoch=UNIT, 0 for RFC 3339, -1 when unknown. */
 static int64_t epoch_div(const char *e)
 {
@@ -2774,6 +2819,7 @@ int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, 
 	char *epoch = param(url_query, body, len, "epoch", &oom);
 	char *chunked = param(url_query, body, len, "chunked", &oom);
 	char *chunk_size = param(url_query, body, len, "chunk_size", &oom);
+	char *pretty_p = param(url_query, body, len, "pretty", &oom);
 	struct iql_query parsed = {0};
 	char err[IQL_ERR_MAX];
 	struct resp r = {out, epoch_div(epoch), chunked && !strcmp(chunked, "true"),
@@ -2813,10 +2859,17 @@ int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, 
 			jbuf_puts(out, "]}\n");
 		iql_query_free(&parsed);
 	}
+	if (pretty_p && !strcmp(pretty_p, "true") && !out->failed) {
+		struct jbuf b = {0};
+		pretty(out->p, out->len, &b);
+		jbuf_free(out);
+		*out = b;
+	}
 	free(q);
 	free(dbname);
 	free(epoch);
 	free(chunked);
 	free(chunk_size);
+	free(pretty_p);
 	return status;
 }

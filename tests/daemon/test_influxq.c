@@ -409,7 +409,8 @@ static void test_errors(void **state)
 	}
 }
 
-/* epoch=, chunked=true with chunk_size, and a POST with a form body. */
+/* epoch=, chunked=true with chunk_size, pretty=true, and a POST with a
+ * form body. */
 static void test_params(void **state)
 {
 	struct fixture *f = *state;
@@ -429,6 +430,16 @@ static void test_params(void **state)
 	         "\"columns\":[\"time\",\"f\"],\"values\":[[65000,0.25]]}],\"partial\":true}]}\n"
 	         "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"c\"},"
 	         "\"columns\":[\"time\",\"f\"],\"values\":[[130000,10]]}]}]}\n");
+	get_full(f, "SELECT f FROM m WHERE host = 'c'; SELECT nope FROM m", "pretty=true&epoch=s", 200,
+	         "{\n    \"results\": [\n        {\n            \"statement_id\": 0,\n"
+	         "            \"series\": [\n                {\n                    \"name\": \"m\",\n"
+	         "                    \"columns\": [\n                        \"time\",\n"
+	         "                        \"f\"\n                    ],\n"
+	         "                    \"values\": [\n                        [\n"
+	         "                            130,\n                            10\n"
+	         "                        ]\n                    ]\n                }\n"
+	         "            ]\n        },\n        {\n            \"statement_id\": 1\n        }\n"
+	         "    ]\n}\n");
 	get_full(f, "SELECT f FROM m WHERE host = 'b'", "epoch=u", 200,
 	         "{\"results\":[" SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[1500000,3.5],"
 	         "[65000000,0.25]]}]}]}\n");
