@@ -2647,6 +2647,18 @@ static int run_show(struct exec *x, const struct iql_stmt *st, struct result *re
 
 /* ---- The request ---- */
 
+/* The value of hex digit c, or 16 when it is none. */
+static unsigned hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return (unsigned)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (unsigned)(c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (unsigned)(c - 'A' + 10);
+	return 16;
+}
+
 /* The value of parameter name in the form text p[0..n) ("a=1&b=2"),
  * decoded, malloc'ed; NULL when absent (or out of memory: *oom). */
 static char *form_param(const char *p, size_t n, const char *name, int *oom)
@@ -2669,7 +2681,8 @@ static char *form_param(const char *p, size_t n, const char *name, int *oom)
 				int c = (unsigned char)*v;
 				if (c == '+')
 					c = ' ';
-				else if (c == '%' && stop - v > 2 && sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
+				else if (c == '%' && stop - v > 2 && (hi = hexval(v[1])) < 16 &&
+				         (lo = hexval(v[2])) < 16) {
 					c = (int)(hi << 4 | lo);
 					v += 2;
 				}
