@@ -2762,7 +2762,8 @@ static void pretty(const char *in, size_t n, struct jbuf *b)
 	}
 }
 
-/* The divisor of epoch=UNIT, 0 for RFC 3339, -1 when unknown. */
+/* The divisor of epoch=UNIT: 0 for RFC 3339 (no epoch), 1 (ns) for a
+ * unit InfluxDB does not know either. */
 static int64_t epoch_div(const char *e)
 {
 	if (!e || !*e) return 0;
@@ -2772,7 +2773,7 @@ static int64_t epoch_div(const char *e)
 	if (!strcmp(e, "s")) return 1000000000LL;
 	if (!strcmp(e, "m")) return 60000000000LL;
 	if (!strcmp(e, "h")) return 3600000000000LL;
-	return 0; /* InfluxDB writes RFC 3339 for a unit it does not know */
+	return 1; /* InfluxDB writes ns for a unit it does not know */
 }
 
 /* Run one statement into r. */

@@ -440,6 +440,9 @@ static void test_params(void **state)
 	         "                        ]\n                    ]\n                }\n"
 	         "            ]\n        },\n        {\n            \"statement_id\": 1\n        }\n"
 	         "    ]\n}\n");
+	get_full(f, "SELECT f FROM m WHERE host = 'c'", "epoch=fortnight", 200, /* ns, as InfluxDB */
+	         "{\"results\":[" SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":"
+	         "[[130000000000,10]]}]}]}\n");
 	get_full(f, "SELECT f FROM m WHERE host = 'b'", "epoch=u", 200,
 	         "{\"results\":[" SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[1500000,3.5],"
 	         "[65000000,0.25]]}]}]}\n");
