@@ -1265,6 +1265,7 @@ struct acc {
 	int ioverflow;
 	struct cell min, max, first, last;
 	int64_t min_ts, max_ts, first_ts, last_ts;
+	struct cell *aux;     /* the selector's: the other columns at its point */
 	struct cell *vals;    /* percentile */
 	int64_t *vts;
 	size_t nvals, cap;
@@ -1275,7 +1276,8 @@ struct ocol {
 	const char *name;
 	int col;              /* the table's column, or -1 (unknown: null) */
 	int tag;              /* raw: the tag position, or -1 */
-	enum iql_fn fn;       /* aggregates */
+	enum iql_fn fn;       /* aggregates (IQL_FN_OTHER: a field or tag beside a
+	                       * selector, taken at the selector's point) */
 	double pct;
 	enum ftype ft;
 };
@@ -1296,7 +1298,9 @@ static int beyond(struct cell c, struct cell k, int dir)
 	return dir < 0 ? a < b : a > b;
 }
 
-/* Add the value c of a row at ts to a, for function oc->fn only. */
+/* Add the value c of a row at ts to a, for function oc->fn only.
+ * Returns 1 when a selector (min, max, first, last) took c as its point,
+ * 0 otherwise, or -1 (memory). */
 static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct cell c,
                    int64_t ts)
 {
@@ -1311,26 +1315,32 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		if (c.kind == C_INT && __builtin_add_overflow(a->isum, c.i, &a->isum))
 			a->ioverflow = 1;
 		break;
-	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD:
+	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD: {
+		int took = 0;
 		if (a->n == 1 || beyond(c, a->min, -1) || (!beyond(c, a->min, 1) && ts < a->min_ts)) {
 			a->min = c;
 			a->min_ts = ts;
+			took |= oc->fn == IQL_FN_MIN;
 		}
 		if (a->n == 1 || beyond(c, a->max, 1) || (!beyond(c, a->max, -1) && ts < a->max_ts)) {
 			a->max = c;
 			a->max_ts = ts;
+			took |= oc->fn == IQL_FN_MAX;
 		}
-		break;
+		return took;
+	}
 	case IQL_FN_FIRST:
 		if (a->n == 1 || ts < a->first_ts) {
 			a->first = c;
 			a->first_ts = ts;
+			return 1;
 		}
 		break;
 	case IQL_FN_LAST:
 		if (a->n == 1 || ts > a->last_ts) {
 			a->last = c;
 			a->last_ts = ts;
+			return 1;
 		}
 		break;
 	case IQL_FN_PERCENTILE: case IQL_FN_STDDEV: /* the values kept */
@@ -1473,6 +1483,8 @@ struct sel {
 	struct vec out;       /* struct oseries * */
 	struct refmap refs;   /* the conditions' references */
 	int blocks;           /* aggregates from ts_aggregate (block statistics) */
+	int aux;              /* fields or tags beside a selector (plan_columns) */
+	int selcol;           /* then the selector's column */
 	int64_t naccs;        /* accumulators held, all output series */
 	size_t nrows;         /* raw rows held */
 	int64_t start, every; /* windows: start + k * every */
@@ -1603,17 +1615,28 @@ static int plan_columns(struct exec *x, struct sel *s)
 	int cap = (int)q->nfields + s->m.s->ncolumns + 1, ncalls = 0, nraw = 0;
 	if (!(s->cols = xa_alloc(&x->a, (size_t)cap * sizeof *s->cols)))
 		return nomem(x);
+	int nselect = 0, npct = 0;
 	for (size_t i = 0; i < q->nfields; i++) {
 		const struct iql_expr *e = q->fields[i].expr;
 		while (e->kind == IQL_E_PAREN)
 			e = e->lhs;
-		if (e->kind == IQL_E_CALL)
+		if (e->kind == IQL_E_CALL) {
 			ncalls++;
-		else
+			nselect += e->fn == IQL_FN_MIN || e->fn == IQL_FN_MAX || e->fn == IQL_FN_FIRST ||
+			           e->fn == IQL_FN_LAST || e->fn == IQL_FN_PERCENTILE;
+			npct += e->fn == IQL_FN_PERCENTILE;
+		} else if (!(e->kind == IQL_E_VARREF && strcmp(e->name.s, "time") == 0)) {
 			nraw++;
+		}
 	}
-	if (ncalls && nraw)
+	/* beside fields or tags, one selector only, as InfluxDB: they are
+	 * taken at its point */
+	if (ncalls && nraw && nselect < ncalls)
 		return fail(x, "mixing aggregate and non-aggregate queries is not supported");
+	if (ncalls && nraw && ncalls > 1)
+		return fail(x, "mixing multiple selector functions with tags or fields is not supported");
+	if (nraw && npct)
+		return fail(x, "unsupported: percentile() beside fields or tags");
 	s->agg = ncalls > 0;
 	for (size_t i = 0; i < q->nfields; i++) {
 		const struct iql_expr *e = q->fields[i].expr;
@@ -1664,6 +1687,12 @@ static int plan_columns(struct exec *x, struct sel *s)
 			return fail(x, "unsupported expression in SELECT: only fields, tags, * and "
 			            "function calls of a field are supported");
 		}
+	}
+	for (int c = 0; c < s->ncols && s->agg; c++) {
+		if (s->cols[c].fn == IQL_FN_OTHER)
+			s->aux = 1;
+		else
+			s->selcol = c;
 	}
 	return 0;
 }
@@ -1731,6 +1760,31 @@ static struct oseries *out_series(struct exec *x, struct sel *s, const struct ce
 	return o;
 }
 
+/* The fields and tags beside a selector, at the point it just took. */
+static int take_aux(struct exec *x, const struct sel *s, struct acc *a, const struct cell *tags,
+                    const ts_value *row)
+{
+	if (!a->aux && !(a->aux = xa_alloc(&x->a, (size_t)(s->ncols + 1) * sizeof *a->aux)))
+		return nomem(x);
+	for (int c = 0; c < s->ncols; c++) {
+		const struct ocol *oc = &s->cols[c];
+		struct cell v;
+		if (oc->fn != IQL_FN_OTHER)
+			continue;
+		if (oc->col < 0)
+			v = cnull();
+		else if (oc->tag >= 0)
+			v = tags[oc->tag];
+		else {
+			v = cell_of(&row[s->rowpos[oc->col]], oc->ft);
+			if (v.kind == C_STRING && !(v.s = xa_strndup(&x->a, v.s, v.len)))
+				return nomem(x);
+		}
+		a->aux[c] = v;
+	}
+	return 0;
+}
+
 /* One row of a series read: into its output series. */
 static int take_row(struct exec *x, struct sel *s, struct oseries **o, const struct cell *tags,
                     const ts_value *row, size_t seq, int *taken)
@@ -1748,10 +1802,14 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
 		(*o)->hit[w] = 1;
 		for (int c = 0; c < s->ncols; c++) {
 			const struct ocol *oc = &s->cols[c];
-			if (oc->col < 0)
+			struct acc *a = &(*o)->accs[w * s->ncols + c];
+			int took;
+			if (oc->col < 0 || oc->fn == IQL_FN_OTHER)
 				continue;
 			struct cell v = cell_of(&row[s->rowpos[oc->col]], oc->ft);
-			if (acc_add(x, &(*o)->accs[w * s->ncols + c], oc, v, ts) < 0)
+			if ((took = acc_add(x, a, oc, v, ts)) < 0)
+				return -1;
+			if (took && s->aux && take_aux(x, s, a, tags, row) < 0)
 				return -1;
 		}
 		*taken = 1;
@@ -1800,7 +1858,7 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
 static int blocks_fit(const struct sel *s)
 {
 	if (!s->agg || !s->q->has_group_time || s->q->group_offset % s->q->group_interval != 0 ||
-	    s->q->group_interval < TSD_IQL_BLOCKS_MIN_INTERVAL || s->rowc.n)
+	    s->q->group_interval < TSD_IQL_BLOCKS_MIN_INTERVAL || s->rowc.n || s->aux)
 		return 0;
 	for (int c = 0; c < s->ncols; c++) {
 		const struct ocol *oc = &s->cols[c];
@@ -2050,10 +2108,14 @@ static void fill_column(const struct sel *s, const struct ocol *oc, struct cell 
 static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rseries *r)
 {
 	int64_t nwin = o->nwin, sel_ts = INT64_MIN;
-	int selector = !s->q->has_group_time && s->ncols == 1 &&
-	               (s->cols[0].fn == IQL_FN_MIN || s->cols[0].fn == IQL_FN_MAX ||
-	                s->cols[0].fn == IQL_FN_FIRST || s->cols[0].fn == IQL_FN_LAST ||
-	                s->cols[0].fn == IQL_FN_PERCENTILE);
+	int ncalls = 0, sc = -1, selector;
+	for (int c = 0; c < s->ncols; c++)
+		if (s->cols[c].fn != IQL_FN_OTHER)
+			ncalls++, sc = c;
+	selector = !s->q->has_group_time && ncalls == 1 &&
+	           (s->cols[sc].fn == IQL_FN_MIN || s->cols[sc].fn == IQL_FN_MAX ||
+	            s->cols[sc].fn == IQL_FN_FIRST || s->cols[sc].fn == IQL_FN_LAST ||
+	            s->cols[sc].fn == IQL_FN_PERCENTILE);
 	struct cell **vals = xa_alloc(&x->a, (size_t)nwin * sizeof *vals);
 	int64_t *ts = xa_alloc(&x->a, (size_t)nwin * sizeof *ts);
 	size_t n = 0;
@@ -2064,6 +2126,11 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 			return nomem(x);
 		for (int c = 0; c < s->ncols; c++) {
 			int64_t pts = INT64_MIN;
+			if (s->cols[c].fn == IQL_FN_OTHER) { /* beside the selector */
+				const struct acc *sa = &o->accs[w * s->ncols + s->selcol];
+				vals[w][c] = sa->aux ? sa->aux[c] : cnull();
+				continue;
+			}
 			vals[w][c] = s->cols[c].col < 0 ? cnull()
 			             : acc_value(x, &o->accs[w * s->ncols + c], &s->cols[c], &pts);
 			if (!o->hit[w] && s->cols[c].fn == IQL_FN_COUNT)
@@ -2074,7 +2141,8 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 	}
 	if (s->q->has_group_time)
 		for (int c = 0; c < s->ncols; c++)
-			fill_column(s, &s->cols[c], vals, o->hit, nwin, c);
+			if (s->cols[c].fn != IQL_FN_OTHER)
+				fill_column(s, &s->cols[c], vals, o->hit, nwin, c);
 	for (int64_t w = 0; w < nwin; w++) {
 		if (!o->hit[w] && (!s->q->has_group_time || s->q->fill == IQL_FILL_NONE))
 			continue;
@@ -2246,7 +2314,7 @@ static int run_select(struct exec *x, const struct iql_select *q, struct result 
 	if (s.agg) {
 		int fields = 0;
 		for (int c = 0; c < s.ncols; c++)
-			fields |= s.cols[c].col >= 0;
+			fields |= s.cols[c].col >= 0 && s.cols[c].fn != IQL_FN_OTHER;
 		if (!fields) /* InfluxDB answers nothing when no call names a field */
 			goto out;
 	}

@@ -273,6 +273,26 @@ static void test_group_time(void **state)
 	         "[\"1970-01-01T00:03:00Z\",2.5]]}]}");
 }
 
+/* Fields and tags beside one selector: taken at its point. */
+static void test_selector_aux(void **state)
+{
+	struct fixture *f = *state;
+	expect_q(f, "SELECT f, max(f) FROM m",
+	         SERIES_M "\"columns\":[\"time\",\"f\",\"max\"],\"values\":"
+	         "[[\"1970-01-01T00:02:10Z\",10,10]]}]}");
+	expect_q(f, "SELECT max(f), host FROM m GROUP BY region",
+	         SERIES_M "\"tags\":{\"region\":\"\"},\"columns\":[\"time\",\"max\",\"host\"],"
+	         "\"values\":[[\"1970-01-01T00:02:10Z\",10,\"c\"]]},{\"name\":\"m\",\"tags\":"
+	         "{\"region\":\"eu\"},\"columns\":[\"time\",\"max\",\"host\"],\"values\":"
+	         "[[\"1970-01-01T00:00:01.5Z\",3.5,\"b\"]]},{\"name\":\"m\",\"tags\":{\"region\":"
+	         "\"us\"},\"columns\":[\"time\",\"max\",\"host\"],\"values\":"
+	         "[[\"1970-01-01T00:00:02Z\",2.5,\"a\"]]}]}");
+	expect_q(f, "SELECT min(i), f FROM m WHERE time >= 0 AND time < 180s AND host != 'c' "
+	         "GROUP BY time(1m) fill(none)",
+	         SERIES_M "\"columns\":[\"time\",\"min\",\"f\"],\"values\":"
+	         "[[\"1970-01-01T00:00:00Z\",5,3.5],[\"1970-01-01T00:01:00Z\",7,0.25]]}]}");
+}
+
 /* GROUP BY time(1h) and longer: count, sum, mean, min and max from
  * ts_aggregate's block statistics (TSD_IQL_BLOCKS_MIN_INTERVAL), merged
  * over the series of an output series. */
@@ -385,10 +405,17 @@ static void test_errors(void **state)
 	expect_q(f, "SELECT max(f) FROM m WHERE time >= 0 AND time < 10s GROUP BY time(1ns)",
 	         "{\"statement_id\":0,\"error\":\"max-select-buckets limit exceeded: "
 	         "(10000000000/2000000)\"}");
-	/* InfluxDB answers this one (f at max's point); tsstore refuses */
-	expect_q(f, "SELECT f, max(f) FROM m",
+	expect_q(f, "SELECT mean(f), host FROM m",
 	         "{\"statement_id\":0,\"error\":\"mixing aggregate and non-aggregate queries is not "
 	         "supported\"}");
+	expect_q(f, "SELECT first(f), host, max(i) FROM m",
+	         "{\"statement_id\":0,\"error\":\"mixing multiple selector functions with tags or "
+	         "fields is not supported\"}");
+	/* InfluxDB answers this one (host at the median's point); tsstored
+	 * refuses */
+	expect_q(f, "SELECT percentile(f, 50), host FROM m",
+	         "{\"statement_id\":0,\"error\":\"unsupported: percentile() beside fields or "
+	         "tags\"}");
 	expect_q(f, "SELECT count(f) FROM m; SELECT f FROM nope",
 	         SERIES_M "\"columns\":[\"time\",\"count\"],\"values\":[[\"1970-01-01T00:00:00Z\",5]]}]},"
 	         "{\"statement_id\":1}");
@@ -504,6 +531,7 @@ int main(void)
 		T("aggregates", test_aggregates),
 		T("group_time", test_group_time),
 		T("group_blocks", test_group_blocks),
+		T("selector_aux", test_selector_aux),
 		T("group_tags", test_group_tags),
 		T("show", test_show),
 		T("errors", test_errors),
