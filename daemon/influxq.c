@@ -1260,13 +1260,12 @@ static int cmp_str(const void *a, const void *b)
 /* One function's state over one window of one output series. */
 struct acc {
 	int64_t n;
-	double sum, mean, m2;
+	double sum;
 	int64_t isum;
-	int ioverflow;
 	struct cell min, max, first, last;
 	int64_t min_ts, max_ts, first_ts, last_ts;
 	struct cell *aux;     /* the selector's: the other columns at its point */
-	struct cell *vals;    /* percentile */
+	struct cell *vals;    /* percentile and stddev: the values, and their times */
 	int64_t *vts;
 	size_t nvals, cap;
 };
@@ -1312,8 +1311,8 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		break;
 	case IQL_FN_SUM: case IQL_FN_MEAN:
 		a->sum += num(c);
-		if (c.kind == C_INT && __builtin_add_overflow(a->isum, c.i, &a->isum))
-			a->ioverflow = 1;
+		if (c.kind == C_INT) /* wrapping past int64, as InfluxDB's Go does */
+			a->isum = (int64_t)((uint64_t)a->isum + (uint64_t)c.i);
 		break;
 	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD: {
 		int took = 0;
@@ -1946,8 +1945,8 @@ static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
 				continue;
 			if (oc->fn == IQL_FN_SUM || oc->fn == IQL_FN_MEAN) {
 				a->sum += num(v);
-				if (v.kind == C_INT && __builtin_add_overflow(a->isum, v.i, &a->isum))
-					a->ioverflow = 1;
+				if (v.kind == C_INT)
+					a->isum = (int64_t)((uint64_t)a->isum + (uint64_t)v.i);
 			} else if (oc->fn == IQL_FN_MIN ? (a->n == n || beyond(v, a->min, -1))
 			                               : (a->n == n || beyond(v, a->max, 1))) {
 				if (oc->fn == IQL_FN_MIN)
