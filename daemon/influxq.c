@@ -98,6 +98,7 @@ static void *xa_alloc(struct xa *a, size_t n)
 	return p;
 }
 
+/* A NUL-terminated copy of s[0..n) in the arena, or NULL (failed set). */
 static char *xa_strndup(struct xa *a, const char *s, size_t n)
 {
 	char *p = xa_alloc(a, n + 1);
@@ -108,6 +109,7 @@ static char *xa_strndup(struct xa *a, const char *s, size_t n)
 	return p;
 }
 
+/* Free every block of the arena. */
 static void xa_free(struct xa *a)
 {
 	while (a->head) {
@@ -123,6 +125,7 @@ struct vec {
 	size_t n, cap;
 };
 
+/* Append x to v (grown in the arena).  Returns 0 or -1 (memory). */
 static int vec_push(struct xa *a, struct vec *v, void *x)
 {
 	if (v->n == v->cap) {
@@ -165,6 +168,7 @@ static int is_num(struct cell c) { return c.kind == C_FLOAT || c.kind == C_INT; 
 /* InfluxDB's field types, from the column's type. */
 enum ftype { F_NONE, F_FLOAT, F_INT, F_BOOL, F_STRING };
 
+/* InfluxDB's name of a field type (SHOW FIELD KEYS). */
 static const char *ftype_name(enum ftype t)
 {
 	switch (t) {
@@ -176,6 +180,7 @@ static const char *ftype_name(enum ftype t)
 	}
 }
 
+/* The field type a column of type t holds (F_NONE: not a field: blobs). */
 static enum ftype ftype_of(ts_type t)
 {
 	switch (t) {
@@ -223,6 +228,7 @@ struct exec {
 };
 
 static int fail(struct exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record the statement's error (the first one wins).  Returns -1. */
 static int fail(struct exec *x, const char *fmt, ...)
 {
 	va_list ap;
@@ -234,6 +240,7 @@ static int fail(struct exec *x, const char *fmt, ...)
 	return -1;
 }
 
+/* Record running out of memory.  Returns -1. */
 static int nomem(struct exec *x)
 {
 	x->oom = 1;
@@ -266,6 +273,7 @@ static regex_t *regex_of(struct exec *x, const struct iql_expr *e, const char *p
 	return &r->re;
 }
 
+/* Whether re matches somewhere in s[0..n) (copied to be NUL-terminated). */
 static int regex_match(regex_t *re, const char *s, size_t n)
 {
 	char buf[256];
@@ -289,6 +297,8 @@ struct held {
 	struct held *next;
 };
 
+/* Release what a statement held: its regexes, its tables and schemas,
+ * its arena. */
 static void exec_clear(struct exec *x)
 {
 	while (x->held) {
@@ -746,6 +756,7 @@ static int mentions_time(const struct iql_expr *e)
 	return 0;
 }
 
+/* Whether op is a comparison (=, !=, <, <=, >, >=). */
 static int cmp_op(enum iql_op op)
 {
 	return op == IQL_OP_EQ || op == IQL_OP_NEQ || op == IQL_OP_LT || op == IQL_OP_LTE ||
@@ -754,6 +765,7 @@ static int cmp_op(enum iql_op op)
 
 static struct cell eval(struct exec *x, const struct iql_expr *e, const struct env *v);
 
+/* The comparison op given c, the sign of left - right. */
 static int compare(enum iql_op op, int c)
 {
 	switch (op) {
@@ -767,6 +779,9 @@ static int compare(enum iql_op op, int c)
 	}
 }
 
+/* A binary node: AND and OR short-circuit, comparisons give booleans
+ * (false with a null side), regex matches need a string, arithmetic
+ * needs numbers (integers stay integers but for /). */
 static struct cell eval_binary(struct exec *x, const struct iql_expr *e, const struct env *v)
 {
 	struct cell l, r;
@@ -971,6 +986,7 @@ static int split_where(struct exec *x, const struct meas *m, const struct iql_ex
 	return vec_push(&x->a, tags_only(m, e) ? tagc : rowc, (void *)e) < 0 ? nomem(x) : 0;
 }
 
+/* Whether every condition of c holds for v. */
 static int all_true(struct exec *x, const struct vec *c, const struct env *v)
 {
 	for (size_t i = 0; i < c->n; i++) {
@@ -1060,6 +1076,7 @@ static void put_float(struct jbuf *b, double f)
 	}
 }
 
+/* Append a value in InfluxDB's JSON. */
 static void put_cell(struct jbuf *b, struct cell c)
 {
 	switch (c.kind) {
@@ -1113,6 +1130,8 @@ struct rseries {
 	struct cell **vals;        /* nrows rows of ncols - has_time cells */
 };
 
+/* Append series s with its rows [from, to), "partial":true when more
+ * follow in another chunk. */
 static void put_series(struct resp *r, const struct rseries *s, size_t from, size_t to,
                        int partial)
 {
@@ -1250,6 +1269,7 @@ static int add_row(struct exec *x, struct rseries *s, size_t *cap, struct cell *
 	return 0;
 }
 
+/* qsort order of C strings (byte order). */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -1366,6 +1386,7 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 	return 0;
 }
 
+/* qsort_r order of value indexes by their times (base), then index. */
 static int cmp_vts(const void *a, const void *b, void *base)
 {
 	const int64_t *t = base;
@@ -1375,6 +1396,7 @@ static int cmp_vts(const void *a, const void *b, void *base)
 	return (i > j) - (i < j);
 }
 
+/* qsort_r order of value indexes by their values (base), then index. */
 static int cmp_pct(const void *a, const void *b, void *base)
 {
 	const struct cell *v = base;
@@ -1517,6 +1539,7 @@ static const char *unique_name(struct exec *x, struct ocol *cols, int n, const c
 	}
 }
 
+/* Whether name is one of the GROUP BY tags already listed. */
 static int is_group_tag(const struct sel *s, const char *name)
 {
 	for (int i = 0; i < s->ngroup; i++)
@@ -1557,6 +1580,8 @@ static int plan_groups(struct exec *x, struct sel *s)
 	return 0;
 }
 
+/* Add a column named name (made unique) reading column col (-1: none)
+ * with function fn.  Returns 0 or -1. */
 static int add_col(struct exec *x, struct sel *s, int cap, const char *name, int col,
                    enum iql_fn fn)
 {
@@ -1574,6 +1599,7 @@ static int add_col(struct exec *x, struct sel *s, int cap, const char *name, int
 	return 0;
 }
 
+/* qsort_r order of column indexes by their names in measurement m. */
 static int cmp_colname(const void *a, const void *b, void *m)
 {
 	const struct meas *ms = m;
@@ -1590,6 +1616,7 @@ static int fn_takes(enum iql_fn fn, enum ftype t)
 	return fn == IQL_FN_COUNT || fn == IQL_FN_FIRST || fn == IQL_FN_LAST;
 }
 
+/* A function's name, as its column is named. */
 static const char *fn_name(enum iql_fn fn)
 {
 	switch (fn) {
@@ -1720,6 +1747,8 @@ static char *group_key(struct exec *x, const struct sel *s, const struct cell *t
 	return k;
 }
 
+/* The output series the series of tags falls into, made on first use
+ * (with its accumulators for aggregates); NULL after the error. */
 static struct oseries *out_series(struct exec *x, struct sel *s, const struct cell *tags)
 {
 	struct cell *gv;
@@ -2041,6 +2070,8 @@ static int earliest(struct exec *x, struct sel *s, struct cell **picked, size_t 
 	return 0;
 }
 
+/* qsort orders of output series (by group key) and of raw rows (by
+ * time, ascending or descending, then by the order read). */
 static int cmp_oseries(const void *a, const void *b)
 {
 	return strcmp((*(const struct oseries *const *)a)->key, (*(const struct oseries *const *)b)->key);
@@ -2165,6 +2196,8 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 	return 0;
 }
 
+/* The rows of a raw output series into r, in time order (ties in the
+ * order they were read). */
 static int raw_rows(struct exec *x, struct sel *s, struct oseries *o, struct rseries *r)
 {
 	size_t n = o->rows.n;
@@ -2280,6 +2313,8 @@ static void plan_projection(struct sel *s)
 		}
 }
 
+/* Run a SELECT (the file's comment says how) into res.  Returns 0, or
+ * -1 after the error. */
 static int run_select(struct exec *x, const struct iql_select *q, struct result *res)
 {
 	struct sel s;
@@ -2362,6 +2397,8 @@ static pthread_mutex_t created_lock = PTHREAD_MUTEX_INITIALIZER;
 static char created[CREATED_MAX][TS_NAME_MAX * 4 + 1];
 static int ncreated;
 
+/* CREATE DATABASE: remember the name for SHOW DATABASES (a no-op
+ * otherwise).  Returns 0. */
 static int run_create(const struct iql_ident *name)
 {
 	pthread_mutex_lock(&created_lock);
@@ -2376,6 +2413,7 @@ static int run_create(const struct iql_ident *name)
 
 static const char *col_name[] = {"name"};
 
+/* SHOW DATABASES: the default and the names created. */
 static int run_show_databases(struct exec *x, struct result *res)
 {
 	struct rseries *s = names_series(x, "databases", 1, col_name);
@@ -2466,6 +2504,7 @@ static void show_limits(const struct iql_show *sh, struct rseries *s)
 		s->nrows = (size_t)sh->limit;
 }
 
+/* SHOW MEASUREMENTS: the tables, by name. */
 static int run_show_measurements(struct exec *x, const struct iql_show *sh, struct result *res)
 {
 	struct vec names = {0};
@@ -2534,6 +2573,7 @@ struct tv {
 	struct cell v;
 };
 
+/* qsort order of tag key/value pairs: key, then value bytes. */
 static int cmp_tv(const void *a, const void *b)
 {
 	const struct tv *x = a, *y = b;
@@ -2671,6 +2711,7 @@ static int show_one(struct exec *x, const struct iql_stmt *st, struct meas *m, s
 	return 0;
 }
 
+/* Any SHOW into res.  Returns 0 or -1 after the error. */
 static int run_show(struct exec *x, const struct iql_stmt *st, struct result *res)
 {
 	const struct iql_show *sh = st->show;
@@ -2777,6 +2818,7 @@ static char *param(const char *url, const char *body, size_t len, const char *na
 	return v;
 }
 
+/* The whole answer as {"error":msg}. */
 static void top_error(struct jbuf *out, const char *msg)
 {
 	jbuf_puts(out, "{\"error\":");
