@@ -17,7 +17,8 @@
  *      +/- durations) and the rest, a condition on tags and fields;
  *   2. the table's series (its distinct tag value sets) are listed by a
  *      skip scan: one ts_query with limit 1 per series, each starting
- *      just past the previous series' tags (list_series);
+ *      just past the previous series' tags (list_series), and kept in
+ *      the series cache until the table's log moves;
  *   3. the conjuncts that name only tags pick the series; each picked
  *      series is read with ts_query over its full tag prefix and the time
  *      range, in time order (descending for ORDER BY time DESC, stopping
@@ -26,14 +27,19 @@
  *   4. rows fall into output series (the GROUP BY tags' values) and, for
  *      aggregates, windows (GROUP BY time(d, offset)), whose accumulators
  *      compute mean, min, max, sum, count, first, last, spread, stddev
- *      and percentile; fill() then completes the windows;
+ *      and percentile (and keep the fields and tags beside a selector at
+ *      its point); windows of an hour and more of count, sum, min, max
+ *      and mean come from ts_aggregate instead, whole blocks from their
+ *      statistics (agg_series); fill() then completes the windows;
  *   5. output series sorted by their tags, SLIMIT/SOFFSET, the rows of
  *      each ordered, LIMIT/OFFSET, and the JSON written.
  * SHOW statements are answered from the schemas and the series lists.
  *
  * Everything a statement makes lives in its arena (struct xa), freed
- * whole when the statement is answered.  No state outlives a request
- * but the names CREATE DATABASE was given (SHOW DATABASES lists them).
+ * whole when the statement is answered, with the tables it opened.  No
+ * state outlives a request but the names CREATE DATABASE was given (SHOW
+ * DATABASES lists them) and the series cache, both under their mutexes:
+ * requests run on several worker threads at once.
  */
 #include <math.h>
 #include <pthread.h>
