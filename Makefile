@@ -502,15 +502,15 @@ check-interop:
 # make tsbs-diff N=10000: the long differential of the TSBS cpu-only
 # query suite (tests/interop/test_tsbs_queries.sh; check-interop runs its
 # short version): N random queries, spread over the 15 types, on the
-# shared 12-hour TSBS file, InfluxDB 1.6 against a second InfluxDB 1.6,
-# or with AGAINST=tsstored against tsstored's /query; SEED= another draw.
+# shared 12-hour TSBS file, InfluxDB 1.6 against tsstored's /query, or
+# with AGAINST=influxdb against a second InfluxDB 1.6; SEED= another draw.
 .PHONY: tsbs-diff
 tsbs-diff:
 	@scripts/deps.sh interop
 	@$(MAKE) --no-print-directory $(B)/bin/tsstore $(B)/bin/tsstored $(B)/tests/interop-canon
 	@$(MAKE) --no-print-directory $(B)/bin/tsstore-bench
 	TSBS_DIFF_FILE=$(CURDIR)/../shared/data/tsbs-cpu-only-100hosts-12h.influx.gz \
-		TSBS_DIFF_QUERIES=$(N) TSBS_DIFF_AGAINST=$(or $(AGAINST),influxdb) \
+		TSBS_DIFF_QUERIES=$(N) TSBS_DIFF_AGAINST=$(or $(AGAINST),tsstored) \
 		TSBS_DIFF_SEED=$(or $(SEED),1) scripts/run-tests.sh $(B) tests/interop/test_tsbs_queries.sh
 
 # make soak SOAK_SECONDS=600: tsstored under many connections inserting
@@ -587,7 +587,7 @@ FUZZ_LIBS = $(LZO_LIBS) $(JANSSON_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTO
 	$(SNAPPY_LIBS) -pthread -lm
 # the daemon's request path: request.c runs HTTP requests through http.c
 FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c daemon/ingest.c \
-	daemon/promwrite.c daemon/graphite.c
+	daemon/promwrite.c daemon/graphite.c daemon/influxq.c
 # who may do what (request.c and http.c ask it)
 FUZZ_DAEMON_SRCS += daemon/access.c
 # remote read (http.c answers /api/v1/read with it)

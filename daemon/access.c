@@ -71,6 +71,7 @@ static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_WRITE_V2] = TSD_ACCESS_WRITE,
 	[TSD_HTTP_PROM_WRITE] = TSD_ACCESS_WRITE,
 	[TSD_HTTP_PROM_READ] = TSD_ACCESS_READ,
+	[TSD_HTTP_QUERY] = TSD_ACCESS_READ,
 };
 
 const char *tsd_access_name(enum tsd_access level)

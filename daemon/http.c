@@ -51,6 +51,7 @@
 #include <zlib.h>
 
 #include "graphite.h"
+#include "influxq.h"
 #include "ingest.h"
 #include "promread.h"
 #include "promwrite.h"
@@ -78,6 +79,7 @@ static const char *const header_names[NHEADERS] = {
 struct tsd_http_req {
 	enum tsd_http_route route;
 	int head;           /* HEAD: the response has no body */
+	int post;           /* the method is POST */
 	int status;         /* decided before the step (an error), or 0 */
 	char msg[TSD_MESSAGE_MAX];
 	int closes;         /* the connection closes after the response */
@@ -207,7 +209,9 @@ static void respond(struct tsd_http_req *h, struct jbuf *out, int status,
 		jbuf_puts(out, "Content-Encoding: snappy\r\n");
 	if (status == 405)
 		jbuf_puts(out, h->route == TSD_HTTP_PING || h->route == TSD_HTTP_HEALTH ||
-		               h->route == TSD_HTTP_METRICS ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n");
+		               h->route == TSD_HTTP_METRICS ? "Allow: GET, HEAD\r\n"
+		               : h->route == TSD_HTTP_QUERY ? "Allow: GET, HEAD, POST\r\n"
+		               : "Allow: POST\r\n");
 	if (status == 401)
 		jbuf_puts(out, "WWW-Authenticate: Token realm=\"tsstored\"\r\n");
 	if (h->closes)
@@ -628,6 +632,31 @@ static void do_read(struct tsd_http_req *h, const struct tsd_context *ctx, struc
 	free(resp);
 }
 
+/* GET|POST /query: InfluxQL (influxq.c), the q in the URL or in a form
+ * body; 200 with the results (statement errors inside them), 400 for a
+ * parse error or no q. */
+static void do_query(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
+{
+	struct jbuf b = {0};
+	char *body;
+	size_t len;
+	struct timespec now;
+	int status;
+	if (decode_body(h, &body, &len) < 0) {
+		respond_error(h, out, h->status, h->msg);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	status = tsd_influxq(ctx->db, h->query, body, len, !h->post,
+	                     (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, &b);
+	free(body);
+	if (b.failed)
+		respond_error(h, out, 500, "out of memory for the response");
+	else
+		respond(h, out, status, "application/json", b.p, b.len);
+	jbuf_free(&b);
+}
+
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
 	static const char health[] = "{\"status\":\"pass\"}\n";
@@ -653,6 +682,9 @@ void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct
 			break;
 		case TSD_HTTP_PROM_READ:
 			do_read(h, ctx, out);
+			break;
+		case TSD_HTTP_QUERY:
+			do_query(h, ctx, out);
 			break;
 		default:
 			respond_error(h, out, 404, "no such path");
@@ -788,7 +820,7 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 static const struct {
 	const char *path;
 	enum tsd_http_route route;
-	int post;     /* POST; else GET and HEAD */
+	int post;     /* 1: POST; 0: GET and HEAD; 2: GET, HEAD and POST */
 } routes[] = {
 	{"/ping", TSD_HTTP_PING, 0},
 	{"/health", TSD_HTTP_HEALTH, 0},
@@ -797,6 +829,7 @@ static const struct {
 	{"/api/v2/write", TSD_HTTP_WRITE_V2, 1},
 	{"/api/v1/write", TSD_HTTP_PROM_WRITE, 1},
 	{"/api/v1/read", TSD_HTTP_PROM_READ, 1},
+	{"/query", TSD_HTTP_QUERY, 2},
 };
 
 /* NUL-terminate b's text (not counted in its len); 0, or -1 when out of
@@ -870,11 +903,14 @@ static int route_request(struct tsd_http_conn *c, struct tsd_http_req *h)
 		return 0;
 	}
 	h->route = routes[route].route;
-	h->head = p->method == HTTP_HEAD && !routes[route].post;
-	if (routes[route].post ? p->method != HTTP_POST
-	                       : p->method != HTTP_GET && p->method != HTTP_HEAD)
+	h->head = p->method == HTTP_HEAD && routes[route].post != 1;
+	h->post = p->method == HTTP_POST;
+	if (routes[route].post == 1 ? p->method != HTTP_POST
+	    : p->method != HTTP_GET && p->method != HTTP_HEAD &&
+	      (routes[route].post == 0 || p->method != HTTP_POST))
 		req_fail(h, 405, "%s %s: the method is not allowed (%s)", http_method_str(p->method),
-		         routes[route].path, routes[route].post ? "POST" : "GET or HEAD");
+		         routes[route].path, routes[route].post == 1 ? "POST"
+		         : routes[route].post ? "GET, HEAD or POST" : "GET or HEAD");
 	else
 		allowed(c, h, http_method_str(p->method), routes[route].path);
 	return 0;

@@ -81,6 +81,7 @@ static const char *const route_paths[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_WRITE_V2] = "/api/v2/write",
 	[TSD_HTTP_PROM_WRITE] = "/api/v1/write",
 	[TSD_HTTP_PROM_READ] = "/api/v1/read",
+	[TSD_HTTP_QUERY] = "/query",
 };
 
 const char *tsd_http_route_path(enum tsd_http_route route)

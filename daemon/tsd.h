@@ -291,6 +291,7 @@ enum tsd_http_route {
 	TSD_HTTP_WRITE_V2,    /* POST /api/v2/write (InfluxDB 2.x) */
 	TSD_HTTP_PROM_WRITE,  /* POST /api/v1/write (Prometheus remote write) */
 	TSD_HTTP_PROM_READ,   /* POST /api/v1/read (Prometheus remote read) */
+	TSD_HTTP_QUERY,       /* GET|POST /query (InfluxQL, influxq.c) */
 	TSD_HTTP_NROUTES
 };
 

@@ -96,8 +96,10 @@ check write_expect_refused 0 '{"error":"POST /write is a write operation: send t
 took=$(c -o /dev/null -w '%{time_total}' --data-binary @"$tmp/big.lp" "$url/write?db=x")
 expect write_expect_refused_no_wait "$(echo "$took" | awk '{print ($1 < 0.9)}')" = 1
 
-check not_found 0 '{"error":"no such path: /query (tsstore-http(7) lists the endpoints)"}\n404\n' '' \
-	c -w '%{http_code}\n' -H "$auth" "$url/query?q=show+databases"
+check not_found 0 '{"error":"no such path: /api/v2/query (tsstore-http(7) lists the endpoints)"}\n404\n' '' \
+	c -w '%{http_code}\n' -H "$auth" "$url/api/v2/query?q=show+databases"
+check query_measurements 0 '{"results":[{"statement_id":0,"series":[{"name":"measurements","columns":["name"],"values":[["cpu"],["m"]]}]}]}\n200\n' '' \
+	c -w '%{http_code}\n' -H "$auth" "$url/query?db=x&q=show+measurements"
 check wrong_method 0 '{"error":"GET /write: the method is not allowed (POST)"}\n405\n' '' \
 	c -w '%{http_code}\n' -H "$auth" "$url/write"
 

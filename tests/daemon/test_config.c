@@ -523,6 +523,7 @@ static void test_access_table(void **state)
 		{TSD_HTTP_METRICS, TSD_ACCESS_READ}, {TSD_HTTP_WRITE, TSD_ACCESS_WRITE},
 		{TSD_HTTP_WRITE_V2, TSD_ACCESS_WRITE}, {TSD_HTTP_PROM_WRITE, TSD_ACCESS_WRITE},
 		{TSD_HTTP_PROM_READ, TSD_ACCESS_READ},
+		{TSD_HTTP_QUERY, TSD_ACCESS_READ},
 	};
 	(void)state;
 	assert_int_equal(sizeof ops / sizeof ops[0], TSD_NOPS - 1); /* every op */

@@ -26,7 +26,7 @@ tsd_start --token "$tmp/token"
 influx() { command influx -host 127.0.0.1 -port "$http_port" -username interop -password 'to ken' "$@"; }
 
 # the file `influx -import` reads; the DDL statement goes to /query,
-# which tsstored does not serve: influx reports it and goes on
+# where CREATE DATABASE is done (a no-op: tsstored serves one database)
 gzip -dc "$repo/tests/data/tsbs-cpu-only-10k.influx.gz" | head -n 300 >"$tmp/tsbs.lp"
 {
 	printf '# DDL\nCREATE DATABASE interop\n# DML\n# CONTEXT-DATABASE: interop\n'
@@ -34,7 +34,7 @@ gzip -dc "$repo/tests/data/tsbs-cpu-only-10k.influx.gz" | head -n 300 >"$tmp/tsb
 } >"$tmp/import.txt"
 # influx prints its report with a date in front: keep what follows
 import() { influx -import -path "$tmp/import.txt" -precision ns 2>&1 | sed 's/^[0-9/]* [0-9:]* //'; }
-check import 0 'error: no such path: /query (tsstore-http(7) lists the endpoints)\nProcessed 1 commands\nProcessed 331 inserts\nFailed 0 inserts\n' '' \
+check import 0 'Processed 1 commands\nProcessed 331 inserts\nFailed 0 inserts\n' '' \
 	import
 
 # a wrong password is refused, and nothing is stored
@@ -95,6 +95,16 @@ now_ts=$(awk -F'\t' '$0 ~ /\thost="now"\t/ && $4 == "f=2" { print substr($2, 1, 
 expect shell_now_present -n "$now_ts"
 expect shell_now_after "${now_ts:-0}" -ge "$before"
 expect shell_now_before "${now_ts:-0}" -le "$after"
+
+# reading back through the shell: /query (daemon/influxq.c)
+check show_measurements 0 'name: measurements\nname\n----\n__dge\ncpu\nedge\nesc_m_x\nshell\nsparse\ntypes\n' '' \
+	influx -database interop -execute 'SHOW MEASUREMENTS'
+check select_shell 0 'name: shell\ntime                f   host i\n----                -   ---- -\n1795132800000000000 0.5 x    7\n1795132801000000000 -1  y    -7\n' '' \
+	influx -database interop -execute "SELECT f, host, i FROM shell WHERE host != 'now'"
+check select_max 0 'name: cpu\ntags: hostname=host_0\ntime                 max\n----                 ---\n2026-11-20T00:00:00Z 99\n' '' \
+	influx -database interop -precision rfc3339 -execute "SELECT max(usage_user) FROM cpu WHERE hostname = 'host_0' GROUP BY hostname"
+check select_wrong_password 1 'ERR: wrong token\n' 'wrong token\n' \
+	influx -password 'to_ken' -database interop -execute 'SHOW MEASUREMENTS'
 
 daemon_stop
 finish

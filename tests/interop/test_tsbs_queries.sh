@@ -8,11 +8,12 @@
 # timestamps, values equal within 1e-9 relative, nulls only to nulls.
 #
 # Server A, the oracle, is always InfluxDB 1.6 (`influxd`).  Server B is
-#   TSBS_DIFF_AGAINST=influxdb   a second influxd (the default): both
-#                                answers must agree, which checks the
-#                                harness itself -- the generator's queries
-#                                parse and answer, the load, the comparison
-#   TSBS_DIFF_AGAINST=tsstored   tsstored (its /query, once it has one)
+#   TSBS_DIFF_AGAINST=tsstored   tsstored's /query (daemon/influxq.c),
+#                                the default
+#   TSBS_DIFF_AGAINST=influxdb   a second influxd: both answers must
+#                                agree, which checks the harness itself --
+#                                the generator's queries parse and answer,
+#                                the load, the comparison
 # Each server runs on its own directory under the test's temporary one,
 # on free loopback ports, and is stopped by its PID at the end.
 #
@@ -36,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-against=${TSBS_DIFF_AGAINST:-influxdb}
+against=${TSBS_DIFF_AGAINST:-tsstored}
 data=${TSBS_DIFF_FILE:-$repo/tests/data/tsbs-cpu-only-10k.influx.gz}
 total=${TSBS_DIFF_QUERIES:-75}
 seed=${TSBS_DIFF_SEED:-1}
