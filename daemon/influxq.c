@@ -1516,6 +1516,7 @@ struct sel {
 	size_t nrows;         /* raw rows held */
 	int64_t start, every; /* windows: start + k * every */
 	int64_t nwin;
+	const struct vec *wild; /* several measurements: the names * stands for */
 };
 
 /* The start of the window holding t. */
@@ -1644,7 +1645,8 @@ static const char *fn_name(enum iql_fn fn)
 static int plan_columns(struct exec *x, struct sel *s)
 {
 	const struct iql_select *q = s->q;
-	int cap = (int)q->nfields + s->m.s->ncolumns + 1, ncalls = 0, nraw = 0;
+	int cap = (int)q->nfields + s->m.s->ncolumns + 1 + (s->wild ? (int)s->wild->n : 0);
+	int ncalls = 0, nraw = 0;
 	if (!(s->cols = xa_alloc(&x->a, (size_t)cap * sizeof *s->cols)))
 		return nomem(x);
 	int nselect = 0, npct = 0;
@@ -1702,6 +1704,17 @@ static int plan_columns(struct exec *x, struct sel *s)
 			int c = col_of(&s->m, e->name.s);
 			if (add_col(x, s, cap, alias ? alias : e->name.s, c, IQL_FN_OTHER) < 0)
 				return -1;
+		} else if (e->kind == IQL_E_WILDCARD && s->wild) {
+			/* several measurements: the fields and tags of them all,
+			 * null where this one has none of that name */
+			for (size_t k = 0; k < s->wild->n; k++) {
+				const char *name = s->wild->p[k];
+				int c = col_of(&s->m, name);
+				if (is_group_tag(s, name) || (c >= 0 && c == s->m.tscol))
+					continue;
+				if (add_col(x, s, cap, name, c, IQL_FN_OTHER) < 0)
+					return -1;
+			}
 		} else if (e->kind == IQL_E_WILDCARD) {
 			int idx[TS_COLUMNS_MAX], n = 0;
 			for (int c = 0; c < s->m.s->ncolumns; c++) {
@@ -2235,16 +2248,18 @@ static int finish_select(struct exec *x, struct sel *s, struct result *res)
 		cols[c + 1] = s->cols[c].name;
 	if (s->out.n > 1) /* (an empty vec has no array to pass) */
 		qsort(s->out.p, s->out.n, sizeof *s->out.p, cmp_oseries);
-	if (q->order_desc) /* InfluxDB lists the series backwards too */
-		for (size_t i = 0; i < s->out.n / 2; i++) {
-			void *t = s->out.p[i];
-			s->out.p[i] = s->out.p[s->out.n - 1 - i];
-			s->out.p[s->out.n - 1 - i] = t;
-		}
+	/* SOFFSET and SLIMIT cut the series in their ascending order (under
+	 * ORDER BY time DESC too), per measurement, as InfluxDB 1.6 does */
 	if (q->soffset > 0)
 		first = (size_t)q->soffset < last ? (size_t)q->soffset : last;
 	if (q->slimit > 0 && last - first > (size_t)q->slimit)
 		last = first + (size_t)q->slimit;
+	if (q->order_desc) /* InfluxDB lists the series backwards too */
+		for (size_t i = 0; i < (last - first) / 2; i++) {
+			void *t = s->out.p[first + i];
+			s->out.p[first + i] = s->out.p[last - 1 - i];
+			s->out.p[last - 1 - i] = t;
+		}
 	for (size_t i = first; i < last; i++) {
 		struct oseries *o = s->out.p[i];
 		struct rseries *r = xa_alloc(&x->a, sizeof *r);
@@ -2319,9 +2334,11 @@ static void plan_projection(struct sel *s)
 		}
 }
 
-/* Run a SELECT (the file's comment says how) into res.  Returns 0, or
- * -1 after the error. */
-static int run_select(struct exec *x, const struct iql_select *q, struct result *res)
+/* Run SELECT q over the one measurement name into res (the file's
+ * comment says how); wild, when not NULL, holds the names * stands for
+ * (over several measurements).  Returns 0, or -1 after the error. */
+static int select_one(struct exec *x, const struct iql_select *q, const char *name,
+                      const struct vec *wild, struct result *res)
 {
 	struct sel s;
 	struct slist all;
@@ -2330,10 +2347,8 @@ static int run_select(struct exec *x, const struct iql_select *q, struct result 
 	int rc = -1;
 	memset(&s, 0, sizeof s);
 	s.q = q;
-	if (q->nsources != 1 || q->sources[0].kind != IQL_SRC_MEASUREMENT)
-		return fail(x, "unsupported: a SELECT reads exactly one measurement (no regex, no "
-		            "sub-query)");
-	if ((rc = meas_open(x, q->sources[0].name.s, &s.m)) <= 0)
+	s.wild = wild;
+	if ((rc = meas_open(x, name, &s.m)) <= 0)
 		return rc;
 	rc = -1;
 	if (plan_groups(x, &s) < 0 || plan_columns(x, &s) < 0)
@@ -2397,6 +2412,76 @@ out:
 	return rc;
 }
 
+static int list_sources(struct exec *x, const struct iql_source *sources, size_t nsources,
+                        struct vec *out);
+
+/* Whether q selects * (a wildcard among its fields). */
+static int selects_all(const struct iql_select *q)
+{
+	for (size_t i = 0; i < q->nfields; i++) {
+		const struct iql_expr *e = q->fields[i].expr;
+		while (e->kind == IQL_E_PAREN)
+			e = e->lhs;
+		if (e->kind == IQL_E_WILDCARD)
+			return 1;
+	}
+	return 0;
+}
+
+/* The names * stands for over the measurements names[0..n): every
+ * field and tag of each, sorted, each once.  Returns 0 or -1. */
+static int wild_names(struct exec *x, const struct vec *names, struct vec *out)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		struct meas m;
+		int rc = meas_open(x, names->p[i], &m);
+		if (rc < 0)
+			return -1;
+		for (int c = 0; rc > 0 && c < m.s->ncolumns; c++) {
+			const char *cn = m.s->columns[c].name;
+			int have = 0;
+			if (c == m.tscol || (!is_field(&m, c) && tag_pos(&m, c) < 0))
+				continue;
+			for (size_t k = 0; k < out->n && !have; k++)
+				have = strcmp(out->p[k], cn) == 0;
+			if (!have && vec_push(&x->a, out, xa_strndup(&x->a, cn, strlen(cn))) < 0) {
+				meas_close(x, &m);
+				return nomem(x);
+			}
+		}
+		meas_close(x, &m);
+	}
+	if (out->n > 1)
+		qsort(out->p, out->n, sizeof *out->p, cmp_str);
+	return x->a.failed ? nomem(x) : 0;
+}
+
+/* Run a SELECT into res: over its one measurement, or over each that
+ * its sources name (measurements, regexes) in name order, as InfluxDB
+ * 1.6 does: one series per measurement and tag set, each named by its
+ * measurement, * the fields and tags of them all, the measurements
+ * reversed under ORDER BY time DESC, SLIMIT and SOFFSET per measurement
+ * (select_one).  Returns 0, or -1 after the error. */
+static int run_select(struct exec *x, const struct iql_select *q, struct result *res)
+{
+	struct vec names = {0}, wild = {0};
+	if (q->nsources == 1 && q->sources[0].kind == IQL_SRC_MEASUREMENT)
+		return select_one(x, q, q->sources[0].name.s, NULL, res);
+	for (size_t k = 0; k < q->nsources; k++)
+		if (q->sources[k].kind == IQL_SRC_SUBQUERY)
+			return fail(x, "unsupported: a sub-query in FROM");
+	if (list_sources(x, q->sources, q->nsources, &names) < 0)
+		return -1;
+	if (selects_all(q) && wild_names(x, &names, &wild) < 0)
+		return -1;
+	for (size_t i = 0; i < names.n; i++) {
+		size_t k = q->order_desc ? names.n - 1 - i : i;
+		if (select_one(x, q, names.p[k], &wild, res) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- SHOW and CREATE ---- */
 
 static pthread_mutex_t created_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -2444,18 +2529,21 @@ static int run_show_databases(struct exec *x, struct result *res)
 	return vec_push(&x->a, &res->series, s) < 0 ? nomem(x) : 0;
 }
 
-/* The measurements a SHOW reads: its FROM (names, regexes), or every
- * table; sorted. */
-static int show_sources(struct exec *x, const struct iql_show *sh, struct vec *out)
+/* The tables that sources[0..nsources) name (measurement names mapped
+ * as the ingest maps them, regexes matched against every table name),
+ * or every table when there are no sources; sorted, each once.
+ * Sub-queries name none.  Returns 0 or -1 after the error. */
+static int list_sources(struct exec *x, const struct iql_source *sources, size_t nsources,
+                        struct vec *out)
 {
 	char **names = NULL;
 	int rc;
 	if ((rc = ts_tables(x->db, &names, NULL)) < 0)
 		return fail(x, "%s", ts_strerror(rc));
 	for (int i = 0; names[i]; i++) {
-		int take = sh->nsources == 0;
-		for (size_t k = 0; k < sh->nsources && !take; k++) {
-			const struct iql_source *src = &sh->sources[k];
+		int take = nsources == 0;
+		for (size_t k = 0; k < nsources && !take; k++) {
+			const struct iql_source *src = &sources[k];
 			char tname[TS_NAME_MAX + 1];
 			if (src->kind == IQL_SRC_MEASUREMENT) {
 				tsd_ingest_name(src->name.s, src->name.len, 0, tname);
@@ -2481,6 +2569,13 @@ static int show_sources(struct exec *x, const struct iql_show *sh, struct vec *o
 	if (out->n > 1)
 		qsort(out->p, out->n, sizeof *out->p, cmp_str);
 	return 0;
+}
+
+/* The measurements a SHOW reads: its FROM (names, regexes), or every
+ * table; sorted. */
+static int show_sources(struct exec *x, const struct iql_show *sh, struct vec *out)
+{
+	return list_sources(x, sh->sources, sh->nsources, out);
 }
 
 /* Whether name passes SHOW MEASUREMENTS' WITH MEASUREMENT. */

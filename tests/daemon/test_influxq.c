@@ -521,6 +521,88 @@ static void test_series_cache(void **state)
 	         "[[\"n,h=a\"],[\"n,h=x\"]]}]}");
 }
 
+/* FROM several measurements and /regex/ sources: one series per
+ * measurement (and tag set), in name order (reversed under ORDER BY time
+ * DESC), * the fields and tags of them all, null where a measurement has
+ * no such field or tag, a measurement that does not exist skipped,
+ * SLIMIT and SOFFSET per measurement (in ascending order, DESC too),
+ * LIMIT per series.  Measurement o is written here (o,host=a f=7,g=1i at
+ * 1 s; o,host=d g=2i at 3 s) and every expectation below was checked
+ * byte for byte against influxd 1.6.7 holding the same seven points.
+ * (The last one, one measurement, is the DESC+SLIMIT order.) */
+static void test_from_many(void **state)
+{
+	struct fixture *f = *state;
+	write_points(f, "o,host=a f=7,g=1i 1000000000\no,host=d g=2i 3000000000\n");
+	expect_q(f, "SELECT f, g FROM m, o",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\",\"g\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1.5,null],[\"1970-01-01T00:00:01.5Z\",3.5,"
+	         "null],[\"1970-01-01T00:00:02Z\",2.5,null],[\"1970-01-01T00:01:05Z\",0.25,null],"
+	         "[\"1970-01-01T00:02:10Z\",10,null]]},{\"name\":\"o\",\"columns\":[\"time\",\"f\","
+	         "\"g\"],\"values\":[[\"1970-01-01T00:00:01Z\",7,1],[\"1970-01-01T00:00:03Z\",null,"
+	         "2]]}]}");
+	expect_q(f, "SELECT g FROM m, o",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"columns\":[\"time\",\"g\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1],[\"1970-01-01T00:00:03Z\",2]]}]}");
+	expect_q(f, "SELECT mean(f), sum(g) FROM m, o",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"mean\","
+	         "\"sum\"],\"values\":[[\"1970-01-01T00:00:00Z\",3.55,null]]},{\"name\":\"o\","
+	         "\"columns\":[\"time\",\"mean\",\"sum\"],\"values\":[[\"1970-01-01T00:00:00Z\",7,"
+	         "3]]}]}");
+	expect_q(f, "SELECT max(f), g FROM m, o",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"max\",\"g\"],"
+	         "\"values\":[[\"1970-01-01T00:02:10Z\",10,null]]},{\"name\":\"o\","
+	         "\"columns\":[\"time\",\"max\",\"g\"],\"values\":[[\"1970-01-01T00:00:01Z\",7,1]]}]}");
+	expect_q(f, "SELECT f FROM o, m ORDER BY time DESC",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",7]]},{\"name\":\"m\",\"columns\":[\"time\","
+	         "\"f\"],\"values\":[[\"1970-01-01T00:02:10Z\",10],[\"1970-01-01T00:01:05Z\",0.25],"
+	         "[\"1970-01-01T00:00:02Z\",2.5],[\"1970-01-01T00:00:01.5Z\",3.5],"
+	         "[\"1970-01-01T00:00:01Z\",1.5]]}]}");
+	expect_q(f, "SELECT f FROM m, nope LIMIT 1",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1.5]]}]}");
+	expect_q(f, "SELECT f FROM /^zz/",
+	         "{\"statement_id\":0}");
+	expect_q(f, "SELECT * FROM /o/",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"columns\":[\"time\",\"f\",\"g\","
+	         "\"host\"],\"values\":[[\"1970-01-01T00:00:01Z\",7,1,\"a\"],[\"1970-01-01T00:00:03Z\","
+	         "null,2,\"d\"]]}]}");
+	expect_q(f, "SELECT * FROM o, m WHERE host = 'a' GROUP BY host",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"b\",\"f\",\"g\",\"i\",\"region\",\"s\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",true,1.5,null,10,\"us\",\"x\"],"
+	         "[\"1970-01-01T00:00:02Z\",false,2.5,null,20,\"us\",\"y\"]]},{\"name\":\"o\","
+	         "\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"b\",\"f\",\"g\",\"i\",\"region\","
+	         "\"s\"],\"values\":[[\"1970-01-01T00:00:01Z\",null,7,1,null,null,null]]}]}");
+	expect_q(f, "SELECT f FROM m, o LIMIT 1",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1.5]]},{\"name\":\"o\",\"columns\":[\"time\","
+	         "\"f\"],\"values\":[[\"1970-01-01T00:00:01Z\",7]]}]}");
+	expect_q(f, "SELECT f FROM o, m GROUP BY host ORDER BY time DESC SLIMIT 2",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01Z\",7]]},"
+	         "{\"name\":\"m\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:01:05Z\",0.25],[\"1970-01-01T00:00:01.5Z\",3.5]]},"
+	         "{\"name\":\"m\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:02Z\",2.5],[\"1970-01-01T00:00:01Z\",1.5]]}]}");
+	expect_q(f, "SELECT f FROM m, o GROUP BY host SLIMIT 1 SOFFSET 1",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"b\"},"
+	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],"
+	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
+	expect_q(f, "SELECT count(f) FROM /^[mo]$/ WHERE time >= 1s AND time < 3s GROUP BY time(1s)",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",2],[\"1970-01-01T00:00:02Z\",1]]},"
+	         "{\"name\":\"o\",\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1],[\"1970-01-01T00:00:02Z\",0]]}]}");
+	expect_q(f, "SELECT f FROM m GROUP BY host ORDER BY time DESC SLIMIT 2",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"b\"},"
+	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:01:05Z\",0.25],"
+	         "[\"1970-01-01T00:00:01.5Z\",3.5]]},{\"name\":\"m\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:02Z\",2.5],"
+	         "[\"1970-01-01T00:00:01Z\",1.5]]}]}");
+}
+
 #define T(name, fn) {"influxq_" name, fn, NULL, NULL, NULL}
 
 int main(void)
@@ -537,6 +619,7 @@ int main(void)
 		T("errors", test_errors),
 		T("params", test_params),
 		T("series_cache", test_series_cache),
+		T("from_many", test_from_many),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
