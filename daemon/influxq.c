@@ -33,6 +33,8 @@
  *      statistics (agg_series); fill() then completes the windows;
  *   5. output series sorted by their tags, SLIMIT/SOFFSET, the rows of
  *      each ordered, LIMIT/OFFSET, and the JSON written.
+ * A FROM of several measurements or a /regex/ runs these steps once per
+ * table it names, in name order (run_select), as InfluxDB 1.6 does.
  * SHOW statements are answered from the schemas and the series lists.
  *
  * Everything a statement makes lives in its arena (struct xa), freed
