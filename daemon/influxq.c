@@ -14,7 +14,9 @@
  * How a SELECT runs (docs/influxql.md section 3):
  *   1. the WHERE splits at its top-level ANDs into the time range (time
  *      compared with now(), time strings, epoch integers and durations,
- *      +/- durations) and the rest, a condition on tags and fields;
+ *      +/- durations; time comparisons under an OR too, as InfluxDB
+ *      1.6 takes them: without_time) and the rest, a condition on tags
+ *      and fields;
  *   2. the table's series (its distinct tag value sets) are listed by a
  *      skip scan: one ts_query with limit 1 per series, each starting
  *      just past the previous series' tags (list_series), and kept in
@@ -972,8 +974,50 @@ static int time_bound(struct exec *x, const struct iql_expr *e, struct trange *t
 }
 
 /*
+ * without_time -- e with its time comparisons taken out into tr, as
+ * InfluxDB 1.6 takes them out of a WHERE: under OR as under AND, the
+ * ranges intersected (`time > 1s OR host = 'c'` reads as `host = 'c'`
+ * after 1 s); an AND or OR one side of which was only time is its other
+ * side.  *out is the rest, NULL when nothing is left.  Returns 0 or -1
+ * (time elsewhere than in a comparison of its own).
+ */
+static int without_time(struct exec *x, const struct iql_expr *e, struct trange *tr,
+                        const struct iql_expr **out)
+{
+	const struct iql_expr *l, *r;
+	struct iql_expr *n;
+	*out = NULL;
+	if (!mentions_time(e)) {
+		*out = e;
+		return 0;
+	}
+	if (e->kind == IQL_E_PAREN)
+		return without_time(x, e->lhs, tr, out);
+	if (e->kind == IQL_E_BINARY && (e->op == IQL_OP_AND || e->op == IQL_OP_OR)) {
+		if (without_time(x, e->lhs, tr, &l) < 0 || without_time(x, e->rhs, tr, &r) < 0)
+			return -1;
+		if (!l || !r) {
+			*out = l ? l : r;
+			return 0;
+		}
+		if (!(n = xa_alloc(&x->a, sizeof *n)))
+			return nomem(x);
+		*n = *e;
+		n->lhs = (struct iql_expr *)l;
+		n->rhs = (struct iql_expr *)r;
+		*out = n;
+		return 0;
+	}
+	if (e->kind != IQL_E_BINARY || !cmp_op(e->op))
+		return fail(x, "invalid time condition: only comparisons of time joined by AND "
+		            "or OR are supported");
+	return time_bound(x, e, tr);
+}
+
+/*
  * split_where -- the top-level conjuncts of e: time comparisons into tr,
- * the others into tagc (naming only tags) or rowc.  Returns 0 or -1.
+ * the others into tagc (naming only tags) or rowc; time comparisons
+ * under an OR are taken out into tr too (without_time).  Returns 0 or -1.
  */
 static int split_where(struct exec *x, const struct meas *m, const struct iql_expr *e,
                        struct trange *tr, struct vec *tagc, struct vec *rowc)
@@ -986,10 +1030,10 @@ static int split_where(struct exec *x, const struct meas *m, const struct iql_ex
 		return split_where(x, m, e->lhs, tr, tagc, rowc) < 0 ? -1
 		       : split_where(x, m, e->rhs, tr, tagc, rowc);
 	if (mentions_time(e)) {
-		if (e->kind != IQL_E_BINARY || !cmp_op(e->op))
-			return fail(x, "invalid time condition: only comparisons of time joined by AND "
-			            "are supported");
-		return time_bound(x, e, tr);
+		if (without_time(x, e, tr, &e) < 0)
+			return -1;
+		if (!e)
+			return 0;
 	}
 	return vec_push(&x->a, tags_only(m, e) ? tagc : rowc, (void *)e) < 0 ? nomem(x) : 0;
 }

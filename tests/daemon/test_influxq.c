@@ -603,6 +603,39 @@ static void test_from_many(void **state)
 	         "[\"1970-01-01T00:00:01Z\",1.5]]}]}");
 }
 
+/* Time conditions under OR: InfluxDB 1.6 takes every time comparison
+ * out of the WHERE, under OR as under AND, and intersects their ranges
+ * (`time > 1s OR host = 'c'` is host c after 1 s; `time > 1s OR time <
+ * 1s` is nothing).  Every expectation checked against influxd 1.6.7. */
+static void test_time_or(void **state)
+{
+	struct fixture *f = *state;
+	expect_q(f, "SELECT f FROM m WHERE time > 1s OR host = 'c'",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:02:10Z\",10]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE (host = 'a' AND time < 2s) OR host = 'b'",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",1.5],[\"1970-01-01T00:00:01.5Z\",3.5]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE host = 'a' OR time > 60s",
+	         "{\"statement_id\":0}");
+	expect_q(f, "SELECT f FROM m WHERE time > 1s OR time < 1s",
+	         "{\"statement_id\":0}");
+	expect_q(f, "SELECT f FROM m WHERE f > 3 OR time >= 65s",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:02:10Z\",10]]}]}");
+	expect_q(f, "SELECT count(f) FROM m WHERE time >= 1s OR time < 100s GROUP BY time(30s)",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",3],[\"1970-01-01T00:00:30Z\",0],"
+	         "[\"1970-01-01T00:01:00Z\",1],[\"1970-01-01T00:01:30Z\",0]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE (time > 1s OR time > 2s) AND host = 'a'",
+	         "{\"statement_id\":0}");
+	expect_q(f, "SELECT f FROM m WHERE host = 'b' AND (f < 1 OR time < 2s)",
+	         "{\"statement_id\":0}");
+	expect_q(f, "SELECT f FROM m WHERE time > 1s OR (time < 100s AND host = 'b') OR host = 'c'",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"f\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],[\"1970-01-01T00:01:05Z\",0.25]]}]}");
+}
+
 #define T(name, fn) {"influxq_" name, fn, NULL, NULL, NULL}
 
 int main(void)
@@ -620,6 +653,7 @@ int main(void)
 		T("params", test_params),
 		T("series_cache", test_series_cache),
 		T("from_many", test_from_many),
+		T("time_or", test_time_or),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
