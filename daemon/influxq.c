@@ -2199,11 +2199,32 @@ static void fill_column(const struct sel *s, const struct ocol *oc, struct cell 
 	}
 }
 
-/* The rows of an aggregate output series into r. */
+/* The rows of an aggregate output series into r.  As InfluxDB 1.6 runs
+ * each call over each series on its own: a call that found no value in
+ * the series (a null float field all along, or a field its measurement
+ * lacks) is null in every window, count too, but for fill(N); one that
+ * found some is filled (fill()) where it found none; windows and the
+ * series are answered only where some call found a value (all windows
+ * under GROUP BY time but with fill(none)); none found any: no rows. */
 static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rseries *r)
 {
 	int64_t nwin = o->nwin, sel_ts = INT64_MIN;
-	int ncalls = 0, sc = -1, selector;
+	int ncalls = 0, sc = -1, selector, anyc = 0;
+	unsigned char *hitv = xa_alloc(&x->a, (size_t)nwin + 1);
+	unsigned char *hitc = xa_alloc(&x->a, (size_t)nwin + 1);
+	unsigned char *found = xa_alloc(&x->a, (size_t)s->ncols + 1);
+	if (!hitv || !hitc || !found)
+		return nomem(x);
+	for (int c = 0; c < s->ncols; c++)
+		for (int64_t w = 0; w < nwin && s->cols[c].fn != IQL_FN_OTHER && s->cols[c].col >= 0; w++)
+			if (o->hit[w] && o->accs[w * s->ncols + c].n > 0) {
+				hitv[w] = found[c] = 1;
+				anyc = 1;
+			}
+	if (!anyc) {
+		r->nrows = 0;
+		return 0;
+	}
 	for (int c = 0; c < s->ncols; c++)
 		if (s->cols[c].fn != IQL_FN_OTHER)
 			ncalls++, sc = c;
@@ -2228,18 +2249,23 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 			}
 			vals[w][c] = s->cols[c].col < 0 ? cnull()
 			             : acc_value(x, &o->accs[w * s->ncols + c], &s->cols[c], &pts);
-			if (!o->hit[w] && s->cols[c].fn == IQL_FN_COUNT)
-				vals[w][c] = s->q->fill == IQL_FILL_NULL ? cint(0) : cnull();
+			if (s->cols[c].fn == IQL_FN_COUNT && o->accs[w * s->ncols + c].n == 0)
+				vals[w][c] = found[c] && s->q->has_group_time && s->q->fill == IQL_FILL_NULL
+				             ? cint(0) : cnull();
 			if (selector)
 				sel_ts = pts;
 		}
 	}
 	if (s->q->has_group_time)
-		for (int c = 0; c < s->ncols; c++)
-			if (s->cols[c].fn != IQL_FN_OTHER)
-				fill_column(s, &s->cols[c], vals, o->hit, nwin, c);
+		for (int c = 0; c < s->ncols; c++) {
+			if (s->cols[c].fn == IQL_FN_OTHER)
+				continue;
+			for (int64_t w = 0; w < nwin; w++)
+				hitc[w] = o->hit[w] && o->accs[w * s->ncols + c].n > 0;
+			fill_column(s, &s->cols[c], vals, hitc, nwin, c);
+		}
 	for (int64_t w = 0; w < nwin; w++) {
-		if (!o->hit[w] && (!s->q->has_group_time || s->q->fill == IQL_FILL_NONE))
+		if (!hitv[w] && (!s->q->has_group_time || s->q->fill == IQL_FILL_NONE))
 			continue;
 		ts[n] = s->q->has_group_time ? s->start + w * s->q->group_interval
 		        : selector && sel_ts != INT64_MIN ? sel_ts

@@ -526,7 +526,8 @@ static void test_series_cache(void **state)
  * DESC), * the fields and tags of them all, null where a measurement has
  * no such field or tag, a measurement that does not exist skipped,
  * SLIMIT and SOFFSET per measurement (in ascending order, DESC too),
- * LIMIT per series.  Measurement o is written here (o,host=a f=7,g=1i at
+ * LIMIT per series; and the aggregates of a series lacking a field.
+ * Measurement o is written here (o,host=a f=7,g=1i at
  * 1 s; o,host=d g=2i at 3 s) and every expectation below was checked
  * byte for byte against influxd 1.6.7 holding the same seven points.
  * (The last one, one measurement, is the DESC+SLIMIT order.) */
@@ -590,7 +591,8 @@ static void test_from_many(void **state)
 	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"b\"},"
 	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],"
 	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
-	expect_q(f, "SELECT count(f) FROM /^[mo]$/ WHERE time >= 1s AND time < 3s GROUP BY time(1s)",
+	expect_q(f, "SELECT count(f) FROM /^[mo]$/ WHERE time >= 1s AND time < 3s"
+	         " GROUP BY time(1s)",
 	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"columns\":[\"time\",\"count\"],"
 	         "\"values\":[[\"1970-01-01T00:00:01Z\",2],[\"1970-01-01T00:00:02Z\",1]]},"
 	         "{\"name\":\"o\",\"columns\":[\"time\",\"count\"],"
@@ -601,6 +603,56 @@ static void test_from_many(void **state)
 	         "[\"1970-01-01T00:00:01.5Z\",3.5]]},{\"name\":\"m\",\"tags\":{\"host\":\"a\"},"
 	         "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:02Z\",2.5],"
 	         "[\"1970-01-01T00:00:01Z\",1.5]]}]}");
+	/* aggregates: a call that finds no value in a series (o,host=d has
+	 * no f) is null, count too (but for fill(N)); a series where no call
+	 * finds any is left out, and so is a window under fill(none) */
+	expect_q(f, "SELECT count(f) FROM /^[mo]$/ GROUP BY host",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"m\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"count\"],\"values\":[[\"1970-01-01T00:00:00Z\",2]]},"
+	         "{\"name\":\"m\",\"tags\":{\"host\":\"b\"},\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",2]]},{\"name\":\"m\",\"tags\":{\"host\":\"c\"},"
+	         "\"columns\":[\"time\",\"count\"],\"values\":[[\"1970-01-01T00:00:00Z\",1]]},"
+	         "{\"name\":\"o\",\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",1]]}]}");
+	expect_q(f, "SELECT count(f), count(g) FROM o GROUP BY host",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\",1,"
+	         "1]]},{\"name\":\"o\",\"tags\":{\"host\":\"d\"},\"columns\":[\"time\",\"count\","
+	         "\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\",null,1]]}]}");
+	expect_q(f, "SELECT max(f), g FROM o GROUP BY host",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"max\",\"g\"],\"values\":[[\"1970-01-01T00:00:01Z\",7,1]]}]}");
+	expect_q(f, "SELECT count(f), mean(g) FROM o WHERE host = 'd'",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"columns\":[\"time\",\"count\","
+	         "\"mean\"],\"values\":[[\"1970-01-01T00:00:00Z\",null,2]]}]}");
+	expect_q(f, "SELECT count(f), count(g) FROM o WHERE time >= 0s AND time < 4s"
+	         " GROUP BY time(1s), host",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\",0,"
+	         "0],[\"1970-01-01T00:00:01Z\",1,1],[\"1970-01-01T00:00:02Z\",0,0],"
+	         "[\"1970-01-01T00:00:03Z\",0,0]]},{\"name\":\"o\",\"tags\":{\"host\":\"d\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\","
+	         "null,0],[\"1970-01-01T00:00:01Z\",null,0],[\"1970-01-01T00:00:02Z\",null,0],"
+	         "[\"1970-01-01T00:00:03Z\",null,1]]}]}");
+	expect_q(f, "SELECT count(f), count(g) FROM o WHERE time >= 0s AND time < 4s"
+	         " GROUP BY time(1s), host fill(none)",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:01Z\",1,"
+	         "1]]},{\"name\":\"o\",\"tags\":{\"host\":\"d\"},\"columns\":[\"time\",\"count\","
+	         "\"count_1\"],\"values\":[[\"1970-01-01T00:00:03Z\",null,1]]}]}");
+	expect_q(f, "SELECT count(f), count(g) FROM o WHERE time >= 0s AND time < 4s"
+	         " GROUP BY time(1s), host fill(7)",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"tags\":{\"host\":\"a\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\",7,"
+	         "7],[\"1970-01-01T00:00:01Z\",1,1],[\"1970-01-01T00:00:02Z\",7,7],"
+	         "[\"1970-01-01T00:00:03Z\",7,7]]},{\"name\":\"o\",\"tags\":{\"host\":\"d\"},"
+	         "\"columns\":[\"time\",\"count\",\"count_1\"],\"values\":[[\"1970-01-01T00:00:00Z\",7,"
+	         "7],[\"1970-01-01T00:00:01Z\",7,7],[\"1970-01-01T00:00:02Z\",7,7],"
+	         "[\"1970-01-01T00:00:03Z\",7,1]]}]}");
+	expect_q(f, "SELECT mean(f) FROM o WHERE time >= 0s AND time < 4s"
+	         " GROUP BY time(1s) fill(none)",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"o\",\"columns\":[\"time\",\"mean\"],"
+	         "\"values\":[[\"1970-01-01T00:00:01Z\",7]]}]}");
 }
 
 /* Time conditions under OR: InfluxDB 1.6 takes every time comparison
