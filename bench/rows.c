@@ -161,8 +161,8 @@ int64_t bench_now_ns(void)
 
 /* Results kept for --compare; the latency workload's per-second lines
  * are not kept (see bench_result). */
-#define RESULTS_MAX 512
-#define TARGETS_MAX 64
+#define RESULTS_MAX 2048
+#define TARGETS_MAX 256
 
 static struct result {
 	char workload[48], engine[32], metric[48];
