@@ -681,6 +681,7 @@ int ts__log_open(const char *dir, int readonly, ts__lsn start_lsn, uint64_t seg_
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	log->hot.shift = shift_of(seg_size ? seg_size : TS_SEG_DATA);
+	log->alloc_step = TS_LOG_ALLOC_FIRST;
 	if (readonly && log->hot.shift) /* until learnt from a segment (ts__log_recover) */
 		log->hot.shift = TS_SEG_DATA_SHIFT;
 	if (!log->hot.shift) {

@@ -121,7 +121,8 @@ struct ts__log {
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	uint64_t alloc_seg;       /* writer: segment + 1 whose blocks are allocated */
 	uint64_t alloc_end;       /* up to this file offset (0 = no segment known) */
-	uint64_t alloc_step;      /* data bytes the next allocation adds */
+	uint64_t alloc_step;      /* data bytes the next allocation adds (from
+	                           * TS_LOG_ALLOC_FIRST, at most a segment's) */
 	uint64_t warm_at;         /* writer: ask the preparer to warm the tail's
 	                           * segment when the tail passes this LSN (0 = no) */
 	/* Whether hot.shift is the log's.  A writer's always is (its segments'
@@ -192,8 +193,8 @@ static inline uint64_t batch_start_s(unsigned shift, uint64_t p)
  * fill"). */
 static inline void alloc_step_grow(ts__log *log)
 {
-	uint64_t step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
-	log->alloc_step = step < seg_data(log) ? step * 2 : seg_data(log);
+	if (log->alloc_step < seg_data(log)) /* powers of two: 2x stays within */
+		log->alloc_step *= 2;
 }
 
 /* ---- log.c ---- */

@@ -126,22 +126,20 @@ int ts__log_create_seg(ts__log *log, uint64_t seg, const char *path, uint64_t al
 
 uint64_t ts__log_alloc_first(const ts__log *log)
 {
-	uint64_t step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
-	return TS_SEG_HEADER + (step < seg_data(log) ? step : seg_data(log));
+	return TS_SEG_HEADER + log->alloc_step;
 }
 
 int ts__log_alloc_seg(ts__log *log, uint64_t seg, uint64_t need)
 {
-	uint64_t tail_off = TS_SEG_HEADER + (log->hot.tail - seg_lsn(log, seg));
-	uint64_t from, to, step = log->alloc_step ? log->alloc_step : TS_LOG_ALLOC_FIRST;
+	uint64_t from, to;
 	char path[TS_PATH_MAX];
 	int rc, fd;
 	if (log->alloc_seg == seg + 1 && need <= log->alloc_end)
 		return 0;
-	/* below the tail, every block was stored into: allocated */
-	from = log->alloc_seg == seg + 1 ? log->alloc_end : tail_off & ~(uint64_t)4095;
-	to = (from > need ? from : need) + step;
-	to = (to + 4095) & ~(uint64_t)4095;
+	/* not known: below the tail, every block was stored into */
+	from = log->alloc_seg == seg + 1 ? log->alloc_end
+	                                 : TS_SEG_HEADER + (log->hot.tail - seg_lsn(log, seg));
+	to = (from > need ? from : need) + log->alloc_step;
 	if (to > seg_file(log))
 		to = seg_file(log);
 	if (from >= to) /* the tail at the segment's end: nothing to add */
@@ -151,8 +149,9 @@ int ts__log_alloc_seg(ts__log *log, uint64_t seg, uint64_t need)
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		return ts__fail_errno(errno, "open %s", path);
 	int r = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	/* the record alone, to the end of its (4 KiB) block */
 	uint64_t least = (need + 4095) & ~(uint64_t)4095;
-	if (r < 0 && errno == ENOSPC && least > from && least < to) { /* the record alone */
+	if (r < 0 && errno == ENOSPC && least > from && least < to) {
 		to = least;
 		r = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
 	}
