@@ -489,6 +489,8 @@ static const bench_tsbs_row *load(const bench_config *c, const char *workload, s
 		bench_error(workload, "tsstored", "bench_tsbs_load", TS_EIO);
 		return NULL;
 	}
+	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+		tag_order[t] = t;
 	qsort(tag_order, BENCH_TSBS_TAGS, sizeof *tag_order, cmp_tag);
 	return *rows;
 }
@@ -532,8 +534,6 @@ int bench_workload_ingest_http(const bench_config *c)
 	bench_tsbs_row *rows = NULL;
 	char *text = NULL;
 	double rate[3], rss[3];
-	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
-		tag_order[t] = t;
 	if (!load(c, "ingest_http", &n, &rows, &text))
 		goto out;
 	/* the same bytes for all three; InfluxDB needs its database named */
@@ -610,8 +610,6 @@ int bench_workload_remote_write(const bench_config *c)
 	bench_tsbs_row *rows = NULL;
 	char *text = NULL;
 	double rate[2], rss[2];
-	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
-		tag_order[t] = t;
 	if (!load(c, "remote_write", &n, &rows, &text))
 		goto out;
 	e[0].batches = make_requests(rows, n, NULL, &e[0].nb);

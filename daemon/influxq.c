@@ -2677,6 +2677,20 @@ static void show_limits(const struct iql_show *sh, struct rseries *s)
 		s->nrows = (size_t)sh->limit;
 }
 
+/* The end of a SHOW of one series s: the error met while filling it,
+ * or s cut by the statement's OFFSET and LIMIT and added to res when it
+ * kept rows.  Returns 0 or -1. */
+static int show_done(struct exec *x, const struct iql_show *sh, struct rseries *s,
+                     struct result *res)
+{
+	if (x->err[0])
+		return -1;
+	show_limits(sh, s);
+	if (s->nrows && vec_push(&x->a, &res->series, s) < 0)
+		return nomem(x);
+	return 0;
+}
+
 /* SHOW MEASUREMENTS: the tables, by name. */
 static int run_show_measurements(struct exec *x, const struct iql_show *sh, struct result *res)
 {
@@ -2699,12 +2713,7 @@ static int run_show_measurements(struct exec *x, const struct iql_show *sh, stru
 		if (add_row(x, s, &cap, c) < 0)
 			return -1;
 	}
-	if (x->err[0])
-		return -1;
-	show_limits(sh, s);
-	if (s->nrows && vec_push(&x->a, &res->series, s) < 0)
-		return nomem(x);
-	return 0;
+	return show_done(x, sh, s, res);
 }
 
 /* Whether tag key name passes SHOW TAG VALUES' WITH KEY. */
@@ -2876,12 +2885,7 @@ static int show_one(struct exec *x, const struct iql_stmt *st, struct meas *m, s
 	default:
 		return fail(x, "unsupported statement");
 	}
-	if (x->err[0])
-		return -1;
-	show_limits(sh, s);
-	if (s->nrows && vec_push(&x->a, &res->series, s) < 0)
-		return nomem(x);
-	return 0;
+	return show_done(x, sh, s, res);
 }
 
 /* Any SHOW into res.  Returns 0 or -1 after the error. */
