@@ -271,7 +271,8 @@ static void sync_file(struct node *n, int fd, int (*keep)(void))
 		rig.pages_synced++;
 	}
 	close(dst);
-	memset(n->dirty, 0, n->ndirty);
+	if (n->ndirty) /* dirty is NULL until a page was written */
+		memset(n->dirty, 0, n->ndirty);
 	n->size_dirty = 0;
 }
 
