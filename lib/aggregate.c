@@ -70,6 +70,7 @@ typedef struct agg_cursor {
 	const ts__src *item;
 	ts_value *out;
 	ts_buf gscratch;
+	int *want;                /* the spec columns, when none is in the key */
 } agg_cursor;
 
 static void acc_reset(acc *a)
@@ -274,7 +275,13 @@ static int gather(agg_cursor *c)
 			c->pending = 1;
 		}
 		const ts__src *it = c->item;
-		if (c->rule.group > 0 &&
+		/* A key that begins with the group's encoded columns is of the
+		 * group (each column's encoding ends itself, key.h): most rows
+		 * are, and are spared parsing their key. */
+		if (c->have_group && c->rule.group > 0 && it->klen > c->gkey.len &&
+		    memcmp(it->key, c->gkey.data, c->gkey.len) == 0)
+			glen = (long)c->gkey.len;
+		else if (c->rule.group > 0 &&
 		    (glen = ts__key_prefix_len(c->rule.schema, it->key, it->klen, c->rule.group)) < 0)
 			return ts__fail(TS_ECORRUPT, "table \"%s\": a malformed key",
 			                c->base.scan.snap.table->name);
@@ -378,6 +385,7 @@ static void agg_destroy(struct ts_cursor *base)
 	ts__buf_free(&c->gkey);
 	ts__buf_free(&c->gscratch);
 	free(c->specs);
+	free(c->want);
 	free(c->win);
 	free(c->accs);
 	free(c->slots);
@@ -427,11 +435,24 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	if (!(c->specs = malloc((size_t)(req->nspecs ? req->nspecs : 1) * sizeof *c->specs)) ||
 	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
 		return ts__fail(TS_ENOMEM, "out of memory");
+	int keys = 0;
 	for (int k = 0; k < req->nspecs; k++) {
 		c->specs[k] = req->specs[k];
 		if (c->specs[k].fn == TS_AGG_FIRST || c->specs[k].fn == TS_AGG_LAST ||
 		    c->specs[k].column == s->schema->ts_col)
 			summaries = 0;
+		keys |= s->schema->cols[c->specs[k].column].key_pos >= 0 &&
+		        c->specs[k].column != s->schema->ts_col;
+	}
+	/* Rows read are decoded only as far as the specs' columns, when no
+	 * spec needs a key column but ts unescaped (ts__row_decode_values). */
+	if (!keys && req->nspecs > 0) {
+		if (!(c->want = malloc((size_t)req->nspecs * sizeof *c->want)))
+			return ts__fail(TS_ENOMEM, "out of memory");
+		for (int k = 0; k < req->nspecs; k++)
+			c->want[k] = c->specs[k].column;
+		base->want = c->want;
+		base->nwant = req->nspecs;
 	}
 	int64_t tmin = req->from > s->expiry ? req->from : s->expiry;
 	if ((rc = ts__range_prefix(&base->range, s->schema, req->prefix, req->nprefix, tmin,

@@ -282,12 +282,44 @@ int ts__avl_find(ts__log *log, uint64_t root, const unsigned char *key,
 
 /* ---- iteration ---- */
 
+/*
+ * A tree's nodes and rows lie in the log in insertion order, so an
+ * in-order walk touches a new cache line (often a new page) at every
+ * step, and most of its time is the wait for memory.  The walk therefore
+ * asks for what it will need before it needs it: each node's other
+ * child as the node is pushed, and once a step is taken the row records
+ * of the next two nodes to be returned and the first node below the next
+ * one's other child.
+ */
+static void prefetch_node(ts__log *log, uint64_t n)
+{
+	if (n)
+		__builtin_prefetch(ts__node_at(log, n));
+}
+
 static void push_spine(ts__avl_iter *it, uint64_t n)
 {
 	while (n && it->depth < TS_AVL_MAX_HEIGHT) {
 		it->stack[it->depth++] = n;
 		const ts__node *N = ts__node_at(it->log, n);
+		prefetch_node(it->log, it->desc ? N->left : N->right);
 		n = it->desc ? N->right : N->left;
+	}
+}
+
+static void prefetch_ahead(const ts__avl_iter *it)
+{
+	for (int i = it->depth - 1; i >= 0 && i >= it->depth - 2; i--)
+		__builtin_prefetch(ts__log_ptr(it->log, ts__node_row(ts__node_at(it->log, it->stack[i]))));
+	if (it->depth == 0)
+		return;
+	/* the next node's other child was asked for when it was pushed; the
+	 * first step down from that child, for the step after the next */
+	const ts__node *T = ts__node_at(it->log, it->stack[it->depth - 1]);
+	uint64_t c = it->desc ? T->left : T->right;
+	if (c) {
+		const ts__node *C = ts__node_at(it->log, c);
+		prefetch_node(it->log, it->desc ? C->right : C->left);
 	}
 }
 
@@ -306,6 +338,7 @@ uint64_t ts__avl_iter_next(ts__avl_iter *it)
 	uint64_t n = it->stack[--it->depth];
 	const ts__node *N = ts__node_at(it->log, n);
 	push_spine(it, it->desc ? N->left : N->right);
+	prefetch_ahead(it);
 	return ts__node_row(N);
 }
 

@@ -23,7 +23,7 @@ struct ts_cursor {
 	int more;                 /* the limit cut the result */
 	ts_value *vals;           /* a row decoded in the snapshot's schema */
 	/* when not NULL, decode only columns want[0..nwant): a projection
-	 * with no key column */
+	 * or an aggregate with no key column but ts */
 	const int *want;
 	int nwant;
 	ts_buf scratch;

@@ -257,10 +257,10 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 				return ts__fail(TS_ENOENT, "columns: no column %d (the table has %d)",
 				                q->columns[i], schema->ncols);
 			c->proj[i] = q->columns[i];
-			keys |= schema->cols[q->columns[i]].key_pos >= 0;
+			keys |= schema->cols[q->columns[i]].key_pos >= 0 && q->columns[i] != schema->ts_col;
 		}
 		c->nproj = q->ncolumns;
-		if (!keys) { /* decode only what is projected */
+		if (!keys) { /* decode only what is projected (ts comes from the key's end) */
 			base->want = c->proj;
 			base->nwant = c->nproj;
 		}

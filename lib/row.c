@@ -107,25 +107,47 @@ int ts__row_decode(const ts__schema *from, const ts__schema *to,
 	return decode(from, to, row, len, vals, scratch, 1);
 }
 
+/* vals[ts] from the key's last 8 bytes, when ts is wanted. */
+static int want_ts(const ts__schema *to, const void *row, size_t len, ts_value *vals,
+                   const int *want, int nwant)
+{
+	const void *key;
+	size_t klen;
+	for (int k = 0; k < nwant; k++)
+		if (want[k] == to->ts_col) {
+			if (ts__row_key(row, len, &key, &klen) < 0)
+				return TS_ECORRUPT;
+			vals[to->ts_col].type = TS_TIMESTAMP;
+			vals[to->ts_col].v.i = ts__key_ts(key, klen);
+			return 0;
+		}
+	return 0;
+}
+
 int ts__row_decode_values(const ts__schema *from, const ts__schema *to,
                           const void *row, size_t len, ts_value *vals,
                           const int *want, int nwant)
 {
 	for (int k = 0; k < nwant; k++)
-		if (want[k] < from->ncols && from->cols[want[k]].fixed_off < 0)
+		if (want[k] < from->ncols && want[k] != to->ts_col && from->cols[want[k]].fixed_off < 0) {
 			/* a variable-length column: every one before it must be walked */
-			return decode(from, to, row, len, vals, NULL, 0);
+			int rc = decode(from, to, row, len, vals, NULL, 0);
+			return rc < 0 ? rc : want_ts(to, row, len, vals, want, nwant);
+		}
 	const void *key;
 	size_t klen;
 	ts_reader r;
 	ts__reader_init(&r, row, len);
 	ts__get_bytes(&r, &key, &klen);
 	const unsigned char *fixed = ts__get_raw(&r, (size_t)from->fixed_size);
-	if (r.bad)
+	if (r.bad || klen < 8)
 		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
 	for (int k = 0; k < nwant; k++) {
 		int i = want[k];
-		if (i >= from->ncols) {
+		if (i == to->ts_col) {
+			vals[i].type = TS_TIMESTAMP;
+			vals[i].v.i = ts__key_ts(key, klen);
+		} else if (i >= from->ncols) {
 			vals[i] = to->cols[i].dflt;
 		} else {
 			vals[i].type = to->cols[i].type;

@@ -33,12 +33,13 @@ int ts__row_decode(const ts__schema *from, const ts__schema *to,
                    const void *row, size_t len, ts_value *vals,
                    ts_buf *scratch);
 
-/* The same for columns want[0..nwant) of `to`, none of them in the key;
- * vals of key columns are left as they were, those of other columns may
- * be written or not.  For projections, which are spared decoding (and
- * unescaping) the key and, when they want no variable-length column,
- * every column they drop.  The row's length is checked only as far as
- * the wanted columns lie. */
+/* The same for columns want[0..nwant) of `to`, none of them in the key
+ * but ts (read from the key's last 8 bytes); vals of the other key
+ * columns are left as they were, those of other columns may be written
+ * or not.  For projections, which are spared decoding (and unescaping)
+ * the key and, when they want no variable-length column, every column
+ * they drop.  The row's length is checked only as far as the wanted
+ * columns lie. */
 int ts__row_decode_values(const ts__schema *from, const ts__schema *to,
                           const void *row, size_t len, ts_value *vals,
                           const int *want, int nwant);

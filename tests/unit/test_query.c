@@ -372,6 +372,7 @@ static void query_projection_and_schema(void **state)
 			assert_int_equal(r[1].v.i, START + count * SEC);
 		} else {
 			assert_true(r[0].v.d == -1.0);
+			assert_int_equal(r[1].v.i, START + 100 * SEC); /* ts, from the key's end */
 			assert_int_equal(r[2].v.i, 2);
 		}
 		count++;
