@@ -2380,6 +2380,15 @@ static int plan_windows(struct exec *x, struct sel *s, struct cell **picked, siz
 		return 0;
 	s->start = window_of(s, from);
 	s->nwin = (window_of(s, s->tr.to - 1) - s->start) / q->group_interval + 1;
+	/* LIMIT (+ OFFSET) windows in time order, every window answered
+	 * (no fill(none), which leaves windows out, nor fill(linear), which
+	 * looks past the last one): the rows after them are never read
+	 * (TSBS's groupby-orderby-limit). */
+	if (q->limit > 0 && !q->order_desc && q->fill != IQL_FILL_NONE &&
+	    q->fill != IQL_FILL_LINEAR && q->offset >= 0 && q->limit + q->offset < s->nwin) {
+		s->nwin = q->limit + q->offset;
+		s->tr.to = s->start + s->nwin * q->group_interval;
+	}
 	if (s->nwin > TSD_IQL_BUCKETS_MAX / (s->ncols ? s->ncols : 1))
 		return fail(x, "max-select-buckets limit exceeded: (%lld/%lld)",
 		            (long long)s->nwin, (long long)TSD_IQL_BUCKETS_MAX);

@@ -261,6 +261,17 @@ static void test_group_time(void **state)
 	         "ORDER BY time DESC LIMIT 2",
 	         SERIES_M "\"columns\":[\"time\",\"max\"],\"values\":[[\"1970-01-01T00:04:00Z\",null],"
 	         "[\"1970-01-01T00:03:00Z\",null]]}]}");
+	/* LIMIT and OFFSET in time order: only the windows kept are read */
+	expect_q(f, "SELECT max(f) FROM m WHERE time < 300s GROUP BY time(1m) LIMIT 2",
+	         SERIES_M "\"columns\":[\"time\",\"max\"],\"values\":[[\"1970-01-01T00:00:00Z\",3.5],"
+	         "[\"1970-01-01T00:01:00Z\",0.25]]}]}");
+	expect_q(f, "SELECT max(f) FROM m WHERE time >= 0 AND time < 300s GROUP BY time(1m) "
+	         "LIMIT 2 OFFSET 2",
+	         SERIES_M "\"columns\":[\"time\",\"max\"],\"values\":[[\"1970-01-01T00:02:00Z\",10],"
+	         "[\"1970-01-01T00:03:00Z\",null]]}]}");
+	expect_q(f, "SELECT count(f) FROM m WHERE time >= 0 AND time < 300s GROUP BY time(1m) "
+	         "fill(none) LIMIT 1 OFFSET 2",
+	         SERIES_M "\"columns\":[\"time\",\"count\"],\"values\":[[\"1970-01-01T00:02:00Z\",1]]}]}");
 	expect_q(f, "SELECT mean(f) FROM m WHERE time >= 0 AND time < 240s GROUP BY time(1m) "
 	         "fill(linear)",
 	         SERIES_M "\"columns\":[\"time\",\"mean\"],\"values\":[[\"1970-01-01T00:00:00Z\",2.5],"
