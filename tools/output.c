@@ -26,11 +26,12 @@ static int drain(struct cli_output *out)
 }
 
 void cli_output_begin(struct cli_output *out, const struct cli *cli, enum rowfmt format,
-                      const char *const *names, int ncolumns, int progress)
+                      const char *const *names, int ncolumns, int header, int progress)
 {
 	*out = (struct cli_output){.format = format, .names = names, .ncolumns = ncolumns};
 	cli_progress_init(&out->progress, cli->cmd->name, 0, progress && isatty(STDERR_FILENO));
-	rowfmt_header(&out->buf, format, names, ncolumns);
+	if (header)
+		rowfmt_header(&out->buf, format, names, ncolumns);
 }
 
 int cli_output_row(struct cli_output *out, const ts_value *row)

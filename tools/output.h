@@ -23,12 +23,12 @@ struct cli_output {
 
 /*
  * cli_output_begin -- start printing rows of the ncolumns columns named by
- * names (which must outlive out) in format: writes the header line (tsv,
- * csv).  progress: draw a progress line on a terminal (the caller's
- * command name labels it).
+ * names (which must outlive out) in format.  header: write the header
+ * line first (tsv, csv; jsonl has none either way).  progress: draw a
+ * progress line on a terminal (the caller's command name labels it).
  */
 void cli_output_begin(struct cli_output *out, const struct cli *cli, enum rowfmt format,
-                      const char *const *names, int ncolumns, int progress);
+                      const char *const *names, int ncolumns, int header, int progress);
 
 /* cli_output_row -- one row of ncolumns values.  Returns 0, or -1 when
  * standard output failed (a closed pipe, a full disk): stop then. */
