@@ -3,25 +3,34 @@
  * and dump.
  *
  *     tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc]
- *                         [--limit N] [--format tsv|jsonl|csv]
- *     tsstore latest TABLE --prefix V,... [--format ...]
+ *                         [--limit N] [--after KEY] [--columns COL,...]
+ *                         [--no-header] [--format tsv|jsonl|csv]
+ *     tsstore latest TABLE --prefix V,... [--columns ...] [--no-header]
+ *                         [--format ...]
  *     tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,...
- *                         [--prefix V,...] [--from T] [--to T] [--format ...]
+ *                         [--prefix V,...] [--from T] [--to T]
+ *                         [--columns NAME,...] [--no-header] [--format ...]
  *     tsstore dump TABLE
  *
  * Each runs in the same steps: parse the arguments into a struct cli_req
  * (usage errors, exit 2, before anything is opened); open the store and
- * the table's schema; turn the texts that need the schema (prefix values,
- * aggregate columns) into values (a bad one is a usage error too); run
- * the request on the store (store.c: the library with -d, tsstored with
- * -s) and print each row it yields through output.c.  The output is the
- * same in both modes because the rows are the same values either way.
+ * the table's schema; turn the texts that need the schema (prefix and
+ * after values, aggregate columns) into values (a bad one is a usage
+ * error too); name the output's columns and pick those of --columns (an
+ * unknown one is a usage error); run the request on the store (store.c:
+ * the library with -d, tsstored with -s) and print each row it yields
+ * through output.c.  The output is the same in both modes because the
+ * rows are the same values either way.
  *
- * Output: a header line (tsv, csv) naming the columns, then one line per
- * row (rowfmt.c).  aggregate names its columns: the group's key columns,
- * "ts" (the window's start), then "COL:FN" for each function asked for.
- * query with --limit says on stderr when the limit cut the result:
- *     query: limit of N rows reached; more rows follow
+ * Output: a header line (tsv, csv; not with --no-header) naming the
+ * columns, then one line per row (rowfmt.c).  aggregate names its
+ * columns: the group's key columns, "ts" (the window's start), then
+ * "COL_FN" for each function asked for -- valid column names, so that
+ * the output can be inserted into a rollup table (the protocol's answer
+ * has no names; only the command's header changed from "COL:FN").
+ * query with --limit says on stderr when the limit cut the result, with
+ * the option that continues it, pastable into a shell (key_text):
+ *     query: limit of N rows reached; more: --after web1,2026-11-21T10:00:00Z
  * latest prints the header and the row; when no row has the prefix it
  * prints nothing and fails: "tsstore: latest: no row with prefix (...)".
  * dump is query in jsonl, every column, with a progress line on a
