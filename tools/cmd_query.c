@@ -55,6 +55,7 @@ struct query_args {
 	const char *after;   /* the --after text, likewise */
 	const char *columns; /* the --columns text, read against the output's names */
 	int no_header;       /* --no-header */
+	const char *output;  /* --output FILE, else NULL (stdout) */
 	struct cli_req req;
 	enum rowfmt format;
 	int has_format;
@@ -124,6 +125,9 @@ static int query_option(const struct cli *cli, int c, struct query_args *a)
 		return CLI_OK;
 	case 'H':
 		a->no_header = 1;
+		return CLI_OK;
+	case 'o':
+		a->output = optarg;
 		return CLI_OK;
 	case 'F':
 		r->has_from = 1;
@@ -268,6 +272,8 @@ static int parse_specs(const struct cli *cli, const ts_schema *s, char *text, st
 /* What is printed: the columns (all of a row's, or those of --columns)
  * and how. */
 struct shape {
+	FILE *f;                  /* stdout, or the file of --output */
+	const char *path;         /* that file's name, for messages */
 	enum rowfmt format;
 	const char *const *names; /* of the printed columns */
 	int ncolumns;
@@ -282,7 +288,8 @@ struct printer {
 	const int *pick;   /* as struct shape's */
 	ts_value *picked;  /* the printed values of a row, when pick */
 	int ncolumns;
-	int failed;        /* standard output failed */
+	int failed;        /* the output failed */
+	int err;           /* its errno */
 };
 
 static int print_row(void *arg, const ts_value *row, int n)
@@ -293,6 +300,7 @@ static int print_row(void *arg, const ts_value *row, int n)
 		p->picked[i] = row[p->pick[i]]; /* a shallow copy, valid during the call */
 	if (cli_output_row(&p->out, p->pick ? p->picked : row) < 0) {
 		p->failed = 1;
+		p->err = errno;
 		return -1;
 	}
 	return 0;
@@ -368,13 +376,19 @@ static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const t
 	int status;
 	if (sh->pick && !(p.picked = calloc((size_t)sh->ncolumns, sizeof *p.picked)))
 		return cli_fail(cli, "out of memory");
-	cli_output_begin(&p.out, cli, sh->format, sh->names, sh->ncolumns, sh->header,
+	cli_output_begin(&p.out, cli, sh->f, sh->format, sh->names, sh->ncolumns, sh->header,
 	                 sh->progress);
 	status = cli_store_rows(cli, st, r, s, print_row, &p, &more);
 	free(p.picked);
 	if (p.out.rows == 0 && (status != CLI_OK || r->kind == CLI_REQ_LATEST))
 		p.out.buf.len = 0; /* no header for a failure, or for latest without its row */
-	if (cli_output_end(&p.out) < 0 || p.failed)
+	if (cli_output_end(&p.out) < 0 && !p.failed) {
+		p.failed = 1;
+		p.err = errno;
+	}
+	if (p.failed && sh->f != stdout)
+		status = cli_fail(cli, "%s: %s", sh->path, strerror(p.err));
+	else if (p.failed)
 		status = CLI_FAILURE; /* tsstore.c says what happened to stdout */
 	else if (status == CLI_OK && more.more)
 		say_more(cli, r, &more);
@@ -536,7 +550,46 @@ static int pick_columns(const struct cli *cli, const char *text, const char *con
 	return status;
 }
 
-/* query, latest, aggregate and dump: the options, then steps 1 to 4 with
+/* Step 5, with --output FILE: the file the rows go to, made or
+ * truncated ("-": stdout).  Opened last, so that a usage error leaves an
+ * existing file as it was.  Returns CLI_CONTINUE, or CLI_FAILURE after
+ * the message. */
+static int open_output(const struct cli *cli, const char *path, FILE **f)
+{
+	*f = stdout;
+	if (!path || strcmp(path, "-") == 0)
+		return CLI_CONTINUE;
+	if (!(*f = fopen(path, "w"))) {
+		*f = stdout;
+		return cli_fail(cli, "%s: %s", path, strerror(errno));
+	}
+	return CLI_CONTINUE;
+}
+
+/* Close the file of --output (not stdout): bytes it could not write fail
+ * a run that had succeeded. */
+static int close_output(const struct cli *cli, const struct shape *sh, int status)
+{
+	if (!sh->f || sh->f == stdout)
+		return status;
+	if (fclose(sh->f) != 0 && status == CLI_OK)
+		return cli_fail(cli, "%s: %s", sh->path, strerror(errno));
+	return status;
+}
+
+/* The format of the rows: --format, else what --output's extension
+ * names, else jsonl for dump and tsv for the others. */
+static enum rowfmt output_format(const struct query_args *a, enum cli_req_kind kind)
+{
+	enum rowfmt f = kind == CLI_REQ_DUMP ? ROWFMT_JSONL : ROWFMT_TSV;
+	if (a->has_format)
+		return a->format;
+	if (a->output)
+		rowfmt_from_path(a->output, &f); /* else the default stays */
+	return f;
+}
+
+/* query, latest, aggregate and dump: the options, then steps 1 to 5 with
  * the store open, then run. */
 static int run_command(struct cli *cli, int argc, char **argv, const struct option *opts,
                        enum cli_req_kind kind)
@@ -561,17 +614,19 @@ static int run_command(struct cli *cli, int argc, char **argv, const struct opti
 		goto out;
 	}
 	sh = (struct shape){
-		.format = a.has_format ? a.format : kind == CLI_REQ_DUMP ? ROWFMT_JSONL : ROWFMT_TSV,
+		.path = a.output, .format = output_format(&a, kind),
 		.names = names, .ncolumns = n, .header = !a.no_header,
 		.progress = kind == CLI_REQ_DUMP,
 	};
-	if (a.columns &&
-	    (status = pick_columns(cli, a.columns, names, n, &sh, &pick, &picked)) != CLI_CONTINUE)
+	if ((a.columns &&
+	     (status = pick_columns(cli, a.columns, names, n, &sh, &pick, &picked)) != CLI_CONTINUE) ||
+	    (status = open_output(cli, a.output, &sh.f)) != CLI_CONTINUE)
 		goto out;
 	status = run(cli, st, &a.req, s, &sh);
 	if (status == CLI_NO_ROW)
 		status = cli_fail(cli, "no row with prefix \"%s\"", a.prefix);
 out:
+	status = close_output(cli, &sh, status);
 	free(names);
 	free(picked);
 	free(pick);
@@ -593,6 +648,7 @@ int cli_cmd_query(struct cli *cli, int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"columns", required_argument, NULL, 'C'},
 		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -606,6 +662,7 @@ int cli_cmd_latest(struct cli *cli, int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"columns", required_argument, NULL, 'C'},
 		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -624,6 +681,7 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"columns", required_argument, NULL, 'C'},
 		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -633,6 +691,7 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 int cli_cmd_dump(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};

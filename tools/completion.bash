@@ -13,8 +13,8 @@
 #   - table names for a command's first operand: `tsstore [-d|-s ...]
 #     tables`, quietly (nothing on a failure; through tsstored, at most
 #     2 s), with the -d/-s/--token-file given before the command;
-#   - files for FILE (insert, load), directories for DEST (snapshot) and
-#     -d, files for -s and --token-file.
+#   - files for FILE (insert, load; --output), directories for DEST
+#     (snapshot) and -d, files for -s and --token-file.
 # Only plain bash is used (compgen, COMPREPLY), not bash-completion's
 # helpers, so it works wherever bash does.
 
@@ -86,9 +86,12 @@ _tsstore()
 	fi
 
 	usage=$(_tsstore_usage "$prog" "$cmd")
-	# The value of an option: a list's words, or nothing to offer.
+	# The value of an option: a list's words, a file, or nothing to offer.
 	if [[ $prev == --* ]] && arg=$(_tsstore_option_arg "$usage" "$prev"); then
-		[[ $arg == *'|'* ]] && COMPREPLY=($(compgen -W "${arg//|/ }" -- "$cur"))
+		case $arg in
+		*'|'*) COMPREPLY=($(compgen -W "${arg//|/ }" -- "$cur")) ;;
+		FILE) _tsstore_files -f ;;
+		esac
 		return
 	fi
 	if [[ $cur == -* ]]; then

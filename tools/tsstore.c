@@ -41,15 +41,16 @@ static const struct cli_command commands[] = {
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", cli_cmd_query,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY]"
-	 " [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]",
+	 " [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
 	 "print the rows inside a key range and a time range; a cut result says the --after"
 	 " that continues it"},
 	{"latest", cli_cmd_latest,
-	 "latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]",
+	 "latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]"
+	 " [--output FILE]",
 	 "print the newest row for the prefix"},
 	{"aggregate", cli_cmd_aggregate,
 	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] "
-	 "[--columns NAME,...] [--no-header] [--format tsv|jsonl|csv]",
+	 "[--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
 	 "windowed statistics: count sum min max mean first last, in columns named COL_FN"},
 	{"flush", cli_cmd_flush, "flush [TABLE] [--before T]",
 	 "persist rows to on-disk tablets"},
@@ -57,7 +58,7 @@ static const struct cli_command commands[] = {
 	 "verify every checksum and invariant; exit 1 on damage"},
 	{"snapshot", cli_cmd_snapshot, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
-	{"dump", cli_cmd_dump, "dump TABLE", "export the rows of a table as jsonl"},
+	{"dump", cli_cmd_dump, "dump TABLE [--output FILE]", "export the rows of a table as jsonl"},
 	{"load", cli_cmd_load, "load TABLE [FILE]",
 	 "import rows into a table from jsonl (dump's output; .tsv and .csv files by their extension)"},
 };
@@ -94,7 +95,8 @@ static const char help_notes[] =
 	"field, or null takes the default (ts: now).  Each bad row is reported\n"
 	"with its line number and skipped; the others are stored; the last line\n"
 	"is \"insert: N rows stored, M rejected\".  Without --format, a FILE named\n"
-	"*.tsv, *.csv or *.jsonl is read in that format (insert and load).\n"
+	"*.tsv, *.csv or *.jsonl is read in that format (insert and load), and\n"
+	"--output FILE is written in it (query, latest, aggregate, dump).\n"
 	"query, latest, aggregate: --columns prints those columns in that order;\n"
 	"--no-header drops the header line (tsv, csv).  aggregate names its\n"
 	"columns COL_FN (usage_mean), so its output is insert's input.  When\n"

@@ -9,7 +9,8 @@
 #   - --columns and --no-header (query, latest, aggregate);
 #   - aggregate's columns are named COL_FN, so its output is insert's
 #     input: a rollup table filled by `aggregate | insert`;
-#   - the input format taken from the file's extension (insert, load);
+#   - the format taken from the file's extension: of the input (insert,
+#     load) and of --output (query, latest, aggregate, dump);
 #   - -V / --version;
 #   - the bash completion (tools/completion.bash, which make install
 #     installs): sourced into bash, its function called with COMP_WORDS
@@ -20,8 +21,8 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 . "$(dirname "$0")/lib.sh"
 
-usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]\n'
-usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv]\n'
+usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 
 # The rows: three hosts, one named "we,b 3" (a comma for the key's
 # escape, a space for the shell's quotes), ten times each on
@@ -152,6 +153,35 @@ suite() {
 	check "$m/copy_rows" 0 '40\n' '' sh -c '"$@" query copy --no-header | wc -l' sh "$bin" $where
 	ts query web --prefix web1 --format csv >"$tmp/web1.again"
 	check_file "$m/copy_web1" 0 "$tmp/web1.again" '' ts query copy --prefix web1 --format csv
+
+	# ---- --output FILE, in the format its extension names ----
+	check "$m/output_csv" 0 '' 'query: limit of 2 rows reached; more: --after web1,2026-11-21T10:20:00Z\n' \
+		ts query web --prefix web1 --limit 2 --output "$tmp/$m.out.csv"
+	ts query web --prefix web1 --limit 2 --format csv 2>/dev/null >"$tmp/want.csv"
+	check_file "$m/output_csv_file" 0 "$tmp/want.csv" '' cat "$tmp/$m.out.csv"
+	check "$m/output_format_wins" 0 '' '' \
+		ts latest web --prefix web1 --format jsonl --columns n --output "$tmp/$m.out.csv"
+	check "$m/output_format_wins_file" 0 '{"n":90}\n' '' cat "$tmp/$m.out.csv"
+	check "$m/output_aggregate_tsv" 0 '' '' ts aggregate web --every 1d --column n:count \
+		--no-header --output "$tmp/$m.agg.tsv"
+	check "$m/output_aggregate_tsv_file" 0 '2026-11-21T00:00:00Z\t30\n' '' cat "$tmp/$m.agg.tsv"
+	check "$m/dump_output_csv" 0 '' '' ts dump web --output "$tmp/$m.dump.csv"
+	check "$m/dump_output_csv_head" 0 'host,ts,usage,n\n' '' sed -n 1p "$tmp/$m.dump.csv"
+	check "$m/create_again" 0 '' '' ts create again --column host:string --column ts:timestamp \
+		--column usage:double --column n:int64 --key host,ts
+	check "$m/load_dump_csv" 0 '' 'load: 30 rows stored, 0 rejected\n' ts load again "$tmp/$m.dump.csv"
+	ts dump web >"$tmp/web.dump"
+	check_file "$m/again_same" 0 "$tmp/web.dump" '' ts dump again
+	echo keep >"$tmp/$m.keep.tsv"
+	check "$m/output_usage_error_keeps_file" 2 '' "tsstore: query: --columns: no column \"nope\" (the columns: host, ts, usage, n)\n$usage_query" \
+		ts query web --columns nope --output "$tmp/$m.keep.tsv"
+	check "$m/output_kept" 0 'keep\n' '' cat "$tmp/$m.keep.tsv"
+	check "$m/output_no_dir" 1 '' "tsstore: query: $tmp/none/x.tsv: No such file or directory\n" \
+		ts query web --output "$tmp/none/x.tsv"
+	if [ -w /dev/full ]; then
+		check "$m/output_full" 1 '' 'tsstore: dump: /dev/full: No space left on device\n' \
+			ts dump web --output /dev/full
+	fi
 }
 
 # ---- on the files ----
@@ -194,9 +224,9 @@ else
 	check_file complete_global_options 0 "$tmp/lines" '' completions "$bin" --t
 	lines -V
 	check_file complete_version 0 "$tmp/lines" '' completions "$bin" -V
-	check complete_tables 0 'rollup\nweb\n' '' completions "$bin" -d "$tmp/direct" query ''
+	check complete_tables 0 'again\nrollup\nweb\n' '' completions "$bin" -d "$tmp/direct" query ''
 	check complete_tables_prefix 0 'web\n' '' completions "$bin" -d "$tmp/direct" stats w
-	check complete_tables_after_option 0 'rollup\nweb\n' '' completions "$bin" -d "$tmp/direct" query --limit 3 ''
+	check complete_tables_after_option 0 'again\nrollup\nweb\n' '' completions "$bin" -d "$tmp/direct" query --limit 3 ''
 	check complete_tables_none 0 '' '' completions "$bin" -d "$tmp/nothing" query ''
 	check complete_no_new_name 0 '' '' completions "$bin" -d "$tmp/direct" create ''
 	lines --columns
@@ -213,6 +243,7 @@ else
 	: >"$tmp/files/rows.csv"
 	check complete_file 0 "$tmp/files/rows.csv\n" '' completions "$bin" insert web "$tmp/files/ro"
 	check complete_datadir 0 "$tmp/files\n" '' completions "$bin" -d "$tmp/fil"
+	check complete_output 0 "$tmp/files/rows.csv\n" '' completions "$bin" dump web --output "$tmp/files/r"
 fi
 
 finish

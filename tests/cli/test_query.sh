@@ -11,9 +11,9 @@ set -u
 
 # The rows are from 2026-11-21; the daemon and the command both read the
 # real clock, and rows two days old are neither expired nor future.
-usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]\n'
-usage_latest='usage: tsstore latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]\n'
-usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv]\n'
+usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_latest='usage: tsstore latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 usage_load='usage: tsstore load TABLE [FILE]\n'
 usage_flush='usage: tsstore flush [TABLE] [--before T]\n'
 
