@@ -306,12 +306,14 @@ static int print_row(void *arg, const ts_value *row, int n)
 	return 0;
 }
 
-/* Whether the n bytes at t stay one word, as they are, in a shell. */
+/* Whether the n bytes at t stay one word, as they are, in a shell (sh,
+ * bash, zsh): letters, digits and a few marks no shell gives a meaning
+ * inside a word. */
 static int shell_safe(const char *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!(t[i] >= 'a' && t[i] <= 'z') && !(t[i] >= 'A' && t[i] <= 'Z') &&
-		    !(t[i] >= '0' && t[i] <= '9') && !strchr("_.,:+-/=@%^", t[i]))
+		    !(t[i] >= '0' && t[i] <= '9') && (!t[i] || !strchr("_.,:+-/@%", t[i])))
 			return 0;
 	return n > 0;
 }
