@@ -322,7 +322,7 @@ static int shell_safe(const char *t, size_t n)
  * The key as --after reads it, as one shell word in b: each value's text
  * (val_text, unescaped) with "," and "\\" escaped by a backslash, joined
  * by commas; in single quotes unless every byte is one a shell leaves
- * alone, so that the line can be pasted.
+ * alone, so that the line can be pasted.  Out of memory: b->failed.
  */
 static void key_text(struct jbuf *b, const ts_value *key, int n)
 {
@@ -337,9 +337,12 @@ static void key_text(struct jbuf *b, const ts_value *key, int n)
 				jbuf_putc(&raw, '\\');
 			jbuf_putc(&raw, v.p[k]);
 		}
+		raw.failed |= v.failed;
 		jbuf_free(&v);
 	}
-	if (shell_safe(raw.p, raw.len)) {
+	if (raw.failed) {
+		b->failed = 1; /* out of memory: no key rather than a wrong one */
+	} else if (shell_safe(raw.p, raw.len)) {
 		jbuf_put(b, raw.p, raw.len);
 	} else {
 		jbuf_putc(b, '\'');
