@@ -25,6 +25,9 @@ BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
+# tsstore's bash completion (tools/completion.bash), where bash-completion
+# looks for it by the command's name.
+COMPDIR = $(PREFIX)/share/bash-completion/completions
 
 # Two versions, as with most libraries: the release (TS_VERSION_* in
 # include/tsstore.h, what ts_version(), --version and libtsstore.pc say)
@@ -643,7 +646,7 @@ run: all
 # DESTDIR) removes those again when they are left empty, and no other:
 # the prefix is left as it was.
 INSTALL_DIRS = $(if $(PROGRAMS),$(BINDIR)) $(LIBDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) \
-	$(sort $(foreach m,$(INSTALL_MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))))
+	$(if $(filter 1,$(WITH_TOOLS)),$(COMPDIR)) $(sort $(foreach m,$(INSTALL_MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))))
 install: all
 	@mkdir -p $(B) && touch $(B)/install-dirs
 	@for d in $(INSTALL_DIRS:%=$(DESTDIR)%); do \
@@ -651,6 +654,7 @@ install: all
 			echo "$$d" >> $(B)/install-dirs; d=$$(dirname "$$d"); done; done
 	install -d $(INSTALL_DIRS:%=$(DESTDIR)%)
 	$(if $(PROGRAMS),install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/)
+	$(if $(filter 1,$(WITH_TOOLS)),install -m 0644 tools/completion.bash $(DESTDIR)$(COMPDIR)/tsstore)
 	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	$(if $(SQLITE_EXT),install -m 0755 $(SQLITE_EXT) $(DESTDIR)$(LIBDIR)/)
@@ -667,7 +671,7 @@ install: all
 UNINSTALL_FILES = $(BINDIR)/tsstore $(BINDIR)/tsstored $(BINDIR)/tsstore-fuse \
 	$(LIBDIR)/libtsstore.a $(LIBDIR)/libtsstore.so.$(LIB_VERSION) $(LIBDIR)/$(SONAME) \
 	$(LIBDIR)/libtsstore.so $(LIBDIR)/libtsstore_sqlite.so $(LIBDIR)/pkgconfig/libtsstore.pc \
-	$(INCDIR)/tsstore.h $(foreach m,$(MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	$(INCDIR)/tsstore.h $(COMPDIR)/tsstore $(foreach m,$(MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 uninstall:
 	rm -f $(UNINSTALL_FILES:%=$(DESTDIR)%)
 	@if [ -f $(B)/install-dirs ]; then \

@@ -32,6 +32,13 @@ int rowfmt_parse(const char *name, enum rowfmt *out)
 	return TS_EINVAL;
 }
 
+int rowfmt_from_path(const char *path, enum rowfmt *out)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	const char *dot = strrchr(base, '.');
+	return dot && dot != base ? rowfmt_parse(dot + 1, out) : TS_EINVAL;
+}
+
 /* A csv field: as is when it needs no quotes, else quoted with every
  * quote doubled.  A leading or trailing space is quoted too, as some
  * readers trim unquoted fields. */

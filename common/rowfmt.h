@@ -20,6 +20,11 @@ enum rowfmt {
 /* "tsv", "csv" or "jsonl" to a format.  Returns 0, or TS_EINVAL. */
 int rowfmt_parse(const char *name, enum rowfmt *out);
 
+/* The format a file's name says by its extension: ".tsv", ".csv" or
+ * ".jsonl" (as spelled, lower case), e.g. "rows.csv" or "dir/x.jsonl".
+ * Returns 0, or TS_EINVAL when the name ends in none of them. */
+int rowfmt_from_path(const char *path, enum rowfmt *out);
+
 /* The header line naming the n columns (tsv and csv); nothing for jsonl,
  * whose lines name their columns themselves. */
 void rowfmt_header(struct jbuf *b, enum rowfmt f, const char *const *names, int n);

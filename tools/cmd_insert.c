@@ -5,6 +5,8 @@
  *     tsstore insert TABLE [--format tsv|jsonl|csv] [FILE]
  *
  * FILE "-" or no FILE is standard input; the formats are input.c's.
+ * Without --format, a FILE named *.tsv, *.csv or *.jsonl is read in that
+ * format (load: jsonl unless the name says otherwise).
  *
  * The run: parse the arguments (usage errors, exit 2); open the database
  * read-write and the table, take its schema, open the input (failures,
@@ -87,7 +89,9 @@ struct insert {
 
 /* ---- arguments and input ---- */
 
-/* load takes no --format: it reads jsonl. */
+/* load takes no --format: it reads jsonl, or what FILE's extension
+ * names (rowfmt_from_path); insert's --format wins over the extension,
+ * and tsv is its default. */
 static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
                         struct insert_args *a)
 {
@@ -101,15 +105,20 @@ static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
 	static const char *const names[] = {"TABLE", "FILE"};
 	const char *operands[2];
 	int c, status = CLI_CONTINUE;
-	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+	int explicit = 0; /* --format given: it wins over FILE's extension */
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0) {
+		explicit = 1; /* the only option: --format */
 		if (rowfmt_parse(optarg, &a->format) < 0)
 			return cli_usage(cli, "--format \"%s\": want tsv, jsonl or csv", optarg);
+	}
 	if (c == CLI_STOP)
 		return status;
 	if ((status = cli_operands(cli, argc, argv, names, 1, 2, operands)) != CLI_CONTINUE)
 		return status;
 	a->table = operands[0];
 	a->file = operands[1];
+	if (a->file && !explicit)
+		rowfmt_from_path(a->file, &a->format); /* else the default stays */
 	return CLI_CONTINUE;
 }
 

@@ -3,25 +3,34 @@
  * and dump.
  *
  *     tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc]
- *                         [--limit N] [--format tsv|jsonl|csv]
- *     tsstore latest TABLE --prefix V,... [--format ...]
+ *                         [--limit N] [--after KEY] [--columns COL,...]
+ *                         [--no-header] [--format tsv|jsonl|csv]
+ *     tsstore latest TABLE --prefix V,... [--columns ...] [--no-header]
+ *                         [--format ...]
  *     tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,...
- *                         [--prefix V,...] [--from T] [--to T] [--format ...]
+ *                         [--prefix V,...] [--from T] [--to T]
+ *                         [--columns NAME,...] [--no-header] [--format ...]
  *     tsstore dump TABLE
  *
  * Each runs in the same steps: parse the arguments into a struct cli_req
  * (usage errors, exit 2, before anything is opened); open the store and
- * the table's schema; turn the texts that need the schema (prefix values,
- * aggregate columns) into values (a bad one is a usage error too); run
- * the request on the store (store.c: the library with -d, tsstored with
- * -s) and print each row it yields through output.c.  The output is the
- * same in both modes because the rows are the same values either way.
+ * the table's schema; turn the texts that need the schema (prefix and
+ * after values, aggregate columns) into values (a bad one is a usage
+ * error too); name the output's columns and pick those of --columns (an
+ * unknown one is a usage error); run the request on the store (store.c:
+ * the library with -d, tsstored with -s) and print each row it yields
+ * through output.c.  The output is the same in both modes because the
+ * rows are the same values either way.
  *
- * Output: a header line (tsv, csv) naming the columns, then one line per
- * row (rowfmt.c).  aggregate names its columns: the group's key columns,
- * "ts" (the window's start), then "COL:FN" for each function asked for.
- * query with --limit says on stderr when the limit cut the result:
- *     query: limit of N rows reached; more rows follow
+ * Output: a header line (tsv, csv; not with --no-header) naming the
+ * columns, then one line per row (rowfmt.c).  aggregate names its
+ * columns: the group's key columns, "ts" (the window's start), then
+ * "COL_FN" for each function asked for -- valid column names, so that
+ * the output can be inserted into a rollup table (the protocol's answer
+ * has no names; only the command's header changed from "COL:FN").
+ * query with --limit says on stderr when the limit cut the result, with
+ * the option that continues it, pastable into a shell (key_text):
+ *     query: limit of N rows reached; more: --after web1,2026-11-21T10:00:00Z
  * latest prints the header and the row; when no row has the prefix it
  * prints nothing and fails: "tsstore: latest: no row with prefix (...)".
  * dump is query in jsonl, every column, with a progress line on a
@@ -43,6 +52,10 @@
 struct query_args {
 	const char *table;
 	const char *prefix;  /* the --prefix text, split once the schema is known */
+	const char *after;   /* the --after text, likewise */
+	const char *columns; /* the --columns text, read against the output's names */
+	int no_header;       /* --no-header */
+	const char *output;  /* --output FILE, else NULL (stdout) */
 	struct cli_req req;
 	enum rowfmt format;
 	int has_format;
@@ -104,6 +117,18 @@ static int query_option(const struct cli *cli, int c, struct query_args *a)
 	case 'p':
 		a->prefix = optarg;
 		return CLI_OK;
+	case 'a':
+		a->after = optarg;
+		return CLI_OK;
+	case 'C':
+		a->columns = optarg;
+		return CLI_OK;
+	case 'H':
+		a->no_header = 1;
+		return CLI_OK;
+	case 'o':
+		a->output = optarg;
+		return CLI_OK;
 	case 'F':
 		r->has_from = 1;
 		return time_option(cli, "--from", optarg, &r->from);
@@ -152,11 +177,12 @@ static int parse_query(const struct cli *cli, int argc, char **argv, const struc
 /* ---- what needs the schema ---- */
 
 /*
- * The --prefix text "V,..." as values of the leading key columns.  A
- * comma inside a value is written "\,", a backslash "\\".
+ * A key text "V,..." (of --prefix or --after, named by option) as values
+ * of the leading key columns, into values[0..*n).  A comma inside a value
+ * is written "\,", a backslash "\\" (the form key_text prints).
  */
-static int parse_prefix(const struct cli *cli, const ts_schema *s, const char *text,
-                        struct cli_req *r)
+static int parse_key(const struct cli *cli, const ts_schema *s, const char *option,
+                     const char *text, ts_value *values, int *n)
 {
 	size_t len = strlen(text);
 	char *buf = malloc(len + 1), why[CLI_MESSAGE_MAX];
@@ -165,24 +191,52 @@ static int parse_prefix(const struct cli *cli, const ts_schema *s, const char *t
 	if (!buf)
 		return cli_fail(cli, "out of memory");
 	while (status == CLI_CONTINUE) {
-		size_t n = 0;
+		size_t k = 0;
 		for (; *p && *p != ','; p++)
-			buf[n++] = *p == '\\' && (p[1] == ',' || p[1] == '\\') ? *++p : *p;
-		buf[n] = '\0';
-		if (r->nprefix >= s->nkey) {
-			status = cli_usage(cli, "--prefix: more values than the %d key columns", s->nkey);
+			buf[k++] = *p == '\\' && (p[1] == ',' || p[1] == '\\') ? *++p : *p;
+		buf[k] = '\0';
+		if (*n >= s->nkey) {
+			status = cli_usage(cli, "%s: more values than the %d key columns", option, s->nkey);
 			break;
 		}
-		const ts_column *col = &s->columns[s->key[r->nprefix]];
-		if (val_parse(col->type, buf, &r->prefix[r->nprefix], why, sizeof why) < 0) {
-			status = cli_usage(cli, "--prefix: column \"%s\": %s", col->name, why);
+		const ts_column *col = &s->columns[s->key[*n]];
+		if (val_parse(col->type, buf, &values[*n], why, sizeof why) < 0) {
+			status = cli_usage(cli, "%s: column \"%s\": %s", option, col->name, why);
 			break;
 		}
-		r->nprefix++;
+		(*n)++;
 		if (!*p++)
 			break;
 	}
 	free(buf);
+	return status;
+}
+
+/* The key columns of s as "a,b,ts" in b, for messages. */
+static void key_names(struct jbuf *b, const ts_schema *s)
+{
+	for (int i = 0; i < s->nkey; i++) {
+		if (i)
+			jbuf_putc(b, ',');
+		jbuf_puts(b, s->columns[s->key[i]].name);
+	}
+}
+
+/* The --after text: a value for every key column (the full key of a
+ * row, as the hint of a cut query prints it). */
+static int parse_after(const struct cli *cli, const ts_schema *s, const char *text,
+                       struct cli_req *r)
+{
+	struct jbuf b = {0};
+	int status = parse_key(cli, s, "--after", text, r->after, &r->nafter);
+	if (status != CLI_CONTINUE || r->nafter == s->nkey)
+		return status;
+	key_names(&b, s);
+	jbuf_putc(&b, '\0');
+	status = b.failed ? cli_fail(cli, "out of memory")
+	                  : cli_usage(cli, "--after \"%s\": want a value for each key column: %s",
+	                              text, b.p);
+	jbuf_free(&b);
 	return status;
 }
 
@@ -215,52 +269,151 @@ static int parse_specs(const struct cli *cli, const ts_schema *s, char *text, st
 /* run()'s status when latest found no row. */
 #define CLI_NO_ROW (-3)
 
+/* What is printed: the columns (all of a row's, or those of --columns)
+ * and how. */
+struct shape {
+	FILE *f;                  /* stdout, or the file of --output */
+	const char *path;         /* that file's name, for messages */
+	enum rowfmt format;
+	const char *const *names; /* of the printed columns */
+	int ncolumns;
+	const int *pick;          /* printed column i is value pick[i] of a row; NULL: all */
+	int header;               /* the header line (tsv, csv) */
+	int progress;             /* a progress line on a terminal (dump) */
+};
+
 struct printer {
 	const struct cli *cli;
 	struct cli_output out;
-	int failed; /* standard output failed */
+	const int *pick;   /* as struct shape's */
+	ts_value *picked;  /* the printed values of a row, when pick */
+	int ncolumns;
+	int failed;        /* the output failed */
+	int err;           /* its errno */
 };
 
 static int print_row(void *arg, const ts_value *row, int n)
 {
 	struct printer *p = arg;
 	(void)n;
-	if (cli_output_row(&p->out, row) < 0) {
+	for (int i = 0; p->pick && i < p->ncolumns; i++)
+		p->picked[i] = row[p->pick[i]]; /* a shallow copy, valid during the call */
+	if (cli_output_row(&p->out, p->pick ? p->picked : row) < 0) {
 		p->failed = 1;
+		p->err = errno;
 		return -1;
 	}
 	return 0;
 }
 
-/* Run the request and print its rows under the columns named. */
-static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const ts_schema *s,
-               enum rowfmt format, const char *const *names, int ncolumns, int progress)
+/* Whether the n bytes at t stay one word, as they are, in a shell (sh,
+ * bash, zsh): letters, digits and a few marks no shell gives a meaning
+ * inside a word. */
+static int shell_safe(const char *t, size_t n)
 {
-	struct printer p = {.cli = cli};
-	int more = 0, status;
-	cli_output_begin(&p.out, cli, format, names, ncolumns, progress);
+	for (size_t i = 0; i < n; i++)
+		if (!(t[i] >= 'a' && t[i] <= 'z') && !(t[i] >= 'A' && t[i] <= 'Z') &&
+		    !(t[i] >= '0' && t[i] <= '9') && (!t[i] || !strchr("_.,:+-/@%", t[i])))
+			return 0;
+	return n > 0;
+}
+
+/*
+ * The key as --after reads it, as one shell word in b: each value's text
+ * (val_text, unescaped) with "," and "\\" escaped by a backslash, joined
+ * by commas; in single quotes unless every byte is one a shell leaves
+ * alone, so that the line can be pasted.  Out of memory: b->failed.
+ */
+static void key_text(struct jbuf *b, const ts_value *key, int n)
+{
+	struct jbuf raw = {0};
+	for (int i = 0; i < n; i++) {
+		struct jbuf v = {0};
+		if (i)
+			jbuf_putc(&raw, ',');
+		val_text(&v, &key[i], 0);
+		for (size_t k = 0; k < v.len; k++) {
+			if (v.p[k] == ',' || v.p[k] == '\\')
+				jbuf_putc(&raw, '\\');
+			jbuf_putc(&raw, v.p[k]);
+		}
+		raw.failed |= v.failed;
+		jbuf_free(&v);
+	}
+	if (raw.failed) {
+		b->failed = 1; /* out of memory: no key rather than a wrong one */
+	} else if (shell_safe(raw.p, raw.len)) {
+		jbuf_put(b, raw.p, raw.len);
+	} else {
+		jbuf_putc(b, '\'');
+		for (size_t k = 0; k < raw.len; k++)
+			if (raw.p[k] == '\'')
+				jbuf_puts(b, "'\\''");
+			else
+				jbuf_putc(b, raw.p[k]);
+		jbuf_putc(b, '\'');
+	}
+	jbuf_free(&raw);
+}
+
+/* The line saying that the limit cut the result, with the option that
+ * continues it when the key is known. */
+static void say_more(const struct cli *cli, const struct cli_req *r, const struct cli_more *m)
+{
+	struct jbuf b = {0};
+	fprintf(stderr, "%s: limit of %" PRIu64 " row%s reached; ", cli->cmd->name, r->limit,
+	        r->limit == 1 ? "" : "s");
+	if (m->nkey)
+		key_text(&b, m->key, m->nkey);
+	if (m->nkey && !b.failed)
+		fprintf(stderr, "more: --after %.*s\n", (int)b.len, b.p);
+	else
+		fputs("more rows follow\n", stderr);
+	jbuf_free(&b);
+}
+
+/* Run the request and print its rows as sh says. */
+static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const ts_schema *s,
+               const struct shape *sh)
+{
+	struct printer p = {.cli = cli, .pick = sh->pick, .ncolumns = sh->ncolumns};
+	struct cli_more more = {0};
+	int status;
+	if (sh->pick && !(p.picked = calloc((size_t)sh->ncolumns, sizeof *p.picked)))
+		return cli_fail(cli, "out of memory");
+	cli_output_begin(&p.out, cli, sh->f, sh->format, sh->names, sh->ncolumns, sh->header,
+	                 sh->progress);
 	status = cli_store_rows(cli, st, r, s, print_row, &p, &more);
+	free(p.picked);
 	if (p.out.rows == 0 && (status != CLI_OK || r->kind == CLI_REQ_LATEST))
 		p.out.buf.len = 0; /* no header for a failure, or for latest without its row */
-	if (cli_output_end(&p.out) < 0 || p.failed)
-		return CLI_FAILURE; /* tsstore.c says what happened to stdout */
-	if (status == CLI_OK && more)
-		fprintf(stderr, "%s: limit of %" PRIu64 " row%s reached; more rows follow\n",
-		        cli->cmd->name, r->limit, r->limit == 1 ? "" : "s");
-	if (status == CLI_OK && r->kind == CLI_REQ_LATEST && p.out.rows == 0)
+	if (cli_output_end(&p.out) < 0 && !p.failed) {
+		p.failed = 1;
+		p.err = errno;
+	}
+	if (p.failed && sh->f != stdout)
+		status = cli_fail(cli, "%s: %s", sh->path, strerror(p.err));
+	else if (p.failed)
+		status = CLI_FAILURE; /* tsstore.c says what happened to stdout */
+	else if (status == CLI_OK && more.more)
+		say_more(cli, r, &more);
+	else if (status == CLI_OK && r->kind == CLI_REQ_LATEST && p.out.rows == 0)
 		status = CLI_NO_ROW;
+	cli_more_free(&more);
 	return status;
 }
 
 /* The column names of an aggregate's rows: the group's key columns, "ts",
- * then "COL:FN" per spec; the strings are in *text, one allocation. */
+ * then "COL_FN" per spec (a valid column name, so that the output is
+ * insert's input for a table of those columns: COL cut to fit
+ * TS_NAME_MAX); the strings are in *text, one allocation. */
 static int aggregate_names(const ts_schema *s, const struct cli_req *r, const char ***names,
                            char **text)
 {
 	size_t size = 0, at = 0;
 	int n = r->group + 1 + r->nspecs;
 	for (int i = 0; i < r->nspecs; i++)
-		size += strlen(s->columns[r->specs[i].column].name) + 16;
+		size += TS_NAME_MAX + 1;
 	if (!(*names = calloc((size_t)n, sizeof **names)) || !(*text = malloc(size + 1)))
 		return -1;
 	for (int i = 0; i < r->group; i++)
@@ -268,8 +421,10 @@ static int aggregate_names(const ts_schema *s, const struct cli_req *r, const ch
 	(*names)[r->group] = "ts";
 	for (int i = 0; i < r->nspecs; i++) {
 		(*names)[r->group + 1 + i] = *text + at;
-		at += (size_t)sprintf(*text + at, "%s:%s", s->columns[r->specs[i].column].name,
-		                      ts_aggfn_name(r->specs[i].fn)) + 1;
+		const char *fn = ts_aggfn_name(r->specs[i].fn);
+		int room = TS_NAME_MAX - 1 - (int)strlen(fn);
+		at += (size_t)sprintf(*text + at, "%.*s_%s", room, s->columns[r->specs[i].column].name,
+		                      fn) + 1;
 	}
 	return n;
 }
@@ -288,15 +443,18 @@ static int check_required(struct cli *cli, const struct query_args *a, enum cli_
 	return CLI_CONTINUE;
 }
 
-/* Step 2: what needs the schema, into a->req: the --prefix values, the
- * aggregate's --column specs, --group checked against the key.  Returns
+/* Step 2: what needs the schema, into a->req: the --prefix and --after
+ * values, the aggregate's --column specs, --group checked against the
+ * key.  Returns
  * CLI_CONTINUE, or CLI_USAGE after the message. */
 static int apply_schema(struct cli *cli, const ts_schema *s, struct query_args *a,
                         enum cli_req_kind kind)
 {
 	int status = CLI_CONTINUE;
 	if (a->prefix)
-		status = parse_prefix(cli, s, a->prefix, &a->req);
+		status = parse_key(cli, s, "--prefix", a->prefix, a->req.prefix, &a->req.nprefix);
+	if (a->after && status == CLI_CONTINUE)
+		status = parse_after(cli, s, a->after, &a->req);
 	for (int i = 0; i < a->nspecs && status == CLI_CONTINUE; i++)
 		status = parse_specs(cli, s, a->specs[i], &a->req);
 	if (status == CLI_CONTINUE && kind == CLI_REQ_AGGREGATE && a->req.group >= s->nkey)
@@ -321,15 +479,132 @@ static int output_names(const ts_schema *s, const struct cli_req *r, const char 
 	return n;
 }
 
-/* query, latest, aggregate and dump: the options, then steps 1 to 3 with
+/* The index of name among names[0..n), or -1. */
+static int find_name(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* "a, b, c": the n names, for messages; NULL when out of memory. */
+static char *name_list(const char *const *names, int n)
+{
+	struct jbuf b = {0};
+	for (int i = 0; i < n; i++) {
+		if (i)
+			jbuf_puts(&b, ", ");
+		jbuf_puts(&b, names[i]);
+	}
+	jbuf_putc(&b, '\0');
+	if (b.failed)
+		jbuf_free(&b);
+	return b.p;
+}
+
+/* A --columns name that is not among the output's names[0..n). */
+static int no_such_column(const struct cli *cli, const char *name, const char *const *names,
+                          int n)
+{
+	char *list = name_list(names, n);
+	int status = list ? cli_usage(cli, "--columns: no column \"%s\" (the columns: %s)", name,
+	                              list)
+	                  : cli_fail(cli, "out of memory");
+	free(list);
+	return status;
+}
+
+/*
+ * Step 4, with --columns: the printed columns, in the order given, among
+ * the output's names[0..n) (a table's columns, or an aggregate's names):
+ * sh->pick and sh->names (allocations of at most n entries each, the
+ * names pointing into names) and sh->ncolumns.  Returns CLI_CONTINUE, or
+ * CLI_USAGE (an empty, unknown or repeated name) or CLI_FAILURE after
+ * the message.
+ */
+static int pick_columns(const struct cli *cli, const char *text, const char *const *names, int n,
+                        struct shape *sh, int **pick, const char ***picked)
+{
+	char *copy = strdup(text), *save = NULL, *item;
+	int status = CLI_CONTINUE, k = 0, len = (int)strlen(text);
+	*pick = calloc((size_t)len + 1, sizeof **pick); /* at most a name per comma, and one */
+	*picked = calloc((size_t)len + 1, sizeof **picked);
+	if (!copy || !*pick || !*picked) {
+		free(copy);
+		return cli_fail(cli, "out of memory");
+	}
+	if (len == 0 || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,"))
+		status = cli_usage(cli, "--columns \"%s\": empty column name", text);
+	for (item = strtok_r(copy, ",", &save); item && status == CLI_CONTINUE;
+	     item = strtok_r(NULL, ",", &save)) {
+		int i = find_name(names, n, item);
+		if (i < 0)
+			status = no_such_column(cli, item, names, n);
+		else if (find_name(*picked, k, item) >= 0)
+			status = cli_usage(cli, "--columns: column \"%s\" given twice", item);
+		else {
+			(*pick)[k] = i;
+			(*picked)[k++] = names[i];
+		}
+	}
+	free(copy);
+	sh->pick = *pick;
+	sh->names = *picked;
+	sh->ncolumns = k;
+	return status;
+}
+
+/* Step 5, with --output FILE: the file the rows go to, made or
+ * truncated ("-": stdout).  Opened last, so that a usage error leaves an
+ * existing file as it was.  Returns CLI_CONTINUE, or CLI_FAILURE after
+ * the message. */
+static int open_output(const struct cli *cli, const char *path, FILE **f)
+{
+	*f = stdout;
+	if (!path || strcmp(path, "-") == 0)
+		return CLI_CONTINUE;
+	if (!(*f = fopen(path, "w"))) {
+		*f = stdout;
+		return cli_fail(cli, "%s: %s", path, strerror(errno));
+	}
+	return CLI_CONTINUE;
+}
+
+/* Close the file of --output (not stdout): bytes it could not write fail
+ * a run that had succeeded. */
+static int close_output(const struct cli *cli, const struct shape *sh, int status)
+{
+	if (!sh->f || sh->f == stdout)
+		return status;
+	if (fclose(sh->f) != 0 && status == CLI_OK)
+		return cli_fail(cli, "%s: %s", sh->path, strerror(errno));
+	return status;
+}
+
+/* The format of the rows: --format, else what --output's extension
+ * names, else jsonl for dump and tsv for the others. */
+static enum rowfmt output_format(const struct query_args *a, enum cli_req_kind kind)
+{
+	enum rowfmt f = kind == CLI_REQ_DUMP ? ROWFMT_JSONL : ROWFMT_TSV;
+	if (a->has_format)
+		return a->format;
+	if (a->output)
+		rowfmt_from_path(a->output, &f); /* else the default stays */
+	return f;
+}
+
+/* query, latest, aggregate and dump: the options, then steps 1 to 5 with
  * the store open, then run. */
 static int run_command(struct cli *cli, int argc, char **argv, const struct option *opts,
                        enum cli_req_kind kind)
 {
 	struct query_args a = {.req = {.kind = kind}};
 	struct cli_store *st = NULL;
+	struct shape sh = {0};
 	ts_schema *s = NULL;
-	const char **names = NULL;
+	const char **names = NULL, **picked = NULL;
+	int *pick = NULL;
 	char *text = NULL;
 	int n, status = parse_query(cli, argc, argv, opts, &a);
 	if (status != CLI_CONTINUE || (status = check_required(cli, &a, kind)) != CLI_CONTINUE)
@@ -343,13 +618,23 @@ static int run_command(struct cli *cli, int argc, char **argv, const struct opti
 		status = cli_fail(cli, "out of memory");
 		goto out;
 	}
-	status = run(cli, st, &a.req, s, a.has_format ? a.format : kind == CLI_REQ_DUMP ? ROWFMT_JSONL
-	                                                                              : ROWFMT_TSV,
-	             names, n, kind == CLI_REQ_DUMP);
+	sh = (struct shape){
+		.path = a.output, .format = output_format(&a, kind),
+		.names = names, .ncolumns = n, .header = !a.no_header,
+		.progress = kind == CLI_REQ_DUMP,
+	};
+	if ((a.columns &&
+	     (status = pick_columns(cli, a.columns, names, n, &sh, &pick, &picked)) != CLI_CONTINUE) ||
+	    (status = open_output(cli, a.output, &sh.f)) != CLI_CONTINUE)
+		goto out;
+	status = run(cli, st, &a.req, s, &sh);
 	if (status == CLI_NO_ROW)
 		status = cli_fail(cli, "no row with prefix \"%s\"", a.prefix);
 out:
+	status = close_output(cli, &sh, status);
 	free(names);
+	free(picked);
+	free(pick);
 	free(text);
 	cli_schema_free(s);
 	query_args_free(&a);
@@ -364,7 +649,11 @@ int cli_cmd_query(struct cli *cli, int argc, char **argv)
 		{"to", required_argument, NULL, 'T'},
 		{"desc", no_argument, NULL, 'D'},
 		{"limit", required_argument, NULL, 'l'},
+		{"after", required_argument, NULL, 'a'},
 		{"format", required_argument, NULL, 'f'},
+		{"columns", required_argument, NULL, 'C'},
+		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -376,6 +665,9 @@ int cli_cmd_latest(struct cli *cli, int argc, char **argv)
 	static const struct option opts[] = {
 		{"prefix", required_argument, NULL, 'p'},
 		{"format", required_argument, NULL, 'f'},
+		{"columns", required_argument, NULL, 'C'},
+		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -392,6 +684,9 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
 		{"format", required_argument, NULL, 'f'},
+		{"columns", required_argument, NULL, 'C'},
+		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -401,6 +696,7 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 int cli_cmd_dump(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};

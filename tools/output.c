@@ -1,5 +1,6 @@
 /*
- * output.c -- rows on standard output, in the forms of common/rowfmt.c.
+ * output.c -- rows on standard output (or the file of --output), in the
+ * forms of common/rowfmt.c.
  *
  * Rows are formatted into a buffer and written with fwrite in pieces of
  * OUTPUT_CHUNK bytes or more, so a large result streams in bounded
@@ -19,18 +20,20 @@ static int drain(struct cli_output *out)
 	int rc = 0;
 	if (out->buf.failed)
 		rc = -1;
-	else if (out->buf.len && fwrite(out->buf.p, 1, out->buf.len, stdout) != out->buf.len)
+	else if (out->buf.len && fwrite(out->buf.p, 1, out->buf.len, out->f) != out->buf.len)
 		rc = -1;
 	out->buf.len = 0;
 	return rc;
 }
 
-void cli_output_begin(struct cli_output *out, const struct cli *cli, enum rowfmt format,
-                      const char *const *names, int ncolumns, int progress)
+void cli_output_begin(struct cli_output *out, const struct cli *cli, FILE *f,
+                      enum rowfmt format, const char *const *names, int ncolumns, int header,
+                      int progress)
 {
-	*out = (struct cli_output){.format = format, .names = names, .ncolumns = ncolumns};
+	*out = (struct cli_output){.f = f, .format = format, .names = names, .ncolumns = ncolumns};
 	cli_progress_init(&out->progress, cli->cmd->name, 0, progress && isatty(STDERR_FILENO));
-	rowfmt_header(&out->buf, format, names, ncolumns);
+	if (header)
+		rowfmt_header(&out->buf, format, names, ncolumns);
 }
 
 int cli_output_row(struct cli_output *out, const ts_value *row)

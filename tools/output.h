@@ -13,6 +13,7 @@
 #include "rowfmt.h"
 
 struct cli_output {
+	FILE *f;                  /* where the rows go: stdout, or --output's file */
 	enum rowfmt format;
 	const char *const *names; /* the columns printed */
 	int ncolumns;
@@ -23,19 +24,22 @@ struct cli_output {
 
 /*
  * cli_output_begin -- start printing rows of the ncolumns columns named by
- * names (which must outlive out) in format: writes the header line (tsv,
- * csv).  progress: draw a progress line on a terminal (the caller's
- * command name labels it).
+ * names (which must outlive out) in format, on f (stdout, or a file the
+ * caller opened and closes).  header: write the header line first (tsv,
+ * csv; jsonl has none either way).  progress: draw a progress line on a
+ * terminal (the caller's command name labels it).
  */
-void cli_output_begin(struct cli_output *out, const struct cli *cli, enum rowfmt format,
-                      const char *const *names, int ncolumns, int progress);
+void cli_output_begin(struct cli_output *out, const struct cli *cli, FILE *f,
+                      enum rowfmt format, const char *const *names, int ncolumns, int header,
+                      int progress);
 
 /* cli_output_row -- one row of ncolumns values.  Returns 0, or -1 when
- * standard output failed (a closed pipe, a full disk): stop then. */
+ * the output failed (a closed pipe, a full disk; errno says why): stop
+ * then. */
 int cli_output_row(struct cli_output *out, const ts_value *row);
 
 /* cli_output_end -- write what is left and release out.  Returns 0, or -1
- * when standard output failed. */
+ * when the output failed. */
 int cli_output_end(struct cli_output *out);
 
 #endif /* TSSTORE_TOOLS_OUTPUT_H */

@@ -332,6 +332,8 @@ static int put_query(struct jbuf *req, const ts_schema *s, const struct cli_req 
 		jbuf_puts(req, ",\"desc\":true");
 	if (r->limit)
 		jbuf_printf(req, ",\"limit\":%" PRIu64, r->limit);
+	if (r->nafter)
+		put_key(req, "after", r->after, r->nafter);
 	sh->n = s->ncolumns;
 	if (!(sh->ctypes = malloc((size_t)sh->n * sizeof *sh->ctypes)))
 		return -1;
@@ -361,14 +363,40 @@ static int rows_request(struct jbuf *req, const ts_schema *s, const struct cli_r
 	return rc;
 }
 
-/* The last line of a rows request: whether the limit cut it, and the
- * row of a latest ("row", not in a rows line).  Returns CLI_OK or
- * CLI_FAILURE. */
-static int rows_reply(const struct cli_req *r, json_t *reply, struct rows_state *st, int *more)
+/* The key of a cut query's "next" (the values of every key column of s)
+ * into more.  A "next" missing or not of that shape leaves more without
+ * a key.  Returns CLI_OK, or CLI_FAILURE after the message. */
+static int next_key(const struct cli *cli, const ts_schema *s, const json_t *next,
+                    struct cli_more *more)
+{
+	ts_value key[TS_KEY_COLUMNS_MAX];
+	char why[CLI_MESSAGE_MAX];
+	int n = 0, rc = 0;
+	if (!json_is_array(next) || json_array_size(next) != (size_t)s->nkey)
+		return CLI_OK;
+	for (; n < s->nkey && rc == 0; n++)
+		rc = val_from_json(s->columns[s->key[n]].type, json_array_get(next, (size_t)n),
+		                   &key[n], why, sizeof why);
+	if (rc == 0)
+		rc = cli_more_set_key(more, key, n);
+	for (int i = 0; i < n; i++)
+		val_free(&key[i]);
+	if (rc == TS_ENOMEM)
+		return cli_fail(cli, "out of memory");
+	return rc < 0 ? cli_fail(cli, "unexpected \"next\" from tsstored: %s", why) : CLI_OK;
+}
+
+/* The last line of a rows request: whether the limit cut it and where to
+ * resume, and the row of a latest ("row", not in a rows line).  Returns
+ * CLI_OK or CLI_FAILURE. */
+static int rows_reply(const struct cli_req *r, const ts_schema *s, json_t *reply,
+                      struct rows_state *st, struct cli_more *more)
 {
 	json_t *one = json_object_get(reply, "row");
 	int status = CLI_OK;
-	*more = json_is_true(json_object_get(reply, "more"));
+	more->more = json_is_true(json_object_get(reply, "more"));
+	if (more->more)
+		status = next_key(st->cli, s, json_object_get(reply, "next"), more);
 	if (r->kind == CLI_REQ_LATEST && json_is_array(one)) {
 		json_t *wrap = json_pack("[O]", one);
 		if (on_rows(st, wrap))
@@ -379,14 +407,13 @@ static int rows_reply(const struct cli_req *r, json_t *reply, struct rows_state 
 }
 
 int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
-                    const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
+                    const ts_schema *s, cli_row_fn *fn, void *arg, struct cli_more *more)
 {
 	struct jbuf req = {0};
 	struct rows_shape sh = {.ctypes = NULL};
 	json_t *reply = NULL;
 	ts_value *row = NULL;
 	int status;
-	*more = 0;
 	if (rows_request(&req, s, r, &sh) < 0 || !(row = calloc((size_t)sh.n, sizeof *row))) {
 		status = cli_fail(cli, "out of memory");
 		goto out;
@@ -397,7 +424,7 @@ int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct 
 	};
 	status = cli_remote_run(cli, rem, &req, on_rows, &st, &reply);
 	if (status == CLI_OK)
-		status = rows_reply(r, reply, &st, more);
+		status = rows_reply(r, s, reply, &st, more);
 out:
 	json_decref(reply);
 	jbuf_free(&req);

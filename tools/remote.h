@@ -48,7 +48,7 @@ int cli_remote_schema(const struct cli *cli, struct cli_remote *rem, const char 
 
 /* The rows of r (cli_store_rows's contract). */
 int cli_remote_rows(const struct cli *cli, struct cli_remote *rem, const struct cli_req *r,
-                    const ts_schema *s, cli_row_fn *fn, void *arg, int *more);
+                    const ts_schema *s, cli_row_fn *fn, void *arg, struct cli_more *more);
 
 /* The calls of store.h that leave their message, through the daemon:
  * the same contracts, with the message written to msg. */

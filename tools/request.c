@@ -1,6 +1,7 @@
 /*
  * request.c -- the request and schema values both modes of a store call
- * share (request.h): releasing a request's key values, and a schema in
+ * share (request.h): releasing a request's key values, keeping the key
+ * a cut result resumes from (struct cli_more), and a schema in
  * one allocation (names and default bytes copied into it), which is what
  * the direct mode copies from the library and the daemon mode builds
  * from a "schema" reply.
@@ -16,6 +17,43 @@ void cli_req_free(struct cli_req *r)
 	for (int i = 0; i < r->nprefix; i++)
 		val_free(&r->prefix[i]);
 	r->nprefix = 0;
+	for (int i = 0; i < r->nafter; i++)
+		val_free(&r->after[i]);
+	r->nafter = 0;
+}
+
+void cli_more_free(struct cli_more *m)
+{
+	for (int i = 0; i < m->nkey; i++)
+		val_free(&m->key[i]);
+	m->nkey = 0;
+}
+
+/* A copy of v whose string or blob bytes are its own (val_free). */
+static int copy_value(const ts_value *v, ts_value *out)
+{
+	char *p;
+	*out = *v;
+	if (v->type != TS_STRING && v->type != TS_BLOB)
+		return 0;
+	if (!(p = malloc(v->v.s.len + 1)))
+		return TS_ENOMEM;
+	if (v->v.s.len)
+		memcpy(p, v->v.s.ptr, v->v.s.len);
+	p[v->v.s.len] = '\0';
+	out->v.s.ptr = p;
+	return 0;
+}
+
+int cli_more_set_key(struct cli_more *m, const ts_value *key, int n)
+{
+	cli_more_free(m);
+	for (; m->nkey < n && m->nkey < TS_KEY_COLUMNS_MAX; m->nkey++)
+		if (copy_value(&key[m->nkey], &m->key[m->nkey]) < 0) {
+			cli_more_free(m);
+			return TS_ENOMEM;
+		}
+	return 0;
 }
 
 ts_schema *cli_schema_new(const ts_column *columns, int ncolumns, const int *key, int nkey,

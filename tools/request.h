@@ -36,6 +36,9 @@ struct cli_req {
 	int has_from, has_to;
 	int desc;
 	uint64_t limit;                      /* 0: none */
+	ts_value after[TS_KEY_COLUMNS_MAX];  /* query: resume strictly after this
+	                                        full key (owned: cli_req_free) */
+	int nafter;                          /* 0: from the start */
 	int64_t every;                       /* aggregate */
 	int group;
 	ts_aggspec specs[CLI_AGG_SPECS_MAX];
@@ -44,6 +47,25 @@ struct cli_req {
 
 /* Release the values a request owns. */
 void cli_req_free(struct cli_req *r);
+
+/*
+ * Where a result cut by its limit stops: whether it was cut, and the full
+ * key of the last row given (ts_cursor_resume, or the daemon's "next"),
+ * which a request with that key as `after` continues from.  Zero-filled
+ * before use; released with cli_more_free.
+ */
+struct cli_more {
+	int more;                          /* the limit cut the result */
+	ts_value key[TS_KEY_COLUMNS_MAX];  /* owned copies */
+	int nkey;                          /* 0: not known */
+};
+
+/* Keep a copy of the n values of key in m (replacing any).  Returns 0, or
+ * TS_ENOMEM (m then holds no key). */
+int cli_more_set_key(struct cli_more *m, const ts_value *key, int n);
+
+/* Release the key m holds. */
+void cli_more_free(struct cli_more *m);
 
 /* A row of a result: n values, valid during the call.  Returns 0 to go
  * on, -1 to stop (the caller's output failed). */

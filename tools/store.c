@@ -103,20 +103,32 @@ static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 			.has_to = r->has_to,
 			.desc = r->desc,
 			.limit = r->limit,
+			.after = r->nafter ? r->after : NULL,
+			.nafter = r->nafter,
 		};
 		return ts_query_open(t, &q, cur);
 	}
 	}
 }
 
+/* After the last row of cur: whether the limit cut it, and the key to
+ * resume from.  Returns 0 or TS_ENOMEM. */
+static int cursor_more(ts_cursor *cur, struct cli_more *more)
+{
+	const ts_value *key;
+	int nkey;
+	if (!(more->more = ts_cursor_more(cur)) || ts_cursor_resume(cur, &key, &nkey) < 0)
+		return 0;
+	return cli_more_set_key(more, key, nkey);
+}
+
 int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
-                   const ts_schema *s, cli_row_fn *fn, void *arg, int *more)
+                   const ts_schema *s, cli_row_fn *fn, void *arg, struct cli_more *more)
 {
 	ts_table *t = NULL;
 	ts_cursor *cur = NULL;
 	const ts_value *row;
 	int rc, n, status;
-	*more = 0;
 	if (st->rem)
 		return cli_remote_rows(cli, st->rem, r, s, fn, arg, more);
 	if ((status = cli_table_open(cli, st->db, r->table, &t)) != CLI_OK)
@@ -128,7 +140,7 @@ int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli
 				break;
 			}
 		if (rc == 0)
-			*more = ts_cursor_more(cur);
+			rc = cursor_more(cur, more);
 	}
 	status = rc == 0 ? CLI_OK : rc > 0 ? CLI_FAILURE : cli_fail_lib(cli, rc);
 	ts_cursor_close(cur);

@@ -44,13 +44,14 @@ int cli_store_schema(const struct cli *cli, struct cli_store *st, const char *ta
 
 /*
  * cli_store_rows -- run r on the table whose schema (cli_store_schema)
- * is s, and hand each row to fn.  more: receives 1 when
- * the limit cut the result.  Returns CLI_OK, or CLI_FAILURE after the
- * message (also when fn stopped the run: nothing is said then, the caller
- * knows why).
+ * is s, and hand each row to fn.  more: zero-filled by the caller;
+ * receives whether the limit cut the result and, when it did, the key to
+ * resume from (the caller releases it with cli_more_free).  Returns
+ * CLI_OK, or CLI_FAILURE after the message (also when fn stopped the
+ * run: nothing is said then, the caller knows why).
  */
 int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
-                   const ts_schema *s, cli_row_fn *fn, void *arg, int *more);
+                   const ts_schema *s, cli_row_fn *fn, void *arg, struct cli_more *more);
 
 /*
  * The calls below return 0 or a negative TS_E* code, and leave the

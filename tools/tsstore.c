@@ -40,22 +40,27 @@ static const struct cli_command commands[] = {
 	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", cli_cmd_query,
-	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]",
-	 "print the rows inside a key range and a time range"},
-	{"latest", cli_cmd_latest, "latest TABLE --prefix V,... [--format tsv|jsonl|csv]",
+	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY]"
+	 " [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
+	 "print the rows inside a key range and a time range; a cut result says the --after"
+	 " that continues it"},
+	{"latest", cli_cmd_latest,
+	 "latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv]"
+	 " [--output FILE]",
 	 "print the newest row for the prefix"},
 	{"aggregate", cli_cmd_aggregate,
 	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] "
-	 "[--format tsv|jsonl|csv]",
-	 "windowed statistics: count sum min max mean first last"},
+	 "[--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
+	 "windowed statistics: count sum min max mean first last, in columns named COL_FN"},
 	{"flush", cli_cmd_flush, "flush [TABLE] [--before T]",
 	 "persist rows to on-disk tablets"},
 	{"check", cli_cmd_check, "check [TABLE]",
 	 "verify every checksum and invariant; exit 1 on damage"},
 	{"snapshot", cli_cmd_snapshot, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
-	{"dump", cli_cmd_dump, "dump TABLE", "export the rows of a table as jsonl"},
-	{"load", cli_cmd_load, "load TABLE [FILE]", "import rows into a table from jsonl (dump's output)"},
+	{"dump", cli_cmd_dump, "dump TABLE [--output FILE]", "export the rows of a table as jsonl"},
+	{"load", cli_cmd_load, "load TABLE [FILE]",
+	 "import rows into a table from jsonl (dump's output; .tsv and .csv files by their extension)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -72,7 +77,7 @@ static const char help_options[] =
 	"               for each next part of its answer (default $" CLI_TIMEOUT_ENV "\n"
 	"               if set, else 30s; 10m for check, snapshot, flush; 0: no limit)\n"
 	"  -h, --help   show this help and exit (COMMAND --help: that command's usage)\n"
-	"  --version    show the version and exit\n";
+	"  -V, --version  show the version and exit\n";
 
 static const char help_notes[] =
 	"Types: int32 int64 double timestamp string blob.  A DEFAULT is decimal\n"
@@ -89,7 +94,14 @@ static const char help_notes[] =
 	"integer ns or text.  A column not given, an empty number or timestamp\n"
 	"field, or null takes the default (ts: now).  Each bad row is reported\n"
 	"with its line number and skipped; the others are stored; the last line\n"
-	"is \"insert: N rows stored, M rejected\".\n"
+	"is \"insert: N rows stored, M rejected\".  Without --format, a FILE named\n"
+	"*.tsv, *.csv or *.jsonl is read in that format (insert and load), and\n"
+	"--output FILE is written in it (query, latest, aggregate, dump).\n"
+	"query, latest, aggregate: --columns prints those columns in that order;\n"
+	"--no-header drops the header line (tsv, csv).  aggregate names its\n"
+	"columns COL_FN (usage_mean), so its output is insert's input.  When\n"
+	"--limit cuts a query, stderr says \"more: --after KEY\": the same query\n"
+	"with --after KEY continues right after the last row printed.\n"
 	"Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static void print_help(FILE *f)
@@ -158,7 +170,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 	int c, status, index = -1;
 	opterr = 0;
 	cli->timeout = -1;
-	while ((c = getopt_long(argc, argv, "+:d:s:h", opts, &index)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:s:hV", opts, &index)) != -1) {
 		if (index >= 0 && (word = cli_abbreviated(argv, opts, index)))
 			return cli_usage(cli, "unknown option %s", word);
 		if ((status = global_option(cli, c, argv)) != CLI_CONTINUE)

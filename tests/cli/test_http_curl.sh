@@ -67,7 +67,7 @@ check write_chunked 0 '204\n' '' \
 	"$url/write?db=x"
 check write_read_back 0 'host\tts\tusage\na\t2025-01-01T00:00:00Z\t0.5\n' '' \
 	"$bin" -s "$tmp/sock" query cpu --prefix a
-check write_read_back_last 0 'host\tts\tusage\nb\t2025-01-01T00:33:19Z\t4\n' 'query: limit of 1 row reached; more rows follow\n' \
+check write_read_back_last 0 'host\tts\tusage\nb\t2025-01-01T00:33:19Z\t4\n' 'query: limit of 1 row reached; more: --after b,2025-01-01T00:33:19Z\n' \
 	"$bin" -s "$tmp/sock" query cpu --prefix b --desc --limit 1
 check write_count 0 '2001\n' '' sh -c "\"$bin\" -s \"$tmp/sock\" query cpu | tail -n +2 | wc -l"
 # partial write: 400 naming the first bad line, the good ones stored

@@ -132,8 +132,13 @@ mkdir -p "$tmp/y"
 before=$(cd "$tmp/y" && find . | sort)
 poison_fuse make install PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_install 0 $?
-same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.$libmajor ./lib/libtsstore.so.$libver ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-http.7 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
+same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.$libmajor ./lib/libtsstore.so.$libver ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./share/bash-completion/completions/tsstore ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-http.7 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
 	"$(cd "$tmp/y" && find . -type f -o -type l | sort | tr '\n' ' ' | sed 's/ $//')"
+# the completion installed is the source's, and bash takes it: it
+# registers _tsstore for tsstore
+same completion_installed_as_is "" "$(cmp "$tmp/y/share/bash-completion/completions/tsstore" tools/completion.bash 2>&1)"
+same completion_registers "complete -F _tsstore tsstore" \
+	"$(bash -c '. "$1" && complete -p tsstore' sh "$tmp/y/share/bash-completion/completions/tsstore" 2>&1)"
 poison_fuse make uninstall PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_uninstall "0|$before" "$?|$(cd "$tmp/y" && find . | sort)"
 same nofuse_never_installs "" "$(cat "$tmp/ran" 2>/dev/null)"

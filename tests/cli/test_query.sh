@@ -11,9 +11,9 @@ set -u
 
 # The rows are from 2026-11-21; the daemon and the command both read the
 # real clock, and rows two days old are neither expired nor future.
-usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]\n'
-usage_latest='usage: tsstore latest TABLE --prefix V,... [--format tsv|jsonl|csv]\n'
-usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--format tsv|jsonl|csv]\n'
+usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_latest='usage: tsstore latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 usage_load='usage: tsstore load TABLE [FILE]\n'
 usage_flush='usage: tsstore flush [TABLE] [--before T]\n'
 
@@ -64,7 +64,7 @@ suite() {
 	check "$m/query_window" 0 'host\tts\tusage\tn\nh1\t2026-11-21T10:30:00Z\t2.5\t2\nh2\t2026-11-21T10:10:00Z\t3\t3\n' '' \
 		ts query cpu --from 2026-11-21T10:10:00Z --to 2026-11-21T11:05:00Z
 	check "$m/query_limit" 0 'host\tts\tusage\tn\nh1\t2026-11-21T10:00:00Z\t1.5\t1\nh1\t2026-11-21T10:30:00Z\t2.5\t2\n' \
-		'query: limit of 2 rows reached; more rows follow\n' ts query cpu --limit 2
+		'query: limit of 2 rows reached; more: --after h1,2026-11-21T10:30:00Z\n' ts query cpu --limit 2
 	check "$m/query_limit_exact" 0 "$all_tsv" '' ts query cpu --limit 5
 	check "$m/query_empty" 0 'host\tts\tusage\tn\n' '' ts query cpu --prefix h3
 
@@ -75,11 +75,11 @@ suite() {
 	check "$m/latest_none" 1 '' 'tsstore: latest: no row with prefix "h3"\n' ts latest cpu --prefix h3
 
 	# ---- aggregate ----
-	check "$m/aggregate_hosts" 0 'host\tts\tusage:min\tn:sum\tusage:max\tn:count\nh1\t2026-11-21T10:00:00Z\t1.5\t3\t2.5\t2\nh1\t2026-11-21T11:00:00Z\t4\t4\t4\t1\nh2\t2026-11-21T10:00:00Z\t3\t3\t3\t1\nh2\t2026-11-21T11:00:00Z\t-0.25\t5\t-0.25\t1\n' '' \
+	check "$m/aggregate_hosts" 0 'host\tts\tusage_min\tn_sum\tusage_max\tn_count\nh1\t2026-11-21T10:00:00Z\t1.5\t3\t2.5\t2\nh1\t2026-11-21T11:00:00Z\t4\t4\t4\t1\nh2\t2026-11-21T10:00:00Z\t3\t3\t3\t1\nh2\t2026-11-21T11:00:00Z\t-0.25\t5\t-0.25\t1\n' '' \
 		ts aggregate cpu --every 1h --group 1 --column usage:min,n:sum --column usage:max,n:count
-	check "$m/aggregate_all" 0 'ts,usage:mean,usage:first,usage:last\n2026-11-21T00:00:00Z,2.15,1.5,-0.25\n' '' \
+	check "$m/aggregate_all" 0 'ts,usage_mean,usage_first,usage_last\n2026-11-21T00:00:00Z,2.15,1.5,-0.25\n' '' \
 		ts aggregate cpu --every 1d --column usage:mean,usage:first,usage:last --format csv
-	check "$m/aggregate_window_prefix" 0 'ts\tn:sum\n2026-11-21T10:00:00Z\t3\n' '' \
+	check "$m/aggregate_window_prefix" 0 'ts\tn_sum\n2026-11-21T10:00:00Z\t3\n' '' \
 		ts aggregate cpu --every 2h --prefix h1 --from 2026-11-21T10:00:00Z --to 2026-11-21T11:00:00Z --column n:sum
 
 	# ---- formats of text and blobs ----
@@ -109,7 +109,7 @@ suite() {
 	check "$m/flush_before" 0 '' '' ts flush cpu --before 2026-11-21T11:00:00Z
 	check "$m/flush_all" 0 '' '' ts flush
 	check "$m/query_after_flush" 0 "$all_tsv" '' ts query cpu
-	check "$m/aggregate_after_flush" 0 'ts,usage:mean,usage:first,usage:last\n2026-11-21T00:00:00Z,2.15,1.5,-0.25\n' '' \
+	check "$m/aggregate_after_flush" 0 'ts,usage_mean,usage_first,usage_last\n2026-11-21T00:00:00Z,2.15,1.5,-0.25\n' '' \
 		ts aggregate cpu --every 1d --column usage:mean,usage:first,usage:last --format csv
 
 	# ---- errors ----
