@@ -37,7 +37,7 @@ static const struct cli_command commands[] = {
 	 " in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
 	 "drop a table and remove its files"},
-	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
+	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]",
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", cli_cmd_query,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]",
@@ -55,7 +55,7 @@ static const struct cli_command commands[] = {
 	{"snapshot", cli_cmd_snapshot, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
 	{"dump", cli_cmd_dump, "dump TABLE", "export the rows of a table as jsonl"},
-	{"load", cli_cmd_load, "load TABLE [FILE]", "import rows into a table from jsonl (dump's output)"},
+	{"load", cli_cmd_load, "load TABLE [--flush-idle DUR] [FILE]", "import rows into a table from jsonl (dump's output)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -87,9 +87,11 @@ static const char help_notes[] =
 	"line, keys are column names.  Values as for DEFAULT; tsv escapes tab,\n"
 	"newline and backslash as \\t \\n \\\\; jsonl blobs are base64, timestamps\n"
 	"integer ns or text.  A column not given, an empty number or timestamp\n"
-	"field, or null takes the default (ts: now).  Each bad row is reported\n"
-	"with its line number and skipped; the others are stored; the last line\n"
-	"is \"insert: N rows stored, M rejected\".\n"
+	"field, or null takes the default (ts: the time the row was read).  Each\n"
+	"bad row is reported with its line number and skipped; the others are\n"
+	"stored; the last line is \"insert: N rows stored, M rejected\".  Rows go\n"
+	"in batches of 1000, or fewer once no input came for --flush-idle\n"
+	"(default " CLI_INSERT_FLUSH_IDLE_DEFAULT ") or the first has waited 1s.\n"
 	"Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static void print_help(FILE *f)
