@@ -8,7 +8,9 @@
 # same rows again into a table whose duplicate policy is ignore stores
 # nothing and says so.  Each case runs on the files (-d: a read-only query
 # runs beside the insert that holds the database) and again through a
-# tsstored (-s), for tsv, csv and jsonl.
+# tsstored (-s), for tsv, csv and jsonl.  Last, a tsstored with
+# --idle-timeout closes the connection of an insert during a silence: the
+# insert connects again for its next batch.
 #
 # A writer is a shell function that prints rows with pauses and waits at
 # gates: files the test creates once it has seen what it expects, so that
@@ -214,6 +216,18 @@ mode=socket
 daemon_start "$tmp/socket/db" "$tmp/socket/sock"
 ts() { "$bin" -s "$tmp/socket/sock" "$@"; }
 suite
+daemon_stop
+
+# ---- a daemon that closes idle connections: the insert connects again ----
+mode=idle
+daemon_start "$tmp/socket/db" "$tmp/socket/sock" --idle-timeout 1s
+check create 0 '' '' ts create quiet --column host:string --key host,ts
+# quiet: a row, 3 s of silence (the daemon closes the connection), a row.
+quiet() {
+	{ printf 'host\na\n'; sleep 3; printf 'b\n'; } | ts insert quiet
+}
+check reconnect_after_idle 0 '' 'insert: 2 rows stored, 0 rejected\n' quiet
+check reconnect_rows 0 '2\n' '' count quiet
 daemon_stop
 
 finish
