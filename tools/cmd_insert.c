@@ -55,11 +55,11 @@
  * Rows without ts (the column not given, an empty field, null) take the
  * time they were read (stamp_row): cli_store_now() when the row is whole,
  * or one nanosecond after the time the previous such row took when that
- * is not later (a clock that has not moved, or TSSTORE_NOW frozen), so
- * that no two rows of one run take the same time.  The library would give
- * every row of a ts_insert call the same "now" instead, and a second row
- * of the same key in one batch would be a duplicate.  Through tsstored
- * the time is this machine's.
+ * is not later (a clock that has not moved or went back, or TSSTORE_NOW
+ * frozen), so that no two rows of one run take the same time.  The
+ * library would give every row of a ts_insert call the same "now"
+ * instead, and a second row of the same key in one batch would be a
+ * duplicate.  Through tsstored the time is this machine's.
  *
  * On a terminal (stderr, when the input is not typed on one) a progress
  * line shows rows done, the rate and, for a file, the share read and the
