@@ -36,6 +36,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -240,6 +241,17 @@ void jconn_close(struct jconn *c)
 		close(c->fd);
 	free(c->buf);
 	free(c);
+}
+
+int jconn_closed(const struct jconn *c)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	if (c->fd < 0)
+		return 1;
+	/* Readable: the end of the stream, or a line nobody asked for
+	 * before it; either way no answer to a next request could be told
+	 * from it. */
+	return poll(&p, 1, 0) > 0;
 }
 
 /* Send n bytes.  Returns 0, or -1 with errno set (EAGAIN: timed out). */

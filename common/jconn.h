@@ -51,6 +51,15 @@ void jconn_set_auth_hint(struct jconn *c, const char *hint);
 /* Close the connection.  NULL allowed. */
 void jconn_close(struct jconn *c);
 
+/*
+ * jconn_closed -- whether the daemon has closed c while no request was
+ * pending (its --idle-timeout, a restart): between requests, a readable
+ * socket can only say that, since the daemon never speaks unasked.
+ * Call it only between requests (no answer left unread).  Does not wait.
+ * Returns 1 (close c: it is of no more use) or 0.
+ */
+int jconn_closed(const struct jconn *c);
+
 /* Send the request line req (a JSON object, no newline).  Returns 0 or -1
  * with why set. */
 int jconn_send(struct jconn *c, const struct jbuf *req, char *why, size_t whysz);

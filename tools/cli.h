@@ -32,6 +32,12 @@
 
 /* Limits of the tool, named once. */
 #define CLI_INSERT_BATCH_ROWS 1000   /* rows per ts_insert call of insert */
+/* insert: a batch not full is sent once no input came for --flush-idle
+ * (default below), or once its first row has waited the longer of that
+ * and CLI_INSERT_HOLD_MAX_MS, so that a steady trickle is stored too. */
+#define CLI_INSERT_FLUSH_IDLE_DEFAULT "200ms"
+#define CLI_INSERT_HOLD_MAX_MS 1000
+#define CLI_INPUT_READ_SIZE 65536    /* insert's first read buffer (it grows for long lines) */
 #define CLI_PROGRESS_INTERVAL_MS 250 /* least time between progress redraws */
 #define CLI_MESSAGE_MAX 1024         /* longest message about one row */
 /* -s: the default limit on each wait for the daemon (common/jconn.h), and

@@ -2,7 +2,8 @@
  * cmd_insert.c -- insert: rows from a file or standard input into a
  * table, in batches.
  *
- *     tsstore insert TABLE [--format tsv|jsonl|csv] [FILE]
+ *     tsstore insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]
+ *     tsstore load TABLE [--flush-idle DUR] [FILE]
  *
  * FILE "-" or no FILE is standard input; the formats are input.c's.
  * Without --format, a FILE named *.tsv, *.csv or *.jsonl is read in that
@@ -11,7 +12,17 @@
  * The run: parse the arguments (usage errors, exit 2); open the database
  * read-write and the table, take its schema, open the input (failures,
  * exit 1); then read rows into a batch of CLI_INSERT_BATCH_ROWS and hand
- * each full batch to ts_insert, until the input ends or stops.
+ * each batch to ts_insert, until the input ends or stops.
+ *
+ * When a batch is sent: when it is full; when the input ends; and, for
+ * input that arrives over time (a pipe fed by `tail -F`, a terminal, a
+ * socket), when no byte came for --flush-idle (default
+ * CLI_INSERT_FLUSH_IDLE_DEFAULT; 0 sends whatever was read as soon as
+ * nothing more is there at once), or when the batch's first row has
+ * waited the longer of --flush-idle and CLI_INSERT_HOLD_MAX_MS (a steady
+ * trickle that is never idle).  insert_wait() turns this into the wait
+ * input.c may spend in poll(); an empty batch waits without limit.  A
+ * regular file is read to its end without waiting, as always.
  *
  * A batch is atomic, so one bad row fails all of it.  store_range() then
  * finds the bad rows without losing the good ones: ts_insert's message
@@ -43,9 +54,14 @@
  * Exit status 0 when every row was stored, 1 when a row was rejected or
  * the run stopped early, 2 for a usage error.
  *
- * Rows without ts take the database's "now" of their ts_insert call, one
- * instant for the whole batch: two of them with the same other key
- * columns in one batch are duplicates (EDUPKEY).
+ * Rows without ts (the column not given, an empty field, null) take the
+ * time they were read (stamp_row): cli_store_now() when the row is whole,
+ * or one nanosecond after the time the previous such row took when that
+ * is not later (a clock that has not moved or went back, or TSSTORE_NOW
+ * frozen), so that no two rows of one run take the same time.  The
+ * library would give every row of a ts_insert call the same "now"
+ * instead, and a second row of the same key in one batch would be a
+ * duplicate.  Through tsstored the time is this machine's.
  *
  * On a terminal (stderr, when the input is not typed on one) a progress
  * line shows rows done, the rate and, for a file, the share read and the
@@ -56,9 +72,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "input.h"
 #include "progress.h"
@@ -69,6 +88,7 @@ struct insert_args {
 	const char *table;
 	const char *file;       /* NULL or "-": standard input */
 	enum rowfmt format; /* default tsv */
+	int64_t flush_idle; /* ns */
 };
 
 /* The state of one insert run. */
@@ -79,6 +99,11 @@ struct insert {
 	const ts_schema *schema; /* the rows are built for it (cli_store_insert) */
 	int ncols;
 	struct cli_input *input;
+	int ts_col;           /* the column ts (stamp_row) */
+	int64_t last_now;     /* the last time stamp_row gave; INT64_MIN before */
+	int idle_ms;          /* --flush-idle */
+	int hold_ms;          /* the longest a row waits in the batch */
+	struct timespec first_at; /* when the batch's first row was read (monotonic) */
 	ts_value *rows;       /* CLI_INSERT_BATCH_ROWS rows of ncols values */
 	uint64_t *lines;      /* the line each row of the batch starts on */
 	size_t nrows;         /* rows in the batch */
@@ -97,6 +122,7 @@ static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
 {
 	static const struct option insert_opts[] = {
 		{"format", required_argument, NULL, 'f'},
+		{"flush-idle", required_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -106,9 +132,15 @@ static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
 	const char *operands[2];
 	int c, status = CLI_CONTINUE;
 	int explicit = 0; /* --format given: it wins over FILE's extension */
+	if (ts_duration_parse(CLI_INSERT_FLUSH_IDLE_DEFAULT, &a->flush_idle) < 0)
+		return cli_fail(cli, "bad CLI_INSERT_FLUSH_IDLE_DEFAULT");
 	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0) {
-		explicit = 1; /* the only option: --format */
-		if (rowfmt_parse(optarg, &a->format) < 0)
+		if (c == 'i' && (status = cli_duration_option(cli, "--flush-idle", optarg,
+		                                              &a->flush_idle)) != CLI_OK)
+			return status;
+		if (c == 'f')
+			explicit = 1;
+		if (c == 'f' && rowfmt_parse(optarg, &a->format) < 0)
 			return cli_usage(cli, "--format \"%s\": want tsv, jsonl or csv", optarg);
 	}
 	if (c == CLI_STOP)
@@ -144,17 +176,31 @@ static uint64_t input_size(FILE *f)
 	return (uint64_t)st.st_size;
 }
 
+/* ns as whole milliseconds for poll(), rounded up, at most INT_MAX. */
+static int ns_to_ms(int64_t ns)
+{
+	int64_t ms = ns / 1000000 + (ns % 1000000 != 0);
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 static int insert_init(struct insert *ins, const struct cli *cli, const ts_schema *s,
-                       FILE *f, const char *name, enum rowfmt format)
+                       FILE *f, const char *name, const struct insert_args *a)
 {
 	size_t nvalues = (size_t)CLI_INSERT_BATCH_ROWS * (size_t)s->ncolumns;
 	int typed = f == stdin && isatty(STDIN_FILENO);
 	ins->cli = cli;
 	ins->schema = s;
 	ins->ncols = s->ncolumns;
+	ins->ts_col = -1;
+	for (int i = 0; i < s->ncolumns; i++)
+		if (strcmp(s->columns[i].name, "ts") == 0)
+			ins->ts_col = i;
+	ins->last_now = INT64_MIN;
+	ins->idle_ms = ns_to_ms(a->flush_idle);
+	ins->hold_ms = ins->idle_ms > CLI_INSERT_HOLD_MAX_MS ? ins->idle_ms : CLI_INSERT_HOLD_MAX_MS;
 	ins->rows = calloc(nvalues, sizeof *ins->rows); /* all TS_NONE */
 	ins->lines = calloc(CLI_INSERT_BATCH_ROWS, sizeof *ins->lines);
-	if (!ins->rows || !ins->lines || cli_input_new(f, name, format, s, &ins->input) < 0)
+	if (!ins->rows || !ins->lines || cli_input_new(f, name, a->format, s, &ins->input) < 0)
 		return cli_fail(cli, "out of memory");
 	cli_progress_init(&ins->progress, cli->cmd->name, input_size(f),
 	                  isatty(STDERR_FILENO) && !typed);
@@ -320,6 +366,56 @@ static int input_failed(struct insert *ins, int rc, uint64_t line, const char *w
 	return 0;
 }
 
+/* ---- reading over time ---- */
+
+static int64_t ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* How long input.c may wait for the next row: without limit when the
+ * batch is empty, else --flush-idle, cut to what is left of the time
+ * the first row may wait. */
+static int insert_wait(const struct insert *ins)
+{
+	int64_t left;
+	if (ins->nrows == 0)
+		return -1;
+	left = ins->hold_ms - ms_since(&ins->first_at);
+	if (left < 0)
+		left = 0;
+	return left < ins->idle_ms ? (int)left : ins->idle_ms;
+}
+
+/* Give row the time it was read when it has no ts (see the top). */
+static void stamp_row(struct insert *ins, ts_value *row)
+{
+	int64_t now;
+	if (ins->ts_col < 0 || row[ins->ts_col].type != TS_NONE)
+		return;
+	now = cli_store_now(ins->st);
+	if (ins->last_now != INT64_MIN && now <= ins->last_now && ins->last_now < INT64_MAX)
+		now = ins->last_now + 1;
+	ins->last_now = now;
+	row[ins->ts_col] = ts_timestamp(now);
+}
+
+/* Add the row just read to the batch; send the batch when it is full or
+ * its first row has waited long enough.  Returns 0, or -1 when the run
+ * stops. */
+static int add_row(struct insert *ins, ts_value *row, uint64_t line)
+{
+	stamp_row(ins, row);
+	if (ins->nrows == 0)
+		clock_gettime(CLOCK_MONOTONIC, &ins->first_at);
+	ins->lines[ins->nrows++] = line;
+	if (ins->nrows == CLI_INSERT_BATCH_ROWS || ms_since(&ins->first_at) >= ins->hold_ms)
+		return flush_batch(ins);
+	return 0;
+}
+
 /* Read every row and store it.  Returns 0, or -1 when the run stopped. */
 static int insert_rows(struct insert *ins)
 {
@@ -327,12 +423,14 @@ static int insert_rows(struct insert *ins)
 	uint64_t line;
 	for (;;) {
 		ts_value *row = ins->rows + ins->nrows * (size_t)ins->ncols;
-		int rc = cli_input_next(ins->input, row, &line, why, sizeof why);
+		int rc = cli_input_next(ins->input, row, &line, insert_wait(ins), why, sizeof why);
 		if (rc == CLI_INPUT_END)
 			return flush_batch(ins);
-		if (rc == CLI_INPUT_ROW) {
-			ins->lines[ins->nrows++] = line;
-			if (ins->nrows == CLI_INSERT_BATCH_ROWS && flush_batch(ins) < 0)
+		if (rc == CLI_INPUT_IDLE) {
+			if (flush_batch(ins) < 0)
+				return -1;
+		} else if (rc == CLI_INPUT_ROW) {
+			if (add_row(ins, row, line) < 0)
 				return -1;
 		} else if (input_failed(ins, rc, line, why) < 0) {
 			return -1;
@@ -358,7 +456,7 @@ static int run_insert(struct cli *cli, int argc, char **argv, int load)
 		goto out;
 	ins.table = a.table;
 	if ((status = open_input(cli, a.file, &f, &name)) != CLI_OK ||
-	    (status = insert_init(&ins, cli, s, f, name, a.format)) != CLI_OK)
+	    (status = insert_init(&ins, cli, s, f, name, &a)) != CLI_OK)
 		goto out;
 	status = insert_rows(&ins) == 0 && ins.rejected == 0 ? CLI_OK : CLI_FAILURE;
 	summary(&ins);

@@ -35,6 +35,15 @@
  * count every line read, the skipped ones too, from 1; a row is numbered
  * by the line where it starts.
  *
+ * Reading: the bytes come from the file descriptor with read(2) into a
+ * buffer of our own, never through stdio, so that a line that arrives in
+ * pieces (a pipe fed by `tail -F`) is assembled here and a wait can be
+ * bounded: on anything but a regular file each read is preceded by a
+ * poll(2) with the caller's wait, and a wait that passes with no byte
+ * returns CLI_INPUT_IDLE, keeping the part of the line (or of the
+ * multi-line csv record) read so far for the next call.  A regular file
+ * is read without poll and ends at its end, as before.
+ *
  * State: a reader starts without a header (tsv, csv), takes the first
  * record as the header (read_header fills `map`, field i -> column), then
  * converts each record to a row.  A bad header, a read error or a failed
@@ -44,8 +53,11 @@
 #include <assert.h>
 #include <errno.h>
 #include <jansson.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "input.h"
@@ -63,14 +75,20 @@ struct field {
 };
 
 struct cli_input {
-	FILE *f;
+	int fd;
+	int regular;        /* a regular file: read without poll */
 	const char *name;
 	enum rowfmt format;
 	const ts_schema *schema;
-	char *line;         /* getline's buffer */
-	size_t linecap;
+	char *buf;          /* bytes read, [pos, len) not yet taken */
+	size_t pos, len, cap;
+	size_t scanned;     /* bytes after pos known to hold no newline */
+	int eof;            /* read returned 0 */
 	char *rec;          /* the record: one line, or more for csv */
 	size_t reclen, reccap;
+	int rec_open;       /* a record is partly read (an IDLE came inside it) */
+	int quoted;         /* csv: the open record is inside a quoted field */
+	uint64_t rec_line;  /* the line the record starts on */
 	uint64_t lines;     /* lines read */
 	uint64_t offset;    /* bytes read */
 	int *map;           /* tsv, csv: field i is column map[i]; NULL before the header */
@@ -87,7 +105,9 @@ int cli_input_new(FILE *f, const char *name, enum rowfmt format,
 	*out = NULL;
 	if (!in)
 		return TS_ENOMEM;
-	in->f = f;
+	struct stat st;
+	in->fd = fileno(f);
+	in->regular = fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode);
 	in->name = name;
 	in->format = format;
 	in->schema = s;
@@ -100,7 +120,7 @@ void cli_input_free(struct cli_input *in)
 {
 	if (!in)
 		return;
-	free(in->line);
+	free(in->buf);
 	free(in->rec);
 	free(in->map);
 	free(in->fields);
@@ -125,35 +145,120 @@ static int out_of_memory(char *why, size_t whysz)
 	return CLI_INPUT_STOP;
 }
 
-/* Append the next line to rec.  Returns 1, 0 at the end of the input, or
+/* Make room in buf for more bytes: move the bytes not taken to its
+ * start, and grow it when they fill it.  Returns 0 or TS_ENOMEM. */
+static int make_room(struct cli_input *in)
+{
+	if (in->pos > 0) {
+		memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+		in->len -= in->pos;
+		in->pos = 0;
+	}
+	if (in->len == in->cap) {
+		size_t cap = in->cap ? in->cap * 2 : CLI_INPUT_READ_SIZE;
+		char *more = realloc(in->buf, cap);
+		if (!more)
+			return TS_ENOMEM;
+		in->buf = more;
+		in->cap = cap;
+	}
+	return 0;
+}
+
+/* Wait up to wait_ms (-1: forever) for the descriptor to be readable.
+ * Returns 1 when it is (or may be: a regular file, an error to find by
+ * reading), 0 when the wait passed. */
+static int wait_readable(const struct cli_input *in, int wait_ms)
+{
+	struct pollfd p = {.fd = in->fd, .events = POLLIN};
+	int n;
+	if (in->regular)
+		return 1;
+	while ((n = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
+		;
+	return n != 0;
+}
+
+/* Read more bytes into buf.  Returns 1, 0 at the end of the input,
+ * CLI_INPUT_IDLE when wait_ms passed with nothing to read, or
  * CLI_INPUT_STOP. */
-static int append_line(struct cli_input *in, char *why, size_t whysz)
+static int fill(struct cli_input *in, int wait_ms, char *why, size_t whysz)
 {
 	ssize_t n;
-	const char *p;
-	errno = 0;
-	if ((n = getline(&in->line, &in->linecap, in->f)) < 0) {
-		if (!ferror(in->f))
+	if (make_room(in) < 0)
+		return out_of_memory(why, whysz);
+	for (;;) {
+		if (!wait_readable(in, wait_ms))
+			return CLI_INPUT_IDLE;
+		n = read(in->fd, in->buf + in->len, in->cap - in->len);
+		if (n > 0) {
+			in->len += (size_t)n;
+			return 1;
+		}
+		if (n == 0) {
+			in->eof = 1;
 			return 0;
-		snprintf(why, whysz, "%s: %s", in->name, strerror(errno ? errno : EIO));
-		return CLI_INPUT_STOP;
+		}
+		if (errno == EAGAIN && !in->regular) /* a non-blocking descriptor: wait again */
+			continue;
+		if (errno != EINTR) {
+			snprintf(why, whysz, "%s: %s", in->name, strerror(errno));
+			return CLI_INPUT_STOP;
+		}
 	}
-	p = in->line;
+}
+
+/* The next line, with its \n (the last one may have none), taken from
+ * buf: *p, *n.  Returns 1, 0 at the end of the input, CLI_INPUT_IDLE (the
+ * part read so far stays in buf) or CLI_INPUT_STOP. */
+static int next_line(struct cli_input *in, int wait_ms, const char **p, size_t *n,
+                     char *why, size_t whysz)
+{
+	for (;;) {
+		char *start = in->buf + in->pos;
+		char *nl = in->len > in->pos + in->scanned
+		               ? memchr(start + in->scanned, '\n', in->len - in->pos - in->scanned)
+		               : NULL;
+		int rc;
+		if (nl || (in->eof && in->len > in->pos)) {
+			*p = start;
+			*n = nl ? (size_t)(nl + 1 - start) : in->len - in->pos;
+			in->pos += *n;
+			in->scanned = 0;
+			return 1;
+		}
+		if (in->eof)
+			return 0;
+		in->scanned = in->len - in->pos;
+		if ((rc = fill(in, wait_ms, why, whysz)) < 0 || rc == CLI_INPUT_IDLE)
+			return rc;
+	}
+}
+
+/* Append the next line to rec.  Returns 1, 0 at the end of the input,
+ * CLI_INPUT_IDLE or CLI_INPUT_STOP. */
+static int append_line(struct cli_input *in, int wait_ms, char *why, size_t whysz)
+{
+	const char *p;
+	size_t n;
+	int rc = next_line(in, wait_ms, &p, &n, why, whysz);
+	if (rc != 1)
+		return rc;
 	in->offset += (uint64_t)n;
 	if (in->lines++ == 0 && n >= 3 && memcmp(p, UTF8_BOM, 3) == 0) {
 		p += 3;
 		n -= 3;
 	}
-	if (in->reclen + (size_t)n + 1 > in->reccap) {
-		size_t cap = (in->reclen + (size_t)n + 1) * 2;
+	if (in->reclen + n + 1 > in->reccap) {
+		size_t cap = (in->reclen + n + 1) * 2;
 		char *more = realloc(in->rec, cap);
 		if (!more)
 			return out_of_memory(why, whysz);
 		in->rec = more;
 		in->reccap = cap;
 	}
-	memcpy(in->rec + in->reclen, p, (size_t)n);
-	in->reclen += (size_t)n;
+	memcpy(in->rec + in->reclen, p, n);
+	in->reclen += n;
 	in->rec[in->reclen] = '\0';
 	return 1;
 }
@@ -185,14 +290,24 @@ static int csv_still_quoted(const char *p, size_t n, int quoted)
 
 /* One record's lines into rec, without the line end.  Returns
  * CLI_INPUT_ROW, CLI_INPUT_END, CLI_INPUT_BAD (the input ends inside a
- * quoted csv field) or CLI_INPUT_STOP. */
-static int read_lines(struct cli_input *in, char *why, size_t whysz)
+ * quoted csv field), CLI_INPUT_IDLE (the record stays open: the next
+ * call goes on with it) or CLI_INPUT_STOP. */
+static int read_lines(struct cli_input *in, int wait_ms, char *why, size_t whysz)
 {
-	int rc, quoted = 0;
-	in->reclen = 0;
+	int rc;
+	if (!in->rec_open) {
+		in->reclen = 0;
+		in->quoted = 0;
+		in->rec_line = in->lines + 1;
+		in->rec_open = 1;
+	}
 	do {
 		size_t from = in->reclen;
-		if ((rc = append_line(in, why, whysz)) < 0)
+		if ((rc = append_line(in, wait_ms, why, whysz)) == CLI_INPUT_IDLE)
+			return rc;
+		if (rc <= 0)
+			in->rec_open = 0;
+		if (rc < 0)
 			return rc;
 		if (rc == 0 && from == 0)
 			return CLI_INPUT_END;
@@ -201,8 +316,9 @@ static int read_lines(struct cli_input *in, char *why, size_t whysz)
 			return CLI_INPUT_BAD;
 		}
 		if (in->format == ROWFMT_CSV)
-			quoted = csv_still_quoted(in->rec + from, in->reclen - from, quoted);
-	} while (quoted);
+			in->quoted = csv_still_quoted(in->rec + from, in->reclen - from, in->quoted);
+	} while (in->quoted);
+	in->rec_open = 0;
 	if (in->reclen > 0 && in->rec[in->reclen - 1] == '\n')
 		in->reclen--;
 	if (in->format == ROWFMT_CSV && in->reclen > 0 && in->rec[in->reclen - 1] == '\r')
@@ -212,12 +328,13 @@ static int read_lines(struct cli_input *in, char *why, size_t whysz)
 }
 
 /* The next record that is not empty; *line: the line it starts on. */
-static int read_record(struct cli_input *in, uint64_t *line, char *why, size_t whysz)
+static int read_record(struct cli_input *in, int wait_ms, uint64_t *line, char *why,
+                       size_t whysz)
 {
 	int rc;
 	do {
-		*line = in->lines + 1;
-		rc = read_lines(in, why, whysz);
+		rc = read_lines(in, wait_ms, why, whysz);
+		*line = in->rec_line;
 	} while (rc == CLI_INPUT_ROW && in->reclen == 0);
 	return rc;
 }
@@ -487,7 +604,7 @@ static void clear_row(ts_value *row, int n)
 		val_free(&row[i]);
 }
 
-int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,
+int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line, int wait_ms,
                    char *why, size_t whysz)
 {
 	int rc = CLI_INPUT_END, header = 1;
@@ -500,7 +617,7 @@ int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,
 		return in->done;
 	}
 	while (header) {
-		if ((rc = read_record(in, line, why, whysz)) == CLI_INPUT_ROW)
+		if ((rc = read_record(in, wait_ms, line, why, whysz)) == CLI_INPUT_ROW)
 			rc = take_record(in, row, &header, why, whysz);
 		if (rc != CLI_INPUT_ROW)
 			break;
@@ -509,6 +626,8 @@ int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,
 		in->done = rc;
 	if (rc == CLI_INPUT_STOP && in->lines < *line)
 		*line = 0; /* a read error: about no line */
+	if (rc == CLI_INPUT_IDLE)
+		*line = 0;
 	if (rc != CLI_INPUT_ROW)
 		clear_row(row, in->schema->ncolumns);
 	return rc;

@@ -14,6 +14,7 @@
 
 /* What cli_input_next read. */
 enum {
+	CLI_INPUT_IDLE = 2,  /* no row came whole within the wait: call again */
 	CLI_INPUT_ROW = 1,   /* a row */
 	CLI_INPUT_END = 0,   /* the end of the input */
 	CLI_INPUT_BAD = -1,  /* a bad row (or record): skip it, read on */
@@ -26,6 +27,8 @@ struct cli_input;
 /*
  * cli_input_new -- a reader of rows of schema s (which must outlive it)
  * from f in format.  name names f in messages ("standard input", a path).
+ * The reader reads f's descriptor itself (read(2), never stdio), so f
+ * must not have been read through stdio before.
  * Returns 0 with *out set, or TS_ENOMEM.
  */
 int cli_input_new(FILE *f, const char *name, enum rowfmt format,
@@ -43,12 +46,18 @@ void cli_input_free(struct cli_input *in);
  * only TS_NONE values.
  * line: receives the number (from 1) of the line where the row starts;
  * 0 when a CLI_INPUT_STOP is about no line (a read error).
+ * wait_ms: how long to wait for more input, in milliseconds, each time
+ * the bytes read so far hold no whole record: -1 waits until they do (or
+ * the input ends); 0 takes only what can be read at once.  A regular
+ * file never waits.
  * why: on CLI_INPUT_BAD and CLI_INPUT_STOP, receives the reason, without
  * the line number (e.g. "column \"ts\": timestamp \"x\": ...").
- * Returns one of CLI_INPUT_*.  After CLI_INPUT_STOP or CLI_INPUT_END,
+ * Returns one of CLI_INPUT_*: CLI_INPUT_IDLE when wait_ms passed with no
+ * new byte (row all TS_NONE, line 0; a record read in part is kept and
+ * finished by the next calls).  After CLI_INPUT_STOP or CLI_INPUT_END,
  * further calls return the same without reading.
  */
-int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line,
+int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line, int wait_ms,
                    char *why, size_t whysz);
 
 /* Lines read so far (the number of the last line read). */

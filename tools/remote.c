@@ -29,6 +29,7 @@
 #include "value.h"
 
 struct cli_remote {
+	const struct cli *cli; /* to connect again (reconnect) */
 	struct jconn *conn;
 };
 
@@ -59,8 +60,23 @@ int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 		free(rem);
 		return cli_fail(cli, "%s", why);
 	}
+	rem->cli = cli;
 	*out = rem;
 	return CLI_OK;
+}
+
+/* A new connection in place of one the daemon closed while it was idle
+ * (an insert fed slowly outlives the daemon's --idle-timeout).  Returns
+ * 0, or TS_EIO with msg set. */
+static int reconnect(struct cli_remote *rem, char *msg, size_t msgsz)
+{
+	struct jconn *conn = NULL;
+	if (client_connect(rem->cli->socket, rem->cli->token_file, timeout_of(rem->cli), &conn,
+	                   msg, msgsz) < 0)
+		return TS_EIO;
+	jconn_close(rem->conn);
+	rem->conn = conn;
+	return 0;
 }
 
 void cli_remote_close(struct cli_remote *rem)
@@ -560,6 +576,10 @@ int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value 
 	json_t *reply = NULL, *k;
 	int rc;
 	*ignored = 0;
+	/* Nothing of this batch was sent yet: a connection the daemon
+	 * closed meanwhile is replaced without any risk of storing twice. */
+	if (jconn_closed(rem->conn) && (rc = reconnect(rem, msg, msgsz)) < 0)
+		return rc;
 	begin_request(&req, "insert", table);
 	jbuf_puts(&req, ",\"rows\":[");
 	for (size_t i = 0; i < n; i++) {

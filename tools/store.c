@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "remote.h"
 #include "rowfmt.h"
@@ -52,6 +53,19 @@ int cli_store_close(const struct cli *cli, struct cli_store *st, int status)
 ts_db *cli_store_db(struct cli_store *st)
 {
 	return st->db;
+}
+
+int64_t cli_store_now(struct cli_store *st)
+{
+	const char *env = getenv("TSSTORE_NOW");
+	struct timespec t;
+	int64_t now;
+	if (st->db)
+		return ts_now(st->db);
+	if (env && *env && ts_time_parse(env, &now) == 0)
+		return now;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 int cli_store_schema(const struct cli *cli, struct cli_store *st, const char *table,

@@ -35,6 +35,11 @@ int cli_store_close(const struct cli *cli, struct cli_store *st, int status);
 /* The direct mode's database, or NULL through the daemon. */
 ts_db *cli_store_db(struct cli_store *st);
 
+/* The time now, in ns: the database's clock (ts_now) in the direct mode;
+ * through the daemon, this machine's clock, or TSSTORE_NOW when it holds
+ * a timestamp (the clock the tests freeze, as the library does). */
+int64_t cli_store_now(struct cli_store *st);
+
 /*
  * cli_store_schema -- the current schema of table (to be released with
  * cli_schema_free).  Returns CLI_OK or CLI_FAILURE after the message.

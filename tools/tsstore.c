@@ -37,7 +37,7 @@ static const struct cli_command commands[] = {
 	 " in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
 	 "drop a table and remove its files"},
-	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [FILE]",
+	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]",
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", cli_cmd_query,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY]"
@@ -59,7 +59,7 @@ static const struct cli_command commands[] = {
 	{"snapshot", cli_cmd_snapshot, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
 	{"dump", cli_cmd_dump, "dump TABLE [--output FILE]", "export the rows of a table as jsonl"},
-	{"load", cli_cmd_load, "load TABLE [FILE]",
+	{"load", cli_cmd_load, "load TABLE [--flush-idle DUR] [FILE]",
 	 "import rows into a table from jsonl (dump's output; .tsv and .csv files by their extension)"},
 };
 
@@ -92,16 +92,19 @@ static const char help_notes[] =
 	"line, keys are column names.  Values as for DEFAULT; tsv escapes tab,\n"
 	"newline and backslash as \\t \\n \\\\; jsonl blobs are base64, timestamps\n"
 	"integer ns or text.  A column not given, an empty number or timestamp\n"
-	"field, or null takes the default (ts: now).  Each bad row is reported\n"
-	"with its line number and skipped; the others are stored; the last line\n"
-	"is \"insert: N rows stored, M rejected\".  Without --format, a FILE named\n"
-	"*.tsv, *.csv or *.jsonl is read in that format (insert and load), and\n"
-	"--output FILE is written in it (query, latest, aggregate, dump).\n"
-	"query, latest, aggregate: --columns prints those columns in that order;\n"
-	"--no-header drops the header line (tsv, csv).  aggregate names its\n"
-	"columns COL_FN (usage_mean), so its output is insert's input.  When\n"
-	"--limit cuts a query, stderr says \"more: --after KEY\": the same query\n"
-	"with --after KEY continues right after the last row printed.\n"
+	"field, or null takes the default (ts: the time the row was read).  Each\n"
+	"bad row is reported with its line number and skipped; the others are\n"
+	"stored; the last line is \"insert: N rows stored, M rejected\".  Rows go\n"
+	"in batches of 1000, or fewer once no input came for --flush-idle\n"
+	"(default " CLI_INSERT_FLUSH_IDLE_DEFAULT ") or the first has waited 1s.\n"
+	"Without --format, a FILE named *.tsv, *.csv or *.jsonl is read in that\n"
+	"format (insert and load), and --output FILE is written in it (query,\n"
+	"latest, aggregate, dump).  query, latest, aggregate: --columns prints\n"
+	"those columns in that order; --no-header drops the header line (tsv,\n"
+	"csv).  aggregate names its columns COL_FN (usage_mean), so its output\n"
+	"is insert's input.  When --limit cuts a query, stderr says \"more:\n"
+	"--after KEY\": the same query with --after KEY continues right after\n"
+	"the last row printed.\n"
 	"Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static void print_help(FILE *f)
