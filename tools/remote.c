@@ -47,20 +47,34 @@ static int64_t timeout_of(const struct cli *cli)
 	return CLI_TIMEOUT_DEFAULT;
 }
 
-int cli_remote_open(const struct cli *cli, struct cli_remote **out)
+int cli_remote_connect(const struct cli *cli, const char *addr, struct cli_remote **out,
+                       char *why, size_t whysz)
 {
 	struct cli_remote *rem = calloc(1, sizeof *rem);
-	char why[CLI_MESSAGE_MAX];
 	*out = NULL;
-	if (!rem)
-		return cli_fail(cli, "out of memory");
-	if (client_connect(cli->socket, cli->token_file, timeout_of(cli), &rem->conn, why,
-	                   sizeof why) < 0) {
+	if (!rem) {
+		snprintf(why, whysz, "out of memory");
+		return -1;
+	}
+	if (client_connect(addr, cli->token_file, timeout_of(cli), &rem->conn, why, whysz) < 0) {
 		free(rem);
-		return cli_fail(cli, "%s", why);
+		return -1;
 	}
 	*out = rem;
+	return 0;
+}
+
+int cli_remote_open(const struct cli *cli, struct cli_remote **out)
+{
+	char why[CLI_MESSAGE_MAX];
+	if (cli_remote_connect(cli, cli->socket, out, why, sizeof why) < 0)
+		return cli_fail(cli, "%s", why);
 	return CLI_OK;
+}
+
+long cli_remote_peer_pid(const struct cli_remote *rem)
+{
+	return jconn_peer_pid(rem->conn);
 }
 
 void cli_remote_close(struct cli_remote *rem)
