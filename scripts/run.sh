@@ -75,8 +75,9 @@ fi
 # The mount: only where it can work, so that make run never fails for it.
 mount_opt=
 if [ -x "$b/bin/tsstore-fuse" ] && [ -c /dev/fuse ] && [ -r /dev/fuse ] && [ -w /dev/fuse ]; then
-	# a mount left by a daemon that was killed answers ENOTCONN: unmount it
-	if ! ls "$mnt" >/dev/null 2>&1 && [ -e "$mnt" -o -L "$mnt" ]; then
+	# a mount left by a daemon that was killed answers ENOTCONN: unmount
+	# it (when $mnt is merely missing, the unmount fails, and that is all)
+	if ! ls "$mnt" >/dev/null 2>&1; then
 		fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null || true
 	fi
 	mkdir -p "$mnt"
