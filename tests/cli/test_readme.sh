@@ -46,14 +46,16 @@ ln -s "$build" build
 "$top/scripts/run.sh" "$build" --listen unix:./tsstore-data/tsstored.sock \
 	--listen tcp:127.0.0.1:0 --listen http:127.0.0.1:0 >run.log 2>&1 &
 daemon_pid=$!
+# (a few seconds; the bound is for the sanitizer builds, which load the
+# demo tables many times slower)
 i=0
-while ! grep -q '^tsstored: serving ./tsstore-data' run.log && [ $i -lt 1200 ] &&
+while ! grep -q '^tsstored: serving ./tsstore-data' run.log && [ $i -lt 12000 ] &&
 	kill -0 "$daemon_pid" 2>/dev/null; do
 	sleep 0.05
 	i=$((i + 1))
 done
 if ! grep -q '^tsstored: serving ./tsstore-data' run.log; then
-	echo "$0: make run (scripts/run.sh) did not start serving within 60 s:" >&2
+	echo "$0: make run (scripts/run.sh) did not start serving within 10 minutes:" >&2
 	cat run.log >&2
 	exit 2
 fi
