@@ -636,8 +636,9 @@ fuzz-seeds: $(B)/fuzz/mkseeds
 	$(B)/fuzz/mkseeds tests/fuzz
 
 # --- run ----------------------------------------------------------------
+# make run RUN_ARGS='--listen ...': options for tsstored (scripts/run.sh).
 run: all
-	@scripts/run.sh $(B)
+	@scripts/run.sh $(B) $(RUN_ARGS)
 
 # --- install ------------------------------------------------------------
 # install writes libtsstore.pc for its own PREFIX (and LIBDIR, INCDIR),

@@ -223,6 +223,16 @@ int jconn_is_tcp(const struct jconn *c)
 	return c->tcp;
 }
 
+long jconn_peer_pid(const struct jconn *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	if (c->tcp || getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    len != sizeof cred || cred.pid <= 0)
+		return -1;
+	return (long)cred.pid;
+}
+
 void jconn_set_auth_hint(struct jconn *c, const char *hint)
 {
 	c->auth_hint = hint;

@@ -40,6 +40,10 @@ int jconn_connect(const char *addr, int64_t timeout, struct jconn **out, char *w
 /* Whether c is a TCP connection (1) or a unix socket's (0). */
 int jconn_is_tcp(const struct jconn *c);
 
+/* The pid of the process at the other end of c's unix socket (its
+ * SO_PEERCRED, as of the connect), or -1 over TCP or when unknown. */
+long jconn_peer_pid(const struct jconn *c);
+
 /* The address c was opened with (the path alone for a unix socket). */
 const char *jconn_address(const struct jconn *c);
 

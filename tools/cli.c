@@ -141,7 +141,9 @@ int cli_open(const struct cli *cli, unsigned flags, ts_db **db)
 	*db = NULL;
 	ts_options_init(&opts);
 	opts.flags = flags;
-	if ((rc = ts_open(cli->datadir, &opts, db)) < 0)
+	if ((rc = ts_open(cli->datadir, &opts, db)) == TS_ELOCKED)
+		return CLI_LOCKED;
+	if (rc < 0)
 		return cli_fail_lib(cli, rc);
 	return CLI_OK;
 }

@@ -28,6 +28,10 @@
 #define CLI_DEFAULT_DATADIR "./tsstore-data"
 #define CLI_SOCKET_ENV "TSSTORE_SOCKET"
 #define CLI_TIMEOUT_ENV "TSSTORE_TIMEOUT"
+/* The unix socket tsstored listens on in its DATADIR when given no
+ * --listen (daemon/tsd.h's TSD_SOCKET_NAME): -d DATADIR goes through it
+ * when tsstored holds DATADIR's lock (store.c). */
+#define CLI_DAEMON_SOCKET_NAME "tsstored.sock"
 #define CLI_GLOBAL_USAGE "[-d DATADIR | -s SOCKET] COMMAND [ARGS]"
 
 /* Limits of the tool, named once. */
@@ -135,8 +139,12 @@ int cli_parse_operands(const struct cli *cli, int argc, char **argv,
 /* ---- the database (cli.c) ---- */
 
 /* Open the database of the run (cli->datadir) with TS_OPEN_* flags.
- * Returns CLI_OK, or CLI_FAILURE after the message.  The commands use
- * store.h, which calls this in the direct mode. */
+ * Returns CLI_OK; CLI_LOCKED, with no message (the library's is left in
+ * ts_errmsg), when another process holds the database's write lock
+ * (TS_ELOCKED), for store.c to go through the tsstored serving it; or
+ * CLI_FAILURE after the message.  The commands use store.h, which calls
+ * this in the direct mode. */
+#define CLI_LOCKED (-3)
 int cli_open(const struct cli *cli, unsigned flags, ts_db **db);
 
 /* Open table name of db.  Returns CLI_OK or CLI_FAILURE after the message. */

@@ -30,6 +30,7 @@
 
 struct cli_remote {
 	const struct cli *cli; /* to connect again (reconnect) */
+	char *addr;            /* where: -s's, or DATADIR's daemon socket (store.c) */
 	struct jconn *conn;
 };
 
@@ -48,20 +49,35 @@ static int64_t timeout_of(const struct cli *cli)
 	return CLI_TIMEOUT_DEFAULT;
 }
 
-int cli_remote_open(const struct cli *cli, struct cli_remote **out)
+int cli_remote_connect(const struct cli *cli, const char *addr, struct cli_remote **out,
+                       char *why, size_t whysz)
 {
 	struct cli_remote *rem = calloc(1, sizeof *rem);
-	char why[CLI_MESSAGE_MAX];
 	*out = NULL;
-	if (!rem)
-		return cli_fail(cli, "out of memory");
-	if (client_connect(cli->socket, cli->token_file, timeout_of(cli), &rem->conn, why,
-	                   sizeof why) < 0) {
+	if (!rem) {
+		snprintf(why, whysz, "out of memory");
+		return -1;
+	}
+	if (!(rem->addr = strdup(addr))) {
 		free(rem);
-		return cli_fail(cli, "%s", why);
+		snprintf(why, whysz, "out of memory");
+		return -1;
+	}
+	if (client_connect(addr, cli->token_file, timeout_of(cli), &rem->conn, why, whysz) < 0) {
+		free(rem->addr);
+		free(rem);
+		return -1;
 	}
 	rem->cli = cli;
 	*out = rem;
+	return 0;
+}
+
+int cli_remote_open(const struct cli *cli, struct cli_remote **out)
+{
+	char why[CLI_MESSAGE_MAX];
+	if (cli_remote_connect(cli, cli->socket, out, why, sizeof why) < 0)
+		return cli_fail(cli, "%s", why);
 	return CLI_OK;
 }
 
@@ -71,7 +87,7 @@ int cli_remote_open(const struct cli *cli, struct cli_remote **out)
 static int reconnect(struct cli_remote *rem, char *msg, size_t msgsz)
 {
 	struct jconn *conn = NULL;
-	if (client_connect(rem->cli->socket, rem->cli->token_file, timeout_of(rem->cli), &conn,
+	if (client_connect(rem->addr, rem->cli->token_file, timeout_of(rem->cli), &conn,
 	                   msg, msgsz) < 0)
 		return TS_EIO;
 	jconn_close(rem->conn);
@@ -79,11 +95,17 @@ static int reconnect(struct cli_remote *rem, char *msg, size_t msgsz)
 	return 0;
 }
 
+long cli_remote_peer_pid(const struct cli_remote *rem)
+{
+	return jconn_peer_pid(rem->conn);
+}
+
 void cli_remote_close(struct cli_remote *rem)
 {
 	if (!rem)
 		return;
 	jconn_close(rem->conn);
+	free(rem->addr);
 	free(rem);
 }
 

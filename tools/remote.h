@@ -19,6 +19,15 @@ struct cli_remote;
  * message. */
 int cli_remote_open(const struct cli *cli, struct cli_remote **out);
 
+/* Connect to the tsstored at addr, as cli_remote_open does but with no
+ * message: returns 0, or -1 with why set. */
+int cli_remote_connect(const struct cli *cli, const char *addr, struct cli_remote **out,
+                       char *why, size_t whysz);
+
+/* The pid of the daemon at the other end of rem's unix socket, or -1
+ * (jconn_peer_pid). */
+long cli_remote_peer_pid(const struct cli_remote *rem);
+
 /* Close the connection.  NULL allowed. */
 void cli_remote_close(struct cli_remote *rem);
 

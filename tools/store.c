@@ -5,10 +5,22 @@
  * A table handle is opened per call and closed at its end; the commands
  * make one or two calls each, and a handle held across them would only
  * pin a schema that an alter elsewhere may have changed.
+ *
+ * -d DATADIR while tsstored serves DATADIR: the commands that write need
+ * the database's write lock, which the daemon holds.  Rather than fail,
+ * the store then goes through that daemon, on the unix socket it listens
+ * on in DATADIR unless told otherwise (CLI_DAEMON_SOCKET_NAME), as -s
+ * would: the output is the same byte for byte (remote.c), and `make run`
+ * followed by `tsstore insert` in another shell just works.  A daemon
+ * that does not listen there, or another writer, leaves the command
+ * failing with the lock's message, which then names the daemon and how
+ * to reach it (through_daemon).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "remote.h"
@@ -22,6 +34,80 @@ struct cli_store {
 	char msg[CLI_MESSAGE_MAX]; /* of the last failure */
 };
 
+/* The pid written in DATADIR/LOCK by the lock's holder (lib/db.c), or 0
+ * when there is none to read. */
+static long lock_pid(const char *datadir)
+{
+	char path[4096];
+	long pid = 0;
+	FILE *f;
+	if ((size_t)snprintf(path, sizeof path, "%s/LOCK", datadir) >= sizeof path ||
+	    !(f = fopen(path, "r")))
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1 || pid < 0)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+/* Whether the process pid is a tsstored (its /proc comm). */
+static int is_tsstored(long pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(comm, sizeof comm, f))
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "tsstored\n") == 0;
+}
+
+/*
+ * The database of -d is locked (CLI_LOCKED): go through the daemon on
+ * DATADIR/tsstored.sock when it is the process holding the lock (the
+ * socket's peer pid is the one in DATADIR/LOCK, so a socket of some other
+ * daemon is never taken for it).  Otherwise fail with the lock's message,
+ * and, when the lock is a tsstored's, what stood in the way and the -s to
+ * use.  Returns CLI_OK with st->rem set, or CLI_FAILURE after the message.
+ */
+static int through_daemon(const struct cli *cli, struct cli_store *st)
+{
+	char locked[CLI_MESSAGE_MAX], sock[4096], why[CLI_MESSAGE_MAX] = "";
+	long pid = lock_pid(cli->datadir), peer;
+	struct stat sb;
+	int n, err;
+	snprintf(locked, sizeof locked, "%s", *ts_errmsg(NULL) ? ts_errmsg(NULL)
+	                                                        : ts_strerror(TS_ELOCKED));
+	n = snprintf(sock, sizeof sock, "%s/" CLI_DAEMON_SOCKET_NAME, cli->datadir);
+	if (n < 0 || (size_t)n >= sizeof sock)
+		return cli_fail(cli, "%s", locked);
+	err = stat(sock, &sb) < 0 ? errno : S_ISSOCK(sb.st_mode) ? 0 : ENOTSOCK;
+	if (err == 0 && cli_remote_connect(cli, sock, &st->rem, why, sizeof why) == 0) {
+		peer = cli_remote_peer_pid(st->rem);
+		if (pid > 0 && peer == pid)
+			return CLI_OK;
+		cli_remote_close(st->rem);
+		st->rem = NULL;
+		if (!is_tsstored(pid))
+			return cli_fail(cli, "%s", locked);
+		return cli_fail(cli, "%s: tsstored serves it, but %s is the socket of another process "
+		                "(pid %ld); go through it with -s SOCKET, SOCKET one of its unix sockets",
+		                locked, sock, peer);
+	}
+	if (!is_tsstored(pid))
+		return cli_fail(cli, "%s", locked);
+	if (err == 0)
+		return cli_fail(cli, "%s: tsstored serves it, but %s; go through it with -s SOCKET, "
+		                "SOCKET one of its unix sockets", locked, why);
+	return cli_fail(cli, "%s: tsstored serves it, not on %s (%s); go through it with -s SOCKET, "
+	                "SOCKET one of its unix sockets (its --listen unix:PATH)", locked, sock,
+	                strerror(err));
+}
+
 int cli_store_open(const struct cli *cli, unsigned flags, struct cli_store **out)
 {
 	struct cli_store *st = calloc(1, sizeof *st);
@@ -29,7 +115,10 @@ int cli_store_open(const struct cli *cli, unsigned flags, struct cli_store **out
 	*out = NULL;
 	if (!st)
 		return cli_fail(cli, "out of memory");
-	status = cli->socket ? cli_remote_open(cli, &st->rem) : cli_open(cli, flags, &st->db);
+	if (cli->socket)
+		status = cli_remote_open(cli, &st->rem);
+	else if ((status = cli_open(cli, flags, &st->db)) == CLI_LOCKED)
+		status = through_daemon(cli, st);
 	if (status != CLI_OK) {
 		free(st);
 		return status;

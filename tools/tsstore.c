@@ -67,7 +67,9 @@ static const struct cli_command commands[] = {
 
 static const char help_options[] =
 	"Options:\n"
-	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ")\n"
+	"  -d DATADIR   work on the database files directly (default " CLI_DEFAULT_DATADIR ");\n"
+	"               while tsstored serves DATADIR, writes go through its socket\n"
+	"               DATADIR/" CLI_DAEMON_SOCKET_NAME "\n"
 	"  -s SOCKET    go through tsstored listening on the unix socket SOCKET\n"
 	"               (or unix:PATH, or tcp:HOST:PORT; default $" CLI_SOCKET_ENV " if set)\n"
 	"  --token-file FILE  with -s tcp:...: send the token on the first line of\n"
