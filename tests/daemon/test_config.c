@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -427,6 +428,7 @@ static void use_token(struct fixture *f)
 	assert_non_null(fp = fopen(path, "w"));
 	assert_true(fputs("s3cret\n", fp) >= 0);
 	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(path, 0600), 0); /* else tsd_config_finish warns */
 	assert_int_equal(set_flag(&f->cfg, "token", path), 0);
 }
 
