@@ -160,6 +160,7 @@ static const char *const log_kinds[TSD_LOG_NKINDS] = {
 
 static struct {
 	pthread_mutex_t mu;
+	int64_t window;                  /* ns; 0: TSD_CLIENT_LOG_WINDOW */
 	int64_t start[TSD_LOG_NKINDS];   /* monotonic ns the window began */
 	int logged[TSD_LOG_NKINDS];      /* lines logged in the window */
 	uint64_t left[TSD_LOG_NKINDS];   /* lines left out in the window */
@@ -176,13 +177,12 @@ static int64_t mono_ns(void)
  * left out; bound.mu is held.  stderr is the daemon's log (tsd_log). */
 static void end_window(enum tsd_log_kind kind, int64_t now)
 {
-	if (now - bound.start[kind] < TSD_CLIENT_LOG_WINDOW)
+	if (now - bound.start[kind] < (bound.window ? bound.window : TSD_CLIENT_LOG_WINDOW))
 		return;
 	if (bound.left[kind])
-		fprintf(stderr, TSD_PROGRAM ": %llu more %s were not logged in the last %d s "
-		        "(at most %d a kind are; the stats count them all)\n",
-		        (unsigned long long)bound.left[kind], log_kinds[kind],
-		        (int)(TSD_CLIENT_LOG_WINDOW / 1000000000), TSD_CLIENT_LOG_BURST);
+		fprintf(stderr, TSD_PROGRAM ": %llu more %s were not logged (at most %d of a kind "
+		        "are, a minute; the stats count them all)\n",
+		        (unsigned long long)bound.left[kind], log_kinds[kind], TSD_CLIENT_LOG_BURST);
 	bound.start[kind] = now;
 	bound.logged[kind] = 0;
 	bound.left[kind] = 0;
@@ -217,5 +217,12 @@ void tsd_access_log_flush(void)
 	for (int k = 0; k < TSD_LOG_NKINDS; k++)
 		if (bound.left[k])
 			end_window((enum tsd_log_kind)k, now);
+	pthread_mutex_unlock(&bound.mu);
+}
+
+void tsd_access_log_window(int64_t ns)
+{
+	pthread_mutex_lock(&bound.mu);
+	bound.window = ns;
 	pthread_mutex_unlock(&bound.mu);
 }

@@ -394,6 +394,9 @@ void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
  * server's sweep calls it each second).  Any thread. */
 void tsd_access_log_flush(void);
 
+/* For tests: the window, ns (0: TSD_CLIENT_LOG_WINDOW). */
+void tsd_access_log_window(int64_t ns);
+
 /* ---- Requests (request.c) --------------------------------------------- */
 
 /*
