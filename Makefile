@@ -28,6 +28,10 @@ MANDIR = $(PREFIX)/share/man
 # tsstore's bash completion (tools/completion.bash), where bash-completion
 # looks for it by the command's name.
 COMPDIR = $(PREFIX)/share/bash-completion/completions
+# tsstored's systemd unit and example configuration (tsstored(8),
+# "Running as a service"), installed with the daemon.
+UNITDIR = $(PREFIX)/lib/systemd/system
+DOCDIR = $(PREFIX)/share/doc/tsstore
 
 # Two versions, as with most libraries: the release (TS_VERSION_* in
 # include/tsstore.h, what ts_version(), --version and libtsstore.pc say)
@@ -647,7 +651,8 @@ run: all
 # DESTDIR) removes those again when they are left empty, and no other:
 # the prefix is left as it was.
 INSTALL_DIRS = $(if $(PROGRAMS),$(BINDIR)) $(LIBDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) \
-	$(if $(filter 1,$(WITH_TOOLS)),$(COMPDIR)) $(sort $(foreach m,$(INSTALL_MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))))
+	$(if $(filter 1,$(WITH_TOOLS)),$(COMPDIR)) $(sort $(foreach m,$(INSTALL_MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m))))) \
+	$(if $(filter 1,$(WITH_DAEMON)),$(UNITDIR) $(DOCDIR))
 install: all
 	@mkdir -p $(B) && touch $(B)/install-dirs
 	@for d in $(INSTALL_DIRS:%=$(DESTDIR)%); do \
@@ -666,13 +671,19 @@ install: all
 	@for m in $(INSTALL_MANPAGES); do \
 		s=$${m##*.}; echo install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+ifeq ($(WITH_DAEMON),1)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' daemon/tsstored.service.in > $(DESTDIR)$(UNITDIR)/tsstored.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/tsstored.service
+	install -m 0644 daemon/tsstore.conf.example $(DESTDIR)$(DOCDIR)/
+endif
 
 # Every file install can put there, whatever this build was configured
 # with; then the directories install created, deepest first, if empty.
 UNINSTALL_FILES = $(BINDIR)/tsstore $(BINDIR)/tsstored $(BINDIR)/tsstore-fuse \
 	$(LIBDIR)/libtsstore.a $(LIBDIR)/libtsstore.so.$(LIB_VERSION) $(LIBDIR)/$(SONAME) \
 	$(LIBDIR)/libtsstore.so $(LIBDIR)/libtsstore_sqlite.so $(LIBDIR)/pkgconfig/libtsstore.pc \
-	$(INCDIR)/tsstore.h $(COMPDIR)/tsstore $(foreach m,$(MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	$(INCDIR)/tsstore.h $(COMPDIR)/tsstore $(foreach m,$(MANPAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	$(UNITDIR)/tsstored.service $(DOCDIR)/tsstore.conf.example
 uninstall:
 	rm -f $(UNINSTALL_FILES:%=$(DESTDIR)%)
 	@if [ -f $(B)/install-dirs ]; then \

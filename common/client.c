@@ -19,21 +19,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "json.h"
 
 /* Read the token from the first line of path into tok (of toksz bytes),
- * as tsstored reads its own (daemon/config.c, read_token). */
+ * as tsstored reads its own (daemon/config.c, read_token).  A file that
+ * others may read (mode o+r) is refused before it is read: the token
+ * gives admin, and such a file has likely been shared by mistake (the
+ * owner and a group, for a group of operators, may read it). */
 static int token_from_file(const char *path, char *tok, size_t toksz, char *why, size_t whysz)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	int rc = -1;
 	if (!f) {
 		snprintf(why, whysz, "token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & S_IROTH)) {
+		snprintf(why, whysz, "token file %s: others may read it (mode %04o): refused; "
+		         "chmod o-r %s", path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
 		return -1;
 	}
 	n = getline(&line, &cap, f);

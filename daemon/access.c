@@ -25,9 +25,21 @@
  * not given: config.c decides); any other listener gives nothing
  * without it.  loopback-access changes on SIGHUP while workers read it,
  * so it is read with an atomic load.
+ *
+ * What clients are refused is also logged (tsd_access_log): connections
+ * refused at max-connections, failed authentications and requests
+ * refused for their level, each line naming the listener and the
+ * client's address.  Clients can cause these as often as they like, so
+ * each kind is logged at most TSD_CLIENT_LOG_BURST times a
+ * TSD_CLIENT_LOG_WINDOW; the lines left out are counted and one line
+ * says how many once the window is over (tsd_access_log_flush, from
+ * the server's sweep each second).  The stats count every one.
  */
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tsd.h"
 
@@ -136,4 +148,81 @@ void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, co
 		snprintf(where, sizeof where, "this listener is not on the loopback");
 	snprintf(buf, size, "%s is %s %s operation: %s; %s", what,
 	         need == TSD_ACCESS_ADMIN ? "an" : "a", tsd_access_name(need), how, where);
+}
+
+/* ---- The log of refusals, bounded ---- */
+
+static const char *const log_kinds[TSD_LOG_NKINDS] = {
+	[TSD_LOG_REFUSED] = "refused connections",
+	[TSD_LOG_AUTH] = "failed authentications",
+	[TSD_LOG_ACCESS] = "refused requests",
+};
+
+static struct {
+	pthread_mutex_t mu;
+	int64_t window;                  /* ns; 0: TSD_CLIENT_LOG_WINDOW */
+	int64_t start[TSD_LOG_NKINDS];   /* monotonic ns the window began */
+	int logged[TSD_LOG_NKINDS];      /* lines logged in the window */
+	uint64_t left[TSD_LOG_NKINDS];   /* lines left out in the window */
+} bound = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* End kind's window when it is over at now, saying how many lines it
+ * left out; bound.mu is held.  stderr is the daemon's log (tsd_log). */
+static void end_window(enum tsd_log_kind kind, int64_t now)
+{
+	if (now - bound.start[kind] < (bound.window ? bound.window : TSD_CLIENT_LOG_WINDOW))
+		return;
+	if (bound.left[kind])
+		fprintf(stderr, TSD_PROGRAM ": %llu more %s were not logged (at most %d of a kind "
+		        "are, a minute; the stats count them all)\n",
+		        (unsigned long long)bound.left[kind], log_kinds[kind], TSD_CLIENT_LOG_BURST);
+	bound.start[kind] = now;
+	bound.logged[kind] = 0;
+	bound.left[kind] = 0;
+}
+
+void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+	int64_t now = mono_ns();
+	pthread_mutex_lock(&bound.mu);
+	end_window(kind, now);
+	if (bound.logged[kind] < TSD_CLIENT_LOG_BURST) {
+		bound.logged[kind]++;
+		/* one line, whole: other threads' lines do not cut into it */
+		flockfile(stderr);
+		fputs(TSD_PROGRAM ": ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+		funlockfile(stderr);
+	} else {
+		bound.left[kind]++;
+	}
+	pthread_mutex_unlock(&bound.mu);
+}
+
+void tsd_access_log_flush(void)
+{
+	int64_t now = mono_ns();
+	pthread_mutex_lock(&bound.mu);
+	for (int k = 0; k < TSD_LOG_NKINDS; k++)
+		if (bound.left[k])
+			end_window((enum tsd_log_kind)k, now);
+	pthread_mutex_unlock(&bound.mu);
+}
+
+void tsd_access_log_window(int64_t ns)
+{
+	pthread_mutex_lock(&bound.mu);
+	bound.window = ns;
+	pthread_mutex_unlock(&bound.mu);
 }

@@ -514,11 +514,18 @@ int tsd_listen_loopback(const char *addr)
 static int read_token(struct tsd_config *cfg)
 {
 	FILE *f = fopen(cfg->token_file, "r");
+	struct stat st;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	if (!f)
 		return fail("--token", "%s: %s", cfg->token_file, strerror(errno));
+	/* Said, not refused: a daemon that served with it yesterday still
+	 * starts (tsstore, the client, refuses such a file). */
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & S_IROTH))
+		fprintf(stderr, TSD_PROGRAM ": warning: --token: %s: others may read the token "
+		        "(mode %04o); chmod o-r %s\n", cfg->token_file,
+		        (unsigned)(st.st_mode & 07777), cfg->token_file);
 	n = getline(&line, &cap, f);
 	fclose(f);
 	if (n > 0 && memchr(line, '\0', (size_t)n)) {

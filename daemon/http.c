@@ -96,6 +96,7 @@ struct tsd_http_conn {
 	http_parser p;
 	struct tsd_config *cfg;
 	enum tsd_peer peer; /* its listener's: what it may do without the token */
+	const char *client; /* for the log (server.c's), or NULL */
 	const struct tsd_http_sink *sink; /* during tsd_http_feed */
 	int in_message;
 	struct jbuf url;
@@ -805,7 +806,10 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 	char what[64], msg[TSD_MESSAGE_MAX];
 	if (need == TSD_ACCESS_NONE)
 		return 0;
+	const char *client = c->client ? c->client : "a client";
 	if (tsd_token_set(c->cfg) && !(authed = authorized(c, h->query, &given)) && given) {
+		tsd_access_log(TSD_LOG_AUTH, "%s: %s %s: authentication failed: wrong token (401)",
+		               client, method, path);
 		req_fail(h, 401, "wrong token");
 		return -1;
 	}
@@ -813,6 +817,7 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 		return 0;
 	snprintf(what, sizeof what, "%s %s", method, path);
 	tsd_access_refusal(c->cfg, c->peer, 1, what, need, msg, sizeof msg);
+	tsd_access_log(TSD_LOG_ACCESS, "%s: refused (401): %s", client, msg);
 	req_fail(h, 401, "%s", msg);
 	return -1;
 }
@@ -1103,6 +1108,11 @@ static const http_parser_settings settings = {
 void tsd_http_configure(const struct tsd_config *cfg)
 {
 	http_parser_set_max_header_size((uint32_t)cfg->http_max_header);
+}
+
+void tsd_http_conn_set_client(struct tsd_http_conn *h, const char *client)
+{
+	h->client = client;
 }
 
 struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg, enum tsd_peer peer)

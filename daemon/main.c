@@ -9,6 +9,10 @@
  * "--name=VALUE"; -d is short for --data.  The command line is read
  * twice: first only to find --config, whose file is applied, then whole,
  * so that what the command line says wins over the file.
+ * --check-config loads the configuration as a start would (the file,
+ * the command line, the token file, the checks that need every option)
+ * and exits without opening the database or a listener: 0 when it
+ * would start, 2 after the message when not.
  * Exit status: 0 after a clean stop, 1 when serving failed, 2 for a
  * usage error.
  */
@@ -22,7 +26,7 @@
 static const char usage[] =
 	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen KIND:ADDRESS]...\n"
 	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
-	"                [--token FILE] [--OPTION VALUE]...\n";
+	"                [--token FILE] [--check-config] [--OPTION VALUE]...\n";
 
 static const char help[] =
 	"Serve a tsstore database over JSON lines and HTTP (see tsstored(8),\n"
@@ -36,6 +40,7 @@ static const char help[] =
 	"                          " TSD_SOCKET_NAME ", " TSD_DEFAULT_TCP " and " TSD_DEFAULT_HTTP ")\n"
 	"  --sync MODE             none, interval (default) or commit\n"
 	"  --config FILE           read options from FILE (tsstore.conf(5))\n"
+	"  --check-config          check the configuration and exit (0: it would start)\n"
 	"  --token FILE            the first line of FILE gives admin: TCP clients send\n"
 	"                          {\"op\":\"auth\",\"token\":...}, HTTP clients Authorization:\n"
 	"                          Token ...; needed for non-loopback TCP and HTTP\n"
@@ -84,6 +89,9 @@ static const char help[] =
 	"  -h, --help              show this help;  --version  show the version\n"
 	"SIZE is bytes or <n>k, <n>M, <n>G; DUR is <n><unit>, unit ns us ms s m h d w.\n";
 
+/* --check-config was given: check, do not serve. */
+static int check_only;
+
 /* Walk argv; only_config: apply just --config (the first pass).
  * Returns 0, 1 when --help or --version was answered, 2 on a usage error. */
 static int parse_args(struct tsd_config *cfg, int argc, char **argv, int only_config)
@@ -92,6 +100,10 @@ static int parse_args(struct tsd_config *cfg, int argc, char **argv, int only_co
 		char *arg = argv[i], name[64];
 		const char *value = NULL, *eq;
 		int has_arg;
+		if (strcmp(arg, "--check-config") == 0) { /* the command line's alone */
+			check_only = 1;
+			continue;
+		}
 		if (only_config && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
 		                    strcmp(arg, "--version") == 0))
 			continue;
@@ -192,7 +204,7 @@ int main(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 	saved_argc = argc;
 	saved_argv = argv;
-	if ((rc = load_config(&cfg)) == 0)
+	if ((rc = load_config(&cfg)) == 0 && !check_only)
 		rc = tsd_serve(&cfg);
 	else if (rc == 1)
 		rc = 0;

@@ -64,6 +64,7 @@ struct tsd_request {
 	int nkeys[NKEYS];
 	int *columns;               /* query projection */
 	ts_aggspec *specs;          /* aggregate functions */
+	const char *client;         /* for the log: the connection's, or NULL */
 	struct jbuf out;
 };
 
@@ -79,6 +80,17 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut)
 	r->len = len;
 	r->cut = cut;
 	return r;
+}
+
+void tsd_request_set_client(struct tsd_request *r, const char *client)
+{
+	r->client = client;
+}
+
+/* Who r came from, for the log. */
+static const char *client_of(const struct tsd_request *r)
+{
+	return r->client ? r->client : "a client";
 }
 
 struct tsd_request *tsd_request_http(struct tsd_http_req *h)
@@ -1093,11 +1105,16 @@ static int op_auth(struct tsd_request *r, const struct tsd_context *ctx, int *au
 	if (!json_is_string(token))
 		return fail(r, TS_EPROTO, "field \"token\": expected a string, got %s",
 		            val_json_kind(token));
-	if (!tsd_token_set(ctx->cfg))
+	if (!tsd_token_set(ctx->cfg)) {
+		tsd_access_log(TSD_LOG_AUTH, "%s: authentication failed: this tsstored has no token",
+		               client_of(r));
 		return fail(r, TSD_EAUTH, "this tsstored has no token (--token FILE): there is "
 		            "nothing to authenticate with");
+	}
 	if (!tsd_token_check(ctx->cfg, json_string_value(token), json_string_length(token))) {
 		r->closes = 1;
+		tsd_access_log(TSD_LOG_AUTH, "%s: authentication failed: wrong token; connection "
+		               "closed", client_of(r));
 		return fail(r, TSD_EAUTH, "wrong token; closing the connection");
 	}
 	*authed = 1;
@@ -1185,6 +1202,7 @@ static int check_access(struct tsd_request *r, const struct tsd_context *ctx, in
 		return 0;
 	snprintf(what, sizeof what, "\"%s\"", tsd_op_name(r->op));
 	tsd_access_refusal(ctx->cfg, peer, 0, what, need, msg, sizeof msg);
+	tsd_access_log(TSD_LOG_ACCESS, "%s: refused: %s", client_of(r), msg);
 	return fail(r, TSD_EAUTH, "%s", msg);
 }
 

@@ -124,6 +124,8 @@ struct listener {
 	int udp_waiting;       /* its datagrams queued on the workers */
 	enum tsd_peer peer;    /* what its clients may do without the token */
 	int open;
+	char name[TSD_CLIENT_NAME_MAX / 2]; /* the address it has ("tcp:127.0.0.1:40123"
+	                                     * for port 0), for the log */
 };
 
 /* A Graphite UDP datagram on its way to a worker. */
@@ -140,6 +142,7 @@ struct conn {
 	struct conn *prev, *next;
 	enum tsd_peer peer;          /* its listener's (access.c) */
 	int authed;                  /* it sent the token ("auth") */
+	char client[TSD_CLIENT_NAME_MAX]; /* "LISTENER from HOST:PORT", for the log */
 	struct tsd_http_conn *http;  /* an HTTP connection's parser, or NULL */
 	int graphite;                /* Graphite lines, not requests: nothing is answered */
 	int skipping;                /* Graphite: dropping a line longer than line-max */
@@ -227,9 +230,11 @@ void tsd_log(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	flockfile(stderr); /* one line, whole, whatever other threads log */
 	fputs(TSD_PROGRAM ": ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	va_end(ap);
 }
 
@@ -559,6 +564,7 @@ static int enqueue_request(struct conn *c, struct tsd_request *r)
 		return -1;
 	}
 	assert(c->nqueued < TSD_PIPELINE_MAX);
+	tsd_request_set_client(r, c->client);
 	c->queue[(c->qhead + c->nqueued) % TSD_PIPELINE_MAX] = r;
 	c->nqueued++;
 	c->queued_bytes += tsd_request_size(r);
@@ -928,6 +934,42 @@ static void refuse(struct conn *c)
 	pump(c);
 }
 
+/* "HOST:PORT" ("[HOST]:PORT" for IPv6) of sa into buf. */
+static void sockaddr_name(const struct sockaddr_storage *sa, char *buf, size_t size)
+{
+	char host[64] = "?";
+	int port = 0;
+	if (sa->ss_family == AF_INET6) {
+		uv_ip6_name((const struct sockaddr_in6 *)sa, host, sizeof host);
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		snprintf(buf, size, "[%s]:%d", host, port);
+		return;
+	}
+	if (sa->ss_family == AF_INET) {
+		uv_ip4_name((const struct sockaddr_in *)sa, host, sizeof host);
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	}
+	snprintf(buf, size, "%s:%d", host, port);
+}
+
+/* Describe c, accepted on l, for the log: "LISTENER from HOST:PORT",
+ * or the listener alone for a unix socket. */
+static void name_client(struct conn *c, const struct listener *l)
+{
+	struct sockaddr_storage sa;
+	int len = sizeof sa;
+	char peer[80] = "?";
+	const char *lname = l->name[0] ? l->name : l->addr;
+	if (l->is_tcp && uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&sa, &len) == 0)
+		sockaddr_name(&sa, peer, sizeof peer);
+	if (l->is_tcp)
+		snprintf(c->client, sizeof c->client, "%s from %s", lname, peer);
+	else
+		snprintf(c->client, sizeof c->client, "%s", lname);
+	if (c->http)
+		tsd_http_conn_set_client(c->http, c->client);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct listener *l = server->data;
@@ -971,8 +1013,11 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	if (l->is_tcp)
 		uv_tcp_nodelay(&c->h.tcp, 1);
+	name_client(c, l);
 	if (srv->nconns > srv->cfg->max_connections) {
 		tsd_stats_refused();
+		tsd_access_log(TSD_LOG_REFUSED, "%s: connection refused: max-connections (%d) are open",
+		               c->client, srv->cfg->max_connections);
 		refuse(c);
 	}
 	else
@@ -1067,26 +1112,21 @@ static const char *kind(const struct listener *l)
 	return l->udp ? "graphite-udp" : l->graphite ? "graphite" : l->http ? "http" : "tcp";
 }
 
-/* The address a listener actually has ("tcp:127.0.0.1:40123" for port 0). */
+/* The address the listener actually has ("tcp:127.0.0.1:40123" for
+ * port 0) into l->name, and log it. */
 static void log_listening(struct listener *l)
 {
 	struct sockaddr_storage sa;
 	int len = sizeof sa;
-	char host[64];
+	char host[80];
 	if (!l->is_tcp || (l->udp ? uv_udp_getsockname(&l->h.udp, (struct sockaddr *)&sa, &len)
-	                          : uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&sa, &len)) < 0) {
-		tsd_log("listening on %s", l->addr);
-		return;
+	                          : uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&sa, &len)) < 0)
+		snprintf(l->name, sizeof l->name, "%s", l->addr);
+	else {
+		sockaddr_name(&sa, host, sizeof host);
+		snprintf(l->name, sizeof l->name, "%s:%s", kind(l), host);
 	}
-	if (sa.ss_family == AF_INET6) {
-		uv_ip6_name((struct sockaddr_in6 *)&sa, host, sizeof host);
-		tsd_log("listening on %s:[%s]:%d", kind(l), host,
-		        ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
-	} else {
-		uv_ip4_name((struct sockaddr_in *)&sa, host, sizeof host);
-		tsd_log("listening on %s:%s:%d", kind(l), host,
-		        ntohs(((struct sockaddr_in *)&sa)->sin_port));
-	}
+	tsd_log("listening on %s", l->name);
 }
 
 /* ---- Graphite over UDP ---- */
@@ -1276,6 +1316,7 @@ static void sweep_cb(uv_timer_t *t)
 	uint64_t idle_ms = (uint64_t)(srv->cfg->idle_timeout / 1000000);
 	if (!srv->stopping && favour_stalled(srv, now))
 		end_stalled_favour(srv);
+	tsd_access_log_flush();
 	for (struct conn *c = srv->conns, *next; c; c = next) {
 		next = c->next;
 		int idle = !c->active && !c->nqueued && !c->write_pending && !c->working;
@@ -1370,7 +1411,8 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 	int listen = cfg->nlisten != fresh->nlisten;
 	for (int i = 0; !listen && i < cfg->nlisten; i++)
 		listen = strcmp(cfg->listen[i], fresh->listen[i]) != 0;
-	fresh->lib.flags |= TS_OPEN_CREATE; /* as tsd_serve set it */
+	fresh->lib.flags |= TS_OPEN_CREATE; /* as tsd_serve set them */
+	fresh->lib.log = cfg->lib.log;
 	const char *what[] = {
 		differ(cfg->datadir, fresh->datadir) ? "data" : NULL,
 		listen ? "listen" : NULL,
@@ -1487,7 +1529,9 @@ static int start_handles(struct server *srv)
 	return 0;
 }
 
-/* The mapping's once-per-table messages go to the daemon's log. */
+/* The mapping's once-per-table messages go to the daemon's log, and so
+ * do the library's (ts_options.log: quarantined tablets, failed flushes,
+ * merges and expiries, each naming its table). */
 static void ingest_log(void *arg, const char *msg)
 {
 	(void)arg;
@@ -1508,6 +1552,7 @@ int tsd_serve(struct tsd_config *cfg)
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
 	cfg->lib.flags |= TS_OPEN_CREATE;
+	cfg->lib.log = ingest_log;
 	if ((rc = ts_open(cfg->datadir, &cfg->lib, &srv.ctx.db)) < 0) {
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
 		return 1;

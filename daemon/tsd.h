@@ -363,6 +363,40 @@ enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, i
 void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, const char *what,
                         enum tsd_access need, char *buf, size_t size);
 
+/* What clients are refused, logged (tsd_access_log) with the client:
+ * connections at max-connections, failed authentications (a wrong
+ * token, or one sent to a tsstored without one), requests above the
+ * client's level. */
+enum tsd_log_kind {
+	TSD_LOG_REFUSED,
+	TSD_LOG_AUTH,
+	TSD_LOG_ACCESS,
+	TSD_LOG_NKINDS
+};
+/* Lines of one kind logged at most in a window, and the window (ns):
+ * a client that fails a thousand times a second adds one line a second
+ * at worst. */
+#define TSD_CLIENT_LOG_BURST 10
+#define TSD_CLIENT_LOG_WINDOW (60 * 1000000000LL)
+/* Longest description of a client: "LISTENER from HOST:PORT". */
+#define TSD_CLIENT_NAME_MAX 320
+
+/*
+ * tsd_access_log -- log the line fmt (printf) of kind as tsd_log does,
+ * unless TSD_CLIENT_LOG_BURST lines of that kind were logged in the
+ * current window: then it is only counted, and the number left out is
+ * logged once the window is over.  Any thread.
+ */
+void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Log how many lines each kind left out in a window now over (the
+ * server's sweep calls it each second).  Any thread. */
+void tsd_access_log_flush(void);
+
+/* For tests: the window, ns (0: TSD_CLIENT_LOG_WINDOW). */
+void tsd_access_log_window(int64_t ns);
+
 /* ---- Requests (request.c) --------------------------------------------- */
 
 /*
@@ -404,6 +438,11 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut);
  */
 void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
                       int *authed, enum tsd_peer peer);
+
+/* Name the client r came from in what it logs (a failed "auth", a
+ * refused op): "LISTENER from HOST:PORT", kept as a pointer (it must
+ * outlive r: the connection's).  Unset: "a client". */
+void tsd_request_set_client(struct tsd_request *r, const char *client);
 
 /*
  * tsd_request_output -- the output produced by the last step: the caller
@@ -466,6 +505,10 @@ void tsd_http_configure(const struct tsd_config *cfg);
 /* A parser for a new HTTP connection on a listener at peer (what its
  * requests may do without the token), or NULL when out of memory. */
 struct tsd_http_conn *tsd_http_conn_new(struct tsd_config *cfg, enum tsd_peer peer);
+
+/* Name the client of h in what it logs (a wrong token, a refused
+ * request), as tsd_request_set_client. */
+void tsd_http_conn_set_client(struct tsd_http_conn *h, const char *client);
 
 /* Free a connection's parser and the request it was receiving.  NULL
  * allowed. */

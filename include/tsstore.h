@@ -348,7 +348,8 @@ typedef struct ts_options {
 	/* Where the library reports what its background work (flushes,
 	 * merges, expiry) could not do: called once per distinct cause with
 	 * a one-line message (the same failure again is only counted, in
-	 * ts_table_stats).  NULL: the message goes to stderr.  It is called
+	 * ts_table_stats); and each tablet quarantined, with the table, the
+	 * file and the damage found.  NULL: the message goes to stderr.  It is called
 	 * from the library's maintenance thread, or from a ts_flush or
 	 * ts_merge, with that table's flush or merge lock held: it must not
 	 * call back into the library on the same table (ts_flush or ts_merge
@@ -912,7 +913,9 @@ typedef struct ts_stat {
  * failures of the background work, which is retried with backoff;
  * log_bytes, the unflushed log, and log_cap_refusals, inserts refused at
  * opts.log_cap; rows_ignored_duplicates, the rows inserts skipped under
- * the policy TS_ON_DUPLICATE_IGNORE since the table was opened).  out: array of room entries;
+ * the policy TS_ON_DUPLICATE_IGNORE since the table was opened;
+ * tablets_quarantined, the tablet files in the table's quarantine/ when
+ * it opened plus those quarantined since).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.

@@ -141,6 +141,9 @@ struct ts_table {
 	struct ts__open_tablet *open_tablets;
 	int nopen, capopen;
 	uint64_t damaged[TS_DAMAGED_MAX]; /* ids found damaged, to quarantine */
+	char *damaged_why[TS_DAMAGED_MAX]; /* the first reader's message for
+	                          * each (malloc'ed; NULL when out of memory),
+	                          * logged by the quarantine */
 	int ndamaged;
 	uint64_t damage_reports; /* times a reader found a damaged tablet */
 	struct ts_table *next;

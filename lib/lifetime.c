@@ -64,6 +64,8 @@ void ts__table_free(struct ts_table *t)
 	pthread_mutex_destroy(&t->desc_mu);
 	pthread_mutex_destroy(&t->schema_mu);
 	pthread_mutex_destroy(&t->mu);
+	for (int i = 0; i < t->ndamaged; i++)
+		free(t->damaged_why[i]);
 	free(t->dir);
 	free(t);
 }

@@ -43,6 +43,7 @@
 #include "lifetime.h"
 #include "limits.h"
 #include "names.h"
+#include "quarantine.h"
 #include "tabledesc.h"
 #include "tablet.h"
 #include "tablet_format.h"
@@ -299,6 +300,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
 	t->desc_ino = ts__desc_inode(dir);
+	t->quarantined = ts__quarantine_count(dir); /* "so far" survives a restart */
 	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
 		ts__table_free(t);
 		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;

@@ -237,8 +237,12 @@ static void note_damage(struct ts_table *t, uint64_t id, int rc)
 	for (int i = 0; i < t->ndamaged; i++)
 		if (t->damaged[i] == id)
 			return;
-	if (t->ndamaged < TS_DAMAGED_MAX)
+	if (t->ndamaged < TS_DAMAGED_MAX) {
+		/* The caller's failure is this thread's last message: what the
+		 * quarantine will log as the reason. */
+		t->damaged_why[t->ndamaged] = strdup(ts_errmsg(NULL));
 		t->damaged[t->ndamaged++] = id;
+	}
 }
 
 int ts__table_damaged(struct ts_table *t, uint64_t id, int rc)

@@ -6,7 +6,9 @@
 #            this first.  A plain `make` never does: it stops in ./configure,
 #            which names the missing package (README, "Building and installing").
 #            (socat is for README's quick start, which speaks to tsstored's
-#            unix socket with it, and which tests/cli/test_readme.sh runs.)
+#            unix socket with it, and which tests/cli/test_readme.sh runs;
+#            systemd for systemd-analyze, with which tests/cli/test_install.sh
+#            verifies tsstored's unit -- installing it starts nothing.)
 #   bench    that plus the peers and tools of `make bench`
 #   fuzz     that plus clang, for `make fuzz` (libFuzzer)
 #   interop  that plus the real clients and servers `make check-interop`
@@ -26,7 +28,7 @@ set -eu
 BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2-dev
 libuv1-dev libjansson-dev libhttp-parser-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libsnappy-dev libcmocka-dev libsqlite3-dev sqlite3
-groff-base curl socat"
+groff-base curl socat systemd"
 BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics influxdb"
 FUZZ_PACKAGES="clang"
 INTEROP_PACKAGES="influxdb influxdb-client collectd-core prometheus"

@@ -43,6 +43,7 @@ daemon_stop
 # ---- 2. a token, and --loopback-access write ----
 
 echo s3cret >"$tmp/token"
+chmod 600 "$tmp/token" # tsstore refuses a token file others may read
 rm -rf "$tmp/db"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token" --loopback-access write
 daemon_addr tcp

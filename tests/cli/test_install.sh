@@ -2,7 +2,10 @@
 # test_install.sh -- the build a packager sees: ./configure asks for a
 # library only when the parts built on it are wanted, a plain make never
 # installs packages, make install PREFIX=... writes a libtsstore.pc for that
-# prefix (DESTDIR respected), and make uninstall leaves the prefix as it was.
+# prefix (DESTDIR respected), installs tsstored's systemd unit (verified by
+# systemd-analyze when present) and example configuration (which passes
+# tsstored --check-config) with the daemon, and make uninstall leaves the
+# prefix as it was.
 #
 # Usage: sh tests/cli/test_install.sh BUILDDIR (the argument is not used:
 # everything is built again in a copy of the sources in a temporary
@@ -132,13 +135,30 @@ mkdir -p "$tmp/y"
 before=$(cd "$tmp/y" && find . | sort)
 poison_fuse make install PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_install 0 $?
-same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.$libmajor ./lib/libtsstore.so.$libver ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./share/bash-completion/completions/tsstore ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-http.7 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
+same nofuse_installed "./bin/tsstore ./bin/tsstored ./include/tsstore.h ./lib/libtsstore.a ./lib/libtsstore.so ./lib/libtsstore.so.$libmajor ./lib/libtsstore.so.$libver ./lib/libtsstore_sqlite.so ./lib/pkgconfig/libtsstore.pc ./lib/systemd/system/tsstored.service ./share/bash-completion/completions/tsstore ./share/doc/tsstore/tsstore.conf.example ./share/man/man1/tsstore.1 ./share/man/man3/libtsstore.3 ./share/man/man3/tsstore-sqlite.3 ./share/man/man5/tsstore-format.5 ./share/man/man5/tsstore.conf.5 ./share/man/man7/tsstore-http.7 ./share/man/man7/tsstore-protocol.7 ./share/man/man8/tsstored.8" \
 	"$(cd "$tmp/y" && find . -type f -o -type l | sort | tr '\n' ' ' | sed 's/ $//')"
 # the completion installed is the source's, and bash takes it: it
 # registers _tsstore for tsstore
 same completion_installed_as_is "" "$(cmp "$tmp/y/share/bash-completion/completions/tsstore" tools/completion.bash 2>&1)"
 same completion_registers "complete -F _tsstore tsstore" \
 	"$(bash -c '. "$1" && complete -p tsstore' sh "$tmp/y/share/bash-completion/completions/tsstore" 2>&1)"
+# The daemon's systemd unit names the installed tsstored and its config;
+# systemd-analyze finds nothing wrong in it (when systemd is there); the
+# example configuration passes tsstored's own check.
+unit=$tmp/y/lib/systemd/system/tsstored.service
+same unit_exec "ExecStart=$tmp/y/bin/tsstored --config /etc/tsstore/tsstore.conf|ExecReload=$tmp/y/bin/tsstored --config /etc/tsstore/tsstore.conf --check-config|ExecReload=/bin/kill -HUP \$MAINPID" \
+	"$(grep '^Exec' "$unit" | tr '\n' '|' | sed 's/|$//')"
+if command -v systemd-analyze >/dev/null 2>&1; then
+	systemd-analyze verify --man=no "$unit" >"$tmp/log" 2>&1
+	same unit_verifies "0|" "$?|$(cat "$tmp/log")"
+elif [ "${CI:-}" = true ]; then
+	fail unit_verifies "systemd-analyze is missing (scripts/deps.sh installs systemd)"
+else
+	echo "SKIP: systemd-analyze is missing: the unit is not verified"
+fi
+"$tmp/y/bin/tsstored" --config "$tmp/y/share/doc/tsstore/tsstore.conf.example" --check-config \
+	>"$tmp/log" 2>&1
+same example_conf_checks "0|" "$?|$(cat "$tmp/log")"
 poison_fuse make uninstall PREFIX="$tmp/y" >"$tmp/log" 2>&1
 same nofuse_uninstall "0|$before" "$?|$(cd "$tmp/y" && find . | sort)"
 same nofuse_never_installs "" "$(cat "$tmp/ran" 2>/dev/null)"

@@ -5,8 +5,9 @@
 #      --token-file and $TSSTORE_TOKEN_FILE: create, insert, query, the
 #      same rows as through the unix socket (a bare path and unix:PATH,
 #      which need no token);
-#   2. a missing token, a wrong one, an unreadable token file, a bad
-#      address: exit 1 and one clear line;
+#   2. a missing token, a wrong one, an unreadable token file, one that
+#      others may read, a bad address: exit 1 and one clear line (never
+#      the token);
 #   3. the SQLite module's socket='tcp:...' with token_file=, and a wrong
 #      token (skipped, with a SKIP line, without the sqlite3 shell).
 #
@@ -20,6 +21,10 @@ ts() { "$bin" "$@"; }
 
 echo s3cret >"$tmp/token"
 echo wrong >"$tmp/badtoken"
+# tsstore refuses a token file others may read (section 2); the owner and
+# a group may.
+chmod 600 "$tmp/token"
+chmod 640 "$tmp/badtoken"
 daemon_start "$tmp/db" "$tmp/sock" --listen tcp:127.0.0.1:0 --token "$tmp/token"
 daemon_addr tcp
 
@@ -51,8 +56,17 @@ check tcp_wrong_token_file 1 '' "tsstore: tables: tsstored refused the token of 
 check tcp_missing_token_file 1 '' "tsstore: tables: token file $tmp/none: No such file or directory\n" \
 	env TSSTORE_TOKEN_FILE="$tmp/none" "$bin" -s "$addr" tables
 : >"$tmp/empty"
+chmod 600 "$tmp/empty"
 check tcp_empty_token_file 1 '' "tsstore: tables: token file $tmp/empty: the first line must hold the token (1 to 4096 bytes)\n" \
 	ts -s "$addr" --token-file "$tmp/empty" tables
+# a token file others may read: refused before it is read, the token
+# never printed, whichever way the file is named
+echo s3cret >"$tmp/open"
+chmod 644 "$tmp/open"
+check tcp_token_file_readable_by_others 1 '' "tsstore: tables: token file $tmp/open: others may read it (mode 0644): refused; chmod o-r $tmp/open\n" \
+	ts -s "$addr" --token-file "$tmp/open" tables
+check tcp_token_file_env_readable_by_others 1 '' "tsstore: tables: token file $tmp/open: others may read it (mode 0644): refused; chmod o-r $tmp/open\n" \
+	env TSSTORE_TOKEN_FILE="$tmp/open" "$bin" -s "$addr" tables
 check tcp_bad_address 1 '' 'tsstore: tables: tcp:localhost: want tcp:HOST:PORT\n' \
 	ts -s tcp:localhost tables
 check token_file_needs_arg 2 '' "tsstore: option --token-file needs an argument\nusage: tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]\n" \

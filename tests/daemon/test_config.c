@@ -18,7 +18,9 @@
  * HTTP listener's limits (http-max-body, http-max-header), remote-read-max-samples, and
  * loopback-access: its values, its default (write, or none when a token
  * is configured), and the one table of the levels each op and HTTP
- * route needs (daemon/access.c, linked too).
+ * route needs (daemon/access.c, linked too), and the bound on the log
+ * of refusals (tsd_access_log: ten lines of a kind a window, then one
+ * that says how many were left out).
  *
  * Messages go to stderr: each call's is captured into a temporary file
  * (fd 2 redirected around the call) and compared whole.
@@ -31,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ftw.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -427,6 +431,7 @@ static void use_token(struct fixture *f)
 	assert_non_null(fp = fopen(path, "w"));
 	assert_true(fputs("s3cret\n", fp) >= 0);
 	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(path, 0600), 0); /* else tsd_config_finish warns */
 	assert_int_equal(set_flag(&f->cfg, "token", path), 0);
 }
 
@@ -538,6 +543,36 @@ static void test_access_table(void **state)
 
 /* What a client has: admin on a unix socket or with the token,
  * loopback-access on a loopback listener, nothing elsewhere. */
+/* The log of refusals: ten lines of a kind a window, the rest counted
+ * and said in one line once the window is over; each kind on its own. */
+static void test_access_log_bounded(void **state)
+{
+	struct timespec pause = {0, 80 * 1000000};
+	char want[4096] = "";
+	(void)state;
+	tsd_access_log_window(50 * MS);
+	err_begin();
+	for (int i = 0; i < 13; i++)
+		tsd_access_log(TSD_LOG_AUTH, "tcp:127.0.0.1:7400 from 127.0.0.1:%d: authentication "
+		               "failed: wrong token; connection closed", 40000 + i);
+	tsd_access_log(TSD_LOG_REFUSED, "unix:/s: connection refused: max-connections (1) are open");
+	tsd_access_log_flush(); /* the window is not over: nothing yet */
+	nanosleep(&pause, NULL);
+	tsd_access_log_flush();
+	tsd_access_log_flush(); /* said once */
+	err_end();
+	tsd_access_log_window(0);
+	for (int i = 0; i < 10; i++)
+		snprintf(want + strlen(want), sizeof want - strlen(want),
+		         "tsstored: tcp:127.0.0.1:7400 from 127.0.0.1:%d: authentication failed: wrong "
+		         "token; connection closed\n", 40000 + i);
+	snprintf(want + strlen(want), sizeof want - strlen(want),
+	         "tsstored: unix:/s: connection refused: max-connections (1) are open\n"
+	         "tsstored: 3 more failed authentications were not logged (at most 10 of a kind "
+	         "are, a minute; the stats count them all)\n");
+	assert_string_equal(err_text, want);
+}
+
 static void test_access_granted(void **state)
 {
 	struct fixture *f = *state;
@@ -597,6 +632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loopback_access_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_access_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_access_granted, setup, teardown),
+		cmocka_unit_test(test_access_log_bounded),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -318,7 +319,7 @@ static void jconn_unix_forms(void **state)
 }
 
 /* A token file that holds no token is the caller's error, said before
- * anything is sent; one that is missing too. */
+ * anything is sent; one that is missing too, and one others may read. */
 static void client_bad_token_file(void **state)
 {
 	char dir[] = "/tmp/jconn-test-XXXXXX", path[64], addr[64], why[256], want[256];
@@ -331,10 +332,18 @@ static void client_bad_token_file(void **state)
 	assert_non_null(f);
 	fputs("\nsecond line\n", f);
 	fclose(f);
+	assert_int_equal(chmod(path, 0640), 0); /* the owner and a group may read a token file */
 	assert_int_equal(client_connect(addr, path, 100 * MS, &c, why, sizeof why), -1);
 	assert_null(c);
 	snprintf(want, sizeof want, "token file %s: the first line must hold the token (1 to 4096 bytes)",
 	         path);
+	assert_string_equal(why, want);
+	/* Others may read it: refused before it is read, naming the fix. */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(client_connect(addr, path, 100 * MS, &c, why, sizeof why), -1);
+	assert_null(c);
+	snprintf(want, sizeof want, "token file %s: others may read it (mode 0644): refused; "
+	         "chmod o-r %s", path, path);
 	assert_string_equal(why, want);
 	unlink(path);
 	assert_int_equal(client_connect(addr, path, 100 * MS, &c, why, sizeof why), -1);
