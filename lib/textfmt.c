@@ -470,10 +470,13 @@ static int parse_epoch_count(const char *text, int64_t *out)
 	int64_t count = 0, ns = 0;
 	while (is_digit(text[n]))
 		n++;
-	if (n == 0 || !(unit = find_unit(text + n))) {
+	if (n == 0)
+		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": expected RFC 3339 (2026-11-21T10:00:00Z), "
+		                "a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), "
+		                "now or a time relative to it (now-15m, -1h)", QUOTE_MAX, text);
+	if (!(unit = find_unit(text + n))) {
 		struct scan s = {text, n};
-		return expected(&s, "a digit or an epoch unit (s ms us ns); timestamps are RFC 3339, "
-		                    "a date, integer nanoseconds, now or a time relative to it (-1h)");
+		return expected(&s, "a digit or an epoch unit (s ms us ns)");
 	}
 	if (unit->ns > TS_NS_PER_SEC)
 		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": an epoch count takes the unit s, ms, us "
