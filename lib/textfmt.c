@@ -480,8 +480,8 @@ static int parse_epoch_count(const char *text, int64_t *out)
 	}
 	if (unit->ns > TS_NS_PER_SEC)
 		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": an epoch count takes the unit s, ms, us "
-		                "or ns; for %s before now write -%s or now-%s",
-		                QUOTE_MAX, text, text, text, text);
+		                "or ns; for %.*s before now write -%.*s or now-%.*s",
+		                QUOTE_MAX, text, QUOTE_MAX, text, QUOTE_MAX, text, QUOTE_MAX, text);
 	if (decimal(text, 0, n, 0, &count) < 0 || __builtin_mul_overflow(count, unit->ns, &ns))
 		return ts__fail(TS_ERANGE, "timestamp \"%.*s\" does not fit in int64 nanoseconds",
 		                QUOTE_MAX, text);
