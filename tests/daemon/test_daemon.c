@@ -1436,8 +1436,9 @@ static void test_insert_bad_value_type(void **state)
 	bad_row(f->c, "['b',1735689600000000000,1,0.5,'!!!',1]", "EINVAL",
 	        "row 1, column \"b\": \"!!!\" is not base64: 3 characters, not a multiple of 4");
 	bad_row(f->c, "['b','yesterday',1,0.5,'',1]", "EINVAL",
-	        "row 1, column \"ts\": timestamp \"yesterday\": expected a digit (timestamps are "
-	        "RFC 3339 or integer nanoseconds) at offset 0, found 'y'");
+	        "row 1, column \"ts\": timestamp \"yesterday\": expected RFC 3339 "
+	        "(2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count "
+	        "(1732550000s), now or a time relative to it (now-15m, -1h)");
 	bad_row(f->c, "['b','2300-01-01T00:00:00Z',1,0.5,'',1]", "ERANGE",
 	        "row 1, column \"ts\": timestamp \"2300-01-01T00:00:00Z\" is outside the range of "
 	        "int64 nanoseconds (1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)");
