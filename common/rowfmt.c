@@ -174,6 +174,31 @@ int rowfmt_stat_text(const ts_stat *st, const char **name, char *buf, size_t siz
 	return 0;
 }
 
+int rowfmt_stat_duration(const char *stat, int64_t value, char *name, size_t namesz,
+                         char *text, size_t size)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = {{"d", 86400e9}, {"h", 3600e9}, {"m", 60e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}};
+	size_t len = strlen(stat), i = 0;
+	const char *unit;
+	if (len <= 3 || strcmp(stat + len - 3, "_ns") != 0 || strcmp(stat, "ttl_ns") == 0 ||
+	    value < 0 || size < TS_DURATION_BUFSZ || len - 3 >= namesz)
+		return 0;
+	memcpy(name, stat, len - 3);
+	name[len - 3] = '\0';
+	if (ts_duration_format(value, text, size) < 0)
+		return 0;
+	unit = text + strspn(text, "0123456789");
+	if (unit - text <= 4)
+		return 1;
+	while (i + 1 < sizeof units / sizeof units[0] && (double)value < units[i].ns)
+		i++;
+	snprintf(text, size, "%.4g%s", (double)value / units[i].ns, units[i].name);
+	return 1;
+}
+
 void rowfmt_stat(struct jbuf *b, const char *indent, const char *name, int64_t value,
                  const char *text)
 {

@@ -57,6 +57,18 @@ void rowfmt_schema(struct jbuf *b, const ts_schema *s);
  * with *name and the text in buf, else 0. */
 int rowfmt_stat_text(const ts_stat *st, const char **name, char *buf, size_t size);
 
+/* rowfmt_stat_duration -- for a counter of nanoseconds other than ttl_ns
+ * (its name ends in "_ns": waits, settings), the line the text listings
+ * (`tsstore stats`, the mount's stats file) show right after it: the name
+ * without "_ns" in name (namesz bytes) and the value as people write a
+ * duration in text: ts_duration_format's exact form when its count has at
+ * most 4 digits ("10m", "90s", "1500ms", "0s"), else 4 significant digits
+ * in the largest unit reached ("123.5ms", "2.504h", "12.5d").  The JSON
+ * protocol keeps the numbers alone.  Returns 1 with name and text set,
+ * else 0. */
+int rowfmt_stat_duration(const char *stat, int64_t value, char *name, size_t namesz,
+                         char *text, size_t size);
+
 /* Room for any text of rowfmt_stat_text. */
 #define ROWFMT_STAT_TEXT_MAX TS_DURATION_BUFSZ
 

@@ -466,9 +466,13 @@ static int static_text(struct tsfs_file *f, enum node_kind kind)
 		for (int i = 0; i < n; i++) {
 			char text[ROWFMT_STAT_TEXT_MAX];
 			const char *name;
+			char base[TS_NAME_MAX + 8];
 			rowfmt_stat(&f->buf, "", st[i].name, st[i].value, NULL);
 			if (rowfmt_stat_text(&st[i], &name, text, sizeof text))
 				rowfmt_stat(&f->buf, "", name, 0, text);
+			if (rowfmt_stat_duration(st[i].name, st[i].value, base, sizeof base, text,
+			                         sizeof text))
+				rowfmt_stat(&f->buf, "", base, 0, text);
 		}
 	}
 	f->eof = 1;

@@ -195,13 +195,30 @@ TS_EXTERN int ts_type_parse(const char *name, ts_type *out);
 /*
  * ts_time_parse -- parse a timestamp: RFC 3339 ("2026-11-21T10:00:00Z",
  * "2026-11-21T10:00:00.123456789+02:00"; 'T' may be 't' or ' ', 'Z' may
- * be 'z'; up to 9 fractional digits) or a decimal integer of nanoseconds
- * since the epoch (optionally negative).
+ * be 'z'; up to 9 fractional digits); a date alone ("2026-11-25", its
+ * midnight UTC); a decimal integer of nanoseconds since the epoch
+ * (optionally negative); an epoch count with a unit ("1732550000s",
+ * also ms, us, ns); or a time relative to now: "now", "now-15m",
+ * "now+5m", "-1h", "+30s" (a sign, or "now" and a sign, then a duration
+ * as ts_duration_parse reads it).  "-1h" is an hour ago while "-1" is
+ * 1 ns before the epoch; an epoch count takes no sign.
+ * "now" is the clock a database opened without a clock option reads:
+ * $TSSTORE_NOW when set, else the real-time clock (use ts_time_parse_at
+ * to give it, e.g. ts_now(db)); the clock is read only for a relative
+ * text.
  * text: NUL-terminated input.  out: receives nanoseconds since the epoch.
- * Returns 0; TS_EINVAL for malformed text (ts_errmsg says where);
- * TS_ERANGE when the instant does not fit in int64 nanoseconds.
+ * Returns 0; TS_EINVAL for malformed text (ts_errmsg says where) or a
+ * malformed $TSSTORE_NOW; TS_ERANGE when the instant does not fit in
+ * int64 nanoseconds.
  */
 TS_EXTERN int ts_time_parse(const char *text, int64_t *out);
+
+/*
+ * ts_time_parse_at -- ts_time_parse with "now" given: relative times
+ * ("now", "now-15m", "-1h") are taken from now (ns since the epoch).
+ * The same results otherwise.  (Since libtsstore 1.1.)
+ */
+TS_EXTERN int ts_time_parse_at(const char *text, int64_t now, int64_t *out);
 
 /*
  * ts_time_format -- format ns as RFC 3339 UTC with the shortest exact

@@ -1,20 +1,37 @@
 /*
  * textfmt.c -- the text forms of timestamps and durations shared by the
- * protocol, the command line and the FUSE paths (DESIGN.md section 2).
+ * protocol, the command line, the FUSE paths and the SQLite extension
+ * (DESIGN.md section 2).
  *
  * A timestamp is int64 nanoseconds since the Unix epoch, UTC, which spans
  * 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z.  In
- * text it is either RFC 3339,
+ * text it is one of
  *
- *     YYYY-MM-DD T HH:MM:SS [.fraction] (Z | +HH:MM | -HH:MM)
+ *     YYYY-MM-DD T HH:MM:SS [.fraction] (Z | +HH:MM | -HH:MM)   RFC 3339
+ *     YYYY-MM-DD                          a date alone: its midnight, UTC
+ *     [+-]digits                          integer nanoseconds (the contract)
+ *     digits(s|ms|us|ns)                  an epoch count in that unit
+ *     now                                 the reference time
+ *     now(+|-)DURATION, (+|-)DURATION     the reference time moved by a
+ *                                         duration (90m, 1h, 7d, ...)
  *
- * ('t' or ' ' for 'T', 'z' for 'Z', 1 to 9 fraction digits, years 0000 to
- * 9999), or a plain optionally signed decimal integer of nanoseconds.  A
- * text holding only a sign and digits is an integer; one whose first four
- * characters are digits followed by '-' is RFC 3339; anything else is
- * malformed.  Second 60 is rejected: the epoch count has no leap seconds,
- * so a leap second has no instant of its own to map to, and folding it
- * onto a neighbour would make two texts parse to the same key silently.
+ * (RFC 3339: 't' or ' ' for 'T', 'z' for 'Z', 1 to 9 fraction digits,
+ * years 0000 to 9999.)  The forms are told apart by their first
+ * characters: four digits and '-' is a date; "now" is relative; a text of
+ * a sign and digits only is integer nanoseconds; a signed duration is
+ * relative; unsigned digits and a unit are an epoch count.  So "-1h" is
+ * an hour ago and "-1" is 1 ns before the epoch; an epoch count takes
+ * only the units s, ms, us and ns ("5h" names no instant), and a
+ * negative one must be written as integer nanoseconds or RFC 3339, since
+ * "-5s" is five seconds ago.  Second 60 is rejected: the epoch count has
+ * no leap seconds, so a leap second has no instant of its own to map to,
+ * and folding it onto a neighbour would make two texts parse to the same
+ * key silently.
+ *
+ * "now" is the reference time the caller gives (ts_time_parse_at), or for
+ * ts_time_parse the clock a database opened without a clock option reads:
+ * $TSSTORE_NOW when set, else the real-time clock.  The clock is read
+ * only for a relative text, so parsing absolute times stays pure.
  *
  * The calendar is the proleptic Gregorian one, computed here with the
  * days-from-civil arithmetic of Howard Hinnant's "chrono-Compatible
@@ -29,7 +46,9 @@
  */
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tsstore.h"
 #include "error.h"
@@ -269,8 +288,12 @@ static int parse_rfc3339(const char *text, int64_t *out)
 	struct scan s = {text, 0};
 	struct civil c = {0};
 	int rc;
-	if ((rc = parse_date(&s, &c)) < 0 || (rc = parse_clock(&s, &c)) < 0 ||
-	    (rc = parse_fraction(&s, &c)) < 0 || (rc = parse_zone(&s, &c)) < 0)
+	if ((rc = parse_date(&s, &c)) < 0)
+		return rc;
+	if (text[s.pos] == '\0') /* a date alone: its midnight, UTC */
+		return civil_to_ns(&s, &c, out);
+	if ((rc = parse_clock(&s, &c)) < 0 || (rc = parse_fraction(&s, &c)) < 0 ||
+	    (rc = parse_zone(&s, &c)) < 0)
 		return rc;
 	if (text[s.pos] != '\0')
 		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": unexpected text at offset %zu, after the zone",
@@ -293,44 +316,6 @@ static int decimal(const char *text, size_t from, size_t to, int negative, int64
 	}
 	*out = v;
 	return 0;
-}
-
-/* [+-]digits: integer nanoseconds. */
-static int parse_integer(const char *text, int64_t *out)
-{
-	struct scan s = {text, 0};
-	int negative = text[0] == '-';
-	if (text[0] == '-' || text[0] == '+')
-		s.pos++;
-	size_t first = s.pos;
-	while (is_digit(text[s.pos]))
-		s.pos++;
-	if (s.pos == first || text[s.pos] != '\0')
-		return expected(&s, "a digit (timestamps are RFC 3339 or integer nanoseconds)");
-	if (decimal(text, first, s.pos, negative, out) < 0)
-		return ts__fail(TS_ERANGE, "timestamp \"%.*s\" does not fit in int64 nanoseconds",
-		                QUOTE_MAX, text);
-	return 0;
-}
-
-/* RFC 3339 starts with a 4-digit year and '-'; integers never do. */
-static int looks_like_rfc3339(const char *text)
-{
-	for (int i = 0; i < 4; i++)
-		if (!is_digit(text[i]))
-			return 0;
-	return text[4] == '-';
-}
-
-int ts_time_parse(const char *text, int64_t *out)
-{
-	if (!text || !out)
-		return ts__fail(TS_EINVAL, "ts_time_parse: NULL argument");
-	if (text[0] == '\0')
-		return ts__fail(TS_EINVAL, "empty timestamp: expected RFC 3339 (2026-11-21T10:00:00Z) or integer nanoseconds");
-	if (looks_like_rfc3339(text))
-		return parse_rfc3339(text, out);
-	return parse_integer(text, out);
 }
 
 /* Split ns into days since the epoch, the second of that day and the
@@ -441,5 +426,149 @@ int ts_duration_format(int64_t ns, char *buf, size_t size)
 		i++;
 	assert(i < NUNITS);
 	snprintf(buf, size, "%lld%s", (long long)(ns / units[i].ns), units[i].name);
+	return 0;
+}
+
+/* ---- timestamps: integers, epoch counts and relative times ---- */
+
+/* The whole text is [+-]digits. */
+static int is_integer(const char *text)
+{
+	size_t i = text[0] == '-' || text[0] == '+';
+	if (!is_digit(text[i]))
+		return 0;
+	while (is_digit(text[i]))
+		i++;
+	return text[i] == '\0';
+}
+
+/* RFC 3339 and dates start with a 4-digit year and '-'; nothing else
+ * does. */
+static int looks_like_rfc3339(const char *text)
+{
+	for (int i = 0; i < 4; i++)
+		if (!is_digit(text[i]))
+			return 0;
+	return text[4] == '-';
+}
+
+/* [+-]digits: integer nanoseconds. */
+static int parse_integer(const char *text, int64_t *out)
+{
+	size_t first = text[0] == '-' || text[0] == '+';
+	if (decimal(text, first, strlen(text), text[0] == '-', out) < 0)
+		return ts__fail(TS_ERANGE, "timestamp \"%.*s\" does not fit in int64 nanoseconds",
+		                QUOTE_MAX, text);
+	return 0;
+}
+
+/* digits followed by a unit: an epoch count in s, ms, us or ns. */
+static int parse_epoch_count(const char *text, int64_t *out)
+{
+	size_t n = 0;
+	const struct unit *unit = NULL;
+	int64_t count = 0, ns = 0;
+	while (is_digit(text[n]))
+		n++;
+	if (n == 0)
+		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": expected RFC 3339 (2026-11-21T10:00:00Z), "
+		                "a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), "
+		                "now or a time relative to it (now-15m, -1h)", QUOTE_MAX, text);
+	if (!(unit = find_unit(text + n))) {
+		struct scan s = {text, n};
+		return expected(&s, "a digit or an epoch unit (s ms us ns)");
+	}
+	if (unit->ns > TS_NS_PER_SEC)
+		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": an epoch count takes the unit s, ms, us "
+		                "or ns; for %.*s before now write -%.*s or now-%.*s",
+		                QUOTE_MAX, text, QUOTE_MAX, text, QUOTE_MAX, text, QUOTE_MAX, text);
+	if (decimal(text, 0, n, 0, &count) < 0 || __builtin_mul_overflow(count, unit->ns, &ns))
+		return ts__fail(TS_ERANGE, "timestamp \"%.*s\" does not fit in int64 nanoseconds",
+		                QUOTE_MAX, text);
+	*out = ns;
+	return 0;
+}
+
+/* The clock ts_time_parse reads "now" from: the one a database opened
+ * without a clock option reads (lib/db.c), $TSSTORE_NOW when set, else
+ * the real-time clock.  A relative $TSSTORE_NOW is taken from the
+ * real-time clock. */
+static int default_now(int64_t *now)
+{
+	struct timespec t;
+	const char *env = getenv("TSSTORE_NOW");
+	clock_gettime(CLOCK_REALTIME, &t);
+	*now = (int64_t)t.tv_sec * TS_NS_PER_SEC + t.tv_nsec;
+	if (!env || !*env)
+		return 0;
+	return ts_time_parse_at(env, *now, now) < 0 ? ts__context(TS_EINVAL, "TSSTORE_NOW") : 0;
+}
+
+/* now, now+DURATION, now-DURATION, +DURATION, -DURATION (the text after
+ * "now", if any, is at rest); *now is read from the default clock when
+ * now is NULL. */
+static int parse_relative(const char *text, const char *rest, const int64_t *now, int64_t *out)
+{
+	int64_t base = 0, d = 0;
+	int rc = 0;
+	if (*rest != '\0' && *rest != '+' && *rest != '-')
+		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": expected '+' or '-' and a duration "
+		                "after \"now\" (now-15m)", QUOTE_MAX, text);
+	if (*rest != '\0' && (rc = ts_duration_parse(rest + 1, &d)) == TS_ERANGE)
+		return ts__fail(TS_ERANGE, "timestamp \"%.*s\": the duration does not fit in int64 "
+		                "nanoseconds", QUOTE_MAX, text);
+	if (*rest != '\0' && rc < 0)
+		return ts__fail(TS_EINVAL, "timestamp \"%.*s\": expected a duration after '%c' "
+		                "(<n><unit>, unit one of ns us ms s m h d w: now-15m, -1h)",
+		                QUOTE_MAX, text, *rest);
+	if (now)
+		base = *now;
+	else if ((rc = default_now(&base)) < 0)
+		return rc;
+	if (*rest == '-' ? __builtin_sub_overflow(base, d, &base) : __builtin_add_overflow(base, d, &base))
+		return ts__fail(TS_ERANGE, "timestamp \"%.*s\" is outside the range of int64 nanoseconds",
+		                QUOTE_MAX, text);
+	*out = base;
+	return 0;
+}
+
+/* Every form, now from *now or (NULL) the default clock. */
+static int parse_time(const char *text, const int64_t *now, int64_t *out)
+{
+	if (text[0] == '\0')
+		return ts__fail(TS_EINVAL, "empty timestamp: expected RFC 3339 (2026-11-21T10:00:00Z), "
+		                "a date, integer nanoseconds, now or a time relative to it (-1h)");
+	if (looks_like_rfc3339(text))
+		return parse_rfc3339(text, out);
+	if (is_integer(text))
+		return parse_integer(text, out);
+	if (strncmp(text, "now", 3) == 0)
+		return parse_relative(text, text + 3, now, out);
+	if (text[0] == '+' || text[0] == '-')
+		return parse_relative(text, text, now, out);
+	return parse_epoch_count(text, out);
+}
+
+int ts_time_parse(const char *text, int64_t *out)
+{
+	int64_t v = 0;
+	int rc;
+	if (!text || !out)
+		return ts__fail(TS_EINVAL, "ts_time_parse: NULL argument");
+	if ((rc = parse_time(text, NULL, &v)) < 0)
+		return rc;
+	*out = v;
+	return 0;
+}
+
+int ts_time_parse_at(const char *text, int64_t now, int64_t *out)
+{
+	int64_t v = 0;
+	int rc;
+	if (!text || !out)
+		return ts__fail(TS_EINVAL, "ts_time_parse_at: NULL argument");
+	if ((rc = parse_time(text, &now, &v)) < 0)
+		return rc;
+	*out = v;
 	return 0;
 }

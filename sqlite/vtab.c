@@ -38,6 +38,11 @@
  * connection of its own (a join runs cursors side by side), read a rows
  * line at a time and decoded by column type (common/json.c), and a
  * transaction's rows one insert request.  The plans are the same.
+ *
+ * Two scalar functions come with the module: tsstore_time('-1h') turns
+ * any text form of a timestamp into the nanoseconds a ts column holds
+ * (so `WHERE ts >= tsstore_time('now-15m')` is a bound pushed down), and
+ * tsstore_time_text(ts) prints one as tsstore does.
  */
 #include <errno.h>
 #include <math.h>
@@ -1062,13 +1067,70 @@ static sqlite3_module module = {
 	.xRollback = x_rollback,
 };
 
+/* ---- time helpers ---- */
+
+/* tsstore_time(X): X as nanoseconds since the epoch, the INTEGER a ts
+ * column holds: TEXT in any form of ts_time_parse (RFC 3339, a date,
+ * 1732550000s, now, now-15m, -1h; "now" is $TSSTORE_NOW or the real-time
+ * clock, read when the statement runs), an INTEGER as it is (already
+ * nanoseconds), NULL as NULL; anything else is an error.  Not
+ * deterministic ("now" moves), but a bound on ts that uses it is still
+ * pushed down: SQLite evaluates it once per scan. */
+static void fn_time(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	int64_t ns = 0;
+	(void)argc;
+	switch (sqlite3_value_type(argv[0])) {
+	case SQLITE_NULL:
+		sqlite3_result_null(ctx);
+		return;
+	case SQLITE_INTEGER:
+		sqlite3_result_int64(ctx, sqlite3_value_int64(argv[0]));
+		return;
+	case SQLITE_TEXT:
+		if (ts_time_parse((const char *)sqlite3_value_text(argv[0]), &ns) == 0) {
+			sqlite3_result_int64(ctx, ns);
+			return;
+		}
+		sqlite3_result_error(ctx, ts_errmsg(NULL), -1);
+		return;
+	default:
+		sqlite3_result_error(ctx, "tsstore_time: want a timestamp as TEXT or INTEGER nanoseconds", -1);
+	}
+}
+
+/* tsstore_time_text(NS): RFC 3339 UTC as tsstore prints it; NULL as NULL;
+ * anything but an INTEGER is an error. */
+static void fn_time_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	char buf[TS_TIME_BUFSZ];
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+		sqlite3_result_error(ctx, "tsstore_time_text: want INTEGER nanoseconds", -1);
+		return;
+	}
+	ts_time_format(sqlite3_value_int64(argv[0]), buf, sizeof buf);
+	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+}
+
 /* The entry point SQLite derives from the file name libtsstore_sqlite.so. */
 __attribute__((visibility("default"))) int
 sqlite3_tsstoresqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 int sqlite3_tsstoresqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
 {
+	int rc;
 	(void)err;
 	SQLITE_EXTENSION_INIT2(api);
+	if ((rc = sqlite3_create_function(db, "tsstore_time", 1, SQLITE_UTF8, NULL, fn_time, NULL,
+	                                  NULL)) != SQLITE_OK ||
+	    (rc = sqlite3_create_function(db, "tsstore_time_text", 1,
+	                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, fn_time_text,
+	                                  NULL, NULL)) != SQLITE_OK)
+		return rc;
 	return sqlite3_create_module(db, "tsstore", &module, NULL);
 }

@@ -79,6 +79,8 @@ struct cli {
 	const char *token_file;        /* -s: --token-file, else NULL ($TSSTORE_TOKEN...) */
 	int64_t timeout;               /* -s: --timeout or $TSSTORE_TIMEOUT in ns (0: none),
 	                                  or -1: the command's default */
+	int64_t time_unit;             /* --time-unit in ns per unit, or 0: not given
+	                                  (clitime.c) */
 };
 
 /* ---- messages (cli.c) ---- */

@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "clitime.h"
 #include "store.h"
 
 /* ---- create ---- */
@@ -258,10 +259,8 @@ int cli_cmd_flush(struct cli *cli, int argc, char **argv)
 	int64_t before = INT64_MAX;
 	int c, rc, status = CLI_CONTINUE;
 	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
-		if (ts_time_parse(optarg, &before) < 0) {
-			status = cli_usage(cli, "--before: %s", ts_errmsg(NULL));
+		if ((status = cli_time_option(cli, "--before", optarg, &before)) != CLI_OK)
 			goto out;
-		}
 	if (c == CLI_STOP ||
 	    (status = cli_operands(cli, argc, argv, names, 0, 1, &table)) != CLI_CONTINUE)
 		goto out;

@@ -458,6 +458,8 @@ static int run_insert(struct cli *cli, int argc, char **argv, int load)
 	if ((status = open_input(cli, a.file, &f, &name)) != CLI_OK ||
 	    (status = insert_init(&ins, cli, s, f, name, &a)) != CLI_OK)
 		goto out;
+	if (!load) /* load reads dump's integers: nanoseconds, as the contract says */
+		cli_input_check_times(ins.input, cli);
 	status = insert_rows(&ins) == 0 && ins.rejected == 0 ? CLI_OK : CLI_FAILURE;
 	summary(&ins);
 out:

@@ -43,6 +43,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "clitime.h"
 #include "output.h"
 #include "store.h"
 #include "value.h"
@@ -72,9 +73,7 @@ static void query_args_free(struct query_args *a)
 static int time_option(const struct cli *cli, const char *option, const char *text,
                        int64_t *ns)
 {
-	if (ts_time_parse(text, ns) < 0)
-		return cli_usage(cli, "%s: %s", option, ts_errmsg(NULL));
-	return CLI_OK;
+	return cli_time_option(cli, option, text, ns);
 }
 
 static int limit_option(const struct cli *cli, const char *text, uint64_t *limit)

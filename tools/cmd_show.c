@@ -85,7 +85,10 @@ struct stat_lines {
 static int collect_stat(void *arg, const char *name, int64_t value, const char *text)
 {
 	struct stat_lines *l = arg;
+	char base[TS_NAME_MAX + 8], dur[ROWFMT_STAT_TEXT_MAX];
 	rowfmt_stat(&l->text, l->indent, name, value, text);
+	if (!text && rowfmt_stat_duration(name, value, base, sizeof base, dur, sizeof dur))
+		rowfmt_stat(&l->text, l->indent, base, 0, dur);
 	return 0;
 }
 

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clitime.h"
 #include "input.h"
 #include "json.h"
 #include "value.h"
@@ -96,6 +97,7 @@ struct cli_input {
 	struct field *fields;
 	int nfields, fieldcap;
 	int done;           /* CLI_INPUT_END or CLI_INPUT_STOP once reached, else 1 */
+	const struct cli *times; /* timestamps read by clitime.c's rule, or NULL */
 };
 
 int cli_input_new(FILE *f, const char *name, enum rowfmt format,
@@ -114,6 +116,11 @@ int cli_input_new(FILE *f, const char *name, enum rowfmt format,
 	in->done = 1;
 	*out = in;
 	return 0;
+}
+
+void cli_input_check_times(struct cli_input *in, const struct cli *cli)
+{
+	in->times = cli;
 }
 
 void cli_input_free(struct cli_input *in)
@@ -515,6 +522,36 @@ static int bad_value(const ts_column *c, int rc, const char *reason, char *why, 
 	return CLI_INPUT_BAD;
 }
 
+/* A timestamp typed by the user (in->times set): clitime.c's rule. */
+static int user_time(struct cli_input *in, const char *text, ts_value *out, char *why,
+                     size_t whysz)
+{
+	int64_t ns = 0;
+	int rc = cli_time_read(in->times, text, &ns, why, whysz);
+	if (rc == 0)
+		*out = ts_timestamp(ns);
+	return rc;
+}
+
+/* A JSON timestamp typed by the user: an integer or a string (one with
+ * a NUL byte is left to val_from_json, which refuses it). */
+static int user_json_time(struct cli_input *in, json_t *v, ts_value *out, char *why,
+                          size_t whysz, int *done)
+{
+	int64_t ns = 0;
+	int rc;
+	*done = 1;
+	if (json_is_integer(v)) {
+		if ((rc = cli_time_integer(in->times, json_integer_value(v), &ns, why, whysz)) == 0)
+			*out = ts_timestamp(ns);
+		return rc;
+	}
+	if (json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v))
+		return user_time(in, json_string_value(v), out, why, whysz);
+	*done = 0;
+	return 0;
+}
+
 /* Field i of a tsv or csv row into its column's value in row. */
 static int field_value(struct cli_input *in, int i, ts_value *row, char *why, size_t whysz)
 {
@@ -526,7 +563,10 @@ static int field_value(struct cli_input *in, int i, ts_value *row, char *why, si
 		return bad_value(c, rc, reason, why, whysz);
 	if (f->len == 0 && !is_bytes(c->type))
 		return CLI_INPUT_ROW; /* the default */
-	rc = val_parsen(c->type, f->p, f->len, &row[in->map[i]], reason, sizeof reason);
+	if (c->type == TS_TIMESTAMP && in->times && strlen(f->p) == f->len)
+		rc = user_time(in, f->p, &row[in->map[i]], reason, sizeof reason);
+	else
+		rc = val_parsen(c->type, f->p, f->len, &row[in->map[i]], reason, sizeof reason);
 	return rc < 0 ? bad_value(c, rc, reason, why, whysz) : CLI_INPUT_ROW;
 }
 
@@ -562,7 +602,11 @@ static int object_row(struct cli_input *in, json_t *obj, ts_value *row, char *wh
 			return CLI_INPUT_BAD;
 		}
 		c = &in->schema->columns[col];
-		if ((rc = val_from_json(c->type, v, &row[col], reason, sizeof reason)) < 0)
+		int done = 0;
+		if (c->type == TS_TIMESTAMP && in->times &&
+		    (rc = user_json_time(in, v, &row[col], reason, sizeof reason, &done)) < 0)
+			return bad_value(c, rc, reason, why, whysz);
+		if (!done && (rc = val_from_json(c->type, v, &row[col], reason, sizeof reason)) < 0)
 			return bad_value(c, rc, reason, why, whysz);
 	}
 	return CLI_INPUT_ROW;

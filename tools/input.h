@@ -12,6 +12,8 @@
 
 #include "rowfmt.h"
 
+struct cli;
+
 /* What cli_input_next read. */
 enum {
 	CLI_INPUT_IDLE = 2,  /* no row came whole within the wait: call again */
@@ -33,6 +35,15 @@ struct cli_input;
  */
 int cli_input_new(FILE *f, const char *name, enum rowfmt format,
                   const ts_schema *s, struct cli_input **out);
+
+/*
+ * cli_input_check_times -- read the timestamp columns of in as the
+ * command reads its user's timestamps (clitime.c: --time-unit, bare
+ * integers before 1990 refused), for insert; cli (which must outlive the
+ * reader) holds --time-unit.  Without this call (load, whose input is
+ * dump's output) a bare integer is nanoseconds, as the contract says.
+ */
+void cli_input_check_times(struct cli_input *in, const struct cli *cli);
 
 /* Release a reader (not its FILE).  NULL allowed. */
 void cli_input_free(struct cli_input *in);

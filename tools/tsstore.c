@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "clitime.h"
 
 static const struct cli_command commands[] = {
 	{"tables", cli_cmd_tables, "tables",
@@ -78,6 +79,9 @@ static const char help_options[] =
 	"  --timeout DUR  with -s: how long to wait for the daemon to connect and\n"
 	"               for each next part of its answer (default $" CLI_TIMEOUT_ENV "\n"
 	"               if set, else 30s; 10m for check, snapshot, flush; 0: no limit)\n"
+	"  --time-unit s|ms|us|ns  what a bare integer timestamp counts in the\n"
+	"               time options and the rows insert reads (without it: ns,\n"
+	"               and one before 1990 is refused as a likely mistake)\n"
 	"  -h, --help   show this help and exit (COMMAND --help: that command's usage)\n"
 	"  -V, --version  show the version and exit\n";
 
@@ -86,7 +90,10 @@ static const char help_notes[] =
 	"(int32, int64), a number (double), a timestamp, text as is (string) or\n"
 	"hex (blob).  Doubles also take nan, inf, infinity in any case, signed,\n"
 	"and print NaN, Infinity, -Infinity (in jsonl as strings, -0 as -0.0).\n"
-	"Timestamps: RFC 3339 (2026-11-21T10:00:00Z) or integer nanoseconds.\n"
+	"Timestamps: RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21, its\n"
+	"midnight UTC), an epoch count with a unit (1732550000s, also ms us ns),\n"
+	"integer nanoseconds (before 1990 only with --time-unit), now, or a time\n"
+	"relative to it: now-15m, now+5m, -1h.\n"
 	"Durations: <n><unit>, unit one of ns us ms s m h d w; a TTL of 0 keeps\n"
 	"rows forever.\n"
 	"insert: tsv (the default) and csv (RFC 4180 quoting) start with a header\n"
@@ -146,6 +153,10 @@ static int global_option(struct cli *cli, int c, char **argv)
 			return cli_usage(cli, "--timeout \"%s\": want a duration (30s, 2m; 0: no limit)",
 			                 optarg);
 		return CLI_CONTINUE;
+	case 'U':
+		if (cli_time_unit_parse(optarg, &cli->time_unit) < 0)
+			return cli_usage(cli, "--time-unit \"%s\": want s, ms, us or ns", optarg);
+		return CLI_CONTINUE;
 	case 'h':
 		print_help(stdout);
 		return CLI_OK;
@@ -169,6 +180,7 @@ static int parse_global(struct cli *cli, int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"token-file", required_argument, NULL, 'K'},
+		{"time-unit", required_argument, NULL, 'U'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *env = getenv(CLI_SOCKET_ENV), *tenv = getenv(CLI_TIMEOUT_ENV), *word;

@@ -107,8 +107,11 @@ ts create seq --column k:int64 --key k,ts
 batches=100
 i=0
 while [ $i -lt $batches ]; do
+	# ts is 2026-11-21T10:00:00Z + k ns, written in RFC 3339: awk's
+	# numbers are doubles (and mawk's %d stops at 2^31 - 1), so an
+	# integer of nanoseconds would not come out exact.
 	awk -v b=$i 'BEGIN { print "k\tts"; for (k = b * 1000; k < b * 1000 + 1000; k++)
-	                     printf "%d\t%d\n", k, 1795255200000000000 + k }' >"batch$i.tsv"
+	                     printf "%d\t2026-11-21T10:00:00.%09dZ\n", k, k }' >"batch$i.tsv"
 	i=$((i + 1))
 done
 (

@@ -193,7 +193,7 @@ t1\t2026-11-14T11:59:59Z
 t1\t2026-11-22T12:00:00Z
 ' >times.tsv
 check bad_timestamps 1 '' 'tsstore: insert: line 2: column "ts": timestamp "2026-13-01T00:00:00Z": month 13 is out of range 01-12
-tsstore: insert: line 3: column "ts": timestamp "yesterday": expected a digit (timestamps are RFC 3339 or integer nanoseconds) at offset 0, found \047y\047
+tsstore: insert: line 3: column "ts": timestamp "yesterday": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)
 tsstore: insert: line 4: column "ts": timestamp "2026-11-21T10:00:00": expected a zone (\047Z\047 or an offset such as +02:00) at offset 19, found the end of the text
 tsstore: insert: line 5: ts 2026-11-22T12:00:00.000000001Z is more than max_future ahead of now (2026-11-21T12:00:00Z)
 tsstore: insert: line 6: ts 2026-11-14T11:59:59Z is older than the table\047s TTL

@@ -121,7 +121,7 @@ suite() {
 	check "$m/load_unknown_table" 1 '' 'tsstore: load: no such table "nope"\n' ts load nope "$tmp/cpu.jsonl"
 	check "$m/flush_unknown_table" 1 '' 'tsstore: flush: no such table "nope"\n' ts flush nope
 	check "$m/query_missing_table" 2 '' "tsstore: query: missing TABLE\n$usage_query" ts query
-	check "$m/query_bad_from" 2 '' "tsstore: query: --from: timestamp \"yesterday\": expected a digit (timestamps are RFC 3339 or integer nanoseconds) at offset 0, found 'y'\n$usage_query" \
+	check "$m/query_bad_from" 2 '' "tsstore: query: --from: timestamp \"yesterday\": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)\n$usage_query" \
 		ts query cpu --from yesterday
 	check "$m/query_from_after_to" 2 '' "tsstore: query: --from must be before --to\n$usage_query" \
 		ts query cpu --from 2026-11-21T11:00:00Z --to 2026-11-21T10:00:00Z
@@ -131,7 +131,7 @@ suite() {
 		ts query cpu --format xml
 	check "$m/query_prefix_too_long" 2 '' "tsstore: query: --prefix: more values than the 2 key columns\n$usage_query" \
 		ts query cpu --prefix h1,1,2
-	check "$m/query_prefix_bad_ts" 2 '' "tsstore: query: --prefix: column \"ts\": timestamp \"noon\": expected a digit (timestamps are RFC 3339 or integer nanoseconds) at offset 0, found 'n'\n$usage_query" \
+	check "$m/query_prefix_bad_ts" 2 '' "tsstore: query: --prefix: column \"ts\": timestamp \"noon\": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)\n$usage_query" \
 		ts query cpu --prefix h1,noon
 	check "$m/latest_missing_prefix" 2 '' "tsstore: latest: missing --prefix\n$usage_latest" ts latest cpu
 	check "$m/aggregate_missing_every" 2 '' "tsstore: aggregate: missing --every\n$usage_aggregate" \
@@ -150,7 +150,7 @@ suite() {
 		ts aggregate cpu --every 1h --column host:min
 	check "$m/load_no_format" 2 '' "tsstore: load: unknown option --format\n$usage_load" \
 		ts load cpu --format tsv
-	check "$m/flush_bad_before" 2 '' "tsstore: flush: --before: timestamp \"x\": expected a digit (timestamps are RFC 3339 or integer nanoseconds) at offset 0, found 'x'\n$usage_flush" \
+	check "$m/flush_bad_before" 2 '' "tsstore: flush: --before: timestamp \"x\": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)\n$usage_flush" \
 		ts flush --before x
 }
 

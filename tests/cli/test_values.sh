@@ -102,13 +102,15 @@ suite() {
 printf 'k\tts\na\t1\n' >"$tmp/one.tsv"
 printf 'd\tts\tv\nnan\t1\t1\n-0\t2\t2\n0\t3\t3\n-inf\t4\t4\n' >"$tmp/dkey.tsv"
 
+# The rows' ts are a few ns after the epoch: --time-unit ns says so, as
+# a bare integer before 1990 is otherwise refused as a likely mistake.
 mode=direct
-ts() { "$bin" -d "$tmp/db" "$@"; }
+ts() { "$bin" -d "$tmp/db" --time-unit ns "$@"; }
 suite
 
 mode=socket
 daemon_start "$tmp/sockdb" "$tmp/sock"
-ts() { "$bin" -s "$tmp/sock" "$@"; }
+ts() { "$bin" -s "$tmp/sock" --time-unit ns "$@"; }
 suite
 daemon_stop
 

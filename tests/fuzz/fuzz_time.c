@@ -4,10 +4,12 @@
  * ts_duration_parse, ts_duration_format.
  *
  * Each input is used three ways:
- *   - as a timestamp text (up to its first NUL): ts_time_parse must agree
- *     with the small reference parser below on the outcome (0, TS_EINVAL
- *     or TS_ERANGE) and, on success, on the value; a parsed value must
- *     format and parse back to itself;
+ *   - as a timestamp text (up to its first NUL): ts_time_parse_at, with
+ *     "now" fixed at NOW, must agree with the small reference parser
+ *     below on the outcome (0, TS_EINVAL or TS_ERANGE) and, on success,
+ *     on the value (RFC 3339, a date alone, integer ns, an epoch count
+ *     with a unit, now and now/sign with a duration); a parsed value
+ *     must format and parse back to itself;
  *   - as a duration text, likewise against a reference;
  *   - its first 8 bytes as an int64: it must format as a timestamp that
  *     parses back to it, and (when >= 0) as a duration that parses back
@@ -27,6 +29,10 @@
 #include "tsstore.h"
 
 #define NS_PER_SEC INT64_C(1000000000)
+/* The reference time of relative texts: 2026-11-21T10:00:00Z. */
+#define NOW INT64_C(1795255200000000000)
+
+static int ref_duration(const char *t, int64_t *out);
 
 static void fail(const char *what, const char *text, int rc, int want, int64_t v, int64_t w)
 {
@@ -68,7 +74,20 @@ static int ref_time(const char *t, int64_t *out)
 	int y, mo, d, h, mi, s, zh = 0, zm = 0, frac = 0, nfrac = 0, sign = 0;
 	if (digit(t[0]) && digit(t[1]) && digit(t[2]) && digit(t[3]) && t[4] == '-') {
 		if (digits(t, &i, 4, &y) || t[i++] != '-' || digits(t, &i, 2, &mo) || t[i++] != '-' ||
-		    digits(t, &i, 2, &d) || !(t[i] == 'T' || t[i] == 't' || t[i] == ' ') ||
+		    digits(t, &i, 2, &d))
+			return TS_EINVAL;
+		if (t[i] == '\0') { /* a date alone: midnight UTC */
+			h = mi = s = 0;
+			if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap(y)))
+				return TS_EINVAL;
+			__int128 ns = (__int128)(days_since_year0(y, mo, d) - days_since_year0(1970, 1, 1)) *
+			              86400 * NS_PER_SEC;
+			if (ns < INT64_MIN || ns > INT64_MAX)
+				return TS_ERANGE;
+			*out = (int64_t)ns;
+			return 0;
+		}
+		if (!(t[i] == 'T' || t[i] == 't' || t[i] == ' ') ||
 		    (++i, digits(t, &i, 2, &h)) || t[i++] != ':' || digits(t, &i, 2, &mi) ||
 		    t[i++] != ':' || digits(t, &i, 2, &s))
 			return TS_EINVAL;
@@ -104,15 +123,54 @@ static int ref_time(const char *t, int64_t *out)
 		*out = (int64_t)ns;
 		return 0;
 	}
+	size_t k = t[0] == '-' || t[0] == '+';
+	while (digit(t[k]))
+		k++;
+	int integer = t[k] == '\0' && digit(t[t[0] == '-' || t[0] == '+']);
+	if (strncmp(t, "now", 3) == 0)
+		t += 3;
+	else if (integer || (t[0] != '-' && t[0] != '+'))
+		goto count;
+	/* relative: "", or a sign and a duration, from NOW */
+	{
+		int64_t dur = 0;
+		int rc;
+		if (t[0] == '\0') {
+			*out = NOW;
+			return 0;
+		}
+		if ((t[0] != '-' && t[0] != '+') || (rc = ref_duration(t + 1, &dur)) == TS_EINVAL)
+			return TS_EINVAL;
+		__int128 r = (__int128)NOW + (t[0] == '-' ? -(__int128)dur : dur);
+		if (rc == TS_ERANGE || r < INT64_MIN || r > INT64_MAX)
+			return TS_ERANGE;
+		*out = (int64_t)r;
+		return 0;
+	}
+count:;
 	int neg = t[0] == '-';
 	i = t[0] == '-' || t[0] == '+';
 	size_t first = i;
-	__int128 v = 0;
+	__int128 v = 0, unit = 1;
 	for (; digit(t[i]); i++)
 		if ((v = v * 10 + (t[i] - '0')) > ((__int128)1 << 70))
 			v = (__int128)1 << 70; /* large enough to be out of range */
-	if (i == first || t[i] != '\0')
+	if (i == first)
 		return TS_EINVAL;
+	if (t[i] != '\0') {
+		/* an unsigned epoch count with a unit (a sign and a unit was relative) */
+		if (first != 0)
+			return TS_EINVAL;
+		if (strcmp(t + i, "s") == 0)
+			unit = NS_PER_SEC;
+		else if (strcmp(t + i, "ms") == 0)
+			unit = 1000000;
+		else if (strcmp(t + i, "us") == 0)
+			unit = 1000;
+		else if (strcmp(t + i, "ns") != 0)
+			return TS_EINVAL;
+		v *= unit;
+	}
 	v = neg ? -v : v;
 	if (v < INT64_MIN || v > INT64_MAX)
 		return TS_ERANGE;
@@ -154,9 +212,9 @@ static void check_time_text(const char *text)
 {
 	int64_t v = 0, w = 0, back = 0;
 	char buf[TS_TIME_BUFSZ];
-	int rc = ts_time_parse(text, &v), want = ref_time(text, &w);
+	int rc = ts_time_parse_at(text, NOW, &v), want = ref_time(text, &w);
 	if (rc != want || (rc == 0 && v != w))
-		fail("ts_time_parse", text, rc, want, v, w);
+		fail("ts_time_parse_at", text, rc, want, v, w);
 	if (rc == 0 && (ts_time_format(v, buf, sizeof buf) != 0 || ts_time_parse(buf, &back) != 0 ||
 	                back != v))
 		fail("timestamp round trip", buf, rc, 0, back, v);

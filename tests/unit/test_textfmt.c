@@ -3,8 +3,11 @@
  * instants, offsets, fractions, the calendar (leap days, every day of the
  * int64 range against the C library's gmtime_r), the int64 limits, the
  * malformed inputs that must be refused with a message, and round trips
- * parse(format(x)) == x over many pseudo-random values (fixed seed).
+ * parse(format(x)) == x over many pseudo-random values (fixed seed);
+ * dates alone, epoch counts with a unit, and times relative to a fixed
+ * reference (ts_time_parse_at) or to $TSSTORE_NOW (ts_time_parse).
  */
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -248,7 +251,7 @@ static void textfmt_time_parse_rejects_malformed(void **state)
 {
 	(void)state;
 	static const char *const bad[] = {
-		"", "2026-11-21", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z",
+		"", "2026-11-21T", "2026-11-21T10:00:00", "2026-11-21T10:00:00.Z",
 		"12abc", "--5", " 5", "5 ", "-", "+", "1e9", "0x10",
 		"2026-11-21T10:00", "2026-11-21T10:00:00+0200", "2026-11-21T10:00:00+02",
 		"2026-11-21T10:00:00+02:0", "2026-1-21T10:00:00Z", "2026-11-21X10:00:00Z",
@@ -307,16 +310,145 @@ static void textfmt_time_parse_rejects_ten_fraction_digits(void **state)
 static void textfmt_time_parse_message_says_where(void **state)
 {
 	(void)state;
-	expect_time_error("2026-11-21", TS_EINVAL);
+	expect_time_error("2026-11-21X", TS_EINVAL);
 	assert_string_equal(ts_errmsg(NULL),
-	                    "timestamp \"2026-11-21\": expected 'T' and a time of day at offset 10, "
-	                    "found the end of the text");
+	                    "timestamp \"2026-11-21X\": expected 'T' and a time of day at offset 10, "
+	                    "found 'X'");
 	expect_time_error("2026-11-21T10:00:00", TS_EINVAL);
 	assert_non_null(strstr(ts_errmsg(NULL), "expected a zone ('Z' or an offset such as +02:00) at offset 19"));
 	expect_time_error("12abc", TS_EINVAL);
 	assert_non_null(strstr(ts_errmsg(NULL), "at offset 2, found 'a'"));
 	expect_time_error("", TS_EINVAL);
 	assert_non_null(strstr(ts_errmsg(NULL), "empty timestamp"));
+}
+
+/* ---- dates, epoch units, relative times ----------------------------- */
+
+/* ts_time_parse_at(text, now) succeeds with want. */
+static void expect_time_at(const char *text, int64_t now, int64_t want)
+{
+	int64_t got = UNTOUCHED;
+	int rc = ts_time_parse_at(text, now, &got);
+	if (rc != 0 || got != want)
+		fail_msg("ts_time_parse_at(\"%s\") = %d, %lld; want 0, %lld (%s)", text, rc,
+		         (long long)got, (long long)want, ts_errmsg(NULL));
+}
+
+static void expect_time_at_error(const char *text, int64_t now, int code)
+{
+	int64_t got = UNTOUCHED;
+	ts__clear_error();
+	int rc = ts_time_parse_at(text, now, &got);
+	if (rc != code || got != UNTOUCHED)
+		fail_msg("ts_time_parse_at(\"%s\") = %d, %lld; want %d", text, rc, (long long)got, code);
+	assert_non_null(strstr(ts_errmsg(NULL), text));
+}
+
+static void textfmt_time_parse_date_alone(void **state)
+{
+	(void)state;
+	expect_time("2026-11-21", T_2026 - 10 * 3600 * NS);
+	expect_time("2026-11-25", INT64_C(1795564800) * NS); /* date -u -d 2026-11-25 +%s */
+	expect_time("1970-01-01", 0);
+	expect_time("1969-12-31", -86400 * NS);
+	expect_time("2024-02-29", INT64_C(1709164800) * NS);
+	expect_time_error("2026-02-29", TS_EINVAL);
+	expect_time_error("2026-11-21Z", TS_EINVAL);
+	expect_time_error("1677-09-21", TS_ERANGE);
+	expect_time("1677-09-22", INT64_C(-9223286400) * NS);
+}
+
+static void textfmt_time_parse_epoch_units(void **state)
+{
+	(void)state;
+	expect_time("1732550000s", INT64_C(1732550000) * NS); /* 2024-11-25T15:53:20Z */
+	expect_time("1732550000123ms", INT64_C(1732550000123) * 1000000);
+	expect_time("1732550000123456us", INT64_C(1732550000123456) * 1000);
+	expect_time("1732550000123456789ns", INT64_C(1732550000123456789));
+	expect_time("0s", 0);
+	expect_time("9223372036s", INT64_C(9223372036) * NS);
+	expect_time("9223372036854775807ns", INT64_MAX);
+	expect_time_error("9223372037s", TS_ERANGE);
+	expect_time_error("9223372036854775808ns", TS_ERANGE);
+	expect_time_error("s", TS_EINVAL);
+	expect_time_error("5x", TS_EINVAL);
+	expect_time_error("1.5s", TS_EINVAL);
+	expect_time_error("5S", TS_EINVAL);
+	expect_time_error("5h", TS_EINVAL);
+	assert_string_equal(ts_errmsg(NULL), "timestamp \"5h\": an epoch count takes the unit s, ms, "
+	                    "us or ns; for 5h before now write -5h or now-5h");
+	expect_time_error("3d", TS_EINVAL);
+	expect_time_error("1w", TS_EINVAL);
+}
+
+static void textfmt_time_parse_relative(void **state)
+{
+	(void)state;
+	expect_time_at("now", T_2026, T_2026);
+	expect_time_at("now-15m", T_2026, T_2026 - 900 * NS);
+	expect_time_at("now+5m", T_2026, T_2026 + 300 * NS);
+	expect_time_at("-1h", T_2026, T_2026 - 3600 * NS);
+	expect_time_at("+30s", T_2026, T_2026 + 30 * NS);
+	expect_time_at("-7d", T_2026, T_2026 - 7 * 86400 * NS);
+	expect_time_at("now-1w", T_2026, T_2026 - 7 * 86400 * NS);
+	expect_time_at("-1ns", 0, -1);
+	expect_time_at("now-0", T_2026, T_2026);
+	expect_time_at("-5s", 0, -5 * NS);
+	/* not relative: a bare signed integer is nanoseconds, the rest as before */
+	expect_time_at("-1", T_2026, -1);
+	expect_time_at("+5", T_2026, 5);
+	expect_time_at("1732550000s", T_2026, INT64_C(1732550000) * NS);
+	expect_time_at("2026-11-21T10:00:00Z", 0, T_2026);
+	/* the int64 range */
+	expect_time_at("now+1ns", INT64_MAX - 1, INT64_MAX);
+	expect_time_at_error("now+2ns", INT64_MAX - 1, TS_ERANGE);
+	expect_time_at_error("-1ns", INT64_MIN, TS_ERANGE);
+	expect_time_at_error("-9223372037s", 0, TS_ERANGE);
+	static const char *const bad[] = {
+		"now-", "now+", "nowx", "now-1x", "now--1h", "now 1h", "now-1h ", "-1.5h", "now-1",
+		"now-h", "Now", "NOW", "now-1h-1h", "-1h30m", "- 1h", "-", "+", "--1h", "now-1H",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		expect_time_at_error(bad[i], T_2026, TS_EINVAL);
+	expect_time_at_error("now-15x", T_2026, TS_EINVAL);
+	assert_string_equal(ts_errmsg(NULL), "timestamp \"now-15x\": expected a duration after '-' "
+	                    "(<n><unit>, unit one of ns us ms s m h d w: now-15m, -1h)");
+	expect_time_at_error("nowadays", T_2026, TS_EINVAL);
+	assert_string_equal(ts_errmsg(NULL), "timestamp \"nowadays\": expected '+' or '-' and a "
+	                    "duration after \"now\" (now-15m)");
+}
+
+/* ts_time_parse reads now as a database without a clock option does:
+ * $TSSTORE_NOW, else the real-time clock; only for a relative text. */
+static void textfmt_time_parse_default_now(void **state)
+{
+	(void)state;
+	int64_t got = 0;
+	struct timespec a, b;
+	assert_int_equal(setenv("TSSTORE_NOW", "2026-11-21T10:00:00Z", 1), 0);
+	expect_time("now-1h", T_2026 - 3600 * NS);
+	expect_time("-15m", T_2026 - 900 * NS);
+	assert_int_equal(setenv("TSSTORE_NOW", "yesterday", 1), 0);
+	expect_time("2026-11-21T10:00:00Z", T_2026); /* absolute: the clock is not read */
+	expect_time("5s", 5 * NS);
+	ts__clear_error();
+	assert_int_equal(ts_time_parse("now", &got), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "TSSTORE_NOW"));
+	assert_int_equal(got, 0);
+	assert_int_equal(unsetenv("TSSTORE_NOW"), 0);
+	clock_gettime(CLOCK_REALTIME, &a);
+	assert_int_equal(ts_time_parse("now-1h", &got), 0);
+	clock_gettime(CLOCK_REALTIME, &b);
+	assert_true(got >= (int64_t)a.tv_sec * NS + a.tv_nsec - 3600 * NS);
+	assert_true(got <= (int64_t)b.tv_sec * NS + b.tv_nsec - 3600 * NS);
+}
+
+static void textfmt_time_parse_at_null(void **state)
+{
+	(void)state;
+	int64_t got = 0;
+	assert_int_equal(ts_time_parse_at(NULL, 0, &got), TS_EINVAL);
+	assert_int_equal(ts_time_parse_at("now", 0, NULL), TS_EINVAL);
 }
 
 /* ---- ts_time_format ------------------------------------------------ */
@@ -541,6 +673,11 @@ int main(void)
 		cmocka_unit_test(textfmt_time_parse_rejects_leap_second),
 		cmocka_unit_test(textfmt_time_parse_rejects_ten_fraction_digits),
 		cmocka_unit_test(textfmt_time_parse_message_says_where),
+		cmocka_unit_test(textfmt_time_parse_date_alone),
+		cmocka_unit_test(textfmt_time_parse_epoch_units),
+		cmocka_unit_test(textfmt_time_parse_relative),
+		cmocka_unit_test(textfmt_time_parse_default_now),
+		cmocka_unit_test(textfmt_time_parse_at_null),
 		cmocka_unit_test(textfmt_time_format_known_values),
 		cmocka_unit_test(textfmt_time_format_fraction_shortest),
 		cmocka_unit_test(textfmt_time_format_negative),
