@@ -97,7 +97,7 @@ suite() {
 	check_paged "$m/paged_window_desc_jsonl" 7 3 'web --from 2026-11-21T10:30:00Z --to 2026-11-21T12:30:00Z --desc --format jsonl'
 	check "$m/after_not_full" 2 '' "tsstore: query: --after \"web1\": want a value for each key column: host,ts\n$usage_query" \
 		ts query web --after web1
-	check "$m/after_bad_ts" 2 '' "tsstore: query: --after: column \"ts\": timestamp \"x\": expected a digit (timestamps are RFC 3339 or integer nanoseconds) at offset 0, found 'x'\n$usage_query" \
+	check "$m/after_bad_ts" 2 '' "tsstore: query: --after: column \"ts\": timestamp \"x\": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)\n$usage_query" \
 		ts query web --after web1,x
 
 	# ---- --columns, --no-header ----

@@ -23,7 +23,7 @@ set -u
 
 TSSTORE_NOW=2026-11-25T12:00:00Z
 export TSSTORE_NOW
-usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--format tsv|jsonl|csv]\n'
+usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 usage_global='usage: tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]\n'
 hint='timestamp 1732550000 would be 1970-01-01T00:00:01.73255Z, before 1990; did you mean 1732550000s? (or --time-unit s)'
 
