@@ -25,15 +25,37 @@
  * listing, whose aggregate is half open, looks for a row at INT64_MAX
  * apart.
  *
- * Contents.  A file's text is generated when it is read, from a query
- * cursor opened at open(): one snapshot per open file, so a file opened
- * before an insert never shows it and one opened after does.  Nothing is
- * cached between opens and no window is final: late rows may land in any
- * day, which is why every file is opened with direct_io (the kernel asks
- * us for every read, like procfs) and reports st_size 0.  Tools that
- * read to end of file (cat, grep, awk, sort, cut, head, tail, wc, cp)
- * work; a tool that trusts st_size to decide how much to read sees an
- * empty file (docs/fuse.md).
+ * Contents.  A file's text is taken from one snapshot: the table as a
+ * query cursor opened at open() sees it, or, when the view rendered the
+ * same file from the same table state a moment before (below), those
+ * bytes.  A file opened before an insert never shows it and one opened
+ * after does.
+ *
+ * Sizes and times (docs/fuse.md).  cp, tar, rsync and shutil.copy trust
+ * stat: tar reads st_size bytes, rsync skips a file whose size and mtime
+ * are unchanged.  So getattr of a file renders it -- the whole text, from
+ * a snapshot -- and reports its exact length, and keeps the result in
+ * the view's cache (struct entry) under the path and the table's state
+ * (struct tkey, read before the snapshot: the newest commit, the
+ * descriptor generation, the row counts, the schema version and, for a
+ * window reaching below the TTL, the expiry).  While the state reads the
+ * same the entry answers getattr at once, and open serves its bytes, so
+ * stat + open + read renders once, as a plain read did before.  The text
+ * is kept when it fits (half the cache's bytes, TSFS_CACHE_BYTES unless
+ * tsfs_view_cache says otherwise; the least recently used texts are
+ * dropped first); a larger file
+ * keeps only its length and hash, and its open streams from a cursor as
+ * below.  mtime is the time of the table's newest commit (a batch or a
+ * flush) when the file's text was first seen or last seen to change (its
+ * length or hash differ; then at least a second past the previous mtime,
+ * so that rsync sees the change); a file whose text did not change keeps
+ * its mtime across commits to other windows.  recent/ and stats move
+ * with the clock: their entries serve for TSFS_MOVING_NS only, and their
+ * mtime is the time they were rendered.  Directories carry the time of
+ * their table's newest commit (the root, the time the view started).
+ * Every file is still opened with direct_io (the kernel asks us for
+ * every read, like procfs): the same path holds new text after any
+ * commit, which the page cache would not know.
  *
  * Memory per open file is bounded: text is generated in steps of
  * TSFS_CHUNK bytes and dropped once the reader is past it.  A read at an
@@ -47,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -95,6 +118,37 @@ struct node {
 	enum rowfmt format; /* N_WINDOW */
 };
 
+/*
+ * The state of a table that a file's text follows: read before a
+ * snapshot is taken, so that text rendered under a key is that of the
+ * key's state or newer, never older; two renders under equal keys are
+ * the same bytes.
+ */
+struct tkey {
+	int64_t seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
+	int64_t expiry; /* 0, or the TTL's edge when the window reaches below it */
+};
+
+/* Rendered text, shared by the cache and the files reading it. */
+struct blob {
+	int refs; /* under the view's cache_mu */
+	size_t len;
+	char *data;
+};
+
+/* What the view knows of one file (by path): its length, the hash of its
+ * text, its mtime, and the text itself while it fits in the cache. */
+struct entry {
+	struct entry *prev, *next; /* most recently used first */
+	char *path;
+	struct tkey key;
+	int moving;                /* recent/ and stats: good for TSFS_MOVING_NS */
+	int64_t made;              /* CLOCK_MONOTONIC ns of the render */
+	uint64_t size, hash;
+	int64_t mtime;             /* ns */
+	struct blob *text;         /* NULL: not kept */
+};
+
 /* An open file. */
 struct tsfs_file {
 	pthread_mutex_t mu;
@@ -107,6 +161,11 @@ struct tsfs_file {
 	struct jbuf buf;               /* text [off, off + buf.len) */
 	uint64_t off;
 	int eof;
+	struct blob *text;             /* or the whole text, from the cache */
+	int64_t size;                  /* the text's length, -1 until known */
+	int64_t mtime;                 /* ns */
+	char *path;                    /* as opened, by the thread */
+	pid_t pid;                     /*   pid (fuse_get_context) */
 };
 
 struct tsfs_view {
@@ -114,6 +173,11 @@ struct tsfs_view {
 	char *datadir;                 /* tsfs_view_open: opened by init, closed by destroy */
 	pthread_mutex_t mu;            /* the list of open files */
 	struct tsfs_file *files;
+	int64_t started;               /* ns: the root's mtime */
+	pthread_mutex_t cache_mu;      /* the entries, the blobs' refs */
+	struct entry *lru, *lru_last;
+	size_t nentries, cached;       /* entries, bytes of text kept */
+	size_t cache_max;              /* bytes of text to keep at most */
 };
 
 static struct tsfs_view *view(void)
@@ -285,27 +349,6 @@ static int parse(struct tsfs_view *v, const char *path, struct node *n)
 
 /* ---- attributes and listings ---- */
 
-static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
-{
-	struct node n;
-	int rc = parse(view(), path, &n);
-	(void)fi;
-	if (rc < 0)
-		return rc;
-	memset(st, 0, sizeof *st);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
-	if (n.kind == N_SCHEMA || n.kind == N_STATS || n.kind == N_WINDOW) {
-		st->st_mode = S_IFREG | 0444;
-		st->st_nlink = 1;
-		st->st_size = 0; /* generated at open: see the top of this file */
-	} else {
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
-	}
-	return 0;
-}
-
 /* The entry of the window starting at w: a day "YYYY-MM-DD" (every is a
  * day) or an hour's "HH.FMT" in each format.  w is a window start as
  * ts_aggregate_open gives it, which for the first window of the int64
@@ -438,11 +481,26 @@ static int tsfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 
 /* ---- open files ---- */
 
-static void file_free(struct tsfs_file *f)
+/* Drop a reference to b (cache_mu held).  NULL allowed. */
+static void blob_unref_locked(struct blob *b)
 {
+	if (b && --b->refs == 0) {
+		free(b->data);
+		free(b);
+	}
+}
+
+static void file_free(struct tsfs_view *v, struct tsfs_file *f)
+{
+	if (f->text) {
+		pthread_mutex_lock(&v->cache_mu);
+		blob_unref_locked(f->text);
+		pthread_mutex_unlock(&v->cache_mu);
+	}
 	ts_cursor_close(f->cur);
 	ts_table_close(f->table);
 	free(f->names);
+	free(f->path);
 	ts_schema_free(f->schema);
 	jbuf_free(&f->buf);
 	pthread_mutex_destroy(&f->mu);
@@ -520,41 +578,6 @@ static int start_rows(struct tsfs_view *v, struct tsfs_file *f, const struct nod
 	return 0;
 }
 
-static int tsfs_open(const char *path, struct fuse_file_info *fi)
-{
-	struct tsfs_view *v = view();
-	struct tsfs_file *f;
-	struct node n;
-	int rc = parse(v, path, &n);
-	if (rc < 0)
-		return rc;
-	if (n.kind != N_SCHEMA && n.kind != N_STATS && n.kind != N_WINDOW)
-		return -EISDIR;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY)
-		return -EROFS;
-	if (!(f = calloc(1, sizeof *f)))
-		return -ENOMEM;
-	pthread_mutex_init(&f->mu, NULL);
-	if (ts_table_open(v->db, n.table, &f->table) < 0)
-		rc = -ENOENT;
-	else
-		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
-	if (rc < 0) {
-		file_free(f);
-		return rc;
-	}
-	pthread_mutex_lock(&v->mu);
-	f->next = v->files;
-	if (v->files)
-		v->files->prev = f;
-	v->files = f;
-	pthread_mutex_unlock(&v->mu);
-	fi->fh = (uint64_t)(uintptr_t)f;
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
-	return 0;
-}
-
 /* Generate rows until the text reaches end (an offset) or the rows end.
  * Returns 0 or -EIO / -ENOMEM. */
 static int generate(struct tsfs_file *f, uint64_t end)
@@ -602,12 +625,461 @@ static int rewind_rows(struct tsfs_file *f)
 	return 0;
 }
 
+/* ---- sizes and times: the cache ---- */
+
+#define NS_SEC INT64_C(1000000000)
+#define HASH_START UINT64_C(0xcbf29ce484222325)
+
+static int64_t clock_ns(clockid_t which)
+{
+	struct timespec t;
+	clock_gettime(which, &t);
+	return (int64_t)t.tv_sec * NS_SEC + t.tv_nsec;
+}
+
+/* FNV-1a over p[0..len), continuing from h. */
+static uint64_t hash_more(uint64_t h, const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* The counter called name in st[0..n), 0 when absent. */
+static int64_t stat_of(const ts_stat *st, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	return 0;
+}
+
+/* Whether the text of n moves with the clock (recent/, stats). */
+static int moving(const struct node *n)
+{
+	return n->kind == N_STATS || (n->kind == N_WINDOW && n->recent);
+}
+
+/* The state of t that the file of n follows, in *k, and the wall-clock
+ * time of t's newest commit in *commit (ns; 0 when the log holds none).
+ * Returns 0 or -EIO. */
+static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, struct tkey *k,
+                     int64_t *commit)
+{
+	ts_stat st[TS_STATS_MAX];
+	int cnt;
+	if (ts_table_stats(t, st, TS_STATS_MAX, &cnt) < 0)
+		return -EIO;
+	if (cnt > TS_STATS_MAX)
+		cnt = TS_STATS_MAX;
+	memset(k, 0, sizeof *k);
+	k->seq = stat_of(st, cnt, "commit_seq");
+	k->generation = stat_of(st, cnt, "descriptor_generation");
+	k->schema = stat_of(st, cnt, "schema_version");
+	k->tablet_rows = stat_of(st, cnt, "tablet_rows");
+	k->filling_rows = stat_of(st, cnt, "filling_rows");
+	k->filling_bytes = stat_of(st, cnt, "filling_bytes");
+	*commit = stat_of(st, cnt, "commit_time_ns");
+	/* rows past the TTL leave a window as the clock moves, without a
+	 * commit: a window reaching below the edge follows the edge */
+	int64_t ttl = stat_of(st, cnt, "ttl_ns");
+	if (ttl > 0 && n->kind == N_WINDOW && !n->recent) {
+		int64_t now = ts_now(v->db);
+		int64_t edge = now < INT64_MIN + ttl ? INT64_MIN : now - ttl;
+		if (n->from < edge)
+			k->expiry = edge;
+	}
+	return 0;
+}
+
+/* Whether e answers for the state k now (cache_mu held). */
+static int fresh(const struct entry *e, const struct tkey *k)
+{
+	return memcmp(&e->key, k, sizeof *k) == 0 &&
+	       (!e->moving || clock_ns(CLOCK_MONOTONIC) - e->made < TSFS_MOVING_NS);
+}
+
+/* The entry of path, made the most recently used (cache_mu held), or NULL. */
+static struct entry *entry_find(struct tsfs_view *v, const char *path)
+{
+	struct entry *e = v->lru;
+	while (e && strcmp(e->path, path) != 0)
+		e = e->next;
+	if (!e || e == v->lru)
+		return e;
+	/* to the front */
+	e->prev->next = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		v->lru_last = e->prev;
+	e->prev = NULL;
+	e->next = v->lru;
+	v->lru->prev = e;
+	v->lru = e;
+	return e;
+}
+
+/* Drop e's text (cache_mu held). */
+static void entry_drop_text(struct tsfs_view *v, struct entry *e)
+{
+	if (e->text) {
+		v->cached -= e->text->len;
+		blob_unref_locked(e->text);
+		e->text = NULL;
+	}
+}
+
+/* Forget e (cache_mu held). */
+static void entry_free(struct tsfs_view *v, struct entry *e)
+{
+	entry_drop_text(v, e);
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		v->lru = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		v->lru_last = e->prev;
+	v->nentries--;
+	free(e->path);
+	free(e);
+}
+
+/* Keep the cache within its bounds, the least recently used first
+ * (cache_mu held). */
+static void cache_trim(struct tsfs_view *v)
+{
+	while (v->nentries > TSFS_CACHE_ENTRIES)
+		entry_free(v, v->lru_last);
+	for (struct entry *e = v->lru_last; e && v->cached > v->cache_max; e = e->prev)
+		entry_drop_text(v, e);
+}
+
+/*
+ * Render the file of n whole, from a new snapshot: its length in *size,
+ * the hash of its text in *hash, and the text in *text when it is at most
+ * half the cache's bytes (else NULL; one reference).  Generated a
+ * chunk at a time as a reader would, so a file too large to keep takes
+ * no more memory than one being read.  Returns 0 or a negative errno.
+ */
+static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uint64_t *hash,
+                  struct blob **text)
+{
+	struct tsfs_file *f = calloc(1, sizeof *f);
+	uint64_t h = HASH_START;
+	size_t hashed = 0;
+	int keep = 1, rc;
+	*text = NULL;
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_init(&f->mu, NULL);
+	if (ts_table_open(v->db, n->table, &f->table) < 0)
+		rc = -ENOENT;
+	else
+		rc = n->kind == N_WINDOW ? start_rows(v, f, n) : static_text(f, n->kind);
+	while (rc == 0) {
+		h = hash_more(h, f->buf.p + hashed, f->buf.len - hashed);
+		hashed = f->buf.len;
+		if (f->buf.len > v->cache_max / 2)
+			keep = 0;
+		if (!keep) {
+			f->off += f->buf.len;
+			f->buf.len = 0;
+			hashed = 0;
+		}
+		if (f->eof)
+			break;
+		rc = generate(f, f->off + f->buf.len + 1);
+	}
+	if (rc == 0) {
+		*size = f->off + f->buf.len;
+		*hash = h;
+		struct blob *b = keep ? malloc(sizeof *b) : NULL;
+		if (b) {
+			/* the buffer itself, trimmed to the text, so that the
+			 * cache's count is the memory it holds */
+			char *p = f->buf.len ? realloc(f->buf.p, f->buf.len) : NULL;
+			b->refs = 1;
+			b->len = f->buf.len;
+			b->data = p ? p : f->buf.p;
+			memset(&f->buf, 0, sizeof f->buf);
+			*text = b;
+		}
+	}
+	file_free(v, f);
+	return rc;
+}
+
+/*
+ * The length and mtime of the file n (at path): from the cache while the
+ * table's state reads the same, else rendered now and kept (see the top
+ * of this file for the mtime).  Returns 0 or a negative errno.
+ */
+static int file_attr(struct tsfs_view *v, const char *path, const struct node *n, uint64_t *size,
+                     int64_t *mtime)
+{
+	ts_table *t;
+	struct tkey k;
+	struct blob *text;
+	int64_t commit;
+	uint64_t hash = 0;
+	if (ts_table_open(v->db, n->table, &t) < 0)
+		return -ENOENT;
+	int rc = table_key(v, t, n, &k, &commit);
+	ts_table_close(t);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	if (e && fresh(e, &k)) {
+		*size = e->size;
+		*mtime = e->mtime;
+		pthread_mutex_unlock(&v->cache_mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&v->cache_mu);
+
+	if ((rc = render(v, n, size, &hash, &text)) < 0)
+		return rc;
+	pthread_mutex_lock(&v->cache_mu);
+	e = entry_find(v, path);
+	if (moving(n))
+		*mtime = ts_now(v->db);
+	else if (e && e->size == *size && e->hash == hash)
+		*mtime = e->mtime; /* the same text: the same time */
+	else {
+		*mtime = commit ? commit : v->started;
+		if (e && *mtime < e->mtime + NS_SEC)
+			*mtime = e->mtime + NS_SEC;
+	}
+	if (!e && (e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
+		free(e);
+		e = NULL;
+	}
+	if (!e) {
+		/* out of memory: the answer stands, unremembered */
+		blob_unref_locked(text);
+		pthread_mutex_unlock(&v->cache_mu);
+		return 0;
+	}
+	if (!e->prev && !e->next && v->lru != e) {
+		e->next = v->lru;
+		if (v->lru)
+			v->lru->prev = e;
+		else
+			v->lru_last = e;
+		v->lru = e;
+		v->nentries++;
+	}
+	entry_drop_text(v, e);
+	e->key = k;
+	e->moving = moving(n);
+	e->made = clock_ns(CLOCK_MONOTONIC);
+	e->size = *size;
+	e->hash = hash;
+	e->mtime = *mtime;
+	if ((e->text = text))
+		v->cached += text->len;
+	cache_trim(v);
+	pthread_mutex_unlock(&v->cache_mu);
+	return 0;
+}
+
+/*
+ * For the open of n (at path) on f->table: the cached text of the file
+ * when the table's state still reads as when it was rendered (then the
+ * open reads it: returns 1), else 0 with f->mtime set, and the file is
+ * generated from a cursor.  Returns -EIO when the state cannot be read.
+ */
+static int cached_text(struct tsfs_view *v, const char *path, const struct node *n,
+                       struct tsfs_file *f)
+{
+	struct tkey k;
+	int64_t commit;
+	int rc = table_key(v, f->table, n, &k, &commit);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	f->mtime = e ? e->mtime : moving(n) ? ts_now(v->db) : commit ? commit : v->started;
+	if (e && e->text && fresh(e, &k)) {
+		f->text = e->text;
+		f->text->refs++;
+		f->size = (int64_t)f->text->len;
+		f->eof = 1;
+		rc = 1;
+	}
+	pthread_mutex_unlock(&v->cache_mu);
+	return rc;
+}
+
+/* The length of f's text: generated to its end once and rewound when
+ * not yet known (an fstat of a file read from a cursor).  Returns 0 or a
+ * negative errno. */
+static int file_size(struct tsfs_file *f)
+{
+	int rc = 0;
+	if (f->size >= 0)
+		return 0;
+	while (rc == 0 && !f->eof) {
+		drop_before(f, f->off + f->buf.len);
+		rc = generate(f, f->off + f->buf.len + 1);
+	}
+	if (rc == 0) {
+		f->size = (int64_t)(f->off + f->buf.len);
+		rc = rewind_rows(f);
+	}
+	return rc;
+}
+
+/* The length and mtime of the open file f.  Returns 0 or a negative errno. */
+static int open_attr(struct tsfs_file *f, uint64_t *size, int64_t *mtime)
+{
+	pthread_mutex_lock(&f->mu);
+	int rc = file_size(f);
+	*size = (uint64_t)f->size;
+	*mtime = f->mtime;
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+/*
+ * The length and mtime of the newest file the asking thread holds open at
+ * path: so that a process's stat or fstat of a file it is reading (tar
+ * checks that the file did not change under it) describes the snapshot
+ * it reads, whatever was committed since its open.  (The kernel sends an
+ * fstat as a stat of the path, without the file.)  Returns 0 with *rc
+ * set, or -1 when the thread holds no such file.
+ */
+static int own_open(struct tsfs_view *v, const char *path, uint64_t *size, int64_t *mtime,
+                    int *rc)
+{
+	pid_t pid = fuse_get_context()->pid;
+	int found = -1;
+	pthread_mutex_lock(&v->mu);
+	for (struct tsfs_file *f = v->files; f; f = f->next)
+		if (f->pid == pid && strcmp(f->path, path) == 0) {
+			/* under the list's lock: the file cannot be released */
+			*rc = open_attr(f, size, mtime);
+			found = 0;
+			break;
+		}
+	pthread_mutex_unlock(&v->mu);
+	return found;
+}
+
+/* The newest commit's time of the table of n, for its directories. */
+static int64_t dir_mtime(struct tsfs_view *v, const struct node *n)
+{
+	ts_table *t;
+	struct tkey k;
+	int64_t commit = 0;
+	if (n->kind != N_ROOT && ts_table_open(v->db, n->table, &t) == 0) {
+		if (table_key(v, t, n, &k, &commit) < 0)
+			commit = 0;
+		ts_table_close(t);
+	}
+	return commit ? commit : v->started;
+}
+
+static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct tsfs_view *v = view();
+	struct node n;
+	uint64_t size = 0;
+	int64_t mtime;
+	int rc = parse(v, path, &n);
+	if (rc < 0)
+		return rc;
+	memset(st, 0, sizeof *st);
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	if (n.kind == N_SCHEMA || n.kind == N_STATS || n.kind == N_WINDOW) {
+		if (fi && fi->fh) /* an fstat the kernel names the file of */
+			rc = open_attr((struct tsfs_file *)(uintptr_t)fi->fh, &size, &mtime);
+		else if (own_open(v, path, &size, &mtime, &rc) < 0)
+			rc = file_attr(v, path, &n, &size, &mtime);
+		if (rc < 0)
+			return rc;
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512); /* not sparse: cp reads it all */
+	} else {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		mtime = dir_mtime(v, &n);
+	}
+	st->st_blksize = TSFS_CHUNK;
+	st->st_mtim.tv_sec = (time_t)floor_div(mtime, NS_SEC);
+	st->st_mtim.tv_nsec = (long)(mtime - floor_div(mtime, NS_SEC) * NS_SEC);
+	st->st_ctim = st->st_atim = st->st_mtim;
+	return 0;
+}
+
+static int tsfs_open(const char *path, struct fuse_file_info *fi)
+{
+	struct tsfs_view *v = view();
+	struct tsfs_file *f;
+	struct node n;
+	int rc = parse(v, path, &n);
+	if (rc < 0)
+		return rc;
+	if (n.kind != N_SCHEMA && n.kind != N_STATS && n.kind != N_WINDOW)
+		return -EISDIR;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		return -EROFS;
+	if (!(f = calloc(1, sizeof *f)))
+		return -ENOMEM;
+	pthread_mutex_init(&f->mu, NULL);
+	f->size = -1;
+	if (ts_table_open(v->db, n.table, &f->table) < 0)
+		rc = -ENOENT;
+	else if ((rc = cached_text(v, path, &n, f)) == 0) {
+		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
+		if (rc == 0 && f->eof)
+			f->size = (int64_t)f->buf.len; /* schema, stats: all there */
+	}
+	if (rc > 0)
+		rc = 0;
+	if (rc == 0 && !(f->path = strdup(path)))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		file_free(v, f);
+		return rc;
+	}
+	f->pid = fuse_get_context()->pid;
+	pthread_mutex_lock(&v->mu);
+	f->next = v->files;
+	if (v->files)
+		v->files->prev = f;
+	v->files = f;
+	pthread_mutex_unlock(&v->mu);
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	return 0;
+}
+
 static int tsfs_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct tsfs_file *f = (struct tsfs_file *)(uintptr_t)fi->fh;
 	uint64_t at = (uint64_t)off;
 	int rc = 0;
 	(void)path;
+	if (f->text) {
+		/* cached text: read only, never changes */
+		size_t n = at < f->text->len ? f->text->len - (size_t)at : 0;
+		if (n > size)
+			n = size;
+		if (n)
+			memcpy(out, f->text->data + at, n);
+		return (int)n;
+	}
 	pthread_mutex_lock(&f->mu);
 	if (at < f->off)
 		rc = rewind_rows(f);
@@ -644,7 +1116,7 @@ static int tsfs_release(const char *path, struct fuse_file_info *fi)
 	if (f->next)
 		f->next->prev = f->prev;
 	pthread_mutex_unlock(&v->mu);
-	file_free(f);
+	file_free(v, f);
 	return 0;
 }
 
@@ -667,7 +1139,11 @@ static void *tsfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->direct_io = 1;
 	cfg->kernel_cache = 0;
 	cfg->entry_timeout = 1;    /* tables come and go */
-	cfg->attr_timeout = 1;
+	/* no attributes kept in the kernel: a size or mtime a second old
+	 * would let tar and rsync copy a file cut at the old length, and
+	 * sendfile (shutil.copy) reads a file only up to the size the kernel
+	 * last heard; every stat asks the view, whose cache answers it */
+	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	return fuse_get_context()->private_data;
 }
@@ -680,9 +1156,13 @@ static void tsfs_destroy(void *private_data)
 	while (v->files) {
 		struct tsfs_file *f = v->files;
 		v->files = f->next;
-		file_free(f);
+		file_free(v, f);
 	}
 	pthread_mutex_unlock(&v->mu);
+	pthread_mutex_lock(&v->cache_mu);
+	while (v->lru)
+		entry_free(v, v->lru);
+	pthread_mutex_unlock(&v->cache_mu);
 	if (v->datadir) {
 		ts_close(v->db);
 		v->db = NULL;
@@ -710,7 +1190,10 @@ struct tsfs_view *tsfs_view_new(ts_db *db)
 	if (!v)
 		return NULL;
 	v->db = db;
+	v->started = clock_ns(CLOCK_REALTIME);
+	v->cache_max = TSFS_CACHE_BYTES;
 	pthread_mutex_init(&v->mu, NULL);
+	pthread_mutex_init(&v->cache_mu, NULL);
 	return v;
 }
 
@@ -724,12 +1207,18 @@ struct tsfs_view *tsfs_view_open(const char *datadir)
 	return v;
 }
 
+void tsfs_view_cache(struct tsfs_view *v, size_t bytes)
+{
+	v->cache_max = bytes;
+}
+
 void tsfs_view_free(struct tsfs_view *v)
 {
 	if (!v)
 		return;
 	tsfs_destroy(v);
 	pthread_mutex_destroy(&v->mu);
+	pthread_mutex_destroy(&v->cache_mu);
 	free(v->datadir);
 	free(v);
 }
