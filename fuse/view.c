@@ -25,37 +25,41 @@
  * listing, whose aggregate is half open, looks for a row at INT64_MAX
  * apart.
  *
- * Contents.  A file's text is taken from one snapshot: the table as a
- * query cursor opened at open() sees it, or, when the view rendered the
- * same file from the same table state a moment before (below), those
- * bytes.  A file opened before an insert never shows it and one opened
- * after does.
+ * Contents.  A file's text is taken from one snapshot: the one a query
+ * cursor opened at open() sees, or the same text rendered a moment before
+ * from the same table state (below).  A file opened before an insert
+ * never shows it and one opened after does.
  *
  * Sizes and times (docs/fuse.md).  cp, tar, rsync and shutil.copy trust
  * stat: tar reads st_size bytes, rsync skips a file whose size and mtime
- * are unchanged.  So getattr of a file renders it -- the whole text, from
- * a snapshot -- and reports its exact length, and keeps the result in
- * the view's cache (struct entry) under the path and the table's state
- * (struct tkey, read before the snapshot: the newest commit, the
- * descriptor generation, the row counts, the schema version and, for a
- * window reaching below the TTL, the expiry).  While the state reads the
- * same the entry answers getattr at once, and open serves its bytes, so
- * stat + open + read renders once, as a plain read did before.  The text
- * is kept when it fits (half the cache's bytes, TSFS_CACHE_BYTES unless
- * tsfs_view_cache says otherwise; the least recently used texts are
- * dropped first); a larger file
- * keeps only its length and hash, and its open streams from a cursor as
- * below.  mtime is the time of the table's newest commit (a batch or a
- * flush) when the file's text was first seen or last seen to change (its
- * length or hash differ; then at least a second past the previous mtime,
- * so that rsync sees the change); a file whose text did not change keeps
- * its mtime across commits to other windows.  recent/ and stats move
- * with the clock: their entries serve for TSFS_MOVING_NS only, and their
- * mtime is the time they were rendered.  Directories carry the time of
- * their table's newest commit (the root, the time the view started).
- * Every file is still opened with direct_io (the kernel asks us for
- * every read, like procfs): the same path holds new text after any
- * commit, which the page cache would not know.
+ * are unchanged, sendfile stops at the size the kernel knows.  So
+ * getattr of a file renders it whole from a snapshot, reports its exact
+ * length, and keeps the result in the view's cache (struct entry) under
+ * the path and the table's state (struct tkey, read before the snapshot:
+ * the newest commit, the descriptor generation, the row counts, the
+ * schema version).  While the state reads the same, the entry answers
+ * getattr at once and open serves its bytes: stat + open + read renders
+ * once, as a plain read did before.  The text is kept when at most half
+ * the cache (TSFS_CACHE_BYTES, or tsfs_view_cache's), the least recently
+ * used dropped first; a larger file keeps only its length and hash, and
+ * its open streams from a cursor as below.  A process's stat of a file
+ * it holds open describes that open's text (own_open).
+ *
+ * mtime is the time of the table's newest commit (a batch or a flush)
+ * when the file's text was first seen, or seen to change (its length or
+ * hash differ: then at least a second past the previous mtime, so that
+ * rsync sees the change); a text that did not change keeps its mtime
+ * across commits to other windows.  recent/ and stats move with the
+ * clock: their entries serve for TSFS_MOVING_NS only, their mtime is the
+ * time of the render.  So do windows reaching below the table's TTL,
+ * whose rows leave as the clock moves (mtime, when the text changed, at
+ * least the time of the render).  Directories carry the time of their
+ * table's newest commit; the root, the time the view started.
+ *
+ * Every file is opened with direct_io (the kernel asks us for every read,
+ * like procfs): the same path holds new text after any commit, which the
+ * page cache would not know; and the kernel keeps no attributes
+ * (attr_timeout 0), so every stat reaches the cache.
  *
  * Memory per open file is bounded: text is generated in steps of
  * TSFS_CHUNK bytes and dropped once the reader is past it.  A read at an
@@ -126,7 +130,6 @@ struct node {
  */
 struct tkey {
 	int64_t seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
-	int64_t expiry; /* 0, or the TTL's edge when the window reaches below it */
 };
 
 /* Rendered text, shared by the cache and the files reading it. */
@@ -142,7 +145,8 @@ struct entry {
 	struct entry *prev, *next; /* most recently used first */
 	char *path;
 	struct tkey key;
-	int moving;                /* recent/ and stats: good for TSFS_MOVING_NS */
+	int moving;                /* recent/, stats, a window reaching below the
+	                            * TTL: good for TSFS_MOVING_NS */
 	int64_t made;              /* CLOCK_MONOTONIC ns of the render */
 	uint64_t size, hash;
 	int64_t mtime;             /* ns */
@@ -166,6 +170,15 @@ struct tsfs_file {
 	int64_t mtime;                 /* ns */
 	char *path;                    /* as opened, by the thread */
 	pid_t pid;                     /*   pid (fuse_get_context) */
+	struct node node;              /* what was opened */
+	/* Tee: generated from a cursor, the text is kept from offset 0 (not
+	 * dropped) while it fits in the cache, and goes to the cache when the
+	 * rows end, with the table state read before the cursor's snapshot. */
+	int tee;
+	size_t teed;                   /* bytes of it counted in v->teeing */
+	struct tkey key;
+	int64_t commit;
+	int expiring;
 };
 
 struct tsfs_view {
@@ -178,6 +191,7 @@ struct tsfs_view {
 	struct entry *lru, *lru_last;
 	size_t nentries, cached;       /* entries, bytes of text kept */
 	size_t cache_max;              /* bytes of text to keep at most */
+	size_t teeing;                 /* bytes of open files' tees (cache_mu) */
 };
 
 static struct tsfs_view *view(void)
@@ -492,11 +506,10 @@ static void blob_unref_locked(struct blob *b)
 
 static void file_free(struct tsfs_view *v, struct tsfs_file *f)
 {
-	if (f->text) {
-		pthread_mutex_lock(&v->cache_mu);
-		blob_unref_locked(f->text);
-		pthread_mutex_unlock(&v->cache_mu);
-	}
+	pthread_mutex_lock(&v->cache_mu);
+	blob_unref_locked(f->text);
+	v->teeing -= f->teed;
+	pthread_mutex_unlock(&v->cache_mu);
 	ts_cursor_close(f->cur);
 	ts_table_close(f->table);
 	free(f->names);
@@ -605,7 +618,7 @@ static int generate(struct tsfs_file *f, uint64_t end)
 /* Drop the text before offset at (rows files only). */
 static void drop_before(struct tsfs_file *f, uint64_t at)
 {
-	if (!f->cur || at <= f->off)
+	if (!f->cur || at <= f->off || f->tee)
 		return;
 	size_t k = at - f->off < f->buf.len ? (size_t)(at - f->off) : f->buf.len;
 	memmove(f->buf.p, f->buf.p + k, f->buf.len - k);
@@ -662,11 +675,13 @@ static int moving(const struct node *n)
 	return n->kind == N_STATS || (n->kind == N_WINDOW && n->recent);
 }
 
-/* The state of t that the file of n follows, in *k, and the wall-clock
- * time of t's newest commit in *commit (ns; 0 when the log holds none).
- * Returns 0 or -EIO. */
+/* The state of t that the file of n follows, in *k, the wall-clock time
+ * of t's newest commit in *commit (ns; 0 when the log holds none), and
+ * whether n's window reaches below the edge of t's TTL in *expiring (may
+ * be NULL): rows leave such a window as the clock moves, without a
+ * commit.  Returns 0 or -EIO. */
 static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, struct tkey *k,
-                     int64_t *commit)
+                     int64_t *commit, int *expiring)
 {
 	ts_stat st[TS_STATS_MAX];
 	int cnt;
@@ -682,14 +697,11 @@ static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, str
 	k->filling_rows = stat_of(st, cnt, "filling_rows");
 	k->filling_bytes = stat_of(st, cnt, "filling_bytes");
 	*commit = stat_of(st, cnt, "commit_time_ns");
-	/* rows past the TTL leave a window as the clock moves, without a
-	 * commit: a window reaching below the edge follows the edge */
 	int64_t ttl = stat_of(st, cnt, "ttl_ns");
-	if (ttl > 0 && n->kind == N_WINDOW && !n->recent) {
+	if (expiring) {
 		int64_t now = ts_now(v->db);
-		int64_t edge = now < INT64_MIN + ttl ? INT64_MIN : now - ttl;
-		if (n->from < edge)
-			k->expiry = edge;
+		*expiring = ttl > 0 && n->kind == N_WINDOW && !n->recent &&
+		            n->from < (now < INT64_MIN + ttl ? INT64_MIN : now - ttl);
 	}
 	return 0;
 }
@@ -815,6 +827,64 @@ static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uin
 }
 
 /*
+ * Keep what a render of the file n at path found -- its length, the hash
+ * of its text and the text (a reference the cache takes; NULL: not kept)
+ * -- as of the table state k read before its snapshot (with commit and
+ * expiring as table_key gave them).  Returns the file's mtime (see the top
+ * of this file).
+ */
+static int64_t entry_store(struct tsfs_view *v, const char *path, const struct node *n,
+                           const struct tkey *k, int64_t commit, int expiring, uint64_t size,
+                           uint64_t hash, struct blob *text)
+{
+	int64_t mtime;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	if (moving(n))
+		mtime = ts_now(v->db);
+	else if (e && e->size == size && e->hash == hash)
+		mtime = e->mtime; /* the same text: the same time */
+	else {
+		mtime = commit ? commit : v->started;
+		if (expiring && mtime < ts_now(v->db))
+			mtime = ts_now(v->db); /* rows expired since the commit */
+		if (e && mtime < e->mtime + NS_SEC)
+			mtime = e->mtime + NS_SEC;
+	}
+	if (!e && (e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
+		free(e);
+		e = NULL;
+	}
+	if (!e) {
+		/* out of memory: the answer stands, unremembered */
+		blob_unref_locked(text);
+		pthread_mutex_unlock(&v->cache_mu);
+		return mtime;
+	}
+	if (!e->prev && !e->next && v->lru != e) {
+		e->next = v->lru;
+		if (v->lru)
+			v->lru->prev = e;
+		else
+			v->lru_last = e;
+		v->lru = e;
+		v->nentries++;
+	}
+	entry_drop_text(v, e);
+	e->key = *k;
+	e->moving = moving(n) || expiring;
+	e->made = clock_ns(CLOCK_MONOTONIC);
+	e->size = size;
+	e->hash = hash;
+	e->mtime = mtime;
+	if ((e->text = text))
+		v->cached += text->len;
+	cache_trim(v);
+	pthread_mutex_unlock(&v->cache_mu);
+	return mtime;
+}
+
+/*
  * The length and mtime of the file n (at path): from the cache while the
  * table's state reads the same, else rendered now and kept (see the top
  * of this file for the mtime).  Returns 0 or a negative errno.
@@ -827,9 +897,10 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
 	struct blob *text;
 	int64_t commit;
 	uint64_t hash = 0;
+	int expiring;
 	if (ts_table_open(v->db, n->table, &t) < 0)
 		return -ENOENT;
-	int rc = table_key(v, t, n, &k, &commit);
+	int rc = table_key(v, t, n, &k, &commit, &expiring);
 	ts_table_close(t);
 	if (rc < 0)
 		return rc;
@@ -845,64 +916,26 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
 
 	if ((rc = render(v, n, size, &hash, &text)) < 0)
 		return rc;
-	pthread_mutex_lock(&v->cache_mu);
-	e = entry_find(v, path);
-	if (moving(n))
-		*mtime = ts_now(v->db);
-	else if (e && e->size == *size && e->hash == hash)
-		*mtime = e->mtime; /* the same text: the same time */
-	else {
-		*mtime = commit ? commit : v->started;
-		if (e && *mtime < e->mtime + NS_SEC)
-			*mtime = e->mtime + NS_SEC;
-	}
-	if (!e && (e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
-		free(e);
-		e = NULL;
-	}
-	if (!e) {
-		/* out of memory: the answer stands, unremembered */
-		blob_unref_locked(text);
-		pthread_mutex_unlock(&v->cache_mu);
-		return 0;
-	}
-	if (!e->prev && !e->next && v->lru != e) {
-		e->next = v->lru;
-		if (v->lru)
-			v->lru->prev = e;
-		else
-			v->lru_last = e;
-		v->lru = e;
-		v->nentries++;
-	}
-	entry_drop_text(v, e);
-	e->key = k;
-	e->moving = moving(n);
-	e->made = clock_ns(CLOCK_MONOTONIC);
-	e->size = *size;
-	e->hash = hash;
-	e->mtime = *mtime;
-	if ((e->text = text))
-		v->cached += text->len;
-	cache_trim(v);
-	pthread_mutex_unlock(&v->cache_mu);
+	*mtime = entry_store(v, path, n, &k, commit, expiring, *size, hash, text);
 	return 0;
 }
 
 /*
  * For the open of n (at path) on f->table: the cached text of the file
  * when the table's state still reads as when it was rendered (then the
- * open reads it: returns 1), else 0 with f->mtime set, and the file is
- * generated from a cursor.  Returns -EIO when the state cannot be read.
+ * open reads it: returns 1), else 0 with f->mtime and the state (f->key,
+ * f->commit, f->expiring) set, and the file is generated from a cursor.  Returns -EIO when the state cannot be read.
  */
 static int cached_text(struct tsfs_view *v, const char *path, const struct node *n,
                        struct tsfs_file *f)
 {
 	struct tkey k;
 	int64_t commit;
-	int rc = table_key(v, f->table, n, &k, &commit);
+	int rc = table_key(v, f->table, n, &k, &commit, &f->expiring);
 	if (rc < 0)
 		return rc;
+	f->key = k;
+	f->commit = commit;
 	pthread_mutex_lock(&v->cache_mu);
 	struct entry *e = entry_find(v, path);
 	f->mtime = e ? e->mtime : moving(n) ? ts_now(v->db) : commit ? commit : v->started;
@@ -917,19 +950,58 @@ static int cached_text(struct tsfs_view *v, const char *path, const struct node 
 	return rc;
 }
 
-/* The length of f's text: generated to its end once and rewound when
- * not yet known (an fstat of a file read from a cursor).  Returns 0 or a
- * negative errno. */
-static int file_size(struct tsfs_file *f)
+/*
+ * After text was generated for f (f->mu held): while f tees, count its
+ * text in v->teeing, stop the tee when the text outgrows half the cache
+ * or the tees together the cache (the file is then read as a stream),
+ * and at the end of the rows hand the text to the cache, which the file
+ * then reads from, as an open that found it there would.
+ */
+static void tee_check(struct tsfs_view *v, struct tsfs_file *f)
+{
+	if (!f->tee)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	v->teeing -= f->teed;
+	f->teed = 0;
+	if (f->buf.len > v->cache_max / 2 || v->teeing + f->buf.len > v->cache_max)
+		f->tee = 0;
+	else if (!f->eof)
+		v->teeing += f->teed = f->buf.len;
+	pthread_mutex_unlock(&v->cache_mu);
+	if (!f->tee || !f->eof)
+		return;
+	f->tee = 0;
+	struct blob *b = malloc(sizeof *b);
+	if (!b)
+		return;
+	char *p = f->buf.len ? realloc(f->buf.p, f->buf.len) : NULL;
+	b->refs = 2; /* the cache's and the file's */
+	b->len = f->buf.len;
+	b->data = p ? p : f->buf.p;
+	memset(&f->buf, 0, sizeof f->buf);
+	ts_cursor_close(f->cur);
+	f->cur = NULL;
+	f->text = b;
+	f->size = (int64_t)b->len;
+	f->mtime = entry_store(v, f->path, &f->node, &f->key, f->commit, f->expiring, b->len,
+	                       hash_more(HASH_START, b->data, b->len), b);
+}
+
+/* The length of f's text (f->mu held): generated to its end once, and
+ * rewound, when not yet known (a stat by the reader of a file read from
+ * a cursor).  Returns 0 or a negative errno. */
+static int file_size(struct tsfs_view *v, struct tsfs_file *f)
 {
 	int rc = 0;
 	if (f->size >= 0)
 		return 0;
 	while (rc == 0 && !f->eof) {
 		drop_before(f, f->off + f->buf.len);
-		rc = generate(f, f->off + f->buf.len + 1);
+		if ((rc = generate(f, f->off + f->buf.len + 1)) == 0)
+			tee_check(v, f);
 	}
-	if (rc == 0) {
+	if (rc == 0 && f->size < 0) {
 		f->size = (int64_t)(f->off + f->buf.len);
 		rc = rewind_rows(f);
 	}
@@ -937,10 +1009,10 @@ static int file_size(struct tsfs_file *f)
 }
 
 /* The length and mtime of the open file f.  Returns 0 or a negative errno. */
-static int open_attr(struct tsfs_file *f, uint64_t *size, int64_t *mtime)
+static int open_attr(struct tsfs_view *v, struct tsfs_file *f, uint64_t *size, int64_t *mtime)
 {
 	pthread_mutex_lock(&f->mu);
-	int rc = file_size(f);
+	int rc = file_size(v, f);
 	*size = (uint64_t)f->size;
 	*mtime = f->mtime;
 	pthread_mutex_unlock(&f->mu);
@@ -964,7 +1036,7 @@ static int own_open(struct tsfs_view *v, const char *path, uint64_t *size, int64
 	for (struct tsfs_file *f = v->files; f; f = f->next)
 		if (f->pid == pid && strcmp(f->path, path) == 0) {
 			/* under the list's lock: the file cannot be released */
-			*rc = open_attr(f, size, mtime);
+			*rc = open_attr(v, f, size, mtime);
 			found = 0;
 			break;
 		}
@@ -979,7 +1051,7 @@ static int64_t dir_mtime(struct tsfs_view *v, const struct node *n)
 	struct tkey k;
 	int64_t commit = 0;
 	if (n->kind != N_ROOT && ts_table_open(v->db, n->table, &t) == 0) {
-		if (table_key(v, t, n, &k, &commit) < 0)
+		if (table_key(v, t, n, &k, &commit, NULL) < 0)
 			commit = 0;
 		ts_table_close(t);
 	}
@@ -1000,7 +1072,7 @@ static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	st->st_gid = getgid();
 	if (n.kind == N_SCHEMA || n.kind == N_STATS || n.kind == N_WINDOW) {
 		if (fi && fi->fh) /* an fstat the kernel names the file of */
-			rc = open_attr((struct tsfs_file *)(uintptr_t)fi->fh, &size, &mtime);
+			rc = open_attr(v, (struct tsfs_file *)(uintptr_t)fi->fh, &size, &mtime);
 		else if (own_open(v, path, &size, &mtime, &rc) < 0)
 			rc = file_attr(v, path, &n, &size, &mtime);
 		if (rc < 0)
@@ -1037,17 +1109,21 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 		return -ENOMEM;
 	pthread_mutex_init(&f->mu, NULL);
 	f->size = -1;
-	if (ts_table_open(v->db, n.table, &f->table) < 0)
+	f->node = n;
+	if (!(f->path = strdup(path)))
+		rc = -ENOMEM;
+	else if (ts_table_open(v->db, n.table, &f->table) < 0)
 		rc = -ENOENT;
 	else if ((rc = cached_text(v, path, &n, f)) == 0) {
+		f->tee = v->cache_max > 0;
 		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
-		if (rc == 0 && f->eof)
+		if (rc == 0)
+			tee_check(v, f); /* schema, stats: to the cache at once */
+		if (rc == 0 && f->eof && f->size < 0)
 			f->size = (int64_t)f->buf.len; /* schema, stats: all there */
 	}
 	if (rc > 0)
 		rc = 0;
-	if (rc == 0 && !(f->path = strdup(path)))
-		rc = -ENOMEM;
 	if (rc < 0) {
 		file_free(v, f);
 		return rc;
@@ -1067,32 +1143,35 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 
 static int tsfs_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct tsfs_view *v = view();
 	struct tsfs_file *f = (struct tsfs_file *)(uintptr_t)fi->fh;
 	uint64_t at = (uint64_t)off;
 	int rc = 0;
 	(void)path;
-	if (f->text) {
-		/* cached text: read only, never changes */
+	pthread_mutex_lock(&f->mu);
+	if (!f->text) {
+		if (at < f->off)
+			rc = rewind_rows(f);
+		/* generate up to the offset a chunk at a time, dropping as we go */
+		while (rc == 0 && !f->eof && f->off + f->buf.len < at) {
+			drop_before(f, at);
+			if ((rc = generate(f, f->off + f->buf.len + 1)) == 0)
+				tee_check(v, f);
+		}
+		if (rc == 0) {
+			drop_before(f, at);
+			if ((rc = generate(f, at + size)) == 0)
+				tee_check(v, f);
+		}
+	}
+	if (rc == 0 && f->text) {
+		/* the whole text, from the cache or the tee */
 		size_t n = at < f->text->len ? f->text->len - (size_t)at : 0;
-		if (n > size)
-			n = size;
+		n = n < size ? n : size;
 		if (n)
 			memcpy(out, f->text->data + at, n);
-		return (int)n;
-	}
-	pthread_mutex_lock(&f->mu);
-	if (at < f->off)
-		rc = rewind_rows(f);
-	/* generate up to the offset a chunk at a time, dropping as we go */
-	while (rc == 0 && !f->eof && f->off + f->buf.len < at) {
-		drop_before(f, at);
-		rc = generate(f, f->off + f->buf.len + 1);
-	}
-	if (rc == 0) {
-		drop_before(f, at);
-		rc = generate(f, at + size);
-	}
-	if (rc == 0) {
+		rc = (int)n;
+	} else if (rc == 0) {
 		uint64_t have = f->off + f->buf.len > at ? f->off + f->buf.len - at : 0;
 		size_t n = have < size ? (size_t)have : size;
 		if (n)
