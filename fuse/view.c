@@ -42,8 +42,10 @@
  * once, as a plain read did before.  The text is kept when at most half
  * the cache (TSFS_CACHE_BYTES, or tsfs_view_cache's), the least recently
  * used dropped first; a larger file keeps only its length and hash, and
- * its open streams from a cursor as below.  A process's stat of a file
- * it holds open describes that open's text (own_open).
+ * its open streams from a cursor as below.  An open that finds no text
+ * kept generates from a cursor and hands its text to the cache at the
+ * end (the tee).  A process's stat of a file it holds open describes
+ * that open's text (own_open).
  *
  * mtime is the time of the table's newest commit (a batch or a flush)
  * when the file's text was first seen, or seen to change (its length or
@@ -62,7 +64,9 @@
  * (attr_timeout 0), so every stat reaches the cache.
  *
  * Memory per open file is bounded: text is generated in steps of
- * TSFS_CHUNK bytes and dropped once the reader is past it.  A read at an
+ * TSFS_CHUNK bytes and dropped once the reader is past it -- unless the
+ * file tees (tee_check), keeping its text for the cache while the tees
+ * of all open files together fit in it.  A read at an
  * offset already dropped rewinds the cursor (ts_cursor_rewind: the same
  * snapshot, so the same bytes) and generates up to it again.
  */

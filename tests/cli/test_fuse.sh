@@ -283,6 +283,15 @@ print(size == n, size)' "$f" "$3" "$4"
 copied "$mnt" stat $copy_files
 synced stat "$mnt" 2026-11-21 "'$bin' -d '$db' insert cpu"
 own_snapshot stat "$mnt" "'$bin' -d '$db' insert cpu" web6
+# A table with a TTL of 36 h: a window reaching below its edge (now - 36 h,
+# 2026-11-21T00:00:00Z) is rendered again as the clock moves; stat and
+# cat agree on both sides of the edge.
+ts create old --column k:string --key k,ts --ttl 36h >/dev/null
+printf 'k\tts\nb\t2026-11-21T01:00:00Z\n' | ts insert old 2>/dev/null
+for d in 2026-11-20:5 2026-11-21:28; do
+	f=$mnt/old/days/${d%:*}/all.tsv
+	check "ttl_size ${d%:*}" 0 "${d#*:} ${d#*:}\n" '' sh -c "echo \$(stat -c %s '$f') \$(cat '$f' | wc -c)"
+done
 
 # The same with no text kept (-o cache_size=0): every open generates its
 # file from a cursor, and the reader's fstat counts its open's own text.
