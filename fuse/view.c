@@ -177,7 +177,9 @@ struct tsfs_file {
 	struct node node;              /* what was opened */
 	/* Tee: generated from a cursor, the text is kept from offset 0 (not
 	 * dropped) while it fits in the cache, and goes to the cache when the
-	 * rows end, with the table state read before the cursor's snapshot. */
+	 * rows end, with the table state read before the cursor's snapshot
+	 * (not for recent/, stats and windows below the TTL, whose text
+	 * moves with the clock while the file is read). */
 	int tee;
 	size_t teed;                   /* bytes of it counted in v->teeing */
 	struct tkey key;
@@ -855,17 +857,18 @@ static int64_t entry_store(struct tsfs_view *v, const char *path, const struct n
 		if (e && mtime < e->mtime + NS_SEC)
 			mtime = e->mtime + NS_SEC;
 	}
-	if (!e && (e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
-		free(e);
-		e = NULL;
-	}
 	if (!e) {
-		/* out of memory: the answer stands, unremembered */
-		blob_unref_locked(text);
-		pthread_mutex_unlock(&v->cache_mu);
-		return mtime;
-	}
-	if (!e->prev && !e->next && v->lru != e) {
+		if ((e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
+			free(e);
+			e = NULL;
+		}
+		if (!e) {
+			/* out of memory: the answer stands, unremembered */
+			blob_unref_locked(text);
+			pthread_mutex_unlock(&v->cache_mu);
+			return mtime;
+		}
+		/* a new entry, the most recently used */
 		e->next = v->lru;
 		if (v->lru)
 			v->lru->prev = e;
@@ -928,7 +931,9 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
  * For the open of n (at path) on f->table: the cached text of the file
  * when the table's state still reads as when it was rendered (then the
  * open reads it: returns 1), else 0 with f->mtime and the state (f->key,
- * f->commit, f->expiring) set, and the file is generated from a cursor.  Returns -EIO when the state cannot be read.
+ * f->commit, f->expiring) set, and the file is generated from a cursor,
+ * teeing (f->tee) unless its text moves with the clock or is known to be
+ * too large to keep.  Returns -EIO when the state cannot be read.
  */
 static int cached_text(struct tsfs_view *v, const char *path, const struct node *n,
                        struct tsfs_file *f)
@@ -942,13 +947,16 @@ static int cached_text(struct tsfs_view *v, const char *path, const struct node 
 	f->commit = commit;
 	pthread_mutex_lock(&v->cache_mu);
 	struct entry *e = entry_find(v, path);
-	f->mtime = e ? e->mtime : moving(n) ? ts_now(v->db) : commit ? commit : v->started;
+	f->mtime = moving(n) ? ts_now(v->db) : e ? e->mtime : commit ? commit : v->started;
 	if (e && e->text && fresh(e, &k)) {
 		f->text = e->text;
 		f->text->refs++;
 		f->size = (int64_t)f->text->len;
 		f->eof = 1;
 		rc = 1;
+	} else {
+		f->tee = v->cache_max > 0 && !moving(n) && !f->expiring &&
+		         !(e && fresh(e, &k) && e->size > v->cache_max / 2);
 	}
 	pthread_mutex_unlock(&v->cache_mu);
 	return rc;
@@ -1119,7 +1127,6 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 	else if (ts_table_open(v->db, n.table, &f->table) < 0)
 		rc = -ENOENT;
 	else if ((rc = cached_text(v, path, &n, f)) == 0) {
-		f->tee = v->cache_max > 0;
 		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
 		if (rc == 0)
 			tee_check(v, f); /* schema, stats: to the cache at once */
