@@ -155,6 +155,8 @@ struct entry {
 	uint64_t size, hash;
 	int64_t mtime;             /* ns */
 	struct blob *text;         /* NULL: not kept */
+	int countable;             /* a window whose rows can be counted (below) */
+	int64_t nrows;             /*   the rows of its text */
 };
 
 /* An open file. */
@@ -169,6 +171,7 @@ struct tsfs_file {
 	struct jbuf buf;               /* text [off, off + buf.len) */
 	uint64_t off;
 	int eof;
+	int64_t nrows;                 /* rows generated so far */
 	struct blob *text;             /* or the whole text, from the cache */
 	int64_t size;                  /* the text's length, -1 until known */
 	int64_t mtime;                 /* ns */
@@ -614,6 +617,7 @@ static int generate(struct tsfs_file *f, uint64_t end)
 				break;
 			}
 			rowfmt_row(&f->buf, f->format, f->names, row, n);
+			f->nrows++;
 		}
 		if (f->buf.failed)
 			return -ENOMEM;
@@ -640,6 +644,7 @@ static int rewind_rows(struct tsfs_file *f)
 	f->buf.len = 0;
 	f->off = 0;
 	f->eof = 0;
+	f->nrows = 0;
 	rowfmt_header(&f->buf, f->format, f->names, f->schema->ncolumns);
 	return 0;
 }
@@ -779,13 +784,13 @@ static void cache_trim(struct tsfs_view *v)
 
 /*
  * Render the file of n whole, from a new snapshot: its length in *size,
- * the hash of its text in *hash, and the text in *text when it is at most
+ * the hash of its text in *hash, its rows in *nrows, and the text in *text when it is at most
  * half the cache's bytes (else NULL; one reference).  Generated a
  * chunk at a time as a reader would, so a file too large to keep takes
  * no more memory than one being read.  Returns 0 or a negative errno.
  */
 static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uint64_t *hash,
-                  struct blob **text)
+                  int64_t *nrows, struct blob **text)
 {
 	struct tsfs_file *f = calloc(1, sizeof *f);
 	uint64_t h = HASH_START;
@@ -816,6 +821,7 @@ static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uin
 	if (rc == 0) {
 		*size = f->off + f->buf.len;
 		*hash = h;
+		*nrows = f->nrows;
 		struct blob *b = keep ? malloc(sizeof *b) : NULL;
 		if (b) {
 			/* the buffer itself, trimmed to the text, so that the
@@ -833,15 +839,82 @@ static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uin
 }
 
 /*
+ * Whether the rows of n's window can be counted to tell that its text did
+ * not change: rows are never updated or deleted (a duplicate key is
+ * refused or ignored), so while the schema is the same, a window's text
+ * changes only when rows are added to it, which its count shows -- or
+ * when they leave it past the TTL, which is why an expiring window does
+ * not count (nor the text of recent/, stats and schema, nor a window
+ * reaching INT64_MAX, which the aggregate's half-open range cannot).
+ */
+static int countable(const struct node *n, int expiring)
+{
+	return n->kind == N_WINDOW && !moving(n) && !expiring && !n->to_inclusive;
+}
+
+/* The rows of t with ts in n's window, counted by an aggregate (the ts
+ * column, by day: a range may span days).  Returns 0 or -1. */
+static int window_count(ts_table *t, const struct node *n, int64_t *out)
+{
+	ts_schema *s;
+	ts_cursor *cur;
+	const ts_value *row;
+	int cnt, rc;
+	if (ts_table_schema(t, &s) < 0)
+		return -1;
+	ts_aggspec spec = {s->key[s->nkey - 1], TS_AGG_COUNT}; /* ts ends the key */
+	ts_schema_free(s);
+	ts_aggregate a = {.from = n->from, .to = n->to, .every = NS_DAY, .specs = &spec, .nspecs = 1};
+	*out = 0;
+	if (ts_aggregate_open(t, &a, &cur) < 0)
+		return -1;
+	while ((rc = ts_cursor_next(cur, &row, &cnt)) == 0 && row)
+		*out += row[cnt - 1].v.i;
+	ts_cursor_close(cur);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * When the entry of path (a countable window, also now: expiring as
+ * table_key says) is stale by the table's state k only -- the same schema, a later commit -- and its window still
+ * holds the rows of its text (their count, read after k: rows committed
+ * after k would have moved the state), the entry is made k's: its text is
+ * what a snapshot would give now.  So a commit to one day does not make
+ * every other day render again, only count.  cache_mu is not held.
+ */
+static void same_rows(struct tsfs_view *v, ts_table *t, const char *path, const struct node *n,
+                      const struct tkey *k, int expiring)
+{
+	struct tkey was;
+	int64_t nrows, now_rows;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) && e->key.schema == k->schema &&
+	            e->key.seq <= k->seq && e->key.generation <= k->generation;
+	if (stale) {
+		was = e->key;
+		nrows = e->nrows;
+	}
+	pthread_mutex_unlock(&v->cache_mu);
+	if (!stale || window_count(t, n, &now_rows) < 0 || now_rows != nrows)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	if ((e = entry_find(v, path)) && memcmp(&e->key, &was, sizeof was) == 0 &&
+	    e->nrows == nrows)
+		e->key = *k;
+	pthread_mutex_unlock(&v->cache_mu);
+}
+
+/*
  * Keep what a render of the file n at path found -- its length, the hash
- * of its text and the text (a reference the cache takes; NULL: not kept)
+ * of its text, its rows and the text (a reference the cache takes; NULL: not kept)
  * -- as of the table state k read before its snapshot (with commit and
  * expiring as table_key gave them).  Returns the file's mtime (see the top
  * of this file).
  */
 static int64_t entry_store(struct tsfs_view *v, const char *path, const struct node *n,
                            const struct tkey *k, int64_t commit, int expiring, uint64_t size,
-                           uint64_t hash, struct blob *text)
+                           uint64_t hash, int64_t nrows, struct blob *text)
 {
 	int64_t mtime;
 	pthread_mutex_lock(&v->cache_mu);
@@ -884,6 +957,8 @@ static int64_t entry_store(struct tsfs_view *v, const char *path, const struct n
 	e->size = size;
 	e->hash = hash;
 	e->mtime = mtime;
+	e->countable = countable(n, expiring);
+	e->nrows = nrows;
 	if ((e->text = text))
 		v->cached += text->len;
 	cache_trim(v);
@@ -902,12 +977,14 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
 	ts_table *t;
 	struct tkey k;
 	struct blob *text;
-	int64_t commit;
+	int64_t commit, nrows = 0;
 	uint64_t hash = 0;
 	int expiring;
 	if (ts_table_open(v->db, n->table, &t) < 0)
 		return -ENOENT;
 	int rc = table_key(v, t, n, &k, &commit, &expiring);
+	if (rc == 0)
+		same_rows(v, t, path, n, &k, expiring);
 	ts_table_close(t);
 	if (rc < 0)
 		return rc;
@@ -921,9 +998,9 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
 	}
 	pthread_mutex_unlock(&v->cache_mu);
 
-	if ((rc = render(v, n, size, &hash, &text)) < 0)
+	if ((rc = render(v, n, size, &hash, &nrows, &text)) < 0)
 		return rc;
-	*mtime = entry_store(v, path, n, &k, commit, expiring, *size, hash, text);
+	*mtime = entry_store(v, path, n, &k, commit, expiring, *size, hash, nrows, text);
 	return 0;
 }
 
@@ -945,6 +1022,7 @@ static int cached_text(struct tsfs_view *v, const char *path, const struct node 
 		return rc;
 	f->key = k;
 	f->commit = commit;
+	same_rows(v, f->table, path, n, &k, f->expiring);
 	pthread_mutex_lock(&v->cache_mu);
 	struct entry *e = entry_find(v, path);
 	f->mtime = moving(n) ? ts_now(v->db) : e ? e->mtime : commit ? commit : v->started;
@@ -997,7 +1075,7 @@ static void tee_check(struct tsfs_view *v, struct tsfs_file *f)
 	f->text = b;
 	f->size = (int64_t)b->len;
 	f->mtime = entry_store(v, f->path, &f->node, &f->key, f->commit, f->expiring, b->len,
-	                       hash_more(HASH_START, b->data, b->len), b);
+	                       hash_more(HASH_START, b->data, b->len), f->nrows, b);
 }
 
 /* The length of f's text (f->mu held): generated to its end once, and
