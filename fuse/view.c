@@ -1078,6 +1078,29 @@ static void tee_check(struct tsfs_view *v, struct tsfs_file *f)
 	                       hash_more(HASH_START, b->data, b->len), f->nrows, b);
 }
 
+/*
+ * The length of a file just opened on a cursor, from its entry when that
+ * is fresh for the state read before the cursor's snapshot and the state
+ * still reads so after it (no commit between: the snapshot's text is the
+ * entry's), so that the reader's stat need not generate it all to count
+ * it (file_size).  Not for texts that move with the clock.
+ */
+static void known_size(struct tsfs_view *v, struct tsfs_file *f)
+{
+	struct tkey after;
+	int64_t commit, size = -1;
+	if (moving(&f->node) || f->expiring)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, f->path);
+	if (e && fresh(e, &f->key))
+		size = (int64_t)e->size;
+	pthread_mutex_unlock(&v->cache_mu);
+	if (size >= 0 && table_key(v, f->table, &f->node, &after, &commit, NULL) == 0 &&
+	    memcmp(&after, &f->key, sizeof after) == 0)
+		f->size = size;
+}
+
 /* The length of f's text (f->mu held): generated to its end once, and
  * rewound, when not yet known (a stat by the reader of a file read from
  * a cursor).  Returns 0 or a negative errno. */
@@ -1206,6 +1229,8 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 		rc = -ENOENT;
 	else if ((rc = cached_text(v, path, &n, f)) == 0) {
 		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
+		if (rc == 0 && n.kind == N_WINDOW)
+			known_size(v, f);
 		if (rc == 0)
 			tee_check(v, f); /* schema, stats: to the cache at once */
 		if (rc == 0 && f->eof && f->size < 0)
