@@ -652,7 +652,6 @@ static int rewind_rows(struct tsfs_file *f)
 /* ---- sizes and times: the cache ---- */
 
 #define NS_SEC INT64_C(1000000000)
-#define HASH_START UINT64_C(0xcbf29ce484222325)
 
 static int64_t clock_ns(clockid_t which)
 {
@@ -661,14 +660,57 @@ static int64_t clock_ns(clockid_t which)
 	return (int64_t)t.tv_sec * NS_SEC + t.tv_nsec;
 }
 
-/* FNV-1a over p[0..len), continuing from h. */
-static uint64_t hash_more(uint64_t h, const char *p, size_t len)
+/*
+ * The hash of a text that comes in pieces: the same whatever the pieces
+ * (a render hashes each chunk as it is generated, a tee the whole text),
+ * 8 bytes at a time, little-endian.  It only tells a changed text from
+ * the same one, with its length.
+ */
+struct hasher {
+	uint64_t h, word;
+	unsigned n; /* bytes in word */
+};
+
+#define HASH_MUL UINT64_C(0x9e3779b97f4a7c15)
+
+static void hash_init(struct hasher *x)
 {
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)p[i];
-		h *= UINT64_C(0x100000001b3);
+	x->h = UINT64_C(0xcbf29ce484222325);
+	x->word = 0;
+	x->n = 0;
+}
+
+static void hash_word(struct hasher *x, uint64_t w)
+{
+	x->h = (x->h ^ w) * HASH_MUL;
+	x->h ^= x->h >> 32;
+}
+
+static void hash_more(struct hasher *x, const char *p, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t i = 0;
+	for (; x->n && i < len; i++) {
+		x->word |= (uint64_t)u[i] << (8 * x->n);
+		if (++x->n == 8) {
+			hash_word(x, x->word);
+			x->word = 0;
+			x->n = 0;
+		}
 	}
-	return h;
+	for (; i + 8 <= len; i += 8)
+		hash_word(x, (uint64_t)u[i] | (uint64_t)u[i + 1] << 8 | (uint64_t)u[i + 2] << 16 |
+		                 (uint64_t)u[i + 3] << 24 | (uint64_t)u[i + 4] << 32 |
+		                 (uint64_t)u[i + 5] << 40 | (uint64_t)u[i + 6] << 48 |
+		                 (uint64_t)u[i + 7] << 56);
+	for (; i < len; i++)
+		x->word |= (uint64_t)u[i] << (8 * x->n++);
+}
+
+static uint64_t hash_end(struct hasher *x)
+{
+	hash_word(x, x->word ^ (uint64_t)x->n << 59);
+	return x->h;
 }
 
 /* The counter called name in st[0..n), 0 when absent. */
@@ -787,25 +829,29 @@ static void cache_trim(struct tsfs_view *v)
  * the hash of its text in *hash, its rows in *nrows, and the text in *text when it is at most
  * half the cache's bytes (else NULL; one reference).  Generated a
  * chunk at a time as a reader would, so a file too large to keep takes
- * no more memory than one being read.  Returns 0 or a negative errno.
+ * no more memory than one being read.  hint: the length it had (0:
+ * unknown), to size the buffer once.  Returns 0 or a negative errno.
  */
-static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uint64_t *hash,
-                  int64_t *nrows, struct blob **text)
+static int render(struct tsfs_view *v, const struct node *n, size_t hint, uint64_t *size,
+                  uint64_t *hash, int64_t *nrows, struct blob **text)
 {
 	struct tsfs_file *f = calloc(1, sizeof *f);
-	uint64_t h = HASH_START;
+	struct hasher h;
 	size_t hashed = 0;
 	int keep = 1, rc;
 	*text = NULL;
 	if (!f)
 		return -ENOMEM;
+	hash_init(&h);
 	pthread_mutex_init(&f->mu, NULL);
+	if (hint && hint <= v->cache_max / 2)
+		jbuf_reserve(&f->buf, hint + 2 * TSFS_CHUNK); /* no doubling copies */
 	if (ts_table_open(v->db, n->table, &f->table) < 0)
 		rc = -ENOENT;
 	else
 		rc = n->kind == N_WINDOW ? start_rows(v, f, n) : static_text(f, n->kind);
 	while (rc == 0) {
-		h = hash_more(h, f->buf.p + hashed, f->buf.len - hashed);
+		hash_more(&h, f->buf.p + hashed, f->buf.len - hashed);
 		hashed = f->buf.len;
 		if (f->buf.len > v->cache_max / 2)
 			keep = 0;
@@ -820,7 +866,7 @@ static int render(struct tsfs_view *v, const struct node *n, uint64_t *size, uin
 	}
 	if (rc == 0) {
 		*size = f->off + f->buf.len;
-		*hash = h;
+		*hash = hash_end(&h);
 		*nrows = f->nrows;
 		struct blob *b = keep ? malloc(sizeof *b) : NULL;
 		if (b) {
@@ -996,9 +1042,10 @@ static int file_attr(struct tsfs_view *v, const char *path, const struct node *n
 		pthread_mutex_unlock(&v->cache_mu);
 		return 0;
 	}
+	size_t hint = e ? (size_t)e->size : 0;
 	pthread_mutex_unlock(&v->cache_mu);
 
-	if ((rc = render(v, n, size, &hash, &nrows, &text)) < 0)
+	if ((rc = render(v, n, hint, size, &hash, &nrows, &text)) < 0)
 		return rc;
 	*mtime = entry_store(v, path, n, &k, commit, expiring, *size, hash, nrows, text);
 	return 0;
@@ -1035,6 +1082,8 @@ static int cached_text(struct tsfs_view *v, const char *path, const struct node 
 	} else {
 		f->tee = v->cache_max > 0 && !moving(n) && !f->expiring &&
 		         !(e && fresh(e, &k) && e->size > v->cache_max / 2);
+		if (f->tee && e && e->size <= v->cache_max / 2)
+			jbuf_reserve(&f->buf, (size_t)e->size + 2 * TSFS_CHUNK); /* its last length */
 	}
 	pthread_mutex_unlock(&v->cache_mu);
 	return rc;
@@ -1074,8 +1123,11 @@ static void tee_check(struct tsfs_view *v, struct tsfs_file *f)
 	f->cur = NULL;
 	f->text = b;
 	f->size = (int64_t)b->len;
+	struct hasher h;
+	hash_init(&h);
+	hash_more(&h, b->data, b->len);
 	f->mtime = entry_store(v, f->path, &f->node, &f->key, f->commit, f->expiring, b->len,
-	                       hash_more(HASH_START, b->data, b->len), f->nrows, b);
+	                       hash_end(&h), f->nrows, b);
 }
 
 /*
