@@ -39,7 +39,11 @@
  * the newest commit, the descriptor generation, the row counts, the
  * schema version).  While the state reads the same, the entry answers
  * getattr at once and open serves its bytes: stat + open + read renders
- * once, as a plain read did before.  The text is kept when at most half
+ * once, as a plain read did before.  A commit that added no row to a
+ * window (rows are never updated or deleted) leaves its text as it was:
+ * a stale entry whose window still counts its rows is made the new
+ * state's (same_rows), so an insert into one day costs the others a
+ * count, not a render.  The text is kept when at most half
  * the cache (TSFS_CACHE_BYTES, or tsfs_view_cache's), the least recently
  * used dropped first; a larger file keeps only its length and hash, and
  * its open streams from a cursor as below.  An open that finds no text
