@@ -298,6 +298,16 @@ print(size == n, size)' "$f" "$3" "$4"
 copied "$mnt" stat $copy_files
 synced stat "$mnt" 2026-11-21 "'$bin' -d '$db' insert cpu"
 own_snapshot stat "$mnt" "'$bin' -d '$db' insert cpu" web6
+# An alter changes every window's text (a column more, in the header and
+# every row): a file stat'ed and read before reads its new text after,
+# with its new size, though no row was added.
+f=$mnt/cpu/days/2026-11-20/05.tsv
+before=$(stat -c %s "$f")
+cat "$f" >/dev/null
+ts alter cpu --add rack:string=r1 >/dev/null
+check alter_header 0 'host\tts\tusage\tnote\track\n' '' head -1 "$f"
+check alter_size 0 "$(cat "$f" | wc -c)\n" '' stat -c %s "$f"
+expect alter_size_grew "$(stat -c %s "$f")" -gt "$before"
 # A table with a TTL of 36 h: a window reaching below its edge (now - 36 h,
 # 2026-11-21T00:00:00Z) is rendered again as the clock moves; stat and
 # cat agree on both sides of the edge.
