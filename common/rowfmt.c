@@ -183,6 +183,15 @@ int rowfmt_stat_duration(const char *stat, int64_t value, char *name, size_t nam
 	} units[] = {{"d", 86400e9}, {"h", 3600e9}, {"m", 60e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}};
 	size_t len = strlen(stat), i = 0;
 	const char *unit;
+	/* the one instant among the counters: a time, not a duration */
+	if (strcmp(stat, "commit_time_ns") == 0) {
+		if (value <= 0 || size < TS_TIME_BUFSZ || len - 3 >= namesz ||
+		    ts_time_format(value, text, size) < 0)
+			return 0;
+		memcpy(name, stat, len - 3);
+		name[len - 3] = '\0';
+		return 1;
+	}
 	if (len <= 3 || strcmp(stat + len - 3, "_ns") != 0 || strcmp(stat, "ttl_ns") == 0 ||
 	    value < 0 || size < TS_DURATION_BUFSZ || len - 3 >= namesz)
 		return 0;

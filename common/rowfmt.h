@@ -63,14 +63,15 @@ int rowfmt_stat_text(const ts_stat *st, const char **name, char *buf, size_t siz
  * without "_ns" in name (namesz bytes) and the value as people write a
  * duration in text: ts_duration_format's exact form when its count has at
  * most 4 digits ("10m", "90s", "1500ms", "0s"), else 4 significant digits
- * in the largest unit reached ("123.5ms", "2.504h", "12.5d").  The JSON
- * protocol keeps the numbers alone.  Returns 1 with name and text set,
- * else 0. */
+ * in the largest unit reached ("123.5ms", "2.504h", "12.5d").  The one
+ * instant, commit_time_ns, reads as its RFC 3339 time instead (size at
+ * least TS_TIME_BUFSZ).  The JSON protocol keeps the numbers alone.
+ * Returns 1 with name and text set, else 0. */
 int rowfmt_stat_duration(const char *stat, int64_t value, char *name, size_t namesz,
                          char *text, size_t size);
 
-/* Room for any text of rowfmt_stat_text. */
-#define ROWFMT_STAT_TEXT_MAX TS_DURATION_BUFSZ
+/* Room for any text of rowfmt_stat_text and rowfmt_stat_duration. */
+#define ROWFMT_STAT_TEXT_MAX (TS_TIME_BUFSZ > TS_DURATION_BUFSZ ? TS_TIME_BUFSZ : TS_DURATION_BUFSZ)
 
 /* rowfmt_stat -- one counter line "INDENTname: value" (the stats file,
  * `tsstore stats`); text, when not NULL, is the value (the TTL, the

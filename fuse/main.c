@@ -13,12 +13,18 @@
  * again when mounted (after libfuse may have forked into the
  * background, which a process holding threads must not do).
  *
+ * One option is the view's own, taken out before libfuse sees the rest:
+ * -o cache_size=SIZE, the bytes of rendered files the view keeps
+ * (fuse/view.c: sizes and times; 256M by default, 0 keeps none).
+ *
  * Exit status: 0 after an unmount or SIGTERM/SIGINT/SIGHUP; 1 when the
  * database cannot be opened, libfuse refuses an option or the mount
  * fails; 2 when an operand is missing or libfuse cannot parse the
  * command line (a MOUNTPOINT that does not exist, among others).
  */
+#include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,7 @@ struct args {
 	const char *datadir;
 	int operands;
 	int help, version;
+	char *cache_size;  /* -o cache_size=SIZE */
 };
 
 static const struct fuse_opt specs[] = {
@@ -39,6 +46,7 @@ static const struct fuse_opt specs[] = {
 	{"--help", offsetof(struct args, help), 1},
 	{"-V", offsetof(struct args, version), 1},
 	{"--version", offsetof(struct args, version), 1},
+	{"cache_size=%s", offsetof(struct args, cache_size), 0},
 	FUSE_OPT_END,
 };
 
@@ -52,9 +60,31 @@ static const char help[] =
 	"  -f            stay in the foreground\n"
 	"  -d            stay in the foreground and print FUSE's debug output\n"
 	"  -s            serve requests in one thread\n"
-	"  -o OPTIONS    mount options (comma-separated), e.g. allow_other\n"
+	"  -o OPTIONS    mount options (comma-separated), e.g. allow_other, and\n"
+	"                cache_size=SIZE: rendered files kept in memory, in bytes\n"
+	"                or with K, M or G (default 256M; 0 keeps none)\n"
 	"  -h, --help    show this help and exit\n"
 	"  -V, --version show the version and exit\n";
+
+/* SIZE of cache_size=SIZE: bytes, or K, M or G of them (1024-based).
+ * Returns 0, or -1 when it is no size. */
+static int parse_size(const char *text, size_t *out)
+{
+	char *end;
+	unsigned shift = 0;
+	if (*text < '0' || *text > '9')
+		return -1;
+	errno = 0;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (*end && end[1] == '\0')
+		shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 99;
+	else if (*end)
+		shift = 99;
+	if (errno || shift == 99 || n > (SIZE_MAX >> shift))
+		return -1;
+	*out = (size_t)n << shift;
+	return 0;
+}
 
 /* The first operand is DATADIR (taken out); the second, MOUNTPOINT, and
  * every option stay for libfuse. */
@@ -119,9 +149,19 @@ int main(int argc, char **argv)
 			printf("%s\n%s", usage, help);
 		else
 			printf("tsstore-fuse %s (libfuse %s)\n", ts_version(), fuse_pkgversion());
+		free(a.cache_size);
 		fuse_opt_free_args(&fargs);
 		return 0;
 	}
+	size_t cache = TSFS_CACHE_BYTES;
+	if (a.cache_size && parse_size(a.cache_size, &cache) < 0) {
+		fprintf(stderr, "tsstore-fuse: cache_size=%s: want a number of bytes, or of K, M or G\n",
+		        a.cache_size);
+		free(a.cache_size);
+		fuse_opt_free_args(&fargs);
+		return 2;
+	}
+	free(a.cache_size);
 	if (a.operands != 2) {
 		fprintf(stderr, "tsstore-fuse: %s\n%s",
 		        a.operands < 2 ? (a.operands ? "missing MOUNTPOINT" : "missing DATADIR")
@@ -144,6 +184,8 @@ int main(int argc, char **argv)
 	char *datadir = realpath(a.datadir, NULL);
 	struct tsfs_view *v = datadir ? tsfs_view_open(datadir) : NULL;
 	free(datadir);
+	if (v)
+		tsfs_view_cache(v, cache);
 	if (!v || fuse_opt_add_arg(&fargs, "-oro,fsname=tsstore,subtype=tsstore") < 0) {
 		fputs("tsstore-fuse: out of memory\n", stderr);
 		fuse_opt_free_args(&fargs);

@@ -25,18 +25,52 @@
  * listing, whose aggregate is half open, looks for a row at INT64_MAX
  * apart.
  *
- * Contents.  A file's text is generated when it is read, from a query
- * cursor opened at open(): one snapshot per open file, so a file opened
- * before an insert never shows it and one opened after does.  Nothing is
- * cached between opens and no window is final: late rows may land in any
- * day, which is why every file is opened with direct_io (the kernel asks
- * us for every read, like procfs) and reports st_size 0.  Tools that
- * read to end of file (cat, grep, awk, sort, cut, head, tail, wc, cp)
- * work; a tool that trusts st_size to decide how much to read sees an
- * empty file (docs/fuse.md).
+ * Contents.  A file's text is taken from one snapshot: the one a query
+ * cursor opened at open() sees, or the same text rendered a moment before
+ * from the same table state (below).  A file opened before an insert
+ * never shows it and one opened after does.
+ *
+ * Sizes and times (docs/fuse.md).  cp, tar, rsync and shutil.copy trust
+ * stat: tar reads st_size bytes, rsync skips a file whose size and mtime
+ * are unchanged, sendfile stops at the size the kernel knows.  So
+ * getattr of a file renders it whole from a snapshot, reports its exact
+ * length, and keeps the result in the view's cache (struct entry) under
+ * the path and the table's state (struct tkey, read before the snapshot:
+ * the newest commit, the descriptor generation, the row counts, the
+ * schema version).  While the state reads the same, the entry answers
+ * getattr at once and open serves its bytes: stat + open + read renders
+ * once, as a plain read did before.  A commit that added no row to a
+ * window (rows are never updated or deleted) leaves its text as it was:
+ * a stale entry whose window still counts its rows is made the new
+ * state's (same_rows), so an insert into one day costs the others a
+ * count, not a render.  The text is kept when at most half
+ * the cache (TSFS_CACHE_BYTES, or tsfs_view_cache's), the least recently
+ * used dropped first; a larger file keeps only its length and hash, and
+ * its open streams from a cursor as below.  An open that finds no text
+ * kept generates from a cursor and hands its text to the cache at the
+ * end (the tee).  A process's stat of a file it holds open describes
+ * that open's text (own_open).
+ *
+ * mtime is the time of the table's newest commit (a batch or a flush)
+ * when the file's text was first seen, or seen to change (its length or
+ * hash differ: then at least a second past the previous mtime, so that
+ * rsync sees the change); a text that did not change keeps its mtime
+ * across commits to other windows.  recent/ and stats move with the
+ * clock: their entries serve for TSFS_MOVING_NS only, their mtime is the
+ * time of the render.  So do windows reaching below the table's TTL,
+ * whose rows leave as the clock moves (mtime, when the text changed, at
+ * least the time of the render).  Directories carry the time of their
+ * table's newest commit; the root, the time the view started.
+ *
+ * Every file is opened with direct_io (the kernel asks us for every read,
+ * like procfs): the same path holds new text after any commit, which the
+ * page cache would not know; and the kernel keeps no attributes
+ * (attr_timeout 0), so every stat reaches the cache.
  *
  * Memory per open file is bounded: text is generated in steps of
- * TSFS_CHUNK bytes and dropped once the reader is past it.  A read at an
+ * TSFS_CHUNK bytes and dropped once the reader is past it -- unless the
+ * file tees (tee_check), keeping its text for the cache while the tees
+ * of all open files together fit in it.  A read at an
  * offset already dropped rewinds the cursor (ts_cursor_rewind: the same
  * snapshot, so the same bytes) and generates up to it again.
  */
@@ -47,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -95,6 +130,39 @@ struct node {
 	enum rowfmt format; /* N_WINDOW */
 };
 
+/*
+ * The state of a table that a file's text follows: read before a
+ * snapshot is taken, so that text rendered under a key is that of the
+ * key's state or newer, never older; two renders under equal keys are
+ * the same bytes.
+ */
+struct tkey {
+	int64_t seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
+};
+
+/* Rendered text, shared by the cache and the files reading it. */
+struct blob {
+	int refs; /* under the view's cache_mu */
+	size_t len;
+	char *data;
+};
+
+/* What the view knows of one file (by path): its length, the hash of its
+ * text, its mtime, and the text itself while it fits in the cache. */
+struct entry {
+	struct entry *prev, *next; /* most recently used first */
+	char *path;
+	struct tkey key;
+	int moving;                /* recent/, stats, a window reaching below the
+	                            * TTL: good for TSFS_MOVING_NS */
+	int64_t made;              /* CLOCK_MONOTONIC ns of the render */
+	uint64_t size, hash;
+	int64_t mtime;             /* ns */
+	struct blob *text;         /* NULL: not kept */
+	int countable;             /* a window whose rows can be counted (below) */
+	int64_t nrows;             /*   the rows of its text */
+};
+
 /* An open file. */
 struct tsfs_file {
 	pthread_mutex_t mu;
@@ -107,6 +175,23 @@ struct tsfs_file {
 	struct jbuf buf;               /* text [off, off + buf.len) */
 	uint64_t off;
 	int eof;
+	int64_t nrows;                 /* rows generated so far */
+	struct blob *text;             /* or the whole text, from the cache */
+	int64_t size;                  /* the text's length, -1 until known */
+	int64_t mtime;                 /* ns */
+	char *path;                    /* as opened, by the thread */
+	pid_t pid;                     /*   pid (fuse_get_context) */
+	struct node node;              /* what was opened */
+	/* Tee: generated from a cursor, the text is kept from offset 0 (not
+	 * dropped) while it fits in the cache, and goes to the cache when the
+	 * rows end, with the table state read before the cursor's snapshot
+	 * (not for recent/, stats and windows below the TTL, whose text
+	 * moves with the clock while the file is read). */
+	int tee;
+	size_t teed;                   /* bytes of it counted in v->teeing */
+	struct tkey key;
+	int64_t commit;
+	int expiring;
 };
 
 struct tsfs_view {
@@ -114,6 +199,12 @@ struct tsfs_view {
 	char *datadir;                 /* tsfs_view_open: opened by init, closed by destroy */
 	pthread_mutex_t mu;            /* the list of open files */
 	struct tsfs_file *files;
+	int64_t started;               /* ns: the root's mtime */
+	pthread_mutex_t cache_mu;      /* the entries, the blobs' refs */
+	struct entry *lru, *lru_last;
+	size_t nentries, cached;       /* entries, bytes of text kept */
+	size_t cache_max;              /* bytes of text to keep at most */
+	size_t teeing;                 /* bytes of open files' tees (cache_mu) */
 };
 
 static struct tsfs_view *view(void)
@@ -285,27 +376,6 @@ static int parse(struct tsfs_view *v, const char *path, struct node *n)
 
 /* ---- attributes and listings ---- */
 
-static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
-{
-	struct node n;
-	int rc = parse(view(), path, &n);
-	(void)fi;
-	if (rc < 0)
-		return rc;
-	memset(st, 0, sizeof *st);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
-	if (n.kind == N_SCHEMA || n.kind == N_STATS || n.kind == N_WINDOW) {
-		st->st_mode = S_IFREG | 0444;
-		st->st_nlink = 1;
-		st->st_size = 0; /* generated at open: see the top of this file */
-	} else {
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
-	}
-	return 0;
-}
-
 /* The entry of the window starting at w: a day "YYYY-MM-DD" (every is a
  * day) or an hour's "HH.FMT" in each format.  w is a window start as
  * ts_aggregate_open gives it, which for the first window of the int64
@@ -438,11 +508,25 @@ static int tsfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 
 /* ---- open files ---- */
 
-static void file_free(struct tsfs_file *f)
+/* Drop a reference to b (cache_mu held).  NULL allowed. */
+static void blob_unref_locked(struct blob *b)
 {
+	if (b && --b->refs == 0) {
+		free(b->data);
+		free(b);
+	}
+}
+
+static void file_free(struct tsfs_view *v, struct tsfs_file *f)
+{
+	pthread_mutex_lock(&v->cache_mu);
+	blob_unref_locked(f->text);
+	v->teeing -= f->teed;
+	pthread_mutex_unlock(&v->cache_mu);
 	ts_cursor_close(f->cur);
 	ts_table_close(f->table);
 	free(f->names);
+	free(f->path);
 	ts_schema_free(f->schema);
 	jbuf_free(&f->buf);
 	pthread_mutex_destroy(&f->mu);
@@ -524,41 +608,6 @@ static int start_rows(struct tsfs_view *v, struct tsfs_file *f, const struct nod
 	return 0;
 }
 
-static int tsfs_open(const char *path, struct fuse_file_info *fi)
-{
-	struct tsfs_view *v = view();
-	struct tsfs_file *f;
-	struct node n;
-	int rc = parse(v, path, &n);
-	if (rc < 0)
-		return rc;
-	if (n.kind != N_SCHEMA && n.kind != N_STATS && n.kind != N_WINDOW)
-		return -EISDIR;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY)
-		return -EROFS;
-	if (!(f = calloc(1, sizeof *f)))
-		return -ENOMEM;
-	pthread_mutex_init(&f->mu, NULL);
-	if (ts_table_open(v->db, n.table, &f->table) < 0)
-		rc = -ENOENT;
-	else
-		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
-	if (rc < 0) {
-		file_free(f);
-		return rc;
-	}
-	pthread_mutex_lock(&v->mu);
-	f->next = v->files;
-	if (v->files)
-		v->files->prev = f;
-	v->files = f;
-	pthread_mutex_unlock(&v->mu);
-	fi->fh = (uint64_t)(uintptr_t)f;
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
-	return 0;
-}
-
 /* Generate rows until the text reaches end (an offset) or the rows end.
  * Returns 0 or -EIO / -ENOMEM. */
 static int generate(struct tsfs_file *f, uint64_t end)
@@ -576,6 +625,7 @@ static int generate(struct tsfs_file *f, uint64_t end)
 				break;
 			}
 			rowfmt_row(&f->buf, f->format, f->names, row, n);
+			f->nrows++;
 		}
 		if (f->buf.failed)
 			return -ENOMEM;
@@ -586,7 +636,7 @@ static int generate(struct tsfs_file *f, uint64_t end)
 /* Drop the text before offset at (rows files only). */
 static void drop_before(struct tsfs_file *f, uint64_t at)
 {
-	if (!f->cur || at <= f->off)
+	if (!f->cur || at <= f->off || f->tee)
 		return;
 	size_t k = at - f->off < f->buf.len ? (size_t)(at - f->off) : f->buf.len;
 	memmove(f->buf.p, f->buf.p + k, f->buf.len - k);
@@ -602,29 +652,700 @@ static int rewind_rows(struct tsfs_file *f)
 	f->buf.len = 0;
 	f->off = 0;
 	f->eof = 0;
+	f->nrows = 0;
 	rowfmt_header(&f->buf, f->format, f->names, f->schema->ncolumns);
+	return 0;
+}
+
+/* ---- sizes and times: the cache ---- */
+
+#define NS_SEC INT64_C(1000000000)
+
+static int64_t clock_ns(clockid_t which)
+{
+	struct timespec t;
+	clock_gettime(which, &t);
+	return (int64_t)t.tv_sec * NS_SEC + t.tv_nsec;
+}
+
+/*
+ * The hash of a text that comes in pieces: the same whatever the pieces
+ * (a render hashes each chunk as it is generated, a tee the whole text),
+ * 8 bytes at a time, little-endian.  It only tells a changed text from
+ * the same one, with its length.
+ */
+struct hasher {
+	uint64_t h, word;
+	unsigned n; /* bytes in word */
+};
+
+#define HASH_MUL UINT64_C(0x9e3779b97f4a7c15)
+
+static void hash_init(struct hasher *x)
+{
+	x->h = UINT64_C(0xcbf29ce484222325);
+	x->word = 0;
+	x->n = 0;
+}
+
+static void hash_word(struct hasher *x, uint64_t w)
+{
+	x->h = (x->h ^ w) * HASH_MUL;
+	x->h ^= x->h >> 32;
+}
+
+static void hash_more(struct hasher *x, const char *p, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t i = 0;
+	for (; x->n && i < len; i++) {
+		x->word |= (uint64_t)u[i] << (8 * x->n);
+		if (++x->n == 8) {
+			hash_word(x, x->word);
+			x->word = 0;
+			x->n = 0;
+		}
+	}
+	for (; i + 8 <= len; i += 8)
+		hash_word(x, (uint64_t)u[i] | (uint64_t)u[i + 1] << 8 | (uint64_t)u[i + 2] << 16 |
+		                 (uint64_t)u[i + 3] << 24 | (uint64_t)u[i + 4] << 32 |
+		                 (uint64_t)u[i + 5] << 40 | (uint64_t)u[i + 6] << 48 |
+		                 (uint64_t)u[i + 7] << 56);
+	for (; i < len; i++)
+		x->word |= (uint64_t)u[i] << (8 * x->n++);
+}
+
+static uint64_t hash_end(struct hasher *x)
+{
+	hash_word(x, x->word ^ (uint64_t)x->n << 59);
+	return x->h;
+}
+
+/* The counter called name in st[0..n), 0 when absent. */
+static int64_t stat_of(const ts_stat *st, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, name) == 0)
+			return st[i].value;
+	return 0;
+}
+
+/* Whether the text of n moves with the clock (recent/, stats). */
+static int moving(const struct node *n)
+{
+	return n->kind == N_STATS || (n->kind == N_WINDOW && n->recent);
+}
+
+/* The state of t that the file of n follows, in *k, the wall-clock time
+ * of t's newest commit in *commit (ns; 0 when the log holds none), and
+ * whether n's window reaches below the edge of t's TTL in *expiring (may
+ * be NULL): rows leave such a window as the clock moves, without a
+ * commit.  Returns 0 or -EIO. */
+static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, struct tkey *k,
+                     int64_t *commit, int *expiring)
+{
+	ts_stat st[TS_STATS_MAX];
+	int cnt;
+	if (ts_table_stats(t, st, TS_STATS_MAX, &cnt) < 0)
+		return -EIO;
+	if (cnt > TS_STATS_MAX)
+		cnt = TS_STATS_MAX;
+	memset(k, 0, sizeof *k);
+	k->seq = stat_of(st, cnt, "commit_seq");
+	k->generation = stat_of(st, cnt, "descriptor_generation");
+	k->schema = stat_of(st, cnt, "schema_version");
+	k->tablet_rows = stat_of(st, cnt, "tablet_rows");
+	k->filling_rows = stat_of(st, cnt, "filling_rows");
+	k->filling_bytes = stat_of(st, cnt, "filling_bytes");
+	*commit = stat_of(st, cnt, "commit_time_ns");
+	int64_t ttl = stat_of(st, cnt, "ttl_ns");
+	if (expiring) {
+		int64_t now = ts_now(v->db);
+		*expiring = ttl > 0 && n->kind == N_WINDOW && !n->recent &&
+		            n->from < (now < INT64_MIN + ttl ? INT64_MIN : now - ttl);
+	}
+	return 0;
+}
+
+/* Whether e answers for the state k now (cache_mu held). */
+static int fresh(const struct entry *e, const struct tkey *k)
+{
+	return memcmp(&e->key, k, sizeof *k) == 0 &&
+	       (!e->moving || clock_ns(CLOCK_MONOTONIC) - e->made < TSFS_MOVING_NS);
+}
+
+/* The entry of path, made the most recently used (cache_mu held), or NULL. */
+static struct entry *entry_find(struct tsfs_view *v, const char *path)
+{
+	struct entry *e = v->lru;
+	while (e && strcmp(e->path, path) != 0)
+		e = e->next;
+	if (!e || e == v->lru)
+		return e;
+	/* to the front */
+	e->prev->next = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		v->lru_last = e->prev;
+	e->prev = NULL;
+	e->next = v->lru;
+	v->lru->prev = e;
+	v->lru = e;
+	return e;
+}
+
+/* Drop e's text (cache_mu held). */
+static void entry_drop_text(struct tsfs_view *v, struct entry *e)
+{
+	if (e->text) {
+		v->cached -= e->text->len;
+		blob_unref_locked(e->text);
+		e->text = NULL;
+	}
+}
+
+/* Forget e (cache_mu held). */
+static void entry_free(struct tsfs_view *v, struct entry *e)
+{
+	entry_drop_text(v, e);
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		v->lru = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		v->lru_last = e->prev;
+	v->nentries--;
+	free(e->path);
+	free(e);
+}
+
+/* Keep the cache within its bounds, the least recently used first
+ * (cache_mu held). */
+static void cache_trim(struct tsfs_view *v)
+{
+	while (v->nentries > TSFS_CACHE_ENTRIES)
+		entry_free(v, v->lru_last);
+	for (struct entry *e = v->lru_last; e && v->cached > v->cache_max; e = e->prev)
+		entry_drop_text(v, e);
+}
+
+/*
+ * Render the file of n whole, from a new snapshot: its length in *size,
+ * the hash of its text in *hash, its rows in *nrows, and the text in *text when it is at most
+ * half the cache's bytes (else NULL; one reference).  Generated a
+ * chunk at a time as a reader would, so a file too large to keep takes
+ * no more memory than one being read.  hint: the length it had (0:
+ * unknown), to size the buffer once.  Returns 0 or a negative errno.
+ */
+static int render(struct tsfs_view *v, const struct node *n, size_t hint, uint64_t *size,
+                  uint64_t *hash, int64_t *nrows, struct blob **text)
+{
+	struct tsfs_file *f = calloc(1, sizeof *f);
+	struct hasher h;
+	size_t hashed = 0;
+	int keep = 1, rc;
+	*text = NULL;
+	if (!f)
+		return -ENOMEM;
+	hash_init(&h);
+	pthread_mutex_init(&f->mu, NULL);
+	if (hint && hint <= v->cache_max / 2)
+		jbuf_reserve(&f->buf, hint + 2 * TSFS_CHUNK); /* no doubling copies */
+	if (ts_table_open(v->db, n->table, &f->table) < 0)
+		rc = -ENOENT;
+	else
+		rc = n->kind == N_WINDOW ? start_rows(v, f, n) : static_text(f, n->kind);
+	while (rc == 0) {
+		hash_more(&h, f->buf.p + hashed, f->buf.len - hashed);
+		hashed = f->buf.len;
+		if (f->buf.len > v->cache_max / 2)
+			keep = 0;
+		if (!keep) {
+			f->off += f->buf.len;
+			f->buf.len = 0;
+			hashed = 0;
+		}
+		if (f->eof)
+			break;
+		rc = generate(f, f->off + f->buf.len + 1);
+	}
+	if (rc == 0) {
+		*size = f->off + f->buf.len;
+		*hash = hash_end(&h);
+		*nrows = f->nrows;
+		struct blob *b = keep ? malloc(sizeof *b) : NULL;
+		if (b) {
+			/* the buffer itself, trimmed to the text, so that the
+			 * cache's count is the memory it holds */
+			char *p = f->buf.len ? realloc(f->buf.p, f->buf.len) : NULL;
+			b->refs = 1;
+			b->len = f->buf.len;
+			b->data = p ? p : f->buf.p;
+			memset(&f->buf, 0, sizeof f->buf);
+			*text = b;
+		}
+	}
+	file_free(v, f);
+	return rc;
+}
+
+/*
+ * Whether the rows of n's window can be counted to tell that its text did
+ * not change: rows are never updated or deleted (a duplicate key is
+ * refused or ignored), so while the schema is the same, a window's text
+ * changes only when rows are added to it, which its count shows -- or
+ * when they leave it past the TTL, which is why an expiring window does
+ * not count (nor the text of recent/, stats and schema, nor a window
+ * reaching INT64_MAX, which the aggregate's half-open range cannot).
+ */
+static int countable(const struct node *n, int expiring)
+{
+	return n->kind == N_WINDOW && !moving(n) && !expiring && !n->to_inclusive;
+}
+
+/* The rows of t with ts in n's window, counted by an aggregate (the ts
+ * column, by day: a range may span days).  Returns 0 or -1. */
+static int window_count(ts_table *t, const struct node *n, int64_t *out)
+{
+	ts_schema *s;
+	ts_cursor *cur;
+	const ts_value *row;
+	int cnt, rc;
+	if (ts_table_schema(t, &s) < 0)
+		return -1;
+	ts_aggspec spec = {s->key[s->nkey - 1], TS_AGG_COUNT}; /* ts ends the key */
+	ts_schema_free(s);
+	ts_aggregate a = {.from = n->from, .to = n->to, .every = NS_DAY, .specs = &spec, .nspecs = 1};
+	*out = 0;
+	if (ts_aggregate_open(t, &a, &cur) < 0)
+		return -1;
+	while ((rc = ts_cursor_next(cur, &row, &cnt)) == 0 && row)
+		*out += row[cnt - 1].v.i;
+	ts_cursor_close(cur);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * When the entry of path (a countable window, also now: expiring as
+ * table_key says) is stale by the table's state k only -- the same schema, a later commit -- and its window still
+ * holds the rows of its text (their count, read after k: rows committed
+ * after k would have moved the state), the entry is made k's: its text is
+ * what a snapshot would give now.  So a commit to one day does not make
+ * every other day render again, only count.  cache_mu is not held.
+ */
+static void same_rows(struct tsfs_view *v, ts_table *t, const char *path, const struct node *n,
+                      const struct tkey *k, int expiring)
+{
+	struct tkey was;
+	int64_t nrows, now_rows;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) && e->key.schema == k->schema &&
+	            e->key.seq <= k->seq && e->key.generation <= k->generation;
+	if (stale) {
+		was = e->key;
+		nrows = e->nrows;
+	}
+	pthread_mutex_unlock(&v->cache_mu);
+	if (!stale || window_count(t, n, &now_rows) < 0 || now_rows != nrows)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	if ((e = entry_find(v, path)) && memcmp(&e->key, &was, sizeof was) == 0 &&
+	    e->nrows == nrows)
+		e->key = *k;
+	pthread_mutex_unlock(&v->cache_mu);
+}
+
+/*
+ * Keep what a render of the file n at path found -- its length, the hash
+ * of its text, its rows and the text (a reference the cache takes; NULL: not kept)
+ * -- as of the table state k read before its snapshot (with commit and
+ * expiring as table_key gave them).  Returns the file's mtime (see the top
+ * of this file).
+ */
+static int64_t entry_store(struct tsfs_view *v, const char *path, const struct node *n,
+                           const struct tkey *k, int64_t commit, int expiring, uint64_t size,
+                           uint64_t hash, int64_t nrows, struct blob *text)
+{
+	int64_t mtime;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	if (moving(n))
+		mtime = ts_now(v->db);
+	else if (e && e->size == size && e->hash == hash)
+		mtime = e->mtime; /* the same text: the same time */
+	else {
+		mtime = commit ? commit : v->started;
+		if (expiring && mtime < ts_now(v->db))
+			mtime = ts_now(v->db); /* rows expired since the commit */
+		if (e && mtime < e->mtime + NS_SEC)
+			mtime = e->mtime + NS_SEC;
+	}
+	if (!e) {
+		if ((e = calloc(1, sizeof *e)) && !(e->path = strdup(path))) {
+			free(e);
+			e = NULL;
+		}
+		if (!e) {
+			/* out of memory: the answer stands, unremembered */
+			blob_unref_locked(text);
+			pthread_mutex_unlock(&v->cache_mu);
+			return mtime;
+		}
+		/* a new entry, the most recently used */
+		e->next = v->lru;
+		if (v->lru)
+			v->lru->prev = e;
+		else
+			v->lru_last = e;
+		v->lru = e;
+		v->nentries++;
+	}
+	entry_drop_text(v, e);
+	e->key = *k;
+	e->moving = moving(n) || expiring;
+	e->made = clock_ns(CLOCK_MONOTONIC);
+	e->size = size;
+	e->hash = hash;
+	e->mtime = mtime;
+	e->countable = countable(n, expiring);
+	e->nrows = nrows;
+	if ((e->text = text))
+		v->cached += text->len;
+	cache_trim(v);
+	pthread_mutex_unlock(&v->cache_mu);
+	return mtime;
+}
+
+/*
+ * The length and mtime of the file n (at path): from the cache while the
+ * table's state reads the same, else rendered now and kept (see the top
+ * of this file for the mtime).  Returns 0 or a negative errno.
+ */
+static int file_attr(struct tsfs_view *v, const char *path, const struct node *n, uint64_t *size,
+                     int64_t *mtime)
+{
+	ts_table *t;
+	struct tkey k;
+	struct blob *text;
+	int64_t commit, nrows = 0;
+	uint64_t hash = 0;
+	int expiring;
+	if (ts_table_open(v->db, n->table, &t) < 0)
+		return -ENOENT;
+	int rc = table_key(v, t, n, &k, &commit, &expiring);
+	if (rc == 0)
+		same_rows(v, t, path, n, &k, expiring);
+	ts_table_close(t);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	if (e && fresh(e, &k)) {
+		*size = e->size;
+		*mtime = e->mtime;
+		pthread_mutex_unlock(&v->cache_mu);
+		return 0;
+	}
+	size_t hint = e ? (size_t)e->size : 0;
+	pthread_mutex_unlock(&v->cache_mu);
+
+	if ((rc = render(v, n, hint, size, &hash, &nrows, &text)) < 0)
+		return rc;
+	*mtime = entry_store(v, path, n, &k, commit, expiring, *size, hash, nrows, text);
+	return 0;
+}
+
+/*
+ * For the open of n (at path) on f->table: the cached text of the file
+ * when the table's state still reads as when it was rendered (then the
+ * open reads it: returns 1), else 0 with f->mtime and the state (f->key,
+ * f->commit, f->expiring) set, and the file is generated from a cursor,
+ * teeing (f->tee) unless its text moves with the clock or is known to be
+ * too large to keep.  Returns -EIO when the state cannot be read.
+ */
+static int cached_text(struct tsfs_view *v, const char *path, const struct node *n,
+                       struct tsfs_file *f)
+{
+	struct tkey k;
+	int64_t commit;
+	int rc = table_key(v, f->table, n, &k, &commit, &f->expiring);
+	if (rc < 0)
+		return rc;
+	f->key = k;
+	f->commit = commit;
+	same_rows(v, f->table, path, n, &k, f->expiring);
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, path);
+	f->mtime = moving(n) ? ts_now(v->db) : e ? e->mtime : commit ? commit : v->started;
+	if (e && e->text && fresh(e, &k)) {
+		f->text = e->text;
+		f->text->refs++;
+		f->size = (int64_t)f->text->len;
+		f->eof = 1;
+		rc = 1;
+	} else {
+		f->tee = v->cache_max > 0 && !moving(n) && !f->expiring &&
+		         !(e && fresh(e, &k) && e->size > v->cache_max / 2);
+		if (f->tee && e && e->size <= v->cache_max / 2)
+			jbuf_reserve(&f->buf, (size_t)e->size + 2 * TSFS_CHUNK); /* its last length */
+	}
+	pthread_mutex_unlock(&v->cache_mu);
+	return rc;
+}
+
+/*
+ * After text was generated for f (f->mu held): while f tees, count its
+ * text in v->teeing, stop the tee when the text outgrows half the cache
+ * or the tees together the cache (the file is then read as a stream),
+ * and at the end of the rows hand the text to the cache, which the file
+ * then reads from, as an open that found it there would.
+ */
+static void tee_check(struct tsfs_view *v, struct tsfs_file *f)
+{
+	if (!f->tee)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	v->teeing -= f->teed;
+	f->teed = 0;
+	if (f->buf.len > v->cache_max / 2 || v->teeing + f->buf.len > v->cache_max)
+		f->tee = 0;
+	else if (!f->eof)
+		v->teeing += f->teed = f->buf.len;
+	pthread_mutex_unlock(&v->cache_mu);
+	if (!f->tee || !f->eof)
+		return;
+	f->tee = 0;
+	struct blob *b = malloc(sizeof *b);
+	if (!b)
+		return;
+	char *p = f->buf.len ? realloc(f->buf.p, f->buf.len) : NULL;
+	b->refs = 2; /* the cache's and the file's */
+	b->len = f->buf.len;
+	b->data = p ? p : f->buf.p;
+	memset(&f->buf, 0, sizeof f->buf);
+	ts_cursor_close(f->cur);
+	f->cur = NULL;
+	f->text = b;
+	f->size = (int64_t)b->len;
+	struct hasher h;
+	hash_init(&h);
+	hash_more(&h, b->data, b->len);
+	f->mtime = entry_store(v, f->path, &f->node, &f->key, f->commit, f->expiring, b->len,
+	                       hash_end(&h), f->nrows, b);
+}
+
+/*
+ * The length of a file just opened on a cursor, from its entry when that
+ * is fresh for the state read before the cursor's snapshot and the state
+ * still reads so after it (no commit between: the snapshot's text is the
+ * entry's), so that the reader's stat need not generate it all to count
+ * it (file_size).  Not for texts that move with the clock.
+ */
+static void known_size(struct tsfs_view *v, struct tsfs_file *f)
+{
+	struct tkey after;
+	int64_t commit, size = -1;
+	if (moving(&f->node) || f->expiring)
+		return;
+	pthread_mutex_lock(&v->cache_mu);
+	struct entry *e = entry_find(v, f->path);
+	if (e && fresh(e, &f->key))
+		size = (int64_t)e->size;
+	pthread_mutex_unlock(&v->cache_mu);
+	if (size >= 0 && table_key(v, f->table, &f->node, &after, &commit, NULL) == 0 &&
+	    memcmp(&after, &f->key, sizeof after) == 0)
+		f->size = size;
+}
+
+/* The length of f's text (f->mu held): generated to its end once, and
+ * rewound, when not yet known (a stat by the reader of a file read from
+ * a cursor).  Returns 0 or a negative errno. */
+static int file_size(struct tsfs_view *v, struct tsfs_file *f)
+{
+	int rc = 0;
+	if (f->size >= 0)
+		return 0;
+	while (rc == 0 && !f->eof) {
+		drop_before(f, f->off + f->buf.len);
+		if ((rc = generate(f, f->off + f->buf.len + 1)) == 0)
+			tee_check(v, f);
+	}
+	if (rc == 0 && f->size < 0) {
+		f->size = (int64_t)(f->off + f->buf.len);
+		rc = rewind_rows(f);
+	}
+	return rc;
+}
+
+/* The length and mtime of the open file f.  Returns 0 or a negative errno. */
+static int open_attr(struct tsfs_view *v, struct tsfs_file *f, uint64_t *size, int64_t *mtime)
+{
+	pthread_mutex_lock(&f->mu);
+	int rc = file_size(v, f);
+	*size = (uint64_t)f->size;
+	*mtime = f->mtime;
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+/*
+ * The length and mtime of the newest file the asking thread holds open at
+ * path: so that a process's stat or fstat of a file it is reading (tar
+ * checks that the file did not change under it) describes the snapshot
+ * it reads, whatever was committed since its open.  (The kernel sends an
+ * fstat as a stat of the path, without the file.)  Returns 0 with *rc
+ * set, or -1 when the thread holds no such file.
+ */
+static int own_open(struct tsfs_view *v, const char *path, uint64_t *size, int64_t *mtime,
+                    int *rc)
+{
+	pid_t pid = fuse_get_context()->pid;
+	int found = -1;
+	pthread_mutex_lock(&v->mu);
+	for (struct tsfs_file *f = v->files; f; f = f->next)
+		if (f->pid == pid && strcmp(f->path, path) == 0) {
+			/* under the list's lock: the file cannot be released */
+			*rc = open_attr(v, f, size, mtime);
+			found = 0;
+			break;
+		}
+	pthread_mutex_unlock(&v->mu);
+	return found;
+}
+
+/* The newest commit's time of the table of n, for its directories. */
+static int64_t dir_mtime(struct tsfs_view *v, const struct node *n)
+{
+	ts_table *t;
+	struct tkey k;
+	int64_t commit = 0;
+	if (n->kind != N_ROOT && ts_table_open(v->db, n->table, &t) == 0) {
+		if (table_key(v, t, n, &k, &commit, NULL) < 0)
+			commit = 0;
+		ts_table_close(t);
+	}
+	return commit ? commit : v->started;
+}
+
+static int tsfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct tsfs_view *v = view();
+	struct node n;
+	uint64_t size = 0;
+	int64_t mtime;
+	int rc = parse(v, path, &n);
+	if (rc < 0)
+		return rc;
+	memset(st, 0, sizeof *st);
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	if (n.kind == N_SCHEMA || n.kind == N_STATS || n.kind == N_WINDOW) {
+		if (fi && fi->fh) /* an fstat the kernel names the file of */
+			rc = open_attr(v, (struct tsfs_file *)(uintptr_t)fi->fh, &size, &mtime);
+		else if (own_open(v, path, &size, &mtime, &rc) < 0)
+			rc = file_attr(v, path, &n, &size, &mtime);
+		if (rc < 0)
+			return rc;
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512); /* not sparse: cp reads it all */
+	} else {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		mtime = dir_mtime(v, &n);
+	}
+	st->st_blksize = TSFS_CHUNK;
+	st->st_mtim.tv_sec = (time_t)floor_div(mtime, NS_SEC);
+	st->st_mtim.tv_nsec = (long)(mtime - floor_div(mtime, NS_SEC) * NS_SEC);
+	st->st_ctim = st->st_atim = st->st_mtim;
+	return 0;
+}
+
+static int tsfs_open(const char *path, struct fuse_file_info *fi)
+{
+	struct tsfs_view *v = view();
+	struct tsfs_file *f;
+	struct node n;
+	int rc = parse(v, path, &n);
+	if (rc < 0)
+		return rc;
+	if (n.kind != N_SCHEMA && n.kind != N_STATS && n.kind != N_WINDOW)
+		return -EISDIR;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		return -EROFS;
+	if (!(f = calloc(1, sizeof *f)))
+		return -ENOMEM;
+	pthread_mutex_init(&f->mu, NULL);
+	f->size = -1;
+	f->node = n;
+	if (!(f->path = strdup(path)))
+		rc = -ENOMEM;
+	else if (ts_table_open(v->db, n.table, &f->table) < 0)
+		rc = -ENOENT;
+	else if ((rc = cached_text(v, path, &n, f)) == 0) {
+		rc = n.kind == N_WINDOW ? start_rows(v, f, &n) : static_text(f, n.kind);
+		if (rc == 0 && n.kind == N_WINDOW)
+			known_size(v, f);
+		if (rc == 0)
+			tee_check(v, f); /* schema, stats: to the cache at once */
+		if (rc == 0 && f->eof && f->size < 0)
+			f->size = (int64_t)f->buf.len; /* schema, stats: all there */
+	}
+	if (rc > 0)
+		rc = 0;
+	if (rc < 0) {
+		file_free(v, f);
+		return rc;
+	}
+	f->pid = fuse_get_context()->pid;
+	pthread_mutex_lock(&v->mu);
+	f->next = v->files;
+	if (v->files)
+		v->files->prev = f;
+	v->files = f;
+	pthread_mutex_unlock(&v->mu);
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
 	return 0;
 }
 
 static int tsfs_read(const char *path, char *out, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct tsfs_view *v = view();
 	struct tsfs_file *f = (struct tsfs_file *)(uintptr_t)fi->fh;
 	uint64_t at = (uint64_t)off;
 	int rc = 0;
 	(void)path;
 	pthread_mutex_lock(&f->mu);
-	if (at < f->off)
-		rc = rewind_rows(f);
-	/* generate up to the offset a chunk at a time, dropping as we go */
-	while (rc == 0 && !f->eof && f->off + f->buf.len < at) {
-		drop_before(f, at);
-		rc = generate(f, f->off + f->buf.len + 1);
+	if (!f->text) {
+		if (at < f->off)
+			rc = rewind_rows(f);
+		/* generate up to the offset a chunk at a time, dropping as we go */
+		while (rc == 0 && !f->eof && f->off + f->buf.len < at) {
+			drop_before(f, at);
+			if ((rc = generate(f, f->off + f->buf.len + 1)) == 0)
+				tee_check(v, f);
+		}
+		if (rc == 0) {
+			drop_before(f, at);
+			if ((rc = generate(f, at + size)) == 0)
+				tee_check(v, f);
+		}
 	}
-	if (rc == 0) {
-		drop_before(f, at);
-		rc = generate(f, at + size);
-	}
-	if (rc == 0) {
+	if (rc == 0 && f->text) {
+		/* the whole text, from the cache or the tee */
+		size_t n = at < f->text->len ? f->text->len - (size_t)at : 0;
+		n = n < size ? n : size;
+		if (n)
+			memcpy(out, f->text->data + at, n);
+		rc = (int)n;
+	} else if (rc == 0) {
 		uint64_t have = f->off + f->buf.len > at ? f->off + f->buf.len - at : 0;
 		size_t n = have < size ? (size_t)have : size;
 		if (n)
@@ -648,7 +1369,7 @@ static int tsfs_release(const char *path, struct fuse_file_info *fi)
 	if (f->next)
 		f->next->prev = f->prev;
 	pthread_mutex_unlock(&v->mu);
-	file_free(f);
+	file_free(v, f);
 	return 0;
 }
 
@@ -671,7 +1392,11 @@ static void *tsfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->direct_io = 1;
 	cfg->kernel_cache = 0;
 	cfg->entry_timeout = 1;    /* tables come and go */
-	cfg->attr_timeout = 1;
+	/* no attributes kept in the kernel: a size or mtime a second old
+	 * would let tar and rsync copy a file cut at the old length, and
+	 * sendfile (shutil.copy) reads a file only up to the size the kernel
+	 * last heard; every stat asks the view, whose cache answers it */
+	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	return fuse_get_context()->private_data;
 }
@@ -684,9 +1409,13 @@ static void tsfs_destroy(void *private_data)
 	while (v->files) {
 		struct tsfs_file *f = v->files;
 		v->files = f->next;
-		file_free(f);
+		file_free(v, f);
 	}
 	pthread_mutex_unlock(&v->mu);
+	pthread_mutex_lock(&v->cache_mu);
+	while (v->lru)
+		entry_free(v, v->lru);
+	pthread_mutex_unlock(&v->cache_mu);
 	if (v->datadir) {
 		ts_close(v->db);
 		v->db = NULL;
@@ -714,7 +1443,10 @@ struct tsfs_view *tsfs_view_new(ts_db *db)
 	if (!v)
 		return NULL;
 	v->db = db;
+	v->started = clock_ns(CLOCK_REALTIME);
+	v->cache_max = TSFS_CACHE_BYTES;
 	pthread_mutex_init(&v->mu, NULL);
+	pthread_mutex_init(&v->cache_mu, NULL);
 	return v;
 }
 
@@ -728,12 +1460,18 @@ struct tsfs_view *tsfs_view_open(const char *datadir)
 	return v;
 }
 
+void tsfs_view_cache(struct tsfs_view *v, size_t bytes)
+{
+	v->cache_max = bytes;
+}
+
 void tsfs_view_free(struct tsfs_view *v)
 {
 	if (!v)
 		return;
 	tsfs_destroy(v);
 	pthread_mutex_destroy(&v->mu);
+	pthread_mutex_destroy(&v->cache_mu);
 	free(v->datadir);
 	free(v);
 }

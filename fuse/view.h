@@ -19,6 +19,17 @@
  * the step it is generated in. */
 #define TSFS_CHUNK (64 * 1024)
 
+/* The view's cache of rendered files (view.c, docs/fuse.md): the texts
+ * of all files together up to TSFS_CACHE_BYTES unless tsfs_view_cache
+ * says otherwise, the text of one file when at most half of that, and
+ * what is known of at most TSFS_CACHE_ENTRIES files (a length, a hash
+ * and an mtime each); the least recently used go first.  Files whose
+ * text moves with the clock (recent/, stats) are rendered again after
+ * TSFS_MOVING_NS. */
+#define TSFS_CACHE_BYTES ((size_t)256 << 20)
+#define TSFS_CACHE_ENTRIES 4096
+#define TSFS_MOVING_NS (INT64_C(1000) * 1000 * 1000)
+
 /* The state of a mounted view: fuse_get_context()->private_data. */
 struct tsfs_view;
 
@@ -29,6 +40,10 @@ struct tsfs_view *tsfs_view_new(ts_db *db);
  * when mounted (FUSE's init, after fuse_main may have forked) and closes
  * when unmounted.  Returns NULL when out of memory. */
 struct tsfs_view *tsfs_view_open(const char *datadir);
+
+/* Keep at most bytes of rendered text in v's cache (before mounting).
+ * 0 keeps none: every open then generates its file from a cursor. */
+void tsfs_view_cache(struct tsfs_view *v, size_t bytes);
 
 /* Release the view: closes every file still open (an unmount with a
  * reader in the middle of a file).  NULL allowed. */

@@ -21,15 +21,21 @@ static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 }
 
 /* The filling tablets as the newest commit names them (so read-only
- * handles see the writer's), and the writer's counters since it opened. */
+ * handles see the writer's), that commit's number and wall-clock time
+ * (ns since the epoch; both 0 when the log holds none: every insert and
+ * flush moves them, and the mounted view keys its cache and its files'
+ * mtimes on them), and the writer's counters since it opened. */
 static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 {
 	ts__commit c;
 	ts__root r;
 	uint64_t rows = 0, bytes = 0, head = t->log ? ts__log_head(t->log) : 0;
 	uint32_t nroots = 0;
+	int64_t seq = 0, when = 0;
 	if (head && ts__log_read_commit(t->log, head, &c) == 0) {
 		nroots = c.nroots;
+		seq = (int64_t)c.seq;
+		when = c.time;
 		for (uint32_t i = 0; i < c.nroots; i++) {
 			ts__commit_root(&c, i, &r);
 			rows += r.rows;
@@ -38,6 +44,8 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	}
 	put(out, room, count, "filling_tablets", nroots);
 	put(out, room, count, "filling_rows", (int64_t)rows);
+	put(out, room, count, "commit_seq", seq);
+	put(out, room, count, "commit_time_ns", when);
 	put(out, room, count, "filling_bytes", (int64_t)bytes);
 	put(out, room, count, "rows_inserted", (int64_t)t->fill.rows);
 	put(out, room, count, "batches_committed", (int64_t)t->fill.batches);

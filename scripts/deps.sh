@@ -28,7 +28,7 @@ set -eu
 BUILD_PACKAGES="gcc make autoconf automake pkg-config fuse3 libfuse3-dev liblzo2-dev
 libuv1-dev libjansson-dev libhttp-parser-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libsnappy-dev libcmocka-dev libsqlite3-dev sqlite3
-groff-base curl socat systemd"
+groff-base curl socat systemd rsync python3"
 BENCH_PACKAGES="liblmdb-dev librocksdb-dev gnuplot-nox victoria-metrics influxdb"
 FUZZ_PACKAGES="clang"
 INTEROP_PACKAGES="influxdb influxdb-client collectd-core prometheus"

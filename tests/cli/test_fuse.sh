@@ -2,7 +2,8 @@
 # test_fuse.sh -- the mounted view (tsstore-fuse) with the real tools: cat
 # of every format equals `tsstore query` for the same window; grep, head,
 # tail -n, wc -l, awk, sort, cut, cp and diff; ls of tables, days and
-# hours; a file opened before an insert keeps its snapshot while a new
+# hours; cp, rsync, tar and shutil.copy, which trust stat's size and
+# mtime (also with no text cached, and from tsstored --mount); a file opened before an insert keeps its snapshot while a new
 # open sees the new rows; writes fail; bad names are ENOENT; and the
 # unmount (SIGTERM) is clean with a reader in the middle of a file.
 #
@@ -195,6 +196,144 @@ exec 3<&-
 expect open_after_insert "$(grep -c web9 "$day/all.tsv")" -eq 1
 expect hour_after_insert "$(grep -c web9 "$day/06.tsv")" -eq 1
 
+# ---- tools that trust stat: cp, rsync, tar, shutil.copy ----
+# Every file says its exact length and an mtime from its table's commits
+# (made at TSSTORE_NOW here; a text seen to change moves at least a second
+# past its last mtime; recent/ has the time it was rendered), never 1970,
+# so tar, which reads st_size bytes, and rsync, which skips files of equal
+# size and mtime, copy whole files.
+now_s=1795348800 # TSSTORE_NOW
+# rsync and python3 come with scripts/deps.sh; without them their checks
+# are skipped, not failed.
+have_rsync=$(command -v rsync)
+have_python=$(command -v python3)
+[ -n "$have_rsync" ] || skip "rsync is missing: copies by rsync are not checked"
+[ -n "$have_python" ] || skip "python3 is missing: copies by shutil.copy are not checked"
+copy_files="cpu/days/2026-11-21/all.tsv cpu/days/2026-11-20/13.csv
+cpu/range/2026-11-20T23:30:00Z_2026-11-21T00:30:00Z.jsonl cpu/recent/24h.jsonl mem/recent/1h.tsv
+cpu/recent/1h.tsv cpu/schema"
+# copied MOUNT NAME FILE...: cp, shutil.copy, rsync -a and tar cf + xf copy
+# each FILE of MOUNT byte for byte as cat reads it, and stat says its
+# length and an mtime within a minute of TSSTORE_NOW.
+copied() {
+	cmnt=$1 tag=$2
+	shift 2
+	chmod -R u+w "$tmp/cp" 2>/dev/null # the copies keep the mount's 0555 and 0444
+	rm -rf "$tmp/cp"
+	mkdir -p "$tmp/cp/tar"
+	for f in "$@"; do
+		flat=$(printf %s "$f" | tr '/:' '__')
+		cat "$cmnt/$f" >"$tmp/cp/cat.$flat"
+		size=$(stat -c %s "$cmnt/$f") mtime=$(stat -c %Y "$cmnt/$f")
+		expect "${tag}_size $f" "$size" -eq "$(wc -c <"$tmp/cp/cat.$flat")" -a "$size" -gt 0
+		expect "${tag}_mtime $f" "$mtime" -ge $now_s -a "$mtime" -le $((now_s + 60))
+		check "${tag}_cp $f" 0 '' '' cp "$cmnt/$f" "$tmp/cp/cp.$flat"
+		hows=cp
+		if [ -n "$have_python" ]; then
+			check "${tag}_shutil $f" 0 '' '' python3 -c \
+				'import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2])' "$cmnt/$f" "$tmp/cp/py.$flat"
+			hows="$hows py"
+		fi
+		if [ -n "$have_rsync" ]; then
+			check "${tag}_rsync $f" 0 '' '' rsync -a "$cmnt/$f" "$tmp/cp/rs.$flat"
+			hows="$hows rs"
+		fi
+		for how in $hows; do
+			check "${tag}_same_$how $f" 0 '' '' cmp "$tmp/cp/cat.$flat" "$tmp/cp/$how.$flat"
+		done
+	done
+	check "${tag}_tar_c" 0 '' '' tar cf "$tmp/cp/t.tar" -C "$cmnt" "$@"
+	check "${tag}_tar_x" 0 '' '' tar xmf "$tmp/cp/t.tar" -C "$tmp/cp/tar"
+	for f in "$@"; do
+		flat=$(printf %s "$f" | tr '/:' '__')
+		check "${tag}_same_tar $f" 0 '' '' cmp "$tmp/cp/cat.$flat" "$tmp/cp/tar/$f"
+	done
+}
+# synced NAME MOUNT DAY INSERT: rsync -a of DAY's directory copies nothing
+# the second time, nor after an insert into another day, and after an
+# insert into DAY (INSERT, a shell command reading rows: one at 07:00:30)
+# copies that hour's files and all.*, and the copy equals the mount.
+synced() {
+	tag=$1 cmnt=$2 dday=$3
+	[ -n "$have_rsync" ] || return 0
+	chmod -R u+w "$tmp/rs" 2>/dev/null
+	rm -rf "$tmp/rs"
+	mkdir "$tmp/rs"
+	check "${tag}_rsync_first" 0 '' '' rsync -a "$cmnt/cpu/days/$dday/" "$tmp/rs/"
+	check "${tag}_rsync_again" 0 '' '' rsync -ai "$cmnt/cpu/days/$dday/" "$tmp/rs/"
+	printf 'host\tts\tusage\nweb7\t2026-11-19T03:00:30Z\t1\n' | sh -c "$4" 2>/dev/null
+	check "${tag}_rsync_other_day" 0 '' '' rsync -ai "$cmnt/cpu/days/$dday/" "$tmp/rs/"
+	printf 'host\tts\tusage\nweb8\t%sT07:00:30Z\t1\n' "$dday" | sh -c "$4" 2>/dev/null
+	check "${tag}_rsync_changed" 0 '07.csv\n07.jsonl\n07.tsv\nall.csv\nall.jsonl\nall.tsv\n' '' \
+		sh -c "rsync -ai '$cmnt/cpu/days/$dday/' '$tmp/rs/' | sed -n 's/^>f[^ ]* //p' | sort"
+	check "${tag}_rsync_copy_equal" 0 '' '' diff -r "$cmnt/cpu/days/$dday" "$tmp/rs"
+	check "${tag}_rsync_has_row" 0 '1\n' '' grep -c web8 "$tmp/rs/all.tsv"
+	expect "${tag}_size_after_insert" "$(stat -c %s "$cmnt/cpu/days/$dday/all.tsv")" -eq \
+		"$(cat "$cmnt/cpu/days/$dday/all.tsv" | wc -c)"
+}
+# own_snapshot NAME MOUNT INSERT HOST: a process reading a day file
+# keeps its snapshot through an insert into that day (INSERT, a shell
+# command reading rows; the row's host is HOST), and its fstat says the
+# length of that snapshot's text (tar checks it), while a stat by
+# another process sees the new row.
+own_snapshot() {
+	[ -n "$have_python" ] || return 0
+	f=$2/cpu/days/2026-11-21/all.csv
+	before=$(stat -c %s "$f")
+	check "${1}_fstat_own_snapshot" 0 "True $before\n" '' python3 -c '
+import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = len(os.read(fd, 100))
+subprocess.run(sys.argv[2], shell=True, check=True, stderr=subprocess.DEVNULL,
+               input=("host\tts\tusage\n%s\t2026-11-21T08:00:30Z\t1\n" % sys.argv[3]).encode())
+size = os.fstat(fd).st_size
+while True:
+    b = os.read(fd, 1 << 16)
+    if not b:
+        break
+    n += len(b)
+print(size == n, size)' "$f" "$3" "$4"
+	expect "${1}_stat_after" "$(stat -c %s "$f")" -eq "$(cat "$f" | wc -c)" -a \
+		"$(stat -c %s "$f")" -gt "$before"
+}
+copied "$mnt" stat $copy_files
+synced stat "$mnt" 2026-11-21 "'$bin' -d '$db' insert cpu"
+own_snapshot stat "$mnt" "'$bin' -d '$db' insert cpu" web6
+# An alter changes every window's text (a column more, in the header and
+# every row): a file stat'ed and read before reads its new text after,
+# with its new size, though no row was added.
+f=$mnt/cpu/days/2026-11-20/05.tsv
+before=$(stat -c %s "$f")
+cat "$f" >/dev/null
+ts alter cpu --add rack:string=r1 >/dev/null
+check alter_header 0 'host\tts\tusage\tnote\track\n' '' head -1 "$f"
+check alter_size 0 "$(cat "$f" | wc -c)\n" '' stat -c %s "$f"
+expect alter_size_grew "$(stat -c %s "$f")" -gt "$before"
+# A table with a TTL of 36 h: a window reaching below its edge (now - 36 h,
+# 2026-11-21T00:00:00Z) is rendered again as the clock moves; stat and
+# cat agree on both sides of the edge.
+ts create old --column k:string --key k,ts --ttl 36h >/dev/null
+printf 'k\tts\nb\t2026-11-21T01:00:00Z\n' | ts insert old 2>/dev/null
+for d in 2026-11-20:5 2026-11-21:28; do
+	f=$mnt/old/days/${d%:*}/all.tsv
+	check "ttl_size ${d%:*}" 0 "${d#*:} ${d#*:}\n" '' sh -c "echo \$(stat -c %s '$f') \$(cat '$f' | wc -c)"
+done
+
+# The same with no text kept (-o cache_size=0): every open generates its
+# file from a cursor, and the reader's fstat counts its open's own text.
+mkdir "$tmp/mnt0"
+"$fuse" "$db" "$tmp/mnt0" -f -o cache_size=0 2>"$tmp/fuse0.log" &
+fuse0_pid=$!
+i=0
+while ! mountpoint -q "$tmp/mnt0" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+copied "$tmp/mnt0" nocache $copy_files
+own_snapshot nocache "$tmp/mnt0" "'$bin' -d '$db' insert cpu" web5
+kill -TERM "$fuse0_pid"
+wait "$fuse0_pid"
+expect nocache_unmount_status $? -eq 0
+check cache_size_bad 2 '' 'tsstore-fuse: cache_size=12X: want a number of bytes, or of K, M or G\n' \
+	"$fuse" "$db" "$tmp/mnt0" -o cache_size=12X
+
 # ---- read-only ----
 # refused NAME COMMAND...: COMMAND fails with EROFS or EACCES.
 refused() {
@@ -258,6 +397,10 @@ exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.tsv"
 printf 'host\tts\tusage\nweb9\t2026-11-21T06:00:30Z\t1\n' | ds insert cpu 2>/dev/null
 expect daemon_sees_insert "$(grep -c web9 "$tmp/dmnt/cpu/days/2026-11-21/all.tsv")" -eq 1
 check_file daemon_open_before_insert 0 want_all.tsv '' sh -c 'cat <&3'
+copied "$tmp/dmnt" daemon cpu/days/2026-11-21/all.tsv cpu/days/2026-11-20/13.csv \
+	cpu/range/2026-11-20T23:30:00Z_2026-11-21T00:30:00Z.jsonl cpu/recent/24h.jsonl cpu/schema
+synced daemon "$tmp/dmnt" 2026-11-21 "'$bin' -s '$tmp/dsock' insert cpu"
+own_snapshot daemon "$tmp/dmnt" "'$bin' -s '$tmp/dsock' insert cpu" web6
 exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.jsonl"
 head -c 100 <&3 >/dev/null
 kill -TERM "$daemon_pid"

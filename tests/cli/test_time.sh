@@ -87,12 +87,15 @@ suite() {
 	check load_row 0 'host\tts\tv\nold\t1970-01-01T00:00:00.000000005Z\t0\n' '' ts query ep2
 	# durations in stats read as people write them
 	check create_ttl 0 '' '' ts create s --column host:string --key host,ts --ttl 7d
+	printf 'host\nweb1\n' | ts insert s >/dev/null 2>&1 # a commit, for commit_time
 	ts stats s >stats.out 2>&1
 	expect stats_ttl "$(grep -cx 'ttl: 1w' stats.out)" -eq 1
 	expect stats_flush_age "$(grep -cx 'setting_flush_age: 10m' stats.out)" -eq 1
 	expect stats_merge_delay "$(grep -cx 'setting_merge_delay: 90s' stats.out)" -eq 1
 	expect stats_flush_wait "$(grep -c '^flush_wait: ' stats.out)" -eq 1
 	expect stats_raw_kept "$(grep -cx 'setting_flush_age_ns: 600000000000' stats.out)" -eq 1
+	# the one instant among the counters reads as a time, not a duration
+	expect stats_commit_time "$(grep -cx 'commit_time: 20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9:.]*Z' stats.out)" -eq 1
 }
 
 mode=direct
