@@ -7,6 +7,7 @@
 #   bin       the tsstore binary (absolute)
 #   tsstored  the tsstored binary beside it
 #   tmp       a temporary directory, the working directory, removed on exit
+#   sqlite_ext  where the SQLite module is (build tree or install prefix)
 # and gives the checks below.  Every check compares the exact exit status,
 # stdout and stderr; the script ends with `finish`, which prints
 # "N passed, M failed" (", K skipped" after it when a test was skipped:
@@ -21,6 +22,10 @@ if [ ! -x "$bin" ]; then
 	exit 2
 fi
 tsstored=$(dirname "$bin")/tsstored
+# the SQLite module: beside the build's bin/ (BUILDDIR/libtsstore_sqlite.so)
+# or in an installed PREFIX/lib (tests/cli/test_installed.sh)
+sqlite_ext=$(cd "$(dirname "$bin")/.." && pwd)/libtsstore_sqlite.so
+[ -f "$sqlite_ext" ] || sqlite_ext=$(cd "$(dirname "$bin")/.." && pwd)/lib/libtsstore_sqlite.so
 unset TSSTORE_SOCKET TSSTORE_TIMEOUT
 
 tmp=$(mktemp -d) || exit 2

@@ -33,8 +33,8 @@
 #      plain table's, inserts in one batch per transaction, UPDATE refused.
 #
 # Usage: tests/cli/test_sqlite.sh TSSTORE-or-BUILDDIR (see lib.sh).  The
-# extension is libtsstore_sqlite.so in the directory above the binary's
-# (BUILDDIR/libtsstore_sqlite.so).  Without a sqlite3 shell the test only
+# extension is lib.sh's sqlite_ext (BUILDDIR/libtsstore_sqlite.so, or
+# PREFIX/lib/libtsstore_sqlite.so when installed).  Without a sqlite3 shell the test only
 # prints a SKIP line (scripts/deps.sh installs sqlite3).  The clock is
 # frozen by TSSTORE_NOW.  TSSTORE_SQL_SEED (default 20261122) and
 # TSSTORE_SQL_QUERIES (default 600 random ones) change the rows and queries;
@@ -51,7 +51,7 @@ if ! command -v sqlite3 >/dev/null 2>&1; then
 	skip "the sqlite3 shell is not installed (scripts/deps.sh installs it): nothing tested"
 	finish
 fi
-ext=$(cd "$(dirname "$bin")/.." && pwd)/libtsstore_sqlite.so
+ext=$sqlite_ext
 if [ ! -f "$ext" ]; then
 	: >"$tmp/out"
 	: >"$tmp/err"

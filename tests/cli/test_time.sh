@@ -111,7 +111,7 @@ mode=
 ts() { "$bin" -d "$tmp/db" "$@"; }
 
 # ---- the SQLite helpers ----
-ext=$(cd "$(dirname "$bin")/.." && pwd)/libtsstore_sqlite.so
+ext=$sqlite_ext
 if command -v sqlite3 >/dev/null 2>&1 && [ -f "$ext" ]; then
 	{
 		printf ".load '%s'\n" "$ext"
