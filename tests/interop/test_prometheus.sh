@@ -38,7 +38,7 @@ prometheus_start prometheus "$pport" "$tmp/prometheus.yml"
 # rows of up in tsstore with ts >= $1 (ns), per job: "N_prometheus
 # N_tsstored", those of tsstored counted when 1 (its scrapes answered)
 up_since() {
-	tsq query up --from "$1" --format jsonl 2>/dev/null |
+	tsq query up --from "${1}ns" --format jsonl 2>/dev/null |
 		awk '/"job":"prometheus"/ { p++ } /"job":"tsstored".*"value":1}$/ { t++ }
 		     END { print p + 0, t + 0 }'
 }
