@@ -170,6 +170,9 @@ struct entry {
 struct tsfs_file {
 	pthread_mutex_t mu;
 	struct tsfs_file *prev, *next;  /* in the view's list of open files */
+	int holds;                     /* own_open's, under the view's mu: a */
+	int released;                  /*   release then leaves the free to the
+	                                *   last of them */
 	ts_table *table;
 	ts_cursor *cur;                /* NULL: all the text is in buf */
 	ts_schema *schema;
@@ -1224,17 +1227,26 @@ static int own_open(struct tsfs_view *v, const char *path, uint64_t *size, int64
                     int *rc)
 {
 	pid_t pid = fuse_get_context()->pid;
-	int found = -1;
+	struct tsfs_file *f;
+	int gone;
 	pthread_mutex_lock(&v->mu);
-	for (struct tsfs_file *f = v->files; f; f = f->next)
-		if (f->pid == pid && strcmp(f->path, path) == 0) {
-			/* under the list's lock: the file cannot be released */
-			*rc = open_attr(v, f, size, mtime);
-			found = 0;
+	for (f = v->files; f; f = f->next)
+		if (f->pid == pid && strcmp(f->path, path) == 0)
 			break;
-		}
+	if (f)
+		f->holds++; /* a release meanwhile leaves the file to us */
 	pthread_mutex_unlock(&v->mu);
-	return found;
+	if (!f)
+		return -1;
+	/* not under the list's lock: open_attr may generate the whole file,
+	 * and every other open and release would wait for it */
+	*rc = open_attr(v, f, size, mtime);
+	pthread_mutex_lock(&v->mu);
+	gone = --f->holds == 0 && f->released;
+	pthread_mutex_unlock(&v->mu);
+	if (gone)
+		file_free(v, f);
+	return 0;
 }
 
 /* The newest commit's time of the table of n, for its directories. */
@@ -1388,8 +1400,11 @@ static int tsfs_release(const char *path, struct fuse_file_info *fi)
 		v->files = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
+	f->released = 1;
+	int held = f->holds > 0; /* own_open frees it when done */
 	pthread_mutex_unlock(&v->mu);
-	file_free(v, f);
+	if (!held)
+		file_free(v, f);
 	return 0;
 }
 
