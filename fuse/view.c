@@ -1324,7 +1324,7 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 		if (rc == 0 && n.kind == N_WINDOW)
 			known_size(v, f);
 		if (rc == 0)
-			tee_check(v, f); /* schema, stats: to the cache at once */
+			tee_check(v, f); /* schema: to the cache at once (stats moves: no tee) */
 		if (rc == 0 && f->eof && f->size < 0)
 			f->size = (int64_t)f->buf.len; /* schema, stats: all there */
 	}
