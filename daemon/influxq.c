@@ -2068,6 +2068,24 @@ static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
 	return x->err[0] ? -1 : 0;
 }
 
+/* The query of the rows of the series of tags in the range, projected
+ * (prefix: room for its tag values). */
+static void series_query(const struct sel *s, const struct cell *tags, ts_value *prefix,
+                         ts_query *q)
+{
+	for (int i = 0; i < s->m.ntags; i++)
+		prefix[i] = key_value(&s->m, i, tags[i]);
+	memset(q, 0, sizeof *q);
+	q->prefix = prefix;
+	q->nprefix = s->m.ntags;
+	q->from = s->tr.from;
+	q->has_from = s->tr.has_from;
+	q->to = s->tr.to;
+	q->has_to = s->tr.has_to;
+	q->columns = s->proj;
+	q->ncolumns = s->nproj;
+}
+
 /* Read one series' rows in the range.  Returns 0 or -1. */
 static int scan_series(struct exec *x, struct sel *s, const struct cell *tags, size_t *seq)
 {
@@ -2081,17 +2099,7 @@ static int scan_series(struct exec *x, struct sel *s, const struct cell *tags, s
 	struct env env = {&s->m, tags, NULL, s->rowpos, &s->refs};
 	uint64_t want = 0, got = 0;
 	int rc;
-	for (int i = 0; i < s->m.ntags; i++)
-		prefix[i] = key_value(&s->m, i, tags[i]);
-	memset(&q, 0, sizeof q);
-	q.prefix = prefix;
-	q.nprefix = s->m.ntags;
-	q.from = s->tr.from;
-	q.has_from = s->tr.has_from;
-	q.to = s->tr.to;
-	q.has_to = s->tr.has_to;
-	q.columns = s->proj;
-	q.ncolumns = s->nproj;
+	series_query(s, tags, prefix, &q);
 	if (!s->agg) {
 		q.desc = s->q->order_desc;
 		if (s->q->limit > 0)
@@ -2187,17 +2195,11 @@ static int past_cut(struct exec *x, struct sel *s, const struct cell *tags)
 			want[c] = 1, nwant++;
 	if (nwant == 0)
 		return 0;
-	for (int i = 0; i < s->m.ntags; i++)
-		prefix[i] = key_value(&s->m, i, tags[i]);
-	memset(&q, 0, sizeof q);
-	q.prefix = prefix;
-	q.nprefix = s->m.ntags;
-	q.from = s->tr.to;
+	series_query(s, tags, prefix, &q);
+	q.from = s->tr.to; /* from the cut on */
 	q.has_from = 1;
 	q.to = s->cut_to;
 	q.has_to = 1;
-	q.columns = s->proj;
-	q.ncolumns = s->nproj;
 	if ((rc = ts_query_open(s->m.t, &q, &cur)) < 0)
 		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
 	while (nfound < nwant && (rc = ts_cursor_next(cur, &row, NULL)) == 0 && row) {
