@@ -1067,6 +1067,8 @@ struct oseries {
 	struct acc *accs;        /* aggregates: nwin * ncols */
 	int64_t nwin;
 	unsigned char *hit;      /* nwin: a row fell in the window */
+	unsigned char *later;    /* ncols, or NULL: the call found a value past the
+	                          * windows LIMIT kept (past_cut) */
 };
 
 /* Append a float as Go's encoding/json writes one. */
@@ -1562,6 +1564,8 @@ struct sel {
 	size_t nrows;         /* raw rows held */
 	int64_t start, every; /* windows: start + k * every */
 	int64_t nwin;
+	int cut;              /* LIMIT kept the first nwin windows: tr.to was cut */
+	int64_t cut_to;       /*   from cut_to (plan_windows, past_cut) */
 	const struct vec *wild; /* several measurements: the names * stands for */
 };
 
@@ -1812,6 +1816,17 @@ static char *group_key(struct exec *x, const struct sel *s, const struct cell *t
 	return k;
 }
 
+/* The output series of group key key, or NULL when there is none yet. */
+static struct oseries *find_series(const struct sel *s, const char *key)
+{
+	for (size_t i = s->out.n; i > 0; i--) {
+		struct oseries *o = s->out.p[i - 1];
+		if (strcmp(o->key, key) == 0)
+			return o;
+	}
+	return NULL;
+}
+
 /* The output series the series of tags falls into, made on first use
  * (with its accumulators for aggregates); NULL after the error. */
 static struct oseries *out_series(struct exec *x, struct sel *s, const struct cell *tags)
@@ -1823,11 +1838,8 @@ static struct oseries *out_series(struct exec *x, struct sel *s, const struct ce
 		nomem(x);
 		return NULL;
 	}
-	for (size_t i = s->out.n; i > 0; i--) {
-		o = s->out.p[i - 1];
-		if (strcmp(o->key, key) == 0)
-			return o;
-	}
+	if ((o = find_series(s, key)))
+		return o;
 	if (!(o = xa_alloc(&x->a, sizeof *o)) || vec_push(&x->a, &s->out, o) < 0) {
 		nomem(x);
 		return NULL;
@@ -2056,6 +2068,24 @@ static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
 	return x->err[0] ? -1 : 0;
 }
 
+/* The query of the rows of the series of tags in the range, projected
+ * (prefix: room for its tag values). */
+static void series_query(const struct sel *s, const struct cell *tags, ts_value *prefix,
+                         ts_query *q)
+{
+	for (int i = 0; i < s->m.ntags; i++)
+		prefix[i] = key_value(&s->m, i, tags[i]);
+	memset(q, 0, sizeof *q);
+	q->prefix = prefix;
+	q->nprefix = s->m.ntags;
+	q->from = s->tr.from;
+	q->has_from = s->tr.has_from;
+	q->to = s->tr.to;
+	q->has_to = s->tr.has_to;
+	q->columns = s->proj;
+	q->ncolumns = s->nproj;
+}
+
 /* Read one series' rows in the range.  Returns 0 or -1. */
 static int scan_series(struct exec *x, struct sel *s, const struct cell *tags, size_t *seq)
 {
@@ -2069,17 +2099,7 @@ static int scan_series(struct exec *x, struct sel *s, const struct cell *tags, s
 	struct env env = {&s->m, tags, NULL, s->rowpos, &s->refs};
 	uint64_t want = 0, got = 0;
 	int rc;
-	for (int i = 0; i < s->m.ntags; i++)
-		prefix[i] = key_value(&s->m, i, tags[i]);
-	memset(&q, 0, sizeof q);
-	q.prefix = prefix;
-	q.nprefix = s->m.ntags;
-	q.from = s->tr.from;
-	q.has_from = s->tr.has_from;
-	q.to = s->tr.to;
-	q.has_to = s->tr.has_to;
-	q.columns = s->proj;
-	q.ncolumns = s->nproj;
+	series_query(s, tags, prefix, &q);
 	if (!s->agg) {
 		q.desc = s->q->order_desc;
 		if (s->q->limit > 0)
@@ -2133,6 +2153,79 @@ static int earliest(struct exec *x, struct sel *s, struct cell **picked, size_t 
 			return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
 	}
 	return 0;
+}
+
+/* Whether call c of o found a value in the windows kept. */
+static int found_in_windows(const struct sel *s, const struct oseries *o, int c)
+{
+	for (int64_t w = 0; w < o->nwin; w++)
+		if (o->hit[w] && o->accs[w * s->ncols + c].n > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * After LIMIT cut the windows read (plan_windows, s->cut), what the rows
+ * past them would have told agg_rows of the series of tags: InfluxDB runs
+ * each call over the whole range, so a call that finds a value anywhere
+ * in a series answers in every window kept (null, or 0 for count, where
+ * it found none there), and a series with a value only past the windows
+ * kept is answered too.  Only the calls that found nothing in the windows
+ * kept are looked for, in the rows from the cut on, each until found:
+ * dense series cost nothing.  Returns 0 or -1.
+ */
+static int past_cut(struct exec *x, struct sel *s, const struct cell *tags)
+{
+	ts_value prefix[TS_KEY_COLUMNS_MAX];
+	unsigned char want[TS_COLUMNS_MAX] = {0};
+	struct env env = {&s->m, tags, NULL, s->rowpos, &s->refs};
+	struct cell *gv;
+	char *key = group_key(x, s, tags, &gv);
+	struct oseries *o;
+	ts_query q;
+	ts_cursor *cur;
+	const ts_value *row;
+	int rc, nwant = 0, nfound = 0;
+	if (!key)
+		return nomem(x);
+	o = find_series(s, key);
+	for (int c = 0; c < s->ncols; c++)
+		if (s->cols[c].fn != IQL_FN_OTHER && s->cols[c].col >= 0 &&
+		    !(o && ((o->later && o->later[c]) || found_in_windows(s, o, c))))
+			want[c] = 1, nwant++;
+	if (nwant == 0)
+		return 0;
+	series_query(s, tags, prefix, &q);
+	q.from = s->tr.to; /* from the cut on */
+	q.has_from = 1;
+	q.to = s->cut_to;
+	q.has_to = 1;
+	if ((rc = ts_query_open(s->m.t, &q, &cur)) < 0)
+		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
+	while (nfound < nwant && (rc = ts_cursor_next(cur, &row, NULL)) == 0 && row) {
+		env.row = row;
+		if (s->rowc.n && !all_true(x, &s->rowc, &env))
+			continue;
+		if (x->err[0])
+			break;
+		for (int c = 0; c < s->ncols; c++) {
+			const struct ocol *oc = &s->cols[c];
+			if (want[c] != 1 || cell_of(&row[s->rowpos[oc->col]], oc->ft).kind == C_NULL)
+				continue;
+			if ((!o && !(o = out_series(x, s, tags))) ||
+			    (!o->later && !(o->later = xa_alloc(&x->a, (size_t)s->ncols + 1)))) {
+				ts_cursor_close(cur);
+				return x->err[0] ? -1 : nomem(x);
+			}
+			o->later[c] = 1;
+			want[c] = 2;
+			nfound++;
+		}
+	}
+	ts_cursor_close(cur);
+	if (rc < 0)
+		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
+	return x->err[0] ? -1 : 0;
 }
 
 /* qsort orders of output series (by group key) and of raw rows (by
@@ -2221,6 +2314,9 @@ static int agg_rows(struct exec *x, struct sel *s, struct oseries *o, struct rse
 				hitv[w] = found[c] = 1;
 				anyc = 1;
 			}
+	for (int c = 0; o->later && c < s->ncols; c++)
+		if (o->later[c]) /* a value past the windows LIMIT kept (past_cut) */
+			found[c] = anyc = 1;
 	if (!anyc) {
 		r->nrows = 0;
 		return 0;
@@ -2387,6 +2483,8 @@ static int plan_windows(struct exec *x, struct sel *s, struct cell **picked, siz
 	if (q->limit > 0 && !q->order_desc && q->fill != IQL_FILL_NONE &&
 	    q->fill != IQL_FILL_LINEAR && q->offset >= 0 && q->limit + q->offset < s->nwin) {
 		s->nwin = q->limit + q->offset;
+		s->cut = 1;
+		s->cut_to = s->tr.to;
 		s->tr.to = s->start + s->nwin * q->group_interval;
 	}
 	if (s->nwin > TSD_IQL_BUCKETS_MAX / (s->ncols ? s->ncols : 1))
@@ -2482,7 +2580,7 @@ static int select_one(struct exec *x, const struct iql_select *q, const char *na
 	}
 	s.blocks = blocks_fit(&s);
 	for (size_t i = 0; i < npicked; i++)
-		if (scan_series(x, &s, picked[i], &seq) < 0)
+		if (scan_series(x, &s, picked[i], &seq) < 0 || (s.cut && past_cut(x, &s, picked[i]) < 0))
 			goto out;
 	rc = finish_select(x, &s, res);
 	goto out;

@@ -55,9 +55,9 @@
  * when the file's text was first seen, or seen to change (its length or
  * hash differ: then at least a second past the previous mtime, so that
  * rsync sees the change); a text that did not change keeps its mtime
- * across commits to other windows.  recent/ and stats move with the
- * clock: their entries serve for TSFS_MOVING_NS only, their mtime is the
- * time of the render.  So do windows reaching below the table's TTL,
+ * across commits to other windows.  recent/, stats and range/ names
+ * relative to now (now-15m, -1h) move with the clock: their entries
+ * serve for TSFS_MOVING_NS only, their mtime is the time of the render.  So do windows reaching below the table's TTL,
  * whose rows leave as the clock moves (mtime, when the text changed, at
  * least the time of the render).  Directories carry the time of their
  * table's newest commit; the root, the time the view started.
@@ -127,6 +127,8 @@ struct node {
 	int64_t from, to;   /* N_DAY, N_WINDOW: [from, to), or [from, to] when */
 	int to_inclusive;   /*   the window reaches past INT64_MAX */
 	int64_t recent;     /* N_WINDOW of recent/: its length (from, to at open) */
+	int relative;       /* N_WINDOW of range/: a bound named relative to now
+	                     * (now-15m, -1h): the window moves with the clock */
 	enum rowfmt format; /* N_WINDOW */
 };
 
@@ -153,8 +155,9 @@ struct entry {
 	struct entry *prev, *next; /* most recently used first */
 	char *path;
 	struct tkey key;
-	int moving;                /* recent/, stats, a window reaching below the
-	                            * TTL: good for TSFS_MOVING_NS */
+	int moving;                /* recent/, stats, a relative range/, a window
+	                            * reaching below the TTL: good for
+	                            * TSFS_MOVING_NS */
 	int64_t made;              /* CLOCK_MONOTONIC ns of the render */
 	uint64_t size, hash;
 	int64_t mtime;             /* ns */
@@ -167,6 +170,9 @@ struct entry {
 struct tsfs_file {
 	pthread_mutex_t mu;
 	struct tsfs_file *prev, *next;  /* in the view's list of open files */
+	int holds;                     /* own_open's, under the view's mu: a */
+	int released;                  /*   release then leaves the free to the
+	                                *   last of them */
 	ts_table *table;
 	ts_cursor *cur;                /* NULL: all the text is in buf */
 	ts_schema *schema;
@@ -185,8 +191,8 @@ struct tsfs_file {
 	/* Tee: generated from a cursor, the text is kept from offset 0 (not
 	 * dropped) while it fits in the cache, and goes to the cache when the
 	 * rows end, with the table state read before the cursor's snapshot
-	 * (not for recent/, stats and windows below the TTL, whose text
-	 * moves with the clock while the file is read). */
+	 * (not for recent/, stats, relative range/ names and windows below
+	 * the TTL, whose text moves with the clock while the file is read). */
 	int tee;
 	size_t teed;                   /* bytes of it counted in v->teeing */
 	struct tkey key;
@@ -283,14 +289,30 @@ static int parse_day(const char *text, struct node *n)
 	return day_window(n->day, 0, NS_DAY, n);
 }
 
-/* "FROM_TO" of range/.  Returns 0 or -1. */
-static int parse_range(char *text, int64_t *from, int64_t *to)
+/* One bound of a range/ name, "now" being now (the database's clock, as
+ * everywhere in the view); *relative is set when the bound names a time
+ * relative to now: read at two different nows, it differs.  Returns 0 or
+ * -1. */
+static int range_bound(const char *text, int64_t now, int64_t *out, int *relative)
+{
+	int64_t other;
+	if (ts_time_parse_at(text, now, out) < 0 || ts_time_parse_at(text, now ^ 1, &other) < 0)
+		return -1;
+	if (*out != other)
+		*relative = 1;
+	return 0;
+}
+
+/* "FROM_TO" of range/ into n.  Returns 0 or -1. */
+static int parse_range(struct tsfs_view *v, char *text, struct node *n)
 {
 	char *sep = strchr(text, '_');
 	if (!sep || strchr(sep + 1, '_'))
 		return -1;
 	*sep = '\0';
-	int rc = ts_time_parse(text, from) < 0 || ts_time_parse(sep + 1, to) < 0 || *from >= *to;
+	int64_t now = ts_now(v->db);
+	int rc = range_bound(text, now, &n->from, &n->relative) < 0 ||
+	         range_bound(sep + 1, now, &n->to, &n->relative) < 0 || n->from >= n->to;
 	*sep = '_';
 	return rc ? -1 : 0;
 }
@@ -309,7 +331,7 @@ static int parse_in_day(const char *base, struct node *n)
 }
 
 /* A file of rows in directory kind dir (recent, a day, range). */
-static int parse_window(enum node_kind dir, const char *name, struct node *n)
+static int parse_window(struct tsfs_view *v, enum node_kind dir, const char *name, struct node *n)
 {
 	char base[256];
 	if (split_format(name, base, sizeof base, &n->format) < 0)
@@ -318,7 +340,7 @@ static int parse_window(enum node_kind dir, const char *name, struct node *n)
 	if (dir == N_DAY)
 		return parse_in_day(base, n);
 	if (dir == N_RANGE)
-		return parse_range(base, &n->from, &n->to);
+		return parse_range(v, base, n);
 	for (size_t i = 0; i < NRECENTS; i++)
 		if (strcmp(base, recents[i].name) == 0) {
 			n->recent = recents[i].ns;
@@ -369,9 +391,9 @@ static int parse(struct tsfs_view *v, const char *path, struct node *n)
 		n->kind = N_DAY;
 		if (depth == 3)
 			return 0;
-		return depth == 4 && parse_window(N_DAY, part[3], n) == 0 ? 0 : -ENOENT;
+		return depth == 4 && parse_window(v, N_DAY, part[3], n) == 0 ? 0 : -ENOENT;
 	}
-	return depth == 3 && parse_window(n->kind, part[2], n) == 0 ? 0 : -ENOENT;
+	return depth == 3 && parse_window(v, n->kind, part[2], n) == 0 ? 0 : -ENOENT;
 }
 
 /* ---- attributes and listings ---- */
@@ -730,10 +752,11 @@ static int64_t stat_of(const ts_stat *st, int n, const char *name)
 	return 0;
 }
 
-/* Whether the text of n moves with the clock (recent/, stats). */
+/* Whether the text of n moves with the clock (recent/, stats, a range/
+ * name relative to now: the same path names a later window each second). */
 static int moving(const struct node *n)
 {
-	return n->kind == N_STATS || (n->kind == N_WINDOW && n->recent);
+	return n->kind == N_STATS || (n->kind == N_WINDOW && (n->recent || n->relative));
 }
 
 /* The state of t that the file of n follows, in *k, the wall-clock time
@@ -1204,17 +1227,26 @@ static int own_open(struct tsfs_view *v, const char *path, uint64_t *size, int64
                     int *rc)
 {
 	pid_t pid = fuse_get_context()->pid;
-	int found = -1;
+	struct tsfs_file *f;
+	int gone;
 	pthread_mutex_lock(&v->mu);
-	for (struct tsfs_file *f = v->files; f; f = f->next)
-		if (f->pid == pid && strcmp(f->path, path) == 0) {
-			/* under the list's lock: the file cannot be released */
-			*rc = open_attr(v, f, size, mtime);
-			found = 0;
+	for (f = v->files; f; f = f->next)
+		if (f->pid == pid && strcmp(f->path, path) == 0)
 			break;
-		}
+	if (f)
+		f->holds++; /* a release meanwhile leaves the file to us */
 	pthread_mutex_unlock(&v->mu);
-	return found;
+	if (!f)
+		return -1;
+	/* not under the list's lock: open_attr may generate the whole file,
+	 * and every other open and release would wait for it */
+	*rc = open_attr(v, f, size, mtime);
+	pthread_mutex_lock(&v->mu);
+	gone = --f->holds == 0 && f->released;
+	pthread_mutex_unlock(&v->mu);
+	if (gone)
+		file_free(v, f);
+	return 0;
 }
 
 /* The newest commit's time of the table of n, for its directories. */
@@ -1292,7 +1324,7 @@ static int tsfs_open(const char *path, struct fuse_file_info *fi)
 		if (rc == 0 && n.kind == N_WINDOW)
 			known_size(v, f);
 		if (rc == 0)
-			tee_check(v, f); /* schema, stats: to the cache at once */
+			tee_check(v, f); /* schema: to the cache at once (stats moves: no tee) */
 		if (rc == 0 && f->eof && f->size < 0)
 			f->size = (int64_t)f->buf.len; /* schema, stats: all there */
 	}
@@ -1368,8 +1400,11 @@ static int tsfs_release(const char *path, struct fuse_file_info *fi)
 		v->files = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
+	f->released = 1;
+	int held = f->holds > 0; /* own_open frees it when done */
 	pthread_mutex_unlock(&v->mu);
-	file_free(v, f);
+	if (!held)
+		file_free(v, f);
 	return 0;
 }
 

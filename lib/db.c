@@ -28,6 +28,7 @@
 #include "lifetime.h"
 #include "limits.h"
 #include "maint.h"
+#include "thread.h"
 
 void ts_options_init(ts_options *o)
 {
@@ -263,7 +264,7 @@ static int start_syncer(ts_db *db)
 {
 	if (ts__db_readonly(db) || db->opts.sync != TS_SYNC_INTERVAL)
 		return 0;
-	int err = pthread_create(&db->syncer, NULL, syncer_main, db);
+	int err = ts__thread_start(&db->syncer, syncer_main, db);
 	if (err)
 		return ts__fail_errno(err, "start the sync thread");
 	db->syncer_running = 1;

@@ -33,6 +33,7 @@
 #include "limits.h"
 #include "log.h"
 #include "log_int.h"
+#include "thread.h"
 
 #ifndef MADV_POPULATE_WRITE /* Linux 5.14; older kernels refuse it (EINVAL) */
 #define MADV_POPULATE_WRITE 23
@@ -262,7 +263,7 @@ static int prep_start(ts__log *log)
 		return 1;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	if (pthread_create(&p->thread, NULL, prep_main, log) != 0) {
+	if (ts__thread_start(&p->thread, prep_main, log) != 0) {
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
 		return 0;

@@ -50,6 +50,7 @@
 #include "maint.h"
 #include "merge.h"
 #include "quarantine.h"
+#include "thread.h"
 
 void ts__maint_init(ts__maint *m)
 {
@@ -288,7 +289,7 @@ static void *maint_main(void *arg)
 
 int ts__maint_start(ts_db *db)
 {
-	int err = pthread_create(&db->maint.thread, NULL, maint_main, db);
+	int err = ts__thread_start(&db->maint.thread, maint_main, db);
 	if (err)
 		return ts__fail_errno(err, "start the maintenance thread");
 	db->maint.running = 1;

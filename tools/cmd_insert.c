@@ -52,7 +52,10 @@
  *         their keys were kept); "stopped at line N" when a failure
  *         ended the run early: no row from line N on was stored.
  * Exit status 0 when every row was stored, 1 when a row was rejected or
- * the run stopped early, 2 for a usage error.
+ * the run stopped early, 2 for a usage error.  SIGINT, SIGTERM or SIGHUP
+ * stop the reading (input.c, cli_input_catch_signals): the batch read so
+ * far is stored, the summary printed, and the command ends by that
+ * signal.
  *
  * Rows without ts (the column not given, an empty field, null) take the
  * time they were read (stamp_row): cli_store_now() when the row is whole,
@@ -429,6 +432,8 @@ static int insert_rows(struct insert *ins)
 		if (rc == CLI_INPUT_IDLE) {
 			if (flush_batch(ins) < 0)
 				return -1;
+			if (cli_input_caught())
+				return 0; /* stopped by a signal: the rows read whole are stored */
 		} else if (rc == CLI_INPUT_ROW) {
 			if (add_row(ins, row, line) < 0)
 				return -1;
@@ -460,6 +465,7 @@ static int run_insert(struct cli *cli, int argc, char **argv, int load)
 		goto out;
 	if (!load) /* load reads dump's integers: nanoseconds, as the contract says */
 		cli_input_check_times(ins.input, cli);
+	cli_input_catch_signals();
 	status = insert_rows(&ins) == 0 && ins.rejected == 0 ? CLI_OK : CLI_FAILURE;
 	summary(&ins);
 out:
@@ -467,7 +473,9 @@ out:
 	if (f && f != stdin)
 		fclose(f);
 	cli_schema_free(s);
-	return cli_store_close(cli, ins.st, status);
+	status = cli_store_close(cli, ins.st, status);
+	cli_input_reraise(); /* stopped by a signal: end by it, now that the rows are stored */
+	return status;
 }
 
 int cli_cmd_insert(struct cli *cli, int argc, char **argv)

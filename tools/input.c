@@ -44,6 +44,13 @@
  * multi-line csv record) read so far for the next call.  A regular file
  * is read without poll and ends at its end, as before.
  *
+ * Stopping: after cli_input_catch_signals, SIGINT, SIGTERM and SIGHUP
+ * only set `caught`; the next wait (or read of a regular file) then
+ * returns CLI_INPUT_IDLE at once, leaving any part of a record unread,
+ * and the caller, which sees cli_input_caught(), stores the rows it holds
+ * and ends by the same signal (cli_input_reraise).  So Ctrl-C on
+ * `tail -F app.log | tsstore insert t` loses no row already read whole.
+ *
  * State: a reader starts without a header (tsv, csv), takes the first
  * record as the header (read_header fills `map`, field i -> column), then
  * converts each record to a row.  A bad header, a read error or a failed
@@ -54,6 +61,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -172,18 +180,55 @@ static int make_room(struct cli_input *in)
 	return 0;
 }
 
+/* The stop signal caught (see the top), or 0. */
+static volatile sig_atomic_t caught;
+
+static void on_stop_signal(int sig)
+{
+	caught = sig;
+}
+
+void cli_input_catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART | SA_RESETHAND; /* a second signal ends the run at once */
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL); /* an ignored one (nohup, &) stays so */
+}
+
+int cli_input_caught(void)
+{
+	return caught;
+}
+
+void cli_input_reraise(void)
+{
+	int sig = caught;
+	if (!sig)
+		return;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Wait up to wait_ms (-1: forever) for the descriptor to be readable.
  * Returns 1 when it is (or may be: a regular file, an error to find by
- * reading), 0 when the wait passed. */
+ * reading), 0 when the wait passed or a stop signal was caught. */
 static int wait_readable(const struct cli_input *in, int wait_ms)
 {
 	struct pollfd p = {.fd = in->fd, .events = POLLIN};
 	int n;
+	if (caught)
+		return 0;
 	if (in->regular)
 		return 1;
-	while ((n = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
+	while ((n = poll(&p, 1, wait_ms)) < 0 && errno == EINTR && !caught)
 		;
-	return n != 0;
+	return caught ? 0 : n != 0;
 }
 
 /* Read more bytes into buf.  Returns 1, 0 at the end of the input,

@@ -71,6 +71,20 @@ void cli_input_free(struct cli_input *in);
 int cli_input_next(struct cli_input *in, ts_value *row, uint64_t *line, int wait_ms,
                    char *why, size_t whysz);
 
+/*
+ * cli_input_catch_signals -- from now on SIGINT, SIGTERM and SIGHUP (each
+ * unless ignored) stop the reading instead of the process: every reader's
+ * next cli_input_next returns CLI_INPUT_IDLE at once (a record read in
+ * part is left unread), and cli_input_caught() names the signal; a second
+ * one of the same kind ends the process as before.
+ * cli_input_caught -- the stop signal caught, or 0.
+ * cli_input_reraise -- end the process by the signal caught (its default
+ * action), once the rows read are stored; nothing when none was caught.
+ */
+void cli_input_catch_signals(void);
+int cli_input_caught(void);
+void cli_input_reraise(void);
+
 /* Lines read so far (the number of the last line read). */
 uint64_t cli_input_lines(const struct cli_input *in);
 

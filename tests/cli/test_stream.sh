@@ -6,7 +6,8 @@
 # arrives in pieces, across an idle flush, is put together whole; rows
 # without ts take the time they were read, row by row; and loading the
 # same rows again into a table whose duplicate policy is ignore stores
-# nothing and says so.  Each case runs on the files (-d: a read-only query
+# nothing and says so; SIGTERM stores the rows read whole before the
+# command ends by it.  Each case runs on the files (-d: a read-only query
 # runs beside the insert that holds the database) and again through a
 # tsstored (-s), for tsv, csv and jsonl.  Last, a tsstored with
 # --idle-timeout closes the connection of an insert during a silence: the
@@ -180,6 +181,35 @@ suite() {
 	check hold_at_close 0 '1\n' '' count hold
 	check hold_summary 0 'insert: 1 row stored, 0 rejected\n' '' cat "$tmp/ins.err"
 
+	# ---- a stop signal: the rows read whole are stored, then the
+	# command ends by it (SIGTERM: a background job of sh ignores SIGINT,
+	# and insert leaves an ignored signal ignored) ----
+	if command -v python3 >/dev/null 2>&1; then
+		check sig_create 0 '' '' ts create sig --column host:string --key host,ts
+		{ printf 'host\ns1\ns2\ns'; : >"$tmp/$mode.sig_written"; gate "$mode.sig_end"; } |
+			exec "$bin" $tsopt insert sig --flush-idle 10s >"$tmp/ins.out" 2>"$tmp/ins.err" &
+		ins=$!
+		gate "$mode.sig_written"
+		# until the insert has taken every byte from the pipe
+		check sig_read 0 '' '' python3 -c '
+import fcntl, struct, sys, termios, time
+fd = open(sys.argv[1], "rb", buffering=0)
+for _ in range(200):
+    if struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0] == 0:
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)' "/proc/$ins/fd/0"
+		kill -TERM "$ins"
+		wait "$ins" 2>/dev/null
+		status=$?
+		: >"$tmp/$mode.sig_end"
+		expect sig_status "$status" -eq 143
+		check sig_summary 0 'insert: 2 rows stored, 0 rejected\n' '' cat "$tmp/ins.err"
+		check sig_rows 0 's1\ns2\n' '' sh -c "\"$bin\" $tsopt query sig --no-header | cut -f1"
+	else
+		skip "python3 is missing: insert stopped by a signal is not checked"
+	fi
+
 	# ---- rows without ts: the time each was read ----
 	check now_create 0 '' '' ts create now --column host:string --key host,ts
 	before=$(date +%s%N)
@@ -215,12 +245,14 @@ suite() {
 mkdir direct socket
 cd "$tmp/direct" || exit 2
 mode=direct
+tsopt="-d $tmp/direct/db"
 ts() { "$bin" -d "$tmp/direct/db" "$@"; }
 suite
 
 cd "$tmp/socket" || exit 2
 mode=socket
 daemon_start "$tmp/socket/db" "$tmp/socket/sock"
+tsopt="-s $tmp/socket/sock"
 ts() { "$bin" -s "$tmp/socket/sock" "$@"; }
 suite
 daemon_stop

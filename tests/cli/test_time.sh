@@ -13,7 +13,9 @@
 #     sqlite3 shell is installed;
 #   - the mount's range/ with relative names, when /dev/fuse can be used;
 #   - the same with the real clock (no TSSTORE_NOW): rows minutes and
-#     hours apart, so the seconds a run takes never matter.
+#     hours apart, so the seconds a run takes never matter; and, on the
+#     mount, a relative range/ name that takes in a row once its time
+#     has come, with no commit between (a row 6 s ahead).
 #
 # Usage: tests/cli/test_time.sh TSSTORE-or-BUILDDIR (see lib.sh).  The
 # clock is frozen by TSSTORE_NOW (the daemon's and the mount's too) but
@@ -163,5 +165,28 @@ check real_insert 0 '' 'insert: 4 rows stored, 0 rejected\n' ts insert r real.ts
 check real_from_1h 0 'host\nnew\nnow\n' '' sh -c "\"$bin\" -d \"$tmp/db\" query r --from -1h | cut -f1"
 check real_window 0 'host\nmid\n' '' sh -c "\"$bin\" -d \"$tmp/db\" query r --from now-2h --to now-1h | cut -f1"
 check real_future_empty 0 'host\n' '' sh -c "\"$bin\" -d \"$tmp/db\" query r --from now+1h | cut -f1"
+
+# The mount's range/ names relative to now move with the clock, though
+# no commit comes: a row 6 s ahead is not in -1h_now at first, and is
+# once its time has passed (the view must not keep the first text).
+if (exec 3<>/dev/fuse) 2>/dev/null && command -v fusermount3 >/dev/null && [ -x "$fuse" ]; then
+	"$fuse" "$tmp/db" "$tmp/mnt" -f 2>"$tmp/fuse.log" &
+	fuse_pid=$!
+	i=0
+	while ! mountpoint -q "$tmp/mnt" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	trap 'fusermount3 -u -z "$tmp/mnt" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
+	printf 'host\tts\nsoon\tnow+6s\n' >soon.tsv
+	check real_soon_insert 0 '' 'insert: 1 row stored, 0 rejected\n' ts insert r soon.tsv
+	check range_moves_before 0 'host\nnew\nnow\n' '' sh -c 'cut -f1 mnt/r/range/-1h_now.tsv'
+	# until the row's second has passed (about 6 s)
+	soon=$(ts query r --prefix soon --format jsonl | sed 's/.*"ts":\([0-9]*\)[0-9]\{9\}.*/\1/')
+	i=0
+	while [ "$(date +%s)" -le "$soon" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	check range_moves_after 0 'host\nnew\nnow\nsoon\n' '' sh -c 'cut -f1 mnt/r/range/-1h_now.tsv'
+	fusermount3 -u "$tmp/mnt"
+	wait "$fuse_pid"
+else
+	skip "/dev/fuse cannot be opened or fusermount3 is missing: relative range/ names are not tested"
+fi
 
 finish

@@ -352,6 +352,28 @@ static void test_group_tags(void **state)
 	         "\"columns\":[\"time\",\"last\"],\"values\":[[\"1970-01-01T00:00:00Z\",3.5],"
 	         "[\"1970-01-01T00:01:00Z\",0.25]]},{\"name\":\"m\",\"tags\":{\"host\":\"c\"},"
 	         "\"columns\":[\"time\",\"last\"],\"values\":[[\"1970-01-01T00:02:00Z\",10]]}]}");
+	/* LIMIT keeps the first windows, yet each call runs over the whole
+	 * range, as InfluxDB 1.6 answers (checked against it): host c, whose
+	 * only row lies past the window kept, is answered with null (count:
+	 * 0) there, also when a condition on a field reads the rows */
+	expect_q(f, "SELECT max(f) FROM m WHERE time >= 0 AND time < 300s GROUP BY time(1m), host "
+	         "LIMIT 1",
+	         SERIES_M "\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"max\"],\"values\":"
+	         "[[\"1970-01-01T00:00:00Z\",2.5]]},{\"name\":\"m\",\"tags\":{\"host\":\"b\"},"
+	         "\"columns\":[\"time\",\"max\"],\"values\":[[\"1970-01-01T00:00:00Z\",3.5]]},"
+	         "{\"name\":\"m\",\"tags\":{\"host\":\"c\"},\"columns\":[\"time\",\"max\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",null]]}]}");
+	expect_q(f, "SELECT count(f) FROM m WHERE time >= 0 AND time < 300s GROUP BY time(1m), host "
+	         "LIMIT 1",
+	         SERIES_M "\"tags\":{\"host\":\"a\"},\"columns\":[\"time\",\"count\"],\"values\":"
+	         "[[\"1970-01-01T00:00:00Z\",2]]},{\"name\":\"m\",\"tags\":{\"host\":\"b\"},"
+	         "\"columns\":[\"time\",\"count\"],\"values\":[[\"1970-01-01T00:00:00Z\",1]]},"
+	         "{\"name\":\"m\",\"tags\":{\"host\":\"c\"},\"columns\":[\"time\",\"count\"],"
+	         "\"values\":[[\"1970-01-01T00:00:00Z\",0]]}]}");
+	expect_q(f, "SELECT max(f) FROM m WHERE time >= 0 AND time < 300s AND f > 5 "
+	         "GROUP BY time(1m), host LIMIT 1",
+	         SERIES_M "\"tags\":{\"host\":\"c\"},\"columns\":[\"time\",\"max\"],\"values\":"
+	         "[[\"1970-01-01T00:00:00Z\",null]]}]}");
 	/* lastpoint: the series in descending order too, as InfluxDB lists
 	 * them under ORDER BY time DESC (host c's i: InfluxDB's null, the
 	 * column's default 0 here) */
