@@ -36,8 +36,9 @@
  * getattr of a file renders it whole from a snapshot, reports its exact
  * length, and keeps the result in the view's cache (struct entry) under
  * the path and the table's state (struct tkey, read before the snapshot:
- * the newest commit, the descriptor generation, the row counts, the
- * schema version).  While the state reads the same, the entry answers
+ * the table's incarnation -- a table dropped and created again is
+ * another --, the newest commit, the descriptor generation, the row
+ * counts, the schema version).  While the state reads the same, the entry answers
  * getattr at once and open serves its bytes: stat + open + read renders
  * once, as a plain read did before.  A commit that added no row to a
  * window (rows are never updated or deleted) leaves its text as it was:
@@ -139,7 +140,7 @@ struct node {
  * the same bytes.
  */
 struct tkey {
-	int64_t seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
+	int64_t incarnation, seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
 };
 
 /* Rendered text, shared by the cache and the files reading it. */
@@ -774,6 +775,7 @@ static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, str
 	if (cnt > TS_STATS_MAX)
 		cnt = TS_STATS_MAX;
 	memset(k, 0, sizeof *k);
+	k->incarnation = stat_of(st, cnt, "table_incarnation");
 	k->seq = stat_of(st, cnt, "commit_seq");
 	k->generation = stat_of(st, cnt, "descriptor_generation");
 	k->schema = stat_of(st, cnt, "schema_version");
@@ -953,7 +955,8 @@ static int window_count(ts_table *t, const struct node *n, int64_t *out)
 
 /*
  * When the entry of path (a countable window, also now: expiring as
- * table_key says) is stale by the table's state k only -- the same schema, a later commit -- and its window still
+ * table_key says) is stale by the table's state k only -- the same table
+ * and schema, a later commit -- and its window still
  * holds the rows of its text (their count, read after k: rows committed
  * after k would have moved the state), the entry is made k's: its text is
  * what a snapshot would give now.  So a commit to one day does not make
@@ -966,7 +969,8 @@ static void same_rows(struct tsfs_view *v, ts_table *t, const char *path, const 
 	int64_t nrows, now_rows;
 	pthread_mutex_lock(&v->cache_mu);
 	struct entry *e = entry_find(v, path);
-	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) && e->key.schema == k->schema &&
+	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) &&
+	            e->key.incarnation == k->incarnation && e->key.schema == k->schema &&
 	            e->key.seq <= k->seq && e->key.generation <= k->generation;
 	if (stale) {
 		was = e->key;

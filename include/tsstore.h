@@ -932,7 +932,10 @@ typedef struct ts_stat {
  * opts.log_cap; rows_ignored_duplicates, the rows inserts skipped under
  * the policy TS_ON_DUPLICATE_IGNORE since the table was opened;
  * tablets_quarantined, the tablet files in the table's quarantine/ when
- * it opened plus those quarantined since).  out: array of room entries;
+ * it opened plus those quarantined since; table_incarnation, an opaque
+ * number that a drop and a create of the same name change -- a read-only
+ * handle of the dropped table then reports TS_ECLOSED, and ts_table_open
+ * opens the new one).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.

@@ -103,6 +103,9 @@ struct ts_table {
 	ts__descriptor *retired; /* read-only: replaced descriptors whose schemas
 	                          * snapshots may still use; freed with the table */
 	ino_t desc_ino;          /* read-only handles: detect a replaced file */
+	uint64_t incarnation;    /* the table directory's identity at open
+	                          * (ts__table_incarnation): read-only handles
+	                          * see a drop and re-create by it */
 	ts__log *log;            /* the table's log (read-only in read-only dbs) */
 	ts__filling fill;        /* writable dbs: the filling tablets */
 	ts_buf scratch;          /* writer: row encoding */

@@ -44,6 +44,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	}
 	put(out, room, count, "filling_tablets", nroots);
 	put(out, room, count, "filling_rows", (int64_t)rows);
+	put(out, room, count, "table_incarnation", (int64_t)t->incarnation);
 	put(out, room, count, "commit_seq", seq);
 	put(out, room, count, "commit_time_ns", when);
 	put(out, room, count, "filling_bytes", (int64_t)bytes);

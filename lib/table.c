@@ -300,6 +300,7 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
 	t->desc_ino = ts__desc_inode(dir);
+	t->incarnation = ts__table_incarnation(dir);
 	t->quarantined = ts__quarantine_count(dir); /* "so far" survives a restart */
 	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
 		ts__table_free(t);
@@ -325,6 +326,12 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 	pthread_mutex_lock(&db->mu);
 	for (t = db->tables; t && (strcmp(t->name, name) != 0 || ts__table_dropped(t)); t = t->next)
 		;
+	/* read-only: a handle of a table since dropped and created again by
+	 * the writer is left to its holders, and the new table opened */
+	if (t && ts__db_readonly(db) && ts__table_incarnation(t->dir) != t->incarnation) {
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+		t = NULL;
+	}
 	if (!t && (rc = load_table(db, name, &t)) == 0) {
 		t->next = db->tables;
 		db->tables = t;

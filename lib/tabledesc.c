@@ -16,7 +16,9 @@
  * Read-only handles (another process may be writing) compare the inode
  * and the generation of DESCRIPTOR each time they take the table lock
  * (ts__table_lock) and reload it when the writer replaced it; tablets
- * the writer merged away meanwhile are retired.
+ * the writer merged away meanwhile are retired.  A table directory that
+ * is not the one the handle opened (ts__table_incarnation: the table was
+ * dropped and created again) makes the handle a dropped one.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -51,6 +53,21 @@ int ts__desc_names(const ts__descriptor *d, uint64_t id)
 	return 0;
 }
 
+uint64_t ts__table_incarnation(const char *dir)
+{
+	struct statx sx;
+	if (statx(AT_FDCWD, dir, AT_STATX_SYNC_AS_STAT, STATX_INO | STATX_BTIME, &sx) < 0)
+		return 0;
+	uint64_t v[4] = {(uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor, sx.stx_ino,
+	                 sx.stx_mask & STATX_BTIME ? (uint64_t)sx.stx_btime.tv_sec : 0,
+	                 sx.stx_mask & STATX_BTIME ? sx.stx_btime.tv_nsec : 0};
+	uint64_t h = 14695981039346656037u; /* FNV-1a over the four words */
+	for (int i = 0; i < 4; i++)
+		for (int b = 0; b < 64; b += 8)
+			h = (h ^ (v[i] >> b & 0xff)) * 1099511628211u;
+	return h ? h >> 1 : 1; /* a stat of 63 bits, never 0 */
+}
+
 /* The generation of dir/DESCRIPTOR (the body's first field), or 0 when it
  * cannot be read (no descriptor has generation 0). */
 static uint64_t descriptor_generation(const char *dir)
@@ -75,6 +92,12 @@ static int refresh(struct ts_table *t)
 	ts__descriptor *d;
 	if (!ts__db_readonly(t->db))
 		return 0;
+	/* dropped and created again: another table under the same name, whose
+	 * log this handle never opened; ts_table_open gives a new handle */
+	if (ts__table_incarnation(t->dir) != t->incarnation) {
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	}
 	ino_t ino = ts__desc_inode(t->dir);
 	if (ino != 0 && ino == t->desc_ino &&
 	    descriptor_generation(t->dir) == t->desc->generation)

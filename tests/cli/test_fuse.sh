@@ -318,6 +318,16 @@ for d in 2026-11-20:5 2026-11-21:28; do
 	f=$mnt/old/days/${d%:*}/all.tsv
 	check "ttl_size ${d%:*}" 0 "${d#*:} ${d#*:}\n" '' sh -c "echo \$(stat -c %s '$f') \$(cat '$f' | wc -c)"
 done
+# A table dropped and created again under its name is another table: the
+# mount, which read the first (its handle, its log, its rendered day),
+# shows the second's rows -- whose day has as many rows and bytes.
+ts create again --column k:string --column v:int64 --key k,ts >/dev/null
+printf 'k\tv\tts\na\t1\t2026-11-21T01:00:00Z\n' | ts insert again 2>/dev/null
+check again_first 0 'k\tts\tv\na\t2026-11-21T01:00:00Z\t1\n' '' cat "$mnt/again/days/2026-11-21/all.tsv"
+ts drop again >/dev/null
+ts create again --column k:string --column v:int64 --key k,ts >/dev/null
+printf 'k\tv\tts\na\t7\t2026-11-21T01:00:00Z\n' | ts insert again 2>/dev/null
+check again_second 0 'k\tts\tv\na\t2026-11-21T01:00:00Z\t7\n' '' cat "$mnt/again/days/2026-11-21/all.tsv"
 
 # The same with no text kept (-o cache_size=0): every open generates its
 # file from a cursor, and the reader's fstat counts its open's own text.

@@ -781,6 +781,59 @@ static void db_alter_seen_by_readonly_handle(void **state)
 	assert_int_equal(ts_close(w), 0);
 }
 
+/* A read-only handle of a table the writer dropped and created again
+ * (same name, same schema, the new directory perhaps on the old inode):
+ * the old handle reports TS_ECLOSED, and ts_table_open in the same
+ * read-only database opens the new table, whose rows it reads. */
+static void db_recreated_seen_by_readonly_handle(void **state)
+{
+	const char *dir = *state;
+	ts_db *w = open_db(dir, 0), *r;
+	ts_value one[] = {ts_string("a"), ts_timestamp(1000), ts_int32(1), ts_double(1)};
+	ts_value two[] = {ts_string("a"), ts_timestamp(1000), ts_int32(7), ts_double(7)},
+	         three[] = {ts_string("b"), ts_timestamp(2000), ts_int32(7), ts_double(7)};
+	ts_table *wt, *rt, *rt2;
+	ts_stat st[TS_STATS_MAX];
+	int n;
+	int64_t inc1 = 0, inc2 = 0;
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	wt = open_table(w, "cpu");
+	assert_int_equal(ts_insert(wt, one, 1), 0);
+	ts_table_close(wt);
+	r = open_db(dir, TS_OPEN_READONLY);
+	rt = open_table(r, "cpu");
+	assert_int_equal(ts_test_count_rows(rt), 1);
+	assert_int_equal(ts_table_stats(rt, st, TS_STATS_MAX, &n), 0);
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, "table_incarnation") == 0)
+			inc1 = st[i].value;
+	assert_true(inc1 > 0);
+
+	assert_int_equal(ts_drop(w, "cpu"), 0);
+	assert_int_equal(create_cpu(w, "cpu"), 0);
+	wt = open_table(w, "cpu");
+	assert_int_equal(ts_insert(wt, two, 1), 0);
+	assert_int_equal(ts_insert(wt, three, 1), 0);
+	ts_table_close(wt);
+
+	ts_cursor *c = (ts_cursor *)&c;
+	assert_int_equal(ts_query_open(rt, &(ts_query){0}, &c), TS_ECLOSED);
+	assert_null(c);
+	assert_msg_has("table \"cpu\" was dropped");
+	rt2 = open_table(r, "cpu");
+	assert_ptr_not_equal(rt2, rt);
+	assert_int_equal(ts_test_count_rows(rt2), 2);
+	assert_int_equal(ts_table_stats(rt2, st, TS_STATS_MAX, &n), 0);
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, "table_incarnation") == 0)
+			inc2 = st[i].value;
+	assert_true(inc2 > 0 && inc2 != inc1);
+	ts_table_close(rt);
+	ts_table_close(rt2);
+	assert_int_equal(ts_close(r), 0);
+	assert_int_equal(ts_close(w), 0);
+}
+
 /* ---- drop ---- */
 
 static void db_drop(void **state)
@@ -1450,6 +1503,7 @@ int main(void)
 		T(db_create_implicit_ts),
 		T(db_alter),
 		T(db_alter_seen_by_readonly_handle),
+		T(db_recreated_seen_by_readonly_handle),
 		T(db_drop),
 		T(db_drop_seen_by_readonly_handle),
 		T(db_leftovers_removed),
