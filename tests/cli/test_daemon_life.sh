@@ -12,7 +12,9 @@
 #   3. a damaged tablet: its quarantine logged with table, file and
 #      reason, and tablets_quarantined still 1 after a restart (it counts
 #      the files of quarantine/), 0 once they are removed;
-#   4. a failed flush: logged with table, file and reason.
+#   4. a failed flush: logged with table, file and reason;
+#   5. a failed merge: the same (the database on a small tmpfs, filled up
+#      before the merge: root only, as the mount tests).
 #
 # Usage: tests/cli/test_daemon_life.sh TSSTORE-or-BUILDDIR (see lib.sh).
 set -u
@@ -147,5 +149,39 @@ await_log 'flush failed'
 check flush_failure_logged 0 "tsstored: table \"cpu\": flush failed, retrying with backoff: flush of table \"cpu\": create $tmp/db/cpu/tablets/.tmp-ID.tab: Not a directory\n" '' \
 	log_lines 'flush failed'
 daemon_stop
+
+# ---- 5. a failed merge ----
+# Two tablets of one period flushed with merges off, each about 1 MiB of
+# random text; the 24 MiB file system then filled but for 512 KiB, and the
+# daemon started again with merges on: the merge cannot write its output.
+if [ "$(id -u)" != 0 ]; then
+	skip "not root: no tmpfs can be mounted, the failed merge is not tested"
+elif ! mkdir "$tmp/small" || ! mount -t tmpfs -o size=24m tsstore-test "$tmp/small"; then
+	skip "tmpfs cannot be mounted: the failed merge is not tested"
+else
+	trap 'umount -l "$tmp/small" 2>/dev/null; daemon_stop; rm -rf "$tmp"' EXIT
+	sdb=$tmp/small/db
+	daemon_start "$sdb" "$tmp/sock" --no-merge --log-segment-size 1M
+	ts create m --column k:string --column s:string --key k,ts
+	for part in 1 2; do
+		# 700 rows of 1.5 KB of random letters: a tablet LZO cannot shrink
+		head -c 1200000 /dev/urandom | base64 -w 1500 |
+			awk -v p=$part 'BEGIN { print "k\ts" } { print p "-" NR "\t" $0 }' >big.tsv
+		ts insert m big.tsv >/dev/null 2>&1
+		ts flush m
+	done
+	tablets=$(ls "$sdb/m/tablets" | wc -l)
+	daemon_stop
+	dd if=/dev/zero of="$tmp/small/fill" bs=64k 2>/dev/null
+	truncate -s -512K "$tmp/small/fill"
+	daemon_start "$sdb" "$tmp/sock" --merge-delay 0 --log-segment-size 1M
+	ts stats m >/dev/null # the scheduler serves the tables that are open
+	await_log 'merge failed'
+	check merge_failure_logged 0 "tsstored: table \"m\": merge failed, retrying with backoff: merge in table \"m\": write $sdb/m/tablets/.tmp-ID.tab: No space left on device\n" '' \
+		sh -c "log_lines() { grep -e \"\$1\" '$tmp/tsstored.log' | sed -e 's/\\.tmp-[0-9a-f]*\\.tab/.tmp-ID.tab/' | sort -u; }; log_lines 'merge failed'"
+	expect two_tablets_before "$tablets" -eq 2
+	daemon_stop
+	umount -l "$tmp/small"
+fi
 
 finish
