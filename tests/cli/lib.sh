@@ -142,8 +142,11 @@ daemon_addr() {
 # daemon a test stopped with SIGSTOP is continued to take it).
 daemon_stop() {
 	[ -n "$daemon_pid" ] || return 0
-	kill -TERM "$daemon_pid" 2>/dev/null
+	# CONT first (a test may have stopped it): a CONT after the TERM can
+	# reach a daemon already exiting, while LeakSanitizer ptrace-stops its
+	# threads, and hang it there (SANITIZE=1)
 	kill -CONT "$daemon_pid" 2>/dev/null
+	kill -TERM "$daemon_pid" 2>/dev/null
 	wait "$daemon_pid" 2>/dev/null
 	daemon_pid=
 }
