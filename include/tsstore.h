@@ -721,6 +721,21 @@ TS_EXTERN int ts_insert_at(ts_table *table, uint32_t version, const ts_value *ro
 TS_EXTERN int ts_insert_counted(ts_table *table, uint32_t version, const ts_value *rows,
                                 size_t nrows, size_t *ignored);
 
+/*
+ * ts_insert_versioned -- ts_insert_counted that also says the table's
+ * version once the batch is committed.  A table's version is the log
+ * position (LSN) of its newest commit: it grows with every committed
+ * batch (and with the table's own flushes), survives closing and
+ * reopening, and orders everything the table committed
+ * (docs/corrections.md section 1).  table_version (may be NULL):
+ * receives, on success, the version of the batch's commit -- or, when
+ * the batch committed nothing (every row skipped as a duplicate, or
+ * nrows 0), the table's version at that moment; 0 on failure and in a
+ * table that never committed.  Returns as ts_insert_at.
+ */
+TS_EXTERN int ts_insert_versioned(ts_table *table, uint32_t version, const ts_value *rows,
+                                  size_t nrows, size_t *ignored, uint64_t *table_version);
+
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
 /* ------------------------------------------------------------------ */
@@ -932,13 +947,23 @@ typedef struct ts_stat {
  * opts.log_cap; rows_ignored_duplicates, the rows inserts skipped under
  * the policy TS_ON_DUPLICATE_IGNORE since the table was opened;
  * tablets_quarantined, the tablet files in the table's quarantine/ when
- * it opened plus those quarantined since).  out: array of room entries;
+ * it opened plus those quarantined since; version, the table's version,
+ * as ts_table_version).  out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.
  */
 #define TS_STATS_MAX 128
 TS_EXTERN int ts_table_stats(ts_table *table, ts_stat *out, int room, int *n);
+
+/*
+ * ts_table_version -- the table's version: the log position (LSN) of its
+ * newest commit, 0 when it never committed (ts_insert_versioned says
+ * what it orders).  The same value as the stat "version".  A read-only
+ * handle sees the writer's newest commit.  Returns 0, TS_EINVAL (version
+ * is NULL) or TS_ECLOSED.
+ */
+TS_EXTERN int ts_table_version(ts_table *table, uint64_t *version);
 
 /* ------------------------------------------------------------------ */
 /* Checking and copying a database                                      */
