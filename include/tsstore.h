@@ -1005,6 +1005,10 @@ typedef struct ts_check_opts {
  *     the filling tablets the head commit names: each tree ordered and
  *     balanced, inside the log since it began, with the rows and
  *     timespan the commit records, every row decoding.
+ *   - invariant V of versions (docs/corrections.md): tablets whose
+ *     timespans meet have disjoint version intervals, and each of those
+ *     trees is born after the newest version of every tablet whose
+ *     timespan meets its own.
  *   - A tablet in quarantine/ (found damaged earlier and moved out of the
  *     table) is reported as a problem too: the table lost its rows.
  *     Remove the file once inspected.
