@@ -225,10 +225,11 @@ static int keeps_v(const ts_table *t, const struct placed *all, int n, int *firs
 		grown = 0;
 		for (int i = 0; i < d->ntablets && !grown; i++) {
 			const ts__tablet_meta *z = &d->tablets[i];
-			int at = index_of(all, n, z->id);
-			if (!z->hi || (at >= *first && at < *first + *k) || z->lo > hi || z->hi < lo ||
-			    !spans_meet(z->min_ts, z->max_ts, min_ts, max_ts))
+			if (!z->hi || z->lo > hi || z->hi < lo ||
+			    !spans_meet(z->min_ts, z->max_ts, min_ts, max_ts) ||
+			    index_of(all + *first, *k, z->id) >= 0) /* one of the group */
 				continue;
+			int at = index_of(all, n, z->id);
 			if (at < 0)
 				return 0; /* not ready, or of the run beyond a tablet not ready */
 			if (at < *first) {
