@@ -626,16 +626,21 @@ static void check_ok(ts_test_env *e, int step, const char *what)
  * every tree or of the trees before an instant, merges (ts_merge, and the
  * background's, delays honoured), the clock moving on by up to six hours
  * (so periods roll over: 4-hour trees and tablets join their day, days
- * their week) and reopens; after every step, ts_check finds nothing, so
- * invariant V holds, and now and then the table reads exactly the rows
- * inserted.  Several seeds.
+ * their week) and reopens; with maintenance, also passes of the
+ * maintenance scheduler under a small flush_size (flushes due by size, by
+ * age and at the end of a period, beside merges).  After every step
+ * ts_check finds nothing, so invariant V holds, and now and then the
+ * table reads exactly the rows inserted.
  */
-static void random_history_keeps_v(void **state)
+static void random_history(ts_test_env *e, int steps, int maintenance)
 {
-	ts_test_env *e = *state;
 	ts_test_model m = {0};
 	int64_t serial = 0;
-	for (int step = 0; step < 1500; step++) {
+	if (maintenance) {
+		e->flush_size = 32 * 1024;
+		reopen(e);
+	}
+	for (int step = 0; step < steps; step++) {
 		uint64_t r = ts_test_xorshift(&rng) % 100;
 		const char *what;
 		if (r < 50) {
@@ -647,8 +652,13 @@ static void random_history_keeps_v(void **state)
 			insert(e, &m, h, n, e->now - back - n * SEC - (serial++ % 1000000) * 1000, step);
 			what = "insert";
 		} else if (r < 62) {
-			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-			what = "flush";
+			if (maintenance) {
+				assert_int_equal(ts__maint_pass(e->db), 0);
+				what = "maintenance pass";
+			} else {
+				assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+				what = "flush";
+			}
 		} else if (r < 72) {
 			int64_t before = e->now - (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(72 * HOUR));
 			assert_int_equal(ts_flush(e->t, before), 0);
@@ -677,6 +687,17 @@ static void random_history_keeps_v(void **state)
 	free(m.rows);
 }
 
+/* Run three times (the sequence goes on from run to run). */
+static void random_history_keeps_v(void **state)
+{
+	random_history(*state, 1500, 0);
+}
+
+static void random_history_with_maintenance_keeps_v(void **state)
+{
+	random_history(*state, 1000, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -702,6 +723,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(random_history_with_maintenance_keeps_v, setup,
+		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(random_history_with_maintenance_keeps_v, setup,
+		                                ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
