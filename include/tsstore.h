@@ -913,6 +913,10 @@ TS_EXTERN void ts_cursor_close(ts_cursor *cur);
  * on-disk tablets and return once they are durable (tablet files and
  * DESCRIPTOR synced); the log they occupied is then released.  Inserts
  * into the same periods go on meanwhile, into new filling tablets.
+ * With them go the older filling tablets of periods that meet theirs
+ * (yesterday's 4-hour tablet still filling beside yesterday's day
+ * tablet), so that no flushed row is newer than a row left in the log
+ * under the same key's time (docs/corrections.md, invariant V).
  * before = INT64_MAX flushes everything.
  * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM,
  * TS_ECORRUPT (a damaged row in the log).
