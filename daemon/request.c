@@ -689,6 +689,7 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 	char why[TSD_MESSAGE_MAX];
 	ts_value *vals = NULL;
 	size_t n = 0, ignored = 0;
+	uint64_t version = 0;
 	int rc, fast = r->rows_end > 0;
 	if (open_table(r, ctx) < 0)
 		return r->code;
@@ -706,7 +707,10 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 	/* The rows were read by r->schema: the library reads them by the same
 	 * version, whatever alter ran on another connection since. */
 	if (rc == 0 && n &&
-	    (rc = ts_insert_counted(r->table, r->schema->version, vals, n, &ignored)) < 0)
+	    (rc = ts_insert_versioned(r->table, r->schema->version, vals, n, &ignored,
+	                              &version)) < 0)
+		lib_fail(r, rc);
+	if (rc == 0 && !n && (rc = ts_table_version(r->table, &version)) < 0)
 		lib_fail(r, rc);
 	for (size_t i = 0; !fast && vals && i < n * (size_t)r->schema->ncolumns; i++)
 		val_free(&vals[i]);
@@ -719,6 +723,8 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 	jbuf_printf(&r->out, ",\"inserted\":%zu", n - ignored);
 	if (ignored)
 		jbuf_printf(&r->out, ",\"ignored\":%zu", ignored);
+	/* The table's version once the batch is in (docs/corrections.md). */
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
 	end_line(r);
 	return 0;
 }

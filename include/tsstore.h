@@ -721,6 +721,21 @@ TS_EXTERN int ts_insert_at(ts_table *table, uint32_t version, const ts_value *ro
 TS_EXTERN int ts_insert_counted(ts_table *table, uint32_t version, const ts_value *rows,
                                 size_t nrows, size_t *ignored);
 
+/*
+ * ts_insert_versioned -- ts_insert_counted that also says the table's
+ * version once the batch is committed.  A table's version is the log
+ * position (LSN) of its newest commit: it grows with every committed
+ * batch (and with the table's own flushes), survives closing and
+ * reopening, and orders everything the table committed
+ * (docs/corrections.md section 1).  table_version (may be NULL):
+ * receives, on success, the version of the batch's commit -- or, when
+ * the batch committed nothing (every row skipped as a duplicate, or
+ * nrows 0), the table's version at that moment; 0 on failure and in a
+ * table that never committed.  Returns as ts_insert_at.
+ */
+TS_EXTERN int ts_insert_versioned(ts_table *table, uint32_t version, const ts_value *rows,
+                                  size_t nrows, size_t *ignored, uint64_t *table_version);
+
 /* ------------------------------------------------------------------ */
 /* Queries                                                              */
 /* ------------------------------------------------------------------ */
@@ -898,6 +913,10 @@ TS_EXTERN void ts_cursor_close(ts_cursor *cur);
  * on-disk tablets and return once they are durable (tablet files and
  * DESCRIPTOR synced); the log they occupied is then released.  Inserts
  * into the same periods go on meanwhile, into new filling tablets.
+ * With them go the older filling tablets of periods that meet theirs
+ * (yesterday's 4-hour tablet still filling beside yesterday's day
+ * tablet), so that no flushed row is newer than a row left in the log
+ * under the same key's time (docs/corrections.md, invariant V).
  * before = INT64_MAX flushes everything.
  * Returns 0, TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM,
  * TS_ECORRUPT (a damaged row in the log).
@@ -935,13 +954,23 @@ typedef struct ts_stat {
  * it opened plus those quarantined since; table_incarnation, an opaque
  * number that a drop and a create of the same name change -- a read-only
  * handle of the dropped table then reports TS_ECLOSED, and ts_table_open
- * opens the new one).  out: array of room entries;
+ * opens the new one; version, the table's version, as ts_table_version).
+ * out: array of room entries;
  * *n receives how many were written (at most room).  The set of names is
  * stable within a version; TS_STATS_MAX entries always suffice.
  * Returns 0 or TS_ECLOSED.
  */
 #define TS_STATS_MAX 128
 TS_EXTERN int ts_table_stats(ts_table *table, ts_stat *out, int room, int *n);
+
+/*
+ * ts_table_version -- the table's version: the log position (LSN) of its
+ * newest commit, 0 when it never committed (ts_insert_versioned says
+ * what it orders).  The same value as the stat "version".  A read-only
+ * handle sees the writer's newest commit.  Returns 0, TS_EINVAL (version
+ * is NULL) or TS_ECLOSED.
+ */
+TS_EXTERN int ts_table_version(ts_table *table, uint64_t *version);
 
 /* ------------------------------------------------------------------ */
 /* Checking and copying a database                                      */
@@ -983,6 +1012,10 @@ typedef struct ts_check_opts {
  *     the filling tablets the head commit names: each tree ordered and
  *     balanced, inside the log since it began, with the rows and
  *     timespan the commit records, every row decoding.
+ *   - invariant V of versions (docs/corrections.md): tablets whose
+ *     timespans meet have disjoint version intervals, and each of those
+ *     trees is born after the newest version of every tablet whose
+ *     timespan meets its own.
  *   - A tablet in quarantine/ (found damaged earlier and moved out of the
  *     table) is reported as a problem too: the table lost its rows.
  *     Remove the file once inspected.

@@ -193,36 +193,59 @@ int ts_alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
 }
 
 static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-                  size_t *ignored, const char *fn)
+                  size_t *ignored, uint64_t *table_version, const char *fn)
 {
 	size_t skipped = 0;
+	uint64_t v = 0;
 	if (ignored)
 		*ignored = 0;
+	if (table_version)
+		*table_version = 0;
 	NEED(rows || nrows == 0, fn, "rows is NULL");
 	int rc = ts__table_enter(t, fn);
 	if (rc == 0) {
-		rc = ts__insert(t, version, rows, nrows, &skipped);
+		rc = ts__insert(t, version, rows, nrows, &skipped, &v);
 		ts__table_leave(t);
 	}
 	if (rc == 0 && ignored)
 		*ignored = skipped;
+	if (rc == 0 && table_version)
+		*table_version = v;
 	return rc;
 }
 
 int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
 {
-	return insert(t, 0, rows, nrows, NULL, "ts_insert");
+	return insert(t, 0, rows, nrows, NULL, NULL, "ts_insert");
 }
 
 int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
 {
-	return insert(t, version, rows, nrows, NULL, "ts_insert_at");
+	return insert(t, version, rows, nrows, NULL, NULL, "ts_insert_at");
 }
 
 int ts_insert_counted(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
                       size_t *ignored)
 {
-	return insert(t, version, rows, nrows, ignored, "ts_insert_counted");
+	return insert(t, version, rows, nrows, ignored, NULL, "ts_insert_counted");
+}
+
+int ts_insert_versioned(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
+                        size_t *ignored, uint64_t *table_version)
+{
+	return insert(t, version, rows, nrows, ignored, table_version, "ts_insert_versioned");
+}
+
+int ts_table_version(ts_table *t, uint64_t *version)
+{
+	int rc;
+	NEED(version, "ts_table_version", "version is NULL");
+	*version = 0;
+	if ((rc = ts__table_enter(t, "ts_table_version")) < 0)
+		return rc;
+	rc = ts__table_version(t, version);
+	ts__table_leave(t);
+	return rc;
 }
 
 int ts_flush(ts_table *t, int64_t before)

@@ -33,9 +33,11 @@ int ts__alter_add(ts_table *t, const ts_column *column);
 int ts__alter_widen(ts_table *t, const char *column);
 int ts__alter_ttl(ts_table *t, int64_t ttl);
 int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy);
-/* *ignored receives the rows the table's duplicate policy skipped. */
+/* *ignored receives the rows the table's duplicate policy skipped;
+ * *table_version (may be NULL) the table's version once the batch is
+ * committed: its commit's LSN. */
 int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-               size_t *ignored);
+               size_t *ignored, uint64_t *table_version);
 int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
 int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
 int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);
@@ -51,5 +53,7 @@ int ts__flush(ts_table *t, int64_t before);
 int ts__maint_merge_now(struct ts_table *t, int *merged);
 
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
+/* ts_table_version (stats.c): the LSN of the newest commit, 0 if none. */
+int ts__table_version(ts_table *t, uint64_t *version);
 
 #endif

@@ -18,6 +18,11 @@
  * the file should be there; otherwise the tablet is skipped, and the log
  * is walked again from the new descriptor (at most WALK_ATTEMPTS times).
  *
+ * Beside the files, the check verifies invariant V of the version
+ * intervals (docs/corrections.md section 1): no two tablets that may
+ * hold a common key overlap in versions, and every tree of the log's
+ * snapshot is newer than the tablets that may hold its keys.
+ *
  * State: one struct check per call, counting the problems and the bytes
  * verified; tables are checked one after the other, each from its own
  * descriptor.  Two passes: the first reads every descriptor for the
@@ -158,6 +163,38 @@ static uint64_t repeated(uint64_t *v, int n)
 	return 0;
 }
 
+/* Whether the timespans [a0, a1] and [b0, b1] meet: then the sources
+ * they describe may hold a common key (a key's ts lies in both). */
+static int spans_meet(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+	return a0 <= b1 && b0 <= a1;
+}
+
+/*
+ * Invariant V (docs/corrections.md section 1): tablets that may hold a
+ * common key -- of one period, their timespans meeting -- have disjoint
+ * version intervals, so one of them is newer than the other.  Tablets
+ * written before versions existed ([0, 0]) are older than every other
+ * source and are not compared.  (Whole periods are not compared: the
+ * 4-hour tablets of one day interleave in versions -- the last rows of
+ * one period arrive while the next one fills -- and share no key.)
+ */
+static void check_versions(struct check *c, const char *file, const ts__descriptor *d)
+{
+	for (int i = 0; i < d->ntablets; i++) {
+		const ts__tablet_meta *a = &d->tablets[i];
+		for (int j = i + 1; a->hi && j < d->ntablets; j++) {
+			const ts__tablet_meta *b = &d->tablets[j];
+			if (b->hi && spans_meet(a->min_ts, a->max_ts, b->min_ts, b->max_ts) &&
+			    a->lo <= b->hi && b->lo <= a->hi)
+				report(c, file, "tablets %" PRIu64 " and %" PRIu64 " overlap in versions "
+				       "([%" PRIu64 ", %" PRIu64 "] and [%" PRIu64 ", %" PRIu64 "]) and in "
+				       "time: neither is newer (invariant V)", a->id, b->id, a->lo,
+				       a->hi, b->lo, b->hi);
+		}
+	}
+}
+
 /* The invariants of the tablet records that decoding does not check. */
 static int check_records(struct check *c, const ts__descriptor *d)
 {
@@ -187,6 +224,7 @@ static int check_records(struct check *c, const ts__descriptor *d)
 	if ((twice = repeated(sources, d->ntablets)))
 		report(c, file, "two tablets were flushed from the filling tablet born at %" PRIu64, twice);
 	free(ids);
+	check_versions(c, file, d);
 	return 0;
 }
 
@@ -426,6 +464,24 @@ static int check_tree(ts__log *log, const ts__descriptor *d, const ts__commit *c
 	return 0;
 }
 
+/* Invariant V for a tree of the snapshot: it is newer than every tablet
+ * that may hold a key of it (their timespans meet), so born after their
+ * versions.  Returns 0, or -1 with *why. */
+static int check_tree_newer(const ts__descriptor *d, const ts__root *r, char *why, size_t size)
+{
+	for (int i = 0; r->rows && i < d->ntablets; i++) {
+		const ts__tablet_meta *m = &d->tablets[i];
+		if (m->hi && r->born <= m->hi &&
+		    spans_meet(r->min_ts, r->max_ts, m->min_ts, m->max_ts)) {
+			snprintf(why, size, "filling tablet born at %" PRIu64 " is not newer than tablet %"
+			         PRIu64 " (versions [%" PRIu64 ", %" PRIu64 "]), whose time it shares "
+			         "(invariant V)", r->born, m->id, m->lo, m->hi);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Check the trees the commit at lsn names.  Returns 0, or -1 with *why
  * (the first problem). */
 static int check_trees(ts__log *log, const ts__descriptor *d, uint64_t lsn, char *why,
@@ -437,7 +493,9 @@ static int check_trees(ts__log *log, const ts__descriptor *d, uint64_t lsn, char
 	for (uint32_t i = 0; i < cm.nroots; i++) {
 		ts__root r;
 		ts__commit_root(&cm, i, &r);
-		if (!ts__tablets_hold_tree(d->tablets, d->ntablets, r.born) && check_tree(log, d, &cm, &r, why, size) < 0)
+		if (!ts__tablets_hold_tree(d->tablets, d->ntablets, r.born) &&
+		    (check_tree(log, d, &cm, &r, why, size) < 0 ||
+		     check_tree_newer(d, &r, why, size) < 0))
 			return -1;
 	}
 	return 0;

@@ -21,6 +21,11 @@
  * the horizon (TS_DESC_NO_HORIZON when there is none) and the duplicate
  * policy; it is written only for a policy other than reject, so tables
  * that keep the default stay readable by builds that predate policies.
+ * Version 4 has version 3's body, each tablet record carrying its version
+ * interval [lo, hi] after its source (84 bytes); it is written only when
+ * some tablet has an interval other than [0, 0], so tables that hold
+ * only tablets written before versions existed stay readable by older
+ * builds (docs/corrections.md section 1).
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -64,7 +69,7 @@ int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 	return 0;
 }
 
-static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
+static void encode_tablet(ts_buf *b, const ts__tablet_meta *t, uint32_t version)
 {
 	ts_buf rec;
 	ts__buf_init(&rec);
@@ -77,6 +82,10 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
 	ts__put_u64(&rec, t->rows);
 	ts__put_u64(&rec, t->bytes);
 	ts__put_u64(&rec, t->source);
+	if (version >= TS_DESC_VERSION) {
+		ts__put_u64(&rec, t->lo);
+		ts__put_u64(&rec, t->hi);
+	}
 	b->oom |= rec.oom;
 	ts__put_bytes(b, rec.data, rec.len);
 	ts__buf_free(&rec);
@@ -85,8 +94,11 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t)
 /* The oldest format version that holds d (descriptor_format.h). */
 static uint32_t desc_version(const ts__descriptor *d)
 {
+	for (int i = 0; i < d->ntablets; i++)
+		if (d->tablets[i].lo || d->tablets[i].hi)
+			return TS_DESC_VERSION;
 	if (d->on_duplicate != TS_ON_DUPLICATE_REJECT)
-		return TS_DESC_VERSION;
+		return TS_DESC_VERSION_POLICY;
 	return d->horizon_set ? TS_DESC_VERSION_HORIZON : TS_DESC_VERSION_MIN;
 }
 
@@ -102,13 +114,13 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 	ts__put_u32(b, (uint32_t)d->nschemas);
 	for (int i = 0; i < d->nschemas; i++)
 		ts__schema_encode(d->schemas[i], b);
+	uint32_t version = desc_version(d);
 	ts__put_u32(b, (uint32_t)d->ntablets);
 	for (int i = 0; i < d->ntablets; i++)
-		encode_tablet(b, &d->tablets[i]);
-	uint32_t version = desc_version(d);
+		encode_tablet(b, &d->tablets[i], version);
 	if (version >= TS_DESC_VERSION_HORIZON)
 		ts__put_u64(b, (uint64_t)(d->horizon_set ? d->horizon : TS_DESC_NO_HORIZON));
-	if (version >= TS_DESC_VERSION)
+	if (version >= TS_DESC_VERSION_POLICY)
 		ts__put_u8(b, (uint8_t)d->on_duplicate);
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
@@ -174,7 +186,7 @@ static int decode_schemas(ts_reader *r, ts__descriptor *d)
 	return 0;
 }
 
-static int decode_tablets(ts_reader *r, ts__descriptor *d)
+static int decode_tablets(ts_reader *r, uint32_t version, ts__descriptor *d)
 {
 	uint32_t n = ts__get_u32(r);
 	if (r->bad || n > ts__reader_left(r))
@@ -200,23 +212,32 @@ static int decode_tablets(ts_reader *r, ts__descriptor *d)
 		t->bytes = ts__get_u64(&rec);
 		if (ts__reader_left(&rec) > 0) /* absent in the first, 60-byte records */
 			t->source = ts__get_u64(&rec);
+		if (version >= TS_DESC_VERSION) { /* every record of version 4 has them */
+			t->lo = ts__get_u64(&rec);
+			t->hi = ts__get_u64(&rec);
+		}
 		if (rec.bad || t->schema_version < 1 ||
 		    t->schema_version > (uint32_t)d->nschemas)
 			return ts__fail(TS_ECORRUPT, "tablet record %u is malformed", i);
+		if (t->lo > t->hi)
+			return ts__fail(TS_ECORRUPT, "tablet record %u: version interval [%llu, %llu] ends "
+			                "before it begins", i, (unsigned long long)t->lo,
+			                (unsigned long long)t->hi);
 		d->ntablets++;
 	}
 	return 0;
 }
 
-/* What versions 2 and 3 append to the tablet records: the horizon (in
- * version 3, TS_DESC_NO_HORIZON for none), then version 3's policy. */
+/* What versions 2 to 4 append to the tablet records: the horizon (in
+ * versions 3 and 4, TS_DESC_NO_HORIZON for none), then the policy of
+ * versions 3 and 4. */
 static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 {
 	d->horizon = (int64_t)ts__get_u64(r);
 	d->horizon_set = version == TS_DESC_VERSION_HORIZON || d->horizon != TS_DESC_NO_HORIZON;
 	if (r->bad)
 		return ts__fail(TS_ECORRUPT, "the expiry horizon is truncated");
-	if (version < TS_DESC_VERSION)
+	if (version < TS_DESC_VERSION_POLICY)
 		return 0;
 	uint8_t policy = ts__get_u8(r);
 	if (r->bad)
@@ -250,7 +271,7 @@ int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)
 	if (rc == 0)
 		rc = decode_schemas(&r, d);
 	if (rc == 0)
-		rc = decode_tablets(&r, d);
+		rc = decode_tablets(&r, version, d);
 	if (rc == 0 && version >= TS_DESC_VERSION_HORIZON)
 		rc = decode_tail(&r, version, d);
 	if (rc == 0 && ts__reader_left(&r) != 0)

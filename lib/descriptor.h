@@ -23,6 +23,11 @@ typedef struct ts__tablet_meta {
 	uint64_t rows, bytes;
 	uint64_t source;                  /* flushed from the filling tree
 	                                   * named born (log.h); 0 = merged */
+	/* The versions its rows were committed in (docs/corrections.md
+	 * section 1): flushed from tree T, [T's born, the commit that last
+	 * added rows to T]; merged, [min lo, max hi] of the inputs; written
+	 * before versions existed, [0, 0].  Format version 4 records them. */
+	uint64_t lo, hi;
 } ts__tablet_meta;
 
 typedef struct ts__descriptor {
@@ -46,7 +51,6 @@ typedef struct ts__descriptor {
 	struct ts__descriptor *next_retired;
 } ts__descriptor;
 
-/* The newest schema. */
 /* Whether one of tablets[0..n) was flushed from the filling tree born at
  * born: readers, recovery and check then skip that tree. */
 static inline int ts__tablets_hold_tree(const ts__tablet_meta *tablets, int n, uint64_t born)
@@ -57,6 +61,7 @@ static inline int ts__tablets_hold_tree(const ts__tablet_meta *tablets, int n, u
 	return 0;
 }
 
+/* The newest schema. */
 static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
 {
 	return d->schemas[d->nschemas - 1];

@@ -11,15 +11,19 @@
 /* Format versions: each writer writes the oldest one that holds what the
  * descriptor has, so that older builds keep reading every table that
  * uses nothing newer. */
-#define TS_DESC_VERSION 3             /* newest: written when the duplicate
-                                       * policy is not reject */
+#define TS_DESC_VERSION 4             /* newest: written when a tablet has
+                                       * a version interval other than
+                                       * [0, 0] (docs/corrections.md) */
+#define TS_DESC_VERSION_POLICY 3      /* written when the duplicate policy
+                                       * is not reject (and no tablet has
+                                       * an interval) */
 #define TS_DESC_VERSION_HORIZON 2     /* written when the descriptor has an
                                        * expiry horizon (and rejects) */
 #define TS_DESC_VERSION_MIN 1         /* oldest read, and written when it has
                                        * neither */
 
-/* Version 3's body tail: the horizon (this value when there is none),
- * then one byte, the duplicate policy (TS_ON_DUPLICATE_*). */
+/* The body tail of versions 3 and 4: the horizon (this value when there
+ * is none), then one byte, the duplicate policy (TS_ON_DUPLICATE_*). */
 #define TS_DESC_NO_HORIZON INT64_MIN
 #define TS_DESC_POLICY_MAX 1          /* highest policy value a reader takes */
 

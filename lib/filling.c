@@ -140,6 +140,7 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	if (rc < 0)
 		return rc;
 	r->rows++;
+	r->last = TS_ROOT_LAST_BATCH; /* the commit's LSN once it lands */
 	r->bytes += rowbytes + TS_ROWREC_HEADER + TS_NODE_SIZE;
 	if (ts < r->min_ts)
 		r->min_ts = ts;
@@ -155,6 +156,9 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
 		ts__filling_abort(f);
 		return rc;
 	}
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].last == TS_ROOT_LAST_BATCH)
+			f->work[i].last = ts__log_head(f->log);
 	if (f->n)
 		memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
 	f->ncommitted = f->n;

@@ -46,7 +46,11 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
                        uint64_t *dup_row);
 
-/* Write the commit record and publish it.  Returns 0 or a log error (the
+/* ts__root.last of a tree the batch in progress added rows to. */
+#define TS_ROOT_LAST_BATCH UINT64_MAX
+
+/* Write the commit record and publish it; the trees the batch added rows
+ * to get its LSN as their last.  Returns 0 or a log error (the
  * batch is then aborted). */
 int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now);
 

@@ -22,7 +22,8 @@
  * temporary file; the next flush writes the tree again.  flush_mu keeps
  * flushes one at a time, so the tablet ids they reserve do not collide.
  *
- * ts_flush flushes on request; ts__flush_due, run by the database's
+ * ts_flush flushes on request (the trees asked for, and the older trees
+ * of periods that meet theirs: freeze says why); ts__flush_due, run by the database's
  * maintenance scheduler (maint.c), flushes the trees due by size, age or the
  * end of their period, or every tree once the log holds half of log_cap.
  * A background flush that fails is tried again with backoff (backoff.h),
@@ -54,10 +55,68 @@ typedef int (*choose_fn)(const ts_table *t, const ts__root *r, const void *arg);
 struct job {
 	ts__root root;
 	uint64_t id;
+	uint64_t hi;   /* the newest version of its rows (tree_hi) */
 };
 
-/* Freeze the trees choose picks, and list every frozen tree (earlier
- * ones included) in jobs.  t->mu is held. */
+/*
+ * The newest version of tree r's rows, its tablet's hi: the commit that
+ * last added rows to it.  Every row of r lies before it, and a tree of
+ * r's period begun after r froze begins after it -- which the freezing
+ * commit would not give across a roll-over: yesterday's 4-hour tree
+ * frozen after midnight beside the day tree that yesterday's late rows
+ * began meanwhile, whose rows are newer (docs/corrections.md section 1).
+ * The writer knows it (r->last) for every tree it added rows to since it
+ * opened the table; for a tree recovered from the log it is the commit
+ * of the batch holding the tree's root node, since every insert writes
+ * the root anew (avl.c) -- found by walking the commits back from the
+ * head (they are all after the tree's first batch, so still in the log).
+ * t->mu is held.
+ */
+static int tree_hi(ts_table *t, const ts__root *r, uint64_t *hi)
+{
+	TS_ASSERT_HELD(&t->mu);
+	ts__commit c;
+	if (r->last) {
+		*hi = r->last;
+		return 0;
+	}
+	for (uint64_t lsn = ts__log_head(t->log); lsn > r->root; lsn = c.prev_lsn) {
+		int rc = ts__log_read_commit(t->log, lsn, &c);
+		if (rc < 0)
+			return rc;
+		if (c.batch_lsn < r->root) {
+			*hi = lsn;
+			return 0;
+		}
+	}
+	return ts__fail(TS_ECORRUPT, "no commit holds the root node %llu of the tree born at %llu",
+	                (unsigned long long)r->root, (unsigned long long)r->born);
+}
+
+static int by_hi(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Whether the periods of trees a and b intersect (one holds the other:
+ * a period that grew since one of them began), so that they may hold
+ * rows of the same keys. */
+static int periods_meet(const ts__root *a, const ts__root *b)
+{
+	return a->period_start < ts__period_end(b->period_start, b->period_len) &&
+	       b->period_start < ts__period_end(a->period_start, a->period_len);
+}
+
+/* Freeze the trees choose picks, with every tree begun before one of
+ * them whose period meets its own (yesterday's 4-hour tree beside the
+ * day tree that yesterday's late rows began after midnight: flushing the
+ * newer alone would leave on disk rows newer than the older tree's, with
+ * the older tree still in the log -- invariant V, docs/corrections.md).
+ * List every frozen tree (earlier ones included) in jobs, oldest version
+ * first: a flush publishes its tablets in that order and stops at the
+ * first that fails, so the tablets on disk are always older than every
+ * tree still in the log that may hold their keys.  t->mu is held. */
 static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **jobs, int *njobs)
 {
 	TS_ASSERT_HELD(&t->mu);
@@ -69,6 +128,16 @@ static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **j
 			f->work[i].flags |= TS_ROOT_FROZEN;
 			changed = 1;
 		}
+	for (int more = changed; more;) {
+		more = 0;
+		for (int i = 0; i < f->n; i++)
+			for (int j = 0; (f->work[i].flags & TS_ROOT_FROZEN) && j < f->n; j++)
+				if (f->work[j].rows && !(f->work[j].flags & TS_ROOT_FROZEN) &&
+				    f->work[j].born < f->work[i].born && periods_meet(&f->work[i], &f->work[j])) {
+					f->work[j].flags |= TS_ROOT_FROZEN;
+					more = 1;
+				}
+	}
 	if (changed && (rc = ts__filling_begin(f)) == 0)
 		rc = ts__filling_commit(f, 0, ts_now(t->db));
 	if (rc < 0) {
@@ -81,9 +150,13 @@ static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **j
 	for (int i = 0; i < f->n; i++)
 		if (f->work[i].flags & TS_ROOT_FROZEN) {
 			(*jobs)[n].root = f->work[i];
-			(*jobs)[n].id = ts__table_reserve_id(t);
+			if ((rc = tree_hi(t, &f->work[i], &(*jobs)[n].hi)) < 0)
+				return rc;
 			n++;
 		}
+	qsort(*jobs, (size_t)n, sizeof **jobs, by_hi);
+	for (int i = 0; i < n; i++)
+		(*jobs)[i].id = ts__table_reserve_id(t);
 	*njobs = n;
 	return 0;
 }
@@ -127,6 +200,8 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	m->period_start = j->root.period_start;
 	m->period_end = ts__period_end(j->root.period_start, j->root.period_len);
 	m->source = j->root.born;
+	m->lo = j->root.born;
+	m->hi = j->hi;
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, j->id, s, m->period_start, m->period_end, &w);
 	if (rc < 0)

@@ -259,7 +259,7 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
 }
 
 static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-                         size_t *ignored)
+                         size_t *ignored, uint64_t *table_version)
 {
 	const ts__schema *s = ts__desc_schema(t->desc), *v = NULL;
 	int64_t now = ts_now(t->db);
@@ -277,6 +277,7 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	}
 	t->rows_ignored_duplicates += skipped;
 	*ignored = skipped;
+	*table_version = ts__log_head(t->log); /* this batch's commit, if it made one */
 	int64_t mono = ts__mono_ns(), none = 0;
 	ts__maint_foreground(&t->db->maint, mono); /* merges yield to inserts */
 	if (ts__flush_wanted(t) &&
@@ -293,16 +294,19 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 }
 
 int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-               size_t *ignored)
+               size_t *ignored, uint64_t *table_version)
 {
 	*ignored = 0;
+	*table_version = 0;
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
 	if (nrows)
-		rc = insert_locked(t, version, rows, nrows, ignored);
+		rc = insert_locked(t, version, rows, nrows, ignored, table_version);
+	else if (t->log)
+		*table_version = ts__log_head(t->log);
 	ts__table_unlock(t);
 	return rc;
 }

@@ -440,6 +440,7 @@ void ts__commit_root(const ts__commit *c, uint32_t i, ts__root *r)
 	r->since = ts__load_u64(p + TS_ROOT_OFF_SINCE);
 	r->flags = ts__load_u32(p + TS_ROOT_OFF_FLAGS);
 	r->created = 0;
+	r->last = 0;
 }
 
 /* Validate the batch at p; on success *c is its commit and *next the LSN

@@ -81,6 +81,10 @@ typedef struct ts__root {
 	int64_t created;    /* writer's memory only, not in the log: the
 	                     * database clock when the tree began (or when
 	                     * the writer opened the table) */
+	ts__lsn last;       /* writer's memory only, not in the log: the
+	                     * commit that last added rows to the tree, its
+	                     * newest version (0 = not known: none since the
+	                     * writer opened the table; see flush.c) */
 } ts__root;
 
 /* A frozen tree takes no more rows (its period's new rows go to a new

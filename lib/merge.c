@@ -12,6 +12,25 @@
  * merge at midnight.  A freshly flushed tablet waits merge_delay before it merges:
  * the next flush of its period will likely merge with it.
  *
+ * A period's tablets are merged in version order (by the hi of their
+ * version intervals, docs/corrections.md section 1), the order they were
+ * flushed in, which is LittleTable's rule as the paper states it: a
+ * merge takes tablets consecutive in that order, and its output's
+ * interval, the union of its inputs', then holds no other tablet's.  Were
+ * they taken in min_ts order, as before versions, late rows flushed last
+ * (a newer tablet with an older min_ts) would sit between two older
+ * tablets, a merge could join the oldest and the newest around a middle
+ * one, and the output would claim versions both older and newer than
+ * the middle tablet's rows: "which source is newer" -- what replacing
+ * writes and tombstones resolve by -- would have no answer.  Keeping the
+ * intervals of tablets that may share a key disjoint (invariant V) is
+ * what ts_check verifies.  Version order alone does not keep it across a
+ * roll-over: tablets of 4-hour periods that filled side by side
+ * interleave in versions, and tomorrow they share the day period; so a
+ * group whose output would overlap another tablet it shares time with
+ * grows to take that tablet in, or is passed over (keeps_v).  The sizes
+ * rule (ts__merge_pick) and the delays are as they were.
+ *
  * A merge: (1) under the table mutex, pick a group and reserve a tablet
  * id; (2) without it, merge the inputs' rows in key order into the new
  * tablet (temporary name, fsync, rename, fsync of the directory),
@@ -116,12 +135,17 @@ struct placed {
 	int64_t start, len;
 };
 
-static int by_period_then_ts(const void *a, const void *b)
+/* Period, then version order: by hi, the tablets written before
+ * versions existed ([0, 0]) first, by id (their flush order, and they
+ * share no key among them). */
+static int by_period_then_version(const void *a, const void *b)
 {
 	const struct placed *x = a, *y = b;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->m.min_ts < y->m.min_ts ? -1 : x->m.min_ts > y->m.min_ts;
+	if (x->m.hi != y->m.hi)
+		return x->m.hi < y->m.hi ? -1 : 1;
+	return x->m.id < y->m.id ? -1 : x->m.id > y->m.id;
 }
 
 /* Whether p may merge now; strict: honour the delays. */
@@ -140,7 +164,7 @@ static int ready(const ts_table *t, const struct placed *p, int64_t now, int str
 
 struct plan {
 	int n;
-	ts__tablet_meta *in;        /* oldest first */
+	ts__tablet_meta *in;        /* oldest version first */
 	int64_t period_start, period_len;
 	uint64_t id;
 	const ts__schema **versions;
@@ -151,13 +175,102 @@ struct plan {
 	const ts__merge_yield *yield; /* between slices; NULL: never */
 };
 
-/* ts__merge_pick over the run all[0..n) of one period's ready tablets. */
+/* Whether the timespans [a0, a1] and [b0, b1] meet: then the sources
+ * they describe may hold a common key. */
+static int spans_meet(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+	return a0 <= b1 && b0 <= a1;
+}
+
+/* The index in all[0..n) of the tablet named id, or -1. */
+static int index_of(const struct placed *all, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (all[i].m.id == id)
+			return i;
+	return -1;
+}
+
+/*
+ * Make the group all[*first .. *first + *k) keep invariant V once merged:
+ * its output takes the union of the inputs' intervals and of their
+ * timespans, which may meet a tablet outside the group whose interval it
+ * then overlaps -- consecutive in version order is not enough when a
+ * period's tablets come from periods that were finer when they filled
+ * (today's 4-hour trees fill side by side, so their intervals interleave,
+ * and tomorrow they share the day period).  The group grows to take such
+ * tablets in, with those between them in version order, while it stays
+ * within the run and merge_max_size; and no tree (filling or frozen)
+ * whose timespan meets the output's may be born before its hi: the tree
+ * holds newer rows of those keys than some input.  Returns 1 when the
+ * group is fit to merge, 0 when not.  t->mu is held.
+ */
+static int keeps_v(const ts_table *t, const struct placed *all, int n, int *first, int *k)
+{
+	TS_ASSERT_HELD(&t->mu);
+	const ts__descriptor *d = t->desc;
+	uint64_t max = (uint64_t)t->db->opts.merge_max_size;
+	for (int grown = 1; grown;) {
+		uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+		int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
+		for (int i = *first; i < *first + *k; i++) {
+			lo = all[i].m.lo < lo ? all[i].m.lo : lo;
+			hi = all[i].m.hi > hi ? all[i].m.hi : hi;
+			min_ts = all[i].m.min_ts < min_ts ? all[i].m.min_ts : min_ts;
+			max_ts = all[i].m.max_ts > max_ts ? all[i].m.max_ts : max_ts;
+			bytes += all[i].m.bytes;
+		}
+		if (bytes > max)
+			return 0;
+		grown = 0;
+		for (int i = 0; i < d->ntablets && !grown; i++) {
+			const ts__tablet_meta *z = &d->tablets[i];
+			if (!z->hi || z->lo > hi || z->hi < lo ||
+			    !spans_meet(z->min_ts, z->max_ts, min_ts, max_ts) ||
+			    index_of(all + *first, *k, z->id) >= 0) /* one of the group */
+				continue;
+			int at = index_of(all, n, z->id);
+			if (at < 0)
+				return 0; /* not ready, or of the run beyond a tablet not ready */
+			if (at < *first) {
+				*k += *first - at;
+				*first = at;
+			} else {
+				*k = at - *first + 1;
+			}
+			grown = 1;
+		}
+		for (int i = 0; i < t->fill.n && !grown && hi; i++) {
+			const ts__root *r = &t->fill.work[i];
+			if (r->rows && r->born <= hi && spans_meet(r->min_ts, r->max_ts, min_ts, max_ts))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* The group to merge in the run all[0..n) of one period's ready tablets
+ * (version order): the first group ts__merge_pick finds that keeps
+ * invariant V (keeps_v, which may grow it).  Returns its size (0: none)
+ * and sets *first.  t->mu is held. */
 static int pick_run(const ts_table *t, const struct placed *all, int n, int *first)
 {
 	uint64_t sizes[n];
 	for (int i = 0; i < n; i++)
 		sizes[i] = all[i].m.bytes;
-	return ts__merge_pick(sizes, n, (uint64_t)t->db->opts.merge_max_size, first);
+	for (int from = 0; from + 1 < n;) {
+		int f, k = ts__merge_pick(sizes + from, n - from,
+		                          (uint64_t)t->db->opts.merge_max_size, &f);
+		if (k < 2)
+			return 0;
+		f += from;
+		from = f + 1;
+		if (keeps_v(t, all, n, &f, &k)) {
+			*first = f;
+			return k;
+		}
+	}
+	return 0;
 }
 
 /* The group to merge in a run, into *p if p holds none yet or a larger
@@ -204,7 +317,7 @@ static int for_each_run(ts_table *t, int64_t now, int strict,
 		all[i].m = d->tablets[i];
 		ts__period_of(all[i].m.min_ts, now, &all[i].start, &all[i].len);
 	}
-	qsort(all, (size_t)n, sizeof *all, by_period_then_ts);
+	qsort(all, (size_t)n, sizeof *all, by_period_then_version);
 	for (int i = 0; i < n && rc == 0;) {
 		int j = i;
 		while (j < n && all[j].start == all[i].start && ready(t, &all[j], now, strict))
@@ -418,6 +531,11 @@ static int run(ts_table *t, const struct plan *p)
 	                       .period_end = ts__period_end(p->period_start, p->period_len),
 	                       .schema_version = p->versions[p->nversions - 1]->version};
 	uint64_t expired = 0;
+	out.lo = p->in[0].lo;
+	for (int i = 0; i < p->n; i++) { /* the union of the inputs' versions */
+		out.lo = p->in[i].lo < out.lo ? p->in[i].lo : out.lo;
+		out.hi = p->in[i].hi > out.hi ? p->in[i].hi : out.hi;
+	}
 	int rc = src ? write_merged(t, p, src, &out, &expired) : ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; src && i < p->n; i++) {
 		ts__table_tablet_put(t, src[i].tab);

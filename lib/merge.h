@@ -11,7 +11,7 @@
 
 /*
  * The merge policy.  sizes[0..n) are the bytes of one period's tablets
- * ordered by the low end of their timespans (oldest first).  Find the
+ * in version order (oldest first: merge.c says why).  Find the
  * first adjacent pair i, i+1 with sizes[i] <= 2 * sizes[i+1] whose sum is
  * at most max, and extend it with the adjacent newer tablets while the
  * total stays at most max.  Returns how many tablets to merge (>= 2) and
@@ -40,7 +40,8 @@ typedef struct ts__merge_yield {
  * The bytes of the merge a background pass would make next in t: per
  * period, among tablets flushed at least merge_delay ago (and, for a
  * period that grew by roll-over, once its pseudo-random delay passed),
- * the groups ts__merge_pick finds, and of those the smallest.  0 when
+ * the groups ts__merge_pick finds (grown or passed over to keep
+ * invariant V: merge.c), and of those the smallest.  0 when
  * none is due, another merge of t is running, or t's merges failed
  * lately and wait for their backoff.  Returns the bytes or an error.
  */

@@ -11,6 +11,12 @@
 #include "merge.h"
 #include "tabledesc.h"
 
+int ts__table_version(ts_table *t, uint64_t *version)
+{
+	*version = t->log ? ts__log_head(t->log) : 0;
+	return 0;
+}
+
 static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 {
 	if (*n < room) {
@@ -21,7 +27,8 @@ static void put(ts_stat *out, int room, int *n, const char *name, int64_t v)
 }
 
 /* The filling tablets as the newest commit names them (so read-only
- * handles see the writer's), that commit's number and wall-clock time
+ * handles see the writer's), that commit's number, its LSN (the table's
+ * version, docs/corrections.md section 1) and wall-clock time
  * (ns since the epoch; both 0 when the log holds none: every insert and
  * flush moves them, and the mounted view keys its cache and its files'
  * mtimes on them), and the writer's counters since it opened. */
@@ -46,6 +53,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "filling_rows", (int64_t)rows);
 	put(out, room, count, "table_incarnation", (int64_t)t->incarnation);
 	put(out, room, count, "commit_seq", seq);
+	put(out, room, count, "version", (int64_t)head);
 	put(out, room, count, "commit_time_ns", when);
 	put(out, room, count, "filling_bytes", (int64_t)bytes);
 	put(out, room, count, "rows_inserted", (int64_t)t->fill.rows);

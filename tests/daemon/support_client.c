@@ -609,3 +609,23 @@ char *tsd_test_call(struct tsd_test_conn *c, const char *request)
 		return NULL;
 	return text;
 }
+
+char *tsd_test_drop_version(char *text)
+{
+	static const char member[] = ",\"version\":";
+	for (char *line = text; line && *line;) {
+		char *end = strchr(line, '\n'), *v = strstr(line, member);
+		char *ins = strstr(line, "\"inserted\":");
+		if (!end)
+			end = line + strlen(line);
+		if (v && v < end && ins && ins < end) {
+			char *digits = v + sizeof member - 1, *after = digits;
+			while (*after >= '0' && *after <= '9')
+				after++;
+			memmove(v, after, strlen(after) + 1);
+			end -= after - v;
+		}
+		line = *end ? end + 1 : end;
+	}
+	return text;
+}

@@ -176,4 +176,13 @@ int tsd_test_read_response(struct tsd_test_conn *c, int timeout_ms, json_t **lin
  */
 char *tsd_test_call(struct tsd_test_conn *c, const char *request);
 
+/*
+ * tsd_test_drop_version -- remove, in place, the ,"version":N member of
+ * every insert answer (a line with "inserted") in text; returns text
+ * (NULL stays NULL).  N is the table's log position, which depends on
+ * the log's layout: tests that are not about it compare the rest
+ * exactly, and test_daemon's insert_answers_version checks N itself.
+ */
+char *tsd_test_drop_version(char *text);
+
 #endif /* TSSTORE_TESTS_DAEMON_SUPPORT_CLIENT_H */

@@ -110,10 +110,11 @@ static char *call_raw(struct tsd_test_conn *c, const char *request)
 }
 
 /* Send request and assert the whole response is want (both in the
- * single-quote form). */
+ * single-quote form), insert answers without their "version" (an LSN:
+ * insert_answers_version checks it). */
 static void expect(struct tsd_test_conn *c, const char *request, const char *want)
 {
-	char *req = dq(request), *w = dq(want), *got = call_raw(c, req);
+	char *req = dq(request), *w = dq(want), *got = tsd_test_drop_version(call_raw(c, req));
 	assert_string_equal(got, w);
 	free(got);
 	free(w);
@@ -123,7 +124,7 @@ static void expect(struct tsd_test_conn *c, const char *request, const char *wan
 /* The same, with want already in its exact form. */
 static void expect_exact(struct tsd_test_conn *c, const char *request, const char *want)
 {
-	char *req = dq(request), *got = call_raw(c, req);
+	char *req = dq(request), *got = tsd_test_drop_version(call_raw(c, req));
 	assert_string_equal(got, want);
 	free(got);
 	free(req);
@@ -1504,6 +1505,51 @@ static void expect_policy(struct tsd_test_conn *c, const char *policy)
 	free(want);
 }
 
+/* The "version" of an insert request's answer (which must have one). */
+static json_int_t insert_version(struct tsd_test_conn *c, const char *request, int inserted)
+{
+	char *req = dq(request);
+	json_t *lines = NULL, *a;
+	assert_int_equal(tsd_test_send_line(c, req), 0);
+	assert_int_equal(tsd_test_read_response(c, WAIT, &lines, NULL), 0);
+	a = json_array_get(lines, 0);
+	assert_true(json_is_true(json_object_get(a, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(a, "inserted")), inserted);
+	assert_true(json_is_integer(json_object_get(a, "version")));
+	json_int_t v = json_integer_value(json_object_get(a, "version"));
+	json_decref(lines);
+	free(req);
+	return v;
+}
+
+/* An insert answers the table's version once its batch is in: the stat
+ * "version" then, greater for every later batch, the same for a batch
+ * whose rows were all skipped; a flush moves it too (its commits). */
+static void test_insert_answers_version(void **state)
+{
+	struct fixture *f = *state;
+	create_d(f->c, "ignore");
+	json_int_t v1 = insert_version(f->c, "{'op':'insert','table':'d','rows':"
+	                               "[['a',1735689600000000000,1]]}", 1);
+	json_t *st = table_stats(f->c, "d");
+	assert_true(v1 > 0);
+	assert_int_equal(stat_int(st, "version"), v1);
+	json_decref(st);
+	json_int_t v2 = insert_version(f->c, "{'op':'insert','table':'d','rows':"
+	                               "[['b',1735689600000000000,2]]}", 1);
+	assert_true(v2 > v1);
+	json_int_t v3 = insert_version(f->c, "{'op':'insert','table':'d','rows':"
+	                               "[['b',1735689600000000000,2]]}", 0);
+	assert_int_equal(v3, v2);
+	expect(f->c, "{'op':'flush','table':'d'}", "{'ok':true}\n");
+	st = table_stats(f->c, "d");
+	assert_true(stat_int(st, "version") > v2);
+	json_int_t flushed = stat_int(st, "version");
+	json_decref(st);
+	assert_true(insert_version(f->c, "{'op':'insert','table':'d','rows':"
+	                           "[['c',1735689600000000000,3]]}", 1) > flushed);
+}
+
 /* create with "on_duplicate":"ignore": a batch's duplicates (of stored
  * rows and of its own earlier rows) are skipped, counted in the response
  * ("ignored", absent when none) and in the table's stats; a retried batch
@@ -1859,7 +1905,7 @@ static void test_pipeline_1000(void **state)
 	for (int i = 0; i < 1000; i++) {
 		if (tsd_test_read_response(f->c, WAIT, NULL, &text) != 0)
 			fail_msg("response %d of 1000 did not come", i);
-		append(&got, &ngot, text);
+		append(&got, &ngot, tsd_test_drop_version(text));
 	}
 	assert_string_equal(got, want);
 	free(got);
@@ -1959,7 +2005,7 @@ static int worker_call(struct worker *w, struct tsd_test_conn *c, const char *re
 	char *got = NULL;
 	int rc = tsd_test_send_line(c, req) < 0 ? TSD_TEST_ERROR
 	       : tsd_test_read_response(c, WAIT, NULL, &got);
-	if (rc == 0 && strcmp(got, want) != 0)
+	if (rc == 0 && strcmp(tsd_test_drop_version(got), want) != 0)
 		rc = TSD_TEST_ERROR;
 	if (rc < 0)
 		snprintf(w->error, sizeof w->error, "%.100s...: got %.300s (%s)", req, got ? got : "nothing",
@@ -2208,7 +2254,7 @@ static void *loader_main(void *arg)
 			l->ended = 1;
 			break;
 		}
-		if (rc < 0 || strcmp(got, want) != 0) {
+		if (rc < 0 || strcmp(tsd_test_drop_version(got), want) != 0) {
 			snprintf(l->error, sizeof l->error, "batch %ld: %.300s", b, rc < 0 ? "no response" : got);
 			break;
 		}
@@ -3366,6 +3412,7 @@ int main(void)
 		BOTH("insert_duplicate_key", test_insert_duplicate_key, setup),
 		BOTH("insert_duplicate_in_batch", test_insert_duplicate_in_batch, setup),
 		BOTH("insert_on_duplicate_ignore", test_insert_on_duplicate_ignore, setup),
+		BOTH("insert_answers_version", test_insert_answers_version, setup),
 		BOTH("alter_on_duplicate", test_alter_on_duplicate, setup),
 		BOTH("insert_expired", test_insert_expired, setup),
 		BOTH("insert_future", test_insert_future, setup),

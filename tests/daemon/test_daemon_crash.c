@@ -151,7 +151,8 @@ static int client_read(struct client *cl, struct tsd_test_conn *c, const char *w
 {
 	char *got = NULL;
 	int rc = tsd_test_read_response(c, WAIT, NULL, &got);
-	rc = rc == 0 ? (strcmp(got, want) == 0 ? 0 : -1) : rc == TSD_TEST_EOF ? 1 : -1;
+	rc = rc == 0 ? (strcmp(tsd_test_drop_version(got), want) == 0 ? 0 : -1) :
+	     rc == TSD_TEST_EOF ? 1 : -1;
 	if (rc < 0)
 		snprintf(cl->error, sizeof cl->error, "%.80s: got %.300s", what, got ? got : "no response");
 	free(got);

@@ -539,7 +539,8 @@ static void cut(enum kind k, const char *file, const char *cls, uint64_t size, i
 /* The DESCRIPTOR: every header field; the body's fixed fields; in each
  * schema record its version, column count, and each column entry's
  * name length, name, type and default; the key; the tablet count and
- * every field of each tablet record.  Offsets follow the records'
+ * every field of each tablet record (in format version 4, with their
+ * version intervals, then the horizon and the policy).  Offsets follow the records'
  * encoding, and must add up to the file's size. */
 static void descriptor_cases(void)
 {
@@ -615,8 +616,22 @@ static void descriptor_cases(void)
 	field(K_DESC, f, "ntablets", at, 4, 0);
 	at += 4;
 	const char *rec[] = {"id", "schema version", "period_start", "period_end", "min_ts",
-	                     "max_ts", "rows", "bytes", "source"};
-	const uint64_t size[] = {8, 4, 8, 8, 8, 8, 8, 8, 8};
+	                     "max_ts", "rows", "bytes", "source", "lo", "hi"};
+	const uint64_t size[] = {8, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+	/* format version 4 (tablets with version intervals): lo and hi end
+	 * each record, and the horizon and the policy follow the records */
+	uint32_t version;
+	int fields = 9;
+	char dpath[512];
+	path_of(dpath, sizeof dpath, P.dir, "m/DESCRIPTOR");
+	FILE *df = fopen(dpath, "rb");
+	unsigned char h[TS_DESC_HEADER_SIZE];
+	assert_non_null(df);
+	assert_int_equal(fread(h, 1, sizeof h, df), sizeof h);
+	fclose(df);
+	version = ts__load_u32(h + TS_DESC_OFF_VERSION);
+	if (version >= 4)
+		fields = 11;
 	for (int i = 0; i < d->ntablets; i++) {
 		snprintf(cls, sizeof cls, "cut: at tablet record %d", i);
 		cut(K_DESC, f, cls, at, 0);
@@ -624,11 +639,16 @@ static void descriptor_cases(void)
 		field(K_DESC, f, cls, at, 1, 0);
 		assert_true(at < P.desc_size);
 		at += 1;
-		for (int k = 0; k < 9; k++) {
+		for (int k = 0; k < fields; k++) {
 			snprintf(cls, sizeof cls, "tablet record %d: %s", i, rec[k]);
 			field(K_DESC, f, cls, at, size[k], 0);
 			at += size[k];
 		}
+	}
+	if (version >= 4) {
+		field(K_DESC, f, "horizon", at, 8, 0);
+		field(K_DESC, f, "duplicate policy", at + 8, 1, 0);
+		at += 9;
 	}
 	assert_int_equal(at, P.desc_size); /* every byte belongs to a class */
 	cut(K_DESC, f, "cut: to 0 bytes", 0, 0);

@@ -191,6 +191,8 @@ static void assert_descriptor_equal(const ts__descriptor *a, const ts__descripto
 		assert_int_equal(x->rows, y->rows);
 		assert_int_equal(x->bytes, y->bytes);
 		assert_int_equal(x->source, y->source);
+		assert_int_equal(x->lo, y->lo);
+		assert_int_equal(x->hi, y->hi);
 	}
 }
 
@@ -440,6 +442,82 @@ static void descriptor_policy_roundtrip(void **state)
 	ts__descriptor_free(d, 1);
 }
 
+/* Version 4: a tablet with a version interval makes every record carry
+ * one, [lo, hi] after the source (84 bytes); the body is version 3's
+ * otherwise.  Without intervals, the descriptor is written as before
+ * (version 1 here), byte for byte. */
+static void descriptor_versions_roundtrip(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf enc, body, sealed;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
+	ts__buf_free(&enc);
+	d->tablets[1].lo = 100;
+	d->tablets[1].hi = UINT64_C(0xfedcba9876543210);
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 4);
+	/* the format by hand: records of 84 bytes, horizon (none), policy */
+	encode_body(d, 16, &body); /* 16 zero bytes where lo, hi go */
+	size_t tail = body.len;
+	ts__put_u64(&body, (uint64_t)INT64_MIN);
+	ts__put_u8(&body, 0);
+	unsigned char *rec1 = body.data + tail - 84; /* the last record's fields */
+	assert_int_equal(body.data[tail - 85], 84);  /* its rec_len */
+	ts__store_u64(rec1 + 68, 100);
+	ts__store_u64(rec1 + 76, UINT64_C(0xfedcba9876543210));
+	seal(&body, 4, &sealed);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	assert_int_equal(back->tablets[0].lo, 0);
+	assert_int_equal(back->tablets[0].hi, 0);
+	assert_int_equal(back->tablets[1].lo, 100);
+	assert_int_equal(back->tablets[1].hi, UINT64_C(0xfedcba9876543210));
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_REJECT);
+	assert_int_equal(back->horizon_set, 0);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	ts__buf_free(&sealed);
+	/* with a policy and a horizon, still version 4 */
+	d->on_duplicate = TS_ON_DUPLICATE_IGNORE;
+	d->horizon = -5;
+	d->horizon_set = 1;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 4);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	assert_int_equal(back->on_duplicate, TS_ON_DUPLICATE_IGNORE);
+	assert_int_equal(back->horizon, -5);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	/* damage: lo above hi; a version-4 record without its interval */
+	ts__store_u64(rec1 + 68, UINT64_C(0xfedcba9876543211));
+	seal(&body, 4, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT,
+	                "tablet record 1: version interval [18364758544493064721, "
+	                "18364758544493064720] ends before it begins");
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	d->on_duplicate = TS_ON_DUPLICATE_REJECT;
+	d->horizon_set = 0;
+	encode_body(d, 0, &body); /* 68-byte records */
+	ts__put_u64(&body, (uint64_t)INT64_MIN);
+	ts__put_u8(&body, 0);
+	seal(&body, 4, &sealed);
+	expect_rejected(sealed.data, sealed.len, TS_ECORRUPT, "tablet record 0 is malformed");
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	/* intervals back to [0, 0]: version 1 again */
+	d->tablets[1].lo = d->tablets[1].hi = 0;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
+	ts__buf_free(&enc);
+	ts__descriptor_free(d, 1);
+}
+
 static void descriptor_rejects_flipped_byte(void **state)
 {
 	(void)state;
@@ -523,7 +601,7 @@ static void descriptor_future_version(void **state)
 	ts_buf body, b;
 	encode_body(d, 0, &body);
 	seal(&body, TS_DESC_VERSION + 1, &b);
-	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4");
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 5");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");
@@ -1166,6 +1244,7 @@ int main(void)
 		cmocka_unit_test(descriptor_future_version),
 		cmocka_unit_test(descriptor_horizon_roundtrip),
 		cmocka_unit_test(descriptor_policy_roundtrip),
+		cmocka_unit_test(descriptor_versions_roundtrip),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
 		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
 		cmocka_unit_test(descriptor_rejects_incompatible_versions),
