@@ -335,8 +335,8 @@ $(B)/tests/%: tests/unit/%.c $(TEST_SUPPORT) $(wildcard tests/unit/*.h) $(STATIC
 # calls one of FAULT_FS_CALLS that FAULT_WRAP leaves out, so no new call
 # escapes the sweep.
 FAULT_WRAP = open read pread write pwrite fsync fdatasync msync rename renameat2 link \
-	unlink rmdir mkdir ftruncate fallocate mmap sync_file_range stat lstat fstat access opendir \
-	statvfs
+	unlink rmdir mkdir ftruncate fallocate mmap sync_file_range stat lstat fstat statx access \
+	opendir statvfs
 FAULT_FS_CALLS = $(FAULT_WRAP) open64 openat openat64 creat creat64 pread64 readv preadv \
 	preadv2 pwrite64 writev pwritev pwritev2 syncfs sync renameat linkat symlink symlinkat \
 	unlinkat mkdirat ftruncate64 truncate truncate64 fallocate64 posix_fallocate \

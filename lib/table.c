@@ -300,7 +300,10 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		return rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
 	}
 	t->desc_ino = ts__desc_inode(dir);
-	t->incarnation = ts__table_incarnation(dir);
+	if ((rc = ts__table_incarnation(dir, &t->incarnation)) < 0 && rc != -ENOENT) {
+		ts__table_free(t);
+		return ts__fail_errno(-rc, "table \"%s\": stat %s", name, dir);
+	}
 	t->quarantined = ts__quarantine_count(dir); /* "so far" survives a restart */
 	if ((rc = ts__descriptor_read(dir, &t->desc)) < 0) {
 		ts__table_free(t);
@@ -328,7 +331,9 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 		;
 	/* read-only: a handle of a table since dropped and created again by
 	 * the writer is left to its holders, and the new table opened */
-	if (t && ts__db_readonly(db) && ts__table_incarnation(t->dir) != t->incarnation) {
+	uint64_t now;
+	if (t && ts__db_readonly(db) && ts__table_incarnation(t->dir, &now) == 0 &&
+	    now != t->incarnation) {
 		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
 		t = NULL;
 	}

@@ -20,6 +20,7 @@
  * is not the one the handle opened (ts__table_incarnation: the table was
  * dropped and created again) makes the handle a dropped one.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -53,11 +54,12 @@ int ts__desc_names(const ts__descriptor *d, uint64_t id)
 	return 0;
 }
 
-uint64_t ts__table_incarnation(const char *dir)
+int ts__table_incarnation(const char *dir, uint64_t *out)
 {
 	struct statx sx;
+	*out = 0;
 	if (statx(AT_FDCWD, dir, AT_STATX_SYNC_AS_STAT, STATX_INO | STATX_BTIME, &sx) < 0)
-		return 0;
+		return -errno;
 	uint64_t v[4] = {(uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor, sx.stx_ino,
 	                 sx.stx_mask & STATX_BTIME ? (uint64_t)sx.stx_btime.tv_sec : 0,
 	                 sx.stx_mask & STATX_BTIME ? sx.stx_btime.tv_nsec : 0};
@@ -65,7 +67,8 @@ uint64_t ts__table_incarnation(const char *dir)
 	for (int i = 0; i < 4; i++)
 		for (int b = 0; b < 64; b += 8)
 			h = (h ^ (v[i] >> b & 0xff)) * 1099511628211u;
-	return h ? h >> 1 : 1; /* a stat of 63 bits, never 0 */
+	*out = h ? h >> 1 : 1; /* a stat of 63 bits, never 0 */
+	return 0;
 }
 
 /* The generation of dir/DESCRIPTOR (the body's first field), or 0 when it
@@ -94,7 +97,11 @@ static int refresh(struct ts_table *t)
 		return 0;
 	/* dropped and created again: another table under the same name, whose
 	 * log this handle never opened; ts_table_open gives a new handle */
-	if (ts__table_incarnation(t->dir) != t->incarnation) {
+	uint64_t now;
+	int err = ts__table_incarnation(t->dir, &now);
+	if (err < 0 && err != -ENOENT)
+		return ts__fail_errno(-err, "table \"%s\": stat %s", t->name, t->dir);
+	if (now != t->incarnation) {
 		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	}

@@ -21,12 +21,12 @@ void ts__table_unlock(struct ts_table *t);
 /* The inode of dir/DESCRIPTOR, or 0 when it cannot be stat'ed. */
 ino_t ts__desc_inode(const char *dir);
 
-/* The identity of the table directory dir: a hash of its device, inode
- * and birth time (statx; the inode alone where the file system keeps no
- * birth time), which a drop and a create of the same name change even
- * when the new directory reuses the old one's inode.  0 when dir cannot
- * be stat'ed (no identity is 0). */
-uint64_t ts__table_incarnation(const char *dir);
+/* The identity of the table directory dir in *out: a hash of its device,
+ * inode and birth time (statx; the inode alone where the file system
+ * keeps no birth time), which a drop and a create of the same name change
+ * even when the new directory reuses the old one's inode; never 0.
+ * Returns 0, or -errno (*out 0) when dir cannot be stat'ed. */
+int ts__table_incarnation(const char *dir, uint64_t *out);
 
 /* Whether descriptor d names tablet id. */
 int ts__desc_names(const ts__descriptor *d, uint64_t id);

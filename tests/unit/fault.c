@@ -208,6 +208,7 @@ void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 int __real_sync_file_range(int fd, off_t off, off_t n, unsigned flags);
 int __real_stat(const char *path, struct stat *st);
 int __real_lstat(const char *path, struct stat *st);
+int __real_statx(int dirfd, const char *path, int flags, unsigned want, struct statx *sx);
 int __real_fstat(int fd, struct stat *st);
 int __real_access(const char *path, int mode);
 DIR *__real_opendir(const char *path);
@@ -233,6 +234,7 @@ int __wrap_sync_file_range(int fd, off_t off, off_t n, unsigned flags);
 int __wrap_stat(const char *path, struct stat *st);
 int __wrap_lstat(const char *path, struct stat *st);
 int __wrap_fstat(int fd, struct stat *st);
+int __wrap_statx(int dirfd, const char *path, int flags, unsigned want, struct statx *sx);
 int __wrap_access(const char *path, int mode);
 DIR *__wrap_opendir(const char *path);
 
@@ -353,6 +355,11 @@ int __wrap_lstat(const char *path, struct stat *st)
 int __wrap_fstat(int fd, struct stat *st)
 {
 	return hit(FAULT_STAT, "fstat") ? -1 : __real_fstat(fd, st);
+}
+
+int __wrap_statx(int dirfd, const char *path, int flags, unsigned want, struct statx *sx)
+{
+	return hit(FAULT_STAT, "statx") ? -1 : __real_statx(dirfd, path, flags, want, sx);
 }
 
 int __wrap_access(const char *path, int mode)

@@ -682,7 +682,8 @@ struct sweep {
  * ts_backup only use as a hint (without it, a backup copies the whole
  * log), and the machine's boot id it is read against (unknown, HEAD is
  * believed only as far as it was synced); stat-like checks whose failure only sends the code down its
- * slower, still correct path; allocating log blocks ahead of need.  Any other absorbed failure -- a write, a
+ * slower, still correct path; the count of quarantine/'s files, a counter
+ * (tablets_quarantined), not data; allocating log blocks ahead of need.  Any other absorbed failure -- a write, a
  * sync, a rename, an allocation -- would be data acknowledged on a
  * failure, and fails the sweep.
  */
@@ -693,6 +694,7 @@ static const char *const absorbable[] = {
 	"read@backup", "read@table open", /* the boot id HEAD is read against */
 	"open@table open",                             /* HEAD, in recovery */
 	"stat@table open",                             /* DESCRIPTOR's inode */
+	"opendir@table open",                          /* the quarantine/ count, a counter */
 	"lstat@create", "lstat@create scratch",        /* "exists already?" */
 	"access@insert",                               /* "segment made yet?" */
 	/* allocating log blocks ahead of the tail (a warming, or more than
