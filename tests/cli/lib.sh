@@ -8,6 +8,7 @@
 #   tsstored  the tsstored binary beside it
 #   tmp       a temporary directory, the working directory, removed on exit
 #   sqlite_ext  where the SQLite module is (build tree or install prefix)
+#   sqlite_preload  the sanitizer runtime sqlite3 must preload for it, or ""
 # and gives the checks below.  Every check compares the exact exit status,
 # stdout and stderr; the script ends with `finish`, which prints
 # "N passed, M failed" (", K skipped" after it when a test was skipped:
@@ -26,6 +27,10 @@ tsstored=$(dirname "$bin")/tsstored
 # or in an installed PREFIX/lib (tests/cli/test_installed.sh)
 sqlite_ext=$(cd "$(dirname "$bin")/.." && pwd)/libtsstore_sqlite.so
 [ -f "$sqlite_ext" ] || sqlite_ext=$(cd "$(dirname "$bin")/.." && pwd)/lib/libtsstore_sqlite.so
+# a module built with AddressSanitizer or ThreadSanitizer (SANITIZE=1,
+# TSAN=1) loads into the uninstrumented sqlite3 only with that runtime
+# preloaded: LD_PRELOAD=$sqlite_preload sqlite3 ... (empty otherwise)
+sqlite_preload=$(ldd "$sqlite_ext" 2>/dev/null | awk '$1 ~ /^lib[at]san\.so/ { print $3; exit }')
 unset TSSTORE_SOCKET TSSTORE_TIMEOUT
 
 tmp=$(mktemp -d) || exit 2

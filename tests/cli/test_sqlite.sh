@@ -60,8 +60,8 @@ if [ ! -f "$ext" ]; then
 fi
 # An extension built with AddressSanitizer (make SANITIZE=1) or
 # ThreadSanitizer (make TSAN=1) loads into the uninstrumented sqlite3
-# only with that runtime preloaded.
-asan=$(ldd "$ext" 2>/dev/null | awk '$1 ~ /^lib[at]san\.so/ { print $3; exit }')
+# only with that runtime preloaded (lib.sh).
+asan=$sqlite_preload
 
 # ---- helpers ----
 

@@ -124,10 +124,10 @@ if command -v sqlite3 >/dev/null 2>&1 && [ -f "$ext" ]; then
 		printf "EXPLAIN QUERY PLAN SELECT * FROM t WHERE ts >= tsstore_time('now-15m');\n"
 	} >sql.sql
 	check sqlite_helpers 0 'c|2026-11-25T11:50:00Z\nb\n1732550000000000000|1795564800000000000|5|1\nQUERY PLAN\n`--SCAN t VIRTUAL TABLE INDEX 1024:from\n' '' \
-		sh -c 'sqlite3 -batch <sql.sql'
+		sh -c "LD_PRELOAD='$sqlite_preload' sqlite3 -batch <sql.sql"
 	printf ".load '%s'\nSELECT tsstore_time('yesterday');\n" "$ext" >sqlbad.sql
 	check sqlite_helper_error 1 '' 'Runtime error near line 2: timestamp "yesterday": expected RFC 3339 (2026-11-21T10:00:00Z), a date (2026-11-21), integer nanoseconds, an epoch count (1732550000s), now or a time relative to it (now-15m, -1h)\n' \
-		sh -c 'sqlite3 -batch <sqlbad.sql'
+		sh -c "LD_PRELOAD='$sqlite_preload' sqlite3 -batch <sqlbad.sql"
 else
 	skip "the sqlite3 shell or libtsstore_sqlite.so is missing: the SQL helpers are not tested"
 fi
