@@ -128,6 +128,17 @@ static inline uint64_t ts__load_u64(const void *p)
 static inline void ts__store_u32(void *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void ts__store_u64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 
+/* FNV-1a over p[0..n), continuing from h (TS_FNV1A_BASIS to begin): a
+ * small, stable hash of names and identities (the merge's roll-over
+ * jitter, a table directory's incarnation); nothing adversarial. */
+#define TS_FNV1A_BASIS UINT64_C(14695981039346656037)
+static inline uint64_t ts__fnv1a(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
 /* Big-endian stores and loads, for memcomparable key fields: one load
  * and a byte swap (GCC did not turn the byte-at-a-time loop they were
  * into that, and key comparisons are on every read path). */

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "buf.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -121,11 +122,9 @@ static int64_t rolled_at(const ts__tablet_meta *m, int64_t len)
  * table name and start, below the merge_rollover_spread setting. */
 static int64_t jitter(const ts_table *t, int64_t start)
 {
-	uint64_t h = 14695981039346656037u;
-	for (const char *c = t->name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211u;
-	for (int i = 0; i < 8; i++)
-		h = (h ^ (uint64_t)(start >> (8 * i) & 0xff)) * 1099511628211u;
+	unsigned char le[8];
+	ts__store_u64(le, (uint64_t)start);
+	uint64_t h = ts__fnv1a(ts__fnv1a(TS_FNV1A_BASIS, t->name, strlen(t->name)), le, sizeof le);
 	return (int64_t)(h % (uint64_t)t->db->opts.merge_rollover_spread);
 }
 

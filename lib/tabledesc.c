@@ -63,10 +63,7 @@ int ts__table_incarnation(const char *dir, uint64_t *out)
 	uint64_t v[4] = {(uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor, sx.stx_ino,
 	                 sx.stx_mask & STATX_BTIME ? (uint64_t)sx.stx_btime.tv_sec : 0,
 	                 sx.stx_mask & STATX_BTIME ? sx.stx_btime.tv_nsec : 0};
-	uint64_t h = 14695981039346656037u; /* FNV-1a over the four words */
-	for (int i = 0; i < 4; i++)
-		for (int b = 0; b < 64; b += 8)
-			h = (h ^ (v[i] >> b & 0xff)) * 1099511628211u;
+	uint64_t h = ts__fnv1a(TS_FNV1A_BASIS, v, sizeof v);
 	*out = h ? h >> 1 : 1; /* a stat of 63 bits, never 0 */
 	return 0;
 }
