@@ -1302,23 +1302,35 @@ static struct rseries *names_series(struct exec *x, const char *name, int ncols,
 	return s;
 }
 
+/* Room for one more in a pair of parallel arrays of n entries (values of
+ * size vsz in *vals, times in *ts), both moved to twice the capacity in
+ * the arena when full.  Returns 0 or -1 (nomem). */
+static int grow_pair(struct exec *x, size_t n, size_t *cap, void **vals, size_t vsz, int64_t **ts)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	void *v = xa_alloc(&x->a, nc * vsz);
+	int64_t *t = xa_alloc(&x->a, nc * sizeof *t);
+	if (!v || !t)
+		return nomem(x);
+	if (n) {
+		memcpy(v, *vals, n * vsz);
+		memcpy(t, *ts, n * sizeof *t);
+	}
+	*vals = v;
+	*ts = t;
+	*cap = nc;
+	return 0;
+}
+
 /* Add a row of string cells to s (capacity grown in the arena). */
 static int add_row(struct exec *x, struct rseries *s, size_t *cap, struct cell *vals)
 {
-	if (s->nrows == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct cell **v = xa_alloc(&x->a, nc * sizeof *v);
-		int64_t *ts = xa_alloc(&x->a, nc * sizeof *ts);
-		if (!v || !ts)
-			return nomem(x);
-		if (s->nrows) {
-			memcpy(v, s->vals, s->nrows * sizeof *v);
-			memcpy(ts, s->ts, s->nrows * sizeof *ts);
-		}
-		s->vals = v;
-		s->ts = ts;
-		*cap = nc;
-	}
+	void *vals_p = s->vals;
+	if (grow_pair(x, s->nrows, cap, &vals_p, sizeof *s->vals, &s->ts) < 0)
+		return -1;
+	s->vals = vals_p;
 	s->vals[s->nrows++] = vals;
 	return 0;
 }
@@ -1417,20 +1429,10 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		}
 		break;
 	case IQL_FN_PERCENTILE: case IQL_FN_STDDEV: /* the values kept */
-		if (a->nvals == a->cap) {
-			size_t nc = a->cap ? a->cap * 2 : 16;
-			struct cell *v = xa_alloc(&x->a, nc * sizeof *v);
-			int64_t *t = xa_alloc(&x->a, nc * sizeof *t);
-			if (!v || !t)
-				return nomem(x);
-			if (a->nvals) {
-				memcpy(v, a->vals, a->nvals * sizeof *v);
-				memcpy(t, a->vts, a->nvals * sizeof *t);
-			}
-			a->vals = v;
-			a->vts = t;
-			a->cap = nc;
-		}
+		void *vals_p = a->vals;
+		if (grow_pair(x, a->nvals, &a->cap, &vals_p, sizeof *a->vals, &a->vts) < 0)
+			return -1;
+		a->vals = vals_p;
 		a->vals[a->nvals] = c;
 		a->vts[a->nvals++] = ts;
 		break;

@@ -94,6 +94,8 @@ void ts_test_env_open(ts_test_env *e);
 ts_test_env *ts_test_env_new(int64_t now, unsigned flags);
 int ts_test_env_teardown(void **state);
 void ts_test_env_close(ts_test_env *e);
+/* Close and open again (a restart of the process, the log recovered). */
+void ts_test_env_reopen(ts_test_env *e);
 void ts_test_env_set_now(ts_test_env *e, int64_t now);
 
 /* The rows inserted so far, kept sorted by key. */

@@ -91,6 +91,12 @@ void ts_test_env_close(ts_test_env *e)
 	e->db = NULL;
 }
 
+void ts_test_env_reopen(ts_test_env *e)
+{
+	ts_test_env_close(e);
+	ts_test_env_open(e);
+}
+
 void ts_test_model_add(ts_test_model *m, const test_row *r, size_t n)
 {
 	if (m->n + n > m->cap) {

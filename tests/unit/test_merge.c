@@ -51,12 +51,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static void reopen(ts_test_env *e)
-{
-	ts_test_env_close(e);
-	ts_test_env_open(e);
-}
-
 /* n rows with ts in [from, from + span), distinct by construction (the
  * ns part numbers the batch and row), inserted and added to m. */
 static void insert_span(ts_test_env *e, ts_test_model *m, int n, int64_t from, int64_t span,
@@ -214,7 +208,7 @@ static void merge_round_trip(void **state)
 	ts_test_check_tablets(e->t);
 	assert_int_equal(ts_merge(e->t, &merged), 0); /* settled: nothing more */
 	assert_int_equal(merged, 0);
-	reopen(e);
+	ts_test_env_reopen(e);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), tablets);
 	free(m.rows);
@@ -414,7 +408,7 @@ static void expire_deletes_old_tablets(void **state)
 	assert_int_equal(ts__maint_pass(e->db), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	assert_int_equal(ts_test_count_files(dir, ".tab"), 1);
-	reopen(e);
+	ts_test_env_reopen(e);
 	ts_test_expect_model(e->t, &m, keep);
 	free(m.rows);
 }
@@ -468,7 +462,7 @@ static void damage_case(ts_test_env *e, long off)
 	ts_test_expect_model(e->t, &a, INT64_MIN);
 	snprintf(qdir, sizeof qdir, "%s/m/quarantine", e->dir);
 	assert_int_equal(ts_test_count_files(qdir, ".tab"), 1);
-	reopen(e); /* the writer's open does not delete what is quarantined */
+	ts_test_env_reopen(e); /* the writer's open does not delete what is quarantined */
 	assert_int_equal(ts_test_count_files(qdir, ".tab"), 1);
 	ts_test_expect_model(e->t, &a, INT64_MIN);
 	free(a.rows);

@@ -40,12 +40,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static void reopen(ts_test_env *e)
-{
-	ts_test_env_close(e);
-	ts_test_env_open(e);
-}
-
 /* Insert n rows of host h at ts from, from + 1 s, ... (batch b) into e's
  * table and the model m (may be NULL); returns the version the insert
  * answered, after checking it against ts_table_version and the stat. */
@@ -154,14 +148,14 @@ static void versions_grow_and_survive_reopen(void **state)
 	assert_int_equal(v, 0);
 	assert_int_equal(ts_table_version(e->t, NULL), TS_EINVAL);
 	assert_int_equal(version_of(e), v2);
-	reopen(e);
+	ts_test_env_reopen(e);
 	assert_int_equal(version_of(e), v2);
 	uint64_t v3 = insert(e, NULL, "c", 3, NOW - HOUR, 3);
 	assert_true(v3 > v2);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	uint64_t flushed = version_of(e);
 	assert_true(flushed > v3);
-	reopen(e); /* the log is all released: its head commit stays */
+	ts_test_env_reopen(e); /* the log is all released: its head commit stays */
 	assert_int_equal(version_of(e), flushed);
 	assert_true(insert(e, NULL, "d", 1, NOW - HOUR, 4) > flushed);
 	/* a read-only handle sees the writer's version */
@@ -199,7 +193,7 @@ static void flush_records_tree_interval(void **state)
 	uint64_t born2 = tree_born(e);
 	assert_true(born2 > v2 && born2 < v3);
 	/* the same after a reopen: the tree's last commit is found in the log */
-	reopen(e);
+	ts_test_env_reopen(e);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	assert_int_equal(tablets(e, &t), 2);
 	assert_int_equal(t[1].lo, born2);
@@ -272,7 +266,7 @@ static void merge_interval_is_union(void **state)
 	free(t);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
-	reopen(e);
+	ts_test_env_reopen(e);
 	assert_int_equal(tablets(e, &t), 1);
 	assert_int_equal(t[0].lo, lo);
 	assert_int_equal(t[0].hi, hi);
@@ -338,7 +332,7 @@ static void merge_runs_in_version_order(void **state)
 static void interleaved_periods(ts_test_env *e, ts__tablet_meta *t)
 {
 	e->flush_size = 16 * 1024;
-	reopen(e);
+	ts_test_env_reopen(e);
 	insert(e, NULL, "a", 1, NOW - 7 * HOUR, 1);         /* 05:00, tree A */
 	for (int i = 0; i < 10; i++)                        /* 09:00.., tree D */
 		insert(e, NULL, "d", 100, NOW - 3 * HOUR + i * 100 * SEC, 2 + i);
@@ -379,7 +373,7 @@ static void merge_skips_group_that_cannot_grow(void **state)
 	ts__tablet_meta t[3], *out;
 	interleaved_periods(e, t);
 	e->merge_max_size = (int64_t)(t[1].bytes + t[2].bytes + t[0].bytes / 2);
-	reopen(e);
+	ts_test_env_reopen(e);
 	int merged = 1;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
 	assert_int_equal(merged, 0);
@@ -638,7 +632,7 @@ static void random_history(ts_test_env *e, int steps, int maintenance)
 	int64_t serial = 0;
 	if (maintenance) {
 		e->flush_size = 32 * 1024;
-		reopen(e);
+		ts_test_env_reopen(e);
 	}
 	for (int step = 0; step < steps; step++) {
 		uint64_t r = ts_test_xorshift(&rng) % 100;
@@ -673,7 +667,7 @@ static void random_history(ts_test_env *e, int steps, int maintenance)
 			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR)));
 			what = "clock";
 		} else {
-			reopen(e);
+			ts_test_env_reopen(e);
 			what = "reopen";
 		}
 		check_ok(e, step, what);
