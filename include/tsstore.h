@@ -905,6 +905,94 @@ TS_EXTERN int ts_cursor_resume(const ts_cursor *cur, const ts_value **key,
 TS_EXTERN void ts_cursor_close(ts_cursor *cur);
 
 /* ------------------------------------------------------------------ */
+/* Corrections: replacing inserts, deletes, purge, changes             */
+/* (docs/corrections.md; DESIGN.md section 2 as issue 28 extends it)    */
+/* ------------------------------------------------------------------ */
+
+/* ts_insert_policy's on_duplicate: the table's own policy. */
+#define TS_ON_DUPLICATE_TABLE (-1)
+
+/*
+ * ts_insert_policy -- ts_insert_versioned under the duplicate policy
+ * on_duplicate for this one batch (a ts_on_duplicate, or
+ * TS_ON_DUPLICATE_TABLE for the table's own), leaving the table's
+ * policy as it is: SQL's INSERT OR REPLACE and INSERT OR IGNORE.
+ * Returns as ts_insert_at, plus TS_EINVAL for any other on_duplicate.
+ */
+TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplicate,
+                               const ts_value *rows, size_t nrows, size_t *ignored,
+                               uint64_t *table_version);
+
+/* ts_delete's *deleted when counting would cost a read of the rows. */
+#define TS_COUNT_UNKNOWN UINT64_MAX
+
+/*
+ * ts_delete -- delete every row inside a key range x a time range,
+ * atomically: range's prefix, lower/upper bounds and from/to select rows
+ * exactly as ts_query_open selects them (a zero-filled range: every
+ * row); its desc, limit, columns and after must be zero.  The rows
+ * vanish from every read that starts after the call returns (queries,
+ * latest, aggregates, the mount, SQL), and from none that started
+ * before; rows inserted later into the range are not affected.  Like an
+ * insert batch, a delete follows the durability mode (durable on return
+ * in TS_SYNC_COMMIT mode) and the prefix rule: a crash that keeps it
+ * keeps every commit before it.  The rows' bytes stay in the table's
+ * files until merges rewrite them or ts_purge forces that.
+ * deleted (may be NULL): the rows it covered, or TS_COUNT_UNKNOWN when
+ * counting them would have cost a read of the rows.  table_version (may
+ * be NULL): the delete's version (ts_insert_versioned).
+ * Returns 0; TS_EINVAL (a bad range, or desc/limit/columns/after set),
+ * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY; TS_ECLOSED;
+ * TS_ENOSPC; TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *deleted,
+                        uint64_t *table_version);
+
+/*
+ * ts_purge -- remove physically the rows deleted (and replaced) inside
+ * range (NULL or zero-filled: the whole table): rewrite the on-disk
+ * tablets that hold such rows, flush the filling tablets and release the
+ * log segments that hold them, so that when it returns no live file of
+ * the database holds their bytes (a snapshot taken before, and the
+ * cursors on it, keep what they read until closed; backups are the
+ * operator's).  A crash during a purge leaves the table as before it or
+ * as after it, and ts_check passes either way.  table_version: as
+ * ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY; TS_ECLOSED; TS_ENOSPC;
+ * TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to rewrite is damaged.
+ */
+TS_EXTERN int ts_purge(ts_table *table, const ts_query *range, uint64_t *table_version);
+
+/*
+ * What ts_changes_open asks: the windows that commits with versions in
+ * (since, until] touched -- inserts, replacements, deletes.
+ */
+typedef struct ts_changes_spec {
+	uint64_t since;      /* versions after this one */
+	uint64_t until;      /* up to this one; 0: the table's version now */
+	int64_t resolution;  /* window width in ns, windows aligned to
+	                      * multiples of it; 0: one window per touched
+	                      * span, overlapping spans of a prefix joined */
+	int depth;           /* key columns before ts that name a prefix,
+	                      * 0 .. (key columns - 1); 0: the whole table */
+} ts_changes_spec;
+
+/*
+ * ts_changes_open -- BTrDB's ComputeDiff: a cursor yielding one row per
+ * (key prefix, window) that a commit in (since, until] may have touched,
+ * sorted by prefix then window: the depth leading key columns' values,
+ * then "from" (timestamp, inclusive) and "to" (timestamp, exclusive).
+ * It is computed from metadata (tablets' block versions, the filling
+ * tablets' summaries, tombstones), never from the rows: a window may be
+ * reported that did not change (a rollup recomputes it for nothing),
+ * but none that changed is ever missed.  Versions at or below the
+ * table's oldest kept history (merges forget which version wrote a
+ * block's rows beyond its newest) over-report, never under-report.
+ * Returns 0; TS_EINVAL (depth out of range, resolution < 0, until
+ * below since); TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT / TS_EIO.
+ */
+TS_EXTERN int ts_changes_open(ts_table *table, const ts_changes_spec *spec, ts_cursor **out);
+
+/* ------------------------------------------------------------------ */
 /* Flush and statistics                                                 */
 /* ------------------------------------------------------------------ */
 

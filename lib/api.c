@@ -374,3 +374,44 @@ int ts_cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey)
 	NEED(c, "ts_cursor_resume", "cursor is NULL");
 	return ts__cursor_resume(c, key, nkey);
 }
+
+/* ------------------------------------------------------------------ */
+/* Corrections (issue 28, docs/corrections.md).  The calls are declared
+ * and gated; what is not built yet says so with TS_ENOTSUP. */
+
+int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
+                     size_t nrows, size_t *ignored, uint64_t *table_version)
+{
+	(void)t, (void)version, (void)on_duplicate, (void)rows, (void)nrows;
+	if (ignored)
+		*ignored = 0;
+	if (table_version)
+		*table_version = 0;
+	return ts__fail(TS_ENOTSUP, "ts_insert_policy: not built yet (issue 28)");
+}
+
+int ts_delete(ts_table *t, const ts_query *range, uint64_t *deleted, uint64_t *table_version)
+{
+	(void)t, (void)range;
+	if (deleted)
+		*deleted = 0;
+	if (table_version)
+		*table_version = 0;
+	return ts__fail(TS_ENOTSUP, "ts_delete: not built yet (issue 28)");
+}
+
+int ts_purge(ts_table *t, const ts_query *range, uint64_t *table_version)
+{
+	(void)t, (void)range;
+	if (table_version)
+		*table_version = 0;
+	return ts__fail(TS_ENOTSUP, "ts_purge: not built yet (issue 28)");
+}
+
+int ts_changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)
+{
+	(void)t, (void)spec;
+	if (out)
+		*out = NULL;
+	return ts__fail(TS_ENOTSUP, "ts_changes_open: not built yet (issue 28)");
+}
