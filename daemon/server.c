@@ -195,6 +195,7 @@ struct server {
 	struct conn *favoured;       /* may read past the budget to end its line */
 	uint64_t favoured_lines;     /* its nlines when favoured */
 	uint64_t favoured_at;        /* uv_now when favoured */
+	uv_work_t adopt;             /* opening every table once, at start */
 };
 
 /* The standard error the daemon was started with, once a log file
@@ -1529,6 +1530,44 @@ static int start_handles(struct server *srv)
 	return 0;
 }
 
+/*
+ * Every table of the database, opened once on a worker as the daemon
+ * starts, so that the library's maintenance serves them all from the
+ * start: it serves the tables loaded in the handle (a table stays loaded
+ * after its last close), and a table no client touched since a restart
+ * would otherwise keep its unflushed log and its rows past the TTL until
+ * someone asked for it.  A table that cannot be opened is logged and
+ * left; a request for it reports the same error.
+ */
+static void adopt_work(uv_work_t *w)
+{
+	struct server *srv = w->data;
+	char **names = NULL;
+	int n = 0;
+	if (ts_tables(srv->ctx.db, &names, &n) < 0) {
+		tsd_log("listing the tables to maintain: %s", ts_errmsg(NULL));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		ts_table *t;
+		int rc = ts_table_open(srv->ctx.db, names[i], &t);
+		if (rc == TS_ECLOSED)
+			break; /* stopping */
+		if (rc < 0) {
+			tsd_log("table \"%s\" cannot be opened, so it is not maintained: %s", names[i],
+			        *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+			continue;
+		}
+		ts_table_close(t);
+	}
+	ts_free_names(names);
+}
+
+static void adopt_done(uv_work_t *w, int status)
+{
+	(void)w, (void)status;
+}
+
 /* The mapping's once-per-table messages go to the daemon's log, and so
  * do the library's (ts_options.log: quarantined tablets, failed flushes,
  * merges and expiries, each naming its table). */
@@ -1580,6 +1619,9 @@ int tsd_serve(struct tsd_config *cfg)
 	if (open_listeners(&srv) == 0) {
 		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
 		status = 0;
+		srv.adopt.data = &srv;
+		if (uv_queue_work(srv.loop, &srv.adopt, adopt_work, adopt_done) < 0)
+			tsd_log("cannot open the tables to maintain them: they are maintained once used");
 	} else {
 		close_listeners(&srv);
 		close_handles(&srv);

@@ -47,9 +47,14 @@ int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
 	int rc = ts__log_read_commit(log, head, &c);
 	if (rc == 0)
 		rc = grow(f, (int)c.nroots);
+	/* The head commit's time bounds when every tree began from above:
+	 * a tree's age (flush_age) goes on from there across a reopen
+	 * instead of starting again at the open.  The commit's time may be
+	 * later than now (a clock set back): then now. */
+	int64_t created = rc == 0 && c.time < now ? c.time : now;
 	for (uint32_t i = 0; rc == 0 && i < c.nroots; i++) {
 		ts__commit_root(&c, i, &f->work[i]);
-		f->work[i].created = now;
+		f->work[i].created = created;
 	}
 	if (rc < 0)
 		return rc;

@@ -26,7 +26,7 @@ typedef struct ts__filling {
 } ts__filling;
 
 /* Set up from the log's newest commit (after recovery); the trees count
- * as created now.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+ * as created at that commit's time (now, if that is later).  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
 int ts__filling_init(ts__filling *f, ts__log *log, int64_t now);
 void ts__filling_free(ts__filling *f);
 

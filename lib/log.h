@@ -79,8 +79,9 @@ typedef struct ts__root {
 	                     * of it lies before (a batch boundary) */
 	uint32_t flags;     /* TS_ROOT_FROZEN */
 	int64_t created;    /* writer's memory only, not in the log: the
-	                     * database clock when the tree began (or when
-	                     * the writer opened the table) */
+	                     * database clock when the tree began (for a
+	                     * tree found in the log, the newest commit's
+	                     * time) */
 	ts__lsn last;       /* writer's memory only, not in the log: the
 	                     * commit that last added rows to the tree, its
 	                     * newest version (0 = not known: none since the

@@ -14,7 +14,9 @@
 #      the files of quarantine/), 0 once they are removed;
 #   4. a failed flush: logged with table, file and reason;
 #   5. a failed merge: the same (the database on a small tmpfs, filled up
-#      before the merge: root only, as the mount tests).
+#      before the merge: root only, as the mount tests);
+#   6. a table no client touches after a restart is maintained all the
+#      same: its due flush runs and its rows past the TTL are expired.
 #
 # Usage: tests/cli/test_daemon_life.sh TSSTORE-or-BUILDDIR (see lib.sh).
 set -u
@@ -175,7 +177,6 @@ else
 	dd if=/dev/zero of="$tmp/small/fill" bs=64k 2>/dev/null
 	truncate -s -512K "$tmp/small/fill"
 	daemon_start "$sdb" "$tmp/sock" --merge-delay 0 --log-segment-size 1M
-	ts stats m >/dev/null # the scheduler serves the tables that are open
 	await_log 'merge failed'
 	check merge_failure_logged 0 "tsstored: table \"m\": merge failed, retrying with backoff: merge in table \"m\": write $sdb/m/tablets/.tmp-ID.tab: No space left on device\n" '' \
 		sh -c "log_lines() { grep -e \"\$1\" '$tmp/tsstored.log' | sed -e 's/\\.tmp-[0-9a-f]*\\.tab/.tmp-ID.tab/' | sort -u; }; log_lines 'merge failed'"
@@ -183,5 +184,28 @@ else
 	daemon_stop
 	umount -l "$tmp/small"
 fi
+
+# ---- 6. an untouched table is maintained after a restart ----
+# Rows of 11:30 in a table with a TTL of 1 h, left in its log by the
+# command; the daemon started at 15:00 must flush them (their 4-hour
+# period ended) and expire the tablet without any client asking for the
+# table: its DESCRIPTOR changes, and then it holds no row.
+export TSSTORE_NOW=2026-11-21T12:00:00Z
+adb=$tmp/adb
+"$bin" -d "$adb" create e --column host:string --column v:int64 --key host,ts --ttl 1h
+printf 'host\tts\tv\nh1\t2026-11-21T11:30:00Z\t1\nh2\t2026-11-21T11:30:00Z\t2\n' >e.tsv
+"$bin" -d "$adb" insert e e.tsv >/dev/null 2>&1
+cp "$adb/e/DESCRIPTOR" desc.before
+export TSSTORE_NOW=2026-11-21T15:00:00Z
+daemon_start "$adb" "$tmp/sock"
+i=0
+while cmp -s desc.before "$adb/e/DESCRIPTOR" && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+daemon_stop
+check untouched_table_maintained 0 'tablets: 0\nfilling_rows: 0\n' '' \
+	sh -c "'$bin' -d '$adb' stats e | grep -e '^filling_rows:' -e '^tablets:'"
+unset TSSTORE_NOW
 
 finish

@@ -320,6 +320,30 @@ static void maintain_flushes_at_period_end_and_age(void **state)
 	free(m.rows);
 }
 
+/* A tree found in the log when the table is opened again keeps its age:
+ * it counts from the newest commit's time, not from the open, so a
+ * writer reopened every few minutes still flushes it at flush_age (it
+ * used to start counting again at each open). */
+static void a_reopened_tree_keeps_its_age(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	ts_test_env_set_now(e, NOW);                             /* 12:00, period 12:00-16:00 */
+	test_row r = {.host = "h1", .ts = NOW, .batch = 1, .v = 1};
+	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
+	ts_test_model_add(&m, &r, 1);
+	ts_test_env_set_now(e, NOW + 9 * 60 * SEC);              /* 9 minutes on: not due */
+	ts_test_env_reopen(e);
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 0);
+	ts_test_env_set_now(e, NOW + 10 * 60 * SEC);             /* flush_age after the commit */
+	assert_int_equal(ts__maint_pass(e->db), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
 /* Rows at both ends of the int64 range: the first period begins below
  * INT64_MIN and starts at INT64_MIN (ts__period_of overflowed computing
  * it), the last one ends past INT64_MAX and ends there (the flush's
@@ -641,6 +665,7 @@ int main(void)
 		T(flush_leftovers_removed_on_open),
 		T(maintain_flushes_by_size),
 		T(maintain_flushes_at_period_end_and_age),
+	T(a_reopened_tree_keeps_its_age),
 		T(flush_periods_at_the_int64_ends),
 		T(maintain_backs_off_a_failing_flush),
 		T(insert_refused_at_the_log_cap),
