@@ -517,6 +517,51 @@ static void unversioned_tablets(void **state)
 	       "a 09:00:00 09:00:09+; b 10:00:00 10:00:09+; c 11:00:00 11:00:09+");
 }
 
+struct problems {
+	int n;
+	char what[512], file[256];
+};
+
+static void on_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	struct problems *p = arg;
+	(void)table;
+	if (!p->n++) {
+		snprintf(p->what, sizeof p->what, "%s", what);
+		snprintf(p->file, sizeof p->file, "%s", file);
+	}
+}
+
+/* ts_check reports a block whose hi lies outside its tablet's interval
+ * (here the DESCRIPTOR forged to end before the tablet's rows). */
+static void check_bounds_block_hi(void **state)
+{
+	ts_test_env *e = *state;
+	char dir[4200], want[600];
+	ts__descriptor *d;
+	uint64_t v1 = insert(e, "a", 10, NOW - 3 * HOUR);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	uint64_t id = only_tablet(e, NULL);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	ts_test_env_close(e);
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	assert_int_equal(ts__descriptor_read(dir, &d), 0);
+	uint64_t lo = d->tablets[0].lo;
+	d->tablets[0].hi = lo;
+	assert_int_equal(ts__descriptor_write(dir, d), 0);
+	ts__descriptor_free(d, 1);
+	ts_test_env_open(e);
+	struct problems p = {0};
+	ts_check_opts o = {.problem = on_problem, .arg = &p};
+	assert_int_equal(ts_check(e->db, NULL, &o), TS_ECORRUPT);
+	assert_int_equal(p.n, 1);
+	snprintf(want, sizeof want, "m/tablets/%016" PRIx64 ".tab", id);
+	assert_string_equal(p.file, want);
+	snprintf(want, sizeof want, "block 0: newest version %" PRIu64 " outside the tablet's [%"
+	         PRIu64 ", %" PRIu64 "] in the DESCRIPTOR", v1, lo, lo);
+	assert_string_equal(p.what, want);
+}
+
 /* ---- never misses: random histories against a model ---- */
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
@@ -770,6 +815,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(depth_two, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(format2_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(unversioned_tablets, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(check_bounds_block_hi, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(never_misses, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(day_of_1000_hosts, setup, ts_test_env_teardown),
 	};
