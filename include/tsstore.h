@@ -971,10 +971,11 @@ typedef struct ts_changes_spec {
 	uint64_t until;      /* up to this one; 0: the table's version now */
 	int64_t resolution;  /* window width in ns, windows aligned to
 	                      * multiples of it; 0: one window per touched
-	                      * span (a block's; changed blocks or rows of
-	                      * a prefix adjacent in a source's key order
-	                      * make one), overlapping or touching spans of
-	                      * a prefix joined */
+	                      * span (a block's; a tablet's changed blocks
+	                      * of a prefix adjacent in key order make one,
+	                      * as do a filling tablet's changed rows of a
+	                      * prefix), overlapping or touching spans of a
+	                      * prefix joined */
 	int depth;           /* key columns before ts that name a prefix,
 	                      * 0 .. (key columns - 1); 0: the whole table */
 } ts_changes_spec;
@@ -985,7 +986,7 @@ typedef struct ts_changes_spec {
  * sorted by prefix then window: the depth leading key columns' values,
  * then "from" (timestamp, inclusive) and "to" (timestamp, exclusive).
  * It is computed from metadata (tablets' versions and their blocks'
- * newest versions, a walk of the filling tablets that skips subtrees
+ * newest versions, searches of the filling tablets that skip subtrees
  * older than since, tombstones), never by scanning the rows: only a
  * block whose keys span several prefixes has its keys read.  A window
  * may be reported that did not change (a rollup recomputes it for

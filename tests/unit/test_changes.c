@@ -797,6 +797,24 @@ static void day_of_1000_hosts(void **state)
 	       min_ms, rows_min);
 	assert_int_equal(rows_day, 2 * HOSTS); /* the day, and the last minute */
 	assert_int_equal(rows_min, HOSTS);
+	/* today's morning, four hours in the filling tree (240000 rows) */
+	for (int64_t m = 0; m < 240; m++)
+		for (int h0 = 0; h0 < HOSTS; h0 += PER_BATCH) {
+			for (int h = h0; h < h0 + PER_BATCH; h++) {
+				ts_value *v = vals + 4 * (h - h0);
+				v[0] = ts_string(names[h]);
+				v[1] = ts_timestamp(DAY0 + 4 * HOUR + m * MIN);
+				v[2] = ts_int64(m);
+				v[3] = ts_int64(h);
+			}
+			assert_int_equal(ts_insert_versioned(e->t, 0, vals, PER_BATCH, &ignored, NULL), 0);
+		}
+	int rows_tree, rows_tree_hour;
+	double tree_ms = time_changes(e, v1, 1, 0, &rows_tree);
+	double tree_hour_ms = time_changes(e, v1, 1, HOUR, &rows_tree_hour);
+	printf("  since the day, 4 hours of 1000 hosts in the tree, resolution 0:  %.3f ms, %d rows\n"
+	       "  since the day, 4 hours of 1000 hosts in the tree, resolution 1h: %.3f ms, %d rows\n",
+	       tree_ms, rows_tree, tree_hour_ms, rows_tree_hour);
 	free(vals);
 	free(names);
 }
