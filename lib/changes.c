@@ -90,10 +90,17 @@ typedef struct changes_cursor {
 
 /* ---- building the spans ---- */
 
+/* The start of ts's window: the multiple of res at or below it (the
+ * lowest timestamp when that is below INT64_MIN). */
 static int64_t align_down(int64_t ts, int64_t res)
 {
 	int64_t q = ts / res, r = ts % res;
-	return (r < 0 ? q - 1 : q) * res; /* no overflow: |q * res| <= |ts| */
+	if (r < 0) {
+		if (q <= INT64_MIN / res)
+			return INT64_MIN;
+		q--;
+	}
+	return q * res;
 }
 
 /* The window end after ts: align_down(ts) + res, INT64_MAX if past it. */
