@@ -971,7 +971,11 @@ typedef struct ts_changes_spec {
 	uint64_t until;      /* up to this one; 0: the table's version now */
 	int64_t resolution;  /* window width in ns, windows aligned to
 	                      * multiples of it; 0: one window per touched
-	                      * span, overlapping spans of a prefix joined */
+	                      * span (a block's; a tablet's changed blocks
+	                      * of a prefix adjacent in key order make one,
+	                      * as do a filling tablet's changed rows of a
+	                      * prefix), overlapping or touching spans of a
+	                      * prefix joined */
 	int depth;           /* key columns before ts that name a prefix,
 	                      * 0 .. (key columns - 1); 0: the whole table */
 } ts_changes_spec;
@@ -981,12 +985,16 @@ typedef struct ts_changes_spec {
  * (key prefix, window) that a commit in (since, until] may have touched,
  * sorted by prefix then window: the depth leading key columns' values,
  * then "from" (timestamp, inclusive) and "to" (timestamp, exclusive).
- * It is computed from metadata (tablets' block versions, the filling
- * tablets' summaries, tombstones), never from the rows: a window may be
- * reported that did not change (a rollup recomputes it for nothing),
- * but none that changed is ever missed.  Versions at or below the
- * table's oldest kept history (merges forget which version wrote a
- * block's rows beyond its newest) over-report, never under-report.
+ * It is computed from metadata (tablets' versions and their blocks'
+ * newest versions, searches of the filling tablets that skip subtrees
+ * older than since, tombstones), never by scanning the rows: only a
+ * block whose keys span several prefixes has its keys read.  A window
+ * may be reported that did not change (a rollup recomputes it for
+ * nothing) -- a block reports its whole span for all of its prefixes,
+ * until cannot cut a block that also holds newer rows, tablets written
+ * before versions existed are always reported -- but none that changed
+ * is ever missed.  A since that is not one of the table's versions
+ * counts every row of a filling tablet begun before it as changed.
  * Returns 0; TS_EINVAL (depth out of range, resolution < 0, until
  * below since); TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT / TS_EIO.
  */

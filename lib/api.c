@@ -410,8 +410,13 @@ int ts_purge(ts_table *t, const ts_query *range, uint64_t *table_version)
 
 int ts_changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)
 {
-	(void)t, (void)spec;
-	if (out)
-		*out = NULL;
-	return ts__fail(TS_ENOTSUP, "ts_changes_open: not built yet (issue 28)");
+	int rc;
+	NEED(out, "ts_changes_open", "out is NULL");
+	*out = NULL;
+	NEED(spec, "ts_changes_open", "no spec (spec is NULL)");
+	if ((rc = ts__table_enter(t, "ts_changes_open")) < 0)
+		return rc;
+	rc = ts__changes_open(t, spec, out);
+	ts__table_leave(t);
+	return rc;
 }

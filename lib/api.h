@@ -41,6 +41,7 @@ int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows
 int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
 int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
 int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+int ts__changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out);
 int ts__cursor_next(ts_cursor *c, const ts_value **row, int *n);
 int ts__cursor_rewind(ts_cursor *c);
 int ts__cursor_more(const ts_cursor *c);

@@ -273,6 +273,17 @@ static void compare_meta(struct check *c, const char *file, const ts__tablet *t,
 	if (t->period_start != m->period_start || t->period_end != m->period_end)
 		report(c, file, "period [%" PRId64 ", %" PRId64 "); the DESCRIPTOR says [%" PRId64
 		       ", %" PRId64 ")", t->period_start, t->period_end, m->period_start, m->period_end);
+	/* each block's newest version (format 3) lies in the tablet's
+	 * interval: its rows came from sources within it (ts_changes_open
+	 * trusts it to skip blocks).  A tablet the DESCRIPTOR records
+	 * without versions ([0, 0], older than any) is read as such whatever
+	 * its blocks say, so they are not compared. */
+	for (uint32_t i = 0; t->format >= TS_TABLET_VERSION_BLOCK_HI && m->hi && i < t->nblocks; i++)
+		if (t->blocks[i].hi < m->lo || t->blocks[i].hi > m->hi) {
+			report(c, file, "block %u: newest version %" PRIu64 " outside the tablet's [%"
+			       PRIu64 ", %" PRIu64 "] in the DESCRIPTOR", i, t->blocks[i].hi, m->lo, m->hi);
+			break;
+		}
 }
 
 /*

@@ -162,17 +162,18 @@ static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **j
 }
 
 /* Add the row record at lsn to w, translated to schema s if it was
- * written under an older version. */
+ * written under an older version; hi, the tree's, is every block's
+ * (docs/tablet-format.md section 4.1). */
 static int add_row(ts_table *t, const ts__schema *const *versions, int nversions,
-                   const ts__schema *s, uint64_t lsn, ts__tablet_writer *w, ts_buf *scratch,
-                   ts_buf *enc)
+                   const ts__schema *s, uint64_t lsn, uint64_t hi, ts__tablet_writer *w,
+                   ts_buf *scratch, ts_buf *enc)
 {
 	ts_value vals[TS_COLUMNS_MAX];
 	size_t len;
 	uint32_t version;
 	const unsigned char *row = ts__rowrec_row(t->log, lsn, &len, &version);
 	if (version == s->version)
-		return ts__tablet_writer_add(w, row, len);
+		return ts__tablet_writer_add_hi(w, row, len, hi);
 	if (version < 1 || (int)version > nversions)
 		return ts__fail(TS_ECORRUPT, "row at %llu has unknown schema version %u",
 		                (unsigned long long)lsn, version);
@@ -180,7 +181,7 @@ static int add_row(ts_table *t, const ts__schema *const *versions, int nversions
 	enc->len = 0;
 	if (rc == 0)
 		rc = ts__row_encode(s, vals, enc);
-	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
+	return rc < 0 ? rc : ts__tablet_writer_add_hi(w, enc->data, enc->len, hi);
 }
 
 /* Write the tree of job j as a tablet of schema s; fills *m. */
@@ -210,7 +211,7 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	ts__buf_init(&enc);
 	ts__avl_iter_init(&it, t->log, j->root.root, 0);
 	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
-		rc = add_row(t, versions, nversions, s, lsn, w, &scratch, &enc);
+		rc = add_row(t, versions, nversions, s, lsn, j->hi, w, &scratch, &enc);
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
 	if (rc < 0) {

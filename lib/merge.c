@@ -69,6 +69,7 @@
 #include "row.h"
 #include "tabledesc.h"
 #include "tablet.h"
+#include "tablet_format.h"
 #include "tablets.h"
 
 int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first)
@@ -348,6 +349,7 @@ int64_t ts__merge_backlog(ts_table *t)
 /* One input's position: its current row. */
 struct source {
 	ts__tablet *tab;
+	uint64_t hi;       /* the input's newest version (its DESCRIPTOR hi) */
 	uint32_t block;
 	ts_buf raw;
 	ts_reader r;
@@ -372,6 +374,18 @@ static int advance(ts_table *t, struct source *s)
 	}
 }
 
+/* The newest version of src's current row as the output's block index
+ * records it (docs/tablet-format.md 4.1): its block's hi when the input
+ * has one (format 3; 0 there: rows from before versions), else the
+ * input's hi.  The output block's hi is the greatest of its rows'. */
+static uint64_t row_hi(const struct source *src)
+{
+	const ts__tablet *tab = src->tab;
+	if (tab->format >= TS_TABLET_VERSION_BLOCK_HI && src->block > 0)
+		return tab->blocks[src->block - 1].hi;
+	return src->hi;
+}
+
 /* Add src's current row to w in the newest schema (translated if need be). */
 static int add(const struct plan *p, struct source *src, ts__tablet_writer *w, ts_buf *scratch,
                ts_buf *enc)
@@ -380,14 +394,14 @@ static int add(const struct plan *p, struct source *src, ts__tablet_writer *w, t
 	uint32_t v = src->tab->schema_version;
 	ts_value vals[TS_COLUMNS_MAX];
 	if (v == s->version)
-		return ts__tablet_writer_add(w, src->row, src->len);
+		return ts__tablet_writer_add_hi(w, src->row, src->len, row_hi(src));
 	if (v < 1 || (int)v > p->nversions)
 		return ts__fail(TS_ECORRUPT, "tablet %s has unknown schema version %u", src->tab->path, v);
 	int rc = ts__row_decode(p->versions[v - 1], s, src->row, src->len, vals, scratch);
 	enc->len = 0;
 	if (rc == 0)
 		rc = ts__row_encode(s, vals, enc);
-	return rc < 0 ? rc : ts__tablet_writer_add(w, enc->data, enc->len);
+	return rc < 0 ? rc : ts__tablet_writer_add_hi(w, enc->data, enc->len, row_hi(src));
 }
 
 /* Between slices: give up if the table is being dropped, else ask the
@@ -509,8 +523,10 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 	char dir[TS_PATH_MAX];
 	ts__tablet_writer *w = NULL;
 	int rc = ts__path(dir, "%s/tablets", t->dir);
-	for (int i = 0; rc == 0 && i < p->n; i++)
+	for (int i = 0; rc == 0 && i < p->n; i++) {
+		src[i].hi = p->in[i].hi;
 		rc = ts__table_tablet(t, &p->in[i], &src[i].tab);
+	}
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);

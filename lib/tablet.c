@@ -215,6 +215,8 @@ static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 		b->last_klen = (uint32_t)klen;
 		if (k)
 			t->heads[i] = key_head(k, klen);
+		if (t->format >= TS_TABLET_VERSION_BLOCK_HI) /* 3 added the block's hi */
+			b->hi = ts__get_u64(r);
 		b->stats = ts__get_raw(r, (size_t)t->nstat * TS_STAT_SIZE);
 		if (!r->bad && b->first_key && ts__key_cmp(b->first_key, flen, k, klen) > 0)
 			return ts__tablet_damaged(t, "footer", "inconsistent block index");

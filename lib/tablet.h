@@ -50,6 +50,11 @@ typedef struct ts__tablet_block {
 	const unsigned char *last_key;
 	uint32_t first_klen, last_klen;
 	const unsigned char *stats;    /* nstat * TS_STAT_SIZE bytes, see ts__tablet_stat */
+	/* the newest version of the block's rows: the greatest hi of the
+	 * sources its rows came from (docs/tablet-format.md section 4.1);
+	 * 0 when not known -- a format before 3, or rows of tablets written
+	 * before versions existed */
+	uint64_t hi;
 } ts__tablet_block;
 
 typedef struct ts__tablet {
@@ -97,6 +102,14 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
  * increase.  Returns 0, TS_EINVAL (out of order), TS_ECORRUPT (the row does
  * not decode), TS_EIO, TS_ENOSPC, TS_ENOMEM. */
 int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len);
+
+/* ts__tablet_writer_add for a row from a source whose newest version is
+ * hi (a flushed tree's hi; a merge input's hi): its block's hi is the
+ * greatest of its rows'.  A tablet any of whose rows had a non-zero hi
+ * is written in format TS_TABLET_VERSION (blocks carry their hi), else
+ * in TS_TABLET_VERSION_UNVERSIONED, as before versions existed
+ * (docs/tablet-format.md). */
+int ts__tablet_writer_add_hi(ts__tablet_writer *w, const void *row, size_t len, uint64_t hi);
 
 /* Write the last block, footer and trailer; fsync; rename to
  * dir/<16 hex id>.tab; fsync dir.  *rows, *bytes, *min_ts, *max_ts

@@ -12,7 +12,11 @@
 #define TS_TABLET_FORMAT_H
 
 #define TS_TABLET_SUFFIX ".tab"        /* <table>/tablets/<16 hex id>.tab */
-#define TS_TABLET_VERSION 2     /* written; 2 added each block's first key */
+#define TS_TABLET_VERSION 3     /* newest written and read: 2 added each
+                                 * block's first key, 3 each block's hi */
+#define TS_TABLET_VERSION_UNVERSIONED 2 /* written when no row carries a
+                                 * version (every source's hi was 0) */
+#define TS_TABLET_VERSION_BLOCK_HI 3 /* the first with a block's hi */
 #define TS_TABLET_VERSION_MIN 1 /* oldest read */
 
 /* Header, at offset 0. */

@@ -9,7 +9,12 @@
  * index entry, in wide tables: block_ends); the block is then compressed
  * (LZO1X-1, or stored raw when that is no smaller), checksummed and
  * written, and its index entry -- last key, timespan, per-column
- * statistics -- is appended to the footer being built.  Distinct key
+ * statistics, the newest version of its rows -- is appended to the
+ * footer being built.  The format is known only at the end: a tablet
+ * none of whose rows came with a version is written in format 2, as
+ * before versions existed (its entries then lose their hi field, whose
+ * places the writer noted), any other in format 3 (the header, written
+ * first as 2, is written again).  Distinct key
  * stems arrive consecutively (rows come in key order, and the stem is a
  * key prefix), so counting them for the Bloom filter needs only the
  * previous stem.
@@ -75,6 +80,10 @@ struct ts__tablet_writer {
 	int64_t min_ts, max_ts;
 	uint32_t nblocks, brows;
 	int64_t bmin, bmax;
+	uint64_t bhi;               /* the greatest hi of the block's rows */
+	int versioned;              /* a row had a non-zero hi: format 3 */
+	size_t *hi_at;              /* where each block's hi lies in index */
+	size_t hi_cap;
 	int nstat;
 	uint16_t stat_cols[TS_COLUMNS_MAX];
 	ts__colstat st[TS_COLUMNS_MAX];
@@ -87,6 +96,7 @@ static void writer_free(ts__tablet_writer *w)
 		close(w->fd);
 	free(w->wrkmem);
 	free(w->stems);
+	free(w->hi_at);
 	ts__buf_free(&w->block);
 	ts__buf_free(&w->stored);
 	ts__buf_free(&w->index);
@@ -95,6 +105,18 @@ static void writer_free(ts__tablet_writer *w)
 	ts__buf_free(&w->bfirst);
 	ts__buf_free(&w->scratch);
 	free(w);
+}
+
+/* The file header of format version. */
+static void make_header(const ts__tablet_writer *w, uint32_t version, unsigned char *h)
+{
+	memset(h, 0, TS_TABH_SIZE);
+	memcpy(h + TS_TABH_OFF_MAGIC, TS_TABH_MAGIC, 8);
+	ts__store_u32(h + TS_TABH_OFF_VERSION, version);
+	ts__store_u32(h + TS_TABH_OFF_SIZE, TS_TABH_SIZE);
+	ts__store_u64(h + TS_TABH_OFF_ID, w->id);
+	ts__store_u32(h + TS_TABH_OFF_SCHEMA, w->s->version);
+	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
 }
 
 int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
@@ -135,12 +157,7 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
 		writer_free(w);
 		return rc;
 	}
-	memcpy(h + TS_TABH_OFF_MAGIC, TS_TABH_MAGIC, 8);
-	ts__store_u32(h + TS_TABH_OFF_VERSION, TS_TABLET_VERSION);
-	ts__store_u32(h + TS_TABH_OFF_SIZE, TS_TABH_SIZE);
-	ts__store_u64(h + TS_TABH_OFF_ID, id);
-	ts__store_u32(h + TS_TABH_OFF_SCHEMA, s->version);
-	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
+	make_header(w, TS_TABLET_VERSION_UNVERSIONED, h);
 	if ((rc = ts__write_at(w->fd, h, sizeof h, 0, w->tmp)) < 0) {
 		ts__tablet_writer_abort(w);
 		return rc;
@@ -216,6 +233,16 @@ static int cut_block(ts__tablet_writer *w)
 	ts__put_u64(x, (uint64_t)w->bmax);
 	ts__put_bytes(x, w->bfirst.data, w->bfirst.len);
 	ts__put_bytes(x, w->last_key.data, w->last_key.len);
+	if (w->nblocks == w->hi_cap) {
+		size_t cap = w->hi_cap ? w->hi_cap * 2 : 64;
+		size_t *at = realloc(w->hi_at, cap * sizeof *at);
+		if (!at)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		w->hi_at = at;
+		w->hi_cap = cap;
+	}
+	w->hi_at[w->nblocks] = x->len;
+	ts__put_u64(x, w->bhi);
 	for (int j = 0; j < w->nstat; j++) {
 		stat_put(x, &w->st[j], w->s->cols[w->stat_cols[j]].type);
 		stat_reset(&w->st[j]);
@@ -226,6 +253,7 @@ static int cut_block(ts__tablet_writer *w)
 	w->nblocks++;
 	w->block.len = 0;
 	w->brows = 0;
+	w->bhi = 0;
 	pace_writeback(w);
 	return 0;
 }
@@ -281,6 +309,11 @@ static int remember_stem(ts__tablet_writer *w, const unsigned char *key, size_t 
 
 int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len)
 {
+	return ts__tablet_writer_add_hi(w, row, len, 0);
+}
+
+int ts__tablet_writer_add_hi(ts__tablet_writer *w, const void *row, size_t len, uint64_t hi)
+{
 	const void *kp;
 	size_t klen;
 	int rc = ts__row_key(row, len, &kp, &klen);
@@ -312,6 +345,9 @@ int ts__tablet_writer_add(ts__tablet_writer *w, const void *row, size_t len)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	w->bmin = w->brows ? (ts < w->bmin ? ts : w->bmin) : ts;
 	w->bmax = w->brows ? (ts > w->bmax ? ts : w->bmax) : ts;
+	if (hi > w->bhi)
+		w->bhi = hi;
+	w->versioned |= hi != 0;
 	w->brows++;
 	w->rows++;
 	if (ts < w->min_ts)
@@ -340,7 +376,16 @@ static int build_footer(ts__tablet_writer *w, ts_buf *f)
 	}
 	ts__put_bytes(f, w->first_key.data, w->first_key.len);
 	ts__put_bytes(f, w->last_key.data, w->last_key.len);
-	ts__put(f, w->index.data, w->index.len);
+	if (w->versioned) {
+		ts__put(f, w->index.data, w->index.len);
+	} else { /* format 2: the entries without their hi */
+		size_t from = 0;
+		for (uint32_t i = 0; i < w->nblocks; i++) {
+			ts__put(f, w->index.data + from, w->hi_at[i] - from);
+			from = w->hi_at[i] + 8;
+		}
+		ts__put(f, w->index.data + from, w->index.len - from);
+	}
 	uint64_t nbits = (uint64_t)w->nstems * TS_BLOOM_BITS_PER_STEM;
 	nbits = nbits < 64 ? 64 : (nbits + 7) & ~UINT64_C(7);
 	if (nbits > UINT32_MAX - 7)
@@ -389,6 +434,11 @@ static int write_tail(ts__tablet_writer *w)
 	rc = ts__write_at(w->fd, data, stored, (long long)w->offset, w->tmp);
 	if (rc == 0)
 		rc = ts__write_at(w->fd, t, sizeof t, (long long)(w->offset + stored), w->tmp);
+	if (rc == 0 && w->versioned) { /* the header said 2 so far */
+		unsigned char h[TS_TABH_SIZE];
+		make_header(w, TS_TABLET_VERSION, h);
+		rc = ts__write_at(w->fd, h, sizeof h, 0, w->tmp);
+	}
 	w->offset += stored + sizeof t;
 	ts__buf_free(&f);
 	return rc;

@@ -187,6 +187,9 @@ CASE(aggregate_specs, ts_aggregate_open(a->e->t, &(ts_aggregate){.to = 1, .every
                                         &(ts_cursor *){NULL}))
 CASE(aggregate_prefix, ts_aggregate_open(a->e->t, &(ts_aggregate){.to = 1, .every = 1, .nprefix = 1},
                                          &(ts_cursor *){NULL}))
+CASE(changes_table, ts_changes_open(NULL, &(ts_changes_spec){0}, &(ts_cursor *){NULL}))
+CASE(changes_spec, ts_changes_open(a->e->t, NULL, &(ts_cursor *){NULL}))
+CASE(changes_out, ts_changes_open(a->e->t, &(ts_changes_spec){0}, NULL))
 CASE(cursor_next_cur, ts_cursor_next(NULL, &(const ts_value *){NULL}, NULL))
 CASE(cursor_next_row, ts_cursor_next(a->cur, NULL, NULL))
 CASE(cursor_rewind_cur, ts_cursor_rewind(NULL))
@@ -225,7 +228,7 @@ static const struct misuse misuses[] = {
 	M(cursor_next_cur), M(cursor_next_row), M(cursor_rewind_cur), M(cursor_resume_cur),
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
-	M(backup_dest),
+	M(backup_dest), M(changes_table), M(changes_spec), M(changes_out),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by

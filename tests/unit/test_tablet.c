@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "crc32c.h"
 #include "key.h"
 #include "limits.h"
 #include "row.h"
@@ -395,6 +396,68 @@ static void tablet_writer_refuses_disorder_and_empty(void **state)
 	ts_test_rmdir(dir);
 }
 
+/* Rows given versions (ts__tablet_writer_add_hi) make a format-3 tablet
+ * whose blocks carry the greatest version of their rows; rows without
+ * make format 2, as before (its blocks' hi read 0); a newer format than
+ * the reader's is refused with TS_EVERSION. */
+static void tablet_block_hi_and_versions(void **state)
+{
+	(void)state;
+	seed = 9;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	struct rows r;
+	ts__tablet_writer *w;
+	ts__tablet *t;
+	char name[64], path[4200];
+	make_rows(&r, s, 40, 500, 20, 0);
+	assert_int_equal(ts__tablet_writer_open(dir, 8, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	for (size_t i = 0; i < r.n; i++) /* host h's rows: version 100 + h, one row 7000 */
+		assert_int_equal(ts__tablet_writer_add_hi(w, r.p[i], r.len[i],
+		                                          i == 1234 ? 7000 : 100 + i / 500), 0);
+	assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(ts__tablet_name(8, name, sizeof name), 0);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(ts__tablet_open(path, 8, &t), 0);
+	assert_int_equal(t->format, TS_TABLET_VERSION);
+	assert_int_equal(t->format, 3);
+	assert_true(t->nblocks > 10);
+	size_t first = 0;
+	for (uint32_t i = 0; i < t->nblocks; i++) {
+		size_t last = first + t->blocks[i].rows - 1;
+		uint64_t want = 100 + last / 500;
+		if (first <= 1234 && 1234 <= last)
+			want = 7000;
+		assert_int_equal(t->blocks[i].hi, want);
+		first = last + 1;
+	}
+	expect_rows(t, s, &r);
+	ts__tablet_close(t);
+	/* without versions: format 2 */
+	char *p2 = write_tablet(dir, 9, s, &r);
+	assert_int_equal(ts__tablet_open(p2, 9, &t), 0);
+	assert_int_equal(t->format, 2);
+	for (uint32_t i = 0; i < t->nblocks; i++)
+		assert_int_equal(t->blocks[i].hi, 0);
+	expect_rows(t, s, &r);
+	ts__tablet_close(t);
+	free(p2);
+	/* a format from a newer build */
+	unsigned char h[TS_TABH_SIZE];
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof h, 0), sizeof h);
+	ts__store_u32(h + TS_TABH_OFF_VERSION, TS_TABLET_VERSION + 1);
+	ts__store_u32(h + TS_TABH_OFF_CRC, ts__crc32c(0, h, TS_TABH_OFF_CRC));
+	assert_int_equal(pwrite(fd, h, sizeof h, 0), sizeof h);
+	close(fd);
+	assert_int_equal(ts__tablet_open(path, 8, &t), TS_EVERSION);
+	assert_null(t);
+	free_rows(&r);
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
 static void tablet_open_missing_or_misnamed(void **state)
 {
 	(void)state;
@@ -532,6 +595,7 @@ int main(void)
 		cmocka_unit_test(tablet_block_for_matches_a_linear_search),
 		cmocka_unit_test(tablet_huge_and_incompressible_rows),
 		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
+		cmocka_unit_test(tablet_block_hi_and_versions),
 		cmocka_unit_test(tablet_open_missing_or_misnamed),
 		cmocka_unit_test(tablet_flipped_byte_in_every_part),
 		cmocka_unit_test(tablet_truncated_anywhere),

@@ -1,0 +1,598 @@
+/*
+ * changes.c -- ts_changes_open, BTrDB's ComputeDiff (docs/corrections.md
+ * section 4): the (key prefix, time window) pairs that commits with
+ * versions in (since, until] may have touched, computed from what every
+ * source of the snapshot knows of its versions, never from the rows'
+ * values:
+ *
+ *   - an on-disk tablet whose hi <= since (or whose lo > until) is
+ *     skipped whole, from its DESCRIPTOR record;
+ *   - in the others, a block is changed when its hi (the newest version
+ *     of its rows, tablet format 3, docs/tablet-format.md 4.1) is above
+ *     since -- so after a merge of an old and a new tablet only the
+ *     blocks that took new rows are reported; every block of a tablet of
+ *     an older format is changed (it is as new as the tablet);
+ *   - a changed block names its prefix from its first and last keys
+ *     (one prefix when they share the first depth key columns, the usual
+ *     block of one series); a block whose keys span several prefixes is
+ *     read (decompressed, its keys walked: the one case that touches row
+ *     bytes, and only the keys), since a prefix between its first and
+ *     last would otherwise be missed;
+ *   - a filling tree is searched by version: every insert copies the
+ *     path from the root to its new leaf (avl.h), so a node created at
+ *     or before since heads a subtree no later commit touched, and is
+ *     skipped whole.  Series by series (a key but its ts), the first and
+ *     last new rows are found by searches that skip such subtrees (with
+ *     a resolution, the first new row of each window): O(series x
+ *     windows x log n), whatever the tree's rows;
+ *   - tombstones in force report their own key range x time range
+ *     (changes_from_tombstones: not built yet, issue 28 part 3).
+ *
+ * Each changed unit -- a block, the part of a block of one prefix, a
+ * tree's series (from its first to its last new row) or window of a
+ * series -- gives its prefix and ts span.  With a resolution, spans are
+ * widened to whole windows; without, a source's consecutive changed units
+ * of one prefix make one span (a tablet's blocks of one series through
+ * the day are one window, not one per block; a tree's series of one
+ * prefix likewise).  The spans are then
+ * sorted by prefix and start, and those of a prefix that overlap or
+ * touch joined; the cursor cuts them into windows as it returns them, so
+ * a fine resolution over a long span costs no memory.
+ *
+ * The answer over-reports, never misses: every row committed in
+ * (since, until] lies in a source whose hi is at least its commit, in a
+ * block whose hi is at least that source's, or in a tree under nodes
+ * newer than since; a unit reported covers more than the changed rows
+ * (the whole block's span, all of its series; a series' span from its
+ * first to its last new row) but never less.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "avl.h"
+#include "cursor.h"
+#include "error.h"
+#include "key.h"
+#include "row.h"
+#include "tablet.h"
+#include "tablet_format.h"
+#include "tablets.h"
+
+/* One reported span: a prefix (bytes in the cursor's pfx) and [from, to). */
+struct span {
+	size_t off;
+	uint32_t len;
+	int64_t from, to;
+};
+
+typedef struct changes_cursor {
+	struct ts_cursor base;
+	const ts__schema *schema;
+	int depth;
+	int64_t res;               /* window width; 0: spans */
+	uint64_t since, until;
+	ts_buf pfx;                /* the prefixes' encoded bytes */
+	struct span *spans;
+	size_t n, cap;
+	/* the span being built from a source's consecutive changed units */
+	int open;
+	struct span cur;
+	ts_buf raw;                /* a block read for its keys */
+	ts_buf bound;              /* a tree search's bound */
+	/* returning */
+	size_t at;                 /* spans[at] is being returned */
+	int64_t wfrom;             /* its next window's start */
+	size_t decoded;            /* offset + 1 of the prefix in out, 0: none */
+	ts_value *out;             /* depth prefix values, from, to */
+	ts_buf scratch;
+} changes_cursor;
+
+/* ---- building the spans ---- */
+
+/* The start of ts's window: the multiple of res at or below it (the
+ * lowest timestamp when that is below INT64_MIN). */
+static int64_t align_down(int64_t ts, int64_t res)
+{
+	int64_t q = ts / res, r = ts % res;
+	if (r < 0) {
+		if (q <= INT64_MIN / res)
+			return INT64_MIN;
+		q--;
+	}
+	return q * res;
+}
+
+/* The window end after ts: align_down(ts) + res, INT64_MAX if past it. */
+static int64_t align_up(int64_t ts, int64_t res)
+{
+	int64_t d = align_down(ts, res);
+	return d > INT64_MAX - res ? INT64_MAX : d + res;
+}
+
+static int push(changes_cursor *c, const struct span *s)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		struct span *p = realloc(c->spans, cap * sizeof *p);
+		if (!p)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->spans = p;
+		c->cap = cap;
+	}
+	c->spans[c->n++] = *s;
+	return 0;
+}
+
+/* End the span being built: the source's next changed unit, if any, is
+ * not adjacent to it (an unchanged one lies between, or the source
+ * ended). */
+static int run_break(changes_cursor *c)
+{
+	if (!c->open)
+		return 0;
+	c->open = 0;
+	return push(c, &c->cur);
+}
+
+static int same_prefix(const changes_cursor *c, const struct span *s, const void *p, size_t n)
+{
+	return s->len == n && (n == 0 || memcmp(c->pfx.data + s->off, p, n) == 0);
+}
+
+/*
+ * A changed unit of a source: its rows all have the prefix p[0..n) and
+ * ts in [min_ts, max_ts].  It joins the span being built when of the
+ * same prefix (without resolution: always; with: when their windows meet).
+ */
+static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int64_t max_ts)
+{
+	int64_t from = min_ts, to = max_ts == INT64_MAX ? INT64_MAX : max_ts + 1;
+	if (c->res) {
+		from = align_down(min_ts, c->res);
+		to = align_up(max_ts, c->res);
+	}
+	if (c->open && same_prefix(c, &c->cur, p, n)) {
+		if (!c->res || (from <= c->cur.to && to >= c->cur.from)) {
+			c->cur.from = from < c->cur.from ? from : c->cur.from;
+			c->cur.to = to > c->cur.to ? to : c->cur.to;
+			return 0;
+		}
+		int rc = push(c, &c->cur);
+		if (rc < 0)
+			return rc;
+		c->cur.from = from; /* same prefix: its bytes are stored */
+		c->cur.to = to;
+		return 0;
+	}
+	int rc = run_break(c);
+	if (rc < 0)
+		return rc;
+	const struct span *last = c->n ? &c->spans[c->n - 1] : NULL;
+	if (last && same_prefix(c, last, p, n)) {
+		c->cur.off = last->off;
+	} else {
+		c->cur.off = c->pfx.len;
+		ts__put(&c->pfx, p, n);
+		if (c->pfx.oom)
+			return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	c->cur.len = (uint32_t)n;
+	c->cur.from = from;
+	c->cur.to = to;
+	c->open = 1;
+	return 0;
+}
+
+/* The bytes of key[0..klen)'s first depth columns: *n. */
+static int prefix_of(const changes_cursor *c, const void *key, size_t klen, size_t *n)
+{
+	long len = ts__key_prefix_len(c->schema, key, klen, c->depth);
+	if (len < 0)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a malformed key", c->base.table->name);
+	*n = (size_t)len;
+	return 0;
+}
+
+/* ---- on-disk tablets ---- */
+
+/* Block i of tab spans several prefixes: read its keys, one unit per
+ * run of rows of one prefix. */
+static int block_by_rows(changes_cursor *c, const ts__tablet *tab, uint32_t i)
+{
+	ts_reader r;
+	const void *row, *key;
+	size_t len, klen, n = 0;
+	int rc = ts__tablet_read_block(tab, i, &c->raw);
+	if (rc < 0)
+		return rc;
+	ts__reader_init(&r, c->raw.data, c->raw.len);
+	while ((rc = ts__tablet_block_next(&r, &row, &len)) == 1) {
+		int64_t ts;
+		if ((rc = ts__row_key(row, len, &key, &klen)) < 0 || klen < 8)
+			return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "tablet %s: a short key", tab->path);
+		if ((rc = prefix_of(c, key, klen, &n)) < 0)
+			return rc;
+		ts = ts__key_ts(key, klen);
+		if ((rc = unit(c, key, n, ts, ts)) < 0)
+			return rc;
+	}
+	return rc;
+}
+
+/* The changed blocks of on-disk tablet k of the snapshot. */
+static int scan_tablet(changes_cursor *c, const ts__snapshot *s, int k)
+{
+	const ts__tablet_meta *m = &s->metas[k];
+	const ts__tablet *tab = s->tablets[k];
+	int rc = 0;
+	/* hi 0: written before versions existed, as new as anything we
+	 * know of (so reported whatever since is) */
+	if ((m->hi && m->hi <= c->since) || m->lo > c->until)
+		return 0;
+	int by_block = m->hi && tab->format >= TS_TABLET_VERSION_BLOCK_HI;
+	for (uint32_t i = 0; rc == 0 && i < tab->nblocks; i++) {
+		const ts__tablet_block *b = &tab->blocks[i];
+		if (by_block && b->hi && b->hi <= c->since) {
+			rc = run_break(c);
+			continue;
+		}
+		/* the first key, or in format 1 a key before it (the previous
+		 * block's last): equal prefixes there and in the last key hold
+		 * every key between */
+		const void *first = b->first_key ? (const void *)b->first_key
+		                    : i ? (const void *)tab->blocks[i - 1].last_key
+		                        : (const void *)tab->first_key;
+		size_t flen = b->first_key ? b->first_klen
+		              : i ? tab->blocks[i - 1].last_klen : tab->first_klen;
+		size_t nf = 0, nl = 0;
+		if ((rc = prefix_of(c, first, flen, &nf)) < 0 ||
+		    (rc = prefix_of(c, b->last_key, b->last_klen, &nl)) < 0)
+			break;
+		if (nf == nl && memcmp(first, b->last_key, nf) == 0)
+			rc = unit(c, first, nf, b->min_ts, b->max_ts);
+		else
+			rc = block_by_rows(c, tab, i);
+	}
+	if (rc < 0)
+		return ts__table_damaged(c->base.table, tab->id, rc);
+	return run_break(c);
+}
+
+/* ---- filling trees ---- */
+
+/* A bound on keys for the searches below: key[0..klen) (NULL: none),
+ * its first 16 bytes zero-padded as two big-endian words (the nodes'
+ * kpfx and kpfx2: when they differ, so do the keys, the same way), and
+ * whether the bound itself is excluded. */
+struct bound {
+	const unsigned char *key;
+	size_t klen;
+	uint64_t h1, h2;
+	int exclusive;
+};
+
+static void bound_set(struct bound *b, const ts_buf *k, int exclusive)
+{
+	unsigned char head[16] = {0};
+	memcpy(head, k->data, k->len < 16 ? k->len : 16);
+	b->key = k->data;
+	b->klen = k->len;
+	b->h1 = ts__load_be64(head);
+	b->h2 = ts__load_be64(head + 8);
+	b->exclusive = exclusive;
+}
+
+/* The bound against node N's key: <0, 0, >0.  Most nodes are decided by
+ * their first 16 bytes, without reading the row. */
+static int bound_cmp(ts__log *log, const struct bound *b, const ts__node *N)
+{
+	const unsigned char *nk;
+	size_t nklen;
+	if (b->h1 != N->kpfx)
+		return b->h1 < N->kpfx ? -1 : 1;
+	if (b->h2 != N->kpfx2)
+		return b->h2 < N->kpfx2 ? -1 : 1;
+	ts__rowrec_key(log, ts__node_row(N), &nk, &nklen);
+	return ts__key_cmp(b->key, b->klen, nk, nklen);
+}
+
+static const struct bound no_bound;
+
+/* Whether row (a row record's LSN) is one of the changes asked about. */
+static int is_new(const changes_cursor *c, uint64_t row, uint64_t since)
+{
+	return row > since && row <= c->until;
+}
+
+/*
+ * The first row committed in (since, until] after bound b (at or after
+ * it unless exclusive) in the subtree at node n, or 0.  A node at or
+ * before since heads a subtree no later commit touched (every insert
+ * copies the path to its leaf): it is skipped whole, so the search
+ * visits the paths to new rows, not the tree.  *deep is set (and 0
+ * returned) past TS_AVL_MAX_HEIGHT: a damaged log.
+ */
+static uint64_t first_new(const changes_cursor *c, ts__log *log, uint64_t n, uint64_t since,
+                          const struct bound *b, int depth, int *deep)
+{
+	if (!n || n <= since)
+		return 0;
+	if (depth > TS_AVL_MAX_HEIGHT) {
+		*deep = 1;
+		return 0;
+	}
+	const ts__node *N = ts__node_at(log, n);
+	if (b->key) {
+		int d = bound_cmp(log, b, N);
+		if (b->exclusive ? d >= 0 : d > 0) /* N is not after the bound */
+			return first_new(c, log, N->right, since, b, depth + 1, deep);
+	}
+	uint64_t r = first_new(c, log, N->left, since, b, depth + 1, deep);
+	if (r || *deep)
+		return r;
+	if (is_new(c, ts__node_row(N), since))
+		return ts__node_row(N);
+	return first_new(c, log, N->right, since, &no_bound, depth + 1, deep);
+}
+
+/* The last row committed in (since, until] at or before bound b (which
+ * is inclusive here), as first_new. */
+static uint64_t last_new(const changes_cursor *c, ts__log *log, uint64_t n, uint64_t since,
+                         const struct bound *b, int depth, int *deep)
+{
+	if (!n || n <= since)
+		return 0;
+	if (depth > TS_AVL_MAX_HEIGHT) {
+		*deep = 1;
+		return 0;
+	}
+	const ts__node *N = ts__node_at(log, n);
+	if (b->key && bound_cmp(log, b, N) < 0) /* N is after the bound */
+		return last_new(c, log, N->left, since, b, depth + 1, deep);
+	uint64_t r = last_new(c, log, N->right, since, b, depth + 1, deep);
+	if (r || *deep)
+		return r;
+	if (is_new(c, ts__node_row(N), since))
+		return ts__node_row(N);
+	return last_new(c, log, N->left, since, &no_bound, depth + 1, deep);
+}
+
+/* k = stem followed by the encoding of ts (key.h: big-endian, sign bit
+ * flipped); UINT64_MAX's bytes for the stem's greatest key. */
+static int stem_key(ts_buf *k, const unsigned char *key, size_t klen, uint64_t enc)
+{
+	unsigned char ts[8];
+	ts__store_be64(ts, enc);
+	k->len = 0;
+	ts__put(k, key, klen - 8);
+	ts__put(k, ts, 8);
+	return k->oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
+}
+
+/*
+ * The changes in the tree at root: series by series (a stem: the key
+ * but its ts), the first new row found by search; without a resolution,
+ * the series' last new row by another, and the span between them is the
+ * series'; with one, each window of the series holding a new row, the
+ * next found from the window's end.  So the cost is O(series x windows x
+ * log n), whatever the rows: a tree of four hours of 1000 hosts is 2000
+ * searches, not 240000 rows.
+ */
+static int scan_tree(changes_cursor *c, ts__log *log, uint64_t root, uint64_t since)
+{
+	struct bound b = no_bound, last;
+	int deep = 0, rc = 0;
+	uint64_t row;
+	while (rc == 0 && (row = first_new(c, log, root, since, &b, 0, &deep)) != 0) {
+		const unsigned char *key, *lk;
+		size_t klen, lklen, n = 0;
+		ts__rowrec_key(log, row, &key, &klen);
+		if (klen < 8)
+			return ts__fail(TS_ECORRUPT, "table \"%s\": a short key", c->base.table->name);
+		if ((rc = prefix_of(c, key, klen, &n)) < 0)
+			return rc;
+		int64_t ts = ts__key_ts(key, klen), end = ts;
+		if (!c->res) {
+			if ((rc = stem_key(&c->bound, key, klen, UINT64_MAX)) < 0)
+				return rc;
+			bound_set(&last, &c->bound, 0);
+			uint64_t at = last_new(c, log, root, since, &last, 0, &deep);
+			if (at) {
+				ts__rowrec_key(log, at, &lk, &lklen);
+				end = ts__key_ts(lk, lklen);
+			}
+			bound_set(&b, &c->bound, 1); /* the next series */
+		} else {
+			int64_t w = align_up(ts, c->res);
+			if (w == INT64_MAX) { /* the last window: the next series */
+				rc = stem_key(&c->bound, key, klen, UINT64_MAX);
+				bound_set(&b, &c->bound, 1);
+			} else {
+				rc = stem_key(&c->bound, key, klen, (uint64_t)w ^ (UINT64_C(1) << 63));
+				bound_set(&b, &c->bound, 0);
+			}
+		}
+		if (rc == 0)
+			rc = unit(c, key, n, ts, end);
+	}
+	if (rc == 0 && deep)
+		rc = ts__fail(TS_ECORRUPT, "table \"%s\": a filling tree deeper than %d",
+		              c->base.table->name, TS_AVL_MAX_HEIGHT);
+	return rc < 0 ? rc : run_break(c);
+}
+
+/*
+ * The version below which the trees' nodes and rows are old.  A node or
+ * row record at or before since belongs to a batch committed at or
+ * before it when since is a commit (a version the table had); were it
+ * not, a batch could straddle it, committed after since with records
+ * before it: then every row of the trees that may hold such a batch
+ * (those born at or before since) is taken as new.
+ */
+static uint64_t tree_since(const changes_cursor *c, const ts__snapshot *s)
+{
+	ts__commit cm;
+	int straddled = 0;
+	for (uint32_t i = 0; i < s->nroots; i++)
+		straddled |= s->roots[i].born <= c->since;
+	if (!straddled || c->since >= s->commit)
+		return c->since;
+	ts__log *log = s->table->log;
+	if (ts__log_read_commit(log, c->since, &cm) == 0 && cm.lsn == c->since)
+		return c->since;
+	ts__clear_error();
+	return 0;
+}
+
+static int scan_trees(changes_cursor *c, const ts__snapshot *s)
+{
+	uint64_t since = tree_since(c, s);
+	int rc = 0;
+	for (uint32_t i = 0; rc == 0 && i < s->nroots; i++) {
+		const ts__root *r = &s->roots[i];
+		/* rows after born were committed after it; and none of the
+		 * snapshot's trees holds a row committed after its commit */
+		if (!r->root || r->born > c->until || s->commit <= c->since)
+			continue;
+		rc = scan_tree(c, s->table->log, r->root, since);
+	}
+	return rc;
+}
+
+/* ---- tombstones ---- */
+
+/*
+ * Where tombstones committed in (since, until] are added as changed
+ * spans: their key range, cut to prefixes at depth (a range wider than
+ * one prefix reports its bounds' prefixes and, between them, every
+ * prefix the sources hold), times their ts range.  Tombstones are not
+ * built yet (issue 28 part 3, h-delete): nothing to add.
+ */
+static int changes_from_tombstones(changes_cursor *c, const ts__snapshot *s)
+{
+	(void)c, (void)s;
+	return 0;
+}
+
+/* ---- sorting, joining ---- */
+
+static int span_cmp(const void *a, const void *b, void *arg)
+{
+	const struct span *x = a, *y = b;
+	const unsigned char *p = arg;
+	int d = ts__key_cmp(p + x->off, x->len, p + y->off, y->len);
+	if (d)
+		return d;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Sort the spans by prefix and start (unless they are: one source
+ * usually gives them in order) and join those of a prefix that overlap
+ * or touch. */
+static void join(changes_cursor *c)
+{
+	int sorted = 1;
+	for (size_t i = 1; i < c->n && sorted; i++)
+		sorted = span_cmp(&c->spans[i - 1], &c->spans[i], c->pfx.data) <= 0;
+	if (!sorted)
+		qsort_r(c->spans, c->n, sizeof *c->spans, span_cmp, c->pfx.data);
+	size_t out = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		struct span *s = &c->spans[i], *o = out ? &c->spans[out - 1] : NULL;
+		if (o && ts__key_cmp(c->pfx.data + o->off, o->len, c->pfx.data + s->off, s->len) == 0 &&
+		    s->from <= o->to) {
+			o->to = s->to > o->to ? s->to : o->to;
+			continue;
+		}
+		c->spans[out++] = *s;
+	}
+	c->n = out;
+}
+
+/* ---- the cursor ---- */
+
+static int changes_next(struct ts_cursor *base, const ts_value **row, int *n)
+{
+	changes_cursor *c = (changes_cursor *)base;
+	if (c->at >= c->n)
+		return 0;
+	const struct span *s = &c->spans[c->at];
+	if (c->decoded != s->off + 1) {
+		int rc = ts__key_decode(c->schema, c->pfx.data + s->off, s->len, c->depth, c->out,
+		                        &c->scratch, NULL);
+		if (rc < 0)
+			return rc;
+		c->decoded = s->off + 1;
+	}
+	int64_t from = c->res ? c->wfrom : s->from;
+	int64_t to = c->res ? (from > INT64_MAX - c->res ? INT64_MAX : from + c->res) : s->to;
+	c->out[c->depth] = ts_timestamp(from);
+	c->out[c->depth + 1] = ts_timestamp(to);
+	if (c->res && to < s->to) {
+		c->wfrom = to;
+	} else if (++c->at < c->n) {
+		c->wfrom = c->spans[c->at].from;
+	}
+	*row = c->out;
+	*n = c->depth + 2;
+	return 0;
+}
+
+static void changes_destroy(struct ts_cursor *base)
+{
+	changes_cursor *c = (changes_cursor *)base;
+	free(c->spans);
+	free(c->out);
+	ts__buf_free(&c->pfx);
+	ts__buf_free(&c->raw);
+	ts__buf_free(&c->bound);
+	ts__buf_free(&c->scratch);
+}
+
+static int changes_setup(struct ts_cursor *base, const void *arg)
+{
+	const ts_changes_spec *spec = arg;
+	changes_cursor *c = (changes_cursor *)base;
+	const ts__snapshot *s = &base->scan.snap;
+	int rc = 0;
+	ts__buf_init(&c->pfx);
+	ts__buf_init(&c->raw);
+	ts__buf_init(&c->bound);
+	ts__buf_init(&c->scratch);
+	c->schema = s->schema;
+	if (spec->depth < 0 || spec->depth >= s->schema->nkey)
+		return ts__fail(TS_EINVAL, "ts_changes_open: depth %d, the key has %d columns before ts",
+		                spec->depth, s->schema->nkey - 1);
+	if (spec->resolution < 0)
+		return ts__fail(TS_EINVAL, "ts_changes_open: resolution %lld is negative",
+		                (long long)spec->resolution);
+	if (spec->until && spec->until < spec->since)
+		return ts__fail(TS_EINVAL, "ts_changes_open: until %llu is below since %llu",
+		                (unsigned long long)spec->until, (unsigned long long)spec->since);
+	c->depth = spec->depth;
+	c->res = spec->resolution;
+	c->since = spec->since;
+	c->until = spec->until ? spec->until : s->commit;
+	if (!(c->out = malloc((size_t)(c->depth + 2) * sizeof *c->out)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	if (c->until <= c->since)
+		return 0; /* no version in between */
+	for (int k = 0; rc == 0 && k < s->ntablets; k++)
+		rc = scan_tablet(c, s, k);
+	if (rc == 0)
+		rc = scan_trees(c, s);
+	if (rc == 0)
+		rc = changes_from_tombstones(c, s);
+	if (rc < 0)
+		return rc;
+	join(c);
+	c->wfrom = c->n ? c->spans[0].from : 0;
+	return 0;
+}
+
+int ts__changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)
+{
+	return ts__cursor_open(t, sizeof(changes_cursor), changes_next, changes_destroy,
+	                       changes_setup, spec, out);
+}
