@@ -120,6 +120,18 @@ static int group_option(const struct cli *cli, const char *text, int *group)
 	return CLI_OK;
 }
 
+/* changes' --depth: key columns before ts naming a prefix. */
+static int depth_option(const struct cli *cli, const char *text, int *depth)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end || errno || n >= TS_KEY_COLUMNS_MAX)
+		return cli_usage(cli, "--depth \"%s\": want a number of key columns", text);
+	*depth = (int)n;
+	return CLI_OK;
+}
+
 static int add_spec(const struct cli *cli, struct query_args *a, char *text)
 {
 	char **more = realloc(a->specs, (size_t)(a->nspecs + 1) * sizeof *more);
@@ -180,9 +192,7 @@ static int query_option(const struct cli *cli, int c, struct query_args *a)
 	case 'R':
 		return cli_duration_option(cli, "--resolution", optarg, &r->changes.resolution);
 	case 'N':
-		if (group_option(cli, optarg, &r->changes.depth) != CLI_OK)
-			return cli_usage(cli, "--depth \"%s\": want a number of key columns", optarg);
-		return CLI_OK;
+		return depth_option(cli, optarg, &r->changes.depth);
 	default:
 		return CLI_USAGE;
 	}
