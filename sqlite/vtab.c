@@ -51,8 +51,10 @@
  * as by any ts_delete of that range.  UPDATE fails: a row's key cannot
  * change; to change values, INSERT OR REPLACE the row (its key kept).
  * Deletes and inserts of one transaction are applied in statement order
- * (the inserts before a DELETE are stored when it begins, the deletes
- * before an INSERT when it begins), each as its own atomic batch.
+ * (the inserts before a DELETE are stored when its first row is marked,
+ * the deletes before an INSERT when it begins), each as its own atomic
+ * batch; as no read sees the transaction's pending rows, a DELETE's scan
+ * does not either, and does not delete them.
  *
  * socket='ADDRESS' instead of path= goes through tsstored (common/client.c:
  * a unix socket's path, unix:PATH, or tcp:HOST:PORT with the token of
