@@ -5,13 +5,17 @@
  * and the message that refuses a request.
  *
  * The levels are ordered, each allowing what those below it do:
- *   read   everything that only looks: the queries, schema, tables,
- *          stats, ping, GET /metrics, POST /api/v1/read (remote read);
+ *   read   everything that only looks: the queries, changes, schema,
+ *          tables, stats, ping, GET /metrics, POST /api/v1/read (remote
+ *          read);
  *   write  what adds rows or tables: insert, create, and the ingest
  *          endpoints (POST /write, /api/v2/write, /api/v1/write), which
  *          create the tables they write to;
  *   admin  what changes or removes what exists, or acts on the daemon's
- *          machine: alter, drop, flush, check, snapshot.
+ *          machine: alter, drop, delete, purge, flush, check, snapshot;
+ *          and an insert whose "on_duplicate" is "replace" into a table
+ *          whose own policy is not (it overwrites stored rows): request.c
+ *          checks that one once the table is open (tsd_access_granted).
  * "create" is write: it only adds a table, never changes or removes
  * one (an existing name is refused with EEXIST), and a collector may
  * create tables through the ingest endpoints at that level anyway.
@@ -69,6 +73,9 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_CHECK] = TSD_ACCESS_ADMIN,
 	[TSD_OP_SNAPSHOT] = TSD_ACCESS_ADMIN,
 	[TSD_OP_AUTH] = TSD_ACCESS_NONE,
+	[TSD_OP_DELETE] = TSD_ACCESS_ADMIN,
+	[TSD_OP_PURGE] = TSD_ACCESS_ADMIN,
+	[TSD_OP_CHANGES] = TSD_ACCESS_READ,
 };
 
 /* The level each HTTP route needs (tsstore-http(7)).  Read endpoints

@@ -65,6 +65,7 @@ struct tsd_request {
 	int *columns;               /* query projection */
 	ts_aggspec *specs;          /* aggregate functions */
 	const char *client;         /* for the log: the connection's, or NULL */
+	enum tsd_access granted;    /* what the connection may do (check_access) */
 	struct jbuf out;
 };
 
@@ -217,7 +218,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_SCHEMA] = {"table", NULL},
 	[TSD_OP_ALTER] = {"table", "add", "widen", "ttl", "on_duplicate", NULL},
 	[TSD_OP_DROP] = {"table", NULL},
-	[TSD_OP_INSERT] = {"table", "rows", NULL},
+	[TSD_OP_INSERT] = {"table", "rows", "on_duplicate", NULL},
 	[TSD_OP_QUERY] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to",
 	                  "desc", "limit", "columns", "after"},
 	[TSD_OP_LATEST] = {"table", "prefix", NULL},
@@ -228,6 +229,10 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_CHECK] = {"table", NULL},
 	[TSD_OP_SNAPSHOT] = {"dest", NULL},
 	[TSD_OP_AUTH] = {"token", NULL},
+	/* delete and purge take query's range fields, nothing else of it */
+	[TSD_OP_DELETE] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to", NULL},
+	[TSD_OP_PURGE] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to", NULL},
+	[TSD_OP_CHANGES] = {"table", "since", "until", "resolution", "depth", NULL},
 };
 
 static int check_fields(struct tsd_request *r)
@@ -311,8 +316,9 @@ static int get_duration(struct tsd_request *r, const char *name, int64_t *ns, in
 	return 0;
 }
 
-/* The duplicate policy field "on_duplicate", "reject" or "ignore";
- * *has says whether it was given. */
+/* The duplicate policy field "on_duplicate", "reject", "ignore" or
+ * "replace" (ts_on_duplicate_parse: whatever the library knows); *has
+ * says whether it was given. */
 static int get_on_duplicate(struct tsd_request *r, ts_on_duplicate *policy, int *has)
 {
 	const char *text;
@@ -320,8 +326,7 @@ static int get_on_duplicate(struct tsd_request *r, ts_on_duplicate *policy, int 
 	if (get_string(r, "on_duplicate", JSON_TEXT_NAME, 0, &text) < 0 || !text)
 		return r->code;
 	if (ts_on_duplicate_parse(text, policy) < 0)
-		return fail(r, TS_EINVAL, "field \"on_duplicate\": unknown duplicate policy \"%.32s\" "
-		            "(want reject or ignore)", text);
+		return fail(r, TS_EINVAL, "field \"on_duplicate\": %s", ts_errmsg(NULL));
 	*has = 1;
 	return 0;
 }
@@ -684,14 +689,46 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 
 /* ---- insert ---- */
 
-static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
+/* Whether the policy is replace, by name: the same test before and after
+ * the library gains TS_ON_DUPLICATE_REPLACE. */
+static int is_replace(ts_on_duplicate policy)
+{
+	return strcmp(ts_on_duplicate_name(policy), "replace") == 0;
+}
+
+/*
+ * An insert's own "on_duplicate" (ts_insert_policy for this batch):
+ * *policy, or TS_ON_DUPLICATE_TABLE when absent.  "replace" overwrites
+ * stored rows, which a table whose own policy is not replace lets only
+ * admin do (access.c): a write-level client refused it gets EAUTH, as
+ * for an op above its level.
+ */
+static int get_insert_policy(struct tsd_request *r, const struct tsd_context *ctx, int *policy,
+                             enum tsd_peer peer)
+{
+	ts_on_duplicate p;
+	char msg[TSD_MESSAGE_MAX];
+	int has;
+	*policy = TS_ON_DUPLICATE_TABLE;
+	if (get_on_duplicate(r, &p, &has) < 0 || !has)
+		return r->code;
+	*policy = (int)p;
+	if (!is_replace(p) || is_replace(r->schema->on_duplicate) || r->granted >= TSD_ACCESS_ADMIN)
+		return 0;
+	tsd_access_refusal(ctx->cfg, peer, 0, "an insert with \"on_duplicate\":\"replace\" into a "
+	                   "table whose policy is not replace", TSD_ACCESS_ADMIN, msg, sizeof msg);
+	tsd_access_log(TSD_LOG_ACCESS, "%s: refused: %s", client_of(r), msg);
+	return fail(r, TSD_EAUTH, "%s", msg);
+}
+
+static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum tsd_peer peer)
 {
 	char why[TSD_MESSAGE_MAX];
 	ts_value *vals = NULL;
 	size_t n = 0, ignored = 0;
 	uint64_t version = 0;
-	int rc, fast = r->rows_end > 0;
-	if (open_table(r, ctx) < 0)
+	int rc, policy, fast = r->rows_end > 0;
+	if (open_table(r, ctx) < 0 || get_insert_policy(r, ctx, &policy, peer) < 0)
 		return r->code;
 	if (fast) {
 		/* The values point into the line: nothing to free but vals. */
@@ -706,9 +743,13 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx)
 	}
 	/* The rows were read by r->schema: the library reads them by the same
 	 * version, whatever alter ran on another connection since. */
-	if (rc == 0 && n &&
+	if (rc == 0 && n && policy == TS_ON_DUPLICATE_TABLE &&
 	    (rc = ts_insert_versioned(r->table, r->schema->version, vals, n, &ignored,
 	                              &version)) < 0)
+		lib_fail(r, rc);
+	else if (rc == 0 && n && policy != TS_ON_DUPLICATE_TABLE &&
+	         (rc = ts_insert_policy(r->table, r->schema->version, policy, vals, n, &ignored,
+	                                &version)) < 0)
 		lib_fail(r, rc);
 	if (rc == 0 && !n && (rc = ts_table_version(r->table, &version)) < 0)
 		lib_fail(r, rc);
@@ -773,21 +814,32 @@ static int get_bound(struct tsd_request *r, const char *incl, const char *excl, 
 	return 0;
 }
 
+/* The selection fields query, delete and purge share -- "prefix",
+ * "ge"/"gt", "le"/"lt", "from", "to" -- into q (with the table open),
+ * so that a delete selects exactly the rows the same query returns. */
+static int get_range(struct tsd_request *r, ts_query *q)
+{
+	if (get_key(r, "prefix", KEY_PREFIX) < 0 ||
+	    get_bound(r, "ge", "gt", KEY_LOWER, &q->lower, &q->nlower, &q->lower_exclusive) < 0 ||
+	    get_bound(r, "le", "lt", KEY_UPPER, &q->upper, &q->nupper, &q->upper_exclusive) < 0 ||
+	    get_time(r, "from", &q->from, &q->has_from) < 0 ||
+	    get_time(r, "to", &q->to, &q->has_to) < 0)
+		return r->code;
+	q->prefix = r->keys[KEY_PREFIX];
+	q->nprefix = r->nkeys[KEY_PREFIX];
+	return 0;
+}
+
 static int op_query(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	ts_query q;
 	int64_t limit = 0;
 	int has, rc;
 	memset(&q, 0, sizeof q);
-	if (open_table(r, ctx) < 0 || get_key(r, "prefix", KEY_PREFIX) < 0 ||
-	    get_bound(r, "ge", "gt", KEY_LOWER, &q.lower, &q.nlower, &q.lower_exclusive) < 0 ||
-	    get_bound(r, "le", "lt", KEY_UPPER, &q.upper, &q.nupper, &q.upper_exclusive) < 0 ||
-	    get_key(r, "after", KEY_AFTER) < 0 || get_time(r, "from", &q.from, &q.has_from) < 0 ||
-	    get_time(r, "to", &q.to, &q.has_to) < 0 || get_bool(r, "desc", &q.desc) < 0 ||
-	    get_count(r, "limit", &limit, &has) < 0 || get_projection(r, &q) < 0)
+	if (open_table(r, ctx) < 0 || get_range(r, &q) < 0 || get_key(r, "after", KEY_AFTER) < 0 ||
+	    get_bool(r, "desc", &q.desc) < 0 || get_count(r, "limit", &limit, &has) < 0 ||
+	    get_projection(r, &q) < 0)
 		return r->code;
-	q.prefix = r->keys[KEY_PREFIX];
-	q.nprefix = r->nkeys[KEY_PREFIX];
 	if (json_object_get(r->json, "after")) {
 		q.after = r->keys[KEY_AFTER];
 		q.nafter = r->nkeys[KEY_AFTER];
@@ -880,6 +932,75 @@ static int op_aggregate(struct tsd_request *r, const struct tsd_context *ctx)
 	a.prefix = r->keys[KEY_PREFIX];
 	a.nprefix = r->nkeys[KEY_PREFIX];
 	if ((rc = ts_aggregate_open(r->table, &a, &r->cursor)) < 0)
+		return lib_fail(r, rc);
+	return 0;
+}
+
+/* ---- delete, purge, changes (docs/corrections.md) ---- */
+
+/* {"ok":true,"deleted":N or null,"version":V}: null when the library
+ * could not count the rows without reading them (TS_COUNT_UNKNOWN). */
+static int op_delete(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_query q;
+	uint64_t deleted = 0, version = 0;
+	int rc;
+	memset(&q, 0, sizeof q);
+	if (open_table(r, ctx) < 0 || get_range(r, &q) < 0)
+		return r->code;
+	if ((rc = ts_delete(r->table, &q, &deleted, &version)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	if (deleted == TS_COUNT_UNKNOWN)
+		jbuf_puts(&r->out, ",\"deleted\":null");
+	else
+		jbuf_printf(&r->out, ",\"deleted\":%" PRIu64, deleted);
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
+	end_line(r);
+	return 0;
+}
+
+/* {"ok":true,"version":V} once no live file holds the deleted rows of
+ * the range (the whole table without one). */
+static int op_purge(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_query q;
+	uint64_t version = 0;
+	int rc;
+	memset(&q, 0, sizeof q);
+	if (open_table(r, ctx) < 0 || get_range(r, &q) < 0)
+		return r->code;
+	if ((rc = ts_purge(r->table, &q, &version)) < 0)
+		return lib_fail(r, rc);
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
+	end_line(r);
+	return 0;
+}
+
+/* rows lines [prefix values..., from, to], then {"ok":true,"count":N},
+ * streamed as a query's.  "since" is required: no default could be
+ * right for a cache. */
+static int op_changes(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_changes_spec spec;
+	int64_t since = 0, until = 0, depth = 0;
+	int has_since, has, rc;
+	memset(&spec, 0, sizeof spec);
+	if (open_table(r, ctx) < 0 || get_count(r, "since", &since, &has_since) < 0 ||
+	    get_count(r, "until", &until, &has) < 0 ||
+	    get_duration(r, "resolution", &spec.resolution, &has) < 0 ||
+	    get_count(r, "depth", &depth, &has) < 0)
+		return r->code;
+	if (!has_since)
+		return fail(r, TS_EPROTO, "missing field \"since\"");
+	if (depth >= r->schema->nkey)
+		return fail(r, TS_EINVAL, "field \"depth\": %" PRId64 " key columns, the key has %d "
+		            "and the last (ts) cannot name a prefix", depth, r->schema->nkey);
+	spec.since = (uint64_t)since;
+	spec.until = (uint64_t)until;
+	spec.depth = (int)depth;
+	if ((rc = ts_changes_open(r->table, &spec, &r->cursor)) < 0)
 		return lib_fail(r, rc);
 	return 0;
 }
@@ -1204,7 +1325,8 @@ static int check_access(struct tsd_request *r, const struct tsd_context *ctx, in
 {
 	enum tsd_access need = tsd_access_op(r->op);
 	char what[32], msg[TSD_MESSAGE_MAX];
-	if (tsd_access_granted(ctx->cfg, peer, authed) >= need)
+	r->granted = tsd_access_granted(ctx->cfg, peer, authed);
+	if (r->granted >= need)
 		return 0;
 	snprintf(what, sizeof what, "\"%s\"", tsd_op_name(r->op));
 	tsd_access_refusal(ctx->cfg, peer, 0, what, need, msg, sizeof msg);
@@ -1226,7 +1348,7 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_SCHEMA: return op_schema(r, ctx);
 	case TSD_OP_ALTER: return op_alter(r, ctx);
 	case TSD_OP_DROP: return op_drop(r, ctx);
-	case TSD_OP_INSERT: return op_insert(r, ctx);
+	case TSD_OP_INSERT: return op_insert(r, ctx, peer);
 	case TSD_OP_QUERY: return op_query(r, ctx);
 	case TSD_OP_LATEST: return op_latest(r, ctx);
 	case TSD_OP_AGGREGATE: return op_aggregate(r, ctx);
@@ -1235,6 +1357,9 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_CHECK: return op_check(r, ctx);
 	case TSD_OP_SNAPSHOT: return op_snapshot(r, ctx);
 	case TSD_OP_AUTH: return op_auth(r, ctx, authed);
+	case TSD_OP_DELETE: return op_delete(r, ctx);
+	case TSD_OP_PURGE: return op_purge(r, ctx);
+	case TSD_OP_CHANGES: return op_changes(r, ctx);
 	default: return fail(r, TS_EPROTO, "unknown op");
 	}
 }

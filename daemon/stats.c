@@ -54,6 +54,9 @@ static const char *const op_names[TSD_NOPS] = {
 	[TSD_OP_CHECK] = "check",
 	[TSD_OP_SNAPSHOT] = "snapshot",
 	[TSD_OP_AUTH] = "auth",
+	[TSD_OP_DELETE] = "delete",
+	[TSD_OP_PURGE] = "purge",
+	[TSD_OP_CHANGES] = "changes",
 };
 
 static struct {

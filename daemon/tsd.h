@@ -249,6 +249,9 @@ enum tsd_op {
 	TSD_OP_CHECK,    /* extensions beyond section 5, for tsstore -s */
 	TSD_OP_SNAPSHOT,
 	TSD_OP_AUTH,
+	TSD_OP_DELETE,   /* corrections (issue 28, docs/corrections.md) */
+	TSD_OP_PURGE,
+	TSD_OP_CHANGES,
 	TSD_NOPS
 };
 
@@ -319,9 +322,11 @@ void tsd_stats_prometheus(struct jbuf *b);
  */
 enum tsd_access {
 	TSD_ACCESS_NONE,
-	TSD_ACCESS_READ,  /* queries, schema, tables, stats, ping, /metrics */
+	TSD_ACCESS_READ,  /* queries, changes, schema, tables, stats, ping, /metrics */
 	TSD_ACCESS_WRITE, /* insert, create, the HTTP and Graphite writes */
-	TSD_ACCESS_ADMIN, /* alter, drop, flush, check, snapshot */
+	TSD_ACCESS_ADMIN, /* alter, drop, delete, purge, flush, check, snapshot;
+	                   * an insert with "on_duplicate":"replace" into a
+	                   * table whose own policy is not replace */
 };
 /* cfg->loopback_access before tsd_config_finish when none was given. */
 #define TSD_ACCESS_UNSET (-1)

@@ -23,13 +23,38 @@
  * reads.  Costs: a full scan costs the table's rows, each fixed prefix
  * column divides it by 20, a range by 4, a ts range by 8.
  *
- * Writes.  INSERT only; the rows of one SQLite transaction are buffered
- * and stored at xSync as one ts_insert (atomic: a bad row fails the
- * commit and nothing of the transaction is stored).  The database is
- * opened read-write at the first insert (the writer lock is then held
+ * Writes.  INSERT: the rows of one SQLite transaction are buffered and
+ * stored at xSync as one ts_insert (atomic: a bad row fails the commit
+ * and nothing of the transaction is stored).  INSERT OR REPLACE and
+ * INSERT OR IGNORE store their rows under the duplicate policy replace
+ * or ignore (sqlite3_vtab_on_conflict; ts_insert_policy), the other
+ * conflict clauses under the table's own policy; rows of different
+ * policies go in separate batches, in statement order.  The database is
+ * opened read-write at the first write (the writer lock is then held
  * until the virtual table is disconnected); until then it is open
- * read-only, so queries run beside tsstored.  UPDATE and DELETE fail:
- * tsstore is append-only, rows leave by TTL.
+ * read-only, so queries run beside tsstored.
+ *
+ * DELETE.  SQLite runs a DELETE as a scan (xBestIndex/xFilter, the same
+ * pushdown as a query's) and then hands over the rowid of each row its
+ * whole WHERE kept.  tsstore deletes ranges, not rows (ts_delete: a key
+ * prefix and bounds x a ts range), so each scan is remembered (struct
+ * scan: its ts_query, the rows it gave, whether it ran to its end) and a
+ * rowid names its scan and row.  When the transaction commits, a scan
+ * whose every row was deleted is one ts_delete of its range: the WHERE
+ * was exactly its key and ts bounds.  A scan of which some rows were
+ * kept had a WHERE with more in it (a value column, an expression, a
+ * bound that could not be pushed down): the commit fails with a message
+ * saying so and nothing is deleted -- deleting row by row would write a
+ * tombstone per row, and a range taken from the rows seen could take
+ * rows inserted since that the WHERE would have kept.  A row inserted
+ * into a deleted range between the scan and the commit is deleted too,
+ * as by any ts_delete of that range.  UPDATE fails: a row's key cannot
+ * change; to change values, INSERT OR REPLACE the row (its key kept).
+ * Deletes and inserts of one transaction are applied in statement order
+ * (the inserts before a DELETE are stored when its first row is marked,
+ * the deletes before an INSERT when it begins), each as its own atomic
+ * batch; as no read sees the transaction's pending rows, a DELETE's scan
+ * does not either, and does not delete them.
  *
  * socket='ADDRESS' instead of path= goes through tsstored (common/client.c:
  * a unix socket's path, unix:PATH, or tcp:HOST:PORT with the token of
@@ -64,6 +89,42 @@ SQLITE_EXTENSION_INIT1
  * stored in several, each atomic). */
 #define PENDING_ROWS_MAX 100000
 
+/* ts_insert_policy's replace (TS_ON_DUPLICATE_REPLACE in the library's
+ * enum, value 2 by the shared decisions of issue 28); spelt here so that
+ * the module builds with and without it. */
+#define TSV_ON_DUPLICATE_REPLACE 2
+
+/* A rowid: the scan that gave the row (struct scan's id) above
+ * ROWID_SCAN_SHIFT bits, the row's number in that scan below. */
+#define ROWID_SCAN_SHIFT 40
+#define ROWID_SCAN_MASK ((INT64_C(1) << 23) - 1)
+
+/* Scans kept after their cursor closed, for a DELETE's rowids that come
+ * once its scans are over (SQLite collects them first; an IN list runs
+ * a scan per value): past this many, the oldest that no DELETE marked
+ * are let go, so reads never grow it.  A DELETE whose WHERE runs more
+ * scans than this fails ("no scan of it gave") and deletes nothing. */
+#define SCANS_KEPT 1024
+
+/*
+ * One scan of the table (an xFilter), remembered for DELETE: its range
+ * as a ts_query (the bounds' values in lower/upper, text and blob bytes
+ * owned), the rows it gave, whether it reached its end, and how many of
+ * its rows were deleted.  Kept while its cursor is open, until the
+ * transaction ends when rows of it were deleted, else among the last
+ * SCANS_KEPT (and until a write transaction begins).
+ */
+struct scan {
+	struct scan *next;
+	int64_t id;
+	ts_query q;
+	ts_value lower[TS_KEY_COLUMNS_MAX], upper[TS_KEY_COLUMNS_MAX];
+	void *owned[TS_KEY_COLUMNS_MAX + 1];
+	int nowned;
+	uint64_t rows, deleted;
+	int eof, open;
+};
+
 typedef struct tsv_table {
 	sqlite3_vtab base;
 	char *path, *name;
@@ -77,6 +138,12 @@ typedef struct tsv_table {
 	ts_schema *schema;  /* the library's, or (socket) one sqlite3_malloc block */
 	ts_value *pending;  /* rows of the transaction, ncolumns each */
 	size_t npending, cap;
+	int pending_policy; /* of the pending rows: TS_ON_DUPLICATE_TABLE or a policy */
+	sqlite3 *sdb;       /* for sqlite3_vtab_on_conflict */
+	struct scan *scans; /* for DELETE, newest first */
+	int nscans;
+	int64_t next_scan;
+	uint64_t ndeleted;  /* rows deleted by the transaction's DELETEs so far */
 } tsv_table;
 
 typedef struct tsv_cursor {
@@ -84,16 +151,14 @@ typedef struct tsv_cursor {
 	ts_cursor *cur;
 	const ts_value *row;
 	int n;
-	sqlite3_int64 rowid;
-	ts_value lower[TS_KEY_COLUMNS_MAX], upper[TS_KEY_COLUMNS_MAX]; /* prefix, then the bound */
-	void *owned[TS_KEY_COLUMNS_MAX + 1]; /* text and blob bytes of the bounds */
-	int nowned;
+	sqlite3_int64 rowid;       /* of the current row: the scan's id, the row's number */
 	/* through tsstored */
 	struct jconn *conn;     /* this cursor's connection */
 	json_t *line;              /* the rows line being read */
 	size_t pos;                /* next row of it */
 	int done;                  /* the ok line came */
 	ts_value *rrow;            /* the current row, decoded (val_free) */
+	struct scan *scan;         /* this scan, for DELETE (owned by the table) */
 } tsv_cursor;
 
 /* ---- helpers ---- */
@@ -148,8 +213,33 @@ static const char *sql_type(ts_type t)
 
 /* ---- connecting ---- */
 
+static void scan_free(struct scan *s)
+{
+	for (int i = 0; s && i < s->nowned; i++)
+		sqlite3_free(s->owned[i]);
+	sqlite3_free(s);
+}
+
+/* Unlink and free v's scans that no cursor reads and no DELETE needs,
+ * after the first keep of them (every: all scans). */
+static void scans_prune(tsv_table *v, int keep, int every)
+{
+	int seen = 0;
+	for (struct scan **p = &v->scans; *p;) {
+		struct scan *s = *p;
+		if (every || (!s->open && s->deleted == 0 && seen++ >= keep)) {
+			*p = s->next;
+			scan_free(s);
+			v->nscans--;
+		} else {
+			p = &s->next;
+		}
+	}
+}
+
 static void table_free(tsv_table *v)
 {
+	scans_prune(v, 0, 1);
 	for (size_t i = 0; i < v->npending * (size_t)(v->schema ? v->schema->ncolumns : 0); i++)
 		if (v->pending[i].type == TS_STRING || v->pending[i].type == TS_BLOB)
 			sqlite3_free((void *)v->pending[i].v.s.ptr);
@@ -386,10 +476,16 @@ static int x_connect(sqlite3 *sdb, void *aux, int argc, const char *const *argv,
 	if (!v)
 		return SQLITE_NOMEM;
 	memset(v, 0, sizeof *v);
+	v->sdb = sdb;
+	v->pending_policy = TS_ON_DUPLICATE_TABLE;
 	if (connect_args(v, argc, argv, &timeout, err) == 0 &&
 	    connect_timeout(v, timeout, err) == 0 && connect_check(v, err) == 0 &&
 	    connect_schema(v, err) == 0)
 		rc = declare_columns(sdb, v);
+	/* INSERT OR REPLACE / OR IGNORE come to xUpdate with their clause
+	 * (sqlite3_vtab_on_conflict) */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_vtab_config(sdb, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
 	sqlite3_free(timeout);
 	if (rc != SQLITE_OK) {
 		table_free(v);
@@ -411,6 +507,9 @@ static int x_disconnect(sqlite3_vtab *base)
 enum {
 	P_LOWER = 1 << 8, P_UPPER = 1 << 9, P_FROM = 1 << 10, P_TO = 1 << 11,
 	P_DESC = 1 << 12, P_ORDER = 1 << 13, /* low 8 bits: the prefix length */
+	/* the bound of P_LOWER, P_UPPER, P_FROM, P_TO (bit << 6) is strict:
+	 * > or <, so that a DELETE's range is its WHERE's exactly */
+	P_STRICT_SHIFT = 6,
 };
 
 static int is_lower(int op) { return op == SQLITE_INDEX_CONSTRAINT_GT || op == SQLITE_INDEX_CONSTRAINT_GE; }
@@ -462,6 +561,9 @@ static int plan_take(sqlite3_index_info *info, int c, struct index_plan *p, int 
 		return 0;
 	info->aConstraintUsage[c].argvIndex = ++p->arg;
 	p->bits |= bit;
+	if (info->aConstraint[c].op == SQLITE_INDEX_CONSTRAINT_GT ||
+	    info->aConstraint[c].op == SQLITE_INDEX_CONSTRAINT_LT)
+		p->bits |= bit << P_STRICT_SHIFT;
 	p->rows /= divisor;
 	plan_word(p, word);
 	return 1;
@@ -576,8 +678,10 @@ static void cursor_reset(tsv_cursor *c)
 {
 	tsv_table *v = (tsv_table *)c->base.pVtab;
 	ts_cursor_close(c->cur);
-	for (int i = 0; i < c->nowned; i++)
-		sqlite3_free(c->owned[i]);
+	if (c->scan) { /* kept for the rowids of a DELETE (SCANS_KEPT) */
+		c->scan->open = 0;
+		c->scan = NULL;
+	}
 	free_rrow(c, v->schema->ncolumns);
 	json_decref(c->line);
 	c->line = NULL;
@@ -588,7 +692,6 @@ static void cursor_reset(tsv_cursor *c)
 	c->done = 0;
 	c->cur = NULL;
 	c->row = NULL;
-	c->nowned = 0;
 }
 
 static int x_close(sqlite3_vtab_cursor *base)
@@ -652,14 +755,14 @@ static int convert(sqlite3_value *x, ts_type t, int adjust, ts_value *out)
 	return 0;
 }
 
-/* convert() for a bound of cursor c: text and blob copies are kept to
- * be freed with the cursor. */
-static int bound(tsv_cursor *c, sqlite3_value *x, ts_type t, int adjust, ts_value *out)
+/* convert() for a bound of scan s: text and blob copies are kept to be
+ * freed with the scan. */
+static int bound(struct scan *s, sqlite3_value *x, ts_type t, int adjust, ts_value *out)
 {
 	if (convert(x, t, adjust, out) < 0)
 		return -1;
 	if (t == TS_STRING || t == TS_BLOB)
-		c->owned[c->nowned++] = (void *)out->v.s.ptr;
+		s->owned[s->nowned++] = (void *)out->v.s.ptr;
 	return 0;
 }
 
@@ -710,6 +813,29 @@ static int remote_advance(tsv_cursor *c)
 	}
 }
 
+/* The range of q as the protocol's fields (a query's, a delete's). */
+static void put_range(struct jbuf *req, const ts_query *q)
+{
+	if (q->nprefix) {
+		jbuf_puts(req, ",\"prefix\":");
+		jbuf_row(req, q->prefix, q->nprefix);
+	}
+	if (q->lower) {
+		jbuf_puts(req, q->lower_exclusive ? ",\"gt\":" : ",\"ge\":");
+		jbuf_row(req, q->lower, q->nlower);
+	}
+	if (q->upper) {
+		jbuf_puts(req, q->upper_exclusive ? ",\"lt\":" : ",\"le\":");
+		jbuf_row(req, q->upper, q->nupper);
+	}
+	if (q->has_from)
+		jbuf_printf(req, ",\"from\":%lld", (long long)q->from);
+	if (q->has_to && !q->to_inclusive)
+		jbuf_printf(req, ",\"to\":%lld", (long long)q->to);
+	else if (q->has_to && q->to < INT64_MAX) /* inclusive here, exclusive in the protocol */
+		jbuf_printf(req, ",\"to\":%lld", (long long)q->to + 1);
+}
+
 /* Start q through tsstored. */
 static int remote_query(tsv_cursor *c, const ts_query *q)
 {
@@ -724,22 +850,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
 	if (!c->conn && remote_connect(v, &c->conn, why, sizeof why) < 0)
 		return fail(&v->base, "tsstore: %s%s", why, "");
 	begin_request(&req, "query", v->name);
-	if (q->nprefix) {
-		jbuf_puts(&req, ",\"prefix\":");
-		jbuf_row(&req, q->prefix, q->nprefix);
-	}
-	if (q->lower) {
-		jbuf_puts(&req, ",\"ge\":");
-		jbuf_row(&req, q->lower, q->nlower);
-	}
-	if (q->upper) {
-		jbuf_puts(&req, ",\"le\":");
-		jbuf_row(&req, q->upper, q->nupper);
-	}
-	if (q->has_from)
-		jbuf_printf(&req, ",\"from\":%lld", (long long)q->from);
-	if (q->has_to && q->to < INT64_MAX) /* inclusive here, exclusive in the protocol */
-		jbuf_printf(&req, ",\"to\":%lld", (long long)q->to + 1);
+	put_range(&req, q);
 	if (q->desc)
 		jbuf_puts(&req, ",\"desc\":true");
 	jbuf_putc(&req, '}');
@@ -758,7 +869,7 @@ static int remote_query(tsv_cursor *c, const ts_query *q)
  * argv[0..prefix) into c->lower and c->upper, and q's prefix.  The first
  * value that does not convert exactly ends the prefix (SQLite filters
  * the rest).  Returns the number of values used. */
-static int filter_prefix(tsv_cursor *c, const ts_schema *s, int prefix, sqlite3_value **argv,
+static int filter_prefix(struct scan *c, const ts_schema *s, int prefix, sqlite3_value **argv,
                          ts_query *q)
 {
 	int usable = 0;
@@ -772,13 +883,22 @@ static int filter_prefix(tsv_cursor *c, const ts_schema *s, int prefix, sqlite3_
 	return usable;
 }
 
+/* Whether a bound of plan's bit is strict and x, for a column of type
+ * t, is that exact value: a real bound on an integer column was rounded
+ * inward (x > 1.5 is x >= 2), which is not strict any more. */
+static int strict(int plan, int bit, sqlite3_value *x, ts_type t)
+{
+	return (plan & (bit << P_STRICT_SHIFT)) &&
+	       (t == TS_DOUBLE || sqlite3_value_type(x) != SQLITE_FLOAT);
+}
+
 /* Step 2 (plan_key_range's): the bounds on the key column after the
  * prefix, from argv[*a..], into q -- only when the whole prefix was used
- * (usable), since a range after a shortened prefix means nothing.  GT and
- * GE both become >= (a real bound on an integer column rounds inward),
- * LT and LE both <=: SQLite rechecks the strictness.  *a moves past the
+ * (usable), since a range after a shortened prefix means nothing.  A
+ * real bound on an integer column rounds inward; GT and LT stay strict
+ * otherwise (SQLite rechecks every row anyway).  *a moves past the
  * arguments the plan gave, used or not. */
-static void filter_key_range(tsv_cursor *c, const ts_schema *s, int plan, int usable,
+static void filter_key_range(struct scan *c, const ts_schema *s, int plan, int usable,
                              sqlite3_value **argv, int *a, ts_query *q)
 {
 	int prefix = plan & 0xff;
@@ -787,67 +907,103 @@ static void filter_key_range(tsv_cursor *c, const ts_schema *s, int plan, int us
 	    bound(c, argv[*a], next, 1, &c->lower[prefix]) == 0) {
 		q->lower = c->lower;
 		q->nlower = prefix + 1;
+		q->lower_exclusive = strict(plan, P_LOWER, argv[*a], next);
 	}
 	*a += (plan & P_LOWER) != 0;
 	if ((plan & P_UPPER) && usable == prefix &&
 	    bound(c, argv[*a], next, -1, &c->upper[prefix]) == 0) {
 		q->upper = c->upper;
 		q->nupper = prefix + 1;
+		q->upper_exclusive = strict(plan, P_UPPER, argv[*a], next);
 	}
 	*a += (plan & P_UPPER) != 0;
 }
 
 /* Step 3 (plan_ts_range's): the range on ts from argv[a..], into q; a
- * bound that is not exactly a timestamp is left to SQLite. */
+ * bound that is not exactly a timestamp is left to SQLite.  ts > X is
+ * ts >= X + 1; ts < X is the exclusive to. */
 static void filter_ts_range(int plan, sqlite3_value **argv, int a, ts_query *q)
 {
 	ts_value t;
-	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0) {
+	if ((plan & P_FROM) && convert(argv[a], TS_TIMESTAMP, 1, &t) == 0 &&
+	    !(strict(plan, P_FROM, argv[a], TS_TIMESTAMP) && t.v.i == INT64_MAX)) {
 		q->has_from = 1;
-		q->from = t.v.i;
+		q->from = t.v.i + strict(plan, P_FROM, argv[a], TS_TIMESTAMP);
 	}
 	a += (plan & P_FROM) != 0;
 	if ((plan & P_TO) && convert(argv[a], TS_TIMESTAMP, -1, &t) == 0) {
 		q->has_to = 1;
 		q->to = t.v.i;
-		q->to_inclusive = 1;
+		q->to_inclusive = !strict(plan, P_TO, argv[a], TS_TIMESTAMP);
 	}
 }
 
+/* After the cursor moved (rc its result): count the row in its scan and
+ * give it its rowid, or mark the scan ended.  Returns rc. */
+static int counted(tsv_cursor *c, int rc)
+{
+	struct scan *s = c->scan;
+	if (rc != SQLITE_OK || !s)
+		return rc;
+	if (c->row)
+		c->rowid = (sqlite3_int64)((s->id << ROWID_SCAN_SHIFT) | (int64_t)++s->rows);
+	else
+		s->eof = 1;
+	return rc;
+}
+
+/* A new scan of v, linked in and marked open; NULL when out of memory. */
+static struct scan *scan_new(tsv_table *v)
+{
+	struct scan *s;
+	if (v->nscans >= SCANS_KEPT)
+		scans_prune(v, SCANS_KEPT / 2, 0);
+	if (!(s = sqlite3_malloc(sizeof *s)))
+		return NULL;
+	v->nscans++;
+	memset(s, 0, sizeof *s);
+	s->id = v->next_scan++ & ROWID_SCAN_MASK;
+	s->open = 1;
+	s->next = v->scans;
+	v->scans = s;
+	return s;
+}
+
 /* xFilter: the query of plan (x_best_index) with argv's values, steps 1
- * to 3, then the first row, read from the table or through tsstored. */
+ * to 3, kept as the cursor's scan (for DELETE), then the first row, read
+ * from the table or through tsstored. */
 static int x_filter(sqlite3_vtab_cursor *base, int plan, const char *str, int argc,
                     sqlite3_value **argv)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
 	tsv_table *v = (tsv_table *)base->pVtab;
 	int a = plan & 0xff, rc;
-	ts_query q;
+	struct scan *s;
 	(void)str;
 	(void)argc;
 	cursor_reset(c);
-	memset(&q, 0, sizeof q);
-	int usable = filter_prefix(c, v->schema, plan & 0xff, argv, &q);
-	filter_key_range(c, v->schema, plan, usable, argv, &a, &q);
-	filter_ts_range(plan, argv, a, &q);
-	q.desc = (plan & P_DESC) != 0;
+	if (!(s = c->scan = scan_new(v)))
+		return SQLITE_NOMEM;
+	int usable = filter_prefix(s, v->schema, plan & 0xff, argv, &s->q);
+	filter_key_range(s, v->schema, plan, usable, argv, &a, &s->q);
+	filter_ts_range(plan, argv, a, &s->q);
+	s->q.desc = (plan & P_DESC) != 0;
 	c->rowid = 0;
 	if (v->socket)
-		return remote_query(c, &q);
-	if ((rc = ts_query_open(v->t, &q, &c->cur)) < 0)
+		return counted(c, remote_query(c, &s->q));
+	if ((rc = ts_query_open(v->t, &s->q, &c->cur)) < 0)
 		return fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "");
 	rc = ts_cursor_next(c->cur, &c->row, &c->n);
-	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : counted(c, SQLITE_OK);
 }
 
 static int x_next(sqlite3_vtab_cursor *base)
 {
 	tsv_cursor *c = (tsv_cursor *)base;
-	c->rowid++;
 	if (((tsv_table *)base->pVtab)->socket)
-		return remote_advance(c);
+		return counted(c, remote_advance(c));
 	int rc = ts_cursor_next(c->cur, &c->row, &c->n);
-	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+	return rc < 0 ? fail(base->pVtab, "tsstore: %s%s", lib_message(rc), "") : counted(c, SQLITE_OK);
 }
 
 static int x_eof(sqlite3_vtab_cursor *base)
@@ -897,7 +1053,46 @@ static void free_pending(tsv_table *v)
 	v->npending = 0;
 }
 
-/* Store the pending rows as one batch. */
+/* The text of a policy for the protocol's "on_duplicate". */
+static const char *policy_name(int policy)
+{
+	return policy == TSV_ON_DUPLICATE_REPLACE ? "replace"
+	                                          : ts_on_duplicate_name((ts_on_duplicate)policy);
+}
+
+/* Send req (a write: insert, delete) on v's connection for writes,
+ * opened by the first.  Returns 0, or a TS_E* code with why set. */
+static int remote_write(tsv_table *v, const struct jbuf *req, char *why, size_t whysz)
+{
+	int rc = (!v->wconn && remote_connect(v, &v->wconn, why, whysz) < 0)
+	         ? TS_EIO : jconn_call(v->wconn, req, NULL, NULL, NULL, why, whysz);
+	if (rc == TS_EIO || rc == TS_ENOMEM) {
+		/* the connection is in no known state: the next write opens
+		 * another */
+		jconn_close(v->wconn);
+		v->wconn = NULL;
+	}
+	return rc;
+}
+
+/* The table opened read-write in *t (the database opened so at the
+ * first write: v->wdb).  Returns 0 or the library's code. */
+static int writer_table(tsv_table *v, ts_table **t)
+{
+	int rc;
+	*t = NULL;
+	if (!v->wdb) {
+		ts_options o;
+		ts_options_init(&o);
+		if ((rc = ts_open(v->path, &o, &v->wdb)) < 0) {
+			v->wdb = NULL;
+			return rc;
+		}
+	}
+	return ts_table_open(v->wdb, v->name, t);
+}
+
+/* Store the pending rows as one batch, under their policy. */
 static int store_pending(tsv_table *v)
 {
 	ts_table *t = NULL;
@@ -915,30 +1110,107 @@ static int store_pending(tsv_table *v)
 				jbuf_putc(&req, ',');
 			jbuf_row(&req, v->pending + i * (size_t)n, n);
 		}
-		jbuf_puts(&req, "]}");
-		rc = (!v->wconn && remote_connect(v, &v->wconn, why, sizeof why) < 0)
-		     ? -1 : jconn_call(v->wconn, &req, NULL, NULL, NULL, why, sizeof why);
-		if (rc == TS_EIO || rc == TS_ENOMEM) {
-			/* the connection is in no known state: the next
-			 * transaction opens another */
-			jconn_close(v->wconn);
-			v->wconn = NULL;
-		}
+		jbuf_putc(&req, ']');
+		if (v->pending_policy != TS_ON_DUPLICATE_TABLE)
+			jbuf_printf(&req, ",\"on_duplicate\":\"%s\"", policy_name(v->pending_policy));
+		jbuf_putc(&req, '}');
+		rc = remote_write(v, &req, why, sizeof why);
 		jbuf_free(&req);
 		free_pending(v);
 		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;
 	}
-	if (!v->wdb) {
-		ts_options o;
-		ts_options_init(&o);
-		if ((rc = ts_open(v->path, &o, &v->wdb)) < 0)
-			v->wdb = NULL;
-	}
-	if (rc == 0 && (rc = ts_table_open(v->wdb, v->name, &t)) == 0)
-		rc = ts_insert_at(t, v->schema->version, v->pending, v->npending);
+	if ((rc = writer_table(v, &t)) == 0)
+		rc = v->pending_policy == TS_ON_DUPLICATE_TABLE
+		     ? ts_insert_at(t, v->schema->version, v->pending, v->npending)
+		     : ts_insert_policy(t, v->schema->version, v->pending_policy, v->pending,
+		                        v->npending, NULL, NULL);
 	ts_table_close(t);
 	free_pending(v);
 	return rc < 0 ? fail(&v->base, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+}
+
+/* ---- DELETE ---- */
+
+/* Forget the rows DELETEs marked (a rollback, or a refused commit). */
+static void forget_deletes(tsv_table *v)
+{
+	for (struct scan *s = v->scans; s; s = s->next)
+		s->deleted = 0;
+	v->ndeleted = 0;
+	scans_prune(v, 0, 0);
+}
+
+/* The range of scan s deleted: one ts_delete, or a delete request. */
+static int delete_range(tsv_table *v, const struct scan *s)
+{
+	ts_query q = s->q;
+	ts_table *t = NULL;
+	int rc;
+	q.desc = 0;
+	if (v->socket) {
+		struct jbuf req = {0};
+		char why[512];
+		begin_request(&req, "delete", v->name);
+		put_range(&req, &q);
+		jbuf_putc(&req, '}');
+		rc = remote_write(v, &req, why, sizeof why);
+		jbuf_free(&req);
+		return rc < 0 ? fail(&v->base, "tsstore: %s%s", why, "") : SQLITE_OK;
+	}
+	if ((rc = writer_table(v, &t)) == 0)
+		rc = ts_delete(t, &q, NULL, NULL);
+	ts_table_close(t);
+	return rc < 0 ? fail(&v->base, "tsstore: %s%s", lib_message(rc), "") : SQLITE_OK;
+}
+
+/*
+ * Apply the DELETEs of the transaction so far: every scan with deleted
+ * rows must have given all its rows to the DELETE (its range is then
+ * exactly what the WHERE selected) and be deleted as a range; else
+ * nothing is deleted and the statement or commit fails, saying why.
+ */
+static int apply_deletes(tsv_table *v)
+{
+	int rc = SQLITE_OK;
+	if (v->ndeleted == 0)
+		return SQLITE_OK;
+	for (struct scan *s = v->scans; s; s = s->next) {
+		if (s->deleted == 0 || (s->eof && s->deleted == s->rows))
+			continue;
+		sqlite3_free(v->base.zErrMsg);
+		v->base.zErrMsg = sqlite3_mprintf(
+			"tsstore: %s: DELETE removes whole ranges of the key and ts: its WHERE kept %llu of "
+			"the %llu rows its key and ts bounds select (a condition on a value column, an "
+			"expression, or a bound not pushed down); nothing was deleted -- delete by = on "
+			"leading key columns, a range on the next one and a range on ts",
+			v->name, (unsigned long long)(s->rows - s->deleted), (unsigned long long)s->rows);
+		forget_deletes(v);
+		return SQLITE_ERROR;
+	}
+	for (struct scan *s = v->scans; s && rc == SQLITE_OK; s = s->next)
+		if (s->deleted)
+			rc = delete_range(v, s);
+	forget_deletes(v);
+	return rc;
+}
+
+/* xUpdate's DELETE of the row rowid: marked in its scan, deleted with
+ * the scan's range by apply_deletes.  The inserts before it are stored
+ * first, so that the transaction's statements apply in order. */
+static int delete_row(tsv_table *v, sqlite3_value *rowid)
+{
+	int64_t id = (int64_t)((uint64_t)sqlite3_value_int64(rowid) >> ROWID_SCAN_SHIFT);
+	struct scan *s = v->scans;
+	int rc;
+	while (s && s->id != id)
+		s = s->next;
+	if (!s)
+		return fail(&v->base, "tsstore: %s: DELETE of a row no scan of it gave%s", v->name, "");
+	if (v->npending && (rc = store_pending(v)) != SQLITE_OK)
+		return rc;
+	s->deleted++;
+	v->ndeleted++;
+	return SQLITE_OK;
 }
 
 /* The SQLite value x for column col of an inserted row; NULL: TS_NONE. */
@@ -991,15 +1263,37 @@ static int insert_value(tsv_table *v, sqlite3_value *x, const ts_column *col, ts
 	            st == SQLITE_TEXT ? "text" : st == SQLITE_BLOB ? "blob" : "real");
 }
 
+/* The duplicate policy of the INSERT running: OR REPLACE and OR IGNORE
+ * say one; the others keep the table's. */
+static int insert_policy(tsv_table *v)
+{
+	switch (sqlite3_vtab_on_conflict(v->sdb)) {
+	case SQLITE_REPLACE:
+		return TSV_ON_DUPLICATE_REPLACE;
+	case SQLITE_IGNORE:
+		return TS_ON_DUPLICATE_IGNORE;
+	default:
+		return TS_ON_DUPLICATE_TABLE;
+	}
+}
+
 static int x_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid)
 {
 	tsv_table *v = (tsv_table *)base;
-	int n = v->schema->ncolumns, rc;
-	if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL)
-		return fail(base, "tsstore: %s: tables are append-only: UPDATE and DELETE are not "
-		                  "supported (rows leave by TTL)%s", v->name, "");
-	if (v->npending == PENDING_ROWS_MAX && (rc = store_pending(v)) != SQLITE_OK)
+	int n = v->schema->ncolumns, rc, policy;
+	if (argc == 1)
+		return delete_row(v, argv[0]);
+	if (sqlite3_value_type(argv[0]) != SQLITE_NULL)
+		return fail(base, "tsstore: %s: UPDATE is not supported (a row's key cannot change): "
+		                  "INSERT OR REPLACE the row with its new values, or DELETE it%s",
+		            v->name, "");
+	policy = insert_policy(v);
+	if ((rc = apply_deletes(v)) != SQLITE_OK)
 		return rc;
+	if (v->npending && (v->npending == PENDING_ROWS_MAX || policy != v->pending_policy) &&
+	    (rc = store_pending(v)) != SQLITE_OK)
+		return rc;
+	v->pending_policy = policy;
 	if (v->npending == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 64;
 		ts_value *p = sqlite3_realloc64(v->pending, cap * (size_t)n * sizeof *p);
@@ -1023,15 +1317,18 @@ static int x_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
 	return SQLITE_OK;
 }
 
+/* A write transaction begins: the scans of the reads before it are no
+ * DELETE's. */
 static int x_begin(sqlite3_vtab *base)
 {
-	(void)base;
+	scans_prune((tsv_table *)base, 0, 0);
 	return SQLITE_OK;
 }
 
 static int x_sync(sqlite3_vtab *base)
 {
-	return store_pending((tsv_table *)base);
+	int rc = apply_deletes((tsv_table *)base);
+	return rc == SQLITE_OK ? store_pending((tsv_table *)base) : rc;
 }
 
 static int x_commit(sqlite3_vtab *base)
@@ -1043,6 +1340,7 @@ static int x_commit(sqlite3_vtab *base)
 static int x_rollback(sqlite3_vtab *base)
 {
 	free_pending((tsv_table *)base);
+	forget_deletes((tsv_table *)base);
 	return SQLITE_OK;
 }
 

@@ -1,6 +1,6 @@
 /*
  * args.c -- the values of command options: column specs, key lists,
- * durations and duplicate policies.
+ * durations, duplicate policies, and key values (--prefix, --after).
  *
  * These are checked here, before the database is opened, so that a typo
  * is a usage error (exit 2) that names the option, the text and the
@@ -135,4 +135,37 @@ int cli_on_duplicate_option(const struct cli *cli, const char *text, ts_on_dupli
 	if (ts_on_duplicate_parse(text, policy) < 0)
 		return cli_usage(cli, "--on-duplicate: %s", ts_errmsg(NULL));
 	return CLI_OK;
+}
+
+/* cli_key_values: the key text, value by value (the form cmd_query.c's
+ * key_text prints for --after). */
+int cli_key_values(const struct cli *cli, const ts_schema *s, const char *option,
+                   const char *text, ts_value *values, int *n)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1), why[CLI_MESSAGE_MAX];
+	const char *p = text;
+	int status = CLI_CONTINUE;
+	if (!buf)
+		return cli_fail(cli, "out of memory");
+	while (status == CLI_CONTINUE) {
+		size_t k = 0;
+		for (; *p && *p != ','; p++)
+			buf[k++] = *p == '\\' && (p[1] == ',' || p[1] == '\\') ? *++p : *p;
+		buf[k] = '\0';
+		if (*n >= s->nkey) {
+			status = cli_usage(cli, "%s: more values than the %d key columns", option, s->nkey);
+			break;
+		}
+		const ts_column *col = &s->columns[s->key[*n]];
+		if (val_parse(col->type, buf, &values[*n], why, sizeof why) < 0) {
+			status = cli_usage(cli, "%s: column \"%s\": %s", option, col->name, why);
+			break;
+		}
+		(*n)++;
+		if (!*p++)
+			break;
+	}
+	free(buf);
+	return status;
 }

@@ -58,4 +58,15 @@ int cli_duration_option(const struct cli *cli, const char *option,
  */
 int cli_on_duplicate_option(const struct cli *cli, const char *text, ts_on_duplicate *policy);
 
+/*
+ * cli_key_values -- a key text "V,..." (the argument of option, --prefix
+ * or --after) as values of the leading key columns of s, into
+ * values[0..*n) (val_parse: text and blob values owned, released with
+ * cli_req_free's val_free).  A comma inside a value is written "\,", a
+ * backslash "\\".  Returns CLI_CONTINUE, or CLI_USAGE (too many values,
+ * a value its column cannot take) or CLI_FAILURE after the message.
+ */
+int cli_key_values(const struct cli *cli, const ts_schema *s, const char *option,
+                   const char *text, ts_value *values, int *n);
+
 #endif /* TSSTORE_TOOLS_ARGS_H */

@@ -173,5 +173,9 @@ int cli_cmd_query(struct cli *cli, int argc, char **argv);
 int cli_cmd_latest(struct cli *cli, int argc, char **argv);
 int cli_cmd_aggregate(struct cli *cli, int argc, char **argv);
 int cli_cmd_dump(struct cli *cli, int argc, char **argv);
+int cli_cmd_changes(struct cli *cli, int argc, char **argv);
+/* cmd_delete.c */
+int cli_cmd_delete(struct cli *cli, int argc, char **argv);
+int cli_cmd_purge(struct cli *cli, int argc, char **argv);
 
 #endif /* TSSTORE_TOOLS_CLI_H */

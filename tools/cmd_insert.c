@@ -2,10 +2,15 @@
  * cmd_insert.c -- insert: rows from a file or standard input into a
  * table, in batches.
  *
- *     tsstore insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]
- *     tsstore load TABLE [--flush-idle DUR] [FILE]
+ *     tsstore insert TABLE [--format tsv|jsonl|csv] [--on-duplicate POLICY]
+ *                          [--flush-idle DUR] [FILE]
+ *     tsstore load TABLE [--on-duplicate POLICY] [--flush-idle DUR] [FILE]
  *
  * FILE "-" or no FILE is standard input; the formats are input.c's.
+ * --on-duplicate reject|ignore|replace stores every batch of the run
+ * under that duplicate policy instead of the table's own
+ * (ts_insert_policy), leaving the table's as it is: "replace" re-sends
+ * corrected rows, "ignore" retries a load.
  * Without --format, a FILE named *.tsv, *.csv or *.jsonl is read in that
  * format (load: jsonl unless the name says otherwise).
  *
@@ -92,6 +97,7 @@ struct insert_args {
 	const char *file;       /* NULL or "-": standard input */
 	enum rowfmt format; /* default tsv */
 	int64_t flush_idle; /* ns */
+	int policy;         /* --on-duplicate, else TS_ON_DUPLICATE_TABLE */
 };
 
 /* The state of one insert run. */
@@ -100,6 +106,7 @@ struct insert {
 	struct cli_store *st;
 	const char *table;
 	const ts_schema *schema; /* the rows are built for it (cli_store_insert) */
+	int policy;           /* of every batch: --on-duplicate, or TS_ON_DUPLICATE_TABLE */
 	int ncols;
 	struct cli_input *input;
 	int ts_col;           /* the column ts (stamp_row) */
@@ -125,12 +132,14 @@ static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
 {
 	static const struct option insert_opts[] = {
 		{"format", required_argument, NULL, 'f'},
+		{"on-duplicate", required_argument, NULL, 'o'},
 		{"flush-idle", required_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const struct option *opts = load ? insert_opts + 1 : insert_opts;
 	a->format = load ? ROWFMT_JSONL : ROWFMT_TSV;
+	a->policy = TS_ON_DUPLICATE_TABLE;
 	static const char *const names[] = {"TABLE", "FILE"};
 	const char *operands[2];
 	int c, status = CLI_CONTINUE;
@@ -141,6 +150,12 @@ static int parse_insert(const struct cli *cli, int argc, char **argv, int load,
 		if (c == 'i' && (status = cli_duration_option(cli, "--flush-idle", optarg,
 		                                              &a->flush_idle)) != CLI_OK)
 			return status;
+		if (c == 'o') {
+			ts_on_duplicate p;
+			if ((status = cli_on_duplicate_option(cli, optarg, &p)) != CLI_OK)
+				return status;
+			a->policy = (int)p;
+		}
 		if (c == 'f')
 			explicit = 1;
 		if (c == 'f' && rowfmt_parse(optarg, &a->format) < 0)
@@ -193,6 +208,7 @@ static int insert_init(struct insert *ins, const struct cli *cli, const ts_schem
 	int typed = f == stdin && isatty(STDIN_FILENO);
 	ins->cli = cli;
 	ins->schema = s;
+	ins->policy = a->policy;
 	ins->ncols = s->ncolumns;
 	ins->ts_col = -1;
 	for (int i = 0; i < s->ncolumns; i++)
@@ -311,7 +327,7 @@ static int store_range(struct insert *ins, size_t first, size_t count)
 		const char *why;
 		size_t bad, ignored;
 		int rc = cli_store_insert(ins->st, ins->table, ins->rows + first * (size_t)ins->ncols,
-		                          count, ins->schema, &ignored);
+		                          count, ins->schema, ins->policy, &ignored);
 		if (rc == 0) {
 			ins->stored += count - ignored;
 			ins->ignored += ignored;

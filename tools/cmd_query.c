@@ -1,6 +1,6 @@
 /*
- * cmd_query.c -- the commands that print rows: query, latest, aggregate
- * and dump.
+ * cmd_query.c -- the commands that print rows: query, latest, aggregate,
+ * dump and changes.
  *
  *     tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc]
  *                         [--limit N] [--after KEY] [--columns COL,...]
@@ -11,6 +11,9 @@
  *                         [--prefix V,...] [--from T] [--to T]
  *                         [--columns NAME,...] [--no-header] [--format ...]
  *     tsstore dump TABLE
+ *     tsstore changes TABLE --since V [--until W] [--resolution DUR]
+ *                         [--depth N] [--columns ...] [--no-header]
+ *                         [--format ...]
  *
  * Each runs in the same steps: parse the arguments into a struct cli_req
  * (usage errors, exit 2, before anything is opened); open the store and
@@ -34,7 +37,10 @@
  * latest prints the header and the row; when no row has the prefix it
  * prints nothing and fails: "tsstore: latest: no row with prefix (...)".
  * dump is query in jsonl, every column, with a progress line on a
- * terminal; its output is load's input.
+ * terminal; its output is load's input.  changes prints the windows that
+ * commits with versions in (V, W] touched (ts_changes_open), one row per
+ * key prefix and window: the depth leading key columns, then "from" and
+ * "to" (timestamps, to exclusive).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,6 +68,7 @@ struct query_args {
 	int has_format;
 	char **specs;        /* aggregate: the --column texts */
 	int nspecs;
+	int has_since;       /* changes: --since given */
 };
 
 static void query_args_free(struct query_args *a)
@@ -87,6 +94,21 @@ static int limit_option(const struct cli *cli, const char *text, uint64_t *limit
 	return CLI_OK;
 }
 
+/* A table version (--since, --until): a decimal integer >= 0, as the
+ * insert answers and the stat "version" give it. */
+static int version_option(const struct cli *cli, const char *option, const char *text,
+                          uint64_t *version)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end || errno)
+		return cli_usage(cli, "%s \"%s\": want a table version (a decimal integer, as "
+		                 "stats prints \"version\")", option, text);
+	*version = n;
+	return CLI_OK;
+}
+
 static int group_option(const struct cli *cli, const char *text, int *group)
 {
 	char *end;
@@ -95,6 +117,18 @@ static int group_option(const struct cli *cli, const char *text, int *group)
 	if (text[0] < '0' || text[0] > '9' || *end || errno || n > TS_KEY_COLUMNS_MAX)
 		return cli_usage(cli, "--group \"%s\": want a number of key columns", text);
 	*group = (int)n;
+	return CLI_OK;
+}
+
+/* changes' --depth: key columns before ts naming a prefix. */
+static int depth_option(const struct cli *cli, const char *text, int *depth)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end || errno || n >= TS_KEY_COLUMNS_MAX)
+		return cli_usage(cli, "--depth \"%s\": want a number of key columns", text);
+	*depth = (int)n;
 	return CLI_OK;
 }
 
@@ -150,6 +184,15 @@ static int query_option(const struct cli *cli, int c, struct query_args *a)
 		return group_option(cli, optarg, &r->group);
 	case 'c':
 		return add_spec(cli, a, optarg);
+	case 'S':
+		a->has_since = 1;
+		return version_option(cli, "--since", optarg, &r->changes.since);
+	case 'U':
+		return version_option(cli, "--until", optarg, &r->changes.until);
+	case 'R':
+		return cli_duration_option(cli, "--resolution", optarg, &r->changes.resolution);
+	case 'N':
+		return depth_option(cli, optarg, &r->changes.depth);
 	default:
 		return CLI_USAGE;
 	}
@@ -175,42 +218,6 @@ static int parse_query(const struct cli *cli, int argc, char **argv, const struc
 
 /* ---- what needs the schema ---- */
 
-/*
- * A key text "V,..." (of --prefix or --after, named by option) as values
- * of the leading key columns, into values[0..*n).  A comma inside a value
- * is written "\,", a backslash "\\" (the form key_text prints).
- */
-static int parse_key(const struct cli *cli, const ts_schema *s, const char *option,
-                     const char *text, ts_value *values, int *n)
-{
-	size_t len = strlen(text);
-	char *buf = malloc(len + 1), why[CLI_MESSAGE_MAX];
-	const char *p = text;
-	int status = CLI_CONTINUE;
-	if (!buf)
-		return cli_fail(cli, "out of memory");
-	while (status == CLI_CONTINUE) {
-		size_t k = 0;
-		for (; *p && *p != ','; p++)
-			buf[k++] = *p == '\\' && (p[1] == ',' || p[1] == '\\') ? *++p : *p;
-		buf[k] = '\0';
-		if (*n >= s->nkey) {
-			status = cli_usage(cli, "%s: more values than the %d key columns", option, s->nkey);
-			break;
-		}
-		const ts_column *col = &s->columns[s->key[*n]];
-		if (val_parse(col->type, buf, &values[*n], why, sizeof why) < 0) {
-			status = cli_usage(cli, "%s: column \"%s\": %s", option, col->name, why);
-			break;
-		}
-		(*n)++;
-		if (!*p++)
-			break;
-	}
-	free(buf);
-	return status;
-}
-
 /* The key columns of s as "a,b,ts" in b, for messages. */
 static void key_names(struct jbuf *b, const ts_schema *s)
 {
@@ -227,7 +234,7 @@ static int parse_after(const struct cli *cli, const ts_schema *s, const char *te
                        struct cli_req *r)
 {
 	struct jbuf b = {0};
-	int status = parse_key(cli, s, "--after", text, r->after, &r->nafter);
+	int status = cli_key_values(cli, s, "--after", text, r->after, &r->nafter);
 	if (status != CLI_CONTINUE || r->nafter == s->nkey)
 		return status;
 	key_names(&b, s);
@@ -439,6 +446,11 @@ static int check_required(struct cli *cli, const struct query_args *a, enum cli_
 		return cli_usage(cli, "missing --every");
 	if (kind == CLI_REQ_AGGREGATE && a->nspecs == 0)
 		return cli_usage(cli, "missing --column");
+	if (kind == CLI_REQ_CHANGES && !a->has_since)
+		return cli_usage(cli, "missing --since");
+	if (kind == CLI_REQ_CHANGES && a->req.changes.until &&
+	    a->req.changes.until < a->req.changes.since)
+		return cli_usage(cli, "--until must not be below --since");
 	return CLI_CONTINUE;
 }
 
@@ -451,7 +463,7 @@ static int apply_schema(struct cli *cli, const ts_schema *s, struct query_args *
 {
 	int status = CLI_CONTINUE;
 	if (a->prefix)
-		status = parse_key(cli, s, "--prefix", a->prefix, a->req.prefix, &a->req.nprefix);
+		status = cli_key_values(cli, s, "--prefix", a->prefix, a->req.prefix, &a->req.nprefix);
 	if (a->after && status == CLI_CONTINUE)
 		status = parse_after(cli, s, a->after, &a->req);
 	for (int i = 0; i < a->nspecs && status == CLI_CONTINUE; i++)
@@ -459,6 +471,9 @@ static int apply_schema(struct cli *cli, const ts_schema *s, struct query_args *
 	if (status == CLI_CONTINUE && kind == CLI_REQ_AGGREGATE && a->req.group >= s->nkey)
 		status = cli_usage(cli, "--group %d: the table has %d key columns before ts",
 		                   a->req.group, s->nkey - 1);
+	if (status == CLI_CONTINUE && kind == CLI_REQ_CHANGES && a->req.changes.depth >= s->nkey)
+		status = cli_usage(cli, "--depth %d: the table has %d key columns before ts",
+		                   a->req.changes.depth, s->nkey - 1);
 	return status;
 }
 
@@ -469,8 +484,20 @@ static int output_names(const ts_schema *s, const struct cli_req *r, const char 
                         char **text)
 {
 	int n;
+	*text = NULL;
 	if (r->kind == CLI_REQ_AGGREGATE)
 		return aggregate_names(s, r, names, text);
+	if (r->kind == CLI_REQ_CHANGES) {
+		/* the prefix's key columns, then the window */
+		n = r->changes.depth + 2;
+		if (!(*names = calloc((size_t)n, sizeof **names)))
+			return -1;
+		for (int i = 0; i < r->changes.depth; i++)
+			(*names)[i] = s->columns[s->key[i]].name;
+		(*names)[n - 2] = "from";
+		(*names)[n - 1] = "to";
+		return n;
+	}
 	if (!(*names = calloc((size_t)s->ncolumns, sizeof **names)))
 		return -1;
 	for (n = 0; n < s->ncolumns; n++)
@@ -690,6 +717,23 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_AGGREGATE);
+}
+
+int cli_cmd_changes(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"since", required_argument, NULL, 'S'},
+		{"until", required_argument, NULL, 'U'},
+		{"resolution", required_argument, NULL, 'R'},
+		{"depth", required_argument, NULL, 'N'},
+		{"format", required_argument, NULL, 'f'},
+		{"columns", required_argument, NULL, 'C'},
+		{"no-header", no_argument, NULL, 'H'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	return run_command(cli, argc, argv, opts, CLI_REQ_CHANGES);
 }
 
 int cli_cmd_dump(struct cli *cli, int argc, char **argv)

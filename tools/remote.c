@@ -40,7 +40,7 @@ struct cli_remote {
  * else the command's default. */
 static int64_t timeout_of(const struct cli *cli)
 {
-	static const char *const long_commands[] = {"check", "snapshot", "flush"};
+	static const char *const long_commands[] = {"check", "snapshot", "flush", "purge"};
 	if (cli->timeout >= 0)
 		return cli->timeout;
 	for (size_t i = 0; cli->cmd && i < sizeof long_commands / sizeof long_commands[0]; i++)
@@ -380,6 +380,28 @@ static int put_query(struct jbuf *req, const ts_schema *s, const struct cli_req 
 	return 0;
 }
 
+/* A changes request's fields after the table, and the shape of its
+ * rows: the depth key columns' values, then from and to. */
+static void put_changes(struct jbuf *req, const ts_schema *s, const struct cli_req *r,
+                        struct rows_shape *sh)
+{
+	const ts_changes_spec *c = &r->changes;
+	int n = 0;
+	jbuf_printf(req, ",\"since\":%" PRIu64, c->since);
+	if (c->until)
+		jbuf_printf(req, ",\"until\":%" PRIu64, c->until);
+	if (c->resolution)
+		jbuf_printf(req, ",\"resolution\":%" PRId64, c->resolution);
+	if (c->depth)
+		jbuf_printf(req, ",\"depth\":%d", c->depth);
+	for (; n < c->depth && n < s->nkey; n++)
+		sh->types[n] = s->columns[s->key[n]].type;
+	sh->types[n++] = TS_TIMESTAMP;
+	sh->types[n++] = TS_TIMESTAMP;
+	sh->ctypes = sh->types;
+	sh->n = n;
+}
+
 /* The request line of r into req, and the shape of its rows into sh.
  * Returns -1 when out of memory. */
 static int rows_request(struct jbuf *req, const ts_schema *s, const struct cli_req *r,
@@ -388,6 +410,7 @@ static int rows_request(struct jbuf *req, const ts_schema *s, const struct cli_r
 	static const char *const ops[] = {
 		[CLI_REQ_QUERY] = "query", [CLI_REQ_LATEST] = "latest",
 		[CLI_REQ_AGGREGATE] = "aggregate", [CLI_REQ_DUMP] = "query",
+		[CLI_REQ_CHANGES] = "changes",
 	};
 	int rc = 0;
 	begin_request(req, ops[r->kind], r->table);
@@ -395,6 +418,8 @@ static int rows_request(struct jbuf *req, const ts_schema *s, const struct cli_r
 		put_key(req, "prefix", r->prefix, r->nprefix);
 	if (r->kind == CLI_REQ_AGGREGATE)
 		put_aggregate(req, s, r, sh);
+	else if (r->kind == CLI_REQ_CHANGES)
+		put_changes(req, s, r, sh);
 	else
 		rc = put_query(req, s, r, sh);
 	jbuf_putc(req, '}');
@@ -592,7 +617,7 @@ int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t
 }
 
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
-                      int ncolumns, size_t *ignored, char *msg, size_t msgsz)
+                      int ncolumns, int policy, size_t *ignored, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
 	json_t *reply = NULL, *k;
@@ -610,12 +635,66 @@ int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value 
 		jbuf_row(&req, rows + i * (size_t)ncolumns, ncolumns);
 	}
 	jbuf_putc(&req, ']');
+	if (policy != TS_ON_DUPLICATE_TABLE)
+		jbuf_printf(&req, ",\"on_duplicate\":\"%s\"",
+		            ts_on_duplicate_name((ts_on_duplicate)policy));
 	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
 		return rc;
 	/* "ignored": the duplicates the table's policy skipped, when any */
 	k = json_object_get(reply, "ignored");
 	if (json_is_integer(k) && json_integer_value(k) > 0 && (size_t)json_integer_value(k) <= n)
 		*ignored = (size_t)json_integer_value(k);
+	json_decref(reply);
+	return 0;
+}
+
+/* A delete's or purge's request: the table and r's range, as a query's
+ * fields. */
+static void range_request(struct jbuf *req, const char *op, const struct cli_req *r)
+{
+	begin_request(req, op, r->table);
+	if (r->nprefix)
+		put_key(req, "prefix", r->prefix, r->nprefix);
+	if (r->has_from)
+		jbuf_printf(req, ",\"from\":%" PRId64, r->from);
+	if (r->has_to)
+		jbuf_printf(req, ",\"to\":%" PRId64, r->to);
+}
+
+/* The "version" of an answer, 0 when missing. */
+static uint64_t reply_version(const json_t *reply)
+{
+	json_t *v = json_object_get(reply, "version");
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+int cli_remote_delete(struct cli_remote *rem, const struct cli_req *r, uint64_t *deleted,
+                      uint64_t *version, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply = NULL, *d;
+	int rc;
+	range_request(&req, "delete", r);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	d = json_object_get(reply, "deleted"); /* null: not counted */
+	*deleted = json_is_integer(d) && json_integer_value(d) >= 0
+	               ? (uint64_t)json_integer_value(d) : TS_COUNT_UNKNOWN;
+	*version = reply_version(reply);
+	json_decref(reply);
+	return 0;
+}
+
+int cli_remote_purge(struct cli_remote *rem, const struct cli_req *r, uint64_t *version,
+                     char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply = NULL;
+	int rc;
+	range_request(&req, "purge", r);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	*version = reply_version(reply);
 	json_decref(reply);
 	return 0;
 }

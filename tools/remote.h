@@ -71,7 +71,11 @@ int cli_remote_alter_on_duplicate(struct cli_remote *rem, const char *table,
                                   ts_on_duplicate policy, char *msg, size_t msgsz);
 int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz);
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
-                      int ncolumns, size_t *ignored, char *msg, size_t msgsz);
+                      int ncolumns, int policy, size_t *ignored, char *msg, size_t msgsz);
+int cli_remote_delete(struct cli_remote *rem, const struct cli_req *r, uint64_t *deleted,
+                      uint64_t *version, char *msg, size_t msgsz);
+int cli_remote_purge(struct cli_remote *rem, const struct cli_req *r, uint64_t *version,
+                     char *msg, size_t msgsz);
 int cli_remote_flush(struct cli_remote *rem, const char *table, int64_t before, char *msg,
                      size_t msgsz);
 int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn, void *arg,

@@ -24,6 +24,7 @@ enum cli_req_kind {
 	CLI_REQ_LATEST,
 	CLI_REQ_AGGREGATE,
 	CLI_REQ_DUMP, /* a query of every row */
+	CLI_REQ_CHANGES, /* ts_changes_open: [prefix values..., from, to] */
 };
 
 /* A request that yields rows.  Zero-filled, then set what was given. */
@@ -43,6 +44,8 @@ struct cli_req {
 	int group;
 	ts_aggspec specs[CLI_AGG_SPECS_MAX];
 	int nspecs;
+	ts_changes_spec changes;             /* changes: since, until, resolution,
+	                                        depth */
 };
 
 /* Release the values a request owns. */

@@ -183,6 +183,8 @@ static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 	switch (r->kind) {
 	case CLI_REQ_LATEST:
 		return ts_latest_open(t, r->prefix, r->nprefix, cur);
+	case CLI_REQ_CHANGES:
+		return ts_changes_open(t, &r->changes, cur);
 	case CLI_REQ_AGGREGATE: {
 		ts_aggregate a = {
 			.prefix = r->prefix,
@@ -333,18 +335,67 @@ int cli_store_drop(struct cli_store *st, const char *table)
 }
 
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     const ts_schema *s, size_t *ignored)
+                     const ts_schema *s, int policy, size_t *ignored)
 {
 	int ncolumns = s->ncolumns;
 	ts_table *t = NULL;
 	int rc;
 	*ignored = 0;
 	if (st->rem)
-		return cli_remote_insert(st->rem, table, rows, n, ncolumns, ignored, st->msg,
+		return cli_remote_insert(st->rem, table, rows, n, ncolumns, policy, ignored, st->msg,
 		                         sizeof st->msg);
 	if ((rc = with_table(st, table, &t)) < 0)
 		return rc;
-	rc = lib(st, ts_insert_counted(t, s->version, rows, n, ignored));
+	rc = lib(st, policy == TS_ON_DUPLICATE_TABLE
+	                 ? ts_insert_counted(t, s->version, rows, n, ignored)
+	                 : ts_insert_policy(t, s->version, policy, rows, n, ignored, NULL));
+	ts_table_close(t);
+	return rc;
+}
+
+/* The range of r as ts_delete and ts_purge take it: query's fields,
+ * without order, limit, projection or resume key. */
+static ts_query range_of(const struct cli_req *r)
+{
+	ts_query q = {
+		.prefix = r->nprefix ? r->prefix : NULL,
+		.nprefix = r->nprefix,
+		.from = r->from,
+		.to = r->to,
+		.has_from = r->has_from,
+		.has_to = r->has_to,
+	};
+	return q;
+}
+
+int cli_store_delete(struct cli_store *st, const struct cli_req *r, uint64_t *deleted,
+                     uint64_t *version)
+{
+	ts_table *t = NULL;
+	ts_query q = range_of(r);
+	int rc;
+	*deleted = 0;
+	*version = 0;
+	if (st->rem)
+		return cli_remote_delete(st->rem, r, deleted, version, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, r->table, &t)) < 0)
+		return rc;
+	rc = lib(st, ts_delete(t, &q, deleted, version));
+	ts_table_close(t);
+	return rc;
+}
+
+int cli_store_purge(struct cli_store *st, const struct cli_req *r, uint64_t *version)
+{
+	ts_table *t = NULL;
+	ts_query q = range_of(r);
+	int rc;
+	*version = 0;
+	if (st->rem)
+		return cli_remote_purge(st->rem, r, version, st->msg, sizeof st->msg);
+	if ((rc = with_table(st, r->table, &t)) < 0)
+		return rc;
+	rc = lib(st, ts_purge(t, &q, version));
 	ts_table_close(t);
 	return rc;
 }

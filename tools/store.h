@@ -90,10 +90,22 @@ int cli_store_drop(struct cli_store *st, const char *table);
 
 /* ts_insert_counted of n rows of schema s (s->ncolumns each), s as
  * cli_store_schema gave it: an alter meanwhile never shifts the rows
- * (through tsstored, rows of the wrong width are refused).  *ignored
- * receives the rows the table's duplicate policy skipped. */
+ * (through tsstored, rows of the wrong width are refused).  policy:
+ * TS_ON_DUPLICATE_TABLE (the table's own), else a ts_on_duplicate for
+ * this batch (ts_insert_policy; the insert's "on_duplicate" through
+ * tsstored).  *ignored receives the rows the policy skipped. */
 int cli_store_insert(struct cli_store *st, const char *table, const ts_value *rows, size_t n,
-                     const ts_schema *s, size_t *ignored);
+                     const ts_schema *s, int policy, size_t *ignored);
+
+/* ts_delete of the rows r selects (its table, prefix, from and to: the
+ * rows the same query would print).  *deleted receives how many, or
+ * TS_COUNT_UNKNOWN; *version the delete's version. */
+int cli_store_delete(struct cli_store *st, const struct cli_req *r, uint64_t *deleted,
+                     uint64_t *version);
+
+/* ts_purge of the range r selects (none given: the whole table);
+ * *version receives the purge's version. */
+int cli_store_purge(struct cli_store *st, const struct cli_req *r, uint64_t *version);
 
 /* ts_flush of table, or of every table when NULL. */
 int cli_store_flush(struct cli_store *st, const char *table, int64_t before);

@@ -25,7 +25,7 @@ static const struct cli_command commands[] = {
 	 "list the tables, one name per line"},
 	{"create", cli_cmd_create,
 	 "create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]"
-	 " [--on-duplicate reject|ignore]",
+	 " [--on-duplicate reject|ignore|replace]",
 	 "create a table (a column ts of type timestamp is added when not given)"},
 	{"schema", cli_cmd_schema, "schema TABLE",
 	 "show the columns: name TAB type TAB default TAB key position (or -)"},
@@ -33,12 +33,14 @@ static const struct cli_command commands[] = {
 	 "show the counters of TABLE, or of every table, as \"name: value\" lines"},
 	{"alter", cli_cmd_alter,
 	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]"
-	 " [--on-duplicate reject|ignore]",
+	 " [--on-duplicate reject|ignore|replace]",
 	 "append columns, widen int32 columns to int64, set the TTL or the duplicate policy,"
 	 " in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
 	 "drop a table and remove its files"},
-	{"insert", cli_cmd_insert, "insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]",
+	{"insert", cli_cmd_insert,
+	 "insert TABLE [--format tsv|jsonl|csv] [--on-duplicate reject|ignore|replace]"
+	 " [--flush-idle DUR] [FILE]",
 	 "insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line"},
 	{"query", cli_cmd_query,
 	 "query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY]"
@@ -53,6 +55,14 @@ static const struct cli_command commands[] = {
 	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] "
 	 "[--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
 	 "windowed statistics: count sum min max mean first last, in columns named COL_FN"},
+	{"delete", cli_cmd_delete, "delete TABLE [--prefix V,...] [--from T] [--to T] [--all]",
+	 "delete the rows of a key prefix and time range (--all: every row)"},
+	{"purge", cli_cmd_purge, "purge TABLE [--prefix V,...] [--from T] [--to T]",
+	 "remove the deleted and replaced rows of the range (default: the table) from the files"},
+	{"changes", cli_cmd_changes,
+	 "changes TABLE --since V [--until W] [--resolution DUR] [--depth N] [--columns COL,...]"
+	 " [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
+	 "the windows, per key prefix of depth N, that commits after version V touched"},
 	{"flush", cli_cmd_flush, "flush [TABLE] [--before T]",
 	 "persist rows to on-disk tablets"},
 	{"check", cli_cmd_check, "check [TABLE]",
@@ -60,7 +70,8 @@ static const struct cli_command commands[] = {
 	{"snapshot", cli_cmd_snapshot, "snapshot DEST",
 	 "make a consistent copy of the database, safe to rsync"},
 	{"dump", cli_cmd_dump, "dump TABLE [--output FILE]", "export the rows of a table as jsonl"},
-	{"load", cli_cmd_load, "load TABLE [--flush-idle DUR] [FILE]",
+	{"load", cli_cmd_load,
+	 "load TABLE [--on-duplicate reject|ignore|replace] [--flush-idle DUR] [FILE]",
 	 "import rows into a table from jsonl (dump's output; .tsv and .csv files by their extension)"},
 };
 

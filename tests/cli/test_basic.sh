@@ -18,8 +18,8 @@ set -u
 unset TSSTORE_NOW
 db=$tmp/db
 
-usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR] [--on-duplicate reject|ignore]\n'
-usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR] [--on-duplicate reject|ignore]\n'
+usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR] [--on-duplicate reject|ignore|replace]\n'
+usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR] [--on-duplicate reject|ignore|replace]\n'
 usage_global='usage: tsstore [-d DATADIR | -s SOCKET] COMMAND [ARGS]\n'
 
 ts() { "$bin" -d "$db" "$@"; }

@@ -217,7 +217,7 @@ if ! command -v bash >/dev/null 2>&1; then
 else
 	"$bin" -d "$tmp/direct" drop copy
 	check complete_commands 0 'query\n' '' completions "$bin" qu
-	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nalter\ndrop\ninsert\nquery\nlatest\naggregate\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
+	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nalter\ndrop\ninsert\nquery\nlatest\naggregate\ndelete\npurge\nchanges\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
 		completions "$bin" ''
 	# (check's printf would take a leading "-" for an option: lines() writes them)
 	lines --timeout --token-file
@@ -239,6 +239,15 @@ else
 	check complete_format_all 0 'tsv\njsonl\ncsv\n' '' completions "$bin" insert web --format ''
 	check complete_on_duplicate 0 'ignore\n' '' completions "$bin" alter web --on-duplicate i
 	check complete_value_free 0 '' '' completions "$bin" query web --limit ''
+	# issue 28's commands and policy, from their usage lines like the others
+	check complete_on_duplicate_insert 0 'reject\nignore\nreplace\n' '' \
+		completions "$bin" insert web --on-duplicate ''
+	lines --all
+	check_file complete_delete_all 0 "$tmp/lines" '' completions "$bin" delete web --a
+	check complete_delete_table 0 'web\n' '' completions "$bin" -d "$tmp/direct" delete w
+	lines --since
+	check_file complete_changes_since 0 "$tmp/lines" '' completions "$bin" changes web --si
+	check complete_changes_format 0 'jsonl\n' '' completions "$bin" changes web --format j
 	mkdir -p "$tmp/files"
 	: >"$tmp/files/rows.csv"
 	check complete_file 0 "$tmp/files/rows.csv\n" '' completions "$bin" insert web "$tmp/files/ro"

@@ -10,8 +10,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR] [--on-duplicate reject|ignore]\n'
-usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR] [--on-duplicate reject|ignore]\n'
+usage_create='usage: tsstore create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR] [--on-duplicate reject|ignore|replace]\n'
+usage_alter='usage: tsstore alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR] [--on-duplicate reject|ignore|replace]\n'
 
 # Three rows, the third a duplicate of the first; then a retry of them
 # with one new row.

@@ -15,7 +15,7 @@ set -u
 TSSTORE_NOW=2026-11-21T12:00:00Z
 export TSSTORE_NOW
 
-usage_insert='usage: tsstore insert TABLE [--format tsv|jsonl|csv] [--flush-idle DUR] [FILE]\n'
+usage_insert='usage: tsstore insert TABLE [--format tsv|jsonl|csv] [--on-duplicate reject|ignore|replace] [--flush-idle DUR] [FILE]\n'
 
 # check_rows NAME TABLE N: `stats TABLE` says the table holds N rows, in
 # filling tablets or on-disk ones (filling_rows + tablet_rows).
@@ -262,7 +262,7 @@ check unknown_option 2 '' "tsstore: insert: unknown option --form\n$usage_insert
 check bad_flush_idle 2 '' "tsstore: insert: --flush-idle: duration \"-5ms\": expected a non-negative integer and a unit (ns us ms s m h d w), e.g. 90m\n$usage_insert" \
 	ts insert cpu --flush-idle -5ms ok.tsv
 check load_no_format 2 '' 'tsstore: load: unknown option --format
-usage: tsstore load TABLE [--flush-idle DUR] [FILE]\n' ts load cpu --format tsv ok.tsv
+usage: tsstore load TABLE [--on-duplicate reject|ignore|replace] [--flush-idle DUR] [FILE]\n' ts load cpu --format tsv ok.tsv
 check insert_help 0 "${usage_insert}insert rows from FILE or stdin (no FILE, or -), batched; report bad rows by line\n" '' \
 	ts insert --help
 }

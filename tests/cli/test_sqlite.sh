@@ -25,7 +25,10 @@
 #      transaction stores none of its rows, a session that only reads
 #      does not hold the writer lock, and inserting beside a tsstored is
 #      refused ("locked by another writer") while reading works;
-#   6. UPDATE and DELETE are refused ("append-only") and change nothing;
+#   6. UPDATE is refused ("UPDATE is not supported"), and so is a DELETE
+#      whose WHERE is more than key and ts bounds ("DELETE removes whole
+#      ranges"), and neither changes anything (DELETE of ranges:
+#      tests/cli/test_corrections.sh);
 #   7. errors: a missing table, no path=, path= with socket=, an unknown
 #      argument, no table=, no daemon at socket=, a missing directory;
 #      a repeated argument's last value wins.
@@ -741,7 +744,7 @@ esac
 check reader_query 0 'region\thost\tts\tusage\tn\tnote\nzz\tcli\t2026-11-21T00:00:00Z\t-1.5\t42\tnone\n' '' \
 	ts query usage --prefix zz,cli
 
-# ---- 6. UPDATE and DELETE are refused ----
+# ---- 6. UPDATE, and DELETE by more than key and ts bounds, are refused ----
 
 script unchanged_want <<'EOF'
 SELECT count(*), sum(n), total(usage) FROM plain WHERE region = 'eu';
@@ -753,19 +756,20 @@ EOF
 script update <<'EOF'
 UPDATE usage SET n = 0 WHERE region = 'eu' AND host = 'h1';
 EOF
-check_error update append-only update
+check_error update 'UPDATE is not supported' update
 script update_all <<'EOF'
 UPDATE usage SET note = 'x';
 EOF
-check_error update_all append-only update_all
+check_error update_all 'UPDATE is not supported' update_all
 script delete <<'EOF'
-DELETE FROM usage WHERE region = 'eu' AND host = 'h1';
+DELETE FROM usage WHERE region = 'eu' AND host = 'h1'
+	AND usage > (SELECT min(usage) FROM plain WHERE region = 'eu' AND host = 'h1');
 EOF
-check_error delete append-only delete
+check_error delete 'DELETE removes whole ranges' delete
 script delete_all <<'EOF'
-DELETE FROM usage;
+DELETE FROM usage WHERE n <> (SELECT min(n) FROM plain);
 EOF
-check_error delete_all append-only delete_all
+check_error delete_all 'DELETE removes whole ranges' delete_all
 check_file unchanged 0 "$tmp/unchanged.want" '' from "$tmp/unchanged.sql" sq
 
 # ---- 7. errors ----
@@ -867,7 +871,7 @@ script sock_update <<EOF
 CREATE VIRTUAL TABLE temp.sock USING tsstore(socket='$tmp/sock', table='usage');
 UPDATE sock SET n = 0 WHERE region = 'zz';
 EOF
-check_error sock_update 'append-only' sock_update
+check_error sock_update 'UPDATE is not supported' sock_update
 # the hard values through tsstored: the same as through path=
 check sock_create_hard3 0 '' '' "$bin" -s "$tmp/sock" create hard3 --column k:string \
 	--column d:double=7 --column s:string --key k,ts

@@ -1590,6 +1590,19 @@ static void test_insert_on_duplicate_ignore(void **state)
 
 /* alter changes the policy both ways; schema reports it; a bad policy is
  * refused by create and alter alike, changing nothing. */
+/* An "on_duplicate" of word refused with EINVAL and the library's
+ * message (ts_on_duplicate_parse's, which names the policies this build
+ * knows), as the daemon relays it. */
+static void expect_policy_refused(struct tsd_test_conn *c, const char *request, const char *word)
+{
+	ts_on_duplicate p;
+	char *msg;
+	assert_int_equal(ts_on_duplicate_parse(word, &p), TS_EINVAL);
+	msg = tsd_test_fmt("field \"on_duplicate\": %s", ts_errmsg(NULL));
+	expect_error(c, request, "EINVAL", msg);
+	free(msg);
+}
+
 static void test_alter_on_duplicate(void **state)
 {
 	struct fixture *f = *state;
@@ -1614,20 +1627,15 @@ static void test_alter_on_duplicate(void **state)
 	json_decref(st);
 	expect_error(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,3]]}",
 	             "EDUPKEY", "row 0: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
-	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':'replace'}", "EINVAL",
-	             "field \"on_duplicate\": unknown duplicate policy \"replace\" (want reject "
-	             "or ignore)");
-	expect_error(f->c, "{'op':'alter','table':'d','add':[{'name':'z','type':'int32'}],"
-	                   "'on_duplicate':'Ignore'}", "EINVAL",
-	             "field \"on_duplicate\": unknown duplicate policy \"Ignore\" (want reject "
-	             "or ignore)");
+	expect_policy_refused(f->c, "{'op':'alter','table':'d','on_duplicate':'overwrite'}",
+	                      "overwrite");
+	expect_policy_refused(f->c, "{'op':'alter','table':'d','add':[{'name':'z','type':'int32'}],"
+	                            "'on_duplicate':'Ignore'}", "Ignore");
 	expect_policy(f->c, "reject"); /* no column z either */
 	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':1}", "EPROTO",
 	             "field \"on_duplicate\": expected a string, got a JSON integer");
-	expect_error(f->c, "{'op':'create','table':'e','columns':[{'name':'ts','type':'timestamp'}],"
-	                   "'key':['ts'],'on_duplicate':'keep'}", "EINVAL",
-	             "field \"on_duplicate\": unknown duplicate policy \"keep\" (want reject or "
-	             "ignore)");
+	expect_policy_refused(f->c, "{'op':'create','table':'e','columns':[{'name':'ts',"
+	                            "'type':'timestamp'}],'key':['ts'],'on_duplicate':'keep'}", "keep");
 	expect(f->c, "{'op':'tables'}", "{'ok':true,'tables':['d']}\n");
 	expect(f->c, "{'op':'create','table':'e','columns':[{'name':'ts','type':'timestamp'}],"
 	             "'key':['ts'],'on_duplicate':'reject'}", "{'ok':true}\n");
@@ -2368,6 +2376,74 @@ static void expect_refusal(struct tsd_test_conn *c, const char *request, char *m
 	expect_error(c, request, "EAUTH", message);
 	free(message);
 }
+
+/* ---- Corrections (issue 28): the fields of delete, purge, changes ----
+ *
+ * What the daemon checks itself, the same whether or not the library
+ * does deletes yet: unknown fields (a delete takes query's range fields,
+ * never desc, limit, columns or after), missing and malformed ones, and
+ * the levels (delete and purge are admin, changes read).  What the ops
+ * do is tests/cli/corrections_built.sh's. */
+
+static void test_corrections_fields(void **state)
+{
+	struct fixture *f = *state;
+	create_q(f->c);
+	expect_error(f->c, "{'op':'delete','id':1,'table':'q','limit':1}", "EPROTO",
+	             "unknown field \"limit\" for op \"delete\"");
+	expect_error(f->c, "{'op':'delete','table':'q','after':['a']}", "EPROTO",
+	             "unknown field \"after\" for op \"delete\"");
+	expect_error(f->c, "{'op':'purge','table':'q','desc':true}", "EPROTO",
+	             "unknown field \"desc\" for op \"purge\"");
+	expect_error(f->c, "{'op':'delete','table':'q','ge':['a'],'gt':['b']}", "EPROTO",
+	             "fields \"ge\" and \"gt\" exclude each other");
+	expect_error(f->c, "{'op':'delete','table':'q','prefix':['a',1,2]}", "EINVAL",
+	             "field \"prefix\": 3 values, the key has 2 columns");
+	expect_error(f->c, "{'op':'delete','table':'q','prefix':[null]}", "EINVAL",
+	             "field \"prefix\"[0] (column \"host\"): null is not a key value");
+	expect_error(f->c, "{'op':'purge','table':'q','prefix':[7]}", "ETYPE",
+	             "field \"prefix\"[0] (column \"host\"): expected string, got a JSON integer");
+	expect_error(f->c, "{'op':'delete','table':'nosuch','prefix':['a']}", "ENOENT",
+	             "no such table \"nosuch\"");
+	expect_error(f->c, "{'op':'delete'}", "EPROTO", "missing field \"table\"");
+	expect_error(f->c, "{'op':'changes','table':'q'}", "EPROTO", "missing field \"since\"");
+	expect_error(f->c, "{'op':'changes','table':'q','since':-1}", "EPROTO",
+	             "field \"since\": expected a non-negative integer, got a JSON integer");
+	expect_error(f->c, "{'op':'changes','table':'q','since':'5'}", "EPROTO",
+	             "field \"since\": expected a non-negative integer, got a JSON string");
+	expect_error(f->c, "{'op':'changes','table':'q','since':0,'depth':2}", "EINVAL",
+	             "field \"depth\": 2 key columns, the key has 2 and the last (ts) cannot name "
+	             "a prefix");
+	expect_error(f->c, "{'op':'changes','table':'q','since':0,'resolution':'fast'}", "EINVAL",
+	             "field \"resolution\": expected a duration such as \"1h\" (<n><unit>, unit ns "
+	             "us ms s m h d w) or integer ns");
+	expect_error(f->c, "{'op':'changes','table':'q','since':0,'prefix':['a']}", "EPROTO",
+	             "unknown field \"prefix\" for op \"changes\"");
+	expect_error(f->c, "{'op':'insert','table':'q','rows':[],'on_duplicate':1}", "EPROTO",
+	             "field \"on_duplicate\": expected a string, got a JSON integer");
+	/* nothing of it touched the table */
+	assert_int_equal(count_rows(f->c, "q"), 0);
+}
+
+/* delete and purge need admin: a loopback TCP client (write, by
+ * default) is refused before any field is read; changes is a read. */
+static void test_corrections_access(void **state)
+{
+	struct fixture *f = *state;
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_TCP);
+	assert_non_null(c);
+	fill_q(c);
+	expect_refusal(c, "{'op':'delete','table':'q','prefix':['a']}",
+	               refusal("delete", "admin", 0, "write"));
+	expect_refusal(c, "{'op':'purge','table':'q'}", refusal("purge", "admin", 0, "write"));
+	expect_refusal(c, "{'op':'delete','tabel':'q'}", refusal("delete", "admin", 0, "write"));
+	/* changes passes the level check and fails on its fields */
+	expect_error(c, "{'op':'changes','table':'q'}", "EPROTO", "missing field \"since\"");
+	assert_int_equal(count_rows(c, "q"), 12);
+	tsd_test_close(c);
+}
+
+
 
 /* The default configuration (no token, no loopback-access): a loopback
  * TCP client may read and write, not change or remove what exists; the
@@ -3427,6 +3503,8 @@ int main(void)
 		ONCE("concurrent_50_connections", test_concurrent_connections, setup),
 		ONCE("slow_reader_memory_bounded", test_slow_reader_memory, setup_small_cache),
 		ONCE("sigterm_under_load", test_sigterm_under_load, setup),
+		BOTH("corrections_fields", test_corrections_fields, setup),
+		ONCE("corrections_access", test_corrections_access, setup),
 		ONCE("access_default", test_access_default, setup),
 		ONCE("access_loopback_admin", test_access_loopback_admin, setup_loopback_admin),
 		ONCE("access_loopback_read", test_access_loopback_read, setup_loopback_read),
