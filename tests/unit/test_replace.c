@@ -679,6 +679,138 @@ static void random_against_model(void **state)
 	free(m.rows);
 }
 
+/* A dense model: slot (host, second) of a 48-hour span. */
+#define AGG_HOSTS 4
+#define AGG_SECONDS (48 * 3600)
+
+struct dense {
+	int64_t v[AGG_HOSTS][AGG_SECONDS];
+	unsigned char has[AGG_HOSTS][AGG_SECONDS];
+};
+
+/* Aggregates per host and hour against the model, through blocks that
+ * are summarised: batches of one host and one hour big enough to fill
+ * blocks of their own (a block ends at a new series past 4 KiB), under
+ * replace mostly, with flushes and merges; sums and counts per (host,
+ * hour), the full query and latest must match after every step, and the
+ * summaries must have been used (else the test proves nothing). */
+static void random_aggregates_against_model(void **state)
+{
+	ts_test_env *e = *state;
+	static struct dense d;
+	memset(&d, 0, sizeof d);
+	int64_t base = NOW - 2 * DAY; /* a day boundary: 12:00 two days ago */
+	uint64_t seed = 0x9E3779B97F4A7C15u;
+	int64_t summarised0 = ts_test_stat(e->t, "aggregate_rows_summarised");
+	assert_int_equal(ts_alter_on_duplicate(e->t, REPLACE), 0);
+	for (int step = 0; step < 120; step++) {
+		uint64_t r = ts_test_xorshift(&seed) % 100;
+		if (r < 70) {
+			int h = (int)(ts_test_xorshift(&seed) % AGG_HOSTS);
+			int hour = (int)(ts_test_xorshift(&seed) % 48);
+			int n = 150 + (int)(ts_test_xorshift(&seed) % 150);
+			int start = (int)(ts_test_xorshift(&seed) % (3600 - (uint64_t)n));
+			uint64_t pr = ts_test_xorshift(&seed) % 10;
+			int policy = pr < 8 ? (int)REPLACE : pr < 9 ? (int)IGNORE : (int)REJECT;
+			test_row *batch = calloc((size_t)n, sizeof *batch);
+			char host[4];
+			snprintf(host, sizeof host, "h%d", h);
+			int dup = 0;
+			for (int i = 0; i < n; i++) {
+				int sec = hour * 3600 + start + i;
+				batch[i] = row(host, base + sec * SEC, step * 1000 + i);
+				dup |= d.has[h][sec];
+			}
+			size_t ignored = 0;
+			int rc = put_rows(e->t, policy, batch, (size_t)n, &ignored);
+			if (policy == REJECT && dup) {
+				assert_int_equal(rc, TS_EDUPKEY);
+			} else {
+				assert_int_equal(rc, 0);
+				size_t skipped = 0;
+				for (int i = 0; i < n; i++) {
+					int sec = hour * 3600 + start + i;
+					if (policy == IGNORE && d.has[h][sec]) {
+						skipped++;
+						continue;
+					}
+					d.v[h][sec] = batch[i].v;
+					d.has[h][sec] = 1;
+				}
+				assert_int_equal(ignored, skipped);
+			}
+			free(batch);
+		} else if (r < 85) {
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+		} else if (r < 95) {
+			assert_int_equal(ts_merge(e->t, NULL), 0);
+		} else {
+			ts_test_env_reopen(e);
+		}
+		for (int h = 0; h < AGG_HOSTS; h++) {
+			char host[4];
+			snprintf(host, sizeof host, "h%d", h);
+			ts_cursor *c;
+			const ts_value *v;
+			ts_value p = ts_string(host);
+			ts_aggspec specs[2] = {{3, TS_AGG_SUM}, {3, TS_AGG_COUNT}};
+			ts_aggregate a = {.prefix = &p, .nprefix = 1, .from = base,
+			                  .to = base + 48 * HOUR, .every = HOUR, .group = 1,
+			                  .specs = specs, .nspecs = 2};
+			int64_t want_sum[48] = {0}, want_count[48] = {0};
+			for (int sec = 0; sec < AGG_SECONDS; sec++)
+				if (d.has[h][sec]) {
+					want_sum[sec / 3600] += d.v[h][sec];
+					want_count[sec / 3600]++;
+				}
+			int next = 0;
+			assert_int_equal(ts_aggregate_open(e->t, &a, &c), 0);
+			while (ts_cursor_next(c, &v, NULL) == 0 && v) {
+				int hour = (int)((v[1].v.i - base) / HOUR);
+				for (; next < hour; next++)
+					assert_int_equal(want_count[next], 0);
+				if (v[2].v.i != want_sum[hour] || v[3].v.i != want_count[hour])
+					fail_msg("step %d: %s hour %d: sum %" PRId64 " count %" PRId64
+					         ", want %" PRId64 " %" PRId64, step, host, hour, v[2].v.i,
+					         v[3].v.i, want_sum[hour], want_count[hour]);
+				next = hour + 1;
+			}
+			for (; next < 48; next++)
+				assert_int_equal(want_count[next], 0);
+			ts_cursor_close(c);
+			test_row got;
+			int last = -1;
+			for (int sec = 0; sec < AGG_SECONDS; sec++)
+				if (d.has[h][sec])
+					last = sec;
+			assert_int_equal(latest(e->t, host, &got), last >= 0);
+			if (last >= 0) {
+				assert_int_equal(got.ts, base + last * SEC);
+				assert_int_equal(got.v, d.v[h][last]);
+			}
+		}
+		if (step % 10 == 9) { /* the full query, both ways */
+			size_t n = 0;
+			test_row *want = malloc(AGG_HOSTS * (size_t)AGG_SECONDS / 4 * sizeof *want);
+			assert_non_null(want);
+			for (int h = 0; h < AGG_HOSTS; h++)
+				for (int sec = 0; sec < AGG_SECONDS; sec++)
+					if (d.has[h][sec]) {
+						char host[4];
+						snprintf(host, sizeof host, "h%d", h);
+						assert_true(n < AGG_HOSTS * (size_t)AGG_SECONDS / 4);
+						want[n++] = row(host, base + sec * SEC, d.v[h][sec]);
+					}
+			expect_rows(e->t, want, n);
+			free(want);
+			check_ok(e, "random aggregates");
+		}
+	}
+	assert_true(ts_test_stat(e->t, "aggregate_rows_summarised") > summarised0);
+	print_message("replace: %" PRId64 " rows summarised\n",
+	              ts_test_stat(e->t, "aggregate_rows_summarised") - summarised0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +825,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(insert_policy_arguments, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(descriptor_v5, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_against_model, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(random_aggregates_against_model, setup,
+		                                ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
