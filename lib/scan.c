@@ -16,8 +16,8 @@
  * once the top is chosen the other streams' rows of its key are skipped
  * (resolve_top).  Block summaries, which hide their rows' keys, are only
  * handed up for a block that no other source of the snapshot can share a
- * key with (overlapped): a block whose key span and timespan another
- * source's meet is read and resolved row by row.
+ * key with (overlapped): a block that another source may share a key
+ * with is read and resolved row by row.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -424,19 +424,35 @@ static const unsigned char *block_start(const ts__tablet *tab, uint32_t b, size_
 }
 
 /* In a shadowing snapshot: whether another source than src's tablet may
- * hold a key of block blk, whose rows lie from start (or after it) to its
- * last key -- a source whose timespan meets the block's and, for a
- * tablet, whose key span meets it too.  Either way the block's summary
- * would count a row that is not the newest of its key, or miss that
- * another stream's row is, so the block must be read.  O(sources), per
+ * hold a key of block blk, whose rows lie from start (exact) or after it
+ * to its last key.  Either way the block's summary would count a row
+ * that is not the newest of its key, or hide that key from the merge,
+ * which could then not skip another stream's older row of it: the block
+ * must be read.  A tree may when its timespan meets the block's and its
+ * first key from start on is not past the block (an AVL seek); a tablet
+ * when its timespan and key span meet the block's and, for a block of
+ * one series, its Bloom filter does not rule that series out.  Runs per
  * block considered for a summary only. */
 static int overlapped(const ts__src *src, const ts__tablet_block *blk,
-                      const unsigned char *start, size_t slen)
+                      const unsigned char *start, size_t slen, int exact)
 {
 	const ts__snapshot *s = src->snap;
+	ts__log *log = s->table->log;
+	size_t stem = exact && slen == blk->last_klen &&
+	              memcmp(start, blk->last_key, slen - 8) == 0 ? slen - 8 : 0;
 	for (uint32_t i = 0; i < s->nroots; i++) {
 		const ts__root *r = &s->roots[i];
-		if (r->root && r->rows && r->max_ts >= blk->min_ts && r->min_ts <= blk->max_ts)
+		const unsigned char *k;
+		size_t klen;
+		ts__avl_iter it;
+		uint64_t lsn;
+		if (!r->root || !r->rows || r->max_ts < blk->min_ts || r->min_ts > blk->max_ts)
+			continue;
+		ts__avl_iter_seek(&it, log, r->root, 0, start, slen, !exact);
+		if (!(lsn = ts__avl_iter_next(&it)))
+			continue;
+		ts__rowrec_key(log, lsn, &k, &klen);
+		if (ts__key_cmp(k, klen, blk->last_key, blk->last_klen) <= 0)
 			return 1;
 	}
 	for (int i = 0; i < s->ntablets; i++) {
@@ -445,6 +461,8 @@ static int overlapped(const ts__src *src, const ts__tablet_block *blk,
 			continue;
 		if (ts__key_cmp(o->last_key, o->last_klen, start, slen) < 0 ||
 		    ts__key_cmp(o->first_key, o->first_klen, blk->last_key, blk->last_klen) > 0)
+			continue;
+		if (stem && !ts__tablet_may_contain(o, start, stem))
 			continue;
 		return 1;
 	}
@@ -476,7 +494,7 @@ static int summarisable(const ts__src *src, uint32_t b)
 		if (a < 0 || a != z || memcmp(start, blk->last_key, (size_t)a) != 0)
 			return 0;
 	}
-	return !src->snap->shadowing || !overlapped(src, blk, start, slen);
+	return !src->snap->shadowing || !overlapped(src, blk, start, slen, exact);
 }
 
 /* Move to the next block worth reading and read it, or hand it up as a
@@ -688,16 +706,12 @@ static int same_row_key(const ts__scan *sc, int a, int b)
 }
 
 /* The heap's top holds the newest row of its key (ties go to the newer
- * stream): advance every other stream whose row has that key, so that
- * only the top's is returned.  Cheap when no other stream has it: the
- * runner-up is one of the top's two children.  Returns 0 or an error of
- * ts__src_next. */
+ * stream) and the runner-up a row of the same key: advance every other
+ * stream whose row has that key, so that only the top's is returned.
+ * Returns 0 or an error of ts__src_next. */
 static int resolve_top(ts__scan *sc)
 {
 	int w = sc->heap[0];
-	if (!((sc->nheap > 1 && same_row_key(sc, w, sc->heap[1])) ||
-	      (sc->nheap > 2 && same_row_key(sc, w, sc->heap[2]))))
-		return 0;
 	/* take the winner out, skip the others' rows of its key, put it back
 	 * on top (its key now comes before every other head) */
 	sc->heap[0] = sc->heap[--sc->nheap];
@@ -718,7 +732,21 @@ static int resolve_top(ts__scan *sc)
 	return 0;
 }
 
-/* ts__scan_next of a shadowing snapshot. */
+/* The stream that comes next after the heap's top in a shadowing
+ * snapshot, or -1. */
+static int runner_up_shadowing(const ts__scan *sc)
+{
+	if (sc->nheap < 2)
+		return -1;
+	if (sc->nheap == 2 || before_as(sc, sc->heap[1], sc->heap[2], 1))
+		return sc->heap[1];
+	return sc->heap[2];
+}
+
+/* ts__scan_next of a shadowing snapshot: the runner-up trick of the other
+ * path, with one key comparison per row telling both whether the heap
+ * needs reordering and whether the top's key is shadowed elsewhere (only
+ * the runner-up can have it too). */
 static int next_shadowing(ts__scan *sc, const ts__src **out)
 {
 	if (sc->last >= 0) {
@@ -726,15 +754,35 @@ static int next_shadowing(ts__scan *sc, const ts__src **out)
 		sc->last = -1;
 		if (rc < 0)
 			return rc;
-		if (rc == 0)
+		if (rc == 0) {
 			sc->heap[0] = sc->heap[--sc->nheap];
-		sift_down_as(sc, 0, 1);
+			sift_down_as(sc, 0, 1);
+			sc->runner = RUNNER_UNKNOWN;
+		}
 	}
 	if (sc->nheap == 0)
 		return 0;
-	int rc = resolve_top(sc);
-	if (rc < 0)
-		return rc;
+	for (;;) {
+		if (sc->runner == RUNNER_UNKNOWN)
+			sc->runner = runner_up_shadowing(sc);
+		if (sc->runner < 0)
+			break;
+		const ts__src *x = &sc->src[sc->heap[0]], *y = &sc->src[sc->runner];
+		int c = ts__key_cmp(x->key, x->klen, y->key, y->klen);
+		if (sc->desc ? c > 0 : c < 0)
+			break; /* the top comes first and alone */
+		if (c == 0 && ts__newer(x->vlo, x->vhi, y->vlo, y->vhi)) {
+			if (!x->summary && !y->summary) {
+				int rc = resolve_top(sc);
+				if (rc < 0)
+					return rc;
+				sc->runner = RUNNER_UNKNOWN;
+			}
+			break;
+		}
+		sift_down_as(sc, 0, 1);
+		sc->runner = RUNNER_UNKNOWN;
+	}
 	sc->last = sc->heap[0];
 	*out = &sc->src[sc->last];
 	return 1;

@@ -413,6 +413,45 @@ static void aggregate_does_not_summarise_shadowed_block(void **state)
 	check_ok(e, "aggregates");
 }
 
+/* The guard is precise where it is cheap to be: b's block stays
+ * summarised beside a tablet of a and c whose key span holds b (its Bloom
+ * filter rules b out) and beside a tree replacing rows of a and c (an
+ * AVL seek finds none of b's span), until a row of b is replaced. */
+static void aggregate_guard_spares_unshadowed_blocks(void **state)
+{
+	ts_test_env *e = *state;
+	int64_t sum, count, from = NOW - DAY, to = NOW + HOUR, before;
+	assert_int_equal(ts_alter_on_duplicate(e->t, REPLACE), 0);
+	for (int i = 0; i < 10; i++)
+		put(e, TABLE, "b", NOW - 3 * HOUR + i * SEC, 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	for (int i = 0; i < 10; i++) {
+		put(e, TABLE, "a", NOW - 3 * HOUR + i * SEC, 1);
+		put(e, TABLE, "c", NOW - 3 * HOUR + i * SEC, 1);
+	}
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	before = ts_test_stat(e->t, "aggregate_rows_summarised");
+	agg_host(e->t, "b", from, to, &sum, &count);
+	assert_int_equal(sum, 10);
+	assert_int_equal(ts_test_stat(e->t, "aggregate_rows_summarised"), before + 10);
+	put(e, TABLE, "a", NOW - 3 * HOUR + 2 * SEC, 5);
+	put(e, TABLE, "c", NOW - 3 * HOUR + 2 * SEC, 5);
+	before = ts_test_stat(e->t, "aggregate_rows_summarised");
+	agg_host(e->t, "b", from, to, &sum, &count);
+	assert_int_equal(sum, 10);
+	assert_int_equal(ts_test_stat(e->t, "aggregate_rows_summarised"), before + 10);
+	agg_host(e->t, "c", from, to, &sum, &count);
+	assert_int_equal(sum, 14);
+	assert_int_equal(count, 10);
+	put(e, TABLE, "b", NOW - 3 * HOUR + 2 * SEC, 5);
+	before = ts_test_stat(e->t, "aggregate_rows_summarised");
+	agg_host(e->t, "b", from, to, &sum, &count);
+	assert_int_equal(sum, 14);
+	assert_int_equal(count, 10);
+	assert_int_equal(ts_test_stat(e->t, "aggregate_rows_summarised"), before);
+	check_ok(e, "guard");
+}
+
 /* ---- handles and formats ---- */
 
 /* A read-only handle of the database sees what the writer sees: shadowed
@@ -819,6 +858,8 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(replace_across_rollover, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(aggregate_does_not_summarise_shadowed_block, setup,
+		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(aggregate_guard_spares_unshadowed_blocks, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(read_only_handle_sees_the_same, setup,
 		                                ts_test_env_teardown),
