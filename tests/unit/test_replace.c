@@ -548,6 +548,21 @@ static void write_patched(const char *dir, const ts__descriptor *d,
 	ts__buf_free(&b);
 }
 
+struct problems {
+	int n;
+	char what[512], file[256]; /* the first */
+};
+
+static void on_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	struct problems *p = arg;
+	(void)table;
+	if (p->n++ == 0) {
+		snprintf(p->what, sizeof p->what, "%s", what);
+		snprintf(p->file, sizeof p->file, "%s", file);
+	}
+}
+
 static void one_tombstone(unsigned char *body, size_t len)
 {
 	ts__store_u32(body + len - 4, 1);
@@ -562,7 +577,8 @@ static void no_flag(unsigned char *body, size_t len)
  * TS_EVERSION; the policy replace without the flag is damage; a table
  * written as format 4 (intervals, no replacement) stays 4 when read and
  * flushed; older readers (TS_DESC_VERSION_INTERVALS) refuse 5 -- shown
- * by the header check's bounds, documented in descriptor-format.md. */
+ * by the header check's bounds, documented in descriptor-format.md;
+ * ts_check reports such damage. */
 static void descriptor_v5(void **state)
 {
 	ts_test_env *e = *state;
@@ -599,9 +615,19 @@ static void descriptor_v5(void **state)
 	ts__buf_free(&b);
 	d->flags = TS_DESC_REPLACED;
 	assert_int_equal(ts__descriptor_write(dir, d), 0);
-	ts__descriptor_free(d, 1);
 	ts_test_env_open(e);
 	check_ok(e, "format 5");
+	/* ts_check reports the damage (the file alone is read) */
+	write_patched(dir, d, no_flag);
+	struct problems p = {0};
+	ts_check_opts o = {.problem = on_problem, .arg = &p};
+	assert_int_equal(ts_check(e->db, NULL, &o), TS_ECORRUPT);
+	assert_int_equal(p.n, 1);
+	assert_string_equal(p.file, "m/DESCRIPTOR");
+	assert_non_null(strstr(p.what, "the policy is replace but the table is not marked"));
+	assert_int_equal(ts__descriptor_write(dir, d), 0);
+	ts__descriptor_free(d, 1);
+	check_ok(e, "format 5 again");
 }
 
 /* ---- differential ---- */
