@@ -348,10 +348,15 @@ int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
-	int policy = on_duplicate == TS_ON_DUPLICATE_TABLE ? (int)t->desc->on_duplicate : on_duplicate;
 	/* A replacing batch needs the mark before its commit (the flag is
-	 * never cleared: once marked, this is not taken again). */
-	while (nrows && policy == TS_ON_DUPLICATE_REPLACE && !(t->desc->flags & TS_DESC_REPLACED)) {
+	 * never cleared: once marked, this is not taken again); the policy
+	 * is read again under the mutex taken anew. */
+	int policy;
+	for (;;) {
+		policy = on_duplicate == TS_ON_DUPLICATE_TABLE ? (int)t->desc->on_duplicate
+		                                              : on_duplicate;
+		if (!nrows || policy != TS_ON_DUPLICATE_REPLACE || (t->desc->flags & TS_DESC_REPLACED))
+			break;
 		ts__table_unlock(t);
 		if ((rc = mark_replaced(t)) < 0 || (rc = ts__table_lock(t)) < 0)
 			return rc;

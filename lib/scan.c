@@ -720,7 +720,6 @@ static int resolve_top(ts__scan *sc)
 		int rc = ts__src_next(&sc->src[sc->heap[0]]);
 		if (rc < 0)
 			return rc;
-		sc->shadowed++;
 		if (rc == 0)
 			sc->heap[0] = sc->heap[--sc->nheap];
 		sift_down_as(sc, 0, 1);

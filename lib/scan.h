@@ -106,7 +106,6 @@ typedef struct ts__scan {
 	 * needs no reordering and a row costs one key comparison */
 	int runner;
 	uint64_t stopped_scanned, stopped_summarised; /* counts of streams closed by a stop */
-	uint64_t shadowed;        /* rows skipped as older versions of a key */
 } ts__scan;
 
 /* Take a snapshot of t (first, so that ranges can be built in its

@@ -1614,8 +1614,8 @@ static void test_alter_on_duplicate(void **state)
 	json_decref(st);
 	expect_error(f->c, "{'op':'insert','table':'d','rows':[['a',1735689600000000000,3]]}",
 	             "EDUPKEY", "row 0: duplicate key (\"a\", 2025-01-01T00:00:00Z)");
-	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':'replace'}", "EINVAL",
-	             "field \"on_duplicate\": unknown duplicate policy \"replace\" (want reject "
+	expect_error(f->c, "{'op':'alter','table':'d','on_duplicate':'overwrite'}", "EINVAL",
+	             "field \"on_duplicate\": unknown duplicate policy \"overwrite\" (want reject "
 	             "or ignore)");
 	expect_error(f->c, "{'op':'alter','table':'d','add':[{'name':'z','type':'int32'}],"
 	                   "'on_duplicate':'Ignore'}", "EINVAL",
