@@ -434,6 +434,9 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 			if (stem_fixed)
 				break; /* descending: the stream's newest came first */
 		}
+		if (rc == 1)
+			rc = 0; /* left after the stream's newest: the next stream may beat it
+			         * (a row that did not beat the best: the same key, shadowed) */
 		scanned += src.scanned;
 		ts__src_free(&src);
 	}
