@@ -688,10 +688,65 @@ static void model_put(struct model *m, const test_row *r)
 
 static uint64_t rng = 777777; /* a sequence that caught latest's bug */
 
+/* A query of host's rows with ts in [from, to), direction desc, read in
+ * pages of `page` rows resumed after the last key, equals the model's. */
+static void expect_range(ts_table *t, const struct model *m, const char *host, int64_t from,
+                         int64_t to, int desc, uint64_t page, int step)
+{
+	test_row want[64 * 4];
+	size_t n = 0, got = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->rows[i].host, host) == 0 && m->rows[i].ts >= from && m->rows[i].ts < to) {
+			assert_true(n < sizeof want / sizeof want[0]);
+			want[n++] = m->rows[i];
+		}
+	ts_value prefix = ts_string(host), after[2];
+	int resumed = 0;
+	for (;;) {
+		ts_query q = {.prefix = &prefix, .nprefix = 1, .from = from, .to = to, .has_from = 1,
+		              .has_to = 1, .desc = desc, .limit = page, .after = resumed ? after : NULL,
+		              .nafter = resumed ? 2 : 0};
+		ts_cursor *c;
+		const ts_value *v;
+		char hbuf[16];
+		uint64_t in_page = 0;
+		assert_int_equal(ts_query_open(t, &q, &c), 0);
+		while (ts_cursor_next(c, &v, NULL) == 0 && v) {
+			test_row r;
+			read_value(v, &r);
+			const test_row *w = &want[desc ? n - 1 - got : got];
+			if (got >= n || strcmp(r.host, w->host) || r.ts != w->ts || r.v != w->v)
+				fail_msg("step %d: range %s [%" PRId64 ", %" PRId64 ") %s page %" PRIu64
+				         ": row %zu is %s@%" PRId64 "=%" PRId64, step, host, from, to,
+				         desc ? "desc" : "asc", page, got, r.host, r.ts, r.v);
+			got++;
+			in_page++;
+		}
+		int more = ts_cursor_more(c);
+		if (more) {
+			const ts_value *k;
+			int nk;
+			assert_int_equal(ts_cursor_resume(c, &k, &nk), 0);
+			assert_int_equal(nk, 2);
+			snprintf(hbuf, sizeof hbuf, "%.*s", (int)k[0].v.s.len, (const char *)k[0].v.s.ptr);
+			after[1] = k[1];
+		}
+		ts_cursor_close(c);
+		if (!more)
+			break;
+		after[0] = ts_string(host); /* the key's host is the prefix's */
+		assert_string_equal(hbuf, host);
+		resumed = 1;
+	}
+	if (got != n)
+		fail_msg("step %d: range %s: %zu rows, want %zu", step, host, got, n);
+}
+
 /* Random batches under random policies (replace most), flushes, merges,
  * the clock moving on (roll-overs), reopens; after every step the table
- * reads as the model both ways, latest of each host agrees, and
- * ts_check passes. */
+ * reads as the model both ways, as do range queries of a host read in
+ * pages (limit, resume), latest and aggregates of each host agree, and
+ * now and then ts_check passes. */
 static void random_against_model(void **state)
 {
 	ts_test_env *e = *state;
@@ -765,6 +820,13 @@ static void random_against_model(void **state)
 			if (sum != wsum || count != wcount)
 				fail_msg("step %d: aggregate %s: sum %" PRId64 " count %" PRId64 ", want %"
 				         PRId64 " %" PRId64, step, hosts[h], sum, count, wsum, wcount);
+		}
+		for (int k = 0; k < 2; k++) {
+			int64_t a = base + (int64_t)(ts_test_xorshift(&rng) % 41) * SEC;
+			int64_t b = a + (int64_t)(1 + ts_test_xorshift(&rng) % 41) * SEC;
+			expect_range(e->t, &m, hosts[ts_test_xorshift(&rng) % 4], a, b,
+			             (int)(ts_test_xorshift(&rng) % 2), 1 + ts_test_xorshift(&rng) % 4,
+			             step);
 		}
 		if (step % 20 == 19)
 			check_ok(e, "random step");
