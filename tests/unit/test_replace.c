@@ -6,7 +6,8 @@
  * (late rows into the day tree beside yesterday's 4-hour tree), in
  * queries either way, latest and aggregates -- whose block summaries must
  * not be used over a block another source shadows -- after a reopen
- * (recovery from the log) and through a read-only handle; duplicate
+ * and a process crash (recovery from the log) and through a read-only
+ * handle; duplicate
  * checks under reject/ignore afterwards; the DESCRIPTOR's format 5,
  * written only when a table needs it; ts_check throughout; and a random
  * differential loop against an in-memory model.
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "buf.h"
@@ -396,6 +399,44 @@ static void latest_past_a_shadowed_row(void **state)
 	test_row want[4] = {row("a", NOW - 90 * SEC, 1), row("a", NOW - 68 * SEC, 3),
 	                    row("a", NOW - 63 * SEC, 1), row("z", NOW - 61 * SEC, 3)};
 	expect_rows(e->t, want, 4);
+}
+
+/* A process crash after replacing batches (the first of a reject table
+ * marking it): recovery replays the log to the newest rows, over a
+ * tablet too, and the mark is in the DESCRIPTOR. */
+static void replace_crash_recovery(void **state)
+{
+	ts_test_env *e = *state;
+	put(e, TABLE, "a", NOW - 10 * SEC, 1);
+	put(e, TABLE, "b", NOW - 10 * SEC, 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	ts_test_env_close(e);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ts_test_env_open(e);
+		test_row b1[2] = {row("a", NOW - 10 * SEC, 2), row("c", NOW - 5 * SEC, 2)};
+		test_row b2[3] = {row("c", NOW - 5 * SEC, 3), row("c", NOW - 5 * SEC, 4),
+		                  row("b", NOW - 10 * SEC, 4)};
+		size_t ignored;
+		int ok = put_rows(e->t, REPLACE, b1, 2, &ignored) == 0 &&
+		         put_rows(e->t, REPLACE, b2, 3, &ignored) == 0;
+		_exit(ok ? 0 : 1); /* no close: the log is left as a crash leaves it */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_env_open(e);
+	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 0);
+	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
+	test_row want[3] = {row("a", NOW - 10 * SEC, 2), row("b", NOW - 10 * SEC, 4),
+	                    row("c", NOW - 5 * SEC, 4)};
+	expect_rows(e->t, want, 3);
+	check_ok(e, "after the crash");
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_merge(e->t, NULL), 0);
+	expect_rows(e->t, want, 3);
 }
 
 /* ---- aggregates ---- */
@@ -975,6 +1016,7 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(replace_across_rollover, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(latest_past_a_shadowed_row, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(replace_crash_recovery, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(aggregate_does_not_summarise_shadowed_block, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(aggregate_guard_spares_unshadowed_blocks, setup,
