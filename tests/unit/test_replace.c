@@ -5,12 +5,11 @@
  * a tablet, across tablets before and after merges, across a roll-over
  * (late rows into the day tree beside yesterday's 4-hour tree), in
  * queries either way, latest and aggregates -- whose block summaries must
- * not be used over a block another source shadows -- after a reopen
- * and a process crash (recovery from the log) and through a read-only
- * handle; duplicate
- * checks under reject/ignore afterwards; the DESCRIPTOR's format 5,
- * written only when a table needs it; ts_check throughout; and a random
- * differential loop against an in-memory model.
+ * not be used over a block another source shadows -- after a reopen and
+ * a process crash (recovery from the log) and through a read-only handle;
+ * duplicate checks under reject/ignore afterwards; the DESCRIPTOR's
+ * format 5, written only when a table needs it; ts_check throughout; and
+ * random differential loops against in-memory models.
  */
 #include <inttypes.h>
 #include <stdarg.h>
