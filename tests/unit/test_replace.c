@@ -810,7 +810,9 @@ static void random_against_model(void **state)
 			int dup = 0;
 			size_t skipped = 0;
 			copy.rows = malloc((m.n + n + 1) * sizeof *copy.rows);
-			memcpy(copy.rows, m.rows, m.n * sizeof *m.rows);
+			assert_non_null(copy.rows);
+			if (m.n)
+				memcpy(copy.rows, m.rows, m.n * sizeof *m.rows);
 			copy.n = m.n;
 			copy.cap = m.n + n + 1;
 			for (size_t i = 0; i < n; i++) {
