@@ -280,10 +280,21 @@ typedef enum ts_on_duplicate {
 	                             * one) stays; the duplicate is skipped and
 	                             * the rest of the batch stored: a retried
 	                             * batch is idempotent */
+	TS_ON_DUPLICATE_REPLACE = 2, /* the new row replaces the stored one (or
+	                              * the batch's earlier one): the newest
+	                              * write wins in every read -- queries
+	                              * either way, latest, aggregates -- and
+	                              * across flushes and merges
+	                              * (docs/corrections.md section 2).  A table
+	                              * that ever had it, or took a batch under
+	                              * it (ts_insert_policy), has a DESCRIPTOR
+	                              * of format version 5, which older builds
+	                              * refuse (TS_EVERSION) */
 } ts_on_duplicate;
 
 /*
- * ts_on_duplicate_name -- "reject" or "ignore" ("?" for any other value).
+ * ts_on_duplicate_name -- "reject", "ignore" or "replace" ("?" for any
+ * other value).
  * ts_on_duplicate_parse -- the reverse: returns 0, or TS_EINVAL for any
  * other text (ts_errmsg names it).
  */
@@ -646,7 +657,10 @@ TS_EXTERN int ts_alter_ttl(ts_table *table, int64_t ttl);
  * stays as it was.  A table whose policy is ignore has a DESCRIPTOR of
  * format version 3, which builds before this call refuse (TS_EVERSION;
  * docs/descriptor-format.md); setting reject again makes it readable by
- * them.
+ * them.  Setting replace marks the table, for good, as one that may hold
+ * replaced rows (DESCRIPTOR format version 5): its reads then resolve
+ * equal keys newest first, and setting another policy later keeps that
+ * (older rows stay shadowed) and keeps format 5.
  * Returns 0; TS_EINVAL for a policy that is no ts_on_duplicate;
  * TS_EREADONLY; TS_ECLOSED; TS_EIO.
  */
@@ -662,7 +676,9 @@ TS_EXTERN int ts_alter_on_duplicate(ts_table *table, ts_on_duplicate policy);
  * is TS_ON_DUPLICATE_IGNORE skips (ts_insert_counted says how many): a
  * row whose key the table holds, or an earlier row of the batch has, is
  * left out, and the batch's other rows are stored, all at once, as one
- * batch.  rows holds nrows * ncolumns values, row after row,
+ * batch.  Under TS_ON_DUPLICATE_REPLACE every row is stored and replaces
+ * the row of its key, if any (a later row of the batch replaces an
+ * earlier one): readers see only the newest.  rows holds nrows * ncolumns values, row after row,
  * in the columns' order of the schema current when the call takes the
  * table's writer lock (ncolumns as returned by ts_table_schema).  When
  * the table may be altered concurrently, use ts_insert_at: a schema read
@@ -917,6 +933,15 @@ TS_EXTERN void ts_cursor_close(ts_cursor *cur);
  * on_duplicate for this one batch (a ts_on_duplicate, or
  * TS_ON_DUPLICATE_TABLE for the table's own), leaving the table's
  * policy as it is: SQL's INSERT OR REPLACE and INSERT OR IGNORE.
+ * ignored counts only the rows skipped (under ignore); rows that
+ * replaced a stored row are stored rows.  The first batch under
+ * TS_ON_DUPLICATE_REPLACE in a table whose policy never was replace
+ * first marks the table as one that may hold replaced rows (one
+ * DESCRIPTOR write; format version 5, for good), as
+ * ts_alter_on_duplicate to replace does.  The table's stat rows_replaced
+ * counts the rows that replaced a row still in the log (filling tablets):
+ * a replaced row already written to an on-disk tablet is not looked for
+ * (that would cost a tablet read per late row), so it is not counted.
  * Returns as ts_insert_at, plus TS_EINVAL for any other on_duplicate.
  */
 TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplicate,
@@ -1046,6 +1071,8 @@ typedef struct ts_stat {
  * log_bytes, the unflushed log, and log_cap_refusals, inserts refused at
  * opts.log_cap; rows_ignored_duplicates, the rows inserts skipped under
  * the policy TS_ON_DUPLICATE_IGNORE since the table was opened;
+ * rows_replaced, the rows inserts under TS_ON_DUPLICATE_REPLACE stored
+ * over a row still in a filling tablet (ts_insert_policy);
  * tablets_quarantined, the tablet files in the table's quarantine/ when
  * it opened plus those quarantined since; table_incarnation, an opaque
  * number that a drop and a create of the same name change -- a read-only

@@ -192,8 +192,8 @@ int ts_alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
 	return rc;
 }
 
-static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-                  size_t *ignored, uint64_t *table_version, const char *fn)
+static int insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
+                  size_t nrows, size_t *ignored, uint64_t *table_version, const char *fn)
 {
 	size_t skipped = 0;
 	uint64_t v = 0;
@@ -204,7 +204,7 @@ static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nr
 	NEED(rows || nrows == 0, fn, "rows is NULL");
 	int rc = ts__table_enter(t, fn);
 	if (rc == 0) {
-		rc = ts__insert(t, version, rows, nrows, &skipped, &v);
+		rc = ts__insert(t, version, on_duplicate, rows, nrows, &skipped, &v);
 		ts__table_leave(t);
 	}
 	if (rc == 0 && ignored)
@@ -216,24 +216,26 @@ static int insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nr
 
 int ts_insert(ts_table *t, const ts_value *rows, size_t nrows)
 {
-	return insert(t, 0, rows, nrows, NULL, NULL, "ts_insert");
+	return insert(t, 0, TS_ON_DUPLICATE_TABLE, rows, nrows, NULL, NULL, "ts_insert");
 }
 
 int ts_insert_at(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows)
 {
-	return insert(t, version, rows, nrows, NULL, NULL, "ts_insert_at");
+	return insert(t, version, TS_ON_DUPLICATE_TABLE, rows, nrows, NULL, NULL, "ts_insert_at");
 }
 
 int ts_insert_counted(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
                       size_t *ignored)
 {
-	return insert(t, version, rows, nrows, ignored, NULL, "ts_insert_counted");
+	return insert(t, version, TS_ON_DUPLICATE_TABLE, rows, nrows, ignored, NULL,
+	              "ts_insert_counted");
 }
 
 int ts_insert_versioned(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
                         size_t *ignored, uint64_t *table_version)
 {
-	return insert(t, version, rows, nrows, ignored, table_version, "ts_insert_versioned");
+	return insert(t, version, TS_ON_DUPLICATE_TABLE, rows, nrows, ignored, table_version,
+	              "ts_insert_versioned");
 }
 
 int ts_table_version(ts_table *t, uint64_t *version)
@@ -382,12 +384,17 @@ int ts_cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey)
 int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
                      size_t nrows, size_t *ignored, uint64_t *table_version)
 {
-	(void)t, (void)version, (void)on_duplicate, (void)rows, (void)nrows;
-	if (ignored)
-		*ignored = 0;
-	if (table_version)
-		*table_version = 0;
-	return ts__fail(TS_ENOTSUP, "ts_insert_policy: not built yet (issue 28)");
+	if (on_duplicate != TS_ON_DUPLICATE_TABLE && (on_duplicate < TS_ON_DUPLICATE_REJECT ||
+	                                              on_duplicate > TS_ON_DUPLICATE_REPLACE)) {
+		if (ignored)
+			*ignored = 0;
+		if (table_version)
+			*table_version = 0;
+		return ts__fail(TS_EINVAL, "ts_insert_policy: unknown duplicate policy %d (want a "
+		                "ts_on_duplicate or TS_ON_DUPLICATE_TABLE)", on_duplicate);
+	}
+	return insert(t, version, on_duplicate, rows, nrows, ignored, table_version,
+	              "ts_insert_policy");
 }
 
 int ts_delete(ts_table *t, const ts_query *range, uint64_t *deleted, uint64_t *table_version)

@@ -33,11 +33,12 @@ int ts__alter_add(ts_table *t, const ts_column *column);
 int ts__alter_widen(ts_table *t, const char *column);
 int ts__alter_ttl(ts_table *t, int64_t ttl);
 int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy);
-/* *ignored receives the rows the table's duplicate policy skipped;
- * *table_version (may be NULL) the table's version once the batch is
- * committed: its commit's LSN. */
-int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-               size_t *ignored, uint64_t *table_version);
+/* Under on_duplicate (a ts_on_duplicate, or TS_ON_DUPLICATE_TABLE: the
+ * table's policy), *ignored receives the rows the policy skipped;
+ * *table_version the table's version once the batch is committed: its
+ * commit's LSN. */
+int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
+               size_t nrows, size_t *ignored, uint64_t *table_version);
 int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
 int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
 int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);

@@ -227,11 +227,16 @@ static int insert(ts__avl_ins *ins, const struct probe *p, uint64_t *n, unsigned
 	int same, c = cmp_node(ins->log, p, N, bounds, &same);
 	if (c == 0) {
 		ins->found = ts__node_row(N);
+		if (ins->replace) { /* same key, same place: only the row changes */
+			ts__node *W = writable(ins, n);
+			if (W)
+				W->row_b = ins->row << 8 | (W->row_b & 0xff);
+		}
 		return 0;
 	}
 	uint64_t child = c < 0 ? N->left : N->right, old = child;
 	int grew = insert(ins, p, &child, narrow(bounds, c, same));
-	if (ins->found || ins->err || (child == old && !grew))
+	if ((ins->found && !ins->replace) || ins->err || (child == old && !grew))
 		return 0; /* failed, or changed in place below: nothing to do here */
 	ts__node *W = writable(ins, n);
 	if (!W)
@@ -255,7 +260,7 @@ int ts__avl_insert(ts__avl_ins *ins, uint64_t *root)
 	insert(ins, &p, &r, 0);
 	if (ins->err)
 		return ins->err;
-	if (ins->found)
+	if (ins->found && !ins->replace)
 		return TS_EDUPKEY;
 	*root = r;
 	return 0;

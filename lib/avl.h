@@ -69,7 +69,10 @@ typedef struct ts__avl_ins {
 	const unsigned char *key;  /* the new row's key */
 	size_t klen;
 	uint64_t row;              /* LSN of its row record */
-	uint64_t found;            /* out: row LSN of an equal key, else 0 */
+	int replace;               /* an equal key's node takes row instead
+	                            * (the policy replace) */
+	uint64_t found;            /* out: row LSN of an equal key, else 0
+	                            * (with replace, the row replaced) */
 	uint64_t copied;           /* out: nodes written (copies + the leaf) */
 	int err;                   /* out: a log allocation error */
 } ts__avl_ins;
@@ -78,7 +81,10 @@ typedef struct ts__avl_ins {
  * Insert into the tree at root; *root receives the new root.  Returns 0,
  * TS_EDUPKEY (an equal key exists; ins->found names its row; the tree is
  * unchanged as seen from *root, though nodes of this batch may have been
- * written) or a log allocation error.
+ * written) or a log allocation error.  With ins->replace, an equal key is
+ * no error: its node is made writable like any path node (copied when
+ * published, so older roots keep the old row) and names ins->row; 0 is
+ * returned with ins->found naming the row replaced.
  */
 int ts__avl_insert(ts__avl_ins *ins, uint64_t *root);
 

@@ -25,7 +25,11 @@
  * interval [lo, hi] after its source (84 bytes); it is written only when
  * some tablet has an interval other than [0, 0], so tables that hold
  * only tablets written before versions existed stay readable by older
- * builds (docs/corrections.md section 1).
+ * builds (docs/corrections.md section 1).  Version 5 has version 4's body
+ * then a byte of flags (TS_DESC_REPLACED: the table may hold replaced
+ * rows) and a tombstone count (tombstones are not built yet: written 0,
+ * and a nonzero count is refused with TS_EVERSION); it is written only
+ * when a flag is set, and only it may hold the policy replace.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -82,7 +86,7 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t, uint32_t version)
 	ts__put_u64(&rec, t->rows);
 	ts__put_u64(&rec, t->bytes);
 	ts__put_u64(&rec, t->source);
-	if (version >= TS_DESC_VERSION) {
+	if (version >= TS_DESC_VERSION_INTERVALS) {
 		ts__put_u64(&rec, t->lo);
 		ts__put_u64(&rec, t->hi);
 	}
@@ -94,9 +98,11 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t, uint32_t version)
 /* The oldest format version that holds d (descriptor_format.h). */
 static uint32_t desc_version(const ts__descriptor *d)
 {
+	if (d->flags)
+		return TS_DESC_VERSION_CORRECTIONS;
 	for (int i = 0; i < d->ntablets; i++)
 		if (d->tablets[i].lo || d->tablets[i].hi)
-			return TS_DESC_VERSION;
+			return TS_DESC_VERSION_INTERVALS;
 	if (d->on_duplicate != TS_ON_DUPLICATE_REJECT)
 		return TS_DESC_VERSION_POLICY;
 	return d->horizon_set ? TS_DESC_VERSION_HORIZON : TS_DESC_VERSION_MIN;
@@ -122,6 +128,10 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 		ts__put_u64(b, (uint64_t)(d->horizon_set ? d->horizon : TS_DESC_NO_HORIZON));
 	if (version >= TS_DESC_VERSION_POLICY)
 		ts__put_u8(b, (uint8_t)d->on_duplicate);
+	if (version >= TS_DESC_VERSION_CORRECTIONS) {
+		ts__put_u8(b, (uint8_t)d->flags);
+		ts__put_u32(b, 0); /* tombstones */
+	}
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
 	if (b->len - start > TS_DESCRIPTOR_MAX) {
@@ -212,7 +222,7 @@ static int decode_tablets(ts_reader *r, uint32_t version, ts__descriptor *d)
 		t->bytes = ts__get_u64(&rec);
 		if (ts__reader_left(&rec) > 0) /* absent in the first, 60-byte records */
 			t->source = ts__get_u64(&rec);
-		if (version >= TS_DESC_VERSION) { /* every record of version 4 has them */
+		if (version >= TS_DESC_VERSION_INTERVALS) { /* every record of 4 and 5 has them */
 			t->lo = ts__get_u64(&rec);
 			t->hi = ts__get_u64(&rec);
 		}
@@ -228,9 +238,9 @@ static int decode_tablets(ts_reader *r, uint32_t version, ts__descriptor *d)
 	return 0;
 }
 
-/* What versions 2 to 4 append to the tablet records: the horizon (in
- * versions 3 and 4, TS_DESC_NO_HORIZON for none), then the policy of
- * versions 3 and 4. */
+/* What versions 2 to 5 append to the tablet records: the horizon (in
+ * versions 3 to 5, TS_DESC_NO_HORIZON for none), then the policy of
+ * versions 3 to 5, then version 5's flags and tombstones. */
 static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 {
 	d->horizon = (int64_t)ts__get_u64(r);
@@ -242,9 +252,27 @@ static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 	uint8_t policy = ts__get_u8(r);
 	if (r->bad)
 		return ts__fail(TS_ECORRUPT, "the duplicate policy is truncated");
-	if (policy > TS_DESC_POLICY_MAX)
-		return ts__fail(TS_ECORRUPT, "unknown duplicate policy %u", policy);
+	if (policy > (version >= TS_DESC_VERSION_CORRECTIONS ? TS_DESC_POLICY_MAX_V5
+	                                                     : TS_DESC_POLICY_MAX))
+		return ts__fail(TS_ECORRUPT, "unknown duplicate policy %u in format version %u",
+		                policy, version);
 	d->on_duplicate = (ts_on_duplicate)policy;
+	if (version < TS_DESC_VERSION_CORRECTIONS)
+		return 0;
+	uint8_t flags = ts__get_u8(r);
+	uint32_t ntombstones = ts__get_u32(r);
+	if (r->bad)
+		return ts__fail(TS_ECORRUPT, "the flags or the tombstone count is truncated");
+	if (flags & ~TS_DESC_FLAGS_KNOWN)
+		return ts__fail(TS_EVERSION, "unknown descriptor flags 0x%02x; this build knows 0x%02x",
+		                flags, TS_DESC_FLAGS_KNOWN);
+	if (policy == TS_ON_DUPLICATE_REPLACE && !(flags & TS_DESC_REPLACED))
+		return ts__fail(TS_ECORRUPT, "the policy is replace but the table is not marked as "
+		                "holding replaced rows");
+	if (ntombstones)
+		return ts__fail(TS_EVERSION, "%u tombstones; this build reads none (issue 28 part 3)",
+		                ntombstones);
+	d->flags = flags;
 	return 0;
 }
 

@@ -44,12 +44,24 @@ typedef struct ts__descriptor {
 	/* The duplicate policy (TS_ON_DUPLICATE_*; calloc'ed descriptors
 	 * reject); format version 3 records it. */
 	ts_on_duplicate on_duplicate;
+	/* TS_DESC_REPLACED (descriptor_format.h); format version 5 records
+	 * it, and is written only when a flag is set. */
+	uint32_t flags;
 	int nschemas;            /* schemas[v - 1] is version v */
 	ts__schema **schemas;
 	int ntablets;
 	ts__tablet_meta *tablets;
 	struct ts__descriptor *next_retired;
 } ts__descriptor;
+
+/* Whether a source of versions [alo, ahi] is newer than one of [blo,
+ * bhi] that may share a key with it: by lo, ties (only sources with lo 0,
+ * which hold rows written before versions existed) by hi.  Readers and
+ * merges resolve equal keys by it. */
+static inline int ts__newer(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi)
+{
+	return alo != blo ? alo > blo : ahi > bhi;
+}
 
 /* Whether one of tablets[0..n) was flushed from the filling tree born at
  * born: readers, recovery and check then skip that tree. */

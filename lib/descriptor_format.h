@@ -11,9 +11,13 @@
 /* Format versions: each writer writes the oldest one that holds what the
  * descriptor has, so that older builds keep reading every table that
  * uses nothing newer. */
-#define TS_DESC_VERSION 4             /* newest: written when a tablet has
-                                       * a version interval other than
-                                       * [0, 0] (docs/corrections.md) */
+#define TS_DESC_VERSION 5             /* newest: written when the table
+                                       * may hold replaced rows (flags) or
+                                       * tombstones (docs/corrections.md) */
+#define TS_DESC_VERSION_CORRECTIONS 5
+#define TS_DESC_VERSION_INTERVALS 4   /* written when a tablet has a version
+                                       * interval other than [0, 0] (and
+                                       * nothing of version 5 is needed) */
 #define TS_DESC_VERSION_POLICY 3      /* written when the duplicate policy
                                        * is not reject (and no tablet has
                                        * an interval) */
@@ -25,7 +29,18 @@
 /* The body tail of versions 3 and 4: the horizon (this value when there
  * is none), then one byte, the duplicate policy (TS_ON_DUPLICATE_*). */
 #define TS_DESC_NO_HORIZON INT64_MIN
-#define TS_DESC_POLICY_MAX 1          /* highest policy value a reader takes */
+#define TS_DESC_POLICY_MAX 1          /* highest policy value a reader takes
+                                       * in versions 3 and 4 */
+#define TS_DESC_POLICY_MAX_V5 2       /* ... and in version 5 (replace) */
+
+/* Version 5 appends to version 4's body: u8 flags, then u32 ntombstones
+ * and that many tombstone records. */
+#define TS_DESC_REPLACED 0x01u        /* flags: the table has held the policy
+                                       * replace or taken a replacing batch:
+                                       * its sources may share keys, which
+                                       * readers resolve newest first.  Set
+                                       * once, never cleared */
+#define TS_DESC_FLAGS_KNOWN 0x01u     /* the flags a reader understands */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

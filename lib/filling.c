@@ -124,27 +124,32 @@ static int found_elsewhere(ts__filling *f, const ts__root *self, const unsigned 
 
 int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
-                       uint64_t *dup_row)
+                       int replace, uint64_t *dup_row)
 {
 	int64_t start, len;
 	ts__period_of(ts, now, &start, &len);
 	ts__root *r = tablet_of(f, start, len);
 	int rc;
+	if (replace)
+		*dup_row = 0;
 	/* Looked for before a new tablet is made, so that a duplicate leaves
-	 * the working roots as they were: a batch that skips it goes on. */
-	if (f->n > (r != NULL) && found_elsewhere(f, r, key, klen, ts, dup_row))
+	 * the working roots as they were: a batch that skips it goes on.
+	 * Under replace, only to say whether the row replaced one: it goes
+	 * in its period's tablet, newer than the other tablets' rows. */
+	if (f->n > (r != NULL) && found_elsewhere(f, r, key, klen, ts, dup_row) && !replace)
 		return TS_EDUPKEY;
 	if (!r && (rc = tablet_new(f, start, len, row_lsn, now, &r)) < 0)
 		return rc;
 	ts__avl_ins ins = {.log = f->log, .batch = f->batch, .key = key, .klen = klen,
-	                   .row = row_lsn};
+	                   .row = row_lsn, .replace = replace};
 	rc = ts__avl_insert(&ins, &r->root);
 	f->nodes_written += ins.copied;
-	if (rc == TS_EDUPKEY)
+	if (rc == TS_EDUPKEY || (rc == 0 && ins.found))
 		*dup_row = ins.found;
 	if (rc < 0)
 		return rc;
-	r->rows++;
+	if (!ins.found) /* a replaced node keeps the count */
+		r->rows++;
 	r->last = TS_ROOT_LAST_BATCH; /* the commit's LSN once it lands */
 	r->bytes += rowbytes + TS_ROWREC_HEADER + TS_NODE_SIZE;
 	if (ts < r->min_ts)

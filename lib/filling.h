@@ -41,10 +41,16 @@ int ts__filling_begin(ts__filling *f);
  * *dup_row names the existing row, and nothing changed: no record was
  * allocated and no tablet made, so the batch may go on without the row),
  * TS_ETOOBIG (too many periods) or a log error.
+ * With replace (the policy replace) an existing key is no error: the row
+ * goes in the tablet of its period all the same -- replacing the node of
+ * its key there (the tablet's row count unchanged), or shadowing the row
+ * of another filling tablet (docs/corrections.md section 2) -- and
+ * *dup_row names the row it replaced, 0 when no filling tablet had the
+ * key (*dup_row is set either way).
  */
 int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
-                       uint64_t *dup_row);
+                       int replace, uint64_t *dup_row);
 
 /* ts__root.last of a tree the batch in progress added rows to. */
 #define TS_ROOT_LAST_BATCH UINT64_MAX

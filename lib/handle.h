@@ -78,6 +78,7 @@ typedef struct ts__tablet_set {
 	int64_t horizon;             /* the descriptor's expiry horizon */
 	int horizon_set;
 	uint64_t flushed_lsn;
+	uint32_t desc_flags;         /* the descriptor's flags (TS_DESC_REPLACED) */
 } ts__tablet_set;
 
 struct ts_table {
@@ -116,6 +117,7 @@ struct ts_table {
 	uint64_t tablets_ts_gen;
 	uint64_t rows_rejected;  /* counters, guarded by mu */
 	uint64_t rows_ignored_duplicates; /* rows the policy ignore skipped */
+	uint64_t rows_replaced;  /* rows stored over a row of a filling tablet */
 	uint64_t flushes, flushed_rows, flushed_bytes;
 	uint64_t merges, merged_in_bytes, merged_out_bytes, merged_rows_expired;
 	uint64_t expired_tablets, quarantined; /* atomics */

@@ -22,6 +22,19 @@
  * applies one policy.  Checks of types and times come first: a bad row
  * fails the batch whether or not it is a duplicate.
  *
+ * Under the policy replace (the table's, or the batch's: ts_insert_policy)
+ * a row is stored whatever the table holds: the AVL insert replaces the
+ * node of an equal key in its period's tree (older roots keep the old
+ * node), and a row of another tree or of an on-disk tablet is shadowed by
+ * the new one, which lies in a newer source (docs/corrections.md section
+ * 2: readers and merges resolve equal keys newest source first).  So no
+ * tablet is asked: the other filling trees are (they are in memory and
+ * skipped by timespan) only to count rows_replaced, which therefore
+ * counts the rows that replaced a row still in the log.  Before the
+ * first such batch of a table not yet marked, the DESCRIPTOR is marked
+ * (TS_DESC_REPLACED), so that every snapshot that can see two rows of a
+ * key knows to resolve them.
+ *
  * Schema versions: the caller says which version its rows were built for
  * (ts_insert_at; ts_insert means the current one), and the version is
  * looked up under the same mutex that alters need to swap the descriptor
@@ -38,6 +51,7 @@
 
 #include "api.h"
 #include "avl.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "flush.h"
 #include "handle.h"
@@ -173,11 +187,11 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
  * row record given back to the log: 1); under reject, TS_EDUPKEY naming
  * the key -- logged, the new row's, when it was found on disk, else that
  * of dup_row, the filling tablets' row. */
-static int duplicate_row(ts_table *t, const ts__schema *s, uint64_t lsn,
+static int duplicate_row(ts_table *t, const ts__schema *s, int policy, uint64_t lsn,
                          const unsigned char *logged, size_t klen, uint64_t dup_row)
 {
 	char desc[512];
-	if (t->desc->on_duplicate == TS_ON_DUPLICATE_IGNORE) {
+	if (policy == TS_ON_DUPLICATE_IGNORE) {
 		ts__log_unalloc(t->log, lsn); /* the row record was the last one */
 		return 1;
 	}
@@ -187,10 +201,10 @@ static int duplicate_row(ts_table *t, const ts__schema *s, uint64_t lsn,
 	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
 }
 
-/* Check, encode, log and index one row.  Returns 0 (stored), 1 (a
- * duplicate the table's policy skips: nothing of it is left) or an
- * error. */
-static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
+/* Check, encode, log and index one row under policy.  Returns 0
+ * (stored), 1 (a duplicate the policy skips: nothing of it is left), 2
+ * (stored, replacing a row of a filling tablet) or an error. */
+static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v, int policy,
                       const ts_value *in, ts_value *vals, int64_t now)
 {
 	const void *key;
@@ -210,13 +224,18 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
 		return rc;
 	const unsigned char *logged = (const unsigned char *)ts__log_ptr(t->log, lsn) +
 	                              TS_ROWREC_HEADER + ((const unsigned char *)key - t->scratch.data);
+	if (policy == TS_ON_DUPLICATE_REPLACE) { /* no tablet asked: the row shadows */
+		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
+		                        t->scratch.len, 1, &dup);
+		return rc < 0 ? rc : dup ? 2 : 0;
+	}
 	if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 0)
 		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
-		                        t->scratch.len, &dup);
+		                        t->scratch.len, 0, &dup);
 	else if (rc == 1)
 		dup = 0; /* on disk: no filling row to name */
 	if (rc == 1 || rc == TS_EDUPKEY)
-		return duplicate_row(t, s, lsn, logged, klen, dup);
+		return duplicate_row(t, s, policy, lsn, logged, klen, dup);
 	return rc;
 }
 
@@ -237,20 +256,24 @@ static int row_schema(ts_table *t, uint32_t version, const ts__schema **v)
 	return 0;
 }
 
-/* Insert every row of the batch and commit it; *skipped counts the
- * duplicates the table's policy skipped.  A batch made only of them
- * changes nothing, so it writes no commit. */
-static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
-                        const ts_value *rows, size_t nrows, int64_t now, size_t *skipped)
+/* Insert every row of the batch under policy and commit it; *skipped
+ * counts the duplicates the policy skipped, *replaced the rows that
+ * replaced a filling tablet's.  A batch made only of skipped rows changes
+ * nothing, so it writes no commit. */
+static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, int policy,
+                        const ts_value *rows, size_t nrows, int64_t now, size_t *skipped,
+                        size_t *replaced)
 {
 	TS_ASSERT_HELD(&t->mu);
 	ts_value vals[TS_COLUMNS_MAX];
 	int rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++) {
-		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)
+		if ((rc = insert_row(t, s, v, policy, rows + i * (size_t)v->ncols, vals, now)) < 0)
 			rc = ts__context(rc, "row %zu", i);
 		else if (rc == 1)
 			rc = 0, (*skipped)++;
+		else if (rc == 2)
+			rc = 0, (*replaced)++;
 	}
 	if (rc == 0 && *skipped < nrows)
 		return ts__filling_commit(&t->fill, nrows - *skipped, now);
@@ -258,12 +281,12 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
 	return rc;
 }
 
-static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-                         size_t *ignored, uint64_t *table_version)
+static int insert_locked(ts_table *t, uint32_t version, int policy, const ts_value *rows,
+                         size_t nrows, size_t *ignored, uint64_t *table_version)
 {
 	const ts__schema *s = ts__desc_schema(t->desc), *v = NULL;
 	int64_t now = ts_now(t->db);
-	size_t skipped = 0;
+	size_t skipped = 0, replaced = 0;
 	int rc = ts__log_cap_check(t); /* a log that flushes cannot release */
 	if (rc < 0) {
 		t->rows_rejected += nrows;
@@ -271,11 +294,12 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	}
 	if ((rc = row_schema(t, version, &v)) < 0)
 		return rc;
-	if ((rc = insert_batch(t, s, v, rows, nrows, now, &skipped)) < 0) {
+	if ((rc = insert_batch(t, s, v, policy, rows, nrows, now, &skipped, &replaced)) < 0) {
 		t->rows_rejected += nrows;
 		return rc;
 	}
 	t->rows_ignored_duplicates += skipped;
+	t->rows_replaced += replaced;
 	*ignored = skipped;
 	*table_version = ts__log_head(t->log); /* this batch's commit, if it made one */
 	int64_t mono = ts__mono_ns(), none = 0;
@@ -293,8 +317,29 @@ static int insert_locked(ts_table *t, uint32_t version, const ts_value *rows, si
 	return 0;
 }
 
-int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows,
-               size_t *ignored, uint64_t *table_version)
+/* Mark t's descriptor TS_DESC_REPLACED (one descriptor write, the first
+ * time); t->mu is not held (desc_mu comes before it). */
+static int mark_replaced(ts_table *t)
+{
+	ts__descriptor *d;
+	int rc = ts__table_desc_begin(t);
+	if (rc < 0)
+		return rc;
+	if (t->desc->flags & TS_DESC_REPLACED) { /* another batch marked it meanwhile */
+		ts__table_desc_end(t);
+		return 0;
+	}
+	if ((rc = ts__descriptor_clone(t->desc, &d)) == 0) {
+		d->flags |= TS_DESC_REPLACED;
+		rc = ts__table_install_descriptor(t, d);
+	}
+	ts__table_desc_end(t);
+	return rc < 0 ? ts__context(rc, "table \"%s\": marking it as holding replaced rows",
+	                            t->name) : 0;
+}
+
+int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
+               size_t nrows, size_t *ignored, uint64_t *table_version)
 {
 	*ignored = 0;
 	*table_version = 0;
@@ -303,8 +348,21 @@ int ts__insert(ts_table *t, uint32_t version, const ts_value *rows, size_t nrows
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
+	/* A replacing batch needs the mark before its commit (the flag is
+	 * never cleared: once marked, this is not taken again); the policy
+	 * is read again under the mutex taken anew. */
+	int policy;
+	for (;;) {
+		policy = on_duplicate == TS_ON_DUPLICATE_TABLE ? (int)t->desc->on_duplicate
+		                                              : on_duplicate;
+		if (!nrows || policy != TS_ON_DUPLICATE_REPLACE || (t->desc->flags & TS_DESC_REPLACED))
+			break;
+		ts__table_unlock(t);
+		if ((rc = mark_replaced(t)) < 0 || (rc = ts__table_lock(t)) < 0)
+			return rc;
+	}
 	if (nrows)
-		rc = insert_locked(t, version, rows, nrows, ignored, table_version);
+		rc = insert_locked(t, version, policy, rows, nrows, ignored, table_version);
 	else if (t->log)
 		*table_version = ts__log_head(t->log);
 	ts__table_unlock(t);

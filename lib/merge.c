@@ -50,6 +50,14 @@
  * (SILK, USENIX ATC 2019: clients first).  This file knows nothing of
  * other tables or of time.  merge_mu makes merges of one table one at a
  * time; the background takes it only if free.
+ *
+ * In a table that may hold replaced rows (TS_DESC_REPLACED) the inputs
+ * may share keys: of each key only the row of the newest input -- the
+ * greatest lo, the inputs being consecutive in version order; ts__newer --
+ * is
+ * written, and the others are dropped (resolve).  Rows of the key in
+ * tablets older than the run stay shadowed by the output, whose lo is
+ * still newer than theirs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +67,7 @@
 
 #include "backoff.h"
 #include "buf.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -171,6 +180,7 @@ struct plan {
 	int nversions;
 	uint64_t bytes;             /* of the inputs */
 	int64_t expiry;             /* rows with ts below it are dropped */
+	int shadowing;              /* inputs may share keys (TS_DESC_REPLACED) */
 	int background;             /* chosen by the scheduler: honours the delays */
 	const ts__merge_yield *yield; /* between slices; NULL: never */
 };
@@ -413,6 +423,25 @@ static int between_slices(ts_table *t, const struct plan *p)
 	return p->yield ? p->yield->fn(p->yield->arg, t) : 0;
 }
 
+/* The inputs' current rows of src[*best]'s key: keep the newest input's
+ * (the greatest lo, ts__newer) in *best, and move the others past theirs.  Returns 0
+ * or an error of advance. */
+static int resolve(ts_table *t, const struct plan *p, struct source *src, int *best)
+{
+	int w = *best, rc = 0;
+	for (int i = 0; i < p->n; i++)
+		if (i != w && !src[i].done &&
+		    ts__newer(p->in[i].lo, p->in[i].hi, p->in[w].lo, p->in[w].hi) &&
+		    ts__key_cmp(src[i].key, src[i].klen, src[w].key, src[w].klen) == 0)
+			w = i;
+	for (int i = 0; rc == 0 && i < p->n; i++)
+		if (i != w && !src[i].done &&
+		    ts__key_cmp(src[i].key, src[i].klen, src[w].key, src[w].klen) == 0)
+			rc = advance(t, &src[i]);
+	*best = w;
+	return rc;
+}
+
 /* Merge the sources into w, dropping expired rows: *written rows. */
 static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts__tablet_writer *w,
                       uint64_t *written, uint64_t *expired)
@@ -431,6 +460,8 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 			                                            src[best].klen) < 0))
 				best = i;
 		if (best < 0)
+			break;
+		if (p->shadowing && (rc = resolve(t, p, src, &best)) < 0)
 			break;
 		if (ts__key_ts(src[best].key, src[best].klen) < p->expiry)
 			++*expired;
@@ -571,6 +602,7 @@ static int plan_one(ts_table *t, int strict, struct plan *p)
 		return rc;
 	p->background = strict;
 	p->expiry = ts__table_expiry(t, now);
+	p->shadowing = (t->desc->flags & TS_DESC_REPLACED) != 0;
 	rc = for_each_run(t, now, strict, pick_in_run, p);
 	if (rc == 0 && p->n) {
 		p->id = ts__table_reserve_id(t);

@@ -28,6 +28,7 @@ static const char *const sync_names[] = {
 
 static const char *const on_duplicate_names[] = {
 	[TS_ON_DUPLICATE_REJECT] = "reject", [TS_ON_DUPLICATE_IGNORE] = "ignore",
+	[TS_ON_DUPLICATE_REPLACE] = "replace",
 };
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
@@ -109,7 +110,7 @@ int ts_on_duplicate_parse(const char *text, ts_on_duplicate *out)
 		return ts__fail(TS_EINVAL, "ts_on_duplicate_parse: out is NULL");
 	int i = lookup(on_duplicate_names, 0, COUNT(on_duplicate_names), text);
 	if (i < 0)
-		return ts__fail(TS_EINVAL, "unknown duplicate policy \"%.80s\" (want reject or ignore)",
+		return ts__fail(TS_EINVAL, "unknown duplicate policy \"%.80s\" (want reject, ignore or replace)",
 		                text ? text : "(null)");
 	*out = (ts_on_duplicate)i;
 	return 0;

@@ -16,7 +16,10 @@
  * stream left can hold a newer row: normally the filling tree of the
  * current period answers alone.  When the prefix fixes every key column
  * but ts, the last row in key order of a stream is its newest, so each
- * stream visited costs one seek.
+ * stream visited costs one seek.  In a shadowing snapshot (the table may
+ * hold replaced rows) several streams may hold the newest key: the newest
+ * stream's row of it wins (the greatest vlo, scan.h), so that a replaced
+ * row is never the answer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +295,7 @@ typedef struct latest_cursor {
 	size_t rowlen;
 	ts__cblock *held;
 	uint32_t version;
+	uint64_t vlo, vhi;        /* of the stream the answer came from */
 	int found, done;
 } latest_cursor;
 
@@ -325,6 +329,8 @@ static void latest_hold(latest_cursor *l, const ts__src *src)
 	l->row = src->row;
 	l->rowlen = src->rowlen;
 	l->version = src->version;
+	l->vlo = src->vlo;
+	l->vhi = src->vhi;
 	l->found = 1;
 }
 
@@ -383,7 +389,8 @@ static int next_candidate(const ts__snapshot *s, const int *order, int *r, int *
 }
 
 /* Whether the row of src beats the best so far: a greater ts, or the
- * same ts and a greater key. */
+ * same ts and a greater key -- or, shadowing, the same key in a newer
+ * stream (the best so far is an older version of it). */
 static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
 {
 	if (!l->found)
@@ -391,7 +398,10 @@ static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
 	int64_t ts = ts__key_ts(src->key, src->klen);
 	if (ts != best_ts)
 		return ts > best_ts;
-	return ts__key_cmp(src->key, src->klen, l->base.last_key.data, l->base.last_key.len) > 0;
+	int c = ts__key_cmp(src->key, src->klen, l->base.last_key.data, l->base.last_key.len);
+	if (c == 0 && l->base.scan.snap.shadowing)
+		return ts__newer(src->vlo, src->vhi, l->vlo, l->vhi);
+	return c > 0;
 }
 
 static int latest_find(latest_cursor *l, int stem_fixed)
@@ -424,6 +434,9 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 			if (stem_fixed)
 				break; /* descending: the stream's newest came first */
 		}
+		if (rc == 1)
+			rc = 0; /* left after the stream's newest: the next stream may beat it
+			         * (a row that did not beat the best: the same key, shadowed) */
 		scanned += src.scanned;
 		ts__src_free(&src);
 	}

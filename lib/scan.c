@@ -6,8 +6,18 @@
  * rows, so that it can seek by binary search and walk either way.  Blocks
  * are read only when some row of theirs can be in the range: the block
  * index (last keys, timespans) decides the rest.  The merge is a binary
- * heap of the streams ordered by their current key; every key lives in
- * exactly one stream of a snapshot, so no two heads are ever equal.
+ * heap of the streams ordered by their current key; in a table that never
+ * replaced a row every key lives in exactly one stream of a snapshot, so
+ * no two heads are ever equal.
+ *
+ * Shadowing snapshots (snapshot.h: the table may hold replaced rows) are
+ * resolved here, apart from the path above, which they leave as it was:
+ * the heap breaks ties of keys by the newer stream (greater vlo), and
+ * once the top is chosen the other streams' rows of its key are skipped
+ * (resolve_top).  Block summaries, which hide their rows' keys, are only
+ * handed up for a block that no other source of the snapshot can share a
+ * key with (overlapped): a block that another source may share a key
+ * with is read and resolved row by row.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -44,6 +54,7 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 		src->root = root->root;
 		src->min_ts = root->min_ts;
 		src->max_ts = root->max_ts;
+		src->vlo = src->vhi = root->born;
 		return 0;
 	}
 	const ts__tablet *tab = s->tablets[i];
@@ -57,6 +68,8 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	src->version = tab->schema_version;
 	src->min_ts = tab->min_ts;
 	src->max_ts = tab->max_ts;
+	src->vlo = s->metas[i].lo;
+	src->vhi = s->metas[i].hi;
 	src->blk = -1;
 	src->seek_pending = 1;
 	if (!desc)
@@ -410,6 +423,52 @@ static const unsigned char *block_start(const ts__tablet *tab, uint32_t b, size_
 	return tab->blocks[b - 1].last_key;
 }
 
+/* In a shadowing snapshot: whether another source than src's tablet may
+ * hold a key of block blk, whose rows lie from start (exact) or after it
+ * to its last key.  Either way the block's summary would count a row
+ * that is not the newest of its key, or hide that key from the merge,
+ * which could then not skip another stream's older row of it: the block
+ * must be read.  A tree may when its timespan meets the block's and its
+ * first key from start on is not past the block (an AVL seek); a tablet
+ * when its timespan and key span meet the block's and, for a block of
+ * one series, its Bloom filter does not rule that series out.  Runs per
+ * block considered for a summary only. */
+static int overlapped(const ts__src *src, const ts__tablet_block *blk,
+                      const unsigned char *start, size_t slen, int exact)
+{
+	const ts__snapshot *s = src->snap;
+	ts__log *log = s->table->log;
+	size_t stem = exact && slen == blk->last_klen &&
+	              memcmp(start, blk->last_key, slen - 8) == 0 ? slen - 8 : 0;
+	for (uint32_t i = 0; i < s->nroots; i++) {
+		const ts__root *r = &s->roots[i];
+		const unsigned char *k;
+		size_t klen;
+		ts__avl_iter it;
+		uint64_t lsn;
+		if (!r->root || !r->rows || r->max_ts < blk->min_ts || r->min_ts > blk->max_ts)
+			continue;
+		ts__avl_iter_seek(&it, log, r->root, 0, start, slen, !exact);
+		if (!(lsn = ts__avl_iter_next(&it)))
+			continue;
+		ts__rowrec_key(log, lsn, &k, &klen);
+		if (ts__key_cmp(k, klen, blk->last_key, blk->last_klen) <= 0)
+			return 1;
+	}
+	for (int i = 0; i < s->ntablets; i++) {
+		const ts__tablet *o = s->tablets[i];
+		if (o == src->tab || o->max_ts < blk->min_ts || o->min_ts > blk->max_ts)
+			continue;
+		if (ts__key_cmp(o->last_key, o->last_klen, start, slen) < 0 ||
+		    ts__key_cmp(o->first_key, o->first_klen, blk->last_key, blk->last_klen) > 0)
+			continue;
+		if (stem && !ts__tablet_may_contain(o, start, stem))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
 /* Whether block b can be handed up whole as its statistics. */
 static int summarisable(const ts__src *src, uint32_t b)
 {
@@ -429,11 +488,13 @@ static int summarisable(const ts__src *src, uint32_t b)
 		return 0;
 	if (!ts__range_below_hi(r, blk->last_key, blk->last_klen))
 		return 0;
-	if (rule->group == 0)
-		return 1;
-	long a = ts__key_prefix_len(rule->schema, start, slen, rule->group);
-	long z = ts__key_prefix_len(rule->schema, blk->last_key, blk->last_klen, rule->group);
-	return a >= 0 && a == z && memcmp(start, blk->last_key, (size_t)a) == 0;
+	if (rule->group > 0) {
+		long a = ts__key_prefix_len(rule->schema, start, slen, rule->group);
+		long z = ts__key_prefix_len(rule->schema, blk->last_key, blk->last_klen, rule->group);
+		if (a < 0 || a != z || memcmp(start, blk->last_key, (size_t)a) != 0)
+			return 0;
+	}
+	return !src->snap->shadowing || !overlapped(src, blk, start, slen, exact);
 }
 
 /* Move to the next block worth reading and read it, or hand it up as a
@@ -534,20 +595,29 @@ int ts__src_next(ts__src *src)
 
 /* ---- the merge ---- */
 
-static int before(const ts__scan *sc, int a, int b)
+/* Whether stream a's item comes before stream b's: by key, and, with
+ * shadow (a shadowing snapshot), equal keys by the newer stream. */
+static inline int before_as(const ts__scan *sc, int a, int b, int shadow)
 {
 	const ts__src *x = &sc->src[a], *y = &sc->src[b];
 	int c = ts__key_cmp(x->key, x->klen, y->key, y->klen);
+	if (shadow && c == 0)
+		return ts__newer(x->vlo, x->vhi, y->vlo, y->vhi);
 	return sc->desc ? c > 0 : c < 0;
 }
 
-static void sift_down(ts__scan *sc, int i)
+static int before(const ts__scan *sc, int a, int b)
+{
+	return before_as(sc, a, b, 0);
+}
+
+static inline void sift_down_as(ts__scan *sc, int i, int shadow)
 {
 	for (;;) {
 		int l = 2 * i + 1, m = i;
-		if (l < sc->nheap && before(sc, sc->heap[l], sc->heap[m]))
+		if (l < sc->nheap && before_as(sc, sc->heap[l], sc->heap[m], shadow))
 			m = l;
-		if (l + 1 < sc->nheap && before(sc, sc->heap[l + 1], sc->heap[m]))
+		if (l + 1 < sc->nheap && before_as(sc, sc->heap[l + 1], sc->heap[m], shadow))
 			m = l + 1;
 		if (m == i)
 			return;
@@ -556,6 +626,11 @@ static void sift_down(ts__scan *sc, int i)
 		sc->heap[m] = t;
 		i = m;
 	}
+}
+
+static void sift_down(ts__scan *sc, int i)
+{
+	sift_down_as(sc, i, 0);
 }
 
 #define RUNNER_UNKNOWN (-2)
@@ -615,14 +690,108 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 		return rc;
 	}
 	for (int i = sc->nheap / 2 - 1; i >= 0; i--)
-		sift_down(sc, i);
+		sift_down_as(sc, i, s->shadowing);
 	sc->runner = RUNNER_UNKNOWN;
 	return 0;
+}
+
+/* ---- resolving equal keys (shadowing snapshots only) ---- */
+
+/* Whether heap entries a and b hold rows (not summaries) of equal keys. */
+static int same_row_key(const ts__scan *sc, int a, int b)
+{
+	const ts__src *x = &sc->src[a], *y = &sc->src[b];
+	return !x->summary && !y->summary && x->klen == y->klen &&
+	       memcmp(x->key, y->key, x->klen) == 0;
+}
+
+/* The heap's top holds the newest row of its key (ties go to the newer
+ * stream) and the runner-up a row of the same key: advance every other
+ * stream whose row has that key, so that only the top's is returned.
+ * Returns 0 or an error of ts__src_next. */
+static int resolve_top(ts__scan *sc)
+{
+	int w = sc->heap[0];
+	/* take the winner out, skip the others' rows of its key, put it back
+	 * on top (its key now comes before every other head) */
+	sc->heap[0] = sc->heap[--sc->nheap];
+	sift_down_as(sc, 0, 1);
+	while (sc->nheap > 0 && same_row_key(sc, w, sc->heap[0])) {
+		int rc = ts__src_next(&sc->src[sc->heap[0]]);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			sc->heap[0] = sc->heap[--sc->nheap];
+		sift_down_as(sc, 0, 1);
+	}
+	int i = sc->nheap++;
+	for (; i > 0; i = (i - 1) / 2) /* up to the root */
+		sc->heap[i] = sc->heap[(i - 1) / 2];
+	sc->heap[0] = w;
+	return 0;
+}
+
+/* The stream that comes next after the heap's top in a shadowing
+ * snapshot, or -1. */
+static int runner_up_shadowing(const ts__scan *sc)
+{
+	if (sc->nheap < 2)
+		return -1;
+	if (sc->nheap == 2 || before_as(sc, sc->heap[1], sc->heap[2], 1))
+		return sc->heap[1];
+	return sc->heap[2];
+}
+
+/* ts__scan_next of a shadowing snapshot: the runner-up trick of the other
+ * path, with one key comparison per row telling both whether the heap
+ * needs reordering and whether the top's key is shadowed elsewhere (only
+ * the runner-up can have it too). */
+static int next_shadowing(ts__scan *sc, const ts__src **out)
+{
+	if (sc->last >= 0) {
+		int rc = ts__src_next(&sc->src[sc->last]);
+		sc->last = -1;
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			sc->heap[0] = sc->heap[--sc->nheap];
+			sift_down_as(sc, 0, 1);
+			sc->runner = RUNNER_UNKNOWN;
+		}
+	}
+	if (sc->nheap == 0)
+		return 0;
+	for (;;) {
+		if (sc->runner == RUNNER_UNKNOWN)
+			sc->runner = runner_up_shadowing(sc);
+		if (sc->runner < 0)
+			break;
+		const ts__src *x = &sc->src[sc->heap[0]], *y = &sc->src[sc->runner];
+		int c = ts__key_cmp(x->key, x->klen, y->key, y->klen);
+		if (sc->desc ? c > 0 : c < 0)
+			break; /* the top comes first and alone */
+		if (c == 0 && ts__newer(x->vlo, x->vhi, y->vlo, y->vhi)) {
+			if (!x->summary && !y->summary) {
+				int rc = resolve_top(sc);
+				if (rc < 0)
+					return rc;
+				sc->runner = RUNNER_UNKNOWN;
+			}
+			break;
+		}
+		sift_down_as(sc, 0, 1);
+		sc->runner = RUNNER_UNKNOWN;
+	}
+	sc->last = sc->heap[0];
+	*out = &sc->src[sc->last];
+	return 1;
 }
 
 int ts__scan_next(ts__scan *sc, const ts__src **out)
 {
 	*out = NULL;
+	if (sc->snap.shadowing)
+		return next_shadowing(sc, out);
 	if (sc->last >= 0) {
 		int rc = ts__src_next(&sc->src[sc->last]);
 		sc->last = -1;

@@ -36,6 +36,14 @@ typedef struct ts__src {
 	int desc;
 	const ts__summary_rule *rule;
 	int64_t min_ts, max_ts;   /* bounds of its rows' ts */
+	uint64_t vlo;             /* how new it is: a tree's born, a tablet's
+	                           * lo (docs/corrections.md section 1); among
+	                           * sources that may share a key the greater
+	                           * is the newer (invariant V) */
+	uint64_t vhi;             /* a tablet's hi (a tree's born): breaks a
+	                           * tie of vlo 0, a merge's output that took
+	                           * in a tablet written before versions
+	                           * against such a tablet, which is older */
 	int done;
 	/* the current item: a row, or (summary) block `block` of tab */
 	const unsigned char *key, *row;
@@ -80,7 +88,10 @@ void ts__src_free(ts__src *src);
  * TS_ECORRUPT / TS_EIO / TS_ENOMEM (damage is reported to the table). */
 int ts__src_next(ts__src *src);
 
-/* The merge of every stream of a snapshot. */
+/* The merge of every stream of a snapshot.  When the snapshot is
+ * shadowing, equal keys of several streams come out once, from the
+ * newest stream (greatest vlo): the others' rows of that key are skipped,
+ * in either direction. */
 typedef struct ts__scan {
 	ts__snapshot snap;
 	const ts__range *range;

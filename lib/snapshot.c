@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "avl.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "handle.h"
 #include "row.h"
@@ -33,6 +34,7 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 	s->versions = set->versions;
 	s->nversions = set->nversions;
 	s->schema = set->versions[set->nversions - 1];
+	s->shadowing = (set->desc_flags & TS_DESC_REPLACED) != 0;
 	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon, ts_now(t->db));
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, set->flushed_lsn);

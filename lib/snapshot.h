@@ -31,6 +31,11 @@ typedef struct ts__snapshot {
 	struct ts__tablet *const *tablets; /* open, owned by the table */
 	ts__tablet_set *set;      /* holds metas, tablets and versions (referenced) */
 	int pinned;               /* holds a pin of the table's log */
+	/* Sources may hold the same key (the table may hold replaced rows,
+	 * docs/corrections.md section 2): readers resolve equal keys newest
+	 * source first (ts__src.vlo).  0: every key lives in one source, and
+	 * reads run the code they ran before corrections existed. */
+	int shadowing;
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */

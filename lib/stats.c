@@ -60,6 +60,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "batches_committed", (int64_t)t->fill.batches);
 	put(out, room, count, "rows_rejected", (int64_t)t->rows_rejected);
 	put(out, room, count, "rows_ignored_duplicates", (int64_t)t->rows_ignored_duplicates);
+	put(out, room, count, "rows_replaced", (int64_t)t->rows_replaced);
 	put(out, room, count, "log_nodes_written", (int64_t)t->fill.nodes_written);
 	put(out, room, count, "log_tail_lsn", t->log ? (int64_t)ts__log_tail(t->log) : 0);
 	put(out, room, count, "log_recovered_commits",

@@ -15,7 +15,9 @@
  *
  * A table's duplicate policy (ts_on_duplicate) lives in its descriptor
  * like its TTL: set at creation, changed by ts__alter_on_duplicate, read
- * by insert.c under the table's mutex, so a batch sees one policy.
+ * by insert.c under the table's mutex, so a batch sees one policy.  The
+ * policy replace also sets the descriptor's flag TS_DESC_REPLACED, which
+ * no alter clears: rows it replaced stay shadowed under any later policy.
  *
  * Opening a table loads its descriptor and recovers its log; the handle
  * then lives as lifetime.c says (calls, holds, release).  Read-only
@@ -104,7 +106,8 @@ static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_
 	TS_ASSERT_HELD(&db->mu);
 	char tmp[TS_PATH_MAX], dst[TS_PATH_MAX];
 	ts__descriptor d = {.generation = 1, .ttl = ttl, .next_tablet_id = 1,
-	                    .nschemas = 1, .schemas = &schema, .on_duplicate = on_duplicate};
+	                    .nschemas = 1, .schemas = &schema, .on_duplicate = on_duplicate,
+	                    .flags = on_duplicate == TS_ON_DUPLICATE_REPLACE ? TS_DESC_REPLACED : 0};
 	struct stat st;
 	int rc;
 	if ((rc = ts__path(dst, "%s/%s", db->path, name)) < 0 ||
@@ -130,9 +133,10 @@ fail:
 /* A policy is one of the ts_on_duplicate values (callers pass ints). */
 static int check_policy(const char *name, ts_on_duplicate policy)
 {
-	if ((int)policy < TS_ON_DUPLICATE_REJECT || (int)policy > TS_ON_DUPLICATE_IGNORE)
+	if ((int)policy < TS_ON_DUPLICATE_REJECT || (int)policy > TS_ON_DUPLICATE_REPLACE)
 		return ts__fail(TS_EINVAL, "table \"%.80s\": unknown duplicate policy %d (want "
-		                "TS_ON_DUPLICATE_REJECT or TS_ON_DUPLICATE_IGNORE)",
+		                "TS_ON_DUPLICATE_REJECT, TS_ON_DUPLICATE_IGNORE or "
+		                "TS_ON_DUPLICATE_REPLACE)",
 		                name ? name : "", (int)policy);
 	return 0;
 }
@@ -513,6 +517,8 @@ int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
 		ts__descriptor_free(d, 0);
 	} else {
 		d->on_duplicate = policy;
+		if (policy == TS_ON_DUPLICATE_REPLACE) /* for good: its rows stay shadowing */
+			d->flags |= TS_DESC_REPLACED;
 		rc = ts__table_install_descriptor(t, d);
 	}
 	ts__table_desc_end(t);

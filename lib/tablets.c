@@ -174,6 +174,7 @@ static ts__tablet_set *set_new(const ts__descriptor *d)
 	set->horizon = d->horizon;
 	set->horizon_set = d->horizon_set;
 	set->flushed_lsn = d->flushed_lsn;
+	set->desc_flags = d->flags;
 	return set;
 }
 

@@ -54,10 +54,10 @@ insert: 0 rows stored, 3 rejected
 	check "$m/create_reject" 0 '' '' ts create r2 --column v:int64 --key ts --on-duplicate reject
 	check "$m/stats_reject_given" 0 'on_duplicate_policy: 0\non_duplicate: reject\n' '' policy r2
 	# usage errors change nothing
-	check "$m/create_bad_policy" 2 '' "tsstore: create: --on-duplicate: unknown duplicate policy \"keep\" (want reject or ignore)\n$usage_create" \
+	check "$m/create_bad_policy" 2 '' "tsstore: create: --on-duplicate: unknown duplicate policy \"keep\" (want reject, ignore or replace)\n$usage_create" \
 		ts create x --column v:int64 --key ts --on-duplicate keep
 	check "$m/create_bad_policy_nothing" 0 'd\nr\nr2\n' '' ts tables
-	check "$m/alter_bad_policy" 2 '' "tsstore: alter: --on-duplicate: unknown duplicate policy \"IGNORE\" (want reject or ignore)\n$usage_alter" \
+	check "$m/alter_bad_policy" 2 '' "tsstore: alter: --on-duplicate: unknown duplicate policy \"IGNORE\" (want reject, ignore or replace)\n$usage_alter" \
 		ts alter r --on-duplicate IGNORE
 	check "$m/alter_bad_policy_nothing" 0 'on_duplicate_policy: 0\non_duplicate: reject\n' '' policy r
 	check "$m/alter_missing_policy" 2 '' "tsstore: alter: option --on-duplicate needs an argument\n$usage_alter" \

@@ -31,7 +31,9 @@ int ts_test_create_like_m(ts_db *db, const char *name, int64_t ttl);
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
 
 /* Read every row of a fresh snapshot of t (filling and on-disk
- * tablets), sorted by (host, ts).
+ * tablets), sorted by (host, ts) -- each source's rows as stored, so in a
+ * table with replaced rows (TS_ON_DUPLICATE_REPLACE) the shadowed ones
+ * too: read such a table through ts_query_open.
  * *out is malloc'ed; returns the count, or a negative error. */
 long ts_test_read_m(ts_table *t, test_row **out);
 

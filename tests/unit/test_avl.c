@@ -6,6 +6,8 @@
  * ts-major order with duplicates.  After every commit the tree is checked
  * (order, balance, node fields), scanned against the model, searched for
  * present and absent keys, and an old root must still name the old tree.
+ * With replace (the policy replace), equal keys take the new row while
+ * every older root keeps naming its rows.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,6 +220,91 @@ static void run(enum shape sh, int ts_major)
 	ts_test_rmdir(dir);
 }
 
+/* Keys with the row LSN each names, sorted by key. */
+struct rmodel {
+	tkey k[512];
+	uint64_t row[512];
+	size_t n;
+};
+
+static void rmodel_put(struct rmodel *m, const tkey *k, uint64_t row)
+{
+	size_t i = 0;
+	while (i < m->n && tkey_cmp(&m->k[i], k) < 0)
+		i++;
+	if (i < m->n && tkey_cmp(&m->k[i], k) == 0) {
+		m->row[i] = row;
+		return;
+	}
+	assert_true(m->n < 512);
+	memmove(&m->k[i + 1], &m->k[i], (m->n - i) * sizeof *m->k);
+	memmove(&m->row[i + 1], &m->row[i], (m->n - i) * sizeof *m->row);
+	m->k[i] = *k;
+	m->row[i] = row;
+	m->n++;
+}
+
+/* The tree at root names exactly the model's rows, in key order. */
+static void expect_rows(ts__log *log, uint64_t root, const struct rmodel *m)
+{
+	assert_int_equal(ts__avl_check(log, root), (long)m->n);
+	ts__avl_iter it;
+	ts__avl_iter_init(&it, log, root, 0);
+	for (size_t i = 0; i < m->n; i++)
+		assert_int_equal(ts__avl_iter_next(&it), m->row[i]);
+	assert_true(ts__avl_iter_next(&it) == 0);
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t row = 0;
+		assert_int_equal(ts__avl_find(log, root, m->k[i].b, m->k[i].n, &row), 1);
+		assert_int_equal(row, m->row[i]);
+	}
+}
+
+/* Inserts with replace (the policy replace): an equal key's node names
+ * the new row -- in a node of the batch (in place) or a published one
+ * (copied) -- the node count stays, found names the row replaced, and
+ * every older root still names its own rows. */
+static void replace_run(enum shape sh)
+{
+	char *dir = ts_test_tmpdir();
+	ts__log *log;
+	assert_int_equal(ts__log_open(dir, 0, 0, 0, &log), 0);
+	static struct rmodel m, saved[8];
+	uint64_t root = 0, roots[8];
+	memset(&m, 0, sizeof m);
+	for (int batch = 0; batch < 8; batch++) {
+		uint64_t batch_lsn;
+		assert_int_equal(ts__log_begin(log, &batch_lsn), 0);
+		int nrows = 1 + (int)(rnd() % 60);
+		for (int r = 0; r < nrows; r++) {
+			tkey k;
+			make_key(&k, sh, (unsigned)(rnd() % 8), (int64_t)(rnd() % 40));
+			const unsigned char *logged;
+			uint64_t row = append_key(log, &k, &logged), had = 0;
+			for (size_t i = 0; i < m.n; i++)
+				if (tkey_cmp(&m.k[i], &k) == 0)
+					had = m.row[i];
+			ts__avl_ins ins = {.log = log, .batch = batch_lsn, .key = logged, .klen = k.n,
+			                   .row = row, .replace = 1};
+			assert_int_equal(ts__avl_insert(&ins, &root), 0);
+			assert_int_equal(ins.found, had);
+			rmodel_put(&m, &k, row);
+		}
+		ts__root rt = {.period_start = 0, .period_len = 1, .root = root};
+		assert_int_equal(ts__log_commit(log, &rt, 1, (uint64_t)nrows, 0), 0);
+		expect_rows(log, root, &m);
+		roots[batch] = root;
+		saved[batch] = m;
+	}
+	for (int batch = 0; batch < 8; batch++) /* older versions untouched */
+		expect_rows(log, roots[batch], &saved[batch]);
+	ts__log_close(log, 1);
+	ts_test_rmdir(dir);
+}
+
+static void avl_replace_short(void **s) { (void)s; replace_run(SHORT_STR_TS); }
+static void avl_replace_long(void **s) { (void)s; replace_run(LONG_STR_TS); }
+
 static void avl_ts_only_random(void **s) { (void)s; run(TS_ONLY, 0); }
 static void avl_ts_only_major(void **s) { (void)s; run(TS_ONLY, 1); }
 static void avl_int_random(void **s) { (void)s; run(INT_TS, 0); }
@@ -238,6 +325,8 @@ int main(void)
 		cmocka_unit_test(avl_short_string_major),
 		cmocka_unit_test(avl_long_string_random),
 		cmocka_unit_test(avl_long_string_major),
+		cmocka_unit_test(avl_replace_short),
+		cmocka_unit_test(avl_replace_long),
 	};
 	return cmocka_run_group_tests_name("avl", tests, NULL, NULL);
 }

@@ -601,7 +601,7 @@ static void descriptor_future_version(void **state)
 	ts_buf body, b;
 	encode_body(d, 0, &body);
 	seal(&body, TS_DESC_VERSION + 1, &b);
-	expect_rejected(b.data, b.len, TS_EVERSION, "format version 5");
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 6");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");

@@ -128,14 +128,18 @@ static void dup_policy_names(void **state)
 	ts_on_duplicate p = TS_ON_DUPLICATE_IGNORE;
 	assert_string_equal(ts_on_duplicate_name(TS_ON_DUPLICATE_REJECT), "reject");
 	assert_string_equal(ts_on_duplicate_name(TS_ON_DUPLICATE_IGNORE), "ignore");
+	assert_string_equal(ts_on_duplicate_name(TS_ON_DUPLICATE_REPLACE), "replace");
 	assert_string_equal(ts_on_duplicate_name((ts_on_duplicate)7), "?");
 	assert_int_equal(ts_on_duplicate_parse("reject", &p), 0);
 	assert_int_equal(p, TS_ON_DUPLICATE_REJECT);
 	assert_int_equal(ts_on_duplicate_parse("ignore", &p), 0);
 	assert_int_equal(p, TS_ON_DUPLICATE_IGNORE);
-	assert_int_equal(ts_on_duplicate_parse("replace", &p), TS_EINVAL);
-	assert_string_equal(ts_errmsg(NULL),
-	                    "unknown duplicate policy \"replace\" (want reject or ignore)");
+	assert_int_equal(ts_on_duplicate_parse("replace", &p), 0);
+	assert_int_equal(p, TS_ON_DUPLICATE_REPLACE);
+	p = TS_ON_DUPLICATE_IGNORE;
+	assert_int_equal(ts_on_duplicate_parse("overwrite", &p), TS_EINVAL);
+	assert_string_equal(ts_errmsg(NULL), "unknown duplicate policy \"overwrite\" (want reject, "
+	                    "ignore or replace)");
 	assert_int_equal(p, TS_ON_DUPLICATE_IGNORE); /* unchanged */
 	assert_int_equal(ts_on_duplicate_parse(NULL, &p), TS_EINVAL);
 	assert_int_equal(ts_on_duplicate_parse("ignore", NULL), TS_EINVAL);
@@ -492,7 +496,7 @@ static void dup_alter_both_ways(void **state)
 	test_row want[3] = {a[0], a[1], dup[0]};
 	expect_rows(e->t, want, 3);
 	assert_int_equal(ts_test_stat(e->t, "rows_ignored_duplicates"), 1);
-	assert_int_equal(ts_alter_on_duplicate(e->t, (ts_on_duplicate)2), TS_EINVAL);
+	assert_int_equal(ts_alter_on_duplicate(e->t, (ts_on_duplicate)3), TS_EINVAL);
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_REJECT);
 	/* the policy outlives a TTL change, and the TTL's horizon the policy */
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
@@ -559,7 +563,8 @@ static void dup_create_sets_policy(void **state)
 	s2->on_duplicate = (ts_on_duplicate)5;
 	assert_int_equal(ts_create(e->db, "k", s2), TS_EINVAL);
 	assert_string_equal(ts_errmsg(NULL), "table \"k\": unknown duplicate policy 5 (want "
-	                    "TS_ON_DUPLICATE_REJECT or TS_ON_DUPLICATE_IGNORE)");
+	                    "TS_ON_DUPLICATE_REJECT, TS_ON_DUPLICATE_IGNORE or "
+	                    "TS_ON_DUPLICATE_REPLACE)");
 	assert_int_equal(ts_table_open(e->db, "k", &t), TS_ENOENT);
 	s2->on_duplicate = TS_ON_DUPLICATE_REJECT;
 	assert_int_equal(ts_create(e->db, "k", s2), 0);
