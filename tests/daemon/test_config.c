@@ -522,6 +522,8 @@ static void test_access_table(void **state)
 		{TSD_OP_ALTER, TSD_ACCESS_ADMIN}, {TSD_OP_DROP, TSD_ACCESS_ADMIN},
 		{TSD_OP_FLUSH, TSD_ACCESS_ADMIN}, {TSD_OP_CHECK, TSD_ACCESS_ADMIN},
 		{TSD_OP_SNAPSHOT, TSD_ACCESS_ADMIN},
+		{TSD_OP_DELETE, TSD_ACCESS_ADMIN}, {TSD_OP_PURGE, TSD_ACCESS_ADMIN},
+		{TSD_OP_CHANGES, TSD_ACCESS_READ},
 	};
 	static const struct { enum tsd_http_route route; enum tsd_access need; } routes[] = {
 		{TSD_HTTP_PING, TSD_ACCESS_NONE}, {TSD_HTTP_HEALTH, TSD_ACCESS_NONE},
