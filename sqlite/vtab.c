@@ -89,11 +89,6 @@ SQLITE_EXTENSION_INIT1
  * stored in several, each atomic). */
 #define PENDING_ROWS_MAX 100000
 
-/* ts_insert_policy's replace (TS_ON_DUPLICATE_REPLACE in the library's
- * enum, value 2 by the shared decisions of issue 28); spelt here so that
- * the module builds with and without it. */
-#define TSV_ON_DUPLICATE_REPLACE 2
-
 /* A rowid: the scan that gave the row (struct scan's id) above
  * ROWID_SCAN_SHIFT bits, the row's number in that scan below. */
 #define ROWID_SCAN_SHIFT 40
@@ -1053,13 +1048,6 @@ static void free_pending(tsv_table *v)
 	v->npending = 0;
 }
 
-/* The text of a policy for the protocol's "on_duplicate". */
-static const char *policy_name(int policy)
-{
-	return policy == TSV_ON_DUPLICATE_REPLACE ? "replace"
-	                                          : ts_on_duplicate_name((ts_on_duplicate)policy);
-}
-
 /* Send req (a write: insert, delete) on v's connection for writes,
  * opened by the first.  Returns 0, or a TS_E* code with why set. */
 static int remote_write(tsv_table *v, const struct jbuf *req, char *why, size_t whysz)
@@ -1112,7 +1100,7 @@ static int store_pending(tsv_table *v)
 		}
 		jbuf_putc(&req, ']');
 		if (v->pending_policy != TS_ON_DUPLICATE_TABLE)
-			jbuf_printf(&req, ",\"on_duplicate\":\"%s\"", policy_name(v->pending_policy));
+			jbuf_printf(&req, ",\"on_duplicate\":\"%s\"", ts_on_duplicate_name((ts_on_duplicate)v->pending_policy));
 		jbuf_putc(&req, '}');
 		rc = remote_write(v, &req, why, sizeof why);
 		jbuf_free(&req);
@@ -1269,7 +1257,7 @@ static int insert_policy(tsv_table *v)
 {
 	switch (sqlite3_vtab_on_conflict(v->sdb)) {
 	case SQLITE_REPLACE:
-		return TSV_ON_DUPLICATE_REPLACE;
+		return TS_ON_DUPLICATE_REPLACE;
 	case SQLITE_IGNORE:
 		return TS_ON_DUPLICATE_IGNORE;
 	default:
