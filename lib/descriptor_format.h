@@ -11,7 +11,13 @@
 /* Format versions: each writer writes the oldest one that holds what the
  * descriptor has, so that older builds keep reading every table that
  * uses nothing newer. */
-#define TS_DESC_VERSION 4             /* newest: written when a tablet has
+#define TS_DESC_VERSION_CORRECTIONS 5 /* newest: version 4's body, then a
+                                       * flags byte and the tombstones
+                                       * (docs/corrections.md); written
+                                       * when a flag is set or the list is
+                                       * not empty */
+#define TS_DESC_VERSION_MAX TS_DESC_VERSION_CORRECTIONS
+#define TS_DESC_VERSION 4             /* written when a tablet has
                                        * a version interval other than
                                        * [0, 0] (docs/corrections.md) */
 #define TS_DESC_VERSION_POLICY 3      /* written when the duplicate policy
@@ -26,6 +32,13 @@
  * is none), then one byte, the duplicate policy (TS_ON_DUPLICATE_*). */
 #define TS_DESC_NO_HORIZON INT64_MIN
 #define TS_DESC_POLICY_MAX 1          /* highest policy value a reader takes */
+
+/* Version 5's flags byte. */
+#define TS_DESC_REPLACED 1u           /* the table may hold replaced rows */
+#define TS_DESC_TOMBSTONES_LOGGED 2u  /* the log may hold tombstone records
+                                       * (tombstone.h): builds that do not
+                                       * know them must refuse the table */
+#define TS_DESC_FLAGS_KNOWN 3u
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

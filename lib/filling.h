@@ -13,6 +13,7 @@
 #define TS_FILLING_H
 
 #include "log.h"
+#include "tombstone.h"
 
 typedef struct ts__filling {
 	ts__log *log;
@@ -23,6 +24,20 @@ typedef struct ts__filling {
 	uint64_t batch;          /* LSN of the batch in progress */
 	uint64_t nodes_written;  /* counters */
 	uint64_t rows, batches;
+	/* The tombstone root (tombstone.h) as the batch in progress has it
+	 * and as last committed; root 0 = none (then no commit names one).
+	 * Every commit names it after the trees. */
+	ts__root tomb, tomb_committed;
+	/* The tombstones of the committed chain past its cut, oldest first,
+	 * borrowed from the log (their records stay mapped: they lie past the
+	 * flushed position until a flush moves them into the DESCRIPTOR). */
+	ts__tomb *lt;
+	int nlt, caplt;
+	/* When not NULL: whether a row found in a tree (its key, its row
+	 * record's LSN) is hidden by a tombstone, so that inserting its key
+	 * again is no duplicate (insert.c sets it for the batch). */
+	int (*hidden)(void *arg, const unsigned char *key, size_t klen, uint64_t row_lsn);
+	void *hidden_arg;
 } ts__filling;
 
 /* Set up from the log's newest commit (after recovery); the trees count
@@ -45,6 +60,10 @@ int ts__filling_begin(ts__filling *f);
 int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
                        uint64_t *dup_row);
+/* (A key found in a tree whose row f->hidden says is deleted is no
+ * duplicate: when that tree is its period's working one, it is frozen
+ * in the batch and the row goes to a new tree of the period, so that the
+ * tree holding the deleted row stays as its tombstone applies to it.) */
 
 /* ts__root.last of a tree the batch in progress added rows to. */
 #define TS_ROOT_LAST_BATCH UINT64_MAX
@@ -56,6 +75,20 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now);
 
 /* Forget the batch in progress. */
 void ts__filling_abort(ts__filling *f);
+
+/* Append a tombstone record of tomb (its bounds, its ts interval) to the
+ * batch in progress and name it in the tombstone root.  Returns 0 or a
+ * log error. */
+int ts__filling_tombstone(ts__filling *f, const ts__tomb *tomb);
+
+/* After the commit of a delete (head): its tombstone, the chain's newest
+ * record, joins f->lt.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+int ts__filling_note_tomb(ts__filling *f, uint64_t head);
+
+/* The tombstones at or before the chain record cut are in the DESCRIPTOR
+ * now: the next commit's root no longer names them, and they leave the
+ * writer's list. */
+void ts__filling_cut_tombs(ts__filling *f, uint64_t cut);
 
 /* Forget the tree named born (on disk now) in both the working and the
  * committed roots; the next commit no longer names it.  Returns whether

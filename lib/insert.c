@@ -144,6 +144,28 @@ static int64_t tablets_max_ts(ts_table *t)
 	return t->tablets_max_ts;
 }
 
+/* Whether a tombstone in force for the writer (its descriptor's, its log
+ * chain's) newer than `older` hides key: a row of a tree whose record is
+ * at `older`, or of a tablet whose hi is `older`, is then deleted, and
+ * its key may be inserted again.  t->mu is held. */
+static int key_deleted(const ts_table *t, const unsigned char *key, size_t klen, uint64_t older)
+{
+	const ts__descriptor *d = t->desc;
+	for (int i = 0; i < d->ntombs; i++)
+		if (older < d->tombs[i].version && ts__tomb_covers(&d->tombs[i], key, klen))
+			return 1;
+	for (int i = 0; i < t->fill.nlt; i++)
+		if (older < t->fill.lt[i].version && ts__tomb_covers(&t->fill.lt[i], key, klen))
+			return 1;
+	return 0;
+}
+
+/* ts__filling's hidden callback (filling.h). */
+static int tree_row_deleted(void *arg, const unsigned char *key, size_t klen, uint64_t row_lsn)
+{
+	return key_deleted(arg, key, klen, row_lsn);
+}
+
 /* Whether an on-disk tablet holds key: a row newer than every tablet --
  * live data -- asks none; else only tablets whose timespan covers ts are
  * asked, and each asks its Bloom filter before reading a block.  Returns
@@ -163,6 +185,8 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
 			rc = ts__table_damaged(t, m->id, ts__tablet_find(tab, key, klen, &t->lookup));
 			ts__table_tablet_put(t, tab);
 		}
+		if (rc == 1 && t->fill.hidden && key_deleted(t, key, klen, m->hi))
+			continue; /* its row there is deleted */
 		if (rc != 0)
 			return rc;
 	}
@@ -245,6 +269,10 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
 {
 	TS_ASSERT_HELD(&t->mu);
 	ts_value vals[TS_COLUMNS_MAX];
+	/* with tombstones in force, a key found may be a deleted row's */
+	int deletes = t->desc->ntombs || t->fill.nlt;
+	t->fill.hidden = deletes ? tree_row_deleted : NULL;
+	t->fill.hidden_arg = t;
 	int rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++) {
 		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)

@@ -29,6 +29,31 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 	return max_ts < r->tmin || min_ts > r->tmax;
 }
 
+/* Select the snapshot's tombstones that may hide rows of the source:
+ * newer than vmin, meeting its keys and times.  Returns 0 or TS_ENOMEM. */
+static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t flen,
+                        const void *last, size_t llen, int64_t min_ts, int64_t max_ts)
+{
+	const ts__snapshot *s = src->snap;
+	src->tombs = src->tomb_mem;
+	if (s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
+	    !(src->tombs = malloc((size_t)s->ntombs * sizeof *src->tombs))) {
+		src->tombs = NULL;
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
+	                               max_ts, src->tombs);
+	return 0;
+}
+
+static void free_tombs(ts__src *src)
+{
+	if (src->tombs != src->tomb_mem)
+		free(src->tombs);
+	src->tombs = NULL;
+	src->ntombs = 0;
+}
+
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule)
 {
@@ -44,6 +69,9 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 		src->root = root->root;
 		src->min_ts = root->min_ts;
 		src->max_ts = root->max_ts;
+		if (s->shadowing && select_tombs(src, root->born, NULL, 0, NULL, 0, root->min_ts,
+		                                 root->max_ts) < 0)
+			return TS_ENOMEM;
 		return 0;
 	}
 	const ts__tablet *tab = s->tablets[i];
@@ -59,6 +87,10 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	src->max_ts = tab->max_ts;
 	src->blk = -1;
 	src->seek_pending = 1;
+	if (s->shadowing &&
+	    select_tombs(src, s->metas[i].hi, tab->first_key, tab->first_klen, tab->last_key,
+	                 tab->last_klen, tab->min_ts, tab->max_ts) < 0)
+		return TS_ENOMEM;
 	if (!desc)
 		src->nextb = r->has_lo ? ts__tablet_block_for(tab, r->lo.data, r->lo.len) : 0;
 	else if (!r->has_hi ||
@@ -71,6 +103,7 @@ void ts__src_free(ts__src *src)
 {
 	if (src->tab)
 		ts__cblock_put(&src->snap->table->db->bcache, src->cb);
+	free_tombs(src);
 	memset(src, 0, offsetof(ts__src, it));
 }
 
@@ -123,8 +156,17 @@ static int tree_next(ts__src *src)
 		int rc = set_row(src, row, len);
 		if (rc < 0)
 			return rc;
-		if ((rc = judge(src)) != OUT)
-			return rc == IN;
+		if ((rc = judge(src)) == PAST)
+			return 0;
+		if (rc == IN && src->ntombs &&
+		    ts__tombs_hide(src->tombs, src->ntombs, src->key, src->klen, lsn)) {
+			src->hidden++;
+			continue;
+		}
+		if (rc == IN) {
+			src->row_lsn = lsn;
+			return 1;
+		}
 	}
 }
 
@@ -436,6 +478,23 @@ static int summarisable(const ts__src *src, uint32_t b)
 	return a >= 0 && a == z && memcmp(start, blk->last_key, (size_t)a) == 0;
 }
 
+/* Whether a tombstone of the stream may hide a row of block b: then its
+ * summary may not stand for its rows (docs/corrections.md section 2). */
+static int block_hidden(const ts__src *src, uint32_t b)
+{
+	if (!src->ntombs)
+		return 0;
+	const ts__tablet_block *blk = &src->tab->blocks[b];
+	size_t slen;
+	int exact;
+	const unsigned char *start = block_start(src->tab, b, &slen, &exact);
+	for (int i = 0; i < src->ntombs; i++)
+		if (ts__tomb_meets(src->tombs[i], start, slen, blk->last_key, blk->last_klen,
+		                   blk->min_ts, blk->max_ts))
+			return 1;
+	return 0;
+}
+
 /* Move to the next block worth reading and read it, or hand it up as a
  * summary.  Returns 1 (rows loaded, pos set), 2 (a summary item), 0 at
  * the end, or an error. */
@@ -469,7 +528,7 @@ static int next_block(ts__src *src)
 		 * before are all below hi) */
 		if (src->desc && exact && !ts__range_below_hi(r, start, slen))
 			continue;
-		if (src->rule && summarisable(src, (uint32_t)b)) {
+		if (src->rule && summarisable(src, (uint32_t)b) && !block_hidden(src, (uint32_t)b)) {
 			src->summary = 1;
 			src->block = (uint32_t)b;
 			src->key = start;
@@ -510,10 +569,15 @@ static int tablet_next(ts__src *src)
 				if (rc == 1)
 					return 0; /* the range ends inside this block */
 				int64_t ts;
-				if (src->time_inside ||
-				    ((ts = ts__key_ts(src->key, src->klen)) >= r->tmin && ts <= r->tmax))
-					return 1;
-				continue;
+				if (!src->time_inside &&
+				    ((ts = ts__key_ts(src->key, src->klen)) < r->tmin || ts > r->tmax))
+					continue;
+				if (src->ntombs &&
+				    ts__tombs_hide(src->tombs, src->ntombs, src->key, src->klen, 0)) {
+					src->hidden++;
+					continue;
+				}
+				return 1;
 			}
 			if (src->stop >= 0 && src->stop < (long)src->cb->nrows)
 				return 0; /* the range ends inside this block */
@@ -602,8 +666,12 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 			break;
 		}
 		ts__src *src = &sc->src[sc->nsrc];
-		if (ts__src_init(src, s, tablet, j, r, desc, rule) != 0)
+		if ((rc = ts__src_init(src, s, tablet, j, r, desc, rule)) < 0)
+			break;
+		if (rc != 0) {
+			rc = 0;
 			continue;
+		}
 		sc->nsrc++;
 		if ((rc = ts__src_next(src)) < 0)
 			break;

@@ -20,6 +20,7 @@
 #include "range.h"
 #include "snapshot.h"
 #include "tablet.h"
+#include "tombstone.h"
 
 /* Aggregates: hand up blocks whose rows share their first `group` key
  * columns and one window of `every` ns as statistics. */
@@ -64,6 +65,15 @@ typedef struct ts__src {
 	                           * judged one by one before it is */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */
+	/* The tombstones that may hide its rows (tombstone.h): none unless
+	 * the snapshot is shadowing; tomb_mem holds a few, more are
+	 * allocated.  A tree's row is hidden by those newer than its row
+	 * record (row_lsn), a tablet's by all of them. */
+	const ts__tomb **tombs;
+	int ntombs;
+	const ts__tomb *tomb_mem[4];
+	uint64_t row_lsn;         /* a tree's current row record */
+	uint64_t hidden;          /* rows tombstones hid */
 	/* a tree's iterator: last, and left uninitialised until the tree is
 	 * first read, since it is most of the struct's size */
 	ts__avl_iter it;
@@ -71,7 +81,7 @@ typedef struct ts__src {
 
 /* A stream over tree i (tablet 0) or on-disk tablet i (tablet 1) of s.
  * Returns 0 when it may hold rows of the range, 1 when it certainly
- * holds none (nothing to free then). */
+ * holds none (nothing to free then), TS_ENOMEM (nothing to free). */
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule);
 void ts__src_free(ts__src *src);

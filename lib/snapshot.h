@@ -31,6 +31,15 @@ typedef struct ts__snapshot {
 	struct ts__tablet *const *tablets; /* open, owned by the table */
 	ts__tablet_set *set;      /* holds metas, tablets and versions (referenced) */
 	int pinned;               /* holds a pin of the table's log */
+	/* The tombstones in force (tombstone.h): the log's chain as the
+	 * commit names it (borrowed from the log, which the pin keeps), then
+	 * the descriptor's (borrowed from the set), each version once. */
+	int ntombs;
+	ts__tomb *tombs;
+	/* Whether a read must look for hidden rows: tombstones are in force
+	 * (or rows may be replaced).  0: every read path runs as for an
+	 * append-only table. */
+	int shadowing;
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */
