@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "descriptor.h"
 #include "descriptor_format.h"
 #include "maint.h"
 #include "support.h"
@@ -256,6 +257,56 @@ static void delete_time_range_in_tablets(void **state)
 	free(m.rows);
 }
 
+/* One tree holds rows older and newer than a delete over them all: only
+ * the older are hidden (by row LSN), in reads and through the flush. */
+static void tree_rows_newer_than_delete_survive(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	insert(e, &m, "b", 10, NOW - HOUR, SEC, 2);
+	box b = {"a", "b", 0, 0, NOW - HOUR, NOW - HOUR + 30 * SEC};
+	delete_box(e, &m, &b);
+	insert(e, &m, "a", 10, NOW - HOUR + 10 * SEC, SEC, 3); /* the same tree, newer */
+	assert_int_equal(m.n, 10);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
+	expect(e, &m);
+	ts_test_env_reopen(e);
+	expect(e, &m);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, &m);
+	check_ok(e);
+	free(m.rows);
+}
+
+/* A merge of a tablet older than a delete with one newer: the output's
+ * hi is newer than the tombstone, so the merge drops what it hides in
+ * the older input, and keeps the newer input's rows in its box. */
+static void merge_applies_tombstones_by_input(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	int merged = 0;
+	insert(e, &m, "a", 30, NOW - HOUR, SEC, 1);
+	insert(e, &m, "b", 30, NOW - HOUR, SEC, 2);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	box b = {"a", "b", 0, 0, NOW - HOUR + 10 * SEC, NOW - HOUR + 100 * SEC};
+	delete_box(e, &m, &b);
+	insert(e, &m, "a", 30, NOW - HOUR + 40 * SEC, SEC, 3); /* in the box, newer */
+	insert(e, &m, "b", 20, NOW - HOUR + 40 * SEC, SEC, 4);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, &m);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(merged, 1);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	expect(e, &m);
+	check_ok(e);
+	ts_test_env_reopen(e);
+	expect(e, &m);
+	free(m.rows);
+}
+
 static void delete_key_ranges(void **state)
 {
 	ts_test_env *e = *state;
@@ -448,6 +499,47 @@ static void delete_refuses_bad_ranges(void **state)
 	assert_int_equal(ts_test_count_rows(e->t), 1);
 }
 
+/* Problems ts_check reported, one line each. */
+static void note_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	(void)table;
+	char *out = arg;
+	size_t n = strlen(out);
+	snprintf(out + n, 4096 - n, "%s: %s\n", file, what);
+}
+
+static void check_finds_bad_tombstones(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	char problems[4096] = "", dir[4096];
+	ts_check_opts o = {.problem = note_problem, .arg = problems};
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	box b = {"a", "a", 0, 0, NOW - HOUR, NOW - HOUR + 5 * SEC};
+	uint64_t v = delete_box(e, &m, &b);
+	assert_int_equal(ts_check(e->db, NULL, &o), 0);
+	assert_string_equal(problems, "");
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0); /* into the descriptor */
+	assert_int_equal(ts_check(e->db, NULL, &o), 0);
+	assert_string_equal(problems, "");
+	ts_test_env_close(e);
+	/* a tombstone newer than any commit */
+	ts__descriptor *d;
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	assert_int_equal(ts__descriptor_read(dir, &d), 0);
+	assert_int_equal(d->ntombs, 1);
+	assert_int_equal(d->tombs[0].version, v);
+	ts__tomb t = d->tombs[0];
+	t.version = v + (UINT64_C(1) << 40);
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	assert_int_equal(ts__descriptor_write(dir, d), 0);
+	ts__descriptor_free(d, 1);
+	ts_test_env_open(e);
+	assert_int_not_equal(ts_check(e->db, NULL, &o), 0);
+	assert_non_null(strstr(problems, "is newer than the log's newest commit"));
+	free(m.rows);
+}
+
 /* ---- purge ---- */
 
 /* Occurrences of the bytes of s in the files under dir (recursively). */
@@ -545,6 +637,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(delete_prefix_in_tree, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_time_range_in_tablets, setup,
 		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(tree_rows_newer_than_delete_survive, setup,
+		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(merge_applies_tombstones_by_input, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_key_ranges, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(snapshot_before_delete_sees_rows, setup,
 		                                ts_test_env_teardown),
@@ -556,6 +652,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(descriptor_refuses_older_builds, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_refuses_bad_ranges, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
