@@ -267,6 +267,33 @@ static int move_tombs(ts_table *t, ts__descriptor *d, uint64_t *cut)
 	return 0;
 }
 
+/* Drop from d the tombstones no source they apply to may hold rows of
+ * any more (docs/corrections.md section 3): no tablet of d whose hi is
+ * older than the tombstone meets its box in time, and no tree of the log
+ * but job j's (NULL: none) holds a row older than it in that time.  A
+ * tree or tablet they do not apply to never needs them.  t->mu is held. */
+static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
+{
+	TS_ASSERT_HELD(&t->mu);
+	for (int i = 0; i < d->ntombs;) {
+		const ts__tomb *x = &d->tombs[i];
+		int needed = 0;
+		for (int k = 0; k < d->ntablets && !needed; k++)
+			needed = d->tablets[k].hi < x->version &&
+			         ts__tomb_meets(x, NULL, 0, NULL, 0, d->tablets[k].min_ts,
+			                        d->tablets[k].max_ts);
+		for (int k = 0; k < t->fill.n && !needed; k++) {
+			const ts__root *r = &t->fill.work[k];
+			needed = (!j || r->born != j->root.born) && r->rows && r->born < x->version &&
+			         ts__tomb_meets(x, NULL, 0, NULL, 0, r->min_ts, r->max_ts);
+		}
+		if (needed)
+			i++;
+		else
+			ts__descriptor_drop_tomb(d, i);
+	}
+}
+
 /* Every row of job j's tree was deleted: no tablet; a commit drops the
  * tree (the descriptor is unchanged, its flushed position too, so a
  * crash before the commit leaves the tree in the log, and after it
@@ -301,6 +328,8 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	d->flushed_lsn = oldest_kept(t, j);
 	uint64_t cut = 0;
 	rc = move_tombs(t, d, &cut);
+	if (rc == 0)
+		prune_tombs(t, d, j);
 	pthread_mutex_unlock(&t->mu);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);

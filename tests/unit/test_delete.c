@@ -508,6 +508,33 @@ static void note_problem(void *arg, const char *table, const char *file, const c
 	snprintf(out + n, 4096 - n, "%s: %s\n", file, what);
 }
 
+/* A tombstone leaves the descriptor once no source it applies to may
+ * hold rows in its box: here the flush leaves out the rows it hides, so
+ * the tablet's timespan misses it and the flush drops it. */
+static void flush_drops_spent_tombstones(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	char dir[4096];
+	ts__descriptor *d;
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	box b = {"a", "a", 0, 0, NOW - HOUR, NOW - HOUR + 5 * SEC}; /* the oldest five */
+	delete_box(e, &m, &b);
+	box b2 = {"a", "a", 0, 0, NOW - HOUR + 7 * SEC, NOW - HOUR + 8 * SEC}; /* inside */
+	uint64_t v2 = delete_box(e, &m, &b2);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, &m);
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	assert_int_equal(ts__descriptor_read(dir, &d), 0);
+	assert_int_equal(d->ntombs, 1);
+	assert_int_equal(d->tombs[0].version, v2);
+	ts__descriptor_free(d, 1);
+	ts_test_env_reopen(e);
+	expect(e, &m);
+	check_ok(e);
+	free(m.rows);
+}
+
 static void check_finds_bad_tombstones(void **state)
 {
 	ts_test_env *e = *state;
@@ -515,7 +542,7 @@ static void check_finds_bad_tombstones(void **state)
 	char problems[4096] = "", dir[4096];
 	ts_check_opts o = {.problem = note_problem, .arg = problems};
 	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
-	box b = {"a", "a", 0, 0, NOW - HOUR, NOW - HOUR + 5 * SEC};
+	box b = {"a", "a", 0, 0, NOW - HOUR + 3 * SEC, NOW - HOUR + 5 * SEC}; /* inside */
 	uint64_t v = delete_box(e, &m, &b);
 	assert_int_equal(ts_check(e->db, NULL, &o), 0);
 	assert_string_equal(problems, "");
@@ -652,6 +679,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(descriptor_refuses_older_builds, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_refuses_bad_ranges, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(flush_drops_spent_tombstones, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
 	};
