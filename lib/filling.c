@@ -36,13 +36,15 @@ static int grow(ts__filling *f, int need)
 	return 0;
 }
 
-/* The writer's list of the chain's tombstones past its cut, oldest
- * first, from the commit at head. */
-static int load_chain(ts__filling *f, uint64_t head)
+/* The writer's list of the chain's tombstones past its cut and at or
+ * after floor (the flushed position: records before it are the
+ * DESCRIPTOR's, and their segments may be gone), oldest first, from the
+ * commit at head. */
+static int load_chain(ts__filling *f, uint64_t floor, uint64_t head)
 {
 	ts__tomb *v = NULL;
 	int n = 0, cap = 0;
-	int rc = ts__tomb_chain(f->log, f->tomb.root, f->tomb.since, 0, head, &v, &n, &cap);
+	int rc = ts__tomb_chain(f->log, f->tomb.root, f->tomb.since, floor, head, &v, &n, &cap);
 	if (rc < 0) {
 		free(v);
 		return rc;
@@ -59,7 +61,7 @@ static int load_chain(ts__filling *f, uint64_t head)
 	return 0;
 }
 
-int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
+int ts__filling_init(ts__filling *f, ts__log *log, uint64_t floor, int64_t now)
 {
 	ts__commit c;
 	memset(f, 0, sizeof *f);
@@ -77,7 +79,7 @@ int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
 	if (rc == 0 && c.has_tombs) {
 		ts__commit_root(&c, c.nroots, &f->tomb);
 		f->tomb_committed = f->tomb;
-		rc = load_chain(f, head);
+		rc = load_chain(f, floor, head);
 	}
 	if (rc < 0)
 		return rc;
@@ -245,6 +247,14 @@ int ts__filling_tombstone(ts__filling *f, const ts__tomb *tomb)
 {
 	ts__lsn lsn;
 	unsigned char *p;
+	if (f->nlt == f->caplt) { /* room in f->lt now: noting it cannot fail */
+		int c = f->caplt ? 2 * f->caplt : 8;
+		ts__tomb *g = realloc(f->lt, (size_t)c * sizeof *g);
+		if (!g)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		f->lt = g;
+		f->caplt = c;
+	}
 	int rc = ts__log_alloc(f->log, ts__tomb_log_size(tomb), &lsn, (void **)&p);
 	if (rc < 0)
 		return rc;
@@ -269,14 +279,8 @@ int ts__filling_tombstone(ts__filling *f, const ts__tomb *tomb)
 int ts__filling_note_tomb(ts__filling *f, uint64_t head)
 {
 	ts__lsn prev;
-	if (f->nlt == f->caplt) {
-		int c = f->caplt ? 2 * f->caplt : 8;
-		ts__tomb *g = realloc(f->lt, (size_t)c * sizeof *g);
-		if (!g)
-			return load_chain(f, head); /* try the whole walk (it may fail too) */
-		f->lt = g;
-		f->caplt = c;
-	}
+	if (f->nlt == f->caplt) /* ts__filling_tombstone made room */
+		return ts__fail(TS_ENOMEM, "out of memory");
 	int rc = ts__tomb_log_read(f->log, f->tomb.root, 0, head + 1, &f->lt[f->nlt], &prev);
 	if (rc == 0)
 		f->nlt++;

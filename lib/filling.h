@@ -41,8 +41,10 @@ typedef struct ts__filling {
 } ts__filling;
 
 /* Set up from the log's newest commit (after recovery); the trees count
- * as created now.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
-int ts__filling_init(ts__filling *f, ts__log *log, int64_t now);
+ * as created now; the tombstones of its chain at or after floor (the
+ * DESCRIPTOR's flushed position) are read.  Returns 0, TS_ECORRUPT or
+ * TS_ENOMEM. */
+int ts__filling_init(ts__filling *f, ts__log *log, uint64_t floor, int64_t now);
 void ts__filling_free(ts__filling *f);
 
 /* Start a batch.  Returns 0 or a log error. */
@@ -82,7 +84,8 @@ void ts__filling_abort(ts__filling *f);
 int ts__filling_tombstone(ts__filling *f, const ts__tomb *tomb);
 
 /* After the commit of a delete (head): its tombstone, the chain's newest
- * record, joins f->lt.  Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+ * record, joins f->lt (ts__filling_tombstone made room for it).  Returns
+ * 0, or TS_ECORRUPT when the record just written does not read back. */
 int ts__filling_note_tomb(ts__filling *f, uint64_t head);
 
 /* The tombstones at or before the chain record cut are in the DESCRIPTOR
