@@ -567,6 +567,57 @@ static void check_finds_bad_tombstones(void **state)
 	free(m.rows);
 }
 
+/* The LSN through which log/HEAD says the log is durable. */
+static uint64_t synced_lsn(const char *dbdir)
+{
+	char path[4096];
+	unsigned char h[32];
+	snprintf(path, sizeof path, "%s/m/log/HEAD", dbdir);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+	close(fd);
+	uint64_t v;
+	memcpy(&v, h + 24, 8);
+	return v;
+}
+
+/* A delete follows the durability mode: in TS_SYNC_COMMIT it is durable
+ * when it returns; in TS_SYNC_NONE it waits for a sync like an insert. */
+static void delete_follows_sync_mode(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		char *dir = ts_test_tmpdir();
+		ts_options o;
+		ts_db *db;
+		ts_table *t;
+		ts_options_init(&o);
+		o.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
+		o.sync = mode ? TS_SYNC_COMMIT : TS_SYNC_NONE;
+		assert_int_equal(ts_open(dir, &o, &db), 0);
+		ts_test_create_m(db, 0);
+		assert_int_equal(ts_table_open(db, "m", &t), 0);
+		test_row r = {"a", NOW, 1, 1};
+		assert_int_equal(ts_test_insert_m(t, &r, 1), 0);
+		assert_int_equal(ts_sync(db), 0);
+		ts_value p = ts_string("a");
+		ts_query q = {.prefix = &p, .nprefix = 1};
+		uint64_t version = 0;
+		assert_int_equal(ts_delete(t, &q, NULL, &version), 0);
+		if (mode)
+			assert_true(synced_lsn(dir) > version);
+		else
+			assert_true(synced_lsn(dir) < version);
+		assert_int_equal(ts_sync(db), 0);
+		assert_true(synced_lsn(dir) > version);
+		assert_int_equal(ts_test_count_rows(t), 0);
+		ts_table_close(t);
+		assert_int_equal(ts_close(db), 0);
+		ts_test_rmdir(dir);
+	}
+}
+
 /* ---- purge ---- */
 
 /* Occurrences of the bytes of s in the files under dir (recursively). */
@@ -679,6 +730,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(descriptor_refuses_older_builds, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_refuses_bad_ranges, setup, ts_test_env_teardown),
+		cmocka_unit_test(delete_follows_sync_mode),
 		cmocka_unit_test_setup_teardown(flush_drops_spent_tombstones, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
