@@ -36,13 +36,14 @@ static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t f
 {
 	const ts__snapshot *s = src->snap;
 	src->tombs = src->tomb_mem;
-	if (s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
-	    !(src->tombs = malloc((size_t)s->ntombs * sizeof *src->tombs))) {
+	if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
+	    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
 		src->tombs = NULL;
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
 	                               max_ts, src->tombs);
+	src->btombs = src->tombs + s->ntombs;
 	return 0;
 }
 
@@ -50,8 +51,8 @@ static void free_tombs(ts__src *src)
 {
 	if (src->tombs != src->tomb_mem)
 		free(src->tombs);
-	src->tombs = NULL;
-	src->ntombs = 0;
+	src->tombs = src->btombs = NULL;
+	src->ntombs = src->nbtombs = 0;
 }
 
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
@@ -543,6 +544,11 @@ static int next_block(ts__src *src)
 			return ts__table_damaged(src->snap->table, tab->id, rc);
 		src->blk = b;
 		src->time_inside = blk->min_ts >= r->tmin && blk->max_ts <= r->tmax;
+		src->nbtombs = 0;
+		for (int i = 0; i < src->ntombs; i++)
+			if (ts__tomb_meets(src->tombs[i], start, slen, blk->last_key, blk->last_klen,
+			                   blk->min_ts, blk->max_ts))
+				src->btombs[src->nbtombs++] = src->tombs[i];
 		/* the near end was passed (or is sought here); the far end
 		 * lies past the block when its far row is in range */
 		int far_in = src->desc ? exact && ts__range_above_lo(r, start, slen)
@@ -572,8 +578,8 @@ static int tablet_next(ts__src *src)
 				if (!src->time_inside &&
 				    ((ts = ts__key_ts(src->key, src->klen)) < r->tmin || ts > r->tmax))
 					continue;
-				if (src->ntombs &&
-				    ts__tombs_hide(src->tombs, src->ntombs, src->key, src->klen, 0)) {
+				if (src->nbtombs &&
+				    ts__tombs_hide(src->btombs, src->nbtombs, src->key, src->klen, 0)) {
 					src->hidden++;
 					continue;
 				}

@@ -71,7 +71,12 @@ typedef struct ts__src {
 	 * record (row_lsn), a tablet's by all of them. */
 	const ts__tomb **tombs;
 	int ntombs;
-	const ts__tomb *tomb_mem[4];
+	const ts__tomb *tomb_mem[8];
+	/* a tablet's: those of tombs meeting the loaded block (most blocks
+	 * meet none, and their rows are tested against nothing); room for
+	 * ntombs after tombs' own */
+	const ts__tomb **btombs;
+	int nbtombs;
 	uint64_t row_lsn;         /* a tree's current row record */
 	uint64_t hidden;          /* rows tombstones hid */
 	/* a tree's iterator: last, and left uninitialised until the tree is
