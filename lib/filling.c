@@ -170,7 +170,14 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	if (rc == TS_EDUPKEY && f->hidden && f->hidden(f->hidden_arg, key, klen, ins.found)) {
 		/* the key's row here is deleted: this tree keeps it, hidden by
 		 * its tombstone, and takes no more rows; the new row begins the
-		 * period's next tree (born after the tombstone) */
+		 * period's next tree (born after the tombstone).  A tree that
+		 * took rows of this batch already would end newer than the new
+		 * tree begins (invariant V): the batch is made again with the
+		 * tree frozen from its start. */
+		if (r->last == TS_ROOT_LAST_BATCH) {
+			f->refreeze = r->born;
+			return TS_FILLING_REFREEZE;
+		}
 		r->flags |= TS_ROOT_FROZEN;
 		if ((rc = tablet_new(f, start, len, row_lsn, now, &r)) < 0)
 			return rc;
@@ -302,4 +309,14 @@ void ts__filling_cut_tombs(ts__filling *f, uint64_t cut)
 		f->tomb.since = cut > f->tomb.since ? cut : f->tomb.since;
 		f->tomb.rows = (uint64_t)k;
 	}
+}
+
+int ts__filling_freeze(ts__filling *f, uint64_t born)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].born == born) {
+			f->work[i].flags |= TS_ROOT_FROZEN;
+			return 1;
+		}
+	return 0;
 }

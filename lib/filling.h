@@ -38,6 +38,7 @@ typedef struct ts__filling {
 	 * again is no duplicate (insert.c sets it for the batch). */
 	int (*hidden)(void *arg, const unsigned char *key, size_t klen, uint64_t row_lsn);
 	void *hidden_arg;
+	uint64_t refreeze;       /* TS_FILLING_REFREEZE's tree */
 } ts__filling;
 
 /* Set up from the log's newest commit (after recovery); the trees count
@@ -65,7 +66,16 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 /* (A key found in a tree whose row f->hidden says is deleted is no
  * duplicate: when that tree is its period's working one, it is frozen
  * in the batch and the row goes to a new tree of the period, so that the
- * tree holding the deleted row stays as its tombstone applies to it.) */
+ * tree holding the deleted row stays as its tombstone applies to it.
+ * When that tree already took rows of the batch, nothing is inserted and
+ * TS_FILLING_REFREEZE is returned with f->refreeze naming the tree: the
+ * caller aborts the batch, freezes the tree (ts__filling_freeze) and
+ * makes the batch again.) */
+#define TS_FILLING_REFREEZE 2
+
+/* Mark the tree named born frozen in the working roots (the batch about
+ * to begin commits it).  Returns whether it was there. */
+int ts__filling_freeze(ts__filling *f, uint64_t born);
 
 /* ts__root.last of a tree the batch in progress added rows to. */
 #define TS_ROOT_LAST_BATCH UINT64_MAX

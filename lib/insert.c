@@ -34,6 +34,7 @@
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
@@ -211,9 +212,13 @@ static int duplicate_row(ts_table *t, const ts__schema *s, uint64_t lsn,
 	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
 }
 
+/* insert_row's answer when the batch must be made again with a tree
+ * frozen from its start (filling.h, TS_FILLING_REFREEZE). */
+#define INSERT_REFREEZE 2
+
 /* Check, encode, log and index one row.  Returns 0 (stored), 1 (a
- * duplicate the table's policy skips: nothing of it is left) or an
- * error. */
+ * duplicate the table's policy skips: nothing of it is left),
+ * INSERT_REFREEZE or an error. */
 static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
                       const ts_value *in, ts_value *vals, int64_t now)
 {
@@ -241,7 +246,7 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v,
 		dup = 0; /* on disk: no filling row to name */
 	if (rc == 1 || rc == TS_EDUPKEY)
 		return duplicate_row(t, s, lsn, logged, klen, dup);
-	return rc;
+	return rc == TS_FILLING_REFREEZE ? INSERT_REFREEZE : rc;
 }
 
 /* The schema of version (0: the current one) for rows given to t; t->mu
@@ -273,13 +278,31 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v,
 	int deletes = t->desc->ntombs || t->fill.nlt;
 	t->fill.hidden = deletes ? tree_row_deleted : NULL;
 	t->fill.hidden_arg = t;
+	uint64_t *refrozen = NULL; /* trees frozen before the batch is made again */
+	size_t nrefrozen = 0;
 	int rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++) {
-		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0)
+		if ((rc = insert_row(t, s, v, rows + i * (size_t)v->ncols, vals, now)) < 0) {
 			rc = ts__context(rc, "row %zu", i);
-		else if (rc == 1)
+		} else if (rc == 1) {
 			rc = 0, (*skipped)++;
+		} else if (rc == INSERT_REFREEZE) { /* again, those trees frozen first */
+			ts__filling_abort(&t->fill);
+			uint64_t *g = realloc(refrozen, (nrefrozen + 1) * sizeof *g);
+			if (!g) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			refrozen = g;
+			refrozen[nrefrozen++] = t->fill.refreeze;
+			for (size_t k = 0; k < nrefrozen; k++)
+				ts__filling_freeze(&t->fill, refrozen[k]);
+			*skipped = 0;
+			i = (size_t)-1;
+			rc = ts__filling_begin(&t->fill);
+		}
 	}
+	free(refrozen);
 	if (rc == 0 && *skipped < nrows)
 		return ts__filling_commit(&t->fill, nrows - *skipped, now);
 	ts__filling_abort(&t->fill);

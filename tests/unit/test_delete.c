@@ -224,6 +224,35 @@ static void delete_prefix_in_tree(void **state)
 	free(m.rows);
 }
 
+/* A batch inserting a new key of a tree, then a deleted key of the same
+ * tree: the tree must not take rows of the batch that begins the next
+ * tree (invariant V, which ts_check verifies once it is flushed), so the
+ * batch is made again with the tree frozen first. */
+static void reinsert_in_same_batch_keeps_v(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	box b = {"a", "a", 0, 0, NOW - HOUR + 5 * SEC, NOW - HOUR + 6 * SEC};
+	delete_box(e, &m, &b);
+	test_row rows[3] = {{"a", NOW - HOUR + 20 * SEC, 2, 2000},
+	                    {"a", NOW - HOUR + 5 * SEC, 2, 2001},
+	                    {"b", NOW - HOUR, 2, 2002}};
+	assert_int_equal(ts_test_insert_m(e->t, rows, 3), 0);
+	ts_test_model_add(&m, rows, 3);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
+	expect(e, &m);
+	check_ok(e);
+	/* the deleted key is live again: a duplicate now */
+	assert_int_equal(ts_test_insert_m(e->t, &rows[1], 1), TS_EDUPKEY);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, &m);
+	check_ok(e);
+	ts_test_env_reopen(e);
+	expect(e, &m);
+	free(m.rows);
+}
+
 static void delete_time_range_in_tablets(void **state)
 {
 	ts_test_env *e = *state;
@@ -717,6 +746,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(delete_prefix_in_tree, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(reinsert_in_same_batch_keeps_v, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(delete_time_range_in_tablets, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(tree_rows_newer_than_delete_survive, setup,
