@@ -1,6 +1,7 @@
 /*
  * descriptor.h -- a table's DESCRIPTOR: its schema versions, TTL,
- * duplicate policy, on-disk tablets and the log position flushed through.
+ * duplicate policy, on-disk tablets, the log position flushed through,
+ * and (format 5) the tombstones flushes moved out of the log.
  *
  * The descriptor is the table's root of truth: it is only ever replaced
  * whole (fsutil.h's stage + commit), so a crash leaves either the old or

@@ -8,6 +8,9 @@
  * commit.  ts__filling_commit writes `work` into a commit record and
  * copies it to `committed`; ts__filling_abort copies `committed` back, so
  * a failed batch leaves no trace.  All calls need the table's mutex.
+ * Deletes add to a batch a tombstone record (ts__filling_tombstone):
+ * the tombstone root, which every commit names after the trees
+ * (tombstone.h), is kept beside the roots the same way.
  */
 #ifndef TS_FILLING_H
 #define TS_FILLING_H

@@ -11,6 +11,14 @@
  * key); and, for aggregates, blocks whose rows all fall in one group and
  * one window, which are handed up as their footer statistics instead
  * (BTrDB's precomputed summaries).
+ *
+ * Deletes (tombstone.h): in a shadowing snapshot, each stream selects
+ * when it opens the tombstones that may hide its rows (newer than the
+ * tablet's hi or the tree's born, meeting its keys and times) and, per
+ * tablet block, those meeting the block; a row one of them hides (a
+ * tree's by its row record's LSN) is skipped, and a block one of them
+ * meets is never handed up as its summary.  With no tombstone, nothing
+ * of this runs.
  */
 #ifndef TS_SCAN_H
 #define TS_SCAN_H
