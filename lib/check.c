@@ -508,7 +508,7 @@ static int check_tombs(ts__log *log, const ts__descriptor *d, const ts__commit *
 	ts__tomb *v = NULL;
 	int n = 0, cap = 0;
 	ts__commit_root(cm, cm->nroots, &r);
-	if (r.root && !(d->flags & TS_DESC_TOMBSTONES_LOGGED)) {
+	if (!(d->flags & TS_DESC_TOMBSTONES_LOGGED)) {
 		snprintf(why, size, "the commit at %" PRIu64 " names tombstones but the descriptor "
 		         "does not say the log holds any", cm->lsn);
 		return -1;

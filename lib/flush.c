@@ -435,9 +435,6 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
 			ts__descriptor_drop_tomb(d, i);
 		else
 			i++;
-	/* deletes take desc_mu (delete.c): none is in the log but these */
-	if (rc == 0 && d->ntombs == 0)
-		d->flags &= ~TS_DESC_TOMBSTONES_LOGGED;
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
 		goto out;
@@ -452,9 +449,19 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
 		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
 	if (rc == 0)
 		rc = ts__log_release(t->log, flushed);
+	int spent = rc == 0 && t->desc->ntombs == 0 && t->fill.tomb.root == 0 &&
+	            (t->desc->flags & TS_DESC_TOMBSTONES_LOGGED);
 	pthread_mutex_unlock(&t->mu);
 	if (rc == 0)
 		rc = ts__log_sync_dir(t->log);
+	/* No tombstone left, and no commit names one since the one above:
+	 * the older formats again (deletes take desc_mu, delete.c, so none
+	 * comes in meanwhile).  Never before that commit: a build that knows
+	 * no tombstones would take the root of the chain for a tree. */
+	if (spent && (rc = ts__descriptor_clone(t->desc, &d)) == 0) {
+		d->flags &= ~TS_DESC_TOMBSTONES_LOGGED;
+		rc = ts__table_install_descriptor(t, d);
+	}
 	*clean = rc == 0 && flushed >= fresh;
 out:
 	ts__table_desc_end(t);
