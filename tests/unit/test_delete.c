@@ -455,6 +455,9 @@ static void readonly_handle_sees_deletes(void **state)
 	assert_int_equal(ts_open(e->dir, &o, &ro), 0);
 	assert_int_equal(ts_table_open(ro, "m", &rt), 0);
 	assert_int_equal(ts_test_count_rows(rt), 30);
+	ts_query everything = {0};
+	assert_int_equal(ts_delete(rt, &everything, NULL, NULL), TS_EREADONLY);
+	assert_int_equal(ts_purge(rt, NULL, NULL), TS_EREADONLY);
 	box b = {"a", "a", 0, 0, NOW - HOUR + 5 * SEC, NOW - HOUR + 15 * SEC};
 	delete_box(e, &m, &b);
 	assert_int_equal(ts_test_count_rows(rt), 20);
