@@ -108,8 +108,8 @@ void ts__tomb_log_write(unsigned char *p, const ts__tomb *t, ts__lsn prev, ts__l
 }
 
 /* Whether the bounds' lengths agree with the flags: a bound present has
- * a key (at least its ts: 8 bytes... or a prefix of leading columns, at
- * least one byte), an absent one none. */
+ * 1 to TS_KEY_MAX bytes (a whole key, or leading columns of one), an
+ * absent one none and no strictness. */
 static int bounds_sound(uint32_t flags, uint32_t lolen, uint32_t hilen)
 {
 	if (flags & ~TS_TOMB_FLAGS_ALL)
