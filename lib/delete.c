@@ -15,10 +15,12 @@
  * the descriptor that may clear that flag, never clears it under a
  * tombstone it does not know.
  *
- * *deleted is TS_COUNT_UNKNOWN: an exact count must see the rows the
- * delete hides as of its commit, which only a read under the writer's
- * lock could give (a snapshot taken before misses rows inserted before
- * the commit); the delete stays O(tombstone) instead.
+ * *deleted is exact: the rows are counted on a snapshot taken under the
+ * writer's lock, just before the commit, where on-disk blocks lying
+ * wholly in the range count as their statistics say; a count that would
+ * look at more than COUNT_BUDGET rows (a large range of filling rows, or
+ * of blocks the range cuts) is given up (TS_COUNT_UNKNOWN), so that the
+ * delete stays short and inserts wait for it little.
  *
  * A purge erases: (1) every filling tree is flushed (flushes leave out
  * the rows tombstones hide), (2) every on-disk tablet one of the purged
@@ -39,6 +41,7 @@
 #include "flush.h"
 #include "handle.h"
 #include "merge.h"
+#include "scan.h"
 #include "tabledesc.h"
 #include "tombstone.h"
 
@@ -87,6 +90,50 @@ static int flag_logged(ts_table *t)
 	return ts__table_install_descriptor(t, d);
 }
 
+/* Rows looked at, at most, to count what a delete covers: past them the
+ * count is not cheap (it holds the writer's lock), and is given up. */
+#define COUNT_BUDGET 65536
+
+/*
+ * The rows of q visible now (past the TTL left out): a scan of a
+ * snapshot taken under the writer's lock (t->mu is held: no commit comes
+ * between it and the delete's), where blocks of on-disk tablets lying
+ * wholly inside the range and met by no tombstone count as their
+ * statistics say, without being read.  *n becomes TS_COUNT_UNKNOWN when
+ * that would look at more than COUNT_BUDGET rows.  Returns 0 or an
+ * error of the scan.
+ */
+static int count_covered(ts_table *t, const ts_query *q, uint64_t *n)
+{
+	ts__scan sc;
+	ts__range r;
+	const ts__src *src;
+	uint64_t scanned = 0, summarised, rows = 0;
+	*n = TS_COUNT_UNKNOWN;
+	int rc = ts__scan_begin(&sc, t), more = 0;
+	if (rc < 0)
+		return rc;
+	ts__range_init(&r);
+	ts__summary_rule rule = {sc.snap.schema, 0, INT64_MAX};
+	rc = ts__range_of_query(&r, sc.snap.schema, q, sc.snap.expiry);
+	if (rc == 0)
+		rc = ts__scan_start(&sc, &r, 0, &rule);
+	while (rc == 0 && (more = ts__scan_next(&sc, &src)) == 1) {
+		rows += src->summary ? src->tab->blocks[src->block].rows : 1;
+		if (rows % 1024 == 0 &&
+		    (ts__scan_counts(&sc, &scanned, &summarised), scanned > COUNT_BUDGET))
+			break;
+	}
+	if (rc == 0 && more < 0)
+		rc = more;
+	ts__scan_counts(&sc, &scanned, &summarised);
+	if (rc == 0 && scanned <= COUNT_BUDGET)
+		*n = rows;
+	ts__scan_close(&sc);
+	ts__range_free(&r);
+	return rc;
+}
+
 /* Commit tomb as a batch of its own; t->mu is held. */
 static int commit_tomb(ts_table *t, const ts__tomb *tomb, uint64_t *version)
 {
@@ -128,8 +175,11 @@ int ts__delete(ts_table *t, const ts_query *q, uint64_t *deleted, uint64_t *tabl
 			*table_version = t->log ? ts__log_head(t->log) : 0;
 		} else {
 			tomb_of_range(&r, &tomb);
-			rc = commit_tomb(t, &tomb, table_version);
-			*deleted = TS_COUNT_UNKNOWN;
+			uint64_t n = TS_COUNT_UNKNOWN;
+			if (count_covered(t, q, &n) < 0)
+				n = TS_COUNT_UNKNOWN; /* the count only: the delete goes on */
+			if ((rc = commit_tomb(t, &tomb, table_version)) == 0)
+				*deleted = n;
 		}
 		if (rc == 0 && !r.empty && t->db->opts.sync == TS_SYNC_COMMIT &&
 		    (rc = ts__log_sync(t->log)) < 0)
