@@ -29,8 +29,9 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 	return max_ts < r->tmin || min_ts > r->tmax;
 }
 
-/* Select the snapshot's tombstones that may hide rows of the source:
- * newer than vmin, meeting its keys and times.  Returns 0 or TS_ENOMEM. */
+/* Select the snapshot's tombstones that may hide rows of the source in
+ * the stream's range: newer than vmin, meeting its keys and times and
+ * the range's.  Returns 0 or TS_ENOMEM. */
 static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t flen,
                         const void *last, size_t llen, int64_t min_ts, int64_t max_ts)
 {
@@ -41,6 +42,15 @@ static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t f
 		src->tombs = NULL;
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
+	/* only what the read asks for: the range's bounds narrow the span
+	 * (a bound passed for a span's end is conservative either way) */
+	const ts__range *r = src->range;
+	if (r->has_lo && (!first || ts__key_cmp(r->lo.data, r->lo.len, first, flen) > 0))
+		first = r->lo.data, flen = r->lo.len;
+	if (r->has_hi && (!last || ts__key_cmp(r->hi.data, r->hi.len, last, llen) < 0))
+		last = r->hi.data, llen = r->hi.len;
+	min_ts = r->tmin > min_ts ? r->tmin : min_ts;
+	max_ts = r->tmax < max_ts ? r->tmax : max_ts;
 	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
 	                               max_ts, src->tombs);
 	src->btombs = src->tombs + s->ntombs;
