@@ -57,6 +57,25 @@ static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t f
 	return 0;
 }
 
+/* Whether one of v[0..*n) hides the current row of src (a tree's row
+ * record at lsn; 0: a tablet's).  The stream's keys only grow (shrink,
+ * descending): a tombstone whose keys the row is past can hide no later
+ * row, and leaves v -- so many tombstones over distinct keys cost a
+ * stream about one test per row each, not one per row and tombstone. */
+static int hidden(const ts__src *src, const ts__tomb **v, int *n, uint64_t lsn)
+{
+	int k = 0, hit = 0;
+	for (int i = 0; i < *n; i++) {
+		const ts__tomb *t = v[i];
+		if (ts__tomb_passed(t, src->key, src->klen, src->desc))
+			continue;
+		v[k++] = t;
+		hit = hit || ((!lsn || lsn < t->version) && ts__tomb_covers(t, src->key, src->klen));
+	}
+	*n = k;
+	return hit;
+}
+
 static void free_tombs(ts__src *src)
 {
 	if (src->tombs != src->tomb_mem)
@@ -169,8 +188,7 @@ static int tree_next(ts__src *src)
 			return rc;
 		if ((rc = judge(src)) == PAST)
 			return 0;
-		if (rc == IN && src->ntombs &&
-		    ts__tombs_hide(src->tombs, src->ntombs, src->key, src->klen, lsn)) {
+		if (rc == IN && src->ntombs && hidden(src, src->tombs, &src->ntombs, lsn)) {
 			src->hidden++;
 			continue;
 		}
@@ -588,8 +606,7 @@ static int tablet_next(ts__src *src)
 				if (!src->time_inside &&
 				    ((ts = ts__key_ts(src->key, src->klen)) < r->tmin || ts > r->tmax))
 					continue;
-				if (src->nbtombs &&
-				    ts__tombs_hide(src->btombs, src->nbtombs, src->key, src->klen, 0)) {
+				if (src->nbtombs && hidden(src, src->btombs, &src->nbtombs, 0)) {
 					src->hidden++;
 					continue;
 				}

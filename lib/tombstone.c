@@ -40,6 +40,11 @@ int ts__tomb_covers(const ts__tomb *t, const void *key, size_t klen)
 	return ts >= t->tmin && ts <= t->tmax && above_lo(t, key, klen) && below_hi(t, key, klen);
 }
 
+int ts__tomb_passed(const ts__tomb *t, const void *key, size_t klen, int desc)
+{
+	return desc ? !above_lo(t, key, klen) : !below_hi(t, key, klen);
+}
+
 int ts__tomb_meets(const ts__tomb *t, const void *first, size_t flen, const void *last,
                    size_t llen, int64_t min_ts, int64_t max_ts)
 {

@@ -66,6 +66,11 @@ int ts__tomb_covers(const ts__tomb *t, const void *key, size_t klen);
 int ts__tomb_meets(const ts__tomb *t, const void *first, size_t flen, const void *last,
                    size_t llen, int64_t min_ts, int64_t max_ts);
 
+/* Whether key[0..klen) lies past t's keys in a stream's direction:
+ * above its upper bound (ascending, desc 0) or below its lower bound
+ * (descending); then no later key of the stream can be in t's box. */
+int ts__tomb_passed(const ts__tomb *t, const void *key, size_t klen, int desc);
+
 /* Copy src into dst, owning its bounds.  Returns 0 or TS_ENOMEM. */
 int ts__tomb_copy(ts__tomb *dst, const ts__tomb *src);
 /* Free what dst owns. */
