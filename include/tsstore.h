@@ -980,10 +980,12 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
  * log segments that hold them, so that when it returns no live file of
  * the database holds their bytes (a snapshot taken before, and the
  * cursors on it, keep what they read until closed; backups are the
- * operator's).  A crash during a purge leaves the table as before it or
- * as after it, and ts_check passes either way.  table_version: as
- * ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY; TS_ECLOSED; TS_ENOSPC;
- * TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to rewrite is damaged.
+ * operator's).  Each delete whose range meets range is purged whole,
+ * and its tombstone dropped.  A crash during a purge leaves the table as
+ * before it or as after it, and ts_check passes either way.
+ * table_version: as ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY;
+ * TS_ECLOSED; TS_ENOSPC; TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to
+ * rewrite is damaged.
  */
 TS_EXTERN int ts_purge(ts_table *table, const ts_query *range, uint64_t *table_version);
 
