@@ -539,7 +539,8 @@ soak: $(B)/tests/soak $(B)/bin/tsstored
 # make corrections-diff: the long mode of the corrections' differential
 # test against SQLite (tests/unit/test_corrections_diff.c; make check runs
 # its quick size): SCALE times as many steps, SEED= another base seed,
-# MODE=today only the API built before issue 28.
+# MODE=today only the API built before issue 28, MODE=replace or
+# MODE=delete that and one part of the corrections.
 CORRECTIONS_DIFF_SCALE ?= 10
 corrections-diff: $(B)/tests/test_corrections_diff
 	TSSTORE_DIFF_SCALE=$(or $(SCALE),$(CORRECTIONS_DIFF_SCALE)) \

@@ -42,9 +42,12 @@
  *     ts_insert_policy, ts_delete or ts_purge answers TS_ENOTSUP fails
  *     loudly: the corrections this test is for are not built.
  *   - "today": only what was built before issue 28 -- reject and ignore
- *     through ts_insert_counted and ts_alter_on_duplicate, flushes,
+ *     through ts_insert_versioned and ts_alter_on_duplicate, flushes,
  *     merges, reopens and the reads; the replace case is skipped.  It
  *     validates the harness itself.
+ *   - "replace": today's, plus the policy replace and ts_insert_policy;
+ *     "delete": today's, plus ts_delete and ts_purge (each part alone,
+ *     on a build that has only that part).
  *
  * Reproducing: each case prints its seed; a mismatch prints the seed, the
  * step, the request and the first differing rows, and TSSTORE_DIFF_TRACE=1
@@ -109,11 +112,23 @@ static int env_int(const char *name, int dflt)
 	return s && *s ? atoi(s) : dflt;
 }
 
-/* Whether only the API built before issue 28 is used. */
-static int today_mode(void)
+/* What a run uses (TSSTORE_DIFF_MODE): the API built before issue 28,
+ * and which parts of the corrections. */
+enum { USE_REPLACE = 1, USE_DELETE = 2, USE_ALL = USE_REPLACE | USE_DELETE };
+
+static int run_mode(void)
 {
 	const char *s = getenv("TSSTORE_DIFF_MODE");
-	return s && strcmp(s, "today") == 0;
+	if (!s || !*s || strcmp(s, "full") == 0)
+		return USE_ALL;
+	if (strcmp(s, "today") == 0)
+		return 0;
+	if (strcmp(s, "replace") == 0)
+		return USE_REPLACE;
+	if (strcmp(s, "delete") == 0)
+		return USE_DELETE;
+	fail_msg("TSSTORE_DIFF_MODE=%s: want full, today, replace or delete", s);
+	return USE_ALL;
 }
 
 /* ---- the table ---- */
@@ -142,7 +157,7 @@ static const struct col table_cols[] = {
 typedef struct diff {
 	const char *name; /* the case */
 	uint64_t seed;
-	int today;        /* today_mode() */
+	int use;          /* run_mode(): USE_* */
 	char *dir;
 	ts_db *db;
 	ts_table *t;
@@ -1269,7 +1284,7 @@ static void not_built(diff *d, const char *call, int rc)
 	if (rc != TS_ENOTSUP)
 		return;
 	fail_msg("%s: %s answers ENOTSUP (%s): the corrections of issue 28 are not built; "
-	         "TSSTORE_DIFF_MODE=today runs only what is", d->name, call, ts_errmsg(NULL));
+	         "TSSTORE_DIFF_MODE=today (or replace, delete) runs only what is", d->name, call, ts_errmsg(NULL));
 }
 
 static void diff_start(diff *d, const char *name, ts_on_duplicate policy, uint64_t salt)
@@ -1277,12 +1292,13 @@ static void diff_start(diff *d, const char *name, ts_on_duplicate policy, uint64
 	ts_column cols[MAXCOLS];
 	const char *key[] = {"site", "dev", "ts"};
 	d->name = name;
-	d->today = today_mode();
+	d->use = run_mode();
 	d->seed = base_seed() ^ (salt * UINT64_C(0x9E3779B97F4A7C15));
 	rng = d->seed ? d->seed : 1;
 	d->trace = env_int("TSSTORE_DIFF_TRACE", 0);
-	print_message("%s: case seed 0x%016" PRIx64 " (base TSSTORE_DIFF_SEED=0x%" PRIx64 "), %s mode\n",
-	              name, d->seed, base_seed(), d->today ? "today's" : "full");
+	print_message("%s: case seed 0x%016" PRIx64 " (base TSSTORE_DIFF_SEED=0x%" PRIx64
+	              "), replace %s, delete %s\n", name, d->seed, base_seed(),
+	              d->use & USE_REPLACE ? "on" : "off", d->use & USE_DELETE ? "on" : "off");
 	d->now = NOW0;
 	d->ncols = NCOLS;
 	d->nkey = NKEY;
@@ -1379,7 +1395,7 @@ static void check_version(diff *d, const char *call, uint64_t v, int committed)
 static void insert_batch(diff *d)
 {
 	int how = TS_ON_DUPLICATE_TABLE;
-	if (!d->today && chance(50))
+	if ((d->use & USE_REPLACE) && chance(50))
 		how = (int)below(3);
 	int eff = how == TS_ON_DUPLICATE_TABLE ? (int)d->policy : how;
 	int nrows = 1 + (int)below(chance(15) ? 300 : 40);
@@ -1421,7 +1437,7 @@ static void insert_batch(diff *d)
 	size_t ignored = 0;
 	uint64_t version = 0;
 	int rc;
-	if (how != TS_ON_DUPLICATE_TABLE || (!d->today && chance(50))) {
+	if (how != TS_ON_DUPLICATE_TABLE || ((d->use & USE_REPLACE) && chance(50))) {
 		rc = ts_insert_policy(d->t, 0, how, bb.rows, (size_t)(nrows + bad), &ignored, &version);
 		not_built(d, "ts_insert_policy", rc);
 	} else {
@@ -1587,7 +1603,7 @@ static void reopen(diff *d)
 
 static void alter_policy(diff *d)
 {
-	int n = d->today ? 2 : 3;
+	int n = d->use & USE_REPLACE ? 3 : 2;
 	ts_on_duplicate p = (ts_on_duplicate)(((int)d->policy + 1 + (int)below((uint64_t)n - 1)) % n);
 	snprintf(d->what, sizeof d->what, "ts_alter_on_duplicate %s", policy_name(p));
 	trace(d);
@@ -1671,8 +1687,8 @@ static int teardown(void **state)
 static void one_step(diff *d)
 {
 	int r = (int)below(100);
-	if (d->today && r >= 50 && r < 63)
-		r = 0; /* no deletes or purges today */
+	if (!(d->use & USE_DELETE) && r >= 50 && r < 63)
+		r = 0; /* no deletes or purges */
 	if (r < 50)
 		insert_batch(d);
 	else if (r < 60)
@@ -1697,8 +1713,8 @@ static void one_step(diff *d)
 
 static void run_case(diff *d, const char *name, ts_on_duplicate policy, uint64_t salt)
 {
-	if (today_mode() && policy == TS_ON_DUPLICATE_REPLACE)
-		skip(); /* replace is not in today's API */
+	if (!(run_mode() & USE_REPLACE) && policy == TS_ON_DUPLICATE_REPLACE)
+		skip(); /* the mode leaves replace out */
 	diff_start(d, name, policy, salt);
 	int steps = STEPS * env_int("TSSTORE_DIFF_SCALE", 1);
 	for (d->step = 0; d->step < steps; d->step++) {
@@ -1723,10 +1739,10 @@ static void run_case(diff *d, const char *name, ts_on_duplicate policy, uint64_t
 	assert_true(d->batches[0] > 0 && d->batches[1] > 0);
 	assert_true(d->rejected > 0 && d->ignored > 0);
 	assert_true(d->merges > 0 && d->reopens > 0);
-	if (!d->today) {
+	if (d->use & USE_REPLACE)
 		assert_true(d->batches[2] > 0 && d->replaced > 0);
+	if (d->use & USE_DELETE)
 		assert_true(d->deletes > 0 && d->deleted > 0 && d->purges > 0);
-	}
 }
 
 static void corrections_diff_reject(void **state)
