@@ -64,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include <cmocka.h>
 
@@ -180,9 +181,10 @@ typedef struct diff {
 	char history[8][512]; /* the last steps, for a mismatch's message */
 	int trace;
 	int64_t returned;
+	int sqlmod;       /* the SQLite module's virtual table v is there */
 	/* what the case did, checked at the end */
 	long batches[3], rejected, ignored, replaced, deletes, deleted, counted, purges,
-	    flushes, merges, reopens, alters, full_passes;
+	    flushes, merges, reopens, alters, full_passes, sql_reads;
 } diff;
 
 static int64_t diff_clock(void *arg)
@@ -508,7 +510,7 @@ static const char *sql_type(ts_type t)
 typedef struct sqlbuf {
 	char s[8192];
 	text t;
-	ts_value bind[8 * MAXKEY];
+	ts_value bind[32 * MAXKEY]; /* module_read repeats a selection six times */
 	int nbind;
 } sqlbuf;
 
@@ -1311,6 +1313,8 @@ static void not_built(diff *d, const char *call, int rc)
 	         "TSSTORE_DIFF_MODE=today (or replace, delete) runs only what is", d->name, call, ts_errmsg(NULL));
 }
 
+static void attach_module(diff *d);
+
 static void diff_start(diff *d, const char *name, ts_on_duplicate policy, uint64_t salt)
 {
 	ts_column cols[MAXCOLS];
@@ -1348,6 +1352,7 @@ static void diff_start(diff *d, const char *name, ts_on_duplicate policy, uint64
 	create_sql(d);
 	prepare_sql(d);
 	open_reader(d);
+	attach_module(d);
 }
 
 /* ---- the steps ---- */
@@ -1640,6 +1645,70 @@ static void alter_policy(diff *d)
 	d->alters++;
 }
 
+/* The SQLite module (sqlite/vtab.c), built beside the tests as
+ * ../libtsstore_sqlite.so: the table as the virtual table v of the
+ * oracle's own connection, read-only beside the writer.  Left out, with a
+ * message, when this build has no module. */
+static void attach_module(diff *d)
+{
+	char exe[4096], so[4200], *err = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(so, sizeof so, "%s/../libtsstore_sqlite.so", exe);
+	if (access(so, R_OK) != 0 || sqlite3_enable_load_extension(d->sq, 1) != SQLITE_OK ||
+	    sqlite3_load_extension(d->sq, so, NULL, &err) != SQLITE_OK) {
+		print_message("%s: no SQL module (%s): its reads are left out\n", d->name,
+		              err ? err : so);
+		sqlite3_free(err);
+		return;
+	}
+	sqlbuf b;
+	sq_init(&b);
+	tx_add(&b.t, "CREATE VIRTUAL TABLE temp.v USING tsstore(path='%s', table='t')", d->dir);
+	sql_exec(d, b.s);
+	d->sqlmod = 1;
+}
+
+/* The rows of the selection q (prefix, bounds, time range) read through
+ * the module and from the oracle must be the same: none in one and not
+ * in the other, as many in each. */
+static void module_read(diff *d, const ts_query *q)
+{
+	sqlbuf b;
+	rowset rs;
+	ts_type types[3] = {TS_INT64, TS_INT64, TS_INT64};
+	describe_query(d, q, " through the SQL module");
+	trace(d);
+	sq_init(&b);
+	tx_add(&b.t, "SELECT (SELECT count(*) FROM (SELECT * FROM v WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, " EXCEPT SELECT * FROM t WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, ")), (SELECT count(*) FROM (SELECT * FROM t WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, " EXCEPT SELECT * FROM v WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, ")), (SELECT count(*) FROM v WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, ") - (SELECT count(*) FROM t WHERE 1");
+	sq_range(&b, d, q);
+	tx_add(&b.t, ")");
+	sql_rows(d, &b, types, 3, &rs);
+	const ts_value *r = rs_row(&rs, 0);
+	if (r[0].v.i || r[1].v.i || r[2].v.i)
+		mismatch(d, "%" PRId64 " rows through the module are not in SQLite, %" PRId64
+		         " of SQLite's are not through the module, counts differ by %" PRId64,
+		         r[0].v.i, r[1].v.i, r[2].v.i);
+	rs_free(&rs);
+	d->sql_reads++;
+}
+
 /* ---- the reads ---- */
 
 static void random_read(diff *d)
@@ -1673,6 +1742,14 @@ static void full_pass(diff *d)
 	d->qt = d->t;
 	for (int i = 0; i < FULL_READS; i++)
 		random_read(d);
+	if (d->sqlmod) {
+		memset(&g, 0, sizeof g);
+		module_read(d, &g.q);
+		for (int i = 0; i < 4; i++) {
+			gen_range(d, &g);
+			module_read(d, &g.q);
+		}
+	}
 	d->full_passes++;
 }
 
@@ -1755,10 +1832,10 @@ static void run_case(diff *d, const char *name, ts_on_duplicate policy, uint64_t
 	print_message("%s: %" PRId64 " rows, batches reject/ignore/replace %ld/%ld/%ld (%ld refused, "
 	              "%ld rows ignored, %ld replaced), %ld deletes of %ld rows (%ld counted), "
 	              "%ld purges, %ld flushes, %ld merges, %ld reopens, %ld policy changes, "
-	              "%ld requests\n",
+	              "%ld requests, %ld of them through the SQL module\n",
 	              name, d->nrows, d->batches[0], d->batches[1], d->batches[2], d->rejected,
 	              d->ignored, d->replaced, d->deletes, d->deleted, d->counted, d->purges,
-	              d->flushes, d->merges, d->reopens, d->alters, d->nreq);
+	              d->flushes, d->merges, d->reopens, d->alters, d->nreq, d->sql_reads);
 	/* the test must have produced the states it claims to cover */
 	assert_true(d->batches[0] > 0 && d->batches[1] > 0);
 	assert_true(d->rejected > 0 && d->ignored > 0);
