@@ -1516,12 +1516,18 @@ static void gen_range(diff *d, qgen *g)
 			q->upper_exclusive = chance(50);
 		}
 	}
-	if (r >= 18 && chance(50))
+	if (r == 19 && chance(20))
 		return; /* everything */
-	if (r >= 14 || chance(60)) {
-		gen_time_range(d, q);
-		if (q->has_from && q->has_to && chance(50) && q->from > INT64_MIN)
-			q->to = q->from + (chance(50) ? HOUR : DAY); /* a host's hour or day */
+	if (r >= 14 || chance(80)) {
+		static const int64_t widths[] = {MINUTE, 20 * MINUTE, HOUR, 4 * HOUR, DAY};
+		if (chance(25)) {
+			gen_time_range(d, q); /* open-ended too */
+		} else {
+			q->has_from = q->has_to = 1;
+			q->from = gen_query_ts(d);
+			q->to = q->from + widths[below(COUNT(widths))];
+			q->to_inclusive = chance(30);
+		}
 	}
 }
 
@@ -1788,15 +1794,15 @@ static int teardown(void **state)
 static void one_step(diff *d)
 {
 	int r = (int)below(100);
-	if (!(d->use & USE_DELETE) && r >= 50 && r < 63)
+	if (!(d->use & USE_DELETE) && r >= 50 && r < 61)
 		r = 0; /* no deletes or purges */
 	if (r < 50)
 		insert_batch(d);
-	else if (r < 60)
+	else if (r < 58)
 		delete_range(d);
-	else if (r < 63)
+	else if (r < 61)
 		purge_range(d);
-	else if (r < 72)
+	else if (r < 71)
 		flush_some(d);
 	else if (r < 78)
 		merge_all(d);
