@@ -34,8 +34,13 @@
  * direction, projections, limits paged with ts_cursor_resume; ts_latest_open
  * per prefix; ts_aggregate_open with every function, windows and groups
  * (the expected answer computed in SQL).  A read-only handle on the same
- * directory stays open throughout and answers some of the reads.
- * Table versions returned by inserts, deletes and purges must grow.
+ * directory stays open throughout and answers some of the reads, and each
+ * full pass also reads a few selections through the SQLite module
+ * (sqlite/vtab.c, loaded into the oracle's connection as the virtual
+ * table v): SELECT ... FROM v EXCEPT SELECT ... FROM t must be empty both
+ * ways.  Table versions returned by inserts, deletes and purges must grow.
+ * Sequences that random runs found wrong are kept as fixed cases at the
+ * end (corrections_latest_after_replace).
  *
  * Modes (TSSTORE_DIFF_MODE):
  *   - "full" (the default): everything above.  A build in which
