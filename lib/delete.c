@@ -42,6 +42,7 @@
 #include "handle.h"
 #include "merge.h"
 #include "scan.h"
+#include "snapshot.h"
 #include "tabledesc.h"
 #include "tombstone.h"
 
@@ -134,6 +135,43 @@ static int count_covered(ts_table *t, const ts_query *q, uint64_t *n)
 	return rc;
 }
 
+/*
+ * Narrow tomb's ts interval to the timespans of the sources it can hide
+ * rows of: the tablets and trees of a snapshot taken now (t->mu is held:
+ * no commit comes between it and the delete's) whose timespans meet its
+ * own.  Every row it will ever hide is older than its version, hence in
+ * one of them, so it hides the same rows; but its box says when they
+ * lay, which ts_changes_open reports once flushes and merges have left
+ * the rows out (a delete of a host for all time reports the hours the
+ * host had, not all of time).  Left as it is when no source meets it, or
+ * the snapshot cannot be taken.
+ */
+static void narrow_tomb(ts_table *t, ts__tomb *tomb)
+{
+	ts__snapshot s;
+	if (ts__snapshot_take(t, &s) < 0) {
+		ts__clear_error();
+		return;
+	}
+	int64_t min = INT64_MAX, max = INT64_MIN;
+	for (int i = 0; i < s.ntablets; i++)
+		if (s.metas[i].min_ts <= tomb->tmax && s.metas[i].max_ts >= tomb->tmin) {
+			min = s.metas[i].min_ts < min ? s.metas[i].min_ts : min;
+			max = s.metas[i].max_ts > max ? s.metas[i].max_ts : max;
+		}
+	for (uint32_t i = 0; i < s.nroots; i++)
+		if (s.roots[i].root && s.roots[i].min_ts <= tomb->tmax &&
+		    s.roots[i].max_ts >= tomb->tmin) {
+			min = s.roots[i].min_ts < min ? s.roots[i].min_ts : min;
+			max = s.roots[i].max_ts > max ? s.roots[i].max_ts : max;
+		}
+	if (min <= max) {
+		tomb->tmin = min > tomb->tmin ? min : tomb->tmin;
+		tomb->tmax = max < tomb->tmax ? max : tomb->tmax;
+	}
+	ts__snapshot_release(&s);
+}
+
 /* Commit tomb as a batch of its own; t->mu is held. */
 static int commit_tomb(ts_table *t, const ts__tomb *tomb, uint64_t *version)
 {
@@ -175,6 +213,7 @@ int ts__delete(ts_table *t, const ts_query *q, uint64_t *deleted, uint64_t *tabl
 			*table_version = t->log ? ts__log_head(t->log) : 0;
 		} else {
 			tomb_of_range(&r, &tomb);
+			narrow_tomb(t, &tomb);
 			uint64_t n = TS_COUNT_UNKNOWN;
 			if (count_covered(t, q, &n) < 0)
 				n = TS_COUNT_UNKNOWN; /* the count only: the delete goes on */
