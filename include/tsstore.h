@@ -975,9 +975,12 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
 
 /*
  * ts_purge -- remove physically the rows deleted (and replaced) inside
- * range (NULL or zero-filled: the whole table): rewrite the on-disk
- * tablets that hold such rows, flush the filling tablets and release the
- * log segments that hold them, so that when it returns no live file of
+ * range (NULL or zero-filled: the whole table): flush the filling
+ * tablets, rewrite the on-disk tablets that hold such rows (in a table
+ * that may hold replaced rows, the tablets whose times meet range's and
+ * each other's are merged into one, which keeps each key's newest row)
+ * and release the log segments that hold them, so that when it returns
+ * no live file of
  * the database holds their bytes (a snapshot taken before, and the
  * cursors on it, keep what they read until closed; backups are the
  * operator's).  Each delete whose range meets range is purged whole,

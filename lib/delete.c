@@ -23,8 +23,12 @@
  * delete stays short and inserts wait for it little.
  *
  * A purge erases: (1) every filling tree is flushed (flushes leave out
- * the rows tombstones hide), (2) every on-disk tablet one of the purged
- * tombstones applies to is rewritten alone without them (merge.c), (3) a
+ * the rows tombstones hide, and a tree holds one row per key), (2) in a
+ * table that may hold replaced rows, every group of tablets whose
+ * timespans meet the range's (and each other's) is merged whole, which
+ * keeps the newest row of each key; then every on-disk tablet one of the
+ * purged tombstones applies to is rewritten alone without them
+ * (merge.c), (3) a
  * commit moves the log to a new segment and a DESCRIPTOR drops the
  * purged tombstones and releases every older segment (flush.c).  Each
  * step leaves a valid table that reads the same: a crash between them
@@ -290,9 +294,13 @@ int ts__purge(ts_table *t, const ts_query *q, uint64_t *table_version)
 		rc = ts__flush(t, INT64_MAX);
 	if (rc == 0 && !r.empty)
 		rc = purged(t, &r, upto, &gone, &ngone);
-	/* (2) the tablets they apply to */
-	if (rc == 0 && ngone)
-		rc = ts__merge_purge(t, gone, ngone, &rewritten);
+	/* (2) the tablets they apply to, and the groups of tablets that may
+	 * hold replaced rows of the range */
+	if (rc == 0 && !r.empty) {
+		ts__tomb box;
+		tomb_of_range(&r, &box);
+		rc = ts__merge_purge(t, &box, gone, ngone, &rewritten);
+	}
 	/* (3) the log, and the tombstones */
 	for (int i = 0; rc == 0 && !clean && i < SETTLE_ATTEMPTS; i++)
 		if ((rc = ts__flush_settle(t, gone, ngone, &clean)) == 0 && !clean)

@@ -726,13 +726,119 @@ int ts__merge(ts_table *t, int *merged, const ts__merge_yield *y)
  * before the tombstones were read can publish an output that still holds
  * their rows.  *rewritten counts the tablets.  Returns 0 or an error.
  */
-int ts__merge_purge(ts_table *t, const ts__tomb *gone, int ngone, int *rewritten)
+/* qsort of tablet metas by min_ts. */
+static int by_min_ts(const void *a, const void *b)
+{
+	const ts__tablet_meta *x = a, *y = b;
+	return x->min_ts < y->min_ts ? -1 : x->min_ts > y->min_ts;
+}
+
+/* qsort of tablet metas by version (lo, then hi): oldest first. */
+static int by_version(const void *a, const void *b)
+{
+	const ts__tablet_meta *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/*
+ * ts_purge's step for replaced rows (a table marked TS_DESC_REPLACED):
+ * a row shadowed by a newer source's row of its key lies in another
+ * tablet than the shadowing row, which a one-input rewrite cannot see.
+ * So the tablets are grouped by timespan (tablets whose timespans meet,
+ * transitively: two tablets that share a key share its ts), and each
+ * group of two tablets or more whose timespan meets box (the purge's
+ * range) is merged whole into one tablet, which keeps the newest row of
+ * each key (resolve) and drops those the tombstones hide.  A group is
+ * closed under "may share a key", so no tablet outside it meets the
+ * output in time: invariant V holds (the trees were all flushed before,
+ * and any tree begun since is newer than every tablet).  The output
+ * takes the longest period of its inputs, which holds the others (periods
+ * nest); a group that fits in no input's period is left alone.  merge_mu
+ * is held.  *merged counts the groups merged.
+ */
+static int purge_replaced(ts_table *t, const ts__tomb *box, int *merged)
+{
+	ts__tablet_meta *m = NULL;
+	int n = 0, rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	const ts__descriptor *d = t->desc;
+	int replaced = (d->flags & TS_DESC_REPLACED) != 0;
+	if (replaced && d->ntablets > 1) {
+		if (!(m = malloc((size_t)d->ntablets * sizeof *m)))
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		else
+			memcpy(m, d->tablets, (size_t)(n = d->ntablets) * sizeof *m);
+	}
+	ts__table_unlock(t);
+	if (rc < 0 || n < 2) {
+		free(m);
+		return rc;
+	}
+	qsort(m, (size_t)n, sizeof *m, by_min_ts);
+	for (int i = 0; rc == 0 && i < n;) {
+		int j = i + 1;
+		int64_t end = m[i].max_ts, start = m[i].min_ts;
+		while (j < n && m[j].min_ts <= end) {
+			end = m[j].max_ts > end ? m[j].max_ts : end;
+			j++;
+		}
+		int k = j - i, longest = i;
+		for (int x = i; x < j; x++)
+			if (m[x].period_end - m[x].period_start >
+			    m[longest].period_end - m[longest].period_start)
+				longest = x;
+		int fits = start >= m[longest].period_start && end < m[longest].period_end;
+		if (k >= 2 && fits && ts__tomb_meets(box, NULL, 0, NULL, 0, start, end)) {
+			struct plan p;
+			memset(&p, 0, sizeof p);
+			p.n = k;
+			p.replaced = 1;
+			p.period_start = m[longest].period_start;
+			p.period_len = m[longest].period_end - m[longest].period_start;
+			if (!(p.in = malloc((size_t)k * sizeof *p.in))) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			memcpy(p.in, m + i, (size_t)k * sizeof *p.in);
+			qsort(p.in, (size_t)k, sizeof *p.in, by_version);
+			for (int x = 0; x < k; x++)
+				p.bytes += p.in[x].bytes;
+			if ((rc = ts__table_lock(t)) == 0) {
+				p.expiry = ts__table_expiry(t, ts_now(t->db));
+				p.nversions = t->desc->nschemas;
+				if (!(p.versions = malloc((size_t)p.nversions * sizeof *p.versions)))
+					rc = ts__fail(TS_ENOMEM, "out of memory");
+				else
+					memcpy(p.versions, t->desc->schemas,
+					       (size_t)p.nversions * sizeof *p.versions);
+				p.id = ts__table_reserve_id(t);
+				if (rc == 0)
+					rc = ts__table_tombs(t, &p.tombs, &p.ntombs);
+				ts__table_unlock(t);
+			}
+			if (rc == 0 && (rc = run(t, &p)) == 0)
+				(*merged)++;
+			free(p.in);
+			free(p.versions);
+			ts__tombs_free(p.tombs, p.ntombs);
+		}
+		i = j;
+	}
+	free(m);
+	return rc;
+}
+
+int ts__merge_purge(ts_table *t, const ts__tomb *box, const ts__tomb *gone, int ngone,
+                    int *rewritten)
 {
 	int rc = 0, n = 0;
 	uint64_t *ids = NULL;
 	*rewritten = 0;
 	pthread_mutex_lock(&t->merge_mu);
-	if ((rc = ts__table_lock(t)) == 0) {
+	if ((rc = purge_replaced(t, box, rewritten)) == 0 && (rc = ts__table_lock(t)) == 0) {
 		const ts__descriptor *d = t->desc;
 		if (d->ntablets && !(ids = malloc((size_t)d->ntablets * sizeof *ids)))
 			rc = ts__fail(TS_ENOMEM, "out of memory");

@@ -824,6 +824,177 @@ static void purge_leaves_no_bytes(void **state)
 	free(m.rows);
 }
 
+/* ---- deletes and replacements together ---- */
+
+/* Table "r": (host string, ts; note string), policy replace. */
+static ts_table *open_r(ts_test_env *e)
+{
+	ts_column cols[] = {
+		{"host", TS_STRING, {TS_NONE, {0}}},
+		{"ts", TS_TIMESTAMP, {TS_NONE, {0}}},
+		{"note", TS_STRING, {TS_NONE, {0}}},
+	};
+	const char *key[] = {"host", "ts"};
+	ts_table *t;
+	assert_int_equal(ts_create_keyed(e->db, "r", cols, 3, key, 2, 0), 0);
+	assert_int_equal(ts_table_open(e->db, "r", &t), 0);
+	assert_int_equal(ts_alter_on_duplicate(t, TS_ON_DUPLICATE_REPLACE), 0);
+	return t;
+}
+
+/* Store (h, ts0 + i s, note) for i in [0, n) under replace. */
+static void put_r(ts_table *t, const char *h, int64_t ts0, int n, const char *note)
+{
+	ts_value v[3 * 64];
+	size_t ignored;
+	uint64_t version;
+	assert_true(n <= 64);
+	for (int i = 0; i < n; i++) {
+		v[3 * i] = ts_string(h);
+		v[3 * i + 1] = ts_timestamp(ts0 + i * SEC);
+		v[3 * i + 2] = ts_string(note);
+	}
+	if (ts_insert_policy(t, 0, TS_ON_DUPLICATE_REPLACE, v, (size_t)n, &ignored, &version) != 0)
+		fail_msg("insert: %s", ts_errmsg(NULL));
+}
+
+/* Delete h's rows with ts in [from, to]; returns *deleted. */
+static uint64_t del_r(ts_table *t, const char *h, int64_t from, int64_t to)
+{
+	ts_value p = ts_string(h);
+	ts_query q = {.prefix = &p, .nprefix = 1, .has_from = 1, .from = from, .has_to = 1,
+	              .to = to, .to_inclusive = 1};
+	uint64_t deleted = 0, version = 0;
+	if (ts_delete(t, &q, &deleted, &version) != 0)
+		fail_msg("ts_delete: %s", ts_errmsg(NULL));
+	return deleted;
+}
+
+/* The rows of h as "sec:note" joined by ","; latest's as *latest. */
+static void read_r(ts_table *t, const char *h, char *out, size_t len, char *latest, size_t llen)
+{
+	ts_value p = ts_string(h);
+	ts_query q = {.prefix = &p, .nprefix = 1};
+	ts_cursor *c;
+	const ts_value *row;
+	int n;
+	size_t at = 0;
+	out[0] = 0;
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	while (ts_cursor_next(c, &row, &n) == 0 && row)
+		at += (size_t)snprintf(out + at, len - at, "%s%lld:%.*s", at ? "," : "",
+		                       (long long)((row[1].v.i - (NOW - HOUR)) / SEC),
+		                       (int)row[2].v.s.len, (const char *)row[2].v.s.ptr);
+	ts_cursor_close(c);
+	latest[0] = 0;
+	assert_int_equal(ts_latest_open(t, &p, 1, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &row, &n), 0);
+	if (row)
+		snprintf(latest, llen, "%lld:%.*s", (long long)((row[1].v.i - (NOW - HOUR)) / SEC),
+		         (int)row[2].v.s.len, (const char *)row[2].v.s.ptr);
+	ts_cursor_close(c);
+}
+
+#define EXPECT_R(t, h, rows, last) \
+	do { \
+		char got_[4096], lat_[256]; \
+		read_r((t), (h), got_, sizeof got_, lat_, sizeof lat_); \
+		if (strcmp(got_, (rows)) || strcmp(lat_, (last))) \
+			fail_msg("host %s: got %s (latest %s), want %s (latest %s)", (h), got_, lat_, \
+			         (rows), (last)); \
+	} while (0)
+
+/*
+ * Where deletes meet replacements (docs/corrections.md sections 2-3): a
+ * tombstone newer than a replacing row hides it and every row it
+ * replaced, in any source; a replacement after a delete is visible;
+ * latest answers the newest live row over replaced and deleted ones; a
+ * delete counts a key once however many sources hold copies of it.
+ */
+static void deletes_and_replacements(void **state)
+{
+	ts_test_env *e = *state;
+	ts_table *t = open_r(e);
+	int64_t t0 = NOW - HOUR;
+	put_r(t, "a", t0, 4, "v1");                  /* a 0..3 in a tablet */
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "a", t0 + 2 * SEC, 2, "v2");        /* 2, 3 replaced: another tablet */
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "a", t0 + 3 * SEC, 1, "v3");        /* 3 again: the tree */
+	EXPECT_R(t, "a", "0:v1,1:v1,2:v2,3:v3", "3:v3");
+	/* the newest row of a deleted: every copy of its key hidden, latest
+	 * falls back to 2's replacing row; counted once */
+	assert_int_equal(del_r(t, "a", t0 + 3 * SEC, t0 + 3 * SEC), 1);
+	EXPECT_R(t, "a", "0:v1,1:v1,2:v2", "2:v2");
+	/* 1..3: three keys, five rows stored in three sources */
+	assert_int_equal(del_r(t, "a", t0 + SEC, t0 + 3 * SEC), 2);
+	EXPECT_R(t, "a", "0:v1", "0:v1");
+	/* a replacement after the delete is visible, the others stay hidden */
+	put_r(t, "a", t0 + 2 * SEC, 1, "v4");
+	EXPECT_R(t, "a", "0:v1,2:v4", "2:v4");
+	/* the same across flushes, merges and a reopen */
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	EXPECT_R(t, "a", "0:v1,2:v4", "2:v4");
+	int merged;
+	assert_int_equal(ts_merge(t, &merged), 0);
+	EXPECT_R(t, "a", "0:v1,2:v4", "2:v4");
+	/* a delete of keys replaced in several tablets counts each once */
+	put_r(t, "b", t0, 10, "w1");
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "b", t0, 10, "w2");
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "b", t0 + 5 * SEC, 5, "w3");
+	EXPECT_R(t, "b", "0:w2,1:w2,2:w2,3:w2,4:w2,5:w3,6:w3,7:w3,8:w3,9:w3", "9:w3");
+	assert_int_equal(del_r(t, "b", INT64_MIN, INT64_MAX), 10);
+	EXPECT_R(t, "b", "", "");
+	ts_table_close(t);
+	ts_test_env_close(e);
+	ts_test_env_open(e);
+	assert_int_equal(ts_table_open(e->db, "r", &t), 0);
+	EXPECT_R(t, "a", "0:v1,2:v4", "2:v4");
+	EXPECT_R(t, "b", "", "");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	ts_table_close(t);
+}
+
+/*
+ * Purge removes replaced rows too: a row replaced by a row of another
+ * tablet (or of the same tree, whose log records held it) leaves no byte
+ * in the files, the replacing row stays; a table without tombstones is
+ * purged too.
+ */
+static void purge_removes_replaced_rows(void **state)
+{
+	ts_test_env *e = *state;
+	ts_table *t = open_r(e);
+	int64_t t0 = NOW - HOUR;
+	put_r(t, "a", t0, 3, "oldMarkT1");
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "a", t0, 3, "newKeepT2");           /* another tablet */
+	put_r(t, "b", t0, 3, "oldMarkL1");
+	put_r(t, "b", t0, 3, "newKeepL2");           /* the same tree */
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "c", t0 + 100 * SEC, 3, "oldMarkX1"); /* another period's tablet */
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	put_r(t, "c", t0 + 100 * SEC, 3, "newKeepX2");
+	assert_true(grep_tree(e->dir, "oldMarkT1") > 0);
+	assert_true(grep_tree(e->dir, "oldMarkL1") > 0);
+	assert_true(grep_tree(e->dir, "oldMarkX1") > 0);
+	uint64_t version;
+	assert_int_equal(ts_purge(t, NULL, &version), 0);
+	assert_int_equal(grep_tree(e->dir, "oldMarkT1"), 0);
+	assert_int_equal(grep_tree(e->dir, "oldMarkL1"), 0);
+	assert_int_equal(grep_tree(e->dir, "oldMarkX1"), 0);
+	assert_true(grep_tree(e->dir, "newKeepT2") > 0);
+	assert_true(grep_tree(e->dir, "newKeepL2") > 0);
+	assert_true(grep_tree(e->dir, "newKeepX2") > 0);
+	EXPECT_R(t, "a", "0:newKeepT2,1:newKeepT2,2:newKeepT2", "2:newKeepT2");
+	EXPECT_R(t, "b", "0:newKeepL2,1:newKeepL2,2:newKeepL2", "2:newKeepL2");
+	EXPECT_R(t, "c", "100:newKeepX2,101:newKeepX2,102:newKeepX2", "102:newKeepX2");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	ts_table_close(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,6 +1024,9 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(deletes_and_replacements, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(purge_removes_replaced_rows, setup,
+		                                ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
