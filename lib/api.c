@@ -378,9 +378,9 @@ int ts_cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey)
 }
 
 /* ------------------------------------------------------------------ */
-/* Corrections (issue 28, docs/corrections.md).  The calls are declared
- * and gated; what is not built yet says so with TS_ENOTSUP.  ts_delete
- * and ts_purge are built (delete.c). */
+/* Corrections (issue 28, docs/corrections.md): ts_insert_policy
+ * (insert.c), ts_delete and ts_purge (delete.c), ts_changes_open
+ * (changes.c). */
 
 int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
                      size_t nrows, size_t *ignored, uint64_t *table_version)

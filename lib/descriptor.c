@@ -27,9 +27,10 @@
  * only tablets written before versions existed stay readable by older
  * builds (docs/corrections.md section 1).  Version 5 has version 4's body
  * then a byte of flags (TS_DESC_REPLACED: the table may hold replaced
- * rows) and a tombstone count (tombstones are not built yet: written 0,
- * and a nonzero count is refused with TS_EVERSION); it is written only
- * when a flag is set, and only it may hold the policy replace.
+ * rows; TS_DESC_TOMBSTONES_LOGGED: the log may hold tombstones) and the
+ * tombstones a flush moved here from the log (tombstone.h), oldest
+ * first; it is written only when a flag is set or a tombstone is listed,
+ * and only it may hold the policy replace.
  */
 #include <assert.h>
 #include <stdlib.h>
