@@ -974,7 +974,7 @@ static void purge_removes_replaced_rows(void **state)
 	put_r(t, "b", t0, 3, "oldMarkL1");
 	put_r(t, "b", t0, 3, "newKeepL2");           /* the same tree */
 	assert_int_equal(ts_flush(t, INT64_MAX), 0);
-	put_r(t, "c", t0 + 100 * SEC, 3, "oldMarkX1"); /* another period's tablet */
+	put_r(t, "c", t0 + 100 * SEC, 3, "oldMarkX1"); /* a third tablet */
 	assert_int_equal(ts_flush(t, INT64_MAX), 0);
 	put_r(t, "c", t0 + 100 * SEC, 3, "newKeepX2");
 	assert_true(grep_tree(e->dir, "oldMarkT1") > 0);
@@ -991,6 +991,30 @@ static void purge_removes_replaced_rows(void **state)
 	EXPECT_R(t, "a", "0:newKeepT2,1:newKeepT2,2:newKeepT2", "2:newKeepT2");
 	EXPECT_R(t, "b", "0:newKeepL2,1:newKeepL2,2:newKeepL2", "2:newKeepL2");
 	EXPECT_R(t, "c", "100:newKeepX2,101:newKeepX2,102:newKeepX2", "102:newKeepX2");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	/* across periods: a row of a 4-hour tablet replaced, a day later,
+	 * by a row of the day tablet of its day (the group takes the day's
+	 * period); a delete in force too */
+	put_r(t, "d", NOW - 10 * HOUR, 3, "oldMarkP1");     /* 02:00, period 00-04 */
+	put_r(t, "e", NOW - 10 * HOUR, 3, "goneMarkE1");
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	ts_test_env_set_now(e, NOW + 24 * HOUR);
+	put_r(t, "d", NOW - 10 * HOUR, 3, "newKeepP2"); /* yesterday: the day tree */
+	assert_int_equal(del_r(t, "e", INT64_MIN, INT64_MAX), 3);
+	assert_int_equal(ts_flush(t, INT64_MAX), 0);
+	assert_true(grep_tree(e->dir, "oldMarkP1") > 0);
+	assert_int_equal(ts_purge(t, NULL, &version), 0);
+	assert_int_equal(grep_tree(e->dir, "oldMarkP1"), 0);
+	EXPECT_R(t, "d", "-32400:newKeepP2,-32399:newKeepP2,-32398:newKeepP2", "-32398:newKeepP2");
+	EXPECT_R(t, "e", "", "");
+	assert_int_equal(grep_tree(e->dir, "goneMarkE1"), 0);
+	assert_true(grep_tree(e->dir, "newKeepP2") > 0);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	ts_table_close(t);
+	ts_test_env_close(e);
+	ts_test_env_open(e);
+	assert_int_equal(ts_table_open(e->db, "r", &t), 0);
+	EXPECT_R(t, "d", "-32400:newKeepP2,-32399:newKeepP2,-32398:newKeepP2", "-32398:newKeepP2");
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 	ts_table_close(t);
 }
