@@ -963,8 +963,9 @@ TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplica
  * in TS_SYNC_COMMIT mode) and the prefix rule: a crash that keeps it
  * keeps every commit before it.  The rows' bytes stay in the table's
  * files until merges rewrite them or ts_purge forces that.
- * deleted (may be NULL): the rows it covered, or TS_COUNT_UNKNOWN when
- * counting them would have cost a read of the rows.  table_version (may
+ * deleted (may be NULL): the rows it covered (a replaced key once), or
+ * TS_COUNT_UNKNOWN when counting them would have cost a read of the
+ * rows.  table_version (may
  * be NULL): the delete's version (ts_insert_versioned).
  * Returns 0; TS_EINVAL (a bad range, or desc/limit/columns/after set),
  * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY; TS_ECLOSED;
