@@ -10,7 +10,11 @@
  * ops 1..k leave, k the last acknowledged op or the one after it (a
  * delete kept by a crash keeps every commit before it; a purge cut
  * anywhere reads as before or after it), and ts_check to pass again.
- * The same database carries on across iterations.
+ * The same database carries on across iterations.  In the replacing
+ * variant the table's policy is replace and op o with o % 3 == 2 stores
+ * batch o's values under batch o - 1's keys (which the delete of op
+ * o + 1 then hides): purges then merge groups of tablets that share
+ * replaced keys (docs/corrections.md section 3).
  *
  * TSSTORE_CRASH_ITERATIONS sets the iterations per variant (default 30).
  */
@@ -50,6 +54,8 @@ static int64_t fixed_clock(void *arg) { (void)arg; return NOW; }
 /* After op o: flush when o % flush_every == 0, and likewise merge and
  * purge (0: never). */
 static int flush_every, merge_every, purge_every;
+/* The replacing variant (above). */
+static int replacing;
 
 static int open_db(const char *dir, unsigned flags, ts_db **db, ts_table **t)
 {
@@ -65,6 +71,8 @@ static int open_db(const char *dir, unsigned flags, ts_db **db, ts_table **t)
 			return -1;
 		ts_test_create_m(*db, 0);
 		if (ts_table_open(*db, "m", t) < 0)
+			return -1;
+		if (replacing && ts_alter_on_duplicate(*t, TS_ON_DUPLICATE_REPLACE) < 0)
 			return -1;
 	}
 	return 0;
@@ -100,6 +108,9 @@ static void child(const char *dir, int fd, int64_t done)
 			rc = delete_batch(t, o - 2);
 		} else {
 			ts_test_batch_rows(r, ROWS, BASE, o);
+			if (replacing && o % 3 == 2) /* batch o's values, batch o - 1's keys */
+				for (int i = 0; i < ROWS; i++)
+					r[i].ts = BASE + (o - 1) * SEC;
 			rc = ts_test_insert_m(t, r, ROWS);
 		}
 		if (rc != 0) {
@@ -166,7 +177,12 @@ static int holds(const test_row *rows, long n, int64_t k)
 	test_row *want = calloc((size_t)(k + 1) * ROWS, sizeof *want);
 	assert_non_null(want);
 	for (int64_t b = 1; b <= k; b++)
-		if (survives(b, k)) {
+		if (replacing && b % 3 == 1 && b + 2 > k) { /* replaced by b + 1 once it ran */
+			ts_test_batch_rows(want + at, ROWS, BASE, b + 1 <= k ? b + 1 : b);
+			for (int i = 0; i < ROWS; i++)
+				want[at + i].ts = BASE + b * SEC;
+			at += ROWS;
+		} else if (!replacing && survives(b, k)) {
 			ts_test_batch_rows(want + at, ROWS, BASE, b);
 			at += ROWS;
 		}
@@ -177,6 +193,36 @@ static int holds(const test_row *rows, long n, int64_t k)
 		       rows[i].batch == want[i].batch && rows[i].v == want[i].v;
 	free(want);
 	return same;
+}
+
+/* The rows of table m as a query of all of it returns them (in key
+ * order: sorted), into *out; their number.  (ts_test_read_m reads each
+ * source as stored, replaced rows too.) */
+static long read_query(ts_table *t, test_row **out)
+{
+	ts_query q = {0};
+	ts_cursor *c;
+	const ts_value *row;
+	int n;
+	long at = 0, cap = 64;
+	test_row *rows = malloc((size_t)cap * sizeof *rows);
+	assert_non_null(rows);
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	while (ts_cursor_next(c, &row, &n) == 0 && row) {
+		if (at == cap) {
+			rows = realloc(rows, (size_t)(cap *= 2) * sizeof *rows);
+			assert_non_null(rows);
+		}
+		memset(&rows[at], 0, sizeof rows[at]);
+		snprintf(rows[at].host, sizeof rows[at].host, "%.*s", (int)row[0].v.s.len,
+		         (const char *)row[0].v.s.ptr);
+		rows[at].ts = row[1].v.i;
+		rows[at].batch = row[2].v.i;
+		rows[at++].v = row[3].v.i;
+	}
+	ts_cursor_close(c);
+	*out = rows;
+	return at;
 }
 
 /* Check read-only, then reopen and find k; returns it. */
@@ -194,7 +240,7 @@ static int64_t verify(const char *dir, int64_t acked)
 	}
 	if (open_db(dir, TS_OPEN_CREATE, &db, &t) < 0)
 		fail_msg("reopen: %s", ts_errmsg(NULL));
-	long n = ts_test_read_m(t, &rows);
+	long n = replacing ? read_query(t, &rows) : ts_test_read_m(t, &rows);
 	assert_true(n >= 0);
 	int64_t k = holds(rows, n, acked) ? acked : holds(rows, n, acked + 1) ? acked + 1 : -1;
 	assert_int_equal(ts_test_count_rows(t), n);
@@ -241,12 +287,22 @@ static void crash_during_purges(void **state)
 	crash_loop();
 }
 
+static void crash_during_purges_of_replaced_rows(void **state)
+{
+	(void)state;
+	replacing = 1;
+	flush_every = 2, merge_every = 0, purge_every = 5;
+	crash_loop();
+	replacing = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(crash_during_deletes),
 		cmocka_unit_test(crash_during_deletes_and_flushes),
 		cmocka_unit_test(crash_during_purges),
+		cmocka_unit_test(crash_during_purges_of_replaced_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
