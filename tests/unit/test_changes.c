@@ -684,7 +684,20 @@ struct vrow {
 	int host;
 	int64_t ts;
 	uint64_t version;
+	uint64_t deleted;  /* the version of the delete that hid it, 0: none */
 };
+
+/* Whether the tombstone of version v is in force for t. */
+static int tomb_in_force(ts_table *t, uint64_t v)
+{
+	ts__snapshot s;
+	int in = 0;
+	assert_int_equal(ts__snapshot_take(t, &s), 0);
+	for (int i = 0; i < s.ntombs; i++)
+		in |= s.tombs[i].version == v;
+	ts__snapshot_release(&s);
+	return in;
+}
 
 struct got {
 	char host[16];
@@ -725,11 +738,14 @@ static struct got *collect(ts_table *t, uint64_t since, uint64_t until, int dept
 }
 
 /*
- * Random inserts into five hosts (late rows among them), flushes,
- * merges, clock moves (roll-overs) and reopens; now and then, for random
- * since and until (versions of the table, and numbers between them),
- * depth 0 or 1 and resolution 0, 10 min or 1 h, every row committed in
- * (since, until] lies in a reported window of its prefix.
+ * Random inserts into five hosts (late rows among them), deletes of a
+ * host's time window, flushes, merges, clock moves (roll-overs) and
+ * reopens; now and then, for random since and until (versions of the
+ * table, and numbers between them), depth 0 or 1 and resolution 0,
+ * 10 min or 1 h, every live row committed in (since, until] lies in a
+ * reported window of its prefix, and so does every row hidden by a
+ * delete in (since, until] whose tombstone is still in force.  (A
+ * deleted row's insert is not required: a flush may have left it out.)
  */
 static void never_misses(void **state)
 {
@@ -755,7 +771,7 @@ static void never_misses(void **state)
 					rows = realloc(rows, cap * sizeof *rows);
 					assert_non_null(rows);
 				}
-				rows[nrows++] = (struct vrow){host, from + i * SEC, v};
+				rows[nrows++] = (struct vrow){host, from + i * SEC, v, 0};
 			}
 		} else if (r < 67) {
 			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
@@ -765,8 +781,20 @@ static void never_misses(void **state)
 			assert_int_equal(ts_merge(e->t, NULL), 0);
 		} else if (r < 95) {
 			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR)));
-		} else {
+		} else if (r < 97) {
 			ts_test_env_reopen(e);
+		} else { /* a host's window of up to 2 h, up to 48 h back */
+			int host = (int)(ts_test_xorshift(&rng) % 5);
+			int64_t a = e->now - (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(48 * HOUR));
+			int64_t b = a + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(2 * HOUR));
+			char h[8];
+			snprintf(h, sizeof h, "h%d", host);
+			uint64_t dv = delete_rows(e->t, h, a, b);
+			versions[nversions++] = dv;
+			for (size_t i = 0; i < nrows; i++)
+				if (rows[i].host == host && !rows[i].deleted && rows[i].ts >= a &&
+				    rows[i].ts <= b)
+					rows[i].deleted = dv;
 		}
 		if (step % 7 != 6 || !nversions)
 			continue;
@@ -790,7 +818,9 @@ static void never_misses(void **state)
 			struct got *g = collect(e->t, since, until, depth, res, &ng);
 			for (size_t i = 0; i < nrows; i++) {
 				const struct vrow *x = &rows[i];
-				if (x->version <= since || (until && x->version > until))
+				uint64_t v = x->deleted ? x->deleted : x->version;
+				if (v <= since || (until && v > until) ||
+				    (x->deleted && !tomb_in_force(e->t, x->deleted)))
 					continue;
 				char h[8];
 				snprintf(h, sizeof h, "%s%d", depth ? "h" : "", x->host);
@@ -801,9 +831,9 @@ static void never_misses(void **state)
 					found = strcmp(g[k].host, h) == 0 && g[k].from <= x->ts && x->ts < g[k].to;
 				if (!found)
 					fail_msg("step %d: host h%d ts %" PRId64 " version %" PRIu64
-					         " not reported for since %" PRIu64 " until %" PRIu64
-					         " depth %d res %" PRId64, step, x->host, x->ts, x->version,
-					         since, until, depth, res);
+					         " (deleted %" PRIu64 ") not reported for since %" PRIu64
+					         " until %" PRIu64 " depth %d res %" PRId64, step, x->host, x->ts,
+					         x->version, x->deleted, since, until, depth, res);
 			}
 			free(g);
 		}
