@@ -126,4 +126,16 @@ int ts_test_sum_fifth(const ts_value *v, int n, void *arg);
 /* Files in dir whose names end in suffix (0 when dir is missing). */
 int ts_test_count_files(const char *dir, const char *suffix);
 
+/* The crash tests' rig: fork a child that runs child(arg, fd) -- it must
+ * never return: it writes each step it has done (an int64_t) to fd as the
+ * library acknowledges it -- sleep pause_ns, kill it with SIGKILL (the
+ * test fails if it ended on its own), and return the last step it wrote,
+ * or last when it wrote none. */
+int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long pause_ns,
+                             int64_t last);
+
+/* ts_check of table in db finds nothing to report (each problem is
+ * printed); fails the test, naming when, otherwise. */
+void ts_test_check_clean(ts_db *db, const char *table, const char *when);
+
 #endif
