@@ -27,6 +27,13 @@ void ts_test_create_m(ts_db *db, int64_t ttl);
 /* The same schema under another name; returns ts_create_keyed's result. */
 int ts_test_create_like_m(ts_db *db, const char *name, int64_t ttl);
 
+/* A row of "m": host, ts and v; batch 0. */
+test_row ts_test_row(const char *host, int64_t ts, int64_t v);
+
+/* rows[0..n) as the values of a "m" insert (4 a row; malloc'ed, one more
+ * than needed so that n may be 0; free it). */
+ts_value *ts_test_values_m(const test_row *rows, size_t n);
+
 /* Insert rows[0..n) into an open "m"; returns ts_insert's result. */
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
 
@@ -96,6 +103,11 @@ void ts_test_env_open(ts_test_env *e);
 ts_test_env *ts_test_env_new(int64_t now, unsigned flags);
 int ts_test_env_teardown(void **state);
 void ts_test_env_close(ts_test_env *e);
+/* ts_test_env_new(now, TS_OPEN_NOMERGE) with the maintenance thread held
+ * (now and at every reopen): merges and flushes happen when a test says so. */
+ts_test_env *ts_test_env_new_held(int64_t now);
+/* The format version in the header of e's table's DESCRIPTOR file. */
+uint32_t ts_test_desc_version(const ts_test_env *e);
 /* Close and open again (a restart of the process, the log recovered). */
 void ts_test_env_reopen(ts_test_env *e);
 void ts_test_env_set_now(ts_test_env *e, int64_t now);

@@ -83,7 +83,17 @@ long ts_test_check_batches(const test_row *rows, long n, int per_batch, int64_t 
 	return k;
 }
 
-int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
+test_row ts_test_row(const char *host, int64_t ts, int64_t v)
+{
+	test_row r;
+	memset(&r, 0, sizeof r);
+	snprintf(r.host, sizeof r.host, "%s", host);
+	r.ts = ts;
+	r.v = v;
+	return r;
+}
+
+ts_value *ts_test_values_m(const test_row *rows, size_t n)
 {
 	ts_value *vals = calloc(n * 4 + 1, sizeof *vals);
 	assert_non_null(vals);
@@ -93,6 +103,12 @@ int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
 		vals[4 * i + 2] = ts_int64(rows[i].batch);
 		vals[4 * i + 3] = ts_int64(rows[i].v);
 	}
+	return vals;
+}
+
+int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
+{
+	ts_value *vals = ts_test_values_m(rows, n);
 	int rc = ts_insert(t, vals, n);
 	free(vals);
 	return rc;
