@@ -12,7 +12,7 @@
  *   - the macros COUNT, SEC, MINUTE, HOUR, DAY, WEEK, DATA_SPAN, MAXCOLS,
  *     MAXKEY, KEYBYTES and SQ_BINDS (the parameters an SQL text holds);
  *   - struct col (name, type, gen) and enum gen (G_* generators);
- *   - typedef diff, with at least: seed, db, t, qt, now, sq, ncols, nkey,
+ *   - typedef diff, with at least: seed, db, t, ro_t, qt, now, sq, ncols, nkey,
  *     tscol, cols, key, ttl, nrows, nreq, what, trace, returned;
  *   - rnd, below, chance, is_int, is_bytes, is_numeric, key_name;
  * and it defines the functions declared just below, which the code here
@@ -124,6 +124,18 @@ static int value_eq(const rowset *ra, const ts_value *a, const rowset *rb, const
 	default:
 		return a->v.i == b->v.i;
 	}
+}
+
+/* Whether a and b hold the same rows (exactly, a's width). */
+static int same_rows(const rowset *a, const rowset *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (int c = 0; c < a->w; c++)
+			if (!value_eq(a, rs_row(a, i) + c, b, rs_row(b, i) + c, 0))
+				return 0;
+	return 1;
 }
 
 /* ---- text for messages ---- */
@@ -714,6 +726,58 @@ static void run_query(diff *d, qgen *g)
 		q.after = after[page % 2].v;
 		q.nafter = d->nkey;
 	}
+	rs_free(&want);
+}
+
+/* ---- ts_latest_open ---- */
+
+static void run_latest(diff *d)
+{
+	keyval k;
+	int n = chance(25) ? 0 : 1 + (int)below((uint64_t)d->nkey);
+	ts_type types[MAXCOLS];
+	rowset want, got;
+	sqlbuf b;
+	gen_key(d, &k);
+	if (n == d->nkey && chance(50))
+		n--;
+	text t = what_text(d);
+	tx_bound(&t, "ts_latest_open prefix", k.v, n, "=");
+	trace(d);
+	sq_init(&b);
+	tx_add(&b.t, "SELECT ");
+	for (int c = 0; c < d->ncols; c++) {
+		types[c] = d->cols[c].type;
+		tx_add(&b.t, "%s\"%s\"", c ? ", " : "", d->cols[c].name);
+	}
+	tx_add(&b.t, " FROM t WHERE 1");
+	sq_prefix(&b, d, k.v, n);
+	sq_ttl(&b, d);
+	tx_add(&b.t, " ORDER BY \"ts\" DESC, ");
+	sq_names(&b, d, 0, d->nkey, " DESC");
+	tx_add(&b.t, " LIMIT 1");
+	sql_rows(d, &b, types, d->ncols, &want);
+	ts_cursor *cur = NULL;
+	int rc = ts_latest_open(d->qt, n ? k.v : NULL, n, &cur);
+	if (rc < 0)
+		mismatch(d, "ts_latest_open returned %s: %s", ts_errname(rc), ts_errmsg(NULL));
+	rs_init(&got, d->ncols);
+	collect(d, cur, &got);
+	ts_cursor_close(cur);
+	if (d->qt == d->ro_t && !same_rows(&got, &want)) {
+		/* say whether the writer's handle answers right */
+		rowset w;
+		ts_cursor *wc = NULL;
+		rs_init(&w, d->ncols);
+		if (ts_latest_open(d->t, n ? k.v : NULL, n, &wc) == 0)
+			collect(d, wc, &w);
+		ts_cursor_close(wc);
+		tx_add(&t, same_rows(&w, &want) ? " (the writer's handle answers right)"
+		                                : " (the writer's handle is wrong too)");
+		rs_free(&w);
+	}
+	expect_rows(d, "ts_latest_open", &got, &want, 0, want.n, NULL);
+	rs_free(&got);
 	rs_free(&want);
 }
 

@@ -785,46 +785,6 @@ static void load(diff *d, int nbatches)
 	}
 }
 
-/* ---- ts_latest_open ---- */
-
-static void run_latest(diff *d)
-{
-	keyval k;
-	int n = chance(25) ? 0 : 1 + (int)below((uint64_t)d->nkey);
-	ts_type types[MAXCOLS];
-	rowset want, got;
-	sqlbuf b;
-	gen_key(d, &k);
-	if (n == d->nkey && chance(50))
-		n--;
-	text t = what_text(d);
-	tx_bound(&t, "ts_latest_open prefix", k.v, n, "=");
-	trace(d);
-	sq_init(&b);
-	tx_add(&b.t, "SELECT ");
-	for (int c = 0; c < d->ncols; c++) {
-		types[c] = d->cols[c].type;
-		tx_add(&b.t, "%s\"%s\"", c ? ", " : "", d->cols[c].name);
-	}
-	tx_add(&b.t, " FROM t WHERE 1");
-	sq_prefix(&b, d, k.v, n);
-	sq_ttl(&b, d);
-	tx_add(&b.t, " ORDER BY \"ts\" DESC, ");
-	sq_names(&b, d, 0, d->nkey, " DESC");
-	tx_add(&b.t, " LIMIT 1");
-	sql_rows(d, &b, types, d->ncols, &want);
-	ts_cursor *cur = NULL;
-	int rc = ts_latest_open(d->qt, n ? k.v : NULL, n, &cur);
-	if (rc < 0)
-		mismatch(d, "ts_latest_open returned %s: %s", ts_errname(rc), ts_errmsg(NULL));
-	rs_init(&got, d->ncols);
-	collect(d, cur, &got);
-	ts_cursor_close(cur);
-	expect_rows(d, "ts_latest_open", &got, &want, 0, want.n, NULL);
-	rs_free(&got);
-	rs_free(&want);
-}
-
 /* ---- snapshots ---- */
 
 /* A cursor opened before an insert, a flush and a merge reads the rows
