@@ -6,6 +6,7 @@
 #define TS_TEST_SUPPORT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tsstore.h"
 
@@ -145,6 +146,9 @@ int ts_test_count_files(const char *dir, const char *suffix);
  * or last when it wrote none. */
 int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long pause_ns,
                              int64_t last);
+
+/* Wait for child pid, which must exit with status 0. */
+void ts_test_wait_exit0(pid_t pid);
 
 /* ts_check of table in db finds nothing to report (each problem is
  * printed); fails the test, naming when, otherwise. */

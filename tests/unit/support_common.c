@@ -208,6 +208,14 @@ int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long p
 	return last;
 }
 
+void ts_test_wait_exit0(pid_t pid)
+{
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void report_problem(void *arg, const char *table, const char *file, const char *what)
 {
 	(void)arg;

@@ -336,10 +336,7 @@ static void dup_ignore_crash_recovery(void **state)
 		         insert_counted(e->t, second, 4, &ignored) == 0 && ignored == 3;
 		_exit(ok ? 0 : 1); /* no close: the log is left as a crash leaves it */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 0);
 	assert_int_equal(ts_test_stat(e->t, "log_recovered_commits"), 2);
@@ -407,10 +404,7 @@ static void dup_ignore_across_segments(void **state)
 		ok = ok && ts_test_stat(t, "rows_ignored_duplicates") == (int64_t)total;
 		_exit(ok ? 0 : 1); /* a crash: no close */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_table_open(e->db, "big", &t), 0);
 	assert_int_equal(ts_test_stat(t, "log_recovered_commits"), rounds);

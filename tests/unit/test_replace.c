@@ -389,10 +389,7 @@ static void replace_crash_recovery(void **state)
 		         put_rows(e->t, REPLACE, b2, 3, &ignored) == 0;
 		_exit(ok ? 0 : 1); /* no close: the log is left as a crash leaves it */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 0);
 	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
