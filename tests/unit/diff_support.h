@@ -1,6 +1,7 @@
 /*
  * diff_support.h -- the part of the SQLite differential tests
  * (test_query_diff.c, test_corrections_diff.c) that both run unchanged:
+ * the random stream, TSSTORE_DIFF_* settings and the clock,
  * rows held in memory and their comparison, message text, the SQLite
  * oracle's statements and SQL text, random queries and aggregates with
  * their expected answers computed in SQL, and the checks that run them
@@ -14,7 +15,7 @@
  *   - struct col (name, type, gen) and enum gen (G_* generators);
  *   - typedef diff, with at least: seed, db, t, ro_t, qt, now, sq, ncols, nkey,
  *     tscol, cols, key, ttl, nrows, nreq, what, trace, returned;
- *   - rnd, below, chance, is_int, is_bytes, is_numeric, key_name;
+ *   - is_int, is_bytes, is_numeric, key_name;
  * and it defines the functions declared just below, which the code here
  * calls.  Everything here is static: each test has its own copy.
  */
@@ -29,6 +30,27 @@ static void mismatch(diff *d, const char *fmt, ...);
 static void trace(diff *d);
 static int pick_row(diff *d, keyval *k);
 static ts_value gen_value(diff *d, int c);
+
+/* ---- random numbers, settings, the clock ---- */
+
+/* The random stream: each case seeds rng. */
+static uint64_t rng = 1;
+static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
+static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
+static int chance(int percent) { return below(100) < (uint64_t)percent; }
+
+/* The integer in environment variable name, or dflt. */
+static int env_int(const char *name, int dflt)
+{
+	const char *s = getenv(name);
+	return s && *s ? atoi(s) : dflt;
+}
+
+/* The tables' clock (ts_options.clock): the int64_t at arg. */
+static int64_t diff_clock(void *arg)
+{
+	return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED);
+}
 
 /* ---- rows held in memory: both sides' answers ---- */
 

@@ -101,21 +101,10 @@
 
 /* ---- randomness ---- */
 
-static uint64_t rng = 1;
-static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-static int chance(int percent) { return below(100) < (uint64_t)percent; }
-
 static uint64_t base_seed(void)
 {
 	const char *s = getenv("TSSTORE_DIFF_SEED");
 	return s && *s ? strtoull(s, NULL, 0) : UINT64_C(0xC0EEC710D1FF5EED);
-}
-
-static int env_int(const char *name, int dflt)
-{
-	const char *s = getenv(name);
-	return s && *s ? atoi(s) : dflt;
 }
 
 /* What a run uses (TSSTORE_DIFF_MODE): the API built before issue 28,
@@ -191,11 +180,6 @@ typedef struct diff {
 	long batches[3], rejected, ignored, replaced, deletes, deleted, counted, purges,
 	    flushes, merges, reopens, alters, full_passes, sql_reads;
 } diff;
-
-static int64_t diff_clock(void *arg)
-{
-	return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED);
-}
 
 static int is_int(ts_type t) { return t == TS_INT32 || t == TS_INT64 || t == TS_TIMESTAMP; }
 static int is_bytes(ts_type t) { return t == TS_STRING || t == TS_BLOB; }

@@ -76,21 +76,10 @@
 
 /* ---- randomness ---- */
 
-static uint64_t rng = 1;
-static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-static int chance(int percent) { return below(100) < (uint64_t)percent; }
-
 static uint64_t base_seed(void)
 {
 	const char *s = getenv("TSSTORE_DIFF_SEED");
 	return s && *s ? strtoull(s, NULL, 0) : UINT64_C(0x5EED0F7E57D1FF5);
-}
-
-static int env_int(const char *name, int dflt)
-{
-	const char *s = getenv(name);
-	return s && *s ? atoi(s) : dflt;
 }
 
 /* ---- value domains ---- */
@@ -275,11 +264,6 @@ typedef struct diff {
 	int64_t summarised; /* aggregate rows answered from block statistics */
 	long overflows;     /* int64 sums seen to overflow */
 } diff;
-
-static int64_t diff_clock(void *arg)
-{
-	return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED);
-}
 
 static void set_now(diff *d, int64_t now)
 {
