@@ -52,6 +52,26 @@ static int64_t diff_clock(void *arg)
 	return __atomic_load_n((int64_t *)arg, __ATOMIC_RELAXED);
 }
 
+/* ---- the case's state ---- */
+
+/* A cmocka setup: a zeroed diff as the state. */
+static int setup(void **state)
+{
+	diff *d = calloc(1, sizeof *d);
+	assert_non_null(d);
+	*state = d;
+	return 0;
+}
+
+/* Close the writer's table and database. */
+static void close_db(diff *d)
+{
+	ts_table_close(d->t);
+	d->t = NULL;
+	assert_int_equal(ts_close(d->db), 0);
+	d->db = NULL;
+}
+
 /* ---- rows held in memory: both sides' answers ---- */
 
 /* Rows of w values.  String and blob bytes live in bytes; a value's

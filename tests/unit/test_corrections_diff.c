@@ -352,14 +352,6 @@ static void open_reader(diff *d)
 		fail_msg("read-only open: %s", ts_errmsg(NULL));
 }
 
-static void close_db(diff *d)
-{
-	ts_table_close(d->t);
-	d->t = NULL;
-	assert_int_equal(ts_close(d->db), 0);
-	d->db = NULL;
-}
-
 static const char *policy_name(int p)
 {
 	switch (p) {
@@ -828,14 +820,6 @@ static void full_pass(diff *d)
 }
 
 /* ---- cases ---- */
-
-static int setup(void **state)
-{
-	diff *d = calloc(1, sizeof *d);
-	assert_non_null(d);
-	*state = d;
-	return 0;
-}
 
 static int teardown(void **state)
 {

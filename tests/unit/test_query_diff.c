@@ -610,14 +610,6 @@ static void close_reader(diff *d)
 	d->ro_db = NULL;
 }
 
-static void close_db(diff *d)
-{
-	ts_table_close(d->t);
-	d->t = NULL;
-	assert_int_equal(ts_close(d->db), 0);
-	d->db = NULL;
-}
-
 static void diff_start(diff *d, const struct shape *sh, uint64_t salt)
 {
 	ts_column cols[MAXCOLS];
@@ -1098,14 +1090,6 @@ static void check_errors(diff *d)
 }
 
 /* ---- cases ---- */
-
-static int setup(void **state)
-{
-	diff *d = calloc(1, sizeof *d);
-	assert_non_null(d);
-	*state = d;
-	return 0;
-}
 
 static int teardown(void **state)
 {
