@@ -38,10 +38,7 @@
 /* Merges and flushes happen when a test says so. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
 }
 
@@ -186,6 +183,17 @@ static void check_ok(ts_test_env *e)
 		fail_msg("check: %s", ts_errmsg(NULL));
 }
 
+/* The table still holds m after a restart and after a flush of all it
+ * holds in memory, and passes ts_check. */
+static void expect_after_restart_and_flush(ts_test_env *e, const ts_test_model *m)
+{
+	ts_test_env_reopen(e);
+	expect(e, m);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, m);
+	check_ok(e);
+}
+
 /* ---- deletes ---- */
 
 static void delete_prefix_in_tree(void **state)
@@ -218,11 +226,7 @@ static void delete_prefix_in_tree(void **state)
 	test_row dup = {"b", NOW - HOUR, 9, 9};
 	assert_int_equal(ts_test_insert_m(e->t, &dup, 1), TS_EDUPKEY);
 	check_ok(e);
-	ts_test_env_reopen(e);
-	expect(e, &m);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	expect(e, &m);
-	check_ok(e);
+	expect_after_restart_and_flush(e, &m);
 	free(m.rows);
 }
 
@@ -302,11 +306,7 @@ static void tree_rows_newer_than_delete_survive(void **state)
 	assert_int_equal(m.n, 10);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
 	expect(e, &m);
-	ts_test_env_reopen(e);
-	expect(e, &m);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	expect(e, &m);
-	check_ok(e);
+	expect_after_restart_and_flush(e, &m);
 	free(m.rows);
 }
 
