@@ -140,10 +140,13 @@ int ts_test_sum_fifth(const ts_value *v, int n, void *arg);
 int ts_test_count_files(const char *dir, const char *suffix);
 
 /* The crash tests' rig: fork a child that runs child(arg, fd) -- it must
- * never return: it writes each step it has done (an int64_t) to fd as the
- * library acknowledges it -- sleep pause_ns, kill it with SIGKILL (the
- * test fails if it ended on its own), and return the last step it wrote,
- * or last when it wrote none. */
+ * never return: once its database is open it writes the step it starts
+ * after (an int64_t) to fd, then each step it has done as the library
+ * acknowledges it -- wait for that first write, sleep pause_ns, kill it
+ * with SIGKILL (the test fails if it ended on its own), and return the
+ * last step it wrote, or last when it wrote none.  (Waiting for the open
+ * keeps a loaded machine from killing every child before its table
+ * exists: the pause is then spent on steps, as the test means.) */
 int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long pause_ns,
                              int64_t last);
 

@@ -195,6 +195,8 @@ int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long p
 		child(arg, p[1]);
 	}
 	close(p[1]);
+	if (read(p[0], &o, sizeof o) == sizeof o) /* the child is ready */
+		last = o;
 	struct timespec pause = {0, pause_ns};
 	nanosleep(&pause, NULL);
 	kill(pid, SIGKILL);

@@ -112,6 +112,9 @@ static void child(void *arg, int fd)
 	free(rows);
 	if (k < 0 || k % ROWS)
 		_exit(21);
+	int64_t ready = k / ROWS; /* the batches it holds: the rig's go */
+	if (write(fd, &ready, sizeof ready) != sizeof ready)
+		_exit(23);
 	for (int64_t b = k / ROWS + 1;; b++) {
 		ts_test_batch_rows(r, ROWS, NOW - 86400 * SEC, b);
 		if (ts_test_insert_m(t, r, ROWS) != 0) {

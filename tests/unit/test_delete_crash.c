@@ -110,6 +110,8 @@ static void child(void *arg, int fd)
 		fprintf(stderr, "child: open: %s\n", ts_errmsg(NULL));
 		_exit(20);
 	}
+	if (write(fd, &done, sizeof done) != sizeof done) /* the rig's go */
+		_exit(23);
 	for (int64_t o = done + 1;; o++) {
 		int rc;
 		if (o % 3 == 0) {
