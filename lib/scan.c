@@ -41,17 +41,12 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 
 /* Select the snapshot's tombstones that may hide rows of the source in
  * the stream's range: newer than vmin, meeting its keys and times and
- * the range's.  Returns 0 or TS_ENOMEM. */
+ * the range's -- O(log T + those met) through the set's index, with no
+ * allocation when they are few.  Returns 0 or TS_ENOMEM. */
 static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t flen,
                         const void *last, size_t llen, int64_t min_ts, int64_t max_ts)
 {
 	const ts__snapshot *s = src->snap;
-	src->tombs = src->tomb_mem;
-	if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
-	    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
-		src->tombs = NULL;
-		return ts__fail(TS_ENOMEM, "out of memory");
-	}
 	/* only what the read asks for: the range's bounds narrow the span
 	 * (a bound passed for a span's end is conservative either way) */
 	const ts__range *r = src->range;
@@ -61,9 +56,33 @@ static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t f
 		last = r->hi.data, llen = r->hi.len;
 	min_ts = r->tmin > min_ts ? r->tmin : min_ts;
 	max_ts = r->tmax < max_ts ? r->tmax : max_ts;
-	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
-	                               max_ts, src->tombs);
-	src->btombs = src->tombs + s->ntombs;
+	if (!s->tindex) { /* none indexed (a snapshot not taken by ts__snapshot_take) */
+		src->tombs = src->tomb_mem;
+		if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
+		    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
+			src->tombs = NULL;
+			return ts__fail(TS_ENOMEM, "out of memory");
+		}
+		src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen,
+		                               min_ts, max_ts, src->tombs);
+		src->btombs = src->tombs + src->ntombs;
+		return 0;
+	}
+	/* half of tomb_mem for the selection, half for a block's (btombs) */
+	int room = (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) / 2;
+	src->tombs = src->tomb_mem;
+	int n = ts__tombs_select_index(s->tindex, vmin, first, flen, last, llen, min_ts, max_ts,
+	                               src->tombs, room);
+	if (n > room) {
+		if (!(src->tombs = malloc(2 * (size_t)n * sizeof *src->tombs))) {
+			src->tombs = NULL;
+			return ts__fail(TS_ENOMEM, "out of memory");
+		}
+		n = ts__tombs_select_index(s->tindex, vmin, first, flen, last, llen, min_ts, max_ts,
+		                           src->tombs, n);
+	}
+	src->ntombs = n;
+	src->btombs = src->tombs + n;
 	return 0;
 }
 
