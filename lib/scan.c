@@ -667,6 +667,59 @@ static int next_block(ts__src *src)
 	}
 }
 
+/* Whether row j of the loaded block is of the series key[0..klen) (all
+ * but the ts: a series' rows lie together in key order, by ts) and in
+ * t's box.  Returns 1, 0 or TS_ECORRUPT. */
+static int in_run(const ts__src *src, long j, const ts__tomb *t, const unsigned char *key,
+                  size_t klen)
+{
+	const ts__cblock *cb = src->cb;
+	const void *k;
+	size_t len;
+	if (ts__row_key(cb->raw.data + cb->rows[j].off, cb->rows[j].len, &k, &len) < 0 || len < 8)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has a malformed key",
+		                src->snap->table->name);
+	return len == klen && memcmp(k, key, klen - 8) == 0 && ts__tomb_covers(t, k, len);
+}
+
+/* The current row of a tablet stream was just hidden: skip, by binary
+ * search, the rows after it in the stream's direction (up to stop) that
+ * are of its series and in the box of a tombstone hiding it -- a
+ * tablet's tombstones hide every row of their box, and within a series
+ * the box holds one run of rows (its bounds and its timespan are
+ * intervals of the series' keys), so they are hidden too.  A stream
+ * (latest above all) whose series has a deleted hour then does not test
+ * its rows one by one.  Rows past the range's end are skipped alike: the
+ * next row read is judged as before.  Returns 0 or TS_ECORRUPT. */
+static int skip_hidden_run(ts__src *src)
+{
+	const ts__tomb *t = NULL;
+	for (int i = 0; i < src->nbtombs && !t; i++)
+		if (ts__tomb_covers(src->btombs[i], src->key, src->klen))
+			t = src->btombs[i];
+	long step = src->desc ? -1 : 1, left = src->desc ? src->pos - src->stop : src->stop - src->pos;
+	if (!t || left < 2)
+		return 0;
+	int rc = in_run(src, src->pos, t, src->key, src->klen);
+	if (rc <= 0)
+		return rc;
+	/* rows pos .. pos + step * (lo - 1) are in the run; find the first
+	 * offset not in it, in (lo, hi] (hi: left, the stop) */
+	long lo = 1, hi = left;
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+		if ((rc = in_run(src, src->pos + step * mid, t, src->key, src->klen)) < 0)
+			return rc;
+		if (rc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	src->hidden += (uint64_t)lo;
+	src->pos += step * lo;
+	return 0;
+}
+
 static int tablet_next(ts__src *src)
 {
 	const ts__range *r = src->range;
@@ -688,6 +741,8 @@ static int tablet_next(ts__src *src)
 					continue;
 				if (src->nbtombs && hidden(src, src->btombs, &src->nbtombs, 0)) {
 					src->hidden++;
+					if ((rc = skip_hidden_run(src)) < 0)
+						return ts__table_damaged(src->snap->table, src->tab->id, rc);
 					continue;
 				}
 				return 1;

@@ -498,6 +498,52 @@ static void snapshots_share_tombstone_view(void **state)
 	free(m.rows);
 }
 
+/* Runs of hidden rows in a tablet are skipped by binary search (scan.c
+ * skip_hidden_run): a box over several hosts, one host's newest rows and
+ * another's oldest; every read both ways, and latest of each host,
+ * answer as the model, the runs ending at series boundaries, at a
+ * tombstone's time bound and at a block's end. */
+static void hidden_runs_skipped(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	const char *hosts[] = {"a", "b", "c", "d"};
+	for (int h = 0; h < 4; h++)
+		insert(e, &m, hosts[h], 200, NOW - HOUR, SEC, h + 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	box wide = {"a", "c", 0, 0, NOW - HOUR + 50 * SEC, NOW - HOUR + 120 * SEC};
+	box newest = {"b", "b", 0, 0, NOW - HOUR + 150 * SEC, INT64_MAX};
+	box oldest = {"d", "d", 0, 0, INT64_MIN, NOW - HOUR + 30 * SEC};
+	box all_c = {"c", "c", 0, 0, INT64_MIN, INT64_MAX};
+	delete_box(e, &m, &wide);
+	delete_box(e, &m, &newest);
+	delete_box(e, &m, &oldest);
+	expect(e, &m);
+	int64_t want[] = {NOW - HOUR + 199 * SEC, NOW - HOUR + 149 * SEC, NOW - HOUR + 199 * SEC,
+	                  NOW - HOUR + 199 * SEC};
+	for (int round = 0; round < 2; round++) {
+		for (int h = 0; h < 4; h++) {
+			ts_value p = ts_string(hosts[h]);
+			ts_cursor *c;
+			const ts_value *row;
+			int n;
+			assert_int_equal(ts_latest_open(e->t, &p, 1, &c), 0);
+			assert_int_equal(ts_cursor_next(c, &row, &n), 0);
+			if (want[h] == INT64_MIN) {
+				assert_null(row);
+			} else {
+				assert_non_null(row);
+				assert_int_equal(row[1].v.i, want[h]);
+			}
+			ts_cursor_close(c);
+		}
+		delete_box(e, &m, &all_c);
+		want[2] = INT64_MIN;
+		expect(e, &m);
+	}
+	free(m.rows);
+}
+
 static void latest_falls_back(void **state)
 {
 	ts_test_env *e = *state;
@@ -1158,6 +1204,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(deletes_and_replacements, setup, ts_test_env_teardown),
 		cmocka_unit_test(tomb_index_selects_as_list),
+		cmocka_unit_test_setup_teardown(hidden_runs_skipped, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(snapshots_share_tombstone_view, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_removes_replaced_rows, setup,
