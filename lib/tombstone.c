@@ -1,7 +1,9 @@
 /*
  * tombstone.c -- tombstones (tombstone.h): the box test, the log record
- * and its chain, the DESCRIPTOR record, and selecting the tombstones
- * that may hide rows of one source.
+ * and its chain, the DESCRIPTOR record, selecting the tombstones that
+ * may hide rows of one source (by a pass over a list, or through an
+ * index by key), and the views of the tombstones in force that tablet
+ * sets cache for snapshots.
  *
  * The box test compares whole encoded keys, as a range does (range.c):
  * the bounds a delete was given (a prefix, bounds on leading columns)
