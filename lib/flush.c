@@ -272,8 +272,9 @@ static int move_tombs(ts_table *t, ts__descriptor *d, uint64_t *cut)
  * any more (docs/corrections.md section 3): no tablet of d whose hi is
  * older than the tombstone meets its box in time, and no tree of the log
  * but job j's (NULL: none) holds a row older than it in that time.  A
- * tree or tablet they do not apply to never needs them.  t->mu is held. */
-static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
+ * tree or tablet they do not apply to never needs them.  Each leaves its
+ * change record (section 4).  t->mu is held.  Returns 0 or TS_ENOMEM. */
+static int prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
 {
 	TS_ASSERT_HELD(&t->mu);
 	for (int i = 0; i < d->ntombs;) {
@@ -288,11 +289,15 @@ static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
 			needed = (!j || r->born != j->root.born) && r->rows && r->born < x->version &&
 			         ts__tomb_meets(x, NULL, 0, NULL, 0, r->min_ts, r->max_ts);
 		}
-		if (needed)
+		if (needed) {
 			i++;
-		else
-			ts__descriptor_drop_tomb(d, i);
+			continue;
+		}
+		int rc = ts__descriptor_retire_tomb(d, i, 0);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
 }
 
 /* Every row of job j's tree was deleted: no tablet; a commit drops the
@@ -330,7 +335,7 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	uint64_t cut = 0;
 	rc = move_tombs(t, d, &cut);
 	if (rc == 0)
-		prune_tombs(t, d, j);
+		rc = prune_tombs(t, d, j);
 	pthread_mutex_unlock(&t->mu);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
@@ -402,7 +407,8 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	return rc;
 }
 
-int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
+int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, const ts__tomb *box,
+                     int *clean)
 {
 	ts__descriptor *d = NULL;
 	uint64_t cut = 0, fresh = 0;
@@ -431,11 +437,16 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
 		rc = move_tombs(t, d, &cut);
 	}
 	pthread_mutex_unlock(&t->mu);
+	/* the purged tombstones leave change records without their key
+	 * bounds, and the records whose box meets the purge's lose theirs:
+	 * key bytes of the erased rows (docs/corrections.md section 4) */
 	for (int i = 0; rc == 0 && i < d->ntombs;)
 		if (ts__tombs_have(drop, ndrop, d->tombs[i].version))
-			ts__descriptor_drop_tomb(d, i);
+			rc = ts__descriptor_retire_tomb(d, i, 1);
 		else
 			i++;
+	if (rc == 0)
+		ts__descriptor_erase_chrec_keys(d, box);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
 		goto out;

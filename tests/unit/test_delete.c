@@ -655,16 +655,19 @@ static void descriptor_refuses_older_builds(void **state)
 	close(fd);
 	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
 	/* after a purge no tombstone is left, but the table took a delete
-	 * (TS_DESC_DELETED, which caches key on: stat "corrected"), so it
-	 * stays format 5 */
+	 * (TS_DESC_DELETED, which caches key on: stat "corrected"), and
+	 * keeps its change record (docs/corrections.md section 4): format 6 */
 	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 0);
 	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, h, sizeof h), 24);
 	close(fd);
-	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(h[8], TS_DESC_VERSION_CHANGES);
 	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_horizon"), 0);
 	expect(e, &m);
 	check_ok(e);
 	free(m.rows);
@@ -976,6 +979,8 @@ static void purge_leaves_no_bytes(void **state)
 	delete_box(e, &m, &b2);
 	expect(e, &m);
 	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
+	/* the deletes' change records are kept, without their key bounds */
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 2);
 	assert_int_equal(grep_tree(e->dir, "keepQ1"), 0);
 	expect(e, &m);
 	check_ok(e);
