@@ -985,7 +985,9 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
  * the database holds their bytes (a snapshot taken before, and the
  * cursors on it, keep what they read until closed; backups are the
  * operator's).  Each delete whose range meets range is purged whole,
- * and its tombstone dropped.  A crash during a purge leaves the table as
+ * and its tombstone dropped: ts_changes_open still reports it, and any
+ * older delete whose range meets range, as wildcard rows over their time
+ * ranges (their key bounds, key bytes of the erased rows, are not kept).  A crash during a purge leaves the table as
  * before it or as after it, and ts_check passes either way.
  * table_version: as ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY;
  * TS_ECLOSED; TS_ENOSPC; TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to
@@ -1026,10 +1028,30 @@ typedef struct ts_changes_spec {
  * before versions existed are always reported -- but none that changed
  * is ever missed.  A since that is not one of the table's versions
  * counts every row of a filling tablet begun before it as changed.
+ *
+ * Deletes are reported by their range alone, whether their rows are
+ * still in the table's files, left out by a flush or merge, or purged:
+ * over the time range the delete covered (narrowed to the times the
+ * table held rows in when it ran), under its prefix when every key of
+ * its range has the same depth leading values, else as a *wildcard row*:
+ * its depth prefix values are TS_NONE, meaning "every prefix" (a delete
+ * of several prefixes; any delete a purge met, since a purge keeps no
+ * key bytes of what it erased).  The table keeps the deletes whose
+ * tombstones left as change records (TS_CHANGE_RECORDS_MAX, 4096, the
+ * newest); the version of the newest one dropped past that is the
+ * table's changes horizon (stat changes_horizon, 0: none): a since
+ * below it gets, besides, one wildcard row over the time range of every
+ * delete dropped.  Wildcard rows sort before every prefix.  A row whose
+ * from is INT64_MIN or whose to is INT64_MAX (a delete whose time range
+ * could not be narrowed) is returned whole, not cut into windows.
  * Returns 0; TS_EINVAL (depth out of range, resolution < 0, until
  * below since); TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT / TS_EIO.
  */
 TS_EXTERN int ts_changes_open(ts_table *table, const ts_changes_spec *spec, ts_cursor **out);
+
+/* The most change records of retired deletes a table keeps for
+ * ts_changes_open; older ones raise the changes horizon. */
+#define TS_CHANGE_RECORDS_MAX 4096
 
 /* ------------------------------------------------------------------ */
 /* Flush and statistics                                                 */

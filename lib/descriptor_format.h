@@ -64,7 +64,7 @@
 /* Version 6 appends to version 5's body: u64 changes horizon, i64 its
  * ts range's first and last, u32 nrecords and that many change records
  * (each laid out as a tombstone record). */
-#define TS_CHANGE_RECORDS_MAX 4096    /* the most records a descriptor keeps */
+/* TS_CHANGE_RECORDS_MAX (tsstore.h, 4096): the most records it keeps */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0
