@@ -755,6 +755,62 @@ static void check_bounds_block_hi(void **state)
 	assert_string_equal(p.what, want);
 }
 
+/* ts_check verifies the change records: a record whose time range ends
+ * before it begins, one newer than the log's newest commit, more records
+ * than are kept (the DESCRIPTOR forged each time). */
+static void check_change_records(void **state)
+{
+	ts_test_env *e = *state;
+	char dir[4200];
+	ts__descriptor *d;
+	insert(e, "a", 10, NOW - 3 * HOUR);
+	uint64_t d1 = delete_rows(e->t, "a", NOW - 3 * HOUR, NOW - 3 * HOUR + 2 * SEC);
+	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
+	uint64_t head = 0;
+	assert_int_equal(ts_table_version(e->t, &head), 0);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	for (int k = 0; k < 3; k++) {
+		ts_test_env_close(e);
+		assert_int_equal(ts__descriptor_read(dir, &d), 0);
+		assert_int_equal(d->nchrecs, 1);
+		assert_int_equal(d->chrecs[0].version, d1);
+		ts__tomb saved = d->chrecs[0];
+		if (k == 0)
+			d->chrecs[0].tmin = d->chrecs[0].tmax + 1;
+		else if (k == 1)
+			d->chrecs[0].version = head + 8;
+		assert_int_equal(ts__descriptor_write(dir, d), 0);
+		ts_test_env_open(e);
+		struct problems p = {0};
+		ts_check_opts o = {.problem = on_problem, .arg = &p};
+		int max = ts__chrecs_max;
+		if (k == 2)
+			ts__chrecs_max = 0;
+		assert_int_equal(ts_check(e->db, NULL, &o), TS_ECORRUPT);
+		ts__chrecs_max = max;
+		assert_int_equal(p.n, 1);
+		char want[300];
+		if (k == 0)
+			snprintf(want, sizeof want, "change record 0 (version %" PRIu64 "): its time range "
+			         "ends before it begins", d1);
+		else if (k == 1)
+			snprintf(want, sizeof want, "the descriptor's change records reach version %" PRIu64
+			         ", newer than the log's newest commit at %" PRIu64, head + 8, head);
+		else
+			snprintf(want, sizeof want, "1 change records, more than the 0 kept");
+		if (!strstr(p.what, want))
+			fail_msg("problem %s: %s, want %s", p.file, p.what, want);
+		/* put it back */
+		ts_test_env_close(e);
+		d->chrecs[0] = saved;
+		assert_int_equal(ts__descriptor_write(dir, d), 0);
+		ts__descriptor_free(d, 1);
+		ts_test_env_open(e);
+		assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	}
+}
+
 /* ---- never misses: random histories against a model ---- */
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
@@ -1098,6 +1154,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(format2_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(unversioned_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_bounds_block_hi, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(check_change_records, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(deletes, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(horizon, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_keeps_block_hi, setup, ts_test_env_teardown),
