@@ -22,6 +22,11 @@
  * temporary file; the next flush writes the tree again.  flush_mu keeps
  * flushes one at a time, so the tablet ids they reserve do not collide.
  *
+ * The descriptor of step 3 also takes the log's tombstones (deletes),
+ * dropping the spent ones into change records (docs/corrections.md
+ * sections 3 and 4); a flush with no tree to write but tombstones in the
+ * log does steps 3 and 4 for them alone (publish_tombs).
+ *
  * ts_flush flushes on request (the trees asked for, and the older trees
  * of periods that meet theirs: freeze says why); ts__flush_due, run by the database's
  * maintenance scheduler (maint.c), flushes the trees due by size, age or the
@@ -361,6 +366,55 @@ out:
 	return rc;
 }
 
+/*
+ * A flush with no tree to write while the log holds tombstones (deletes
+ * alone since the last flush): move them into a new descriptor as
+ * publish does -- pruning the spent ones into change records, advancing
+ * the flushed position past their records -- then a commit that cuts
+ * the chain there, so that the log they held is released and they are
+ * read from the descriptor, not the log, by every later snapshot.  A
+ * crash before the commit leaves the old commit naming the chain: its
+ * walk stops at the new flushed position (tombstone.h), below which the
+ * records are the descriptor's.  desc_mu is taken here; t->mu is not
+ * held.
+ */
+static int publish_tombs(ts_table *t)
+{
+	ts__descriptor *d = NULL;
+	uint64_t cut = 0;
+	int rc = ts__table_desc_begin(t);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__descriptor_clone(t->desc, &d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	if (!t->fill.nlt) { /* a purge or another flush moved them meanwhile */
+		pthread_mutex_unlock(&t->mu);
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
+	d->flushed_lsn = oldest_kept(t, NULL);
+	rc = move_tombs(t, d, &cut);
+	if (rc == 0)
+		rc = prune_tombs(t, d, NULL);
+	pthread_mutex_unlock(&t->mu);
+	if (rc < 0) {
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
+	if ((rc = ts__table_write_descriptor(t, d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	ts__table_swap_descriptor(t, d);
+	ts__filling_cut_tombs(&t->fill, cut);
+	if ((rc = ts__filling_begin(&t->fill)) == 0)
+		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	pthread_mutex_unlock(&t->mu);
+out:
+	ts__table_desc_end(t);
+	return rc;
+}
+
 /* Copy the schema versions (immutable, owned by the table). t->mu held. */
 static int copy_versions(ts_table *t, const ts__schema ***out, int *n)
 {
@@ -388,7 +442,19 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	if (rc == 0 && njobs)
 		rc = ts__table_tombs(t, &tombs, &ntombs); /* every one that may hide a
 		                                           * frozen row is committed */
+	int tombs_only = rc == 0 && !njobs && t->fill.nlt;
 	ts__table_unlock(t);
+	if (tombs_only) {
+		free(versions);
+		free(jobs);
+		if ((rc = publish_tombs(t)) == 0 && (rc = ts__table_lock(t)) == 0) {
+			rc = ts__log_release(t->log, t->desc->flushed_lsn);
+			ts__table_unlock(t);
+			if (rc == 0)
+				rc = ts__log_sync_dir(t->log);
+		}
+		return rc;
+	}
 	for (int i = 0; rc == 0 && i < njobs; i++) {
 		ts__tablet_meta m;
 		if ((rc = write_tablet(t, &jobs[i], versions, nversions, tombs, ntombs, &m)) < 0)
