@@ -507,7 +507,9 @@ static int scan_trees(changes_cursor *c, const ts__snapshot *s)
  * the TS_CHANGE_RECORDS_MAX records a descriptor keeps -- by the changes
  * horizon: a since below it reports the wildcard over the time range of
  * the records dropped.  Exact (never misses), over-reporting prefixes
- * the box spans without rows.
+ * the box spans without rows.  A ts range ts_delete could not narrow (its
+ * snapshot failed) keeps an unbounded side, reported as such: one row
+ * (changes_next), not cut to the sources that happen to be left.
  */
 
 /* Whether every key of t's box starts with the depth-d prefix of its
@@ -537,43 +539,6 @@ static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
 	return 0;
 }
 
-/* The ts span [*from, *to] to report for tombstone t in force: its own
- * (ts_delete narrowed it to the timespans of the sources it could hide
- * rows of, so it is finite unless that snapshot failed); an unbounded
- * side is cut to the sources it applies to that meet its box.  Returns
- * 0 when a side stays unbounded and no such source is left (it hid no
- * row a source still holds): then its own range is reported. */
-static int tomb_span(const ts__snapshot *s, const ts__tomb *t, int64_t *from, int64_t *to)
-{
-	*from = t->tmin;
-	*to = t->tmax;
-	if (t->tmin != INT64_MIN && t->tmax != INT64_MAX)
-		return 1;
-	int64_t min = INT64_MAX, max = INT64_MIN;
-	for (int k = 0; k < s->ntablets; k++) {
-		const ts__tablet *tab = s->tablets[k];
-		if (s->metas[k].hi >= t->version ||
-		    !ts__tomb_meets(t, tab->first_key, tab->first_klen, tab->last_key, tab->last_klen,
-		                    tab->min_ts, tab->max_ts))
-			continue;
-		min = tab->min_ts < min ? tab->min_ts : min;
-		max = tab->max_ts > max ? tab->max_ts : max;
-	}
-	for (uint32_t i = 0; i < s->nroots; i++) {
-		const ts__root *r = &s->roots[i];
-		if (!r->root || r->born >= t->version ||
-		    !ts__tomb_meets(t, NULL, 0, NULL, 0, r->min_ts, r->max_ts))
-			continue;
-		min = r->min_ts < min ? r->min_ts : min;
-		max = r->max_ts > max ? r->max_ts : max;
-	}
-	if (min > max)
-		return 0;
-	*from = t->tmin > min ? t->tmin : min;
-	*to = t->tmax < max ? t->tmax : max;
-	return 1;
-}
-
 /* Report delete t (a tombstone in force or a change record) over
  * [from, to]: under its one prefix, else the wildcard. */
 static int report_delete(changes_cursor *c, const ts__tomb *t, int64_t from, int64_t to)
@@ -588,17 +553,17 @@ static int report_delete(changes_cursor *c, const ts__tomb *t, int64_t from, int
 	return rc < 0 ? rc : run_break(c);
 }
 
+/* The deletes committed in (since, until]: the snapshot's tombstones in
+ * force, its tablet set's change records (the descriptor's), and the
+ * changes horizon when since is below it. */
 static int changes_from_deletes(changes_cursor *c, const ts__snapshot *s)
 {
 	const ts__tablet_set *set = s->set;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < s->ntombs; i++) {
 		const ts__tomb *t = &s->tombs[i];
-		int64_t from, to;
-		if (t->version <= c->since || t->version > c->until)
-			continue;
-		tomb_span(s, t, &from, &to);
-		rc = report_delete(c, t, from, to);
+		if (t->version > c->since && t->version <= c->until)
+			rc = report_delete(c, t, t->tmin, t->tmax);
 	}
 	for (int i = 0; rc == 0 && set && i < set->nchrecs; i++) {
 		const ts__tomb *t = &set->chrecs[i];
