@@ -1037,8 +1037,8 @@ typedef struct ts_changes_spec {
  * its depth prefix values are TS_NONE, meaning "every prefix" (a delete
  * of several prefixes; any delete a purge met, since a purge keeps no
  * key bytes of what it erased).  The table keeps the deletes whose
- * tombstones left as change records (TS_CHANGE_RECORDS_MAX, 4096, the
- * newest); the version of the newest one dropped past that is the
+ * tombstones left as change records (the newest TS_CHANGE_RECORDS_MAX,
+ * 4096, holding at most 1 MiB of key bounds); the version of the newest one dropped past that is the
  * table's changes horizon (stat changes_horizon, 0: none): a since
  * below it gets, besides, one wildcard row over the time range of every
  * delete dropped.  Wildcard rows sort before every prefix.  A row whose

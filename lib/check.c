@@ -197,14 +197,21 @@ static void check_versions(struct check *c, const char *file, const ts__descript
 
 /* The invariants of the tablet records that decoding does not check. */
 /* The change records (docs/corrections.md section 4): at most
- * TS_CHANGE_RECORDS_MAX, each after the changes horizon and the one
+ * TS_CHANGE_RECORDS_MAX, with at most TS_CHANGE_RECORDS_KEY_BYTES of key
+ * bounds, each after the changes horizon and the one
  * before it (decoding refuses the rest), with a ts range that does not
  * end before it begins. */
 static void check_chrecs(struct check *c, const char *file, const ts__descriptor *d)
 {
+	size_t bytes = 0;
 	if (d->nchrecs > ts__chrecs_max)
 		report(c, file, "%d change records, more than the %d kept", d->nchrecs,
 		       ts__chrecs_max);
+	for (int i = 0; i < d->nchrecs; i++)
+		bytes += (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
+	if (bytes > TS_CHANGE_RECORDS_KEY_BYTES)
+		report(c, file, "the change records hold %zu bytes of key bounds, more than the %u "
+		       "kept", bytes, TS_CHANGE_RECORDS_KEY_BYTES);
 	for (int i = 0; i < d->nchrecs; i++) {
 		const ts__tomb *x = &d->chrecs[i];
 		if (x->version <= (i ? d->chrecs[i - 1].version : d->ch_horizon))

@@ -120,7 +120,19 @@ static int add_chrec(ts__descriptor *d, const ts__tomb *rec, int erase_keys)
 	memmove(&g[at + 1], &g[at], (size_t)(d->nchrecs - at) * sizeof *g);
 	g[at] = c;
 	d->nchrecs++;
+	/* past the count, or past the key bytes (so that the descriptor
+	 * stays small whatever the keys: TS_KEY_MAX is 4 KiB a bound) */
+	size_t bytes = 0;
+	for (int i = 0; i < d->nchrecs; i++)
+		bytes += (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
 	int drop = d->nchrecs - (ts__chrecs_max > 0 ? ts__chrecs_max : 0);
+	drop = drop > 0 ? drop : 0;
+	for (int i = 0; i < drop; i++)
+		bytes -= (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
+	while (drop < d->nchrecs && bytes > TS_CHANGE_RECORDS_KEY_BYTES) {
+		bytes -= (size_t)d->chrecs[drop].lolen + d->chrecs[drop].hilen;
+		drop++;
+	}
 	for (int i = 0; i < drop; i++) {
 		const ts__tomb *o = &d->chrecs[i];
 		if (!d->ch_horizon) {

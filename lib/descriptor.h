@@ -106,8 +106,9 @@ extern int ts__chrecs_max;
  * Remove d's tombstone i and keep its change record: its version, ts
  * range and -- unless erase_keys -- its key box (a purge keeps none:
  * the bounds are key bytes of the rows it erases).  Past ts__chrecs_max
- * records the oldest are dropped, raising the changes horizon to their
- * version and widening [ch_tmin, ch_tmax] to their ts ranges.  Returns
+ * records, or TS_CHANGE_RECORDS_KEY_BYTES of key bounds in them, the
+ * oldest are dropped, raising the changes horizon to their version and
+ * widening [ch_tmin, ch_tmax] to their ts ranges.  Returns
  * 0 or TS_ENOMEM (d unchanged but for the tombstone kept).
  */
 int ts__descriptor_retire_tomb(ts__descriptor *d, int i, int erase_keys);

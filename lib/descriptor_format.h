@@ -64,7 +64,10 @@
 /* Version 6 appends to version 5's body: u64 changes horizon, i64 its
  * ts range's first and last, u32 nrecords and that many change records
  * (each laid out as a tombstone record). */
-/* TS_CHANGE_RECORDS_MAX (tsstore.h, 4096): the most records it keeps */
+/* TS_CHANGE_RECORDS_MAX (tsstore.h, 4096): the most records it keeps;
+ * and at most this many bytes of key bounds in them (the oldest go
+ * first past either bound, into the horizon) */
+#define TS_CHANGE_RECORDS_KEY_BYTES (1u << 20)
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

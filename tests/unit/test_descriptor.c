@@ -801,6 +801,27 @@ static void descriptor_change_records(void **state)
 	assert_int_equal(back->ch_tmax, 900);
 	ts__descriptor_free(back, 1);
 	ts__buf_free(&enc);
+	/* the bound on key bytes: 8 KiB a record, 1 MiB kept */
+	static unsigned char big[4096];
+	memset(big, 7, sizeof big);
+	ts__tomb w = {.tmin = 5000, .tmax = 6000, .flags = TS_TOMB_LO | TS_TOMB_HI,
+	              .lolen = 4096, .hilen = 4096, .lo = big, .hi = big};
+	ts__descriptor *k = sample_descriptor();
+	for (int i = 1; i <= 130; i++) {
+		w.version = (uint64_t)i * 10;
+		assert_int_equal(ts__descriptor_add_tomb(k, &w), 0);
+		assert_int_equal(ts__descriptor_retire_tomb(k, 0, 0), 0);
+	}
+	assert_int_equal(k->nchrecs, 128);
+	assert_int_equal(k->chrecs[0].version, 30);
+	assert_int_equal(k->ch_horizon, 20);
+	assert_int_equal(k->ch_tmin, 5000);
+	encode(k, &enc);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(k, back);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	ts__descriptor_free(k, 1);
 	/* out of order; not after the horizon */
 	ts__tomb x = d->chrecs[0];
 	d->chrecs[0] = d->chrecs[1];
