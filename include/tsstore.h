@@ -986,9 +986,10 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
  * cursors on it, keep what they read until closed; backups are the
  * operator's).  Each delete whose range meets range is purged whole,
  * and its tombstone dropped: ts_changes_open still reports it, and any
- * older delete whose range meets range, as wildcard rows over their time
- * ranges (their key bounds, key bytes of the erased rows, are not kept).  A crash during a purge leaves the table as
- * before it or as after it, and ts_check passes either way.
+ * older delete whose key range meets range's, as wildcard rows over
+ * their time ranges (their key bounds, key bytes of the erased rows,
+ * are not kept).  A crash during a purge leaves the table as before it
+ * or as after it, and ts_check passes either way.
  * table_version: as ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY;
  * TS_ECLOSED; TS_ENOSPC; TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to
  * rewrite is damaged.

@@ -161,11 +161,15 @@ int ts__descriptor_retire_tomb(ts__descriptor *d, int i, int erase_keys)
 
 void ts__descriptor_erase_chrec_keys(ts__descriptor *d, const ts__tomb *box)
 {
+	if (!box)
+		return;
+	ts__tomb keys = *box; /* the key range alone, whatever its times */
+	keys.tmin = INT64_MIN;
+	keys.tmax = INT64_MAX;
 	for (int i = 0; i < d->nchrecs; i++) {
 		ts__tomb *x = &d->chrecs[i];
-		if (box && ts__tomb_meets(box, x->flags & TS_TOMB_LO ? x->lo : NULL, x->lolen,
-		                           x->flags & TS_TOMB_HI ? x->hi : NULL, x->hilen, x->tmin,
-		                           x->tmax)) {
+		if (ts__tomb_meets(&keys, x->flags & TS_TOMB_LO ? x->lo : NULL, x->lolen,
+		                   x->flags & TS_TOMB_HI ? x->hi : NULL, x->hilen, x->tmin, x->tmax)) {
 			x->flags = 0;
 			x->lolen = x->hilen = 0; /* the bytes stay in memory only */
 		}

@@ -113,9 +113,10 @@ extern int ts__chrecs_max;
  */
 int ts__descriptor_retire_tomb(ts__descriptor *d, int i, int erase_keys);
 
-/* Erase the key box of every change record of d whose box meets box's
- * (a purge's range: after it no live file holds those key bytes; NULL:
- * none); they then report every prefix of their time range. */
+/* Erase the key box of every change record of d whose key range meets
+ * box's, whatever their times (a purge's range: after it no live file
+ * holds those key bytes; NULL: none); they then report every prefix of
+ * their time range. */
 void ts__descriptor_erase_chrec_keys(ts__descriptor *d, const ts__tomb *box);
 
 /* The newest schema. */

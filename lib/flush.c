@@ -504,7 +504,7 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, const ts__tom
 	}
 	pthread_mutex_unlock(&t->mu);
 	/* the purged tombstones leave change records without their key
-	 * bounds, and the records whose box meets the purge's lose theirs:
+	 * bounds, and the records whose keys meet the purge's lose theirs:
 	 * key bytes of the erased rows (docs/corrections.md section 4) */
 	for (int i = 0; rc == 0 && i < d->ntombs;)
 		if (ts__tombs_have(drop, ndrop, d->tombs[i].version))

@@ -27,7 +27,7 @@ int ts__log_cap_check(struct ts_table *t);
  * DESCRIPTOR that carries the log's tombstones, drops those of the
  * versions in drop[0..ndrop) (their rows are gone from every source),
  * keeping their change records without key bounds and erasing those of
- * the records whose box meets box (the purge's range; NULL: none), and
+ * the records whose key range meets box's (the purge's range; NULL: none), and
  * advances the flushed position as far as the trees allow; then the
  * segments before it are deleted.  *clean says whether that position
  * reached the new segment (no tree of inserts made meanwhile held the
