@@ -1035,16 +1035,21 @@ typedef struct ts_changes_spec {
  * over the time range the delete covered (narrowed to the times the
  * table held rows in when it ran), under its prefix when every key of
  * its range has the same depth leading values, else as a *wildcard row*:
- * its depth prefix values are TS_NONE, meaning "every prefix" (a delete
- * of several prefixes; any delete a purge met, since a purge keeps no
- * key bytes of what it erased).  The table keeps the deletes whose
- * tombstones left as change records (the newest TS_CHANGE_RECORDS_MAX,
- * 4096, holding at most 1 MiB of key bounds); the version of the newest one dropped past that is the
+ * the leading values its range does fix (k < depth of them, perhaps
+ * none), then TS_NONE for the other prefix columns, meaning "every
+ * value" -- e.g. at depth 2 (host, cpu), a delete of host "x" is
+ * ("x", TS_NONE), a delete of every host (TS_NONE, TS_NONE).  So are a
+ * delete of several prefixes and any delete a purge met (a purge keeps
+ * no key bytes of what it erased: every prefix).  A wildcard row sorts
+ * before the prefixes it covers (TS_NONE first, column by column).  The
+ * table keeps the deletes whose tombstones left as change records (the
+ * newest TS_CHANGE_RECORDS_MAX, 4096, holding at most 1 MiB of key
+ * bounds); the version of the newest one dropped past that is the
  * table's changes horizon (stat changes_horizon, 0: none): a since
- * below it gets, besides, one wildcard row over the time range of every
- * delete dropped.  Wildcard rows sort before every prefix.  A row whose
- * from is INT64_MIN or whose to is INT64_MAX (a delete whose time range
- * could not be narrowed) is returned whole, not cut into windows.
+ * below it gets, besides, one wildcard row of every prefix over the time
+ * range of every delete dropped.  A row whose from is INT64_MIN or whose
+ * to is INT64_MAX (a delete whose time range could not be narrowed) is
+ * returned whole, not cut into windows.
  * Returns 0; TS_EINVAL (depth out of range, resolution < 0, until
  * below since); TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT / TS_EIO.
  */

@@ -27,10 +27,11 @@
  *     windows x log n), whatever the tree's rows;
  *   - deletes committed in (since, until] -- tombstones in force, and
  *     the change records the DESCRIPTOR keeps of those that left --
- *     report their time range under their one prefix, or under the
- *     wildcard (every prefix: TS_NONE values) when their key box spans
- *     several; below the changes horizon, the wildcard over the time
- *     range of the records dropped (changes_from_deletes).
+ *     report their time range under their one prefix, or as a wildcard
+ *     row (the leading columns their box fixes, TS_NONE -- every value --
+ *     for the others) when their key box spans several; below the changes
+ *     horizon, the wildcard of every prefix over the time range of the
+ *     records dropped (changes_from_deletes).
  *
  * Each changed unit -- a block, the part of a block of one prefix, a
  * tree's series (from its first to its last new row) or window of a
@@ -67,15 +68,15 @@
 #include "tablets.h"
 #include "tombstone.h"
 
-/* One reported span: a prefix (bytes in the cursor's pfx; len WILD: every
- * prefix, the wildcard row) and [from, to). */
+/* One reported span: a prefix (bytes in the cursor's pfx) of `known`
+ * leading key columns -- the depth asked for, or fewer: a wildcard row,
+ * whose other depth columns are every value (TS_NONE) -- and [from, to). */
 struct span {
 	size_t off;
 	uint32_t len;
+	int known;
 	int64_t from, to;
 };
-
-#define WILD UINT32_MAX
 
 typedef struct changes_cursor {
 	struct ts_cursor base;
@@ -146,28 +147,30 @@ static int run_break(changes_cursor *c)
 	return push(c, &c->cur);
 }
 
-/* Whether s's prefix is p[0..n) (p NULL: the wildcard). */
-static int same_prefix(const changes_cursor *c, const struct span *s, const void *p, size_t n)
+/* Whether s's prefix is p[0..n), of `known` columns. */
+static int same_prefix(const changes_cursor *c, const struct span *s, const void *p, size_t n,
+                       int known)
 {
-	if (!p || s->len == WILD)
-		return !p && s->len == WILD;
-	return s->len == n && (n == 0 || memcmp(c->pfx.data + s->off, p, n) == 0);
+	return s->known == known && s->len == n &&
+	       (n == 0 || memcmp(c->pfx.data + s->off, p, n) == 0);
 }
 
 /*
- * A changed unit of a source: its rows all have the prefix p[0..n) (p
- * NULL: any prefix, the wildcard) and ts in [min_ts, max_ts].  It joins
- * the span being built when of the same prefix (without resolution:
- * always; with: when their windows meet).
+ * A changed unit of a source: its rows all have the prefix p[0..n) of
+ * `known` leading key columns (fewer than the depth: a wildcard unit, any
+ * values of the others) and ts in [min_ts, max_ts].  It joins the span
+ * being built when of the same prefix (without resolution: always; with:
+ * when their windows meet).
  */
-static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int64_t max_ts)
+static int unit_k(changes_cursor *c, const void *p, size_t n, int known, int64_t min_ts,
+                  int64_t max_ts)
 {
 	int64_t from = min_ts, to = max_ts == INT64_MAX ? INT64_MAX : max_ts + 1;
 	if (c->res) {
 		from = align_down(min_ts, c->res);
 		to = align_up(max_ts, c->res);
 	}
-	if (c->open && same_prefix(c, &c->cur, p, n)) {
+	if (c->open && same_prefix(c, &c->cur, p, n, known)) {
 		if (!c->res || (from <= c->cur.to && to >= c->cur.from)) {
 			c->cur.from = from < c->cur.from ? from : c->cur.from;
 			c->cur.to = to > c->cur.to ? to : c->cur.to;
@@ -184,10 +187,7 @@ static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int6
 	if (rc < 0)
 		return rc;
 	const struct span *last = c->n ? &c->spans[c->n - 1] : NULL;
-	if (!p) {
-		c->cur.off = 0;
-		n = WILD;
-	} else if (last && same_prefix(c, last, p, n)) {
+	if (last && same_prefix(c, last, p, n, known)) {
 		c->cur.off = last->off;
 	} else {
 		c->cur.off = c->pfx.len;
@@ -196,10 +196,17 @@ static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int6
 			return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	c->cur.len = (uint32_t)n;
+	c->cur.known = known;
 	c->cur.from = from;
 	c->cur.to = to;
 	c->open = 1;
 	return 0;
+}
+
+/* A changed unit of the full depth-column prefix p[0..n). */
+static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int64_t max_ts)
+{
+	return unit_k(c, p, n, c->depth, min_ts, max_ts);
 }
 
 /* The bytes of key[0..klen)'s first depth columns: *n. */
@@ -498,8 +505,9 @@ static int scan_trees(changes_cursor *c, const ts__snapshot *s)
  *   - when every key of the box has one depth-d prefix (depth 0; a delete
  *     of a prefix at least d columns long; a key range within one
  *     prefix), under that prefix;
- *   - else under the wildcard, every prefix (a row whose depth prefix
- *     values are TS_NONE): the box does not say which prefixes held
+ *   - else as a wildcard row: the leading k < d columns every key of the
+ *     box shares (the longest such k, perhaps none), TS_NONE for the
+ *     others -- every value: the box does not say which prefixes held
  *     rows, and the rows are not looked for (once a flush or merge has
  *     left them out, no source could say).
  * So a delete is reported while its tombstone is in force, after it left,
@@ -512,16 +520,16 @@ static int scan_trees(changes_cursor *c, const ts__snapshot *s)
  * (changes_next), not cut to the sources that happen to be left.
  */
 
-/* Whether every key of t's box starts with the depth-d prefix of its
- * lower bound: then *n is that prefix's length (0 at depth 0). */
-static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
+/* Whether every key of t's box starts with the k-column prefix of its
+ * lower bound: then *n is that prefix's length (0 for k 0). */
+static int tomb_prefix(changes_cursor *c, const ts__tomb *t, int k, size_t *n)
 {
 	*n = 0;
-	if (c->depth == 0)
+	if (k == 0)
 		return 1;
 	if (!(t->flags & TS_TOMB_LO) || !(t->flags & TS_TOMB_HI))
 		return 0;
-	long len = ts__key_prefix_len(c->schema, t->lo, t->lolen, c->depth);
+	long len = ts__key_prefix_len(c->schema, t->lo, t->lolen, k);
 	if (len <= 0)
 		return 0; /* the bound is shorter than d columns */
 	c->bound.len = 0;
@@ -531,8 +539,8 @@ static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
 	if (ts__key_successor(&c->bound) != 0)
 		return 0; /* no successor: the prefix is unbounded above */
 	/* keys >= lo >= P and below succ(P) all start with P */
-	int k = ts__key_cmp(t->hi, t->hilen, c->bound.data, c->bound.len);
-	if (k < 0 || (k == 0 && (t->flags & TS_TOMB_HI_STRICT))) {
+	int d = ts__key_cmp(t->hi, t->hilen, c->bound.data, c->bound.len);
+	if (d < 0 || (d == 0 && (t->flags & TS_TOMB_HI_STRICT))) {
 		*n = (size_t)len;
 		return 1;
 	}
@@ -540,16 +548,20 @@ static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
 }
 
 /* Report delete t (a tombstone in force or a change record) over
- * [from, to]: under its one prefix, else the wildcard. */
+ * [from, to]: under the longest prefix of at most depth columns that
+ * every key of its box shares -- its depth prefix, or a wildcard row
+ * naming the columns it fixes (none: every prefix). */
 static int report_delete(changes_cursor *c, const ts__tomb *t, int64_t from, int64_t to)
 {
-	size_t n;
+	size_t n = 0;
+	int k = c->depth, rc = 0;
 	if (from > to)
 		return 0;
-	int rc = tomb_one_prefix(c, t, &n);
+	for (; k > 0 && (rc = tomb_prefix(c, t, k, &n)) == 0; k--)
+		;
 	if (rc < 0)
 		return rc;
-	rc = rc ? unit(c, n ? (const void *)t->lo : "", n, from, to) : unit(c, NULL, 0, from, to);
+	rc = unit_k(c, n ? (const void *)t->lo : "", n, k, from, to);
 	return rc < 0 ? rc : run_break(c);
 }
 
@@ -573,7 +585,7 @@ static int changes_from_deletes(changes_cursor *c, const ts__snapshot *s)
 	/* deletes whose records were dropped: versions at or below the
 	 * horizon, any of them after since */
 	if (rc == 0 && set && set->ch_horizon > c->since && set->ch_tmin <= set->ch_tmax) {
-		rc = unit(c, c->depth ? NULL : "", 0, set->ch_tmin, set->ch_tmax);
+		rc = unit_k(c, "", 0, 0, set->ch_tmin, set->ch_tmax);
 		if (rc == 0)
 			rc = run_break(c);
 	}
@@ -582,12 +594,14 @@ static int changes_from_deletes(changes_cursor *c, const ts__snapshot *s)
 
 /* ---- sorting, joining ---- */
 
-/* The order of the prefixes of x and y: the wildcard first, then by key. */
+/* The order of the prefixes of x and y: by their bytes (memcomparable:
+ * a wildcard row's fewer columns come before the prefixes they begin,
+ * the wildcard of every prefix first of all), then by the columns they
+ * name. */
 static int prefix_cmp(const unsigned char *p, const struct span *x, const struct span *y)
 {
-	if (x->len == WILD || y->len == WILD)
-		return (y->len == WILD) - (x->len == WILD);
-	return ts__key_cmp(p + x->off, x->len, p + y->off, y->len);
+	int d = ts__key_cmp(p + x->off, x->len, p + y->off, y->len);
+	return d ? d : (x->known > y->known) - (x->known < y->known);
 }
 
 static int span_cmp(const void *a, const void *b, void *arg)
@@ -629,8 +643,12 @@ static int changes_next(struct ts_cursor *base, const ts_value **row, int *n)
 	if (c->at >= c->n)
 		return 0;
 	const struct span *s = &c->spans[c->at];
-	if (s->len == WILD) {
-		for (int i = 0; i < c->depth; i++)
+	if (s->known < c->depth) { /* a wildcard row: decoded each time */
+		int rc = s->known ? ts__key_decode(c->schema, c->pfx.data + s->off, s->len, s->known,
+		                                   c->out, &c->scratch, NULL) : 0;
+		if (rc < 0)
+			return rc;
+		for (int i = s->known; i < c->depth; i++)
 			c->out[i] = ts_none();
 		c->decoded = 0;
 	} else if (c->decoded != s->off + 1) {

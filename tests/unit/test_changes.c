@@ -408,6 +408,36 @@ static void depth_two(void **state)
 	assert_int_equal(ts_flush(t, INT64_MAX), 0);
 	EXPECT(t, v[2], 0, 1, 0, "x 09:00:00 10:00:03+; y 09:00:04 11:00:07+");
 	EXPECT(t, v[3], 0, 2, 0, "");
+	/* a delete of host x names x at depth 1; at depth 2, x with every
+	 * cpu (a wildcard row naming the column it fixes), sorted before x's
+	 * own cpus; a delete of x's cpus 1 and 2 at 09:00 names x with every
+	 * cpu too (its range spans two) */
+	ts_value px = ts_string("x"), lo[2] = {ts_string("x"), ts_int64(1)},
+	         hi[2] = {ts_string("x"), ts_int64(2)};
+	ts_query q = {.prefix = &px, .nprefix = 1, .from = NOW - 2 * HOUR, .has_from = 1};
+	uint64_t deleted, d1, d2;
+	assert_int_equal(ts_delete(t, &q, &deleted, &d1), 0);
+	/* (its time range narrowed to the tablet's, which holds y's 11:00) */
+	EXPECT(t, v[3], 0, 1, 0, "x 10:00:00 11:00:07+");
+	EXPECT(t, v[3], 0, 2, 0, "x/* 10:00:00 11:00:07+");
+	EXPECT(t, v[3], 0, 2, HOUR, "x/* 10:00:00 11:00:00; x/* 11:00:00 12:00:00");
+	q = (ts_query){.lower = lo, .nlower = 2, .upper = hi, .nupper = 2, .to = NOW - 2 * HOUR,
+	               .has_to = 1};
+	assert_int_equal(ts_delete(t, &q, &deleted, &d2), 0);
+	EXPECT(t, d1, 0, 2, 0, "x/* 09:00:00 10:00:00");
+	/* (the tablet's blocks, one per series, took rows after v1: whole) */
+	EXPECT(t, v[1], 0, 2, 0, "x/* 09:00:00 11:00:07+; x/0 09:00:00 10:00:00+; "
+	                         "x/1 09:00:01 10:00:01+; x/2 09:00:02 10:00:02+; "
+	                         "x/3 09:00:03 10:00:03+; y/0 09:00:04 10:00:04+; "
+	                         "y/1 09:00:05 10:00:05+; y/2 09:00:06 10:00:06+; "
+	                         "y/3 09:00:07 11:00:07+");
+	/* a delete of every host's 11:00: every prefix */
+	q = (ts_query){.from = NOW - HOUR, .has_from = 1};
+	uint64_t d3;
+	assert_int_equal(ts_delete(t, &q, &deleted, &d3), 0);
+	EXPECT(t, d2, 0, 2, 0, "*/* 11:00:00 11:00:07+");
+	EXPECT(t, d2, 0, 1, 0, "* 11:00:00 11:00:07+");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 	ts_table_close(t);
 }
 
