@@ -71,7 +71,8 @@ typedef struct ts__tablet_set {
 	int ntablets;
 	ts__tablet_meta *metas;      /* the descriptor's tablets */
 	struct ts__tablet **tablets; /* open, one reference each */
-	int *newest;                 /* indexes into tablets, greatest max_ts first */
+	int *newest;                 /* indexes into tablets, greatest max_ts first
+	                              * (of equal ones, the most rows first) */
 	int nversions;
 	const ts__schema **versions; /* versions[v - 1]: the table's, immutable */
 	int64_t ttl;

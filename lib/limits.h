@@ -105,6 +105,14 @@
  * 1/TS_TABLET_INDEX_SHARE of a tablet's raw rows, whatever the schema. */
 #define TS_TABLET_INDEX_SHARE 4
 
+/* An open tablet keeps the index of its latest blocks, those of the
+ * greatest max_ts (tablet.h, late): at least this many, or one block in
+ * TS_TABLET_LATE_SHARE of a large tablet, so that a read asking only for
+ * rows newer than the most of them (latest, after the newest row of its
+ * key was found elsewhere) is answered from a few hot entries. */
+#define TS_TABLET_LATE_MIN 32
+#define TS_TABLET_LATE_SHARE 64
+
 /* Bytes a tablet writer writes between starting writeback of them (and
  * waiting for the previous ones): bounds the dirty pages of flushes and
  * merges (tablet_write.c, pace_writeback). */

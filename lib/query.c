@@ -424,8 +424,12 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		ts__src src;
 		if (l->found && cand.max_ts < best_ts)
 			break; /* no stream left holds a newer row */
-		if (l->found)
-			r->tmin = best_ts; /* older rows cannot win */
+		/* older rows cannot win; with the stem fixed the range's lower
+		 * key moves to the best ts, so that a stream whose key spans
+		 * say it holds no newer row of the stem stops without reading
+		 * its rows below it (docs/corrections.md section 2, Reads) */
+		if (l->found && r->tmin < best_ts && (rc = ts__range_since(r, best_ts)) < 0)
+			break;
 		if (r->empty)
 			continue;
 		if ((rc = ts__src_init(&src, s, cand.tablet, cand.i, r, 1, NULL)) != 0) {

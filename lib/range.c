@@ -149,6 +149,38 @@ void ts__range_time(ts__range *r, int64_t tmin, int64_t tmax)
 	check_empty(r);
 }
 
+int ts__range_since(ts__range *r, int64_t tmin)
+{
+	if (!r->has_stem || r->empty) {
+		ts__range_time(r, tmin, INT64_MAX);
+		return 0;
+	}
+	size_t n = r->stem.len;
+	if (r->has_lo && r->lo.len == n + 8 && memcmp(r->lo.data, r->stem.data, n) == 0) {
+		/* lo is a key of the stem (a latest's, ts__range_prefix): move
+		 * its ts, in place, when tmin is past it */
+		r->tmin = tmin > r->tmin ? tmin : r->tmin;
+		if (ts__key_ts(r->lo.data, r->lo.len) < tmin) {
+			ts__store_be64(r->lo.data + n, (uint64_t)tmin ^ (UINT64_C(1) << 63));
+			r->lo_strict = 0;
+		}
+		check_empty(r);
+		return 0;
+	}
+	ts__range_time(r, tmin, INT64_MAX);
+	ts_buf k;
+	unsigned char mem[TS__SHORT_KEY];
+	ts_value t = ts_timestamp(tmin);
+	ts__buf_init_in(&k, mem, sizeof mem);
+	ts__put(&k, r->stem.data, n);
+	ts__key_put(&k, &t);
+	if (!k.oom)
+		ts__range_lower(r, k.data, k.len, 0);
+	int oom = k.oom || ts__range_oom(r);
+	ts__buf_free(&k);
+	return oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
+}
+
 int ts__range_above_lo(const ts__range *r, const void *k, size_t len)
 {
 	if (!r->has_lo)

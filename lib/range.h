@@ -56,6 +56,12 @@ void ts__range_upper_cols(ts__range *r, const void *p, size_t len, int strict);
 /* Narrow to ts in [tmin, tmax]. */
 void ts__range_time(ts__range *r, int64_t tmin, int64_t tmax);
 
+/* Narrow to ts >= tmin; when the stem is set (every key of the range
+ * shares it, so keys order as their ts), the lower key bound too, to the
+ * stem's key at tmin: a stream then sees from block and tablet key spans
+ * alone that it holds no such row.  Returns 0 or TS_ENOMEM. */
+int ts__range_since(ts__range *r, int64_t tmin);
+
 /* Whether key k passes the lower / upper bound. */
 int ts__range_above_lo(const ts__range *r, const void *k, size_t len);
 int ts__range_below_hi(const ts__range *r, const void *k, size_t len);

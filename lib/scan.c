@@ -113,9 +113,25 @@ static void free_tombs(ts__src *src)
 	src->ntombs = src->nbtombs = 0;
 }
 
+/* Whether tablet tab certainly holds no row of range r, from what its
+ * footer says: its timespan, key span, latest blocks (a range of recent
+ * rows only), Bloom filter. */
+static int tablet_misses(const ts__tablet *tab, const ts__range *r)
+{
+	return time_misses(r, tab->min_ts, tab->max_ts) ||
+	       !ts__range_above_lo(r, tab->last_key, tab->last_klen) ||
+	       !ts__range_below_hi(r, tab->first_key, tab->first_klen) ||
+	       (r->tmin > tab->late_floor &&
+	        !ts__tablet_may_hold_since(tab, r->has_lo ? r->lo.data : NULL, r->lo.len,
+	                                   r->has_hi ? r->hi.data : NULL, r->hi.len, r->tmin)) ||
+	       (r->has_stem && !ts__tablet_may_contain(tab, r->stem.data, r->stem.len));
+}
+
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule)
 {
+	if (tablet && tablet_misses(s->tablets[i], r))
+		return 1; /* before the stream is cleared: latest asks many */
 	memset(src, 0, offsetof(ts__src, it));
 	src->snap = s;
 	src->range = r;
@@ -135,11 +151,6 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 		return 0;
 	}
 	const ts__tablet *tab = s->tablets[i];
-	if (time_misses(r, tab->min_ts, tab->max_ts) ||
-	    !ts__range_above_lo(r, tab->last_key, tab->last_klen) ||
-	    !ts__range_below_hi(r, tab->first_key, tab->first_klen) ||
-	    (r->has_stem && !ts__tablet_may_contain(tab, r->stem.data, r->stem.len)))
-		return 1;
 	src->tab = tab;
 	src->rule = desc ? NULL : rule;
 	src->version = tab->schema_version;

@@ -6,7 +6,9 @@
  *
  * What the streams skip without reading a row: trees and tablets whose
  * timespan or key span misses the range; tablets whose Bloom filter rules
- * out the range's stem; blocks whose timespan misses it (so a query over
+ * out the range's stem; tablets none of whose latest blocks (tablet.h)
+ * meets a range of rows newer than the rest of its blocks (latest, past
+ * the best row found); blocks whose timespan misses it (so a query over
  * one hour of a day-long tablet decompresses about one block in 24 per
  * key); and, for aggregates, blocks whose rows all fall in one group and
  * one window, which are handed up as their footer statistics instead

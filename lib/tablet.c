@@ -230,6 +230,73 @@ static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 	return r->bad ? ts__tablet_damaged(t, "footer", "truncated") : 0;
 }
 
+/* A min-heap of (max_ts, block) by max_ts: the latest blocks seen so far,
+ * the earliest of them on top. */
+static void late_sift(const ts__tablet *t, uint32_t *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		if (l < n && t->blocks[h[l]].max_ts < t->blocks[h[m]].max_ts)
+			m = l;
+		if (l + 1 < n && t->blocks[h[l + 1]].max_ts < t->blocks[h[m]].max_ts)
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+static int by_block(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Find the latest blocks (tablet.h, late): the nlate of greatest max_ts
+ * by a bounded heap, one pass over the block index; late_floor is the
+ * greatest max_ts of those left out. */
+static int find_late(ts__tablet *t)
+{
+	uint32_t n = t->nblocks / TS_TABLET_LATE_SHARE;
+	if (n < TS_TABLET_LATE_MIN)
+		n = TS_TABLET_LATE_MIN;
+	if (n > t->nblocks)
+		n = t->nblocks;
+	if (!(t->late = malloc((n ? n : 1) * sizeof *t->late)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	int64_t floor = INT64_MIN;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < t->nblocks; i++) {
+		int64_t ts = t->blocks[i].max_ts;
+		if (k < n) {
+			t->late[k++] = i;
+			if (k == n)
+				for (uint32_t j = n / 2; j-- > 0;)
+					late_sift(t, t->late, n, j);
+			continue;
+		}
+		if (ts <= t->blocks[t->late[0]].max_ts) {
+			floor = ts > floor ? ts : floor;
+			continue;
+		}
+		int64_t out = t->blocks[t->late[0]].max_ts;
+		floor = out > floor ? out : floor;
+		t->late[0] = i;
+		late_sift(t, t->late, n, 0);
+	}
+	qsort(t->late, k, sizeof *t->late, by_block);
+	if (!(t->late_heads = malloc((k ? k : 1) * sizeof *t->late_heads)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < k; j++)
+		t->late_heads[j] = t->heads[t->late[j]];
+	t->nlate = k;
+	t->late_floor = floor;
+	return 0;
+}
+
 static int parse_footer(ts__tablet *t, size_t len, uint64_t footer_off)
 {
 	ts_reader r;
@@ -266,6 +333,8 @@ static int parse_footer(ts__tablet *t, size_t len, uint64_t footer_off)
 	t->last_key = p;
 	t->last_klen = (uint32_t)n;
 	int rc = parse_blocks(t, &r, footer_off);
+	if (rc == 0)
+		rc = find_late(t);
 	if (rc < 0)
 		return rc;
 	t->bloom_bits = ts__get_u32(&r);
@@ -333,6 +402,8 @@ void ts__tablet_close(ts__tablet *t)
 	free(t->path);
 	free(t->blocks);
 	free(t->heads);
+	free(t->late);
+	free(t->late_heads);
 	free(t->stat_cols);
 	free(t->stat_types);
 	free(t->footer);
@@ -378,6 +449,42 @@ int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 			return 0;
 	}
 	return 1;
+}
+
+int ts__tablet_may_hold_since(const ts__tablet *t, const void *lo, size_t lolen, const void *hi,
+                              size_t hilen, int64_t tmin)
+{
+	if (tmin > t->max_ts)
+		return 0;
+	if (tmin <= t->late_floor)
+		return 1; /* a block outside the latest may hold such a row */
+	/* the first latest block whose last key is >= lo: blocks before it
+	 * end below the range */
+	uint32_t a = 0, b = t->nlate;
+	ts__key_head k = lo ? key_head(lo, lolen) : (ts__key_head){0, 0};
+	while (lo && a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		const ts__key_head *h = &t->late_heads[mid];
+		const ts__tablet_block *blk = &t->blocks[t->late[mid]];
+		int c = h->hi != k.hi ? (h->hi < k.hi ? -1 : 1)
+		        : h->lo != k.lo ? (h->lo < k.lo ? -1 : 1)
+		                        : ts__key_cmp(blk->last_key, blk->last_klen, lo, lolen);
+		if (c < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* in key order: the first that starts past hi ends the search (a
+	 * format 1 block, without its first key, never does) */
+	for (; a < t->nlate; a++) {
+		const ts__tablet_block *blk = &t->blocks[t->late[a]];
+		if (hi && blk->first_key &&
+		    ts__key_cmp(blk->first_key, blk->first_klen, hi, hilen) > 0)
+			return 0;
+		if (blk->max_ts >= tmin)
+			return 1;
+	}
+	return 0;
 }
 
 uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen)

@@ -78,6 +78,14 @@ typedef struct ts__tablet {
 	uint32_t nstat;
 	uint16_t *stat_cols;         /* column index (in its schema) of each */
 	unsigned char *stat_types;   /* ts_type of each */
+	/* The latest blocks: those of the greatest max_ts, in block order
+	 * (so in key order), nlate of them; every other block's max_ts is
+	 * at most late_floor (INT64_MIN when every block is one).  Built at
+	 * open from the block index (ts__tablet_may_hold_since). */
+	uint32_t *late;
+	ts__key_head *late_heads;    /* heads of their last keys, side by side */
+	uint32_t nlate;
+	int64_t late_floor;
 	uint32_t bloom_bits;         /* 0 = no filter */
 	uint8_t bloom_k;
 	const unsigned char *bloom;
@@ -147,6 +155,18 @@ void ts__tablet_stat(const ts__tablet *t, uint32_t i, uint32_t j, ts__colstat *o
 /* Whether a key with this stem (the key without its 8 ts bytes) may be
  * in the tablet: 0 means certainly not. */
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len);
+
+/* Whether the tablet may hold a row whose key lies between lo and hi
+ * (inclusive; either NULL: unbounded) and whose ts is at least tmin: 0
+ * means certainly not.  Answered from the latest blocks alone (no block
+ * read, a binary search over a few entries) when tmin is above
+ * late_floor, since only they can hold such rows; else 1 (not known
+ * here, unless tmin is past the tablet's max_ts).  Latest asks it of a
+ * tablet beside the one that gave the newest row found so far: a small
+ * tablet of corrections whose newest ts ties it is skipped without
+ * opening a stream. */
+int ts__tablet_may_hold_since(const ts__tablet *t, const void *lo, size_t lolen, const void *hi,
+                              size_t hilen, int64_t tmin);
 
 /* The first block whose last key is >= key (ts__key_cmp), or nblocks. */
 uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen);

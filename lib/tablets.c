@@ -131,11 +131,18 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 
 /* ---- tablet sets ---- */
 
+/* The order latest visits tablets in (query.c): the greatest max_ts
+ * first, and of equal ones the tablet of more rows, which more likely
+ * holds a key's newest row -- a small tablet of corrections whose newest
+ * row happens to tie the day's is then asked only whether it holds a
+ * newer row than the one found, which its block index mostly answers. */
 static int newer_tablet(const void *a, const void *b, void *arg)
 {
 	ts__tablet *const *tabs = arg;
-	int64_t x = tabs[*(const int *)a]->max_ts, y = tabs[*(const int *)b]->max_ts;
-	return (x < y) - (x > y);
+	const ts__tablet *x = tabs[*(const int *)a], *y = tabs[*(const int *)b];
+	if (x->max_ts != y->max_ts)
+		return x->max_ts < y->max_ts ? 1 : -1;
+	return (x->rows < y->rows) - (x->rows > y->rows);
 }
 
 static void set_free(struct ts_table *t, ts__tablet_set *set)

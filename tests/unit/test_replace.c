@@ -28,7 +28,9 @@
 #include "descriptor_format.h"
 #include "maint.h"
 #include "merge.h"
+#include "snapshot.h"
 #include "support.h"
+#include "tablet.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
 #define SEC INT64_C(1000000000)
@@ -365,6 +367,108 @@ static void latest_past_a_shadowed_row(void **state)
 	test_row want[4] = {ts_test_row("a", NOW - 90 * SEC, 1), ts_test_row("a", NOW - 68 * SEC, 3),
 	                    ts_test_row("a", NOW - 63 * SEC, 1), ts_test_row("z", NOW - 61 * SEC, 3)};
 	expect_rows(e->t, want, 4);
+}
+
+/* latest beside a small replacing tablet whose newest row ties the day
+ * tablet's (ties of max_ts: the tablet of more rows is visited first),
+ * so that the replacing one is asked, from its latest blocks alone
+ * (tablet.h, late; more blocks than those here), whether it holds a row
+ * of the host at the best ts or newer.  Per host (h mod 4) the
+ * replacing tablet holds: 0, a replacement of the newest row (equal ts:
+ * the newer source wins); 1, a row newer than the day tablet's newest of
+ * the host; 2, older replacements only; 3, a replacement just before the
+ * newest.  Every host has older replacements too (every third row).  The
+ * answers fail with a late-block test that misses ties (ts > tmin).
+ * Then the recent rows of many hosts, which the latest blocks of both
+ * tablets answer too. */
+static void latest_beside_a_replacing_tablet(void **state)
+{
+	enum { HOSTS = 120, ROWS = 200 };
+	ts_test_env *e = *state;
+	assert_int_equal(ts_alter_on_duplicate(e->t, REPLACE), 0);
+	static test_row want[HOSTS * (ROWS + 1)];
+	test_row *batch = malloc(ROWS * sizeof *batch);
+	assert_non_null(batch);
+	size_t n = 0;
+	for (int h = 0; h < HOSTS; h++) { /* the day tablet: h mod 4 == 1 stops 10 rows early */
+		char host[16];
+		snprintf(host, sizeof host, "h%03d", h);
+		int rows = h % 4 == 1 ? ROWS - 10 : ROWS;
+		for (int k = 0; k < rows; k++)
+			batch[k] = ts_test_row(host, NOW - 2000 * SEC + k * 10 * SEC, 1);
+		assert_int_equal(put_rows(e->t, TABLE, batch, (size_t)rows, NULL), 0);
+	}
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	for (int h = 0; h < HOSTS; h++) { /* the replacing tablet */
+		char host[16];
+		size_t m = 0;
+		snprintf(host, sizeof host, "h%03d", h);
+		for (int k = 0; k < ROWS - 10; k += 3)
+			batch[m++] = ts_test_row(host, NOW - 2000 * SEC + k * 10 * SEC, 2);
+		int64_t extra = h % 4 == 0 ? ROWS - 1 : h % 4 == 1 ? ROWS - 6 : h % 4 == 3 ? ROWS - 2 : -1;
+		if (extra >= 0)
+			batch[m++] = ts_test_row(host, NOW - 2000 * SEC + extra * 10 * SEC, 3 + h % 4);
+		assert_int_equal(put_rows(e->t, REPLACE, batch, m, NULL), 0);
+		/* the model: host's rows in key order */
+		int rows = h % 4 == 1 ? ROWS - 10 : ROWS;
+		for (int k = 0; k < ROWS; k++) {
+			int64_t v = k == extra ? 3 + h % 4 : k < ROWS - 10 && k % 3 == 0 ? 2 : 1;
+			if (k < rows || k == extra)
+				want[n++] = ts_test_row(host, NOW - 2000 * SEC + k * 10 * SEC, v);
+		}
+	}
+	free(batch);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	/* the replacing tablet's latest blocks are some of its blocks, and
+	 * its newest ts ties the day tablet's */
+	ts__snapshot s;
+	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
+	assert_int_equal(s.ntablets, 2);
+	const ts__tablet *day = s.tablets[0], *fix = s.tablets[1];
+	if (fix->rows > day->rows) {
+		const ts__tablet *x = day;
+		day = fix;
+		fix = x;
+	}
+	assert_true(fix->nlate < fix->nblocks);
+	assert_true(fix->late_floor < fix->max_ts);
+	assert_int_equal(fix->max_ts, day->max_ts);
+	ts__snapshot_release(&s);
+	for (int h = 0; h < HOSTS; h++) {
+		char host[16];
+		test_row r;
+		snprintf(host, sizeof host, "h%03d", h);
+		int64_t ts = NOW - 2000 * SEC + (h % 4 == 1 ? ROWS - 6 : ROWS - 1) * 10 * SEC;
+		int64_t v = h % 4 == 0 ? 3 : h % 4 == 1 ? 4 : 1;
+		assert_int_equal(latest(e->t, host, &r), 1);
+		if (r.ts != ts || r.v != v)
+			fail_msg("latest %s: %" PRId64 "=%" PRId64 ", want %" PRId64 "=%" PRId64, host,
+			         r.ts, r.v, ts, v);
+	}
+	expect_rows(e->t, want, n);
+	/* recent rows of many hosts, from h002 on: the last 15 s are above
+	 * both tablets' floors, so their latest blocks decide */
+	ts_value lower = ts_string("h002");
+	for (int desc = 0; desc < 2; desc++) {
+		ts_query q = {.lower = &lower, .nlower = 1, .from = NOW - 15 * SEC, .has_from = 1,
+		              .desc = desc};
+		ts_cursor *c;
+		const ts_value *v;
+		int got = 0;
+		assert_int_equal(ts_query_open(e->t, &q, &c), 0);
+		while (ts_cursor_next(c, &v, NULL) == 0 && v) {
+			test_row r;
+			read_value(v, &r);
+			int h = atoi(r.host + 1);
+			if (r.ts != NOW - 10 * SEC || h % 4 == 1 || r.v != (h % 4 == 0 ? 3 : 1))
+				fail_msg("recent %s: %s@%" PRId64 "=%" PRId64, desc ? "desc" : "asc",
+				         r.host, r.ts, r.v);
+			got++;
+		}
+		ts_cursor_close(c);
+		assert_int_equal(got, HOSTS - 2 - (HOSTS / 4 - 1)); /* h000, h001 and the h mod 4 == 1 out */
+	}
+	check_ok(e, "beside a replacing tablet");
 }
 
 /* A process crash after replacing batches (the first of a reject table
@@ -990,6 +1094,8 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(replace_across_rollover, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(latest_past_a_shadowed_row, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(latest_beside_a_replacing_tablet, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(replace_crash_recovery, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(aggregate_does_not_summarise_shadowed_block, setup,
 		                                ts_test_env_teardown),
