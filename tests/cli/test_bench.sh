@@ -186,8 +186,8 @@ optional "fuse_cat" '"workload":"fuse_cat","engine":"tsstore-fuse"' 'fuse_cat'
 # other builds running) did not start or failed, and the bench said so.
 optional "ingest peer" '"engine":"victoriametrics"' 'victoria-metrics is not installed\|victoriametrics did not start\|victoriametrics failed'
 optional "ingest_http InfluxDB" '"workload":"ingest_http","engine":"influxdb"' 'influxd is not installed\|influxdb did not start\|influxdb failed\|influxd did not create'
-optional "tsbs_queries InfluxDB" '"workload":"tsbs_queries","engine":"influxdb","metric":"median_us"' 'influxd is not installed\|tsbs_queries: influxdb did not start'
-optional "tsbs_queries VictoriaMetrics" '"workload":"tsbs_queries","engine":"victoriametrics","metric":"median_us"' 'victoria-metrics is not installed\|tsbs_queries: victoriametrics did not start'
+optional "tsbs_queries InfluxDB" '"workload":"tsbs_queries","engine":"influxdb","metric":"median_us"' 'influxd is not installed\|tsbs_queries: influxdb did not start\|tsbs_queries: influxdb failed'
+optional "tsbs_queries VictoriaMetrics" '"workload":"tsbs_queries","engine":"victoriametrics","metric":"median_us"' 'victoria-metrics is not installed\|tsbs_queries: victoriametrics did not start\|tsbs_queries: victoriametrics failed'
 # tsstored: its figures once it answers /query, until then "not yet"
 optional "tsbs_queries tsstored" '"workload":"tsbs_queries","engine":"tsstored","\(metric":"median_us\|status":"not yet\)' 'tsbs_queries: tsstored'
 finish
