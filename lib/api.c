@@ -399,12 +399,17 @@ int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_v
 
 int ts_delete(ts_table *t, const ts_query *range, uint64_t *deleted, uint64_t *table_version)
 {
-	(void)t, (void)range;
+	(void)range;
 	if (deleted)
 		*deleted = 0;
 	if (table_version)
 		*table_version = 0;
-	return ts__fail(TS_ENOTSUP, "ts_delete: not built yet (issue 28)");
+	int rc = ts__table_enter(t, "ts_delete");
+	if (rc < 0)
+		return rc;
+	rc = ts__rollup_refuse(t);
+	ts__table_leave(t);
+	return rc < 0 ? rc : ts__fail(TS_ENOTSUP, "ts_delete: not built yet (issue 28)");
 }
 
 int ts_purge(ts_table *t, const ts_query *range, uint64_t *table_version)
@@ -425,5 +430,49 @@ int ts_changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)
 		return rc;
 	rc = ts__changes_open(t, spec, out);
 	ts__table_leave(t);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rollups (issue 29, docs/rollups.md). */
+
+int ts_create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec)
+{
+	int rc;
+	NEED(name, "ts_create_rollup", "name is NULL");
+	NEED(spec, "ts_create_rollup", "spec is NULL");
+	NEED(spec->source, "ts_create_rollup", "spec->source is NULL");
+	if ((rc = counted(spec->specs, spec->nspecs, "ts_create_rollup", "specs")) < 0 ||
+	    (rc = ts__db_enter(db, "ts_create_rollup")) < 0)
+		return rc;
+	rc = ts__create_rollup(db, name, spec);
+	ts__db_leave(db);
+	return rc;
+}
+
+int ts_rollup_info(ts_table *t, ts_rollup_state **out)
+{
+	NEED(out, "ts_rollup_info", "out is NULL");
+	*out = NULL;
+	int rc = ts__table_enter(t, "ts_rollup_info");
+	if (rc == 0) {
+		rc = ts__rollup_info(t, out);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_rollups(ts_db *db, const char *source, char ***names, int *n)
+{
+	NEED(source, "ts_rollups", "source is NULL");
+	NEED(names, "ts_rollups", "names is NULL");
+	*names = NULL;
+	if (n)
+		*n = 0;
+	int rc = ts__db_enter(db, "ts_rollups");
+	if (rc == 0) {
+		rc = ts__rollups(db, source, names, n);
+		ts__db_leave(db);
+	}
 	return rc;
 }

@@ -23,6 +23,14 @@ int ts__create(ts_db *db, const char *name, const ts_schema *schema);
 int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
                      const char *const *key_names, int nkey, int64_t ttl,
                      ts_on_duplicate on_duplicate);
+/* ts__create_keyed of a derived table (table.c, for rollup.c): file
+ * (bytes[0..n)) is written in its directory before the directory is
+ * renamed into place, and table source must exist at that moment
+ * (TS_ENOENT otherwise). */
+int ts__create_derived(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                       const char *const *key_names, int nkey, int64_t ttl,
+                       ts_on_duplicate on_duplicate, const char *file, const void *bytes,
+                       size_t n, const char *source);
 int ts__drop(ts_db *db, const char *name);
 int ts__sync(ts_db *db);
 int ts__tables(ts_db *db, char ***out, int *n);
@@ -53,6 +61,27 @@ int ts__flush(ts_table *t, int64_t before);
  * every table's due flushes between slices but never sleeping (the user
  * asked for it).  *merged gets the count.  Returns 0 or an error. */
 int ts__maint_merge_now(struct ts_table *t, int *merged);
+
+/* Rollups (rollup.c). */
+int ts__create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec);
+int ts__rollup_info(ts_table *t, ts_rollup_state **out);
+int ts__rollups(ts_db *db, const char *source, char ***names, int *n);
+/* TS_EREADONLY, naming the rollup and its source, when t is a rollup and
+ * the calling thread is not its maintenance writing it; else 0.  Every
+ * write of rows (inserts, deletes) asks it. */
+int ts__rollup_refuse(ts_table *t);
+/* The scheduler's rollup job for t (maint.c): when t is a rollup whose
+ * source's durable version passed its watermark, recompute the windows
+ * changed since and move the watermark; y is called between slices of
+ * windows (a merge's yield: due flushes, the budget, a close).  Returns
+ * 0 or the error, recorded for backoff (not tried again meanwhile). */
+/* Load every rollup of db (maint.c, at its first pass): the scheduler
+ * serves loaded tables, and a rollup must be maintained whether or not
+ * anyone opened it since the database opened.  Returns 0 or the first
+ * error (the other rollups are loaded regardless). */
+int ts__rollups_load(ts_db *db);
+struct ts__merge_yield;
+int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y);
 
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 /* ts_table_version (stats.c): the LSN of the newest commit, 0 if none. */

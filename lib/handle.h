@@ -33,6 +33,7 @@
 #include "limits.h"
 #include "log.h"
 #include "retry.h"
+#include "rollupdef.h"
 
 /* The scheduler's state, one per writable database (ts_db.maint). */
 typedef struct ts__maint {
@@ -55,6 +56,7 @@ typedef struct ts__maint {
 	 * made, and the time they slept to keep within the budget. */
 	uint64_t passes, merges;
 	int64_t throttled_ns;
+	int rollups_loaded;      /* the first pass loaded every rollup */
 } ts__maint;
 
 /*
@@ -108,6 +110,9 @@ struct ts_table {
 	                          * (ts__table_incarnation): read-only handles
 	                          * see a drop and re-create by it */
 	ts__log *log;            /* the table's log (read-only in read-only dbs) */
+	ts__rollup *rollup;      /* a rollup's definition and maintenance state
+	                          * (rollup.c), NULL for other tables: read
+	                          * from <table>/ROLLUP at load */
 	ts__filling fill;        /* writable dbs: the filling tablets */
 	ts_buf scratch;          /* writer: row encoding */
 	ts_buf lookup;           /* writer: blocks read by uniqueness checks */

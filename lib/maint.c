@@ -39,10 +39,12 @@
  * flush_size; a reader found a damaged tablet), and stops at ts_close: a
  * merge in progress gives up at its next slice and is made again later.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "api.h"
+#include "backoff.h"
 #include "error.h"
 #include "flush.h"
 #include "handle.h"
@@ -213,11 +215,33 @@ static int pass(ts_db *db, int *merged)
 	if (rc < 0)
 		return rc;
 	__atomic_add_fetch(&db->maint.passes, 1, __ATOMIC_RELAXED);
+	if (!db->maint.rollups_loaded) {
+		/* Rollups are jobs whether or not anyone opened them: loaded at
+		 * the first pass, taken in from the next (rollup.c). */
+		db->maint.rollups_loaded = 1;
+		int r = ts__rollups_load(db);
+		if (r < 0 && r != TS_ECLOSED) {
+			char msg[TS_ERRMSG_MAX + 64];
+			snprintf(msg, sizeof msg, "loading the rollups: %s", ts_errmsg(NULL));
+			ts__db_log(db, msg);
+		}
+		table_list_put(list, n);
+		if ((rc = table_list(db, &list, &n)) < 0)
+			return rc;
+	}
 	for (int i = 0; i < n; i++) {
 		keep(&rc, ts__table_quarantine_due(list[i]));
 		keep(&rc, ts__flush_due(list[i]));
 		keep(&rc, ts__expire_due(list[i]));
 	}
+	/* Rollups, in slices of windows that run the flushes falling due and
+	 * keep to the budget as merges do (rollup.c). */
+	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
+		if (list[i]->rollup) {
+			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
+			ts__merge_yield y = {yield_slice, &s};
+			keep(&rc, ts__rollup_due(list[i], &y));
+		}
 	struct ts_table *t = NULL;
 	if (!(db->opts.flags & TS_OPEN_NOMERGE) && !ts__maint_stopping(db) &&
 	    (t = smallest_merge(list, n, &rc)) != NULL) {

@@ -1,0 +1,659 @@
+/*
+ * rollup.c -- rollups: tables derived from a source table at a coarser
+ * resolution, created by ts_create_rollup and kept exact by the store
+ * (docs/rollups.md; issue 29).
+ *
+ * A rollup is an ordinary table (key: the source's first `group` key
+ * columns, then ts, the window's start; one value column per function,
+ * mean kept as sum and count) under the duplicate policy replace, with a
+ * definition beside it (<rollup>/ROLLUP, rollupdef.c) whose watermark W
+ * is the source version through which its rows are exact.  Its
+ * maintenance is a job of the scheduler (maint.c, after flushes and
+ * expiry, before merges): when the source's durable version D passed W,
+ * the windows that ts_changes_open reports for (W, D] are recomputed --
+ * one aggregate over the source per (group, window), its row written
+ * with replace, or the rollup's row of a window left empty deleted --
+ * then the rollup's log is synced, and only then W = D is written.  A
+ * crash anywhere recomputes the same windows again: the writes are
+ * idempotent, and W never claims rows that are not durable.
+ *
+ * Nothing else writes a rollup: client inserts and deletes are refused
+ * (TS_EREADONLY), as are alters of its schema and policy; a source is
+ * not dropped while rollups are built from it (TS_EBUSY).  A rollup of a
+ * rollup reads its source's rows with the combine functions: count and
+ * sum are summed, min and max of the stored min and max, first and last
+ * of the stored first and last (which needs the same groups).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "api.h"
+#include "backoff.h"
+#include "cursor.h"
+#include "error.h"
+#include "fsutil.h"
+#include "handle.h"
+#include "merge.h"
+#include "names.h"
+#include "period.h"
+#include "rollupdef.h"
+#include "schema.h"
+#include "tabledesc.h"
+
+/* Windows recomputed between two calls of the scheduler's yield
+ * (due flushes, the budget, a close). */
+#define WINDOWS_PER_SLICE 64
+
+/* ---- what the source's columns are ---- */
+
+/* The index of column name in s, or -1. */
+static int column_index(const ts_schema *s, const char *name)
+{
+	for (int i = 0; i < s->ncolumns; i++)
+		if (strcmp(s->columns[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* For value column c of a rollup: the source's column that feeds it and
+ * the function the aggregate over the source applies to it -- c's own
+ * over a table, the combine function over a rollup (count and sum are
+ * summed).  Returns the column index, or -1 when the source lacks it. */
+static int source_spec(const ts__rollup_def *d, const ts_schema *src, const ts__rollup_col *c,
+                       ts_aggspec *out)
+{
+	char name[TS_NAME_MAX + 32];
+	int i;
+	if (d->flags & TS_ROLLUP_FROM_ROLLUP) {
+		if (ts__rollup_col_name(c, name, sizeof name) < 0)
+			return -1;
+		i = column_index(src, name);
+		out->fn = c->fn == TS_AGG_COUNT ? TS_AGG_SUM : c->fn;
+	} else {
+		i = column_index(src, c->column);
+		out->fn = c->fn;
+	}
+	out->column = i;
+	return i;
+}
+
+/* The type of value column c fed by a source column of type t. */
+static ts_type value_type(ts_aggfn fn, ts_type t)
+{
+	if (fn == TS_AGG_COUNT)
+		return TS_INT64;
+	if (fn == TS_AGG_SUM)
+		return t == TS_DOUBLE ? TS_DOUBLE : TS_INT64;
+	return t;
+}
+
+/* ---- creating ---- */
+
+/* What a rollup is made of: its definition, value columns, schema. */
+struct plan {
+	ts__rollup_def def;
+	ts__rollup_col *cols;
+	int ncols;
+	ts_column *columns;          /* key, ts, values */
+	char (*names)[TS_NAME_MAX + 1];
+	const char *key[TS_KEY_COLUMNS_MAX];
+	int nkey, ncolumns;
+};
+
+static void plan_free(struct plan *p)
+{
+	ts__rollup_def_free(&p->def);
+	free(p->cols);
+	free(p->columns);
+	free(p->names);
+}
+
+/* A spec over a source that is a rollup: the base column and function it
+ * asks for, from what the source's column holds (column X_F holds F of
+ * X; mean needs X_sum and X_count). */
+static int combine_spec(const ts__rollup_def *sd, const ts_schema *src, const ts_aggspec *sp,
+                        ts__rollup_fn *out)
+{
+	ts__rollup_col *cols;
+	int n, rc = ts__rollup_columns(sd, &cols, &n);
+	if (rc < 0)
+		return rc;
+	const char *name = src->columns[sp->column].name;
+	const ts__rollup_col *holds = NULL;
+	char cname[TS_NAME_MAX + 32];
+	for (int i = 0; i < n && !holds; i++)
+		if (ts__rollup_col_name(&cols[i], cname, sizeof cname) == 0 && strcmp(cname, name) == 0)
+			holds = &cols[i];
+	ts__clear_error();
+	rc = 0;
+	if (!holds) {
+		rc = ts__fail(TS_EINVAL, "column \"%s\" of rollup \"%s\" holds no function (a rollup "
+		              "of a rollup reads its value columns)", name, sd->source);
+	} else if (sp->fn == TS_AGG_MEAN) {
+		int sum = 0, count = 0;
+		for (int i = 0; i < n; i++)
+			if (strcmp(cols[i].column, holds->column) == 0) {
+				sum |= cols[i].fn == TS_AGG_SUM;
+				count |= cols[i].fn == TS_AGG_COUNT;
+			}
+		if ((holds->fn != TS_AGG_SUM && holds->fn != TS_AGG_COUNT) || !sum || !count)
+			rc = ts__fail(TS_EINVAL, "column \"%s\": mean of a rollup needs the column's "
+			              "sum and count (\"%s_sum\", \"%s_count\")", name, holds->column,
+			              holds->column);
+	} else if (sp->fn != holds->fn) {
+		rc = ts__fail(TS_EINVAL, "column \"%s\" holds the %s of \"%s\": a rollup of a rollup "
+		              "combines it by %s only (or mean, from sum and count)", name,
+		              ts_aggfn_name(holds->fn), holds->column, ts_aggfn_name(holds->fn));
+	}
+	if (rc == 0) {
+		snprintf(out->column, sizeof out->column, "%s", holds->column);
+		out->fn = sp->fn;
+	}
+	free(cols);
+	return rc;
+}
+
+/* Check spec against the source (schema src, and definition sd when the
+ * source is a rollup) and make the rollup's plan.  Returns 0, TS_EINVAL,
+ * TS_ENOENT, TS_ETYPE, TS_ESCHEMA or TS_ENOMEM. */
+static int make_plan(const char *name, const ts_rollup_spec *spec, const ts_schema *src,
+                     const ts__rollup_def *sd, struct plan *p)
+{
+	int rc;
+	memset(p, 0, sizeof *p);
+	if (spec->every <= 0)
+		return ts__fail(TS_EINVAL, "rollup \"%s\": every must be positive (%" PRId64 ")", name,
+		                spec->every);
+	if (spec->group < 0 || spec->group >= src->nkey)
+		return ts__fail(TS_EINVAL, "rollup \"%s\": group %d: table \"%s\" has %d key columns "
+		                "before ts (0 to %d allowed)", name, spec->group, spec->source,
+		                src->nkey - 1, src->nkey - 1);
+	if (spec->nspecs < 1 || spec->nspecs > TS_COLUMNS_MAX)
+		return ts__fail(TS_EINVAL, "rollup \"%s\": %d functions (want 1 to %d)", name,
+		                spec->nspecs, TS_COLUMNS_MAX);
+	if (sd && spec->every % sd->every != 0)
+		return ts__fail(TS_EINVAL, "rollup \"%s\": every %" PRId64 " ns is not a multiple of "
+		                "the every of rollup \"%s\" (%" PRId64 " ns)", name, spec->every,
+		                spec->source, sd->every);
+	if (sd && spec->group > sd->group)
+		return ts__fail(TS_EINVAL, "rollup \"%s\": group %d exceeds that of rollup \"%s\" (%d)",
+		                name, spec->group, spec->source, sd->group);
+	snprintf(p->def.source, sizeof p->def.source, "%s", spec->source);
+	p->def.flags = sd ? TS_ROLLUP_FROM_ROLLUP : 0;
+	p->def.every = spec->every;
+	p->def.group = spec->group;
+	if (!(p->def.fns = calloc((size_t)spec->nspecs, sizeof *p->def.fns)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	p->def.nfns = spec->nspecs;
+	for (int i = 0; i < spec->nspecs; i++) {
+		const ts_aggspec *sp = &spec->specs[i];
+		if (sp->column < 0 || sp->column >= src->ncolumns)
+			return ts__fail(TS_ENOENT, "rollup \"%s\": no column %d in \"%s\" (it has %d)", name,
+			                sp->column, spec->source, src->ncolumns);
+		const ts_column *c = &src->columns[sp->column];
+		if ((int)sp->fn < TS_AGG_COUNT || (int)sp->fn > TS_AGG_LAST)
+			return ts__fail(TS_EINVAL, "rollup \"%s\": column \"%s\": bad aggregate function %d",
+			                name, c->name, (int)sp->fn);
+		if (!ts__type_is_numeric(c->type))
+			return ts__fail(TS_ETYPE, "rollup \"%s\": column \"%s\" is a %s: rollups aggregate "
+			                "numbers", name, c->name, ts_type_name(c->type));
+		if (sd && (sp->fn == TS_AGG_FIRST || sp->fn == TS_AGG_LAST) && spec->group != sd->group)
+			return ts__fail(TS_EINVAL, "rollup \"%s\": %s of a rollup needs its group (%d): "
+			                "the windows of several groups do not say which row came first",
+			                name, ts_aggfn_name(sp->fn), sd->group);
+		if (sd) {
+			if ((rc = combine_spec(sd, src, sp, &p->def.fns[i])) < 0)
+				return ts__context(rc, "rollup \"%s\"", name);
+		} else {
+			snprintf(p->def.fns[i].column, sizeof p->def.fns[i].column, "%s", c->name);
+			p->def.fns[i].fn = sp->fn;
+		}
+	}
+	if ((rc = ts__rollup_columns(&p->def, &p->cols, &p->ncols)) < 0)
+		return rc;
+	p->nkey = spec->group + 1;
+	p->ncolumns = p->nkey + p->ncols;
+	if (!(p->columns = calloc((size_t)p->ncolumns, sizeof *p->columns)) ||
+	    !(p->names = calloc((size_t)p->ncols, sizeof *p->names)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int k = 0; k < spec->group; k++) {
+		const ts_column *c = &src->columns[src->key[k]];
+		p->columns[k] = (ts_column){c->name, c->type, ts_none()};
+		p->key[k] = c->name;
+	}
+	p->columns[spec->group] = (ts_column){"ts", TS_TIMESTAMP, ts_none()};
+	p->key[spec->group] = "ts";
+	for (int j = 0; j < p->ncols; j++) {
+		ts_aggspec a;
+		if ((rc = ts__rollup_col_name(&p->cols[j], p->names[j], sizeof p->names[j])) < 0)
+			return ts__context(rc, "rollup \"%s\"", name);
+		if (source_spec(&p->def, src, &p->cols[j], &a) < 0)
+			return ts__fail(TS_EINVAL, "rollup \"%s\": rollup \"%s\" has no column for the %s of "
+			                "\"%s\"", name, spec->source, ts_aggfn_name(p->cols[j].fn),
+			                p->cols[j].column);
+		p->columns[p->nkey + j] = (ts_column){p->names[j],
+		                                      value_type(p->cols[j].fn, src->columns[a.column].type),
+		                                      ts_none()};
+	}
+	return 0;
+}
+
+/* The source's schema and, when it is a rollup, a copy of its
+ * definition (*sd_out set to sd, else NULL). */
+static int read_source(ts_db *db, const char *source, ts_schema **schema,
+                       ts__rollup_def *sd, ts__rollup_def **sd_out)
+{
+	ts_table *src;
+	int rc = ts_table_open(db, source, &src);
+	*schema = NULL;
+	*sd_out = NULL;
+	if (rc < 0)
+		return rc;
+	rc = ts__table_schema(src, schema);
+	if (rc == 0 && src->rollup) {
+		pthread_mutex_lock(&src->rollup->mu);
+		*sd = src->rollup->def;
+		sd->fns = malloc((size_t)sd->nfns * sizeof *sd->fns);
+		if (sd->fns)
+			memcpy(sd->fns, src->rollup->def.fns, (size_t)sd->nfns * sizeof *sd->fns);
+		pthread_mutex_unlock(&src->rollup->mu);
+		if (!sd->fns)
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		else
+			*sd_out = sd;
+	}
+	ts_table_close(src);
+	return rc;
+}
+
+int ts__create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec)
+{
+	ts_schema *src = NULL;
+	ts__rollup_def sd;
+	ts__rollup_def *sdp = NULL;
+	struct plan p;
+	const char *kind;
+	int rc;
+	memset(&p, 0, sizeof p);
+	if (ts__db_readonly(db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
+	if (!ts_name_valid(name))
+		return ts__fail(TS_EINVAL, "invalid table name \"%.80s\" (want "
+		                "[A-Za-z_][A-Za-z0-9_]{0,63})", name);
+	if (ts__name_reserved(name, &kind))
+		return ts__fail(TS_EINVAL, "%s is reserved: the database keeps %s of that name", name,
+		                kind);
+	if (!ts_name_valid(spec->source))
+		return ts__fail(TS_EINVAL, "rollup \"%s\": invalid source table name \"%.80s\"", name,
+		                spec->source);
+	if (spec->ttl < 0)
+		return ts__fail(TS_ERANGE, "rollup \"%s\": ttl %" PRId64 " must not be negative", name,
+		                spec->ttl);
+	if ((rc = read_source(db, spec->source, &src, &sd, &sdp)) < 0)
+		return ts__context(rc, "rollup \"%s\"", name);
+	unsigned char *bytes = NULL;
+	size_t n = 0;
+	if ((rc = make_plan(name, spec, src, sdp, &p)) == 0 &&
+	    (rc = ts__rollup_encode(&p.def, &bytes, &n)) == 0)
+		rc = ts__create_derived(db, name, p.columns, p.ncolumns, p.key, p.nkey, spec->ttl,
+		                        TS_ON_DUPLICATE_REPLACE, TS_ROLLUP_FILE, bytes, n, spec->source);
+	free(bytes);
+	plan_free(&p);
+	if (sdp)
+		ts__rollup_def_free(sdp);
+	ts_schema_free(src);
+	/* Loaded now, so that the scheduler maintains it from the next pass
+	 * (it serves loaded tables: docs/scheduler.md). */
+	ts_table *t;
+	if (rc == 0 && (rc = ts_table_open(db, name, &t)) == 0)
+		ts_table_close(t);
+	return rc;
+}
+
+int ts__rollup_refuse(ts_table *t)
+{
+	if (t->rollup && !ts__rollup_writing)
+		return ts__fail(TS_EREADONLY, "table \"%s\" is a rollup of \"%s\": only its "
+		                "maintenance writes it", t->name, t->rollup->def.source);
+	return 0;
+}
+
+/* ---- reading the definition and state ---- */
+
+int ts__rollup_info(ts_table *t, ts_rollup_state **out)
+{
+	ts__rollup *r = t->rollup;
+	*out = NULL;
+	if (!r)
+		return ts__fail(TS_ENOENT, "table \"%s\" is not a rollup", t->name);
+	ts_rollup_state *s = calloc(1, sizeof *s);
+	ts_rollup_column *fns = s ? calloc((size_t)r->def.nfns, sizeof *fns) : NULL;
+	char *names = fns ? calloc((size_t)r->def.nfns + 1, TS_NAME_MAX + 1) : NULL;
+	if (!names) {
+		free(s);
+		free(fns);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	/* one allocation of names: the source's first, then the columns' */
+	s->source = names;
+	int64_t now = ts_now(t->db);
+	pthread_mutex_lock(&r->mu);
+	snprintf(names, TS_NAME_MAX + 1, "%s", r->def.source);
+	for (int i = 0; i < r->def.nfns; i++) {
+		char *c = names + (size_t)(i + 1) * (TS_NAME_MAX + 1);
+		snprintf(c, TS_NAME_MAX + 1, "%s", r->def.fns[i].column);
+		fns[i].column = c;
+		fns[i].fn = r->def.fns[i].fn;
+	}
+	s->from_rollup = (r->def.flags & TS_ROLLUP_FROM_ROLLUP) != 0;
+	s->every = r->def.every;
+	s->group = r->def.group;
+	s->nfns = r->def.nfns;
+	s->fns = fns;
+	s->watermark = r->def.watermark;
+	s->source_version = r->source_version;
+	s->lag_ns = r->behind_since && now > r->behind_since ? now - r->behind_since : 0;
+	s->windows_recomputed = r->windows_recomputed;
+	s->windows_deleted = r->windows_deleted;
+	pthread_mutex_unlock(&r->mu);
+	pthread_mutex_lock(&t->mu);
+	s->last_error = r->retry.last_rc;
+	s->failures = r->retry.total;
+	pthread_mutex_unlock(&t->mu);
+	*out = s;
+	return 0;
+}
+
+void ts_rollup_state_free(ts_rollup_state *s)
+{
+	if (!s)
+		return;
+	free((void *)s->source);
+	free((void *)s->fns);
+	free(s);
+}
+
+int ts__rollups(ts_db *db, const char *source, char ***names, int *n)
+{
+	int count;
+	if (!ts_name_valid(source))
+		return ts__fail(TS_EINVAL, "invalid table name \"%.80s\"", source);
+	int rc = ts__rollups_of(db->path, source, names, &count);
+	if (n)
+		*n = rc == 0 ? count : 0;
+	return rc;
+}
+
+/* ---- maintenance ---- */
+
+/* Sync t's log and return its newest durable commit in *d: the
+ * range under the writer's lock, the msync without it (inserts go on),
+ * the result under it again (as the syncer does). */
+static int sync_durable(struct ts_table *t, uint64_t *d)
+{
+	uint64_t from = 0, to = 0, head = 0;
+	int rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	ts__log_sync_range(t->log, &from, &to, &head);
+	ts__table_unlock(t);
+	if (from < to && (rc = ts__log_sync_pages(t->log, from, to)) < 0)
+		return rc;
+	if ((rc = ts__table_lock(t)) < 0)
+		return rc;
+	if (from < to)
+		ts__log_sync_done(t->log, to, head);
+	*d = ts__log_durable_head(t->log);
+	ts__table_unlock(t);
+	return 0;
+}
+
+/* One maintenance run's state. */
+struct run {
+	struct ts_table *t, *src;
+	const ts__rollup_def *def;
+	ts_aggspec *specs;
+	int nspecs;
+	int64_t src_expiry, expiry;   /* windows beginning before either are kept */
+	uint64_t recomputed, deleted, skipped;
+};
+
+/* The rollup's row of window start of group prefix, if it has one:
+ * deleted (a window whose source rows are all gone). */
+static int delete_window(struct run *u, const ts_value *prefix, int64_t start)
+{
+	ts_value key[TS_KEY_COLUMNS_MAX];
+	int g = u->def->group;
+	memcpy(key, prefix, (size_t)g * sizeof *key);
+	key[g] = ts_timestamp(start);
+	ts_query q = {.prefix = key, .nprefix = g + 1, .limit = 1};
+	ts_cursor *c;
+	const ts_value *row = NULL;
+	int n, rc = ts__query_open(u->t, &q, &c);
+	if (rc < 0)
+		return rc;
+	rc = ts__cursor_next(c, &row, &n);
+	ts_cursor_close(c);
+	if (rc < 0 || !row)
+		return rc;
+	/* Until deletes are built (issue 28, part 3) this is TS_ENOTSUP: a
+	 * window whose source rows were all deleted cannot be emptied. */
+	ts_query range = {.prefix = key, .nprefix = g + 1};
+	ts__rollup_writing = 1;
+	rc = ts_delete(u->t, &range, NULL, NULL);
+	ts__rollup_writing = 0;
+	if (rc == 0)
+		u->deleted++;
+	return rc;
+}
+
+/* Recompute window [start, start + every) of group prefix. */
+static int window(struct run *u, const ts_value *prefix, int64_t start)
+{
+	const ts__rollup_def *d = u->def;
+	if (start < u->src_expiry || start < u->expiry) {
+		u->skipped++; /* not whole in the source, or past the rollup's TTL */
+		return 0;
+	}
+	int64_t end = start > INT64_MAX - d->every ? INT64_MAX : start + d->every;
+	ts_aggregate req = {.prefix = prefix, .nprefix = d->group, .from = start, .to = end,
+	                    .every = d->every, .group = d->group, .specs = u->specs,
+	                    .nspecs = u->nspecs};
+	ts_cursor *c;
+	const ts_value *row = NULL;
+	int n, rc = ts__aggregate_open(u->src, &req, &c);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__cursor_next(c, &row, &n)) == 0) {
+		if (row) {
+			size_t ignored;
+			uint64_t version;
+			ts__rollup_writing = 1;
+			rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, row, 1, &ignored, &version);
+			ts__rollup_writing = 0;
+			if (rc == 0)
+				u->recomputed++;
+		} else {
+			rc = delete_window(u, prefix, start);
+		}
+	}
+	ts_cursor_close(c);
+	return rc;
+}
+
+/* The aggregate specs over the source that make the rollup's value
+ * columns, resolved by name in the source's current schema. */
+static int resolve_specs(struct run *u)
+{
+	ts_schema *s;
+	ts__rollup_col *cols;
+	int n, rc = ts__table_schema(u->src, &s);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__rollup_columns(u->def, &cols, &n)) == 0 &&
+	    !(u->specs = malloc((size_t)n * sizeof *u->specs)))
+		rc = ts__fail(TS_ENOMEM, "out of memory");
+	for (int j = 0; rc == 0 && j < n; j++)
+		if (source_spec(u->def, s, &cols[j], &u->specs[j]) < 0)
+			rc = ts__fail(TS_ECORRUPT, "source \"%s\" has no column for the %s of \"%s\"",
+			              u->def->source, ts_aggfn_name(cols[j].fn), cols[j].column);
+	u->nspecs = n;
+	free(cols);
+	ts_schema_free(s);
+	return rc;
+}
+
+/* Persist W = d: the rollup's rows are durable first.  Written under
+ * desc_mu, as every file of the table, so that a drop waits for it. */
+static int advance(struct ts_table *t, uint64_t d)
+{
+	ts__rollup *r = t->rollup;
+	uint64_t mine;
+	int rc = sync_durable(t, &mine);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&t->desc_mu);
+	if (ts__table_dropped(t) || __atomic_load_n(&t->dropping, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&t->desc_mu);
+		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
+	}
+	ts__rollup_def next = r->def; /* fns are immutable: shared */
+	next.watermark = d;
+	rc = ts__rollup_write(t->dir, &next);
+	if (rc == 0) {
+		pthread_mutex_lock(&r->mu);
+		r->def.watermark = d;
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&t->desc_mu);
+	return rc;
+}
+
+/* Returned by maintain when the database closes mid-way: nothing failed,
+ * the watermark stays, the windows are recomputed after the restart. */
+#define STOPPED 1
+
+static int maintain(struct ts_table *t, const ts__merge_yield *y)
+{
+	ts__rollup *r = t->rollup;
+	ts_db *db = t->db;
+	ts_table *src;
+	int rc = ts_table_open(db, r->def.source, &src);
+	if (rc < 0)
+		return rc;
+	struct run u = {.t = t, .src = src, .def = &r->def};
+	uint64_t d, w, head = 0;
+	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
+		rc = ts__fail(TS_ECORRUPT, "source \"%s\" is %s rollup now", r->def.source,
+		              src->rollup ? "a" : "no");
+		goto out;
+	}
+	if ((rc = sync_durable(src, &d)) < 0 || (rc = ts__table_version(src, &head)) < 0)
+		goto out;
+	int64_t now = ts_now(db);
+	pthread_mutex_lock(&r->mu);
+	w = r->def.watermark;
+	r->source_version = head;
+	if (d > w && !r->behind_since)
+		r->behind_since = now;
+	pthread_mutex_unlock(&r->mu);
+	if (d == w)
+		goto out;
+	if (d < w) {
+		/* The source went back (restored from an older backup): its next
+		 * commits take versions the watermark claims.  Start over. */
+		char msg[256];
+		snprintf(msg, sizeof msg, "rollup \"%s\": source \"%s\" is at version %" PRIu64
+		         ", below the watermark %" PRIu64 ": recomputing every window", t->name,
+		         r->def.source, d, w);
+		ts__db_log(db, msg);
+		pthread_mutex_lock(&r->mu);
+		r->resets++;
+		pthread_mutex_unlock(&r->mu);
+		w = 0;
+	}
+	if ((rc = resolve_specs(&u)) < 0)
+		goto out;
+	if ((rc = ts__table_lock(src)) < 0)
+		goto out;
+	u.src_expiry = ts__table_expiry(src, now);
+	ts__table_unlock(src);
+	if ((rc = ts__table_lock(t)) < 0)
+		goto out;
+	u.expiry = ts__table_expiry(t, now);
+	ts__table_unlock(t);
+	ts_changes_spec cs = {.since = w, .until = d, .resolution = r->def.every,
+	                      .depth = r->def.group};
+	ts_cursor *ch;
+	if ((rc = ts__changes_open(src, &cs, &ch)) < 0)
+		goto out;
+	uint64_t done = 0;
+	for (;;) {
+		const ts_value *row;
+		int n;
+		if ((rc = ts__cursor_next(ch, &row, &n)) < 0 || !row)
+			break;
+		int g = r->def.group;
+		int64_t from = ts__floor_multiple(row[g].v.i, r->def.every), to = row[g + 1].v.i;
+		for (int64_t s = from; rc == 0 && s < to; s += r->def.every) {
+			rc = window(&u, row, s);
+			if (rc == 0 && y && ++done % WINDOWS_PER_SLICE == 0 &&
+			    y->fn(y->arg, t) == TS_ECLOSED)
+				rc = STOPPED;
+			if (s > INT64_MAX - r->def.every)
+				break;
+		}
+		if (rc != 0)
+			break;
+	}
+	ts_cursor_close(ch);
+	pthread_mutex_lock(&r->mu);
+	r->windows_recomputed += u.recomputed;
+	r->windows_deleted += u.deleted;
+	r->windows_skipped += u.skipped;
+	pthread_mutex_unlock(&r->mu);
+	if (rc == 0 && (rc = advance(t, d)) == 0) {
+		pthread_mutex_lock(&r->mu);
+		r->passes++;
+		r->behind_since = head > d ? now : 0;
+		pthread_mutex_unlock(&r->mu);
+	}
+out:
+	free(u.specs);
+	ts_table_close(src);
+	return rc;
+}
+
+int ts__rollups_load(ts_db *db)
+{
+	char **names, dir[TS_PATH_MAX], path[TS_PATH_MAX];
+	int n, rc = ts__tables(db, &names, &n), first = 0;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		ts_table *t;
+		struct stat st;
+		if (ts__path(dir, "%s/%s", db->path, names[i]) < 0 ||
+		    ts__path(path, "%s/%s", dir, TS_ROLLUP_FILE) < 0 || stat(path, &st) < 0)
+			continue;
+		int r = ts_table_open(db, names[i], &t);
+		if (r == 0)
+			ts_table_close(t);
+		else if (r != TS_ECLOSED && !first)
+			first = r; /* a damaged rollup: its open said why; the others go on */
+	}
+	ts_free_names(names);
+	return rc < 0 ? rc : first;
+}
+
+int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y)
+{
+	ts__rollup *r = t->rollup;
+	if (!r || ts__db_readonly(t->db) || !ts__table_retry_due(t, &r->retry))
+		return 0;
+	int rc = maintain(t, y);
+	if (rc == STOPPED)
+		return 0;
+	return ts__table_retry_done(t, &r->retry, "rollup", rc);
+}
