@@ -70,12 +70,14 @@ int ts__rollups(ts_db *db, const char *source, char ***names, int *n);
  * the calling thread is not its maintenance writing it; else 0.  Every
  * write of rows (inserts, deletes) asks it. */
 int ts__rollup_refuse(ts_table *t);
-/* The scheduler's rollup job for t (maint.c): when t is a rollup whose
+/* The rollup job for t: when t is a rollup whose
  * source's durable version passed its watermark, recompute the windows
  * changed since and move the watermark; y is called between slices of
  * windows (a merge's yield: due flushes, the budget, a close).  Returns
  * 0 or the error, recorded for backoff (not tried again meanwhile). */
-/* Load every rollup of db (maint.c, at its first pass): the scheduler
+/* The scheduler's rollup job, which it reaches through ts__maint's
+ * callbacks (set by ts_open: the scheduler is below rollup.c).
+ * Load every rollup of db (at the scheduler's first pass): the scheduler
  * serves loaded tables, and a rollup must be maintained whether or not
  * anyone opened it since the database opened.  Returns 0 or the first
  * error (the other rollups are loaded regardless). */

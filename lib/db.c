@@ -302,6 +302,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	pthread_cond_init(&db->life_cv, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
 	ts__maint_init(&db->maint);
+	db->maint.rollups_load = ts__rollups_load; /* a job above the scheduler */
+	db->maint.rollup_due = ts__rollup_due;
 	if (opts)
 		db->opts = *opts;
 	else

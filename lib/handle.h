@@ -35,6 +35,10 @@
 #include "retry.h"
 #include "rollupdef.h"
 
+struct ts_db;
+struct ts_table;
+struct ts__merge_yield;
+
 /* The scheduler's state, one per writable database (ts_db.maint). */
 typedef struct ts__maint {
 	pthread_t thread;
@@ -57,6 +61,10 @@ typedef struct ts__maint {
 	uint64_t passes, merges;
 	int64_t throttled_ns;
 	int rollups_loaded;      /* the first pass loaded every rollup */
+	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
+	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
+	int (*rollups_load)(struct ts_db *db);
+	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y);
 } ts__maint;
 
 /*

@@ -6,7 +6,8 @@
  * scheduler, run by its one thread: moving damaged tablets to quarantine
  * (quarantine.c), flushing filling tablets that are due (flush.c), deleting
  * tablets past the TTL and merging tablets by LittleTable's rule
- * (merge.c).  Those modules do one job when asked and know nothing of
+ * (merge.c), recomputing the windows of rollups their sources changed
+ * (rollup.c).  Those modules do one job when asked and know nothing of
  * the others or of the other tables; this one decides what runs when,
  * across every table of the database:
  *
@@ -14,7 +15,11 @@
  *   2. flushes, because inserts wait for them (the log's cap, memory)
  *      and they are cheap;
  *   3. expiry, which only drops tablets;
- *   4. merges, the smallest due merge of any table first: small merges
+ *   4. rollups, in slices of windows that yield as merges do (below),
+ *      after the flushes and expiry they read, before the merges that
+ *      would only make their reads wait; the first pass loads every
+ *      rollup of the database, so that none depends on being opened;
+ *   5. merges, the smallest due merge of any table first: small merges
  *      cut the tablets a read must visit soonest, and cost least.  After
  *      each merge the pass starts over at 1.
  *
@@ -215,11 +220,11 @@ static int pass(ts_db *db, int *merged)
 	if (rc < 0)
 		return rc;
 	__atomic_add_fetch(&db->maint.passes, 1, __ATOMIC_RELAXED);
-	if (!db->maint.rollups_loaded) {
+	if (!db->maint.rollups_loaded && db->maint.rollups_load) {
 		/* Rollups are jobs whether or not anyone opened them: loaded at
-		 * the first pass, taken in from the next (rollup.c). */
+		 * the first pass (rollup.c). */
 		db->maint.rollups_loaded = 1;
-		int r = ts__rollups_load(db);
+		int r = db->maint.rollups_load(db);
 		if (r < 0 && r != TS_ECLOSED) {
 			char msg[TS_ERRMSG_MAX + 64];
 			snprintf(msg, sizeof msg, "loading the rollups: %s", ts_errmsg(NULL));
@@ -237,10 +242,10 @@ static int pass(ts_db *db, int *merged)
 	/* Rollups, in slices of windows that run the flushes falling due and
 	 * keep to the budget as merges do (rollup.c). */
 	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
-		if (list[i]->rollup) {
+		if (list[i]->rollup && db->maint.rollup_due) {
 			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
 			ts__merge_yield y = {yield_slice, &s};
-			keep(&rc, ts__rollup_due(list[i], &y));
+			keep(&rc, db->maint.rollup_due(list[i], &y));
 		}
 	struct ts_table *t = NULL;
 	if (!(db->opts.flags & TS_OPEN_NOMERGE) && !ts__maint_stopping(db) &&
