@@ -419,7 +419,66 @@ struct run {
 	int nspecs;
 	int64_t src_expiry, expiry;   /* windows beginning before either are kept */
 	uint64_t recomputed, deleted, skipped;
+	/* rows recomputed, inserted ROWS_PER_BATCH at a time: their strings
+	 * copied (owned[i], NULL for other values) */
+	ts_value *rows;
+	char **owned;
+	size_t nrows;
+	int width;
 };
+
+/* Rows of recomputed windows written in one batch (one commit). */
+#define ROWS_PER_BATCH 256
+
+static void drop_rows(struct run *u)
+{
+	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
+		free(u->owned[i]);
+	u->nrows = 0;
+}
+
+/* Insert the rows gathered, with replace. */
+static int write_rows(struct run *u)
+{
+	if (u->nrows == 0)
+		return 0;
+	size_t ignored;
+	uint64_t version;
+	ts__rollup_writing = 1;
+	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
+	                    &version);
+	ts__rollup_writing = 0;
+	if (rc == 0)
+		u->recomputed += u->nrows;
+	drop_rows(u);
+	return rc;
+}
+
+/* Gather row (width values, the aggregate cursor's) for the next batch. */
+static int gather_row(struct run *u, const ts_value *row)
+{
+	size_t w = (size_t)u->width;
+	if (!u->rows && (!(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)) ||
+	                 !(u->owned = calloc(ROWS_PER_BATCH * w, sizeof *u->owned))))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	ts_value *to = u->rows + u->nrows * w;
+	char **own = u->owned + u->nrows * w;
+	for (size_t i = 0; i < w; i++) {
+		to[i] = row[i];
+		own[i] = NULL;
+		if (row[i].type == TS_STRING || row[i].type == TS_BLOB) {
+			if (!(own[i] = malloc(row[i].v.s.len + 1))) {
+				while (i-- > 0)
+					free(own[i]);
+				return ts__fail(TS_ENOMEM, "out of memory");
+			}
+			memcpy(own[i], row[i].v.s.ptr, row[i].v.s.len);
+			to[i].v.s.ptr = own[i];
+		}
+	}
+	u->nrows++;
+	return u->nrows == ROWS_PER_BATCH ? write_rows(u) : 0;
+}
 
 /* The rollup's row of window start of group prefix, if it has one:
  * deleted (a window whose source rows are all gone). */
@@ -467,19 +526,8 @@ static int window(struct run *u, const ts_value *prefix, int64_t start)
 	int n, rc = ts__aggregate_open(u->src, &req, &c);
 	if (rc < 0)
 		return rc;
-	if ((rc = ts__cursor_next(c, &row, &n)) == 0) {
-		if (row) {
-			size_t ignored;
-			uint64_t version;
-			ts__rollup_writing = 1;
-			rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, row, 1, &ignored, &version);
-			ts__rollup_writing = 0;
-			if (rc == 0)
-				u->recomputed++;
-		} else {
-			rc = delete_window(u, prefix, start);
-		}
-	}
+	if ((rc = ts__cursor_next(c, &row, &n)) == 0)
+		rc = row ? gather_row(u, row) : delete_window(u, prefix, start);
 	ts_cursor_close(c);
 	return rc;
 }
@@ -501,6 +549,7 @@ static int resolve_specs(struct run *u)
 			rc = ts__fail(TS_ECORRUPT, "source \"%s\" has no column for the %s of \"%s\"",
 			              u->def->source, ts_aggfn_name(cols[j].fn), cols[j].column);
 	u->nspecs = n;
+	u->width = u->def->group + 1 + n;
 	free(cols);
 	ts_schema_free(s);
 	return rc;
@@ -610,6 +659,8 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 			break;
 	}
 	ts_cursor_close(ch);
+	if (rc == 0)
+		rc = write_rows(&u);
 	pthread_mutex_lock(&r->mu);
 	r->windows_recomputed += u.recomputed;
 	r->windows_deleted += u.deleted;
@@ -622,6 +673,9 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 		pthread_mutex_unlock(&r->mu);
 	}
 out:
+	drop_rows(&u);
+	free(u.rows);
+	free(u.owned);
 	free(u.specs);
 	ts_table_close(src);
 	return rc;

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "handle.h"
+#include "log.h"
 #include "maint.h"
 #include "support.h"
 
@@ -682,6 +683,44 @@ static void rollup_of_a_rollup(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* The durable version of a table: the newest commit a sync covered
+ * (or the recovery found), never one only committed. */
+static uint64_t durable_of(ts_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	uint64_t d = ts__log_durable_head(t->log);
+	pthread_mutex_unlock(&t->mu);
+	return d;
+}
+
+static void durable_version_is_synced_only(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	ts_table *src = open_table(e->db, "src");
+	assert_int_equal(durable_of(src), 0);
+	insert_random(src, 10, NOW - HOUR, HOUR);
+	uint64_t v1, v2;
+	assert_int_equal(ts_table_version(src, &v1), 0);
+	assert_int_equal(durable_of(src), 0);
+	assert_int_equal(ts_sync(e->db), 0);
+	assert_int_equal(durable_of(src), v1);
+	insert_random(src, 10, NOW - HOUR, HOUR);
+	assert_int_equal(ts_table_version(src, &v2), 0);
+	assert_true(v2 > v1);
+	assert_int_equal(durable_of(src), v1);
+	/* a rollup's run syncs its source and takes the newest commit */
+	rollup_1m(e->db);
+	pass(e->db);
+	assert_int_equal(durable_of(src), v2);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"), (int64_t)v2);
+	ts_table_close(src);
+	/* what a recovery found is durable as far as the log can tell */
+	ts_test_env_reopen(e);
+	src = open_table(e->db, "src");
+	assert_int_equal(durable_of(src), v2);
+	ts_table_close(src);
+}
+
 /* A window whose source rows are all deleted leaves the rollup.  Deletes
  * are issue 28's part 3: until they are merged, ts_delete answers
  * TS_ENOTSUP and this test is skipped. */
@@ -879,6 +918,7 @@ int main(void)
 		cmocka_unit_test_teardown(late_rows_and_replacements, ts_test_env_teardown),
 		cmocka_unit_test_teardown(reopen_and_crash_before_watermark, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
+		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
 		cmocka_unit_test_teardown(check_reads_the_definition, ts_test_env_teardown),
