@@ -683,6 +683,35 @@ static void rollup_of_a_rollup(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* The scheduler's own thread maintains rollups (every second, here not
+ * held), the rollup not opened by anyone since the database opened. */
+static void maintained_by_the_thread(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_test_env_close(e);
+	e->hold_maintenance = 0;
+	ts_test_env_open(e);
+	ts_table *src = open_table(e->db, "src");
+	insert_random(src, 200, NOW - HOUR, HOUR);
+	uint64_t v;
+	assert_int_equal(ts_table_version(src, &v), 0);
+	ts_table_close(src);
+	/* passes woken until two ran after the inserts (the first loads the
+	 * rollups), before anything here opens r1m */
+	uint64_t p0 = __atomic_load_n(&e->db->maint.passes, __ATOMIC_RELAXED);
+	for (int i = 0; i < 1000 && __atomic_load_n(&e->db->maint.passes, __ATOMIC_RELAXED) < p0 + 3;
+	     i++) {
+		ts__maint_wake(e->db);
+		usleep(10000);
+	}
+	int64_t w = stat_of(e->db, "r1m", "rollup_watermark");
+	assert_int_equal(w, (int64_t)v);
+	ts__maint_hold(e->db, 1);
+	assert_true(exact_1m(e->db) > 0);
+	ts__maint_hold(e->db, 0);
+}
+
 /* The durable version of a table: the newest commit a sync covered
  * (or the recovery found), never one only committed. */
 static uint64_t durable_of(ts_table *t)
@@ -918,6 +947,7 @@ int main(void)
 		cmocka_unit_test_teardown(late_rows_and_replacements, ts_test_env_teardown),
 		cmocka_unit_test_teardown(reopen_and_crash_before_watermark, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
+		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
