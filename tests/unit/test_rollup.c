@@ -29,6 +29,7 @@
 #include "handle.h"
 #include "log.h"
 #include "maint.h"
+#include "rollupdef.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
@@ -41,6 +42,12 @@
 enum { C_REGION, C_HOST, C_TS, C_V, C_D, C_N, C_S, NCOLS };
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
+
+static int64_t fixed_clock(void *arg)
+{
+	(void)arg;
+	return NOW;
+}
 
 static void create_src(ts_db *db, const char *name, int64_t ttl)
 {
@@ -638,6 +645,64 @@ static void reopen_and_crash_before_watermark(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* A source whose version went below the watermark (a restore from a
+ * backup taken before the rollup's copy) makes the rollup start over. */
+static void source_behind_the_watermark_resets(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	insert_random(src, 100, NOW - HOUR, HOUR);
+	ts_table_close(src);
+	pass(e->db);
+	long rows = exact_1m(e->db);
+	ts_test_env_close(e);
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/r1m", e->dir);
+	ts__rollup_def d;
+	assert_int_equal(ts__rollup_read(dir, &d), 0);
+	d.watermark = UINT64_C(1) << 60;
+	assert_int_equal(ts__rollup_write(dir, &d), 0);
+	ts__rollup_def_free(&d);
+	ts_test_env_open(e);
+	pass(e->db); /* loads r1m */
+	pass(e->db);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_resets"), 1);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_recomputed"), rows);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"), (int64_t)version_of(e->db, "src"));
+	assert_int_equal(exact_1m(e->db), rows);
+}
+
+/* A backup holds the rollup, its definition and a watermark it can
+ * stand by: the copy opens, checks, and is exact after a pass. */
+static void backup_copies_rollups(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	insert_random(src, 100, NOW - HOUR, HOUR);
+	pass(e->db);
+	insert_random(src, 100, NOW - 2 * HOUR, 2 * HOUR);
+	ts_table_close(src);
+	char dest[512];
+	snprintf(dest, sizeof dest, "%s.copy", e->dir);
+	assert_int_equal(ts_backup(e->db, dest), 0);
+	ts_options o;
+	ts_options_init(&o);
+	o.sync = TS_SYNC_NONE;
+	o.clock = fixed_clock;
+	ts_db *copy;
+	assert_int_equal(ts_open(dest, &o, &copy), 0);
+	ts__maint_hold(copy, 1);
+	assert_int_equal(ts_check(copy, NULL, NULL), 0);
+	pass(copy);
+	pass(copy);
+	assert_true(exact_1m(copy) > 0);
+	assert_int_equal(ts_close(copy), 0);
+	char *d = strdup(dest);
+	ts_test_rmdir(d);
+}
+
 /* A rollup of a rollup (1m -> 1h) equals the aggregate over the raw
  * source at 1 h. */
 static void rollup_of_a_rollup(void **state)
@@ -828,12 +893,6 @@ static void check_reads_the_definition(void **state)
 
 /* ---- a process killed mid-maintenance ---- */
 
-static int64_t fixed_clock(void *arg)
-{
-	(void)arg;
-	return NOW;
-}
-
 /* The child: keeps inserting random rows and running passes until
  * killed. */
 static void crash_child(const char *dir, uint64_t seed)
@@ -946,6 +1005,8 @@ int main(void)
 		cmocka_unit_test_teardown(maintained_after_inserts, ts_test_env_teardown),
 		cmocka_unit_test_teardown(late_rows_and_replacements, ts_test_env_teardown),
 		cmocka_unit_test_teardown(reopen_and_crash_before_watermark, ts_test_env_teardown),
+		cmocka_unit_test_teardown(source_behind_the_watermark_resets, ts_test_env_teardown),
+		cmocka_unit_test_teardown(backup_copies_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
 		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
