@@ -339,6 +339,8 @@ int ts__rollup_info(ts_table *t, ts_rollup_state **out)
 	}
 	/* one allocation of names: the source's first, then the columns' */
 	s->source = names;
+	if (ts__db_readonly(t->db))
+		ts__rollup_reload_watermark(t->dir, r);
 	int64_t now = ts_now(t->db);
 	pthread_mutex_lock(&r->mu);
 	snprintf(names, TS_NAME_MAX + 1, "%s", r->def.source);

@@ -221,6 +221,19 @@ int ts__rollup_load(const char *dir, ts__rollup **out)
 	return 0;
 }
 
+void ts__rollup_reload_watermark(const char *dir, ts__rollup *r)
+{
+	ts__rollup_def d;
+	if (ts__rollup_read(dir, &d) < 0) {
+		ts__clear_error(); /* kept as it was; ts_check reports a damaged file */
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->def.watermark = d.watermark;
+	pthread_mutex_unlock(&r->mu);
+	ts__rollup_def_free(&d);
+}
+
 void ts__rollup_free(ts__rollup *r)
 {
 	if (!r)

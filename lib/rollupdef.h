@@ -108,6 +108,11 @@ int ts__rollup_write(const char *dir, const ts__rollup_def *d);
 int ts__rollup_load(const char *dir, ts__rollup **out);
 void ts__rollup_free(ts__rollup *r);
 
+/* A read-only handle's rollup r: the watermark the writer wrote last,
+ * read again from dir/ROLLUP (left as it was when the file cannot be
+ * read). */
+void ts__rollup_reload_watermark(const char *dir, ts__rollup *r);
+
 /* The rollups whose source is table `source` among the tables of the
  * database directory dbdir, sorted: *names NULL-terminated (ts_free_names),
  * *n of them.  A table whose ROLLUP is damaged is skipped (ts_check

@@ -126,6 +126,8 @@ static void put_rollup(ts_table *t, ts_stat *out, int room, int *count)
 {
 	ts__rollup *r = t->rollup;
 	int64_t now = ts_now(t->db);
+	if (ts__db_readonly(t->db)) /* the writer's newest */
+		ts__rollup_reload_watermark(t->dir, r);
 	pthread_mutex_lock(&r->mu);
 	uint64_t w = r->def.watermark, v = r->source_version;
 	put(out, room, count, "rollup_every_ns", r->def.every);

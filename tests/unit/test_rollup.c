@@ -618,6 +618,17 @@ static void reopen_and_crash_before_watermark(void **state)
 	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_recomputed"), 0);
 	long windows = exact_1m(e->db);
 
+	/* a read-only handle beside the writer sees the watermark it moves */
+	ts_options ro;
+	ts_options_init(&ro);
+	ro.flags = TS_OPEN_READONLY;
+	ro.clock = fixed_clock;
+	ts_db *rdb;
+	assert_int_equal(ts_open(e->dir, &ro, &rdb), 0);
+	ts_table *rr = open_table(rdb, "r1m");
+	assert_int_equal(ts_test_stat(rr, "rollup_watermark"), w);
+	ts_rollup_state *st;
+
 	/* the crash: rows of the next run in the rollup, its watermark not */
 	size_t n;
 	void *old = read_rollup_file(e->dir, "r1m", &n);
@@ -626,6 +637,13 @@ static void reopen_and_crash_before_watermark(void **state)
 	ts_table_close(src);
 	pass(e->db);
 	assert_true(stat_of(e->db, "r1m", "rollup_watermark") > w);
+	assert_int_equal(ts_test_stat(rr, "rollup_watermark"),
+	                 stat_of(e->db, "r1m", "rollup_watermark"));
+	assert_int_equal(ts_rollup_info(rr, &st), 0);
+	assert_int_equal(st->watermark, (uint64_t)stat_of(e->db, "r1m", "rollup_watermark"));
+	ts_rollup_state_free(st);
+	ts_table_close(rr);
+	assert_int_equal(ts_close(rdb), 0);
 	long after = exact_1m(e->db);
 	ts_test_env_close(e);
 	write_rollup_file(e->dir, "r1m", old, n);
