@@ -865,6 +865,20 @@ typedef struct ts_aggregate {
  * and one window are answered from their precomputed statistics, unless
  * first, last or the ts column is asked for.
  * nspecs may be 0: the rows then list the group-windows holding rows.
+ * When the table has a rollup (ts_create_rollup) whose every divides
+ * every, whose group is at least group and the prefix's length, and
+ * whose columns give the functions (mean from sum and count; first and
+ * last need the same group), the coarsest such rollup answers the whole
+ * windows of [from, to) that it keeps and that no commit after its
+ * watermark touched, and the table's rows answer the others (the cut
+ * edges, windows changed since, windows the rollup no longer keeps):
+ * the same rows, doubles' sums aside in their last bits, for every
+ * window inside the table's TTL -- and windows older than the table's
+ * TTL that the rollup still keeps are answered too.  Such an answer is
+ * gathered in memory before its first row (one group at a time
+ * otherwise); ts_cursor_source names the rollup.  The rollups are those
+ * loaded in the handle: every rollup of a writable database after the
+ * scheduler's first pass, those opened in a read-only one.
  * Returns 0; TS_EINVAL (every <= 0, from >= to, group out of range, a bad
  * function, a negative spec count, a prefix too long or with a TS_NONE
  * value); TS_ETYPE (a non-numeric column, or a prefix value its column
@@ -874,6 +888,28 @@ typedef struct ts_aggregate {
  */
 TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
                                 ts_cursor **out);
+
+/* ts_aggregate_open_flags's flags. */
+#define TS_AGG_NO_ROLLUP 0x1u /* answer from the table's own rows only */
+
+/*
+ * ts_aggregate_open_flags -- ts_aggregate_open with flags: 0 is
+ * ts_aggregate_open; TS_AGG_NO_ROLLUP answers from the table's own rows
+ * even where a rollup could (to compare the two, or to see only the
+ * rows the table still holds).  Returns as ts_aggregate_open, plus
+ * TS_EINVAL for an unknown flag.
+ */
+TS_EXTERN int ts_aggregate_open_flags(ts_table *table, const ts_aggregate *req,
+                                      unsigned flags, ts_cursor **out);
+
+/*
+ * ts_cursor_source -- for an aggregate cursor answered in part from a
+ * rollup of its table (ts_aggregate_open: docs/rollups.md section 3),
+ * the rollup's name; NULL when the table's own rows alone answered, for
+ * every other cursor, and (with a message) when cur is NULL.  Valid
+ * while the cursor is open.
+ */
+TS_EXTERN const char *ts_cursor_source(const ts_cursor *cur);
 
 /*
  * ts_cursor_next -- the next row.  *row receives a pointer to the row's

@@ -461,11 +461,20 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	return ts__scan_start(&base->scan, &base->range, 0, summaries ? &c->rule : NULL);
 }
 
-int ts__aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
+int ts__aggregate_open_raw(ts_table *table, const ts_aggregate *req, ts_cursor **out)
 {
 	*out = NULL;
 	if (!req)
 		return ts__fail(TS_EINVAL, "no aggregate request");
 	return ts__cursor_open(table, sizeof(agg_cursor), agg_next, agg_destroy, agg_setup, req,
 	                       out);
+}
+
+int ts__aggregate_open(ts_table *table, const ts_aggregate *req, unsigned flags,
+                       ts_cursor **out)
+{
+	*out = NULL;
+	if (!(flags & TS_AGG_NO_ROLLUP) && ts__aggregate_routed(table, req, out) == 1)
+		return 0;
+	return ts__aggregate_open_raw(table, req, out);
 }

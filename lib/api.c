@@ -326,19 +326,36 @@ int ts_latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor *
 	return rc;
 }
 
-int ts_aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out)
+static int aggregate_open(ts_table *t, const ts_aggregate *req, unsigned flags,
+                          ts_cursor **out, const char *fn)
 {
 	int rc;
-	NEED(out, "ts_aggregate_open", "out is NULL");
+	NEED(out, fn, "out is NULL");
 	*out = NULL;
-	NEED(req, "ts_aggregate_open", "no aggregate request (req is NULL)");
-	if ((rc = counted(req->prefix, req->nprefix, "ts_aggregate_open", "prefix values")) < 0 ||
-	    (rc = counted(req->specs, req->nspecs, "ts_aggregate_open", "specs")) < 0 ||
-	    (rc = ts__table_enter(t, "ts_aggregate_open")) < 0)
+	NEED(req, fn, "no aggregate request (req is NULL)");
+	if ((rc = counted(req->prefix, req->nprefix, fn, "prefix values")) < 0 ||
+	    (rc = counted(req->specs, req->nspecs, fn, "specs")) < 0 ||
+	    (rc = ts__table_enter(t, fn)) < 0)
 		return rc;
-	rc = ts__aggregate_open(t, req, out);
+	rc = ts__aggregate_open(t, req, flags, out);
 	ts__table_leave(t);
 	return rc;
+}
+
+int ts_aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out)
+{
+	return aggregate_open(t, req, 0, out, "ts_aggregate_open");
+}
+
+int ts_aggregate_open_flags(ts_table *t, const ts_aggregate *req, unsigned flags,
+                            ts_cursor **out)
+{
+	if (flags & ~(unsigned)TS_AGG_NO_ROLLUP) {
+		if (out)
+			*out = NULL;
+		return ts__fail(TS_EINVAL, "ts_aggregate_open_flags: unknown flags 0x%x", flags);
+	}
+	return aggregate_open(t, req, flags, out, "ts_aggregate_open_flags");
 }
 
 /* A cursor holds its table (ts__table_hold), so its calls need no

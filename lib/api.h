@@ -49,7 +49,17 @@ int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *
                size_t nrows, size_t *ignored, uint64_t *table_version);
 int ts__query_open(ts_table *t, const ts_query *q, ts_cursor **out);
 int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor **out);
-int ts__aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+/* ts_aggregate_open_flags (aggregate.c): from a rollup when one fits
+ * (rollup_route.c) unless flags has TS_AGG_NO_ROLLUP; _raw: from the
+ * table's own rows, always (the rollups' maintenance, the routed
+ * cursor's raw windows). */
+int ts__aggregate_open(ts_table *t, const ts_aggregate *req, unsigned flags, ts_cursor **out);
+int ts__aggregate_open_raw(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+/* An aggregate of t answered from its coarsest fitting rollup and its
+ * own rows (rollup_route.c): 1 with *out, or 0 when the raw rows alone
+ * must answer (no rollup fits, too much changed since its watermark, an
+ * error: the route never fails a request). */
+int ts__aggregate_routed(ts_table *t, const ts_aggregate *req, ts_cursor **out);
 int ts__changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out);
 int ts__cursor_next(ts_cursor *c, const ts_value **row, int *n);
 int ts__cursor_rewind(ts_cursor *c);

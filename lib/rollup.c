@@ -525,7 +525,7 @@ static int window(struct run *u, const ts_value *prefix, int64_t start)
 	                    .nspecs = u->nspecs};
 	ts_cursor *c;
 	const ts_value *row = NULL;
-	int n, rc = ts__aggregate_open(u->src, &req, &c);
+	int n, rc = ts__aggregate_open_raw(u->src, &req, &c);
 	if (rc < 0)
 		return rc;
 	if ((rc = ts__cursor_next(c, &row, &n)) == 0)

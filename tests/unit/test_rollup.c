@@ -184,7 +184,7 @@ static long expect_exact(ts_db *db, const char *name, const char *source, int64_
 	ts_aggregate req = {.from = 0, .to = INT64_MAX, .every = every, .group = group,
 	                    .specs = specs, .nspecs = nspecs};
 	ts_query all = {0};
-	if (ts_aggregate_open(s, &req, &a) < 0 || ts_query_open(r, &all, &q) < 0)
+	if (ts_aggregate_open_flags(s, &req, TS_AGG_NO_ROLLUP, &a) < 0 || ts_query_open(r, &all, &q) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
 	long rows = 0;
 	for (;;) {
@@ -878,6 +878,26 @@ static void rollup_outlives_the_source_ttl(void **state)
 	ts_table *k = open_table(e->db, "keep");
 	assert_true(ts_test_count_rows(k) > before);
 	ts_table_close(k);
+	/* the history the source lost is answered from the rollup */
+	ts_aggregate req = {.from = NOW - 2 * HOUR, .to = NOW + 4 * HOUR, .every = HOUR,
+	                    .group = 0, .specs = s, .nspecs = 2};
+	ts_cursor *a, *b;
+	assert_int_equal(ts_aggregate_open(src, &req, &a), 0);
+	assert_int_equal(ts_aggregate_open_flags(src, &req, TS_AGG_NO_ROLLUP, &b), 0);
+	assert_string_equal(ts_cursor_source(a), "keep");
+	const ts_value *v;
+	int n, rows = 0, raw = 0;
+	int64_t count = 0;
+	while (ts_cursor_next(a, &v, &n) == 0 && v) {
+		rows++;
+		count += v[2].v.i;
+	}
+	while (ts_cursor_next(b, &v, &n) == 0 && v)
+		raw++;
+	assert_int_equal(count, 110);
+	assert_true(rows > raw);
+	ts_cursor_close(a);
+	ts_cursor_close(b);
 	ts_table_close(src);
 }
 
@@ -963,6 +983,114 @@ static void killed_mid_maintenance(void **state)
 	ts_test_env_open(e);
 }
 
+/* ---- aggregates answered from rollups ---- */
+
+/* The aggregate req over t with and without rollups gives the same rows;
+ * returns whether a rollup answered (its name in *source). */
+static int same_with_and_without(ts_table *t, const ts_aggregate *req, char *source)
+{
+	ts_cursor *a, *b;
+	if (ts_aggregate_open(t, req, &a) < 0 ||
+	    ts_aggregate_open_flags(t, req, TS_AGG_NO_ROLLUP, &b) < 0)
+		fail_msg("aggregate: %s", ts_errmsg(NULL));
+	const char *src = ts_cursor_source(a);
+	snprintf(source, TS_NAME_MAX + 1, "%s", src ? src : "");
+	assert_null(ts_cursor_source(b));
+	for (long row = 0;; row++) {
+		const ts_value *x, *y;
+		int nx, ny;
+		assert_int_equal(ts_cursor_next(a, &x, &nx), 0);
+		assert_int_equal(ts_cursor_next(b, &y, &ny), 0);
+		char wx[512], wy[512];
+		if (x)
+			describe(x, nx, wx, sizeof wx);
+		if (y)
+			describe(y, ny, wy, sizeof wy);
+		if (!x && !y)
+			break;
+		if (!x || !y)
+			fail_msg("every %lld group %d from %s row %ld: routed %s, raw %s",
+			         (long long)req->every, req->group, src ? src : "-", row, x ? wx : "(end)",
+			         y ? wy : "(end)");
+		assert_int_equal(nx, ny);
+		for (int i = 0; i < nx; i++)
+			if (!same_value(&x[i], &y[i]))
+				fail_msg("every %lld group %d from %s row %ld column %d: routed %s, raw %s",
+				         (long long)req->every, req->group, src ? src : "-", row, i, wx, wy);
+	}
+	ts_cursor_close(a);
+	ts_cursor_close(b);
+	return source[0] != 0;
+}
+
+static void aggregates_answered_from_rollups(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_aggspec g1[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_D, TS_AGG_MAX}};
+	rollup(e->db, "r5m", "src", 5 * MIN, 1, g1, 3, 0);
+	ts_table *src = open_table(e->db, "src");
+	insert_random(src, 2000, NOW - 10 * HOUR, 10 * HOUR);
+	assert_int_equal(ts_flush(src, INT64_MAX), 0);
+	insert_random(src, 500, NOW - 10 * HOUR, 10 * HOUR);
+	pass(e->db);
+	char source[TS_NAME_MAX + 1];
+	/* exact cases: the coarsest that fits answers */
+	ts_aggspec sum[] = {{C_V, TS_AGG_SUM}};
+	ts_aggregate req = {.from = NOW - 10 * HOUR + 17 * SEC, .to = NOW - 3 * MIN, .every = HOUR,
+	                    .group = 1, .specs = sum, .nspecs = 1};
+	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r5m");
+	req.group = 2; /* r5m keeps one key column: r1m */
+	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1m");
+	req.group = 1;
+	req.every = 7 * MIN; /* not a multiple of 5 min: r1m */
+	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1m");
+	req.every = 90 * SEC; /* no rollup divides it */
+	assert_false(same_with_and_without(src, &req, source));
+	ts_aggspec first[] = {{C_V, TS_AGG_FIRST}};
+	req.every = HOUR;
+	req.specs = first;
+	req.group = 1; /* first needs the rollup's group */
+	assert_false(same_with_and_without(src, &req, source));
+	req.group = 2;
+	assert_true(same_with_and_without(src, &req, source));
+	ts_aggspec n_max[] = {{C_N, TS_AGG_MAX}}; /* no rollup has it */
+	req.specs = n_max;
+	assert_false(same_with_and_without(src, &req, source));
+	/* rows committed after the watermark: their windows from the rows */
+	insert_random(src, 100, NOW - 10 * HOUR, 10 * HOUR);
+	/* random requests, before and after the next pass */
+	ts_aggspec pool[] = {{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_V, TS_AGG_MEAN},
+	                     {C_D, TS_AGG_MAX},   {C_D, TS_AGG_MEAN}, {C_N, TS_AGG_MIN},
+	                     {C_V, TS_AGG_FIRST}, {C_V, TS_AGG_LAST}, {C_D, TS_AGG_MIN}};
+	static const int64_t everies[] = {MIN, 2 * MIN, 5 * MIN, 15 * MIN, HOUR, 3 * HOUR, DAY};
+	int routed = 0;
+	for (int i = 0; i < 400; i++) {
+		if (i == 200)
+			pass(e->db);
+		ts_aggspec specs[4];
+		int n = 1 + (int)(ts_test_xorshift(&rng) % 4);
+		for (int k = 0; k < n; k++)
+			specs[k] = pool[ts_test_xorshift(&rng) % 9];
+		ts_value prefix[2] = {ts_string(ts_test_xorshift(&rng) % 2 ? "r0" : "r1"),
+		                      ts_string(ts_test_xorshift(&rng) % 2 ? "h1" : "h2")};
+		int64_t from = NOW - 11 * HOUR + (int64_t)(ts_test_xorshift(&rng) % (11 * 3600)) * SEC;
+		int64_t len = 1 + (int64_t)(ts_test_xorshift(&rng) % (12 * 3600)) * SEC;
+		ts_aggregate r = {.prefix = prefix, .nprefix = (int)(ts_test_xorshift(&rng) % 3),
+		                  .from = from, .to = from + len,
+		                  .every = everies[ts_test_xorshift(&rng) % 7],
+		                  .group = (int)(ts_test_xorshift(&rng) % 3), .specs = specs,
+		                  .nspecs = n};
+		routed += same_with_and_without(src, &r, source);
+	}
+	print_message("  %d of 400 random aggregates answered from a rollup\n", routed);
+	assert_true(routed > 50);
+	ts_table_close(src);
+}
+
 /* ---- the random differential ---- */
 
 static void random_differential(void **state)
@@ -1032,6 +1160,7 @@ int main(void)
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
 		cmocka_unit_test_teardown(check_reads_the_definition, ts_test_env_teardown),
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
+		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,573 @@
+/*
+ * rollup_route.c -- aggregates answered from rollups (docs/rollups.md
+ * section 3): ts_aggregate_open over a table T that has a rollup fit for
+ * the request reads the rollup's rows for the windows it holds exactly,
+ * and T's rows for the others, so a month at one-hour windows costs a
+ * month of one-minute rows of the rollup instead of every raw row.
+ *
+ * A rollup R of T (direct: a rollup of a rollup of T is not exact in T's
+ * versions) fits a request (every E, group G, prefix P, functions F)
+ * when its every divides E, its group is at least G and at least P's
+ * length, and its columns give F (count from X_count, sum from X_sum,
+ * min, max, mean from X_sum and X_count, first and last from X_first and
+ * X_last when its group is G).  Of those the coarsest answers:
+ *
+ *   - the whole E-windows of [from, to) that begin at or after R's own
+ *     expiry, and that no commit of T after R's watermark W touched
+ *     (ts_changes_open(T, since W) at resolution E, depth G: reported
+ *     windows are over-reported, never missed), from R's rows combined
+ *     over E and over the groups beyond G;
+ *   - every other window -- the range's cut edges, windows R no longer
+ *     keeps, windows changed since W -- from T's rows, as without
+ *     rollups.
+ *
+ * The pieces are disjoint in (group, window), so the answer is their
+ * union, sorted as an aggregate's rows are (group key, then window): it
+ * is gathered in memory before the first row is returned (an aggregate
+ * of T alone holds one group at a time).  Anything that keeps the route
+ * from working -- no rollup fits, R's watermark is 0, too many windows
+ * changed since it (RAW_WINDOWS_MAX), an error -- answers from T's rows
+ * alone: the route is an optimisation, never a different answer for a
+ * window inside T's TTL (sums of doubles aside, in their last bits, as
+ * block summaries already differ).  Windows that began before T's TTL
+ * horizon but are still in R are answered from R: that is what the
+ * rollup is kept for.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "cursor.h"
+#include "error.h"
+#include "handle.h"
+#include "lifetime.h"
+#include "period.h"
+#include "rollupdef.h"
+#include "schema.h"
+#include "tabledesc.h"
+
+/* More raw windows than this (changed since the watermark) and the
+ * rollup is not used: each costs an aggregate of its own. */
+#define RAW_WINDOWS_MAX 1024
+
+/* How output spec k is made from the rollup's aggregate columns. */
+struct part {
+	ts_aggfn fn;      /* the request's */
+	int a, b;         /* indexes into the rollup specs (b: mean's count) */
+};
+
+/* The route chosen: the rollup, its specs, how to assemble. */
+struct route {
+	struct ts_table *r;
+	uint64_t watermark;
+	int64_t every;
+	int group;
+	ts_aggspec *rspecs;
+	int nrspecs;
+	struct part *parts;
+};
+
+/* A gathered row: values, strings copied. */
+struct grow {
+	ts_value *v;
+	char **own;
+};
+
+typedef struct route_cursor {
+	struct ts_cursor base;
+	int width;                /* group + 1 + nspecs */
+	int group;
+	struct grow *rows;
+	size_t nrows, cap, next;
+} route_cursor;
+
+static int column_of(const ts_schema *s, const char *name)
+{
+	for (int i = 0; i < s->ncolumns; i++)
+		if (strcmp(s->columns[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* The index of rollup column X_FN in rs, or -1. */
+static int rcol(const ts_schema *rs, const char *x, ts_aggfn fn)
+{
+	char name[2 * TS_NAME_MAX + 8];
+	snprintf(name, sizeof name, "%s_%s", x, ts_aggfn_name(fn));
+	return column_of(rs, name);
+}
+
+/* Whether rollup r (held, definition d, schema rs) fits req over t's
+ * schema ts; when it does, fill rt's specs and parts. */
+static int fits(const ts__rollup_def *d, const ts_schema *rs, const ts_schema *ts,
+                const ts_aggregate *req, struct route *rt)
+{
+	if (d->flags & TS_ROLLUP_FROM_ROLLUP || req->every % d->every != 0 ||
+	    req->group > d->group || req->nprefix > d->group || req->nspecs < 1)
+		return 0;
+	ts_aggspec *sp = calloc((size_t)req->nspecs * 2, sizeof *sp);
+	struct part *pt = calloc((size_t)req->nspecs, sizeof *pt);
+	int n = 0, ok = sp && pt;
+	for (int k = 0; ok && k < req->nspecs; k++) {
+		int c = req->specs[k].column;
+		ts_aggfn fn = req->specs[k].fn;
+		if (c < 0 || c >= ts->ncolumns) {
+			ok = 0;
+			break;
+		}
+		const char *x = ts->columns[c].name;
+		pt[k].fn = fn;
+		pt[k].b = -1;
+		switch (fn) {
+		case TS_AGG_COUNT:
+		case TS_AGG_SUM:
+			sp[n] = (ts_aggspec){rcol(rs, x, fn), TS_AGG_SUM};
+			break;
+		case TS_AGG_MIN:
+		case TS_AGG_MAX:
+			sp[n] = (ts_aggspec){rcol(rs, x, fn), fn};
+			break;
+		case TS_AGG_FIRST:
+		case TS_AGG_LAST:
+			sp[n] = (ts_aggspec){d->group == req->group ? rcol(rs, x, fn) : -1, fn};
+			break;
+		case TS_AGG_MEAN:
+			sp[n] = (ts_aggspec){rcol(rs, x, TS_AGG_SUM), TS_AGG_SUM};
+			sp[n + 1] = (ts_aggspec){rcol(rs, x, TS_AGG_COUNT), TS_AGG_SUM};
+			pt[k].b = n + 1;
+			ok = sp[n + 1].column >= 0;
+			break;
+		default:
+			ok = 0;
+		}
+		pt[k].a = n;
+		ok = ok && sp[n].column >= 0;
+		n += pt[k].b >= 0 ? 2 : 1;
+	}
+	if (!ok) {
+		free(sp);
+		free(pt);
+		return 0;
+	}
+	rt->rspecs = sp;
+	rt->nrspecs = n;
+	rt->parts = pt;
+	rt->every = d->every;
+	rt->group = d->group;
+	return 1;
+}
+
+static void route_free(struct route *rt)
+{
+	if (rt->r)
+		ts__table_unhold(rt->r, 0);
+	free(rt->rspecs);
+	free(rt->parts);
+	memset(rt, 0, sizeof *rt);
+}
+
+/* The coarsest loaded rollup of t that fits req, held, in *rt.
+ * Returns 1, or 0 when none does. */
+static int choose(struct ts_table *t, const ts_aggregate *req, struct route *rt)
+{
+	ts_db *db = t->db;
+	struct ts_table *cand[64];
+	int n = 0;
+	memset(rt, 0, sizeof *rt);
+	pthread_mutex_lock(&db->mu);
+	for (struct ts_table *x = db->tables; x && n < 64; x = x->next)
+		if (x->rollup && !ts__table_dropped(x) && strcmp(x->rollup->def.source, t->name) == 0 &&
+		    req->every % x->rollup->def.every == 0) {
+			ts__table_hold(x, 0);
+			cand[n++] = x;
+		}
+	pthread_mutex_unlock(&db->mu);
+	if (n == 0)
+		return 0;
+	ts_schema *ts = NULL;
+	int found = ts__table_schema(t, &ts) == 0;
+	for (int i = 0; found && i < n; i++) {
+		ts__rollup *r = cand[i]->rollup;
+		struct route c;
+		ts_schema *rs;
+		memset(&c, 0, sizeof c);
+		if (rt->r && r->def.every <= rt->every)
+			continue; /* the coarsest answers */
+		if (ts__table_schema(cand[i], &rs) < 0)
+			continue;
+		if (ts__db_readonly(db))
+			ts__rollup_reload_watermark(cand[i]->dir, r);
+		pthread_mutex_lock(&r->mu);
+		uint64_t w = r->def.watermark;
+		pthread_mutex_unlock(&r->mu);
+		if (w && fits(&r->def, rs, ts, req, &c)) {
+			route_free(rt);
+			*rt = c;
+			rt->r = cand[i];
+			rt->watermark = w;
+			ts__table_hold(cand[i], 0);
+		}
+		ts_schema_free(rs);
+	}
+	ts_schema_free(ts);
+	for (int i = 0; i < n; i++)
+		ts__table_unhold(cand[i], 0);
+	ts__clear_error();
+	return rt->r != NULL;
+}
+
+/* ---- the touched windows ---- */
+
+/* A (group, window) changed since the watermark: the group's values
+ * serialised (type, then bytes or integer) and the window's start. */
+struct touched {
+	char *key;
+	size_t len;
+	int64_t start;
+	ts_value *vals;   /* the group's values (pointing into key's copy) */
+};
+
+static size_t group_key(const ts_value *v, int n, char *out, size_t room)
+{
+	size_t len = 0;
+	for (int i = 0; i < n; i++) {
+		size_t need = 1 + (v[i].type == TS_STRING || v[i].type == TS_BLOB ? 8 + v[i].v.s.len : 8);
+		if (out && len + need <= room) {
+			out[len] = (char)v[i].type;
+			if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+				uint64_t l = v[i].v.s.len;
+				memcpy(out + len + 1, &l, 8);
+				memcpy(out + len + 9, v[i].v.s.ptr, v[i].v.s.len);
+			} else {
+				memcpy(out + len + 1, &v[i].v, 8);
+			}
+		}
+		len += need;
+	}
+	return len;
+}
+
+static int cmp_touched(const void *a, const void *b)
+{
+	const struct touched *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->key, y->key, n);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* ---- gathering rows ---- */
+
+static int keep_row(route_cursor *c, const ts_value *v)
+{
+	if (c->nrows == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct grow *g = realloc(c->rows, cap * sizeof *g);
+		if (!g)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->rows = g;
+		c->cap = cap;
+	}
+	struct grow *g = &c->rows[c->nrows];
+	size_t w = (size_t)c->width;
+	g->v = malloc(w * sizeof *g->v);
+	g->own = calloc(w, sizeof *g->own);
+	if (!g->v || !g->own) {
+		free(g->v);
+		free(g->own);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < w; i++) {
+		g->v[i] = v[i];
+		if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+			if (!(g->own[i] = malloc(v[i].v.s.len + 1))) {
+				for (size_t j = 0; j < i; j++)
+					free(g->own[j]);
+				free(g->v);
+				free(g->own);
+				return ts__fail(TS_ENOMEM, "out of memory");
+			}
+			memcpy(g->own[i], v[i].v.s.ptr, v[i].v.s.len);
+			g->v[i].v.s.ptr = g->own[i];
+		}
+	}
+	c->nrows++;
+	return 0;
+}
+
+/* Every row of the raw aggregate of t over [from, to) with prefix. */
+static int gather_raw(route_cursor *c, struct ts_table *t, const ts_aggregate *req,
+                      const ts_value *prefix, int nprefix, int64_t from, int64_t to)
+{
+	if (from >= to)
+		return 0;
+	ts_aggregate q = *req;
+	q.prefix = prefix;
+	q.nprefix = nprefix;
+	q.from = from;
+	q.to = to;
+	ts_cursor *a;
+	int rc = ts__aggregate_open_raw(t, &q, &a);
+	for (const ts_value *v; rc == 0;) {
+		int n;
+		if ((rc = ts__cursor_next(a, &v, &n)) < 0 || !v)
+			break;
+		rc = keep_row(c, v);
+	}
+	if (a)
+		ts_cursor_close(a);
+	return rc;
+}
+
+/* The rollup's rows for the windows of [from, to), but the touched ones,
+ * assembled into the request's specs. */
+static int gather_rollup(route_cursor *c, const struct route *rt, const ts_aggregate *req,
+                         int64_t from, int64_t to, const struct touched *tw, size_t ntw)
+{
+	ts_aggregate q = {.prefix = req->prefix, .nprefix = req->nprefix, .from = from, .to = to,
+	                  .every = req->every, .group = req->group, .specs = rt->rspecs,
+	                  .nspecs = rt->nrspecs};
+	ts_cursor *a;
+	int g = req->group, rc = ts__aggregate_open_raw(rt->r, &q, &a);
+	ts_value *out = malloc((size_t)c->width * sizeof *out);
+	char *key = NULL;
+	size_t keycap = 0;
+	if (!out)
+		rc = rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
+	for (const ts_value *v; rc == 0;) {
+		int n;
+		if ((rc = ts__cursor_next(a, &v, &n)) < 0 || !v)
+			break;
+		size_t len = group_key(v, g, NULL, 0);
+		if (len > keycap) {
+			char *k = realloc(key, len);
+			if (!k) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			key = k;
+			keycap = len;
+		}
+		group_key(v, g, key, keycap);
+		struct touched probe = {key, len, v[g].v.i, NULL};
+		if (ntw && bsearch(&probe, tw, ntw, sizeof *tw, cmp_touched))
+			continue; /* answered from the raw rows */
+		memcpy(out, v, (size_t)(g + 1) * sizeof *out);
+		for (int k = 0; k < req->nspecs; k++) {
+			const struct part *p = &rt->parts[k];
+			ts_value *o = &out[g + 1 + k];
+			*o = v[g + 1 + p->a];
+			if (p->fn == TS_AGG_MEAN) {
+				const ts_value *s = &v[g + 1 + p->a], *cn = &v[g + 1 + p->b];
+				double sum = s->type == TS_DOUBLE ? s->v.d : (double)s->v.i;
+				*o = ts_double(cn->v.i == 0 ? NAN : sum / (double)cn->v.i);
+			}
+		}
+		rc = keep_row(c, out);
+	}
+	if (a)
+		ts_cursor_close(a);
+	free(out);
+	free(key);
+	return rc;
+}
+
+/* ---- the cursor ---- */
+
+static int cmp_value(const ts_value *a, const ts_value *b)
+{
+	if (a->type == TS_STRING || a->type == TS_BLOB) {
+		size_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
+		int c = n ? memcmp(a->v.s.ptr, b->v.s.ptr, n) : 0;
+		return c ? c : (a->v.s.len > b->v.s.len) - (a->v.s.len < b->v.s.len);
+	}
+	if (a->type == TS_DOUBLE)
+		return (a->v.d > b->v.d) - (a->v.d < b->v.d);
+	return (a->v.i > b->v.i) - (a->v.i < b->v.i);
+}
+
+static int cmp_rows(const void *x, const void *y, void *arg)
+{
+	const struct grow *a = x, *b = y;
+	int g = *(const int *)arg;
+	for (int i = 0; i <= g; i++) { /* the group's values, then the window */
+		int c = cmp_value(&a->v[i], &b->v[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int route_next(struct ts_cursor *base, const ts_value **row, int *n)
+{
+	route_cursor *c = (route_cursor *)base;
+	if (c->next == c->nrows)
+		return 0;
+	*row = c->rows[c->next++].v;
+	*n = c->width;
+	return 0;
+}
+
+static void route_destroy(struct ts_cursor *base)
+{
+	route_cursor *c = (route_cursor *)base;
+	for (size_t i = 0; i < c->nrows; i++) {
+		for (int j = 0; j < c->width; j++)
+			free(c->rows[i].own[j]);
+		free(c->rows[i].v);
+		free(c->rows[i].own);
+	}
+	free(c->rows);
+}
+
+struct route_arg {
+	const ts_aggregate *req;
+	const struct route *rt;
+};
+
+static int route_setup(struct ts_cursor *base, const void *arg)
+{
+	route_cursor *c = (route_cursor *)base;
+	const struct route_arg *ra = arg;
+	const ts_aggregate *req = ra->req;
+	const struct route *rt = ra->rt;
+	struct ts_table *t = base->table;
+	int64_t e = req->every;
+	int g = req->group;
+	c->width = req->group + 1 + req->nspecs;
+	c->group = req->group;
+	snprintf(base->source, sizeof base->source, "%s", rt->r->name);
+	/* the whole windows of the range that the rollup still keeps */
+	int64_t first = ts__floor_multiple(req->from, e), last = ts__floor_multiple(req->to, e);
+	if (first < req->from)
+		first += e;
+	int rc = ts__table_lock(rt->r);
+	if (rc < 0)
+		return rc;
+	int64_t kept = ts__table_expiry(rt->r, ts_now(t->db));
+	ts__table_unlock(rt->r);
+	if (kept > first && kept != INT64_MIN) {
+		int64_t k = ts__floor_multiple(kept, e);
+		first = k < kept ? k + e : k;
+	}
+	if (first >= last)
+		return TS_ENOTSUP; /* no whole window the rollup keeps: the raw rows */
+	/* the windows changed since the watermark */
+	ts_changes_spec cs = {.since = rt->watermark, .resolution = e, .depth = g};
+	ts_cursor *ch;
+	struct touched *tw = NULL;
+	size_t ntw = 0, captw = 0;
+	if ((rc = ts__changes_open(t, &cs, &ch)) < 0)
+		return rc;
+	for (const ts_value *v; rc == 0;) {
+		int n;
+		if ((rc = ts__cursor_next(ch, &v, &n)) < 0 || !v)
+			break;
+		int64_t from = v[g].v.i, to = v[g + 1].v.i;
+		if (from < first)
+			from = first;
+		if (to > last)
+			to = last;
+		for (int64_t s = from; rc == 0 && s < to; s += e) {
+			if (ntw == RAW_WINDOWS_MAX) {
+				rc = TS_ENOTSUP; /* too many changed since: the raw rows */
+				break;
+			}
+			if (ntw == captw) {
+				size_t cap = captw ? 2 * captw : 16;
+				struct touched *x = realloc(tw, cap * sizeof *x);
+				if (!x) {
+					rc = ts__fail(TS_ENOMEM, "out of memory");
+					break;
+				}
+				tw = x;
+				captw = cap;
+			}
+			size_t len = group_key(v, g, NULL, 0);
+			struct touched *x = &tw[ntw];
+			x->len = len;
+			x->start = s;
+			x->key = malloc(len + 1);
+			x->vals = malloc((size_t)(g + 1) * sizeof *x->vals);
+			if (!x->key || !x->vals) {
+				free(x->key);
+				free(x->vals);
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			group_key(v, g, x->key, len);
+			/* the values again, their strings pointing into key */
+			for (int i = 0, at = 0; i < g; i++) {
+				x->vals[i] = v[i];
+				at += 1;
+				if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+					x->vals[i].v.s.ptr = x->key + at + 8;
+					at += 8 + (int)v[i].v.s.len;
+				} else {
+					at += 8;
+				}
+			}
+			ntw++;
+		}
+	}
+	ts_cursor_close(ch);
+	if (rc == 0 && ntw)
+		qsort(tw, ntw, sizeof *tw, cmp_touched);
+	/* the touched windows that the request's prefix keeps: from the rows */
+	for (size_t i = 0; rc == 0 && i < ntw; i++) {
+		int np = req->nprefix < g ? req->nprefix : g, match = 1;
+		for (int j = 0; j < np && match; j++)
+			match = cmp_value(&tw[i].vals[j], &req->prefix[j]) == 0 &&
+			        tw[i].vals[j].type == req->prefix[j].type;
+		if (!match)
+			continue;
+		const ts_value *p = req->nprefix > g ? req->prefix : tw[i].vals;
+		int pn = req->nprefix > g ? req->nprefix : g;
+		rc = gather_raw(c, t, req, p, pn, tw[i].start, tw[i].start + e);
+	}
+	if (rc == 0)
+		rc = gather_rollup(c, rt, req, first, last, tw, ntw);
+	if (rc == 0)
+		rc = gather_raw(c, t, req, req->prefix, req->nprefix, req->from, first);
+	if (rc == 0)
+		rc = gather_raw(c, t, req, req->prefix, req->nprefix, last, req->to);
+	for (size_t i = 0; i < ntw; i++) {
+		free(tw[i].key);
+		free(tw[i].vals);
+	}
+	free(tw);
+	if (rc == 0) {
+		int gg = c->group;
+		qsort_r(c->rows, c->nrows, sizeof *c->rows, cmp_rows, &gg);
+	}
+	return rc;
+}
+
+int ts__aggregate_routed(struct ts_table *t, const ts_aggregate *req, ts_cursor **out)
+{
+	struct route rt;
+	*out = NULL;
+	if (!req || req->every <= 0 || req->from >= req->to || req->group < 0 ||
+	    (req->nprefix > 0 && !req->prefix) || (req->nspecs > 0 && !req->specs))
+		return 0;
+	for (int i = 0; i < req->nprefix; i++)
+		if (req->prefix[i].type == TS_NONE)
+			return 0;
+	if (!choose(t, req, &rt))
+		return 0;
+	struct route_arg ra = {req, &rt};
+	int rc = ts__cursor_open(t, sizeof(route_cursor), route_next, route_destroy, route_setup,
+	                         &ra, out);
+	route_free(&rt);
+	if (rc < 0) { /* not worth it (TS_ENOTSUP), or failed: the raw rows answer */
+		*out = NULL;
+		ts__clear_error();
+		return 0;
+	}
+	return 1;
+}
