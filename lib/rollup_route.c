@@ -253,7 +253,7 @@ static int cmp_touched(const void *a, const void *b)
 {
 	const struct touched *x = a, *y = b;
 	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->key, y->key, n);
+	int c = n ? memcmp(x->key, y->key, n) : 0;
 	if (c)
 		return c;
 	if (x->len != y->len)
