@@ -47,6 +47,10 @@
  * (due flushes, the budget, a close). */
 #define WINDOWS_PER_SLICE 64
 
+/* Returned by maintain when the database closes mid-way: nothing failed,
+ * the watermark stays, the windows are recomputed after the restart. */
+#define STOPPED 1
+
 /* ---- what the source's columns are ---- */
 
 /* The index of column name in s, or -1. */
@@ -482,56 +486,154 @@ static int gather_row(struct run *u, const ts_value *row)
 	return u->nrows == ROWS_PER_BATCH ? write_rows(u) : 0;
 }
 
-/* The rollup's row of window start of group prefix, if it has one:
- * deleted (a window whose source rows are all gone). */
+/* Delete the rollup's row of window start of group prefix: its source
+ * rows are all gone.  Until deletes are built (issue 28, part 3) this is
+ * TS_ENOTSUP: a window whose source rows were all deleted cannot be
+ * emptied. */
 static int delete_window(struct run *u, const ts_value *prefix, int64_t start)
 {
 	ts_value key[TS_KEY_COLUMNS_MAX];
 	int g = u->def->group;
 	memcpy(key, prefix, (size_t)g * sizeof *key);
 	key[g] = ts_timestamp(start);
-	ts_query q = {.prefix = key, .nprefix = g + 1, .limit = 1};
-	ts_cursor *c;
-	const ts_value *row = NULL;
-	int n, rc = ts__query_open(u->t, &q, &c);
-	if (rc < 0)
-		return rc;
-	rc = ts__cursor_next(c, &row, &n);
-	ts_cursor_close(c);
-	if (rc < 0 || !row)
-		return rc;
-	/* Until deletes are built (issue 28, part 3) this is TS_ENOTSUP: a
-	 * window whose source rows were all deleted cannot be emptied. */
 	ts_query range = {.prefix = key, .nprefix = g + 1};
 	ts__rollup_writing = 1;
-	rc = ts_delete(u->t, &range, NULL, NULL);
+	int rc = ts_delete(u->t, &range, NULL, NULL);
 	ts__rollup_writing = 0;
 	if (rc == 0)
 		u->deleted++;
 	return rc;
 }
 
-/* Recompute window [start, start + every) of group prefix. */
-static int window(struct run *u, const ts_value *prefix, int64_t start)
+/* The starts of the rollup's windows of group prefix in [s0, s1),
+ * ascending, into *out (malloc'ed), *n of them. */
+static int rollup_windows(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
+                          int64_t **out, size_t *n)
+{
+	ts_query q = {.prefix = prefix, .nprefix = u->def->group, .from = s0, .to = s1,
+	              .has_from = 1, .has_to = 1, .columns = &u->def->group, .ncolumns = 1};
+	ts_cursor *c;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = ts__query_open(u->t, &q, &c);
+	for (const ts_value *v; rc == 0;) {
+		int nv;
+		if ((rc = ts__cursor_next(c, &v, &nv)) < 0 || !v)
+			break;
+		if (*n == cap) {
+			int64_t *x = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof *x);
+			if (!x) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			*out = x;
+		}
+		(*out)[(*n)++] = v[0].v.i;
+	}
+	if (c)
+		ts_cursor_close(c);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/* Recompute the windows of [s0, s1) (multiples of every) of group
+ * prefix: one aggregate over the source for the whole span; each window
+ * it yields is written (with replace), and each window the rollup holds
+ * that it does not yield is deleted.  Windows that begin before the
+ * source's or the rollup's expiry are left as they are. */
+static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
+                const ts__merge_yield *y, uint64_t *done)
 {
 	const ts__rollup_def *d = u->def;
-	if (start < u->src_expiry || start < u->expiry) {
-		u->skipped++; /* not whole in the source, or past the rollup's TTL */
-		return 0;
+	int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
+	if (s0 < keep) {
+		int64_t k = ts__floor_multiple(keep, d->every);
+		if (k < keep)
+			k = k > INT64_MAX - d->every ? INT64_MAX : k + d->every;
+		if (k > s1)
+			k = s1;
+		u->skipped += (uint64_t)((k - s0) / d->every);
+		s0 = k;
 	}
-	int64_t end = start > INT64_MAX - d->every ? INT64_MAX : start + d->every;
-	ts_aggregate req = {.prefix = prefix, .nprefix = d->group, .from = start, .to = end,
+	if (s0 >= s1)
+		return 0;
+	int64_t *had;
+	size_t nhad, h = 0;
+	int rc = rollup_windows(u, prefix, s0, s1, &had, &nhad);
+	if (rc < 0)
+		return rc;
+	ts_aggregate req = {.prefix = prefix, .nprefix = d->group, .from = s0, .to = s1,
 	                    .every = d->every, .group = d->group, .specs = u->specs,
 	                    .nspecs = u->nspecs};
 	ts_cursor *c;
-	const ts_value *row = NULL;
-	int n, rc = ts__aggregate_open_raw(u->src, &req, &c);
-	if (rc < 0)
-		return rc;
-	if ((rc = ts__cursor_next(c, &row, &n)) == 0)
-		rc = row ? gather_row(u, row) : delete_window(u, prefix, start);
-	ts_cursor_close(c);
+	int g = d->group;
+	rc = ts__aggregate_open_raw(u->src, &req, &c);
+	for (const ts_value *row; rc == 0;) {
+		int n;
+		if ((rc = ts__cursor_next(c, &row, &n)) < 0)
+			break;
+		int64_t w = row ? row[g].v.i : INT64_MAX;
+		for (; rc == 0 && h < nhad && had[h] < w; h++)
+			rc = delete_window(u, prefix, had[h]); /* no rows left in it */
+		if (rc < 0 || !row)
+			break;
+		if (h < nhad && had[h] == w)
+			h++;
+		rc = gather_row(u, row);
+		if (rc == 0 && y && ++*done % WINDOWS_PER_SLICE == 0 && y->fn(y->arg, u->t) == TS_ECLOSED)
+			rc = STOPPED;
+	}
+	if (c)
+		ts_cursor_close(c);
+	free(had);
 	return rc;
+}
+
+/* A changes row's group values, kept across the cursor's next rows
+ * (the span being gathered): strings copied into mem. */
+struct held_prefix {
+	ts_value v[TS_KEY_COLUMNS_MAX];
+	ts_buf mem;
+};
+
+static int hold_prefix(struct held_prefix *p, const ts_value *v, int n)
+{
+	p->mem.len = 0;
+	for (int i = 0; i < n; i++)
+		if (v[i].type == TS_STRING || v[i].type == TS_BLOB)
+			ts__put(&p->mem, v[i].v.s.ptr, v[i].v.s.len);
+	if (p->mem.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		p->v[i] = v[i];
+		if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+			p->v[i].v.s.ptr = p->mem.data + at;
+			at += v[i].v.s.len;
+		}
+	}
+	return 0;
+}
+
+static int same_prefix(const struct held_prefix *p, const ts_value *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (p->v[i].type != v[i].type)
+			return 0;
+		if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+			if (p->v[i].v.s.len != v[i].v.s.len ||
+			    (v[i].v.s.len && memcmp(p->v[i].v.s.ptr, v[i].v.s.ptr, v[i].v.s.len) != 0))
+				return 0;
+		} else if (p->v[i].v.i != v[i].v.i) {
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* The aggregate specs over the source that make the rollup's value
@@ -583,9 +685,6 @@ static int advance(struct ts_table *t, uint64_t d)
 	return rc;
 }
 
-/* Returned by maintain when the database closes mid-way: nothing failed,
- * the watermark stays, the windows are recomputed after the restart. */
-#define STOPPED 1
 
 static int maintain(struct ts_table *t, const ts__merge_yield *y)
 {
@@ -642,24 +741,34 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 	if ((rc = ts__changes_open(src, &cs, &ch)) < 0)
 		goto out;
 	uint64_t done = 0;
+	int g = r->def.group, open = 0;
+	int64_t s0 = 0, s1 = 0;
+	struct held_prefix hp;
+	ts__buf_init(&hp.mem);
+	/* consecutive windows of a prefix make one span: one aggregate */
 	for (;;) {
 		const ts_value *row;
 		int n;
-		if ((rc = ts__cursor_next(ch, &row, &n)) < 0 || !row)
+		if ((rc = ts__cursor_next(ch, &row, &n)) < 0)
 			break;
-		int g = r->def.group;
-		int64_t from = ts__floor_multiple(row[g].v.i, r->def.every), to = row[g + 1].v.i;
-		for (int64_t s = from; rc == 0 && s < to; s += r->def.every) {
-			rc = window(&u, row, s);
-			if (rc == 0 && y && ++done % WINDOWS_PER_SLICE == 0 &&
-			    y->fn(y->arg, t) == TS_ECLOSED)
-				rc = STOPPED;
-			if (s > INT64_MAX - r->def.every)
-				break;
+		int64_t from = row ? ts__floor_multiple(row[g].v.i, r->def.every) : 0;
+		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, r->def.every) + r->def.every : 0;
+		if (open && row && from <= s1 && same_prefix(&hp, row, g)) {
+			if (to > s1)
+				s1 = to;
+			continue;
 		}
-		if (rc != 0)
+		if (open && (rc = span(&u, hp.v, s0, s1, y, &done)) != 0)
 			break;
+		if (!row)
+			break;
+		if ((rc = hold_prefix(&hp, row, g)) < 0)
+			break;
+		open = 1;
+		s0 = from;
+		s1 = to;
 	}
+	ts__buf_free(&hp.mem);
 	ts_cursor_close(ch);
 	if (rc == 0)
 		rc = write_rows(&u);
