@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1142,6 +1143,105 @@ static void random_differential(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* ---- a measurement (TS_ROLLUP_BENCH=DAYS: not run otherwise) ---- */
+
+static double secs_since_on(clockid_t id, const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(id, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static double secs_since(const struct timespec *t0)
+{
+	return secs_since_on(CLOCK_MONOTONIC, t0);
+}
+
+/* 1000 series (10 regions x 100 hosts), a row a minute for DAYS days,
+ * inserted a minute of every series per batch, with a maintenance pass
+ * every 10 minutes of data into a 1-minute rollup of v (sum, count, max)
+ * and d (mean); then DAYS days at 1-hour windows per series from the raw
+ * rows and from the rollup.  Prints the times. */
+static void measure(void **state)
+{
+	const char *arg = getenv("TS_ROLLUP_BENCH"), *rate_arg = getenv("TS_ROLLUP_BENCH_RATE");
+	ts_test_env *e = env(state);
+	if (!arg)
+		skip();
+	int days = atoi(arg) > 0 ? atoi(arg) : 1;
+	int rate = rate_arg && atoi(rate_arg) > 0 ? atoi(rate_arg) : 6; /* rows a minute */
+	ts_table_close(e->t);
+	assert_int_equal(ts_close(e->db), 0);
+	e->t = NULL;
+	e->db = NULL;
+	e->now = NOW;
+	e->flags = getenv("TS_ROLLUP_BENCH_NOMERGE") ? TS_OPEN_NOMERGE : 0;
+	ts_test_env_open(e);
+	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_V, TS_AGG_MAX},
+	                   {C_D, TS_AGG_MEAN}};
+	int with = getenv("TS_ROLLUP_BENCH_NONE") == NULL;
+	if (with)
+		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
+	ts_table *src = open_table(e->db, "src");
+	srow *rows = calloc(1000, sizeof *rows);
+	int64_t step = MIN / rate;
+	assert_non_null(rows);
+	struct timespec t0, c0;
+	double maint = 0, maint_cpu = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	int64_t start = NOW - (int64_t)days * DAY;
+	for (int64_t m = 0; m < (int64_t)days * 1440 * rate; m++) {
+		for (int i = 0; i < 1000; i++) {
+			snprintf(rows[i].region, sizeof rows[i].region, "g%d", i / 100);
+			snprintf(rows[i].host, sizeof rows[i].host, "h%03d", i % 100);
+			rows[i].ts = start + m * step + i * 1000;
+			rows[i].v = (int64_t)(ts_test_xorshift(&rng) % 1000);
+			rows[i].d = (double)(ts_test_xorshift(&rng) % 10000) / 7;
+			rows[i].n = 1;
+		}
+		insert_ok(src, rows, 1000);
+		if (m % (10 * rate) == 10 * rate - 1) { /* every 10 minutes of rows */
+			struct timespec p0, pc0;
+			clock_gettime(CLOCK_MONOTONIC, &p0);
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &pc0);
+			pass(e->db);
+			maint += secs_since(&p0);
+			maint_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
+		}
+	}
+	double total = secs_since(&t0), cpu = secs_since_on(CLOCK_THREAD_CPUTIME_ID, &c0);
+	print_message("  %d day(s) of 1000 series, %d rows a minute: %.2f s in all (%.2f s CPU), "
+	              "%.2f s of it maintenance passes (%.2f s CPU; they yield to the inserts) "
+	              "(%s rollup)\n", days, rate, total, cpu, maint, maint_cpu,
+	              with ? "with a 1-minute" : "no");
+	free(rows);
+	if (!with) {
+		ts_table_close(src);
+		return;
+	}
+	pass(e->db);
+	ts_aggspec q[] = {{C_V, TS_AGG_SUM}, {C_D, TS_AGG_MEAN}};
+	ts_aggregate req = {.from = start, .to = NOW, .every = HOUR, .group = 2, .specs = q,
+	                    .nspecs = 2};
+	for (int routed = 0; routed < 2; routed++) {
+		ts_cursor *c;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(ts_aggregate_open_flags(src, &req, routed ? 0 : TS_AGG_NO_ROLLUP, &c),
+		                 0);
+		const ts_value *v;
+		int n;
+		long count = 0;
+		while (ts_cursor_next(c, &v, &n) == 0 && v)
+			count++;
+		print_message("  %d day(s) at 1 h per series %s: %ld rows in %.3f s (source %s)\n",
+		              days, routed ? "routed" : "raw", count, secs_since(&t0),
+		              ts_cursor_source(c) ? ts_cursor_source(c) : "raw rows");
+		ts_cursor_close(c);
+	}
+	ts_table_close(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1162,6 +1262,7 @@ int main(void)
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
+		cmocka_unit_test_teardown(measure, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
