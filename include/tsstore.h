@@ -868,7 +868,11 @@ typedef struct ts_aggregate {
  * When the table has a rollup (ts_create_rollup) whose every divides
  * every, whose group is at least group and the prefix's length, and
  * whose columns give the functions (mean from sum and count; first and
- * last need the same group), the coarsest such rollup answers the whole
+ * last need the same group), and reading it pays -- first or last asked,
+ * or a table that may hold replaced rows (the raw rows then cannot be
+ * answered from block statistics), or a range reaching past the table's
+ * TTL, or 64 times as many rows in the table's range as in the
+ * rollup's -- the coarsest such rollup answers the whole
  * windows of [from, to) that it keeps and that no commit after its
  * watermark touched, and the table's rows answer the others (the cut
  * edges, windows changed since, windows the rollup no longer keeps):

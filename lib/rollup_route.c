@@ -41,8 +41,10 @@
 #include "api.h"
 #include "cursor.h"
 #include "error.h"
+#include "descriptor_format.h"
 #include "handle.h"
 #include "lifetime.h"
+#include "log.h"
 #include "period.h"
 #include "rollupdef.h"
 #include "schema.h"
@@ -51,6 +53,65 @@
 /* More raw windows than this (changed since the watermark) and the
  * rollup is not used: each costs an aggregate of its own. */
 #define RAW_WINDOWS_MAX 1024
+
+int ts__route_min_ratio = 64;
+
+/* The rows of t with ts in [from, to), estimated from the tablets'
+ * counts and timespans and the filling tablets' (the newest commit's),
+ * each taken in proportion to its overlap. */
+static double est_rows(struct ts_table *t, int64_t from, int64_t to)
+{
+	double n = 0;
+	if (ts__table_lock(t) < 0) {
+		ts__clear_error();
+		return 0;
+	}
+	for (int i = 0; i < t->desc->ntablets; i++) {
+		const ts__tablet_meta *m = &t->desc->tablets[i];
+		int64_t lo = m->min_ts > from ? m->min_ts : from, hi = m->max_ts < to - 1 ? m->max_ts : to - 1;
+		if (lo <= hi)
+			n += (double)m->rows * ((double)(hi - lo) + 1) / ((double)(m->max_ts - m->min_ts) + 1);
+	}
+	ts__commit cm;
+	uint64_t head = t->log ? ts__log_head(t->log) : 0;
+	if (head && ts__log_read_commit(t->log, head, &cm) == 0)
+		for (uint32_t i = 0; i < cm.nroots; i++) {
+			ts__root r;
+			ts__commit_root(&cm, i, &r);
+			int64_t lo = r.min_ts > from ? r.min_ts : from, hi = r.max_ts < to - 1 ? r.max_ts : to - 1;
+			if (r.rows && lo <= hi)
+				n += (double)r.rows * ((double)(hi - lo) + 1) / ((double)(r.max_ts - r.min_ts) + 1);
+		}
+	ts__table_unlock(t);
+	return n;
+}
+
+/* Whether reading rollup r pays for req over t: the raw rows could not
+ * be answered from their blocks' statistics (first or last asked; a
+ * table that may hold replaced rows), or the range reaches past t's
+ * TTL (history only the rollup keeps), or t holds ts__route_min_ratio
+ * times the rows the rollup does there -- a raw block of one series in
+ * one window is answered from its statistics, so the raw rows cost
+ * about a read per block, and a rollup's rows are read one by one when
+ * its blocks span several windows. */
+static int pays(struct ts_table *t, struct ts_table *r, const ts_aggregate *req)
+{
+	for (int k = 0; k < req->nspecs; k++)
+		if (req->specs[k].fn == TS_AGG_FIRST || req->specs[k].fn == TS_AGG_LAST)
+			return 1;
+	int replaced = 0;
+	int64_t expiry = INT64_MIN;
+	if (ts__table_lock(t) == 0) {
+		replaced = (t->desc->flags & TS_DESC_REPLACED) != 0;
+		expiry = ts__table_expiry(t, ts_now(t->db));
+		ts__table_unlock(t);
+	}
+	ts__clear_error();
+	if (replaced || req->from < expiry)
+		return 1;
+	return est_rows(t, req->from, req->to) >=
+	       (double)ts__route_min_ratio * est_rows(r, req->from, req->to);
+}
 
 /* How output spec k is made from the rollup's aggregate columns. */
 struct part {
@@ -560,6 +621,10 @@ int ts__aggregate_routed(struct ts_table *t, const ts_aggregate *req, ts_cursor 
 			return 0;
 	if (!choose(t, req, &rt))
 		return 0;
+	if (!pays(t, rt.r, req)) {
+		route_free(&rt);
+		return 0;
+	}
 	struct route_arg ra = {req, &rt};
 	int rc = ts__cursor_open(t, sizeof(route_cursor), route_next, route_destroy, route_setup,
 	                         &ra, out);

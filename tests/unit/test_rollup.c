@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "api.h"
 #include "handle.h"
 #include "log.h"
 #include "maint.h"
@@ -1027,6 +1028,7 @@ static int same_with_and_without(ts_table *t, const ts_aggregate *req, char *sou
 static void aggregates_answered_from_rollups(void **state)
 {
 	ts_test_env *e = env(state);
+	ts__route_min_ratio = 0; /* whatever the rows: the route is what is tested */
 	rollup_1m(e->db);
 	ts_aggspec g1[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_D, TS_AGG_MAX}};
 	rollup(e->db, "r5m", "src", 5 * MIN, 1, g1, 3, 0);
@@ -1089,6 +1091,16 @@ static void aggregates_answered_from_rollups(void **state)
 	}
 	print_message("  %d of 400 random aggregates answered from a rollup\n", routed);
 	assert_true(routed > 50);
+	/* as many raw rows as the rollup holds: the raw rows answer (blocks
+	 * of one window are answered from their statistics) */
+	ts__route_min_ratio = 64;
+	req.specs = sum;
+	req.group = 1;
+	assert_false(same_with_and_without(src, &req, source));
+	/* but first and last cannot come from statistics */
+	req.specs = first;
+	req.group = 2;
+	assert_true(same_with_and_without(src, &req, source));
 	ts_table_close(src);
 }
 
@@ -1224,8 +1236,9 @@ static void measure(void **state)
 	ts_aggspec q[] = {{C_V, TS_AGG_SUM}, {C_D, TS_AGG_MEAN}};
 	ts_aggregate req = {.from = start, .to = NOW, .every = HOUR, .group = 2, .specs = q,
 	                    .nspecs = 2};
-	for (int routed = 0; routed < 2; routed++) {
+	for (int routed = 0; routed < 3; routed++) {
 		ts_cursor *c;
+		ts__route_min_ratio = routed == 2 ? 0 : 64; /* 2: through the rollup, forced */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		assert_int_equal(ts_aggregate_open_flags(src, &req, routed ? 0 : TS_AGG_NO_ROLLUP, &c),
 		                 0);
@@ -1235,10 +1248,12 @@ static void measure(void **state)
 		while (ts_cursor_next(c, &v, &n) == 0 && v)
 			count++;
 		print_message("  %d day(s) at 1 h per series %s: %ld rows in %.3f s (source %s)\n",
-		              days, routed ? "routed" : "raw", count, secs_since(&t0),
+		              days, routed == 2 ? "through the rollup" : routed ? "as chosen" : "raw",
+		              count, secs_since(&t0),
 		              ts_cursor_source(c) ? ts_cursor_source(c) : "raw rows");
 		ts_cursor_close(c);
 	}
+	ts__route_min_ratio = 64;
 	ts_table_close(src);
 }
 
