@@ -693,6 +693,58 @@ static void source_behind_the_watermark_resets(void **state)
 	assert_int_equal(exact_1m(e->db), rows);
 }
 
+static char logged[2048];
+
+static void keep_log(void *arg, const char *msg)
+{
+	(void)arg;
+	snprintf(logged, sizeof logged, "%s", msg);
+}
+
+static void count_problems(void *arg, const char *table, const char *file, const char *what)
+{
+	(void)table;
+	if (strstr(file, "ROLLUP") && strstr(what, "does not exist"))
+		++*(int *)arg;
+}
+
+/* A source gone (removed by hand: the library refuses to drop it): the
+ * run fails, is reported once and backs off, and ts_check says why. */
+static void failing_run_backs_off(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_test_env_close(e);
+	char from[512], to[512];
+	snprintf(from, sizeof from, "%s/src", e->dir);
+	snprintf(to, sizeof to, "%s/.gone", e->dir);
+	assert_int_equal(rename(from, to), 0);
+	e->log = keep_log;
+	ts_test_env_open(e);
+	logged[0] = 0;
+	/* the first pass loads r1m and runs it */
+	assert_int_equal(ts__maint_pass(e->db), TS_ENOENT);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_failures"), 1);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_last_error"), TS_ENOENT);
+	assert_non_null(strstr(logged, "\"r1m\""));
+	assert_non_null(strstr(logged, "rollup"));
+	assert_non_null(strstr(logged, "src"));
+	pass(e->db); /* in backoff: not tried again */
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_failures"), 1);
+	ts_table *r = open_table(e->db, "r1m");
+	ts_rollup_state *st;
+	assert_int_equal(ts_rollup_info(r, &st), 0);
+	assert_int_equal(st->last_error, TS_ENOENT);
+	assert_int_equal(st->failures, 1);
+	ts_rollup_state_free(st);
+	ts_table_close(r);
+	int problems = 0;
+	ts_check_opts co = {.problem = count_problems, .arg = &problems};
+	assert_int_equal(ts_check(e->db, "r1m", &co), TS_ECORRUPT);
+	assert_int_equal(problems, 1);
+	e->log = NULL;
+}
+
 /* A backup holds the rollup, its definition and a watermark it can
  * stand by: the copy opens, checks, and is exact after a pass. */
 static void backup_copies_rollups(void **state)
@@ -1268,6 +1320,7 @@ int main(void)
 		cmocka_unit_test_teardown(reopen_and_crash_before_watermark, ts_test_env_teardown),
 		cmocka_unit_test_teardown(source_behind_the_watermark_resets, ts_test_env_teardown),
 		cmocka_unit_test_teardown(backup_copies_rollups, ts_test_env_teardown),
+		cmocka_unit_test_teardown(failing_run_backs_off, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
 		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
