@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "api.h"
 #include "handle.h"
@@ -983,6 +984,8 @@ static void check_reads_the_definition(void **state)
 	free(p);
 }
 
+static long expect_sqlite(ts_db *db);
+
 /* ---- a process killed mid-maintenance ---- */
 
 /* The child: keeps inserting random rows and running passes until
@@ -1028,7 +1031,7 @@ static void killed_mid_maintenance(void **state)
 		ts_test_env_open(e);
 		for (int i = 0; i < 3; i++)
 			pass(e->db);
-		exact_1m(e->db);
+		assert_int_equal(expect_sqlite(e->db), exact_1m(e->db));
 		ts_aggspec eq[] = {{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_D, TS_AGG_MAX}};
 		expect_exact(e->db, "r1h", "src", HOUR, 1, eq, 3);
 		assert_int_equal(ts_check(e->db, NULL, NULL), 0);
@@ -1156,6 +1159,108 @@ static void aggregates_answered_from_rollups(void **state)
 	ts_table_close(src);
 }
 
+/* ---- SQLite's GROUP BY: an oracle that shares no code ---- */
+
+static void sql_exec(sqlite3 *q, const char *sql)
+{
+	char *err = NULL;
+	if (sqlite3_exec(q, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("sqlite: %s: %s", sql, err ? err : "?");
+}
+
+/* r1m's rows equal SQLite's GROUP BY region, host, minute over every row
+ * of src (read through a query: replaced rows resolved), NaN stored as
+ * NULL, which count, max and total leave out as the aggregates leave
+ * NaN out; first and last are the values of the rows of the least and
+ * greatest ts (SQLite's bare column beside min() and max()). */
+static long expect_sqlite(ts_db *db)
+{
+	sqlite3 *q;
+	sqlite3_stmt *ins, *sel, *first, *last;
+	assert_int_equal(sqlite3_open(":memory:", &q), SQLITE_OK);
+	sql_exec(q, "CREATE TABLE s (region TEXT, host TEXT, ts INTEGER, v INTEGER, d REAL, n INTEGER)");
+	sql_exec(q, "BEGIN");
+	assert_int_equal(sqlite3_prepare_v2(q, "INSERT INTO s VALUES (?,?,?,?,?,?)", -1, &ins, NULL),
+	                 SQLITE_OK);
+	ts_table *src = open_table(db, "src");
+	ts_cursor *c;
+	ts_query all = {0};
+	assert_int_equal(ts_query_open(src, &all, &c), 0);
+	const ts_value *v;
+	int n;
+	while (ts_cursor_next(c, &v, &n) == 0 && v) {
+		sqlite3_bind_text(ins, 1, v[C_REGION].v.s.ptr, (int)v[C_REGION].v.s.len, SQLITE_TRANSIENT);
+		sqlite3_bind_text(ins, 2, v[C_HOST].v.s.ptr, (int)v[C_HOST].v.s.len, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(ins, 3, v[C_TS].v.i);
+		sqlite3_bind_int64(ins, 4, v[C_V].v.i);
+		if (isnan(v[C_D].v.d))
+			sqlite3_bind_null(ins, 5);
+		else
+			sqlite3_bind_double(ins, 5, v[C_D].v.d);
+		sqlite3_bind_int64(ins, 6, v[C_N].v.i);
+		assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+		sqlite3_reset(ins);
+	}
+	ts_cursor_close(c);
+	ts_table_close(src);
+	sqlite3_finalize(ins);
+	sql_exec(q, "COMMIT");
+#define W "ts - ts % 60000000000"
+	assert_int_equal(sqlite3_prepare_v2(q, "SELECT region, host, " W " AS w, count(v), sum(v), "
+	                 "max(d), total(d), count(d), min(n) FROM s GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+	                 -1, &sel, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(q, "SELECT min(ts), v FROM s GROUP BY region, host, " W
+	                 " ORDER BY region, host, " W, -1, &first, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(q, "SELECT max(ts), v FROM s GROUP BY region, host, " W
+	                 " ORDER BY region, host, " W, -1, &last, NULL), SQLITE_OK);
+#undef W
+	ts_table *r = open_table(db, "r1m");
+	assert_int_equal(ts_query_open(r, &all, &c), 0);
+	long rows = 0;
+	for (;; rows++) {
+		int more = sqlite3_step(sel) == SQLITE_ROW;
+		assert_int_equal(ts_cursor_next(c, &v, &n), 0);
+		if (!more || !v) {
+			if (more || v)
+				fail_msg("r1m row %ld: %s", rows, v ? "not in SQLite's GROUP BY" : "missing");
+			break;
+		}
+		assert_int_equal(sqlite3_step(first), SQLITE_ROW);
+		assert_int_equal(sqlite3_step(last), SQLITE_ROW);
+		char want[512];
+		snprintf(want, sizeof want, "%s %s %lld count %lld sum %lld", sqlite3_column_text(sel, 0),
+		         sqlite3_column_text(sel, 1), (long long)sqlite3_column_int64(sel, 2),
+		         (long long)sqlite3_column_int64(sel, 3), (long long)sqlite3_column_int64(sel, 4));
+		int ok = v[0].v.s.len == (size_t)sqlite3_column_bytes(sel, 0) &&
+		         memcmp(v[0].v.s.ptr, sqlite3_column_text(sel, 0), v[0].v.s.len) == 0 &&
+		         v[1].v.s.len == (size_t)sqlite3_column_bytes(sel, 1) &&
+		         memcmp(v[1].v.s.ptr, sqlite3_column_text(sel, 1), v[1].v.s.len) == 0 &&
+		         v[2].v.i == sqlite3_column_int64(sel, 2) &&
+		         v[3].v.i == sqlite3_column_int64(sel, 3) && /* v_count */
+		         v[4].v.i == sqlite3_column_int64(sel, 4) && /* v_sum */
+		         v[7].v.i == sqlite3_column_int64(sel, 7) && /* d_count */
+		         v[8].v.i == sqlite3_column_int64(sel, 8) && /* n_min */
+		         v[9].v.i == sqlite3_column_int64(first, 1) &&
+		         v[10].v.i == sqlite3_column_int64(last, 1);
+		ts_value dmax = sqlite3_column_type(sel, 5) == SQLITE_NULL
+		                    ? ts_double(NAN) : ts_double(sqlite3_column_double(sel, 5));
+		ts_value dsum = ts_double(sqlite3_column_double(sel, 6));
+		ok = ok && same_value(&v[5], &dmax) && same_value(&v[6], &dsum);
+		if (!ok) {
+			char got[512];
+			describe(v, n, got, sizeof got);
+			fail_msg("r1m row %ld: %s; SQLite: %s", rows, got, want);
+		}
+	}
+	ts_cursor_close(c);
+	ts_table_close(r);
+	sqlite3_finalize(sel);
+	sqlite3_finalize(first);
+	sqlite3_finalize(last);
+	sqlite3_close(q);
+	return rows;
+}
+
 /* ---- the random differential ---- */
 
 static void random_differential(void **state)
@@ -1199,7 +1304,9 @@ static void random_differential(void **state)
 	ts_table_close(src);
 	for (int i = 0; i < 3; i++)
 		pass(e->db);
-	assert_true(exact_1m(e->db) > 100);
+	long rows = exact_1m(e->db);
+	assert_true(rows > 100);
+	assert_int_equal(expect_sqlite(e->db), rows);
 	expect_exact(e->db, "g0", "src", 10 * MIN, 0, g0eq, 4);
 	expect_exact(e->db, "r1h", "src", HOUR, 2, EQ_1M, N_1M);
 	assert_int_equal(stat_of(e->db, "r1m", "rollup_failures"), 0);
