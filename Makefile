@@ -178,7 +178,8 @@ INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
-.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test fuzz fuzz-seeds soak
+.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test fuzz fuzz-seeds soak \
+	corrections-diff
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -534,6 +535,17 @@ $(B)/tests/soak: tests/soak/soak.c $(DAEMON_TEST_SUPPORT) $(wildcard tests/daemo
 
 soak: $(B)/tests/soak $(B)/bin/tsstored
 	$(B)/tests/soak --seconds $(SOAK_SECONDS)
+
+# make corrections-diff: the long mode of the corrections' differential
+# test against SQLite (tests/unit/test_corrections_diff.c; make check runs
+# its quick size): SCALE times as many steps, SEED= another base seed,
+# MODE=today only the API built before issue 28, MODE=replace or
+# MODE=delete that and one part of the corrections.
+CORRECTIONS_DIFF_SCALE ?= 10
+corrections-diff: $(B)/tests/test_corrections_diff
+	TSSTORE_DIFF_SCALE=$(or $(SCALE),$(CORRECTIONS_DIFF_SCALE)) \
+		$(if $(SEED),TSSTORE_DIFF_SEED=$(SEED)) $(if $(MODE),TSSTORE_DIFF_MODE=$(MODE)) \
+		$(B)/tests/test_corrections_diff
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c config.mk

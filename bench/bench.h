@@ -497,6 +497,13 @@ void bench_workload_absorb_sweep(const bench_config *c);
  * on-disk tablets in its period.  Returns 0, or -1 when a tsstore call
  * failed or a first row was wrong (reported). */
 int bench_workload_first_row(const bench_config *c);
+/* corrections.c: issue 28's figures -- scan, range and latest over a
+ * table with 0 % and 1 % of its rows deleted or replaced against an
+ * append-only one, the latency of deleting one host's day, and changes
+ * over a day.  A figure whose call answers TS_ENOTSUP is reported "not
+ * built".  Returns 0, or -1 when a tsstore call failed otherwise or
+ * answered wrong (reported). */
+int bench_workload_corrections(const bench_config *c);
 /* tsbs.c: the TSBS query set over the TSBS file, tsstore against SQLite.
  * Returns 0, or -1 when a tsstore call failed or the engines' answers
  * differed (reported). */

@@ -24,7 +24,9 @@
  * tsbs (tsbs.c: TSBS queries against SQLite), absorb_sweep (sweep.c:
  * absorb against batch size and against row size) and tsbs_queries
  * (tsbsquery.c: the TSBS query types' latency over HTTP, InfluxDB 1.x,
- * VictoriaMetrics' PromQL and tsstored's /query).  --print-queries and
+ * VictoriaMetrics' PromQL and tsstored's /query) and corrections
+ * (corrections.c: issue 28's figures, deletes and replacements against
+ * an append-only table).  --print-queries and
  * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
@@ -62,7 +64,7 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
                                         "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
-                                        "tsbs_queries"};
+                                        "tsbs_queries", "corrections"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -271,7 +273,7 @@ static void usage(void)
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
-	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries]...\n");
+	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections]...\n");
 	exit(2);
 }
 
@@ -445,6 +447,8 @@ int main(int argc, char **argv)
 	if (bench_wanted(&c, "first_row") && bench_workload_first_row(&c) < 0)
 		failed = 1;
 	if (bench_wanted(&c, "tsbs") && bench_workload_tsbs(&c) < 0)
+		failed = 1;
+	if (bench_wanted(&c, "corrections") && bench_workload_corrections(&c) < 0)
 		failed = 1;
 #ifdef HAVE_WIRE
 	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)

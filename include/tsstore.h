@@ -1003,8 +1003,9 @@ TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplica
  * in TS_SYNC_COMMIT mode) and the prefix rule: a crash that keeps it
  * keeps every commit before it.  The rows' bytes stay in the table's
  * files until merges rewrite them or ts_purge forces that.
- * deleted (may be NULL): the rows it covered, or TS_COUNT_UNKNOWN when
- * counting them would have cost a read of the rows.  table_version (may
+ * deleted (may be NULL): the rows it covered (a replaced key once), or
+ * TS_COUNT_UNKNOWN when counting them would have cost a read of the
+ * rows.  table_version (may
  * be NULL): the delete's version (ts_insert_versioned).
  * Returns 0; TS_EINVAL (a bad range, or desc/limit/columns/after set),
  * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY; TS_ECLOSED;
@@ -1015,15 +1016,20 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
 
 /*
  * ts_purge -- remove physically the rows deleted (and replaced) inside
- * range (NULL or zero-filled: the whole table): rewrite the on-disk
- * tablets that hold such rows, flush the filling tablets and release the
- * log segments that hold them, so that when it returns no live file of
+ * range (NULL or zero-filled: the whole table): flush the filling
+ * tablets, rewrite the on-disk tablets that hold such rows (in a table
+ * that may hold replaced rows, the tablets whose times meet range's and
+ * each other's are merged into one, which keeps each key's newest row)
+ * and release the log segments that hold them, so that when it returns
+ * no live file of
  * the database holds their bytes (a snapshot taken before, and the
  * cursors on it, keep what they read until closed; backups are the
- * operator's).  A crash during a purge leaves the table as before it or
- * as after it, and ts_check passes either way.  table_version: as
- * ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY; TS_ECLOSED; TS_ENOSPC;
- * TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to rewrite is damaged.
+ * operator's).  Each delete whose range meets range is purged whole,
+ * and its tombstone dropped.  A crash during a purge leaves the table as
+ * before it or as after it, and ts_check passes either way.
+ * table_version: as ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY;
+ * TS_ECLOSED; TS_ENOSPC; TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to
+ * rewrite is damaged.
  */
 TS_EXTERN int ts_purge(ts_table *table, const ts_query *range, uint64_t *table_version);
 

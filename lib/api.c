@@ -395,8 +395,9 @@ int ts_cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey)
 }
 
 /* ------------------------------------------------------------------ */
-/* Corrections (issue 28, docs/corrections.md).  The calls are declared
- * and gated; what is not built yet says so with TS_ENOTSUP. */
+/* Corrections (issue 28, docs/corrections.md): ts_insert_policy
+ * (insert.c), ts_delete and ts_purge (delete.c), ts_changes_open
+ * (changes.c). */
 
 int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_value *rows,
                      size_t nrows, size_t *ignored, uint64_t *table_version)
@@ -414,27 +415,52 @@ int ts_insert_policy(ts_table *t, uint32_t version, int on_duplicate, const ts_v
 	              "ts_insert_policy");
 }
 
+static int check_range(const ts_query *q, const char *fn)
+{
+	int rc;
+	if (!q)
+		return 0;
+	if ((rc = counted(q->prefix, q->nprefix, fn, "prefix values")) < 0 ||
+	    (rc = counted(q->lower, q->nlower, fn, "lower bound values")) < 0 ||
+	    (rc = counted(q->upper, q->nupper, fn, "upper bound values")) < 0)
+		return rc;
+	return 0;
+}
+
 int ts_delete(ts_table *t, const ts_query *range, uint64_t *deleted, uint64_t *table_version)
 {
-	(void)range;
+	uint64_t d, v;
+	int rc;
 	if (deleted)
 		*deleted = 0;
 	if (table_version)
 		*table_version = 0;
-	int rc = ts__table_enter(t, "ts_delete");
-	if (rc < 0)
+	NEED(range, "ts_delete", "no range (range is NULL)");
+	if ((rc = check_range(range, "ts_delete")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_delete")) < 0)
 		return rc;
-	rc = ts__rollup_refuse(t);
+	rc = ts__delete(t, range, &d, &v);
 	ts__table_leave(t);
-	return rc < 0 ? rc : ts__fail(TS_ENOTSUP, "ts_delete: not built yet (issue 28)");
+	if (rc == 0 && deleted)
+		*deleted = d;
+	if (rc == 0 && table_version)
+		*table_version = v;
+	return rc;
 }
 
 int ts_purge(ts_table *t, const ts_query *range, uint64_t *table_version)
 {
-	(void)t, (void)range;
+	uint64_t v;
+	int rc;
 	if (table_version)
 		*table_version = 0;
-	return ts__fail(TS_ENOTSUP, "ts_purge: not built yet (issue 28)");
+	if ((rc = check_range(range, "ts_purge")) < 0 || (rc = ts__table_enter(t, "ts_purge")) < 0)
+		return rc;
+	rc = ts__purge(t, range, &v);
+	ts__table_leave(t);
+	if (rc == 0 && table_version)
+		*table_version = v;
+	return rc;
 }
 
 int ts_changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)

@@ -70,6 +70,9 @@ int ts__cursor_rewind(ts_cursor *c);
 int ts__cursor_more(const ts_cursor *c);
 int ts__cursor_resume(const ts_cursor *c, const ts_value **key, int *nkey);
 int ts__flush(ts_table *t, int64_t before);
+/* ts_delete and ts_purge (delete.c); range may be NULL: every row. */
+int ts__delete(ts_table *t, const ts_query *range, uint64_t *deleted, uint64_t *table_version);
+int ts__purge(ts_table *t, const ts_query *range, uint64_t *table_version);
 
 /* ts_merge (maint.c), for t: merge until LittleTable's rule finds nothing, running
  * every table's due flushes between slices but never sleeping (the user

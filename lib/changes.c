@@ -25,8 +25,9 @@
  *     last new rows are found by searches that skip such subtrees (with
  *     a resolution, the first new row of each window): O(series x
  *     windows x log n), whatever the tree's rows;
- *   - tombstones in force report their own key range x time range
- *     (changes_from_tombstones: not built yet, issue 28 part 3).
+ *   - tombstones in force committed in (since, until] report their key
+ *     range, cut to the prefixes of the rows they hid, x their time range
+ *     (changes_from_tombstones).
  *
  * Each changed unit -- a block, the part of a block of one prefix, a
  * tree's series (from its first to its last new row) or window of a
@@ -54,10 +55,12 @@
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
+#include "range.h"
 #include "row.h"
 #include "tablet.h"
 #include "tablet_format.h"
 #include "tablets.h"
+#include "tombstone.h"
 
 /* One reported span: a prefix (bytes in the cursor's pfx) and [from, to). */
 struct span {
@@ -463,16 +466,206 @@ static int scan_trees(changes_cursor *c, const ts__snapshot *s)
 /* ---- tombstones ---- */
 
 /*
- * Where tombstones committed in (since, until] are added as changed
- * spans: their key range, cut to prefixes at depth (a range wider than
- * one prefix reports its bounds' prefixes and, between them, every
- * prefix the sources hold), times their ts range.  Tombstones are not
- * built yet (issue 28 part 3, h-delete): nothing to add.
+ * A delete committed in (since, until] changed the rows its tombstone
+ * hid: those of the sources it applies to (tablets whose hi is below its
+ * version, trees' rows whose LSN is) inside its box.  Its ts span is its
+ * own [tmin, tmax], which ts_delete narrowed to the timespans of the
+ * sources it could hide rows of (a delete of a host for all time reports
+ * the times the table had rows, not all of time).  Its prefixes at the
+ * requested depth:
+ *   - when every key of the box has one depth-d prefix (depth 0; a delete
+ *     of a prefix at least d columns long; a key range within one
+ *     prefix), that prefix, without looking at any source;
+ *   - else the prefixes of the rows it hid, found in those sources'
+ *     metadata: per tablet, the blocks meeting the box (from the index,
+ *     in memory), each reported as its one prefix when its first and
+ *     last keys share it, else read for its keys (as scan_tablet does)
+ *     and each row the box covers reported; per tree, its rows in the
+ *     box's key range walked from the lower bound (O(rows in the range):
+ *     trees hold hours, and a delete of many prefixes of a filling tree
+ *     is rare).
+ * Over-reports (a block's whole span, rows of the block the delete did
+ * not hide) but does not miss a row hidden in a live source.  What it
+ * cannot see (docs/corrections.md section 4): at depth > 0, a delete of
+ * several prefixes does not name a prefix none of whose hidden rows a
+ * source still holds (a flush or merge left them out); and a tombstone
+ * no longer in force (spent or purged: the DESCRIPTOR dropped it) is not
+ * reported at all.
  */
+
+/* Whether every key of t's box starts with the depth-d prefix of its
+ * lower bound: then *n is that prefix's length (0 at depth 0). */
+static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
+{
+	*n = 0;
+	if (c->depth == 0)
+		return 1;
+	if (!(t->flags & TS_TOMB_LO) || !(t->flags & TS_TOMB_HI))
+		return 0;
+	long len = ts__key_prefix_len(c->schema, t->lo, t->lolen, c->depth);
+	if (len <= 0)
+		return 0; /* the bound is shorter than d columns */
+	c->bound.len = 0;
+	ts__put(&c->bound, t->lo, (size_t)len);
+	if (c->bound.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	if (ts__key_successor(&c->bound) != 0)
+		return 0; /* no successor: the prefix is unbounded above */
+	/* keys >= lo >= P and below succ(P) all start with P */
+	int k = ts__key_cmp(t->hi, t->hilen, c->bound.data, c->bound.len);
+	if (k < 0 || (k == 0 && (t->flags & TS_TOMB_HI_STRICT))) {
+		*n = (size_t)len;
+		return 1;
+	}
+	return 0;
+}
+
+/* The ts span [*from, *to] to report for t: its own (ts_delete narrowed
+ * it to the timespans of the sources it could hide rows of, so it is
+ * finite unless no source met it); an unbounded side is cut to the
+ * sources it applies to that meet its box.  Returns 0 when a side stays
+ * unbounded (it hid nothing: no source to bound it by). */
+static int tomb_span(const ts__snapshot *s, const ts__tomb *t, int64_t *from, int64_t *to)
+{
+	*from = t->tmin;
+	*to = t->tmax;
+	if (t->tmin != INT64_MIN && t->tmax != INT64_MAX)
+		return 1;
+	int64_t min = INT64_MAX, max = INT64_MIN;
+	for (int k = 0; k < s->ntablets; k++) {
+		const ts__tablet *tab = s->tablets[k];
+		if (s->metas[k].hi >= t->version ||
+		    !ts__tomb_meets(t, tab->first_key, tab->first_klen, tab->last_key, tab->last_klen,
+		                    tab->min_ts, tab->max_ts))
+			continue;
+		min = tab->min_ts < min ? tab->min_ts : min;
+		max = tab->max_ts > max ? tab->max_ts : max;
+	}
+	for (uint32_t i = 0; i < s->nroots; i++) {
+		const ts__root *r = &s->roots[i];
+		if (!r->root || r->born >= t->version ||
+		    !ts__tomb_meets(t, NULL, 0, NULL, 0, r->min_ts, r->max_ts))
+			continue;
+		min = r->min_ts < min ? r->min_ts : min;
+		max = r->max_ts > max ? r->max_ts : max;
+	}
+	if (min > max)
+		return 0;
+	*from = t->tmin > min ? t->tmin : min;
+	*to = t->tmax < max ? t->tmax : max;
+	return *from <= *to;
+}
+
+/* The prefixes of the rows t hid in on-disk tablet k (which it applies
+ * to), clipped to [from, to]. */
+static int tomb_tablet(changes_cursor *c, const ts__snapshot *s, int k, const ts__tomb *t,
+                       int64_t from, int64_t to)
+{
+	const ts__tablet *tab = s->tablets[k];
+	int rc = 0;
+	if (s->metas[k].hi >= t->version ||
+	    !ts__tomb_meets(t, tab->first_key, tab->first_klen, tab->last_key, tab->last_klen,
+	                    tab->min_ts, tab->max_ts))
+		return 0;
+	for (uint32_t i = 0; rc == 0 && i < tab->nblocks; i++) {
+		const ts__tablet_block *b = &tab->blocks[i];
+		const void *first = b->first_key ? (const void *)b->first_key
+		                    : i ? (const void *)tab->blocks[i - 1].last_key
+		                        : (const void *)tab->first_key;
+		size_t flen = b->first_key ? b->first_klen
+		              : i ? tab->blocks[i - 1].last_klen : tab->first_klen;
+		if (!ts__tomb_meets(t, first, flen, b->last_key, b->last_klen, b->min_ts, b->max_ts))
+			continue;
+		size_t nf = 0, nl = 0;
+		if ((rc = prefix_of(c, first, flen, &nf)) < 0 ||
+		    (rc = prefix_of(c, b->last_key, b->last_klen, &nl)) < 0)
+			break;
+		if (nf == nl && memcmp(first, b->last_key, nf) == 0) {
+			int64_t lo = b->min_ts > from ? b->min_ts : from, hi = b->max_ts < to ? b->max_ts : to;
+			if (lo <= hi)
+				rc = unit(c, first, nf, lo, hi);
+			continue;
+		}
+		ts_reader r;
+		const void *row, *key;
+		size_t len, klen, n = 0;
+		if ((rc = ts__tablet_read_block(tab, i, &c->raw)) < 0)
+			break;
+		ts__reader_init(&r, c->raw.data, c->raw.len);
+		while ((rc = ts__tablet_block_next(&r, &row, &len)) == 1) {
+			if ((rc = ts__row_key(row, len, &key, &klen)) < 0 || klen < 8) {
+				rc = rc < 0 ? rc : ts__fail(TS_ECORRUPT, "tablet %s: a short key", tab->path);
+				break;
+			}
+			if (!ts__tomb_covers(t, key, klen))
+				continue;
+			int64_t ts = ts__key_ts(key, klen);
+			if ((rc = prefix_of(c, key, klen, &n)) < 0 || (rc = unit(c, key, n, ts, ts)) < 0)
+				break;
+		}
+	}
+	if (rc < 0)
+		return ts__table_damaged(c->base.table, tab->id, rc);
+	return run_break(c);
+}
+
+/* The prefixes of the rows t hid in tree r (rows whose record is older
+ * than t), from t's lower bound to past its upper one. */
+static int tomb_tree(changes_cursor *c, const ts__snapshot *s, const ts__root *r,
+                     const ts__tomb *t)
+{
+	ts__log *log = s->table->log;
+	ts__avl_iter it;
+	uint64_t lsn;
+	int rc = 0;
+	if (!r->root || r->born >= t->version ||
+	    !ts__tomb_meets(t, NULL, 0, NULL, 0, r->min_ts, r->max_ts))
+		return 0;
+	if (t->flags & TS_TOMB_LO)
+		ts__avl_iter_seek(&it, log, r->root, 0, t->lo, t->lolen,
+		                  (t->flags & TS_TOMB_LO_STRICT) != 0);
+	else
+		ts__avl_iter_init(&it, log, r->root, 0);
+	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0) {
+		const unsigned char *key;
+		size_t klen, n = 0;
+		ts__rowrec_key(log, lsn, &key, &klen);
+		if (klen < 8)
+			return ts__fail(TS_ECORRUPT, "table \"%s\": a short key", c->base.table->name);
+		if (ts__tomb_passed(t, key, klen, 0))
+			break;
+		if (lsn >= t->version || !ts__tomb_covers(t, key, klen))
+			continue;
+		int64_t ts = ts__key_ts(key, klen);
+		if ((rc = prefix_of(c, key, klen, &n)) == 0)
+			rc = unit(c, key, n, ts, ts);
+	}
+	return rc < 0 ? rc : run_break(c);
+}
+
 static int changes_from_tombstones(changes_cursor *c, const ts__snapshot *s)
 {
-	(void)c, (void)s;
-	return 0;
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < s->ntombs; i++) {
+		const ts__tomb *t = &s->tombs[i];
+		int64_t from, to;
+		size_t n;
+		if (t->version <= c->since || t->version > c->until || !tomb_span(s, t, &from, &to))
+			continue;
+		if ((rc = tomb_one_prefix(c, t, &n)) < 0)
+			break;
+		if (rc == 1) {
+			rc = unit(c, n ? (const void *)t->lo : "", n, from, to);
+			if (rc == 0)
+				rc = run_break(c);
+			continue;
+		}
+		for (int k = 0; rc == 0 && k < s->ntablets; k++)
+			rc = tomb_tablet(c, s, k, t, from, to);
+		for (uint32_t k = 0; rc == 0 && k < s->nroots; k++)
+			rc = tomb_tree(c, s, &s->roots[k], t);
+	}
+	return rc;
 }
 
 /* ---- sorting, joining ---- */

@@ -226,6 +226,9 @@ static int check_records(struct check *c, const ts__descriptor *d)
 		report(c, file, "two tablets were flushed from the filling tablet born at %" PRIu64, twice);
 	free(ids);
 	check_versions(c, file, d);
+	for (int i = 0; i < d->ntombs; i++) /* decoding refuses the rest */
+		if (i > 0 && d->tombs[i].version <= d->tombs[i - 1].version)
+			report(c, file, "tombstone record %d is not newer than the one before", i);
 	return 0;
 }
 
@@ -496,12 +499,49 @@ static int check_tree_newer(const ts__descriptor *d, const ts__root *r, char *wh
 
 /* Check the trees the commit at lsn names.  Returns 0, or -1 with *why
  * (the first problem). */
+/* The tombstones (tombstone.h) of the commit cm and of d: the chain the
+ * commit names well-formed, each record inside the log it may use, its
+ * versions decreasing along it; the log holding any only under a
+ * descriptor flagged TS_DESC_TOMBSTONES_LOGGED (else older builds would
+ * misread it); and no tombstone of d newer than the commit (a version is
+ * a commit's LSN).  Returns 0, or -1 with *why. */
+static int check_tombs(ts__log *log, const ts__descriptor *d, const ts__commit *cm, char *why,
+                       size_t size)
+{
+	for (int i = 0; i < d->ntombs; i++)
+		if (d->tombs[i].version > cm->lsn) {
+			snprintf(why, size, "the descriptor's tombstone of version %" PRIu64 " is newer "
+			         "than the log's newest commit at %" PRIu64, d->tombs[i].version, cm->lsn);
+			return -1;
+		}
+	if (!cm->has_tombs)
+		return 0;
+	ts__root r;
+	ts__tomb *v = NULL;
+	int n = 0, cap = 0;
+	ts__commit_root(cm, cm->nroots, &r);
+	if (!(d->flags & TS_DESC_TOMBSTONES_LOGGED)) {
+		snprintf(why, size, "the commit at %" PRIu64 " names tombstones but the descriptor "
+		         "does not say the log holds any", cm->lsn);
+		return -1;
+	}
+	int rc = ts__tomb_chain(log, r.root, r.since, d->flushed_lsn, cm->lsn, &v, &n, &cap);
+	free(v);
+	if (rc < 0) {
+		snprintf(why, size, "%s", ts_errmsg(NULL));
+		return -1;
+	}
+	return 0;
+}
+
 static int check_trees(ts__log *log, const ts__descriptor *d, uint64_t lsn, char *why,
                        size_t size)
 {
 	ts__commit cm;
 	if (ts__log_read_commit(log, lsn, &cm) < 0)
 		return snprintf(why, size, "%s", ts_errmsg(NULL)), -1;
+	if (check_tombs(log, d, &cm, why, size) < 0)
+		return -1;
 	for (uint32_t i = 0; i < cm.nroots; i++) {
 		ts__root r;
 		ts__commit_root(&cm, i, &r);

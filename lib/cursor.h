@@ -71,4 +71,14 @@ int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const cha
 int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, int n,
                      int64_t tmin, int64_t tmax);
 
+/*
+ * Build r (initialised, no bound yet) from q's selection as ts_query_open
+ * does: its prefix, lower and upper bounds, resume key (in q->desc's
+ * direction), and from/to, with ts below expiry left out (INT64_MIN:
+ * none).  ts_delete builds its tombstones with it, so a delete hides
+ * exactly the rows a query of the same selection returns.
+ * Returns 0 or the errors of ts__bound_encode.
+ */
+int ts__range_of_query(ts__range *r, const ts__schema *s, const ts_query *q, int64_t expiry);
+
 #endif

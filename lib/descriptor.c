@@ -27,9 +27,10 @@
  * only tablets written before versions existed stay readable by older
  * builds (docs/corrections.md section 1).  Version 5 has version 4's body
  * then a byte of flags (TS_DESC_REPLACED: the table may hold replaced
- * rows) and a tombstone count (tombstones are not built yet: written 0,
- * and a nonzero count is refused with TS_EVERSION); it is written only
- * when a flag is set, and only it may hold the policy replace.
+ * rows; TS_DESC_TOMBSTONES_LOGGED: the log may hold tombstones) and the
+ * tombstones a flush moved here from the log (tombstone.h), oldest
+ * first; it is written only when a flag is set or a tombstone is listed,
+ * and only it may hold the policy replace.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -50,7 +51,37 @@ void ts__descriptor_free(ts__descriptor *d, int owns_schemas)
 		ts__schema_free(d->schemas[i]);
 	free(d->schemas);
 	free(d->tablets);
+	ts__tombs_free(d->tombs, d->ntombs);
 	free(d);
+}
+
+int ts__descriptor_add_tomb(ts__descriptor *d, const ts__tomb *tomb)
+{
+	if (ts__tombs_have(d->tombs, d->ntombs, tomb->version))
+		return 0;
+	ts__tomb *g = realloc(d->tombs, (size_t)(d->ntombs + 1) * sizeof *g);
+	if (!g)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	d->tombs = g;
+	int at = d->ntombs;
+	while (at > 0 && g[at - 1].version > tomb->version)
+		at--;
+	ts__tomb c;
+	int rc = ts__tomb_copy(&c, tomb);
+	if (rc < 0)
+		return rc;
+	c.lsn = 0;
+	memmove(&g[at + 1], &g[at], (size_t)(d->ntombs - at) * sizeof *g);
+	g[at] = c;
+	d->ntombs++;
+	return 0;
+}
+
+void ts__descriptor_drop_tomb(ts__descriptor *d, int i)
+{
+	ts__tomb_free(&d->tombs[i]);
+	memmove(&d->tombs[i], &d->tombs[i + 1], (size_t)(d->ntombs - i - 1) * sizeof *d->tombs);
+	d->ntombs--;
 }
 
 int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
@@ -60,6 +91,8 @@ int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 	if (!c)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	*c = *d;
+	c->tombs = NULL; /* copied below */
+	c->ntombs = 0;
 	c->schemas = calloc((size_t)d->nschemas + 1, sizeof *c->schemas);
 	c->tablets = calloc((size_t)d->ntablets + 1, sizeof *c->tablets);
 	if (!c->schemas || !c->tablets) {
@@ -67,6 +100,11 @@ int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	memcpy(c->schemas, d->schemas, (size_t)d->nschemas * sizeof *c->schemas);
+	for (int i = 0; i < d->ntombs; i++)
+		if (ts__descriptor_add_tomb(c, &d->tombs[i]) < 0) {
+			ts__descriptor_free(c, 0);
+			return TS_ENOMEM;
+		}
 	if (d->ntablets)
 		memcpy(c->tablets, d->tablets, (size_t)d->ntablets * sizeof *c->tablets);
 	*out = c;
@@ -98,7 +136,7 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t, uint32_t version)
 /* The oldest format version that holds d (descriptor_format.h). */
 static uint32_t desc_version(const ts__descriptor *d)
 {
-	if (d->flags)
+	if (d->flags || d->ntombs)
 		return TS_DESC_VERSION_CORRECTIONS;
 	for (int i = 0; i < d->ntablets; i++)
 		if (d->tablets[i].lo || d->tablets[i].hi)
@@ -130,7 +168,9 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 		ts__put_u8(b, (uint8_t)d->on_duplicate);
 	if (version >= TS_DESC_VERSION_CORRECTIONS) {
 		ts__put_u8(b, (uint8_t)d->flags);
-		ts__put_u32(b, 0); /* tombstones */
+		ts__put_u32(b, (uint32_t)d->ntombs);
+		for (int i = 0; i < d->ntombs; i++)
+			ts__tomb_encode(b, &d->tombs[i]);
 	}
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
@@ -162,9 +202,9 @@ static int check_header(const unsigned char *p, size_t n,
 	if (ts__load_u32(p + TS_DESC_OFF_HEADER_CRC) != ts__crc32c(0, p, TS_DESC_OFF_HEADER_CRC))
 		return ts__fail(TS_ECORRUPT, "header checksum mismatch");
 	*version = ts__load_u32(p + TS_DESC_OFF_VERSION);
-	if (*version < TS_DESC_VERSION_MIN || *version > TS_DESC_VERSION)
+	if (*version < TS_DESC_VERSION_MIN || *version > TS_DESC_VERSION_MAX)
 		return ts__fail(TS_EVERSION, "format version %u; this build reads versions %d to %d",
-		                *version, TS_DESC_VERSION_MIN, TS_DESC_VERSION);
+		                *version, TS_DESC_VERSION_MIN, TS_DESC_VERSION_MAX);
 	*len = ts__load_u32(p + TS_DESC_OFF_BODY_LEN);
 	if (*len != n - TS_DESC_HEADER_SIZE)
 		return ts__fail(TS_ECORRUPT, "body length %zu does not match the file (%zu bytes)",
@@ -260,7 +300,7 @@ static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 	if (version < TS_DESC_VERSION_CORRECTIONS)
 		return 0;
 	uint8_t flags = ts__get_u8(r);
-	uint32_t ntombstones = ts__get_u32(r);
+	uint32_t n = ts__get_u32(r);
 	if (r->bad)
 		return ts__fail(TS_ECORRUPT, "the flags or the tombstone count is truncated");
 	if (flags & ~TS_DESC_FLAGS_KNOWN)
@@ -269,10 +309,20 @@ static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 	if (policy == TS_ON_DUPLICATE_REPLACE && !(flags & TS_DESC_REPLACED))
 		return ts__fail(TS_ECORRUPT, "the policy is replace but the table is not marked as "
 		                "holding replaced rows");
-	if (ntombstones)
-		return ts__fail(TS_EVERSION, "%u tombstones; this build reads none (issue 28 part 3)",
-		                ntombstones);
+	if (n > ts__reader_left(r))
+		return ts__fail(TS_ECORRUPT, "bad tombstone count %u", n);
 	d->flags = flags;
+	if (n && !(d->tombs = calloc(n, sizeof *d->tombs)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = ts__tomb_decode(r, (int)i, &d->tombs[i]);
+		if (rc < 0)
+			return rc;
+		d->ntombs++;
+		if (i > 0 && d->tombs[i].version <= d->tombs[i - 1].version)
+			return ts__fail(TS_ECORRUPT, "tombstone record %u is not newer than the one before",
+			                i);
+	}
 	return 0;
 }
 

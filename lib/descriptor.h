@@ -1,6 +1,7 @@
 /*
  * descriptor.h -- a table's DESCRIPTOR: its schema versions, TTL,
- * duplicate policy, on-disk tablets and the log position flushed through.
+ * duplicate policy, on-disk tablets, the log position flushed through,
+ * and (format 5) the tombstones flushes moved out of the log.
  *
  * The descriptor is the table's root of truth: it is only ever replaced
  * whole (fsutil.h's stage + commit), so a crash leaves either the old or
@@ -13,6 +14,7 @@
 #define TS_DESCRIPTOR_H
 
 #include "schema.h"
+#include "tombstone.h"
 
 /* One on-disk tablet (filled in by the tablet module). */
 typedef struct ts__tablet_meta {
@@ -44,9 +46,13 @@ typedef struct ts__descriptor {
 	/* The duplicate policy (TS_ON_DUPLICATE_*; calloc'ed descriptors
 	 * reject); format version 3 records it. */
 	ts_on_duplicate on_duplicate;
-	/* TS_DESC_REPLACED (descriptor_format.h); format version 5 records
-	 * it, and is written only when a flag is set. */
-	uint32_t flags;
+	/* Format version 5 (docs/corrections.md): TS_DESC_REPLACED,
+	 * TS_DESC_TOMBSTONES_LOGGED; and the tombstones moved here from the
+	 * log by flushes (tombstone.h), oldest version first, each owning its
+	 * bounds. */
+	unsigned flags;
+	int ntombs;
+	ts__tomb *tombs;
 	int nschemas;            /* schemas[v - 1] is version v */
 	ts__schema **schemas;
 	int ntablets;
@@ -72,6 +78,13 @@ static inline int ts__tablets_hold_tree(const ts__tablet_meta *tablets, int n, u
 			return 1;
 	return 0;
 }
+
+/* Add a copy of tomb to d's tombstones unless d has one of its version
+ * (kept in version order).  Returns 0 or TS_ENOMEM. */
+int ts__descriptor_add_tomb(ts__descriptor *d, const ts__tomb *tomb);
+
+/* Remove d's tombstone i. */
+void ts__descriptor_drop_tomb(ts__descriptor *d, int i);
 
 /* The newest schema. */
 static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)
@@ -108,7 +121,8 @@ int ts__descriptor_write(const char *dir, const ts__descriptor *d);
 /* Free d and, if owns_schemas, its schemas. */
 void ts__descriptor_free(ts__descriptor *d, int owns_schemas);
 
-/* A shallow copy sharing d's schemas, with room for one more schema. */
+/* A shallow copy sharing d's schemas, with room for one more schema
+ * (its tombstones are copied). */
 int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out);
 
 #endif

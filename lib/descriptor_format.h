@@ -11,10 +11,13 @@
 /* Format versions: each writer writes the oldest one that holds what the
  * descriptor has, so that older builds keep reading every table that
  * uses nothing newer. */
-#define TS_DESC_VERSION 5             /* newest: written when the table
-                                       * may hold replaced rows (flags) or
-                                       * tombstones (docs/corrections.md) */
+#define TS_DESC_VERSION 5             /* newest: version 4's body, then a
+                                       * flags byte and the tombstones
+                                       * (docs/corrections.md); written
+                                       * when a flag is set or the list is
+                                       * not empty */
 #define TS_DESC_VERSION_CORRECTIONS 5
+#define TS_DESC_VERSION_MAX TS_DESC_VERSION
 #define TS_DESC_VERSION_INTERVALS 4   /* written when a tablet has a version
                                        * interval other than [0, 0] (and
                                        * nothing of version 5 is needed) */
@@ -40,7 +43,11 @@
                                        * its sources may share keys, which
                                        * readers resolve newest first.  Set
                                        * once, never cleared */
-#define TS_DESC_FLAGS_KNOWN 0x01u     /* the flags a reader understands */
+#define TS_DESC_TOMBSTONES_LOGGED 0x02u /* flags: the log may hold tombstone
+                                       * records (tombstone.h): builds
+                                       * that do not know them must
+                                       * refuse the table */
+#define TS_DESC_FLAGS_KNOWN 0x03u     /* the flags a reader understands */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

@@ -36,7 +36,32 @@ static int grow(ts__filling *f, int need)
 	return 0;
 }
 
-int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
+/* The writer's list of the chain's tombstones past its cut and at or
+ * after floor (the flushed position: records before it are the
+ * DESCRIPTOR's, and their segments may be gone), oldest first, from the
+ * commit at head. */
+static int load_chain(ts__filling *f, uint64_t floor, uint64_t head)
+{
+	ts__tomb *v = NULL;
+	int n = 0, cap = 0;
+	int rc = ts__tomb_chain(f->log, f->tomb.root, f->tomb.since, floor, head, &v, &n, &cap);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	for (int i = 0; i < n / 2; i++) { /* newest first to oldest first */
+		ts__tomb x = v[i];
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = x;
+	}
+	free(f->lt);
+	f->lt = v;
+	f->nlt = n;
+	f->caplt = cap;
+	return 0;
+}
+
+int ts__filling_init(ts__filling *f, ts__log *log, uint64_t floor, int64_t now)
 {
 	ts__commit c;
 	memset(f, 0, sizeof *f);
@@ -56,6 +81,11 @@ int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
 		ts__commit_root(&c, i, &f->work[i]);
 		f->work[i].created = created;
 	}
+	if (rc == 0 && c.has_tombs) {
+		ts__commit_root(&c, c.nroots, &f->tomb);
+		f->tomb_committed = f->tomb;
+		rc = load_chain(f, floor, head);
+	}
 	if (rc < 0)
 		return rc;
 	f->n = f->ncommitted = (int)c.nroots;
@@ -66,6 +96,7 @@ int ts__filling_init(ts__filling *f, ts__log *log, int64_t now)
 
 void ts__filling_free(ts__filling *f)
 {
+	free(f->lt);
 	free(f->work);
 	free(f->committed);
 	memset(f, 0, sizeof *f);
@@ -116,7 +147,8 @@ static int found_elsewhere(ts__filling *f, const ts__root *self, const unsigned 
 		const ts__root *r = &f->work[i];
 		if (r == self || ts < r->min_ts || ts > r->max_ts)
 			continue;
-		if (ts__avl_find(f->log, r->root, key, klen, row))
+		if (ts__avl_find(f->log, r->root, key, klen, row) &&
+		    !(f->hidden && f->hidden(f->hidden_arg, key, klen, *row)))
 			return 1;
 	}
 	return 0;
@@ -144,7 +176,29 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	                   .row = row_lsn, .replace = replace};
 	rc = ts__avl_insert(&ins, &r->root);
 	f->nodes_written += ins.copied;
-	if (rc == TS_EDUPKEY || (rc == 0 && ins.found))
+	if (rc == TS_EDUPKEY && f->hidden && f->hidden(f->hidden_arg, key, klen, ins.found)) {
+		/* the key's row here is deleted: this tree keeps it, hidden by
+		 * its tombstone, and takes no more rows; the new row begins the
+		 * period's next tree (born after the tombstone).  A tree that
+		 * took rows of this batch already would end newer than the new
+		 * tree begins (invariant V): the batch is made again with the
+		 * tree frozen from its start. */
+		if (r->last == TS_ROOT_LAST_BATCH) {
+			f->refreeze = r->born;
+			return TS_FILLING_REFREEZE;
+		}
+		r->flags |= TS_ROOT_FROZEN;
+		if ((rc = tablet_new(f, start, len, row_lsn, now, &r)) < 0)
+			return rc;
+		ins = (ts__avl_ins){.log = f->log, .batch = f->batch, .key = key, .klen = klen,
+		                    .row = row_lsn};
+		rc = ts__avl_insert(&ins, &r->root);
+		f->nodes_written += ins.copied;
+	}
+	if (rc == TS_EDUPKEY)
+		*dup_row = ins.found;
+	else if (rc == 0 && ins.found && /* replaced in place: a deleted row is not named */
+	         !(f->hidden && f->hidden(f->hidden_arg, key, klen, ins.found)))
 		*dup_row = ins.found;
 	if (rc < 0)
 		return rc;
@@ -161,7 +215,11 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 
 int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
 {
-	int rc = ts__log_commit(f->log, f->work, (uint32_t)f->n, rows, now);
+	int with_tombs = f->tomb.root != 0, rc = 0;
+	if (with_tombs && (rc = grow(f, f->n + 1)) == 0)
+		f->work[f->n] = f->tomb; /* after the trees, not one of them */
+	if (rc == 0)
+		rc = ts__log_commit(f->log, f->work, (uint32_t)(f->n + with_tombs), rows, now);
 	if (rc < 0) {
 		ts__filling_abort(f);
 		return rc;
@@ -172,6 +230,7 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
 	if (f->n)
 		memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
 	f->ncommitted = f->n;
+	f->tomb_committed = f->tomb;
 	f->rows += rows;
 	f->batches++;
 	return 0;
@@ -180,6 +239,7 @@ int ts__filling_commit(ts__filling *f, uint64_t rows, int64_t now)
 void ts__filling_abort(ts__filling *f)
 {
 	ts__log_abort(f->log);
+	f->tomb = f->tomb_committed;
 	f->n = f->ncommitted;
 	if (f->n)
 		memcpy(f->work, f->committed, (size_t)f->n * sizeof *f->work);
@@ -201,4 +261,75 @@ int ts__filling_drop(ts__filling *f, uint64_t born)
 	int a = drop_from(f->work, &f->n, born);
 	int b = drop_from(f->committed, &f->ncommitted, born);
 	return a || b;
+}
+
+int ts__filling_tombstone(ts__filling *f, const ts__tomb *tomb)
+{
+	ts__lsn lsn;
+	unsigned char *p;
+	if (f->nlt == f->caplt) { /* room in f->lt now: noting it cannot fail */
+		int c = f->caplt ? 2 * f->caplt : 8;
+		ts__tomb *g = realloc(f->lt, (size_t)c * sizeof *g);
+		if (!g)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		f->lt = g;
+		f->caplt = c;
+	}
+	int rc = ts__log_alloc(f->log, ts__tomb_log_size(tomb), &lsn, (void **)&p);
+	if (rc < 0)
+		return rc;
+	ts__tomb_log_write(p, tomb, f->tomb.root, f->batch);
+	if (!f->tomb.root) {
+		memset(&f->tomb, 0, sizeof f->tomb);
+		f->tomb.flags = TS_ROOT_TOMBSTONES;
+		f->tomb.min_ts = INT64_MAX;
+		f->tomb.max_ts = INT64_MIN;
+	}
+	f->tomb.root = lsn;
+	f->tomb.rows++;
+	f->tomb.bytes += ts__tomb_log_size(tomb);
+	if (tomb->tmin < f->tomb.min_ts)
+		f->tomb.min_ts = tomb->tmin;
+	if (tomb->tmax > f->tomb.max_ts)
+		f->tomb.max_ts = tomb->tmax;
+	return 0;
+}
+
+/* After the commit of a delete: its tombstone joins the writer's list. */
+int ts__filling_note_tomb(ts__filling *f, uint64_t head)
+{
+	ts__lsn prev;
+	if (f->nlt == f->caplt) /* ts__filling_tombstone made room */
+		return ts__fail(TS_ENOMEM, "out of memory");
+	int rc = ts__tomb_log_read(f->log, f->tomb.root, 0, head + 1, &f->lt[f->nlt], &prev);
+	if (rc == 0)
+		f->nlt++;
+	return rc;
+}
+
+void ts__filling_cut_tombs(ts__filling *f, uint64_t cut)
+{
+	int k = 0;
+	for (int i = 0; i < f->nlt; i++)
+		if (f->lt[i].lsn > cut)
+			f->lt[k++] = f->lt[i];
+	f->nlt = k;
+	if (!f->tomb.root)
+		return;
+	if (f->tomb.root <= cut) { /* every record is the DESCRIPTOR's */
+		memset(&f->tomb, 0, sizeof f->tomb);
+	} else {
+		f->tomb.since = cut > f->tomb.since ? cut : f->tomb.since;
+		f->tomb.rows = (uint64_t)k;
+	}
+}
+
+int ts__filling_freeze(ts__filling *f, uint64_t born)
+{
+	for (int i = 0; i < f->n; i++)
+		if (f->work[i].born == born) {
+			f->work[i].flags |= TS_ROOT_FROZEN;
+			return 1;
+		}
+	return 0;
 }

@@ -37,6 +37,7 @@
 #include "api.h"
 #include "avl.h"
 #include "backoff.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "flush.h"
 #include "fsutil.h"
@@ -184,9 +185,23 @@ static int add_row(ts_table *t, const ts__schema *const *versions, int nversions
 	return rc < 0 ? rc : ts__tablet_writer_add_hi(w, enc->data, enc->len, hi);
 }
 
-/* Write the tree of job j as a tablet of schema s; fills *m. */
+/* Whether a tombstone of tombs[0..n) hides the tree row at lsn. */
+static int row_deleted(ts_table *t, const ts__tomb *tombs, int n, uint64_t lsn)
+{
+	const unsigned char *key;
+	size_t klen;
+	ts__rowrec_key(t->log, lsn, &key, &klen);
+	for (int i = 0; i < n; i++)
+		if (lsn < tombs[i].version && ts__tomb_covers(&tombs[i], key, klen))
+			return 1;
+	return 0;
+}
+
+/* Write the tree of job j as a tablet of schema s, leaving out the rows
+ * tombs[0..ntombs) hide; fills *m (m->rows 0 and no file when every row
+ * was deleted). */
 static int write_tablet(ts_table *t, const struct job *j, const ts__schema *const *versions,
-                        int nversions, ts__tablet_meta *m)
+                        int nversions, const ts__tomb *tombs, int ntombs, ts__tablet_meta *m)
 {
 	const ts__schema *s = versions[nversions - 1];
 	char dir[TS_PATH_MAX];
@@ -209,28 +224,91 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 		return rc;
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
+	uint64_t added = 0;
 	ts__avl_iter_init(&it, t->log, j->root.root, 0);
 	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
-		rc = add_row(t, versions, nversions, s, lsn, j->hi, w, &scratch, &enc);
+		if (!(ntombs && row_deleted(t, tombs, ntombs, lsn)) &&
+		    (rc = add_row(t, versions, nversions, s, lsn, j->hi, w, &scratch, &enc)) == 0)
+			added++;
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
-	if (rc < 0) {
+	if (rc < 0 || added == 0) {
 		ts__tablet_writer_abort(w);
 		return rc;
 	}
 	return ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
 }
 
-/* Where recovery must start once the tree of job j is on disk: the
- * oldest batch of any other tree.  t->mu is held. */
+/* Where recovery must start once the tree of job j (NULL: none) is on
+ * disk: the oldest batch of any other tree.  t->mu is held. */
 static uint64_t oldest_kept(const ts_table *t, const struct job *j)
 {
 	TS_ASSERT_HELD(&t->mu);
 	uint64_t oldest = ts__log_next_batch(t->log);
 	for (int i = 0; i < t->fill.n; i++)
-		if (t->fill.work[i].born != j->root.born && t->fill.work[i].since < oldest)
+		if ((!j || t->fill.work[i].born != j->root.born) && t->fill.work[i].since < oldest)
 			oldest = t->fill.work[i].since;
 	return oldest;
+}
+
+/* Copy the tombstones of the log's chain into d, the descriptor that
+ * advances the flushed position past their records (tombstone.h); *cut
+ * receives the chain's newest record, which the commit after d names as
+ * its cut (0: none moved).  t->mu is held.  Returns 0 or TS_ENOMEM. */
+static int move_tombs(ts_table *t, ts__descriptor *d, uint64_t *cut)
+{
+	TS_ASSERT_HELD(&t->mu);
+	*cut = 0;
+	for (int i = 0; i < t->fill.nlt; i++) {
+		int rc = ts__descriptor_add_tomb(d, &t->fill.lt[i]);
+		if (rc < 0)
+			return rc;
+		*cut = t->fill.lt[i].lsn;
+	}
+	return 0;
+}
+
+/* Drop from d the tombstones no source they apply to may hold rows of
+ * any more (docs/corrections.md section 3): no tablet of d whose hi is
+ * older than the tombstone meets its box in time, and no tree of the log
+ * but job j's (NULL: none) holds a row older than it in that time.  A
+ * tree or tablet they do not apply to never needs them.  t->mu is held. */
+static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
+{
+	TS_ASSERT_HELD(&t->mu);
+	for (int i = 0; i < d->ntombs;) {
+		const ts__tomb *x = &d->tombs[i];
+		int needed = 0;
+		for (int k = 0; k < d->ntablets && !needed; k++)
+			needed = d->tablets[k].hi < x->version &&
+			         ts__tomb_meets(x, NULL, 0, NULL, 0, d->tablets[k].min_ts,
+			                        d->tablets[k].max_ts);
+		for (int k = 0; k < t->fill.n && !needed; k++) {
+			const ts__root *r = &t->fill.work[k];
+			needed = (!j || r->born != j->root.born) && r->rows && r->born < x->version &&
+			         ts__tomb_meets(x, NULL, 0, NULL, 0, r->min_ts, r->max_ts);
+		}
+		if (needed)
+			i++;
+		else
+			ts__descriptor_drop_tomb(d, i);
+	}
+}
+
+/* Every row of job j's tree was deleted: no tablet; a commit drops the
+ * tree (the descriptor is unchanged, its flushed position too, so a
+ * crash before the commit leaves the tree in the log, and after it
+ * recovery simply finds it gone). */
+static int publish_empty(ts_table *t, const struct job *j)
+{
+	pthread_mutex_lock(&t->mu);
+	ts__filling_drop(&t->fill, j->root.born);
+	t->flushes++;
+	int rc = ts__filling_begin(&t->fill);
+	if (rc == 0)
+		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	pthread_mutex_unlock(&t->mu);
+	return rc;
 }
 
 /* Name the tablet in a new descriptor, then drop its tree.  The file is
@@ -249,11 +327,20 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 		d->next_tablet_id = m->id + 1;
 	pthread_mutex_lock(&t->mu);
 	d->flushed_lsn = oldest_kept(t, j);
+	uint64_t cut = 0;
+	rc = move_tombs(t, d, &cut);
+	if (rc == 0)
+		prune_tombs(t, d, j);
 	pthread_mutex_unlock(&t->mu);
+	if (rc < 0) {
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
 	if ((rc = ts__table_write_descriptor(t, d)) < 0)
 		goto out;
 	pthread_mutex_lock(&t->mu);
 	ts__table_swap_descriptor(t, d);
+	ts__filling_cut_tombs(&t->fill, cut);
 	ts__filling_drop(&t->fill, j->root.born);
 	ts__merge_note_flush(t, m->id, ts_now(t->db));
 	t->flushes++;
@@ -285,20 +372,25 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 {
 	struct job *jobs = NULL;
 	const ts__schema **versions = NULL;
-	int njobs = 0, nversions = 0;
+	ts__tomb *tombs = NULL;
+	int njobs = 0, nversions = 0, ntombs = 0;
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
 	rc = freeze(t, choose, arg, &jobs, &njobs);
 	if (rc == 0)
 		rc = copy_versions(t, &versions, &nversions);
+	if (rc == 0 && njobs)
+		rc = ts__table_tombs(t, &tombs, &ntombs); /* every one that may hide a
+		                                           * frozen row is committed */
 	ts__table_unlock(t);
 	for (int i = 0; rc == 0 && i < njobs; i++) {
 		ts__tablet_meta m;
-		if ((rc = write_tablet(t, &jobs[i], versions, nversions, &m)) < 0)
+		if ((rc = write_tablet(t, &jobs[i], versions, nversions, tombs, ntombs, &m)) < 0)
 			break;
-		rc = publish(t, &jobs[i], &m);
+		rc = m.rows ? publish(t, &jobs[i], &m) : publish_empty(t, &jobs[i]);
 	}
+	ts__tombs_free(tombs, ntombs);
 	if (rc == 0 && njobs && (rc = ts__table_lock(t)) == 0) {
 		rc = ts__log_release(t->log, t->desc->flushed_lsn);
 		ts__table_unlock(t);
@@ -307,6 +399,74 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	}
 	free(jobs);
 	free(versions);
+	return rc;
+}
+
+int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
+{
+	ts__descriptor *d = NULL;
+	uint64_t cut = 0, fresh = 0;
+	*clean = 0;
+	pthread_mutex_lock(&t->flush_mu);
+	int rc = ts__table_desc_begin(t);
+	if (rc < 0) {
+		pthread_mutex_unlock(&t->flush_mu);
+		return rc;
+	}
+	if ((rc = ts__descriptor_clone(t->desc, &d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	/* a commit whose records begin the next segment: the flushed position
+	 * may then pass every byte of the segments before */
+	if ((rc = ts__filling_begin(&t->fill)) == 0) {
+		if ((rc = ts__log_next_segment(t->log)) == 0)
+			rc = ts__filling_commit(&t->fill, 0, ts_now(t->db)); /* aborts on failure */
+		else
+			ts__filling_abort(&t->fill);
+	}
+	if (rc == 0) {
+		uint64_t shift_size = ts__log_seg_size(t->log);
+		fresh = ts__log_head(t->log) & ~(shift_size - 1);
+		d->flushed_lsn = oldest_kept(t, NULL);
+		rc = move_tombs(t, d, &cut);
+	}
+	pthread_mutex_unlock(&t->mu);
+	for (int i = 0; rc == 0 && i < d->ntombs;)
+		if (ts__tombs_have(drop, ndrop, d->tombs[i].version))
+			ts__descriptor_drop_tomb(d, i);
+		else
+			i++;
+	if (rc < 0) {
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
+	uint64_t flushed = d->flushed_lsn;
+	if ((rc = ts__table_write_descriptor(t, d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	ts__table_swap_descriptor(t, d);
+	ts__filling_cut_tombs(&t->fill, cut);
+	if ((rc = ts__filling_begin(&t->fill)) == 0)
+		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	if (rc == 0)
+		rc = ts__log_release(t->log, flushed);
+	int spent = rc == 0 && t->desc->ntombs == 0 && t->fill.tomb.root == 0 &&
+	            (t->desc->flags & TS_DESC_TOMBSTONES_LOGGED);
+	pthread_mutex_unlock(&t->mu);
+	if (rc == 0)
+		rc = ts__log_sync_dir(t->log);
+	/* No tombstone left, and no commit names one since the one above:
+	 * the older formats again (deletes take desc_mu, delete.c, so none
+	 * comes in meanwhile).  Never before that commit: a build that knows
+	 * no tombstones would take the root of the chain for a tree. */
+	if (spent && (rc = ts__descriptor_clone(t->desc, &d)) == 0) {
+		d->flags &= ~TS_DESC_TOMBSTONES_LOGGED;
+		rc = ts__table_install_descriptor(t, d);
+	}
+	*clean = rc == 0 && flushed >= fresh;
+out:
+	ts__table_desc_end(t);
+	pthread_mutex_unlock(&t->flush_mu);
 	return rc;
 }
 

@@ -21,4 +21,18 @@ int ts__flush_wanted(const struct ts_table *t);
  * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
 int ts__log_cap_check(struct ts_table *t);
 
+/*
+ * ts_purge's last step (flush.c): under flush_mu and desc_mu, a commit
+ * that moves the log's tail to the start of a new segment; then a
+ * DESCRIPTOR that carries the log's tombstones, drops those of the
+ * versions in drop[0..ndrop) (their rows are gone from every source) and
+ * advances the flushed position as far as the trees allow; then the
+ * segments before it are deleted.  *clean says whether that position
+ * reached the new segment (no tree of inserts made meanwhile held the
+ * older segments back), so that no file of the log holds a byte written
+ * before the purge began.  Returns 0 or an error of the descriptor's
+ * writing, the log's or of releasing segments.
+ */
+int ts__flush_settle(struct ts_table *t, const ts__tomb *drop, int ndrop, int *clean);
+
 #endif

@@ -88,7 +88,9 @@ typedef struct ts__tablet_set {
 	int64_t horizon;             /* the descriptor's expiry horizon */
 	int horizon_set;
 	uint64_t flushed_lsn;
-	uint32_t desc_flags;         /* the descriptor's flags (TS_DESC_REPLACED) */
+	unsigned flags;              /* the descriptor's TS_DESC_* flags */
+	int ntombs;                  /* the descriptor's tombstones (copies) */
+	ts__tomb *tombs;
 } ts__tablet_set;
 
 struct ts_table {

@@ -47,6 +47,7 @@
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
@@ -158,6 +159,28 @@ static int64_t tablets_max_ts(ts_table *t)
 	return t->tablets_max_ts;
 }
 
+/* Whether a tombstone in force for the writer (its descriptor's, its log
+ * chain's) newer than `older` hides key: a row of a tree whose record is
+ * at `older`, or of a tablet whose hi is `older`, is then deleted, and
+ * its key may be inserted again.  t->mu is held. */
+static int key_deleted(const ts_table *t, const unsigned char *key, size_t klen, uint64_t older)
+{
+	const ts__descriptor *d = t->desc;
+	for (int i = 0; i < d->ntombs; i++)
+		if (older < d->tombs[i].version && ts__tomb_covers(&d->tombs[i], key, klen))
+			return 1;
+	for (int i = 0; i < t->fill.nlt; i++)
+		if (older < t->fill.lt[i].version && ts__tomb_covers(&t->fill.lt[i], key, klen))
+			return 1;
+	return 0;
+}
+
+/* ts__filling's hidden callback (filling.h). */
+static int tree_row_deleted(void *arg, const unsigned char *key, size_t klen, uint64_t row_lsn)
+{
+	return key_deleted(arg, key, klen, row_lsn);
+}
+
 /* Whether an on-disk tablet holds key: a row newer than every tablet --
  * live data -- asks none; else only tablets whose timespan covers ts are
  * asked, and each asks its Bloom filter before reading a block.  Returns
@@ -177,6 +200,8 @@ static int on_disk(ts_table *t, const unsigned char *key, size_t klen, int64_t t
 			rc = ts__table_damaged(t, m->id, ts__tablet_find(tab, key, klen, &t->lookup));
 			ts__table_tablet_put(t, tab);
 		}
+		if (rc == 1 && t->fill.hidden && key_deleted(t, key, klen, m->hi))
+			continue; /* its row there is deleted */
 		if (rc != 0)
 			return rc;
 	}
@@ -201,9 +226,15 @@ static int duplicate_row(ts_table *t, const ts__schema *s, int policy, uint64_t 
 	return ts__fail(TS_EDUPKEY, "duplicate key %s", desc);
 }
 
+/* insert_row's answers besides 0 (stored) and 1 (skipped): stored,
+ * replacing a row of a filling tablet; and the batch must be made again
+ * with a tree frozen from its start (filling.h, TS_FILLING_REFREEZE). */
+#define INSERT_REPLACED 2
+#define INSERT_REFREEZE 3
+
 /* Check, encode, log and index one row under policy.  Returns 0
- * (stored), 1 (a duplicate the policy skips: nothing of it is left), 2
- * (stored, replacing a row of a filling tablet) or an error. */
+ * (stored), 1 (a duplicate the policy skips: nothing of it is left),
+ * INSERT_REPLACED, INSERT_REFREEZE or an error. */
 static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v, int policy,
                       const ts_value *in, ts_value *vals, int64_t now)
 {
@@ -227,7 +258,7 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v, int
 	if (policy == TS_ON_DUPLICATE_REPLACE) { /* no tablet asked: the row shadows */
 		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
 		                        t->scratch.len, 1, &dup);
-		return rc < 0 ? rc : dup ? 2 : 0;
+		return rc < 0 ? rc : dup ? INSERT_REPLACED : 0;
 	}
 	if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 0)
 		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
@@ -236,7 +267,7 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v, int
 		dup = 0; /* on disk: no filling row to name */
 	if (rc == 1 || rc == TS_EDUPKEY)
 		return duplicate_row(t, s, policy, lsn, logged, klen, dup);
-	return rc;
+	return rc == TS_FILLING_REFREEZE ? INSERT_REFREEZE : rc;
 }
 
 /* The schema of version (0: the current one) for rows given to t; t->mu
@@ -266,15 +297,37 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, i
 {
 	TS_ASSERT_HELD(&t->mu);
 	ts_value vals[TS_COLUMNS_MAX];
+	/* with tombstones in force, a key found may be a deleted row's */
+	int deletes = t->desc->ntombs || t->fill.nlt;
+	t->fill.hidden = deletes ? tree_row_deleted : NULL;
+	t->fill.hidden_arg = t;
+	uint64_t *refrozen = NULL; /* trees frozen before the batch is made again */
+	size_t nrefrozen = 0;
 	int rc = ts__filling_begin(&t->fill);
 	for (size_t i = 0; rc == 0 && i < nrows; i++) {
-		if ((rc = insert_row(t, s, v, policy, rows + i * (size_t)v->ncols, vals, now)) < 0)
+		if ((rc = insert_row(t, s, v, policy, rows + i * (size_t)v->ncols, vals, now)) < 0) {
 			rc = ts__context(rc, "row %zu", i);
-		else if (rc == 1)
+		} else if (rc == 1) {
 			rc = 0, (*skipped)++;
-		else if (rc == 2)
+		} else if (rc == INSERT_REPLACED) {
 			rc = 0, (*replaced)++;
+		} else if (rc == INSERT_REFREEZE) { /* again, those trees frozen first */
+			ts__filling_abort(&t->fill);
+			uint64_t *g = realloc(refrozen, (nrefrozen + 1) * sizeof *g);
+			if (!g) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			refrozen = g;
+			refrozen[nrefrozen++] = t->fill.refreeze;
+			for (size_t k = 0; k < nrefrozen; k++)
+				ts__filling_freeze(&t->fill, refrozen[k]);
+			*skipped = *replaced = 0;
+			i = (size_t)-1;
+			rc = ts__filling_begin(&t->fill);
+		}
 	}
+	free(refrozen);
 	if (rc == 0 && *skipped < nrows)
 		return ts__filling_commit(&t->fill, nrows - *skipped, now);
 	ts__filling_abort(&t->fill);

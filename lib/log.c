@@ -419,8 +419,19 @@ int ts__log_read_commit(ts__log *log, ts__lsn lsn, ts__commit *c)
 	c->time = (int64_t)ts__load_u64(p + TS_COMMIT_OFF_TIME);
 	c->rows = ts__load_u64(p + TS_COMMIT_OFF_ROWS);
 	c->roots = p + TS_COMMIT_FIXED;
-	if (c->nroots > TS_FILLING_MAX || TS_COMMIT_SIZE((uint64_t)c->nroots) > seg_left(log, lsn) ||
+	if (c->nroots > TS_COMMIT_ROOTS_MAX ||
+	    TS_COMMIT_SIZE((uint64_t)c->nroots) > seg_left(log, lsn) ||
 	    ts__load_u32(p + TS_COMMIT_SIZE(c->nroots) - 4) != TS_COMMIT_SIZE(c->nroots))
+		return ts__fail(TS_ECORRUPT, "log %s: malformed commit record at %" PRIu64,
+		                log->dir, lsn);
+	c->has_tombs = 0;
+	if (c->nroots > 0 &&
+	    (ts__load_u32(c->roots + (size_t)(c->nroots - 1) * TS_ROOT_SIZE + TS_ROOT_OFF_FLAGS) &
+	     TS_ROOT_TOMBSTONES)) {
+		c->nroots--; /* the tombstone root is not a tree */
+		c->has_tombs = 1;
+	}
+	if (c->nroots > TS_FILLING_MAX)
 		return ts__fail(TS_ECORRUPT, "log %s: malformed commit record at %" PRIu64,
 		                log->dir, lsn);
 	return 0;
@@ -463,7 +474,7 @@ static int check_batch(ts__log *log, uint64_t p, const ts__commit *prev,
 		return *why = "no commit record where its batch header says", -1;
 	if (prev->lsn && (c->seq != prev->seq + 1 || c->prev_lsn != prev->lsn))
 		return *why = "commit out of sequence", -1;
-	uint64_t end = at + TS_COMMIT_SIZE(c->nroots);
+	uint64_t end = at + TS_COMMIT_SIZE((uint64_t)c->nroots + (c->has_tombs != 0));
 	if (crc_range(log, p, end - TS_COMMIT_TRAILER, &crc) < 0)
 		return *why = "a segment file of the batch is missing or unreadable", -1;
 	if (crc != ts__load_u32((const unsigned char *)ts__log_ptr(log, end - TS_COMMIT_TRAILER)))
@@ -938,6 +949,22 @@ int ts__log_commit(ts__log *log, const ts__root *roots, uint32_t nroots,
 	log->in_batch = 0;
 	publish(log, lsn);
 	return 0;
+}
+
+int ts__log_next_segment(ts__log *log)
+{
+	ts__lsn lsn;
+	void *p;
+	assert(writer_locked(log) && log->in_batch);
+	uint64_t left = seg_left(log, log->hot.tail);
+	if (left == seg_data(log))
+		return 0; /* already at a segment's start */
+	/* a record one word longer than what is left goes to the next
+	 * segment's start; given back, the commit takes its place */
+	int rc = ts__log_alloc(log, left + 8, &lsn, &p);
+	if (rc == 0)
+		ts__log_unalloc(log, lsn);
+	return rc;
 }
 
 void ts__log_unalloc(ts__log *log, ts__lsn lsn)

@@ -88,6 +88,11 @@ typedef struct ts__root {
 	                     * writer opened the table; see flush.c) */
 } ts__root;
 
+/* TS_ROOT_TOMBSTONES (log_format.h): the root entry naming the chain of
+ * tombstone records (tombstone.h), always the last of a commit; its
+ * root is the newest record, its since the newest one the DESCRIPTOR
+ * already carries, its rows the records after that. */
+
 /* A frozen tree takes no more rows (its period's new rows go to a new
  * tree); it is being written to an on-disk tablet. */
 #define TS_ROOT_FROZEN 1u
@@ -99,8 +104,12 @@ typedef struct ts__commit {
 	ts__lsn batch_lsn, prev_lsn;
 	uint64_t rows;
 	int64_t time;
-	uint32_t nroots;
+	uint32_t nroots;    /* the trees (the tombstone root not counted) */
 	const unsigned char *roots; /* nroots * TS_ROOT_SIZE bytes in the log */
+	/* The tombstone root (tombstone.h), the entry after the trees when
+	 * the commit has one (TS_ROOT_TOMBSTONES in its flags): decode it with
+	 * ts__commit_root(c, c->nroots, ..).  0 = none. */
+	int has_tombs;
 } ts__commit;
 
 typedef struct ts__log ts__log;
@@ -277,6 +286,14 @@ static inline int ts__log_alloc(ts__log *log, size_t n, ts__lsn *lsn, void **p)
  * start, and the next record takes its place.  Nothing allocated after
  * it may be in use.  The writer's lock is held. */
 void ts__log_unalloc(ts__log *log, ts__lsn lsn);
+
+/* Within the batch in progress, move the tail to the start of the next
+ * segment (the bytes skipped belong to the batch): the batch's commit
+ * and every later record lie there, so that once the flushed position
+ * passes the batch, the segment holding what came before can be
+ * released whole (ts_purge: no live file keeps a deleted row's bytes).
+ * The writer's lock is held.  Returns 0 or an allocation error. */
+int ts__log_next_segment(ts__log *log);
 
 /* End the batch: write the commit record for roots[0..nroots), checksum
  * the batch and publish it.  Returns 0 or an allocation error (the batch

@@ -117,7 +117,7 @@ static int commit_end(int fd, const char *dir, unsigned shift, uint64_t lsn, uin
 	uint32_t nroots = 0, len = 0;
 	if (pread(fd, c, sizeof c, off) == (ssize_t)sizeof c &&
 	    ts__load_u32(c + TS_COMMIT_OFF_MAGIC) == TS_COMMIT_MAGIC &&
-	    (nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS)) <= TS_FILLING_MAX &&
+	    (nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS)) <= TS_COMMIT_ROOTS_MAX &&
 	    TS_COMMIT_SIZE((uint64_t)nroots) <= seg_left_s(shift, lsn)) {
 		unsigned char t[4];
 		if (pread(fd, t, 4, off + (off_t)TS_COMMIT_SIZE(nroots) - 4) == 4)

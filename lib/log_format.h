@@ -90,6 +90,28 @@
 #define TS_ROOT_OFF_ZERO 76             /* u32 0 */
 #define TS_COMMIT_TRAILER 8             /* u32 CRC-32C, u32 record length */
 #define TS_COMMIT_SIZE(n) (TS_COMMIT_FIXED + (n) * TS_ROOT_SIZE + TS_COMMIT_TRAILER)
+/* Root flags: TS_ROOT_FROZEN (1, log.h); the tombstone root (last entry
+ * of a commit, when present: tombstone.h) carries this one. */
+#define TS_ROOT_TOMBSTONES 2u
+/* Root entries a commit may hold: the trees and the tombstone root. */
+#define TS_COMMIT_ROOTS_MAX (TS_FILLING_MAX + 1)
+
+/* Tombstone record (docs/log-format.md section 3.5): u32 magic, u32
+ * length, u64 previous record of the chain, u64 its batch header, i64
+ * tmin, i64 tmax, u32 flags, u32 lo length, u32 hi length, u32 zero, then
+ * the lo and hi key bytes; zero padding to 8. */
+#define TS_TOMB_MAGIC 0x42545354u       /* "TSTB" little-endian */
+#define TS_TOMB_OFF_MAGIC 0
+#define TS_TOMB_OFF_LEN 4
+#define TS_TOMB_OFF_PREV 8
+#define TS_TOMB_OFF_BATCH 16
+#define TS_TOMB_OFF_TMIN 24
+#define TS_TOMB_OFF_TMAX 32
+#define TS_TOMB_OFF_FLAGS 40
+#define TS_TOMB_OFF_LOLEN 44
+#define TS_TOMB_OFF_HILEN 48
+#define TS_TOMB_OFF_ZERO 52
+#define TS_TOMB_FIXED 56
 
 /* Per-table shared head file <table>/log/HEAD (4096 bytes whatever the
  * machine's page size, mapped from offset 0; never synced): lets readers

@@ -188,9 +188,9 @@ static int lost_commits(ts__log *log, uint64_t recorded, const uint64_t *segs, s
 	            stop + TS_BATCH_HEADER_SIZE + ts__load_u64(h + 8) == recorded;
 	if (!at_head && !named && !segs_damaged(segs, n, seg_of(log, stop), seg_of(log, recorded), short_seg))
 		return 0;
-	uint32_t nroots = at_head ? cm.nroots : 0;
+	uint32_t nroots = at_head ? cm.nroots + (cm.has_tombs != 0) : 0;
 	if (!at_head && c && seg_left(log, recorded) >= TS_COMMIT_FIXED &&
-	    ts__load_u32(c + TS_COMMIT_OFF_NROOTS) <= TS_FILLING_MAX)
+	    ts__load_u32(c + TS_COMMIT_OFF_NROOTS) <= TS_COMMIT_ROOTS_MAX)
 		nroots = ts__load_u32(c + TS_COMMIT_OFF_NROOTS);
 	*end = recorded + TS_COMMIT_SIZE((uint64_t)nroots);
 	if (*end - recorded > seg_left(log, recorded))

@@ -180,9 +180,15 @@ struct plan {
 	int nversions;
 	uint64_t bytes;             /* of the inputs */
 	int64_t expiry;             /* rows with ts below it are dropped */
-	int shadowing;              /* inputs may share keys (TS_DESC_REPLACED) */
+	int replaced;               /* inputs may share keys (TS_DESC_REPLACED) */
 	int background;             /* chosen by the scheduler: honours the delays */
 	const ts__merge_yield *yield; /* between slices; NULL: never */
+	/* The tombstones in force when the merge was planned (copies): an
+	 * input's rows that one newer than the input's hi hides are dropped
+	 * (docs/corrections.md section 3), so that the output, whose hi may
+	 * be newer than such a tombstone, holds none it should hide. */
+	ts__tomb *tombs;
+	int ntombs;
 };
 
 /* Whether the timespans [a0, a1] and [b0, b1] meet: then the sources
@@ -442,13 +448,25 @@ static int resolve(ts_table *t, const struct plan *p, struct source *src, int *b
 	return rc;
 }
 
-/* Merge the sources into w, dropping expired rows: *written rows. */
+/* Merge the sources into w, dropping expired rows, the rows a newer
+ * input's row of their key shadows (replaced) and those the plan's
+ * tombstones hide: *written rows. */
 static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts__tablet_writer *w,
                       uint64_t *written, uint64_t *expired)
 {
 	ts_buf scratch, enc;
 	int rc = 0;
 	uint64_t rows = 0, slice = (uint64_t)t->db->opts.merge_slice_rows;
+	const ts__tomb **sel = NULL;
+	int nsel[p->n];
+	if (p->ntombs) { /* per input, the tombstones newer than it */
+		if (!(sel = malloc((size_t)p->n * (size_t)p->ntombs * sizeof *sel)))
+			return ts__fail(TS_ENOMEM, "out of memory");
+		for (int i = 0; i < p->n; i++)
+			nsel[i] = ts__tombs_select(p->tombs, p->ntombs, p->in[i].hi, NULL, 0, NULL, 0,
+			                           p->in[i].min_ts, p->in[i].max_ts,
+			                           sel + (size_t)i * (size_t)p->ntombs);
+	}
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
 	for (int i = 0; rc == 0 && i < p->n; i++)
@@ -461,10 +479,14 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 				best = i;
 		if (best < 0)
 			break;
-		if (p->shadowing && (rc = resolve(t, p, src, &best)) < 0)
+		if (p->replaced && (rc = resolve(t, p, src, &best)) < 0)
 			break;
 		if (ts__key_ts(src[best].key, src[best].klen) < p->expiry)
 			++*expired;
+		else if (sel && nsel[best] &&
+		         ts__tombs_hide(sel + (size_t)best * (size_t)p->ntombs, nsel[best],
+		                        src[best].key, src[best].klen, 0))
+			; /* deleted */
 		else if ((rc = add(p, &src[best], w, &scratch, &enc)) == 0)
 			++*written;
 		if (rc == 0)
@@ -474,6 +496,7 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 	}
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
+	free(sel);
 	return rc;
 }
 
@@ -602,7 +625,7 @@ static int plan_one(ts_table *t, int strict, struct plan *p)
 		return rc;
 	p->background = strict;
 	p->expiry = ts__table_expiry(t, now);
-	p->shadowing = (t->desc->flags & TS_DESC_REPLACED) != 0;
+	p->replaced = (t->desc->flags & TS_DESC_REPLACED) != 0;
 	rc = for_each_run(t, now, strict, pick_in_run, p);
 	if (rc == 0 && p->n) {
 		p->id = ts__table_reserve_id(t);
@@ -611,6 +634,8 @@ static int plan_one(ts_table *t, int strict, struct plan *p)
 			rc = ts__fail(TS_ENOMEM, "out of memory");
 		else
 			memcpy(p->versions, t->desc->schemas, (size_t)p->nversions * sizeof *p->versions);
+		if (rc == 0)
+			rc = ts__table_tombs(t, &p->tombs, &p->ntombs);
 	}
 	ts__table_unlock(t);
 	return rc;
@@ -630,6 +655,7 @@ static int merge_one(ts_table *t, int strict, const ts__merge_yield *y)
 	int merged = rc == 0 && p.n;
 	free(p.in);
 	free(p.versions);
+	ts__tombs_free(p.tombs, p.ntombs);
 	if (rc == TS_ECLOSED && strict && !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED))
 		return 0; /* the database is closing; the merge waits for next time */
 	return rc < 0 ? ts__context(rc, "merge in table \"%s\"", t->name) : merged;
@@ -686,6 +712,193 @@ int ts__merge(ts_table *t, int *merged, const ts__merge_yield *y)
 	if (rc == 0)
 		ts__table_retry_done(t, &t->merge_retry, "merge", 0);
 	return rc < 0 ? rc : 0;
+}
+
+/* ---- ts_purge ---- */
+
+/*
+ * Rewrite, each alone, the tablets that one of gone[0..ngone) applies to
+ * (its hi older than the tombstone's version) and may hold rows of (its
+ * keys and times meet the tombstone's): a merge of one input, whose
+ * output keeps the input's version interval (invariant V holds as
+ * before) and leaves out every row a tombstone in force hides.  merge_mu
+ * keeps the background's merges out meanwhile, so no merge planned
+ * before the tombstones were read can publish an output that still holds
+ * their rows.  *rewritten counts the tablets.  Returns 0 or an error.
+ */
+/* qsort of tablet metas by min_ts. */
+static int by_min_ts(const void *a, const void *b)
+{
+	const ts__tablet_meta *x = a, *y = b;
+	return x->min_ts < y->min_ts ? -1 : x->min_ts > y->min_ts;
+}
+
+/* qsort of tablet metas by version (lo, then hi): oldest first. */
+static int by_version(const void *a, const void *b)
+{
+	const ts__tablet_meta *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/*
+ * ts_purge's step for replaced rows (a table marked TS_DESC_REPLACED):
+ * a row shadowed by a newer source's row of its key lies in another
+ * tablet than the shadowing row, which a one-input rewrite cannot see.
+ * So the tablets are grouped by timespan (tablets whose timespans meet,
+ * transitively: two tablets that share a key share its ts), and each
+ * group of two tablets or more whose timespan meets box (the purge's
+ * range) is merged whole into one tablet, which keeps the newest row of
+ * each key (resolve) and drops those the tombstones hide.  A group is
+ * closed under "may share a key", so no tablet outside it meets the
+ * output in time: invariant V holds (the trees were all flushed before,
+ * and any tree begun since is newer than every tablet).  The output
+ * takes the longest period of its inputs, which holds the others (periods
+ * nest); a group that fits in no input's period is left alone.  merge_mu
+ * is held.  *merged counts the groups merged.
+ */
+static int purge_replaced(ts_table *t, const ts__tomb *box, int *merged)
+{
+	ts__tablet_meta *m = NULL;
+	int n = 0, rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	const ts__descriptor *d = t->desc;
+	int replaced = (d->flags & TS_DESC_REPLACED) != 0;
+	if (replaced && d->ntablets > 1) {
+		if (!(m = malloc((size_t)d->ntablets * sizeof *m)))
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		else
+			memcpy(m, d->tablets, (size_t)(n = d->ntablets) * sizeof *m);
+	}
+	ts__table_unlock(t);
+	if (rc < 0 || n < 2) {
+		free(m);
+		return rc;
+	}
+	qsort(m, (size_t)n, sizeof *m, by_min_ts);
+	for (int i = 0; rc == 0 && i < n;) {
+		int j = i + 1;
+		int64_t end = m[i].max_ts, start = m[i].min_ts;
+		while (j < n && m[j].min_ts <= end) {
+			end = m[j].max_ts > end ? m[j].max_ts : end;
+			j++;
+		}
+		int k = j - i, longest = i;
+		for (int x = i; x < j; x++)
+			if (m[x].period_end - m[x].period_start >
+			    m[longest].period_end - m[longest].period_start)
+				longest = x;
+		int fits = start >= m[longest].period_start && end < m[longest].period_end;
+		if (k >= 2 && fits && ts__tomb_meets(box, NULL, 0, NULL, 0, start, end)) {
+			struct plan p;
+			memset(&p, 0, sizeof p);
+			p.n = k;
+			p.replaced = 1;
+			p.period_start = m[longest].period_start;
+			p.period_len = m[longest].period_end - m[longest].period_start;
+			if (!(p.in = malloc((size_t)k * sizeof *p.in))) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			memcpy(p.in, m + i, (size_t)k * sizeof *p.in);
+			qsort(p.in, (size_t)k, sizeof *p.in, by_version);
+			for (int x = 0; x < k; x++)
+				p.bytes += p.in[x].bytes;
+			if ((rc = ts__table_lock(t)) == 0) {
+				p.expiry = ts__table_expiry(t, ts_now(t->db));
+				p.nversions = t->desc->nschemas;
+				if (!(p.versions = malloc((size_t)p.nversions * sizeof *p.versions)))
+					rc = ts__fail(TS_ENOMEM, "out of memory");
+				else
+					memcpy(p.versions, t->desc->schemas,
+					       (size_t)p.nversions * sizeof *p.versions);
+				p.id = ts__table_reserve_id(t);
+				if (rc == 0)
+					rc = ts__table_tombs(t, &p.tombs, &p.ntombs);
+				ts__table_unlock(t);
+			}
+			if (rc == 0 && (rc = run(t, &p)) == 0)
+				(*merged)++;
+			free(p.in);
+			free(p.versions);
+			ts__tombs_free(p.tombs, p.ntombs);
+		}
+		i = j;
+	}
+	free(m);
+	return rc;
+}
+
+int ts__merge_purge(ts_table *t, const ts__tomb *box, const ts__tomb *gone, int ngone,
+                    int *rewritten)
+{
+	int rc = 0, n = 0;
+	uint64_t *ids = NULL;
+	*rewritten = 0;
+	pthread_mutex_lock(&t->merge_mu);
+	if ((rc = purge_replaced(t, box, rewritten)) == 0 && (rc = ts__table_lock(t)) == 0) {
+		const ts__descriptor *d = t->desc;
+		if (d->ntablets && !(ids = malloc((size_t)d->ntablets * sizeof *ids)))
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		for (int i = 0; rc == 0 && i < d->ntablets; i++)
+			for (int k = 0; k < ngone; k++)
+				if (gone[k].version > d->tablets[i].hi &&
+				    ts__tomb_meets(&gone[k], NULL, 0, NULL, 0, d->tablets[i].min_ts,
+				                   d->tablets[i].max_ts)) {
+					ids[n++] = d->tablets[i].id;
+					break;
+				}
+		ts__table_unlock(t);
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		struct plan p;
+		ts__tablet *tab = NULL;
+		memset(&p, 0, sizeof p);
+		if ((rc = ts__table_lock(t)) < 0)
+			break;
+		const ts__descriptor *d = t->desc;
+		int at = -1;
+		for (int k = 0; k < d->ntablets; k++)
+			if (d->tablets[k].id == ids[i])
+				at = k;
+		if (at >= 0 && (p.in = malloc(sizeof *p.in)) && (p.versions = malloc(
+		                  (size_t)d->nschemas * sizeof *p.versions))) {
+			p.n = 1;
+			p.in[0] = d->tablets[at];
+			p.period_start = d->tablets[at].period_start;
+			p.period_len = d->tablets[at].period_end - d->tablets[at].period_start;
+			p.bytes = d->tablets[at].bytes;
+			p.expiry = ts__table_expiry(t, ts_now(t->db));
+			p.nversions = d->nschemas;
+			memcpy(p.versions, d->schemas, (size_t)p.nversions * sizeof *p.versions);
+			p.id = ts__table_reserve_id(t);
+			rc = ts__table_tombs(t, &p.tombs, &p.ntombs);
+		} else if (at >= 0) {
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		}
+		ts__table_unlock(t);
+		/* the keys: a tablet whose key span misses every tombstone keeps
+		 * its file */
+		int meets = 0;
+		if (rc == 0 && p.n && (rc = ts__table_tablet(t, &p.in[0], &tab)) == 0) {
+			for (int k = 0; k < ngone && !meets; k++)
+				meets = gone[k].version > p.in[0].hi &&
+				        ts__tomb_meets(&gone[k], tab->first_key, tab->first_klen,
+				                       tab->last_key, tab->last_klen, tab->min_ts,
+				                       tab->max_ts);
+			ts__table_tablet_put(t, tab);
+		}
+		if (rc == 0 && meets && (rc = run(t, &p)) == 0)
+			(*rewritten)++;
+		free(p.in);
+		free(p.versions);
+		ts__tombs_free(p.tombs, p.ntombs);
+	}
+	pthread_mutex_unlock(&t->merge_mu);
+	free(ids);
+	return rc;
 }
 
 /* ---- TTL ---- */

@@ -66,6 +66,18 @@ int ts__merge(struct ts_table *t, int *merged, const ts__merge_yield *y);
  * group per period (the merge backlog); t->mu is held.  -1 on ENOMEM. */
 int64_t ts__merge_backlog(struct ts_table *t);
 
+/* ts_purge's rewrite (merge.c): in a table that may hold replaced rows,
+ * first every group of tablets whose timespans meet (transitively) and
+ * meet box's (the purge's range) is merged whole, keeping the newest row
+ * of each key and dropping what the tombstones in force hide; then every
+ * on-disk tablet that one of gone[0..ngone) applies to and may hold rows
+ * of is rewritten alone, without the rows the tombstones in force hide.
+ * *rewritten counts the tablets written.  Returns 0 or an error
+ * (TS_ECORRUPT: a damaged tablet). */
+struct ts__tomb;
+int ts__merge_purge(struct ts_table *t, const struct ts__tomb *box, const struct ts__tomb *gone,
+                    int ngone, int *rewritten);
+
 /* Record that tablet id was flushed now; t->mu is held. */
 void ts__merge_note_flush(struct ts_table *t, uint64_t id, int64_t now);
 

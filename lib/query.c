@@ -16,7 +16,7 @@
  * stream left can hold a newer row: normally the filling tree of the
  * current period answers alone.  When the prefix fixes every key column
  * but ts, the last row in key order of a stream is its newest, so each
- * stream visited costs one seek.  In a shadowing snapshot (the table may
+ * stream visited costs one seek.  In a snapshot with replaced rows (the table may
  * hold replaced rows) several streams may hold the newest key: the newest
  * stream's row of it wins (the greatest vlo, scan.h), so that a replaced
  * row is never the answer.
@@ -238,16 +238,9 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 	const ts_query *q = arg;
 	const ts__snapshot *s = &base->scan.snap;
 	const ts__schema *schema = s->schema;
-	int64_t tmin = q->has_from ? q->from : INT64_MIN, tmax = INT64_MAX;
 	c->limit = q->limit;
 	c->desc = q->desc;
 	base->rewind = query_rewind;
-	if (q->has_to && !q->to_inclusive && q->to == INT64_MIN)
-		base->range.empty = 1;
-	else if (q->has_to)
-		tmax = q->to_inclusive ? q->to : q->to - 1;
-	if (s->expiry > tmin)
-		tmin = s->expiry;
 	if (q->columns) {
 		if (q->ncolumns < 1 || q->ncolumns > TS_COLUMNS_MAX)
 			return ts__fail(TS_EINVAL, "columns: %d columns projected", q->ncolumns);
@@ -268,12 +261,23 @@ static int query_setup(struct ts_cursor *base, const void *arg)
 			base->nwant = c->nproj;
 		}
 	}
-	int rc = ts__range_prefix(&base->range, schema, q->prefix, q->nprefix, tmin, tmax);
-	if (rc == 0)
-		rc = query_bounds(&base->range, schema, q);
+	int rc = ts__range_of_query(&base->range, schema, q, s->expiry);
 	if (rc == 0)
 		rc = ts__scan_start(&base->scan, &base->range, q->desc, NULL);
 	return rc;
+}
+
+int ts__range_of_query(ts__range *r, const ts__schema *s, const ts_query *q, int64_t expiry)
+{
+	int64_t tmin = q->has_from ? q->from : INT64_MIN, tmax = INT64_MAX;
+	if (q->has_to && !q->to_inclusive && q->to == INT64_MIN)
+		r->empty = 1;
+	else if (q->has_to)
+		tmax = q->to_inclusive ? q->to : q->to - 1;
+	if (expiry > tmin)
+		tmin = expiry;
+	int rc = ts__range_prefix(r, s, q->prefix, q->nprefix, tmin, tmax);
+	return rc < 0 ? rc : query_bounds(r, s, q);
 }
 
 int ts__query_open(ts_table *table, const ts_query *q, ts_cursor **out)
@@ -389,7 +393,7 @@ static int next_candidate(const ts__snapshot *s, const int *order, int *r, int *
 }
 
 /* Whether the row of src beats the best so far: a greater ts, or the
- * same ts and a greater key -- or, shadowing, the same key in a newer
+ * same ts and a greater key -- or, with replaced rows, the same key in a newer
  * stream (the best so far is an older version of it). */
 static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
 {
@@ -399,7 +403,7 @@ static int beats(const latest_cursor *l, const ts__src *src, int64_t best_ts)
 	if (ts != best_ts)
 		return ts > best_ts;
 	int c = ts__key_cmp(src->key, src->klen, l->base.last_key.data, l->base.last_key.len);
-	if (c == 0 && l->base.scan.snap.shadowing)
+	if (c == 0 && l->base.scan.snap.replaced)
 		return ts__newer(src->vlo, src->vhi, l->vlo, l->vhi);
 	return c > 0;
 }
@@ -422,8 +426,12 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 			break; /* no stream left holds a newer row */
 		if (l->found)
 			r->tmin = best_ts; /* older rows cannot win */
-		if (r->empty || ts__src_init(&src, s, cand.tablet, cand.i, r, 1, NULL) != 0)
+		if (r->empty)
 			continue;
+		if ((rc = ts__src_init(&src, s, cand.tablet, cand.i, r, 1, NULL)) != 0) {
+			rc = rc < 0 ? rc : 0;
+			continue;
+		}
 		while ((rc = ts__src_next(&src)) == 1) {
 			if (beats(l, &src, best_ts)) {
 				best_ts = ts__key_ts(src.key, src.klen);

@@ -487,18 +487,17 @@ static int gather_row(struct run *u, const ts_value *row)
 }
 
 /* Delete the rollup's row of window start of group prefix: its source
- * rows are all gone.  Until deletes are built (issue 28, part 3) this is
- * TS_ENOTSUP: a window whose source rows were all deleted cannot be
- * emptied. */
+ * rows are all gone (deleted). */
 static int delete_window(struct run *u, const ts_value *prefix, int64_t start)
 {
 	ts_value key[TS_KEY_COLUMNS_MAX];
 	int g = u->def->group;
+	uint64_t deleted, version;
 	memcpy(key, prefix, (size_t)g * sizeof *key);
 	key[g] = ts_timestamp(start);
 	ts_query range = {.prefix = key, .nprefix = g + 1};
 	ts__rollup_writing = 1;
-	int rc = ts_delete(u->t, &range, NULL, NULL);
+	int rc = ts__delete(u->t, &range, &deleted, &version);
 	ts__rollup_writing = 0;
 	if (rc == 0)
 		u->deleted++;

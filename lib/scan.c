@@ -39,6 +39,61 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 	return max_ts < r->tmin || min_ts > r->tmax;
 }
 
+/* Select the snapshot's tombstones that may hide rows of the source in
+ * the stream's range: newer than vmin, meeting its keys and times and
+ * the range's.  Returns 0 or TS_ENOMEM. */
+static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t flen,
+                        const void *last, size_t llen, int64_t min_ts, int64_t max_ts)
+{
+	const ts__snapshot *s = src->snap;
+	src->tombs = src->tomb_mem;
+	if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
+	    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
+		src->tombs = NULL;
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	/* only what the read asks for: the range's bounds narrow the span
+	 * (a bound passed for a span's end is conservative either way) */
+	const ts__range *r = src->range;
+	if (r->has_lo && (!first || ts__key_cmp(r->lo.data, r->lo.len, first, flen) > 0))
+		first = r->lo.data, flen = r->lo.len;
+	if (r->has_hi && (!last || ts__key_cmp(r->hi.data, r->hi.len, last, llen) < 0))
+		last = r->hi.data, llen = r->hi.len;
+	min_ts = r->tmin > min_ts ? r->tmin : min_ts;
+	max_ts = r->tmax < max_ts ? r->tmax : max_ts;
+	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
+	                               max_ts, src->tombs);
+	src->btombs = src->tombs + s->ntombs;
+	return 0;
+}
+
+/* Whether one of v[0..*n) hides the current row of src (a tree's row
+ * record at lsn; 0: a tablet's).  The stream's keys only grow (shrink,
+ * descending): a tombstone whose keys the row is past can hide no later
+ * row, and leaves v -- so many tombstones over distinct keys cost a
+ * stream about one test per row each, not one per row and tombstone. */
+static int hidden(const ts__src *src, const ts__tomb **v, int *n, uint64_t lsn)
+{
+	int k = 0, hit = 0;
+	for (int i = 0; i < *n; i++) {
+		const ts__tomb *t = v[i];
+		if (ts__tomb_passed(t, src->key, src->klen, src->desc))
+			continue;
+		v[k++] = t;
+		hit = hit || ((!lsn || lsn < t->version) && ts__tomb_covers(t, src->key, src->klen));
+	}
+	*n = k;
+	return hit;
+}
+
+static void free_tombs(ts__src *src)
+{
+	if (src->tombs != src->tomb_mem)
+		free(src->tombs);
+	src->tombs = src->btombs = NULL;
+	src->ntombs = src->nbtombs = 0;
+}
+
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule)
 {
@@ -55,6 +110,9 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 		src->min_ts = root->min_ts;
 		src->max_ts = root->max_ts;
 		src->vlo = src->vhi = root->born;
+		if (s->ntombs && select_tombs(src, root->born, NULL, 0, NULL, 0, root->min_ts,
+		                              root->max_ts) < 0)
+			return TS_ENOMEM;
 		return 0;
 	}
 	const ts__tablet *tab = s->tablets[i];
@@ -72,6 +130,10 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	src->vhi = s->metas[i].hi;
 	src->blk = -1;
 	src->seek_pending = 1;
+	if (s->ntombs &&
+	    select_tombs(src, s->metas[i].hi, tab->first_key, tab->first_klen, tab->last_key,
+	                 tab->last_klen, tab->min_ts, tab->max_ts) < 0)
+		return TS_ENOMEM;
 	if (!desc)
 		src->nextb = r->has_lo ? ts__tablet_block_for(tab, r->lo.data, r->lo.len) : 0;
 	else if (!r->has_hi ||
@@ -84,6 +146,7 @@ void ts__src_free(ts__src *src)
 {
 	if (src->tab)
 		ts__cblock_put(&src->snap->table->db->bcache, src->cb);
+	free_tombs(src);
 	memset(src, 0, offsetof(ts__src, it));
 }
 
@@ -136,8 +199,16 @@ static int tree_next(ts__src *src)
 		int rc = set_row(src, row, len);
 		if (rc < 0)
 			return rc;
-		if ((rc = judge(src)) != OUT)
-			return rc == IN;
+		if ((rc = judge(src)) == PAST)
+			return 0;
+		if (rc == IN && src->ntombs && hidden(src, src->tombs, &src->ntombs, lsn)) {
+			src->hidden++;
+			continue;
+		}
+		if (rc == IN) {
+			src->row_lsn = lsn;
+			return 1;
+		}
 	}
 }
 
@@ -423,7 +494,7 @@ static const unsigned char *block_start(const ts__tablet *tab, uint32_t b, size_
 	return tab->blocks[b - 1].last_key;
 }
 
-/* In a shadowing snapshot: whether another source than src's tablet may
+/* In a snapshot with replaced rows: whether another source than src's tablet may
  * hold a key of block blk, whose rows lie from start (exact) or after it
  * to its last key.  Either way the block's summary would count a row
  * that is not the newest of its key, or hide that key from the merge,
@@ -494,7 +565,24 @@ static int summarisable(const ts__src *src, uint32_t b)
 		if (a < 0 || a != z || memcmp(start, blk->last_key, (size_t)a) != 0)
 			return 0;
 	}
-	return !src->snap->shadowing || !overlapped(src, blk, start, slen, exact);
+	return !src->snap->replaced || !overlapped(src, blk, start, slen, exact);
+}
+
+/* Whether a tombstone of the stream may hide a row of block b: then its
+ * summary may not stand for its rows (docs/corrections.md section 2). */
+static int block_hidden(const ts__src *src, uint32_t b)
+{
+	if (!src->ntombs)
+		return 0;
+	const ts__tablet_block *blk = &src->tab->blocks[b];
+	size_t slen;
+	int exact;
+	const unsigned char *start = block_start(src->tab, b, &slen, &exact);
+	for (int i = 0; i < src->ntombs; i++)
+		if (ts__tomb_meets(src->tombs[i], start, slen, blk->last_key, blk->last_klen,
+		                   blk->min_ts, blk->max_ts))
+			return 1;
+	return 0;
 }
 
 /* Move to the next block worth reading and read it, or hand it up as a
@@ -530,7 +618,7 @@ static int next_block(ts__src *src)
 		 * before are all below hi) */
 		if (src->desc && exact && !ts__range_below_hi(r, start, slen))
 			continue;
-		if (src->rule && summarisable(src, (uint32_t)b)) {
+		if (src->rule && summarisable(src, (uint32_t)b) && !block_hidden(src, (uint32_t)b)) {
 			src->summary = 1;
 			src->block = (uint32_t)b;
 			src->key = start;
@@ -545,6 +633,11 @@ static int next_block(ts__src *src)
 			return ts__table_damaged(src->snap->table, tab->id, rc);
 		src->blk = b;
 		src->time_inside = blk->min_ts >= r->tmin && blk->max_ts <= r->tmax;
+		src->nbtombs = 0;
+		for (int i = 0; i < src->ntombs; i++)
+			if (ts__tomb_meets(src->tombs[i], start, slen, blk->last_key, blk->last_klen,
+			                   blk->min_ts, blk->max_ts))
+				src->btombs[src->nbtombs++] = src->tombs[i];
 		/* the near end was passed (or is sought here); the far end
 		 * lies past the block when its far row is in range */
 		int far_in = src->desc ? exact && ts__range_above_lo(r, start, slen)
@@ -571,10 +664,14 @@ static int tablet_next(ts__src *src)
 				if (rc == 1)
 					return 0; /* the range ends inside this block */
 				int64_t ts;
-				if (src->time_inside ||
-				    ((ts = ts__key_ts(src->key, src->klen)) >= r->tmin && ts <= r->tmax))
-					return 1;
-				continue;
+				if (!src->time_inside &&
+				    ((ts = ts__key_ts(src->key, src->klen)) < r->tmin || ts > r->tmax))
+					continue;
+				if (src->nbtombs && hidden(src, src->btombs, &src->nbtombs, 0)) {
+					src->hidden++;
+					continue;
+				}
+				return 1;
 			}
 			if (src->stop >= 0 && src->stop < (long)src->cb->nrows)
 				return 0; /* the range ends inside this block */
@@ -596,7 +693,7 @@ int ts__src_next(ts__src *src)
 /* ---- the merge ---- */
 
 /* Whether stream a's item comes before stream b's: by key, and, with
- * shadow (a shadowing snapshot), equal keys by the newer stream. */
+ * shadow (a snapshot with replaced rows), equal keys by the newer stream. */
 static inline int before_as(const ts__scan *sc, int a, int b, int shadow)
 {
 	const ts__src *x = &sc->src[a], *y = &sc->src[b];
@@ -677,8 +774,12 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 			break;
 		}
 		ts__src *src = &sc->src[sc->nsrc];
-		if (ts__src_init(src, s, tablet, j, r, desc, rule) != 0)
+		if ((rc = ts__src_init(src, s, tablet, j, r, desc, rule)) < 0)
+			break;
+		if (rc != 0) {
+			rc = 0;
 			continue;
+		}
 		sc->nsrc++;
 		if ((rc = ts__src_next(src)) < 0)
 			break;
@@ -690,12 +791,12 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 		return rc;
 	}
 	for (int i = sc->nheap / 2 - 1; i >= 0; i--)
-		sift_down_as(sc, i, s->shadowing);
+		sift_down_as(sc, i, s->replaced);
 	sc->runner = RUNNER_UNKNOWN;
 	return 0;
 }
 
-/* ---- resolving equal keys (shadowing snapshots only) ---- */
+/* ---- resolving equal keys (snapshots with replaced rows only) ---- */
 
 /* Whether heap entries a and b hold rows (not summaries) of equal keys. */
 static int same_row_key(const ts__scan *sc, int a, int b)
@@ -731,9 +832,9 @@ static int resolve_top(ts__scan *sc)
 	return 0;
 }
 
-/* The stream that comes next after the heap's top in a shadowing
- * snapshot, or -1. */
-static int runner_up_shadowing(const ts__scan *sc)
+/* The stream that comes next after the heap's top in a snapshot
+ * with replaced rows, or -1. */
+static int runner_up_replaced(const ts__scan *sc)
 {
 	if (sc->nheap < 2)
 		return -1;
@@ -742,11 +843,11 @@ static int runner_up_shadowing(const ts__scan *sc)
 	return sc->heap[2];
 }
 
-/* ts__scan_next of a shadowing snapshot: the runner-up trick of the other
+/* ts__scan_next of a snapshot with replaced rows: the runner-up trick of the other
  * path, with one key comparison per row telling both whether the heap
  * needs reordering and whether the top's key is shadowed elsewhere (only
  * the runner-up can have it too). */
-static int next_shadowing(ts__scan *sc, const ts__src **out)
+static int next_replaced(ts__scan *sc, const ts__src **out)
 {
 	if (sc->last >= 0) {
 		int rc = ts__src_next(&sc->src[sc->last]);
@@ -763,7 +864,7 @@ static int next_shadowing(ts__scan *sc, const ts__src **out)
 		return 0;
 	for (;;) {
 		if (sc->runner == RUNNER_UNKNOWN)
-			sc->runner = runner_up_shadowing(sc);
+			sc->runner = runner_up_replaced(sc);
 		if (sc->runner < 0)
 			break;
 		const ts__src *x = &sc->src[sc->heap[0]], *y = &sc->src[sc->runner];
@@ -790,8 +891,8 @@ static int next_shadowing(ts__scan *sc, const ts__src **out)
 int ts__scan_next(ts__scan *sc, const ts__src **out)
 {
 	*out = NULL;
-	if (sc->snap.shadowing)
-		return next_shadowing(sc, out);
+	if (sc->snap.replaced)
+		return next_replaced(sc, out);
 	if (sc->last >= 0) {
 		int rc = ts__src_next(&sc->src[sc->last]);
 		sc->last = -1;

@@ -11,6 +11,14 @@
  * key); and, for aggregates, blocks whose rows all fall in one group and
  * one window, which are handed up as their footer statistics instead
  * (BTrDB's precomputed summaries).
+ *
+ * Deletes (tombstone.h): with tombstones in force, each stream selects
+ * when it opens the tombstones that may hide its rows (newer than the
+ * tablet's hi or the tree's born, meeting its keys and times) and, per
+ * tablet block, those meeting the block; a row one of them hides (a
+ * tree's by its row record's LSN) is skipped, and a block one of them
+ * meets is never handed up as its summary.  With no tombstone, nothing
+ * of this runs.
  */
 #ifndef TS_SCAN_H
 #define TS_SCAN_H
@@ -20,6 +28,7 @@
 #include "range.h"
 #include "snapshot.h"
 #include "tablet.h"
+#include "tombstone.h"
 
 /* Aggregates: hand up blocks whose rows share their first `group` key
  * columns and one window of `every` ns as statistics. */
@@ -72,6 +81,20 @@ typedef struct ts__src {
 	                           * judged one by one before it is */
 	uint64_t scanned;         /* rows whose key it looked at */
 	uint64_t summarised;      /* rows it handed up as summaries */
+	/* The tombstones that may hide its rows (tombstone.h): none unless
+	 * tombstones are in force; tomb_mem holds a few, more are
+	 * allocated.  A tree's row is hidden by those newer than its row
+	 * record (row_lsn), a tablet's by all of them. */
+	const ts__tomb **tombs;
+	int ntombs;
+	const ts__tomb *tomb_mem[8];
+	/* a tablet's: those of tombs meeting the loaded block (most blocks
+	 * meet none, and their rows are tested against nothing); room for
+	 * ntombs after tombs' own */
+	const ts__tomb **btombs;
+	int nbtombs;
+	uint64_t row_lsn;         /* a tree's current row record */
+	uint64_t hidden;          /* rows tombstones hid */
 	/* a tree's iterator: last, and left uninitialised until the tree is
 	 * first read, since it is most of the struct's size */
 	ts__avl_iter it;
@@ -79,7 +102,7 @@ typedef struct ts__src {
 
 /* A stream over tree i (tablet 0) or on-disk tablet i (tablet 1) of s.
  * Returns 0 when it may hold rows of the range, 1 when it certainly
- * holds none (nothing to free then). */
+ * holds none (nothing to free then), TS_ENOMEM (nothing to free). */
 int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
                  const ts__range *r, int desc, const ts__summary_rule *rule);
 void ts__src_free(ts__src *src);
@@ -88,8 +111,8 @@ void ts__src_free(ts__src *src);
  * TS_ECORRUPT / TS_EIO / TS_ENOMEM (damage is reported to the table). */
 int ts__src_next(ts__src *src);
 
-/* The merge of every stream of a snapshot.  When the snapshot is
- * shadowing, equal keys of several streams come out once, from the
+/* The merge of every stream of a snapshot.  When the snapshot may
+ * hold replaced rows, equal keys of several streams come out once, from the
  * newest stream (greatest vlo): the others' rows of that key are skipped,
  * in either direction. */
 typedef struct ts__scan {

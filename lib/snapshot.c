@@ -34,7 +34,7 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 	s->versions = set->versions;
 	s->nversions = set->nversions;
 	s->schema = set->versions[set->nversions - 1];
-	s->shadowing = (set->desc_flags & TS_DESC_REPLACED) != 0;
+	s->replaced = (set->flags & TS_DESC_REPLACED) != 0;
 	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon, ts_now(t->db));
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, set->flushed_lsn);
@@ -49,6 +49,37 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 #define TAKE_ATTEMPTS 8
 
 static int take(ts_table *t, ts__snapshot *s);
+
+/* The tombstones in force for the snapshot: the chain the commit names
+ * (past its cut, and past the descriptor's flushed position: records
+ * before it were moved into the descriptor), then the descriptor's that
+ * the chain does not hold already (a flush's descriptor is written before
+ * the commit that cuts the chain). */
+static int gather_tombs(ts_table *t, ts__snapshot *s, const ts__commit *c)
+{
+	int cap = 0, rc = 0;
+	if (c->has_tombs) {
+		ts__root r;
+		ts__commit_root(c, c->nroots, &r);
+		rc = ts__tomb_chain(t->log, r.root, r.since, s->set->flushed_lsn, c->lsn, &s->tombs,
+		                    &s->ntombs, &cap);
+	}
+	int from_log = s->ntombs;
+	for (int i = 0; rc == 0 && i < s->set->ntombs; i++) {
+		if (ts__tombs_have(s->tombs, from_log, s->set->tombs[i].version))
+			continue;
+		if (s->ntombs == cap) {
+			cap = cap ? 2 * cap : 8;
+			ts__tomb *g = realloc(s->tombs, (size_t)cap * sizeof *g);
+			if (!g)
+				return ts__fail(TS_ENOMEM, "out of memory");
+			s->tombs = g;
+		}
+		s->tombs[s->ntombs] = s->set->tombs[i];
+		s->tombs[s->ntombs++].mem = NULL; /* borrowed */
+	}
+	return rc;
+}
 
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
 {
@@ -86,6 +117,10 @@ static int take(ts_table *t, ts__snapshot *s)
 		return rc;
 	}
 	s->seq = c.seq;
+	if ((rc = gather_tombs(t, s, &c)) < 0) {
+		ts__snapshot_release(s);
+		return rc;
+	}
 	for (uint32_t i = 0; i < c.nroots; i++) {
 		ts__commit_root(&c, i, &s->roots[s->nroots]);
 		if (!ts__tablets_hold_tree(s->metas, s->ntablets, s->roots[s->nroots].born))
@@ -100,6 +135,7 @@ void ts__snapshot_release(ts__snapshot *s)
 	if (s->pinned)
 		ts__log_unpin(s->table->log);
 	free(s->roots);
+	free(s->tombs);
 	memset(s, 0, sizeof *s);
 }
 
@@ -136,6 +172,35 @@ int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf
 	return ts__snapshot_decode(s, version, row, len, vals, scratch);
 }
 
+/* Whether a tombstone of s hides the row of a tree whose record is at
+ * lsn (a malformed row is left to the decoding to report). */
+static int tree_row_hidden(const ts__snapshot *s, uint64_t lsn)
+{
+	size_t len, klen;
+	uint32_t version;
+	const void *key;
+	const unsigned char *row = ts__rowrec_row(s->table->log, lsn, &len, &version);
+	if (ts__row_key(row, len, &key, &klen) < 0 || klen < 8)
+		return 0;
+	for (int i = 0; i < s->ntombs; i++)
+		if (lsn < s->tombs[i].version && ts__tomb_covers(&s->tombs[i], key, klen))
+			return 1;
+	return 0;
+}
+
+/* Whether a tombstone of s hides row[0..len) of tablet i. */
+static int tablet_row_hidden(const ts__snapshot *s, int i, const void *row, size_t len)
+{
+	size_t klen;
+	const void *key;
+	if (ts__row_key(row, len, &key, &klen) < 0 || klen < 8)
+		return 0;
+	for (int k = 0; k < s->ntombs; k++)
+		if (s->metas[i].hi < s->tombs[k].version && ts__tomb_covers(&s->tombs[k], key, klen))
+			return 1;
+	return 0;
+}
+
 int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *arg)
 {
 	ts_value vals[TS_COLUMNS_MAX];
@@ -146,7 +211,8 @@ int ts__snapshot_scan(const ts__snapshot *s, uint32_t i, ts__row_fn fn, void *ar
 	ts__buf_init(&scratch);
 	ts__avl_iter_init(&it, s->table->log, s->roots[i].root, 0);
 	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0)
-		if ((rc = ts__snapshot_row(s, lsn, vals, &scratch)) == 0 &&
+		if (!(s->ntombs && tree_row_hidden(s, lsn)) &&
+		    (rc = ts__snapshot_row(s, lsn, vals, &scratch)) == 0 &&
 		    vals[s->schema->ts_col].v.i >= s->expiry)
 			rc = fn(vals, s->schema->ncols, arg);
 	ts__buf_free(&scratch);
@@ -173,11 +239,15 @@ int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *
 			break;
 		}
 		ts__reader_init(&r, raw.data, raw.len);
-		while (rc == 0 && (rc = ts__tablet_block_next(&r, &row, &len)) == 1)
+		while (rc == 0 && (rc = ts__tablet_block_next(&r, &row, &len)) == 1) {
+			rc = 0;
+			if (s->ntombs && tablet_row_hidden(s, i, row, len))
+				continue;
 			if ((rc = ts__row_decode(s->versions[v - 1], s->schema, row, len, vals,
 			                         &scratch)) == 0 &&
 			    vals[s->schema->ts_col].v.i >= s->expiry)
 				rc = fn(vals, s->schema->ncols, arg);
+		}
 	}
 	ts__buf_free(&raw);
 	ts__buf_free(&scratch);

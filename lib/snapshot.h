@@ -31,11 +31,18 @@ typedef struct ts__snapshot {
 	struct ts__tablet *const *tablets; /* open, owned by the table */
 	ts__tablet_set *set;      /* holds metas, tablets and versions (referenced) */
 	int pinned;               /* holds a pin of the table's log */
+	/* The tombstones in force (tombstone.h): the log's chain as the
+	 * commit names it (borrowed from the log, which the pin keeps), then
+	 * the descriptor's (borrowed from the set), each version once.  0:
+	 * no row is deleted, and no read tests one. */
+	int ntombs;
+	ts__tomb *tombs;
 	/* Sources may hold the same key (the table may hold replaced rows,
-	 * docs/corrections.md section 2): readers resolve equal keys newest
-	 * source first (ts__src.vlo).  0: every key lives in one source, and
-	 * reads run the code they ran before corrections existed. */
-	int shadowing;
+	 * TS_DESC_REPLACED; docs/corrections.md section 2): readers resolve
+	 * equal keys newest source first (ts__src.vlo).  0: every key lives
+	 * in one source, and reads run the code they ran before corrections
+	 * existed. */
+	int replaced;
 } ts__snapshot;
 
 /* Take a snapshot of t.  Returns 0, TS_ECORRUPT, TS_ENOMEM, TS_ECLOSED. */

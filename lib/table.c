@@ -302,7 +302,7 @@ static int open_log(struct ts_table *t)
 		rc = verify_trees(t);
 	}
 	if (rc == 0 && !ro)
-		rc = ts__filling_init(&t->fill, t->log, ts_now(t->db));
+		rc = ts__filling_init(&t->fill, t->log, t->desc->flushed_lsn, ts_now(t->db));
 	if (rc == 0 && !ro)
 		rc = clean_tablets(t);
 	if (rc == 0 && !ro)

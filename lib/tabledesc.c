@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,4 +228,30 @@ int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngon
 	}
 	d->ntablets = n;
 	return ts__table_install_descriptor(t, d);
+}
+
+int ts__table_tombs(struct ts_table *t, ts__tomb **out, int *n)
+{
+	TS_ASSERT_HELD(&t->mu);
+	const ts__descriptor *d = t->desc;
+	int total = d->ntombs + t->fill.nlt, rc = 0;
+	*out = NULL;
+	*n = 0;
+	if (!total)
+		return 0;
+	if (!(*out = calloc((size_t)total, sizeof **out)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (int i = 0; rc == 0 && i < d->ntombs; i++)
+		if ((rc = ts__tomb_copy(&(*out)[*n], &d->tombs[i])) == 0)
+			++*n;
+	for (int i = 0; rc == 0 && i < t->fill.nlt; i++)
+		if (!ts__tombs_have(d->tombs, d->ntombs, t->fill.lt[i].version) &&
+		    (rc = ts__tomb_copy(&(*out)[*n], &t->fill.lt[i])) == 0)
+			++*n;
+	if (rc < 0) {
+		ts__tombs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
 }

@@ -62,4 +62,9 @@ int ts__table_install_descriptor(struct ts_table *t, ts__descriptor *d);
 int ts__table_replace_tablets(struct ts_table *t, const uint64_t *gone, int ngone,
                               const ts__tablet_meta *add);
 
+/* Copies of the tombstones in force for t's writer: its descriptor's and
+ * its log chain's (t->fill.lt), into *out (malloc'ed; ts__tombs_free).
+ * t->mu is held.  Returns 0 or TS_ENOMEM. */
+int ts__table_tombs(struct ts_table *t, ts__tomb **out, int *n);
+
 #endif

@@ -141,6 +141,7 @@ static int newer_tablet(const void *a, const void *b, void *arg)
 static void set_free(struct ts_table *t, ts__tablet_set *set)
 {
 	ts__table_tablets_put(t, set->tablets, set->ntablets);
+	ts__tombs_free(set->tombs, set->ntombs);
 	free(set);
 }
 
@@ -174,7 +175,17 @@ static ts__tablet_set *set_new(const ts__descriptor *d)
 	set->horizon = d->horizon;
 	set->horizon_set = d->horizon_set;
 	set->flushed_lsn = d->flushed_lsn;
-	set->desc_flags = d->flags;
+	set->flags = d->flags;
+	if (d->ntombs && !(set->tombs = calloc((size_t)d->ntombs, sizeof *set->tombs))) {
+		free(set);
+		return NULL;
+	}
+	for (int i = 0; i < d->ntombs; i++, set->ntombs++)
+		if (ts__tomb_copy(&set->tombs[i], &d->tombs[i]) < 0) {
+			ts__tombs_free(set->tombs, set->ntombs);
+			free(set);
+			return NULL;
+		}
 	return set;
 }
 

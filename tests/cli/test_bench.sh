@@ -12,6 +12,8 @@
 #   - flush and cold_scan printed their CPU ceilings (tree walk, LZO1X-1
 #     on one thread and on every core) and --compare a positive ceiling
 #     line for each, saying whether the target is reachable;
+#   - corrections printed its baseline and 0 % figures, and for each
+#     figure that needs issue 28's calls its result or "not built";
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
@@ -88,7 +90,12 @@ for r in \
 	"sql tsstore_sql scan_rows_per_s" \
 	"first_row tsstore first_row_mean_us" "first_row tsstore first_row_p99_us" \
 	"tsbs tsstore lastpoint_mean_us" "tsbs tsstore double_groupby_1_mean_us" \
-	"tsbs sqlite double_groupby_1_mean_us"; do
+	"tsbs sqlite double_groupby_1_mean_us" \
+	"corrections tsstore scan_rows_per_sec" "corrections tsstore range_queries_per_sec" \
+	"corrections tsstore latest_lookups_per_sec" \
+	"corrections deletes_0pct scan_rows_per_sec" \
+	"corrections deletes_0pct range_queries_per_sec" \
+	"corrections deletes_0pct latest_lookups_per_sec"; do
 	set -- $r
 	v=$(result "$1" "$2" "$3")
 	cp /dev/null "$tmp/out"
@@ -111,7 +118,7 @@ expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.json
 expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
 # remote_write is judged against VictoriaMetrics alone
@@ -147,6 +154,23 @@ expect "absorb_rowsize tsstore points" "$(sweep absorb_rowsize '"engine":"tsstor
 expect "absorb_rowsize hash points" "$(sweep absorb_rowsize '"engine":"hash","metric":"rows_per_sec"')" -eq 6
 expect "absorb_batch ratios per point" "$(sweep absorb_batch '"batch":[0-9]*,"metric":"rows_per_sec","ratio":"tsstore/hash"')" -eq 8
 expect "absorb_rowsize ratios per point" "$(sweep absorb_rowsize '"row_size":[0-9]*,"metric":"[a-zA-Z_]*","ratio":"tsstore/hash"')" -eq 12
+
+# corrections: each figure that needs issue 28's calls printed its results
+# or said that they are not built yet (the baseline and 0 % are above).
+for f in "tombstone_empty range_queries_per_sec" "deleted_1pct scan_rows_per_sec" \
+	"replaced_1pct latest_lookups_per_sec" "changes_day tsstore changes_day_median_ms" \
+	"delete_host_day tsstore delete_host_day_median_ms"; do
+	set -- $f
+	if [ $# -eq 2 ]; then line="\"engine\":\"$1\",\"metric\":\"$2\",\"value\":"; else
+		line="\"engine\":\"$2\",\"metric\":\"$3\",\"value\":"; fi
+	if grep -q "^{\"workload\":\"corrections\",$line" "$tmp/bench.jsonl" ||
+		grep -q "^{\"workload\":\"corrections\",\"engine\":\"tsstore\",\"figure\":\"$1\",\"status\":\"not built\"" \
+			"$tmp/bench.jsonl"; then
+		pass
+	else
+		fail "corrections $1" "neither its result nor \"not built\""
+	fi
+done
 
 # Optional parts: present, or a reason on stderr.
 optional() {

@@ -8,11 +8,7 @@
 # without changing anything.  Every command case runs twice, on the
 # files (-d DATADIR) and through a tsstored (-s SOCKET).
 #
-# What the commands do once the library does it is in
-# tests/cli/corrections_built.sh (run by hand until the library's
-# corrections land, then renamed test_corrections_built.sh); that the
-# library's TS_ENOTSUP comes back cleanly, in
-# tests/cli/corrections_enotsup.sh (valid only before they land).
+# What the commands do is in tests/cli/test_corrections_built.sh.
 #
 # Usage: tests/cli/test_corrections.sh TSSTORE-or-BUILDDIR (see lib.sh).
 set -u

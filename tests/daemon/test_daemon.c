@@ -2383,7 +2383,7 @@ static void expect_refusal(struct tsd_test_conn *c, const char *request, char *m
  * does deletes yet: unknown fields (a delete takes query's range fields,
  * never desc, limit, columns or after), missing and malformed ones, and
  * the levels (delete and purge are admin, changes read).  What the ops
- * do is tests/cli/corrections_built.sh's. */
+ * do is tests/cli/test_corrections_built.sh's. */
 
 static void test_corrections_fields(void **state)
 {

@@ -4,7 +4,9 @@
  * expectations over filling trees, flushed tablets, merged tablets (only
  * the blocks that took new rows: the block's hi of tablet format 3),
  * reopens and roll-overs; tablets of format 2 (written before blocks
- * carried their hi) and tablets without versions still answered; the
+ * carried their hi) and tablets without versions still answered;
+ * deletes (their tombstones while in force) and purge (which keeps the
+ * blocks' hi); the
  * "never misses" property over random histories against a model; and
  * the time of the answer over a day of 1000 hosts (printed).
  */
@@ -399,6 +401,118 @@ static void depth_two(void **state)
 	ts_table_close(t);
 }
 
+/* ---- deletes ---- */
+
+/* Delete the rows of host h (NULL: every host) with ts in [from, to]
+ * (INT64_MIN / INT64_MAX: unbounded); returns the delete's version. */
+static uint64_t delete_rows(ts_table *t, const char *h, int64_t from, int64_t to)
+{
+	ts_value prefix[1] = {ts_string(h ? h : "")};
+	ts_query q;
+	memset(&q, 0, sizeof q);
+	if (h) {
+		q.prefix = prefix;
+		q.nprefix = 1;
+	}
+	q.has_from = from != INT64_MIN;
+	q.from = from;
+	q.has_to = to != INT64_MAX;
+	q.to = to;
+	q.to_inclusive = 1;
+	uint64_t deleted, version = 0;
+	if (ts_delete(t, &q, &deleted, &version) != 0)
+		fail_msg("ts_delete: %s", ts_errmsg(NULL));
+	return version;
+}
+
+/*
+ * A delete is a change: its tombstone, while in force, reports the rows
+ * it hid, by version like any commit.  A delete of a prefix names that
+ * prefix without a look at the sources, over its own time range; a
+ * delete of several prefixes names those of the rows it hid (in a tablet
+ * block of two hosts, read for its keys; in a filling tree, its rows),
+ * and an unbounded time range is cut to the sources' timespans.
+ */
+static void deletes(void **state)
+{
+	ts_test_env *e = *state;
+	uint64_t v[4];
+	three_commits(e, v);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	uint64_t v4 = insert(e, "c", 10, NOW - 30 * MIN);
+	uint64_t d1 = delete_rows(e->t, "a", NOW - 3 * HOUR, NOW - 3 * HOUR + 5 * SEC);
+	assert_true(d1 > v4);
+	EXPECT(e->t, v4, 0, 1, 0, "a 09:00:00 09:00:05+");
+	EXPECT(e->t, v4, 0, 0, 0, "* 09:00:00 09:00:05+");
+	EXPECT(e->t, v4, 0, 1, HOUR, "a 09:00:00 10:00:00");
+	EXPECT(e->t, 0, v4, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+");
+	EXPECT(e->t, d1, 0, 1, 0, "");
+	/* everything, for all time: the tablet's block of a and b is read
+	 * for its keys, the tree's rows walked; c's rows inserted after it
+	 * would not be hidden, nor reported by it */
+	uint64_t d2 = delete_rows(e->t, NULL, INT64_MIN, INT64_MAX);
+	EXPECT(e->t, d1, 0, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+");
+	EXPECT(e->t, d1, 0, 0, 0, "* 09:00:00 11:30:09+");
+	EXPECT(e->t, d1, d2, 0, HOUR, "* 09:00:00 10:00:00; * 10:00:00 11:00:00; * 11:00:00 12:00:00");
+	EXPECT(e->t, v4, d1, 1, 0, "a 09:00:00 09:00:05+");
+	EXPECT(e->t, d2, 0, 1, 0, "");
+	uint64_t v5 = insert(e, "d", 10, NOW - 20 * MIN);
+	EXPECT(e->t, d2, 0, 1, 0, "d 11:40:00 11:40:09+");
+	EXPECT(e->t, d1, v5, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+; "
+	                           "d 11:40:00 11:40:09+");
+	/* the tombstones moved into the DESCRIPTOR by a flush answer the same */
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	/* (d's rows share a tablet with c's, born before d1: until cannot
+	 * cut its block, an over-report) */
+	EXPECT(e->t, v4, d1, 1, 0, "a 09:00:00 09:00:05+; d 11:40:00 11:40:09+");
+	/* The limit of reporting by the rows a tombstone hides: the flush
+	 * left c's deleted rows out of its tablet, and no source holds c any
+	 * more, so the delete of several prefixes no longer names c (a/b are
+	 * still in the older tablet it applies to; d is the over-report
+	 * above).  Depth 0 still reports the delete whole, its time range
+	 * narrowed by ts_delete to the sources it could hide rows of
+	 * (docs/corrections.md section 4). */
+	EXPECT(e->t, d1, d2, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; d 11:40:00 11:40:09+");
+	EXPECT(e->t, d1, d2, 0, 0, "* 09:00:00 11:30:09+; * 11:40:00 11:40:09+");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+}
+
+/*
+ * Purge rewrites a tablet as a one-input merge that keeps each row's
+ * block hi: after it, changes since the rows' versions report what they
+ * reported before but the purged delete (its tombstone is gone), never
+ * the whole rewritten tablet as new.
+ */
+static void purge_keeps_block_hi(void **state)
+{
+	ts_test_env *e = *state;
+	int merged = 0;
+	uint64_t v1 = insert(e, "a", BLOCK_ROWS, NOW - 3 * HOUR);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	uint64_t v2 = insert(e, "b", BLOCK_ROWS, NOW - 2 * HOUR);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(merged, 1);
+	uint64_t d = delete_rows(e->t, "b", NOW - 2 * HOUR, NOW - 2 * HOUR + 9 * SEC);
+	EXPECT(e->t, v2, 0, 1, 0, "b 10:00:00 10:00:09+");
+	EXPECT(e->t, v1, 0, 1, 0, "b 10:00:00 10:04:59+");
+	uint64_t pv;
+	assert_int_equal(ts_purge(e->t, NULL, &pv), 0);
+	assert_true(pv > d);
+	ts__snapshot s;
+	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
+	assert_int_equal(s.ntablets, 1);
+	assert_int_equal(s.ntombs, 0);
+	const ts__tablet *tab = s.tablets[0];
+	assert_int_equal(tab->blocks[0].hi, v1);
+	assert_int_equal(tab->blocks[tab->nblocks - 1].hi, v2);
+	ts__snapshot_release(&s);
+	EXPECT(e->t, v2, 0, 1, 0, "");
+	EXPECT(e->t, v1, 0, 1, 0, "b 10:00:10 10:04:59+");
+	EXPECT(e->t, 0, 0, 1, 0, "a 09:00:00 09:04:59+; b 10:00:10 10:04:59+");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+}
+
 /* ---- older tablets ---- */
 
 /* Rewrite tablet id of e's table in format 2 (as builds before the
@@ -570,7 +684,20 @@ struct vrow {
 	int host;
 	int64_t ts;
 	uint64_t version;
+	uint64_t deleted;  /* the version of the delete that hid it, 0: none */
 };
+
+/* Whether the tombstone of version v is in force for t. */
+static int tomb_in_force(ts_table *t, uint64_t v)
+{
+	ts__snapshot s;
+	int in = 0;
+	assert_int_equal(ts__snapshot_take(t, &s), 0);
+	for (int i = 0; i < s.ntombs; i++)
+		in |= s.tombs[i].version == v;
+	ts__snapshot_release(&s);
+	return in;
+}
 
 struct got {
 	char host[16];
@@ -611,11 +738,14 @@ static struct got *collect(ts_table *t, uint64_t since, uint64_t until, int dept
 }
 
 /*
- * Random inserts into five hosts (late rows among them), flushes,
- * merges, clock moves (roll-overs) and reopens; now and then, for random
- * since and until (versions of the table, and numbers between them),
- * depth 0 or 1 and resolution 0, 10 min or 1 h, every row committed in
- * (since, until] lies in a reported window of its prefix.
+ * Random inserts into five hosts (late rows among them), deletes of a
+ * host's time window, flushes, merges, clock moves (roll-overs) and
+ * reopens; now and then, for random since and until (versions of the
+ * table, and numbers between them), depth 0 or 1 and resolution 0,
+ * 10 min or 1 h, every live row committed in (since, until] lies in a
+ * reported window of its prefix, and so does every row hidden by a
+ * delete in (since, until] whose tombstone is still in force.  (A
+ * deleted row's insert is not required: a flush may have left it out.)
  */
 static void never_misses(void **state)
 {
@@ -641,7 +771,7 @@ static void never_misses(void **state)
 					rows = realloc(rows, cap * sizeof *rows);
 					assert_non_null(rows);
 				}
-				rows[nrows++] = (struct vrow){host, from + i * SEC, v};
+				rows[nrows++] = (struct vrow){host, from + i * SEC, v, 0};
 			}
 		} else if (r < 67) {
 			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
@@ -651,8 +781,20 @@ static void never_misses(void **state)
 			assert_int_equal(ts_merge(e->t, NULL), 0);
 		} else if (r < 95) {
 			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR)));
-		} else {
+		} else if (r < 97) {
 			ts_test_env_reopen(e);
+		} else { /* a host's window of up to 2 h, up to 48 h back */
+			int host = (int)(ts_test_xorshift(&rng) % 5);
+			int64_t a = e->now - (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(48 * HOUR));
+			int64_t b = a + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(2 * HOUR));
+			char h[8];
+			snprintf(h, sizeof h, "h%d", host);
+			uint64_t dv = delete_rows(e->t, h, a, b);
+			versions[nversions++] = dv;
+			for (size_t i = 0; i < nrows; i++)
+				if (rows[i].host == host && !rows[i].deleted && rows[i].ts >= a &&
+				    rows[i].ts <= b)
+					rows[i].deleted = dv;
 		}
 		if (step % 7 != 6 || !nversions)
 			continue;
@@ -676,7 +818,9 @@ static void never_misses(void **state)
 			struct got *g = collect(e->t, since, until, depth, res, &ng);
 			for (size_t i = 0; i < nrows; i++) {
 				const struct vrow *x = &rows[i];
-				if (x->version <= since || (until && x->version > until))
+				uint64_t v = x->deleted ? x->deleted : x->version;
+				if (v <= since || (until && v > until) ||
+				    (x->deleted && !tomb_in_force(e->t, x->deleted)))
 					continue;
 				char h[8];
 				snprintf(h, sizeof h, "%s%d", depth ? "h" : "", x->host);
@@ -687,9 +831,9 @@ static void never_misses(void **state)
 					found = strcmp(g[k].host, h) == 0 && g[k].from <= x->ts && x->ts < g[k].to;
 				if (!found)
 					fail_msg("step %d: host h%d ts %" PRId64 " version %" PRIu64
-					         " not reported for since %" PRIu64 " until %" PRIu64
-					         " depth %d res %" PRId64, step, x->host, x->ts, x->version,
-					         since, until, depth, res);
+					         " (deleted %" PRIu64 ") not reported for since %" PRIu64
+					         " until %" PRIu64 " depth %d res %" PRId64, step, x->host, x->ts,
+					         x->version, x->deleted, since, until, depth, res);
 			}
 			free(g);
 		}
@@ -834,6 +978,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(format2_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(unversioned_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_bounds_block_hi, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(deletes, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(purge_keeps_block_hi, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(never_misses, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(day_of_1000_hosts, setup, ts_test_env_teardown),
 	};

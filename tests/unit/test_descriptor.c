@@ -600,7 +600,7 @@ static void descriptor_future_version(void **state)
 	ts__descriptor *d = sample_descriptor();
 	ts_buf body, b;
 	encode_body(d, 0, &body);
-	seal(&body, TS_DESC_VERSION + 1, &b);
+	seal(&body, TS_DESC_VERSION_MAX + 1, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 6");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
@@ -610,6 +610,87 @@ static void descriptor_future_version(void **state)
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 0");
 	ts__buf_free(&b);
 	ts__buf_free(&body);
+	ts__descriptor_free(d, 1);
+}
+
+/* Format 5 (docs/corrections.md): flags and tombstones round-trip, byte
+ * for byte as the format says; unknown flags are refused with
+ * TS_EVERSION; tombstones out of version order with TS_ECORRUPT. */
+static void descriptor_tombstones_roundtrip(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf enc, body, sealed;
+	const unsigned char lo[3] = {1, 2, 3}, hi[9] = {4, 5, 6, 7, 8, 9, 10, 11, 12};
+	ts__tomb t = {.version = 77, .tmin = -5, .tmax = 900, .flags = TS_TOMB_LO | TS_TOMB_HI |
+	              TS_TOMB_HI_STRICT, .lolen = 3, .hilen = 9, .lo = lo, .hi = hi};
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	t.version = 70;
+	t.flags = 0;
+	t.lolen = t.hilen = 0;
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0); /* the same version: once */
+	assert_int_equal(d->ntombs, 2);
+	assert_int_equal(d->tombs[0].version, 70);
+	d->flags = TS_DESC_TOMBSTONES_LOGGED;
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 5);
+	/* by hand: version 4's body, horizon, policy, flags, count, records */
+	encode_body(d, 16, &body);
+	ts__put_u64(&body, (uint64_t)INT64_MIN);
+	ts__put_u8(&body, 0);
+	ts__put_u8(&body, TS_DESC_TOMBSTONES_LOGGED);
+	ts__put_u32(&body, 2);
+	ts__put_u8(&body, 36); /* rec_len: 8 + 8 + 8 + 4 + 4 + 4 */
+	ts__put_u64(&body, 70);
+	ts__put_u64(&body, (uint64_t)-5);
+	ts__put_u64(&body, 900);
+	ts__put_u32(&body, 0);
+	ts__put_u32(&body, 0);
+	ts__put_u32(&body, 0);
+	ts__put_u8(&body, 48);
+	ts__put_u64(&body, 77);
+	ts__put_u64(&body, (uint64_t)-5);
+	ts__put_u64(&body, 900);
+	ts__put_u32(&body, TS_TOMB_LO | TS_TOMB_HI | TS_TOMB_HI_STRICT);
+	ts__put_u32(&body, 3);
+	ts__put_u32(&body, 9);
+	ts__put(&body, lo, 3);
+	ts__put(&body, hi, 9);
+	seal(&body, 5, &sealed);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	assert_int_equal(back->flags, TS_DESC_TOMBSTONES_LOGGED);
+	assert_int_equal(back->ntombs, 2);
+	assert_int_equal(back->tombs[1].version, 77);
+	assert_int_equal(back->tombs[1].tmin, -5);
+	assert_int_equal(back->tombs[1].flags, TS_TOMB_LO | TS_TOMB_HI | TS_TOMB_HI_STRICT);
+	assert_memory_equal(back->tombs[1].hi, hi, 9);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	/* an unknown flag: a later build's table */
+	ts__buf_free(&body);
+	ts__buf_free(&enc);
+	d->flags = 0x80;
+	encode(d, &enc);
+	expect_rejected(enc.data, enc.len, TS_EVERSION, "unknown descriptor flags");
+	ts__buf_free(&enc);
+	/* out of order */
+	d->flags = 0;
+	ts__tomb x = d->tombs[0];
+	d->tombs[0] = d->tombs[1];
+	d->tombs[1] = x;
+	encode(d, &enc);
+	expect_rejected(enc.data, enc.len, TS_ECORRUPT, "is not newer than the one before");
+	ts__buf_free(&enc);
+	/* none left: the older format again */
+	ts__descriptor_drop_tomb(d, 1);
+	ts__descriptor_drop_tomb(d, 0);
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
+	ts__buf_free(&enc);
 	ts__descriptor_free(d, 1);
 }
 
@@ -1245,6 +1326,7 @@ int main(void)
 		cmocka_unit_test(descriptor_horizon_roundtrip),
 		cmocka_unit_test(descriptor_policy_roundtrip),
 		cmocka_unit_test(descriptor_versions_roundtrip),
+		cmocka_unit_test(descriptor_tombstones_roundtrip),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
 		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
 		cmocka_unit_test(descriptor_rejects_incompatible_versions),

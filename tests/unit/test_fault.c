@@ -1275,11 +1275,94 @@ static void fault_log_blocks_allocated_as_it_fills(void **state)
 	ts_test_rmdir(root);
 }
 
+/* ---- deletes and purge (docs/corrections.md section 3) ---- */
+
+/* Three batches in three tablets, a fourth in the log. */
+static void setup_for_delete(struct one *o)
+{
+	setup_three_tablets(o);
+	insert_batch(&o->r, o->t, 4);
+}
+
+/* Delete batch 2 (its rows' ts), then purge the table.  *drc and *prc
+ * receive what each returned. */
+static int delete_then_purge(struct one *o, int *drc, int *prc)
+{
+	char host[HOST_MAX];
+	int64_t first, last, v;
+	gen_row(2, 0, o->r.pad, host, &first, &v);
+	gen_row(2, o->r.rows - 1, o->r.pad, host, &last, &v);
+	ts_query q = {.from = first, .to = last, .has_from = 1, .has_to = 1, .to_inclusive = 1};
+	o->r.acked[2] = 0; /* deleted, or not if the delete failed */
+	*drc = ts_delete(o->t, &q, NULL, NULL);
+	*prc = ts_purge(o->t, NULL, NULL);
+	return *drc ? *drc : *prc;
+}
+
+/*
+ * Every call that changes a file, failing in turn (EIO, then ENOSPC)
+ * in a delete and the purge after it: each returns 0 or the failure's
+ * code with a message; batch 2 is gone exactly when the delete was
+ * committed (it returned 0, or "committed but not yet durable"), the
+ * other batches stay; a purge with the fault gone succeeds; ts_check
+ * passes as left and after a restart, which shows the same batches.
+ */
+static void fault_delete_and_purge(void **state)
+{
+	(void)state;
+	int errs[] = {EIO, ENOSPC}, drc, prc;
+	long points = 0;
+	for (int e = 0; e < 2; e++) {
+		struct one o;
+		one_open(&o, setup_for_delete);
+		fault_start(FAULT_MUTATING, FAULT_THIS_THREAD, 0, 0, 0);
+		assert_int_equal(delete_then_purge(&o, &drc, &prc), 0);
+		long calls = fault_stop();
+		one_close(&o);
+		assert_true(calls > 10);
+		for (long n = 1; n <= calls; n++, points++) {
+			uint64_t mask;
+			one_open(&o, setup_for_delete);
+			fault_start(FAULT_MUTATING, FAULT_THIS_THREAD, n, errs[e], 0);
+			delete_then_purge(&o, &drc, &prc);
+			fault_stop();
+			for (int k = 0; k < 2; k++) {
+				int rc = k ? prc : drc;
+				if (rc != 0 && ((rc != TS_EIO && rc != TS_ENOSPC) || !*ts_errmsg(NULL)))
+					fail_msg("call %ld (%s): %s returned %s: %s", n, fault_trace_call(n),
+					         k ? "purge" : "delete", ts_errname(rc), ts_errmsg(NULL));
+			}
+			assert_int_equal(read_batches(&o.r, o.t, "after the fault", &mask), 0);
+			int deleted = !(mask & bit(2));
+			if ((mask | bit(2)) != (bit(1) | bit(2) | bit(3) | bit(4)))
+				fail_msg("call %ld (%s): batches %#" PRIx64, n, fault_trace_call(n), mask);
+			if (drc == 0 && !deleted)
+				fail_msg("call %ld (%s): the delete returned 0 but batch 2 is there", n,
+				         fault_trace_call(n));
+			if (ts_purge(o.t, NULL, NULL) != 0)
+				fail_msg("call %ld (%s): purge again: %s", n, fault_trace_call(n),
+				         ts_errmsg(NULL));
+			assert_int_equal(read_batches(&o.r, o.t, "after the purge", &mask), 0);
+			assert_int_equal(!(mask & bit(2)), deleted);
+			ts_table_close(o.t);
+			o.t = NULL;
+			assert_int_equal(ts_close(o.db), 0);
+			o.db = NULL;
+			check_db(o.r.db, TS_OPEN_READONLY, "as left");
+			o.r.seen = mask;
+			restart(&o.r);
+			one_close(&o);
+		}
+	}
+	print_message("delete and purge: %ld failure points\n", points);
+}
+
 int main(void)
 {
 	verbose = env_flag("TSSTORE_FAULT_VERBOSE");
 	fault_skip_syncs(!env_flag("TSSTORE_FAULT_SYNC"));
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fault_delete_and_purge),
 		cmocka_unit_test(fault_tablet_write_error_is_reported_as_such),
 		cmocka_unit_test(fault_segment_stat_error_is_not_damage),
 		cmocka_unit_test(fault_log_blocks_allocated_as_it_fills),

@@ -642,8 +642,13 @@ static void no_flag(unsigned char *body, size_t len)
 	body[len - 5] = 0;
 }
 
-/* Format 5 as read: a tombstone count this build cannot read is
- * TS_EVERSION; the policy replace without the flag is damage; a table
+static void unknown_flag(unsigned char *body, size_t len)
+{
+	body[len - 5] |= 0x04;
+}
+
+/* Format 5 as read: a flag this build does not know is TS_EVERSION; a
+ * tombstone count the body has no records for is damage; the policy replace without the flag is damage; a table
  * written as format 4 (intervals, no replacement) stays 4 when read and
  * flushed; older readers (TS_DESC_VERSION_INTERVALS) refuse 5 -- shown
  * by the header check's bounds, documented in descriptor-format.md;
@@ -669,7 +674,11 @@ static void descriptor_v5(void **state)
 	assert_int_equal(d->on_duplicate, REPLACE);
 	write_patched(dir, d, one_tombstone);
 	ts__descriptor *x = NULL;
+	assert_int_equal(ts__descriptor_read(dir, &x), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "bad tombstone count 1"));
+	write_patched(dir, d, unknown_flag);
 	assert_int_equal(ts__descriptor_read(dir, &x), TS_EVERSION);
+	assert_non_null(strstr(ts_errmsg(NULL), "unknown descriptor flags 0x05"));
 	write_patched(dir, d, no_flag);
 	assert_int_equal(ts__descriptor_read(dir, &x), TS_ECORRUPT);
 	assert_non_null(strstr(ts_errmsg(NULL), "not marked"));

@@ -1277,10 +1277,20 @@ static void random_differential(void **state)
 	ts_table *src = open_table(e->db, "src");
 	for (int step = 0; step < 60; step++) {
 		uint64_t x = ts_test_xorshift(&rng) % 100;
-		if (x < 50) {
+		if (x < 45) {
 			/* mostly recent rows, some late ones days back, across periods */
 			int64_t back = x < 10 ? 3 * DAY : x < 25 ? 9 * HOUR : HOUR;
 			insert_random(src, 1 + (int)(ts_test_xorshift(&rng) % 60), e->now - back, back);
+		} else if (x < 52) {
+			/* a delete: a host's or a region's stretch of time, or a window */
+			srow r;
+			random_row(&r, e->now - 9 * HOUR, 9 * HOUR);
+			ts_value prefix[] = {ts_string(r.region), ts_string(r.host)};
+			int64_t len = x % 2 ? MIN : (int64_t)(ts_test_xorshift(&rng) % 120) * MIN;
+			ts_query q = {.prefix = prefix, .nprefix = 1 + (int)(x % 2), .from = r.ts,
+			              .to = r.ts + len + 1, .has_from = 1, .has_to = 1};
+			if (ts_delete(src, &q, NULL, NULL) < 0)
+				fail_msg("delete: %s", ts_errmsg(NULL));
 		} else if (x < 60) {
 			srow r[8];
 			for (int i = 0; i < 8; i++)
@@ -1311,6 +1321,20 @@ static void random_differential(void **state)
 	expect_exact(e->db, "r1h", "src", HOUR, 2, EQ_1M, N_1M);
 	assert_int_equal(stat_of(e->db, "r1m", "rollup_failures"), 0);
 	assert_int_equal(stat_of(e->db, "r1h", "rollup_failures"), 0);
+	/* a host's last days deleted: its windows leave r1m, and r1h follows */
+	int64_t before = stat_of(e->db, "r1m", "rollup_windows_deleted");
+	src = open_table(e->db, "src");
+	ts_value host[] = {ts_string("r0"), ts_string("h1")};
+	ts_query q = {.prefix = host, .nprefix = 2, .from = e->now - 4 * DAY, .to = e->now + DAY,
+	              .has_from = 1, .has_to = 1};
+	assert_int_equal(ts_delete(src, &q, NULL, NULL), 0);
+	ts_table_close(src);
+	for (int i = 0; i < 3; i++)
+		pass(e->db);
+	assert_true(stat_of(e->db, "r1m", "rollup_windows_deleted") > before);
+	assert_int_equal(expect_sqlite(e->db), exact_1m(e->db));
+	expect_exact(e->db, "g0", "src", 10 * MIN, 0, g0eq, 4);
+	expect_exact(e->db, "r1h", "src", HOUR, 2, EQ_1M, N_1M);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 

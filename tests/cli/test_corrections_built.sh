@@ -1,7 +1,7 @@
 #!/bin/sh
-# corrections_built.sh -- issue 28's interfaces end to end, once the
-# library does them (ts_delete, ts_purge, ts_insert_policy with the
-# policy replace, ts_changes_open): the commands delete, purge, changes
+# test_corrections_built.sh -- issue 28's interfaces end to end over
+# the library's corrections (ts_delete, ts_purge, ts_insert_policy with
+# the policy replace, ts_changes_open): the commands delete, purge, changes
 # and --on-duplicate on the files (-d) and through tsstored (-s), the
 # levels of a replacing insert over TCP, the protocol's answers, and the
 # SQLite module's DELETE, INSERT OR REPLACE and INSERT OR IGNORE over
@@ -11,11 +11,8 @@
 # the windows that must be there, and for none after the newest
 # version).
 #
-# Written on the branch that built the interfaces, before the library
-# (tests/cli/corrections_enotsup.sh is what holds there): not in `make
-# check` until it is renamed test_corrections_built.sh once the library
-# lands.  By hand:
-#     sh tests/cli/corrections_built.sh build
+# Usage: tests/cli/test_corrections_built.sh TSSTORE-or-BUILDDIR (see
+# lib.sh).
 set -u
 . "$(dirname "$0")/lib.sh"
 
