@@ -1008,7 +1008,8 @@ TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplica
  * rows.  table_version (may
  * be NULL): the delete's version (ts_insert_versioned).
  * Returns 0; TS_EINVAL (a bad range, or desc/limit/columns/after set),
- * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY; TS_ECLOSED;
+ * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY (also for a rollup,
+ * which only its maintenance writes: ts_create_rollup); TS_ECLOSED;
  * TS_ENOSPC; TS_EIO; TS_ENOMEM.
  */
 TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *deleted,
@@ -1129,7 +1130,7 @@ typedef struct ts_rollup_spec {
  * Clients cannot write a rollup: ts_insert* and ts_delete fail with
  * TS_EREADONLY ("table ... is a rollup of ..."), and so do
  * ts_alter_add, ts_alter_widen and ts_alter_on_duplicate on it
- * (ts_alter_ttl works).  ts_drop drops a rollup like any table; a table
+ * (ts_alter_ttl and ts_purge work).  ts_drop drops a rollup like any table; a table
  * with rollups is not dropped (TS_EBUSY naming them).
  * Returns 0; TS_EINVAL (bad name, reserved name, bad source name, every
  * <= 0, group out of range, no spec, a bad function, a rollup of a

@@ -281,11 +281,8 @@ int ts__purge(ts_table *t, const ts_query *q, uint64_t *table_version)
 	*table_version = 0;
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
-	int rc = ts__rollup_refuse(t); /* only its maintenance writes a rollup */
-	if (rc < 0)
-		return rc;
 	ts__range_init(&r);
-	rc = ts__table_desc_begin(t);
+	int rc = ts__table_desc_begin(t);
 	if (rc == 0) {
 		rc = range_of(t, q, &r, "ts_purge");
 		ts__table_desc_end(t);
