@@ -250,16 +250,22 @@ static int drain(struct crun *r, ts_cursor *cur, int col, struct tally *t)
 	return rc < 0 ? failed(r, "ts_cursor_next", rc) : 0;
 }
 
+/* Run q and drain its value column into y; 0, or -1 (said) on failure. */
+static int query_drain(struct crun *r, ts_table *t, const ts_query *q, struct tally *y)
+{
+	ts_cursor *cur = NULL;
+	int rc = ts_query_open(t, q, &cur);
+	if (rc < 0)
+		return failed(r, "ts_query_open", rc);
+	return drain(r, cur, VALUE_COLUMN, y);
+}
+
 static double read_scan(struct crun *r, ts_table *t, struct tally *y)
 {
 	ts_query q;
-	ts_cursor *cur = NULL;
 	memset(&q, 0, sizeof q);
 	double t0 = bench_seconds();
-	int rc = ts_query_open(t, &q, &cur);
-	if (rc < 0)
-		return failed(r, "ts_query_open", rc);
-	if (drain(r, cur, VALUE_COLUMN, y) < 0)
+	if (query_drain(r, t, &q, y) < 0)
 		return -1;
 	return bench_seconds() - t0;
 }
@@ -271,17 +277,13 @@ static double read_ranges(struct crun *r, ts_table *t, struct tally *y)
 		const struct range *g = &r->ranges[i];
 		ts_value prefix = ts_string(r->host[g->host]);
 		ts_query q;
-		ts_cursor *cur = NULL;
 		memset(&q, 0, sizeof q);
 		q.prefix = &prefix;
 		q.nprefix = 1;
 		q.from = g->from;
 		q.to = g->to;
 		q.has_from = q.has_to = 1;
-		int rc = ts_query_open(t, &q, &cur);
-		if (rc < 0)
-			return failed(r, "ts_query_open", rc);
-		if (drain(r, cur, VALUE_COLUMN, y) < 0)
+		if (query_drain(r, t, &q, y) < 0)
 			return -1;
 	}
 	return bench_seconds() - t0;

@@ -41,7 +41,8 @@
  * counts, the schema version).  While the state reads the same, the entry answers
  * getattr at once and open serves its bytes: stat + open + read renders
  * once, as a plain read did before.  A commit that added no row to a
- * window (rows are never updated or deleted) leaves its text as it was:
+ * window of a table that never took a delete or a replacing write leaves
+ * its text as it was:
  * a stale entry whose window still counts its rows is made the new
  * state's (same_rows), so an insert into one day costs the others a
  * count, not a render.  The text is kept when at most half
@@ -141,6 +142,7 @@ struct node {
  */
 struct tkey {
 	int64_t incarnation, seq, generation, schema, tablet_rows, filling_rows, filling_bytes;
+	int64_t corrected; /* the table took a delete or a replacing write */
 };
 
 /* Rendered text, shared by the cache and the files reading it. */
@@ -782,6 +784,7 @@ static int table_key(struct tsfs_view *v, ts_table *t, const struct node *n, str
 	k->tablet_rows = stat_of(st, cnt, "tablet_rows");
 	k->filling_rows = stat_of(st, cnt, "filling_rows");
 	k->filling_bytes = stat_of(st, cnt, "filling_bytes");
+	k->corrected = stat_of(st, cnt, "corrected");
 	*commit = stat_of(st, cnt, "commit_time_ns");
 	int64_t ttl = stat_of(st, cnt, "ttl_ns");
 	if (expiring) {
@@ -960,7 +963,10 @@ static int window_count(ts_table *t, const struct node *n, int64_t *out)
  * holds the rows of its text (their count, read after k: rows committed
  * after k would have moved the state), the entry is made k's: its text is
  * what a snapshot would give now.  So a commit to one day does not make
- * every other day render again, only count.  cache_mu is not held.
+ * every other day render again, only count.  Not in a table that took a
+ * delete or a replacing write (the stat "corrected", which never goes
+ * back to 0): there a delete and an insert, or a replacement, leave the
+ * count as it was with other rows.  cache_mu is not held.
  */
 static void same_rows(struct tsfs_view *v, ts_table *t, const char *path, const struct node *n,
                       const struct tkey *k, int expiring)
@@ -969,7 +975,7 @@ static void same_rows(struct tsfs_view *v, ts_table *t, const char *path, const 
 	int64_t nrows, now_rows;
 	pthread_mutex_lock(&v->cache_mu);
 	struct entry *e = entry_find(v, path);
-	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) &&
+	int stale = e && e->countable && countable(n, expiring) && !fresh(e, k) && !k->corrected &&
 	            e->key.incarnation == k->incarnation && e->key.schema == k->schema &&
 	            e->key.seq <= k->seq && e->key.generation <= k->generation;
 	if (stale) {

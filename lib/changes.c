@@ -308,6 +308,20 @@ static int is_new(const changes_cursor *c, uint64_t row, uint64_t since)
 	return row > since && row <= c->until;
 }
 
+/* The node at n when its subtree may hold a row committed after since
+ * (a node at or before since heads a subtree no later commit touched),
+ * else NULL; NULL with *deep set past TS_AVL_MAX_HEIGHT (a damaged log). */
+static const ts__node *new_subtree(ts__log *log, uint64_t n, uint64_t since, int depth, int *deep)
+{
+	if (!n || n <= since)
+		return NULL;
+	if (depth > TS_AVL_MAX_HEIGHT) {
+		*deep = 1;
+		return NULL;
+	}
+	return ts__node_at(log, n);
+}
+
 /*
  * The first row committed in (since, until] after bound b (at or after
  * it unless exclusive) in the subtree at node n, or 0.  A node at or
@@ -319,13 +333,9 @@ static int is_new(const changes_cursor *c, uint64_t row, uint64_t since)
 static uint64_t first_new(const changes_cursor *c, ts__log *log, uint64_t n, uint64_t since,
                           const struct bound *b, int depth, int *deep)
 {
-	if (!n || n <= since)
+	const ts__node *N = new_subtree(log, n, since, depth, deep);
+	if (!N)
 		return 0;
-	if (depth > TS_AVL_MAX_HEIGHT) {
-		*deep = 1;
-		return 0;
-	}
-	const ts__node *N = ts__node_at(log, n);
 	if (b->key) {
 		int d = bound_cmp(log, b, N);
 		if (b->exclusive ? d >= 0 : d > 0) /* N is not after the bound */
@@ -344,13 +354,9 @@ static uint64_t first_new(const changes_cursor *c, ts__log *log, uint64_t n, uin
 static uint64_t last_new(const changes_cursor *c, ts__log *log, uint64_t n, uint64_t since,
                          const struct bound *b, int depth, int *deep)
 {
-	if (!n || n <= since)
+	const ts__node *N = new_subtree(log, n, since, depth, deep);
+	if (!N)
 		return 0;
-	if (depth > TS_AVL_MAX_HEIGHT) {
-		*deep = 1;
-		return 0;
-	}
-	const ts__node *N = ts__node_at(log, n);
 	if (b->key && bound_cmp(log, b, N) < 0) /* N is after the bound */
 		return last_new(c, log, N->left, since, b, depth + 1, deep);
 	uint64_t r = last_new(c, log, N->right, since, b, depth + 1, deep);

@@ -81,17 +81,18 @@ static int range_of(ts_table *t, const ts_query *q, ts__range *r, const char *fn
 	return rc < 0 ? ts__context(rc, "%s", fn) : 0;
 }
 
-/* Make the descriptor say that the log may hold tombstones; desc_mu is
- * held. */
+/* Make the descriptor say that the log may hold tombstones and that the
+ * table has taken a delete; desc_mu is held. */
 static int flag_logged(ts_table *t)
 {
 	ts__descriptor *d;
-	if (t->desc->flags & TS_DESC_TOMBSTONES_LOGGED)
+	const unsigned want = TS_DESC_TOMBSTONES_LOGGED | TS_DESC_DELETED;
+	if ((t->desc->flags & want) == want)
 		return 0;
 	int rc = ts__descriptor_clone(t->desc, &d);
 	if (rc < 0)
 		return rc;
-	d->flags |= TS_DESC_TOMBSTONES_LOGGED;
+	d->flags |= want;
 	return ts__table_install_descriptor(t, d);
 }
 

@@ -47,7 +47,15 @@
                                        * records (tombstone.h): builds
                                        * that do not know them must
                                        * refuse the table */
-#define TS_DESC_FLAGS_KNOWN 0x03u     /* the flags a reader understands */
+#define TS_DESC_DELETED 0x04u         /* flags: the table has taken a delete.
+                                       * Set with the first, never cleared
+                                       * (TS_DESC_TOMBSTONES_LOGGED is, once
+                                       * no tombstone is left): what a reader
+                                       * saw may since have lost rows, so a
+                                       * cache must not take an unchanged row
+                                       * count for unchanged rows (the stat
+                                       * "corrected") */
+#define TS_DESC_FLAGS_KNOWN 0x07u     /* the flags a reader understands */
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

@@ -456,8 +456,9 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
 	if (rc == 0)
 		rc = ts__log_sync_dir(t->log);
 	/* No tombstone left, and no commit names one since the one above:
-	 * the older formats again (deletes take desc_mu, delete.c, so none
-	 * comes in meanwhile).  Never before that commit: a build that knows
+	 * the log holds no tombstone any more (deletes take desc_mu,
+	 * delete.c, so none comes in meanwhile); TS_DESC_DELETED stays, and
+	 * with it format 5.  Never before that commit: a build that knows
 	 * no tombstones would take the root of the chain for a tree. */
 	if (spent && (rc = ts__descriptor_clone(t->desc, &d)) == 0) {
 		d->flags &= ~TS_DESC_TOMBSTONES_LOGGED;

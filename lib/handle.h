@@ -91,6 +91,10 @@ typedef struct ts__tablet_set {
 	unsigned flags;              /* the descriptor's TS_DESC_* flags */
 	int ntombs;                  /* the descriptor's tombstones (copies) */
 	ts__tomb *tombs;
+	/* the table's schema_mu: the tombstones in force of the last chain a
+	 * snapshot of this set read, with them (tombstone.h; snapshot.c) --
+	 * a cache, one reference held */
+	ts__tomb_view *tview;
 } ts__tablet_set;
 
 struct ts_table {

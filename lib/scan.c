@@ -41,17 +41,12 @@ static int time_misses(const ts__range *r, int64_t min_ts, int64_t max_ts)
 
 /* Select the snapshot's tombstones that may hide rows of the source in
  * the stream's range: newer than vmin, meeting its keys and times and
- * the range's.  Returns 0 or TS_ENOMEM. */
+ * the range's -- O(log T + those met) through the set's index, with no
+ * allocation when they are few.  Returns 0 or TS_ENOMEM. */
 static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t flen,
                         const void *last, size_t llen, int64_t min_ts, int64_t max_ts)
 {
 	const ts__snapshot *s = src->snap;
-	src->tombs = src->tomb_mem;
-	if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
-	    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
-		src->tombs = NULL;
-		return ts__fail(TS_ENOMEM, "out of memory");
-	}
 	/* only what the read asks for: the range's bounds narrow the span
 	 * (a bound passed for a span's end is conservative either way) */
 	const ts__range *r = src->range;
@@ -61,9 +56,33 @@ static int select_tombs(ts__src *src, uint64_t vmin, const void *first, size_t f
 		last = r->hi.data, llen = r->hi.len;
 	min_ts = r->tmin > min_ts ? r->tmin : min_ts;
 	max_ts = r->tmax < max_ts ? r->tmax : max_ts;
-	src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen, min_ts,
-	                               max_ts, src->tombs);
-	src->btombs = src->tombs + s->ntombs;
+	if (!s->tindex) { /* none indexed (a snapshot not taken by ts__snapshot_take) */
+		src->tombs = src->tomb_mem;
+		if (2 * s->ntombs > (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) &&
+		    !(src->tombs = malloc(2 * (size_t)s->ntombs * sizeof *src->tombs))) {
+			src->tombs = NULL;
+			return ts__fail(TS_ENOMEM, "out of memory");
+		}
+		src->ntombs = ts__tombs_select(s->tombs, s->ntombs, vmin, first, flen, last, llen,
+		                               min_ts, max_ts, src->tombs);
+		src->btombs = src->tombs + src->ntombs;
+		return 0;
+	}
+	/* half of tomb_mem for the selection, half for a block's (btombs) */
+	int room = (int)(sizeof src->tomb_mem / sizeof *src->tomb_mem) / 2;
+	src->tombs = src->tomb_mem;
+	int n = ts__tombs_select_index(s->tindex, vmin, first, flen, last, llen, min_ts, max_ts,
+	                               src->tombs, room);
+	if (n > room) {
+		if (!(src->tombs = malloc(2 * (size_t)n * sizeof *src->tombs))) {
+			src->tombs = NULL;
+			return ts__fail(TS_ENOMEM, "out of memory");
+		}
+		n = ts__tombs_select_index(s->tindex, vmin, first, flen, last, llen, min_ts, max_ts,
+		                           src->tombs, n);
+	}
+	src->ntombs = n;
+	src->btombs = src->tombs + n;
 	return 0;
 }
 
@@ -648,6 +667,59 @@ static int next_block(ts__src *src)
 	}
 }
 
+/* Whether row j of the loaded block is of the series key[0..klen) (all
+ * but the ts: a series' rows lie together in key order, by ts) and in
+ * t's box.  Returns 1, 0 or TS_ECORRUPT. */
+static int in_run(const ts__src *src, long j, const ts__tomb *t, const unsigned char *key,
+                  size_t klen)
+{
+	const ts__cblock *cb = src->cb;
+	const void *k;
+	size_t len;
+	if (ts__row_key(cb->raw.data + cb->rows[j].off, cb->rows[j].len, &k, &len) < 0 || len < 8)
+		return ts__fail(TS_ECORRUPT, "table \"%s\": a row has a malformed key",
+		                src->snap->table->name);
+	return len == klen && memcmp(k, key, klen - 8) == 0 && ts__tomb_covers(t, k, len);
+}
+
+/* The current row of a tablet stream was just hidden: skip, by binary
+ * search, the rows after it in the stream's direction (up to stop) that
+ * are of its series and in the box of a tombstone hiding it -- a
+ * tablet's tombstones hide every row of their box, and within a series
+ * the box holds one run of rows (its bounds and its timespan are
+ * intervals of the series' keys), so they are hidden too.  A stream
+ * (latest above all) whose series has a deleted hour then does not test
+ * its rows one by one.  Rows past the range's end are skipped alike: the
+ * next row read is judged as before.  Returns 0 or TS_ECORRUPT. */
+static int skip_hidden_run(ts__src *src)
+{
+	const ts__tomb *t = NULL;
+	for (int i = 0; i < src->nbtombs && !t; i++)
+		if (ts__tomb_covers(src->btombs[i], src->key, src->klen))
+			t = src->btombs[i];
+	long step = src->desc ? -1 : 1, left = src->desc ? src->pos - src->stop : src->stop - src->pos;
+	if (!t || left < 2)
+		return 0;
+	int rc = in_run(src, src->pos, t, src->key, src->klen);
+	if (rc <= 0)
+		return rc;
+	/* rows pos .. pos + step * (lo - 1) are in the run; find the first
+	 * offset not in it, in (lo, hi] (hi: left, the stop) */
+	long lo = 1, hi = left;
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+		if ((rc = in_run(src, src->pos + step * mid, t, src->key, src->klen)) < 0)
+			return rc;
+		if (rc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	src->hidden += (uint64_t)lo;
+	src->pos += step * lo;
+	return 0;
+}
+
 static int tablet_next(ts__src *src)
 {
 	const ts__range *r = src->range;
@@ -669,6 +741,8 @@ static int tablet_next(ts__src *src)
 					continue;
 				if (src->nbtombs && hidden(src, src->btombs, &src->nbtombs, 0)) {
 					src->hidden++;
+					if ((rc = skip_hidden_run(src)) < 0)
+						return ts__table_damaged(src->snap->table, src->tab->id, rc);
 					continue;
 				}
 				return 1;

@@ -54,31 +54,44 @@ static int take(ts_table *t, ts__snapshot *s);
  * (past its cut, and past the descriptor's flushed position: records
  * before it were moved into the descriptor), then the descriptor's that
  * the chain does not hold already (a flush's descriptor is written before
- * the commit that cuts the chain). */
+ * the commit that cuts the chain) -- as a view (tombstone.h) the set
+ * caches for the chain it last saw: snapshots of an unchanged chain and
+ * descriptor share it, and neither walk the chain nor copy a tombstone.
+ * Any commit naming the same root names the same records (a record never
+ * changes once committed), so (root, cut) and the set identify the view. */
 static int gather_tombs(ts_table *t, ts__snapshot *s, const ts__commit *c)
 {
-	int cap = 0, rc = 0;
-	if (c->has_tombs) {
-		ts__root r;
+	ts__root r = {0};
+	if (c->has_tombs)
 		ts__commit_root(c, c->nroots, &r);
-		rc = ts__tomb_chain(t->log, r.root, r.since, s->set->flushed_lsn, c->lsn, &s->tombs,
-		                    &s->ntombs, &cap);
+	if (!r.root)
+		r.since = 0;
+	if (!r.root && !s->set->ntombs)
+		return 0;
+	ts__tomb_view *v;
+	pthread_mutex_lock(&t->schema_mu);
+	if ((v = s->set->tview) && v->root == r.root && v->since == r.since)
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
+	else
+		v = NULL;
+	pthread_mutex_unlock(&t->schema_mu);
+	if (!v) {
+		int rc = ts__tomb_view_build(t->log, r.root, r.since, s->set->flushed_lsn, c->lsn,
+		                             s->set->tombs, s->set->ntombs, &v);
+		if (rc < 0)
+			return rc;
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED); /* the set's */
+		pthread_mutex_lock(&t->schema_mu);
+		ts__tomb_view *old = s->set->tview;
+		s->set->tview = v;
+		pthread_mutex_unlock(&t->schema_mu);
+		ts__tomb_view_put(old);
 	}
-	int from_log = s->ntombs;
-	for (int i = 0; rc == 0 && i < s->set->ntombs; i++) {
-		if (ts__tombs_have(s->tombs, from_log, s->set->tombs[i].version))
-			continue;
-		if (s->ntombs == cap) {
-			cap = cap ? 2 * cap : 8;
-			ts__tomb *g = realloc(s->tombs, (size_t)cap * sizeof *g);
-			if (!g)
-				return ts__fail(TS_ENOMEM, "out of memory");
-			s->tombs = g;
-		}
-		s->tombs[s->ntombs] = s->set->tombs[i];
-		s->tombs[s->ntombs++].mem = NULL; /* borrowed */
-	}
-	return rc;
+	s->tview = v;
+	s->tombs = v->tombs;
+	s->ntombs = v->ntombs;
+	s->tindex = v->ntombs ? &v->index : NULL;
+	return 0;
 }
 
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
@@ -135,7 +148,7 @@ void ts__snapshot_release(ts__snapshot *s)
 	if (s->pinned)
 		ts__log_unpin(s->table->log);
 	free(s->roots);
-	free(s->tombs);
+	ts__tomb_view_put(s->tview);
 	memset(s, 0, sizeof *s);
 }
 

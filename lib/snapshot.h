@@ -32,11 +32,15 @@ typedef struct ts__snapshot {
 	ts__tablet_set *set;      /* holds metas, tablets and versions (referenced) */
 	int pinned;               /* holds a pin of the table's log */
 	/* The tombstones in force (tombstone.h): the log's chain as the
-	 * commit names it (borrowed from the log, which the pin keeps), then
-	 * the descriptor's (borrowed from the set), each version once.  0:
-	 * no row is deleted, and no read tests one. */
+	 * commit names it, then the descriptor's, each version once (copies
+	 * in tview).  0: no row is deleted, and no read tests one. */
 	int ntombs;
 	ts__tomb *tombs;
+	/* The view that holds them (tombstone.h, referenced; NULL when none
+	 * is in force), and its index by key, which the streams select
+	 * theirs through (scan.c). */
+	ts__tomb_view *tview;
+	const ts__tomb_index *tindex;
 	/* Sources may hold the same key (the table may hold replaced rows,
 	 * TS_DESC_REPLACED; docs/corrections.md section 2): readers resolve
 	 * equal keys newest source first (ts__src.vlo).  0: every key lives

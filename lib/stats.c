@@ -6,6 +6,7 @@
  * writer's (since this process opened the table).
  */
 #include "api.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "handle.h"
 #include "merge.h"
@@ -188,6 +189,11 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "ttl_ns", d->ttl);
 	put(out, room, &count, "on_duplicate_policy", d->on_duplicate); /* a ts_on_duplicate */
 	put(out, room, &count, "descriptor_generation", (int64_t)d->generation);
+	/* 1 once the table took a delete or a replacing write (never 0
+	 * again): rows seen may since have gone or changed with no change in
+	 * their count (the mount's cache keys on it) */
+	put(out, room, &count, "corrected",
+	    (d->flags & (TS_DESC_REPLACED | TS_DESC_DELETED)) != 0);
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);

@@ -207,6 +207,18 @@ static void pace_writeback(ts__tablet_writer *w)
 	w->sync_started = w->offset;
 }
 
+/* arr (of *cap elements of size bytes) reallocated to twice *cap, or to
+ * first when empty; *cap follows.  NULL (arr and *cap untouched) when
+ * memory runs out. */
+static void *grow(void *arr, size_t *cap, size_t size, size_t first)
+{
+	size_t n = *cap ? *cap * 2 : first;
+	void *p = realloc(arr, n * size);
+	if (p)
+		*cap = n;
+	return p;
+}
+
 /* Compress, checksum and write the current block; index it. */
 static int cut_block(ts__tablet_writer *w)
 {
@@ -234,12 +246,10 @@ static int cut_block(ts__tablet_writer *w)
 	ts__put_bytes(x, w->bfirst.data, w->bfirst.len);
 	ts__put_bytes(x, w->last_key.data, w->last_key.len);
 	if (w->nblocks == w->hi_cap) {
-		size_t cap = w->hi_cap ? w->hi_cap * 2 : 64;
-		size_t *at = realloc(w->hi_at, cap * sizeof *at);
+		size_t *at = grow(w->hi_at, &w->hi_cap, sizeof *at, 64);
 		if (!at)
 			return ts__fail(TS_ENOMEM, "out of memory");
 		w->hi_at = at;
-		w->hi_cap = cap;
 	}
 	w->hi_at[w->nblocks] = x->len;
 	ts__put_u64(x, w->bhi);
@@ -296,12 +306,10 @@ static int remember_stem(ts__tablet_writer *w, const unsigned char *key, size_t 
 	if (same)
 		return 0; /* same stem as the previous row */
 	if (w->nstems == w->stems_cap) {
-		size_t cap = w->stems_cap ? w->stems_cap * 2 : 1024;
-		uint64_t *s = realloc(w->stems, cap * sizeof *s);
+		uint64_t *s = grow(w->stems, &w->stems_cap, sizeof *s, 1024);
 		if (!s)
 			return ts__fail(TS_ENOMEM, "out of memory");
 		w->stems = s;
-		w->stems_cap = cap;
 	}
 	w->stems[w->nstems++] = stem_hash(key, n);
 	return 0;

@@ -141,6 +141,7 @@ static int newer_tablet(const void *a, const void *b, void *arg)
 static void set_free(struct ts_table *t, ts__tablet_set *set)
 {
 	ts__table_tablets_put(t, set->tablets, set->ntablets);
+	ts__tomb_view_put(set->tview);
 	ts__tombs_free(set->tombs, set->ntombs);
 	free(set);
 }

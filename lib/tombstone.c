@@ -1,7 +1,9 @@
 /*
  * tombstone.c -- tombstones (tombstone.h): the box test, the log record
- * and its chain, the DESCRIPTOR record, and selecting the tombstones
- * that may hide rows of one source.
+ * and its chain, the DESCRIPTOR record, selecting the tombstones that
+ * may hide rows of one source (by a pass over a list, or through an
+ * index by key), and the views of the tombstones in force that tablet
+ * sets cache for snapshots.
  *
  * The box test compares whole encoded keys, as a range does (range.c):
  * the bounds a delete was given (a prefix, bounds on leading columns)
@@ -266,4 +268,130 @@ int ts__tombs_select(const ts__tomb *v, int n, uint64_t vmin, const void *first,
 		if (v[i].version > vmin && ts__tomb_meets(&v[i], first, flen, last, llen, min_ts, max_ts))
 			out[k++] = &v[i];
 	return k;
+}
+
+/* ---- the index by key ---- */
+
+/* Order of lower bounds: none first, then by key (strictness ignored:
+ * the walk tests each candidate exactly). */
+static int lo_order(const void *a, const void *b)
+{
+	const ts__tomb *x = *(const ts__tomb *const *)a, *y = *(const ts__tomb *const *)b;
+	int hx = (x->flags & TS_TOMB_LO) != 0, hy = (y->flags & TS_TOMB_LO) != 0;
+	if (!hx || !hy)
+		return hx - hy;
+	return ts__key_cmp(x->lo, x->lolen, y->lo, y->lolen);
+}
+
+int ts__tomb_index_build(ts__tomb_index *x, const ts__tomb *v, int n)
+{
+	memset(x, 0, sizeof *x);
+	if (!n)
+		return 0;
+	if (!(x->by_lo = malloc(2 * (size_t)n * sizeof *x->by_lo)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	x->reach = x->by_lo + n;
+	x->n = n;
+	for (int i = 0; i < n; i++)
+		x->by_lo[i] = &v[i];
+	qsort(x->by_lo, (size_t)n, sizeof *x->by_lo, lo_order);
+	const ts__tomb *far = NULL;
+	int unbounded = 0;
+	for (int i = 0; i < n; i++) {
+		const ts__tomb *t = x->by_lo[i];
+		if (!(t->flags & TS_TOMB_HI))
+			unbounded = 1;
+		else if (!far || ts__key_cmp(t->hi, t->hilen, far->hi, far->hilen) > 0)
+			far = t;
+		x->reach[i] = unbounded ? NULL : far;
+	}
+	return 0;
+}
+
+void ts__tomb_index_free(ts__tomb_index *x)
+{
+	free(x->by_lo);
+	memset(x, 0, sizeof *x);
+}
+
+int ts__tombs_select_index(const ts__tomb_index *x, uint64_t vmin, const void *first, size_t flen,
+                           const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
+                           const ts__tomb **out, int room)
+{
+	/* p: how many have no lower bound above last */
+	int p = x->n;
+	if (last) {
+		int lo = 0, hi = x->n;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			const ts__tomb *t = x->by_lo[mid];
+			if (!(t->flags & TS_TOMB_LO) || ts__key_cmp(t->lo, t->lolen, last, llen) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		p = lo;
+	}
+	int k = 0;
+	for (int i = p - 1; i >= 0; i--) {
+		const ts__tomb *r = x->reach[i];
+		if (first && r && ts__key_cmp(r->hi, r->hilen, first, flen) < 0)
+			break; /* no upper bound of by_lo[0..i] reaches first */
+		const ts__tomb *t = x->by_lo[i];
+		if (t->version > vmin && ts__tomb_meets(t, first, flen, last, llen, min_ts, max_ts)) {
+			if (k < room)
+				out[k] = t;
+			k++;
+		}
+	}
+	return k;
+}
+
+/* ---- views ---- */
+
+int ts__tomb_view_build(ts__log *log, ts__lsn root, ts__lsn since, ts__lsn floor, ts__lsn commit,
+                        const ts__tomb *set, int nset, ts__tomb_view **out)
+{
+	*out = NULL;
+	ts__tomb *chain = NULL;
+	int nchain = 0, cap = 0, rc = 0;
+	if (root && (rc = ts__tomb_chain(log, root, since, floor, commit, &chain, &nchain, &cap)) < 0) {
+		free(chain);
+		return rc;
+	}
+	ts__tomb_view *v = calloc(1, sizeof *v);
+	if (!v || !(v->tombs = calloc((size_t)(nchain + nset) + 1, sizeof *v->tombs))) {
+		free(v);
+		free(chain);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	v->refs = 1;
+	v->root = root;
+	v->since = since;
+	for (int i = 0; rc == 0 && i < nchain; i++)
+		if ((rc = ts__tomb_copy(&v->tombs[v->ntombs], &chain[i])) == 0)
+			v->ntombs++;
+	for (int i = 0; rc == 0 && i < nset; i++)
+		if (!ts__tombs_have(chain, nchain, set[i].version) &&
+		    (rc = ts__tomb_copy(&v->tombs[v->ntombs], &set[i])) == 0)
+			v->ntombs++;
+	free(chain);
+	if (rc == 0)
+		rc = ts__tomb_index_build(&v->index, v->tombs, v->ntombs);
+	if (rc < 0) {
+		v->refs = 1;
+		ts__tomb_view_put(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+void ts__tomb_view_put(ts__tomb_view *v)
+{
+	if (!v || __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	ts__tomb_index_free(&v->index);
+	ts__tombs_free(v->tombs, v->ntombs);
+	free(v);
 }

@@ -128,6 +128,62 @@ int ts__tombs_select(const ts__tomb *v, int n, uint64_t vmin, const void *first,
                      const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
                      const ts__tomb **out);
 
+/*
+ * An index of a list of tombstones by key, so that a read of a few keys
+ * looks at the tombstones around them only (docs/corrections.md section
+ * 3, "Readers"): by_lo holds them ordered by lower bound (none first),
+ * and reach[i] is, of by_lo[0..i], the one whose upper bound is the
+ * greatest (NULL when one of them has none).  The tombstones meeting
+ * keys [first, last] then lie among by_lo[0..p), p those whose lower
+ * bound is not above last (a binary search), and walking down from p - 1
+ * can stop where reach says no upper bound left reaches first.  Built
+ * once per tablet set (the DESCRIPTOR's tombstones); it borrows them.
+ */
+typedef struct ts__tomb_index {
+	int n;
+	const ts__tomb **by_lo;
+	const ts__tomb **reach;
+} ts__tomb_index;
+
+/* Index v[0..n) into x (which borrows v).  Returns 0 or TS_ENOMEM. */
+int ts__tomb_index_build(ts__tomb_index *x, const ts__tomb *v, int n);
+void ts__tomb_index_free(ts__tomb_index *x);
+
+/* ts__tombs_select over an index: the tombstones of x that
+ * ts__tombs_select would select of the list, in another order, written
+ * to out[0..room) -- returns how many there are, which may exceed room
+ * (then out holds the first room of them). */
+int ts__tombs_select_index(const ts__tomb_index *x, uint64_t vmin, const void *first, size_t flen,
+                           const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
+                           const ts__tomb **out, int room);
+
+/*
+ * The tombstones in force as a snapshot sees them, with their index:
+ * the log's chain from `root` (cut at `since`), newest first, then the
+ * tablet set's (the DESCRIPTOR's) not already among them -- owned
+ * copies.  They depend only on the chain's root and cut and on the set
+ * (whose flushed position is the chain's floor), so the set caches one
+ * (snapshot.c): snapshots of the same chain and descriptor share it, and
+ * taking a snapshot walks no chain and copies no tombstone.  Reference
+ * counted (atomic); immutable once built.
+ */
+typedef struct ts__tomb_view {
+	int refs;
+	ts__lsn root, since;     /* the chain's; root 0: the commit names none */
+	int ntombs;
+	ts__tomb *tombs;
+	ts__tomb_index index;
+} ts__tomb_view;
+
+/* Build the view of the chain (root, since, floor, commit: as
+ * ts__tomb_chain; root 0: none) and the set's tombstones set[0..nset),
+ * one reference held by the caller.  Returns 0, TS_ECORRUPT or
+ * TS_ENOMEM. */
+int ts__tomb_view_build(ts__log *log, ts__lsn root, ts__lsn since, ts__lsn floor, ts__lsn commit,
+                        const ts__tomb *set, int nset, ts__tomb_view **out);
+/* Drop a reference (NULL: none); the last frees the view. */
+void ts__tomb_view_put(ts__tomb_view *v);
+
 /* Whether one of sel[0..n) hides the row key[0..klen) of LSN row_lsn
  * (0: a tablet's row, whose tablet the selection was made for). */
 static inline int ts__tombs_hide(const ts__tomb *const *sel, int n, const void *key, size_t klen,

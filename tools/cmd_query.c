@@ -667,6 +667,16 @@ out:
 	return cli_store_close(cli, st, status);
 }
 
+/* The options every reading command ends with: how its rows are
+ * written, and --help; then the end of the table. */
+#define OUTPUT_OPTIONS                             \
+	{"format", required_argument, NULL, 'f'},  \
+	{"columns", required_argument, NULL, 'C'}, \
+	{"no-header", no_argument, NULL, 'H'},     \
+	{"output", required_argument, NULL, 'o'},  \
+	{"help", no_argument, NULL, 'h'},          \
+	{NULL, 0, NULL, 0}
+
 int cli_cmd_query(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -676,12 +686,7 @@ int cli_cmd_query(struct cli *cli, int argc, char **argv)
 		{"desc", no_argument, NULL, 'D'},
 		{"limit", required_argument, NULL, 'l'},
 		{"after", required_argument, NULL, 'a'},
-		{"format", required_argument, NULL, 'f'},
-		{"columns", required_argument, NULL, 'C'},
-		{"no-header", no_argument, NULL, 'H'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		OUTPUT_OPTIONS,
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_QUERY);
 }
@@ -690,12 +695,7 @@ int cli_cmd_latest(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"prefix", required_argument, NULL, 'p'},
-		{"format", required_argument, NULL, 'f'},
-		{"columns", required_argument, NULL, 'C'},
-		{"no-header", no_argument, NULL, 'H'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		OUTPUT_OPTIONS,
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_LATEST);
 }
@@ -709,12 +709,7 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 		{"prefix", required_argument, NULL, 'p'},
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
-		{"format", required_argument, NULL, 'f'},
-		{"columns", required_argument, NULL, 'C'},
-		{"no-header", no_argument, NULL, 'H'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		OUTPUT_OPTIONS,
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_AGGREGATE);
 }
@@ -726,12 +721,7 @@ int cli_cmd_changes(struct cli *cli, int argc, char **argv)
 		{"until", required_argument, NULL, 'U'},
 		{"resolution", required_argument, NULL, 'R'},
 		{"depth", required_argument, NULL, 'N'},
-		{"format", required_argument, NULL, 'f'},
-		{"columns", required_argument, NULL, 'C'},
-		{"no-header", no_argument, NULL, 'H'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		OUTPUT_OPTIONS,
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_CHANGES);
 }

@@ -177,6 +177,21 @@ int cli_store_schema(const struct cli *cli, struct cli_store *st, const char *ta
 	return *s ? CLI_OK : cli_fail(cli, "out of memory");
 }
 
+/* The range of r as ts_delete and ts_purge take it: query's fields,
+ * without order, limit, projection or resume key. */
+static ts_query range_of(const struct cli_req *r)
+{
+	ts_query q = {
+		.prefix = r->nprefix ? r->prefix : NULL,
+		.nprefix = r->nprefix,
+		.from = r->from,
+		.to = r->to,
+		.has_from = r->has_from,
+		.has_to = r->has_to,
+	};
+	return q;
+}
+
 /* Open the cursor of r on t. */
 static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 {
@@ -199,18 +214,11 @@ static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 		return ts_aggregate_open(t, &a, cur);
 	}
 	default: {
-		ts_query q = {
-			.prefix = r->nprefix ? r->prefix : NULL,
-			.nprefix = r->nprefix,
-			.from = r->from,
-			.to = r->to,
-			.has_from = r->has_from,
-			.has_to = r->has_to,
-			.desc = r->desc,
-			.limit = r->limit,
-			.after = r->nafter ? r->after : NULL,
-			.nafter = r->nafter,
-		};
+		ts_query q = range_of(r);
+		q.desc = r->desc;
+		q.limit = r->limit;
+		q.after = r->nafter ? r->after : NULL;
+		q.nafter = r->nafter;
 		return ts_query_open(t, &q, cur);
 	}
 	}
@@ -351,21 +359,6 @@ int cli_store_insert(struct cli_store *st, const char *table, const ts_value *ro
 	                 : ts_insert_policy(t, s->version, policy, rows, n, ignored, NULL));
 	ts_table_close(t);
 	return rc;
-}
-
-/* The range of r as ts_delete and ts_purge take it: query's fields,
- * without order, limit, projection or resume key. */
-static ts_query range_of(const struct cli_req *r)
-{
-	ts_query q = {
-		.prefix = r->nprefix ? r->prefix : NULL,
-		.nprefix = r->nprefix,
-		.from = r->from,
-		.to = r->to,
-		.has_from = r->has_from,
-		.has_to = r->has_to,
-	};
-	return q;
 }
 
 int cli_store_delete(struct cli_store *st, const struct cli_req *r, uint64_t *deleted,

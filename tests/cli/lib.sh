@@ -156,6 +156,20 @@ daemon_stop() {
 	daemon_pid=
 }
 
+# sqlite_vtab TABLE SOURCE STATEMENTS: run STATEMENTS with sqlite3 on the
+# virtual table temp.TABLE over table TABLE of SOURCE (path='DIR' or
+# socket='ADDRESS'), the SQLite module loaded; its status, and stderr
+# with the "Runtime error near line N: " of sqlite3 left out.  Writes
+# $tmp/s.sql and $tmp/s.err.
+sqlite_vtab() {
+	printf '.load %s\nCREATE VIRTUAL TABLE temp.%s USING tsstore(%s, table=%s);\n%s\n' \
+		"$sqlite_ext" "$1" "$2" "'$1'" "$3" >"$tmp/s.sql"
+	LD_PRELOAD=$sqlite_preload sqlite3 -batch :memory: <"$tmp/s.sql" 2>"$tmp/s.err"
+	st=$?
+	sed 's/^\(Runtime error\|Parse error\|Error\)[^:]*: //' "$tmp/s.err" >&2
+	return $st
+}
+
 finish() {
 	if [ "$skipped" -gt 0 ]; then
 		echo "$passed passed, $failed failed, $skipped skipped"

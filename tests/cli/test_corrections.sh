@@ -103,17 +103,9 @@ mode=
 if ! command -v sqlite3 >/dev/null 2>&1; then
 	skip "sqlite3 is missing: the SQL refusals are not checked"
 else
-	# sql NAME SOURCE STATEMENTS: run STATEMENTS on the virtual table m
-	# over SOURCE (path='DIR' or socket='ADDRESS'); stderr with the
-	# "Runtime error near line N: " of sqlite3 left out.
-	sql() {
-		printf '.load %s\nCREATE VIRTUAL TABLE temp.m USING tsstore(%s, table=%s);\n%s\n' \
-			"$sqlite_ext" "$1" "'m'" "$2" >"$tmp/s.sql"
-		LD_PRELOAD=$sqlite_preload sqlite3 -batch :memory: <"$tmp/s.sql" 2>"$tmp/s.err"
-		st=$?
-		sed 's/^\(Runtime error\|Parse error\|Error\)[^:]*: //' "$tmp/s.err" >&2
-		return $st
-	}
+	# sql SOURCE STATEMENTS: run STATEMENTS on the virtual table m over
+	# SOURCE (path='DIR' or socket='ADDRESS'): sqlite_vtab, lib.sh.
+	sql() { sqlite_vtab m "$1" "$2"; }
 	kept='tsstore: m: DELETE removes whole ranges of the key and ts: its WHERE kept 1 of the 2 rows its key and ts bounds select (a condition on a value column, an expression, or a bound not pushed down); nothing was deleted -- delete by = on leading key columns, a range on the next one and a range on ts\n'
 	update='tsstore: m: UPDATE is not supported (a row'"'"'s key cannot change): INSERT OR REPLACE the row with its new values, or DELETE it\n'
 	sqlrows='a|1795255200000000000|1\na|1795258800000000000|7\nb|1795255200000000000|3\n'

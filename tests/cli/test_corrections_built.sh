@@ -209,14 +209,7 @@ fi
 if ! command -v sqlite3 >/dev/null 2>&1; then
 	skip "sqlite3 is missing: SQL is not checked"
 else
-	sql() {
-		printf '.load %s\nCREATE VIRTUAL TABLE temp.s USING tsstore(%s, table=%s);\n%s\n' \
-			"$sqlite_ext" "$1" "'s'" "$2" >"$tmp/s.sql"
-		LD_PRELOAD=$sqlite_preload sqlite3 -batch :memory: <"$tmp/s.sql" 2>"$tmp/s.err"
-		st=$?
-		sed 's/^\(Runtime error\|Parse error\|Error\)[^:]*: //' "$tmp/s.err" >&2
-		return $st
-	}
+	sql() { sqlite_vtab s "$1" "$2"; }
 	for src in "socket='$tmp/sock'" "path='$tmp/direct'"; do
 		case $src in
 		path*) mode=sql_path cli="-d $tmp/direct" ;;

@@ -4,7 +4,7 @@
 # tail -n, wc -l, awk, sort, cut, cp and diff; ls of tables, days and
 # hours; cp, rsync, tar and shutil.copy, which trust stat's size and
 # mtime (also with no text cached, and from tsstored --mount); a file opened before an insert keeps its snapshot while a new
-# open sees the new rows; writes fail; bad names are ENOENT; and the
+# open sees the new rows, and rows deleted or replaced through the daemon; writes fail; bad names are ENOENT; and the
 # unmount (SIGTERM) is clean with a reader in the middle of a file.
 #
 # Usage: tests/cli/test_fuse.sh TSSTORE-or-BUILDDIR (see lib.sh).
@@ -411,6 +411,15 @@ copied "$tmp/dmnt" daemon cpu/days/2026-11-21/all.tsv cpu/days/2026-11-20/13.csv
 	cpu/range/2026-11-20T23:30:00Z_2026-11-21T00:30:00Z.jsonl cpu/recent/24h.jsonl cpu/schema
 synced daemon "$tmp/dmnt" 2026-11-21 "'$bin' -s '$tmp/dsock' insert cpu"
 own_snapshot daemon "$tmp/dmnt" "'$bin' -s '$tmp/dsock' insert cpu" web6
+# Corrections reach the view: after a delete of a host and a replacing
+# insert, a new open shows the rows gone and the new value.
+ds delete cpu --prefix web9 >/dev/null
+expect daemon_sees_delete "$(grep -c web9 "$tmp/dmnt/cpu/days/2026-11-21/all.tsv")" -eq 0
+cat "$tmp/dmnt/cpu/days/2026-11-21/06.tsv" >/dev/null # its text cached: the count stays
+printf 'host\tts\tusage\tnote\nweb1\t2026-11-21T06:00:00Z\t99.5\tfixed\n' |
+	ds insert cpu --on-duplicate replace 2>/dev/null
+check daemon_sees_replace 0 'web1\t2026-11-21T06:00:00Z\t99.5\tfixed\n' '' \
+	grep -e '^web1.2026-11-21T06:00:00Z' "$tmp/dmnt/cpu/days/2026-11-21/06.tsv"
 exec 3<"$tmp/dmnt/cpu/days/2026-11-21/all.jsonl"
 head -c 100 <&3 >/dev/null
 kill -TERM "$daemon_pid"

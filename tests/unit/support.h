@@ -6,6 +6,7 @@
 #define TS_TEST_SUPPORT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tsstore.h"
 
@@ -26,6 +27,13 @@ void ts_test_create_m(ts_db *db, int64_t ttl);
 
 /* The same schema under another name; returns ts_create_keyed's result. */
 int ts_test_create_like_m(ts_db *db, const char *name, int64_t ttl);
+
+/* A row of "m": host, ts and v; batch 0. */
+test_row ts_test_row(const char *host, int64_t ts, int64_t v);
+
+/* rows[0..n) as the values of a "m" insert (4 a row; malloc'ed, one more
+ * than needed so that n may be 0; free it). */
+ts_value *ts_test_values_m(const test_row *rows, size_t n);
 
 /* Insert rows[0..n) into an open "m"; returns ts_insert's result. */
 int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n);
@@ -96,6 +104,11 @@ void ts_test_env_open(ts_test_env *e);
 ts_test_env *ts_test_env_new(int64_t now, unsigned flags);
 int ts_test_env_teardown(void **state);
 void ts_test_env_close(ts_test_env *e);
+/* ts_test_env_new(now, TS_OPEN_NOMERGE) with the maintenance thread held
+ * (now and at every reopen): merges and flushes happen when a test says so. */
+ts_test_env *ts_test_env_new_held(int64_t now);
+/* The format version in the header of e's table's DESCRIPTOR file. */
+uint32_t ts_test_desc_version(const ts_test_env *e);
 /* Close and open again (a restart of the process, the log recovered). */
 void ts_test_env_reopen(ts_test_env *e);
 void ts_test_env_set_now(ts_test_env *e, int64_t now);
@@ -125,5 +138,23 @@ int ts_test_sum_fifth(const ts_value *v, int n, void *arg);
 
 /* Files in dir whose names end in suffix (0 when dir is missing). */
 int ts_test_count_files(const char *dir, const char *suffix);
+
+/* The crash tests' rig: fork a child that runs child(arg, fd) -- it must
+ * never return: once its database is open it writes the step it starts
+ * after (an int64_t) to fd, then each step it has done as the library
+ * acknowledges it -- wait for that first write, sleep pause_ns, kill it
+ * with SIGKILL (the test fails if it ended on its own), and return the
+ * last step it wrote, or last when it wrote none.  (Waiting for the open
+ * keeps a loaded machine from killing every child before its table
+ * exists: the pause is then spent on steps, as the test means.) */
+int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long pause_ns,
+                             int64_t last);
+
+/* Wait for child pid, which must exit with status 0. */
+void ts_test_wait_exit0(pid_t pid);
+
+/* ts_check of table in db finds nothing to report (each problem is
+ * printed); fails the test, naming when, otherwise. */
+void ts_test_check_clean(ts_db *db, const char *table, const char *when);
 
 #endif

@@ -8,9 +8,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -80,7 +83,17 @@ long ts_test_check_batches(const test_row *rows, long n, int per_batch, int64_t 
 	return k;
 }
 
-int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
+test_row ts_test_row(const char *host, int64_t ts, int64_t v)
+{
+	test_row r;
+	memset(&r, 0, sizeof r);
+	snprintf(r.host, sizeof r.host, "%s", host);
+	r.ts = ts;
+	r.v = v;
+	return r;
+}
+
+ts_value *ts_test_values_m(const test_row *rows, size_t n)
 {
 	ts_value *vals = calloc(n * 4 + 1, sizeof *vals);
 	assert_non_null(vals);
@@ -90,6 +103,12 @@ int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
 		vals[4 * i + 2] = ts_int64(rows[i].batch);
 		vals[4 * i + 3] = ts_int64(rows[i].v);
 	}
+	return vals;
+}
+
+int ts_test_insert_m(ts_table *t, const test_row *rows, size_t n)
+{
+	ts_value *vals = ts_test_values_m(rows, n);
 	int rc = ts_insert(t, vals, n);
 	free(vals);
 	return rc;
@@ -162,3 +181,52 @@ static long read_rows(ts_table *t, test_row **out, int wide)
 
 long ts_test_read_m(ts_table *t, test_row **out) { return read_rows(t, out, 0); }
 long ts_test_read_m_wide(ts_table *t, test_row **out) { return read_rows(t, out, 1); }
+
+int64_t ts_test_run_and_kill(void (*child)(void *arg, int fd), void *arg, long pause_ns,
+                             int64_t last)
+{
+	int p[2];
+	int64_t o;
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		child(arg, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &o, sizeof o) == sizeof o) /* the child is ready */
+		last = o;
+	struct timespec pause = {0, pause_ns};
+	nanosleep(&pause, NULL);
+	kill(pid, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+		fail_msg("child ended on its own: status %d", status);
+	while (read(p[0], &o, sizeof o) == sizeof o)
+		last = o;
+	close(p[0]);
+	return last;
+}
+
+void ts_test_wait_exit0(pid_t pid)
+{
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void report_problem(void *arg, const char *table, const char *file, const char *what)
+{
+	(void)arg;
+	print_error("check: %s: %s: %s\n", table, file, what);
+}
+
+void ts_test_check_clean(ts_db *db, const char *table, const char *when)
+{
+	ts_check_opts opts = {.problem = report_problem};
+	if (ts_check(db, table, &opts) < 0)
+		fail_msg("check %s: %s", when, ts_errmsg(NULL));
+}

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "buf.h"
+#include "descriptor_format.h"
 #include "maint.h"
 #include "snapshot.h"
 #include "support.h"
@@ -71,6 +73,26 @@ ts_test_env *ts_test_env_new(int64_t now, unsigned flags)
 	e->flags = flags;
 	ts_test_env_open(e);
 	return e;
+}
+
+ts_test_env *ts_test_env_new_held(int64_t now)
+{
+	ts_test_env *e = ts_test_env_new(now, TS_OPEN_NOMERGE);
+	ts__maint_hold(e->db, 1);
+	e->hold_maintenance = 1;
+	return e;
+}
+
+uint32_t ts_test_desc_version(const ts_test_env *e)
+{
+	char path[4300];
+	unsigned char h[TS_DESC_HEADER_SIZE];
+	snprintf(path, sizeof path, "%s/m/" TS_DESC_FILE, e->dir);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
+	fclose(f);
+	return ts__load_u32(h + TS_DESC_OFF_VERSION);
 }
 
 int ts_test_env_teardown(void **state)

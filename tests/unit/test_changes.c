@@ -38,10 +38,7 @@
 /* Merges and flushes happen when a test says so. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
 }
 
@@ -250,6 +247,20 @@ static void flushed(void **state)
 /* Rows enough (about 8 KiB) for a host's hour to make blocks of its own. */
 #define BLOCK_ROWS 300
 
+/* A block of host a at 09:00 and one of b at 10:00, each inserted and
+ * flushed alone, then merged into one tablet; *v1 and *v2 get the
+ * versions the two inserts answered. */
+static void insert_merged_pair(ts_test_env *e, uint64_t *v1, uint64_t *v2)
+{
+	int merged = 0;
+	*v1 = insert(e, "a", BLOCK_ROWS, NOW - 3 * HOUR);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	*v2 = insert(e, "b", BLOCK_ROWS, NOW - 2 * HOUR);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(merged, 1);
+}
+
 /*
  * After a merge of an old tablet and a new one, only the blocks holding
  * the new tablet's rows are reported: each block carries the newest
@@ -260,12 +271,8 @@ static void merged_reports_new_blocks_only(void **state)
 {
 	ts_test_env *e = *state;
 	int merged = 0;
-	uint64_t v1 = insert(e, "a", BLOCK_ROWS, NOW - 3 * HOUR);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	uint64_t v2 = insert(e, "b", BLOCK_ROWS, NOW - 2 * HOUR);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_int_equal(merged, 1);
+	uint64_t v1, v2;
+	insert_merged_pair(e, &v1, &v2);
 	ts__snapshot s;
 	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
 	assert_int_equal(s.ntablets, 1);
@@ -486,13 +493,8 @@ static void deletes(void **state)
 static void purge_keeps_block_hi(void **state)
 {
 	ts_test_env *e = *state;
-	int merged = 0;
-	uint64_t v1 = insert(e, "a", BLOCK_ROWS, NOW - 3 * HOUR);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	uint64_t v2 = insert(e, "b", BLOCK_ROWS, NOW - 2 * HOUR);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_int_equal(merged, 1);
+	uint64_t v1, v2;
+	insert_merged_pair(e, &v1, &v2);
 	uint64_t d = delete_rows(e->t, "b", NOW - 2 * HOUR, NOW - 2 * HOUR + 9 * SEC);
 	EXPECT(e->t, v2, 0, 1, 0, "b 10:00:00 10:00:09+");
 	EXPECT(e->t, v1, 0, 1, 0, "b 10:00:00 10:04:59+");

@@ -98,8 +98,9 @@ static long check_prefix(const test_row *rows, long n)
 	return ts_test_check_batches(rows, n, ROWS, NOW - 86400 * SEC);
 }
 
-static void child(const char *dir, int fd)
+static void child(void *arg, int fd)
 {
+	const char *dir = arg;
 	ts_db *db;
 	ts_table *t;
 	test_row r[ROWS], *rows;
@@ -111,6 +112,9 @@ static void child(const char *dir, int fd)
 	free(rows);
 	if (k < 0 || k % ROWS)
 		_exit(21);
+	int64_t ready = k / ROWS; /* the batches it holds: the rig's go */
+	if (write(fd, &ready, sizeof ready) != sizeof ready)
+		_exit(23);
 	for (int64_t b = k / ROWS + 1;; b++) {
 		ts_test_batch_rows(r, ROWS, NOW - 86400 * SEC, b);
 		if (ts_test_insert_m(t, r, ROWS) != 0) {
@@ -139,41 +143,7 @@ static void child(const char *dir, int fd)
  * acknowledged (0 if none). */
 static int64_t run_and_kill(const char *dir)
 {
-	int p[2];
-	int64_t b, last = 0;
-	assert_int_equal(pipe(p), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		child(dir, p[1]);
-	}
-	close(p[1]);
-	struct timespec pause = {0, (long)(rnd() % 400000000)};
-	nanosleep(&pause, NULL);
-	kill(pid, SIGKILL);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-		fail_msg("child ended on its own: status %d", status);
-	while (read(p[0], &b, sizeof b) == sizeof b)
-		last = b;
-	close(p[0]);
-	return last;
-}
-
-static void report_problem(void *arg, const char *table, const char *file, const char *what)
-{
-	(void)arg;
-	print_error("check: %s: %s: %s\n", table, file, what);
-}
-
-/* ts_check of table m finds nothing to report. */
-static void check_clean(ts_db *db, const char *when)
-{
-	ts_check_opts opts = {.problem = report_problem};
-	if (ts_check(db, "m", &opts) < 0)
-		fail_msg("check %s: %s", when, ts_errmsg(NULL));
+	return ts_test_run_and_kill(child, (void *)dir, (long)(rnd() % 400000000), 0);
 }
 
 /* What an operator sees after the crash, before any writer recovers. */
@@ -186,7 +156,7 @@ static void check_before_recovery(const char *dir)
 	o.clock = fixed_clock;
 	if (ts_open(dir, &o, &db) < 0)
 		fail_msg("read-only open: %s", ts_errmsg(NULL));
-	check_clean(db, "before recovery");
+	ts_test_check_clean(db, "m", "before recovery");
 	ts_close(db);
 }
 
@@ -201,7 +171,7 @@ static long verify(const char *dir, int64_t acked)
 	long n = ts_test_read_m(t, &rows);
 	long k = n < 0 ? -1 : check_prefix(rows, n);
 	free(rows);
-	check_clean(db, "after recovery");
+	ts_test_check_clean(db, "m", "after recovery");
 	ts_table_close(t);
 	ts_close(db);
 	if (k < 0)

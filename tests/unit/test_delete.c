@@ -28,6 +28,7 @@
 #include "descriptor.h"
 #include "descriptor_format.h"
 #include "maint.h"
+#include "snapshot.h"
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
@@ -38,10 +39,7 @@
 /* Merges and flushes happen when a test says so. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
 }
 
@@ -186,6 +184,17 @@ static void check_ok(ts_test_env *e)
 		fail_msg("check: %s", ts_errmsg(NULL));
 }
 
+/* The table still holds m after a restart and after a flush of all it
+ * holds in memory, and passes ts_check. */
+static void expect_after_restart_and_flush(ts_test_env *e, const ts_test_model *m)
+{
+	ts_test_env_reopen(e);
+	expect(e, m);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	expect(e, m);
+	check_ok(e);
+}
+
 /* ---- deletes ---- */
 
 static void delete_prefix_in_tree(void **state)
@@ -218,11 +227,7 @@ static void delete_prefix_in_tree(void **state)
 	test_row dup = {"b", NOW - HOUR, 9, 9};
 	assert_int_equal(ts_test_insert_m(e->t, &dup, 1), TS_EDUPKEY);
 	check_ok(e);
-	ts_test_env_reopen(e);
-	expect(e, &m);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	expect(e, &m);
-	check_ok(e);
+	expect_after_restart_and_flush(e, &m);
 	free(m.rows);
 }
 
@@ -302,11 +307,7 @@ static void tree_rows_newer_than_delete_survive(void **state)
 	assert_int_equal(m.n, 10);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
 	expect(e, &m);
-	ts_test_env_reopen(e);
-	expect(e, &m);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	expect(e, &m);
-	check_ok(e);
+	expect_after_restart_and_flush(e, &m);
 	free(m.rows);
 }
 
@@ -387,6 +388,159 @@ static void snapshot_before_delete_sees_rows(void **state)
 	assert_int_equal(rows, 20);
 	ts_cursor_close(before);
 	expect(e, &m);
+	free(m.rows);
+}
+
+/* A random encoded-ish key of 1 to 3 bytes over a small alphabet, so
+ * that bounds often meet, equal or nest. */
+static size_t rand_key(unsigned *seed, unsigned char *k)
+{
+	size_t n = 1 + (size_t)(rand_r(seed) % 3);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (unsigned char)('a' + rand_r(seed) % 4);
+	return n;
+}
+
+static int ptr_order(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+	return (x > y) - (x < y);
+}
+
+/* The index by key selects exactly what the pass over the list selects
+ * (in another order), over random boxes and reads; with too little room
+ * it says how many there are. */
+static void tomb_index_selects_as_list(void **state)
+{
+	(void)state;
+	unsigned seed = 28;
+	for (int round = 0; round < 200; round++) {
+		int n = rand_r(&seed) % 40;
+		ts__tomb v[40];
+		unsigned char bounds[40][2][3];
+		memset(v, 0, sizeof v);
+		for (int i = 0; i < n; i++) {
+			v[i].version = 1 + (uint64_t)(rand_r(&seed) % 10);
+			v[i].tmin = rand_r(&seed) % 10;
+			v[i].tmax = v[i].tmin + rand_r(&seed) % 10;
+			v[i].flags = (uint32_t)(rand_r(&seed) % 16);
+			v[i].lolen = v[i].flags & TS_TOMB_LO ? (uint32_t)rand_key(&seed, bounds[i][0]) : 0;
+			v[i].hilen = v[i].flags & TS_TOMB_HI ? (uint32_t)rand_key(&seed, bounds[i][1]) : 0;
+			if (!(v[i].flags & TS_TOMB_LO))
+				v[i].flags &= ~TS_TOMB_LO_STRICT;
+			if (!(v[i].flags & TS_TOMB_HI))
+				v[i].flags &= ~TS_TOMB_HI_STRICT;
+			v[i].lo = bounds[i][0];
+			v[i].hi = bounds[i][1];
+		}
+		ts__tomb_index x;
+		assert_int_equal(ts__tomb_index_build(&x, v, n), 0);
+		for (int q = 0; q < 50; q++) {
+			unsigned char f[3], l[3];
+			size_t flen = rand_key(&seed, f), llen = rand_key(&seed, l);
+			int nof = rand_r(&seed) % 5 == 0, nol = rand_r(&seed) % 5 == 0;
+			uint64_t vmin = (uint64_t)(rand_r(&seed) % 10);
+			int64_t mn = rand_r(&seed) % 20, mx = mn + rand_r(&seed) % 10;
+			const ts__tomb *a[40], *b[40], *few[2];
+			int na = ts__tombs_select(v, n, vmin, nof ? NULL : f, flen, nol ? NULL : l, llen, mn,
+			                          mx, a);
+			int nb = ts__tombs_select_index(&x, vmin, nof ? NULL : f, flen, nol ? NULL : l, llen,
+			                                mn, mx, b, 40);
+			assert_int_equal(nb, na);
+			qsort(a, (size_t)na, sizeof *a, ptr_order);
+			qsort(b, (size_t)nb, sizeof *b, ptr_order);
+			assert_memory_equal(a, b, (size_t)na * sizeof *a);
+			assert_int_equal(ts__tombs_select_index(&x, vmin, nof ? NULL : f, flen,
+			                                        nol ? NULL : l, llen, mn, mx, few, 2),
+			                 na);
+		}
+		ts__tomb_index_free(&x);
+	}
+}
+
+/* Snapshots of an unchanged chain and descriptor share one view of the
+ * tombstones (no walk, no copy); a delete, or a flush's descriptor,
+ * makes a new one that holds every tombstone in force. */
+static void snapshots_share_tombstone_view(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	insert(e, &m, "b", 10, NOW - HOUR, SEC, 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0); /* rows in a tablet */
+	ts__snapshot s1, s2, s3;
+	assert_int_equal(ts__snapshot_take(e->t, &s1), 0);
+	assert_null(s1.tview);
+	assert_int_equal(s1.ntombs, 0);
+	ts__snapshot_release(&s1);
+	box b = {"a", "a", 0, 0, NOW - HOUR, NOW - HOUR + 2 * SEC};
+	delete_box(e, &m, &b);
+	assert_int_equal(ts__snapshot_take(e->t, &s1), 0);
+	assert_int_equal(ts__snapshot_take(e->t, &s2), 0);
+	assert_non_null(s1.tview);
+	assert_ptr_equal(s1.tview, s2.tview);
+	assert_int_equal(s1.ntombs, 1);
+	box c = {"b", "b", 0, 0, NOW - HOUR, NOW - HOUR + 2 * SEC};
+	delete_box(e, &m, &c);
+	assert_int_equal(ts__snapshot_take(e->t, &s3), 0);
+	assert_ptr_not_equal(s3.tview, s1.tview);
+	assert_int_equal(s3.ntombs, 2);
+	ts__snapshot_release(&s1);
+	ts__snapshot_release(&s2);
+	ts__snapshot_release(&s3);
+	expect(e, &m);
+	insert(e, &m, "c", 10, NOW - HOUR, SEC, 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0); /* the chain moves into the descriptor */
+	assert_int_equal(ts__snapshot_take(e->t, &s1), 0);
+	assert_int_equal(s1.ntombs, 2);
+	ts__snapshot_release(&s1);
+	expect(e, &m);
+	free(m.rows);
+}
+
+/* Runs of hidden rows in a tablet are skipped by binary search (scan.c
+ * skip_hidden_run): a box over several hosts, one host's newest rows and
+ * another's oldest; every read both ways, and latest of each host,
+ * answer as the model, the runs ending at series boundaries, at a
+ * tombstone's time bound and at a block's end. */
+static void hidden_runs_skipped(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	const char *hosts[] = {"a", "b", "c", "d"};
+	for (int h = 0; h < 4; h++)
+		insert(e, &m, hosts[h], 200, NOW - HOUR, SEC, h + 1);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	box wide = {"a", "c", 0, 0, NOW - HOUR + 50 * SEC, NOW - HOUR + 120 * SEC};
+	box newest = {"b", "b", 0, 0, NOW - HOUR + 150 * SEC, INT64_MAX};
+	box oldest = {"d", "d", 0, 0, INT64_MIN, NOW - HOUR + 30 * SEC};
+	box all_c = {"c", "c", 0, 0, INT64_MIN, INT64_MAX};
+	delete_box(e, &m, &wide);
+	delete_box(e, &m, &newest);
+	delete_box(e, &m, &oldest);
+	expect(e, &m);
+	int64_t want[] = {NOW - HOUR + 199 * SEC, NOW - HOUR + 149 * SEC, NOW - HOUR + 199 * SEC,
+	                  NOW - HOUR + 199 * SEC};
+	for (int round = 0; round < 2; round++) {
+		for (int h = 0; h < 4; h++) {
+			ts_value p = ts_string(hosts[h]);
+			ts_cursor *c;
+			const ts_value *row;
+			int n;
+			assert_int_equal(ts_latest_open(e->t, &p, 1, &c), 0);
+			assert_int_equal(ts_cursor_next(c, &row, &n), 0);
+			if (want[h] == INT64_MIN) {
+				assert_null(row);
+			} else {
+				assert_non_null(row);
+				assert_int_equal(row[1].v.i, want[h]);
+			}
+			ts_cursor_close(c);
+		}
+		delete_box(e, &m, &all_c);
+		want[2] = INT64_MIN;
+		expect(e, &m);
+	}
 	free(m.rows);
 }
 
@@ -500,13 +654,17 @@ static void descriptor_refuses_older_builds(void **state)
 	assert_int_equal(read(fd, h, sizeof h), 24);
 	close(fd);
 	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
-	/* after a purge, no tombstone is left: the old format again */
+	/* after a purge no tombstone is left, but the table took a delete
+	 * (TS_DESC_DELETED, which caches key on: stat "corrected"), so it
+	 * stays format 5 */
+	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
 	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, h, sizeof h), 24);
 	close(fd);
-	assert_true(h[8] < TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
 	expect(e, &m);
 	check_ok(e);
 	free(m.rows);
@@ -1049,6 +1207,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(deletes_and_replacements, setup, ts_test_env_teardown),
+		cmocka_unit_test(tomb_index_selects_as_list),
+		cmocka_unit_test_setup_teardown(hidden_runs_skipped, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(snapshots_share_tombstone_view, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_removes_replaced_rows, setup,
 		                                ts_test_env_teardown),
 	};

@@ -93,8 +93,16 @@ static int delete_batch(ts_table *t, int64_t b)
 	return ts_delete(t, &q, NULL, NULL);
 }
 
-static void child(const char *dir, int fd, int64_t done)
+/* Where the child works and the ops done before it starts. */
+struct child_arg {
+	const char *dir;
+	int64_t done;
+};
+
+static void child(void *arg, int fd)
 {
+	const char *dir = ((struct child_arg *)arg)->dir;
+	int64_t done = ((struct child_arg *)arg)->done;
 	ts_db *db;
 	ts_table *t;
 	test_row r[ROWS];
@@ -102,6 +110,8 @@ static void child(const char *dir, int fd, int64_t done)
 		fprintf(stderr, "child: open: %s\n", ts_errmsg(NULL));
 		_exit(20);
 	}
+	if (write(fd, &done, sizeof done) != sizeof done) /* the rig's go */
+		_exit(23);
 	for (int64_t o = done + 1;; o++) {
 		int rc;
 		if (o % 3 == 0) {
@@ -134,40 +144,8 @@ static void child(const char *dir, int fd, int64_t done)
  * the last op it acknowledged (done if none). */
 static int64_t run_and_kill(const char *dir, int64_t done)
 {
-	int p[2];
-	int64_t o, last = done;
-	assert_int_equal(pipe(p), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		child(dir, p[1], done);
-	}
-	close(p[1]);
-	struct timespec pause = {0, (long)(rnd() % 300000000)};
-	nanosleep(&pause, NULL);
-	kill(pid, SIGKILL);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-		fail_msg("child ended on its own: status %d", status);
-	while (read(p[0], &o, sizeof o) == sizeof o)
-		last = o;
-	close(p[0]);
-	return last;
-}
-
-static void report_problem(void *arg, const char *table, const char *file, const char *what)
-{
-	(void)arg;
-	print_error("check: %s: %s: %s\n", table, file, what);
-}
-
-static void check_clean(ts_db *db, const char *when)
-{
-	ts_check_opts opts = {.problem = report_problem};
-	if (ts_check(db, "m", &opts) < 0)
-		fail_msg("check %s: %s", when, ts_errmsg(NULL));
+	struct child_arg c = {dir, done};
+	return ts_test_run_and_kill(child, &c, (long)(rnd() % 300000000), done);
 }
 
 /* Whether rows[0..n) (sorted) are exactly what ops 1..k leave. */
@@ -234,7 +212,7 @@ static int64_t verify(const char *dir, int64_t acked)
 	if (acked > 0) { /* what an operator sees before any writer recovers */
 		if (open_db(dir, TS_OPEN_READONLY, &db, &t) < 0)
 			fail_msg("read-only open: %s", ts_errmsg(NULL));
-		check_clean(db, "before recovery");
+		ts_test_check_clean(db, "m", "before recovery");
 		ts_table_close(t);
 		ts_close(db);
 	}
@@ -245,7 +223,7 @@ static int64_t verify(const char *dir, int64_t acked)
 	int64_t k = holds(rows, n, acked) ? acked : holds(rows, n, acked + 1) ? acked + 1 : -1;
 	assert_int_equal(ts_test_count_rows(t), n);
 	free(rows);
-	check_clean(db, "after recovery");
+	ts_test_check_clean(db, "m", "after recovery");
 	ts_table_close(t);
 	ts_close(db);
 	if (k < 0)

@@ -40,28 +40,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static test_row row(const char *host, int64_t ts, int64_t v)
-{
-	test_row r;
-	memset(&r, 0, sizeof r);
-	snprintf(r.host, sizeof r.host, "%s", host);
-	r.ts = ts;
-	r.batch = 0;
-	r.v = v;
-	return r;
-}
-
 /* ts_insert_counted of rows[0..n) into "m"; *ignored gets its count. */
 static int insert_counted(ts_table *t, const test_row *rows, size_t n, size_t *ignored)
 {
-	ts_value *vals = calloc(n * 4 + 1, sizeof *vals);
-	assert_non_null(vals);
-	for (size_t i = 0; i < n; i++) {
-		vals[4 * i] = ts_string(rows[i].host);
-		vals[4 * i + 1] = ts_timestamp(rows[i].ts);
-		vals[4 * i + 2] = ts_int64(rows[i].batch);
-		vals[4 * i + 3] = ts_int64(rows[i].v);
-	}
+	ts_value *vals = ts_test_values_m(rows, n);
 	*ignored = 12345;
 	int rc = ts_insert_counted(t, 0, vals, n, ignored);
 	free(vals);
@@ -151,7 +133,7 @@ static void dup_reject_unchanged(void **state)
 {
 	ts_test_env *e = *state;
 	size_t ignored;
-	test_row a[3] = {row("a", NOW, 1), row("b", NOW, 2), row("a", NOW, 3)};
+	test_row a[3] = {ts_test_row("a", NOW, 1), ts_test_row("b", NOW, 2), ts_test_row("a", NOW, 3)};
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_REJECT);
 	assert_int_equal(descriptor_field(e, 8), 1);
 	assert_int_equal(insert_counted(e->t, a, 3, &ignored), TS_EDUPKEY);
@@ -161,7 +143,7 @@ static void dup_reject_unchanged(void **state)
 	expect_rows(e->t, NULL, 0);
 	assert_int_equal(insert_counted(e->t, a, 2, &ignored), 0);
 	assert_int_equal(ignored, 0);
-	test_row b[2] = {row("c", NOW, 4), row("b", NOW, 5)};
+	test_row b[2] = {ts_test_row("c", NOW, 4), ts_test_row("b", NOW, 5)};
 	assert_int_equal(ts_test_insert_m(e->t, b, 2), TS_EDUPKEY);
 	expect_rows(e->t, a, 2);
 	assert_int_equal(ts_test_stat(e->t, "rows_rejected"), 5);
@@ -176,8 +158,8 @@ static void dup_ignore_within_batch(void **state)
 	size_t ignored;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_IGNORE);
-	test_row a[5] = {row("a", NOW, 1), row("b", NOW, 2), row("a", NOW, 3),
-	                 row("a", NOW, 4), row("b", NOW - SEC, 5)};
+	test_row a[5] = {ts_test_row("a", NOW, 1), ts_test_row("b", NOW, 2), ts_test_row("a", NOW, 3),
+	                 ts_test_row("a", NOW, 4), ts_test_row("b", NOW - SEC, 5)};
 	assert_int_equal(insert_counted(e->t, a, 5, &ignored), 0);
 	assert_int_equal(ignored, 2);
 	test_row want[3] = {a[0], a[1], a[4]};
@@ -187,7 +169,7 @@ static void dup_ignore_within_batch(void **state)
 	assert_int_equal(ts_test_stat(e->t, "batches_committed"), 1);
 	assert_int_equal(ts_test_stat(e->t, "rows_rejected"), 0);
 	/* ts_insert and ts_insert_at skip the same way, and say nothing */
-	test_row b[2] = {row("a", NOW, 9), row("c", NOW, 6)};
+	test_row b[2] = {ts_test_row("a", NOW, 9), ts_test_row("c", NOW, 6)};
 	assert_int_equal(ts_test_insert_m(e->t, b, 2), 0);
 	test_row want2[4] = {a[0], a[1], a[4], b[1]};
 	expect_rows(e->t, want2, 4);
@@ -201,18 +183,18 @@ static void dup_ignore_against_filling(void **state)
 	ts_test_env *e = *state;
 	size_t ignored;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
-	test_row a[3] = {row("a", NOW, 1), row("b", NOW, 2), row("c", NOW - DAY, 3)};
+	test_row a[3] = {ts_test_row("a", NOW, 1), ts_test_row("b", NOW, 2), ts_test_row("c", NOW - DAY, 3)};
 	assert_int_equal(insert_counted(e->t, a, 3, &ignored), 0);
 	assert_int_equal(ignored, 0);
 	int64_t tail = ts_test_stat(e->t, "log_tail_lsn");
-	test_row retry[3] = {row("a", NOW, 10), row("b", NOW, 20), row("c", NOW - DAY, 30)};
+	test_row retry[3] = {ts_test_row("a", NOW, 10), ts_test_row("b", NOW, 20), ts_test_row("c", NOW - DAY, 30)};
 	assert_int_equal(insert_counted(e->t, retry, 3, &ignored), 0);
 	assert_int_equal(ignored, 3);
 	assert_int_equal(ts_test_stat(e->t, "log_tail_lsn"), tail);
 	assert_int_equal(ts_test_stat(e->t, "batches_committed"), 1);
 	expect_rows(e->t, a, 3);
-	test_row mixed[4] = {row("d", NOW, 4), row("a", NOW, 11), row("c", NOW - DAY, 31),
-	                     row("e", NOW - DAY, 5)};
+	test_row mixed[4] = {ts_test_row("d", NOW, 4), ts_test_row("a", NOW, 11), ts_test_row("c", NOW - DAY, 31),
+	                     ts_test_row("e", NOW - DAY, 5)};
 	assert_int_equal(insert_counted(e->t, mixed, 4, &ignored), 0);
 	assert_int_equal(ignored, 2);
 	test_row want[5] = {a[0], a[1], a[2], mixed[0], mixed[3]};
@@ -243,21 +225,21 @@ static void dup_ignore_grown_period(void **state)
 	ts_test_env *e = *state;
 	size_t ignored;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
-	test_row a[1] = {row("a", NOW, 1)};
+	test_row a[1] = {ts_test_row("a", NOW, 1)};
 	assert_int_equal(insert_counted(e->t, a, 1, &ignored), 0);
 	ts_test_env_set_now(e, NOW + DAY);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
-	test_row dup[1] = {row("a", NOW, 2)};
+	test_row dup[1] = {ts_test_row("a", NOW, 2)};
 	assert_int_equal(insert_counted(e->t, dup, 1, &ignored), 0);
 	assert_int_equal(ignored, 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 1);
 	/* the duplicate's period (yesterday, a day now) gets no tablet, and
 	 * the next row's (today's 4 hours) the only new one */
-	test_row today[2] = {row("a", NOW, 3), row("b", NOW + DAY, 4)};
+	test_row today[2] = {ts_test_row("a", NOW, 3), ts_test_row("b", NOW + DAY, 4)};
 	assert_int_equal(insert_counted(e->t, today, 2, &ignored), 0);
 	assert_int_equal(ignored, 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
-	test_row both[2] = {row("a", NOW, 5), row("b", NOW, 6)};
+	test_row both[2] = {ts_test_row("a", NOW, 5), ts_test_row("b", NOW, 6)};
 	assert_int_equal(insert_counted(e->t, both, 2, &ignored), 0);
 	assert_int_equal(ignored, 1);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 3); /* b's day tablet */
@@ -276,8 +258,8 @@ static void dup_ignore_against_tablets(void **state)
 	size_t ignored;
 	int merged = 0;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
-	test_row a[2] = {row("a", NOW - 3600 * SEC, 1), row("b", NOW - 3600 * SEC, 2)};
-	test_row b[2] = {row("a", NOW - 1800 * SEC, 3), row("b", NOW - 1800 * SEC, 4)};
+	test_row a[2] = {ts_test_row("a", NOW - 3600 * SEC, 1), ts_test_row("b", NOW - 3600 * SEC, 2)};
+	test_row b[2] = {ts_test_row("a", NOW - 1800 * SEC, 3), ts_test_row("b", NOW - 1800 * SEC, 4)};
 	assert_int_equal(insert_counted(e->t, a, 2, &ignored), 0);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	assert_int_equal(insert_counted(e->t, b, 2, &ignored), 0);
@@ -285,9 +267,9 @@ static void dup_ignore_against_tablets(void **state)
 	assert_int_equal(ts_test_stat(e->t, "filling_rows"), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 2);
 	/* each flushed tablet: retried batches store nothing */
-	test_row ra[2] = {row("a", NOW - 3600 * SEC, 10), row("b", NOW - 3600 * SEC, 20)};
-	test_row rb[3] = {row("b", NOW - 1800 * SEC, 40), row("c", NOW - 1800 * SEC, 5),
-	                  row("a", NOW - 1800 * SEC, 30)};
+	test_row ra[2] = {ts_test_row("a", NOW - 3600 * SEC, 10), ts_test_row("b", NOW - 3600 * SEC, 20)};
+	test_row rb[3] = {ts_test_row("b", NOW - 1800 * SEC, 40), ts_test_row("c", NOW - 1800 * SEC, 5),
+	                  ts_test_row("a", NOW - 1800 * SEC, 30)};
 	assert_int_equal(insert_counted(e->t, ra, 2, &ignored), 0);
 	assert_int_equal(ignored, 2);
 	assert_int_equal(insert_counted(e->t, rb, 3, &ignored), 0);
@@ -303,7 +285,7 @@ static void dup_ignore_against_tablets(void **state)
 	assert_int_equal(ignored, 2);
 	assert_int_equal(insert_counted(e->t, rb, 3, &ignored), 0);
 	assert_int_equal(ignored, 3);
-	test_row fresh[2] = {row("c", NOW - 3600 * SEC, 6), row("c", NOW - 1800 * SEC, 50)};
+	test_row fresh[2] = {ts_test_row("c", NOW - 3600 * SEC, 6), ts_test_row("c", NOW - 1800 * SEC, 50)};
 	assert_int_equal(insert_counted(e->t, fresh, 2, &ignored), 0);
 	assert_int_equal(ignored, 1);
 	test_row want2[6] = {a[0], a[1], b[0], b[1], rb[1], fresh[0]};
@@ -319,7 +301,7 @@ static void dup_ignore_reopen(void **state)
 	ts_test_env *e = *state;
 	size_t ignored;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
-	test_row a[3] = {row("a", NOW, 1), row("a", NOW, 2), row("b", NOW, 3)};
+	test_row a[3] = {ts_test_row("a", NOW, 1), ts_test_row("a", NOW, 2), ts_test_row("b", NOW, 3)};
 	assert_int_equal(insert_counted(e->t, a, 3, &ignored), 0);
 	assert_int_equal(ignored, 1);
 	ts_test_env_close(e);
@@ -340,9 +322,9 @@ static void dup_ignore_crash_recovery(void **state)
 {
 	ts_test_env *e = *state;
 	size_t ignored;
-	test_row first[3] = {row("a", NOW, 1), row("b", NOW, 2), row("c", NOW - DAY, 3)};
-	test_row second[4] = {row("a", NOW, 10), row("d", NOW, 4), row("d", NOW, 40),
-	                      row("c", NOW - DAY, 30)};
+	test_row first[3] = {ts_test_row("a", NOW, 1), ts_test_row("b", NOW, 2), ts_test_row("c", NOW - DAY, 3)};
+	test_row second[4] = {ts_test_row("a", NOW, 10), ts_test_row("d", NOW, 4), ts_test_row("d", NOW, 40),
+	                      ts_test_row("c", NOW - DAY, 30)};
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
 	ts_test_env_close(e);
 	pid_t pid = fork();
@@ -354,10 +336,7 @@ static void dup_ignore_crash_recovery(void **state)
 		         insert_counted(e->t, second, 4, &ignored) == 0 && ignored == 3;
 		_exit(ok ? 0 : 1); /* no close: the log is left as a crash leaves it */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 0);
 	assert_int_equal(ts_test_stat(e->t, "log_recovered_commits"), 2);
@@ -366,7 +345,7 @@ static void dup_ignore_crash_recovery(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 	assert_int_equal(insert_counted(e->t, second, 4, &ignored), 0);
 	assert_int_equal(ignored, 4);
-	test_row more[1] = {row("e", NOW, 5)};
+	test_row more[1] = {ts_test_row("e", NOW, 5)};
 	assert_int_equal(insert_counted(e->t, more, 1, &ignored), 0);
 	assert_int_equal(ignored, 0);
 	test_row want2[5] = {first[0], first[1], first[2], second[1], more[0]};
@@ -425,10 +404,7 @@ static void dup_ignore_across_segments(void **state)
 		ok = ok && ts_test_stat(t, "rows_ignored_duplicates") == (int64_t)total;
 		_exit(ok ? 0 : 1); /* a crash: no close */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_table_open(e->db, "big", &t), 0);
 	assert_int_equal(ts_test_stat(t, "log_recovered_commits"), rounds);
@@ -463,8 +439,8 @@ static void dup_alter_both_ways(void **state)
 {
 	ts_test_env *e = *state;
 	size_t ignored;
-	test_row a[2] = {row("a", NOW, 1), row("b", NOW, 2)};
-	test_row dup[2] = {row("c", NOW, 3), row("a", NOW, 4)};
+	test_row a[2] = {ts_test_row("a", NOW, 1), ts_test_row("b", NOW, 2)};
+	test_row dup[2] = {ts_test_row("c", NOW, 3), ts_test_row("a", NOW, 4)};
 	assert_int_equal(ts_test_insert_m(e->t, a, 2), 0);
 	assert_int_equal(ts_test_insert_m(e->t, dup, 2), TS_EDUPKEY);
 	uint64_t gen = descriptor_field(e, 24);
@@ -489,7 +465,7 @@ static void dup_alter_both_ways(void **state)
 	assert_int_equal(descriptor_field(e, 8), 1);
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_REJECT);
 	assert_int_equal(ts_test_stat(e->t, "on_duplicate_policy"), TS_ON_DUPLICATE_REJECT);
-	test_row again[2] = {row("d", NOW, 5), row("b", NOW, 6)};
+	test_row again[2] = {ts_test_row("d", NOW, 5), ts_test_row("b", NOW, 6)};
 	assert_int_equal(insert_counted(e->t, again, 2, &ignored), TS_EDUPKEY);
 	assert_string_equal(ts_errmsg(NULL),
 	                    "row 1: duplicate key (\"b\", 2026-11-21T12:00:00Z)");
@@ -509,7 +485,7 @@ static void dup_alter_both_ways(void **state)
 	ts_test_env_close(e);
 	ts_test_env_open(e);
 	assert_int_equal(policy_of(e->t), TS_ON_DUPLICATE_IGNORE);
-	test_row old[1] = {row("z", NOW - 2 * DAY, 7)};
+	test_row old[1] = {ts_test_row("z", NOW - 2 * DAY, 7)};
 	assert_int_equal(ts_test_insert_m(e->t, old, 1), TS_EEXPIRED); /* horizon kept */
 }
 
@@ -520,9 +496,9 @@ static void dup_ignore_batch_still_atomic(void **state)
 	ts_test_env *e = *state;
 	size_t ignored;
 	set_policy(e->t, TS_ON_DUPLICATE_IGNORE);
-	test_row a[1] = {row("a", NOW, 1)};
+	test_row a[1] = {ts_test_row("a", NOW, 1)};
 	assert_int_equal(insert_counted(e->t, a, 1, &ignored), 0);
-	test_row bad[3] = {row("a", NOW, 2), row("b", NOW, 3), row("c", NOW + 2 * DAY, 4)};
+	test_row bad[3] = {ts_test_row("a", NOW, 2), ts_test_row("b", NOW, 3), ts_test_row("c", NOW + 2 * DAY, 4)};
 	assert_int_equal(insert_counted(e->t, bad, 3, &ignored), TS_EFUTURE);
 	assert_int_equal(ignored, 0);
 	expect_rows(e->t, a, 1);

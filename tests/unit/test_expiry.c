@@ -174,19 +174,6 @@ static void expiry_survives_ttl_forever(void **state)
 	expect_horizon(e->t);
 }
 
-/* The format version of t's DESCRIPTOR file. */
-static uint32_t descriptor_version(ts_test_env *e)
-{
-	char path[4096];
-	unsigned char h[TS_DESC_OFF_VERSION + 4];
-	snprintf(path, sizeof path, "%s/m/" TS_DESC_FILE, e->dir);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
-	fclose(f);
-	return ts__load_u32(h + TS_DESC_OFF_VERSION);
-}
-
 /* A clock that jumps a year ahead for a while (a bad NTP step, a VM
  * restored) while the descriptor is written for another reason than the
  * TTL (here an added column) leaves no horizon behind: once the clock is
@@ -203,11 +190,11 @@ static void expiry_clock_jump_leaves_no_horizon(void **state)
 	assert_int_equal(ts_test_count_rows(e->t), 51);
 	test_row r = {.host = "h2", .ts = NOW - MIN, .v = 1};
 	assert_int_equal(ts_test_insert_m(e->t, &r, 1), 0);
-	assert_int_equal(descriptor_version(e), 1);
+	assert_int_equal(ts_test_desc_version(e), 1);
 	assert_int_equal(ts_alter_ttl(e->t, HOUR), 0); /* shorter: no horizon needed */
-	assert_int_equal(descriptor_version(e), 1);
+	assert_int_equal(ts_test_desc_version(e), 1);
 	assert_int_equal(ts_alter_ttl(e->t, DAY), 0); /* longer: the horizon is kept */
-	assert_int_equal(descriptor_version(e), 2);
+	assert_int_equal(ts_test_desc_version(e), 2);
 	assert_int_equal(ts_test_count_rows(e->t), 51); /* all within the hour */
 	ts_test_env_close(e);
 	ts_test_env_open(e);

@@ -44,10 +44,7 @@ static uint64_t rnd(void) { return ts_test_xorshift(&rng); }
  * lock to do it) is held, so that no step of theirs meets it. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
 }
 

@@ -43,36 +43,16 @@
 /* Merges and flushes happen when a test says so. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
-}
-
-static test_row row(const char *host, int64_t ts, int64_t v)
-{
-	test_row r;
-	memset(&r, 0, sizeof r);
-	snprintf(r.host, sizeof r.host, "%s", host);
-	r.ts = ts;
-	r.v = v;
-	return r;
 }
 
 /* ts_insert_policy of rows[0..n) under policy; *ignored (may be NULL). */
 static int put_rows(ts_table *t, int policy, const test_row *rows, size_t n, size_t *ignored)
 {
-	ts_value *vals = calloc(n * 4 + 1, sizeof *vals);
+	ts_value *vals = ts_test_values_m(rows, n);
 	size_t ign = 0;
 	uint64_t version = 0;
-	assert_non_null(vals);
-	for (size_t i = 0; i < n; i++) {
-		vals[4 * i] = ts_string(rows[i].host);
-		vals[4 * i + 1] = ts_timestamp(rows[i].ts);
-		vals[4 * i + 2] = ts_int64(rows[i].batch);
-		vals[4 * i + 3] = ts_int64(rows[i].v);
-	}
 	int rc = ts_insert_policy(t, 0, policy, vals, n, &ign, &version);
 	if (ignored)
 		*ignored = ign;
@@ -83,7 +63,7 @@ static int put_rows(ts_table *t, int policy, const test_row *rows, size_t n, siz
 /* One row under policy; must succeed. */
 static void put(ts_test_env *e, int policy, const char *host, int64_t ts, int64_t v)
 {
-	test_row r = row(host, ts, v);
+	test_row r = ts_test_row(host, ts, v);
 	size_t ignored = 99;
 	if (put_rows(e->t, policy, &r, 1, &ignored) != 0)
 		fail_msg("insert %s@%" PRId64 ": %s", host, ts, ts_errmsg(NULL));
@@ -181,19 +161,6 @@ static void check_ok(ts_test_env *e, const char *when)
 		fail_msg("ts_check %s: %s", when, ts_errmsg(NULL));
 }
 
-/* The format version of e's table's DESCRIPTOR file. */
-static uint32_t file_version(const ts_test_env *e)
-{
-	char path[4300];
-	unsigned char h[TS_DESC_HEADER_SIZE];
-	snprintf(path, sizeof path, "%s/m/" TS_DESC_FILE, e->dir);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
-	fclose(f);
-	return ts__load_u32(h + TS_DESC_OFF_VERSION);
-}
-
 /* ---- one tree ---- */
 
 /* A second row of a key replaces the first in the tree: across batches
@@ -204,9 +171,9 @@ static uint32_t file_version(const ts_test_env *e)
 static void replace_in_one_tree(void **state)
 {
 	ts_test_env *e = *state;
-	assert_int_equal(file_version(e), 1);
+	assert_int_equal(ts_test_desc_version(e), 1);
 	assert_int_equal(ts_alter_on_duplicate(e->t, REPLACE), 0);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
 	ts_schema *s;
 	assert_int_equal(ts_table_schema(e->t, &s), 0);
 	assert_int_equal(s->on_duplicate, REPLACE);
@@ -218,13 +185,13 @@ static void replace_in_one_tree(void **state)
 	const ts_value *v;
 	assert_int_equal(ts_query_open(e->t, &(ts_query){0}, &old), 0);
 	put(e, TABLE, "a", NOW - 10 * SEC, 2);
-	test_row batch[3] = {row("c", NOW - 5 * SEC, 7), row("c", NOW - 5 * SEC, 8),
-	                     row("b", NOW - 10 * SEC, 3)};
+	test_row batch[3] = {ts_test_row("c", NOW - 5 * SEC, 7), ts_test_row("c", NOW - 5 * SEC, 8),
+	                     ts_test_row("b", NOW - 10 * SEC, 3)};
 	size_t ignored = 99;
 	assert_int_equal(put_rows(e->t, TABLE, batch, 3, &ignored), 0);
 	assert_int_equal(ignored, 0);
-	test_row want[3] = {row("a", NOW - 10 * SEC, 2), row("b", NOW - 10 * SEC, 3),
-	                    row("c", NOW - 5 * SEC, 8)};
+	test_row want[3] = {ts_test_row("a", NOW - 10 * SEC, 2), ts_test_row("b", NOW - 10 * SEC, 3),
+	                    ts_test_row("c", NOW - 5 * SEC, 8)};
 	expect_rows(e->t, want, 3);
 	/* the old snapshot: a=1, b=1, no c */
 	test_row r;
@@ -268,26 +235,26 @@ static void replace_across_tree_tablets_and_merges(void **state)
 		put(e, TABLE, "b", NOW - 100 * SEC + i * SEC, 100 + i);
 	}
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0); /* tablet 1 */
-	uint32_t before = file_version(e);
+	uint32_t before = ts_test_desc_version(e);
 	assert_true(before == TS_DESC_VERSION_INTERVALS);
 	/* a reject table refuses the key; ignore skips it, writing nothing */
-	test_row dup = row("a", NOW - 100 * SEC, 55);
+	test_row dup = ts_test_row("a", NOW - 100 * SEC, 55);
 	size_t ignored = 0;
 	assert_int_equal(put_rows(e->t, TABLE, &dup, 1, &ignored), TS_EDUPKEY);
 	assert_int_equal(put_rows(e->t, IGNORE, &dup, 1, &ignored), 0);
 	assert_int_equal(ignored, 1);
-	assert_int_equal(file_version(e), before);
+	assert_int_equal(ts_test_desc_version(e), before);
 	/* replace: over the tablet's row */
 	put(e, REPLACE, "a", NOW - 100 * SEC, 1000);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
 	uint64_t gen = (uint64_t)ts_test_stat(e->t, "descriptor_generation");
 	put(e, REPLACE, "a", NOW - 99 * SEC, 1001);
 	assert_int_equal(ts_test_stat(e->t, "descriptor_generation"), (int64_t)gen); /* once */
 	assert_int_equal(ts_test_stat(e->t, "rows_replaced"), 0); /* on disk: not looked for */
 	test_row want[40];
 	for (int i = 0; i < 20; i++) {
-		want[i] = row("a", NOW - 100 * SEC + i * SEC, i);
-		want[20 + i] = row("b", NOW - 100 * SEC + i * SEC, 100 + i);
+		want[i] = ts_test_row("a", NOW - 100 * SEC + i * SEC, i);
+		want[20 + i] = ts_test_row("b", NOW - 100 * SEC + i * SEC, 100 + i);
 	}
 	want[0].v = 1000;
 	want[1].v = 1001;
@@ -329,7 +296,7 @@ static void replace_across_tree_tablets_and_merges(void **state)
 	ts_test_check_tablets(e->t);
 	/* the policy set to reject again keeps format 5 (the flag stays) */
 	assert_int_equal(ts_alter_on_duplicate(e->t, REJECT), 0);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
 	ts_test_env_reopen(e);
 	expect_rows(e->t, want, 40);
 }
@@ -347,8 +314,8 @@ static void replace_across_rollover(void **state)
 	put(e, TABLE, "a", NOW - HOUR, 10);            /* yesterday's day tree */
 	put(e, TABLE, "b", NOW - HOUR, 5);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
-	test_row want[3] = {row("a", NOW - HOUR, 10), row("a", NOW - HOUR + SEC, 2),
-	                    row("b", NOW - HOUR, 5)};
+	test_row want[3] = {ts_test_row("a", NOW - HOUR, 10), ts_test_row("a", NOW - HOUR + SEC, 2),
+	                    ts_test_row("b", NOW - HOUR, 5)};
 	expect_rows(e->t, want, 3);
 	test_row r;
 	assert_int_equal(latest(e->t, "a", &r), 1);
@@ -395,8 +362,8 @@ static void latest_past_a_shadowed_row(void **state)
 	assert_int_equal(r.v, 1);
 	assert_int_equal(latest(e->t, "z", &r), 1);
 	assert_int_equal(r.v, 3);
-	test_row want[4] = {row("a", NOW - 90 * SEC, 1), row("a", NOW - 68 * SEC, 3),
-	                    row("a", NOW - 63 * SEC, 1), row("z", NOW - 61 * SEC, 3)};
+	test_row want[4] = {ts_test_row("a", NOW - 90 * SEC, 1), ts_test_row("a", NOW - 68 * SEC, 3),
+	                    ts_test_row("a", NOW - 63 * SEC, 1), ts_test_row("z", NOW - 61 * SEC, 3)};
 	expect_rows(e->t, want, 4);
 }
 
@@ -414,23 +381,20 @@ static void replace_crash_recovery(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		ts_test_env_open(e);
-		test_row b1[2] = {row("a", NOW - 10 * SEC, 2), row("c", NOW - 5 * SEC, 2)};
-		test_row b2[3] = {row("c", NOW - 5 * SEC, 3), row("c", NOW - 5 * SEC, 4),
-		                  row("b", NOW - 10 * SEC, 4)};
+		test_row b1[2] = {ts_test_row("a", NOW - 10 * SEC, 2), ts_test_row("c", NOW - 5 * SEC, 2)};
+		test_row b2[3] = {ts_test_row("c", NOW - 5 * SEC, 3), ts_test_row("c", NOW - 5 * SEC, 4),
+		                  ts_test_row("b", NOW - 10 * SEC, 4)};
 		size_t ignored;
 		int ok = put_rows(e->t, REPLACE, b1, 2, &ignored) == 0 &&
 		         put_rows(e->t, REPLACE, b2, 3, &ignored) == 0;
 		_exit(ok ? 0 : 1); /* no close: the log is left as a crash leaves it */
 	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	ts_test_wait_exit0(pid);
 	ts_test_env_open(e);
 	assert_int_equal(ts_test_stat(e->t, "log_opened_clean"), 0);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
-	test_row want[3] = {row("a", NOW - 10 * SEC, 2), row("b", NOW - 10 * SEC, 4),
-	                    row("c", NOW - 5 * SEC, 4)};
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
+	test_row want[3] = {ts_test_row("a", NOW - 10 * SEC, 2), ts_test_row("b", NOW - 10 * SEC, 4),
+	                    ts_test_row("c", NOW - 5 * SEC, 4)};
 	expect_rows(e->t, want, 3);
 	check_ok(e, "after the crash");
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
@@ -533,7 +497,7 @@ static void read_only_handle_sees_the_same(void **state)
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	put(e, REPLACE, "a", NOW - 10 * SEC, 3);
 	put(e, REPLACE, "a", NOW - 10 * SEC, 4);
-	test_row want[2] = {row("a", NOW - 10 * SEC, 4), row("a", NOW - 9 * SEC, 2)};
+	test_row want[2] = {ts_test_row("a", NOW - 10 * SEC, 4), ts_test_row("a", NOW - 9 * SEC, 2)};
 	ts_options o;
 	ts_options_init(&o);
 	o.flags = TS_OPEN_READONLY;
@@ -560,7 +524,7 @@ static void read_only_handle_sees_the_same(void **state)
 static void insert_policy_arguments(void **state)
 {
 	ts_test_env *e = *state;
-	test_row r = row("a", NOW, 1);
+	test_row r = ts_test_row("a", NOW, 1);
 	size_t ignored = 7;
 	assert_int_equal(put_rows(e->t, 3, &r, 1, &ignored), TS_EINVAL);
 	assert_int_equal(ignored, 0);
@@ -569,12 +533,12 @@ static void insert_policy_arguments(void **state)
 	assert_int_equal(put_rows(e->t, TABLE, &r, 1, &ignored), TS_EDUPKEY);
 	assert_int_equal(put_rows(e->t, IGNORE, &r, 1, &ignored), 0);
 	assert_int_equal(ignored, 1);
-	assert_int_equal(file_version(e), 1);
+	assert_int_equal(ts_test_desc_version(e), 1);
 	r.v = 2;
 	assert_int_equal(put_rows(e->t, REPLACE, &r, 1, &ignored), 0);
 	assert_int_equal(ignored, 0);
 	assert_int_equal(ts_test_stat(e->t, "rows_replaced"), 1);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_CORRECTIONS);
 	/* the table's policy is still reject */
 	ts_schema *s;
 	assert_int_equal(ts_table_schema(e->t, &s), 0);
@@ -644,7 +608,7 @@ static void no_flag(unsigned char *body, size_t len)
 
 static void unknown_flag(unsigned char *body, size_t len)
 {
-	body[len - 5] |= 0x04;
+	body[len - 5] |= 0x08;
 }
 
 /* Format 5 as read: a flag this build does not know is TS_EVERSION; a
@@ -660,12 +624,12 @@ static void descriptor_v5(void **state)
 	ts__descriptor *d;
 	put(e, TABLE, "a", NOW - 10 * SEC, 1);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_INTERVALS);
-	test_row want[1] = {row("a", NOW - 10 * SEC, 1)};
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_INTERVALS);
+	test_row want[1] = {ts_test_row("a", NOW - 10 * SEC, 1)};
 	expect_rows(e->t, want, 1);
 	put(e, TABLE, "a", NOW - 9 * SEC, 2);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(file_version(e), TS_DESC_VERSION_INTERVALS); /* 4 stays 4 */
+	assert_int_equal(ts_test_desc_version(e), TS_DESC_VERSION_INTERVALS); /* 4 stays 4 */
 	assert_int_equal(ts_alter_on_duplicate(e->t, REPLACE), 0);
 	ts_test_env_close(e);
 	snprintf(dir, sizeof dir, "%s/m", e->dir);
@@ -678,7 +642,7 @@ static void descriptor_v5(void **state)
 	assert_non_null(strstr(ts_errmsg(NULL), "bad tombstone count 1"));
 	write_patched(dir, d, unknown_flag);
 	assert_int_equal(ts__descriptor_read(dir, &x), TS_EVERSION);
-	assert_non_null(strstr(ts_errmsg(NULL), "unknown descriptor flags 0x05"));
+	assert_non_null(strstr(ts_errmsg(NULL), "unknown descriptor flags 0x09"));
 	write_patched(dir, d, no_flag);
 	assert_int_equal(ts__descriptor_read(dir, &x), TS_ECORRUPT);
 	assert_non_null(strstr(ts_errmsg(NULL), "not marked"));
@@ -810,7 +774,7 @@ static void random_against_model(void **state)
 			test_row batch[8];
 			size_t n = 1 + ts_test_xorshift(&rng) % 8, ignored = 0;
 			for (size_t i = 0; i < n; i++)
-				batch[i] = row(hosts[ts_test_xorshift(&rng) % 4],
+				batch[i] = ts_test_row(hosts[ts_test_xorshift(&rng) % 4],
 				               base + (int64_t)(ts_test_xorshift(&rng) % 40) * SEC,
 				               (int64_t)step * 100 + (int64_t)i);
 			int rc = put_rows(e->t, policy, batch, n, &ignored);
@@ -925,7 +889,7 @@ static void random_aggregates_against_model(void **state)
 			int dup = 0;
 			for (int i = 0; i < n; i++) {
 				int sec = hour * 3600 + start + i;
-				batch[i] = row(host, base + sec * SEC, step * 1000 + i);
+				batch[i] = ts_test_row(host, base + sec * SEC, step * 1000 + i);
 				dup |= d.has[h][sec];
 			}
 			size_t ignored = 0;
@@ -1006,7 +970,7 @@ static void random_aggregates_against_model(void **state)
 						char host[4];
 						snprintf(host, sizeof host, "h%d", h);
 						assert_true(n < AGG_HOSTS * (size_t)AGG_SECONDS / 4);
-						want[n++] = row(host, base + sec * SEC, d.v[h][sec]);
+						want[n++] = ts_test_row(host, base + sec * SEC, d.v[h][sec]);
 					}
 			expect_rows(e->t, want, n);
 			free(want);

@@ -33,10 +33,7 @@
 /* Merges and flushes happen when a test says so. */
 static int setup(void **state)
 {
-	ts_test_env *e = ts_test_env_new(NOW, TS_OPEN_NOMERGE);
-	ts__maint_hold(e->db, 1);
-	e->hold_maintenance = 1;
-	*state = e;
+	*state = ts_test_env_new_held(NOW);
 	return 0;
 }
 
@@ -433,19 +430,6 @@ static void clear_intervals(ts__descriptor *d, void *arg)
 		d->tablets[i].lo = d->tablets[i].hi = 0;
 }
 
-/* The format version of e's table's DESCRIPTOR file. */
-static uint32_t file_version(const ts_test_env *e)
-{
-	char path[4300];
-	unsigned char h[TS_DESC_HEADER_SIZE];
-	snprintf(path, sizeof path, "%s/m/" TS_DESC_FILE, e->dir);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
-	fclose(f);
-	return ts__load_u32(h + TS_DESC_OFF_VERSION);
-}
-
 /* A table whose tablets have no intervals (as written before versions
  * existed; its policy ignore makes it format version 3) opens and reads
  * the same; its tablets merge first, as the oldest; new flushes make it
@@ -460,10 +444,10 @@ static void descriptor_v3_still_reads(void **state)
 	insert(e, &m, "b", 50, NOW - 3 * HOUR, 2);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	insert(e, &m, "c", 10, NOW - 3 * HOUR, 3); /* left in the log */
-	assert_int_equal(file_version(e), 4);
+	assert_int_equal(ts_test_desc_version(e), 4);
 	ts_test_env_close(e);
 	forge(e, clear_intervals, NULL);
-	assert_int_equal(file_version(e), 3);
+	assert_int_equal(ts_test_desc_version(e), 3);
 	ts_test_env_open(e);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
@@ -477,7 +461,7 @@ static void descriptor_v3_still_reads(void **state)
 	/* a third tablet, with versions: the legacy ones stay first */
 	insert(e, &m, "d", 10, NOW - 3 * HOUR, 4);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(file_version(e), 4);
+	assert_int_equal(ts_test_desc_version(e), 4);
 	assert_int_equal(tablets(e, &t), 3);
 	assert_int_equal(t[0].id, first);
 	assert_int_equal(t[1].id, second);
