@@ -787,13 +787,10 @@ static int op_create_rollup(struct tsd_request *r, const struct tsd_context *ctx
 		return lib_fail(r, rc);
 	}
 	ts_table_close(src);
-	if (group >= schema->nkey)
-		rc = fail(r, TS_EINVAL, "field \"group\": %" PRId64 " key columns, table \"%s\" has "
-		          "%d before ts", group, spec.source, schema->nkey - 1);
-	else
-		rc = get_rollup_specs(r, schema, spec.source, &specs, &spec.nspecs);
+	rc = get_rollup_specs(r, schema, spec.source, &specs, &spec.nspecs);
 	ts_schema_free(schema);
-	spec.group = (int)group;
+	/* out of range: the library says so, as for tsstore -d */
+	spec.group = group > TS_KEY_COLUMNS_MAX ? TS_KEY_COLUMNS_MAX : (int)group;
 	spec.specs = specs;
 	if (rc == 0 && (rc = ts_create_rollup(ctx->db, name, &spec)) < 0)
 		lib_fail(r, rc);
@@ -812,8 +809,11 @@ static int op_rollups(struct tsd_request *r, const struct tsd_context *ctx)
 	char **names = NULL;
 	const char *table;
 	int rc;
-	if (get_string(r, "table", JSON_TEXT_NAME, 1, &table) < 0)
+	/* the table opened first: ts_rollups lists none for a name that is
+	 * no table, which must be ENOENT */
+	if (open_table(r, ctx) < 0)
 		return r->code;
+	table = ts_table_name(r->table);
 	if ((rc = ts_rollups(ctx->db, table, &names, NULL)) < 0)
 		return lib_fail(r, rc);
 	begin_ok(r);
@@ -1184,13 +1184,11 @@ static void stream(struct tsd_request *r, const struct tsd_context *ctx)
 		jbuf_printf(&r->out, ",\"count\":%" PRIu64, r->count);
 		if (r->op == TSD_OP_QUERY)
 			jbuf_printf(&r->out, ",\"more\":%s", more ? "true" : "false");
-		if (r->op == TSD_OP_AGGREGATE) {
-			/* the table whose rows answered: a rollup of it
-			 * (ts_cursor_source; the table's rows then answered
-			 * the other windows), or the table itself */
+		if (r->op == TSD_OP_AGGREGATE && ts_cursor_source(r->cursor)) {
+			/* the rollup of the table that answered the windows it
+			 * holds (ts_cursor_source; the table's rows answered
+			 * the others); absent when the table's rows alone did */
 			const char *src = ts_cursor_source(r->cursor);
-			if (!src)
-				src = ts_table_name(r->table);
 			jbuf_puts(&r->out, ",\"source\":");
 			jbuf_string(&r->out, src, strlen(src));
 		}

@@ -461,7 +461,7 @@ static int rows_reply(const struct cli_req *r, const ts_schema *s, json_t *reply
 	const char *source = json_string_value(json_object_get(reply, "source"));
 	int status = CLI_OK;
 	if (r->kind == CLI_REQ_AGGREGATE)
-		/* a daemon older than rollups says nothing: its table answered */
+		/* no "source": the table's own rows answered */
 		snprintf(more->source, sizeof more->source, "%s", source ? source : r->table);
 	more->more = json_is_true(json_object_get(reply, "more"));
 	if (more->more)
