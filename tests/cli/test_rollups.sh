@@ -308,6 +308,8 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	check_file sql_socket 0 want_sql '' sql "socket='$tmp/sock'" 'SELECT host, cpu_max, cpu_sum, cpu_count FROM r1h;'
 	check sql_insert_socket 1 '' 'tsstore: table "r1h" is a rollup of "r1m": only its maintenance writes it\n' \
 		sql "socket='$tmp/sock'" "INSERT INTO r1h VALUES ('web1', 0, 1, 1, 1);"
+	check sql_delete_socket 1 '' 'tsstore: table "r1h" is a rollup of "r1m": only its maintenance writes it\n' \
+		sql "socket='$tmp/sock'" "DELETE FROM r1h WHERE host = 'web3';"
 	check sql_mean 0 'web3|1.5\n' '' sql "socket='$tmp/sock'" \
 		"SELECT host, cpu_sum / cpu_count FROM r1h WHERE host = 'web3';"
 else
@@ -324,6 +326,10 @@ check_file explain_rollup 0 want_fl 'aggregate: source: r1m, a rollup of m (m'"'
 	ts aggregate m --every 1h --group 1 --column cpu:first,cpu:last,cpu:mean --explain
 if command -v sqlite3 >/dev/null 2>&1; then
 	check_file sql_path 0 want_sql '' sqlite_vtab r1h "path='$tmp/daemon'" 'SELECT host, cpu_max, cpu_sum, cpu_count FROM r1h;'
+	check sql_insert_path 1 '' 'tsstore: table "r1h" is a rollup of "r1m": only its maintenance writes it\n' \
+		sqlite_vtab r1h "path='$tmp/daemon'" "INSERT INTO r1h VALUES ('web1', 0, 1, 1, 1);"
+	check sql_delete_path 1 '' 'tsstore: table "r1h" is a rollup of "r1m": only its maintenance writes it\n' \
+		sqlite_vtab r1h "path='$tmp/daemon'" "DELETE FROM r1h WHERE host = 'web3';"
 fi
 check drop_r1h 0 '' '' ts drop r1h
 check drop_r1m 0 '' '' ts drop r1m
