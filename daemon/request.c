@@ -790,7 +790,7 @@ static int op_create_rollup(struct tsd_request *r, const struct tsd_context *ctx
 	rc = get_rollup_specs(r, schema, spec.source, &specs, &spec.nspecs);
 	ts_schema_free(schema);
 	/* out of range: the library says so, as for tsstore -d */
-	spec.group = group > TS_KEY_COLUMNS_MAX ? TS_KEY_COLUMNS_MAX : (int)group;
+	spec.group = group > INT32_MAX ? INT32_MAX : (int)group;
 	spec.specs = specs;
 	if (rc == 0 && (rc = ts_create_rollup(ctx->db, name, &spec)) < 0)
 		lib_fail(r, rc);
