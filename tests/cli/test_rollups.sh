@@ -283,6 +283,10 @@ if [ -n "$http" ]; then
 	if wait_rollup r1m m && wait_rollup r1h r1m; then pass; else fail caught_up_replace "no watermark reached its source's version"; fi
 	check_file iq_from_rollup 0 want_iq '' iq
 	expect iq_rollup_read "$(scanned)" -gt "$s0"
+	# line protocol into a rollup: refused line by line (400: a client
+	# must not retry it), not a storage failure (503)
+	check write_refused 0 '{"error":"line 1: table \\"r1m\\": table \\"r1m\\" is a rollup of \\"m\\": only its maintenance writes it"}\n\n400\n' '' curl -s -w '\n%{http_code}\n' -XPOST \
+		"http://${addr#http:}/write?db=x" --data-binary 'r1m,host=web1 cpu_max=1 1795255200000000000'
 else
 	skip "curl is missing: /metrics and InfluxQL are not checked"
 fi
