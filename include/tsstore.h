@@ -1026,8 +1026,11 @@ TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *delete
  * the database holds their bytes (a snapshot taken before, and the
  * cursors on it, keep what they read until closed; backups are the
  * operator's).  Each delete whose range meets range is purged whole,
- * and its tombstone dropped.  A crash during a purge leaves the table as
- * before it or as after it, and ts_check passes either way.
+ * and its tombstone dropped: ts_changes_open still reports it, and any
+ * older delete whose key range meets range's, as wildcard rows over
+ * their time ranges (their key bounds, key bytes of the erased rows,
+ * are not kept).  A crash during a purge leaves the table as before it
+ * or as after it, and ts_check passes either way.
  * table_version: as ts_delete.  Returns 0; TS_EINVAL; TS_EREADONLY;
  * TS_ECLOSED; TS_ENOSPC; TS_EIO; TS_ENOMEM; TS_ECORRUPT when a tablet to
  * rewrite is damaged.
@@ -1067,10 +1070,35 @@ typedef struct ts_changes_spec {
  * before versions existed are always reported -- but none that changed
  * is ever missed.  A since that is not one of the table's versions
  * counts every row of a filling tablet begun before it as changed.
+ *
+ * Deletes are reported by their range alone, whether their rows are
+ * still in the table's files, left out by a flush or merge, or purged:
+ * over the time range the delete covered (narrowed to the times the
+ * table held rows in when it ran), under its prefix when every key of
+ * its range has the same depth leading values, else as a *wildcard row*:
+ * the leading values its range does fix (k < depth of them, perhaps
+ * none), then TS_NONE for the other prefix columns, meaning "every
+ * value" -- e.g. at depth 2 (host, cpu), a delete of host "x" is
+ * ("x", TS_NONE), a delete of every host (TS_NONE, TS_NONE).  So are a
+ * delete of several prefixes and any delete a purge met (a purge keeps
+ * no key bytes of what it erased: every prefix).  A wildcard row sorts
+ * before the prefixes it covers (TS_NONE first, column by column).  The
+ * table keeps the deletes whose tombstones left as change records (the
+ * newest TS_CHANGE_RECORDS_MAX, 4096, holding at most 1 MiB of key
+ * bounds); the version of the newest one dropped past that is the
+ * table's changes horizon (stat changes_horizon, 0: none): a since
+ * below it gets, besides, one wildcard row of every prefix over the time
+ * range of every delete dropped.  A row whose from is INT64_MIN or whose
+ * to is INT64_MAX (a delete whose time range could not be narrowed) is
+ * returned whole, not cut into windows.
  * Returns 0; TS_EINVAL (depth out of range, resolution < 0, until
  * below since); TS_ECLOSED; TS_ENOMEM; TS_ECORRUPT / TS_EIO.
  */
 TS_EXTERN int ts_changes_open(ts_table *table, const ts_changes_spec *spec, ts_cursor **out);
+
+/* The most change records of retired deletes a table keeps for
+ * ts_changes_open; older ones raise the changes horizon. */
+#define TS_CHANGE_RECORDS_MAX 4096
 
 /* ------------------------------------------------------------------ */
 /* Rollups: tables kept at a coarser resolution by the store           */

@@ -25,9 +25,13 @@
  *     last new rows are found by searches that skip such subtrees (with
  *     a resolution, the first new row of each window): O(series x
  *     windows x log n), whatever the tree's rows;
- *   - tombstones in force committed in (since, until] report their key
- *     range, cut to the prefixes of the rows they hid, x their time range
- *     (changes_from_tombstones).
+ *   - deletes committed in (since, until] -- tombstones in force, and
+ *     the change records the DESCRIPTOR keeps of those that left --
+ *     report their time range under their one prefix, or as a wildcard
+ *     row (the leading columns their box fixes, TS_NONE -- every value --
+ *     for the others) when their key box spans several; below the changes
+ *     horizon, the wildcard of every prefix over the time range of the
+ *     records dropped (changes_from_deletes).
  *
  * Each changed unit -- a block, the part of a block of one prefix, a
  * tree's series (from its first to its last new row) or window of a
@@ -43,9 +47,11 @@
  * The answer over-reports, never misses: every row committed in
  * (since, until] lies in a source whose hi is at least its commit, in a
  * block whose hi is at least that source's, or in a tree under nodes
- * newer than since; a unit reported covers more than the changed rows
- * (the whole block's span, all of its series; a series' span from its
- * first to its last new row) but never less.
+ * newer than since; every row a delete in (since, until] hid lies in its
+ * box, kept as a tombstone, a change record or under the horizon; a unit
+ * reported covers more than the changed rows (the whole block's span,
+ * all of its series; a series' span from its first to its last new row;
+ * a delete's every prefix) but never less.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +68,13 @@
 #include "tablets.h"
 #include "tombstone.h"
 
-/* One reported span: a prefix (bytes in the cursor's pfx) and [from, to). */
+/* One reported span: a prefix (bytes in the cursor's pfx) of `known`
+ * leading key columns -- the depth asked for, or fewer: a wildcard row,
+ * whose other depth columns are every value (TS_NONE) -- and [from, to). */
 struct span {
 	size_t off;
 	uint32_t len;
+	int known;
 	int64_t from, to;
 };
 
@@ -138,24 +147,30 @@ static int run_break(changes_cursor *c)
 	return push(c, &c->cur);
 }
 
-static int same_prefix(const changes_cursor *c, const struct span *s, const void *p, size_t n)
+/* Whether s's prefix is p[0..n), of `known` columns. */
+static int same_prefix(const changes_cursor *c, const struct span *s, const void *p, size_t n,
+                       int known)
 {
-	return s->len == n && (n == 0 || memcmp(c->pfx.data + s->off, p, n) == 0);
+	return s->known == known && s->len == n &&
+	       (n == 0 || memcmp(c->pfx.data + s->off, p, n) == 0);
 }
 
 /*
- * A changed unit of a source: its rows all have the prefix p[0..n) and
- * ts in [min_ts, max_ts].  It joins the span being built when of the
- * same prefix (without resolution: always; with: when their windows meet).
+ * A changed unit of a source: its rows all have the prefix p[0..n) of
+ * `known` leading key columns (fewer than the depth: a wildcard unit, any
+ * values of the others) and ts in [min_ts, max_ts].  It joins the span
+ * being built when of the same prefix (without resolution: always; with:
+ * when their windows meet).
  */
-static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int64_t max_ts)
+static int unit_k(changes_cursor *c, const void *p, size_t n, int known, int64_t min_ts,
+                  int64_t max_ts)
 {
 	int64_t from = min_ts, to = max_ts == INT64_MAX ? INT64_MAX : max_ts + 1;
 	if (c->res) {
 		from = align_down(min_ts, c->res);
 		to = align_up(max_ts, c->res);
 	}
-	if (c->open && same_prefix(c, &c->cur, p, n)) {
+	if (c->open && same_prefix(c, &c->cur, p, n, known)) {
 		if (!c->res || (from <= c->cur.to && to >= c->cur.from)) {
 			c->cur.from = from < c->cur.from ? from : c->cur.from;
 			c->cur.to = to > c->cur.to ? to : c->cur.to;
@@ -172,7 +187,7 @@ static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int6
 	if (rc < 0)
 		return rc;
 	const struct span *last = c->n ? &c->spans[c->n - 1] : NULL;
-	if (last && same_prefix(c, last, p, n)) {
+	if (last && same_prefix(c, last, p, n, known)) {
 		c->cur.off = last->off;
 	} else {
 		c->cur.off = c->pfx.len;
@@ -181,10 +196,17 @@ static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int6
 			return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	c->cur.len = (uint32_t)n;
+	c->cur.known = known;
 	c->cur.from = from;
 	c->cur.to = to;
 	c->open = 1;
 	return 0;
+}
+
+/* A changed unit of the full depth-column prefix p[0..n). */
+static int unit(changes_cursor *c, const void *p, size_t n, int64_t min_ts, int64_t max_ts)
+{
+	return unit_k(c, p, n, c->depth, min_ts, max_ts);
 }
 
 /* The bytes of key[0..klen)'s first depth columns: *n. */
@@ -469,46 +491,45 @@ static int scan_trees(changes_cursor *c, const ts__snapshot *s)
 	return rc;
 }
 
-/* ---- tombstones ---- */
+/* ---- deletes ---- */
 
 /*
- * A delete committed in (since, until] changed the rows its tombstone
- * hid: those of the sources it applies to (tablets whose hi is below its
- * version, trees' rows whose LSN is) inside its box.  Its ts span is its
- * own [tmin, tmax], which ts_delete narrowed to the timespans of the
- * sources it could hide rows of (a delete of a host for all time reports
- * the times the table had rows, not all of time).  Its prefixes at the
- * requested depth:
+ * A delete committed in (since, until] changed the rows it hid: all lie
+ * in its box, {its key range} x [tmin, tmax], whose ts range ts_delete
+ * narrowed to the timespans of the sources it could hide rows of (a
+ * delete of a host for all time reports the times the table had rows,
+ * not all of time).  Whether its tombstone is still in force or has
+ * left (a flush found it spent, a purge dropped it: its change record in
+ * the DESCRIPTOR, descriptor.h), it is reported from its box alone,
+ * looking at no source and no row:
  *   - when every key of the box has one depth-d prefix (depth 0; a delete
  *     of a prefix at least d columns long; a key range within one
- *     prefix), that prefix, without looking at any source;
- *   - else the prefixes of the rows it hid, found in those sources'
- *     metadata: per tablet, the blocks meeting the box (from the index,
- *     in memory), each reported as its one prefix when its first and
- *     last keys share it, else read for its keys (as scan_tablet does)
- *     and each row the box covers reported; per tree, its rows in the
- *     box's key range walked from the lower bound (O(rows in the range):
- *     trees hold hours, and a delete of many prefixes of a filling tree
- *     is rare).
- * Over-reports (a block's whole span, rows of the block the delete did
- * not hide) but does not miss a row hidden in a live source.  What it
- * cannot see (docs/corrections.md section 4): at depth > 0, a delete of
- * several prefixes does not name a prefix none of whose hidden rows a
- * source still holds (a flush or merge left them out); and a tombstone
- * no longer in force (spent or purged: the DESCRIPTOR dropped it) is not
- * reported at all.
+ *     prefix), under that prefix;
+ *   - else as a wildcard row: the leading k < d columns every key of the
+ *     box shares (the longest such k, perhaps none), TS_NONE for the
+ *     others -- every value: the box does not say which prefixes held
+ *     rows, and the rows are not looked for (once a flush or merge has
+ *     left them out, no source could say).
+ * So a delete is reported while its tombstone is in force, after it left,
+ * after a purge (whose records keep no key box: every prefix), and -- past
+ * the TS_CHANGE_RECORDS_MAX records a descriptor keeps -- by the changes
+ * horizon: a since below it reports the wildcard over the time range of
+ * the records dropped.  Exact (never misses), over-reporting prefixes
+ * the box spans without rows.  A ts range ts_delete could not narrow (its
+ * snapshot failed) keeps an unbounded side, reported as such: one row
+ * (changes_next), not cut to the sources that happen to be left.
  */
 
-/* Whether every key of t's box starts with the depth-d prefix of its
- * lower bound: then *n is that prefix's length (0 at depth 0). */
-static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
+/* Whether every key of t's box starts with the k-column prefix of its
+ * lower bound: then *n is that prefix's length (0 for k 0). */
+static int tomb_prefix(changes_cursor *c, const ts__tomb *t, int k, size_t *n)
 {
 	*n = 0;
-	if (c->depth == 0)
+	if (k == 0)
 		return 1;
 	if (!(t->flags & TS_TOMB_LO) || !(t->flags & TS_TOMB_HI))
 		return 0;
-	long len = ts__key_prefix_len(c->schema, t->lo, t->lolen, c->depth);
+	long len = ts__key_prefix_len(c->schema, t->lo, t->lolen, k);
 	if (len <= 0)
 		return 0; /* the bound is shorter than d columns */
 	c->bound.len = 0;
@@ -518,169 +539,75 @@ static int tomb_one_prefix(changes_cursor *c, const ts__tomb *t, size_t *n)
 	if (ts__key_successor(&c->bound) != 0)
 		return 0; /* no successor: the prefix is unbounded above */
 	/* keys >= lo >= P and below succ(P) all start with P */
-	int k = ts__key_cmp(t->hi, t->hilen, c->bound.data, c->bound.len);
-	if (k < 0 || (k == 0 && (t->flags & TS_TOMB_HI_STRICT))) {
+	int d = ts__key_cmp(t->hi, t->hilen, c->bound.data, c->bound.len);
+	if (d < 0 || (d == 0 && (t->flags & TS_TOMB_HI_STRICT))) {
 		*n = (size_t)len;
 		return 1;
 	}
 	return 0;
 }
 
-/* The ts span [*from, *to] to report for t: its own (ts_delete narrowed
- * it to the timespans of the sources it could hide rows of, so it is
- * finite unless no source met it); an unbounded side is cut to the
- * sources it applies to that meet its box.  Returns 0 when a side stays
- * unbounded (it hid nothing: no source to bound it by). */
-static int tomb_span(const ts__snapshot *s, const ts__tomb *t, int64_t *from, int64_t *to)
+/* Report delete t (a tombstone in force or a change record) over
+ * [from, to]: under the longest prefix of at most depth columns that
+ * every key of its box shares -- its depth prefix, or a wildcard row
+ * naming the columns it fixes (none: every prefix). */
+static int report_delete(changes_cursor *c, const ts__tomb *t, int64_t from, int64_t to)
 {
-	*from = t->tmin;
-	*to = t->tmax;
-	if (t->tmin != INT64_MIN && t->tmax != INT64_MAX)
-		return 1;
-	int64_t min = INT64_MAX, max = INT64_MIN;
-	for (int k = 0; k < s->ntablets; k++) {
-		const ts__tablet *tab = s->tablets[k];
-		if (s->metas[k].hi >= t->version ||
-		    !ts__tomb_meets(t, tab->first_key, tab->first_klen, tab->last_key, tab->last_klen,
-		                    tab->min_ts, tab->max_ts))
-			continue;
-		min = tab->min_ts < min ? tab->min_ts : min;
-		max = tab->max_ts > max ? tab->max_ts : max;
-	}
-	for (uint32_t i = 0; i < s->nroots; i++) {
-		const ts__root *r = &s->roots[i];
-		if (!r->root || r->born >= t->version ||
-		    !ts__tomb_meets(t, NULL, 0, NULL, 0, r->min_ts, r->max_ts))
-			continue;
-		min = r->min_ts < min ? r->min_ts : min;
-		max = r->max_ts > max ? r->max_ts : max;
-	}
-	if (min > max)
+	size_t n = 0;
+	int k = c->depth, rc = 0;
+	if (from > to)
 		return 0;
-	*from = t->tmin > min ? t->tmin : min;
-	*to = t->tmax < max ? t->tmax : max;
-	return *from <= *to;
-}
-
-/* The prefixes of the rows t hid in on-disk tablet k (which it applies
- * to), clipped to [from, to]. */
-static int tomb_tablet(changes_cursor *c, const ts__snapshot *s, int k, const ts__tomb *t,
-                       int64_t from, int64_t to)
-{
-	const ts__tablet *tab = s->tablets[k];
-	int rc = 0;
-	if (s->metas[k].hi >= t->version ||
-	    !ts__tomb_meets(t, tab->first_key, tab->first_klen, tab->last_key, tab->last_klen,
-	                    tab->min_ts, tab->max_ts))
-		return 0;
-	for (uint32_t i = 0; rc == 0 && i < tab->nblocks; i++) {
-		const ts__tablet_block *b = &tab->blocks[i];
-		const void *first = b->first_key ? (const void *)b->first_key
-		                    : i ? (const void *)tab->blocks[i - 1].last_key
-		                        : (const void *)tab->first_key;
-		size_t flen = b->first_key ? b->first_klen
-		              : i ? tab->blocks[i - 1].last_klen : tab->first_klen;
-		if (!ts__tomb_meets(t, first, flen, b->last_key, b->last_klen, b->min_ts, b->max_ts))
-			continue;
-		size_t nf = 0, nl = 0;
-		if ((rc = prefix_of(c, first, flen, &nf)) < 0 ||
-		    (rc = prefix_of(c, b->last_key, b->last_klen, &nl)) < 0)
-			break;
-		if (nf == nl && memcmp(first, b->last_key, nf) == 0) {
-			int64_t lo = b->min_ts > from ? b->min_ts : from, hi = b->max_ts < to ? b->max_ts : to;
-			if (lo <= hi)
-				rc = unit(c, first, nf, lo, hi);
-			continue;
-		}
-		ts_reader r;
-		const void *row, *key;
-		size_t len, klen, n = 0;
-		if ((rc = ts__tablet_read_block(tab, i, &c->raw)) < 0)
-			break;
-		ts__reader_init(&r, c->raw.data, c->raw.len);
-		while ((rc = ts__tablet_block_next(&r, &row, &len)) == 1) {
-			if ((rc = ts__row_key(row, len, &key, &klen)) < 0 || klen < 8) {
-				rc = rc < 0 ? rc : ts__fail(TS_ECORRUPT, "tablet %s: a short key", tab->path);
-				break;
-			}
-			if (!ts__tomb_covers(t, key, klen))
-				continue;
-			int64_t ts = ts__key_ts(key, klen);
-			if ((rc = prefix_of(c, key, klen, &n)) < 0 || (rc = unit(c, key, n, ts, ts)) < 0)
-				break;
-		}
-	}
+	for (; k > 0 && (rc = tomb_prefix(c, t, k, &n)) == 0; k--)
+		;
 	if (rc < 0)
-		return ts__table_damaged(c->base.table, tab->id, rc);
-	return run_break(c);
-}
-
-/* The prefixes of the rows t hid in tree r (rows whose record is older
- * than t), from t's lower bound to past its upper one. */
-static int tomb_tree(changes_cursor *c, const ts__snapshot *s, const ts__root *r,
-                     const ts__tomb *t)
-{
-	ts__log *log = s->table->log;
-	ts__avl_iter it;
-	uint64_t lsn;
-	int rc = 0;
-	if (!r->root || r->born >= t->version ||
-	    !ts__tomb_meets(t, NULL, 0, NULL, 0, r->min_ts, r->max_ts))
-		return 0;
-	if (t->flags & TS_TOMB_LO)
-		ts__avl_iter_seek(&it, log, r->root, 0, t->lo, t->lolen,
-		                  (t->flags & TS_TOMB_LO_STRICT) != 0);
-	else
-		ts__avl_iter_init(&it, log, r->root, 0);
-	while (rc == 0 && (lsn = ts__avl_iter_next(&it)) != 0) {
-		const unsigned char *key;
-		size_t klen, n = 0;
-		ts__rowrec_key(log, lsn, &key, &klen);
-		if (klen < 8)
-			return ts__fail(TS_ECORRUPT, "table \"%s\": a short key", c->base.table->name);
-		if (ts__tomb_passed(t, key, klen, 0))
-			break;
-		if (lsn >= t->version || !ts__tomb_covers(t, key, klen))
-			continue;
-		int64_t ts = ts__key_ts(key, klen);
-		if ((rc = prefix_of(c, key, klen, &n)) == 0)
-			rc = unit(c, key, n, ts, ts);
-	}
+		return rc;
+	rc = unit_k(c, n ? (const void *)t->lo : "", n, k, from, to);
 	return rc < 0 ? rc : run_break(c);
 }
 
-static int changes_from_tombstones(changes_cursor *c, const ts__snapshot *s)
+/* The deletes committed in (since, until]: the snapshot's tombstones in
+ * force, its tablet set's change records (the descriptor's), and the
+ * changes horizon when since is below it. */
+static int changes_from_deletes(changes_cursor *c, const ts__snapshot *s)
 {
+	const ts__tablet_set *set = s->set;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < s->ntombs; i++) {
 		const ts__tomb *t = &s->tombs[i];
-		int64_t from, to;
-		size_t n;
-		if (t->version <= c->since || t->version > c->until || !tomb_span(s, t, &from, &to))
-			continue;
-		if ((rc = tomb_one_prefix(c, t, &n)) < 0)
-			break;
-		if (rc == 1) {
-			rc = unit(c, n ? (const void *)t->lo : "", n, from, to);
-			if (rc == 0)
-				rc = run_break(c);
-			continue;
-		}
-		for (int k = 0; rc == 0 && k < s->ntablets; k++)
-			rc = tomb_tablet(c, s, k, t, from, to);
-		for (uint32_t k = 0; rc == 0 && k < s->nroots; k++)
-			rc = tomb_tree(c, s, &s->roots[k], t);
+		if (t->version > c->since && t->version <= c->until)
+			rc = report_delete(c, t, t->tmin, t->tmax);
+	}
+	for (int i = 0; rc == 0 && set && i < set->nchrecs; i++) {
+		const ts__tomb *t = &set->chrecs[i];
+		if (t->version > c->since && t->version <= c->until)
+			rc = report_delete(c, t, t->tmin, t->tmax);
+	}
+	/* deletes whose records were dropped: versions at or below the
+	 * horizon, any of them after since */
+	if (rc == 0 && set && set->ch_horizon > c->since && set->ch_tmin <= set->ch_tmax) {
+		rc = unit_k(c, "", 0, 0, set->ch_tmin, set->ch_tmax);
+		if (rc == 0)
+			rc = run_break(c);
 	}
 	return rc;
 }
 
 /* ---- sorting, joining ---- */
 
+/* The order of the prefixes of x and y: by their bytes (memcomparable:
+ * a wildcard row's fewer columns come before the prefixes they begin,
+ * the wildcard of every prefix first of all), then by the columns they
+ * name. */
+static int prefix_cmp(const unsigned char *p, const struct span *x, const struct span *y)
+{
+	int d = ts__key_cmp(p + x->off, x->len, p + y->off, y->len);
+	return d ? d : (x->known > y->known) - (x->known < y->known);
+}
+
 static int span_cmp(const void *a, const void *b, void *arg)
 {
 	const struct span *x = a, *y = b;
-	const unsigned char *p = arg;
-	int d = ts__key_cmp(p + x->off, x->len, p + y->off, y->len);
+	int d = prefix_cmp(arg, x, y);
 	if (d)
 		return d;
 	return x->from < y->from ? -1 : x->from > y->from;
@@ -699,8 +626,7 @@ static void join(changes_cursor *c)
 	size_t out = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct span *s = &c->spans[i], *o = out ? &c->spans[out - 1] : NULL;
-		if (o && ts__key_cmp(c->pfx.data + o->off, o->len, c->pfx.data + s->off, s->len) == 0 &&
-		    s->from <= o->to) {
+		if (o && prefix_cmp(c->pfx.data, o, s) == 0 && s->from <= o->to) {
 			o->to = s->to > o->to ? s->to : o->to;
 			continue;
 		}
@@ -717,18 +643,29 @@ static int changes_next(struct ts_cursor *base, const ts_value **row, int *n)
 	if (c->at >= c->n)
 		return 0;
 	const struct span *s = &c->spans[c->at];
-	if (c->decoded != s->off + 1) {
+	if (s->known < c->depth) { /* a wildcard row: decoded each time */
+		int rc = s->known ? ts__key_decode(c->schema, c->pfx.data + s->off, s->len, s->known,
+		                                   c->out, &c->scratch, NULL) : 0;
+		if (rc < 0)
+			return rc;
+		for (int i = s->known; i < c->depth; i++)
+			c->out[i] = ts_none();
+		c->decoded = 0;
+	} else if (c->decoded != s->off + 1) {
 		int rc = ts__key_decode(c->schema, c->pfx.data + s->off, s->len, c->depth, c->out,
 		                        &c->scratch, NULL);
 		if (rc < 0)
 			return rc;
 		c->decoded = s->off + 1;
 	}
-	int64_t from = c->res ? c->wfrom : s->from;
-	int64_t to = c->res ? (from > INT64_MAX - c->res ? INT64_MAX : from + c->res) : s->to;
+	/* a span reaching the lowest or the highest timestamp (a delete
+	 * whose time range could not be narrowed) is one row, uncut */
+	int cut = c->res && s->from != INT64_MIN && s->to != INT64_MAX;
+	int64_t from = cut ? c->wfrom : s->from;
+	int64_t to = cut ? (from > INT64_MAX - c->res ? INT64_MAX : from + c->res) : s->to;
 	c->out[c->depth] = ts_timestamp(from);
 	c->out[c->depth + 1] = ts_timestamp(to);
-	if (c->res && to < s->to) {
+	if (cut && to < s->to) {
 		c->wfrom = to;
 	} else if (++c->at < c->n) {
 		c->wfrom = c->spans[c->at].from;
@@ -782,7 +719,7 @@ static int changes_setup(struct ts_cursor *base, const void *arg)
 	if (rc == 0)
 		rc = scan_trees(c, s);
 	if (rc == 0)
-		rc = changes_from_tombstones(c, s);
+		rc = changes_from_deletes(c, s);
 	if (rc < 0)
 		return rc;
 	join(c);

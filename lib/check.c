@@ -197,6 +197,35 @@ static void check_versions(struct check *c, const char *file, const ts__descript
 }
 
 /* The invariants of the tablet records that decoding does not check. */
+/* The change records (docs/corrections.md section 4): at most
+ * TS_CHANGE_RECORDS_MAX, with at most TS_CHANGE_RECORDS_KEY_BYTES of key
+ * bounds, each after the changes horizon and the one
+ * before it (decoding refuses the rest), with a ts range that does not
+ * end before it begins. */
+static void check_chrecs(struct check *c, const char *file, const ts__descriptor *d)
+{
+	size_t bytes = 0;
+	if (d->nchrecs > ts__chrecs_max)
+		report(c, file, "%d change records, more than the %d kept", d->nchrecs,
+		       ts__chrecs_max);
+	for (int i = 0; i < d->nchrecs; i++)
+		bytes += (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
+	if (bytes > TS_CHANGE_RECORDS_KEY_BYTES)
+		report(c, file, "the change records hold %zu bytes of key bounds, more than the %u "
+		       "kept", bytes, TS_CHANGE_RECORDS_KEY_BYTES);
+	for (int i = 0; i < d->nchrecs; i++) {
+		const ts__tomb *x = &d->chrecs[i];
+		if (x->version <= (i ? d->chrecs[i - 1].version : d->ch_horizon))
+			report(c, file, "change record %d is not newer than the %s", i,
+			       i ? "one before" : "changes horizon");
+		if (x->tmin > x->tmax)
+			report(c, file, "change record %d (version %" PRIu64 "): its time range ends "
+			       "before it begins", i, x->version);
+	}
+	if (d->ch_horizon && d->ch_tmin > d->ch_tmax)
+		report(c, file, "the changes horizon's time range ends before it begins");
+}
+
 static int check_records(struct check *c, const ts__descriptor *d)
 {
 	char file[TS_PATH_MAX], path[TS_PATH_MAX];
@@ -229,6 +258,7 @@ static int check_records(struct check *c, const ts__descriptor *d)
 	for (int i = 0; i < d->ntombs; i++) /* decoding refuses the rest */
 		if (i > 0 && d->tombs[i].version <= d->tombs[i - 1].version)
 			report(c, file, "tombstone record %d is not newer than the one before", i);
+	check_chrecs(c, file, d);
 	return 0;
 }
 
@@ -514,6 +544,13 @@ static int check_tombs(ts__log *log, const ts__descriptor *d, const ts__commit *
 			         "than the log's newest commit at %" PRIu64, d->tombs[i].version, cm->lsn);
 			return -1;
 		}
+	/* a change record is a retired tombstone: a commit's version too */
+	uint64_t newest = d->nchrecs ? d->chrecs[d->nchrecs - 1].version : d->ch_horizon;
+	if (newest > cm->lsn) {
+		snprintf(why, size, "the descriptor's change records reach version %" PRIu64 ", newer "
+		         "than the log's newest commit at %" PRIu64, newest, cm->lsn);
+		return -1;
+	}
 	if (!cm->has_tombs)
 		return 0;
 	ts__root r;

@@ -148,8 +148,10 @@ static int count_covered(ts_table *t, const ts_query *q, uint64_t *n)
  * one of them, so it hides the same rows; but its box says when they
  * lay, which ts_changes_open reports once flushes and merges have left
  * the rows out (a delete of a host for all time reports the hours the
- * host had, not all of time).  Left as it is when no source meets it, or
- * the snapshot cannot be taken.
+ * host had, not all of time).  When no source meets it, it hides
+ * nothing: its range becomes one instant of it (its start, else its end,
+ * else 0), which hides nothing either.  Left as it is when the snapshot
+ * cannot be taken.
  */
 static void narrow_tomb(ts_table *t, ts__tomb *tomb)
 {
@@ -173,6 +175,13 @@ static void narrow_tomb(ts_table *t, ts__tomb *tomb)
 	if (min <= max) {
 		tomb->tmin = min > tomb->tmin ? min : tomb->tmin;
 		tomb->tmax = max < tomb->tmax ? max : tomb->tmax;
+	} else {
+		/* no source: it hides nothing, now or ever (later rows are
+		 * newer), and neither does one instant of its range, which
+		 * ts_changes_open can report once it has left (a bounded
+		 * window, not all of time) */
+		int64_t at = tomb->tmin != INT64_MIN ? tomb->tmin : tomb->tmax != INT64_MAX ? tomb->tmax : 0;
+		tomb->tmin = tomb->tmax = at;
 	}
 	ts__snapshot_release(&s);
 }
@@ -305,9 +314,13 @@ int ts__purge(ts_table *t, const ts_query *q, uint64_t *table_version)
 		tomb_of_range(&r, &box);
 		rc = ts__merge_purge(t, &box, gone, ngone, &rewritten);
 	}
-	/* (3) the log, and the tombstones */
+	/* (3) the log, and the tombstones (their change records without
+	 * keys, and the records of the range erased of theirs) */
+	ts__tomb box;
+	tomb_of_range(&r, &box);
 	for (int i = 0; rc == 0 && !clean && i < SETTLE_ATTEMPTS; i++)
-		if ((rc = ts__flush_settle(t, gone, ngone, &clean)) == 0 && !clean)
+		if ((rc = ts__flush_settle(t, gone, ngone, r.empty ? NULL : &box, &clean)) == 0 &&
+		    !clean)
 			rc = ts__flush(t, INT64_MAX);
 	ts__tombs_free(gone, ngone);
 	ts__range_free(&r);

@@ -30,7 +30,13 @@
  * rows; TS_DESC_TOMBSTONES_LOGGED: the log may hold tombstones) and the
  * tombstones a flush moved here from the log (tombstone.h), oldest
  * first; it is written only when a flag is set or a tombstone is listed,
- * and only it may hold the policy replace.
+ * and only it may hold the policy replace.  Version 6 has version 5's
+ * body then the changes horizon (its version and ts range) and the change
+ * records of the deletes whose tombstones left (laid out as tombstone
+ * records; docs/corrections.md section 4), oldest first; it is written
+ * only when a record is kept or the horizon is set (a table that has
+ * retired a delete), so builds that would not report those deletes in
+ * ts_changes_open refuse the table instead.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -52,6 +58,7 @@ void ts__descriptor_free(ts__descriptor *d, int owns_schemas)
 	free(d->schemas);
 	free(d->tablets);
 	ts__tombs_free(d->tombs, d->ntombs);
+	ts__tombs_free(d->chrecs, d->nchrecs);
 	free(d);
 }
 
@@ -84,6 +91,91 @@ void ts__descriptor_drop_tomb(ts__descriptor *d, int i)
 	d->ntombs--;
 }
 
+int ts__chrecs_max = TS_CHANGE_RECORDS_MAX;
+
+/* Add a copy of rec to d's change records (version order) unless d has
+ * one of its version; without its key box when erase_keys.  Then drop
+ * the oldest past ts__chrecs_max into the horizon. */
+static int add_chrec(ts__descriptor *d, const ts__tomb *rec, int erase_keys)
+{
+	if (ts__tombs_have(d->chrecs, d->nchrecs, rec->version) || rec->version <= d->ch_horizon)
+		return 0;
+	ts__tomb *g = realloc(d->chrecs, (size_t)(d->nchrecs + 1) * sizeof *g);
+	if (!g)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	d->chrecs = g;
+	ts__tomb c;
+	int rc = ts__tomb_copy(&c, rec);
+	if (rc < 0)
+		return rc;
+	c.lsn = 0;
+	if (erase_keys) {
+		c.flags = 0;
+		c.lolen = c.hilen = 0;
+		c.lo = c.hi = c.mem;
+	}
+	int at = d->nchrecs;
+	while (at > 0 && g[at - 1].version > rec->version)
+		at--;
+	memmove(&g[at + 1], &g[at], (size_t)(d->nchrecs - at) * sizeof *g);
+	g[at] = c;
+	d->nchrecs++;
+	/* past the count, or past the key bytes (so that the descriptor
+	 * stays small whatever the keys: TS_KEY_MAX is 4 KiB a bound) */
+	size_t bytes = 0;
+	for (int i = 0; i < d->nchrecs; i++)
+		bytes += (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
+	int drop = d->nchrecs - (ts__chrecs_max > 0 ? ts__chrecs_max : 0);
+	drop = drop > 0 ? drop : 0;
+	for (int i = 0; i < drop; i++)
+		bytes -= (size_t)d->chrecs[i].lolen + d->chrecs[i].hilen;
+	while (drop < d->nchrecs && bytes > TS_CHANGE_RECORDS_KEY_BYTES) {
+		bytes -= (size_t)d->chrecs[drop].lolen + d->chrecs[drop].hilen;
+		drop++;
+	}
+	for (int i = 0; i < drop; i++) {
+		const ts__tomb *o = &d->chrecs[i];
+		if (!d->ch_horizon) {
+			d->ch_tmin = o->tmin;
+			d->ch_tmax = o->tmax;
+		} else {
+			d->ch_tmin = o->tmin < d->ch_tmin ? o->tmin : d->ch_tmin;
+			d->ch_tmax = o->tmax > d->ch_tmax ? o->tmax : d->ch_tmax;
+		}
+		d->ch_horizon = o->version > d->ch_horizon ? o->version : d->ch_horizon;
+		ts__tomb_free(&d->chrecs[i]);
+	}
+	if (drop > 0) {
+		memmove(d->chrecs, d->chrecs + drop, (size_t)(d->nchrecs - drop) * sizeof *g);
+		d->nchrecs -= drop;
+	}
+	return 0;
+}
+
+int ts__descriptor_retire_tomb(ts__descriptor *d, int i, int erase_keys)
+{
+	int rc = add_chrec(d, &d->tombs[i], erase_keys);
+	ts__descriptor_drop_tomb(d, i);
+	return rc;
+}
+
+void ts__descriptor_erase_chrec_keys(ts__descriptor *d, const ts__tomb *box)
+{
+	if (!box)
+		return;
+	ts__tomb keys = *box; /* the key range alone, whatever its times */
+	keys.tmin = INT64_MIN;
+	keys.tmax = INT64_MAX;
+	for (int i = 0; i < d->nchrecs; i++) {
+		ts__tomb *x = &d->chrecs[i];
+		if (ts__tomb_meets(&keys, x->flags & TS_TOMB_LO ? x->lo : NULL, x->lolen,
+		                   x->flags & TS_TOMB_HI ? x->hi : NULL, x->hilen, x->tmin, x->tmax)) {
+			x->flags = 0;
+			x->lolen = x->hilen = 0; /* the bytes stay in memory only */
+		}
+	}
+}
+
 int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 {
 	ts__descriptor *c = calloc(1, sizeof *c);
@@ -93,6 +185,8 @@ int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 	*c = *d;
 	c->tombs = NULL; /* copied below */
 	c->ntombs = 0;
+	c->chrecs = NULL;
+	c->nchrecs = 0;
 	c->schemas = calloc((size_t)d->nschemas + 1, sizeof *c->schemas);
 	c->tablets = calloc((size_t)d->ntablets + 1, sizeof *c->tablets);
 	if (!c->schemas || !c->tablets) {
@@ -102,6 +196,15 @@ int ts__descriptor_clone(const ts__descriptor *d, ts__descriptor **out)
 	memcpy(c->schemas, d->schemas, (size_t)d->nschemas * sizeof *c->schemas);
 	for (int i = 0; i < d->ntombs; i++)
 		if (ts__descriptor_add_tomb(c, &d->tombs[i]) < 0) {
+			ts__descriptor_free(c, 0);
+			return TS_ENOMEM;
+		}
+	if (d->nchrecs && !(c->chrecs = calloc((size_t)d->nchrecs, sizeof *c->chrecs))) {
+		ts__descriptor_free(c, 0);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < d->nchrecs; i++, c->nchrecs++)
+		if (ts__tomb_copy(&c->chrecs[i], &d->chrecs[i]) < 0) {
 			ts__descriptor_free(c, 0);
 			return TS_ENOMEM;
 		}
@@ -136,6 +239,8 @@ static void encode_tablet(ts_buf *b, const ts__tablet_meta *t, uint32_t version)
 /* The oldest format version that holds d (descriptor_format.h). */
 static uint32_t desc_version(const ts__descriptor *d)
 {
+	if (d->nchrecs || d->ch_horizon)
+		return TS_DESC_VERSION_CHANGES;
 	if (d->flags || d->ntombs)
 		return TS_DESC_VERSION_CORRECTIONS;
 	for (int i = 0; i < d->ntablets; i++)
@@ -171,6 +276,14 @@ int ts__descriptor_encode(const ts__descriptor *d, ts_buf *b)
 		ts__put_u32(b, (uint32_t)d->ntombs);
 		for (int i = 0; i < d->ntombs; i++)
 			ts__tomb_encode(b, &d->tombs[i]);
+	}
+	if (version >= TS_DESC_VERSION_CHANGES) {
+		ts__put_u64(b, d->ch_horizon);
+		ts__put_u64(b, (uint64_t)d->ch_tmin);
+		ts__put_u64(b, (uint64_t)d->ch_tmax);
+		ts__put_u32(b, (uint32_t)d->nchrecs);
+		for (int i = 0; i < d->nchrecs; i++)
+			ts__tomb_encode(b, &d->chrecs[i]);
 	}
 	if (b->oom)
 		return ts__fail(TS_ENOMEM, "out of memory encoding a descriptor");
@@ -278,6 +391,35 @@ static int decode_tablets(ts_reader *r, uint32_t version, ts__descriptor *d)
 	return 0;
 }
 
+/* Version 6's changes horizon and change records (laid out as
+ * tombstone records), oldest version first, all newer than the horizon. */
+static int decode_chrecs(ts_reader *r, ts__descriptor *d)
+{
+	d->ch_horizon = ts__get_u64(r);
+	d->ch_tmin = (int64_t)ts__get_u64(r);
+	d->ch_tmax = (int64_t)ts__get_u64(r);
+	uint32_t n = ts__get_u32(r);
+	if (r->bad)
+		return ts__fail(TS_ECORRUPT, "the changes horizon or the change record count is "
+		                "truncated");
+	if (d->ch_horizon && d->ch_tmin > d->ch_tmax)
+		return ts__fail(TS_ECORRUPT, "the changes horizon's time range ends before it begins");
+	if (n > ts__reader_left(r))
+		return ts__fail(TS_ECORRUPT, "bad change record count %u", n);
+	if (n && !(d->chrecs = calloc(n, sizeof *d->chrecs)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = ts__tomb_decode(r, (int)i, &d->chrecs[i]);
+		if (rc < 0)
+			return ts__context(rc, "change records");
+		d->nchrecs++;
+		if (d->chrecs[i].version <= (i ? d->chrecs[i - 1].version : d->ch_horizon))
+			return ts__fail(TS_ECORRUPT, "change record %u is not newer than the %s", i,
+			                i ? "one before" : "changes horizon");
+	}
+	return 0;
+}
+
 /* What versions 2 to 5 append to the tablet records: the horizon (in
  * versions 3 to 5, TS_DESC_NO_HORIZON for none), then the policy of
  * versions 3 to 5, then version 5's flags and tombstones. */
@@ -323,7 +465,7 @@ static int decode_tail(ts_reader *r, uint32_t version, ts__descriptor *d)
 			return ts__fail(TS_ECORRUPT, "tombstone record %u is not newer than the one before",
 			                i);
 	}
-	return 0;
+	return version < TS_DESC_VERSION_CHANGES ? 0 : decode_chrecs(r, d);
 }
 
 int ts__descriptor_decode(const void *p, size_t n, ts__descriptor **out)

@@ -53,6 +53,18 @@ typedef struct ts__descriptor {
 	unsigned flags;
 	int ntombs;
 	ts__tomb *tombs;
+	/* Format version 6 (docs/corrections.md section 4, "Change
+	 * records"): the deletes whose tombstones left (a flush found them
+	 * spent, a purge dropped them), kept so that ts_changes_open still
+	 * reports them -- each a tombstone's version, ts range and key box
+	 * (no key box: a purge erased it), oldest version first, at most
+	 * ts__chrecs_max; and the changes horizon: the newest version of the
+	 * records dropped past that bound (0: none), with the union of their
+	 * ts ranges [ch_tmin, ch_tmax]. */
+	int nchrecs;
+	ts__tomb *chrecs;
+	uint64_t ch_horizon;
+	int64_t ch_tmin, ch_tmax;
 	int nschemas;            /* schemas[v - 1] is version v */
 	ts__schema **schemas;
 	int ntablets;
@@ -85,6 +97,27 @@ int ts__descriptor_add_tomb(ts__descriptor *d, const ts__tomb *tomb);
 
 /* Remove d's tombstone i. */
 void ts__descriptor_drop_tomb(ts__descriptor *d, int i);
+
+/* The most change records a descriptor keeps (TS_CHANGE_RECORDS_MAX;
+ * a variable so that tests can lower it). */
+extern int ts__chrecs_max;
+
+/*
+ * Remove d's tombstone i and keep its change record: its version, ts
+ * range and -- unless erase_keys -- its key box (a purge keeps none:
+ * the bounds are key bytes of the rows it erases).  Past ts__chrecs_max
+ * records, or TS_CHANGE_RECORDS_KEY_BYTES of key bounds in them, the
+ * oldest are dropped, raising the changes horizon to their version and
+ * widening [ch_tmin, ch_tmax] to their ts ranges.  Returns
+ * 0 or TS_ENOMEM (d unchanged but for the tombstone kept).
+ */
+int ts__descriptor_retire_tomb(ts__descriptor *d, int i, int erase_keys);
+
+/* Erase the key box of every change record of d whose key range meets
+ * box's, whatever their times (a purge's range: after it no live file
+ * holds those key bytes; NULL: none); they then report every prefix of
+ * their time range. */
+void ts__descriptor_erase_chrec_keys(ts__descriptor *d, const ts__tomb *box);
 
 /* The newest schema. */
 static inline const ts__schema *ts__desc_schema(const ts__descriptor *d)

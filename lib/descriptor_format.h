@@ -11,12 +11,16 @@
 /* Format versions: each writer writes the oldest one that holds what the
  * descriptor has, so that older builds keep reading every table that
  * uses nothing newer. */
-#define TS_DESC_VERSION 5             /* newest: version 4's body, then a
-                                       * flags byte and the tombstones
-                                       * (docs/corrections.md); written
+#define TS_DESC_VERSION 6             /* newest: version 5's body, then the
+                                       * changes horizon and the change
+                                       * records (docs/corrections.md
+                                       * section 4); written when a record
+                                       * is kept or the horizon is set */
+#define TS_DESC_VERSION_CHANGES 6
+#define TS_DESC_VERSION_CORRECTIONS 5 /* version 4's body, then a flags
+                                       * byte and the tombstones; written
                                        * when a flag is set or the list is
                                        * not empty */
-#define TS_DESC_VERSION_CORRECTIONS 5
 #define TS_DESC_VERSION_MAX TS_DESC_VERSION
 #define TS_DESC_VERSION_INTERVALS 4   /* written when a tablet has a version
                                        * interval other than [0, 0] (and
@@ -56,6 +60,14 @@
                                        * count for unchanged rows (the stat
                                        * "corrected") */
 #define TS_DESC_FLAGS_KNOWN 0x07u     /* the flags a reader understands */
+
+/* Version 6 appends to version 5's body: u64 changes horizon, i64 its
+ * ts range's first and last, u32 nrecords and that many change records
+ * (each laid out as a tombstone record). */
+/* TS_CHANGE_RECORDS_MAX (tsstore.h, 4096): the most records it keeps;
+ * and at most this many bytes of key bounds in them (the oldest go
+ * first past either bound, into the horizon) */
+#define TS_CHANGE_RECORDS_KEY_BYTES (1u << 20)
 
 /* Header: offsets and sizes. */
 #define TS_DESC_OFF_MAGIC 0

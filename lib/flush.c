@@ -22,6 +22,11 @@
  * temporary file; the next flush writes the tree again.  flush_mu keeps
  * flushes one at a time, so the tablet ids they reserve do not collide.
  *
+ * The descriptor of step 3 also takes the log's tombstones (deletes),
+ * dropping the spent ones into change records (docs/corrections.md
+ * sections 3 and 4); a flush with no tree to write but tombstones in the
+ * log does steps 3 and 4 for them alone (publish_tombs).
+ *
  * ts_flush flushes on request (the trees asked for, and the older trees
  * of periods that meet theirs: freeze says why); ts__flush_due, run by the database's
  * maintenance scheduler (maint.c), flushes the trees due by size, age or the
@@ -272,8 +277,9 @@ static int move_tombs(ts_table *t, ts__descriptor *d, uint64_t *cut)
  * any more (docs/corrections.md section 3): no tablet of d whose hi is
  * older than the tombstone meets its box in time, and no tree of the log
  * but job j's (NULL: none) holds a row older than it in that time.  A
- * tree or tablet they do not apply to never needs them.  t->mu is held. */
-static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
+ * tree or tablet they do not apply to never needs them.  Each leaves its
+ * change record (section 4).  t->mu is held.  Returns 0 or TS_ENOMEM. */
+static int prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
 {
 	TS_ASSERT_HELD(&t->mu);
 	for (int i = 0; i < d->ntombs;) {
@@ -288,11 +294,15 @@ static void prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
 			needed = (!j || r->born != j->root.born) && r->rows && r->born < x->version &&
 			         ts__tomb_meets(x, NULL, 0, NULL, 0, r->min_ts, r->max_ts);
 		}
-		if (needed)
+		if (needed) {
 			i++;
-		else
-			ts__descriptor_drop_tomb(d, i);
+			continue;
+		}
+		int rc = ts__descriptor_retire_tomb(d, i, 0);
+		if (rc < 0)
+			return rc;
 	}
+	return 0;
 }
 
 /* Every row of job j's tree was deleted: no tablet; a commit drops the
@@ -330,7 +340,7 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	uint64_t cut = 0;
 	rc = move_tombs(t, d, &cut);
 	if (rc == 0)
-		prune_tombs(t, d, j);
+		rc = prune_tombs(t, d, j);
 	pthread_mutex_unlock(&t->mu);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
@@ -348,6 +358,55 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	t->flushed_bytes += m->bytes;
 	/* The tree is on disk whether or not this commit lands: readers and
 	 * recovery skip a tree whose born is a tablet's source. */
+	if ((rc = ts__filling_begin(&t->fill)) == 0)
+		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	pthread_mutex_unlock(&t->mu);
+out:
+	ts__table_desc_end(t);
+	return rc;
+}
+
+/*
+ * A flush with no tree to write while the log holds tombstones (deletes
+ * alone since the last flush): move them into a new descriptor as
+ * publish does -- pruning the spent ones into change records, advancing
+ * the flushed position past their records -- then a commit that cuts
+ * the chain there, so that the log they held is released and they are
+ * read from the descriptor, not the log, by every later snapshot.  A
+ * crash before the commit leaves the old commit naming the chain: its
+ * walk stops at the new flushed position (tombstone.h), below which the
+ * records are the descriptor's.  desc_mu is taken here; t->mu is not
+ * held.
+ */
+static int publish_tombs(ts_table *t)
+{
+	ts__descriptor *d = NULL;
+	uint64_t cut = 0;
+	int rc = ts__table_desc_begin(t);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__descriptor_clone(t->desc, &d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	if (!t->fill.nlt) { /* a purge or another flush moved them meanwhile */
+		pthread_mutex_unlock(&t->mu);
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
+	d->flushed_lsn = oldest_kept(t, NULL);
+	rc = move_tombs(t, d, &cut);
+	if (rc == 0)
+		rc = prune_tombs(t, d, NULL);
+	pthread_mutex_unlock(&t->mu);
+	if (rc < 0) {
+		ts__descriptor_free(d, 0);
+		goto out;
+	}
+	if ((rc = ts__table_write_descriptor(t, d)) < 0)
+		goto out;
+	pthread_mutex_lock(&t->mu);
+	ts__table_swap_descriptor(t, d);
+	ts__filling_cut_tombs(&t->fill, cut);
 	if ((rc = ts__filling_begin(&t->fill)) == 0)
 		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
 	pthread_mutex_unlock(&t->mu);
@@ -383,7 +442,19 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	if (rc == 0 && njobs)
 		rc = ts__table_tombs(t, &tombs, &ntombs); /* every one that may hide a
 		                                           * frozen row is committed */
+	int tombs_only = rc == 0 && !njobs && t->fill.nlt;
 	ts__table_unlock(t);
+	if (tombs_only) {
+		free(versions);
+		free(jobs);
+		if ((rc = publish_tombs(t)) == 0 && (rc = ts__table_lock(t)) == 0) {
+			rc = ts__log_release(t->log, t->desc->flushed_lsn);
+			ts__table_unlock(t);
+			if (rc == 0)
+				rc = ts__log_sync_dir(t->log);
+		}
+		return rc;
+	}
 	for (int i = 0; rc == 0 && i < njobs; i++) {
 		ts__tablet_meta m;
 		if ((rc = write_tablet(t, &jobs[i], versions, nversions, tombs, ntombs, &m)) < 0)
@@ -402,7 +473,8 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	return rc;
 }
 
-int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
+int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, const ts__tomb *box,
+                     int *clean)
 {
 	ts__descriptor *d = NULL;
 	uint64_t cut = 0, fresh = 0;
@@ -431,11 +503,16 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, int *clean)
 		rc = move_tombs(t, d, &cut);
 	}
 	pthread_mutex_unlock(&t->mu);
+	/* the purged tombstones leave change records without their key
+	 * bounds, and the records whose keys meet the purge's lose theirs:
+	 * key bytes of the erased rows (docs/corrections.md section 4) */
 	for (int i = 0; rc == 0 && i < d->ntombs;)
 		if (ts__tombs_have(drop, ndrop, d->tombs[i].version))
-			ts__descriptor_drop_tomb(d, i);
+			rc = ts__descriptor_retire_tomb(d, i, 1);
 		else
 			i++;
+	if (rc == 0)
+		ts__descriptor_erase_chrec_keys(d, box);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
 		goto out;

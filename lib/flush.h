@@ -25,7 +25,9 @@ int ts__log_cap_check(struct ts_table *t);
  * ts_purge's last step (flush.c): under flush_mu and desc_mu, a commit
  * that moves the log's tail to the start of a new segment; then a
  * DESCRIPTOR that carries the log's tombstones, drops those of the
- * versions in drop[0..ndrop) (their rows are gone from every source) and
+ * versions in drop[0..ndrop) (their rows are gone from every source),
+ * keeping their change records without key bounds and erasing those of
+ * the records whose key range meets box's (the purge's range; NULL: none), and
  * advances the flushed position as far as the trees allow; then the
  * segments before it are deleted.  *clean says whether that position
  * reached the new segment (no tree of inserts made meanwhile held the
@@ -33,6 +35,7 @@ int ts__log_cap_check(struct ts_table *t);
  * before the purge began.  Returns 0 or an error of the descriptor's
  * writing, the log's or of releasing segments.
  */
-int ts__flush_settle(struct ts_table *t, const ts__tomb *drop, int ndrop, int *clean);
+int ts__flush_settle(struct ts_table *t, const ts__tomb *drop, int ndrop, const ts__tomb *box,
+                     int *clean);
 
 #endif

@@ -91,6 +91,10 @@ typedef struct ts__tablet_set {
 	unsigned flags;              /* the descriptor's TS_DESC_* flags */
 	int ntombs;                  /* the descriptor's tombstones (copies) */
 	ts__tomb *tombs;
+	int nchrecs;                 /* its change records (copies) and changes */
+	ts__tomb *chrecs;            /* horizon (descriptor.h), which only */
+	uint64_t ch_horizon;         /* ts_changes_open reads */
+	int64_t ch_tmin, ch_tmax;
 	/* the table's schema_mu: the tombstones in force of the last chain a
 	 * snapshot of this set read, with them (tombstone.h; snapshot.c) --
 	 * a cache, one reference held */

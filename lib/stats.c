@@ -194,6 +194,12 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	 * their count (the mount's cache keys on it) */
 	put(out, room, &count, "corrected",
 	    (d->flags & (TS_DESC_REPLACED | TS_DESC_DELETED)) != 0);
+	/* deletes retired from tombstones that ts_changes_open still reports
+	 * by their change records, and the changes horizon: a since below it
+	 * gets the wildcard over the dropped records' time range
+	 * (docs/corrections.md section 4) */
+	put(out, room, &count, "changes_records", d->nchrecs);
+	put(out, room, &count, "changes_horizon", (int64_t)d->ch_horizon);
 	put(out, room, &count, "tablets", d->ntablets);
 	put(out, room, &count, "tablet_rows", (int64_t)rows);
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);

@@ -143,6 +143,7 @@ static void set_free(struct ts_table *t, ts__tablet_set *set)
 	ts__table_tablets_put(t, set->tablets, set->ntablets);
 	ts__tomb_view_put(set->tview);
 	ts__tombs_free(set->tombs, set->ntombs);
+	ts__tombs_free(set->chrecs, set->nchrecs);
 	free(set);
 }
 
@@ -183,6 +184,21 @@ static ts__tablet_set *set_new(const ts__descriptor *d)
 	}
 	for (int i = 0; i < d->ntombs; i++, set->ntombs++)
 		if (ts__tomb_copy(&set->tombs[i], &d->tombs[i]) < 0) {
+			ts__tombs_free(set->tombs, set->ntombs);
+			free(set);
+			return NULL;
+		}
+	set->ch_horizon = d->ch_horizon;
+	set->ch_tmin = d->ch_tmin;
+	set->ch_tmax = d->ch_tmax;
+	if (d->nchrecs && !(set->chrecs = calloc((size_t)d->nchrecs, sizeof *set->chrecs))) {
+		ts__tombs_free(set->tombs, set->ntombs);
+		free(set);
+		return NULL;
+	}
+	for (int i = 0; i < d->nchrecs; i++, set->nchrecs++)
+		if (ts__tomb_copy(&set->chrecs[i], &d->chrecs[i]) < 0) {
+			ts__tombs_free(set->chrecs, set->nchrecs);
 			ts__tombs_free(set->tombs, set->ntombs);
 			free(set);
 			return NULL;

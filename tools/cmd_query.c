@@ -311,6 +311,8 @@ struct printer {
 	int ncolumns;
 	int failed;        /* the output failed */
 	int err;           /* its errno */
+	ts_value *starred; /* changes in tsv and csv: the row with "*" for the
+	                    * wildcard's values (TS_NONE: every prefix), or NULL */
 };
 
 static int print_row(void *arg, const ts_value *row, int n)
@@ -319,7 +321,13 @@ static int print_row(void *arg, const ts_value *row, int n)
 	(void)n;
 	for (int i = 0; p->pick && i < p->ncolumns; i++)
 		p->picked[i] = row[p->pick[i]]; /* a shallow copy, valid during the call */
-	if (cli_output_row(&p->out, p->pick ? p->picked : row) < 0) {
+	const ts_value *out = p->pick ? p->picked : row;
+	if (p->starred) {
+		for (int i = 0; i < p->ncolumns; i++)
+			p->starred[i] = out[i].type == TS_NONE ? ts_string("*") : out[i];
+		out = p->starred;
+	}
+	if (cli_output_row(&p->out, out) < 0) {
 		p->failed = 1;
 		p->err = errno;
 		return -1;
@@ -414,10 +422,16 @@ static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const t
 	int status;
 	if (sh->pick && !(p.picked = calloc((size_t)sh->ncolumns, sizeof *p.picked)))
 		return cli_fail(cli, "out of memory");
+	if (r->kind == CLI_REQ_CHANGES && sh->format != ROWFMT_JSONL &&
+	    !(p.starred = calloc((size_t)sh->ncolumns, sizeof *p.starred))) {
+		free(p.picked);
+		return cli_fail(cli, "out of memory");
+	}
 	cli_output_begin(&p.out, cli, sh->f, sh->format, sh->names, sh->ncolumns, sh->header,
 	                 sh->progress);
 	status = cli_store_rows(cli, st, r, s, print_row, &p, &more);
 	free(p.picked);
+	free(p.starred);
 	if (p.out.rows == 0 && (status != CLI_OK || r->kind == CLI_REQ_LATEST))
 		p.out.buf.len = 0; /* no header for a failure, or for latest without its row */
 	if (cli_output_end(&p.out) < 0 && !p.failed) {

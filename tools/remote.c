@@ -239,6 +239,10 @@ static int decode_row(struct rows_state *st, const json_t *row)
 	}
 	for (int k = 0; k < st->n; k++) {
 		int from = st->order ? st->order[k] : k;
+		if (json_is_null(json_array_get(row, (size_t)from))) {
+			st->row[k] = ts_none(); /* changes' wildcard: every prefix */
+			continue;
+		}
 		if (val_from_json(st->types[k], json_array_get(row, (size_t)from), &st->row[k], why,
 		                  sizeof why) < 0) {
 			cli_fail(st->cli, "unexpected value from tsstored: %s", why);

@@ -97,9 +97,10 @@ static void put_time(ts_buf *b, int64_t ts)
 }
 
 /* The answer of ts_changes_open as text: one "prefix from to" per row
- * (prefix values joined by "/", "*" at depth 0), rows joined by "; ".
- * Checks the order (prefix, then from) and, with a resolution, that
- * windows are aligned and resolution wide.  Returns a malloc'ed string. */
+ * (prefix values joined by "/", "*" at depth 0 and for the wildcard's
+ * TS_NONE values), rows joined by "; ".  Checks the order (prefix, then
+ * from) and, with a resolution, that windows are aligned and resolution
+ * wide.  Returns a malloc'ed string. */
 static char *changes(ts_table *t, uint64_t since, uint64_t until, int depth, int64_t res)
 {
 	ts_changes_spec spec = {since, until, res, depth};
@@ -116,7 +117,9 @@ static char *changes(ts_table *t, uint64_t since, uint64_t until, int depth, int
 			ts__put(&b, "; ", 2);
 		for (int i = 0; i < depth; i++) {
 			char v[64];
-			if (row[i].type == TS_STRING)
+			if (row[i].type == TS_NONE)
+				snprintf(v, sizeof v, "%s*", i ? "/" : "");
+			else if (row[i].type == TS_STRING)
 				snprintf(v, sizeof v, "%s%.*s", i ? "/" : "", (int)row[i].v.s.len,
 				         (const char *)row[i].v.s.ptr);
 			else
@@ -405,6 +408,36 @@ static void depth_two(void **state)
 	assert_int_equal(ts_flush(t, INT64_MAX), 0);
 	EXPECT(t, v[2], 0, 1, 0, "x 09:00:00 10:00:03+; y 09:00:04 11:00:07+");
 	EXPECT(t, v[3], 0, 2, 0, "");
+	/* a delete of host x names x at depth 1; at depth 2, x with every
+	 * cpu (a wildcard row naming the column it fixes), sorted before x's
+	 * own cpus; a delete of x's cpus 1 and 2 at 09:00 names x with every
+	 * cpu too (its range spans two) */
+	ts_value px = ts_string("x"), lo[2] = {ts_string("x"), ts_int64(1)},
+	         hi[2] = {ts_string("x"), ts_int64(2)};
+	ts_query q = {.prefix = &px, .nprefix = 1, .from = NOW - 2 * HOUR, .has_from = 1};
+	uint64_t deleted, d1, d2;
+	assert_int_equal(ts_delete(t, &q, &deleted, &d1), 0);
+	/* (its time range narrowed to the tablet's, which holds y's 11:00) */
+	EXPECT(t, v[3], 0, 1, 0, "x 10:00:00 11:00:07+");
+	EXPECT(t, v[3], 0, 2, 0, "x/* 10:00:00 11:00:07+");
+	EXPECT(t, v[3], 0, 2, HOUR, "x/* 10:00:00 11:00:00; x/* 11:00:00 12:00:00");
+	q = (ts_query){.lower = lo, .nlower = 2, .upper = hi, .nupper = 2, .to = NOW - 2 * HOUR,
+	               .has_to = 1};
+	assert_int_equal(ts_delete(t, &q, &deleted, &d2), 0);
+	EXPECT(t, d1, 0, 2, 0, "x/* 09:00:00 10:00:00");
+	/* (the tablet's blocks, one per series, took rows after v1: whole) */
+	EXPECT(t, v[1], 0, 2, 0, "x/* 09:00:00 11:00:07+; x/0 09:00:00 10:00:00+; "
+	                         "x/1 09:00:01 10:00:01+; x/2 09:00:02 10:00:02+; "
+	                         "x/3 09:00:03 10:00:03+; y/0 09:00:04 10:00:04+; "
+	                         "y/1 09:00:05 10:00:05+; y/2 09:00:06 10:00:06+; "
+	                         "y/3 09:00:07 11:00:07+");
+	/* a delete of every host's 11:00: every prefix */
+	q = (ts_query){.from = NOW - HOUR, .has_from = 1};
+	uint64_t d3;
+	assert_int_equal(ts_delete(t, &q, &deleted, &d3), 0);
+	EXPECT(t, d2, 0, 2, 0, "*/* 11:00:00 11:00:07+");
+	EXPECT(t, d2, 0, 1, 0, "* 11:00:00 11:00:07+");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 	ts_table_close(t);
 }
 
@@ -432,13 +465,19 @@ static uint64_t delete_rows(ts_table *t, const char *h, int64_t from, int64_t to
 	return version;
 }
 
+/* Whether the tombstone of version v is in force for t. */
+static int tomb_in_force(ts_table *t, uint64_t v);
+
 /*
- * A delete is a change: its tombstone, while in force, reports the rows
- * it hid, by version like any commit.  A delete of a prefix names that
- * prefix without a look at the sources, over its own time range; a
- * delete of several prefixes names those of the rows it hid (in a tablet
- * block of two hosts, read for its keys; in a filling tree, its rows),
- * and an unbounded time range is cut to the sources' timespans.
+ * A delete is a change, reported by its box alone, by version like any
+ * commit: a delete of a prefix names that prefix over its own time
+ * range; a delete of several prefixes names the wildcard (TS_NONE
+ * prefix values, "*" here), whatever source still holds their rows --
+ * so a flush that left a prefix's rows out changes nothing (limit (b) of
+ * the tombstone-only design); and once the tombstone has left (a flush
+ * found it spent), its change record in the DESCRIPTOR answers the same,
+ * across a reopen (limit (a)).  A purge erases the records' key bounds:
+ * then every delete it met is the wildcard.
  */
 static void deletes(void **state)
 {
@@ -454,41 +493,106 @@ static void deletes(void **state)
 	EXPECT(e->t, v4, 0, 1, HOUR, "a 09:00:00 10:00:00");
 	EXPECT(e->t, 0, v4, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+");
 	EXPECT(e->t, d1, 0, 1, 0, "");
-	/* everything, for all time: the tablet's block of a and b is read
-	 * for its keys, the tree's rows walked; c's rows inserted after it
-	 * would not be hidden, nor reported by it */
+	/* everything, for all time (narrowed by ts_delete to the sources'
+	 * times): every prefix */
 	uint64_t d2 = delete_rows(e->t, NULL, INT64_MIN, INT64_MAX);
-	EXPECT(e->t, d1, 0, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+");
+	EXPECT(e->t, d1, 0, 1, 0, "* 09:00:00 11:30:09+");
 	EXPECT(e->t, d1, 0, 0, 0, "* 09:00:00 11:30:09+");
 	EXPECT(e->t, d1, d2, 0, HOUR, "* 09:00:00 10:00:00; * 10:00:00 11:00:00; * 11:00:00 12:00:00");
 	EXPECT(e->t, v4, d1, 1, 0, "a 09:00:00 09:00:05+");
 	EXPECT(e->t, d2, 0, 1, 0, "");
 	uint64_t v5 = insert(e, "d", 10, NOW - 20 * MIN);
 	EXPECT(e->t, d2, 0, 1, 0, "d 11:40:00 11:40:09+");
-	EXPECT(e->t, d1, v5, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; c 11:30:00 11:30:09+; "
-	                           "d 11:40:00 11:40:09+");
-	/* the tombstones moved into the DESCRIPTOR by a flush answer the same */
+	EXPECT(e->t, d1, v5, 1, 0, "* 09:00:00 11:30:09+; d 11:40:00 11:40:09+");
+	/* a flush leaves c's deleted rows out: the delete still names every
+	 * prefix, c's among them (before, only those a source still held) */
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	/* (d's rows share a tablet with c's, born before d1: until cannot
 	 * cut its block, an over-report) */
 	EXPECT(e->t, v4, d1, 1, 0, "a 09:00:00 09:00:05+; d 11:40:00 11:40:09+");
-	/* The limit of reporting by the rows a tombstone hides: the flush
-	 * left c's deleted rows out of its tablet, and no source holds c any
-	 * more, so the delete of several prefixes no longer names c (a/b are
-	 * still in the older tablet it applies to; d is the over-report
-	 * above).  Depth 0 still reports the delete whole, its time range
-	 * narrowed by ts_delete to the sources it could hide rows of
-	 * (docs/corrections.md section 4). */
-	EXPECT(e->t, d1, d2, 1, 0, "a 09:00:00 11:00:09+; b 10:00:00 10:00:09+; d 11:40:00 11:40:09+");
+	EXPECT(e->t, d1, d2, 1, 0, "* 09:00:00 11:30:09+; d 11:40:00 11:40:09+");
 	EXPECT(e->t, d1, d2, 0, 0, "* 09:00:00 11:30:09+; * 11:40:00 11:40:09+");
+	/* a merge of the two tablets leaves no source the deletes apply to:
+	 * the next flush finds them spent and keeps their change records */
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(merged, 1);
+	uint64_t v6 = insert(e, "e", 10, NOW - 10 * MIN);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_false(tomb_in_force(e->t, d1));
+	assert_false(tomb_in_force(e->t, d2));
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 2);
+	assert_int_equal(ts_test_stat(e->t, "changes_horizon"), 0);
+	EXPECT(e->t, v4, d1, 1, 0, "a 09:00:00 09:00:05+; d 11:40:00 11:40:09+");
+	EXPECT(e->t, d1, d2, 1, 0, "* 09:00:00 11:30:09+; d 11:40:00 11:40:09+");
+	EXPECT(e->t, v5, 0, 1, 0, "e 11:50:00 11:50:09+");
+	ts_test_env_reopen(e);
+	EXPECT(e->t, v4, d2, 1, 0, "* 09:00:00 11:30:09+; a 09:00:00 09:00:05+; "
+	                           "d 11:40:00 11:40:09+");
+	EXPECT(e->t, v4, d2, 0, HOUR, "* 09:00:00 10:00:00; * 10:00:00 11:00:00; "
+	                              "* 11:00:00 12:00:00");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	/* a purge of a's rows erases the key bounds of the records its range
+	 * meets (both: d2's box is every key): d1 names every prefix now */
+	ts_value pa = ts_string("a");
+	ts_query qa = {.prefix = &pa, .nprefix = 1};
+	assert_int_equal(ts_purge(e->t, &qa, NULL), 0);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 2);
+	EXPECT(e->t, v4, d1, 1, 0, "* 09:00:00 09:00:05+; d 11:40:00 11:40:09+");
+	EXPECT(e->t, v5, v6, 1, 0, "e 11:50:00 11:50:09+");
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	(void)v;
+}
+
+/*
+ * The records are bounded (TS_CHANGE_RECORDS_MAX; lowered to 2 here):
+ * the oldest go, and the changes horizon becomes the newest version
+ * among them; a since below it reports the wildcard over the time range
+ * of the records dropped, never missing one of them; a since at or
+ * above it is answered by the records and tombstones as before.  The
+ * horizon is persisted, the stat says it, and ts_check verifies it.
+ */
+static void horizon(void **state)
+{
+	ts_test_env *e = *state;
+	int saved = ts__chrecs_max;
+	ts__chrecs_max = 2;
+	uint64_t v1 = insert(e, "a", 10, NOW - 3 * HOUR);
+	insert(e, "b", 10, NOW - 2 * HOUR);
+	insert(e, "c", 10, NOW - 1 * HOUR);
+	uint64_t v2 = insert(e, "d", 10, NOW - 30 * MIN);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	uint64_t d1 = delete_rows(e->t, "a", NOW - 3 * HOUR, NOW - 3 * HOUR + 2 * SEC);
+	uint64_t d2 = delete_rows(e->t, "b", NOW - 2 * HOUR, NOW - 2 * HOUR + 3 * SEC);
+	uint64_t d3 = delete_rows(e->t, "c", NOW - 1 * HOUR, NOW - 1 * HOUR + 4 * SEC);
+	assert_true(v2 < d1 && d1 < d2 && d2 < d3);
+	EXPECT(e->t, v2, 0, 1, 0, "a 09:00:00 09:00:02+; b 10:00:00 10:00:03+; c 11:00:00 11:00:04+");
+	/* a purge drops the three tombstones: three records, one too many */
+	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
+	ts__chrecs_max = saved;
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 2);
+	assert_int_equal(ts_test_stat(e->t, "changes_horizon"), (int64_t)d1);
+	/* since below the horizon: d1's time range, every prefix (the purge
+	 * erased the records' keys: every prefix for d2 and d3 as well) */
+	EXPECT(e->t, v2, 0, 1, 0, "* 09:00:00 09:00:02+; * 10:00:00 10:00:03+; * 11:00:00 11:00:04+");
+	/* (the rows the purge erased are in no block any more) */
+	EXPECT(e->t, v1, d1, 1, 0, "* 09:00:00 09:00:02+; a 09:00:03 09:00:09+; "
+	                           "b 10:00:04 10:00:09+; c 11:00:05 11:00:09+; d 11:30:00 11:30:09+");
+	/* at the horizon: the records alone */
+	EXPECT(e->t, d1, 0, 1, 0, "* 10:00:00 10:00:03+; * 11:00:00 11:00:04+");
+	EXPECT(e->t, d2, 0, 0, 0, "* 11:00:00 11:00:04+");
+	EXPECT(e->t, d3, 0, 1, 0, "");
+	ts_test_env_reopen(e);
+	assert_int_equal(ts_test_stat(e->t, "changes_horizon"), (int64_t)d1);
+	EXPECT(e->t, d1 - 1, d1, 1, HOUR, "* 09:00:00 10:00:00");
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
 /*
  * Purge rewrites a tablet as a one-input merge that keeps each row's
  * block hi: after it, changes since the rows' versions report what they
- * reported before but the purged delete (its tombstone is gone), never
- * the whole rewritten tablet as new.
+ * reported before (the purged delete by its change record), never the
+ * whole rewritten tablet as new.
  */
 static void purge_keeps_block_hi(void **state)
 {
@@ -509,9 +613,12 @@ static void purge_keeps_block_hi(void **state)
 	assert_int_equal(tab->blocks[0].hi, v1);
 	assert_int_equal(tab->blocks[tab->nblocks - 1].hi, v2);
 	ts__snapshot_release(&s);
-	EXPECT(e->t, v2, 0, 1, 0, "");
-	EXPECT(e->t, v1, 0, 1, 0, "b 10:00:10 10:04:59+");
-	EXPECT(e->t, 0, 0, 1, 0, "a 09:00:00 09:04:59+; b 10:00:10 10:04:59+");
+	/* the purged delete is reported by its change record, without its
+	 * key bounds (the purge erased them): every prefix */
+	EXPECT(e->t, v2, 0, 1, 0, "* 10:00:00 10:00:09+");
+	EXPECT(e->t, d, 0, 1, 0, "");
+	EXPECT(e->t, v1, 0, 1, 0, "* 10:00:00 10:00:09+; b 10:00:10 10:04:59+");
+	EXPECT(e->t, 0, 0, 1, 0, "* 10:00:00 10:00:09+; a 09:00:00 09:04:59+; b 10:00:10 10:04:59+");
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
@@ -678,6 +785,62 @@ static void check_bounds_block_hi(void **state)
 	assert_string_equal(p.what, want);
 }
 
+/* ts_check verifies the change records: a record whose time range ends
+ * before it begins, one newer than the log's newest commit, more records
+ * than are kept (the DESCRIPTOR forged each time). */
+static void check_change_records(void **state)
+{
+	ts_test_env *e = *state;
+	char dir[4200];
+	ts__descriptor *d;
+	insert(e, "a", 10, NOW - 3 * HOUR);
+	uint64_t d1 = delete_rows(e->t, "a", NOW - 3 * HOUR, NOW - 3 * HOUR + 2 * SEC);
+	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
+	uint64_t head = 0;
+	assert_int_equal(ts_table_version(e->t, &head), 0);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	for (int k = 0; k < 3; k++) {
+		ts_test_env_close(e);
+		assert_int_equal(ts__descriptor_read(dir, &d), 0);
+		assert_int_equal(d->nchrecs, 1);
+		assert_int_equal(d->chrecs[0].version, d1);
+		ts__tomb saved = d->chrecs[0];
+		if (k == 0)
+			d->chrecs[0].tmin = d->chrecs[0].tmax + 1;
+		else if (k == 1)
+			d->chrecs[0].version = head + 8;
+		assert_int_equal(ts__descriptor_write(dir, d), 0);
+		ts_test_env_open(e);
+		struct problems p = {0};
+		ts_check_opts o = {.problem = on_problem, .arg = &p};
+		int max = ts__chrecs_max;
+		if (k == 2)
+			ts__chrecs_max = 0;
+		assert_int_equal(ts_check(e->db, NULL, &o), TS_ECORRUPT);
+		ts__chrecs_max = max;
+		assert_int_equal(p.n, 1);
+		char want[300];
+		if (k == 0)
+			snprintf(want, sizeof want, "change record 0 (version %" PRIu64 "): its time range "
+			         "ends before it begins", d1);
+		else if (k == 1)
+			snprintf(want, sizeof want, "the descriptor's change records reach version %" PRIu64
+			         ", newer than the log's newest commit at %" PRIu64, head + 8, head);
+		else
+			snprintf(want, sizeof want, "1 change records, more than the 0 kept");
+		if (!strstr(p.what, want))
+			fail_msg("problem %s: %s, want %s", p.file, p.what, want);
+		/* put it back */
+		ts_test_env_close(e);
+		d->chrecs[0] = saved;
+		assert_int_equal(ts__descriptor_write(dir, d), 0);
+		ts__descriptor_free(d, 1);
+		ts_test_env_open(e);
+		assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	}
+}
+
 /* ---- never misses: random histories against a model ---- */
 
 static uint64_t rng = 0x2545F4914F6CDD1Du;
@@ -689,7 +852,6 @@ struct vrow {
 	uint64_t deleted;  /* the version of the delete that hid it, 0: none */
 };
 
-/* Whether the tombstone of version v is in force for t. */
 static int tomb_in_force(ts_table *t, uint64_t v)
 {
 	ts__snapshot s;
@@ -725,8 +887,11 @@ static struct got *collect(ts_table *t, uint64_t since, uint64_t until, int dept
 			assert_non_null(g);
 		}
 		struct got *x = &g[(*n)++];
-		snprintf(x->host, sizeof x->host, "%.*s", depth ? (int)row[0].v.s.len : 0,
-		         depth ? (const char *)row[0].v.s.ptr : "");
+		if (depth && row[0].type == TS_NONE) /* the wildcard: every host */
+			snprintf(x->host, sizeof x->host, "*");
+		else
+			snprintf(x->host, sizeof x->host, "%.*s", depth ? (int)row[0].v.s.len : 0,
+			         depth ? (const char *)row[0].v.s.ptr : "");
 		x->from = row[depth].v.i;
 		x->to = row[depth + 1].v.i;
 		if (*n > 1) { /* sorted by prefix, then window; disjoint */
@@ -739,15 +904,35 @@ static struct got *collect(ts_table *t, uint64_t since, uint64_t until, int dept
 	return g;
 }
 
+/* Delete the rows of hosts "h<lo>" to "h<hi>" (a key range of several
+ * prefixes) with ts in [from, to]; returns the delete's version. */
+static uint64_t delete_hosts(ts_table *t, int lo, int hi, int64_t from, int64_t to)
+{
+	char a[8], b[8];
+	snprintf(a, sizeof a, "h%d", lo);
+	snprintf(b, sizeof b, "h%d", hi);
+	ts_value lower = ts_string(a), upper = ts_string(b);
+	ts_query q = {.lower = &lower, .nlower = 1, .upper = &upper, .nupper = 1,
+	              .from = from, .to = to, .has_from = 1, .has_to = 1, .to_inclusive = 1};
+	uint64_t deleted, version = 0;
+	if (ts_delete(t, &q, &deleted, &version) != 0)
+		fail_msg("ts_delete: %s", ts_errmsg(NULL));
+	return version;
+}
+
 /*
  * Random inserts into five hosts (late rows among them), deletes of a
- * host's time window, flushes, merges, clock moves (roll-overs) and
- * reopens; now and then, for random since and until (versions of the
- * table, and numbers between them), depth 0 or 1 and resolution 0,
- * 10 min or 1 h, every live row committed in (since, until] lies in a
- * reported window of its prefix, and so does every row hidden by a
- * delete in (since, until] whose tombstone is still in force.  (A
- * deleted row's insert is not required: a flush may have left it out.)
+ * host's time window or of several hosts', flushes, merges, purges of a
+ * host or of the table, clock moves (roll-overs) and reopens, with at
+ * most 4 change records kept (so that the horizon moves); now and then,
+ * for random since and until (versions of the table, and numbers
+ * between them), depth 0 or 1 and resolution 0, 10 min or 1 h, every
+ * live row committed in (since, until] lies in a reported window of its
+ * prefix (or of the wildcard), and so does every row hidden by a delete
+ * in (since, until] -- whether its tombstone is in force, spent or
+ * purged.  (A deleted row's insert is not required: a flush may have
+ * left it out.)  Without the change records, or without the horizon,
+ * it fails.
  */
 static void never_misses(void **state)
 {
@@ -757,6 +942,8 @@ static void never_misses(void **state)
 	uint64_t versions[2048];
 	int nversions = 0, serial = 0, checks = 0;
 	assert_non_null(rows);
+	int saved = ts__chrecs_max;
+	ts__chrecs_max = 4;
 	for (int step = 0; step < 700; step++) {
 		uint64_t r = ts_test_xorshift(&rng) % 100;
 		if (r < 55) {
@@ -779,23 +966,38 @@ static void never_misses(void **state)
 			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 		} else if (r < 75) {
 			assert_int_equal(ts_flush(e->t, e->now - (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(48 * HOUR))), 0);
-		} else if (r < 85) {
+		} else if (r < 82) {
 			assert_int_equal(ts_merge(e->t, NULL), 0);
+		} else if (r < 85) { /* a purge of the table or of a host */
+			char h[8];
+			snprintf(h, sizeof h, "h%d", (int)(ts_test_xorshift(&rng) % 5));
+			ts_value p = ts_string(h);
+			ts_query q = {.prefix = &p, .nprefix = 1};
+			uint64_t pv = 0;
+			assert_int_equal(ts_purge(e->t, r == 82 ? NULL : &q, &pv), 0);
+			versions[nversions++] = pv;
 		} else if (r < 95) {
 			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR)));
 		} else if (r < 97) {
 			ts_test_env_reopen(e);
-		} else { /* a host's window of up to 2 h, up to 48 h back */
-			int host = (int)(ts_test_xorshift(&rng) % 5);
+		} else { /* a host's window of up to 2 h, up to 48 h back, or
+			  * that of hosts host..host2 */
+			int host = (int)(ts_test_xorshift(&rng) % 5), host2 = host;
 			int64_t a = e->now - (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(48 * HOUR));
 			int64_t b = a + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(2 * HOUR));
 			char h[8];
 			snprintf(h, sizeof h, "h%d", host);
-			uint64_t dv = delete_rows(e->t, h, a, b);
+			uint64_t dv;
+			if (r == 99) {
+				host2 = host + (int)(ts_test_xorshift(&rng) % (uint64_t)(5 - host));
+				dv = delete_hosts(e->t, host, host2, a, b);
+			} else {
+				dv = delete_rows(e->t, h, a, b);
+			}
 			versions[nversions++] = dv;
 			for (size_t i = 0; i < nrows; i++)
-				if (rows[i].host == host && !rows[i].deleted && rows[i].ts >= a &&
-				    rows[i].ts <= b)
+				if (rows[i].host >= host && rows[i].host <= host2 && !rows[i].deleted &&
+				    rows[i].ts >= a && rows[i].ts <= b)
 					rows[i].deleted = dv;
 		}
 		if (step % 7 != 6 || !nversions)
@@ -821,8 +1023,7 @@ static void never_misses(void **state)
 			for (size_t i = 0; i < nrows; i++) {
 				const struct vrow *x = &rows[i];
 				uint64_t v = x->deleted ? x->deleted : x->version;
-				if (v <= since || (until && v > until) ||
-				    (x->deleted && !tomb_in_force(e->t, x->deleted)))
+				if (v <= since || (until && v > until))
 					continue;
 				char h[8];
 				snprintf(h, sizeof h, "%s%d", depth ? "h" : "", x->host);
@@ -830,7 +1031,8 @@ static void never_misses(void **state)
 					h[0] = 0;
 				int found = 0;
 				for (int k = 0; k < ng && !found; k++)
-					found = strcmp(g[k].host, h) == 0 && g[k].from <= x->ts && x->ts < g[k].to;
+					found = (strcmp(g[k].host, h) == 0 || strcmp(g[k].host, "*") == 0) &&
+					        g[k].from <= x->ts && x->ts < g[k].to;
 				if (!found)
 					fail_msg("step %d: host h%d ts %" PRId64 " version %" PRIu64
 					         " (deleted %" PRIu64 ") not reported for since %" PRIu64
@@ -840,7 +1042,9 @@ static void never_misses(void **state)
 			free(g);
 		}
 	}
+	ts__chrecs_max = saved;
 	assert_true(checks > 300);
+	assert_true(ts_test_stat(e->t, "changes_horizon") > 0);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 	free(rows);
 }
@@ -980,7 +1184,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(format2_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(unversioned_tablets, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_bounds_block_hi, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(check_change_records, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(deletes, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(horizon, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_keeps_block_hi, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(never_misses, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(day_of_1000_hosts, setup, ts_test_env_teardown),

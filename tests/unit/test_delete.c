@@ -655,16 +655,19 @@ static void descriptor_refuses_older_builds(void **state)
 	close(fd);
 	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
 	/* after a purge no tombstone is left, but the table took a delete
-	 * (TS_DESC_DELETED, which caches key on: stat "corrected"), so it
-	 * stays format 5 */
+	 * (TS_DESC_DELETED, which caches key on: stat "corrected"), and
+	 * keeps its change record (docs/corrections.md section 4): format 6 */
 	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 0);
 	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, h, sizeof h), 24);
 	close(fd);
-	assert_int_equal(h[8], TS_DESC_VERSION_CORRECTIONS);
+	assert_int_equal(h[8], TS_DESC_VERSION_CHANGES);
 	assert_int_equal(ts_test_stat(e->t, "corrected"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 1);
+	assert_int_equal(ts_test_stat(e->t, "changes_horizon"), 0);
 	expect(e, &m);
 	check_ok(e);
 	free(m.rows);
@@ -733,6 +736,52 @@ static void flush_drops_spent_tombstones(void **state)
 	ts_test_env_reopen(e);
 	expect(e, &m);
 	check_ok(e);
+	free(m.rows);
+}
+
+/* A flush with no tree to write moves the log's tombstones into the
+ * DESCRIPTOR all the same (a spent one into its change record), cuts
+ * the chain, and releases the log they held: later snapshots read them
+ * from the descriptor; reads, a reopen and check agree. */
+static void flush_moves_tombstones_alone(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	char dir[4096];
+	ts__descriptor *d;
+	insert(e, &m, "a", 10, NOW - HOUR, SEC, 1);
+	insert(e, &m, "b", 10, NOW - HOUR, SEC, 2);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	box b = {"a", "a", 0, 0, NOW - HOUR, NOW - HOUR + 5 * SEC};
+	uint64_t v1 = delete_box(e, &m, &b);
+	box far = {"b", "b", 0, 0, NOW + 100 * HOUR, NOW + 101 * HOUR}; /* no rows: spent */
+	uint64_t v2 = delete_box(e, &m, &far);
+	assert_int_equal(e->t->fill.nlt, 2);
+	assert_true(e->t->fill.tomb.root != 0);
+	int64_t used = ts_test_stat(e->t, "log_bytes");
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(e->t->fill.nlt, 0);
+	assert_int_equal(e->t->fill.tomb.root, 0);
+	/* the log from the tombstones on is released: only the commit that
+	 * cut the chain is left */
+	assert_true(ts_test_stat(e->t, "log_bytes") < used);
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 1);
+	snprintf(dir, sizeof dir, "%s/m", e->dir);
+	assert_int_equal(ts__descriptor_read(dir, &d), 0);
+	assert_int_equal(d->ntombs, 1);
+	assert_int_equal(d->tombs[0].version, v1);
+	assert_int_equal(d->nchrecs, 1);
+	assert_int_equal(d->chrecs[0].version, v2);
+	ts__descriptor_free(d, 1);
+	expect(e, &m);
+	check_ok(e);
+	ts_test_env_reopen(e);
+	expect(e, &m);
+	check_ok(e);
+	/* a flush with nothing to move writes nothing */
+	uint64_t gen = (uint64_t)ts_test_stat(e->t, "descriptor_generation");
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal((uint64_t)ts_test_stat(e->t, "descriptor_generation"), gen);
 	free(m.rows);
 }
 
@@ -976,6 +1025,8 @@ static void purge_leaves_no_bytes(void **state)
 	delete_box(e, &m, &b2);
 	expect(e, &m);
 	assert_int_equal(ts_purge(e->t, NULL, NULL), 0);
+	/* the deletes' change records are kept, without their key bounds */
+	assert_int_equal(ts_test_stat(e->t, "changes_records"), 2);
 	assert_int_equal(grep_tree(e->dir, "keepQ1"), 0);
 	expect(e, &m);
 	check_ok(e);
@@ -1205,6 +1256,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flush_drops_spent_tombstones, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(check_finds_bad_tombstones, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(flush_moves_tombstones_alone, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(purge_leaves_no_bytes, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(deletes_and_replacements, setup, ts_test_env_teardown),
 		cmocka_unit_test(tomb_index_selects_as_list),

@@ -194,6 +194,21 @@ static void assert_descriptor_equal(const ts__descriptor *a, const ts__descripto
 		assert_int_equal(x->lo, y->lo);
 		assert_int_equal(x->hi, y->hi);
 	}
+	assert_int_equal(a->ch_horizon, b->ch_horizon);
+	assert_int_equal(a->nchrecs, b->nchrecs);
+	for (int i = 0; i < a->nchrecs; i++) {
+		const ts__tomb *x = &a->chrecs[i], *y = &b->chrecs[i];
+		assert_int_equal(x->version, y->version);
+		assert_int_equal(x->tmin, y->tmin);
+		assert_int_equal(x->tmax, y->tmax);
+		assert_int_equal(x->flags, y->flags);
+		assert_int_equal(x->lolen, y->lolen);
+		assert_int_equal(x->hilen, y->hilen);
+		if (x->lolen)
+			assert_memory_equal(x->lo, y->lo, x->lolen);
+		if (x->hilen)
+			assert_memory_equal(x->hi, y->hi, x->hilen);
+	}
 }
 
 /* Decode p[0..n), expecting failure with code (or either of ECORRUPT /
@@ -601,7 +616,7 @@ static void descriptor_future_version(void **state)
 	ts_buf body, b;
 	encode_body(d, 0, &body);
 	seal(&body, TS_DESC_VERSION_MAX + 1, &b);
-	expect_rejected(b.data, b.len, TS_EVERSION, "format version 6");
+	expect_rejected(b.data, b.len, TS_EVERSION, "format version 7");
 	ts__buf_free(&b);
 	seal(&body, UINT32_MAX, &b);
 	expect_rejected(b.data, b.len, TS_EVERSION, "format version 4294967295");
@@ -690,6 +705,135 @@ static void descriptor_tombstones_roundtrip(void **state)
 	ts__descriptor_drop_tomb(d, 0);
 	encode(d, &enc);
 	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 1);
+	ts__buf_free(&enc);
+	ts__descriptor_free(d, 1);
+}
+
+/* Format 6 (docs/corrections.md section 4): a tombstone that leaves
+ * keeps its change record (its key box unless erased), byte for byte as
+ * the format says; past ts__chrecs_max records the oldest go into the
+ * changes horizon; records out of order, or not after the horizon, are
+ * refused. */
+static void descriptor_change_records(void **state)
+{
+	(void)state;
+	ts__descriptor *d = sample_descriptor(), *back;
+	ts_buf enc, body, sealed;
+	const unsigned char lo[3] = {1, 2, 3}, hi[2] = {4, 5};
+	ts__tomb t = {.version = 77, .tmin = -5, .tmax = 900, .flags = TS_TOMB_LO | TS_TOMB_HI,
+	              .lolen = 3, .hilen = 2, .lo = lo, .hi = hi};
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	t.version = 80;
+	t.tmin = 1000;
+	t.tmax = 2000;
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	d->flags = TS_DESC_DELETED;
+	/* 77 leaves with its box, 80 without (a purge's) */
+	assert_int_equal(ts__descriptor_retire_tomb(d, 0, 0), 0);
+	assert_int_equal(ts__descriptor_retire_tomb(d, 0, 1), 0);
+	assert_int_equal(d->ntombs, 0);
+	assert_int_equal(d->nchrecs, 2);
+	encode(d, &enc);
+	assert_int_equal(ts__load_u32(enc.data + TS_DESC_OFF_VERSION), 6);
+	/* by hand: version 5's body, then horizon, its range, count, records */
+	encode_body(d, 16, &body);
+	ts__put_u64(&body, (uint64_t)INT64_MIN);
+	ts__put_u8(&body, 0);
+	ts__put_u8(&body, TS_DESC_DELETED);
+	ts__put_u32(&body, 0);
+	ts__put_u64(&body, 0);
+	ts__put_u64(&body, 0);
+	ts__put_u64(&body, 0);
+	ts__put_u32(&body, 2);
+	ts__put_u8(&body, 41);
+	ts__put_u64(&body, 77);
+	ts__put_u64(&body, (uint64_t)-5);
+	ts__put_u64(&body, 900);
+	ts__put_u32(&body, TS_TOMB_LO | TS_TOMB_HI);
+	ts__put_u32(&body, 3);
+	ts__put_u32(&body, 2);
+	ts__put(&body, lo, 3);
+	ts__put(&body, hi, 2);
+	ts__put_u8(&body, 36);
+	ts__put_u64(&body, 80);
+	ts__put_u64(&body, 1000);
+	ts__put_u64(&body, 2000);
+	ts__put_u32(&body, 0);
+	ts__put_u32(&body, 0);
+	ts__put_u32(&body, 0);
+	seal(&body, 6, &sealed);
+	assert_int_equal(sealed.len, enc.len);
+	assert_memory_equal(sealed.data, enc.data, enc.len);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&sealed);
+	ts__buf_free(&body);
+	ts__buf_free(&enc);
+	/* a purge whose range meets 77's box erases its keys */
+	ts__tomb box = {.tmin = 0, .tmax = 10, .flags = TS_TOMB_LO, .lolen = 1, .lo = lo};
+	ts__descriptor_erase_chrec_keys(d, &box);
+	assert_int_equal(d->chrecs[0].flags, 0);
+	assert_int_equal(d->chrecs[0].lolen, 0);
+	assert_int_equal(d->chrecs[0].tmin, -5);
+	/* the bound: the oldest go into the horizon */
+	int saved = ts__chrecs_max;
+	ts__chrecs_max = 2;
+	t.version = 90;
+	t.tmin = 3000;
+	t.tmax = 4000;
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	assert_int_equal(ts__descriptor_retire_tomb(d, 0, 0), 0);
+	ts__chrecs_max = saved;
+	assert_int_equal(d->nchrecs, 2);
+	assert_int_equal(d->chrecs[0].version, 80);
+	assert_int_equal(d->ch_horizon, 77);
+	assert_int_equal(d->ch_tmin, -5);
+	assert_int_equal(d->ch_tmax, 900);
+	/* a retired version, or one under the horizon, is kept once */
+	t.version = 77;
+	assert_int_equal(ts__descriptor_add_tomb(d, &t), 0);
+	assert_int_equal(ts__descriptor_retire_tomb(d, 0, 0), 0);
+	assert_int_equal(d->nchrecs, 2);
+	encode(d, &enc);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(d, back);
+	assert_int_equal(back->ch_tmax, 900);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	/* the bound on key bytes: 8 KiB a record, 1 MiB kept */
+	static unsigned char big[4096];
+	memset(big, 7, sizeof big);
+	ts__tomb w = {.tmin = 5000, .tmax = 6000, .flags = TS_TOMB_LO | TS_TOMB_HI,
+	              .lolen = 4096, .hilen = 4096, .lo = big, .hi = big};
+	ts__descriptor *k = sample_descriptor();
+	for (int i = 1; i <= 130; i++) {
+		w.version = (uint64_t)i * 10;
+		assert_int_equal(ts__descriptor_add_tomb(k, &w), 0);
+		assert_int_equal(ts__descriptor_retire_tomb(k, 0, 0), 0);
+	}
+	assert_int_equal(k->nchrecs, 128);
+	assert_int_equal(k->chrecs[0].version, 30);
+	assert_int_equal(k->ch_horizon, 20);
+	assert_int_equal(k->ch_tmin, 5000);
+	encode(k, &enc);
+	assert_int_equal(ts__descriptor_decode(enc.data, enc.len, &back), 0);
+	assert_descriptor_equal(k, back);
+	ts__descriptor_free(back, 1);
+	ts__buf_free(&enc);
+	ts__descriptor_free(k, 1);
+	/* out of order; not after the horizon */
+	ts__tomb x = d->chrecs[0];
+	d->chrecs[0] = d->chrecs[1];
+	d->chrecs[1] = x;
+	encode(d, &enc);
+	expect_rejected(enc.data, enc.len, TS_ECORRUPT, "change record 1 is not newer");
+	ts__buf_free(&enc);
+	d->chrecs[1] = d->chrecs[0];
+	d->chrecs[0] = x;
+	d->ch_horizon = 80;
+	encode(d, &enc);
+	expect_rejected(enc.data, enc.len, TS_ECORRUPT, "not newer than the changes horizon");
 	ts__buf_free(&enc);
 	ts__descriptor_free(d, 1);
 }
@@ -1327,6 +1471,7 @@ int main(void)
 		cmocka_unit_test(descriptor_policy_roundtrip),
 		cmocka_unit_test(descriptor_versions_roundtrip),
 		cmocka_unit_test(descriptor_tombstones_roundtrip),
+		cmocka_unit_test(descriptor_change_records),
 		cmocka_unit_test(descriptor_rejects_bad_body_with_valid_crc),
 		cmocka_unit_test(descriptor_rejects_truncated_tablet_section),
 		cmocka_unit_test(descriptor_rejects_incompatible_versions),
