@@ -635,6 +635,63 @@ static int same_prefix(const struct held_prefix *p, const ts_value *v, int n)
 	return 1;
 }
 
+/* The number of leading values of a changes row's group that it fixes:
+ * g, or fewer for a wildcard row (a delete of several groups: TS_NONE
+ * for every value it does not fix). */
+static int fixed_values(const ts_value *v, int g)
+{
+	int k = 0;
+	while (k < g && v[k].type != TS_NONE)
+		k++;
+	return k;
+}
+
+/* Recompute [s0, s1) for a wildcard row whose first k group values are
+ * fixed.  Only a delete reports one, and a delete only takes rows away:
+ * the groups it can have changed are those the rollup holds windows of
+ * in [s0, s1) (it was exact at the watermark; a group whose rows came
+ * after it is reported by rows of its own).  Their keys are gathered
+ * first, then each is recomputed as a span. */
+static int wildcard_span(struct run *u, const ts_value *prefix, int k, int64_t s0, int64_t s1,
+                         const ts__merge_yield *y, uint64_t *done)
+{
+	int g = u->def->group, cols[TS_KEY_COLUMNS_MAX];
+	for (int i = 0; i < g; i++)
+		cols[i] = i;
+	ts_query q = {.prefix = prefix, .nprefix = k, .from = s0, .to = s1,
+	              .has_from = 1, .has_to = 1, .columns = cols, .ncolumns = g};
+	struct held_prefix *keys = NULL;
+	size_t n = 0, cap = 0;
+	ts_cursor *c;
+	int rc = ts__query_open(u->t, &q, &c);
+	for (const ts_value *v; rc == 0;) {
+		int nv;
+		if ((rc = ts__cursor_next(c, &v, &nv)) < 0 || !v)
+			break;
+		if (n && same_prefix(&keys[n - 1], v, g))
+			continue;
+		if (n == cap) {
+			struct held_prefix *x = realloc(keys, (cap = cap ? 2 * cap : 8) * sizeof *x);
+			if (!x) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			keys = x;
+		}
+		ts__buf_init(&keys[n].mem);
+		n++;
+		rc = hold_prefix(&keys[n - 1], v, g);
+	}
+	if (c)
+		ts_cursor_close(c);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = span(u, keys[i].v, s0, s1, y, done);
+	for (size_t i = 0; i < n; i++)
+		ts__buf_free(&keys[i].mem);
+	free(keys);
+	return rc;
+}
+
 /* The aggregate specs over the source that make the rollup's value
  * columns, resolved by name in the source's current schema. */
 static int resolve_specs(struct run *u)
@@ -751,14 +808,20 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 		if ((rc = ts__cursor_next(ch, &row, &n)) < 0)
 			break;
 		int64_t from = row ? ts__floor_multiple(row[g].v.i, r->def.every) : 0;
-		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, r->def.every) + r->def.every : 0;
+		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, r->def.every) : 0;
+		to = to > INT64_MAX - r->def.every ? INT64_MAX : to + r->def.every;
 		if (open && row && from <= s1 && same_prefix(&hp, row, g)) {
 			if (to > s1)
 				s1 = to;
 			continue;
 		}
-		if (open && (rc = span(&u, hp.v, s0, s1, y, &done)) != 0)
-			break;
+		if (open) {
+			int k = fixed_values(hp.v, g);
+			rc = k < g ? wildcard_span(&u, hp.v, k, s0, s1, y, &done)
+			           : span(&u, hp.v, s0, s1, y, &done);
+			if (rc != 0)
+				break;
+		}
 		if (!row)
 			break;
 		if ((rc = hold_prefix(&hp, row, g)) < 0)

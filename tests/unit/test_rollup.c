@@ -926,6 +926,50 @@ static void deleted_window_leaves(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* A delete of several groups (a region's hosts) reaches changes as a
+ * wildcard row (the region, then TS_NONE for host): the rollup's
+ * windows of every host of the region in its range are recomputed,
+ * emptied ones leave -- also once the rows are flushed, merged and
+ * purged away, when no source holds a hidden row any more. */
+static void wildcard_delete_recomputes_groups(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	srow rows[] = {{"r0", "h0", NOW - 10 * MIN, 1, 1, 1}, {"r0", "h1", NOW - 10 * MIN, 2, 2, 2},
+	               {"r0", "h1", NOW - 10 * MIN + SEC, 3, 3, 3}, {"r1", "h0", NOW - 10 * MIN, 4, 4, 4},
+	               {"r0", "h0", NOW - 5 * MIN, 5, 5, 5}, {"r0", "h1", NOW - 5 * MIN, 6, 6, 6}};
+	insert_ok(src, rows, 6);
+	pass(e->db);
+	assert_int_equal(exact_1m(e->db), 5);
+	assert_int_equal(ts_flush(src, INT64_MAX), 0);
+	int merged;
+	assert_int_equal(ts_merge(src, &merged), 0);
+	/* region r0's minute at -10: h0's window empties, h1's loses a row */
+	ts_value region[] = {ts_string("r0")};
+	ts_query q = {.prefix = region, .nprefix = 1, .from = NOW - 10 * MIN,
+	              .to = NOW - 10 * MIN + 1, .has_from = 1, .has_to = 1};
+	assert_int_equal(ts_delete(src, &q, NULL, NULL), 0);
+	ts_cursor *c;
+	ts_changes_spec cs = {.since = (uint64_t)stat_of(e->db, "r1m", "rollup_watermark"),
+	                      .resolution = MIN, .depth = 2};
+	assert_int_equal(ts_changes_open(src, &cs, &c), 0);
+	const ts_value *v;
+	int n;
+	assert_int_equal(ts_cursor_next(c, &v, &n), 0);
+	assert_non_null(v);
+	assert_int_equal(v[0].type, TS_STRING);
+	assert_int_equal(v[1].type, TS_NONE); /* the wildcard this test is about */
+	ts_cursor_close(c);
+	/* purged first: no source holds a hidden row when the pass runs */
+	assert_int_equal(ts_purge(src, NULL, NULL), 0);
+	pass(e->db);
+	assert_int_equal(exact_1m(e->db), 4);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_deleted"), 1);
+	ts_table_close(src);
+	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+}
+
 /* Windows that begin before the source's TTL horizon are kept as they
  * were computed; the rollup keeps them past the source's TTL. */
 static void rollup_outlives_the_source_ttl(void **state)
@@ -1468,6 +1512,7 @@ int main(void)
 		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
+		cmocka_unit_test_teardown(wildcard_delete_recomputes_groups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
 		cmocka_unit_test_teardown(check_reads_the_definition, ts_test_env_teardown),
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
