@@ -529,6 +529,15 @@ static int route_setup(struct ts_cursor *base, const void *arg)
 		int n;
 		if ((rc = ts__cursor_next(ch, &v, &n)) < 0 || !v)
 			break;
+		int fixed = 0;
+		while (fixed < g && v[fixed].type != TS_NONE)
+			fixed++;
+		if (fixed < g) {
+			/* a wildcard row (a delete of several groups): which
+			 * groups' windows it emptied is not known here */
+			rc = TS_ENOTSUP;
+			break;
+		}
 		int64_t from = v[g].v.i, to = v[g + 1].v.i;
 		if (from < first)
 			from = first;
