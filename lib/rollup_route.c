@@ -5,8 +5,8 @@
  * and T's rows for the others, so a month at one-hour windows costs a
  * month of one-minute rows of the rollup instead of every raw row.
  *
- * A rollup R of T (direct: a rollup of a rollup of T is not exact in T's
- * versions) fits a request (every E, group G, prefix P, functions F)
+ * A rollup R of T -- built on T, or on a rollup of T (1m -> 1h -> 1d),
+ * CHAIN_MAX links at most -- fits a request (every E, group G, prefix P, functions F)
  * when its every divides E, its group is at least G and at least P's
  * length, and its columns give F (count from X_count, sum from X_sum,
  * min, max, mean from X_sum and X_count, first and last from X_first and
@@ -16,7 +16,11 @@
  *     expiry, and that no commit of T after R's watermark W touched
  *     (ts_changes_open(T, since W) at resolution E, depth G: reported
  *     windows are over-reported, never missed), from R's rows combined
- *     over E and over the groups beyond G;
+ *     over E and over the groups beyond G.  For R2 built on R1 built on
+ *     T, the windows that commits of T after W1 (R1's watermark on T)
+ *     or commits of R1 after W2 (R2's on R1) touched are left out: R1's
+ *     row of any other window is exact, and R2's was combined from R1's
+ *     rows as they still are; and so on down a longer chain;
  *   - every other window -- the range's cut edges, windows R no longer
  *     keeps, windows changed since W -- from T's rows, as without
  *     rollups.
@@ -119,10 +123,20 @@ struct part {
 	int a, b;         /* indexes into the rollup specs (b: mean's count) */
 };
 
-/* The route chosen: the rollup, its specs, how to assemble. */
+/* Rollups of rollups followed at most this deep (1m -> 1h -> 1d is 3). */
+#define CHAIN_MAX 4
+
+/* The route chosen: the rollup, its specs, how to assemble.  The rollup
+ * r is built on link[nlinks - 1], which is built on link[nlinks - 2] ...
+ * on link[0] = t; since[i] is the watermark of the rollup built on
+ * link[i] (the version of link[i] through which it is exact).  r and
+ * link[1..nlinks) are held. */
 struct route {
 	struct ts_table *r;
 	uint64_t watermark;
+	struct ts_table *link[CHAIN_MAX];
+	uint64_t since[CHAIN_MAX];
+	int nlinks;
 	int64_t every;
 	int group;
 	ts_aggspec *rspecs;
@@ -165,8 +179,7 @@ static int rcol(const ts_schema *rs, const char *x, ts_aggfn fn)
 static int fits(const ts__rollup_def *d, const ts_schema *rs, const ts_schema *ts,
                 const ts_aggregate *req, struct route *rt)
 {
-	if (d->flags & TS_ROLLUP_FROM_ROLLUP || req->every % d->every != 0 ||
-	    req->group > d->group || req->nprefix > d->group || req->nspecs < 1)
+	if (req->every % d->every != 0 || req->group > d->group || req->nprefix > d->group || req->nspecs < 1)
 		return 0;
 	ts_aggspec *sp = calloc((size_t)req->nspecs * 2, sizeof *sp);
 	struct part *pt = calloc((size_t)req->nspecs, sizeof *pt);
@@ -224,25 +237,51 @@ static void route_free(struct route *rt)
 {
 	if (rt->r)
 		ts__table_unhold(rt->r, 0);
+	for (int j = 1; j < rt->nlinks; j++)
+		ts__table_unhold(rt->link[j], 0);
 	free(rt->rspecs);
 	free(rt->parts);
 	memset(rt, 0, sizeof *rt);
 }
 
-/* The coarsest loaded rollup of t that fits req, held, in *rt.
- * Returns 1, or 0 when none does. */
+/* The rollup x's chain down to t: chain[0] = x, chain[i + 1] the source
+ * of chain[i], the last a rollup of t itself, all among the n tables of
+ * all.  Returns the chain's length, or 0 when x is not built on t within
+ * CHAIN_MAX links (or its source is not loaded). */
+static int chain_of(struct ts_table *t, struct ts_table *x, struct ts_table *const *all, int n,
+                    struct ts_table **chain)
+{
+	int k = 0;
+	for (;;) {
+		chain[k++] = x;
+		const char *src = x->rollup->def.source;
+		if (strcmp(src, t->name) == 0)
+			return k;
+		if (k == CHAIN_MAX)
+			return 0;
+		x = NULL;
+		for (int j = 0; j < n && !x; j++)
+			if (strcmp(all[j]->name, src) == 0)
+				x = all[j];
+		if (!x)
+			return 0;
+	}
+}
+
+/* The coarsest loaded rollup of t -- built on t directly or through
+ * other rollups -- that fits req, its chain held, in *rt.  Returns 1, or
+ * 0 when none does. */
 static int choose(struct ts_table *t, const ts_aggregate *req, struct route *rt)
 {
 	ts_db *db = t->db;
-	struct ts_table *cand[64];
+	struct ts_table *all[64];
 	int n = 0;
 	memset(rt, 0, sizeof *rt);
 	pthread_mutex_lock(&db->mu);
 	for (struct ts_table *x = db->tables; x && n < 64; x = x->next)
-		if (x->rollup && !ts__table_dropped(x) && strcmp(x->rollup->def.source, t->name) == 0 &&
-		    req->every % x->rollup->def.every == 0) {
+		if (x->rollup && !ts__table_dropped(x)) {
 			ts__table_hold(x, 0);
-			cand[n++] = x;
+			all[n++] = x;
 		}
 	pthread_mutex_unlock(&db->mu);
 	if (n == 0)
@@ -250,31 +289,49 @@ static int choose(struct ts_table *t, const ts_aggregate *req, struct route *rt)
 	ts_schema *ts = NULL;
 	int found = ts__table_schema(t, &ts) == 0;
 	for (int i = 0; found && i < n; i++) {
-		ts__rollup *r = cand[i]->rollup;
+		ts__rollup *r = all[i]->rollup;
+		struct ts_table *chain[CHAIN_MAX];
 		struct route c;
 		ts_schema *rs;
+		int k;
 		memset(&c, 0, sizeof c);
-		if (rt->r && r->def.every <= rt->every)
+		if (req->every % r->def.every != 0 || (rt->r && r->def.every <= rt->every))
 			continue; /* the coarsest answers */
-		if (ts__table_schema(cand[i], &rs) < 0)
+		if ((k = chain_of(t, all[i], all, n, chain)) == 0)
 			continue;
-		if (ts__db_readonly(db))
-			ts__rollup_reload_watermark(cand[i]->dir, r);
-		pthread_mutex_lock(&r->mu);
-		uint64_t w = r->def.watermark;
-		pthread_mutex_unlock(&r->mu);
-		if (w && fits(&r->def, rs, ts, req, &c)) {
+		/* the watermarks, t's rollup's first: none may be 0 */
+		uint64_t w[CHAIN_MAX];
+		int ok = 1;
+		for (int j = 0; j < k; j++) {
+			ts__rollup *cr = chain[k - 1 - j]->rollup;
+			if (ts__db_readonly(db))
+				ts__rollup_reload_watermark(chain[k - 1 - j]->dir, cr);
+			pthread_mutex_lock(&cr->mu);
+			w[j] = cr->def.watermark;
+			pthread_mutex_unlock(&cr->mu);
+			ok = ok && w[j] != 0;
+		}
+		if (!ok || ts__table_schema(all[i], &rs) < 0)
+			continue;
+		if (fits(&r->def, rs, ts, req, &c)) {
 			route_free(rt);
 			*rt = c;
-			rt->r = cand[i];
-			rt->watermark = w;
-			ts__table_hold(cand[i], 0);
+			rt->r = all[i];
+			rt->watermark = w[k - 1];
+			rt->nlinks = k;
+			rt->link[0] = t;
+			for (int j = 0; j < k; j++) {
+				rt->since[j] = w[j];
+				if (j > 0) /* link[j], a rollup between t and r: held */
+					rt->link[j] = chain[k - j];
+				ts__table_hold(chain[k - 1 - j], 0);
+			}
 		}
 		ts_schema_free(rs);
 	}
 	ts_schema_free(ts);
 	for (int i = 0; i < n; i++)
-		ts__table_unhold(cand[i], 0);
+		ts__table_unhold(all[i], 0);
 	ts__clear_error();
 	return rt->r != NULL;
 }
@@ -320,6 +377,73 @@ static int cmp_touched(const void *a, const void *b)
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
 	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Append to *tw (*ntw of *captw) the windows of [first, last) that
+ * commits of src after version since touched: ts_changes_open(src, since) at
+ * resolution e and depth g.  Returns 0; TS_ENOTSUP past RAW_WINDOWS_MAX
+ * windows in all; or the failure. */
+static int touched_since(struct ts_table *src, uint64_t since, int64_t e, int g, int64_t first,
+                         int64_t last, struct touched **tw, size_t *ntw, size_t *captw)
+{
+	ts_changes_spec cs = {.since = since, .resolution = e, .depth = g};
+	ts_cursor *ch;
+	int rc = ts__changes_open(src, &cs, &ch);
+	if (rc < 0)
+		return rc;
+	for (const ts_value *v; rc == 0;) {
+		int n;
+		if ((rc = ts__cursor_next(ch, &v, &n)) < 0 || !v)
+			break;
+		int64_t from = v[g].v.i, to = v[g + 1].v.i;
+		if (from < first)
+			from = first;
+		if (to > last)
+			to = last;
+		for (int64_t s = from; rc == 0 && s < to; s += e) {
+			if (*ntw == RAW_WINDOWS_MAX) {
+				rc = TS_ENOTSUP; /* too many changed since: the raw rows */
+				break;
+			}
+			if (*ntw == *captw) {
+				size_t cap = *captw ? 2 * *captw : 16;
+				struct touched *x = realloc(*tw, cap * sizeof *x);
+				if (!x) {
+					rc = ts__fail(TS_ENOMEM, "out of memory");
+					break;
+				}
+				*tw = x;
+				*captw = cap;
+			}
+			size_t len = group_key(v, g, NULL, 0);
+			struct touched *x = &(*tw)[*ntw];
+			x->len = len;
+			x->start = s;
+			x->key = malloc(len + 1);
+			x->vals = malloc((size_t)(g + 1) * sizeof *x->vals);
+			if (!x->key || !x->vals) {
+				free(x->key);
+				free(x->vals);
+				rc = ts__fail(TS_ENOMEM, "out of memory");
+				break;
+			}
+			group_key(v, g, x->key, len);
+			/* the values again, their strings pointing into key */
+			for (int i = 0, at = 0; i < g; i++) {
+				x->vals[i] = v[i];
+				at += 1;
+				if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+					x->vals[i].v.s.ptr = x->key + at + 8;
+					at += 8 + (int)v[i].v.s.len;
+				} else {
+					at += 8;
+				}
+			}
+			++*ntw;
+		}
+	}
+	ts_cursor_close(ch);
+	return rc;
 }
 
 /* ---- gathering rows ---- */
@@ -518,67 +642,25 @@ static int route_setup(struct ts_cursor *base, const void *arg)
 	}
 	if (first >= last)
 		return TS_ENOTSUP; /* no whole window the rollup keeps: the raw rows */
-	/* the windows changed since the watermark */
-	ts_changes_spec cs = {.since = rt->watermark, .resolution = e, .depth = g};
-	ts_cursor *ch;
+	/* the windows changed since the watermarks: commits of t after the
+	 * first rollup's watermark, of each rollup of the chain after the
+	 * watermark of the rollup built on it */
 	struct touched *tw = NULL;
 	size_t ntw = 0, captw = 0;
-	if ((rc = ts__changes_open(t, &cs, &ch)) < 0)
-		return rc;
-	for (const ts_value *v; rc == 0;) {
-		int n;
-		if ((rc = ts__cursor_next(ch, &v, &n)) < 0 || !v)
-			break;
-		int64_t from = v[g].v.i, to = v[g + 1].v.i;
-		if (from < first)
-			from = first;
-		if (to > last)
-			to = last;
-		for (int64_t s = from; rc == 0 && s < to; s += e) {
-			if (ntw == RAW_WINDOWS_MAX) {
-				rc = TS_ENOTSUP; /* too many changed since: the raw rows */
-				break;
-			}
-			if (ntw == captw) {
-				size_t cap = captw ? 2 * captw : 16;
-				struct touched *x = realloc(tw, cap * sizeof *x);
-				if (!x) {
-					rc = ts__fail(TS_ENOMEM, "out of memory");
-					break;
-				}
-				tw = x;
-				captw = cap;
-			}
-			size_t len = group_key(v, g, NULL, 0);
-			struct touched *x = &tw[ntw];
-			x->len = len;
-			x->start = s;
-			x->key = malloc(len + 1);
-			x->vals = malloc((size_t)(g + 1) * sizeof *x->vals);
-			if (!x->key || !x->vals) {
-				free(x->key);
-				free(x->vals);
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			group_key(v, g, x->key, len);
-			/* the values again, their strings pointing into key */
-			for (int i = 0, at = 0; i < g; i++) {
-				x->vals[i] = v[i];
-				at += 1;
-				if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
-					x->vals[i].v.s.ptr = x->key + at + 8;
-					at += 8 + (int)v[i].v.s.len;
-				} else {
-					at += 8;
-				}
-			}
-			ntw++;
-		}
-	}
-	ts_cursor_close(ch);
-	if (rc == 0 && ntw)
+	for (int j = 0; rc == 0 && j < rt->nlinks; j++)
+		rc = touched_since(rt->link[j], rt->since[j], e, g, first, last, &tw, &ntw, &captw);
+	if (rc == 0 && ntw) {
 		qsort(tw, ntw, sizeof *tw, cmp_touched);
+		size_t k = 0; /* the same window from two links: once */
+		for (size_t i = 0; i < ntw; i++)
+			if (k > 0 && cmp_touched(&tw[k - 1], &tw[i]) == 0) {
+				free(tw[i].key);
+				free(tw[i].vals);
+			} else {
+				tw[k++] = tw[i];
+			}
+		ntw = k;
+	}
 	/* the touched windows that the request's prefix keeps: from the rows */
 	for (size_t i = 0; rc == 0 && i < ntw; i++) {
 		int np = req->nprefix < g ? req->nprefix : g, match = 1;
