@@ -52,70 +52,12 @@
 #include "period.h"
 #include "rollupdef.h"
 #include "schema.h"
+#include "snapshot.h"
 #include "tabledesc.h"
 
 /* More raw windows than this (changed since the watermark) and the
  * rollup is not used: each costs an aggregate of its own. */
 #define RAW_WINDOWS_MAX 1024
-
-int ts__route_min_ratio = 64;
-
-/* The rows of t with ts in [from, to), estimated from the tablets'
- * counts and timespans and the filling tablets' (the newest commit's),
- * each taken in proportion to its overlap. */
-static double est_rows(struct ts_table *t, int64_t from, int64_t to)
-{
-	double n = 0;
-	if (ts__table_lock(t) < 0) {
-		ts__clear_error();
-		return 0;
-	}
-	for (int i = 0; i < t->desc->ntablets; i++) {
-		const ts__tablet_meta *m = &t->desc->tablets[i];
-		int64_t lo = m->min_ts > from ? m->min_ts : from, hi = m->max_ts < to - 1 ? m->max_ts : to - 1;
-		if (lo <= hi)
-			n += (double)m->rows * ((double)(hi - lo) + 1) / ((double)(m->max_ts - m->min_ts) + 1);
-	}
-	ts__commit cm;
-	uint64_t head = t->log ? ts__log_head(t->log) : 0;
-	if (head && ts__log_read_commit(t->log, head, &cm) == 0)
-		for (uint32_t i = 0; i < cm.nroots; i++) {
-			ts__root r;
-			ts__commit_root(&cm, i, &r);
-			int64_t lo = r.min_ts > from ? r.min_ts : from, hi = r.max_ts < to - 1 ? r.max_ts : to - 1;
-			if (r.rows && lo <= hi)
-				n += (double)r.rows * ((double)(hi - lo) + 1) / ((double)(r.max_ts - r.min_ts) + 1);
-		}
-	ts__table_unlock(t);
-	return n;
-}
-
-/* Whether reading rollup r pays for req over t: the raw rows could not
- * be answered from their blocks' statistics (first or last asked; a
- * table that may hold replaced rows), or the range reaches past t's
- * TTL (history only the rollup keeps), or t holds ts__route_min_ratio
- * times the rows the rollup does there -- a raw block of one series in
- * one window is answered from its statistics, so the raw rows cost
- * about a read per block, and a rollup's rows are read one by one when
- * its blocks span several windows. */
-static int pays(struct ts_table *t, struct ts_table *r, const ts_aggregate *req)
-{
-	for (int k = 0; k < req->nspecs; k++)
-		if (req->specs[k].fn == TS_AGG_FIRST || req->specs[k].fn == TS_AGG_LAST)
-			return 1;
-	int replaced = 0;
-	int64_t expiry = INT64_MIN;
-	if (ts__table_lock(t) == 0) {
-		replaced = (t->desc->flags & TS_DESC_REPLACED) != 0;
-		expiry = ts__table_expiry(t, ts_now(t->db));
-		ts__table_unlock(t);
-	}
-	ts__clear_error();
-	if (replaced || req->from < expiry)
-		return 1;
-	return est_rows(t, req->from, req->to) >=
-	       (double)ts__route_min_ratio * est_rows(r, req->from, req->to);
-}
 
 /* How output spec k is made from the rollup's aggregate columns. */
 struct part {
@@ -143,6 +85,120 @@ struct route {
 	int nrspecs;
 	struct part *parts;
 };
+
+int ts__route_force = 0;
+
+/* The cost model of the choice between a rollup and the raw rows, in
+ * nanoseconds of the machine the figures were measured on (bench
+ * workload rollups, docs/rollups.md section 3): what an aggregate pays
+ * per row it reads and folds, per block it answers from the block's
+ * statistics, per row of a routed answer gathered and sorted in memory,
+ * and per ts_changes_open of the route's links. */
+#define COST_ROW 60.0
+#define COST_BLOCK 130.0
+#define COST_OUT 200.0
+#define COST_CHANGES 20000.0
+/* Blocks of one tablet looked at, at most: the others in proportion. */
+#define COST_SAMPLE 256u
+
+/* What an aggregate at windows of every over [from, to) of t costs,
+ * estimated from its blocks (a sample of each tablet's) and its filling
+ * tablets' rows: a block lying inside one window costs COST_BLOCK when
+ * summaries may answer it, any other COST_ROW a row, in proportion to
+ * its overlap; *rows receives the rows of t estimated in the range. */
+static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t every,
+                       int summaries, double *rows)
+{
+	ts__snapshot s;
+	double cost = 0;
+	*rows = 0;
+	if (from >= to)
+		return 0;
+	if (ts__snapshot_take(t, &s) < 0) {
+		ts__clear_error();
+		return 0;
+	}
+	for (int i = 0; i < s.ntablets; i++) {
+		const ts__tablet_meta *m = &s.metas[i];
+		const ts__tablet *tab = s.tablets[i];
+		if (m->max_ts < from || m->min_ts >= to || !tab || !tab->nblocks)
+			continue;
+		uint32_t step = tab->nblocks / COST_SAMPLE + 1;
+		double c = 0, n = 0;
+		for (uint32_t b = 0; b < tab->nblocks; b += step) {
+			const ts__tablet_block *k = &tab->blocks[b];
+			if (k->max_ts < from || k->min_ts >= to)
+				continue;
+			if (summaries && k->min_ts >= from && k->max_ts < to &&
+			    ts__floor_multiple(k->min_ts, every) == ts__floor_multiple(k->max_ts, every)) {
+				c += COST_BLOCK;
+				n += k->rows;
+				continue;
+			}
+			int64_t lo = k->min_ts > from ? k->min_ts : from;
+			int64_t hi = k->max_ts < to - 1 ? k->max_ts : to - 1;
+			double part = (double)k->rows * ((double)(hi - lo) + 1) /
+			              ((double)(k->max_ts - k->min_ts) + 1);
+			c += COST_ROW * part;
+			n += part;
+		}
+		cost += c * step;
+		*rows += n * step;
+	}
+	for (uint32_t i = 0; i < s.nroots; i++) {
+		const ts__root *r = &s.roots[i];
+		int64_t lo = r->min_ts > from ? r->min_ts : from;
+		int64_t hi = r->max_ts < to - 1 ? r->max_ts : to - 1;
+		if (r->rows && lo <= hi) {
+			double part = (double)r->rows * ((double)(hi - lo) + 1) /
+			              ((double)(r->max_ts - r->min_ts) + 1);
+			cost += COST_ROW * part;
+			*rows += part;
+		}
+	}
+	ts__snapshot_release(&s);
+	return cost;
+}
+
+/* Whether the route rt pays for req over t: always when the range
+ * reaches past t's TTL (history only the rollup keeps) or when
+ * ts__route_force is set; otherwise when the cost model (est_cost) says
+ * the rollup's rows over the whole windows, the raw edges and the
+ * gathering cost less than t's rows over the range -- blocks of t lying
+ * inside one window are answered from their statistics (not when first
+ * or last is asked, nor when t may hold replaced rows), so t's rows may
+ * cost less than a rollup's whose blocks span several windows. */
+static int pays(struct ts_table *t, const struct route *rt, const ts_aggregate *req)
+{
+	if (ts__route_force)
+		return 1;
+	int summaries = 1, replaced = 0;
+	for (int k = 0; k < req->nspecs; k++)
+		if (req->specs[k].fn == TS_AGG_FIRST || req->specs[k].fn == TS_AGG_LAST)
+			summaries = 0;
+	int64_t expiry = INT64_MIN, e = req->every;
+	if (ts__table_lock(t) == 0) {
+		replaced = (t->desc->flags & TS_DESC_REPLACED) != 0;
+		expiry = ts__table_expiry(t, ts_now(t->db));
+		ts__table_unlock(t);
+	}
+	ts__clear_error();
+	if (req->from < expiry)
+		return 1;
+	int64_t first = ts__floor_multiple(req->from, e), last = ts__floor_multiple(req->to, e);
+	if (first < req->from)
+		first += e;
+	if (first >= last)
+		return 0;
+	double n, rn, en;
+	double raw = est_cost(t, req->from, req->to, e, summaries && !replaced, &n);
+	double route = est_cost(rt->r, first, last, e, summaries, &rn);
+	route += est_cost(t, req->from, first, e, summaries && !replaced, &en);
+	route += est_cost(t, last, req->to, e, summaries && !replaced, &en);
+	/* the answer's rows: a rollup row per rt->every, at most */
+	route += COST_OUT * rn * (double)rt->every / (double)e + COST_CHANGES * rt->nlinks;
+	return route < raw;
+}
 
 /* A gathered row: values, strings copied. */
 struct grow {
@@ -703,7 +759,7 @@ int ts__aggregate_routed(struct ts_table *t, const ts_aggregate *req, ts_cursor 
 			return 0;
 	if (!choose(t, req, &rt))
 		return 0;
-	if (!pays(t, rt.r, req)) {
+	if (!pays(t, &rt, req)) {
 		route_free(&rt);
 		return 0;
 	}

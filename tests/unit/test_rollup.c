@@ -1095,7 +1095,7 @@ static int same_with_and_without(ts_table *t, const ts_aggregate *req, char *sou
 static void aggregates_answered_from_rollups(void **state)
 {
 	ts_test_env *e = env(state);
-	ts__route_min_ratio = 0; /* whatever the rows: the route is what is tested */
+	ts__route_force = 1; /* whatever the cost: the route is what is tested */
 	rollup_1m(e->db);
 	ts_aggspec g1[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_D, TS_AGG_MAX}};
 	rollup(e->db, "r5m", "src", 5 * MIN, 1, g1, 3, 0);
@@ -1188,16 +1188,22 @@ static void aggregates_answered_from_rollups(void **state)
 	              "rollup of a rollup\n", routed, chained);
 	assert_true(routed > 50);
 	assert_true(chained > 20);
-	/* as many raw rows as the rollup holds: the raw rows answer (blocks
-	 * of one window are answered from their statistics) */
-	ts__route_min_ratio = 64;
+	/* as the cost model chooses: an hour of a few hundred rows costs less
+	 * read raw than the route's changes, gathering and edges */
+	ts__route_force = 0;
 	req.specs = sum;
 	req.group = 1;
+	req.from = NOW - 5 * HOUR;
+	req.to = NOW - 4 * HOUR;
 	assert_false(same_with_and_without(src, &req, source));
-	/* but first and last cannot come from statistics */
+	/* first and last cannot come from statistics: 10 hours of every
+	 * row against r1h's 80 */
 	req.specs = first;
 	req.group = 2;
+	req.from = NOW - 10 * HOUR;
+	req.to = NOW;
 	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1h");
 	ts_table_close(r1m);
 	ts_table_close(r1h);
 	ts_table_close(src);
@@ -1465,7 +1471,7 @@ static void measure(void **state)
 	                    .nspecs = 2};
 	for (int routed = 0; routed < 3; routed++) {
 		ts_cursor *c;
-		ts__route_min_ratio = routed == 2 ? 0 : 64; /* 2: through the rollup, forced */
+		ts__route_force = routed == 2; /* 2: through the rollup, forced */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		assert_int_equal(ts_aggregate_open_flags(src, &req, routed ? 0 : TS_AGG_NO_ROLLUP, &c),
 		                 0);
@@ -1480,7 +1486,7 @@ static void measure(void **state)
 		              ts_cursor_source(c) ? ts_cursor_source(c) : "raw rows");
 		ts_cursor_close(c);
 	}
-	ts__route_min_ratio = 64;
+	ts__route_force = 0;
 	ts_table_close(src);
 }
 
