@@ -92,11 +92,11 @@ int ts__route_force = 0;
  * nanoseconds of the machine the figures were measured on (bench
  * workload rollups, docs/rollups.md section 3): what an aggregate pays
  * per row it reads and folds, per block it answers from the block's
- * statistics, per row of a routed answer gathered and sorted in memory,
- * and per ts_changes_open of the route's links. */
-#define COST_ROW 60.0
-#define COST_BLOCK 130.0
-#define COST_OUT 200.0
+ * statistics, and per ts_changes_open of the route's links.  Both paths
+ * yield the same windows, so what a window of the answer costs is left
+ * out. */
+#define COST_ROW 55.0
+#define COST_BLOCK 25.0
 #define COST_CHANGES 20000.0
 /* Blocks of one tablet looked at, at most: the others in proportion. */
 #define COST_SAMPLE 256u
@@ -105,13 +105,12 @@ int ts__route_force = 0;
  * estimated from its blocks (a sample of each tablet's) and its filling
  * tablets' rows: a block lying inside one window costs COST_BLOCK when
  * summaries may answer it, any other COST_ROW a row, in proportion to
- * its overlap; *rows receives the rows of t estimated in the range. */
+ * its overlap. */
 static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t every,
-                       int summaries, double *rows)
+                       int summaries)
 {
 	ts__snapshot s;
 	double cost = 0;
-	*rows = 0;
 	if (from >= to)
 		return 0;
 	if (ts__snapshot_take(t, &s) < 0) {
@@ -124,7 +123,7 @@ static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t eve
 		if (m->max_ts < from || m->min_ts >= to || !tab || !tab->nblocks)
 			continue;
 		uint32_t step = tab->nblocks / COST_SAMPLE + 1;
-		double c = 0, n = 0;
+		double c = 0;
 		for (uint32_t b = 0; b < tab->nblocks; b += step) {
 			const ts__tablet_block *k = &tab->blocks[b];
 			if (k->max_ts < from || k->min_ts >= to)
@@ -132,7 +131,6 @@ static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t eve
 			if (summaries && k->min_ts >= from && k->max_ts < to &&
 			    ts__floor_multiple(k->min_ts, every) == ts__floor_multiple(k->max_ts, every)) {
 				c += COST_BLOCK;
-				n += k->rows;
 				continue;
 			}
 			int64_t lo = k->min_ts > from ? k->min_ts : from;
@@ -140,10 +138,8 @@ static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t eve
 			double part = (double)k->rows * ((double)(hi - lo) + 1) /
 			              ((double)(k->max_ts - k->min_ts) + 1);
 			c += COST_ROW * part;
-			n += part;
 		}
 		cost += c * step;
-		*rows += n * step;
 	}
 	for (uint32_t i = 0; i < s.nroots; i++) {
 		const ts__root *r = &s.roots[i];
@@ -153,7 +149,6 @@ static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t eve
 			double part = (double)r->rows * ((double)(hi - lo) + 1) /
 			              ((double)(r->max_ts - r->min_ts) + 1);
 			cost += COST_ROW * part;
-			*rows += part;
 		}
 	}
 	ts__snapshot_release(&s);
@@ -164,7 +159,7 @@ static double est_cost(struct ts_table *t, int64_t from, int64_t to, int64_t eve
  * reaches past t's TTL (history only the rollup keeps) or when
  * ts__route_force is set; otherwise when the cost model (est_cost) says
  * the rollup's rows over the whole windows, the raw edges and the
- * gathering cost less than t's rows over the range -- blocks of t lying
+ * changes cost less than t's rows over the range -- blocks of t lying
  * inside one window are answered from their statistics (not when first
  * or last is asked, nor when t may hold replaced rows), so t's rows may
  * cost less than a rollup's whose blocks span several windows. */
@@ -190,13 +185,12 @@ static int pays(struct ts_table *t, const struct route *rt, const ts_aggregate *
 		first += e;
 	if (first >= last)
 		return 0;
-	double n, rn, en;
-	double raw = est_cost(t, req->from, req->to, e, summaries && !replaced, &n);
-	double route = est_cost(rt->r, first, last, e, summaries, &rn);
-	route += est_cost(t, req->from, first, e, summaries && !replaced, &en);
-	route += est_cost(t, last, req->to, e, summaries && !replaced, &en);
-	/* the answer's rows: a rollup row per rt->every, at most */
-	route += COST_OUT * rn * (double)rt->every / (double)e + COST_CHANGES * rt->nlinks;
+	int raw_summaries = summaries && !replaced;
+	double raw = est_cost(t, req->from, req->to, e, raw_summaries);
+	double route = est_cost(rt->r, first, last, e, summaries);
+	route += est_cost(t, req->from, first, e, raw_summaries);
+	route += est_cost(t, last, req->to, e, raw_summaries);
+	route += COST_CHANGES * rt->nlinks;
 	return route < raw;
 }
 
@@ -206,12 +200,25 @@ struct grow {
 	char **own;
 };
 
+/* The route's answer: the raw pieces (the cut edges, the windows
+ * changed since the watermarks), gathered and sorted -- a few windows per
+ * group at most -- merged with the rollup's windows, streamed from an
+ * aggregate over the rollup as they come (in the same order: group key,
+ * then window). */
 typedef struct route_cursor {
 	struct ts_cursor base;
 	int width;                /* group + 1 + nspecs */
-	int group;
-	struct grow *rows;
+	int group, nspecs;
+	struct grow *rows;        /* the raw pieces, sorted */
 	size_t nrows, cap, next;
+	ts_cursor *roll;          /* the rollup's windows; NULL once ended */
+	struct part *parts;       /* how out is made from roll's rows */
+	struct touched *tw;       /* the windows left to the raw rows, sorted */
+	size_t ntw;
+	ts_value *out;            /* roll's current row, assembled */
+	int have;                 /* out holds a row not returned yet */
+	char *key;                /* scratch: a group's key */
+	size_t keycap;
 } route_cursor;
 
 static int column_of(const ts_schema *s, const char *name)
@@ -565,43 +572,40 @@ static int gather_raw(route_cursor *c, struct ts_table *t, const ts_aggregate *r
 	return rc;
 }
 
-/* The rollup's rows for the windows of [from, to), but the touched ones,
- * assembled into the request's specs. */
-static int gather_rollup(route_cursor *c, const struct route *rt, const ts_aggregate *req,
-                         int64_t from, int64_t to, const struct touched *tw, size_t ntw)
+/* The rollup's next window that is not left to the raw rows, assembled
+ * into the request's specs in c->out.  Returns 1, 0 at the end (roll is
+ * closed), or the failure. */
+static int roll_next(route_cursor *c)
 {
-	ts_aggregate q = {.prefix = req->prefix, .nprefix = req->nprefix, .from = from, .to = to,
-	                  .every = req->every, .group = req->group, .specs = rt->rspecs,
-	                  .nspecs = rt->nrspecs};
-	ts_cursor *a;
-	int g = req->group, rc = ts__aggregate_open_raw(rt->r, &q, &a);
-	ts_value *out = malloc((size_t)c->width * sizeof *out);
-	char *key = NULL;
-	size_t keycap = 0;
-	if (!out)
-		rc = rc < 0 ? rc : ts__fail(TS_ENOMEM, "out of memory");
-	for (const ts_value *v; rc == 0;) {
-		int n;
-		if ((rc = ts__cursor_next(a, &v, &n)) < 0 || !v)
-			break;
-		size_t len = group_key(v, g, NULL, 0);
-		if (len > keycap) {
-			char *k = realloc(key, len);
-			if (!k) {
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			key = k;
-			keycap = len;
+	int g = c->group;
+	for (;;) {
+		const ts_value *v;
+		int n, rc = ts__cursor_next(c->roll, &v, &n);
+		if (rc < 0)
+			return rc;
+		if (!v) {
+			ts_cursor_close(c->roll);
+			c->roll = NULL;
+			return 0;
 		}
-		group_key(v, g, key, keycap);
-		struct touched probe = {key, len, v[g].v.i, NULL};
-		if (ntw && bsearch(&probe, tw, ntw, sizeof *tw, cmp_touched))
-			continue; /* answered from the raw rows */
-		memcpy(out, v, (size_t)(g + 1) * sizeof *out);
-		for (int k = 0; k < req->nspecs; k++) {
-			const struct part *p = &rt->parts[k];
-			ts_value *o = &out[g + 1 + k];
+		if (c->ntw) {
+			size_t len = group_key(v, g, NULL, 0);
+			if (len > c->keycap) {
+				char *k = realloc(c->key, len);
+				if (!k)
+					return ts__fail(TS_ENOMEM, "out of memory");
+				c->key = k;
+				c->keycap = len;
+			}
+			group_key(v, g, c->key, c->keycap);
+			struct touched probe = {c->key, len, v[g].v.i, NULL};
+			if (bsearch(&probe, c->tw, c->ntw, sizeof *c->tw, cmp_touched))
+				continue; /* answered from the raw rows */
+		}
+		memcpy(c->out, v, (size_t)(g + 1) * sizeof *c->out);
+		for (int k = 0; k < c->nspecs; k++) {
+			const struct part *p = &c->parts[k];
+			ts_value *o = &c->out[g + 1 + k];
 			*o = v[g + 1 + p->a];
 			if (p->fn == TS_AGG_MEAN) {
 				const ts_value *s = &v[g + 1 + p->a], *cn = &v[g + 1 + p->b];
@@ -609,13 +613,8 @@ static int gather_rollup(route_cursor *c, const struct route *rt, const ts_aggre
 				*o = ts_double(cn->v.i == 0 ? NAN : sum / (double)cn->v.i);
 			}
 		}
-		rc = keep_row(c, out);
+		return 1;
 	}
-	if (a)
-		ts_cursor_close(a);
-	free(out);
-	free(key);
-	return rc;
 }
 
 /* ---- the cursor ---- */
@@ -632,24 +631,41 @@ static int cmp_value(const ts_value *a, const ts_value *b)
 	return (a->v.i > b->v.i) - (a->v.i < b->v.i);
 }
 
-static int cmp_rows(const void *x, const void *y, void *arg)
+/* Rows a and b in the answer's order: the group's values, then the
+ * window. */
+static int cmp_vals(const ts_value *a, const ts_value *b, int g)
 {
-	const struct grow *a = x, *b = y;
-	int g = *(const int *)arg;
-	for (int i = 0; i <= g; i++) { /* the group's values, then the window */
-		int c = cmp_value(&a->v[i], &b->v[i]);
+	for (int i = 0; i <= g; i++) {
+		int c = cmp_value(&a[i], &b[i]);
 		if (c)
 			return c;
 	}
 	return 0;
 }
 
+static int cmp_rows(const void *x, const void *y, void *arg)
+{
+	const struct grow *a = x, *b = y;
+	return cmp_vals(a->v, b->v, *(const int *)arg);
+}
+
 static int route_next(struct ts_cursor *base, const ts_value **row, int *n)
 {
 	route_cursor *c = (route_cursor *)base;
-	if (c->next == c->nrows)
+	if (!c->have && c->roll) {
+		int rc = roll_next(c);
+		if (rc < 0)
+			return rc;
+		c->have = rc;
+	}
+	if (c->have && (c->next == c->nrows || cmp_vals(c->out, c->rows[c->next].v, c->group) < 0)) {
+		c->have = 0;
+		*row = c->out;
+	} else if (c->next < c->nrows) {
+		*row = c->rows[c->next++].v;
+	} else {
 		return 0;
-	*row = c->rows[c->next++].v;
+	}
 	*n = c->width;
 	return 0;
 }
@@ -664,6 +680,16 @@ static void route_destroy(struct ts_cursor *base)
 		free(c->rows[i].own);
 	}
 	free(c->rows);
+	if (c->roll)
+		ts_cursor_close(c->roll);
+	for (size_t i = 0; i < c->ntw; i++) {
+		free(c->tw[i].key);
+		free(c->tw[i].vals);
+	}
+	free(c->tw);
+	free(c->parts);
+	free(c->out);
+	free(c->key);
 }
 
 struct route_arg {
@@ -730,21 +756,24 @@ static int route_setup(struct ts_cursor *base, const void *arg)
 		rc = gather_raw(c, t, req, p, pn, tw[i].start, tw[i].start + e);
 	}
 	if (rc == 0)
-		rc = gather_rollup(c, rt, req, first, last, tw, ntw);
-	if (rc == 0)
 		rc = gather_raw(c, t, req, req->prefix, req->nprefix, req->from, first);
 	if (rc == 0)
 		rc = gather_raw(c, t, req, req->prefix, req->nprefix, last, req->to);
-	for (size_t i = 0; i < ntw; i++) {
-		free(tw[i].key);
-		free(tw[i].vals);
-	}
-	free(tw);
-	if (rc == 0) {
-		int gg = c->group;
-		qsort_r(c->rows, c->nrows, sizeof *c->rows, cmp_rows, &gg);
-	}
-	return rc;
+	c->tw = tw; /* the cursor's now, freed with it */
+	c->ntw = ntw;
+	if (rc < 0)
+		return rc;
+	int gg = c->group;
+	qsort_r(c->rows, c->nrows, sizeof *c->rows, cmp_rows, &gg);
+	/* the rollup's windows, streamed by route_next */
+	ts_aggregate q = {.prefix = req->prefix, .nprefix = req->nprefix, .from = first, .to = last,
+	                  .every = e, .group = g, .specs = rt->rspecs, .nspecs = rt->nrspecs};
+	c->nspecs = req->nspecs;
+	if (!(c->parts = malloc((size_t)req->nspecs * sizeof *c->parts)) ||
+	    !(c->out = malloc((size_t)c->width * sizeof *c->out)))
+		return ts__fail(TS_ENOMEM, "out of memory");
+	memcpy(c->parts, rt->parts, (size_t)req->nspecs * sizeof *c->parts);
+	return ts__aggregate_open_raw(rt->r, &q, &c->roll);
 }
 
 int ts__aggregate_routed(struct ts_table *t, const ts_aggregate *req, ts_cursor **out)
