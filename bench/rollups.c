@@ -70,6 +70,7 @@
 #define RU_SEED UINT64_C(0x29A11ED5EED0B0B5)
 #define RU_PASSES_MAX 100000  /* catching up: passes at most */
 #define RU_CATCH_UP_S 3600.0  /* catching up: seconds at most */
+#define RU_FLUSH_BATCHES 400  /* figure a's load: a ts_flush every 204 800 rows */
 
 /* Done-when targets of issue 29. */
 #define SPEEDUP_TARGET 100.0 /* raw time / time from the 1-minute rollup */
@@ -135,8 +136,10 @@ static void db_close(char **dir, ts_db **db, ts_table **t)
 {
 	if (*t)
 		ts_table_close(*t);
-	if (*db)
-		ts_close(*db);
+	int rc;
+	if (*db && (rc = ts_close(*db)) < 0)
+		fprintf(stderr, "tsstore-bench: rollups: ts_close: %s: %s\n", ts_errname(rc),
+		        ts_errmsg(NULL));
 	if (*dir)
 		bench_rmdir(*dir);
 	*t = NULL;
@@ -145,11 +148,13 @@ static void db_close(char **dir, ts_db **db, ts_table **t)
 }
 
 /* Insert every host's rows from start for steps steps of 10 s, a step of
- * every host after the other, in batches of c->batch.  Returns 0 or -1
- * (reported). */
-static int load(struct rrun *r, ts_table *t, int64_t start, size_t steps)
+ * every host after the other, in batches of c->batch; when flush, a
+ * ts_flush every RU_FLUSH_BATCHES batches (a bulk load of weeks of rows
+ * outruns the background flushes: its log would reach its cap).  Returns
+ * 0 or -1 (reported). */
+static int load(struct rrun *r, ts_table *t, int64_t start, size_t steps, int flush)
 {
-	size_t b = r->c->batch, n = steps * r->hosts, k = 0;
+	size_t b = r->c->batch, n = steps * r->hosts, k = 0, batches = 0;
 	ts_value *v = bench_calloc(b * NCOLS, sizeof *v, "rollups");
 	uint64_t x = RU_SEED;
 	int rc = 0;
@@ -161,10 +166,12 @@ static int load(struct rrun *r, ts_table *t, int64_t start, size_t steps)
 		if (++k == b || i + 1 == n) {
 			rc = ts_insert(t, v, k);
 			k = 0;
+			if (rc == 0 && flush && ++batches % RU_FLUSH_BATCHES == 0)
+				rc = ts_flush(t, INT64_MAX);
 		}
 	}
 	free(v);
-	return rc < 0 ? failed(r, "ts_insert", rc) : 0;
+	return rc < 0 ? failed(r, "ts_insert/ts_flush", rc) : 0;
 }
 
 /* Run maintenance passes (the scheduler's thread held meanwhile) until
@@ -488,7 +495,7 @@ static void aggregate_figure(struct rrun *r)
 	if (db_open(r, &o, 1, &dir, &db, &t) < 0)
 		goto out;
 	double t0 = bench_seconds();
-	if (load(r, t, start, steps) < 0)
+	if (load(r, t, start, steps, 1) < 0)
 		goto out;
 	double loaded = bench_seconds() - t0;
 	int passes, merges = 0, rc;
@@ -573,7 +580,7 @@ static double ingest_run(struct rrun *r, int rollup, size_t steps, int64_t start
 	if (db_open(r, &o, rollup, &dir, &db, &t) == 0) {
 		bench_settle();
 		double t0 = bench_seconds(), c0 = bench_cpu_seconds();
-		if (load(r, t, start, steps) == 0 && (!rollup || catch_up(r, db, "r1m", passes) == 0)) {
+		if (load(r, t, start, steps, 0) == 0 && (!rollup || catch_up(r, db, "r1m", passes) == 0)) {
 			double s = bench_seconds() - t0, cpu = bench_cpu_seconds() - c0;
 			rate = (double)(steps * r->hosts) / s;
 			*per_cpu = (double)(steps * r->hosts) / cpu;

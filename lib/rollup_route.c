@@ -764,7 +764,8 @@ static int route_setup(struct ts_cursor *base, const void *arg)
 	if (rc < 0)
 		return rc;
 	int gg = c->group;
-	qsort_r(c->rows, c->nrows, sizeof *c->rows, cmp_rows, &gg);
+	if (c->nrows > 1)
+		qsort_r(c->rows, c->nrows, sizeof *c->rows, cmp_rows, &gg);
 	/* the rollup's windows, streamed by route_next */
 	ts_aggregate q = {.prefix = req->prefix, .nprefix = req->nprefix, .from = first, .to = last,
 	                  .every = e, .group = g, .specs = rt->rspecs, .nspecs = rt->nrspecs};
