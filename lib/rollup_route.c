@@ -2,12 +2,14 @@
  * rollup_route.c -- aggregates answered from rollups (docs/rollups.md
  * section 3): ts_aggregate_open over a table T that has a rollup fit for
  * the request reads the rollup's rows for the windows it holds exactly,
- * and T's rows for the others, so a month at one-hour windows costs a
- * month of one-minute rows of the rollup instead of every raw row.
+ * and T's rows for the others, when that costs less than T's rows alone
+ * (a cost model over both tables' blocks: T's blocks that lie inside one
+ * window are answered from their statistics, so a month of raw rows at
+ * one-hour windows costs a footer entry per host-hour, not its rows).
  *
  * A rollup R of T -- built on T, or on a rollup of T (1m -> 1h -> 1d),
- * CHAIN_MAX links at most -- fits a request (every E, group G, prefix P, functions F)
- * when its every divides E, its group is at least G and at least P's
+ * CHAIN_MAX links at most -- fits a request (every E, group G, prefix P,
+ * functions F) when its every divides E, its group is at least G and at least P's
  * length, and its columns give F (count from X_count, sum from X_sum,
  * min, max, mean from X_sum and X_count, first and last from X_first and
  * X_last when its group is G).  Of those the coarsest answers:
@@ -26,11 +28,11 @@
  *     rollups.
  *
  * The pieces are disjoint in (group, window), so the answer is their
- * union, sorted as an aggregate's rows are (group key, then window): it
- * is gathered in memory before the first row is returned (an aggregate
- * of T alone holds one group at a time).  Anything that keeps the route
- * from working -- no rollup fits, R's watermark is 0, too many windows
- * changed since it (RAW_WINDOWS_MAX), an error -- answers from T's rows
+ * union, in an aggregate's order (group key, then window): T's pieces --
+ * a few windows per group -- are gathered and sorted, and merged with
+ * R's windows as an aggregate over R streams them.  Anything that keeps
+ * the route from working -- no rollup fits, a watermark is 0, too many
+ * windows changed since (RAW_WINDOWS_MAX), an error -- answers from T's rows
  * alone: the route is an optimisation, never a different answer for a
  * window inside T's TTL (sums of doubles aside, in their last bits, as
  * block summaries already differ).  Windows that began before T's TTL
