@@ -865,22 +865,24 @@ typedef struct ts_aggregate {
  * and one window are answered from their precomputed statistics, unless
  * first, last or the ts column is asked for.
  * nspecs may be 0: the rows then list the group-windows holding rows.
- * When the table has a rollup (ts_create_rollup) whose every divides
- * every, whose group is at least group and the prefix's length, and
- * whose columns give the functions (mean from sum and count; first and
- * last need the same group), and reading it pays -- first or last asked,
- * or a table that may hold replaced rows (the raw rows then cannot be
- * answered from block statistics), or a range reaching past the table's
- * TTL, or 64 times as many rows in the table's range as in the
- * rollup's -- the coarsest such rollup answers the whole
- * windows of [from, to) that it keeps and that no commit after its
- * watermark touched, and the table's rows answer the others (the cut
- * edges, windows changed since, windows the rollup no longer keeps):
- * the same rows, doubles' sums aside in their last bits, for every
- * window inside the table's TTL -- and windows older than the table's
- * TTL that the rollup still keeps are answered too.  Such an answer is
- * gathered in memory before its first row (one group at a time
- * otherwise); ts_cursor_source names the rollup.  The rollups are those
+ * When the table has a rollup (ts_create_rollup) -- or a rollup of its
+ * rollup, and so on (1m -> 1h -> 1d) -- whose every divides every, whose
+ * group is at least group and the prefix's length, and whose columns
+ * give the functions (mean from sum and count; first and last need the
+ * same group), the coarsest such rollup may answer: when reading it
+ * costs less than the table's rows, as estimated from the blocks of
+ * both (a block inside one window answered from its statistics, any
+ * other read row by row), or when the range reaches past the table's
+ * TTL.  It answers the whole windows of [from, to) that it keeps and
+ * that no commit after its watermark touched (for a rollup of a rollup,
+ * no commit of any table of the chain after the watermark of the rollup
+ * built on it), and the table's rows answer the others (the cut edges,
+ * windows changed since, windows the rollup no longer keeps): the same
+ * rows, doubles' sums aside in their last bits, for every window inside
+ * the table's TTL -- and windows older than the table's TTL that the
+ * rollup still keeps are answered too.  The rollup's windows are
+ * streamed, the table's few gathered before the first row;
+ * ts_cursor_source names the rollup.  The rollups are those
  * loaded in the handle: every rollup of a writable database after the
  * scheduler's first pass, those opened in a read-only one.
  * Returns 0; TS_EINVAL (every <= 0, from >= to, group out of range, a bad

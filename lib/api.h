@@ -60,10 +60,9 @@ int ts__aggregate_open_raw(ts_table *t, const ts_aggregate *req, ts_cursor **out
  * must answer (no rollup fits, too much changed since its watermark, an
  * error: the route never fails a request). */
 int ts__aggregate_routed(ts_table *t, const ts_aggregate *req, ts_cursor **out);
-/* How many times the rows a rollup holds in a range the table must hold
- * there for the rollup to answer an aggregate whose raw rows could be
- * answered from block statistics (rollup_route.c; 64; tests set 0). */
-extern int ts__route_min_ratio;
+/* Non-zero: a fitting rollup answers whatever the cost model says
+ * (rollup_route.c; 0; tests and benchmarks set it to compare the paths). */
+extern int ts__route_force;
 int ts__changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out);
 int ts__cursor_next(ts_cursor *c, const ts_value **row, int *n);
 int ts__cursor_rewind(ts_cursor *c);

@@ -970,10 +970,10 @@ static void wildcard_delete_recomputes_groups(void **state)
 	ts_value h0[] = {ts_string("r0"), ts_string("h0")};
 	ts_aggregate req = {.prefix = h0, .nprefix = 2, .from = NOW - HOUR, .to = NOW,
 	                    .every = HOUR, .group = 2, .specs = sum, .nspecs = 1};
-	int ratio = ts__route_min_ratio;
-	ts__route_min_ratio = 0;
+	int force = ts__route_force;
+	ts__route_force = 1;
 	assert_false(same_with_and_without(src, &req, source));
-	ts__route_min_ratio = ratio;
+	ts__route_force = force;
 	/* purged first: no source holds a hidden row when the pass runs */
 	assert_int_equal(ts_purge(src, NULL, NULL), 0);
 	pass(e->db);
@@ -1152,25 +1152,45 @@ static int same_with_and_without(ts_table *t, const ts_aggregate *req, char *sou
 static void aggregates_answered_from_rollups(void **state)
 {
 	ts_test_env *e = env(state);
-	ts__route_min_ratio = 0; /* whatever the rows: the route is what is tested */
+	ts__route_force = 1; /* whatever the cost: the route is what is tested */
 	rollup_1m(e->db);
 	ts_aggspec g1[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_D, TS_AGG_MAX}};
 	rollup(e->db, "r5m", "src", 5 * MIN, 1, g1, 3, 0);
+	/* the chain 1m -> 1h -> 1d (r1m's columns: 3 v_count, 4 v_sum,
+	 * 5 d_max, 6 d_sum, 7 d_count, 8 n_min, 9 v_first, 10 v_last) */
+	ts_aggspec h[] = {{3, TS_AGG_COUNT}, {4, TS_AGG_SUM}, {5, TS_AGG_MAX},
+	                  {6, TS_AGG_MEAN},  {8, TS_AGG_MIN}, {9, TS_AGG_FIRST}, {10, TS_AGG_LAST}};
+	rollup(e->db, "r1h", "r1m", HOUR, 2, h, 7, 0);
+	ts_aggspec d[] = {{5, TS_AGG_MAX}, {3, TS_AGG_COUNT}, {4, TS_AGG_MEAN}};
+	rollup(e->db, "r1d", "r1h", DAY, 0, d, 3, 0); /* d_max v_count v_sum */
 	ts_table *src = open_table(e->db, "src");
+	ts_table *r1m = open_table(e->db, "r1m"), *r1h = open_table(e->db, "r1h");
 	insert_random(src, 2000, NOW - 10 * HOUR, 10 * HOUR);
 	assert_int_equal(ts_flush(src, INT64_MAX), 0);
 	insert_random(src, 500, NOW - 10 * HOUR, 10 * HOUR);
-	pass(e->db);
+	for (int i = 0; i < 3; i++) /* the chain catches up a link per pass at worst */
+		pass(e->db);
 	char source[TS_NAME_MAX + 1];
 	/* exact cases: the coarsest that fits answers */
 	ts_aggspec sum[] = {{C_V, TS_AGG_SUM}};
 	ts_aggregate req = {.from = NOW - 10 * HOUR + 17 * SEC, .to = NOW - 3 * MIN, .every = HOUR,
 	                    .group = 1, .specs = sum, .nspecs = 1};
 	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1h"); /* through r1m */
+	req.every = 10 * MIN;
+	assert_true(same_with_and_without(src, &req, source));
 	assert_string_equal(source, "r5m");
 	req.group = 2; /* r5m keeps one key column: r1m */
 	assert_true(same_with_and_without(src, &req, source));
 	assert_string_equal(source, "r1m");
+	req.every = DAY;
+	req.group = 0;
+	req.from = NOW - DAY; /* the whole day of the rows, and more */
+	req.to = NOW + DAY;
+	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1d"); /* through r1h and r1m */
+	req.from = NOW - 10 * HOUR + 17 * SEC;
+	req.to = NOW - 3 * MIN;
 	req.group = 1;
 	req.every = 7 * MIN; /* not a multiple of 5 min: r1m */
 	assert_true(same_with_and_without(src, &req, source));
@@ -1194,10 +1214,17 @@ static void aggregates_answered_from_rollups(void **state)
 	                     {C_D, TS_AGG_MAX},   {C_D, TS_AGG_MEAN}, {C_N, TS_AGG_MIN},
 	                     {C_V, TS_AGG_FIRST}, {C_V, TS_AGG_LAST}, {C_D, TS_AGG_MIN}};
 	static const int64_t everies[] = {MIN, 2 * MIN, 5 * MIN, 15 * MIN, HOUR, 3 * HOUR, DAY};
-	int routed = 0;
+	int routed = 0, chained = 0;
 	for (int i = 0; i < 400; i++) {
-		if (i == 200)
+		if (i == 100) { /* r1m caught up, r1h and r1d behind it */
+			assert_int_equal(ts__rollup_due(r1m, NULL), 0);
+		} else if (i == 200) {
 			pass(e->db);
+		} else if (i == 300) { /* r1m and r1h caught up, r1d behind */
+			insert_random(src, 100, NOW - 10 * HOUR, 10 * HOUR);
+			assert_int_equal(ts__rollup_due(r1m, NULL), 0);
+			assert_int_equal(ts__rollup_due(r1h, NULL), 0);
+		}
 		ts_aggspec specs[4];
 		int n = 1 + (int)(ts_test_xorshift(&rng) % 4);
 		for (int k = 0; k < n; k++)
@@ -1212,19 +1239,30 @@ static void aggregates_answered_from_rollups(void **state)
 		                  .group = (int)(ts_test_xorshift(&rng) % 3), .specs = specs,
 		                  .nspecs = n};
 		routed += same_with_and_without(src, &r, source);
+		chained += strcmp(source, "r1h") == 0 || strcmp(source, "r1d") == 0;
 	}
-	print_message("  %d of 400 random aggregates answered from a rollup\n", routed);
+	print_message("  %d of 400 random aggregates answered from a rollup, %d through a "
+	              "rollup of a rollup\n", routed, chained);
 	assert_true(routed > 50);
-	/* as many raw rows as the rollup holds: the raw rows answer (blocks
-	 * of one window are answered from their statistics) */
-	ts__route_min_ratio = 64;
+	assert_true(chained > 20);
+	/* as the cost model chooses: an hour of a few hundred rows costs less
+	 * read raw than the route's changes, gathering and edges */
+	ts__route_force = 0;
 	req.specs = sum;
 	req.group = 1;
+	req.from = NOW - 5 * HOUR;
+	req.to = NOW - 4 * HOUR;
 	assert_false(same_with_and_without(src, &req, source));
-	/* but first and last cannot come from statistics */
+	/* first and last cannot come from statistics: 10 hours of every
+	 * row against r1h's 80 */
 	req.specs = first;
 	req.group = 2;
+	req.from = NOW - 10 * HOUR;
+	req.to = NOW;
 	assert_true(same_with_and_without(src, &req, source));
+	assert_string_equal(source, "r1h");
+	ts_table_close(r1m);
+	ts_table_close(r1h);
 	ts_table_close(src);
 }
 
@@ -1490,7 +1528,7 @@ static void measure(void **state)
 	                    .nspecs = 2};
 	for (int routed = 0; routed < 3; routed++) {
 		ts_cursor *c;
-		ts__route_min_ratio = routed == 2 ? 0 : 64; /* 2: through the rollup, forced */
+		ts__route_force = routed == 2; /* 2: through the rollup, forced */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		assert_int_equal(ts_aggregate_open_flags(src, &req, routed ? 0 : TS_AGG_NO_ROLLUP, &c),
 		                 0);
@@ -1505,7 +1543,7 @@ static void measure(void **state)
 		              ts_cursor_source(c) ? ts_cursor_source(c) : "raw rows");
 		ts_cursor_close(c);
 	}
-	ts__route_min_ratio = 64;
+	ts__route_force = 0;
 	ts_table_close(src);
 }
 
