@@ -33,6 +33,8 @@
 #include "api.h"
 #include "backoff.h"
 #include "cursor.h"
+#include "descriptor.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -424,6 +426,10 @@ struct run {
 	ts_aggspec *specs;
 	int nspecs;
 	int64_t src_expiry, expiry;   /* windows beginning before either are kept */
+	ts_cursor *agg;               /* the source's aggregate of spans, at the
+	                               * run's snapshot (ts__aggregate_span) */
+	int read_had;                 /* windows may have emptied: read the
+	                               * rollup's windows of each span */
 	uint64_t recomputed, deleted, skipped;
 	/* rows recomputed, inserted ROWS_PER_BATCH at a time: their strings
 	 * copied (owned[i], NULL for other values) */
@@ -561,17 +567,14 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 	}
 	if (s0 >= s1)
 		return 0;
-	int64_t *had;
-	size_t nhad, h = 0;
-	int rc = rollup_windows(u, prefix, s0, s1, &had, &nhad);
+	int64_t *had = NULL;
+	size_t nhad = 0, h = 0;
+	int rc = u->read_had ? rollup_windows(u, prefix, s0, s1, &had, &nhad) : 0;
 	if (rc < 0)
 		return rc;
-	ts_aggregate req = {.prefix = prefix, .nprefix = d->group, .from = s0, .to = s1,
-	                    .every = d->every, .group = d->group, .specs = u->specs,
-	                    .nspecs = u->nspecs};
-	ts_cursor *c;
+	ts_cursor *c = u->agg;
 	int g = d->group;
-	rc = ts__aggregate_open_raw(u->src, &req, &c);
+	rc = ts__aggregate_span(c, prefix, g, s0, s1);
 	for (const ts_value *row; rc == 0;) {
 		int n;
 		if ((rc = ts__cursor_next(c, &row, &n)) < 0)
@@ -587,8 +590,6 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 		if (rc == 0 && y && ++*done % WINDOWS_PER_SLICE == 0 && y->fn(y->arg, u->t) == TS_ECLOSED)
 			rc = STOPPED;
 	}
-	if (c)
-		ts_cursor_close(c);
 	free(had);
 	return rc;
 }
@@ -685,79 +686,34 @@ static int advance(struct ts_table *t, uint64_t d)
 }
 
 
-static int maintain(struct ts_table *t, const ts__merge_yield *y)
+/* Recompute the windows changes reports in (w, v] of the source, each
+ * run of consecutive windows of a group (a span) by one aggregate. */
+static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
 {
-	ts__rollup *r = t->rollup;
-	ts_db *db = t->db;
-	ts_table *src;
-	int rc = ts_table_open(db, r->def.source, &src);
+	const ts__rollup_def *d = u->def;
+	ts_changes_spec cs = {.since = w, .until = v, .resolution = d->every, .depth = d->group};
+	ts_cursor *ch;
+	int rc = ts__changes_open(u->src, &cs, &ch);
 	if (rc < 0)
 		return rc;
-	struct run u = {.t = t, .src = src, .def = &r->def};
-	uint64_t d, w, head = 0;
-	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
-		rc = ts__fail(TS_ECORRUPT, "source \"%s\" is %s rollup now", r->def.source,
-		              src->rollup ? "a" : "no");
-		goto out;
-	}
-	if ((rc = sync_durable(src, &d)) < 0 || (rc = ts__table_version(src, &head)) < 0)
-		goto out;
-	int64_t now = ts_now(db);
-	pthread_mutex_lock(&r->mu);
-	w = r->def.watermark;
-	r->source_version = head;
-	if (d > w && !r->behind_since)
-		r->behind_since = now;
-	pthread_mutex_unlock(&r->mu);
-	if (d == w)
-		goto out;
-	if (d < w) {
-		/* The source went back (restored from an older backup): its next
-		 * commits take versions the watermark claims.  Start over. */
-		char msg[256];
-		snprintf(msg, sizeof msg, "rollup \"%s\": source \"%s\" is at version %" PRIu64
-		         ", below the watermark %" PRIu64 ": recomputing every window", t->name,
-		         r->def.source, d, w);
-		ts__db_log(db, msg);
-		pthread_mutex_lock(&r->mu);
-		r->resets++;
-		pthread_mutex_unlock(&r->mu);
-		w = 0;
-	}
-	if ((rc = resolve_specs(&u)) < 0)
-		goto out;
-	if ((rc = ts__table_lock(src)) < 0)
-		goto out;
-	u.src_expiry = ts__table_expiry(src, now);
-	ts__table_unlock(src);
-	if ((rc = ts__table_lock(t)) < 0)
-		goto out;
-	u.expiry = ts__table_expiry(t, now);
-	ts__table_unlock(t);
-	ts_changes_spec cs = {.since = w, .until = d, .resolution = r->def.every,
-	                      .depth = r->def.group};
-	ts_cursor *ch;
-	if ((rc = ts__changes_open(src, &cs, &ch)) < 0)
-		goto out;
 	uint64_t done = 0;
-	int g = r->def.group, open = 0;
+	int g = d->group, open = 0;
 	int64_t s0 = 0, s1 = 0;
 	struct held_prefix hp;
 	ts__buf_init(&hp.mem);
-	/* consecutive windows of a prefix make one span: one aggregate */
 	for (;;) {
 		const ts_value *row;
 		int n;
 		if ((rc = ts__cursor_next(ch, &row, &n)) < 0)
 			break;
-		int64_t from = row ? ts__floor_multiple(row[g].v.i, r->def.every) : 0;
-		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, r->def.every) + r->def.every : 0;
+		int64_t from = row ? ts__floor_multiple(row[g].v.i, d->every) : 0;
+		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, d->every) + d->every : 0;
 		if (open && row && from <= s1 && same_prefix(&hp, row, g)) {
 			if (to > s1)
 				s1 = to;
 			continue;
 		}
-		if (open && (rc = span(&u, hp.v, s0, s1, y, &done)) != 0)
+		if (open && (rc = span(u, hp.v, s0, s1, y, &done)) != 0)
 			break;
 		if (!row)
 			break;
@@ -769,20 +725,121 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 	}
 	ts__buf_free(&hp.mem);
 	ts_cursor_close(ch);
-	if (rc == 0)
-		rc = write_rows(&u);
+	return rc == 0 ? write_rows(u) : rc;
+}
+
+void (*ts__rollup_after_sync)(struct ts_table *src);
+
+/* The run's snapshot of the source and the version it reads at: the
+ * aggregate of spans is opened first (its snapshot, commit *v), then the
+ * source's log is synced, so that every row the run reads is durable
+ * before any rollup row counts it (docs/rollups.md section 2). */
+static int snapshot_durable(struct run *u, uint64_t *v)
+{
+	ts_aggregate req = {.every = u->def->every, .group = u->def->group, .specs = u->specs,
+	                    .nspecs = u->nspecs};
+	uint64_t d;
+	int rc = ts__aggregate_open_spans(u->src, &req, &u->agg);
+	if (rc < 0)
+		return rc;
+	*v = u->agg->scan.snap.commit;
+	if ((rc = sync_durable(u->src, &d)) < 0)
+		return rc;
+	if (d < *v)
+		return ts__fail(TS_EIO, "source \"%s\": durable through version %" PRIu64 " after "
+		                "its sync, below the version %" PRIu64 " read", u->def->source, d, *v);
+	if (ts__rollup_after_sync)
+		ts__rollup_after_sync(u->src);
+	return 0;
+}
+
+/* Whether the run must read the rollup's windows of each span, to delete
+ * those left empty: only a delete empties a window, so only when the
+ * source has taken one (its descriptor says so from before the delete's
+ * commit, which the snapshot taken before this may hold) or the run
+ * starts over. */
+static int windows_may_empty(struct ts_table *src, int reset, int *out)
+{
+	int rc = ts__table_lock(src);
+	if (rc < 0)
+		return rc;
+	*out = reset || (src->desc->flags & TS_DESC_DELETED) != 0;
+	ts__table_unlock(src);
+	return 0;
+}
+
+static int maintain(struct ts_table *t, const ts__merge_yield *y)
+{
+	ts__rollup *r = t->rollup;
+	ts_db *db = t->db;
+	ts_table *src;
+	int rc = ts_table_open(db, r->def.source, &src);
+	if (rc < 0)
+		return rc;
+	struct run u = {.t = t, .src = src, .def = &r->def};
+	uint64_t v = 0, w, head = 0;
+	int reset = 0;
+	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
+		rc = ts__fail(TS_ECORRUPT, "source \"%s\" is %s rollup now", r->def.source,
+		              src->rollup ? "a" : "no");
+		goto out;
+	}
+	pthread_mutex_lock(&r->mu);
+	w = r->def.watermark;
+	pthread_mutex_unlock(&r->mu);
+	if ((rc = ts__table_version(src, &head)) < 0)
+		goto out;
+	/* nothing committed past W (which is durable): nothing to read or sync */
+	if (head != w && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
+		goto out;
+	if (head == w)
+		v = w;
+	int64_t now = ts_now(db);
+	pthread_mutex_lock(&r->mu);
+	r->source_version = head > v ? head : v;
+	if (v > w && !r->behind_since)
+		r->behind_since = now;
+	pthread_mutex_unlock(&r->mu);
+	if (v == w)
+		goto out;
+	if (v < w) {
+		/* The source went back (restored from an older backup): its next
+		 * commits take versions the watermark claims.  Start over. */
+		char msg[256];
+		snprintf(msg, sizeof msg, "rollup \"%s\": source \"%s\" is at version %" PRIu64
+		         ", below the watermark %" PRIu64 ": recomputing every window", t->name,
+		         r->def.source, v, w);
+		ts__db_log(db, msg);
+		pthread_mutex_lock(&r->mu);
+		r->resets++;
+		pthread_mutex_unlock(&r->mu);
+		w = 0;
+		reset = 1;
+	}
+	if ((rc = windows_may_empty(src, reset, &u.read_had)) < 0 ||
+	    (rc = ts__table_lock(src)) < 0)
+		goto out;
+	u.src_expiry = ts__table_expiry(src, now);
+	ts__table_unlock(src);
+	if ((rc = ts__table_lock(t)) < 0)
+		goto out;
+	u.expiry = ts__table_expiry(t, now);
+	ts__table_unlock(t);
+	rc = recompute(&u, w, v, y);
 	pthread_mutex_lock(&r->mu);
 	r->windows_recomputed += u.recomputed;
 	r->windows_deleted += u.deleted;
 	r->windows_skipped += u.skipped;
 	pthread_mutex_unlock(&r->mu);
-	if (rc == 0 && (rc = advance(t, d)) == 0) {
+	if (rc == 0 && (rc = advance(t, v)) == 0) {
 		pthread_mutex_lock(&r->mu);
 		r->passes++;
-		r->behind_since = head > d ? now : 0;
+		r->behind_since = head > v ? now : 0;
 		pthread_mutex_unlock(&r->mu);
 	}
 out:
+	if (u.agg)
+		ts_cursor_close(u.agg);
 	drop_rows(&u);
 	free(u.rows);
 	free(u.owned);

@@ -124,4 +124,9 @@ int ts__rollups_of(const char *dbdir, const char *source, char ***names, int *n)
  * inserts and deletes into a rollup are refused otherwise. */
 extern _Thread_local int ts__rollup_writing;
 
+/* Tests: when set, called by a rollup's run right after it synced the
+ * source src (the durable version taken), before it reads the source's
+ * rows -- where rows committed meanwhile are not durable. */
+extern void (*ts__rollup_after_sync)(struct ts_table *src);
+
 #endif
