@@ -113,7 +113,9 @@ int ts__rollup_refuse(ts_table *t);
  * error (the other rollups are loaded regardless). */
 int ts__rollups_load(ts_db *db);
 struct ts__merge_yield;
-int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y);
+/* Run t's maintenance when due (rollup.c): always when force is set (an
+ * explicit pass), else paced (TS_ROLLUP_PACE_MAX). */
+int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y, int force);
 
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 /* ts_table_version (stats.c): the LSN of the newest commit, 0 if none. */

@@ -64,7 +64,7 @@ typedef struct ts__maint {
 	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
 	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
 	int (*rollups_load)(struct ts_db *db);
-	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y);
+	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y, int force);
 } ts__maint;
 
 /*

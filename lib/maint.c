@@ -18,7 +18,10 @@
  *   4. rollups, in slices of windows that yield as merges do (below),
  *      after the flushes and expiry they read, before the merges that
  *      would only make their reads wait; the first pass loads every
- *      rollup of the database, so that none depends on being opened;
+ *      rollup of the database, so that none depends on being opened.
+ *      The thread's passes run a rollup paced by its windows (rollup.c:
+ *      about once per window while its source receives rows); a pass
+ *      asked for (ts__maint_pass) runs every rollup that is behind;
  *   5. merges, the smallest due merge of any table first: small merges
  *      cut the tablets a read must visit soonest, and cost least.  After
  *      each merge the pass starts over at 1.
@@ -211,8 +214,9 @@ static struct ts_table *smallest_merge(struct ts_table **list, int n, int *rc)
 	return best;
 }
 
-/* A pass; *merged: whether it made a merge. */
-static int pass(ts_db *db, int *merged)
+/* A pass; *merged: whether it made a merge.  explicit: asked for
+ * (ts__maint_pass), not the thread's: every rollup behind runs, unpaced. */
+static int pass(ts_db *db, int *merged, int explicit)
 {
 	struct ts_table **list;
 	int n, rc = table_list(db, &list, &n);
@@ -245,7 +249,7 @@ static int pass(ts_db *db, int *merged)
 		if (list[i]->rollup && db->maint.rollup_due) {
 			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
 			ts__merge_yield y = {yield_slice, &s};
-			keep(&rc, db->maint.rollup_due(list[i], &y));
+			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
 		}
 	struct ts_table *t = NULL;
 	if (!(db->opts.flags & TS_OPEN_NOMERGE) && !ts__maint_stopping(db) &&
@@ -266,7 +270,7 @@ static int pass(ts_db *db, int *merged)
 int ts__maint_pass(ts_db *db)
 {
 	int merged;
-	return pass(db, &merged);
+	return pass(db, &merged, 1);
 }
 
 /* ---- the thread ---- */
@@ -306,7 +310,7 @@ static void *maint_main(void *arg)
 		m->busy = 1;
 		pthread_mutex_unlock(&m->mu);
 		int merged;
-		pass(db, &merged);
+		pass(db, &merged, 0);
 		pthread_mutex_lock(&m->mu);
 		m->wake |= merged; /* more may be due: the next pass at once */
 		m->busy = 0;

@@ -768,7 +768,24 @@ static int windows_may_empty(struct ts_table *src, int reset, int *out)
 	return 0;
 }
 
-static int maintain(struct ts_table *t, const ts__merge_yield *y)
+/* Whether a paced run is due at database time now, the source at
+ * version head: the first run, a source quiet since the last look (its
+ * rows are all in: roll them up at once), a window of the clock closed
+ * since the last run (the windows that received rows meanwhile are
+ * recomputed about once, not at every pass), or a clock gone back.
+ * Only the scheduler's thread calls it; r->mu is held. */
+static int paced_due(ts__rollup *r, uint64_t head, int64_t now)
+{
+	int64_t pace = r->def.every < TS_ROLLUP_PACE_MAX ? r->def.every : TS_ROLLUP_PACE_MAX;
+	int quiet = head == r->seen_head;
+	r->seen_head = head;
+	if (!r->last_run || quiet || now < r->last_run)
+		return 1;
+	return ts__floor_multiple(now - TS_ROLLUP_PACE_GRACE, pace) >
+	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace);
+}
+
+static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 {
 	ts__rollup *r = t->rollup;
 	ts_db *db = t->db;
@@ -789,15 +806,21 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 	pthread_mutex_unlock(&r->mu);
 	if ((rc = ts__table_version(src, &head)) < 0)
 		goto out;
-	/* nothing committed past W (which is durable): nothing to read or sync */
-	if (head != w && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
-		goto out;
-	if (head == w)
-		v = w;
 	int64_t now = ts_now(db);
 	pthread_mutex_lock(&r->mu);
+	int due = head != w && (force || paced_due(r, head, now));
+	if (due)
+		r->last_run = now;
+	pthread_mutex_unlock(&r->mu);
+	/* nothing committed past W (which is durable): nothing to read or
+	 * sync; not due: the watermark stays, the lag shows it */
+	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
+		goto out;
+	if (!due)
+		v = w;
+	pthread_mutex_lock(&r->mu);
 	r->source_version = head > v ? head : v;
-	if (v > w && !r->behind_since)
+	if (r->source_version > w && !r->behind_since)
 		r->behind_since = now;
 	pthread_mutex_unlock(&r->mu);
 	if (v == w)
@@ -868,12 +891,12 @@ int ts__rollups_load(ts_db *db)
 	return rc < 0 ? rc : first;
 }
 
-int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y)
+int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y, int force)
 {
 	ts__rollup *r = t->rollup;
 	if (!r || ts__db_readonly(t->db) || !ts__table_retry_due(t, &r->retry))
 		return 0;
-	int rc = maintain(t, y);
+	int rc = maintain(t, y, force);
 	if (rc == STOPPED)
 		return 0;
 	return ts__table_retry_done(t, &r->retry, "rollup", rc);

@@ -82,6 +82,10 @@ typedef struct ts__rollup {
 	int64_t behind_since;     /* database clock: the watermark fell behind
 	                           * the source's version (0: caught up) */
 	uint64_t resets;          /* the source's version went below W */
+	/* pacing (rollup.c, scheduler's thread only) */
+	int64_t last_run;         /* database clock: the last run that read
+	                           * the source (0: none yet) */
+	uint64_t seen_head;       /* the source's version at the last look */
 } ts__rollup;
 
 /* The bytes of d's file, in *b (malloc'ed, *n bytes).  Returns 0 or

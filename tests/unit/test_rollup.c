@@ -888,6 +888,47 @@ static void durable_version_is_synced_only(void **state)
 	ts_table_close(src);
 }
 
+/* The scheduler's thread runs a rollup paced by its windows: the first
+ * time, once a window of the clock closed (plus a second), or when the
+ * source was quiet since the last look -- not at every pass while rows
+ * come in; an explicit pass runs it whenever it is behind. */
+static void paced_by_windows(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "r1m");
+	ts_test_env_set_now(e, NOW + 10 * SEC);
+	uint64_t v[4];
+	for (int i = 0; i < 4; i++) {
+		insert_random(src, 20, NOW - HOUR, HOUR);
+		assert_int_equal(ts_table_version(src, &v[i]), 0);
+		/* 0: the first run; 1, 2: rows came since the last look, and no
+		 * window closed; 3: the clock passed a window's end and a second */
+		if (i == 3)
+			ts_test_env_set_now(e, NOW + MIN + SEC);
+		assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+		assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)v[i == 3 ? 3 : 0]);
+		assert_int_equal(ts_test_stat(r, "rollup_runs"), i == 3 ? 2 : 1);
+	}
+	assert_true(exact_1m(e->db) > 0);
+	/* behind, then quiet since the last look: at once */
+	insert_random(src, 20, NOW - HOUR, HOUR);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 2);
+	assert_true(ts_test_stat(r, "rollup_lag_versions") > 0);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 3);
+	assert_int_equal(ts_test_stat(r, "rollup_lag_versions"), 0);
+	/* forced: whenever behind */
+	insert_random(src, 20, NOW - HOUR, HOUR);
+	assert_int_equal(ts__rollup_due(r, NULL, 1), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 4);
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)version_of(e->db, "src"));
+	assert_true(exact_1m(e->db) > 0);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
 /* ---- the aggregate of spans (ts__aggregate_span) ---- */
 
 /* Whether a and b are the same value to the bit (NaN equal to NaN). */
@@ -1667,6 +1708,7 @@ int main(void)
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
 		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
+		cmocka_unit_test_teardown(paced_by_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(spans_equal_separate_aggregates, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rows_read_are_durable, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
