@@ -33,7 +33,8 @@
  * SILK's (USENIX ATC 2019) rule that clients come first, as one duty
  * cycle for the database: while foreground work ran within the last
  * maint_busy_window (a committed insert, a read taking a snapshot or
- * loading a block: ts__maint_foreground), a background merge sleeps after
+ * loading a block: ts__maint_foreground, but never the scheduler's own
+ * jobs' reads and writes), a background merge sleeps after
  * each slice so that it takes at most maint_busy_share percent of the
  * time -- of the CPU and the disk alike, since the slice's time is both;
  * when the foreground is idle, merges take all of it.  Flushes are never
@@ -61,6 +62,8 @@
 #include "merge.h"
 #include "quarantine.h"
 #include "thread.h"
+
+_Thread_local int ts__maint_in_pass;
 
 void ts__maint_init(ts__maint *m)
 {
@@ -267,10 +270,21 @@ static int pass(ts_db *db, int *merged, int explicit)
 	return rc;
 }
 
+/* A pass, its jobs' reads and writes marked as background work
+ * (ts__maint_foreground). */
+static int pass_in_background(ts_db *db, int *merged, int explicit)
+{
+	int was = ts__maint_in_pass;
+	ts__maint_in_pass = 1;
+	int rc = pass(db, merged, explicit);
+	ts__maint_in_pass = was;
+	return rc;
+}
+
 int ts__maint_pass(ts_db *db)
 {
 	int merged;
-	return pass(db, &merged, 1);
+	return pass_in_background(db, &merged, 1);
 }
 
 /* ---- the thread ---- */
@@ -310,7 +324,7 @@ static void *maint_main(void *arg)
 		m->busy = 1;
 		pthread_mutex_unlock(&m->mu);
 		int merged;
-		pass(db, &merged, 0);
+		pass_in_background(db, &merged, 0);
 		pthread_mutex_lock(&m->mu);
 		m->wake |= merged; /* more may be due: the next pass at once */
 		m->busy = 0;
