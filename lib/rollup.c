@@ -432,21 +432,26 @@ struct run {
 	                               * rollup's windows of each span */
 	uint64_t recomputed, deleted, skipped;
 	/* rows recomputed, inserted ROWS_PER_BATCH at a time: their strings
-	 * copied (owned[i], NULL for other values) */
+	 * copied into strings, where they point (at their offsets there
+	 * until the batch is written: the buffer moves as it grows) */
 	ts_value *rows;
-	char **owned;
+	ts_buf strings;
 	size_t nrows;
 	int width;
 };
 
 /* Rows of recomputed windows written in one batch (one commit). */
-#define ROWS_PER_BATCH 256
+#define ROWS_PER_BATCH 1024
 
 static void drop_rows(struct run *u)
 {
-	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
-		free(u->owned[i]);
 	u->nrows = 0;
+	u->strings.len = 0;
+}
+
+static int is_bytes(const ts_value *v)
+{
+	return v->type == TS_STRING || v->type == TS_BLOB;
 }
 
 /* Insert the rows gathered, with replace. */
@@ -456,6 +461,9 @@ static int write_rows(struct run *u)
 		return 0;
 	size_t ignored;
 	uint64_t version;
+	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
+		if (is_bytes(&u->rows[i]))
+			u->rows[i].v.s.ptr = u->strings.data + (uintptr_t)u->rows[i].v.s.ptr;
 	ts__rollup_writing = 1;
 	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
 	                    &version);
@@ -470,24 +478,18 @@ static int write_rows(struct run *u)
 static int gather_row(struct run *u, const ts_value *row)
 {
 	size_t w = (size_t)u->width;
-	if (!u->rows && (!(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)) ||
-	                 !(u->owned = calloc(ROWS_PER_BATCH * w, sizeof *u->owned))))
+	if (!u->rows && !(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	ts_value *to = u->rows + u->nrows * w;
-	char **own = u->owned + u->nrows * w;
 	for (size_t i = 0; i < w; i++) {
 		to[i] = row[i];
-		own[i] = NULL;
-		if (row[i].type == TS_STRING || row[i].type == TS_BLOB) {
-			if (!(own[i] = malloc(row[i].v.s.len + 1))) {
-				while (i-- > 0)
-					free(own[i]);
-				return ts__fail(TS_ENOMEM, "out of memory");
-			}
-			memcpy(own[i], row[i].v.s.ptr, row[i].v.s.len);
-			to[i].v.s.ptr = own[i];
+		if (is_bytes(&row[i])) {
+			to[i].v.s.ptr = (const void *)(uintptr_t)u->strings.len;
+			ts__put(&u->strings, row[i].v.s.ptr, row[i].v.s.len);
 		}
 	}
+	if (u->strings.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
 	u->nrows++;
 	return u->nrows == ROWS_PER_BATCH ? write_rows(u) : 0;
 }
@@ -794,6 +796,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (rc < 0)
 		return rc;
 	struct run u = {.t = t, .src = src, .def = &r->def};
+	ts__buf_init(&u.strings);
 	uint64_t v = 0, w, head = 0;
 	int reset = 0;
 	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
@@ -863,9 +866,8 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 out:
 	if (u.agg)
 		ts_cursor_close(u.agg);
-	drop_rows(&u);
 	free(u.rows);
-	free(u.owned);
+	ts__buf_free(&u.strings);
 	free(u.specs);
 	ts_table_close(src);
 	return rc;
