@@ -63,6 +63,7 @@ typedef struct agg_cursor {
 	window *win;
 	acc *accs;                /* nspecs per window */
 	size_t nwin, capwin;
+	size_t last_win;          /* the window of the last row added */
 	uint32_t *slots;          /* window index + 1, 0 = free */
 	uint32_t nslots;          /* power of two */
 	/* yielding it */
@@ -105,15 +106,22 @@ static int grow_slots(agg_cursor *c)
 	return 0;
 }
 
-/* The accumulators of the window starting at start, made if new. */
+/* The accumulators of the window starting at start, made if new.  Rows
+ * of a series come in time order: most are of the window of the row
+ * before, which is tried first. */
 static int window_accs(agg_cursor *c, int64_t start, acc **out)
 {
+	if (c->nwin && c->win[c->last_win].start == start) {
+		*out = &c->accs[c->last_win * (size_t)c->nspecs];
+		return 0;
+	}
 	if ((c->nwin + 1) * 2 > c->nslots && grow_slots(c) < 0)
 		return TS_ENOMEM;
 	uint32_t mask = c->nslots - 1, j = hash_start(start) & mask;
 	for (; c->slots[j]; j = (j + 1) & mask)
 		if (c->win[c->slots[j] - 1].start == start) {
-			*out = &c->accs[(size_t)(c->slots[j] - 1) * (size_t)c->nspecs];
+			c->last_win = c->slots[j] - 1;
+			*out = &c->accs[c->last_win * (size_t)c->nspecs];
 			return 0;
 		}
 	if (c->nwin == c->capwin) {
@@ -134,6 +142,7 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 	c->win[c->nwin].start = start;
 	c->win[c->nwin].slot = j;
 	c->slots[j] = (uint32_t)c->nwin + 1;
+	c->last_win = c->nwin;
 	*out = &c->accs[c->nwin * (size_t)c->nspecs];
 	for (int k = 0; k < c->nspecs; k++)
 		acc_reset(&(*out)[k]);
