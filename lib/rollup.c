@@ -8,13 +8,17 @@
  * mean kept as sum and count) under the duplicate policy replace, with a
  * definition beside it (<rollup>/ROLLUP, rollupdef.c) whose watermark W
  * is the source version through which its rows are exact.  Its
- * maintenance is a job of the scheduler (maint.c, after flushes and
- * expiry, before merges): when the source's durable version D passed W,
- * the windows that ts_changes_open reports for (W, D] are recomputed --
- * one aggregate over the source per (group, window), its row written
- * with replace, or the rollup's row of a window left empty deleted --
- * then the rollup's log is synced, and only then W = D is written.  A
- * crash anywhere recomputes the same windows again: the writes are
+ * maintenance is a job of the scheduler (maint.c, before the pass's
+ * flushes and merges; in the scheduler's thread paced by its windows,
+ * paced_due): a run takes one snapshot of the source (commit S), syncs
+ * the source's log through it (every row read is durable before a
+ * rollup row counts it), and recomputes the windows that ts_changes_open
+ * reports for (W, S] -- each span of consecutive windows of a group by
+ * one aggregate at that snapshot (ts__aggregate_span), each window's row
+ * written with replace, or the rollup's row of a window left empty
+ * deleted (only a delete in the source empties one) -- then the
+ * rollup's log is synced, and only then W = S is written.  A crash
+ * anywhere recomputes the same windows again: the writes are
  * idempotent, and W never claims rows that are not durable.
  *
  * Nothing else writes a rollup: client inserts and deletes are refused
