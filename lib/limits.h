@@ -68,6 +68,11 @@
 #define TS_ROLLUP_PACE_MAX TS_NS_PER_HOUR
 #define TS_ROLLUP_PACE_GRACE TS_NS_PER_SEC
 
+/* A paced run persists its watermark (the rollup's log synced, ROLLUP
+ * written) at most this often (monotonic ns); between, the watermark
+ * moves in memory only, and a crash recomputes from the one persisted. */
+#define TS_ROLLUP_PERSIST_EVERY (10 * TS_NS_PER_SEC)
+
 /* Largest DESCRIPTOR file accepted on read; guards against reading a
  * damaged length field into a huge allocation. */
 #define TS_DESCRIPTOR_MAX (64u << 20)

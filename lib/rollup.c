@@ -665,12 +665,23 @@ static int resolve_specs(struct run *u)
 	return rc;
 }
 
-/* Persist W = d: the rollup's rows are durable first.  Written under
- * desc_mu, as every file of the table, so that a drop waits for it. */
-static int advance(struct ts_table *t, uint64_t d)
+/* W = d: in memory only for a paced run within TS_ROLLUP_PERSIST_EVERY
+ * of the last persisted W (the rows are in the rollup, and the router
+ * and stats of this handle may take them; a crash recomputes from the
+ * persisted W, which other handles read); else persisted, the rollup's
+ * rows durable first.  Written under desc_mu, as every file of the
+ * table, so that a drop waits for it. */
+static int advance(struct ts_table *t, uint64_t d, int force)
 {
 	ts__rollup *r = t->rollup;
 	uint64_t mine;
+	int64_t mono = ts__mono_ns();
+	if (!force && r->persisted_mono && mono - r->persisted_mono < TS_ROLLUP_PERSIST_EVERY) {
+		pthread_mutex_lock(&r->mu);
+		r->def.watermark = d;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
 	int rc = sync_durable(t, &mine);
 	if (rc < 0)
 		return rc;
@@ -686,6 +697,7 @@ static int advance(struct ts_table *t, uint64_t d)
 		pthread_mutex_lock(&r->mu);
 		r->def.watermark = d;
 		pthread_mutex_unlock(&r->mu);
+		r->persisted_mono = mono;
 	}
 	pthread_mutex_unlock(&t->desc_mu);
 	return rc;
@@ -861,7 +873,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	r->windows_deleted += u.deleted;
 	r->windows_skipped += u.skipped;
 	pthread_mutex_unlock(&r->mu);
-	if (rc == 0 && (rc = advance(t, v)) == 0) {
+	if (rc == 0 && (rc = advance(t, v, force)) == 0) {
 		pthread_mutex_lock(&r->mu);
 		r->passes++;
 		r->behind_since = head > v ? now : 0;

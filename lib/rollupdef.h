@@ -86,6 +86,8 @@ typedef struct ts__rollup {
 	int64_t last_run;         /* database clock: the last run that read
 	                           * the source (0: none yet) */
 	uint64_t seen_head;       /* the source's version at the last look */
+	int64_t persisted_mono;   /* monotonic ns: W was last written (0: not
+	                           * since loaded) */
 } ts__rollup;
 
 /* The bytes of d's file, in *b (malloc'ed, *n bytes).  Returns 0 or

@@ -888,10 +888,24 @@ static void durable_version_is_synced_only(void **state)
 	ts_table_close(src);
 }
 
+/* The watermark r1m's ROLLUP file holds. */
+static uint64_t persisted_watermark(ts_test_env *e)
+{
+	char dir[4096];
+	ts__rollup_def d;
+	snprintf(dir, sizeof dir, "%s/r1m", e->dir);
+	assert_int_equal(ts__rollup_read(dir, &d), 0);
+	uint64_t w = d.watermark;
+	ts__rollup_def_free(&d);
+	return w;
+}
+
 /* The scheduler's thread runs a rollup paced by its windows: the first
  * time, once a window of the clock closed (plus a second), or when the
  * source was quiet since the last look -- not at every pass while rows
- * come in; an explicit pass runs it whenever it is behind. */
+ * come in; an explicit pass runs it whenever it is behind.  A paced run
+ * within TS_ROLLUP_PERSIST_EVERY of the last persisted watermark moves
+ * it in memory only; an explicit one persists it. */
 static void paced_by_windows(void **state)
 {
 	ts_test_env *e = env(state);
@@ -919,11 +933,13 @@ static void paced_by_windows(void **state)
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
 	assert_int_equal(ts_test_stat(r, "rollup_runs"), 3);
 	assert_int_equal(ts_test_stat(r, "rollup_lag_versions"), 0);
+	assert_int_equal(persisted_watermark(e), v[0]); /* the first run's: paced since */
 	/* forced: whenever behind */
 	insert_random(src, 20, NOW - HOUR, HOUR);
 	assert_int_equal(ts__rollup_due(r, NULL, 1), 0);
 	assert_int_equal(ts_test_stat(r, "rollup_runs"), 4);
 	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)version_of(e->db, "src"));
+	assert_int_equal(persisted_watermark(e), version_of(e->db, "src"));
 	assert_true(exact_1m(e->db) > 0);
 	ts_table_close(r);
 	ts_table_close(src);
@@ -1613,7 +1629,12 @@ static double secs_since(const struct timespec *t0)
  * TS_ROLLUP_BENCH_THREAD the scheduler's thread does the maintenance
  * beside the inserts instead (its clock the rows' time, so that its
  * windows close as the data's do), and the time includes waiting for the
- * rollup to catch up at the end; CPU is the process's then. */
+ * rollup to catch up at the end; CPU is the process's then.  With
+ * TS_ROLLUP_BENCH_LIVE the clock is the data's too, and after every batch
+ * (10 s of data) the rollup is offered a run as the thread's pass would
+ * (paced; with TS_ROLLUP_BENCH_UNPACED run whenever behind, as every pass
+ * did before pacing), the passes every 10 minutes of data doing the
+ * flushes and merges; a last pass catches up. */
 static void measure(void **state)
 {
 	const char *arg = getenv("TS_ROLLUP_BENCH"), *rate_arg = getenv("TS_ROLLUP_BENCH_RATE");
@@ -1623,13 +1644,15 @@ static void measure(void **state)
 	int days = atoi(arg) > 0 ? atoi(arg) : 1;
 	int rate = rate_arg && atoi(rate_arg) > 0 ? atoi(rate_arg) : 6; /* rows a minute */
 	int threaded = getenv("TS_ROLLUP_BENCH_THREAD") != NULL;
+	int live = !threaded && getenv("TS_ROLLUP_BENCH_LIVE") != NULL;
+	int unpaced = getenv("TS_ROLLUP_BENCH_UNPACED") != NULL;
 	clockid_t cpu_clock = threaded ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
 	ts_table_close(e->t);
 	assert_int_equal(ts_close(e->db), 0);
 	e->t = NULL;
 	e->db = NULL;
 	int64_t start = NOW - (int64_t)days * DAY;
-	e->now = threaded ? start : NOW;
+	e->now = threaded || live ? start : NOW;
 	e->hold_maintenance = !threaded;
 	e->flags = getenv("TS_ROLLUP_BENCH_NOMERGE") ? TS_OPEN_NOMERGE : 0;
 	ts_test_env_open(e);
@@ -1643,7 +1666,8 @@ static void measure(void **state)
 	int64_t step = MIN / rate;
 	assert_non_null(rows);
 	struct timespec t0, c0;
-	double maint = 0, maint_cpu = 0;
+	double maint = 0, maint_cpu = 0, offered_cpu = 0;
+	ts_table *r1m = with && live ? open_table(e->db, "r1m") : NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(cpu_clock, &c0);
 	for (int64_t m = 0; m < (int64_t)days * 1440 * rate; m++) {
@@ -1656,9 +1680,17 @@ static void measure(void **state)
 			rows[i].n = 1;
 		}
 		insert_ok(src, rows, 1000);
-		if (threaded) {
+		if (threaded || live)
 			ts_test_env_set_now(e, start + (m + 1) * step);
+		if (threaded)
 			continue;
+		if (r1m) { /* the thread's pass, for the rollup */
+			struct timespec pc0;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &pc0);
+			ts__maint_in_pass = 1;
+			assert_int_equal(ts__rollup_due(r1m, NULL, unpaced), 0);
+			ts__maint_in_pass = 0;
+			offered_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
 		}
 		if (m % (10 * rate) == 10 * rate - 1) { /* every 10 minutes of rows */
 			struct timespec p0, pc0;
@@ -1668,6 +1700,20 @@ static void measure(void **state)
 			maint += secs_since(&p0);
 			maint_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
 		}
+	}
+	if (live) { /* caught up, in the time */
+		struct timespec p0, pc0;
+		clock_gettime(CLOCK_MONOTONIC, &p0);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &pc0);
+		pass(e->db);
+		maint += secs_since(&p0);
+		maint_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
+	}
+	if (r1m) {
+		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
+		              "%lld runs in all\n", offered_cpu, unpaced ? "whenever behind" : "paced",
+		              (long long)ts_test_stat(r1m, "rollup_runs"));
+		ts_table_close(r1m);
 	}
 	double ingest = secs_since(&t0);
 	uint64_t version;
