@@ -16,10 +16,12 @@
  * reports for (W, S] -- each span of consecutive windows of a group by
  * one aggregate at that snapshot (ts__aggregate_span), each window's row
  * written with replace, or the rollup's row of a window left empty
- * deleted (only a delete in the source empties one) -- then the
- * rollup's log is synced, and only then W = S is written.  A crash
- * anywhere recomputes the same windows again: the writes are
- * idempotent, and W never claims rows that are not durable.
+ * deleted (only a delete in the source empties one) -- then W = S: in
+ * memory, and persisted (the rollup's log synced first, then ROLLUP
+ * written) by every explicit run and a paced one at most every
+ * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
+ * again from the persisted W: the writes are idempotent, and W never
+ * claims rows that are not durable.
  *
  * Nothing else writes a rollup: client inserts and deletes are refused
  * (TS_EREADONLY), as are alters of its schema and policy; a source is
