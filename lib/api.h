@@ -55,6 +55,19 @@ int ts__latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor 
  * cursor's raw windows). */
 int ts__aggregate_open(ts_table *t, const ts_aggregate *req, unsigned flags, ts_cursor **out);
 int ts__aggregate_open_raw(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+/* An aggregate over many boxes of one snapshot (the rollups'
+ * maintenance: one cursor per run, not per series).  _open_spans takes
+ * t's snapshot and checks req's every, group and specs (its prefix and
+ * range are not used); the cursor yields nothing until ts__aggregate_span
+ * aims it at the box (prefix[0..nprefix), [from, to)) -- nprefix at most
+ * req's group -- and then yields exactly what ts__aggregate_open_raw of
+ * that box would have at the same snapshot; each call drops what is
+ * left of the box before.  Returns 0 or the errors of
+ * ts__aggregate_open_raw (TS_EINVAL for a bad box; after a failed span
+ * the cursor is only closed). */
+int ts__aggregate_open_spans(ts_table *t, const ts_aggregate *req, ts_cursor **out);
+int ts__aggregate_span(ts_cursor *c, const ts_value *prefix, int nprefix, int64_t from,
+                       int64_t to);
 /* An aggregate of t answered from its coarsest fitting rollup and its
  * own rows (rollup_route.c): 1 with *out, or 0 when the raw rows alone
  * must answer (no rollup fits, too much changed since its watermark, an
@@ -99,7 +112,9 @@ int ts__rollup_refuse(ts_table *t);
  * error (the other rollups are loaded regardless). */
 int ts__rollups_load(ts_db *db);
 struct ts__merge_yield;
-int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y);
+/* Run t's maintenance when due (rollup.c): always when force is set (an
+ * explicit pass), else paced (TS_ROLLUP_PACE_MAX). */
+int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y, int force);
 
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 /* ts_table_version (stats.c): the LSN of the newest commit, 0 if none. */

@@ -64,7 +64,7 @@ typedef struct ts__maint {
 	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
 	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
 	int (*rollups_load)(struct ts_db *db);
-	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y);
+	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y, int force);
 } ts__maint;
 
 /*
@@ -266,11 +266,18 @@ static inline int ts__db_readonly(const ts_db *db)
 	return (db->opts.flags & TS_OPEN_READONLY) != 0;
 }
 
+/* Set on a thread while it runs a maintenance pass (maint.c): the
+ * inserts and reads of its jobs -- a rollup's -- are background work. */
+extern _Thread_local int ts__maint_in_pass;
+
 /* Note foreground work now (an insert committed, a read took a snapshot
- * or loaded a block): merges yield to it for maint_busy_window. */
+ * or loaded a block): merges and rollups yield to it for
+ * maint_busy_window.  Not the maintenance's own: a rollup reading its
+ * source and writing its rows would otherwise make itself yield. */
 static inline void ts__maint_foreground(ts__maint *m, int64_t mono_now)
 {
-	__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
+	if (!ts__maint_in_pass)
+		__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
 }
 
 /* Wake the scheduler (maint.c): a tree reached flush_size, a tablet was

@@ -8,14 +8,20 @@
  * mean kept as sum and count) under the duplicate policy replace, with a
  * definition beside it (<rollup>/ROLLUP, rollupdef.c) whose watermark W
  * is the source version through which its rows are exact.  Its
- * maintenance is a job of the scheduler (maint.c, after flushes and
- * expiry, before merges): when the source's durable version D passed W,
- * the windows that ts_changes_open reports for (W, D] are recomputed --
- * one aggregate over the source per (group, window), its row written
- * with replace, or the rollup's row of a window left empty deleted --
- * then the rollup's log is synced, and only then W = D is written.  A
- * crash anywhere recomputes the same windows again: the writes are
- * idempotent, and W never claims rows that are not durable.
+ * maintenance is a job of the scheduler (maint.c, before the pass's
+ * flushes and merges; in the scheduler's thread paced by its windows,
+ * paced_due): a run takes one snapshot of the source (commit S), syncs
+ * the source's log through it (every row read is durable before a
+ * rollup row counts it), and recomputes the windows that ts_changes_open
+ * reports for (W, S] -- each span of consecutive windows of a group by
+ * one aggregate at that snapshot (ts__aggregate_span), each window's row
+ * written with replace, or the rollup's row of a window left empty
+ * deleted (only a delete in the source empties one) -- then W = S: in
+ * memory, and persisted (the rollup's log synced first, then ROLLUP
+ * written) by every explicit run and a paced one at most every
+ * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
+ * again from the persisted W: the writes are idempotent, and W never
+ * claims rows that are not durable.
  *
  * Nothing else writes a rollup: client inserts and deletes are refused
  * (TS_EREADONLY), as are alters of its schema and policy; a source is
@@ -33,6 +39,8 @@
 #include "api.h"
 #include "backoff.h"
 #include "cursor.h"
+#include "descriptor.h"
+#include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -424,23 +432,32 @@ struct run {
 	ts_aggspec *specs;
 	int nspecs;
 	int64_t src_expiry, expiry;   /* windows beginning before either are kept */
+	ts_cursor *agg;               /* the source's aggregate of spans, at the
+	                               * run's snapshot (ts__aggregate_span) */
+	int read_had;                 /* windows may have emptied: read the
+	                               * rollup's windows of each span */
 	uint64_t recomputed, deleted, skipped;
 	/* rows recomputed, inserted ROWS_PER_BATCH at a time: their strings
-	 * copied (owned[i], NULL for other values) */
+	 * copied into strings, where they point (at their offsets there
+	 * until the batch is written: the buffer moves as it grows) */
 	ts_value *rows;
-	char **owned;
+	ts_buf strings;
 	size_t nrows;
 	int width;
 };
 
 /* Rows of recomputed windows written in one batch (one commit). */
-#define ROWS_PER_BATCH 256
+#define ROWS_PER_BATCH 1024
 
 static void drop_rows(struct run *u)
 {
-	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
-		free(u->owned[i]);
 	u->nrows = 0;
+	u->strings.len = 0;
+}
+
+static int is_bytes(const ts_value *v)
+{
+	return v->type == TS_STRING || v->type == TS_BLOB;
 }
 
 /* Insert the rows gathered, with replace. */
@@ -450,6 +467,9 @@ static int write_rows(struct run *u)
 		return 0;
 	size_t ignored;
 	uint64_t version;
+	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
+		if (is_bytes(&u->rows[i]))
+			u->rows[i].v.s.ptr = u->strings.data + (uintptr_t)u->rows[i].v.s.ptr;
 	ts__rollup_writing = 1;
 	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
 	                    &version);
@@ -464,24 +484,18 @@ static int write_rows(struct run *u)
 static int gather_row(struct run *u, const ts_value *row)
 {
 	size_t w = (size_t)u->width;
-	if (!u->rows && (!(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)) ||
-	                 !(u->owned = calloc(ROWS_PER_BATCH * w, sizeof *u->owned))))
+	if (!u->rows && !(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	ts_value *to = u->rows + u->nrows * w;
-	char **own = u->owned + u->nrows * w;
 	for (size_t i = 0; i < w; i++) {
 		to[i] = row[i];
-		own[i] = NULL;
-		if (row[i].type == TS_STRING || row[i].type == TS_BLOB) {
-			if (!(own[i] = malloc(row[i].v.s.len + 1))) {
-				while (i-- > 0)
-					free(own[i]);
-				return ts__fail(TS_ENOMEM, "out of memory");
-			}
-			memcpy(own[i], row[i].v.s.ptr, row[i].v.s.len);
-			to[i].v.s.ptr = own[i];
+		if (is_bytes(&row[i])) {
+			to[i].v.s.ptr = (const void *)(uintptr_t)u->strings.len;
+			ts__put(&u->strings, row[i].v.s.ptr, row[i].v.s.len);
 		}
 	}
+	if (u->strings.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
 	u->nrows++;
 	return u->nrows == ROWS_PER_BATCH ? write_rows(u) : 0;
 }
@@ -561,17 +575,14 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 	}
 	if (s0 >= s1)
 		return 0;
-	int64_t *had;
-	size_t nhad, h = 0;
-	int rc = rollup_windows(u, prefix, s0, s1, &had, &nhad);
+	int64_t *had = NULL;
+	size_t nhad = 0, h = 0;
+	int rc = u->read_had ? rollup_windows(u, prefix, s0, s1, &had, &nhad) : 0;
 	if (rc < 0)
 		return rc;
-	ts_aggregate req = {.prefix = prefix, .nprefix = d->group, .from = s0, .to = s1,
-	                    .every = d->every, .group = d->group, .specs = u->specs,
-	                    .nspecs = u->nspecs};
-	ts_cursor *c;
+	ts_cursor *c = u->agg;
 	int g = d->group;
-	rc = ts__aggregate_open_raw(u->src, &req, &c);
+	rc = ts__aggregate_span(c, prefix, g, s0, s1);
 	for (const ts_value *row; rc == 0;) {
 		int n;
 		if ((rc = ts__cursor_next(c, &row, &n)) < 0)
@@ -587,8 +598,6 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 		if (rc == 0 && y && ++*done % WINDOWS_PER_SLICE == 0 && y->fn(y->arg, u->t) == TS_ECLOSED)
 			rc = STOPPED;
 	}
-	if (c)
-		ts_cursor_close(c);
 	free(had);
 	return rc;
 }
@@ -715,12 +724,23 @@ static int resolve_specs(struct run *u)
 	return rc;
 }
 
-/* Persist W = d: the rollup's rows are durable first.  Written under
- * desc_mu, as every file of the table, so that a drop waits for it. */
-static int advance(struct ts_table *t, uint64_t d)
+/* W = d: in memory only for a paced run within TS_ROLLUP_PERSIST_EVERY
+ * of the last persisted W (the rows are in the rollup, and the router
+ * and stats of this handle may take them; a crash recomputes from the
+ * persisted W, which other handles read); else persisted, the rollup's
+ * rows durable first.  Written under desc_mu, as every file of the
+ * table, so that a drop waits for it. */
+static int advance(struct ts_table *t, uint64_t d, int force)
 {
 	ts__rollup *r = t->rollup;
 	uint64_t mine;
+	int64_t mono = ts__mono_ns();
+	if (!force && r->persisted_mono && mono - r->persisted_mono < TS_ROLLUP_PERSIST_EVERY) {
+		pthread_mutex_lock(&r->mu);
+		r->def.watermark = d;
+		pthread_mutex_unlock(&r->mu);
+		return 0;
+	}
 	int rc = sync_durable(t, &mine);
 	if (rc < 0)
 		return rc;
@@ -736,80 +756,36 @@ static int advance(struct ts_table *t, uint64_t d)
 		pthread_mutex_lock(&r->mu);
 		r->def.watermark = d;
 		pthread_mutex_unlock(&r->mu);
+		r->persisted_mono = mono;
 	}
 	pthread_mutex_unlock(&t->desc_mu);
 	return rc;
 }
 
 
-static int maintain(struct ts_table *t, const ts__merge_yield *y)
+/* Recompute the windows changes reports in (w, v] of the source, each
+ * run of consecutive windows of a group (a span) by one aggregate. */
+static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
 {
-	ts__rollup *r = t->rollup;
-	ts_db *db = t->db;
-	ts_table *src;
-	int rc = ts_table_open(db, r->def.source, &src);
+	const ts__rollup_def *d = u->def;
+	ts_changes_spec cs = {.since = w, .until = v, .resolution = d->every, .depth = d->group};
+	ts_cursor *ch;
+	int rc = ts__changes_open(u->src, &cs, &ch);
 	if (rc < 0)
 		return rc;
-	struct run u = {.t = t, .src = src, .def = &r->def};
-	uint64_t d, w, head = 0;
-	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
-		rc = ts__fail(TS_ECORRUPT, "source \"%s\" is %s rollup now", r->def.source,
-		              src->rollup ? "a" : "no");
-		goto out;
-	}
-	if ((rc = sync_durable(src, &d)) < 0 || (rc = ts__table_version(src, &head)) < 0)
-		goto out;
-	int64_t now = ts_now(db);
-	pthread_mutex_lock(&r->mu);
-	w = r->def.watermark;
-	r->source_version = head;
-	if (d > w && !r->behind_since)
-		r->behind_since = now;
-	pthread_mutex_unlock(&r->mu);
-	if (d == w)
-		goto out;
-	if (d < w) {
-		/* The source went back (restored from an older backup): its next
-		 * commits take versions the watermark claims.  Start over. */
-		char msg[256];
-		snprintf(msg, sizeof msg, "rollup \"%s\": source \"%s\" is at version %" PRIu64
-		         ", below the watermark %" PRIu64 ": recomputing every window", t->name,
-		         r->def.source, d, w);
-		ts__db_log(db, msg);
-		pthread_mutex_lock(&r->mu);
-		r->resets++;
-		pthread_mutex_unlock(&r->mu);
-		w = 0;
-	}
-	if ((rc = resolve_specs(&u)) < 0)
-		goto out;
-	if ((rc = ts__table_lock(src)) < 0)
-		goto out;
-	u.src_expiry = ts__table_expiry(src, now);
-	ts__table_unlock(src);
-	if ((rc = ts__table_lock(t)) < 0)
-		goto out;
-	u.expiry = ts__table_expiry(t, now);
-	ts__table_unlock(t);
-	ts_changes_spec cs = {.since = w, .until = d, .resolution = r->def.every,
-	                      .depth = r->def.group};
-	ts_cursor *ch;
-	if ((rc = ts__changes_open(src, &cs, &ch)) < 0)
-		goto out;
 	uint64_t done = 0;
-	int g = r->def.group, open = 0;
+	int g = d->group, open = 0;
 	int64_t s0 = 0, s1 = 0;
 	struct held_prefix hp;
 	ts__buf_init(&hp.mem);
-	/* consecutive windows of a prefix make one span: one aggregate */
 	for (;;) {
 		const ts_value *row;
 		int n;
 		if ((rc = ts__cursor_next(ch, &row, &n)) < 0)
 			break;
-		int64_t from = row ? ts__floor_multiple(row[g].v.i, r->def.every) : 0;
-		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, r->def.every) : 0;
-		to = to > INT64_MAX - r->def.every ? INT64_MAX : to + r->def.every;
+		int64_t from = row ? ts__floor_multiple(row[g].v.i, d->every) : 0;
+		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, d->every) : 0;
+		to = to > INT64_MAX - d->every ? INT64_MAX : to + d->every;
 		if (open && row && from <= s1 && same_prefix(&hp, row, g)) {
 			if (to > s1)
 				s1 = to;
@@ -817,8 +793,8 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 		}
 		if (open) {
 			int k = fixed_values(hp.v, g);
-			rc = k < g ? wildcard_span(&u, hp.v, k, s0, s1, y, &done)
-			           : span(&u, hp.v, s0, s1, y, &done);
+			rc = k < g ? wildcard_span(u, hp.v, k, s0, s1, y, &done)
+			           : span(u, hp.v, s0, s1, y, &done);
 			if (rc != 0)
 				break;
 		}
@@ -832,23 +808,147 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y)
 	}
 	ts__buf_free(&hp.mem);
 	ts_cursor_close(ch);
-	if (rc == 0)
-		rc = write_rows(&u);
+	return rc == 0 ? write_rows(u) : rc;
+}
+
+void (*ts__rollup_after_sync)(struct ts_table *src);
+
+/* The run's snapshot of the source and the version it reads at: the
+ * aggregate of spans is opened first (its snapshot, commit *v), then the
+ * source's log is synced, so that every row the run reads is durable
+ * before any rollup row counts it (docs/rollups.md section 2). */
+static int snapshot_durable(struct run *u, uint64_t *v)
+{
+	ts_aggregate req = {.every = u->def->every, .group = u->def->group, .specs = u->specs,
+	                    .nspecs = u->nspecs};
+	uint64_t d;
+	int rc = ts__aggregate_open_spans(u->src, &req, &u->agg);
+	if (rc < 0)
+		return rc;
+	*v = u->agg->scan.snap.commit;
+	if ((rc = sync_durable(u->src, &d)) < 0)
+		return rc;
+	if (d < *v)
+		return ts__fail(TS_EIO, "source \"%s\": durable through version %" PRIu64 " after "
+		                "its sync, below the version %" PRIu64 " read", u->def->source, d, *v);
+	if (ts__rollup_after_sync)
+		ts__rollup_after_sync(u->src);
+	return 0;
+}
+
+/* Whether the run must read the rollup's windows of each span, to delete
+ * those left empty: only a delete empties a window, so only when the
+ * source has taken one (its descriptor says so from before the delete's
+ * commit, which the snapshot taken before this may hold) or the run
+ * starts over. */
+static int windows_may_empty(struct ts_table *src, int reset, int *out)
+{
+	int rc = ts__table_lock(src);
+	if (rc < 0)
+		return rc;
+	*out = reset || (src->desc->flags & TS_DESC_DELETED) != 0;
+	ts__table_unlock(src);
+	return 0;
+}
+
+/* Whether a paced run is due at database time now, the source at
+ * version head: the first run, a source quiet since the last look (its
+ * rows are all in: roll them up at once), a window of the clock closed
+ * since the last run (the windows that received rows meanwhile are
+ * recomputed about once, not at every pass), or a clock gone back.
+ * Only the scheduler's thread calls it; r->mu is held. */
+static int paced_due(ts__rollup *r, uint64_t head, int64_t now)
+{
+	int64_t pace = r->def.every < TS_ROLLUP_PACE_MAX ? r->def.every : TS_ROLLUP_PACE_MAX;
+	int quiet = head == r->seen_head;
+	r->seen_head = head;
+	if (!r->last_run || quiet || now < r->last_run)
+		return 1;
+	return ts__floor_multiple(now - TS_ROLLUP_PACE_GRACE, pace) >
+	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace);
+}
+
+static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
+{
+	ts__rollup *r = t->rollup;
+	ts_db *db = t->db;
+	ts_table *src;
+	int rc = ts_table_open(db, r->def.source, &src);
+	if (rc < 0)
+		return rc;
+	struct run u = {.t = t, .src = src, .def = &r->def};
+	ts__buf_init(&u.strings);
+	uint64_t v = 0, w, head = 0;
+	int reset = 0;
+	if (!src->rollup != !(r->def.flags & TS_ROLLUP_FROM_ROLLUP)) {
+		rc = ts__fail(TS_ECORRUPT, "source \"%s\" is %s rollup now", r->def.source,
+		              src->rollup ? "a" : "no");
+		goto out;
+	}
+	pthread_mutex_lock(&r->mu);
+	w = r->def.watermark;
+	pthread_mutex_unlock(&r->mu);
+	if ((rc = ts__table_version(src, &head)) < 0)
+		goto out;
+	int64_t now = ts_now(db);
+	pthread_mutex_lock(&r->mu);
+	int due = head != w && (force || paced_due(r, head, now));
+	if (due)
+		r->last_run = now;
+	pthread_mutex_unlock(&r->mu);
+	/* nothing committed past W (which is durable): nothing to read or
+	 * sync; not due: the watermark stays, the lag shows it */
+	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
+		goto out;
+	if (!due)
+		v = w;
+	pthread_mutex_lock(&r->mu);
+	r->source_version = head > v ? head : v;
+	if (r->source_version > w && !r->behind_since)
+		r->behind_since = now;
+	pthread_mutex_unlock(&r->mu);
+	if (v == w)
+		goto out;
+	if (v < w) {
+		/* The source went back (restored from an older backup): its next
+		 * commits take versions the watermark claims.  Start over. */
+		char msg[256];
+		snprintf(msg, sizeof msg, "rollup \"%s\": source \"%s\" is at version %" PRIu64
+		         ", below the watermark %" PRIu64 ": recomputing every window", t->name,
+		         r->def.source, v, w);
+		ts__db_log(db, msg);
+		pthread_mutex_lock(&r->mu);
+		r->resets++;
+		pthread_mutex_unlock(&r->mu);
+		w = 0;
+		reset = 1;
+	}
+	if ((rc = windows_may_empty(src, reset, &u.read_had)) < 0 ||
+	    (rc = ts__table_lock(src)) < 0)
+		goto out;
+	u.src_expiry = ts__table_expiry(src, now);
+	ts__table_unlock(src);
+	if ((rc = ts__table_lock(t)) < 0)
+		goto out;
+	u.expiry = ts__table_expiry(t, now);
+	ts__table_unlock(t);
+	rc = recompute(&u, w, v, y);
 	pthread_mutex_lock(&r->mu);
 	r->windows_recomputed += u.recomputed;
 	r->windows_deleted += u.deleted;
 	r->windows_skipped += u.skipped;
 	pthread_mutex_unlock(&r->mu);
-	if (rc == 0 && (rc = advance(t, d)) == 0) {
+	if (rc == 0 && (rc = advance(t, v, force)) == 0) {
 		pthread_mutex_lock(&r->mu);
 		r->passes++;
-		r->behind_since = head > d ? now : 0;
+		r->behind_since = head > v ? now : 0;
 		pthread_mutex_unlock(&r->mu);
 	}
 out:
-	drop_rows(&u);
+	if (u.agg)
+		ts_cursor_close(u.agg);
 	free(u.rows);
-	free(u.owned);
+	ts__buf_free(&u.strings);
 	free(u.specs);
 	ts_table_close(src);
 	return rc;
@@ -874,12 +974,12 @@ int ts__rollups_load(ts_db *db)
 	return rc < 0 ? rc : first;
 }
 
-int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y)
+int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y, int force)
 {
 	ts__rollup *r = t->rollup;
 	if (!r || ts__db_readonly(t->db) || !ts__table_retry_due(t, &r->retry))
 		return 0;
-	int rc = maintain(t, y);
+	int rc = maintain(t, y, force);
 	if (rc == STOPPED)
 		return 0;
 	return ts__table_retry_done(t, &r->retry, "rollup", rc);

@@ -82,6 +82,12 @@ typedef struct ts__rollup {
 	int64_t behind_since;     /* database clock: the watermark fell behind
 	                           * the source's version (0: caught up) */
 	uint64_t resets;          /* the source's version went below W */
+	/* pacing (rollup.c, scheduler's thread only) */
+	int64_t last_run;         /* database clock: the last run that read
+	                           * the source (0: none yet) */
+	uint64_t seen_head;       /* the source's version at the last look */
+	int64_t persisted_mono;   /* monotonic ns: W was last written (0: not
+	                           * since loaded) */
 } ts__rollup;
 
 /* The bytes of d's file, in *b (malloc'ed, *n bytes).  Returns 0 or
@@ -123,5 +129,10 @@ int ts__rollups_of(const char *dbdir, const char *source, char ***names, int *n)
 /* Set while the rollup maintenance of this thread writes a rollup table:
  * inserts and deletes into a rollup are refused otherwise. */
 extern _Thread_local int ts__rollup_writing;
+
+/* Tests: when set, called by a rollup's run right after it synced the
+ * source src (the durable version taken), before it reads the source's
+ * rows -- where rows committed meanwhile are not durable. */
+extern void (*ts__rollup_after_sync)(struct ts_table *src);
 
 #endif

@@ -888,6 +888,263 @@ static void durable_version_is_synced_only(void **state)
 	ts_table_close(src);
 }
 
+/* The watermark r1m's ROLLUP file holds. */
+static uint64_t persisted_watermark(ts_test_env *e)
+{
+	char dir[4096];
+	ts__rollup_def d;
+	snprintf(dir, sizeof dir, "%s/r1m", e->dir);
+	assert_int_equal(ts__rollup_read(dir, &d), 0);
+	uint64_t w = d.watermark;
+	ts__rollup_def_free(&d);
+	return w;
+}
+
+/* The scheduler's thread runs a rollup paced by its windows: the first
+ * time, once a window of the clock closed (plus a second), or when the
+ * source was quiet since the last look -- not at every pass while rows
+ * come in; an explicit pass runs it whenever it is behind.  A paced run
+ * within TS_ROLLUP_PERSIST_EVERY of the last persisted watermark moves
+ * it in memory only; an explicit one persists it. */
+static void paced_by_windows(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "r1m");
+	ts_test_env_set_now(e, NOW + 10 * SEC);
+	uint64_t v[4];
+	for (int i = 0; i < 4; i++) {
+		insert_random(src, 20, NOW - HOUR, HOUR);
+		assert_int_equal(ts_table_version(src, &v[i]), 0);
+		/* 0: the first run; 1, 2: rows came since the last look, and no
+		 * window closed; 3: the clock passed a window's end and a second */
+		if (i == 3)
+			ts_test_env_set_now(e, NOW + MIN + SEC);
+		assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+		assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)v[i == 3 ? 3 : 0]);
+		assert_int_equal(ts_test_stat(r, "rollup_runs"), i == 3 ? 2 : 1);
+	}
+	assert_true(exact_1m(e->db) > 0);
+	/* behind, then quiet since the last look: at once */
+	insert_random(src, 20, NOW - HOUR, HOUR);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 2);
+	assert_true(ts_test_stat(r, "rollup_lag_versions") > 0);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 3);
+	assert_int_equal(ts_test_stat(r, "rollup_lag_versions"), 0);
+	assert_int_equal(persisted_watermark(e), v[0]); /* the first run's: paced since */
+	/* forced: whenever behind */
+	insert_random(src, 20, NOW - HOUR, HOUR);
+	assert_int_equal(ts__rollup_due(r, NULL, 1), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_runs"), 4);
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)version_of(e->db, "src"));
+	assert_int_equal(persisted_watermark(e), version_of(e->db, "src"));
+	assert_true(exact_1m(e->db) > 0);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* ---- the aggregate of spans (ts__aggregate_span) ---- */
+
+/* Whether a and b are the same value to the bit (NaN equal to NaN). */
+static int same_bits(const ts_value *a, const ts_value *b)
+{
+	if (a->type == TS_DOUBLE && b->type == TS_DOUBLE)
+		return (isnan(a->v.d) && isnan(b->v.d)) || memcmp(&a->v.d, &b->v.d, sizeof a->v.d) == 0;
+	return same_value(a, b);
+}
+
+/* Cursors a and b yield the same rows, exactly; returns how many. */
+static long same_rows(ts_cursor *a, ts_cursor *b, const char *what)
+{
+	long rows = 0;
+	for (;; rows++) {
+		const ts_value *x, *y;
+		int nx, ny;
+		assert_int_equal(ts__cursor_next(a, &x, &nx), 0);
+		assert_int_equal(ts__cursor_next(b, &y, &ny), 0);
+		if (!x || !y) {
+			if (x || y)
+				fail_msg("%s row %ld: %s", what, rows, x ? "missing" : "extra");
+			return rows;
+		}
+		assert_int_equal(nx, ny);
+		for (int i = 0; i < nx; i++)
+			if (!same_bits(&x[i], &y[i])) {
+				char wx[512], wy[512];
+				describe(x, nx, wx, sizeof wx);
+				describe(y, ny, wy, sizeof wy);
+				fail_msg("%s row %ld column %d: got %s, want %s", what, rows, i, wx, wy);
+			}
+	}
+}
+
+/* Aggregates of many random boxes (40 per every, group and set of
+ * functions) over src, each equal to the aggregate of its box alone;
+ * adds the rows to *rows and the boxes without rows to *empty. */
+static void check_spans(ts_table *src, long *rows, long *empty)
+{
+	const ts_aggspec all[] = {
+		{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_D, TS_AGG_SUM}, {C_D, TS_AGG_MIN},
+		{C_D, TS_AGG_MAX},   {C_N, TS_AGG_MIN}, {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+		{C_D, TS_AGG_MEAN},
+	};
+	const ts_aggspec stats[] = { /* blocks may be answered from statistics */
+		{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_D, TS_AGG_SUM}, {C_D, TS_AGG_COUNT},
+		{C_D, TS_AGG_MAX},
+	};
+	const int64_t everies[] = {MIN, HOUR, 4 * HOUR};
+	ts_value host[] = {ts_string("r0"), ts_string("h1"), ts_timestamp(0)};
+	for (int set = 0; set < 2; set++)
+		for (int k = 0; k < 3; k++)
+			for (int g = 0; g <= 2; g++) {
+				ts_aggregate req = {.every = everies[k], .group = g,
+				                    .specs = set ? stats : all, .nspecs = set ? 5 : 9};
+				ts_cursor *c, *r;
+				const ts_value *v;
+				int n;
+				assert_int_equal(ts__aggregate_open_spans(src, &req, &c), 0);
+				assert_int_equal(ts__cursor_next(c, &v, &n), 0); /* no box yet */
+				assert_null(v);
+				for (int i = 0; i < 40; i++) {
+					char reg[8], hst[8];
+					snprintf(reg, sizeof reg, "r%d", (int)(ts_test_xorshift(&rng) % 2));
+					snprintf(hst, sizeof hst, "h%d", (int)(ts_test_xorshift(&rng) % 4));
+					ts_value prefix[] = {ts_string(reg), ts_string(hst)};
+					req.prefix = prefix;
+					req.nprefix = (int)(ts_test_xorshift(&rng) % (uint64_t)(g + 1));
+					req.from = NOW - 13 * HOUR +
+					           (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(14 * HOUR));
+					req.to = req.from + 1 +
+					         (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR));
+					if (i % 2 == 0) { /* boxes of whole windows, as the maintenance asks */
+						req.from = req.from - req.from % req.every;
+						req.to = req.from + req.every * (1 + i % 5);
+					}
+					assert_int_equal(ts__aggregate_span(c, prefix, req.nprefix, req.from,
+					                                    req.to), 0);
+					if (i % 7 == 3) { /* a box left half read: the next drops the rest */
+						assert_int_equal(ts__cursor_next(c, &v, &n), 0);
+						continue;
+					}
+					assert_int_equal(ts__aggregate_open_raw(src, &req, &r), 0);
+					long got = same_rows(c, r, "span");
+					ts_cursor_close(r);
+					*rows += got;
+					*empty += got == 0;
+				}
+				assert_int_equal(ts__aggregate_span(c, NULL, 0, NOW, NOW), TS_EINVAL);
+				assert_int_equal(ts__aggregate_span(c, host, g + 1, NOW, NOW + 1), TS_EINVAL);
+				ts_cursor_close(c);
+			}
+}
+
+/* One aggregate of many boxes equals an aggregate of each box, to the
+ * bit: doubles and NaN, boxes with no rows, boxes across tablets, trees
+ * and 4-hour periods, with block statistics (no first or last, before
+ * any replacement) and without, over replaced rows and deleted ones. */
+static void spans_equal_separate_aggregates(void **state)
+{
+	ts_test_env *e = env(state);
+	ts_table *src = open_table(e->db, "src");
+	long rows = 0, empty = 0;
+	insert_random(src, 600, NOW - 12 * HOUR, 12 * HOUR);
+	assert_int_equal(ts_flush(src, INT64_MAX), 0);
+	insert_random(src, 600, NOW - 12 * HOUR, 12 * HOUR);
+	check_spans(src, &rows, &empty);
+	assert_true(ts_test_stat(src, "aggregate_rows_summarised") > 0);
+	srow rep[40];
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(ts_flush(src, INT64_MAX), 0);
+		for (int i = 0; i < 40; i++)
+			random_row(&rep[i], NOW - 12 * HOUR, 12 * HOUR);
+		insert_ok(src, rep, 40);
+		for (int i = 0; i < 40; i++)
+			rep[i].v += 1000;
+		assert_int_equal(insert_policy(src, rep, 40, TS_ON_DUPLICATE_REPLACE), 0);
+		insert_random(src, 300, NOW - 12 * HOUR, 12 * HOUR);
+	}
+	ts_value host[] = {ts_string("r0"), ts_string("h1")};
+	ts_query del = {.prefix = host, .nprefix = 2, .from = NOW - 7 * HOUR,
+	                .to = NOW - 6 * HOUR, .has_from = 1, .has_to = 1};
+	assert_int_equal(ts_delete(src, &del, NULL, NULL), 0);
+	insert_random(src, 300, NOW - 12 * HOUR, 12 * HOUR); /* filling, beside the delete */
+	check_spans(src, &rows, &empty);
+	/* not vacuous: rows, and boxes without any */
+	assert_true(rows > 1000);
+	assert_true(empty > 10);
+	ts_table_close(src);
+}
+
+/* The hook of rows_read_are_durable: once, a row committed between the
+ * run's sync of the source and its read, in a window the run recomputes. */
+static uint64_t late_version;
+
+static void insert_after_sync(struct ts_table *src)
+{
+	srow row = {"r1", "h3", NOW - 30 * MIN + 2 * SEC, 77, 7.5, 7};
+	if (late_version)
+		return;
+	insert_ok(src, &row, 1);
+	assert_int_equal(ts_table_version(src, &late_version), 0);
+}
+
+/* The v_count of window start of (r1, h3) in r1m, 0 when it has none. */
+static int64_t count_r1_h3(ts_db *db, int64_t start)
+{
+	ts_table *r = open_table(db, "r1m");
+	ts_value key[] = {ts_string("r1"), ts_string("h3"), ts_timestamp(start)};
+	ts_query q = {.prefix = key, .nprefix = 3};
+	ts_cursor *c;
+	const ts_value *v;
+	int n;
+	int64_t count = 0;
+	assert_int_equal(ts_query_open(r, &q, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &v, &n), 0);
+	if (v)
+		count = v[3].v.i;
+	ts_cursor_close(c);
+	ts_table_close(r);
+	return count;
+}
+
+/* A rollup row never counts a source row that a power loss could still
+ * take back: rows committed after the run synced the source are not
+ * read by that run (they are not durable, and the watermark stays below
+ * them), and the next run, which makes them durable, counts them.
+ * Reading at a snapshot newer than the sync (the first design) fails
+ * here: the window counts the row while the watermark and the durable
+ * version are below it. */
+static void rows_read_are_durable(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	insert_random(src, 50, NOW - HOUR, 20 * MIN);
+	srow first = {"r1", "h3", NOW - 30 * MIN + SEC, 5, 0.5, 5}; /* the window changes */
+	insert_ok(src, &first, 1);
+	late_version = 0;
+	ts__rollup_after_sync = insert_after_sync;
+	pass(e->db);
+	ts__rollup_after_sync = NULL;
+	assert_true(late_version > 0);
+	int64_t w = stat_of(e->db, "r1m", "rollup_watermark");
+	assert_true((uint64_t)w < late_version);
+	assert_true(durable_of(src) < late_version);
+	/* the window is recomputed without the row: nothing durable holds it */
+	assert_int_equal(count_r1_h3(e->db, NOW - 30 * MIN), 1);
+	/* what the run read is durable, and the rollup exact as of it */
+	assert_true(durable_of(src) >= (uint64_t)w);
+	/* the next run makes it durable and counts it */
+	pass(e->db);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"), (int64_t)late_version);
+	assert_true(durable_of(src) >= late_version);
+	assert_int_equal(count_r1_h3(e->db, NOW - 30 * MIN), 2);
+	assert_true(exact_1m(e->db) > 0);
+	ts_table_close(src);
+}
+
 /* A window whose source rows are all deleted leaves the rollup; one that
  * keeps rows is recomputed.  ts_purge of the source changes nothing. */
 static void deleted_window_leaves(void **state)
@@ -1217,13 +1474,13 @@ static void aggregates_answered_from_rollups(void **state)
 	int routed = 0, chained = 0;
 	for (int i = 0; i < 400; i++) {
 		if (i == 100) { /* r1m caught up, r1h and r1d behind it */
-			assert_int_equal(ts__rollup_due(r1m, NULL), 0);
+			assert_int_equal(ts__rollup_due(r1m, NULL, 1), 0);
 		} else if (i == 200) {
 			pass(e->db);
 		} else if (i == 300) { /* r1m and r1h caught up, r1d behind */
 			insert_random(src, 100, NOW - 10 * HOUR, 10 * HOUR);
-			assert_int_equal(ts__rollup_due(r1m, NULL), 0);
-			assert_int_equal(ts__rollup_due(r1h, NULL), 0);
+			assert_int_equal(ts__rollup_due(r1m, NULL, 1), 0);
+			assert_int_equal(ts__rollup_due(r1h, NULL, 1), 0);
 		}
 		ts_aggspec specs[4];
 		int n = 1 + (int)(ts_test_xorshift(&rng) % 4);
@@ -1459,11 +1716,20 @@ static double secs_since(const struct timespec *t0)
 	return secs_since_on(CLOCK_MONOTONIC, t0);
 }
 
-/* 1000 series (10 regions x 100 hosts), a row a minute for DAYS days,
- * inserted a minute of every series per batch, with a maintenance pass
- * every 10 minutes of data into a 1-minute rollup of v (sum, count, max)
- * and d (mean); then DAYS days at 1-hour windows per series from the raw
- * rows and from the rollup.  Prints the times. */
+/* 1000 series (10 regions x 100 hosts), RATE rows a minute (6) for DAYS
+ * days, inserted a row of every series per batch, with a maintenance
+ * pass every 10 minutes of data into a 1-minute rollup of v (sum, count,
+ * max) and d (mean); then DAYS days at 1-hour windows per series from
+ * the raw rows and from the rollup.  Prints the times.  With
+ * TS_ROLLUP_BENCH_THREAD the scheduler's thread does the maintenance
+ * beside the inserts instead (its clock the rows' time, so that its
+ * windows close as the data's do), and the time includes waiting for the
+ * rollup to catch up at the end; CPU is the process's then.  With
+ * TS_ROLLUP_BENCH_LIVE the clock is the data's too, and after every batch
+ * (10 s of data) the rollup is offered a run as the thread's pass would
+ * (paced; with TS_ROLLUP_BENCH_UNPACED run whenever behind, as every pass
+ * did before pacing), the passes every 10 minutes of data doing the
+ * flushes and merges; a last pass catches up. */
 static void measure(void **state)
 {
 	const char *arg = getenv("TS_ROLLUP_BENCH"), *rate_arg = getenv("TS_ROLLUP_BENCH_RATE");
@@ -1472,11 +1738,17 @@ static void measure(void **state)
 		skip();
 	int days = atoi(arg) > 0 ? atoi(arg) : 1;
 	int rate = rate_arg && atoi(rate_arg) > 0 ? atoi(rate_arg) : 6; /* rows a minute */
+	int threaded = getenv("TS_ROLLUP_BENCH_THREAD") != NULL;
+	int live = !threaded && getenv("TS_ROLLUP_BENCH_LIVE") != NULL;
+	int unpaced = getenv("TS_ROLLUP_BENCH_UNPACED") != NULL;
+	clockid_t cpu_clock = threaded ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
 	ts_table_close(e->t);
 	assert_int_equal(ts_close(e->db), 0);
 	e->t = NULL;
 	e->db = NULL;
-	e->now = NOW;
+	int64_t start = NOW - (int64_t)days * DAY;
+	e->now = threaded || live ? start : NOW;
+	e->hold_maintenance = !threaded;
 	e->flags = getenv("TS_ROLLUP_BENCH_NOMERGE") ? TS_OPEN_NOMERGE : 0;
 	ts_test_env_open(e);
 	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_V, TS_AGG_MAX},
@@ -1489,10 +1761,10 @@ static void measure(void **state)
 	int64_t step = MIN / rate;
 	assert_non_null(rows);
 	struct timespec t0, c0;
-	double maint = 0, maint_cpu = 0;
+	double maint = 0, maint_cpu = 0, offered_cpu = 0;
+	ts_table *r1m = with && live ? open_table(e->db, "r1m") : NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	int64_t start = NOW - (int64_t)days * DAY;
+	clock_gettime(cpu_clock, &c0);
 	for (int64_t m = 0; m < (int64_t)days * 1440 * rate; m++) {
 		for (int i = 0; i < 1000; i++) {
 			snprintf(rows[i].region, sizeof rows[i].region, "g%d", i / 100);
@@ -1503,6 +1775,18 @@ static void measure(void **state)
 			rows[i].n = 1;
 		}
 		insert_ok(src, rows, 1000);
+		if (threaded || live)
+			ts_test_env_set_now(e, start + (m + 1) * step);
+		if (threaded)
+			continue;
+		if (r1m) { /* the thread's pass, for the rollup */
+			struct timespec pc0;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &pc0);
+			ts__maint_in_pass = 1;
+			assert_int_equal(ts__rollup_due(r1m, NULL, unpaced), 0);
+			ts__maint_in_pass = 0;
+			offered_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
+		}
 		if (m % (10 * rate) == 10 * rate - 1) { /* every 10 minutes of rows */
 			struct timespec p0, pc0;
 			clock_gettime(CLOCK_MONOTONIC, &p0);
@@ -1512,11 +1796,55 @@ static void measure(void **state)
 			maint_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
 		}
 	}
-	double total = secs_since(&t0), cpu = secs_since_on(CLOCK_THREAD_CPUTIME_ID, &c0);
-	print_message("  %d day(s) of 1000 series, %d rows a minute: %.2f s in all (%.2f s CPU), "
-	              "%.2f s of it maintenance passes (%.2f s CPU; they yield to the inserts) "
-	              "(%s rollup)\n", days, rate, total, cpu, maint, maint_cpu,
-	              with ? "with a 1-minute" : "no");
+	if (live) { /* caught up, in the time */
+		struct timespec p0, pc0;
+		clock_gettime(CLOCK_MONOTONIC, &p0);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &pc0);
+		pass(e->db);
+		maint += secs_since(&p0);
+		maint_cpu += secs_since_on(CLOCK_THREAD_CPUTIME_ID, &pc0);
+	}
+	if (r1m) {
+		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
+		              "%lld runs in all\n", offered_cpu, unpaced ? "whenever behind" : "paced",
+		              (long long)ts_test_stat(r1m, "rollup_runs"));
+		ts_table_close(r1m);
+	}
+	double ingest = secs_since(&t0);
+	uint64_t version;
+	assert_int_equal(ts_table_version(src, &version), 0);
+	for (int i = 0; threaded && with && i < 60000; i++) { /* caught up, in the time */
+		if (stat_of(e->db, "r1m", "rollup_watermark") >= (int64_t)version)
+			break; /* (flushes commit after the inserts) */
+		ts__maint_wake(e->db);
+		usleep(1000);
+	}
+	double total = secs_since(&t0), cpu = secs_since_on(cpu_clock, &c0);
+	if (threaded) {
+		ts__maint_hold(e->db, 1);
+		if (with && stat_of(e->db, "r1m", "rollup_watermark") < (int64_t)version)
+			print_message("  not caught up: watermark %lld, version %llu, failures %lld, "
+			              "last error %lld, runs %lld\n",
+			              (long long)stat_of(e->db, "r1m", "rollup_watermark"),
+			              (unsigned long long)version,
+			              (long long)stat_of(e->db, "r1m", "rollup_failures"),
+			              (long long)stat_of(e->db, "r1m", "rollup_last_error"),
+			              (long long)stat_of(e->db, "r1m", "rollup_runs"));
+		if (with)
+			assert_true(stat_of(e->db, "r1m", "rollup_watermark") >= (int64_t)version);
+	}
+	double slept = (double)__atomic_load_n(&e->db->maint.throttled_ns, __ATOMIC_RELAXED) / 1e9;
+	if (threaded)
+		print_message("  %d day(s) of 1000 series, %d rows a minute, maintenance by the "
+		              "thread: %.2f s in all, %.2f s of it waiting for the rollup at the end "
+		              "(%.0f rows/s), %.2f s CPU of the process (%s rollup)\n", days, rate, total,
+		              total - ingest, (double)days * 1440 * rate * 1000 / total, cpu,
+		              with ? "with a 1-minute" : "no");
+	else
+		print_message("  %d day(s) of 1000 series, %d rows a minute: %.2f s in all (%.2f s "
+		              "CPU), %.2f s of it maintenance passes (%.2f s CPU, %.2f s asleep: they "
+		              "yield to the inserts) (%s rollup)\n", days, rate, total, cpu, maint,
+		              maint_cpu, slept, with ? "with a 1-minute" : "no");
 	free(rows);
 	if (!with) {
 		ts_table_close(src);
@@ -1562,6 +1890,9 @@ int main(void)
 		cmocka_unit_test_teardown(rollup_of_a_rollup, ts_test_env_teardown),
 		cmocka_unit_test_teardown(maintained_by_the_thread, ts_test_env_teardown),
 		cmocka_unit_test_teardown(durable_version_is_synced_only, ts_test_env_teardown),
+		cmocka_unit_test_teardown(paced_by_windows, ts_test_env_teardown),
+		cmocka_unit_test_teardown(spans_equal_separate_aggregates, ts_test_env_teardown),
+		cmocka_unit_test_teardown(rows_read_are_durable, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(wildcard_delete_recomputes_groups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
