@@ -425,14 +425,14 @@ static int op_ping(struct tsd_request *r)
 	return 0;
 }
 
-static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
+/* {"ok":true,"MEMBER":[names…]}, and names (NULL-terminated, from the
+ * library) freed. */
+static int reply_names(struct tsd_request *r, const char *member, char **names)
 {
-	char **names = NULL;
-	int rc = ts_tables(ctx->db, &names, NULL);
-	if (rc < 0)
-		return lib_fail(r, rc);
 	begin_ok(r);
-	jbuf_puts(&r->out, ",\"tables\":[");
+	jbuf_puts(&r->out, ",\"");
+	jbuf_puts(&r->out, member);
+	jbuf_puts(&r->out, "\":[");
 	for (int i = 0; names[i]; i++) {
 		if (i)
 			jbuf_putc(&r->out, ',');
@@ -442,6 +442,15 @@ static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
 	end_line(r);
 	ts_free_names(names);
 	return 0;
+}
+
+static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	char **names = NULL;
+	int rc = ts_tables(ctx->db, &names, NULL);
+	if (rc < 0)
+		return lib_fail(r, rc);
+	return reply_names(r, "tables", names);
 }
 
 /* The JSON form of a column's default: the type's zero value when none
@@ -816,17 +825,7 @@ static int op_rollups(struct tsd_request *r, const struct tsd_context *ctx)
 	table = ts_table_name(r->table);
 	if ((rc = ts_rollups(ctx->db, table, &names, NULL)) < 0)
 		return lib_fail(r, rc);
-	begin_ok(r);
-	jbuf_puts(&r->out, ",\"rollups\":[");
-	for (int i = 0; names[i]; i++) {
-		if (i)
-			jbuf_putc(&r->out, ',');
-		jbuf_string(&r->out, names[i], strlen(names[i]));
-	}
-	jbuf_putc(&r->out, ']');
-	end_line(r);
-	ts_free_names(names);
-	return 0;
+	return reply_names(r, "rollups", names);
 }
 
 /* ---- insert ---- */

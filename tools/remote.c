@@ -519,17 +519,20 @@ static int simple(struct cli_remote *rem, struct jbuf *req, json_t **reply, char
 	return rc;
 }
 
-int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz)
+/* The op's reply member: an array of names, into *names (NULL-terminated,
+ * for ts_free_names); table: the request's table, or NULL. */
+static int remote_names(struct cli_remote *rem, const char *op, const char *table,
+                        const char *member, char ***names, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
 	json_t *reply, *list;
 	size_t i;
 	int rc;
 	*names = NULL;
-	begin_request(&req, "tables", NULL);
+	begin_request(&req, op, table);
 	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
 		return rc;
-	list = json_object_get(reply, "tables");
+	list = json_object_get(reply, member);
 	if (!(*names = calloc(json_array_size(list) + 1, sizeof **names)))
 		rc = TS_ENOMEM;
 	for (i = 0; rc == 0 && i < json_array_size(list); i++) {
@@ -549,6 +552,11 @@ int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t m
 		*names = NULL;
 	}
 	return rc;
+}
+
+int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz)
+{
+	return remote_names(rem, "tables", NULL, "tables", names, msg, msgsz);
 }
 
 /* A column as {"name":…,"type":…,"default":…} (no default when TS_NONE). */
@@ -650,34 +658,7 @@ int cli_remote_create_rollup(struct cli_remote *rem, const char *name, const ts_
 int cli_remote_rollups(struct cli_remote *rem, const char *table, char ***names, char *msg,
                        size_t msgsz)
 {
-	struct jbuf req = {0};
-	json_t *reply, *list;
-	size_t i;
-	int rc;
-	*names = NULL;
-	begin_request(&req, "rollups", table);
-	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
-		return rc;
-	list = json_object_get(reply, "rollups");
-	if (!(*names = calloc(json_array_size(list) + 1, sizeof **names)))
-		rc = TS_ENOMEM;
-	for (i = 0; rc == 0 && i < json_array_size(list); i++) {
-		const char *name;
-		if (json_text(json_array_get(list, i), JSON_TEXT_NAME, &name, msg, msgsz) < 0) {
-			rc = TS_EIO;
-			break;
-		}
-		if (!((*names)[i] = strdup(name)))
-			rc = TS_ENOMEM;
-	}
-	json_decref(reply);
-	if (rc == TS_ENOMEM)
-		snprintf(msg, msgsz, "out of memory");
-	if (rc < 0) {
-		ts_free_names(*names);
-		*names = NULL;
-	}
-	return rc;
+	return remote_names(rem, "rollups", table, "rollups", names, msg, msgsz);
 }
 
 int cli_remote_rollup_def(struct cli_remote *rem, const char *table, struct cli_rollup_def *def,
