@@ -53,6 +53,7 @@ typedef struct bench_config {
 	size_t query_rows;          /* query workloads: rows loaded */
 	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
+	int rollup_days;            /* rollups: days of rows aggregated; 0: default */
 	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
 	                               * --log-segment-size; NULL: its default */
 	/* --print-queries / --print-promql TYPE N SEED: print the queries
@@ -504,6 +505,13 @@ int bench_workload_first_row(const bench_config *c);
  * built".  Returns 0, or -1 when a tsstore call failed otherwise or
  * answered wrong (reported). */
 int bench_workload_corrections(const bench_config *c);
+/* rollups.c: issue 29's figures -- an aggregate at 1-hour windows over
+ * --rollup-days days of every host answered from a 1-minute rollup
+ * against the raw rows (and as ts_aggregate_open chooses, and through a
+ * rollup of the rollup), every answer checked; ingest with a 1-minute
+ * rollup kept and caught up against without.  Returns 0, or -1 when a
+ * tsstore call failed or answers differed (reported). */
+int bench_workload_rollups(const bench_config *c);
 /* tsbs.c: the TSBS query set over the TSBS file, tsstore against SQLite.
  * Returns 0, or -1 when a tsstore call failed or the engines' answers
  * differed (reported). */

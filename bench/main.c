@@ -10,7 +10,7 @@
  *                 [--device-mb N] [--rate ROWS_PER_SEC] [--seconds S]
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
  *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
- *                 [--log-segment-size SIZE]
+ *                 [--log-segment-size SIZE] [--rollup-days D]
  *   tsstore-bench [--tsbs FILE] --print-queries|--print-promql TYPE|all N SEED
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
@@ -26,7 +26,9 @@
  * (tsbsquery.c: the TSBS query types' latency over HTTP, InfluxDB 1.x,
  * VictoriaMetrics' PromQL and tsstored's /query) and corrections
  * (corrections.c: issue 28's figures, deletes and replacements against
- * an append-only table).  --print-queries and
+ * an append-only table) and rollups (rollups.c: issue 29's figures, an
+ * aggregate answered from a rollup against the raw rows, and the ingest
+ * with a rollup kept against without).  --print-queries and
  * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
@@ -64,7 +66,7 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
                                         "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
-                                        "tsbs_queries", "corrections"};
+                                        "tsbs_queries", "corrections", "rollups"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -267,13 +269,14 @@ static void usage(void)
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
-	        "                     [--log-segment-size SIZE]\n"
+	        "                     [--log-segment-size SIZE] [--rollup-days D]\n"
 	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
-	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections]...\n");
+	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections|\n"
+	        "                                 rollups]...\n");
 	exit(2);
 }
 
@@ -312,6 +315,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->tsbs_path = v;
 	else if (strcmp(a, "--log-segment-size") == 0)
 		c->log_segment_size = v;
+	else if (strcmp(a, "--rollup-days") == 0)
+		c->rollup_days = atoi(v);
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
@@ -449,6 +454,8 @@ int main(int argc, char **argv)
 	if (bench_wanted(&c, "tsbs") && bench_workload_tsbs(&c) < 0)
 		failed = 1;
 	if (bench_wanted(&c, "corrections") && bench_workload_corrections(&c) < 0)
+		failed = 1;
+	if (bench_wanted(&c, "rollups") && bench_workload_rollups(&c) < 0)
 		failed = 1;
 #ifdef HAVE_WIRE
 	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)

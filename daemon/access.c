@@ -6,13 +6,16 @@
  *
  * The levels are ordered, each allowing what those below it do:
  *   read   everything that only looks: the queries, changes, schema,
- *          tables, stats, ping, GET /metrics, POST /api/v1/read (remote
+ *          tables, rollups, stats, ping, GET /metrics, POST /api/v1/read (remote
  *          read);
  *   write  what adds rows or tables: insert, create, and the ingest
  *          endpoints (POST /write, /api/v2/write, /api/v1/write), which
  *          create the tables they write to;
  *   admin  what changes or removes what exists, or acts on the daemon's
  *          machine: alter, drop, delete, purge, flush, check, snapshot;
+ *          and create_rollup, which adds a table but also work the
+ *          store does for as long as it lives, and a table its source
+ *          cannot be dropped without dropping first;
  *          and an insert whose "on_duplicate" is "replace" into a table
  *          whose own policy is not (it overwrites stored rows): request.c
  *          checks that one once the table is open (tsd_access_granted).
@@ -76,6 +79,8 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_DELETE] = TSD_ACCESS_ADMIN,
 	[TSD_OP_PURGE] = TSD_ACCESS_ADMIN,
 	[TSD_OP_CHANGES] = TSD_ACCESS_READ,
+	[TSD_OP_CREATE_ROLLUP] = TSD_ACCESS_ADMIN,
+	[TSD_OP_ROLLUPS] = TSD_ACCESS_READ,
 };
 
 /* The level each HTTP route needs (tsstore-http(7)).  Read endpoints

@@ -330,6 +330,80 @@ static const struct table_metric {
 
 #define NTABLE_METRICS (sizeof table_metrics / sizeof table_metrics[0])
 
+/* The families of the rollups (docs/rollups.md section 2, "Lag"), one
+ * sample per rollup (a table whose counters hold rollup_every_ns),
+ * labelled with the table and its source: the counter scaled (ns to
+ * seconds for the lag). */
+static const struct rollup_metric {
+	const char *name, *type, *help, *stat;
+	double scale;
+} rollup_metrics[] = {
+	{"tsstore_rollup_lag_seconds", "gauge",
+	 "How long the rollup has been behind its source's durable rows (0: caught up).",
+	 "rollup_lag_ns", 1e-9},
+	{"tsstore_rollup_watermark", "gauge",
+	 "The source version through which the rollup is exact (0: nothing yet).",
+	 "rollup_watermark", 1},
+	{"tsstore_rollup_source_version", "gauge",
+	 "The source's version when the maintenance last looked.", "rollup_source_version", 1},
+	{"tsstore_rollup_lag_versions", "gauge",
+	 "Source version minus watermark (log bytes of the source not yet rolled up).",
+	 "rollup_lag_versions", 1},
+	{"tsstore_rollup_runs_total", "counter",
+	 "Maintenance runs of the rollup since the database opened.", "rollup_runs", 1},
+	{"tsstore_rollup_windows_recomputed_total", "counter",
+	 "Windows of the rollup recomputed since the database opened.",
+	 "rollup_windows_recomputed", 1},
+	{"tsstore_rollup_windows_deleted_total", "counter",
+	 "Windows that left the rollup (their source rows all deleted).",
+	 "rollup_windows_deleted", 1},
+	{"tsstore_rollup_windows_skipped_total", "counter",
+	 "Changed windows not recomputed: they begin before the source's or the rollup's expiry.",
+	 "rollup_windows_skipped", 1},
+	{"tsstore_rollup_resets_total", "counter",
+	 "Times the rollup recomputed every window (its source's version went below its watermark).",
+	 "rollup_resets", 1},
+	{"tsstore_rollup_failures_total", "counter",
+	 "Failed maintenance runs of the rollup (retried with backoff).", "rollup_failures", 1},
+};
+
+#define NROLLUP_METRICS (sizeof rollup_metrics / sizeof rollup_metrics[0])
+
+/* Whether a table's counters st[0..n) are a rollup's. */
+static int is_rollup_stats(const ts_stat *st, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, "rollup_every_ns") == 0)
+			return 1;
+	return 0;
+}
+
+/* The rollup families of /metrics over the tables names[0..n) whose
+ * counters stats[i] (nstats[i] < 0: left out) and sources[i] (NULL: not a
+ * rollup) were read. */
+static void prom_rollups(struct jbuf *b, char **names, int n, ts_stat (*stats)[TS_STATS_MAX],
+                         const int *nstats, char **sources)
+{
+	for (size_t m = 0; m < NROLLUP_METRICS; m++) {
+		const struct rollup_metric *rm = &rollup_metrics[m];
+		jbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", rm->name, rm->help, rm->name, rm->type);
+		for (int i = 0; i < n; i++) {
+			int64_t v;
+			if (nstats[i] < 0 || !sources[i])
+				continue;
+			v = stat_of(stats[i], nstats[i], rm->stat);
+			jbuf_printf(b, "%s{table=\"", rm->name);
+			prom_label(b, names[i]);
+			jbuf_puts(b, "\",source=\"");
+			prom_label(b, sources[i]);
+			if (rm->scale == 1)
+				jbuf_printf(b, "\"} %lld\n", (long long)v);
+			else
+				jbuf_printf(b, "\"} %.9g\n", (double)v * rm->scale);
+		}
+	}
+}
+
 /* A counter family of one sample: HELP, TYPE, value. */
 static void prom_counter(struct jbuf *b, const char *name, const char *help, uint64_t v)
 {
@@ -375,6 +449,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	int ntables = 0, rc;
 	ts_stat (*stats)[TS_STATS_MAX] = NULL;
 	int *nstats = NULL;
+	char **sources = NULL; /* a rollup's source, else NULL */
 	tsd_stats_prometheus(&b);
 	prom_ingest(&b, ctx->ingest);
 	if (ctx->graphite)
@@ -387,7 +462,8 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	while (names[ntables])
 		ntables++;
 	if (ntables && (!(stats = calloc((size_t)ntables, sizeof *stats)) ||
-	                !(nstats = calloc((size_t)ntables, sizeof *nstats)))) {
+	                !(nstats = calloc((size_t)ntables, sizeof *nstats)) ||
+	                !(sources = calloc((size_t)ntables, sizeof *sources)))) {
 		b.failed = 1;
 		ntables = 0;
 	}
@@ -398,6 +474,14 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 			continue;
 		if (ts_table_stats(t, stats[i], TS_STATS_MAX, &nstats[i]) < 0)
 			nstats[i] = -1;
+		if (nstats[i] >= 0 && is_rollup_stats(stats[i], nstats[i])) {
+			ts_rollup_state *rs;
+			if (ts_rollup_info(t, &rs) == 0) {
+				if (!(sources[i] = strdup(rs->source)))
+					b.failed = 1;
+				ts_rollup_state_free(rs);
+			}
+		}
 		ts_table_close(t);
 	}
 	for (size_t m = 0; m < NTABLE_METRICS; m++) {
@@ -414,6 +498,10 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 			jbuf_printf(&b, "\"} %lld\n", (long long)v);
 		}
 	}
+	prom_rollups(&b, names, ntables, stats, nstats, sources);
+	for (int i = 0; sources && i < ntables; i++)
+		free(sources[i]);
+	free(sources);
 	free(stats);
 	free(nstats);
 	ts_free_names(names);

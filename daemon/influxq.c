@@ -1428,14 +1428,15 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 			return 1;
 		}
 		break;
-	case IQL_FN_PERCENTILE: case IQL_FN_STDDEV: /* the values kept */
-		void *vals_p = a->vals;
+	case IQL_FN_PERCENTILE: case IQL_FN_STDDEV: { /* the values kept */
+		void *vals_p = a->vals; /* (a block: a declaration cannot follow a label before C23) */
 		if (grow_pair(x, a->nvals, &a->cap, &vals_p, sizeof *a->vals, &a->vts) < 0)
 			return -1;
 		a->vals = vals_p;
 		a->vals[a->nvals] = c;
 		a->vts[a->nvals++] = ts;
 		break;
+	}
 	default:
 		break;
 	}

@@ -1035,6 +1035,22 @@ enum tsd_ingest_reason tsd_ingest_reason_of(int code)
 	}
 }
 
+/* Whether t is a rollup (docs/rollups.md), which only its maintenance
+ * writes: its counters have rollup_every_ns.  (ts_table_stats leaves
+ * the message of the failure before it alone, which ts_rollup_info
+ * would replace for a table that is no rollup.) */
+static int is_rollup(ts_table *t)
+{
+	ts_stat st[TS_STATS_MAX];
+	int n = 0;
+	if (ts_table_stats(t, st, TS_STATS_MAX, &n) < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(st[i].name, "rollup_every_ns") == 0)
+			return 1;
+	return 0;
+}
+
 int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_t n, size_t ncols,
                       struct tsd_ingest_result *res, tsd_ingest_refused_fn refused, void *arg,
                       size_t *unstored)
@@ -1050,6 +1066,17 @@ int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_
 		}
 		const char *msg = ts_errmsg(NULL);
 		*unstored = left;
+		if (rc == TS_EREADONLY && is_rollup(t)) {
+			/* no row of a rollup is the client's to write: each is
+			 * refused (never a storage failure, which a client
+			 * retries) */
+			char copy[512];
+			snprintf(copy, sizeof copy, "%s", msg);
+			for (size_t i = start; i < n; i++)
+				refused(arg, i, rc, copy);
+			*unstored = 0;
+			return 0;
+		}
 		if (!row_error(rc) || sscanf(msg, "row %zu", &bad) != 1 || bad >= left)
 			return rc;
 		const char *why = strstr(msg, ": ");

@@ -204,7 +204,9 @@ typedef void (*tsd_ingest_refused_fn)(void *arg, size_t row, int rc, const char 
  * tsd_ingest_insert -- insert rows[0..n) (ncols values each, in schema
  * version) into t as one batch; where the library refuses one row (a
  * duplicate under reject, a time out of range, a value that does not
- * fit), insert the rows before it, tell refused, and go on after it.
+ * fit), insert the rows before it, tell refused, and go on after it;
+ * into a rollup, which clients cannot write, every row is refused
+ * (TS_EREADONLY, the library's message).
  * The rows stored and the duplicates ignored are added to res.  Returns
  * 0, or a storage failure (its message in ts_errmsg) with *unstored the
  * rows from which nothing was stored.

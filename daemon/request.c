@@ -223,7 +223,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	                  "desc", "limit", "columns", "after"},
 	[TSD_OP_LATEST] = {"table", "prefix", NULL},
 	[TSD_OP_AGGREGATE] = {"table", "prefix", "from", "to", "every", "group",
-	                      "columns", NULL},
+	                      "columns", "raw", NULL},
 	[TSD_OP_FLUSH] = {"table", "before", NULL},
 	[TSD_OP_STATS] = {"table", NULL},
 	[TSD_OP_CHECK] = {"table", NULL},
@@ -233,6 +233,8 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_DELETE] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to", NULL},
 	[TSD_OP_PURGE] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to", NULL},
 	[TSD_OP_CHANGES] = {"table", "since", "until", "resolution", "depth", NULL},
+	[TSD_OP_CREATE_ROLLUP] = {"table", "from", "every", "group", "columns", "ttl", NULL},
+	[TSD_OP_ROLLUPS] = {"table", NULL},
 };
 
 static int check_fields(struct tsd_request *r)
@@ -423,14 +425,14 @@ static int op_ping(struct tsd_request *r)
 	return 0;
 }
 
-static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
+/* {"ok":true,"MEMBER":[names…]}, and names (NULL-terminated, from the
+ * library) freed. */
+static int reply_names(struct tsd_request *r, const char *member, char **names)
 {
-	char **names = NULL;
-	int rc = ts_tables(ctx->db, &names, NULL);
-	if (rc < 0)
-		return lib_fail(r, rc);
 	begin_ok(r);
-	jbuf_puts(&r->out, ",\"tables\":[");
+	jbuf_puts(&r->out, ",\"");
+	jbuf_puts(&r->out, member);
+	jbuf_puts(&r->out, "\":[");
 	for (int i = 0; names[i]; i++) {
 		if (i)
 			jbuf_putc(&r->out, ',');
@@ -440,6 +442,15 @@ static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
 	end_line(r);
 	ts_free_names(names);
 	return 0;
+}
+
+static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	char **names = NULL;
+	int rc = ts_tables(ctx->db, &names, NULL);
+	if (rc < 0)
+		return lib_fail(r, rc);
+	return reply_names(r, "tables", names);
 }
 
 /* The JSON form of a column's default: the type's zero value when none
@@ -459,6 +470,36 @@ static void put_column(struct jbuf *b, const ts_schema *s, int i)
 		jbuf_value(b, c->dflt.type != TS_NONE ? &c->dflt : &zero);
 	}
 	jbuf_putc(b, '}');
+}
+
+/* A rollup's definition as the schema answer's member
+ * "rollup":{"source","every","group","columns":["COL:FN",...]} (the
+ * columns as the definition names them: a rollup of a rollup names its
+ * base columns); nothing for a table that is no rollup. */
+static int put_rollup_definition(struct tsd_request *r)
+{
+	ts_rollup_state *st = NULL;
+	char every[TS_DURATION_BUFSZ];
+	int rc = ts_rollup_info(r->table, &st);
+	if (rc == TS_ENOENT)
+		return 0;
+	if (rc < 0)
+		return lib_fail(r, rc);
+	ts_duration_format(st->every, every, sizeof every);
+	jbuf_puts(&r->out, ",\"rollup\":{\"source\":");
+	jbuf_string(&r->out, st->source, strlen(st->source));
+	jbuf_printf(&r->out, ",\"every\":\"%s\",\"group\":%d,\"columns\":[", every, st->group);
+	for (int i = 0; i < st->nfns; i++) {
+		char spec[TS_NAME_MAX + 16];
+		int n = snprintf(spec, sizeof spec, "%s:%s", st->fns[i].column,
+		                 ts_aggfn_name(st->fns[i].fn));
+		if (i)
+			jbuf_putc(&r->out, ',');
+		jbuf_string(&r->out, spec, (size_t)n < sizeof spec ? (size_t)n : sizeof spec - 1);
+	}
+	jbuf_puts(&r->out, "]}");
+	ts_rollup_state_free(st);
+	return 0;
 }
 
 static int op_schema(struct tsd_request *r, const struct tsd_context *ctx)
@@ -485,6 +526,8 @@ static int op_schema(struct tsd_request *r, const struct tsd_context *ctx)
 	ts_duration_format(s->ttl, ttl, sizeof ttl);
 	jbuf_printf(&r->out, "],\"ttl\":\"%s\",\"version\":%u,\"on_duplicate\":\"%s\"", ttl,
 	            s->version, ts_on_duplicate_name(s->on_duplicate));
+	if (put_rollup_definition(r) < 0)
+		return r->code;
 	end_line(r);
 	return 0;
 }
@@ -685,6 +728,104 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 	begin_ok(r);
 	end_line(r);
 	return 0;
+}
+
+/* ---- rollups (docs/rollups.md) ---- */
+
+/* The "columns" of create_rollup, ["COL:FN",...], as specs over the
+ * source's schema src (COL one of its numeric columns: for a rollup of
+ * a rollup, a value column of it, "cpu_max:max"). */
+static int get_rollup_specs(struct tsd_request *r, const ts_schema *src, const char *source,
+                            ts_aggspec **out, int *n)
+{
+	json_t *cols, *v;
+	size_t i;
+	*out = NULL;
+	*n = 0;
+	if (get_array(r, "columns", 1, &cols) < 0)
+		return r->code;
+	if (!(*out = calloc(json_array_size(cols) + 1, sizeof **out)))
+		return fail(r, TS_ENOMEM, "out of memory");
+	json_array_foreach(cols, i, v) {
+		const char *text, *colon;
+		char what[32];
+		int col;
+		snprintf(what, sizeof what, "columns[%zu]", i);
+		if (!json_is_string(v))
+			return fail(r, TS_EPROTO, "%s: expected \"COL:FN\", got %s", what,
+			            val_json_kind(v));
+		if (get_text(r, v, 0, what, &text) < 0)
+			return r->code;
+		if (!(colon = strrchr(text, ':')))
+			return fail(r, TS_EINVAL, "%s \"%.80s\": want COL:FN", what, text);
+		if ((col = val_column(src, text, (size_t)(colon - text), 0)) < 0)
+			return fail(r, TS_ENOENT, "%s: no column \"%.*s\" in table \"%s\"", what,
+			            (int)(colon - text) > 64 ? 64 : (int)(colon - text), text, source);
+		if (ts_aggfn_parse(colon + 1, &(*out)[i].fn) < 0)
+			return fail(r, TS_EINVAL, "%s \"%.80s\": want count, sum, min, max, mean, first "
+			            "or last after the colon", what, text);
+		(*out)[i].column = col;
+		*n = (int)i + 1;
+	}
+	return 0;
+}
+
+/* {"ok":true} once the rollup exists (ts_create_rollup); the library's
+ * errors as they are: an unknown source, a rollup of a rollup whose
+ * every, group or functions do not combine. */
+static int op_create_rollup(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	ts_rollup_spec spec;
+	ts_table *src = NULL;
+	ts_schema *schema = NULL;
+	ts_aggspec *specs = NULL;
+	const char *name;
+	int64_t group = 0;
+	int has_every, has, rc;
+	memset(&spec, 0, sizeof spec);
+	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0 ||
+	    get_string(r, "from", JSON_TEXT_NAME, 1, &spec.source) < 0 ||
+	    get_duration(r, "every", &spec.every, &has_every) < 0 ||
+	    get_count(r, "group", &group, &has) < 0 || get_duration(r, "ttl", &spec.ttl, &has) < 0)
+		return r->code;
+	if (!has_every)
+		return fail(r, TS_EPROTO, "missing field \"every\"");
+	if ((rc = ts_table_open(ctx->db, spec.source, &src)) < 0 ||
+	    (rc = ts_table_schema(src, &schema)) < 0) {
+		ts_table_close(src);
+		return lib_fail(r, rc);
+	}
+	ts_table_close(src);
+	rc = get_rollup_specs(r, schema, spec.source, &specs, &spec.nspecs);
+	ts_schema_free(schema);
+	/* out of range: the library says so, as for tsstore -d */
+	spec.group = group > INT32_MAX ? INT32_MAX : (int)group;
+	spec.specs = specs;
+	if (rc == 0 && (rc = ts_create_rollup(ctx->db, name, &spec)) < 0)
+		lib_fail(r, rc);
+	free(specs);
+	if (rc < 0)
+		return r->code;
+	begin_ok(r);
+	end_line(r);
+	return 0;
+}
+
+/* {"ok":true,"rollups":[names, sorted]}: the rollups built directly
+ * from the table (ts_rollups; rollups of those not included). */
+static int op_rollups(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	char **names = NULL;
+	const char *table;
+	int rc;
+	/* the table opened first: ts_rollups lists none for a name that is
+	 * no table, which must be ENOENT */
+	if (open_table(r, ctx) < 0)
+		return r->code;
+	table = ts_table_name(r->table);
+	if ((rc = ts_rollups(ctx->db, table, &names, NULL)) < 0)
+		return lib_fail(r, rc);
+	return reply_names(r, "rollups", names);
 }
 
 /* ---- insert ---- */
@@ -915,12 +1056,13 @@ static int op_aggregate(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	ts_aggregate a;
 	int64_t group = 0;
-	int has_from, has_to, has_every, has_group, rc;
+	int has_from, has_to, has_every, has_group, raw, rc;
 	memset(&a, 0, sizeof a);
 	if (open_table(r, ctx) < 0 || get_key(r, "prefix", KEY_PREFIX) < 0 ||
 	    get_time(r, "from", &a.from, &has_from) < 0 || get_time(r, "to", &a.to, &has_to) < 0 ||
 	    get_duration(r, "every", &a.every, &has_every) < 0 ||
-	    get_count(r, "group", &group, &has_group) < 0 || get_specs(r, &a) < 0)
+	    get_count(r, "group", &group, &has_group) < 0 || get_specs(r, &a) < 0 ||
+	    get_bool(r, "raw", &raw) < 0)
 		return r->code;
 	if (!has_from || !has_to || !has_every)
 		return fail(r, TS_EPROTO, "missing field \"%s\"",
@@ -931,7 +1073,9 @@ static int op_aggregate(struct tsd_request *r, const struct tsd_context *ctx)
 	a.group = (int)group;
 	a.prefix = r->keys[KEY_PREFIX];
 	a.nprefix = r->nkeys[KEY_PREFIX];
-	if ((rc = ts_aggregate_open(r->table, &a, &r->cursor)) < 0)
+	/* "raw": the table's own rows, never a rollup (TS_AGG_NO_ROLLUP) */
+	if ((rc = ts_aggregate_open_flags(r->table, &a, raw ? TS_AGG_NO_ROLLUP : 0,
+	                                  &r->cursor)) < 0)
 		return lib_fail(r, rc);
 	return 0;
 }
@@ -1039,6 +1183,14 @@ static void stream(struct tsd_request *r, const struct tsd_context *ctx)
 		jbuf_printf(&r->out, ",\"count\":%" PRIu64, r->count);
 		if (r->op == TSD_OP_QUERY)
 			jbuf_printf(&r->out, ",\"more\":%s", more ? "true" : "false");
+		if (r->op == TSD_OP_AGGREGATE && ts_cursor_source(r->cursor)) {
+			/* the rollup of the table that answered the windows it
+			 * holds (ts_cursor_source; the table's rows answered
+			 * the others); absent when the table's rows alone did */
+			const char *src = ts_cursor_source(r->cursor);
+			jbuf_puts(&r->out, ",\"source\":");
+			jbuf_string(&r->out, src, strlen(src));
+		}
 		if (more && ts_cursor_resume(r->cursor, &key, &nkey) == 0) {
 			jbuf_puts(&r->out, ",\"next\":");
 			jbuf_row(&r->out, key, nkey);
@@ -1360,6 +1512,8 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_DELETE: return op_delete(r, ctx);
 	case TSD_OP_PURGE: return op_purge(r, ctx);
 	case TSD_OP_CHANGES: return op_changes(r, ctx);
+	case TSD_OP_CREATE_ROLLUP: return op_create_rollup(r, ctx);
+	case TSD_OP_ROLLUPS: return op_rollups(r, ctx);
 	default: return fail(r, TS_EPROTO, "unknown op");
 	}
 }

@@ -57,6 +57,8 @@ static const char *const op_names[TSD_NOPS] = {
 	[TSD_OP_DELETE] = "delete",
 	[TSD_OP_PURGE] = "purge",
 	[TSD_OP_CHANGES] = "changes",
+	[TSD_OP_CREATE_ROLLUP] = "create_rollup",
+	[TSD_OP_ROLLUPS] = "rollups",
 };
 
 static struct {

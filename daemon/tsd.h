@@ -252,6 +252,8 @@ enum tsd_op {
 	TSD_OP_DELETE,   /* corrections (issue 28, docs/corrections.md) */
 	TSD_OP_PURGE,
 	TSD_OP_CHANGES,
+	TSD_OP_CREATE_ROLLUP, /* rollups (issue 29, docs/rollups.md) */
+	TSD_OP_ROLLUPS,
 	TSD_NOPS
 };
 

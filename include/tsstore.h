@@ -865,6 +865,26 @@ typedef struct ts_aggregate {
  * and one window are answered from their precomputed statistics, unless
  * first, last or the ts column is asked for.
  * nspecs may be 0: the rows then list the group-windows holding rows.
+ * When the table has a rollup (ts_create_rollup) -- or a rollup of its
+ * rollup, and so on (1m -> 1h -> 1d) -- whose every divides every, whose
+ * group is at least group and the prefix's length, and whose columns
+ * give the functions (mean from sum and count; first and last need the
+ * same group), the coarsest such rollup may answer: when reading it
+ * costs less than the table's rows, as estimated from the blocks of
+ * both (a block inside one window answered from its statistics, any
+ * other read row by row), or when the range reaches past the table's
+ * TTL.  It answers the whole windows of [from, to) that it keeps and
+ * that no commit after its watermark touched (for a rollup of a rollup,
+ * no commit of any table of the chain after the watermark of the rollup
+ * built on it), and the table's rows answer the others (the cut edges,
+ * windows changed since, windows the rollup no longer keeps): the same
+ * rows, doubles' sums aside in their last bits, for every window inside
+ * the table's TTL -- and windows older than the table's TTL that the
+ * rollup still keeps are answered too.  The rollup's windows are
+ * streamed, the table's few gathered before the first row;
+ * ts_cursor_source names the rollup.  The rollups are those
+ * loaded in the handle: every rollup of a writable database after the
+ * scheduler's first pass, those opened in a read-only one.
  * Returns 0; TS_EINVAL (every <= 0, from >= to, group out of range, a bad
  * function, a negative spec count, a prefix too long or with a TS_NONE
  * value); TS_ETYPE (a non-numeric column, or a prefix value its column
@@ -874,6 +894,28 @@ typedef struct ts_aggregate {
  */
 TS_EXTERN int ts_aggregate_open(ts_table *table, const ts_aggregate *req,
                                 ts_cursor **out);
+
+/* ts_aggregate_open_flags's flags. */
+#define TS_AGG_NO_ROLLUP 0x1u /* answer from the table's own rows only */
+
+/*
+ * ts_aggregate_open_flags -- ts_aggregate_open with flags: 0 is
+ * ts_aggregate_open; TS_AGG_NO_ROLLUP answers from the table's own rows
+ * even where a rollup could (to compare the two, or to see only the
+ * rows the table still holds).  Returns as ts_aggregate_open, plus
+ * TS_EINVAL for an unknown flag.
+ */
+TS_EXTERN int ts_aggregate_open_flags(ts_table *table, const ts_aggregate *req,
+                                      unsigned flags, ts_cursor **out);
+
+/*
+ * ts_cursor_source -- for an aggregate cursor answered in part from a
+ * rollup of its table (ts_aggregate_open: docs/rollups.md section 3),
+ * the rollup's name; NULL when the table's own rows alone answered, for
+ * every other cursor, and (with a message) when cur is NULL.  Valid
+ * while the cursor is open.
+ */
+TS_EXTERN const char *ts_cursor_source(const ts_cursor *cur);
 
 /*
  * ts_cursor_next -- the next row.  *row receives a pointer to the row's
@@ -968,7 +1010,8 @@ TS_EXTERN int ts_insert_policy(ts_table *table, uint32_t version, int on_duplica
  * rows.  table_version (may
  * be NULL): the delete's version (ts_insert_versioned).
  * Returns 0; TS_EINVAL (a bad range, or desc/limit/columns/after set),
- * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY; TS_ECLOSED;
+ * TS_ETYPE, TS_ERANGE as ts_query_open; TS_EREADONLY (also for a rollup,
+ * which only its maintenance writes: ts_create_rollup); TS_ECLOSED;
  * TS_ENOSPC; TS_EIO; TS_ENOMEM.
  */
 TS_EXTERN int ts_delete(ts_table *table, const ts_query *range, uint64_t *deleted,
@@ -1058,6 +1101,123 @@ TS_EXTERN int ts_changes_open(ts_table *table, const ts_changes_spec *spec, ts_c
 /* The most change records of retired deletes a table keeps for
  * ts_changes_open; older ones raise the changes horizon. */
 #define TS_CHANGE_RECORDS_MAX 4096
+
+/* ------------------------------------------------------------------ */
+/* Rollups: tables kept at a coarser resolution by the store           */
+/* (docs/rollups.md; issue 29)                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * What ts_create_rollup makes: per window of `every` ns (windows start
+ * at multiples of every since the epoch) and per group (the source's
+ * first `group` key columns), the functions specs[0..nspecs) over the
+ * source's rows, as ts_aggregate_open computes them.
+ *   source: the table rolled up, or another rollup (then every must be a
+ *     multiple of its every, group at most its group, and each spec names
+ *     one of its value columns with the function that column holds --
+ *     column "cpu_max" with TS_AGG_MAX -- or TS_AGG_MEAN on its "X_sum"
+ *     or "X_count" when it holds both; the values are combined: counts
+ *     and sums summed, min of mins, max of maxes, first of the earliest
+ *     window and last of the latest, which need the same group).
+ *   specs: column indexes into the source's columns (numeric ones) and
+ *     functions; repeats are allowed and stored once.
+ *   ttl: the rollup's own TTL in ns (0: forever), independent of the
+ *     source's.
+ */
+typedef struct ts_rollup_spec {
+	const char *source;
+	int64_t every;
+	int group;
+	const ts_aggspec *specs;
+	int nspecs;
+	int64_t ttl;
+} ts_rollup_spec;
+
+/*
+ * ts_create_rollup -- create table name as a rollup of spec->source.
+ * The rollup is an ordinary table -- every read works on it: queries,
+ * latest, aggregates -- whose key is the source's first group key
+ * columns (same names and types), then ts, the window's start, and whose
+ * value columns are COL_FN for each spec (the source's column name, an
+ * underscore, the function's name: "cpu_max"), in the specs' order; mean
+ * is stored as the two columns COL_sum and COL_count (each added once),
+ * from which it stays exact when windows combine.  Types: count int64;
+ * sum int64 over integer columns, double over doubles; min, max, first,
+ * last the column's type.  Its duplicate policy is replace.
+ * The store keeps it: a job of the maintenance scheduler recomputes,
+ * from ts_changes_open, every window the source's durable commits
+ * touched since the rollup's watermark -- late and out-of-order rows,
+ * replacements, deletes -- so that, once it caught up, every row equals
+ * ts_aggregate_open over the source for its group and window, and it
+ * holds no window the source has no row in (windows that begin before
+ * the source's TTL horizon are kept as computed; the rollup's own TTL
+ * applies to it).  The scheduler serves loaded tables (a rollup is
+ * loaded by its creation and by any ts_table_open; tsstored loads every
+ * table), and the source's log is synced by each run, even in
+ * TS_SYNC_NONE mode, since only durable commits are rolled up.  The
+ * definition and watermark live in <name>/ROLLUP
+ * (docs/rollup-format.md), checked by ts_check and copied by ts_backup.
+ * Clients cannot write a rollup: ts_insert* and ts_delete fail with
+ * TS_EREADONLY ("table ... is a rollup of ..."), and so do
+ * ts_alter_add, ts_alter_widen and ts_alter_on_duplicate on it
+ * (ts_alter_ttl and ts_purge work).  ts_drop drops a rollup like any table; a table
+ * with rollups is not dropped (TS_EBUSY naming them).
+ * Returns 0; TS_EINVAL (bad name, reserved name, bad source name, every
+ * <= 0, group out of range, no spec, a bad function, a rollup of a
+ * rollup whose every, group or specs do not combine); TS_ENOENT (no such
+ * source; a spec's column index out of range); TS_ETYPE (a non-numeric
+ * column); TS_ESCHEMA (a value column's name longer than TS_NAME_MAX, or
+ * equal to a key column's); TS_ERANGE (negative ttl); TS_EEXIST (the
+ * table exists); TS_EREADONLY; and ts_create's other errors.
+ */
+TS_EXTERN int ts_create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec);
+
+/* One function of a rollup's definition: of column (the source's; for
+ * a rollup of a rollup, the base column its source rolls up), fn. */
+typedef struct ts_rollup_column {
+	const char *column;
+	ts_aggfn fn;
+} ts_rollup_column;
+
+/* A rollup's definition and the state of its maintenance. */
+typedef struct ts_rollup_state {
+	const char *source;        /* the source table */
+	int from_rollup;           /* 1 when the source is itself a rollup */
+	int64_t every;             /* window width, ns */
+	int group;                 /* source key columns kept */
+	int nfns;
+	const ts_rollup_column *fns; /* as created, mean as mean */
+	uint64_t watermark;        /* W: the source version through which the
+	                            * rollup is exact (0: nothing yet) */
+	uint64_t source_version;   /* the source's version when the
+	                            * maintenance last looked (0: not yet) */
+	int64_t lag_ns;            /* how long the rollup has been behind the
+	                            * source's version: 0 when caught up */
+	uint64_t windows_recomputed; /* since the database opened */
+	uint64_t windows_deleted;
+	int last_error;            /* TS_E* of the maintenance's last failure
+	                            * (retried with backoff), 0 after a success */
+	uint64_t failures;         /* failures since the database opened */
+} ts_rollup_state;
+
+/*
+ * ts_rollup_info -- the definition and state of rollup table.  *out is
+ * allocated; free it with ts_rollup_state_free.  The same numbers are
+ * in the rollup's ts_table_stats (rollup_*).
+ * Returns 0; TS_ENOENT when table is no rollup; TS_ECLOSED; TS_ENOMEM.
+ */
+TS_EXTERN int ts_rollup_info(ts_table *table, ts_rollup_state **out);
+
+/* ts_rollup_state_free -- free what ts_rollup_info gave.  NULL allowed. */
+TS_EXTERN void ts_rollup_state_free(ts_rollup_state *state);
+
+/*
+ * ts_rollups -- the names of the rollups whose source is table source
+ * (rollups of those not included), sorted; *names is NULL-terminated,
+ * freed with ts_free_names; n (may be NULL) receives the count.
+ * Returns 0; TS_EINVAL (bad name); TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_rollups(ts_db *db, const char *source, char ***names, int *n);
 
 /* ------------------------------------------------------------------ */
 /* Flush and statistics                                                 */

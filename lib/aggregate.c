@@ -23,6 +23,7 @@
  * last are the values of the rows with the least and the greatest ts,
  * ties going to the least and the greatest key.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ typedef struct agg_cursor {
 	window *win;
 	acc *accs;                /* nspecs per window */
 	size_t nwin, capwin;
+	size_t last_win;          /* the window of the last row added */
 	uint32_t *slots;          /* window index + 1, 0 = free */
 	uint32_t nslots;          /* power of two */
 	/* yielding it */
@@ -71,6 +73,7 @@ typedef struct agg_cursor {
 	ts_value *out;
 	ts_buf gscratch;
 	int *want;                /* the spec columns, when none is in the key */
+	int summaries;            /* blocks may be handed up as statistics */
 } agg_cursor;
 
 static void acc_reset(acc *a)
@@ -103,15 +106,22 @@ static int grow_slots(agg_cursor *c)
 	return 0;
 }
 
-/* The accumulators of the window starting at start, made if new. */
+/* The accumulators of the window starting at start, made if new.  Rows
+ * of a series come in time order: most are of the window of the row
+ * before, which is tried first. */
 static int window_accs(agg_cursor *c, int64_t start, acc **out)
 {
+	if (c->nwin && c->win[c->last_win].start == start) {
+		*out = &c->accs[c->last_win * (size_t)c->nspecs];
+		return 0;
+	}
 	if ((c->nwin + 1) * 2 > c->nslots && grow_slots(c) < 0)
 		return TS_ENOMEM;
 	uint32_t mask = c->nslots - 1, j = hash_start(start) & mask;
 	for (; c->slots[j]; j = (j + 1) & mask)
 		if (c->win[c->slots[j] - 1].start == start) {
-			*out = &c->accs[(size_t)(c->slots[j] - 1) * (size_t)c->nspecs];
+			c->last_win = c->slots[j] - 1;
+			*out = &c->accs[c->last_win * (size_t)c->nspecs];
 			return 0;
 		}
 	if (c->nwin == c->capwin) {
@@ -132,6 +142,7 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 	c->win[c->nwin].start = start;
 	c->win[c->nwin].slot = j;
 	c->slots[j] = (uint32_t)c->nwin + 1;
+	c->last_win = c->nwin;
 	*out = &c->accs[c->nwin * (size_t)c->nspecs];
 	for (int k = 0; k < c->nspecs; k++)
 		acc_reset(&(*out)[k]);
@@ -419,11 +430,26 @@ static int validate(const ts__schema *s, const ts_aggregate *req)
 	return 0;
 }
 
+/* What agg_setup is given: the request, and whether the cursor is one of
+ * spans (ts__aggregate_open_spans: no box until ts__aggregate_span). */
+struct agg_args {
+	const ts_aggregate *req;
+	int spans;
+};
+
 static int agg_setup(struct ts_cursor *base, const void *arg)
 {
 	agg_cursor *c = (agg_cursor *)base;
-	const ts_aggregate *req = arg;
+	const struct agg_args *args = arg;
+	ts_aggregate boxless;
+	const ts_aggregate *req = args->req;
 	const ts__snapshot *s = &base->scan.snap;
+	if (args->spans) { /* the boxes come later */
+		boxless = *req;
+		boxless.from = 0;
+		boxless.to = 1;
+		req = &boxless;
+	}
 	int rc = validate(s->schema, req);
 	if (rc < 0)
 		return rc;
@@ -454,6 +480,11 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 		base->want = c->want;
 		base->nwant = req->nspecs;
 	}
+	c->summaries = summaries;
+	if (args->spans) {
+		c->ended = 1; /* no box yet: nothing to read */
+		return 0;
+	}
 	int64_t tmin = req->from > s->expiry ? req->from : s->expiry;
 	if ((rc = ts__range_prefix(&base->range, s->schema, req->prefix, req->nprefix, tmin,
 	                           req->to - 1)) < 0)
@@ -461,11 +492,65 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	return ts__scan_start(&base->scan, &base->range, 0, summaries ? &c->rule : NULL);
 }
 
-int ts__aggregate_open(ts_table *table, const ts_aggregate *req, ts_cursor **out)
+int ts__aggregate_open_raw(ts_table *table, const ts_aggregate *req, ts_cursor **out)
 {
+	struct agg_args args = {req, 0};
 	*out = NULL;
 	if (!req)
 		return ts__fail(TS_EINVAL, "no aggregate request");
-	return ts__cursor_open(table, sizeof(agg_cursor), agg_next, agg_destroy, agg_setup, req,
+	return ts__cursor_open(table, sizeof(agg_cursor), agg_next, agg_destroy, agg_setup, &args,
 	                       out);
+}
+
+int ts__aggregate_open_spans(ts_table *table, const ts_aggregate *req, ts_cursor **out)
+{
+	struct agg_args args = {req, 1};
+	*out = NULL;
+	if (!req)
+		return ts__fail(TS_EINVAL, "no aggregate request");
+	return ts__cursor_open(table, sizeof(agg_cursor), agg_next, agg_destroy, agg_setup, &args,
+	                       out);
+}
+
+int ts__aggregate_span(ts_cursor *base, const ts_value *prefix, int nprefix, int64_t from,
+                       int64_t to)
+{
+	agg_cursor *c = (agg_cursor *)base;
+	const ts__snapshot *s = &base->scan.snap;
+	assert(base->next == agg_next);
+	if (base->err < 0)
+		return base->err;
+	if (!s->table)
+		return ts__fail(TS_ECLOSED, "the aggregate's snapshot was released by a failure");
+	if (from >= to)
+		return ts__fail(TS_EINVAL, "from must be before to");
+	if (nprefix < 0 || nprefix > c->rule.group)
+		return ts__fail(TS_EINVAL, "prefix of %d columns: at most the group's %d", nprefix,
+		                c->rule.group);
+	/* The windows of the last span are left: the next gather forgets
+	 * them.  The box is rebuilt on the same snapshot. */
+	ts__scan_stop(&base->scan);
+	ts__range_free(&base->range);
+	ts__range_init(&base->range);
+	c->have_group = 0;
+	c->emitting = 0;
+	c->pending = 0;
+	c->ended = 0;
+	c->item = NULL;
+	int64_t tmin = from > s->expiry ? from : s->expiry;
+	int rc = ts__range_prefix(&base->range, s->schema, prefix, nprefix, tmin, to - 1);
+	if (rc == 0)
+		rc = ts__scan_start(&base->scan, &base->range, 0, c->summaries ? &c->rule : NULL);
+	if (rc < 0)
+		c->ended = 1;
+	return rc;
+}
+
+int ts__aggregate_open(ts_table *table, const ts_aggregate *req, unsigned flags,
+                       ts_cursor **out)
+{
+	*out = NULL;
+	if (!(flags & TS_AGG_NO_ROLLUP) && ts__aggregate_routed(table, req, out) == 1)
+		return 0;
+	return ts__aggregate_open_raw(table, req, out);
 }

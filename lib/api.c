@@ -326,19 +326,36 @@ int ts_latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor *
 	return rc;
 }
 
-int ts_aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out)
+static int aggregate_open(ts_table *t, const ts_aggregate *req, unsigned flags,
+                          ts_cursor **out, const char *fn)
 {
 	int rc;
-	NEED(out, "ts_aggregate_open", "out is NULL");
+	NEED(out, fn, "out is NULL");
 	*out = NULL;
-	NEED(req, "ts_aggregate_open", "no aggregate request (req is NULL)");
-	if ((rc = counted(req->prefix, req->nprefix, "ts_aggregate_open", "prefix values")) < 0 ||
-	    (rc = counted(req->specs, req->nspecs, "ts_aggregate_open", "specs")) < 0 ||
-	    (rc = ts__table_enter(t, "ts_aggregate_open")) < 0)
+	NEED(req, fn, "no aggregate request (req is NULL)");
+	if ((rc = counted(req->prefix, req->nprefix, fn, "prefix values")) < 0 ||
+	    (rc = counted(req->specs, req->nspecs, fn, "specs")) < 0 ||
+	    (rc = ts__table_enter(t, fn)) < 0)
 		return rc;
-	rc = ts__aggregate_open(t, req, out);
+	rc = ts__aggregate_open(t, req, flags, out);
 	ts__table_leave(t);
 	return rc;
+}
+
+int ts_aggregate_open(ts_table *t, const ts_aggregate *req, ts_cursor **out)
+{
+	return aggregate_open(t, req, 0, out, "ts_aggregate_open");
+}
+
+int ts_aggregate_open_flags(ts_table *t, const ts_aggregate *req, unsigned flags,
+                            ts_cursor **out)
+{
+	if (flags & ~(unsigned)TS_AGG_NO_ROLLUP) {
+		if (out)
+			*out = NULL;
+		return ts__fail(TS_EINVAL, "ts_aggregate_open_flags: unknown flags 0x%x", flags);
+	}
+	return aggregate_open(t, req, flags, out, "ts_aggregate_open_flags");
 }
 
 /* A cursor holds its table (ts__table_hold), so its calls need no
@@ -456,5 +473,49 @@ int ts_changes_open(ts_table *t, const ts_changes_spec *spec, ts_cursor **out)
 		return rc;
 	rc = ts__changes_open(t, spec, out);
 	ts__table_leave(t);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rollups (issue 29, docs/rollups.md). */
+
+int ts_create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec)
+{
+	int rc;
+	NEED(name, "ts_create_rollup", "name is NULL");
+	NEED(spec, "ts_create_rollup", "spec is NULL");
+	NEED(spec->source, "ts_create_rollup", "spec->source is NULL");
+	if ((rc = counted(spec->specs, spec->nspecs, "ts_create_rollup", "specs")) < 0 ||
+	    (rc = ts__db_enter(db, "ts_create_rollup")) < 0)
+		return rc;
+	rc = ts__create_rollup(db, name, spec);
+	ts__db_leave(db);
+	return rc;
+}
+
+int ts_rollup_info(ts_table *t, ts_rollup_state **out)
+{
+	NEED(out, "ts_rollup_info", "out is NULL");
+	*out = NULL;
+	int rc = ts__table_enter(t, "ts_rollup_info");
+	if (rc == 0) {
+		rc = ts__rollup_info(t, out);
+		ts__table_leave(t);
+	}
+	return rc;
+}
+
+int ts_rollups(ts_db *db, const char *source, char ***names, int *n)
+{
+	NEED(source, "ts_rollups", "source is NULL");
+	NEED(names, "ts_rollups", "names is NULL");
+	*names = NULL;
+	if (n)
+		*n = 0;
+	int rc = ts__db_enter(db, "ts_rollups");
+	if (rc == 0) {
+		rc = ts__rollups(db, source, names, n);
+		ts__db_leave(db);
+	}
 	return rc;
 }

@@ -66,6 +66,7 @@
 #include "handle.h"
 #include "limits.h"
 #include "log.h"
+#include "rollupdef.h"
 #include "tablet.h"
 
 /* Copies of one table, before a table that keeps changing is TS_EBUSY. */
@@ -148,6 +149,21 @@ static int unchanged(const char *dir, const void *data, size_t n)
 
 /* ---- one table ---- */
 
+/* src/ROLLUP whole into *data (NULL when src is no rollup).  Returns 0
+ * or an error. */
+static int read_rollup(const char *src, void **data, size_t *n)
+{
+	char path[TS_PATH_MAX];
+	int rc = ts__path(path, "%s/%s", src, TS_ROLLUP_FILE);
+	*data = NULL;
+	*n = 0;
+	if (rc == 0 && (rc = ts__read_file(path, TS_ROLLUP_FILE_MAX, data, n)) == TS_ENOENT) {
+		ts__clear_error();
+		rc = 0;
+	}
+	return rc;
+}
+
 /* Steps 1 to 3: the descriptor's bytes, its decoding and the head that
  * goes with it.  Returns 0, AGAIN, DROPPED, or an error. */
 static int pin(const char *src, const char *logdir, void **data, size_t *n,
@@ -202,10 +218,14 @@ static int copy_once(const char *src, const char *dst)
 	void *data = NULL;
 	size_t n = 0;
 	uint64_t head = 0;
+	void *roll = NULL;
+	size_t nroll = 0;
 	int rc = ts__path(srclog, "%s/log", src);
 	if (rc == 0)
 		rc = ts__path(dstlog, "%s/log", dst);
-	if (rc == 0)
+	/* A rollup's definition, read before the rows are: its watermark then
+	 * claims no row the copy lacks (docs/rollup-format.md). */
+	if (rc == 0 && (rc = read_rollup(src, &roll, &nroll)) == 0)
 		rc = pin(src, srclog, &data, &n, &d, &head);
 	if (rc == 0)
 		rc = make_dirs(dst);
@@ -213,10 +233,13 @@ static int copy_once(const char *src, const char *dst)
 		rc = link_tablets(src, dst, d);
 	if (rc == 0 && (rc = ts__log_backup(srclog, dstlog, d->flushed_lsn, head)) == TS_ENOENT)
 		rc = AGAIN;
+	if (rc == 0 && roll)
+		rc = ts__file_write_atomic(dst, TS_ROLLUP_FILE, roll, nroll);
 	if (rc == 0) /* step 6; syncs dst, whose entries are all in place */
 		rc = ts__file_write_atomic(dst, TS_DESC_FILE, data, n);
 	ts__descriptor_free(d, 1);
 	free(data);
+	free(roll);
 	return rc;
 }
 

@@ -46,6 +46,7 @@
 #include "handle.h"
 #include "limits.h"
 #include "log.h"
+#include "rollupdef.h"
 #include "row.h"
 #include "tablet.h"
 #include "tablet_format.h"
@@ -651,6 +652,60 @@ static int check_log(struct check *c, const ts__descriptor *d0)
 	return rc < 0 ? rc : 0;
 }
 
+/* ---- a rollup's definition ---- */
+
+/* <table>/ROLLUP, when there is one (docs/rollup-format.md): its format,
+ * checksum and fields (ts__rollup_decode), and that it fits the table --
+ * the key is the group's columns and ts, the value columns are those the
+ * functions make, the duplicate policy is replace -- and that its source
+ * exists (a table is not dropped while rollups are built from it). */
+static int check_rollup(struct check *c, const ts__descriptor *d)
+{
+	char file[TS_PATH_MAX], path[TS_PATH_MAX], name[TS_NAME_MAX + 32];
+	ts__rollup_def def;
+	int rc = name_file(c, file, path, TS_ROLLUP_FILE);
+	if (rc < 0)
+		return rc;
+	if ((rc = ts__rollup_read(c->dir, &def)) == TS_ENOENT)
+		return 0;
+	if (rc < 0) {
+		if (fatal(rc))
+			return rc;
+		report_error(c, file, path);
+		return 0;
+	}
+	ts__rollup_col *cols = NULL;
+	int ncols = 0;
+	if ((rc = ts__rollup_columns(&def, &cols, &ncols)) < 0) {
+		ts__rollup_def_free(&def);
+		return rc;
+	}
+	const ts__schema *s = d ? ts__desc_schema(d) : NULL;
+	if (s && (s->nkey != def.group + 1 || s->ncols != s->nkey + ncols))
+		report(c, file, "the definition makes %d key and %d value columns, the table has "
+		       "%d and %d", def.group + 1, ncols, s->nkey, s->ncols - s->nkey);
+	else if (s)
+		for (int j = 0; j < ncols; j++) {
+			const char *have = s->cols[s->nkey + j].name;
+			if (ts__rollup_col_name(&cols[j], name, sizeof name) < 0 || strcmp(have, name)) {
+				report(c, file, "value column %d is \"%s\", the definition says \"%s_%s\"",
+				       j, have, cols[j].column, ts_aggfn_name(cols[j].fn));
+				break;
+			}
+		}
+	if (d && (d->on_duplicate != TS_ON_DUPLICATE_REPLACE || !(d->flags & TS_DESC_REPLACED)))
+		report(c, file, "the table's duplicate policy is %s, a rollup's is replace",
+		       ts_on_duplicate_name(d->on_duplicate));
+	struct stat st;
+	if (ts__path(path, "%s/%s/%s", c->db->path, def.source, TS_DESC_FILE) == 0 &&
+	    stat(path, &st) < 0 && errno == ENOENT)
+		report(c, file, "its source \"%s\" does not exist", def.source);
+	ts__clear_error();
+	free(cols);
+	ts__rollup_def_free(&def);
+	return 0;
+}
+
 /* ---- tables ---- */
 
 static int check_table(struct check *c, const char *name)
@@ -680,6 +735,8 @@ static int check_table(struct check *c, const char *name)
 	}
 	if (rc == 0)
 		rc = check_quarantine(c);
+	if (rc == 0)
+		rc = check_rollup(c, d);
 	if (rc == 0 && d)
 		rc = check_log(c, d);
 	else if (rc == 0) /* the segment files at least */

@@ -31,6 +31,8 @@ struct ts_cursor {
 	unsigned char last_key_mem[TS__SHORT_KEY];
 	ts_buf resume_scratch;
 	ts_value *resume;         /* TS_KEY_COLUMNS_MAX, on the first ts_cursor_resume */
+	char source[TS_NAME_MAX + 1]; /* an aggregate answered partly from a
+	                          * rollup: its name (ts_cursor_source) */
 };
 
 /*

@@ -184,17 +184,17 @@ static int open_dir(ts_db *db)
  * the result under it again.  The caller holds a reference on t. */
 static int sync_table(struct ts_table *t)
 {
-	uint64_t from = 0, to = 0;
+	uint64_t from = 0, to = 0, head = 0;
 	pthread_mutex_lock(&t->mu);
 	if (t->log)
-		ts__log_sync_range(t->log, &from, &to);
+		ts__log_sync_range(t->log, &from, &to, &head);
 	pthread_mutex_unlock(&t->mu);
 	if (from >= to)
 		return 0;
 	int rc = ts__log_sync_pages(t->log, from, to);
 	if (rc == 0) {
 		pthread_mutex_lock(&t->mu);
-		ts__log_sync_done(t->log, to);
+		ts__log_sync_done(t->log, to, head);
 		pthread_mutex_unlock(&t->mu);
 	}
 	return rc;
@@ -302,6 +302,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	pthread_cond_init(&db->life_cv, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
 	ts__maint_init(&db->maint);
+	db->maint.rollups_load = ts__rollups_load; /* a job above the scheduler */
+	db->maint.rollup_due = ts__rollup_due;
 	if (opts)
 		db->opts = *opts;
 	else

@@ -214,8 +214,11 @@ int ts__delete(ts_table *t, const ts_query *q, uint64_t *deleted, uint64_t *tabl
 	*table_version = 0;
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
+	int rc = ts__rollup_refuse(t); /* only its maintenance writes a rollup */
+	if (rc < 0)
+		return rc;
 	ts__range_init(&r);
-	int rc = ts__table_desc_begin(t);
+	rc = ts__table_desc_begin(t);
 	if (rc < 0) {
 		ts__range_free(&r);
 		return rc;

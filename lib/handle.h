@@ -33,6 +33,11 @@
 #include "limits.h"
 #include "log.h"
 #include "retry.h"
+#include "rollupdef.h"
+
+struct ts_db;
+struct ts_table;
+struct ts__merge_yield;
 
 /* The scheduler's state, one per writable database (ts_db.maint). */
 typedef struct ts__maint {
@@ -55,6 +60,11 @@ typedef struct ts__maint {
 	 * made, and the time they slept to keep within the budget. */
 	uint64_t passes, merges;
 	int64_t throttled_ns;
+	int rollups_loaded;      /* the first pass loaded every rollup */
+	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
+	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
+	int (*rollups_load)(struct ts_db *db);
+	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y, int force);
 } ts__maint;
 
 /*
@@ -119,6 +129,9 @@ struct ts_table {
 	                          * (ts__table_incarnation): read-only handles
 	                          * see a drop and re-create by it */
 	ts__log *log;            /* the table's log (read-only in read-only dbs) */
+	ts__rollup *rollup;      /* a rollup's definition and maintenance state
+	                          * (rollup.c), NULL for other tables: read
+	                          * from <table>/ROLLUP at load */
 	ts__filling fill;        /* writable dbs: the filling tablets */
 	ts_buf scratch;          /* writer: row encoding */
 	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
@@ -254,11 +267,18 @@ static inline int ts__db_readonly(const ts_db *db)
 	return (db->opts.flags & TS_OPEN_READONLY) != 0;
 }
 
+/* Set on a thread while it runs a maintenance pass (maint.c): the
+ * inserts and reads of its jobs -- a rollup's -- are background work. */
+extern _Thread_local int ts__maint_in_pass;
+
 /* Note foreground work now (an insert committed, a read took a snapshot
- * or loaded a block): merges yield to it for maint_busy_window. */
+ * or loaded a block): merges and rollups yield to it for
+ * maint_busy_window.  Not the maintenance's own: a rollup reading its
+ * source and writing its rows would otherwise make itself yield. */
 static inline void ts__maint_foreground(ts__maint *m, int64_t mono_now)
 {
-	__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
+	if (!ts__maint_in_pass)
+		__atomic_store_n(&m->fg_mono, mono_now, __ATOMIC_RELAXED);
 }
 
 /* Wake the scheduler (maint.c): a tree reached flush_size, a tablet was

@@ -398,8 +398,8 @@ int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *
 	*table_version = 0;
 	if (ts__db_readonly(t->db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", t->db->path);
-	int rc = ts__table_lock(t);
-	if (rc < 0)
+	int rc = ts__rollup_refuse(t);
+	if (rc < 0 || (rc = ts__table_lock(t)) < 0)
 		return rc;
 	/* A replacing batch needs the mark before its commit (the flag is
 	 * never cleared: once marked, this is not taken again); the policy

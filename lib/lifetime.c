@@ -66,6 +66,7 @@ void ts__table_free(struct ts_table *t)
 	pthread_mutex_destroy(&t->mu);
 	for (int i = 0; i < t->ndamaged; i++)
 		free(t->damaged_why[i]);
+	ts__rollup_free(t->rollup);
 	free(t->dir);
 	free(t);
 }

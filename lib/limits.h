@@ -59,6 +59,20 @@
 #define TS_DEFAULT_MAINT_BUSY_WINDOW (100 * INT64_C(1000000))
 #define TS_DEFAULT_MAINT_BUSY_SHARE 50
 
+/* Rollups (rollup.c): the scheduler's thread runs a rollup whose source
+ * is receiving rows once per window of `every` (at most
+ * TS_ROLLUP_PACE_MAX apart), in the first pass TS_ROLLUP_PACE_GRACE
+ * after a window of the database clock closes, so that a window is
+ * recomputed about once rather than at every pass; a source quiet for a
+ * pass is rolled up at once. */
+#define TS_ROLLUP_PACE_MAX TS_NS_PER_HOUR
+#define TS_ROLLUP_PACE_GRACE TS_NS_PER_SEC
+
+/* A paced run persists its watermark (the rollup's log synced, ROLLUP
+ * written) at most this often (monotonic ns); between, the watermark
+ * moves in memory only, and a crash recomputes from the one persisted. */
+#define TS_ROLLUP_PERSIST_EVERY (10 * TS_NS_PER_SEC)
+
 /* Largest DESCRIPTOR file accepted on read; guards against reading a
  * damaged length field into a huge allocation. */
 #define TS_DESCRIPTOR_MAX (64u << 20)

@@ -1070,26 +1070,39 @@ int ts__log_sync_dir(ts__log *log)
 	return ts__fsync_dir(log->dir);
 }
 
-/* The LSNs [*from, *to) not yet durable; the writer's. */
-static void unsynced(const ts__log *log, ts__lsn *from, ts__lsn *to)
+/* The LSNs [*from, *to) not yet durable; the writer's.  *head: the
+ * newest commit then, whose record lies wholly below *to (a commit
+ * record is published before the tail moves past it, and an open batch
+ * begins after it). */
+static void unsynced(const ts__log *log, ts__lsn *from, ts__lsn *to, ts__lsn *head)
 {
 	*from = log->synced;
 	*to = log->readonly ? log->synced : log->in_batch ? log->batch : log->hot.tail;
+	*head = atomic_load_explicit(&log->head, memory_order_relaxed);
 }
 
-/* [.., to) is durable; the writer's. */
-static void synced_to(ts__log *log, ts__lsn to)
+/* [.., to) is durable, and with it the commit head; the writer's.  Two
+ * syncs may end out of order: each claims only its own range's head. */
+static void synced_to(ts__log *log, ts__lsn to, ts__lsn head)
 {
 	if (to > log->synced) {
 		log->synced = to;
 		publish_synced(log, to);
 	}
+	if (head > log->synced_head && head < log->synced)
+		log->synced_head = head;
 }
 
-void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to)
+void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to, ts__lsn *head)
 {
 	assert(writer_locked(log));
-	unsynced(log, from, to);
+	unsynced(log, from, to, head);
+}
+
+ts__lsn ts__log_durable_head(const ts__log *log)
+{
+	assert(writer_locked(log));
+	return log->synced_head;
 }
 
 int ts__log_sync_pages(ts__log *log, ts__lsn from, ts__lsn to)
@@ -1106,21 +1119,21 @@ int ts__log_sync_pages(ts__log *log, ts__lsn from, ts__lsn to)
 	return 0;
 }
 
-void ts__log_sync_done(ts__log *log, ts__lsn to)
+void ts__log_sync_done(ts__log *log, ts__lsn to, ts__lsn head)
 {
 	assert(writer_locked(log));
-	synced_to(log, to);
+	synced_to(log, to, head);
 }
 
 /* ts__log_sync without its assertion: also what closing runs, when the
  * writer is alone and holds no lock. */
 static int sync_all(ts__log *log)
 {
-	ts__lsn from, to;
-	unsynced(log, &from, &to);
+	ts__lsn from, to, head;
+	unsynced(log, &from, &to, &head);
 	int rc = ts__log_sync_pages(log, from, to);
 	if (rc == 0)
-		synced_to(log, to);
+		synced_to(log, to, head);
 	return rc;
 }
 

@@ -336,8 +336,9 @@ int ts__log_sync_dir(ts__log *log);
  * runs without the lock and inserts never wait for the disk. */
 int ts__log_sync(ts__log *log);
 
-/* Under the writer's lock: the LSNs [*from, *to) not yet durable. */
-void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to);
+/* Under the writer's lock: the LSNs [*from, *to) not yet durable, and
+ * *head, the newest commit, whose record lies below *to. */
+void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to, ts__lsn *head);
 
 /* Without the writer's lock: msync [from, to), a range ts__log_sync_range
  * returned.  Safe beside the writer: those LSNs are committed (the writer
@@ -346,8 +347,15 @@ void ts__log_sync_range(const ts__log *log, ts__lsn *from, ts__lsn *to);
  * after this one was released by a flush.  Returns 0 or TS_EIO. */
 int ts__log_sync_pages(ts__log *log, ts__lsn from, ts__lsn to);
 
-/* Under the writer's lock again: record that [.., to) is durable. */
-void ts__log_sync_done(ts__log *log, ts__lsn to);
+/* Under the writer's lock again: record that [.., to) is durable, and
+ * with it the commit head that ts__log_sync_range gave. */
+void ts__log_sync_done(ts__log *log, ts__lsn to, ts__lsn head);
+
+/* Under the writer's lock: the newest commit known durable -- synced by
+ * ts__log_sync or a sync_range/_pages/_done, or found by the recovery
+ * that opened the log (0: none yet).  Rollups take only what it says
+ * (a crash can still take back every later commit). */
+ts__lsn ts__log_durable_head(const ts__log *log);
 
 /* The LSN the next record will get: bytes of log ever written, counting
  * each segment as full once the tail moved past it (for stats). */

@@ -101,6 +101,9 @@ struct ts__log {
 	int readonly;
 	pthread_mutex_t mu;       /* mapping slots; refreshing head (read-only) */
 	uint64_t batch, synced;
+	/* The newest commit whose record lies below synced: the newest one
+	 * known durable (ts__log_durable_head); the writer's. */
+	uint64_t synced_head;
 	int in_batch;
 	_Atomic uint64_t head;
 	uint64_t seq;             /* of the head commit */

@@ -296,6 +296,7 @@ int ts__log_recover(ts__log *log, uint64_t start)
 		else if ((rc = keep_lost(log, recorded, segs, n, short_seg)) == 0 &&
 		         (rc = erase_after(log, segs, n)) == 0) {
 			log->synced = log->hot.tail;
+			log->synced_head = atomic_load(&log->head); /* what recovery found */
 			ts__log_set_clean(log, 0);
 		}
 	}

@@ -6,15 +6,26 @@
  * scheduler, run by its one thread: moving damaged tablets to quarantine
  * (quarantine.c), flushing filling tablets that are due (flush.c), deleting
  * tablets past the TTL and merging tablets by LittleTable's rule
- * (merge.c).  Those modules do one job when asked and know nothing of
+ * (merge.c), recomputing the windows of rollups their sources changed
+ * (rollup.c).  Those modules do one job when asked and know nothing of
  * the others or of the other tables; this one decides what runs when,
  * across every table of the database:
  *
  *   1. quarantine, so that no flush or merge trips over a damaged tablet;
- *   2. flushes, because inserts wait for them (the log's cap, memory)
- *      and they are cheap;
- *   3. expiry, which only drops tablets;
- *   4. merges, the smallest due merge of any table first: small merges
+ *   2. rollups, in slices of windows that yield as merges do (below),
+ *      before the pass's flushes, so that they read the rows that came
+ *      since their last run from the filling trees rather than from
+ *      tablets just written, and before the merges that would only
+ *      make their reads wait; the first pass loads every rollup of the
+ *      database, so that none depends on being opened.  The thread's
+ *      passes run a rollup paced by its windows (rollup.c: about once
+ *      per window while its source receives rows); a pass asked for
+ *      (ts__maint_pass) runs every rollup that is behind;
+ *   3. flushes, which inserts wait for at the log's cap and memory
+ *      (the yields between a rollup's slices run those inserts asked
+ *      for), and which are cheap;
+ *   4. expiry, which only drops tablets;
+ *   5. merges, the smallest due merge of any table first: small merges
  *      cut the tablets a read must visit soonest, and cost least.  After
  *      each merge the pass starts over at 1.
  *
@@ -25,7 +36,8 @@
  * SILK's (USENIX ATC 2019) rule that clients come first, as one duty
  * cycle for the database: while foreground work ran within the last
  * maint_busy_window (a committed insert, a read taking a snapshot or
- * loading a block: ts__maint_foreground), a background merge sleeps after
+ * loading a block: ts__maint_foreground, but never the scheduler's own
+ * jobs' reads and writes), a background merge sleeps after
  * each slice so that it takes at most maint_busy_share percent of the
  * time -- of the CPU and the disk alike, since the slice's time is both;
  * when the foreground is idle, merges take all of it.  Flushes are never
@@ -39,10 +51,12 @@
  * flush_size; a reader found a damaged tablet), and stops at ts_close: a
  * merge in progress gives up at its next slice and is made again later.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "api.h"
+#include "backoff.h"
 #include "error.h"
 #include "flush.h"
 #include "handle.h"
@@ -51,6 +65,8 @@
 #include "merge.h"
 #include "quarantine.h"
 #include "thread.h"
+
+_Thread_local int ts__maint_in_pass;
 
 void ts__maint_init(ts__maint *m)
 {
@@ -204,8 +220,9 @@ static struct ts_table *smallest_merge(struct ts_table **list, int n, int *rc)
 	return best;
 }
 
-/* A pass; *merged: whether it made a merge. */
-static int pass(ts_db *db, int *merged)
+/* A pass; *merged: whether it made a merge.  explicit: asked for
+ * (ts__maint_pass), not the thread's: every rollup behind runs, unpaced. */
+static int pass(ts_db *db, int *merged, int explicit)
 {
 	struct ts_table **list;
 	int n, rc = table_list(db, &list, &n);
@@ -213,8 +230,34 @@ static int pass(ts_db *db, int *merged)
 	if (rc < 0)
 		return rc;
 	__atomic_add_fetch(&db->maint.passes, 1, __ATOMIC_RELAXED);
-	for (int i = 0; i < n; i++) {
+	if (!db->maint.rollups_loaded && db->maint.rollups_load) {
+		/* Rollups are jobs whether or not anyone opened them: loaded at
+		 * the first pass (rollup.c). */
+		db->maint.rollups_loaded = 1;
+		int r = db->maint.rollups_load(db);
+		if (r < 0 && r != TS_ECLOSED) {
+			char msg[TS_ERRMSG_MAX + 64];
+			snprintf(msg, sizeof msg, "loading the rollups: %s", ts_errmsg(NULL));
+			ts__db_log(db, msg);
+		}
+		table_list_put(list, n);
+		if ((rc = table_list(db, &list, &n)) < 0)
+			return rc;
+	}
+	for (int i = 0; i < n; i++)
 		keep(&rc, ts__table_quarantine_due(list[i]));
+	/* Rollups, in slices of windows that run the flushes falling due and
+	 * keep to the budget as merges do (rollup.c); before this pass's
+	 * other flushes, so that they read the rows that came since the last
+	 * run from the trees, not from tablets just written (decompressed
+	 * again). */
+	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
+		if (list[i]->rollup && db->maint.rollup_due) {
+			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
+			ts__merge_yield y = {yield_slice, &s};
+			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
+		}
+	for (int i = 0; i < n; i++) {
 		keep(&rc, ts__flush_due(list[i]));
 		keep(&rc, ts__expire_due(list[i]));
 	}
@@ -234,10 +277,21 @@ static int pass(ts_db *db, int *merged)
 	return rc;
 }
 
+/* A pass, its jobs' reads and writes marked as background work
+ * (ts__maint_foreground). */
+static int pass_in_background(ts_db *db, int *merged, int explicit)
+{
+	int was = ts__maint_in_pass;
+	ts__maint_in_pass = 1;
+	int rc = pass(db, merged, explicit);
+	ts__maint_in_pass = was;
+	return rc;
+}
+
 int ts__maint_pass(ts_db *db)
 {
 	int merged;
-	return pass(db, &merged);
+	return pass_in_background(db, &merged, 1);
 }
 
 /* ---- the thread ---- */
@@ -277,7 +331,7 @@ static void *maint_main(void *arg)
 		m->busy = 1;
 		pthread_mutex_unlock(&m->mu);
 		int merged;
-		pass(db, &merged);
+		pass_in_background(db, &merged, 0);
 		pthread_mutex_lock(&m->mu);
 		m->wake |= merged; /* more may be due: the next pass at once */
 		m->busy = 0;

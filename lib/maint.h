@@ -31,8 +31,12 @@ void ts__maint_hold(struct ts_db *db, int hold);
 
 /*
  * One pass over every open table of db, jobs in priority order: every
- * table's quarantine, due flushes and expiry; then the smallest due merge
- * of any table, if one is.  The thread runs a pass every second, when
+ * table's quarantine; every rollup's windows changed since its watermark
+ * (the first pass loads every rollup); every table's due flushes and
+ * expiry; then
+ * the smallest due merge of any table, if one is.  Rollups run here
+ * whenever behind, where the thread's passes pace them (rollup.c).  The
+ * thread runs a pass every second, when
  * woken, and at once after a pass that merged (so the flushes due meanwhile
  * go before the next merge); tests call it directly.  Returns 0 or the
  * first error (every job is still tried; failing jobs back off, retry.h).

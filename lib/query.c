@@ -535,6 +535,15 @@ int ts__cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	return 0;
 }
 
+const char *ts_cursor_source(const ts_cursor *c)
+{
+	if (!c) {
+		ts__fail(TS_EINVAL, "ts_cursor_source: cursor is NULL");
+		return NULL;
+	}
+	return c->source[0] ? c->source : NULL;
+}
+
 void ts_cursor_close(ts_cursor *c)
 {
 	if (!c)

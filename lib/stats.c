@@ -121,6 +121,34 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	                                 t->flushed_bytes) : 0);
 }
 
+/* A rollup's definition and maintenance (rollup.c; docs/rollups.md):
+ * only in the stats of a rollup.  t->mu is held (the retry state). */
+static void put_rollup(ts_table *t, ts_stat *out, int room, int *count)
+{
+	ts__rollup *r = t->rollup;
+	int64_t now = ts_now(t->db);
+	if (ts__db_readonly(t->db)) /* the writer's newest */
+		ts__rollup_reload_watermark(t->dir, r);
+	pthread_mutex_lock(&r->mu);
+	uint64_t w = r->def.watermark, v = r->source_version;
+	put(out, room, count, "rollup_every_ns", r->def.every);
+	put(out, room, count, "rollup_group", r->def.group);
+	put(out, room, count, "rollup_from_rollup", (r->def.flags & TS_ROLLUP_FROM_ROLLUP) != 0);
+	put(out, room, count, "rollup_watermark", (int64_t)w);
+	put(out, room, count, "rollup_source_version", (int64_t)v);
+	put(out, room, count, "rollup_lag_versions", v > w ? (int64_t)(v - w) : 0);
+	put(out, room, count, "rollup_lag_ns",
+	    r->behind_since && now > r->behind_since ? now - r->behind_since : 0);
+	put(out, room, count, "rollup_runs", (int64_t)r->passes);
+	put(out, room, count, "rollup_windows_recomputed", (int64_t)r->windows_recomputed);
+	put(out, room, count, "rollup_windows_deleted", (int64_t)r->windows_deleted);
+	put(out, room, count, "rollup_windows_skipped", (int64_t)r->windows_skipped);
+	put(out, room, count, "rollup_resets", (int64_t)r->resets);
+	pthread_mutex_unlock(&r->mu);
+	put(out, room, count, "rollup_failures", (int64_t)r->retry.total);
+	put(out, room, count, "rollup_last_error", r->retry.last_rc);
+}
+
 /* The scheduler's settings in effect (ts_options; tsstored's flags and
  * tsstore.conf) and its database-wide counters, so that an operator
  * sees what the background work runs under without reading the config. */
@@ -177,6 +205,8 @@ int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n)
 	put(out, room, &count, "tablet_bytes", (int64_t)bytes);
 	put(out, room, &count, "merge_backlog_tablets", ts__merge_backlog(t));
 	put_filling(t, out, room, &count);
+	if (t->rollup)
+		put_rollup(t, out, room, &count);
 	put_scheduler(t->db, out, room, &count);
 	ts__table_unlock(t);
 	*n = count < room ? count : room;

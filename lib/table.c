@@ -87,6 +87,8 @@ static int check_writable(const ts_db *db)
 	return 0;
 }
 
+static int is_table_dir(ts_db *db, const char *name);
+
 static int make_table_dir(const char *dir, const ts__descriptor *d)
 {
 	char sub[TS_PATH_MAX];
@@ -100,8 +102,18 @@ static int make_table_dir(const char *dir, const ts__descriptor *d)
 	return rc;
 }
 
+/* What a derived table (a rollup) adds to a create: a file written in
+ * the table's directory before it is renamed into place, and a table
+ * that must exist meanwhile (its source), checked under db->mu. */
+struct create_extra {
+	const char *file;
+	const void *bytes;
+	size_t n;
+	const char *source;
+};
+
 static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_t ttl,
-                         ts_on_duplicate on_duplicate)
+                         ts_on_duplicate on_duplicate, const struct create_extra *x)
 {
 	TS_ASSERT_HELD(&db->mu);
 	char tmp[TS_PATH_MAX], dst[TS_PATH_MAX];
@@ -115,8 +127,11 @@ static int create_locked(ts_db *db, const char *name, ts__schema *schema, int64_
 		return rc;
 	if (lstat(dst, &st) == 0)
 		return ts__fail(TS_EEXIST, "table \"%s\" already exists", name);
+	if (x && x->source && (rc = is_table_dir(db, x->source)) <= 0)
+		return rc < 0 ? rc : ts__fail(TS_ENOENT, "no such table \"%s\"", x->source);
 	ts__rmtree(tmp);
-	if ((rc = make_table_dir(tmp, &d)) < 0)
+	if ((rc = make_table_dir(tmp, &d)) < 0 ||
+	    (x && (rc = ts__file_write_atomic(tmp, x->file, x->bytes, x->n)) < 0))
 		goto fail;
 	if (rename(tmp, dst) < 0) {
 		rc = ts__fail_errno(errno, "rename %s to %s", tmp, dst);
@@ -141,9 +156,10 @@ static int check_policy(const char *name, ts_on_duplicate policy)
 	return 0;
 }
 
-int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
-                    int ncolumns, const char *const *key_names, int nkey,
-                    int64_t ttl, ts_on_duplicate on_duplicate)
+static int create_keyed(ts_db *db, const char *name, const ts_column *columns,
+                        int ncolumns, const char *const *key_names, int nkey,
+                        int64_t ttl, ts_on_duplicate on_duplicate,
+                        const struct create_extra *x)
 {
 	ts__schema *schema = NULL;
 	int rc;
@@ -160,10 +176,26 @@ int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
 		return ts__context(rc, "table \"%s\"", name);
 	}
 	pthread_mutex_lock(&db->mu);
-	rc = create_locked(db, name, schema, ttl, on_duplicate);
+	rc = create_locked(db, name, schema, ttl, on_duplicate, x);
 	pthread_mutex_unlock(&db->mu);
 	ts__schema_free(schema);
 	return rc;
+}
+
+int ts__create_keyed(ts_db *db, const char *name, const ts_column *columns,
+                    int ncolumns, const char *const *key_names, int nkey,
+                    int64_t ttl, ts_on_duplicate on_duplicate)
+{
+	return create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl, on_duplicate, NULL);
+}
+
+int ts__create_derived(ts_db *db, const char *name, const ts_column *columns, int ncolumns,
+                       const char *const *key_names, int nkey, int64_t ttl,
+                       ts_on_duplicate on_duplicate, const char *file, const void *bytes,
+                       size_t n, const char *source)
+{
+	struct create_extra x = {file, bytes, n, source};
+	return create_keyed(db, name, columns, ncolumns, key_names, nkey, ttl, on_duplicate, &x);
 }
 
 int ts__create(ts_db *db, const char *name, const ts_schema *schema)
@@ -313,6 +345,10 @@ static int load_table(ts_db *db, const char *name, struct ts_table **out)
 		ts__table_free(t);
 		return rc == TS_ENOENT ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
 	}
+	if ((rc = ts__rollup_load(dir, &t->rollup)) < 0) {
+		ts__table_free(t);
+		return ts__context(rc, "table \"%s\"", name);
+	}
 	if ((rc = open_log(t)) < 0) {
 		ts__table_free(t);
 		return ts__context(rc, "table \"%s\"", name);
@@ -434,6 +470,17 @@ int ts__table_schema(ts_table *t, ts_schema **out)
 	return rc;
 }
 
+/* A rollup's schema and policy are its maintenance's (docs/rollups.md):
+ * only its TTL may change. */
+static int check_not_rollup(struct ts_table *t, const char *what)
+{
+	if (t->rollup)
+		return ts__fail(TS_EREADONLY, "table \"%s\" is a rollup of \"%s\": its %s is "
+		                "fixed by its definition (drop it and create it again)",
+		                t->name, t->rollup->def.source, what);
+	return 0;
+}
+
 /* Alters hold desc_mu throughout: the clone they change stays current. */
 static int begin_alter(struct ts_table *t, ts__descriptor **d)
 {
@@ -456,8 +503,8 @@ int ts__alter_add(ts_table *t, const ts_column *column)
 {
 	ts__descriptor *d;
 	ts__schema *s;
-	int rc = begin_alter(t, &d);
-	if (rc < 0)
+	int rc = check_not_rollup(t, "schema");
+	if (rc < 0 || (rc = begin_alter(t, &d)) < 0)
 		return rc;
 	if ((rc = ts__schema_add(ts__desc_schema(d), column, &s)) == 0 &&
 	    (rc = ts__schema_check_row_max(s, ts__row_max(ts__log_seg_size(t->log)))) < 0)
@@ -474,8 +521,8 @@ int ts__alter_widen(ts_table *t, const char *column)
 {
 	ts__descriptor *d;
 	ts__schema *s;
-	int rc = begin_alter(t, &d);
-	if (rc < 0)
+	int rc = check_not_rollup(t, "schema");
+	if (rc < 0 || (rc = begin_alter(t, &d)) < 0)
 		return rc;
 	if ((rc = ts__schema_widen(ts__desc_schema(d), column, &s)) < 0)
 		ts__descriptor_free(d, 0);
@@ -511,7 +558,8 @@ int ts__alter_on_duplicate(ts_table *t, ts_on_duplicate policy)
 {
 	ts__descriptor *d;
 	int rc = check_policy(t->name, policy);
-	if (rc < 0 || (rc = begin_alter(t, &d)) < 0)
+	if (rc < 0 || (rc = check_not_rollup(t, "duplicate policy")) < 0 ||
+	    (rc = begin_alter(t, &d)) < 0)
 		return rc;
 	if (d->on_duplicate == policy) { /* nothing to write */
 		ts__descriptor_free(d, 0);
@@ -601,6 +649,27 @@ static void resume_file_writers(struct ts_table *t)
 	ts__table_unhold(t, 0);
 }
 
+/* A table that rollups are built from is not dropped under them
+ * (docs/rollups.md): TS_EBUSY naming them, to be dropped first.  db->mu
+ * is held, so no rollup of it is created meanwhile. */
+static int refuse_source(ts_db *db, const char *name)
+{
+	char **names, list[512];
+	int n, rc = ts__rollups_of(db->path, name, &names, &n);
+	if (rc < 0 || n == 0) {
+		ts_free_names(names);
+		return rc;
+	}
+	size_t len = 0;
+	list[0] = 0;
+	for (int i = 0; i < n && len < sizeof list; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s\"%s\"", i ? ", " : "",
+		                        names[i]);
+	ts_free_names(names);
+	return ts__fail(TS_EBUSY, "table \"%s\" is the source of %d rollup%s (%s): drop %s first",
+	                name, n, n == 1 ? "" : "s", list, n == 1 ? "it" : "them");
+}
+
 /* Rename the table away and forget its object; db->mu is held, and the
  * table's file writers are stopped. */
 static int drop_locked(ts_db *db, const char *name)
@@ -611,6 +680,8 @@ static int drop_locked(ts_db *db, const char *name)
 	int rc;
 	if ((rc = is_table_dir(db, name)) <= 0)
 		return rc == 0 ? ts__fail(TS_ENOENT, "no such table \"%s\"", name) : rc;
+	if ((rc = refuse_source(db, name)) < 0)
+		return rc;
 	if ((rc = ts__path(src, "%s/%s", db->path, name)) < 0 ||
 	    (rc = ts__path(dst, "%s/.dropped-%s-%ld-%lu", db->path, name, (long)getpid(),
 	                   __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED))) < 0)

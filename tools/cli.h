@@ -164,6 +164,8 @@ int cli_cmd_stats(struct cli *cli, int argc, char **argv);
 int cli_cmd_create(struct cli *cli, int argc, char **argv);
 int cli_cmd_alter(struct cli *cli, int argc, char **argv);
 int cli_cmd_drop(struct cli *cli, int argc, char **argv);
+int cli_cmd_create_rollup(struct cli *cli, int argc, char **argv);
+int cli_cmd_rollups(struct cli *cli, int argc, char **argv);
 int cli_cmd_flush(struct cli *cli, int argc, char **argv);
 int cli_cmd_check(struct cli *cli, int argc, char **argv);
 int cli_cmd_snapshot(struct cli *cli, int argc, char **argv);

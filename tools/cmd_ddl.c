@@ -1,6 +1,7 @@
 /*
  * cmd_ddl.c -- the commands that change what tables exist and what they
- * hold: create, alter, drop; and flush, which moves rows to on-disk
+ * hold: create, alter, drop, create-rollup (a table the store keeps from
+ * another: docs/rollups.md); and flush, which moves rows to on-disk
  * tablets.
  *
  * Each handler runs in three steps, each of which may end the run:
@@ -21,6 +22,7 @@
 #include "cli.h"
 #include "clitime.h"
 #include "store.h"
+#include "value.h"
 
 /* ---- create ---- */
 
@@ -241,6 +243,145 @@ int cli_cmd_drop(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_store_drop(st, table)) < 0)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 out:
+	return cli_store_close(cli, st, status);
+}
+
+/* ---- create-rollup ---- */
+
+struct rollup_args {
+	const char *name;
+	ts_rollup_spec spec;
+	char **columns;    /* the --column texts, read against the source's schema */
+	int ncolumns;
+	ts_aggspec *specs;
+	int group_given;
+};
+
+static void rollup_args_free(struct rollup_args *a)
+{
+	free(a->columns);
+	free(a->specs);
+}
+
+/* --group N: key columns of the source kept. */
+static int rollup_group_option(const struct cli *cli, const char *text, int *group)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end || n > TS_KEY_COLUMNS_MAX)
+		return cli_usage(cli, "--group \"%s\": want a number of key columns", text);
+	*group = (int)n;
+	return CLI_OK;
+}
+
+/* One option of create-rollup; CLI_OK or the status to stop with. */
+static int rollup_option(const struct cli *cli, int c, struct rollup_args *a)
+{
+	char **more;
+	switch (c) {
+	case 'F':
+		a->spec.source = optarg;
+		return CLI_OK;
+	case 'e':
+		return cli_duration_option(cli, "--every", optarg, &a->spec.every);
+	case 'g':
+		return rollup_group_option(cli, optarg, &a->spec.group);
+	case 'c':
+		if (!(more = realloc(a->columns, (size_t)(a->ncolumns + 1) * sizeof *more)))
+			return cli_fail(cli, "out of memory");
+		a->columns = more;
+		a->columns[a->ncolumns++] = optarg;
+		return CLI_OK;
+	default:
+		return cli_duration_option(cli, "--ttl", optarg, &a->spec.ttl);
+	}
+}
+
+static int parse_rollup(const struct cli *cli, int argc, char **argv, struct rollup_args *a)
+{
+	static const struct option opts[] = {
+		{"from", required_argument, NULL, 'F'},
+		{"every", required_argument, NULL, 'e'},
+		{"group", required_argument, NULL, 'g'},
+		{"column", required_argument, NULL, 'c'},
+		{"ttl", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const names[] = {"NAME"};
+	int c, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		if ((status = rollup_option(cli, c, a)) != CLI_OK)
+			return status;
+	if (c == CLI_STOP)
+		return status;
+	if ((status = cli_operands(cli, argc, argv, names, 1, 1, &a->name)) != CLI_CONTINUE)
+		return status;
+	if (!a->spec.source)
+		return cli_usage(cli, "missing --from");
+	if (!a->spec.every)
+		return cli_usage(cli, "missing --every");
+	if (a->ncolumns == 0)
+		return cli_usage(cli, "missing --column");
+	return CLI_CONTINUE;
+}
+
+/* The --column texts "COL:FN,..." into specs over the source's schema
+ * src (a rollup of a rollup names its value columns: cpu_max:max). */
+static int rollup_specs(const struct cli *cli, const ts_schema *src, struct rollup_args *a)
+{
+	int cap = 0;
+	for (int i = 0; i < a->ncolumns; i++)
+		cap += 1 + (int)(strlen(a->columns[i]) / 2);
+	if (!(a->specs = calloc((size_t)cap + 1, sizeof *a->specs)))
+		return cli_fail(cli, "out of memory");
+	for (int i = 0; i < a->ncolumns; i++) {
+		char *copy = strdup(a->columns[i]), *save = NULL;
+		int status = copy ? CLI_CONTINUE : cli_fail(cli, "out of memory");
+		for (char *item = copy ? strtok_r(copy, ",", &save) : NULL;
+		     item && status == CLI_CONTINUE; item = strtok_r(NULL, ",", &save)) {
+			char *colon = strrchr(item, ':');
+			ts_aggspec *sp = &a->specs[a->spec.nspecs];
+			if (!colon) {
+				status = cli_usage(cli, "--column \"%s\": want COL:FN", item);
+				break;
+			}
+			*colon = '\0';
+			if ((sp->column = val_column(src, item, strlen(item), 0)) < 0)
+				status = cli_usage(cli, "--column: no column \"%s\" in table \"%s\"", item,
+				                   a->spec.source);
+			else if (ts_aggfn_parse(colon + 1, &sp->fn) < 0)
+				status = cli_usage(cli, "--column \"%s:%s\": want count, sum, min, max, mean, "
+				                   "first or last", item, colon + 1);
+			else
+				a->spec.nspecs++;
+		}
+		free(copy);
+		if (status != CLI_CONTINUE)
+			return status;
+	}
+	a->spec.specs = a->specs;
+	return CLI_CONTINUE;
+}
+
+int cli_cmd_create_rollup(struct cli *cli, int argc, char **argv)
+{
+	struct rollup_args a = {0};
+	struct cli_store *st = NULL;
+	ts_schema *src = NULL;
+	int rc, status = parse_rollup(cli, argc, argv, &a);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_store_open(cli, 0, &st)) != CLI_OK ||
+	    (status = cli_store_schema(cli, st, a.spec.source, &src)) != CLI_OK ||
+	    (status = rollup_specs(cli, src, &a)) != CLI_CONTINUE)
+		goto out;
+	status = CLI_OK;
+	if ((rc = cli_store_create_rollup(st, a.name, &a.spec, src)) < 0)
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+out:
+	cli_schema_free(src);
+	rollup_args_free(&a);
 	return cli_store_close(cli, st, status);
 }
 

@@ -8,8 +8,9 @@
  *     tsstore latest TABLE --prefix V,... [--columns ...] [--no-header]
  *                         [--format ...]
  *     tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,...
- *                         [--prefix V,...] [--from T] [--to T]
- *                         [--columns NAME,...] [--no-header] [--format ...]
+ *                         [--prefix V,...] [--from T] [--to T] [--explain]
+ *                         [--raw] [--columns NAME,...] [--no-header]
+ *                         [--format ...]
  *     tsstore dump TABLE
  *     tsstore changes TABLE --since V [--until W] [--resolution DUR]
  *                         [--depth N] [--columns ...] [--no-header]
@@ -31,6 +32,12 @@
  * "COL_FN" for each function asked for -- valid column names, so that
  * the output can be inserted into a rollup table (the protocol's answer
  * has no names; only the command's header changed from "COL:FN").
+ * aggregate answers from a rollup of the table where one fits and pays
+ * (ts_aggregate_open; the direct mode opens the table's rollups so that
+ * the read-only handle sees them, as tsstored does); --explain says on
+ * stderr which: "aggregate: source: r1m, a rollup of m (...)" or
+ * "aggregate: source: m (its own rows)"; --raw reads the table's own
+ * rows only (TS_AGG_NO_ROLLUP).
  * query with --limit says on stderr when the limit cut the result, with
  * the option that continues it, pastable into a shell (key_text):
  *     query: limit of N rows reached; more: --after web1,2026-11-21T10:00:00Z
@@ -69,6 +76,7 @@ struct query_args {
 	char **specs;        /* aggregate: the --column texts */
 	int nspecs;
 	int has_since;       /* changes: --since given */
+	int explain;         /* aggregate: --explain */
 };
 
 static void query_args_free(struct query_args *a)
@@ -193,6 +201,12 @@ static int query_option(const struct cli *cli, int c, struct query_args *a)
 		return cli_duration_option(cli, "--resolution", optarg, &r->changes.resolution);
 	case 'N':
 		return depth_option(cli, optarg, &r->changes.depth);
+	case 'X':
+		a->explain = 1;
+		return CLI_OK;
+	case 'W':
+		r->raw = 1;
+		return CLI_OK;
 	default:
 		return CLI_USAGE;
 	}
@@ -286,6 +300,7 @@ struct shape {
 	const int *pick;          /* printed column i is value pick[i] of a row; NULL: all */
 	int header;               /* the header line (tsv, csv) */
 	int progress;             /* a progress line on a terminal (dump) */
+	int explain;              /* aggregate: say the source on stderr */
 };
 
 struct printer {
@@ -386,6 +401,18 @@ static void say_more(const struct cli *cli, const struct cli_req *r, const struc
 	jbuf_free(&b);
 }
 
+/* aggregate --explain: which table's rows answered (stderr, after the
+ * rows): a rollup of the table, whose windows it holds answered, the
+ * table's own rows answering the others; or the table alone. */
+static void say_source(const struct cli *cli, const struct cli_req *r, const struct cli_more *m)
+{
+	if (strcmp(m->source, r->table) == 0)
+		fprintf(stderr, "%s: source: %s (its own rows)\n", cli->cmd->name, r->table);
+	else
+		fprintf(stderr, "%s: source: %s, a rollup of %s (%s's own rows for the windows it "
+		        "does not answer)\n", cli->cmd->name, m->source, r->table, r->table);
+}
+
 /* Run the request and print its rows as sh says. */
 static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const ts_schema *s,
                const struct shape *sh)
@@ -419,6 +446,8 @@ static int run(struct cli *cli, struct cli_store *st, struct cli_req *r, const t
 		say_more(cli, r, &more);
 	else if (status == CLI_OK && r->kind == CLI_REQ_LATEST && p.out.rows == 0)
 		status = CLI_NO_ROW;
+	if (status == CLI_OK && sh->explain && more.source[0])
+		say_source(cli, r, &more);
 	cli_more_free(&more);
 	return status;
 }
@@ -661,7 +690,7 @@ static int run_command(struct cli *cli, int argc, char **argv, const struct opti
 	sh = (struct shape){
 		.path = a.output, .format = output_format(&a, kind),
 		.names = names, .ncolumns = n, .header = !a.no_header,
-		.progress = kind == CLI_REQ_DUMP,
+		.progress = kind == CLI_REQ_DUMP, .explain = a.explain,
 	};
 	if ((a.columns &&
 	     (status = pick_columns(cli, a.columns, names, n, &sh, &pick, &picked)) != CLI_CONTINUE) ||
@@ -723,6 +752,8 @@ int cli_cmd_aggregate(struct cli *cli, int argc, char **argv)
 		{"prefix", required_argument, NULL, 'p'},
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
+		{"explain", no_argument, NULL, 'X'},
+		{"raw", no_argument, NULL, 'W'},
 		OUTPUT_OPTIONS,
 	};
 	return run_command(cli, argc, argv, opts, CLI_REQ_AGGREGATE);

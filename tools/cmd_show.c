@@ -1,10 +1,14 @@
 /*
- * cmd_show.c -- the commands that only read: tables, schema, stats.
+ * cmd_show.c -- the commands that only read: tables, rollups, schema,
+ * stats.
  *
  * They open the database with TS_OPEN_READONLY, which takes no lock, so
  * they run beside a live writer (tsstored, or another tsstore).  Their
  * output is meant for cut, awk and diff as much as for people:
- *   tables   one table name per line, sorted;
+ *   tables   one table name per line, sorted; with --long, a tab and
+ *            "table", or "rollup of SOURCE every DUR group N: COL:FN,..."
+ *            (the definition: docs/rollups.md);
+ *   rollups  the rollups made from a table, one name per line, sorted;
  *   schema   one line per column, "name TAB type TAB default TAB key
  *            position" -- the format of the mount's schema file (DESIGN.md
  *            section 6): the default in the text form of value.c ("now"
@@ -27,12 +31,39 @@
 
 /* ---- tables ---- */
 
+/* tables --long: what the table is, after its name and a tab -- "table",
+ * or "rollup of SOURCE every DUR group N: COL:FN,..." -- or nothing
+ * when it was dropped since the listing (its line is left out).  Returns
+ * CLI_OK, or CLI_FAILURE after the message. */
+static int print_kind(const struct cli *cli, struct cli_store *st, const char *name)
+{
+	struct cli_rollup_def def;
+	int rc = cli_store_rollup_def(st, name, &def);
+	if (rc == TS_ENOENT)
+		return CLI_OK;
+	if (rc < 0)
+		return cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+	if (!def.is_rollup)
+		printf("%s\ttable\n", name);
+	else
+		printf("%s\trollup of %s every %s group %d: %s\n", name, def.source, def.every,
+		       def.group, def.columns);
+	return CLI_OK;
+}
+
 int cli_cmd_tables(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{"long", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	char **names = NULL;
 	struct cli_store *st = NULL;
-	int rc, status = cli_parse_operands(cli, argc, argv, NULL, 0, 0, NULL);
-	if (status != CLI_CONTINUE)
+	int c, rc, is_long = 0, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		is_long = 1;
+	if (c == CLI_STOP || (status = cli_operands(cli, argc, argv, NULL, 0, 0, NULL)) != CLI_CONTINUE)
 		goto out;
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		goto out;
@@ -40,10 +71,37 @@ int cli_cmd_tables(struct cli *cli, int argc, char **argv)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 		goto out;
 	}
-	for (int i = 0; names[i]; i++)
-		printf("%s\n", names[i]);
+	for (int i = 0; names[i] && status == CLI_OK; i++)
+		if (is_long)
+			status = print_kind(cli, st, names[i]);
+		else
+			printf("%s\n", names[i]);
 out:
 	cli_names_free(names);
+	return cli_store_close(cli, st, status);
+}
+
+/* ---- rollups ---- */
+
+int cli_cmd_rollups(struct cli *cli, int argc, char **argv)
+{
+	static const char *const names[] = {"TABLE"};
+	const char *table;
+	char **list = NULL;
+	struct cli_store *st = NULL;
+	int rc, status = cli_parse_operands(cli, argc, argv, names, 1, 1, &table);
+	if (status != CLI_CONTINUE)
+		goto out;
+	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
+		goto out;
+	if ((rc = cli_store_rollups(st, table, &list)) < 0) {
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+		goto out;
+	}
+	for (int i = 0; list[i]; i++)
+		printf("%s\n", list[i]);
+out:
+	cli_names_free(list);
 	return cli_store_close(cli, st, status);
 }
 

@@ -10,7 +10,8 @@
 #   - a command's options, which of them take a value, and the values of
 #     those whose usage spells a list ("--format tsv|jsonl|csv"): from the
 #     usage line of `tsstore COMMAND --help`;
-#   - table names for a command's first operand: `tsstore [-d|-s ...]
+#   - table names for a command's first operand, and for an option whose
+#     value the usage calls SOURCE (create-rollup --from): `tsstore [-d|-s ...]
 #     tables`, quietly (nothing on a failure; through tsstored, at most
 #     2 s), with the -d/-s/--token-file given before the command;
 #   - files for FILE (insert, load; --output), directories for DEST
@@ -91,6 +92,8 @@ _tsstore()
 		case $arg in
 		*'|'*) COMPREPLY=($(compgen -W "${arg//|/ }" -- "$cur")) ;;
 		FILE) _tsstore_files -f ;;
+		SOURCE) # create-rollup --from: a table
+			COMPREPLY=($(compgen -W "$("$prog" --timeout 2s "${global[@]}" tables 2>/dev/null)" -- "$cur")) ;;
 		esac
 		return
 	fi

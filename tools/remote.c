@@ -347,6 +347,8 @@ static void put_aggregate(struct jbuf *req, const ts_schema *s, const struct cli
 	                 ",\"group\":%d",
 	            r->has_from ? r->from : CLI_AGG_FROM_DEFAULT,
 	            r->has_to ? r->to : CLI_AGG_TO_DEFAULT, r->every, r->group);
+	if (r->raw)
+		jbuf_puts(req, ",\"raw\":true");
 	for (int g = 0; g < r->group; g++)
 		sh->types[n++] = s->columns[s->key[g]].type;
 	sh->types[n++] = TS_TIMESTAMP;
@@ -460,7 +462,11 @@ static int rows_reply(const struct cli_req *r, const ts_schema *s, json_t *reply
                       struct rows_state *st, struct cli_more *more)
 {
 	json_t *one = json_object_get(reply, "row");
+	const char *source = json_string_value(json_object_get(reply, "source"));
 	int status = CLI_OK;
+	if (r->kind == CLI_REQ_AGGREGATE)
+		/* no "source": the table's own rows answered */
+		snprintf(more->source, sizeof more->source, "%s", source ? source : r->table);
 	more->more = json_is_true(json_object_get(reply, "more"));
 	if (more->more)
 		status = next_key(st->cli, s, json_object_get(reply, "next"), more);
@@ -513,17 +519,20 @@ static int simple(struct cli_remote *rem, struct jbuf *req, json_t **reply, char
 	return rc;
 }
 
-int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz)
+/* The op's reply member: an array of names, into *names (NULL-terminated,
+ * for ts_free_names); table: the request's table, or NULL. */
+static int remote_names(struct cli_remote *rem, const char *op, const char *table,
+                        const char *member, char ***names, char *msg, size_t msgsz)
 {
 	struct jbuf req = {0};
 	json_t *reply, *list;
 	size_t i;
 	int rc;
 	*names = NULL;
-	begin_request(&req, "tables", NULL);
+	begin_request(&req, op, table);
 	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
 		return rc;
-	list = json_object_get(reply, "tables");
+	list = json_object_get(reply, member);
 	if (!(*names = calloc(json_array_size(list) + 1, sizeof **names)))
 		rc = TS_ENOMEM;
 	for (i = 0; rc == 0 && i < json_array_size(list); i++) {
@@ -543,6 +552,11 @@ int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t m
 		*names = NULL;
 	}
 	return rc;
+}
+
+int cli_remote_tables(struct cli_remote *rem, char ***names, char *msg, size_t msgsz)
+{
+	return remote_names(rem, "tables", NULL, "tables", names, msg, msgsz);
 }
 
 /* A column as {"name":…,"type":…,"default":…} (no default when TS_NONE). */
@@ -618,6 +632,60 @@ int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t
 	struct jbuf req = {0};
 	begin_request(&req, "drop", table);
 	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_create_rollup(struct cli_remote *rem, const char *name, const ts_rollup_spec *spec,
+                             const ts_schema *src, char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	begin_request(&req, "create_rollup", name);
+	jbuf_puts(&req, ",\"from\":");
+	jbuf_string(&req, spec->source, strlen(spec->source));
+	jbuf_printf(&req, ",\"every\":%" PRId64 ",\"group\":%d,\"columns\":[", spec->every,
+	            spec->group);
+	for (int i = 0; i < spec->nspecs; i++) {
+		char text[TS_NAME_MAX + 16];
+		int n = snprintf(text, sizeof text, "%s:%s", src->columns[spec->specs[i].column].name,
+		                 ts_aggfn_name(spec->specs[i].fn));
+		if (i)
+			jbuf_putc(&req, ',');
+		jbuf_string(&req, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+	}
+	jbuf_printf(&req, "],\"ttl\":%" PRId64, spec->ttl);
+	return simple(rem, &req, NULL, msg, msgsz);
+}
+
+int cli_remote_rollups(struct cli_remote *rem, const char *table, char ***names, char *msg,
+                       size_t msgsz)
+{
+	return remote_names(rem, "rollups", table, "rollups", names, msg, msgsz);
+}
+
+int cli_remote_rollup_def(struct cli_remote *rem, const char *table, struct cli_rollup_def *def,
+                          char *msg, size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply, *ru, *c;
+	size_t i, at = 0;
+	int rc;
+	memset(def, 0, sizeof *def);
+	begin_request(&req, "schema", table);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	if (json_is_object(ru = json_object_get(reply, "rollup"))) {
+		const char *source = json_string_value(json_object_get(ru, "source"));
+		const char *every = json_string_value(json_object_get(ru, "every"));
+		def->is_rollup = 1;
+		snprintf(def->source, sizeof def->source, "%s", source ? source : "?");
+		snprintf(def->every, sizeof def->every, "%s", every ? every : "?");
+		def->group = (int)json_integer_value(json_object_get(ru, "group"));
+		json_array_foreach(json_object_get(ru, "columns"), i, c)
+			if (json_is_string(c) && at < sizeof def->columns)
+				at += (size_t)snprintf(def->columns + at, sizeof def->columns - at, "%s%s",
+				                       i ? "," : "", json_string_value(c));
+	}
+	json_decref(reply);
+	return 0;
 }
 
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,

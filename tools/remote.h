@@ -70,6 +70,12 @@ int cli_remote_alter(struct cli_remote *rem, const char *table, const ts_column 
 int cli_remote_alter_on_duplicate(struct cli_remote *rem, const char *table,
                                   ts_on_duplicate policy, char *msg, size_t msgsz);
 int cli_remote_drop(struct cli_remote *rem, const char *table, char *msg, size_t msgsz);
+int cli_remote_create_rollup(struct cli_remote *rem, const char *name, const ts_rollup_spec *spec,
+                             const ts_schema *src, char *msg, size_t msgsz);
+int cli_remote_rollups(struct cli_remote *rem, const char *table, char ***names, char *msg,
+                       size_t msgsz);
+int cli_remote_rollup_def(struct cli_remote *rem, const char *table, struct cli_rollup_def *def,
+                          char *msg, size_t msgsz);
 int cli_remote_insert(struct cli_remote *rem, const char *table, const ts_value *rows, size_t n,
                       int ncolumns, int policy, size_t *ignored, char *msg, size_t msgsz);
 int cli_remote_delete(struct cli_remote *rem, const struct cli_req *r, uint64_t *deleted,

@@ -46,6 +46,8 @@ struct cli_req {
 	int nspecs;
 	ts_changes_spec changes;             /* changes: since, until, resolution,
 	                                        depth */
+	int raw;                             /* aggregate: the table's own rows,
+	                                        never a rollup (TS_AGG_NO_ROLLUP) */
 };
 
 /* Release the values a request owns. */
@@ -61,11 +63,26 @@ struct cli_more {
 	int more;                          /* the limit cut the result */
 	ts_value key[TS_KEY_COLUMNS_MAX];  /* owned copies */
 	int nkey;                          /* 0: not known */
+	char source[TS_NAME_MAX + 1];      /* aggregate: the table whose rows
+	                                      answered -- a rollup of the table
+	                                      (ts_cursor_source; the daemon's
+	                                      "source") or the table itself */
 };
 
 /* Keep a copy of the n values of key in m (replacing any).  Returns 0, or
  * TS_ENOMEM (m then holds no key). */
 int cli_more_set_key(struct cli_more *m, const ts_value *key, int n);
+
+/* A rollup's definition (ts_rollup_info; the "rollup" member of the
+ * daemon's schema answer), as text: is_rollup 0 for a table that is no
+ * rollup, the rest then empty. */
+struct cli_rollup_def {
+	int is_rollup;
+	char source[TS_NAME_MAX + 1];
+	char every[TS_DURATION_BUFSZ];
+	int group;
+	char columns[1024];                /* "cpu:max,cpu:mean" (cut if longer) */
+};
 
 /* Release the key m holds. */
 void cli_more_free(struct cli_more *m);

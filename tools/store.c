@@ -211,7 +211,7 @@ static int open_cursor(ts_table *t, const struct cli_req *r, ts_cursor **cur)
 			.specs = r->specs,
 			.nspecs = r->nspecs,
 		};
-		return ts_aggregate_open(t, &a, cur);
+		return ts_aggregate_open_flags(t, &a, r->raw ? TS_AGG_NO_ROLLUP : 0, cur);
 	}
 	default: {
 		ts_query q = range_of(r);
@@ -235,10 +235,37 @@ static int cursor_more(ts_cursor *cur, struct cli_more *more)
 	return cli_more_set_key(more, key, nkey);
 }
 
+/* The rollups of table, opened: an aggregate routes only to rollups
+ * loaded in the handle, and a read-only one loads those opened
+ * (ts_aggregate_open), so that -d answers as tsstored does.  *opened is
+ * NULL-terminated, to close with close_rollups; one that cannot be
+ * opened is left out (its source's rows answer). */
+static ts_table **open_rollups(ts_db *db, const char *table)
+{
+	char **names = NULL;
+	ts_table **opened;
+	int n = 0, k = 0;
+	if (ts_rollups(db, table, &names, &n) < 0)
+		return NULL;
+	if ((opened = calloc((size_t)n + 1, sizeof *opened)))
+		for (int i = 0; i < n; i++)
+			if (ts_table_open(db, names[i], &opened[k]) == 0)
+				k++;
+	ts_free_names(names);
+	return opened;
+}
+
+static void close_rollups(ts_table **opened)
+{
+	for (int i = 0; opened && opened[i]; i++)
+		ts_table_close(opened[i]);
+	free(opened);
+}
+
 int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli_req *r,
                    const ts_schema *s, cli_row_fn *fn, void *arg, struct cli_more *more)
 {
-	ts_table *t = NULL;
+	ts_table *t = NULL, **rollups = NULL;
 	ts_cursor *cur = NULL;
 	const ts_value *row;
 	int rc, n, status;
@@ -246,6 +273,8 @@ int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli
 		return cli_remote_rows(cli, st->rem, r, s, fn, arg, more);
 	if ((status = cli_table_open(cli, st->db, r->table, &t)) != CLI_OK)
 		return status;
+	if (r->kind == CLI_REQ_AGGREGATE && !r->raw)
+		rollups = open_rollups(st->db, r->table);
 	if ((rc = open_cursor(t, r, &cur)) == 0) {
 		while ((rc = ts_cursor_next(cur, &row, &n)) == 0 && row)
 			if (fn(arg, row, n) < 0) {
@@ -254,9 +283,13 @@ int cli_store_rows(const struct cli *cli, struct cli_store *st, const struct cli
 			}
 		if (rc == 0)
 			rc = cursor_more(cur, more);
+		if (rc == 0 && r->kind == CLI_REQ_AGGREGATE)
+			snprintf(more->source, sizeof more->source, "%s",
+			         ts_cursor_source(cur) ? ts_cursor_source(cur) : r->table);
 	}
 	status = rc == 0 ? CLI_OK : rc > 0 ? CLI_FAILURE : cli_fail_lib(cli, rc);
 	ts_cursor_close(cur);
+	close_rollups(rollups);
 	ts_table_close(t);
 	return status;
 }
@@ -298,6 +331,56 @@ int cli_store_create(struct cli_store *st, const char *table, const ts_column *c
 		                         on_duplicate, st->msg, sizeof st->msg);
 	return lib(st, ts_create_keyed_v2(st->db, table, columns, ncolumns, key, nkey, ttl,
 	                                  on_duplicate));
+}
+
+int cli_store_create_rollup(struct cli_store *st, const char *name, const ts_rollup_spec *spec,
+                            const ts_schema *src)
+{
+	if (st->rem)
+		return cli_remote_create_rollup(st->rem, name, spec, src, st->msg, sizeof st->msg);
+	return lib(st, ts_create_rollup(st->db, name, spec));
+}
+
+int cli_store_rollups(struct cli_store *st, const char *table, char ***names)
+{
+	ts_table *t = NULL;
+	int rc;
+	*names = NULL;
+	if (st->rem)
+		return cli_remote_rollups(st->rem, table, names, st->msg, sizeof st->msg);
+	/* ts_rollups lists none for a table that does not exist: say so */
+	if ((rc = lib(st, ts_table_open(st->db, table, &t))) < 0)
+		return rc;
+	ts_table_close(t);
+	return lib(st, ts_rollups(st->db, table, names, NULL));
+}
+
+int cli_store_rollup_def(struct cli_store *st, const char *table, struct cli_rollup_def *def)
+{
+	ts_rollup_state *rs = NULL;
+	ts_table *t = NULL;
+	size_t at = 0;
+	int rc;
+	memset(def, 0, sizeof *def);
+	if (st->rem)
+		return cli_remote_rollup_def(st->rem, table, def, st->msg, sizeof st->msg);
+	if ((rc = lib(st, ts_table_open(st->db, table, &t))) < 0)
+		return rc;
+	rc = ts_rollup_info(t, &rs);
+	ts_table_close(t);
+	if (rc == TS_ENOENT)
+		return 0;
+	if (rc < 0)
+		return lib(st, rc);
+	def->is_rollup = 1;
+	snprintf(def->source, sizeof def->source, "%s", rs->source);
+	ts_duration_format(rs->every, def->every, sizeof def->every);
+	def->group = rs->group;
+	for (int i = 0; i < rs->nfns && at < sizeof def->columns; i++)
+		at += (size_t)snprintf(def->columns + at, sizeof def->columns - at, "%s%s:%s",
+		                       i ? "," : "", rs->fns[i].column, ts_aggfn_name(rs->fns[i].fn));
+	ts_rollup_state_free(rs);
+	return 0;
 }
 
 /* Open table, run one call on it, close it. */

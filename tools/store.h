@@ -88,6 +88,17 @@ int cli_store_alter_on_duplicate(struct cli_store *st, const char *table,
 
 int cli_store_drop(struct cli_store *st, const char *table);
 
+/* ts_create_rollup of name from spec, whose column indexes are into src,
+ * the source's schema (through tsstored the columns go by name). */
+int cli_store_create_rollup(struct cli_store *st, const char *name, const ts_rollup_spec *spec,
+                            const ts_schema *src);
+
+/* ts_rollups of table: the names, sorted; free with cli_names_free. */
+int cli_store_rollups(struct cli_store *st, const char *table, char ***names);
+
+/* The rollup definition of table (def->is_rollup 0 when it is none). */
+int cli_store_rollup_def(struct cli_store *st, const char *table, struct cli_rollup_def *def);
+
 /* ts_insert_counted of n rows of schema s (s->ncolumns each), s as
  * cli_store_schema gave it: an alter meanwhile never shifts the rows
  * (through tsstored, rows of the wrong width are refused).  policy:

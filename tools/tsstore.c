@@ -21,8 +21,9 @@
 #include "clitime.h"
 
 static const struct cli_command commands[] = {
-	{"tables", cli_cmd_tables, "tables",
-	 "list the tables, one name per line"},
+	{"tables", cli_cmd_tables, "tables [--long]",
+	 "list the tables, one name per line (--long: and TAB \"table\" or TAB \"rollup of SOURCE"
+	 " every DUR group N: COL:FN,...\")"},
 	{"create", cli_cmd_create,
 	 "create TABLE --column NAME:TYPE[=DEFAULT]... --key COL,...,ts [--ttl DUR]"
 	 " [--on-duplicate reject|ignore|replace]",
@@ -37,7 +38,13 @@ static const struct cli_command commands[] = {
 	 "append columns, widen int32 columns to int64, set the TTL or the duplicate policy,"
 	 " in the order given"},
 	{"drop", cli_cmd_drop, "drop TABLE",
-	 "drop a table and remove its files"},
+	 "drop a table and remove its files (a table with rollups: drop them first)"},
+	{"create-rollup", cli_cmd_create_rollup,
+	 "create-rollup NAME --from SOURCE --every DUR [--group N] --column COL:FN,... [--ttl DUR]",
+	 "create a rollup: a table of SOURCE's rows per window and group (its first N key"
+	 " columns), kept by the store; columns COL_FN"},
+	{"rollups", cli_cmd_rollups, "rollups TABLE",
+	 "list the rollups made from TABLE, one name per line"},
 	{"insert", cli_cmd_insert,
 	 "insert TABLE [--format tsv|jsonl|csv] [--on-duplicate reject|ignore|replace]"
 	 " [--flush-idle DUR] [FILE]",
@@ -53,8 +60,9 @@ static const struct cli_command commands[] = {
 	 "print the newest row for the prefix"},
 	{"aggregate", cli_cmd_aggregate,
 	 "aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] "
-	 "[--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
-	 "windowed statistics: count sum min max mean first last, in columns named COL_FN"},
+	 "[--explain] [--raw] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]",
+	 "windowed statistics: count sum min max mean first last, in columns named COL_FN;"
+	 " answered from a rollup where one fits (--explain says which, --raw never)"},
 	{"delete", cli_cmd_delete, "delete TABLE [--prefix V,...] [--from T] [--to T] [--all]",
 	 "delete the rows of a key prefix and time range (--all: every row)"},
 	{"purge", cli_cmd_purge, "purge TABLE [--prefix V,...] [--from T] [--to T]",

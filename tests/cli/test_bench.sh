@@ -14,6 +14,8 @@
 #     line for each, saying whether the target is reachable;
 #   - corrections printed its baseline and 0 % figures, and for each
 #     figure that needs issue 28's calls its result or "not built";
+#   - rollups printed each way's time for each of its three requests
+#     (the raw scan for the first) and both ingest figures;
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
@@ -118,7 +120,7 @@ expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.json
 expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections rollups"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
 # remote_write is judged against VictoriaMetrics alone
@@ -171,6 +173,16 @@ for f in "tombstone_empty range_queries_per_sec" "deleted_1pct scan_rows_per_sec
 		fail "corrections $1" "neither its result nor \"not built\""
 	fi
 done
+
+# rollups: raw, forced through the rollup, as chosen, for each request;
+# the raw scan for the 1-hour one; ingest without and with the rollup.
+rl() { grep -c "^{\"workload\":\"rollups\",\"engine\":\"$1\",\"metric\":\"$2\",\"value\":" "$tmp/bench.jsonl"; }
+for e in raw rollup tsstore; do
+	expect "rollups $e aggregate_seconds" "$(rl $e aggregate_seconds)" -eq 3
+done
+expect "rollups raw_scan aggregate_seconds" "$(rl raw_scan aggregate_seconds)" -eq 1
+expect "rollups no_rollup ingest" "$(rl no_rollup ingest_rows_per_sec)" -eq 1
+expect "rollups tsstore ingest" "$(rl tsstore ingest_rows_per_sec)" -eq 1
 
 # Optional parts: present, or a reason on stderr.
 optional() {

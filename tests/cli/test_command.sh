@@ -22,7 +22,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 . "$(dirname "$0")/lib.sh"
 
 usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
-usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--explain] [--raw] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 
 # The rows: three hosts, one named "we,b 3" (a comma for the key's
 # escape, a space for the shell's quotes), ten times each on
@@ -217,7 +217,7 @@ if ! command -v bash >/dev/null 2>&1; then
 else
 	"$bin" -d "$tmp/direct" drop copy
 	check complete_commands 0 'query\n' '' completions "$bin" qu
-	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nalter\ndrop\ninsert\nquery\nlatest\naggregate\ndelete\npurge\nchanges\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
+	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nalter\ndrop\ncreate-rollup\nrollups\ninsert\nquery\nlatest\naggregate\ndelete\npurge\nchanges\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
 		completions "$bin" ''
 	# (check's printf would take a leading "-" for an option: lines() writes them)
 	lines --timeout --token-file
@@ -248,6 +248,12 @@ else
 	lines --since
 	check_file complete_changes_since 0 "$tmp/lines" '' completions "$bin" changes web --si
 	check complete_changes_format 0 'jsonl\n' '' completions "$bin" changes web --format j
+	# issue 29's: create-rollup --from completes a table; aggregate's --explain
+	check complete_rollup_from 0 'web\n' '' completions "$bin" -d "$tmp/direct" create-rollup r --from w
+	check complete_rollup_name 0 '' '' completions "$bin" -d "$tmp/direct" create-rollup ''
+	lines --explain
+	check_file complete_explain 0 "$tmp/lines" '' completions "$bin" aggregate web --ex
+	check complete_rollups_table 0 'web\n' '' completions "$bin" -d "$tmp/direct" rollups w
 	mkdir -p "$tmp/files"
 	: >"$tmp/files/rows.csv"
 	check complete_file 0 "$tmp/files/rows.csv\n" '' completions "$bin" insert web "$tmp/files/ro"

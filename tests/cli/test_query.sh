@@ -13,7 +13,7 @@ set -u
 # real clock, and rows two days old are neither expired nor future.
 usage_query='usage: tsstore query TABLE [--prefix V,...] [--from T] [--to T] [--desc] [--limit N] [--after KEY] [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 usage_latest='usage: tsstore latest TABLE --prefix V,... [--columns COL,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
-usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
+usage_aggregate='usage: tsstore aggregate TABLE --every DUR [--group N] --column COL:FN,... [--prefix V,...] [--from T] [--to T] [--explain] [--raw] [--columns NAME,...] [--no-header] [--format tsv|jsonl|csv] [--output FILE]\n'
 usage_load='usage: tsstore load TABLE [--on-duplicate reject|ignore|replace] [--flush-idle DUR] [FILE]\n'
 usage_flush='usage: tsstore flush [TABLE] [--before T]\n'
 
