@@ -12,16 +12,29 @@
  * flushes and merges; in the scheduler's thread paced by its windows,
  * paced_due): a run takes one snapshot of the source (commit S), syncs
  * the source's log through it (every row read is durable before a
- * rollup row counts it), and recomputes the windows that ts_changes_open
- * reports for (W, S] -- each span of consecutive windows of a group by
- * one aggregate at that snapshot (ts__aggregate_span), each window's row
- * written with replace, or the rollup's row of a window left empty
- * deleted (only a delete in the source empties one) -- then W = S: in
+ * rollup row counts it), reads what ts_changes_open reports for (W, S]
+ * into memory (read_changes; its cursor closed), and recomputes those
+ * windows -- each span of consecutive windows of a group, in parts of at
+ * most SPAN_WINDOWS_MAX, by one aggregate (ts__aggregate_span), each
+ * window's row written with replace, or the rollup's row of a window
+ * left empty deleted (only a delete in the source empties one) -- then
+ * W = S: in
  * memory, and persisted (the rollup's log synced first, then ROLLUP
  * written) by every explicit run and a paced one at most every
  * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
  * again from the persisted W: the writes are idempotent, and W never
  * claims rows that are not durable.
+ *
+ * The aggregate does not hold S for the whole run: before a span (or a
+ * part of one) whose snapshot is TS_ROLLUP_RESNAP_EVERY old, the run
+ * releases it and takes a newer one S_k, synced through as S was
+ * (refresh) -- else a long run kept every log segment flushes deleted
+ * meanwhile, and every tablet merges retired, on disk until it ended.
+ * Reading at S_k >= S is exact: every row through S is visible there,
+ * so a window unchanged after S reads as at S; a window changed in
+ * (S, S_k] (a row, a delete) is read as of S_k and, changes reporting it
+ * after S, recomputed again by the next run from W = S
+ * (docs/rollups.md section 2, "A newer snapshot during the run").
  *
  * Nothing else writes a rollup: client inserts and deletes are refused
  * (TS_EREADONLY), as are alters of its schema and policy; a source is
