@@ -18,9 +18,8 @@
  * most SPAN_WINDOWS_MAX, by one aggregate (ts__aggregate_span), each
  * window's row written with replace, or the rollup's row of a window
  * left empty deleted (only a delete in the source empties one) -- then
- * W = S: in
- * memory, and persisted (the rollup's log synced first, then ROLLUP
- * written) by every explicit run and a paced one at most every
+ * W = S: in memory, and persisted (the rollup's log synced first, then
+ * ROLLUP written) by every explicit run and a paced one at most every
  * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
  * again from the persisted W: the writes are idempotent, and W never
  * claims rows that are not durable.
