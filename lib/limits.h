@@ -73,6 +73,14 @@
  * moves in memory only, and a crash recomputes from the one persisted. */
 #define TS_ROLLUP_PERSIST_EVERY (10 * TS_NS_PER_SEC)
 
+/* A rollup run reads the source at a snapshot at most this old
+ * (monotonic ns): between two spans, or two parts of a long span, an
+ * older one is released and a newer one taken (and the source's log
+ * synced through it), so that a long run does not keep the log segments
+ * and tablets the first snapshot named -- deleted by flushes and merges
+ * meanwhile -- on disk until it ends (docs/rollups.md section 2). */
+#define TS_ROLLUP_RESNAP_EVERY TS_NS_PER_SEC
+
 /* Largest DESCRIPTOR file accepted on read; guards against reading a
  * damaged length field into a huge allocation. */
 #define TS_DESCRIPTOR_MAX (64u << 20)

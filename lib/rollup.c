@@ -12,16 +12,28 @@
  * flushes and merges; in the scheduler's thread paced by its windows,
  * paced_due): a run takes one snapshot of the source (commit S), syncs
  * the source's log through it (every row read is durable before a
- * rollup row counts it), and recomputes the windows that ts_changes_open
- * reports for (W, S] -- each span of consecutive windows of a group by
- * one aggregate at that snapshot (ts__aggregate_span), each window's row
- * written with replace, or the rollup's row of a window left empty
- * deleted (only a delete in the source empties one) -- then W = S: in
- * memory, and persisted (the rollup's log synced first, then ROLLUP
- * written) by every explicit run and a paced one at most every
+ * rollup row counts it), reads what ts_changes_open reports for (W, S]
+ * into memory (read_changes; its cursor closed), and recomputes those
+ * windows -- each span of consecutive windows of a group, in parts of at
+ * most SPAN_WINDOWS_MAX, by one aggregate (ts__aggregate_span), each
+ * window's row written with replace, or the rollup's row of a window
+ * left empty deleted (only a delete in the source empties one) -- then
+ * W = S: in memory, and persisted (the rollup's log synced first, then
+ * ROLLUP written) by every explicit run and a paced one at most every
  * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
  * again from the persisted W: the writes are idempotent, and W never
  * claims rows that are not durable.
+ *
+ * The aggregate does not hold S for the whole run: before a span (or a
+ * part of one) whose snapshot is TS_ROLLUP_RESNAP_EVERY old, the run
+ * releases it and takes a newer one S_k, synced through as S was
+ * (refresh) -- else a long run kept every log segment flushes deleted
+ * meanwhile, and every tablet merges retired, on disk until it ended.
+ * Reading at S_k >= S is exact: every row through S is visible there,
+ * so a window unchanged after S reads as at S; a window changed in
+ * (S, S_k] (a row, a delete) is read as of S_k and, changes reporting it
+ * after S, recomputed again by the next run from W = S
+ * (docs/rollups.md section 2, "A newer snapshot during the run").
  *
  * Nothing else writes a rollup: client inserts and deletes are refused
  * (TS_EREADONLY), as are alters of its schema and policy; a source is
@@ -54,6 +66,14 @@
 /* Windows recomputed between two calls of the scheduler's yield
  * (due flushes, the budget, a close). */
 #define WINDOWS_PER_SLICE 64
+
+/* Most windows aggregated by one read of the source: a longer span (a
+ * catch-up of a month of one group) is read in parts, between which the
+ * run may move to a newer snapshot (refresh), and the aggregate's memory
+ * is that of this many windows. */
+#define SPAN_WINDOWS_MAX 1024
+
+int64_t ts__rollup_resnap_every = TS_ROLLUP_RESNAP_EVERY;
 
 /* Returned by maintain when the database closes mid-way: nothing failed,
  * the watermark stays, the windows are recomputed after the restart. */
@@ -433,7 +453,11 @@ struct run {
 	int nspecs;
 	int64_t src_expiry, expiry;   /* windows beginning before either are kept */
 	ts_cursor *agg;               /* the source's aggregate of spans, at the
-	                               * run's snapshot (ts__aggregate_span) */
+	                               * run's snapshot (ts__aggregate_span):
+	                               * the first, S, or a newer one (refresh) */
+	uint64_t v;                   /* S: the version the run rolls up to */
+	int64_t taken;                /* monotonic ns: agg's snapshot was taken */
+	int reset;                    /* the run starts over */
 	int read_had;                 /* windows may have emptied: read the
 	                               * rollup's windows of each span */
 	uint64_t recomputed, deleted, skipped;
@@ -554,34 +578,22 @@ static int rollup_windows(struct run *u, const ts_value *prefix, int64_t s0, int
 	return rc;
 }
 
+static int refresh(struct run *u);
+
 /* Recompute the windows of [s0, s1) (multiples of every) of group
- * prefix: one aggregate over the source for the whole span; each window
- * it yields is written (with replace), and each window the rollup holds
- * that it does not yield is deleted.  Windows that begin before the
- * source's or the rollup's expiry are left as they are. */
-static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
-                const ts__merge_yield *y, uint64_t *done)
+ * prefix, by one aggregate over the source at the run's current
+ * snapshot: each window it yields is written (with replace), and each
+ * window the rollup holds that it does not yield is deleted. */
+static int span_part(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
+                     const ts__merge_yield *y, uint64_t *done)
 {
-	const ts__rollup_def *d = u->def;
-	int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
-	if (s0 < keep) {
-		int64_t k = ts__floor_multiple(keep, d->every);
-		if (k < keep)
-			k = k > INT64_MAX - d->every ? INT64_MAX : k + d->every;
-		if (k > s1)
-			k = s1;
-		u->skipped += (uint64_t)((k - s0) / d->every);
-		s0 = k;
-	}
-	if (s0 >= s1)
-		return 0;
 	int64_t *had = NULL;
 	size_t nhad = 0, h = 0;
 	int rc = u->read_had ? rollup_windows(u, prefix, s0, s1, &had, &nhad) : 0;
 	if (rc < 0)
 		return rc;
 	ts_cursor *c = u->agg;
-	int g = d->group;
+	int g = u->def->group;
 	rc = ts__aggregate_span(c, prefix, g, s0, s1);
 	for (const ts_value *row; rc == 0;) {
 		int n;
@@ -602,8 +614,44 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 	return rc;
 }
 
-/* A changes row's group values, kept across the cursor's next rows
- * (the span being gathered): strings copied into mem. */
+/* Recompute the windows of [s0, s1) (multiples of every) of group
+ * prefix, in parts of at most SPAN_WINDOWS_MAX windows, each read at a
+ * snapshot no older than ts__rollup_resnap_every (refresh).  Windows
+ * that begin before the source's expiry (as of that snapshot) or the
+ * rollup's are left as they are. */
+static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
+                const ts__merge_yield *y, uint64_t *done)
+{
+	const ts__rollup_def *d = u->def;
+	int rc = 0;
+	while (rc == 0 && s0 < s1) {
+		if ((rc = refresh(u)) < 0)
+			break;
+		int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
+		if (s0 < keep) {
+			int64_t k = ts__floor_multiple(keep, d->every);
+			if (k < keep)
+				k = k > INT64_MAX - d->every ? INT64_MAX : k + d->every;
+			if (k > s1)
+				k = s1;
+			u->skipped += (uint64_t)((k - s0) / d->every);
+			s0 = k;
+			if (s0 >= s1)
+				break;
+		}
+		/* s1 - s0 in uint64_t: it may exceed INT64_MAX (s0 negative);
+		 * s0 plus the part's length stays below s1 */
+		uint64_t len = (uint64_t)s1 - (uint64_t)s0, every = (uint64_t)d->every;
+		int64_t e = len / every > SPAN_WINDOWS_MAX
+		            ? (int64_t)((uint64_t)s0 + SPAN_WINDOWS_MAX * every) : s1;
+		rc = span_part(u, prefix, s0, e, y, done);
+		s0 = e;
+	}
+	return rc;
+}
+
+/* A group's values, kept across a cursor's next rows (the rollup's
+ * groups gathered by wildcard_span): strings copied into mem. */
 struct held_prefix {
 	ts_value v[TS_KEY_COLUMNS_MAX];
 	ts_buf mem;
@@ -628,20 +676,26 @@ static int hold_prefix(struct held_prefix *p, const ts_value *v, int n)
 	return 0;
 }
 
-static int same_prefix(const struct held_prefix *p, const ts_value *v, int n)
+/* Whether a[0..n) and b[0..n) are the same values. */
+static int same_values(const ts_value *a, const ts_value *b, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (p->v[i].type != v[i].type)
+		if (a[i].type != b[i].type)
 			return 0;
-		if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
-			if (p->v[i].v.s.len != v[i].v.s.len ||
-			    (v[i].v.s.len && memcmp(p->v[i].v.s.ptr, v[i].v.s.ptr, v[i].v.s.len) != 0))
+		if (b[i].type == TS_STRING || b[i].type == TS_BLOB) {
+			if (a[i].v.s.len != b[i].v.s.len ||
+			    (b[i].v.s.len && memcmp(a[i].v.s.ptr, b[i].v.s.ptr, b[i].v.s.len) != 0))
 				return 0;
-		} else if (p->v[i].v.i != v[i].v.i) {
+		} else if (a[i].v.i != b[i].v.i) {
 			return 0;
 		}
 	}
 	return 1;
+}
+
+static int same_prefix(const struct held_prefix *p, const ts_value *v, int n)
+{
+	return same_values(p->v, v, n);
 }
 
 /* The number of leading values of a changes row's group that it fixes:
@@ -763,60 +817,144 @@ static int advance(struct ts_table *t, uint64_t d, int force)
 }
 
 
-/* Recompute the windows changes reports in (w, v] of the source, each
- * run of consecutive windows of a group (a span) by one aggregate. */
-static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
+/* The changes of a run, read whole before any window is recomputed, so
+ * that the changes cursor -- and the snapshot it holds -- is closed
+ * before the long part of the run: the spans (a group's consecutive
+ * windows joined), in the order changes gives them, each naming its
+ * group; the groups' values, g of each in vals, strings and blobs at
+ * offsets in mem (group_values resolves them).  24 bytes a span, and a
+ * group's values once: less than the changes cursor holds itself. */
+struct changed {
+	ts_value *vals;
+	size_t ngroups, capgroups;
+	ts_buf mem;
+	struct changed_span {
+		size_t group;
+		int64_t s0, s1;
+	} *spans;
+	size_t nspans, capspans;
+};
+
+static void changed_free(struct changed *c)
+{
+	free(c->vals);
+	free(c->spans);
+	ts__buf_free(&c->mem);
+}
+
+/* Group i's g values into out, their strings and blobs pointing into
+ * c->mem (valid until c grows). */
+static void group_values(const struct changed *c, size_t i, int g, ts_value *out)
+{
+	memcpy(out, c->vals + i * (size_t)g, (size_t)g * sizeof *out);
+	for (int k = 0; k < g; k++)
+		if (is_bytes(&out[k]))
+			out[k].v.s.ptr = c->mem.data + (uintptr_t)out[k].v.s.ptr;
+}
+
+/* Append the group of a changes row (its g leading values). */
+static int add_group(struct changed *c, const ts_value *row, int g)
+{
+	if (c->ngroups == c->capgroups) {
+		size_t cap = c->capgroups ? 2 * c->capgroups : 16;
+		ts_value *x = realloc(c->vals, cap * (size_t)(g ? g : 1) * sizeof *x);
+		if (!x)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->vals = x;
+		c->capgroups = cap;
+	}
+	ts_value *to = c->vals + c->ngroups * (size_t)g;
+	for (int k = 0; k < g; k++) {
+		to[k] = row[k];
+		if (is_bytes(&row[k])) {
+			to[k].v.s.ptr = (const void *)(uintptr_t)c->mem.len;
+			ts__put(&c->mem, row[k].v.s.ptr, row[k].v.s.len);
+		}
+	}
+	if (c->mem.oom)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	c->ngroups++;
+	return 0;
+}
+
+/* Read changes(source, (w, v], every, group) into *c, a group's
+ * consecutive (overlapping or touching) windows joined into one span;
+ * the cursor closed at return. */
+static int read_changes(struct run *u, uint64_t w, uint64_t v, struct changed *c)
 {
 	const ts__rollup_def *d = u->def;
 	ts_changes_spec cs = {.since = w, .until = v, .resolution = d->every, .depth = d->group};
 	ts_cursor *ch;
-	int rc = ts__changes_open(u->src, &cs, &ch);
+	int g = d->group, rc = ts__changes_open(u->src, &cs, &ch);
 	if (rc < 0)
 		return rc;
-	uint64_t done = 0;
-	int g = d->group, open = 0;
-	int64_t s0 = 0, s1 = 0;
-	struct held_prefix hp;
-	ts__buf_init(&hp.mem);
+	ts_value last[TS_KEY_COLUMNS_MAX];
 	for (;;) {
 		const ts_value *row;
 		int n;
-		if ((rc = ts__cursor_next(ch, &row, &n)) < 0)
+		if ((rc = ts__cursor_next(ch, &row, &n)) < 0 || !row)
 			break;
-		int64_t from = row ? ts__floor_multiple(row[g].v.i, d->every) : 0;
-		int64_t to = row ? ts__floor_multiple(row[g + 1].v.i - 1, d->every) : 0;
+		int64_t from = ts__floor_multiple(row[g].v.i, d->every);
+		int64_t to = ts__floor_multiple(row[g + 1].v.i - 1, d->every);
 		to = to > INT64_MAX - d->every ? INT64_MAX : to + d->every;
-		if (open && row && from <= s1 && same_prefix(&hp, row, g)) {
-			if (to > s1)
-				s1 = to;
+		int same = 0;
+		if (c->ngroups) {
+			group_values(c, c->ngroups - 1, g, last);
+			same = same_values(last, row, g);
+		}
+		struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
+		if (same && from <= s->s1) {
+			if (to > s->s1)
+				s->s1 = to;
 			continue;
 		}
-		if (open) {
-			int k = fixed_values(hp.v, g);
-			rc = k < g ? wildcard_span(u, hp.v, k, s0, s1, y, &done)
-			           : span(u, hp.v, s0, s1, y, &done);
-			if (rc != 0)
+		if (!same && (rc = add_group(c, row, g)) < 0)
+			break;
+		if (c->nspans == c->capspans) {
+			size_t cap = c->capspans ? 2 * c->capspans : 16;
+			struct changed_span *x = realloc(c->spans, cap * sizeof *x);
+			if (!x) {
+				rc = ts__fail(TS_ENOMEM, "out of memory");
 				break;
+			}
+			c->spans = x;
+			c->capspans = cap;
 		}
-		if (!row)
-			break;
-		if ((rc = hold_prefix(&hp, row, g)) < 0)
-			break;
-		open = 1;
-		s0 = from;
-		s1 = to;
+		c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, from, to};
 	}
-	ts__buf_free(&hp.mem);
 	ts_cursor_close(ch);
+	return rc;
+}
+
+/* Recompute the windows changes reports in (w, v] of the source, each
+ * run of consecutive windows of a group (a span) by one aggregate (in
+ * parts: span). */
+static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
+{
+	struct changed ch;
+	memset(&ch, 0, sizeof ch);
+	ts__buf_init(&ch.mem);
+	int g = u->def->group, rc = read_changes(u, w, v, &ch);
+	uint64_t done = 0;
+	ts_value prefix[TS_KEY_COLUMNS_MAX];
+	for (size_t i = 0; rc == 0 && i < ch.nspans; i++) {
+		const struct changed_span *s = &ch.spans[i];
+		group_values(&ch, s->group, g, prefix);
+		int k = fixed_values(prefix, g);
+		rc = k < g ? wildcard_span(u, prefix, k, s->s0, s->s1, y, &done)
+		           : span(u, prefix, s->s0, s->s1, y, &done);
+	}
+	changed_free(&ch);
 	return rc == 0 ? write_rows(u) : rc;
 }
 
 void (*ts__rollup_after_sync)(struct ts_table *src);
 
-/* The run's snapshot of the source and the version it reads at: the
+/* A snapshot of the source for the run to read at and its version: the
  * aggregate of spans is opened first (its snapshot, commit *v), then the
  * source's log is synced, so that every row the run reads is durable
- * before any rollup row counts it (docs/rollups.md section 2). */
+ * before any rollup row counts it (docs/rollups.md section 2).  The
+ * source's expiry of the snapshot raises u->src_expiry. */
 static int snapshot_durable(struct run *u, uint64_t *v)
 {
 	ts_aggregate req = {.every = u->def->every, .group = u->def->group, .specs = u->specs,
@@ -825,7 +963,10 @@ static int snapshot_durable(struct run *u, uint64_t *v)
 	int rc = ts__aggregate_open_spans(u->src, &req, &u->agg);
 	if (rc < 0)
 		return rc;
+	u->taken = ts__mono_ns();
 	*v = u->agg->scan.snap.commit;
+	if (u->agg->scan.snap.expiry > u->src_expiry)
+		u->src_expiry = u->agg->scan.snap.expiry;
 	if ((rc = sync_durable(u->src, &d)) < 0)
 		return rc;
 	if (d < *v)
@@ -849,6 +990,32 @@ static int windows_may_empty(struct ts_table *src, int reset, int *out)
 	*out = reset || (src->desc->flags & TS_DESC_DELETED) != 0;
 	ts__table_unlock(src);
 	return 0;
+}
+
+/* Move the run to a newer snapshot of the source when its own is
+ * ts__rollup_resnap_every old: the old one released first (with the
+ * last snapshot of the source gone, the log segments flushes released
+ * meanwhile are unmapped, and merged tablets closed: their disk space
+ * returns), the new one taken and synced through as the first was.  It
+ * is at S or later, and reading there is exact (docs/rollups.md
+ * section 2): a row or delete committed after S that it sees is reported
+ * by the changes after S, which the next run recomputes from W = S. */
+static int refresh(struct run *u)
+{
+	if (ts__mono_ns() - u->taken < ts__rollup_resnap_every)
+		return 0;
+	uint64_t v;
+	ts_cursor_close(u->agg);
+	u->agg = NULL;
+	int rc = snapshot_durable(u, &v);
+	if (rc < 0)
+		return rc;
+	if (v < u->v)
+		return ts__fail(TS_EIO, "source \"%s\": at version %" PRIu64 " during a run "
+		                "from version %" PRIu64, u->def->source, v, u->v);
+	/* a delete since the run began empties windows too: read the
+	 * rollup's, so that what is written is exact at this snapshot */
+	return u->read_had ? 0 : windows_may_empty(u->src, u->reset, &u->read_had);
 }
 
 /* Whether a paced run is due at database time now, the source at
@@ -876,7 +1043,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	int rc = ts_table_open(db, r->def.source, &src);
 	if (rc < 0)
 		return rc;
-	struct run u = {.t = t, .src = src, .def = &r->def};
+	struct run u = {.t = t, .src = src, .def = &r->def, .src_expiry = INT64_MIN};
 	ts__buf_init(&u.strings);
 	uint64_t v = 0, w, head = 0;
 	int reset = 0;
@@ -900,6 +1067,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	 * sync; not due: the watermark stays, the lag shows it */
 	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
 		goto out;
+	u.v = v;
 	if (!due)
 		v = w;
 	pthread_mutex_lock(&r->mu);
@@ -923,10 +1091,13 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		w = 0;
 		reset = 1;
 	}
+	u.reset = reset;
 	if ((rc = windows_may_empty(src, reset, &u.read_had)) < 0 ||
 	    (rc = ts__table_lock(src)) < 0)
 		goto out;
-	u.src_expiry = ts__table_expiry(src, now);
+	int64_t src_expiry = ts__table_expiry(src, now);
+	if (src_expiry > u.src_expiry)
+		u.src_expiry = src_expiry;
 	ts__table_unlock(src);
 	if ((rc = ts__table_lock(t)) < 0)
 		goto out;

@@ -135,4 +135,9 @@ extern _Thread_local int ts__rollup_writing;
  * rows -- where rows committed meanwhile are not durable. */
 extern void (*ts__rollup_after_sync)(struct ts_table *src);
 
+/* How old (monotonic ns) the snapshot a rollup run reads at may grow
+ * before the run takes a newer one: TS_ROLLUP_RESNAP_EVERY; tests set
+ * 0 (a fresh snapshot for every span and part of a span). */
+extern int64_t ts__rollup_resnap_every;
+
 #endif

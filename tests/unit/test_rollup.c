@@ -32,6 +32,7 @@
 #include "handle.h"
 #include "log.h"
 #include "maint.h"
+#include "merge.h"
 #include "rollupdef.h"
 #include "support.h"
 
@@ -1126,7 +1127,9 @@ static void rows_read_are_durable(void **state)
 	insert_ok(src, &first, 1);
 	late_version = 0;
 	ts__rollup_after_sync = insert_after_sync;
+	ts__rollup_resnap_every = INT64_MAX; /* this is about the run's first snapshot */
 	pass(e->db);
+	ts__rollup_resnap_every = TS_ROLLUP_RESNAP_EVERY;
 	ts__rollup_after_sync = NULL;
 	assert_true(late_version > 0);
 	int64_t w = stat_of(e->db, "r1m", "rollup_watermark");
@@ -1142,6 +1145,152 @@ static void rows_read_are_durable(void **state)
 	assert_true(durable_of(src) >= late_version);
 	assert_int_equal(count_r1_h3(e->db, NOW - 30 * MIN), 2);
 	assert_true(exact_1m(e->db) > 0);
+	ts_table_close(src);
+}
+
+/* Mappings of this process of deleted files under dir (test_flush.c's). */
+static int deleted_mappings(const char *dir)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, dir) && strstr(line, "(deleted)"))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* n random rows of region into t, with ts in [from, from + span). */
+static void insert_region(ts_table *t, const char *region, int n, int64_t from, int64_t span)
+{
+	srow *r = calloc((size_t)n, sizeof *r);
+	assert_non_null(r);
+	for (int i = 0; i < n; i++) {
+		random_row(&r[i], from, span);
+		snprintf(r[i].region, sizeof r[i].region, "%s", region);
+	}
+	insert_ok(t, r, (size_t)n);
+	free(r);
+}
+
+/* The yield of run_releases_the_source_log's run: what it found, and the
+ * load it makes between the run's slices. */
+static struct {
+	ts_table *src;
+	char logdir[4200];
+	int yields, batches;
+	int held_at_yield;      /* deleted segments mapped at a yield: at most */
+	int held_after_flush;   /* the same right after its flush: at least */
+} churn;
+
+/* At each slice of the run: count the source's log segments deleted but
+ * mapped; then rows pour in (region r9's, each batch in 10 minutes of
+ * its own from -90 h: neither the spans nor the next batches read their
+ * blocks) until a flush deletes a segment the run's snapshot holds.  At the 1st, a delete of (r0, h0)'s
+ * rows of [-3 h, -140 min), which the run has read; at the 2nd, of
+ * region r0's (a wildcard), which empties the windows there of r0's h2
+ * and h3, read after it; at the 3rd, rows in [-140 min, -20 min): in
+ * windows read after it and others. */
+static int churn_yield(void *arg, struct ts_table *t)
+{
+	(void)arg;
+	(void)t;
+	int held = deleted_mappings(churn.logdir);
+	if (held > churn.held_at_yield)
+		churn.held_at_yield = held;
+	churn.yields++;
+	for (int i = 0; i < 100 && (held = deleted_mappings(churn.logdir)) == 0; i++) {
+		insert_region(churn.src, "r9", 25000, NOW - 90 * HOUR + churn.batches++ * 10 * MIN,
+		              10 * MIN);
+		assert_int_equal(ts_flush(churn.src, INT64_MAX), 0);
+	}
+	if (churn.yields == 3)
+		insert_random(churn.src, 50, NOW - 140 * MIN, 120 * MIN);
+	if (churn.held_after_flush < 0 || held < churn.held_after_flush)
+		churn.held_after_flush = held;
+	ts_value key[] = {ts_string("r0"), ts_string("h0")};
+	ts_query q = {.prefix = key, .nprefix = churn.yields == 1 ? 2 : 1, .from = NOW - 3 * HOUR,
+	              .to = NOW - 3 * HOUR + 40 * MIN, .has_from = 1, .has_to = 1};
+	if (churn.yields == 1 || churn.yields == 2)
+		assert_int_equal(ts_delete(churn.src, &q, NULL, NULL), 0);
+	return 0;
+}
+
+/* A run lasting while rows pour in and flushes delete the source's log
+ * segments does not keep them on disk until it ends: it moves to a newer
+ * snapshot between spans (here at each: ts__rollup_resnap_every 0), so
+ * the segments deleted at one slice are unmapped by the next.  The run
+ * holding its first snapshot throughout (the first build) failed here:
+ * every segment deleted during the run stayed mapped.  Reading past S
+ * is exact: W becomes S, and the next run recomputes what came after
+ * (rows, a host's delete, a region's); a span longer than
+ * SPAN_WINDOWS_MAX is read in parts, each at its own snapshot. */
+static void run_releases_the_source_log(void **state)
+{
+	ts_test_env *e = calloc(1, sizeof *e);
+	assert_non_null(e);
+	e->dir = ts_test_tmpdir();
+	e->now = NOW;
+	e->hold_maintenance = 1;
+	e->log_segment_size = 1 << 20;
+	ts_test_env_open(e);
+	*state = e;
+	create_src(e->db, "src", 0);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	/* 8 groups, a row in every other minute of [-3 h, -20 min): 640
+	 * spans of one window each */
+	srow *rows = calloc(640, sizeof *rows);
+	assert_non_null(rows);
+	for (int i = 0; i < 640; i++) {
+		snprintf(rows[i].region, sizeof rows[i].region, "r%d", i % 2);
+		snprintf(rows[i].host, sizeof rows[i].host, "h%d", i / 2 % 4);
+		rows[i].ts = NOW - 3 * HOUR + (int64_t)(i / 8) * 2 * MIN + SEC;
+		rows[i].v = i;
+		rows[i].d = i / 2.0;
+		rows[i].n = i % 100;
+	}
+	insert_ok(src, rows, 640);
+	free(rows);
+	uint64_t s = version_of(e->db, "src");
+	churn.src = src;
+	snprintf(churn.logdir, sizeof churn.logdir, "%s/src/log/", e->dir);
+	churn.yields = churn.batches = churn.held_at_yield = 0;
+	churn.held_after_flush = -1;
+	ts_table *r = open_table(e->db, "r1m");
+	ts__merge_yield y = {churn_yield, NULL};
+	ts__rollup_resnap_every = 0;
+	assert_int_equal(ts__rollup_due(r, &y, 1), 0);
+	assert_true(churn.held_after_flush >= 1); /* the run's snapshot held them then */
+	assert_int_equal(churn.held_at_yield, 0); /* and let go of them by the next slice */
+	assert_int_equal(deleted_mappings(churn.logdir), 0);
+	assert_int_equal(churn.yields, (640 - 40) / 64); /* a slice: 64 windows written */
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"), (int64_t)s);
+	/* read after the region's delete: h2's and h3's 20 windows each of
+	 * [-3 h, -140 min) were empty, and not written */
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_recomputed"), 640 - 40);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_deleted"), 0);
+	pass(e->db); /* what came after S */
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"),
+	                 (int64_t)version_of(e->db, "src"));
+	/* read before the deletes: h0's and h1's of [-3 h, -140 min) leave now */
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_deleted"), 40);
+	assert_true(exact_1m(e->db) > 640);
+	/* one group's 1,500 consecutive minutes: a span of two parts */
+	srow *span = calloc(1500, sizeof *span);
+	assert_non_null(span);
+	for (int i = 0; i < 1500; i++)
+		span[i] = (srow){"r1", "h2", NOW - 40 * HOUR + (int64_t)i * MIN + 7 * SEC, i, i, i};
+	insert_ok(src, span, 1500);
+	free(span);
+	int64_t before = stat_of(e->db, "r1m", "rollup_windows_recomputed");
+	pass(e->db);
+	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_recomputed") - before, 1500);
+	assert_true(exact_1m(e->db) > 640 + 1500);
+	ts__rollup_resnap_every = TS_ROLLUP_RESNAP_EVERY;
+	ts_table_close(r);
 	ts_table_close(src);
 }
 
@@ -1893,6 +2042,7 @@ int main(void)
 		cmocka_unit_test_teardown(paced_by_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(spans_equal_separate_aggregates, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rows_read_are_durable, ts_test_env_teardown),
+		cmocka_unit_test_teardown(run_releases_the_source_log, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(wildcard_delete_recomputes_groups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
