@@ -179,7 +179,7 @@ INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
 .PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test fuzz fuzz-seeds soak \
-	corrections-diff
+	corrections-diff rollup-diff
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
 # --- set-up -------------------------------------------------------------
@@ -546,6 +546,18 @@ corrections-diff: $(B)/tests/test_corrections_diff
 	TSSTORE_DIFF_SCALE=$(or $(SCALE),$(CORRECTIONS_DIFF_SCALE)) \
 		$(if $(SEED),TSSTORE_DIFF_SEED=$(SEED)) $(if $(MODE),TSSTORE_DIFF_MODE=$(MODE)) \
 		$(B)/tests/test_corrections_diff
+
+# make rollup-diff: the rollups' random differential (test_rollup's
+# random_differential: inserts late and out of order across periods,
+# deletes, replacements, flushes, merges, reopens, passes; checked against
+# the raw aggregates and SQLite's GROUP BY) with STEPS steps (default
+# 400) for SEEDS seeds (default 20: 1 .. SEEDS).
+rollup-diff: $(B)/tests/test_rollup
+	@n=0; for s in $$(seq 1 $(or $(SEEDS),20)); do \
+		TSSTORE_ROLLUP_DIFF_STEPS=$(or $(STEPS),400) TSSTORE_ROLLUP_DIFF_SEED=$$s \
+		TS_TEST_FILTER=random_differential $(B)/tests/test_rollup >/dev/null 2>&1 || \
+		{ echo "rollup-diff: seed $$s failed (TSSTORE_ROLLUP_DIFF_SEED=$$s)"; n=$$((n+1)); }; \
+	done; echo "rollup-diff: $$n of $(or $(SEEDS),20) seeds failed"; test $$n -eq 0
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c config.mk

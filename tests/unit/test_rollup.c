@@ -1788,7 +1788,13 @@ static void random_differential(void **state)
 	                  {8, TS_AGG_MIN}, {9, TS_AGG_FIRST}, {10, TS_AGG_LAST}};
 	rollup(e->db, "r1h", "r1m", HOUR, 2, h, 7, 0);
 	ts_table *src = open_table(e->db, "src");
-	for (int step = 0; step < 60; step++) {
+	/* make rollup-diff: more steps and other seeds */
+	const char *env_steps = getenv("TSSTORE_ROLLUP_DIFF_STEPS");
+	const char *env_seed = getenv("TSSTORE_ROLLUP_DIFF_SEED");
+	int steps = env_steps ? atoi(env_steps) : 60;
+	if (env_seed)
+		rng = strtoull(env_seed, NULL, 0) | 1;
+	for (int step = 0; step < steps; step++) {
 		uint64_t x = ts_test_xorshift(&rng) % 100;
 		if (x < 45) {
 			/* mostly recent rows, some late ones days back, across periods */
@@ -2052,5 +2058,7 @@ int main(void)
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
 		cmocka_unit_test_teardown(measure, ts_test_env_teardown),
 	};
+	if (getenv("TS_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TS_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
