@@ -551,13 +551,13 @@ corrections-diff: $(B)/tests/test_corrections_diff
 # random_differential: inserts late and out of order across periods,
 # deletes, replacements, flushes, merges, reopens, passes; checked against
 # the raw aggregates and SQLite's GROUP BY) with STEPS steps (default
-# 400) for SEEDS seeds (default 20: 1 .. SEEDS).
+# 2000) for SEEDS seeds (default 10: 1 .. SEEDS).
 rollup-diff: $(B)/tests/test_rollup
-	@n=0; for s in $$(seq 1 $(or $(SEEDS),20)); do \
-		TSSTORE_ROLLUP_DIFF_STEPS=$(or $(STEPS),400) TSSTORE_ROLLUP_DIFF_SEED=$$s \
+	@n=0; for s in $$(seq 1 $(or $(SEEDS),10)); do \
+		TSSTORE_ROLLUP_DIFF_STEPS=$(or $(STEPS),2000) TSSTORE_ROLLUP_DIFF_SEED=$$s \
 		TS_TEST_FILTER=random_differential $(B)/tests/test_rollup >/dev/null 2>&1 || \
 		{ echo "rollup-diff: seed $$s failed (TSSTORE_ROLLUP_DIFF_SEED=$$s)"; n=$$((n+1)); }; \
-	done; echo "rollup-diff: $$n of $(or $(SEEDS),20) seeds failed"; test $$n -eq 0
+	done; echo "rollup-diff: $$n of $(or $(SEEDS),10) seeds failed"; test $$n -eq 0
 
 # --- benchmarks ---------------------------------------------------------
 $(B)/bench/%.o: bench/%.c config.mk

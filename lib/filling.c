@@ -154,6 +154,26 @@ static int found_elsewhere(ts__filling *f, const ts__root *self, const unsigned 
 	return 0;
 }
 
+/* Whether self taking a row at ts would make it overlap, in time and
+ * versions, a tree begun after it: another tree born later whose
+ * timespan meets self's grown by ts.  Periods only grow as the clock
+ * moves on, so this happens when a period grows over a newer tree --
+ * last week's tree (begun earlier, holding older days) taking the rows
+ * of a day whose own day tree began after it, once that day is older
+ * than the recent days: the two would hold rows of the same keys with
+ * neither newer than the other (invariant V, docs/corrections.md). */
+static int newer_tree_meets(const ts__filling *f, const ts__root *self, int64_t ts)
+{
+	int64_t lo = ts < self->min_ts ? ts : self->min_ts;
+	int64_t hi = ts > self->max_ts ? ts : self->max_ts;
+	for (int i = 0; i < f->n; i++) {
+		const ts__root *r = &f->work[i];
+		if (r != self && r->rows && r->born > self->born && r->min_ts <= hi && lo <= r->max_ts)
+			return 1;
+	}
+	return 0;
+}
+
 int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
                        int64_t ts, int64_t now, uint64_t row_lsn, size_t rowbytes,
                        int replace, uint64_t *dup_row)
@@ -170,6 +190,16 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 	 * in its period's tablet, newer than the other tablets' rows. */
 	if (f->n > (r != NULL) && found_elsewhere(f, r, key, klen, ts, dup_row) && !replace)
 		return TS_EDUPKEY;
+	if (r && f->n > 1 && newer_tree_meets(f, r, ts)) {
+		/* this tree takes no more rows: the period's next tree, born
+		 * now, does (as for a deleted key below) */
+		if (r->last == TS_ROOT_LAST_BATCH) {
+			f->refreeze = r->born;
+			return TS_FILLING_REFREEZE;
+		}
+		r->flags |= TS_ROOT_FROZEN;
+		r = NULL;
+	}
 	if (!r && (rc = tablet_new(f, start, len, row_lsn, now, &r)) < 0)
 		return rc;
 	ts__avl_ins ins = {.log = f->log, .batch = f->batch, .key = key, .klen = klen,

@@ -404,6 +404,60 @@ static void flush_takes_older_trees_of_meeting_periods(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+static void check_ok(ts_test_env *e, int step, const char *what);
+
+/* The v of the row of host h at ts (a query), or -1 when there is none. */
+static int64_t value_at(ts_test_env *e, const char *h, int64_t ts)
+{
+	ts_value key[] = {ts_string(h), ts_timestamp(ts)};
+	ts_query q = {.prefix = key, .nprefix = 2};
+	ts_cursor *c;
+	const ts_value *v;
+	int n;
+	int64_t x = -1;
+	assert_int_equal(ts_query_open(e->t, &q, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &v, &n), 0);
+	if (v)
+		x = v[3].v.i;
+	ts_cursor_close(c);
+	return x;
+}
+
+/* A period that grows over a newer tree: last week's tree (begun first,
+ * holding an older day) and a day tree begun after it; once the clock
+ * makes that day older than the recent days, its rows go to the week's
+ * period -- not into the week's tree, which would then hold rows newer
+ * than the day tree's under the same keys while begun before it (neither
+ * newer: invariant V), but into the period's next tree.  The replaced
+ * rows read new, before and after the flush, and check finds nothing. */
+static void period_growing_over_a_newer_tree(void **state)
+{
+	ts_test_env *e = *state;
+	int64_t week_start = NOW - 9 * 24 * HOUR - 12 * HOUR; /* 11-12 00:00 */
+	int64_t day = NOW - 6 * 24 * HOUR;                     /* 11-15 12:00 */
+	insert(e, NULL, "a", 3, week_start, 1);                /* the week's tree */
+	insert(e, NULL, "b", 3, day, 2);                       /* 11-15's day tree */
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
+	ts_test_env_set_now(e, NOW + 2 * 24 * HOUR); /* 11-15 is in the week's period now */
+	ts_value row[] = {ts_string("b"), ts_timestamp(day), ts_int64(3), ts_int64(100)};
+	size_t ignored = 0;
+	uint64_t version = 0;
+	assert_int_equal(ts_insert_policy(e->t, 0, TS_ON_DUPLICATE_REPLACE, row, 1, &ignored,
+	                                  &version), 0);
+	assert_int_equal(value_at(e, "b", day), 100);
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 3); /* the week's next tree */
+	insert(e, NULL, "a", 1, week_start + 3 * HOUR, 4); /* into that one too */
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 3);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	check_ok(e, 0, "flushed");
+	assert_int_equal(value_at(e, "b", day), 100);
+	assert_int_equal(value_at(e, "b", day + SEC), 1);
+	int merged;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	check_ok(e, 1, "merged");
+	assert_int_equal(value_at(e, "b", day), 100);
+}
+
 /* ---- descriptors without intervals ---- */
 
 static void table_dir(const ts_test_env *e, char *out, size_t size)
@@ -695,6 +749,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(merge_grows_group_over_interleaved_periods, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(merge_skips_group_that_cannot_grow, setup,
+		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(period_growing_over_a_newer_tree, setup,
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(flush_takes_older_trees_of_meeting_periods, setup,
 		                                ts_test_env_teardown),
