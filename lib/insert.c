@@ -258,6 +258,8 @@ static int insert_row(ts_table *t, const ts__schema *s, const ts__schema *v, int
 	if (policy == TS_ON_DUPLICATE_REPLACE) { /* no tablet asked: the row shadows */
 		rc = ts__filling_insert(&t->fill, logged, klen, vals[s->ts_col].v.i, now, lsn,
 		                        t->scratch.len, 1, &dup);
+		if (rc == TS_FILLING_REFREEZE)
+			return INSERT_REFREEZE;
 		return rc < 0 ? rc : dup ? INSERT_REPLACED : 0;
 	}
 	if ((rc = on_disk(t, logged, klen, vals[s->ts_col].v.i)) == 0)

@@ -439,18 +439,23 @@ static void period_growing_over_a_newer_tree(void **state)
 	insert(e, NULL, "b", 3, day, 2);                       /* 11-15's day tree */
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
 	ts_test_env_set_now(e, NOW + 2 * 24 * HOUR); /* 11-15 is in the week's period now */
-	ts_value row[] = {ts_string("b"), ts_timestamp(day), ts_int64(3), ts_int64(100)};
+	/* one batch: a row the week's tree may take, then one it may not --
+	 * the batch is made again with the week's tree frozen from its start */
+	ts_value row[] = {ts_string("a"), ts_timestamp(week_start + HOUR), ts_int64(3), ts_int64(50),
+	                  ts_string("b"), ts_timestamp(day), ts_int64(3), ts_int64(100)};
 	size_t ignored = 0;
 	uint64_t version = 0;
-	assert_int_equal(ts_insert_policy(e->t, 0, TS_ON_DUPLICATE_REPLACE, row, 1, &ignored,
+	assert_int_equal(ts_insert_policy(e->t, 0, TS_ON_DUPLICATE_REPLACE, row, 2, &ignored,
 	                                  &version), 0);
 	assert_int_equal(value_at(e, "b", day), 100);
+	assert_int_equal(value_at(e, "a", week_start + HOUR), 50);
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 3); /* the week's next tree */
 	insert(e, NULL, "a", 1, week_start + 3 * HOUR, 4); /* into that one too */
 	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 3);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	check_ok(e, 0, "flushed");
 	assert_int_equal(value_at(e, "b", day), 100);
+	assert_int_equal(value_at(e, "a", week_start + HOUR), 50);
 	assert_int_equal(value_at(e, "b", day + SEC), 1);
 	int merged;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
