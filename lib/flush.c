@@ -305,6 +305,33 @@ static int prune_tombs(ts_table *t, ts__descriptor *d, const struct job *j)
 	return 0;
 }
 
+/* Make d the descriptor that takes the log's tombstones once job j's
+ * tree (NULL: none) is on disk: its flushed position past what the log
+ * then keeps, the chain's tombstones moved in (*cut: the chain's newest
+ * record, 0: none) and the spent ones pruned into change records.  t->mu
+ * is held.  Returns 0 or TS_ENOMEM. */
+static int take_tombs(ts_table *t, ts__descriptor *d, const struct job *j, uint64_t *cut)
+{
+	TS_ASSERT_HELD(&t->mu);
+	d->flushed_lsn = oldest_kept(t, j);
+	int rc = move_tombs(t, d, cut);
+	return rc < 0 ? rc : prune_tombs(t, d, j);
+}
+
+/* Install d (written), cut the log's chain of tombstones at cut, and
+ * commit: the log below the flushed position is released and the
+ * tombstones are read from the descriptor.  t->mu is held. */
+static int install_and_commit(ts_table *t, ts__descriptor *d, uint64_t cut, uint64_t drop_born)
+{
+	TS_ASSERT_HELD(&t->mu);
+	ts__table_swap_descriptor(t, d);
+	ts__filling_cut_tombs(&t->fill, cut);
+	if (drop_born)
+		ts__filling_drop(&t->fill, drop_born);
+	int rc = ts__filling_begin(&t->fill);
+	return rc < 0 ? rc : ts__filling_commit(&t->fill, 0, ts_now(t->db));
+}
+
 /* Every row of job j's tree was deleted: no tablet; a commit drops the
  * tree (the descriptor is unchanged, its flushed position too, so a
  * crash before the commit leaves the tree in the log, and after it
@@ -336,11 +363,8 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	if (d->next_tablet_id <= m->id)
 		d->next_tablet_id = m->id + 1;
 	pthread_mutex_lock(&t->mu);
-	d->flushed_lsn = oldest_kept(t, j);
 	uint64_t cut = 0;
-	rc = move_tombs(t, d, &cut);
-	if (rc == 0)
-		rc = prune_tombs(t, d, j);
+	rc = take_tombs(t, d, j, &cut);
 	pthread_mutex_unlock(&t->mu);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
@@ -349,17 +373,13 @@ static int publish(ts_table *t, const struct job *j, const ts__tablet_meta *m)
 	if ((rc = ts__table_write_descriptor(t, d)) < 0)
 		goto out;
 	pthread_mutex_lock(&t->mu);
-	ts__table_swap_descriptor(t, d);
-	ts__filling_cut_tombs(&t->fill, cut);
-	ts__filling_drop(&t->fill, j->root.born);
 	ts__merge_note_flush(t, m->id, ts_now(t->db));
 	t->flushes++;
 	t->flushed_rows += m->rows;
 	t->flushed_bytes += m->bytes;
 	/* The tree is on disk whether or not this commit lands: readers and
 	 * recovery skip a tree whose born is a tablet's source. */
-	if ((rc = ts__filling_begin(&t->fill)) == 0)
-		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	rc = install_and_commit(t, d, cut, j->root.born);
 	pthread_mutex_unlock(&t->mu);
 out:
 	ts__table_desc_end(t);
@@ -393,10 +413,7 @@ static int publish_tombs(ts_table *t)
 		ts__descriptor_free(d, 0);
 		goto out;
 	}
-	d->flushed_lsn = oldest_kept(t, NULL);
-	rc = move_tombs(t, d, &cut);
-	if (rc == 0)
-		rc = prune_tombs(t, d, NULL);
+	rc = take_tombs(t, d, NULL, &cut);
 	pthread_mutex_unlock(&t->mu);
 	if (rc < 0) {
 		ts__descriptor_free(d, 0);
@@ -405,10 +422,7 @@ static int publish_tombs(ts_table *t)
 	if ((rc = ts__table_write_descriptor(t, d)) < 0)
 		goto out;
 	pthread_mutex_lock(&t->mu);
-	ts__table_swap_descriptor(t, d);
-	ts__filling_cut_tombs(&t->fill, cut);
-	if ((rc = ts__filling_begin(&t->fill)) == 0)
-		rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
+	rc = install_and_commit(t, d, cut, 0);
 	pthread_mutex_unlock(&t->mu);
 out:
 	ts__table_desc_end(t);
