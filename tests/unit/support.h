@@ -14,6 +14,9 @@
  * path; ts_test_rmdir removes the tree and frees it. */
 char *ts_test_tmpdir(void);
 void ts_test_rmdir(char *dir);
+/* The mappings of this process of deleted files under dir (log segments
+ * a snapshot still holds after a flush released them). */
+int ts_test_deleted_mappings(const char *dir);
 
 /* One row of the test table "m": host string, ts timestamp, batch int64,
  * v int64 -- key (host, ts). */

@@ -34,6 +34,19 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
+int ts_test_deleted_mappings(const char *dir)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, dir) && strstr(line, "(deleted)"))
+			n++;
+	fclose(f);
+	return n;
+}
+
 void ts_test_rmdir(char *dir)
 {
 	if (dir)

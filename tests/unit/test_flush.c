@@ -203,20 +203,6 @@ static int count_rows(const ts_value *v, int n, void *arg)
 	return 0;
 }
 
-/* Mappings of this process of deleted files under dir. */
-static int deleted_mappings(const char *dir)
-{
-	char line[8192];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, dir) && strstr(line, "(deleted)"))
-			n++;
-	fclose(f);
-	return n;
-}
-
 /* The segments a flush released stay mapped while a snapshot taken before
  * may read them, and no longer: a long-running writer kept every segment
  * it ever wrote mapped, and the disk blocks of the deleted files with
@@ -233,18 +219,18 @@ static void flush_unmaps_released_segments_after_the_last_snapshot(void **state)
 		insert_rows(e, &m, 5000, 3 * DAY, b);
 	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	int kept = deleted_mappings(logdir);
+	int kept = ts_test_deleted_mappings(logdir);
 	assert_true(kept >= 1); /* the snapshot's trees are in them */
 	for (uint32_t i = 0; i < s.nroots; i++)
 		assert_int_equal(ts__snapshot_scan(&s, i, count_rows, acc), 0);
 	assert_int_equal(acc[0], (int64_t)m.n);
 	ts__snapshot_release(&s);
-	assert_int_equal(deleted_mappings(logdir), 0);
+	assert_int_equal(ts_test_deleted_mappings(logdir), 0);
 	/* with no snapshot held, the next flush unmaps at once */
 	for (int b = 401; b <= 800 && ts_test_count_files(logdir, ".seg") < 3; b++)
 		insert_rows(e, &m, 5000, 3 * DAY, b);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	assert_int_equal(deleted_mappings(logdir), 0);
+	assert_int_equal(ts_test_deleted_mappings(logdir), 0);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	free(m.rows);
 }

@@ -1148,20 +1148,6 @@ static void rows_read_are_durable(void **state)
 	ts_table_close(src);
 }
 
-/* Mappings of this process of deleted files under dir (test_flush.c's). */
-static int deleted_mappings(const char *dir)
-{
-	char line[8192];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, dir) && strstr(line, "(deleted)"))
-			n++;
-	fclose(f);
-	return n;
-}
-
 /* n random rows of region into t, with ts in [from, from + span). */
 static void insert_region(ts_table *t, const char *region, int n, int64_t from, int64_t span)
 {
@@ -1197,11 +1183,11 @@ static int churn_yield(void *arg, struct ts_table *t)
 {
 	(void)arg;
 	(void)t;
-	int held = deleted_mappings(churn.logdir);
+	int held = ts_test_deleted_mappings(churn.logdir);
 	if (held > churn.held_at_yield)
 		churn.held_at_yield = held;
 	churn.yields++;
-	for (int i = 0; i < 100 && (held = deleted_mappings(churn.logdir)) == 0; i++) {
+	for (int i = 0; i < 100 && (held = ts_test_deleted_mappings(churn.logdir)) == 0; i++) {
 		insert_region(churn.src, "r9", 25000, NOW - 90 * HOUR + churn.batches++ * 10 * MIN,
 		              10 * MIN);
 		assert_int_equal(ts_flush(churn.src, INT64_MAX), 0);
@@ -1265,7 +1251,7 @@ static void run_releases_the_source_log(void **state)
 	assert_int_equal(ts__rollup_due(r, &y, 1), 0);
 	assert_true(churn.held_after_flush >= 1); /* the run's snapshot held them then */
 	assert_int_equal(churn.held_at_yield, 0); /* and let go of them by the next slice */
-	assert_int_equal(deleted_mappings(churn.logdir), 0);
+	assert_int_equal(ts_test_deleted_mappings(churn.logdir), 0);
 	assert_int_equal(churn.yields, (640 - 40) / 64); /* a slice: 64 windows written */
 	assert_int_equal(stat_of(e->db, "r1m", "rollup_watermark"), (int64_t)s);
 	/* read after the region's delete: h2's and h3's 20 windows each of
