@@ -89,6 +89,7 @@ int ts__filling_init(ts__filling *f, ts__log *log, uint64_t floor, int64_t now)
 	if (rc < 0)
 		return rc;
 	f->n = f->ncommitted = (int)c.nroots;
+	f->open_head = head;
 	if (f->n)
 		memcpy(f->committed, f->work, (size_t)f->n * sizeof *f->work);
 	return 0;
@@ -154,21 +155,34 @@ static int found_elsewhere(ts__filling *f, const ts__root *self, const unsigned 
 	return 0;
 }
 
+uint64_t ts__filling_hi_bound(const ts__filling *f, const ts__root *r)
+{
+	return r->last ? r->last : f->open_head;
+}
+
 /* Whether self taking a row at ts would make it overlap, in time and
- * versions, a tree begun after it: another tree born later whose
+ * versions, another tree: one that took rows after self began (begun
+ * after it, or begun before it and still taking rows since) whose
  * timespan meets self's grown by ts.  Periods only grow as the clock
- * moves on, so this happens when a period grows over a newer tree --
- * last week's tree (begun earlier, holding older days) taking the rows
- * of a day whose own day tree began after it, once that day is older
- * than the recent days: the two would hold rows of the same keys with
- * neither newer than the other (invariant V, docs/corrections.md). */
+ * moves on, so this happens when a period grows over another tree --
+ * last week's tree taking the rows of a day whose own day tree took rows
+ * after the week's tree began, once that day is older than the recent
+ * days: the two would hold rows of the same keys with neither newer than
+ * the other (invariant V, docs/corrections.md).  At one clock reading
+ * the timespans of trees of meeting periods do not meet (a row's period
+ * is the coarser the older it is), so a tree begun in the batch in
+ * progress is not asked: the batch it would be made again in would
+ * begin it again. */
 static int newer_tree_meets(const ts__filling *f, const ts__root *self, int64_t ts)
 {
+	if (self->born >= f->batch)
+		return 0;
 	int64_t lo = ts < self->min_ts ? ts : self->min_ts;
 	int64_t hi = ts > self->max_ts ? ts : self->max_ts;
 	for (int i = 0; i < f->n; i++) {
 		const ts__root *r = &f->work[i];
-		if (r != self && r->rows && r->born > self->born && r->min_ts <= hi && lo <= r->max_ts)
+		if (r != self && r->rows && ts__filling_hi_bound(f, r) > self->born &&
+		    r->min_ts <= hi && lo <= r->max_ts)
 			return 1;
 	}
 	return 0;

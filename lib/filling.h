@@ -42,6 +42,9 @@ typedef struct ts__filling {
 	int (*hidden)(void *arg, const unsigned char *key, size_t klen, uint64_t row_lsn);
 	void *hidden_arg;
 	uint64_t refreeze;       /* TS_FILLING_REFREEZE's tree */
+	/* The log's head when the trees were recovered: no tree recovered
+	 * then took rows after it (their last is 0: see ts__filling_hi_bound). */
+	uint64_t open_head;
 } ts__filling;
 
 /* Set up from the log's newest commit (after recovery); the trees count
@@ -89,6 +92,15 @@ int ts__filling_freeze(ts__filling *f, uint64_t born);
 
 /* ts__root.last of a tree the batch in progress added rows to. */
 #define TS_ROOT_LAST_BATCH UINT64_MAX
+
+/* An upper bound of the newest version of tree r's rows: its last
+ * commit, TS_ROOT_LAST_BATCH for the batch in progress, or for a tree
+ * that took no rows since the trees were recovered, the log's head then
+ * (flush.c finds the exact one in the log when it needs it).  Two trees
+ * whose versions may overlap -- one began before the other's bound --
+ * must not come to hold rows of meeting timespans (invariant V,
+ * docs/corrections.md section 1). */
+uint64_t ts__filling_hi_bound(const ts__filling *f, const ts__root *r);
 
 /* Write the commit record and publish it; the trees the batch added rows
  * to get its LSN as their last.  Returns 0 or a log error (the

@@ -115,10 +115,14 @@ static int periods_meet(const ts__root *a, const ts__root *b)
 }
 
 /* Freeze the trees choose picks, with every tree begun before one of
- * them whose period meets its own (yesterday's 4-hour tree beside the
- * day tree that yesterday's late rows began after midnight: flushing the
- * newer alone would leave on disk rows newer than the older tree's, with
- * the older tree still in the log -- invariant V, docs/corrections.md).
+ * them took its last rows whose period meets its own: begun before it
+ * (yesterday's 4-hour tree beside the day tree that yesterday's late rows
+ * began after midnight: flushing the newer alone would leave on disk rows
+ * newer than the older tree's, with the older tree still in the log --
+ * invariant V, docs/corrections.md), or begun after it and before its
+ * last rows (a week's tree beside a day tree that still took rows: once
+ * the day is in the week's period, the week's tree could grow over the
+ * day's tablet, which filling.c cannot see any more).
  * List every frozen tree (earlier ones included) in jobs, oldest version
  * first: a flush publishes its tablets in that order and stops at the
  * first that fails, so the tablets on disk are always older than every
@@ -139,7 +143,8 @@ static int freeze(ts_table *t, choose_fn choose, const void *arg, struct job **j
 		for (int i = 0; i < f->n; i++)
 			for (int j = 0; (f->work[i].flags & TS_ROOT_FROZEN) && j < f->n; j++)
 				if (f->work[j].rows && !(f->work[j].flags & TS_ROOT_FROZEN) &&
-				    f->work[j].born < f->work[i].born && periods_meet(&f->work[i], &f->work[j])) {
+				    f->work[j].born < ts__filling_hi_bound(f, &f->work[i]) &&
+				    periods_meet(&f->work[i], &f->work[j])) {
 					f->work[j].flags |= TS_ROOT_FROZEN;
 					more = 1;
 				}

@@ -463,6 +463,42 @@ static void period_growing_over_a_newer_tree(void **state)
 	assert_int_equal(value_at(e, "b", day), 100);
 }
 
+/* A week's tree begun while a day tree of its week (not yet in its
+ * period) still took rows: when the day tree is flushed, the week's tree
+ * goes with it, since once the day is in the week's period the week's
+ * tree would take its rows and grow over the day's tablet, the two
+ * overlapping in versions (neither newer: invariant V).  The flush is
+ * the scheduler's, taking the day tree alone by size. */
+static void flush_takes_trees_begun_before_the_last_rows(void **state)
+{
+	ts_test_env *e = *state;
+	int64_t week_start = NOW - 9 * 24 * HOUR - 12 * HOUR; /* 11-12 00:00 */
+	int64_t day = NOW - 6 * 24 * HOUR;                     /* 11-15 12:00 */
+	e->flush_size = 4096;
+	ts_test_env_reopen(e);
+	insert(e, NULL, "b", 1, day, 1);            /* the day tree begins */
+	insert(e, NULL, "a", 1, week_start, 2);     /* the week's tree begins after it */
+	insert(e, NULL, "b", 100, day + SEC, 3);    /* the day tree's rows after that */
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 2);
+	assert_int_equal(ts__flush_due(e->t), 0);   /* the day tree is due (size) */
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
+	ts_test_env_set_now(e, NOW + 2 * 24 * HOUR); /* 11-15 is in the week's period now */
+	ts_value row[] = {ts_string("b"), ts_timestamp(day + SEC), ts_int64(4), ts_int64(999)};
+	size_t ignored = 0;
+	uint64_t version = 0;
+	assert_int_equal(ts_insert_policy(e->t, 0, TS_ON_DUPLICATE_REPLACE, row, 1, &ignored,
+	                                  &version), 0);
+	assert_int_equal(value_at(e, "b", day + SEC), 999);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	check_ok(e, 0, "flushed");
+	assert_int_equal(value_at(e, "b", day + SEC), 999);
+	int merged;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	check_ok(e, 1, "merged");
+	assert_int_equal(value_at(e, "b", day + SEC), 999);
+	assert_int_equal(value_at(e, "b", day + 2 * SEC), 1);
+}
+
 /* ---- descriptors without intervals ---- */
 
 static void table_dir(const ts_test_env *e, char *out, size_t size)
@@ -653,13 +689,34 @@ static void check_ok(ts_test_env *e, int step, const char *what)
 {
 	struct problems p = {0};
 	ts_check_opts o = {.problem = on_problem, .arg = &p};
-	if (ts_check(e->db, NULL, &o) != 0)
+	if (ts_check(e->db, NULL, &o) != 0) {
+		ts__snapshot s;
+		if (ts__snapshot_take(e->t, &s) == 0) {
+			for (int i = 0; i < s.ntablets; i++) {
+				const ts__tablet_meta *t = &s.metas[i];
+				print_message("tablet %llu period [%lld, %lld) ts [%lld, %lld] versions [%llu, %llu] source %llu\n",
+				              (unsigned long long)t->id, (long long)((t->period_start - NOW) / HOUR),
+				              (long long)((t->period_end - NOW) / HOUR), (long long)((t->min_ts - NOW) / HOUR),
+				              (long long)((t->max_ts - NOW) / HOUR), (unsigned long long)t->lo,
+				              (unsigned long long)t->hi, (unsigned long long)t->source);
+			}
+			for (uint32_t i = 0; i < s.nroots; i++)
+				print_message("tree born %llu period %lld +%lld ts [%lld, %lld] flags %x\n",
+				              (unsigned long long)s.roots[i].born,
+				              (long long)((s.roots[i].period_start - NOW) / HOUR),
+				              (long long)(s.roots[i].period_len / HOUR),
+				              (long long)((s.roots[i].min_ts - NOW) / HOUR),
+				              (long long)((s.roots[i].max_ts - NOW) / HOUR), s.roots[i].flags);
+			ts__snapshot_release(&s);
+		}
 		fail_msg("step %d (%s): %d problems, first in %s: %s", step, what, p.n, p.file[0],
 		         p.what[0]);
+	}
 }
 
 /*
- * Random inserts (late rows up to three days back among them), flushes of
+ * Random inserts (late rows up to three days back among them, a few up
+ * to ten days, into a week's period), flushes of
  * every tree or of the trees before an instant, merges (ts_merge, and the
  * background's, delays honoured), the clock moving on by up to six hours
  * (so periods roll over: 4-hour trees and tablets join their day, days
@@ -669,7 +726,7 @@ static void check_ok(ts_test_env *e, int step, const char *what)
  * ts_check finds nothing, so invariant V holds, and now and then the
  * table reads exactly the rows inserted.
  */
-static void random_history(ts_test_env *e, int steps, int maintenance)
+static void random_history(ts_test_env *e, int steps, int maintenance, int calm)
 {
 	ts_test_model m = {0};
 	int64_t serial = 0;
@@ -680,10 +737,22 @@ static void random_history(ts_test_env *e, int steps, int maintenance)
 	for (int step = 0; step < steps; step++) {
 		uint64_t r = ts_test_xorshift(&rng) % 100;
 		const char *what;
+		/* calm: flushes and merges rare, the clock moving by up to a
+		 * day -- trees live long enough for their days to age into a
+		 * week's period with rows still in them */
+		if (calm && r >= 50 && r < 86)
+			r = r < 52 ? 50 : r < 54 ? 62 : r < 56 ? 72 : r < 58 ? 80 : r < 74 ? 86 : r - 74;
 		if (r < 50) {
 			char h[8];
 			int n = 1 + (int)(ts_test_xorshift(&rng) % 20);
-			int64_t back = (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(r < 35 ? 4 * HOUR : 72 * HOUR));
+			/* mostly recent, some days late, and a few over a week
+			 * late: the days older than the 7 recent ones are a
+			 * week's period, whose tree may have begun before a
+			 * day tree whose rows it would then meet */
+			uint64_t span = (uint64_t)(r < 35 ? 4 * HOUR : r < 46 ? 72 * HOUR : 240 * HOUR);
+			int64_t back = (int64_t)(ts_test_xorshift(&rng) % span);
+			if (calm && r >= 20) /* around the week's boundary: 5 to 9 days */
+				back = 120 * HOUR + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(96 * HOUR));
 			snprintf(h, sizeof h, "h%d", (int)(ts_test_xorshift(&rng) % 5));
 			/* distinct keys: the ns part numbers the row */
 			insert(e, &m, h, n, e->now - back - n * SEC - (serial++ % 1000000) * 1000, step);
@@ -707,7 +776,8 @@ static void random_history(ts_test_env *e, int steps, int maintenance)
 			assert_true(ts__merge_due(e->t, NULL) >= 0);
 			what = "background merge";
 		} else if (r < 97) {
-			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % (uint64_t)(6 * HOUR)));
+			uint64_t jump = (uint64_t)((calm ? 24 : 6) * HOUR);
+			ts_test_env_set_now(e, e->now + (int64_t)(ts_test_xorshift(&rng) % jump));
 			what = "clock";
 		} else {
 			ts_test_env_reopen(e);
@@ -727,12 +797,18 @@ static void random_history(ts_test_env *e, int steps, int maintenance)
 /* Run three times (the sequence goes on from run to run). */
 static void random_history_keeps_v(void **state)
 {
-	random_history(*state, 1500, 0);
+	random_history(*state, 1500, 0, 0);
+}
+
+/* Trees kept for days, across the week boundary. */
+static void calm_history_keeps_v(void **state)
+{
+	random_history(*state, 1500, 0, 1);
 }
 
 static void random_history_with_maintenance_keeps_v(void **state)
 {
-	random_history(*state, 1000, 1);
+	random_history(*state, 1000, 1, 0);
 }
 
 int main(void)
@@ -759,6 +835,8 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(flush_takes_older_trees_of_meeting_periods, setup,
 		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(flush_takes_trees_begun_before_the_last_rows, setup,
+		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_keeps_v, setup, ts_test_env_teardown),
@@ -766,6 +844,8 @@ int main(void)
 		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(random_history_with_maintenance_keeps_v, setup,
 		                                ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(calm_history_keeps_v, setup, ts_test_env_teardown),
+		cmocka_unit_test_setup_teardown(calm_history_keeps_v, setup, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
