@@ -175,6 +175,26 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Whether the graphite: listener accepts within WAIT ms.  The daemon
+ * opens its listeners one after another, and the kernel accepts on the
+ * first ones (which tsd_test_daemon_start waits for) before the later
+ * ones listen: a connect at once could be refused. */
+static int graphite_listens(const struct fixture *f)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->gport)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (int waited = 0; waited < WAIT; waited += 5) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (ok)
+			return 1;
+		tsd_test_sleep_ms(5);
+	}
+	return 0;
+}
+
 /* Start a daemon listening for Graphite too, with extra (at most six
  * words, NULL-terminated; NULL: none). */
 static int setup_with(void **state, const char *const *extra)
@@ -204,7 +224,8 @@ static int setup_with(void **state, const char *const *extra)
 		if (tsd_test_daemon_start(f->d, (const char *const *)f->args) == 0)
 			break;
 	}
-	if (f->d->pid < 0 || !(f->json = tsd_test_connect(f->d, TSD_TEST_TCP)))
+	if (f->d->pid < 0 || !graphite_listens(f) ||
+	    !(f->json = tsd_test_connect(f->d, TSD_TEST_TCP)))
 		goto fail;
 	return 0;
 fail:
