@@ -211,6 +211,15 @@ int ts__filling_insert(ts__filling *f, const unsigned char *key, size_t klen,
 			f->refreeze = r->born;
 			return TS_FILLING_REFREEZE;
 		}
+		/* found_elsewhere passed over it, its own insert being the
+		 * search: a key it holds is a duplicate all the same */
+		uint64_t row;
+		if (ts >= r->min_ts && ts <= r->max_ts && ts__avl_find(f->log, r->root, key, klen, &row) &&
+		    !(f->hidden && f->hidden(f->hidden_arg, key, klen, row))) {
+			*dup_row = row;
+			if (!replace)
+				return TS_EDUPKEY;
+		}
 		r->flags |= TS_ROOT_FROZEN;
 		r = NULL;
 	}

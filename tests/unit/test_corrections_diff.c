@@ -27,7 +27,9 @@
  *     rows SQLite deleted unless it is TS_COUNT_UNKNOWN;
  *   - a purge (ts_purge) of a random range or of everything: no row
  *     changes; ts_check must pass afterwards;
- *   - ts_flush with a random horizon, ts_merge, a reopen of the writer.
+ *   - ts_flush with a random horizon, ts_merge, a reopen of the writer;
+ *     in the case "aging", the clock moving on by up to 18 hours (the
+ *     rows age into day and week periods while trees still fill).
  * After every step a few random reads, and every few steps (and at the
  * end) a full pass, run on both sides and must agree exactly: full scans
  * both ways, ts_query with prefix, key bounds, time ranges, either
@@ -160,6 +162,8 @@ typedef struct diff {
 	ts_table *ro_t;
 	ts_table *qt;     /* where requests go: t, or now and then ro_t */
 	int64_t now;      /* the clock */
+	int aging;        /* the clock moves by hours in steps of its own */
+	long clock_steps;
 	sqlite3 *sq;
 	sqlite3_stmt *ins[3], *pick, *count;
 	int ncols, nkey, tscol;
@@ -843,12 +847,36 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The clock moves on by up to 18 hours: the rows (a span that ends at
+ * NOW0) grow older, their periods coarser -- 4-hour, day, and past the 7
+ * recent days a week's -- while trees of the finer periods still hold
+ * rows of the same days (invariant V, docs/corrections.md section 1). */
+static void clock_step(diff *d)
+{
+	int64_t by = (int64_t)below((uint64_t)(18 * HOUR));
+	snprintf(d->what, sizeof d->what, "the clock moves on by %" PRId64 " s", by / SEC);
+	trace(d);
+	__atomic_store_n(&d->now, d->now + by, __ATOMIC_RELAXED);
+	d->clock_steps++;
+}
+
 static void one_step(diff *d)
 {
 	int r = (int)below(100);
 	if (!(d->use & USE_DELETE) && r >= 50 && r < 61)
 		r = 0; /* no deletes or purges */
-	if (r < 50)
+	if (d->aging && r >= 61 && r < 78) { /* flushes and merges rarer: trees live */
+		if (r >= 67)
+			clock_step(d);
+		else if (r < 64)
+			flush_some(d);
+		else
+			merge_all(d);
+		r = -1;
+	}
+	if (r < 0)
+		;
+	else if (r < 50)
 		insert_batch(d);
 	else if (r < 58)
 		delete_range(d);
@@ -919,6 +947,17 @@ static void corrections_diff_replace(void **state)
 	run_case(*state, "replace", TS_ON_DUPLICATE_REPLACE, 3);
 }
 
+/* Replace with the clock moving on by days over the run, so that the
+ * rows' days age past the 7 recent ones into week periods with trees
+ * of their days still filling. */
+static void corrections_diff_aging(void **state)
+{
+	diff *d = *state;
+	d->aging = 1;
+	run_case(d, "aging", TS_ON_DUPLICATE_REPLACE, 4);
+	assert_true(d->clock_steps > 0 && d->now - NOW0 > 8 * DAY);
+}
+
 /* ---- fixed sequences: what random runs found, kept as cases ---- */
 
 /* latest after a replacement: the newest stream (a filling tree) holds
@@ -987,6 +1026,7 @@ int main(void)
 		T(corrections_diff_reject),
 		T(corrections_diff_ignore),
 		T(corrections_diff_replace),
+		T(corrections_diff_aging),
 		cmocka_unit_test(corrections_latest_after_replace),
 	};
 #undef T
