@@ -227,7 +227,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_FLUSH] = {"table", "before", NULL},
 	[TSD_OP_STATS] = {"table", NULL},
 	[TSD_OP_CHECK] = {"table", NULL},
-	[TSD_OP_SNAPSHOT] = {"dest", NULL},
+	[TSD_OP_SNAPSHOT] = {"dest", "incremental", NULL},
 	[TSD_OP_AUTH] = {"token", NULL},
 	/* delete and purge take query's range fields, nothing else of it */
 	[TSD_OP_DELETE] = {"table", "prefix", "ge", "gt", "le", "lt", "from", "to", NULL},
@@ -1358,14 +1358,15 @@ static int op_check(struct tsd_request *r, const struct tsd_context *ctx)
 
 /* A consistent copy of the database in the new directory dest, a path
  * on the daemon's machine (absolute, or relative to its working
- * directory). */
+ * directory); with "incremental", dest may hold an earlier copy, brought
+ * up to date (ts_backup_incremental). */
 static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	const char *dest;
-	int rc;
-	if (get_string(r, "dest", 0, 1, &dest) < 0)
+	int rc, incremental = 0;
+	if (get_string(r, "dest", 0, 1, &dest) < 0 || get_bool(r, "incremental", &incremental) < 0)
 		return r->code;
-	if ((rc = ts_backup(ctx->db, dest)) < 0)
+	if ((rc = incremental ? ts_backup_incremental(ctx->db, dest) : ts_backup(ctx->db, dest)) < 0)
 		return lib_fail(r, rc);
 	begin_ok(r);
 	end_line(r);

@@ -1373,6 +1373,26 @@ TS_EXTERN int ts_check(ts_db *db, const char *table, const ts_check_opts *opts);
  */
 TS_EXTERN int ts_backup(ts_db *db, const char *dest);
 
+/*
+ * ts_backup_incremental -- as ts_backup, but dest may hold an earlier
+ * copy (of this database or not), which is brought up to date with only
+ * what changed: a tablet the earlier copy holds under the same name, of
+ * the same size and with the same first and last 4 KiB, is hard-linked
+ * from it instead of copied from the database (so across file systems
+ * only new tablets are copied, and an rsync of dest sends only them: a
+ * file of the copy never changes under its name); descriptors and logs
+ * are written anew.  The new copy is built beside dest and exchanged
+ * with it atomically (renameat2 RENAME_EXCHANGE; where the file system
+ * cannot, dest is renamed aside first), then the earlier copy is
+ * removed: dest holds the earlier copy or the new one at every moment.
+ * A dest that does not exist gets a full copy, as ts_backup.  A dest
+ * holding anything but table directories with a DESCRIPTOR and a LOCK
+ * file (a directory that is no copy) is refused with TS_EINVAL and left
+ * alone.
+ * Returns as ts_backup, but no TS_EEXIST.
+ */
+TS_EXTERN int ts_backup_incremental(ts_db *db, const char *dest);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,7 +130,18 @@ int ts_backup(ts_db *db, const char *dest)
 	NEED(dest, "ts_backup", "dest is NULL");
 	int rc = ts__db_enter(db, "ts_backup");
 	if (rc == 0) {
-		rc = ts__backup(db, dest);
+		rc = ts__backup(db, dest, 0);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_backup_incremental(ts_db *db, const char *dest)
+{
+	NEED(dest, "ts_backup_incremental", "dest is NULL");
+	int rc = ts__db_enter(db, "ts_backup_incremental");
+	if (rc == 0) {
+		rc = ts__backup(db, dest, 1);
 		ts__db_leave(db);
 	}
 	return rc;

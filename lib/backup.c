@@ -6,6 +6,10 @@
  * renamed to dest once every file and directory in it is durable; dest
  * itself never holds half a copy.  Per table: DESCRIPTOR, tablets/ (hard
  * links: tablets are immutable), log/ (the part recovery needs, sparse).
+ * An incremental backup (ts_backup_incremental) takes each tablet an
+ * earlier copy in dest holds (same name, size, first and last bytes)
+ * from that copy instead, and exchanges the new copy with the earlier
+ * one at the end.
  *
  * Why a table's copy is consistent.  Copy one table as:
  *
@@ -49,6 +53,7 @@
  * is at work) has its log copied from F to its last segment, and
  * recovery finds the end, as it would in the source.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -122,6 +127,65 @@ static int link_or_copy(const char *src, const char *dst)
 	return ts__fail_errno(errno, "link %s to %s", src, dst);
 }
 
+/* The first and the last TAIL bytes of two files of one size must agree
+ * for a tablet of an earlier copy to stand for the database's: tablets
+ * are named by id and never change, so within one database's copies the
+ * name decides; the bytes guard against a copy of another database,
+ * whose tablet of the same id differs (its header, its footer). */
+#define TAIL 4096
+
+/* The bytes [off, off + n) of the open file fd into buf.  Returns 0 or an
+ * error (a short file is TS_EIO: the sizes were checked before). */
+static int read_span(int fd, char *buf, size_t n, off_t off, const char *path)
+{
+	while (n) {
+		ssize_t r = pread(fd, buf, n, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ts__fail_errno(errno, "read %s", path);
+		if (r == 0)
+			return ts__fail(TS_EIO, "%s: shorter than its size", path);
+		buf += r, n -= (size_t)r, off += r;
+	}
+	return 0;
+}
+
+/* Whether the file old (of an earlier copy) holds the same tablet as the
+ * file cur: same size, same first and last TAIL bytes.  1 or 0 (old
+ * missing or unreadable as a regular file: 0), or an error reading cur,
+ * whose absence is TS_ENOENT. */
+static int same_tablet(const char *cur, const char *old)
+{
+	char a[2][TAIL], b[2][TAIL];
+	struct stat sa, sb;
+	int fa = open(cur, O_RDONLY | O_CLOEXEC), fb = -1, rc = 0;
+	if (fa < 0)
+		return errno == ENOENT ? TS_ENOENT : ts__fail_errno(errno, "open %s", cur);
+	if (fstat(fa, &sa) < 0)
+		rc = ts__fail_errno(errno, "stat %s", cur);
+	else if ((fb = open(old, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fb, &sb) < 0 ||
+	         !S_ISREG(sb.st_mode) || sb.st_size != sa.st_size)
+		rc = 0;
+	else {
+		size_t n = sa.st_size < TAIL ? (size_t)sa.st_size : TAIL;
+		off_t last = sa.st_size - (off_t)n;
+		rc = read_span(fa, a[0], n, 0, cur);
+		if (rc == 0)
+			rc = read_span(fa, a[1], n, last, cur);
+		/* the old file unreadable: copy the tablet anew */
+		if (rc == 0)
+			rc = read_span(fb, b[0], n, 0, old) == 0 && read_span(fb, b[1], n, last, old) == 0 &&
+			     memcmp(a[0], b[0], n) == 0 && memcmp(a[1], b[1], n) == 0;
+		if (rc == 0)
+			ts__clear_error();
+	}
+	close(fa);
+	if (fb >= 0)
+		close(fb);
+	return rc;
+}
+
 /* Read dir/DESCRIPTOR whole. */
 static int read_descriptor(const char *dir, void **data, size_t *n)
 {
@@ -182,17 +246,27 @@ static int pin(const char *src, const char *logdir, void **data, size_t *n,
 	return rc < 0 ? rc : rc ? 0 : AGAIN;
 }
 
-/* Step 4: link every tablet of d from src to dst.  Returns 0, AGAIN, or
- * an error. */
-static int link_tablets(const char *src, const char *dst, const ts__descriptor *d)
+/* Step 4: link every tablet of d from src to dst -- or, with prev (the
+ * table's directory in an earlier copy), from prev where it holds the
+ * same tablet.  Returns 0, AGAIN, or an error. */
+static int link_tablets(const char *src, const char *dst, const char *prev,
+                        const ts__descriptor *d)
 {
-	char name[64], from[TS_PATH_MAX], to[TS_PATH_MAX];
+	char name[64], from[TS_PATH_MAX], to[TS_PATH_MAX], old[TS_PATH_MAX];
 	int rc = 0;
-	for (int i = 0; rc == 0 && i < d->ntablets; i++)
-		if ((rc = ts__tablet_name(d->tablets[i].id, name, sizeof name)) == 0 &&
-		    (rc = ts__path(from, "%s/tablets/%s", src, name)) == 0 &&
-		    (rc = ts__path(to, "%s/tablets/%s", dst, name)) == 0)
+	for (int i = 0; rc == 0 && i < d->ntablets; i++) {
+		if ((rc = ts__tablet_name(d->tablets[i].id, name, sizeof name)) < 0 ||
+		    (rc = ts__path(from, "%s/tablets/%s", src, name)) < 0 ||
+		    (rc = ts__path(to, "%s/tablets/%s", dst, name)) < 0)
+			break;
+		if (prev && (rc = ts__path(old, "%s/tablets/%s", prev, name)) == 0 &&
+		    (rc = same_tablet(from, old)) == 1) {
+			rc = link_or_copy(old, to);
+			continue;
+		}
+		if (rc == 0)
 			rc = link_or_copy(from, to);
+	}
 	if (rc == 0 && (rc = ts__path(to, "%s/tablets", dst)) == 0)
 		rc = ts__fsync_dir(to);
 	return rc == TS_ENOENT ? AGAIN : rc;
@@ -209,9 +283,10 @@ static int make_dirs(const char *dst)
 	return rc;
 }
 
-/* One attempt at copying table directory src to dst (not existing yet).
+/* One attempt at copying table directory src to dst (not existing yet),
+ * taking the tablets prev (an earlier copy's, or NULL) holds from there.
  * Returns 0, AGAIN, DROPPED, or an error. */
-static int copy_once(const char *src, const char *dst)
+static int copy_once(const char *src, const char *dst, const char *prev)
 {
 	char srclog[TS_PATH_MAX], dstlog[TS_PATH_MAX];
 	ts__descriptor *d = NULL;
@@ -230,7 +305,7 @@ static int copy_once(const char *src, const char *dst)
 	if (rc == 0)
 		rc = make_dirs(dst);
 	if (rc == 0)
-		rc = link_tablets(src, dst, d);
+		rc = link_tablets(src, dst, prev, d);
 	if (rc == 0 && (rc = ts__log_backup(srclog, dstlog, d->flushed_lsn, head)) == TS_ENOENT)
 		rc = AGAIN;
 	if (rc == 0 && roll)
@@ -243,15 +318,19 @@ static int copy_once(const char *src, const char *dst)
 	return rc;
 }
 
-/* Copy table name of db into root/name, again while its files move. */
-static int copy_table(ts_db *db, const char *name, const char *root)
+/* Copy table name of db into root/name, again while its files move;
+ * with prev (an earlier copy's root, or NULL), its tablets from there
+ * where it holds them. */
+static int copy_table(ts_db *db, const char *name, const char *root, const char *prev)
 {
-	char src[TS_PATH_MAX], dst[TS_PATH_MAX];
+	char src[TS_PATH_MAX], dst[TS_PATH_MAX], old[TS_PATH_MAX];
 	int rc = ts__path(src, "%s/%s", db->path, name);
 	if (rc == 0)
 		rc = ts__path(dst, "%s/%s", root, name);
+	if (rc == 0 && prev)
+		rc = ts__path(old, "%s/%s", prev, name);
 	for (int attempt = 1; rc == 0; attempt++) {
-		if ((rc = copy_once(src, dst)) != AGAIN && rc != DROPPED)
+		if ((rc = copy_once(src, dst, prev ? old : NULL)) != AGAIN && rc != DROPPED)
 			break;
 		int again = rc == AGAIN;
 		if ((rc = ts__rmtree(dst)) < 0 || !again)
@@ -313,21 +392,75 @@ static int check_outside(const ts_db *db, const char *parent, const char *to)
 	return rc;
 }
 
-static int copy_tables(ts_db *db, const char *root)
+static int copy_tables(ts_db *db, const char *root, const char *prev)
 {
 	char **names = NULL;
 	int n = 0, rc = ts_tables(db, &names, &n);
 	for (int i = 0; rc == 0 && i < n; i++)
-		rc = copy_table(db, names[i], root);
+		rc = copy_table(db, names[i], root, prev);
 	ts_free_names(names);
 	return rc == 0 ? ts__fsync_dir(root) : rc;
 }
 
-int ts__backup(ts_db *db, const char *dest)
+/* Whether the directory to is a copy ts_backup could have made: nothing
+ * in it but directories holding a DESCRIPTOR (empty is one), and the
+ * LOCK file of a copy that was opened as a database.  Returns 0
+ * or TS_EINVAL naming what is not, so that an incremental backup never
+ * replaces -- and then removes -- a directory that is no copy. */
+static int is_copy(const char *to)
+{
+	char path[TS_PATH_MAX];
+	struct stat st;
+	DIR *dir = opendir(to);
+	struct dirent *e;
+	int rc = 0;
+	if (!dir)
+		return errno == ENOTDIR ? ts__fail(TS_EINVAL, "backup: %s is not a directory", to)
+		                        : ts__fail_errno(errno, "backup: %s", to);
+	while (rc == 0 && (errno = 0, e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, "LOCK") == 0) /* a copy that was opened has one */
+			continue;
+		if ((rc = ts__path(path, "%s/%s/%s", to, e->d_name, TS_DESC_FILE)) == 0 &&
+		    (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+			rc = ts__fail(TS_EINVAL, "backup: %s is not a copy of a database (%s is not a "
+			              "table); an incremental backup replaces only a copy", to, e->d_name);
+	}
+	if (rc == 0 && errno)
+		rc = ts__fail_errno(errno, "backup: read %s", to);
+	closedir(dir);
+	return rc;
+}
+
+/* Put the new copy tmp in the place of the earlier one at to, and remove
+ * the earlier one: exchanged atomically where the file system can, else
+ * the earlier copy renamed aside first (a crash then may leave to
+ * missing and the earlier copy in to.old-PID). */
+static int replace_copy(const char *tmp, const char *to)
+{
+	char aside[TS_PATH_MAX];
+	int rc;
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, to, RENAME_EXCHANGE) == 0)
+		return ts__rmtree(tmp); /* the earlier copy, under tmp's name now */
+	if (errno != EINVAL && errno != ENOSYS)
+		return ts__fail_errno(errno, "exchange %s with %s", tmp, to);
+	if ((rc = ts__path(aside, "%s.old-%ld", to, (long)getpid())) < 0)
+		return rc;
+	if (rename(to, aside) < 0)
+		return ts__fail_errno(errno, "rename %s to %s", to, aside);
+	if (rename(tmp, to) < 0) {
+		rc = ts__fail_errno(errno, "rename %s to %s", tmp, to);
+		rename(aside, to); /* the earlier copy back */
+		return rc;
+	}
+	return ts__rmtree(aside);
+}
+
+int ts__backup(ts_db *db, const char *dest, int incremental)
 {
 	char to[TS_PATH_MAX], tmp[TS_PATH_MAX], parent[TS_PATH_MAX];
 	struct stat st;
-	int rc;
+	int rc, earlier = 0;
 	if (!dest || !*dest)
 		return ts__fail(TS_EINVAL, "backup: empty destination");
 	if ((rc = ts__path(to, "%s", dest)) < 0)
@@ -336,18 +469,25 @@ int ts__backup(ts_db *db, const char *dest)
 		to[n - 1] = '\0';
 	if ((rc = parent_of(to, parent)) < 0 || (rc = check_outside(db, parent, to)) < 0)
 		return rc;
-	if (lstat(to, &st) == 0)
-		return ts__fail(TS_EEXIST, "backup: %s already exists", to);
-	if (errno != ENOENT)
+	if (lstat(to, &st) == 0) {
+		if (!incremental)
+			return ts__fail(TS_EEXIST, "backup: %s already exists", to);
+		if (!S_ISDIR(st.st_mode))
+			return ts__fail(TS_EINVAL, "backup: %s is not a directory", to);
+		if ((rc = is_copy(to)) < 0)
+			return rc;
+		earlier = 1;
+	} else if (errno != ENOENT) {
 		return ts__fail_errno(errno, "backup: %s", to);
+	}
 	if ((rc = ts__path(tmp, "%s.tmp-%ld", to, (long)getpid())) < 0)
 		return rc;
 	ts__rmtree(tmp); /* a leftover of a crashed backup of this pid */
 	if (mkdir(tmp, 0755) < 0)
 		return ts__fail_errno(errno, "backup: mkdir %s", tmp);
-	rc = copy_tables(db, tmp);
+	rc = copy_tables(db, tmp, earlier ? to : NULL);
 	if (rc == 0)
-		rc = rename_new(tmp, to);
+		rc = earlier ? replace_copy(tmp, to) : rename_new(tmp, to);
 	if (rc < 0) {
 		ts__rmtree(tmp);
 		return ts__context(rc, "backup to %s", to);

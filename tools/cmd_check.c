@@ -8,10 +8,12 @@
  *         line per problem on stdout, "FILE: what" with FILE relative to
  *         the database directory; nothing when all is sound.  A damaged
  *         database fails with "tsstore: check: N problems found" (exit 1).
- *     tsstore snapshot DEST
+ *     tsstore snapshot [--incremental] DEST
  *         a consistent copy of the database in the new directory DEST
  *         (ts_backup: tablets hard-linked, the rest copied), which opens
- *         and passes check.
+ *         and passes check; with --incremental, DEST may hold an earlier
+ *         copy, brought up to date with only the new tablets
+ *         (ts_backup_incremental).
  *
  * Both open the database read-only, so they run beside a live tsstored
  * with -d; with -s the daemon does the work on its own handle (DEST is
@@ -71,15 +73,22 @@ out:
 
 int cli_cmd_snapshot(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{"incremental", no_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	static const char *const names[] = {"DEST"};
 	struct cli_store *st = NULL;
 	const char *dest;
-	int rc, status = cli_parse_operands(cli, argc, argv, names, 1, 1, &dest);
-	if (status != CLI_CONTINUE)
+	int c, rc, incremental = 0, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts, &status)) >= 0)
+		incremental = 1; /* 'i', the only option cli_getopt returns */
+	if (c == CLI_STOP || (status = cli_operands(cli, argc, argv, names, 1, 1, &dest)) != CLI_CONTINUE)
 		goto out;
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		goto out;
-	if ((rc = cli_store_snapshot(st, dest)) < 0)
+	if ((rc = cli_store_snapshot(st, dest, incremental)) < 0)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 out:
 	return cli_store_close(cli, st, status);

@@ -824,7 +824,8 @@ int cli_remote_check(struct cli_remote *rem, const char *table,
 	return 0;
 }
 
-int cli_remote_snapshot(struct cli_remote *rem, const char *dest, char *msg, size_t msgsz)
+int cli_remote_snapshot(struct cli_remote *rem, const char *dest, int incremental, char *msg,
+                        size_t msgsz)
 {
 	struct jbuf req = {0};
 	char *abs = NULL;
@@ -842,6 +843,8 @@ int cli_remote_snapshot(struct cli_remote *rem, const char *dest, char *msg, siz
 	begin_request(&req, "snapshot", NULL);
 	jbuf_puts(&req, ",\"dest\":");
 	jbuf_string(&req, dest, strlen(dest));
+	if (incremental)
+		jbuf_puts(&req, ",\"incremental\":true");
 	free(abs);
 	return simple(rem, &req, NULL, msg, msgsz);
 }

@@ -89,6 +89,7 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 
 int cli_remote_check(struct cli_remote *rem, const char *table,
                      const struct cli_check_report *rep, uint64_t *count, char *msg, size_t msgsz);
-int cli_remote_snapshot(struct cli_remote *rem, const char *dest, char *msg, size_t msgsz);
+int cli_remote_snapshot(struct cli_remote *rem, const char *dest, int incremental, char *msg,
+                        size_t msgsz);
 
 #endif /* TSSTORE_TOOLS_REMOTE_H */

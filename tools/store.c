@@ -558,9 +558,9 @@ int cli_store_check(struct cli_store *st, const char *table, const struct cli_ch
 	return rc == TS_ECORRUPT && c.count > 0 ? 0 : lib(st, rc);
 }
 
-int cli_store_snapshot(struct cli_store *st, const char *dest)
+int cli_store_snapshot(struct cli_store *st, const char *dest, int incremental)
 {
 	if (st->rem)
-		return cli_remote_snapshot(st->rem, dest, st->msg, sizeof st->msg);
-	return lib(st, ts_backup(st->db, dest));
+		return cli_remote_snapshot(st->rem, dest, incremental, st->msg, sizeof st->msg);
+	return lib(st, incremental ? ts_backup_incremental(st->db, dest) : ts_backup(st->db, dest));
 }

@@ -132,8 +132,9 @@ int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, vo
 int cli_store_check(struct cli_store *st, const char *table, const struct cli_check_report *rep,
                     uint64_t *count);
 
-/* ts_backup to the new directory dest (through the daemon: a path on its
+/* ts_backup to the new directory dest, or with incremental
+ * ts_backup_incremental to dest (through the daemon: a path on its
  * machine, made absolute here). */
-int cli_store_snapshot(struct cli_store *st, const char *dest);
+int cli_store_snapshot(struct cli_store *st, const char *dest, int incremental);
 
 #endif /* TSSTORE_TOOLS_STORE_H */

@@ -12,7 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 usage_check='usage: tsstore check [TABLE]\n'
-usage_snapshot='usage: tsstore snapshot DEST\n'
+usage_snapshot='usage: tsstore snapshot [--incremental] DEST\n'
 
 printf 'host\tts\tv\nh1\t2026-11-21T10:00:00Z\t1\nh2\t2026-11-21T10:00:00Z\t2\n' >first.tsv
 printf 'host\tts\tv\nh3\t2026-11-21T11:00:00Z\t3\n' >second.tsv
@@ -74,6 +74,7 @@ check snapshot_inside_by_link 1 '' "tsstore: snapshot: backup: $tmp/link/copy is
 	ts snapshot "$tmp/link/copy"
 expect snapshot_inside_made_nothing ! -e "$db/copy"
 
+
 # A truncated segment last: the writer would cut the log back to its
 # valid prefix on its next open, as after a crash.
 seg=$db/cpu/log/0000000000000000.seg
@@ -81,6 +82,28 @@ truncate -s 100000 "$seg"
 check log_truncated 1 'cpu/log/0000000000000000.seg: 100000 bytes, not 67112960 (truncated)
 cpu/log/0000000000000000.seg: batch at log position 464 is damaged (its segment file is missing or unreadable), before the newest commit at 632 (log/HEAD)\n' \
 	'tsstore: check: 2 problems found\n' ts check
+
+# incremental (a database of its own): an earlier copy is brought up to
+# date, its tablet kept
+db=$tmp/incdb
+setup || { echo "setup of incdb failed"; exit 1; }
+# (the same inode: linked from the earlier copy, not copied again)
+rows3='host\tts\tv\nh1\t2026-11-21T10:00:00Z\t1\nh2\t2026-11-21T10:00:00Z\t2\nh3\t2026-11-21T11:00:00Z\t3\nh4\t2026-11-21T12:00:00Z\t4\n'
+printf 'host\tts\tv\nh4\t2026-11-21T12:00:00Z\t4\n' >third.tsv
+check incremental_first 0 '' '' ts snapshot --incremental "$tmp/inc"
+check incremental_first_rows 0 "$rows" '' "$bin" -d "$tmp/inc" query cpu
+ino_before=$(stat -c %i "$tmp/inc/$tablet")
+ts insert cpu third.tsv 2>/dev/null && ts flush
+check incremental_again 0 '' '' ts snapshot --incremental "$tmp/inc"
+check incremental_checks 0 '' '' "$bin" -d "$tmp/inc" check
+check incremental_rows 0 "$rows3" '' "$bin" -d "$tmp/inc" query cpu
+expect incremental_kept_tablet "$(stat -c %i "$tmp/inc/$tablet")" -eq "$ino_before"
+expect incremental_two_tablets "$(ls "$tmp/inc/cpu/tablets" | wc -l)" -eq 2
+expect incremental_no_leftover "$(ls -d "$tmp"/inc.* 2>/dev/null | wc -l)" -eq 0
+mkdir "$tmp/notacopy" && echo mine >"$tmp/notacopy/keep"
+check incremental_not_a_copy 1 '' "tsstore: snapshot: backup: $tmp/notacopy is not a copy of a database (keep is not a table); an incremental backup replaces only a copy\n" \
+	ts snapshot --incremental "$tmp/notacopy"
+check incremental_not_a_copy_kept 0 'mine\n' '' cat "$tmp/notacopy/keep"
 
 # ---- through tsstored ----
 
@@ -96,6 +119,9 @@ check snapshot_relative 0 '' '' ts snapshot scopy
 check snapshot_relative_checks 0 '' '' "$bin" -d "$tmp/scopy" check
 check snapshot_relative_rows 0 "$rows" '' "$bin" -d "$tmp/scopy" query cpu
 check snapshot_exists 1 '' "tsstore: snapshot: backup: $tmp/scopy already exists\n" ts snapshot scopy
+check snapshot_incremental 0 '' '' ts snapshot --incremental scopy
+check snapshot_incremental_rows 0 "$rows" '' "$bin" -d "$tmp/scopy" query cpu
+check snapshot_incremental_checks 0 '' '' "$bin" -d "$tmp/scopy" check
 check snapshot_inside 1 '' "tsstore: snapshot: backup: $db/copy is inside the database directory $db; choose a destination outside it\n" \
 	ts snapshot "$db/copy"
 

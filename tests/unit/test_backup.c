@@ -467,6 +467,139 @@ static void backup_refuses_dest_inside(void **state)
 	free(via_link);
 }
 
+/* ---- incremental ---- */
+
+/* The one tablet name of table m in the copy or database at dir. */
+static void only_tablet(const char *dir, char *out, size_t size)
+{
+	char path[600];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+	snprintf(path, sizeof path, "%s/m/tablets", dir);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(out, size, "%s/m/tablets/%s", dir, de->d_name);
+			n++;
+		}
+	closedir(d);
+	assert_int_equal(n, 1);
+}
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		fail_msg("stat %s", path);
+	return st.st_ino;
+}
+
+/* Replace the file at path by a copy of itself (a new inode, the same
+ * bytes), with byte at (from the end, when back) changed when change. */
+static void recopy(const char *path, int change, long at)
+{
+	char tmp[700], buf[1 << 16];
+	snprintf(tmp, sizeof tmp, "%s.new", path);
+	FILE *in = fopen(path, "rb"), *out = fopen(tmp, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	if (change) {
+		fseek(out, at, SEEK_END);
+		fputc(0x5a, out);
+	}
+	fclose(out);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* An incremental backup: first a full copy; then, after more rows and a
+ * flush, the earlier copy's tablet is taken from it (its inode, not the
+ * database's), the new one from the database; a tablet of the earlier
+ * copy whose last bytes differ is not taken; after a merge, the copy
+ * holds only the merged tablet; every copy holds exactly the rows and
+ * passes check; nothing is left beside dest. */
+static void backup_incremental_takes_the_earlier_tablets(void **state)
+{
+	ts_test_env *e = *state;
+	char *dest = path_in(outside, "copy"), db_tablet[600], copied[600], path[700];
+	fill(e);
+	char *want = dump_all(e->db);
+	assert_int_equal(ts_backup_incremental(e->db, dest), 0); /* none yet: a full copy */
+	expect_copy(dest, want);
+	free(want);
+	only_tablet(e->dir, db_tablet, sizeof db_tablet);
+	only_tablet(dest, copied, sizeof copied);
+	assert_true(inode_of(db_tablet) == inode_of(copied));
+	recopy(copied, 0, 0); /* as across file systems: the copy's own file */
+	ino_t own = inode_of(copied);
+	assert_true(own != inode_of(db_tablet));
+
+	insert_rows(e->t, 3, 200);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	want = dump_all(e->db);
+	if (ts_backup_incremental(e->db, dest) != 0)
+		fail_msg("incremental: %s", ts_errmsg(NULL));
+	expect_copy(dest, want);
+	assert_true(inode_of(copied) == own); /* from the earlier copy */
+	snprintf(path, sizeof path, "%s/m/tablets", dest);
+	assert_int_equal(entries(path), 2);
+	expect_no_leftover(dest);
+
+	/* the earlier copy's tablet differs in its last bytes: not taken */
+	recopy(copied, 1, -10);
+	if (ts_backup_incremental(e->db, dest) != 0)
+		fail_msg("incremental: %s", ts_errmsg(NULL));
+	expect_copy(dest, want);
+	assert_true(inode_of(copied) == inode_of(db_tablet));
+	free(want);
+
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_true(merged > 0);
+	want = dump_all(e->db);
+	if (ts_backup_incremental(e->db, dest) != 0)
+		fail_msg("incremental: %s", ts_errmsg(NULL));
+	expect_copy(dest, want);
+	snprintf(path, sizeof path, "%s/m/tablets", dest);
+	assert_int_equal(entries(path), 1); /* the merged tablet alone */
+	expect_no_leftover(dest);
+	assert_int_equal(entries(outside), 1); /* no earlier copy left aside */
+	free(want);
+	free(dest);
+}
+
+/* A destination that is no copy -- a directory holding anything but
+ * tables, or a file -- is refused and left as it was. */
+static void backup_incremental_refuses_what_is_no_copy(void **state)
+{
+	ts_test_env *e = *state;
+	char *dest = path_in(outside, "mine"), *inside = path_in(dest, "keep");
+	struct stat st;
+	fill(e);
+	assert_int_equal(mkdir(dest, 0755), 0);
+	FILE *f = fopen(inside, "w");
+	assert_non_null(f);
+	fputs("mine\n", f);
+	fclose(f);
+	assert_int_equal(ts_backup_incremental(e->db, dest), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "is not a copy of a database"));
+	assert_int_equal(entries(dest), 1);
+	assert_int_equal(stat(inside, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	assert_int_equal(ts_backup_incremental(e->db, inside), TS_EINVAL); /* a file */
+	assert_non_null(strstr(ts_errmsg(NULL), "is not a directory"));
+	assert_int_equal(stat(inside, &st), 0);
+	assert_int_equal(st.st_size, 5);
+	expect_no_leftover(dest);
+	assert_int_equal(entries(outside), 1);
+	free(inside);
+	free(dest);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -476,6 +609,8 @@ int main(void)
 		T(backup_onto_existing_dest_fails),
 		T(backup_beside_writer_holds_prefix),
 		T(backup_refuses_dest_inside),
+		T(backup_incremental_takes_the_earlier_tablets),
+		T(backup_incremental_refuses_what_is_no_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
