@@ -309,27 +309,38 @@ static int entries(const char *dir)
 	return n;
 }
 
-static void backup_onto_existing_dest_fails(void **state)
+/* A directory dest of the user's, holding the file inside ("mine\n"). */
+static void make_mine(const char *dest, const char *inside)
 {
-	ts_test_env *e = *state;
-	char *dest = path_in(outside, "copy"), *inside = path_in(dest, "keep");
-	struct stat st;
-	fill(e);
 	assert_int_equal(mkdir(dest, 0755), 0);
 	FILE *f = fopen(inside, "w");
 	assert_non_null(f);
 	fputs("mine\n", f);
 	fclose(f);
+}
+
+/* dest as make_mine left it. */
+static void expect_mine(const char *dest, const char *inside)
+{
+	struct stat st;
+	assert_int_equal(entries(dest), 1);
+	assert_int_equal(stat(inside, &st), 0);
+	assert_int_equal(st.st_size, 5);
+}
+
+static void backup_onto_existing_dest_fails(void **state)
+{
+	ts_test_env *e = *state;
+	char *dest = path_in(outside, "copy"), *inside = path_in(dest, "keep");
+	fill(e);
+	make_mine(dest, inside);
 	assert_int_equal(ts_backup(e->db, dest), TS_EEXIST);
 	assert_non_null(strstr(ts_errmsg(NULL), "already exists"));
 	char *slashed = path_in(dest, ""); /* "copy/" names it too */
 	assert_int_equal(ts_backup(e->db, slashed), TS_EEXIST);
-	assert_int_equal(entries(dest), 1);
-	assert_int_equal(stat(inside, &st), 0);
-	assert_int_equal(st.st_size, 5);
+	expect_mine(dest, inside);
 	assert_int_equal(ts_backup(e->db, inside), TS_EEXIST); /* a file */
-	assert_int_equal(stat(inside, &st), 0);
-	assert_int_equal(st.st_size, 5);
+	expect_mine(dest, inside);
 	expect_no_leftover(dest);
 	assert_int_equal(ts_backup(e->db, ""), TS_EINVAL);
 	free(slashed);
@@ -578,22 +589,14 @@ static void backup_incremental_refuses_what_is_no_copy(void **state)
 {
 	ts_test_env *e = *state;
 	char *dest = path_in(outside, "mine"), *inside = path_in(dest, "keep");
-	struct stat st;
 	fill(e);
-	assert_int_equal(mkdir(dest, 0755), 0);
-	FILE *f = fopen(inside, "w");
-	assert_non_null(f);
-	fputs("mine\n", f);
-	fclose(f);
+	make_mine(dest, inside);
 	assert_int_equal(ts_backup_incremental(e->db, dest), TS_EINVAL);
 	assert_non_null(strstr(ts_errmsg(NULL), "is not a copy of a database"));
-	assert_int_equal(entries(dest), 1);
-	assert_int_equal(stat(inside, &st), 0);
-	assert_int_equal(st.st_size, 5);
+	expect_mine(dest, inside);
 	assert_int_equal(ts_backup_incremental(e->db, inside), TS_EINVAL); /* a file */
 	assert_non_null(strstr(ts_errmsg(NULL), "is not a directory"));
-	assert_int_equal(stat(inside, &st), 0);
-	assert_int_equal(st.st_size, 5);
+	expect_mine(dest, inside);
 	expect_no_leftover(dest);
 	assert_int_equal(entries(outside), 1);
 	free(inside);
