@@ -421,8 +421,12 @@ static int is_copy(const char *to)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
 		    strcmp(e->d_name, "LOCK") == 0) /* a copy that was opened has one */
 			continue;
-		if ((rc = ts__path(path, "%s/%s/%s", to, e->d_name, TS_DESC_FILE)) == 0 &&
-		    (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+		if ((rc = ts__path(path, "%s/%s/%s", to, e->d_name, TS_DESC_FILE)) < 0)
+			break;
+		int gone = lstat(path, &st) < 0;
+		if (gone && errno != ENOENT && errno != ENOTDIR)
+			rc = ts__fail_errno(errno, "backup: %s", path);
+		else if (gone || !S_ISREG(st.st_mode))
 			rc = ts__fail(TS_EINVAL, "backup: %s is not a copy of a database (%s is not a "
 			              "table); an incremental backup replaces only a copy", to, e->d_name);
 	}
@@ -440,8 +444,13 @@ static int replace_copy(const char *tmp, const char *to)
 {
 	char aside[TS_PATH_MAX];
 	int rc;
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, to, RENAME_EXCHANGE) == 0)
-		return ts__rmtree(tmp); /* the earlier copy, under tmp's name now */
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+		/* the earlier copy, under tmp's name now */
+		if ((rc = ts__rmtree(tmp)) < 0)
+			return ts__context(rc, "the new copy is in place; removing the earlier one, "
+			                   "now %s", tmp);
+		return 0;
+	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return ts__fail_errno(errno, "exchange %s with %s", tmp, to);
 	if ((rc = ts__path(aside, "%s.old-%ld", to, (long)getpid())) < 0)
@@ -453,7 +462,10 @@ static int replace_copy(const char *tmp, const char *to)
 		rename(aside, to); /* the earlier copy back */
 		return rc;
 	}
-	return ts__rmtree(aside);
+	if ((rc = ts__rmtree(aside)) < 0)
+		return ts__context(rc, "the new copy is in place; removing the earlier one, now %s",
+		                   aside);
+	return 0;
 }
 
 int ts__backup(ts_db *db, const char *dest, int incremental)
@@ -488,7 +500,7 @@ int ts__backup(ts_db *db, const char *dest, int incremental)
 	rc = copy_tables(db, tmp, earlier ? to : NULL);
 	if (rc == 0)
 		rc = earlier ? replace_copy(tmp, to) : rename_new(tmp, to);
-	if (rc < 0) {
+	if (rc < 0) { /* tmp: the new copy, the earlier one (exchanged), or gone */
 		ts__rmtree(tmp);
 		return ts__context(rc, "backup to %s", to);
 	}

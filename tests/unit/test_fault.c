@@ -32,7 +32,8 @@
  *   - "main": ts_open, ts_create, ts_table_open, batches of ROWS rows
  *     with a ts_flush after the 3rd and the 5th, ts_alter_add of a column
  *     after the 6th, two more, ts_flush, ts_merge (three tablets of one
- *     period into one), ts_backup, ts_create and ts_drop of a second
+ *     period into one), ts_backup (then ts_backup_incremental into the
+ *     copy), ts_create and ts_drop of a second
  *     table, two more batches, ts_close;
  *   - "rollover": batches of BIG_ROWS rows with long keys, flushed every
  *     third: the log crosses two segment boundaries (the segment
@@ -437,6 +438,13 @@ static void backup(struct run *r, ts_db *db, ts_table *t)
 	int rc = ts_backup(db, r->bk);
 	r->backup_ok = rc == 0;
 	after(r, t, "backup", rc);
+	if (rc != 0)
+		return;
+	/* brought up to date at once: the same batches, whether the earlier
+	 * copy or the new one is there after a fault (never neither) */
+	fault_step("incremental backup");
+	rc = ts_backup_incremental(db, r->bk);
+	after(r, t, "incremental backup", rc);
 }
 
 static void scratch(struct run *r, ts_db *db, ts_table *t)
@@ -692,6 +700,10 @@ static const char *const absorbable[] = {
 	"msync@close",                                 /* the clean flag */
 	"open@backup", "fstat@backup", "mmap@backup", "pread@backup", /* HEAD */
 	"read@backup", "read@table open", /* the boot id HEAD is read against */
+	/* the same, and an earlier copy's tablet that cannot be read (it is
+	 * taken from the database instead) */
+	"open@incremental backup", "fstat@incremental backup", "mmap@incremental backup",
+	"pread@incremental backup", "read@incremental backup",
 	"open@table open",                             /* HEAD, in recovery */
 	"stat@table open",                             /* DESCRIPTOR's inode */
 	"opendir@table open",                          /* the quarantine/ count, a counter */
