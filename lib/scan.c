@@ -3,7 +3,9 @@
  * range (range.c), and their merge (scan.h).
  *
  * A tablet stream keeps one decompressed block and an array locating its
- * rows, so that it can seek by binary search and walk either way.  Blocks
+ * rows, so that it can seek by binary search and walk either way (through
+ * the block's seek index, bcache.h, which reads the keys' compact words
+ * rather than a row per probe).  Blocks
  * are read only when some row of theirs can be in the range: the block
  * index (last keys, timespans) decides the rest.  The merge is a binary
  * heap of the streams ordered by their current key; in a table that never
@@ -252,6 +254,8 @@ static int index_block(ts__cblock *b)
 	b->nrows = 0;
 	free(b->series); /* a block refilled by its only reader */
 	b->series = NULL;
+	free(b->seekix);
+	b->seekix = NULL;
 	ts__reader_init(&rd, b->raw.data, b->raw.len);
 	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
 		if (b->nrows == b->caprows) {
@@ -437,6 +441,17 @@ static long first_not(ts__src *src, int (*pred)(const ts__src *))
 	if (src->range->has_stem && series_decided(src, pred) && (ser = series_of(src->cb))) {
 		int rc = narrow_to_series(src, ser, &lo, &hi);
 		return rc < 0 ? rc : pred == within_hi ? hi : lo;
+	}
+	/* the predicate is k < bound (or k == bound, eq_true); through the
+	 * block's seek index, which reads no row but where words tie */
+	const ts__range *r = src->range;
+	const ts__seekix *x;
+	if (pred == below_lo ? !r->has_lo : !r->has_hi)
+		return pred == below_lo ? 0 : hi; /* no such bound: false, true for every row */
+	if ((x = ts__cblock_seekix(&src->snap->table->db->bcache, src->cb))) {
+		const ts_buf *bound = pred == below_lo ? &r->lo : &r->hi;
+		int eq_true = pred == below_lo ? r->lo_strict : !r->hi_strict;
+		return ts__seekix_first_not(x, src->cb, bound->data, bound->len, eq_true);
 	}
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
