@@ -134,6 +134,19 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 	return b;
 }
 
+void ts__bcache_prefetch(ts__bcache *c, uint64_t serial, uint32_t block)
+{
+	if (c->cap == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	const ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	if (b) { /* the entry's first two lines: the lookup's and the rows' */
+		__builtin_prefetch(b);
+		__builtin_prefetch((const char *)b + 64);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block)
 {
 	ts__cblock *b = calloc(1, sizeof *b);

@@ -171,6 +171,8 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	else if (!r->has_hi ||
 	         (src->nextb = ts__tablet_block_for(tab, r->hi.data, r->hi.len)) >= (long)tab->nblocks)
 		src->nextb = (long)tab->nblocks - 1;
+	if (src->nextb >= 0 && src->nextb < (long)tab->nblocks) /* for src_prefetch */
+		__builtin_prefetch(&tab->blocks[src->nextb]);
 	return 0;
 }
 
@@ -790,6 +792,25 @@ int ts__src_next(ts__src *src)
 	return rc;
 }
 
+/* Ask for the cache lines the first read of tablet stream src will wait
+ * for -- its first block's index entry and keys, the block's cache entry
+ * -- while other work goes on: a 1-host query over a large tablet and a
+ * small one (rows replaced beside a merged day) reads both, and each
+ * read is a chain of cache misses, each waiting for the one before; the
+ * second chain, started early, then overlaps the first.  A hint only. */
+static void src_prefetch(const ts__src *src)
+{
+	const ts__tablet *tab = src->tab;
+	long b = src->nextb;
+	if (!tab || !src->seek_pending || b < 0 || b >= (long)tab->nblocks)
+		return;
+	const ts__tablet_block *blk = &tab->blocks[b];
+	if (blk->first_key)
+		__builtin_prefetch(blk->first_key);
+	__builtin_prefetch(blk->last_key);
+	ts__bcache_prefetch(&src->snap->table->db->bcache, tab->serial, (uint32_t)b);
+}
+
 /* ---- the merge ---- */
 
 /* Whether stream a's item comes before stream b's: by key, and, with
@@ -865,6 +886,10 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 		ts__scan_close(sc);
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
+	/* every stream set up first, and each then read to its first row
+	 * (below): a tablet stream's first block is known once it is set up,
+	 * and the cache lines its first read will need are fetched while the
+	 * streams before it read theirs, not one after another */
 	for (int i = 0; i < total; i++) {
 		int tablet = i >= (int)s->nroots, j = tablet ? i - (int)s->nroots : i;
 		if (tablet && (s->tablets[j]->schema_version < 1 ||
@@ -881,10 +906,16 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 			continue;
 		}
 		sc->nsrc++;
-		if ((rc = ts__src_next(src)) < 0)
+	}
+	for (int i = 0; rc == 0 && i < sc->nsrc; i++) {
+		if (i == 0)
+			for (int k = 1; k < sc->nsrc; k++)
+				src_prefetch(&sc->src[k]);
+		if ((rc = ts__src_next(&sc->src[i])) < 0)
 			break;
 		if (rc == 1)
-			sc->heap[sc->nheap++] = sc->nsrc - 1;
+			sc->heap[sc->nheap++] = i;
+		rc = 0;
 	}
 	if (rc < 0) {
 		ts__scan_close(sc);

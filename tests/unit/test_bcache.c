@@ -8,7 +8,8 @@
  * and fitted blocks charged for their bytes, not their buffers' room;
  * a hit on one of the most recent quarter leaving the list as it is; a
  * block's seek index (ts__seekix) finding every bound as a pass over the
- * rows does, on keys of every shape, and charged to the cache once.
+ * rows does, on keys of every shape, and charged to the cache once; a
+ * prefetch hint changing nothing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -385,7 +386,8 @@ static void seekix_of_a_malformed_block(void **state)
 /* The index is built once, published in the block, and charged to the
  * cache while the block is cached: its header, a word a row, the prefix;
  * evicted, the charge goes with the block.  A private block's is not
- * charged to the cache. */
+ * charged to the cache.  A prefetch hint, of a cached block, a missing
+ * one, or in a cache of nothing, changes nothing. */
 static void seekix_charged_once(void **state)
 {
 	(void)state;
@@ -397,6 +399,10 @@ static void seekix_charged_once(void **state)
 	ts__cblock *b = block_of(keys, lens, 3);
 	assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
 	size_t used = c.used, bytes = b->bytes;
+	ts__bcache_prefetch(&c, 9, 0);
+	ts__bcache_prefetch(&c, 9, 1);
+	assert_int_equal(b->refs, 2);
+	assert_int_equal(c.used, used);
 	const ts__seekix *ix = ts__cblock_seekix(&c, b);
 	assert_non_null(ix);
 	assert_ptr_equal(ix, b->seekix);
@@ -430,6 +436,9 @@ static void seekix_charged_once(void **state)
 	assert_non_null(ts__cblock_seekix(&c, b));
 	assert_int_equal(c.used, used);
 	ts__cblock_put(&c, b);
+	ts__bcache_free(&c);
+	assert_int_equal(ts__bcache_init(&c, 0), 0);
+	ts__bcache_prefetch(&c, 9, 0);
 	ts__bcache_free(&c);
 }
 
