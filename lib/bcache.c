@@ -147,6 +147,28 @@ void ts__bcache_prefetch(ts__bcache *c, uint64_t serial, uint32_t block)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void ts__bcache_prefetch_rows(ts__bcache *c, uint64_t serial, uint32_t block)
+{
+	if (c->cap == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	const ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	while (b && (b->serial != serial || b->block != block))
+		b = b->hnext;
+	if (b) {
+		const ts__seekix *x = __atomic_load_n(&b->seekix, __ATOMIC_ACQUIRE);
+		if (x) {
+			size_t bytes = x->n * sizeof *x->word;
+			__builtin_prefetch(x);
+			for (size_t o = 64; o < bytes && o <= 512; o += 64)
+				__builtin_prefetch((const char *)x->word + o);
+		}
+		if (b->nrows)
+			__builtin_prefetch(&b->rows[b->nrows / 2]);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block)
 {
 	ts__cblock *b = calloc(1, sizeof *b);

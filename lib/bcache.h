@@ -106,6 +106,12 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block);
  * little later, finds them in the CPU cache.  Takes no reference. */
 void ts__bcache_prefetch(ts__bcache *c, uint64_t serial, uint32_t block);
 
+/* The next hint, once the entry's lines may have arrived: when (serial,
+ * block) is cached, start fetching its seek index (its first 512 bytes:
+ * all of a small block's) and the middle of its row locators, which a
+ * seek in it reads first.  Takes no reference. */
+void ts__bcache_prefetch_rows(ts__bcache *c, uint64_t serial, uint32_t block);
+
 /* A new, unshared block for the caller to fill (referenced once).
  * Returns NULL when out of memory. */
 ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block);

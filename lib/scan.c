@@ -793,22 +793,29 @@ int ts__src_next(ts__src *src)
 }
 
 /* Ask for the cache lines the first read of tablet stream src will wait
- * for -- its first block's index entry and keys, the block's cache entry
- * -- while other work goes on: a 1-host query over a large tablet and a
+ * for while other work goes on: a 1-host query over a large tablet and a
  * small one (rows replaced beside a merged day) reads both, and each
  * read is a chain of cache misses, each waiting for the one before; the
- * second chain, started early, then overlaps the first.  A hint only. */
-static void src_prefetch(const ts__src *src)
+ * second chain, started early, then overlaps the first.  Two steps, the
+ * second (rows) once the first's lines have had time to arrive: its
+ * first block's index entry and keys and its cache entry; then, from
+ * that entry, the block's seek index and rows.  A hint only. */
+static void src_prefetch(const ts__src *src, int rows)
 {
 	const ts__tablet *tab = src->tab;
 	long b = src->nextb;
 	if (!tab || !src->seek_pending || b < 0 || b >= (long)tab->nblocks)
 		return;
+	ts__bcache *bc = &src->snap->table->db->bcache;
+	if (rows) {
+		ts__bcache_prefetch_rows(bc, tab->serial, (uint32_t)b);
+		return;
+	}
 	const ts__tablet_block *blk = &tab->blocks[b];
 	if (blk->first_key)
 		__builtin_prefetch(blk->first_key);
 	__builtin_prefetch(blk->last_key);
-	ts__bcache_prefetch(&src->snap->table->db->bcache, tab->serial, (uint32_t)b);
+	ts__bcache_prefetch(bc, tab->serial, (uint32_t)b);
 }
 
 /* ---- the merge ---- */
@@ -908,9 +915,12 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 		sc->nsrc++;
 	}
 	for (int i = 0; rc == 0 && i < sc->nsrc; i++) {
-		if (i == 0)
+		if (i == 0) {
 			for (int k = 1; k < sc->nsrc; k++)
-				src_prefetch(&sc->src[k]);
+				src_prefetch(&sc->src[k], 0);
+			for (int k = 1; k < sc->nsrc; k++) /* their entries are on the way */
+				src_prefetch(&sc->src[k], 1);
+		}
 		if ((rc = ts__src_next(&sc->src[i])) < 0)
 			break;
 		if (rc == 1)

@@ -401,6 +401,7 @@ static void seekix_charged_once(void **state)
 	size_t used = c.used, bytes = b->bytes;
 	ts__bcache_prefetch(&c, 9, 0);
 	ts__bcache_prefetch(&c, 9, 1);
+	ts__bcache_prefetch_rows(&c, 9, 0); /* no seek index yet */
 	assert_int_equal(b->refs, 2);
 	assert_int_equal(c.used, used);
 	const ts__seekix *ix = ts__cblock_seekix(&c, b);
@@ -411,6 +412,9 @@ static void seekix_charged_once(void **state)
 	size_t charge_ix = sizeof *ix + 3 * sizeof(uint64_t) + 7;
 	assert_int_equal(c.used, used + charge_ix);
 	assert_int_equal(b->bytes, bytes + charge_ix);
+	ts__bcache_prefetch_rows(&c, 9, 0);
+	ts__bcache_prefetch_rows(&c, 9, 7);
+	assert_int_equal(b->refs, 2);
 	assert_ptr_equal(ts__cblock_seekix(&c, b), ix); /* once */
 	assert_int_equal(c.used, used + charge_ix);
 	assert_int_equal(ts__seekix_first_not(ix, b, keys[1], 16, 0), 1);
@@ -439,6 +443,7 @@ static void seekix_charged_once(void **state)
 	ts__bcache_free(&c);
 	assert_int_equal(ts__bcache_init(&c, 0), 0);
 	ts__bcache_prefetch(&c, 9, 0);
+	ts__bcache_prefetch_rows(&c, 9, 0);
 	ts__bcache_free(&c);
 }
 
