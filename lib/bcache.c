@@ -4,13 +4,19 @@
  * one mutex held only for pointer updates.  Reference counts are atomic,
  * so that a reader lets go of a block without the mutex: only a
  * reference taken while the block is reachable from the table needs it
- * (the cache's own reference then keeps the block alive).
+ * (the cache's own reference then keeps the block alive).  A hit on an
+ * entry among the most recent quarter leaves the list alone (see
+ * ts__bcache.pushes): the order is LRU to within a quarter of the list,
+ * and a hit touches no neighbour's cache line.  The seek index of a
+ * block (ts__seekix) is built and searched here too, for scan.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bcache.h"
 #include "error.h"
+#include "key.h"
+#include "row.h"
 
 static uint64_t next_serial = 1;
 
@@ -35,6 +41,7 @@ static void cblock_free(ts__cblock *b)
 	ts__buf_free(&b->raw);
 	free(b->rows);
 	free(b->series);
+	free(b->seekix);
 	free(b);
 }
 
@@ -79,6 +86,7 @@ static void lru_unlink(ts__bcache *c, ts__cblock *b)
 
 static void lru_push(ts__bcache *c, ts__cblock *b)
 {
+	b->pushed = ++c->pushes;
 	b->prev = NULL;
 	b->next = c->head;
 	if (c->head)
@@ -90,6 +98,7 @@ static void lru_push(ts__bcache *c, ts__cblock *b)
 
 static void lru_append(ts__bcache *c, ts__cblock *b)
 {
+	b->pushed = 0; /* never made most recent: a hit moves it */
 	b->next = NULL;
 	b->prev = c->tail;
 	if (c->tail)
@@ -109,14 +118,55 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 		b = b->hnext;
 	if (b) {
 		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
-		lru_unlink(c, b);
-		lru_push(c, b);
+		/* an entry among the most recent quarter stays where it is:
+		 * moving it would touch its two neighbours, cold lines in a
+		 * large cache, for an order that hardly changes (it is still
+		 * evicted only after three quarters of the list) */
+		if (!b->pushed || c->pushes - b->pushed >= c->count / 4) {
+			lru_unlink(c, b);
+			lru_push(c, b);
+		}
 		c->hits++;
 	} else {
 		c->misses++;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return b;
+}
+
+void ts__bcache_prefetch(ts__bcache *c, uint64_t serial, uint32_t block)
+{
+	if (c->cap == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	const ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	if (b) { /* the entry's first two lines: the lookup's and the rows' */
+		__builtin_prefetch(b);
+		__builtin_prefetch((const char *)b + 64);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+void ts__bcache_prefetch_rows(ts__bcache *c, uint64_t serial, uint32_t block)
+{
+	if (c->cap == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	const ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	while (b && (b->serial != serial || b->block != block))
+		b = b->hnext;
+	if (b) {
+		const ts__seekix *x = __atomic_load_n(&b->seekix, __ATOMIC_ACQUIRE);
+		if (x) {
+			size_t bytes = x->n * sizeof *x->word;
+			__builtin_prefetch(x);
+			for (size_t o = 64; o < bytes && o <= 512; o += 64)
+				__builtin_prefetch((const char *)x->word + o);
+		}
+		if (b->nrows)
+			__builtin_prefetch(&b->rows[b->nrows / 2]);
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block)
@@ -197,7 +247,10 @@ int ts__bcache_has_room(ts__bcache *c, size_t bytes)
 
 int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 {
-	b->bytes = sizeof *b + b->raw.cap + b->caprows * sizeof *b->rows;
+	b->bytes = sizeof *b + b->raw.cap + b->caprows * sizeof *b->rows +
+	           (b->seekix ? sizeof *b->seekix + b->seekix->n * sizeof *b->seekix->word +
+	                            b->seekix->plen
+	                      : 0);
 	if (c->cap == 0 || b->bytes > c->cap / 4)
 		return 0; /* a block this large would push out too much */
 	pthread_mutex_lock(&c->mu);
@@ -230,4 +283,112 @@ void ts__cblock_put(ts__bcache *c, ts__cblock *b)
 {
 	if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		cblock_free(b);
+}
+
+/* The key of row i of b, or -1 (TS_ECORRUPT said) when malformed. */
+static int row_key_of(const ts__cblock *b, size_t i, const unsigned char **k, size_t *klen)
+{
+	const void *key;
+	if (ts__row_key(b->raw.data + b->rows[i].off, b->rows[i].len, &key, klen) < 0)
+		return -1;
+	*k = key;
+	return 0;
+}
+
+/* The 8 bytes of k[0..klen) from at, big-endian, zero past the end. */
+static uint64_t word_at(const unsigned char *k, size_t klen, size_t at)
+{
+	unsigned char w[8] = {0};
+	if (at < klen)
+		memcpy(w, k + at, klen - at < 8 ? klen - at : 8);
+	return ts__load_be64(w);
+}
+
+ts__seekix *ts__seekix_build(const ts__cblock *b)
+{
+	const unsigned char *first = NULL, *last = NULL, *k;
+	size_t flen = 0, llen = 0, klen;
+	/* in key order, the prefix every key shares is that of the first
+	 * and the last */
+	if (b->nrows > 0 &&
+	    (row_key_of(b, 0, &first, &flen) < 0 || row_key_of(b, b->nrows - 1, &last, &llen) < 0))
+		return NULL;
+	size_t plen = 0;
+	while (plen < flen && plen < llen && first[plen] == last[plen])
+		plen++;
+	ts__seekix *x = malloc(sizeof *x + b->nrows * sizeof *x->word + plen);
+	if (!x)
+		return NULL;
+	x->n = b->nrows;
+	x->plen = (uint32_t)plen;
+	x->prefix = (const unsigned char *)(x->word + b->nrows);
+	if (plen)
+		memcpy((unsigned char *)(x->word + b->nrows), first, plen);
+	for (size_t i = 0; i < b->nrows; i++) {
+		if (row_key_of(b, i, &k, &klen) < 0 || klen < plen || memcmp(k, first, plen) != 0) {
+			free(x); /* malformed, or out of order: the caller's search says so */
+			return NULL;
+		}
+		x->word[i] = word_at(k, klen, plen);
+	}
+	return x;
+}
+
+long ts__seekix_first_not(const ts__seekix *x, const ts__cblock *b, const void *bound,
+                          size_t blen, int eq_true)
+{
+	const unsigned char *bd = bound;
+	size_t n = x->n, common = blen < x->plen ? blen : x->plen;
+	/* every key starts with the prefix: where the bound leaves it, all
+	 * keys compare alike */
+	int c = memcmp(x->prefix, bd, common);
+	if (c != 0)
+		return c < 0 ? (long)n : 0; /* every key below the bound, or above */
+	if (blen < x->plen)
+		return 0;                   /* the bound is a proper prefix of every key */
+	uint64_t bw = word_at(bd, blen, x->plen);
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int below; /* the key of mid satisfies the predicate */
+		if (x->word[mid] != bw) {
+			below = x->word[mid] < bw;
+		} else {
+			const unsigned char *k;
+			size_t klen;
+			if (row_key_of(b, mid, &k, &klen) < 0)
+				return TS_ECORRUPT;
+			int kc = ts__key_cmp(k, klen, bound, blen);
+			below = kc < 0 || (kc == 0 && eq_true);
+		}
+		if (below)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo;
+}
+
+const ts__seekix *ts__cblock_seekix(ts__bcache *c, ts__cblock *b)
+{
+	ts__seekix *x = __atomic_load_n(&b->seekix, __ATOMIC_ACQUIRE), *none = NULL;
+	if (x)
+		return x;
+	if (!(x = ts__seekix_build(b)))
+		return NULL;
+	if (!__atomic_compare_exchange_n(&b->seekix, &none, x, 0, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_ACQUIRE)) {
+		free(x);
+		return none;
+	}
+	/* charged like the rows: with the block while it is cached (an
+	 * uncached block's charge is set when it is put) */
+	size_t bytes = sizeof *x + x->n * sizeof *x->word + x->plen;
+	pthread_mutex_lock(&c->mu);
+	if (b->cached) {
+		b->bytes += bytes;
+		c->used += bytes;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return x;
 }

@@ -15,6 +15,10 @@
  * past their first blocks they only fill room the cache has spare, at the
  * cold end of the list, so that one scan does not flush everything else
  * out, while a cache big enough for the data ends up holding all of it.
+ *
+ * A block sought in by a range gets a seek index (ts__seekix), a compact
+ * array of its keys' leading words, so that finding a bound in it reads
+ * a few cache lines instead of a row per probe.
  */
 #ifndef TS_BCACHE_H
 #define TS_BCACHE_H
@@ -37,9 +41,29 @@ typedef struct ts__series {
 	uint32_t start[];
 } ts__series;
 
+/* A decoded block's seek index: every key of the block shares its first
+ * plen bytes (prefix, a copy); word[i] holds the 8 bytes of row i's key
+ * after them, big-endian, zero past the key's end.  Keys whose words
+ * differ order as their words, so a binary search for a bound reads the
+ * compact words, a few cache lines, and reads a row only where its word
+ * ties the bound's -- instead of a row (its locator and its key, two
+ * cold lines in a large cache) per probe.  Built by the first seek in
+ * the block (scan.c) and charged to the cache with it. */
+typedef struct ts__seekix {
+	size_t n;                 /* rows */
+	uint32_t plen;
+	const unsigned char *prefix; /* plen bytes, after word[] */
+	uint64_t word[];
+} ts__seekix;
+
 typedef struct ts__cblock {
+	/* what a lookup reads first, together: the chain walk and the hit */
 	uint64_t serial;          /* of the tablet */
 	uint32_t block;
+	int refs;                 /* atomic: readers, plus 1 while cached */
+	struct ts__cblock *hnext; /* hash chain */
+	uint64_t pushed;          /* c->pushes when last made most recent, 0
+	                           * when appended as the least recent */
 	ts_buf raw;               /* the decompressed rows */
 	ts__rowref *rows;
 	size_t nrows, caprows;
@@ -47,10 +71,11 @@ typedef struct ts__cblock {
 	 * them (scan.c), NULL until then; not charged to the cache (four
 	 * bytes a series) */
 	ts__series *series;
+	/* atomic: the block's seek index (ts__cblock_seekix), NULL until a
+	 * seek builds it; charged to the cache */
+	ts__seekix *seekix;
 	size_t bytes;             /* charged to the cache */
-	int refs;                 /* atomic: readers, plus 1 while cached */
 	int cached;
-	struct ts__cblock *hnext; /* hash chain */
 	struct ts__cblock *prev, *next; /* LRU, most recent first */
 } ts__cblock;
 
@@ -61,6 +86,10 @@ typedef struct ts__bcache {
 	size_t nbuckets;          /* power of two */
 	size_t count;
 	ts__cblock *head, *tail;
+	/* entries made most recent so far: an entry made so fewer than
+	 * count / 4 pushes ago stands among the most recent quarter of the
+	 * list, and a hit leaves it there (no list neighbours touched) */
+	uint64_t pushes;
 	uint64_t hits, misses;    /* counters */
 } ts__bcache;
 
@@ -71,6 +100,17 @@ void ts__bcache_free(ts__bcache *c);
 
 /* The cached block (serial, block), referenced, or NULL. */
 ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block);
+
+/* A hint: start fetching the cache lines a lookup of (serial, block)
+ * will read -- its bucket's first entry -- so that the lookup, made a
+ * little later, finds them in the CPU cache.  Takes no reference. */
+void ts__bcache_prefetch(ts__bcache *c, uint64_t serial, uint32_t block);
+
+/* The next hint, once the entry's lines may have arrived: when (serial,
+ * block) is cached, start fetching its seek index (its first 512 bytes:
+ * all of a small block's) and the middle of its row locators, which a
+ * seek in it reads first.  Takes no reference. */
+void ts__bcache_prefetch_rows(ts__bcache *c, uint64_t serial, uint32_t block);
 
 /* A new, unshared block for the caller to fill (referenced once).
  * Returns NULL when out of memory. */
@@ -115,6 +155,24 @@ static inline int ts__cblock_sole(const ts__cblock *b)
 {
 	return __atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 1;
 }
+
+/* The seek index of the rows of b (b->rows, b->raw), or NULL when a
+ * key is malformed or memory is short.  Not published anywhere: the
+ * caller owns it (free()). */
+ts__seekix *ts__seekix_build(const ts__cblock *b);
+
+/* The first row i of b (0 .. b->nrows) whose key k does not satisfy
+ * k < bound, or k == bound when eq_true -- the rows satisfying it must be
+ * a leading run, as in a block in key order.  x is b's seek index.
+ * Returns i, or TS_ECORRUPT for a malformed key of a row it had to read. */
+long ts__seekix_first_not(const ts__seekix *x, const ts__cblock *b, const void *bound,
+                          size_t blen, int eq_true);
+
+/* The seek index of b, a block the caller holds (cached or private):
+ * built on first use and published in b, charged to c when b is cached
+ * (readers racing to build it keep the first published).  NULL when it
+ * cannot be built (see ts__seekix_build): the caller searches the rows. */
+const ts__seekix *ts__cblock_seekix(ts__bcache *c, ts__cblock *b);
 
 /* Let go of a reference.  NULL allowed. */
 void ts__cblock_put(ts__bcache *c, ts__cblock *b);

@@ -3,7 +3,9 @@
  * range (range.c), and their merge (scan.h).
  *
  * A tablet stream keeps one decompressed block and an array locating its
- * rows, so that it can seek by binary search and walk either way.  Blocks
+ * rows, so that it can seek by binary search and walk either way (through
+ * the block's seek index, bcache.h, which reads the keys' compact words
+ * rather than a row per probe).  Blocks
  * are read only when some row of theirs can be in the range: the block
  * index (last keys, timespans) decides the rest.  The merge is a binary
  * heap of the streams ordered by their current key; in a table that never
@@ -169,6 +171,8 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 	else if (!r->has_hi ||
 	         (src->nextb = ts__tablet_block_for(tab, r->hi.data, r->hi.len)) >= (long)tab->nblocks)
 		src->nextb = (long)tab->nblocks - 1;
+	if (src->nextb >= 0 && src->nextb < (long)tab->nblocks) /* for src_prefetch */
+		__builtin_prefetch(&tab->blocks[src->nextb]);
 	return 0;
 }
 
@@ -252,6 +256,8 @@ static int index_block(ts__cblock *b)
 	b->nrows = 0;
 	free(b->series); /* a block refilled by its only reader */
 	b->series = NULL;
+	free(b->seekix);
+	b->seekix = NULL;
 	ts__reader_init(&rd, b->raw.data, b->raw.len);
 	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
 		if (b->nrows == b->caprows) {
@@ -437,6 +443,17 @@ static long first_not(ts__src *src, int (*pred)(const ts__src *))
 	if (src->range->has_stem && series_decided(src, pred) && (ser = series_of(src->cb))) {
 		int rc = narrow_to_series(src, ser, &lo, &hi);
 		return rc < 0 ? rc : pred == within_hi ? hi : lo;
+	}
+	/* the predicate is k < bound (or k == bound, eq_true); through the
+	 * block's seek index, which reads no row but where words tie */
+	const ts__range *r = src->range;
+	const ts__seekix *x;
+	if (pred == below_lo ? !r->has_lo : !r->has_hi)
+		return pred == below_lo ? 0 : hi; /* no such bound: false, true for every row */
+	if ((x = ts__cblock_seekix(&src->snap->table->db->bcache, src->cb))) {
+		const ts_buf *bound = pred == below_lo ? &r->lo : &r->hi;
+		int eq_true = pred == below_lo ? r->lo_strict : !r->hi_strict;
+		return ts__seekix_first_not(x, src->cb, bound->data, bound->len, eq_true);
 	}
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
@@ -775,6 +792,32 @@ int ts__src_next(ts__src *src)
 	return rc;
 }
 
+/* Ask for the cache lines the first read of tablet stream src will wait
+ * for while other work goes on: a 1-host query over a large tablet and a
+ * small one (rows replaced beside a merged day) reads both, and each
+ * read is a chain of cache misses, each waiting for the one before; the
+ * second chain, started early, then overlaps the first.  Two steps, the
+ * second (rows) once the first's lines have had time to arrive: its
+ * first block's index entry and keys and its cache entry; then, from
+ * that entry, the block's seek index and rows.  A hint only. */
+static void src_prefetch(const ts__src *src, int rows)
+{
+	const ts__tablet *tab = src->tab;
+	long b = src->nextb;
+	if (!tab || !src->seek_pending || b < 0 || b >= (long)tab->nblocks)
+		return;
+	ts__bcache *bc = &src->snap->table->db->bcache;
+	if (rows) {
+		ts__bcache_prefetch_rows(bc, tab->serial, (uint32_t)b);
+		return;
+	}
+	const ts__tablet_block *blk = &tab->blocks[b];
+	if (blk->first_key)
+		__builtin_prefetch(blk->first_key);
+	__builtin_prefetch(blk->last_key);
+	ts__bcache_prefetch(bc, tab->serial, (uint32_t)b);
+}
+
 /* ---- the merge ---- */
 
 /* Whether stream a's item comes before stream b's: by key, and, with
@@ -850,6 +893,10 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 		ts__scan_close(sc);
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
+	/* every stream set up first, and each then read to its first row
+	 * (below): a tablet stream's first block is known once it is set up,
+	 * and the cache lines its first read will need are fetched while the
+	 * streams before it read theirs, not one after another */
 	for (int i = 0; i < total; i++) {
 		int tablet = i >= (int)s->nroots, j = tablet ? i - (int)s->nroots : i;
 		if (tablet && (s->tablets[j]->schema_version < 1 ||
@@ -866,10 +913,19 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 			continue;
 		}
 		sc->nsrc++;
-		if ((rc = ts__src_next(src)) < 0)
+	}
+	for (int i = 0; rc == 0 && i < sc->nsrc; i++) {
+		if (i == 0) {
+			for (int k = 1; k < sc->nsrc; k++)
+				src_prefetch(&sc->src[k], 0);
+			for (int k = 1; k < sc->nsrc; k++) /* their entries are on the way */
+				src_prefetch(&sc->src[k], 1);
+		}
+		if ((rc = ts__src_next(&sc->src[i])) < 0)
 			break;
 		if (rc == 1)
-			sc->heap[sc->nheap++] = sc->nsrc - 1;
+			sc->heap[sc->nheap++] = i;
+		rc = 0;
 	}
 	if (rc < 0) {
 		ts__scan_close(sc);
