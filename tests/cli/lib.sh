@@ -114,12 +114,15 @@ daemon_start() {
 	shift 2
 	"$tsstored" -d "$d" --listen "unix:$s" "$@" 2>"$tmp/tsstored.log" &
 	daemon_pid=$!
+	# the socket file appears at bind(), before listen(): wait for the
+	# daemon to say it listens (a connect in between is refused)
 	i=0
-	while [ ! -S "$s" ] && [ $i -lt 200 ]; do
+	while ! { [ -S "$s" ] && grep -qF "listening on unix:$s" "$tmp/tsstored.log"; } &&
+		[ $i -lt 200 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	if [ ! -S "$s" ]; then
+	if [ ! -S "$s" ] || ! grep -qF "listening on unix:$s" "$tmp/tsstored.log"; then
 		echo "$0: tsstored did not start:" >&2
 		cat "$tmp/tsstored.log" >&2
 		exit 2
