@@ -6,11 +6,58 @@
  * reference taken while the block is reachable from the table needs it
  * (the cache's own reference then keeps the block alive).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bcache.h"
 #include "error.h"
+#include "limits.h"
+
+/* ---- the default size ---- */
+
+/* The memory.max of this process's cgroup (v2: the line "0::PATH" of
+ * /proc/self/cgroup), or 0 when there is none or it is "max". */
+static int64_t cgroup_limit(void)
+{
+	char line[TS_PATH_MAX], path[TS_PATH_MAX + 64];
+	long long limit = 0;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return 0;
+	path[0] = 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+		}
+	fclose(f);
+	if (path[0] && (f = fopen(path, "r"))) {
+		if (fscanf(f, "%lld", &limit) != 1) /* "max": no limit */
+			limit = 0;
+		fclose(f);
+	}
+	return limit > 0 ? (int64_t)limit : 0;
+}
+
+int64_t ts__memory_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	int64_t phys = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
+	int64_t group = cgroup_limit();
+	return group > 0 && (phys == 0 || group < phys) ? group : phys;
+}
+
+int64_t ts__bcache_default_size(int64_t memory)
+{
+	int64_t size = memory / TS_BLOCK_CACHE_MEMORY_DIVISOR;
+	if (size < TS_BLOCK_CACHE_DEFAULT_MIN)
+		return TS_BLOCK_CACHE_DEFAULT_MIN;
+	return size > TS_BLOCK_CACHE_DEFAULT_MAX ? TS_BLOCK_CACHE_DEFAULT_MAX : size;
+}
+
+/* ---- the cache ---- */
 
 static uint64_t next_serial = 1;
 
