@@ -159,10 +159,6 @@ struct ts_table {
 	 * waited, in all and at most. */
 	int64_t flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
-	/* Atomic, set by merge.c as it plans a merge, read by the scheduler's
-	 * budget: whether the period being merged holds more tablets than
-	 * LittleTable's rule leaves (ts__merge_bound). */
-	int merge_behind;
 	/* mu: failing background work, retried with backoff (retry.h), and
 	 * inserts refused because the log reached log_cap */
 	ts__retry flush_retry, merge_retry, expire_retry;

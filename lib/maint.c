@@ -41,13 +41,9 @@
  * each slice so that it takes at most maint_busy_share percent of the
  * time -- of the CPU and the disk alike, since the slice's time is both;
  * when the foreground is idle, merges take all of it.  Flushes are never
- * throttled: holding them back would only make inserts wait.  Nor are the
- * merges of a period behind LittleTable's rule (more tablets than
- * ts__merge_bound; merge.c sets the table's merge_behind as it plans
- * one): SILK does not throttle the compactions out of level 0 either,
- * and at the budget's share such merges fall behind a sustained load for
- * good.  A merge the user asks for (ts_merge) runs the due flushes
- * between slices but never sleeps.
+ * throttled: holding them back would only make inserts wait.  A merge the
+ * user asks for (ts_merge) runs the due flushes between slices but never
+ * sleeps.
  *
  * Failing jobs are retried with backoff and logged once per cause
  * (retry.h); the scheduler goes on with the other jobs.  The thread runs a
@@ -55,7 +51,6 @@
  * flush_size; a reader found a damaged tablet), and stops at ts_close: a
  * merge in progress gives up at its next slice and is made again later.
  */
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -159,8 +154,6 @@ static int flush_due(ts_db *db, int all)
 struct slices {
 	ts_db *db;
 	int background;    /* chosen by the scheduler: keeps to the budget */
-	int merging;       /* a merge (not a rollup's run): unthrottled when
-	                    * its period is behind (slice_share) */
 	int64_t start;     /* monotonic ns: this slice began */
 	int64_t swept;     /* every table's due flushes were last run */
 };
@@ -170,23 +163,6 @@ struct slices {
 static int64_t budget_nap(int64_t worked, int64_t share)
 {
 	return share >= 100 ? 0 : worked * (100 - share) / share;
-}
-
-int64_t ts__maint_share(int64_t share, int behind)
-{
-	assert(share >= 1 && share <= 100);
-	return behind ? 100 : share;
-}
-
-/* The share of the time the slice's work may take: maint_busy_share, or
- * all of it for a merge of a period past LittleTable's bound
- * (ts__maint_share). */
-static int64_t slice_share(const struct slices *s, struct ts_table *t)
-{
-	int64_t share = s->db->opts.maint_busy_share;
-	if (!s->merging)
-		return share;
-	return ts__maint_share(share, __atomic_load_n(&t->merge_behind, __ATOMIC_RELAXED));
 }
 
 static int yield_slice(void *arg, struct ts_table *t)
@@ -205,7 +181,7 @@ static int yield_slice(void *arg, struct ts_table *t)
 		return TS_ECLOSED; /* not an error: the merge is simply not made */
 	int64_t now = ts__mono_ns();
 	if (now - __atomic_load_n(&db->maint.fg_mono, __ATOMIC_RELAXED) < db->opts.maint_busy_window) {
-		int64_t nap = budget_nap(now - s->start, slice_share(s, t));
+		int64_t nap = budget_nap(now - s->start, db->opts.maint_busy_share);
 		struct timespec ts = {(time_t)(nap / TS_NS_PER_SEC), (long)(nap % TS_NS_PER_SEC)};
 		if (nap > 0) {
 			nanosleep(&ts, NULL);
@@ -220,7 +196,7 @@ static int yield_slice(void *arg, struct ts_table *t)
 
 int ts__maint_merge_now(struct ts_table *t, int *merged)
 {
-	struct slices s = {t->db, 0, 1, ts__mono_ns(), ts__mono_ns()};
+	struct slices s = {t->db, 0, ts__mono_ns(), ts__mono_ns()};
 	ts__merge_yield y = {yield_slice, &s};
 	return ts__merge(t, merged, &y);
 }
@@ -277,7 +253,7 @@ static int pass(ts_db *db, int *merged, int explicit)
 	 * again). */
 	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
 		if (list[i]->rollup && db->maint.rollup_due) {
-			struct slices s = {db, 1, 0, ts__mono_ns(), ts__mono_ns()};
+			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
 			ts__merge_yield y = {yield_slice, &s};
 			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
 		}
@@ -288,7 +264,7 @@ static int pass(ts_db *db, int *merged, int explicit)
 	struct ts_table *t = NULL;
 	if (!(db->opts.flags & TS_OPEN_NOMERGE) && !ts__maint_stopping(db) &&
 	    (t = smallest_merge(list, n, &rc)) != NULL) {
-		struct slices s = {db, 1, 1, ts__mono_ns(), ts__mono_ns()};
+		struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
 		ts__merge_yield y = {yield_slice, &s};
 		int r = ts__merge_due(t, &y);
 		keep(&rc, r);

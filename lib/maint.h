@@ -29,17 +29,6 @@ int ts__maint_stopping(struct ts_db *db);
  * running, and none starts until released (0). */
 void ts__maint_hold(struct ts_db *db, int hold);
 
-/* The share of the time (percent) a background merge may take while the
- * foreground is busy: share (maint_busy_share, 1 to 100) while its
- * period holds no more tablets than LittleTable's rule leaves, all of it
- * (100) when behind is set, the period holding more (ts__merge_bound).
- * SILK's rule for the work that keeps clients from stalling (flushes, and
- * the compactions out of level 0): never throttled.  Here that work is
- * the merges that bring a period back to the rule, without which a
- * sustained load -- flushing faster than merges at half the time can
- * merge -- leaves reads ever more tablets to visit. */
-int64_t ts__maint_share(int64_t share, int behind);
-
 /*
  * One pass over every open table of db, jobs in priority order: every
  * table's quarantine; every rollup's windows changed since its watermark

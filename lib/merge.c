@@ -662,23 +662,6 @@ static int run(ts_table *t, const struct plan *p)
 /* Choose (strict: honouring the delays) t's smallest due merge into *p
  * and reserve its tablet id; merge_mu is held, t->mu is not.  Returns 0
  * (p->n == 0: none is due) or an error. */
-/* Whether the period starting at start holds more tablets than
- * ts__merge_bound allows.  t->mu is held. */
-static int period_behind(const ts_table *t, int64_t now, int64_t start)
-{
-	TS_ASSERT_HELD(&t->mu);
-	const ts__descriptor *d = t->desc;
-	uint64_t sizes[d->ntablets ? d->ntablets : 1];
-	int n = 0;
-	for (int i = 0; i < d->ntablets; i++) {
-		int64_t s, len;
-		ts__period_of(d->tablets[i].min_ts, now, &s, &len);
-		if (s == start)
-			sizes[n++] = d->tablets[i].bytes;
-	}
-	return n > ts__merge_bound(sizes, n, (uint64_t)t->db->opts.merge_max_size);
-}
-
 static int plan_one(ts_table *t, int strict, struct plan *p)
 {
 	int64_t now = ts_now(t->db);
@@ -690,8 +673,6 @@ static int plan_one(ts_table *t, int strict, struct plan *p)
 	p->replaced = (t->desc->flags & TS_DESC_REPLACED) != 0;
 	rc = for_each_run(t, now, strict, pick_in_run, p);
 	if (rc == 0 && p->n) {
-		__atomic_store_n(&t->merge_behind, period_behind(t, now, p->period_start),
-		                 __ATOMIC_RELAXED);
 		p->id = ts__table_reserve_id(t);
 		p->nversions = t->desc->nschemas;
 		if (!(p->versions = malloc((size_t)p->nversions * sizeof *p->versions)))

@@ -197,11 +197,9 @@ static int period_sizes(ts_table *t, uint64_t *sizes, int room)
  * never reaches the default merge_delay (90 s), the scheduler's pass
  * after each, the foreground always busy.  The merges still happen --
  * LittleTable's rule, not the delay, decides once a period holds more
- * tablets than the rule leaves (ts__merge_bound) -- and each finishes
- * within its pass (never starved): those of the period behind take all
- * of the time, those of tablets merged before (no longer recent, within
- * the bound) keep to the budget and sleep (they yield to the inserts);
- * after every pass the period holds at most
+ * tablets than the rule leaves (ts__merge_bound) -- each sleeping for
+ * the budget (they yield to the inserts) and each finishing within its
+ * pass (never starved): after every pass the period holds at most
  * floor(log2(flushes)) + 2 tablets (at most 7 here, where the delay
  * would leave 64), 64 flushes leave 4 after 19 merges, and every row is
  * there. */
@@ -230,57 +228,6 @@ static void merges_keep_up_with_a_sustained_load(void **state)
 	assert_true(ts_test_stat(e->t, "maint_throttled_ns") > 0);
 	assert_int_equal(ts_test_count_rows(e->t), 64 * 400);
 	ts_test_check_tablets(e->t);
-}
-
-/* The share a merge may take: maint_busy_share while its period is
- * within LittleTable's bound, all of the time when it is behind. */
-static void share_is_all_when_behind(void **state)
-{
-	(void)state;
-	assert_int_equal(ts__maint_share(50, 0), 50);
-	assert_int_equal(ts__maint_share(50, 1), 100);
-	assert_int_equal(ts__maint_share(1, 0), 1);
-	assert_int_equal(ts__maint_share(1, 1), 100);
-	assert_int_equal(ts__maint_share(100, 0), 100);
-}
-
-/* A merge of a period within the bound keeps to maint_busy_share while
- * the foreground is busy: three tablets merged once merge_delay passed
- * sleep; one of a period behind -- five tablets flushed within
- * merge_delay, where the rule leaves four -- takes all of the time (it
- * never slept), as does one of twelve. */
-static void merges_behind_take_all_the_time(void **state)
-{
-	ts_test_env *e = env_delayed(0, 64, 10 * DAY, 50); /* merge_delay 90 s */
-	*state = e;
-	int64_t batch = 0;
-	tablets(e->t, 3, 2000, &batch); /* three: within the bound */
-	assert_int_equal(ts__maint_pass(e->db), 0);
-	assert_int_equal(ts_test_stat(e->t, "merges"), 0); /* waits for merge_delay */
-	ts_test_env_set_now(e, NOW + 90 * SEC); /* the inserts were within the window */
-	assert_int_equal(ts__maint_pass(e->db), 0);
-	assert_int_equal(ts_test_stat(e->t, "merges"), 1);
-	assert_int_equal(__atomic_load_n(&e->t->merge_behind, __ATOMIC_RELAXED), 0);
-	int64_t slept = ts_test_stat(e->t, "merge_throttled_ns");
-	assert_true(slept > 0);
-	ts_test_env_set_now(e, NOW + 91 * SEC); /* a sustained load: four flushes at once */
-	tablets(e->t, 4, 2000, &batch); /* five: the merged one and four */
-	assert_int_equal(ts__maint_pass(e->db), 0);
-	assert_int_equal(ts_test_stat(e->t, "merges"), 2);
-	assert_int_equal(__atomic_load_n(&e->t->merge_behind, __ATOMIC_RELAXED), 1);
-	assert_int_equal(ts_test_stat(e->t, "merge_throttled_ns"), slept);
-	ts_table *b;
-	assert_int_equal(ts_test_create_like_m(e->db, "b", 0), 0);
-	assert_int_equal(ts_table_open(e->db, "b", &b), 0);
-	tablets(b, 12, 400, &batch);
-	assert_int_equal(ts__maint_pass(e->db), 0);
-	assert_int_equal(ts_test_stat(b, "merges"), 1);
-	assert_int_equal(ts_test_stat(b, "tablets"), 1);
-	assert_int_equal(__atomic_load_n(&b->merge_behind, __ATOMIC_RELAXED), 1);
-	assert_int_equal(ts_test_stat(b, "merge_throttled_ns"), 0);
-	assert_int_equal(ts_test_stat(e->t, "merge_throttled_ns"), slept);
-	assert_int_equal(ts_test_count_rows(b), 12 * 400);
-	ts_table_close(b);
 }
 
 /* A share of 100 percent: merges never sleep, however busy. */
@@ -411,8 +358,6 @@ int main(void)
 		cmocka_unit_test_teardown(smallest_merge_within_a_table_goes_first, ts_test_env_teardown),
 		cmocka_unit_test_teardown(merges_yield_to_reads_and_inserts_only, ts_test_env_teardown),
 		cmocka_unit_test_teardown(merges_keep_up_with_a_sustained_load, ts_test_env_teardown),
-		cmocka_unit_test(share_is_all_when_behind),
-		cmocka_unit_test_teardown(merges_behind_take_all_the_time, ts_test_env_teardown),
 		cmocka_unit_test_teardown(full_share_never_sleeps, ts_test_env_teardown),
 		cmocka_unit_test_teardown(asked_merge_never_sleeps, ts_test_env_teardown),
 		cmocka_unit_test_teardown(settings_show_in_stats, ts_test_env_teardown),
