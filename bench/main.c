@@ -269,7 +269,8 @@ static void usage(void)
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
-	        "                     [--log-segment-size SIZE] [--rollup-days D] [--in-service]\n"
+	        "                     [--log-segment-size SIZE] [--rollup-days D]\n"
+	        "                     [--in-service [--in-service-wait SECONDS]]\n"
 	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
@@ -317,6 +318,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->log_segment_size = v;
 	else if (strcmp(a, "--rollup-days") == 0)
 		c->rollup_days = atoi(v);
+	else if (strcmp(a, "--in-service-wait") == 0)
+		c->in_service_wait = strtod(v, NULL);
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "tablet_format.h"
@@ -167,8 +168,9 @@ static void params(char *buf, size_t size, const struct qrun *q, const char *ext
 	if (q->c->in_service)
 		snprintf(state, sizeof state,
 		         ",\"state\":\"in_service\",\"filling_tablets\":%lld,\"tablets_visited\":%lld,"
-		         "\"load_seconds\":%.2f",
-		         (long long)q->filling, (long long)(q->tablets + q->filling), q->load_seconds);
+		         "\"load_seconds\":%.2f,\"wait_seconds\":%.1f",
+		         (long long)q->filling, (long long)(q->tablets + q->filling), q->load_seconds,
+		         q->c->in_service_wait);
 	snprintf(buf, size,
 	         "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu,\"tablets\":%lld,\"tablet_bytes\":%lld,"
 	         "\"merges\":%d,\"block_cache_mb\":%lld%s%s%s",
@@ -689,7 +691,8 @@ static void load_tsstore(struct qrun *q)
  * library's defaults (merges in the background, the default block cache
  * unless --block-cache-mb, flushes by the default flush_size and
  * flush_age) and sync none; no ts_flush, no ts_merge: the queries find
- * the tablets and trees the scheduler left. */
+ * the tablets and trees the scheduler left, at once or after
+ * --in-service-wait seconds. */
 static void load_in_service(struct qrun *q)
 {
 	bench_loaded *l = &q->ts;
@@ -703,6 +706,11 @@ static void load_in_service(struct qrun *q)
 	double t0 = bench_seconds();
 	bench_table_load(l->t, &q->r);
 	q->load_seconds = bench_seconds() - t0;
+	if (q->c->in_service_wait > 0) { /* the scheduler goes on meanwhile */
+		double s = q->c->in_service_wait;
+		struct timespec z = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+		nanosleep(&z, NULL);
+	}
 	note_tablets(q);
 }
 
