@@ -51,7 +51,12 @@ typedef struct bench_config {
 	int64_t latency_flush_size; /* latency: ts_options.flush_size, bytes */
 	int64_t latency_merge_delay; /* latency: ts_options.merge_delay, ns */
 	size_t query_rows;          /* query workloads: rows loaded */
-	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB */
+	long block_cache_mb;        /* query workloads: ts_options.block_cache_size, MB;
+	                             * -1 with in_service: the library's default */
+	int in_service;             /* query workloads: query the table as a sustained
+	                             * load with the library's defaults left it */
+	double in_service_wait;     /* in service: seconds between the load and the
+	                             * queries (the scheduler working meanwhile) */
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
 	int rollup_days;            /* rollups: days of rows aggregated; 0: default */
 	const char *log_segment_size; /* ingest_http, remote_write: tsstored's

@@ -270,6 +270,7 @@ static void usage(void)
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--log-segment-size SIZE] [--rollup-days D]\n"
+	        "                     [--in-service [--in-service-wait SECONDS]]\n"
 	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
 	        "latency|\n"
@@ -317,6 +318,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->log_segment_size = v;
 	else if (strcmp(a, "--rollup-days") == 0)
 		c->rollup_days = atoi(v);
+	else if (strcmp(a, "--in-service-wait") == 0)
+		c->in_service_wait = strtod(v, NULL);
 	else if (strcmp(a, "--block-cache-mb") == 0)
 		c->block_cache_mb = strtol(v, NULL, 10);
 	else if (strcmp(a, "--workload") == 0 && c->nonly < BENCH_WORKLOADS_MAX && known_workload(v))
@@ -336,6 +339,8 @@ static int parse_option(bench_config *c, const char *a, const char *v)
 		c->compare = 1;
 	else if (strcmp(a, "--no-peers") == 0)
 		c->skip_peers = 1;
+	else if (strcmp(a, "--in-service") == 0)
+		c->in_service = 1;
 	else
 		return v ? parse_valued(c, a, v) : 0;
 	return 1;
@@ -358,7 +363,7 @@ static void set_defaults(bench_config *c)
 		c->latency_flush_size = LATENCY_FLUSH_SIZE;
 	if (c->latency_merge_delay < 0)
 		c->latency_merge_delay = (int64_t)(LATENCY_MERGE_DELAY_S * 1e9);
-	if (c->block_cache_mb < 0)
+	if (c->block_cache_mb < 0 && !c->in_service)
 		c->block_cache_mb = QUERY_BLOCK_CACHE_MB;
 	if (!c->query_rows)
 		c->query_rows = c->hosts *

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "tablet_format.h"
@@ -106,8 +107,10 @@ struct qrun {
 	bench_loaded ts;        /* tsstore, every row in on-disk tablets */
 	char *lmdb_dir;
 	void *lmdb;             /* bench_lmdb, or NULL when not built or skipped */
-	int merges;
+	int merges;             /* merged: ts_merge's; in service: the scheduler's */
 	int64_t tablets, tablet_bytes;
+	int64_t filling;        /* in service: filling trees a read visits too */
+	double load_seconds;    /* in service: the load's wall time */
 	int failed;             /* a tsstore call failed or answered wrong */
 	struct range *ranges;
 	size_t nranges;
@@ -155,14 +158,25 @@ static double min_positive(double best, double s)
 	return s > 0 && (best <= 0 || s < best) ? s : best;
 }
 
-/* The params of every result: the rows and the tablets, then extra. */
+/* The params of every result: the rows and the tablets, then extra.  In
+ * service they also say the state, the filling trees and the tablets a
+ * full read visited (on-disk tablets and trees, as the part began), and
+ * the load's time. */
 static void params(char *buf, size_t size, const struct qrun *q, const char *extra)
 {
+	char state[160] = "";
+	if (q->c->in_service)
+		snprintf(state, sizeof state,
+		         ",\"state\":\"in_service\",\"filling_tablets\":%lld,\"tablets_visited\":%lld,"
+		         "\"load_seconds\":%.2f,\"wait_seconds\":%.1f",
+		         (long long)q->filling, (long long)(q->tablets + q->filling), q->load_seconds,
+		         q->c->in_service_wait);
 	snprintf(buf, size,
 	         "\"rows\":%zu,\"hosts\":%zu,\"batch\":%zu,\"tablets\":%lld,\"tablet_bytes\":%lld,"
-	         "\"merges\":%d,\"block_cache_mb\":%ld%s%s",
+	         "\"merges\":%d,\"block_cache_mb\":%lld%s%s%s",
 	         q->r.n, q->r.hosts, q->r.batch, (long long)q->tablets, (long long)q->tablet_bytes,
-	         q->merges, q->c->block_cache_mb, extra ? "," : "", extra ? extra : "");
+	         q->merges, (long long)(q->ts.opts.block_cache_size >> 20), state, extra ? "," : "",
+	         extra ? extra : "");
 }
 
 /* ---- tsstore ---- */
@@ -640,6 +654,17 @@ static int64_t default_flush_size(void)
 	return o.flush_size;
 }
 
+/* What the table holds now: its tablets, their bytes, the filling trees
+ * and (in service) the merges the scheduler made. */
+static void note_tablets(struct qrun *q)
+{
+	q->tablets = bench_table_stat(q->ts.t, "tablets");
+	q->tablet_bytes = bench_dir_bytes(q->ts.dir, TS_TABLET_SUFFIX);
+	q->filling = bench_table_stat(q->ts.t, "filling_tablets");
+	if (q->c->in_service)
+		q->merges = (int)bench_table_stat(q->ts.t, "maint_merges");
+}
+
 /* tsstore: load with flushes of the default size, flush the rest, merge. */
 static void load_tsstore(struct qrun *q)
 {
@@ -655,12 +680,38 @@ static void load_tsstore(struct qrun *q)
 	q->ts.db = NULL;
 	q->ts.opts.block_cache_size = (int64_t)q->c->block_cache_mb << 20;
 	bench_table_reopen(&q->ts);
-	q->tablets = bench_table_stat(q->ts.t, "tablets");
-	q->tablet_bytes = bench_dir_bytes(q->ts.dir, TS_TABLET_SUFFIX);
+	note_tablets(q);
 	int64_t rows = bench_table_stat(q->ts.t, "tablet_rows");
 	if (rows >= 0 && rows != (int64_t)q->r.n)
 		fprintf(stderr, "tsstore-bench: query: warning: %lld rows in tablets, %zu inserted\n",
 		        (long long)rows, q->r.n);
+}
+
+/* tsstore in service: the rows inserted as a user would, with the
+ * library's defaults (merges in the background, the default block cache
+ * unless --block-cache-mb, flushes by the default flush_size and
+ * flush_age) and sync none; no ts_flush, no ts_merge: the queries find
+ * the tablets and trees the scheduler left, at once or after
+ * --in-service-wait seconds. */
+static void load_in_service(struct qrun *q)
+{
+	bench_loaded *l = &q->ts;
+	ts_options_init(&l->opts);
+	l->opts.flags = TS_OPEN_CREATE;
+	l->opts.sync = TS_SYNC_NONE;
+	if (q->c->block_cache_mb >= 0)
+		l->opts.block_cache_size = (int64_t)q->c->block_cache_mb << 20;
+	l->dir = bench_tmpdir();
+	l->t = bench_table_open(l->dir, &l->opts, &l->db);
+	double t0 = bench_seconds();
+	bench_table_load(l->t, &q->r);
+	q->load_seconds = bench_seconds() - t0;
+	if (q->c->in_service_wait > 0) { /* the scheduler goes on meanwhile */
+		double s = q->c->in_service_wait;
+		struct timespec z = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+		nanosleep(&z, NULL);
+	}
+	note_tablets(q);
 }
 
 static void load_lmdb(struct qrun *q)
@@ -676,10 +727,17 @@ static void setup(struct qrun *q, const bench_config *c)
 	memset(q, 0, sizeof *q);
 	q->c = c;
 	bench_rows_make(&q->r, c->query_rows, c->hosts, c->batch, bench_wall_ns());
-	load_tsstore(q);
 	int peers = part_wanted(c, "scan") || part_wanted(c, "range") || part_wanted(c, "latest");
-	if (peers && !c->skip_peers && bench_peer_lmdb.name)
-		load_lmdb(q);
+	peers = peers && !c->skip_peers && bench_peer_lmdb.name;
+	if (c->in_service) { /* LMDB first: the queries follow tsstore's load */
+		if (peers)
+			load_lmdb(q);
+		load_in_service(q);
+	} else {
+		load_tsstore(q);
+		if (peers)
+			load_lmdb(q);
+	}
 	make_ranges(q);
 	make_latest(q);
 	q->agg_from = q->r.start_ns / AGG_EVERY_NS * AGG_EVERY_NS;
@@ -1009,8 +1067,11 @@ int bench_workload_query(const bench_config *c)
 		bench_device_read_mbps(c); /* before the load: it evicts the cache */
 	setup(&q, c);
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-		if (part_wanted(c, parts[i]))
+		if (part_wanted(c, parts[i])) {
+			if (c->in_service) /* the scheduler may have merged since */
+				note_tablets(&q);
 			run[i](&q);
+		}
 	int failed = q.failed;
 	teardown(&q);
 	return failed ? -1 : 0;

@@ -367,7 +367,10 @@ typedef struct ts_options {
 	ts_clock_fn clock;          /* NULL: TSSTORE_NOW if set, else real time */
 	void *clock_arg;
 	int64_t block_cache_size;   /* bytes of decompressed tablet blocks kept
-	                             * for reads, default 64 MB; 0 = none */
+	                             * for reads, default a sixteenth of the
+	                             * memory (physical, or the cgroup's limit
+	                             * when lower), at least 64 MiB and at most
+	                             * 4 GiB; 0 = none */
 	int64_t log_cap;            /* bytes of a table's log not yet flushed
 	                             * past which ts_insert fails with TS_ENOSPC
 	                             * naming the cause (e.g. a flush that keeps

@@ -10,13 +10,82 @@
  * and a hit touches no neighbour's cache line.  The seek index of a
  * block (ts__seekix) is built and searched here too, for scan.c.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bcache.h"
 #include "error.h"
+#include "fsutil.h"
 #include "key.h"
+#include "limits.h"
 #include "row.h"
+
+/* ---- the default size ---- */
+
+/* The memory.max of this process's cgroup (v2: the line "0::PATH" of
+ * /proc/self/cgroup), or 0 when there is none, it cannot be read, or it
+ * is "max".  Read with the library's own file calls (ts__read_file), not
+ * stdio, so that the fault sweep sees every file the library opens. */
+static int64_t cgroup_limit(void)
+{
+	char path[TS_PATH_MAX + 64], *text = NULL;
+	size_t n = 0;
+	long long limit = 0;
+	path[0] = 0;
+	if (ts__read_file("/proc/self/cgroup", 1 << 16, (void **)&text, &n) < 0) {
+		ts__clear_error();
+		return 0;
+	}
+	for (char *p = text, *end = text + n; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (len > 3 && memcmp(p, "0::", 3) == 0)
+			snprintf(path, sizeof path, "/sys/fs/cgroup%.*s/memory.max", (int)(len - 3), p + 3);
+		p += len + 1;
+	}
+	free(text);
+	text = NULL;
+	if (path[0] && ts__read_file(path, 64, (void **)&text, &n) == 0) {
+		char buf[65];
+		memcpy(buf, text, n < 64 ? n : 64);
+		buf[n < 64 ? n : 64] = 0;
+		if (sscanf(buf, "%lld", &limit) != 1) /* "max": no limit */
+			limit = 0;
+	}
+	free(text);
+	ts__clear_error();
+	return limit > 0 ? (int64_t)limit : 0;
+}
+
+static int64_t memory_limit;
+static pthread_once_t memory_once = PTHREAD_ONCE_INIT;
+
+static void read_memory_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	int64_t phys = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
+	int64_t group = cgroup_limit();
+	memory_limit = group > 0 && (phys == 0 || group < phys) ? group : phys;
+}
+
+int64_t ts__memory_limit(void)
+{
+	pthread_once(&memory_once, read_memory_limit);
+	return memory_limit;
+}
+
+int64_t ts__bcache_default_size(int64_t memory)
+{
+	int64_t size = memory / TS_BLOCK_CACHE_MEMORY_DIVISOR;
+	if (size < TS_BLOCK_CACHE_DEFAULT_MIN)
+		return TS_BLOCK_CACHE_DEFAULT_MIN;
+	return size > TS_BLOCK_CACHE_DEFAULT_MAX ? TS_BLOCK_CACHE_DEFAULT_MAX : size;
+}
+
+/* ---- the cache ---- */
 
 static uint64_t next_serial = 1;
 

@@ -93,6 +93,19 @@ typedef struct ts__bcache {
 	uint64_t hits, misses;    /* counters */
 } ts__bcache;
 
+/* The memory this process may use, in bytes: the machine's physical
+ * memory (sysconf), or the memory.max of its cgroup (v2, read through
+ * /proc/self/cgroup) when that is lower.  Returns 0 when neither can be
+ * read.  Read once per process (the first call; ts_options_init makes
+ * it), so that setting options does no I/O each time. */
+int64_t ts__memory_limit(void);
+
+/* The default block_cache_size for memory bytes (ts__memory_limit; 0:
+ * unknown): memory / TS_BLOCK_CACHE_MEMORY_DIVISOR, within
+ * [TS_BLOCK_CACHE_DEFAULT_MIN, TS_BLOCK_CACHE_DEFAULT_MAX] (limits.h);
+ * the minimum when memory is unknown. */
+int64_t ts__bcache_default_size(int64_t memory);
+
 /* A cache of cap bytes (0: nothing is ever kept).  Returns 0 or
  * TS_ENOMEM. */
 int ts__bcache_init(ts__bcache *c, size_t cap);

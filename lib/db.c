@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "bcache.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -46,7 +47,7 @@ void ts_options_init(ts_options *o)
 	o->merge_rollover_spread = TS_DEFAULT_MERGE_ROLLOVER_SPREAD;
 	o->maint_busy_window = TS_DEFAULT_MAINT_BUSY_WINDOW;
 	o->maint_busy_share = TS_DEFAULT_MAINT_BUSY_SHARE;
-	o->block_cache_size = TS_DEFAULT_BLOCK_CACHE_SIZE;
+	o->block_cache_size = ts__bcache_default_size(ts__memory_limit());
 	o->log_cap = TS_DEFAULT_LOG_CAP;
 	o->log_segment_size = (int64_t)TS_SEG_DATA;
 }

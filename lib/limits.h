@@ -28,7 +28,14 @@
 #define TS_DEFAULT_FLUSH_AGE (10 * TS_NS_PER_MIN)
 #define TS_DEFAULT_MERGE_MAX_SIZE (INT64_C(128) << 20)
 #define TS_DEFAULT_MERGE_DELAY (90 * TS_NS_PER_SEC)
-#define TS_DEFAULT_BLOCK_CACHE_SIZE (INT64_C(64) << 20)
+/* The default block cache (ts_options_init, bcache.c's
+ * ts__bcache_default_size): a sixteenth of the memory the process may
+ * use -- physical memory, or its cgroup's limit when lower -- and never
+ * less than 64 MiB (the default before it was sized) nor more than
+ * 4 GiB (one database's cache beside a process's other work). */
+#define TS_BLOCK_CACHE_MEMORY_DIVISOR 16
+#define TS_BLOCK_CACHE_DEFAULT_MIN (INT64_C(64) << 20)
+#define TS_BLOCK_CACHE_DEFAULT_MAX (INT64_C(4) << 30)
 /* Bytes of a table's log not yet flushed past which inserts are refused
  * (TS_ENOSPC naming the cause) rather than the disk filling; from half of
  * it on, every filling tree is flushed (flush.c, ts__log_cap_check). */

@@ -10,7 +10,13 @@
  * and the period, below the merge_rollover_spread setting) after the
  * moment the period grew, so that the periods of many tables do not all
  * merge at midnight.  A freshly flushed tablet waits merge_delay before it merges:
- * the next flush of its period will likely merge with it.
+ * the next flush of its period will likely merge with it -- unless its
+ * period is behind, holding more tablets than LittleTable's rule leaves
+ * (ts__merge_bound: about log2 of the period's bytes over its smallest
+ * tablet, plus the tablets too large to merge): then the rule merges at
+ * once, so that under a sustained load the tablets a read visits stay
+ * logarithmic in the data rather than growing with the flushes of the
+ * last merge_delay.
  *
  * A period's tablets are merged in version order (by the hi of their
  * version intervals, docs/corrections.md section 1), the order they were
@@ -157,16 +163,50 @@ static int by_period_then_version(const void *a, const void *b)
 	return x->m.id < y->m.id ? -1 : x->m.id > y->m.id;
 }
 
-/* Whether p may merge now; strict: honour the delays. */
-static int ready(const ts_table *t, const struct placed *p, int64_t now, int strict)
+/* Whether p may merge now; strict: honour the delays; behind: its
+ * period holds more tablets than LittleTable's rule leaves (behind()),
+ * so merge_delay is not waited for (the roll-over delay still is). */
+static int ready(const ts_table *t, const struct placed *p, int64_t now, int strict, int behind)
 {
 	if (!strict)
 		return 1;
-	if (!settled(t, p->m.id, now))
+	if (!behind && !settled(t, p->m.id, now))
 		return 0;
 	if (p->m.period_end - p->m.period_start == p->len)
 		return 1;
 	return now >= rolled_at(&p->m, p->len) + jitter(t, p->start);
+}
+
+int ts__merge_bound(const uint64_t *sizes, int n, uint64_t max)
+{
+	uint64_t bytes = 0, least = 0;
+	int small = 0, bound = 1;
+	for (int i = 0; i < n; i++)
+		if (sizes[i] <= max / 2) {
+			small++;
+			bytes += sizes[i];
+			least = !least || sizes[i] < least ? sizes[i] : least;
+		}
+	if (!small)
+		return n;
+	while (bound < 64 && (least << bound) <= bytes) /* floor(log2(bytes / least)) + 1 */
+		bound++;
+	return n - small + bound + 1;
+}
+
+/* Whether the period of all[0..n) (one period's tablets, version order)
+ * is behind: it holds more tablets than ts__merge_bound allows, as it
+ * does when tablets are flushed faster than merge_delay lets them merge
+ * -- a sustained load flushes every second or so, and a 90 s delay would
+ * leave a read ninety tablets to visit.  Then its merges are made at
+ * once, by the same sizes rule: the delay only spares a quiet period a
+ * merge its next flush would make again. */
+static int behind(const ts_table *t, const struct placed *all, int n)
+{
+	uint64_t sizes[n];
+	for (int i = 0; i < n; i++)
+		sizes[i] = all[i].m.bytes;
+	return n > ts__merge_bound(sizes, n, (uint64_t)t->db->opts.merge_max_size);
 }
 
 /* ---- choosing ---- */
@@ -334,9 +374,14 @@ static int for_each_run(ts_table *t, int64_t now, int strict,
 		ts__period_of(all[i].m.min_ts, now, &all[i].start, &all[i].len);
 	}
 	qsort(all, (size_t)n, sizeof *all, by_period_then_version);
-	for (int i = 0; i < n && rc == 0;) {
+	for (int i = 0, end = 0, late = 0; i < n && rc == 0;) {
+		if (i >= end) { /* a new period: all[i .. end) */
+			for (end = i; end < n && all[end].start == all[i].start; end++)
+				;
+			late = strict && behind(t, all + i, end - i);
+		}
 		int j = i;
-		while (j < n && all[j].start == all[i].start && ready(t, &all[j], now, strict))
+		while (j < end && ready(t, &all[j], now, strict, late))
 			j++;
 		if (j - i >= 2)
 			rc = fn(t, all + i, j - i, arg);

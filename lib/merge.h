@@ -22,6 +22,18 @@
  */
 int ts__merge_pick(const uint64_t *sizes, int n, uint64_t max, int *first);
 
+/*
+ * The most tablets LittleTable's rule leaves in a period whose n tablets
+ * have these sizes (bytes, any order), with merges of at most max bytes:
+ * the tablets larger than max / 2 (each too large to merge with one of
+ * its size), plus floor(log2(B / s)) + 2 for the others, B their bytes
+ * and s the smallest -- sizes that more than halve from each to the next
+ * leave floor(log2(B / s)) + 1, and the newest flush may not have merged
+ * yet.  A period holding more is behind: it merges without waiting for
+ * merge_delay (merge.c).  Returns n when no tablet is at most max / 2.
+ */
+int ts__merge_bound(const uint64_t *sizes, int n, uint64_t max);
+
 struct ts_table;
 
 /*

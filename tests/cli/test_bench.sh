@@ -16,6 +16,9 @@
 #     figure that needs issue 28's calls its result or "not built";
 #   - rollups printed each way's time for each of its three requests
 #     (the raw scan for the first) and both ingest figures;
+#   - `--in-service` (a second, short run of scan, range and latest)
+#     printed tsstore's lines saying the state and the tablets visited,
+#     and a target line for each when LMDB is built;
 #   - absorb_sweep printed tsstore's and the hash table's line at each of
 #     its points, and --compare one ratio per point (never across points);
 #   - the workloads that need the machine's help (fuse_cat: /dev/fuse;
@@ -183,6 +186,25 @@ done
 expect "rollups raw_scan aggregate_seconds" "$(rl raw_scan aggregate_seconds)" -eq 1
 expect "rollups no_rollup ingest" "$(rl no_rollup ingest_rows_per_sec)" -eq 1
 expect "rollups tsstore ingest" "$(rl tsstore ingest_rows_per_sec)" -eq 1
+
+# --in-service (issue 32): the query workloads right after a load with
+# the library's defaults; each tsstore result says so, with the tablets
+# the read visited, and is judged against LMDB when this build has it.
+(cd "$root" && "$bench" --quick --compare --in-service --workload scan --workload range \
+	--workload latest) >"$tmp/service.jsonl" 2>"$tmp/service.err"
+status=$?
+cp "$tmp/service.err" "$tmp/err"
+expect "in service: exit status 0" "$status" -eq 0
+for w in "scan rows_per_sec" "range queries_per_sec" "latest lookups_per_sec"; do
+	set -- $w
+	n=$(grep "^{\"workload\":\"$1\",\"engine\":\"tsstore\",\"metric\":\"$2\",\"value\":" \
+		"$tmp/service.jsonl" | grep -c '"state":"in_service","filling_tablets":[0-9]*,"tablets_visited":[1-9]')
+	expect "in service: $1 tsstore line with the tablets visited" "$n" -eq 1
+	if grep -q '"engine":"lmdb"' "$tmp/service.jsonl"; then
+		n=$(grep -c "^{\"workload\":\"$1\",\"target\":.*\"met\":\(true\|false\)}$" "$tmp/service.jsonl")
+		expect "in service: target line of $1" "$n" -eq 1
+	fi
+done
 
 # Optional parts: present, or a reason on stderr.
 optional() {

@@ -21,6 +21,7 @@
 
 #include "bcache.h"
 #include "key.h"
+#include "tsstore.h"
 
 /* The bytes the cache charges for a block like filled(.., len). */
 static size_t charge(size_t len);
@@ -447,6 +448,27 @@ static void seekix_charged_once(void **state)
 	ts__bcache_free(&c);
 }
 
+/* The default size: a sixteenth of the memory, within 64 MiB and 4 GiB;
+ * the minimum when the memory is unknown; and the memory of this machine
+ * is known (sysconf) and gives what ts_options_init sets. */
+static void bcache_default_size_from_memory(void **state)
+{
+	(void)state;
+	const int64_t mib = INT64_C(1) << 20, gib = INT64_C(1) << 30;
+	assert_int_equal(ts__bcache_default_size(0), 64 * mib);
+	assert_int_equal(ts__bcache_default_size(512 * mib), 64 * mib);
+	assert_int_equal(ts__bcache_default_size(gib), 64 * mib);
+	assert_int_equal(ts__bcache_default_size(2 * gib), 128 * mib);
+	assert_int_equal(ts__bcache_default_size(24 * gib), 1536 * mib);
+	assert_int_equal(ts__bcache_default_size(64 * gib), 4 * gib);
+	assert_int_equal(ts__bcache_default_size(1024 * gib), 4 * gib);
+	int64_t memory = ts__memory_limit();
+	assert_true(memory >= 64 * mib);
+	ts_options o;
+	ts_options_init(&o);
+	assert_int_equal(o.block_cache_size, ts__bcache_default_size(memory));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +482,7 @@ int main(void)
 		cmocka_unit_test(seekix_first_not_matches_a_pass),
 		cmocka_unit_test(seekix_of_a_malformed_block),
 		cmocka_unit_test(seekix_charged_once),
+		cmocka_unit_test(bcache_default_size_from_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

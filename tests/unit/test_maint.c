@@ -22,6 +22,7 @@
 #include "maint.h"
 #include "merge.h"
 #include "support.h"
+#include "tabledesc.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
 #define SEC INT64_C(1000000000)
@@ -59,20 +60,28 @@ static void tablets(ts_table *t, int k, int n, int64_t *batch)
 }
 
 /* An env that merges (no TS_OPEN_NOMERGE) but whose thread is held, with
- * merge_delay 1 ns: the clock is moved past it before each pass. */
-static ts_test_env *env_with(int64_t slice_rows, int64_t window, int64_t share)
+ * merge_delay delay (0: the default). */
+static ts_test_env *env_delayed(int64_t delay, int64_t slice_rows, int64_t window,
+                                int64_t share)
 {
 	ts_test_env *e = calloc(1, sizeof *e);
 	assert_non_null(e);
 	e->dir = ts_test_tmpdir();
 	e->now = NOW;
-	e->merge_delay = 1;
+	e->merge_delay = delay;
 	e->hold_maintenance = 1;
 	e->merge_slice_rows = slice_rows;
 	e->maint_busy_window = window;
 	e->maint_busy_share = share;
 	ts_test_env_open(e);
 	return e;
+}
+
+/* The same with merge_delay 1 ns: the clock is moved past it before each
+ * pass. */
+static ts_test_env *env_with(int64_t slice_rows, int64_t window, int64_t share)
+{
+	return env_delayed(1, slice_rows, window, share);
 }
 
 /* The foreground was last busy long ago (longer than any window here). */
@@ -171,6 +180,54 @@ static void merges_yield_to_reads_and_inserts_only(void **state)
 	assert_int_equal(ts_test_stat(e->t, "merges"), 3);
 	assert_true(ts_test_stat(e->t, "merge_throttled_ns") > slept);
 	assert_int_equal(ts_test_count_rows(e->t), 12000);
+}
+
+/* The tablets of t's one period, oldest version first: their sizes. */
+static int period_sizes(ts_table *t, uint64_t *sizes, int room)
+{
+	int n = 0;
+	assert_int_equal(ts__table_lock(t), 0);
+	for (int i = 0; i < t->desc->ntablets && n < room; i++)
+		sizes[n++] = t->desc->tablets[i].bytes;
+	ts__table_unlock(t);
+	return n;
+}
+
+/* A sustained load: a batch and a flush every "second" of a clock that
+ * never reaches the default merge_delay (90 s), the scheduler's pass
+ * after each, the foreground always busy.  The merges still happen --
+ * LittleTable's rule, not the delay, decides once a period holds more
+ * tablets than the rule leaves (ts__merge_bound) -- each sleeping for
+ * the budget (they yield to the inserts) and each finishing within its
+ * pass (never starved): after every pass the period holds at most
+ * floor(log2(flushes)) + 2 tablets (at most 7 here, where the delay
+ * would leave 64), 64 flushes leave 4 after 19 merges, and every row is
+ * there. */
+static void merges_keep_up_with_a_sustained_load(void **state)
+{
+	ts_test_env *e = env_delayed(0, 64, 0, 0); /* merge_delay 90 s, window 100 ms */
+	*state = e;
+	int64_t batch = 0, merges = 0;
+	uint64_t sizes[128];
+	for (int f = 1; f <= 64; f++) {
+		insert_rows(e->t, 400, NOW - 3 * HOUR, HOUR, ++batch);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+		ts_test_env_set_now(e, NOW + f * SEC);
+		assert_int_equal(ts__maint_pass(e->db), 0);
+		int n = period_sizes(e->t, sizes, 128), bound = 2;
+		while ((1 << bound) <= 4 * f) /* floor(log2(f)) + 2 */
+			bound++;
+		int rule = ts__merge_bound(sizes, n, (uint64_t)e->db->opts.merge_max_size);
+		if (n > bound || n > rule)
+			fail_msg("flush %d: %d tablets; the rule leaves %d, floor(log2(%d)) + 2 is %d", f,
+			         n, rule, f, bound);
+		merges = ts_test_stat(e->t, "maint_merges");
+	}
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 4);
+	assert_int_equal(merges, 19);
+	assert_true(ts_test_stat(e->t, "maint_throttled_ns") > 0);
+	assert_int_equal(ts_test_count_rows(e->t), 64 * 400);
+	ts_test_check_tablets(e->t);
 }
 
 /* A share of 100 percent: merges never sleep, however busy. */
@@ -300,6 +357,7 @@ int main(void)
 		cmocka_unit_test_teardown(smallest_merge_of_any_table_goes_first, ts_test_env_teardown),
 		cmocka_unit_test_teardown(smallest_merge_within_a_table_goes_first, ts_test_env_teardown),
 		cmocka_unit_test_teardown(merges_yield_to_reads_and_inserts_only, ts_test_env_teardown),
+		cmocka_unit_test_teardown(merges_keep_up_with_a_sustained_load, ts_test_env_teardown),
 		cmocka_unit_test_teardown(full_share_never_sleeps, ts_test_env_teardown),
 		cmocka_unit_test_teardown(asked_merge_never_sleeps, ts_test_env_teardown),
 		cmocka_unit_test_teardown(settings_show_in_stats, ts_test_env_teardown),

@@ -155,6 +155,9 @@ static void merge_pick_logarithmic_bounds(void **state)
 					         (unsigned long long)sizes[i + 1]);
 				below += sizes[i] + sizes[i + 1] <= max;
 			}
+			if (n > ts__merge_bound(sizes, n, max)) /* settled is never behind */
+				fail_msg("trial %d flush %d: %d tablets settled, bound %d", trial, f, n,
+				         ts__merge_bound(sizes, n, max));
 			double bound = 1 + log2((double)total / (double)lo);
 			if (max > total && n > bound)
 				fail_msg("trial %d: %d tablets for %llu bytes (bound %.1f)", trial, n,
@@ -191,7 +194,9 @@ static void merge_round_trip(void **state)
 		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
 	}
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 24);
-	assert_true(ts_test_stat(e->t, "merge_backlog_tablets") == 0); /* all within merge_delay */
+	/* all within merge_delay, but 24 tablets of a period are more than
+	 * LittleTable's rule leaves (ts__merge_bound): due at once */
+	assert_true(ts_test_stat(e->t, "merge_backlog_tablets") >= 2);
 	int merged = 0;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
 	assert_true(merged >= 1);
@@ -257,6 +262,48 @@ static void merge_translates_old_versions(void **state)
 	ts__snapshot_release(&s);
 	assert_int_equal(acc[0], 100);
 	assert_int_equal(acc[1], 60 * 7 + 40 * 1000);
+	ts_test_check_tablets(e->t);
+	free(m.rows);
+}
+
+/* The most tablets the rule leaves in a period: those above max / 2, and
+ * floor(log2(bytes / smallest)) + 2 of the others. */
+static void merge_bound_exact(void **state)
+{
+	(void)state;
+	static const uint64_t equal[] = {100, 100, 100, 100, 100};
+	static const uint64_t halving[] = {400, 200, 100, 50};
+	static const uint64_t one_full[] = {800, 100};
+	static const uint64_t all_full[] = {600, 600};
+	assert_int_equal(ts__merge_bound(equal, 1, 1000), 2);
+	assert_int_equal(ts__merge_bound(equal, 3, 1000), 3);
+	assert_int_equal(ts__merge_bound(equal, 4, 1000), 4);
+	assert_int_equal(ts__merge_bound(equal, 5, 1000), 4); /* five: behind */
+	assert_int_equal(ts__merge_bound(halving, 4, 1000), 5); /* 750 / 50: 3 + 2 */
+	assert_int_equal(ts__merge_bound(one_full, 2, 1000), 3);
+	assert_int_equal(ts__merge_bound(all_full, 2, 1000), 2);
+	assert_int_equal(ts__merge_bound(equal, 0, 1000), 0);
+}
+
+/* A period behind the rule merges within merge_delay: five equal
+ * tablets flushed at one instant are one more than ts__merge_bound
+ * allows, and merge at once; three wait (merge_waits_after_flush). */
+static void merge_behind_does_not_wait(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	for (int b = 1; b <= 4; b++) {
+		insert_span(e, &m, 100, NOW - 2 * HOUR, HOUR, b);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	assert_int_equal(ts__merge_due(e->t, NULL), 0); /* four: within the bound */
+	insert_span(e, &m, 100, NOW - 2 * HOUR, HOUR, 5);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_test_stat(e->t, "merge_backlog_tablets"), 5);
+	assert_int_equal(ts__merge_due(e->t, NULL), 1);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	assert_int_equal(ts__merge_due(e->t, NULL), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
 	ts_test_check_tablets(e->t);
 	free(m.rows);
 }
@@ -708,6 +755,8 @@ int main(void)
 		T(merge_round_trip),
 		T(merge_keeps_keys_unique),
 		T(merge_translates_old_versions),
+		cmocka_unit_test(merge_bound_exact),
+		T(merge_behind_does_not_wait),
 		T(merge_waits_after_flush),
 		T(merge_periods_roll_over),
 		T(merge_rollover_delay_spreads),
