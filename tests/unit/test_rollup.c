@@ -175,6 +175,39 @@ static void describe(const ts_value *v, int n, char *out, size_t size)
 	}
 }
 
+/* Whether a and b are the same value to the bit (NaN equal to NaN). */
+static int same_bits(const ts_value *a, const ts_value *b)
+{
+	if (a->type == TS_DOUBLE && b->type == TS_DOUBLE)
+		return (isnan(a->v.d) && isnan(b->v.d)) || memcmp(&a->v.d, &b->v.d, sizeof a->v.d) == 0;
+	return same_value(a, b);
+}
+
+/* The rows of cursor got equal those of cursor want, row for row --
+ * exact: to the bit (same_bits), else as same_value; fails naming what,
+ * the row, the column and both rows.  Returns the number of rows. */
+static long same_rows(ts_cursor *got, ts_cursor *want, const char *what, int exact)
+{
+	for (long rows = 0;; rows++) {
+		const ts_value *x, *y;
+		int nx, ny;
+		char wx[512] = "(end)", wy[512] = "(end)";
+		assert_int_equal(ts_cursor_next(got, &x, &nx), 0);
+		assert_int_equal(ts_cursor_next(want, &y, &ny), 0);
+		if (x)
+			describe(x, nx, wx, sizeof wx);
+		if (y)
+			describe(y, ny, wy, sizeof wy);
+		if (!x && !y)
+			return rows;
+		if (!x || !y || nx != ny)
+			fail_msg("%s row %ld: got %s, want %s", what, rows, wx, wy);
+		for (int i = 0; i < nx; i++)
+			if (!(exact ? same_bits(&x[i], &y[i]) : same_value(&x[i], &y[i])))
+				fail_msg("%s row %ld column %d: got %s, want %s", what, rows, i, wx, wy);
+	}
+}
+
 /* The rollup's every row equals the row of ts_aggregate_open over
  * source (every, group, specs: the rollup's value columns in order),
  * and the other way round.  Returns the number of rows. */
@@ -190,29 +223,7 @@ static long expect_exact(ts_db *db, const char *name, const char *source, int64_
 	ts_query all = {0};
 	if (ts_aggregate_open_flags(s, &req, TS_AGG_NO_ROLLUP, &a) < 0 || ts_query_open(r, &all, &q) < 0)
 		fail_msg("open: %s", ts_errmsg(NULL));
-	long rows = 0;
-	for (;;) {
-		const ts_value *x, *y;
-		int nx, ny;
-		assert_int_equal(ts_cursor_next(a, &x, &nx), 0);
-		assert_int_equal(ts_cursor_next(q, &y, &ny), 0);
-		char wx[512], wy[512];
-		if (x)
-			describe(x, nx, wx, sizeof wx);
-		if (y)
-			describe(y, ny, wy, sizeof wy);
-		if (!x && !y)
-			break;
-		if (!x)
-			fail_msg("%s row %ld: %s, the source has no such window", name, rows, wy);
-		if (!y)
-			fail_msg("%s row %ld: missing, the source's is %s", name, rows, wx);
-		assert_int_equal(nx, ny);
-		for (int i = 0; i < nx; i++)
-			if (!same_value(&x[i], &y[i]))
-				fail_msg("%s row %ld column %d: got %s, want %s", name, rows, i, wy, wx);
-		rows++;
-	}
+	long rows = same_rows(q, a, name, 0);
 	ts_cursor_close(a);
 	ts_cursor_close(q);
 	ts_table_close(r);
@@ -948,39 +959,6 @@ static void paced_by_windows(void **state)
 
 /* ---- the aggregate of spans (ts__aggregate_span) ---- */
 
-/* Whether a and b are the same value to the bit (NaN equal to NaN). */
-static int same_bits(const ts_value *a, const ts_value *b)
-{
-	if (a->type == TS_DOUBLE && b->type == TS_DOUBLE)
-		return (isnan(a->v.d) && isnan(b->v.d)) || memcmp(&a->v.d, &b->v.d, sizeof a->v.d) == 0;
-	return same_value(a, b);
-}
-
-/* Cursors a and b yield the same rows, exactly; returns how many. */
-static long same_rows(ts_cursor *a, ts_cursor *b, const char *what)
-{
-	long rows = 0;
-	for (;; rows++) {
-		const ts_value *x, *y;
-		int nx, ny;
-		assert_int_equal(ts__cursor_next(a, &x, &nx), 0);
-		assert_int_equal(ts__cursor_next(b, &y, &ny), 0);
-		if (!x || !y) {
-			if (x || y)
-				fail_msg("%s row %ld: %s", what, rows, x ? "missing" : "extra");
-			return rows;
-		}
-		assert_int_equal(nx, ny);
-		for (int i = 0; i < nx; i++)
-			if (!same_bits(&x[i], &y[i])) {
-				char wx[512], wy[512];
-				describe(x, nx, wx, sizeof wx);
-				describe(y, ny, wy, sizeof wy);
-				fail_msg("%s row %ld column %d: got %s, want %s", what, rows, i, wx, wy);
-			}
-	}
-}
-
 /* Aggregates of many random boxes (40 per every, group and set of
  * functions) over src, each equal to the aggregate of its box alone;
  * adds the rows to *rows and the boxes without rows to *empty. */
@@ -1030,7 +1008,7 @@ static void check_spans(ts_table *src, long *rows, long *empty)
 						continue;
 					}
 					assert_int_equal(ts__aggregate_open_raw(src, &req, &r), 0);
-					long got = same_rows(c, r, "span");
+					long got = same_rows(c, r, "span", 1);
 					ts_cursor_close(r);
 					*rows += got;
 					*empty += got == 0;
@@ -1514,28 +1492,10 @@ static int same_with_and_without(ts_table *t, const ts_aggregate *req, char *sou
 	const char *src = ts_cursor_source(a);
 	snprintf(source, TS_NAME_MAX + 1, "%s", src ? src : "");
 	assert_null(ts_cursor_source(b));
-	for (long row = 0;; row++) {
-		const ts_value *x, *y;
-		int nx, ny;
-		assert_int_equal(ts_cursor_next(a, &x, &nx), 0);
-		assert_int_equal(ts_cursor_next(b, &y, &ny), 0);
-		char wx[512], wy[512];
-		if (x)
-			describe(x, nx, wx, sizeof wx);
-		if (y)
-			describe(y, ny, wy, sizeof wy);
-		if (!x && !y)
-			break;
-		if (!x || !y)
-			fail_msg("every %lld group %d from %s row %ld: routed %s, raw %s",
-			         (long long)req->every, req->group, src ? src : "-", row, x ? wx : "(end)",
-			         y ? wy : "(end)");
-		assert_int_equal(nx, ny);
-		for (int i = 0; i < nx; i++)
-			if (!same_value(&x[i], &y[i]))
-				fail_msg("every %lld group %d from %s row %ld column %d: routed %s, raw %s",
-				         (long long)req->every, req->group, src ? src : "-", row, i, wx, wy);
-	}
+	char what[128];
+	snprintf(what, sizeof what, "every %lld group %d from %s (got: routed, want: raw)",
+	         (long long)req->every, req->group, src ? src : "-");
+	same_rows(a, b, what, 0);
 	ts_cursor_close(a);
 	ts_cursor_close(b);
 	return source[0] != 0;
