@@ -484,6 +484,30 @@ static int is_bytes(const ts_value *v)
 	return v->type == TS_STRING || v->type == TS_BLOB;
 }
 
+/* Copy from[0..n) to to[0..n), the bytes of strings and blobs appended
+ * to mem and their pointers replaced by offsets into it (mem may move as
+ * it grows: resolve_values makes them pointers again once it is whole).
+ * Returns 0 or TS_ENOMEM. */
+static int stash_values(ts_value *to, const ts_value *from, size_t n, ts_buf *mem)
+{
+	for (size_t i = 0; i < n; i++) {
+		to[i] = from[i];
+		if (is_bytes(&from[i])) {
+			to[i].v.s.ptr = (const void *)(uintptr_t)mem->len;
+			ts__put(mem, from[i].v.s.ptr, from[i].v.s.len);
+		}
+	}
+	return mem->oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
+}
+
+/* The offsets stash_values left in v[0..n) as pointers into mem. */
+static void resolve_values(ts_value *v, size_t n, const ts_buf *mem)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_bytes(&v[i]))
+			v[i].v.s.ptr = mem->data + (uintptr_t)v[i].v.s.ptr;
+}
+
 /* Insert the rows gathered, with replace. */
 static int write_rows(struct run *u)
 {
@@ -491,9 +515,7 @@ static int write_rows(struct run *u)
 		return 0;
 	size_t ignored;
 	uint64_t version;
-	for (size_t i = 0; i < u->nrows * (size_t)u->width; i++)
-		if (is_bytes(&u->rows[i]))
-			u->rows[i].v.s.ptr = u->strings.data + (uintptr_t)u->rows[i].v.s.ptr;
+	resolve_values(u->rows, u->nrows * (size_t)u->width, &u->strings);
 	ts__rollup_writing = 1;
 	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
 	                    &version);
@@ -510,16 +532,9 @@ static int gather_row(struct run *u, const ts_value *row)
 	size_t w = (size_t)u->width;
 	if (!u->rows && !(u->rows = calloc(ROWS_PER_BATCH * w, sizeof *u->rows)))
 		return ts__fail(TS_ENOMEM, "out of memory");
-	ts_value *to = u->rows + u->nrows * w;
-	for (size_t i = 0; i < w; i++) {
-		to[i] = row[i];
-		if (is_bytes(&row[i])) {
-			to[i].v.s.ptr = (const void *)(uintptr_t)u->strings.len;
-			ts__put(&u->strings, row[i].v.s.ptr, row[i].v.s.len);
-		}
-	}
-	if (u->strings.oom)
-		return ts__fail(TS_ENOMEM, "out of memory");
+	int rc = stash_values(u->rows + u->nrows * w, row, w, &u->strings);
+	if (rc < 0)
+		return rc;
 	u->nrows++;
 	return u->nrows == ROWS_PER_BATCH ? write_rows(u) : 0;
 }
@@ -661,14 +676,14 @@ static int hold_prefix(struct held_prefix *p, const ts_value *v, int n)
 {
 	p->mem.len = 0;
 	for (int i = 0; i < n; i++)
-		if (v[i].type == TS_STRING || v[i].type == TS_BLOB)
+		if (is_bytes(&v[i]))
 			ts__put(&p->mem, v[i].v.s.ptr, v[i].v.s.len);
 	if (p->mem.oom)
 		return ts__fail(TS_ENOMEM, "out of memory");
 	size_t at = 0;
 	for (int i = 0; i < n; i++) {
 		p->v[i] = v[i];
-		if (v[i].type == TS_STRING || v[i].type == TS_BLOB) {
+		if (is_bytes(&v[i])) {
 			p->v[i].v.s.ptr = p->mem.data + at;
 			at += v[i].v.s.len;
 		}
@@ -682,7 +697,7 @@ static int same_values(const ts_value *a, const ts_value *b, int n)
 	for (int i = 0; i < n; i++) {
 		if (a[i].type != b[i].type)
 			return 0;
-		if (b[i].type == TS_STRING || b[i].type == TS_BLOB) {
+		if (is_bytes(&b[i])) {
 			if (a[i].v.s.len != b[i].v.s.len ||
 			    (b[i].v.s.len && memcmp(a[i].v.s.ptr, b[i].v.s.ptr, b[i].v.s.len) != 0))
 				return 0;
@@ -847,9 +862,7 @@ static void changed_free(struct changed *c)
 static void group_values(const struct changed *c, size_t i, int g, ts_value *out)
 {
 	memcpy(out, c->vals + i * (size_t)g, (size_t)g * sizeof *out);
-	for (int k = 0; k < g; k++)
-		if (is_bytes(&out[k]))
-			out[k].v.s.ptr = c->mem.data + (uintptr_t)out[k].v.s.ptr;
+	resolve_values(out, (size_t)g, &c->mem);
 }
 
 /* Append the group of a changes row (its g leading values). */
@@ -863,16 +876,9 @@ static int add_group(struct changed *c, const ts_value *row, int g)
 		c->vals = x;
 		c->capgroups = cap;
 	}
-	ts_value *to = c->vals + c->ngroups * (size_t)g;
-	for (int k = 0; k < g; k++) {
-		to[k] = row[k];
-		if (is_bytes(&row[k])) {
-			to[k].v.s.ptr = (const void *)(uintptr_t)c->mem.len;
-			ts__put(&c->mem, row[k].v.s.ptr, row[k].v.s.len);
-		}
-	}
-	if (c->mem.oom)
-		return ts__fail(TS_ENOMEM, "out of memory");
+	int rc = stash_values(c->vals + c->ngroups * (size_t)g, row, (size_t)g, &c->mem);
+	if (rc < 0)
+		return rc;
 	c->ngroups++;
 	return 0;
 }
