@@ -125,26 +125,25 @@ int ts_check(ts_db *db, const char *table, const ts_check_opts *opts)
 	return rc;
 }
 
-int ts_backup(ts_db *db, const char *dest)
+static int backup(ts_db *db, const char *dest, int incremental, const char *fn)
 {
-	NEED(dest, "ts_backup", "dest is NULL");
-	int rc = ts__db_enter(db, "ts_backup");
+	NEED(dest, fn, "dest is NULL");
+	int rc = ts__db_enter(db, fn);
 	if (rc == 0) {
-		rc = ts__backup(db, dest, 0);
+		rc = ts__backup(db, dest, incremental);
 		ts__db_leave(db);
 	}
 	return rc;
 }
 
+int ts_backup(ts_db *db, const char *dest)
+{
+	return backup(db, dest, 0, "ts_backup");
+}
+
 int ts_backup_incremental(ts_db *db, const char *dest)
 {
-	NEED(dest, "ts_backup_incremental", "dest is NULL");
-	int rc = ts__db_enter(db, "ts_backup_incremental");
-	if (rc == 0) {
-		rc = ts__backup(db, dest, 1);
-		ts__db_leave(db);
-	}
-	return rc;
+	return backup(db, dest, 1, "ts_backup_incremental");
 }
 
 /* ---- tables ---- */

@@ -205,6 +205,8 @@ CASE(stats_room, ts_table_stats(a->e->t, (ts_stat[1]){{0}}, -1, &(int){0}))
 CASE(check_db, ts_check(NULL, NULL, NULL))
 CASE(backup_db, ts_backup(NULL, "x"))
 CASE(backup_dest, ts_backup(a->e->db, NULL))
+CASE(backup_incremental_db, ts_backup_incremental(NULL, "x"))
+CASE(backup_incremental_dest, ts_backup_incremental(a->e->db, NULL))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -228,7 +230,7 @@ static const struct misuse misuses[] = {
 	M(cursor_next_cur), M(cursor_next_row), M(cursor_rewind_cur), M(cursor_resume_cur),
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
-	M(backup_dest), M(changes_table), M(changes_spec), M(changes_out),
+	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by
