@@ -221,6 +221,19 @@ static int prefix_of(const changes_cursor *c, const void *key, size_t klen, size
 
 /* ---- on-disk tablets ---- */
 
+/* Whether key[0..klen) has the prefix of the span being built.  Each key
+ * column's encoding delimits itself (a fixed 8 bytes, or escaped and
+ * terminated: key.h), so a key whose first bytes are a whole depth-column
+ * prefix has exactly that prefix: a memcmp, with no column parsed.  (No
+ * memcmp of 0 bytes: at depth 0 pfx.data may be NULL, and glibc's AVX-512
+ * memcmp then takes a masked load of it, a fault suppressed at the cost
+ * of about 40 ns a call here.) */
+static int in_open_span(const changes_cursor *c, const void *key, size_t klen)
+{
+	return c->open && c->cur.known == c->depth && klen >= c->cur.len &&
+	       (c->cur.len == 0 || memcmp(key, c->pfx.data + c->cur.off, c->cur.len) == 0);
+}
+
 /* Block i of tab spans several prefixes: read its keys, one unit per
  * run of rows of one prefix. */
 static int block_by_rows(changes_cursor *c, const ts__tablet *tab, uint32_t i)
@@ -271,6 +284,17 @@ static int scan_tablet(changes_cursor *c, const ts__snapshot *s, int k)
 		size_t flen = b->first_key ? b->first_klen
 		              : i ? tab->blocks[i - 1].last_klen : tab->first_klen;
 		size_t nf = 0, nl = 0;
+		/* The next block of the series before it (a series' day is
+		 * 24 blocks of an hour), without parsing a key: a span is open
+		 * only when block i - 1 gave its last unit, whose prefix is
+		 * that of block i - 1's last key; when block i's last key has
+		 * it too, so has every key between (the keys of one prefix
+		 * are one interval of the key order), block i's first among
+		 * them -- one key's bytes touched, not two. */
+		if (in_open_span(c, b->last_key, b->last_klen)) {
+			rc = unit(c, c->pfx.data + c->cur.off, c->cur.len, b->min_ts, b->max_ts);
+			continue;
+		}
 		if ((rc = prefix_of(c, first, flen, &nf)) < 0 ||
 		    (rc = prefix_of(c, b->last_key, b->last_klen, &nl)) < 0)
 			break;
