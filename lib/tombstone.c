@@ -283,67 +283,195 @@ static int lo_order(const void *a, const void *b)
 	return ts__key_cmp(x->lo, x->lolen, y->lo, y->lolen);
 }
 
-int ts__tomb_index_build(ts__tomb_index *x, const ts__tomb *v, int n)
+/* The head of key[0..len) (NULL: empty).  When two keys' heads differ,
+ * the keys compare the same way: the padding is 0, below every byte, and
+ * a key shorter than 16 bytes that agrees with a longer one up to its end
+ * is a prefix of it, so first (ts__key_cmp's order). */
+static ts__khead khead(const void *key, size_t len)
+{
+	if (len >= 16) /* the usual key: no copy to pad */
+		return (ts__khead){ts__load_be64(key), ts__load_be64((const unsigned char *)key + 8)};
+	unsigned char b[16] = {0};
+	if (len)
+		memcpy(b, key, len);
+	return (ts__khead){ts__load_be64(b), ts__load_be64(b + 8)};
+}
+
+/* The order of two keys of heads hx and hy when the heads decide it; 0:
+ * they tie, and the keys must be compared. */
+static int head_cmp(ts__khead hx, ts__khead hy)
+{
+	if (hx.a != hy.a)
+		return hx.a < hy.a ? -1 : 1;
+	return (hx.b > hy.b) - (hx.b < hy.b);
+}
+
+/* The bit of bucket a (a key head's first word) in an index's set. */
+static unsigned bucket_bit(uint64_t a)
+{
+	return (unsigned)((a * UINT64_C(0x9E3779B97F4A7C15)) >> 52) % TS_TOMB_BUCKET_BITS;
+}
+
+static void sorted_free(ts__tomb_sorted *x)
+{
+	free(x->by_lo);
+	free(x->reach);
+	free(x->lo_head);
+	free(x->nohi);
+	memset(x, 0, sizeof *x);
+}
+
+/* Sort v[0..n) into x (by_lo is handed over, n pointers, and then owned). */
+static int sorted_build(ts__tomb_sorted *x, const ts__tomb **by_lo, int n)
 {
 	memset(x, 0, sizeof *x);
+	x->by_lo = by_lo;
 	if (!n)
 		return 0;
-	if (!(x->by_lo = malloc(2 * (size_t)n * sizeof *x->by_lo)))
+	if (!(x->reach = malloc((size_t)n * sizeof *x->reach)) ||
+	    !(x->lo_head = malloc(2 * (size_t)n * sizeof *x->lo_head)) ||
+	    !(x->nohi = malloc((size_t)n * sizeof *x->nohi))) {
+		sorted_free(x);
 		return ts__fail(TS_ENOMEM, "out of memory");
-	x->reach = x->by_lo + n;
+	}
+	x->reach_head = x->lo_head + n;
 	x->n = n;
-	for (int i = 0; i < n; i++)
-		x->by_lo[i] = &v[i];
 	qsort(x->by_lo, (size_t)n, sizeof *x->by_lo, lo_order);
 	const ts__tomb *far = NULL;
-	int unbounded = 0;
 	for (int i = 0; i < n; i++) {
 		const ts__tomb *t = x->by_lo[i];
+		if (t->flags & TS_TOMB_LO)
+			x->lo_head[i] = khead(t->lo, t->lolen);
+		else
+			x->nolo = i + 1, x->lo_head[i] = (ts__khead){0, 0};
 		if (!(t->flags & TS_TOMB_HI))
-			unbounded = 1;
+			x->nohi[x->nnohi++] = i;
 		else if (!far || ts__key_cmp(t->hi, t->hilen, far->hi, far->hilen) > 0)
 			far = t;
-		x->reach[i] = unbounded ? NULL : far;
+		x->reach[i] = far;
+		x->reach_head[i] = far ? khead(far->hi, far->hilen) : (ts__khead){0, 0};
 	}
 	return 0;
 }
 
-void ts__tomb_index_free(ts__tomb_index *x)
+/* Add t to out[0..room) as the *k-th selected. */
+static void selected(const ts__tomb *t, const ts__tomb **out, int room, int *k)
 {
-	free(x->by_lo);
-	memset(x, 0, sizeof *x);
+	if (*k < room)
+		out[*k] = t;
+	++*k;
 }
 
-int ts__tombs_select_index(const ts__tomb_index *x, uint64_t vmin, const void *first, size_t flen,
-                           const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
-                           const ts__tomb **out, int room)
+/* The selection of ts__tombs_select_index from one part; *k counts. */
+static void sorted_select(const ts__tomb_sorted *x, uint64_t vmin, const void *first, size_t flen,
+                          const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
+                          const ts__tomb **out, int room, int *k)
 {
-	/* p: how many have no lower bound above last */
+	/* p: how many have no lower bound above last, by the heads alone (a
+	 * tie counted as not above: p may then take in a few whose bound
+	 * is, which the walk tests and leaves -- it needs every candidate
+	 * among by_lo[0..p), no more) */
 	int p = x->n;
 	if (last) {
-		int lo = 0, hi = x->n;
+		ts__khead lh = khead(last, llen);
+		int lo = x->nolo, hi = x->n;
 		while (lo < hi) {
 			int mid = lo + (hi - lo) / 2;
-			const ts__tomb *t = x->by_lo[mid];
-			if (!(t->flags & TS_TOMB_LO) || ts__key_cmp(t->lo, t->lolen, last, llen) <= 0)
+			if (head_cmp(x->lo_head[mid], lh) <= 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		p = lo;
 	}
-	int k = 0;
+	ts__khead fh = first ? khead(first, flen) : (ts__khead){0, 0};
+	/* the bounded ones down from p - 1, while an upper bound left may
+	 * reach first; those without one are tested apart (one of them at
+	 * by_lo[0] -- a delete of every key -- would otherwise keep every
+	 * walk going to the bottom) */
 	for (int i = p - 1; i >= 0; i--) {
 		const ts__tomb *r = x->reach[i];
-		if (first && r && ts__key_cmp(r->hi, r->hilen, first, flen) < 0)
-			break; /* no upper bound of by_lo[0..i] reaches first */
+		if (first) {
+			if (!r)
+				break; /* by_lo[0..i] have no upper bound: tested below */
+			int c = head_cmp(x->reach_head[i], fh);
+			if (c == 0)
+				c = ts__key_cmp(r->hi, r->hilen, first, flen);
+			if (c < 0)
+				break; /* no upper bound of by_lo[0..i] reaches first */
+		}
 		const ts__tomb *t = x->by_lo[i];
-		if (t->version > vmin && ts__tomb_meets(t, first, flen, last, llen, min_ts, max_ts)) {
-			if (k < room)
-				out[k] = t;
-			k++;
+		if ((t->flags & TS_TOMB_HI) && t->version > vmin &&
+		    ts__tomb_meets(t, first, flen, last, llen, min_ts, max_ts))
+			selected(t, out, room, k);
+	}
+	for (int j = 0; j < x->nnohi && x->nohi[j] < p; j++) {
+		const ts__tomb *t = x->by_lo[x->nohi[j]];
+		if (t->version > vmin && ts__tomb_meets(t, first, flen, last, llen, min_ts, max_ts))
+			selected(t, out, room, k);
+	}
+}
+
+int ts__tomb_index_build(ts__tomb_index *x, const ts__tomb *v, int n)
+{
+	memset(x, 0, sizeof *x);
+	if (!n)
+		return 0;
+	const ts__tomb **narrow = malloc((size_t)n * sizeof *narrow);
+	const ts__tomb **wide = malloc((size_t)n * sizeof *wide);
+	int nn = 0, nw = 0;
+	if (!narrow || !wide) {
+		free(narrow);
+		free(wide);
+		return ts__fail(TS_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < n; i++) {
+		const ts__tomb *t = &v[i];
+		uint64_t a = 0;
+		int one = (t->flags & TS_TOMB_LO) && (t->flags & TS_TOMB_HI) &&
+		          (a = khead(t->lo, t->lolen).a) == khead(t->hi, t->hilen).a;
+		if (one) {
+			narrow[nn++] = t;
+			unsigned bit = bucket_bit(a);
+			x->buckets[bit / 64] |= UINT64_C(1) << (bit % 64);
+		} else {
+			wide[nw++] = t;
 		}
 	}
+	int rc = sorted_build(&x->narrow, narrow, nn);
+	if (rc < 0) {
+		free(wide);
+		return rc;
+	}
+	if ((rc = sorted_build(&x->wide, wide, nw)) < 0)
+		sorted_free(&x->narrow);
+	return rc;
+}
+
+void ts__tomb_index_free(ts__tomb_index *x)
+{
+	sorted_free(&x->narrow);
+	sorted_free(&x->wide);
+}
+
+int ts__tombs_select_index(const ts__tomb_index *x, uint64_t vmin, const void *first, size_t flen,
+                           const void *last, size_t llen, int64_t min_ts, int64_t max_ts,
+                           const ts__tomb **out, int room)
+{
+	int k = 0;
+	if (x->wide.n)
+		sorted_select(&x->wide, vmin, first, flen, last, llen, min_ts, max_ts, out, room, &k);
+	if (!x->narrow.n)
+		return k;
+	/* keys [first, last] of one bucket meet no narrow tombstone of
+	 * another: every key of a box or a read begins with its bucket */
+	if (first && last) {
+		uint64_t a = khead(first, flen).a;
+		unsigned bit = bucket_bit(a);
+		if (a == khead(last, llen).a && !(x->buckets[bit / 64] >> (bit % 64) & 1))
+			return k;
+	}
+	sorted_select(&x->narrow, vmin, first, flen, last, llen, min_ts, max_ts, out, room, &k);
 	return k;
 }
 

@@ -131,18 +131,52 @@ int ts__tombs_select(const ts__tomb *v, int n, uint64_t vmin, const void *first,
 /*
  * An index of a list of tombstones by key, so that a read of a few keys
  * looks at the tombstones around them only (docs/corrections.md section
- * 3, "Readers"): by_lo holds them ordered by lower bound (none first),
- * and reach[i] is, of by_lo[0..i], the one whose upper bound is the
- * greatest (NULL when one of them has none).  The tombstones meeting
- * keys [first, last] then lie among by_lo[0..p), p those whose lower
- * bound is not above last (a binary search), and walking down from p - 1
- * can stop where reach says no upper bound left reaches first.  Built
- * once per tablet set (the DESCRIPTOR's tombstones); it borrows them.
+ * 3, "Readers").  Built once per tablet set (the DESCRIPTOR's
+ * tombstones, with the log's: a view, below); it borrows them.
+ *
+ * Keys are compared first by their heads (ts__khead: the first 16 bytes
+ * as two words), which order them as the keys do wherever they differ.
+ * A tombstone whose lower and upper bounds have the same first 8 bytes
+ * (a.k.a. bucket: the key bytes every key of its box begins with) is
+ * *narrow* -- the usual delete, of one series' or one host's rows;
+ * the others (no bound, or bounds in two buckets) are *wide*.  A read
+ * whose keys [first, last] are all in one bucket (a read of one series)
+ * can meet only the narrow ones of its bucket and the wide ones: a set
+ * of bits by bucket (hashed) says at once that no narrow one is of its
+ * bucket, so that a read of a series no delete touched looks only at
+ * the wide ones, usually none (a binary search over every tombstone, at
+ * every stream a read opens, was 7 % of a latest lookup at 240 of them).
+ *
+ * Each part is sorted: by_lo holds its tombstones ordered by lower bound
+ * (none first), reach[i] is, of by_lo[0..i] with an upper bound, the one
+ * whose upper bound is the greatest (NULL: none has one).  The
+ * tombstones meeting keys [first, last] lie among by_lo[0..p), p those
+ * whose lower bound's head is not above last's (a binary search over
+ * lo_head), and walking down from p - 1 can stop where reach (its head,
+ * reach_head) says no upper bound left reaches first; those with no
+ * upper bound (nohi) are tested on their own.
  */
-typedef struct ts__tomb_index {
+typedef struct ts__khead {
+	uint64_t a, b; /* key bytes 0..8 and 8..16, zero-padded, big-endian */
+} ts__khead;
+
+/* One part of an index (above). */
+typedef struct ts__tomb_sorted {
 	int n;
+	int nolo;                /* by_lo[0..nolo) have no lower bound */
+	int *nohi, nnohi;        /* the indexes in by_lo of those with no upper
+	                          * bound, ascending */
 	const ts__tomb **by_lo;
 	const ts__tomb **reach;
+	ts__khead *lo_head, *reach_head;
+} ts__tomb_sorted;
+
+/* Bits of the narrow tombstones' buckets (hashed). */
+#define TS_TOMB_BUCKET_BITS 4096
+
+typedef struct ts__tomb_index {
+	ts__tomb_sorted narrow, wide;
+	uint64_t buckets[TS_TOMB_BUCKET_BITS / 64];
 } ts__tomb_index;
 
 /* Index v[0..n) into x (which borrows v).  Returns 0 or TS_ENOMEM. */

@@ -391,13 +391,21 @@ static void snapshot_before_delete_sees_rows(void **state)
 	free(m.rows);
 }
 
-/* A random encoded-ish key of 1 to 3 bytes over a small alphabet, so
- * that bounds often meet, equal or nest. */
+/* Room for rand_key's keys. */
+#define RAND_KEY_MAX 20
+
+/* A random encoded-ish key: 0, 7, 15, 16 or 17 bytes of one shared
+ * filler, then 1 to 3 bytes over a small alphabet with a 0 in it, so
+ * that bounds often meet, equal or nest, and keys tie in the index's
+ * 16-byte heads (the filler), or differ from each other in the padding
+ * (a 0 byte against none) or just past it. */
 static size_t rand_key(unsigned *seed, unsigned char *k)
 {
-	size_t n = 1 + (size_t)(rand_r(seed) % 3);
-	for (size_t i = 0; i < n; i++)
-		k[i] = (unsigned char)('a' + rand_r(seed) % 4);
+	static const size_t fill[] = {0, 0, 7, 15, 16, 17};
+	size_t f = fill[rand_r(seed) % 6], n = f + 1 + (size_t)(rand_r(seed) % 3);
+	memset(k, 'p', f);
+	for (size_t i = f; i < n; i++)
+		k[i] = (unsigned char)"\0abc"[rand_r(seed) % 4];
 	return n;
 }
 
@@ -417,7 +425,7 @@ static void tomb_index_selects_as_list(void **state)
 	for (int round = 0; round < 200; round++) {
 		int n = rand_r(&seed) % 40;
 		ts__tomb v[40];
-		unsigned char bounds[40][2][3];
+		unsigned char bounds[40][2][RAND_KEY_MAX];
 		memset(v, 0, sizeof v);
 		for (int i = 0; i < n; i++) {
 			v[i].version = 1 + (uint64_t)(rand_r(&seed) % 10);
@@ -436,7 +444,7 @@ static void tomb_index_selects_as_list(void **state)
 		ts__tomb_index x;
 		assert_int_equal(ts__tomb_index_build(&x, v, n), 0);
 		for (int q = 0; q < 50; q++) {
-			unsigned char f[3], l[3];
+			unsigned char f[RAND_KEY_MAX], l[RAND_KEY_MAX];
 			size_t flen = rand_key(&seed, f), llen = rand_key(&seed, l);
 			int nof = rand_r(&seed) % 5 == 0, nol = rand_r(&seed) % 5 == 0;
 			uint64_t vmin = (uint64_t)(rand_r(&seed) % 10);
