@@ -324,7 +324,7 @@ static int load_block(ts__src *src, uint32_t b)
 	ts_db *db = src->snap->table->db;
 	ts__bcache *bc = &db->bcache;
 	const ts__tablet *tab = src->tab;
-	ts__maint_foreground(&db->maint, ts__mono_ns()); /* a long scan is foreground work */
+	ts__maint_foreground(&db->maint, ts__mono_coarse_ns()); /* a long scan is foreground work */
 	ts__cblock *cb = ts__bcache_get(bc, tab->serial, b);
 	if (cb) {
 		ts__cblock_put(bc, src->cb);

@@ -97,7 +97,7 @@ static int gather_tombs(ts_table *t, ts__snapshot *s, const ts__commit *c)
 int ts__snapshot_take(ts_table *t, ts__snapshot *s)
 {
 	int rc;
-	ts__maint_foreground(&t->db->maint, ts__mono_ns()); /* merges yield to reads */
+	ts__maint_foreground(&t->db->maint, ts__mono_coarse_ns()); /* merges yield to reads */
 	for (int attempt = 1;; attempt++)
 		if ((rc = take(t, s)) != TS_ENOENT || attempt == TAKE_ATTEMPTS)
 			return rc;
