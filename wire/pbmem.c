@@ -44,10 +44,12 @@ void *pbmem_alloc(struct pbmem *m, size_t n)
 	return arena_take(&m->arena, n);
 }
 
-/* protobuf-c's allocator over the arena. */
+/* protobuf-c's allocator over the arena: its pieces are its message
+ * structs (pointers, integers, doubles), their arrays and the bytes of
+ * bytes fields, none needing more than 8-byte alignment. */
 static void *pb_alloc(void *m, size_t n)
 {
-	return pbmem_alloc(m, n);
+	return arena_take_small(&((struct pbmem *)m)->arena, n);
 }
 
 static void pb_free(void *m, void *p)
