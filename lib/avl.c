@@ -82,9 +82,19 @@ static int cmp_node(ts__log *log, const struct probe *p, const ts__node *N, unsi
 	const unsigned char *nk;
 	size_t nklen;
 	ts__rowrec_key(log, ts__node_row(N), &nk, &nklen);
-	/* kpfx covered the first 8 bytes: the stem, when the key is <= 16 */
-	*same = nklen == p->klen && (p->klen <= 16 || memcmp(nk + 8, p->key + 8, p->klen - 16) == 0);
-	return ts__key_cmp(p->key + 8, p->klen - 8, nk + 8, nklen - 8);
+	/* One pass finds where the keys first differ, past the 8 bytes kpfx
+	 * covered: that decides the order as ts__key_cmp would, and whether
+	 * N shares the stem (all but the last 8 bytes). */
+	const unsigned char *x = p->key, *y = nk;
+	size_t n = p->klen < nklen ? p->klen : nklen, i = 8;
+	while (i + 8 <= n && ts__load_be64(x + i) == ts__load_be64(y + i))
+		i += 8;
+	while (i < n && x[i] == y[i])
+		i++;
+	*same = nklen == p->klen && i >= p->klen - 8;
+	if (i < n)
+		return x[i] < y[i] ? -1 : 1;
+	return (p->klen > nklen) - (p->klen < nklen);
 }
 
 /* The bounds below N after comparing c with it. */
