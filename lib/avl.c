@@ -44,7 +44,7 @@ static void set_bal(ts__node *n, int b)
  * The descent.  A node holds its key's first 16 bytes (zero-padded), its
  * last 8 (the ts) and, when the key is at most TS_NODE_SHORT bytes, its
  * length; two such keys of equal length compare completely within the
- * nodes.  Longer keys compare their first 8 bytes in the node, and ties
+ * nodes.  Longer keys compare their first 16 bytes in the node, and ties
  * read the row -- except that the nearest ancestors bounding the search
  * on each side are tracked: once both share the probe's key up to its ts
  * (its "stem", self-delimiting), every node between them does too (keys
@@ -79,6 +79,12 @@ static int cmp_node(ts__log *log, const struct probe *p, const ts__node *N, unsi
 		*same = 1;
 		return cmp_u64(p->kts, N->kts);
 	}
+	/* Bytes 8..16, zero-padded, order any two keys as their bytes do
+	 * (a shorter key pads with zeros, and sorts first).  Past the test
+	 * above, keys of equal length are longer than TS_NODE_SHORT, whose
+	 * stems hold those bytes: when they differ, so do the stems. */
+	if (p->kpfx2 != N->kpfx2)
+		return cmp_u64(p->kpfx2, N->kpfx2);
 	const unsigned char *nk;
 	size_t nklen;
 	ts__rowrec_key(log, ts__node_row(N), &nk, &nklen);
