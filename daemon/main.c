@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tsd.h"
+#include "wire/pbmem.h"
 
 static const char usage[] =
 	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen KIND:ADDRESS]...\n"
@@ -203,6 +204,9 @@ int main(int argc, char **argv)
 	/* Until the event loop handles it (a reload), SIGHUP must not kill
 	 * a daemon that is still opening its database. */
 	signal(SIGHUP, SIG_IGN);
+	/* Keep the memory of one request for the next: remote write decoding
+	 * and the ingest's rows otherwise fault their pages in anew. */
+	pbmem_keep_memory();
 	saved_argc = argc;
 	saved_argv = argv;
 	if ((rc = load_config(&cfg)) == 0 && !check_only)

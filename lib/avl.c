@@ -44,7 +44,7 @@ static void set_bal(ts__node *n, int b)
  * The descent.  A node holds its key's first 16 bytes (zero-padded), its
  * last 8 (the ts) and, when the key is at most TS_NODE_SHORT bytes, its
  * length; two such keys of equal length compare completely within the
- * nodes.  Longer keys compare their first 8 bytes in the node, and ties
+ * nodes.  Longer keys compare their first 16 bytes in the node, and ties
  * read the row -- except that the nearest ancestors bounding the search
  * on each side are tracked: once both share the probe's key up to its ts
  * (its "stem", self-delimiting), every node between them does too (keys
@@ -79,12 +79,28 @@ static int cmp_node(ts__log *log, const struct probe *p, const ts__node *N, unsi
 		*same = 1;
 		return cmp_u64(p->kts, N->kts);
 	}
+	/* Bytes 8..16, zero-padded, order any two keys as their bytes do
+	 * (a shorter key pads with zeros, and sorts first).  Past the test
+	 * above, keys of equal length are longer than TS_NODE_SHORT, whose
+	 * stems hold those bytes: when they differ, so do the stems. */
+	if (p->kpfx2 != N->kpfx2)
+		return cmp_u64(p->kpfx2, N->kpfx2);
 	const unsigned char *nk;
 	size_t nklen;
 	ts__rowrec_key(log, ts__node_row(N), &nk, &nklen);
-	/* kpfx covered the first 8 bytes: the stem, when the key is <= 16 */
-	*same = nklen == p->klen && (p->klen <= 16 || memcmp(nk + 8, p->key + 8, p->klen - 16) == 0);
-	return ts__key_cmp(p->key + 8, p->klen - 8, nk + 8, nklen - 8);
+	/* One pass finds where the keys first differ, past the 8 bytes kpfx
+	 * covered: that decides the order as ts__key_cmp would, and whether
+	 * N shares the stem (all but the last 8 bytes). */
+	const unsigned char *x = p->key, *y = nk;
+	size_t n = p->klen < nklen ? p->klen : nklen, i = 8;
+	while (i + 8 <= n && ts__load_be64(x + i) == ts__load_be64(y + i))
+		i += 8;
+	while (i < n && x[i] == y[i])
+		i++;
+	*same = nklen == p->klen && i >= p->klen - 8;
+	if (i < n)
+		return x[i] < y[i] ? -1 : 1;
+	return (p->klen > nklen) - (p->klen < nklen);
 }
 
 /* The bounds below N after comparing c with it. */

@@ -21,21 +21,35 @@
 #include <stdlib.h>
 
 #include <snappy-c.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "pbmem.h"
 
 /* The arena's chunks: large, as a message is unpacked whole into it. */
 #define ARENA_CHUNK ((size_t)256 << 10)
 
+void pbmem_keep_memory(void)
+{
+#ifdef __GLIBC__
+	/* Setting either turns off glibc's own adjustment of both. */
+	mallopt(M_MMAP_THRESHOLD, (int)PBMEM_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, (int)PBMEM_TRIM_THRESHOLD);
+#endif
+}
+
 void *pbmem_alloc(struct pbmem *m, size_t n)
 {
 	return arena_take(&m->arena, n);
 }
 
-/* protobuf-c's allocator over the arena. */
+/* protobuf-c's allocator over the arena: its pieces are its message
+ * structs (pointers, integers, doubles), their arrays and the bytes of
+ * bytes fields, none needing more than 8-byte alignment. */
 static void *pb_alloc(void *m, size_t n)
 {
-	return pbmem_alloc(m, n);
+	return arena_take_small(&((struct pbmem *)m)->arena, n);
 }
 
 static void pb_free(void *m, void *p)

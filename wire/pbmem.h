@@ -62,6 +62,29 @@ void *pbmem_alloc(struct pbmem *m, size_t n);
 /* pbmem_free -- release m and all its arena holds; m may be NULL. */
 void pbmem_free(struct pbmem *m);
 
+/* Process-wide allocator settings for a process that decodes message
+ * after message (pbmem_keep_memory): blocks up to PBMEM_MMAP_THRESHOLD
+ * come from the heap rather than mmap, and up to PBMEM_TRIM_THRESHOLD of
+ * free memory stays at the top of each heap. */
+#define PBMEM_MMAP_THRESHOLD ((size_t)32 << 20)
+#define PBMEM_TRIM_THRESHOLD ((size_t)64 << 20)
+
+/*
+ * pbmem_keep_memory -- set glibc's malloc so that the memory of one
+ * message is there for the next: with its defaults, the arena of a
+ * message (megabytes in 256 KiB chunks) and its decoded body are given
+ * back to the kernel when freed (the heap trimmed by madvise or brk, or
+ * a block unmapped), and the next message faults every page in again --
+ * a remote write request of 5,120 samples then spent a quarter of its
+ * CPU in the kernel (BENCHMARKS.md, issue 26).  Call once, early (the
+ * daemon's main, the bench's decoding ceiling).  What stays mapped is
+ * bounded by each heap's high-water mark, blocks past
+ * PBMEM_MMAP_THRESHOLD are still mapped and unmapped alone, and free
+ * memory past PBMEM_TRIM_THRESHOLD at a heap's top is still given back.
+ * Does nothing where the allocator is not glibc's.
+ */
+void pbmem_keep_memory(void);
+
 /* pbmem_fail -- write the message of fmt to err[0..errsize) (when err is
  * not NULL and errsize not 0), and return code: the decoders' way to
  * fail with a message. */

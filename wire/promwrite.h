@@ -15,7 +15,7 @@
 
 /* Memory the unpacked message may take, at most, per byte of the decoded
  * body (plus PW_UNPACK_SLACK): the worst a well-formed body can ask (an
- * empty label is 2 bytes on the wire and 104 unpacked, 52 times more;
+ * empty label is 2 bytes on the wire and 96 unpacked, 48 times more;
  * chunks may waste a quarter more) stays under it, so no well-formed body
  * is refused, and no body makes the decoder take more. */
 #define PW_UNPACK_FACTOR 128

@@ -2,7 +2,8 @@
  * test_avl.c -- the versioned AVL trees against a model: random keys of
  * every shape the comparison shortcuts of avl.c distinguish (ts-only keys,
  * keys of 16 and 24 bytes decided inside the nodes, long keys sharing long
- * prefixes that need the row or the bounds), inserted in random and in
+ * prefixes that need the row or the bounds, label sets of three strings
+ * whose keys differ first in their first 8 bytes, the next 8 or later), inserted in random and in
  * ts-major order with duplicates.  After every commit the tree is checked
  * (order, balance, node fields), scanned against the model, searched for
  * present and absent keys, and an old root must still name the old tree.
@@ -28,7 +29,7 @@ typedef struct tkey {
 	size_t n;
 } tkey;
 
-enum shape { TS_ONLY, INT_TS, SHORT_STR_TS, LONG_STR_TS };
+enum shape { TS_ONLY, INT_TS, SHORT_STR_TS, LONG_STR_TS, LABELS_TS };
 
 static uint64_t seed = 88172645463325252u;
 static uint64_t rnd(void) { return ts_test_xorshift(&seed); }
@@ -67,6 +68,22 @@ static void put_stem(ts_buf *b, enum shape sh, unsigned i)
 		s[n - 1] = (char)('0' + i % 10);
 		ts_value w = ts_stringn(s, n);
 		ts__key_put(b, &w);
+		break;
+	case LABELS_TS: /* label sets as remote write makes them: three
+	                 * strings, keys of 30 to 40 bytes, differing in
+	                 * bytes 0..8, 8..16 (decided by the node's kpfx2)
+	                 * or only past 16 (the row read) */
+		for (int c = 0; c < 3; c++) {
+			static const char *const first[] = {"x86", "x64", "arm64"};
+			if (c == 0)
+				n = (size_t)snprintf(s, sizeof s, "%s", first[i % 3]);
+			else if (c == 1)
+				n = (size_t)snprintf(s, sizeof s, "us-east-%u", i / 3 % 3);
+			else
+				n = (size_t)snprintf(s, sizeof s, "host_%u", i);
+			ts_value l = ts_stringn(s, n);
+			ts__key_put(b, &l);
+		}
 		break;
 	}
 }
@@ -313,6 +330,8 @@ static void avl_short_string_random(void **s) { (void)s; run(SHORT_STR_TS, 0); }
 static void avl_short_string_major(void **s) { (void)s; run(SHORT_STR_TS, 1); }
 static void avl_long_string_random(void **s) { (void)s; run(LONG_STR_TS, 0); }
 static void avl_long_string_major(void **s) { (void)s; run(LONG_STR_TS, 1); }
+static void avl_labels_random(void **s) { (void)s; run(LABELS_TS, 0); }
+static void avl_labels_major(void **s) { (void)s; run(LABELS_TS, 1); }
 
 int main(void)
 {
@@ -325,6 +344,8 @@ int main(void)
 		cmocka_unit_test(avl_short_string_major),
 		cmocka_unit_test(avl_long_string_random),
 		cmocka_unit_test(avl_long_string_major),
+		cmocka_unit_test(avl_labels_random),
+		cmocka_unit_test(avl_labels_major),
 		cmocka_unit_test(avl_replace_short),
 		cmocka_unit_test(avl_replace_long),
 	};
