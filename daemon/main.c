@@ -80,6 +80,8 @@ static const char help[] =
 	"  --http-max-header SIZE  largest HTTP request line and headers (default 64k)\n"
 	"  --remote-read-max-samples N  most samples one Prometheus remote read may\n"
 	"                          answer (default 5000000)\n"
+	"  --query-cache-size SIZE  /query's cache of aggregate windows (default 32M;\n"
+	"                          0: off)\n"
 	"  --workers N             worker threads running requests (default 4)\n"
 	"  --shutdown-timeout DUR  on SIGTERM, wait this long for clients (default 30s)\n"
 	"  --ingest-default-ttl DUR  TTL of tables line protocol writes create\n"

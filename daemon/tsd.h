@@ -129,6 +129,8 @@ struct tsd_config {
 	                                     * protocol creates (ingest.c); 0 = forever */
 	size_t http_max_body;               /* bytes, after decoding */
 	size_t http_max_header;             /* bytes of request line and headers */
+	size_t query_cache_size;            /* the /query window cache's budget,
+	                                     * bytes, 0: off (influxq.h) */
 	int remote_read_max_samples;        /* samples one remote read may answer
 	                                     * (promread.h); workers read it: atomic */
 	int loopback_access;                /* enum tsd_access: what a loopback TCP or
