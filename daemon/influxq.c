@@ -3004,6 +3004,7 @@ struct qc_use {
 	uint64_t hash;
 	struct qc_state st;   /* the table's state before it read */
 	int64_t lo, hi;       /* its whole windows: [lo, hi) */
+	int covered;          /* the entry served them all: nothing to keep */
 };
 
 /* Whether s's windows go through the cache: u filled when they do. */
@@ -3098,6 +3099,7 @@ static int qc_scan(struct exec *x, struct sel *s, struct cell **picked, size_t n
 	h->e = e;
 	h->next = x->qheld;
 	x->qheld = h;
+	u->covered = u0 == u->lo && u1 == u->hi;
 	for (size_t i = 0; i < e->nseries; i++) {
 		const struct qc_series *es = &e->series[i];
 		int64_t w0 = (u0 - e->from) / d, w1 = (u1 - e->from) / d, w;
@@ -3142,7 +3144,7 @@ static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
 	struct qc_src src = {x, s, u->lo, u->hi, NULL};
 	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
 	size_t budget;
-	if (!u->on || x->err[0] || u->lo >= u->hi || qc_state_of(s->m.t, &now) < 0 ||
+	if (!u->on || u->covered || x->err[0] || u->lo >= u->hi || qc_state_of(s->m.t, &now) < 0 ||
 	    !qc_same(&now, &u->st))
 		goto out;
 	pthread_mutex_lock(&qc_lock);
