@@ -35,6 +35,11 @@
  *      statistics (agg_series); fill() then completes the windows;
  *   5. output series sorted by their tags, SLIMIT/SOFFSET, the rows of
  *      each ordered, LIMIT/OFFSET, and the JSON written.
+ * Aggregates with GROUP BY time() go through the window cache ("The
+ * window cache" below, docs/influxql.md section 3.1): the whole windows
+ * it holds for the query's shape and the table's state are served from
+ * it, steps 3 and 4 read only the rest, and the whole windows computed
+ * are kept for the next query.
  * A FROM of several measurements or a /regex/ runs these steps once per
  * table it names, in name order (run_select), as InfluxDB 1.6 does.
  * SHOW statements are answered from the schemas and the series lists.
@@ -42,8 +47,8 @@
  * Everything a statement makes lives in its arena (struct xa), freed
  * whole when the statement is answered, with the tables it opened.  No
  * state outlives a request but the names CREATE DATABASE was given (SHOW
- * DATABASES lists them) and the series cache, both under their mutexes:
- * requests run on several worker threads at once.
+ * DATABASES lists them), the series cache and the window cache, each
+ * under its mutex: requests run on several worker threads at once.
  */
 #include <math.h>
 #include <pthread.h>
