@@ -2901,6 +2901,9 @@ static struct cell qc_cell(struct qc_bump *b, struct cell c)
 struct qc_src {
 	struct exec *x;
 	struct sel *s;
+	struct oseries **out; /* s's output series, sorted by key (ascending:
+	                       * finish_select reverses them under DESC) */
+	size_t nout;
 	int64_t lo, hi;
 	const struct qc_entry *old;
 };
@@ -2916,7 +2919,7 @@ static struct qc_entry *qc_build(struct qc_bump *b, const struct qc_src *src, co
 	const struct qc_entry *old = src->old;
 	int64_t d = s->q->group_interval;
 	int ncols = s->ncols;
-	size_t io = 0, iq = 0, ns = 0, nmax = s->out.n + (old ? old->nseries : 0);
+	size_t io = 0, iq = 0, ns = 0, nmax = src->nout + (old ? old->nseries : 0);
 	struct qc_entry *e = qc_take(b, sizeof *e);
 	char *k = qc_str(b, key, keylen);
 	struct qc_series *series = qc_take(b, (nmax + 1) * sizeof *series);
@@ -2933,9 +2936,9 @@ static struct qc_entry *qc_build(struct qc_bump *b, const struct qc_src *src, co
 		e->ngroup = s->ngroup;
 		e->series = series;
 	}
-	/* the two lists merged by key, both sorted (finish_select sorted s->out) */
-	while (iq < s->out.n || (old && io < old->nseries)) {
-		struct oseries *o = iq < s->out.n ? s->out.p[iq] : NULL;
+	/* the two lists merged by key, both sorted */
+	while (iq < src->nout || (old && io < old->nseries)) {
+		struct oseries *o = iq < src->nout ? src->out[iq] : NULL;
 		const struct qc_series *os = old && io < old->nseries ? &old->series[io] : NULL;
 		int cmp = !o ? 1 : !os ? -1 : strcmp(o->key, os->key);
 		const char *skey = cmp <= 0 ? o->key : os->key;
@@ -3146,12 +3149,18 @@ static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
 	struct qc_state now;
 	struct qc_entry *old = NULL, *e;
 	struct qc_bump b = {NULL, 0};
-	struct qc_src src = {x, s, u->lo, u->hi, NULL};
+	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL};
 	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
 	size_t budget;
 	if (!u->on || u->covered || x->err[0] || u->lo >= u->hi || qc_state_of(s->m.t, &now) < 0 ||
 	    !qc_same(&now, &u->st))
 		goto out;
+	if (!(src.out = xa_alloc(&x->a, (s->out.n + 1) * sizeof *src.out)))
+		goto out;
+	if (s->out.n) {
+		memcpy(src.out, s->out.p, s->out.n * sizeof *src.out);
+		qsort(src.out, s->out.n, sizeof *src.out, cmp_oseries);
+	}
 	pthread_mutex_lock(&qc_lock);
 	budget = qc_budget;
 	old = qc_find(u->key.p, u->key.len, u->hash);
