@@ -1580,6 +1580,7 @@ struct sel {
 	struct vec out;       /* struct oseries * */
 	struct refmap refs;   /* the conditions' references */
 	int blocks;           /* aggregates from ts_aggregate (block statistics) */
+	int rolled;           /*   a rollup of the table answered some windows */
 	int aux;              /* fields or tags beside a selector (plan_columns) */
 	int selcol;           /* then the selector's column */
 	int64_t naccs;        /* accumulators held, all output series */
@@ -2095,6 +2096,8 @@ static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
 			}
 		}
 	}
+	if (ts_cursor_source(cur)) /* (the window cache keeps no such windows) */
+		s->rolled = 1;
 	ts_cursor_close(cur);
 	if (rc < 0)
 		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
@@ -2580,7 +2583,11 @@ static void plan_projection(struct sel *s)
  *   - only whole windows are kept and served: the windows the query's
  *     range clips (its first and last, unless it begins and ends on
  *     window edges) and those the entry lacks are computed from the
- *     table, over the parts of the range left, as without the cache.
+ *     table, over the parts of the range left, as without the cache;
+ *   - a statement some of whose windows a rollup of the table answered
+ *     (ts_cursor_source) is not kept: a rollup answers by its watermark
+ *     and by what reading it costs over the query's range, and its
+ *     doubles' sums may differ from the rows' in their last bits.
  * A window's answer does not depend on the range it was computed in:
  * its rows (or its blocks, ts_aggregate, which summarises only blocks
  * lying whole in one window) are read in the same order whatever range
@@ -3152,8 +3159,8 @@ static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
 	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL};
 	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
 	size_t budget;
-	if (!u->on || u->covered || x->err[0] || u->lo >= u->hi || qc_state_of(s->m.t, &now) < 0 ||
-	    !qc_same(&now, &u->st))
+	if (!u->on || u->covered || s->rolled || x->err[0] || u->lo >= u->hi ||
+	    qc_state_of(s->m.t, &now) < 0 || !qc_same(&now, &u->st))
 		goto out;
 	if (!(src.out = xa_alloc(&x->a, (s->out.n + 1) * sizeof *src.out)))
 		goto out;
