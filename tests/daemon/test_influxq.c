@@ -958,7 +958,7 @@ static void test_window_cache_random(void **state)
 
 /*
  * Eviction: a daemon with a budget of 40 KiB, and six shapes of 60
- * windows each (about 7 KiB an entry): the least recently used are
+ * windows each (about 8 KiB an entry): the least recently used are
  * evicted, the bytes held stay within the budget, and the first shape,
  * evicted, answers alike from rows (a miss).
  */
