@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 
+#include "influxq.h"
 #include "promread.h"
 #include "tsd.h"
 #include "wire/graphite.h"
@@ -57,7 +58,7 @@ enum field {
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
 	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS, F_GRAPHITE_TEMPLATE,
-	F_REMOTE_READ_MAX_SAMPLES,
+	F_REMOTE_READ_MAX_SAMPLES, F_QUERY_CACHE_SIZE,
 };
 
 struct option_def {
@@ -102,6 +103,7 @@ static const struct option_def options[] = {
 	{"loopback-access", K_ACCESS, F_LOOPBACK_ACCESS},
 	{"graphite-template", K_TEMPLATE, F_GRAPHITE_TEMPLATE},
 	{"remote-read-max-samples", K_COUNT, F_REMOTE_READ_MAX_SAMPLES},
+	{"query-cache-size", K_SIZE, F_QUERY_CACHE_SIZE},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -122,6 +124,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->http_max_body = TSD_HTTP_MAX_BODY_DEFAULT;
 	cfg->http_max_header = TSD_HTTP_MAX_HEADER_DEFAULT;
 	cfg->remote_read_max_samples = TSD_PROM_READ_MAX_SAMPLES_DEFAULT;
+	cfg->query_cache_size = TSD_IQL_CACHE_DEFAULT;
 	cfg->loopback_access = TSD_ACCESS_UNSET; /* tsd_config_finish decides */
 }
 
@@ -333,6 +336,7 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 			return -1;
 		cfg->remote_read_max_samples = (int)v;
 		break;
+	case F_QUERY_CACHE_SIZE: cfg->query_cache_size = (size_t)v; break; /* 0: off */
 	case F_HTTP_MAX_HEADER:
 		/* http_parser counts it in a uint32_t */
 		if (v < (int64_t)TSD_HTTP_MAX_HEADER_MIN || v > (int64_t)TSD_HTTP_MAX_HEADER_MAX)

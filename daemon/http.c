@@ -441,6 +441,36 @@ static void prom_ingest(struct jbuf *b, struct tsd_ingest *in)
 	             "Columns added to tables by line protocol writes.", st.columns_added);
 }
 
+/* One gauge, its HELP and TYPE lines first. */
+static void prom_gauge(struct jbuf *b, const char *name, const char *help, uint64_t v)
+{
+	jbuf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name,
+	            (unsigned long long)v);
+}
+
+/* The /query window cache's counters (influxq.h), tsstore_query_cache_*. */
+static void prom_query_cache(struct jbuf *b)
+{
+	struct tsd_iql_cache_stats st;
+	tsd_influxq_cache_stats(&st);
+	prom_counter(b, "tsstore_query_cache_hits_total",
+	             "/query aggregates that answered windows from the window cache.", st.hits);
+	prom_counter(b, "tsstore_query_cache_misses_total",
+	             "/query aggregates the window cache could serve no window of.", st.misses);
+	prom_counter(b, "tsstore_query_cache_invalidations_total",
+	             "Window cache entries dropped because their table changed.", st.invalidations);
+	prom_counter(b, "tsstore_query_cache_evictions_total",
+	             "Window cache entries evicted for room (least recently used first).",
+	             st.evictions);
+	prom_counter(b, "tsstore_query_cache_stores_total",
+	             "Window cache entries made or extended.", st.stores);
+	prom_gauge(b, "tsstore_query_cache_bytes", "Bytes the window cache holds now.", st.bytes);
+	prom_gauge(b, "tsstore_query_cache_entries", "Entries the window cache holds now.",
+	           st.entries);
+	prom_gauge(b, "tsstore_query_cache_budget_bytes",
+	           "The window cache's budget (query-cache-size; 0: off).", st.budget);
+}
+
 /* GET /metrics: the daemon's counters, then each table's. */
 static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
@@ -452,6 +482,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	char **sources = NULL; /* a rollup's source, else NULL */
 	tsd_stats_prometheus(&b);
 	prom_ingest(&b, ctx->ingest);
+	prom_query_cache(&b);
 	if (ctx->graphite)
 		tsd_graphite_prometheus(ctx->graphite, &b);
 	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {

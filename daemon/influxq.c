@@ -35,6 +35,11 @@
  *      statistics (agg_series); fill() then completes the windows;
  *   5. output series sorted by their tags, SLIMIT/SOFFSET, the rows of
  *      each ordered, LIMIT/OFFSET, and the JSON written.
+ * Aggregates with GROUP BY time() go through the window cache ("The
+ * window cache" below, docs/influxql.md section 3.1): the whole windows
+ * it holds for the query's shape and the table's state are served from
+ * it, steps 3 and 4 read only the rest, and the whole windows computed
+ * are kept for the next query.
  * A FROM of several measurements or a /regex/ runs these steps once per
  * table it names, in name order (run_select), as InfluxDB 1.6 does.
  * SHOW statements are answered from the schemas and the series lists.
@@ -42,8 +47,8 @@
  * Everything a statement makes lives in its arena (struct xa), freed
  * whole when the statement is answered, with the tables it opened.  No
  * state outlives a request but the names CREATE DATABASE was given (SHOW
- * DATABASES lists them) and the series cache, both under their mutexes:
- * requests run on several worker threads at once.
+ * DATABASES lists them), the series cache and the window cache, each
+ * under its mutex: requests run on several worker threads at once.
  */
 #include <math.h>
 #include <pthread.h>
@@ -157,7 +162,8 @@ static int vec_push(struct xa *a, struct vec *v, void *x)
 enum cell_kind { C_NULL, C_FLOAT, C_INT, C_BOOL, C_STRING };
 
 /* A value of the output, or of a condition: null, a float, an integer,
- * a boolean or a string (not owned). */
+ * a boolean or a string (not owned).  A float may carry its JSON text in
+ * s and len (the window cache's: put_cell writes it as it is). */
 struct cell {
 	enum cell_kind kind;
 	double f;
@@ -235,6 +241,7 @@ struct exec {
 	struct held *held;  /* tables and schemas the answer still names */
 	char err[ERR_MAX];  /* the statement's error */
 	int oom;
+	struct qc_hold *qheld; /* window cache entries the answer still reads */
 };
 
 static int fail(struct exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -309,8 +316,11 @@ struct held {
 
 /* Release what a statement held: its regexes, its tables and schemas,
  * its arena. */
+static void qc_release_all(struct exec *x);
+
 static void exec_clear(struct exec *x)
 {
+	qc_release_all(x);
 	while (x->held) {
 		struct held *n = x->held->next;
 		if (x->held->s)
@@ -1135,7 +1145,12 @@ static void put_cell(struct jbuf *b, struct cell c)
 {
 	switch (c.kind) {
 	case C_NULL: jbuf_puts(b, "null"); break;
-	case C_FLOAT: put_float(b, c.f); break;
+	case C_FLOAT:
+		if (c.s)
+			jbuf_put(b, c.s, c.len);
+		else
+			put_float(b, c.f);
+		break;
 	case C_INT: jbuf_int(b, c.i); break;
 	case C_BOOL: jbuf_puts(b, c.i ? "true" : "false"); break;
 	case C_STRING: jbuf_string(b, c.s, c.len); break;
@@ -1354,6 +1369,8 @@ struct acc {
 	struct cell *vals;    /* percentile and stddev: the values, and their times */
 	int64_t *vts;
 	size_t nvals, cap;
+	int fixed;            /* the window came from the window cache: its value */
+	struct cell fv;       /*   is fv (and its count n) */
 };
 
 /* A column of a SELECT. */
@@ -1467,6 +1484,8 @@ static int cmp_pct(const void *a, const void *b, void *base)
  * (for a selector alone without GROUP BY time). */
 static struct cell acc_value(struct exec *x, struct acc *a, const struct ocol *oc, int64_t *pts)
 {
+	if (a->fixed)
+		return a->fv;
 	switch (oc->fn) {
 	case IQL_FN_COUNT: return cint(a->n);
 	case IQL_FN_SUM:
@@ -1561,6 +1580,7 @@ struct sel {
 	struct vec out;       /* struct oseries * */
 	struct refmap refs;   /* the conditions' references */
 	int blocks;           /* aggregates from ts_aggregate (block statistics) */
+	int rolled;           /*   a rollup of the table answered some windows */
 	int aux;              /* fields or tags beside a selector (plan_columns) */
 	int selcol;           /* then the selector's column */
 	int64_t naccs;        /* accumulators held, all output series */
@@ -1832,15 +1852,26 @@ static struct oseries *find_series(const struct sel *s, const char *key)
 
 /* The output series the series of tags falls into, made on first use
  * (with its accumulators for aggregates); NULL after the error. */
+static struct oseries *out_series_keyed(struct exec *x, struct sel *s, char *key,
+                                        const struct cell *gv);
+
 static struct oseries *out_series(struct exec *x, struct sel *s, const struct cell *tags)
 {
 	struct cell *gv;
 	char *key = group_key(x, s, tags, &gv);
-	struct oseries *o;
 	if (!key) {
 		nomem(x);
 		return NULL;
 	}
+	return out_series_keyed(x, s, key, gv);
+}
+
+/* The output series of group key key (its group tags' values gv), made
+ * on first use; NULL after the error. */
+static struct oseries *out_series_keyed(struct exec *x, struct sel *s, char *key,
+                                        const struct cell *gv)
+{
+	struct oseries *o;
 	if ((o = find_series(s, key)))
 		return o;
 	if (!(o = xa_alloc(&x->a, sizeof *o)) || vec_push(&x->a, &s->out, o) < 0) {
@@ -2065,6 +2096,8 @@ static int agg_series(struct exec *x, struct sel *s, const struct cell *tags)
 			}
 		}
 	}
+	if (ts_cursor_source(cur)) /* (the window cache keeps no such windows) */
+		s->rolled = 1;
 	ts_cursor_close(cur);
 	if (rc < 0)
 		return fail(x, "%s: %s", s->m.name, ts_strerror(rc));
@@ -2516,6 +2549,672 @@ static void plan_projection(struct sel *s)
 		}
 }
 
+/* ---- The window cache ---- */
+
+/*
+ * The window cache: the windows of aggregate SELECTs with GROUP BY time(),
+ * kept across requests so that a dashboard's repeated and overlapping
+ * queries (Grafana asks the same ones at every refresh, over a range that
+ * moves) read only the windows they have not seen (docs/influxql.md
+ * section 3.1).
+ *
+ * An entry is one query shape over one table: the measurement, the
+ * calls (function, column, type, percentile), the window's size and
+ * offset, the GROUP BY tags, the conditions on tags and fields as
+ * canonical InfluxQL (iql_format_expr), and whether the windows come
+ * from block statistics -- everything a window's answer depends on but
+ * the rows.  It holds, for a run of whole windows [from, from + nwin *
+ * every), each output series' windows: whether a row fell in each, and
+ * each call's count and value (before fill(), which the statement applies
+ * after, as to windows it computed).  Floats carry their JSON text.
+ *
+ * Exact always:
+ *   - an entry belongs to the table state it was computed at (struct
+ *     qc_state): the incarnation (a drop and create), the version (the
+ *     LSN of the newest commit: every insert, replacement and delete
+ *     commits), the descriptor's generation (flush, merge, expiry,
+ *     purge, alter), the schema version and the TTL.  The state is read
+ *     before the windows are computed and again after: the entry is
+ *     kept only when the two agree.  A lookup that finds its shape at
+ *     another state drops the entry (counted as an invalidation);
+ *   - rows that expire while nothing commits (a TTL, as time passes)
+ *     change only windows that begin before the expiry point now: those
+ *     are never served, but computed again;
+ *   - only whole windows are kept and served: the windows the query's
+ *     range clips (its first and last, unless it begins and ends on
+ *     window edges) and those the entry lacks are computed from the
+ *     table, over the parts of the range left, as without the cache;
+ *   - a statement some of whose windows a rollup of the table answered
+ *     (ts_cursor_source) is not kept: a rollup answers by its watermark
+ *     and by what reading it costs over the query's range, and its
+ *     doubles' sums may differ from the rows' in their last bits.
+ * A window's answer does not depend on the range it was computed in:
+ * its rows (or its blocks, ts_aggregate, which summarises only blocks
+ * lying whole in one window) are read in the same order whatever range
+ * holds it (test_influxq's cache tests compare cached and uncached
+ * answers byte for byte).
+ *
+ * Bounded: the entries' bytes stay within the budget (query-cache-size,
+ * TSD_IQL_CACHE_DEFAULT; 0 turns the cache off), the least recently used
+ * evicted first.  Entries are immutable once made; a statement that
+ * serves windows from one holds a reference until its answer is written
+ * (exec_clear), so eviction only unlinks an entry in use.  One mutex
+ * guards the table, the list and the counters: requests run on several
+ * worker threads.
+ */
+
+/* What a table's windows depend on besides the query (see above). */
+struct qc_state {
+	int64_t incarnation, version, generation, schema, ttl;
+};
+
+/* One output series' windows in an entry. */
+struct qc_series {
+	char *key;            /* its group key (group_key) */
+	struct cell *gtags;   /* the group tags' values */
+	unsigned char *hit;   /* nwin: a row fell in the window */
+	int64_t *n;           /* nwin * ncols: each call's count */
+	struct cell *v;       /* nwin * ncols: each call's value */
+};
+
+struct qc_entry {
+	struct qc_entry *prev, *next; /* the LRU list, newest first */
+	struct qc_entry *hnext;       /* the hash chain */
+	uint64_t hash;
+	char *key;                    /* the shape (qc_shape) */
+	size_t keylen;
+	struct qc_state st;
+	int64_t from, every, nwin;    /* the whole windows held */
+	int ncols, ngroup;
+	size_t nseries;               /* sorted by key */
+	struct qc_series *series;
+	size_t bytes;                 /* the entry's one allocation */
+	int refs;                     /* statements reading it */
+	int linked;                   /* in the table and the list */
+};
+
+/* An entry a statement reads, released by exec_clear. */
+struct qc_hold {
+	struct qc_entry *e;
+	struct qc_hold *next;
+};
+
+#define QC_BUCKETS 1024
+
+static pthread_mutex_t qc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct qc_entry *qc_table[QC_BUCKETS];
+static struct qc_entry *qc_newest, *qc_oldest;
+static size_t qc_budget = TSD_IQL_CACHE_DEFAULT;
+static struct tsd_iql_cache_stats qc_stats;
+
+/* FNV-1a of key[0..n). */
+static uint64_t qc_hash(const char *key, size_t n)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)key[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* Take e out of the table and the list (qc_lock held); freed now unless
+ * a statement reads it (then by the last qc_release). */
+static void qc_unlink(struct qc_entry *e)
+{
+	struct qc_entry **p = &qc_table[e->hash % QC_BUCKETS];
+	while (*p != e)
+		p = &(*p)->hnext;
+	*p = e->hnext;
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		qc_newest = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		qc_oldest = e->prev;
+	e->linked = 0;
+	qc_stats.bytes -= e->bytes;
+	qc_stats.entries--;
+	if (!e->refs)
+		free(e);
+}
+
+/* Evict the least recently used entries until bytes more fit in the
+ * budget (qc_lock held). */
+static void qc_evict(size_t bytes)
+{
+	while (qc_oldest && qc_stats.bytes + bytes > qc_budget) {
+		qc_unlink(qc_oldest);
+		qc_stats.evictions++;
+	}
+}
+
+/* The entry of shape key (qc_lock held), or NULL. */
+static struct qc_entry *qc_find(const char *key, size_t n, uint64_t h)
+{
+	for (struct qc_entry *e = qc_table[h % QC_BUCKETS]; e; e = e->hnext)
+		if (e->hash == h && e->keylen == n && memcmp(e->key, key, n) == 0)
+			return e;
+	return NULL;
+}
+
+/* Make e the most recently used (qc_lock held). */
+static void qc_touch(struct qc_entry *e)
+{
+	if (qc_newest == e)
+		return;
+	e->prev->next = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		qc_oldest = e->prev;
+	e->prev = NULL;
+	e->next = qc_newest;
+	qc_newest->prev = e;
+	qc_newest = e;
+}
+
+/* Link e, newest, in place of any entry of its shape (qc_lock held). */
+static void qc_link(struct qc_entry *e)
+{
+	struct qc_entry *old = qc_find(e->key, e->keylen, e->hash);
+	if (old)
+		qc_unlink(old);
+	qc_evict(e->bytes);
+	e->hnext = qc_table[e->hash % QC_BUCKETS];
+	qc_table[e->hash % QC_BUCKETS] = e;
+	e->prev = NULL;
+	e->next = qc_newest;
+	if (qc_newest)
+		qc_newest->prev = e;
+	else
+		qc_oldest = e;
+	qc_newest = e;
+	e->linked = 1;
+	qc_stats.bytes += e->bytes;
+	qc_stats.entries++;
+	qc_stats.stores++;
+}
+
+void tsd_influxq_cache_size(size_t bytes)
+{
+	pthread_mutex_lock(&qc_lock);
+	qc_budget = bytes;
+	qc_evict(0);
+	pthread_mutex_unlock(&qc_lock);
+}
+
+void tsd_influxq_cache_stats(struct tsd_iql_cache_stats *out)
+{
+	pthread_mutex_lock(&qc_lock);
+	*out = qc_stats;
+	out->budget = qc_budget;
+	pthread_mutex_unlock(&qc_lock);
+}
+
+/* Release the entries x read (exec_clear). */
+static void qc_release_all(struct exec *x)
+{
+	if (!x->qheld)
+		return;
+	pthread_mutex_lock(&qc_lock);
+	while (x->qheld) {
+		struct qc_hold *h = x->qheld;
+		x->qheld = h->next;
+		if (--h->e->refs == 0 && !h->e->linked)
+			free(h->e);
+		free(h);
+	}
+	pthread_mutex_unlock(&qc_lock);
+}
+
+/* The state of m's table now.  Returns 0, or -1 when it cannot be read
+ * (then nothing is cached). */
+static int qc_state_of(ts_table *t, struct qc_state *st)
+{
+	ts_stat stats[TS_STATS_MAX];
+	int n = 0, found = 0;
+	memset(st, 0, sizeof *st);
+	if (ts_table_stats(t, stats, TS_STATS_MAX, &n) < 0)
+		return -1;
+	for (int i = 0; i < n && i < TS_STATS_MAX; i++) {
+		const char *k = stats[i].name;
+		if (!strcmp(k, "table_incarnation"))
+			st->incarnation = stats[i].value, found |= 1;
+		else if (!strcmp(k, "version"))
+			st->version = stats[i].value, found |= 2;
+		else if (!strcmp(k, "descriptor_generation"))
+			st->generation = stats[i].value, found |= 4;
+		else if (!strcmp(k, "schema_version"))
+			st->schema = stats[i].value, found |= 8;
+		else if (!strcmp(k, "ttl_ns"))
+			st->ttl = stats[i].value, found |= 16;
+	}
+	return found == 31 ? 0 : -1;
+}
+
+static int qc_same(const struct qc_state *a, const struct qc_state *b)
+{
+	return a->incarnation == b->incarnation && a->version == b->version &&
+	       a->generation == b->generation && a->schema == b->schema && a->ttl == b->ttl;
+}
+
+/* Whether s's windows may be cached: an aggregate with GROUP BY time()
+ * over a range with both ends, no LIMIT cut, nothing beside a selector,
+ * and calls of numbers and booleans only (strings are not kept). */
+static int qc_fits(const struct sel *s)
+{
+	if (!s->agg || !s->q->has_group_time || s->aux || s->cut || !s->tr.has_from ||
+	    !s->tr.has_to || s->nwin < 1)
+		return 0;
+	for (int c = 0; c < s->ncols; c++)
+		if (s->cols[c].col >= 0 && s->cols[c].ft != F_FLOAT && s->cols[c].ft != F_INT &&
+		    s->cols[c].ft != F_BOOL)
+			return 0;
+	return 1;
+}
+
+/* Append the conditions of v to b as canonical InfluxQL.  Returns 0, or
+ * -1 when one is too long or names now() (its value moves). */
+static int qc_conds(struct jbuf *b, const char *what, const struct vec *v)
+{
+	char text[4096];
+	jbuf_puts(b, what);
+	for (size_t i = 0; i < v->n; i++) {
+		size_t n = iql_format_expr(v->p[i], text, sizeof text);
+		if (n >= sizeof text || strstr(text, "now()"))
+			return -1;
+		jbuf_put(b, text, n);
+		jbuf_putc(b, '\n');
+	}
+	return 0;
+}
+
+/* s's shape as the key of its entry (see above) into b.  Returns 0, or
+ * -1 when it cannot be cached. */
+static int qc_shape(const struct sel *s, struct jbuf *b)
+{
+	const struct iql_select *q = s->q;
+	jbuf_printf(b, "%s\n%lld %lld %d %d\n", s->m.name, (long long)q->group_interval,
+	            (long long)(q->group_offset % q->group_interval), s->blocks, s->ngroup);
+	for (int i = 0; i < s->ngroup; i++)
+		jbuf_printf(b, "%s\n", s->gnames[i]);
+	for (int c = 0; c < s->ncols; c++)
+		jbuf_printf(b, "%d %d %d %.17g\n", (int)s->cols[c].fn, s->cols[c].col,
+		            (int)s->cols[c].ft, s->cols[c].pct);
+	if (qc_conds(b, "tags\n", &s->tagc) < 0 || qc_conds(b, "rows\n", &s->rowc) < 0)
+		return -1;
+	return b->failed ? -1 : 0;
+}
+
+/* The value of call c in window w of o (before fill). */
+static struct cell qc_value(struct exec *x, struct sel *s, struct oseries *o, int64_t w, int c)
+{
+	int64_t pts = 0;
+	if (s->cols[c].col < 0 || s->cols[c].fn == IQL_FN_OTHER)
+		return cnull();
+	return acc_value(x, &o->accs[w * s->ncols + c], &s->cols[c], &pts);
+}
+
+/* A bump allocator over one block: with base NULL it only measures. */
+struct qc_bump {
+	char *base;
+	size_t used;
+};
+
+static void *qc_take(struct qc_bump *b, size_t n)
+{
+	void *p;
+	b->used = (b->used + 15) & ~(size_t)15;
+	p = b->base ? b->base + b->used : NULL;
+	b->used += n;
+	return p;
+}
+
+static char *qc_str(struct qc_bump *b, const char *s, size_t n)
+{
+	char *p = qc_take(b, n + 1);
+	if (p) {
+		if (n)
+			memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+/* A cell copied into b: strings and float texts with it; a float without
+ * its text gets it (put_float). */
+static struct cell qc_cell(struct qc_bump *b, struct cell c)
+{
+	char text[64];
+	if (c.kind == C_FLOAT && !c.s) {
+		struct jbuf j = {0};
+		put_float(&j, c.f);
+		if (!j.failed && j.len < sizeof text) {
+			memcpy(text, j.p, j.len);
+			c.s = text;
+			c.len = j.len;
+		}
+		jbuf_free(&j);
+	}
+	if (c.s)
+		c.s = qc_str(b, c.s, c.len);
+	return c;
+}
+
+/* Where the windows of the entry being made come from: the query's
+ * output series over its whole windows [lo, hi), the old entry (or
+ * NULL) elsewhere. */
+struct qc_src {
+	struct exec *x;
+	struct sel *s;
+	struct oseries **out; /* s's output series, sorted by key (ascending:
+	                       * finish_select reverses them under DESC) */
+	size_t nout;
+	int64_t lo, hi;
+	const struct qc_entry *old;
+};
+
+/* Lay out into b the entry of shape key holding windows [from, from +
+ * nwin * every) from src (with base NULL: measure it).  Series without a
+ * row in those windows are left out. */
+static struct qc_entry *qc_build(struct qc_bump *b, const struct qc_src *src, const char *key,
+                                 size_t keylen, const struct qc_state *st, int64_t from,
+                                 int64_t nwin)
+{
+	struct sel *s = src->s;
+	const struct qc_entry *old = src->old;
+	int64_t d = s->q->group_interval;
+	int ncols = s->ncols;
+	size_t io = 0, iq = 0, ns = 0, nmax = src->nout + (old ? old->nseries : 0);
+	struct qc_entry *e = qc_take(b, sizeof *e);
+	char *k = qc_str(b, key, keylen);
+	struct qc_series *series = qc_take(b, (nmax + 1) * sizeof *series);
+	if (e) {
+		memset(e, 0, sizeof *e);
+		e->key = k;
+		e->keylen = keylen;
+		e->hash = qc_hash(key, keylen);
+		e->st = *st;
+		e->from = from;
+		e->every = d;
+		e->nwin = nwin;
+		e->ncols = ncols;
+		e->ngroup = s->ngroup;
+		e->series = series;
+	}
+	/* the two lists merged by key, both sorted */
+	while (iq < src->nout || (old && io < old->nseries)) {
+		struct oseries *o = iq < src->nout ? src->out[iq] : NULL;
+		const struct qc_series *os = old && io < old->nseries ? &old->series[io] : NULL;
+		int cmp = !o ? 1 : !os ? -1 : strcmp(o->key, os->key);
+		const char *skey = cmp <= 0 ? o->key : os->key;
+		const struct cell *gtags = cmp <= 0 ? o->gtags : os->gtags;
+		struct qc_series *q = series ? &series[ns] : NULL;
+		unsigned char *hit = qc_take(b, (size_t)nwin);
+		int64_t *n = qc_take(b, (size_t)(nwin * ncols) * sizeof *n);
+		struct cell *v = qc_take(b, (size_t)(nwin * ncols) * sizeof *v);
+		int any = 0;
+		for (int64_t w = 0; w < nwin; w++) {
+			int64_t t = from + w * d;
+			int mine = t >= src->lo && t < src->hi;
+			for (int c = 0; c < ncols; c++) {
+				struct cell val = cnull();
+				int64_t cnt = 0;
+				int h = 0;
+				if (mine && cmp <= 0) {
+					int64_t ow = (t - s->start) / d;
+					h = o->hit[ow];
+					cnt = o->accs[ow * ncols + c].n;
+					if (h)
+						val = qc_value(src->x, s, o, ow, c);
+				} else if (!mine && cmp >= 0 && t >= old->from &&
+				           t < old->from + old->nwin * d) {
+					int64_t ow = (t - old->from) / d;
+					h = os->hit[ow];
+					cnt = os->n[ow * ncols + c];
+					val = os->v[ow * ncols + c];
+				}
+				any |= h;
+				if (hit && c == 0)
+					hit[w] = (unsigned char)h;
+				if (n) {
+					n[w * ncols + c] = cnt;
+					v[w * ncols + c] = qc_cell(b, val);
+				} else
+					(void)qc_cell(b, val);
+			}
+		}
+		if (cmp <= 0)
+			iq++;
+		if (cmp >= 0)
+			io++;
+		if (!any) /* no row in the windows kept: left out (its room unused) */
+			continue;
+		if (q) {
+			q->key = qc_str(b, skey, strlen(skey));
+			q->gtags = qc_take(b, (size_t)(s->ngroup + 1) * sizeof *q->gtags);
+			for (int i = 0; i < s->ngroup; i++)
+				q->gtags[i] = qc_cell(b, gtags[i]);
+			q->hit = hit;
+			q->n = n;
+			q->v = v;
+		} else {
+			qc_str(b, skey, strlen(skey));
+			qc_take(b, (size_t)(s->ngroup + 1) * sizeof(struct cell));
+			for (int i = 0; i < s->ngroup; i++)
+				qc_cell(b, gtags[i]);
+		}
+		ns++;
+	}
+	if (e)
+		e->nseries = ns;
+	return e;
+}
+
+/* How a statement uses the cache (qc_begin, qc_scan, qc_end). */
+struct qc_use {
+	int on;               /* its windows may be cached */
+	struct jbuf key;      /* its shape */
+	uint64_t hash;
+	struct qc_state st;   /* the table's state before it read */
+	int64_t lo, hi;       /* its whole windows: [lo, hi) */
+	int covered;          /* the entry served them all: nothing to keep */
+};
+
+/* Whether s's windows go through the cache: u filled when they do. */
+static int qc_begin(struct sel *s, struct qc_use *u)
+{
+	size_t budget;
+	memset(u, 0, sizeof *u);
+	pthread_mutex_lock(&qc_lock);
+	budget = qc_budget;
+	pthread_mutex_unlock(&qc_lock);
+	if (!budget || !qc_fits(s) || qc_state_of(s->m.t, &u->st) < 0)
+		return 0;
+	if (qc_shape(s, &u->key) < 0) {
+		jbuf_free(&u->key);
+		return 0;
+	}
+	u->hash = qc_hash(u->key.p, u->key.len);
+	u->on = 1;
+	return 1;
+}
+
+/* Read every picked series over [from, to).  Returns 0 or -1. */
+static int qc_read(struct exec *x, struct sel *s, struct cell **picked, size_t n, size_t *seq,
+                   int64_t from, int64_t to)
+{
+	struct trange keep = s->tr;
+	int rc = 0;
+	if (from >= to)
+		return 0;
+	s->tr.from = from;
+	s->tr.to = to;
+	s->tr.has_from = s->tr.has_to = 1;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = scan_series(x, s, picked[i], seq);
+	s->tr = keep;
+	return rc;
+}
+
+/*
+ * qc_scan -- the windows of s (qc_begin said they go through the cache):
+ * the whole windows its entry holds, served from it while its state is
+ * the table's, and the rest (the clipped windows at the range's ends,
+ * those the entry lacks) read from the table.  Returns 0 or -1.
+ */
+static int qc_scan(struct exec *x, struct sel *s, struct cell **picked, size_t n, size_t *seq,
+                   struct qc_use *u)
+{
+	int64_t d = s->q->group_interval, from = s->tr.from, to = s->tr.to, u0 = 0, u1 = 0;
+	struct qc_entry *e = NULL;
+	struct qc_hold *h;
+	u->lo = window_of(s, from);
+	if (u->lo < from)
+		u->lo += d;
+	u->hi = window_of(s, to);
+	if (u->lo >= u->hi)
+		return qc_read(x, s, picked, n, seq, from, to);
+	if (!(h = malloc(sizeof *h)))
+		return nomem(x);
+	pthread_mutex_lock(&qc_lock);
+	e = qc_find(u->key.p, u->key.len, u->hash);
+	if (e && !qc_same(&e->st, &u->st)) {
+		qc_unlink(e);
+		qc_stats.invalidations++;
+		e = NULL;
+	}
+	if (e) {
+		int64_t c0 = e->from, c1 = e->from + e->nwin * d;
+		if (u->st.ttl > 0) { /* windows from before the expiry point now: read again */
+			int64_t exp = ts_now(x->db) - u->st.ttl, w = window_of(s, exp);
+			if (w < exp)
+				w += d;
+			if (w > c0)
+				c0 = w;
+		}
+		u0 = u->lo > c0 ? u->lo : c0;
+		u1 = u->hi < c1 ? u->hi : c1;
+		if (u0 < u1) {
+			e->refs++;
+			qc_touch(e);
+		} else
+			e = NULL;
+	}
+	if (e)
+		qc_stats.hits++;
+	else
+		qc_stats.misses++;
+	pthread_mutex_unlock(&qc_lock);
+	if (!e) {
+		free(h);
+		return qc_read(x, s, picked, n, seq, from, to);
+	}
+	h->e = e;
+	h->next = x->qheld;
+	x->qheld = h;
+	u->covered = u0 == u->lo && u1 == u->hi;
+	for (size_t i = 0; i < e->nseries; i++) {
+		const struct qc_series *es = &e->series[i];
+		int64_t w0 = (u0 - e->from) / d, w1 = (u1 - e->from) / d, w;
+		struct oseries *o;
+		for (w = w0; w < w1 && !es->hit[w]; w++)
+			;
+		if (w == w1) /* no row in the windows served */
+			continue;
+		if (!(o = out_series_keyed(x, s, es->key, es->gtags)))
+			return -1;
+		for (w = w0; w < w1; w++) {
+			int64_t ow = (e->from + w * d - s->start) / d;
+			o->hit[ow] = es->hit[w];
+			for (int c = 0; c < s->ncols; c++) {
+				struct acc *a = &o->accs[ow * s->ncols + c];
+				a->n = es->n[w * s->ncols + c];
+				a->fixed = 1;
+				a->fv = es->v[w * s->ncols + c];
+			}
+		}
+	}
+	if (qc_read(x, s, picked, n, seq, from, u0) < 0)
+		return -1;
+	return qc_read(x, s, picked, n, seq, u1, to);
+}
+
+/* The most bytes one entry may take: a quarter of the budget. */
+#define QC_ENTRY_SHARE 4
+
+/*
+ * qc_end -- after s was answered (finish_select sorted its output
+ * series): keep its whole windows in the cache, joined to those its
+ * shape's entry holds when they meet or overlap, if the table's state
+ * did not move meanwhile and the entry fits.  Failures only leave the
+ * cache as it was.
+ */
+static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
+{
+	struct qc_state now;
+	struct qc_entry *old = NULL, *e;
+	struct qc_bump b = {NULL, 0};
+	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL};
+	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
+	size_t budget;
+	if (!u->on || u->covered || s->rolled || x->err[0] || u->lo >= u->hi ||
+	    qc_state_of(s->m.t, &now) < 0 || !qc_same(&now, &u->st))
+		goto out;
+	if (!(src.out = xa_alloc(&x->a, (s->out.n + 1) * sizeof *src.out)))
+		goto out;
+	if (s->out.n) {
+		memcpy(src.out, s->out.p, s->out.n * sizeof *src.out);
+		qsort(src.out, s->out.n, sizeof *src.out, cmp_oseries);
+	}
+	pthread_mutex_lock(&qc_lock);
+	budget = qc_budget;
+	old = qc_find(u->key.p, u->key.len, u->hash);
+	if (old && qc_same(&old->st, &u->st) && old->from <= u->hi &&
+	    old->from + old->nwin * d >= u->lo) {
+		old->refs++;
+		if (old->from < from)
+			from = old->from;
+		if (old->from + old->nwin * d > to)
+			to = old->from + old->nwin * d;
+	} else
+		old = NULL;
+	pthread_mutex_unlock(&qc_lock);
+	src.old = old;
+	qc_build(&b, &src, u->key.p, u->key.len, &u->st, from, (to - from) / d);
+	if (old && b.used + 16 > budget / QC_ENTRY_SHARE) { /* too long joined: this range alone */
+		src.old = NULL;
+		from = u->lo;
+		to = u->hi;
+		b.used = 0;
+		qc_build(&b, &src, u->key.p, u->key.len, &u->st, from, (to - from) / d);
+	}
+	if (b.used + 16 > budget / QC_ENTRY_SHARE || !(b.base = malloc(b.used + 16)))
+		goto release;
+	{
+		size_t bytes = b.used + 16;
+		b.used = 0;
+		e = qc_build(&b, &src, u->key.p, u->key.len, &u->st, from, (to - from) / d);
+		e->bytes = bytes;
+		pthread_mutex_lock(&qc_lock);
+		if (qc_budget && e->bytes <= qc_budget / QC_ENTRY_SHARE)
+			qc_link(e);
+		else
+			free(e);
+		pthread_mutex_unlock(&qc_lock);
+	}
+release:
+	if (old) {
+		pthread_mutex_lock(&qc_lock);
+		if (--old->refs == 0 && !old->linked)
+			free(old);
+		pthread_mutex_unlock(&qc_lock);
+	}
+out:
+	jbuf_free(&u->key);
+}
+
 /* Run SELECT q over the one measurement name into res (the file's
  * comment says how); wild, when not NULL, holds the names * stands for
  * (over several measurements).  Returns 0, or -1 after the error. */
@@ -2526,8 +3225,10 @@ static int select_one(struct exec *x, const struct iql_select *q, const char *na
 	struct slist all;
 	struct cell **picked = NULL;
 	size_t npicked = 0, seq = 0;
+	struct qc_use qu;
 	int rc = -1;
 	memset(&s, 0, sizeof s);
+	memset(&qu, 0, sizeof qu);
 	s.q = q;
 	s.wild = wild;
 	if ((rc = meas_open(x, name, &s.m)) <= 0)
@@ -2582,14 +3283,21 @@ static int select_one(struct exec *x, const struct iql_select *q, const char *na
 		}
 	}
 	s.blocks = blocks_fit(&s);
-	for (size_t i = 0; i < npicked; i++)
-		if (scan_series(x, &s, picked[i], &seq) < 0 || (s.cut && past_cut(x, &s, picked[i]) < 0))
+	if (s.agg && qc_begin(&s, &qu)) {
+		if (qc_scan(x, &s, picked, npicked, &seq, &qu) < 0)
 			goto out;
-	rc = finish_select(x, &s, res);
+	} else
+		for (size_t i = 0; i < npicked; i++)
+			if (scan_series(x, &s, picked[i], &seq) < 0 ||
+			    (s.cut && past_cut(x, &s, picked[i]) < 0))
+				goto out;
+	if ((rc = finish_select(x, &s, res)) == 0)
+		qc_end(x, &s, &qu);
 	goto out;
 oom:
 	nomem(x);
 out:
+	jbuf_free(&qu.key);
 	meas_close(x, &s.m);
 	return rc;
 }

@@ -30,6 +30,9 @@
  * of one host and 11x for 100 hosts, while windows of 30 min and less
  * read 10-25 % faster from rows. */
 #define TSD_IQL_BLOCKS_MIN_INTERVAL ((int64_t)3600 * 1000000000)
+/* The window cache's budget by default (query-cache-size): the bytes
+ * its entries may take, all together (influxq.c, "The window cache"). */
+#define TSD_IQL_CACHE_DEFAULT ((size_t)32 << 20)
 /* chunk_size when chunked=true does not say (InfluxDB's). */
 #define TSD_IQL_CHUNK_DEFAULT 10000
 
@@ -48,5 +51,26 @@
  */
 int tsd_influxq(ts_db *db, const char *url_query, const char *body, size_t len, int get,
                 int64_t now, struct jbuf *out);
+
+/* The window cache's counters since the start (GET /metrics). */
+struct tsd_iql_cache_stats {
+	uint64_t hits;          /* lookups that served windows from an entry */
+	uint64_t misses;        /* lookups that found none to serve */
+	uint64_t invalidations; /* entries dropped: their table had moved on */
+	uint64_t evictions;     /* entries dropped for room (least recently used) */
+	uint64_t stores;        /* entries made (a query's windows, joined to its
+	                         * shape's entry when they meet) */
+	uint64_t bytes;         /* held now */
+	uint64_t entries;       /* held now */
+	uint64_t budget;        /* query-cache-size: the most bytes held */
+};
+
+/* tsd_influxq_cache_size -- set the window cache's budget in bytes (0:
+ * off; entries beyond it are evicted now).  Any thread. */
+void tsd_influxq_cache_size(size_t bytes);
+
+/* tsd_influxq_cache_stats -- the window cache's counters into out.  Any
+ * thread. */
+void tsd_influxq_cache_stats(struct tsd_iql_cache_stats *out);
 
 #endif /* TSSTORE_DAEMON_INFLUXQ_H */

@@ -99,6 +99,7 @@
 #include <uv.h>
 
 #include "graphite.h"
+#include "influxq.h"
 #include "ingest.h"
 #include "tsd.h"
 
@@ -1490,6 +1491,8 @@ static void reload(struct server *srv)
 	reload_size("http-max-header", &cfg->http_max_header, fresh.http_max_header);
 	reload_int("remote-read-max-samples", &cfg->remote_read_max_samples,
 	           fresh.remote_read_max_samples);
+	reload_size("query-cache-size", &cfg->query_cache_size, fresh.query_cache_size);
+	tsd_influxq_cache_size(cfg->query_cache_size);
 	tsd_http_configure(cfg);
 	report_fixed(cfg, &fresh);
 	tsd_config_free(&fresh);
@@ -1596,6 +1599,7 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
 		return 1;
 	}
+	tsd_influxq_cache_size(cfg->query_cache_size);
 	struct tsd_ingest_options io = {.default_ttl = cfg->ingest_default_ttl,
 	                                .max_future = cfg->lib.max_future, .log = ingest_log};
 	if (tsd_ingest_open(srv.ctx.db, &io, &srv.ctx.ingest) < 0 ||

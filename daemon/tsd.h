@@ -39,6 +39,12 @@
 
 #include "json.h"
 
+/* The malloc tuning main() applies (glibc): the largest block served
+ * from a heap rather than mmapped, and the free bytes a heap keeps at
+ * its top rather than give back (main.c says why). */
+#define TSD_MALLOC_MMAP_MAX (32 << 20)
+#define TSD_MALLOC_TRIM_KEEP (64 << 20)
+
 #define TSD_PROGRAM "tsstored"
 
 /* ---- Limits and defaults, named once --------------------------------- */
@@ -129,6 +135,8 @@ struct tsd_config {
 	                                     * protocol creates (ingest.c); 0 = forever */
 	size_t http_max_body;               /* bytes, after decoding */
 	size_t http_max_header;             /* bytes of request line and headers */
+	size_t query_cache_size;            /* the /query window cache's budget,
+	                                     * bytes, 0: off (influxq.h) */
 	int remote_read_max_samples;        /* samples one remote read may answer
 	                                     * (promread.h); workers read it: atomic */
 	int loopback_access;                /* enum tsd_access: what a loopback TCP or

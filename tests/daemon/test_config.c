@@ -422,6 +422,22 @@ static void test_remote_read_limit(void **state)
 	assert_int_equal(f->cfg.remote_read_max_samples, 7);
 }
 
+/* query-cache-size: a size, 32M by default, 0 (the cache off) allowed. */
+static void test_query_cache_size(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(f->cfg.query_cache_size, (size_t)32 << 20);
+	assert_int_equal(set_flag(&f->cfg, "query-cache-size", "0"), 0);
+	assert_int_equal(f->cfg.query_cache_size, 0);
+	assert_int_equal(set_flag(&f->cfg, "query-cache-size", "1G"), 0);
+	assert_int_equal(f->cfg.query_cache_size, (size_t)1 << 30);
+	assert_int_equal(set_flag(&f->cfg, "query-cache-size", "lots"), -1);
+	assert_string_equal(err_text, "tsstored: --query-cache-size: query-cache-size: \"lots\" is "
+	                    "not a size (bytes, or <n>k, <n>M, <n>G)\n");
+	assert_int_equal(read_file(f, "query-cache-size = 4M\n"), 0);
+	assert_int_equal(f->cfg.query_cache_size, (size_t)4 << 20);
+}
+
 /* Write "s3cret\n" to DIR/token and name it as the token file. */
 static void use_token(struct fixture *f)
 {
@@ -628,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_graphite_template, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_read_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_cache_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_token_default, setup, teardown),

@@ -721,6 +721,288 @@ static void test_time_or(void **state)
 	         "\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],[\"1970-01-01T00:01:05Z\",0.25]]}]}");
 }
 
+
+/* ---- The window cache (influxq.c, "The window cache") ---- */
+
+/* The answer to q on connection c (200 asserted), malloc'ed. */
+static char *ask(struct tsd_test_conn *c, const char *q)
+{
+	char *enc = urlencode(q);
+	char *req = tsd_test_fmt("GET /query?db=d&q=%s HTTP/1.1\r\nHost: t\r\n\r\n", enc);
+	int status;
+	char *body = exchange(c, req, &status);
+	assert_int_equal(status, 200);
+	free(req);
+	free(enc);
+	return body;
+}
+
+/* The value of the /metrics line "name N" on c. */
+static long long metric(struct tsd_test_conn *c, const char *name)
+{
+	int status;
+	char *body = exchange(c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", &status), *p;
+	char *line = tsd_test_fmt("\n%s ", name);
+	long long v = -1;
+	assert_int_equal(status, 200);
+	if ((p = strstr(body, line)))
+		v = atoll(p + strlen(line));
+	free(line);
+	free(body);
+	assert_true(v >= 0);
+	return v;
+}
+
+/* The points of measurement w: hosts a (v = k) and b (v = 2k) at k * 10 s,
+ * k = 0..60, as line protocol (malloc'ed). */
+static char *w_points(void)
+{
+	char *lp = malloc(64 * 122 + 1), *p = lp;
+	assert_non_null(lp);
+	for (int k = 0; k <= 60; k++) {
+		p += sprintf(p, "w,h=a v=%d %lld\n", k, (long long)k * 10000000000LL);
+		p += sprintf(p, "w,h=b v=%d %lld\n", 2 * k, (long long)k * 10000000000LL);
+	}
+	return lp;
+}
+
+/* A JSON-lines call on the daemon's unix socket: assert that its answer
+ * says "ok":true. */
+static void call_ok(struct fixture *f, const char *line)
+{
+	struct tsd_test_conn *c = tsd_test_connect(f->d, TSD_TEST_UNIX);
+	char *got;
+	assert_non_null(c);
+	got = tsd_test_call(c, line);
+	assert_non_null(got);
+	if (!strstr(got, "\"ok\":true"))
+		fprintf(stderr, "%s -> %s", line, got);
+	assert_non_null(strstr(got, "\"ok\":true"));
+	free(got);
+	tsd_test_close(c);
+}
+
+#define W_Q "SELECT mean(v), count(v), max(v) FROM w WHERE time >= 15s AND time < 305s " \
+            "GROUP BY time(1m), h"
+#define W_COLS "\"columns\":[\"time\",\"mean\",\"count\",\"max\"],"
+#define T0 "[\"1970-01-01T00:00:00Z\","
+#define T1 "[\"1970-01-01T00:01:00Z\","
+#define T2 "[\"1970-01-01T00:02:00Z\","
+#define T3 "[\"1970-01-01T00:03:00Z\","
+#define T4 "[\"1970-01-01T00:04:00Z\","
+#define T5 "[\"1970-01-01T00:05:00Z\","
+#define T6 "[\"1970-01-01T00:06:00Z\","
+
+/*
+ * A repeated aggregate answers the same bytes from the cache (its hit
+ * counter moves); a range overlapping it is answered from the windows it
+ * shares and its own edges (the first and last windows, which the range
+ * clips, computed from rows: 15 s..305 s holds 4 points of the first
+ * minute and 1 of the sixth); after a replacing write, a new point, a
+ * delete, an added column and a TTL, the next answer is the table's new
+ * one, never a stale window (invalidations count them).
+ */
+static void test_window_cache(void **state)
+{
+	struct fixture *f = *state;
+	char *lp = w_points(), *a1, *a2;
+	long long hits, misses, inval, entries;
+	write_points(f, lp);
+	free(lp);
+	entries = metric(f->c, "tsstore_query_cache_entries");
+	hits = metric(f->c, "tsstore_query_cache_hits_total");
+	misses = metric(f->c, "tsstore_query_cache_misses_total");
+	inval = metric(f->c, "tsstore_query_cache_invalidations_total");
+	const char *want =
+		"{\"statement_id\":0,\"series\":[{\"name\":\"w\",\"tags\":{\"h\":\"a\"}," W_COLS
+		"\"values\":[" T0 "3.5,4,5]," T1 "8.5,6,11]," T2 "14.5,6,17]," T3 "20.5,6,23],"
+		T4 "26.5,6,29]," T5 "30,1,30]]},"
+		"{\"name\":\"w\",\"tags\":{\"h\":\"b\"}," W_COLS
+		"\"values\":[" T0 "7,4,10]," T1 "17,6,22]," T2 "29,6,34]," T3 "41,6,46],"
+		T4 "53,6,58]," T5 "60,1,60]]}]}";
+	expect_q(f, W_Q, want);
+	assert_int_equal(metric(f->c, "tsstore_query_cache_misses_total"), misses + 1);
+	assert_int_equal(metric(f->c, "tsstore_query_cache_entries"), entries + 1);
+	assert_true(metric(f->c, "tsstore_query_cache_bytes") > 0);
+	a1 = ask(f->c, W_Q);
+	a2 = ask(f->c, W_Q);
+	assert_string_equal(a1, a2);
+	free(a1);
+	free(a2);
+	assert_int_equal(metric(f->c, "tsstore_query_cache_hits_total"), hits + 2);
+	/* overlapping: minutes 1..4 from the cache, 5 read whole, 0 and 6 clipped */
+	expect_q(f, "SELECT mean(v), count(v), max(v) FROM w WHERE time >= 45s AND time <= 360s "
+	            "GROUP BY time(1m), h",
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"w\",\"tags\":{\"h\":\"a\"}," W_COLS
+	         "\"values\":[" T0 "5,1,5]," T1 "8.5,6,11]," T2 "14.5,6,17]," T3 "20.5,6,23],"
+	         T4 "26.5,6,29]," T5 "32.5,6,35]," T6 "36,1,36]]},"
+	         "{\"name\":\"w\",\"tags\":{\"h\":\"b\"}," W_COLS
+	         "\"values\":[" T0 "10,1,10]," T1 "17,6,22]," T2 "29,6,34]," T3 "41,6,46],"
+	         T4 "53,6,58]," T5 "65,6,70]," T6 "72,1,72]]}]}");
+	assert_int_equal(metric(f->c, "tsstore_query_cache_hits_total"), hits + 3);
+	/* the first query again: every whole window from the entry, now 1..5 */
+	expect_q(f, W_Q, want);
+	assert_int_equal(metric(f->c, "tsstore_query_cache_hits_total"), hits + 4);
+	/* a new point (a at 125 s: 1000) and a replacing insert (a at 130 s:
+	 * 13 -> 100; w ignores duplicates written to /write) in minute 2 */
+	write_points(f, "w,h=a v=1000 125000000000\n");
+	call_ok(f, "{\"op\":\"insert\",\"table\":\"w\",\"on_duplicate\":\"replace\","
+	           "\"rows\":[{\"h\":\"a\",\"ts\":130000000000,\"v\":100}]}");
+	expect_q(f, W_Q,
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"w\",\"tags\":{\"h\":\"a\"}," W_COLS
+	         "\"values\":[" T0 "3.5,4,5]," T1 "8.5,6,11]," T2 "167.71428571428572,7,1000],"
+	         T3 "20.5,6,23]," T4 "26.5,6,29]," T5 "30,1,30]]},"
+	         "{\"name\":\"w\",\"tags\":{\"h\":\"b\"}," W_COLS
+	         "\"values\":[" T0 "7,4,10]," T1 "17,6,22]," T2 "29,6,34]," T3 "41,6,46],"
+	         T4 "53,6,58]," T5 "60,1,60]]}]}");
+	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 1);
+	free(ask(f->c, W_Q)); /* (served from the new entry) */
+	assert_int_equal(metric(f->c, "tsstore_query_cache_hits_total"), hits + 5);
+	/* a delete of host b's minute 3 */
+	call_ok(f, "{\"op\":\"delete\",\"table\":\"w\",\"prefix\":[\"b\"],"
+	           "\"from\":180000000000,\"to\":240000000000}");
+	expect_q(f, W_Q,
+	         "{\"statement_id\":0,\"series\":[{\"name\":\"w\",\"tags\":{\"h\":\"a\"}," W_COLS
+	         "\"values\":[" T0 "3.5,4,5]," T1 "8.5,6,11]," T2 "167.71428571428572,7,1000],"
+	         T3 "20.5,6,23]," T4 "26.5,6,29]," T5 "30,1,30]]},"
+	         "{\"name\":\"w\",\"tags\":{\"h\":\"b\"}," W_COLS
+	         "\"values\":[" T0 "7,4,10]," T1 "17,6,22]," T2 "29,6,34]," T3 "null,0,null],"
+	         T4 "53,6,58]," T5 "60,1,60]]}]}");
+	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 2);
+	/* a column added (alter): the answer stands, its entry is made again */
+	call_ok(f, "{\"op\":\"alter\",\"table\":\"w\",\"add\":[{\"name\":\"z\",\"type\":\"double\"}]}");
+	a1 = ask(f->c, W_Q);
+	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 3);
+	a2 = ask(f->c, W_Q);
+	assert_string_equal(a1, a2);
+	free(a1);
+	free(a2);
+	/* a TTL: every point (1970) expired, no window served */
+	call_ok(f, "{\"op\":\"alter\",\"table\":\"w\",\"ttl\":\"1h\"}");
+	expect_q(f, W_Q, "{\"statement_id\":0}");
+	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 4);
+}
+
+/* A cheap deterministic generator for the ranges below. */
+static uint64_t next_rand(uint64_t *s)
+{
+	*s = *s * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	return *s >> 33;
+}
+
+/*
+ * Cached against uncached: the same points in a second daemon started
+ * with query-cache-size 0 (its counters stay at 0), and 300 queries of
+ * random ranges (edges on and off window boundaries, overlapping each
+ * other), windows of 10 s, 30 s and 1 m with offsets, several calls and
+ * fills, ascending and ORDER BY time DESC (whose series finish_select
+ * lists backwards), answered byte for byte alike.
+ */
+static void test_window_cache_random(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const off_args[] = {"--query-cache-size", "0", NULL};
+	static const char *const shapes[] = {
+		"mean(v), count(v)", "max(v), min(v), sum(v)", "first(v), last(v), spread(v)",
+		"stddev(v), percentile(v, 90)", "count(v)",
+	};
+	static const char *const groups[] = {"time(10s)", "time(30s), h", "time(1m, 20s), h",
+	                                     "time(1m), *"};
+	static const char *const fills[] = {"", " fill(none)", " fill(0)", " fill(previous)",
+	                                    " fill(linear)", " ORDER BY time DESC",
+	                                    " fill(0) ORDER BY time DESC LIMIT 3"};
+	struct tsd_test_daemon *off = tsd_test_daemon_up(1, off_args);
+	struct tsd_test_conn *oc;
+	char *lp = w_points();
+	uint64_t seed = 27;
+	long long hits = metric(f->c, "tsstore_query_cache_hits_total");
+	assert_non_null(off);
+	assert_non_null(oc = tsd_test_connect(off, TSD_TEST_HTTP));
+	{
+		struct fixture g = {off, oc};
+		write_points(&g, lp);
+		write_points(f, "r,h=a v=0 0\n"); /* (r: this test's own measurement) */
+	}
+	/* r: w's points under another name, so that the other tests' w stays */
+	for (char *p = lp; (p = strstr(p, "w,h=")); p++)
+		*p = 'r';
+	write_points(f, lp);
+	{
+		struct fixture g = {off, oc};
+		write_points(&g, lp);
+		write_points(&g, "r,h=a v=0 0\n");
+	}
+	free(lp);
+	for (int i = 0; i < 300; i++) {
+		long long from = (long long)(next_rand(&seed) % 500) * 1000000000LL;
+		long long len = (long long)(next_rand(&seed) % 300 + 1) * 1000000000LL;
+		if (next_rand(&seed) % 3 == 0) /* on a boundary */
+			from -= from % 30000000000LL;
+		char *q = tsd_test_fmt("SELECT %s FROM r WHERE time >= %lld AND time < %lld GROUP BY %s%s",
+		                       shapes[next_rand(&seed) % 5], from, from + len,
+		                       groups[next_rand(&seed) % 4], fills[next_rand(&seed) % 7]);
+		char *a = ask(f->c, q), *b = ask(oc, q);
+		if (strcmp(a, b) != 0)
+			fprintf(stderr, "query: %s\ncached:   %s\nuncached: %s", q, a, b);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		free(q);
+	}
+	assert_true(metric(f->c, "tsstore_query_cache_hits_total") > hits + 100);
+	assert_int_equal(metric(oc, "tsstore_query_cache_hits_total"), 0);
+	assert_int_equal(metric(oc, "tsstore_query_cache_budget_bytes"), 0);
+	tsd_test_close(oc);
+	tsd_test_daemon_free(off);
+}
+
+/*
+ * Eviction: a daemon with a budget of 40 KiB, and six shapes of 60
+ * windows each (about 8 KiB an entry): the least recently used are
+ * evicted, the bytes held stay within the budget, and the first shape,
+ * evicted, answers alike from rows (a miss).
+ */
+static void test_window_cache_evict(void **state)
+{
+	(void)state;
+	static const char *const args[] = {"--query-cache-size", "40k", NULL};
+	static const char *const fns[] = {"mean", "max", "min", "sum", "count", "first"};
+	struct tsd_test_daemon *d = tsd_test_daemon_up(1, args);
+	struct tsd_test_conn *c;
+	char *lp = w_points(), *a1, *a2, *q;
+	long long misses;
+	assert_non_null(d);
+	assert_non_null(c = tsd_test_connect(d, TSD_TEST_HTTP));
+	{
+		struct fixture g = {d, c};
+		write_points(&g, lp);
+	}
+	free(lp);
+	assert_int_equal(metric(c, "tsstore_query_cache_budget_bytes"), 40960);
+	for (int i = 0; i < 6; i++) {
+		q = tsd_test_fmt("SELECT %s(v) FROM w WHERE time >= 0s AND time < 600s "
+		                 "GROUP BY time(10s), h", fns[i]);
+		free(ask(c, q));
+		if (i == 0)
+			assert_int_equal(metric(c, "tsstore_query_cache_entries"), 1);
+		free(q);
+	}
+	assert_true(metric(c, "tsstore_query_cache_evictions_total") >= 1);
+	assert_true(metric(c, "tsstore_query_cache_entries") < 6);
+	assert_true(metric(c, "tsstore_query_cache_bytes") <= 40960);
+	misses = metric(c, "tsstore_query_cache_misses_total");
+	q = "SELECT mean(v) FROM w WHERE time >= 0s AND time < 600s GROUP BY time(10s), h";
+	a1 = ask(c, q);
+	assert_int_equal(metric(c, "tsstore_query_cache_misses_total"), misses + 1);
+	a2 = ask(c, q);
+	assert_int_equal(metric(c, "tsstore_query_cache_misses_total"), misses + 1);
+	assert_string_equal(a1, a2);
+	free(a1);
+	free(a2);
+	tsd_test_close(c);
+	tsd_test_daemon_free(d);
+}
+
 #define T(name, fn) {"influxq_" name, fn, NULL, NULL, NULL}
 
 int main(void)
@@ -739,6 +1021,9 @@ int main(void)
 		T("series_cache", test_series_cache),
 		T("from_many", test_from_many),
 		T("time_or", test_time_or),
+		T("window_cache", test_window_cache),
+		T("window_cache_random", test_window_cache_random),
+		T("window_cache_evict", test_window_cache_evict),
 	};
 	const char *filter = getenv("TSD_TEST_FILTER");
 	if (filter)
