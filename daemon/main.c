@@ -16,7 +16,6 @@
  * Exit status: 0 after a clean stop, 1 when serving failed, 2 for a
  * usage error.
  */
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,23 +203,16 @@ int main(int argc, char **argv)
 	struct tsd_config cfg;
 	int rc;
 	signal(SIGPIPE, SIG_IGN); /* a client that went away is an EPIPE */
-	/* A /query statement's arena takes blocks of megabytes (an aggregate's
-	 * accumulators) and frees them when answered.  With glibc's defaults
-	 * those blocks are mmapped, or the worker's heap is trimmed back to
-	 * the kernel, at every statement, and the next one faults every page
-	 * in again: half of a double-groupby-all answered from the window
-	 * cache went in page faults (perf, 2026-11-26).  Blocks up to
-	 * TSD_MALLOC_MMAP_MAX come from the heap, and a heap keeps up to
-	 * TSD_MALLOC_TRIM_KEEP free at its top. */
-#ifdef M_TRIM_THRESHOLD
-	mallopt(M_MMAP_THRESHOLD, TSD_MALLOC_MMAP_MAX);
-	mallopt(M_TRIM_THRESHOLD, TSD_MALLOC_TRIM_KEEP);
-#endif
 	/* Until the event loop handles it (a reload), SIGHUP must not kill
 	 * a daemon that is still opening its database. */
 	signal(SIGHUP, SIG_IGN);
-	/* Keep the memory of one request for the next: remote write decoding
-	 * and the ingest's rows otherwise fault their pages in anew. */
+	/* Keep the memory of one request for the next: with glibc's defaults
+	 * blocks of megabytes -- remote write's decoding arena, the ingest's
+	 * rows, a /query statement's accumulators -- are mmapped, or a
+	 * worker's heap is trimmed back to the kernel, at every request, and
+	 * the next one faults every page in again (15-20 % of tsstored's CPU
+	 * under remote write; half of a double-groupby-all answered from the
+	 * window cache: perf, 2026-11-26). */
 	pbmem_keep_memory();
 	saved_argc = argc;
 	saved_argv = argv;

@@ -39,12 +39,6 @@
 
 #include "json.h"
 
-/* The malloc tuning main() applies (glibc): the largest block served
- * from a heap rather than mmapped, and the free bytes a heap keeps at
- * its top rather than give back (main.c says why). */
-#define TSD_MALLOC_MMAP_MAX (32 << 20)
-#define TSD_MALLOC_TRIM_KEEP (64 << 20)
-
 #define TSD_PROGRAM "tsstored"
 
 /* ---- Limits and defaults, named once --------------------------------- */
