@@ -180,13 +180,6 @@ static int read_footer(ts__tablet *t, ts_buf *raw)
 	return rc;
 }
 
-static ts__key_head key_head(const void *key, size_t len)
-{
-	unsigned char b[16] = {0};
-	memcpy(b, key, len < 16 ? len : 16);
-	return (ts__key_head){ts__load_be64(b), ts__load_be64(b + 8)};
-}
-
 static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 {
 	uint64_t expect = TS_TABH_SIZE;
@@ -214,7 +207,7 @@ static int parse_blocks(ts__tablet *t, ts_reader *r, uint64_t footer_off)
 		b->last_key = k;
 		b->last_klen = (uint32_t)klen;
 		if (k)
-			t->heads[i] = key_head(k, klen);
+			t->heads[i] = ts__key_head_of(k, klen);
 		if (t->format >= TS_TABLET_VERSION_BLOCK_HI) /* 3 added the block's hi */
 			b->hi = ts__get_u64(r);
 		b->stats = ts__get_raw(r, (size_t)t->nstat * TS_STAT_SIZE);
@@ -461,7 +454,7 @@ int ts__tablet_may_hold_since(const ts__tablet *t, const void *lo, size_t lolen,
 	/* the first latest block whose last key is >= lo: blocks before it
 	 * end below the range */
 	uint32_t a = 0, b = t->nlate;
-	ts__key_head k = lo ? key_head(lo, lolen) : (ts__key_head){0, 0};
+	ts__key_head k = lo ? ts__key_head_of(lo, lolen) : (ts__key_head){0, 0};
 	while (lo && a < b) {
 		uint32_t mid = a + (b - a) / 2;
 		const ts__key_head *h = &t->late_heads[mid];
@@ -489,7 +482,7 @@ int ts__tablet_may_hold_since(const ts__tablet *t, const void *lo, size_t lolen,
 
 uint32_t ts__tablet_block_for(const ts__tablet *t, const void *key, size_t klen)
 {
-	ts__key_head k = key_head(key, klen);
+	ts__key_head k = ts__key_head_of(key, klen);
 	uint32_t lo = 0, hi = t->nblocks;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

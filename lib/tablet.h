@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "key.h"
 #include "schema.h"
 
 /* The most bytes LZO1X-1 can make of n input bytes (LZO's documented
@@ -35,12 +36,6 @@ typedef struct ts__colstat {
 } ts__colstat;
 
 /* One block as the footer indexes it. */
-/* The leading 16 bytes of a key, zero-padded, as two big-endian words:
- * comparing two heads orders their keys unless the heads are equal. */
-typedef struct ts__key_head {
-	uint64_t hi, lo;
-} ts__key_head;
-
 typedef struct ts__tablet_block {
 	uint64_t offset;      /* of its block header in the file */
 	uint32_t stored, raw; /* bytes after the block header; uncompressed */

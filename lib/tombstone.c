@@ -283,29 +283,6 @@ static int lo_order(const void *a, const void *b)
 	return ts__key_cmp(x->lo, x->lolen, y->lo, y->lolen);
 }
 
-/* The head of key[0..len) (NULL: empty).  When two keys' heads differ,
- * the keys compare the same way: the padding is 0, below every byte, and
- * a key shorter than 16 bytes that agrees with a longer one up to its end
- * is a prefix of it, so first (ts__key_cmp's order). */
-static ts__khead khead(const void *key, size_t len)
-{
-	if (len >= 16) /* the usual key: no copy to pad */
-		return (ts__khead){ts__load_be64(key), ts__load_be64((const unsigned char *)key + 8)};
-	unsigned char b[16] = {0};
-	if (len)
-		memcpy(b, key, len);
-	return (ts__khead){ts__load_be64(b), ts__load_be64(b + 8)};
-}
-
-/* The order of two keys of heads hx and hy when the heads decide it; 0:
- * they tie, and the keys must be compared. */
-static int head_cmp(ts__khead hx, ts__khead hy)
-{
-	if (hx.a != hy.a)
-		return hx.a < hy.a ? -1 : 1;
-	return (hx.b > hy.b) - (hx.b < hy.b);
-}
-
 /* The bit of bucket a (a key head's first word) in an index's set. */
 static unsigned bucket_bit(uint64_t a)
 {
@@ -341,15 +318,15 @@ static int sorted_build(ts__tomb_sorted *x, const ts__tomb **by_lo, int n)
 	for (int i = 0; i < n; i++) {
 		const ts__tomb *t = x->by_lo[i];
 		if (t->flags & TS_TOMB_LO)
-			x->lo_head[i] = khead(t->lo, t->lolen);
+			x->lo_head[i] = ts__key_head_of(t->lo, t->lolen);
 		else
-			x->nolo = i + 1, x->lo_head[i] = (ts__khead){0, 0};
+			x->nolo = i + 1, x->lo_head[i] = (ts__key_head){0, 0};
 		if (!(t->flags & TS_TOMB_HI))
 			x->nohi[x->nnohi++] = i;
 		else if (!far || ts__key_cmp(t->hi, t->hilen, far->hi, far->hilen) > 0)
 			far = t;
 		x->reach[i] = far;
-		x->reach_head[i] = far ? khead(far->hi, far->hilen) : (ts__khead){0, 0};
+		x->reach_head[i] = far ? ts__key_head_of(far->hi, far->hilen) : (ts__key_head){0, 0};
 	}
 	return 0;
 }
@@ -373,18 +350,18 @@ static void sorted_select(const ts__tomb_sorted *x, uint64_t vmin, const void *f
 	 * among by_lo[0..p), no more) */
 	int p = x->n;
 	if (last) {
-		ts__khead lh = khead(last, llen);
+		ts__key_head lh = ts__key_head_of(last, llen);
 		int lo = x->nolo, hi = x->n;
 		while (lo < hi) {
 			int mid = lo + (hi - lo) / 2;
-			if (head_cmp(x->lo_head[mid], lh) <= 0)
+			if (ts__key_head_cmp(x->lo_head[mid], lh) <= 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		p = lo;
 	}
-	ts__khead fh = first ? khead(first, flen) : (ts__khead){0, 0};
+	ts__key_head fh = first ? ts__key_head_of(first, flen) : (ts__key_head){0, 0};
 	/* the bounded ones down from p - 1, while an upper bound left may
 	 * reach first; those without one are tested apart (one of them at
 	 * by_lo[0] -- a delete of every key -- would otherwise keep every
@@ -394,7 +371,7 @@ static void sorted_select(const ts__tomb_sorted *x, uint64_t vmin, const void *f
 		if (first) {
 			if (!r)
 				break; /* by_lo[0..i] have no upper bound: tested below */
-			int c = head_cmp(x->reach_head[i], fh);
+			int c = ts__key_head_cmp(x->reach_head[i], fh);
 			if (c == 0)
 				c = ts__key_cmp(r->hi, r->hilen, first, flen);
 			if (c < 0)
@@ -429,7 +406,7 @@ int ts__tomb_index_build(ts__tomb_index *x, const ts__tomb *v, int n)
 		const ts__tomb *t = &v[i];
 		uint64_t a = 0;
 		int one = (t->flags & TS_TOMB_LO) && (t->flags & TS_TOMB_HI) &&
-		          (a = khead(t->lo, t->lolen).a) == khead(t->hi, t->hilen).a;
+		          (a = ts__key_head_of(t->lo, t->lolen).hi) == ts__key_head_of(t->hi, t->hilen).hi;
 		if (one) {
 			narrow[nn++] = t;
 			unsigned bit = bucket_bit(a);
@@ -466,9 +443,9 @@ int ts__tombs_select_index(const ts__tomb_index *x, uint64_t vmin, const void *f
 	/* keys [first, last] of one bucket meet no narrow tombstone of
 	 * another: every key of a box or a read begins with its bucket */
 	if (first && last) {
-		uint64_t a = khead(first, flen).a;
+		uint64_t a = ts__key_head_of(first, flen).hi;
 		unsigned bit = bucket_bit(a);
-		if (a == khead(last, llen).a && !(x->buckets[bit / 64] >> (bit % 64) & 1))
+		if (a == ts__key_head_of(last, llen).hi && !(x->buckets[bit / 64] >> (bit % 64) & 1))
 			return k;
 	}
 	sorted_select(&x->narrow, vmin, first, flen, last, llen, min_ts, max_ts, out, room, &k);

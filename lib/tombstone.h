@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "key.h"
 #include "log.h"
 
 /* flags: which key bounds there are, and whether each is strict. */
@@ -134,10 +135,10 @@ int ts__tombs_select(const ts__tomb *v, int n, uint64_t vmin, const void *first,
  * 3, "Readers").  Built once per tablet set (the DESCRIPTOR's
  * tombstones, with the log's: a view, below); it borrows them.
  *
- * Keys are compared first by their heads (ts__khead: the first 16 bytes
+ * Keys are compared first by their heads (ts__key_head: the first 16 bytes
  * as two words), which order them as the keys do wherever they differ.
  * A tombstone whose lower and upper bounds have the same first 8 bytes
- * (a.k.a. bucket: the key bytes every key of its box begins with) is
+ * (its bucket: bytes every key of its box begins with) is
  * *narrow* -- the usual delete, of one series' or one host's rows;
  * the others (no bound, or bounds in two buckets) are *wide*.  A read
  * whose keys [first, last] are all in one bucket (a read of one series)
@@ -156,10 +157,6 @@ int ts__tombs_select(const ts__tomb *v, int n, uint64_t vmin, const void *first,
  * reach_head) says no upper bound left reaches first; those with no
  * upper bound (nohi) are tested on their own.
  */
-typedef struct ts__khead {
-	uint64_t a, b; /* key bytes 0..8 and 8..16, zero-padded, big-endian */
-} ts__khead;
-
 /* One part of an index (above). */
 typedef struct ts__tomb_sorted {
 	int n;
@@ -168,7 +165,7 @@ typedef struct ts__tomb_sorted {
 	                          * bound, ascending */
 	const ts__tomb **by_lo;
 	const ts__tomb **reach;
-	ts__khead *lo_head, *reach_head;
+	ts__key_head *lo_head, *reach_head;
 } ts__tomb_sorted;
 
 /* Bits of the narrow tombstones' buckets (hashed). */
