@@ -90,6 +90,9 @@ typedef struct changes_cursor {
 	/* the span being built from a source's consecutive changed units */
 	int open;
 	struct span cur;
+	ts__key_head cur_head;     /* cur's prefix's head, when head_len is cur's */
+	size_t head_off;
+	uint32_t head_len;         /* UINT32_MAX: none */
 	ts_buf raw;                /* a block read for its keys */
 	ts_buf bound;              /* a tree search's bound */
 	/* returning */
@@ -221,17 +224,39 @@ static int prefix_of(const changes_cursor *c, const void *key, size_t klen, size
 
 /* ---- on-disk tablets ---- */
 
-/* Whether key[0..klen) has the prefix of the span being built.  Each key
- * column's encoding delimits itself (a fixed 8 bytes, or escaped and
- * terminated: key.h), so a key whose first bytes are a whole depth-column
- * prefix has exactly that prefix: a memcmp, with no column parsed.  (No
- * memcmp of 0 bytes: at depth 0 pfx.data may be NULL, and glibc's AVX-512
- * memcmp then takes a masked load of it, a fault suppressed at the cost
- * of about 40 ns a call here.) */
-static int in_open_span(const changes_cursor *c, const void *key, size_t klen)
+/* Whether the first len (<= 16) bytes of a key of head h are those of
+ * the prefix of head p (zero past len). */
+static int head_begins(ts__key_head h, ts__key_head p, size_t len)
 {
-	return c->open && c->cur.known == c->depth && klen >= c->cur.len &&
-	       (c->cur.len == 0 || memcmp(key, c->pfx.data + c->cur.off, c->cur.len) == 0);
+	uint64_t x = h.hi ^ p.hi, y = h.lo ^ p.lo;
+	if (len == 0)
+		return 1;
+	if (len <= 8)
+		return (x >> (64 - 8 * len)) == 0;
+	return x == 0 && (len == 16 || (y >> (64 - 8 * (len - 8))) == 0);
+}
+
+/* Whether block i of tab's last key has the prefix of the span being
+ * built.  Each key column's encoding delimits itself (a fixed 8 bytes,
+ * or escaped and terminated: key.h), so a key whose first bytes are a
+ * whole depth-column prefix has exactly that prefix: compared, with no
+ * column parsed -- from the block's head (tablet.h) when the prefix fits
+ * in its 16 bytes, without touching the key's bytes (a cache miss a
+ * block), else by memcmp. */
+static int last_in_open_span(changes_cursor *c, const ts__tablet *tab, uint32_t i)
+{
+	const ts__tablet_block *b = &tab->blocks[i];
+	size_t len = c->cur.len;
+	if (!c->open || c->cur.known != c->depth || b->last_klen < len)
+		return 0;
+	if (len > 16)
+		return memcmp(b->last_key, c->pfx.data + c->cur.off, len) == 0;
+	if (c->head_len != len || c->head_off != c->cur.off) {
+		c->cur_head = ts__key_head_of(c->pfx.data + c->cur.off, len);
+		c->head_off = c->cur.off;
+		c->head_len = (uint32_t)len;
+	}
+	return head_begins(tab->heads[i], c->cur_head, len);
 }
 
 /* Block i of tab spans several prefixes: read its keys, one unit per
@@ -291,7 +316,7 @@ static int scan_tablet(changes_cursor *c, const ts__snapshot *s, int k)
 		 * it too, so has every key between (the keys of one prefix
 		 * are one interval of the key order), block i's first among
 		 * them -- one key's bytes touched, not two. */
-		if (in_open_span(c, b->last_key, b->last_klen)) {
+		if (last_in_open_span(c, tab, i)) {
 			rc = unit(c, c->pfx.data + c->cur.off, c->cur.len, b->min_ts, b->max_ts);
 			continue;
 		}
@@ -717,6 +742,7 @@ static int changes_setup(struct ts_cursor *base, const void *arg)
 	const ts__snapshot *s = &base->scan.snap;
 	int rc = 0;
 	ts__buf_init(&c->pfx);
+	c->head_len = UINT32_MAX; /* no head yet */
 	ts__buf_init(&c->raw);
 	ts__buf_init(&c->bound);
 	ts__buf_init(&c->scratch);
