@@ -308,7 +308,7 @@ static int scan_tablet(changes_cursor *c, const ts__snapshot *s, int k)
 		                        : (const void *)tab->first_key;
 		size_t flen = b->first_key ? b->first_klen
 		              : i ? tab->blocks[i - 1].last_klen : tab->first_klen;
-		size_t nf = 0, nl = 0;
+		size_t nf = 0;
 		/* The next block of the series before it (a series' day is
 		 * 24 blocks of an hour), without parsing a key: a span is open
 		 * only when block i - 1 gave its last unit, whose prefix is
@@ -320,10 +320,11 @@ static int scan_tablet(changes_cursor *c, const ts__snapshot *s, int k)
 			rc = unit(c, c->pfx.data + c->cur.off, c->cur.len, b->min_ts, b->max_ts);
 			continue;
 		}
-		if ((rc = prefix_of(c, first, flen, &nf)) < 0 ||
-		    (rc = prefix_of(c, b->last_key, b->last_klen, &nl)) < 0)
+		/* a block of a new series: its first key's prefix parsed, and
+		 * the last key tested against its bytes (the same rule) */
+		if ((rc = prefix_of(c, first, flen, &nf)) < 0)
 			break;
-		if (nf == nl && memcmp(first, b->last_key, nf) == 0)
+		if (b->last_klen >= nf && (nf == 0 || memcmp(first, b->last_key, nf) == 0))
 			rc = unit(c, first, nf, b->min_ts, b->max_ts);
 		else
 			rc = block_by_rows(c, tab, i);
