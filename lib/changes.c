@@ -663,16 +663,61 @@ static int span_cmp(const void *a, const void *b, void *arg)
 	return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Sort the spans by prefix and start (unless they are: one source
- * usually gives them in order) and join those of a prefix that overlap
- * or touch. */
+/* The end of the run in order of v[i..n) that begins at i. */
+static size_t run_end(const struct span *v, size_t i, size_t n, const void *pfx)
+{
+	while (++i < n && span_cmp(&v[i - 1], &v[i], (void *)pfx) <= 0)
+		;
+	return i;
+}
+
+/*
+ * Sort the spans by prefix and start.  Each source gives its spans in
+ * order (a tablet's blocks, a tree's series), so they come as a few runs
+ * in order -- one per source, deletes' apart: merged run by run, O(n log
+ * runs) comparisons where a sort of 3000 spans of a day's three tablets
+ * took a fifth of a `changes`.  Without memory for the merge, qsort_r.
+ */
+static void sort_spans(changes_cursor *c)
+{
+	size_t n = c->n;
+	if (run_end(c->spans, 0, n, c->pfx.data) >= n)
+		return; /* one source, or in order already */
+	struct span *buf = malloc(n * sizeof *buf), *src = c->spans, *dst = buf;
+	if (!buf) {
+		qsort_r(c->spans, n, sizeof *c->spans, span_cmp, c->pfx.data);
+		return;
+	}
+	for (;;) {
+		size_t runs = 0;
+		for (size_t i = 0; i < n; runs++) { /* pairs of runs of src into dst */
+			size_t mid = run_end(src, i, n, c->pfx.data);
+			size_t end = mid < n ? run_end(src, mid, n, c->pfx.data) : n;
+			size_t x = i, y = mid, o = i;
+			while (x < mid && y < end)
+				dst[o++] = span_cmp(&src[y], &src[x], c->pfx.data) < 0 ? src[y++] : src[x++];
+			while (x < mid)
+				dst[o++] = src[x++];
+			while (y < end)
+				dst[o++] = src[y++];
+			i = end;
+		}
+		struct span *t = src;
+		src = dst;
+		dst = t;
+		if (runs <= 1)
+			break;
+	}
+	if (src != c->spans)
+		memcpy(c->spans, src, n * sizeof *src);
+	free(buf);
+}
+
+/* Sort the spans by prefix and start, and join those of a prefix that
+ * overlap or touch. */
 static void join(changes_cursor *c)
 {
-	int sorted = 1;
-	for (size_t i = 1; i < c->n && sorted; i++)
-		sorted = span_cmp(&c->spans[i - 1], &c->spans[i], c->pfx.data) <= 0;
-	if (!sorted)
-		qsort_r(c->spans, c->n, sizeof *c->spans, span_cmp, c->pfx.data);
+	sort_spans(c);
 	size_t out = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct span *s = &c->spans[i], *o = out ? &c->spans[out - 1] : NULL;
