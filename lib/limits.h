@@ -147,6 +147,17 @@
  * merges (tablet_write.c, pace_writeback). */
 #define TS_TABLET_SYNC_BYTES (1u << 20)
 
+/* Most threads that compress one tablet writer's blocks, the writing
+ * thread included (ts_options.flush_threads; tablet_write.c): more would
+ * only wait on the one thread that writes the file in block order. */
+#define TS_FLUSH_THREADS_MAX 8
+
+/* Blocks a tablet writer keeps in flight per compressing thread: encoded
+ * and waiting, being compressed, or compressed and waiting for their turn
+ * to be written (tablet_write.c); with their compressed copies, about
+ * 2 x 130 kB each. */
+#define TS_TABLET_BLOCKS_PER_THREAD 2
+
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged
  * trailer can make a reader allocate. */
 #define TS_TABLET_FOOTER_MAX (256u << 20)
