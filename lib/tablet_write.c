@@ -140,6 +140,8 @@ struct ts__tablet_writer {
 	size_t hi_cap;
 	int nstat;
 	uint16_t stat_cols[TS_COLUMNS_MAX];
+	int stat_want[TS_COLUMNS_MAX]; /* the same, for ts__row_decode_values */
+	int stat_keys;              /* a statistics column is in the key */
 	ts__colstat st[TS_COLUMNS_MAX];
 	ts_value vals[TS_COLUMNS_MAX];
 	int threads;                /* wanted: ts__tablet_writer_threads */
@@ -208,8 +210,11 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
 	w->min_ts = INT64_MAX;
 	w->max_ts = INT64_MIN;
 	for (int c = 0; c < s->ncols; c++)
-		if (c != s->ts_col && is_stat_type(s->cols[c].type))
+		if (c != s->ts_col && is_stat_type(s->cols[c].type)) {
+			w->stat_keys |= s->cols[c].key_pos >= 0;
+			w->stat_want[w->nstat] = c;
 			w->stat_cols[w->nstat++] = (uint16_t)c;
+		}
 	if (!(w->wrkmem = malloc(LZO1X_1_MEM_COMPRESS))) {
 		writer_free(w);
 		return ts__fail(TS_ENOMEM, "out of memory");
@@ -617,7 +622,12 @@ int ts__tablet_writer_add_hi(ts__tablet_writer *w, const void *row, size_t len, 
 		return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "row key of %zu bytes", klen);
 	if (w->rows && ts__key_cmp(w->last_key.data, w->last_key.len, key, klen) >= 0)
 		return ts__fail(TS_EINVAL, "tablet %016" PRIx64 ": rows out of key order", w->id);
-	if ((rc = ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)) < 0)
+	/* the statistics columns' values; unless one of them is in the key,
+	 * the key is not decoded (nor its strings unescaped) */
+	rc = w->stat_keys ? ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)
+	                  : ts__row_decode_values(w->s, w->s, row, len, w->vals, w->stat_want,
+	                                          w->nstat);
+	if (rc < 0)
 		return rc;
 	int same = same_stem(w, key, klen);
 	if (block_ends(w, key, klen, len, same) && (rc = cut_block(w, 0)) < 0)
