@@ -154,9 +154,11 @@
 
 /* Blocks a tablet writer keeps in flight per compressing thread: encoded
  * and waiting, being compressed, or compressed and waiting for their turn
- * to be written (tablet_write.c); with their compressed copies, about
- * 2 x 130 kB each. */
-#define TS_TABLET_BLOCKS_PER_THREAD 2
+ * to be written (tablet_write.c), each about 130 kB with its compressed
+ * copy.  Enough that the writing thread, compressing queued blocks itself
+ * when the ring is full, waits for a helper that got no core only after
+ * several blocks' work. */
+#define TS_TABLET_BLOCKS_PER_THREAD 4
 
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged
  * trailer can make a reader allocate. */
