@@ -43,6 +43,7 @@
 #include <inttypes.h>
 #include <lzo1x.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,8 @@ enum slot_state {
 	SLOT_QUEUED, /* encoded, waiting for a thread to compress it */
 	SLOT_BUSY,   /* being compressed */
 	SLOT_DONE,   /* compressed: h and its stored bytes are ready */
+	SLOT_ORPHAN, /* written from the writing thread's own copy while a
+	              * helper still compresses it: the helper frees it */
 };
 
 struct slot {
@@ -293,21 +296,22 @@ static void *grow(void *arr, size_t *cap, size_t size, size_t first)
 }
 
 /* Compress b->raw with work memory wrkmem (LZO1X-1, or raw when that is
- * no smaller, as compress does) and make its header: b->h and b->data
- * are then what the file holds for it.  Touches b alone, so helpers run
- * it on different blocks at once. */
-static void pack(struct slot *b, void *wrkmem)
+ * no smaller, as compress does) into b, and make its header: b->h and
+ * b->data are then what the file holds for it.  Writes b alone and only
+ * reads raw, so helpers run it on different blocks at once, and the
+ * writing thread on a block a helper holds, into a slot of its own. */
+static void pack(struct slot *b, const ts_buf *raw, void *wrkmem)
 {
 	lzo_uint out = 0;
 	int codec = TS_CODEC_RAW;
-	size_t n = b->raw.len;
+	size_t n = raw->len;
 	b->stored.len = 0;
 	if (ts__buf_reserve(&b->stored, ts__lzo_bound(n)) == 0 &&
-	    lzo1x_1_compress(b->raw.data, n, b->stored.data, &out, wrkmem) == LZO_E_OK && out < n) {
+	    lzo1x_1_compress(raw->data, n, b->stored.data, &out, wrkmem) == LZO_E_OK && out < n) {
 		b->stored.len = out;
 		codec = TS_CODEC_LZO1X;
 	}
-	b->data = codec == TS_CODEC_RAW ? b->raw.data : b->stored.data;
+	b->data = codec == TS_CODEC_RAW ? raw->data : b->stored.data;
 	size_t stored = codec == TS_CODEC_RAW ? n : b->stored.len;
 	memset(b->h, 0, sizeof b->h);
 	ts__store_u32(b->h + TS_BLKH_OFF_STORED, (uint32_t)stored);
@@ -317,11 +321,16 @@ static void pack(struct slot *b, void *wrkmem)
 	ts__store_u32(b->h + TS_BLKH_OFF_CRC, crc);
 }
 
-/* A helper: compress queued blocks, oldest first, until stopped. */
+/* A helper: compress queued blocks, oldest first, until stopped.  It
+ * runs under SCHED_IDLE, on a core nothing else wants: the inserting
+ * thread and readers come first, and the writing thread compresses the
+ * blocks a helper leaves (pool_drain). */
 static void *helper_main(void *arg)
 {
 	struct helper *me = arg;
 	struct pool *p = me->pool;
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp); /* else as it is */
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct slot *b = NULL;
@@ -336,9 +345,9 @@ static void *helper_main(void *arg)
 		}
 		b->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->mu);
-		pack(b, me->wrkmem);
+		pack(b, &b->raw, me->wrkmem);
 		pthread_mutex_lock(&p->mu);
-		b->state = SLOT_DONE;
+		b->state = b->state == SLOT_ORPHAN ? SLOT_FREE : SLOT_DONE;
 		pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -425,7 +434,8 @@ static int put_block(ts__tablet_writer *w, const struct slot *b)
 static struct slot *slot_of(struct pool *p, uint64_t seq)
 {
 	for (int i = 0; i < p->nslots; i++)
-		if (p->slot[i].state != SLOT_FREE && p->slot[i].seq == seq)
+		if (p->slot[i].state != SLOT_FREE && p->slot[i].state != SLOT_ORPHAN &&
+		    p->slot[i].seq == seq)
 			return &p->slot[i];
 	return NULL;
 }
@@ -434,8 +444,10 @@ static struct slot *slot_of(struct pool *p, uint64_t seq)
  * Write the pool's compressed blocks that are next in the file.  With
  * need_free, go on until a slot is free; with all, until every block
  * cut is written.  Meanwhile the writing thread compresses queued
- * blocks itself rather than wait, and waits only when every unwritten
- * block is being compressed by a helper.
+ * blocks itself rather than wait; when every unwritten block is in a
+ * helper's hands, it compresses the next one too, into its own slot, and
+ * writes that (the helper's copy, the same bytes, is then dropped): a
+ * helper that gets no core never holds the flush up.
  */
 static int pool_drain(ts__tablet_writer *w, int need_free, int all)
 {
@@ -463,13 +475,21 @@ static int pool_drain(ts__tablet_writer *w, int need_free, int all)
 		for (int i = 0; !q && i < p->nslots; i++)
 			if (p->slot[i].state == SLOT_QUEUED)
 				q = &p->slot[i];
-		if (!q) {
-			pthread_cond_wait(&p->done, &p->mu);
+		if (!q) { /* b is a helper's */
+			pthread_mutex_unlock(&p->mu);
+			w->one.entry = b->entry;
+			pack(&w->one, &b->raw, w->wrkmem);
+			rc = put_block(w, &w->one);
+			pthread_mutex_lock(&p->mu);
+			if (rc < 0)
+				break;
+			b->state = b->state == SLOT_DONE ? SLOT_FREE : SLOT_ORPHAN;
+			p->write_seq++;
 			continue;
 		}
 		q->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->mu);
-		pack(q, w->wrkmem);
+		pack(q, &q->raw, w->wrkmem);
 		pthread_mutex_lock(&p->mu);
 		q->state = SLOT_DONE;
 	}
@@ -543,7 +563,7 @@ static int cut_block(ts__tablet_writer *w, int last)
 	w->brows = 0;
 	w->bhi = 0;
 	if (!p) {
-		pack(b, w->wrkmem);
+		pack(b, &b->raw, w->wrkmem);
 		return put_block(w, b);
 	}
 	pthread_mutex_lock(&p->mu);
