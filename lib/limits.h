@@ -155,9 +155,9 @@
 /* Blocks a tablet writer keeps in flight per compressing thread: encoded
  * and waiting, being compressed, or compressed and waiting for their turn
  * to be written (tablet_write.c), each about 130 kB with its compressed
- * copy.  Enough that the writing thread, compressing queued blocks itself
- * when the ring is full, waits for a helper that got no core only after
- * several blocks' work. */
+ * copy.  Enough that a helper that lost its core for a moment holds only
+ * one of several blocks, which the writing thread then compresses again
+ * itself only once the others are written. */
 #define TS_TABLET_BLOCKS_PER_THREAD 4
 
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged

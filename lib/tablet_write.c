@@ -25,13 +25,15 @@
  * in), into a small ring of slots; helper threads -- the pool -- take the
  * queued ones, compress and checksum them, and the writing thread writes
  * each in block order once it is compressed, filling in its entry then.
- * When the ring is full the writing thread compresses a queued block
- * itself, and waits only when every other block is in a helper's hands,
- * so the flush is never slower than one core, and a helper that gets no
- * core costs nothing.  Every byte written is the same as without the
- * pool, and only the writing thread calls the file system: an error
- * fails the writer as before, and the pool is stopped and joined when
- * the writer is finished or aborted.
+ * The helpers run under SCHED_IDLE, on a core nothing else wants.  When
+ * the ring is full the writing thread compresses a queued block itself,
+ * or, when every unwritten block is in a helper's hands, the next one
+ * into a slot of its own (the helper's copy is dropped): it never waits
+ * for a helper, so the flush is never much slower than one core, and a
+ * helper that gets no core costs nothing.  Every byte written is the
+ * same as without the pool, and only the writing thread calls the file
+ * system: an error fails the writer as before, and the pool is stopped
+ * and joined when the writer is finished or aborted.
  *
  * Apart from the reader (tablet.c) because the two share only the
  * format: the writer's state is its own struct ts__tablet_writer, and
@@ -112,7 +114,6 @@ struct helper {
 struct pool {
 	pthread_mutex_t mu;
 	pthread_cond_t queued; /* helpers wait: a block queued, or stop */
-	pthread_cond_t done;   /* the writing thread waits: a block compressed */
 	int stop;
 	int nhelpers;          /* started */
 	struct helper helper[TS_FLUSH_THREADS_MAX - 1];
@@ -348,7 +349,6 @@ static void *helper_main(void *arg)
 		pack(b, &b->raw, me->wrkmem);
 		pthread_mutex_lock(&p->mu);
 		b->state = b->state == SLOT_ORPHAN ? SLOT_FREE : SLOT_DONE;
-		pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -372,7 +372,6 @@ static void pool_stop(ts__tablet_writer *w)
 	for (int i = 0; i < p->nslots; i++)
 		slot_free(&p->slot[i]);
 	pthread_cond_destroy(&p->queued);
-	pthread_cond_destroy(&p->done);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 	w->pool = NULL;
@@ -394,7 +393,6 @@ static void pool_start(ts__tablet_writer *w)
 		return;
 	}
 	pthread_cond_init(&p->queued, NULL);
-	pthread_cond_init(&p->done, NULL);
 	p->nslots = w->threads * TS_TABLET_BLOCKS_PER_THREAD;
 	w->pool = p;
 	for (int i = 0; i < w->threads - 1; i++) {
