@@ -212,6 +212,9 @@ typedef struct bench_loaded {
  * bytes (BENCH_NEVER_FLUSH_SIZE: none; a flush during the load is then
  * warned about).  Exits on failure. */
 void bench_table_load_fresh(const bench_rows *r, int64_t flush_size, bench_loaded *l);
+/* ts_options.flush_threads of the tables bench_table_load_fresh opens
+ * from now on; 0: the library's default. */
+extern int64_t bench_flush_threads;
 /* Open l's table again, with its options, after its handles were closed
  * (l->t and l->db NULL).  Exits on failure. */
 void bench_table_reopen(bench_loaded *l);

@@ -3,7 +3,9 @@
  *
  * flush: load the reference rows into a fresh table that never flushes or
  * merges by itself (TS_OPEN_NOMERGE, flush_size and flush_age out of
- * reach), then time ts_flush(table, INT64_MAX).  The rate is tablet file
+ * reach), then time ts_flush(table, INT64_MAX) -- with the default
+ * flush_threads (the online CPUs: blocks compressed beside the walk) and,
+ * in turns with it, with flush_threads 1 (engine "tsstore_1_thread").  The rate is tablet file
  * bytes written per second, set against the device's sequential write
  * bandwidth measured in the same run (device.c); Done-when (1) asks for at
  * least FLUSH_TARGET of it.
@@ -16,6 +18,8 @@
  * (walk + one thread's compression) / cores: the rate if those two were
  * spread perfectly over every core and writing cost nothing -- an upper
  * bound, not a prediction -- set against the device as the target is.
+ * Its one-core form, tablet bytes over (walk + one thread's compression),
+ * is what issue 32 sets each flush against.
  *
  * bytes_per_row: the same load and flush, then ts_merge until LittleTable's
  * rule finds nothing more to merge; the bytes of the tablet files per row
@@ -119,8 +123,9 @@ static void flush_lzo(const bench_config *c, const bench_blocks *b, bench_lzo *o
 }
 
 /* The flush's CPU bound against the device: tablet bytes over (walk +
- * one thread's compression) / cores. */
-static void flush_ceiling(const bench_config *c, const struct flush_run *best, double walk,
+ * one thread's compression) / cores.  Returns the one thread's
+ * compression seconds. */
+static double flush_ceiling(const bench_config *c, const struct flush_run *best, double walk,
                           const bench_blocks *b, double device)
 {
 	bench_lzo one, all;
@@ -144,20 +149,48 @@ static void flush_ceiling(const bench_config *c, const struct flush_run *best, d
 	snprintf(what, sizeof what,
 	         "flush CPU bound (walk + LZO1X-1 on %d cores) / device sequential write", cpus);
 	bench_ceiling("flush", what, bound / device, ">=", FLUSH_TARGET);
+	return one.seconds;
+}
+
+/* The results of the best flush with flush_threads 1 (engine
+ * "tsstore_1_thread"), and each flush's rate over the one-core ceiling. */
+static void flush_serial(const bench_config *c, const struct flush_run *best,
+                         const struct flush_run *one, double walk, double one_core_sec,
+                         double device)
+{
+	char p[256], extra[64];
+	double mbps = (double)one->tablet_bytes / BENCH_MB / one->seconds;
+	double ceiling = (double)best->tablet_bytes / BENCH_MB / (walk + one_core_sec);
+	snprintf(extra, sizeof extra, "\"device_mb_per_sec\":%.1f", device);
+	params(p, sizeof p, c, extra);
+	bench_result("flush", "tsstore_1_thread", "flush_mb_per_sec", mbps, "MB/s", p);
+	bench_result("flush", "tsstore_1_thread", "flush_seconds", one->seconds, "s", p);
+	bench_result("flush", "tsstore_1_thread", "flush_cpu_busy", one->cpu / one->seconds,
+	             "cores", p);
+	bench_result("flush", "ceiling", "flush_one_core_bound_mb_per_sec", ceiling, "MB/s", p);
+	bench_result("flush", "tsstore_1_thread", "flush_over_one_core_bound", mbps / ceiling,
+	             "ratio", p);
+	bench_result("flush", "tsstore", "flush_over_one_core_bound",
+	             (double)best->tablet_bytes / BENCH_MB / best->seconds / ceiling, "ratio", p);
 }
 
 void bench_workload_flush(const bench_config *c, const bench_rows *r)
 {
 	double device = bench_device_write_mbps(c), walk = 0;
-	struct flush_run best = {0}, f;
+	struct flush_run best = {0}, one = {0}, f;
 	bench_blocks blocks;
 	char p[256], extra[64];
-	for (int i = 0; i < c->repeat; i++) {
-		flush_once(r, &f, i == 0 ? &blocks : NULL);
-		walk = !walk || f.walk < walk ? f.walk : walk;
-		if (!best.seconds || f.tablet_bytes / f.seconds > best.tablet_bytes / best.seconds)
-			best = f;
-	}
+	for (int i = 0; i < c->repeat; i++)
+		for (int k = 0; k < 2; k++) { /* the two settings in turns, the first swapped */
+			int serial = (i + k) % 2;
+			struct flush_run *b = serial ? &one : &best;
+			bench_flush_threads = serial ? 1 : 0;
+			flush_once(r, &f, i == 0 && k == 0 ? &blocks : NULL);
+			walk = !walk || f.walk < walk ? f.walk : walk;
+			if (!b->seconds || f.tablet_bytes / f.seconds > b->tablet_bytes / b->seconds)
+				*b = f;
+		}
+	bench_flush_threads = 0;
 	double mbps = (double)best.tablet_bytes / BENCH_MB / best.seconds;
 	snprintf(extra, sizeof extra, "\"device_mb_per_sec\":%.1f", device);
 	params(p, sizeof p, c, extra);
@@ -173,7 +206,8 @@ void bench_workload_flush(const bench_config *c, const bench_rows *r)
 	bench_result("flush", "tsstore", "flush_over_device", mbps / device, "ratio", p);
 	bench_target("flush", "flush MB/s / device sequential write MB/s", mbps / device, ">=",
 	             FLUSH_TARGET);
-	flush_ceiling(c, &best, walk, &blocks, device);
+	double one_core = flush_ceiling(c, &best, walk, &blocks, device);
+	flush_serial(c, &best, &one, walk, one_core, device);
 	bench_blocks_free(&blocks);
 }
 

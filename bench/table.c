@@ -89,9 +89,13 @@ int64_t bench_frozen_clock(void *arg)
 	return *(const int64_t *)arg;
 }
 
+int64_t bench_flush_threads;
+
 void bench_table_load_fresh(const bench_rows *r, int64_t flush_size, bench_loaded *l)
 {
 	ts_options_init(&l->opts);
+	if (bench_flush_threads)
+		l->opts.flush_threads = bench_flush_threads;
 	l->opts.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
 	l->opts.sync = TS_SYNC_NONE;
 	l->opts.flush_size = flush_size;

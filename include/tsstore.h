@@ -419,6 +419,12 @@ typedef struct ts_options {
 	                             * foreground is busy (they take all of it
 	                             * when it is idle; flushes are never held
 	                             * back); default 50 */
+	int64_t flush_threads;      /* threads that compress a flush's blocks,
+	                             * the flushing one included: the others
+	                             * compress while it walks the tree and
+	                             * writes, the file unchanged; 1: the
+	                             * flushing thread alone; default (0) the
+	                             * online CPUs, at most 8 (the most) */
 } ts_options;
 
 /*

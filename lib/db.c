@@ -31,6 +31,13 @@
 #include "maint.h"
 #include "thread.h"
 
+/* flush_threads by default: the online CPUs, 1 to TS_FLUSH_THREADS_MAX. */
+static int64_t default_flush_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > TS_FLUSH_THREADS_MAX ? TS_FLUSH_THREADS_MAX : n;
+}
+
 void ts_options_init(ts_options *o)
 {
 	if (!o)
@@ -47,6 +54,7 @@ void ts_options_init(ts_options *o)
 	o->merge_rollover_spread = TS_DEFAULT_MERGE_ROLLOVER_SPREAD;
 	o->maint_busy_window = TS_DEFAULT_MAINT_BUSY_WINDOW;
 	o->maint_busy_share = TS_DEFAULT_MAINT_BUSY_SHARE;
+	o->flush_threads = default_flush_threads();
 	o->block_cache_size = ts__bcache_default_size(ts__memory_limit());
 	o->log_cap = TS_DEFAULT_LOG_CAP;
 	o->log_segment_size = (int64_t)TS_SEG_DATA;
@@ -64,6 +72,8 @@ static void default_zero_settings(ts_options *o)
 		o->maint_busy_window = TS_DEFAULT_MAINT_BUSY_WINDOW;
 	if (o->maint_busy_share == 0)
 		o->maint_busy_share = TS_DEFAULT_MAINT_BUSY_SHARE;
+	if (o->flush_threads == 0)
+		o->flush_threads = default_flush_threads();
 }
 
 static int check_options(const ts_options *o)
@@ -87,6 +97,9 @@ static int check_options(const ts_options *o)
 	if (o->maint_busy_share < 0 || o->maint_busy_share > 100)
 		return ts__fail(TS_EINVAL, "options: maint_busy_share %lld: want a percentage from 1 "
 		                "to 100 (0: the default)", (long long)o->maint_busy_share);
+	if (o->flush_threads < 0 || o->flush_threads > TS_FLUSH_THREADS_MAX)
+		return ts__fail(TS_EINVAL, "options: flush_threads %lld: want 1 to %d (0: the "
+		                "default)", (long long)o->flush_threads, TS_FLUSH_THREADS_MAX);
 	return 0;
 }
 

@@ -232,6 +232,7 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 		rc = ts__tablet_writer_open(dir, j->id, s, m->period_start, m->period_end, &w);
 	if (rc < 0)
 		return rc;
+	ts__tablet_writer_threads(w, (int)t->db->opts.flush_threads);
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
 	uint64_t added = 0;

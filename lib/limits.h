@@ -147,6 +147,19 @@
  * merges (tablet_write.c, pace_writeback). */
 #define TS_TABLET_SYNC_BYTES (1u << 20)
 
+/* Most threads that compress one tablet writer's blocks, the writing
+ * thread included (ts_options.flush_threads; tablet_write.c): more would
+ * only wait on the one thread that writes the file in block order. */
+#define TS_FLUSH_THREADS_MAX 8
+
+/* Blocks a tablet writer keeps in flight per compressing thread: encoded
+ * and waiting, being compressed, or compressed and waiting for their turn
+ * to be written (tablet_write.c), each about 130 kB with its compressed
+ * copy.  Enough that a helper that lost its core for a moment holds only
+ * one of several blocks, which the writing thread then compresses again
+ * itself only once the others are written. */
+#define TS_TABLET_BLOCKS_PER_THREAD 4
+
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged
  * trailer can make a reader allocate. */
 #define TS_TABLET_FOOTER_MAX (256u << 20)

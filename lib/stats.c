@@ -163,6 +163,7 @@ static void put_scheduler(const ts_db *db, ts_stat *out, int room, int *count)
 	put(out, room, count, "setting_merge_rollover_spread_ns", o->merge_rollover_spread);
 	put(out, room, count, "setting_maint_busy_window_ns", o->maint_busy_window);
 	put(out, room, count, "setting_maint_busy_share_percent", o->maint_busy_share);
+	put(out, room, count, "setting_flush_threads", o->flush_threads);
 	put(out, room, count, "setting_merges_enabled", !(o->flags & TS_OPEN_NOMERGE));
 	put(out, room, count, "maint_passes",
 	    (int64_t)__atomic_load_n(&db->maint.passes, __ATOMIC_RELAXED));

@@ -101,6 +101,14 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
                            int64_t period_start, int64_t period_end,
                            ts__tablet_writer **out);
 
+/* Let w compress its blocks on threads threads, its own included (1,
+ * the default: none beside it; at most TS_FLUSH_THREADS_MAX): from its
+ * second block on, up to threads - 1 helper threads compress and
+ * checksum blocks while the caller adds rows, and the caller writes them
+ * in order (tablet_write.c).  The file is byte for byte the same.  Call
+ * before the first row. */
+void ts__tablet_writer_threads(ts__tablet_writer *w, int threads);
+
 /* Add one encoded row (row.h) of the writer's schema; keys must strictly
  * increase.  Returns 0, TS_EINVAL (out of order), TS_ECORRUPT (the row does
  * not decode), TS_EIO, TS_ENOSPC, TS_ENOMEM. */

@@ -19,6 +19,22 @@
  * key prefix), so counting them for the Bloom filter needs only the
  * previous stem.
  *
+ * Compression may run beside the rows' encoding (ts__tablet_writer_threads,
+ * for flushes: ts_options.flush_threads): a cut block then goes, with its
+ * index entry already appended (its offset and stored size to be filled
+ * in), into a small ring of slots; helper threads -- the pool -- take the
+ * queued ones, compress and checksum them, and the writing thread writes
+ * each in block order once it is compressed, filling in its entry then.
+ * The helpers run under SCHED_IDLE, on a core nothing else wants.  When
+ * the ring is full the writing thread compresses a queued block itself,
+ * or, when every unwritten block is in a helper's hands, the next one
+ * into a slot of its own (the helper's copy is dropped): it never waits
+ * for a helper, so the flush is never much slower than one core, and a
+ * helper that gets no core costs nothing.  Every byte written is the
+ * same as without the pool, and only the writing thread calls the file
+ * system: an error fails the writer as before, and the pool is stopped
+ * and joined when the writer is finished or aborted.
+ *
  * Apart from the reader (tablet.c) because the two share only the
  * format: the writer's state is its own struct ts__tablet_writer, and
  * what it shares with the reader and the checker -- the Bloom filter's
@@ -29,6 +45,7 @@
 #include <inttypes.h>
 #include <lzo1x.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +63,7 @@
 #include "tablet.h"
 #include "tablet_format.h"
 #include "tablet_int.h"
+#include "thread.h"
 
 /* ---- writing ---- */
 
@@ -64,6 +82,46 @@ static void stat_put(ts_buf *b, const ts__colstat *st, int type)
 	ts__put_u64(b, value_bits(&st->min));
 	ts__put_u64(b, value_bits(&st->max));
 }
+
+/* A block between its cut and its write (the pipeline above). */
+enum slot_state {
+	SLOT_FREE,   /* unused */
+	SLOT_QUEUED, /* encoded, waiting for a thread to compress it */
+	SLOT_BUSY,   /* being compressed */
+	SLOT_DONE,   /* compressed: h and its stored bytes are ready */
+	SLOT_ORPHAN, /* written from the writing thread's own copy while a
+	              * helper still compresses it: the helper frees it */
+};
+
+struct slot {
+	ts_buf raw, stored;
+	unsigned char h[TS_BLKH_SIZE]; /* its block header, once compressed */
+	const unsigned char *data;     /* what follows h: raw or stored's data */
+	size_t entry;                  /* where its index entry lies in index */
+	uint64_t seq;                  /* its place in the file: the nth block */
+	enum slot_state state;
+};
+
+/* A helper thread's own state. */
+struct helper {
+	struct pool *pool;
+	pthread_t thread;
+	void *wrkmem;
+};
+
+/* The pipeline's shared state: everything here but the helpers' work
+ * memory is under mu. */
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t queued; /* helpers wait: a block queued, or stop */
+	int stop;
+	int nhelpers;          /* started */
+	struct helper helper[TS_FLUSH_THREADS_MAX - 1];
+	int nslots;
+	struct slot slot[TS_FLUSH_THREADS_MAX * TS_TABLET_BLOCKS_PER_THREAD];
+	uint64_t next_seq;     /* the seq of the next block cut */
+	uint64_t write_seq;    /* the seq of the next block to write */
+};
 
 struct ts__tablet_writer {
 	int fd;
@@ -86,12 +144,28 @@ struct ts__tablet_writer {
 	size_t hi_cap;
 	int nstat;
 	uint16_t stat_cols[TS_COLUMNS_MAX];
+	int stat_want[TS_COLUMNS_MAX]; /* the same, for ts__row_decode_values */
+	int stat_keys;              /* a statistics column is in the key */
 	ts__colstat st[TS_COLUMNS_MAX];
 	ts_value vals[TS_COLUMNS_MAX];
+	int threads;                /* wanted: ts__tablet_writer_threads */
+	int pool_tried;             /* the pool was started, or could not be */
+	struct pool *pool;          /* NULL: one slot, compressed in place */
+	struct slot one;            /* the slot of a writer without a pool */
 };
+
+static void pool_stop(ts__tablet_writer *w);
+
+static void slot_free(struct slot *b)
+{
+	ts__buf_free(&b->raw);
+	ts__buf_free(&b->stored);
+}
 
 static void writer_free(ts__tablet_writer *w)
 {
+	pool_stop(w);
+	slot_free(&w->one);
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->wrkmem);
@@ -140,8 +214,11 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
 	w->min_ts = INT64_MAX;
 	w->max_ts = INT64_MIN;
 	for (int c = 0; c < s->ncols; c++)
-		if (c != s->ts_col && is_stat_type(s->cols[c].type))
+		if (c != s->ts_col && is_stat_type(s->cols[c].type)) {
+			w->stat_keys |= s->cols[c].key_pos >= 0;
+			w->stat_want[w->nstat] = c;
 			w->stat_cols[w->nstat++] = (uint16_t)c;
+		}
 	if (!(w->wrkmem = malloc(LZO1X_1_MEM_COMPRESS))) {
 		writer_free(w);
 		return ts__fail(TS_ENOMEM, "out of memory");
@@ -219,26 +296,213 @@ static void *grow(void *arr, size_t *cap, size_t size, size_t first)
 	return p;
 }
 
-/* Compress, checksum and write the current block; index it. */
-static int cut_block(ts__tablet_writer *w)
+/* Compress b->raw with work memory wrkmem (LZO1X-1, or raw when that is
+ * no smaller, as compress does) into b, and make its header: b->h and
+ * b->data are then what the file holds for it.  Writes b alone and only
+ * reads raw, so helpers run it on different blocks at once, and the
+ * writing thread on a block a helper holds, into a slot of its own. */
+static void pack(struct slot *b, const ts_buf *raw, void *wrkmem)
 {
-	unsigned char h[TS_BLKH_SIZE] = {0};
-	int codec = compress(w, w->block.data, w->block.len);
-	const unsigned char *data = codec == TS_CODEC_RAW ? w->block.data : w->stored.data;
-	size_t stored = codec == TS_CODEC_RAW ? w->block.len : w->stored.len;
-	ts__store_u32(h + TS_BLKH_OFF_STORED, (uint32_t)stored);
-	ts__store_u32(h + TS_BLKH_OFF_RAW, (uint32_t)w->block.len);
-	h[TS_BLKH_OFF_CODEC] = (unsigned char)codec;
-	uint32_t crc = ts__crc32c(ts__crc32c(0, h, TS_BLKH_OFF_CRC), data, stored);
-	ts__store_u32(h + TS_BLKH_OFF_CRC, crc);
-	int rc = ts__write_at(w->fd, h, sizeof h, (long long)w->offset, w->tmp);
+	lzo_uint out = 0;
+	int codec = TS_CODEC_RAW;
+	size_t n = raw->len;
+	b->stored.len = 0;
+	if (ts__buf_reserve(&b->stored, ts__lzo_bound(n)) == 0 &&
+	    lzo1x_1_compress(raw->data, n, b->stored.data, &out, wrkmem) == LZO_E_OK && out < n) {
+		b->stored.len = out;
+		codec = TS_CODEC_LZO1X;
+	}
+	b->data = codec == TS_CODEC_RAW ? raw->data : b->stored.data;
+	size_t stored = codec == TS_CODEC_RAW ? n : b->stored.len;
+	memset(b->h, 0, sizeof b->h);
+	ts__store_u32(b->h + TS_BLKH_OFF_STORED, (uint32_t)stored);
+	ts__store_u32(b->h + TS_BLKH_OFF_RAW, (uint32_t)n);
+	b->h[TS_BLKH_OFF_CODEC] = (unsigned char)codec;
+	uint32_t crc = ts__crc32c(ts__crc32c(0, b->h, TS_BLKH_OFF_CRC), b->data, stored);
+	ts__store_u32(b->h + TS_BLKH_OFF_CRC, crc);
+}
+
+/* A helper: compress queued blocks, oldest first, until stopped.  It
+ * runs under SCHED_IDLE, on a core nothing else wants: the inserting
+ * thread and readers come first, and the writing thread compresses the
+ * blocks a helper leaves (pool_drain). */
+static void *helper_main(void *arg)
+{
+	struct helper *me = arg;
+	struct pool *p = me->pool;
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp); /* else as it is */
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct slot *b = NULL;
+		for (int i = 0; i < p->nslots; i++)
+			if (p->slot[i].state == SLOT_QUEUED && (!b || p->slot[i].seq < b->seq))
+				b = &p->slot[i];
+		if (p->stop)
+			break;
+		if (!b) {
+			pthread_cond_wait(&p->queued, &p->mu);
+			continue;
+		}
+		b->state = SLOT_BUSY;
+		pthread_mutex_unlock(&p->mu);
+		pack(b, &b->raw, me->wrkmem);
+		pthread_mutex_lock(&p->mu);
+		b->state = b->state == SLOT_ORPHAN ? SLOT_FREE : SLOT_DONE;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Stop and join w's helpers and free the pool (nothing when it has none).
+ * Blocks still in it are dropped: the writer failed, or wrote them all. */
+static void pool_stop(ts__tablet_writer *w)
+{
+	struct pool *p = w->pool;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->queued);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < p->nhelpers; i++) {
+		pthread_join(p->helper[i].thread, NULL);
+		free(p->helper[i].wrkmem);
+	}
+	for (int i = 0; i < p->nslots; i++)
+		slot_free(&p->slot[i]);
+	pthread_cond_destroy(&p->queued);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	w->pool = NULL;
+}
+
+/* Start w's pool of w->threads - 1 helpers, once.  Not an error when it
+ * cannot (memory, threads): the writer then compresses every block
+ * itself, as with one thread. */
+static void pool_start(ts__tablet_writer *w)
+{
+	w->pool_tried = 1;
+	if (w->threads <= 1)
+		return;
+	struct pool *p = calloc(1, sizeof *p);
+	if (!p)
+		return;
+	if (pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p);
+		return;
+	}
+	pthread_cond_init(&p->queued, NULL);
+	p->nslots = w->threads * TS_TABLET_BLOCKS_PER_THREAD;
+	w->pool = p;
+	for (int i = 0; i < w->threads - 1; i++) {
+		struct helper *h = &p->helper[p->nhelpers];
+		h->pool = p;
+		if (!(h->wrkmem = malloc(LZO1X_1_MEM_COMPRESS)))
+			break;
+		if (ts__thread_start(&h->thread, helper_main, h) != 0) {
+			free(h->wrkmem);
+			break;
+		}
+		p->nhelpers++;
+	}
+	if (p->nhelpers == 0)
+		pool_stop(w);
+}
+
+/* Write compressed block b at the end of the file and fill in its index
+ * entry's offset and stored size (index entries begin with them). */
+static int put_block(ts__tablet_writer *w, const struct slot *b)
+{
+	uint32_t stored = ts__load_u32(b->h + TS_BLKH_OFF_STORED);
+	int rc = ts__write_at(w->fd, b->h, sizeof b->h, (long long)w->offset, w->tmp);
 	if (rc == 0)
-		rc = ts__write_at(w->fd, data, stored, (long long)(w->offset + TS_BLKH_SIZE), w->tmp);
+		rc = ts__write_at(w->fd, b->data, stored, (long long)(w->offset + TS_BLKH_SIZE),
+		                  w->tmp);
 	if (rc < 0)
 		return rc;
+	ts__store_u64(w->index.data + b->entry, w->offset);
+	ts__store_u32(w->index.data + b->entry + 8, stored);
+	w->offset += TS_BLKH_SIZE + stored;
+	pace_writeback(w);
+	return 0;
+}
+
+/* The pool's slot of block seq, or NULL.  p->mu held. */
+static struct slot *slot_of(struct pool *p, uint64_t seq)
+{
+	for (int i = 0; i < p->nslots; i++)
+		if (p->slot[i].state != SLOT_FREE && p->slot[i].state != SLOT_ORPHAN &&
+		    p->slot[i].seq == seq)
+			return &p->slot[i];
+	return NULL;
+}
+
+/*
+ * Write the pool's compressed blocks that are next in the file.  With
+ * need_free, go on until a slot is free; with all, until every block
+ * cut is written.  Meanwhile the writing thread compresses queued
+ * blocks itself rather than wait; when every unwritten block is in a
+ * helper's hands, it compresses the next one too, into its own slot, and
+ * writes that (the helper's copy, the same bytes, is then dropped): a
+ * helper that gets no core never holds the flush up.
+ */
+static int pool_drain(ts__tablet_writer *w, int need_free, int all)
+{
+	struct pool *p = w->pool;
+	int rc = 0;
+	pthread_mutex_lock(&p->mu);
+	while (p->write_seq < p->next_seq) {
+		struct slot *b = slot_of(p, p->write_seq);
+		if (b->state == SLOT_DONE) {
+			pthread_mutex_unlock(&p->mu);
+			rc = put_block(w, b); /* b is the writer's while DONE */
+			pthread_mutex_lock(&p->mu);
+			if (rc < 0)
+				break;
+			b->state = SLOT_FREE;
+			p->write_seq++;
+			continue;
+		}
+		int used = 0;
+		for (int i = 0; i < p->nslots; i++)
+			used += p->slot[i].state != SLOT_FREE;
+		if (!all && !(need_free && used == p->nslots))
+			break;
+		struct slot *q = b->state == SLOT_QUEUED ? b : NULL; /* the next first */
+		for (int i = 0; !q && i < p->nslots; i++)
+			if (p->slot[i].state == SLOT_QUEUED)
+				q = &p->slot[i];
+		if (!q) { /* b is a helper's */
+			pthread_mutex_unlock(&p->mu);
+			w->one.entry = b->entry;
+			pack(&w->one, &b->raw, w->wrkmem);
+			rc = put_block(w, &w->one);
+			pthread_mutex_lock(&p->mu);
+			if (rc < 0)
+				break;
+			b->state = b->state == SLOT_DONE ? SLOT_FREE : SLOT_ORPHAN;
+			p->write_seq++;
+			continue;
+		}
+		q->state = SLOT_BUSY;
+		pthread_mutex_unlock(&p->mu);
+		pack(q, &q->raw, w->wrkmem);
+		pthread_mutex_lock(&p->mu);
+		q->state = SLOT_DONE;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* Append the current block's index entry, its offset and stored size
+ * left for put_block to fill in; *at receives where it lies. */
+static int index_block(ts__tablet_writer *w, size_t *at)
+{
 	ts_buf *x = &w->index;
-	ts__put_u64(x, w->offset);
-	ts__put_u32(x, (uint32_t)stored);
+	*at = x->len;
+	ts__put_u64(x, 0);
+	ts__put_u32(x, 0);
 	ts__put_u32(x, (uint32_t)w->block.len);
 	ts__put_u32(x, w->brows);
 	ts__put_u64(x, (uint64_t)w->bmin);
@@ -246,10 +510,10 @@ static int cut_block(ts__tablet_writer *w)
 	ts__put_bytes(x, w->bfirst.data, w->bfirst.len);
 	ts__put_bytes(x, w->last_key.data, w->last_key.len);
 	if (w->nblocks == w->hi_cap) {
-		size_t *at = grow(w->hi_at, &w->hi_cap, sizeof *at, 64);
-		if (!at)
+		size_t *hi = grow(w->hi_at, &w->hi_cap, sizeof *hi, 64);
+		if (!hi)
 			return ts__fail(TS_ENOMEM, "out of memory");
-		w->hi_at = at;
+		w->hi_at = hi;
 	}
 	w->hi_at[w->nblocks] = x->len;
 	ts__put_u64(x, w->bhi);
@@ -259,13 +523,59 @@ static int cut_block(ts__tablet_writer *w)
 	}
 	if (x->oom)
 		return ts__fail(TS_ENOMEM, "out of memory");
-	w->offset += TS_BLKH_SIZE + stored;
-	w->nblocks++;
+	return 0;
+}
+
+/* Index the current block and hand it to be compressed, checksummed and
+ * written: at once without a pool, else queued for the pool (written
+ * when its turn comes; all: the writer's last, so everything cut is
+ * written before returning). */
+static int cut_block(ts__tablet_writer *w, int last)
+{
+	struct slot *b = &w->one;
+	struct pool *p;
+	int rc;
+	if (!w->pool_tried && !last)
+		pool_start(w);
+	p = w->pool;
+	if (p && (rc = pool_drain(w, 1, 0)) < 0)
+		return rc;
+	if (p) {
+		pthread_mutex_lock(&p->mu);
+		for (int i = 0; i < p->nslots; i++)
+			if (p->slot[i].state == SLOT_FREE) {
+				b = &p->slot[i];
+				break;
+			}
+		pthread_mutex_unlock(&p->mu); /* only this thread makes a slot not free */
+	}
+	if ((rc = index_block(w, &b->entry)) < 0)
+		return rc;
+	/* the block's rows move to the slot; the slot's old buffer, emptied,
+	 * takes the next block's */
+	ts_buf t = b->raw;
+	b->raw = w->block;
+	w->block = t;
 	w->block.len = 0;
+	w->nblocks++;
 	w->brows = 0;
 	w->bhi = 0;
-	pace_writeback(w);
-	return 0;
+	if (!p) {
+		pack(b, &b->raw, w->wrkmem);
+		return put_block(w, b);
+	}
+	pthread_mutex_lock(&p->mu);
+	b->seq = p->next_seq++;
+	b->state = SLOT_QUEUED;
+	pthread_cond_signal(&p->queued);
+	pthread_mutex_unlock(&p->mu);
+	return pool_drain(w, 0, last);
+}
+
+void ts__tablet_writer_threads(ts__tablet_writer *w, int threads)
+{
+	w->threads = threads < 1 ? 1 : threads > TS_FLUSH_THREADS_MAX ? TS_FLUSH_THREADS_MAX
+	                                                              : threads;
 }
 
 /* Whether key shares its stem (all but the ts) with the previous row. */
@@ -330,10 +640,15 @@ int ts__tablet_writer_add_hi(ts__tablet_writer *w, const void *row, size_t len, 
 		return rc < 0 ? rc : ts__fail(TS_ECORRUPT, "row key of %zu bytes", klen);
 	if (w->rows && ts__key_cmp(w->last_key.data, w->last_key.len, key, klen) >= 0)
 		return ts__fail(TS_EINVAL, "tablet %016" PRIx64 ": rows out of key order", w->id);
-	if ((rc = ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)) < 0)
+	/* the statistics columns' values; unless one of them is in the key,
+	 * the key is not decoded (nor its strings unescaped) */
+	rc = w->stat_keys ? ts__row_decode(w->s, w->s, row, len, w->vals, &w->scratch)
+	                  : ts__row_decode_values(w->s, w->s, row, len, w->vals, w->stat_want,
+	                                          w->nstat);
+	if (rc < 0)
 		return rc;
 	int same = same_stem(w, key, klen);
-	if (block_ends(w, key, klen, len, same) && (rc = cut_block(w)) < 0)
+	if (block_ends(w, key, klen, len, same) && (rc = cut_block(w, 0)) < 0)
 		return rc;
 	if ((rc = remember_stem(w, key, klen, same)) < 0)
 		return rc;
@@ -458,7 +773,10 @@ int ts__tablet_writer_finish(ts__tablet_writer *w, uint64_t *rows, uint64_t *byt
 	char name[64], path[TS_PATH_MAX];
 	int rc = w->rows ? 0 : ts__fail(TS_EINVAL, "tablet %016" PRIx64 " has no rows", w->id);
 	if (rc == 0 && w->block.len)
-		rc = cut_block(w);
+		rc = cut_block(w, 1);
+	if (rc == 0 && w->pool)
+		rc = pool_drain(w, 0, 1);
+	pool_stop(w);
 	if (rc == 0)
 		rc = write_tail(w);
 	if (rc == 0 && fsync(w->fd) < 0)

@@ -1,6 +1,7 @@
 /*
  * thread.h -- how the library starts its background threads (the
- * syncer, the maintenance scheduler, the log's segment preparer).
+ * syncer, the maintenance scheduler, the log's segment preparer, a
+ * flush's compressing helpers).
  *
  * They start with every signal blocked, so that a signal sent to the
  * process is handled by one of the application's threads: a handler

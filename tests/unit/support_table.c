@@ -52,6 +52,8 @@ void ts_test_env_open(ts_test_env *e)
 	o.merge_rollover_spread = e->merge_rollover_spread;
 	o.maint_busy_window = e->maint_busy_window;
 	o.maint_busy_share = e->maint_busy_share;
+	if (e->flush_threads)
+		o.flush_threads = e->flush_threads;
 	o.log = e->log;
 	o.log_arg = e->log_arg;
 	if (ts_open(e->dir, &o, &e->db) < 0)

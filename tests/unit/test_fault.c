@@ -137,13 +137,17 @@ static int64_t fixed_clock(void *arg)
 	return NOW;
 }
 
-/* flush_size: 0 for the default. */
+/* flush_size: 0 for the default.  Flushes compress on three threads
+ * whatever the machine: the roll-over and background workloads' flushes
+ * of several blocks then go through the writer's pool (tablet_write.c),
+ * whose blocks' writes must fail as cleanly as the serial writer's. */
 static void open_options(ts_options *o, unsigned flags, int64_t flush_size)
 {
 	ts_options_init(o);
 	o->flags = flags | TS_OPEN_NOMERGE;
 	o->sync = TS_SYNC_COMMIT;
 	o->clock = fixed_clock;
+	o->flush_threads = 3;
 	if (flush_size)
 		o->flush_size = flush_size;
 }

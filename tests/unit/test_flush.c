@@ -637,6 +637,35 @@ static void log_segment_size_chosen_at_open(void **state)
 	free(m.rows);
 }
 
+/* A flush whose blocks are compressed on 1, 2 or 3 threads (flush_threads)
+ * writes the same tablet files, byte for byte, from the same rows. */
+static void flush_threads_write_the_same_tablets(void **state)
+{
+	ts_test_env *e[3] = {*state, ts_test_env_new_held(NOW), ts_test_env_new_held(NOW)};
+	ts_test_model m[3] = {{0}};
+	char cmd[9000];
+	for (int k = 0; k < 3; k++) {
+		ts_test_env_close(e[k]);
+		e[k]->flush_threads = k + 1;
+		ts_test_env_open(e[k]);
+		assert_int_equal(ts_test_stat(e[k]->t, "setting_flush_threads"), k + 1);
+		rng = 0x9E3779B97F4A7C15u;
+		for (int b = 1; b <= 20; b++) /* about 60 blocks, three periods */
+			insert_rows(e[k], &m[k], 5000, 3 * DAY, b);
+		assert_int_equal(ts_flush(e[k]->t, INT64_MAX), 0);
+		assert_true(ts_test_stat(e[k]->t, "tablets") >= 2);
+		ts_test_expect_model(e[k]->t, &m[k], INT64_MIN);
+		ts_test_check_tablets(e[k]->t);
+		free(m[k].rows);
+	}
+	for (int k = 1; k < 3; k++) {
+		snprintf(cmd, sizeof cmd, "diff -r '%s/m/tablets' '%s/m/tablets'", e[0]->dir, e[k]->dir);
+		assert_int_equal(system(cmd), 0);
+		void *st = e[k];
+		ts_test_env_teardown(&st);
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
@@ -657,6 +686,7 @@ int main(void)
 		T(insert_refused_at_the_log_cap),
 		T(flush_wide_table_footer_fits),
 		T(log_segment_size_chosen_at_open),
+		T(flush_threads_write_the_same_tablets),
 	};
 #undef T
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);

@@ -372,6 +372,80 @@ static int count_entries(const char *dir)
 	return system(cmd) == 0 ? 0 : 1;
 }
 
+/* The bytes of tablet 5 written into a fresh directory from r's rows,
+ * the writer compressing on threads threads; row i has version
+ * hi_every ? 100 + i / hi_every : 0.  *n receives the size. */
+static unsigned char *pool_tablet(const ts__schema *s, const struct rows *r, int threads,
+                                  size_t hi_every, size_t *n)
+{
+	char *dir = ts_test_tmpdir(), name[64], path[4200];
+	ts__tablet_writer *w;
+	uint64_t bytes;
+	assert_int_equal(ts__tablet_writer_open(dir, 5, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	ts__tablet_writer_threads(w, threads);
+	for (size_t i = 0; i < r->n; i++)
+		assert_int_equal(ts__tablet_writer_add_hi(w, r->p[i], r->len[i],
+		                                          hi_every ? 100 + i / hi_every : 0), 0);
+	assert_int_equal(ts__tablet_writer_finish(w, NULL, &bytes, NULL, NULL), 0);
+	assert_int_equal(ts__tablet_name(5, name, sizeof name), 0);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	unsigned char *data = malloc(bytes + 1);
+	*n = fread(data, 1, bytes + 1, f);
+	fclose(f);
+	assert_int_equal(*n, bytes);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 5, &t), 0);
+	expect_rows(t, s, r);
+	ts__tablet_close(t);
+	ts_test_rmdir(dir);
+	return data;
+}
+
+/* A writer compressing on 2, 3 or 8 threads (ts__tablet_writer_threads:
+ * helpers compress, the writer writes in block order) writes the very
+ * bytes one thread does: compressible blocks, incompressible ones stored
+ * raw, rows larger than a block, with versions (format 3) and without
+ * (format 2); and an abort with blocks in flight leaves no file. */
+static void tablet_pool_writes_the_same_bytes(void **state)
+{
+	(void)state;
+	ts__schema *s = schema();
+	struct rows sets[3];
+	seed = 11;
+	make_rows(&sets[0], s, 40, 500, 20, 0);     /* about 300 LZO blocks */
+	make_rows(&sets[1], s, 20, 100, 700, 1);     /* random notes: raw blocks */
+	make_rows(&sets[2], s, 3, 2, TS_TABLET_BLOCK * 2, 1); /* a block per row */
+	for (int k = 0; k < 3; k++)
+		for (size_t hi_every = 0; hi_every <= 500; hi_every += 500) {
+			size_t n1, n;
+			unsigned char *one = pool_tablet(s, &sets[k], 1, hi_every, &n1);
+			assert_true(n1 > TS_TABH_SIZE + TS_TABT_SIZE);
+			for (int threads = 2; threads <= 8; threads = threads == 3 ? 8 : threads + 1) {
+				unsigned char *many = pool_tablet(s, &sets[k], threads, hi_every, &n);
+				assert_int_equal(n, n1);
+				assert_memory_equal(many, one, n1);
+				free(many);
+			}
+			free(one);
+		}
+
+	/* abort with the helpers busy: no file, the threads joined */
+	char *dir = ts_test_tmpdir();
+	ts__tablet_writer *w;
+	assert_int_equal(ts__tablet_writer_open(dir, 6, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	ts__tablet_writer_threads(w, 3);
+	for (size_t i = 0; i < sets[0].n / 2; i++)
+		assert_int_equal(ts__tablet_writer_add(w, sets[0].p[i], sets[0].len[i]), 0);
+	ts__tablet_writer_abort(w);
+	assert_int_equal(count_entries(dir), 0);
+	ts_test_rmdir(dir);
+	for (int k = 0; k < 3; k++)
+		free_rows(&sets[k]);
+	ts__schema_free(s);
+}
+
 static void tablet_writer_refuses_disorder_and_empty(void **state)
 {
 	(void)state;
@@ -596,6 +670,7 @@ int main(void)
 		cmocka_unit_test(tablet_huge_and_incompressible_rows),
 		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
 		cmocka_unit_test(tablet_block_hi_and_versions),
+		cmocka_unit_test(tablet_pool_writes_the_same_bytes),
 		cmocka_unit_test(tablet_open_missing_or_misnamed),
 		cmocka_unit_test(tablet_flipped_byte_in_every_part),
 		cmocka_unit_test(tablet_truncated_anywhere),
