@@ -467,21 +467,54 @@ static ts_value key_value(const struct meas *m, int pos, struct cell c)
 }
 
 /*
- * The series cache: the last series list of each table, with what the
- * table's counters said just before it was made (struct validator).  New
- * series come only with inserted rows, and every insert appends to the
- * table's log, moving log_tail_lsn; so while the counters read the same,
- * no row came since, and the list is whole.  Rows that expire may leave
- * series listed that have no rows any more: a SELECT finds nothing for
- * them, and InfluxDB too lists series until their shard goes.
+ * What a table's counters say now, read by the two caches below (the
+ * series cache and the window cache) to tell whether the table changed
+ * since they kept something of it: its incarnation (a drop and create),
+ * its version (every committed batch, delete, purge), its descriptor's
+ * generation (every flush, merge, expiry), its schema's version, its TTL,
+ * its log's tail and its rows.
  */
-struct validator {
-	int64_t lsn, rows, version;
+struct table_state {
+	int64_t incarnation, version, generation, schema, ttl, lsn, rows;
 };
 
+/* The state of table t now.  Returns 0, or -1 when it cannot be read
+ * (then nothing is cached). */
+static int table_state_of(ts_table *t, struct table_state *st)
+{
+	static const char *const names[] = {"table_incarnation", "version", "descriptor_generation",
+	                                    "schema_version", "ttl_ns", "log_tail_lsn"};
+	int64_t *fields[] = {&st->incarnation, &st->version, &st->generation,
+	                     &st->schema, &st->ttl, &st->lsn};
+	ts_stat stats[TS_STATS_MAX];
+	int n = 0, found = 0, all = (1 << 7) - 1;
+	memset(st, 0, sizeof *st);
+	if (ts_table_stats(t, stats, TS_STATS_MAX, &n) < 0)
+		return -1;
+	for (int i = 0; i < n && i < TS_STATS_MAX; i++) {
+		const char *k = stats[i].name;
+		if (!strcmp(k, "tablet_rows") || !strcmp(k, "filling_rows"))
+			st->rows += stats[i].value, found |= 1 << 6;
+		for (int f = 0; f < 6; f++)
+			if (!strcmp(k, names[f]))
+				*fields[f] = stats[i].value, found |= 1 << f;
+	}
+	return found == all ? 0 : -1;
+}
+
+/*
+ * The series cache: the last series list of each table, with what the
+ * table's counters said just before it was made (struct table_state).
+ * New series come only with inserted rows, and every insert appends to
+ * the table's log, moving log_tail_lsn; so while the log's tail, the rows
+ * and the schema read the same, no row came since, and the list is
+ * whole.  Rows that expire may leave series listed that have no rows any
+ * more: a SELECT finds nothing for them, and InfluxDB too lists series
+ * until their shard goes.
+ */
 struct cached {
 	char name[TS_NAME_MAX + 1];
-	struct validator v;
+	struct table_state v;
 	int ntags;
 	size_t n;
 	char *text;       /* every tag value, each NUL-terminated, series after series */
@@ -493,37 +526,17 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cached cache[SERIES_CACHE_TABLES];
 static unsigned cache_next; /* the entry a new table replaces */
 
-/* The table's counters now.  Returns 0, or -1 when they cannot be read
- * (then nothing is cached). */
-static int validator_of(ts_table *t, struct validator *v)
-{
-	ts_stat st[TS_STATS_MAX];
-	int n = 0, found = 0;
-	memset(v, 0, sizeof *v);
-	if (ts_table_stats(t, st, TS_STATS_MAX, &n) < 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		if (!strcmp(st[i].name, "log_tail_lsn"))
-			v->lsn = st[i].value, found |= 1;
-		else if (!strcmp(st[i].name, "tablet_rows") || !strcmp(st[i].name, "filling_rows"))
-			v->rows += st[i].value, found |= 2;
-		else if (!strcmp(st[i].name, "schema_version"))
-			v->version = st[i].value, found |= 4;
-	}
-	return found == 7 && v->lsn > 0 ? 0 : -1;
-}
-
 /* The cached list of m when still valid (copied into the arena): 1, 0
  * when there is none, -1 when out of memory. */
 static int cache_get(struct exec *x, const struct meas *m, const char *tname,
-                     const struct validator *v, struct slist *out)
+                     const struct table_state *v, struct slist *out)
 {
 	int rc = 0;
 	pthread_mutex_lock(&cache_lock);
 	for (int i = 0; i < SERIES_CACHE_TABLES; i++) {
 		struct cached *c = &cache[i];
 		if (strcmp(c->name, tname) != 0 || c->ntags != m->ntags || c->v.lsn != v->lsn ||
-		    c->v.rows != v->rows || c->v.version != v->version)
+		    c->v.rows != v->rows || c->v.schema != v->schema)
 			continue;
 		size_t total = 0, k = 0;
 		for (size_t j = 0; j < c->n * (size_t)c->ntags; j++)
@@ -556,7 +569,7 @@ static int cache_get(struct exec *x, const struct meas *m, const char *tname,
 }
 
 /* Keep list (made after v was read) as tname's. */
-static void cache_put(const char *tname, int ntags, const struct validator *v,
+static void cache_put(const char *tname, int ntags, const struct table_state *v,
                       const struct slist *list)
 {
 	size_t total = 0, k = 0, nl = list->n * (size_t)ntags;
@@ -611,10 +624,10 @@ static int scan_series_list(struct exec *x, const struct meas *m, struct slist *
 static int list_series(struct exec *x, const struct meas *m, struct slist *out)
 {
 	char tname[TS_NAME_MAX + 1];
-	struct validator v;
+	struct table_state v;
 	int ok, rc;
 	tsd_ingest_name(m->name, strlen(m->name), 0, tname);
-	ok = m->ntags > 0 && validator_of(m->t, &v) == 0;
+	ok = m->ntags > 0 && table_state_of(m->t, &v) == 0 && v.lsn > 0;
 	if (ok && (rc = cache_get(x, m, tname, &v, out)) != 0)
 		return rc < 0 ? -1 : 0;
 	if (scan_series_list(x, m, out) < 0)
@@ -2570,7 +2583,7 @@ static void plan_projection(struct sel *s)
  *
  * Exact always:
  *   - an entry belongs to the table state it was computed at (struct
- *     qc_state): the incarnation (a drop and create), the version (the
+ *     table_state; qc_same): the incarnation (a drop and create), the version (the
  *     LSN of the newest commit: every insert, replacement and delete
  *     commits), the descriptor's generation (flush, merge, expiry,
  *     purge, alter), the schema version and the TTL.  The state is read
@@ -2604,9 +2617,6 @@ static void plan_projection(struct sel *s)
  */
 
 /* What a table's windows depend on besides the query (see above). */
-struct qc_state {
-	int64_t incarnation, version, generation, schema, ttl;
-};
 
 /* One output series' windows in an entry. */
 struct qc_series {
@@ -2623,7 +2633,7 @@ struct qc_entry {
 	uint64_t hash;
 	char *key;                    /* the shape (qc_shape) */
 	size_t keylen;
-	struct qc_state st;
+	struct table_state st;
 	int64_t from, every, nwin;    /* the whole windows held */
 	int ncols, ngroup;
 	size_t nseries;               /* sorted by key */
@@ -2768,32 +2778,7 @@ static void qc_release_all(struct exec *x)
 	pthread_mutex_unlock(&qc_lock);
 }
 
-/* The state of m's table now.  Returns 0, or -1 when it cannot be read
- * (then nothing is cached). */
-static int qc_state_of(ts_table *t, struct qc_state *st)
-{
-	ts_stat stats[TS_STATS_MAX];
-	int n = 0, found = 0;
-	memset(st, 0, sizeof *st);
-	if (ts_table_stats(t, stats, TS_STATS_MAX, &n) < 0)
-		return -1;
-	for (int i = 0; i < n && i < TS_STATS_MAX; i++) {
-		const char *k = stats[i].name;
-		if (!strcmp(k, "table_incarnation"))
-			st->incarnation = stats[i].value, found |= 1;
-		else if (!strcmp(k, "version"))
-			st->version = stats[i].value, found |= 2;
-		else if (!strcmp(k, "descriptor_generation"))
-			st->generation = stats[i].value, found |= 4;
-		else if (!strcmp(k, "schema_version"))
-			st->schema = stats[i].value, found |= 8;
-		else if (!strcmp(k, "ttl_ns"))
-			st->ttl = stats[i].value, found |= 16;
-	}
-	return found == 31 ? 0 : -1;
-}
-
-static int qc_same(const struct qc_state *a, const struct qc_state *b)
+static int qc_same(const struct table_state *a, const struct table_state *b)
 {
 	return a->incarnation == b->incarnation && a->version == b->version &&
 	       a->generation == b->generation && a->schema == b->schema && a->ttl == b->ttl;
@@ -2919,7 +2904,7 @@ struct qc_src {
  * nwin * every) from src (with base NULL: measure it).  Series without a
  * row in those windows are left out. */
 static struct qc_entry *qc_build(struct qc_bump *b, const struct qc_src *src, const char *key,
-                                 size_t keylen, const struct qc_state *st, int64_t from,
+                                 size_t keylen, const struct table_state *st, int64_t from,
                                  int64_t nwin)
 {
 	struct sel *s = src->s;
@@ -3017,7 +3002,7 @@ struct qc_use {
 	int on;               /* its windows may be cached */
 	struct jbuf key;      /* its shape */
 	uint64_t hash;
-	struct qc_state st;   /* the table's state before it read */
+	struct table_state st;   /* the table's state before it read */
 	int64_t lo, hi;       /* its whole windows: [lo, hi) */
 	int covered;          /* the entry served them all: nothing to keep */
 };
@@ -3030,7 +3015,7 @@ static int qc_begin(struct sel *s, struct qc_use *u)
 	pthread_mutex_lock(&qc_lock);
 	budget = qc_budget;
 	pthread_mutex_unlock(&qc_lock);
-	if (!budget || !qc_fits(s) || qc_state_of(s->m.t, &u->st) < 0)
+	if (!budget || !qc_fits(s) || table_state_of(s->m.t, &u->st) < 0)
 		return 0;
 	if (qc_shape(s, &u->key) < 0) {
 		jbuf_free(&u->key);
@@ -3153,14 +3138,14 @@ static int qc_scan(struct exec *x, struct sel *s, struct cell **picked, size_t n
  */
 static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
 {
-	struct qc_state now;
+	struct table_state now;
 	struct qc_entry *old = NULL, *e;
 	struct qc_bump b = {NULL, 0};
 	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL};
 	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
 	size_t budget;
 	if (!u->on || u->covered || s->rolled || x->err[0] || u->lo >= u->hi ||
-	    qc_state_of(s->m.t, &now) < 0 || !qc_same(&now, &u->st))
+	    table_state_of(s->m.t, &now) < 0 || !qc_same(&now, &u->st))
 		goto out;
 	if (!(src.out = xa_alloc(&x->a, (s->out.n + 1) * sizeof *src.out)))
 		goto out;
