@@ -69,7 +69,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "log.h"
 #include "rollupdef.h"
 #include "tablet.h"

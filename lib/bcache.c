@@ -20,7 +20,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "row.h"
 
 /* ---- the default size ---- */

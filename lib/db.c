@@ -27,7 +27,7 @@
 #include "fsutil.h"
 #include "handle.h"
 #include "lifetime.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "maint.h"
 #include "thread.h"
 

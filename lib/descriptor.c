@@ -47,7 +47,7 @@
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
-#include "limits.h"
+#include "tslimits.h"
 
 void ts__descriptor_free(ts__descriptor *d, int owns_schemas)
 {

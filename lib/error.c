@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "limits.h"
+#include "tslimits.h"
 
 static _Thread_local char last_message[TS_ERRMSG_MAX];
 

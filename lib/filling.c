@@ -14,7 +14,7 @@
 #include "avl.h"
 #include "error.h"
 #include "filling.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "period.h"
 
 static int grow(ts__filling *f, int need)

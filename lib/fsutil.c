@@ -16,7 +16,7 @@
 
 #include "error.h"
 #include "fsutil.h"
-#include "limits.h"
+#include "tslimits.h"
 
 int ts__path(char *out, const char *fmt, ...)
 {

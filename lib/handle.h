@@ -30,7 +30,7 @@
 #include "descriptor.h"
 #include "filling.h"
 #include "held.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "log.h"
 #include "retry.h"
 #include "rollupdef.h"

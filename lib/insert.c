@@ -58,7 +58,7 @@
 #include "handle.h"
 #include "held.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "row.h"
 #include "tabledesc.h"
 #include "tablet.h"

@@ -16,7 +16,7 @@
 
 #include "error.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 
 #define SIGN_BIT (UINT64_C(1) << 63)
 #define CANONICAL_NAN UINT64_C(0x7ff8000000000000)

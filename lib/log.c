@@ -50,7 +50,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "fsutil.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "log.h"
 #include "log_int.h"
 

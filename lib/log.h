@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "tslimits.h"
 #include "log_format.h"
 
 /*

@@ -25,7 +25,7 @@
 #include "buf.h"
 #include "error.h"
 #include "fsutil.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "log.h"
 #include "log_int.h"
 

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "limits.h"
+#include "tslimits.h"
 
 #define TS_PERIOD_4H (4 * TS_NS_PER_HOUR)
 #define TS_PERIOD_DAY TS_NS_PER_DAY

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "limits.h"
+#include "tslimits.h"
 
 typedef struct ts__retry {
 	int failures;       /* in a row since the last success */

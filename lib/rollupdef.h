@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "tslimits.h"
 #include "retry.h"
 #include "tsstore.h"
 

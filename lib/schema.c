@@ -25,7 +25,7 @@
 #include <strings.h>
 
 #include "error.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "schema.h"
 
 int ts_name_valid(const char *name)

@@ -43,7 +43,7 @@
 #include "handle.h"
 #include "held.h"
 #include "lifetime.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "names.h"
 #include "quarantine.h"
 #include "tabledesc.h"

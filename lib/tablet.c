@@ -27,7 +27,7 @@
 #include "fsutil.h"
 #include "key.h"
 #include "period.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "row.h"
 #include "tablet.h"
 #include "tablet_format.h"

@@ -22,7 +22,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "row.h"
 #include "tablet.h"
 #include "tablet_format.h"

@@ -52,7 +52,7 @@
 
 #include "tsstore.h"
 #include "error.h"
-#include "limits.h"
+#include "tslimits.h"
 
 /* Longest part of a text quoted in a message. */
 #define QUOTE_MAX 80

@@ -17,7 +17,7 @@
 
 #include "error.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "tombstone.h"
 
 static int above_lo(const ts__tomb *t, const void *k, size_t len)

@@ -1,5 +1,10 @@
 /*
- * limits.h -- every internal limit and default of libtsstore, named once.
+ * tslimits.h -- every internal limit and default of libtsstore, named once.
+ *
+ * (Not limits.h: with -iquote lib, glibc's <limits.h> reached this file
+ * through gcc's #include_next, so the system header went unread and the
+ * dependency files missed tsstore.h -- objects went stale when it
+ * changed.)
  *
  * The limits of the data model that users see (name length, columns, key
  * columns, value size) are in tsstore.h; this header holds the rest, so a

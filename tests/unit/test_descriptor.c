@@ -27,7 +27,7 @@
 #include "descriptor_format.h"
 #include "error.h"
 #include "fsutil.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "support.h"
 
 #define NONE {TS_NONE, {0}}

@@ -20,7 +20,7 @@
 
 #include "crc32c.h"
 #include "key.h"
-#include "limits.h"
+#include "tslimits.h"
 #include "row.h"
 #include "support.h"
 #include "tablet.h"
