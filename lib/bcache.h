@@ -102,7 +102,7 @@ int64_t ts__memory_limit(void);
 
 /* The default block_cache_size for memory bytes (ts__memory_limit; 0:
  * unknown): memory / TS_BLOCK_CACHE_MEMORY_DIVISOR, within
- * [TS_BLOCK_CACHE_DEFAULT_MIN, TS_BLOCK_CACHE_DEFAULT_MAX] (limits.h);
+ * [TS_BLOCK_CACHE_DEFAULT_MIN, TS_BLOCK_CACHE_DEFAULT_MAX] (tslimits.h);
  * the minimum when memory is unknown. */
 int64_t ts__bcache_default_size(int64_t memory);
 
