@@ -297,14 +297,15 @@ static void bad_settings_refused(void **state)
 	} bad[] = {
 		{0, -1, "merge_slice_rows"}, {1, -1, "merge_rollover_spread"},
 		{2, -5, "maint_busy_window"}, {3, 101, "maint_busy_share 101"},
-		{3, -1, "maint_busy_share -1"},
+		{3, -1, "maint_busy_share -1"}, {4, -1, "flush_threads -1"},
+		{4, 9, "flush_threads 9"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ts_options o;
 		ts_options_init(&o);
 		o.flags = TS_OPEN_CREATE;
 		int64_t *f[] = {&o.merge_slice_rows, &o.merge_rollover_spread, &o.maint_busy_window,
-		                &o.maint_busy_share};
+		                &o.maint_busy_share, &o.flush_threads};
 		*f[bad[i].which] = bad[i].value;
 		assert_int_equal(ts_open(dir, &o, &db), TS_EINVAL);
 		assert_non_null(strstr(ts_errmsg(NULL), bad[i].named));
