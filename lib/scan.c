@@ -825,7 +825,9 @@ static void src_prefetch(const ts__src *src, int rows)
 static inline int before_as(const ts__scan *sc, int a, int b, int shadow)
 {
 	const ts__src *x = &sc->src[a], *y = &sc->src[b];
-	int c = ts__key_cmp(x->key, x->klen, y->key, y->klen);
+	size_t k = sc->skip;
+	int c = ts__key_cmp((const unsigned char *)x->key + k, x->klen - k,
+	                    (const unsigned char *)y->key + k, y->klen - k);
 	if (shadow && c == 0)
 		return ts__newer(x->vlo, x->vhi, y->vlo, y->vhi);
 	return sc->desc ? c > 0 : c < 0;
@@ -883,6 +885,9 @@ int ts__scan_start(ts__scan *sc, const ts__range *r, int desc, const ts__summary
 	int rc = 0;
 	sc->range = r;
 	sc->desc = desc;
+	/* (a summary item's key may be the key before its block's first,
+	 * which need not share the stem) */
+	sc->skip = !rule && r->has_stem && !r->empty ? r->stem.len : 0;
 	const ts__snapshot *s = &sc->snap;
 	int total = (int)s->nroots + s->ntablets;
 	if (r->empty || total == 0)

@@ -130,6 +130,10 @@ typedef struct ts__scan {
 	 * changed since: while the top keeps coming before it, the heap
 	 * needs no reordering and a row costs one key comparison */
 	int runner;
+	/* bytes every key of the range begins with (its stem, when it has
+	 * one and no block is summarised), which the merge's comparisons
+	 * pass over: every row in the heap is in the range */
+	size_t skip;
 	uint64_t stopped_scanned, stopped_summarised; /* counts of streams closed by a stop */
 } ts__scan;
 
