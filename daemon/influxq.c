@@ -1400,6 +1400,8 @@ struct ocol {
 /* Whether c is below (dir < 0) or above (dir > 0) the kept value k. */
 static int beyond(struct cell c, struct cell k, int dir)
 {
+	if (c.kind == C_INT && k.kind == C_INT)
+		return dir < 0 ? c.i < k.i : c.i > k.i;
 	if (c.kind == C_STRING || k.kind == C_STRING) {
 		size_t n = c.len < k.len ? c.len : k.len;
 		int r = n ? memcmp(c.s, k.s, n) : 0;
@@ -1408,8 +1410,6 @@ static int beyond(struct cell c, struct cell k, int dir)
 		return dir < 0 ? r < 0 : r > 0;
 	}
 	double a = c.kind == C_BOOL ? (double)c.i : num(c), b = k.kind == C_BOOL ? (double)k.i : num(k);
-	if (c.kind == C_INT && k.kind == C_INT)
-		return dir < 0 ? c.i < k.i : c.i > k.i;
 	return dir < 0 ? a < b : a > b;
 }
 
@@ -1430,14 +1430,16 @@ static int acc_add(struct exec *x, struct acc *a, const struct ocol *oc, struct 
 		if (c.kind == C_INT) /* wrapping past int64, as InfluxDB's Go does */
 			a->isum = (int64_t)((uint64_t)a->isum + (uint64_t)c.i);
 		break;
-	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD: {
+	case IQL_FN_MIN: case IQL_FN_MAX: case IQL_FN_SPREAD: { /* spread keeps both */
 		int took = 0;
-		if (a->n == 1 || beyond(c, a->min, -1) || (!beyond(c, a->min, 1) && ts < a->min_ts)) {
+		if (oc->fn != IQL_FN_MAX &&
+		    (a->n == 1 || beyond(c, a->min, -1) || (!beyond(c, a->min, 1) && ts < a->min_ts))) {
 			a->min = c;
 			a->min_ts = ts;
 			took |= oc->fn == IQL_FN_MIN;
 		}
-		if (a->n == 1 || beyond(c, a->max, 1) || (!beyond(c, a->max, -1) && ts < a->max_ts)) {
+		if (oc->fn != IQL_FN_MIN &&
+		    (a->n == 1 || beyond(c, a->max, 1) || (!beyond(c, a->max, -1) && ts < a->max_ts))) {
 			a->max = c;
 			a->max_ts = ts;
 			took |= oc->fn == IQL_FN_MAX;
@@ -1600,6 +1602,8 @@ struct sel {
 	size_t nrows;         /* raw rows held */
 	int64_t start, every; /* windows: start + k * every */
 	int64_t nwin;
+	int64_t wlo, whi, widx; /* the window take_row found last: [wlo, whi), its index
+	                         * (rows come in time order: most fall in it too) */
 	int cut;              /* LIMIT kept the first nwin windows: tr.to was cut */
 	int64_t cut_to;       /*   from cut_to (plan_windows, past_cut) */
 	const struct vec *wild; /* several measurements: the names * stands for */
@@ -1945,8 +1949,15 @@ static int take_row(struct exec *x, struct sel *s, struct oseries **o, const str
 	*taken = 0;
 	if (s->agg) {
 		int64_t w = 0;
-		if (s->q->has_group_time)
-			w = (window_of(s, ts) - s->start) / s->q->group_interval;
+		if (s->q->has_group_time) {
+			if (ts < s->wlo || ts >= s->whi) { /* another window than the last row's */
+				int64_t d = s->q->group_interval, lo = window_of(s, ts);
+				s->wlo = lo;
+				s->whi = lo > INT64_MAX - d ? INT64_MAX : lo + d;
+				s->widx = (lo - s->start) / d;
+			}
+			w = s->widx;
+		}
 		if (w < 0 || w >= s->nwin)
 			return 0;
 		if (!*o && !(*o = out_series(x, s, tags)))
@@ -2524,6 +2535,7 @@ static int plan_windows(struct exec *x, struct sel *s, struct cell **picked, siz
 	if (from >= s->tr.to)
 		return 0;
 	s->start = window_of(s, from);
+	s->wlo = s->whi = 0; /* (take_row's last window: none) */
 	s->nwin = (window_of(s, s->tr.to - 1) - s->start) / q->group_interval + 1;
 	/* LIMIT (+ OFFSET) windows in time order, every window answered
 	 * (no fill(none), which leaves windows out, nor fill(linear), which
