@@ -78,12 +78,24 @@ void jbuf_printf(struct jbuf *b, const char *fmt, ...)
 /* Decimal digits of an int64, fast: results are mostly integers. */
 void jbuf_int(struct jbuf *b, int64_t i)
 {
+	/* two digits a division: answers are mostly 19-digit timestamps */
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+	                               "25262728293031323334353637383940414243444546474849"
+	                               "50515253545556575859606162636465666768697071727374"
+	                               "75767778798081828384858687888990919293949596979899";
 	char tmp[24], *e = tmp + sizeof tmp, *s = e;
 	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
-	do {
-		*--s = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	while (u >= 100) {
+		unsigned r = (unsigned)(u % 100);
+		u /= 100;
+		*--s = pairs[2 * r + 1];
+		*--s = pairs[2 * r];
+	}
+	if (u >= 10) {
+		*--s = pairs[2 * u + 1];
+		*--s = pairs[2 * u];
+	} else
+		*--s = (char)('0' + u);
 	if (i < 0)
 		*--s = '-';
 	jbuf_put(b, s, (size_t)(e - s));

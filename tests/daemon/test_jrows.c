@@ -446,9 +446,41 @@ static void json_double_words(void **state)
 	assert_int_equal(val_double_word("nan\0", 4, &d), 0);
 }
 
+/* jbuf_int writes every int64 as printf's %lld does: the edges, each
+ * power of ten and its neighbours, and random values of every length. */
+static void jbuf_int_matches_printf(void **state)
+{
+	struct jbuf b = {0};
+	char want[32];
+	int64_t v[80];
+	size_t n = 0;
+	(void)state;
+	v[n++] = INT64_MAX;
+	v[n++] = INT64_MIN;
+	for (int64_t p = 1; n + 6 <= sizeof v / sizeof v[0]; p *= 10) {
+		v[n++] = p - 1, v[n++] = p, v[n++] = p + 1;
+		v[n++] = -(p - 1), v[n++] = -p, v[n++] = -(p + 1);
+		if (p > INT64_MAX / 10)
+			break;
+	}
+	for (int i = 0; i < 200000 + (int)n; i++) {
+		int64_t x = i < (int)n ? v[i]
+		                       : (int64_t)(((uint64_t)rnd(1u << 31) << 33) ^
+		                                   ((uint64_t)rnd(1u << 31) << 2) ^ rnd(4)) >> rnd(63);
+		b.len = 0;
+		jbuf_int(&b, x);
+		snprintf(want, sizeof want, "%lld", (long long)x);
+		assert_false(b.failed);
+		assert_int_equal(b.len, strlen(want));
+		assert_memory_equal(b.p, want, b.len);
+	}
+	jbuf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jbuf_int_matches_printf),
 		cmocka_unit_test(jrows_values_point_into_the_text),
 		cmocka_unit_test(jrows_errors_name_row_and_column),
 		cmocka_unit_test(jrows_deep_nesting_is_refused),
