@@ -2598,10 +2598,11 @@ static void plan_projection(struct sel *s)
  *     table_state; qc_same): the incarnation (a drop and create), the version (the
  *     LSN of the newest commit: every insert, replacement and delete
  *     commits), the descriptor's generation (flush, merge, expiry,
- *     purge, alter), the schema version and the TTL.  The state is read
- *     before the windows are computed and again after: the entry is
- *     kept only when the two agree.  A lookup that finds its shape at
- *     another state drops the entry (counted as an invalidation);
+ *     purge, alter), the schema version and the TTL, read before the
+ *     windows are computed.  A lookup that finds its shape at another
+ *     state moves the entry to the new one when qc_still finds that
+ *     nothing since changed its windows, and drops it otherwise
+ *     (counted as an invalidation);
  *   - rows that expire while nothing commits (a TTL, as time passes)
  *     change only windows that begin before the expiry point now: those
  *     are never served, but computed again;
@@ -2621,7 +2622,8 @@ static void plan_projection(struct sel *s)
  *
  * Bounded: the entries' bytes stay within the budget (query-cache-size,
  * TSD_IQL_CACHE_DEFAULT; 0 turns the cache off), the least recently used
- * evicted first.  Entries are immutable once made; a statement that
+ * evicted first.  Entries are immutable once made (but for the state
+ * qc_scan moves them to, under the mutex); a statement that
  * serves windows from one holds a reference until its answer is written
  * (exec_clear), so eviction only unlinks an entry in use.  One mutex
  * guards the table, the list and the counters: requests run on several
@@ -2645,7 +2647,8 @@ struct qc_entry {
 	uint64_t hash;
 	char *key;                    /* the shape (qc_shape) */
 	size_t keylen;
-	struct table_state st;
+	struct table_state st;        /* the state its windows are the table's at */
+	int order_free;               /* qc_order_free: flushes and merges leave them */
 	int64_t from, every, nwin;    /* the whole windows held */
 	int ncols, ngroup;
 	size_t nseries;               /* sorted by key */
@@ -2796,6 +2799,57 @@ static int qc_same(const struct table_state *a, const struct table_state *b)
 	       a->generation == b->generation && a->schema == b->schema && a->ttl == b->ttl;
 }
 
+/*
+ * Whether s's windows are the same whatever tablets hold its rows: flushes
+ * and merges move rows between a table's filling trees and tablets and
+ * change none, and rows are read in key order wherever they lie -- but
+ * block statistics (s->blocks) add up block by block, so a float sum, or
+ * a mean, over them depends on where the blocks are cut.
+ */
+static int qc_order_free(const struct sel *s)
+{
+	if (!s->blocks)
+		return 1;
+	for (int c = 0; c < s->ncols; c++)
+		if (s->cols[c].fn == IQL_FN_MEAN || (s->cols[c].fn == IQL_FN_SUM && s->cols[c].ft != F_INT))
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether windows [c0, c1) of s, computed at table state was, are still
+ * the table's at state now: the same table, schema and TTL; the same
+ * descriptor, or windows that no flush or merge changes (order_free);
+ * and no commit since touched them -- ts_changes_open over the versions
+ * in between, which may report windows that did not change but never
+ * misses one that did.  So a live table's dashboard keeps its past
+ * windows while rows arrive for the present.  Returns 1 or 0.
+ */
+static int qc_still(ts_table *t, const struct table_state *was, int order_free,
+                    const struct table_state *now, int64_t c0, int64_t c1)
+{
+	ts_changes_spec spec;
+	ts_cursor *cur;
+	const ts_value *row;
+	int rc, clean = 1;
+	if (was->incarnation != now->incarnation || was->schema != now->schema ||
+	    was->ttl != now->ttl || (was->generation != now->generation && !order_free) ||
+	    was->version > now->version)
+		return 0;
+	if (was->version == now->version)
+		return 1;
+	memset(&spec, 0, sizeof spec);
+	spec.since = (uint64_t)was->version;
+	spec.until = (uint64_t)now->version;
+	if (ts_changes_open(t, &spec, &cur) < 0)
+		return 0;
+	while (clean && (rc = ts_cursor_next(cur, &row, NULL)) == 0 && row)
+		if (row[0].v.i < c1 && row[1].v.i > c0) /* [from, to) meets the windows */
+			clean = 0;
+	ts_cursor_close(cur);
+	return clean && rc == 0;
+}
+
 /* Whether s's windows may be cached: an aggregate with GROUP BY time()
  * over a range with both ends, no LIMIT cut, nothing beside a selector,
  * and calls of numbers and booleans only (strings are not kept). */
@@ -2910,6 +2964,7 @@ struct qc_src {
 	size_t nout;
 	int64_t lo, hi;
 	const struct qc_entry *old;
+	int order_free;
 };
 
 /* Lay out into b the entry of shape key holding windows [from, from +
@@ -2933,6 +2988,7 @@ static struct qc_entry *qc_build(struct qc_bump *b, const struct qc_src *src, co
 		e->keylen = keylen;
 		e->hash = qc_hash(key, keylen);
 		e->st = *st;
+		e->order_free = src->order_free;
 		e->from = from;
 		e->every = d;
 		e->nwin = nwin;
@@ -3015,6 +3071,7 @@ struct qc_use {
 	struct jbuf key;      /* its shape */
 	uint64_t hash;
 	struct table_state st;   /* the table's state before it read */
+	int order_free;       /* qc_order_free(s) */
 	int64_t lo, hi;       /* its whole windows: [lo, hi) */
 	int covered;          /* the entry served them all: nothing to keep */
 };
@@ -3034,6 +3091,7 @@ static int qc_begin(struct sel *s, struct qc_use *u)
 		return 0;
 	}
 	u->hash = qc_hash(u->key.p, u->key.len);
+	u->order_free = qc_order_free(s);
 	u->on = 1;
 	return 1;
 }
@@ -3077,10 +3135,26 @@ static int qc_scan(struct exec *x, struct sel *s, struct cell **picked, size_t n
 		return nomem(x);
 	pthread_mutex_lock(&qc_lock);
 	e = qc_find(u->key.p, u->key.len, u->hash);
-	if (e && !qc_same(&e->st, &u->st)) {
-		qc_unlink(e);
-		qc_stats.invalidations++;
-		e = NULL;
+	if (e && !qc_same(&e->st, &u->st)) { /* made at another state: does it hold at this one? */
+		struct table_state was = e->st;
+		int ok;
+		e->refs++;
+		pthread_mutex_unlock(&qc_lock);
+		ok = e->order_free == u->order_free &&
+		     qc_still(s->m.t, &was, e->order_free, &u->st, e->from, e->from + e->nwin * d);
+		pthread_mutex_lock(&qc_lock);
+		if (ok && qc_same(&e->st, &was))
+			e->st = u->st; /* (entries are immutable but for this, under the lock) */
+		else if (!ok && e->linked && qc_same(&e->st, &was)) {
+			qc_unlink(e);
+			qc_stats.invalidations++;
+		}
+		e->refs--;
+		if (!e->linked || !qc_same(&e->st, &u->st)) {
+			if (!e->refs && !e->linked)
+				free(e);
+			e = NULL;
+		}
 	}
 	if (e) {
 		int64_t c0 = e->from, c1 = e->from + e->nwin * d;
@@ -3153,11 +3227,16 @@ static void qc_end(struct exec *x, struct sel *s, struct qc_use *u)
 	struct table_state now;
 	struct qc_entry *old = NULL, *e;
 	struct qc_bump b = {NULL, 0};
-	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL};
+	struct qc_src src = {x, s, NULL, s->out.n, u->lo, u->hi, NULL, u->order_free};
 	int64_t d = s->q->group_interval, from = u->lo, to = u->hi;
 	size_t budget;
+	/* the state may have moved while the windows were read: they are then
+	 * kept as of the state before (u->st), and the next lookup asks
+	 * qc_still whether what came since touched them */
 	if (!u->on || u->covered || s->rolled || x->err[0] || u->lo >= u->hi ||
-	    table_state_of(s->m.t, &now) < 0 || !qc_same(&now, &u->st))
+	    table_state_of(s->m.t, &now) < 0 || now.incarnation != u->st.incarnation ||
+	    now.schema != u->st.schema || now.ttl != u->st.ttl ||
+	    (now.generation != u->st.generation && !u->order_free))
 		goto out;
 	if (!(src.out = xa_alloc(&x->a, (s->out.n + 1) * sizeof *src.out)))
 		goto out;
