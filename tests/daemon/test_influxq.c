@@ -883,6 +883,16 @@ static void test_window_cache(void **state)
 	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 4);
 }
 
+/* q asked of c and of oc (a daemon without the cache): the answers are
+ * the same bytes; c's returned. */
+static char *ask_both(struct tsd_test_conn *c, struct tsd_test_conn *oc, const char *q)
+{
+	char *a = ask(c, q), *b = ask(oc, q);
+	assert_string_equal(a, b);
+	free(b);
+	return a;
+}
+
 /*
  * A live table: rows arriving after an entry's windows, and their flush
  * (into blocks of their own), leave its windows served (hits, no invalidation) with the answer
@@ -898,7 +908,7 @@ static void test_window_cache_live(void **state)
 	struct tsd_test_daemon *off = tsd_test_daemon_up(1, off_args);
 	struct tsd_test_conn *oc;
 	struct fixture g;
-	char *lp = w_points(), *a1, *a2, *b;
+	char *lp = w_points(), *a1, *a2;
 	long long hits, inval;
 	const char *q = "SELECT mean(v), count(v), max(v) FROM l WHERE time >= 15s AND time < 305s "
 	                "GROUP BY time(1m), h";
@@ -937,13 +947,10 @@ static void test_window_cache_live(void **state)
 	/* a row inside: host b's minute 2 */
 	write_points(f, "l,h=b v=1000 125000000000\n");
 	write_points(&g, "l,h=b v=1000 125000000000\n");
-	a1 = ask(f->c, q);
-	b = ask(oc, q);
-	assert_string_equal(a1, b);
+	a1 = ask_both(f->c, oc, q);
 	assert_non_null(strstr(a1, ",1000]"));
 	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 1);
 	free(a1);
-	free(b);
 	/* hour windows from block statistics: a flush keeps the counts only */
 	call_ok(f, "{\"op\":\"flush\",\"table\":\"l\"}");
 	free(ask(f->c, hmean));
@@ -953,18 +960,10 @@ static void test_window_cache_live(void **state)
 	call_ok(f, "{\"op\":\"flush\",\"table\":\"l\"}");
 	hits = metric(f->c, "tsstore_query_cache_hits_total");
 	inval = metric(f->c, "tsstore_query_cache_invalidations_total");
-	a1 = ask(f->c, hcount);
-	b = ask(oc, hcount);
-	assert_string_equal(a1, b);
-	free(a1);
-	free(b);
+	free(ask_both(f->c, oc, hcount));
 	assert_int_equal(metric(f->c, "tsstore_query_cache_hits_total"), hits + 1);
 	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval);
-	a1 = ask(f->c, hmean);
-	b = ask(oc, hmean);
-	assert_string_equal(a1, b);
-	free(a1);
-	free(b);
+	free(ask_both(f->c, oc, hmean));
 	assert_int_equal(metric(f->c, "tsstore_query_cache_invalidations_total"), inval + 1);
 	tsd_test_close(oc);
 	tsd_test_daemon_free(off);
