@@ -1402,6 +1402,53 @@ TS_EXTERN int ts_backup(ts_db *db, const char *dest);
  */
 TS_EXTERN int ts_backup_incremental(ts_db *db, const char *dest);
 
+/* ------------------------------------------------------------------ */
+/* Lineage and epoch (a primary and its standby)                        */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of a lineage id. */
+#define TS_LINEAGE_SIZE 16
+
+/*
+ * A database's place among the copies that follow one another
+ * (docs/standby.md section 3), kept in <db>/EPOCH
+ * (docs/epoch-format.md).  lineage: random bytes drawn when the
+ * database was created (or first opened for writing by a build that
+ * keeps the file), shared by a standby with the primary it follows and
+ * by a backup with its source.  epoch: 1 at creation, raised by one at
+ * each promotion; of two members of a lineage, the one of the higher
+ * epoch is the primary.
+ */
+typedef struct ts_epoch {
+	uint8_t lineage[TS_LINEAGE_SIZE];
+	uint64_t epoch;
+} ts_epoch;
+
+/*
+ * ts_epoch_get -- the database's lineage and epoch.  A read-write handle
+ * returns what it holds (read or created at ts_open, raised by
+ * ts_epoch_raise); a read-only handle reads <db>/EPOCH at each call.
+ * out: receives them.
+ * Returns 0; TS_EINVAL (NULL db or out); TS_ENOENT (read-only handle of
+ * a database no writer has opened since EPOCH was introduced: it has no
+ * lineage yet); TS_ECORRUPT (the file is damaged: size, magic, version,
+ * checksum, epoch 0); TS_EIO; TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_get(ts_db *db, ts_epoch *out);
+
+/*
+ * ts_epoch_raise -- raise the database's epoch by one, durably: when it
+ * returns 0, <db>/EPOCH holds the new epoch (written to a temporary
+ * file, synced, renamed, the directory synced), and a crash at any
+ * moment leaves the old epoch or the new one.  This is the step of a
+ * promotion (docs/standby.md section 3); the lineage stays.
+ * out: receives the new lineage and epoch; may be NULL.
+ * Returns 0; TS_EINVAL (NULL db, or the epoch is UINT64_MAX);
+ * TS_EREADONLY (read-only handle); TS_ENOSPC; TS_EIO (the epoch may
+ * then be raised on disk: ts_epoch_get says which); TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
+
 #ifdef __cplusplus
 }
 #endif

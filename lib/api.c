@@ -146,6 +146,27 @@ int ts_backup_incremental(ts_db *db, const char *dest)
 	return backup(db, dest, 1, "ts_backup_incremental");
 }
 
+int ts_epoch_get(ts_db *db, ts_epoch *out)
+{
+	NEED(out, "ts_epoch_get", "out is NULL");
+	int rc = ts__db_enter(db, "ts_epoch_get");
+	if (rc == 0) {
+		rc = ts__epoch_get(db, out);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_epoch_raise(ts_db *db, ts_epoch *out)
+{
+	int rc = ts__db_enter(db, "ts_epoch_raise");
+	if (rc == 0) {
+		rc = ts__epoch_raise(db, out);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
 /* ---- tables ---- */
 
 int ts_table_schema(ts_table *t, ts_schema **out)

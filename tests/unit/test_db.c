@@ -426,7 +426,7 @@ static void db_tables_sorted(void **state)
 }
 
 /* LOCK is the writer's lock file, not a table: "create LOCK" used to say
- * "already exists" (issue 24, item 7). */
+ * "already exists" (issue 24, item 7); EPOCH is a file too. */
 static void db_create_reserved_name(void **state)
 {
 	const char *dir = *state;
@@ -442,6 +442,9 @@ static void db_create_reserved_name(void **state)
 	assert_int_equal(n, 0);
 	ts_free_names(list);
 	assert_int_equal(create_cpu(db, "LOCK_"), 0); /* only the exact name */
+	/* EPOCH: the lineage and epoch (docs/epoch-format.md) */
+	assert_int_equal(create_cpu(db, "EPOCH"), TS_EINVAL);
+	assert_msg_has("EPOCH is reserved: the database keeps a file of that name");
 	assert_int_equal(ts_close(db), 0);
 }
 

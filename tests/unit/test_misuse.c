@@ -207,6 +207,9 @@ CASE(backup_db, ts_backup(NULL, "x"))
 CASE(backup_dest, ts_backup(a->e->db, NULL))
 CASE(backup_incremental_db, ts_backup_incremental(NULL, "x"))
 CASE(backup_incremental_dest, ts_backup_incremental(a->e->db, NULL))
+CASE(epoch_get_db, ts_epoch_get(NULL, &(ts_epoch){{0}, 0}))
+CASE(epoch_get_out, ts_epoch_get(a->e->db, NULL))
+CASE(epoch_raise_db, ts_epoch_raise(NULL, NULL))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -231,6 +234,7 @@ static const struct misuse misuses[] = {
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
 	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
+	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by
