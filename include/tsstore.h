@@ -1449,6 +1449,89 @@ TS_EXTERN int ts_epoch_get(ts_db *db, ts_epoch *out);
  */
 TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
 
+/* ------------------------------------------------------------------ */
+/* Shipping a table to a standby (the primary's side of "follow")       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One frame of the follow stream (docs/standby.md section 2): what a
+ * standby needs to hold the primary's files byte for byte.  type:
+ *   TS_FRAME_TABLET      a chunk of tablet file id, at offset in it;
+ *                        the last chunk has TS_FRAME_LAST in flags;
+ *   TS_FRAME_DESCRIPTOR  the whole DESCRIPTOR, to be put in place once
+ *                        the standby's log holds every byte below LSN id
+ *                        (the end of the commit the primary had then),
+ *                        and once every tablet it names is in place;
+ *   TS_FRAME_LOG         committed log bytes whose first LSN is offset;
+ *   TS_FRAME_HEARTBEAT   TS_FRAME_HEARTBEAT_SIZE bytes: u64 the LSN just
+ *                        past the primary's newest commit, i64 its clock
+ *                        (ns), u32 the log's segment size as a power of
+ *                        two (0: no segment yet); little-endian;
+ *   TS_FRAME_END         the table was dropped; nothing follows.
+ * payload[0..length) is valid until the next call on the ship; length
+ * is at most TS_FRAME_PAYLOAD_MAX.
+ */
+typedef struct ts_ship ts_ship;
+enum {
+	TS_FRAME_TABLET = 'T',
+	TS_FRAME_DESCRIPTOR = 'D',
+	TS_FRAME_LOG = 'L',
+	TS_FRAME_HEARTBEAT = 'H',
+	TS_FRAME_END = 'E'
+};
+#define TS_FRAME_LAST 0x01u
+#define TS_FRAME_PAYLOAD_MAX (1u << 20)
+#define TS_FRAME_HEARTBEAT_SIZE 20
+typedef struct ts_frame {
+	int type;             /* TS_FRAME_* */
+	unsigned flags;       /* TS_FRAME_LAST */
+	uint64_t id;          /* TABLET: the tablet's id; DESCRIPTOR: the LSN */
+	uint64_t offset;      /* TABLET: offset in the file; LOG: first LSN */
+	const void *payload;
+	uint32_t length;
+} ts_frame;
+
+/*
+ * ts_ship_open -- start shipping table t to a standby that holds the
+ * table's log below LSN lsn and the tablets tablets[0..ntablets) (ids;
+ * 0 and none for a standby that holds nothing).  The ship reads the
+ * table's files only (as ts_backup does), so t may be a read-only
+ * handle beside a writer in another process.  It is counted as a
+ * cursor: ts_close fails with TS_EBUSY until ts_ship_close.
+ * Returns 0 with *out; TS_EINVAL (NULL t or out, tablets NULL with
+ * ntablets > 0, negative ntablets); TS_ECLOSED; TS_ENOMEM.
+ */
+TS_EXTERN int ts_ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets,
+                           ts_ship **out);
+
+/*
+ * ts_ship_next -- the next frame for the standby, without waiting.  In
+ * order: a heartbeat; every tablet of the table's descriptor the
+ * standby lacks, in chunks; the descriptor; then committed log bytes,
+ * in LSN order, from lsn (or from the descriptor's flushed position
+ * when that is higher) through the newest commit, trailing zeros of a
+ * segment left out (the standby's fresh segment holds them); and again
+ * tablets and descriptor each time the table's descriptor changes.  A
+ * dropped table gives one TS_FRAME_END.
+ * Returns 1 with *f; 0 when the standby has everything committed so
+ * far (call again later: a new commit or descriptor gives new frames);
+ * TS_EINVAL (NULL arguments, or lsn past the primary's newest commit:
+ * the standby follows another history); TS_EBUSY (the descriptor kept
+ * changing under every read); TS_ECORRUPT (a file the descriptor names
+ * is missing or damaged); TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_ship_next(ts_ship *s, ts_frame *f);
+
+/*
+ * ts_ship_heartbeat -- a TS_FRAME_HEARTBEAT frame now (the newest
+ * commit, the clock, the segment size), whatever the ship's state.
+ * Returns 0 with *f; TS_EINVAL (NULL arguments); TS_ECORRUPT; TS_EIO.
+ */
+TS_EXTERN int ts_ship_heartbeat(ts_ship *s, ts_frame *f);
+
+/* ts_ship_close -- end a ship (NULL: nothing). */
+TS_EXTERN void ts_ship_close(ts_ship *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -167,6 +167,57 @@ int ts_epoch_raise(ts_db *db, ts_epoch *out)
 	return rc;
 }
 
+/* ---- shipping a table to a standby ---- */
+
+int ts_ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets, ts_ship **out)
+{
+	int rc;
+	NEED(out, "ts_ship_open", "out is NULL");
+	*out = NULL;
+	if ((rc = counted(tablets, ntablets, "ts_ship_open", "tablets")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_ship_open")) < 0)
+		return rc;
+	rc = ts__ship_open(t, lsn, tablets, ntablets, out);
+	ts__table_leave(t);
+	return rc;
+}
+
+/* The ship's db, or NULL (the gate then says the handle is NULL). */
+static ts_db *ship_db(ts_ship *s)
+{
+	return s ? ts__ship_db(s) : NULL;
+}
+
+int ts_ship_next(ts_ship *s, ts_frame *f)
+{
+	NEED(s, "ts_ship_next", "ship is NULL");
+	NEED(f, "ts_ship_next", "frame is NULL");
+	int rc = ts__db_enter(ship_db(s), "ts_ship_next");
+	if (rc == 0) {
+		rc = ts__ship_next(s, f);
+		ts__db_leave(ship_db(s));
+	}
+	return rc;
+}
+
+int ts_ship_heartbeat(ts_ship *s, ts_frame *f)
+{
+	NEED(s, "ts_ship_heartbeat", "ship is NULL");
+	NEED(f, "ts_ship_heartbeat", "frame is NULL");
+	int rc = ts__db_enter(ship_db(s), "ts_ship_heartbeat");
+	if (rc == 0) {
+		rc = ts__ship_heartbeat(s, f);
+		ts__db_leave(ship_db(s));
+	}
+	return rc;
+}
+
+void ts_ship_close(ts_ship *s)
+{
+	if (s)
+		ts__ship_close(s);
+}
+
 /* ---- tables ---- */
 
 int ts_table_schema(ts_table *t, ts_schema **out)

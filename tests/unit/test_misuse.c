@@ -210,6 +210,11 @@ CASE(backup_incremental_dest, ts_backup_incremental(a->e->db, NULL))
 CASE(epoch_get_db, ts_epoch_get(NULL, &(ts_epoch){{0}, 0}))
 CASE(epoch_get_out, ts_epoch_get(a->e->db, NULL))
 CASE(epoch_raise_db, ts_epoch_raise(NULL, NULL))
+CASE(ship_open_table, ts_ship_open(NULL, 0, NULL, 0, &(ts_ship *){NULL}))
+CASE(ship_open_out, ts_ship_open(a->e->t, 0, NULL, 0, NULL))
+CASE(ship_open_tablets, ts_ship_open(a->e->t, 0, NULL, 1, &(ts_ship *){NULL}))
+CASE(ship_next_ship, ts_ship_next(NULL, &(ts_frame){0}))
+CASE(ship_heartbeat_ship, ts_ship_heartbeat(NULL, &(ts_frame){0}))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -234,7 +239,8 @@ static const struct misuse misuses[] = {
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
 	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
-	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db),
+	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db), M(ship_open_table), M(ship_open_out),
+	M(ship_open_tablets), M(ship_next_ship), M(ship_heartbeat_ship),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by
