@@ -1532,6 +1532,32 @@ TS_EXTERN int ts_ship_heartbeat(ts_ship *s, ts_frame *f);
 /* ts_ship_close -- end a ship (NULL: nothing). */
 TS_EXTERN void ts_ship_close(ts_ship *s);
 
+/* Bytes of a frame's header at most: the fixed fields and a table name. */
+#define TS_FRAME_HEADER_MAX (28 + TS_NAME_MAX)
+
+/*
+ * ts_frame_header -- the wire header of frame f of table (docs/standby.md
+ * section 2), its CRC-32C covering the header and f's payload, into
+ * out[0..size); *n receives its length.  The payload follows it on the
+ * wire.  Returns 0; TS_EINVAL (NULL arguments, an unknown type or flag,
+ * a payload over TS_FRAME_PAYLOAD_MAX, an invalid table name);
+ * TS_ETOOBIG (size too small: TS_FRAME_HEADER_MAX always suffices).
+ */
+TS_EXTERN int ts_frame_header(const char *table, const ts_frame *f, void *out, size_t size,
+                              size_t *n);
+
+/*
+ * ts_frame_decode -- read one frame from in[0..size).  table: room for
+ * TS_NAME_MAX + 1 bytes, receives its table.  Returns 1 with *f (its
+ * payload points into in) and *used its bytes on the wire; 0 when in
+ * holds no whole frame yet (*used 0: read more); TS_ECORRUPT (an unknown
+ * type or flag, a bad name, a payload over TS_FRAME_PAYLOAD_MAX, a
+ * checksum mismatch: the stream cannot be trusted past it); TS_EINVAL
+ * (NULL arguments).
+ */
+TS_EXTERN int ts_frame_decode(const void *in, size_t size, ts_frame *f, char *table,
+                              size_t *used);
+
 #ifdef __cplusplus
 }
 #endif

@@ -414,11 +414,62 @@ static void ship_of_a_dropped_table_ends(void **state)
 	sb_free(&sb);
 }
 
+/* Frames on the wire: a round trip; a prefix is "read more"; a flipped
+ * bit anywhere, header or payload, is never a frame; bad input to the
+ * encoder is refused. */
+static void frame_codec(void **state)
+{
+	(void)state;
+	unsigned char wire[TS_FRAME_HEADER_MAX + 100], payload[100];
+	char table[TS_NAME_MAX + 1];
+	ts_frame f = {0}, g;
+	size_t n = 0, used = 1;
+	for (int i = 0; i < 100; i++)
+		payload[i] = (unsigned char)(i * 7);
+	f.type = TS_FRAME_TABLET;
+	f.flags = TS_FRAME_LAST;
+	f.id = 0x0102030405060708u;
+	f.offset = 4096;
+	f.payload = payload;
+	f.length = 100;
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), 0);
+	assert_int_equal(n, 28 + 3);
+	memcpy(wire + n, payload, 100);
+	assert_int_equal(ts_frame_decode(wire, n + 100, &g, table, &used), 1);
+	assert_int_equal(used, n + 100);
+	assert_string_equal(table, "cpu");
+	assert_int_equal(g.type, TS_FRAME_TABLET);
+	assert_int_equal(g.flags, TS_FRAME_LAST);
+	assert_int_equal(g.id, f.id);
+	assert_int_equal(g.offset, 4096);
+	assert_int_equal(g.length, 100);
+	assert_memory_equal(g.payload, payload, 100);
+	for (size_t k = 0; k < n + 100; k++) {
+		assert_int_equal(ts_frame_decode(wire, k, &g, table, &used), 0);
+		assert_int_equal(used, 0);
+	}
+	for (size_t k = 0; k < (n + 100) * 8; k++) {
+		wire[k / 8] ^= (unsigned char)(1u << (k % 8));
+		int rc = ts_frame_decode(wire, n + 100, &g, table, &used);
+		if (rc > 0)
+			fail_msg("bit %zu flipped: still a frame", k);
+		wire[k / 8] ^= (unsigned char)(1u << (k % 8));
+	}
+	f.type = 'X';
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), TS_EINVAL);
+	f.type = TS_FRAME_LOG;
+	assert_int_equal(ts_frame_header("no such", &f, wire, sizeof wire, &n), TS_EINVAL);
+	assert_int_equal(ts_frame_header("cpu", &f, wire, 30, &n), TS_ETOOBIG);
+	f.length = TS_FRAME_PAYLOAD_MAX + 1;
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), TS_EINVAL);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(frame_codec),
 		T(ship_builds_a_standby),
 		T(ship_to_a_standby_that_has_everything),
 		T(ship_skips_the_released_log),
