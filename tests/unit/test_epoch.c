@@ -31,15 +31,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static ts_db *open_db(const char *dir, unsigned flags)
 {
 	ts_options o;
@@ -54,7 +45,7 @@ static ts_db *open_db(const char *dir, unsigned flags)
 /* The file's bytes; their count must be EPOCH_SIZE. */
 static void read_epoch_file(const char *dir, unsigned char *b)
 {
-	char *p = path_in(dir, "EPOCH");
+	char *p = ts_test_path(dir, "EPOCH");
 	int fd = open(p, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, b, EPOCH_SIZE + 1), EPOCH_SIZE);
@@ -65,7 +56,7 @@ static void read_epoch_file(const char *dir, unsigned char *b)
 /* Flip one bit of the file at offset off. */
 static void flip(const char *dir, long off)
 {
-	char *p = path_in(dir, "EPOCH");
+	char *p = ts_test_path(dir, "EPOCH");
 	unsigned char c;
 	int fd = open(p, O_RDWR);
 	assert_true(fd >= 0);
@@ -78,7 +69,7 @@ static void flip(const char *dir, long off)
 
 static void remove_epoch(const char *dir)
 {
-	char *p = path_in(dir, "EPOCH");
+	char *p = ts_test_path(dir, "EPOCH");
 	assert_int_equal(unlink(p), 0);
 	free(p);
 }
@@ -111,7 +102,7 @@ static void epoch_new_database(void **state)
 	ts_test_env_reopen(e);
 	expect_epoch(e->db, &first);
 
-	char *dir = ts_test_tmpdir(), *sub = path_in(dir, "db2");
+	char *dir = ts_test_tmpdir(), *sub = ts_test_path(dir, "db2");
 	ts_db *db2 = open_db(sub, TS_OPEN_CREATE);
 	assert_int_equal(ts_epoch_get(db2, &other), 0);
 	assert_int_equal(other.epoch, 1);
@@ -214,7 +205,7 @@ static void epoch_other_version_or_size(void **state)
 {
 	ts_test_env *e = *state;
 	unsigned char b[EPOCH_SIZE + 1];
-	char *p = path_in(e->dir, "EPOCH");
+	char *p = ts_test_path(e->dir, "EPOCH");
 	ts_epoch got;
 	ts_test_env_close(e);
 	read_epoch_file(e->dir, b);
@@ -267,7 +258,7 @@ static void epoch_missing_file(void **state)
 static void epoch_backup_carries_it(void **state)
 {
 	ts_test_env *e = *state;
-	char *out = ts_test_tmpdir(), *dest = path_in(out, "copy");
+	char *out = ts_test_tmpdir(), *dest = ts_test_path(out, "copy");
 	ts_epoch want;
 	assert_int_equal(ts_epoch_raise(e->db, &want), 0);
 	assert_int_equal(ts_backup(e->db, dest), 0);
