@@ -1463,6 +1463,9 @@ TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
  *                        (the end of the commit the primary had then),
  *                        and once every tablet it names is in place;
  *   TS_FRAME_LOG         committed log bytes whose first LSN is offset;
+ *                        id: the LSN of the commit record the bytes end
+ *                        with, when they end a commit (what the
+ *                        standby's log/HEAD then names), else 0;
  *   TS_FRAME_HEARTBEAT   TS_FRAME_HEARTBEAT_SIZE bytes: u64 the LSN just
  *                        past the primary's newest commit, i64 its clock
  *                        (ns), u32 the log's segment size as a power of
@@ -1485,7 +1488,8 @@ enum {
 typedef struct ts_frame {
 	int type;             /* TS_FRAME_* */
 	unsigned flags;       /* TS_FRAME_LAST */
-	uint64_t id;          /* TABLET: the tablet's id; DESCRIPTOR: the LSN */
+	uint64_t id;          /* TABLET: the tablet's id; DESCRIPTOR: the LSN;
+	                       * LOG: the commit record ending it, or 0 */
 	uint64_t offset;      /* TABLET: offset in the file; LOG: first LSN */
 	const void *payload;
 	uint32_t length;

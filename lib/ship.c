@@ -132,13 +132,18 @@ static int read_desc(ts_ship *s, void **data, size_t *n, struct stat *st)
 }
 
 /* The end of the newest commit log/HEAD names, or 0 when it names none
- * (or there is no HEAD: no writer has opened the table). */
-static int head_end(ts_ship *s, uint64_t *end)
+ * (or there is no HEAD: no writer has opened the table); *commit (may
+ * be NULL) its record's LSN. */
+static int head_end(ts_ship *s, uint64_t *end, uint64_t *commit)
 {
 	uint64_t head = 0;
 	*end = 0;
+	if (commit)
+		*commit = 0;
 	if (!ts__log_recorded_head(s->logdir, &head) || head == 0)
 		return 0;
+	if (commit)
+		*commit = head;
 	if (!s->shift) {
 		int rc = ts__log_shift_of(s->logdir, &s->shift);
 		if (rc < 0)
@@ -159,7 +164,7 @@ static int pin(ts_ship *s)
 		uint64_t end = 0;
 		int rc = read_desc(s, &a, &na, &st);
 		if (rc == 0)
-			rc = head_end(s, &end);
+			rc = head_end(s, &end, NULL);
 		if (rc == 0)
 			rc = read_desc(s, &b, &nb, NULL);
 		int same = rc == 0 && na == nb && memcmp(a, b, na) == 0;
@@ -221,7 +226,7 @@ static void frame(ts_frame *f, int type, uint64_t id, uint64_t offset, const voi
 static int heartbeat(ts_ship *s, ts_frame *f)
 {
 	uint64_t end = 0;
-	int rc = head_end(s, &end);
+	int rc = head_end(s, &end, NULL);
 	if (rc < 0)
 		return rc;
 	if (!s->shift && (rc = ts__log_shift_of(s->logdir, &s->shift)) < 0)
@@ -321,8 +326,8 @@ static int open_segment(ts_ship *s, uint64_t lsn)
  * them all. */
 static int log_bytes(ts_ship *s, ts_frame *f)
 {
-	uint64_t end = 0;
-	int rc = head_end(s, &end);
+	uint64_t end = 0, commit = 0;
+	int rc = head_end(s, &end, &commit);
 	while (rc == 0 && s->pos < end) {
 		uint64_t seg_end = ((s->pos >> s->shift) + 1) << s->shift;
 		uint64_t to = end < seg_end ? end : seg_end;
@@ -343,7 +348,8 @@ static int log_bytes(ts_ship *s, ts_frame *f)
 			while (n > 0 && s->buf[n - 1] == 0)
 				n--;
 		if (n > 0) {
-			frame(f, TS_FRAME_LOG, 0, first, s->buf, n);
+			/* id: the commit record that ends the frame, when one does */
+			frame(f, TS_FRAME_LOG, s->pos == end ? commit : 0, first, s->buf, n);
 			return 1;
 		}
 	}

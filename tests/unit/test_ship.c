@@ -39,6 +39,7 @@ struct standby {
 	unsigned shift;
 	uint64_t head;               /* the last heartbeat's newest commit end */
 	uint64_t log_end;            /* log bytes held below this LSN */
+	uint64_t commit;             /* the last log frame's id */
 	void *desc;                  /* a descriptor waiting for the log */
 	size_t desc_n;
 	uint64_t desc_at;
@@ -130,6 +131,7 @@ static void sb_apply(struct standby *sb, const ts_frame *f)
 		write_at(p, f->payload, f->length,
 		         (off_t)(TS_SEG_HEADER + (f->offset & ((UINT64_C(1) << sb->shift) - 1))), 0);
 		sb->log_end = f->offset + f->length;
+		sb->commit = f->id;
 		break;
 	default:
 		break;
@@ -200,6 +202,23 @@ static void expect_same_files(const ts_test_env *e, const struct standby *sb)
 		}
 	closedir(d);
 	assert_true(n > 0);
+}
+
+/* The last log frame's id is the commit record the log ends with: the
+ * one the primary's HEAD names. */
+static void expect_commit_at_end(const ts_test_env *e, const struct standby *sb)
+{
+	char path[1024];
+	unsigned char h[16];
+	uint64_t head;
+	snprintf(path, sizeof path, "%s/m/log/HEAD", e->dir);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+	close(fd);
+	memcpy(&head, h + 8, 8);
+	assert_true(head > 0);
+	assert_int_equal(sb->commit, head);
 }
 
 /* The standby opened as a database (its recovery run) holds exactly the
@@ -279,6 +298,7 @@ static void ship_builds_a_standby(void **state)
 	assert_null(sb.desc); /* put in place: the log reached it */
 	assert_int_equal(sb.desc_at, sb.head); /* at the commit it was read with */
 	assert_int_equal(sb.log_end, sb.head);
+	expect_commit_at_end(e, &sb);
 	expect_same_files(e, &sb);
 	expect_same_rows(e, &sb);
 
@@ -286,6 +306,7 @@ static void ship_builds_a_standby(void **state)
 	insert_batches(e, 31, 3, 100);
 	drain(s, &sb);
 	assert_true(strspn(sb.order, "L") == strlen(sb.order) && strlen(sb.order) >= 1);
+	expect_commit_at_end(e, &sb);
 	expect_same_rows(e, &sb);
 
 	/* a flush: its tablet, then the descriptor, then nothing else */
