@@ -1449,6 +1449,18 @@ TS_EXTERN int ts_epoch_get(ts_db *db, ts_epoch *out);
  */
 TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
 
+/*
+ * ts_epoch_adopt -- take the lineage and epoch e (a primary's, as a
+ * standby does when it follows it), durably as ts_epoch_raise.  Within
+ * the database's own lineage the epoch may only stay or go up; another
+ * lineage is taken only by a database that holds no table (a standby
+ * starts empty: rows of two histories never mix).
+ * Returns 0; TS_EINVAL (NULL db or e; e->epoch 0; an epoch below the
+ * database's in its lineage; another lineage while tables exist);
+ * TS_EREADONLY; TS_ENOSPC; TS_EIO; TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_adopt(ts_db *db, const ts_epoch *e);
+
 /* ------------------------------------------------------------------ */
 /* Shipping a table to a standby (the primary's side of "follow")       */
 /* ------------------------------------------------------------------ */

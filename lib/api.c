@@ -157,6 +157,17 @@ int ts_epoch_get(ts_db *db, ts_epoch *out)
 	return rc;
 }
 
+int ts_epoch_adopt(ts_db *db, const ts_epoch *e)
+{
+	NEED(e, "ts_epoch_adopt", "e is NULL");
+	int rc = ts__db_enter(db, "ts_epoch_adopt");
+	if (rc == 0) {
+		rc = ts__epoch_adopt(db, e);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
 int ts_epoch_raise(ts_db *db, ts_epoch *out)
 {
 	int rc = ts__db_enter(db, "ts_epoch_raise");

@@ -38,6 +38,7 @@ int ts__check(ts_db *db, const char *table, const ts_check_opts *opts);
 int ts__backup(ts_db *db, const char *dest, int incremental);
 int ts__epoch_get(ts_db *db, ts_epoch *out);
 int ts__epoch_raise(ts_db *db, ts_epoch *out);
+int ts__epoch_adopt(ts_db *db, const ts_epoch *e);
 int ts__ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets,
                   ts_ship **out);
 int ts__ship_next(ts_ship *s, ts_frame *f);

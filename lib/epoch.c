@@ -20,7 +20,9 @@
  * creating it with a random lineage and epoch 1 when the database has
  * none -- a new database, or one made before the file existed) and
  * keeps it in db->epoch, which ts_epoch_raise moves to the next epoch
- * under db->epoch_mu after the file holds it.  A read-only handle keeps
+ * under db->epoch_mu after the file holds it, as ts_epoch_adopt moves it
+ * to a primary's (a standby; another lineage only while the database
+ * holds no table).  A read-only handle keeps
  * nothing: it reads the file at every ts_epoch_get, since the writer
  * may raise it meanwhile.
  */
@@ -140,17 +142,54 @@ int ts__epoch_get(ts_db *db, ts_epoch *out)
 }
 
 /* After a failed write: the rename may have happened (a failed fsync of
- * the directory), so db->epoch takes what the file says if it is newer;
- * the failure's message stays the one reported. */
-static void keep_file(ts_db *db, int rc)
+ * the directory), so db->epoch takes what the file says -- if it is a
+ * newer epoch of its lineage, or, after an adopt (any), whatever it
+ * holds; the failure's message stays the one reported. */
+static void keep_file(ts_db *db, int rc, int any)
 {
 	char msg[TS_ERRMSG_MAX];
 	ts_epoch now;
 	snprintf(msg, sizeof msg, "%s", ts_errmsg(NULL));
-	if (ts__epoch_read(db->path, &now) == 0 && now.epoch > db->epoch.epoch &&
-	    memcmp(now.lineage, db->epoch.lineage, TS_LINEAGE_SIZE) == 0)
+	if (ts__epoch_read(db->path, &now) == 0 &&
+	    (any || (now.epoch > db->epoch.epoch &&
+	             memcmp(now.lineage, db->epoch.lineage, TS_LINEAGE_SIZE) == 0)))
 		db->epoch = now;
 	ts__fail(rc, "%s", msg);
+}
+
+/* Whether the database holds any table (a standby that starts empty may
+ * take another lineage). */
+static int has_tables(ts_db *db, int *yes)
+{
+	char **names = NULL;
+	int n = 0, rc = ts__tables(db, &names, &n);
+	ts_free_names(names);
+	*yes = n > 0;
+	return rc;
+}
+
+int ts__epoch_adopt(ts_db *db, const ts_epoch *e)
+{
+	int rc = 0, tables = 0;
+	if (ts__db_readonly(db))
+		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
+	if (e->epoch == 0)
+		return ts__fail(TS_EINVAL, "adopt epoch 0: epochs start at 1");
+	pthread_mutex_lock(&db->epoch_mu);
+	int same = memcmp(e->lineage, db->epoch.lineage, TS_LINEAGE_SIZE) == 0;
+	if (same && e->epoch < db->epoch.epoch)
+		rc = ts__fail(TS_EINVAL, "adopt epoch %llu: the database is at epoch %llu, and "
+		              "epochs never go down", (unsigned long long)e->epoch,
+		              (unsigned long long)db->epoch.epoch);
+	else if (!same && (rc = has_tables(db, &tables)) == 0 && tables)
+		rc = ts__fail(TS_EINVAL, "adopt another lineage: database %s holds tables of its "
+		              "own lineage; a standby starts empty", db->path);
+	if (rc == 0 && (rc = ts__epoch_write(db->path, e)) == 0)
+		db->epoch = *e;
+	else if (rc < 0 && rc != TS_EINVAL)
+		keep_file(db, rc, 1);
+	pthread_mutex_unlock(&db->epoch_mu);
+	return rc < 0 ? ts__context(rc, "adopt a lineage and epoch") : 0;
 }
 
 int ts__epoch_raise(ts_db *db, ts_epoch *out)
@@ -169,7 +208,7 @@ int ts__epoch_raise(ts_db *db, ts_epoch *out)
 		if (rc == 0)
 			db->epoch = next;
 		else
-			keep_file(db, rc);
+			keep_file(db, rc, 0);
 	}
 	if (rc == 0 && out)
 		*out = db->epoch;

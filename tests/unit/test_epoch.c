@@ -283,6 +283,45 @@ static void epoch_backup_carries_it(void **state)
 	ts_test_rmdir(out);
 }
 
+/* ts_epoch_adopt: an empty database takes another lineage (durably);
+ * within its lineage the epoch stays or goes up, never down; a database
+ * with tables keeps its lineage; a read-only handle adopts nothing. */
+static void epoch_adopt(void **state)
+{
+	ts_test_env *e = *state;
+	char *dir = ts_test_tmpdir(), *sub = ts_test_path(dir, "standby");
+	ts_epoch primary;
+	assert_int_equal(ts_epoch_raise(e->db, &primary), 0); /* epoch 2 */
+	ts_db *sb = open_db(sub, TS_OPEN_CREATE);
+	assert_int_equal(ts_epoch_adopt(sb, &primary), 0);
+	expect_epoch(sb, &primary);
+	assert_int_equal(ts_close(sb), 0);
+	sb = open_db(sub, 0);
+	expect_epoch(sb, &primary);
+	primary.epoch = 1;
+	assert_int_equal(ts_epoch_adopt(sb, &primary), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "epochs never go down"));
+	primary.epoch = 3;
+	assert_int_equal(ts_epoch_adopt(sb, &primary), 0);
+	expect_epoch(sb, &primary);
+	primary.epoch = 0;
+	assert_int_equal(ts_epoch_adopt(sb, &primary), TS_EINVAL);
+	assert_int_equal(ts_close(sb), 0);
+	/* e's database holds table m: it keeps its lineage */
+	ts_epoch other = primary, mine;
+	other.lineage[0] ^= 1;
+	other.epoch = 9;
+	assert_int_equal(ts_epoch_get(e->db, &mine), 0);
+	assert_int_equal(ts_epoch_adopt(e->db, &other), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "a standby starts empty"));
+	expect_epoch(e->db, &mine);
+	ts_db *ro = open_db(sub, TS_OPEN_READONLY);
+	assert_int_equal(ts_epoch_adopt(ro, &other), TS_EREADONLY);
+	assert_int_equal(ts_close(ro), 0);
+	free(sub);
+	ts_test_rmdir(dir);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 
 int main(void)
@@ -294,6 +333,7 @@ int main(void)
 		T(epoch_other_version_or_size),
 		T(epoch_missing_file),
 		T(epoch_backup_carries_it),
+		T(epoch_adopt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
