@@ -623,6 +623,8 @@ FUZZ_DAEMON_SRCS = daemon/request.c daemon/http.c daemon/stats.c daemon/config.c
 FUZZ_DAEMON_SRCS += daemon/access.c
 # remote read (http.c answers /api/v1/read with it)
 FUZZ_DAEMON_SRCS += daemon/promread.c
+# the follow op (request.c streams it)
+FUZZ_DAEMON_SRCS += daemon/follow.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \

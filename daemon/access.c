@@ -81,6 +81,7 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_CHANGES] = TSD_ACCESS_READ,
 	[TSD_OP_CREATE_ROLLUP] = TSD_ACCESS_ADMIN,
 	[TSD_OP_ROLLUPS] = TSD_ACCESS_READ,
+	[TSD_OP_FOLLOW] = TSD_ACCESS_ADMIN,
 };
 
 /* The level each HTTP route needs (tsstore-http(7)).  Read endpoints

@@ -58,6 +58,7 @@ struct tsd_request {
 	ts_table *table;
 	ts_schema *schema;
 	ts_cursor *cursor;
+	struct tsd_follow *follow;  /* a follow stream (follow.c), once answered */
 	int has_limit;              /* query: the final line says more/next */
 	uint64_t count;             /* rows sent */
 	ts_value keys[NKEYS][TS_KEY_COLUMNS_MAX];
@@ -111,6 +112,7 @@ void tsd_request_free(struct tsd_request *r)
 		return;
 	tsd_http_free(r->http);
 	ts_cursor_close(r->cursor);
+	tsd_follow_free(r->follow);
 	ts_schema_free(r->schema);
 	ts_table_close(r->table);
 	for (int k = 0; k < NKEYS; k++)
@@ -235,6 +237,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_CHANGES] = {"table", "since", "until", "resolution", "depth", NULL},
 	[TSD_OP_CREATE_ROLLUP] = {"table", "from", "every", "group", "columns", "ttl", NULL},
 	[TSD_OP_ROLLUPS] = {"table", NULL},
+	[TSD_OP_FOLLOW] = {"lineage", "epoch", "tables", NULL},
 };
 
 static int check_fields(struct tsd_request *r)
@@ -1434,6 +1437,44 @@ static json_t *load_json(struct tsd_request *r, json_error_t *err)
 	return j;
 }
 
+/* {"ok":true,"stream":"binary","lineage":HEX,"epoch":N}, then frames
+ * (docs/standby.md section 2) for as long as the connection lasts. */
+static int op_follow(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	char hex[2 * TS_LINEAGE_SIZE + 1];
+	ts_epoch e;
+	int rc = tsd_follow_open(ctx->db, r->json, &r->follow, r->msg, sizeof r->msg);
+	if (rc < 0) {
+		r->code = rc;
+		return rc;
+	}
+	if ((rc = ts_epoch_get(ctx->db, &e)) < 0)
+		return lib_fail(r, rc);
+	tsd_lineage_hex(&e, hex);
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"stream\":\"binary\",\"lineage\":\"%s\",\"epoch\":%" PRIu64, hex,
+	            e.epoch);
+	end_line(r);
+	return 0;
+}
+
+/* A step of a follow stream: frames, or the end of the connection on a
+ * failure (no JSON line can follow binary frames) or at shutdown. */
+static void follow_step(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	int rc = 0;
+	if (!__atomic_load_n(&ctx->stopping, __ATOMIC_RELAXED))
+		rc = tsd_follow_step(r->follow, &r->out, r->msg, sizeof r->msg);
+	else
+		rc = TS_ECLOSED;
+	if (rc < 0) {
+		if (rc != TS_ECLOSED)
+			tsd_log("%s: %s; closing the stream", client_of(r), r->msg);
+		r->done = 1;
+		r->closes = 1;
+	}
+}
+
 /* Parse the line: an object with a string "op" naming an op. */
 static int parse(struct tsd_request *r)
 {
@@ -1515,6 +1556,7 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_CHANGES: return op_changes(r, ctx);
 	case TSD_OP_CREATE_ROLLUP: return op_create_rollup(r, ctx);
 	case TSD_OP_ROLLUPS: return op_rollups(r, ctx);
+	case TSD_OP_FOLLOW: return op_follow(r, ctx);
 	default: return fail(r, TS_EPROTO, "unknown op");
 	}
 }
@@ -1542,11 +1584,13 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 			r->out.len = 0; /* a half-written line never goes out */
 			put_error_line(r);
 			r->done = 1;
-		} else if (!r->cursor || r->op == TSD_OP_LATEST) {
+		} else if ((!r->cursor && !r->follow) || r->op == TSD_OP_LATEST) {
 			r->done = 1;
 		}
+	} else if (r->follow) {
+		follow_step(r, ctx);
 	}
-	if (!r->done)
+	if (!r->done && !r->follow)
 		stream(r, ctx);
 	if (r->out.failed) {
 		/* Out of memory for the output: what this step produced is

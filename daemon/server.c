@@ -1354,6 +1354,7 @@ static void stop(struct server *srv)
 	}
 	tsd_log("stopping: finishing the requests received");
 	srv->stopping = 1;
+	__atomic_store_n(&srv->ctx.stopping, 1, __ATOMIC_RELAXED); /* follow streams end */
 	srv->deadline = uv_now(srv->loop) + (uint64_t)(srv->cfg->shutdown_timeout / 1000000);
 	close_listeners(srv);
 	for (struct conn *c = srv->conns, *next; c; c = next) {

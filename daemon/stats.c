@@ -59,6 +59,7 @@ static const char *const op_names[TSD_NOPS] = {
 	[TSD_OP_CHANGES] = "changes",
 	[TSD_OP_CREATE_ROLLUP] = "create_rollup",
 	[TSD_OP_ROLLUPS] = "rollups",
+	[TSD_OP_FOLLOW] = "follow",
 };
 
 static struct {

@@ -16,6 +16,7 @@
  *              request.c's
  *   stats.c    the daemon's counters and latency histograms, as JSON
  *              (the stats op) and Prometheus text (GET /metrics)
+ *   follow.c   the "follow" op: a standby's stream of frames (ts_ship)
  *   access.c   who may do what: the level each op and HTTP route needs
  *              (read, write, admin), the level each client has, and the
  *              message of a refusal
@@ -70,6 +71,10 @@
  * until they have run. */
 #define TSD_PIPELINE_MAX 1024
 #define TSD_PIPELINE_BYTES ((size_t)1 << 20)
+/* A follow stream (follow.c): with nothing to send, heartbeats this
+ * often; between looks at the tables, a step sleeps this long. */
+#define TSD_FOLLOW_HEARTBEAT (1000 * 1000000LL) /* ns */
+#define TSD_FOLLOW_POLL (10 * 1000000L)         /* ns, < 1 s */
 /* Longest message text in an error line, bytes. */
 #define TSD_MESSAGE_MAX 1024
 /* Problems a check response lists at most (its "count" has them all). */
@@ -213,6 +218,36 @@ int tsd_token_set(struct tsd_config *cfg);
  * thread while workers check). */
 void tsd_token_replace(struct tsd_config *cfg, char *token);
 
+/* ---- Following: the primary's side (follow.c) ------------------------- */
+
+struct tsd_follow;
+
+/*
+ * tsd_follow_open -- a follow stream for the "follow" request req (its
+ * "lineage", "epoch" and "tables", docs/protocol.md): every table of db
+ * shipped from what the standby says it has, and an end for each table
+ * it named that db lacks.  Returns 0 with *out, or a TS_E* code with
+ * msg[0..size) saying why (another lineage, a newer epoch: EINVAL; a
+ * malformed field: EPROTO).
+ */
+int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char *msg,
+                    size_t size);
+
+/*
+ * tsd_follow_step -- append the frames the tables have now to out (up to
+ * about TSD_CHUNK_BYTES), or heartbeats when nothing was sent for
+ * TSD_FOLLOW_HEARTBEAT, or else sleep TSD_FOLLOW_POLL and append
+ * nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
+ * must then end: the standby resumes with a new follow).
+ */
+int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size);
+
+/* Free a follow stream (NULL: nothing). */
+void tsd_follow_free(struct tsd_follow *f);
+
+/* The lineage of e as 32 lowercase hex digits. */
+void tsd_lineage_hex(const ts_epoch *e, char out[2 * TS_LINEAGE_SIZE + 1]);
+
 /* ---- The FUSE view (mount.c; mount_none.c when built without FUSE) ----- */
 
 struct tsd_mount;
@@ -256,6 +291,7 @@ enum tsd_op {
 	TSD_OP_CHANGES,
 	TSD_OP_CREATE_ROLLUP, /* rollups (issue 29, docs/rollups.md) */
 	TSD_OP_ROLLUPS,
+	TSD_OP_FOLLOW,   /* a standby (issue 33, docs/standby.md; follow.c) */
 	TSD_NOPS
 };
 
@@ -418,6 +454,8 @@ struct tsd_context {
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
 	struct tsd_graphite *graphite; /* Graphite lines into tables (graphite.h); NULL: none */
+	int stopping;           /* atomic: the daemon is stopping (server.c sets
+	                         * it; a follow stream ends at its next step) */
 };
 
 struct tsd_request;

@@ -1402,6 +1402,178 @@ TS_EXTERN int ts_backup(ts_db *db, const char *dest);
  */
 TS_EXTERN int ts_backup_incremental(ts_db *db, const char *dest);
 
+/* ------------------------------------------------------------------ */
+/* Lineage and epoch (a primary and its standby)                        */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of a lineage id. */
+#define TS_LINEAGE_SIZE 16
+
+/*
+ * A database's place among the copies that follow one another
+ * (docs/standby.md section 3), kept in <db>/EPOCH
+ * (docs/epoch-format.md).  lineage: random bytes drawn when the
+ * database was created (or first opened for writing by a build that
+ * keeps the file), shared by a standby with the primary it follows and
+ * by a backup with its source.  epoch: 1 at creation, raised by one at
+ * each promotion; of two members of a lineage, the one of the higher
+ * epoch is the primary.
+ */
+typedef struct ts_epoch {
+	uint8_t lineage[TS_LINEAGE_SIZE];
+	uint64_t epoch;
+} ts_epoch;
+
+/*
+ * ts_epoch_get -- the database's lineage and epoch.  A read-write handle
+ * returns what it holds (read or created at ts_open, raised by
+ * ts_epoch_raise); a read-only handle reads <db>/EPOCH at each call.
+ * out: receives them.
+ * Returns 0; TS_EINVAL (NULL db or out); TS_ENOENT (read-only handle of
+ * a database no writer has opened since EPOCH was introduced: it has no
+ * lineage yet); TS_ECORRUPT (the file is damaged: size, magic, version,
+ * checksum, epoch 0); TS_EIO; TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_get(ts_db *db, ts_epoch *out);
+
+/*
+ * ts_epoch_raise -- raise the database's epoch by one, durably: when it
+ * returns 0, <db>/EPOCH holds the new epoch (written to a temporary
+ * file, synced, renamed, the directory synced), and a crash at any
+ * moment leaves the old epoch or the new one.  This is the step of a
+ * promotion (docs/standby.md section 3); the lineage stays.
+ * out: receives the new lineage and epoch; may be NULL.
+ * Returns 0; TS_EINVAL (NULL db, or the epoch is UINT64_MAX);
+ * TS_EREADONLY (read-only handle); TS_ENOSPC; TS_EIO (the epoch may
+ * then be raised on disk: ts_epoch_get says which); TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
+
+/*
+ * ts_epoch_adopt -- take the lineage and epoch e (a primary's, as a
+ * standby does when it follows it), durably as ts_epoch_raise.  Within
+ * the database's own lineage the epoch may only stay or go up; another
+ * lineage is taken only by a database that holds no table (a standby
+ * starts empty: rows of two histories never mix).
+ * Returns 0; TS_EINVAL (NULL db or e; e->epoch 0; an epoch below the
+ * database's in its lineage; another lineage while tables exist);
+ * TS_EREADONLY; TS_ENOSPC; TS_EIO; TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_adopt(ts_db *db, const ts_epoch *e);
+
+/* ------------------------------------------------------------------ */
+/* Shipping a table to a standby (the primary's side of "follow")       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One frame of the follow stream (docs/standby.md section 2): what a
+ * standby needs to hold the primary's files byte for byte.  type:
+ *   TS_FRAME_TABLET      a chunk of tablet file id, at offset in it;
+ *                        the last chunk has TS_FRAME_LAST in flags;
+ *   TS_FRAME_DESCRIPTOR  the whole DESCRIPTOR, to be put in place once
+ *                        the standby's log holds every byte below LSN id
+ *                        (the end of the commit the primary had then),
+ *                        and once every tablet it names is in place;
+ *   TS_FRAME_LOG         committed log bytes whose first LSN is offset;
+ *                        id: the LSN of the commit record the bytes end
+ *                        with, when they end a commit (what the
+ *                        standby's log/HEAD then names), else 0;
+ *   TS_FRAME_HEARTBEAT   TS_FRAME_HEARTBEAT_SIZE bytes: u64 the LSN just
+ *                        past the primary's newest commit, i64 its clock
+ *                        (ns), u32 the log's segment size as a power of
+ *                        two (0: no segment yet); little-endian;
+ *   TS_FRAME_END         the table was dropped; nothing follows.
+ * payload[0..length) is valid until the next call on the ship; length
+ * is at most TS_FRAME_PAYLOAD_MAX.
+ */
+typedef struct ts_ship ts_ship;
+enum {
+	TS_FRAME_TABLET = 'T',
+	TS_FRAME_DESCRIPTOR = 'D',
+	TS_FRAME_LOG = 'L',
+	TS_FRAME_HEARTBEAT = 'H',
+	TS_FRAME_END = 'E'
+};
+#define TS_FRAME_LAST 0x01u
+#define TS_FRAME_PAYLOAD_MAX (1u << 20)
+#define TS_FRAME_HEARTBEAT_SIZE 20
+typedef struct ts_frame {
+	int type;             /* TS_FRAME_* */
+	unsigned flags;       /* TS_FRAME_LAST */
+	uint64_t id;          /* TABLET: the tablet's id; DESCRIPTOR: the LSN;
+	                       * LOG: the commit record ending it, or 0 */
+	uint64_t offset;      /* TABLET: offset in the file; LOG: first LSN */
+	const void *payload;
+	uint32_t length;
+} ts_frame;
+
+/*
+ * ts_ship_open -- start shipping table t to a standby that holds the
+ * table's log below LSN lsn and the tablets tablets[0..ntablets) (ids;
+ * 0 and none for a standby that holds nothing).  The ship reads the
+ * table's files only (as ts_backup does), so t may be a read-only
+ * handle beside a writer in another process.  It is counted as a
+ * cursor: ts_close fails with TS_EBUSY until ts_ship_close.
+ * Returns 0 with *out; TS_EINVAL (NULL t or out, tablets NULL with
+ * ntablets > 0, negative ntablets); TS_ECLOSED; TS_ENOMEM.
+ */
+TS_EXTERN int ts_ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets,
+                           ts_ship **out);
+
+/*
+ * ts_ship_next -- the next frame for the standby, without waiting.  In
+ * order: a heartbeat; every tablet of the table's descriptor the
+ * standby lacks, in chunks; the descriptor; then committed log bytes,
+ * in LSN order, from lsn (or from the descriptor's flushed position
+ * when that is higher) through the newest commit, trailing zeros of a
+ * segment left out (the standby's fresh segment holds them); and again
+ * tablets and descriptor each time the table's descriptor changes.  A
+ * dropped table gives one TS_FRAME_END.
+ * Returns 1 with *f; 0 when the standby has everything committed so
+ * far (call again later: a new commit or descriptor gives new frames);
+ * TS_EINVAL (NULL arguments, or lsn past the primary's newest commit:
+ * the standby follows another history); TS_EBUSY (the descriptor kept
+ * changing under every read); TS_ECORRUPT (a file the descriptor names
+ * is missing or damaged); TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_ship_next(ts_ship *s, ts_frame *f);
+
+/*
+ * ts_ship_heartbeat -- a TS_FRAME_HEARTBEAT frame now (the newest
+ * commit, the clock, the segment size), whatever the ship's state.
+ * Returns 0 with *f; TS_EINVAL (NULL arguments); TS_ECORRUPT; TS_EIO.
+ */
+TS_EXTERN int ts_ship_heartbeat(ts_ship *s, ts_frame *f);
+
+/* ts_ship_close -- end a ship (NULL: nothing). */
+TS_EXTERN void ts_ship_close(ts_ship *s);
+
+/* Bytes of a frame's header at most: the fixed fields and a table name. */
+#define TS_FRAME_HEADER_MAX (28 + TS_NAME_MAX)
+
+/*
+ * ts_frame_header -- the wire header of frame f of table (docs/standby.md
+ * section 2), its CRC-32C covering the header and f's payload, into
+ * out[0..size); *n receives its length.  The payload follows it on the
+ * wire.  Returns 0; TS_EINVAL (NULL arguments, an unknown type or flag,
+ * a payload over TS_FRAME_PAYLOAD_MAX, an invalid table name);
+ * TS_ETOOBIG (size too small: TS_FRAME_HEADER_MAX always suffices).
+ */
+TS_EXTERN int ts_frame_header(const char *table, const ts_frame *f, void *out, size_t size,
+                              size_t *n);
+
+/*
+ * ts_frame_decode -- read one frame from in[0..size).  table: room for
+ * TS_NAME_MAX + 1 bytes, receives its table.  Returns 1 with *f (its
+ * payload points into in) and *used its bytes on the wire; 0 when in
+ * holds no whole frame yet (*used 0: read more); TS_ECORRUPT (an unknown
+ * type or flag, a bad name, a payload over TS_FRAME_PAYLOAD_MAX, a
+ * checksum mismatch: the stream cannot be trusted past it); TS_EINVAL
+ * (NULL arguments).
+ */
+TS_EXTERN int ts_frame_decode(const void *in, size_t size, ts_frame *f, char *table,
+                              size_t *used);
+
 #ifdef __cplusplus
 }
 #endif

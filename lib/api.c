@@ -146,6 +146,89 @@ int ts_backup_incremental(ts_db *db, const char *dest)
 	return backup(db, dest, 1, "ts_backup_incremental");
 }
 
+int ts_epoch_get(ts_db *db, ts_epoch *out)
+{
+	NEED(out, "ts_epoch_get", "out is NULL");
+	int rc = ts__db_enter(db, "ts_epoch_get");
+	if (rc == 0) {
+		rc = ts__epoch_get(db, out);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_epoch_adopt(ts_db *db, const ts_epoch *e)
+{
+	NEED(e, "ts_epoch_adopt", "e is NULL");
+	int rc = ts__db_enter(db, "ts_epoch_adopt");
+	if (rc == 0) {
+		rc = ts__epoch_adopt(db, e);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_epoch_raise(ts_db *db, ts_epoch *out)
+{
+	int rc = ts__db_enter(db, "ts_epoch_raise");
+	if (rc == 0) {
+		rc = ts__epoch_raise(db, out);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+/* ---- shipping a table to a standby ---- */
+
+int ts_ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets, ts_ship **out)
+{
+	int rc;
+	NEED(out, "ts_ship_open", "out is NULL");
+	*out = NULL;
+	if ((rc = counted(tablets, ntablets, "ts_ship_open", "tablets")) < 0 ||
+	    (rc = ts__table_enter(t, "ts_ship_open")) < 0)
+		return rc;
+	rc = ts__ship_open(t, lsn, tablets, ntablets, out);
+	ts__table_leave(t);
+	return rc;
+}
+
+/* The ship's db, or NULL (the gate then says the handle is NULL). */
+static ts_db *ship_db(ts_ship *s)
+{
+	return s ? ts__ship_db(s) : NULL;
+}
+
+int ts_ship_next(ts_ship *s, ts_frame *f)
+{
+	NEED(s, "ts_ship_next", "ship is NULL");
+	NEED(f, "ts_ship_next", "frame is NULL");
+	int rc = ts__db_enter(ship_db(s), "ts_ship_next");
+	if (rc == 0) {
+		rc = ts__ship_next(s, f);
+		ts__db_leave(ship_db(s));
+	}
+	return rc;
+}
+
+int ts_ship_heartbeat(ts_ship *s, ts_frame *f)
+{
+	NEED(s, "ts_ship_heartbeat", "ship is NULL");
+	NEED(f, "ts_ship_heartbeat", "frame is NULL");
+	int rc = ts__db_enter(ship_db(s), "ts_ship_heartbeat");
+	if (rc == 0) {
+		rc = ts__ship_heartbeat(s, f);
+		ts__db_leave(ship_db(s));
+	}
+	return rc;
+}
+
+void ts_ship_close(ts_ship *s)
+{
+	if (s)
+		ts__ship_close(s);
+}
+
 /* ---- tables ---- */
 
 int ts_table_schema(ts_table *t, ts_schema **out)

@@ -36,6 +36,15 @@ int ts__sync(ts_db *db);
 int ts__tables(ts_db *db, char ***out, int *n);
 int ts__check(ts_db *db, const char *table, const ts_check_opts *opts);
 int ts__backup(ts_db *db, const char *dest, int incremental);
+int ts__epoch_get(ts_db *db, ts_epoch *out);
+int ts__epoch_raise(ts_db *db, ts_epoch *out);
+int ts__epoch_adopt(ts_db *db, const ts_epoch *e);
+int ts__ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets,
+                  ts_ship **out);
+int ts__ship_next(ts_ship *s, ts_frame *f);
+ts_db *ts__ship_db(const ts_ship *s);
+int ts__ship_heartbeat(ts_ship *s, ts_frame *f);
+void ts__ship_close(ts_ship *s);
 int ts__table_schema(ts_table *t, ts_schema **out);
 int ts__alter_add(ts_table *t, const ts_column *column);
 int ts__alter_widen(ts_table *t, const char *column);

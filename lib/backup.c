@@ -4,7 +4,8 @@
  *
  * The copy is built in <dest>.tmp-<pid>, one table after the other, and
  * renamed to dest once every file and directory in it is durable; dest
- * itself never holds half a copy.  Per table: DESCRIPTOR, tablets/ (hard
+ * itself never holds half a copy.  First the database's EPOCH (the copy
+ * is of the same lineage and epoch), then per table: DESCRIPTOR, tablets/ (hard
  * links: tablets are immutable), log/ (the part recovery needs, sparse).
  * An incremental backup (ts_backup_incremental) takes each tablet an
  * earlier copy in dest holds (same name, size, first and last bytes)
@@ -66,6 +67,8 @@
 #include "api.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
+#include "epoch.h"
+#include "epoch_format.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -392,10 +395,29 @@ static int check_outside(const ts_db *db, const char *parent, const char *to)
 	return rc;
 }
 
+/* The database's EPOCH (epoch.c), so that the copy stays a member of
+ * its lineage: rewritten from what ts_epoch_get says, not copied, so a
+ * copy never holds a damaged one.  A database without one (read-only
+ * handle, never opened by a writer since the file exists) has none to
+ * copy. */
+static int copy_epoch(ts_db *db, const char *root)
+{
+	ts_epoch e;
+	int rc = ts__epoch_get(db, &e);
+	if (rc == TS_ENOENT) {
+		ts__clear_error();
+		return 0;
+	}
+	return rc < 0 ? rc : ts__epoch_write(root, &e);
+}
+
 static int copy_tables(ts_db *db, const char *root, const char *prev)
 {
 	char **names = NULL;
-	int n = 0, rc = ts_tables(db, &names, &n);
+	int n = 0, rc = copy_epoch(db, root);
+	if (rc < 0)
+		return rc;
+	rc = ts_tables(db, &names, &n);
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = copy_table(db, names[i], root, prev);
 	ts_free_names(names);
@@ -403,8 +425,8 @@ static int copy_tables(ts_db *db, const char *root, const char *prev)
 }
 
 /* Whether the directory to is a copy ts_backup could have made: nothing
- * in it but directories holding a DESCRIPTOR (empty is one), and the
- * LOCK file of a copy that was opened as a database.  Returns 0
+ * in it but directories holding a DESCRIPTOR (empty is one), its EPOCH,
+ * and the LOCK file of a copy that was opened as a database.  Returns 0
  * or TS_EINVAL naming what is not, so that an incremental backup never
  * replaces -- and then removes -- a directory that is no copy. */
 static int is_copy(const char *to)
@@ -419,7 +441,8 @@ static int is_copy(const char *to)
 		                        : ts__fail_errno(errno, "backup: %s", to);
 	while (rc == 0 && (errno = 0, e = readdir(dir)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    strcmp(e->d_name, "LOCK") == 0) /* a copy that was opened has one */
+		    strcmp(e->d_name, "LOCK") == 0 || /* a copy that was opened has one */
+		    strcmp(e->d_name, TS_EPOCH_FILE) == 0)
 			continue;
 		if ((rc = ts__path(path, "%s/%s/%s", to, e->d_name, TS_DESC_FILE)) < 0)
 			break;

@@ -18,6 +18,9 @@
  * the file should be there; otherwise the tablet is skipped, and the log
  * is walked again from the new descriptor (at most WALK_ATTEMPTS times).
  *
+ * Of the database's own files, a check of every table verifies EPOCH
+ * (epoch.c), reported with the table "".
+ *
  * Beside the files, the check verifies invariant V of the version
  * intervals (docs/corrections.md section 1): no two tablets that may
  * hold a common key overlap in versions, and every tree of the log's
@@ -41,6 +44,8 @@
 #include "avl.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
+#include "epoch.h"
+#include "epoch_format.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -785,6 +790,30 @@ static int tables_to_check(ts_db *db, const char *table, char ***names, int *n)
 	return 0;
 }
 
+/* ---- the database's own files ---- */
+
+/* EPOCH: decodes (docs/epoch-format.md).  A missing one is no problem: a
+ * database made before the file existed has none until a writer opens
+ * it. */
+static int check_epoch(struct check *c)
+{
+	char path[TS_PATH_MAX];
+	ts_epoch e;
+	int rc = ts__epoch_read(c->db->path, &e);
+	c->table = "";
+	if (rc == TS_ENOENT || rc == 0) {
+		ts__clear_error();
+		return 0;
+	}
+	if (fatal(rc))
+		return rc;
+	if ((rc = ts__path(path, "%s/%s", c->db->path, TS_EPOCH_FILE)) < 0)
+		return rc;
+	report_error(c, TS_EPOCH_FILE, path);
+	ts__clear_error();
+	return 0;
+}
+
 int ts__check(ts_db *db, const char *table, const ts_check_opts *opts)
 {
 	struct check c = {.db = db, .o = opts};
@@ -792,6 +821,10 @@ int ts__check(ts_db *db, const char *table, const ts_check_opts *opts)
 	int n = 0, rc = tables_to_check(db, table, &names, &n);
 	if (rc < 0)
 		return rc;
+	if (!table && (rc = check_epoch(&c)) < 0) {
+		ts_free_names(names);
+		return ts__context(rc, "check");
+	}
 	for (int i = 0; i < n; i++)
 		c.total += estimate(db, names[i]);
 	for (int i = 0; rc == 0 && i < n; i++)

@@ -7,7 +7,8 @@
  * LOCK (held by the open file description, so a second writer -- another
  * process or another ts_open in this one -- gets TS_ELOCKED) and writes its
  * pid there for the message.  It then removes what an interrupted create
- * or drop left behind (".tmp-*" and ".dropped-*" directories).  Read-only
+ * or drop left behind (".tmp-*" and ".dropped-*" directories), and reads
+ * the EPOCH file, creating it for a new database (epoch.c).  Read-only
  * opens take no lock and change nothing.
  */
 #include <dirent.h>
@@ -23,6 +24,7 @@
 
 #include "api.h"
 #include "bcache.h"
+#include "epoch.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -313,6 +315,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	db->lock_fd = -1;
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_mutex_init(&db->life_mu, NULL);
+	pthread_mutex_init(&db->epoch_mu, NULL);
 	pthread_cond_init(&db->life_cv, NULL);
 	pthread_cond_init(&db->stop_cv, NULL);
 	ts__maint_init(&db->maint);
@@ -328,7 +331,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	    (rc = open_dir(db)) < 0)
 		goto fail;
 	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
-	                             (rc = start_syncer(db)) < 0 || (rc = ts__maint_start(db)) < 0))
+	                             (rc = ts__epoch_load(db)) < 0 || (rc = start_syncer(db)) < 0 ||
+	                             (rc = ts__maint_start(db)) < 0))
 		goto fail;
 	*out = db;
 	return 0;
@@ -387,6 +391,7 @@ int ts_close(ts_db *db)
 	pthread_mutex_destroy(&db->mu);
 	pthread_cond_destroy(&db->life_cv);
 	pthread_mutex_destroy(&db->life_mu);
+	pthread_mutex_destroy(&db->epoch_mu);
 	ts__maint_destroy(&db->maint);
 	free(db->path);
 	free(db);

@@ -211,6 +211,8 @@ struct ts_db {
 	                          * may yet return TS_EBUSY); 2: it frees */
 	long calls, cursors;     /* public calls inside the db; open cursors */
 	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
+	pthread_mutex_t epoch_mu; /* guards epoch (epoch.c) */
+	ts_epoch epoch;          /* read-write handles: <db>/EPOCH's contents */
 };
 
 /* Reserve a tablet id; t->mu is held. */

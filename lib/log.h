@@ -425,6 +425,15 @@ void ts__log_walk_commits(ts__log *log, ts__log_walk *w);
  * tree's since must name. */
 int ts__log_batch_at(ts__log *log, ts__lsn lsn);
 
+/* The LSN just past the commit record at head in dir's log of 2^shift
+ * segments (ship.c).  Returns 0, TS_ENOENT (its segment is gone),
+ * TS_ECORRUPT (no commit record there), TS_EIO. */
+int ts__log_head_end(const char *dir, unsigned shift, uint64_t head, uint64_t *end);
+
+/* The shift of dir's log, from its oldest segment file; 0 when it has
+ * none (or no directory).  Returns 0 or an error reading a header. */
+int ts__log_shift_of(const char *dir, unsigned *shift);
+
 /* ts__log_backup's head when there is no HEAD to say it. */
 #define TS_LOG_HEAD_UNKNOWN UINT64_MAX
 

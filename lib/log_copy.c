@@ -203,6 +203,27 @@ static int head_end(const char *src_dir, unsigned shift, uint64_t head, uint64_t
 	return rc;
 }
 
+int ts__log_head_end(const char *dir, unsigned shift, uint64_t head, uint64_t *end)
+{
+	return head_end(dir, shift, head, end);
+}
+
+int ts__log_shift_of(const char *dir, unsigned *shift)
+{
+	uint64_t *segs = NULL;
+	size_t n = 0;
+	int rc = ts__log_segments(dir, &segs, &n);
+	*shift = 0;
+	if (rc == TS_ENOENT) {
+		ts__clear_error();
+		rc = 0;
+	} else if (rc == 0) {
+		rc = ts__log_dir_shift(dir, segs, n, shift);
+	}
+	free(segs);
+	return rc;
+}
+
 /* Write dst_dir/HEAD naming head, durably. */
 static int write_head(const char *dst_dir, uint64_t head)
 {

@@ -121,6 +121,7 @@ static const struct {
 	const char *name, *kind;
 } reserved[] = {
 	{"LOCK", "a file"}, /* db.c: the writer's lock */
+	{"EPOCH", "a file"}, /* epoch.c: the lineage and epoch */
 };
 
 int ts__name_reserved(const char *name, const char **kind)

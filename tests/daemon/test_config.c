@@ -541,6 +541,7 @@ static void test_access_table(void **state)
 		{TSD_OP_DELETE, TSD_ACCESS_ADMIN}, {TSD_OP_PURGE, TSD_ACCESS_ADMIN},
 		{TSD_OP_CHANGES, TSD_ACCESS_READ},
 		{TSD_OP_CREATE_ROLLUP, TSD_ACCESS_ADMIN}, {TSD_OP_ROLLUPS, TSD_ACCESS_READ},
+		{TSD_OP_FOLLOW, TSD_ACCESS_ADMIN},
 	};
 	static const struct { enum tsd_http_route route; enum tsd_access need; } routes[] = {
 		{TSD_HTTP_PING, TSD_ACCESS_NONE}, {TSD_HTTP_HEALTH, TSD_ACCESS_NONE},

@@ -14,6 +14,8 @@
  * path; ts_test_rmdir removes the tree and frees it. */
 char *ts_test_tmpdir(void);
 void ts_test_rmdir(char *dir);
+/* "dir/name", malloc'ed (aborts the test when out of memory). */
+char *ts_test_path(const char *dir, const char *name);
 /* The mappings of this process of deleted files under dir (log segments
  * a snapshot still holds after a flush released them). */
 int ts_test_deleted_mappings(const char *dir);

@@ -28,6 +28,15 @@ char *ts_test_tmpdir(void)
 	return dir;
 }
 
+char *ts_test_path(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	assert_non_null(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st; (void)ftw;

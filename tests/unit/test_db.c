@@ -53,18 +53,9 @@ static int teardown_dir(void **state)
 	return 0;
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static int exists(const char *dir, const char *name)
 {
-	char *p = path_in(dir, name);
+	char *p = ts_test_path(dir, name);
 	struct stat st;
 	int r = stat(p, &st) == 0;
 	free(p);
@@ -150,7 +141,7 @@ static void assert_tables(ts_db *db, const char *want)
 static void db_open_create_nested(void **state)
 {
 	const char *dir = *state;
-	char *path = path_in(dir, "a/b/c");
+	char *path = ts_test_path(dir, "a/b/c");
 	ts_db *db = open_db(path, TS_OPEN_CREATE);
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
@@ -167,7 +158,7 @@ static void db_open_create_nested(void **state)
 static void db_open_missing(void **state)
 {
 	const char *dir = *state;
-	char *path = path_in(dir, "missing");
+	char *path = ts_test_path(dir, "missing");
 	ts_db *db;
 	assert_int_equal(try_open(path, 0, &db), TS_ENOENT);
 	assert_null(db);
@@ -186,7 +177,7 @@ static void db_open_missing(void **state)
 static void db_open_regular_file(void **state)
 {
 	const char *dir = *state;
-	char *path = path_in(dir, "file");
+	char *path = ts_test_path(dir, "file");
 	FILE *f = fopen(path, "w");
 	ts_db *db;
 	assert_non_null(f);
@@ -407,10 +398,10 @@ static void db_tables_sorted(void **state)
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(create_cpu(db, names[i]), 0);
 	/* things that are not tables are not listed */
-	char *p = path_in(dir, "notatable");
+	char *p = ts_test_path(dir, "notatable");
 	assert_int_equal(mkdir(p, 0755), 0);
 	free(p);
-	p = path_in(dir, "bad-name");
+	p = ts_test_path(dir, "bad-name");
 	assert_int_equal(mkdir(p, 0755), 0);
 	free(p);
 	assert_tables(db, "Mid,_u,alpha,alpha2,b,zeta");
@@ -426,7 +417,7 @@ static void db_tables_sorted(void **state)
 }
 
 /* LOCK is the writer's lock file, not a table: "create LOCK" used to say
- * "already exists" (issue 24, item 7). */
+ * "already exists" (issue 24, item 7); EPOCH is a file too. */
 static void db_create_reserved_name(void **state)
 {
 	const char *dir = *state;
@@ -442,6 +433,9 @@ static void db_create_reserved_name(void **state)
 	assert_int_equal(n, 0);
 	ts_free_names(list);
 	assert_int_equal(create_cpu(db, "LOCK_"), 0); /* only the exact name */
+	/* EPOCH: the lineage and epoch (docs/epoch-format.md) */
+	assert_int_equal(create_cpu(db, "EPOCH"), TS_EINVAL);
+	assert_msg_has("EPOCH is reserved: the database keeps a file of that name");
 	assert_int_equal(ts_close(db), 0);
 }
 
@@ -931,15 +925,15 @@ static void db_drop_seen_by_readonly_handle(void **state)
 
 static void make_leftover(const char *dir, const char *name)
 {
-	char *p = path_in(dir, name), *q;
+	char *p = ts_test_path(dir, name), *q;
 	assert_int_equal(mkdir(p, 0755), 0);
-	q = path_in(p, "DESCRIPTOR");
+	q = ts_test_path(p, "DESCRIPTOR");
 	FILE *f = fopen(q, "w");
 	assert_non_null(f);
 	fputs("half", f);
 	fclose(f);
 	free(q);
-	q = path_in(p, "log");
+	q = ts_test_path(p, "log");
 	assert_int_equal(mkdir(q, 0755), 0);
 	free(q);
 	free(p);
@@ -1137,7 +1131,7 @@ static void db_drop_renames_to_dropped_name(void **state)
 		fail_dir_fsync(dir, NULL, EIO); /* keeps the renamed directory */
 		assert_int_equal(ts_drop(db, "cpu"), TS_EIO);
 		assert_int_equal(heal_dir_fsync(), 1);
-		char *name = dropped_entry(dir, "cpu"), *p = path_in(dir, name);
+		char *name = dropped_entry(dir, "cpu"), *p = ts_test_path(dir, name);
 		n[i] = strtoul(strrchr(name, '-') + 1, NULL, 10);
 		assert_true(exists(p, "DESCRIPTOR")); /* the whole table */
 		assert_true(exists(p, "log"));
@@ -1466,7 +1460,7 @@ static void *thread_errmsg(void *arg)
 static void db_errmsg_per_thread(void **state)
 {
 	const char *dir = *state;
-	char *missing = path_in(dir, "missing"), got[1200] = "";
+	char *missing = ts_test_path(dir, "missing"), got[1200] = "";
 	ts_db *db;
 	pthread_t th;
 	assert_int_equal(try_open(missing, 0, &db), TS_ENOENT);

@@ -55,19 +55,10 @@ static int teardown_dir(void **state)
 	return 0;
 }
 
-static char *path_in(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 /* Write p[0..n) to dir/name (plain, not atomic: a test's own damage). */
 static void write_file(const char *dir, const char *name, const void *p, size_t n)
 {
-	char *path = path_in(dir, name);
+	char *path = ts_test_path(dir, name);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(p, 1, n, f), n);
@@ -77,7 +68,7 @@ static void write_file(const char *dir, const char *name, const void *p, size_t 
 
 static void read_whole(const char *dir, const char *name, ts_buf *b)
 {
-	char *path = path_in(dir, name);
+	char *path = ts_test_path(dir, name);
 	void *data;
 	size_t n;
 	assert_int_equal(ts__read_file(path, 1u << 20, &data, &n), 0);
@@ -1118,7 +1109,7 @@ static void descriptor_write_read(void **state)
 	assert_null(got);
 	assert_int_equal(ts__descriptor_write(dir, d), 0);
 	assert_on_disk(dir, d);
-	char *tmp = path_in(dir, "DESCRIPTOR.tmp");
+	char *tmp = ts_test_path(dir, "DESCRIPTOR.tmp");
 	struct stat st;
 	assert_int_equal(stat(tmp, &st), -1); /* renamed away */
 	free(tmp);
@@ -1328,7 +1319,7 @@ static void descriptor_write_refuses_oversized(void **state)
 	assert_int_equal(ts__descriptor_write(dir, d), TS_ETOOBIG);
 	assert_non_null(strstr(ts_errmsg(NULL), "exceeds the limit of 67108864 bytes"));
 	assert_on_disk(dir, old);
-	char *tmp = path_in(dir, "DESCRIPTOR.tmp");
+	char *tmp = ts_test_path(dir, "DESCRIPTOR.tmp");
 	struct stat st;
 	assert_int_equal(stat(tmp, &st), -1);
 	free(tmp);
@@ -1382,7 +1373,7 @@ static void descriptor_public_stale_tmp_ignored(void **state)
 	assert_int_equal(ts_close(db), 0);
 
 	/* a newer, complete descriptor staged but never renamed */
-	char *tdir = path_in(path, "t");
+	char *tdir = ts_test_path(path, "t");
 	ts__descriptor *d, *newer;
 	ts__schema *s2;
 	ts_column extra = {"staged", TS_INT64, NONE};
@@ -1424,7 +1415,7 @@ static void descriptor_public_stale_tmp_ignored(void **state)
 	ts_schema_free(s);
 	ts_table_close(t);
 	assert_int_equal(ts_close(db), 0);
-	char *tmp = path_in(tdir, "DESCRIPTOR.tmp");
+	char *tmp = ts_test_path(tdir, "DESCRIPTOR.tmp");
 	struct stat st;
 	assert_int_equal(stat(tmp, &st), -1);
 	free(tmp);
@@ -1445,7 +1436,7 @@ static void descriptor_public_damaged_descriptor(void **state)
 	assert_int_equal(ts_open(path, NULL, &db), 0);
 	create_t(db);
 	assert_int_equal(ts_close(db), 0);
-	char *tdir = path_in(path, "t");
+	char *tdir = ts_test_path(path, "t");
 	read_whole(tdir, TS_DESC_FILE, &b);
 	b.data[TS_DESC_HEADER_SIZE + 2] ^= 1;
 	write_file(tdir, TS_DESC_FILE, b.data, b.len);

@@ -207,6 +207,20 @@ CASE(backup_db, ts_backup(NULL, "x"))
 CASE(backup_dest, ts_backup(a->e->db, NULL))
 CASE(backup_incremental_db, ts_backup_incremental(NULL, "x"))
 CASE(backup_incremental_dest, ts_backup_incremental(a->e->db, NULL))
+CASE(epoch_get_db, ts_epoch_get(NULL, &(ts_epoch){{0}, 0}))
+CASE(epoch_get_out, ts_epoch_get(a->e->db, NULL))
+CASE(epoch_raise_db, ts_epoch_raise(NULL, NULL))
+CASE(epoch_adopt_db, ts_epoch_adopt(NULL, &(ts_epoch){{0}, 1}))
+CASE(epoch_adopt_e, ts_epoch_adopt(a->e->db, NULL))
+CASE(ship_open_table, ts_ship_open(NULL, 0, NULL, 0, &(ts_ship *){NULL}))
+CASE(ship_open_out, ts_ship_open(a->e->t, 0, NULL, 0, NULL))
+CASE(ship_open_tablets, ts_ship_open(a->e->t, 0, NULL, 1, &(ts_ship *){NULL}))
+CASE(ship_next_ship, ts_ship_next(NULL, &(ts_frame){0}))
+CASE(ship_heartbeat_ship, ts_ship_heartbeat(NULL, &(ts_frame){0}))
+CASE(frame_header_table, ts_frame_header(NULL, &(ts_frame){0}, (char[64]){0}, 64, &(size_t){0}))
+CASE(frame_header_frame, ts_frame_header("m", NULL, (char[64]){0}, 64, &(size_t){0}))
+CASE(frame_decode_in, ts_frame_decode(NULL, 0, &(ts_frame){0}, (char[80]){0}, &(size_t){0}))
+CASE(frame_decode_table, ts_frame_decode("x", 1, &(ts_frame){0}, NULL, &(size_t){0}))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -231,6 +245,9 @@ static const struct misuse misuses[] = {
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
 	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
+	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db), M(epoch_adopt_db), M(epoch_adopt_e), M(ship_open_table), M(ship_open_out),
+	M(ship_open_tablets), M(ship_next_ship), M(ship_heartbeat_ship), M(frame_header_table),
+	M(frame_header_frame), M(frame_decode_in), M(frame_decode_table),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by

@@ -1,0 +1,37 @@
+/*
+ * epoch.h -- the database's EPOCH file: its lineage and epoch
+ * (docs/epoch-format.md, docs/standby.md section 3).
+ */
+#ifndef TS_EPOCH_H
+#define TS_EPOCH_H
+
+#include <stddef.h>
+
+#include "tsstore.h"
+
+/* Encode e into out[0..TS_EPOCH_SIZE). */
+void ts__epoch_encode(const ts_epoch *e, unsigned char *out);
+
+/* Decode p[0..n): 0, or TS_ECORRUPT with a message saying what is wrong
+ * (size, magic, version, checksum, reserved bytes, epoch 0), not naming
+ * the file: the caller does. */
+int ts__epoch_decode(const void *p, size_t n, ts_epoch *e);
+
+/* Read dir/EPOCH.  Returns 0, TS_ENOENT (no file: a database made
+ * before EPOCH existed, never opened by a writer since), TS_ECORRUPT
+ * (message naming the file), TS_EIO, TS_ENOMEM. */
+int ts__epoch_read(const char *dir, ts_epoch *e);
+
+/* Replace dir/EPOCH with e atomically and durably (written to
+ * EPOCH.tmp, synced, renamed, dir synced).  Returns 0 or a TS_E* code
+ * (TS_ENOSPC, TS_EIO). */
+int ts__epoch_write(const char *dir, const ts_epoch *e);
+
+/* At a read-write open: read db's EPOCH into db->epoch, creating it (a
+ * random lineage, epoch 1) when there is none.  Returns 0, TS_ECORRUPT
+ * (a damaged EPOCH is never replaced silently: the lineage is what a
+ * standby and a returning primary are told apart by), or the errors of
+ * ts__epoch_read and ts__epoch_write. */
+int ts__epoch_load(ts_db *db);
+
+#endif

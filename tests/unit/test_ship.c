@@ -1,0 +1,501 @@
+/*
+ * test_ship.c -- ts_ship, the primary's side of following
+ * (docs/standby.md section 2), against a standby built in the test from
+ * the frames alone: its tablets, DESCRIPTOR and log bytes are the
+ * primary's byte for byte, the directory opens as a database with
+ * exactly the primary's rows and passes ts_check, after the first
+ * shipment and after later commits, flushes and merges on the same
+ * ship; a standby that holds everything gets a heartbeat and the
+ * descriptor only; a dropped table ends the stream; a standby ahead of
+ * the primary is refused; ts_close waits for ships.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "log_format.h"
+#include "support.h"
+
+#define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
+#define SEC INT64_C(1000000000)
+#define SHIFT 20                         /* 1 MiB log segments */
+
+/* ---- the standby the test builds from frames ---- */
+
+struct standby {
+	char *root;                  /* a database directory */
+	char dir[512];               /* root/m */
+	unsigned shift;
+	uint64_t head;               /* the last heartbeat's newest commit end */
+	uint64_t log_end;            /* log bytes held below this LSN */
+	uint64_t commit;             /* the last log frame's id */
+	void *desc;                  /* a descriptor waiting for the log */
+	size_t desc_n;
+	uint64_t desc_at;
+	int frames[128];             /* frames seen, by type */
+	char order[4096];            /* their types, in order */
+	int norder;
+};
+
+static void sb_init(struct standby *sb)
+{
+	memset(sb, 0, sizeof *sb);
+	sb->root = ts_test_tmpdir();
+	snprintf(sb->dir, sizeof sb->dir, "%s/m", sb->root);
+	char p[600];
+	assert_int_equal(mkdir(sb->dir, 0755), 0);
+	snprintf(p, sizeof p, "%s/tablets", sb->dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/log", sb->dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void sb_free(struct standby *sb)
+{
+	free(sb->desc);
+	ts_test_rmdir(sb->root);
+}
+
+static void write_at(const char *path, const void *p, size_t n, off_t off, int create_size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	if (create_size)
+		assert_int_equal(ftruncate(fd, create_size), 0);
+	assert_int_equal(pwrite(fd, p, n, off), (ssize_t)n);
+	close(fd);
+}
+
+static void sb_put_desc(struct standby *sb)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/DESCRIPTOR", sb->dir);
+	unlink(p);
+	write_at(p, sb->desc, sb->desc_n, 0, 0);
+	free(sb->desc);
+	sb->desc = NULL;
+}
+
+/* The standby's segment file of lsn, made with a fresh header. */
+static void sb_segment(struct standby *sb, uint64_t lsn, char *path, size_t size)
+{
+	struct stat st;
+	uint64_t seg = lsn >> sb->shift;
+	snprintf(path, size, "%s/log/%016" PRIx64 ".seg", sb->dir, seg);
+	if (stat(path, &st) == 0)
+		return;
+	unsigned char h[TS_SEG_HEADER] = {0};
+	ts__log_segment_header(h, seg, UINT64_C(1) << sb->shift);
+	write_at(path, h, sizeof h, 0, (int)(TS_SEG_HEADER + (1u << sb->shift)));
+}
+
+static void sb_apply(struct standby *sb, const ts_frame *f)
+{
+	char p[600];
+	sb->frames[f->type & 127]++;
+	if (sb->norder < (int)sizeof sb->order - 1)
+		sb->order[sb->norder++] = (char)f->type;
+	switch (f->type) {
+	case TS_FRAME_HEARTBEAT:
+		assert_int_equal(f->length, TS_FRAME_HEARTBEAT_SIZE);
+		memcpy(&sb->head, f->payload, 8);
+		memcpy(&sb->shift, (const char *)f->payload + 16, 4);
+		break;
+	case TS_FRAME_TABLET:
+		snprintf(p, sizeof p, "%s/tablets/%016" PRIx64 ".tab", sb->dir, f->id);
+		write_at(p, f->payload, f->length, (off_t)f->offset, 0);
+		break;
+	case TS_FRAME_DESCRIPTOR:
+		free(sb->desc);
+		sb->desc = malloc(f->length);
+		memcpy(sb->desc, f->payload, f->length);
+		sb->desc_n = f->length;
+		sb->desc_at = f->id;
+		break;
+	case TS_FRAME_LOG:
+		assert_true(sb->shift > 0);
+		assert_true(f->offset >= sb->log_end || sb->log_end == 0 || f->offset + f->length <= sb->log_end);
+		assert_int_equal(f->offset >> sb->shift, (f->offset + f->length - 1) >> sb->shift);
+		sb_segment(sb, f->offset, p, sizeof p);
+		write_at(p, f->payload, f->length,
+		         (off_t)(TS_SEG_HEADER + (f->offset & ((UINT64_C(1) << sb->shift) - 1))), 0);
+		sb->log_end = f->offset + f->length;
+		sb->commit = f->id;
+		break;
+	default:
+		break;
+	}
+	if (sb->desc && sb->log_end >= sb->desc_at)
+		sb_put_desc(sb);
+}
+
+/* Pull every frame the ship has now into sb; returns how many. */
+static int drain(ts_ship *s, struct standby *sb)
+{
+	ts_frame f;
+	int n = 0, rc;
+	sb->norder = 0;
+	while ((rc = ts_ship_next(s, &f)) == 1) {
+		sb_apply(sb, &f);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	sb->order[sb->norder] = '\0';
+	return n;
+}
+
+/* ---- comparing with the primary ---- */
+
+static void *slurp(const char *path, size_t *n)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	void *p = malloc((size_t)st.st_size + 1);
+	assert_int_equal(read(fd, p, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*n = (size_t)st.st_size;
+	return p;
+}
+
+static void expect_same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	void *pa = slurp(a, &na), *pb = slurp(b, &nb);
+	if (na != nb || memcmp(pa, pb, na) != 0)
+		fail_msg("%s and %s differ (%zu and %zu bytes)", a, b, na, nb);
+	free(pa);
+	free(pb);
+}
+
+/* Every tablet and the DESCRIPTOR of the primary's table are the
+ * standby's, byte for byte. */
+static void expect_same_files(const ts_test_env *e, const struct standby *sb)
+{
+	char a[1024], b[1024];
+	snprintf(a, sizeof a, "%s/m/DESCRIPTOR", e->dir);
+	snprintf(b, sizeof b, "%s/DESCRIPTOR", sb->dir);
+	expect_same_file(a, b);
+	snprintf(a, sizeof a, "%s/m/tablets", e->dir);
+	DIR *d = opendir(a);
+	struct dirent *de;
+	int n = 0;
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".tab") && de->d_name[0] != '.') {
+			snprintf(a, sizeof a, "%s/m/tablets/%s", e->dir, de->d_name);
+			snprintf(b, sizeof b, "%s/tablets/%s", sb->dir, de->d_name);
+			expect_same_file(a, b);
+			n++;
+		}
+	closedir(d);
+	assert_true(n > 0);
+}
+
+/* The last log frame's id is the commit record the log ends with: the
+ * one the primary's HEAD names. */
+static void expect_commit_at_end(const ts_test_env *e, const struct standby *sb)
+{
+	char path[1024];
+	unsigned char h[16];
+	uint64_t head;
+	snprintf(path, sizeof path, "%s/m/log/HEAD", e->dir);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof h, 0), (ssize_t)sizeof h);
+	close(fd);
+	memcpy(&head, h + 8, 8);
+	assert_true(head > 0);
+	assert_int_equal(sb->commit, head);
+}
+
+/* The standby opened as a database (its recovery run) holds exactly the
+ * primary's rows, and passes ts_check. */
+static void expect_same_rows(ts_test_env *e, const struct standby *sb)
+{
+	ts_options o;
+	ts_db *db = NULL;
+	ts_table *t = NULL;
+	test_row *want = NULL, *got = NULL;
+	ts_options_init(&o);
+	o.sync = TS_SYNC_NONE;
+	o.flags = TS_OPEN_NOMERGE;
+	if (ts_open(sb->root, &o, &db) < 0)
+		fail_msg("open the standby: %s", ts_errmsg(NULL));
+	assert_int_equal(ts_table_open(db, "m", &t), 0);
+	long nw = ts_test_read_m(e->t, &want), ng = ts_test_read_m(t, &got);
+	assert_true(nw > 0);
+	assert_int_equal(ng, nw);
+	assert_memory_equal(got, want, (size_t)nw * sizeof *want);
+	ts_table_close(t);
+	if (ts_check(db, NULL, NULL) < 0)
+		fail_msg("check the standby: %s", ts_errmsg(NULL));
+	assert_int_equal(ts_close(db), 0);
+	free(want);
+	free(got);
+}
+
+static void insert_batches(ts_test_env *e, int from, int n, int rows)
+{
+	test_row *r = calloc((size_t)rows, sizeof *r);
+	for (int b = from; b < from + n; b++) {
+		for (int i = 0; i < rows; i++) {
+			char host[16];
+			snprintf(host, sizeof host, "h%03d", i % 50);
+			r[i] = ts_test_row(host, NOW - 3600 * SEC + b * SEC + (i / 50) * 1000, b * 1000 + i);
+		}
+		assert_int_equal(ts_test_insert_m(e->t, r, (size_t)rows), 0);
+	}
+	free(r);
+}
+
+static int setup(void **state)
+{
+	ts_test_env *e = ts_test_env_new_held(NOW);
+	ts_test_env_close(e);
+	e->log_segment_size = INT64_C(1) << SHIFT;
+	ts_test_env_open(e);
+	*state = e;
+	return 0;
+}
+
+/* ---- tests ---- */
+
+/* From nothing: a heartbeat, every tablet, the descriptor, the log; the
+ * standby is the primary.  Then, on the same ship, new commits are log
+ * frames only; a flush sends its tablet and the descriptor first; a
+ * merge its output. */
+static void ship_builds_a_standby(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	sb_init(&sb);
+	insert_batches(e, 1, 10, 500);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	insert_batches(e, 11, 20, 500); /* several segments of log */
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	assert_int_equal(sb.order[0], 'H');
+	assert_int_equal(sb.shift, SHIFT);
+	assert_int_equal(sb.frames['D'], 1);
+	assert_true(sb.frames['T'] >= 1);
+	if (sb.frames['L'] < 2 || sb.log_end >> SHIFT < 1) /* two segments */
+		fail_msg("frames %s, log end %" PRIu64, sb.order, sb.log_end);
+	assert_non_null(strstr(sb.order, "TDL"));
+	assert_null(sb.desc); /* put in place: the log reached it */
+	assert_int_equal(sb.desc_at, sb.head); /* at the commit it was read with */
+	assert_int_equal(sb.log_end, sb.head);
+	expect_commit_at_end(e, &sb);
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+
+	/* commits: log frames only */
+	insert_batches(e, 31, 3, 100);
+	drain(s, &sb);
+	assert_true(strspn(sb.order, "L") == strlen(sb.order) && strlen(sb.order) >= 1);
+	expect_commit_at_end(e, &sb);
+	expect_same_rows(e, &sb);
+
+	/* a flush: its tablet, then the descriptor, then nothing else */
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	drain(s, &sb);
+	assert_int_equal(sb.order[0], 'T');
+	assert_non_null(strchr(sb.order, 'D'));
+	assert_null(strchr(sb.order, 'H'));
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+
+	/* a merge of the two tablets; more commits */
+	assert_int_equal(ts_merge(e->t, NULL), 0);
+	insert_batches(e, 34, 2, 100);
+	drain(s, &sb);
+	assert_non_null(strstr(sb.order, "TD"));
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+	assert_int_equal(drain(s, &sb), 0); /* nothing new */
+	ts_ship_close(s);
+	sb_free(&sb);
+}
+
+/* A standby that holds every tablet and the log through the newest
+ * commit gets a heartbeat and the descriptor, nothing else. */
+static void ship_to_a_standby_that_has_everything(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	uint64_t ids[16];
+	int n = 0;
+	sb_init(&sb);
+	insert_batches(e, 1, 4, 300);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	insert_batches(e, 5, 4, 300);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	ts_ship_close(s);
+	char p[600];
+	snprintf(p, sizeof p, "%s/tablets", sb.dir);
+	DIR *d = opendir(p);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".tab"))
+			ids[n++] = strtoull(de->d_name, NULL, 16);
+	closedir(d);
+	assert_true(n >= 1);
+	assert_int_equal(ts_ship_open(e->t, sb.log_end, ids, n, &s), 0);
+	assert_int_equal(drain(s, &sb), 2);
+	assert_string_equal(sb.order, "HD");
+	ts_ship_close(s);
+	/* one tablet missing: that one is sent again, whole */
+	assert_int_equal(ts_ship_open(e->t, sb.log_end, ids, n - 1, &s), 0);
+	drain(s, &sb);
+	assert_int_equal(sb.order[0], 'H');
+	assert_int_equal(sb.order[1], 'T');
+	assert_int_equal(sb.order[strlen(sb.order) - 1], 'D');
+	ts_ship_close(s);
+	expect_same_files(e, &sb);
+	sb_free(&sb);
+}
+
+/* A standby that holds nothing of a table whose older log segments a
+ * flush released: the log is shipped from the descriptor's flushed
+ * position, and the standby holds the primary's rows. */
+static void ship_skips_the_released_log(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	char p[600];
+	struct stat st;
+	sb_init(&sb);
+	insert_batches(e, 1, 30, 500);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	insert_batches(e, 31, 2, 100);
+	snprintf(p, sizeof p, "%s/m/log/%016x.seg", e->dir, 0);
+	assert_int_equal(stat(p, &st), -1); /* released */
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	assert_non_null(strstr(sb.order, "TDL"));
+	assert_true(sb.log_end >> SHIFT >= 1);
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+	ts_ship_close(s);
+	sb_free(&sb);
+}
+
+/* A standby whose log reaches past the primary's newest commit follows
+ * another history: refused. */
+static void ship_refuses_a_standby_ahead(void **state)
+{
+	ts_test_env *e = *state;
+	ts_ship *s = NULL;
+	ts_frame f;
+	insert_batches(e, 1, 2, 10);
+	assert_int_equal(ts_ship_open(e->t, UINT64_C(1) << 40, NULL, 0, &s), 0);
+	assert_int_equal(ts_ship_next(s, &f), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "past the primary's newest commit"));
+	ts_ship_close(s);
+}
+
+/* A dropped table: one end frame, then nothing; ts_close waits for the
+ * ship (TS_EBUSY) until it is closed. */
+static void ship_of_a_dropped_table_ends(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	ts_frame f;
+	sb_init(&sb);
+	insert_batches(e, 1, 2, 10);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	assert_int_equal(ts_drop(e->db, "m"), 0);
+	assert_int_equal(ts_ship_next(s, &f), 1);
+	assert_int_equal(f.type, TS_FRAME_END);
+	assert_int_equal(ts_ship_next(s, &f), 0);
+	ts_table_close(e->t);
+	e->t = NULL;
+	assert_int_equal(ts_close(e->db), TS_EBUSY);
+	ts_ship_close(s);
+	assert_int_equal(ts_close(e->db), 0);
+	e->db = NULL;
+	sb_free(&sb);
+}
+
+/* Frames on the wire: a round trip; a prefix is "read more"; a flipped
+ * bit anywhere, header or payload, is never a frame; bad input to the
+ * encoder is refused. */
+static void frame_codec(void **state)
+{
+	(void)state;
+	unsigned char wire[TS_FRAME_HEADER_MAX + 100], payload[100];
+	char table[TS_NAME_MAX + 1];
+	ts_frame f = {0}, g;
+	size_t n = 0, used = 1;
+	for (int i = 0; i < 100; i++)
+		payload[i] = (unsigned char)(i * 7);
+	f.type = TS_FRAME_TABLET;
+	f.flags = TS_FRAME_LAST;
+	f.id = 0x0102030405060708u;
+	f.offset = 4096;
+	f.payload = payload;
+	f.length = 100;
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), 0);
+	assert_int_equal(n, 28 + 3);
+	memcpy(wire + n, payload, 100);
+	assert_int_equal(ts_frame_decode(wire, n + 100, &g, table, &used), 1);
+	assert_int_equal(used, n + 100);
+	assert_string_equal(table, "cpu");
+	assert_int_equal(g.type, TS_FRAME_TABLET);
+	assert_int_equal(g.flags, TS_FRAME_LAST);
+	assert_int_equal(g.id, f.id);
+	assert_int_equal(g.offset, 4096);
+	assert_int_equal(g.length, 100);
+	assert_memory_equal(g.payload, payload, 100);
+	for (size_t k = 0; k < n + 100; k++) {
+		assert_int_equal(ts_frame_decode(wire, k, &g, table, &used), 0);
+		assert_int_equal(used, 0);
+	}
+	for (size_t k = 0; k < (n + 100) * 8; k++) {
+		wire[k / 8] ^= (unsigned char)(1u << (k % 8));
+		int rc = ts_frame_decode(wire, n + 100, &g, table, &used);
+		if (rc > 0)
+			fail_msg("bit %zu flipped: still a frame", k);
+		wire[k / 8] ^= (unsigned char)(1u << (k % 8));
+	}
+	f.type = 'X';
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), TS_EINVAL);
+	f.type = TS_FRAME_LOG;
+	assert_int_equal(ts_frame_header("no such", &f, wire, sizeof wire, &n), TS_EINVAL);
+	assert_int_equal(ts_frame_header("cpu", &f, wire, 30, &n), TS_ETOOBIG);
+	f.length = TS_FRAME_PAYLOAD_MAX + 1;
+	assert_int_equal(ts_frame_header("cpu", &f, wire, sizeof wire, &n), TS_EINVAL);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(frame_codec),
+		T(ship_builds_a_standby),
+		T(ship_to_a_standby_that_has_everything),
+		T(ship_skips_the_released_log),
+		T(ship_refuses_a_standby_ahead),
+		T(ship_of_a_dropped_table_ends),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
