@@ -186,7 +186,11 @@ static unsigned char *prepare_seg(ts__log *log, uint64_t seg, uint64_t *alloc)
 	if (ts__log_seg_path(log, seg, path) < 0)
 		return NULL;
 	if (access(path, F_OK) < 0) {
-		if (ts__log_create_seg(log, seg, path, *alloc) < 0)
+		/* Only a file that is not there is made: any other failure
+		 * may hide one the writer maps (made by the writer after a
+		 * failure here), which a new one renamed over would cut
+		 * from the writer's records. */
+		if (errno != ENOENT || ts__log_create_seg(log, seg, path, *alloc) < 0)
 			return NULL;
 		fresh = 1;
 	}
@@ -334,6 +338,11 @@ int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc)
 		p->base = NULL;
 		p->ready = 0;
 	}
+	/* Served (or the writer's to do): else the preparer, woken for
+	 * something else, would take want != ready for a request and make
+	 * seg again, under the writer's records. */
+	if (p->want == seg + 1)
+		p->want = 0;
 	pthread_mutex_unlock(&p->mu);
 	if (!base)
 		return 0;
