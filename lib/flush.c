@@ -16,7 +16,11 @@
  *              drops the tree.  Between the two, readers and recovery see
  *              both and skip the tree (its born is a source);
  *   4. release (table mutex)  log segments wholly before the oldest
- *              remaining tree are deleted (the directory is synced after).
+ *              remaining tree are released; the log's preparer deletes
+ *              their files (and syncs the directory) and unmaps them
+ *              after, off the flushing thread and outside every lock
+ *              (log.c, "Dropping released segments"); a purge waits
+ *              for that.
  *
  * A crash before 3 leaves a frozen tree and at most an orphaned
  * temporary file; the next flush writes the tree again.  flush_mu keeps
@@ -470,8 +474,6 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 		if ((rc = publish_tombs(t)) == 0 && (rc = ts__table_lock(t)) == 0) {
 			rc = ts__log_release(t->log, t->desc->flushed_lsn);
 			ts__table_unlock(t);
-			if (rc == 0)
-				rc = ts__log_sync_dir(t->log);
 		}
 		return rc;
 	}
@@ -485,8 +487,6 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 	if (rc == 0 && njobs && (rc = ts__table_lock(t)) == 0) {
 		rc = ts__log_release(t->log, t->desc->flushed_lsn);
 		ts__table_unlock(t);
-		if (rc == 0)
-			rc = ts__log_sync_dir(t->log);
 	}
 	free(jobs);
 	free(versions);
@@ -550,8 +550,8 @@ int ts__flush_settle(ts_table *t, const ts__tomb *drop, int ndrop, const ts__tom
 	int spent = rc == 0 && t->desc->ntombs == 0 && t->fill.tomb.root == 0 &&
 	            (t->desc->flags & TS_DESC_TOMBSTONES_LOGGED);
 	pthread_mutex_unlock(&t->mu);
-	if (rc == 0)
-		rc = ts__log_sync_dir(t->log);
+	if (rc == 0) /* the purge's promise: the older segment files gone, now */
+		rc = ts__log_drop_released(t->log);
 	/* No tombstone left, and no commit names one since the one above:
 	 * the log holds no tombstone any more (deletes take desc_mu,
 	 * delete.c, so none comes in meanwhile); TS_DESC_DELETED stays, and
