@@ -35,6 +35,7 @@
 #include "influxq.h"
 #include "promread.h"
 #include "tsd.h"
+#include "tslimits.h" /* TS_FLUSH_THREADS_MAX */
 #include "wire/graphite.h"
 
 enum kind {
@@ -54,7 +55,7 @@ enum field {
 	F_SYNC_INTERVAL, F_MAX_FUTURE, F_FLUSH_SIZE, F_FLUSH_AGE,
 	F_MERGE_MAX_SIZE, F_MERGE_DELAY, F_BLOCK_CACHE_SIZE, F_NO_MERGE, F_LOG_CAP,
 	F_LOG_SEGMENT_SIZE, F_MERGE_SLICE_ROWS, F_MERGE_ROLLOVER_SPREAD, F_MAINT_BUSY_WINDOW,
-	F_MAINT_BUSY_SHARE,
+	F_MAINT_BUSY_SHARE, F_FLUSH_THREADS,
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
 	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS, F_GRAPHITE_TEMPLATE,
@@ -89,6 +90,7 @@ static const struct option_def options[] = {
 	{"merge-rollover-spread", K_DURATION, F_MERGE_ROLLOVER_SPREAD},
 	{"maint-busy-window", K_DURATION, F_MAINT_BUSY_WINDOW},
 	{"maint-busy-share", K_COUNT, F_MAINT_BUSY_SHARE},
+	{"flush-threads", K_COUNT, F_FLUSH_THREADS},
 	{"line-max", K_SIZE, F_LINE_MAX},
 	{"max-connections", K_COUNT, F_MAX_CONNECTIONS},
 	{"chunk-rows", K_COUNT, F_CHUNK_ROWS},
@@ -303,6 +305,11 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		if (v < 1 || v > 100)
 			return -1;
 		cfg->lib.maint_busy_share = v;
+		break;
+	case F_FLUSH_THREADS: /* the library's bound; its default when not given */
+		if (v > TS_FLUSH_THREADS_MAX)
+			return -1;
+		cfg->lib.flush_threads = v;
 		break;
 	case F_LINE_MAX: cfg->line_max = (size_t)v; break;
 	case F_MAX_CONNECTIONS: cfg->max_connections = (int)v; break;

@@ -62,6 +62,8 @@ static const char help[] =
 	"  --maint-busy-window DUR  merges yield for DUR after an insert or read\n"
 	"                          (default 100ms)\n"
 	"  --maint-busy-share N    percent of the time merges may take then (default 50)\n"
+	"  --flush-threads N       threads that compress a flush's blocks, 1 to 8\n"
+	"                          (default the online CPUs, at most 8)\n"
 	"  --block-cache-size SIZE decompressed blocks kept for reads (default a\n"
 	"                          sixteenth of the memory, 64M to 4G)\n"
 	"  --log-segment-size SIZE  each log segment of new tables, 1M to 64M (default 64M)\n"

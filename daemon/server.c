@@ -1425,7 +1425,7 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "
 		  "flush-age, merge-max-size, merge-delay, block-cache-size, no-merge, log-cap, "
 		  "log-segment-size, merge-slice-rows, merge-rollover-spread, maint-busy-window, "
-		  "maint-busy-share)" : NULL,
+		  "maint-busy-share, flush-threads)" : NULL,
 	};
 	for (size_t i = 0; i < sizeof what / sizeof what[0]; i++)
 		if (what[i])

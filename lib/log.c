@@ -18,7 +18,8 @@
  * A segment is unmapped while the log is open only once it was released
  * (its rows are all in tablets) and no snapshot that may read it is left
  * (ts__log_pin), or when its slot is needed again TS_LOG_RING segments
- * later.
+ * later; released segments are deleted and unmapped off the writer's
+ * path ("Dropping released segments").
  *
  * Pages: a segment is mapped whole, from file offset 0, so that no mmap
  * offset depends on the page size (the data area's file offset,
@@ -30,7 +31,9 @@
  *
  * Locks: the writer's functions run under the writer's lock, the table's
  * (ts__log_set_writer_lock; asserted by writer_locked); mu guards the
- * slots' mappings and the release counters (asserted by mu_held).
+ * slots' mappings and the release counters (asserted by mu_held), and
+ * no munmap or unlink runs under it; drop_mu keeps one thread at a time
+ * dropping released segments.
  */
 #include <assert.h>
 #include <errno.h>
@@ -706,6 +709,7 @@ int ts__log_open(const char *dir, int readonly, ts__lsn start_lsn, uint64_t seg_
 	log->page = ts__log_opening_page();
 	current_boot(log->boot);
 	pthread_mutex_init(&log->mu, NULL);
+	pthread_mutex_init(&log->drop_mu, NULL);
 	if (!readonly && (rc = ts__mkdirs(dir, 0755)) < 0)
 		goto fail;
 	if ((rc = ts__log_recover(log, start_lsn)) < 0 || (rc = open_headpage(log)) < 0)
@@ -734,6 +738,8 @@ void ts__log_stop_preparing(ts__log *log)
 	if (log) {
 		assert(writer_locked(log));
 		ts__log_prep_stop(log);
+		if (!log->readonly) /* what it had left, under the path it had */
+			(void)ts__log_drop_released(log);
 	}
 }
 
@@ -742,6 +748,8 @@ void ts__log_close(ts__log *log, int clean)
 	if (!log)
 		return;
 	ts__log_prep_stop(log);
+	if (!log->readonly) /* what the preparer had left of the released segments */
+		(void)ts__log_drop_released(log);
 	if (!log->readonly && sync_all(log) == 0 && clean)
 		ts__log_set_clean(log, 1);
 	for (int i = 0; i < TS_LOG_RING; i++)
@@ -749,6 +757,7 @@ void ts__log_close(ts__log *log, int clean)
 			munmap(log->hot.ring[i].base, seg_file(log));
 	if (log->headpage)
 		munmap(log->headpage, TS_HEAD_SIZE);
+	pthread_mutex_destroy(&log->drop_mu);
 	pthread_mutex_destroy(&log->mu);
 	free(log->dir);
 	free(log);
@@ -992,25 +1001,71 @@ ts__lsn ts__log_next_batch(const ts__log *log)
 
 /* ---- releasing and syncing ---- */
 
-/* Unmap the released segments once no snapshot is pinned; mu is held.
- * A snapshot pinned after this cannot need them: it pins (under mu)
- * before it reads the head commit, and a segment is released only after
- * a commit that names no tree in it was published and a descriptor that
- * names the tablets holding its rows (flush.c), so the mutex orders
- * either the pin before this check or the new commit before that
- * snapshot's reading it. */
-static void unmap_released_locked(ts__log *log)
+/*
+ * Dropping released segments.  A flush releases the segments wholly
+ * before its flushed position under the writer's lock (ts__log_release),
+ * which only moves first_seg and released.  Deleting their files and
+ * unmapping them is the costly part -- munmap of 64 MiB mappings, and the
+ * kernel dropping the page cache of each file once it is both unlinked
+ * and unmapped: an eighth of a flush that released 1.3 GB of log -- and
+ * it ran on the flushing thread under the writer's lock, so inserts
+ * waited, and the munmaps under mu, so snapshots taking or dropping their
+ * pins waited.  Now the preparer does it after the writer's release, in
+ * steps between the segments it prepares and warms (ts__log_drop_step),
+ * outside both locks; a caller that needs it done at once (a purge,
+ * closing the log, stopping the preparer) runs the steps itself
+ * (ts__log_drop_released), and so does the writer when the preparer
+ * cannot run.  A failure of the preparer's is reported to nobody -- the
+ * files are named by no descriptor any more (test_fault's "absorbed"
+ * calls) -- and the step is tried again after the next release.
+ *
+ * Crash safety is unchanged: the files a release names lie wholly before
+ * the flushed position of a descriptor already durable, and recovery
+ * starts at that position whatever older segment files are left -- as
+ * after a crash between a flush's descriptor and its release, which was
+ * always possible (test_crash).  Readers keep their segments as before:
+ * a segment is unmapped only once no snapshot may read it (claim_unmap);
+ * it is claimed under mu, its slot emptied so that no later lookup finds
+ * it, and unmapped after mu is dropped -- the address stays mapped until
+ * then, so nothing else can be given it meanwhile.  Readers in other
+ * processes keep the pages they mapped (unlink semantics).
+ */
+
+/* The mapping of the oldest released segment not yet unmapped, claimed
+ * for the caller to unmap outside mu (its slot emptied), or NULL when
+ * there is none or a snapshot is pinned; mu is held.  A snapshot pinned
+ * after this cannot need it: it pins (under mu) before it reads the head
+ * commit, and a segment is released only after a commit that names no
+ * tree in it was published and a descriptor that names the tablets
+ * holding its rows (flush.c), so the mutex orders either the pin before
+ * this check or the new commit before that snapshot's reading it. */
+static unsigned char *claim_unmap(ts__log *log)
 {
 	assert(mu_held(log));
-	if (log->pins != 0)
-		return;
-	for (; log->unmapped < log->released; log->unmapped++) {
-		ts__log_slot *s = &log->hot.ring[log->unmapped & RING_MASK];
-		if (atomic_load(&s->segp1) == log->unmapped + 1) {
+	while (log->pins == 0 && log->unmapped < log->released) {
+		uint64_t seg = log->unmapped++;
+		ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
+		if (atomic_load(&s->segp1) == seg + 1) {
+			unsigned char *base = s->base;
 			atomic_store(&s->segp1, 0);
-			munmap(s->base, seg_file(log));
 			s->base = NULL;
+			return base;
 		}
+	}
+	return NULL;
+}
+
+/* Unmap, one at a time and each outside mu, the released segments no
+ * snapshot may read; mu is not held. */
+static void unmap_released(ts__log *log)
+{
+	for (;;) {
+		mu_lock(log);
+		unsigned char *base = claim_unmap(log);
+		mu_unlock(log);
+		if (!base)
+			return;
+		munmap(base, seg_file(log));
 	}
 }
 
@@ -1025,49 +1080,79 @@ void ts__log_unpin(ts__log *log)
 {
 	mu_lock(log);
 	assert(log->pins > 0);
-	if (--log->pins == 0)
-		unmap_released_locked(log);
+	int last = --log->pins == 0 && log->unmapped < log->released;
 	mu_unlock(log);
+	if (last)
+		unmap_released(log);
 }
 
-/* Segments below seg are no longer needed: unmap them when no snapshot
- * can read them any more. */
-static void note_released(ts__log *log, uint64_t seg)
+int ts__log_drop_step(ts__log *log)
 {
+	char path[TS_PATH_MAX];
+	int rc = 0, did = 1;
+	pthread_mutex_lock(&log->drop_mu);
 	mu_lock(log);
-	if (seg > log->released)
-		log->released = seg;
-	unmap_released_locked(log);
+	uint64_t seg = log->unlinked;
+	int unlink_one = !log->readonly && seg < log->released;
+	if (unlink_one)
+		log->unlinked = seg + 1;
+	unsigned char *base = unlink_one || log->drop_unsynced ? NULL : claim_unmap(log);
 	mu_unlock(log);
+	if (unlink_one) {
+		if ((rc = ts__log_seg_path(log, seg, path)) == 0 && unlink(path) < 0 && errno != ENOENT)
+			rc = ts__fail_errno(errno, "unlink %s", path);
+		log->drop_unsynced = 1;
+		if (rc < 0) { /* tried again after the next release */
+			mu_lock(log);
+			if (log->unlinked > seg)
+				log->unlinked = seg;
+			mu_unlock(log);
+		}
+	} else if (log->drop_unsynced) {
+		if ((rc = ts__fsync_dir(log->dir)) == 0)
+			log->drop_unsynced = 0;
+	} else if (base) {
+		munmap(base, seg_file(log));
+	} else {
+		did = 0;
+	}
+	pthread_mutex_unlock(&log->drop_mu);
+	return rc < 0 ? rc : did;
+}
+
+int ts__log_drop_released(ts__log *log)
+{
+	int rc;
+	while ((rc = ts__log_drop_step(log)) > 0)
+		;
+	return rc;
 }
 
 int ts__log_release(ts__log *log, ts__lsn lsn)
 {
-	char path[TS_PATH_MAX];
-	int rc = 0;
 	assert(writer_locked(log) && !log->readonly);
 	uint64_t upto = seg_of(log, lsn);
 	if (upto > seg_of(log, log->hot.tail))
 		upto = seg_of(log, log->hot.tail);
-	while (log->first_seg < upto) {
-		if ((rc = ts__log_seg_path(log, log->first_seg, path)) < 0)
-			return rc;
-		if (unlink(path) < 0 && errno != ENOENT)
-			return ts__fail_errno(errno, "unlink %s", path);
-		log->first_seg++;
-	}
-	note_released(log, log->first_seg);
-	return 0;
+	if (upto > log->first_seg)
+		log->first_seg = upto;
+	mu_lock(log);
+	if (log->first_seg > log->released)
+		log->released = log->first_seg;
+	int work = log->unlinked < log->released || log->drop_unsynced ||
+	           (log->pins == 0 && log->unmapped < log->released);
+	mu_unlock(log);
+	/* without the preparer, here: a failure is the flush's, as before */
+	return work && !ts__log_prep_drop(log) ? ts__log_drop_released(log) : 0;
 }
 
 void ts__log_forget(ts__log *log, ts__lsn lsn)
 {
-	note_released(log, seg_of(log, lsn));
-}
-
-int ts__log_sync_dir(ts__log *log)
-{
-	return ts__fsync_dir(log->dir);
+	mu_lock(log);
+	if (seg_of(log, lsn) > log->released)
+		log->released = seg_of(log, lsn);
+	mu_unlock(log);
+	unmap_released(log);
 }
 
 /* The LSNs [*from, *to) not yet durable; the writer's.  *head: the

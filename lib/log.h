@@ -308,14 +308,24 @@ void ts__log_abort(ts__log *log);
  * recovery may scan. */
 ts__lsn ts__log_next_batch(const ts__log *log);
 
-/* Delete the segment files that lie wholly before lsn (their commits are
- * all in on-disk tablets).  Their mappings stay while a snapshot pinned
- * before may read them, and go when the last such unpins; readers in
- * other processes keep the pages they mapped (unlink semantics) until
- * they forget them in turn (ts__log_forget).  The deletions are made
- * durable by ts__log_sync_dir, which the caller runs after, outside its
- * locks.  Returns 0 or TS_EIO. */
+/* Release the segments that lie wholly before lsn (their commits are
+ * all in on-disk tablets): the log's preparer deletes their files, syncs
+ * the directory and unmaps them after, outside the writer's lock and the
+ * log's mutex (log.c, "Dropping released segments"; when the preparer
+ * cannot run, this does it).  Their mappings stay while a snapshot
+ * pinned before may read them, and go when the last such unpins; readers
+ * in other processes keep the pages they mapped (unlink semantics) until
+ * they forget them in turn (ts__log_forget).  The writer's lock is held.
+ * Returns 0, or TS_EIO when this call had to delete the files itself and
+ * failed. */
 int ts__log_release(ts__log *log, ts__lsn lsn);
+
+/* Delete the released segments' files, sync the directory, and unmap
+ * those no snapshot may read, now, waiting for the preparer's step in
+ * flight: when it returns, no segment file a release named is left.  No
+ * lock of the log's or the writer's need be held.  Returns 0 or the
+ * error (TS_EIO), once. */
+int ts__log_drop_released(ts__log *log);
 
 /* A reader learnt (from the descriptor) that the writer released the
  * segments before lsn: unmap them once no snapshot is pinned. */
@@ -326,9 +336,6 @@ void ts__log_forget(ts__log *log, ts__lsn lsn);
  * unmapped under it (ts__log_release). */
 void ts__log_pin(ts__log *log);
 void ts__log_unpin(ts__log *log);
-
-/* fsync the log's directory.  Returns 0 or TS_EIO. */
-int ts__log_sync_dir(ts__log *log);
 
 /* Make every published commit durable (msync).  Returns 0 or TS_EIO.
  * The caller holds the writer's lock throughout; ts__log_sync_range,

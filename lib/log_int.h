@@ -49,6 +49,7 @@ struct prep {
 	                       * when it was not made here: not known) */
 	unsigned char *warm;  /* [warm, warm_end) of the writer's segment to */
 	unsigned char *warm_end; /* write-fault (NULL = nothing to do) */
+	int drop;             /* released segments to drop (ts__log_prep_drop) */
 };
 
 /*
@@ -118,8 +119,19 @@ struct ts__log {
 	 * segments below released are released, below unmapped unmapped
 	 * (all three under mu).  Without this a long-running process kept every
 	 * segment it ever wrote mapped, and their disk blocks allocated. */
-	long pins;                /* under mu, as the two below */
+	long pins;                /* under mu, as the three below */
 	uint64_t released, unmapped;
+	/* The writer's segment files below unlinked are deleted: a release
+	 * only moves released (and first_seg), and the files go and the
+	 * mappings are unmapped after, by the preparer or whoever needs it
+	 * done at once (ts__log_drop_released), outside the writer's lock
+	 * and mu ("Dropping released segments" in log.c).  drop_mu keeps
+	 * one thread at a time doing that, so that a caller who needs the
+	 * files gone (a purge) waits for the step in flight. */
+	uint64_t unlinked;        /* under mu */
+	pthread_mutex_t drop_mu;
+	int drop_unsynced;        /* under drop_mu: files unlinked since the
+	                           * directory's last fsync */
 	int64_t seg_wait_ns, seg_wait_max_ns; /* the writer entering segments */
 	uint64_t asked;           /* writer: segment + 1 last asked of the preparer */
 	uint64_t alloc_seg;       /* writer: segment + 1 whose blocks are allocated */
@@ -293,5 +305,20 @@ int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc);
 /* Stop the preparer's thread, if it runs, and drop a mapping it made
  * that nobody took. */
 void ts__log_prep_stop(ts__log *log);
+
+/* The writer (its lock held): ask the preparer to drop the released
+ * segments (ts__log_drop_step until it says none is left), after any
+ * segment asked for and any warming.  Returns 1, or 0 if the preparer
+ * cannot run (the caller then drops them itself). */
+int ts__log_prep_drop(ts__log *log);
+
+/* One step of dropping the released segments, under drop_mu: delete one
+ * released segment file, else fsync the directory after deletions, else
+ * unmap one released segment no snapshot may read.  Returns 1 when it
+ * did one, 0 when nothing is left to do, or the error (TS_EIO); the step
+ * is tried again at the next release or ts__log_drop_released.  The
+ * preparer's failures go no further: the files are named by no
+ * descriptor any more, and the next open removes what stays. */
+int ts__log_drop_step(ts__log *log);
 
 #endif /* TS_LOG_INT_H */

@@ -4,11 +4,13 @@
  * needs them (log_int.h, "Allocating segments as they fill"), and the
  * segment preparer, the thread that creates, maps and write-faults the
  * writer's next segment (and warms the rest of its current one) ahead of
- * the tail.
+ * the tail, and deletes and unmaps the segments flushes released behind
+ * it (log.c, "Dropping released segments").
  *
  * The writer (log.c's appending) asks: ts__log_prep_kick when the tail
  * passes the middle of a segment, ts__log_prep_warm as it writes into a
- * segment it mapped itself, ts__log_prep_take as it enters the next one;
+ * segment it mapped itself, ts__log_prep_take as it enters the next one,
+ * ts__log_prep_drop after a release;
  * closing stops the thread (ts__log_prep_stop).  The preparer only ever
  * touches a segment no commit names yet, or advises pages of the
  * writer's without changing a byte, so its one lock, prep.mu, guards
@@ -186,7 +188,11 @@ static unsigned char *prepare_seg(ts__log *log, uint64_t seg, uint64_t *alloc)
 	if (ts__log_seg_path(log, seg, path) < 0)
 		return NULL;
 	if (access(path, F_OK) < 0) {
-		if (ts__log_create_seg(log, seg, path, *alloc) < 0)
+		/* Only a file that is not there is made: any other failure
+		 * may hide one the writer maps (made by the writer after a
+		 * failure here), which a new one renamed over would cut
+		 * from the writer's records. */
+		if (errno != ENOENT || ts__log_create_seg(log, seg, path, *alloc) < 0)
 			return NULL;
 		fresh = 1;
 	}
@@ -246,6 +252,18 @@ static void *prep_main(void *arg)
 			if (p->want == seg + 1 && !base)
 				p->want = 0; /* failed: the writer will try itself */
 			pthread_cond_broadcast(&p->cv);
+			continue;
+		}
+		if (p->drop) {
+			/* Last: a segment asked for or warming comes first,
+			 * looked at again between two steps.  A request made
+			 * during the step sets drop again. */
+			p->drop = 0;
+			pthread_mutex_unlock(&p->mu);
+			int more = ts__log_drop_step(log) > 0;
+			pthread_mutex_lock(&p->mu);
+			if (more)
+				p->drop = 1;
 			continue;
 		}
 		pthread_cond_wait(&p->cv, &p->mu);
@@ -334,6 +352,11 @@ int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc)
 		p->base = NULL;
 		p->ready = 0;
 	}
+	/* Served (or the writer's to do): else the preparer, woken for
+	 * something else, would take want != ready for a request and make
+	 * seg again, under the writer's records. */
+	if (p->want == seg + 1)
+		p->want = 0;
 	pthread_mutex_unlock(&p->mu);
 	if (!base)
 		return 0;
@@ -342,6 +365,18 @@ int ts__log_prep_take(ts__log *log, uint64_t seg, uint64_t *alloc)
 		munmap(s->base, seg_file(log));
 	s->base = base;
 	atomic_store_explicit(&s->segp1, seg + 1, memory_order_release);
+	return 1;
+}
+
+int ts__log_prep_drop(ts__log *log)
+{
+	struct prep *p = &log->prep;
+	if (!prep_start(log))
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	p->drop = 1;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 	return 1;
 }
 

@@ -122,7 +122,7 @@ static int map_all(ts__log *log, const uint64_t *segs, size_t n)
 	if (n) {
 		log->first_seg = segs[0];
 		log->last_seg = segs[n - 1];
-		log->unmapped = log->released = segs[0];
+		log->unmapped = log->released = log->unlinked = segs[0];
 	}
 	return rc;
 }

@@ -9,7 +9,7 @@
  * It covers the maintenance scheduler's settings (merge-slice-rows,
  * merge-rollover-spread, maint-busy-window, maint-busy-share): 0 would
  * mean the library's default there, so the daemon refuses it, and the
- * share is a percentage, 1 to 100.  That the values reach the engine
+ * share is a percentage, 1 to 100; and flush-threads, 1 to 8.  That the values reach the engine
  * and its stats through a real tsstored is test_daemon.c's
  * (daemon_scheduler_settings) and tests/cli/test_basic.sh's.
  *
@@ -616,6 +616,45 @@ static void test_access_granted(void **state)
 	                         "({\"op\":\"auth\",\"token\":…}); loopback-access is read");
 }
 
+/* flush-threads: 1 to 8 (the library's TS_FLUSH_THREADS_MAX) reach
+ * cfg->lib.flush_threads; without it the library's default (the online
+ * CPUs, at most 8, never 0); 0, 9 and malformed values are refused with
+ * the message naming the option (or the file and line), changing
+ * nothing. */
+static void test_flush_threads(void **state)
+{
+	struct fixture *f = *state;
+	char want[256];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	assert_int_equal(f->cfg.lib.flush_threads, cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
+	assert_int_equal(tsd_config_has_arg("flush-threads"), 1);
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "1"), 0);
+	assert_string_equal(err_text, "");
+	assert_int_equal(f->cfg.lib.flush_threads, 1);
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "8"), 0);
+	assert_int_equal(f->cfg.lib.flush_threads, 8);
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "3"), 0);
+	assert_int_equal(f->cfg.lib.flush_threads, 3);
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "9"), -1);
+	assert_string_equal(err_text, "tsstored: --flush-threads: flush-threads: \"9\" is out of range\n");
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "0"), -1);
+	assert_string_equal(err_text,
+	                    "tsstored: --flush-threads: flush-threads: \"0\" is not a positive integer\n");
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "two"), -1);
+	assert_string_equal(err_text,
+	                    "tsstored: --flush-threads: flush-threads: \"two\" is not a positive integer\n");
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", NULL), -1);
+	assert_string_equal(err_text, "tsstored: --flush-threads: flush-threads needs a value\n");
+	assert_int_equal(f->cfg.lib.flush_threads, 3);
+	assert_int_equal(read_file(f, "flush-threads = 2\n"), 0);
+	assert_int_equal(f->cfg.lib.flush_threads, 2);
+	assert_int_equal(read_file(f, "# compress on one thread\nflush-threads = 9\n"), -1);
+	snprintf(want, sizeof want, "tsstored: %s:2: flush-threads: \"9\" is out of range\n",
+	         f->path);
+	assert_string_equal(err_text, want);
+	assert_int_equal(f->cfg.lib.flush_threads, 2);
+}
+
 /* What cfg->lib holds after the options is what ts_open accepts. */
 static void test_engine_accepts(void **state)
 {
@@ -627,6 +666,7 @@ static void test_engine_accepts(void **state)
 	assert_int_equal(set_flag(&f->cfg, "maint-busy-share", "100"), 0);
 	assert_int_equal(set_flag(&f->cfg, "maint-busy-window", "1ns"), 0);
 	assert_int_equal(set_flag(&f->cfg, "merge-rollover-spread", "1ns"), 0);
+	assert_int_equal(set_flag(&f->cfg, "flush-threads", "8"), 0);
 	f->cfg.lib.flags |= TS_OPEN_CREATE;
 	assert_int_equal(ts_open(path, &f->cfg.lib, &db), 0);
 	assert_int_equal(ts_close(db), 0);
@@ -646,6 +686,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_read_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_cache_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flush_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_accepts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_access_token_default, setup, teardown),

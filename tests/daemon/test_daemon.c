@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -832,6 +833,8 @@ static void test_stats(void **state)
 	/* the scheduler's settings: the defaults, no option being given */
 	assert_int_equal(stat_int(st, "setting_merge_slice_rows"), 4096);
 	assert_int_equal(stat_int(st, "setting_maint_busy_share_percent"), 50);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* the default flush_threads */
+	assert_int_equal(stat_int(st, "setting_flush_threads"), cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
 	json_decref(st);
 }
 
@@ -839,7 +842,7 @@ static void test_stats(void **state)
 static int setup_scheduler(void **state)
 {
 	static const char *const args[] = {"--maint-busy-share", "20", "--merge-slice-rows", "128",
-	                                   NULL};
+	                                   "--flush-threads", "3", NULL};
 	return start_fixture(state, args, 0);
 }
 
@@ -855,6 +858,7 @@ static void test_scheduler_settings(void **state)
 	st = table_stats(f->c, "q");
 	assert_int_equal(stat_int(st, "setting_maint_busy_share_percent"), 20);
 	assert_int_equal(stat_int(st, "setting_merge_slice_rows"), 128);
+	assert_int_equal(stat_int(st, "setting_flush_threads"), 3);
 	assert_int_equal(stat_int(st, "setting_maint_busy_window_ns"), 100000000);
 	assert_int_equal(stat_int(st, "setting_merge_rollover_spread_ns"), INT64_C(1800000000000));
 	assert_int_equal(stat_int(st, "setting_flush_size"), 16 << 20);
@@ -2742,6 +2746,8 @@ static void test_scheduler_settings_refused(void **state)
 	static const char *const share101[] = {"--maint-busy-share", "101", NULL};
 	static const char *const rows0[] = {"--merge-slice-rows", "0", NULL};
 	static const char *const window0[] = {"--maint-busy-window", "0", NULL};
+	static const char *const threads0[] = {"--flush-threads", "0", NULL};
+	static const char *const threads9[] = {"--flush-threads", "9", NULL};
 	(void)state;
 	assert_non_null(d);
 	assert_int_equal(tsd_test_daemon_start(d, share0), -1);
@@ -2756,6 +2762,11 @@ static void test_scheduler_settings_refused(void **state)
 	assert_int_equal(tsd_test_daemon_start(d, window0), -1);
 	assert_true(log_has(d, "tsstored: --maint-busy-window: maint-busy-window: \"0\" is out of "
 	                       "range"));
+	assert_int_equal(tsd_test_daemon_start(d, threads0), -1);
+	assert_true(log_has(d, "tsstored: --flush-threads: flush-threads: \"0\" is not a "
+	                       "positive integer"));
+	assert_int_equal(tsd_test_daemon_start(d, threads9), -1);
+	assert_true(log_has(d, "tsstored: --flush-threads: flush-threads: \"9\" is out of range"));
 	write_file(d, "conf", conf, sizeof conf - 1, path, sizeof path);
 	const char *args[] = {"--config", path, NULL};
 	assert_int_equal(tsd_test_daemon_start(d, args), -1);

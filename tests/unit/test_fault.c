@@ -1073,6 +1073,42 @@ static void fault_segment_stat_error_is_not_damage(void **state)
 	one_close(&o);
 }
 
+/* A flush's release of the log: the segment files it frees are deleted
+ * (and unmapped) by the log's preparer, off the flushing thread -- with
+ * every unlink of the calling thread failing, the flush succeeds, the
+ * thread made no unlink at all, and the files go all the same.  (They
+ * went from the flushing thread, under the table's mutex, before.) */
+static void fault_release_off_the_flushing_thread(void **state)
+{
+	(void)state;
+	struct one o;
+	char logdir[700];
+	uint64_t mask = 0;
+	one_open(&o, NULL);
+	o.r.rows = BIG_ROWS;
+	o.r.pad = BIG_PAD;
+	snprintf(logdir, sizeof logdir, "%s/m/log", o.r.db);
+	int b = 1;
+	for (; b <= NBATCH && ts_test_count_files(logdir, ".seg") < 3; b++)
+		insert_batch(&o.r, o.t, b);
+	int before = ts_test_count_files(logdir, ".seg");
+	assert_true(before >= 3);
+	fault_start(FAULT_BIT(FAULT_UNLINK), FAULT_THIS_THREAD, 1, EIO, 1);
+	assert_int_equal(ts_flush(o.t, INT64_MAX), 0);
+	assert_int_equal(fault_stop(), 0);
+	assert_int_equal(fault_failed(), 0);
+	int after = before;
+	for (int ms = 0; ms < 10000 && after > 2; ms += 10) {
+		usleep(10000);
+		after = ts_test_count_files(logdir, ".seg");
+	}
+	assert_true(after <= 2); /* the tail's segment, and one prepared */
+	assert_int_equal(read_batches(&o.r, o.t, "after the release", &mask), 0);
+	for (int i = 1; i < b; i++)
+		assert_true(mask & bit(i));
+	one_close(&o);
+}
+
 /* A segment whose blocks could not be allocated (ENOSPC) was made sparse
  * instead, to meet the full disk later as a SIGBUS in the mapping. */
 static void fault_segment_allocation_failure_is_reported(void **state)
@@ -1445,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(fault_epoch_raise_each_call),
 		cmocka_unit_test(fault_tablet_write_error_is_reported_as_such),
 		cmocka_unit_test(fault_segment_stat_error_is_not_damage),
+		cmocka_unit_test(fault_release_off_the_flushing_thread),
 		cmocka_unit_test(fault_log_blocks_allocated_as_it_fills),
 		cmocka_unit_test(fault_segment_allocation_failure_is_reported),
 		cmocka_unit_test(fault_near_full_disk_said_once),

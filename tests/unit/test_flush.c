@@ -18,6 +18,8 @@
 #include <cmocka.h>
 
 #include "descriptor.h"
+#include "handle.h"
+#include "log.h"
 #include "maint.h"
 #include "snapshot.h"
 #include "support.h"
@@ -184,8 +186,16 @@ static void flush_releases_the_log(void **state)
 	}
 	assert_true(before >= 3);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	int after = ts_test_count_files(logdir, ".seg");
+	/* the log's preparer deletes the released files after the flush,
+	 * off the flushing thread: within a second, untouched */
+	int after = before;
+	for (int ms = 0; ms < 10000 && after > 2; ms += 10) {
+		usleep(10000);
+		after = ts_test_count_files(logdir, ".seg");
+	}
 	assert_true(after <= 2); /* the tail's segment and the one prepared */
+	assert_int_equal(ts__log_drop_released(e->t->log), 0); /* nothing left */
+	assert_int_equal(ts_test_count_files(logdir, ".seg"), after);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	ts_test_env_close(e);
 	ts_test_env_open(e);
@@ -219,6 +229,7 @@ static void flush_unmaps_released_segments_after_the_last_snapshot(void **state)
 		insert_rows(e, &m, 5000, 3 * DAY, b);
 	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts__log_drop_released(e->t->log), 0); /* the preparer's work, now */
 	int kept = ts_test_deleted_mappings(logdir);
 	assert_true(kept >= 1); /* the snapshot's trees are in them */
 	for (uint32_t i = 0; i < s.nroots; i++)
@@ -230,6 +241,7 @@ static void flush_unmaps_released_segments_after_the_last_snapshot(void **state)
 	for (int b = 401; b <= 800 && ts_test_count_files(logdir, ".seg") < 3; b++)
 		insert_rows(e, &m, 5000, 3 * DAY, b);
 	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts__log_drop_released(e->t->log), 0);
 	assert_int_equal(ts_test_deleted_mappings(logdir), 0);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	free(m.rows);
