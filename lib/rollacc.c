@@ -137,6 +137,28 @@ static int same_group(const struct group *gr, const ts_value *v, const int *cols
 	return 1;
 }
 
+/* Copy the g group values of v (at columns cols, or the first g when
+ * cols is NULL) into gr->key, their strings into gr->mem.  Returns 0 or
+ * -1 (out of memory). */
+static int copy_key(struct group *gr, const ts_value *v, const int *cols, int g)
+{
+	size_t bytes = 0, at = 0;
+	for (int k = 0; k < g; k++)
+		if (is_bytes(&v[cols ? cols[k] : k]))
+			bytes += v[cols ? cols[k] : k].v.s.len;
+	if (!(gr->key = calloc((size_t)g + 1, sizeof *gr->key)) || !(gr->mem = malloc(bytes + 1)))
+		return -1;
+	for (int k = 0; k < g; k++) {
+		gr->key[k] = v[cols ? cols[k] : k];
+		if (is_bytes(&gr->key[k])) {
+			memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
+			gr->key[k].v.s.ptr = gr->mem + at;
+			at += gr->key[k].v.s.len;
+		}
+	}
+	return 0;
+}
+
 static void group_free(struct group *gr)
 {
 	if (!gr)
@@ -186,24 +208,10 @@ static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
 		s->nslots = n;
 	}
 	struct group *gr = calloc(1, sizeof *gr);
-	size_t bytes = 0;
-	for (int k = 0; k < s->g; k++)
-		if (is_bytes(&v[s->gcols[k]]))
-			bytes += v[s->gcols[k]].v.s.len;
-	if (!gr || !(gr->key = calloc((size_t)s->g + 1, sizeof *gr->key)) ||
-	    !(gr->mem = malloc(bytes + 1)) ||
+	if (!gr || copy_key(gr, v, s->gcols, s->g) < 0 ||
 	    !(gr->open_accs = calloc((size_t)s->nspecs, sizeof *gr->open_accs))) {
 		group_free(gr);
 		return NULL;
-	}
-	size_t at = 0;
-	for (int k = 0; k < s->g; k++) {
-		gr->key[k] = v[s->gcols[k]];
-		if (is_bytes(&gr->key[k])) {
-			memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
-			gr->key[k].v.s.ptr = gr->mem + at;
-			at += gr->key[k].v.s.len;
-		}
 	}
 	gr->hash = h;
 	gr->hi = s->bound;
@@ -351,12 +359,16 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		}
 		s->last = gr;
 	}
-	int64_t ts = v[ts_col].v.i, start = ts__floor_multiple(ts, s->every);
+	int64_t ts = v[ts_col].v.i;
 	if (ts <= gr->hi) {
-		late_row(gr, start);
+		late_row(gr, ts__floor_multiple(ts, s->every));
 		return 0;
 	}
 	gr->hi = ts;
+	/* most rows are of the open window (which starts below ts): no
+	 * division for them */
+	int64_t start = gr->open && (uint64_t)ts - (uint64_t)gr->open_start < (uint64_t)s->every
+	                ? gr->open_start : ts__floor_multiple(ts, s->every);
 	if (!gr->open || start != gr->open_start) {
 		if (close_open(s, gr, version) < 0 || s->nclosed > ACC_CLOSED_MAX)
 			return -1;
@@ -477,9 +489,7 @@ void ts__rollacc_harvest_free(ts__rollacc_harvest *h)
 		return;
 	for (size_t i = 0; i < h->nslots; i++)
 		if (h->slots[i].g) {
-			free(h->slots[i].g->key);
-			free(h->slots[i].g->mem);
-			free(h->slots[i].g);
+			group_free(h->slots[i].g);
 			free(h->slots[i].rows);
 		}
 	free(h->slots);
@@ -503,29 +513,11 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 			j = (j + 1) & (h->nslots - 1);
 		hg = &h->slots[j];
 		struct group *copy = calloc(1, sizeof *copy);
-		size_t bytes = 0;
-		for (int k = 0; k < s->g; k++)
-			if (is_bytes(&gr->key[k]))
-				bytes += gr->key[k].v.s.len;
-		if (!copy || !(copy->key = calloc((size_t)s->g + 1, sizeof *copy->key)) ||
-		    !(copy->mem = malloc(bytes + 1)) ||
+		if (!copy || copy_key(copy, gr->key, NULL, s->g) < 0 ||
 		    !(hg->rows = malloc(clean * (size_t)h->width * sizeof *hg->rows))) {
-			if (copy) {
-				free(copy->key);
-				free(copy->mem);
-			}
-			free(copy);
+			group_free(copy);
 			hg->rows = NULL;
 			return -1;
-		}
-		memcpy(copy->mem, gr->mem, bytes);
-		size_t at = 0;
-		for (int k = 0; k < s->g; k++) {
-			copy->key[k] = gr->key[k];
-			if (is_bytes(&copy->key[k])) {
-				copy->key[k].v.s.ptr = copy->mem + at;
-				at += copy->key[k].v.s.len;
-			}
 		}
 		copy->hash = gr->hash;
 		hg->g = copy;

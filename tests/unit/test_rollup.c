@@ -1971,6 +1971,9 @@ static void measure(void **state)
 	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_V, TS_AGG_MAX},
 	                   {C_D, TS_AGG_MEAN}};
 	int with = getenv("TS_ROLLUP_BENCH_NONE") == NULL;
+	/* TS_ROLLUP_BENCH_NOACC: every window read from the source, as
+	 * before the accumulators at insert (rollacc.c) */
+	ts__rollacc_enabled = getenv("TS_ROLLUP_BENCH_NOACC") == NULL;
 	if (with)
 		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
 	ts_table *src = open_table(e->db, "src");
