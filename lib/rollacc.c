@@ -63,12 +63,16 @@ struct closed {
 };
 
 struct group {
+	struct group *succ;    /* the group of the row that came after one of
+	                        * this group last time: batches repeat their
+	                        * order, so it is tried before the hash */
 	ts_value *key;         /* g values, strings into mem */
 	unsigned char *mem;
 	uint64_t hash;
 	int64_t hi;            /* the greatest ts folded */
 	int open, open_clean;
 	int64_t open_start;
+	uint64_t open_version;  /* the commit of its last row */
 	ts__agg_acc *open_accs; /* nspecs */
 	struct closed *closed;
 	ts__agg_acc *accs;
@@ -350,12 +354,18 @@ static void late_row(struct group *gr, int64_t start)
 static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 {
 	struct group *gr = s->last;
-	uint64_t h = 0;
 	if (!gr || !same_group(gr, v, s->gcols, s->g)) {
-		h = hash_group(v, s->gcols, s->g);
-		if (!(gr = find_group(s, v, s->gcols, h))) {
-			if (s->ngroups >= ACC_GROUPS_MAX || !(gr = add_group(s, v, h)))
+		if (gr && gr->succ && same_group(gr->succ, v, s->gcols, s->g)) {
+			gr = gr->succ;
+		} else {
+			uint64_t h = hash_group(v, s->gcols, s->g);
+			struct group *found = find_group(s, v, s->gcols, h);
+			if (!found &&
+			    (s->ngroups >= ACC_GROUPS_MAX || !(found = add_group(s, v, h))))
 				return -1;
+			if (gr)
+				gr->succ = found;
+			gr = found;
 		}
 		s->last = gr;
 	}
@@ -377,6 +387,7 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		gr->open_clean = start > s->bound;
 		memset(gr->open_accs, 0, (size_t)s->nspecs * sizeof *gr->open_accs);
 	}
+	gr->open_version = version;
 	if (gr->open_clean)
 		for (int k = 0; k < s->nspecs; k++)
 			ts__agg_acc_add(&gr->open_accs[k], &v[s->specs[k].column], ts);
@@ -504,7 +515,12 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 	size_t n = 0, clean = 0;
 	while (n < gr->nclosed && gr->closed[n].version <= v)
 		clean += gr->closed[n++].clean;
-	if (n == 0)
+	/* the open window as of v, when no row came after v: a copy (it
+	 * goes on accumulating; the run that finds it closed writes it
+	 * again if changes reports it) */
+	int open = gr->open && gr->open_clean && gr->open_version <= v;
+	clean += open;
+	if (n == 0 && !open)
 		return 0;
 	struct hgroup *hg = NULL;
 	if (clean) {
@@ -522,14 +538,14 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 		copy->hash = gr->hash;
 		hg->g = copy;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!gr->closed[i].clean)
+	for (size_t i = 0; i < n + (size_t)open; i++) {
+		if (i < n && !gr->closed[i].clean)
 			continue;
 		ts_value *row = hg->rows + hg->n * (size_t)h->width;
-		const ts__agg_acc *acc = gr->accs + i * (size_t)s->nspecs;
+		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nspecs : gr->open_accs;
 		int ok = 1;
 		memcpy(row, hg->g->key, (size_t)s->g * sizeof *row);
-		row[s->g] = ts_timestamp(gr->closed[i].start);
+		row[s->g] = ts_timestamp(i < n ? gr->closed[i].start : gr->open_start);
 		for (int k = 0; ok && k < s->nspecs; k++) {
 			const ts__col *c = &sc->cols[s->specs[k].column];
 			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &acc[k],
@@ -561,7 +577,9 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	size_t ngroups = 0;
 	if (s)
 		for (size_t i = 0; i < s->nslots; i++)
-			ngroups += s->slots[i] && s->slots[i]->nclosed && s->slots[i]->closed[0].version <= v;
+			ngroups += s->slots[i] &&
+			           ((s->slots[i]->nclosed && s->slots[i]->closed[0].version <= v) ||
+			            (s->slots[i]->open && s->slots[i]->open_version <= v));
 	if (ngroups) {
 		size_t n = 16;
 		while (n < 2 * ngroups)
