@@ -6,7 +6,8 @@
  * "Accumulated at insert"; issue 29's cost).
  *
  * A source table with rollups holds, in memory only (t->acc, under the
- * writer's mutex t->mu), one set per rollup that registered at a run:
+ * writer's mutex t->mu), one set per rollup that registered (at its
+ * creation, or at a look of its maintenance):
  * per group (the rollup's group key values) the greatest ts folded since
  * (hi), the open window (hi's) and the windows closed since the last
  * harvest, each with its accumulators (aggacc.h: the aggregate's own
@@ -19,21 +20,26 @@
  * own -- clean when the window starts after bound.  Any other row (late,
  * a duplicate, a replacement: all have ts <= hi) makes its window dirty,
  * and a dirty window is dropped: a window the set does not hold is read
- * from the source as before.  A delete forgets every set (_reset).  So a
+ * from the source as before.  A delete forgets every window and group
+ * held, the sets starting again from the table's greatest ts (_reset).  So a
  * clean window closed at commit C holds exactly the rows of its window
  * at every version from C until a later commit touches it -- and that
  * commit dirties it first.  The folding is done under t->mu in the
  * batch's critical section, right after its commit: a run that took its
  * snapshot S and then takes t->mu sees every batch through S folded.  A
  * run harvests the clean windows closed at a commit <= S (dropping the
- * dirty ones); what it does not find it recomputes from the source, and
- * changes decides, as before, which windows are recomputed at all: the
- * watermark protocol is unchanged, the accumulators only save the read.
+ * dirty ones), and a copy of a clean open window whose last row was
+ * committed <= S (its state at S: no row after S is in it, so the run
+ * counts no row it did not sync); what it does not find it recomputes
+ * from the source, and changes decides, as before, which windows are
+ * recomputed at all: the watermark protocol is unchanged, the
+ * accumulators only save the read.
  *
  * Only rollups of tables are accumulated (a rollup's writes replace its
- * rows), and only when no function is a sum of doubles: the aggregate
- * sums doubles in block order, and a window must read the same to the
- * bit whichever way it was made.  Memory: a set holding more than
+ * rows).  A sum of doubles is folded row by row in ts order, as the
+ * aggregate folds the filling trees' rows; over flushed blocks it adds
+ * their summaries, and the two may differ in the last bits (aggregate.c's
+ * definitions).  Memory: a set holding more than
  * ACC_CLOSED_MAX closed windows or ACC_GROUPS_MAX groups (a rollup not
  * harvested: its maintenance failing) is forgotten, to register again.
  */

@@ -31,7 +31,8 @@ void ts__rollacc_free(ts__rollacc *a);
  * rollup `name` (definition d, specs over the source's columns) whose
  * rows all arrived in order and were closed at a commit <= v, each as a
  * rollup row, taken out of src's accumulators into *out (NULL when there
- * are none); the rollup's accumulators are registered first when src
+ * are none), with a copy of each such open window whose last row was
+ * committed <= v; the rollup's accumulators are registered first when src
  * has none for it (from then on its inserts are folded).  Returns 0 or
  * TS_ENOMEM (the run then reads every window from the source). */
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
