@@ -29,23 +29,14 @@
 #include <string.h>
 
 #include "api.h"
+#include "aggacc.h"
 #include "cursor.h"
 #include "error.h"
 #include "key.h"
 #include "period.h"
 
-/* One spec's state in one window. */
-typedef struct acc {
-	uint64_t count;
-	__int128 isum;
-	double dsum;
-	ts_value min, max, first, last;
-	int64_t first_ts, last_ts;
-	int has_first;
-	int overflow;             /* isum left even __int128: after block
-	                           * statistics no rows can have (a damaged
-	                           * footer), in a summary or in a row added */
-} acc;
+/* One spec's state in one window: ts__agg_acc (aggacc.h). */
+typedef ts__agg_acc acc;
 
 typedef struct window {
 	int64_t start;
@@ -179,6 +170,29 @@ static void fold_minmax(acc *a, const ts_value *min, const ts_value *max, int is
 	}
 }
 
+void ts__agg_acc_add(ts__agg_acc *a, const ts_value *v, int64_t ts)
+{
+	if (!a->has_first || ts < a->first_ts) { /* ties: the least key came first */
+		a->first = *v;
+		a->first_ts = ts;
+	}
+	if (!a->has_first || ts >= a->last_ts) { /* ties: the greatest key comes last */
+		a->last = *v;
+		a->last_ts = ts;
+	}
+	a->has_first = 1;
+	if (v->type == TS_DOUBLE) {
+		if (isnan(v->v.d))
+			return;
+		fold_minmax(a, v, v, 1);
+		a->dsum += v->v.d;
+	} else {
+		fold_minmax(a, v, v, 0);
+		a->overflow |= __builtin_add_overflow(a->isum, v->v.i, &a->isum);
+	}
+	a->count++;
+}
+
 static int add_row(agg_cursor *c, const ts__src *src)
 {
 	int64_t ts = ts__key_ts(src->key, src->klen);
@@ -188,28 +202,8 @@ static int add_row(agg_cursor *c, const ts__src *src)
 		rc = ts__cursor_decode(&c->base, src->version, src->row, src->rowlen);
 	if (rc < 0)
 		return rc;
-	for (int k = 0; k < c->nspecs; k++, a++) {
-		const ts_value *v = &c->base.vals[c->specs[k].column];
-		if (!a->has_first || ts < a->first_ts) { /* ties: the least key came first */
-			a->first = *v;
-			a->first_ts = ts;
-		}
-		if (!a->has_first || ts >= a->last_ts) { /* ties: the greatest key comes last */
-			a->last = *v;
-			a->last_ts = ts;
-		}
-		a->has_first = 1;
-		if (v->type == TS_DOUBLE) {
-			if (isnan(v->v.d))
-				continue;
-			fold_minmax(a, v, v, 1);
-			a->dsum += v->v.d;
-		} else {
-			fold_minmax(a, v, v, 0);
-			a->overflow |= __builtin_add_overflow(a->isum, v->v.i, &a->isum);
-		}
-		a->count++;
-	}
+	for (int k = 0; k < c->nspecs; k++, a++)
+		ts__agg_acc_add(a, &c->base.vals[c->specs[k].column], ts);
 	return 0;
 }
 
@@ -325,8 +319,13 @@ static int gather(agg_cursor *c)
 static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
 {
 	const ts__col *col = &c->rule.schema->cols[c->specs[k].column];
-	int isdouble = col->type == TS_DOUBLE;
-	switch (c->specs[k].fn) {
+	return ts__agg_acc_result(c->specs[k].fn, col->type == TS_DOUBLE, col->name, a, v);
+}
+
+int ts__agg_acc_result(ts_aggfn fn, int isdouble, const char *colname, const ts__agg_acc *a,
+                       ts_value *v)
+{
+	switch (fn) {
 	case TS_AGG_COUNT:
 		*v = ts_int64((int64_t)a->count);
 		return 0;
@@ -336,7 +335,7 @@ static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
 			return 0;
 		}
 		if (a->overflow || a->isum > INT64_MAX || a->isum < INT64_MIN)
-			return ts__fail(TS_ERANGE, "sum of column \"%s\" overflows int64", col->name);
+			return ts__fail(TS_ERANGE, "sum of column \"%s\" overflows int64", colname);
 		*v = ts_int64((int64_t)a->isum);
 		return 0;
 	case TS_AGG_MEAN:
@@ -349,7 +348,7 @@ static int result(agg_cursor *c, int k, const acc *a, ts_value *v)
 		if (a->count == 0) /* only NaN seen */
 			*v = ts_double(NAN);
 		else
-			*v = c->specs[k].fn == TS_AGG_MIN ? a->min : a->max;
+			*v = fn == TS_AGG_MIN ? a->min : a->max;
 		return 0;
 	case TS_AGG_FIRST:
 		*v = a->first;

@@ -45,6 +45,7 @@
 #include "flush.h"
 #include "handle.h"
 #include "merge.h"
+#include "rollacc.h"
 #include "scan.h"
 #include "snapshot.h"
 #include "tabledesc.h"
@@ -234,6 +235,9 @@ int ts__delete(ts_table *t, const ts_query *q, uint64_t *deleted, uint64_t *tabl
 			uint64_t n = TS_COUNT_UNKNOWN;
 			if (count_covered(t, q, &n) < 0)
 				n = TS_COUNT_UNKNOWN; /* the count only: the delete goes on */
+			/* the rollups' accumulated windows may hold deleted rows:
+			 * forgotten, under t->mu before the commit (rollacc.c) */
+			ts__rollacc_reset(t);
 			if ((rc = commit_tomb(t, &tomb, table_version)) == 0)
 				*deleted = n;
 		}

@@ -133,6 +133,8 @@ struct ts_table {
 	                          * (rollup.c), NULL for other tables: read
 	                          * from <table>/ROLLUP at load */
 	ts__filling fill;        /* writable dbs: the filling tablets */
+	struct ts__rollacc *acc; /* writer (mu): its rollups' accumulators at
+	                          * insert (rollacc.c), NULL until one registers */
 	ts_buf scratch;          /* writer: row encoding */
 	ts_buf lookup;           /* writer: blocks read by uniqueness checks */
 	/* writer (mu): the greatest ts of the descriptor's tablets, as of

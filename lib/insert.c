@@ -58,6 +58,7 @@
 #include "handle.h"
 #include "held.h"
 #include "key.h"
+#include "rollacc.h"
 #include "tslimits.h"
 #include "row.h"
 #include "tabledesc.h"
@@ -313,7 +314,11 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, i
 			rc = 0, (*skipped)++;
 		} else if (rc == INSERT_REPLACED) {
 			rc = 0, (*replaced)++;
+			if (t->acc)
+				ts__rollacc_stage(t, vals);
 		} else if (rc == INSERT_REFREEZE) { /* again, those trees frozen first */
+			if (t->acc)
+				ts__rollacc_unstage(t);
 			ts__filling_abort(&t->fill);
 			uint64_t *g = realloc(refrozen, (nrefrozen + 1) * sizeof *g);
 			if (!g) {
@@ -327,11 +332,23 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, i
 			*skipped = *replaced = 0;
 			i = (size_t)-1;
 			rc = ts__filling_begin(&t->fill);
+		} else if (t->acc) {
+			ts__rollacc_stage(t, vals);
 		}
 	}
 	free(refrozen);
-	if (rc == 0 && *skipped < nrows)
-		return ts__filling_commit(&t->fill, nrows - *skipped, now);
+	if (rc == 0 && *skipped < nrows) {
+		rc = ts__filling_commit(&t->fill, nrows - *skipped, now); /* aborts if it fails */
+		/* folded before t->mu is let go: a snapshot that holds the
+		 * commit, and then takes t->mu, finds it folded (rollacc.c) */
+		if (t->acc && rc == 0)
+			ts__rollacc_apply(t, ts__log_head(t->log));
+		else if (t->acc)
+			ts__rollacc_unstage(t);
+		return rc;
+	}
+	if (t->acc)
+		ts__rollacc_unstage(t);
 	ts__filling_abort(&t->fill);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include "error.h"
 #include "handle.h"
 #include "lifetime.h"
+#include "rollacc.h"
 #include "tablet.h"
 #include "tablets.h"
 
@@ -32,6 +33,8 @@
 void ts__table_release(struct ts_table *t)
 {
 	ts__filling_free(&t->fill);
+	ts__rollacc_free(t->acc);
+	t->acc = NULL;
 	ts__log_close(t->log, 1);
 	t->log = NULL;
 	ts__tablet_set_put(t, t->tablet_set);

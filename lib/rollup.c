@@ -59,6 +59,7 @@
 #include "merge.h"
 #include "names.h"
 #include "period.h"
+#include "rollacc.h"
 #include "rollupdef.h"
 #include "schema.h"
 #include "tabledesc.h"
@@ -301,6 +302,8 @@ static int read_source(ts_db *db, const char *source, ts_schema **schema,
 	return rc;
 }
 
+static void accumulate(ts_table *t);
+
 int ts__create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec)
 {
 	ts_schema *src = NULL;
@@ -338,10 +341,13 @@ int ts__create_rollup(ts_db *db, const char *name, const ts_rollup_spec *spec)
 		ts__rollup_def_free(sdp);
 	ts_schema_free(src);
 	/* Loaded now, so that the scheduler maintains it from the next pass
-	 * (it serves loaded tables: docs/scheduler.md). */
+	 * (it serves loaded tables: docs/scheduler.md), and its source's
+	 * inserts accumulated from now on (rollacc.c). */
 	ts_table *t;
-	if (rc == 0 && (rc = ts_table_open(db, name, &t)) == 0)
+	if (rc == 0 && (rc = ts_table_open(db, name, &t)) == 0) {
+		accumulate(t);
 		ts_table_close(t);
+	}
 	return rc;
 }
 
@@ -460,7 +466,10 @@ struct run {
 	int reset;                    /* the run starts over */
 	int read_had;                 /* windows may have emptied: read the
 	                               * rollup's windows of each span */
-	uint64_t recomputed, deleted, skipped;
+	ts__rollacc_harvest *acc;     /* windows accumulated at insert, closed
+	                               * by S: written without reading the
+	                               * source (rollacc.c) */
+	uint64_t recomputed, deleted, skipped, accumulated;
 	/* rows recomputed, inserted ROWS_PER_BATCH at a time: their strings
 	 * copied into strings, where they point (at their offsets there
 	 * until the batch is written: the buffer moves as it grows) */
@@ -654,11 +663,25 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 			if (s0 >= s1)
 				break;
 		}
+		/* a window accumulated at insert is written from its
+		 * accumulators (exact at S, rollacc.c); the windows before the
+		 * next such are read from the source */
+		const ts_value *acc = ts__rollacc_next(u->acc, prefix, s0);
+		int64_t next = acc && acc[d->group].v.i < s1 ? acc[d->group].v.i : s1;
+		if (next == s0) {
+			if ((rc = gather_row(u, acc)) == 0)
+				u->accumulated++;
+			if (rc == 0 && y && ++*done % WINDOWS_PER_SLICE == 0 &&
+			    y->fn(y->arg, u->t) == TS_ECLOSED)
+				rc = STOPPED;
+			s0 = s0 > INT64_MAX - d->every ? s1 : s0 + d->every;
+			continue;
+		}
 		/* s1 - s0 in uint64_t: it may exceed INT64_MAX (s0 negative);
 		 * s0 plus the part's length stays below s1 */
-		uint64_t len = (uint64_t)s1 - (uint64_t)s0, every = (uint64_t)d->every;
+		uint64_t len = (uint64_t)next - (uint64_t)s0, every = (uint64_t)d->every;
 		int64_t e = len / every > SPAN_WINDOWS_MAX
-		            ? (int64_t)((uint64_t)s0 + SPAN_WINDOWS_MAX * every) : s1;
+		            ? (int64_t)((uint64_t)s0 + SPAN_WINDOWS_MAX * every) : next;
 		rc = span_part(u, prefix, s0, e, y, done);
 		s0 = e;
 	}
@@ -791,6 +814,29 @@ static int resolve_specs(struct run *u)
 	free(cols);
 	ts_schema_free(s);
 	return rc;
+}
+
+/* Register t's accumulators at insert in its source, if not yet there
+ * (rollacc.c): at its creation, and at each look of the maintenance (a
+ * reopened database, a delete in the source), so that windows closing
+ * before the next run are accumulated.  Best effort: a window not
+ * accumulated is read from the source. */
+static void accumulate(ts_table *t)
+{
+	ts_table *src;
+	ts__rollacc_harvest *h = NULL;
+	struct run u = {.t = t, .def = &t->rollup->def};
+	if (ts__db_readonly(t->db) || ts_table_open(t->db, t->rollup->def.source, &src) < 0) {
+		ts__clear_error();
+		return;
+	}
+	u.src = src;
+	if (resolve_specs(&u) < 0 ||
+	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, &h) < 0)
+		ts__clear_error();
+	ts__rollacc_harvest_free(h); /* at version 0: nothing taken */
+	free(u.specs);
+	ts_table_close(src);
 }
 
 /* W = d: in memory only for a paced run within TS_ROLLUP_PERSIST_EVERY
@@ -1069,10 +1115,15 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (due)
 		r->last_run = now;
 	pthread_mutex_unlock(&r->mu);
+	if (!due) /* registered for the windows closing before it is */
+		accumulate(t);
 	/* nothing committed past W (which is durable): nothing to read or
 	 * sync; not due: the watermark stays, the lag shows it */
 	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
 		goto out;
+	/* after the snapshot: every batch through S is folded (rollacc.c) */
+	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, v, &u.acc) < 0)
+		ts__clear_error(); /* out of memory: every window read from the source */
 	u.v = v;
 	if (!due)
 		v = w;
@@ -1114,6 +1165,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	r->windows_recomputed += u.recomputed;
 	r->windows_deleted += u.deleted;
 	r->windows_skipped += u.skipped;
+	r->windows_accumulated += u.accumulated;
 	pthread_mutex_unlock(&r->mu);
 	if (rc == 0 && (rc = advance(t, v, force)) == 0) {
 		pthread_mutex_lock(&r->mu);
@@ -1124,6 +1176,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 out:
 	if (u.agg)
 		ts_cursor_close(u.agg);
+	ts__rollacc_harvest_free(u.acc);
 	free(u.rows);
 	ts__buf_free(&u.strings);
 	free(u.specs);

@@ -79,6 +79,8 @@ typedef struct ts__rollup {
 	uint64_t source_version;  /* the source's version when last looked at */
 	uint64_t passes;          /* maintenance runs that moved the watermark */
 	uint64_t windows_recomputed, windows_deleted, windows_skipped;
+	uint64_t windows_accumulated; /* of windows_recomputed: written from
+	                              * accumulators at insert (rollacc.c) */
 	int64_t behind_since;     /* database clock: the watermark fell behind
 	                           * the source's version (0: caught up) */
 	uint64_t resets;          /* the source's version went below W */

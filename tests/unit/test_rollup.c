@@ -33,6 +33,7 @@
 #include "log.h"
 #include "maint.h"
 #include "merge.h"
+#include "rollacc.h"
 #include "rollupdef.h"
 #include "support.h"
 
@@ -1226,6 +1227,7 @@ static void run_releases_the_source_log(void **state)
 	ts_table *r = open_table(e->db, "r1m");
 	ts__merge_yield y = {churn_yield, NULL};
 	ts__rollup_resnap_every = 0;
+	ts__rollacc_enabled = 0; /* the run reads every window from the source */
 	assert_int_equal(ts__rollup_due(r, &y, 1), 0);
 	assert_true(churn.held_after_flush >= 1); /* the run's snapshot held them then */
 	assert_int_equal(churn.held_at_yield, 0); /* and let go of them by the next slice */
@@ -1254,6 +1256,7 @@ static void run_releases_the_source_log(void **state)
 	assert_int_equal(stat_of(e->db, "r1m", "rollup_windows_recomputed") - before, 1500);
 	assert_true(exact_1m(e->db) > 640 + 1500);
 	ts__rollup_resnap_every = TS_ROLLUP_RESNAP_EVERY;
+	ts__rollacc_enabled = 1;
 	ts_table_close(r);
 	ts_table_close(src);
 }
@@ -1803,6 +1806,121 @@ static void random_differential(void **state)
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
 }
 
+/* ---- windows accumulated at insert (rollacc.c) ---- */
+
+/* A rollup without a sum of doubles: its every value is equal to the
+ * bit whichever way a window was made. */
+static const ts_aggspec SPECS_ACC[] = {
+	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_V, TS_AGG_MEAN}, {C_D, TS_AGG_MAX},
+	{C_D, TS_AGG_COUNT}, {C_N, TS_AGG_MIN}, {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+};
+/* v_count v_sum d_max d_count n_min v_first d_last */
+static const ts_aggspec EQ_ACC[] = {
+	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_D, TS_AGG_MAX}, {C_D, TS_AGG_COUNT},
+	{C_N, TS_AGG_MIN},   {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+};
+
+static uint64_t accumulated_of(ts_db *db, const char *name)
+{
+	ts_table *t = open_table(db, name);
+	pthread_mutex_lock(&t->rollup->mu);
+	uint64_t n = t->rollup->windows_accumulated;
+	pthread_mutex_unlock(&t->rollup->mu);
+	ts_table_close(t);
+	return n;
+}
+
+/* Series i of the 8 (2 regions x 4 hosts) as a row at ts. */
+static void series_row(srow *r, int i, int64_t ts)
+{
+	snprintf(r->region, sizeof r->region, "r%d", i / 4);
+	snprintf(r->host, sizeof r->host, "h%d", i % 4);
+	r->ts = ts;
+	r->v = (int64_t)(ts_test_xorshift(&rng) % 2001) - 1000;
+	uint64_t x = ts_test_xorshift(&rng);
+	r->d = x % 17 == 0 ? NAN : (double)(int64_t)(x % 100001) / 8.0 - 5000.0;
+	r->n = (int32_t)(ts_test_xorshift(&rng) % 200) - 100;
+}
+
+/* Rows arriving in order (a row of every series each 10 s), many windows
+ * written from their accumulators, among late rows into windows passed
+ * (before and after a run took them), replacements of rows of the open
+ * and of closed windows, deletes of a recent window, flushes, reopens
+ * (the accumulators are memory: registered again) and a row ahead of the
+ * others left by an earlier process: after every pass the rollup equals
+ * the raw aggregate.  Fails with the late rows' windows not made dirty,
+ * with replacing rows not folded, with a delete not forgetting the
+ * windows held, and with the bound of a registration ignored (the
+ * window of the row ahead written without it).  r1m (a mean of doubles:
+ * summed row by row in ts order by the accumulators, in block order by
+ * the aggregate) is equal too, within the last bits. */
+static void accumulated_windows_exact(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup_1m(e->db);
+	ts_table *src = open_table(e->db, "src");
+	int64_t t0 = e->now - 6 * HOUR, at = t0;
+	srow r[8];
+	/* a row of series 0 twenty minutes ahead, from an earlier process */
+	series_row(&r[0], 0, t0 + 20 * MIN + 5 * SEC);
+	insert_ok(src, r, 1);
+	ts_table_close(src);
+	ts_test_env_reopen(e);
+	pass(e->db);
+	src = open_table(e->db, "src");
+	long checks = 0;
+	uint64_t acc = 0;
+	for (int step = 0; step < 1500; step++) {
+		for (int i = 0; i < 8; i++)
+			series_row(&r[i], i, at);
+		insert_ok(src, r, 8);
+		at += 10 * SEC;
+		uint64_t x = ts_test_xorshift(&rng) % 100;
+		int i = (int)(ts_test_xorshift(&rng) % 8);
+		if (x < 6) { /* late: into a window passed, maybe taken already */
+			series_row(&r[0], i, at - 10 * SEC - (int64_t)(ts_test_xorshift(&rng) % 600) * SEC);
+			insert_ok(src, r, 1);
+		} else if (x < 10) { /* a row replaced: of the open window or one passed */
+			int64_t back = (int64_t)(ts_test_xorshift(&rng) % 12) * 10 * SEC;
+			series_row(&r[0], i, at - 10 * SEC - back);
+			assert_int_equal(insert_policy(src, r, 1, TS_ON_DUPLICATE_REPLACE), 0);
+		} else if (x < 11) { /* a recent window of a series deleted */
+			int64_t w = at - 10 * SEC - (int64_t)(ts_test_xorshift(&rng) % 3) * MIN;
+			w -= w % MIN;
+			series_row(&r[0], i, w);
+			ts_value prefix[] = {ts_string(r[0].region), ts_string(r[0].host)};
+			ts_query q = {.prefix = prefix, .nprefix = 2, .from = w, .to = w + MIN,
+			              .has_from = 1, .has_to = 1};
+			assert_int_equal(ts_delete(src, &q, NULL, NULL), 0);
+		} else if (x < 14) {
+			pass(e->db);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			checks++;
+		} else if (x < 15) {
+			acc += accumulated_of(e->db, "racc"); /* counters of the process */
+			ts_table_close(src);
+			ts_test_env_reopen(e);
+			src = open_table(e->db, "src");
+		} else if (x < 17) {
+			assert_int_equal(ts_flush(src, INT64_MAX), 0);
+		}
+	}
+	ts_table_close(src);
+	pass(e->db);
+	long rows = expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	assert_int_equal(exact_1m(e->db), rows);
+	assert_true(checks > 20);
+	/* many of the 8 x 250 windows came from their accumulators (not
+	 * those a pass saw open, nor any after a reopen before a pass
+	 * registered the rollup again, nor those of the row ahead) */
+	acc += accumulated_of(e->db, "racc");
+	print_message("  %llu of %ld windows of racc from their accumulators\n", (unsigned long long)acc, rows);
+	assert_true(acc > (uint64_t)rows / 4);
+	assert_true(acc < (uint64_t)rows);
+	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+}
+
 /* ---- a measurement (TS_ROLLUP_BENCH=DAYS runs it and nothing else) ---- */
 
 static double secs_since_on(clockid_t id, const struct timespec *t0)
@@ -1853,6 +1971,9 @@ static void measure(void **state)
 	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}, {C_V, TS_AGG_MAX},
 	                   {C_D, TS_AGG_MEAN}};
 	int with = getenv("TS_ROLLUP_BENCH_NONE") == NULL;
+	/* TS_ROLLUP_BENCH_NOACC: every window read from the source, as
+	 * before the accumulators at insert (rollacc.c) */
+	ts__rollacc_enabled = getenv("TS_ROLLUP_BENCH_NOACC") == NULL;
 	if (with)
 		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
 	ts_table *src = open_table(e->db, "src");
@@ -2000,6 +2121,7 @@ int main(void)
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
+		cmocka_unit_test_teardown(accumulated_windows_exact, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */

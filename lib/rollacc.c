@@ -1,0 +1,642 @@
+/*
+ * rollacc.c -- rollups' accumulators at insert: the windows of a rollup
+ * folded from the rows as the writer stores them, so that a run writes a
+ * window whose rows all arrived in order from its accumulator instead of
+ * reading them again from the source (docs/rollups.md section 2,
+ * "Accumulated at insert"; issue 29's cost).
+ *
+ * A source table with rollups holds, in memory only (t->acc, under the
+ * writer's mutex t->mu), one set per rollup that registered (at its
+ * creation, or at a look of its maintenance):
+ * per group (the rollup's group key values) the greatest ts folded since
+ * (hi), the open window (hi's) and the windows closed since the last
+ * harvest, each with its accumulators (aggacc.h: the aggregate's own
+ * fold) and the commit that closed it.  At registration, `bound` is the
+ * greatest ts the table holds (its tablets' and filling trees'): no row
+ * committed before can lie in a window starting after it.
+ *
+ * A row of a group whose ts is above hi is in order: it is folded into
+ * the open window, or closes it (at this batch's commit) and opens its
+ * own -- clean when the window starts after bound.  Any other row (late,
+ * a duplicate, a replacement: all have ts <= hi) makes its window dirty,
+ * and a dirty window is dropped: a window the set does not hold is read
+ * from the source as before.  A delete forgets every window and group
+ * held, the sets starting again from the table's greatest ts (_reset).  So a
+ * clean window closed at commit C holds exactly the rows of its window
+ * at every version from C until a later commit touches it -- and that
+ * commit dirties it first.  The folding is done under t->mu in the
+ * batch's critical section, right after its commit: a run that took its
+ * snapshot S and then takes t->mu sees every batch through S folded.  A
+ * run harvests the clean windows closed at a commit <= S (dropping the
+ * dirty ones), and a copy of a clean open window whose last row was
+ * committed <= S (its state at S: no row after S is in it, so the run
+ * counts no row it did not sync); what it does not find it recomputes
+ * from the source, and changes decides, as before, which windows are
+ * recomputed at all: the watermark protocol is unchanged, the
+ * accumulators only save the read.
+ *
+ * Only rollups of tables are accumulated (a rollup's writes replace its
+ * rows).  A sum of doubles is folded row by row in ts order, as the
+ * aggregate folds the filling trees' rows; over flushed blocks it adds
+ * their summaries, and the two may differ in the last bits (aggregate.c's
+ * definitions).  Memory: a set holding more than
+ * ACC_CLOSED_MAX closed windows or ACC_GROUPS_MAX groups (a rollup not
+ * harvested: its maintenance failing) is forgotten, to register again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggacc.h"
+#include "error.h"
+#include "handle.h"
+#include "period.h"
+#include "rollacc.h"
+#include "schema.h"
+#include "tabledesc.h"
+
+int ts__rollacc_enabled = 1;
+
+#define ACC_CLOSED_MAX (1u << 20)
+#define ACC_GROUPS_MAX (1u << 20)
+
+/* A window closed since the last harvest; its accumulators are the
+ * group's accs[i * nspecs ..]. */
+struct closed {
+	int64_t start;
+	uint64_t version;  /* the commit that closed it */
+	int clean;
+};
+
+struct group {
+	struct group *succ;    /* the group of the row that came after one of
+	                        * this group last time: batches repeat their
+	                        * order, so it is tried before the hash */
+	ts_value *key;         /* g values, strings into mem */
+	unsigned char *mem;
+	uint64_t hash;
+	int64_t hi;            /* the greatest ts folded */
+	int open, open_clean;
+	int64_t open_start;
+	uint64_t open_version;  /* the commit of its last row */
+	ts__agg_acc *open_accs; /* nspecs */
+	struct closed *closed;
+	ts__agg_acc *accs;
+	size_t nclosed, cap;
+};
+
+struct set {
+	char name[TS_NAME_MAX + 1];   /* the rollup's */
+	int64_t every;
+	int g, nspecs;
+	int gcols[TS_KEY_COLUMNS_MAX];
+	ts_aggspec *specs;
+	int64_t bound;
+	struct group **slots;
+	size_t nslots, ngroups, nclosed;
+	struct group *last;
+	struct set *next;
+};
+
+struct ts__rollacc {
+	struct set *sets;
+	int ncols;
+	ts_value *staged;      /* ncols a row, strings the caller's */
+	size_t nstaged, cap;
+};
+
+/* ---- groups ---- */
+
+static int is_bytes(const ts_value *v)
+{
+	return v->type == TS_STRING || v->type == TS_BLOB;
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001B3u;
+	return h;
+}
+
+/* The hash of the group values of a row (at columns cols, or the first g
+ * of v when cols is NULL). */
+static uint64_t hash_group(const ts_value *v, const int *cols, int g)
+{
+	uint64_t h = 0xCBF29CE484222325u;
+	for (int k = 0; k < g; k++) {
+		const ts_value *x = &v[cols ? cols[k] : k];
+		h = hash_bytes(h, &x->type, sizeof x->type);
+		h = is_bytes(x) ? hash_bytes(h, x->v.s.ptr, x->v.s.len) : hash_bytes(h, &x->v.i, 8);
+	}
+	return h;
+}
+
+static int same_group(const struct group *gr, const ts_value *v, const int *cols, int g)
+{
+	for (int k = 0; k < g; k++) {
+		const ts_value *a = &gr->key[k], *b = &v[cols ? cols[k] : k];
+		if (a->type != b->type)
+			return 0;
+		if (is_bytes(b) ? a->v.s.len != b->v.s.len ||
+		                  (b->v.s.len && memcmp(a->v.s.ptr, b->v.s.ptr, b->v.s.len) != 0)
+		                : a->v.i != b->v.i)
+			return 0;
+	}
+	return 1;
+}
+
+/* Copy the g group values of v (at columns cols, or the first g when
+ * cols is NULL) into gr->key, their strings into gr->mem.  Returns 0 or
+ * -1 (out of memory). */
+static int copy_key(struct group *gr, const ts_value *v, const int *cols, int g)
+{
+	size_t bytes = 0, at = 0;
+	for (int k = 0; k < g; k++)
+		if (is_bytes(&v[cols ? cols[k] : k]))
+			bytes += v[cols ? cols[k] : k].v.s.len;
+	if (!(gr->key = calloc((size_t)g + 1, sizeof *gr->key)) || !(gr->mem = malloc(bytes + 1)))
+		return -1;
+	for (int k = 0; k < g; k++) {
+		gr->key[k] = v[cols ? cols[k] : k];
+		if (is_bytes(&gr->key[k])) {
+			memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
+			gr->key[k].v.s.ptr = gr->mem + at;
+			at += gr->key[k].v.s.len;
+		}
+	}
+	return 0;
+}
+
+static void group_free(struct group *gr)
+{
+	if (!gr)
+		return;
+	free(gr->key);
+	free(gr->mem);
+	free(gr->open_accs);
+	free(gr->closed);
+	free(gr->accs);
+	free(gr);
+}
+
+static struct group *find_group(const struct set *s, const ts_value *v, const int *cols,
+                                uint64_t h)
+{
+	if (!s->nslots)
+		return NULL;
+	for (size_t j = h & (s->nslots - 1); s->slots[j]; j = (j + 1) & (s->nslots - 1))
+		if (s->slots[j]->hash == h && same_group(s->slots[j], v, cols, s->g))
+			return s->slots[j];
+	return NULL;
+}
+
+static int place(struct group **slots, size_t n, struct group *gr)
+{
+	size_t j = gr->hash & (n - 1);
+	while (slots[j])
+		j = (j + 1) & (n - 1);
+	slots[j] = gr;
+	return 0;
+}
+
+/* A new group of the row's values, its hi the set's bound.  NULL: out of
+ * memory. */
+static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
+{
+	if ((s->ngroups + 1) * 2 > s->nslots) {
+		size_t n = s->nslots ? 2 * s->nslots : 256;
+		struct group **x = calloc(n, sizeof *x);
+		if (!x)
+			return NULL;
+		for (size_t i = 0; i < s->nslots; i++)
+			if (s->slots[i])
+				place(x, n, s->slots[i]);
+		free(s->slots);
+		s->slots = x;
+		s->nslots = n;
+	}
+	struct group *gr = calloc(1, sizeof *gr);
+	if (!gr || copy_key(gr, v, s->gcols, s->g) < 0 ||
+	    !(gr->open_accs = calloc((size_t)s->nspecs, sizeof *gr->open_accs))) {
+		group_free(gr);
+		return NULL;
+	}
+	gr->hash = h;
+	gr->hi = s->bound;
+	place(s->slots, s->nslots, gr);
+	s->ngroups++;
+	return gr;
+}
+
+/* ---- sets ---- */
+
+static void set_free(struct set *s)
+{
+	for (size_t i = 0; i < s->nslots; i++)
+		group_free(s->slots[i]);
+	free(s->slots);
+	free(s->specs);
+	free(s);
+}
+
+/* Forget every window and group of s (it starts again from a new bound
+ * at the next registration): the set is unlinked and freed. */
+static void set_drop(ts__rollacc *a, struct set *s)
+{
+	for (struct set **p = &a->sets; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	set_free(s);
+}
+
+void ts__rollacc_free(ts__rollacc *a)
+{
+	if (!a)
+		return;
+	while (a->sets)
+		set_drop(a, a->sets);
+	free(a->staged);
+	free(a);
+}
+
+static int64_t table_max_ts(const struct ts_table *t);
+
+void ts__rollacc_reset(struct ts_table *t)
+{
+	ts__rollacc *a = t->acc;
+	if (!a)
+		return;
+	int64_t bound = table_max_ts(t);
+	for (struct set *s = a->sets; s; s = s->next) {
+		for (size_t i = 0; i < s->nslots; i++)
+			group_free(s->slots[i]);
+		memset(s->slots, 0, s->nslots * sizeof *s->slots);
+		s->ngroups = s->nclosed = 0;
+		s->last = NULL;
+		s->bound = bound;
+	}
+	a->nstaged = 0;
+}
+
+/* ---- the writer ---- */
+
+void ts__rollacc_stage(struct ts_table *t, const ts_value *vals)
+{
+	ts__rollacc *a = t->acc;
+	if (!a->sets)
+		return;
+	if (a->nstaged == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 512;
+		ts_value *x = realloc(a->staged, cap * (size_t)a->ncols * sizeof *x);
+		if (!x) { /* every set forgotten: its windows are read again */
+			ts__rollacc_reset(t);
+			return;
+		}
+		a->staged = x;
+		a->cap = cap;
+	}
+	memcpy(a->staged + a->nstaged++ * (size_t)a->ncols, vals, (size_t)a->ncols * sizeof *vals);
+}
+
+void ts__rollacc_unstage(struct ts_table *t)
+{
+	t->acc->nstaged = 0;
+}
+
+/* Close gr's open window at commit version: kept when clean (dirty ones
+ * are read from the source).  Returns 0 or -1 (out of memory). */
+static int close_open(struct set *s, struct group *gr, uint64_t version)
+{
+	if (!gr->open)
+		return 0;
+	gr->open = 0;
+	if (!gr->open_clean)
+		return 0;
+	if (gr->nclosed == gr->cap) {
+		size_t cap = gr->cap ? 2 * gr->cap : 8;
+		struct closed *c = realloc(gr->closed, cap * sizeof *c);
+		if (c)
+			gr->closed = c;
+		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nspecs * sizeof *x);
+		if (x)
+			gr->accs = x;
+		if (!c || !x)
+			return -1;
+		gr->cap = cap;
+	}
+	gr->closed[gr->nclosed] = (struct closed){gr->open_start, version, 1};
+	memcpy(gr->accs + gr->nclosed * (size_t)s->nspecs, gr->open_accs,
+	       (size_t)s->nspecs * sizeof *gr->accs);
+	gr->nclosed++;
+	s->nclosed++;
+	return 0;
+}
+
+/* A row at or below gr's hi: its window, if held, is dirty. */
+static void late_row(struct group *gr, int64_t start)
+{
+	if (gr->open && start == gr->open_start) {
+		gr->open_clean = 0;
+		return;
+	}
+	size_t lo = 0, hi = gr->nclosed;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (gr->closed[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < gr->nclosed && gr->closed[lo].start == start)
+		gr->closed[lo].clean = 0;
+}
+
+/* Fold row v of the batch committed at version into s.  Returns 0 or -1
+ * (out of memory, or more than the set may hold: forget it). */
+static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
+{
+	struct group *gr = s->last;
+	if (!gr || !same_group(gr, v, s->gcols, s->g)) {
+		if (gr && gr->succ && same_group(gr->succ, v, s->gcols, s->g)) {
+			gr = gr->succ;
+		} else {
+			uint64_t h = hash_group(v, s->gcols, s->g);
+			struct group *found = find_group(s, v, s->gcols, h);
+			if (!found &&
+			    (s->ngroups >= ACC_GROUPS_MAX || !(found = add_group(s, v, h))))
+				return -1;
+			if (gr)
+				gr->succ = found;
+			gr = found;
+		}
+		s->last = gr;
+	}
+	int64_t ts = v[ts_col].v.i;
+	if (ts <= gr->hi) {
+		late_row(gr, ts__floor_multiple(ts, s->every));
+		return 0;
+	}
+	gr->hi = ts;
+	/* most rows are of the open window (which starts below ts): no
+	 * division for them */
+	int64_t start = gr->open && (uint64_t)ts - (uint64_t)gr->open_start < (uint64_t)s->every
+	                ? gr->open_start : ts__floor_multiple(ts, s->every);
+	if (!gr->open || start != gr->open_start) {
+		if (close_open(s, gr, version) < 0 || s->nclosed > ACC_CLOSED_MAX)
+			return -1;
+		gr->open = 1;
+		gr->open_start = start;
+		gr->open_clean = start > s->bound;
+		memset(gr->open_accs, 0, (size_t)s->nspecs * sizeof *gr->open_accs);
+	}
+	gr->open_version = version;
+	if (gr->open_clean)
+		for (int k = 0; k < s->nspecs; k++)
+			ts__agg_acc_add(&gr->open_accs[k], &v[s->specs[k].column], ts);
+	return 0;
+}
+
+void ts__rollacc_apply(struct ts_table *t, uint64_t version)
+{
+	ts__rollacc *a = t->acc;
+	int ts_col = ts__desc_schema(t->desc)->ts_col;
+	for (struct set *s = a->sets, *next; s; s = next) {
+		next = s->next;
+		for (size_t i = 0; i < a->nstaged; i++)
+			if (fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) < 0) {
+				set_drop(a, s);
+				break;
+			}
+	}
+	a->nstaged = 0;
+}
+
+/* ---- the maintenance ---- */
+
+/* The greatest ts t holds (t->mu held): its tablets' and filling trees'. */
+static int64_t table_max_ts(const struct ts_table *t)
+{
+	int64_t max = INT64_MIN;
+	const ts__descriptor *d = t->desc;
+	for (int i = 0; i < d->ntablets; i++)
+		if (d->tablets[i].max_ts > max)
+			max = d->tablets[i].max_ts;
+	for (int i = 0; i < t->fill.n; i++)
+		if (t->fill.work[i].max_ts > max)
+			max = t->fill.work[i].max_ts;
+	for (int i = 0; i < t->fill.ncommitted; i++)
+		if (t->fill.committed[i].max_ts > max)
+			max = t->fill.committed[i].max_ts;
+	return max;
+}
+
+/* Whether rollup d with specs may be accumulated over schema s. */
+static int accumulable(const ts__rollup_def *d, const ts__schema *s, const ts_aggspec *specs,
+                       int nspecs)
+{
+	if (d->flags & TS_ROLLUP_FROM_ROLLUP)
+		return 0;
+	for (int k = 0; k < nspecs; k++)
+		if (specs[k].column < 0 || specs[k].column >= s->ncols)
+			return 0;
+	return 1;
+}
+
+/* Rollup name's set in t, registered when t has none (or one of another
+ * definition); t->mu held.  NULL: not accumulated (or out of memory). */
+static struct set *registered(struct ts_table *t, const char *name, const ts__rollup_def *d,
+                              const ts_aggspec *specs, int nspecs)
+{
+	const ts__schema *sc = ts__desc_schema(t->desc);
+	if (!ts__rollacc_enabled || !accumulable(d, sc, specs, nspecs))
+		return NULL;
+	if (!t->acc && !(t->acc = calloc(1, sizeof *t->acc)))
+		return NULL;
+	ts__rollacc *a = t->acc;
+	for (struct set *s = a->sets; s; s = s->next)
+		if (strcmp(s->name, name) == 0) {
+			if (s->every == d->every && s->g == d->group && s->nspecs == nspecs &&
+			    memcmp(s->specs, specs, (size_t)nspecs * sizeof *specs) == 0)
+				return s;
+			set_drop(a, s);
+			break;
+		}
+	if (a->ncols != sc->ncols) { /* an alter appended columns */
+		a->nstaged = 0;
+		a->ncols = sc->ncols;
+	}
+	struct set *s = calloc(1, sizeof *s);
+	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs))) {
+		free(s);
+		return NULL;
+	}
+	snprintf(s->name, sizeof s->name, "%s", name);
+	s->every = d->every;
+	s->g = d->group;
+	s->nspecs = nspecs;
+	memcpy(s->specs, specs, (size_t)nspecs * sizeof *specs);
+	for (int k = 0; k < s->g; k++)
+		s->gcols[k] = sc->key[k];
+	s->bound = table_max_ts(t);
+	s->next = a->sets;
+	a->sets = s;
+	return s;
+}
+
+/* A harvest: per group, its windows' rows in start order. */
+struct hgroup {
+	struct group *g;       /* its key and hash (the group's, moved here) */
+	ts_value *rows;        /* width values a window */
+	size_t n;
+};
+
+struct ts__rollacc_harvest {
+	int g, width;
+	struct hgroup *slots;  /* by hash; g NULL = free */
+	size_t nslots;
+};
+
+void ts__rollacc_harvest_free(ts__rollacc_harvest *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nslots; i++)
+		if (h->slots[i].g) {
+			group_free(h->slots[i].g);
+			free(h->slots[i].rows);
+		}
+	free(h->slots);
+	free(h);
+}
+
+/* Move the windows of gr closed at a commit <= v into h (the clean ones)
+ * or drop them (the dirty ones).  Returns 0 or -1 (out of memory). */
+static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__schema *sc,
+                      ts__rollacc_harvest *h)
+{
+	size_t n = 0, clean = 0;
+	while (n < gr->nclosed && gr->closed[n].version <= v)
+		clean += gr->closed[n++].clean;
+	/* the open window as of v, when no row came after v: a copy (it
+	 * goes on accumulating; the run that finds it closed writes it
+	 * again if changes reports it) */
+	int open = gr->open && gr->open_clean && gr->open_version <= v;
+	clean += open;
+	if (n == 0 && !open)
+		return 0;
+	struct hgroup *hg = NULL;
+	if (clean) {
+		size_t j = gr->hash & (h->nslots - 1);
+		while (h->slots[j].g)
+			j = (j + 1) & (h->nslots - 1);
+		hg = &h->slots[j];
+		struct group *copy = calloc(1, sizeof *copy);
+		if (!copy || copy_key(copy, gr->key, NULL, s->g) < 0 ||
+		    !(hg->rows = malloc(clean * (size_t)h->width * sizeof *hg->rows))) {
+			group_free(copy);
+			hg->rows = NULL;
+			return -1;
+		}
+		copy->hash = gr->hash;
+		hg->g = copy;
+	}
+	for (size_t i = 0; i < n + (size_t)open; i++) {
+		if (i < n && !gr->closed[i].clean)
+			continue;
+		ts_value *row = hg->rows + hg->n * (size_t)h->width;
+		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nspecs : gr->open_accs;
+		int ok = 1;
+		memcpy(row, hg->g->key, (size_t)s->g * sizeof *row);
+		row[s->g] = ts_timestamp(i < n ? gr->closed[i].start : gr->open_start);
+		for (int k = 0; ok && k < s->nspecs; k++) {
+			const ts__col *c = &sc->cols[s->specs[k].column];
+			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &acc[k],
+			                        &row[s->g + 1 + k]) == 0;
+		}
+		if (ok) /* else (an int64 sum overflowing) read from the source: its error */
+			hg->n++;
+		else
+			ts__clear_error();
+	}
+	memmove(gr->closed, gr->closed + n, (gr->nclosed - n) * sizeof *gr->closed);
+	memmove(gr->accs, gr->accs + n * (size_t)s->nspecs,
+	        (gr->nclosed - n) * (size_t)s->nspecs * sizeof *gr->accs);
+	gr->nclosed -= n;
+	s->nclosed -= n;
+	return 0;
+}
+
+int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
+                        const ts_aggspec *specs, int nspecs, uint64_t v,
+                        ts__rollacc_harvest **out)
+{
+	*out = NULL;
+	int rc = ts__table_lock(src);
+	if (rc < 0)
+		return rc;
+	struct set *s = registered(src, name, d, specs, nspecs);
+	ts__rollacc_harvest *h = NULL;
+	size_t ngroups = 0;
+	if (s)
+		for (size_t i = 0; i < s->nslots; i++)
+			ngroups += s->slots[i] &&
+			           ((s->slots[i]->nclosed && s->slots[i]->closed[0].version <= v) ||
+			            (s->slots[i]->open && s->slots[i]->open_version <= v));
+	if (ngroups) {
+		size_t n = 16;
+		while (n < 2 * ngroups)
+			n *= 2;
+		if (!(h = calloc(1, sizeof *h)) || !(h->slots = calloc(n, sizeof *h->slots))) {
+			free(h);
+			h = NULL;
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+		} else {
+			h->nslots = n;
+			h->g = s->g;
+			h->width = s->g + 1 + s->nspecs;
+		}
+	}
+	const ts__schema *sc = ts__desc_schema(src->desc);
+	for (size_t i = 0; h && i < s->nslots; i++)
+		if (s->slots[i] && take_group(s, s->slots[i], v, sc, h) < 0) {
+			rc = ts__fail(TS_ENOMEM, "out of memory");
+			set_drop(src->acc, s); /* what it held is read from the source */
+			break;
+		}
+	ts__table_unlock(src);
+	if (rc < 0) {
+		ts__rollacc_harvest_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,
+                                 int64_t from)
+{
+	if (!h)
+		return NULL;
+	uint64_t hash = hash_group(prefix, NULL, h->g);
+	const struct hgroup *hg = NULL;
+	for (size_t j = hash & (h->nslots - 1); h->slots[j].g; j = (j + 1) & (h->nslots - 1))
+		if (h->slots[j].g->hash == hash && same_group(h->slots[j].g, prefix, NULL, h->g)) {
+			hg = &h->slots[j];
+			break;
+		}
+	if (!hg)
+		return NULL;
+	size_t lo = 0, hi = hg->n, w = (size_t)h->width;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (hg->rows[mid * w + (size_t)h->g].v.i < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < hg->n ? &hg->rows[lo * w] : NULL;
+}

@@ -1,0 +1,52 @@
+/*
+ * rollacc.h -- rollups' accumulators at insert (rollacc.c; docs/rollups.md
+ * section 2, "Accumulated at insert").
+ */
+#ifndef TS_ROLLACC_H
+#define TS_ROLLACC_H
+
+#include <stdint.h>
+
+#include "rollupdef.h"
+#include "tsstore.h"
+
+struct ts_table;
+typedef struct ts__rollacc ts__rollacc;
+typedef struct ts__rollacc_harvest ts__rollacc_harvest;
+
+/* The writer's side; t->mu is held, t->acc not NULL.  _stage: a row the
+ * batch stored (vals in the current schema, valid until the insert
+ * returns); _unstage: the batch is made again or abandoned; _apply: the
+ * batch committed at version, its staged rows folded; _reset: a delete
+ * (or anything else than an insert) changes the table: every window and
+ * group held is forgotten, and each set starts again from the table's
+ * greatest ts, as if registered now. */
+void ts__rollacc_stage(struct ts_table *t, const ts_value *vals);
+void ts__rollacc_unstage(struct ts_table *t);
+void ts__rollacc_apply(struct ts_table *t, uint64_t version);
+void ts__rollacc_reset(struct ts_table *t);
+void ts__rollacc_free(ts__rollacc *a);
+
+/* The maintenance's side (rollup.c), t->mu not held: the windows of
+ * rollup `name` (definition d, specs over the source's columns) whose
+ * rows all arrived in order and were closed at a commit <= v, each as a
+ * rollup row, taken out of src's accumulators into *out (NULL when there
+ * are none), with a copy of each such open window whose last row was
+ * committed <= v; the rollup's accumulators are registered first when src
+ * has none for it (from then on its inserts are folded).  Returns 0 or
+ * TS_ENOMEM (the run then reads every window from the source). */
+int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
+                        const ts_aggspec *specs, int nspecs, uint64_t v,
+                        ts__rollacc_harvest **out);
+
+/* The first harvested row (group values, window start, one value per
+ * spec) of group prefix whose window starts at or after from, or NULL. */
+const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,
+                                 int64_t from);
+void ts__rollacc_harvest_free(ts__rollacc_harvest *h);
+
+/* 1; tests and measurements set it to 0: runs then take nothing (every
+ * window read from the source, as before the accumulators). */
+extern int ts__rollacc_enabled;
+
+#endif
