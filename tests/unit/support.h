@@ -16,6 +16,10 @@ char *ts_test_tmpdir(void);
 void ts_test_rmdir(char *dir);
 /* "dir/name", malloc'ed (aborts the test when out of memory). */
 char *ts_test_path(const char *dir, const char *name);
+
+/* XOR the byte of file path at offset off (from the end when negative)
+ * with mask: damage for the checks to find. */
+void ts_test_flip(const char *path, long off, unsigned char mask);
 /* The mappings of this process of deleted files under dir (log segments
  * a snapshot still holds after a flush released them). */
 int ts_test_deleted_mappings(const char *dir);

@@ -4,6 +4,7 @@
  * query engine arrives later.
  */
 #define _XOPEN_SOURCE 700
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +36,19 @@ char *ts_test_path(const char *dir, const char *name)
 	assert_non_null(p);
 	snprintf(p, n, "%s/%s", dir, name);
 	return p;
+}
+
+void ts_test_flip(const char *path, long off, unsigned char mask)
+{
+	unsigned char c;
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	if (off < 0)
+		off += (long)lseek(fd, 0, SEEK_END);
+	assert_int_equal(pread(fd, &c, 1, off), 1);
+	c ^= mask;
+	assert_int_equal(pwrite(fd, &c, 1, off), 1);
+	close(fd);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

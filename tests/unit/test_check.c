@@ -158,13 +158,7 @@ static ts__tablet *only_tablet(const ts_test_env *e, char *path, size_t size, ch
 
 static void flip(const char *path, off_t at)
 {
-	unsigned char b;
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &b, 1, at), 1);
-	b ^= 0x5a;
-	assert_int_equal(pwrite(fd, &b, 1, at), 1);
-	close(fd);
+	ts_test_flip(path, (long)at, 0x5a);
 }
 
 /* Flip each byte of [from, to) in turn: the check fails naming file and

@@ -57,13 +57,7 @@ static void read_epoch_file(const char *dir, unsigned char *b)
 static void flip(const char *dir, long off)
 {
 	char *p = ts_test_path(dir, "EPOCH");
-	unsigned char c;
-	int fd = open(p, O_RDWR);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &c, 1, off), 1);
-	c ^= 0x10;
-	assert_int_equal(pwrite(fd, &c, 1, off), 1);
-	close(fd);
+	ts_test_flip(p, off, 0x10);
 	free(p);
 }
 

@@ -464,16 +464,8 @@ static void expire_deletes_old_tablets(void **state)
 static void flip(const ts_test_env *e, uint64_t id, long off)
 {
 	char path[4300];
-	unsigned char c;
 	snprintf(path, sizeof path, "%s/m/tablets/%016" PRIx64 ".tab", e->dir, id);
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	if (off < 0)
-		off += (long)lseek(fd, 0, SEEK_END);
-	assert_int_equal(pread(fd, &c, 1, off), 1);
-	c ^= 0x10;
-	assert_int_equal(pwrite(fd, &c, 1, off), 1);
-	close(fd);
+	ts_test_flip(path, off, 0x10);
 }
 
 /* Two tablets; the damaged one (whose rows are model b's) is reported by
