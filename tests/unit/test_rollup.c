@@ -68,7 +68,7 @@ static void create_src(ts_db *db, const char *name, int64_t ttl)
 
 /* One row of src. */
 typedef struct srow {
-	char region[8], host[8];
+	char region[16], host[16]; /* (room for any int: -Wformat-truncation) */
 	int64_t ts, v;
 	double d;
 	int32_t n;
