@@ -98,7 +98,8 @@ static int cmp_id(const void *a, const void *b)
 
 static int has_tablet(const ts_ship *s, uint64_t id)
 {
-	return bsearch(&id, s->have, (size_t)s->nhave, sizeof id, cmp_id) != NULL;
+	return s->nhave > 0 && /* (bsearch of a NULL array is undefined, even of 0 items) */
+	       bsearch(&id, s->have, (size_t)s->nhave, sizeof id, cmp_id) != NULL;
 }
 
 static int add_tablet(ts_ship *s, uint64_t id)
