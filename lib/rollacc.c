@@ -161,7 +161,8 @@ static int copy_key(struct group *gr, const ts_value *v, const int *cols, int g)
 	for (int k = 0; k < g; k++) {
 		gr->key[k] = v[cols ? cols[k] : k];
 		if (is_bytes(&gr->key[k])) {
-			memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
+			if (gr->key[k].v.s.len) /* (an empty value's pointer may be NULL) */
+				memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
 			gr->key[k].v.s.ptr = gr->mem + at;
 			at += gr->key[k].v.s.len;
 		}
@@ -274,7 +275,8 @@ void ts__rollacc_reset(struct ts_table *t)
 	for (struct set *s = a->sets; s; s = s->next) {
 		for (size_t i = 0; i < s->nslots; i++)
 			group_free(s->slots[i]);
-		memset(s->slots, 0, s->nslots * sizeof *s->slots);
+		if (s->nslots)
+			memset(s->slots, 0, s->nslots * sizeof *s->slots);
 		s->ngroups = s->nclosed = 0;
 		s->last = NULL;
 		s->bound = bound;
@@ -562,6 +564,8 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 		else
 			ts__clear_error();
 	}
+	if (n == 0) /* (and the arrays may be NULL: no memmove of them) */
+		return 0;
 	memmove(gr->closed, gr->closed + n, (gr->nclosed - n) * sizeof *gr->closed);
 	memmove(gr->accs, gr->accs + n * (size_t)s->nspecs,
 	        (gr->nclosed - n) * (size_t)s->nspecs * sizeof *gr->accs);
