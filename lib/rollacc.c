@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "aggacc.h"
+#include "buf.h"
 #include "error.h"
 #include "handle.h"
 #include "period.h"
@@ -112,14 +113,6 @@ static int is_bytes(const ts_value *v)
 	return v->type == TS_STRING || v->type == TS_BLOB;
 }
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001B3u;
-	return h;
-}
-
 /* The hash of the group values of a row (at columns cols, or the first g
  * of v when cols is NULL). */
 static uint64_t hash_group(const ts_value *v, const int *cols, int g)
@@ -127,8 +120,8 @@ static uint64_t hash_group(const ts_value *v, const int *cols, int g)
 	uint64_t h = 0xCBF29CE484222325u;
 	for (int k = 0; k < g; k++) {
 		const ts_value *x = &v[cols ? cols[k] : k];
-		h = hash_bytes(h, &x->type, sizeof x->type);
-		h = is_bytes(x) ? hash_bytes(h, x->v.s.ptr, x->v.s.len) : hash_bytes(h, &x->v.i, 8);
+		h = ts__fnv1a(h, &x->type, sizeof x->type);
+		h = is_bytes(x) ? ts__fnv1a(h, x->v.s.ptr, x->v.s.len) : ts__fnv1a(h, &x->v.i, 8);
 	}
 	return h;
 }
