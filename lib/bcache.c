@@ -22,6 +22,7 @@
 #include "key.h"
 #include "tslimits.h"
 #include "row.h"
+#include "tablet.h"
 
 /* ---- the default size ---- */
 
@@ -250,6 +251,36 @@ ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block)
 	return b;
 }
 
+/* Locate the rows of the block in b->raw (reading, scan.c; writing, the
+ * merge's kept blocks, tablet_write.c). */
+int ts__cblock_locate(ts__cblock *b)
+{
+	ts_reader rd;
+	const void *row;
+	size_t len;
+	int rc;
+	b->nrows = 0;
+	free(b->series); /* a block refilled by its only reader */
+	b->series = NULL;
+	free(b->seekix);
+	b->seekix = NULL;
+	ts__reader_init(&rd, b->raw.data, b->raw.len);
+	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
+		if (b->nrows == b->caprows) {
+			size_t cap = b->caprows ? 2 * b->caprows : 512;
+			ts__rowref *o = realloc(b->rows, cap * sizeof *o);
+			if (!o)
+				return ts__fail(TS_ENOMEM, "out of memory");
+			b->rows = o;
+			b->caprows = cap;
+		}
+		b->rows[b->nrows].off = (uint32_t)((const unsigned char *)row - b->raw.data);
+		b->rows[b->nrows].len = (uint32_t)len;
+		b->nrows++;
+	}
+	return rc;
+}
+
 /* Drop b from the table and the list; the cache's reference goes. */
 static void evict(ts__bcache *c, ts__cblock *b)
 {
@@ -346,6 +377,21 @@ int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how)
 	}
 	pthread_mutex_unlock(&c->mu);
 	return take;
+}
+
+void ts__bcache_forget(ts__bcache *c, uint64_t serial, uint32_t nblocks)
+{
+	if (c->cap == 0)
+		return;
+	pthread_mutex_lock(&c->mu);
+	for (uint32_t i = 0; i < nblocks && c->count; i++) {
+		ts__cblock *b = c->buckets[bucket_of(c, serial, i)];
+		while (b && (b->serial != serial || b->block != i))
+			b = b->hnext;
+		if (b)
+			evict(c, b);
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 void ts__cblock_put(ts__bcache *c, ts__cblock *b)

@@ -7,7 +7,12 @@
  * decompressed and with their rows located, in one LRU cache per
  * database, bounded in bytes (ts_options.block_cache_size).  Tablets are
  * immutable and each open tablet has a process-unique serial number, so
- * an entry never goes stale; entries of closed tablets simply age out.
+ * an entry never goes stale; a tablet's entries are dropped when it is
+ * closed (ts__bcache_forget), as no reader can look them up again.  A
+ * merge's output is opened with a serial reserved while it is written
+ * (ts__table_tablet_serial), so that the merge can cache the output
+ * blocks whose rows came from cached input blocks (merge.c): what
+ * readers had cached stays cached across the swap.
  *
  * Entries are reference-counted: a reader holds its block while it reads
  * rows from it, and eviction only unlinks an entry, which is freed when
@@ -142,6 +147,18 @@ enum {
  * may use it from then on, even after it is evicted), 0 when it is still
  * the caller's alone. */
 int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how);
+
+/* Locate the rows of b->raw, a decompressed block, in b->rows (its
+ * series and seek index, found later, are dropped).  Returns 0, or
+ * TS_ECORRUPT (said) for a malformed row, TS_ENOMEM. */
+int ts__cblock_locate(ts__cblock *b);
+
+/* Drop the entries of blocks [0, nblocks) of the tablet of serial: it is
+ * being closed, no reader can look them up again, and their room is
+ * better given to live tablets' blocks than left to age out (a merge's
+ * output takes over its inputs' entries, merge.c).  Readers holding one
+ * keep it until they let go. */
+void ts__bcache_forget(ts__bcache *c, uint64_t serial, uint32_t nblocks);
 
 /* Shrink the buffers of b, the caller's alone, to what they hold, so
  * that the cache is charged for the rows and not for spare capacity

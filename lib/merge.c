@@ -46,7 +46,12 @@
  * descriptor names; a crash after it, inputs no descriptor names: the
  * next writer's open removes either (table.c).  Readers that opened an
  * input keep reading it through its open descriptor; readers that had
- * not retry (snapshot.c).
+ * not retry (snapshot.c).  Step (2) takes an input block from the block
+ * cache when it is there (no read, no decompression) and caches each
+ * output block that received a row of such a block, under the serial
+ * the output will be opened with (ts__table_tablet_serial): readers'
+ * warm blocks stay warm across the swap, and blocks nobody read stay
+ * out of the cache.
  *
  * When merges run is the maintenance scheduler's business (maint.c): it
  * asks ts__merge_next for the size of each table's next merge, makes the
@@ -413,11 +418,30 @@ struct source {
 	uint64_t hi;       /* the input's newest version (its DESCRIPTOR hi) */
 	uint32_t block;
 	ts_buf raw;
+	ts__cblock *cb;    /* the current block when the cache had it, else NULL */
 	ts_reader r;
 	const void *row, *key;
 	size_t len, klen;
 	int done;
 };
+
+/* Make block s->block the input's current one: the cache's copy when it
+ * has one (no read, no decompression, and the rows taken from it keep
+ * their output blocks cached), else read. */
+static int load(ts_table *t, struct source *s)
+{
+	ts__bcache *bc = &t->db->bcache;
+	ts__cblock_put(bc, s->cb);
+	if ((s->cb = ts__bcache_get(bc, s->tab->serial, s->block))) {
+		s->block++;
+		ts__reader_init(&s->r, s->cb->raw.data, s->cb->raw.len);
+		return 0;
+	}
+	int rc = ts__tablet_read_block(s->tab, s->block++, &s->raw);
+	if (rc == 0)
+		ts__reader_init(&s->r, s->raw.data, s->raw.len);
+	return rc;
+}
 
 static int advance(ts_table *t, struct source *s)
 {
@@ -427,10 +451,8 @@ static int advance(ts_table *t, struct source *s)
 			rc = ts__row_key(s->row, s->len, &s->key, &s->klen);
 		else if (rc == 0 && s->block == s->tab->nblocks)
 			s->done = 1;
-		else if (rc == 0 && (rc = ts__tablet_read_block(s->tab, s->block++, &s->raw)) == 0) {
-			ts__reader_init(&s->r, s->raw.data, s->raw.len);
+		else if (rc == 0 && (rc = load(t, s)) == 0)
 			continue;
-		}
 		return rc < 0 ? ts__table_damaged(t, s->tab->id, rc) : 0;
 	}
 }
@@ -532,8 +554,11 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 		         ts__tombs_hide(sel + (size_t)best * (size_t)p->ntombs, nsel[best],
 		                        src[best].key, src[best].klen, 0))
 			; /* deleted */
-		else if ((rc = add(p, &src[best], w, &scratch, &enc)) == 0)
+		else if ((rc = add(p, &src[best], w, &scratch, &enc)) == 0) {
 			++*written;
+			if (src[best].cb)
+				ts__tablet_writer_keep(w);
+		}
 		if (rc == 0)
 			rc = advance(t, &src[best]);
 		if (rc == 0 && ++rows % slice == 0)
@@ -630,6 +655,8 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);
 	if (rc == 0)
+		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id));
+	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
 	if (rc < 0 || out->rows == 0) {
 		ts__tablet_writer_abort(w);
@@ -652,6 +679,7 @@ static int run(ts_table *t, const struct plan *p)
 	}
 	int rc = src ? write_merged(t, p, src, &out, &expired) : ts__fail(TS_ENOMEM, "out of memory");
 	for (int i = 0; src && i < p->n; i++) {
+		ts__cblock_put(&t->db->bcache, src[i].cb);
 		ts__table_tablet_put(t, src[i].tab);
 		ts__buf_free(&src[i].raw);
 	}

@@ -246,35 +246,6 @@ static int tree_next(ts__src *src)
 	}
 }
 
-/* Locate the rows of the block in b->raw. */
-static int index_block(ts__cblock *b)
-{
-	ts_reader rd;
-	const void *row;
-	size_t len;
-	int rc;
-	b->nrows = 0;
-	free(b->series); /* a block refilled by its only reader */
-	b->series = NULL;
-	free(b->seekix);
-	b->seekix = NULL;
-	ts__reader_init(&rd, b->raw.data, b->raw.len);
-	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
-		if (b->nrows == b->caprows) {
-			size_t cap = b->caprows ? 2 * b->caprows : 512;
-			ts__rowref *o = realloc(b->rows, cap * sizeof *o);
-			if (!o)
-				return ts__fail(TS_ENOMEM, "out of memory");
-			b->rows = o;
-			b->caprows = cap;
-		}
-		b->rows[b->nrows].off = (uint32_t)((const unsigned char *)row - b->raw.data);
-		b->rows[b->nrows].len = (uint32_t)len;
-		b->nrows++;
-	}
-	return rc;
-}
-
 /*
  * The series of a loaded block, found on first use rather than when the
  * block is read, so that scans, which never seek, never pay for them.
@@ -346,7 +317,7 @@ static int load_block(ts__src *src, uint32_t b)
 	src->cb_private = 1;
 	int rc = ts__tablet_read_block(tab, b, &cb->raw);
 	if (rc == 0)
-		rc = index_block(cb);
+		rc = ts__cblock_locate(cb);
 	if (rc < 0) {
 		cb->nrows = 0;
 		return rc;

@@ -109,6 +109,17 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
  * before the first row. */
 void ts__tablet_writer_threads(ts__tablet_writer *w, int threads);
 
+/* Let w put the blocks it is asked to keep (ts__tablet_writer_keep) in
+ * the block cache c as blocks of the tablet opened with serial
+ * (ts__table_tablet_serial), as they are cut: a merge keeps cached what
+ * its inputs had cached.  Call before the first row. */
+struct ts__bcache;
+void ts__tablet_writer_warm(ts__tablet_writer *w, struct ts__bcache *c, uint64_t serial);
+
+/* Keep the block the last row added went into (ts__tablet_writer_warm;
+ * without it, nothing). */
+void ts__tablet_writer_keep(ts__tablet_writer *w);
+
 /* Add one encoded row (row.h) of the writer's schema; keys must strictly
  * increase.  Returns 0, TS_EINVAL (out of order), TS_ECORRUPT (the row does
  * not decode), TS_EIO, TS_ENOSPC, TS_ENOMEM. */

@@ -35,6 +35,11 @@
  * system: an error fails the writer as before, and the pool is stopped
  * and joined when the writer is finished or aborted.
  *
+ * A merge may ask the writer to keep blocks (ts__tablet_writer_warm,
+ * _keep): a kept block is copied, its rows located, into the block
+ * cache when it is cut, before it is compressed -- the merge's inputs
+ * had it cached, and readers should not find it cold after the swap.
+ *
  * Apart from the reader (tablet.c) because the two share only the
  * format: the writer's state is its own struct ts__tablet_writer, and
  * what it shares with the reader and the checker -- the Bloom filter's
@@ -152,6 +157,9 @@ struct ts__tablet_writer {
 	int pool_tried;             /* the pool was started, or could not be */
 	struct pool *pool;          /* NULL: one slot, compressed in place */
 	struct slot one;            /* the slot of a writer without a pool */
+	ts__bcache *bc;             /* ts__tablet_writer_warm: where kept */
+	uint64_t serial;            /* blocks go, and under which serial */
+	int bkeep;                  /* keep the current block */
 };
 
 static void pool_stop(ts__tablet_writer *w);
@@ -526,6 +534,23 @@ static int index_block(ts__tablet_writer *w, size_t *at)
 	return 0;
 }
 
+/* Offer a copy of the current block, its rows located, to the block
+ * cache as the most recent entry (a kept block: ts__tablet_writer_keep).
+ * Best effort: without memory, or with a malformed row (which the
+ * reader reports when it reads the block), it is simply not cached. */
+static void keep_block(ts__tablet_writer *w)
+{
+	ts__cblock *cb = ts__cblock_new(w->serial, w->nblocks);
+	if (!cb)
+		return;
+	ts__put(&cb->raw, w->block.data, w->block.len);
+	if (!cb->raw.oom && ts__cblock_locate(cb) == 0) {
+		ts__cblock_fit(cb);
+		ts__bcache_put(w->bc, cb, TS_BCACHE_EVICT);
+	}
+	ts__cblock_put(w->bc, cb);
+}
+
 /* Index the current block and hand it to be compressed, checksummed and
  * written: at once without a pool, else queued for the pool (written
  * when its turn comes; all: the writer's last, so everything cut is
@@ -551,6 +576,9 @@ static int cut_block(ts__tablet_writer *w, int last)
 	}
 	if ((rc = index_block(w, &b->entry)) < 0)
 		return rc;
+	if (w->bkeep)
+		keep_block(w);
+	w->bkeep = 0;
 	/* the block's rows move to the slot; the slot's old buffer, emptied,
 	 * takes the next block's */
 	ts_buf t = b->raw;
@@ -576,6 +604,17 @@ void ts__tablet_writer_threads(ts__tablet_writer *w, int threads)
 {
 	w->threads = threads < 1 ? 1 : threads > TS_FLUSH_THREADS_MAX ? TS_FLUSH_THREADS_MAX
 	                                                              : threads;
+}
+
+void ts__tablet_writer_warm(ts__tablet_writer *w, ts__bcache *c, uint64_t serial)
+{
+	w->bc = c;
+	w->serial = serial;
+}
+
+void ts__tablet_writer_keep(ts__tablet_writer *w)
+{
+	w->bkeep = w->bc != NULL;
 }
 
 /* Whether key shares its stem (all but the ts) with the previous row. */

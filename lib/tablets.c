@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bcache.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -60,6 +61,10 @@ static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet *
 		note_damage(t, m->id, rc);
 		return rc;
 	}
+	if (t->warm_serial && t->warm_id == m->id) { /* blocks may be cached under it */
+		(*out)->serial = t->warm_serial;
+		t->warm_serial = 0;
+	}
 	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
 	t->nopen++;
 	return 0;
@@ -94,6 +99,7 @@ static void reap(struct ts_table *t, int i)
 	struct ts__open_tablet *o = &t->open_tablets[i];
 	if (!o->retired || o->refs > 0)
 		return;
+	ts__bcache_forget(&t->db->bcache, o->tab->serial, o->tab->nblocks);
 	ts__tablet_close(o->tab);
 	*o = t->open_tablets[--t->nopen];
 }
@@ -127,6 +133,16 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 			break;
 		}
 	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id)
+{
+	uint64_t serial = ts__bcache_serial();
+	pthread_mutex_lock(&t->tablets_mu);
+	t->warm_id = id;
+	t->warm_serial = serial;
+	pthread_mutex_unlock(&t->tablets_mu);
+	return serial;
 }
 
 /* ---- tablet sets ---- */

@@ -39,8 +39,15 @@ void ts__tablet_set_put(struct ts_table *t, ts__tablet_set *set);
  * the old set (NULL: none), to let go of once schema_mu is released. */
 ts__tablet_set *ts__table_tablet_set_detach(struct ts_table *t);
 
-/* Tablet id left the descriptor: close it once unused. */
+/* Tablet id left the descriptor: close it once unused (and drop its
+ * blocks from the block cache). */
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
+
+/* The block cache serial tablet id, being written, will be opened with:
+ * its writer puts blocks in the cache under it before the tablet is
+ * open (a merge's output, merge.c).  One tablet of a table at a time;
+ * reserving another forgets the first. */
+uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id);
 
 /* A reader found tablet id damaged (rc is the error it got): when rc is
  * TS_ECORRUPT, count it and, in a writable database, note the id for

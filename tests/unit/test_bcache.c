@@ -1,7 +1,8 @@
 /*
  * test_bcache.c -- the block cache (lib/bcache.c): hits and misses,
  * least-recently-used eviction within the byte bound, a block evicted
- * while a reader holds it staying readable until let go, a second copy
+ * while a reader holds it staying readable until let go, a closed
+ * tablet's blocks forgotten (and only its), a second copy
  * of a cached block staying private, a zero-sized cache keeping nothing,
  * the hash table growing past its first size, and a long scan's blocks
  * (TS_BCACHE_SPARE) taking only spare room, as the least recent entries,
@@ -98,6 +99,42 @@ static void bcache_evicted_while_held(void **state)
 	assert_int_equal(held->refs, 1);
 	assert_int_equal(held->raw.data[(12 << 10) - 1], 0); /* still readable */
 	ts__cblock_put(&c, held);                             /* freed now (ASan checks) */
+	ts__bcache_free(&c);
+}
+
+/* Forgetting a closed tablet's blocks drops them all, and only them; a
+ * reader holding one keeps it readable. */
+static void bcache_forget_drops_a_tablets_blocks(void **state)
+{
+	(void)state;
+	ts__bcache c;
+	assert_int_equal(ts__bcache_init(&c, 1 << 20), 0);
+	for (uint32_t n = 0; n < 4; n++)
+		for (uint64_t s = 1; s <= 2; s++) {
+			ts__cblock *b = filled(s, n, 1000);
+			assert_int_equal(ts__bcache_put(&c, b, TS_BCACHE_EVICT), 1);
+			ts__cblock_put(&c, b);
+		}
+	size_t used = c.used;
+	ts__cblock *held = ts__bcache_get(&c, 1, 2);
+	assert_non_null(held);
+	ts__bcache_forget(&c, 1, 3); /* blocks 0..2: block 3 stays */
+	assert_int_equal(c.count, 5);
+	assert_int_equal(c.used, used - 3 * charge(1000));
+	assert_null(ts__bcache_get(&c, 1, 0));
+	assert_null(ts__bcache_get(&c, 1, 2));
+	ts__cblock *b = ts__bcache_get(&c, 1, 3);
+	assert_non_null(b);
+	ts__cblock_put(&c, b);
+	for (uint32_t n = 0; n < 4; n++) {
+		assert_non_null(b = ts__bcache_get(&c, 2, n));
+		ts__cblock_put(&c, b);
+	}
+	assert_int_equal(held->cached, 0);
+	assert_int_equal(held->raw.data[999], 2); /* still readable */
+	ts__cblock_put(&c, held);
+	ts__bcache_forget(&c, 9, 100); /* nothing of its */
+	assert_int_equal(c.count, 5);
 	ts__bcache_free(&c);
 }
 
@@ -474,6 +511,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bcache_hits_and_lru),
 		cmocka_unit_test(bcache_evicted_while_held),
+		cmocka_unit_test(bcache_forget_drops_a_tablets_blocks),
 		cmocka_unit_test(bcache_duplicate_and_oversized_stay_private),
 		cmocka_unit_test(bcache_grows),
 		cmocka_unit_test(bcache_spare_room_only),

@@ -587,6 +587,74 @@ static void reader_snapshot_reads_retired_tablets(void **state)
 	free(m.rows);
 }
 
+/* The rows of host h, read through a query; each is checked against
+ * what hot_tablets wrote. */
+static long read_host(ts_table *t, int h, int batches, int per)
+{
+	char host[16];
+	snprintf(host, sizeof host, "h%02d", h);
+	ts_value prefix = ts_stringn(host, strlen(host));
+	ts_query q = {.prefix = &prefix, .nprefix = 1};
+	ts_cursor *c;
+	const ts_value *r;
+	int n;
+	long rows = 0;
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	while (ts_cursor_next(c, &r, &n) == 0 && r) {
+		int64_t i = rows % per, b = rows / per + 1;
+		assert_int_equal(r[1].v.i, NOW - DAY / 2 + (b * per + i) * SEC);
+		assert_int_equal(r[2].v.i, b);
+		assert_int_equal(r[3].v.i, h * 100000 + b * per + i);
+		rows++;
+	}
+	ts_cursor_close(c);
+	assert_int_equal(rows, (long)batches * per);
+	return rows;
+}
+
+/* A merge keeps cached what its inputs had cached: the blocks of a host
+ * read before the merge are read from the cache after it (no miss), the
+ * blocks of a host nobody read are not cached for it, and the inputs'
+ * entries leave the cache with them. */
+static void merge_keeps_cached_blocks_cached(void **state)
+{
+	ts_test_env *e = *state;
+	enum { HOSTS = 20, PER = 1000, BATCHES = 4 };
+	test_row *r = calloc(HOSTS * PER, sizeof *r);
+	assert_non_null(r);
+	for (int b = 1; b <= BATCHES; b++) { /* a tablet of each host's next PER seconds */
+		for (int h = 0; h < HOSTS; h++)
+			for (int i = 0; i < PER; i++) {
+				test_row *x = &r[h * PER + i];
+				snprintf(x->host, sizeof x->host, "h%02d", h);
+				x->ts = NOW - DAY / 2 + ((int64_t)b * PER + i) * SEC;
+				x->batch = b;
+				x->v = h * 100000 + b * PER + i;
+			}
+		assert_int_equal(ts_test_insert_m(e->t, r, HOSTS * PER), 0);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	free(r);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), BATCHES);
+	read_host(e->t, 3, BATCHES, PER);
+	int64_t misses = ts_test_stat(e->t, "block_cache_misses");
+	int64_t bytes = ts_test_stat(e->t, "block_cache_bytes");
+	read_host(e->t, 3, BATCHES, PER); /* cached now */
+	assert_int_equal(ts_test_stat(e->t, "block_cache_misses"), misses);
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	/* the inputs' entries went with them; the output's kept ones came */
+	int64_t kept = ts_test_stat(e->t, "block_cache_bytes");
+	assert_true(kept > 0 && kept < bytes);
+	misses = ts_test_stat(e->t, "block_cache_misses");
+	read_host(e->t, 3, BATCHES, PER);
+	assert_int_equal(ts_test_stat(e->t, "block_cache_misses"), misses);
+	read_host(e->t, 15, BATCHES, PER); /* never read: not kept */
+	assert_true(ts_test_stat(e->t, "block_cache_misses") > misses);
+	ts_test_check_tablets(e->t);
+}
+
 /* Snapshots of one descriptor share its tablet set; a merge swaps in a
  * new one, and the merged-away tablets are closed when the last snapshot
  * of the old set lets go. */
@@ -760,6 +828,7 @@ int main(void)
 		T(damage_block_quarantined),
 		T(damage_found_by_merge),
 		T(reader_snapshot_reads_retired_tablets),
+		T(merge_keeps_cached_blocks_cached),
 		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),
 		T(merge_refused_read_only_and_dropped),
