@@ -178,6 +178,23 @@ static void lru_append(ts__bcache *c, ts__cblock *b)
 		c->head = b;
 }
 
+ts__cblock *ts__bcache_peek(ts__bcache *c, uint64_t serial, uint32_t block, int *used)
+{
+	*used = 0;
+	if (c->cap == 0)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	while (b && (b->serial != serial || b->block != block))
+		b = b->hnext;
+	if (b) {
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+		*used = b->pushed != 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return b;
+}
+
 ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 {
 	if (c->cap == 0)

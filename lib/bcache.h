@@ -12,7 +12,8 @@
  * merge's output is opened with a serial reserved while it is written
  * (ts__table_tablet_serial), so that the merge can cache the output
  * blocks whose rows came from cached input blocks (merge.c): what
- * readers had cached stays cached across the swap.
+ * readers had cached stays cached across the swap.  A flush's blocks
+ * go into spare room the same way (flush.c).
  *
  * Entries are reference-counted: a reader holds its block while it reads
  * rows from it, and eviction only unlinks an entry, which is freed when
@@ -118,6 +119,13 @@ void ts__bcache_free(ts__bcache *c);
 
 /* The cached block (serial, block), referenced, or NULL. */
 ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block);
+
+/* The same, for a reader that is not a query (a merge reading its
+ * inputs): neither counted as a hit or a miss nor made more recent.
+ * *used says whether a reader has used the block (or it was put as the
+ * most recent), rather than it only filling spare room since it was
+ * put (TS_BCACHE_SPARE). */
+ts__cblock *ts__bcache_peek(ts__bcache *c, uint64_t serial, uint32_t block, int *used);
 
 /* A hint: start fetching the cache lines a lookup of (serial, block)
  * will read -- its bucket's first entry -- so that the lookup, made a

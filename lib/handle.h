@@ -171,9 +171,10 @@ struct ts_table {
 	pthread_mutex_t tablets_mu; /* the open and damaged tablets below */
 	struct ts__open_tablet *open_tablets;
 	int nopen, capopen;
-	/* the tablet a merge is writing and the block cache serial it will
-	 * be opened with (ts__table_tablet_serial); 0: none */
-	uint64_t warm_id, warm_serial;
+	/* tablets written but not yet opened and the block cache serials
+	 * they will be opened with (ts__table_tablet_serial) */
+	struct ts__warm_tablet { uint64_t id, serial; } *warm;
+	int nwarm, capwarm;
 	uint64_t damaged[TS_DAMAGED_MAX]; /* ids found damaged, to quarantine */
 	char *damaged_why[TS_DAMAGED_MAX]; /* the first reader's message for
 	                          * each (malloc'ed; NULL when out of memory),

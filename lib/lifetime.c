@@ -44,6 +44,9 @@ void ts__table_release(struct ts_table *t)
 	free(t->open_tablets);
 	t->open_tablets = NULL;
 	t->nopen = t->capopen = 0;
+	free(t->warm);
+	t->warm = NULL;
+	t->nwarm = t->capwarm = 0;
 	ts__buf_free(&t->scratch);
 	ts__buf_free(&t->lookup);
 	ts__descriptor_free(t->desc, 1);

@@ -419,6 +419,7 @@ struct source {
 	uint32_t block;
 	ts_buf raw;
 	ts__cblock *cb;    /* the current block when the cache had it, else NULL */
+	int used;          /* cb was used by readers (bcache.h ts__bcache_peek) */
 	ts_reader r;
 	const void *row, *key;
 	size_t len, klen;
@@ -432,7 +433,7 @@ static int load(ts_table *t, struct source *s)
 {
 	ts__bcache *bc = &t->db->bcache;
 	ts__cblock_put(bc, s->cb);
-	if ((s->cb = ts__bcache_get(bc, s->tab->serial, s->block))) {
+	if ((s->cb = ts__bcache_peek(bc, s->tab->serial, s->block, &s->used))) {
 		s->block++;
 		ts__reader_init(&s->r, s->cb->raw.data, s->cb->raw.len);
 		return 0;
@@ -557,7 +558,7 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 		else if ((rc = add(p, &src[best], w, &scratch, &enc)) == 0) {
 			++*written;
 			if (src[best].cb)
-				ts__tablet_writer_keep(w);
+				ts__tablet_writer_keep(w, src[best].used);
 		}
 		if (rc == 0)
 			rc = advance(t, &src[best]);
@@ -655,7 +656,7 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);
 	if (rc == 0)
-		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id));
+		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id), 0);
 	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
 	if (rc < 0 || out->rows == 0) {

@@ -109,16 +109,20 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
  * before the first row. */
 void ts__tablet_writer_threads(ts__tablet_writer *w, int threads);
 
-/* Let w put the blocks it is asked to keep (ts__tablet_writer_keep) in
- * the block cache c as blocks of the tablet opened with serial
- * (ts__table_tablet_serial), as they are cut: a merge keeps cached what
- * its inputs had cached.  Call before the first row. */
+/* Let w put blocks in the block cache c as blocks of the tablet opened
+ * with serial (ts__table_tablet_serial), as they are cut: every block
+ * into the room the cache has to spare (all: a flush's, the newest rows,
+ * which readers likely want next), and the blocks it is asked to keep
+ * (ts__tablet_writer_keep: a merge keeps cached what its inputs had
+ * cached).  Call before the first row. */
 struct ts__bcache;
-void ts__tablet_writer_warm(ts__tablet_writer *w, struct ts__bcache *c, uint64_t serial);
+void ts__tablet_writer_warm(ts__tablet_writer *w, struct ts__bcache *c, uint64_t serial,
+                            int all);
 
 /* Keep the block the last row added went into (ts__tablet_writer_warm;
- * without it, nothing). */
-void ts__tablet_writer_keep(ts__tablet_writer *w);
+ * without it, nothing): as the cache's most recent entry when used (the
+ * row came from a block readers used), else in spare room only. */
+void ts__tablet_writer_keep(ts__tablet_writer *w, int used);
 
 /* Add one encoded row (row.h) of the writer's schema; keys must strictly
  * increase.  Returns 0, TS_EINVAL (out of order), TS_ECORRUPT (the row does

@@ -35,10 +35,12 @@
  * system: an error fails the writer as before, and the pool is stopped
  * and joined when the writer is finished or aborted.
  *
- * A merge may ask the writer to keep blocks (ts__tablet_writer_warm,
- * _keep): a kept block is copied, its rows located, into the block
- * cache when it is cut, before it is compressed -- the merge's inputs
- * had it cached, and readers should not find it cold after the swap.
+ * A flush offers every block it writes to the block cache's spare room,
+ * and a merge the blocks it is asked to keep (ts__tablet_writer_warm,
+ * _keep: its inputs had them cached, and readers should not find them
+ * cold after the swap): the block is copied, its rows located, into the
+ * cache by the thread that compresses it -- with a pool, mostly a
+ * helper, off the writing thread.
  *
  * Apart from the reader (tablet.c) because the two share only the
  * format: the writer's state is its own struct ts__tablet_writer, and
@@ -88,6 +90,11 @@ static void stat_put(ts_buf *b, const ts__colstat *st, int type)
 	ts__put_u64(b, value_bits(&st->max));
 }
 
+/* How the current block is kept (ts__tablet_writer_keep): not, in the
+ * cache's spare room (its rows came from blocks cached but unused), or
+ * as the most recent entry (from blocks readers used). */
+enum { KEEP_NOT, KEEP_SPARE, KEEP_USED };
+
 /* A block between its cut and its write (the pipeline above). */
 enum slot_state {
 	SLOT_FREE,   /* unused */
@@ -105,6 +112,8 @@ struct slot {
 	size_t entry;                  /* where its index entry lies in index */
 	uint64_t seq;                  /* its place in the file: the nth block */
 	enum slot_state state;
+	uint32_t block;                /* its number in the tablet */
+	int keep;                      /* KEEP_*: to be cached once packed */
 };
 
 /* A helper thread's own state. */
@@ -126,6 +135,8 @@ struct pool {
 	struct slot slot[TS_FLUSH_THREADS_MAX * TS_TABLET_BLOCKS_PER_THREAD];
 	uint64_t next_seq;     /* the seq of the next block cut */
 	uint64_t write_seq;    /* the seq of the next block to write */
+	ts__bcache *bc;        /* the writer's (ts__tablet_writer_warm) */
+	uint64_t serial;
 };
 
 struct ts__tablet_writer {
@@ -159,7 +170,8 @@ struct ts__tablet_writer {
 	struct slot one;            /* the slot of a writer without a pool */
 	ts__bcache *bc;             /* ts__tablet_writer_warm: where kept */
 	uint64_t serial;            /* blocks go, and under which serial */
-	int bkeep;                  /* keep the current block */
+	int bkeep;                  /* keep the current block: KEEP_* */
+	int keep_all;               /* offer every block to spare room */
 };
 
 static void pool_stop(ts__tablet_writer *w);
@@ -304,6 +316,29 @@ static void *grow(void *arr, size_t *cap, size_t size, size_t first)
 	return p;
 }
 
+/* Offer a copy of raw, block number block of the tablet of serial, its
+ * rows located, to the block cache bc (a kept block, ts__tablet_writer_
+ * keep): as the most recent entry (KEEP_USED) or into spare room.  Best
+ * effort: without memory or room, or with a malformed row (which the
+ * reader reports when it reads the block), it is simply not cached. */
+static void keep_copy(ts__bcache *bc, uint64_t serial, uint32_t block, const ts_buf *raw,
+                      int keep)
+{
+	if (keep == KEEP_NOT ||
+	    (keep == KEEP_SPARE &&
+	     !ts__bcache_has_room(bc, sizeof(ts__cblock) + raw->len + 32 * sizeof(ts__rowref))))
+		return;
+	ts__cblock *cb = ts__cblock_new(serial, block);
+	if (!cb)
+		return;
+	ts__put(&cb->raw, raw->data, raw->len);
+	if (!cb->raw.oom && ts__cblock_locate(cb) == 0) {
+		ts__cblock_fit(cb);
+		ts__bcache_put(bc, cb, keep == KEEP_USED ? TS_BCACHE_EVICT : TS_BCACHE_SPARE);
+	}
+	ts__cblock_put(bc, cb);
+}
+
 /* Compress b->raw with work memory wrkmem (LZO1X-1, or raw when that is
  * no smaller, as compress does) into b, and make its header: b->h and
  * b->data are then what the file holds for it.  Writes b alone and only
@@ -330,6 +365,15 @@ static void pack(struct slot *b, const ts_buf *raw, void *wrkmem)
 	ts__store_u32(b->h + TS_BLKH_OFF_CRC, crc);
 }
 
+/* pack, and the copy for the cache the slot asks for (keep_copy), on the
+ * thread that packs it: a helper's, off the writing thread. */
+static void pack_slot(struct pool *p, struct slot *b, void *wrkmem)
+{
+	pack(b, &b->raw, wrkmem);
+	keep_copy(p->bc, p->serial, b->block, &b->raw, b->keep);
+	b->keep = KEEP_NOT;
+}
+
 /* A helper: compress queued blocks, oldest first, until stopped.  It
  * runs under SCHED_IDLE, on a core nothing else wants: the inserting
  * thread and readers come first, and the writing thread compresses the
@@ -354,7 +398,7 @@ static void *helper_main(void *arg)
 		}
 		b->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->mu);
-		pack(b, &b->raw, me->wrkmem);
+		pack_slot(p, b, me->wrkmem);
 		pthread_mutex_lock(&p->mu);
 		b->state = b->state == SLOT_ORPHAN ? SLOT_FREE : SLOT_DONE;
 	}
@@ -402,6 +446,8 @@ static void pool_start(ts__tablet_writer *w)
 	}
 	pthread_cond_init(&p->queued, NULL);
 	p->nslots = w->threads * TS_TABLET_BLOCKS_PER_THREAD;
+	p->bc = w->bc;
+	p->serial = w->serial;
 	w->pool = p;
 	for (int i = 0; i < w->threads - 1; i++) {
 		struct helper *h = &p->helper[p->nhelpers];
@@ -495,7 +541,7 @@ static int pool_drain(ts__tablet_writer *w, int need_free, int all)
 		}
 		q->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->mu);
-		pack(q, &q->raw, w->wrkmem);
+		pack_slot(p, q, w->wrkmem);
 		pthread_mutex_lock(&p->mu);
 		q->state = SLOT_DONE;
 	}
@@ -534,23 +580,6 @@ static int index_block(ts__tablet_writer *w, size_t *at)
 	return 0;
 }
 
-/* Offer a copy of the current block, its rows located, to the block
- * cache as the most recent entry (a kept block: ts__tablet_writer_keep).
- * Best effort: without memory, or with a malformed row (which the
- * reader reports when it reads the block), it is simply not cached. */
-static void keep_block(ts__tablet_writer *w)
-{
-	ts__cblock *cb = ts__cblock_new(w->serial, w->nblocks);
-	if (!cb)
-		return;
-	ts__put(&cb->raw, w->block.data, w->block.len);
-	if (!cb->raw.oom && ts__cblock_locate(cb) == 0) {
-		ts__cblock_fit(cb);
-		ts__bcache_put(w->bc, cb, TS_BCACHE_EVICT);
-	}
-	ts__cblock_put(w->bc, cb);
-}
-
 /* Index the current block and hand it to be compressed, checksummed and
  * written: at once without a pool, else queued for the pool (written
  * when its turn comes; all: the writer's last, so everything cut is
@@ -576,9 +605,9 @@ static int cut_block(ts__tablet_writer *w, int last)
 	}
 	if ((rc = index_block(w, &b->entry)) < 0)
 		return rc;
-	if (w->bkeep)
-		keep_block(w);
-	w->bkeep = 0;
+	int keep = w->bkeep == KEEP_NOT && w->keep_all ? KEEP_SPARE : w->bkeep;
+	b->block = w->nblocks;
+	w->bkeep = KEEP_NOT;
 	/* the block's rows move to the slot; the slot's old buffer, emptied,
 	 * takes the next block's */
 	ts_buf t = b->raw;
@@ -590,9 +619,11 @@ static int cut_block(ts__tablet_writer *w, int last)
 	w->bhi = 0;
 	if (!p) {
 		pack(b, &b->raw, w->wrkmem);
+		keep_copy(w->bc, w->serial, b->block, &b->raw, keep);
 		return put_block(w, b);
 	}
 	pthread_mutex_lock(&p->mu);
+	b->keep = keep;
 	b->seq = p->next_seq++;
 	b->state = SLOT_QUEUED;
 	pthread_cond_signal(&p->queued);
@@ -606,15 +637,20 @@ void ts__tablet_writer_threads(ts__tablet_writer *w, int threads)
 	                                                              : threads;
 }
 
-void ts__tablet_writer_warm(ts__tablet_writer *w, ts__bcache *c, uint64_t serial)
+void ts__tablet_writer_warm(ts__tablet_writer *w, ts__bcache *c, uint64_t serial, int all)
 {
+	if (serial == 0)
+		return; /* none was reserved */
 	w->bc = c;
 	w->serial = serial;
+	w->keep_all = all;
 }
 
-void ts__tablet_writer_keep(ts__tablet_writer *w)
+void ts__tablet_writer_keep(ts__tablet_writer *w, int used)
 {
-	w->bkeep = w->bc != NULL;
+	int k = !w->bc ? KEEP_NOT : used ? KEEP_USED : KEEP_SPARE;
+	if (k > w->bkeep)
+		w->bkeep = k;
 }
 
 /* Whether key shares its stem (all but the ts) with the previous row. */

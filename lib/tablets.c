@@ -61,10 +61,12 @@ static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet *
 		note_damage(t, m->id, rc);
 		return rc;
 	}
-	if (t->warm_serial && t->warm_id == m->id) { /* blocks may be cached under it */
-		(*out)->serial = t->warm_serial;
-		t->warm_serial = 0;
-	}
+	for (int i = 0; i < t->nwarm; i++)
+		if (t->warm[i].id == m->id) { /* blocks may be cached under it */
+			(*out)->serial = t->warm[i].serial;
+			t->warm[i] = t->warm[--t->nwarm];
+			break;
+		}
 	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
 	t->nopen++;
 	return 0;
@@ -126,6 +128,11 @@ void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 {
 	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nwarm; i++)
+		if (t->warm[i].id == id) { /* never opened: its entries age out */
+			t->warm[i] = t->warm[--t->nwarm];
+			break;
+		}
 	for (int i = 0; i < t->nopen; i++)
 		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
 			t->open_tablets[i].retired = 1;
@@ -137,10 +144,20 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 
 uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id)
 {
-	uint64_t serial = ts__bcache_serial();
+	uint64_t serial = 0;
 	pthread_mutex_lock(&t->tablets_mu);
-	t->warm_id = id;
-	t->warm_serial = serial;
+	if (t->nwarm == t->capwarm) {
+		int cap = t->capwarm ? 2 * t->capwarm : 4;
+		struct ts__warm_tablet *w = realloc(t->warm, (size_t)cap * sizeof *w);
+		if (w) {
+			t->warm = w;
+			t->capwarm = cap;
+		}
+	}
+	if (t->nwarm < t->capwarm) {
+		serial = ts__bcache_serial();
+		t->warm[t->nwarm++] = (struct ts__warm_tablet){id, serial};
+	}
 	pthread_mutex_unlock(&t->tablets_mu);
 	return serial;
 }

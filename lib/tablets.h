@@ -45,8 +45,9 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
 
 /* The block cache serial tablet id, being written, will be opened with:
  * its writer puts blocks in the cache under it before the tablet is
- * open (a merge's output, merge.c).  One tablet of a table at a time;
- * reserving another forgets the first. */
+ * open (a merge's output, merge.c; a flush's, flush.c).  The
+ * reservation lasts until the tablet is first opened or retired.
+ * Returns 0 (nothing to cache under) when out of memory. */
 uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id);
 
 /* A reader found tablet id damaged (rc is the error it got): when rc is

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bcache.h"
+#include "handle.h"
 #include "maint.h"
 #include "merge.h"
 #include "period.h"
@@ -612,46 +614,95 @@ static long read_host(ts_table *t, int h, int batches, int per)
 	return rows;
 }
 
-/* A merge keeps cached what its inputs had cached: the blocks of a host
- * read before the merge are read from the cache after it (no miss), the
- * blocks of a host nobody read are not cached for it, and the inputs'
+/* several tablets written before any is opened: each keeps its reserved
+ * serial (ts__table_tablet_serial) until a reader opens it */
+enum { HOT_HOSTS = 20, HOT_PER = 1000, HOT_BATCHES = 6 };
+
+/* HOT_BATCHES tablets, each of every host's next HOT_PER seconds. */
+static void hot_tablets(ts_test_env *e)
+{
+	test_row *r = calloc(HOT_HOSTS * HOT_PER, sizeof *r);
+	assert_non_null(r);
+	for (int b = 1; b <= HOT_BATCHES; b++) {
+		for (int h = 0; h < HOT_HOSTS; h++)
+			for (int i = 0; i < HOT_PER; i++) {
+				test_row *x = &r[h * HOT_PER + i];
+				snprintf(x->host, sizeof x->host, "h%02d", h);
+				x->ts = NOW - DAY / 2 + ((int64_t)b * HOT_PER + i) * SEC;
+				x->batch = b;
+				x->v = h * 100000 + b * HOT_PER + i;
+			}
+		assert_int_equal(ts_test_insert_m(e->t, r, HOT_HOSTS * HOT_PER), 0);
+		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	free(r);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), HOT_BATCHES);
+}
+
+/* Reading host h misses the block cache exactly when (miss) says. */
+static void read_host_misses(ts_table *t, int h, int miss)
+{
+	int64_t misses = ts_test_stat(t, "block_cache_misses");
+	read_host(t, h, HOT_BATCHES, HOT_PER);
+	if (miss)
+		assert_true(ts_test_stat(t, "block_cache_misses") > misses);
+	else
+		assert_int_equal(ts_test_stat(t, "block_cache_misses"), misses);
+}
+
+/* A flush puts its blocks in the cache's spare room: every host reads
+ * with no miss.  A merge of those inputs keeps every output block
+ * cached: as a used entry where its rows came from blocks readers used
+ * (host 3's), in spare room elsewhere. */
+static void flushed_and_merged_blocks_cached(void **state)
+{
+	ts_test_env *e = *state;
+	hot_tablets(e);
+	read_host_misses(e->t, 3, 0);
+	read_host_misses(e->t, 3, 0); /* now used */
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	ts__snapshot s;
+	assert_int_equal(ts__snapshot_take(e->t, &s), 0);
+	assert_int_equal(s.ntablets, 1);
+	const ts__tablet *tab = s.tablets[0];
+	int used_blocks = 0;
+	for (uint32_t b = 0; b < tab->nblocks; b++) {
+		int used;
+		ts__cblock *cb = ts__bcache_peek(&e->db->bcache, tab->serial, b, &used);
+		assert_non_null(cb);
+		used_blocks += used;
+		ts__cblock_put(&e->db->bcache, cb);
+	}
+	print_message("%d of %u output blocks used\n", used_blocks, tab->nblocks);
+	assert_true(used_blocks >= 1 && used_blocks <= 5 && tab->nblocks > 20);
+	ts__snapshot_release(&s);
+	read_host_misses(e->t, 3, 0);
+	read_host_misses(e->t, 15, 0);
+	ts_test_check_tablets(e->t);
+}
+
+/* Of tablets flushed by another process (an empty cache), a merge keeps
+ * cached what readers had cached and nothing else: host 3, read before
+ * the merge, reads with no miss after it, host 15 misses; the inputs'
  * entries leave the cache with them. */
 static void merge_keeps_cached_blocks_cached(void **state)
 {
 	ts_test_env *e = *state;
-	enum { HOSTS = 20, PER = 1000, BATCHES = 4 };
-	test_row *r = calloc(HOSTS * PER, sizeof *r);
-	assert_non_null(r);
-	for (int b = 1; b <= BATCHES; b++) { /* a tablet of each host's next PER seconds */
-		for (int h = 0; h < HOSTS; h++)
-			for (int i = 0; i < PER; i++) {
-				test_row *x = &r[h * PER + i];
-				snprintf(x->host, sizeof x->host, "h%02d", h);
-				x->ts = NOW - DAY / 2 + ((int64_t)b * PER + i) * SEC;
-				x->batch = b;
-				x->v = h * 100000 + b * PER + i;
-			}
-		assert_int_equal(ts_test_insert_m(e->t, r, HOSTS * PER), 0);
-		assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	}
-	free(r);
-	assert_int_equal(ts_test_stat(e->t, "tablets"), BATCHES);
-	read_host(e->t, 3, BATCHES, PER);
-	int64_t misses = ts_test_stat(e->t, "block_cache_misses");
+	hot_tablets(e);
+	ts_test_env_reopen(e);
+	read_host_misses(e->t, 3, 1);
+	read_host_misses(e->t, 3, 0);
 	int64_t bytes = ts_test_stat(e->t, "block_cache_bytes");
-	read_host(e->t, 3, BATCHES, PER); /* cached now */
-	assert_int_equal(ts_test_stat(e->t, "block_cache_misses"), misses);
 	int merged = 0;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
 	/* the inputs' entries went with them; the output's kept ones came */
 	int64_t kept = ts_test_stat(e->t, "block_cache_bytes");
 	assert_true(kept > 0 && kept < bytes);
-	misses = ts_test_stat(e->t, "block_cache_misses");
-	read_host(e->t, 3, BATCHES, PER);
-	assert_int_equal(ts_test_stat(e->t, "block_cache_misses"), misses);
-	read_host(e->t, 15, BATCHES, PER); /* never read: not kept */
-	assert_true(ts_test_stat(e->t, "block_cache_misses") > misses);
+	read_host_misses(e->t, 3, 0);
+	read_host_misses(e->t, 15, 1); /* never read: not kept */
 	ts_test_check_tablets(e->t);
 }
 
@@ -828,6 +879,7 @@ int main(void)
 		T(damage_block_quarantined),
 		T(damage_found_by_merge),
 		T(reader_snapshot_reads_retired_tablets),
+		T(flushed_and_merged_blocks_cached),
 		T(merge_keeps_cached_blocks_cached),
 		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),
