@@ -368,7 +368,8 @@ typedef struct ts_options {
 	void *clock_arg;
 	int64_t block_cache_size;   /* bytes of decompressed tablet blocks kept
 	                             * for reads (and, in spare room, those
-	                             * flushes write), default a sixteenth of the
+	                             * flushes of tables queried in the last
+	                             * ten minutes write), default a sixteenth of the
 	                             * memory (physical, or the cgroup's limit
 	                             * when lower), at least 64 MiB and at most
 	                             * 4 GiB; 0 = none */

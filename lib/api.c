@@ -401,6 +401,7 @@ int ts_query_open(ts_table *t, const ts_query *q, ts_cursor **out)
 	*out = NULL;
 	if ((rc = check_query(q)) < 0 || (rc = ts__table_enter(t, "ts_query_open")) < 0)
 		return rc;
+	ts__table_note_read(t);
 	rc = ts__query_open(t, q, out);
 	ts__table_leave(t);
 	return rc;
@@ -414,6 +415,7 @@ int ts_latest_open(ts_table *t, const ts_value *prefix, int nprefix, ts_cursor *
 	if ((rc = counted(prefix, nprefix, "ts_latest_open", "prefix values")) < 0 ||
 	    (rc = ts__table_enter(t, "ts_latest_open")) < 0)
 		return rc;
+	ts__table_note_read(t);
 	rc = ts__latest_open(t, prefix, nprefix, out);
 	ts__table_leave(t);
 	return rc;
@@ -430,6 +432,7 @@ static int aggregate_open(ts_table *t, const ts_aggregate *req, unsigned flags,
 	    (rc = counted(req->specs, req->nspecs, fn, "specs")) < 0 ||
 	    (rc = ts__table_enter(t, fn)) < 0)
 		return rc;
+	ts__table_note_read(t);
 	rc = ts__aggregate_open(t, req, flags, out);
 	ts__table_leave(t);
 	return rc;

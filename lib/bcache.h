@@ -12,8 +12,9 @@
  * merge's output is opened with a serial reserved while it is written
  * (ts__table_tablet_serial), so that the merge can cache the output
  * blocks whose rows came from cached input blocks (merge.c): what
- * readers had cached stays cached across the swap.  A flush's blocks
- * go into spare room the same way (flush.c).
+ * readers had cached stays cached across the swap.  The blocks a flush
+ * of a table being read writes go into spare room the same way
+ * (flush.c).
  *
  * Entries are reference-counted: a reader holds its block while it reads
  * rows from it, and eviction only unlinks an entry, which is freed when

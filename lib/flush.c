@@ -10,11 +10,11 @@
  *              frozen one is immutable;
  *   2. write   (no mutex)     its rows, in key order, become a tablet file:
  *              temporary name, fsync, rename, fsync of the directory;
- *              its blocks go into the room the block cache has to
- *              spare, as its least recent entries (readers likely want
- *              the newest rows next, and the tree they read them from
- *              is about to go; blocks readers use are never pushed out
- *              for them);
+ *              when the table was queried lately, its blocks go into
+ *              the room the block cache has to spare, as its least
+ *              recent entries (readers likely want the newest rows
+ *              next, and the tree they read them from is about to go;
+ *              blocks readers use are never pushed out for them);
  *   3. publish (desc_mu)      a DESCRIPTOR naming the tablet, with the
  *              tree's born LSN as its source, is written and synced; then
  *              (table mutex, briefly) it replaces the old one and a commit
@@ -291,9 +291,11 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	if (rc < 0)
 		return rc;
 	ts__tablet_writer_threads(w, (int)t->db->opts.flush_threads);
-	/* the newest rows, which readers likely want next: into the cache's
-	 * spare room (readers' blocks are never pushed out for them) */
-	ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, j->id), 1);
+	/* a table being read: its newest rows, which its readers likely want
+	 * next, into the cache's spare room (readers' blocks are never
+	 * pushed out for them); a table only written keeps its memory */
+	if (ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW))
+		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, j->id), 1);
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
 	uint64_t added = 0;

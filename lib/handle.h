@@ -149,6 +149,9 @@ struct ts_table {
 	uint64_t expired_tablets, quarantined; /* atomics */
 	uint64_t rows_scanned, rows_returned; /* atomics: queries and latest */
 	uint64_t agg_rows_scanned, agg_rows_summarised; /* atomics: aggregates */
+	int64_t read_mono;       /* atomic: ts__mono_coarse_ns of the last query,
+	                          * latest or aggregate opened, to the second
+	                          * (ts__table_note_read) */
 	uint64_t next_id;        /* tablet ids reserved so far (mu) */
 	struct ts__recent_flush {
 		uint64_t id;
@@ -255,6 +258,23 @@ static inline int64_t ts__mono_coarse_ns(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A query, latest or aggregate of t was opened now: note it (to the
+ * second, so that readers seldom write the line), for the flush to
+ * tell a table being read from one only written (flush.c). */
+static inline void ts__table_note_read(struct ts_table *t)
+{
+	int64_t now = ts__mono_coarse_ns();
+	if (now - __atomic_load_n(&t->read_mono, __ATOMIC_RELAXED) >= 1000000000)
+		__atomic_store_n(&t->read_mono, now, __ATOMIC_RELAXED);
+}
+
+/* Whether t was read (ts__table_note_read) within the last window ns. */
+static inline int ts__table_read_within(struct ts_table *t, int64_t window)
+{
+	int64_t last = __atomic_load_n(&t->read_mono, __ATOMIC_RELAXED);
+	return last != 0 && ts__mono_coarse_ns() - last < window;
 }
 
 /* The first instant rows with ts < it are past a TTL of ttl ns (0:

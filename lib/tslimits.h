@@ -60,6 +60,11 @@
 #define TS_MERGE_RECENT_MAX 64
 #define TS_DAMAGED_MAX 64
 
+/* A flush puts its blocks in the block cache's spare room when the
+ * table was queried within this many ns (flush.c): a table being read
+ * likely has its newest rows read next; one only written does not. */
+#define TS_FLUSH_CACHE_READ_WINDOW (INT64_C(600) * 1000000000)
+
 /* The defaults of the scheduler's settings (ts_options, maint.c): the
  * spread of the pseudo-random delay given to roll-over merges so that
  * periods of many tables do not all merge at once; rows a merge writes

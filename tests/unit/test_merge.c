@@ -650,13 +650,14 @@ static void read_host_misses(ts_table *t, int h, int miss)
 		assert_int_equal(ts_test_stat(t, "block_cache_misses"), misses);
 }
 
-/* A flush puts its blocks in the cache's spare room: every host reads
- * with no miss.  A merge of those inputs keeps every output block
- * cached: as a used entry where its rows came from blocks readers used
- * (host 3's), in spare room elsewhere. */
+/* A flush of a table being read puts its blocks in the cache's spare
+ * room: every host reads with no miss.  A merge of those inputs keeps
+ * every output block cached: as a used entry where its rows came from
+ * blocks readers used (host 3's), in spare room elsewhere. */
 static void flushed_and_merged_blocks_cached(void **state)
 {
 	ts_test_env *e = *state;
+	read_host(e->t, 0, 0, HOT_PER); /* the table is read (no rows yet) */
 	hot_tablets(e);
 	read_host_misses(e->t, 3, 0);
 	read_host_misses(e->t, 3, 0); /* now used */
@@ -683,15 +684,15 @@ static void flushed_and_merged_blocks_cached(void **state)
 	ts_test_check_tablets(e->t);
 }
 
-/* Of tablets flushed by another process (an empty cache), a merge keeps
- * cached what readers had cached and nothing else: host 3, read before
- * the merge, reads with no miss after it, host 15 misses; the inputs'
- * entries leave the cache with them. */
+/* The flushes of a table nobody reads leave the cache alone (host 3
+ * misses).  A merge keeps cached what readers had cached and nothing
+ * else: host 3, read before the merge, reads with no miss after it,
+ * host 15 misses; the inputs' entries leave the cache with them. */
 static void merge_keeps_cached_blocks_cached(void **state)
 {
 	ts_test_env *e = *state;
 	hot_tablets(e);
-	ts_test_env_reopen(e);
+	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
 	read_host_misses(e->t, 3, 1);
 	read_host_misses(e->t, 3, 0);
 	int64_t bytes = ts_test_stat(e->t, "block_cache_bytes");
