@@ -22,7 +22,6 @@
 #include "key.h"
 #include "tslimits.h"
 #include "row.h"
-#include "tablet.h"
 
 /* ---- the default size ---- */
 
@@ -266,36 +265,6 @@ ts__cblock *ts__cblock_new(uint64_t serial, uint32_t block)
 	b->refs = 1;
 	ts__buf_init(&b->raw);
 	return b;
-}
-
-/* Locate the rows of the block in b->raw (reading, scan.c; writing, the
- * merge's kept blocks, tablet_write.c). */
-int ts__cblock_locate(ts__cblock *b)
-{
-	ts_reader rd;
-	const void *row;
-	size_t len;
-	int rc;
-	b->nrows = 0;
-	free(b->series); /* a block refilled by its only reader */
-	b->series = NULL;
-	free(b->seekix);
-	b->seekix = NULL;
-	ts__reader_init(&rd, b->raw.data, b->raw.len);
-	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
-		if (b->nrows == b->caprows) {
-			size_t cap = b->caprows ? 2 * b->caprows : 512;
-			ts__rowref *o = realloc(b->rows, cap * sizeof *o);
-			if (!o)
-				return ts__fail(TS_ENOMEM, "out of memory");
-			b->rows = o;
-			b->caprows = cap;
-		}
-		b->rows[b->nrows].off = (uint32_t)((const unsigned char *)row - b->raw.data);
-		b->rows[b->nrows].len = (uint32_t)len;
-		b->nrows++;
-	}
-	return rc;
 }
 
 /* Drop b from the table and the list; the cache's reference goes. */

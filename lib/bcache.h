@@ -157,11 +157,6 @@ enum {
  * the caller's alone. */
 int ts__bcache_put(ts__bcache *c, ts__cblock *b, int how);
 
-/* Locate the rows of b->raw, a decompressed block, in b->rows (its
- * series and seek index, found later, are dropped).  Returns 0, or
- * TS_ECORRUPT (said) for a malformed row, TS_ENOMEM. */
-int ts__cblock_locate(ts__cblock *b);
-
 /* Drop the entries of blocks [0, nblocks) of the tablet of serial: it is
  * being closed, no reader can look them up again, and their room is
  * better given to live tablets' blocks than left to age out (a merge's

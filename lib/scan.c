@@ -317,7 +317,7 @@ static int load_block(ts__src *src, uint32_t b)
 	src->cb_private = 1;
 	int rc = ts__tablet_read_block(tab, b, &cb->raw);
 	if (rc == 0)
-		rc = ts__cblock_locate(cb);
+		rc = ts__tablet_block_locate(cb);
 	if (rc < 0) {
 		cb->nrows = 0;
 		return rc;

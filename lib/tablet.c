@@ -433,6 +433,34 @@ int ts__tablet_block_next(ts_reader *r, const void **row, size_t *len)
 	return r->bad || *len == 0 ? ts__fail(TS_ECORRUPT, "malformed row in a tablet block") : 1;
 }
 
+int ts__tablet_block_locate(ts__cblock *b)
+{
+	ts_reader rd;
+	const void *row;
+	size_t len;
+	int rc;
+	b->nrows = 0;
+	free(b->series); /* a block refilled by its only reader */
+	b->series = NULL;
+	free(b->seekix);
+	b->seekix = NULL;
+	ts__reader_init(&rd, b->raw.data, b->raw.len);
+	while ((rc = ts__tablet_block_next(&rd, &row, &len)) == 1) {
+		if (b->nrows == b->caprows) {
+			size_t cap = b->caprows ? 2 * b->caprows : 512;
+			ts__rowref *o = realloc(b->rows, cap * sizeof *o);
+			if (!o)
+				return ts__fail(TS_ENOMEM, "out of memory");
+			b->rows = o;
+			b->caprows = cap;
+		}
+		b->rows[b->nrows].off = (uint32_t)((const unsigned char *)row - b->raw.data);
+		b->rows[b->nrows].len = (uint32_t)len;
+		b->nrows++;
+	}
+	return rc;
+}
+
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 {
 	bloom_walk bw = bloom_start(stem_hash(stem, len), t->bloom_bits);

@@ -163,6 +163,14 @@ void ts__tablet_close(ts__tablet *t);
  * length checked.  Returns 0, TS_ECORRUPT, TS_EIO, TS_ENOMEM. */
 int ts__tablet_read_block(const ts__tablet *t, uint32_t i, ts_buf *raw);
 
+/* Locate the rows of b->raw, a decompressed block, in b->rows (its
+ * series and seek index, found later, are dropped): for the block
+ * cache, by readers (scan.c) and by writers keeping a block (the
+ * flush's and merge's, tablet_write.c).  Returns 0, or TS_ECORRUPT
+ * (said) for a malformed row, TS_ENOMEM. */
+struct ts__cblock;
+int ts__tablet_block_locate(struct ts__cblock *b);
+
 /* The next row of a raw block read from r: *row, *len.  Returns 1, 0 at
  * the end of the block, TS_ECORRUPT. */
 int ts__tablet_block_next(ts_reader *r, const void **row, size_t *len);

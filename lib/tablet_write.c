@@ -332,7 +332,7 @@ static void keep_copy(ts__bcache *bc, uint64_t serial, uint32_t block, const ts_
 	if (!cb)
 		return;
 	ts__put(&cb->raw, raw->data, raw->len);
-	if (!cb->raw.oom && ts__cblock_locate(cb) == 0) {
+	if (!cb->raw.oom && ts__tablet_block_locate(cb) == 0) {
 		ts__cblock_fit(cb);
 		ts__bcache_put(bc, cb, keep == KEEP_USED ? TS_BCACHE_EVICT : TS_BCACHE_SPARE);
 	}
