@@ -62,7 +62,7 @@ int ts__rollacc_enabled = 1;
 #define ACC_GROUPS_MAX (1u << 20)
 
 /* A window closed since the last harvest; its accumulators are the
- * group's accs[i * nspecs ..]. */
+ * group's accs[i * nacc ..]. */
 struct closed {
 	int64_t start;
 	uint64_t version;  /* the commit that closed it */
@@ -80,7 +80,7 @@ struct group {
 	int open, open_clean;
 	int64_t open_start;
 	uint64_t open_version;  /* the commit of its last row */
-	ts__agg_acc *open_accs; /* nspecs */
+	ts__agg_acc *open_accs; /* nacc: one per column folded */
 	struct closed *closed;
 	ts__agg_acc *accs;
 	size_t nclosed, cap;
@@ -92,6 +92,13 @@ struct set {
 	int g, nspecs;
 	int gcols[TS_KEY_COLUMNS_MAX];
 	ts_aggspec *specs;
+	/* one accumulator per column the specs name, not per spec: an
+	 * accumulator holds every function's state of its column (aggacc.h),
+	 * so the specs of one column (v's sum, count and max) share it and a
+	 * row folds each column once.  acc_of[k]: spec k's, acc_col[j]:
+	 * accumulator j's column. */
+	int nacc;
+	int *acc_of, *acc_col;
 	int64_t bound;
 	struct group **slots;
 	size_t nslots, ngroups, nclosed;
@@ -213,7 +220,7 @@ static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
 	}
 	struct group *gr = calloc(1, sizeof *gr);
 	if (!gr || copy_key(gr, v, s->gcols, s->g) < 0 ||
-	    !(gr->open_accs = calloc((size_t)s->nspecs, sizeof *gr->open_accs))) {
+	    !(gr->open_accs = calloc((size_t)s->nacc, sizeof *gr->open_accs))) {
 		group_free(gr);
 		return NULL;
 	}
@@ -232,6 +239,8 @@ static void set_free(struct set *s)
 		group_free(s->slots[i]);
 	free(s->slots);
 	free(s->specs);
+	free(s->acc_of);
+	free(s->acc_col);
 	free(s);
 }
 
@@ -316,7 +325,7 @@ static int close_open(struct set *s, struct group *gr, uint64_t version)
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
 		if (c)
 			gr->closed = c;
-		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nspecs * sizeof *x);
+		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nacc * sizeof *x);
 		if (x)
 			gr->accs = x;
 		if (!c || !x)
@@ -324,8 +333,8 @@ static int close_open(struct set *s, struct group *gr, uint64_t version)
 		gr->cap = cap;
 	}
 	gr->closed[gr->nclosed] = (struct closed){gr->open_start, version, 1};
-	memcpy(gr->accs + gr->nclosed * (size_t)s->nspecs, gr->open_accs,
-	       (size_t)s->nspecs * sizeof *gr->accs);
+	memcpy(gr->accs + gr->nclosed * (size_t)s->nacc, gr->open_accs,
+	       (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
@@ -386,12 +395,12 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		gr->open = 1;
 		gr->open_start = start;
 		gr->open_clean = start > s->bound;
-		memset(gr->open_accs, 0, (size_t)s->nspecs * sizeof *gr->open_accs);
+		memset(gr->open_accs, 0, (size_t)s->nacc * sizeof *gr->open_accs);
 	}
 	gr->open_version = version;
 	if (gr->open_clean)
-		for (int k = 0; k < s->nspecs; k++)
-			ts__agg_acc_add(&gr->open_accs[k], &v[s->specs[k].column], ts);
+		for (int j = 0; j < s->nacc; j++)
+			ts__agg_acc_add(&gr->open_accs[j], &v[s->acc_col[j]], ts);
 	return 0;
 }
 
@@ -465,9 +474,20 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 		a->ncols = sc->ncols;
 	}
 	struct set *s = calloc(1, sizeof *s);
-	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs))) {
-		free(s);
+	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs)) ||
+	    !(s->acc_of = malloc((size_t)nspecs * sizeof *s->acc_of)) ||
+	    !(s->acc_col = malloc((size_t)nspecs * sizeof *s->acc_col))) {
+		if (s)
+			set_free(s);
 		return NULL;
+	}
+	for (int k = 0; k < nspecs; k++) {
+		int j = 0;
+		while (j < s->nacc && s->acc_col[j] != specs[k].column)
+			j++;
+		if (j == s->nacc)
+			s->acc_col[s->nacc++] = specs[k].column;
+		s->acc_of[k] = j;
 	}
 	snprintf(s->name, sizeof s->name, "%s", name);
 	s->every = d->every;
@@ -543,14 +563,14 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 		if (i < n && !gr->closed[i].clean)
 			continue;
 		ts_value *row = hg->rows + hg->n * (size_t)h->width;
-		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nspecs : gr->open_accs;
+		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nacc : gr->open_accs;
 		int ok = 1;
 		memcpy(row, hg->g->key, (size_t)s->g * sizeof *row);
 		row[s->g] = ts_timestamp(i < n ? gr->closed[i].start : gr->open_start);
 		for (int k = 0; ok && k < s->nspecs; k++) {
 			const ts__col *c = &sc->cols[s->specs[k].column];
-			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &acc[k],
-			                        &row[s->g + 1 + k]) == 0;
+			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name,
+			                        &acc[s->acc_of[k]], &row[s->g + 1 + k]) == 0;
 		}
 		if (ok) /* else (an int64 sum overflowing) read from the source: its error */
 			hg->n++;
@@ -560,8 +580,8 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 	if (n == 0) /* (and the arrays may be NULL: no memmove of them) */
 		return 0;
 	memmove(gr->closed, gr->closed + n, (gr->nclosed - n) * sizeof *gr->closed);
-	memmove(gr->accs, gr->accs + n * (size_t)s->nspecs,
-	        (gr->nclosed - n) * (size_t)s->nspecs * sizeof *gr->accs);
+	memmove(gr->accs, gr->accs + n * (size_t)s->nacc,
+	        (gr->nclosed - n) * (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed -= n;
 	s->nclosed -= n;
 	return 0;
