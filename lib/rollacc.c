@@ -11,7 +11,8 @@
  * per group (the rollup's group key values) the greatest ts folded since
  * (hi), the open window (hi's) and the windows closed since the last
  * harvest, each with its accumulators (aggacc.h: the aggregate's own
- * fold) and the commit that closed it.  At registration, `bound` is the
+ * fold; one per column the rollup's functions read, shared by them) and
+ * the commit that closed it.  At registration, `bound` is the
  * greatest ts the table holds (its tablets' and filling trees'): no row
  * committed before can lie in a window starting after it.
  *
