@@ -11,7 +11,8 @@
  * per group (the rollup's group key values) the greatest ts folded since
  * (hi), the open window (hi's) and the windows closed since the last
  * harvest, each with its accumulators (aggacc.h: the aggregate's own
- * fold) and the commit that closed it.  At registration, `bound` is the
+ * fold; one per column the rollup's functions read, shared by them) and
+ * the commit that closed it.  At registration, `bound` is the
  * greatest ts the table holds (its tablets' and filling trees'): no row
  * committed before can lie in a window starting after it.
  *
@@ -62,7 +63,7 @@ int ts__rollacc_enabled = 1;
 #define ACC_GROUPS_MAX (1u << 20)
 
 /* A window closed since the last harvest; its accumulators are the
- * group's accs[i * nspecs ..]. */
+ * group's accs[i * nacc ..]. */
 struct closed {
 	int64_t start;
 	uint64_t version;  /* the commit that closed it */
@@ -80,7 +81,7 @@ struct group {
 	int open, open_clean;
 	int64_t open_start;
 	uint64_t open_version;  /* the commit of its last row */
-	ts__agg_acc *open_accs; /* nspecs */
+	ts__agg_acc *open_accs; /* nacc: one per column folded */
 	struct closed *closed;
 	ts__agg_acc *accs;
 	size_t nclosed, cap;
@@ -92,6 +93,13 @@ struct set {
 	int g, nspecs;
 	int gcols[TS_KEY_COLUMNS_MAX];
 	ts_aggspec *specs;
+	/* one accumulator per column the specs name, not per spec: an
+	 * accumulator holds every function's state of its column (aggacc.h),
+	 * so the specs of one column (v's sum, count and max) share it and a
+	 * row folds each column once.  acc_of[k]: spec k's, acc_col[j]:
+	 * accumulator j's column. */
+	int nacc;
+	int *acc_of, *acc_col;
 	int64_t bound;
 	struct group **slots;
 	size_t nslots, ngroups, nclosed;
@@ -126,10 +134,12 @@ static uint64_t hash_group(const ts_value *v, const int *cols, int g)
 	return h;
 }
 
-static int same_group(const struct group *gr, const ts_value *v, const int *cols, int g)
+/* Whether group values key[0..g) equal those of v (at columns cols, or
+ * its first g when cols is NULL). */
+static int same_key(const ts_value *key, const ts_value *v, const int *cols, int g)
 {
 	for (int k = 0; k < g; k++) {
-		const ts_value *a = &gr->key[k], *b = &v[cols ? cols[k] : k];
+		const ts_value *a = &key[k], *b = &v[cols ? cols[k] : k];
 		if (a->type != b->type)
 			return 0;
 		if (is_bytes(b) ? a->v.s.len != b->v.s.len ||
@@ -140,26 +150,47 @@ static int same_group(const struct group *gr, const ts_value *v, const int *cols
 	return 1;
 }
 
-/* Copy the g group values of v (at columns cols, or the first g when
- * cols is NULL) into gr->key, their strings into gr->mem.  Returns 0 or
- * -1 (out of memory). */
-static int copy_key(struct group *gr, const ts_value *v, const int *cols, int g)
+static int same_group(const struct group *gr, const ts_value *v, const int *cols, int g)
 {
-	size_t bytes = 0, at = 0;
+	return same_key(gr->key, v, cols, g);
+}
+
+/* The bytes of the strings and blobs among the g group values of v (at
+ * columns cols, or the first g when cols is NULL). */
+static size_t key_bytes(const ts_value *v, const int *cols, int g)
+{
+	size_t bytes = 0;
 	for (int k = 0; k < g; k++)
 		if (is_bytes(&v[cols ? cols[k] : k]))
 			bytes += v[cols ? cols[k] : k].v.s.len;
-	if (!(gr->key = calloc((size_t)g + 1, sizeof *gr->key)) || !(gr->mem = malloc(bytes + 1)))
-		return -1;
+	return bytes;
+}
+
+/* Copy the g group values of v (as key_bytes) to key[0..g), their
+ * strings' bytes to mem (key_bytes of them); returns mem past them. */
+static unsigned char *put_key(ts_value *key, unsigned char *mem, const ts_value *v,
+                              const int *cols, int g)
+{
 	for (int k = 0; k < g; k++) {
-		gr->key[k] = v[cols ? cols[k] : k];
-		if (is_bytes(&gr->key[k])) {
-			if (gr->key[k].v.s.len) /* (an empty value's pointer may be NULL) */
-				memcpy(gr->mem + at, gr->key[k].v.s.ptr, gr->key[k].v.s.len);
-			gr->key[k].v.s.ptr = gr->mem + at;
-			at += gr->key[k].v.s.len;
+		key[k] = v[cols ? cols[k] : k];
+		if (is_bytes(&key[k])) {
+			if (key[k].v.s.len) /* (an empty value's pointer may be NULL) */
+				memcpy(mem, key[k].v.s.ptr, key[k].v.s.len);
+			key[k].v.s.ptr = mem;
+			mem += key[k].v.s.len;
 		}
 	}
+	return mem;
+}
+
+/* Copy the g group values of v (as key_bytes) into gr->key, their
+ * strings into gr->mem.  Returns 0 or -1 (out of memory). */
+static int copy_key(struct group *gr, const ts_value *v, const int *cols, int g)
+{
+	if (!(gr->key = calloc((size_t)g + 1, sizeof *gr->key)) ||
+	    !(gr->mem = malloc(key_bytes(v, cols, g) + 1)))
+		return -1;
+	put_key(gr->key, gr->mem, v, cols, g);
 	return 0;
 }
 
@@ -213,7 +244,7 @@ static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
 	}
 	struct group *gr = calloc(1, sizeof *gr);
 	if (!gr || copy_key(gr, v, s->gcols, s->g) < 0 ||
-	    !(gr->open_accs = calloc((size_t)s->nspecs, sizeof *gr->open_accs))) {
+	    !(gr->open_accs = calloc((size_t)s->nacc, sizeof *gr->open_accs))) {
 		group_free(gr);
 		return NULL;
 	}
@@ -232,6 +263,8 @@ static void set_free(struct set *s)
 		group_free(s->slots[i]);
 	free(s->slots);
 	free(s->specs);
+	free(s->acc_of);
+	free(s->acc_col);
 	free(s);
 }
 
@@ -316,7 +349,7 @@ static int close_open(struct set *s, struct group *gr, uint64_t version)
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
 		if (c)
 			gr->closed = c;
-		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nspecs * sizeof *x);
+		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nacc * sizeof *x);
 		if (x)
 			gr->accs = x;
 		if (!c || !x)
@@ -324,8 +357,8 @@ static int close_open(struct set *s, struct group *gr, uint64_t version)
 		gr->cap = cap;
 	}
 	gr->closed[gr->nclosed] = (struct closed){gr->open_start, version, 1};
-	memcpy(gr->accs + gr->nclosed * (size_t)s->nspecs, gr->open_accs,
-	       (size_t)s->nspecs * sizeof *gr->accs);
+	memcpy(gr->accs + gr->nclosed * (size_t)s->nacc, gr->open_accs,
+	       (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
@@ -386,12 +419,12 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		gr->open = 1;
 		gr->open_start = start;
 		gr->open_clean = start > s->bound;
-		memset(gr->open_accs, 0, (size_t)s->nspecs * sizeof *gr->open_accs);
+		memset(gr->open_accs, 0, (size_t)s->nacc * sizeof *gr->open_accs);
 	}
 	gr->open_version = version;
 	if (gr->open_clean)
-		for (int k = 0; k < s->nspecs; k++)
-			ts__agg_acc_add(&gr->open_accs[k], &v[s->specs[k].column], ts);
+		for (int j = 0; j < s->nacc; j++)
+			ts__agg_acc_add(&gr->open_accs[j], &v[s->acc_col[j]], ts);
 	return 0;
 }
 
@@ -465,9 +498,20 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 		a->ncols = sc->ncols;
 	}
 	struct set *s = calloc(1, sizeof *s);
-	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs))) {
-		free(s);
+	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs)) ||
+	    !(s->acc_of = malloc((size_t)nspecs * sizeof *s->acc_of)) ||
+	    !(s->acc_col = malloc((size_t)nspecs * sizeof *s->acc_col))) {
+		if (s)
+			set_free(s);
 		return NULL;
+	}
+	for (int k = 0; k < nspecs; k++) {
+		int j = 0;
+		while (j < s->nacc && s->acc_col[j] != specs[k].column)
+			j++;
+		if (j == s->nacc)
+			s->acc_col[s->nacc++] = specs[k].column;
+		s->acc_of[k] = j;
 	}
 	snprintf(s->name, sizeof s->name, "%s", name);
 	s->every = d->every;
@@ -482,35 +526,55 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 	return s;
 }
 
-/* A harvest: per group, its windows' rows in start order. */
+/*
+ * A harvest: per group, its windows' rows in start order.  Its memory is
+ * three blocks sized before anything is taken (a run harvests about
+ * every group at every run: allocations per group were a tenth of a
+ * live run's CPU): the slots, every group's rows (room for each group's
+ * closed windows and its open one), and the groups' key values with
+ * their strings' bytes.
+ */
 struct hgroup {
-	struct group *g;       /* its key and hash (the group's, moved here) */
-	ts_value *rows;        /* width values a window */
+	const ts_value *key;   /* g values into keys; NULL = a free slot */
+	uint64_t hash;
+	ts_value *rows;        /* width values a window, into rows */
 	size_t n;
 };
 
 struct ts__rollacc_harvest {
 	int g, width;
-	struct hgroup *slots;  /* by hash; g NULL = free */
+	struct hgroup *slots;  /* by hash */
 	size_t nslots;
+	ts_value *rows, *keys; /* the rows; ngroups * g key values */
+	size_t nrows, nkeys;   /* used */
+	unsigned char *bytes;  /* the keys' strings and blobs */
+	size_t nbytes;         /* used */
 };
 
 void ts__rollacc_harvest_free(ts__rollacc_harvest *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->nslots; i++)
-		if (h->slots[i].g) {
-			group_free(h->slots[i].g);
-			free(h->slots[i].rows);
-		}
 	free(h->slots);
+	free(h->rows);
+	free(h->keys);
+	free(h->bytes);
 	free(h);
 }
 
-/* Move the windows of gr closed at a commit <= v into h (the clean ones)
- * or drop them (the dirty ones).  Returns 0 or -1 (out of memory). */
-static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__schema *sc,
+/* Copy gr's key into h's keys and bytes (sized for it by take). */
+static const ts_value *hold_key(ts__rollacc_harvest *h, const struct group *gr)
+{
+	ts_value *key = h->keys + h->nkeys;
+	unsigned char *end = put_key(key, h->bytes + h->nbytes, gr->key, NULL, h->g);
+	h->nbytes = (size_t)(end - h->bytes);
+	h->nkeys += (size_t)h->g;
+	return key;
+}
+
+/* Move the windows of gr closed at a commit <= v into h (the clean ones,
+ * into the room take made for them) or drop them (the dirty ones). */
+static void take_group(struct set *s, struct group *gr, uint64_t v, const ts__schema *sc,
                       ts__rollacc_harvest *h)
 {
 	size_t n = 0, clean = 0;
@@ -522,35 +586,30 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 	int open = gr->open && gr->open_clean && gr->open_version <= v;
 	clean += open;
 	if (n == 0 && !open)
-		return 0;
+		return;
 	struct hgroup *hg = NULL;
 	if (clean) {
 		size_t j = gr->hash & (h->nslots - 1);
-		while (h->slots[j].g)
+		while (h->slots[j].key)
 			j = (j + 1) & (h->nslots - 1);
 		hg = &h->slots[j];
-		struct group *copy = calloc(1, sizeof *copy);
-		if (!copy || copy_key(copy, gr->key, NULL, s->g) < 0 ||
-		    !(hg->rows = malloc(clean * (size_t)h->width * sizeof *hg->rows))) {
-			group_free(copy);
-			hg->rows = NULL;
-			return -1;
-		}
-		copy->hash = gr->hash;
-		hg->g = copy;
+		hg->key = hold_key(h, gr);
+		hg->hash = gr->hash;
+		hg->rows = h->rows + h->nrows * (size_t)h->width;
+		h->nrows += clean;
 	}
 	for (size_t i = 0; i < n + (size_t)open; i++) {
 		if (i < n && !gr->closed[i].clean)
 			continue;
 		ts_value *row = hg->rows + hg->n * (size_t)h->width;
-		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nspecs : gr->open_accs;
+		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nacc : gr->open_accs;
 		int ok = 1;
-		memcpy(row, hg->g->key, (size_t)s->g * sizeof *row);
+		memcpy(row, hg->key, (size_t)s->g * sizeof *row);
 		row[s->g] = ts_timestamp(i < n ? gr->closed[i].start : gr->open_start);
 		for (int k = 0; ok && k < s->nspecs; k++) {
 			const ts__col *c = &sc->cols[s->specs[k].column];
-			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &acc[k],
-			                        &row[s->g + 1 + k]) == 0;
+			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name,
+			                        &acc[s->acc_of[k]], &row[s->g + 1 + k]) == 0;
 		}
 		if (ok) /* else (an int64 sum overflowing) read from the source: its error */
 			hg->n++;
@@ -558,13 +617,12 @@ static int take_group(struct set *s, struct group *gr, uint64_t v, const ts__sch
 			ts__clear_error();
 	}
 	if (n == 0) /* (and the arrays may be NULL: no memmove of them) */
-		return 0;
+		return;
 	memmove(gr->closed, gr->closed + n, (gr->nclosed - n) * sizeof *gr->closed);
-	memmove(gr->accs, gr->accs + n * (size_t)s->nspecs,
-	        (gr->nclosed - n) * (size_t)s->nspecs * sizeof *gr->accs);
+	memmove(gr->accs, gr->accs + n * (size_t)s->nacc,
+	        (gr->nclosed - n) * (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed -= n;
 	s->nclosed -= n;
-	return 0;
 }
 
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
@@ -577,33 +635,38 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 		return rc;
 	struct set *s = registered(src, name, d, specs, nspecs);
 	ts__rollacc_harvest *h = NULL;
-	size_t ngroups = 0;
-	if (s)
-		for (size_t i = 0; i < s->nslots; i++)
-			ngroups += s->slots[i] &&
-			           ((s->slots[i]->nclosed && s->slots[i]->closed[0].version <= v) ||
-			            (s->slots[i]->open && s->slots[i]->open_version <= v));
+	size_t ngroups = 0, nrows = 0, nbytes = 0;
+	for (size_t i = 0; s && i < s->nslots; i++) {
+		const struct group *gr = s->slots[i];
+		if (!gr || !((gr->nclosed && gr->closed[0].version <= v) ||
+		             (gr->open && gr->open_version <= v)))
+			continue;
+		ngroups++;
+		nrows += gr->nclosed + 1; /* at most: the closed windows and the open one */
+		nbytes += key_bytes(gr->key, NULL, s->g);
+	}
 	if (ngroups) {
 		size_t n = 16;
 		while (n < 2 * ngroups)
 			n *= 2;
-		if (!(h = calloc(1, sizeof *h)) || !(h->slots = calloc(n, sizeof *h->slots))) {
-			free(h);
+		int width = s->g + 1 + s->nspecs;
+		if (!(h = calloc(1, sizeof *h)) || !(h->slots = calloc(n, sizeof *h->slots)) ||
+		    !(h->rows = malloc(nrows * (size_t)width * sizeof *h->rows)) ||
+		    !(h->keys = malloc((ngroups * (size_t)s->g + 1) * sizeof *h->keys)) ||
+		    !(h->bytes = malloc(nbytes + 1))) {
+			ts__rollacc_harvest_free(h);
 			h = NULL;
 			rc = ts__fail(TS_ENOMEM, "out of memory");
 		} else {
 			h->nslots = n;
 			h->g = s->g;
-			h->width = s->g + 1 + s->nspecs;
+			h->width = width;
 		}
 	}
 	const ts__schema *sc = ts__desc_schema(src->desc);
 	for (size_t i = 0; h && i < s->nslots; i++)
-		if (s->slots[i] && take_group(s, s->slots[i], v, sc, h) < 0) {
-			rc = ts__fail(TS_ENOMEM, "out of memory");
-			set_drop(src->acc, s); /* what it held is read from the source */
-			break;
-		}
+		if (s->slots[i])
+			take_group(s, s->slots[i], v, sc, h);
 	ts__table_unlock(src);
 	if (rc < 0) {
 		ts__rollacc_harvest_free(h);
@@ -620,8 +683,8 @@ const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *p
 		return NULL;
 	uint64_t hash = hash_group(prefix, NULL, h->g);
 	const struct hgroup *hg = NULL;
-	for (size_t j = hash & (h->nslots - 1); h->slots[j].g; j = (j + 1) & (h->nslots - 1))
-		if (h->slots[j].g->hash == hash && same_group(h->slots[j].g, prefix, NULL, h->g)) {
+	for (size_t j = hash & (h->nslots - 1); h->slots[j].key; j = (j + 1) & (h->nslots - 1))
+		if (h->slots[j].hash == hash && same_key(h->slots[j].key, prefix, NULL, h->g)) {
 			hg = &h->slots[j];
 			break;
 		}
