@@ -199,7 +199,8 @@ static void table_free(struct sb_table *t)
 
 /* The table named name, loaded from its files on first use; with
  * create, its directories are made when missing (invisible to readers
- * until a DESCRIPTOR is in place: docs/layout.md section 3). */
+ * until a DESCRIPTOR is in place: docs/layout.md section 3), log/ last:
+ * a table with a log/ has its tablets/. */
 static int table_get(ts_standby *sb, const char *name, int create, struct sb_table **out)
 {
 	struct sb_table *t;
@@ -215,7 +216,9 @@ static int table_get(ts_standby *sb, const char *name, int create, struct sb_tab
 	t->segfd = t->tfd = -1;
 	t->dirty = UINT64_MAX;
 	if ((rc = table_paths(sb, t, name)) == 0 && create && stat(t->logdir, &st) < 0) {
-		if ((rc = ts__mkdirs(t->logdir, 0755)) == 0 && (rc = ts__mkdirs(t->tabdir, 0755)) == 0)
+		if (errno != ENOENT)
+			rc = ts__fail_errno(errno, "stat %s", t->logdir);
+		else if ((rc = ts__mkdirs(t->tabdir, 0755)) == 0 && (rc = ts__mkdirs(t->logdir, 0755)) == 0)
 			rc = ts__fsync_dir(sb->dir);
 	}
 	if (rc == 0)
