@@ -86,6 +86,32 @@ struct ts_standby {
 	struct sb_table *tables;
 };
 
+/* Room in the array *p of *cap items of size bytes for one more after
+ * its n: doubled when full. */
+static int room(void *p, int *cap, int n, size_t size)
+{
+	void **a = p;
+	if (n < *cap)
+		return 0;
+	int c = *cap ? 2 * *cap : 16;
+	void *q = realloc(*a, (size_t)c * size);
+	if (!q)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	*a = q;
+	*cap = c;
+	return 0;
+}
+
+/* Whether file name is a complete tablet's ("<16 hex>.tab"): 1 with *id. */
+static int tablet_file(const char *name, uint64_t *id)
+{
+	char *end;
+	if (strlen(name) != 20 || strcmp(name + 16, ".tab") != 0)
+		return 0;
+	*id = strtoull(name, &end, 16);
+	return end == name + 16;
+}
+
 /* ---- loading a table's state from its files ---- */
 
 static int table_paths(const ts_standby *sb, struct sb_table *t, const char *name)
@@ -414,11 +440,7 @@ static int release(struct sb_table *t, const ts__descriptor *d)
 		return ts__fail_errno(errno, "opendir %s", t->tabdir);
 	while (rc == 0 && (e = readdir(dp))) {
 		uint64_t id;
-		char *end;
-		if (strlen(e->d_name) != 20 || strcmp(e->d_name + 16, ".tab") != 0)
-			continue;
-		id = strtoull(e->d_name, &end, 16);
-		if (end != e->d_name + 16 || named(d, id) || fresh(t, id))
+		if (!tablet_file(e->d_name, &id) || named(d, id) || fresh(t, id))
 			continue;
 		if ((rc = ts__path(path, "%s/%s", t->tabdir, e->d_name)) == 0 && unlink(path) < 0)
 			rc = ts__fail_errno(errno, "unlink %s", path);
@@ -487,16 +509,10 @@ static int apply_heartbeat(struct sb_table *t, const ts_frame *f)
 
 static int add_fresh(struct sb_table *t, uint64_t id)
 {
-	if (t->nfresh == t->capfresh) {
-		int cap = t->capfresh ? 2 * t->capfresh : 16;
-		uint64_t *p = realloc(t->fresh, (size_t)cap * sizeof *p);
-		if (!p)
-			return ts__fail(TS_ENOMEM, "out of memory");
-		t->fresh = p;
-		t->capfresh = cap;
-	}
-	t->fresh[t->nfresh++] = id;
-	return 0;
+	int rc = room(&t->fresh, &t->capfresh, t->nfresh, sizeof *t->fresh);
+	if (rc == 0)
+		t->fresh[t->nfresh++] = id;
+	return rc;
 }
 
 /* The last chunk is written: sync, verify as ts_check verifies a tablet
@@ -692,22 +708,9 @@ static int held_tablets(const struct sb_table *t, uint64_t **out, int *n)
 	if (!dp)
 		return errno == ENOENT ? 0 : ts__fail_errno(errno, "opendir %s", t->tabdir);
 	while (rc == 0 && (e = readdir(dp))) {
-		char *end;
-		if (strlen(e->d_name) != 20 || strcmp(e->d_name + 16, ".tab") != 0)
-			continue;
-		uint64_t id = strtoull(e->d_name, &end, 16);
-		if (end != e->d_name + 16)
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			uint64_t *p = realloc(*out, (size_t)cap * sizeof *p);
-			if (!p) {
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			*out = p;
-		}
-		(*out)[(*n)++] = id;
+		uint64_t id;
+		if (tablet_file(e->d_name, &id) && (rc = room(out, &cap, *n, sizeof **out)) == 0)
+			(*out)[(*n)++] = id;
 	}
 	closedir(dp);
 	for (int i = 1; rc == 0 && i < *n; i++) /* insertion sort: a table holds few */
@@ -744,15 +747,8 @@ int ts__standby_state(ts_standby *sb, ts_standby_table **out, int *n)
 		if (!ts_name_valid(e->d_name) || ts__path(path, "%s/%s/log", sb->dir, e->d_name) < 0 ||
 		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			ts_standby_table *p = realloc(*out, (size_t)cap * sizeof *p);
-			if (!p) {
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			*out = p;
-		}
+		if ((rc = room(out, &cap, *n, sizeof **out)) < 0)
+			break;
 		ts_standby_table *s = &(*out)[*n];
 		memset(s, 0, sizeof *s);
 		if ((rc = table_get(sb, e->d_name, 0, &t)) < 0)
