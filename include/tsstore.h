@@ -1652,6 +1652,18 @@ TS_EXTERN int ts_standby_state(ts_standby *sb, ts_standby_table **out, int *n);
 TS_EXTERN void ts_standby_state_free(ts_standby_table *tables, int n);
 
 /*
+ * ts_standby_adopt -- take the primary's lineage and epoch e (from its
+ * answer to "follow") into the standby's EPOCH, durably, by
+ * ts_epoch_adopt's rule: within the standby's lineage the epoch may only
+ * stay or go up (a primary of a lower epoch than the standby's is
+ * refused); another lineage only while the standby holds no table.
+ * Returns 0; TS_EINVAL (NULL arguments, e->epoch 0, an epoch below the
+ * standby's, another lineage while tables exist); TS_ECORRUPT (a damaged
+ * EPOCH: never replaced silently); TS_ENOSPC; TS_EIO.
+ */
+TS_EXTERN int ts_standby_adopt(ts_standby *sb, const ts_epoch *e);
+
+/*
  * ts_standby_sync -- make the log bytes applied so far durable (fsync of
  * the segments written since the last sync; DESCRIPTORs and tablets are
  * synced as they are put in place).  Returns 0; TS_EINVAL (NULL sb);

@@ -261,6 +261,13 @@ void ts_standby_state_free(ts_standby_table *tables, int n)
 	ts__standby_state_free(tables, n);
 }
 
+int ts_standby_adopt(ts_standby *sb, const ts_epoch *e)
+{
+	NEED(sb, "ts_standby_adopt", "standby is NULL");
+	NEED(e, "ts_standby_adopt", "e is NULL");
+	return ts__standby_adopt(sb, e);
+}
+
 int ts_standby_sync(ts_standby *sb)
 {
 	NEED(sb, "ts_standby_sync", "standby is NULL");

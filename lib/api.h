@@ -49,6 +49,7 @@ int ts__standby_open(const char *dir, ts_standby **out);
 int ts__standby_apply(ts_standby *sb, const char *table, const ts_frame *f);
 int ts__standby_state(ts_standby *sb, ts_standby_table **out, int *n);
 void ts__standby_state_free(ts_standby_table *tables, int n);
+int ts__standby_adopt(ts_standby *sb, const ts_epoch *e);
 int ts__standby_sync(ts_standby *sb);
 int ts__standby_close(ts_standby *sb);
 int ts__table_schema(ts_table *t, ts_schema **out);

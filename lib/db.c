@@ -433,15 +433,20 @@ void ts_free_names(char **names)
 
 int ts__tables(ts_db *db, char ***out, int *n)
 {
-	DIR *d = opendir(db->path);
+	return ts__dir_tables(db->path, out, n);
+}
+
+int ts__dir_tables(const char *dir, char ***out, int *n)
+{
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
 	int count = 0, cap = 0, rc = 0;
 	*out = NULL;
 	if (!d)
-		return ts__fail_errno(errno, "opendir %s", db->path);
+		return ts__fail_errno(errno, "opendir %s", dir);
 	while ((e = readdir(d))) {
-		int table = is_table(db->path, e->d_name);
+		int table = is_table(dir, e->d_name);
 		if (table < 0) {
 			rc = table;
 			break;

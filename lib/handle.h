@@ -285,6 +285,9 @@ static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
  * standby's (standby.c): one writer of a directory at a time. */
 int ts__db_lock(const char *dir, int *fd);
 
+/* The tables of database directory dir (as ts_tables lists them). */
+int ts__dir_tables(const char *dir, char ***out, int *n);
+
 /* Remove what an interrupted table creation (.tmp-*) or drop
  * (.dropped-*) left in database directory dir; the lock is held.
  * Returns 0 or a TS_E* code. */

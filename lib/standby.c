@@ -48,6 +48,7 @@
 #include "buf.h"
 #include "descriptor.h"
 #include "descriptor_format.h"
+#include "epoch.h"
 #include "error.h"
 #include "fsutil.h"
 #include "handle.h"
@@ -787,6 +788,21 @@ int ts__standby_open(const char *dir, ts_standby **out)
 	}
 	*out = sb;
 	return 0;
+}
+
+int ts__standby_adopt(ts_standby *sb, const ts_epoch *e)
+{
+	ts_epoch have;
+	int rc = ts__epoch_read(sb->dir, &have), none = rc == TS_ENOENT;
+	if (none) {
+		ts__clear_error();
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = ts__epoch_may_adopt(sb->dir, none ? NULL : &have, e);
+	if (rc == 0)
+		rc = ts__epoch_write(sb->dir, e);
+	return rc < 0 ? ts__context(rc, "standby %s: adopt a lineage and epoch", sb->dir) : 0;
 }
 
 int ts__standby_sync(ts_standby *sb)

@@ -226,6 +226,7 @@ CASE(standby_open_out, ts_standby_open("x", NULL))
 CASE(standby_apply_standby, ts_standby_apply(NULL, "m", &(ts_frame){0}))
 CASE(standby_state_standby, ts_standby_state(NULL, &(ts_standby_table *){NULL}, &(int){0}))
 CASE(standby_sync_standby, ts_standby_sync(NULL))
+CASE(standby_adopt_standby, ts_standby_adopt(NULL, &(ts_epoch){{0}, 1}))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -254,7 +255,7 @@ static const struct misuse misuses[] = {
 	M(ship_open_tablets), M(ship_next_ship), M(ship_heartbeat_ship), M(frame_header_table),
 	M(frame_header_frame), M(frame_decode_in), M(frame_decode_table), M(standby_open_dir),
 	M(standby_open_out), M(standby_apply_standby), M(standby_state_standby),
-	M(standby_sync_standby),
+	M(standby_sync_standby), M(standby_adopt_standby),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by

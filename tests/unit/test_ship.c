@@ -488,6 +488,49 @@ static void standby_locks_and_drops(void **state)
 	sb_free(&sb);
 }
 
+/* The standby takes its primary's lineage and epoch: a higher epoch of
+ * it later, never a lower one, and another lineage only while it holds
+ * no table.  A read-only handle on it reads what it took. */
+static void standby_adopts_the_primarys_epoch(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_epoch p, got, other;
+	ts_ship *s = NULL;
+	ts_db *db = NULL;
+	ts_options o;
+	sb_init(&sb);
+	assert_int_equal(ts_epoch_get(e->db, &p), 0);
+	other = p;
+	other.lineage[0] ^= 1;
+	assert_int_equal(ts_standby_adopt(sb.s, &other), 0); /* empty: any lineage */
+	assert_int_equal(ts_standby_adopt(sb.s, &p), 0);
+	insert_batches(e, 1, 2, 10);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	ts_ship_close(s);
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(sb.root, &o, &db), 0);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_memory_equal(&got, &p, sizeof p);
+	assert_int_equal(ts_standby_adopt(sb.s, &other), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "a standby starts empty"));
+	assert_int_equal(ts_epoch_raise(e->db, &p), 0);
+	assert_int_equal(ts_standby_adopt(sb.s, &p), 0);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_int_equal(got.epoch, 2);
+	p.epoch = 1;
+	assert_int_equal(ts_standby_adopt(sb.s, &p), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "epochs never go down"));
+	p.epoch = 0;
+	assert_int_equal(ts_standby_adopt(sb.s, &p), TS_EINVAL);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_int_equal(got.epoch, 2);
+	assert_int_equal(ts_close(db), 0);
+	sb_free(&sb);
+}
+
 /* A damaged stream is refused with a clear error and leaves a valid
  * prefix; a new ship from what the standby holds finishes the job.
  * Damage: a flipped bit (the frame's CRC), a tablet cut short (its
@@ -781,6 +824,7 @@ int main(void)
 		T(ship_refuses_a_standby_ahead),
 		T(ship_of_a_dropped_table_ends),
 		T(standby_locks_and_drops),
+		T(standby_adopts_the_primarys_epoch),
 		T(standby_refuses_damaged_frames),
 		T(standby_resumes_after_close),
 		T(standby_resumes_past_a_gap),
