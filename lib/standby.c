@@ -64,9 +64,9 @@ struct sb_table {
 	struct sb_table *next;
 	char name[TS_NAME_MAX + 1];
 	char dir[TS_PATH_MAX], logdir[TS_PATH_MAX], tabdir[TS_PATH_MAX];
-	unsigned shift;          /* 0: not known yet */
-	uint64_t log_end;
-	uint64_t commit;
+	unsigned shift;          /* the segment size, a power of two; 0: not known yet */
+	uint64_t log_end;        /* the committed log bytes held end here */
+	uint64_t commit;         /* the newest commit record held (HEAD's), 0: none */
 	uint64_t dirty;          /* the lowest LSN written since the last sync; UINT64_MAX: none */
 	int segfd;               /* segment file seg, open for writing, or -1 */
 	uint64_t seg;
