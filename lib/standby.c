@@ -87,20 +87,21 @@ struct ts_standby {
 	struct sb_table *tables;
 };
 
-/* Room in the array *p of *cap items of size bytes for one more after
- * its n: doubled when full. */
-static int room(void *p, int *cap, int n, size_t size)
+/* Array p of *cap items of size bytes with room for one more after its
+ * n: p itself, or p moved to twice the room (*cap updated); NULL when
+ * out of memory (p is then left as it was; the error is set). */
+static void *room(void *p, int *cap, int n, size_t size)
 {
-	void **a = p;
 	if (n < *cap)
-		return 0;
+		return p;
 	int c = *cap ? 2 * *cap : 16;
-	void *q = realloc(*a, (size_t)c * size);
-	if (!q)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	*a = q;
+	void *q = realloc(p, (size_t)c * size);
+	if (!q) {
+		ts__fail(TS_ENOMEM, "out of memory");
+		return NULL;
+	}
 	*cap = c;
-	return 0;
+	return q;
 }
 
 /* Whether file name is a complete tablet's ("<16 hex>.tab"): 1 with *id. */
@@ -510,10 +511,12 @@ static int apply_heartbeat(struct sb_table *t, const ts_frame *f)
 
 static int add_fresh(struct sb_table *t, uint64_t id)
 {
-	int rc = room(&t->fresh, &t->capfresh, t->nfresh, sizeof *t->fresh);
-	if (rc == 0)
-		t->fresh[t->nfresh++] = id;
-	return rc;
+	uint64_t *p = room(t->fresh, &t->capfresh, t->nfresh, sizeof *p);
+	if (!p)
+		return TS_ENOMEM;
+	t->fresh = p;
+	t->fresh[t->nfresh++] = id;
+	return 0;
 }
 
 /* The last chunk is written: sync, verify as ts_check verifies a tablet
@@ -710,8 +713,15 @@ static int held_tablets(const struct sb_table *t, uint64_t **out, int *n)
 		return errno == ENOENT ? 0 : ts__fail_errno(errno, "opendir %s", t->tabdir);
 	while (rc == 0 && (e = readdir(dp))) {
 		uint64_t id;
-		if (tablet_file(e->d_name, &id) && (rc = room(out, &cap, *n, sizeof **out)) == 0)
-			(*out)[(*n)++] = id;
+		if (!tablet_file(e->d_name, &id))
+			continue;
+		uint64_t *p = room(*out, &cap, *n, sizeof *p);
+		if (!p) {
+			rc = TS_ENOMEM;
+			break;
+		}
+		*out = p;
+		(*out)[(*n)++] = id;
 	}
 	closedir(dp);
 	for (int i = 1; rc == 0 && i < *n; i++) /* insertion sort: a table holds few */
@@ -748,8 +758,12 @@ int ts__standby_state(ts_standby *sb, ts_standby_table **out, int *n)
 		if (!ts_name_valid(e->d_name) || ts__path(path, "%s/%s/log", sb->dir, e->d_name) < 0 ||
 		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if ((rc = room(out, &cap, *n, sizeof **out)) < 0)
+		ts_standby_table *p = room(*out, &cap, *n, sizeof *p);
+		if (!p) {
+			rc = TS_ENOMEM;
 			break;
+		}
+		*out = p;
 		ts_standby_table *s = &(*out)[*n];
 		memset(s, 0, sizeof *s);
 		if ((rc = table_get(sb, e->d_name, 0, &t)) < 0)
