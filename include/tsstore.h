@@ -1576,6 +1576,110 @@ TS_EXTERN int ts_frame_header(const char *table, const ts_frame *f, void *out, s
 TS_EXTERN int ts_frame_decode(const void *in, size_t size, ts_frame *f, char *table,
                               size_t *used);
 
+/* ------------------------------------------------------------------ */
+/* The standby: applying a primary's frames (docs/standby.md 1.1)       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A standby is a database directory that a primary's frames
+ * (ts_ship_next, decoded by ts_frame_decode) keep the primary's, byte
+ * for byte: tablets verified and renamed into place, each DESCRIPTOR put
+ * in place once the log holds the commit it goes with, log bytes at
+ * their LSNs, log/HEAD in place.  At every moment, and after a crash at
+ * any moment, the directory is the primary's database as of some commit
+ * (a prefix): read-only handles (ts_open with TS_OPEN_READONLY) read it
+ * as it is applied, and ts_check passes on it.  The standby holds the
+ * database's LOCK: no writer (ts_open read-write, another standby) opens
+ * it meanwhile.  A handle is used by one thread at a time.
+ */
+typedef struct ts_standby ts_standby;
+
+/* What a standby holds of one table: what "follow" names
+ * (ts_ship_open's lsn and tablets). */
+typedef struct ts_standby_table {
+	char name[TS_NAME_MAX + 1];
+	uint64_t lsn;          /* the log is held below it: the end of its
+	                        * last valid commit (0: nothing yet) */
+	uint64_t *tablets;     /* ids of the complete tablet files, sorted */
+	int ntablets;
+} ts_standby_table;
+
+/*
+ * ts_standby_open -- open (creating it when missing) database directory
+ * dir as a standby, taking its LOCK.  out: receives the handle.
+ * Returns 0; TS_EINVAL (NULL out, NULL or empty dir); TS_ELOCKED
+ * (a writer or another standby holds it; the message names the pid);
+ * TS_EIO; TS_ENOSPC; TS_ENOMEM.
+ */
+TS_EXTERN int ts_standby_open(const char *dir, ts_standby **out);
+
+/*
+ * ts_standby_apply -- apply frame f of table (as ts_frame_decode gives
+ * them, in stream order).  H takes the segment size; T writes a tablet
+ * chunk, and with TS_FRAME_LAST syncs, verifies (header, trailer,
+ * footer, every block's checksum) and renames the tablet into place; D
+ * is held until the log reaches its id, then (segments synced, every
+ * tablet it names present) written atomically, and the tablets and
+ * segments it no longer needs are removed; L writes the bytes at their
+ * LSN (creating the segment) and, when it ends a commit, names that
+ * commit in log/HEAD; E drops the table.  A frame that does not follow
+ * what the standby holds is refused and changes nothing durable: the
+ * table's state in memory is forgotten, and a resume (ts_standby_state,
+ * a new follow) goes on from what the files hold.
+ * Returns 0; TS_EINVAL (NULL arguments, a bad table name, a frame that
+ * does not follow: log bytes not at the end of the log or across a
+ * segment, a tablet chunk not at the end of its file, log bytes before
+ * the segment size is known, a segment size other than the standby's, a
+ * DESCRIPTOR naming a tablet the standby lacks); TS_ECORRUPT (a tablet
+ * that fails verification, a DESCRIPTOR that does not decode); TS_EIO;
+ * TS_ENOSPC; TS_ENOMEM.
+ */
+TS_EXTERN int ts_standby_apply(ts_standby *sb, const char *table, const ts_frame *f);
+
+/*
+ * ts_standby_state -- per table, what the standby holds, read from its
+ * files (the log walked from the DESCRIPTOR's flushed position as
+ * recovery walks it): what to name in a new follow, whose primary then
+ * sends the difference.  What streams left half applied (a tablet
+ * being received, a DESCRIPTOR waiting for the log) is forgotten: the
+ * primary sends it again.  *out receives *n entries, in directory
+ * order; free them with ts_standby_state_free.
+ * Returns 0; TS_EINVAL (NULL arguments); TS_ECORRUPT (a DESCRIPTOR that
+ * does not decode); TS_EIO; TS_ENOMEM.
+ */
+TS_EXTERN int ts_standby_state(ts_standby *sb, ts_standby_table **out, int *n);
+
+/* ts_standby_state_free -- free what ts_standby_state gave (NULL:
+ * nothing). */
+TS_EXTERN void ts_standby_state_free(ts_standby_table *tables, int n);
+
+/*
+ * ts_standby_adopt -- take the primary's lineage and epoch e (from its
+ * answer to "follow") into the standby's EPOCH, durably, by
+ * ts_epoch_adopt's rule: within the standby's lineage the epoch may only
+ * stay or go up (a primary of a lower epoch than the standby's is
+ * refused); another lineage only while the standby holds no table.
+ * Returns 0; TS_EINVAL (NULL arguments, e->epoch 0, an epoch below the
+ * standby's, another lineage while tables exist); TS_ECORRUPT (a damaged
+ * EPOCH: never replaced silently); TS_ENOSPC; TS_EIO.
+ */
+TS_EXTERN int ts_standby_adopt(ts_standby *sb, const ts_epoch *e);
+
+/*
+ * ts_standby_sync -- make the log bytes applied so far durable (fsync of
+ * the segments written since the last sync; DESCRIPTORs and tablets are
+ * synced as they are put in place).  Returns 0; TS_EINVAL (NULL sb);
+ * TS_EIO.
+ */
+TS_EXTERN int ts_standby_sync(ts_standby *sb);
+
+/*
+ * ts_standby_close -- sync (ts_standby_sync), release the LOCK, free the
+ * handle (NULL: nothing).  A half-received tablet's file is removed.
+ * Returns 0, or the error of the sync (the handle is freed all the same).
+ */
+TS_EXTERN int ts_standby_close(ts_standby *sb);
+
 #ifdef __cplusplus
 }
 #endif

@@ -229,6 +229,56 @@ void ts_ship_close(ts_ship *s)
 		ts__ship_close(s);
 }
 
+/* ---- the standby (one thread at a time: no call is counted) ---- */
+
+int ts_standby_open(const char *dir, ts_standby **out)
+{
+	NEED(out, "ts_standby_open", "out is NULL");
+	*out = NULL;
+	NEED(dir && *dir, "ts_standby_open", "empty directory");
+	return ts__standby_open(dir, out);
+}
+
+int ts_standby_apply(ts_standby *sb, const char *table, const ts_frame *f)
+{
+	NEED(sb, "ts_standby_apply", "standby is NULL");
+	NEED(table, "ts_standby_apply", "table is NULL");
+	NEED(f, "ts_standby_apply", "frame is NULL");
+	return ts__standby_apply(sb, table, f);
+}
+
+int ts_standby_state(ts_standby *sb, ts_standby_table **out, int *n)
+{
+	NEED(out, "ts_standby_state", "out is NULL");
+	*out = NULL;
+	NEED(sb, "ts_standby_state", "standby is NULL");
+	NEED(n, "ts_standby_state", "n is NULL");
+	return ts__standby_state(sb, out, n);
+}
+
+void ts_standby_state_free(ts_standby_table *tables, int n)
+{
+	ts__standby_state_free(tables, n);
+}
+
+int ts_standby_adopt(ts_standby *sb, const ts_epoch *e)
+{
+	NEED(sb, "ts_standby_adopt", "standby is NULL");
+	NEED(e, "ts_standby_adopt", "e is NULL");
+	return ts__standby_adopt(sb, e);
+}
+
+int ts_standby_sync(ts_standby *sb)
+{
+	NEED(sb, "ts_standby_sync", "standby is NULL");
+	return ts__standby_sync(sb);
+}
+
+int ts_standby_close(ts_standby *sb)
+{
+	return sb ? ts__standby_close(sb) : 0;
+}
+
 /* ---- tables ---- */
 
 int ts_table_schema(ts_table *t, ts_schema **out)

@@ -131,44 +131,49 @@ static int read_frozen_now(ts_db *db)
 	return rc < 0 ? ts__context(TS_EINVAL, "TSSTORE_NOW") : 0;
 }
 
-static int take_lock(ts_db *db)
+int ts__db_lock(const char *dir, int *fd)
 {
 	char path[TS_PATH_MAX], pid[32] = "";
 	int rc;
-	if ((rc = ts__path(path, "%s/LOCK", db->path)) < 0)
+	*fd = -1;
+	if ((rc = ts__path(path, "%s/LOCK", dir)) < 0)
 		return rc;
-	db->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (db->lock_fd < 0)
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
 		return ts__fail_errno(errno, "open %s", path);
-	if (flock(db->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
-		ssize_t n = pread(db->lock_fd, pid, sizeof pid - 1, 0);
+		ssize_t n = pread(*fd, pid, sizeof pid - 1, 0);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
 		if (err == EWOULDBLOCK)
 			return ts__fail(TS_ELOCKED, "database %s is locked by another writer%s%s%s",
-			                db->path, *pid ? " (pid " : "", pid, *pid ? ")" : "");
+			                dir, *pid ? " (pid " : "", pid, *pid ? ")" : "");
 		return ts__fail_errno(err, "flock %s", path);
 	}
 	int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-	if (ftruncate(db->lock_fd, 0) < 0)
+	if (ftruncate(*fd, 0) < 0)
 		return ts__fail_errno(errno, "truncate %s", path);
-	return ts__write_at(db->lock_fd, pid, (size_t)len, 0, path);
+	return ts__write_at(*fd, pid, (size_t)len, 0, path);
 }
 
-/* Remove leftovers of an interrupted create (.tmp-*) or drop (.dropped-*). */
-static int remove_leftovers(ts_db *db)
+static int take_lock(ts_db *db)
 {
-	DIR *d = opendir(db->path);
+	return ts__db_lock(db->path, &db->lock_fd);
+}
+
+int ts__db_remove_leftovers(const char *dir)
+{
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	int rc = 0;
 	if (!d)
-		return ts__fail_errno(errno, "opendir %s", db->path);
+		return ts__fail_errno(errno, "opendir %s", dir);
 	while (rc == 0 && (e = readdir(d))) {
 		char path[TS_PATH_MAX];
 		if (strncmp(e->d_name, ".tmp-", 5) != 0 && strncmp(e->d_name, ".dropped-", 9) != 0)
 			continue;
-		if ((rc = ts__path(path, "%s/%s", db->path, e->d_name)) == 0)
+		if ((rc = ts__path(path, "%s/%s", dir, e->d_name)) == 0)
 			rc = ts__rmtree(path);
 	}
 	closedir(d);
@@ -330,7 +335,7 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)
 		goto fail;
-	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = remove_leftovers(db)) < 0 ||
+	if (!ts__db_readonly(db) && ((rc = take_lock(db)) < 0 || (rc = ts__db_remove_leftovers(db->path)) < 0 ||
 	                             (rc = ts__epoch_load(db)) < 0 || (rc = start_syncer(db)) < 0 ||
 	                             (rc = ts__maint_start(db)) < 0))
 		goto fail;
@@ -428,15 +433,20 @@ void ts_free_names(char **names)
 
 int ts__tables(ts_db *db, char ***out, int *n)
 {
-	DIR *d = opendir(db->path);
+	return ts__dir_tables(db->path, out, n);
+}
+
+int ts__dir_tables(const char *dir, char ***out, int *n)
+{
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
 	int count = 0, cap = 0, rc = 0;
 	*out = NULL;
 	if (!d)
-		return ts__fail_errno(errno, "opendir %s", db->path);
+		return ts__fail_errno(errno, "opendir %s", dir);
 	while ((e = readdir(d))) {
-		int table = is_table(db->path, e->d_name);
+		int table = is_table(dir, e->d_name);
 		if (table < 0) {
 			rc = table;
 			break;

@@ -157,33 +157,31 @@ static void keep_file(ts_db *db, int rc, int any)
 	ts__fail(rc, "%s", msg);
 }
 
-/* Whether the database holds any table (a standby that starts empty may
- * take another lineage). */
-static int has_tables(ts_db *db, int *yes)
+int ts__epoch_may_adopt(const char *dir, const ts_epoch *have, const ts_epoch *e)
 {
 	char **names = NULL;
-	int n = 0, rc = ts__tables(db, &names, &n);
+	int rc = 0, n = 0;
+	int same = have && memcmp(e->lineage, have->lineage, TS_LINEAGE_SIZE) == 0;
+	if (e->epoch == 0)
+		return ts__fail(TS_EINVAL, "adopt epoch 0: epochs start at 1");
+	if (same && e->epoch < have->epoch)
+		return ts__fail(TS_EINVAL, "adopt epoch %llu: the database is at epoch %llu, and "
+		                "epochs never go down", (unsigned long long)e->epoch,
+		                (unsigned long long)have->epoch);
+	if (!same && (rc = ts__dir_tables(dir, &names, &n)) == 0 && n)
+		rc = ts__fail(TS_EINVAL, "adopt another lineage: database %s holds tables of its "
+		              "own lineage; a standby starts empty", dir);
 	ts_free_names(names);
-	*yes = n > 0;
 	return rc;
 }
 
 int ts__epoch_adopt(ts_db *db, const ts_epoch *e)
 {
-	int rc = 0, tables = 0;
+	int rc;
 	if (ts__db_readonly(db))
 		return ts__fail(TS_EREADONLY, "database %s is open read-only", db->path);
-	if (e->epoch == 0)
-		return ts__fail(TS_EINVAL, "adopt epoch 0: epochs start at 1");
 	pthread_mutex_lock(&db->epoch_mu);
-	int same = memcmp(e->lineage, db->epoch.lineage, TS_LINEAGE_SIZE) == 0;
-	if (same && e->epoch < db->epoch.epoch)
-		rc = ts__fail(TS_EINVAL, "adopt epoch %llu: the database is at epoch %llu, and "
-		              "epochs never go down", (unsigned long long)e->epoch,
-		              (unsigned long long)db->epoch.epoch);
-	else if (!same && (rc = has_tables(db, &tables)) == 0 && tables)
-		rc = ts__fail(TS_EINVAL, "adopt another lineage: database %s holds tables of its "
-		              "own lineage; a standby starts empty", db->path);
+	rc = ts__epoch_may_adopt(db->path, &db->epoch, e);
 	if (rc == 0 && (rc = ts__epoch_write(db->path, e)) == 0)
 		db->epoch = *e;
 	else if (rc < 0 && rc != TS_EINVAL)

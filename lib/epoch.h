@@ -27,6 +27,13 @@ int ts__epoch_read(const char *dir, ts_epoch *e);
  * (TS_ENOSPC, TS_EIO). */
 int ts__epoch_write(const char *dir, const ts_epoch *e);
 
+/* Whether database directory dir, of lineage and epoch have (NULL: it
+ * has none yet), may take e (ts_epoch_adopt's rule): an epoch of its
+ * lineage not below its own, or another lineage while it holds no
+ * table.  Returns 0, TS_EINVAL with a message saying which rule, or an
+ * error listing dir. */
+int ts__epoch_may_adopt(const char *dir, const ts_epoch *have, const ts_epoch *e);
+
 /* At a read-write open: read db's EPOCH into db->epoch, creating it (a
  * random lineage, epoch 1) when there is none.  Returns 0, TS_ECORRUPT
  * (a damaged EPOCH is never replaced silently: the lineage is what a

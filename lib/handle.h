@@ -301,6 +301,22 @@ static inline int64_t ts__table_expiry(const struct ts_table *t, int64_t now)
 	return ts__expiry_at(t->desc->ttl, t->desc->horizon_set, t->desc->horizon, now);
 }
 
+/* Take the writer's lock of database directory dir (docs/layout.md
+ * section 2): *fd receives LOCK's descriptor (-1 when it could not be
+ * opened; close it on failure too), which holds the flock until closed.
+ * Returns 0, TS_ELOCKED (another writer holds it; the message names its
+ * pid), or the error opening or writing LOCK.  ts_open's, and the
+ * standby's (standby.c): one writer of a directory at a time. */
+int ts__db_lock(const char *dir, int *fd);
+
+/* The tables of database directory dir (as ts_tables lists them). */
+int ts__dir_tables(const char *dir, char ***out, int *n);
+
+/* Remove what an interrupted table creation (.tmp-*) or drop
+ * (.dropped-*) left in database directory dir; the lock is held.
+ * Returns 0 or a TS_E* code. */
+int ts__db_remove_leftovers(const char *dir);
+
 /* Whether db was opened read-only (TS_OPEN_READONLY). */
 static inline int ts__db_readonly(const ts_db *db)
 {

@@ -553,7 +553,7 @@ static int open_headpage(ts__log *log)
  * synced, so what it says outlives a process, not a power loss; the boot
  * id tells the two apart.  TSSTORE_BOOT_ID replaces it (a power-cut rig
  * that simulates a power loss without a reboot sets it; docs/powercut.md). */
-static void current_boot(char out[TS_HEAD_BOOT_SIZE])
+void ts__log_boot_id(char out[TS_HEAD_BOOT_SIZE])
 {
 	const char *env = getenv("TSSTORE_BOOT_ID");
 	memset(out, 0, TS_HEAD_BOOT_SIZE);
@@ -644,7 +644,7 @@ int ts__log_recorded_head(const char *dir, ts__lsn *head)
 	if (p == MAP_FAILED)
 		return 0;
 	char boot[TS_HEAD_BOOT_SIZE];
-	current_boot(boot);
+	ts__log_boot_id(boot);
 	if (memcmp(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0 && head_commit(p, boot, head))
 		found = 1;
 	else
@@ -707,7 +707,7 @@ int ts__log_open(const char *dir, int readonly, ts__lsn start_lsn, uint64_t seg_
 	}
 	log->readonly = readonly;
 	log->page = ts__log_opening_page();
-	current_boot(log->boot);
+	ts__log_boot_id(log->boot);
 	pthread_mutex_init(&log->mu, NULL);
 	pthread_mutex_init(&log->drop_mu, NULL);
 	if (!readonly && (rc = ts__mkdirs(dir, 0755)) < 0)

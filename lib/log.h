@@ -441,6 +441,11 @@ int ts__log_head_end(const char *dir, unsigned shift, uint64_t head, uint64_t *e
  * none (or no directory).  Returns 0 or an error reading a header. */
 int ts__log_shift_of(const char *dir, unsigned *shift);
 
+/* The id of the running boot, NUL-padded, as a writer records it in
+ * HEAD (docs/log-format.md section 5.1): TSSTORE_BOOT_ID when set, else
+ * the kernel's, else an id no other process shares. */
+void ts__log_boot_id(char out[TS_HEAD_BOOT_SIZE]);
+
 /* ts__log_backup's head when there is no HEAD to say it. */
 #define TS_LOG_HEAD_UNKNOWN UINT64_MAX
 

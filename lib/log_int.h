@@ -109,7 +109,7 @@ struct ts__log {
 	_Atomic uint64_t head;
 	uint64_t seq;             /* of the head commit */
 	unsigned char *headpage;  /* the shared HEAD file, or NULL */
-	char boot[TS_HEAD_BOOT_SIZE]; /* this boot's id (current_boot) */
+	char boot[TS_HEAD_BOOT_SIZE]; /* this boot's id (ts__log_boot_id) */
 	uint64_t recovered;
 	int was_clean;
 	uint64_t cut_lsn, cut_commits; /* committed data recovery gave up (lost_commits) */

@@ -123,6 +123,12 @@ uint32_t ts_test_desc_version(const ts_test_env *e);
 void ts_test_env_reopen(ts_test_env *e);
 void ts_test_env_set_now(ts_test_env *e, int64_t now);
 
+/* Database dir (a copy of want's: a standby, a backup), opened with
+ * flags (TS_OPEN_READONLY beside its writer; else read-write, its
+ * recovery run) and sync none, holds in its table "m" exactly want's
+ * rows, and passes ts_check. */
+void ts_test_expect_copy_m(const char *dir, unsigned flags, ts_table *want);
+
 /* The rows inserted so far, kept sorted by key. */
 typedef struct ts_test_model {
 	test_row *rows;

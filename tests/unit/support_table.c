@@ -203,3 +203,27 @@ int ts_test_sum_fifth(const ts_value *v, int n, void *arg)
 	acc[1] += v[4].v.i;
 	return 0;
 }
+
+void ts_test_expect_copy_m(const char *dir, unsigned flags, ts_table *want)
+{
+	ts_options o;
+	ts_db *db = NULL;
+	ts_table *t = NULL;
+	test_row *w = NULL, *got = NULL;
+	ts_options_init(&o);
+	o.sync = TS_SYNC_NONE;
+	o.flags = flags;
+	if (ts_open(dir, &o, &db) < 0)
+		fail_msg("open %s: %s", dir, ts_errmsg(NULL));
+	assert_int_equal(ts_table_open(db, "m", &t), 0);
+	long nw = ts_test_read_m(want, &w), ng = ts_test_read_m(t, &got);
+	assert_true(nw > 0);
+	assert_int_equal(ng, nw);
+	assert_memory_equal(got, w, (size_t)nw * sizeof *w);
+	ts_table_close(t);
+	if (ts_check(db, NULL, NULL) < 0)
+		fail_msg("check %s: %s", dir, ts_errmsg(NULL));
+	assert_int_equal(ts_close(db), 0);
+	free(w);
+	free(got);
+}

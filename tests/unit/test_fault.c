@@ -1467,6 +1467,122 @@ static void fault_epoch_raise_each_call(void **state)
 		}
 }
 
+/* ---- the standby (standby.c) ---- */
+
+/* The frames of a ship from nothing, kept (their payloads copied). */
+struct frames {
+	ts_frame f[512];
+	int n;
+};
+
+static void frames_take(ts_table *t, struct frames *fr)
+{
+	ts_ship *s = NULL;
+	ts_frame f;
+	int rc;
+	fr->n = 0;
+	assert_int_equal(ts_ship_open(t, 0, NULL, 0, &s), 0);
+	while ((rc = ts_ship_next(s, &f)) == 1) {
+		assert_true(fr->n < 512);
+		void *p = malloc(f.length ? f.length : 1);
+		if (f.length)
+			memcpy(p, f.payload, f.length);
+		f.payload = p;
+		fr->f[fr->n++] = f;
+	}
+	assert_int_equal(rc, 0);
+	ts_ship_close(s);
+}
+
+static void frames_free(struct frames *fr)
+{
+	for (int i = 0; i < fr->n; i++)
+		free((void *)fr->f[i].payload);
+}
+
+/* Open a standby in dir and apply the frames until one fails: 0, or the
+ * failure.  The standby is closed either way. */
+static int standby_run(const char *dir, const struct frames *fr)
+{
+	ts_standby *sb = NULL;
+	int rc = ts_standby_open(dir, &sb);
+	for (int i = 0; rc == 0 && i < fr->n; i++)
+		rc = ts_standby_apply(sb, "m", &fr->f[i]);
+	int crc = sb ? ts_standby_close(sb) : 0;
+	return rc < 0 ? rc : crc;
+}
+
+/* The standby in dir resumed from what it says it holds, with no fault:
+ * it then holds the primary's rows and passes ts_check. */
+static void standby_finish_and_compare(const char *dir, ts_table *primary)
+{
+	ts_standby *sb = NULL;
+	ts_standby_table *st = NULL;
+	ts_ship *s = NULL;
+	ts_frame f;
+	int n = 0, rc;
+	assert_int_equal(ts_standby_open(dir, &sb), 0);
+	assert_int_equal(ts_standby_state(sb, &st, &n), 0);
+	assert_true(n <= 1);
+	assert_int_equal(ts_ship_open(primary, n ? st[0].lsn : 0, n ? st[0].tablets : NULL,
+	                              n ? st[0].ntablets : 0, &s), 0);
+	ts_standby_state_free(st, n);
+	while ((rc = ts_ship_next(s, &f)) == 1)
+		if (ts_standby_apply(sb, "m", &f) < 0)
+			fail_msg("resume: %s", ts_errmsg(NULL));
+	assert_int_equal(rc, 0);
+	ts_ship_close(s);
+	assert_int_equal(ts_standby_close(sb), 0);
+	ts_test_expect_copy_m(dir, TS_OPEN_READONLY, primary);
+}
+
+/* Every file-system call of a standby applying a stream from nothing
+ * (tablets, two descriptors, log bytes, HEAD) failing in turn
+ * with EIO: the call that meets it fails with TS_EIO, and the standby
+ * resumed from what it then says it holds ends up the primary. */
+static void fault_standby_each_call(void **state)
+{
+	(void)state;
+	/* (else HEAD's boot id is read from /proc, whose failure has a
+	 * fallback: not a failure of the standby's; set before the primary
+	 * writes its HEAD, which is believed only from the same boot) */
+	setenv("TSSTORE_BOOT_ID", "fault-standby", 1);
+	ts_test_env *e = ts_test_env_new_held(NOW);
+	struct frames *fr = calloc(1, sizeof *fr);
+	test_row r[100];
+	for (int b = 1; b <= 30; b++) {
+		ts_test_batch_rows(r, 100, NOW - HOUR, b);
+		assert_int_equal(ts_test_insert_m(e->t, r, 100), 0);
+		if (b == 10 || b == 20)
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	frames_take(e->t, fr);
+	char *root = ts_test_tmpdir(), dir[600];
+	long calls;
+	snprintf(dir, sizeof dir, "%s/dry", root);
+	fault_start(FAULT_ALL, FAULT_THIS_THREAD, 0, 0, 0);
+	assert_int_equal(standby_run(dir, fr), 0);
+	calls = fault_stop();
+	assert_true(calls >= 20);
+	standby_finish_and_compare(dir, e->t);
+	for (long at = 1; at <= calls; at++) {
+		snprintf(dir, sizeof dir, "%s/at%ld", root, at);
+		fault_start(FAULT_ALL, FAULT_THIS_THREAD, at, EIO, 0);
+		int rc = standby_run(dir, fr);
+		fault_stop();
+		if (rc != TS_EIO)
+			fail_msg("call %ld (%s) failed with EIO: got %s (%s)", at, fault_failed_call(),
+			         ts_errname(rc), ts_errmsg(NULL));
+		standby_finish_and_compare(dir, e->t);
+	}
+	unsetenv("TSSTORE_BOOT_ID");
+	frames_free(fr);
+	free(fr);
+	ts_test_rmdir(root);
+	void *st = e;
+	ts_test_env_teardown(&st);
+}
+
 int main(void)
 {
 	verbose = env_flag("TSSTORE_FAULT_VERBOSE");
@@ -1479,6 +1595,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fault_delete_and_purge),
 		cmocka_unit_test(fault_epoch_raise_each_call),
+		cmocka_unit_test(fault_standby_each_call),
 		cmocka_unit_test(fault_tablet_write_error_is_reported_as_such),
 		cmocka_unit_test(fault_segment_stat_error_is_not_damage),
 		cmocka_unit_test(fault_release_off_the_flushing_thread),

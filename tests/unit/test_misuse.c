@@ -221,6 +221,12 @@ CASE(frame_header_table, ts_frame_header(NULL, &(ts_frame){0}, (char[64]){0}, 64
 CASE(frame_header_frame, ts_frame_header("m", NULL, (char[64]){0}, 64, &(size_t){0}))
 CASE(frame_decode_in, ts_frame_decode(NULL, 0, &(ts_frame){0}, (char[80]){0}, &(size_t){0}))
 CASE(frame_decode_table, ts_frame_decode("x", 1, &(ts_frame){0}, NULL, &(size_t){0}))
+CASE(standby_open_dir, ts_standby_open(NULL, &(ts_standby *){NULL}))
+CASE(standby_open_out, ts_standby_open("x", NULL))
+CASE(standby_apply_standby, ts_standby_apply(NULL, "m", &(ts_frame){0}))
+CASE(standby_state_standby, ts_standby_state(NULL, &(ts_standby_table *){NULL}, &(int){0}))
+CASE(standby_sync_standby, ts_standby_sync(NULL))
+CASE(standby_adopt_standby, ts_standby_adopt(NULL, &(ts_epoch){{0}, 1}))
 
 #define M(name) {#name, name}
 static const struct misuse misuses[] = {
@@ -247,7 +253,9 @@ static const struct misuse misuses[] = {
 	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
 	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db), M(epoch_adopt_db), M(epoch_adopt_e), M(ship_open_table), M(ship_open_out),
 	M(ship_open_tablets), M(ship_next_ship), M(ship_heartbeat_ship), M(frame_header_table),
-	M(frame_header_frame), M(frame_decode_in), M(frame_decode_table),
+	M(frame_header_frame), M(frame_decode_in), M(frame_decode_table), M(standby_open_dir),
+	M(standby_open_out), M(standby_apply_standby), M(standby_state_standby),
+	M(standby_sync_standby), M(standby_adopt_standby),
 };
 
 /* Every entry: TS_EINVAL and a message of its own (not the one left by

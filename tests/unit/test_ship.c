@@ -32,18 +32,17 @@
 #define SEC INT64_C(1000000000)
 #define SHIFT 20                         /* 1 MiB log segments */
 
-/* ---- the standby the test builds from frames ---- */
+/* ---- the standby: ts_standby, fed the frames ---- */
 
 struct standby {
-	char *root;                  /* a database directory */
+	char *root;                  /* the standby's database directory */
 	char dir[512];               /* root/m */
-	unsigned shift;
+	ts_standby *s;
+	unsigned shift;              /* the last heartbeat's */
 	uint64_t head;               /* the last heartbeat's newest commit end */
-	uint64_t log_end;            /* log bytes held below this LSN */
+	uint64_t log_end;            /* the last log frame's end */
 	uint64_t commit;             /* the last log frame's id */
-	void *desc;                  /* a descriptor waiting for the log */
-	size_t desc_n;
-	uint64_t desc_at;
+	uint64_t desc_at;            /* the last descriptor frame's id */
 	int frames[128];             /* frames seen, by type */
 	char order[4096];            /* their types, in order */
 	int norder;
@@ -54,56 +53,25 @@ static void sb_init(struct standby *sb)
 	memset(sb, 0, sizeof *sb);
 	sb->root = ts_test_tmpdir();
 	snprintf(sb->dir, sizeof sb->dir, "%s/m", sb->root);
-	char p[600];
-	assert_int_equal(mkdir(sb->dir, 0755), 0);
-	snprintf(p, sizeof p, "%s/tablets", sb->dir);
-	assert_int_equal(mkdir(p, 0755), 0);
-	snprintf(p, sizeof p, "%s/log", sb->dir);
-	assert_int_equal(mkdir(p, 0755), 0);
+	if (ts_standby_open(sb->root, &sb->s) < 0)
+		fail_msg("open the standby: %s", ts_errmsg(NULL));
+}
+
+static void sb_close(struct standby *sb)
+{
+	assert_int_equal(ts_standby_close(sb->s), 0);
+	sb->s = NULL;
 }
 
 static void sb_free(struct standby *sb)
 {
-	free(sb->desc);
+	if (sb->s)
+		sb_close(sb);
 	ts_test_rmdir(sb->root);
 }
 
-static void write_at(const char *path, const void *p, size_t n, off_t off, int create_size)
+static void sb_note(struct standby *sb, const ts_frame *f)
 {
-	int fd = open(path, O_WRONLY | O_CREAT, 0644);
-	assert_true(fd >= 0);
-	if (create_size)
-		assert_int_equal(ftruncate(fd, create_size), 0);
-	assert_int_equal(pwrite(fd, p, n, off), (ssize_t)n);
-	close(fd);
-}
-
-static void sb_put_desc(struct standby *sb)
-{
-	char p[600];
-	snprintf(p, sizeof p, "%s/DESCRIPTOR", sb->dir);
-	unlink(p);
-	write_at(p, sb->desc, sb->desc_n, 0, 0);
-	free(sb->desc);
-	sb->desc = NULL;
-}
-
-/* The standby's segment file of lsn, made with a fresh header. */
-static void sb_segment(struct standby *sb, uint64_t lsn, char *path, size_t size)
-{
-	struct stat st;
-	uint64_t seg = lsn >> sb->shift;
-	snprintf(path, size, "%s/log/%016" PRIx64 ".seg", sb->dir, seg);
-	if (stat(path, &st) == 0)
-		return;
-	unsigned char h[TS_SEG_HEADER] = {0};
-	ts__log_segment_header(h, seg, UINT64_C(1) << sb->shift);
-	write_at(path, h, sizeof h, 0, (int)(TS_SEG_HEADER + (1u << sb->shift)));
-}
-
-static void sb_apply(struct standby *sb, const ts_frame *f)
-{
-	char p[600];
 	sb->frames[f->type & 127]++;
 	if (sb->norder < (int)sizeof sb->order - 1)
 		sb->order[sb->norder++] = (char)f->type;
@@ -113,32 +81,23 @@ static void sb_apply(struct standby *sb, const ts_frame *f)
 		memcpy(&sb->head, f->payload, 8);
 		memcpy(&sb->shift, (const char *)f->payload + 16, 4);
 		break;
-	case TS_FRAME_TABLET:
-		snprintf(p, sizeof p, "%s/tablets/%016" PRIx64 ".tab", sb->dir, f->id);
-		write_at(p, f->payload, f->length, (off_t)f->offset, 0);
-		break;
 	case TS_FRAME_DESCRIPTOR:
-		free(sb->desc);
-		sb->desc = malloc(f->length);
-		memcpy(sb->desc, f->payload, f->length);
-		sb->desc_n = f->length;
 		sb->desc_at = f->id;
 		break;
 	case TS_FRAME_LOG:
-		assert_true(sb->shift > 0);
-		assert_true(f->offset >= sb->log_end || sb->log_end == 0 || f->offset + f->length <= sb->log_end);
-		assert_int_equal(f->offset >> sb->shift, (f->offset + f->length - 1) >> sb->shift);
-		sb_segment(sb, f->offset, p, sizeof p);
-		write_at(p, f->payload, f->length,
-		         (off_t)(TS_SEG_HEADER + (f->offset & ((UINT64_C(1) << sb->shift) - 1))), 0);
 		sb->log_end = f->offset + f->length;
 		sb->commit = f->id;
 		break;
 	default:
 		break;
 	}
-	if (sb->desc && sb->log_end >= sb->desc_at)
-		sb_put_desc(sb);
+}
+
+static void sb_apply(struct standby *sb, const ts_frame *f)
+{
+	sb_note(sb, f);
+	if (ts_standby_apply(sb->s, "m", f) < 0)
+		fail_msg("apply frame %c: %s", f->type, ts_errmsg(NULL));
 }
 
 /* Pull every frame the ship has now into sb; returns how many. */
@@ -222,30 +181,34 @@ static void expect_commit_at_end(const ts_test_env *e, const struct standby *sb)
 	assert_int_equal(sb->commit, head);
 }
 
-/* The standby opened as a database (its recovery run) holds exactly the
+/* The standby read as a database -- read-only beside the applier while
+ * it is open, else read-write (its recovery run) -- holds exactly the
  * primary's rows, and passes ts_check. */
 static void expect_same_rows(ts_test_env *e, const struct standby *sb)
+{
+	ts_test_expect_copy_m(sb->root, TS_OPEN_NOMERGE | (sb->s ? TS_OPEN_READONLY : 0), e->t);
+}
+
+/* The standby, read read-only, holds exactly insert_batches(1, batches,
+ * rows)'s rows. */
+static void expect_same_rows_as_of(const struct standby *sb, int batches, int rows)
 {
 	ts_options o;
 	ts_db *db = NULL;
 	ts_table *t = NULL;
-	test_row *want = NULL, *got = NULL;
+	test_row *got = NULL;
 	ts_options_init(&o);
-	o.sync = TS_SYNC_NONE;
-	o.flags = TS_OPEN_NOMERGE;
-	if (ts_open(sb->root, &o, &db) < 0)
-		fail_msg("open the standby: %s", ts_errmsg(NULL));
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(sb->root, &o, &db), 0);
 	assert_int_equal(ts_table_open(db, "m", &t), 0);
-	long nw = ts_test_read_m(e->t, &want), ng = ts_test_read_m(t, &got);
-	assert_true(nw > 0);
-	assert_int_equal(ng, nw);
-	assert_memory_equal(got, want, (size_t)nw * sizeof *want);
-	ts_table_close(t);
-	if (ts_check(db, NULL, NULL) < 0)
-		fail_msg("check the standby: %s", ts_errmsg(NULL));
-	assert_int_equal(ts_close(db), 0);
-	free(want);
+	long ng = ts_test_read_m(t, &got);
+	assert_int_equal(ng, (long)batches * rows);
+	for (long i = 0; i < ng; i++)
+		assert_true(got[i].v / 1000 >= 1 && got[i].v / 1000 <= batches);
 	free(got);
+	ts_table_close(t);
+	assert_int_equal(ts_check(db, NULL, NULL), 0);
+	assert_int_equal(ts_close(db), 0);
 }
 
 static void insert_batches(ts_test_env *e, int from, int n, int rows)
@@ -296,7 +259,7 @@ static void ship_builds_a_standby(void **state)
 	if (sb.frames['L'] < 2 || sb.log_end >> SHIFT < 1) /* two segments */
 		fail_msg("frames %s, log end %" PRIu64, sb.order, sb.log_end);
 	assert_non_null(strstr(sb.order, "TDL"));
-	assert_null(sb.desc); /* put in place: the log reached it */
+	assert_true(sb.desc_at <= sb.log_end); /* put in place: the log reached it */
 	assert_int_equal(sb.desc_at, sb.head); /* at the commit it was read with */
 	assert_int_equal(sb.log_end, sb.head);
 	expect_commit_at_end(e, &sb);
@@ -437,6 +400,368 @@ static void ship_of_a_dropped_table_ends(void **state)
 	sb_free(&sb);
 }
 
+/* ---- the standby's own tests ---- */
+
+/* Drain the ship into sb through the wire: each frame encoded and
+ * decoded (ts_frame_header, ts_frame_decode), as a standby receives it. */
+static void drain_wire(ts_ship *s, struct standby *sb)
+{
+	static unsigned char wire[TS_FRAME_HEADER_MAX + TS_FRAME_PAYLOAD_MAX];
+	char table[TS_NAME_MAX + 1];
+	ts_frame f, g;
+	size_t n, used;
+	int rc;
+	while ((rc = ts_ship_next(s, &f)) == 1) {
+		assert_int_equal(ts_frame_header("m", &f, wire, sizeof wire, &n), 0);
+		if (f.length) /* (an end frame has no payload) */
+			memcpy(wire + n, f.payload, f.length);
+		assert_int_equal(ts_frame_decode(wire, n + f.length, &g, table, &used), 1);
+		assert_string_equal(table, "m");
+		sb_apply(sb, &g);
+	}
+	assert_int_equal(rc, 0);
+}
+
+/* A ship opened from what the standby says it holds. */
+static ts_ship *ship_from_state(ts_test_env *e, struct standby *sb, uint64_t *lsn, int *ntablets)
+{
+	ts_standby_table *st = NULL;
+	ts_ship *s = NULL;
+	int n = 0;
+	assert_int_equal(ts_standby_state(sb->s, &st, &n), 0);
+	*lsn = 0;
+	*ntablets = 0;
+	assert_true(n <= 1);
+	if (n == 1) {
+		assert_string_equal(st[0].name, "m");
+		*lsn = st[0].lsn;
+		*ntablets = st[0].ntablets;
+		for (int i = 1; i < st[0].ntablets; i++)
+			assert_true(st[0].tablets[i - 1] < st[0].tablets[i]);
+	}
+	assert_int_equal(ts_ship_open(e->t, *lsn, n ? st[0].tablets : NULL, *ntablets, &s), 0);
+	ts_standby_state_free(st, n);
+	return s;
+}
+
+/* The standby's DESCRIPTOR file: whether it is there. */
+static int sb_has_desc(const struct standby *sb)
+{
+	char p[600];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/DESCRIPTOR", sb->dir);
+	return stat(p, &st) == 0;
+}
+
+/* The standby holds the database's LOCK: no writer, no second standby;
+ * readers are welcome.  A drop on the primary (E) removes the table. */
+static void standby_locks_and_drops(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_standby *other = NULL;
+	ts_db *db = NULL;
+	ts_options o;
+	ts_ship *s = NULL;
+	sb_init(&sb);
+	ts_options_init(&o);
+	assert_int_equal(ts_open(sb.root, &o, &db), TS_ELOCKED);
+	assert_int_equal(ts_standby_open(sb.root, &other), TS_ELOCKED);
+	assert_non_null(strstr(ts_errmsg(NULL), "locked by another writer"));
+	insert_batches(e, 1, 3, 100);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain_wire(s, &sb);
+	expect_same_rows(e, &sb);
+	assert_int_equal(ts_drop(e->db, "m"), 0);
+	drain_wire(s, &sb);
+	assert_int_equal(sb.order[sb.norder - 1], 'E');
+	ts_ship_close(s);
+	struct stat st;
+	assert_int_equal(stat(sb.dir, &st), -1);
+	ts_standby_table *tables = NULL;
+	int n = -1;
+	assert_int_equal(ts_standby_state(sb.s, &tables, &n), 0);
+	assert_int_equal(n, 0);
+	ts_standby_state_free(tables, n);
+	ts_table_close(e->t);
+	e->t = NULL;
+	sb_free(&sb);
+}
+
+/* The standby takes its primary's lineage and epoch: a higher epoch of
+ * it later, never a lower one, and another lineage only while it holds
+ * no table.  A read-only handle on it reads what it took. */
+static void standby_adopts_the_primarys_epoch(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_epoch p, got, other;
+	ts_ship *s = NULL;
+	ts_db *db = NULL;
+	ts_options o;
+	sb_init(&sb);
+	assert_int_equal(ts_epoch_get(e->db, &p), 0);
+	other = p;
+	other.lineage[0] ^= 1;
+	assert_int_equal(ts_standby_adopt(sb.s, &other), 0); /* empty: any lineage */
+	assert_int_equal(ts_standby_adopt(sb.s, &p), 0);
+	insert_batches(e, 1, 2, 10);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	ts_ship_close(s);
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(sb.root, &o, &db), 0);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_memory_equal(&got, &p, sizeof p);
+	assert_int_equal(ts_standby_adopt(sb.s, &other), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "a standby starts empty"));
+	assert_int_equal(ts_epoch_raise(e->db, &p), 0);
+	assert_int_equal(ts_standby_adopt(sb.s, &p), 0);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_int_equal(got.epoch, 2);
+	p.epoch = 1;
+	assert_int_equal(ts_standby_adopt(sb.s, &p), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "epochs never go down"));
+	p.epoch = 0;
+	assert_int_equal(ts_standby_adopt(sb.s, &p), TS_EINVAL);
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_int_equal(got.epoch, 2);
+	assert_int_equal(ts_close(db), 0);
+	sb_free(&sb);
+}
+
+/* A damaged stream is refused with a clear error and leaves a valid
+ * prefix; a new ship from what the standby holds finishes the job.
+ * Damage: a flipped bit (the frame's CRC), a tablet cut short (its
+ * verification), log bytes at the wrong LSN (the standby's log end). */
+static void standby_refuses_damaged_frames(void **state)
+{
+	ts_test_env *e = *state;
+	static unsigned char wire[TS_FRAME_HEADER_MAX + TS_FRAME_PAYLOAD_MAX];
+	char table[TS_NAME_MAX + 1], p[700];
+	struct standby sb;
+	ts_ship *s = NULL;
+	ts_frame f, g;
+	size_t n, used;
+	uint64_t lsn;
+	int nt;
+	sb_init(&sb);
+	insert_batches(e, 1, 6, 300);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	insert_batches(e, 7, 4, 300);
+
+	/* a flipped bit in the tablet chunk: never a frame */
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	assert_int_equal(ts_ship_next(s, &f), 1);
+	sb_apply(&sb, &f); /* H */
+	assert_int_equal(ts_ship_next(s, &f), 1);
+	assert_int_equal(f.type, TS_FRAME_TABLET);
+	assert_int_equal(ts_frame_header("m", &f, wire, sizeof wire, &n), 0);
+	memcpy(wire + n, f.payload, f.length);
+	wire[n + f.length / 2] ^= 4;
+	assert_int_equal(ts_frame_decode(wire, n + f.length, &g, table, &used), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "checksum mismatch"));
+
+	/* the same chunk cut short, claimed the last */
+	g = f;
+	g.length = f.length / 2;
+	g.flags = TS_FRAME_LAST;
+	assert_int_equal(ts_standby_apply(sb.s, "m", &g), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "as shipped"));
+	assert_non_null(strstr(ts_errmsg(NULL), "table \"m\""));
+	snprintf(p, sizeof p, "%s/tablets/.tmp-%016" PRIx64 ".tab", sb.dir, f.id);
+	struct stat st;
+	assert_int_equal(stat(p, &st), -1); /* removed */
+	snprintf(p, sizeof p, "%s/tablets/%016" PRIx64 ".tab", sb.dir, f.id);
+	assert_int_equal(stat(p, &st), -1); /* never in place */
+	assert_false(sb_has_desc(&sb));
+	ts_ship_close(s);
+
+	/* resume: everything arrives */
+	s = ship_from_state(e, &sb, &lsn, &nt);
+	assert_int_equal(lsn, 0);
+	assert_int_equal(nt, 0);
+	drain_wire(s, &sb);
+	ts_ship_close(s);
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+
+	/* log bytes at the wrong LSN: refused, the standby as it was */
+	insert_batches(e, 11, 2, 300);
+	s = ship_from_state(e, &sb, &lsn, &nt);
+	assert_int_equal(lsn, sb.log_end);
+	assert_int_equal(nt, 1);
+	do
+		assert_int_equal(ts_ship_next(s, &f), 1);
+	while (f.type != TS_FRAME_LOG);
+	g = f;
+	g.offset += 8;
+	assert_int_equal(ts_standby_apply(sb.s, "m", &g), TS_EINVAL);
+	assert_non_null(strstr(ts_errmsg(NULL), "but the standby's log ends at"));
+	expect_same_rows_as_of(&sb, 10, 300);
+	ts_ship_close(s);
+	s = ship_from_state(e, &sb, &lsn, &nt);
+	drain_wire(s, &sb);
+	ts_ship_close(s);
+	expect_same_rows(e, &sb);
+	sb_close(&sb);
+	expect_same_rows(e, &sb); /* read-write: recovery, then ts_check */
+	sb_free(&sb);
+}
+
+/* Closed after every fourth frame and opened again, the standby names
+ * what it holds (ts_standby_state), and a new ship sends the difference
+ * only: after commits, flushes, merges. */
+static void standby_resumes_after_close(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_frame f;
+	uint64_t lsn;
+	int nt, total = 0, rounds = 0;
+	sb_init(&sb);
+	for (int step = 0; step < 4; step++) {
+		insert_batches(e, 1 + 10 * step, 10, 500);
+		if (step == 1)
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+		if (step == 2) {
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+			assert_int_equal(ts_merge(e->t, NULL), 0);
+		}
+		/* four frames, a restart, four frames...: a heartbeat, the
+		 * descriptor and two more (a batch may span two segments,
+		 * two log frames) */
+		for (;;) {
+			ts_ship *s = ship_from_state(e, &sb, &lsn, &nt);
+			int got = 0, rc;
+			while (got < 4 && (rc = ts_ship_next(s, &f)) == 1) {
+				sb_apply(&sb, &f);
+				got++;
+			}
+			ts_ship_close(s);
+			sb_close(&sb);
+			assert_int_equal(ts_standby_open(sb.root, &sb.s), 0);
+			total += got;
+			rounds++;
+			if (got <= 2) /* H, D: nothing new */
+				break;
+		}
+		if (step > 0) /* (tablets since the first flush) */
+			expect_same_files(e, &sb);
+		expect_same_rows(e, &sb);
+	}
+	assert_true(rounds >= 8); /* two at least per step: resumed mid-stream */
+	assert_true(total > 20);
+	/* what it holds is what it says */
+	ts_standby_table *st = NULL;
+	int n = 0;
+	assert_int_equal(ts_standby_state(sb.s, &st, &n), 0);
+	assert_int_equal(n, 1);
+	expect_commit_at_end(e, &sb);
+	assert_int_equal(st[0].lsn, sb.log_end);
+	ts_standby_state_free(st, n);
+	sb_free(&sb);
+}
+
+/* A standby that holds nothing of a table whose log starts past its
+ * flushed position: the descriptor waits for log bytes that begin
+ * there.  Cut before it is in place, the standby still names the log it
+ * got (from DESCRIPTOR.next), and the next ship sends only the rest. */
+static void standby_resumes_past_a_gap(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	ts_frame f;
+	uint64_t lsn, first_log = 0;
+	int nt, logs = 0;
+	sb_init(&sb);
+	insert_batches(e, 1, 10, 500);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	insert_batches(e, 11, 60, 500); /* three segments past the flushed position */
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	while (logs < 2 && ts_ship_next(s, &f) == 1) {
+		sb_apply(&sb, &f);
+		logs += f.type == TS_FRAME_LOG;
+	}
+	ts_ship_close(s);
+	assert_int_equal(logs, 2);
+	assert_false(sb_has_desc(&sb)); /* waiting for the log */
+	sb_close(&sb);
+	assert_int_equal(ts_standby_open(sb.root, &sb.s), 0);
+	s = ship_from_state(e, &sb, &lsn, &nt);
+	assert_int_equal(nt, 1);
+	assert_true(lsn > 0 && lsn <= sb.log_end); /* its whole commits, kept */
+	while (ts_ship_next(s, &f) == 1) {
+		if (f.type == TS_FRAME_LOG && !first_log)
+			first_log = f.offset;
+		sb_apply(&sb, &f);
+	}
+	ts_ship_close(s);
+	assert_int_equal(first_log, lsn); /* the rest only */
+	expect_same_files(e, &sb);
+	expect_same_rows(e, &sb);
+	sb_free(&sb);
+}
+
+/* A read-only handle on the standby's directory, open while the frames
+ * are applied one by one, reads after every frame exactly the primary's
+ * first k batches for some k that never goes down. */
+static void standby_readers_see_a_prefix(void **state)
+{
+	ts_test_env *e = *state;
+	enum { PER = 100, BATCHES = 24 }; /* (hosts h00..h99 sort as numbered) */
+	const int64_t base = NOW - 3600 * SEC;
+	struct standby sb;
+	test_row r[PER];
+	ts_ship *s = NULL;
+	ts_frame f;
+	ts_db *db = NULL;
+	ts_table *t = NULL;
+	ts_options o;
+	long last = 0;
+	int frames = 0;
+	sb_init(&sb);
+	for (int b = 1; b <= 4; b++) {
+		ts_test_batch_rows(r, PER, base, b);
+		assert_int_equal(ts_test_insert_m(e->t, r, PER), 0);
+	}
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(sb.root, &o, &db), 0);
+	assert_int_equal(ts_table_open(db, "m", &t), 0);
+	for (int b = 5; b <= BATCHES; b++) {
+		ts_test_batch_rows(r, PER, base, b);
+		assert_int_equal(ts_test_insert_m(e->t, r, PER), 0);
+		if (b % 6 == 0)
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+		if (b % 12 == 0)
+			assert_int_equal(ts_merge(e->t, NULL), 0);
+		while (ts_ship_next(s, &f) == 1) {
+			sb_apply(&sb, &f);
+			test_row *got = NULL;
+			long ng = ts_test_read_m(t, &got);
+			long k = ts_test_check_batches(got, ng, PER, base);
+			free(got);
+			if (k < last)
+				fail_msg("after frame %d (%c): batches 1..%ld, before 1..%ld", frames,
+				         f.type, k, last);
+			last = k;
+			frames++;
+		}
+	}
+	assert_int_equal(last, BATCHES);
+	assert_true(frames > BATCHES);
+	ts_table_close(t);
+	assert_int_equal(ts_check(db, NULL, NULL), 0);
+	assert_int_equal(ts_close(db), 0);
+	ts_ship_close(s);
+	sb_free(&sb);
+}
+
 /* Frames on the wire: a round trip; a prefix is "read more"; a flipped
  * bit anywhere, header or payload, is never a frame; bad input to the
  * encoder is refused. */
@@ -498,6 +823,12 @@ int main(void)
 		T(ship_skips_the_released_log),
 		T(ship_refuses_a_standby_ahead),
 		T(ship_of_a_dropped_table_ends),
+		T(standby_locks_and_drops),
+		T(standby_adopts_the_primarys_epoch),
+		T(standby_refuses_damaged_frames),
+		T(standby_resumes_after_close),
+		T(standby_resumes_past_a_gap),
+		T(standby_readers_see_a_prefix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
