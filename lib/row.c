@@ -5,6 +5,8 @@
  * trusts nothing: a row read from a damaged file yields TS_ECORRUPT, never
  * a read outside the row.
  */
+#include <assert.h>
+
 #include "error.h"
 #include "key.h"
 #include "row.h"
@@ -112,6 +114,28 @@ static int decode(const ts__schema *from, const ts__schema *to, const void *row,
 	                       used != klen)))
 		return ts__fail(TS_ECORRUPT, "malformed row: bad key");
 	return decode_rest(from, to, &r, keys ? keyvals : NULL, vals);
+}
+
+int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void *row,
+                        size_t len, const void *key, size_t klen, const ts__stem *stem,
+                        ts_value *vals)
+{
+	const unsigned char *rest = (const unsigned char *)key + klen;
+	ts_reader r;
+	assert(from->nkey >= 1 && from->nkey <= TS_KEY_COLUMNS_MAX);
+	assert(rest > (const unsigned char *)row && rest <= (const unsigned char *)row + len);
+	if (klen != stem->len + 8 || ts__key_cmp(key, stem->len, stem->data, stem->len) != 0)
+		return 1;
+	int last = from->nkey - 1; /* ts, the key's last column */
+	for (int k = 0; k < last; k++) {
+		int i = from->key[k];
+		vals[i].type = to->cols[i].type;
+		vals[i].v = stem->vals[k].v;
+	}
+	vals[from->key[last]].type = TS_TIMESTAMP;
+	vals[from->key[last]].v.i = ts__key_ts(key, klen);
+	ts__reader_init(&r, rest, (size_t)((const unsigned char *)row + len - rest));
+	return decode_rest(from, to, &r, NULL, vals);
 }
 
 int ts__row_decode(const ts__schema *from, const ts__schema *to,
