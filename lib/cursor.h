@@ -30,9 +30,13 @@ struct ts_cursor {
 	/* when every key of the range shares a stem (range.has_stem): its
 	 * columns, decoded once, so that rows decode only their ts from the
 	 * key (ts__row_decode_stem); stem_state 0: not decoded yet, 1:
-	 * decoded, -1: none (no stem, or it does not decode) */
+	 * decoded, -1: none (no stem, it does not decode, or a cursor of one
+	 * row, which the decoding once would not pay for).  stem.vals lie
+	 * past vals' ncols, in the same allocation; their unescaped strings
+	 * in stem_scratch */
 	ts__stem stem;
 	ts_buf stem_scratch;
+	unsigned char stem_mem[TS__SHORT_KEY];
 	int stem_state;
 	int row_in_stem;          /* the row last decoded went through the stem */
 	/* the key of the last row returned (ts_cursor_resume): encoded in

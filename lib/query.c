@@ -11,6 +11,14 @@
  * the cursor looks for one more qualifying row to say whether the result
  * was cut (`more`).
  *
+ * A range whose keys all share a stem (every key column but ts fixed:
+ * one series) decodes the stem once; each row then only has its key
+ * compared with the stem and its ts read (ts__row_decode_stem), and the
+ * cursor keeps that ts, not a copy of the key, for ts_cursor_resume,
+ * which encodes the key from the stem when asked.  The copy cannot be
+ * avoided otherwise: the key lies in the stream's block, which the next
+ * row may release.
+ *
  * latest finds the newest row of a prefix by visiting the streams newest
  * first (by the greatest ts each can hold) and stopping as soon as no
  * stream left can hold a newer row: normally the filling tree of the
@@ -47,11 +55,13 @@ int ts__cursor_open(ts_table *t, size_t size,
 	c->destroy = destroy;
 	ts__range_init(&c->range);
 	ts__buf_init(&c->scratch);
-	ts__buf_init(&c->stem_scratch);
+	ts__buf_init_in(&c->stem_scratch, c->stem_mem, sizeof c->stem_mem);
 	ts__buf_init_in(&c->last_key, c->last_key_mem, sizeof c->last_key_mem);
 	ts__buf_init(&c->resume_scratch);
 	int rc = ts__scan_begin(&c->scan, t);
-	if (rc == 0 && !(c->vals = malloc((size_t)c->scan.snap.schema->ncols * sizeof *c->vals)))
+	/* vals, then room for the stem's values (decode_stem) */
+	const ts__schema *s = rc == 0 ? c->scan.snap.schema : NULL;
+	if (s && !(c->vals = malloc((size_t)(s->ncols + s->nkey) * sizeof *c->vals)))
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = setup(c, arg);
@@ -73,6 +83,7 @@ static void decode_stem(struct ts_cursor *c)
 	const ts__range *r = &c->range;
 	size_t used;
 	c->stem_state = -1;
+	c->stem.vals = c->vals + s->ncols;
 	if (r->has_stem && !r->empty &&
 	    ts__key_decode(s, r->stem.data, r->stem.len, s->nkey - 1, c->stem.vals,
 	                   &c->stem_scratch, &used) == 0 &&
@@ -517,6 +528,7 @@ static int latest_setup(struct ts_cursor *base, const void *arg)
 	latest_cursor *l = (latest_cursor *)base;
 	int rc = ts__range_prefix(&base->range, s->schema, a->prefix, a->nprefix, s->expiry,
 	                          INT64_MAX);
+	base->stem_state = -1; /* one row: decoding its key is cheaper than the stem */
 	return rc < 0 ? rc : latest_find(l, a->nprefix >= s->schema->nkey - 1);
 }
 

@@ -39,7 +39,7 @@ int ts__row_decode(const ts__schema *from, const ts__schema *to,
 typedef struct ts__stem {
 	const void *data;
 	size_t len;
-	ts_value vals[TS_KEY_COLUMNS_MAX];
+	ts_value *vals;
 } ts__stem;
 
 /*
