@@ -199,7 +199,8 @@ static int add_row(agg_cursor *c, const ts__src *src)
 	acc *a;
 	int rc = window_accs(c, window_start(c, ts), &a);
 	if (rc == 0)
-		rc = ts__cursor_decode(&c->base, src->version, src->row, src->rowlen);
+		rc = ts__cursor_decode(&c->base, src->version, src->row, src->rowlen, src->key,
+		                       src->klen);
 	if (rc < 0)
 		return rc;
 	for (int k = 0; k < c->nspecs; k++, a++)
@@ -531,6 +532,7 @@ int ts__aggregate_span(ts_cursor *base, const ts_value *prefix, int nprefix, int
 	ts__scan_stop(&base->scan);
 	ts__range_free(&base->range);
 	ts__range_init(&base->range);
+	base->stem_state = 0; /* the new range's stem, if any, decoded on first use */
 	c->have_group = 0;
 	c->emitting = 0;
 	c->pending = 0;

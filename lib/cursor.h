@@ -27,7 +27,24 @@ struct ts_cursor {
 	const int *want;
 	int nwant;
 	ts_buf scratch;
-	ts_buf last_key;          /* encoded key of the last row returned */
+	/* when every key of the range shares a stem (range.has_stem): its
+	 * columns, decoded once, so that rows decode only their ts from the
+	 * key (ts__row_decode_stem); stem_state 0: not decoded yet, 1:
+	 * decoded, -1: none (no stem, it does not decode, or a cursor of one
+	 * row, which the decoding once would not pay for).  stem.vals lie
+	 * past vals' ncols, in the same allocation; their unescaped strings
+	 * in stem_scratch */
+	ts__stem stem;
+	ts_buf stem_scratch;
+	unsigned char stem_mem[TS__SHORT_KEY];
+	int stem_state;
+	int row_in_stem;          /* the row last decoded went through the stem */
+	/* the key of the last row returned (ts_cursor_resume): encoded in
+	 * last_key, or, when last_in_stem, the range's stem and last_ts
+	 * (a query spares each row the copy) */
+	ts_buf last_key;
+	int last_in_stem;
+	int64_t last_ts;
 	unsigned char last_key_mem[TS__SHORT_KEY];
 	ts_buf resume_scratch;
 	ts_value *resume;         /* TS_KEY_COLUMNS_MAX, on the first ts_cursor_resume */
@@ -47,10 +64,12 @@ int ts__cursor_open(ts_table *t, size_t size,
                     int (*setup)(struct ts_cursor *, const void *), const void *arg,
                     ts_cursor **out);
 
-/* Decode a row of schema version `version` of the cursor's snapshot into
- * c->vals (only columns c->want, when set).
+/* Decode a row of schema version `version` of the cursor's snapshot,
+ * whose key is key[0..klen) (ts__row_key), into c->vals (only columns
+ * c->want, when set).
  * Returns 0, TS_ECORRUPT or TS_ENOMEM. */
-int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len);
+int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len,
+                      const void *key, size_t klen);
 
 /*
  * Encode n values of the leading key columns of s (vals[0..n), in key

@@ -11,6 +11,14 @@
  * the cursor looks for one more qualifying row to say whether the result
  * was cut (`more`).
  *
+ * A range whose keys all share a stem (every key column but ts fixed:
+ * one series) decodes the stem once; each row then only has its key
+ * compared with the stem and its ts read (ts__row_decode_stem), and the
+ * cursor keeps that ts, not a copy of the key, for ts_cursor_resume,
+ * which encodes the key from the stem when asked.  The copy cannot be
+ * avoided otherwise: the key lies in the stream's block, which the next
+ * row may release.
+ *
  * latest finds the newest row of a prefix by visiting the streams newest
  * first (by the greatest ts each can hold) and stopping as soon as no
  * stream left can hold a newer row: normally the filling tree of the
@@ -47,10 +55,13 @@ int ts__cursor_open(ts_table *t, size_t size,
 	c->destroy = destroy;
 	ts__range_init(&c->range);
 	ts__buf_init(&c->scratch);
+	ts__buf_init_in(&c->stem_scratch, c->stem_mem, sizeof c->stem_mem);
 	ts__buf_init_in(&c->last_key, c->last_key_mem, sizeof c->last_key_mem);
 	ts__buf_init(&c->resume_scratch);
 	int rc = ts__scan_begin(&c->scan, t);
-	if (rc == 0 && !(c->vals = malloc((size_t)c->scan.snap.schema->ncols * sizeof *c->vals)))
+	/* vals, then room for the stem's values (decode_stem) */
+	const ts__schema *s = rc == 0 ? c->scan.snap.schema : NULL;
+	if (s && !(c->vals = malloc((size_t)(s->ncols + s->nkey) * sizeof *c->vals)))
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = setup(c, arg);
@@ -63,12 +74,41 @@ int ts__cursor_open(ts_table *t, size_t size,
 	return 0;
 }
 
-int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len)
+/* Decode the range's stem into c->stem, once: stem_state 1, or -1 when
+ * the range has none (or its stem does not decode, which a range built
+ * here never makes: then rows decode their keys in full). */
+static void decode_stem(struct ts_cursor *c)
 {
+	const ts__schema *s = c->scan.snap.schema;
+	const ts__range *r = &c->range;
+	size_t used;
+	c->stem_state = -1;
+	c->stem.vals = c->vals + s->ncols;
+	if (r->has_stem && !r->empty &&
+	    ts__key_decode(s, r->stem.data, r->stem.len, s->nkey - 1, c->stem.vals,
+	                   &c->stem_scratch, &used) == 0 &&
+	    used == r->stem.len) {
+		c->stem.data = r->stem.data;
+		c->stem.len = r->stem.len;
+		c->stem_state = 1;
+	}
+}
+
+int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len,
+                      const void *key, size_t klen)
+{
+	const ts__snapshot *s = &c->scan.snap;
 	if (c->want)
-		return ts__snapshot_decode_values(&c->scan.snap, version, row, len, c->vals, c->want,
-		                                  c->nwant);
-	return ts__snapshot_decode(&c->scan.snap, version, row, len, c->vals, &c->scratch);
+		return ts__snapshot_decode_values(s, version, row, len, c->vals, c->want, c->nwant);
+	if (c->stem_state == 0)
+		decode_stem(c);
+	if (c->stem_state > 0) {
+		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals);
+		c->row_in_stem = rc == 0;
+		if (rc <= 0)
+			return rc;
+	}
+	return ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
 }
 
 int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,
@@ -130,9 +170,21 @@ int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, 
 /* Note the key of the row being returned, for ts_cursor_resume. */
 static int keep_key(struct ts_cursor *c, const void *key, size_t len)
 {
+	c->last_in_stem = 0;
 	c->last_key.len = 0;
 	ts__put(&c->last_key, key, len);
 	return c->last_key.oom ? ts__fail(TS_ENOMEM, "out of memory") : 0;
+}
+
+/* keep_key for the row just decoded: when it went through the stem, its
+ * ts alone (the key is the stem and the ts: ts__cursor_resume makes it). */
+static int keep_row_key(struct ts_cursor *c, const void *key, size_t len)
+{
+	if (!c->row_in_stem)
+		return keep_key(c, key, len);
+	c->last_in_stem = 1;
+	c->last_ts = ts__key_ts(key, len);
+	return 0;
 }
 
 static void count_read(ts_table *t, uint64_t scanned, uint64_t returned)
@@ -169,8 +221,9 @@ static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
 		base->more = 1;
 		return 0;
 	}
-	if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen)) < 0 ||
-	    (rc = keep_key(base, src->key, src->klen)) < 0)
+	if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen, src->key,
+	                            src->klen)) < 0 ||
+	    (rc = keep_row_key(base, src->key, src->klen)) < 0)
 		return rc;
 	q->returned++;
 	if (!q->proj) {
@@ -202,6 +255,7 @@ static int query_rewind(struct ts_cursor *base)
 	q->ended = 0;
 	base->more = 0;
 	base->last_key.len = 0;
+	base->last_in_stem = 0;
 	ts__scan_stop(&base->scan);
 	return ts__scan_start(&base->scan, &base->range, q->desc, NULL);
 }
@@ -297,6 +351,8 @@ typedef struct latest_cursor {
 	 * or in the tablet block held */
 	const unsigned char *row;
 	size_t rowlen;
+	const void *key;          /* the answer's key, in row */
+	size_t klen;
 	ts__cblock *held;
 	uint32_t version;
 	uint64_t vlo, vhi;        /* of the stream the answer came from */
@@ -309,7 +365,7 @@ static int latest_next(struct ts_cursor *base, const ts_value **row, int *n)
 	if (!l->found || l->done)
 		return 0;
 	l->done = 1;
-	int rc = ts__cursor_decode(base, l->version, l->row, l->rowlen);
+	int rc = ts__cursor_decode(base, l->version, l->row, l->rowlen, l->key, l->klen);
 	if (rc < 0)
 		return rc;
 	*row = base->vals;
@@ -332,6 +388,8 @@ static void latest_hold(latest_cursor *l, const ts__src *src)
 	l->held = cb;
 	l->row = src->row;
 	l->rowlen = src->rowlen;
+	l->key = src->key;
+	l->klen = src->klen;
 	l->version = src->version;
 	l->vlo = src->vlo;
 	l->vhi = src->vhi;
@@ -470,6 +528,7 @@ static int latest_setup(struct ts_cursor *base, const void *arg)
 	latest_cursor *l = (latest_cursor *)base;
 	int rc = ts__range_prefix(&base->range, s->schema, a->prefix, a->nprefix, s->expiry,
 	                          INT64_MAX);
+	base->stem_state = -1; /* one row: decoding its key is cheaper than the stem */
 	return rc < 0 ? rc : latest_find(l, a->nprefix >= s->schema->nkey - 1);
 }
 
@@ -521,6 +580,15 @@ int ts__cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	ts_cursor *c = (ts_cursor *)cur;
 	*key = NULL;
 	*nkey = 0;
+	if (c->last_in_stem) { /* the stem and last_ts: encode the key now */
+		ts_value t = ts_timestamp(c->last_ts);
+		c->last_key.len = 0;
+		ts__put(&c->last_key, c->stem.data, c->stem.len);
+		ts__key_put(&c->last_key, &t);
+		c->last_in_stem = 0;
+		if (c->last_key.oom)
+			return ts__fail(TS_ENOMEM, "out of memory");
+	}
 	if (c->last_key.len == 0)
 		return ts__fail(TS_ENOENT, "no row was returned yet");
 	const ts__schema *s = c->scan.snap.schema;
@@ -553,6 +621,7 @@ void ts_cursor_close(ts_cursor *c)
 	ts__scan_close(&c->scan);
 	ts__range_free(&c->range);
 	ts__buf_free(&c->scratch);
+	ts__buf_free(&c->stem_scratch);
 	free(c->vals);
 	free(c->resume);
 	ts__buf_free(&c->last_key);

@@ -5,6 +5,8 @@
  * trusts nothing: a row read from a damaged file yields TS_ECORRUPT, never
  * a read outside the row.
  */
+#include <assert.h>
+
 #include "error.h"
 #include "key.h"
 #include "row.h"
@@ -62,6 +64,41 @@ static void read_fixed(const ts__col *c, const unsigned char *fixed, ts_value *v
 		v->v.i = (int64_t)ts__load_u64(fixed + c->fixed_off);
 }
 
+/* Decode the rest of a row, past its key, from r into vals: the key
+ * columns from keyvals[0..from->nkey) (NULL: left alone), the others from
+ * the fixed and variable areas, and the columns `to` added since `from`
+ * from their defaults. */
+static int decode_rest(const ts__schema *from, const ts__schema *to, ts_reader *r,
+                       const ts_value *keyvals, ts_value *vals)
+{
+	const unsigned char *fixed = ts__get_raw(r, (size_t)from->fixed_size);
+	if (r->bad)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
+	for (int k = 0; keyvals && k < from->nkey; k++) {
+		int i = from->key[k];
+		vals[i].type = to->cols[i].type;
+		vals[i].v = keyvals[k].v;
+	}
+	const ts__col *tcols = to->cols;
+	for (const ts__fixed_col *f = from->fixed_cols, *end = f + from->nfixed; f < end; f++) {
+		int col = f->col;
+		int64_t x = f->is32 ? (int32_t)ts__load_u32(fixed + f->off)
+		                    : (int64_t)ts__load_u64(fixed + f->off);
+		vals[col].type = tcols[col].type;
+		vals[col].v.i = x;
+	}
+	for (int j = 0; j < from->nvar; j++) {
+		ts_value *v = &vals[from->var_cols[j]];
+		v->type = to->cols[from->var_cols[j]].type;
+		ts__get_bytes(r, &v->v.s.ptr, &v->v.s.len);
+	}
+	if (r->bad || ts__reader_left(r) != 0)
+		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
+	for (int i = from->ncols; i < to->ncols; i++)
+		vals[i] = to->cols[i].dflt;
+	return 0;
+}
+
 /* Decode row into vals; keys: the key columns too (else left alone). */
 static int decode(const ts__schema *from, const ts__schema *to, const void *row, size_t len,
                   ts_value *vals, ts_buf *scratch, int keys)
@@ -76,28 +113,29 @@ static int decode(const ts__schema *from, const ts__schema *to, const void *row,
 	                                      &used) < 0 ||
 	                       used != klen)))
 		return ts__fail(TS_ECORRUPT, "malformed row: bad key");
-	const unsigned char *fixed = ts__get_raw(&r, (size_t)from->fixed_size);
-	for (int i = 0; i < from->ncols; i++) {
-		const ts__col *c = &from->cols[i];
-		if (c->key_pos >= 0) {
-			if (keys) {
-				vals[i].type = to->cols[i].type;
-				vals[i].v = keyvals[c->key_pos].v;
-			}
-			continue;
-		}
+	return decode_rest(from, to, &r, keys ? keyvals : NULL, vals);
+}
+
+int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void *row,
+                        size_t len, const void *key, size_t klen, const ts__stem *stem,
+                        ts_value *vals)
+{
+	const unsigned char *rest = (const unsigned char *)key + klen;
+	ts_reader r;
+	assert(from->nkey >= 1 && from->nkey <= TS_KEY_COLUMNS_MAX);
+	assert(rest > (const unsigned char *)row && rest <= (const unsigned char *)row + len);
+	if (klen != stem->len + 8 || ts__key_cmp(key, stem->len, stem->data, stem->len) != 0)
+		return 1;
+	int last = from->nkey - 1; /* ts, the key's last column */
+	for (int k = 0; k < last; k++) {
+		int i = from->key[k];
 		vals[i].type = to->cols[i].type;
-		if (c->fixed_off >= 0 && fixed)
-			read_fixed(c, fixed, &vals[i]);
+		vals[i].v = stem->vals[k].v;
 	}
-	for (int j = 0; j < from->nvar; j++)
-		ts__get_bytes(&r, &vals[from->var_cols[j]].v.s.ptr,
-		              &vals[from->var_cols[j]].v.s.len);
-	if (r.bad || ts__reader_left(&r) != 0)
-		return ts__fail(TS_ECORRUPT, "malformed row: bad length");
-	for (int i = from->ncols; i < to->ncols; i++)
-		vals[i] = to->cols[i].dflt;
-	return 0;
+	vals[from->key[last]].type = TS_TIMESTAMP;
+	vals[from->key[last]].v.i = ts__key_ts(key, klen);
+	ts__reader_init(&r, rest, (size_t)((const unsigned char *)row + len - rest));
+	return decode_rest(from, to, &r, NULL, vals);
 }
 
 int ts__row_decode(const ts__schema *from, const ts__schema *to,

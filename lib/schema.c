@@ -46,9 +46,11 @@ static ts__schema *schema_alloc(int ncols)
 		return NULL;
 	s->cols = calloc((size_t)ncols, sizeof *s->cols);
 	s->var_cols = calloc((size_t)ncols, sizeof *s->var_cols);
-	if (!s->cols || !s->var_cols) {
+	s->fixed_cols = calloc((size_t)ncols, sizeof *s->fixed_cols);
+	if (!s->cols || !s->var_cols || !s->fixed_cols) {
 		free(s->cols);
 		free(s->var_cols);
+		free(s->fixed_cols);
 		free(s);
 		return NULL;
 	}
@@ -64,6 +66,7 @@ void ts__schema_free(ts__schema *s)
 		free(s->cols[i].dflt_mem);
 	free(s->cols);
 	free(s->var_cols);
+	free(s->fixed_cols);
 	free(s);
 }
 
@@ -150,7 +153,7 @@ static int col_init(ts__schema *s, int i, const ts_column *in, size_t max_defaul
 static int finish(ts__schema *s)
 {
 	int off = 0;
-	s->nvar = 0;
+	s->nvar = s->nfixed = 0;
 	s->ts_col = -1;
 	for (int i = 0; i < s->ncols; i++)
 		s->cols[i].key_pos = -1;
@@ -168,6 +171,7 @@ static int finish(ts__schema *s)
 			s->var_cols[s->nvar++] = i;
 		} else {
 			c->fixed_off = off;
+			s->fixed_cols[s->nfixed++] = (ts__fixed_col){i, off, c->type == TS_INT32};
 			off += ts__type_size(c->type);
 		}
 	}

@@ -23,6 +23,13 @@ typedef struct ts__col {
 	void *dflt_mem;  /* owns the bytes of a string or blob default */
 } ts__col;
 
+/* Where a fixed-size non-key column lies in a row's fixed area. */
+typedef struct ts__fixed_col {
+	int col;         /* column index */
+	int off;         /* its fixed_off */
+	int is32;        /* an int32: 4 bytes, else 8 */
+} ts__fixed_col;
+
 typedef struct ts__schema {
 	uint32_t version;
 	int ncols;
@@ -33,6 +40,10 @@ typedef struct ts__schema {
 	int fixed_size;              /* bytes of the fixed area of a row */
 	int nvar;                    /* number of variable-size non-key columns */
 	int *var_cols;               /* their column indexes, in order */
+	/* the fixed-size non-key columns in order, for decoding rows
+	 * without a pass over every column's description */
+	int nfixed;
+	ts__fixed_col *fixed_cols;
 } ts__schema;
 
 /* Build version 1 from a user's description (see ts_create_keyed).

@@ -169,6 +169,15 @@ int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row
 	return from ? ts__row_decode(from, s->schema, row, len, vals, scratch) : TS_ECORRUPT;
 }
 
+int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
+                             size_t len, const void *key, size_t klen, const ts__stem *stem,
+                             ts_value *vals)
+{
+	const ts__schema *from = version_schema(s, version);
+	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals)
+	            : TS_ECORRUPT;
+}
+
 int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
                                size_t len, ts_value *vals, const int *want, int nwant)
 {

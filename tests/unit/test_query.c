@@ -243,6 +243,70 @@ static void page_through(ts_table *t, uint64_t limit, int desc, long total)
 	free(all);
 }
 
+/* A query of one series (every key column but ts fixed) decodes the
+ * series' key once and each row's ts alone, and keeps only the ts of the
+ * last row for ts_cursor_resume: exact rows and resume keys, in pages,
+ * both directions, over a tablet and a tree, for a host whose key holds
+ * escaped NULs ("a\0b", between "a" and "a\0c"). */
+static void query_one_series_paged(void **state)
+{
+	ts_test_env *e = *state;
+	static const char *hosts[3] = {"a", "a\0b", "a\0c"};
+	static const size_t hlen[3] = {1, 3, 3};
+	ts_value rows[3 * 30 * 4];
+	for (int half = 0; half < 2; half++) { /* steps 0-14 flushed, 15-29 in a tree */
+		size_t k = 0;
+		for (long i = half * 15; i < half * 15 + 15; i++)
+			for (int h = 0; h < 3; h++, k += 4) {
+				rows[k] = (ts_value){TS_STRING, {.s = {hosts[h], hlen[h]}}};
+				rows[k + 1] = ts_timestamp(START + i * 10 * SEC);
+				rows[k + 2] = ts_int64(h);
+				rows[k + 3] = ts_int64(value_of(h, i));
+			}
+		assert_int_equal(ts_insert(e->t, rows, k / 4), 0);
+		if (half == 0)
+			assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	}
+	ts_value prefix = {TS_STRING, {.s = {hosts[1], hlen[1]}}}, after[2];
+	for (int desc = 0; desc < 2; desc++) {
+		ts_query q = {.prefix = &prefix, .nprefix = 1, .has_from = 1, .has_to = 1,
+		              .from = START + 50 * SEC, .to = START + 250 * SEC, .limit = 4,
+		              .desc = desc};
+		long seen = 0;
+		for (int more = 1; more;) {
+			ts_cursor *c;
+			const ts_value *r, *key;
+			int n, nkey;
+			assert_int_equal(ts_query_open(e->t, &q, &c), 0);
+			while (ts_cursor_next(c, &r, &n) == 0 && r) {
+				long i = desc ? 24 - seen : 5 + seen; /* steps 5..24 */
+				assert_int_equal(n, 4);
+				assert_int_equal(r[0].type, TS_STRING);
+				assert_int_equal(r[0].v.s.len, 3);
+				assert_memory_equal(r[0].v.s.ptr, "a\0b", 3);
+				assert_int_equal(r[1].type, TS_TIMESTAMP);
+				assert_int_equal(r[1].v.i, START + i * 10 * SEC);
+				assert_int_equal(r[2].v.i, 1);
+				assert_int_equal(r[3].v.i, value_of(1, i));
+				seen++;
+			}
+			more = ts_cursor_more(c);
+			assert_int_equal(more, seen < 20);
+			assert_int_equal(ts_cursor_resume(c, &key, &nkey), 0);
+			assert_int_equal(nkey, 2);
+			assert_int_equal(key[0].v.s.len, 3);
+			assert_memory_equal(key[0].v.s.ptr, "a\0b", 3);
+			assert_int_equal(key[1].v.i, START + (desc ? 25 - seen : 4 + seen) * 10 * SEC);
+			after[0] = prefix;
+			after[1] = key[1];
+			q.after = after;
+			q.nafter = 2;
+			ts_cursor_close(c);
+		}
+		assert_int_equal(seen, 20);
+	}
+}
+
 static void query_limit_resume(void **state)
 {
 	ts_test_env *e = *state;
@@ -911,6 +975,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ts_test_env_teardown)
 		T(query_bounds),
 		T(query_limit_resume),
+		T(query_one_series_paged),
 		T(query_empty_bounds_with_after),
 		T(query_prefix_hour_reads_only_the_hour),
 		T(query_projection_and_schema),
