@@ -50,8 +50,11 @@
  * cache when it is there (no read, no decompression) and caches each
  * output block that received a row of such a block, under the serial
  * the output will be opened with (ts__table_tablet_serial): readers'
- * warm blocks stay warm across the swap, and blocks nobody read stay
- * out of the cache.
+ * warm blocks stay warm across the swap.  When the table was queried
+ * lately (asked again between slices), as for a flush, the other
+ * output blocks go into the cache's spare room too: a merge yields to reads and may take minutes, and
+ * blocks readers cache in the inputs after the merge passed them would
+ * otherwise be cold in its output.
  *
  * When merges run is the maintenance scheduler's business (maint.c): it
  * asks ts__merge_next for the size of each table's next merge, makes the
@@ -562,8 +565,10 @@ static int merge_rows(ts_table *t, const struct plan *p, struct source *src, ts_
 		}
 		if (rc == 0)
 			rc = advance(t, &src[best]);
-		if (rc == 0 && ++rows % slice == 0)
+		if (rc == 0 && ++rows % slice == 0) {
+			ts__tablet_writer_fill(w, ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW));
 			rc = between_slices(t, p);
+		}
 	}
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
@@ -655,8 +660,9 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);
-	if (rc == 0)
-		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id), 0);
+	if (rc == 0) /* a table being read: every block in spare room, as a flush's */
+		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id),
+		                       ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW));
 	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
 	if (rc < 0 || out->rows == 0) {

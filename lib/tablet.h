@@ -119,6 +119,11 @@ struct ts__bcache;
 void ts__tablet_writer_warm(ts__tablet_writer *w, struct ts__bcache *c, uint64_t serial,
                             int all);
 
+/* Change ts__tablet_writer_warm's all for the blocks cut from now on (a
+ * merge, which may run for minutes, asks again between slices whether
+ * its table is being read). */
+void ts__tablet_writer_fill(ts__tablet_writer *w, int all);
+
 /* Keep the block the last row added went into (ts__tablet_writer_warm;
  * without it, nothing): as the cache's most recent entry when used (the
  * row came from a block readers used), else in spare room only. */

@@ -646,6 +646,11 @@ void ts__tablet_writer_warm(ts__tablet_writer *w, ts__bcache *c, uint64_t serial
 	w->keep_all = all;
 }
 
+void ts__tablet_writer_fill(ts__tablet_writer *w, int all)
+{
+	w->keep_all = w->bc && all;
+}
+
 void ts__tablet_writer_keep(ts__tablet_writer *w, int used)
 {
 	int k = !w->bc ? KEEP_NOT : used ? KEEP_USED : KEEP_SPARE;

@@ -685,9 +685,10 @@ static void flushed_and_merged_blocks_cached(void **state)
 }
 
 /* The flushes of a table nobody reads leave the cache alone (host 3
- * misses).  A merge keeps cached what readers had cached and nothing
- * else: host 3, read before the merge, reads with no miss after it,
- * host 15 misses; the inputs' entries leave the cache with them. */
+ * misses).  A merge of a table not read lately keeps cached what
+ * readers had cached and nothing else: host 3, read before the merge,
+ * reads with no miss after it, host 15 misses; the inputs' entries leave
+ * the cache with them. */
 static void merge_keeps_cached_blocks_cached(void **state)
 {
 	ts_test_env *e = *state;
@@ -695,6 +696,7 @@ static void merge_keeps_cached_blocks_cached(void **state)
 	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
 	read_host_misses(e->t, 3, 1);
 	read_host_misses(e->t, 3, 0);
+	e->t->read_mono = 0; /* as if those reads were long ago */
 	int64_t bytes = ts_test_stat(e->t, "block_cache_bytes");
 	int merged = 0;
 	assert_int_equal(ts_merge(e->t, &merged), 0);
@@ -704,6 +706,24 @@ static void merge_keeps_cached_blocks_cached(void **state)
 	assert_true(kept > 0 && kept < bytes);
 	read_host_misses(e->t, 3, 0);
 	read_host_misses(e->t, 15, 1); /* never read: not kept */
+	ts_test_check_tablets(e->t);
+}
+
+/* A merge of a table being read puts even the output blocks whose
+ * inputs were not cached into spare room: host 15, never read, reads
+ * with no miss after the merge (its readers could have cached the
+ * inputs after the merge passed them). */
+static void merge_of_a_read_table_caches_its_output(void **state)
+{
+	ts_test_env *e = *state;
+	hot_tablets(e); /* not read yet: the flushes cached nothing */
+	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
+	read_host_misses(e->t, 3, 1); /* read now */
+	int merged = 0;
+	assert_int_equal(ts_merge(e->t, &merged), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	read_host_misses(e->t, 15, 0);
+	read_host_misses(e->t, 3, 0);
 	ts_test_check_tablets(e->t);
 }
 
@@ -882,6 +902,7 @@ int main(void)
 		T(reader_snapshot_reads_retired_tablets),
 		T(flushed_and_merged_blocks_cached),
 		T(merge_keeps_cached_blocks_cached),
+		T(merge_of_a_read_table_caches_its_output),
 		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),
 		T(merge_refused_read_only_and_dropped),
