@@ -177,15 +177,22 @@ static void lru_append(ts__bcache *c, ts__cblock *b)
 		c->head = b;
 }
 
+/* The entry of (serial, block), or NULL; c->mu is held. */
+static ts__cblock *find(const ts__bcache *c, uint64_t serial, uint32_t block)
+{
+	ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
+	while (b && (b->serial != serial || b->block != block))
+		b = b->hnext;
+	return b;
+}
+
 ts__cblock *ts__bcache_peek(ts__bcache *c, uint64_t serial, uint32_t block, int *used)
 {
 	*used = 0;
 	if (c->cap == 0)
 		return NULL;
 	pthread_mutex_lock(&c->mu);
-	ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
-	while (b && (b->serial != serial || b->block != block))
-		b = b->hnext;
+	ts__cblock *b = find(c, serial, block);
 	if (b) {
 		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 		*used = b->pushed != 0;
@@ -199,9 +206,7 @@ ts__cblock *ts__bcache_get(ts__bcache *c, uint64_t serial, uint32_t block)
 	if (c->cap == 0)
 		return NULL;
 	pthread_mutex_lock(&c->mu);
-	ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
-	while (b && (b->serial != serial || b->block != block))
-		b = b->hnext;
+	ts__cblock *b = find(c, serial, block);
 	if (b) {
 		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 		/* an entry among the most recent quarter stays where it is:
@@ -238,9 +243,7 @@ void ts__bcache_prefetch_rows(ts__bcache *c, uint64_t serial, uint32_t block)
 	if (c->cap == 0)
 		return;
 	pthread_mutex_lock(&c->mu);
-	const ts__cblock *b = c->buckets[bucket_of(c, serial, block)];
-	while (b && (b->serial != serial || b->block != block))
-		b = b->hnext;
+	const ts__cblock *b = find(c, serial, block);
 	if (b) {
 		const ts__seekix *x = __atomic_load_n(&b->seekix, __ATOMIC_ACQUIRE);
 		if (x) {
@@ -371,9 +374,7 @@ void ts__bcache_forget(ts__bcache *c, uint64_t serial, uint32_t nblocks)
 		return;
 	pthread_mutex_lock(&c->mu);
 	for (uint32_t i = 0; i < nblocks && c->count; i++) {
-		ts__cblock *b = c->buckets[bucket_of(c, serial, i)];
-		while (b && (b->serial != serial || b->block != i))
-			b = b->hnext;
+		ts__cblock *b = find(c, serial, i);
 		if (b)
 			evict(c, b);
 	}
