@@ -306,11 +306,13 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 			added++;
 	ts__buf_free(&scratch);
 	ts__buf_free(&enc);
-	if (rc < 0 || added == 0) {
+	if (rc < 0 || added == 0)
 		ts__tablet_writer_abort(w);
-		return rc;
-	}
-	return ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
+	else
+		rc = ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
+	if (rc < 0 || added == 0) /* no tablet to open under the serial */
+		ts__table_tablet_unreserve(t, j->id);
+	return rc;
 }
 
 /* Where recovery must start once the tree of job j (NULL: none) is on

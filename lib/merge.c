@@ -665,11 +665,13 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		                       ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW));
 	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
-	if (rc < 0 || out->rows == 0) {
+	if (rc < 0 || out->rows == 0)
 		ts__tablet_writer_abort(w);
-		return rc;
-	}
-	return ts__tablet_writer_finish(w, &out->rows, &out->bytes, &out->min_ts, &out->max_ts);
+	else
+		rc = ts__tablet_writer_finish(w, &out->rows, &out->bytes, &out->min_ts, &out->max_ts);
+	if (rc < 0 || out->rows == 0) /* no tablet to open under the serial */
+		ts__table_tablet_unreserve(t, p->id);
+	return rc;
 }
 
 static int run(ts_table *t, const struct plan *p)

@@ -111,10 +111,11 @@ void ts__tablet_writer_threads(ts__tablet_writer *w, int threads);
 
 /* Let w put blocks in the block cache c as blocks of the tablet opened
  * with serial (ts__table_tablet_serial), as they are cut: every block
- * into the room the cache has to spare (all: a flush's, the newest rows,
- * which readers likely want next), and the blocks it is asked to keep
- * (ts__tablet_writer_keep: a merge keeps cached what its inputs had
- * cached).  Call before the first row. */
+ * into the room the cache has to spare (all: the table is being read,
+ * and its newest rows are likely read next), and the blocks it is asked
+ * to keep (ts__tablet_writer_keep: a merge keeps cached what its inputs
+ * had cached).  ts__tablet_writer_abort takes them out again.  serial 0
+ * (none reserved): nothing is cached.  Call before the first row. */
 struct ts__bcache;
 void ts__tablet_writer_warm(ts__tablet_writer *w, struct ts__bcache *c, uint64_t serial,
                             int all);

@@ -35,12 +35,13 @@
  * system: an error fails the writer as before, and the pool is stopped
  * and joined when the writer is finished or aborted.
  *
- * A flush offers every block it writes to the block cache's spare room,
- * and a merge the blocks it is asked to keep (ts__tablet_writer_warm,
+ * A flush or merge of a table being read offers every block it writes to
+ * the block cache's spare room, and a merge the blocks it is asked to keep (ts__tablet_writer_warm,
  * _keep: its inputs had them cached, and readers should not find them
  * cold after the swap): the block is copied, its rows located, into the
  * cache by the thread that compresses it -- with a pool, mostly a
- * helper, off the writing thread.
+ * helper, off the writing thread.  An aborted writer takes its blocks
+ * out of the cache again.
  *
  * Apart from the reader (tablet.c) because the two share only the
  * format: the writer's state is its own struct ts__tablet_writer, and
@@ -888,6 +889,9 @@ void ts__tablet_writer_abort(ts__tablet_writer *w)
 {
 	if (!w)
 		return;
+	pool_stop(w); /* no helper caches a block after the forget */
+	if (w->bc) /* the tablet will never be opened: no reader finds them */
+		ts__bcache_forget(w->bc, w->serial, w->nblocks);
 	unlink(w->tmp);
 	writer_free(w);
 }

@@ -125,14 +125,28 @@ void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
 		ts__table_tablets_put(t, &tab, 1);
 }
 
-void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
+/* Drop id's serial reservation, if any; tablets_mu is held. */
+static void unreserve(struct ts_table *t, uint64_t id)
 {
-	pthread_mutex_lock(&t->tablets_mu);
+	TS_ASSERT_HELD(&t->tablets_mu);
 	for (int i = 0; i < t->nwarm; i++)
-		if (t->warm[i].id == id) { /* never opened: its entries age out */
+		if (t->warm[i].id == id) {
 			t->warm[i] = t->warm[--t->nwarm];
 			break;
 		}
+}
+
+void ts__table_tablet_unreserve(struct ts_table *t, uint64_t id)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	unreserve(t, id);
+	pthread_mutex_unlock(&t->tablets_mu);
+}
+
+void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
+{
+	pthread_mutex_lock(&t->tablets_mu);
+	unreserve(t, id); /* never opened */
 	for (int i = 0; i < t->nopen; i++)
 		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
 			t->open_tablets[i].retired = 1;

@@ -50,6 +50,10 @@ void ts__table_tablet_retire(struct ts_table *t, uint64_t id);
  * Returns 0 (nothing to cache under) when out of memory. */
 uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id);
 
+/* Drop id's reservation: its writer was aborted or failed, and the
+ * tablet will never be opened (none: nothing). */
+void ts__table_tablet_unreserve(struct ts_table *t, uint64_t id);
+
 /* A reader found tablet id damaged (rc is the error it got): when rc is
  * TS_ECORRUPT, count it and, in a writable database, note the id for
  * ts__table_quarantine_due and wake the maintenance thread.  Returns rc. */

@@ -727,6 +727,26 @@ static void merge_of_a_read_table_caches_its_output(void **state)
 	ts_test_check_tablets(e->t);
 }
 
+/* A flush of a table being read that writes no tablet (every row
+ * deleted) leaves no serial reserved (ts__table_tablet_unreserve) and
+ * nothing cached. */
+static void writes_of_nothing_reserve_nothing(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	read_host(e->t, 0, 0, HOT_PER); /* the table is read */
+	insert_span(e, &m, 200, NOW - 2 * HOUR, HOUR, 1);
+	ts_query all = {0};
+	uint64_t deleted = 0;
+	assert_int_equal(ts_delete(e->t, &all, &deleted, NULL), 0);
+	assert_int_equal(deleted, 200);
+	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 0);
+	assert_int_equal(e->t->nwarm, 0);
+	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
+	free(m.rows);
+}
+
 /* Snapshots of one descriptor share its tablet set; a merge swaps in a
  * new one, and the merged-away tablets are closed when the last snapshot
  * of the old set lets go. */
@@ -903,6 +923,7 @@ int main(void)
 		T(flushed_and_merged_blocks_cached),
 		T(merge_keeps_cached_blocks_cached),
 		T(merge_of_a_read_table_caches_its_output),
+		T(writes_of_nothing_reserve_nothing),
 		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),
 		T(merge_refused_read_only_and_dropped),

@@ -3,7 +3,8 @@
  * statistics and Bloom filter; the writer's refusals; and damage -- a
  * flipped byte in every part of the file (header, block headers, block
  * bytes, footer, trailer) and truncations at every boundary are detected
- * by open or check, with the file named, and never crash the reader.
+ * by open or check, with the file named, and never crash the reader;
+ * and a writer warming the block cache with exactly the file's blocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bcache.h"
 #include "crc32c.h"
 #include "key.h"
 #include "tslimits.h"
@@ -446,6 +448,90 @@ static void tablet_pool_writes_the_same_bytes(void **state)
 	ts__schema_free(s);
 }
 
+/* A writer told to warm the block cache (ts__tablet_writer_warm), on 1
+ * and 3 threads: with all, every block it writes is cached under the
+ * serial given, holding exactly the bytes the file decompresses to; with
+ * keep alone, only the blocks rows were kept in, as used entries where
+ * keep said used; an aborted writer takes its blocks out again. */
+static void tablet_writer_warms_the_block_cache(void **state)
+{
+	(void)state;
+	ts__schema *s = schema();
+	struct rows r;
+	seed = 12;
+	make_rows(&r, s, 40, 100, 20, 0);
+	ts__bcache bc;
+	assert_int_equal(ts__bcache_init(&bc, 64 << 20), 0);
+	for (int threads = 1; threads <= 3; threads += 2) {
+		char *dir = ts_test_tmpdir(), name[64], path[4200];
+		uint64_t serial = 1000 + (uint64_t)threads;
+		ts__tablet_writer *w;
+		assert_int_equal(ts__tablet_writer_open(dir, 7, s, BASE - SEC, BASE + 86400 * SEC, &w),
+		                 0);
+		ts__tablet_writer_threads(w, threads);
+		ts__tablet_writer_warm(w, &bc, serial, 1);
+		for (size_t i = 0; i < r.n; i++)
+			assert_int_equal(ts__tablet_writer_add(w, r.p[i], r.len[i]), 0);
+		assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), 0);
+		assert_int_equal(ts__tablet_name(7, name, sizeof name), 0);
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		ts__tablet *t;
+		assert_int_equal(ts__tablet_open(path, 7, &t), 0);
+		assert_true(t->nblocks > 4);
+		ts_buf raw;
+		ts__buf_init(&raw);
+		for (uint32_t b = 0; b < t->nblocks; b++) {
+			int used;
+			ts__cblock *cb = ts__bcache_peek(&bc, serial, b, &used);
+			assert_non_null(cb);
+			assert_int_equal(used, 0); /* spare room only */
+			assert_int_equal(ts__tablet_read_block(t, b, &raw), 0);
+			assert_int_equal(cb->raw.len, raw.len);
+			assert_memory_equal(cb->raw.data, raw.data, raw.len);
+			assert_int_equal(cb->nrows, t->blocks[b].rows);
+			ts__cblock_put(&bc, cb);
+		}
+		assert_null(ts__bcache_get(&bc, serial, t->nblocks));
+		ts__buf_free(&raw);
+		ts__tablet_close(t);
+		ts_test_rmdir(dir);
+	}
+	size_t count = bc.count;
+	/* keep alone: row 0's block used, the last row's block spare */
+	char *dir = ts_test_tmpdir();
+	ts__tablet_writer *w;
+	assert_int_equal(ts__tablet_writer_open(dir, 8, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	ts__tablet_writer_warm(w, &bc, 2000, 0);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_int_equal(ts__tablet_writer_add(w, r.p[i], r.len[i]), 0);
+		if (i == 0 || i == r.n - 1)
+			ts__tablet_writer_keep(w, i == 0);
+	}
+	assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(bc.count, count + 2);
+	int used;
+	ts__cblock *first = ts__bcache_peek(&bc, 2000, 0, &used);
+	assert_non_null(first);
+	assert_int_equal(used, 1);
+	ts__cblock_put(&bc, first);
+	ts_test_rmdir(dir);
+	/* an abort, blocks cut on helper threads: none left cached */
+	count = bc.count;
+	dir = ts_test_tmpdir();
+	assert_int_equal(ts__tablet_writer_open(dir, 9, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	ts__tablet_writer_threads(w, 3);
+	ts__tablet_writer_warm(w, &bc, 3000, 1);
+	for (size_t i = 0; i < r.n; i++)
+		assert_int_equal(ts__tablet_writer_add(w, r.p[i], r.len[i]), 0);
+	ts__tablet_writer_abort(w);
+	assert_int_equal(bc.count, count);
+	assert_int_equal(count_entries(dir), 0);
+	ts_test_rmdir(dir);
+	ts__bcache_free(&bc);
+	free_rows(&r);
+	ts__schema_free(s);
+}
+
 static void tablet_writer_refuses_disorder_and_empty(void **state)
 {
 	(void)state;
@@ -671,6 +757,7 @@ int main(void)
 		cmocka_unit_test(tablet_writer_refuses_disorder_and_empty),
 		cmocka_unit_test(tablet_block_hi_and_versions),
 		cmocka_unit_test(tablet_pool_writes_the_same_bytes),
+		cmocka_unit_test(tablet_writer_warms_the_block_cache),
 		cmocka_unit_test(tablet_open_missing_or_misnamed),
 		cmocka_unit_test(tablet_flipped_byte_in_every_part),
 		cmocka_unit_test(tablet_truncated_anywhere),
