@@ -54,7 +54,9 @@
  * lately (asked again between slices), as for a flush, the other
  * output blocks go into the cache's spare room too: a merge yields to reads and may take minutes, and
  * blocks readers cache in the inputs after the merge passed them would
- * otherwise be cold in its output.
+ * otherwise be cold in its output; and blocks it cut before the table
+ * was first read are read back into spare room before the publish
+ * (warm_output).
  *
  * When merges run is the maintenance scheduler's business (maint.c): it
  * asks ts__merge_next for the size of each table's next merge, makes the
@@ -645,6 +647,38 @@ static int publish(ts_table *t, const struct plan *p, const ts__tablet_meta *out
 	return rc;
 }
 
+struct warm_arg {
+	ts_table *t;
+	const struct plan *p;
+};
+
+static int warm_between(void *arg)
+{
+	const struct warm_arg *a = arg;
+	return between_slices(a->t, a->p);
+}
+
+/* For a table being read, the blocks of the finished output (tablet
+ * p->id in dir) that are not cached -- those cut before the table was
+ * first read, while ts__tablet_writer_fill said no -- are read back (the
+ * page cache holds the file just written) into the cache's spare room
+ * before readers are sent to it: else the publish would turn every block
+ * readers had warmed in the inputs cold at once.  Yields as between
+ * slices; best effort: a failure (or the database closing) only leaves
+ * blocks cold. */
+static void warm_output(ts_table *t, const struct plan *p, const char *dir, uint64_t serial)
+{
+	char name[64], path[TS_PATH_MAX];
+	ts__tablet *tab;
+	struct warm_arg a = {t, p};
+	if (ts__tablet_name(p->id, name, sizeof name) == 0 &&
+	    ts__path(path, "%s/%s", dir, name) == 0 && ts__tablet_open(path, p->id, &tab) == 0) {
+		ts__tablet_warm(tab, &t->db->bcache, serial, warm_between, &a);
+		ts__tablet_close(tab);
+	}
+	ts__clear_error();
+}
+
 /* Open the inputs and the output; merge; finish. */
 static int write_merged(ts_table *t, const struct plan *p, struct source *src,
                         ts__tablet_meta *out, uint64_t *expired)
@@ -660,8 +694,9 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 	if (rc == 0)
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);
+	uint64_t serial = rc == 0 ? ts__table_tablet_serial(t, p->id) : 0;
 	if (rc == 0) /* a table being read: every block in spare room, as a flush's */
-		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, p->id),
+		ts__tablet_writer_warm(w, &t->db->bcache, serial,
 		                       ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW));
 	if (rc == 0)
 		rc = merge_rows(t, p, src, w, &out->rows, expired);
@@ -671,6 +706,8 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		rc = ts__tablet_writer_finish(w, &out->rows, &out->bytes, &out->min_ts, &out->max_ts);
 	if (rc < 0 || out->rows == 0) /* no tablet to open under the serial */
 		ts__table_tablet_unreserve(t, p->id);
+	else if (serial && ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW))
+		warm_output(t, p, dir, serial);
 	return rc;
 }
 

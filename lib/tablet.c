@@ -461,6 +461,34 @@ int ts__tablet_block_locate(ts__cblock *b)
 	return rc;
 }
 
+int ts__tablet_warm(const ts__tablet *t, ts__bcache *c, uint64_t serial,
+                    int (*between)(void *arg), void *arg)
+{
+	int rc = 0, used;
+	uint32_t read = 0;
+	for (uint32_t i = 0; i < t->nblocks && rc == 0; i++) {
+		ts__cblock *cb = ts__bcache_peek(c, serial, i, &used);
+		if (cb) {
+			ts__cblock_put(c, cb);
+			continue;
+		}
+		if (!ts__bcache_has_room(c, sizeof *cb + t->blocks[i].raw))
+			break; /* spare room only: the rest would evict */
+		if (!(cb = ts__cblock_new(serial, i)))
+			break;
+		int ok = ts__tablet_read_block(t, i, &cb->raw) == 0 && ts__tablet_block_locate(cb) == 0;
+		if (ok)
+			ts__cblock_fit(cb);
+		ok = ok && ts__bcache_put(c, cb, TS_BCACHE_SPARE);
+		ts__cblock_put(c, cb);
+		if (!ok)
+			ts__clear_error(); /* skipped: a reader reports it */
+		if (between && ++read % TS_WARM_YIELD_BLOCKS == 0)
+			rc = between(arg);
+	}
+	return rc;
+}
+
 int ts__tablet_may_contain(const ts__tablet *t, const void *stem, size_t len)
 {
 	bloom_walk bw = bloom_start(stem_hash(stem, len), t->bloom_bits);

@@ -177,6 +177,19 @@ int ts__tablet_read_block(const ts__tablet *t, uint32_t i, ts_buf *raw);
 struct ts__cblock;
 int ts__tablet_block_locate(struct ts__cblock *b);
 
+/* Read the blocks of t that the block cache c does not hold, under
+ * serial (the serial readers will find them by: ts__table_tablet_serial
+ * for a tablet not yet published), into its spare room, in block order,
+ * until it has none (TS_BCACHE_SPARE: nothing is evicted).  Every
+ * between blocks, when not NULL, is called with arg after every
+ * TS_WARM_YIELD_BLOCKS blocks read; a non-zero return stops the warming
+ * and is returned.  Best effort otherwise: a block that cannot be read
+ * or located (the reader reports it when it reads it) is skipped.
+ * Returns 0 or between's value. */
+#define TS_WARM_YIELD_BLOCKS 64
+int ts__tablet_warm(const ts__tablet *t, struct ts__bcache *c, uint64_t serial,
+                    int (*between)(void *arg), void *arg);
+
 /* The next row of a raw block read from r: *row, *len.  Returns 1, 0 at
  * the end of the block, TS_ECORRUPT. */
 int ts__tablet_block_next(ts_reader *r, const void **row, size_t *len);

@@ -727,6 +727,36 @@ static void merge_of_a_read_table_caches_its_output(void **state)
 	ts_test_check_tablets(e->t);
 }
 
+/* A yield that notes a read of the table at the merge's first slice
+ * boundary: the table is first read while it merges. */
+static int read_at_first_slice(void *arg, ts_table *t)
+{
+	int *slices = arg;
+	if ((*slices)++ == 0)
+		ts__table_note_read(t);
+	return 0;
+}
+
+/* A table first read during its merge: the output blocks the merge cut
+ * before (not filled: the table was not being read yet) are read back
+ * into the cache before the publish, so every host, host 0's first
+ * blocks included, reads with no miss. */
+static void merge_read_midway_caches_its_whole_output(void **state)
+{
+	ts_test_env *e = *state;
+	hot_tablets(e);
+	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
+	int merged = 0, slices = 0;
+	ts__merge_yield y = {read_at_first_slice, &slices};
+	assert_int_equal(ts__merge(e->t, &merged, &y), 0);
+	assert_int_equal(merged, 1);
+	assert_true(slices > 1);
+	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	for (int h = 0; h < HOT_HOSTS; h++)
+		read_host_misses(e->t, h, 0);
+	ts_test_check_tablets(e->t);
+}
+
 /* A flush of a table being read that writes no tablet (every row
  * deleted) leaves no serial reserved (ts__table_tablet_unreserve) and
  * nothing cached. */
@@ -923,6 +953,7 @@ int main(void)
 		T(flushed_and_merged_blocks_cached),
 		T(merge_keeps_cached_blocks_cached),
 		T(merge_of_a_read_table_caches_its_output),
+		T(merge_read_midway_caches_its_whole_output),
 		T(writes_of_nothing_reserve_nothing),
 		T(reader_tablet_set_shared_then_released),
 		T(reader_process_across_merges_and_expiry),

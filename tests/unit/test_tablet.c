@@ -746,6 +746,110 @@ static void tablet_truncated_anywhere(void **state)
 	ts_test_rmdir(dir);
 }
 
+/* A between callback counting its calls; it stops the warming at the
+ * call *arg names (0: never). */
+static int warm_calls, warm_stop_at;
+static int count_warm_between(void *arg)
+{
+	(void)arg;
+	return ++warm_calls == warm_stop_at ? 42 : 0;
+}
+
+/* ts__tablet_warm reads the blocks the cache lacks into its spare room,
+ * in block order, byte for byte what the file decompresses to, as
+ * unused entries; a second warm reads nothing; a full cache is never
+ * evicted from (a used entry stays, the blocks that fit are a prefix);
+ * between is called every TS_WARM_YIELD_BLOCKS blocks read, and its
+ * non-zero return stops the warming and is returned. */
+static void tablet_warm_fills_spare_room_only(void **state)
+{
+	(void)state;
+	ts__schema *s = schema();
+	struct rows r;
+	seed = 13;
+	make_rows(&r, s, 200, 100, 40, 1);
+	char *dir = ts_test_tmpdir(), name[64], path[4200];
+	ts__tablet_writer *w;
+	assert_int_equal(ts__tablet_writer_open(dir, 7, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
+	for (size_t i = 0; i < r.n; i++)
+		assert_int_equal(ts__tablet_writer_add(w, r.p[i], r.len[i]), 0);
+	assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(ts__tablet_name(7, name, sizeof name), 0);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	ts__tablet *t;
+	assert_int_equal(ts__tablet_open(path, 7, &t), 0);
+	uint32_t nb = t->nblocks;
+	assert_true(nb > 2 * TS_WARM_YIELD_BLOCKS);
+	ts_buf raw;
+	ts__buf_init(&raw);
+
+	/* room for everything; one block cached already */
+	ts__bcache bc;
+	assert_int_equal(ts__bcache_init(&bc, 256 << 20), 0);
+	ts__cblock *cb = ts__cblock_new(500, 3);
+	assert_non_null(cb);
+	assert_int_equal(ts__tablet_read_block(t, 3, &cb->raw), 0);
+	assert_int_equal(ts__tablet_block_locate(cb), 0);
+	assert_int_equal(ts__bcache_put(&bc, cb, TS_BCACHE_EVICT), 1);
+	ts__cblock_put(&bc, cb);
+	warm_calls = warm_stop_at = 0;
+	assert_int_equal(ts__tablet_warm(t, &bc, 500, count_warm_between, NULL), 0);
+	assert_int_equal(warm_calls, (int)((nb - 1) / TS_WARM_YIELD_BLOCKS));
+	assert_int_equal(bc.count, nb);
+	for (uint32_t b = 0; b < nb; b++) {
+		int used;
+		assert_non_null(cb = ts__bcache_peek(&bc, 500, b, &used));
+		assert_int_equal(used, b == 3); /* warmed blocks: spare room */
+		assert_int_equal(ts__tablet_read_block(t, b, &raw), 0);
+		assert_int_equal(cb->raw.len, raw.len);
+		assert_memory_equal(cb->raw.data, raw.data, raw.len);
+		assert_int_equal(cb->nrows, t->blocks[b].rows);
+		ts__cblock_put(&bc, cb);
+	}
+	size_t used_bytes = bc.used;
+	warm_calls = 0;
+	assert_int_equal(ts__tablet_warm(t, &bc, 500, count_warm_between, NULL), 0);
+	assert_int_equal(warm_calls, 0); /* nothing read */
+	assert_int_equal(bc.used, used_bytes);
+
+	/* stopped by between at its second call */
+	ts__bcache_free(&bc);
+	assert_int_equal(ts__bcache_init(&bc, 256 << 20), 0);
+	warm_calls = 0;
+	warm_stop_at = 2;
+	assert_int_equal(ts__tablet_warm(t, &bc, 600, count_warm_between, NULL), 42);
+	assert_int_equal(bc.count, 2 * TS_WARM_YIELD_BLOCKS);
+
+	/* a cache with room for a few blocks beside a used entry */
+	ts__bcache_free(&bc);
+	assert_int_equal(ts__bcache_init(&bc, (size_t)used_bytes / 8), 0);
+	assert_non_null(cb = ts__cblock_new(700, 0));
+	assert_int_equal(ts__tablet_read_block(t, nb - 1, &cb->raw), 0);
+	assert_int_equal(ts__tablet_block_locate(cb), 0);
+	assert_int_equal(ts__bcache_put(&bc, cb, TS_BCACHE_EVICT), 1);
+	ts__cblock_put(&bc, cb);
+	warm_calls = warm_stop_at = 0;
+	assert_int_equal(ts__tablet_warm(t, &bc, 800, count_warm_between, NULL), 0);
+	assert_true(bc.used <= bc.cap);
+	assert_non_null(cb = ts__bcache_get(&bc, 700, 0)); /* not evicted */
+	ts__cblock_put(&bc, cb);
+	size_t k = bc.count - 1;
+	assert_in_range(k, 2, nb / 4);
+	assert_int_equal(warm_calls, (int)(k / TS_WARM_YIELD_BLOCKS)); /* no block read past them */
+	for (uint32_t b = 0; b < nb; b++) {
+		int used;
+		cb = ts__bcache_peek(&bc, 800, b, &used);
+		assert_true((cb != NULL) == (b < k));
+		ts__cblock_put(&bc, cb);
+	}
+	ts__bcache_free(&bc);
+	ts__buf_free(&raw);
+	ts__tablet_close(t);
+	ts_test_rmdir(dir);
+	free_rows(&r);
+	ts__schema_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +862,7 @@ int main(void)
 		cmocka_unit_test(tablet_block_hi_and_versions),
 		cmocka_unit_test(tablet_pool_writes_the_same_bytes),
 		cmocka_unit_test(tablet_writer_warms_the_block_cache),
+		cmocka_unit_test(tablet_warm_fills_spare_room_only),
 		cmocka_unit_test(tablet_open_missing_or_misnamed),
 		cmocka_unit_test(tablet_flipped_byte_in_every_part),
 		cmocka_unit_test(tablet_truncated_anywhere),
