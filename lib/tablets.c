@@ -94,29 +94,51 @@ int ts__table_tablet(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **
 	return ts__table_tablets(t, m, 1, out);
 }
 
-/* Close entry i if it is retired and unused; tablets_mu is held. */
-static void reap(struct ts_table *t, int i)
+/* Take its blocks out of the block cache and close tab, a tablet reap
+ * took out of the open ones: without tablets_mu, which readers building
+ * the tablet set after a swap wait for -- forgetting the 1,600 blocks of
+ * a merged tablet takes milliseconds. */
+static void close_reaped(struct ts_table *t, ts__tablet *tab)
+{
+	ts__bcache_forget(&t->db->bcache, tab->serial, tab->nblocks);
+	ts__tablet_close(tab);
+}
+
+/* Take entry i out of the open tablets if it is retired and unused, and
+ * return its tablet for the caller to close_reaped once tablets_mu is
+ * released (else NULL); tablets_mu is held. */
+static ts__tablet *reap(struct ts_table *t, int i)
 {
 	TS_ASSERT_HELD(&t->tablets_mu);
 	struct ts__open_tablet *o = &t->open_tablets[i];
 	if (!o->retired || o->refs > 0)
-		return;
-	ts__bcache_forget(&t->db->bcache, o->tab->serial, o->tab->nblocks);
-	ts__tablet_close(o->tab);
+		return NULL;
+	ts__tablet *tab = o->tab;
 	*o = t->open_tablets[--t->nopen];
+	return tab;
 }
 
 void ts__table_tablets_put(struct ts_table *t, ts__tablet *const *tabs, int n)
 {
+	ts__tablet *one, **gone = n > 1 ? malloc((size_t)n * sizeof *gone) : &one;
+	int ngone = 0;
 	pthread_mutex_lock(&t->tablets_mu);
 	for (int k = 0; k < n; k++)
 		for (int i = 0; tabs[k] && i < t->nopen; i++)
 			if (t->open_tablets[i].tab == tabs[k]) {
 				t->open_tablets[i].refs--;
-				reap(t, i);
+				ts__tablet *tab = reap(t, i);
+				if (tab && gone)
+					gone[ngone++] = tab;
+				else if (tab) /* out of memory: closed here */
+					close_reaped(t, tab);
 				break;
 			}
 	pthread_mutex_unlock(&t->tablets_mu);
+	for (int k = 0; k < ngone; k++)
+		close_reaped(t, gone[k]);
+	if (gone != &one)
+		free(gone);
 }
 
 void ts__table_tablet_put(struct ts_table *t, ts__tablet *tab)
@@ -145,15 +167,18 @@ void ts__table_tablet_unreserve(struct ts_table *t, uint64_t id)
 
 void ts__table_tablet_retire(struct ts_table *t, uint64_t id)
 {
+	ts__tablet *tab = NULL;
 	pthread_mutex_lock(&t->tablets_mu);
 	unreserve(t, id); /* never opened */
 	for (int i = 0; i < t->nopen; i++)
 		if (t->open_tablets[i].id == id && !t->open_tablets[i].retired) {
 			t->open_tablets[i].retired = 1;
-			reap(t, i);
+			tab = reap(t, i);
 			break;
 		}
 	pthread_mutex_unlock(&t->tablets_mu);
+	if (tab)
+		close_reaped(t, tab);
 }
 
 uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id)
