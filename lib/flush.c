@@ -265,6 +265,18 @@ static uint64_t walk_next(struct walk *wk, ts__log *log)
 	return wk->lsn[wk->at++];
 }
 
+/* A table being read: open tablet id, just written, and hand it to the
+ * table's open tablets (ts__table_tablet_adopt), so that the first
+ * reader after the publish does not pay for the open.  Best effort: on
+ * failure the first reader opens it and reports what it finds. */
+static void adopt_written(ts_table *t, uint64_t id)
+{
+	ts__tablet *tab;
+	if (ts__table_tablet_open_file(t, id, &tab) == 0)
+		ts__table_tablet_adopt(t, id, tab);
+	ts__clear_error();
+}
+
 /* Write the tree of job j as a tablet of schema s, leaving out the rows
  * tombs[0..ntombs) hide; fills *m (m->rows 0 and no file when every row
  * was deleted). */
@@ -294,7 +306,8 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	/* a table being read: its newest rows, which its readers likely want
 	 * next, into the cache's spare room (readers' blocks are never
 	 * pushed out for them); a table only written keeps its memory */
-	if (ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW))
+	int read = ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW);
+	if (read)
 		ts__tablet_writer_warm(w, &t->db->bcache, ts__table_tablet_serial(t, j->id), 1);
 	ts__buf_init(&scratch);
 	ts__buf_init(&enc);
@@ -312,6 +325,8 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 		rc = ts__tablet_writer_finish(w, &m->rows, &m->bytes, &m->min_ts, &m->max_ts);
 	if (rc < 0 || added == 0) /* no tablet to open under the serial */
 		ts__table_tablet_unreserve(t, j->id);
+	else if (read)
+		adopt_written(t, j->id);
 	return rc;
 }
 
@@ -543,6 +558,8 @@ static int flush_locked(ts_table *t, choose_fn choose, const void *arg)
 		if ((rc = write_tablet(t, &jobs[i], versions, nversions, tombs, ntombs, &m)) < 0)
 			break;
 		rc = m.rows ? publish(t, &jobs[i], &m) : publish_empty(t, &jobs[i]);
+		if (rc < 0 && m.rows) /* its serial and open tablet, if any, go (a reader reopens it) */
+			ts__table_tablet_retire(t, m.id);
 	}
 	ts__tombs_free(tombs, ntombs);
 	if (rc == 0 && njobs && (rc = ts__table_lock(t)) == 0) {

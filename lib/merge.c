@@ -658,23 +658,23 @@ static int warm_between(void *arg)
 	return between_slices(a->t, a->p);
 }
 
-/* For a table being read, the blocks of the finished output (tablet
- * p->id in dir) that are not cached -- those cut before the table was
- * first read, while ts__tablet_writer_fill said no -- are read back (the
- * page cache holds the file just written) into the cache's spare room
- * before readers are sent to it: else the publish would turn every block
- * readers had warmed in the inputs cold at once.  Yields as between
- * slices; best effort: a failure (or the database closing) only leaves
- * blocks cold. */
-static void warm_output(ts_table *t, const struct plan *p, const char *dir, uint64_t serial)
+/* For a table being read, make the finished output (tablet p->id)
+ * ready for the readers the publish sends to it: its blocks that
+ * are not cached -- those cut before the table was first read, while
+ * ts__tablet_writer_fill said no -- are read back (the page cache holds
+ * the file just written) into the cache's spare room, else the publish
+ * would turn every block readers had warmed in the inputs cold at once;
+ * and the tablet, opened for that, is handed to the table's open
+ * tablets (ts__table_tablet_adopt), so that the first reader does not
+ * open it.  Yields as between slices; best effort: a failure (or the
+ * database closing) only leaves blocks cold, or the tablet to open. */
+static void warm_output(ts_table *t, const struct plan *p, uint64_t serial)
 {
-	char name[64], path[TS_PATH_MAX];
 	ts__tablet *tab;
 	struct warm_arg a = {t, p};
-	if (ts__tablet_name(p->id, name, sizeof name) == 0 &&
-	    ts__path(path, "%s/%s", dir, name) == 0 && ts__tablet_open(path, p->id, &tab) == 0) {
+	if (ts__table_tablet_open_file(t, p->id, &tab) == 0) {
 		ts__tablet_warm(tab, &t->db->bcache, serial, warm_between, &a);
-		ts__tablet_close(tab);
+		ts__table_tablet_adopt(t, p->id, tab);
 	}
 	ts__clear_error();
 }
@@ -707,7 +707,7 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 	if (rc < 0 || out->rows == 0) /* no tablet to open under the serial */
 		ts__table_tablet_unreserve(t, p->id);
 	else if (serial && ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW))
-		warm_output(t, p, dir, serial);
+		warm_output(t, p, serial);
 	return rc;
 }
 

@@ -34,19 +34,11 @@
 
 static void note_damage(struct ts_table *t, uint64_t id, int rc);
 
-/* A reference to the tablet of m (opened on first use); tablets_mu is
- * held. */
-static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+/* Room for one more open tablet; tablets_mu is held.  Returns 0 or
+ * TS_ENOMEM. */
+static int open_room(struct ts_table *t)
 {
 	TS_ASSERT_HELD(&t->tablets_mu);
-	char name[64], path[TS_PATH_MAX];
-	int rc;
-	for (int i = 0; i < t->nopen; i++)
-		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
-			t->open_tablets[i].refs++;
-			*out = t->open_tablets[i].tab;
-			return 0;
-		}
 	if (t->nopen == t->capopen) {
 		int cap = t->capopen ? t->capopen * 2 : 16;
 		struct ts__open_tablet *o = realloc(t->open_tablets, (size_t)cap * sizeof *o);
@@ -55,21 +47,73 @@ static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet *
 		t->open_tablets = o;
 		t->capopen = cap;
 	}
-	if ((rc = ts__tablet_name(m->id, name, sizeof name)) < 0 ||
-	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0 ||
-	    (rc = ts__tablet_open(path, m->id, out)) < 0) {
-		note_damage(t, m->id, rc);
-		return rc;
-	}
+	return 0;
+}
+
+/* Give tab, tablet id just opened, the serial reserved for it, if any
+ * (blocks may be cached under it), ending the reservation; tablets_mu
+ * is held. */
+static void take_serial(struct ts_table *t, uint64_t id, ts__tablet *tab)
+{
+	TS_ASSERT_HELD(&t->tablets_mu);
 	for (int i = 0; i < t->nwarm; i++)
-		if (t->warm[i].id == m->id) { /* blocks may be cached under it */
-			(*out)->serial = t->warm[i].serial;
+		if (t->warm[i].id == id) {
+			tab->serial = t->warm[i].serial;
 			t->warm[i] = t->warm[--t->nwarm];
 			break;
 		}
+}
+
+int ts__table_tablet_open_file(struct ts_table *t, uint64_t id, ts__tablet **out)
+{
+	char name[64], path[TS_PATH_MAX];
+	int rc;
+	if ((rc = ts__tablet_name(id, name, sizeof name)) < 0 ||
+	    (rc = ts__path(path, "%s/tablets/%s", t->dir, name)) < 0)
+		return rc;
+	return ts__tablet_open(path, id, out);
+}
+
+/* A reference to the tablet of m (opened on first use); tablets_mu is
+ * held. */
+static int tablet_ref(struct ts_table *t, const ts__tablet_meta *m, ts__tablet **out)
+{
+	TS_ASSERT_HELD(&t->tablets_mu);
+	int rc;
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open_tablets[i].id == m->id && !t->open_tablets[i].retired) {
+			t->open_tablets[i].refs++;
+			*out = t->open_tablets[i].tab;
+			return 0;
+		}
+	if ((rc = open_room(t)) < 0)
+		return rc;
+	if ((rc = ts__table_tablet_open_file(t, m->id, out)) < 0) {
+		note_damage(t, m->id, rc);
+		return rc;
+	}
+	take_serial(t, m->id, *out);
 	t->open_tablets[t->nopen] = (struct ts__open_tablet){m->id, *out, 1, 0};
 	t->nopen++;
 	return 0;
+}
+
+void ts__table_tablet_adopt(struct ts_table *t, uint64_t id, ts__tablet *tab)
+{
+	int taken = 0;
+	pthread_mutex_lock(&t->tablets_mu);
+	for (int i = 0; i < t->nopen && !taken; i++)
+		taken = t->open_tablets[i].id == id && !t->open_tablets[i].retired;
+	if (!taken && open_room(t) == 0) {
+		take_serial(t, id, tab);
+		t->open_tablets[t->nopen++] = (struct ts__open_tablet){id, tab, 0, 0};
+		tab = NULL;
+	}
+	pthread_mutex_unlock(&t->tablets_mu);
+	if (tab) {
+		ts__clear_error();
+		ts__tablet_close(tab);
+	}
 }
 
 int ts__table_tablets(struct ts_table *t, const ts__tablet_meta *m, int n, ts__tablet **out)

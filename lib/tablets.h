@@ -54,6 +54,21 @@ uint64_t ts__table_tablet_serial(struct ts_table *t, uint64_t id);
  * tablet will never be opened (none: nothing). */
 void ts__table_tablet_unreserve(struct ts_table *t, uint64_t id);
 
+/* Make tab, tablet id opened by its writer before publishing it (a
+ * merge's output), one of t's open tablets, under the serial reserved for
+ * it, so that the first reader after the publish does not pay for the
+ * open (a millisecond for a tablet of a thousand blocks).  t owns tab
+ * from then on: unused until a tablet set takes it, closed when retired
+ * (the publish failed) or when t closes.  tab is closed at once if t
+ * has id open already or cannot grow its list. */
+void ts__table_tablet_adopt(struct ts_table *t, uint64_t id, struct ts__tablet *tab);
+
+/* Open tablet id of t's tablets directory privately (not one of its
+ * open tablets): for its writer, before the publish, to warm the block
+ * cache from and hand to ts__table_tablet_adopt.  Returns 0 or an error
+ * of ts__tablet_open. */
+int ts__table_tablet_open_file(struct ts_table *t, uint64_t id, struct ts__tablet **out);
+
 /* A reader found tablet id damaged (rc is the error it got): when rc is
  * TS_ECORRUPT, count it and, in a writable database, note the id for
  * ts__table_quarantine_due and wake the maintenance thread.  Returns rc. */

@@ -651,7 +651,8 @@ static void read_host_misses(ts_table *t, int h, int miss)
 }
 
 /* A flush of a table being read puts its blocks in the cache's spare
- * room: every host reads with no miss.  A merge of those inputs keeps
+ * room and opens its tablet for the readers: every host reads with no
+ * miss.  A merge of those inputs keeps
  * every output block cached: as a used entry where its rows came from
  * blocks readers used (host 3's), in spare room elsewhere. */
 static void flushed_and_merged_blocks_cached(void **state)
@@ -659,6 +660,12 @@ static void flushed_and_merged_blocks_cached(void **state)
 	ts_test_env *e = *state;
 	read_host(e->t, 0, 0, HOT_PER); /* the table is read (no rows yet) */
 	hot_tablets(e);
+	/* each flush's tablet is open already (ts__table_tablet_adopt),
+	 * unused, its serial reservation taken */
+	assert_int_equal(e->t->nopen, HOT_BATCHES);
+	for (int i = 0; i < e->t->nopen; i++)
+		assert_int_equal(e->t->open_tablets[i].refs, 0);
+	assert_int_equal(e->t->nwarm, 0);
 	read_host_misses(e->t, 3, 0);
 	read_host_misses(e->t, 3, 0); /* now used */
 	int merged = 0;
@@ -685,7 +692,7 @@ static void flushed_and_merged_blocks_cached(void **state)
 }
 
 /* The flushes of a table nobody reads leave the cache alone (host 3
- * misses).  A merge of a table not read lately keeps cached what
+ * misses) and their tablets unopened.  A merge of a table not read lately keeps cached what
  * readers had cached and nothing else: host 3, read before the merge,
  * reads with no miss after it, host 15 misses; the inputs' entries leave
  * the cache with them. */
@@ -694,6 +701,7 @@ static void merge_keeps_cached_blocks_cached(void **state)
 	ts_test_env *e = *state;
 	hot_tablets(e);
 	assert_int_equal(ts_test_stat(e->t, "block_cache_bytes"), 0);
+	assert_int_equal(e->t->nopen, 0); /* nor opened */
 	read_host_misses(e->t, 3, 1);
 	read_host_misses(e->t, 3, 0);
 	e->t->read_mono = 0; /* as if those reads were long ago */
@@ -740,7 +748,8 @@ static int read_at_first_slice(void *arg, ts_table *t)
 /* A table first read during its merge: the output blocks the merge cut
  * before (not filled: the table was not being read yet) are read back
  * into the cache before the publish, so every host, host 0's first
- * blocks included, reads with no miss. */
+ * blocks included, reads with no miss; and the output is among the
+ * table's open tablets before any reader opens it. */
 static void merge_read_midway_caches_its_whole_output(void **state)
 {
 	ts_test_env *e = *state;
@@ -752,6 +761,11 @@ static void merge_read_midway_caches_its_whole_output(void **state)
 	assert_int_equal(merged, 1);
 	assert_true(slices > 1);
 	assert_int_equal(ts_test_stat(e->t, "tablets"), 1);
+	/* open already, under its reserved serial: no reader opened it */
+	assert_int_equal(e->t->nopen, 1);
+	assert_int_equal(e->t->open_tablets[0].id, e->t->desc->tablets[0].id);
+	assert_int_equal(e->t->open_tablets[0].refs, 0);
+	assert_int_equal(e->t->nwarm, 0);
 	for (int h = 0; h < HOT_HOSTS; h++)
 		read_host_misses(e->t, h, 0);
 	ts_test_check_tablets(e->t);
