@@ -768,16 +768,10 @@ static void tablet_warm_fills_spare_room_only(void **state)
 	struct rows r;
 	seed = 13;
 	make_rows(&r, s, 200, 100, 40, 1);
-	char *dir = ts_test_tmpdir(), name[64], path[4200];
-	ts__tablet_writer *w;
-	assert_int_equal(ts__tablet_writer_open(dir, 7, s, BASE - SEC, BASE + 86400 * SEC, &w), 0);
-	for (size_t i = 0; i < r.n; i++)
-		assert_int_equal(ts__tablet_writer_add(w, r.p[i], r.len[i]), 0);
-	assert_int_equal(ts__tablet_writer_finish(w, NULL, NULL, NULL, NULL), 0);
-	assert_int_equal(ts__tablet_name(7, name, sizeof name), 0);
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char *dir = ts_test_tmpdir(), *path = write_tablet(dir, 7, s, &r);
 	ts__tablet *t;
 	assert_int_equal(ts__tablet_open(path, 7, &t), 0);
+	free(path);
 	uint32_t nb = t->nblocks;
 	assert_true(nb > 2 * TS_WARM_YIELD_BLOCKS);
 	ts_buf raw;
