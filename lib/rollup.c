@@ -832,7 +832,7 @@ static void accumulate(ts_table *t)
 	}
 	u.src = src;
 	if (resolve_specs(&u) < 0 ||
-	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, &h) < 0)
+	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, &h) < 0)
 		ts__clear_error();
 	ts__rollacc_harvest_free(h); /* at version 0: nothing taken */
 	free(u.specs);
@@ -978,15 +978,61 @@ static int read_changes(struct run *u, uint64_t w, uint64_t v, struct changed *c
 	return rc;
 }
 
-/* Recompute the windows changes reports in (w, v] of the source, each
- * run of consecutive windows of a group (a span) by one aggregate (in
- * parts: span). */
+/* The windows the harvest lists as touched in (w, v] into *c, as
+ * read_changes would give them (a group's consecutive windows joined):
+ * every commit since w was folded at insert (ts__rollacc_exact), so
+ * changes would report the same windows or more. */
+static int harvest_changes(struct run *u, struct changed *c)
+{
+	int g = u->def->group, rc = 0;
+	int64_t every = u->def->every;
+	for (size_t i = 0; rc == 0 && i < ts__rollacc_groups(u->acc); i++) {
+		const int64_t *starts;
+		size_t n;
+		const ts_value *key = ts__rollacc_group(u->acc, i, &starts, &n);
+		if ((rc = add_group(c, key, g)) < 0)
+			break;
+		for (size_t k = 0; k < n; k++) {
+			int64_t to = starts[k] > INT64_MAX - every ? INT64_MAX : starts[k] + every;
+			struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
+			if (k > 0 && starts[k] <= s->s1) {
+				s->s1 = to;
+				continue;
+			}
+			if (c->nspans == c->capspans) {
+				size_t cap = c->capspans ? 2 * c->capspans : 16;
+				struct changed_span *x = realloc(c->spans, cap * sizeof *x);
+				if (!x) {
+					rc = ts__fail(TS_ENOMEM, "out of memory");
+					break;
+				}
+				c->spans = x;
+				c->capspans = cap;
+			}
+			c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, starts[k], to};
+		}
+	}
+	return rc;
+}
+
+uint64_t ts__rollup_changes_skipped;
+
+/* Recompute the windows changes reports in (w, v] of the source -- or,
+ * when every commit since w was folded at insert, that the harvest lists
+ * -- each run of consecutive windows of a group (a span) by one
+ * aggregate (in parts: span). */
 static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
 {
 	struct changed ch;
 	memset(&ch, 0, sizeof ch);
 	ts__buf_init(&ch.mem);
-	int g = u->def->group, rc = read_changes(u, w, v, &ch);
+	int g = u->def->group, rc;
+	if (!u->reset && ts__rollacc_exact(u->acc)) {
+		rc = harvest_changes(u, &ch);
+		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);
+	} else {
+		rc = read_changes(u, w, v, &ch);
+	}
 	uint64_t done = 0;
 	ts_value prefix[TS_KEY_COLUMNS_MAX];
 	for (size_t i = 0; rc == 0 && i < ch.nspans; i++) {
@@ -1122,7 +1168,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
 		goto out;
 	/* after the snapshot: every batch through S is folded (rollacc.c) */
-	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, v, &u.acc) < 0)
+	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v, &u.acc) < 0)
 		ts__clear_error(); /* out of memory: every window read from the source */
 	u.v = v;
 	if (!due)
@@ -1174,6 +1220,8 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		pthread_mutex_unlock(&r->mu);
 	}
 out:
+	if (rc != 0 && u.acc) /* what it took is for the watermark it did not write */
+		ts__rollacc_untake(src, t->name, u.v);
 	if (u.agg)
 		ts_cursor_close(u.agg);
 	ts__rollacc_harvest_free(u.acc);

@@ -1743,6 +1743,7 @@ static void random_differential(void **state)
 	int steps = env_steps ? atoi(env_steps) : 60;
 	if (env_seed)
 		rng = strtoull(env_seed, NULL, 0) | 1;
+	uint64_t skipped = ts__rollup_changes_skipped;
 	for (int step = 0; step < steps; step++) {
 		uint64_t x = ts_test_xorshift(&rng) % 100;
 		if (x < 45) {
@@ -1804,6 +1805,9 @@ static void random_differential(void **state)
 	expect_exact(e->db, "g0", "src", 10 * MIN, 0, g0eq, 4);
 	expect_exact(e->db, "r1h", "src", HOUR, 2, EQ_1M, N_1M);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	/* (runs whose windows the accumulators listed, without changes) */
+	print_message("  %llu runs without changes\n",
+	              (unsigned long long)(ts__rollup_changes_skipped - skipped));
 }
 
 /* ---- windows accumulated at insert (rollacc.c) ---- */
@@ -1870,7 +1874,7 @@ static void accumulated_windows_exact(void **state)
 	pass(e->db);
 	src = open_table(e->db, "src");
 	long checks = 0;
-	uint64_t acc = 0;
+	uint64_t acc = 0, skipped0 = ts__rollup_changes_skipped;
 	for (int step = 0; step < 1500; step++) {
 		for (int i = 0; i < 8; i++)
 			series_row(&r[i], i, at);
@@ -1915,10 +1919,73 @@ static void accumulated_windows_exact(void **state)
 	 * those a pass saw open, nor any after a reopen before a pass
 	 * registered the rollup again, nor those of the row ahead) */
 	acc += accumulated_of(e->db, "racc");
-	print_message("  %llu of %ld windows of racc from their accumulators\n", (unsigned long long)acc, rows);
+	/* runs of racc and r1m without changes (the windows listed by the
+	 * accumulators), but not all of them: not after a reopen or a delete
+	 * (changes then); each pass runs each of them once at most */
+	uint64_t skipped = ts__rollup_changes_skipped - skipped0;
+	print_message("  %llu of %ld windows of racc from their accumulators; %llu runs of racc "
+	              "and r1m without changes in %ld passes\n", (unsigned long long)acc, rows,
+	              (unsigned long long)skipped, checks + 1);
+	assert_true(skipped > 20);
+	assert_true(skipped < 2 * (uint64_t)(checks + 1));
 	assert_true(acc > (uint64_t)rows / 4);
 	assert_true(acc < (uint64_t)rows);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+}
+
+static int stop_at_once(void *arg, struct ts_table *t)
+{
+	(void)t;
+	(*(int *)arg)++;
+	return TS_ECLOSED;
+}
+
+/* A run that takes the windows from the accumulators (no changes) and
+ * stops mid-way -- the database closing: its first yield -- leaves the
+ * watermark where it was; what it took out of the accumulators is gone,
+ * so the next run must not trust them for that watermark: it reads
+ * changes, and the rollup is exact.  Fails with ts__rollacc_untake left
+ * out (the windows of the stopped run, taken, are never written). */
+static void stopped_run_reads_changes(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t at = e->now - 6 * HOUR;
+	srow rows[8];
+	for (int pass_no = 0; pass_no < 2; pass_no++) {
+		for (int m = 0; m < 60; m++, at += 10 * SEC) /* 10 windows of 8 series */
+			for (int i = 0; i < 8; i++) {
+				series_row(&rows[i], i, at);
+				if (i == 7)
+					insert_ok(src, rows, 8);
+			}
+		if (pass_no == 0) { /* the first run: W reaches the registration */
+			pass(e->db);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			continue;
+		}
+		uint64_t w = (uint64_t)stat_of(e->db, "racc", "rollup_watermark");
+		uint64_t skipped = ts__rollup_changes_skipped;
+		int yields = 0;
+		ts__merge_yield y = {stop_at_once, &yields};
+		assert_int_equal(ts__rollup_due(r, &y, 1), 0);
+		assert_int_equal(yields, 1);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 1);
+		assert_int_equal((uint64_t)stat_of(e->db, "racc", "rollup_watermark"), w);
+		pass(e->db);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 1); /* changes read */
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		/* and once the watermark is past the stopped run, no changes again */
+		for (int i = 0; i < 8; i++)
+			series_row(&rows[i], i, at + 90 * SEC);
+		insert_ok(src, rows, 8);
+		pass(e->db);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 2);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	}
+	ts_table_close(r);
+	ts_table_close(src);
 }
 
 /* ---- a measurement (TS_ROLLUP_BENCH=DAYS runs it and nothing else) ---- */
@@ -1974,6 +2041,10 @@ static void measure(void **state)
 	/* TS_ROLLUP_BENCH_NOACC: every window read from the source, as
 	 * before the accumulators at insert (rollacc.c) */
 	ts__rollacc_enabled = getenv("TS_ROLLUP_BENCH_NOACC") == NULL;
+	/* TS_ROLLUP_BENCH_CHANGES: every run reads changes, as before the
+	 * runs took the windows to recompute from the accumulators */
+	ts__rollacc_skip_changes = getenv("TS_ROLLUP_BENCH_CHANGES") == NULL;
+	uint64_t skipped0 = ts__rollup_changes_skipped;
 	if (with)
 		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
 	ts_table *src = open_table(e->db, "src");
@@ -2026,8 +2097,10 @@ static void measure(void **state)
 	}
 	if (r1m) {
 		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
-		              "%lld runs in all\n", offered_cpu, unpaced ? "whenever behind" : "paced",
-		              (long long)ts_test_stat(r1m, "rollup_runs"));
+		              "%lld runs in all, %llu without changes\n", offered_cpu,
+		              unpaced ? "whenever behind" : "paced",
+		              (long long)ts_test_stat(r1m, "rollup_runs"),
+		              (unsigned long long)(ts__rollup_changes_skipped - skipped0));
 		ts_table_close(r1m);
 	}
 	double ingest = secs_since(&t0);
@@ -2122,6 +2195,7 @@ int main(void)
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
 		cmocka_unit_test_teardown(accumulated_windows_exact, ts_test_env_teardown),
+		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */
