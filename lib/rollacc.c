@@ -582,7 +582,6 @@ struct hgroup {
 	size_t n;
 	int64_t *touched;      /* ascending, into starts */
 	size_t ntouched;
-	int g;                 /* key's length (for the sort's comparison) */
 };
 
 struct ts__rollacc_harvest {
@@ -590,7 +589,7 @@ struct ts__rollacc_harvest {
 	int exact;             /* touched lists every window of (W, S] */
 	struct hgroup *slots;  /* by hash */
 	size_t nslots;
-	const struct hgroup **order; /* the groups with touched windows, by key */
+	const struct hgroup **order; /* the groups with touched windows */
 	size_t norder;
 	ts_value *rows, *keys; /* the rows; ngroups * g key values */
 	size_t nrows, nkeys;   /* used */
@@ -679,7 +678,6 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 	struct hgroup *hg = &h->slots[j];
 	hg->key = hold_key(h, gr);
 	hg->hash = gr->hash;
-	hg->g = h->g;
 	hg->rows = h->rows + h->nrows * (size_t)h->width;
 	hg->touched = h->starts + h->nstarts;
 	size_t kept = 0;
@@ -708,36 +706,6 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 	h->nstarts += hg->ntouched;
 	if (hg->ntouched)
 		h->order[h->norder++] = hg;
-}
-
-/* Order of group values a and b (g of each, of one column's type each):
- * numbers by value, strings and blobs by their bytes. */
-static int key_order(const ts_value *a, const ts_value *b, int g)
-{
-	for (int k = 0; k < g; k++) {
-		const ts_value *x = &a[k], *y = &b[k];
-		int c;
-		if (is_bytes(x)) {
-			size_t n = x->v.s.len < y->v.s.len ? x->v.s.len : y->v.s.len;
-			c = n ? memcmp(x->v.s.ptr, y->v.s.ptr, n) : 0;
-			if (!c)
-				c = (x->v.s.len > y->v.s.len) - (x->v.s.len < y->v.s.len);
-		} else if (x->type == TS_DOUBLE) {
-			c = (x->v.d > y->v.d) - (x->v.d < y->v.d);
-		} else {
-			c = (x->v.i > y->v.i) - (x->v.i < y->v.i);
-		}
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-static int hgroup_order(const void *a, const void *b)
-{
-	const struct hgroup *x = *(const struct hgroup *const *)a;
-	const struct hgroup *y = *(const struct hgroup *const *)b;
-	return key_order(x->key, y->key, x->g);
 }
 
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
@@ -788,8 +756,6 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	for (size_t i = 0; h && i < s->nslots; i++)
 		if (s->slots[i])
 			take_group(s, s->slots[i], w, v, sc, h);
-	if (h)
-		qsort(h->order, h->norder, sizeof *h->order, hgroup_order);
 	ts__table_unlock(src);
 	if (rc < 0) {
 		ts__rollacc_harvest_free(h);

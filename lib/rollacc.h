@@ -54,8 +54,8 @@ void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v);
  * delete or lost fold since w).  Then the run needs no changes. */
 int ts__rollacc_exact(const ts__rollacc_harvest *h);
 
-/* The groups of h with windows touched, in key order (numbers by value,
- * strings by bytes): group i's g values, its touched windows' starts
+/* The groups of h with windows touched (in no order: a run writes its
+ * rows in any, with replace): group i's g values, its touched windows' starts
  * (*n, ascending) in *starts; valid until h is freed. */
 size_t ts__rollacc_groups(const ts__rollacc_harvest *h);
 const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
