@@ -708,9 +708,37 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 		h->order[h->norder++] = hg;
 }
 
+/* The version a run at v from w takes its harvest at when it leaves the
+ * open windows starting at `start` (the clock's) opened since w for the
+ * next run: the commit before the first row of the earliest of them --
+ * when no window received rows both before and after it (which the run
+ * would read from the source, and the next read again: series whose
+ * windows turn at different commits), else v. */
+static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t start)
+{
+	uint64_t cut = v;
+	for (size_t i = 0; i < s->nslots; i++) {
+		const struct group *gr = s->slots[i];
+		if (gr && gr->open && gr->open_start == start && gr->open_first > w &&
+		    gr->open_first <= cut)
+			cut = gr->open_first - 1;
+	}
+	for (size_t i = 0; cut < v && i < s->nslots; i++) {
+		const struct group *gr = s->slots[i];
+		if (!gr)
+			continue;
+		if (gr->open && gr->open_first <= cut && gr->open_version > cut)
+			return v;
+		for (size_t k = 0; k < gr->nclosed; k++)
+			if (gr->closed[k].first <= cut && gr->closed[k].last > cut)
+				return v;
+	}
+	return cut;
+}
+
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
-                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v,
-                     ts__rollacc_harvest **out)
+                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto)
 {
 	*out = NULL;
 	int rc = ts__table_lock(src);
@@ -720,6 +748,8 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	ts__rollacc_harvest *h = NULL;
 	if (v == 0) /* registering only */
 		s = NULL;
+	if (s && defer && ts__rollacc_skip_changes && s->known <= w)
+		v = *upto = deferred(s, w, v, start);
 	size_t ngroups = 0, nrows = 0, nbytes = 0;
 	for (size_t i = 0; s && i < s->nslots; i++) {
 		const struct group *gr = s->slots[i];

@@ -35,12 +35,18 @@ void ts__rollacc_free(ts__rollacc *a);
  * window when so); and the windows that commits in (w, v] touched
  * (over-reported: a window still receiving rows counts).  The rollup's
  * accumulators are registered first when src has none for it (from then
- * on its inserts are folded).  *out is NULL when the rollup is not
+ * on its inserts are folded).  With defer, when the harvest is exact
+ * (_exact), the windows starting at `start` (the clock's window) opened
+ * since w -- a group's open window whose first row came after w -- are
+ * left for the next run, unless a window received rows both before and
+ * after the first row of one of them: the harvest is at *upto, the
+ * commit before that first row (or v when there are none), which the
+ * run's watermark becomes; *upto is left as it is otherwise.  *out is NULL when the rollup is not
  * accumulated, or v is 0 (registering only).  Returns 0 or TS_ENOMEM (the run then reads every window
  * from the source). */
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
-                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v,
-                     ts__rollacc_harvest **out);
+                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto);
 
 /* The run that took a harvest at v did not move the watermark to v
  * (failed, or the database closes): the windows it took are no longer

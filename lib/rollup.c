@@ -832,7 +832,7 @@ static void accumulate(ts_table *t)
 	}
 	u.src = src;
 	if (resolve_specs(&u) < 0 ||
-	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, &h) < 0)
+	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, 0, 0, &h, NULL) < 0)
 		ts__clear_error();
 	ts__rollacc_harvest_free(h); /* at version 0: nothing taken */
 	free(u.specs);
@@ -1116,6 +1116,11 @@ static int refresh(struct run *u)
 	return u->read_had ? 0 : windows_may_empty(u->src, u->reset, &u->read_had);
 }
 
+/* paced_due: due because a window of the clock closed (the source still
+ * receiving rows): the run may leave the windows opened since W for the
+ * next (ts__rollacc_take's defer). */
+#define DUE_WINDOW 2
+
 /* Whether a paced run is due at database time now, the source at
  * version head: the first run, a source quiet since the last look (its
  * rows are all in: roll them up at once), a window of the clock closed
@@ -1130,7 +1135,7 @@ static int paced_due(ts__rollup *r, uint64_t head, int64_t now)
 	if (!r->last_run || quiet || now < r->last_run)
 		return 1;
 	return ts__floor_multiple(now - TS_ROLLUP_PACE_GRACE, pace) >
-	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace);
+	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace) ? DUE_WINDOW : 0;
 }
 
 static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
@@ -1157,7 +1162,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		goto out;
 	int64_t now = ts_now(db);
 	pthread_mutex_lock(&r->mu);
-	int due = head != w && (force || paced_due(r, head, now));
+	int due = head != w ? force ? 1 : paced_due(r, head, now) : 0;
 	if (due)
 		r->last_run = now;
 	pthread_mutex_unlock(&r->mu);
@@ -1168,9 +1173,11 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
 		goto out;
 	/* after the snapshot: every batch through S is folded (rollacc.c) */
-	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v, &u.acc) < 0)
+	uint64_t upto = v;
+	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v,
+	                            due == DUE_WINDOW, ts__floor_multiple(now, r->def.every),
+	                            &u.acc, &upto) < 0)
 		ts__clear_error(); /* out of memory: every window read from the source */
-	u.v = v;
 	if (!due)
 		v = w;
 	pthread_mutex_lock(&r->mu);
@@ -1178,6 +1185,11 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (r->source_version > w && !r->behind_since)
 		r->behind_since = now;
 	pthread_mutex_unlock(&r->mu);
+	/* the windows opened since W left for the next run: W moves to the
+	 * commit before the first of them (read at S all the same) */
+	if (due)
+		v = upto;
+	u.v = v;
 	if (v == w)
 		goto out;
 	if (v < w) {
