@@ -9,32 +9,41 @@
  * writer's mutex t->mu), one set per rollup that registered (at its
  * creation, or at a look of its maintenance):
  * per group (the rollup's group key values) the greatest ts folded since
- * (hi), the open window (hi's) and the windows closed since the last
- * harvest, each with its accumulators (aggacc.h: the aggregate's own
- * fold; one per column the rollup's functions read, shared by them) and
- * the commit that closed it.  At registration, `bound` is the
- * greatest ts the table holds (its tablets' and filling trees'): no row
- * committed before can lie in a window starting after it.
+ * (hi), the open window (hi's) and an entry for every other window a
+ * commit touched since the last harvest took it -- closed windows, and
+ * windows late rows fell into -- each with the commits of its first and
+ * last rows and, when clean, its accumulators (aggacc.h: the aggregate's
+ * own fold; one per column the rollup's functions read, shared by them).
+ * At registration, `bound` is the greatest ts the table holds (its
+ * tablets' and filling trees'): no row committed before can lie in a
+ * window starting after it; and `known` is the table's head: every
+ * commit after it is folded.
  *
  * A row of a group whose ts is above hi is in order: it is folded into
- * the open window, or closes it (at this batch's commit) and opens its
- * own -- clean when the window starts after bound.  Any other row (late,
- * a duplicate, a replacement: all have ts <= hi) makes its window dirty,
- * and a dirty window is dropped: a window the set does not hold is read
- * from the source as before.  A delete forgets every window and group
- * held, the sets starting again from the table's greatest ts (_reset).  So a
- * clean window closed at commit C holds exactly the rows of its window
- * at every version from C until a later commit touches it -- and that
- * commit dirties it first.  The folding is done under t->mu in the
- * batch's critical section, right after its commit: a run that took its
- * snapshot S and then takes t->mu sees every batch through S folded.  A
- * run harvests the clean windows closed at a commit <= S (dropping the
- * dirty ones), and a copy of a clean open window whose last row was
- * committed <= S (its state at S: no row after S is in it, so the run
- * counts no row it did not sync); what it does not find it recomputes
- * from the source, and changes decides, as before, which windows are
- * recomputed at all: the watermark protocol is unchanged, the
- * accumulators only save the read.
+ * the open window, or closes it and opens its own -- clean when the
+ * window starts after bound.  Any other row (late, a duplicate, a
+ * replacement: all have ts <= hi) makes its window dirty, or gives it a
+ * dirty entry: a dirty window is read from the source.  A delete forgets
+ * every window and group held, the sets starting again from the table's
+ * greatest ts, and not known until the next fold (_reset).  So a clean
+ * window holds exactly the rows of its window at every version from its
+ * last row's commit until a later commit touches it -- and that commit
+ * dirties it first.  The folding is done under t->mu in the batch's
+ * critical section, right after its commit: a run that took its
+ * snapshot S and then takes t->mu sees every batch through S folded.
+ *
+ * A run from watermark W harvests at S (_take): the rows of the clean
+ * windows whose last row came by S (an entry taken out, the open window
+ * copied), and the windows touched in (W, S].  When the set is known
+ * since W or earlier, that list is every window a commit in (W, S]
+ * touched, and the run reads no changes (ts__rollacc_exact); else
+ * changes decides, as before, which windows are recomputed, the
+ * accumulators only saving the read.  A run that took a harvest and did
+ * not move W (failed) makes the set known only after S (_untake): what
+ * it took out is not listed again.  A paced run may harvest at a version
+ * below S instead, leaving the clock's open windows for the next run
+ * (_take's defer): W becomes that version, and every entry touched after
+ * it is kept.
  *
  * Only rollups of tables are accumulated (a rollup's writes replace its
  * rows).  A sum of doubles is folded row by row in ts order, as the

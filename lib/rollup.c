@@ -13,7 +13,9 @@
  * paced_due): a run takes one snapshot of the source (commit S), syncs
  * the source's log through it (every row read is durable before a
  * rollup row counts it), reads what ts_changes_open reports for (W, S]
- * into memory (read_changes; its cursor closed), and recomputes those
+ * into memory (read_changes; its cursor closed) -- or, when every commit
+ * since W was folded by the accumulators at insert (rollacc.c), the
+ * windows they list as touched (harvest_changes) -- and recomputes those
  * windows -- each span of consecutive windows of a group, in parts of at
  * most SPAN_WINDOWS_MAX, by one aggregate (ts__aggregate_span), each
  * window's row written with replace, or the rollup's row of a window
@@ -22,7 +24,11 @@
  * ROLLUP written) by every explicit run and a paced one at most every
  * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
  * again from the persisted W: the writes are idempotent, and W never
- * claims rows that are not durable.
+ * claims rows that are not durable.  A paced run due because a window
+ * of the clock closed may stop short of S: the clock's open windows
+ * opened since W are left for the next run, W becoming the commit before
+ * their first rows (ts__rollacc_take's defer; docs/rollups.md section 2,
+ * "Accumulated at insert").
  *
  * The aggregate does not hold S for the whole run: before a span (or a
  * part of one) whose snapshot is TS_ROLLUP_RESNAP_EVERY old, the run
@@ -929,6 +935,29 @@ static int add_group(struct changed *c, const ts_value *row, int g)
 	return 0;
 }
 
+/* Add windows [from, to) of the last group added to c, joined to the
+ * last span when it is of that group (same) and overlaps or touches
+ * them. */
+static int add_span(struct changed *c, int same, int64_t from, int64_t to)
+{
+	struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
+	if (same && s && from <= s->s1) {
+		if (to > s->s1)
+			s->s1 = to;
+		return 0;
+	}
+	if (c->nspans == c->capspans) {
+		size_t cap = c->capspans ? 2 * c->capspans : 16;
+		struct changed_span *x = realloc(c->spans, cap * sizeof *x);
+		if (!x)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->spans = x;
+		c->capspans = cap;
+	}
+	c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, from, to};
+	return 0;
+}
+
 /* Read changes(source, (w, v], every, group) into *c, a group's
  * consecutive (overlapping or touching) windows joined into one span;
  * the cursor closed at return. */
@@ -954,25 +983,9 @@ static int read_changes(struct run *u, uint64_t w, uint64_t v, struct changed *c
 			group_values(c, c->ngroups - 1, g, last);
 			same = same_values(last, row, g);
 		}
-		struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
-		if (same && from <= s->s1) {
-			if (to > s->s1)
-				s->s1 = to;
-			continue;
-		}
-		if (!same && (rc = add_group(c, row, g)) < 0)
+		if ((!same && (rc = add_group(c, row, g)) < 0) ||
+		    (rc = add_span(c, same, from, to)) < 0)
 			break;
-		if (c->nspans == c->capspans) {
-			size_t cap = c->capspans ? 2 * c->capspans : 16;
-			struct changed_span *x = realloc(c->spans, cap * sizeof *x);
-			if (!x) {
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			c->spans = x;
-			c->capspans = cap;
-		}
-		c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, from, to};
 	}
 	ts_cursor_close(ch);
 	return rc;
@@ -992,25 +1005,9 @@ static int harvest_changes(struct run *u, struct changed *c)
 		const ts_value *key = ts__rollacc_group(u->acc, i, &starts, &n);
 		if ((rc = add_group(c, key, g)) < 0)
 			break;
-		for (size_t k = 0; k < n; k++) {
-			int64_t to = starts[k] > INT64_MAX - every ? INT64_MAX : starts[k] + every;
-			struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
-			if (k > 0 && starts[k] <= s->s1) {
-				s->s1 = to;
-				continue;
-			}
-			if (c->nspans == c->capspans) {
-				size_t cap = c->capspans ? 2 * c->capspans : 16;
-				struct changed_span *x = realloc(c->spans, cap * sizeof *x);
-				if (!x) {
-					rc = ts__fail(TS_ENOMEM, "out of memory");
-					break;
-				}
-				c->spans = x;
-				c->capspans = cap;
-			}
-			c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, starts[k], to};
-		}
+		for (size_t k = 0; rc == 0 && k < n; k++)
+			rc = add_span(c, k > 0, starts[k],
+			              starts[k] > INT64_MAX - every ? INT64_MAX : starts[k] + every);
 	}
 	return rc;
 }
