@@ -2193,10 +2193,11 @@ static void measure(void **state)
 	}
 	if (r1m) {
 		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
-		              "%lld runs in all, %llu without changes\n", offered_cpu,
-		              unpaced ? "whenever behind" : "paced",
+		              "%lld runs in all, %llu without changes, %lld windows written\n",
+		              offered_cpu, unpaced ? "whenever behind" : "paced",
 		              (long long)ts_test_stat(r1m, "rollup_runs"),
-		              (unsigned long long)(ts__rollup_changes_skipped - skipped0));
+		              (unsigned long long)(ts__rollup_changes_skipped - skipped0),
+		              (long long)ts_test_stat(r1m, "rollup_windows_recomputed"));
 		ts_table_close(r1m);
 	}
 	double ingest = secs_since(&t0);
