@@ -9,32 +9,41 @@
  * writer's mutex t->mu), one set per rollup that registered (at its
  * creation, or at a look of its maintenance):
  * per group (the rollup's group key values) the greatest ts folded since
- * (hi), the open window (hi's) and the windows closed since the last
- * harvest, each with its accumulators (aggacc.h: the aggregate's own
- * fold; one per column the rollup's functions read, shared by them) and
- * the commit that closed it.  At registration, `bound` is the
- * greatest ts the table holds (its tablets' and filling trees'): no row
- * committed before can lie in a window starting after it.
+ * (hi), the open window (hi's) and an entry for every other window a
+ * commit touched since the last harvest took it -- closed windows, and
+ * windows late rows fell into -- each with the commits of its first and
+ * last rows and, when clean, its accumulators (aggacc.h: the aggregate's
+ * own fold; one per column the rollup's functions read, shared by them).
+ * At registration, `bound` is the greatest ts the table holds (its
+ * tablets' and filling trees'): no row committed before can lie in a
+ * window starting after it; and `known` is the table's head: every
+ * commit after it is folded.
  *
  * A row of a group whose ts is above hi is in order: it is folded into
- * the open window, or closes it (at this batch's commit) and opens its
- * own -- clean when the window starts after bound.  Any other row (late,
- * a duplicate, a replacement: all have ts <= hi) makes its window dirty,
- * and a dirty window is dropped: a window the set does not hold is read
- * from the source as before.  A delete forgets every window and group
- * held, the sets starting again from the table's greatest ts (_reset).  So a
- * clean window closed at commit C holds exactly the rows of its window
- * at every version from C until a later commit touches it -- and that
- * commit dirties it first.  The folding is done under t->mu in the
- * batch's critical section, right after its commit: a run that took its
- * snapshot S and then takes t->mu sees every batch through S folded.  A
- * run harvests the clean windows closed at a commit <= S (dropping the
- * dirty ones), and a copy of a clean open window whose last row was
- * committed <= S (its state at S: no row after S is in it, so the run
- * counts no row it did not sync); what it does not find it recomputes
- * from the source, and changes decides, as before, which windows are
- * recomputed at all: the watermark protocol is unchanged, the
- * accumulators only save the read.
+ * the open window, or closes it and opens its own -- clean when the
+ * window starts after bound.  Any other row (late, a duplicate, a
+ * replacement: all have ts <= hi) makes its window dirty, or gives it a
+ * dirty entry: a dirty window is read from the source.  A delete forgets
+ * every window and group held, the sets starting again from the table's
+ * greatest ts, and not known until the next fold (_reset).  So a clean
+ * window holds exactly the rows of its window at every version from its
+ * last row's commit until a later commit touches it -- and that commit
+ * dirties it first.  The folding is done under t->mu in the batch's
+ * critical section, right after its commit: a run that took its
+ * snapshot S and then takes t->mu sees every batch through S folded.
+ *
+ * A run from watermark W harvests at S (_take): the rows of the clean
+ * windows whose last row came by S (an entry taken out, the open window
+ * copied), and the windows touched in (W, S].  When the set is known
+ * since W or earlier, that list is every window a commit in (W, S]
+ * touched, and the run reads no changes (ts__rollacc_exact); else
+ * changes decides, as before, which windows are recomputed, the
+ * accumulators only saving the read.  A run that took a harvest and did
+ * not move W (failed) makes the set known only after S (_untake): what
+ * it took out is not listed again.  A paced run may harvest at a version
+ * below S instead, leaving the clock's open windows for the next run
+ * (_take's defer): W becomes that version, and every entry touched after
+ * it is kept.
  *
  * Only rollups of tables are accumulated (a rollup's writes replace its
  * rows).  A sum of doubles is folded row by row in ts order, as the
@@ -62,11 +71,16 @@ int ts__rollacc_enabled = 1;
 #define ACC_CLOSED_MAX (1u << 20)
 #define ACC_GROUPS_MAX (1u << 20)
 
-/* A window closed since the last harvest; its accumulators are the
- * group's accs[i * nacc ..]. */
+/* A window that received rows since the last harvest took it: closed
+ * windows, clean or dirty, and windows a late row fell into that the
+ * group no longer held (dirty); sorted by start.  A clean one's
+ * accumulators are the group's accs[i * nacc ..].  A window at or below
+ * the bound may have two, both dirty: a late row's, then the group's
+ * first rows in order (the run joins them into one span). */
 struct closed {
 	int64_t start;
-	uint64_t version;  /* the commit that closed it */
+	uint64_t first, last;  /* the commits of its first and last rows
+	                        * folded (late ones too) */
 	int clean;
 };
 
@@ -80,7 +94,8 @@ struct group {
 	int64_t hi;            /* the greatest ts folded */
 	int open, open_clean;
 	int64_t open_start;
-	uint64_t open_version;  /* the commit of its last row */
+	uint64_t open_first;    /* the commit of its first row */
+	uint64_t open_version;  /* the commit of its last row (a late one too) */
 	ts__agg_acc *open_accs; /* nacc: one per column folded */
 	struct closed *closed;
 	ts__agg_acc *accs;
@@ -101,6 +116,10 @@ struct set {
 	int nacc;
 	int *acc_of, *acc_col;
 	int64_t bound;
+	/* every commit after version `known` is folded (a window it touched
+	 * has an entry: the open one, or one of closed); UINT64_MAX: not
+	 * known since a reset, until the next fold (rollacc.h, _take) */
+	uint64_t known;
 	struct group **slots;
 	size_t nslots, ngroups, nclosed;
 	struct group *last;
@@ -306,6 +325,7 @@ void ts__rollacc_reset(struct ts_table *t)
 		s->ngroups = s->nclosed = 0;
 		s->last = NULL;
 		s->bound = bound;
+		s->known = UINT64_MAX; /* until the next fold: this change is not */
 	}
 	a->nstaged = 0;
 }
@@ -335,15 +355,10 @@ void ts__rollacc_unstage(struct ts_table *t)
 	t->acc->nstaged = 0;
 }
 
-/* Close gr's open window at commit version: kept when clean (dirty ones
- * are read from the source).  Returns 0 or -1 (out of memory). */
-static int close_open(struct set *s, struct group *gr, uint64_t version)
+/* Room in gr for one more window entry.  Returns 0 or -1 (out of
+ * memory). */
+static int closed_room(struct set *s, struct group *gr)
 {
-	if (!gr->open)
-		return 0;
-	gr->open = 0;
-	if (!gr->open_clean)
-		return 0;
 	if (gr->nclosed == gr->cap) {
 		size_t cap = gr->cap ? 2 * gr->cap : 8;
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
@@ -356,20 +371,39 @@ static int close_open(struct set *s, struct group *gr, uint64_t version)
 			return -1;
 		gr->cap = cap;
 	}
-	gr->closed[gr->nclosed] = (struct closed){gr->open_start, version, 1};
-	memcpy(gr->accs + gr->nclosed * (size_t)s->nacc, gr->open_accs,
-	       (size_t)s->nacc * sizeof *gr->accs);
+	return 0;
+}
+
+/* Close gr's open window: an entry, with its accumulators when clean
+ * (dirty ones are read from the source).  Returns 0 or -1 (out of
+ * memory). */
+static int close_open(struct set *s, struct group *gr)
+{
+	if (!gr->open)
+		return 0;
+	gr->open = 0;
+	if (closed_room(s, gr) < 0)
+		return -1;
+	gr->closed[gr->nclosed] =
+		(struct closed){gr->open_start, gr->open_first, gr->open_version, gr->open_clean};
+	if (gr->open_clean)
+		memcpy(gr->accs + gr->nclosed * (size_t)s->nacc, gr->open_accs,
+		       (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
 }
 
-/* A row at or below gr's hi: its window, if held, is dirty. */
-static void late_row(struct group *gr, int64_t start)
+/* A row at or below gr's hi, committed at version: its window is dirty,
+ * an entry of its own when not held (a window touched since the last
+ * harvest always has one: _take lists them).  Returns 0 or -1 (out of
+ * memory). */
+static int late_row(struct set *s, struct group *gr, int64_t start, uint64_t version)
 {
 	if (gr->open && start == gr->open_start) {
 		gr->open_clean = 0;
-		return;
+		gr->open_version = version;
+		return 0;
 	}
 	size_t lo = 0, hi = gr->nclosed;
 	while (lo < hi) {
@@ -379,8 +413,20 @@ static void late_row(struct group *gr, int64_t start)
 		else
 			hi = mid;
 	}
-	if (lo < gr->nclosed && gr->closed[lo].start == start)
+	if (lo < gr->nclosed && gr->closed[lo].start == start) {
 		gr->closed[lo].clean = 0;
+		gr->closed[lo].last = version;
+		return 0;
+	}
+	if (closed_room(s, gr) < 0)
+		return -1;
+	memmove(gr->closed + lo + 1, gr->closed + lo, (gr->nclosed - lo) * sizeof *gr->closed);
+	memmove(gr->accs + (lo + 1) * (size_t)s->nacc, gr->accs + lo * (size_t)s->nacc,
+	        (gr->nclosed - lo) * (size_t)s->nacc * sizeof *gr->accs);
+	gr->closed[lo] = (struct closed){start, version, version, 0};
+	gr->nclosed++;
+	s->nclosed++;
+	return 0;
 }
 
 /* Fold row v of the batch committed at version into s.  Returns 0 or -1
@@ -404,20 +450,20 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		s->last = gr;
 	}
 	int64_t ts = v[ts_col].v.i;
-	if (ts <= gr->hi) {
-		late_row(gr, ts__floor_multiple(ts, s->every));
-		return 0;
-	}
+	if (ts <= gr->hi)
+		return late_row(s, gr, ts__floor_multiple(ts, s->every), version) < 0 ||
+		       s->nclosed > ACC_CLOSED_MAX ? -1 : 0;
 	gr->hi = ts;
 	/* most rows are of the open window (which starts below ts): no
 	 * division for them */
 	int64_t start = gr->open && (uint64_t)ts - (uint64_t)gr->open_start < (uint64_t)s->every
 	                ? gr->open_start : ts__floor_multiple(ts, s->every);
 	if (!gr->open || start != gr->open_start) {
-		if (close_open(s, gr, version) < 0 || s->nclosed > ACC_CLOSED_MAX)
+		if (close_open(s, gr) < 0 || s->nclosed > ACC_CLOSED_MAX)
 			return -1;
 		gr->open = 1;
 		gr->open_start = start;
+		gr->open_first = version;
 		gr->open_clean = start > s->bound;
 		memset(gr->open_accs, 0, (size_t)s->nacc * sizeof *gr->open_accs);
 	}
@@ -434,11 +480,13 @@ void ts__rollacc_apply(struct ts_table *t, uint64_t version)
 	int ts_col = ts__desc_schema(t->desc)->ts_col;
 	for (struct set *s = a->sets, *next; s; s = next) {
 		next = s->next;
-		for (size_t i = 0; i < a->nstaged; i++)
-			if (fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) < 0) {
-				set_drop(a, s);
-				break;
-			}
+		size_t i = 0;
+		while (i < a->nstaged && fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) == 0)
+			i++;
+		if (i < a->nstaged)
+			set_drop(a, s);
+		else if (s->known == UINT64_MAX) /* after a reset: known from here on */
+			s->known = version;
 	}
 	a->nstaged = 0;
 }
@@ -521,42 +569,55 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 	for (int k = 0; k < s->g; k++)
 		s->gcols[k] = sc->key[k];
 	s->bound = table_max_ts(t);
+	s->known = ts__log_head(t->log);
 	s->next = a->sets;
 	a->sets = s;
 	return s;
 }
 
 /*
- * A harvest: per group, its windows' rows in start order.  Its memory is
- * three blocks sized before anything is taken (a run harvests about
- * every group at every run: allocations per group were a tenth of a
- * live run's CPU): the slots, every group's rows (room for each group's
- * closed windows and its open one), and the groups' key values with
- * their strings' bytes.
+ * A harvest: per group, its windows' rows in start order, and the starts
+ * of the windows commits in (W, S] touched.  Its memory is four blocks
+ * sized before anything is taken (a run harvests about every group at
+ * every run: allocations per group were a tenth of a live run's CPU):
+ * the slots, every group's rows and starts (room for each group's
+ * entries and its open window), and the groups' key values with their
+ * strings' bytes.
  */
 struct hgroup {
 	const ts_value *key;   /* g values into keys; NULL = a free slot */
 	uint64_t hash;
 	ts_value *rows;        /* width values a window, into rows */
 	size_t n;
+	int64_t *touched;      /* ascending, into starts */
+	size_t ntouched;
 };
 
 struct ts__rollacc_harvest {
 	int g, width;
+	int exact;             /* touched lists every window of (W, S] */
 	struct hgroup *slots;  /* by hash */
 	size_t nslots;
+	const struct hgroup **order; /* the groups with touched windows */
+	size_t norder;
 	ts_value *rows, *keys; /* the rows; ngroups * g key values */
 	size_t nrows, nkeys;   /* used */
+	int64_t *starts;
+	size_t nstarts;        /* used */
 	unsigned char *bytes;  /* the keys' strings and blobs */
 	size_t nbytes;         /* used */
 };
+
+int ts__rollacc_skip_changes = 1;
 
 void ts__rollacc_harvest_free(ts__rollacc_harvest *h)
 {
 	if (!h)
 		return;
 	free(h->slots);
+	free(h->order);
 	free(h->rows);
+	free(h->starts);
 	free(h->keys);
 	free(h->bytes);
 	free(h);
@@ -572,62 +633,121 @@ static const ts_value *hold_key(ts__rollacc_harvest *h, const struct group *gr)
 	return key;
 }
 
-/* Move the windows of gr closed at a commit <= v into h (the clean ones,
- * into the room take made for them) or drop them (the dirty ones). */
-static void take_group(struct set *s, struct group *gr, uint64_t v, const ts__schema *sc,
-                      ts__rollacc_harvest *h)
+/* Whether a window whose rows were committed from first to last was
+ * touched by a commit in (w, v]: a window still receiving rows after v
+ * (last > v) is counted when its first came by v. */
+static int touched(uint64_t first, uint64_t last, uint64_t w, uint64_t v)
 {
-	size_t n = 0, clean = 0;
-	while (n < gr->nclosed && gr->closed[n].version <= v)
-		clean += gr->closed[n++].clean;
-	/* the open window as of v, when no row came after v: a copy (it
-	 * goes on accumulating; the run that finds it closed writes it
-	 * again if changes reports it) */
-	int open = gr->open && gr->open_clean && gr->open_version <= v;
-	clean += open;
-	if (n == 0 && !open)
-		return;
-	struct hgroup *hg = NULL;
-	if (clean) {
-		size_t j = gr->hash & (h->nslots - 1);
-		while (h->slots[j].key)
-			j = (j + 1) & (h->nslots - 1);
-		hg = &h->slots[j];
-		hg->key = hold_key(h, gr);
-		hg->hash = gr->hash;
-		hg->rows = h->rows + h->nrows * (size_t)h->width;
-		h->nrows += clean;
-	}
-	for (size_t i = 0; i < n + (size_t)open; i++) {
-		if (i < n && !gr->closed[i].clean)
-			continue;
-		ts_value *row = hg->rows + hg->n * (size_t)h->width;
-		const ts__agg_acc *acc = i < n ? gr->accs + i * (size_t)s->nacc : gr->open_accs;
-		int ok = 1;
-		memcpy(row, hg->key, (size_t)s->g * sizeof *row);
-		row[s->g] = ts_timestamp(i < n ? gr->closed[i].start : gr->open_start);
-		for (int k = 0; ok && k < s->nspecs; k++) {
-			const ts__col *c = &sc->cols[s->specs[k].column];
-			ok = ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name,
-			                        &acc[s->acc_of[k]], &row[s->g + 1 + k]) == 0;
-		}
-		if (ok) /* else (an int64 sum overflowing) read from the source: its error */
-			hg->n++;
-		else
+	return last > w && first <= v;
+}
+
+/* Whether group gr has a window to harvest at v, watermark w. */
+static int harvested(const struct group *gr, uint64_t w, uint64_t v)
+{
+	return gr->nclosed || (gr->open && touched(gr->open_first, gr->open_version, w, v)) ||
+	       (gr->open && gr->open_clean && gr->open_version <= v);
+}
+
+/* Write the rollup row of gr's window start from accumulators acc into
+ * hg's next row; 0, or -1 when a function has no exact value here (an
+ * int64 sum overflowing: the source's read gives its error). */
+static int put_row(struct set *s, const ts__schema *sc, struct hgroup *hg, int width,
+                   int64_t start, const ts__agg_acc *acc)
+{
+	ts_value *row = hg->rows + hg->n * (size_t)width;
+	memcpy(row, hg->key, (size_t)s->g * sizeof *row);
+	row[s->g] = ts_timestamp(start);
+	for (int k = 0; k < s->nspecs; k++) {
+		const ts__col *c = &sc->cols[s->specs[k].column];
+		if (ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name,
+		                       &acc[s->acc_of[k]], &row[s->g + 1 + k]) < 0) {
 			ts__clear_error();
+			return -1;
+		}
 	}
-	if (n == 0) /* (and the arrays may be NULL: no memmove of them) */
+	hg->n++;
+	return 0;
+}
+
+/* Move gr's entries whose last row was committed <= v into h: the clean
+ * ones' rows into the room take made (the dirty ones are read from the
+ * source), and the starts of the windows touched in (w, v] -- entries of
+ * later commits too, kept for the next run, and the open window -- into
+ * hg->touched.  A copy of the open window when it is clean and its last
+ * row came by v (it goes on accumulating: the run that finds it closed
+ * writes it again if touched). */
+static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
+                       const ts__schema *sc, ts__rollacc_harvest *h)
+{
+	if (!harvested(gr, w, v))
 		return;
-	memmove(gr->closed, gr->closed + n, (gr->nclosed - n) * sizeof *gr->closed);
-	memmove(gr->accs, gr->accs + n * (size_t)s->nacc,
-	        (gr->nclosed - n) * (size_t)s->nacc * sizeof *gr->accs);
-	gr->nclosed -= n;
-	s->nclosed -= n;
+	size_t j = gr->hash & (h->nslots - 1);
+	while (h->slots[j].key)
+		j = (j + 1) & (h->nslots - 1);
+	struct hgroup *hg = &h->slots[j];
+	hg->key = hold_key(h, gr);
+	hg->hash = gr->hash;
+	hg->rows = h->rows + h->nrows * (size_t)h->width;
+	hg->touched = h->starts + h->nstarts;
+	size_t kept = 0;
+	for (size_t i = 0; i < gr->nclosed; i++) {
+		const struct closed *e = &gr->closed[i];
+		if (touched(e->first, e->last, w, v))
+			hg->touched[hg->ntouched++] = e->start;
+		if (e->last > v) { /* kept */
+			if (kept != i) {
+				gr->closed[kept] = *e;
+				memcpy(gr->accs + kept * (size_t)s->nacc, gr->accs + i * (size_t)s->nacc,
+				       (size_t)s->nacc * sizeof *gr->accs);
+			}
+			kept++;
+		} else if (e->clean) {
+			put_row(s, sc, hg, h->width, e->start, gr->accs + i * (size_t)s->nacc);
+		}
+	}
+	s->nclosed -= gr->nclosed - kept;
+	gr->nclosed = kept;
+	if (gr->open && touched(gr->open_first, gr->open_version, w, v))
+		hg->touched[hg->ntouched++] = gr->open_start;
+	if (gr->open && gr->open_clean && gr->open_version <= v)
+		put_row(s, sc, hg, h->width, gr->open_start, gr->open_accs);
+	h->nrows += hg->n;
+	h->nstarts += hg->ntouched;
+	if (hg->ntouched)
+		h->order[h->norder++] = hg;
+}
+
+/* The version a run at v from w takes its harvest at when it leaves the
+ * open windows starting at `start` (the clock's) opened since w for the
+ * next run: the commit before the first row of the earliest of them --
+ * when no window received rows both before and after it (which the run
+ * would read from the source, and the next read again: series whose
+ * windows turn at different commits), else v. */
+static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t start)
+{
+	uint64_t cut = v;
+	for (size_t i = 0; i < s->nslots; i++) {
+		const struct group *gr = s->slots[i];
+		if (gr && gr->open && gr->open_start == start && gr->open_first > w &&
+		    gr->open_first <= cut)
+			cut = gr->open_first - 1;
+	}
+	for (size_t i = 0; cut < v && i < s->nslots; i++) {
+		const struct group *gr = s->slots[i];
+		if (!gr)
+			continue;
+		if (gr->open && gr->open_first <= cut && gr->open_version > cut)
+			return v;
+		for (size_t k = 0; k < gr->nclosed; k++)
+			if (gr->closed[k].first <= cut && gr->closed[k].last > cut)
+				return v;
+	}
+	return cut;
 }
 
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
-                        const ts_aggspec *specs, int nspecs, uint64_t v,
-                        ts__rollacc_harvest **out)
+                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto)
 {
 	*out = NULL;
 	int rc = ts__table_lock(src);
@@ -635,23 +755,28 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 		return rc;
 	struct set *s = registered(src, name, d, specs, nspecs);
 	ts__rollacc_harvest *h = NULL;
+	if (v == 0) /* registering only */
+		s = NULL;
+	if (s && defer && ts__rollacc_skip_changes && s->known <= w)
+		v = *upto = deferred(s, w, v, start);
 	size_t ngroups = 0, nrows = 0, nbytes = 0;
 	for (size_t i = 0; s && i < s->nslots; i++) {
 		const struct group *gr = s->slots[i];
-		if (!gr || !((gr->nclosed && gr->closed[0].version <= v) ||
-		             (gr->open && gr->open_version <= v)))
+		if (!gr || !harvested(gr, w, v))
 			continue;
 		ngroups++;
-		nrows += gr->nclosed + 1; /* at most: the closed windows and the open one */
+		nrows += gr->nclosed + 1; /* at most: the entries and the open window */
 		nbytes += key_bytes(gr->key, NULL, s->g);
 	}
-	if (ngroups) {
+	if (s) {
 		size_t n = 16;
 		while (n < 2 * ngroups)
 			n *= 2;
 		int width = s->g + 1 + s->nspecs;
 		if (!(h = calloc(1, sizeof *h)) || !(h->slots = calloc(n, sizeof *h->slots)) ||
-		    !(h->rows = malloc(nrows * (size_t)width * sizeof *h->rows)) ||
+		    !(h->order = malloc((ngroups + 1) * sizeof *h->order)) ||
+		    !(h->rows = malloc((nrows + 1) * (size_t)width * sizeof *h->rows)) ||
+		    !(h->starts = malloc((nrows + 1) * sizeof *h->starts)) ||
 		    !(h->keys = malloc((ngroups * (size_t)s->g + 1) * sizeof *h->keys)) ||
 		    !(h->bytes = malloc(nbytes + 1))) {
 			ts__rollacc_harvest_free(h);
@@ -661,12 +786,15 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 			h->nslots = n;
 			h->g = s->g;
 			h->width = width;
+			/* every commit in (w, v] folded: its windows are those
+			 * listed (else changes finds them) */
+			h->exact = ts__rollacc_skip_changes && s->known <= w;
 		}
 	}
 	const ts__schema *sc = ts__desc_schema(src->desc);
 	for (size_t i = 0; h && i < s->nslots; i++)
 		if (s->slots[i])
-			take_group(s, s->slots[i], v, sc, h);
+			take_group(s, s->slots[i], w, v, sc, h);
 	ts__table_unlock(src);
 	if (rc < 0) {
 		ts__rollacc_harvest_free(h);
@@ -674,6 +802,36 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	}
 	*out = h;
 	return 0;
+}
+
+void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v)
+{
+	if (ts__table_lock(src) < 0) {
+		ts__clear_error(); /* (closing: the sets go with the table) */
+		return;
+	}
+	for (struct set *s = src->acc ? src->acc->sets : NULL; s; s = s->next)
+		if (strcmp(s->name, name) == 0 && s->known != UINT64_MAX && s->known < v)
+			s->known = v;
+	ts__table_unlock(src);
+}
+
+int ts__rollacc_exact(const ts__rollacc_harvest *h)
+{
+	return h && h->exact;
+}
+
+size_t ts__rollacc_groups(const ts__rollacc_harvest *h)
+{
+	return h ? h->norder : 0;
+}
+
+const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
+                                  const int64_t **starts, size_t *n)
+{
+	*starts = h->order[i]->touched;
+	*n = h->order[i]->ntouched;
+	return h->order[i]->key;
 }
 
 const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,

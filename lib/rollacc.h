@@ -28,16 +28,44 @@ void ts__rollacc_reset(struct ts_table *t);
 void ts__rollacc_free(ts__rollacc *a);
 
 /* The maintenance's side (rollup.c), t->mu not held: the windows of
- * rollup `name` (definition d, specs over the source's columns) whose
- * rows all arrived in order and were closed at a commit <= v, each as a
- * rollup row, taken out of src's accumulators into *out (NULL when there
- * are none), with a copy of each such open window whose last row was
- * committed <= v; the rollup's accumulators are registered first when src
- * has none for it (from then on its inserts are folded).  Returns 0 or
- * TS_ENOMEM (the run then reads every window from the source). */
+ * rollup `name` (definition d, specs over the source's columns), at
+ * version v (the run's snapshot S) from watermark w, taken out of src's
+ * accumulators into *out: as rollup rows, those whose rows all arrived
+ * in order and whose last row was committed <= v (a copy of the open
+ * window when so); and the windows that commits in (w, v] touched
+ * (over-reported: a window still receiving rows counts).  The rollup's
+ * accumulators are registered first when src has none for it (from then
+ * on its inserts are folded).  With defer, when the harvest is exact
+ * (_exact), the windows starting at `start` (the clock's window) opened
+ * since w -- a group's open window whose first row came after w -- are
+ * left for the next run, unless a window received rows both before and
+ * after the first row of one of them: the harvest is at *upto, the
+ * commit before that first row (or v when there are none), which the
+ * run's watermark becomes; *upto is left as it is otherwise.  *out is NULL when the rollup is not
+ * accumulated, or v is 0 (registering only).  Returns 0 or TS_ENOMEM (the run then reads every window
+ * from the source). */
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
-                        const ts_aggspec *specs, int nspecs, uint64_t v,
-                        ts__rollacc_harvest **out);
+                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto);
+
+/* The run that took a harvest at v did not move the watermark to v
+ * (failed, or the database closes): the windows it took are no longer
+ * in the accumulators, so the next harvest from the same watermark may
+ * not list them -- changes must (its harvests are not exact until the
+ * watermark reaches v). */
+void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v);
+
+/* Whether h lists every window that commits in (w, v] touched: every such
+ * commit was folded (none before the accumulators' registration, no
+ * delete or lost fold since w).  Then the run needs no changes. */
+int ts__rollacc_exact(const ts__rollacc_harvest *h);
+
+/* The groups of h with windows touched (in no order: a run writes its
+ * rows in any, with replace): group i's g values, its touched windows' starts
+ * (*n, ascending) in *starts; valid until h is freed. */
+size_t ts__rollacc_groups(const ts__rollacc_harvest *h);
+const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
+                                  const int64_t **starts, size_t *n);
 
 /* The first harvested row (group values, window start, one value per
  * spec) of group prefix whose window starts at or after from, or NULL. */
@@ -48,5 +76,8 @@ void ts__rollacc_harvest_free(ts__rollacc_harvest *h);
 /* 1; tests and measurements set it to 0: runs then take nothing (every
  * window read from the source, as before the accumulators). */
 extern int ts__rollacc_enabled;
+/* 1; tests and measurements set it to 0: no harvest is exact (every run
+ * reads changes, as before the runs took the windows from the harvest). */
+extern int ts__rollacc_skip_changes;
 
 #endif

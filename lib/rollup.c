@@ -13,7 +13,9 @@
  * paced_due): a run takes one snapshot of the source (commit S), syncs
  * the source's log through it (every row read is durable before a
  * rollup row counts it), reads what ts_changes_open reports for (W, S]
- * into memory (read_changes; its cursor closed), and recomputes those
+ * into memory (read_changes; its cursor closed) -- or, when every commit
+ * since W was folded by the accumulators at insert (rollacc.c), the
+ * windows they list as touched (harvest_changes) -- and recomputes those
  * windows -- each span of consecutive windows of a group, in parts of at
  * most SPAN_WINDOWS_MAX, by one aggregate (ts__aggregate_span), each
  * window's row written with replace, or the rollup's row of a window
@@ -22,7 +24,11 @@
  * ROLLUP written) by every explicit run and a paced one at most every
  * TS_ROLLUP_PERSIST_EVERY.  A crash anywhere recomputes the same windows
  * again from the persisted W: the writes are idempotent, and W never
- * claims rows that are not durable.
+ * claims rows that are not durable.  A paced run due because a window
+ * of the clock closed may stop short of S: the clock's open windows
+ * opened since W are left for the next run, W becoming the commit before
+ * their first rows (ts__rollacc_take's defer; docs/rollups.md section 2,
+ * "Accumulated at insert").
  *
  * The aggregate does not hold S for the whole run: before a span (or a
  * part of one) whose snapshot is TS_ROLLUP_RESNAP_EVERY old, the run
@@ -832,7 +838,7 @@ static void accumulate(ts_table *t)
 	}
 	u.src = src;
 	if (resolve_specs(&u) < 0 ||
-	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, &h) < 0)
+	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, 0, 0, &h, NULL) < 0)
 		ts__clear_error();
 	ts__rollacc_harvest_free(h); /* at version 0: nothing taken */
 	free(u.specs);
@@ -929,6 +935,29 @@ static int add_group(struct changed *c, const ts_value *row, int g)
 	return 0;
 }
 
+/* Add windows [from, to) of the last group added to c, joined to the
+ * last span when it is of that group (same) and overlaps or touches
+ * them. */
+static int add_span(struct changed *c, int same, int64_t from, int64_t to)
+{
+	struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
+	if (same && s && from <= s->s1) {
+		if (to > s->s1)
+			s->s1 = to;
+		return 0;
+	}
+	if (c->nspans == c->capspans) {
+		size_t cap = c->capspans ? 2 * c->capspans : 16;
+		struct changed_span *x = realloc(c->spans, cap * sizeof *x);
+		if (!x)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		c->spans = x;
+		c->capspans = cap;
+	}
+	c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, from, to};
+	return 0;
+}
+
 /* Read changes(source, (w, v], every, group) into *c, a group's
  * consecutive (overlapping or touching) windows joined into one span;
  * the cursor closed at return. */
@@ -954,39 +983,53 @@ static int read_changes(struct run *u, uint64_t w, uint64_t v, struct changed *c
 			group_values(c, c->ngroups - 1, g, last);
 			same = same_values(last, row, g);
 		}
-		struct changed_span *s = c->nspans ? &c->spans[c->nspans - 1] : NULL;
-		if (same && from <= s->s1) {
-			if (to > s->s1)
-				s->s1 = to;
-			continue;
-		}
-		if (!same && (rc = add_group(c, row, g)) < 0)
+		if ((!same && (rc = add_group(c, row, g)) < 0) ||
+		    (rc = add_span(c, same, from, to)) < 0)
 			break;
-		if (c->nspans == c->capspans) {
-			size_t cap = c->capspans ? 2 * c->capspans : 16;
-			struct changed_span *x = realloc(c->spans, cap * sizeof *x);
-			if (!x) {
-				rc = ts__fail(TS_ENOMEM, "out of memory");
-				break;
-			}
-			c->spans = x;
-			c->capspans = cap;
-		}
-		c->spans[c->nspans++] = (struct changed_span){c->ngroups - 1, from, to};
 	}
 	ts_cursor_close(ch);
 	return rc;
 }
 
-/* Recompute the windows changes reports in (w, v] of the source, each
- * run of consecutive windows of a group (a span) by one aggregate (in
- * parts: span). */
+/* The windows the harvest lists as touched in (w, v] into *c, as
+ * read_changes would give them (a group's consecutive windows joined):
+ * every commit since w was folded at insert (ts__rollacc_exact), so
+ * changes would report the same windows or more. */
+static int harvest_changes(struct run *u, struct changed *c)
+{
+	int g = u->def->group, rc = 0;
+	int64_t every = u->def->every;
+	for (size_t i = 0; rc == 0 && i < ts__rollacc_groups(u->acc); i++) {
+		const int64_t *starts;
+		size_t n;
+		const ts_value *key = ts__rollacc_group(u->acc, i, &starts, &n);
+		if ((rc = add_group(c, key, g)) < 0)
+			break;
+		for (size_t k = 0; rc == 0 && k < n; k++)
+			rc = add_span(c, k > 0, starts[k],
+			              starts[k] > INT64_MAX - every ? INT64_MAX : starts[k] + every);
+	}
+	return rc;
+}
+
+uint64_t ts__rollup_changes_skipped;
+
+/* Recompute the windows changes reports in (w, v] of the source -- or,
+ * when every commit since w was folded at insert, that the harvest lists
+ * -- each run of consecutive windows of a group (a span) by one
+ * aggregate (in parts: span). */
 static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yield *y)
 {
 	struct changed ch;
 	memset(&ch, 0, sizeof ch);
 	ts__buf_init(&ch.mem);
-	int g = u->def->group, rc = read_changes(u, w, v, &ch);
+	int g = u->def->group, rc;
+	if (!u->reset && ts__rollacc_exact(u->acc)) {
+		rc = harvest_changes(u, &ch);
+		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);
+	} else {
+		rc = read_changes(u, w, v, &ch);
+	}
 	uint64_t done = 0;
 	ts_value prefix[TS_KEY_COLUMNS_MAX];
 	for (size_t i = 0; rc == 0 && i < ch.nspans; i++) {
@@ -1070,6 +1113,11 @@ static int refresh(struct run *u)
 	return u->read_had ? 0 : windows_may_empty(u->src, u->reset, &u->read_had);
 }
 
+/* paced_due: due because a window of the clock closed (the source still
+ * receiving rows): the run may leave the windows opened since W for the
+ * next (ts__rollacc_take's defer). */
+#define DUE_WINDOW 2
+
 /* Whether a paced run is due at database time now, the source at
  * version head: the first run, a source quiet since the last look (its
  * rows are all in: roll them up at once), a window of the clock closed
@@ -1084,7 +1132,7 @@ static int paced_due(ts__rollup *r, uint64_t head, int64_t now)
 	if (!r->last_run || quiet || now < r->last_run)
 		return 1;
 	return ts__floor_multiple(now - TS_ROLLUP_PACE_GRACE, pace) >
-	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace);
+	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace) ? DUE_WINDOW : 0;
 }
 
 static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
@@ -1111,7 +1159,7 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		goto out;
 	int64_t now = ts_now(db);
 	pthread_mutex_lock(&r->mu);
-	int due = head != w && (force || paced_due(r, head, now));
+	int due = head != w ? force ? 1 : paced_due(r, head, now) : 0;
 	if (due)
 		r->last_run = now;
 	pthread_mutex_unlock(&r->mu);
@@ -1122,9 +1170,11 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
 		goto out;
 	/* after the snapshot: every batch through S is folded (rollacc.c) */
-	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, v, &u.acc) < 0)
+	uint64_t upto = v;
+	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v,
+	                            due == DUE_WINDOW, ts__floor_multiple(now, r->def.every),
+	                            &u.acc, &upto) < 0)
 		ts__clear_error(); /* out of memory: every window read from the source */
-	u.v = v;
 	if (!due)
 		v = w;
 	pthread_mutex_lock(&r->mu);
@@ -1132,6 +1182,11 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (r->source_version > w && !r->behind_since)
 		r->behind_since = now;
 	pthread_mutex_unlock(&r->mu);
+	/* the windows opened since W left for the next run: W moves to the
+	 * commit before the first of them (read at S all the same) */
+	if (due)
+		v = upto;
+	u.v = v;
 	if (v == w)
 		goto out;
 	if (v < w) {
@@ -1174,6 +1229,8 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		pthread_mutex_unlock(&r->mu);
 	}
 out:
+	if (rc != 0 && u.acc) /* what it took is for the watermark it did not write */
+		ts__rollacc_untake(src, t->name, u.v);
 	if (u.agg)
 		ts_cursor_close(u.agg);
 	ts__rollacc_harvest_free(u.acc);

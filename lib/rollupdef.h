@@ -132,6 +132,11 @@ int ts__rollups_of(const char *dbdir, const char *source, char ***names, int *n)
  * inserts and deletes into a rollup are refused otherwise. */
 extern _Thread_local int ts__rollup_writing;
 
+/* Runs that took the windows to recompute from the accumulators at
+ * insert instead of reading changes (rollacc.h, ts__rollacc_exact); for
+ * tests and measurements. */
+extern uint64_t ts__rollup_changes_skipped;
+
 /* Tests: when set, called by a rollup's run right after it synced the
  * source src (the durable version taken), before it reads the source's
  * rows -- where rows committed meanwhile are not durable. */

@@ -934,10 +934,16 @@ static void paced_by_windows(void **state)
 		if (i == 3)
 			ts_test_env_set_now(e, NOW + MIN + SEC);
 		assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
-		assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)v[i == 3 ? 3 : 0]);
+		/* 3: through v[3], or -- windows opened since v[0] left for
+		 * the next run (deferred_open_windows) -- before the first of
+		 * them */
+		int64_t wm = ts_test_stat(r, "rollup_watermark");
+		if (i < 3)
+			assert_int_equal(wm, (int64_t)v[0]);
+		else
+			assert_true(wm > (int64_t)v[0] && wm <= (int64_t)v[3]);
 		assert_int_equal(ts_test_stat(r, "rollup_runs"), i == 3 ? 2 : 1);
 	}
-	assert_true(exact_1m(e->db) > 0);
 	/* behind, then quiet since the last look: at once */
 	insert_random(src, 20, NOW - HOUR, HOUR);
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
@@ -946,6 +952,7 @@ static void paced_by_windows(void **state)
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
 	assert_int_equal(ts_test_stat(r, "rollup_runs"), 3);
 	assert_int_equal(ts_test_stat(r, "rollup_lag_versions"), 0);
+	assert_true(exact_1m(e->db) > 0);
 	assert_int_equal(persisted_watermark(e), v[0]); /* the first run's: paced since */
 	/* forced: whenever behind */
 	insert_random(src, 20, NOW - HOUR, HOUR);
@@ -1743,6 +1750,7 @@ static void random_differential(void **state)
 	int steps = env_steps ? atoi(env_steps) : 60;
 	if (env_seed)
 		rng = strtoull(env_seed, NULL, 0) | 1;
+	uint64_t skipped = ts__rollup_changes_skipped;
 	for (int step = 0; step < steps; step++) {
 		uint64_t x = ts_test_xorshift(&rng) % 100;
 		if (x < 45) {
@@ -1804,6 +1812,9 @@ static void random_differential(void **state)
 	expect_exact(e->db, "g0", "src", 10 * MIN, 0, g0eq, 4);
 	expect_exact(e->db, "r1h", "src", HOUR, 2, EQ_1M, N_1M);
 	assert_int_equal(ts_check(e->db, NULL, NULL), 0);
+	/* (runs whose windows the accumulators listed, without changes) */
+	print_message("  %llu runs without changes\n",
+	              (unsigned long long)(ts__rollup_changes_skipped - skipped));
 }
 
 /* ---- windows accumulated at insert (rollacc.c) ---- */
@@ -1847,8 +1858,10 @@ static void series_row(srow *r, int i, int64_t ts)
  * (before and after a run took them), replacements of rows of the open
  * and of closed windows, deletes of a recent window, flushes, reopens
  * (the accumulators are memory: registered again) and a row ahead of the
- * others left by an earlier process: after every pass the rollup equals
- * the raw aggregate.  Fails with the late rows' windows not made dirty,
+ * others left by an earlier process, paced runs before some passes (the
+ * clock at the data's time: they may leave the open windows for the
+ * pass, deferred_open_windows): after every pass the rollup equals the
+ * raw aggregate.  Fails with the late rows' windows not made dirty,
  * with replacing rows not folded, with a delete not forgetting the
  * windows held, and with the bound of a registration ignored (the
  * window of the row ahead written without it).  r1m (a mean of doubles:
@@ -1869,13 +1882,14 @@ static void accumulated_windows_exact(void **state)
 	ts_test_env_reopen(e);
 	pass(e->db);
 	src = open_table(e->db, "src");
-	long checks = 0;
-	uint64_t acc = 0;
+	long checks = 0, deferred = 0;
+	uint64_t acc = 0, skipped0 = ts__rollup_changes_skipped;
 	for (int step = 0; step < 1500; step++) {
 		for (int i = 0; i < 8; i++)
 			series_row(&r[i], i, at);
 		insert_ok(src, r, 8);
 		at += 10 * SEC;
+		ts_test_env_set_now(e, at); /* the clock at the data's time */
 		uint64_t x = ts_test_xorshift(&rng) % 100;
 		int i = (int)(ts_test_xorshift(&rng) % 8);
 		if (x < 6) { /* late: into a window passed, maybe taken already */
@@ -1894,6 +1908,14 @@ static void accumulated_windows_exact(void **state)
 			              .has_from = 1, .has_to = 1};
 			assert_int_equal(ts_delete(src, &q, NULL, NULL), 0);
 		} else if (x < 14) {
+			if (x % 2) { /* paced first: it may leave the open windows */
+				ts_table *ra = open_table(e->db, "racc");
+				uint64_t w0 = (uint64_t)ts_test_stat(ra, "rollup_watermark");
+				assert_int_equal(ts__rollup_due(ra, NULL, 0), 0);
+				uint64_t w1 = (uint64_t)ts_test_stat(ra, "rollup_watermark");
+				deferred += w1 > w0 && w1 < version_of(e->db, "src");
+				ts_table_close(ra);
+			}
 			pass(e->db);
 			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
 			checks++;
@@ -1915,10 +1937,151 @@ static void accumulated_windows_exact(void **state)
 	 * those a pass saw open, nor any after a reopen before a pass
 	 * registered the rollup again, nor those of the row ahead) */
 	acc += accumulated_of(e->db, "racc");
-	print_message("  %llu of %ld windows of racc from their accumulators\n", (unsigned long long)acc, rows);
+	/* runs of racc and r1m without changes (the windows listed by the
+	 * accumulators), but not all of them: not after a reopen or a delete
+	 * (changes then); each pass runs each of them once at most */
+	uint64_t skipped = ts__rollup_changes_skipped - skipped0;
+	print_message("  %llu of %ld windows of racc from their accumulators; %llu runs of racc "
+	              "and r1m without changes in %ld passes\n", (unsigned long long)acc, rows,
+	              (unsigned long long)skipped, checks + 1);
+	assert_true(skipped > 20);
+	assert_true(skipped < 2 * (uint64_t)(checks + 1));
+	/* paced runs that left the open windows for the next (then exact) */
+	print_message("  %ld paced runs left the open windows\n", deferred);
+	assert_true(deferred > 0);
 	assert_true(acc > (uint64_t)rows / 4);
 	assert_true(acc < (uint64_t)rows);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+}
+
+static int stop_at_once(void *arg, struct ts_table *t)
+{
+	(void)t;
+	(*(int *)arg)++;
+	return TS_ECLOSED;
+}
+
+/* A run that takes the windows from the accumulators (no changes) and
+ * stops mid-way -- the database closing: its first yield -- leaves the
+ * watermark where it was; what it took out of the accumulators is gone,
+ * so the next run must not trust them for that watermark: it reads
+ * changes, and the rollup is exact.  Fails with ts__rollacc_untake left
+ * out (the windows of the stopped run, taken, are never written). */
+static void stopped_run_reads_changes(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t at = e->now - 6 * HOUR;
+	srow rows[8];
+	for (int pass_no = 0; pass_no < 2; pass_no++) {
+		for (int m = 0; m < 60; m++, at += 10 * SEC) /* 10 windows of 8 series */
+			for (int i = 0; i < 8; i++) {
+				series_row(&rows[i], i, at);
+				if (i == 7)
+					insert_ok(src, rows, 8);
+			}
+		if (pass_no == 0) { /* the first run: W reaches the registration */
+			pass(e->db);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			continue;
+		}
+		uint64_t w = (uint64_t)stat_of(e->db, "racc", "rollup_watermark");
+		uint64_t skipped = ts__rollup_changes_skipped;
+		int yields = 0;
+		ts__merge_yield y = {stop_at_once, &yields};
+		assert_int_equal(ts__rollup_due(r, &y, 1), 0);
+		assert_int_equal(yields, 1);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 1);
+		assert_int_equal((uint64_t)stat_of(e->db, "racc", "rollup_watermark"), w);
+		pass(e->db);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 1); /* changes read */
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		/* and once the watermark is past the stopped run, no changes again */
+		for (int i = 0; i < 8; i++)
+			series_row(&rows[i], i, at + 90 * SEC);
+		insert_ok(src, rows, 8);
+		pass(e->db);
+		assert_int_equal(ts__rollup_changes_skipped, skipped + 2);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	}
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* The rollup's rows of window start (of any group). */
+static long rows_of_window(ts_db *db, const char *name, int64_t start)
+{
+	ts_table *t = open_table(db, name);
+	ts_query all = {0};
+	ts_cursor *c;
+	long n = 0;
+	assert_int_equal(ts_query_open(t, &all, &c), 0);
+	const ts_value *v;
+	int nv;
+	while (ts_cursor_next(c, &v, &nv) == 0 && v)
+		n += v[2].v.i == start;
+	ts_cursor_close(c);
+	ts_table_close(t);
+	return n;
+}
+
+/* A run due because a window of the clock closed leaves the windows
+ * opened since the watermark for the next: with the rows of every series
+ * in each batch, the windows turn at one commit C, and the run writes the
+ * closed windows only, its watermark C - 1; the next run (the source
+ * quiet) writes the open ones, exact.  When the series' windows turn at
+ * different commits -- a window of one with rows both before and after
+ * the first row of another's open window -- nothing is left (the run goes
+ * through S, as before).  Fails with the open windows written anyway
+ * (watermark S), or with the windows that turn late left too. */
+static void deferred_open_windows(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
+	srow rows[8];
+	for (int staggered = 0; staggered < 2; staggered++) {
+		for (; at < m0 + 3 * MIN; at += 10 * SEC) { /* 3 windows of 8 series */
+			for (int i = 0; i < 8; i++)
+				series_row(&rows[i], i, at);
+			insert_ok(src, rows, 8);
+		}
+		ts_test_env_set_now(e, at); /* the clock at the data's time */
+		pass(e->db); /* W: the source's head, exact */
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		for (; at < m0 + 4 * MIN; at += 10 * SEC) { /* a window of rows */
+			for (int i = 0; i < 8; i++)
+				series_row(&rows[i], i, at);
+			insert_ok(src, rows, 8);
+		}
+		/* the next window's first rows: of every series at once, or
+		 * of half of them, the others' last rows of the window before
+		 * after them */
+		for (int i = 0; i < 8; i++)
+			series_row(&rows[i], i, at + (staggered && i >= 4 ? -5 * SEC : 0));
+		insert_ok(src, rows, staggered ? 4 : 8);
+		uint64_t c = version_of(e->db, "src");
+		if (staggered)
+			insert_ok(src, rows + 4, 4);
+		uint64_t head = version_of(e->db, "src");
+		ts_test_env_set_now(e, at + 2 * SEC); /* the window closed, and a second */
+		assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+		assert_int_equal(ts_test_stat(r, "rollup_watermark"),
+		                 (int64_t)(staggered ? head : c - 1));
+		assert_int_equal(rows_of_window(e->db, "racc", at), staggered ? 4 : 0);
+		assert_int_equal(rows_of_window(e->db, "racc", at - MIN), 8);
+		assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* quiet: at once */
+		assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)head);
+		assert_int_equal(rows_of_window(e->db, "racc", at), staggered ? 4 : 8);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		m0 = at + MIN - at % MIN + MIN;
+		at = m0;
+	}
+	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+	ts_table_close(r);
+	ts_table_close(src);
 }
 
 /* ---- a measurement (TS_ROLLUP_BENCH=DAYS runs it and nothing else) ---- */
@@ -1974,6 +2137,10 @@ static void measure(void **state)
 	/* TS_ROLLUP_BENCH_NOACC: every window read from the source, as
 	 * before the accumulators at insert (rollacc.c) */
 	ts__rollacc_enabled = getenv("TS_ROLLUP_BENCH_NOACC") == NULL;
+	/* TS_ROLLUP_BENCH_CHANGES: every run reads changes, as before the
+	 * runs took the windows to recompute from the accumulators */
+	ts__rollacc_skip_changes = getenv("TS_ROLLUP_BENCH_CHANGES") == NULL;
+	uint64_t skipped0 = ts__rollup_changes_skipped;
 	if (with)
 		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
 	ts_table *src = open_table(e->db, "src");
@@ -2026,8 +2193,11 @@ static void measure(void **state)
 	}
 	if (r1m) {
 		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
-		              "%lld runs in all\n", offered_cpu, unpaced ? "whenever behind" : "paced",
-		              (long long)ts_test_stat(r1m, "rollup_runs"));
+		              "%lld runs in all, %llu without changes, %lld windows written\n",
+		              offered_cpu, unpaced ? "whenever behind" : "paced",
+		              (long long)ts_test_stat(r1m, "rollup_runs"),
+		              (unsigned long long)(ts__rollup_changes_skipped - skipped0),
+		              (long long)ts_test_stat(r1m, "rollup_windows_recomputed"));
 		ts_table_close(r1m);
 	}
 	double ingest = secs_since(&t0);
@@ -2122,6 +2292,8 @@ int main(void)
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
 		cmocka_unit_test_teardown(accumulated_windows_exact, ts_test_env_teardown),
+		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
+		cmocka_unit_test_teardown(deferred_open_windows, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */
