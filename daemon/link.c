@@ -318,9 +318,10 @@ static int call(struct tsd_link *l, json_t *req, const char *op, json_t **answer
 		return why(l, "%s: the answer is no JSON object", op);
 	}
 	if (!json_is_true(json_object_get(a, "ok"))) {
-		const char *e = json_string_value(json_object_get(a, "error"));
-		const char *c = json_string_value(json_object_get(a, "code"));
-		why(l, "%s: %s (%s)", op, e ? e : "refused", c ? c : "no code");
+		const json_t *error = json_object_get(a, "error");
+		const char *e = json_string_value(json_object_get(error, "message"));
+		const char *c = json_string_value(json_object_get(error, "code"));
+		why(l, "%s: the primary answers %s: %s", op, c ? c : "an error", e ? e : "?");
 		json_decref(a);
 		return -1;
 	}

@@ -1629,12 +1629,13 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_link_close(link);
 		return 1;
 	}
-	if (open_listeners(&srv) == 0 && (!link || tsd_link_start(link, srv.ctx.db) == 0)) {
-		if (link)
-			tsd_log("serving %s read-only, the standby of %s (version %s)", cfg->datadir,
-			        cfg->follow, ts_version());
-		else
-			tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+	int listening = open_listeners(&srv) == 0;
+	if (listening && link)
+		tsd_log("serving %s read-only, the standby of %s (version %s)", cfg->datadir,
+		        cfg->follow, ts_version());
+	else if (listening)
+		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+	if (listening && (!link || tsd_link_start(link, srv.ctx.db) == 0)) {
 		status = 0;
 		srv.adopt.data = &srv;
 		if (uv_queue_work(srv.loop, &srv.adopt, adopt_work, adopt_done) < 0)
