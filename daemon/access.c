@@ -205,7 +205,7 @@ static struct {
 	uint64_t left[TSD_LOG_NKINDS];   /* lines left out in the window */
 } bound = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static int64_t mono_ns(void)
+int64_t tsd_mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -230,7 +230,7 @@ static void end_window(enum tsd_log_kind kind, int64_t now)
 void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
 {
 	va_list ap;
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	pthread_mutex_lock(&bound.mu);
 	end_window(kind, now);
 	if (bound.logged[kind] < TSD_CLIENT_LOG_BURST) {
@@ -251,7 +251,7 @@ void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
 
 void tsd_access_log_flush(void)
 {
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	pthread_mutex_lock(&bound.mu);
 	for (int k = 0; k < TSD_LOG_NKINDS; k++)
 		if (bound.left[k])

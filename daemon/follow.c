@@ -44,13 +44,6 @@ struct tsd_follow {
 	int64_t last_scan;      /* monotonic ns tables were last listed */
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 void tsd_follow_free(struct tsd_follow *f)
 {
 	if (!f)
@@ -200,7 +193,7 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 		tsd_follow_free(f);
 		return rc;
 	}
-	f->last_out = f->last_scan = mono_ns();
+	f->last_out = f->last_scan = tsd_mono_ns();
 	*out = f;
 	return 0;
 }
@@ -298,9 +291,9 @@ int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t si
 {
 	size_t start = out->len;
 	int idle = 0;
-	if (mono_ns() - f->last_scan >= TSD_FOLLOW_HEARTBEAT) {
+	if (tsd_mono_ns() - f->last_scan >= TSD_FOLLOW_HEARTBEAT) {
 		int rc = new_tables(f, msg, size);
-		f->last_scan = mono_ns();
+		f->last_scan = tsd_mono_ns();
 		if (rc < 0)
 			return rc;
 		if (f->next >= f->n)
@@ -318,7 +311,7 @@ int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t si
 		idle = rc ? 0 : idle + 1;
 		f->next = (f->next + 1) % f->n;
 	}
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	if (out->len > start) {
 		f->last_out = now;
 		return 0;

@@ -88,13 +88,6 @@ struct tsd_link {
 	char msg[TSD_MESSAGE_MAX]; /* why the session ended */
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static int stopping(struct tsd_link *l)
 {
 	return __atomic_load_n(&l->stop, __ATOMIC_RELAXED);
@@ -131,7 +124,7 @@ static struct link_table *table_of(struct tsd_link *l, const char *name, int add
 	struct link_table *t = &l->tables[l->ntables++];
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "%s", name);
-	t->caught = mono_ns();
+	t->caught = tsd_mono_ns();
 	return t;
 }
 
@@ -166,14 +159,14 @@ static void lag_frame(struct tsd_link *l, const char *table, const ts_frame *f)
 		break;
 	}
 	if (t->have >= t->primary_end)
-		t->caught = mono_ns();
+		t->caught = tsd_mono_ns();
 }
 
 /* The lag now, into the stats. */
 static void lag_report(struct tsd_link *l)
 {
 	uint64_t lsn = 0;
-	int64_t ns = 0, now = mono_ns();
+	int64_t ns = 0, now = tsd_mono_ns();
 	for (int i = 0; i < l->ntables; i++) {
 		const struct link_table *t = &l->tables[i];
 		if (t->have >= t->primary_end)
@@ -209,10 +202,10 @@ static int dial(struct tsd_link *l)
 			close(fd);
 			continue;
 		}
-		int64_t deadline = mono_ns() + LINK_CONNECT_TIMEOUT;
+		int64_t deadline = tsd_mono_ns() + LINK_CONNECT_TIMEOUT;
 		struct pollfd pf = {.fd = fd, .events = POLLOUT};
 		socklen_t len = sizeof err;
-		while (!stopping(l) && mono_ns() < deadline && (rc = poll(&pf, 1, LINK_POLL_MS)) == 0)
+		while (!stopping(l) && tsd_mono_ns() < deadline && (rc = poll(&pf, 1, LINK_POLL_MS)) == 0)
 			;
 		err = rc > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err
 		    : rc < 0 ? errno : ETIMEDOUT;
@@ -229,18 +222,18 @@ static int dial(struct tsd_link *l)
 /* Send p[0..n) whole. */
 static int send_all(struct tsd_link *l, const char *p, size_t n)
 {
-	int64_t last = mono_ns();
+	int64_t last = tsd_mono_ns();
 	while (n && !stopping(l)) {
 		ssize_t w = send(l->fd, p, n, MSG_NOSIGNAL);
 		if (w > 0) {
 			p += w;
 			n -= (size_t)w;
-			last = mono_ns();
+			last = tsd_mono_ns();
 			continue;
 		}
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return why(l, "send: %s", strerror(errno));
-		if (mono_ns() - last > LINK_SILENCE)
+		if (tsd_mono_ns() - last > LINK_SILENCE)
 			return why(l, "send: the primary takes nothing for %d s",
 			           (int)(LINK_SILENCE / 1000000000));
 		struct pollfd pf = {.fd = l->fd, .events = POLLOUT};
@@ -264,7 +257,7 @@ static int receive(struct tsd_link *l, int64_t *last)
 	}
 	struct pollfd pf = {.fd = l->fd, .events = POLLIN};
 	if (poll(&pf, 1, LINK_POLL_MS) <= 0) {
-		if (mono_ns() - *last > LINK_SILENCE)
+		if (tsd_mono_ns() - *last > LINK_SILENCE)
 			return why(l, "nothing from the primary for %d s",
 			           (int)(LINK_SILENCE / 1000000000));
 		return 0;
@@ -275,7 +268,7 @@ static int receive(struct tsd_link *l, int64_t *last)
 	if (r < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : why(l, "recv: %s", strerror(errno));
 	l->len += (size_t)r;
-	*last = mono_ns();
+	*last = tsd_mono_ns();
 	return (int)r;
 }
 
@@ -292,7 +285,7 @@ static void consume(struct tsd_link *l, size_t n)
 static int call(struct tsd_link *l, json_t *req, const char *op, json_t **answer)
 {
 	char *line = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	int64_t last = mono_ns();
+	int64_t last = tsd_mono_ns();
 	unsigned char *nl = NULL;
 	json_error_t err;
 	json_decref(req);
@@ -447,7 +440,7 @@ static int session(struct tsd_link *l, int *applied)
 		return -1;
 	tsd_log("following %s", l->primary);
 	tsd_stats_standby_connected(1);
-	last = mono_ns();
+	last = tsd_mono_ns();
 	while (!stopping(l)) {
 		if ((rc = apply_frames(l)) < 0)
 			break;
@@ -485,7 +478,7 @@ static void *run(void *arg)
 		tsd_log("follow %s: %s; again in %d s", l->primary,
 		        rc < 0 && l->msg[0] ? l->msg : "the stream ended",
 		        (int)(backoff / 1000000000));
-		for (int64_t end = mono_ns() + backoff; !stopping(l) && mono_ns() < end;) {
+		for (int64_t end = tsd_mono_ns() + backoff; !stopping(l) && tsd_mono_ns() < end;) {
 			struct timespec nap = {0, LINK_POLL_MS * 1000000L};
 			nanosleep(&nap, NULL);
 		}

@@ -457,6 +457,9 @@ int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route);
  * Answered with code EREADONLY (JSON lines) or 503 (HTTP). */
 void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size);
 
+/* The monotonic clock, ns (what the daemon's intervals are measured on). */
+int64_t tsd_mono_ns(void);
+
 /* What clients are refused, logged (tsd_access_log) with the client:
  * connections at max-connections, failed authentications (a wrong
  * token, or one sent to a tsstored without one), requests above the
