@@ -12,7 +12,8 @@
 #      holds the primary's rows; restarted, it resumes -- no tablet byte
 #      is sent again -- and catches up;
 #   5. kill -9 of the primary, restarted on its port: the standby says it
-#      is not connected, reconnects and catches up;
+#      is not connected, reconnects and catches up; another database (of
+#      another lineage) on that port is refused, the standby's rows kept;
 #   6. both stopped: check passes on the standby's directory and every
 #      table's rows are the primary's.
 #
@@ -197,6 +198,28 @@ await reconnected query m
 status_is status_reconnected "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 2\n"
 grep -c 'follow tcp:127.0.0.1:[0-9]*: .*; again in [0-9]* s' "$tmp/s.log" >"$tmp/cuts"
 expect cut_logged "$(cat "$tmp/cuts")" -ge 1
+
+# ---- 5b. another database on the primary's port: refused, nothing lost ----
+
+"$bin" -s "$S" query m >"$tmp/m_before"
+kill -TERM "$primary_pid"
+wait "$primary_pid"
+start p2.log "$tmp/p2.sock" -d "$tmp/p2" --listen "tcp:127.0.0.1:$tcp_port" --token "$tmp/token"
+other_pid=$pid
+i=0
+while ! grep -q 'follow: the primary answers EINVAL: field "lineage"' "$tmp/s.log" && [ $i -lt 300 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sed -n 's/^tsstored: follow tcp:127\.0\.0\.1:[0-9]*: \(follow: the primary answers EINVAL: field "lineage"\).*/\1/p' \
+	"$tmp/s.log" | sed -n 1p >"$tmp/lineage_line"
+check other_lineage_refused 0 'follow: the primary answers EINVAL: field "lineage"\n' '' \
+	cat "$tmp/lineage_line"
+check_file other_lineage_rows_kept 0 "$tmp/m_before" '' "$bin" -s "$S" query m
+kill -TERM "$other_pid"
+wait "$other_pid"
+start_primary
+status_is status_back "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 3\n"
 
 # ---- 6. both stopped: the standby's directory is the primary's ----
 
