@@ -275,6 +275,8 @@ static int receive(struct tsd_link *l, int64_t *last)
 /* Drop the first n bytes of buf. */
 static void consume(struct tsd_link *l, size_t n)
 {
+	if (!n)
+		return;
 	memmove(l->buf, l->buf + n, l->len - n);
 	l->len -= n;
 }
@@ -296,7 +298,7 @@ static int call(struct tsd_link *l, json_t *req, const char *op, json_t **answer
 	line[n] = '\n'; /* over its NUL: sent as n + 1 bytes */
 	int rc = send_all(l, line, n + 1);
 	free(line);
-	while (rc == 0 && !stopping(l) && !(nl = memchr(l->buf, '\n', l->len))) {
+	while (rc == 0 && !stopping(l) && !(l->len && (nl = memchr(l->buf, '\n', l->len)))) {
 		if (l->len > LINK_LINE_MAX)
 			return why(l, "%s: an answer line longer than %zu bytes", op, LINK_LINE_MAX);
 		if (receive(l, &last) < 0)
@@ -405,6 +407,8 @@ static int apply_frames(struct tsd_link *l)
 	char table[TS_NAME_MAX + 1];
 	ts_frame f;
 	int n = 0, rc;
+	if (!l->len)
+		return 0;
 	while ((rc = ts_frame_decode(l->buf + off, l->len - off, &f, table, &used)) == 1) {
 		if (ts_standby_apply(l->sb, table, &f) < 0) {
 			consume(l, off);

@@ -38,7 +38,8 @@ trap 'kill -CONT $pids 2>/dev/null; kill -TERM $pids 2>/dev/null; wait; rm -rf "
 start() {
 	log=$tmp/$1 sock=$2
 	shift 2
-	"$tsstored" --listen "unix:$sock" "$@" 2>"$log" &
+	: >"$log" # before the daemon opens it: the loop below reads it at once
+	"$tsstored" --listen "unix:$sock" "$@" 2>>"$log" &
 	pid=$!
 	pids="$pids $pid"
 	i=0
