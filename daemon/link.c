@@ -21,8 +21,9 @@
  *   daemon stopping.
  *
  * After a session ends it waits (LINK_BACKOFF_MIN, doubling to
- * LINK_BACKOFF_MAX; back to the minimum after a session that applied a
- * frame) and begins another.  Everything it does to the directory is
+ * LINK_BACKOFF_MAX; back to the minimum after a stream that ran for
+ * LINK_BACKOFF_MAX, a working link that was cut, not one failing again
+ * at every try, such as a frame the standby refuses) and begins another.  Everything it does to the directory is
  * the library's: a session cut anywhere leaves a prefix of the
  * primary's database, and the next resumes from the files.
  *
@@ -425,9 +426,9 @@ static int apply_frames(struct tsd_link *l)
 	return n;
 }
 
-/* One session: connect, auth, follow, frames until it ends.  *applied
- * is set once a frame was applied. */
-static int session(struct tsd_link *l, int *applied)
+/* One session: connect, auth, follow, frames until it ends.  *lasted
+ * is set when the stream ran for LINK_BACKOFF_MAX or more. */
+static int session(struct tsd_link *l, int *lasted)
 {
 	json_t *answer = NULL;
 	int64_t last;
@@ -444,12 +445,10 @@ static int session(struct tsd_link *l, int *applied)
 		return -1;
 	tsd_log("following %s", l->primary);
 	tsd_stats_standby_connected(1);
-	last = tsd_mono_ns();
+	int64_t began = last = tsd_mono_ns();
 	while (!stopping(l)) {
 		if ((rc = apply_frames(l)) < 0)
 			break;
-		if (rc > 0)
-			*applied = 1;
 		lag_report(l);
 		if (receive(l, &last) < 0) {
 			rc = -1;
@@ -457,6 +456,7 @@ static int session(struct tsd_link *l, int *applied)
 		}
 	}
 	tsd_stats_standby_connected(0);
+	*lasted = tsd_mono_ns() - began >= LINK_BACKOFF_MAX;
 	lag_report(l);
 	if (ts_standby_sync(l->sb) < 0 && rc == 0)
 		rc = why(l, "sync: %s", ts_errmsg(NULL));
@@ -468,16 +468,16 @@ static void *run(void *arg)
 	struct tsd_link *l = arg;
 	int64_t backoff = LINK_BACKOFF_MIN;
 	while (!stopping(l)) {
-		int applied = 0;
+		int lasted = 0;
 		l->msg[0] = '\0';
-		int rc = session(l, &applied);
+		int rc = session(l, &lasted);
 		if (l->fd >= 0) {
 			close(l->fd);
 			l->fd = -1;
 		}
 		if (stopping(l))
 			break;
-		if (applied)
+		if (lasted)
 			backoff = LINK_BACKOFF_MIN;
 		tsd_log("follow %s: %s; again in %d s", l->primary,
 		        rc < 0 && l->msg[0] ? l->msg : "the stream ended",
