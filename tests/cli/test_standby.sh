@@ -3,7 +3,8 @@
 # real daemons, a primary and its standby:
 #   1. rows written to the primary (the JSON-lines insert, and POST
 #      /write when curl is installed) are read from the standby, exactly;
-#      a table created after the standby began following is shipped too;
+#      a table created after the standby began following is shipped too,
+#      and one whose first rows come after (no connection lost for it);
 #   2. a write to the standby is refused naming the primary: EREADONLY
 #      over JSON lines, 503 over HTTP;
 #   3. status (the stats op): role, primary, connected, lag 0 once the
@@ -116,7 +117,13 @@ check create 0 '' '' "$bin" -s "$P" create m --column host:string --column v:int
 	--ttl 0
 rows 'h1	2026-11-22T10:00:00Z	1' 'h2	2026-11-22T10:00:01Z	2' >r1.tsv
 check insert 0 '' 'insert: 2 rows stored, 0 rejected\n' "$bin" -s "$P" insert m r1.tsv
+# a table with no log yet when the standby begins: its first rows later
+check create_empty 0 '' '' "$bin" -s "$P" create e --column k:string --key k,ts --ttl 0
 start_standby
+await empty_table query e
+printf 'k\tts\ny\t2026-11-22T11:30:00Z\n' >e.tsv
+check insert_empty 0 '' 'insert: 1 row stored, 0 rejected\n' "$bin" -s "$P" insert e e.tsv
+await empty_table_rows query e
 m_rows='host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\n'
 await query query m
 check query_exact 0 "$m_rows" '' "$bin" -s "$S" query m
@@ -151,7 +158,7 @@ check refused_drop 1 '' "tsstore: drop: $refusal: \"drop\" would change the data
 	"$bin" -s "$S" drop m
 check refused_flush 1 '' "tsstore: flush: $refusal: \"flush\" would change the database; send it to the primary\n" \
 	"$bin" -s "$S" flush m
-check reads_allowed 0 'cpu\nm\nn\n' '' "$bin" -s "$S" tables
+check reads_allowed 0 'cpu\ne\nm\nn\n' '' "$bin" -s "$S" tables
 if [ $have_curl = 1 ]; then
 	check http_refused 0 '503' '' curl -sS --max-time 10 -w '%{http_code}' -o "$tmp/body" \
 		-H 'Authorization: Token s3cret' --data-binary 'cpu,host=b usage=2 1795000000000000000' \
@@ -229,12 +236,12 @@ wait "$standby_pid" "$primary_pid"
 standby_pid= primary_pid=
 expect standby_stopped_log "$(tail -1 "$tmp/s.log")" = 'tsstored: stopped'
 check final_check 0 '' '' "$bin" -d "$tmp/s" check
-for t in m n cpu; do
+for t in e m n cpu; do
 	[ $t = cpu ] && [ $have_curl = 0 ] && continue
 	"$bin" -d "$tmp/p" query $t >"$tmp/want_$t"
 	check_file "final_rows_$t" 0 "$tmp/want_$t" '' "$bin" -d "$tmp/s" query $t
 done
-tables_want='m\nn\n'
+tables_want='e\nm\nn\n'
 [ $have_curl = 1 ] && tables_want="cpu\\n$tables_want"
 check final_tables 0 "$tables_want" '' "$bin" -d "$tmp/s" tables
 
