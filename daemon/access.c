@@ -41,6 +41,11 @@
  * TSD_CLIENT_LOG_WINDOW; the lines left out are counted and one line
  * says how many once the window is over (tsd_access_log_flush, from
  * the server's sweep each second).  The stats count every one.
+ *
+ * A standby (--follow, link.c) refuses whatever would change its
+ * database, whatever the client's level: its directory is the
+ * primary's, written only by the link (tsd_standby_changes,
+ * tsd_standby_refusal).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -98,6 +103,27 @@ static const enum tsd_access route_levels[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_PROM_READ] = TSD_ACCESS_READ,
 	[TSD_HTTP_QUERY] = TSD_ACCESS_READ,
 };
+
+/* The ops that change the database: a standby refuses them
+ * (tsstored(8), "STANDBY").  check, snapshot and follow only read. */
+static const unsigned char op_changes[TSD_NOPS] = {
+	[TSD_OP_CREATE] = 1, [TSD_OP_ALTER] = 1, [TSD_OP_DROP] = 1, [TSD_OP_INSERT] = 1,
+	[TSD_OP_FLUSH] = 1, [TSD_OP_DELETE] = 1, [TSD_OP_PURGE] = 1, [TSD_OP_CREATE_ROLLUP] = 1,
+};
+
+int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route)
+{
+	if (op > TSD_OP_NONE && op < TSD_NOPS)
+		return op_changes[op];
+	/* the routes of write level are the ingest endpoints */
+	return tsd_access_route(route) == TSD_ACCESS_WRITE;
+}
+
+void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size)
+{
+	snprintf(buf, size, "read-only standby of %s: %s would change the database; send it to "
+	         "the primary", cfg->follow, what);
+}
 
 const char *tsd_access_name(enum tsd_access level)
 {
@@ -179,7 +205,7 @@ static struct {
 	uint64_t left[TSD_LOG_NKINDS];   /* lines left out in the window */
 } bound = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static int64_t mono_ns(void)
+int64_t tsd_mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -204,7 +230,7 @@ static void end_window(enum tsd_log_kind kind, int64_t now)
 void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
 {
 	va_list ap;
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	pthread_mutex_lock(&bound.mu);
 	end_window(kind, now);
 	if (bound.logged[kind] < TSD_CLIENT_LOG_BURST) {
@@ -225,7 +251,7 @@ void tsd_access_log(enum tsd_log_kind kind, const char *fmt, ...)
 
 void tsd_access_log_flush(void)
 {
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	pthread_mutex_lock(&bound.mu);
 	for (int k = 0; k < TSD_LOG_NKINDS; k++)
 		if (bound.left[k])

@@ -48,6 +48,7 @@ enum kind {
 	K_COUNT,    /* a positive integer */
 	K_FLAG,     /* no value */
 	K_ACCESS,   /* none | read | write | admin (access.c) */
+	K_FOLLOW,   /* tcp:HOST:PORT: the primary a standby follows (link.c) */
 };
 
 enum field {
@@ -59,7 +60,7 @@ enum field {
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
 	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS, F_GRAPHITE_TEMPLATE,
-	F_REMOTE_READ_MAX_SAMPLES, F_QUERY_CACHE_SIZE,
+	F_REMOTE_READ_MAX_SAMPLES, F_QUERY_CACHE_SIZE, F_FOLLOW,
 };
 
 struct option_def {
@@ -106,6 +107,7 @@ static const struct option_def options[] = {
 	{"graphite-template", K_TEMPLATE, F_GRAPHITE_TEMPLATE},
 	{"remote-read-max-samples", K_COUNT, F_REMOTE_READ_MAX_SAMPLES},
 	{"query-cache-size", K_SIZE, F_QUERY_CACHE_SIZE},
+	{"follow", K_FOLLOW, F_FOLLOW},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -403,6 +405,18 @@ int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
 		return 0;
 	case K_TEMPLATE:
 		return add_template(cfg, value, origin);
+	case K_FOLLOW:
+		/* the primary's TCP listener (JSON lines), as --listen checks one */
+		if (strncmp(value, "tcp:", 4) != 0)
+			return fail(origin, "follow: \"%s\": want tcp:HOST:PORT, the primary's TCP "
+			            "listener%s", value, "");
+		if (check_listen(value, origin) < 0)
+			return -1;
+		if (strcmp(strrchr(value, ':'), ":0") == 0)
+			return fail(origin, "follow: \"%s\": port 0 names no primary%s", value, "");
+		if (!(cfg->follow = keep(cfg, value)))
+			return fail(origin, "%s: out of memory%s", name, "");
+		return 0;
 	case K_SYNC:
 		if (ts_sync_mode_parse(value, &mode) < 0)
 			return fail(origin, "sync: \"%s\": want none, interval or commit%s", value, "");
@@ -623,6 +637,15 @@ int tsd_token_set(struct tsd_config *cfg)
 	set = cfg->token != NULL;
 	pthread_mutex_unlock(&token_lock);
 	return set;
+}
+
+char *tsd_token_copy(struct tsd_config *cfg)
+{
+	char *copy;
+	pthread_mutex_lock(&token_lock);
+	copy = cfg->token ? strdup(cfg->token) : NULL;
+	pthread_mutex_unlock(&token_lock);
+	return copy;
 }
 
 void tsd_token_replace(struct tsd_config *cfg, char *token)

@@ -15,6 +15,10 @@
  * one worker busy polling, in slices of TSD_FOLLOW_POLL: see "Known
  * limits" in docs/standby.md).
  *
+ * Tables created after the follow began are looked for every
+ * TSD_FOLLOW_HEARTBEAT (ts_tables) and shipped from nothing, as is a
+ * table dropped and created again under the same name.
+ *
  * State: the ships, and the names of the tables the standby named that
  * this database does not have, each told TS_FRAME_END once.
  */
@@ -33,17 +37,12 @@ struct follow_table {
 };
 
 struct tsd_follow {
+	ts_db *db;
 	struct follow_table *tables;
-	int n, next;            /* next: where the round starts */
+	int n, cap, next;       /* next: where the round starts */
 	int64_t last_out;       /* monotonic ns of the last frame */
+	int64_t last_scan;      /* monotonic ns tables were last listed */
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 void tsd_follow_free(struct tsd_follow *f)
 {
@@ -173,6 +172,8 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 	size_t cap = (size_t)n + (tables ? json_object_size(tables) : 0) + 1;
 	if (!(f = calloc(1, sizeof *f)) || !(f->tables = calloc(cap, sizeof *f->tables)))
 		rc = TS_ENOMEM;
+	else
+		f->cap = (int)cap, f->db = db;
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = add_table(f, db, tables, names[i], 1, msg, size);
 	if (rc == 0 && tables)
@@ -192,7 +193,7 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 		tsd_follow_free(f);
 		return rc;
 	}
-	f->last_out = mono_ns();
+	f->last_out = f->last_scan = tsd_mono_ns();
 	*out = f;
 	return 0;
 }
@@ -249,10 +250,55 @@ static int heartbeats(struct tsd_follow *f, struct jbuf *out)
 	return 0;
 }
 
+/* The tables of the database the stream does not ship (created since
+ * it began, or dropped and created again), shipped from nothing. */
+static int new_tables(struct tsd_follow *f, char *msg, size_t size)
+{
+	char **names = NULL;
+	int n = 0, rc = ts_tables(f->db, &names, &n);
+	if (rc < 0) {
+		snprintf(msg, size, "follow: %s", ts_errmsg(NULL));
+		return rc;
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		int k = 0;
+		while (k < f->n && strcmp(f->tables[k].name, names[i]) != 0)
+			k++;
+		if (k < f->n && f->tables[k].ship)
+			continue; /* shipped */
+		if (k < f->n) { /* its end was sent: a table of that name again */
+			ts_table_close(f->tables[k].t);
+			f->tables[k] = f->tables[--f->n];
+		}
+		if (f->n == f->cap) {
+			struct follow_table *p = realloc(f->tables, 2 * (size_t)f->cap * sizeof *p);
+			if (!p) {
+				rc = TS_ENOMEM;
+				snprintf(msg, size, "follow: out of memory");
+				break;
+			}
+			f->tables = p;
+			f->cap *= 2;
+		}
+		*msg = '\0';
+		rc = add_table(f, f->db, NULL, names[i], 1, msg, size);
+	}
+	ts_free_names(names);
+	return rc;
+}
+
 int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size)
 {
 	size_t start = out->len;
 	int idle = 0;
+	if (tsd_mono_ns() - f->last_scan >= TSD_FOLLOW_HEARTBEAT) {
+		int rc = new_tables(f, msg, size);
+		f->last_scan = tsd_mono_ns();
+		if (rc < 0)
+			return rc;
+		if (f->next >= f->n)
+			f->next = 0;
+	}
 	/* round the tables, a frame each, until the chunk is full or a whole
 	 * round found nothing */
 	while (out->len - start < TSD_CHUNK_BYTES && idle < f->n) {
@@ -265,7 +311,7 @@ int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t si
 		idle = rc ? 0 : idle + 1;
 		f->next = (f->next + 1) % f->n;
 	}
-	int64_t now = mono_ns();
+	int64_t now = tsd_mono_ns();
 	if (out->len > start) {
 		f->last_out = now;
 		return 0;

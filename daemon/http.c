@@ -915,8 +915,9 @@ static int authorized(struct tsd_http_conn *c, const char *query, int *given)
  * what the client has.  A daemon without a token ignores credentials
  * (the level is loopback-access); with one, a credential that is not
  * the token is refused ("wrong token") even where loopback-access would
- * do, so that a misconfigured client hears of it.  Returns 0, or -1
- * after recording the 401 in h. */
+ * do, so that a misconfigured client hears of it.  A standby answers
+ * the ingest routes 503 naming its primary.  Returns 0, or -1 after
+ * recording the 401 or 503 in h. */
 static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *method,
                    const char *path)
 {
@@ -932,9 +933,16 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 		req_fail(h, 401, "wrong token");
 		return -1;
 	}
-	if (tsd_access_granted(c->cfg, c->peer, authed) >= need)
-		return 0;
 	snprintf(what, sizeof what, "%s %s", method, path);
+	if (tsd_access_granted(c->cfg, c->peer, authed) >= need) {
+		if (!c->cfg->follow || !tsd_standby_changes(TSD_OP_NONE, h->route))
+			return 0;
+		/* 503: a client retries, and succeeds once the primary is
+		 * back in its place (tsstore-http(7)) */
+		tsd_standby_refusal(c->cfg, what, msg, sizeof msg);
+		req_fail(h, 503, "%s", msg);
+		return -1;
+	}
 	tsd_access_refusal(c->cfg, c->peer, 1, what, need, msg, sizeof msg);
 	tsd_access_log(TSD_LOG_ACCESS, "%s: refused (401): %s", client, msg);
 	req_fail(h, 401, "%s", msg);

@@ -3,6 +3,7 @@
  *
  *     tsstored -d DATADIR [--listen KIND:ADDRESS]...
  *              [--mount MOUNTPOINT] [--sync none|interval|commit]
+ *              [--follow tcp:HOST:PORT]
  *              [--config FILE] [--OPTION VALUE]...
  *
  * Every option of config.c is accepted as "--name VALUE" or
@@ -27,7 +28,8 @@
 static const char usage[] =
 	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen KIND:ADDRESS]...\n"
 	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
-	"                [--token FILE] [--check-config] [--OPTION VALUE]...\n";
+	"                [--token FILE] [--follow tcp:HOST:PORT] [--check-config]\n"
+	"                [--OPTION VALUE]...\n";
 
 static const char help[] =
 	"Serve a tsstore database over JSON lines and HTTP (see tsstored(8),\n"
@@ -49,6 +51,9 @@ static const char help[] =
 	"                          token: none, read, write or admin (default write;\n"
 	"                          none with --token)\n"
 	"  --log-file FILE         log to FILE instead of stderr (reopened on SIGHUP)\n"
+	"  --follow tcp:HOST:PORT  be a read-only standby of the tsstored listening\n"
+	"                          there (docs/standby.md); the token of --token\n"
+	"                          authenticates it\n"
 	"  --sync-interval DUR     most inserts a power loss may take (default 1s)\n"
 	"  --max-future DUR        how far ahead of now a ts may be (default 1d)\n"
 	"  --flush-size SIZE       flush a filling tablet at this size (default 16M)\n"

@@ -1513,16 +1513,21 @@ static int parse(struct tsd_request *r)
 }
 
 /* Whether the client at peer may run r's op (access.c); the EAUTH
- * error otherwise, before the fields are looked at. */
+ * error otherwise, before the fields are looked at.  A standby refuses
+ * the ops that change the database with EREADONLY. */
 static int check_access(struct tsd_request *r, const struct tsd_context *ctx, int authed,
                         enum tsd_peer peer)
 {
 	enum tsd_access need = tsd_access_op(r->op);
 	char what[32], msg[TSD_MESSAGE_MAX];
 	r->granted = tsd_access_granted(ctx->cfg, peer, authed);
-	if (r->granted >= need)
-		return 0;
 	snprintf(what, sizeof what, "\"%s\"", tsd_op_name(r->op));
+	if (r->granted >= need) {
+		if (!ctx->cfg->follow || !tsd_standby_changes(r->op, TSD_HTTP_NOROUTE))
+			return 0;
+		tsd_standby_refusal(ctx->cfg, what, msg, sizeof msg);
+		return fail(r, TS_EREADONLY, "%s", msg);
+	}
 	tsd_access_refusal(ctx->cfg, peer, 0, what, need, msg, sizeof msg);
 	tsd_access_log(TSD_LOG_ACCESS, "%s: refused: %s", client_of(r), msg);
 	return fail(r, TSD_EAUTH, "%s", msg);

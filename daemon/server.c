@@ -1414,12 +1414,13 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 	int listen = cfg->nlisten != fresh->nlisten;
 	for (int i = 0; !listen && i < cfg->nlisten; i++)
 		listen = strcmp(cfg->listen[i], fresh->listen[i]) != 0;
-	fresh->lib.flags |= TS_OPEN_CREATE; /* as tsd_serve set them */
+	fresh->lib.flags |= fresh->follow ? TS_OPEN_READONLY : TS_OPEN_CREATE; /* as tsd_serve */
 	fresh->lib.log = cfg->lib.log;
 	const char *what[] = {
 		differ(cfg->datadir, fresh->datadir) ? "data" : NULL,
 		listen ? "listen" : NULL,
 		differ(cfg->mount, fresh->mount) ? "mount" : NULL,
+		differ(cfg->follow, fresh->follow) ? "follow" : NULL,
 		cfg->workers != fresh->workers ? "workers" : NULL,
 		memcmp(&cfg->lib, &fresh->lib, sizeof cfg->lib) != 0
 		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "
@@ -1585,6 +1586,7 @@ int tsd_serve(struct tsd_config *cfg)
 {
 	struct server srv;
 	struct tsd_mount *mount = NULL;
+	struct tsd_link *link = NULL;
 	char workers[16];
 	int status = 1, rc;
 	memset(&srv, 0, sizeof srv);
@@ -1594,10 +1596,14 @@ int tsd_serve(struct tsd_config *cfg)
 		return 1;
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
-	cfg->lib.flags |= TS_OPEN_CREATE;
 	cfg->lib.log = ingest_log;
+	/* A standby: the link writes the directory, the daemon reads it */
+	if (cfg->follow && tsd_link_open(cfg, &link) < 0)
+		return 1;
+	cfg->lib.flags |= cfg->follow ? TS_OPEN_READONLY : TS_OPEN_CREATE;
 	if ((rc = ts_open(cfg->datadir, &cfg->lib, &srv.ctx.db)) < 0) {
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+		tsd_link_close(link);
 		return 1;
 	}
 	tsd_influxq_cache_size(cfg->query_cache_size);
@@ -1610,6 +1616,7 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_graphite_close(srv.ctx.graphite);
 		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
+		tsd_link_close(link);
 		return 1;
 	}
 	srv.loop = uv_default_loop();
@@ -1619,10 +1626,16 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_graphite_close(srv.ctx.graphite);
 		tsd_ingest_close(srv.ctx.ingest);
 		ts_close(srv.ctx.db);
+		tsd_link_close(link);
 		return 1;
 	}
-	if (open_listeners(&srv) == 0) {
+	int listening = open_listeners(&srv) == 0;
+	if (listening && link)
+		tsd_log("serving %s read-only, the standby of %s (version %s)", cfg->datadir,
+		        cfg->follow, ts_version());
+	else if (listening)
 		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+	if (listening && (!link || tsd_link_start(link, srv.ctx.db) == 0)) {
 		status = 0;
 		srv.adopt.data = &srv;
 		if (uv_queue_work(srv.loop, &srv.adopt, adopt_work, adopt_done) < 0)
@@ -1632,6 +1645,8 @@ int tsd_serve(struct tsd_config *cfg)
 		close_handles(&srv);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
+	tsd_link_close(link); /* before the handle reading what it writes */
+	link = NULL;
 	tsd_mount_stop(mount);
 	tsd_graphite_close(srv.ctx.graphite);
 	tsd_ingest_close(srv.ctx.ingest);

@@ -78,6 +78,14 @@ static struct {
 	uint64_t http_latency_sum_ns[TSD_HTTP_NROUTES];
 } counters;
 
+/* A standby's link (link.c): set by its thread, read by reports. */
+static struct {
+	const char *primary;    /* "tcp:HOST:PORT"; NULL: this tsstored is a primary */
+	uint64_t connected;     /* 1 while a follow stream runs */
+	uint64_t lag_lsn, lag_ns;
+	uint64_t connects, frames, tablet_bytes, log_bytes;
+} standby;
+
 static const char *const route_paths[TSD_HTTP_NROUTES] = {
 	[TSD_HTTP_NOROUTE] = "",
 	[TSD_HTTP_PING] = "/ping",
@@ -205,6 +213,33 @@ void tsd_stats_memory(size_t used, int paused)
 		__atomic_store_n(&counters.request_memory_peak, (uint64_t)used, __ATOMIC_RELAXED);
 }
 
+void tsd_stats_standby_start(const char *primary)
+{
+	standby.primary = primary;
+}
+
+void tsd_stats_standby_connected(int yes)
+{
+	__atomic_store_n(&standby.connected, yes ? 1 : 0, __ATOMIC_RELAXED);
+	if (yes)
+		add(&standby.connects, 1);
+}
+
+void tsd_stats_standby_frame(int type, uint64_t bytes)
+{
+	add(&standby.frames, 1);
+	if (type == TS_FRAME_TABLET)
+		add(&standby.tablet_bytes, bytes);
+	else if (type == TS_FRAME_LOG)
+		add(&standby.log_bytes, bytes);
+}
+
+void tsd_stats_standby_lag(uint64_t lsn, int64_t ns)
+{
+	__atomic_store_n(&standby.lag_lsn, lsn, __ATOMIC_RELAXED);
+	__atomic_store_n(&standby.lag_ns, (uint64_t)(ns > 0 ? ns : 0), __ATOMIC_RELAXED);
+}
+
 void tsd_stats_pause(void) { add(&counters.read_pauses, 1); }
 void tsd_stats_refused(void) { add(&counters.connections_refused, 1); }
 void tsd_stats_timeout(void) { add(&counters.connections_timed_out, 1); }
@@ -232,9 +267,25 @@ static void put_object_start(struct jbuf *b, const char *name)
 	jbuf_printf(b, ",\"%s\":{", name);
 }
 
+/* The role, and a standby's link (docs/standby.md). */
+static void standby_json(struct jbuf *b)
+{
+	if (!standby.primary) {
+		jbuf_puts(b, ",\"role\":\"primary\"");
+		return;
+	}
+	jbuf_printf(b, ",\"role\":\"standby\",\"standby\":{\"primary\":\"%s\",\"connected\":%s"
+	            ",\"lag_lsn\":%" PRIu64 ",\"lag_seconds\":%.3f,\"connects\":%" PRIu64
+	            ",\"frames\":%" PRIu64 ",\"tablet_bytes\":%" PRIu64 ",\"log_bytes\":%" PRIu64 "}",
+	            standby.primary, get(&standby.connected) ? "true" : "false",
+	            get(&standby.lag_lsn), (double)get(&standby.lag_ns) / 1e9, get(&standby.connects),
+	            get(&standby.frames), get(&standby.tablet_bytes), get(&standby.log_bytes));
+}
+
 void tsd_stats_json(struct jbuf *b)
 {
 	int first;
+	standby_json(b);
 	jbuf_printf(b, ",\"connections\":%llu,\"connections_accepted\":%llu",
 	            (unsigned long long)get(&counters.connections_open),
 	            (unsigned long long)get(&counters.connections_accepted));
@@ -386,6 +437,28 @@ void tsd_stats_prometheus(struct jbuf *b)
 	            "Rows received by insert requests.", &counters.rows_in);
 	prom_single(b, "tsstore_rows_out_total", "counter",
 	            "Rows sent by query, latest and aggregate requests.", &counters.rows_out);
+
+	if (standby.primary) {
+		prom_single(b, "tsstore_standby_connected", "gauge",
+		            "1 while this standby's follow stream from its primary runs, else 0.",
+		            &standby.connected);
+		prom_single(b, "tsstore_standby_lag_bytes", "gauge",
+		            "Log bytes (LSN distance) the standby lacks of its primary's newest "
+		            "commits, as of the primary's last heartbeat, summed over the tables.",
+		            &standby.lag_lsn);
+		prom_family(b, "tsstore_standby_lag_seconds", "gauge",
+		            "How long the standby has lacked commits its primary announced "
+		            "(0: it holds every one).");
+		jbuf_printf(b, "tsstore_standby_lag_seconds %.3f\n", (double)get(&standby.lag_ns) / 1e9);
+		prom_single(b, "tsstore_standby_connects_total", "counter",
+		            "Follow streams this standby began since the start.", &standby.connects);
+		prom_single(b, "tsstore_standby_frames_total", "counter",
+		            "Frames this standby applied since the start.", &standby.frames);
+		prom_single(b, "tsstore_standby_tablet_bytes_total", "counter",
+		            "Tablet bytes this standby received since the start.", &standby.tablet_bytes);
+		prom_single(b, "tsstore_standby_log_bytes_total", "counter",
+		            "Log bytes this standby received since the start.", &standby.log_bytes);
+	}
 
 	prom_family(b, "tsstore_requests_total", "counter",
 	            "Requests of the JSON-lines protocol finished, by op.");

@@ -17,6 +17,8 @@
  *   stats.c    the daemon's counters and latency histograms, as JSON
  *              (the stats op) and Prometheus text (GET /metrics)
  *   follow.c   the "follow" op: a standby's stream of frames (ts_ship)
+ *   link.c     --follow: this daemon as a standby, its link to the
+ *              primary on a thread of its own (ts_standby)
  *   access.c   who may do what: the level each op and HTTP route needs
  *              (read, write, admin), the level each client has, and the
  *              message of a refusal
@@ -121,6 +123,9 @@ struct tsd_config {
 	const char *token_file;
 	char *token;                        /* read from token_file; see tsd_token_check */
 	const char *log_file;               /* log here instead of stderr */
+	const char *follow;                 /* "tcp:HOST:PORT": this tsstored is a
+	                                     * read-only standby of that primary
+	                                     * (link.c); NULL: a primary */
 	ts_options lib;                     /* passed to ts_open */
 	size_t line_max;
 	size_t request_memory;              /* the budget, bytes */
@@ -213,6 +218,11 @@ int tsd_token_check(struct tsd_config *cfg, const char *token, size_t len);
  * thread. */
 int tsd_token_set(struct tsd_config *cfg);
 
+/* A copy of cfg's token now (malloc'ed: the caller frees it), or NULL
+ * when there is none or no memory: what a standby's link sends its
+ * primary (link.c).  Any thread. */
+char *tsd_token_copy(struct tsd_config *cfg);
+
 /* Replace cfg's token by token (taken over; NULL for none) and free the
  * old, under the lock tsd_token_check takes (a reload on the loop
  * thread while workers check). */
@@ -247,6 +257,26 @@ void tsd_follow_free(struct tsd_follow *f);
 
 /* The lineage of e as 32 lowercase hex digits. */
 void tsd_lineage_hex(const ts_epoch *e, char out[2 * TS_LINEAGE_SIZE + 1]);
+
+/* ---- Following: the standby's side (link.c) -------------------------- */
+
+struct tsd_link;
+
+/*
+ * tsd_link_open -- open cfg->datadir as the standby of cfg->follow
+ * (ts_standby_open: created when missing, its LOCK taken), before the
+ * daemon opens it read-only.  Returns 0 with *out, or -1 after logging
+ * why (another writer holds it).
+ */
+int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out);
+
+/* Start following, on a thread of its own, db being the daemon's
+ * read-only handle on the directory.  Returns 0, or -1 after logging. */
+int tsd_link_start(struct tsd_link *l, ts_db *db);
+
+/* Stop the thread (its session ends within 100 ms), sync and close the
+ * standby.  NULL allowed. */
+void tsd_link_close(struct tsd_link *l);
 
 /* ---- The FUSE view (mount.c; mount_none.c when built without FUSE) ----- */
 
@@ -320,6 +350,15 @@ void tsd_stats_memory(size_t used, int paused);
 void tsd_stats_pause(void);
 void tsd_stats_refused(void);
 void tsd_stats_timeout(void);
+
+/* A standby's link (link.c): the primary it follows (once, before the
+ * link starts; the reports then say "standby"), a follow stream begun
+ * or ended, a frame applied (its type and payload bytes), and the lag
+ * (log bytes, ns; docs/standby.md "Lag").  Any thread. */
+void tsd_stats_standby_start(const char *primary);
+void tsd_stats_standby_connected(int yes);
+void tsd_stats_standby_frame(int type, uint64_t bytes);
+void tsd_stats_standby_lag(uint64_t lsn, int64_t ns);
 
 /* Count bytes received from clients / sent to them (every listener). */
 void tsd_stats_bytes(uint64_t in, uint64_t out);
@@ -407,6 +446,19 @@ enum tsd_access tsd_access_granted(struct tsd_config *cfg, enum tsd_peer peer, i
  */
 void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, const char *what,
                         enum tsd_access need, char *buf, size_t size);
+
+/* Whether a request changes the database, so that a standby refuses it:
+ * op (TSD_OP_NONE for an HTTP request), else route. */
+int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route);
+
+/* The message refusing what ("\"insert\"", "POST /write") on a standby
+ * (cfg->follow set): "read-only standby of tcp:HOST:PORT: ... would
+ * change the database; send it to the primary", into buf (size bytes).
+ * Answered with code EREADONLY (JSON lines) or 503 (HTTP). */
+void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size);
+
+/* The monotonic clock, ns (what the daemon's intervals are measured on). */
+int64_t tsd_mono_ns(void);
 
 /* What clients are refused, logged (tsd_access_log) with the client:
  * connections at max-connections, failed authentications (a wrong

@@ -1528,7 +1528,9 @@ TS_EXTERN int ts_ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, i
  * standby lacks, in chunks; the descriptor; then committed log bytes,
  * in LSN order, from lsn (or from the descriptor's flushed position
  * when that is higher) through the newest commit, trailing zeros of a
- * segment left out (the standby's fresh segment holds them); and again
+ * segment left out (the standby's fresh segment holds them), after one
+ * more heartbeat when the first gave no segment size (the table had no
+ * log yet); and again
  * tablets and descriptor each time the table's descriptor changes.  A
  * dropped table gives one TS_FRAME_END.
  * Returns 1 with *f; 0 when the standby has everything committed so

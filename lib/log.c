@@ -545,7 +545,7 @@ static int open_headpage(ts__log *log)
 		rc = ts__fail_errno(errno, "mmap %s", path);
 	if (rc < 0)
 		return rc;
-	log->headpage = p;
+	__atomic_store_n(&log->headpage, (unsigned char *)p, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -675,7 +675,16 @@ static void refresh_head(ts__log *log)
 
 ts__lsn ts__log_head(ts__log *log)
 {
-	if (log->readonly && log->headpage)
+	if (log->readonly && !__atomic_load_n(&log->headpage, __ATOMIC_ACQUIRE)) {
+		/* opened before the table's first commit (a new table; a
+		 * standby's, before its first log bytes): HEAD may be there now,
+		 * and then it is mapped for good; until then, nothing is new */
+		mu_lock(log);
+		if (!log->headpage && open_headpage(log) < 0)
+			ts__clear_error(); /* tried again at the next read */
+		mu_unlock(log);
+	}
+	if (log->readonly && __atomic_load_n(&log->headpage, __ATOMIC_ACQUIRE))
 		refresh_head(log);
 	return atomic_load_explicit(&log->head, memory_order_acquire);
 }

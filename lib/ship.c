@@ -19,8 +19,9 @@
  *            writer had recorded when it was pinned;
  *   LOG      the committed log bytes from the standby's position to the
  *            end of the newest commit (L), at their LSNs, a segment at a
- *            time; when the descriptor changes, back to TABLETS with the
- *            new one;
+ *            time -- preceded by one more heartbeat when the last gave
+ *            no segment size (the table had no log yet) -- and when the
+ *            descriptor changes, back to TABLETS with the new one;
  *   ENDED    the table was dropped: one E frame, then nothing.
  *
  * Pinning is ts_backup's step 1-3 (backup.c): read DESCRIPTOR, read the
@@ -71,6 +72,7 @@ struct ts_ship {
 	char logdir[TS_PATH_MAX];
 	enum ship_state state;
 	unsigned shift;            /* the log's segment size, 0 while it has none */
+	unsigned told_shift;       /* the segment size the last heartbeat gave */
 	uint64_t pos;              /* the standby holds the log up to here */
 	uint64_t *have;            /* tablet ids the standby holds, sorted */
 	int nhave, caphave;
@@ -235,6 +237,7 @@ static int heartbeat(ts_ship *s, ts_frame *f)
 	ts__store_u64(s->buf, end);
 	ts__store_u64(s->buf + 8, (uint64_t)ts_now(s->t->db));
 	ts__store_u32(s->buf + 16, s->shift);
+	s->told_shift = s->shift;
 	frame(f, TS_FRAME_HEARTBEAT, 0, 0, s->buf, TS_FRAME_HEARTBEAT_SIZE);
 	return 1;
 }
@@ -401,6 +404,16 @@ static int step(ts_ship *s, ts_frame *f)
 	case LOG:
 		if (desc_changed(s))
 			return repin(s);
+		if (!s->told_shift) {
+			/* the standby takes the segment size from a heartbeat, and
+			 * the table had no segment at the last: one more, once the
+			 * log has a commit, before its bytes */
+			uint64_t end;
+			if ((rc = head_end(s, &end, NULL)) < 0)
+				return rc;
+			if (s->shift)
+				return heartbeat(s, f);
+		}
 		rc = log_bytes(s, f);
 		if (rc == TS_ENOENT) /* a segment released: a newer descriptor */
 			return repin(s);

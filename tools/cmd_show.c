@@ -205,3 +205,26 @@ int cli_cmd_stats(struct cli *cli, int argc, char **argv)
 out:
 	return cli_store_close(cli, st, status);
 }
+
+/* status: what tsstored is (primary, or the standby of which primary)
+ * and, for a standby, its link: connected, lag, counters. */
+int cli_cmd_status(struct cli *cli, int argc, char **argv)
+{
+	struct cli_store *st = NULL;
+	struct stat_lines l = {.indent = ""};
+	int rc, status = cli_parse_operands(cli, argc, argv, NULL, 0, 0, NULL);
+	if (status != CLI_CONTINUE)
+		return status;
+	if (!cli->socket)
+		return cli_fail(cli, "status is a tsstored's: give its socket with -s SOCKET");
+	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
+		return status;
+	if ((rc = cli_store_status(st, collect_stat, &l)) < 0)
+		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
+	else if (l.text.failed)
+		status = cli_fail(cli, "out of memory");
+	else
+		fwrite(l.text.p, 1, l.text.len, stdout);
+	jbuf_free(&l.text);
+	return cli_store_close(cli, st, status);
+}

@@ -802,6 +802,35 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 	return 0;
 }
 
+int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
+                      size_t msgsz)
+{
+	static const char *const counters[] = {"lag_lsn", "connects", "frames", "tablet_bytes",
+	                                       "log_bytes"};
+	struct jbuf req = {0};
+	json_t *reply, *sb;
+	char text[32];
+	int rc;
+	begin_request(&req, "stats", NULL);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	const char *role = json_string_value(json_object_get(reply, "role"));
+	fn(arg, "role", 0, role ? role : "primary"); /* a tsstored before standbys */
+	if ((sb = json_object_get(reply, "standby")) && json_is_object(sb)) {
+		const char *primary = json_string_value(json_object_get(sb, "primary"));
+		fn(arg, "primary", 0, primary ? primary : "?");
+		fn(arg, "connected", 0, json_is_true(json_object_get(sb, "connected")) ? "yes" : "no");
+		fn(arg, counters[0], json_integer_value(json_object_get(sb, counters[0])), NULL);
+		snprintf(text, sizeof text, "%.3f",
+		         json_number_value(json_object_get(sb, "lag_seconds")));
+		fn(arg, "lag_seconds", 0, text);
+		for (size_t i = 1; i < sizeof counters / sizeof counters[0]; i++)
+			fn(arg, counters[i], json_integer_value(json_object_get(sb, counters[i])), NULL);
+	}
+	json_decref(reply);
+	return 0;
+}
+
 int cli_remote_check(struct cli_remote *rem, const char *table,
                      const struct cli_check_report *rep, uint64_t *count, char *msg, size_t msgsz)
 {

@@ -125,6 +125,10 @@ int cli_store_flush(struct cli_store *st, const char *table, int64_t before);
  * right after "ttl_ns". */
 int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg);
 
+/* The daemon's role and link (cli_remote_status); through a daemon
+ * only: TS_EINVAL in direct mode. */
+int cli_store_status(struct cli_store *st, cli_stat_fn *fn, void *arg);
+
 /* ts_check of table (NULL: every table).  count: receives the number of
  * problems found (more than were reported through the daemon, when it
  * lists only the first TSD_CHECK_PROBLEMS_MAX).  Returns 0 when the check

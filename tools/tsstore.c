@@ -32,6 +32,8 @@ static const struct cli_command commands[] = {
 	 "show the columns: name TAB type TAB default TAB key position (or -)"},
 	{"stats", cli_cmd_stats, "stats [TABLE]",
 	 "show the counters of TABLE, or of every table, as \"name: value\" lines"},
+	{"status", cli_cmd_status, "status",
+	 "with -s: whether tsstored is a primary or a standby; a standby's primary, link and lag"},
 	{"alter", cli_cmd_alter,
 	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]"
 	 " [--on-duplicate reject|ignore|replace]",

@@ -438,6 +438,54 @@ static void test_query_cache_size(void **state)
 	assert_int_equal(f->cfg.query_cache_size, (size_t)4 << 20);
 }
 
+/* follow: a tcp:HOST:PORT with a port, nothing else; from the file too. */
+static void test_follow(void **state)
+{
+	struct fixture *f = *state;
+	assert_null(f->cfg.follow);
+	assert_int_equal(set_flag(&f->cfg, "follow", "tcp:127.0.0.1:7400"), 0);
+	assert_string_equal(f->cfg.follow, "tcp:127.0.0.1:7400");
+	assert_int_equal(set_flag(&f->cfg, "follow", "http:127.0.0.1:7401"), -1);
+	assert_string_equal(err_text, "tsstored: --follow: follow: \"http:127.0.0.1:7401\": want "
+	                    "tcp:HOST:PORT, the primary's TCP listener\n");
+	assert_int_equal(set_flag(&f->cfg, "follow", "tcp:127.0.0.1:0"), -1);
+	assert_string_equal(err_text, "tsstored: --follow: follow: \"tcp:127.0.0.1:0\": port 0 "
+	                    "names no primary\n");
+	assert_int_equal(set_flag(&f->cfg, "follow", "tcp:nohost"), -1);
+	assert_string_equal(err_text, "tsstored: --follow: \"tcp:nohost\": want tcp:HOST:PORT with "
+	                    "a port 0-65535\n");
+	assert_string_equal(f->cfg.follow, "tcp:127.0.0.1:7400"); /* the refused left it */
+	assert_int_equal(read_file(f, "follow = tcp:10.0.0.1:7400\n"), 0);
+	assert_string_equal(f->cfg.follow, "tcp:10.0.0.1:7400");
+}
+
+/* What a standby refuses: the ops and routes that change the database,
+ * and the message naming its primary. */
+static void test_standby_changes(void **state)
+{
+	struct fixture *f = *state;
+	char msg[256];
+	int changes = 0;
+	for (int op = TSD_OP_NONE + 1; op < TSD_NOPS; op++)
+		changes += tsd_standby_changes((enum tsd_op)op, TSD_HTTP_NOROUTE);
+	assert_int_equal(changes, 8);
+	assert_true(tsd_standby_changes(TSD_OP_INSERT, TSD_HTTP_NOROUTE));
+	assert_true(tsd_standby_changes(TSD_OP_CREATE_ROLLUP, TSD_HTTP_NOROUTE));
+	assert_false(tsd_standby_changes(TSD_OP_SNAPSHOT, TSD_HTTP_NOROUTE));
+	assert_false(tsd_standby_changes(TSD_OP_CHECK, TSD_HTTP_NOROUTE));
+	assert_false(tsd_standby_changes(TSD_OP_FOLLOW, TSD_HTTP_NOROUTE));
+	assert_true(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_WRITE));
+	assert_true(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_WRITE_V2));
+	assert_true(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_PROM_WRITE));
+	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_PROM_READ));
+	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_QUERY));
+	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_METRICS));
+	f->cfg.follow = "tcp:10.0.0.1:7400";
+	tsd_standby_refusal(&f->cfg, "\"drop\"", msg, sizeof msg);
+	assert_string_equal(msg, "read-only standby of tcp:10.0.0.1:7400: \"drop\" would change "
+	                    "the database; send it to the primary");
+}
+
 /* Write "s3cret\n" to DIR/token and name it as the token file. */
 static void use_token(struct fixture *f)
 {
@@ -676,6 +724,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_standby_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flags_valid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file, setup, teardown),

@@ -762,6 +762,52 @@ static void standby_readers_see_a_prefix(void **state)
 	sb_free(&sb);
 }
 
+/* A table with no commit yet when the ship begins: its first heartbeat
+ * gives no segment size, so its first log bytes come after another
+ * heartbeat that does; and a read-only handle that opened the
+ * standby's table before its log existed sees the rows once applied. */
+static void standby_readers_of_a_table_before_its_log(void **state)
+{
+	ts_test_env *e = *state;
+	enum { PER = 100 };
+	const int64_t base = NOW - 3600 * SEC;
+	struct standby sb;
+	test_row r[PER], *got = NULL;
+	ts_ship *s = NULL;
+	ts_db *db = NULL;
+	ts_table *t = NULL;
+	ts_options o;
+	sb_init(&sb);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	assert_string_equal(sb.order, "HD");
+	assert_int_equal(sb.shift, 0);
+	ts_options_init(&o);
+	o.flags = TS_OPEN_READONLY;
+	assert_int_equal(ts_open(sb.root, &o, &db), 0);
+	assert_int_equal(ts_table_open(db, "m", &t), 0);
+	assert_int_equal(ts_test_read_m(t, &got), 0);
+	free(got);
+	ts_test_batch_rows(r, PER, base, 1);
+	assert_int_equal(ts_test_insert_m(e->t, r, PER), 0);
+	drain(s, &sb);
+	assert_string_equal(sb.order, "HL");
+	assert_int_equal(sb.shift, SHIFT);
+	assert_int_equal(ts_test_read_m(t, &got), PER);
+	free(got);
+	ts_test_batch_rows(r, PER, base, 2);
+	assert_int_equal(ts_test_insert_m(e->t, r, PER), 0);
+	drain(s, &sb);
+	assert_string_equal(sb.order, "L"); /* told once */
+	assert_int_equal(ts_test_read_m(t, &got), 2 * PER);
+	free(got);
+	ts_table_close(t);
+	assert_int_equal(ts_check(db, NULL, NULL), 0);
+	assert_int_equal(ts_close(db), 0);
+	ts_ship_close(s);
+	sb_free(&sb);
+}
+
 /* Frames on the wire: a round trip; a prefix is "read more"; a flipped
  * bit anywhere, header or payload, is never a frame; bad input to the
  * encoder is refused. */
@@ -829,6 +875,7 @@ int main(void)
 		T(standby_resumes_after_close),
 		T(standby_resumes_past_a_gap),
 		T(standby_readers_see_a_prefix),
+		T(standby_readers_of_a_table_before_its_log),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
