@@ -5,9 +5,13 @@
  *
  * A block read ahead (ts__rablock) moves QUEUED -> BUSY -> DONE, or
  * FAILED when it does not check or decompress (or QUEUED -> TAKEN when
- * its stream comes to it first): a helper takes the
- * oldest queued block (ts__readahead_issue queued it), decompresses it
- * without the pool's mutex, and marks it.  The stream owns its blocks
+ * its stream comes to it first): a helper takes a queued block
+ * (ts__readahead_issue queued it), decompresses it without the pool's
+ * mutex, and marks it.  Helpers take the newest queued block first: the
+ * blocks a stream wants next are the oldest, which it decompresses
+ * itself when the helper is behind, so the helper works on the blocks
+ * the stream will come to last, and the two rarely hold the same block
+ * (which the stream would decompress again).  The stream owns its blocks
  * throughout, but for one case: a block it lets go of while a helper
  * holds it (BUSY) is marked orphan, and the helper frees it when done.
  * ts__readahead_take takes a DONE block's rows, and decompresses a
@@ -73,13 +77,12 @@ static void *helper_main(void *arg)
 	for (;;) {
 		if (p->stop)
 			break;
-		ts__rablock *rb = p->head;
+		ts__rablock *rb = p->head; /* the newest */
 		if (!rb) {
 			pthread_cond_wait(&p->queued, &p->mu);
 			continue;
 		}
-		if (!(p->head = rb->next))
-			p->tail = NULL;
+		p->head = rb->next;
 		rb->next = NULL;
 		rb->state = RA_BUSY;
 		pthread_mutex_unlock(&p->mu);
@@ -147,12 +150,10 @@ ts__readahead *ts__readahead_new(long next)
 /* Unqueue rb, QUEUED; p->mu held. */
 static void unqueue(ts__rapool *p, ts__rablock *rb)
 {
-	ts__rablock **pp = &p->head, *prev = NULL;
+	ts__rablock **pp = &p->head;
 	while (*pp != rb)
-		prev = *pp, pp = &(*pp)->next;
+		pp = &(*pp)->next;
 	*pp = rb->next;
-	if (p->tail == rb)
-		p->tail = prev;
 	rb->next = NULL;
 }
 
@@ -204,11 +205,8 @@ int ts__readahead_issue(ts__rapool *p, ts__readahead *ra, const ts__tablet *tab,
 	pthread_mutex_lock(&p->mu);
 	if (!p->started)
 		start(p);
-	if (p->tail)
-		p->tail->next = rb;
-	else
-		p->head = rb;
-	p->tail = rb;
+	rb->next = p->head;
+	p->head = rb;
 	__atomic_add_fetch(&p->issued, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&p->queued);
 	pthread_mutex_unlock(&p->mu);
@@ -250,11 +248,6 @@ int ts__readahead_take(ts__rapool *p, ts__readahead *ra, uint64_t serial, uint32
 	ts__rablock *rb = ra->blk[0];
 	ts__cblock *cb = NULL;
 	int state;
-	if (rb->state == RA_UNREAD) {
-		int rc = rb->msg ? ts__fail(rb->rc, "%s", rb->msg) : ts__fail(rb->rc, "read block %u", b);
-		drop_first(p, ra, 1);
-		return rc;
-	}
 	pthread_mutex_lock(&p->mu);
 	if ((state = rb->state) == RA_DONE) {
 		cb = rb->cb;
@@ -265,6 +258,11 @@ int ts__readahead_take(ts__rapool *p, ts__readahead *ra, uint64_t serial, uint32
 		rb->state = RA_TAKEN;
 	}
 	pthread_mutex_unlock(&p->mu);
+	if (state == RA_UNREAD) {
+		int rc = rb->msg ? ts__fail(rb->rc, "%s", rb->msg) : ts__fail(rb->rc, "read block %u", b);
+		drop_first(p, ra, 1);
+		return rc;
+	}
 	/* still queued, or a helper's (which goes on reading rb's bytes
 	 * alongside: decode only reads them); a FAILED block would fail
 	 * again, and the caller's own read says why */

@@ -54,7 +54,7 @@ typedef struct ts__rablock ts__rablock;
 typedef struct ts__rapool {
 	pthread_mutex_t mu;
 	pthread_cond_t queued;    /* helpers wait: a block queued, or stop */
-	ts__rablock *head, *tail; /* queued blocks, oldest first */
+	ts__rablock *head;        /* queued blocks, newest first */
 	int helpers;              /* to start (flush_threads - 1) */
 	int started;              /* 1 once the start was tried */
 	int nthreads, stop;
