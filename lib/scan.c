@@ -7,7 +7,10 @@
  * the block's seek index, bcache.h, which reads the keys' compact words
  * rather than a row per probe).  Blocks
  * are read only when some row of theirs can be in the range: the block
- * index (last keys, timespans) decides the rest.  The merge is a binary
+ * index (last keys, timespans) decides the rest (block_verdict).  A
+ * stream that has loaded a few blocks and then misses the block cache is
+ * a long scan: it reads its next blocks ahead, to be decompressed on
+ * another core (ra_fill, readahead.h).  The merge is a binary
  * heap of the streams ordered by their current key; in a table that never
  * replaced a row every key lives in exactly one stream of a snapshot, so
  * no two heads are ever equal.
@@ -285,16 +288,6 @@ static const ts__series *series_of(ts__cblock *b)
 	return s;
 }
 
-/* Blocks a stream reads through the cache like any reader; past them it
- * is a long scan, which only fills the room the cache has to spare, so as
- * not to push everything else out (bcache.h). */
-#define CACHED_BLOCKS_PER_STREAM 8
-
-/* The read-ahead (readahead.h): after loading block b, read the blocks
- * the stream will load next -- LOAD by block_verdict, not cached -- until
- * it has TS_SCAN_READAHEAD_BLOCKS ahead, and queue them to the helpers.
- * ra->next moves on past every block considered, so that each is looked
- * at once however many a time range makes the stream skip. */
 /* What a stream does with block b: END, the range ends before it (and
  * the stream with it); SKIP it, none of its rows is in range; hand it up
  * as its SUMMARY; or LOAD it.  Decided from the block index alone, so
@@ -303,6 +296,11 @@ enum { BLOCK_END, BLOCK_SKIP, BLOCK_SUMMARY, BLOCK_LOAD };
 
 static int block_verdict(const ts__src *src, uint32_t b);
 
+/* The read-ahead (readahead.h): after loading block b, read the blocks
+ * the stream will load next -- LOAD by block_verdict, not cached -- until
+ * it has TS_SCAN_READAHEAD_BLOCKS ahead, and queue them to the helpers.
+ * ra->next moves on past every block considered, so that each is looked
+ * at once however many a time range makes the stream skip. */
 static void ra_fill(ts__src *src, uint32_t b)
 {
 	ts_db *db = src->snap->table->db;
