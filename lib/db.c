@@ -331,6 +331,8 @@ int ts_open(const char *path, const ts_options *opts, ts_db **out)
 	else
 		ts_options_init(&db->opts);
 	default_zero_settings(&db->opts);
+	/* a scan's read-ahead helpers: the cores a flush compresses on */
+	ts__rapool_init(&db->rapool, (int)db->opts.flush_threads - 1);
 	if ((rc = check_options(&db->opts)) < 0 || (rc = read_frozen_now(db)) < 0 ||
 	    (rc = ts__bcache_init(&db->bcache, (size_t)db->opts.block_cache_size)) < 0 ||
 	    (rc = open_dir(db)) < 0)
@@ -389,6 +391,7 @@ int ts_close(ts_db *db)
 		db->dead = t->next;
 		ts__table_free(t);
 	}
+	ts__rapool_destroy(&db->rapool); /* no stream is open */
 	ts__bcache_free(&db->bcache);
 	if (db->lock_fd >= 0)
 		close(db->lock_fd); /* releases the flock */

@@ -32,6 +32,7 @@
 #include "held.h"
 #include "tslimits.h"
 #include "log.h"
+#include "readahead.h"
 #include "retry.h"
 #include "rollupdef.h"
 
@@ -209,6 +210,7 @@ struct ts_db {
 	pthread_cond_t stop_cv;  /* wakes the syncer early at close */
 	ts__maint maint;         /* writable dbs: the background work (maint.c) */
 	ts__bcache bcache;       /* decompressed tablet blocks, for readers */
+	ts__rapool rapool;       /* decompresses blocks scans read ahead */
 	/* Handle lifetimes (lifetime.h): life_mu guards the counts below and the
 	 * tables' calls, holds, released and (with mu) refs; life_cv is
 	 * signalled when a count of calls reaches 0. */

@@ -7,7 +7,10 @@
  * the block's seek index, bcache.h, which reads the keys' compact words
  * rather than a row per probe).  Blocks
  * are read only when some row of theirs can be in the range: the block
- * index (last keys, timespans) decides the rest.  The merge is a binary
+ * index (last keys, timespans) decides the rest (block_verdict).  A
+ * stream that has loaded a few blocks and then misses the block cache is
+ * a long scan: it reads its next blocks ahead, to be decompressed on
+ * another core (ra_fill, readahead.h).  The merge is a binary
  * heap of the streams ordered by their current key; in a table that never
  * replaced a row every key lives in exactly one stream of a snapshot, so
  * no two heads are ever equal.
@@ -178,8 +181,10 @@ int ts__src_init(ts__src *src, const ts__snapshot *s, int tablet, int i,
 
 void ts__src_free(ts__src *src)
 {
-	if (src->tab)
+	if (src->tab) {
+		ts__readahead_free(&src->snap->table->db->rapool, src->ra);
 		ts__cblock_put(&src->snap->table->db->bcache, src->cb);
+	}
 	free_tombs(src);
 	memset(src, 0, offsetof(ts__src, it));
 }
@@ -283,26 +288,58 @@ static const ts__series *series_of(ts__cblock *b)
 	return s;
 }
 
+/* What a stream does with block b: END, the range ends before it (and
+ * the stream with it); SKIP it, none of its rows is in range; hand it up
+ * as its SUMMARY; or LOAD it.  Decided from the block index alone, so
+ * that next_block and the read-ahead (ra_fill) agree. */
+enum { BLOCK_END, BLOCK_SKIP, BLOCK_SUMMARY, BLOCK_LOAD };
+
+static int block_verdict(const ts__src *src, uint32_t b);
+
+/* The read-ahead (readahead.h): after loading block b, read the blocks
+ * the stream will load next -- LOAD by block_verdict, not cached -- until
+ * it has TS_SCAN_READAHEAD_BLOCKS ahead, and queue them to the helpers.
+ * ra->next moves on past every block considered, so that each is looked
+ * at once however many a time range makes the stream skip. */
+static void ra_fill(ts__src *src, uint32_t b)
+{
+	ts_db *db = src->snap->table->db;
+	const ts__tablet *tab = src->tab;
+	ts__readahead *ra = src->ra;
+	long step = src->desc ? -1 : 1;
+	if (src->desc ? ra->next > (long)b - 1 : ra->next < (long)b + 1)
+		ra->next = (long)b + step;
+	for (; ts__readahead_room(ra) && ra->next >= 0 && ra->next < (long)tab->nblocks;
+	     ra->next += step) {
+		int v = block_verdict(src, (uint32_t)ra->next), used;
+		if (v == BLOCK_END) {
+			ra->next = src->desc ? -1 : (long)tab->nblocks; /* nothing more */
+			break;
+		}
+		if (v != BLOCK_LOAD)
+			continue;
+		ts__cblock *cb = ts__bcache_peek(&db->bcache, tab->serial, (uint32_t)ra->next, &used);
+		if (cb) {
+			ts__cblock_put(&db->bcache, cb);
+			continue;
+		}
+		ts__readahead_issue(&db->rapool, ra, tab, (uint32_t)ra->next);
+	}
+}
+
 /* Blocks a stream reads through the cache like any reader; past them it
  * is a long scan, which only fills the room the cache has to spare, so as
  * not to push everything else out (bcache.h). */
 #define CACHED_BLOCKS_PER_STREAM 8
 
-/* Make block b of the tablet the stream's current block: from the cache,
- * or read, decompressed and located (and offered to the cache). */
-static int load_block(ts__src *src, uint32_t b)
+/* Block b read from the file, decompressed and located, into the
+ * stream's own block cb (reusing the buffers of the one it holds when it
+ * is the only reader of it).  Returns 0 or an error. */
+static int read_block(ts__src *src, uint32_t b, ts__cblock **out)
 {
-	ts_db *db = src->snap->table->db;
-	ts__bcache *bc = &db->bcache;
+	ts__bcache *bc = &src->snap->table->db->bcache;
 	const ts__tablet *tab = src->tab;
-	ts__maint_foreground(&db->maint, ts__mono_coarse_ns()); /* a long scan is foreground work */
-	ts__cblock *cb = ts__bcache_get(bc, tab->serial, b);
-	if (cb) {
-		ts__cblock_put(bc, src->cb);
-		src->cb = cb;
-		src->cb_private = 0;
-		return 0;
-	}
+	ts__cblock *cb;
 	if (src->cb && src->cb_private && ts__cblock_sole(src->cb)) { /* reuse its buffers */
 		cb = src->cb;
 		cb->serial = tab->serial;
@@ -322,6 +359,41 @@ static int load_block(ts__src *src, uint32_t b)
 		cb->nrows = 0;
 		return rc;
 	}
+	*out = cb;
+	return 0;
+}
+
+/* Make block b of the tablet the stream's current block: from the cache,
+ * from the read-ahead, or read, decompressed and located (and offered to
+ * the cache). */
+static int load_block(ts__src *src, uint32_t b)
+{
+	ts_db *db = src->snap->table->db;
+	ts__bcache *bc = &db->bcache;
+	const ts__tablet *tab = src->tab;
+	ts__maint_foreground(&db->maint, ts__mono_coarse_ns()); /* a long scan is foreground work */
+	ts__cblock *cb = ts__bcache_get(bc, tab->serial, b);
+	src->loaded++;
+	if (cb) {
+		ts__cblock_put(bc, src->cb);
+		src->cb = cb;
+		src->cb_private = 0;
+		if (src->ra) {
+			ts__readahead_passed(&db->rapool, src->ra, b);
+			ra_fill(src, b);
+		}
+		return 0;
+	}
+	int rc = src->ra ? ts__readahead_take(&db->rapool, src->ra, tab->serial, b, &cb) : 0;
+	if (rc < 0)
+		return rc;
+	if (cb) {
+		ts__cblock_put(bc, src->cb);
+		src->cb = cb;
+		src->cb_private = 1;
+	} else if ((rc = read_block(src, b, &cb)) < 0) {
+		return rc;
+	}
 	int how = src->blocks_read++ < CACHED_BLOCKS_PER_STREAM ? TS_BCACHE_EVICT : TS_BCACHE_SPARE;
 	/* charged for its rows only; but a long scan keeps the capacity of
 	 * a buffer the full cache will not take, for the next block */
@@ -329,6 +401,12 @@ static int load_block(ts__src *src, uint32_t b)
 		ts__cblock_fit(cb);
 	if (ts__bcache_put(bc, cb, how))
 		src->cb_private = 0;
+	/* a stream that loaded a few blocks and then missed the cache is a
+	 * long scan: from now on it reads ahead */
+	if (!src->ra && src->loaded > TS_SCAN_READAHEAD_AFTER && ts__rapool_enabled(&db->rapool))
+		src->ra = ts__readahead_new((long)b);
+	if (src->ra)
+		ra_fill(src, b);
 	return 0;
 }
 
@@ -603,6 +681,31 @@ static int block_hidden(const ts__src *src, uint32_t b)
 	return 0;
 }
 
+static int block_verdict(const ts__src *src, uint32_t b)
+{
+	const ts__range *r = src->range;
+	const ts__tablet_block *blk = &src->tab->blocks[b];
+	/* ascending: rows of b start at its first key, or after the last
+	 * key of b - 1 */
+	size_t slen;
+	int exact;
+	const unsigned char *start = block_start(src->tab, b, &slen, &exact);
+	if (src->desc ? !ts__range_above_lo(r, blk->last_key, blk->last_klen)
+	              : exact ? !ts__range_below_hi(r, start, slen)
+	                      : r->has_hi && ts__key_cmp(start, slen, r->hi.data, r->hi.len) >= 0)
+		return BLOCK_END;
+	if (time_misses(r, blk->min_ts, blk->max_ts))
+		return BLOCK_SKIP;
+	/* descending from the block holding hi: when its first key is past
+	 * hi, none of its rows is in range (and those of the block before
+	 * are all below hi) */
+	if (src->desc && exact && !ts__range_below_hi(r, start, slen))
+		return BLOCK_SKIP;
+	if (src->rule && summarisable(src, b) && !block_hidden(src, b))
+		return BLOCK_SUMMARY;
+	return BLOCK_LOAD;
+}
+
 /* Move to the next block worth reading and read it, or hand it up as a
  * summary.  Returns 1 (rows loaded, pos set), 2 (a summary item), 0 at
  * the end, or an error. */
@@ -614,29 +717,20 @@ static int next_block(ts__src *src)
 		long b = src->nextb;
 		if (b < 0 || b >= (long)tab->nblocks)
 			return 0;
+		int verdict = block_verdict(src, (uint32_t)b);
+		if (verdict == BLOCK_END)
+			return 0;
 		const ts__tablet_block *blk = &tab->blocks[b];
-		/* ascending: rows of b start at its first key, or after the
-		 * last key of b - 1 */
 		size_t slen;
 		int exact;
 		const unsigned char *start = block_start(tab, (uint32_t)b, &slen, &exact);
-		if (src->desc ? !ts__range_above_lo(r, blk->last_key, blk->last_klen)
-		              : exact ? !ts__range_below_hi(r, start, slen)
-		                      : r->has_hi &&
-		                            ts__key_cmp(start, slen, r->hi.data, r->hi.len) >= 0)
-			return 0;
 		int sought = src->seek_pending;
 		src->seek_pending = 0;
 		src->nextb = b + (src->desc ? -1 : 1);
 		src->blk = -1;
-		if (time_misses(r, blk->min_ts, blk->max_ts))
+		if (verdict == BLOCK_SKIP)
 			continue;
-		/* descending from the block holding hi: when its first key is
-		 * past hi, none of its rows is in range (and those of the block
-		 * before are all below hi) */
-		if (src->desc && exact && !ts__range_below_hi(r, start, slen))
-			continue;
-		if (src->rule && summarisable(src, (uint32_t)b) && !block_hidden(src, (uint32_t)b)) {
+		if (verdict == BLOCK_SUMMARY) {
 			src->summary = 1;
 			src->block = (uint32_t)b;
 			src->key = start;

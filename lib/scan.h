@@ -28,6 +28,7 @@
 #include "avl.h"
 #include "bcache.h"
 #include "range.h"
+#include "readahead.h"
 #include "snapshot.h"
 #include "tablet.h"
 #include "tombstone.h"
@@ -74,6 +75,8 @@ typedef struct ts__src {
 	int cb_private;           /* cb was never offered to the cache */
 	int time_inside;          /* every row of cb is in the ts interval */
 	uint32_t blocks_read;     /* blocks it read from the file */
+	uint32_t loaded;          /* blocks it loaded, read or cached */
+	ts__readahead *ra;        /* its read-ahead, once a long scan */
 	long pos;                 /* next row (descending: next to return) */
 	long stop;                /* rows from pos up to stop (excluded) are in
 	                           * the key range; the range ends inside cb

@@ -112,6 +112,11 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "block_cache_misses", (int64_t)bc->misses);
 	put(out, room, count, "block_cache_bytes", (int64_t)bc->used);
 	pthread_mutex_unlock(&bc->mu);
+	ts__rapool *ra = &t->db->rapool; /* the database's too (readahead.h) */
+	put(out, room, count, "blocks_read_ahead",
+	    (int64_t)__atomic_load_n(&ra->issued, __ATOMIC_RELAXED));
+	put(out, room, count, "blocks_read_ahead_by_helpers",
+	    (int64_t)__atomic_load_n(&ra->by_helper, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&t->tablets_mu);
 	put(out, room, count, "tablets_damaged_reports", (int64_t)t->damage_reports);
 	pthread_mutex_unlock(&t->tablets_mu);

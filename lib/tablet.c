@@ -106,26 +106,44 @@ static int pread_exact(const ts__tablet *t, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* Decompress stored[0..n) with codec into exactly raw bytes of out. */
-static int expand(const ts__tablet *t, const char *part, int codec, const unsigned char *stored,
-                  size_t n, size_t raw, ts_buf *out)
+/* Decompress stored[0..n) with codec into exactly raw bytes of out.
+ * Returns 0, TS_ENOMEM, or TS_ECORRUPT with *why saying what is wrong;
+ * sets no error message, so that a read-ahead helper (readahead.c) may
+ * call it on a thread of its own. */
+static int expand_bytes(int codec, const unsigned char *stored, size_t n, size_t raw,
+                        ts_buf *out, const char **why)
 {
 	out->len = 0;
+	*why = "out of memory";
 	if (ts__buf_reserve(out, raw ? raw : 1) < 0)
-		return ts__fail(TS_ENOMEM, "out of memory");
+		return TS_ENOMEM;
 	if (codec == TS_CODEC_RAW) {
+		*why = "stored and raw lengths differ";
 		if (n != raw)
-			return ts__tablet_damaged(t, part, "stored and raw lengths differ");
+			return TS_ECORRUPT;
 		memcpy(out->data, stored, n);
 	} else if (codec == TS_CODEC_LZO1X) {
 		lzo_uint got = raw;
+		*why = "does not decompress";
 		if (lzo1x_decompress_safe(stored, n, out->data, &got, NULL) != LZO_E_OK || got != raw)
-			return ts__tablet_damaged(t, part, "does not decompress");
+			return TS_ECORRUPT;
 	} else {
-		return ts__tablet_damaged(t, part, "unknown codec");
+		*why = "unknown codec";
+		return TS_ECORRUPT;
 	}
 	out->len = raw;
 	return 0;
+}
+
+/* expand_bytes, its failure reported against part of tablet t. */
+static int expand(const ts__tablet *t, const char *part, int codec, const unsigned char *stored,
+                  size_t n, size_t raw, ts_buf *out)
+{
+	const char *why;
+	int rc = expand_bytes(codec, stored, n, raw, out, &why);
+	if (rc == TS_ENOMEM)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	return rc < 0 ? ts__tablet_damaged(t, part, why) : 0;
 }
 
 static int check_header(ts__tablet *t, uint64_t id)
@@ -403,24 +421,40 @@ void ts__tablet_close(ts__tablet *t)
 	free(t);
 }
 
+int ts__tablet_block_decode(const unsigned char *buf, uint32_t stored, uint32_t raw, ts_buf *out,
+                            const char **why)
+{
+	*why = "header disagrees with the index";
+	if (ts__load_u32(buf + TS_BLKH_OFF_STORED) != stored ||
+	    ts__load_u32(buf + TS_BLKH_OFF_RAW) != raw || buf[9] | buf[10] | buf[11])
+		return TS_ECORRUPT;
+	*why = "checksum mismatch";
+	if (ts__load_u32(buf + TS_BLKH_OFF_CRC) !=
+	    ts__crc32c(ts__crc32c(0, buf, TS_BLKH_OFF_CRC), buf + TS_BLKH_SIZE, stored))
+		return TS_ECORRUPT;
+	return expand_bytes(buf[TS_BLKH_OFF_CODEC], buf + TS_BLKH_SIZE, stored, raw, out, why);
+}
+
+int ts__tablet_read_stored(const ts__tablet *t, uint32_t i, unsigned char *buf)
+{
+	const ts__tablet_block *b = &t->blocks[i];
+	return pread_exact(t, buf, (size_t)TS_BLKH_SIZE + b->stored, b->offset);
+}
+
 int ts__tablet_read_block(const ts__tablet *t, uint32_t i, ts_buf *raw)
 {
 	char part[48];
+	const char *why;
 	const ts__tablet_block *b = &t->blocks[i];
 	unsigned char *buf = malloc((size_t)TS_BLKH_SIZE + b->stored);
 	if (!buf)
 		return ts__fail(TS_ENOMEM, "out of memory");
-	snprintf(part, sizeof part, "block %u", i);
-	int rc = pread_exact(t, buf, (size_t)TS_BLKH_SIZE + b->stored, b->offset);
-	if (rc == 0 && (ts__load_u32(buf + TS_BLKH_OFF_STORED) != b->stored ||
-	                ts__load_u32(buf + TS_BLKH_OFF_RAW) != b->raw ||
-	                buf[9] | buf[10] | buf[11]))
-		rc = ts__tablet_damaged(t, part, "header disagrees with the index");
-	if (rc == 0 && ts__load_u32(buf + TS_BLKH_OFF_CRC) !=
-	                   ts__crc32c(ts__crc32c(0, buf, TS_BLKH_OFF_CRC), buf + TS_BLKH_SIZE, b->stored))
-		rc = ts__tablet_damaged(t, part, "checksum mismatch");
-	if (rc == 0)
-		rc = expand(t, part, buf[TS_BLKH_OFF_CODEC], buf + TS_BLKH_SIZE, b->stored, b->raw, raw);
+	int rc = ts__tablet_read_stored(t, i, buf);
+	if (rc == 0 && (rc = ts__tablet_block_decode(buf, b->stored, b->raw, raw, &why)) < 0) {
+		snprintf(part, sizeof part, "block %u", i);
+		rc = rc == TS_ENOMEM ? ts__fail(TS_ENOMEM, "out of memory")
+		                     : ts__tablet_damaged(t, part, why);
+	}
 	free(buf);
 	return rc;
 }

@@ -169,6 +169,22 @@ void ts__tablet_close(ts__tablet *t);
  * length checked.  Returns 0, TS_ECORRUPT, TS_EIO, TS_ENOMEM. */
 int ts__tablet_read_block(const ts__tablet *t, uint32_t i, ts_buf *raw);
 
+/* Read block i as the file stores it -- its header and stored bytes,
+ * TS_BLKH_SIZE + t->blocks[i].stored of them -- into buf, unchecked (a
+ * read-ahead, readahead.c: ts__tablet_block_decode checks it later, on
+ * another thread).  Returns 0, TS_ECORRUPT (the file is short), TS_EIO. */
+int ts__tablet_read_stored(const ts__tablet *t, uint32_t i, unsigned char *buf);
+
+/* Check and decompress a block read by ts__tablet_read_stored, whose
+ * index entry gives stored and raw bytes, into out (replacing its
+ * contents): what ts__tablet_read_block does after its read.  Touches
+ * neither the tablet nor the thread's error message, so that any thread
+ * may call it.  Returns 0, TS_ENOMEM, or TS_ECORRUPT with *why saying
+ * what is wrong (the header disagrees with the index, the checksum, the
+ * decompression). */
+int ts__tablet_block_decode(const unsigned char *buf, uint32_t stored, uint32_t raw, ts_buf *out,
+                            const char **why);
+
 /* Locate the rows of b->raw, a decompressed block, in b->rows (its
  * series and seek index, found later, are dropped): for the block
  * cache, by readers (scan.c) and by writers keeping a block (the

@@ -170,6 +170,14 @@
  * itself only once the others are written. */
 #define TS_TABLET_BLOCKS_PER_THREAD 4
 
+/* Blocks a tablet stream reads ahead of the one it reads rows from,
+ * and how many blocks it loads before it starts to (readahead.h): a
+ * range query of a block or two never reads ahead, a scan keeps this
+ * many blocks in flight -- read, and queued to or decompressed by a
+ * helper -- each its stored bytes and its rows (about 100 kB). */
+#define TS_SCAN_READAHEAD_BLOCKS 4
+#define TS_SCAN_READAHEAD_AFTER 2
+
 /* Largest tablet footer, raw or stored, bytes: bounds what a damaged
  * trailer can make a reader allocate. */
 #define TS_TABLET_FOOTER_MAX (256u << 20)

@@ -101,6 +101,7 @@ typedef struct ts_test_env {
 	int64_t merge_slice_rows, merge_rollover_spread; /* the scheduler's */
 	int64_t maint_busy_window, maint_busy_share;    /* settings; 0: default */
 	int64_t flush_threads;    /* 0: the default */
+	int64_t block_cache_size; /* 0: the default, -1: no cache */
 	void (*log)(void *arg, const char *msg); /* ts_options.log */
 	void *log_arg;
 	int hold_maintenance;     /* the maintenance thread held at every open */

@@ -54,6 +54,8 @@ void ts_test_env_open(ts_test_env *e)
 	o.maint_busy_share = e->maint_busy_share;
 	if (e->flush_threads)
 		o.flush_threads = e->flush_threads;
+	if (e->block_cache_size)
+		o.block_cache_size = e->block_cache_size < 0 ? 0 : e->block_cache_size;
 	o.log = e->log;
 	o.log_arg = e->log_arg;
 	if (ts_open(e->dir, &o, &e->db) < 0)
