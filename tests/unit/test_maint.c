@@ -5,7 +5,8 @@
  * alike -- is busy and take all the time when it is idle; a merge the
  * user asks for never sleeps; the scheduler's settings are options (0:
  * the default), checked at open and shown in every table's stats; the
- * roll-over spread is a setting that moves when a grown period merges.
+ * roll-over spread is a setting that moves when a grown period merges;
+ * the library's threads never inherit a real-time policy.
  *
  * The scheduler's thread is held in every test: each calls a pass
  * itself and counts what it did.
@@ -13,9 +14,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "handle.h"
@@ -352,6 +358,81 @@ static void stats_fit_in_stats_max(void **state)
 	assert_true(n <= TS_STATS_MAX - 32);
 }
 
+/* The scheduling policy of thread tid of this process (field 41 of its
+ * stat), or -1. */
+static int thread_policy(long tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* past the name, which may hold spaces */
+	int field = 2, policy = -1;
+	for (p = p ? strtok(p + 1, " ") : NULL; p; p = strtok(NULL, " "))
+		if (++field == 41)
+			policy = atoi(p);
+	return policy;
+}
+
+/*
+ * A process run under a real-time policy (chrt) does not hand it down to
+ * the library's threads (lib/thread.h): with the caller under SCHED_FIFO,
+ * its threads left after an open, flushes and a scan (the scheduler and
+ * the segment preparer at least) run under SCHED_OTHER while the caller
+ * keeps its policy.
+ * Skipped where SCHED_FIFO is not allowed.
+ */
+static void library_threads_never_realtime(void **state)
+{
+	struct sched_param fifo = {.sched_priority = 1}, other = {0};
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) != 0)
+		skip();
+	ts_test_env *e = calloc(1, sizeof *e);
+	assert_non_null(e);
+	*state = e;
+	e->dir = ts_test_tmpdir();
+	e->now = NOW;
+	e->flush_threads = 2;
+	ts_test_env_open(e);
+	int64_t batch = 0;
+	tablets(e->t, 2, 3000, &batch); /* a flush's helpers */
+	ts_cursor *cur;
+	const ts_value *row;
+	int rc, nthreads = 0, realtime = 0, self = 0;
+	ts_query q;
+	memset(&q, 0, sizeof q);
+	assert_int_equal(ts_query_open(e->t, &q, &cur), 0); /* a long scan reads ahead */
+	while ((rc = ts_cursor_next(cur, &row, NULL)) == 0 && row)
+		;
+	ts_cursor_close(cur);
+	long me = (long)syscall(SYS_gettid);
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		long tid = atol(de->d_name);
+		int policy = thread_policy(tid);
+		if (tid == me)
+			self = policy;
+		else if (policy == SCHED_FIFO || policy == SCHED_RR)
+			realtime++;
+		else
+			nthreads++;
+	}
+	closedir(d);
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+	assert_int_equal(rc, 0);
+	assert_int_equal(self, SCHED_FIFO);
+	assert_int_equal(realtime, 0);
+	assert_true(nthreads >= 2); /* the scheduler and the preparer at least */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +446,7 @@ int main(void)
 		cmocka_unit_test(bad_settings_refused),
 		cmocka_unit_test_teardown(rollover_spread_is_a_setting, ts_test_env_teardown),
 		cmocka_unit_test_teardown(stats_fit_in_stats_max, ts_test_env_teardown),
+		cmocka_unit_test_teardown(library_threads_never_realtime, ts_test_env_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
