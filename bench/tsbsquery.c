@@ -40,6 +40,10 @@
  * tsstored/victoriametrics per type and metric, and the targets of
  * issue 27: tsstored's median and p99 <= 0.5x InfluxDB's, and <=
  * VictoriaMetrics' for the types with a PromQL equivalent.
+ *
+ * With TSSTORE_BENCH_LATENCIES=FILE in the environment, every timed
+ * query is also appended to FILE as "engine type index µs" (a tail is
+ * then seen query by query, where p99 says only how large it is).
  */
 #ifdef HAVE_WIRE
 #include <arpa/inet.h>
@@ -347,6 +351,18 @@ out:
 
 /* Run the queries of type on c (promql: its PromQL), timed, into r;
  * 0, or -1 when an answer failed (said on stderr). */
+/* TSSTORE_BENCH_LATENCIES: one query's latency appended to the file
+ * named there (nothing when unset or not writable). */
+static void note_latency(const char *engine, int type, size_t i, double t)
+{
+	const char *path = getenv("TSSTORE_BENCH_LATENCIES");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "%s %s %zu %.0f\n", engine, bench_tsbsq_name(type), i, t * 1e6);
+	fclose(f);
+}
+
 static int run_type(const bench_config *cf, struct conn *c, const bench_tsbsq_scope *s,
                     int type, int promql, const char *engine, struct result *r)
 {
@@ -371,6 +387,7 @@ static int run_type(const bench_config *cf, struct conn *c, const bench_tsbsq_sc
 		}
 		if (i == 0)
 			continue; /* the untimed first query of the type */
+		note_latency(engine, type, r->n, t);
 		r->lat[r->n++] = t;
 		r->bytes += (double)c->body_len;
 		spent += t;
