@@ -121,7 +121,7 @@ static int count_covered(ts_table *t, const ts_query *q, uint64_t *n)
 	if (rc < 0)
 		return rc;
 	ts__range_init(&r);
-	ts__summary_rule rule = {sc.snap.schema, 0, INT64_MAX};
+	ts__summary_rule rule = {sc.snap.schema, 0, INT64_MAX, 0}; /* no runs: rows counted one by one */
 	rc = ts__range_of_query(&r, sc.snap.schema, q, sc.snap.expiry);
 	if (rc == 0)
 		rc = ts__scan_start(&sc, &r, 0, &rule);

@@ -19,7 +19,9 @@
  * resolved here, apart from the path above, which they leave as it was:
  * the heap breaks ties of keys by the newer stream (greater vlo), and
  * once the top is chosen the other streams' rows of its key are skipped
- * (resolve_top).  Block summaries, which hide their rows' keys, are only
+ * (resolve_top).  An aggregate's streams hand up the rows of a loaded
+ * block that share their group as one item, a run (make_run), where
+ * nothing can hide or shadow them.  Block summaries, which hide their rows' keys, are only
  * handed up for a block that no other source of the snapshot can share a
  * key with (overlapped): a block that another source may share a key
  * with is read and resolved row by row.
@@ -813,10 +815,65 @@ static int skip_hidden_run(ts__src *src)
 	return 0;
 }
 
+/* An aggregate's stream (rule->runs) hands up row i, the current row,
+ * and the loaded block's rows after it in the key range as one item, a
+ * run, which the aggregate folds in one loop instead of one merge step a
+ * row.  Only when no row of them can be hidden or shadowed (ascending, no
+ * tombstone meets the block, no replaced row in the snapshot) and they
+ * share their first group key columns: rows of other streams falling
+ * among them in key order are then of the same group too, so taking the
+ * run ahead of them keeps each group's rows together, which is all an
+ * aggregate without first and last needs (the rule is given only
+ * without them).  The run's rows are not checked against the ts
+ * interval: the aggregate does that.  Returns 0 (src->run set or not)
+ * or an error. */
+static int make_run(ts__src *src, long i)
+{
+	const ts__summary_rule *rule = src->rule;
+	if (src->desc || src->nbtombs || src->snap->replaced)
+		return 0;
+	if (src->far_lazy > 0) { /* locate the far end now */
+		long k = first_not(src, within_hi);
+		if (k < 0)
+			return (int)k;
+		src->stop = k;
+		src->far_lazy = 0;
+		int rc = tab_row(src, i);
+		src->scanned--; /* counted when first read */
+		if (rc < 0)
+			return rc;
+	}
+	long end = src->stop;
+	if (end - i < 2)
+		return 0;
+	if (rule->group > 0 && !src->range->has_stem) { /* a stem holds every group column */
+		const ts__cblock *cb = src->cb;
+		const void *last;
+		size_t llen;
+		if (ts__row_key(cb->raw.data + cb->rows[end - 1].off, cb->rows[end - 1].len, &last,
+		                &llen) < 0)
+			return TS_ECORRUPT;
+		long a = ts__key_prefix_len(rule->schema, src->key, src->klen, rule->group);
+		long z = ts__key_prefix_len(rule->schema, last, llen, rule->group);
+		if (a < 0 || z < 0)
+			return ts__fail(TS_ECORRUPT, "table \"%s\": a row has a malformed key",
+			                src->snap->table->name);
+		if (a != z || memcmp(src->key, last, (size_t)a) != 0)
+			return 0;
+	}
+	src->run = 1;
+	src->run_lo = i;
+	src->run_hi = end;
+	src->scanned += (uint64_t)(end - i - 1);
+	src->pos = end;
+	return 0;
+}
+
 static int tablet_next(ts__src *src)
 {
 	const ts__range *r = src->range;
 	src->summary = 0;
+	src->run = 0;
 	for (;;) {
 		if (src->blk >= 0) {
 			if (src->desc ? src->pos > src->stop : src->pos < src->stop) {
@@ -838,6 +895,8 @@ static int tablet_next(ts__src *src)
 						return ts__table_damaged(src->snap->table, src->tab->id, rc);
 					continue;
 				}
+				if (src->rule && src->rule->runs && (rc = make_run(src, i)) < 0)
+					return ts__table_damaged(src->snap->table, src->tab->id, rc);
 				return 1;
 			}
 			if (src->stop >= 0 && src->stop < (long)src->cb->nrows)

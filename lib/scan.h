@@ -34,11 +34,14 @@
 #include "tombstone.h"
 
 /* Aggregates: hand up blocks whose rows share their first `group` key
- * columns and one window of `every` ns as statistics. */
+ * columns and one window of `every` ns as statistics; with runs, also
+ * hand up the rows of a loaded block that share their group as one item,
+ * a run (scan.c, make_run), for the aggregate to fold in one loop. */
 typedef struct ts__summary_rule {
 	const ts__schema *schema; /* the key's columns */
 	int group;
 	int64_t every;
+	int runs;
 } ts__summary_rule;
 
 /* One stream: a tree or a tablet of the snapshot. */
@@ -57,12 +60,16 @@ typedef struct ts__src {
 	                           * in a tablet written before versions
 	                           * against such a tablet, which is older */
 	int done;
-	/* the current item: a row, or (summary) block `block` of tab */
+	/* the current item: a row, or (summary) block `block` of tab, or
+	 * (run) rows run_lo .. run_hi - 1 of cb, the first of them the
+	 * current row, none checked against the range's ts interval */
 	const unsigned char *key, *row;
 	size_t klen, rowlen;
 	uint32_t version;         /* schema version of row */
 	int summary;
 	uint32_t block;
+	int run;
+	long run_lo, run_hi;
 	/* a tree (and it, last) */
 	uint64_t root;
 	int started;

@@ -152,8 +152,7 @@ void ts__snapshot_release(ts__snapshot *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The schema of version, or NULL (the error noted). */
-static const ts__schema *version_schema(const ts__snapshot *s, uint32_t version)
+const ts__schema *ts__snapshot_version_schema(const ts__snapshot *s, uint32_t version)
 {
 	if (version >= 1 && (int)version <= s->nversions)
 		return s->versions[version - 1];
@@ -165,7 +164,7 @@ static const ts__schema *version_schema(const ts__snapshot *s, uint32_t version)
 int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
                         ts_value *vals, ts_buf *scratch)
 {
-	const ts__schema *from = version_schema(s, version);
+	const ts__schema *from = ts__snapshot_version_schema(s, version);
 	return from ? ts__row_decode(from, s->schema, row, len, vals, scratch) : TS_ECORRUPT;
 }
 
@@ -173,7 +172,7 @@ int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void
                              size_t len, const void *key, size_t klen, const ts__stem *stem,
                              ts_value *vals)
 {
-	const ts__schema *from = version_schema(s, version);
+	const ts__schema *from = ts__snapshot_version_schema(s, version);
 	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals)
 	            : TS_ECORRUPT;
 }
@@ -181,7 +180,7 @@ int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void
 int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
                                size_t len, ts_value *vals, const int *want, int nwant)
 {
-	const ts__schema *from = version_schema(s, version);
+	const ts__schema *from = ts__snapshot_version_schema(s, version);
 	return from ? ts__row_decode_values(from, s->schema, row, len, vals, want, nwant)
 	            : TS_ECORRUPT;
 }

@@ -81,6 +81,9 @@ int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row
 int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
                              size_t len, const void *key, size_t klen, const ts__stem *stem,
                              ts_value *vals);
+/* The schema rows of schema version `version` were written in, or NULL
+ * (TS_ECORRUPT noted: a version the snapshot does not know). */
+const ts__schema *ts__snapshot_version_schema(const ts__snapshot *s, uint32_t version);
 /* The same for columns want[0..nwant), none in the key, only
  * (ts__row_decode_values). */
 int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
