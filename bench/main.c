@@ -277,7 +277,9 @@ static void usage(void)
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
 	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections|\n"
-	        "                                 rollups]...\n");
+	        "                                 rollups]...\n"
+	        "environment: TSSTORE_BENCH_LATENCIES=FILE appends each tsbs_queries query's\n"
+	        "latency to FILE (\"engine type index us\")\n");
 	exit(2);
 }
 
