@@ -62,6 +62,7 @@ typedef struct agg_cursor {
 	acc *accs;                /* nspecs per window */
 	size_t nwin, capwin;
 	size_t last_win;          /* the window of the last row added */
+	int unsorted;             /* a window was made before one made earlier */
 	uint32_t *slots;          /* window index + 1, 0 = free */
 	uint32_t nslots;          /* power of two */
 	/* yielding it */
@@ -137,6 +138,8 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 			return ts__fail(TS_ENOMEM, "out of memory");
 		c->capwin = cap;
 	}
+	if (c->nwin && start < c->win[c->nwin - 1].start)
+		c->unsorted = 1;
 	c->win[c->nwin].start = start;
 	c->win[c->nwin].slot = j;
 	c->slots[j] = (uint32_t)c->nwin + 1;
@@ -153,6 +156,7 @@ static void forget_windows(agg_cursor *c)
 	for (size_t i = 0; i < c->nwin; i++)
 		c->slots[c->win[i].slot] = 0;
 	c->nwin = 0;
+	c->unsorted = 0;
 }
 
 static int64_t window_start(const agg_cursor *c, int64_t ts)
@@ -428,7 +432,8 @@ static int gather(agg_cursor *c)
 		return 0;
 	for (size_t i = 0; i < c->nwin; i++)
 		c->order[i] = i;
-	qsort_r(c->order, c->nwin, sizeof *c->order, cmp_window, c->win);
+	if (c->unsorted) /* a series' rows come in time order: seldom */
+		qsort_r(c->order, c->nwin, sizeof *c->order, cmp_window, c->win);
 	c->emit = 0;
 	return ts__key_decode(c->rule.schema, c->gkey.data, c->gkey.len, c->rule.group, c->out,
 	                      &c->gscratch, NULL) < 0 ? TS_ECORRUPT : 1;
