@@ -24,11 +24,12 @@
  * few dozen bytes per column): past it, refused with InfluxDB's
  * max-select-point words. */
 #define TSD_IQL_ROWS_MAX ((size_t)10 * 1000 * 1000)
-/* The shortest GROUP BY time() interval answered from block statistics
- * (ts_aggregate) rather than rows: measured on the TSBS 12-hour file
- * (10 s points), 1 h windows read 2.5x faster from blocks for one field
- * of one host and 11x for 100 hosts, while windows of 30 min and less
- * read 10-25 % faster from rows. */
+/* The shortest GROUP BY time() interval answered from ts_aggregate
+ * whatever the calls; shorter windows are answered from it only when
+ * their answer cannot depend on where blocks are cut (no sum or mean of
+ * floats: influxq.c, blocks_fit).  Measured on the TSBS 12-hour file
+ * (10 s points), 1 h windows read 2.5x faster from block statistics for
+ * one field of one host and 11x for 100 hosts. */
 #define TSD_IQL_BLOCKS_MIN_INTERVAL ((int64_t)3600 * 1000000000)
 /* The window cache's budget by default (query-cache-size): the bytes
  * its entries may take, all together (influxq.c, "The window cache"). */
