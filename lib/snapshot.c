@@ -35,7 +35,10 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 	s->nversions = set->nversions;
 	s->schema = set->versions[set->nversions - 1];
 	s->replaced = (set->flags & TS_DESC_REPLACED) != 0;
-	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon, ts_now(t->db));
+	/* only a TTL reads the clock: a table without one pays no clock read
+	 * per snapshot (the horizon alone does not depend on now) */
+	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon,
+	                          set->ttl > 0 ? ts_now(t->db) : 0);
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, set->flushed_lsn);
 	if (nroots && !(s->roots = malloc(nroots * sizeof *s->roots)))
