@@ -8,6 +8,9 @@
 
 #include "scan.h"
 
+/* Values a cursor keeps in its own struct (vals_mem). */
+#define TS__CURSOR_VALS 16
+
 struct ts_cursor {
 	ts_table *table;
 	ts__scan scan;            /* the snapshot, and the streams of range */
@@ -22,11 +25,17 @@ struct ts_cursor {
 	int err;                  /* sticky: the error next returned */
 	int more;                 /* the limit cut the result */
 	ts_value *vals;           /* a row decoded in the snapshot's schema */
+	/* vals' storage when ncols + nkey values fit (a usual table): no
+	 * allocation per cursor */
+	ts_value vals_mem[TS__CURSOR_VALS];
 	/* when not NULL, decode only columns want[0..nwant): a projection
 	 * or an aggregate with no key column but ts */
 	const int *want;
 	int nwant;
+	/* the row's unescaped key strings (ts__key_decode), in scratch_mem
+	 * while they fit: a latest lookup or a short query allocates none */
 	ts_buf scratch;
+	unsigned char scratch_mem[TS__SHORT_KEY];
 	/* when every key of the range shares a stem (range.has_stem): its
 	 * columns, decoded once, so that rows decode only their ts from the
 	 * key (ts__row_decode_stem); stem_state 0: not decoded yet, 1:

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "crc32c.h"
+#include "cursor.h"
 #include "support.h"
 #include "tablet.h"
 #include "tablet_format.h"
@@ -696,6 +697,19 @@ static void latest_rows(void **state)
 		assert_int_equal(ts_test_stat(e->t, "rows_scanned") - scanned, 1);
 	}
 	assert_int_equal(latest_ts(e->t, &none, 1, NULL), INT64_MIN);
+	/* a short key's strings, and the row of a table of few columns,
+	 * decode into the cursor's own storage */
+	ts_value p1 = ts_string("h01");
+	ts_cursor *c;
+	const ts_value *r;
+	int nv;
+	assert_int_equal(ts_latest_open(e->t, &p1, 1, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &nv), 0);
+	assert_non_null(r);
+	assert_memory_equal(r[0].v.s.ptr, "h01", 3);
+	assert_ptr_equal(c->scratch.data, c->scratch_mem);
+	assert_ptr_equal(r, c->vals_mem);
+	ts_cursor_close(c);
 	/* no prefix: the newest ts, the greatest key among equals */
 	assert_int_equal(latest_ts(e->t, NULL, 0, host), START + (6 * 360 - 1) * 10 * SEC);
 	assert_string_equal(host, "h05");
