@@ -48,6 +48,10 @@ struct ts_cursor {
 	unsigned char stem_mem[TS__SHORT_KEY];
 	int stem_state;
 	int row_in_stem;          /* the row last decoded went through the stem */
+	/* the schema version whose fixed columns' types vals hold, from the
+	 * row decoded last (0: none known), so that the stem's next row of
+	 * that version writes their values alone (ts__row_decode_stem) */
+	uint32_t typed_version;
 	/* the key of the last row returned (ts_cursor_resume): encoded in
 	 * last_key, or, when last_in_stem, the range's stem and last_ts
 	 * (a query spares each row the copy) */

@@ -101,17 +101,25 @@ int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, si
                       const void *key, size_t klen)
 {
 	const ts__snapshot *s = &c->scan.snap;
+	int typed = c->typed_version == version && version != 0;
+	c->typed_version = 0; /* until a decode below sets every fixed column's type */
 	if (c->want)
 		return ts__snapshot_decode_values(s, version, row, len, c->vals, c->want, c->nwant);
 	if (c->stem_state == 0)
 		decode_stem(c);
 	if (c->stem_state > 0) {
-		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals);
+		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals,
+		                                  typed);
 		c->row_in_stem = rc == 0;
+		if (rc == 0)
+			c->typed_version = version;
 		if (rc <= 0)
 			return rc;
 	}
-	return ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
+	int rc = ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
+	if (rc == 0)
+		c->typed_version = version;
+	return rc;
 }
 
 int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,

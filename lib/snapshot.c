@@ -174,10 +174,10 @@ int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row
 
 int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
                              size_t len, const void *key, size_t klen, const ts__stem *stem,
-                             ts_value *vals)
+                             ts_value *vals, int typed)
 {
 	const ts__schema *from = version_schema(s, version);
-	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals)
+	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals, typed)
 	            : TS_ECORRUPT;
 }
 
