@@ -8,6 +8,9 @@
 
 #include "scan.h"
 
+/* Values a cursor keeps in its own struct (vals_mem). */
+#define TS__CURSOR_VALS 16
+
 struct ts_cursor {
 	ts_table *table;
 	ts__scan scan;            /* the snapshot, and the streams of range */
@@ -22,11 +25,17 @@ struct ts_cursor {
 	int err;                  /* sticky: the error next returned */
 	int more;                 /* the limit cut the result */
 	ts_value *vals;           /* a row decoded in the snapshot's schema */
+	/* vals' storage when ncols + nkey values fit (a usual table): no
+	 * allocation per cursor */
+	ts_value vals_mem[TS__CURSOR_VALS];
 	/* when not NULL, decode only columns want[0..nwant): a projection
 	 * or an aggregate with no key column but ts */
 	const int *want;
 	int nwant;
+	/* the row's unescaped key strings (ts__key_decode), in scratch_mem
+	 * while they fit: a latest lookup or a short query allocates none */
 	ts_buf scratch;
+	unsigned char scratch_mem[TS__SHORT_KEY];
 	/* when every key of the range shares a stem (range.has_stem): its
 	 * columns, decoded once, so that rows decode only their ts from the
 	 * key (ts__row_decode_stem); stem_state 0: not decoded yet, 1:
@@ -39,6 +48,10 @@ struct ts_cursor {
 	unsigned char stem_mem[TS__SHORT_KEY];
 	int stem_state;
 	int row_in_stem;          /* the row last decoded went through the stem */
+	/* the schema version whose fixed columns' types vals hold, from the
+	 * row decoded last (0: none known), so that the stem's next row of
+	 * that version writes their values alone (ts__row_decode_stem) */
+	uint32_t typed_version;
 	/* the key of the last row returned (ts_cursor_resume): encoded in
 	 * last_key, or, when last_in_stem, the range's stem and last_ts
 	 * (a query spares each row the copy) */

@@ -54,14 +54,17 @@ int ts__cursor_open(ts_table *t, size_t size,
 	c->next = next;
 	c->destroy = destroy;
 	ts__range_init(&c->range);
-	ts__buf_init(&c->scratch);
+	ts__buf_init_in(&c->scratch, c->scratch_mem, sizeof c->scratch_mem);
 	ts__buf_init_in(&c->stem_scratch, c->stem_mem, sizeof c->stem_mem);
 	ts__buf_init_in(&c->last_key, c->last_key_mem, sizeof c->last_key_mem);
 	ts__buf_init(&c->resume_scratch);
 	int rc = ts__scan_begin(&c->scan, t);
 	/* vals, then room for the stem's values (decode_stem) */
 	const ts__schema *s = rc == 0 ? c->scan.snap.schema : NULL;
-	if (s && !(c->vals = malloc((size_t)(s->ncols + s->nkey) * sizeof *c->vals)))
+	size_t nvals = s ? (size_t)(s->ncols + s->nkey) : 0;
+	if (s && nvals <= TS__CURSOR_VALS)
+		c->vals = c->vals_mem;
+	else if (s && !(c->vals = malloc(nvals * sizeof *c->vals)))
 		rc = ts__fail(TS_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = setup(c, arg);
@@ -98,17 +101,25 @@ int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, si
                       const void *key, size_t klen)
 {
 	const ts__snapshot *s = &c->scan.snap;
+	int typed = c->typed_version == version && version != 0;
+	c->typed_version = 0; /* until a decode below sets every fixed column's type */
 	if (c->want)
 		return ts__snapshot_decode_values(s, version, row, len, c->vals, c->want, c->nwant);
 	if (c->stem_state == 0)
 		decode_stem(c);
 	if (c->stem_state > 0) {
-		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals);
+		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals,
+		                                  typed);
 		c->row_in_stem = rc == 0;
+		if (rc == 0)
+			c->typed_version = version;
 		if (rc <= 0)
 			return rc;
 	}
-	return ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
+	int rc = ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
+	if (rc == 0)
+		c->typed_version = version;
+	return rc;
 }
 
 int ts__bound_encode(const ts__schema *s, const ts_value *vals, int n, const char *what,
@@ -622,7 +633,8 @@ void ts_cursor_close(ts_cursor *c)
 	ts__range_free(&c->range);
 	ts__buf_free(&c->scratch);
 	ts__buf_free(&c->stem_scratch);
-	free(c->vals);
+	if (c->vals != c->vals_mem)
+		free(c->vals);
 	free(c->resume);
 	ts__buf_free(&c->last_key);
 	ts__buf_free(&c->resume_scratch);

@@ -67,9 +67,11 @@ static void read_fixed(const ts__col *c, const unsigned char *fixed, ts_value *v
 /* Decode the rest of a row, past its key, from r into vals: the key
  * columns from keyvals[0..from->nkey) (NULL: left alone), the others from
  * the fixed and variable areas, and the columns `to` added since `from`
- * from their defaults. */
+ * from their defaults.  typed: vals already hold the types of from's
+ * fixed columns (a row of the same version decoded into them last), so
+ * that a run of 8-byte columns (fixed_run) needs its values alone. */
 static int decode_rest(const ts__schema *from, const ts__schema *to, ts_reader *r,
-                       const ts_value *keyvals, ts_value *vals)
+                       const ts_value *keyvals, ts_value *vals, int typed)
 {
 	const unsigned char *fixed = ts__get_raw(r, (size_t)from->fixed_size);
 	if (r->bad)
@@ -79,13 +81,19 @@ static int decode_rest(const ts__schema *from, const ts__schema *to, ts_reader *
 		vals[i].type = to->cols[i].type;
 		vals[i].v = keyvals[k].v;
 	}
-	const ts__col *tcols = to->cols;
-	for (const ts__fixed_col *f = from->fixed_cols, *end = f + from->nfixed; f < end; f++) {
-		int col = f->col;
-		int64_t x = f->is32 ? (int32_t)ts__load_u32(fixed + f->off)
-		                    : (int64_t)ts__load_u64(fixed + f->off);
-		vals[col].type = tcols[col].type;
-		vals[col].v.i = x;
+	if (typed && from->fixed_run >= 0) {
+		ts_value *v = vals + from->fixed_run;
+		for (int k = 0; k < from->nfixed; k++)
+			v[k].v.i = (int64_t)ts__load_u64(fixed + 8 * k);
+	} else {
+		const ts__col *tcols = to->cols;
+		for (const ts__fixed_col *f = from->fixed_cols, *end = f + from->nfixed; f < end; f++) {
+			int col = f->col;
+			int64_t x = f->is32 ? (int32_t)ts__load_u32(fixed + f->off)
+			                    : (int64_t)ts__load_u64(fixed + f->off);
+			vals[col].type = tcols[col].type;
+			vals[col].v.i = x;
+		}
 	}
 	for (int j = 0; j < from->nvar; j++) {
 		ts_value *v = &vals[from->var_cols[j]];
@@ -113,12 +121,12 @@ static int decode(const ts__schema *from, const ts__schema *to, const void *row,
 	                                      &used) < 0 ||
 	                       used != klen)))
 		return ts__fail(TS_ECORRUPT, "malformed row: bad key");
-	return decode_rest(from, to, &r, keys ? keyvals : NULL, vals);
+	return decode_rest(from, to, &r, keys ? keyvals : NULL, vals, 0);
 }
 
 int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void *row,
                         size_t len, const void *key, size_t klen, const ts__stem *stem,
-                        ts_value *vals)
+                        ts_value *vals, int typed)
 {
 	const unsigned char *rest = (const unsigned char *)key + klen;
 	ts_reader r;
@@ -135,7 +143,7 @@ int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void
 	vals[from->key[last]].type = TS_TIMESTAMP;
 	vals[from->key[last]].v.i = ts__key_ts(key, klen);
 	ts__reader_init(&r, rest, (size_t)((const unsigned char *)row + len - rest));
-	return decode_rest(from, to, &r, NULL, vals);
+	return decode_rest(from, to, &r, NULL, vals, typed);
 }
 
 int ts__row_decode(const ts__schema *from, const ts__schema *to,

@@ -46,13 +46,16 @@ typedef struct ts__stem {
  * ts__row_decode for a read whose keys all begin with one stem: the
  * row's key, key[0..klen) (located in row by ts__row_key), is compared
  * with the stem rather than decoded (nor its strings unescaped), and
- * only its ts is read; the key columns but ts take stem->vals.  Returns
- * 0; 1 when the key is not the stem and a ts (vals untouched: decode the
- * row with ts__row_decode); TS_ECORRUPT.
+ * only its ts is read; the key columns but ts take stem->vals.  typed:
+ * vals hold the types a row of `from` decoded into them last gave its
+ * fixed columns, which are then left alone (a run of 8-byte columns,
+ * ts__schema.fixed_run, gets its values only).  Returns 0; 1 when the
+ * key is not the stem and a ts (vals untouched: decode the row with
+ * ts__row_decode); TS_ECORRUPT.
  */
 int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void *row,
                         size_t len, const void *key, size_t klen, const ts__stem *stem,
-                        ts_value *vals);
+                        ts_value *vals, int typed);
 
 /* The same for columns want[0..nwant) of `to`, none of them in the key
  * but ts (read from the key's last 8 bytes); vals of the other key

@@ -176,6 +176,11 @@ static int finish(ts__schema *s)
 		}
 	}
 	s->fixed_size = off;
+	s->fixed_run = s->nfixed ? s->fixed_cols[0].col : -1;
+	for (int k = 0; k < s->nfixed; k++)
+		if (s->fixed_cols[k].is32 || s->fixed_cols[k].col != s->fixed_run + k ||
+		    s->fixed_cols[k].off != 8 * k)
+			s->fixed_run = -1;
 	assert(s->ts_col >= 0 && s->key[s->nkey - 1] == s->ts_col);
 	return 0;
 }

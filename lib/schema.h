@@ -44,6 +44,10 @@ typedef struct ts__schema {
 	 * without a pass over every column's description */
 	int nfixed;
 	ts__fixed_col *fixed_cols;
+	/* when the fixed columns are 8-byte ones, one after the other both as
+	 * columns and in the fixed area: the index of the first (the row's
+	 * value k lies at 8 k, column fixed_run + k); else -1 */
+	int fixed_run;
 } ts__schema;
 
 /* Build version 1 from a user's description (see ts_create_keyed).

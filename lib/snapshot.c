@@ -35,7 +35,10 @@ static int capture(ts_table *t, ts__snapshot *s, uint32_t nroots)
 	s->nversions = set->nversions;
 	s->schema = set->versions[set->nversions - 1];
 	s->replaced = (set->flags & TS_DESC_REPLACED) != 0;
-	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon, ts_now(t->db));
+	/* only a TTL reads the clock: a table without one pays no clock read
+	 * per snapshot (the horizon alone does not depend on now) */
+	s->expiry = ts__expiry_at(set->ttl, set->horizon_set, set->horizon,
+	                          set->ttl > 0 ? ts_now(t->db) : 0);
 	if (ts__db_readonly(t->db)) /* the writer may have released segments */
 		ts__log_forget(t->log, set->flushed_lsn);
 	if (nroots && !(s->roots = malloc(nroots * sizeof *s->roots)))
@@ -170,10 +173,10 @@ int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row
 
 int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
                              size_t len, const void *key, size_t klen, const ts__stem *stem,
-                             ts_value *vals)
+                             ts_value *vals, int typed)
 {
 	const ts__schema *from = ts__snapshot_version_schema(s, version);
-	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals)
+	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals, typed)
 	            : TS_ECORRUPT;
 }
 

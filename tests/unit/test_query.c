@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "crc32c.h"
+#include "cursor.h"
 #include "support.h"
 #include "tablet.h"
 #include "tablet_format.h"
@@ -695,6 +697,19 @@ static void latest_rows(void **state)
 		assert_int_equal(ts_test_stat(e->t, "rows_scanned") - scanned, 1);
 	}
 	assert_int_equal(latest_ts(e->t, &none, 1, NULL), INT64_MIN);
+	/* a short key's strings, and the row of a table of few columns,
+	 * decode into the cursor's own storage */
+	ts_value p1 = ts_string("h01");
+	ts_cursor *c;
+	const ts_value *r;
+	int nv;
+	assert_int_equal(ts_latest_open(e->t, &p1, 1, &c), 0);
+	assert_int_equal(ts_cursor_next(c, &r, &nv), 0);
+	assert_non_null(r);
+	assert_memory_equal(r[0].v.s.ptr, "h01", 3);
+	assert_ptr_equal(c->scratch.data, c->scratch_mem);
+	assert_ptr_equal(r, c->vals_mem);
+	ts_cursor_close(c);
 	/* no prefix: the newest ts, the greatest key among equals */
 	assert_int_equal(latest_ts(e->t, NULL, 0, host), START + (6 * 360 - 1) * 10 * SEC);
 	assert_string_equal(host, "h05");
@@ -707,6 +722,55 @@ static void latest_rows(void **state)
 	/* past the TTL it is gone */
 	assert_int_equal(ts_alter_ttl(e->t, NOW - START - HOUR - 1), 0);
 	assert_int_equal(latest_ts(e->t, &p99, 1, NULL), INT64_MIN);
+}
+
+/* A clock that counts the reads made by one thread (the maintenance
+ * thread reads it too, on its own schedule). */
+struct counted_clock {
+	pthread_t reader;
+	int64_t now;
+	int reads;
+};
+
+static int64_t counting_clock(void *arg)
+{
+	struct counted_clock *k = arg;
+	if (pthread_equal(pthread_self(), k->reader))
+		k->reads++;
+	return k->now;
+}
+
+/* A snapshot of a table without a TTL does not read the database clock
+ * (latest pays it per lookup otherwise); with a TTL it must. */
+static void latest_reads_clock_only_for_ttl(void **state)
+{
+	(void)state;
+	struct counted_clock k = {pthread_self(), NOW, 0};
+	char *dir = ts_test_tmpdir();
+	ts_options o;
+	ts_options_init(&o);
+	o.flags = TS_OPEN_CREATE | TS_OPEN_NOMERGE;
+	o.sync = TS_SYNC_NONE;
+	o.clock = counting_clock;
+	o.clock_arg = &k;
+	ts_db *db;
+	ts_table *t;
+	assert_int_equal(ts_open(dir, &o, &db), 0);
+	ts_test_create_m(db, 0);
+	assert_int_equal(ts_table_open(db, "m", &t), 0);
+	load(t, 2, 100, 10 * SEC);
+	assert_int_equal(ts_flush(t, START + 500 * SEC), 0); /* on disk and in the tree */
+	ts_value p = ts_string("h01");
+	k.reads = 0;
+	assert_int_equal(latest_ts(t, &p, 1, NULL), START + 99 * 10 * SEC);
+	assert_int_equal(k.reads, 0);
+	assert_int_equal(ts_alter_ttl(t, 2 * DAY), 0);
+	k.reads = 0;
+	assert_int_equal(latest_ts(t, &p, 1, NULL), START + 99 * 10 * SEC);
+	assert_true(k.reads >= 1);
+	ts_table_close(t);
+	ts_close(db);
+	ts_test_rmdir(dir);
 }
 
 /* ---- aggregates ---- */
@@ -984,6 +1048,7 @@ int main(void)
 		T(query_rewind_same_snapshot),
 		T(query_damaged_tablet),
 		T(latest_rows),
+		cmocka_unit_test(latest_reads_clock_only_for_ttl),
 		T(aggregate_hourly_exact),
 		T(aggregate_added_column),
 		T(aggregate_window_at_int64_min),
