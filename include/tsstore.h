@@ -1165,8 +1165,8 @@ typedef struct ts_rollup_spec {
  * applies to it).  The scheduler serves loaded tables (a rollup is
  * loaded by its creation and by any ts_table_open; tsstored loads every
  * table).  Only durable commits are rolled up: the scheduler's paced
- * runs roll up what the source's own syncs made durable (its interval
- * or commit syncs, an explicit pass, a close), waiting for them up to
+ * runs roll up what the source's own syncs and flushes made durable
+ * (its interval or commit syncs, an explicit pass, a close), waiting for them up to
  * about 2 s before syncing the source's log themselves -- which, in
  * TS_SYNC_NONE mode, where nothing else syncs, they do about that often
  * -- and an explicit pass syncs it.  The

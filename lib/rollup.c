@@ -464,13 +464,19 @@ static int sync_durable(struct ts_table *t, uint64_t *d)
 	return 0;
 }
 
-/* t's newest durable commit in *d, as its own syncs left it (no sync). */
+/* The version through which t's commits are durable without a sync
+ * (into *d): the newest commit its log's syncs covered, or the one before
+ * its flushed position when that is newer -- every commit below it is on
+ * disk, its rows in tablets and its tombstones in the DESCRIPTOR, both
+ * synced before the descriptor was installed (flush.c). */
 static int durable_head(struct ts_table *t, uint64_t *d)
 {
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
 	*d = ts__log_durable_head(t->log);
+	if (t->desc->flushed_lsn > *d + 1)
+		*d = t->desc->flushed_lsn - 1;
 	ts__table_unlock(t);
 	return 0;
 }

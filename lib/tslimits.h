@@ -91,8 +91,8 @@
 #define TS_ROLLUP_PERSIST_EVERY (10 * TS_NS_PER_SEC)
 
 /* A paced rollup run rolls up only what the source's own syncs (the
- * interval syncer, a commit's sync, an explicit pass, a close) made
- * durable, from its accumulators, without a snapshot or a sync; when
+ * interval syncer, a commit's sync, an explicit pass, a close) and
+ * flushes made durable, from its accumulators, without a snapshot or a sync; when
  * that is not possible it waits for them at most this long (monotonic
  * ns: twice the default sync interval), then syncs the source itself and
  * reads at a snapshot as an explicit pass does (docs/rollups.md section

@@ -2014,20 +2014,28 @@ static void stopped_run_reads_changes(void **state)
 }
 
 /* The rollup's rows of window start (of any group). */
-static long rows_of_window(ts_db *db, const char *name, int64_t start)
+/* Over the rows of window start of rollup name: the sum of value column
+ * col, or (col < 0) their number. */
+static int64_t window_total(ts_db *db, const char *name, int64_t start, int col)
 {
 	ts_table *t = open_table(db, name);
 	ts_query all = {0};
 	ts_cursor *c;
-	long n = 0;
+	int64_t n = 0;
 	assert_int_equal(ts_query_open(t, &all, &c), 0);
 	const ts_value *v;
 	int nv;
 	while (ts_cursor_next(c, &v, &nv) == 0 && v)
-		n += v[2].v.i == start;
+		if (v[2].v.i == start)
+			n += col < 0 ? 1 : v[col].v.i;
 	ts_cursor_close(c);
 	ts_table_close(t);
 	return n;
+}
+
+static long rows_of_window(ts_db *db, const char *name, int64_t start)
+{
+	return (long)window_total(db, name, start, -1);
 }
 
 /* A run due because a window of the clock closed leaves the windows
@@ -2092,19 +2100,7 @@ static void deferred_open_windows(void **state)
  * v_count (the first value column). */
 static int64_t count_of_window(ts_db *db, const char *name, int64_t start)
 {
-	ts_table *t = open_table(db, name);
-	ts_query all = {0};
-	ts_cursor *c;
-	int64_t n = 0;
-	assert_int_equal(ts_query_open(t, &all, &c), 0);
-	const ts_value *v;
-	int nv;
-	while (ts_cursor_next(c, &v, &nv) == 0 && v)
-		if (v[2].v.i == start)
-			n += v[3].v.i;
-	ts_cursor_close(c);
-	ts_table_close(t);
-	return n;
+	return window_total(db, name, start, 3);
 }
 
 /* Insert a row of each of the 8 series at ts (one batch). */
@@ -2190,6 +2186,25 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
 	assert_true(ts_test_stat(r, "rollup_watermark") > (int64_t)d2);
 	assert_int_equal(count_of_window(e->db, "racc", at - 20 * SEC), 16);
+	/* a flush makes what it wrote durable without a sync of the log:
+	 * the next window closed, flushed, a batch after it */
+	int64_t w2 = ts_test_stat(r, "rollup_watermark");
+	uint64_t d3 = durable_of(src);
+	at += 40 * SEC; /* the window whose first rows came at +20 s */
+	for (int k = 3; k < 6; k++)
+		batch_of_series(src, at + k * 10 * SEC);
+	batch_of_series(src, at + MIN); /* the next window's first rows */
+	uint64_t c2 = version_of(e->db, "src");
+	assert_int_equal(ts_flush(src, INT64_MAX), 0);
+	batch_of_series(src, at + MIN + 10 * SEC);
+	ts_test_env_set_now(e, at + MIN + 2 * SEC);
+	ts__rollup_durable_wait = INT64_MAX;
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 2);
+	assert_int_equal(durable_of(src), d3); /* the log not synced */
+	assert_true(ts_test_stat(r, "rollup_watermark") > w2);
+	assert_true((uint64_t)ts_test_stat(r, "rollup_watermark") < c2);
+	assert_int_equal(count_of_window(e->db, "racc", at), 32);
 	pass(e->db);
 	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
