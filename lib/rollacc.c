@@ -683,9 +683,10 @@ static int put_row(struct set *s, const ts__schema *sc, struct hgroup *hg, int w
 	return 0;
 }
 
-/* Move gr's entries whose last row was committed <= v into h: the clean
- * ones' rows into the room take made (the dirty ones are read from the
- * source), and the starts of the windows touched in (w, v] -- entries of
+/* Move gr's entries whose last row was committed <= v into h: the rows
+ * of the clean ones touched in (w, v] into the room take made (the dirty
+ * ones are read from the source; an untouched one the rollup holds as it
+ * is), and the starts of the windows touched in (w, v] -- entries of
  * later commits too, kept for the next run, and the open window -- into
  * hg->touched.  A copy of the open window when it is clean and its last
  * row came by v (it goes on accumulating: the run that finds it closed
@@ -715,7 +716,7 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 				       (size_t)s->nacc * sizeof *gr->accs);
 			}
 			kept++;
-		} else if (e->clean &&
+		} else if (e->clean && touched(e->first, e->last, w, v) &&
 		           put_row(s, sc, hg, h->width, e->start, gr->accs + i * (size_t)s->nacc) < 0) {
 			h->whole = 0;
 		}
@@ -725,6 +726,7 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 	if (gr->open && touched(gr->open_first, gr->open_version, w, v))
 		hg->touched[hg->ntouched++] = gr->open_start;
 	if (gr->open && gr->open_clean && gr->open_version <= v &&
+	    touched(gr->open_first, gr->open_version, w, v) &&
 	    put_row(s, sc, hg, h->width, gr->open_start, gr->open_accs) < 0)
 		h->whole = 0;
 	h->nrows += hg->n;
@@ -861,6 +863,12 @@ const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
 	*starts = h->order[i]->touched;
 	*n = h->order[i]->ntouched;
 	return h->order[i]->key;
+}
+
+const ts_value *ts__rollacc_rows(const ts__rollacc_harvest *h, size_t *n)
+{
+	*n = h ? h->nrows : 0;
+	return h ? h->rows : NULL;
 }
 
 const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,

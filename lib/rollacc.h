@@ -76,6 +76,11 @@ size_t ts__rollacc_groups(const ts__rollacc_harvest *h);
 const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
                                   const int64_t **starts, size_t *n);
 
+/* Every harvested row (group values, window start, one value per spec:
+ * the rollup's row), group after group, a group's windows ascending:
+ * *n of them, valid until h is freed. */
+const ts_value *ts__rollacc_rows(const ts__rollacc_harvest *h, size_t *n);
+
 /* The first harvested row (group values, window start, one value per
  * spec) of group prefix whose window starts at or after from, or NULL. */
 const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,

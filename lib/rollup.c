@@ -547,20 +547,27 @@ static void resolve_values(ts_value *v, size_t n, const ts_buf *mem)
 			v[i].v.s.ptr = mem->data + (uintptr_t)v[i].v.s.ptr;
 }
 
+/* Insert rows[0..n) (width values each) into the rollup, with replace:
+ * one commit. */
+static int insert_rows(struct run *u, const ts_value *rows, size_t n)
+{
+	size_t ignored;
+	uint64_t version;
+	ts__rollup_writing = 1;
+	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, rows, n, &ignored, &version);
+	ts__rollup_writing = 0;
+	if (rc == 0)
+		u->recomputed += n;
+	return rc;
+}
+
 /* Insert the rows gathered, with replace. */
 static int write_rows(struct run *u)
 {
 	if (u->nrows == 0)
 		return 0;
-	size_t ignored;
-	uint64_t version;
 	resolve_values(u->rows, u->nrows * (size_t)u->width, &u->strings);
-	ts__rollup_writing = 1;
-	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
-	                    &version);
-	ts__rollup_writing = 0;
-	if (rc == 0)
-		u->recomputed += u->nrows;
+	int rc = insert_rows(u, u->rows, u->nrows);
 	drop_rows(u);
 	return rc;
 }
@@ -1048,6 +1055,42 @@ static int harvest_changes(struct run *u, struct changed *c)
 
 uint64_t ts__rollup_changes_skipped;
 
+/* Write a whole harvest (ts__rollacc_whole) as it is: its rows are the
+ * rollup's (group values, window start, one value per column), a group's
+ * windows ascending, every window touched since w among them -- so no
+ * spans, no lookup per window and no copy: ROWS_PER_BATCH at a time
+ * straight from the harvest, the scheduler's yield between two batches.
+ * A window that begins before the source's expiry or the rollup's is
+ * left as it is (skipped), as span leaves it. */
+static int write_harvest(struct run *u, const ts__merge_yield *y)
+{
+	size_t n, width = (size_t)u->width, i = 0, j = 0;
+	const ts_value *rows = ts__rollacc_rows(u->acc, &n);
+	int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
+	uint64_t done = 0;
+	int g = u->def->group, rc = 0;
+	while (rc == 0) {
+		/* rows [i, j) make the next batch */
+		if (j < n && j - i < ROWS_PER_BATCH && rows[j * width + (size_t)g].v.i >= keep) {
+			j++;
+			if (y && ++done % WINDOWS_PER_SLICE == 0 && y->fn(y->arg, u->t) == TS_ECLOSED)
+				rc = STOPPED;
+			continue;
+		}
+		if (j > i && (rc = insert_rows(u, rows + i * width, j - i)) < 0)
+			break;
+		u->accumulated += j - i;
+		if (j == n)
+			break;
+		if (rows[j * width + (size_t)g].v.i < keep) { /* a window before the expiry */
+			u->skipped++;
+			j++;
+		}
+		i = j;
+	}
+	return rc;
+}
+
 /* Recompute the windows changes reports in (w, v] of the source -- or,
  * when every commit since w was folded at insert, that the harvest lists
  * -- each run of consecutive windows of a group (a span) by one
@@ -1058,6 +1101,10 @@ static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yiel
 	memset(&ch, 0, sizeof ch);
 	ts__buf_init(&ch.mem);
 	int g = u->def->group, rc;
+	if (!u->reset && ts__rollacc_whole(u->acc)) {
+		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);
+		return write_harvest(u, y);
+	}
 	if (!u->reset && ts__rollacc_exact(u->acc)) {
 		rc = harvest_changes(u, &ch);
 		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);

@@ -2212,6 +2212,33 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	ts_table_close(src);
 }
 
+/* Windows written from a whole harvest (write_harvest) that begin before
+ * the source's TTL horizon are left as they are, as those read from the
+ * source: 3 windows of 8 series in order, the clock moved on until the
+ * first two begin before the horizon; the run writes the third only and
+ * counts 16 skipped.  Fails with the horizon ignored there. */
+static void harvest_skips_windows_past_the_ttl(void **state)
+{
+	ts_test_env *e = env(state);
+	create_src(e->db, "short", 2 * HOUR);
+	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}};
+	rollup(e->db, "keep", "short", MIN, 2, sp, 2, 0);
+	pass(e->db); /* registers the accumulators: no rows yet */
+	ts_table *src = open_table(e->db, "short");
+	int64_t t0 = NOW - NOW % MIN - 10 * MIN;
+	for (int64_t at = t0; at <= t0 + 3 * MIN; at += 20 * SEC)
+		batch_of_series(src, at);
+	ts_test_env_set_now(e, t0 + 2 * HOUR + 90 * SEC); /* horizon: t0 + 90 s */
+	uint64_t skipped = ts__rollup_changes_skipped;
+	pass(e->db);
+	assert_int_equal(ts__rollup_changes_skipped, skipped + 1); /* from the harvest */
+	assert_int_equal(rows_of_window(e->db, "keep", t0), 0);
+	assert_int_equal(rows_of_window(e->db, "keep", t0 + MIN), 0);
+	assert_int_equal(window_total(e->db, "keep", t0 + 2 * MIN, 4), 24);
+	assert_int_equal(stat_of(e->db, "keep", "rollup_windows_skipped"), 16);
+	ts_table_close(src);
+}
+
 /* ---- a measurement (TS_ROLLUP_BENCH=DAYS runs it and nothing else) ---- */
 
 static double secs_since_on(clockid_t id, const struct timespec *t0)
@@ -2422,6 +2449,7 @@ int main(void)
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(wildcard_delete_recomputes_groups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
+		cmocka_unit_test_teardown(harvest_skips_windows_past_the_ttl, ts_test_env_teardown),
 		cmocka_unit_test_teardown(check_reads_the_definition, ts_test_env_teardown),
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
