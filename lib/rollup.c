@@ -468,15 +468,20 @@ static int sync_durable(struct ts_table *t, uint64_t *d)
  * (into *d): the newest commit its log's syncs covered, or the one before
  * its flushed position when that is newer -- every commit below it is on
  * disk, its rows in tablets and its tombstones in the DESCRIPTOR, both
- * synced before the descriptor was installed (flush.c). */
+ * synced before the descriptor was installed (flush.c) -- never past
+ * its head (the flushed position lies beyond the last commit it covers:
+ * a watermark past the head would read as a source gone back). */
 static int durable_head(struct ts_table *t, uint64_t *d)
 {
 	int rc = ts__table_lock(t);
 	if (rc < 0)
 		return rc;
+	uint64_t head = ts__log_head(t->log);
 	*d = ts__log_durable_head(t->log);
 	if (t->desc->flushed_lsn > *d + 1)
 		*d = t->desc->flushed_lsn - 1;
+	if (*d > head)
+		*d = head;
 	ts__table_unlock(t);
 	return 0;
 }
