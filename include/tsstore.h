@@ -1164,8 +1164,12 @@ typedef struct ts_rollup_spec {
  * the source's TTL horizon are kept as computed; the rollup's own TTL
  * applies to it).  The scheduler serves loaded tables (a rollup is
  * loaded by its creation and by any ts_table_open; tsstored loads every
- * table), and the source's log is synced by each run, even in
- * TS_SYNC_NONE mode, since only durable commits are rolled up.  The
+ * table).  Only durable commits are rolled up: the scheduler's paced
+ * runs roll up what the source's own syncs and flushes made durable
+ * (its interval or commit syncs, an explicit pass, a close), waiting for them up to
+ * about 2 s before syncing the source's log themselves -- which, in
+ * TS_SYNC_NONE mode, where nothing else syncs, they do about that often
+ * -- and an explicit pass syncs it.  The
  * definition and watermark live in <name>/ROLLUP
  * (docs/rollup-format.md), checked by ts_check and copied by ts_backup.
  * Clients cannot write a rollup: ts_insert* and ts_delete fail with

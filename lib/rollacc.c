@@ -596,6 +596,7 @@ struct hgroup {
 struct ts__rollacc_harvest {
 	int g, width;
 	int exact;             /* touched lists every window of (W, S] */
+	int whole;             /* every touched window has its row here */
 	struct hgroup *slots;  /* by hash */
 	size_t nslots;
 	const struct hgroup **order; /* the groups with touched windows */
@@ -648,6 +649,19 @@ static int harvested(const struct group *gr, uint64_t w, uint64_t v)
 	       (gr->open && gr->open_clean && gr->open_version <= v);
 }
 
+/* Whether every window of gr that commits in (w, v] touched is clean
+ * and had its last row by v: a harvest at v has its row (whole). */
+static int group_whole(const struct group *gr, uint64_t w, uint64_t v)
+{
+	for (size_t i = 0; i < gr->nclosed; i++) {
+		const struct closed *e = &gr->closed[i];
+		if (touched(e->first, e->last, w, v) && !(e->clean && e->last <= v))
+			return 0;
+	}
+	return !(gr->open && touched(gr->open_first, gr->open_version, w, v) &&
+	         !(gr->open_clean && gr->open_version <= v));
+}
+
 /* Write the rollup row of gr's window start from accumulators acc into
  * hg's next row; 0, or -1 when a function has no exact value here (an
  * int64 sum overflowing: the source's read gives its error). */
@@ -669,9 +683,10 @@ static int put_row(struct set *s, const ts__schema *sc, struct hgroup *hg, int w
 	return 0;
 }
 
-/* Move gr's entries whose last row was committed <= v into h: the clean
- * ones' rows into the room take made (the dirty ones are read from the
- * source), and the starts of the windows touched in (w, v] -- entries of
+/* Move gr's entries whose last row was committed <= v into h: the rows
+ * of the clean ones touched in (w, v] into the room take made (the dirty
+ * ones are read from the source; an untouched one the rollup holds as it
+ * is), and the starts of the windows touched in (w, v] -- entries of
  * later commits too, kept for the next run, and the open window -- into
  * hg->touched.  A copy of the open window when it is clean and its last
  * row came by v (it goes on accumulating: the run that finds it closed
@@ -701,16 +716,19 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 				       (size_t)s->nacc * sizeof *gr->accs);
 			}
 			kept++;
-		} else if (e->clean) {
-			put_row(s, sc, hg, h->width, e->start, gr->accs + i * (size_t)s->nacc);
+		} else if (e->clean && touched(e->first, e->last, w, v) &&
+		           put_row(s, sc, hg, h->width, e->start, gr->accs + i * (size_t)s->nacc) < 0) {
+			h->whole = 0;
 		}
 	}
 	s->nclosed -= gr->nclosed - kept;
 	gr->nclosed = kept;
 	if (gr->open && touched(gr->open_first, gr->open_version, w, v))
 		hg->touched[hg->ntouched++] = gr->open_start;
-	if (gr->open && gr->open_clean && gr->open_version <= v)
-		put_row(s, sc, hg, h->width, gr->open_start, gr->open_accs);
+	if (gr->open && gr->open_clean && gr->open_version <= v &&
+	    touched(gr->open_first, gr->open_version, w, v) &&
+	    put_row(s, sc, hg, h->width, gr->open_start, gr->open_accs) < 0)
+		h->whole = 0;
 	h->nrows += hg->n;
 	h->nstarts += hg->ntouched;
 	if (hg->ntouched)
@@ -747,7 +765,7 @@ static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t st
 
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
                      const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
-                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto)
+                     int64_t start, int whole_only, ts__rollacc_harvest **out, uint64_t *upto)
 {
 	*out = NULL;
 	int rc = ts__table_lock(src);
@@ -759,14 +777,21 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 		s = NULL;
 	if (s && defer && ts__rollacc_skip_changes && s->known <= w)
 		v = *upto = deferred(s, w, v, start);
+	int whole = s && ts__rollacc_skip_changes && s->known <= w;
 	size_t ngroups = 0, nrows = 0, nbytes = 0;
 	for (size_t i = 0; s && i < s->nslots; i++) {
 		const struct group *gr = s->slots[i];
 		if (!gr || !harvested(gr, w, v))
 			continue;
+		if (whole && !group_whole(gr, w, v))
+			whole = 0;
 		ngroups++;
 		nrows += gr->nclosed + 1; /* at most: the entries and the open window */
 		nbytes += key_bytes(gr->key, NULL, s->g);
+	}
+	if (whole_only && !whole) {
+		ts__table_unlock(src);
+		return 1; /* nothing taken */
 	}
 	if (s) {
 		size_t n = 16;
@@ -789,6 +814,7 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 			/* every commit in (w, v] folded: its windows are those
 			 * listed (else changes finds them) */
 			h->exact = ts__rollacc_skip_changes && s->known <= w;
+			h->whole = whole; /* unless a row fails (take_group) */
 		}
 	}
 	const ts__schema *sc = ts__desc_schema(src->desc);
@@ -821,6 +847,11 @@ int ts__rollacc_exact(const ts__rollacc_harvest *h)
 	return h && h->exact;
 }
 
+int ts__rollacc_whole(const ts__rollacc_harvest *h)
+{
+	return h && h->exact && h->whole;
+}
+
 size_t ts__rollacc_groups(const ts__rollacc_harvest *h)
 {
 	return h ? h->norder : 0;
@@ -832,6 +863,12 @@ const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
 	*starts = h->order[i]->touched;
 	*n = h->order[i]->ntouched;
 	return h->order[i]->key;
+}
+
+const ts_value *ts__rollacc_rows(const ts__rollacc_harvest *h, size_t *n)
+{
+	*n = h ? h->nrows : 0;
+	return h ? h->rows : NULL;
 }
 
 const ts_value *ts__rollacc_next(const ts__rollacc_harvest *h, const ts_value *prefix,

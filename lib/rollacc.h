@@ -42,11 +42,14 @@ void ts__rollacc_free(ts__rollacc *a);
  * after the first row of one of them: the harvest is at *upto, the
  * commit before that first row (or v when there are none), which the
  * run's watermark becomes; *upto is left as it is otherwise.  *out is NULL when the rollup is not
- * accumulated, or v is 0 (registering only).  Returns 0 or TS_ENOMEM (the run then reads every window
- * from the source). */
+ * accumulated, or v is 0 (registering only).  With whole_only, nothing
+ * is taken unless the harvest would be whole (ts__rollacc_whole: every
+ * window touched in (w, v] clean and with its last row by v), and 1 is
+ * returned then (*upto may have moved).  Returns 0, 1, or TS_ENOMEM (the
+ * run then reads every window from the source). */
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
                      const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
-                     int64_t start, ts__rollacc_harvest **out, uint64_t *upto);
+                     int64_t start, int whole_only, ts__rollacc_harvest **out, uint64_t *upto);
 
 /* The run that took a harvest at v did not move the watermark to v
  * (failed, or the database closes): the windows it took are no longer
@@ -60,12 +63,23 @@ void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v);
  * delete or lost fold since w).  Then the run needs no changes. */
 int ts__rollacc_exact(const ts__rollacc_harvest *h);
 
+/* Whether h is exact and holds the row of every window it lists as
+ * touched: a run writes them all from h, reading nothing of the source
+ * (so it needs no snapshot of it, and no sync: docs/rollups.md section
+ * 2, "Durable without a sync"). */
+int ts__rollacc_whole(const ts__rollacc_harvest *h);
+
 /* The groups of h with windows touched (in no order: a run writes its
  * rows in any, with replace): group i's g values, its touched windows' starts
  * (*n, ascending) in *starts; valid until h is freed. */
 size_t ts__rollacc_groups(const ts__rollacc_harvest *h);
 const ts_value *ts__rollacc_group(const ts__rollacc_harvest *h, size_t i,
                                   const int64_t **starts, size_t *n);
+
+/* Every harvested row (group values, window start, one value per spec:
+ * the rollup's row), group after group, a group's windows ascending:
+ * *n of them, valid until h is freed. */
+const ts_value *ts__rollacc_rows(const ts__rollacc_harvest *h, size_t *n);
 
 /* The first harvested row (group values, window start, one value per
  * spec) of group prefix whose window starts at or after from, or NULL. */

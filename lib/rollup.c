@@ -30,6 +30,13 @@
  * their first rows (ts__rollacc_take's defer; docs/rollups.md section 2,
  * "Accumulated at insert").
  *
+ * A paced run forces no sync when it need not (unsynced): through D, the
+ * source's durable commit as its own syncs left it, when the
+ * accumulators hold the row of every window commits in (W, D] touched --
+ * written without a snapshot, nothing of the source read -- else it
+ * waits for those syncs up to ts__rollup_durable_wait, then takes S and
+ * syncs as above (docs/rollups.md section 2, "Durable without a sync").
+ *
  * The aggregate does not hold S for the whole run: before a span (or a
  * part of one) whose snapshot is TS_ROLLUP_RESNAP_EVERY old, the run
  * releases it and takes a newer one S_k, synced through as S was
@@ -457,6 +464,28 @@ static int sync_durable(struct ts_table *t, uint64_t *d)
 	return 0;
 }
 
+/* The version through which t's commits are durable without a sync
+ * (into *d): the newest commit its log's syncs covered, or the one before
+ * its flushed position when that is newer -- every commit below it is on
+ * disk, its rows in tablets and its tombstones in the DESCRIPTOR, both
+ * synced before the descriptor was installed (flush.c) -- never past
+ * its head (the flushed position lies beyond the last commit it covers:
+ * a watermark past the head would read as a source gone back). */
+static int durable_head(struct ts_table *t, uint64_t *d)
+{
+	int rc = ts__table_lock(t);
+	if (rc < 0)
+		return rc;
+	uint64_t head = ts__log_head(t->log);
+	*d = ts__log_durable_head(t->log);
+	if (t->desc->flushed_lsn > *d + 1)
+		*d = t->desc->flushed_lsn - 1;
+	if (*d > head)
+		*d = head;
+	ts__table_unlock(t);
+	return 0;
+}
+
 /* One maintenance run's state. */
 struct run {
 	struct ts_table *t, *src;
@@ -523,20 +552,27 @@ static void resolve_values(ts_value *v, size_t n, const ts_buf *mem)
 			v[i].v.s.ptr = mem->data + (uintptr_t)v[i].v.s.ptr;
 }
 
+/* Insert rows[0..n) (width values each) into the rollup, with replace:
+ * one commit. */
+static int insert_rows(struct run *u, const ts_value *rows, size_t n)
+{
+	size_t ignored;
+	uint64_t version;
+	ts__rollup_writing = 1;
+	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, rows, n, &ignored, &version);
+	ts__rollup_writing = 0;
+	if (rc == 0)
+		u->recomputed += n;
+	return rc;
+}
+
 /* Insert the rows gathered, with replace. */
 static int write_rows(struct run *u)
 {
 	if (u->nrows == 0)
 		return 0;
-	size_t ignored;
-	uint64_t version;
 	resolve_values(u->rows, u->nrows * (size_t)u->width, &u->strings);
-	ts__rollup_writing = 1;
-	int rc = ts__insert(u->t, 0, TS_ON_DUPLICATE_REPLACE, u->rows, u->nrows, &ignored,
-	                    &version);
-	ts__rollup_writing = 0;
-	if (rc == 0)
-		u->recomputed += u->nrows;
+	int rc = insert_rows(u, u->rows, u->nrows);
 	drop_rows(u);
 	return rc;
 }
@@ -655,7 +691,7 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 	const ts__rollup_def *d = u->def;
 	int rc = 0;
 	while (rc == 0 && s0 < s1) {
-		if ((rc = refresh(u)) < 0)
+		if (u->agg && (rc = refresh(u)) < 0)
 			break;
 		int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
 		if (s0 < keep) {
@@ -681,6 +717,16 @@ static int span(struct run *u, const ts_value *prefix, int64_t s0, int64_t s1,
 			    y->fn(y->arg, u->t) == TS_ECLOSED)
 				rc = STOPPED;
 			s0 = s0 > INT64_MAX - d->every ? s1 : s0 + d->every;
+			continue;
+		}
+		/* a run that began without a snapshot (its harvest whole at a
+		 * durable version: maintain) reads none; should a window lack
+		 * its row all the same, a snapshot synced through is taken, as
+		 * a run from the start takes it, and the window looked at again
+		 * (the source's expiry as of it) */
+		if (!u->agg) {
+			if ((rc = refresh(u)) < 0)
+				break;
 			continue;
 		}
 		/* s1 - s0 in uint64_t: it may exceed INT64_MAX (s0 negative);
@@ -838,7 +884,7 @@ static void accumulate(ts_table *t)
 	}
 	u.src = src;
 	if (resolve_specs(&u) < 0 ||
-	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, 0, 0, &h, NULL) < 0)
+	    ts__rollacc_take(src, t->name, u.def, u.specs, u.nspecs, 0, 0, 0, 0, 0, &h, NULL) < 0)
 		ts__clear_error();
 	ts__rollacc_harvest_free(h); /* at version 0: nothing taken */
 	free(u.specs);
@@ -1014,6 +1060,42 @@ static int harvest_changes(struct run *u, struct changed *c)
 
 uint64_t ts__rollup_changes_skipped;
 
+/* Write a whole harvest (ts__rollacc_whole) as it is: its rows are the
+ * rollup's (group values, window start, one value per column), a group's
+ * windows ascending, every window touched since w among them -- so no
+ * spans, no lookup per window and no copy: ROWS_PER_BATCH at a time
+ * straight from the harvest, the scheduler's yield between two batches.
+ * A window that begins before the source's expiry or the rollup's is
+ * left as it is (skipped), as span leaves it. */
+static int write_harvest(struct run *u, const ts__merge_yield *y)
+{
+	size_t n, width = (size_t)u->width, i = 0, j = 0;
+	const ts_value *rows = ts__rollacc_rows(u->acc, &n);
+	int64_t keep = u->src_expiry > u->expiry ? u->src_expiry : u->expiry;
+	uint64_t done = 0;
+	int g = u->def->group, rc = 0;
+	while (rc == 0) {
+		/* rows [i, j) make the next batch */
+		if (j < n && j - i < ROWS_PER_BATCH && rows[j * width + (size_t)g].v.i >= keep) {
+			j++;
+			if (y && ++done % WINDOWS_PER_SLICE == 0 && y->fn(y->arg, u->t) == TS_ECLOSED)
+				rc = STOPPED;
+			continue;
+		}
+		if (j > i && (rc = insert_rows(u, rows + i * width, j - i)) < 0)
+			break;
+		u->accumulated += j - i;
+		if (j == n)
+			break;
+		if (rows[j * width + (size_t)g].v.i < keep) { /* a window before the expiry */
+			u->skipped++;
+			j++;
+		}
+		i = j;
+	}
+	return rc;
+}
+
 /* Recompute the windows changes reports in (w, v] of the source -- or,
  * when every commit since w was folded at insert, that the harvest lists
  * -- each run of consecutive windows of a group (a span) by one
@@ -1024,6 +1106,10 @@ static int recompute(struct run *u, uint64_t w, uint64_t v, const ts__merge_yiel
 	memset(&ch, 0, sizeof ch);
 	ts__buf_init(&ch.mem);
 	int g = u->def->group, rc;
+	if (!u->reset && ts__rollacc_whole(u->acc)) {
+		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);
+		return write_harvest(u, y);
+	}
 	if (!u->reset && ts__rollacc_exact(u->acc)) {
 		rc = harvest_changes(u, &ch);
 		__atomic_add_fetch(&ts__rollup_changes_skipped, 1, __ATOMIC_RELAXED);
@@ -1088,7 +1174,8 @@ static int windows_may_empty(struct ts_table *src, int reset, int *out)
 }
 
 /* Move the run to a newer snapshot of the source when its own is
- * ts__rollup_resnap_every old: the old one released first (with the
+ * ts__rollup_resnap_every old, or take its first when it has none (a
+ * run begun without one: unsynced): the old one released first (with the
  * last snapshot of the source gone, the log segments flushes released
  * meanwhile are unmapped, and merged tablets closed: their disk space
  * returns), the new one taken and synced through as the first was.  It
@@ -1097,10 +1184,11 @@ static int windows_may_empty(struct ts_table *src, int reset, int *out)
  * by the changes after S, which the next run recomputes from W = S. */
 static int refresh(struct run *u)
 {
-	if (ts__mono_ns() - u->taken < ts__rollup_resnap_every)
+	if (u->agg && ts__mono_ns() - u->taken < ts__rollup_resnap_every)
 		return 0;
 	uint64_t v;
-	ts_cursor_close(u->agg);
+	if (u->agg)
+		ts_cursor_close(u->agg);
 	u->agg = NULL;
 	int rc = snapshot_durable(u, &v);
 	if (rc < 0)
@@ -1111,6 +1199,39 @@ static int refresh(struct run *u)
 	/* a delete since the run began empties windows too: read the
 	 * rollup's, so that what is written is exact at this snapshot */
 	return u->read_had ? 0 : windows_may_empty(u->src, u->reset, &u->read_had);
+}
+
+uint64_t ts__rollup_unsynced_runs;
+int64_t ts__rollup_durable_wait = TS_ROLLUP_DURABLE_WAIT;
+
+/* A paced run without a sync (docs/rollups.md section 2, "Durable
+ * without a sync"): the harvest at D, the source's durable commit as its
+ * own syncs left it, taken when it is whole -- every window commits in
+ * (w, D] touched written from the accumulators, nothing of the source
+ * read, so that every row the run counts is durable with no snapshot and
+ * no sync.  Returns 0 with *v = D and *upto the harvest's version (D, or
+ * below with defer); 1 when D is not past w or the harvest at D would
+ * not be whole (nothing taken: the run waits for the source's syncs, or
+ * syncs it); or an error. */
+static int unsynced(struct run *u, uint64_t w, int defer, int64_t start, uint64_t *v,
+                    uint64_t *upto)
+{
+	uint64_t d;
+	int rc = durable_head(u->src, &d);
+	if (rc < 0 || d <= w)
+		return rc < 0 ? rc : 1;
+	*upto = d;
+	rc = ts__rollacc_take(u->src, u->t->name, u->def, u->specs, u->nspecs, w, d, defer, start,
+	                      1, &u->acc, upto);
+	if (rc < 0) {
+		ts__clear_error(); /* out of memory: a run with a snapshot reads the source */
+		return 1;
+	}
+	if (rc == 0) {
+		*v = d;
+		__atomic_add_fetch(&ts__rollup_unsynced_runs, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
 }
 
 /* paced_due: due because a window of the clock closed (the source still
@@ -1157,23 +1278,46 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	pthread_mutex_unlock(&r->mu);
 	if ((rc = ts__table_version(src, &head)) < 0)
 		goto out;
-	int64_t now = ts_now(db);
+	int64_t now = ts_now(db), start = ts__floor_multiple(now, r->def.every);
 	pthread_mutex_lock(&r->mu);
 	int due = head != w ? force ? 1 : paced_due(r, head, now) : 0;
-	if (due)
+	pthread_mutex_unlock(&r->mu);
+	/* nothing committed past W (which is durable): nothing to read or
+	 * sync; not due: the watermark stays, the lag shows it */
+	if (due && (rc = resolve_specs(&u)) < 0)
+		goto out;
+	uint64_t upto = 0;
+	int synced = due;
+	if (due && !force && (rc = unsynced(&u, w, due == DUE_WINDOW, start, &v, &upto)) <= 0) {
+		if (rc < 0)
+			goto out;
+		synced = 0; /* the harvest at D writes every window: v = D */
+	} else if (due && !force) {
+		/* wait for the source's own syncs, up to ts__rollup_durable_wait */
+		int64_t mono = ts__mono_ns();
+		rc = 0;
+		pthread_mutex_lock(&r->mu);
+		if (!r->durable_wait_since)
+			r->durable_wait_since = mono;
+		if (mono - r->durable_wait_since < ts__rollup_durable_wait)
+			due = synced = 0;
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_lock(&r->mu);
+	if (due) {
 		r->last_run = now;
+		r->durable_wait_since = 0;
+	}
 	pthread_mutex_unlock(&r->mu);
 	if (!due) /* registered for the windows closing before it is */
 		accumulate(t);
-	/* nothing committed past W (which is durable): nothing to read or
-	 * sync; not due: the watermark stays, the lag shows it */
-	if (due && ((rc = resolve_specs(&u)) < 0 || (rc = snapshot_durable(&u, &v)) < 0))
+	if (synced && (rc = snapshot_durable(&u, &v)) < 0)
 		goto out;
 	/* after the snapshot: every batch through S is folded (rollacc.c) */
-	uint64_t upto = v;
-	if (due && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v,
-	                            due == DUE_WINDOW, ts__floor_multiple(now, r->def.every),
-	                            &u.acc, &upto) < 0)
+	if (synced)
+		upto = v;
+	if (synced && ts__rollacc_take(src, t->name, &r->def, u.specs, u.nspecs, w, v,
+	                               due == DUE_WINDOW, start, 0, &u.acc, &upto) < 0)
 		ts__clear_error(); /* out of memory: every window read from the source */
 	if (!due)
 		v = w;

@@ -90,6 +90,8 @@ typedef struct ts__rollup {
 	uint64_t seen_head;       /* the source's version at the last look */
 	int64_t persisted_mono;   /* monotonic ns: W was last written (0: not
 	                           * since loaded) */
+	int64_t durable_wait_since; /* monotonic ns: a paced run due waits for
+	                             * the source's own syncs (0: none waits) */
 } ts__rollup;
 
 /* The bytes of d's file, in *b (malloc'ed, *n bytes).  Returns 0 or
@@ -141,6 +143,17 @@ extern uint64_t ts__rollup_changes_skipped;
  * source src (the durable version taken), before it reads the source's
  * rows -- where rows committed meanwhile are not durable. */
 extern void (*ts__rollup_after_sync)(struct ts_table *src);
+
+/* Paced runs that rolled up through the source's durable commit without
+ * a snapshot or a sync of it (the harvest whole: rollup.c, unsynced);
+ * for tests and measurements. */
+extern uint64_t ts__rollup_unsynced_runs;
+
+/* How long (monotonic ns) a paced run due waits for the source's own
+ * syncs to make what it would roll up durable before it syncs the source
+ * itself: TS_ROLLUP_DURABLE_WAIT; tests set 0 (at once, as before) or
+ * INT64_MAX (never). */
+extern int64_t ts__rollup_durable_wait;
 
 /* How old (monotonic ns) the snapshot a rollup run reads at may grow
  * before the run takes a newer one: TS_ROLLUP_RESNAP_EVERY; tests set

@@ -90,6 +90,15 @@
  * moves in memory only, and a crash recomputes from the one persisted. */
 #define TS_ROLLUP_PERSIST_EVERY (10 * TS_NS_PER_SEC)
 
+/* A paced rollup run rolls up only what the source's own syncs (the
+ * interval syncer, a commit's sync, an explicit pass, a close) and
+ * flushes made durable, from its accumulators, without a snapshot or a sync; when
+ * that is not possible it waits for them at most this long (monotonic
+ * ns: twice the default sync interval), then syncs the source itself and
+ * reads at a snapshot as an explicit pass does (docs/rollups.md section
+ * 2, "Durable without a sync"). */
+#define TS_ROLLUP_DURABLE_WAIT (2 * TS_NS_PER_SEC)
+
 /* A rollup run reads the source at a snapshot at most this old
  * (monotonic ns): between two spans, or two parts of a long span, an
  * older one is released and a newer one taken (and the source's log

@@ -261,6 +261,10 @@ static ts_test_env *env(void **state)
 	e->hold_maintenance = 1;
 	ts_test_env_open(e);
 	create_src(e->db, "src", 0);
+	/* a paced run that cannot roll up through the durable version syncs
+	 * the source at once (TS_SYNC_NONE: nothing else would); the test of
+	 * the wait sets its own */
+	ts__rollup_durable_wait = 0;
 	*state = e;
 	return e;
 }
@@ -2010,20 +2014,28 @@ static void stopped_run_reads_changes(void **state)
 }
 
 /* The rollup's rows of window start (of any group). */
-static long rows_of_window(ts_db *db, const char *name, int64_t start)
+/* Over the rows of window start of rollup name: the sum of value column
+ * col, or (col < 0) their number. */
+static int64_t window_total(ts_db *db, const char *name, int64_t start, int col)
 {
 	ts_table *t = open_table(db, name);
 	ts_query all = {0};
 	ts_cursor *c;
-	long n = 0;
+	int64_t n = 0;
 	assert_int_equal(ts_query_open(t, &all, &c), 0);
 	const ts_value *v;
 	int nv;
 	while (ts_cursor_next(c, &v, &nv) == 0 && v)
-		n += v[2].v.i == start;
+		if (v[2].v.i == start)
+			n += col < 0 ? 1 : v[col].v.i;
 	ts_cursor_close(c);
 	ts_table_close(t);
 	return n;
+}
+
+static long rows_of_window(ts_db *db, const char *name, int64_t start)
+{
+	return (long)window_total(db, name, start, -1);
 }
 
 /* A run due because a window of the clock closed leaves the windows
@@ -2084,6 +2096,149 @@ static void deferred_open_windows(void **state)
 	ts_table_close(src);
 }
 
+/* The rows counted in window start of rollup name: the sum of its
+ * v_count (the first value column). */
+static int64_t count_of_window(ts_db *db, const char *name, int64_t start)
+{
+	return window_total(db, name, start, 3);
+}
+
+/* Insert a row of each of the 8 series at ts (one batch). */
+static void batch_of_series(ts_table *src, int64_t ts)
+{
+	srow rows[8];
+	for (int i = 0; i < 8; i++)
+		series_row(&rows[i], i, ts);
+	insert_ok(src, rows, 8);
+}
+
+/* A paced run rolls up only what the source's own syncs made durable,
+ * and never syncs it itself to do so ("Durable without a sync"): with
+ * the durable version D inside the window that just closed (rows of it
+ * after D), the run waits -- the watermark, the durable version and the
+ * rollup unchanged, the lag showing it; once a sync (as the interval
+ * syncer's) covers the window's turn the run writes the closed window
+ * from the accumulators, its watermark below the first row of the open
+ * window, and the source's durable version is still the sync's, below
+ * its head; a run that waited ts__rollup_durable_wait syncs the source
+ * itself and goes through the head.  Fails with the harvest taken at
+ * the source's head instead of D (the first run writes the window, and
+ * the watermark passes the durable version), or with the run syncing the
+ * source (the durable version moves). */
+static void paced_runs_roll_up_durable_rows(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
+	for (; at < m0 + MIN; at += 10 * SEC) /* a window of 6 batches */
+		batch_of_series(src, at);
+	ts_test_env_set_now(e, at);
+	pass(e->db); /* W: the head, synced; the rollup registered */
+	int64_t w0 = ts_test_stat(r, "rollup_watermark");
+	assert_int_equal(w0, (int64_t)version_of(e->db, "src"));
+	for (int k = 0; k < 3; k++, at += 10 * SEC) /* window m0 + MIN: 3 batches */
+		batch_of_series(src, at);
+	assert_int_equal(ts_sync(e->db), 0);
+	uint64_t d1 = durable_of(src);
+	for (int k = 0; k < 3; k++, at += 10 * SEC) /* 3 more, not durable */
+		batch_of_series(src, at);
+	batch_of_series(src, at); /* the next window's first rows */
+	ts_test_env_set_now(e, at + 2 * SEC); /* m0 + MIN closed, and a second */
+	ts__rollup_durable_wait = INT64_MAX; /* the run never syncs */
+	uint64_t unsynced0 = ts__rollup_unsynced_runs;
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	/* D is inside m0 + MIN: nothing durable to write whole */
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), w0);
+	assert_int_equal(durable_of(src), d1);
+	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 0);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0);
+	ts_test_env_set_now(e, at + 3 * SEC);
+	assert_true(ts_test_stat(r, "rollup_lag_ns") > 0);
+	/* the source's own sync covers the turn; a batch after it is not
+	 * durable, and the run leaves it so */
+	uint64_t c = version_of(e->db, "src"); /* the open window's first rows */
+	assert_int_equal(ts_sync(e->db), 0);
+	uint64_t d2 = durable_of(src);
+	batch_of_series(src, at + 10 * SEC);
+	assert_true(version_of(e->db, "src") > d2);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
+	assert_int_equal(durable_of(src), d2);
+	int64_t w1 = ts_test_stat(r, "rollup_watermark");
+	assert_true(w1 > w0);
+	assert_true((uint64_t)w1 < c); /* below the open window's first rows */
+	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 48);
+	assert_int_equal(count_of_window(e->db, "racc", at), 0);
+	/* nothing past D2 is whole: after the wait the run syncs the source
+	 * itself, and goes through its head */
+	at += 20 * SEC;
+	batch_of_series(src, at + MIN); /* the open window closes */
+	ts_test_env_set_now(e, at + MIN + 2 * SEC);
+	uint64_t head = version_of(e->db, "src");
+	ts__rollup_durable_wait = INT64_MAX;
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), w1); /* waits */
+	assert_int_equal(durable_of(src), d2);
+	ts__rollup_durable_wait = 0; /* waited long enough */
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_true(durable_of(src) >= head);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
+	assert_true(ts_test_stat(r, "rollup_watermark") > (int64_t)d2);
+	assert_int_equal(count_of_window(e->db, "racc", at - 20 * SEC), 16);
+	/* a flush makes what it wrote durable without a sync of the log:
+	 * the next window closed, flushed, a batch after it */
+	int64_t w2 = ts_test_stat(r, "rollup_watermark");
+	uint64_t d3 = durable_of(src);
+	at += 40 * SEC; /* the window whose first rows came at +20 s */
+	for (int k = 3; k < 6; k++)
+		batch_of_series(src, at + k * 10 * SEC);
+	batch_of_series(src, at + MIN); /* the next window's first rows */
+	uint64_t c2 = version_of(e->db, "src");
+	assert_int_equal(ts_flush(src, INT64_MAX), 0);
+	batch_of_series(src, at + MIN + 10 * SEC);
+	ts_test_env_set_now(e, at + MIN + 2 * SEC);
+	ts__rollup_durable_wait = INT64_MAX;
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 2);
+	assert_int_equal(durable_of(src), d3); /* the log not synced */
+	assert_true(ts_test_stat(r, "rollup_watermark") > w2);
+	assert_true((uint64_t)ts_test_stat(r, "rollup_watermark") < c2);
+	assert_int_equal(count_of_window(e->db, "racc", at), 32);
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* Windows written from a whole harvest (write_harvest) that begin before
+ * the source's TTL horizon are left as they are, as those read from the
+ * source: 3 windows of 8 series in order, the clock moved on until the
+ * first two begin before the horizon; the run writes the third only and
+ * counts 16 skipped.  Fails with the horizon ignored there. */
+static void harvest_skips_windows_past_the_ttl(void **state)
+{
+	ts_test_env *e = env(state);
+	create_src(e->db, "short", 2 * HOUR);
+	ts_aggspec sp[] = {{C_V, TS_AGG_SUM}, {C_V, TS_AGG_COUNT}};
+	rollup(e->db, "keep", "short", MIN, 2, sp, 2, 0);
+	pass(e->db); /* registers the accumulators: no rows yet */
+	ts_table *src = open_table(e->db, "short");
+	int64_t t0 = NOW - NOW % MIN - 10 * MIN;
+	for (int64_t at = t0; at <= t0 + 3 * MIN; at += 20 * SEC)
+		batch_of_series(src, at);
+	ts_test_env_set_now(e, t0 + 2 * HOUR + 90 * SEC); /* horizon: t0 + 90 s */
+	uint64_t skipped = ts__rollup_changes_skipped;
+	pass(e->db);
+	assert_int_equal(ts__rollup_changes_skipped, skipped + 1); /* from the harvest */
+	assert_int_equal(rows_of_window(e->db, "keep", t0), 0);
+	assert_int_equal(rows_of_window(e->db, "keep", t0 + MIN), 0);
+	assert_int_equal(window_total(e->db, "keep", t0 + 2 * MIN, 4), 24);
+	assert_int_equal(stat_of(e->db, "keep", "rollup_windows_skipped"), 16);
+	ts_table_close(src);
+}
+
 /* ---- a measurement (TS_ROLLUP_BENCH=DAYS runs it and nothing else) ---- */
 
 static double secs_since_on(clockid_t id, const struct timespec *t0)
@@ -2140,7 +2295,11 @@ static void measure(void **state)
 	/* TS_ROLLUP_BENCH_CHANGES: every run reads changes, as before the
 	 * runs took the windows to recompute from the accumulators */
 	ts__rollacc_skip_changes = getenv("TS_ROLLUP_BENCH_CHANGES") == NULL;
-	uint64_t skipped0 = ts__rollup_changes_skipped;
+	/* paced runs wait for durability as in a database (env() sets 0);
+	 * TS_ROLLUP_BENCH_NOWAIT: a paced run that cannot roll up through
+	 * the durable version syncs the source at once, as before */
+	ts__rollup_durable_wait = getenv("TS_ROLLUP_BENCH_NOWAIT") ? 0 : TS_ROLLUP_DURABLE_WAIT;
+	uint64_t skipped0 = ts__rollup_changes_skipped, unsynced0 = ts__rollup_unsynced_runs;
 	if (with)
 		rollup(e->db, "r1m", "src", MIN, 2, sp, 4, 0);
 	ts_table *src = open_table(e->db, "src");
@@ -2193,10 +2352,12 @@ static void measure(void **state)
 	}
 	if (r1m) {
 		print_message("  live: %.2f s CPU in the rollup's runs between the passes (%s), "
-		              "%lld runs in all, %llu without changes, %lld windows written\n",
+		              "%lld runs in all, %llu without changes, %llu without a sync, "
+		              "%lld windows written\n",
 		              offered_cpu, unpaced ? "whenever behind" : "paced",
 		              (long long)ts_test_stat(r1m, "rollup_runs"),
 		              (unsigned long long)(ts__rollup_changes_skipped - skipped0),
+		              (unsigned long long)(ts__rollup_unsynced_runs - unsynced0),
 		              (long long)ts_test_stat(r1m, "rollup_windows_recomputed"));
 		ts_table_close(r1m);
 	}
@@ -2283,10 +2444,12 @@ int main(void)
 		cmocka_unit_test_teardown(paced_by_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(spans_equal_separate_aggregates, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rows_read_are_durable, ts_test_env_teardown),
+		cmocka_unit_test_teardown(paced_runs_roll_up_durable_rows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(run_releases_the_source_log, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deleted_window_leaves, ts_test_env_teardown),
 		cmocka_unit_test_teardown(wildcard_delete_recomputes_groups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(rollup_outlives_the_source_ttl, ts_test_env_teardown),
+		cmocka_unit_test_teardown(harvest_skips_windows_past_the_ttl, ts_test_env_teardown),
 		cmocka_unit_test_teardown(check_reads_the_definition, ts_test_env_teardown),
 		cmocka_unit_test_teardown(killed_mid_maintenance, ts_test_env_teardown),
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
