@@ -19,6 +19,11 @@
  * TSD_FOLLOW_HEARTBEAT (ts_tables) and shipped from nothing, as is a
  * table dropped and created again under the same name.
  *
+ * A standby at a newer epoch of this lineage is refused, and fences
+ * this daemon (tsd_role_fence): a promoted standby's lineage went on
+ * without this database, which takes no more writes (docs/standby.md
+ * section 3).
+ *
  * State: the ships, and the names of the tables the standby named that
  * this database does not have, each told TS_FRAME_END once.
  */
@@ -85,9 +90,11 @@ static int check_epoch(ts_db *db, const json_t *req, char *msg, size_t size)
 		return TS_EPROTO;
 	}
 	if (epoch && (uint64_t)json_integer_value(epoch) > e.epoch) {
+		/* a newer primary exists: fenced, no more writes (access.c) */
+		tsd_role_fence((uint64_t)json_integer_value(epoch), e.epoch);
 		snprintf(msg, size, "the standby is at epoch %" PRId64 ", newer than this database's "
-		         "%" PRIu64 ": this database is a stale member of its lineage",
-		         (int64_t)json_integer_value(epoch), e.epoch);
+		         "%" PRIu64 ": this database is a stale member of its lineage and takes no "
+		         "more writes", (int64_t)json_integer_value(epoch), e.epoch);
 		return TS_EINVAL;
 	}
 	return 0;

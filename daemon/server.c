@@ -1597,6 +1597,7 @@ int tsd_serve(struct tsd_config *cfg)
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
 	cfg->lib.log = ingest_log;
+	tsd_role_start(cfg->follow);
 	/* A standby: the link writes the directory, the daemon reads it */
 	if (cfg->follow && tsd_link_open(cfg, &link) < 0)
 		return 1;
@@ -1635,6 +1636,7 @@ int tsd_serve(struct tsd_config *cfg)
 		        cfg->follow, ts_version());
 	else if (listening)
 		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+	srv.ctx.link = link;
 	if (listening && (!link || tsd_link_start(link, srv.ctx.db) == 0)) {
 		status = 0;
 		srv.adopt.data = &srv;
@@ -1645,11 +1647,12 @@ int tsd_serve(struct tsd_config *cfg)
 		close_handles(&srv);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
-	tsd_link_close(link); /* before the handle reading what it writes */
-	link = NULL;
+	tsd_link_stop(link); /* before the handle reading what it writes */
 	tsd_mount_stop(mount);
 	tsd_graphite_close(srv.ctx.graphite);
 	tsd_ingest_close(srv.ctx.ingest);
+	if (tsd_link_close(link) < 0) /* a promoted standby's writer */
+		status = 1;
 	if ((rc = ts_close(srv.ctx.db)) < 0) {
 		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));
 		status = 1;

@@ -274,9 +274,30 @@ int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out);
  * read-only handle on the directory.  Returns 0, or -1 after logging. */
 int tsd_link_start(struct tsd_link *l, ts_db *db);
 
+/*
+ * tsd_link_promote -- make this standby a primary ("promote",
+ * docs/standby.md section 3): stop the thread and wait for it, sync and
+ * close the standby, open the directory read-write (cfg->lib without
+ * TS_OPEN_READONLY) and raise its epoch (durable on return), then the
+ * role is primary and tsd_link_db gives the new handle.  Returns 0 with
+ * *e the new lineage and epoch, or TS_EINVAL with msg[0..size) saying
+ * why: promoted already, a table whose descriptor waits for log bytes
+ * (DESCRIPTOR.next: the primary's log was released before the standby
+ * had it), the open or the raise failed (logged too).  Any thread.
+ */
+int tsd_link_promote(struct tsd_link *l, ts_epoch *e, char *msg, size_t size);
+
+/* The database requests should use: after a promote, the writer's
+ * handle; else db (l NULL: db).  Any thread. */
+ts_db *tsd_link_db(struct tsd_link *l, ts_db *db);
+
 /* Stop the thread (its session ends within 100 ms), sync and close the
- * standby.  NULL allowed. */
-void tsd_link_close(struct tsd_link *l);
+ * standby (nothing after a promote).  NULL allowed. */
+void tsd_link_stop(struct tsd_link *l);
+
+/* tsd_link_stop, then close the writer of a promote, free the link.
+ * Returns 0, or the writer's ts_close error (logged).  NULL allowed. */
+int tsd_link_close(struct tsd_link *l);
 
 /* ---- The FUSE view (mount.c; mount_none.c when built without FUSE) ----- */
 
@@ -322,6 +343,7 @@ enum tsd_op {
 	TSD_OP_CREATE_ROLLUP, /* rollups (issue 29, docs/rollups.md) */
 	TSD_OP_ROLLUPS,
 	TSD_OP_FOLLOW,   /* a standby (issue 33, docs/standby.md; follow.c) */
+	TSD_OP_PROMOTE,  /* the standby becomes a primary (link.c) */
 	TSD_NOPS
 };
 
@@ -451,11 +473,39 @@ void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, co
  * op (TSD_OP_NONE for an HTTP request), else route. */
 int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route);
 
-/* The message refusing what ("\"insert\"", "POST /write") on a standby
- * (cfg->follow set): "read-only standby of tcp:HOST:PORT: ... would
- * change the database; send it to the primary", into buf (size bytes).
- * Answered with code EREADONLY (JSON lines) or 503 (HTTP). */
-void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size);
+/* The daemon's role (access.c; docs/standby.md): what writes it takes. */
+enum tsd_role {
+	TSD_ROLE_PRIMARY,   /* every write */
+	TSD_ROLE_STANDBY,   /* --follow, not promoted: none */
+	TSD_ROLE_FENCED,    /* a primary that heard of a newer epoch: none */
+};
+
+/* The role at the daemon's start: a standby of primary (cfg->follow)
+ * until promoted, or (NULL) a primary; not fenced.  Once, before the
+ * listeners open. */
+void tsd_role_start(const char *primary);
+
+/* The standby was promoted (link.c): a primary from now on. */
+void tsd_role_promoted(void);
+
+/* A follower at epoch newer of this database's lineage asked to follow;
+ * own is this database's epoch: fenced from now on (logged once). */
+void tsd_role_fence(uint64_t newer, uint64_t own);
+
+/* The role now; *fenced_by (NULL allowed): the newer epoch heard of, or 0. */
+enum tsd_role tsd_role_now(uint64_t *fenced_by);
+
+/*
+ * tsd_write_refusal -- whether the role refuses what ("\"insert\"",
+ * "POST /write"; op, or TSD_OP_NONE and route): 0 when not; 1 with the
+ * message in buf (size bytes): on a standby "read-only standby of
+ * tcp:HOST:PORT: ... would change the database; send it to the
+ * primary", on a fenced primary "stale primary: a member of this lineage
+ * at epoch N exists, ...".  Answered with code EREADONLY (JSON lines) or
+ * 503 (HTTP).
+ */
+int tsd_write_refusal(enum tsd_op op, enum tsd_http_route route, const char *what, char *buf,
+                      size_t size);
 
 /* The monotonic clock, ns (what the daemon's intervals are measured on). */
 int64_t tsd_mono_ns(void);
@@ -502,13 +552,21 @@ void tsd_access_log_window(int64_t ns);
  */
 struct tsd_ingest;
 struct tsd_context {
-	ts_db *db;
+	ts_db *db;              /* read through tsd_db: a promote replaces it */
+	struct tsd_link *link;  /* a standby's link (link.c); NULL: none */
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
 	struct tsd_graphite *graphite; /* Graphite lines into tables (graphite.h); NULL: none */
 	int stopping;           /* atomic: the daemon is stopping (server.c sets
 	                         * it; a follow stream ends at its next step) */
 };
+
+/* The database a request uses: ctx->db, or a promoted standby's writer
+ * (tsd_link_db). */
+static inline ts_db *tsd_db(const struct tsd_context *ctx)
+{
+	return tsd_link_db(ctx->link, ctx->db);
+}
 
 struct tsd_request;
 
