@@ -152,7 +152,7 @@ void tsd_role_promoted(void)
 	__atomic_store_n(&role.promoted, 1, __ATOMIC_RELEASE);
 }
 
-void tsd_role_fence(uint64_t newer, uint64_t own)
+int tsd_role_fence(uint64_t newer, uint64_t own)
 {
 	uint64_t was = __atomic_load_n(&role.fenced_by, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&role.own, own, __ATOMIC_RELAXED);
@@ -160,10 +160,7 @@ void tsd_role_fence(uint64_t newer, uint64_t own)
 	       !__atomic_compare_exchange_n(&role.fenced_by, &was, newer, 0, __ATOMIC_RELEASE,
 	                                    __ATOMIC_ACQUIRE))
 		;
-	if (!was)
-		tsd_log("a follower at epoch %" PRIu64 " of this lineage asked to follow: this "
-		        "database (epoch %" PRIu64 ") is a stale primary and takes no more writes",
-		        newer, own);
+	return !was;
 }
 
 enum tsd_role tsd_role_now(uint64_t *fenced_by)

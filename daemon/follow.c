@@ -91,7 +91,10 @@ static int check_epoch(ts_db *db, const json_t *req, char *msg, size_t size)
 	}
 	if (epoch && (uint64_t)json_integer_value(epoch) > e.epoch) {
 		/* a newer primary exists: fenced, no more writes (access.c) */
-		tsd_role_fence((uint64_t)json_integer_value(epoch), e.epoch);
+		if (tsd_role_fence((uint64_t)json_integer_value(epoch), e.epoch))
+			tsd_log("a follower at epoch %" PRId64 " of this lineage asked to follow: this "
+			        "database (epoch %" PRIu64 ") is a stale primary and takes no more "
+			        "writes", (int64_t)json_integer_value(epoch), e.epoch);
 		snprintf(msg, size, "the standby is at epoch %" PRId64 ", newer than this database's "
 		         "%" PRIu64 ": this database is a stale member of its lineage and takes no "
 		         "more writes", (int64_t)json_integer_value(epoch), e.epoch);

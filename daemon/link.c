@@ -85,6 +85,8 @@ struct link_table {
 	uint64_t have;          /* the end of the newest commit held */
 	uint64_t primary_end;   /* the end of the primary's, by its last heartbeat */
 	int64_t caught;         /* monotonic ns have last reached primary_end */
+	uint64_t commit;        /* the newest commit record applied (an L frame's id) */
+	uint64_t acked;         /* the commit last acknowledged (sync=replica) */
 };
 
 struct tsd_link {
@@ -100,6 +102,7 @@ struct tsd_link {
 	struct link_table *tables;
 	int ntables, captables;
 	char msg[TSD_MESSAGE_MAX]; /* why the session ended, or promote failed */
+	int acks;               /* the primary runs sync=replica: ack commits */
 	pthread_mutex_t promote_mu; /* one promote (or stop) at a time */
 	int promoted;           /* atomic: the writer below is open */
 	ts_db *writer;          /* atomic: after promote, the read-write handle */
@@ -164,6 +167,8 @@ static void lag_frame(struct tsd_link *l, const char *table, const ts_frame *f)
 	case TS_FRAME_LOG:
 		if (f->id && f->offset + f->length > t->have)
 			t->have = f->offset + f->length;
+		if (f->id)
+			t->commit = f->id;
 		break;
 	case TS_FRAME_DESCRIPTOR:
 		if (f->id > t->have)
@@ -442,6 +447,41 @@ static int apply_frames(struct tsd_link *l)
 	return n;
 }
 
+/* Under sync=replica: once the commits applied are synced, the line
+ * {"ack":{"TABLE":LSN,...}} naming each table's newest commit not yet
+ * acknowledged (docs/standby.md section 4).  Returns 0 or -1. */
+static int acknowledge(struct tsd_link *l)
+{
+	json_t *acks = NULL;
+	int rc = 0;
+	for (int i = 0; i < l->ntables; i++) {
+		struct link_table *t = &l->tables[i];
+		if (t->commit == t->acked)
+			continue;
+		if (!acks && !(acks = json_object()))
+			return why(l, "out of memory");
+		json_object_set_new(acks, t->name, json_integer((json_int_t)t->commit));
+	}
+	if (!acks)
+		return 0;
+	if (ts_standby_sync(l->sb) < 0)
+		rc = why(l, "sync: %s", ts_errmsg(NULL));
+	json_t *line = json_pack("{s:o}", "ack", acks);
+	char *text = rc == 0 && line ? json_dumps(line, JSON_COMPACT) : NULL;
+	json_decref(line);
+	if (rc == 0 && !text)
+		rc = why(l, "out of memory");
+	if (rc == 0) {
+		size_t n = strlen(text);
+		text[n] = '\n'; /* over its NUL: sent as n + 1 bytes */
+		rc = send_all(l, text, n + 1);
+	}
+	free(text);
+	for (int i = 0; rc == 0 && i < l->ntables; i++)
+		l->tables[i].acked = l->tables[i].commit;
+	return rc;
+}
+
 /* One session: connect, auth, follow, frames until it ends.  *lasted
  * is set when the stream ran for LINK_BACKOFF_MAX or more. */
 static int session(struct tsd_link *l, int *lasted)
@@ -456,6 +496,7 @@ static int session(struct tsd_link *l, int *lasted)
 	if (!req || call(l, req, "follow", &answer) < 0)
 		return -1;
 	rc = adopt(l, answer);
+	l->acks = json_is_true(json_object_get(answer, "acks"));
 	json_decref(answer);
 	if (rc < 0)
 		return -1;
@@ -463,7 +504,7 @@ static int session(struct tsd_link *l, int *lasted)
 	tsd_stats_standby_connected(1);
 	int64_t began = last = tsd_mono_ns();
 	while (!stopping(l)) {
-		if ((rc = apply_frames(l)) < 0)
+		if ((rc = apply_frames(l)) < 0 || (rc > 0 && l->acks && (rc = acknowledge(l)) < 0))
 			break;
 		lag_report(l);
 		if (receive(l, &last) < 0) {

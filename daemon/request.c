@@ -59,6 +59,15 @@ struct tsd_request {
 	ts_schema *schema;
 	ts_cursor *cursor;
 	struct tsd_follow *follow;  /* a follow stream (follow.c), once answered */
+	int acks;                   /* atomic: a follow stream whose standby sends
+	                             * acks (sync=replica): the loop hands them to
+	                             * replica.c (tsd_request_takes_acks) */
+	struct {                    /* an insert waiting for a standby's ack */
+		int on;
+		uint64_t version;   /* its commit */
+		int64_t until;      /* monotonic ns: then it fails */
+		size_t inserted, ignored;
+	} replica;
 	int has_limit;              /* query: the final line says more/next */
 	uint64_t count;             /* rows sent */
 	ts_value keys[NKEYS][TS_KEY_COLUMNS_MAX];
@@ -82,6 +91,11 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut)
 	r->len = len;
 	r->cut = cut;
 	return r;
+}
+
+int tsd_request_takes_acks(const struct tsd_request *r)
+{
+	return r && __atomic_load_n(&r->acks, __ATOMIC_ACQUIRE);
 }
 
 void tsd_request_set_client(struct tsd_request *r, const char *client)
@@ -113,6 +127,8 @@ void tsd_request_free(struct tsd_request *r)
 	tsd_http_free(r->http);
 	ts_cursor_close(r->cursor);
 	tsd_follow_free(r->follow);
+	if (__atomic_load_n(&r->acks, __ATOMIC_RELAXED))
+		tsd_replica_attach(-1);
 	ts_schema_free(r->schema);
 	ts_table_close(r->table);
 	for (int k = 0; k < NKEYS; k++)
@@ -729,6 +745,7 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 		return r->code;
 	if ((rc = ts_drop(tsd_db(ctx), name)) < 0)
 		return lib_fail(r, rc);
+	tsd_replica_forget(name);
 	begin_ok(r);
 	end_line(r);
 	return 0;
@@ -866,6 +883,18 @@ static int get_insert_policy(struct tsd_request *r, const struct tsd_context *ct
 	return fail(r, TSD_EAUTH, "%s", msg);
 }
 
+/* The ok line of an insert. */
+static void insert_answer(struct tsd_request *r)
+{
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"inserted\":%zu", r->replica.inserted);
+	if (r->replica.ignored)
+		jbuf_printf(&r->out, ",\"ignored\":%zu", r->replica.ignored);
+	/* The table's version once the batch is in (docs/corrections.md). */
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, r->replica.version);
+	end_line(r);
+}
+
 static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum tsd_peer peer)
 {
 	char why[TSD_MESSAGE_MAX];
@@ -905,14 +934,39 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum 
 		return r->code;
 	/* Rows the table's duplicate policy skipped are not "inserted". */
 	tsd_stats_rows(n - ignored, 0);
-	begin_ok(r);
-	jbuf_printf(&r->out, ",\"inserted\":%zu", n - ignored);
-	if (ignored)
-		jbuf_printf(&r->out, ",\"ignored\":%zu", ignored);
-	/* The table's version once the batch is in (docs/corrections.md). */
-	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
-	end_line(r);
+	r->replica.inserted = n - ignored;
+	r->replica.ignored = ignored;
+	r->replica.version = version;
+	if (ctx->cfg->sync_replica && version) { /* answered once a standby has it */
+		r->replica.on = 1;
+		r->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
+		return 0;
+	}
+	insert_answer(r);
 	return 0;
+}
+
+/* A step of an insert under sync=replica: its answer once a standby
+ * acknowledged its commit (replica.c), an error after replica-timeout,
+ * else nothing after waiting up to TSD_REPLICA_WAIT for an ack, the
+ * worker then free for other steps (a follow stream's among them). */
+static void replica_step(struct tsd_request *r)
+{
+	int streams = 0;
+	const char *table = ts_table_name(r->table);
+	if (tsd_replica_acked(table, r->replica.version, TSD_REPLICA_WAIT, &streams)) {
+		insert_answer(r);
+		r->done = 1;
+		return;
+	}
+	if (tsd_mono_ns() < r->replica.until)
+		return;
+	fail(r, TSD_EREPLICA, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
+	     "within replica-timeout; the rows are committed here, but not known to be on a "
+	     "standby", streams ? "no standby" : "no standby is following, so none",
+	     r->replica.version, table);
+	put_error_line(r);
+	r->done = 1;
 }
 
 /* ---- query, latest, aggregate ---- */
@@ -1480,6 +1534,11 @@ static int op_follow(struct tsd_request *r, const struct tsd_context *ctx)
 	begin_ok(r);
 	jbuf_puts(&r->out, ",\"stream\":\"binary\"");
 	put_lineage(r, &e);
+	if (ctx->cfg->sync_replica) { /* the standby acks what it synced */
+		jbuf_puts(&r->out, ",\"acks\":true");
+		tsd_replica_attach(1);
+		__atomic_store_n(&r->acks, 1, __ATOMIC_RELEASE);
+	}
 	end_line(r);
 	return 0;
 }
@@ -1644,13 +1703,15 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 			r->out.len = 0; /* a half-written line never goes out */
 			put_error_line(r);
 			r->done = 1;
-		} else if ((!r->cursor && !r->follow) || r->op == TSD_OP_LATEST) {
+		} else if ((!r->cursor && !r->follow && !r->replica.on) || r->op == TSD_OP_LATEST) {
 			r->done = 1;
 		}
 	} else if (r->follow) {
 		follow_step(r, ctx);
+	} else if (r->replica.on) {
+		replica_step(r);
 	}
-	if (!r->done && !r->follow)
+	if (!r->done && !r->follow && !r->replica.on)
 		stream(r, ctx);
 	if (r->out.failed) {
 		/* Out of memory for the output: what this step produced is

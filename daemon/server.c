@@ -740,6 +740,13 @@ static void take_lines(struct conn *c)
 			c->inlen = c->scanned = 0;
 			return;
 		}
+		/* a standby's acks, on its follow stream (replica.c) */
+		if (len && tsd_request_takes_acks(c->active)) {
+			if (tsd_replica_line(c->in + line, len) < 0)
+				tsd_log("%s: a line on a follow stream that is no ack: ignored",
+				        c->client);
+			continue;
+		}
 		if (len && enqueue(c, c->in + line, len, TSD_LINE_WHOLE) < 0)
 			return;
 	}
@@ -1421,6 +1428,8 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 		listen ? "listen" : NULL,
 		differ(cfg->mount, fresh->mount) ? "mount" : NULL,
 		differ(cfg->follow, fresh->follow) ? "follow" : NULL,
+		cfg->sync_replica != fresh->sync_replica ? "sync (replica)" : NULL,
+		cfg->replica_timeout != fresh->replica_timeout ? "replica-timeout" : NULL,
 		cfg->workers != fresh->workers ? "workers" : NULL,
 		memcmp(&cfg->lib, &fresh->lib, sizeof cfg->lib) != 0
 		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "

@@ -119,7 +119,7 @@ enum tsd_op tsd_op_parse(const char *name)
 
 const char *tsd_errname(int code)
 {
-	return code == TSD_EAUTH ? "EAUTH" : ts_errname(code);
+	return code == TSD_EAUTH ? "EAUTH" : code == TSD_EREPLICA ? "EREPLICA" : ts_errname(code);
 }
 
 static void add(uint64_t *counter, uint64_t n)

@@ -59,6 +59,8 @@
 #define TSD_WORKERS_DEFAULT 4                    /* worker threads */
 #define TSD_WORKERS_MAX 128
 #define TSD_SHUTDOWN_TIMEOUT_DEFAULT (30 * 1000000000LL) /* ns */
+#define TSD_REPLICA_TIMEOUT_DEFAULT (10 * 1000000000LL) /* ns: sync=replica's wait */
+#define TSD_REPLICA_WAIT (2 * 1000000LL)  /* ns a waiting insert's step waits for an ack */
 #define TSD_BACKLOG 128                          /* listen(2) backlog */
 #define TSD_PATH_MAX 4096                        /* longest path the daemon builds */
 
@@ -127,6 +129,10 @@ struct tsd_config {
 	                                     * read-only standby of that primary
 	                                     * (link.c); NULL: a primary */
 	ts_options lib;                     /* passed to ts_open */
+	int sync_replica;                   /* --sync replica: lib.sync is
+	                                     * TS_SYNC_COMMIT and an insert waits
+	                                     * for a standby's ack (replica.c) */
+	int64_t replica_timeout;            /* ns an insert waits for it */
 	size_t line_max;
 	size_t request_memory;              /* the budget, bytes */
 	int max_connections;
@@ -258,6 +264,30 @@ void tsd_follow_free(struct tsd_follow *f);
 /* The lineage of e as 32 lowercase hex digits. */
 void tsd_lineage_hex(const ts_epoch *e, char out[2 * TS_LINEAGE_SIZE + 1]);
 
+/* ---- sync=replica: the standbys' acks (replica.c) --------------------- */
+
+/* A follow stream that sends acks began (+1) or ended (-1). */
+void tsd_replica_attach(int delta);
+
+/*
+ * tsd_replica_line -- a line a standby sent on its follow connection,
+ * line[0..len): {"ack":{"TABLE":LSN,...}}, the newest commit of each
+ * table it applied and synced.  Returns 0, or -1 when the line is no
+ * such object (ignored).  The event loop's thread.
+ */
+int tsd_replica_line(const char *line, size_t len);
+
+/* table was dropped: its acks are forgotten (a new table of that name
+ * starts its log anew). */
+void tsd_replica_forget(const char *table);
+
+/*
+ * tsd_replica_acked -- 1 when a standby acknowledged table's commit lsn
+ * (or a later one), else 0 after waiting up to wait_ns for an ack (any
+ * table's).  *streams: the follow streams attached now.  Any thread.
+ */
+int tsd_replica_acked(const char *table, uint64_t lsn, int64_t wait_ns, int *streams);
+
 /* ---- Following: the standby's side (link.c) -------------------------- */
 
 struct tsd_link;
@@ -355,8 +385,9 @@ enum tsd_op tsd_op_parse(const char *name);
 
 /* Error codes the daemon adds to the library's (ts_errname): */
 #define TSD_EAUTH (-1000) /* "EAUTH": authentication required or refused */
+#define TSD_EREPLICA (-1001) /* "EREPLICA": sync=replica: no standby acked in time */
 
-/* The protocol name of an error code: ts_errname, or "EAUTH". */
+/* The protocol name of an error code: ts_errname, "EAUTH" or "EREPLICA". */
 const char *tsd_errname(int code);
 
 /* Count a new connection / a closed one. */
@@ -489,8 +520,9 @@ void tsd_role_start(const char *primary);
 void tsd_role_promoted(void);
 
 /* A follower at epoch newer of this database's lineage asked to follow;
- * own is this database's epoch: fenced from now on (logged once). */
-void tsd_role_fence(uint64_t newer, uint64_t own);
+ * own is this database's epoch: fenced from now on.  Returns 1 the
+ * first time (the caller logs it), else 0. */
+int tsd_role_fence(uint64_t newer, uint64_t own);
 
 /* The role now; *fenced_by (NULL allowed): the newer epoch heard of, or 0. */
 enum tsd_role tsd_role_now(uint64_t *fenced_by);
@@ -553,12 +585,12 @@ void tsd_access_log_window(int64_t ns);
 struct tsd_ingest;
 struct tsd_context {
 	ts_db *db;              /* read through tsd_db: a promote replaces it */
-	struct tsd_link *link;  /* a standby's link (link.c); NULL: none */
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
 	struct tsd_graphite *graphite; /* Graphite lines into tables (graphite.h); NULL: none */
 	int stopping;           /* atomic: the daemon is stopping (server.c sets
 	                         * it; a follow stream ends at its next step) */
+	struct tsd_link *link;  /* a standby's link (link.c); NULL: none */
 };
 
 /* The database a request uses: ctx->db, or a promoted standby's writer
@@ -609,6 +641,12 @@ void tsd_request_output(struct tsd_request *r, char **p, size_t *len);
 
 /* Whether the request has written its last line. */
 int tsd_request_done(const struct tsd_request *r);
+
+/* Whether r (NULL allowed) is a follow stream whose standby sends acks
+ * (sync=replica): the lines its connection sends are then acks for
+ * tsd_replica_line, not requests.  The loop's thread, while a worker may
+ * run r. */
+int tsd_request_takes_acks(const struct tsd_request *r);
 
 /* Whether the connection must be closed once the response is sent (an
  * over-long line, a refused token). */

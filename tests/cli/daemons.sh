@@ -1,7 +1,13 @@
 # daemons.sh -- helpers for tests that run real tsstored daemons side by
-# side (test_standby.sh, test_promote.sh); sourced after lib.sh.
-# Every daemon started is in $pids: the caller's EXIT trap stops them.
+# side (test_standby.sh, test_promote.sh, test_replica.sh); sourced after
+# lib.sh.  It writes the token file $tmp/token ("s3cret") and sets the
+# EXIT trap: every daemon started (in $pids) is stopped, whatever
+# stopped the test, and $tmp removed.
 pids=
+unset TSSTORE_TOKEN TSSTORE_TOKEN_FILE
+printf 's3cret\n' >"$tmp/token"
+chmod 600 "$tmp/token"
+trap 'kill -CONT $pids 2>/dev/null; kill -TERM $pids 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 
 # start LOG SOCKET ARG...: tsstored with ARGs, its log in $tmp/LOG,
 # waiting (10 s at most) until it listens on unix:SOCKET; its pid in $pid.

@@ -20,17 +20,13 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
 . "$here/lib.sh"
-. "$here/daemons.sh" # start, port_of, await_equal; $pids stopped on exit
-unset TSSTORE_TOKEN TSSTORE_TOKEN_FILE
+. "$here/daemons.sh" # start, port_of, await_equal; the token; daemons stopped on exit
 TSSTORE_NOW=2026-11-22T12:00:00Z
 export TSSTORE_NOW
 
-printf 's3cret\n' >"$tmp/token"
-chmod 600 "$tmp/token"
 A=$tmp/a.sock
 B=$tmp/b.sock
 C=$tmp/c.sock
-trap 'kill -CONT $pids 2>/dev/null; kill -TERM $pids 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 
 start_a() {
 	start a.log "$A" -d "$tmp/a" --listen "tcp:127.0.0.1:${a_port:-0}" \
