@@ -604,8 +604,9 @@ powercut-test: $(B)/tests/test_powercut
 
 # make failover-test FAILOVERS=100: sync=replica failovers, a primary
 # killed (-9) at a random moment and its standby promoted, each checked
-# to hold every acknowledged row (tests/cli/test_replica.sh; make check
-# runs 10).
+# to hold every acknowledged row, every second one with the link going
+# through tests/cli/linkproxy.py, which cuts and stalls it
+# (tests/cli/test_replica.sh; make check runs 10).
 FAILOVERS ?= 100
 failover-test: all
 	TSSTORE_FAILOVERS=$(FAILOVERS) scripts/run-tests.sh $(B) tests/cli/test_replica.sh
