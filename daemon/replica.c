@@ -41,7 +41,6 @@ static struct {
 	struct acked *tables;
 	int n, cap;
 	int streams;            /* follow streams attached */
-	uint64_t acks;          /* ack lines taken, for stats */
 } rep = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t rep_once = PTHREAD_ONCE_INIT;
 
@@ -102,7 +101,6 @@ int tsd_replica_line(const char *line, size_t len)
 		json_object_foreach(acks, name, v)
 			if (json_is_integer(v) && json_integer_value(v) >= 0 && ts_name_valid(name))
 				record(name, (uint64_t)json_integer_value(v));
-	rep.acks += rc == 0;
 	pthread_cond_broadcast(&rep.cond);
 	pthread_mutex_unlock(&rep.mu);
 	json_decref(j);
