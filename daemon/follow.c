@@ -10,7 +10,9 @@
  * frames the ships have, up to TSD_CHUNK_BYTES, going round the tables
  * so that one busy table cannot starve the others.  When every ship is
  * caught up, a step sends one heartbeat per table if TSD_FOLLOW_HEARTBEAT
- * passed since the last output, else sleeps TSD_FOLLOW_POLL and returns
+ * passed since the last output, else waits up to TSD_FOLLOW_POLL (less
+ * when an insert under sync=replica commits meanwhile: tsd_replica_idle)
+ * and returns
  * nothing -- the server then queues the next step (so a follower keeps
  * one worker busy polling, in slices of TSD_FOLLOW_POLL: see "Known
  * limits" in docs/standby.md).
@@ -300,6 +302,7 @@ static int new_tables(struct tsd_follow *f, char *msg, size_t size)
 int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size)
 {
 	size_t start = out->len;
+	uint64_t commits = tsd_replica_commits(); /* before looking: none missed */
 	int idle = 0;
 	if (tsd_mono_ns() - f->last_scan >= TSD_FOLLOW_HEARTBEAT) {
 		int rc = new_tables(f, msg, size);
@@ -335,7 +338,6 @@ int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t si
 		f->last_out = now;
 		return 0;
 	}
-	struct timespec poll = {0, TSD_FOLLOW_POLL};
-	nanosleep(&poll, NULL);
+	tsd_replica_idle(commits, TSD_FOLLOW_POLL); /* an insert under sync=replica wakes it */
 	return 0;
 }

@@ -19,7 +19,11 @@
  * latest, not the highest: a table dropped and made again starts its
  * log anew, and tsd_replica_forget, from drop, removes it at once), the
  * number of follow streams attached, and a condition variable broadcast
- * at each ack.  One standby's ack is enough: with two, a lagging one's
+ * at each ack; and a count of the commits of waiting inserts, with a
+ * condition variable a caught-up follow step waits on instead of
+ * sleeping TSD_FOLLOW_POLL (tsd_replica_idle), so that a commit is
+ * shipped at once rather than at the next poll (11.4 ms an insert
+ * before, with one client).  One standby's ack is enough: with two, a lagging one's
  * lower ack only makes an insert wait for the other's next one.
  */
 #include <inttypes.h>
@@ -41,6 +45,8 @@ static struct {
 	struct acked *tables;
 	int n, cap;
 	int streams;            /* follow streams attached */
+	uint64_t commits;       /* inserts committed that wait for an ack */
+	pthread_cond_t committed; /* CLOCK_MONOTONIC: broadcast at each */
 } rep = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t rep_once = PTHREAD_ONCE_INIT;
 
@@ -50,6 +56,7 @@ static void init_cond(void)
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	pthread_cond_init(&rep.cond, &a);
+	pthread_cond_init(&rep.committed, &a);
 	pthread_condattr_destroy(&a);
 }
 
@@ -116,14 +123,48 @@ void tsd_replica_forget(const char *table)
 	pthread_mutex_unlock(&rep.mu);
 }
 
+/* now + ns on the monotonic clock */
+static struct timespec deadline(int64_t ns)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_nsec += ns % 1000000000;
+	t.tv_sec += ns / 1000000000 + t.tv_nsec / 1000000000;
+	t.tv_nsec %= 1000000000;
+	return t;
+}
+
+void tsd_replica_committed(void)
+{
+	pthread_once(&rep_once, init_cond);
+	pthread_mutex_lock(&rep.mu);
+	rep.commits++;
+	pthread_cond_broadcast(&rep.committed);
+	pthread_mutex_unlock(&rep.mu);
+}
+
+uint64_t tsd_replica_commits(void)
+{
+	pthread_mutex_lock(&rep.mu);
+	uint64_t n = rep.commits;
+	pthread_mutex_unlock(&rep.mu);
+	return n;
+}
+
+void tsd_replica_idle(uint64_t seen, int64_t ns)
+{
+	struct timespec until = deadline(ns);
+	pthread_once(&rep_once, init_cond);
+	pthread_mutex_lock(&rep.mu);
+	if (rep.commits == seen)
+		pthread_cond_timedwait(&rep.committed, &rep.mu, &until);
+	pthread_mutex_unlock(&rep.mu);
+}
+
 int tsd_replica_acked(const char *table, uint64_t lsn, int64_t wait_ns, int *streams)
 {
-	struct timespec until;
+	struct timespec until = deadline(wait_ns);
 	pthread_once(&rep_once, init_cond);
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += wait_ns % 1000000000;
-	until.tv_sec += wait_ns / 1000000000 + until.tv_nsec / 1000000000;
-	until.tv_nsec %= 1000000000;
 	pthread_mutex_lock(&rep.mu);
 	const struct acked *a = find(table);
 	int done = a && a->lsn >= lsn;

@@ -938,6 +938,7 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum 
 	r->replica.ignored = ignored;
 	r->replica.version = version;
 	if (ctx->cfg->sync_replica && version) { /* answered once a standby has it */
+		tsd_replica_committed(); /* a follow step ships it at once */
 		r->replica.on = 1;
 		r->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
 		return 0;

@@ -252,8 +252,8 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 /*
  * tsd_follow_step -- append the frames the tables have now to out (up to
  * about TSD_CHUNK_BYTES), or heartbeats when nothing was sent for
- * TSD_FOLLOW_HEARTBEAT, or else sleep TSD_FOLLOW_POLL and append
- * nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
+ * TSD_FOLLOW_HEARTBEAT, or else wait up to TSD_FOLLOW_POLL (ended by an
+ * insert under sync=replica: tsd_replica_idle) and append nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
  * must then end: the standby resumes with a new follow).
  */
 int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size);
@@ -287,6 +287,17 @@ void tsd_replica_forget(const char *table);
  * table's).  *streams: the follow streams attached now.  Any thread.
  */
 int tsd_replica_acked(const char *table, uint64_t lsn, int64_t wait_ns, int *streams);
+
+/* An insert under sync=replica committed: a follow step waiting in
+ * tsd_replica_idle looks at once.  Any thread. */
+void tsd_replica_committed(void);
+
+/* How many tsd_replica_committed so far (for tsd_replica_idle). */
+uint64_t tsd_replica_commits(void);
+
+/* Wait up to ns, or until tsd_replica_commits() is no longer seen: what
+ * a caught-up follow step does instead of sleeping.  Any thread. */
+void tsd_replica_idle(uint64_t seen, int64_t ns);
 
 /* ---- Following: the standby's side (link.c) -------------------------- */
 
