@@ -178,7 +178,7 @@ INSTALL_MANPAGES = man/libtsstore.3 man/tsstore-format.5 \
 	$(if $(filter 1,$(WITH_FUSE)),man/tsstore-fuse.8) \
 	$(if $(filter 1,$(WITH_SQLITE)),man/tsstore-sqlite.3)
 
-.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test fuzz fuzz-seeds soak \
+.PHONY: all check run install uninstall clean distclean deps bench bench-quick crash-test powercut-test failover-test fuzz fuzz-seeds soak \
 	corrections-diff rollup-diff
 all: $(STATIC_LIB) $(SHARED_LIB) $(PROGRAMS) $(SQLITE_EXT) $(B)/libtsstore.pc
 
@@ -601,6 +601,15 @@ crash-test: $(CRASH_TESTS) $(B)/bin/tsstored $(B)/bin/tsstore
 powercut-test: $(B)/tests/test_powercut
 	TSSTORE_POWERCUT_CUTS=$(N) POWERCUT_SLACK_MS=$(or $(POWERCUT_SLACK_MS),2000) \
 		scripts/run-tests.sh $(B) $(B)/tests/test_powercut
+
+# make failover-test FAILOVERS=100: sync=replica failovers, a primary
+# killed (-9) at a random moment and its standby promoted, each checked
+# to hold every acknowledged row, every second one with the link going
+# through tests/cli/linkproxy.py, which cuts and stalls it
+# (tests/cli/test_replica.sh; make check runs 10).
+FAILOVERS ?= 100
+failover-test: all
+	TSSTORE_FAILOVERS=$(FAILOVERS) scripts/run-tests.sh $(B) tests/cli/test_replica.sh
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
 # (default 600) with ASan and UBSan (undefined behaviour aborts, so it is

@@ -42,11 +42,22 @@
  * says how many once the window is over (tsd_access_log_flush, from
  * the server's sweep each second).  The stats count every one.
  *
- * A standby (--follow, link.c) refuses whatever would change its
- * database, whatever the client's level: its directory is the
- * primary's, written only by the link (tsd_standby_changes,
- * tsd_standby_refusal).
+ * The daemon's role decides what writes it takes, whatever the
+ * client's level (docs/standby.md sections 2.1 and 3):
+ *   primary   every write;
+ *   standby   (--follow, link.c) none: its directory is the primary's,
+ *             written only by the link, until "promote" (tsd_role_promoted)
+ *             makes it a primary;
+ *   fenced    a primary that learned of a newer epoch of its lineage (a
+ *             follower of that epoch asked it to follow, follow.c:
+ *             tsd_role_fence): none, for as long as it runs -- an old
+ *             primary that returns must not take writes into a lineage
+ *             that went on without it.
+ * The role moves standby -> primary (promote) and primary -> fenced
+ * (tsd_role_fence); it is read by the workers and set by them, hence
+ * atomics.  tsd_write_refusal says whether a request is refused.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,6 +98,7 @@ static const enum tsd_access op_levels[TSD_NOPS] = {
 	[TSD_OP_CREATE_ROLLUP] = TSD_ACCESS_ADMIN,
 	[TSD_OP_ROLLUPS] = TSD_ACCESS_READ,
 	[TSD_OP_FOLLOW] = TSD_ACCESS_ADMIN,
+	[TSD_OP_PROMOTE] = TSD_ACCESS_ADMIN,
 };
 
 /* The level each HTTP route needs (tsstore-http(7)).  Read endpoints
@@ -119,10 +131,64 @@ int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route)
 	return tsd_access_route(route) == TSD_ACCESS_WRITE;
 }
 
-void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size)
+/* The role (see the top): the standby's primary while it follows, and
+ * the newest epoch heard of (0: none newer than ours). */
+static struct {
+	const char *primary;    /* set once, before the listeners open */
+	int promoted;           /* atomic */
+	uint64_t fenced_by;     /* atomic: the newer epoch, 0 while none */
+	uint64_t own;           /* atomic: this database's epoch then */
+} role;
+
+void tsd_role_start(const char *primary)
 {
-	snprintf(buf, size, "read-only standby of %s: %s would change the database; send it to "
-	         "the primary", cfg->follow, what);
+	role.primary = primary;
+	__atomic_store_n(&role.promoted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&role.fenced_by, 0, __ATOMIC_RELAXED);
+}
+
+void tsd_role_promoted(void)
+{
+	__atomic_store_n(&role.promoted, 1, __ATOMIC_RELEASE);
+}
+
+int tsd_role_fence(uint64_t newer, uint64_t own)
+{
+	uint64_t was = __atomic_load_n(&role.fenced_by, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&role.own, own, __ATOMIC_RELAXED);
+	while (newer > was &&
+	       !__atomic_compare_exchange_n(&role.fenced_by, &was, newer, 0, __ATOMIC_RELEASE,
+	                                    __ATOMIC_ACQUIRE))
+		;
+	return !was;
+}
+
+enum tsd_role tsd_role_now(uint64_t *fenced_by)
+{
+	uint64_t newer = __atomic_load_n(&role.fenced_by, __ATOMIC_ACQUIRE);
+	if (fenced_by)
+		*fenced_by = newer;
+	if (role.primary && !__atomic_load_n(&role.promoted, __ATOMIC_ACQUIRE))
+		return TSD_ROLE_STANDBY;
+	return newer ? TSD_ROLE_FENCED : TSD_ROLE_PRIMARY;
+}
+
+int tsd_write_refusal(enum tsd_op op, enum tsd_http_route route, const char *what, char *buf,
+                      size_t size)
+{
+	uint64_t newer;
+	enum tsd_role now = tsd_role_now(&newer);
+	if (now == TSD_ROLE_PRIMARY || !tsd_standby_changes(op, route))
+		return 0;
+	if (now == TSD_ROLE_STANDBY)
+		snprintf(buf, size, "read-only standby of %s: %s would change the database; send it "
+		         "to the primary", role.primary, what);
+	else
+		snprintf(buf, size, "stale primary: a member of this lineage at epoch %" PRIu64
+		         " exists, this database is at epoch %" PRIu64 ": %s is refused; send it to "
+		         "the primary of epoch %" PRIu64 " (this one may only become its standby)",
+		         newer, __atomic_load_n(&role.own, __ATOMIC_RELAXED), what, newer);
+	return 1;
 }
 
 const char *tsd_access_name(enum tsd_access level)

@@ -42,7 +42,7 @@ enum kind {
 	K_PATH,     /* a string kept as is */
 	K_LISTEN,   /* unix:PATH, tcp:HOST:PORT or http:HOST:PORT, repeatable */
 	K_TEMPLATE, /* a Graphite template (wire/graphite.h), repeatable */
-	K_SYNC,     /* none | interval | commit */
+	K_SYNC,     /* none | interval | commit | replica */
 	K_DURATION, /* <n><unit> */
 	K_SIZE,     /* bytes, with an optional k M G suffix (powers of 1024) */
 	K_COUNT,    /* a positive integer */
@@ -60,7 +60,7 @@ enum field {
 	F_LINE_MAX, F_MAX_CONNECTIONS, F_CHUNK_ROWS, F_IDLE_TIMEOUT, F_LINE_STALL_TIMEOUT,
 	F_WORKERS, F_SHUTDOWN_TIMEOUT, F_REQUEST_MEMORY, F_INGEST_DEFAULT_TTL, F_HTTP_MAX_BODY,
 	F_HTTP_MAX_HEADER, F_LOOPBACK_ACCESS, F_GRAPHITE_TEMPLATE,
-	F_REMOTE_READ_MAX_SAMPLES, F_QUERY_CACHE_SIZE, F_FOLLOW,
+	F_REMOTE_READ_MAX_SAMPLES, F_QUERY_CACHE_SIZE, F_FOLLOW, F_REPLICA_TIMEOUT,
 };
 
 struct option_def {
@@ -99,6 +99,7 @@ static const struct option_def options[] = {
 	{"line-stall-timeout", K_DURATION, F_LINE_STALL_TIMEOUT},
 	{"workers", K_COUNT, F_WORKERS},
 	{"shutdown-timeout", K_DURATION, F_SHUTDOWN_TIMEOUT},
+	{"replica-timeout", K_DURATION, F_REPLICA_TIMEOUT},
 	{"max-request-memory", K_SIZE, F_REQUEST_MEMORY},
 	{"ingest-default-ttl", K_DURATION, F_INGEST_DEFAULT_TTL},
 	{"http-max-body", K_SIZE, F_HTTP_MAX_BODY},
@@ -125,6 +126,7 @@ void tsd_config_init(struct tsd_config *cfg)
 	cfg->line_stall_timeout = TSD_LINE_STALL_TIMEOUT_DEFAULT;
 	cfg->workers = TSD_WORKERS_DEFAULT;
 	cfg->shutdown_timeout = TSD_SHUTDOWN_TIMEOUT_DEFAULT;
+	cfg->replica_timeout = TSD_REPLICA_TIMEOUT_DEFAULT;
 	cfg->http_max_body = TSD_HTTP_MAX_BODY_DEFAULT;
 	cfg->http_max_header = TSD_HTTP_MAX_HEADER_DEFAULT;
 	cfg->remote_read_max_samples = TSD_PROM_READ_MAX_SAMPLES_DEFAULT;
@@ -329,6 +331,11 @@ static int set_number(struct tsd_config *cfg, enum field f, int64_t v)
 		cfg->workers = (int)v;
 		break;
 	case F_SHUTDOWN_TIMEOUT: cfg->shutdown_timeout = v; break;
+	case F_REPLICA_TIMEOUT:
+		if (v <= 0) /* 0 would fail every insert under sync=replica */
+			return -1;
+		cfg->replica_timeout = v;
+		break;
 	case F_INGEST_DEFAULT_TTL: cfg->ingest_default_ttl = v; break;
 	case F_REQUEST_MEMORY:
 		if (v <= 0)
@@ -418,8 +425,13 @@ int tsd_config_set(struct tsd_config *cfg, const char *name, const char *value,
 			return fail(origin, "%s: out of memory%s", name, "");
 		return 0;
 	case K_SYNC:
-		if (ts_sync_mode_parse(value, &mode) < 0)
-			return fail(origin, "sync: \"%s\": want none, interval or commit%s", value, "");
+		/* replica: commit, and the insert waits for a standby (replica.c) */
+		cfg->sync_replica = strcmp(value, "replica") == 0;
+		if (cfg->sync_replica)
+			mode = TS_SYNC_COMMIT;
+		else if (ts_sync_mode_parse(value, &mode) < 0)
+			return fail(origin, "sync: \"%s\": want none, interval, commit or replica%s",
+			            value, "");
 		cfg->lib.sync = mode;
 		return 0;
 	case K_ACCESS:

@@ -10,7 +10,9 @@
  * frames the ships have, up to TSD_CHUNK_BYTES, going round the tables
  * so that one busy table cannot starve the others.  When every ship is
  * caught up, a step sends one heartbeat per table if TSD_FOLLOW_HEARTBEAT
- * passed since the last output, else sleeps TSD_FOLLOW_POLL and returns
+ * passed since the last output, else waits up to TSD_FOLLOW_POLL (less
+ * when an insert under sync=replica commits meanwhile: tsd_replica_idle)
+ * and returns
  * nothing -- the server then queues the next step (so a follower keeps
  * one worker busy polling, in slices of TSD_FOLLOW_POLL: see "Known
  * limits" in docs/standby.md).
@@ -18,6 +20,11 @@
  * Tables created after the follow began are looked for every
  * TSD_FOLLOW_HEARTBEAT (ts_tables) and shipped from nothing, as is a
  * table dropped and created again under the same name.
+ *
+ * A standby at a newer epoch of this lineage is refused, and fences
+ * this daemon (tsd_role_fence): a promoted standby's lineage went on
+ * without this database, which takes no more writes (docs/standby.md
+ * section 3).
  *
  * State: the ships, and the names of the tables the standby named that
  * this database does not have, each told TS_FRAME_END once.
@@ -85,9 +92,14 @@ static int check_epoch(ts_db *db, const json_t *req, char *msg, size_t size)
 		return TS_EPROTO;
 	}
 	if (epoch && (uint64_t)json_integer_value(epoch) > e.epoch) {
+		/* a newer primary exists: fenced, no more writes (access.c) */
+		if (tsd_role_fence((uint64_t)json_integer_value(epoch), e.epoch))
+			tsd_log("a follower at epoch %" PRId64 " of this lineage asked to follow: this "
+			        "database (epoch %" PRIu64 ") is a stale primary and takes no more "
+			        "writes", (int64_t)json_integer_value(epoch), e.epoch);
 		snprintf(msg, size, "the standby is at epoch %" PRId64 ", newer than this database's "
-		         "%" PRIu64 ": this database is a stale member of its lineage",
-		         (int64_t)json_integer_value(epoch), e.epoch);
+		         "%" PRIu64 ": this database is a stale member of its lineage and takes no "
+		         "more writes", (int64_t)json_integer_value(epoch), e.epoch);
 		return TS_EINVAL;
 	}
 	return 0;
@@ -290,6 +302,7 @@ static int new_tables(struct tsd_follow *f, char *msg, size_t size)
 int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size)
 {
 	size_t start = out->len;
+	uint64_t commits = tsd_replica_commits(); /* before looking: none missed */
 	int idle = 0;
 	if (tsd_mono_ns() - f->last_scan >= TSD_FOLLOW_HEARTBEAT) {
 		int rc = new_tables(f, msg, size);
@@ -325,7 +338,6 @@ int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t si
 		f->last_out = now;
 		return 0;
 	}
-	struct timespec poll = {0, TSD_FOLLOW_POLL};
-	nanosleep(&poll, NULL);
+	tsd_replica_idle(commits, TSD_FOLLOW_POLL); /* an insert under sync=replica wakes it */
 	return 0;
 }

@@ -485,7 +485,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	prom_query_cache(&b);
 	if (ctx->graphite)
 		tsd_graphite_prometheus(ctx->graphite, &b);
-	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
+	if ((rc = ts_tables(tsd_db(ctx), &names, NULL)) < 0) {
 		jbuf_free(&b);
 		respond_error(h, out, 500, ts_strerror(rc));
 		return;
@@ -501,7 +501,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	for (int i = 0; i < ntables; i++) {
 		ts_table *t;
 		nstats[i] = -1; /* dropped meanwhile, or damaged: left out */
-		if (ts_table_open(ctx->db, names[i], &t) < 0)
+		if (ts_table_open(tsd_db(ctx), names[i], &t) < 0)
 			continue;
 		if (ts_table_stats(t, stats[i], TS_STATS_MAX, &nstats[i]) < 0)
 			nstats[i] = -1;
@@ -742,7 +742,7 @@ static void do_read(struct tsd_http_req *h, const struct tsd_context *ctx, struc
 	}
 	max = __atomic_load_n(&ctx->cfg->remote_read_max_samples, __ATOMIC_RELAXED);
 	/* An empty body may come as NULL (see do_lines). */
-	status = tsd_prom_read(ctx->db, body ? body : "", len, h->max_body, (size_t)max, &resp,
+	status = tsd_prom_read(tsd_db(ctx), body ? body : "", len, h->max_body, (size_t)max, &resp,
 	                       &resp_len, &res);
 	free(body);
 	if (status == 200)
@@ -767,7 +767,7 @@ static void do_query(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	status = tsd_influxq(ctx->db, h->query, body, len, !h->post,
+	status = tsd_influxq(tsd_db(ctx), h->query, body, len, !h->post,
 	                     (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, &b);
 	free(body);
 	if (b.failed)
@@ -935,11 +935,10 @@ static int allowed(struct tsd_http_conn *c, struct tsd_http_req *h, const char *
 	}
 	snprintf(what, sizeof what, "%s %s", method, path);
 	if (tsd_access_granted(c->cfg, c->peer, authed) >= need) {
-		if (!c->cfg->follow || !tsd_standby_changes(TSD_OP_NONE, h->route))
-			return 0;
 		/* 503: a client retries, and succeeds once the primary is
 		 * back in its place (tsstore-http(7)) */
-		tsd_standby_refusal(c->cfg, what, msg, sizeof msg);
+		if (!tsd_write_refusal(TSD_OP_NONE, h->route, what, msg, sizeof msg))
+			return 0;
 		req_fail(h, 503, "%s", msg);
 		return -1;
 	}

@@ -137,6 +137,13 @@ struct tsd_ingest {
 	struct tsd_ingest_stats st;  /* updated with atomic adds */
 };
 
+/* The database: a promoted standby's replaces the read-only one
+ * (tsd_ingest_set_db) while requests run. */
+static ts_db *db_of(struct tsd_ingest *in)
+{
+	return __atomic_load_n(&in->db, __ATOMIC_ACQUIRE);
+}
+
 const char *tsd_ingest_reason_name(enum tsd_ingest_reason r)
 {
 	static const char *const names[] = {"syntax", "type", "range", "tag", "duplicate",
@@ -341,6 +348,20 @@ static void entry_retire(struct tsd_ingest *in, struct entry *e)
 			in->retired = e;
 			break;
 		}
+	pthread_mutex_unlock(&in->mu);
+}
+
+void tsd_ingest_set_db(struct tsd_ingest *in, ts_db *db)
+{
+	pthread_mutex_lock(&in->mu);
+	for (unsigned b = 0; b < NBUCKETS; b++)
+		while (in->buckets[b]) {
+			struct entry *e = in->buckets[b];
+			in->buckets[b] = e->next;
+			e->next = in->retired;
+			in->retired = e;
+		}
+	__atomic_store_n(&in->db, db, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&in->mu);
 }
 
@@ -944,7 +965,7 @@ static int create_table(struct tsd_ingest *in, struct rtable *rt)
 int tsd_ingest_create(struct tsd_ingest *in, const char *name, const ts_column *cols, int ncols,
                       const char *const *keys, int nkeys)
 {
-	int rc = ts_create_keyed_v2(in->db, name, cols, ncols, keys, nkeys, in->o.default_ttl,
+	int rc = ts_create_keyed_v2(db_of(in), name, cols, ncols, keys, nkeys, in->o.default_ttl,
 	                            TS_ON_DUPLICATE_IGNORE);
 	if (rc == 0)
 		count(&in->st.tables_created, 1);
@@ -1149,7 +1170,7 @@ int tsd_ingest_lines(struct tsd_ingest *in, const char *body, size_t len,
                      enum lp_precision prec, struct tsd_ingest_result *res)
 {
 	struct scratch *sc = scratch_get(in);
-	int64_t now = ts_now(in->db);
+	int64_t now = ts_now(db_of(in));
 	int rc;
 	memset(res, 0, sizeof *res);
 	if (!sc) {
@@ -1241,7 +1262,7 @@ void tsd_ingest_log(struct tsd_ingest *in, const char *msg)
 
 int64_t tsd_ingest_now(struct tsd_ingest *in)
 {
-	return ts_now(in->db);
+	return ts_now(db_of(in));
 }
 
 int64_t tsd_ingest_max_future(const struct tsd_ingest *in)

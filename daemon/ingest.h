@@ -91,6 +91,11 @@ struct tsd_ingest;
  */
 int tsd_ingest_open(ts_db *db, const struct tsd_ingest_options *opts, struct tsd_ingest **out);
 
+/* From now on open tables in db (a promoted standby's writer, which
+ * outlives in); the handles cached so far are kept, unused, until
+ * tsd_ingest_close.  Any thread. */
+void tsd_ingest_set_db(struct tsd_ingest *in, ts_db *db);
+
 /* Close the table handles and free the state; no call may be running.
  * NULL allowed. */
 void tsd_ingest_close(struct tsd_ingest *in);

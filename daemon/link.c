@@ -27,6 +27,19 @@
  * the library's: a session cut anywhere leaves a prefix of the
  * primary's database, and the next resumes from the files.
  *
+ * Promotion (the "promote" op, tsd_link_promote; docs/standby.md
+ * section 3) ends all of it: the thread stops (joined), the standby is
+ * synced and closed (its LOCK released), the directory is opened for
+ * writing -- recovery ends each table's log at the last whole commit,
+ * as after a primary's crash -- and its epoch raised (ts_epoch_raise,
+ * durable before the op answers).  That handle, the writer, is then
+ * the daemon's database (tsd_link_db); the read-only handle stays open
+ * until the daemon stops, for the readers that hold it (the mount,
+ * requests in flight), which see the writer's commits as readers of any
+ * directory do.  State: following -> (promote) promoted; a promote that
+ * fails after the thread stopped leaves a daemon that neither follows
+ * nor writes, and a second promote tries the open again.
+ *
  * Readers see what is applied as readers of any directory a writer
  * changes: the daemon's read-only handle re-reads a table's DESCRIPTOR
  * when its inode changes and maps log/HEAD, which the standby writes in
@@ -72,6 +85,8 @@ struct link_table {
 	uint64_t have;          /* the end of the newest commit held */
 	uint64_t primary_end;   /* the end of the primary's, by its last heartbeat */
 	int64_t caught;         /* monotonic ns have last reached primary_end */
+	uint64_t commit;        /* the newest commit record applied (an L frame's id) */
+	uint64_t acked;         /* the commit last acknowledged (sync=replica) */
 };
 
 struct tsd_link {
@@ -86,7 +101,11 @@ struct tsd_link {
 	size_t len, cap;
 	struct link_table *tables;
 	int ntables, captables;
-	char msg[TSD_MESSAGE_MAX]; /* why the session ended */
+	char msg[TSD_MESSAGE_MAX]; /* why the session ended, or promote failed */
+	int acks;               /* the primary runs sync=replica: ack commits */
+	pthread_mutex_t promote_mu; /* one promote (or stop) at a time */
+	int promoted;           /* atomic: the writer below is open */
+	ts_db *writer;          /* atomic: after promote, the read-write handle */
 };
 
 static int stopping(struct tsd_link *l)
@@ -148,6 +167,8 @@ static void lag_frame(struct tsd_link *l, const char *table, const ts_frame *f)
 	case TS_FRAME_LOG:
 		if (f->id && f->offset + f->length > t->have)
 			t->have = f->offset + f->length;
+		if (f->id)
+			t->commit = f->id;
 		break;
 	case TS_FRAME_DESCRIPTOR:
 		if (f->id > t->have)
@@ -426,6 +447,41 @@ static int apply_frames(struct tsd_link *l)
 	return n;
 }
 
+/* Under sync=replica: once the commits applied are synced, the line
+ * {"ack":{"TABLE":LSN,...}} naming each table's newest commit not yet
+ * acknowledged (docs/standby.md section 4).  Returns 0 or -1. */
+static int acknowledge(struct tsd_link *l)
+{
+	json_t *acks = NULL;
+	int rc = 0;
+	for (int i = 0; i < l->ntables; i++) {
+		struct link_table *t = &l->tables[i];
+		if (t->commit == t->acked)
+			continue;
+		if (!acks && !(acks = json_object()))
+			return why(l, "out of memory");
+		json_object_set_new(acks, t->name, json_integer((json_int_t)t->commit));
+	}
+	if (!acks)
+		return 0;
+	if (ts_standby_sync(l->sb) < 0)
+		rc = why(l, "sync: %s", ts_errmsg(NULL));
+	json_t *line = json_pack("{s:o}", "ack", acks);
+	char *text = rc == 0 && line ? json_dumps(line, JSON_COMPACT) : NULL;
+	json_decref(line);
+	if (rc == 0 && !text)
+		rc = why(l, "out of memory");
+	if (rc == 0) {
+		size_t n = strlen(text);
+		text[n] = '\n'; /* over its NUL: sent as n + 1 bytes */
+		rc = send_all(l, text, n + 1);
+	}
+	free(text);
+	for (int i = 0; rc == 0 && i < l->ntables; i++)
+		l->tables[i].acked = l->tables[i].commit;
+	return rc;
+}
+
 /* One session: connect, auth, follow, frames until it ends.  *lasted
  * is set when the stream ran for LINK_BACKOFF_MAX or more. */
 static int session(struct tsd_link *l, int *lasted)
@@ -440,6 +496,7 @@ static int session(struct tsd_link *l, int *lasted)
 	if (!req || call(l, req, "follow", &answer) < 0)
 		return -1;
 	rc = adopt(l, answer);
+	l->acks = json_is_true(json_object_get(answer, "acks"));
 	json_decref(answer);
 	if (rc < 0)
 		return -1;
@@ -447,7 +504,7 @@ static int session(struct tsd_link *l, int *lasted)
 	tsd_stats_standby_connected(1);
 	int64_t began = last = tsd_mono_ns();
 	while (!stopping(l)) {
-		if ((rc = apply_frames(l)) < 0)
+		if ((rc = apply_frames(l)) < 0 || (rc > 0 && l->acks && (rc = acknowledge(l)) < 0))
 			break;
 		lag_report(l);
 		if (receive(l, &last) < 0) {
@@ -491,6 +548,84 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* ---- promotion ---- */
+
+/* Stop the thread and close the standby (its LOCK released), once. */
+static int stop_link(struct tsd_link *l)
+{
+	int rc = 0;
+	__atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	l->started = 0;
+	if (l->sb && (rc = ts_standby_close(l->sb)) < 0)
+		why(l, "the standby's last sync: %s", ts_errmsg(NULL));
+	l->sb = NULL;
+	return rc;
+}
+
+/* A table of the directory with a descriptor that waits for log bytes
+ * the primary never sent (DESCRIPTOR.next, docs/standby.md section 1.1):
+ * its name into l->msg and -1, else 0. */
+static int descriptor_waits(struct tsd_link *l)
+{
+	char **names = NULL, path[TSD_PATH_MAX];
+	int n = 0, rc = 0;
+	if (ts_tables(l->db, &names, &n) < 0)
+		return why(l, "the tables: %s", ts_errmsg(NULL));
+	for (int i = 0; rc == 0 && i < n; i++) {
+		snprintf(path, sizeof path, "%s/%s/DESCRIPTOR.next", l->cfg->datadir, names[i]);
+		if (access(path, F_OK) == 0)
+			rc = why(l, "table \"%s\" holds a descriptor waiting for log bytes the primary "
+			         "did not send (%s): promoting would lose what it names; let the link "
+			         "finish, or copy the primary's files", names[i], path);
+	}
+	ts_free_names(names);
+	return rc;
+}
+
+int tsd_link_promote(struct tsd_link *l, ts_epoch *e, char *msg, size_t size)
+{
+	ts_options opts = l->cfg->lib;
+	ts_db *db = NULL;
+	int rc = 0;
+	pthread_mutex_lock(&l->promote_mu);
+	l->msg[0] = '\0';
+	if (__atomic_load_n(&l->promoted, __ATOMIC_ACQUIRE))
+		rc = why(l, "this tsstored was promoted already: it is a primary");
+	else if (!l->db)
+		rc = why(l, "tsstored is still starting; try again");
+	if (rc == 0 && l->sb && (rc = descriptor_waits(l)) == 0)
+		rc = stop_link(l);
+	/* the writer's open: its recovery ends the log at the last commit
+	 * the standby holds whole, as after a crash of a primary */
+	opts.flags &= ~(unsigned)TS_OPEN_READONLY;
+	if (rc == 0 && ts_open(l->cfg->datadir, &opts, &db) < 0)
+		rc = why(l, "open %s for writing: %s", l->cfg->datadir, ts_errmsg(NULL));
+	if (rc == 0 && ts_epoch_raise(db, e) < 0)
+		rc = why(l, "%s", ts_errmsg(NULL));
+	if (rc == 0) {
+		__atomic_store_n(&l->writer, db, __ATOMIC_RELEASE);
+		__atomic_store_n(&l->promoted, 1, __ATOMIC_RELEASE);
+		tsd_role_promoted();
+		tsd_stats_standby_connected(0);
+		tsd_log("promoted: no longer following %s; a primary at epoch %" PRIu64, l->primary,
+		        e->epoch);
+	} else {
+		ts_close(db);
+		snprintf(msg, size, "%s", l->msg);
+		tsd_log("promote: %s", msg);
+	}
+	pthread_mutex_unlock(&l->promote_mu);
+	return rc < 0 ? TS_EINVAL : 0;
+}
+
+ts_db *tsd_link_db(struct tsd_link *l, ts_db *db)
+{
+	ts_db *writer = l ? __atomic_load_n(&l->writer, __ATOMIC_ACQUIRE) : NULL;
+	return writer ? writer : db;
+}
+
 int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out)
 {
 	struct tsd_link *l = calloc(1, sizeof *l);
@@ -503,8 +638,10 @@ int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out)
 	l->cfg = cfg;
 	l->primary = cfg->follow;
 	l->fd = -1;
+	pthread_mutex_init(&l->promote_mu, NULL);
 	if ((rc = ts_standby_open(cfg->datadir, &l->sb)) < 0) {
 		tsd_log("%s: %s", cfg->datadir, *ts_errmsg(NULL) ? ts_errmsg(NULL) : ts_strerror(rc));
+		pthread_mutex_destroy(&l->promote_mu);
 		free(l);
 		return -1;
 	}
@@ -515,26 +652,38 @@ int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out)
 
 int tsd_link_start(struct tsd_link *l, ts_db *db)
 {
-	int rc;
+	int rc = 0;
+	pthread_mutex_lock(&l->promote_mu);
 	l->db = db;
-	if ((rc = pthread_create(&l->thread, NULL, run, l)) != 0) {
+	if (l->sb && (rc = pthread_create(&l->thread, NULL, run, l)) != 0)
 		tsd_log("cannot start the link to %s: %s", l->primary, strerror(rc));
-		return -1;
-	}
-	l->started = 1;
-	return 0;
+	else
+		l->started = l->sb != NULL;
+	pthread_mutex_unlock(&l->promote_mu);
+	return rc ? -1 : 0;
 }
 
-void tsd_link_close(struct tsd_link *l)
+void tsd_link_stop(struct tsd_link *l)
 {
 	if (!l)
 		return;
-	__atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
-	if (l->started)
-		pthread_join(l->thread, NULL);
-	if (ts_standby_close(l->sb) < 0)
-		tsd_log("closing the standby %s: %s", l->cfg->datadir, ts_errmsg(NULL));
+	pthread_mutex_lock(&l->promote_mu);
+	if (stop_link(l) < 0)
+		tsd_log("closing the standby %s: %s", l->cfg->datadir, l->msg);
+	pthread_mutex_unlock(&l->promote_mu);
+}
+
+int tsd_link_close(struct tsd_link *l)
+{
+	int rc = 0;
+	if (!l)
+		return 0;
+	tsd_link_stop(l);
+	if (l->writer && (rc = ts_close(l->writer)) < 0)
+		tsd_log("closing %s: %s", l->cfg->datadir, ts_strerror(rc));
+	pthread_mutex_destroy(&l->promote_mu);
 	free(l->buf);
 	free(l->tables);
 	free(l);
+	return rc;
 }

@@ -2,7 +2,7 @@
  * main.c -- tsstored's command line (DESIGN.md section 5):
  *
  *     tsstored -d DATADIR [--listen KIND:ADDRESS]...
- *              [--mount MOUNTPOINT] [--sync none|interval|commit]
+ *              [--mount MOUNTPOINT] [--sync none|interval|commit|replica]
  *              [--follow tcp:HOST:PORT]
  *              [--config FILE] [--OPTION VALUE]...
  *
@@ -27,8 +27,9 @@
 
 static const char usage[] =
 	"usage: " TSD_PROGRAM " [-d DATADIR] [--listen KIND:ADDRESS]...\n"
-	"                [--mount MOUNTPOINT] [--sync none|interval|commit] [--config FILE]\n"
-	"                [--token FILE] [--follow tcp:HOST:PORT] [--check-config]\n"
+	"                [--mount MOUNTPOINT] [--sync none|interval|commit|replica]\n"
+	"                [--config FILE] [--token FILE] [--follow tcp:HOST:PORT]\n"
+	"                [--check-config]\n"
 	"                [--OPTION VALUE]...\n";
 
 static const char help[] =
@@ -41,7 +42,9 @@ static const char help[] =
 	"                          plaintext over TCP) or graphite-udp:HOST:PORT;\n"
 	"                          repeatable (default unix:DATADIR/\n"
 	"                          " TSD_SOCKET_NAME ", " TSD_DEFAULT_TCP " and " TSD_DEFAULT_HTTP ")\n"
-	"  --sync MODE             none, interval (default) or commit\n"
+	"  --sync MODE             none, interval (default), commit or replica (commit,\n"
+	"                          and an insert waits for a standby's ack)\n"
+	"  --replica-timeout DUR   how long it waits, then EREPLICA (default 10s)\n"
 	"  --config FILE           read options from FILE (tsstore.conf(5))\n"
 	"  --check-config          check the configuration and exit (0: it would start)\n"
 	"  --token FILE            the first line of FILE gives admin: TCP clients send\n"

@@ -59,6 +59,15 @@ struct tsd_request {
 	ts_schema *schema;
 	ts_cursor *cursor;
 	struct tsd_follow *follow;  /* a follow stream (follow.c), once answered */
+	int acks;                   /* atomic: a follow stream whose standby sends
+	                             * acks (sync=replica): the loop hands them to
+	                             * replica.c (tsd_request_takes_acks) */
+	struct {                    /* an insert waiting for a standby's ack */
+		int on;
+		uint64_t version;   /* its commit */
+		int64_t until;      /* monotonic ns: then it fails */
+		size_t inserted, ignored;
+	} replica;
 	int has_limit;              /* query: the final line says more/next */
 	uint64_t count;             /* rows sent */
 	ts_value keys[NKEYS][TS_KEY_COLUMNS_MAX];
@@ -82,6 +91,11 @@ struct tsd_request *tsd_request_new(const char *line, size_t len, int cut)
 	r->len = len;
 	r->cut = cut;
 	return r;
+}
+
+int tsd_request_takes_acks(const struct tsd_request *r)
+{
+	return r && __atomic_load_n(&r->acks, __ATOMIC_ACQUIRE);
 }
 
 void tsd_request_set_client(struct tsd_request *r, const char *client)
@@ -113,6 +127,8 @@ void tsd_request_free(struct tsd_request *r)
 	tsd_http_free(r->http);
 	ts_cursor_close(r->cursor);
 	tsd_follow_free(r->follow);
+	if (__atomic_load_n(&r->acks, __ATOMIC_RELAXED))
+		tsd_replica_attach(-1);
 	ts_schema_free(r->schema);
 	ts_table_close(r->table);
 	for (int k = 0; k < NKEYS; k++)
@@ -238,6 +254,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_CREATE_ROLLUP] = {"table", "from", "every", "group", "columns", "ttl", NULL},
 	[TSD_OP_ROLLUPS] = {"table", NULL},
 	[TSD_OP_FOLLOW] = {"lineage", "epoch", "tables", NULL},
+	[TSD_OP_PROMOTE] = {NULL},
 };
 
 static int check_fields(struct tsd_request *r)
@@ -387,7 +404,7 @@ static int open_table(struct tsd_request *r, const struct tsd_context *ctx)
 	int rc;
 	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0)
 		return r->code;
-	if ((rc = ts_table_open(ctx->db, name, &r->table)) < 0 ||
+	if ((rc = ts_table_open(tsd_db(ctx), name, &r->table)) < 0 ||
 	    (rc = ts_table_schema(r->table, &r->schema)) < 0)
 		return lib_fail(r, rc);
 	return 0;
@@ -450,7 +467,7 @@ static int reply_names(struct tsd_request *r, const char *member, char **names)
 static int op_tables(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	char **names = NULL;
-	int rc = ts_tables(ctx->db, &names, NULL);
+	int rc = ts_tables(tsd_db(ctx), &names, NULL);
 	if (rc < 0)
 		return lib_fail(r, rc);
 	return reply_names(r, "tables", names);
@@ -605,7 +622,7 @@ static int op_create(struct tsd_request *r, const struct tsd_context *ctx)
 			break;
 		n = i + 1;
 	}
-	if (rc == 0 && (rc = ts_create_keyed_v2(ctx->db, name, columns, (int)n, keynames,
+	if (rc == 0 && (rc = ts_create_keyed_v2(tsd_db(ctx), name, columns, (int)n, keynames,
 	                                        (int)json_array_size(key), ttl, policy)) < 0)
 		lib_fail(r, rc);
 	free_columns(columns, json_array_size(cols));
@@ -726,8 +743,9 @@ static int op_drop(struct tsd_request *r, const struct tsd_context *ctx)
 	int rc;
 	if (get_string(r, "table", JSON_TEXT_NAME, 1, &name) < 0)
 		return r->code;
-	if ((rc = ts_drop(ctx->db, name)) < 0)
+	if ((rc = ts_drop(tsd_db(ctx), name)) < 0)
 		return lib_fail(r, rc);
+	tsd_replica_forget(name);
 	begin_ok(r);
 	end_line(r);
 	return 0;
@@ -793,7 +811,7 @@ static int op_create_rollup(struct tsd_request *r, const struct tsd_context *ctx
 		return r->code;
 	if (!has_every)
 		return fail(r, TS_EPROTO, "missing field \"every\"");
-	if ((rc = ts_table_open(ctx->db, spec.source, &src)) < 0 ||
+	if ((rc = ts_table_open(tsd_db(ctx), spec.source, &src)) < 0 ||
 	    (rc = ts_table_schema(src, &schema)) < 0) {
 		ts_table_close(src);
 		return lib_fail(r, rc);
@@ -804,7 +822,7 @@ static int op_create_rollup(struct tsd_request *r, const struct tsd_context *ctx
 	/* out of range: the library says so, as for tsstore -d */
 	spec.group = group > INT32_MAX ? INT32_MAX : (int)group;
 	spec.specs = specs;
-	if (rc == 0 && (rc = ts_create_rollup(ctx->db, name, &spec)) < 0)
+	if (rc == 0 && (rc = ts_create_rollup(tsd_db(ctx), name, &spec)) < 0)
 		lib_fail(r, rc);
 	free(specs);
 	if (rc < 0)
@@ -826,7 +844,7 @@ static int op_rollups(struct tsd_request *r, const struct tsd_context *ctx)
 	if (open_table(r, ctx) < 0)
 		return r->code;
 	table = ts_table_name(r->table);
-	if ((rc = ts_rollups(ctx->db, table, &names, NULL)) < 0)
+	if ((rc = ts_rollups(tsd_db(ctx), table, &names, NULL)) < 0)
 		return lib_fail(r, rc);
 	return reply_names(r, "rollups", names);
 }
@@ -863,6 +881,18 @@ static int get_insert_policy(struct tsd_request *r, const struct tsd_context *ct
 	                   "table whose policy is not replace", TSD_ACCESS_ADMIN, msg, sizeof msg);
 	tsd_access_log(TSD_LOG_ACCESS, "%s: refused: %s", client_of(r), msg);
 	return fail(r, TSD_EAUTH, "%s", msg);
+}
+
+/* The ok line of an insert. */
+static void insert_answer(struct tsd_request *r)
+{
+	begin_ok(r);
+	jbuf_printf(&r->out, ",\"inserted\":%zu", r->replica.inserted);
+	if (r->replica.ignored)
+		jbuf_printf(&r->out, ",\"ignored\":%zu", r->replica.ignored);
+	/* The table's version once the batch is in (docs/corrections.md). */
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, r->replica.version);
+	end_line(r);
 }
 
 static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum tsd_peer peer)
@@ -904,14 +934,40 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum 
 		return r->code;
 	/* Rows the table's duplicate policy skipped are not "inserted". */
 	tsd_stats_rows(n - ignored, 0);
-	begin_ok(r);
-	jbuf_printf(&r->out, ",\"inserted\":%zu", n - ignored);
-	if (ignored)
-		jbuf_printf(&r->out, ",\"ignored\":%zu", ignored);
-	/* The table's version once the batch is in (docs/corrections.md). */
-	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
-	end_line(r);
+	r->replica.inserted = n - ignored;
+	r->replica.ignored = ignored;
+	r->replica.version = version;
+	if (ctx->cfg->sync_replica && version) { /* answered once a standby has it */
+		tsd_replica_committed(); /* a follow step ships it at once */
+		r->replica.on = 1;
+		r->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
+		return 0;
+	}
+	insert_answer(r);
 	return 0;
+}
+
+/* A step of an insert under sync=replica: its answer once a standby
+ * acknowledged its commit (replica.c), an error after replica-timeout,
+ * else nothing after waiting up to TSD_REPLICA_WAIT for an ack, the
+ * worker then free for other steps (a follow stream's among them). */
+static void replica_step(struct tsd_request *r)
+{
+	int streams = 0;
+	const char *table = ts_table_name(r->table);
+	if (tsd_replica_acked(table, r->replica.version, TSD_REPLICA_WAIT, &streams)) {
+		insert_answer(r);
+		r->done = 1;
+		return;
+	}
+	if (tsd_mono_ns() < r->replica.until)
+		return;
+	fail(r, TSD_EREPLICA, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
+	     "within replica-timeout; the rows are committed here, but not known to be on a "
+	     "standby", streams ? "no standby" : "no standby is following, so none",
+	     r->replica.version, table);
+	put_error_line(r);
+	r->done = 1;
 }
 
 /* ---- query, latest, aggregate ---- */
@@ -1210,7 +1266,7 @@ static int flush_table(struct tsd_request *r, const struct tsd_context *ctx,
                        const char *name, int64_t before)
 {
 	ts_table *t;
-	int rc = ts_table_open(ctx->db, name, &t);
+	int rc = ts_table_open(tsd_db(ctx), name, &t);
 	if (rc == 0) {
 		rc = ts_flush(t, before);
 		ts_table_close(t);
@@ -1228,7 +1284,7 @@ static int op_flush(struct tsd_request *r, const struct tsd_context *ctx)
 		return r->code;
 	if (name) {
 		rc = flush_table(r, ctx, name, before);
-	} else if ((rc = ts_tables(ctx->db, &names, NULL)) < 0) {
+	} else if ((rc = ts_tables(tsd_db(ctx), &names, NULL)) < 0) {
 		lib_fail(r, rc);
 	} else {
 		for (int i = 0; rc == 0 && names[i]; i++)
@@ -1262,6 +1318,31 @@ static int put_table_stats(struct tsd_request *r, ts_table *t)
 	return 0;
 }
 
+/* ,"lineage":HEX,"epoch":N of e (stats, follow, promote). */
+static void put_lineage(struct tsd_request *r, const ts_epoch *e)
+{
+	char hex[2 * TS_LINEAGE_SIZE + 1];
+	tsd_lineage_hex(e, hex);
+	jbuf_printf(&r->out, ",\"lineage\":\"%s\",\"epoch\":%" PRIu64, hex, e->epoch);
+}
+
+/* The database's lineage and epoch (and "fenced_by":M when a newer epoch
+ * was heard of), for stats. */
+static int put_epoch(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	uint64_t newer;
+	ts_epoch e;
+	int rc = ts_epoch_get(tsd_db(ctx), &e);
+	if (rc == TS_ENOENT) /* a standby that never reached its primary */
+		return 0;
+	if (rc < 0)
+		return lib_fail(r, rc);
+	put_lineage(r, &e);
+	if (tsd_role_now(&newer) == TSD_ROLE_FENCED)
+		jbuf_printf(&r->out, ",\"fenced_by\":%" PRIu64, newer);
+	return 0;
+}
+
 static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	const char *name;
@@ -1279,10 +1360,12 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 		end_line(r);
 		return 0;
 	}
-	if ((rc = ts_tables(ctx->db, &names, NULL)) < 0)
+	if ((rc = ts_tables(tsd_db(ctx), &names, NULL)) < 0)
 		return lib_fail(r, rc);
 	begin_ok(r);
 	tsd_stats_json(&r->out);
+	if (put_epoch(r, ctx) < 0)
+		return r->code;
 	if (ctx->ingest)
 		tsd_ingest_stats_json(ctx->ingest, &r->out);
 	if (ctx->graphite)
@@ -1290,7 +1373,7 @@ static int op_stats(struct tsd_request *r, const struct tsd_context *ctx)
 	jbuf_puts(&r->out, ",\"tables\":{");
 	for (int i = 0, first = 1; names[i]; i++) {
 		ts_table *t;
-		if (ts_table_open(ctx->db, names[i], &t) < 0)
+		if (ts_table_open(tsd_db(ctx), names[i], &t) < 0)
 			continue; /* dropped meanwhile, or damaged: its own stats say */
 		jbuf_printf(&r->out, "%s\"%s\":{", first ? "" : ",", names[i]);
 		rc = put_table_stats(r, t);
@@ -1341,7 +1424,7 @@ static int op_check(struct tsd_request *r, const struct tsd_context *ctx)
 	int rc;
 	if (get_string(r, "table", JSON_TEXT_NAME, 0, &name) < 0)
 		return r->code;
-	if ((rc = ts_check(ctx->db, name, &opts)) < 0 && rc != TS_ECORRUPT) {
+	if ((rc = ts_check(tsd_db(ctx), name, &opts)) < 0 && rc != TS_ECORRUPT) {
 		jbuf_free(&p.list);
 		return lib_fail(r, rc);
 	}
@@ -1369,7 +1452,7 @@ static int op_snapshot(struct tsd_request *r, const struct tsd_context *ctx)
 	int rc, incremental = 0;
 	if (get_string(r, "dest", 0, 1, &dest) < 0 || get_bool(r, "incremental", &incremental) < 0)
 		return r->code;
-	if ((rc = incremental ? ts_backup_incremental(ctx->db, dest) : ts_backup(ctx->db, dest)) < 0)
+	if ((rc = incremental ? ts_backup_incremental(tsd_db(ctx), dest) : ts_backup(tsd_db(ctx), dest)) < 0)
 		return lib_fail(r, rc);
 	begin_ok(r);
 	end_line(r);
@@ -1441,19 +1524,50 @@ static json_t *load_json(struct tsd_request *r, json_error_t *err)
  * (docs/standby.md section 2) for as long as the connection lasts. */
 static int op_follow(struct tsd_request *r, const struct tsd_context *ctx)
 {
-	char hex[2 * TS_LINEAGE_SIZE + 1];
 	ts_epoch e;
-	int rc = tsd_follow_open(ctx->db, r->json, &r->follow, r->msg, sizeof r->msg);
+	int rc = tsd_follow_open(tsd_db(ctx), r->json, &r->follow, r->msg, sizeof r->msg);
 	if (rc < 0) {
 		r->code = rc;
 		return rc;
 	}
-	if ((rc = ts_epoch_get(ctx->db, &e)) < 0)
+	if ((rc = ts_epoch_get(tsd_db(ctx), &e)) < 0)
 		return lib_fail(r, rc);
-	tsd_lineage_hex(&e, hex);
 	begin_ok(r);
-	jbuf_printf(&r->out, ",\"stream\":\"binary\",\"lineage\":\"%s\",\"epoch\":%" PRIu64, hex,
-	            e.epoch);
+	jbuf_puts(&r->out, ",\"stream\":\"binary\"");
+	put_lineage(r, &e);
+	if (ctx->cfg->sync_replica) { /* the standby acks what it synced */
+		jbuf_puts(&r->out, ",\"acks\":true");
+		tsd_replica_attach(1);
+		__atomic_store_n(&r->acks, 1, __ATOMIC_RELEASE);
+	}
+	end_line(r);
+	return 0;
+}
+
+/* {"ok":true,"role":"primary","lineage":HEX,"epoch":N}: the standby is a
+ * primary of the next epoch (tsd_link_promote); on a primary, EINVAL. */
+static int op_promote(struct tsd_request *r, const struct tsd_context *ctx)
+{
+	uint64_t newer;
+	ts_epoch e;
+	enum tsd_role role = tsd_role_now(&newer);
+	if (role != TSD_ROLE_STANDBY || !ctx->link) {
+		if (ts_epoch_get(tsd_db(ctx), &e) < 0)
+			e.epoch = 0;
+		if (role == TSD_ROLE_FENCED)
+			return fail(r, TS_EINVAL, "this tsstored is a stale primary (epoch %"
+			            PRIu64 ", a member of epoch %" PRIu64 " exists); promote is for a "
+			            "standby (tsstored --follow)", e.epoch, newer);
+		return fail(r, TS_EINVAL, "this tsstored is a primary (epoch %" PRIu64 "); "
+		            "promote is for a standby (tsstored --follow)", e.epoch);
+	}
+	if (tsd_link_promote(ctx->link, &e, r->msg, sizeof r->msg) < 0)
+		return fail(r, TS_EINVAL, "%s", r->msg);
+	if (ctx->ingest)
+		tsd_ingest_set_db(ctx->ingest, tsd_db(ctx));
+	begin_ok(r);
+	jbuf_puts(&r->out, ",\"role\":\"primary\"");
+	put_lineage(r, &e);
 	end_line(r);
 	return 0;
 }
@@ -1513,8 +1627,9 @@ static int parse(struct tsd_request *r)
 }
 
 /* Whether the client at peer may run r's op (access.c); the EAUTH
- * error otherwise, before the fields are looked at.  A standby refuses
- * the ops that change the database with EREADONLY. */
+ * error otherwise, before the fields are looked at.  A standby, or a
+ * fenced primary, refuses the ops that change the database with
+ * EREADONLY (tsd_write_refusal). */
 static int check_access(struct tsd_request *r, const struct tsd_context *ctx, int authed,
                         enum tsd_peer peer)
 {
@@ -1523,9 +1638,8 @@ static int check_access(struct tsd_request *r, const struct tsd_context *ctx, in
 	r->granted = tsd_access_granted(ctx->cfg, peer, authed);
 	snprintf(what, sizeof what, "\"%s\"", tsd_op_name(r->op));
 	if (r->granted >= need) {
-		if (!ctx->cfg->follow || !tsd_standby_changes(r->op, TSD_HTTP_NOROUTE))
+		if (!tsd_write_refusal(r->op, TSD_HTTP_NOROUTE, what, msg, sizeof msg))
 			return 0;
-		tsd_standby_refusal(ctx->cfg, what, msg, sizeof msg);
 		return fail(r, TS_EREADONLY, "%s", msg);
 	}
 	tsd_access_refusal(ctx->cfg, peer, 0, what, need, msg, sizeof msg);
@@ -1562,6 +1676,7 @@ static int start(struct tsd_request *r, const struct tsd_context *ctx, int *auth
 	case TSD_OP_CREATE_ROLLUP: return op_create_rollup(r, ctx);
 	case TSD_OP_ROLLUPS: return op_rollups(r, ctx);
 	case TSD_OP_FOLLOW: return op_follow(r, ctx);
+	case TSD_OP_PROMOTE: return op_promote(r, ctx);
 	default: return fail(r, TS_EPROTO, "unknown op");
 	}
 }
@@ -1589,13 +1704,15 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 			r->out.len = 0; /* a half-written line never goes out */
 			put_error_line(r);
 			r->done = 1;
-		} else if ((!r->cursor && !r->follow) || r->op == TSD_OP_LATEST) {
+		} else if ((!r->cursor && !r->follow && !r->replica.on) || r->op == TSD_OP_LATEST) {
 			r->done = 1;
 		}
 	} else if (r->follow) {
 		follow_step(r, ctx);
+	} else if (r->replica.on) {
+		replica_step(r);
 	}
-	if (!r->done && !r->follow)
+	if (!r->done && !r->follow && !r->replica.on)
 		stream(r, ctx);
 	if (r->out.failed) {
 		/* Out of memory for the output: what this step produced is

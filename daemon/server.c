@@ -740,6 +740,13 @@ static void take_lines(struct conn *c)
 			c->inlen = c->scanned = 0;
 			return;
 		}
+		/* a standby's acks, on its follow stream (replica.c) */
+		if (len && tsd_request_takes_acks(c->active)) {
+			if (tsd_replica_line(c->in + line, len) < 0)
+				tsd_log("%s: a line on a follow stream that is no ack: ignored",
+				        c->client);
+			continue;
+		}
 		if (len && enqueue(c, c->in + line, len, TSD_LINE_WHOLE) < 0)
 			return;
 	}
@@ -1421,6 +1428,8 @@ static void report_fixed(const struct tsd_config *cfg, struct tsd_config *fresh)
 		listen ? "listen" : NULL,
 		differ(cfg->mount, fresh->mount) ? "mount" : NULL,
 		differ(cfg->follow, fresh->follow) ? "follow" : NULL,
+		cfg->sync_replica != fresh->sync_replica ? "sync (replica)" : NULL,
+		cfg->replica_timeout != fresh->replica_timeout ? "replica-timeout" : NULL,
 		cfg->workers != fresh->workers ? "workers" : NULL,
 		memcmp(&cfg->lib, &fresh->lib, sizeof cfg->lib) != 0
 		? "the storage engine's options (sync, sync-interval, max-future, flush-size, "
@@ -1597,6 +1606,7 @@ int tsd_serve(struct tsd_config *cfg)
 	snprintf(workers, sizeof workers, "%d", cfg->workers);
 	setenv("UV_THREADPOOL_SIZE", workers, 1); /* read at the first uv_queue_work */
 	cfg->lib.log = ingest_log;
+	tsd_role_start(cfg->follow);
 	/* A standby: the link writes the directory, the daemon reads it */
 	if (cfg->follow && tsd_link_open(cfg, &link) < 0)
 		return 1;
@@ -1635,6 +1645,7 @@ int tsd_serve(struct tsd_config *cfg)
 		        cfg->follow, ts_version());
 	else if (listening)
 		tsd_log("serving %s (version %s)", cfg->datadir, ts_version());
+	srv.ctx.link = link;
 	if (listening && (!link || tsd_link_start(link, srv.ctx.db) == 0)) {
 		status = 0;
 		srv.adopt.data = &srv;
@@ -1645,11 +1656,12 @@ int tsd_serve(struct tsd_config *cfg)
 		close_handles(&srv);
 	}
 	uv_run(srv.loop, UV_RUN_DEFAULT);
-	tsd_link_close(link); /* before the handle reading what it writes */
-	link = NULL;
+	tsd_link_stop(link); /* before the handle reading what it writes */
 	tsd_mount_stop(mount);
 	tsd_graphite_close(srv.ctx.graphite);
 	tsd_ingest_close(srv.ctx.ingest);
+	if (tsd_link_close(link) < 0) /* a promoted standby's writer */
+		status = 1;
 	if ((rc = ts_close(srv.ctx.db)) < 0) {
 		tsd_log("closing %s: %s", cfg->datadir, ts_strerror(rc));
 		status = 1;

@@ -60,6 +60,7 @@ static const char *const op_names[TSD_NOPS] = {
 	[TSD_OP_CREATE_ROLLUP] = "create_rollup",
 	[TSD_OP_ROLLUPS] = "rollups",
 	[TSD_OP_FOLLOW] = "follow",
+	[TSD_OP_PROMOTE] = "promote",
 };
 
 static struct {
@@ -118,7 +119,7 @@ enum tsd_op tsd_op_parse(const char *name)
 
 const char *tsd_errname(int code)
 {
-	return code == TSD_EAUTH ? "EAUTH" : ts_errname(code);
+	return code == TSD_EAUTH ? "EAUTH" : code == TSD_EREPLICA ? "EREPLICA" : ts_errname(code);
 }
 
 static void add(uint64_t *counter, uint64_t n)
@@ -270,8 +271,11 @@ static void put_object_start(struct jbuf *b, const char *name)
 /* The role, and a standby's link (docs/standby.md). */
 static void standby_json(struct jbuf *b)
 {
-	if (!standby.primary) {
-		jbuf_puts(b, ",\"role\":\"primary\"");
+	enum tsd_role role = tsd_role_now(NULL);
+	if (role != TSD_ROLE_STANDBY) {
+		jbuf_printf(b, ",\"role\":\"%s\"", role == TSD_ROLE_FENCED ? "fenced" : "primary");
+		if (standby.primary) /* promoted */
+			jbuf_printf(b, ",\"promoted_from\":\"%s\"", standby.primary);
 		return;
 	}
 	jbuf_printf(b, ",\"role\":\"standby\",\"standby\":{\"primary\":\"%s\",\"connected\":%s"

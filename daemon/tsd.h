@@ -59,6 +59,8 @@
 #define TSD_WORKERS_DEFAULT 4                    /* worker threads */
 #define TSD_WORKERS_MAX 128
 #define TSD_SHUTDOWN_TIMEOUT_DEFAULT (30 * 1000000000LL) /* ns */
+#define TSD_REPLICA_TIMEOUT_DEFAULT (10 * 1000000000LL) /* ns: sync=replica's wait */
+#define TSD_REPLICA_WAIT (2 * 1000000LL)  /* ns a waiting insert's step waits for an ack */
 #define TSD_BACKLOG 128                          /* listen(2) backlog */
 #define TSD_PATH_MAX 4096                        /* longest path the daemon builds */
 
@@ -127,6 +129,10 @@ struct tsd_config {
 	                                     * read-only standby of that primary
 	                                     * (link.c); NULL: a primary */
 	ts_options lib;                     /* passed to ts_open */
+	int sync_replica;                   /* --sync replica: lib.sync is
+	                                     * TS_SYNC_COMMIT and an insert waits
+	                                     * for a standby's ack (replica.c) */
+	int64_t replica_timeout;            /* ns an insert waits for it */
 	size_t line_max;
 	size_t request_memory;              /* the budget, bytes */
 	int max_connections;
@@ -246,8 +252,8 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 /*
  * tsd_follow_step -- append the frames the tables have now to out (up to
  * about TSD_CHUNK_BYTES), or heartbeats when nothing was sent for
- * TSD_FOLLOW_HEARTBEAT, or else sleep TSD_FOLLOW_POLL and append
- * nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
+ * TSD_FOLLOW_HEARTBEAT, or else wait up to TSD_FOLLOW_POLL (ended by an
+ * insert under sync=replica: tsd_replica_idle) and append nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
  * must then end: the standby resumes with a new follow).
  */
 int tsd_follow_step(struct tsd_follow *f, struct jbuf *out, char *msg, size_t size);
@@ -257,6 +263,41 @@ void tsd_follow_free(struct tsd_follow *f);
 
 /* The lineage of e as 32 lowercase hex digits. */
 void tsd_lineage_hex(const ts_epoch *e, char out[2 * TS_LINEAGE_SIZE + 1]);
+
+/* ---- sync=replica: the standbys' acks (replica.c) --------------------- */
+
+/* A follow stream that sends acks began (+1) or ended (-1). */
+void tsd_replica_attach(int delta);
+
+/*
+ * tsd_replica_line -- a line a standby sent on its follow connection,
+ * line[0..len): {"ack":{"TABLE":LSN,...}}, the newest commit of each
+ * table it applied and synced.  Returns 0, or -1 when the line is no
+ * such object (ignored).  The event loop's thread.
+ */
+int tsd_replica_line(const char *line, size_t len);
+
+/* table was dropped: its acks are forgotten (a new table of that name
+ * starts its log anew). */
+void tsd_replica_forget(const char *table);
+
+/*
+ * tsd_replica_acked -- 1 when a standby acknowledged table's commit lsn
+ * (or a later one), else 0 after waiting up to wait_ns for an ack (any
+ * table's).  *streams: the follow streams attached now.  Any thread.
+ */
+int tsd_replica_acked(const char *table, uint64_t lsn, int64_t wait_ns, int *streams);
+
+/* An insert under sync=replica committed: a follow step waiting in
+ * tsd_replica_idle looks at once.  Any thread. */
+void tsd_replica_committed(void);
+
+/* How many tsd_replica_committed so far (for tsd_replica_idle). */
+uint64_t tsd_replica_commits(void);
+
+/* Wait up to ns, or until tsd_replica_commits() is no longer seen: what
+ * a caught-up follow step does instead of sleeping.  Any thread. */
+void tsd_replica_idle(uint64_t seen, int64_t ns);
 
 /* ---- Following: the standby's side (link.c) -------------------------- */
 
@@ -274,9 +315,30 @@ int tsd_link_open(struct tsd_config *cfg, struct tsd_link **out);
  * read-only handle on the directory.  Returns 0, or -1 after logging. */
 int tsd_link_start(struct tsd_link *l, ts_db *db);
 
+/*
+ * tsd_link_promote -- make this standby a primary ("promote",
+ * docs/standby.md section 3): stop the thread and wait for it, sync and
+ * close the standby, open the directory read-write (cfg->lib without
+ * TS_OPEN_READONLY) and raise its epoch (durable on return), then the
+ * role is primary and tsd_link_db gives the new handle.  Returns 0 with
+ * *e the new lineage and epoch, or TS_EINVAL with msg[0..size) saying
+ * why: promoted already, a table whose descriptor waits for log bytes
+ * (DESCRIPTOR.next: the primary's log was released before the standby
+ * had it), the open or the raise failed (logged too).  Any thread.
+ */
+int tsd_link_promote(struct tsd_link *l, ts_epoch *e, char *msg, size_t size);
+
+/* The database requests should use: after a promote, the writer's
+ * handle; else db (l NULL: db).  Any thread. */
+ts_db *tsd_link_db(struct tsd_link *l, ts_db *db);
+
 /* Stop the thread (its session ends within 100 ms), sync and close the
- * standby.  NULL allowed. */
-void tsd_link_close(struct tsd_link *l);
+ * standby (nothing after a promote).  NULL allowed. */
+void tsd_link_stop(struct tsd_link *l);
+
+/* tsd_link_stop, then close the writer of a promote, free the link.
+ * Returns 0, or the writer's ts_close error (logged).  NULL allowed. */
+int tsd_link_close(struct tsd_link *l);
 
 /* ---- The FUSE view (mount.c; mount_none.c when built without FUSE) ----- */
 
@@ -322,6 +384,7 @@ enum tsd_op {
 	TSD_OP_CREATE_ROLLUP, /* rollups (issue 29, docs/rollups.md) */
 	TSD_OP_ROLLUPS,
 	TSD_OP_FOLLOW,   /* a standby (issue 33, docs/standby.md; follow.c) */
+	TSD_OP_PROMOTE,  /* the standby becomes a primary (link.c) */
 	TSD_NOPS
 };
 
@@ -333,8 +396,9 @@ enum tsd_op tsd_op_parse(const char *name);
 
 /* Error codes the daemon adds to the library's (ts_errname): */
 #define TSD_EAUTH (-1000) /* "EAUTH": authentication required or refused */
+#define TSD_EREPLICA (-1001) /* "EREPLICA": sync=replica: no standby acked in time */
 
-/* The protocol name of an error code: ts_errname, or "EAUTH". */
+/* The protocol name of an error code: ts_errname, "EAUTH" or "EREPLICA". */
 const char *tsd_errname(int code);
 
 /* Count a new connection / a closed one. */
@@ -451,11 +515,40 @@ void tsd_access_refusal(struct tsd_config *cfg, enum tsd_peer peer, int http, co
  * op (TSD_OP_NONE for an HTTP request), else route. */
 int tsd_standby_changes(enum tsd_op op, enum tsd_http_route route);
 
-/* The message refusing what ("\"insert\"", "POST /write") on a standby
- * (cfg->follow set): "read-only standby of tcp:HOST:PORT: ... would
- * change the database; send it to the primary", into buf (size bytes).
- * Answered with code EREADONLY (JSON lines) or 503 (HTTP). */
-void tsd_standby_refusal(const struct tsd_config *cfg, const char *what, char *buf, size_t size);
+/* The daemon's role (access.c; docs/standby.md): what writes it takes. */
+enum tsd_role {
+	TSD_ROLE_PRIMARY,   /* every write */
+	TSD_ROLE_STANDBY,   /* --follow, not promoted: none */
+	TSD_ROLE_FENCED,    /* a primary that heard of a newer epoch: none */
+};
+
+/* The role at the daemon's start: a standby of primary (cfg->follow)
+ * until promoted, or (NULL) a primary; not fenced.  Once, before the
+ * listeners open. */
+void tsd_role_start(const char *primary);
+
+/* The standby was promoted (link.c): a primary from now on. */
+void tsd_role_promoted(void);
+
+/* A follower at epoch newer of this database's lineage asked to follow;
+ * own is this database's epoch: fenced from now on.  Returns 1 the
+ * first time (the caller logs it), else 0. */
+int tsd_role_fence(uint64_t newer, uint64_t own);
+
+/* The role now; *fenced_by (NULL allowed): the newer epoch heard of, or 0. */
+enum tsd_role tsd_role_now(uint64_t *fenced_by);
+
+/*
+ * tsd_write_refusal -- whether the role refuses what ("\"insert\"",
+ * "POST /write"; op, or TSD_OP_NONE and route): 0 when not; 1 with the
+ * message in buf (size bytes): on a standby "read-only standby of
+ * tcp:HOST:PORT: ... would change the database; send it to the
+ * primary", on a fenced primary "stale primary: a member of this lineage
+ * at epoch N exists, ...".  Answered with code EREADONLY (JSON lines) or
+ * 503 (HTTP).
+ */
+int tsd_write_refusal(enum tsd_op op, enum tsd_http_route route, const char *what, char *buf,
+                      size_t size);
 
 /* The monotonic clock, ns (what the daemon's intervals are measured on). */
 int64_t tsd_mono_ns(void);
@@ -502,13 +595,21 @@ void tsd_access_log_window(int64_t ns);
  */
 struct tsd_ingest;
 struct tsd_context {
-	ts_db *db;
+	ts_db *db;              /* read through tsd_db: a promote replaces it */
 	struct tsd_config *cfg; /* chunk_rows and token change on SIGHUP */
 	struct tsd_ingest *ingest; /* line protocol into tables (ingest.h); NULL: none */
 	struct tsd_graphite *graphite; /* Graphite lines into tables (graphite.h); NULL: none */
 	int stopping;           /* atomic: the daemon is stopping (server.c sets
 	                         * it; a follow stream ends at its next step) */
+	struct tsd_link *link;  /* a standby's link (link.c); NULL: none */
 };
+
+/* The database a request uses: ctx->db, or a promoted standby's writer
+ * (tsd_link_db). */
+static inline ts_db *tsd_db(const struct tsd_context *ctx)
+{
+	return tsd_link_db(ctx->link, ctx->db);
+}
 
 struct tsd_request;
 
@@ -551,6 +652,12 @@ void tsd_request_output(struct tsd_request *r, char **p, size_t *len);
 
 /* Whether the request has written its last line. */
 int tsd_request_done(const struct tsd_request *r);
+
+/* Whether r (NULL allowed) is a follow stream whose standby sends acks
+ * (sync=replica): the lines its connection sends are then acks for
+ * tsd_replica_line, not requests.  The loop's thread, while a worker may
+ * run r. */
+int tsd_request_takes_acks(const struct tsd_request *r);
 
 /* Whether the connection must be closed once the response is sent (an
  * over-long line, a refused token). */

@@ -413,6 +413,11 @@ static int step(ts_ship *s, ts_frame *f)
 				return rc;
 			if (s->shift)
 				return heartbeat(s, f);
+			/* no commit when head_end looked: nothing to send yet.
+			 * log_bytes must not look again -- a commit landing in
+			 * between would go out before the heartbeat that gives
+			 * the standby its segment size */
+			return 0;
 		}
 		rc = log_bytes(s, f);
 		if (rc == TS_ENOENT) /* a segment released: a newer descriptor */

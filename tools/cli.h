@@ -162,6 +162,7 @@ int cli_cmd_tables(struct cli *cli, int argc, char **argv);
 int cli_cmd_schema(struct cli *cli, int argc, char **argv);
 int cli_cmd_stats(struct cli *cli, int argc, char **argv);
 int cli_cmd_status(struct cli *cli, int argc, char **argv);
+int cli_cmd_promote(struct cli *cli, int argc, char **argv);
 int cli_cmd_create(struct cli *cli, int argc, char **argv);
 int cli_cmd_alter(struct cli *cli, int argc, char **argv);
 int cli_cmd_drop(struct cli *cli, int argc, char **argv);

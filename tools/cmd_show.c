@@ -206,9 +206,10 @@ out:
 	return cli_store_close(cli, st, status);
 }
 
-/* status: what tsstored is (primary, or the standby of which primary)
- * and, for a standby, its link: connected, lag, counters. */
-int cli_cmd_status(struct cli *cli, int argc, char **argv)
+/* A command of tsstored's alone, without operands, whose answer is
+ * "name: value" lines: status, promote. */
+static int daemon_lines(struct cli *cli, int argc, char **argv, const char *name,
+                        int (*call)(struct cli_store *, cli_stat_fn *, void *))
 {
 	struct cli_store *st = NULL;
 	struct stat_lines l = {.indent = ""};
@@ -216,10 +217,10 @@ int cli_cmd_status(struct cli *cli, int argc, char **argv)
 	if (status != CLI_CONTINUE)
 		return status;
 	if (!cli->socket)
-		return cli_fail(cli, "status is a tsstored's: give its socket with -s SOCKET");
+		return cli_fail(cli, "%s is a tsstored's: give its socket with -s SOCKET", name);
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		return status;
-	if ((rc = cli_store_status(st, collect_stat, &l)) < 0)
+	if ((rc = call(st, collect_stat, &l)) < 0)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 	else if (l.text.failed)
 		status = cli_fail(cli, "out of memory");
@@ -227,4 +228,18 @@ int cli_cmd_status(struct cli *cli, int argc, char **argv)
 		fwrite(l.text.p, 1, l.text.len, stdout);
 	jbuf_free(&l.text);
 	return cli_store_close(cli, st, status);
+}
+
+/* status: what tsstored is (primary, or the standby of which primary),
+ * its epoch and, for a standby, its link: connected, lag, counters. */
+int cli_cmd_status(struct cli *cli, int argc, char **argv)
+{
+	return daemon_lines(cli, argc, argv, "status", cli_store_status);
+}
+
+/* promote: the standby tsstored becomes a primary; its role, epoch and
+ * lineage. */
+int cli_cmd_promote(struct cli *cli, int argc, char **argv)
+{
+	return daemon_lines(cli, argc, argv, "promote", cli_store_promote);
 }

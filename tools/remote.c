@@ -815,7 +815,15 @@ int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *
 	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
 		return rc;
 	const char *role = json_string_value(json_object_get(reply, "role"));
+	const char *from = json_string_value(json_object_get(reply, "promoted_from"));
+	const json_t *epoch = json_object_get(reply, "epoch"), *fenced = json_object_get(reply, "fenced_by");
 	fn(arg, "role", 0, role ? role : "primary"); /* a tsstored before standbys */
+	if (json_is_integer(epoch)) /* not before a standby first reached its primary */
+		fn(arg, "epoch", json_integer_value(epoch), NULL);
+	if (json_is_integer(fenced))
+		fn(arg, "fenced_by", json_integer_value(fenced), NULL);
+	if (from)
+		fn(arg, "promoted_from", 0, from);
 	if ((sb = json_object_get(reply, "standby")) && json_is_object(sb)) {
 		const char *primary = json_string_value(json_object_get(sb, "primary"));
 		fn(arg, "primary", 0, primary ? primary : "?");
@@ -827,6 +835,24 @@ int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *
 		for (size_t i = 1; i < sizeof counters / sizeof counters[0]; i++)
 			fn(arg, counters[i], json_integer_value(json_object_get(sb, counters[i])), NULL);
 	}
+	json_decref(reply);
+	return 0;
+}
+
+int cli_remote_promote(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
+                       size_t msgsz)
+{
+	struct jbuf req = {0};
+	json_t *reply;
+	int rc;
+	begin_request(&req, "promote", NULL);
+	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
+		return rc;
+	const char *role = json_string_value(json_object_get(reply, "role"));
+	const char *lineage = json_string_value(json_object_get(reply, "lineage"));
+	fn(arg, "role", 0, role ? role : "?");
+	fn(arg, "epoch", json_integer_value(json_object_get(reply, "epoch")), NULL);
+	fn(arg, "lineage", 0, lineage ? lineage : "?");
 	json_decref(reply);
 	return 0;
 }

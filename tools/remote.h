@@ -89,11 +89,18 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 
 /* The daemon's role and, for a standby, its link (the "stats" op's
  * "role" and "standby"; tsstore(1), status): fn gets "role" (text),
- * then for a standby "primary", "connected" (text), "lag_lsn",
+ * "epoch" (once the database has one), "fenced_by" (a fenced primary:
+ * the newer epoch), "promoted_from" (text: a promoted standby's old
+ * primary), then for a standby "primary", "connected" (text), "lag_lsn",
  * "lag_seconds" (text), "connects", "frames", "tablet_bytes",
  * "log_bytes". */
 int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
                       size_t msgsz);
+
+/* "promote" (the standby becomes a primary of the next epoch): fn gets
+ * "role" (text, "primary"), "epoch", "lineage" (text, hex). */
+int cli_remote_promote(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
+                       size_t msgsz);
 
 int cli_remote_check(struct cli_remote *rem, const char *table,
                      const struct cli_check_report *rep, uint64_t *count, char *msg, size_t msgsz);

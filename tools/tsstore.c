@@ -33,7 +33,10 @@ static const struct cli_command commands[] = {
 	{"stats", cli_cmd_stats, "stats [TABLE]",
 	 "show the counters of TABLE, or of every table, as \"name: value\" lines"},
 	{"status", cli_cmd_status, "status",
-	 "with -s: whether tsstored is a primary or a standby; a standby's primary, link and lag"},
+	 "with -s: whether tsstored is a primary or a standby, its epoch; a standby's primary,"
+	 " link and lag"},
+	{"promote", cli_cmd_promote, "promote",
+	 "with -s: make the standby tsstored a primary of the next epoch; it stops following"},
 	{"alter", cli_cmd_alter,
 	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]"
 	 " [--on-duplicate reject|ignore|replace]",

@@ -217,7 +217,7 @@ if ! command -v bash >/dev/null 2>&1; then
 else
 	"$bin" -d "$tmp/direct" drop copy
 	check complete_commands 0 'query\n' '' completions "$bin" qu
-	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nstatus\nalter\ndrop\ncreate-rollup\nrollups\ninsert\nquery\nlatest\naggregate\ndelete\npurge\nchanges\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
+	check complete_all_commands 0 'tables\ncreate\nschema\nstats\nstatus\npromote\nalter\ndrop\ncreate-rollup\nrollups\ninsert\nquery\nlatest\naggregate\ndelete\npurge\nchanges\nflush\ncheck\nsnapshot\ndump\nload\n' '' \
 		completions "$bin" ''
 	# (check's printf would take a leading "-" for an option: lines() writes them)
 	lines --timeout --token-file

@@ -20,45 +20,16 @@
 #
 # Usage: tests/cli/test_standby.sh TSSTORE-or-BUILDDIR (see lib.sh).
 set -u
-. "$(dirname "$0")/lib.sh"
-unset TSSTORE_TOKEN TSSTORE_TOKEN_FILE
+here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
+. "$here/lib.sh"
+. "$here/daemons.sh" # start, port_of, await_equal; the token; daemons stopped on exit
 TSSTORE_NOW=2026-11-22T12:00:00Z
 export TSSTORE_NOW
 
-printf 's3cret\n' >"$tmp/token"
-chmod 600 "$tmp/token"
 P=$tmp/p.sock
 S=$tmp/s.sock
 primary_pid=
 standby_pid=
-pids= # every daemon started: stopped on exit, whatever stopped the test
-trap 'kill -CONT $pids 2>/dev/null; kill -TERM $pids 2>/dev/null; wait; rm -rf "$tmp"' EXIT
-
-# start LOG SOCKET ARG...: tsstored with ARGs, its log in $tmp/LOG,
-# waiting (10 s at most) until it listens on unix:SOCKET; its pid in $pid.
-start() {
-	log=$tmp/$1 sock=$2
-	shift 2
-	: >"$log" # before the daemon opens it: the loop below reads it at once
-	"$tsstored" --listen "unix:$sock" "$@" 2>>"$log" &
-	pid=$!
-	pids="$pids $pid"
-	i=0
-	while ! grep -qF "listening on unix:$sock" "$log" && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	if ! grep -qF "listening on unix:$sock" "$log"; then
-		echo "$0: tsstored did not start:" >&2
-		cat "$log" >&2
-		exit 2
-	fi
-}
-
-# port_of LOG KIND: the port the daemon logging to LOG listens on for KIND.
-port_of() {
-	sed -n "s/^tsstored: listening on $2:127\\.0\\.0\\.1:\\([0-9]*\\)\$/\\1/p" "$tmp/$1"
-}
 
 start_primary() {
 	start p.log "$P" -d "$tmp/p" --listen "tcp:127.0.0.1:${tcp_port:-0}" \
@@ -78,13 +49,7 @@ start_standby() {
 await() {
 	name=$1
 	shift
-	"$bin" -s "$P" "$@" >"$tmp/want" 2>&1
-	i=0
-	while ! { "$bin" -s "$S" "$@" 2>&1 | cmp -s - "$tmp/want"; } && [ $i -lt 300 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	check_file "$name" 0 "$tmp/want" '' "$bin" -s "$S" "$@"
+	await_equal "$name" "$P" "$S" "$@"
 }
 
 # status_is NAME WANT: wait (15 s at most) until the standby's status,
@@ -127,8 +92,8 @@ await empty_table_rows query e
 m_rows='host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\n'
 await query query m
 check query_exact 0 "$m_rows" '' "$bin" -s "$S" query m
-status_is status "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
-check status_primary 0 'role: primary\n' '' "$bin" -s "$P" status
+status_is status "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
+check status_primary 0 'role: primary\nepoch: 1\n' '' "$bin" -s "$P" status
 # a table created after the standby began
 check create_later 0 '' '' "$bin" -s "$P" create n --column k:string --key k,ts --ttl 0
 printf 'k\tts\nx\t2026-11-22T11:00:00Z\n' >n.tsv
@@ -178,7 +143,7 @@ check flush_primary 0 '' '' "$bin" -s "$P" flush m
 i=0
 while [ "$(stat_of tablet_bytes)" = 0 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
 expect tablet_shipped "$(stat_of tablet_bytes)" -gt 0
-status_is status_after_flush "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
+status_is status_after_flush "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
 kill -KILL "$standby_pid"
 wait "$standby_pid" 2>/dev/null
 standby_pid=
@@ -188,7 +153,7 @@ rows 'h3	2026-11-22T10:00:03Z	3' >r3.tsv
 check insert_while_down 0 '' 'insert: 1 row stored, 0 rejected\n' "$bin" -s "$P" insert m r3.tsv
 start_standby
 await resumed query m
-status_is status_resumed "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
+status_is status_resumed "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
 # the tablet it had is not sent again: only the new commit's log bytes
 check resumed_no_tablet 0 '0\n' '' stat_of tablet_bytes
 expect resumed_log_bytes "$(stat_of log_bytes)" -gt 0
@@ -198,12 +163,12 @@ expect resumed_log_bytes "$(stat_of log_bytes)" -gt 0
 kill -KILL "$primary_pid"
 wait "$primary_pid" 2>/dev/null
 primary_pid=
-status_is status_cut "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: no\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
+status_is status_cut "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: no\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 1\n"
 start_primary
 rows 'h4	2026-11-22T10:00:04Z	4' >r4.tsv
 check insert_after_restart 0 '' 'insert: 1 row stored, 0 rejected\n' "$bin" -s "$P" insert m r4.tsv
 await reconnected query m
-status_is status_reconnected "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 2\n"
+status_is status_reconnected "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 2\n"
 grep -c 'follow tcp:127.0.0.1:[0-9]*: .*; again in [0-9]* s' "$tmp/s.log" >"$tmp/cuts"
 expect cut_logged "$(cat "$tmp/cuts")" -ge 1
 
@@ -227,7 +192,7 @@ check_file other_lineage_rows_kept 0 "$tmp/m_before" '' "$bin" -s "$S" query m
 kill -TERM "$other_pid"
 wait "$other_pid"
 start_primary
-status_is status_back "role: standby\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 3\n"
+status_is status_back "role: standby\nepoch: 1\nprimary: tcp:127.0.0.1:$tcp_port\nconnected: yes\nlag_lsn: 0\nlag_seconds: 0.000\nconnects: 3\n"
 
 # ---- 6. both stopped: the standby's directory is the primary's ----
 

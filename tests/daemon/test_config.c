@@ -459,6 +459,31 @@ static void test_follow(void **state)
 	assert_string_equal(f->cfg.follow, "tcp:10.0.0.1:7400");
 }
 
+/* sync: replica is commit, and the inserts wait (replica.c); its
+ * timeout is positive; from the file too. */
+static void test_sync_replica(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(f->cfg.sync_replica, 0);
+	assert_int_equal(f->cfg.replica_timeout, TSD_REPLICA_TIMEOUT_DEFAULT);
+	assert_int_equal(set_flag(&f->cfg, "sync", "replica"), 0);
+	assert_int_equal(f->cfg.sync_replica, 1);
+	assert_int_equal(f->cfg.lib.sync, TS_SYNC_COMMIT);
+	assert_int_equal(set_flag(&f->cfg, "sync", "commit"), 0);
+	assert_int_equal(f->cfg.sync_replica, 0);
+	assert_int_equal(f->cfg.lib.sync, TS_SYNC_COMMIT);
+	assert_int_equal(set_flag(&f->cfg, "sync", "replicas"), -1);
+	assert_string_equal(err_text, "tsstored: --sync: sync: \"replicas\": want none, interval, "
+	                    "commit or replica\n");
+	assert_int_equal(set_flag(&f->cfg, "replica-timeout", "250ms"), 0);
+	assert_int_equal(f->cfg.replica_timeout, 250000000);
+	assert_int_equal(set_flag(&f->cfg, "replica-timeout", "0s"), -1);
+	assert_int_equal(f->cfg.replica_timeout, 250000000);
+	assert_int_equal(read_file(f, "sync = replica\nreplica-timeout = 2s\n"), 0);
+	assert_int_equal(f->cfg.sync_replica, 1);
+	assert_int_equal(f->cfg.replica_timeout, 2000000000);
+}
+
 /* What a standby refuses: the ops and routes that change the database,
  * and the message naming its primary. */
 static void test_standby_changes(void **state)
@@ -480,10 +505,36 @@ static void test_standby_changes(void **state)
 	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_PROM_READ));
 	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_QUERY));
 	assert_false(tsd_standby_changes(TSD_OP_NONE, TSD_HTTP_METRICS));
-	f->cfg.follow = "tcp:10.0.0.1:7400";
-	tsd_standby_refusal(&f->cfg, "\"drop\"", msg, sizeof msg);
+	(void)f;
+	/* the role: a standby refuses, a promoted one does not, a fenced
+	 * primary refuses naming the epochs */
+	tsd_role_start("tcp:10.0.0.1:7400");
+	assert_int_equal(tsd_role_now(NULL), TSD_ROLE_STANDBY);
+	assert_int_equal(tsd_write_refusal(TSD_OP_DROP, TSD_HTTP_NOROUTE, "\"drop\"", msg,
+	                                   sizeof msg), 1);
 	assert_string_equal(msg, "read-only standby of tcp:10.0.0.1:7400: \"drop\" would change "
 	                    "the database; send it to the primary");
+	assert_int_equal(tsd_write_refusal(TSD_OP_QUERY, TSD_HTTP_NOROUTE, "\"query\"", msg,
+	                                   sizeof msg), 0);
+	assert_int_equal(tsd_write_refusal(TSD_OP_PROMOTE, TSD_HTTP_NOROUTE, "\"promote\"", msg,
+	                                   sizeof msg), 0);
+	tsd_role_promoted();
+	assert_int_equal(tsd_role_now(NULL), TSD_ROLE_PRIMARY);
+	assert_int_equal(tsd_write_refusal(TSD_OP_DROP, TSD_HTTP_NOROUTE, "\"drop\"", msg,
+	                                   sizeof msg), 0);
+	uint64_t newer = 0;
+	tsd_role_fence(3, 2);
+	tsd_role_fence(2, 2); /* an older news changes nothing */
+	assert_int_equal(tsd_role_now(&newer), TSD_ROLE_FENCED);
+	assert_int_equal(newer, 3);
+	assert_int_equal(tsd_write_refusal(TSD_OP_NONE, TSD_HTTP_WRITE, "POST /write", msg,
+	                                   sizeof msg), 1);
+	assert_string_equal(msg, "stale primary: a member of this lineage at epoch 3 exists, this "
+	                    "database is at epoch 2: POST /write is refused; send it to the "
+	                    "primary of epoch 3 (this one may only become its standby)");
+	tsd_role_start(NULL);
+	assert_int_equal(tsd_role_now(&newer), TSD_ROLE_PRIMARY);
+	assert_int_equal(newer, 0);
 }
 
 /* Write "s3cret\n" to DIR/token and name it as the token file. */
@@ -589,7 +640,7 @@ static void test_access_table(void **state)
 		{TSD_OP_DELETE, TSD_ACCESS_ADMIN}, {TSD_OP_PURGE, TSD_ACCESS_ADMIN},
 		{TSD_OP_CHANGES, TSD_ACCESS_READ},
 		{TSD_OP_CREATE_ROLLUP, TSD_ACCESS_ADMIN}, {TSD_OP_ROLLUPS, TSD_ACCESS_READ},
-		{TSD_OP_FOLLOW, TSD_ACCESS_ADMIN},
+		{TSD_OP_FOLLOW, TSD_ACCESS_ADMIN}, {TSD_OP_PROMOTE, TSD_ACCESS_ADMIN},
 	};
 	static const struct { enum tsd_http_route route; enum tsd_access need; } routes[] = {
 		{TSD_HTTP_PING, TSD_ACCESS_NONE}, {TSD_HTTP_HEALTH, TSD_ACCESS_NONE},
@@ -725,6 +776,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_replica, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_standby_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flags_valid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),

@@ -1,0 +1,134 @@
+#!/bin/sh
+# test_replica.sh -- sync=replica (issue 33, docs/standby.md section 4):
+#   1. a primary under --sync replica with no standby: an insert fails
+#      after replica-timeout with EREPLICA, saying the rows are committed
+#      here but on no standby;
+#   2. failovers: TSSTORE_FAILOVERS rounds (default 10; `make
+#      failover-test` runs more), each with a fresh primary A (--sync
+#      replica) and standby B; a writer inserts one row per insert into A
+#      and records each acknowledged (an insert refused, EREPLICA while
+#      the link is down, is not); A is killed (-9) at a random moment
+#      (0.2 to 1.2 s after the first row was acknowledged); B is
+#      promoted: every acknowledged row is on B (0 lost), B passes check
+#      once stopped.  Every second round B follows A through
+#      tests/cli/linkproxy.py, which cuts and stalls the link at random
+#      (its seed printed), and A dies 0.5 to 3 s in.
+# Prints "failovers F (P through the proxy: C cuts, S stalls), rows
+# acknowledged N, inserts not acknowledged R (refused, or failed once A
+# was killed), rows lost L" at the end.
+#
+# Usage: tests/cli/test_replica.sh TSSTORE-or-BUILDDIR (see lib.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
+. "$here/lib.sh"
+. "$here/daemons.sh" # start, port_of, await_log; the token; daemons stopped on exit
+rounds=${TSSTORE_FAILOVERS:-10}
+
+
+# ---- 1. no standby: EREPLICA after the timeout ----
+
+start a0.log "$tmp/a0.sock" -d "$tmp/a0" --sync replica --replica-timeout 500ms
+a_pid=$pid
+check create_alone 0 '' '' "$bin" -s "$tmp/a0.sock" create m --column v:int64 --key ts --ttl 0
+printf 'ts\tv\n1795000000\t1\n' >one.tsv
+check alone 1 '' 'tsstore: insert: sync=replica: no standby is following, so none acknowledged commit 96 of table "m" within replica-timeout; the rows are committed here, but not known to be on a standby\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n' \
+	"$bin" -s "$tmp/a0.sock" --time-unit s insert m one.tsv
+check alone_committed 0 'v\n1\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
+kill -TERM "$a_pid"
+wait "$a_pid"
+
+# ---- 2. failovers ----
+
+# writer SOCK FILE: one row per insert into SOCK, each acknowledged one's
+# number appended to FILE, each refused one's to FILE.refused, until
+# FILE.stop exists.
+writer() {
+	i=0
+	while [ ! -e "$2.stop" ]; do
+		i=$((i + 1))
+		if printf 'ts\tv\n%d\t%d\n' $((1795000000 + i)) $i |
+			"$bin" -s "$1" --time-unit s insert m - >/dev/null 2>&1; then
+			echo $i >>"$2"
+		else
+			echo $i >>"$2.refused"
+		fi
+	done
+}
+
+have_python=0
+command -v python3 >/dev/null 2>&1 && have_python=1
+[ $have_python = 1 ] ||
+	skip "python3 is missing (scripts/deps.sh installs it): no failover goes through the link proxy"
+
+acked_total=0 lost_total=0 failovers=0 refused_total=0 proxied=0 cuts=0 stalls=0
+r=0
+while [ $r -lt "$rounds" ]; do
+	r=$((r + 1))
+	d=$tmp/r$r
+	mkdir "$d"
+	start a$r.log "$d/a.sock" -d "$d/a" --listen tcp:127.0.0.1:0 --token "$tmp/token" \
+		--sync replica --replica-timeout 2s
+	a_pid=$pid
+	a_port=$(port_of a$r.log tcp)
+	"$bin" -s "$d/a.sock" create m --column v:int64 --key ts --ttl 0
+	follow=$a_port proxy_pid= span=1000 from=200
+	if [ $((r % 2)) = 0 ] && [ $have_python = 1 ]; then
+		seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+		echo "round $r: through linkproxy.py, seed $seed"
+		python3 "$here/linkproxy.py" "$a_port" "$seed" >"$d/proxy.port" 2>"$d/proxy.log" &
+		proxy_pid=$!
+		pids="$pids $proxy_pid"
+		i=0
+		while [ ! -s "$d/proxy.port" ] && [ $i -lt 200 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		follow=$(cat "$d/proxy.port")
+		span=2500 from=500
+		proxied=$((proxied + 1))
+	fi
+	start b$r.log "$d/b.sock" -d "$d/b" --follow "tcp:127.0.0.1:$follow" --token "$tmp/token"
+	b_pid=$pid
+	await_log following b$r.log '^tsstored: following '
+	: >"$d/acked"
+	writer "$d/a.sock" "$d/acked" &
+	w_pid=$!
+	# a random moment, 0.2 to 1.2 s after the first row was acknowledged
+	i=0
+	while [ ! -s "$d/acked" ] && [ $i -lt 300 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	ms=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % span + from ))
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+	kill -KILL "$a_pid"
+	wait "$a_pid" 2>/dev/null
+	: >"$d/acked.stop"
+	wait "$w_pid"
+	if [ -n "$proxy_pid" ]; then
+		kill -TERM "$proxy_pid"
+		wait "$proxy_pid"
+		set -- $(cat "$d/proxy.log")
+		cuts=$((cuts + $2)) stalls=$((stalls + $4))
+	fi
+	"$bin" -s "$d/b.sock" promote >"$d/promote" 2>&1 || { cat "$d/promote"; }
+	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
+	sort "$d/acked" >"$d/want"
+	acked=$(wc -l <"$d/want")
+	lost=$(comm -23 "$d/want" "$d/have" | wc -l)
+	acked_total=$((acked_total + acked))
+	[ -f "$d/acked.refused" ] && refused_total=$((refused_total + $(wc -l <"$d/acked.refused")))
+	lost_total=$((lost_total + lost))
+	failovers=$((failovers + 1))
+	expect "round${r}_acked" "$acked" -gt 0
+	expect "round${r}_lost" "$lost" -eq 0
+	check "round${r}_epoch" 0 'role: primary\nepoch: 2\n' '' sed -n '/^role: /p; /^epoch: /p' "$d/promote"
+	kill -TERM "$b_pid"
+	wait "$b_pid"
+	check "round${r}_check" 0 '' '' "$bin" -d "$d/b" check
+	rm -rf "$d"
+done
+echo "failovers $failovers ($proxied through the proxy: $cuts cuts, $stalls stalls)," \
+	"rows acknowledged $acked_total, inserts not acknowledged $refused_total, rows lost $lost_total"
+
+finish
