@@ -349,20 +349,16 @@ out:
 
 /* ---- the queries ---- */
 
-/* Run the queries of type on c (promql: its PromQL), timed, into r;
- * 0, or -1 when an answer failed (said on stderr). */
-/* TSSTORE_BENCH_LATENCIES: one query's latency appended to the file
- * named there (nothing when unset or not writable). */
-static void note_latency(const char *engine, int type, size_t i, double t)
+/* The file TSSTORE_BENCH_LATENCIES names, opened to append, or NULL
+ * (unset, or not writable). */
+static FILE *latency_file(void)
 {
 	const char *path = getenv("TSSTORE_BENCH_LATENCIES");
-	FILE *f = path && *path ? fopen(path, "a") : NULL;
-	if (!f)
-		return;
-	fprintf(f, "%s %s %zu %.0f\n", engine, bench_tsbsq_name(type), i, t * 1e6);
-	fclose(f);
+	return path && *path ? fopen(path, "a") : NULL;
 }
 
+/* Run the queries of type on c (promql: its PromQL), timed, into r;
+ * 0, or -1 when an answer failed (said on stderr). */
 static int run_type(const bench_config *cf, struct conn *c, const bench_tsbsq_scope *s,
                     int type, int promql, const char *engine, struct result *r)
 {
@@ -387,11 +383,15 @@ static int run_type(const bench_config *cf, struct conn *c, const bench_tsbsq_sc
 		}
 		if (i == 0)
 			continue; /* the untimed first query of the type */
-		note_latency(engine, type, r->n, t);
 		r->lat[r->n++] = t;
 		r->bytes += (double)c->body_len;
 		spent += t;
 	}
+	FILE *lat = latency_file(); /* written after the queries: no I/O between them */
+	for (size_t i = 0; lat && i < r->n; i++)
+		fprintf(lat, "%s %s %zu %.0f\n", engine, bench_tsbsq_name(type), i, r->lat[i] * 1e6);
+	if (lat)
+		fclose(lat);
 	return 0;
 }
 

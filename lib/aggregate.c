@@ -212,19 +212,26 @@ static inline void acc_add_value(ts__agg_acc *a, const ts_value *v)
 	a->count++;
 }
 
-static int add_row(agg_cursor *c, const ts__src *src)
+/* Fold row[0..len) of schema version `version`, whose key is
+ * key[0..klen) and whose ts is ts, into its window. */
+static int add_row_at(agg_cursor *c, uint32_t version, const void *row, size_t len,
+                      const void *key, size_t klen, int64_t ts)
 {
-	int64_t ts = ts__key_ts(src->key, src->klen);
 	acc *a;
 	int rc = window_accs(c, window_start(c, ts), &a);
 	if (rc == 0)
-		rc = ts__cursor_decode(&c->base, src->version, src->row, src->rowlen, src->key,
-		                       src->klen);
+		rc = ts__cursor_decode(&c->base, version, row, len, key, klen);
 	if (rc < 0)
 		return rc;
 	for (int k = 0; k < c->nspecs; k++, a++)
 		ts__agg_acc_add(a, &c->base.vals[c->specs[k].column], ts);
 	return 0;
+}
+
+static int add_row(agg_cursor *c, const ts__src *src)
+{
+	return add_row_at(c, src->version, src->row, src->rowlen, src->key, src->klen,
+	                  ts__key_ts(src->key, src->klen));
 }
 
 /* How add_run reads spec k's column from the rows of a run, written
@@ -246,20 +253,15 @@ static int add_run_rows(agg_cursor *c, const ts__src *src)
 		const unsigned char *row = cb->raw.data + cb->rows[i].off;
 		size_t len = cb->rows[i].len, klen;
 		const void *key;
-		acc *a;
 		int rc = ts__row_key(row, len, &key, &klen);
 		if (rc < 0)
 			return ts__table_damaged(src->snap->table, src->tab->id, rc);
 		int64_t ts = ts__key_ts(key, klen);
 		if (ts < r->tmin || ts > r->tmax)
 			continue;
-		if ((rc = window_accs(c, window_start(c, ts), &a)) < 0)
-			return rc;
-		if ((rc = ts__cursor_decode(&c->base, src->version, row, len, key, klen)) < 0)
+		if ((rc = add_row_at(c, src->version, row, len, key, klen, ts)) < 0)
 			return rc == TS_ECORRUPT ? ts__table_damaged(src->snap->table, src->tab->id, rc)
 			                         : rc;
-		for (int k = 0; k < c->nspecs; k++, a++)
-			ts__agg_acc_add(a, &c->base.vals[c->specs[k].column], ts);
 	}
 	return 0;
 }
@@ -274,21 +276,21 @@ static int add_run(agg_cursor *c, const ts__src *src)
 	const ts__range *r = src->range;
 	const ts__snapshot *s = &c->base.scan.snap;
 	const ts__schema *from = ts__snapshot_version_schema(s, src->version);
-	struct run_col rc_[TS_COLUMNS_MAX];
+	struct run_col cols[TS_COLUMNS_MAX];
 	if (!from)
 		return ts__table_damaged(s->table, src->tab->id, TS_ECORRUPT);
 	for (int k = 0; k < c->nspecs; k++) {
 		int col = c->specs[k].column;
-		struct run_col *rc = &rc_[k];
-		rc->type = s->schema->cols[col].type;
-		rc->off = -1;
-		rc->is32 = 0;
-		rc->dflt = s->schema->cols[col].dflt;
+		struct run_col *p = &cols[k];
+		p->type = s->schema->cols[col].type;
+		p->off = -1;
+		p->is32 = 0;
+		p->dflt = s->schema->cols[col].dflt;
 		if (col < from->ncols) {
 			if (from->cols[col].fixed_off < 0)
 				return add_run_rows(c, src); /* not a fixed column there */
-			rc->off = from->cols[col].fixed_off;
-			rc->is32 = from->cols[col].type == TS_INT32;
+			p->off = from->cols[col].fixed_off;
+			p->is32 = from->cols[col].type == TS_INT32;
 		}
 	}
 	int64_t wlo = 1, whi = 0; /* the window of the row before: [wlo, whi) */
@@ -317,7 +319,7 @@ static int add_run(agg_cursor *c, const ts__src *src)
 		}
 		acc *a = wa;
 		for (int k = 0; k < c->nspecs; k++, a++) {
-			const struct run_col *p = &rc_[k];
+			const struct run_col *p = &cols[k];
 			ts_value v = p->dflt;
 			if (p->off >= 0) {
 				v.type = p->type;
