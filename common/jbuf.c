@@ -34,7 +34,7 @@ int jbuf_reserve(struct jbuf *b, size_t n)
 		cap *= 2;
 	char *p = realloc(b->p, cap);
 	if (!p) {
-		b->failed = 1;
+		jbuf_fail(b);
 		return TS_ENOMEM;
 	}
 	b->p = p;
@@ -42,23 +42,9 @@ int jbuf_reserve(struct jbuf *b, size_t n)
 	return 0;
 }
 
-void jbuf_put(struct jbuf *b, const void *p, size_t n)
-{
-	if (jbuf_reserve(b, n) == 0) {
-		memcpy(b->p + b->len, p, n);
-		b->len += n;
-	}
-}
-
 void jbuf_puts(struct jbuf *b, const char *s)
 {
 	jbuf_put(b, s, strlen(s));
-}
-
-void jbuf_putc(struct jbuf *b, char c)
-{
-	if (jbuf_reserve(b, 1) == 0)
-		b->p[b->len++] = c;
 }
 
 void jbuf_printf(struct jbuf *b, const char *fmt, ...)

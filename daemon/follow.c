@@ -216,7 +216,7 @@ static void put_frame(struct jbuf *out, const char *name, const ts_frame *fr)
 	unsigned char h[TS_FRAME_HEADER_MAX];
 	size_t n = 0;
 	if (ts_frame_header(name, fr, h, sizeof h, &n) < 0) { /* cannot happen: a ship's frame */
-		out->failed = 1;
+		jbuf_fail(out);
 		return;
 	}
 	jbuf_put(out, h, n);

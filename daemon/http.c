@@ -495,7 +495,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 	if (ntables && (!(stats = calloc((size_t)ntables, sizeof *stats)) ||
 	                !(nstats = calloc((size_t)ntables, sizeof *nstats)) ||
 	                !(sources = calloc((size_t)ntables, sizeof *sources)))) {
-		b.failed = 1;
+		jbuf_fail(&b);
 		ntables = 0;
 	}
 	for (int i = 0; i < ntables; i++) {
@@ -509,7 +509,7 @@ static void do_metrics(struct tsd_http_req *h, const struct tsd_context *ctx, st
 			ts_rollup_state *rs;
 			if (ts_rollup_info(t, &rs) == 0) {
 				if (!(sources[i] = strdup(rs->source)))
-					b.failed = 1;
+					jbuf_fail(&b);
 				ts_rollup_state_free(rs);
 			}
 		}

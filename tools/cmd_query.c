@@ -370,7 +370,7 @@ static void key_text(struct jbuf *b, const ts_value *key, int n)
 		jbuf_free(&v);
 	}
 	if (raw.failed) {
-		b->failed = 1; /* out of memory: no key rather than a wrong one */
+		jbuf_fail(b); /* out of memory: no key rather than a wrong one */
 	} else if (shell_safe(raw.p, raw.len)) {
 		jbuf_put(b, raw.p, raw.len);
 	} else {

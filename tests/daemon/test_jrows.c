@@ -448,6 +448,33 @@ static void json_double_words(void **state)
 
 /* jbuf_int writes every int64 as printf's %lld does: the edges, each
  * power of ten and its neighbours, and random values of every length. */
+/* A failed buffer takes no more bytes, whichever append is used and
+ * however much room its memory still has (jbuf_put and jbuf_putc are
+ * inline, with a fast path that must not bypass the failure). */
+static void jbuf_failed_takes_nothing_more(void **state)
+{
+	struct jbuf b = {0};
+	(void)state;
+	jbuf_puts(&b, "[1");
+	assert_true(b.cap > 16);
+	jbuf_fail(&b);
+	jbuf_putc(&b, ',');
+	jbuf_put(&b, "2,3", 3);
+	jbuf_puts(&b, "4");
+	jbuf_int(&b, 5);
+	jbuf_printf(&b, "%d", 6);
+	assert_int_equal(jbuf_reserve(&b, 1), TS_ENOMEM);
+	assert_true(b.failed);
+	assert_int_equal(b.len, 2);
+	assert_memory_equal(b.p, "[1", 2);
+	jbuf_free(&b);
+	assert_int_equal(b.len, 0);
+	assert_false(b.failed);
+	jbuf_putc(&b, 'x'); /* freed: empty and usable again */
+	assert_int_equal(b.len, 1);
+	jbuf_free(&b);
+}
+
 static void jbuf_int_matches_printf(void **state)
 {
 	struct jbuf b = {0};
@@ -481,6 +508,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jbuf_int_matches_printf),
+		cmocka_unit_test(jbuf_failed_takes_nothing_more),
 		cmocka_unit_test(jrows_values_point_into_the_text),
 		cmocka_unit_test(jrows_errors_name_row_and_column),
 		cmocka_unit_test(jrows_deep_nesting_is_refused),
