@@ -47,7 +47,7 @@ typedef ts__agg_acc acc;
 
 typedef struct window {
 	int64_t start;
-	uint32_t slot;            /* its place in the hash table */
+	uint32_t slot;            /* its place in the hash table, once indexed */
 } window;
 
 typedef struct agg_cursor {
@@ -63,8 +63,9 @@ typedef struct agg_cursor {
 	size_t nwin, capwin;
 	size_t last_win;          /* the window of the last row added */
 	int unsorted;             /* a window was made before one made earlier */
-	uint32_t *slots;          /* window index + 1, 0 = free */
+	uint32_t *slots;          /* window index + 1, 0 = free (when indexed) */
 	uint32_t nslots;          /* power of two */
+	int indexed;              /* slots hold every window (window_accs) */
 	/* yielding it */
 	size_t *order, emit;
 	int emitting, ended, pending;
@@ -86,63 +87,101 @@ static uint32_t hash_start(int64_t start)
 	return (uint32_t)(h >> 32);
 }
 
-static int grow_slots(agg_cursor *c)
+/* Index every window made so far in a hash table of at least
+ * 2 * (nwin + 1) slots (a fresh one when it must grow). */
+static int index_windows(agg_cursor *c)
 {
-	uint32_t n = c->nslots ? 2 * c->nslots : 64;
-	uint32_t *s = calloc(n, sizeof *s);
-	if (!s)
-		return ts__fail(TS_ENOMEM, "out of memory");
-	free(c->slots);
-	c->slots = s;
-	c->nslots = n;
+	uint32_t n = c->nslots ? c->nslots : 64;
+	while ((c->nwin + 1) * 2 > n)
+		n *= 2;
+	if (n != c->nslots) {
+		uint32_t *s = calloc(n, sizeof *s);
+		if (!s)
+			return ts__fail(TS_ENOMEM, "out of memory");
+		free(c->slots);
+		c->slots = s;
+		c->nslots = n;
+	} else if (c->indexed) {
+		memset(c->slots, 0, n * sizeof *c->slots);
+	}
 	for (size_t i = 0; i < c->nwin; i++) {
 		uint32_t j = hash_start(c->win[i].start) & (n - 1);
-		while (s[j])
+		while (c->slots[j])
 			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)i + 1;
+		c->slots[j] = (uint32_t)i + 1;
 		c->win[i].slot = j;
 	}
+	c->indexed = 1;
+	return 0;
+}
+
+/* Room for one more window: c->win, c->accs and c->order grown
+ * together.  The first allocation holds the windows the range's span
+ * can make when that is at most WINDOWS_FIRST_MAX (else 32), so that a
+ * group of many short windows does not grow them six times. */
+#define WINDOWS_FIRST_MAX 1024
+static int room_for_window(agg_cursor *c)
+{
+	if (c->nwin < c->capwin)
+		return 0;
+	size_t cap = 2 * c->capwin;
+	if (!c->capwin) {
+		const ts__range *r = &c->base.range;
+		uint64_t span = (uint64_t)r->tmax - (uint64_t)r->tmin;
+		uint64_t every = (uint64_t)c->rule.every;
+		cap = r->tmax >= r->tmin && every && span / every < WINDOWS_FIRST_MAX
+		      ? (size_t)(span / every) + 2 : 32;
+	}
+	window *w = realloc(c->win, cap * sizeof *w);
+	if (w)
+		c->win = w;
+	acc *a = realloc(c->accs, cap * (size_t)(c->nspecs ? c->nspecs : 1) * sizeof *a);
+	if (a)
+		c->accs = a;
+	size_t *o = realloc(c->order, cap * sizeof *o);
+	if (o)
+		c->order = o;
+	if (!w || !a || !o)
+		return ts__fail(TS_ENOMEM, "out of memory");
+	c->capwin = cap;
 	return 0;
 }
 
 /* The accumulators of the window starting at start, made if new.  Rows
  * of a series come in time order: most are of the window of the row
- * before, which is tried first. */
+ * before, which is tried first, and a new window is then after every
+ * other, so it is appended without a lookup.  Only when a window comes
+ * before one made earlier are the windows indexed by start (a hash
+ * table, index_windows) and looked up from then on. */
 static int window_accs(agg_cursor *c, int64_t start, acc **out)
 {
+	uint32_t j = 0;
 	if (c->nwin && c->win[c->last_win].start == start) {
 		*out = &c->accs[c->last_win * (size_t)c->nspecs];
 		return 0;
 	}
-	if ((c->nwin + 1) * 2 > c->nslots && grow_slots(c) < 0)
+	int in_order = c->nwin == 0 || start > c->win[c->nwin - 1].start;
+	if (!in_order && !c->indexed && index_windows(c) < 0)
 		return TS_ENOMEM;
-	uint32_t mask = c->nslots - 1, j = hash_start(start) & mask;
-	for (; c->slots[j]; j = (j + 1) & mask)
-		if (c->win[c->slots[j] - 1].start == start) {
-			c->last_win = c->slots[j] - 1;
-			*out = &c->accs[c->last_win * (size_t)c->nspecs];
-			return 0;
-		}
-	if (c->nwin == c->capwin) {
-		size_t cap = c->capwin ? 2 * c->capwin : 32;
-		window *w = realloc(c->win, cap * sizeof *w);
-		if (w)
-			c->win = w;
-		acc *a = realloc(c->accs, cap * (size_t)(c->nspecs ? c->nspecs : 1) * sizeof *a);
-		if (a)
-			c->accs = a;
-		size_t *o = realloc(c->order, cap * sizeof *o);
-		if (o)
-			c->order = o;
-		if (!w || !a || !o)
-			return ts__fail(TS_ENOMEM, "out of memory");
-		c->capwin = cap;
+	if (c->indexed) {
+		if ((c->nwin + 1) * 2 > c->nslots && index_windows(c) < 0)
+			return TS_ENOMEM;
+		uint32_t mask = c->nslots - 1;
+		for (j = hash_start(start) & mask; c->slots[j]; j = (j + 1) & mask)
+			if (c->win[c->slots[j] - 1].start == start) {
+				c->last_win = c->slots[j] - 1;
+				*out = &c->accs[c->last_win * (size_t)c->nspecs];
+				return 0;
+			}
 	}
-	if (c->nwin && start < c->win[c->nwin - 1].start)
+	if (room_for_window(c) < 0)
+		return TS_ENOMEM;
+	if (!in_order)
 		c->unsorted = 1;
 	c->win[c->nwin].start = start;
 	c->win[c->nwin].slot = j;
-	c->slots[j] = (uint32_t)c->nwin + 1;
+	if (c->indexed)
+		c->slots[j] = (uint32_t)c->nwin + 1;
 	c->last_win = c->nwin;
 	*out = &c->accs[c->nwin * (size_t)c->nspecs];
 	for (int k = 0; k < c->nspecs; k++)
@@ -153,8 +192,10 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 
 static void forget_windows(agg_cursor *c)
 {
-	for (size_t i = 0; i < c->nwin; i++)
-		c->slots[c->win[i].slot] = 0;
+	if (c->indexed)
+		for (size_t i = 0; i < c->nwin; i++)
+			c->slots[c->win[i].slot] = 0;
+	c->indexed = 0;
 	c->nwin = 0;
 	c->unsorted = 0;
 }
