@@ -55,11 +55,17 @@ typedef struct agg_cursor {
 	ts__summary_rule rule;    /* the snapshot's schema, group and every */
 	int nspecs;
 	ts_aggspec *specs;
+	/* One accumulator per distinct column the specs read (an
+	 * accumulator holds every function's state, aggacc.h): count(v) and
+	 * max(v) fold v once. */
+	int nacc;
+	int *acol;                /* [nacc]: the column of accumulator j */
+	int *spec_acc;            /* [nspecs]: the accumulator of spec k */
 	/* the group being gathered */
 	ts_buf gkey;
 	int have_group;
 	window *win;
-	acc *accs;                /* nspecs per window */
+	acc *accs;                /* nacc per window */
 	size_t nwin, capwin;
 	size_t last_win;          /* the window of the last row added */
 	int unsorted;             /* a window was made before one made earlier */
@@ -135,7 +141,7 @@ static int room_for_window(agg_cursor *c)
 	window *w = realloc(c->win, cap * sizeof *w);
 	if (w)
 		c->win = w;
-	acc *a = realloc(c->accs, cap * (size_t)(c->nspecs ? c->nspecs : 1) * sizeof *a);
+	acc *a = realloc(c->accs, cap * (size_t)(c->nacc ? c->nacc : 1) * sizeof *a);
 	if (a)
 		c->accs = a;
 	size_t *o = realloc(c->order, cap * sizeof *o);
@@ -157,7 +163,7 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 {
 	uint32_t j = 0;
 	if (c->nwin && c->win[c->last_win].start == start) {
-		*out = &c->accs[c->last_win * (size_t)c->nspecs];
+		*out = &c->accs[c->last_win * (size_t)c->nacc];
 		return 0;
 	}
 	int in_order = c->nwin == 0 || start > c->win[c->nwin - 1].start;
@@ -170,7 +176,7 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 		for (j = hash_start(start) & mask; c->slots[j]; j = (j + 1) & mask)
 			if (c->win[c->slots[j] - 1].start == start) {
 				c->last_win = c->slots[j] - 1;
-				*out = &c->accs[c->last_win * (size_t)c->nspecs];
+				*out = &c->accs[c->last_win * (size_t)c->nacc];
 				return 0;
 			}
 	}
@@ -183,8 +189,8 @@ static int window_accs(agg_cursor *c, int64_t start, acc **out)
 	if (c->indexed)
 		c->slots[j] = (uint32_t)c->nwin + 1;
 	c->last_win = c->nwin;
-	*out = &c->accs[c->nwin * (size_t)c->nspecs];
-	for (int k = 0; k < c->nspecs; k++)
+	*out = &c->accs[c->nwin * (size_t)c->nacc];
+	for (int k = 0; k < c->nacc; k++)
 		acc_reset(&(*out)[k]);
 	c->nwin++;
 	return 0;
@@ -264,8 +270,8 @@ static int add_row_at(agg_cursor *c, uint32_t version, const void *row, size_t l
 		rc = ts__cursor_decode(&c->base, version, row, len, key, klen);
 	if (rc < 0)
 		return rc;
-	for (int k = 0; k < c->nspecs; k++, a++)
-		ts__agg_acc_add(a, &c->base.vals[c->specs[k].column], ts);
+	for (int j = 0; j < c->nacc; j++, a++)
+		ts__agg_acc_add(a, &c->base.vals[c->acol[j]], ts);
 	return 0;
 }
 
@@ -320,9 +326,9 @@ static int add_run(agg_cursor *c, const ts__src *src)
 	struct run_col cols[TS_COLUMNS_MAX];
 	if (!from)
 		return ts__table_damaged(s->table, src->tab->id, TS_ECORRUPT);
-	for (int k = 0; k < c->nspecs; k++) {
-		int col = c->specs[k].column;
-		struct run_col *p = &cols[k];
+	for (int j = 0; j < c->nacc; j++) {
+		int col = c->acol[j];
+		struct run_col *p = &cols[j];
 		p->type = s->schema->cols[col].type;
 		p->off = -1;
 		p->is32 = 0;
@@ -359,8 +365,8 @@ static int add_run(agg_cursor *c, const ts__src *src)
 			whi = start > INT64_MAX - c->rule.every ? INT64_MAX : start + c->rule.every;
 		}
 		acc *a = wa;
-		for (int k = 0; k < c->nspecs; k++, a++) {
-			const struct run_col *p = &cols[k];
+		for (int j = 0; j < c->nacc; j++, a++) {
+			const struct run_col *p = &cols[j];
 			ts_value v = p->dflt;
 			if (p->off >= 0) {
 				v.type = p->type;
@@ -407,12 +413,12 @@ static int add_summary(agg_cursor *c, const ts__src *src)
 	int rc = window_accs(c, window_start(c, tab->blocks[src->block].min_ts), &a);
 	if (rc < 0)
 		return rc;
-	for (int k = 0; k < c->nspecs; k++, a++) {
+	for (int j = 0; j < c->nacc; j++, a++) {
 		ts__colstat st;
-		block_stat(c, tab, src->block, c->specs[k].column, &st);
+		block_stat(c, tab, src->block, c->acol[j], &st);
 		if (st.count == 0)
 			continue;
-		int isdouble = c->rule.schema->cols[c->specs[k].column].type == TS_DOUBLE;
+		int isdouble = c->rule.schema->cols[c->acol[j]].type == TS_DOUBLE;
 		fold_minmax(a, &st.min, &st.max, isdouble);
 		a->count += st.count;
 		a->overflow |= __builtin_add_overflow(a->isum, st.isum, &a->isum);
@@ -540,10 +546,10 @@ static int agg_next(struct ts_cursor *base, const ts_value **row, int *n)
 		c->emitting = 1;
 	}
 	size_t w = c->order[c->emit++];
-	const acc *a = &c->accs[w * (size_t)c->nspecs];
+	const acc *a = &c->accs[w * (size_t)c->nacc];
 	c->out[c->rule.group] = ts_timestamp(c->win[w].start);
 	for (int k = 0; k < c->nspecs; k++) {
-		int rc = result(c, k, &a[k], &c->out[c->rule.group + 1 + k]);
+		int rc = result(c, k, &a[c->spec_acc[k]], &c->out[c->rule.group + 1 + k]);
 		if (rc < 0)
 			return rc;
 	}
@@ -562,6 +568,8 @@ static void agg_destroy(struct ts_cursor *base)
 	ts__buf_free(&c->gkey);
 	ts__buf_free(&c->gscratch);
 	free(c->specs);
+	free(c->acol);
+	free(c->spec_acc);
 	free(c->want);
 	free(c->win);
 	free(c->accs);
@@ -624,12 +632,20 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	c->rule.every = req->every;
 	c->nspecs = req->nspecs;
 	int summaries = 1;
-	if (!(c->specs = malloc((size_t)(req->nspecs ? req->nspecs : 1) * sizeof *c->specs)) ||
+	size_t nk = (size_t)(req->nspecs ? req->nspecs : 1);
+	if (!(c->specs = malloc(nk * sizeof *c->specs)) || !(c->acol = malloc(nk * sizeof *c->acol)) ||
+	    !(c->spec_acc = malloc(nk * sizeof *c->spec_acc)) ||
 	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	int keys = 0;
 	for (int k = 0; k < req->nspecs; k++) {
 		c->specs[k] = req->specs[k];
+		int j = 0;
+		while (j < c->nacc && c->acol[j] != req->specs[k].column)
+			j++;
+		if (j == c->nacc)
+			c->acol[c->nacc++] = req->specs[k].column;
+		c->spec_acc[k] = j;
 		if (c->specs[k].fn == TS_AGG_FIRST || c->specs[k].fn == TS_AGG_LAST ||
 		    c->specs[k].column == s->schema->ts_col)
 			summaries = 0;
@@ -639,12 +655,11 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	/* Rows read are decoded only as far as the specs' columns, when no
 	 * spec needs a key column but ts unescaped (ts__row_decode_values). */
 	if (!keys && req->nspecs > 0) {
-		if (!(c->want = malloc((size_t)req->nspecs * sizeof *c->want)))
+		if (!(c->want = malloc((size_t)c->nacc * sizeof *c->want)))
 			return ts__fail(TS_ENOMEM, "out of memory");
-		for (int k = 0; k < req->nspecs; k++)
-			c->want[k] = c->specs[k].column;
+		memcpy(c->want, c->acol, (size_t)c->nacc * sizeof *c->want);
 		base->want = c->want;
-		base->nwant = req->nspecs;
+		base->nwant = c->nacc;
 	}
 	c->summaries = summaries;
 	/* runs, given only with summaries (no first, no last), are read
