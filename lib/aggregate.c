@@ -288,6 +288,7 @@ struct run_col {
 	int off, is32;
 	ts_value dflt;
 	ts_type type;
+	ts_type vtype;            /* the value's: type, or the default's */
 };
 
 /* add_run's rows one by one as add_row takes them: for a column a run's
@@ -313,6 +314,59 @@ static int add_run_rows(agg_cursor *c, const ts__src *src)
 	return 0;
 }
 
+/* Row i of a run's block: its key and its fixed area (fixed_size bytes);
+ * 0, or -1 when the row is malformed.  A key shorter than 128 bytes (one
+ * byte of length) is read in place, any other through the reader. */
+static inline int run_row(const ts__cblock *cb, long i, size_t fixed_size, const void **key,
+                          size_t *klen, const unsigned char **fixed)
+{
+	const unsigned char *row = cb->raw.data + cb->rows[i].off;
+	size_t len = cb->rows[i].len;
+	if (len > 0 && row[0] < 0x80 && row[0] >= 8 && (size_t)row[0] + 1 + fixed_size <= len) {
+		*key = row + 1;
+		*klen = row[0];
+		*fixed = row + 1 + row[0];
+		return 0;
+	}
+	ts_reader rd;
+	ts__reader_init(&rd, row, len);
+	ts__get_bytes(&rd, key, klen);
+	*fixed = ts__get_raw(&rd, fixed_size);
+	return rd.bad || *klen < 8 ? -1 : 0;
+}
+
+/* A window's accumulator while a run folds rows into it (add_run): its
+ * fields in locals, loaded when the run reaches the window and stored
+ * when it leaves, with the same arithmetic in the same order as
+ * acc_add_value, so the result is the same to the bit. */
+struct run_fold {
+	uint64_t count;
+	__int128 isum;
+	double dsum;
+	ts_value min, max;
+	int overflow;
+};
+
+static void fold_load(struct run_fold *f, const acc *a)
+{
+	f->count = a->count;
+	f->isum = a->isum;
+	f->dsum = a->dsum;
+	f->min = a->min;
+	f->max = a->max;
+	f->overflow = a->overflow;
+}
+
+static void fold_store(const struct run_fold *f, acc *a)
+{
+	a->count = f->count;
+	a->isum = f->isum;
+	a->dsum = f->dsum;
+	a->min = f->min;
+	a->max = f->max;
+	a->overflow = f->overflow;
+}
+
 /* The rows of a run (scan.c, make_run) in the range's ts interval, as
  * add_row would take them one by one, each read only as far as the
  * fixed area: the spec columns (c->want) are never in the key, and those
@@ -324,6 +378,7 @@ static int add_run(agg_cursor *c, const ts__src *src)
 	const ts__snapshot *s = &c->base.scan.snap;
 	const ts__schema *from = ts__snapshot_version_schema(s, src->version);
 	struct run_col cols[TS_COLUMNS_MAX];
+	struct run_fold f[TS_COLUMNS_MAX];
 	if (!from)
 		return ts__table_damaged(s->table, src->tab->id, TS_ECORRUPT);
 	for (int j = 0; j < c->nacc; j++) {
@@ -339,44 +394,78 @@ static int add_run(agg_cursor *c, const ts__src *src)
 			p->off = from->cols[col].fixed_off;
 			p->is32 = from->cols[col].type == TS_INT32;
 		}
+		p->vtype = p->off >= 0 ? p->type : p->dflt.type;
 	}
 	int64_t wlo = 1, whi = 0; /* the window of the row before: [wlo, whi) */
 	acc *wa = NULL;
+	int rc = 0;
 	for (long i = src->run_lo; i < src->run_hi; i++) {
-		ts_reader rd;
 		const void *key;
 		size_t klen;
-		ts__reader_init(&rd, cb->raw.data + cb->rows[i].off, cb->rows[i].len);
-		ts__get_bytes(&rd, &key, &klen);
-		const unsigned char *fixed = ts__get_raw(&rd, (size_t)from->fixed_size);
-		if (rd.bad || klen < 8)
-			return ts__table_damaged(s->table, src->tab->id,
-			                         ts__fail(TS_ECORRUPT, "table \"%s\": a malformed row",
-			                                  s->table->name));
+		const unsigned char *fixed;
+		if (run_row(cb, i, (size_t)from->fixed_size, &key, &klen, &fixed) < 0) {
+			rc = ts__table_damaged(s->table, src->tab->id,
+			                       ts__fail(TS_ECORRUPT, "table \"%s\": a malformed row",
+			                                s->table->name));
+			break;
+		}
 		int64_t ts = ts__key_ts(key, klen);
 		if (ts < r->tmin || ts > r->tmax)
 			continue;
 		if (ts < wlo || ts >= whi) { /* rows come in ts order: seldom */
 			int64_t start = window_start(c, ts);
-			int rc = window_accs(c, start, &wa);
-			if (rc < 0)
-				return rc;
+			for (int j = 0; wa && j < c->nacc; j++)
+				fold_store(&f[j], &wa[j]);
+			if ((rc = window_accs(c, start, &wa)) < 0) {
+				wa = NULL;
+				break;
+			}
+			for (int j = 0; j < c->nacc; j++)
+				fold_load(&f[j], &wa[j]);
 			wlo = start;
 			whi = start > INT64_MAX - c->rule.every ? INT64_MAX : start + c->rule.every;
 		}
-		acc *a = wa;
-		for (int j = 0; j < c->nacc; j++, a++) {
+		for (int j = 0; j < c->nacc; j++) { /* acc_add_value, no first or last (make_run) */
 			const struct run_col *p = &cols[j];
-			ts_value v = p->dflt;
-			if (p->off >= 0) {
-				v.type = p->type;
-				v.v.i = p->is32 ? (int32_t)ts__load_u32(fixed + p->off)
-				                : (int64_t)ts__load_u64(fixed + p->off);
+			struct run_fold *a = &f[j];
+			int64_t x = p->off < 0 ? p->dflt.v.i
+			            : p->is32 ? (int32_t)ts__load_u32(fixed + p->off)
+			                      : (int64_t)ts__load_u64(fixed + p->off);
+			if (p->vtype == TS_DOUBLE) {
+				double d;
+				memcpy(&d, &x, sizeof d);
+				if (isnan(d))
+					continue;
+				if (a->count == 0 || d < a->min.v.d) {
+					a->min = p->dflt;
+					a->min.type = p->vtype;
+					a->min.v.d = d;
+				}
+				if (a->count == 0 || d > a->max.v.d) {
+					a->max = p->dflt;
+					a->max.type = p->vtype;
+					a->max.v.d = d;
+				}
+				a->dsum += d;
+			} else {
+				if (a->count == 0 || x < a->min.v.i) {
+					a->min = p->dflt;
+					a->min.type = p->vtype;
+					a->min.v.i = x;
+				}
+				if (a->count == 0 || x > a->max.v.i) {
+					a->max = p->dflt;
+					a->max.type = p->vtype;
+					a->max.v.i = x;
+				}
+				a->overflow |= __builtin_add_overflow(a->isum, x, &a->isum);
 			}
-			acc_add_value(a, &v); /* no first or last asked (make_run) */
+			a->count++;
 		}
 	}
-	return 0;
+	for (int j = 0; wa && j < c->nacc; j++)
+		fold_store(&f[j], &wa[j]);
+	return rc;
 }
 
 /* The statistics of column col over block b of tab, in the snapshot's
