@@ -4,9 +4,14 @@
  *
  * The rows of the box (prefix, [from, to), TTL) arrive in key order from
  * a scan, so a group -- the first `group` key columns -- is contiguous:
- * the cursor gathers one group at a time into its windows (a small hash
- * table keyed by window start), then yields the group's windows in time
- * order and moves on.  Memory is one group's windows, never the result.
+ * the cursor gathers one group at a time into its windows, then yields
+ * the group's windows in time order and moves on.  Memory is one group's
+ * windows, never the result.  A window holds one accumulator per
+ * distinct column the specs read (aggacc.h: it keeps every function's
+ * state, so count(v) and max(v) fold v once).  The rows of a series come
+ * in time order, so a new window nearly always starts after every other
+ * and is appended; only when one does not are the windows indexed by
+ * start (a small hash table) and looked up from then on.
  *
  * A tablet block whose rows all share one group and one window, and lie
  * wholly inside the box, arrives as its footer statistics instead of its
@@ -15,9 +20,10 @@
  * over ts, so a request for those reads every row.  Without them, the
  * rows of a loaded block that share their group arrive together, as a
  * run (scan.c, make_run), folded in one loop that reads each row's ts
- * and the spec columns from its fixed area (add_run) instead of one
- * merge step, key and decode a row: windows shorter than a block --
- * a minute of 10-second points -- cost about half the instructions.  Columns a tablet's
+ * and the spec columns from its fixed area (add_run), into the window's
+ * accumulators held in locals, instead of one merge step, key and decode
+ * a row: windows shorter than a block -- a minute of 10-second points --
+ * cost about a third of the instructions.  Columns a tablet's
  * schema version lacks count as their default in each of its rows, as
  * they read.
  *
