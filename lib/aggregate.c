@@ -21,7 +21,7 @@
  * rows of a loaded block that share their group arrive together, as a
  * run (scan.c, make_run), folded in one loop that reads each row's ts
  * and the spec columns from its fixed area (add_run), into the window's
- * accumulators held in locals, instead of one merge step, key and decode
+ * accumulators copied out (run_fold), instead of one merge step, key and decode
  * a row: windows shorter than a block -- a minute of 10-second points --
  * cost about a third of the instructions.  Columns a tablet's
  * schema version lacks count as their default in each of its rows, as
@@ -48,13 +48,36 @@
 #include "snapshot.h"
 #include "tablets.h"
 
-/* One spec's state in one window: ts__agg_acc (aggacc.h). */
+/* One column's state in one window: ts__agg_acc (aggacc.h). */
 typedef ts__agg_acc acc;
 
 typedef struct window {
 	int64_t start;
 	uint32_t slot;            /* its place in the hash table, once indexed */
 } window;
+
+/* How add_run reads spec k's column from the rows of a run, written
+ * under one schema version: from the fixed area at off (4 bytes when
+ * is32), or, a column added since, as its default. */
+struct run_col {
+	int off, is32;
+	ts_value dflt;
+	ts_type type;
+	ts_type vtype;            /* the value's: type, or the default's */
+};
+
+/* A window's accumulator while a run folds rows into it (add_run): its
+ * fields copied out when the run reaches the window and back when it
+ * leaves (the window array may move meanwhile), folded with the
+ * arithmetic of acc_add_value in the same order, so the result is the
+ * same to the bit. */
+struct run_fold {
+	uint64_t count;
+	__int128 isum;
+	double dsum;
+	ts_value min, max;
+	int overflow;
+};
 
 typedef struct agg_cursor {
 	struct ts_cursor base;
@@ -67,6 +90,8 @@ typedef struct agg_cursor {
 	int nacc;
 	int *acol;                /* [nacc]: the column of accumulator j */
 	int *spec_acc;            /* [nspecs]: the accumulator of spec k */
+	struct run_col *rcols;    /* [nacc]: add_run's, for the run at hand */
+	struct run_fold *rfold;   /* [nacc]: add_run's window, copied out */
 	/* the group being gathered */
 	ts_buf gkey;
 	int have_group;
@@ -287,15 +312,6 @@ static int add_row(agg_cursor *c, const ts__src *src)
 	                  ts__key_ts(src->key, src->klen));
 }
 
-/* How add_run reads spec k's column from the rows of a run, written
- * under one schema version: from the fixed area at off (4 bytes when
- * is32), or, a column added since, as its default. */
-struct run_col {
-	int off, is32;
-	ts_value dflt;
-	ts_type type;
-	ts_type vtype;            /* the value's: type, or the default's */
-};
 
 /* add_run's rows one by one as add_row takes them: for a column a run's
  * schema version keeps elsewhere than in the fixed area. */
@@ -341,17 +357,6 @@ static inline int run_row(const ts__cblock *cb, long i, size_t fixed_size, const
 	return rd.bad || *klen < 8 ? -1 : 0;
 }
 
-/* A window's accumulator while a run folds rows into it (add_run): its
- * fields in locals, loaded when the run reaches the window and stored
- * when it leaves, with the same arithmetic in the same order as
- * acc_add_value, so the result is the same to the bit. */
-struct run_fold {
-	uint64_t count;
-	__int128 isum;
-	double dsum;
-	ts_value min, max;
-	int overflow;
-};
 
 static void fold_load(struct run_fold *f, const acc *a)
 {
@@ -383,8 +388,8 @@ static int add_run(agg_cursor *c, const ts__src *src)
 	const ts__range *r = src->range;
 	const ts__snapshot *s = &c->base.scan.snap;
 	const ts__schema *from = ts__snapshot_version_schema(s, src->version);
-	struct run_col cols[TS_COLUMNS_MAX];
-	struct run_fold f[TS_COLUMNS_MAX];
+	struct run_col *cols = c->rcols;
+	struct run_fold *f = c->rfold;
 	if (!from)
 		return ts__table_damaged(s->table, src->tab->id, TS_ECORRUPT);
 	for (int j = 0; j < c->nacc; j++) {
@@ -665,6 +670,8 @@ static void agg_destroy(struct ts_cursor *base)
 	free(c->specs);
 	free(c->acol);
 	free(c->spec_acc);
+	free(c->rcols);
+	free(c->rfold);
 	free(c->want);
 	free(c->win);
 	free(c->accs);
@@ -730,6 +737,7 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	size_t nk = (size_t)(req->nspecs ? req->nspecs : 1);
 	if (!(c->specs = malloc(nk * sizeof *c->specs)) || !(c->acol = malloc(nk * sizeof *c->acol)) ||
 	    !(c->spec_acc = malloc(nk * sizeof *c->spec_acc)) ||
+	    !(c->rcols = malloc(nk * sizeof *c->rcols)) || !(c->rfold = malloc(nk * sizeof *c->rfold)) ||
 	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	int keys = 0;
