@@ -90,7 +90,11 @@ typedef struct agg_cursor {
 	int nacc;
 	int *acol;                /* [nacc]: the column of accumulator j */
 	int *spec_acc;            /* [nspecs]: the accumulator of spec k */
-	struct run_col *rcols;    /* [nacc]: add_run's, for the run at hand */
+	struct run_col *rcols;    /* [nacc]: how rows of version rcols_version
+	                           * hold the columns (run_cols) */
+	uint32_t rcols_version;
+	int rcols_state;          /* 0 unset, 1 all fixed or default, 2 not */
+	size_t rcols_fixed;       /* that version's fixed area, bytes */
 	struct run_fold *rfold;   /* [nacc]: add_run's window, copied out */
 	/* the group being gathered */
 	ts_buf gkey;
@@ -306,11 +310,6 @@ static int add_row_at(agg_cursor *c, uint32_t version, const void *row, size_t l
 	return 0;
 }
 
-static int add_row(agg_cursor *c, const ts__src *src)
-{
-	return add_row_at(c, src->version, src->row, src->rowlen, src->key, src->klen,
-	                  ts__key_ts(src->key, src->klen));
-}
 
 
 /* add_run's rows one by one as add_row takes them: for a column a run's
@@ -382,39 +381,104 @@ static void fold_store(const struct run_fold *f, acc *a)
  * add_row would take them one by one, each read only as far as the
  * fixed area: the spec columns (c->want) are never in the key, and those
  * of a variable-length type are never numeric. */
-static int add_run(agg_cursor *c, const ts__src *src)
+/* Set c->rcols for rows of schema version `version` (kept while the
+ * next rows are of the same version).  Returns 1 when every column
+ * accumulated lies in those rows' fixed area or is a default there, 0
+ * when one does not (the rows are then decoded one by one), or
+ * TS_ECORRUPT for a version the snapshot does not know. */
+static int run_cols(agg_cursor *c, uint32_t version)
 {
-	const ts__cblock *cb = src->cb;
-	const ts__range *r = src->range;
+	if (c->rcols_state && c->rcols_version == version)
+		return c->rcols_state == 1;
 	const ts__snapshot *s = &c->base.scan.snap;
-	const ts__schema *from = ts__snapshot_version_schema(s, src->version);
-	struct run_col *cols = c->rcols;
-	struct run_fold *f = c->rfold;
+	const ts__schema *from = ts__snapshot_version_schema(s, version);
 	if (!from)
-		return ts__table_damaged(s->table, src->tab->id, TS_ECORRUPT);
+		return TS_ECORRUPT;
+	c->rcols_version = version;
+	c->rcols_fixed = (size_t)from->fixed_size;
+	c->rcols_state = 1;
 	for (int j = 0; j < c->nacc; j++) {
 		int col = c->acol[j];
-		struct run_col *p = &cols[j];
+		struct run_col *p = &c->rcols[j];
 		p->type = s->schema->cols[col].type;
 		p->off = -1;
 		p->is32 = 0;
 		p->dflt = s->schema->cols[col].dflt;
 		if (col < from->ncols) {
 			if (from->cols[col].fixed_off < 0)
-				return add_run_rows(c, src); /* not a fixed column there */
+				c->rcols_state = 2; /* not a fixed column there */
 			p->off = from->cols[col].fixed_off;
 			p->is32 = from->cols[col].type == TS_INT32;
 		}
 		p->vtype = p->off >= 0 ? p->type : p->dflt.type;
 	}
+	return c->rcols_state == 1;
+}
+
+/* Fold the accumulated columns of a row whose fixed area is at fixed
+ * (c->rcols' version) into f[0..nacc): acc_add_value, without first or
+ * last (make_run gives runs only to aggregates without them).  Always
+ * inlined: it is add_run's loop body, a call a row otherwise. */
+static inline __attribute__((always_inline)) void fold_fixed(const agg_cursor *c, struct run_fold *f, const unsigned char *fixed)
+{
+	for (int j = 0; j < c->nacc; j++) {
+		const struct run_col *p = &c->rcols[j];
+		struct run_fold *a = &f[j];
+		int64_t x = p->off < 0 ? p->dflt.v.i
+		            : p->is32 ? (int32_t)ts__load_u32(fixed + p->off)
+		                      : (int64_t)ts__load_u64(fixed + p->off);
+		if (p->vtype == TS_DOUBLE) {
+			double d;
+			memcpy(&d, &x, sizeof d);
+			if (isnan(d))
+				continue;
+			if (a->count == 0 || d < a->min.v.d) {
+				a->min = p->dflt;
+				a->min.type = p->vtype;
+				a->min.v.d = d;
+			}
+			if (a->count == 0 || d > a->max.v.d) {
+				a->max = p->dflt;
+				a->max.type = p->vtype;
+				a->max.v.d = d;
+			}
+			a->dsum += d;
+		} else {
+			if (a->count == 0 || x < a->min.v.i) {
+				a->min = p->dflt;
+				a->min.type = p->vtype;
+				a->min.v.i = x;
+			}
+			if (a->count == 0 || x > a->max.v.i) {
+				a->max = p->dflt;
+				a->max.type = p->vtype;
+				a->max.v.i = x;
+			}
+			a->overflow |= __builtin_add_overflow(a->isum, x, &a->isum);
+		}
+		a->count++;
+	}
+}
+
+static int add_run(agg_cursor *c, const ts__src *src)
+{
+	const ts__cblock *cb = src->cb;
+	const ts__range *r = src->range;
+	const ts__snapshot *s = &c->base.scan.snap;
+	struct run_fold *f = c->rfold;
+	int rc = run_cols(c, src->version);
+	if (rc < 0)
+		return ts__table_damaged(s->table, src->tab->id, rc);
+	if (rc == 0)
+		return add_run_rows(c, src);
 	int64_t wlo = 1, whi = 0; /* the window of the row before: [wlo, whi) */
 	acc *wa = NULL;
-	int rc = 0;
+	rc = 0;
 	for (long i = src->run_lo; i < src->run_hi; i++) {
 		const void *key;
 		size_t klen;
 		const unsigned char *fixed;
-		if (run_row(cb, i, (size_t)from->fixed_size, &key, &klen, &fixed) < 0) {
+		if (run_row(cb, i, c->rcols_fixed, &key, &klen, &fixed) < 0) {
 			rc = ts__table_damaged(s->table, src->tab->id,
 			                       ts__fail(TS_ECORRUPT, "table \"%s\": a malformed row",
 			                                s->table->name));
@@ -436,47 +500,36 @@ static int add_run(agg_cursor *c, const ts__src *src)
 			wlo = start;
 			whi = start > INT64_MAX - c->rule.every ? INT64_MAX : start + c->rule.every;
 		}
-		for (int j = 0; j < c->nacc; j++) { /* acc_add_value, no first or last (make_run) */
-			const struct run_col *p = &cols[j];
-			struct run_fold *a = &f[j];
-			int64_t x = p->off < 0 ? p->dflt.v.i
-			            : p->is32 ? (int32_t)ts__load_u32(fixed + p->off)
-			                      : (int64_t)ts__load_u64(fixed + p->off);
-			if (p->vtype == TS_DOUBLE) {
-				double d;
-				memcpy(&d, &x, sizeof d);
-				if (isnan(d))
-					continue;
-				if (a->count == 0 || d < a->min.v.d) {
-					a->min = p->dflt;
-					a->min.type = p->vtype;
-					a->min.v.d = d;
-				}
-				if (a->count == 0 || d > a->max.v.d) {
-					a->max = p->dflt;
-					a->max.type = p->vtype;
-					a->max.v.d = d;
-				}
-				a->dsum += d;
-			} else {
-				if (a->count == 0 || x < a->min.v.i) {
-					a->min = p->dflt;
-					a->min.type = p->vtype;
-					a->min.v.i = x;
-				}
-				if (a->count == 0 || x > a->max.v.i) {
-					a->max = p->dflt;
-					a->max.type = p->vtype;
-					a->max.v.i = x;
-				}
-				a->overflow |= __builtin_add_overflow(a->isum, x, &a->isum);
-			}
-			a->count++;
-		}
+		fold_fixed(c, f, fixed);
 	}
 	for (int j = 0; wa && j < c->nacc; j++)
 		fold_store(&f[j], &wa[j]);
 	return rc;
+}
+
+/* A row handed up alone (a filling tree's, or one a merge step chose).
+ * When the aggregate asks neither first nor last nor a key column, and
+ * its columns lie in the row's fixed area, it is folded from there as a
+ * run's rows are; else decoded. */
+static int add_row(agg_cursor *c, const ts__src *src)
+{
+	int64_t ts = ts__key_ts(src->key, src->klen);
+	const unsigned char *row = src->row, *key = src->key;
+	if (c->summaries && c->want && run_cols(c, src->version) == 1 && key > row &&
+	    key + src->klen <= row + src->rowlen &&
+	    c->rcols_fixed <= (size_t)(row + src->rowlen - (key + src->klen))) {
+		acc *a;
+		int rc = window_accs(c, window_start(c, ts), &a);
+		if (rc < 0)
+			return rc;
+		for (int j = 0; j < c->nacc; j++)
+			fold_load(&c->rfold[j], &a[j]);
+		fold_fixed(c, c->rfold, key + src->klen);
+		for (int j = 0; j < c->nacc; j++)
+			fold_store(&c->rfold[j], &a[j]);
+		return 0;
+	}
+	return add_row_at(c, src->version, src->row, src->rowlen, src->key, src->klen, ts);
 }
 
 /* The statistics of column col over block b of tab, in the snapshot's
