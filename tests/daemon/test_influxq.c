@@ -204,6 +204,35 @@ static void test_where(void **state)
 	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
 }
 
+/* Conditions naming the series by one tag's values (the series are
+ * narrowed by string comparison before the conditions are evaluated):
+ * the tag need not be the first, an OR of one tag's values, an OR over
+ * two tags (not narrowed), and a missing tag, which is the empty
+ * string. */
+static void test_where_one_tag(void **state)
+{
+	struct fixture *f = *state;
+	expect_q(f, "SELECT f FROM m WHERE region = 'eu'",
+	         SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],"
+	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE (region = 'us' OR 'eu' = region)",
+	         SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01Z\",1.5],"
+	         "[\"1970-01-01T00:00:01.5Z\",3.5],[\"1970-01-01T00:00:02Z\",2.5],"
+	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE host = 'c' OR region = 'eu'",
+	         SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],"
+	         "[\"1970-01-01T00:01:05Z\",0.25],[\"1970-01-01T00:02:10Z\",10]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE region = 'eu' AND host = 'b'",
+	         SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:00:01.5Z\",3.5],"
+	         "[\"1970-01-01T00:01:05Z\",0.25]]}]}");
+	expect_q(f, "SELECT f FROM m WHERE region = 'eu' AND host = 'a'", "{\"statement_id\":0}");
+	expect_q(f, "SELECT f FROM m WHERE region = ''",
+	         SERIES_M "\"columns\":[\"time\",\"f\"],\"values\":[[\"1970-01-01T00:02:10Z\",10]]}]}");
+	expect_q(f, "SELECT max(f) FROM m WHERE (host = 'a' OR host = 'b') AND time < 2m GROUP BY time(1m)",
+	         SERIES_M "\"columns\":[\"time\",\"max\"],\"values\":[[\"1970-01-01T00:00:00Z\",3.5],"
+	         "[\"1970-01-01T00:01:00Z\",0.25]]}]}");
+}
+
 /* Aggregates over the whole range: typing, naming, selectors' times. */
 static void test_aggregates(void **state)
 {
@@ -1175,6 +1204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T("raw", test_raw),
 		T("where", test_where),
+		T("where_one_tag", test_where_one_tag),
 		T("aggregates", test_aggregates),
 		T("group_time", test_group_time),
 		T("group_blocks", test_group_blocks),
