@@ -512,6 +512,11 @@ static int table_state_of(ts_table *t, struct table_state *st)
  * more: a SELECT finds nothing for them, and InfluxDB too lists series
  * until their shard goes.
  */
+/* One tag's values a statement names its series by (select_one,
+ * tag_values); a series whose tag is none of them is passed over. */
+struct tagvals;
+static int tagvals_has(const struct tagvals *vals, const char *s, size_t len);
+
 struct cached {
 	char name[TS_NAME_MAX + 1];
 	struct table_state v;
@@ -529,7 +534,8 @@ static unsigned cache_next; /* the entry a new table replaces */
 /* The cached list of m when still valid (copied into the arena): 1, 0
  * when there is none, -1 when out of memory. */
 static int cache_get(struct exec *x, const struct meas *m, const char *tname,
-                     const struct table_state *v, struct slist *out)
+                     const struct table_state *v, const struct tagvals *named, int named_pos,
+                     struct slist *out)
 {
 	int rc = 0;
 	pthread_mutex_lock(&cache_lock);
@@ -548,7 +554,18 @@ static int cache_get(struct exec *x, const struct meas *m, const char *tname,
 			break;
 		}
 		memcpy(text, c->text, total);
+		out->n = 0;
 		for (size_t j = 0; j < c->n; j++) {
+			if (named) { /* only the series named: its tag's text is at p */
+				const char *p = text;
+				for (int t = 0; t < named_pos; t++)
+					p += c->lens[k + (size_t)t] + 1;
+				if (!tagvals_has(named, p, c->lens[k + (size_t)named_pos])) {
+					for (int t = 0; t < c->ntags; t++, k++)
+						text += c->lens[k] + 1;
+					continue;
+				}
+			}
 			struct cell *tags = xa_alloc(&x->a, (size_t)(c->ntags + 1) * sizeof *tags);
 			if (!tags) {
 				rc = -1;
@@ -558,9 +575,8 @@ static int cache_get(struct exec *x, const struct meas *m, const char *tname,
 				tags[t] = cstr(text, c->lens[k]);
 				text += c->lens[k] + 1;
 			}
-			out->tags[j] = tags;
+			out->tags[out->n++] = tags;
 		}
-		out->n = c->n;
 		rc = rc < 0 ? -1 : 1;
 		break;
 	}
@@ -618,17 +634,20 @@ static int scan_series_list(struct exec *x, const struct meas *m, struct slist *
 /*
  * list_series -- every distinct tag value set of m, in key order: the
  * series cache's list while the table's counters say it is whole, else
- * a skip scan (scan_series_list), then cached.  Returns 0 or -1 after
- * the error.
+ * a skip scan (scan_series_list), then cached.  With named (not NULL),
+ * the cache's list gives only the series whose tag at named_pos is one
+ * of named's values (a skip scan gives every series: the caller passes
+ * the others over itself).  Returns 0 or -1 after the error.
  */
-static int list_series(struct exec *x, const struct meas *m, struct slist *out)
+static int list_series(struct exec *x, const struct meas *m, const struct tagvals *named,
+                       int named_pos, struct slist *out)
 {
 	char tname[TS_NAME_MAX + 1];
 	struct table_state v;
 	int ok, rc;
 	tsd_ingest_name(m->name, strlen(m->name), 0, tname);
 	ok = m->ntags > 0 && table_state_of(m->t, &v) == 0 && v.lsn > 0;
-	if (ok && (rc = cache_get(x, m, tname, &v, out)) != 0)
+	if (ok && (rc = cache_get(x, m, tname, &v, named, named_pos, out)) != 0)
 		return rc < 0 ? -1 : 0;
 	if (scan_series_list(x, m, out) < 0)
 		return -1;
@@ -3382,16 +3401,20 @@ static int tag_values(struct xa *a, const struct env *env, const struct vec *c,
 	return 0;
 }
 
+/* Whether the string s[0..len) is one of vals'. */
+static int tagvals_has(const struct tagvals *vals, const char *s, size_t len)
+{
+	for (size_t i = 0; i < vals->n; i++)
+		if (vals->v[i]->len == len && (len == 0 || memcmp(vals->v[i]->str, s, len) == 0))
+			return 1;
+	return 0;
+}
+
 /* Whether the series of tags may pass: its tag is one of vals'. */
 static int tag_in(const struct tagvals *vals, const struct cell *tags)
 {
 	const struct cell *t = &tags[vals->pos];
-	if (t->kind != C_STRING)
-		return 0;
-	for (size_t i = 0; i < vals->n; i++)
-		if (vals->v[i]->len == t->len && (t->len == 0 || memcmp(vals->v[i]->str, t->s, t->len) == 0))
-			return 1;
-	return 0;
+	return t->kind == C_STRING && tagvals_has(vals, t->s, t->len);
 }
 
 /* Run SELECT q over the one measurement name into res (the file's
@@ -3443,13 +3466,13 @@ static int select_one(struct exec *x, const struct iql_select *q, const char *na
 	for (size_t i = 0; i < s.tagc.n; i++)
 		if (refs_add(&x->a, &s.m, s.tagc.p[i], &s.refs) < 0)
 			goto oom;
-	if (list_series(x, &s.m, &all) < 0)
-		goto out;
-	if (!(picked = xa_alloc(&x->a, (all.n + 1) * sizeof *picked)))
-		goto oom;
 	struct env tenv = {&s.m, NULL, NULL, NULL, &s.refs};
 	struct tagvals named;
 	if (tag_values(&x->a, &tenv, &s.tagc, &named) < 0)
+		goto oom;
+	if (list_series(x, &s.m, named.n ? &named : NULL, named.pos, &all) < 0)
+		goto out;
+	if (!(picked = xa_alloc(&x->a, (all.n + 1) * sizeof *picked)))
 		goto oom;
 	for (size_t i = 0; i < all.n; i++) {
 		struct env env = {&s.m, all.tags[i], NULL, NULL, &s.refs};
@@ -3785,7 +3808,7 @@ static int show_one(struct exec *x, const struct iql_stmt *st, struct meas *m, s
 			return -1;
 		if (rowc.n)
 			return fail(x, "unsupported: a condition on fields in a SHOW");
-		if (list_series(x, m, &all) < 0)
+		if (list_series(x, m, NULL, 0, &all) < 0)
 			return -1;
 	}
 	switch (st->kind) {
