@@ -71,6 +71,11 @@ void jbuf_int(struct jbuf *b, int64_t i)
 	                               "75767778798081828384858687888990919293949596979899";
 	char tmp[24], *e = tmp + sizeof tmp, *s = e;
 	uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+	if (u >= 1000000000 && u % 1000000000 == 0) { /* a whole second in ns */
+		s -= 9;
+		memset(s, '0', 9);
+		u /= 1000000000;
+	}
 	while (u >= 100) {
 		unsigned r = (unsigned)(u % 100);
 		u /= 100;

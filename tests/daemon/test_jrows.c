@@ -479,11 +479,14 @@ static void jbuf_int_matches_printf(void **state)
 {
 	struct jbuf b = {0};
 	char want[32];
-	int64_t v[80];
+	int64_t v[84];
 	size_t n = 0;
 	(void)state;
 	v[n++] = INT64_MAX;
 	v[n++] = INT64_MIN;
+	v[n++] = INT64_C(1795761524000000000); /* whole seconds in ns: written as */
+	v[n++] = INT64_C(-42000000000);        /* seconds and nine zeros */
+	v[n++] = INT64_C(1795761524000000001);
 	for (int64_t p = 1; n + 6 <= sizeof v / sizeof v[0]; p *= 10) {
 		v[n++] = p - 1, v[n++] = p, v[n++] = p + 1;
 		v[n++] = -(p - 1), v[n++] = -p, v[n++] = -(p + 1);
