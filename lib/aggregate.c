@@ -21,9 +21,11 @@
  * rows of a loaded block that share their group arrive together, as a
  * run (scan.c, make_run), folded in one loop that reads each row's ts
  * and the spec columns from its fixed area (add_run), into the window's
- * accumulators copied out (run_fold), instead of one merge step, key and decode
- * a row: windows shorter than a block -- a minute of 10-second points --
- * cost about a third of the instructions.  Columns a tablet's
+ * accumulators copied out (run_fold), instead of one merge step, key
+ * and decode a row: windows shorter than a block -- a minute of
+ * 10-second points -- cost about a third of the instructions.  A
+ * filling tree's rows, handed up one by one, are folded from their
+ * fixed area too (add_row).  Columns a tablet's
  * schema version lacks count as their default in each of its rows, as
  * they read.
  *
@@ -56,9 +58,9 @@ typedef struct window {
 	uint32_t slot;            /* its place in the hash table, once indexed */
 } window;
 
-/* How add_run reads spec k's column from the rows of a run, written
- * under one schema version: from the fixed area at off (4 bytes when
- * is32), or, a column added since, as its default. */
+/* How a run's rows (add_run), written under one schema version, hold
+ * accumulator j's column: in the fixed area at off (4 bytes when is32),
+ * or, a column added since, as its default. */
 struct run_col {
 	int off, is32;
 	ts_value dflt;
@@ -310,8 +312,6 @@ static int add_row_at(agg_cursor *c, uint32_t version, const void *row, size_t l
 	return 0;
 }
 
-
-
 /* add_run's rows one by one as add_row takes them: for a column a run's
  * schema version keeps elsewhere than in the fixed area. */
 static int add_run_rows(agg_cursor *c, const ts__src *src)
@@ -356,7 +356,6 @@ static inline int run_row(const ts__cblock *cb, long i, size_t fixed_size, const
 	return rd.bad || *klen < 8 ? -1 : 0;
 }
 
-
 static void fold_load(struct run_fold *f, const acc *a)
 {
 	f->count = a->count;
@@ -377,10 +376,6 @@ static void fold_store(const struct run_fold *f, acc *a)
 	a->overflow = f->overflow;
 }
 
-/* The rows of a run (scan.c, make_run) in the range's ts interval, as
- * add_row would take them one by one, each read only as far as the
- * fixed area: the spec columns (c->want) are never in the key, and those
- * of a variable-length type are never numeric. */
 /* Set c->rcols for rows of schema version `version` (kept while the
  * next rows are of the same version).  Returns 1 when every column
  * accumulated lies in those rows' fixed area or is a default there, 0
@@ -419,7 +414,9 @@ static int run_cols(agg_cursor *c, uint32_t version)
  * (c->rcols' version) into f[0..nacc): acc_add_value, without first or
  * last (make_run gives runs only to aggregates without them).  Always
  * inlined: it is add_run's loop body, a call a row otherwise. */
-static inline __attribute__((always_inline)) void fold_fixed(const agg_cursor *c, struct run_fold *f, const unsigned char *fixed)
+static inline __attribute__((always_inline)) void fold_fixed(const agg_cursor *c,
+                                                             struct run_fold *f,
+                                                             const unsigned char *fixed)
 {
 	for (int j = 0; j < c->nacc; j++) {
 		const struct run_col *p = &c->rcols[j];
@@ -460,6 +457,10 @@ static inline __attribute__((always_inline)) void fold_fixed(const agg_cursor *c
 	}
 }
 
+/* The rows of a run (scan.c, make_run) in the range's ts interval, as
+ * add_row would take them one by one, each read only as far as the
+ * fixed area: the spec columns (c->want) are never in the key, and those
+ * of a variable-length type are never numeric. */
 static int add_run(agg_cursor *c, const ts__src *src)
 {
 	const ts__cblock *cb = src->cb;
@@ -788,9 +789,11 @@ static int agg_setup(struct ts_cursor *base, const void *arg)
 	c->nspecs = req->nspecs;
 	int summaries = 1;
 	size_t nk = (size_t)(req->nspecs ? req->nspecs : 1);
-	if (!(c->specs = malloc(nk * sizeof *c->specs)) || !(c->acol = malloc(nk * sizeof *c->acol)) ||
+	if (!(c->specs = malloc(nk * sizeof *c->specs)) ||
+	    !(c->acol = malloc(nk * sizeof *c->acol)) ||
 	    !(c->spec_acc = malloc(nk * sizeof *c->spec_acc)) ||
-	    !(c->rcols = malloc(nk * sizeof *c->rcols)) || !(c->rfold = malloc(nk * sizeof *c->rfold)) ||
+	    !(c->rcols = malloc(nk * sizeof *c->rcols)) ||
+	    !(c->rfold = malloc(nk * sizeof *c->rfold)) ||
 	    !(c->out = malloc((size_t)(req->group + 1 + req->nspecs) * sizeof *c->out)))
 		return ts__fail(TS_ENOMEM, "out of memory");
 	int keys = 0;
