@@ -502,6 +502,11 @@ static int table_state_of(ts_table *t, struct table_state *st)
 	return found == all ? 0 : -1;
 }
 
+/* One tag's values a statement names its series by (select_one,
+ * tag_values); a series whose tag is none of them is passed over. */
+struct tagvals;
+static int tagvals_has(const struct tagvals *vals, const char *s, size_t len);
+
 /*
  * The series cache: the last series list of each table, with what the
  * table's counters said just before it was made (struct table_state).
@@ -512,11 +517,6 @@ static int table_state_of(ts_table *t, struct table_state *st)
  * more: a SELECT finds nothing for them, and InfluxDB too lists series
  * until their shard goes.
  */
-/* One tag's values a statement names its series by (select_one,
- * tag_values); a series whose tag is none of them is passed over. */
-struct tagvals;
-static int tagvals_has(const struct tagvals *vals, const char *s, size_t len);
-
 struct cached {
 	char name[TS_NAME_MAX + 1];
 	struct table_state v;
