@@ -183,7 +183,10 @@ while [ $r -lt "$rounds" ]; do
 	load_stop "$d"
 	kill -TERM "$proxy_pid"
 	wait "$proxy_pid"
-	set -- $(cat "$d/proxy.log")
+	n=$(grep -c '^cuts [0-9]* stalls [0-9]*$' "$d/proxy.log")
+	expect "round${r}_proxy" "$n" -eq 1
+	[ "$n" = 1 ] || sed 's/^/    proxy| /' "$d/proxy.log"
+	set -- $(grep '^cuts [0-9]* stalls [0-9]*$' "$d/proxy.log") 0 0 0 0
 	cuts=$((cuts + $2)) stalls=$((stalls + $4))
 	"$bin" -s "$d/b.sock" promote >"$d/promote" 2>&1 || cat "$d/promote"
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
