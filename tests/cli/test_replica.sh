@@ -2,7 +2,7 @@
 # test_replica.sh -- sync=replica (issue 33, docs/standby.md section 4):
 #   1. a primary under --sync replica with no standby: an insert fails
 #      after replica-timeout with EREPLICA, saying the rows are committed
-#      here but on no standby;
+#      here but on no standby; a delete likewise, its deletion committed;
 #   2. failovers: TSSTORE_FAILOVERS rounds (default 10; `make
 #      failover-test` runs more), each with a fresh primary A (--sync
 #      replica) and standby B; a writer inserts one row per insert into A
@@ -34,6 +34,10 @@ printf 'ts\tv\n1795000000\t1\n' >one.tsv
 check alone 1 '' 'tsstore: insert: sync=replica: no standby is following, so none acknowledged commit 96 of table "m" within replica-timeout; the rows are committed here, but not known to be on a standby\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n' \
 	"$bin" -s "$tmp/a0.sock" --time-unit s insert m one.tsv
 check alone_committed 0 'v\n1\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
+# a delete waits as an insert does, and is committed all the same
+check alone_delete 1 '' 'tsstore: delete: sync=replica: no standby is following, so none acknowledged commit 320 of table "m" within replica-timeout; the deletion is committed here, but not known to be on a standby\n' \
+	"$bin" -s "$tmp/a0.sock" --time-unit s delete m --from 1795000000 --to 1795000001
+check alone_deleted 0 'v\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
 kill -TERM "$a_pid"
 wait "$a_pid"
 
