@@ -7,14 +7,15 @@
 # stalls the link at random (its seed printed).  In each round:
 #   1. load: a writer inserts one row per insert into table m and
 #      records each acknowledged one; an operator, 0.05-0.25 s apart,
-#      flushes (A merges the tablets 200 ms later), appends a column to
+#      flushes (A may merge tablets 200 ms after), appends a column to
 #      m (alter --add), deletes a range of m's acknowledged rows
 #      (recorded before it is sent), inserts a row into e (TTL 1 s: its
 #      tablets are dropped as they expire) and flushes e; meanwhile B is
 #      killed (-9) once at a random moment and started again;
 #   2. quiesced (writer and operator stopped): B catches up and holds
 #      exactly A's tables -- their list, m's schema and rows, e's rows
-#      (what B held at every moment was a prefix of this);
+#      (compared once quiesced; that the standby is a prefix at every
+#      moment in between is tests/unit/test_ship.c's to show);
 #   3. load again, and A killed (-9) at a random moment; B promoted: every
 #      acknowledged row of m that no delete covered is on B (0 lost), its
 #      epoch is 2, and stopped, B passes check.
@@ -26,13 +27,13 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
 . "$here/lib.sh"
-. "$here/daemons.sh" # start, port_of, await_equal, await_log; the token
+. "$here/daemons.sh" # start, port_of, await_equal, await_log, writer, proxy_*; the token
 rounds=${TSSTORE_FAILOVERS:-3}
 
 command -v python3 >/dev/null 2>&1 ||
 	{ echo "$0: python3 is missing (scripts/deps.sh installs it): the link proxy needs it" >&2; exit 2; }
 
-T0=1795000000 # the writer's first row's ts, in s
+T0=1795000000 # the writer's (daemons.sh) row N is at T0 + N s
 
 # random N: a random integer in [0, N).
 random() {
@@ -42,23 +43,6 @@ random() {
 # nap MS: sleep MS milliseconds.
 nap() {
 	sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
-}
-
-# writer SOCK FILE: one row per insert into m, each acknowledged one's
-# number appended to FILE, each refused one's to FILE.refused, until
-# FILE.stop exists; numbers go on from FILE.next.
-writer() {
-	i=$(cat "$2.next" 2>/dev/null || echo 0)
-	while [ ! -e "$2.stop" ]; do
-		i=$((i + 1))
-		echo $i >"$2.next"
-		if printf 'ts\tv\n%d\t%d\n' $((T0 + i)) $i |
-			"$bin" -s "$1" --time-unit s insert m - >/dev/null 2>&1; then
-			echo $i >>"$2"
-		else
-			echo $i >>"$2.refused"
-		fi
-	done
 }
 
 # op DIR NAME COMMAND...: run COMMAND, NAME appended to DIR/ops when it
@@ -141,17 +125,7 @@ while [ $r -lt "$rounds" ]; do
 	a_port=$(port_of a$r.log tcp)
 	"$bin" -s "$d/a.sock" create m --column v:int64 --key ts --ttl 0
 	"$bin" -s "$d/a.sock" create e --column v:int64 --key ts --ttl 1s
-	seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-	echo "round $r: linkproxy.py seed $seed"
-	python3 "$here/linkproxy.py" "$a_port" "$seed" >"$d/proxy.port" 2>"$d/proxy.log" &
-	proxy_pid=$!
-	pids="$pids $proxy_pid"
-	i=0
-	while [ ! -s "$d/proxy.port" ] && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	proxy_port=$(cat "$d/proxy.port")
+	proxy_start "$d" "$a_port"
 	start_standby "$d" "$r" "$proxy_port"
 	await_log following b$r.log '^tsstored: following '
 
@@ -181,13 +155,7 @@ while [ $r -lt "$rounds" ]; do
 	kill -KILL "$a_pid"
 	wait "$a_pid" 2>/dev/null
 	load_stop "$d"
-	kill -TERM "$proxy_pid"
-	wait "$proxy_pid"
-	n=$(grep -c '^cuts [0-9]* stalls [0-9]*$' "$d/proxy.log")
-	expect "round${r}_proxy" "$n" -eq 1
-	[ "$n" = 1 ] || sed 's/^/    proxy| /' "$d/proxy.log"
-	set -- $(grep '^cuts [0-9]* stalls [0-9]*$' "$d/proxy.log") 0 0 0 0
-	cuts=$((cuts + $2)) stalls=$((stalls + $4))
+	proxy_stop "$d"
 	"$bin" -s "$d/b.sock" promote >"$d/promote" 2>&1 || cat "$d/promote"
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
 	# what was acknowledged, but the rows a delete covered (or may have)
@@ -229,7 +197,11 @@ echo "failovers $failovers, rows acknowledged $acked_total, inserts not acknowle
 	"by the quiesced primaries: $merges merges, $expired tablets expired, $rows_expired rows" \
 	"expired in merges; link: $cuts cuts, $stalls stalls," \
 	"standby killed $kills times"
-expect "merges" "$merges" -gt 0
-expect "expiry" "$((expired + rows_expired))" -gt 0
+# merges and expiry come at random (0.4 merges and 1 tablet expired a
+# round in the 100-round runs): required of the long runs only
+if [ "$rounds" -ge 20 ]; then
+	expect "merges" "$merges" -gt 0
+	expect "expiry" "$((expired + rows_expired))" -gt 0
+fi
 
 finish

@@ -21,7 +21,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
 . "$here/lib.sh"
-. "$here/daemons.sh" # start, port_of, await_log; the token; daemons stopped on exit
+. "$here/daemons.sh" # start, port_of, await_log, writer, proxy_*; the token; daemons stopped on exit
 rounds=${TSSTORE_FAILOVERS:-10}
 
 
@@ -43,22 +43,6 @@ wait "$a_pid"
 
 # ---- 2. failovers ----
 
-# writer SOCK FILE: one row per insert into SOCK, each acknowledged one's
-# number appended to FILE, each refused one's to FILE.refused, until
-# FILE.stop exists.
-writer() {
-	i=0
-	while [ ! -e "$2.stop" ]; do
-		i=$((i + 1))
-		if printf 'ts\tv\n%d\t%d\n' $((1795000000 + i)) $i |
-			"$bin" -s "$1" --time-unit s insert m - >/dev/null 2>&1; then
-			echo $i >>"$2"
-		else
-			echo $i >>"$2.refused"
-		fi
-	done
-}
-
 have_python=0
 command -v python3 >/dev/null 2>&1 && have_python=1
 [ $have_python = 1 ] ||
@@ -77,17 +61,8 @@ while [ $r -lt "$rounds" ]; do
 	"$bin" -s "$d/a.sock" create m --column v:int64 --key ts --ttl 0
 	follow=$a_port proxy_pid= span=1000 from=200
 	if [ $((r % 2)) = 0 ] && [ $have_python = 1 ]; then
-		seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-		echo "round $r: through linkproxy.py, seed $seed"
-		python3 "$here/linkproxy.py" "$a_port" "$seed" >"$d/proxy.port" 2>"$d/proxy.log" &
-		proxy_pid=$!
-		pids="$pids $proxy_pid"
-		i=0
-		while [ ! -s "$d/proxy.port" ] && [ $i -lt 200 ]; do
-			sleep 0.05
-			i=$((i + 1))
-		done
-		follow=$(cat "$d/proxy.port")
+		proxy_start "$d" "$a_port"
+		follow=$proxy_port
 		span=2500 from=500
 		proxied=$((proxied + 1))
 	fi
@@ -109,12 +84,7 @@ while [ $r -lt "$rounds" ]; do
 	wait "$a_pid" 2>/dev/null
 	: >"$d/acked.stop"
 	wait "$w_pid"
-	if [ -n "$proxy_pid" ]; then
-		kill -TERM "$proxy_pid"
-		wait "$proxy_pid"
-		set -- $(cat "$d/proxy.log")
-		cuts=$((cuts + $2)) stalls=$((stalls + $4))
-	fi
+	[ -z "$proxy_pid" ] || proxy_stop "$d"
 	"$bin" -s "$d/b.sock" promote >"$d/promote" 2>&1 || { cat "$d/promote"; }
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
 	sort "$d/acked" >"$d/want"
