@@ -110,3 +110,25 @@ await_log() {
 		i=$((i + 1))
 	done
 }
+
+# failover_tally DIR ACKED: after round $r's failover to the standby of
+# DIR (its pid $b_pid, promoted: its answer in DIR/promote): the rows of
+# DIR/want missing from DIR/have are lost; ACKED, the inserts refused
+# (DIR/acked.refused) and the rows lost added to $acked_total,
+# $refused_total and $lost_total, $failovers counted; the round's checks
+# (rows acknowledged, none lost, epoch 2; stopped, the standby passes
+# check); DIR removed.
+failover_tally() {
+	lost=$(comm -23 "$1/want" "$1/have" | wc -l)
+	acked_total=$((acked_total + $2))
+	[ -f "$1/acked.refused" ] && refused_total=$((refused_total + $(wc -l <"$1/acked.refused")))
+	lost_total=$((lost_total + lost))
+	failovers=$((failovers + 1))
+	expect "round${r}_acked" "$2" -gt 0
+	expect "round${r}_lost" "$lost" -eq 0
+	check "round${r}_epoch" 0 'role: primary\nepoch: 2\n' '' sed -n '/^role: /p; /^epoch: /p' "$1/promote"
+	kill -TERM "$b_pid"
+	wait "$b_pid"
+	check "round${r}_check" 0 '' '' "$bin" -d "$1/b" check
+	rm -rf "$1"
+}

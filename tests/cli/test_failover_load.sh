@@ -172,21 +172,10 @@ while [ $r -lt "$rounds" ]; do
 	sort -u "$d/gone" >"$d/gone.sorted"
 	sort "$d/acked" | comm -23 - "$d/gone.sorted" >"$d/want"
 	acked=$(wc -l <"$d/acked")
-	lost=$(comm -23 "$d/want" "$d/have" | wc -l)
-	acked_total=$((acked_total + acked))
-	[ -f "$d/acked.refused" ] && refused_total=$((refused_total + $(wc -l <"$d/acked.refused")))
-	lost_total=$((lost_total + lost))
-	failovers=$((failovers + 1))
 	cat "$d/ops" >>"$tmp/ops_all" 2>/dev/null
 	cat "$d/ops.failed" >>"$tmp/ops_failed_all" 2>/dev/null
 	sed 's/: / /' "$d/stats" >>"$tmp/stats_all"
-	expect "round${r}_acked" "$acked" -gt 0
-	expect "round${r}_lost" "$lost" -eq 0
-	check "round${r}_epoch" 0 'role: primary\nepoch: 2\n' '' sed -n '/^role: /p; /^epoch: /p' "$d/promote"
-	kill -TERM "$b_pid"
-	wait "$b_pid"
-	check "round${r}_check" 0 '' '' "$bin" -d "$d/b" check
-	rm -rf "$d"
+	failover_tally "$d" "$acked"
 done
 ops=$(sort "$tmp/ops_all" | uniq -c | awk '{printf "%s%s %d", n++ ? ", " : "", $2, $1}')
 not_done=$(sort "$tmp/ops_failed_all" | uniq -c | awk '{printf "%s%s %d", n++ ? ", " : "", $2, $1}')

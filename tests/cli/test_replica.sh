@@ -89,18 +89,7 @@ while [ $r -lt "$rounds" ]; do
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
 	sort "$d/acked" >"$d/want"
 	acked=$(wc -l <"$d/want")
-	lost=$(comm -23 "$d/want" "$d/have" | wc -l)
-	acked_total=$((acked_total + acked))
-	[ -f "$d/acked.refused" ] && refused_total=$((refused_total + $(wc -l <"$d/acked.refused")))
-	lost_total=$((lost_total + lost))
-	failovers=$((failovers + 1))
-	expect "round${r}_acked" "$acked" -gt 0
-	expect "round${r}_lost" "$lost" -eq 0
-	check "round${r}_epoch" 0 'role: primary\nepoch: 2\n' '' sed -n '/^role: /p; /^epoch: /p' "$d/promote"
-	kill -TERM "$b_pid"
-	wait "$b_pid"
-	check "round${r}_check" 0 '' '' "$bin" -d "$d/b" check
-	rm -rf "$d"
+	failover_tally "$d" "$acked"
 done
 echo "failovers $failovers ($proxied through the proxy: $cuts cuts, $stalls stalls)," \
 	"rows acknowledged $acked_total, inserts not acknowledged $refused_total, rows lost $lost_total"
