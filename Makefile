@@ -606,10 +606,15 @@ powercut-test: $(B)/tests/test_powercut
 # killed (-9) at a random moment and its standby promoted, each checked
 # to hold every acknowledged row, every second one with the link going
 # through tests/cli/linkproxy.py, which cuts and stalls it
-# (tests/cli/test_replica.sh; make check runs 10).
+# (tests/cli/test_replica.sh; make check runs 10); then as many under
+# every kind of load -- flushes, merges, alters, TTL drops, deletes --
+# with the standby killed and restarted and the link cut and stalled
+# in each, the standby compared with the quiesced primary between
+# (tests/cli/test_failover_load.sh; make check runs 3).
 FAILOVERS ?= 100
 failover-test: all
-	TSSTORE_FAILOVERS=$(FAILOVERS) scripts/run-tests.sh $(B) tests/cli/test_replica.sh
+	TSSTORE_FAILOVERS=$(FAILOVERS) scripts/run-tests.sh $(B) tests/cli/test_replica.sh \
+		tests/cli/test_failover_load.sh
 
 # make fuzz: the libFuzzer targets of tests/fuzz/, each for FUZZ_SECONDS
 # (default 600) with ASan and UBSan (undefined behaviour aborts, so it is

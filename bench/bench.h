@@ -452,6 +452,22 @@ int bench_http_call(int port, const char *req, size_t len);
 int bench_http_get(int port, const char *path, char *buf, size_t cap);
 /* Free every body of b[0..nb), then b. */
 void bench_batches_free(bench_batch *b, size_t nb);
+/* rows[0..n) as tsstored's JSON-lines inserts into BENCH_TABLE's TSBS
+ * form, BENCH_INGEST_BATCH rows each, *nb of them (free with
+ * bench_batches_free); NULL when out of memory. */
+bench_batch *bench_json_batches(const bench_tsbs_row *rows, size_t n, size_t *nb);
+struct jconn;
+struct json_t;
+/* tsstored at tcp:127.0.0.1:port through the programs' one client
+ * (common/client.c, which sends the token of $TSSTORE_TOKEN or
+ * $TSSTORE_TOKEN_FILE when set); NULL after a message. */
+struct jconn *bench_tsstored_connect(int port);
+/* Send the request line body (len bytes, no newline) on c and wait for
+ * its ok; 0, or -1 after a message.  reply: the ok line, or NULL. */
+int bench_tsstored_call(struct jconn *c, const char *body, size_t len, struct json_t **reply);
+/* Create the table "cpu" of the TSBS file's columns (key hostname, ts)
+ * on c; 0, or -1 after a message. */
+int bench_tsstored_create_cpu(struct jconn *c);
 
 /* ---- workloads outside main.c ---- */
 
@@ -520,6 +536,12 @@ int bench_workload_corrections(const bench_config *c);
  * rollup kept and caught up against without.  Returns 0, or -1 when a
  * tsstore call failed or answers differed (reported). */
 int bench_workload_rollups(const bench_config *c);
+/* standby.c: issue 33's figures -- the TSBS file ingested by tsstored
+ * alone and with a second tsstored --follow of it (asynchronous), runs
+ * alternating; rows/s of each and their ratio, the standby's lag sampled
+ * during the load, and how long it takes to catch up after.  Returns 0,
+ * or -1 when a daemon failed (reported). */
+int bench_workload_standby(const bench_config *c);
 /* tsbs.c: the TSBS query set over the TSBS file, tsstore against SQLite.
  * Returns 0, or -1 when a tsstore call failed or the engines' answers
  * differed (reported). */

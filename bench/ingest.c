@@ -101,9 +101,7 @@ static void encode_http(const bench_tsbs_row *rows, size_t n, bench_batch *b)
 #define INGEST_STALL_S 120
 #define INGEST_STALL_NS (INGEST_STALL_S * INT64_C(1000000000))
 
-/* tsstored at tcp:127.0.0.1:port through the one client; NULL after a
- * message. */
-static struct jconn *tsstored_connect(int port)
+struct jconn *bench_tsstored_connect(int port)
 {
 	char addr[64], why[512];
 	struct jconn *c;
@@ -115,9 +113,7 @@ static struct jconn *tsstored_connect(int port)
 	return c;
 }
 
-/* Send the request line body (of len bytes, no newline) on c and wait
- * for its ok; 0, or -1 after a message.  reply: the ok line, or NULL. */
-static int tsstored_call(struct jconn *c, const char *body, size_t len, json_t **reply)
+int bench_tsstored_call(struct jconn *c, const char *body, size_t len, json_t **reply)
 {
 	struct jbuf req = {.p = (char *)body, .len = len, .cap = len};
 	char why[512];
@@ -242,11 +238,11 @@ fail:
 /* A tsstored client's share of the batches, through the one client. */
 static void tsstored_run(struct client *c)
 {
-	struct jconn *conn = tsstored_connect(c->port);
+	struct jconn *conn = bench_tsstored_connect(c->port);
 	c->failed = !conn;
 	for (size_t i = c->first; i < c->n && !c->failed; i += c->step) {
 		double t0 = bench_seconds();
-		if (tsstored_call(conn, c->batches[i].body, c->batches[i].len, NULL) < 0) {
+		if (bench_tsstored_call(conn, c->batches[i].body, c->batches[i].len, NULL) < 0) {
 			fprintf(stderr, "ingest: request %zu failed\n", i);
 			c->failed = 1;
 		}
@@ -438,6 +434,26 @@ static bench_batch *make_batches(const bench_tsbs_row *rows, size_t n, encode_fn
 	return b;
 }
 
+bench_batch *bench_json_batches(const bench_tsbs_row *rows, size_t n, size_t *nb)
+{
+	return make_batches(rows, n, encode_json, nb);
+}
+
+int bench_tsstored_create_cpu(struct jconn *conn)
+{
+	/* The table: the ten tags as strings, ts, the ten fields. */
+	char create[4096], *p = create;
+	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],"
+	             "\"columns\":[");
+	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", bench_tsbs_tags[t]);
+	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
+	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", bench_tsbs_fields[f]);
+	strcpy(p, "]}");
+	return bench_tsstored_call(conn, create, strlen(create), NULL);
+}
+
 void bench_batches_free(bench_batch *b, size_t nb)
 {
 	for (size_t i = 0; b && i < nb; i++)
@@ -456,18 +472,8 @@ static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, doub
 	snprintf(listen, sizeof listen, "tcp:127.0.0.1:%d", port);
 	char *argv[] = {exe, "-d", dir, "--listen", listen, NULL};
 	pid_t pid = bench_server_start(argv, port);
-	struct jconn *conn = pid > 0 ? tsstored_connect(port) : NULL;
-	/* The table: the ten tags as strings, ts, the ten fields. */
-	char *create = malloc(4096), *p = create;
-	p += sprintf(p, "{\"op\":\"create\",\"table\":\"cpu\",\"key\":[\"hostname\",\"ts\"],"
-	             "\"columns\":[");
-	for (int t = 0; t < BENCH_TSBS_TAGS; t++)
-		p += sprintf(p, "{\"name\":\"%s\",\"type\":\"string\"},", bench_tsbs_tags[t]);
-	p += sprintf(p, "{\"name\":\"ts\",\"type\":\"timestamp\"}");
-	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
-		p += sprintf(p, ",{\"name\":\"%s\",\"type\":\"int64\"}", bench_tsbs_fields[f]);
-	strcpy(p, "]}");
-	if (!conn || tsstored_call(conn, create, strlen(create), NULL) < 0) {
+	struct jconn *conn = pid > 0 ? bench_tsstored_connect(port) : NULL;
+	if (!conn || bench_tsstored_create_cpu(conn) < 0) {
 		fprintf(stderr, "ingest: tsstored did not start or create the table\n");
 		goto out;
 	}
@@ -476,7 +482,7 @@ static int run_tsstored(const bench_tsbs_row *rows, size_t n, double *rate, doub
 	/* The engine's counters after the run (stalls, flushes), for the
 	 * record. */
 	static const char stats_req[] = "{\"op\":\"stats\",\"table\":\"cpu\"}";
-	if (rc == 0 && tsstored_call(conn, stats_req, sizeof stats_req - 1, &stats) == 0) {
+	if (rc == 0 && bench_tsstored_call(conn, stats_req, sizeof stats_req - 1, &stats) == 0) {
 		char *text = json_dumps(stats, JSON_COMPACT);
 		fprintf(stderr, "ingest: tsstored stats: %s\n", text ? text : "?");
 		free(text);
@@ -487,7 +493,6 @@ out:
 	if (pid > 0)
 		bench_server_stop(pid);
 	bench_batches_free(b, nb);
-	free(create);
 	bench_rmdir(dir);
 	return rc;
 }

@@ -28,7 +28,9 @@
  * (corrections.c: issue 28's figures, deletes and replacements against
  * an append-only table) and rollups (rollups.c: issue 29's figures, an
  * aggregate answered from a rollup against the raw rows, and the ingest
- * with a rollup kept against without).  --print-queries and
+ * with a rollup kept against without) and standby (standby.c: issue
+ * 33's figures, ingest into tsstored with a standby following against
+ * without, and the standby's lag).  --print-queries and
  * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
@@ -66,7 +68,7 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
                                         "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
-                                        "tsbs_queries", "corrections", "rollups"};
+                                        "tsbs_queries", "corrections", "rollups", "standby"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -277,7 +279,7 @@ static void usage(void)
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
 	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections|\n"
-	        "                                 rollups]...\n"
+	        "                                 rollups|standby]...\n"
 	        "environment: TSSTORE_BENCH_LATENCIES=FILE appends each tsbs_queries query's\n"
 	        "latency to FILE (\"engine type index us\")\n");
 	exit(2);
@@ -463,6 +465,8 @@ int main(int argc, char **argv)
 	if (bench_wanted(&c, "corrections") && bench_workload_corrections(&c) < 0)
 		failed = 1;
 	if (bench_wanted(&c, "rollups") && bench_workload_rollups(&c) < 0)
+		failed = 1;
+	if (bench_wanted(&c, "standby") && bench_workload_standby(&c) < 0)
 		failed = 1;
 #ifdef HAVE_WIRE
 	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)

@@ -8,7 +8,10 @@
  * Once the op answered {"ok":true,"stream":"binary",...}, the request
  * never finishes: each step of it (request.c, on a worker) appends the
  * frames the ships have, up to TSD_CHUNK_BYTES, going round the tables
- * so that one busy table cannot starve the others.  When every ship is
+ * so that one busy table cannot starve the others; a table's frames are
+ * followed by its heartbeat when it had none for
+ * TSD_FOLLOW_BUSY_HEARTBEAT, so that under a steady stream the standby
+ * still learns how far the log reaches (its lag).  When every ship is
  * caught up, a step sends one heartbeat per table if TSD_FOLLOW_HEARTBEAT
  * passed since the last output, else waits up to TSD_FOLLOW_POLL (less
  * when an insert under sync=replica commits meanwhile: tsd_replica_idle)
@@ -41,6 +44,7 @@ struct follow_table {
 	char name[TS_NAME_MAX + 1];
 	ts_table *t;            /* NULL: the standby's table is unknown here */
 	ts_ship *ship;          /* NULL once its end was sent */
+	int64_t last_beat;      /* monotonic ns of its last heartbeat */
 };
 
 struct tsd_follow {
@@ -223,7 +227,11 @@ static void put_frame(struct jbuf *out, const char *name, const ts_frame *fr)
 	jbuf_put(out, fr->payload, fr->length);
 }
 
-/* One frame of table i, or 0 when it has none now. */
+/* One frame of table i, or 0 when it has none now; and after a frame,
+ * the table's heartbeat when it had none for TSD_FOLLOW_BUSY_HEARTBEAT:
+ * under a steady stream the standby then still learns, every so often,
+ * how far the primary's log reaches, and its lag is measured against
+ * that rather than against the last quiet moment. */
 static int next_of(struct follow_table *ft, struct jbuf *out)
 {
 	ts_frame fr;
@@ -240,9 +248,17 @@ static int next_of(struct follow_table *ft, struct jbuf *out)
 	if (rc < 0)
 		return rc;
 	put_frame(out, ft->name, &fr);
+	int64_t now = tsd_mono_ns();
 	if (fr.type == TS_FRAME_END) {
 		ts_ship_close(ft->ship);
 		ft->ship = NULL;
+	} else if (fr.type == TS_FRAME_HEARTBEAT) {
+		ft->last_beat = now;
+	} else if (now - ft->last_beat >= TSD_FOLLOW_BUSY_HEARTBEAT) {
+		if ((rc = ts_ship_heartbeat(ft->ship, &fr)) < 0)
+			return rc;
+		put_frame(out, ft->name, &fr);
+		ft->last_beat = now;
 	}
 	return 1;
 }
@@ -258,6 +274,7 @@ static int heartbeats(struct tsd_follow *f, struct jbuf *out)
 		if ((rc = ts_ship_heartbeat(f->tables[i].ship, &fr)) < 0)
 			return rc;
 		put_frame(out, f->tables[i].name, &fr);
+		f->tables[i].last_beat = tsd_mono_ns();
 	}
 	return 0;
 }

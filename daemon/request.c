@@ -62,11 +62,13 @@ struct tsd_request {
 	int acks;                   /* atomic: a follow stream whose standby sends
 	                             * acks (sync=replica): the loop hands them to
 	                             * replica.c (tsd_request_takes_acks) */
-	struct {                    /* an insert waiting for a standby's ack */
+	struct {                    /* an insert or a delete waiting for a
+	                             * standby's ack (sync=replica) */
 		int on;
 		uint64_t version;   /* its commit */
 		int64_t until;      /* monotonic ns: then it fails */
 		size_t inserted, ignored;
+		uint64_t deleted;   /* a delete's count (TS_COUNT_UNKNOWN: null) */
 	} replica;
 	int has_limit;              /* query: the final line says more/next */
 	uint64_t count;             /* rows sent */
@@ -895,6 +897,8 @@ static void insert_answer(struct tsd_request *r)
 	end_line(r);
 }
 
+static int replica_wait(struct tsd_request *r, const struct tsd_context *ctx, uint64_t version);
+
 static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum tsd_peer peer)
 {
 	char why[TSD_MESSAGE_MAX];
@@ -936,36 +940,61 @@ static int op_insert(struct tsd_request *r, const struct tsd_context *ctx, enum 
 	tsd_stats_rows(n - ignored, 0);
 	r->replica.inserted = n - ignored;
 	r->replica.ignored = ignored;
-	r->replica.version = version;
-	if (ctx->cfg->sync_replica && version) { /* answered once a standby has it */
-		tsd_replica_committed(); /* a follow step ships it at once */
-		r->replica.on = 1;
-		r->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
+	if (replica_wait(r, ctx, version)) /* answered once a standby has it */
 		return 0;
-	}
 	insert_answer(r);
 	return 0;
 }
 
-/* A step of an insert under sync=replica: its answer once a standby
- * acknowledged its commit (replica.c), an error after replica-timeout,
- * else nothing after waiting up to TSD_REPLICA_WAIT for an ack, the
- * worker then free for other steps (a follow stream's among them). */
+/* The ok line of a delete. */
+static void delete_answer(struct tsd_request *r)
+{
+	begin_ok(r);
+	if (r->replica.deleted == TS_COUNT_UNKNOWN)
+		jbuf_puts(&r->out, ",\"deleted\":null");
+	else
+		jbuf_printf(&r->out, ",\"deleted\":%" PRIu64, r->replica.deleted);
+	jbuf_printf(&r->out, ",\"version\":%" PRIu64, r->replica.version);
+	end_line(r);
+}
+
+/* Under sync=replica, r (an insert or a delete) committed version:
+ * answered by replica_step once a standby acknowledged it.  Returns
+ * whether it waits (else: answer it now). */
+static int replica_wait(struct tsd_request *r, const struct tsd_context *ctx, uint64_t version)
+{
+	r->replica.version = version;
+	if (!ctx->cfg->sync_replica || !version)
+		return 0;
+	tsd_replica_committed(); /* a follow step ships it at once */
+	r->replica.on = 1;
+	r->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
+	return 1;
+}
+
+/* A step of an insert or a delete under sync=replica: its answer once a
+ * standby acknowledged its commit (replica.c), an error after
+ * replica-timeout, else nothing after waiting up to TSD_REPLICA_WAIT for
+ * an ack, the worker then free for other steps (a follow stream's among
+ * them). */
 static void replica_step(struct tsd_request *r)
 {
 	int streams = 0;
 	const char *table = ts_table_name(r->table);
 	if (tsd_replica_acked(table, r->replica.version, TSD_REPLICA_WAIT, &streams)) {
-		insert_answer(r);
+		if (r->op == TSD_OP_DELETE)
+			delete_answer(r);
+		else
+			insert_answer(r);
 		r->done = 1;
 		return;
 	}
 	if (tsd_mono_ns() < r->replica.until)
 		return;
 	fail(r, TSD_EREPLICA, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
-	     "within replica-timeout; the rows are committed here, but not known to be on a "
-	     "standby", streams ? "no standby" : "no standby is following, so none",
-	     r->replica.version, table);
+	     "within replica-timeout; %s committed here, but not known to be on a standby",
+	     streams ? "no standby" : "no standby is following, so none", r->replica.version, table,
+	     r->op == TSD_OP_DELETE ? "the deletion is" : "the rows are");
 	put_error_line(r);
 	r->done = 1;
 }
@@ -1153,13 +1182,10 @@ static int op_delete(struct tsd_request *r, const struct tsd_context *ctx)
 		return r->code;
 	if ((rc = ts_delete(r->table, &q, &deleted, &version)) < 0)
 		return lib_fail(r, rc);
-	begin_ok(r);
-	if (deleted == TS_COUNT_UNKNOWN)
-		jbuf_puts(&r->out, ",\"deleted\":null");
-	else
-		jbuf_printf(&r->out, ",\"deleted\":%" PRIu64, deleted);
-	jbuf_printf(&r->out, ",\"version\":%" PRIu64, version);
-	end_line(r);
+	r->replica.deleted = deleted;
+	if (replica_wait(r, ctx, version)) /* answered once a standby has it */
+		return 0;
+	delete_answer(r);
 	return 0;
 }
 

@@ -76,8 +76,11 @@
 #define TSD_PIPELINE_MAX 1024
 #define TSD_PIPELINE_BYTES ((size_t)1 << 20)
 /* A follow stream (follow.c): with nothing to send, heartbeats this
- * often; between looks at the tables, a step sleeps this long. */
+ * often; while a table's frames flow, one of it at least this often
+ * (the standby's lag under load is measured against them); between
+ * looks at the tables, a step sleeps TSD_FOLLOW_POLL. */
 #define TSD_FOLLOW_HEARTBEAT (1000 * 1000000LL) /* ns */
+#define TSD_FOLLOW_BUSY_HEARTBEAT (100 * 1000000LL) /* ns */
 #define TSD_FOLLOW_POLL (10 * 1000000L)         /* ns, < 1 s */
 /* Longest message text in an error line, bytes. */
 #define TSD_MESSAGE_MAX 1024
@@ -251,7 +254,8 @@ int tsd_follow_open(ts_db *db, const json_t *req, struct tsd_follow **out, char 
 
 /*
  * tsd_follow_step -- append the frames the tables have now to out (up to
- * about TSD_CHUNK_BYTES), or heartbeats when nothing was sent for
+ * about TSD_CHUNK_BYTES; a table's heartbeat after its frames when it
+ * had none for TSD_FOLLOW_BUSY_HEARTBEAT), or heartbeats when nothing was sent for
  * TSD_FOLLOW_HEARTBEAT, or else wait up to TSD_FOLLOW_POLL (ended by an
  * insert under sync=replica: tsd_replica_idle) and append nothing.  Returns 0, or a TS_E* code with msg saying why (the stream
  * must then end: the standby resumes with a new follow).

@@ -81,7 +81,11 @@ def main():
                     c, _ = lsock.accept()
                 except BlockingIOError:
                     continue
-                u = socket.create_connection(("127.0.0.1", target))
+                try:
+                    u = socket.create_connection(("127.0.0.1", target))
+                except OSError:
+                    c.close()  # the primary is down: the standby tries again
+                    continue
                 c.setblocking(False)
                 u.setblocking(False)
                 peer[c], peer[u] = u, c

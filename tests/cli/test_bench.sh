@@ -29,7 +29,7 @@
 #     printed their lines or said on stderr why not.
 #
 # The workloads that read TSBS data (ingest, ingest_http, remote_write,
-# tsbs, tsbs_queries) get a 20-minute slice
+# standby, tsbs, tsbs_queries) get a 20-minute slice
 # that scripts/tsbs-slice.sh writes (100 hosts, 12,000 rows), not the
 # shared file: the test needs nothing from outside the repository.
 #
@@ -100,7 +100,8 @@ for r in \
 	"corrections tsstore latest_lookups_per_sec" \
 	"corrections deletes_0pct scan_rows_per_sec" \
 	"corrections deletes_0pct range_queries_per_sec" \
-	"corrections deletes_0pct latest_lookups_per_sec"; do
+	"corrections deletes_0pct latest_lookups_per_sec" \
+	"standby tsstored rows_per_s" "standby tsstored_with_standby rows_per_s"; do
 	set -- $r
 	v=$(result "$1" "$2" "$3")
 	cp /dev/null "$tmp/out"
@@ -123,7 +124,7 @@ expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.json
 expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections rollups"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections rollups standby"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
 # remote_write is judged against VictoriaMetrics alone

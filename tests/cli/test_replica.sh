@@ -2,7 +2,7 @@
 # test_replica.sh -- sync=replica (issue 33, docs/standby.md section 4):
 #   1. a primary under --sync replica with no standby: an insert fails
 #      after replica-timeout with EREPLICA, saying the rows are committed
-#      here but on no standby;
+#      here but on no standby; a delete likewise, its deletion committed;
 #   2. failovers: TSSTORE_FAILOVERS rounds (default 10; `make
 #      failover-test` runs more), each with a fresh primary A (--sync
 #      replica) and standby B; a writer inserts one row per insert into A
@@ -21,7 +21,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd) # lib.sh changes directory
 . "$here/lib.sh"
-. "$here/daemons.sh" # start, port_of, await_log; the token; daemons stopped on exit
+. "$here/daemons.sh" # start, port_of, await_log, writer, proxy_*; the token; daemons stopped on exit
 rounds=${TSSTORE_FAILOVERS:-10}
 
 
@@ -34,26 +34,14 @@ printf 'ts\tv\n1795000000\t1\n' >one.tsv
 check alone 1 '' 'tsstore: insert: sync=replica: no standby is following, so none acknowledged commit 96 of table "m" within replica-timeout; the rows are committed here, but not known to be on a standby\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n' \
 	"$bin" -s "$tmp/a0.sock" --time-unit s insert m one.tsv
 check alone_committed 0 'v\n1\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
+# a delete waits as an insert does, and is committed all the same
+check alone_delete 1 '' 'tsstore: delete: sync=replica: no standby is following, so none acknowledged commit 320 of table "m" within replica-timeout; the deletion is committed here, but not known to be on a standby\n' \
+	"$bin" -s "$tmp/a0.sock" --time-unit s delete m --from 1795000000 --to 1795000001
+check alone_deleted 0 'v\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
 kill -TERM "$a_pid"
 wait "$a_pid"
 
 # ---- 2. failovers ----
-
-# writer SOCK FILE: one row per insert into SOCK, each acknowledged one's
-# number appended to FILE, each refused one's to FILE.refused, until
-# FILE.stop exists.
-writer() {
-	i=0
-	while [ ! -e "$2.stop" ]; do
-		i=$((i + 1))
-		if printf 'ts\tv\n%d\t%d\n' $((1795000000 + i)) $i |
-			"$bin" -s "$1" --time-unit s insert m - >/dev/null 2>&1; then
-			echo $i >>"$2"
-		else
-			echo $i >>"$2.refused"
-		fi
-	done
-}
 
 have_python=0
 command -v python3 >/dev/null 2>&1 && have_python=1
@@ -73,17 +61,8 @@ while [ $r -lt "$rounds" ]; do
 	"$bin" -s "$d/a.sock" create m --column v:int64 --key ts --ttl 0
 	follow=$a_port proxy_pid= span=1000 from=200
 	if [ $((r % 2)) = 0 ] && [ $have_python = 1 ]; then
-		seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-		echo "round $r: through linkproxy.py, seed $seed"
-		python3 "$here/linkproxy.py" "$a_port" "$seed" >"$d/proxy.port" 2>"$d/proxy.log" &
-		proxy_pid=$!
-		pids="$pids $proxy_pid"
-		i=0
-		while [ ! -s "$d/proxy.port" ] && [ $i -lt 200 ]; do
-			sleep 0.05
-			i=$((i + 1))
-		done
-		follow=$(cat "$d/proxy.port")
+		proxy_start "$d" "$a_port"
+		follow=$proxy_port
 		span=2500 from=500
 		proxied=$((proxied + 1))
 	fi
@@ -105,28 +84,12 @@ while [ $r -lt "$rounds" ]; do
 	wait "$a_pid" 2>/dev/null
 	: >"$d/acked.stop"
 	wait "$w_pid"
-	if [ -n "$proxy_pid" ]; then
-		kill -TERM "$proxy_pid"
-		wait "$proxy_pid"
-		set -- $(cat "$d/proxy.log")
-		cuts=$((cuts + $2)) stalls=$((stalls + $4))
-	fi
+	[ -z "$proxy_pid" ] || proxy_stop "$d"
 	"$bin" -s "$d/b.sock" promote >"$d/promote" 2>&1 || { cat "$d/promote"; }
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
 	sort "$d/acked" >"$d/want"
 	acked=$(wc -l <"$d/want")
-	lost=$(comm -23 "$d/want" "$d/have" | wc -l)
-	acked_total=$((acked_total + acked))
-	[ -f "$d/acked.refused" ] && refused_total=$((refused_total + $(wc -l <"$d/acked.refused")))
-	lost_total=$((lost_total + lost))
-	failovers=$((failovers + 1))
-	expect "round${r}_acked" "$acked" -gt 0
-	expect "round${r}_lost" "$lost" -eq 0
-	check "round${r}_epoch" 0 'role: primary\nepoch: 2\n' '' sed -n '/^role: /p; /^epoch: /p' "$d/promote"
-	kill -TERM "$b_pid"
-	wait "$b_pid"
-	check "round${r}_check" 0 '' '' "$bin" -d "$d/b" check
-	rm -rf "$d"
+	failover_tally "$d" "$acked"
 done
 echo "failovers $failovers ($proxied through the proxy: $cuts cuts, $stalls stalls)," \
 	"rows acknowledged $acked_total, inserts not acknowledged $refused_total, rows lost $lost_total"

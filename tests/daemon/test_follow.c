@@ -5,8 +5,9 @@
  * checks (ts_frame_decode) and whose contents are the primary's files:
  * each tablet and the DESCRIPTOR byte for byte, each log frame the
  * segment's bytes at its LSN, log frames reaching the newest commit the
- * heartbeat names; heartbeats once caught up; new commits as log frames
- * as they are made.  A follow of another lineage or of a newer epoch is
+ * heartbeat names; heartbeats once caught up, and between the log frames
+ * of a steady stream of commits; new commits as log frames as they are
+ * made.  A follow of another lineage or of a newer epoch is
  * refused with EINVAL and the connection stays usable; a stopping
  * daemon ends the stream and exits promptly.
  */
@@ -174,7 +175,11 @@ static int read_frame(struct tsd_test_conn *c, struct seen *s, int timeout_ms)
 	return f.type;
 }
 
-/* Frames until a heartbeat after others (caught up). */
+/* Frames until caught up: a heartbeat after others, naming the end of
+ * the log frames received, no tablet half received, and then 300 ms
+ * without a frame (a table's heartbeat also follows its frames every
+ * TSD_FOLLOW_BUSY_HEARTBEAT while they flow: one may come between a
+ * tablet and its descriptor; a caught-up stream sends one a second). */
 static void read_until_caught_up(struct tsd_test_conn *c, struct seen *s)
 {
 	int others = 0;
@@ -182,8 +187,13 @@ static void read_until_caught_up(struct tsd_test_conn *c, struct seen *s)
 		int type = read_frame(c, s, 5000);
 		if (type < 0)
 			fail_msg("no frame: %d", type);
-		if (type == TS_FRAME_HEARTBEAT && others)
-			return;
+		if (type == TS_FRAME_HEARTBEAT && others && s->head == s->log_end && !s->tab_n) {
+			type = read_frame(c, s, 300);
+			if (type == TSD_TEST_TIMEOUT)
+				return;
+			if (type < 0)
+				fail_msg("no frame: %d", type);
+		}
 		others += type != TS_FRAME_HEARTBEAT;
 	}
 }
@@ -230,6 +240,32 @@ static void follow_streams_the_primary(void **state)
 	assert_true(s.logs > logs);
 	assert_int_equal(s.log_end, s.head);
 	assert_int_equal(s.descriptors, 1);
+
+	/* a steady stream of commits: the table's heartbeats come between
+	 * its log frames (at least every TSD_FOLLOW_BUSY_HEARTBEAT, 100 ms),
+	 * each naming at least what was sent before it, so that a standby
+	 * knows its lag under load and not only once the primary is quiet;
+	 * 40 commits 25 ms apart, about 1 s: no quiet second */
+	int beats = s.heartbeats, between = 0;
+	logs = s.logs;
+	for (int i = 0; i < 40; i++) {
+		insert(c, 1010 + i, 1);
+		struct timespec nap = {0, 25 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	for (;;) {
+		int type = read_frame(f, &s, 5000);
+		assert_true(type > 0);
+		if (type != TS_FRAME_HEARTBEAT)
+			continue;
+		assert_true(s.head >= s.log_end);
+		if (s.head == s.log_end && s.logs > logs + 30)
+			break; /* the last commit's */
+		between++;
+	}
+	assert_true(s.heartbeats > beats);
+	assert_in_range(between, 3, 40);
+	read_until_caught_up(f, &s);
 
 	/* a flush: its tablet and the descriptor */
 	call_ok(c, "{\"op\":\"flush\"}");
