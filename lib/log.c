@@ -1043,16 +1043,19 @@ ts__lsn ts__log_next_batch(const ts__log *log)
 /* The mapping of the oldest released segment not yet unmapped, claimed
  * for the caller to unmap outside mu (its slot emptied), or NULL when
  * there is none or a snapshot is pinned; mu is held.  A snapshot pinned
- * after this cannot need it: it pins (under mu) before it reads the head
- * commit, and a segment is released only after a commit that names no
- * tree in it was published and a descriptor that names the tablets
- * holding its rows (flush.c), so the mutex orders either the pin before
- * this check or the new commit before that snapshot's reading it. */
+ * after this cannot need it: it pins before it reads the head commit,
+ * and a segment is released only after a commit that names no tree in
+ * it was published and a descriptor that names the tablets holding its
+ * rows (flush.c), so either this check sees the pin or that snapshot
+ * reads the new commit (sequential consistency: ts__log_pin). */
 static unsigned char *claim_unmap(ts__log *log)
 {
 	assert(mu_held(log));
-	while (log->pins == 0 && log->unmapped < log->released) {
-		uint64_t seg = log->unmapped++;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the release, then the pins (ts__log_pin) */
+	while (__atomic_load_n(&log->pins, __ATOMIC_SEQ_CST) == 0 &&
+	       log->unmapped < log->released) {
+		uint64_t seg = log->unmapped;
+		__atomic_store_n(&log->unmapped, seg + 1, __ATOMIC_RELAXED);
 		ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 		if (atomic_load(&s->segp1) == seg + 1) {
 			unsigned char *base = s->base;
@@ -1078,20 +1081,27 @@ static void unmap_released(ts__log *log)
 	}
 }
 
+/* A pin is one atomic add and an unpin one subtract, without mu: a
+ * latest lookup took and dropped mu twice for them.  The orders that mu
+ * gave are kept by sequential consistency, in two Dekker pairs: a pin's
+ * add comes before its snapshot reads the head commit, and claim_unmap
+ * reads pins after the release that published a newer commit (its
+ * fence), so that either the claim sees the pin or the snapshot sees the
+ * commit that no longer names the segment; and a release stores
+ * released before it reads pins (ts__log_release, ts__log_forget) while
+ * the last unpin subtracts before it reads released, so that one of the
+ * two sees the other and unmaps. */
 void ts__log_pin(ts__log *log)
 {
-	mu_lock(log);
-	log->pins++;
-	mu_unlock(log);
+	__atomic_add_fetch(&log->pins, 1, __ATOMIC_SEQ_CST);
 }
 
 void ts__log_unpin(ts__log *log)
 {
-	mu_lock(log);
-	assert(log->pins > 0);
-	int last = --log->pins == 0 && log->unmapped < log->released;
-	mu_unlock(log);
-	if (last)
+	long left = __atomic_sub_fetch(&log->pins, 1, __ATOMIC_SEQ_CST);
+	assert(left >= 0);
+	if (left == 0 && __atomic_load_n(&log->unmapped, __ATOMIC_SEQ_CST) <
+	                 __atomic_load_n(&log->released, __ATOMIC_SEQ_CST))
 		unmap_released(log);
 }
 
@@ -1147,9 +1157,10 @@ int ts__log_release(ts__log *log, ts__lsn lsn)
 		log->first_seg = upto;
 	mu_lock(log);
 	if (log->first_seg > log->released)
-		log->released = log->first_seg;
+		__atomic_store_n(&log->released, log->first_seg, __ATOMIC_SEQ_CST);
 	int work = log->unlinked < log->released || log->drop_unsynced ||
-	           (log->pins == 0 && log->unmapped < log->released);
+	           (__atomic_load_n(&log->pins, __ATOMIC_SEQ_CST) == 0 &&
+	            log->unmapped < log->released);
 	mu_unlock(log);
 	/* without the preparer, here: a failure is the flush's, as before */
 	return work && !ts__log_prep_drop(log) ? ts__log_drop_released(log) : 0;
@@ -1159,7 +1170,7 @@ void ts__log_forget(ts__log *log, ts__lsn lsn)
 {
 	mu_lock(log);
 	if (seg_of(log, lsn) > log->released)
-		log->released = seg_of(log, lsn);
+		__atomic_store_n(&log->released, seg_of(log, lsn), __ATOMIC_SEQ_CST);
 	mu_unlock(log);
 	unmap_released(log);
 }
