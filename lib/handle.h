@@ -153,6 +153,8 @@ struct ts_table {
 	int64_t read_mono;       /* atomic: ts__mono_coarse_ns of the last query,
 	                          * latest or aggregate opened, to the second
 	                          * (ts__table_note_read) */
+	void *spare_cursor;      /* atomic: a closed cursor's memory, for the
+	                          * next cursor opened (query.c) */
 	uint64_t next_id;        /* tablet ids reserved so far (mu) */
 	struct ts__recent_flush {
 		uint64_t id;

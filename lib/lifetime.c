@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "buf.h"
+#include "cursor.h"
 #include "error.h"
 #include "handle.h"
 #include "lifetime.h"
@@ -64,6 +65,7 @@ void ts__table_free(struct ts_table *t)
 		return;
 	if (!t->released)
 		ts__table_release(t);
+	ts__cursor_spare_free(t);
 	pthread_mutex_destroy(&t->tablets_mu);
 	pthread_mutex_destroy(&t->flush_mu);
 	pthread_mutex_destroy(&t->merge_mu);
