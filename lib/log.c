@@ -1040,6 +1040,20 @@ ts__lsn ts__log_next_batch(const ts__log *log)
  * processes keep the pages they mapped (unlink semantics).
  */
 
+/* A pin is one atomic add and an unpin one subtract, without mu: a
+ * latest lookup took and dropped mu twice for them.  What mu ordered,
+ * the pins' modification order does: whoever decides that no snapshot
+ * is pinned (claim_unmap, ts__log_release) reads pins with a read-modify-
+ * write (pins_now), after the release that made the segment unneeded
+ * -- so either it reads a pin, or every later pin and unpin reads its
+ * write and synchronises with it: that snapshot then reads the commit
+ * that no longer names the segment, that last unpin the new released
+ * (and unmaps it itself). */
+static long pins_now(ts__log *log)
+{
+	return __atomic_fetch_add(&log->pins, 0, __ATOMIC_SEQ_CST);
+}
+
 /* The mapping of the oldest released segment not yet unmapped, claimed
  * for the caller to unmap outside mu (its slot emptied), or NULL when
  * there is none or a snapshot is pinned; mu is held.  A snapshot pinned
@@ -1047,13 +1061,11 @@ ts__lsn ts__log_next_batch(const ts__log *log)
  * and a segment is released only after a commit that names no tree in
  * it was published and a descriptor that names the tablets holding its
  * rows (flush.c), so either this check sees the pin or that snapshot
- * reads the new commit (sequential consistency: ts__log_pin). */
+ * reads the new commit (pins_now). */
 static unsigned char *claim_unmap(ts__log *log)
 {
 	assert(mu_held(log));
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the release, then the pins (ts__log_pin) */
-	while (__atomic_load_n(&log->pins, __ATOMIC_SEQ_CST) == 0 &&
-	       log->unmapped < log->released) {
+	while (pins_now(log) == 0 && log->unmapped < log->released) {
 		uint64_t seg = log->unmapped;
 		__atomic_store_n(&log->unmapped, seg + 1, __ATOMIC_RELAXED);
 		ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
@@ -1081,16 +1093,6 @@ static void unmap_released(ts__log *log)
 	}
 }
 
-/* A pin is one atomic add and an unpin one subtract, without mu: a
- * latest lookup took and dropped mu twice for them.  The orders that mu
- * gave are kept by sequential consistency, in two Dekker pairs: a pin's
- * add comes before its snapshot reads the head commit, and claim_unmap
- * reads pins after the release that published a newer commit (its
- * fence), so that either the claim sees the pin or the snapshot sees the
- * commit that no longer names the segment; and a release stores
- * released before it reads pins (ts__log_release, ts__log_forget) while
- * the last unpin subtracts before it reads released, so that one of the
- * two sees the other and unmaps. */
 void ts__log_pin(ts__log *log)
 {
 	__atomic_add_fetch(&log->pins, 1, __ATOMIC_SEQ_CST);
@@ -1159,8 +1161,7 @@ int ts__log_release(ts__log *log, ts__lsn lsn)
 	if (log->first_seg > log->released)
 		__atomic_store_n(&log->released, log->first_seg, __ATOMIC_SEQ_CST);
 	int work = log->unlinked < log->released || log->drop_unsynced ||
-	           (__atomic_load_n(&log->pins, __ATOMIC_SEQ_CST) == 0 &&
-	            log->unmapped < log->released);
+	           (pins_now(log) == 0 && log->unmapped < log->released);
 	mu_unlock(log);
 	/* without the preparer, here: a failure is the flush's, as before */
 	return work && !ts__log_prep_drop(log) ? ts__log_drop_released(log) : 0;
