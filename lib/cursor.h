@@ -49,6 +49,8 @@ struct ts_cursor {
 	unsigned char stem_mem[TS__SHORT_KEY];
 	int stem_state;
 	int row_in_stem;          /* the row last decoded went through the stem */
+	int stem_vals;            /* vals hold the stem's values and types (the
+	                           * last decode went through the stem) */
 	/* the schema version whose fixed columns' types vals hold, from the
 	 * row decoded last (0: none known), so that the stem's next row of
 	 * that version writes their values alone (ts__row_decode_stem) */

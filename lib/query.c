@@ -146,14 +146,19 @@ int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, si
 	if (c->stem_state == 0)
 		decode_stem(c);
 	if (c->stem_state > 0) {
-		int rc = ts__snapshot_decode_stem(s, version, row, len, key, klen, &c->stem, c->vals,
-		                                  typed);
-		c->row_in_stem = rc == 0;
+		/* a row of the version decoded last: its schema is known good */
+		const ts__schema *from = typed ? s->versions[version - 1]
+		                               : ts__snapshot_version_schema(s, version);
+		int rc = from ? ts__row_decode_stem_values(from, s->schema, row, len, key, klen, &c->stem,
+		                                           c->vals, typed, typed && c->stem_vals)
+		              : TS_ECORRUPT;
+		c->row_in_stem = c->stem_vals = rc == 0;
 		if (rc == 0)
 			c->typed_version = version;
 		if (rc <= 0)
 			return rc;
 	}
+	c->stem_vals = 0;
 	int rc = ts__snapshot_decode(s, version, row, len, c->vals, &c->scratch);
 	if (rc == 0)
 		c->typed_version = version;
