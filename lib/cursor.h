@@ -13,6 +13,7 @@
 
 struct ts_cursor {
 	ts_table *table;
+	size_t size;              /* of the kind's struct (ts__cursor_open) */
 	ts__scan scan;            /* the snapshot, and the streams of range */
 	ts__range range;
 	/* the next row as ts_cursor_next returns it */
@@ -48,6 +49,8 @@ struct ts_cursor {
 	unsigned char stem_mem[TS__SHORT_KEY];
 	int stem_state;
 	int row_in_stem;          /* the row last decoded went through the stem */
+	int stem_vals;            /* vals hold the stem's values and types (the
+	                           * last decode went through the stem) */
 	/* the schema version whose fixed columns' types vals hold, from the
 	 * row decoded last (0: none known), so that the stem's next row of
 	 * that version writes their values alone (ts__row_decode_stem) */
@@ -81,6 +84,10 @@ int ts__cursor_open(ts_table *t, size_t size,
  * whose key is key[0..klen) (ts__row_key), into c->vals (only columns
  * c->want, when set).
  * Returns 0, TS_ECORRUPT or TS_ENOMEM. */
+/* Free the memory of the cursor t keeps for its next (query.c), when the
+ * table is freed. */
+void ts__cursor_spare_free(ts_table *t);
+
 int ts__cursor_decode(struct ts_cursor *c, uint32_t version, const void *row, size_t len,
                       const void *key, size_t klen);
 

@@ -348,6 +348,13 @@ fail:
 	return rc;
 }
 
+/* The cursors open (atomic, ts__table_hold): acquired, so that a cursor
+ * closed is done with its table before the table is freed. */
+static long cursors_open(ts_db *db)
+{
+	return __atomic_load_n(&db->cursors, __ATOMIC_ACQUIRE);
+}
+
 /* Refuse new calls and wait for those inside; TS_EBUSY (nothing
  * changed) while cursors are open, since they would outlive the db. */
 static int begin_close(ts_db *db)
@@ -356,17 +363,18 @@ static int begin_close(ts_db *db)
 	pthread_mutex_lock(&db->life_mu);
 	if (db->closing) {
 		rc = ts__fail(TS_EBUSY, "ts_close: another thread is closing the database");
-	} else if (db->cursors == 0) {
+	} else if (cursors_open(db) == 0) {
 		db->closing = 1;
 		while (db->calls > 0)
 			pthread_cond_wait(&db->life_cv, &db->life_mu);
 		/* a cursor opened by a call that was inside: not closing after
 		 * all; else closed for good (even ts_table_close is refused) */
-		db->closing = db->cursors > 0 ? 0 : 2;
+		db->closing = cursors_open(db) > 0 ? 0 : 2;
 	}
-	if (rc == 0 && db->cursors > 0)
+	long cursors = cursors_open(db);
+	if (rc == 0 && cursors > 0)
 		rc = ts__fail(TS_EBUSY, "ts_close: %ld cursor%s still open (close cursors first)",
-		              db->cursors, db->cursors == 1 ? " is" : "s are");
+		              cursors, cursors == 1 ? " is" : "s are");
 	pthread_mutex_unlock(&db->life_mu);
 	return rc;
 }

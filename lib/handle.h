@@ -113,9 +113,10 @@ struct ts_table {
 	int dropped;             /* set by ts_drop; handles fail with TS_ECLOSED */
 	int dropping;            /* atomic: ts_drop waits for the file writers;
 	                          * calls fail with TS_ECLOSED meanwhile */
-	/* db->life_mu (lifetime.h): public calls inside the table; holds of
-	 * cursors and library threads; whether a dropped table's resources
-	 * were released (its object stays, on db->dead, until ts_close) */
+	/* db->life_mu (lifetime.h): public calls inside the table; whether
+	 * a dropped table's resources were released (its object stays, on
+	 * db->dead, until ts_close).  Atomic: holds of cursors and library
+	 * threads (ts__table_hold). */
 	int calls, holds, released;
 	ts__descriptor *desc;    /* current descriptor, guarded by mu */
 	/* schema_mu: the tablet set of desc once a snapshot built it (the
@@ -153,6 +154,8 @@ struct ts_table {
 	int64_t read_mono;       /* atomic: ts__mono_coarse_ns of the last query,
 	                          * latest or aggregate opened, to the second
 	                          * (ts__table_note_read) */
+	void *spare_cursor;      /* atomic: a closed cursor's memory, for the
+	                          * next cursor opened (query.c) */
 	uint64_t next_id;        /* tablet ids reserved so far (mu) */
 	struct ts__recent_flush {
 		uint64_t id;
@@ -220,7 +223,8 @@ struct ts_db {
 	                          * calls fail with TS_ECLOSED, but for
 	                          * ts_table_close, which is let in: ts_close
 	                          * may yet return TS_EBUSY); 2: it frees */
-	long calls, cursors;     /* public calls inside the db; open cursors */
+	long calls, cursors;     /* public calls inside the db (life_mu); open
+	                          * cursors (atomic: ts__table_hold) */
 	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
 	pthread_mutex_t epoch_mu; /* guards epoch (epoch.c) */
 	ts_epoch epoch;          /* read-write handles: <db>/EPOCH's contents */

@@ -13,7 +13,8 @@
  * resources -- log mappings, filling trees, open tablets, descriptors --
  * are released by whichever of its last handle, call or hold goes last
  * (ts__table_take_release decides, once); its object stays on db->dead
- * until ts_close frees it (ts__table_free).  life_mu guards the counts.
+ * until ts_close frees it (ts__table_free).  life_mu guards the counts
+ * of calls; holds are atomic (see ts__table_hold).
  * Opening and closing handles themselves are in table.c (ts_table_open,
  * ts_table_close) and db.c (ts_open, ts_close).
  */
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 
 #include "buf.h"
+#include "cursor.h"
 #include "error.h"
 #include "handle.h"
 #include "lifetime.h"
@@ -64,6 +66,7 @@ void ts__table_free(struct ts_table *t)
 		return;
 	if (!t->released)
 		ts__table_release(t);
+	ts__cursor_spare_free(t);
 	pthread_mutex_destroy(&t->tablets_mu);
 	pthread_mutex_destroy(&t->flush_mu);
 	pthread_mutex_destroy(&t->merge_mu);
@@ -81,8 +84,8 @@ void ts__table_free(struct ts_table *t)
 
 int ts__table_take_release(struct ts_table *t)
 {
-	if (t->released || !__atomic_load_n(&t->dropped, __ATOMIC_RELAXED) || t->refs > 0 ||
-	    t->calls > 0 || t->holds > 0)
+	if (t->released || !__atomic_load_n(&t->dropped, __ATOMIC_SEQ_CST) || t->refs > 0 ||
+	    t->calls > 0 || __atomic_load_n(&t->holds, __ATOMIC_SEQ_CST) > 0)
 		return 0;
 	t->released = 1;
 	return 1;
@@ -160,20 +163,40 @@ void ts__table_leave(struct ts_table *t)
 	release_unlock(t);
 }
 
+/*
+ * Holds are counted without life_mu (a cursor's open and close took it
+ * twice: a fifth of a latest lookup's lock round trips).  A hold is
+ * taken only by a caller inside a call on t, holding t already, or
+ * holding db->mu with t among db->tables -- so never on a table whose
+ * resources went, and never while ts_close waits (cursors are counted
+ * before the call that opens them leaves, which begin_close waits for).
+ * An unhold takes life_mu only when the table is dropped: the drop
+ * stores dropped before it reads holds (unlink_table), the unhold
+ * subtracts before it reads dropped, both sequentially consistent, so
+ * that of the two at least one sees the other and the last of them
+ * releases (ts__table_take_release decides, once).  A cursor's count
+ * on the database goes last: once it is 0 ts_close may free the table.
+ */
 void ts__table_hold(struct ts_table *t, int cursor)
 {
-	pthread_mutex_lock(&t->db->life_mu);
-	t->holds++;
-	t->db->cursors += cursor;
-	pthread_mutex_unlock(&t->db->life_mu);
+	__atomic_add_fetch(&t->holds, 1, __ATOMIC_SEQ_CST);
+	if (cursor)
+		__atomic_add_fetch(&t->db->cursors, 1, __ATOMIC_RELAXED);
 }
 
 void ts__table_unhold(struct ts_table *t, int cursor)
 {
 	ts_db *db = t->db;
+	int left = __atomic_sub_fetch(&t->holds, 1, __ATOMIC_SEQ_CST);
+	assert(left >= 0);
+	(void)left;
+	if (!__atomic_load_n(&t->dropped, __ATOMIC_SEQ_CST)) {
+		if (cursor)
+			__atomic_sub_fetch(&db->cursors, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	pthread_mutex_lock(&db->life_mu);
-	assert(t->holds > 0 && db->cursors >= cursor);
-	t->holds--;
-	db->cursors -= cursor;
+	if (cursor)
+		__atomic_sub_fetch(&db->cursors, 1, __ATOMIC_RELEASE);
 	release_unlock(t);
 }

@@ -1040,19 +1040,34 @@ ts__lsn ts__log_next_batch(const ts__log *log)
  * processes keep the pages they mapped (unlink semantics).
  */
 
+/* A pin is one atomic add and an unpin one subtract, without mu: a
+ * latest lookup took and dropped mu twice for them.  What mu ordered,
+ * the pins' modification order does: whoever decides that no snapshot
+ * is pinned (claim_unmap, ts__log_release) reads pins with a read-modify-
+ * write (pins_now), after the release that made the segment unneeded
+ * -- so either it reads a pin, or every later pin and unpin reads its
+ * write and synchronises with it: that snapshot then reads the commit
+ * that no longer names the segment, that last unpin the new released
+ * (and unmaps it itself). */
+static long pins_now(ts__log *log)
+{
+	return __atomic_fetch_add(&log->pins, 0, __ATOMIC_SEQ_CST);
+}
+
 /* The mapping of the oldest released segment not yet unmapped, claimed
  * for the caller to unmap outside mu (its slot emptied), or NULL when
  * there is none or a snapshot is pinned; mu is held.  A snapshot pinned
- * after this cannot need it: it pins (under mu) before it reads the head
- * commit, and a segment is released only after a commit that names no
- * tree in it was published and a descriptor that names the tablets
- * holding its rows (flush.c), so the mutex orders either the pin before
- * this check or the new commit before that snapshot's reading it. */
+ * after this cannot need it: it pins before it reads the head commit,
+ * and a segment is released only after a commit that names no tree in
+ * it was published and a descriptor that names the tablets holding its
+ * rows (flush.c), so either this check sees the pin or that snapshot
+ * reads the new commit (pins_now). */
 static unsigned char *claim_unmap(ts__log *log)
 {
 	assert(mu_held(log));
-	while (log->pins == 0 && log->unmapped < log->released) {
-		uint64_t seg = log->unmapped++;
+	while (pins_now(log) == 0 && log->unmapped < log->released) {
+		uint64_t seg = log->unmapped;
+		__atomic_store_n(&log->unmapped, seg + 1, __ATOMIC_RELAXED);
 		ts__log_slot *s = &log->hot.ring[seg & RING_MASK];
 		if (atomic_load(&s->segp1) == seg + 1) {
 			unsigned char *base = s->base;
@@ -1080,18 +1095,15 @@ static void unmap_released(ts__log *log)
 
 void ts__log_pin(ts__log *log)
 {
-	mu_lock(log);
-	log->pins++;
-	mu_unlock(log);
+	__atomic_add_fetch(&log->pins, 1, __ATOMIC_SEQ_CST);
 }
 
 void ts__log_unpin(ts__log *log)
 {
-	mu_lock(log);
-	assert(log->pins > 0);
-	int last = --log->pins == 0 && log->unmapped < log->released;
-	mu_unlock(log);
-	if (last)
+	long left = __atomic_sub_fetch(&log->pins, 1, __ATOMIC_SEQ_CST);
+	assert(left >= 0);
+	if (left == 0 && __atomic_load_n(&log->unmapped, __ATOMIC_SEQ_CST) <
+	                 __atomic_load_n(&log->released, __ATOMIC_SEQ_CST))
 		unmap_released(log);
 }
 
@@ -1147,9 +1159,9 @@ int ts__log_release(ts__log *log, ts__lsn lsn)
 		log->first_seg = upto;
 	mu_lock(log);
 	if (log->first_seg > log->released)
-		log->released = log->first_seg;
+		__atomic_store_n(&log->released, log->first_seg, __ATOMIC_SEQ_CST);
 	int work = log->unlinked < log->released || log->drop_unsynced ||
-	           (log->pins == 0 && log->unmapped < log->released);
+	           (pins_now(log) == 0 && log->unmapped < log->released);
 	mu_unlock(log);
 	/* without the preparer, here: a failure is the flush's, as before */
 	return work && !ts__log_prep_drop(log) ? ts__log_drop_released(log) : 0;
@@ -1159,7 +1171,7 @@ void ts__log_forget(ts__log *log, ts__lsn lsn)
 {
 	mu_lock(log);
 	if (seg_of(log, lsn) > log->released)
-		log->released = seg_of(log, lsn);
+		__atomic_store_n(&log->released, seg_of(log, lsn), __ATOMIC_SEQ_CST);
 	mu_unlock(log);
 	unmap_released(log);
 }

@@ -116,10 +116,12 @@ struct ts__log {
 	uint64_t first_seg, last_seg; /* segments mapped by the writer */
 	/* Released segments stay mapped while a snapshot taken before their
 	 * release may read them: pins counts the snapshots (ts__log_pin);
-	 * segments below released are released, below unmapped unmapped
-	 * (all three under mu).  Without this a long-running process kept every
-	 * segment it ever wrote mapped, and their disk blocks allocated. */
-	long pins;                /* under mu, as the three below */
+	 * segments below released are released, below unmapped unmapped.
+	 * Without this a long-running process kept every segment it ever
+	 * wrote mapped, and their disk blocks allocated.  pins is atomic
+	 * (ts__log_pin); released and unmapped change under mu, stored
+	 * atomically, for the last unpin reads them without it. */
+	long pins;
 	uint64_t released, unmapped;
 	/* The writer's segment files below unlinked are deleted: a release
 	 * only moves released (and first_seg), and the files go and the

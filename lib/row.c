@@ -128,6 +128,13 @@ int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void
                         size_t len, const void *key, size_t klen, const ts__stem *stem,
                         ts_value *vals, int typed)
 {
+	return ts__row_decode_stem_values(from, to, row, len, key, klen, stem, vals, typed, 0);
+}
+
+int ts__row_decode_stem_values(const ts__schema *from, const ts__schema *to, const void *row,
+                               size_t len, const void *key, size_t klen, const ts__stem *stem,
+                               ts_value *vals, int typed, int stem_vals)
+{
 	const unsigned char *rest = (const unsigned char *)key + klen;
 	ts_reader r;
 	assert(from->nkey >= 1 && from->nkey <= TS_KEY_COLUMNS_MAX);
@@ -135,7 +142,7 @@ int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void
 	if (klen != stem->len + 8 || ts__key_cmp(key, stem->len, stem->data, stem->len) != 0)
 		return 1;
 	int last = from->nkey - 1; /* ts, the key's last column */
-	for (int k = 0; k < last; k++) {
+	for (int k = 0; !stem_vals && k < last; k++) {
 		int i = from->key[k];
 		vals[i].type = to->cols[i].type;
 		vals[i].v = stem->vals[k].v;

@@ -56,6 +56,13 @@ typedef struct ts__stem {
 int ts__row_decode_stem(const ts__schema *from, const ts__schema *to, const void *row,
                         size_t len, const void *key, size_t klen, const ts__stem *stem,
                         ts_value *vals, int typed);
+/* The same when vals hold this stem's values and types already (the
+ * cursor's last row went through the stem: stem_vals 1) -- they are left
+ * alone too, and only ts, the fixed columns' values and the variable
+ * columns are written. */
+int ts__row_decode_stem_values(const ts__schema *from, const ts__schema *to, const void *row,
+                               size_t len, const void *key, size_t klen, const ts__stem *stem,
+                               ts_value *vals, int typed, int stem_vals);
 
 /* The same for columns want[0..nwant) of `to`, none of them in the key
  * but ts (read from the key's last 8 bytes); vals of the other key

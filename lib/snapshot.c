@@ -171,15 +171,6 @@ int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row
 	return from ? ts__row_decode(from, s->schema, row, len, vals, scratch) : TS_ECORRUPT;
 }
 
-int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
-                             size_t len, const void *key, size_t klen, const ts__stem *stem,
-                             ts_value *vals, int typed)
-{
-	const ts__schema *from = ts__snapshot_version_schema(s, version);
-	return from ? ts__row_decode_stem(from, s->schema, row, len, key, klen, stem, vals, typed)
-	            : TS_ECORRUPT;
-}
-
 int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,
                                size_t len, ts_value *vals, const int *want, int nwant)
 {

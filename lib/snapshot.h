@@ -69,21 +69,14 @@ int ts__snapshot_scan_tablet(const ts__snapshot *s, int i, ts__row_fn fn, void *
 /* Decode the row record at lsn into vals (the snapshot's schema). */
 int ts__snapshot_row(const ts__snapshot *s, uint64_t lsn, ts_value *vals, ts_buf *scratch);
 
+/* The schema rows of schema version `version` were written in, or NULL
+ * (TS_ECORRUPT noted: a version the snapshot does not know). */
+const ts__schema *ts__snapshot_version_schema(const ts__snapshot *s, uint32_t version);
 /* Decode row[0..len), written under schema version `version`, into vals
  * in the snapshot's schema.  Returns 0, TS_ECORRUPT (an unknown version,
  * a malformed row) or TS_ENOMEM. */
 int ts__snapshot_decode(const ts__snapshot *s, uint32_t version, const void *row, size_t len,
                         ts_value *vals, ts_buf *scratch);
-/* The same for a read whose keys begin with one stem, the row's key
- * key[0..klen) located (ts__row_decode_stem, typed as there): returns 0,
- * 1 when the key is not the stem and a ts (decode the row with
- * ts__snapshot_decode), TS_ECORRUPT. */
-int ts__snapshot_decode_stem(const ts__snapshot *s, uint32_t version, const void *row,
-                             size_t len, const void *key, size_t klen, const ts__stem *stem,
-                             ts_value *vals, int typed);
-/* The schema rows of schema version `version` were written in, or NULL
- * (TS_ECORRUPT noted: a version the snapshot does not know). */
-const ts__schema *ts__snapshot_version_schema(const ts__snapshot *s, uint32_t version);
 /* The same for columns want[0..nwant), none in the key, only
  * (ts__row_decode_values). */
 int ts__snapshot_decode_values(const ts__snapshot *s, uint32_t version, const void *row,

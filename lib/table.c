@@ -374,7 +374,7 @@ int ts_table_open(ts_db *db, const char *name, ts_table **out)
 	uint64_t now;
 	if (t && ts__db_readonly(db) && ts__table_incarnation(t->dir, &now) == 0 &&
 	    now != t->incarnation) {
-		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_SEQ_CST);
 		t = NULL;
 	}
 	if (!t && (rc = load_table(db, name, &t)) == 0) {
@@ -599,7 +599,7 @@ static void unlink_table(ts_db *db, const char *name)
 	if (!t)
 		return;
 	pthread_mutex_lock(&t->mu);
-	__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->dropped, 1, __ATOMIC_SEQ_CST);
 	ts__log_stop_preparing(t->log); /* no segment made under the old path */
 	pthread_mutex_unlock(&t->mu);
 	pthread_mutex_lock(&db->life_mu);

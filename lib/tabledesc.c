@@ -100,7 +100,7 @@ static int refresh(struct ts_table *t)
 	if (err < 0 && err != -ENOENT)
 		return ts__fail_errno(-err, "table \"%s\": stat %s", t->name, t->dir);
 	if (now != t->incarnation) {
-		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_SEQ_CST);
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	}
 	ino_t ino = ts__desc_inode(t->dir);
@@ -108,7 +108,7 @@ static int refresh(struct ts_table *t)
 	    descriptor_generation(t->dir) == t->desc->generation)
 		return 0;
 	if (ino == 0) {
-		__atomic_store_n(&t->dropped, 1, __ATOMIC_RELAXED); /* read under db->mu */
+		__atomic_store_n(&t->dropped, 1, __ATOMIC_SEQ_CST); /* read under db->mu */
 		return ts__fail(TS_ECLOSED, "table \"%s\" was dropped", t->name);
 	}
 	int rc = ts__descriptor_read(t->dir, &d);

@@ -877,6 +877,36 @@ static void db_drop(void **state)
 	assert_int_equal(ts_close(db), 0);
 }
 
+/* A dropped table's resources go with the last of its handles, calls and
+ * cursors: here a cursor outlives the handle and the drop, and its close
+ * releases the table -- the log's mappings of the deleted files go then,
+ * not at ts_close (holds are counted without the lifetime lock: the
+ * close must still see the drop). */
+static void db_drop_released_by_the_last_cursor(void **state)
+{
+	const char *dir = *state;
+	ts_db *db = open_db(dir, 0);
+	assert_int_equal(create_cpu(db, "cpu"), 0);
+	ts_table *t = open_table(db, "cpu");
+	ts_value row[] = {ts_string("h"), ts_timestamp(1), ts_int32(1), ts_double(0.5)};
+	assert_int_equal(ts_insert(t, row, 1), 0);
+	ts_cursor *c = NULL;
+	ts_query q = {0};
+	assert_int_equal(ts_query_open(t, &q, &c), 0);
+	ts_table_close(t);
+	assert_int_equal(ts_test_deleted_mappings(dir), 0);
+	assert_int_equal(ts_drop(db, "cpu"), 0);
+	assert_true(ts_test_deleted_mappings(dir) >= 1); /* the cursor holds the table */
+	const ts_value *v;
+	int n;
+	assert_int_equal(ts_cursor_next(c, &v, &n), 0);
+	assert_non_null(v);
+	assert_string_equal(v[0].v.s.ptr, "h");
+	ts_cursor_close(c);
+	assert_int_equal(ts_test_deleted_mappings(dir), 0);
+	assert_int_equal(ts_close(db), 0);
+}
+
 /* A drop by the writer seen through a read-only database handle. */
 static void db_drop_seen_by_readonly_handle(void **state)
 {
@@ -1499,6 +1529,7 @@ int main(void)
 		T(db_alter_seen_by_readonly_handle),
 		T(db_recreated_seen_by_readonly_handle),
 		T(db_drop),
+		T(db_drop_released_by_the_last_cursor),
 		T(db_drop_seen_by_readonly_handle),
 		T(db_leftovers_removed),
 		T(db_dir_sync_failure_is_eio),
