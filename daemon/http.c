@@ -39,6 +39,7 @@
  * tsd_http_held; the body then moves to the request, counted through
  * tsd_http_size).
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +91,16 @@ struct tsd_http_req {
 	size_t max_body;    /* http-max-body when it was received */
 	char *query;        /* the URL's query, NUL-terminated, or NULL */
 	int answered;       /* the status sent, for the counters */
+	/* A write under sync=replica, committed, waiting for a standby to
+	 * hold its commits (replica_step): the answer it then gives. */
+	struct {
+		int on;
+		int status;                        /* 204, or the write's error */
+		char *msg;                         /* that error's message */
+		struct tsd_ingest_commit *commits; /* n of them */
+		int n, over;
+		int64_t until;                     /* monotonic ns: replica-timeout */
+	} replica;
 };
 
 struct tsd_http_conn {
@@ -150,10 +161,14 @@ void tsd_http_free(struct tsd_http_req *h)
 		return;
 	free(h->body);
 	free(h->query);
+	free(h->replica.msg);
+	free(h->replica.commits);
 	free(h);
 }
 
 int tsd_http_closes(const struct tsd_http_req *h) { return h->closes; }
+
+int tsd_http_waits(const struct tsd_http_req *h) { return h->replica.on; }
 
 size_t tsd_http_size(const struct tsd_http_req *h)
 {
@@ -664,6 +679,79 @@ static int write_precision(struct tsd_http_req *h, enum lp_precision *prec)
 	return 0;
 }
 
+/* Give a write's answer (status 204, or 400 with msg: the good lines
+ * stored), once a standby holds its commits under sync=replica: then
+ * the request waits (replica_step) with what it will answer; else at
+ * once. */
+static void answer_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out,
+                         const struct tsd_ingest_result *res, int status, const char *msg)
+{
+	if (ctx->cfg->sync_replica && (res->ncommits || res->commits_over)) {
+		size_t n = (size_t)res->ncommits;
+		h->replica.commits = malloc((n ? n : 1) * sizeof *h->replica.commits);
+		h->replica.msg = msg ? strdup(msg) : NULL;
+		if (!h->replica.commits || (msg && !h->replica.msg)) {
+			respond_error(h, out, 500, "out of memory");
+			return;
+		}
+		memcpy(h->replica.commits, res->commits, n * sizeof *h->replica.commits);
+		h->replica.n = res->ncommits;
+		h->replica.over = res->commits_over;
+		h->replica.status = status;
+		h->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
+		h->replica.on = 1;
+		tsd_replica_committed(); /* a follow step ships it at once */
+		return;
+	}
+	if (status == 204)
+		respond(h, out, 204, NULL, NULL, 0);
+	else
+		respond_error(h, out, status, msg);
+}
+
+/* A step of a write waiting under sync=replica: its answer once a
+ * standby acknowledged every table's commit, 503 after replica-timeout
+ * (the points are committed here, but not known to be on a standby),
+ * else nothing after waiting up to TSD_REPLICA_WAIT for an ack.  A
+ * write of more tables than it could list (TSD_INGEST_COMMITS_MAX)
+ * cannot be followed: 503 at once. */
+static void replica_step(struct tsd_http_req *h, struct jbuf *out)
+{
+	int streams = 0;
+	char msg[TSD_MESSAGE_MAX];
+	if (h->replica.over) {
+		snprintf(msg, sizeof msg, "sync=replica: the write committed to more than %d tables, "
+		         "which cannot be followed to a standby; the points are committed here, but "
+		         "not known to be on a standby", TSD_INGEST_COMMITS_MAX);
+		h->replica.on = 0;
+		respond_error(h, out, 503, msg);
+		return;
+	}
+	while (h->replica.n > 0) {
+		const struct tsd_ingest_commit *c = &h->replica.commits[h->replica.n - 1];
+		if (!tsd_replica_acked(c->table, c->version, TSD_REPLICA_WAIT, &streams))
+			break;
+		h->replica.n--; /* this table's commit is on a standby */
+	}
+	if (h->replica.n == 0) {
+		h->replica.on = 0;
+		if (h->replica.status == 204)
+			respond(h, out, 204, NULL, NULL, 0);
+		else
+			respond_error(h, out, h->replica.status, h->replica.msg);
+		return;
+	}
+	if (tsd_mono_ns() < h->replica.until)
+		return;
+	const struct tsd_ingest_commit *c = &h->replica.commits[h->replica.n - 1];
+	snprintf(msg, sizeof msg, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
+	         "within replica-timeout; the points are committed here, but not known to be on a "
+	         "standby", streams ? "no standby" : "no standby is following, so none",
+	         c->version, c->table);
+	h->replica.on = 0;
+	respond_error(h, out, 503, msg);
+}
+
 /* POST /write and /api/v2/write: the line protocol body into the
  * tables (ingest.c), answered as InfluxDB 1.x does: 204 when every line
  * was stored (or ignored as a duplicate), 400 naming the first refused
@@ -690,9 +778,9 @@ static void do_lines(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 	rc = tsd_ingest_lines(ctx->ingest, body ? body : "", len, prec, &res);
 	free(body);
 	if (rc == 0)
-		respond(h, out, 204, NULL, NULL, 0);
+		answer_write(h, ctx, out, &res, 204, NULL);
 	else if (rc == TS_EINVAL)
-		respond_error(h, out, 400, res.error);
+		answer_write(h, ctx, out, &res, 400, res.error);
 	else
 		respond_error(h, out, storage_status(rc), res.error[0] ? res.error : ts_strerror(rc));
 }
@@ -719,8 +807,8 @@ static void do_write(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 	/* An empty body may come as NULL (see do_lines). */
 	status = tsd_prom_write(ctx->ingest, body ? body : "", len, h->max_body, &res);
 	free(body);
-	if (status == 204)
-		respond(h, out, 204, NULL, NULL, 0);
+	if (status == 204 || status == 400)
+		answer_write(h, ctx, out, &res, status, status == 204 ? NULL : res.error);
 	else
 		respond_error(h, out, status == 500 ? storage_status(res.code) : status, res.error);
 }
@@ -780,7 +868,9 @@ static void do_query(struct tsd_http_req *h, const struct tsd_context *ctx, stru
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out)
 {
 	static const char health[] = "{\"status\":\"pass\"}\n";
-	if (h->status) {
+	if (h->replica.on) {
+		replica_step(h, out);
+	} else if (h->status) {
 		respond_error(h, out, h->status, h->msg);
 	} else {
 		switch (h->route) {

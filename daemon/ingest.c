@@ -24,7 +24,7 @@
  *            the schemas again, and the build goes on from the line that
  *            stopped it; what still does not fit then is refused line by
  *            line.  So a line is built once, and stored once.
- *   insert   one ts_insert_counted per table, for the schema version the rows
+ *   insert   one ts_insert_versioned per table, for the schema version the rows
  *            were built for, so concurrent alters cannot shift them; at
  *            the end of the body, or sooner when the rows held reach
  *            FLUSH_VALUES values, which bounds a request's memory.
@@ -1072,6 +1072,26 @@ static int is_rollup(ts_table *t)
 	return 0;
 }
 
+/* Note that table t's version is tv after a commit of the call's. */
+static void note_commit(struct tsd_ingest_result *res, ts_table *t, uint64_t tv)
+{
+	const char *name = ts_table_name(t);
+	if (!tv)
+		return;
+	for (int i = 0; i < res->ncommits; i++)
+		if (strcmp(res->commits[i].table, name) == 0) {
+			if (tv > res->commits[i].version)
+				res->commits[i].version = tv;
+			return;
+		}
+	if (res->ncommits == TSD_INGEST_COMMITS_MAX) {
+		res->commits_over = 1;
+		return;
+	}
+	snprintf(res->commits[res->ncommits].table, sizeof res->commits[0].table, "%s", name);
+	res->commits[res->ncommits++].version = tv;
+}
+
 int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_t n, size_t ncols,
                       struct tsd_ingest_result *res, tsd_ingest_refused_fn refused, void *arg,
                       size_t *unstored)
@@ -1079,10 +1099,12 @@ int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_
 	size_t start = 0;
 	while (start < n) {
 		size_t left = n - start, bad, ignored = 0;
-		int rc = ts_insert_counted(t, version, rows + start * ncols, left, &ignored);
+		uint64_t tv = 0;
+		int rc = ts_insert_versioned(t, version, rows + start * ncols, left, &ignored, &tv);
 		if (rc == 0) {
 			res->stored += left - ignored;
 			res->ignored += ignored;
+			note_commit(res, t, tv);
 			return 0;
 		}
 		const char *msg = ts_errmsg(NULL);
@@ -1106,9 +1128,11 @@ int tsd_ingest_insert(ts_table *t, uint32_t version, const ts_value *rows, size_
 		refused(arg, start + bad, rc, copy);
 		/* The rows before the refused one, alone: if they fail now, it
 		 * is as a storage failure. */
-		if (bad > 0 && (rc = ts_insert_counted(t, version, rows + start * ncols, bad,
-		                                       &ignored)) < 0)
+		if (bad > 0 && (rc = ts_insert_versioned(t, version, rows + start * ncols, bad,
+		                                         &ignored, &tv)) < 0)
 			return rc;
+		if (bad > 0)
+			note_commit(res, t, tv);
 		res->stored += bad - ignored;
 		res->ignored += ignored;
 		start += bad + 1;

@@ -54,6 +54,15 @@ enum tsd_ingest_reason {
  * "store". */
 const char *tsd_ingest_reason_name(enum tsd_ingest_reason r);
 
+/* A table a call committed rows to, and the table's version after its
+ * last commit of them (ts_insert_versioned): what sync=replica waits
+ * for a standby to hold (http.c). */
+#define TSD_INGEST_COMMITS_MAX 64
+struct tsd_ingest_commit {
+	char table[TS_NAME_MAX + 1];
+	uint64_t version;
+};
+
 /* What one call did. */
 struct tsd_ingest_result {
 	uint64_t points;                 /* good lines parsed */
@@ -69,6 +78,10 @@ struct tsd_ingest_result {
 	 * or the storage failure's when code is not TS_EINVAL. */
 	char error[TSD_INGEST_MESSAGE_MAX];
 	int code;                        /* as tsd_ingest_lines returns */
+	/* The tables committed to; commits_over: more than
+	 * TSD_INGEST_COMMITS_MAX of them, the rest not listed. */
+	struct tsd_ingest_commit commits[TSD_INGEST_COMMITS_MAX];
+	int ncommits, commits_over;
 };
 
 /* The counters since tsd_ingest_open (for stats and /metrics). */

@@ -23,7 +23,7 @@
  *            a column value gets one (ts_alter_add)
  *   build    each sample laid out as a row of its table's schema (label
  *            values point into the decoded message), the rows of each
- *            table inserted with one ts_insert_counted for the schema
+ *            table inserted with one ts_insert_versioned for the schema
  *            version they were built for -- sooner when the request
  *            holds 2^20 values, which bounds its rows' memory.  A row
  *            the library refuses splits the batch there (its index is in

@@ -1721,7 +1721,7 @@ void tsd_request_step(struct tsd_request *r, const struct tsd_context *ctx,
 	if (r->http) {
 		tsd_http_step(r->http, ctx, &r->out);
 		r->closes = tsd_http_closes(r->http);
-		r->done = 1;
+		r->done = !tsd_http_waits(r->http); /* sync=replica: stepped again */
 		return;
 	}
 	if (!r->started) {

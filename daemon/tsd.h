@@ -762,9 +762,16 @@ char *tsd_http_refusal(size_t *len);
  * (and h freed) when out of memory. */
 struct tsd_request *tsd_request_http(struct tsd_http_req *h);
 
-/* Run h and write its whole response into out (one step: no HTTP
- * response streams yet).  On a worker thread. */
+/* Run h and write its whole response into out.  One step, but for a
+ * write under sync=replica, whose steps after the first wait up to
+ * TSD_REPLICA_WAIT each for a standby to acknowledge its commits and
+ * write nothing until it has, or until replica-timeout (tsd_http_waits
+ * says whether another step is due).  On a worker thread. */
 void tsd_http_step(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out);
+
+/* Whether h waits for a standby's acknowledgement: its response is not
+ * written yet, and request.c steps it again. */
+int tsd_http_waits(const struct tsd_http_req *h);
 
 /* Whether the connection closes after h's response. */
 int tsd_http_closes(const struct tsd_http_req *h);

@@ -3,11 +3,14 @@
 #   1. a primary under --sync replica with no standby: an insert fails
 #      after replica-timeout with EREPLICA, saying the rows are committed
 #      here but on no standby; a delete likewise, its deletion committed;
+#      a POST /write likewise (503), its points committed;
 #   2. failovers: TSSTORE_FAILOVERS rounds (default 10; `make
 #      failover-test` runs more), each with a fresh primary A (--sync
 #      replica) and standby B; a writer inserts one row per insert into A
 #      and records each acknowledged (an insert refused, EREPLICA while
-#      the link is down, is not); A is killed (-9) at a random moment
+#      the link is down, is not); in the first round, a POST /write to A
+#      is answered 204 only once B holds its points (read from B at
+#      once); A is killed (-9) at a random moment
 #      (0.2 to 1.2 s after the first row was acknowledged); B is
 #      promoted: every acknowledged row is on B (0 lost), B passes check
 #      once stopped.  Every second round B follows A through
@@ -27,8 +30,10 @@ rounds=${TSSTORE_FAILOVERS:-10}
 
 # ---- 1. no standby: EREPLICA after the timeout ----
 
-start a0.log "$tmp/a0.sock" -d "$tmp/a0" --sync replica --replica-timeout 500ms
+start a0.log "$tmp/a0.sock" -d "$tmp/a0" --sync replica --replica-timeout 500ms \
+	--listen http:127.0.0.1:0
 a_pid=$pid
+a_http=$(port_of a0.log http)
 check create_alone 0 '' '' "$bin" -s "$tmp/a0.sock" create m --column v:int64 --key ts --ttl 0
 printf 'ts\tv\n1795000000\t1\n' >one.tsv
 check alone 1 '' 'tsstore: insert: sync=replica: no standby is following, so none acknowledged commit 96 of table "m" within replica-timeout; the rows are committed here, but not known to be on a standby\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n' \
@@ -38,6 +43,15 @@ check alone_committed 0 'v\n1\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
 check alone_delete 1 '' 'tsstore: delete: sync=replica: no standby is following, so none acknowledged commit 320 of table "m" within replica-timeout; the deletion is committed here, but not known to be on a standby\n' \
 	"$bin" -s "$tmp/a0.sock" --time-unit s delete m --from 1795000000 --to 1795000001
 check alone_deleted 0 'v\n' '' "$bin" -s "$tmp/a0.sock" query m --columns v
+# a POST /write waits as an insert does: 503, its points committed
+if command -v curl >/dev/null 2>&1; then
+	check alone_http 0 '{"error":"sync=replica: no standby is following, so none acknowledged commit 96 of table \"hm\" within replica-timeout; the points are committed here, but not known to be on a standby"}\n 503' '' \
+		curl -sS --max-time 10 -w ' %{http_code}' --data-binary 'hm,h=a v=7i 1795000000000000000' \
+		"http://127.0.0.1:$a_http/write?precision=ns"
+	check alone_http_committed 0 'v\n7\n' '' "$bin" -s "$tmp/a0.sock" query hm --columns v
+else
+	skip "curl is not installed (scripts/deps.sh installs it): POST /write under sync=replica is not tried"
+fi
 kill -TERM "$a_pid"
 wait "$a_pid"
 
@@ -55,9 +69,10 @@ while [ $r -lt "$rounds" ]; do
 	d=$tmp/r$r
 	mkdir "$d"
 	start a$r.log "$d/a.sock" -d "$d/a" --listen tcp:127.0.0.1:0 --token "$tmp/token" \
-		--sync replica --replica-timeout 2s
+		--sync replica --replica-timeout 2s --listen http:127.0.0.1:0
 	a_pid=$pid
 	a_port=$(port_of a$r.log tcp)
+	a_http=$(port_of a$r.log http)
 	"$bin" -s "$d/a.sock" create m --column v:int64 --key ts --ttl 0
 	follow=$a_port proxy_pid= span=1000 from=200
 	if [ $((r % 2)) = 0 ] && [ $have_python = 1 ]; then
@@ -69,6 +84,14 @@ while [ $r -lt "$rounds" ]; do
 	start b$r.log "$d/b.sock" -d "$d/b" --follow "tcp:127.0.0.1:$follow" --token "$tmp/token"
 	b_pid=$pid
 	await_log following b$r.log '^tsstored: following '
+	if [ $r = 1 ] && command -v curl >/dev/null 2>&1; then
+		# POST /write answered only once the standby holds the points:
+		# read from it at once, they are there
+		check http_replica 0 '204' '' curl -sS --max-time 10 -o /dev/null -w '%{http_code}' \
+			-H 'Authorization: Token s3cret' --data-binary 'hm,h=a v=5i 1795000000000000000' \
+			"http://127.0.0.1:$a_http/write?precision=ns"
+		check http_replica_on_standby 0 'v\n5\n' '' "$bin" -s "$d/b.sock" query hm --columns v
+	fi
 	: >"$d/acked"
 	writer "$d/a.sock" "$d/acked" &
 	w_pid=$!
