@@ -39,7 +39,6 @@
  * tsd_http_held; the body then moves to the request, counted through
  * tsd_http_size).
  */
-#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,7 +97,7 @@ struct tsd_http_req {
 		int status;                        /* 204, or the write's error */
 		char *msg;                         /* that error's message */
 		struct tsd_ingest_commit *commits; /* n of them */
-		int n, over;
+		int n;                             /* of them not yet acknowledged */
 		int64_t until;                     /* monotonic ns: replica-timeout */
 	} replica;
 };
@@ -682,13 +681,22 @@ static int write_precision(struct tsd_http_req *h, enum lp_precision *prec)
 /* Give a write's answer (status 204, or 400 with msg: the good lines
  * stored), once a standby holds its commits under sync=replica: then
  * the request waits (replica_step) with what it will answer; else at
- * once. */
+ * once.  A write of more tables than its result could list
+ * (TSD_INGEST_COMMITS_MAX) cannot be followed: 503 at once. */
 static void answer_write(struct tsd_http_req *h, const struct tsd_context *ctx, struct jbuf *out,
                          const struct tsd_ingest_result *res, int status, const char *msg)
 {
-	if (ctx->cfg->sync_replica && (res->ncommits || res->commits_over)) {
+	if (ctx->cfg->sync_replica && res->commits_over) {
+		char m[TSD_MESSAGE_MAX];
+		snprintf(m, sizeof m, "sync=replica: the write committed to more than %d tables, "
+		         "which cannot be followed to a standby; the points are committed here, but "
+		         "not known to be on a standby", TSD_INGEST_COMMITS_MAX);
+		respond_error(h, out, 503, m);
+		return;
+	}
+	if (ctx->cfg->sync_replica && res->ncommits) {
 		size_t n = (size_t)res->ncommits;
-		h->replica.commits = malloc((n ? n : 1) * sizeof *h->replica.commits);
+		h->replica.commits = malloc(n * sizeof *h->replica.commits);
 		h->replica.msg = msg ? strdup(msg) : NULL;
 		if (!h->replica.commits || (msg && !h->replica.msg)) {
 			respond_error(h, out, 500, "out of memory");
@@ -696,7 +704,6 @@ static void answer_write(struct tsd_http_req *h, const struct tsd_context *ctx, 
 		}
 		memcpy(h->replica.commits, res->commits, n * sizeof *h->replica.commits);
 		h->replica.n = res->ncommits;
-		h->replica.over = res->commits_over;
 		h->replica.status = status;
 		h->replica.until = tsd_mono_ns() + ctx->cfg->replica_timeout;
 		h->replica.on = 1;
@@ -712,21 +719,11 @@ static void answer_write(struct tsd_http_req *h, const struct tsd_context *ctx, 
 /* A step of a write waiting under sync=replica: its answer once a
  * standby acknowledged every table's commit, 503 after replica-timeout
  * (the points are committed here, but not known to be on a standby),
- * else nothing after waiting up to TSD_REPLICA_WAIT for an ack.  A
- * write of more tables than it could list (TSD_INGEST_COMMITS_MAX)
- * cannot be followed: 503 at once. */
+ * else nothing after waiting up to TSD_REPLICA_WAIT for an ack. */
 static void replica_step(struct tsd_http_req *h, struct jbuf *out)
 {
 	int streams = 0;
 	char msg[TSD_MESSAGE_MAX];
-	if (h->replica.over) {
-		snprintf(msg, sizeof msg, "sync=replica: the write committed to more than %d tables, "
-		         "which cannot be followed to a standby; the points are committed here, but "
-		         "not known to be on a standby", TSD_INGEST_COMMITS_MAX);
-		h->replica.on = 0;
-		respond_error(h, out, 503, msg);
-		return;
-	}
 	while (h->replica.n > 0) {
 		const struct tsd_ingest_commit *c = &h->replica.commits[h->replica.n - 1];
 		if (!tsd_replica_acked(c->table, c->version, TSD_REPLICA_WAIT, &streams))
@@ -744,10 +741,7 @@ static void replica_step(struct tsd_http_req *h, struct jbuf *out)
 	if (tsd_mono_ns() < h->replica.until)
 		return;
 	const struct tsd_ingest_commit *c = &h->replica.commits[h->replica.n - 1];
-	snprintf(msg, sizeof msg, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
-	         "within replica-timeout; the points are committed here, but not known to be on a "
-	         "standby", streams ? "no standby" : "no standby is following, so none",
-	         c->version, c->table);
+	tsd_replica_timed_out(msg, sizeof msg, streams, c->table, c->version, "the points are");
 	h->replica.on = 0;
 	respond_error(h, out, 503, msg);
 }

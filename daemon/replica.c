@@ -28,6 +28,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -132,6 +133,14 @@ static struct timespec deadline(int64_t ns)
 	t.tv_sec += ns / 1000000000 + t.tv_nsec / 1000000000;
 	t.tv_nsec %= 1000000000;
 	return t;
+}
+
+void tsd_replica_timed_out(char *buf, size_t size, int streams, const char *table, uint64_t lsn,
+                           const char *what)
+{
+	snprintf(buf, size, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" within "
+	         "replica-timeout; %s committed here, but not known to be on a standby",
+	         streams ? "no standby" : "no standby is following, so none", lsn, table, what);
 }
 
 void tsd_replica_committed(void)

@@ -991,10 +991,10 @@ static void replica_step(struct tsd_request *r)
 	}
 	if (tsd_mono_ns() < r->replica.until)
 		return;
-	fail(r, TSD_EREPLICA, "sync=replica: %s acknowledged commit %" PRIu64 " of table \"%s\" "
-	     "within replica-timeout; %s committed here, but not known to be on a standby",
-	     streams ? "no standby" : "no standby is following, so none", r->replica.version, table,
-	     r->op == TSD_OP_DELETE ? "the deletion is" : "the rows are");
+	char msg[TSD_MESSAGE_MAX];
+	tsd_replica_timed_out(msg, sizeof msg, streams, table, r->replica.version,
+	                      r->op == TSD_OP_DELETE ? "the deletion is" : "the rows are");
+	fail(r, TSD_EREPLICA, "%s", msg);
 	put_error_line(r);
 	r->done = 1;
 }

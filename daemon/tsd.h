@@ -292,6 +292,18 @@ void tsd_replica_forget(const char *table);
  */
 int tsd_replica_acked(const char *table, uint64_t lsn, int64_t wait_ns, int *streams);
 
+/*
+ * tsd_replica_timed_out -- the message of a write under sync=replica
+ * that no standby acknowledged within replica-timeout, into buf (size
+ * bytes): "sync=replica: no standby acknowledged commit LSN of table
+ * "TABLE" within replica-timeout; WHAT committed here, but not known to
+ * be on a standby" ("no standby is following, so none acknowledged"
+ * when streams is 0).  what: "the rows are", "the deletion is", "the
+ * points are".
+ */
+void tsd_replica_timed_out(char *buf, size_t size, int streams, const char *table, uint64_t lsn,
+                           const char *what);
+
 /* An insert under sync=replica committed: a follow step waiting in
  * tsd_replica_idle looks at once.  Any thread. */
 void tsd_replica_committed(void);

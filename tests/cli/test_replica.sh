@@ -3,7 +3,8 @@
 #   1. a primary under --sync replica with no standby: an insert fails
 #      after replica-timeout with EREPLICA, saying the rows are committed
 #      here but on no standby; a delete likewise, its deletion committed;
-#      a POST /write likewise (503), its points committed;
+#      a POST /write likewise (503), its points committed, and at once
+#      when it wrote to more tables than it can follow;
 #   2. failovers: TSSTORE_FAILOVERS rounds (default 10; `make
 #      failover-test` runs more), each with a fresh primary A (--sync
 #      replica) and standby B; a writer inserts one row per insert into A
@@ -49,6 +50,17 @@ if command -v curl >/dev/null 2>&1; then
 		curl -sS --max-time 10 -w ' %{http_code}' --data-binary 'hm,h=a v=7i 1795000000000000000' \
 		"http://127.0.0.1:$a_http/write?precision=ns"
 	check alone_http_committed 0 'v\n7\n' '' "$bin" -s "$tmp/a0.sock" query hm --columns v
+	# a write to more tables than it can follow (64): 503 at once, stored
+	i=0
+	: >many.lp
+	while [ $i -lt 65 ]; do
+		printf 'many%d v=%di 1795000000000000000\n' $i $i >>many.lp
+		i=$((i + 1))
+	done
+	check alone_http_many 0 '{"error":"sync=replica: the write committed to more than 64 tables, which cannot be followed to a standby; the points are committed here, but not known to be on a standby"}\n 503' '' \
+		curl -sS --max-time 10 -w ' %{http_code}' --data-binary @many.lp \
+		"http://127.0.0.1:$a_http/write?precision=ns"
+	check alone_http_many_committed 0 'v\n64\n' '' "$bin" -s "$tmp/a0.sock" query many64 --columns v
 else
 	skip "curl is not installed (scripts/deps.sh installs it): POST /write under sync=replica is not tried"
 fi
