@@ -144,6 +144,10 @@ int64_t bench_frozen_clock(void *arg);
 /* ---- timing and results (rows.c) ---- */
 
 double bench_seconds(void);   /* CLOCK_MONOTONIC */
+/* qsort's comparison of doubles, ascending. */
+int bench_cmp_double(const void *a, const void *b);
+/* The median of v[0..n), n > 0, v sorted ascending in place. */
+double bench_median(double *v, size_t n);
 int64_t bench_now_ns(void);   /* CLOCK_MONOTONIC */
 double bench_cpu_seconds(void); /* user + system time of the process */
 /* Busy CPU seconds of the whole machine, every process (/proc/stat): less

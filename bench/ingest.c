@@ -279,12 +279,6 @@ static void *client_run(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The peak RSS (VmHWM) of process pid in MB, or -1. */
 double bench_peak_rss_mb(pid_t pid)
 {
@@ -378,7 +372,7 @@ int bench_ingest_send(bench_batch *b, size_t nb, int port, int http, pid_t pid, 
 	}
 	for (size_t i = 0; i < nb; i++)
 		lat[i] = b[i].seconds;
-	qsort(lat, nb, sizeof *lat, cmp_double);
+	qsort(lat, nb, sizeof *lat, bench_cmp_double);
 	out->p50_us = lat[nb / 2] * 1e6;
 	out->p99_us = lat[nb * 99 / 100] * 1e6;
 	free(lat);

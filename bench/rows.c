@@ -111,6 +111,18 @@ void *bench_calloc(size_t n, size_t size, const char *workload)
 	return p;
 }
 
+int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, bench_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 double bench_seconds(void)
 {
 	struct timespec t;

@@ -241,19 +241,6 @@ out:
 	return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n) (sorted in place). */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The maximum and p99 of the samples of every run (age: the commit
  * ages, else lag_seconds).  0, or -1 when out of memory. */
 static int pooled(const struct standby_run *with, int runs, int age, double *max, double *p99)
@@ -270,7 +257,7 @@ static int pooled(const struct standby_run *with, int runs, int age, double *max
 		for (size_t i = 0; i < with[r].nlag; i++)
 			v[n++] = age ? with[r].age[i] : with[r].lag[i];
 	if (n) {
-		qsort(v, n, sizeof *v, cmp_double);
+		qsort(v, n, sizeof *v, bench_cmp_double);
 		*max = v[n - 1];
 		*p99 = v[n * 99 / 100];
 	}
@@ -362,18 +349,19 @@ int bench_workload_standby(const bench_config *c)
 	snprintf(params, sizeof params, "\"rows\":%zu,\"batch\":%d,\"clients\":%d,\"runs\":%d,"
 	         "\"sync\":\"interval\",\"lag_samples\":%zu", nrows, BENCH_INGEST_BATCH,
 	         BENCH_INGEST_CLIENTS, runs, nlag);
-	double alone_rate = median(ra, runs), with_rate = median(rw, runs);
+	size_t nr = (size_t)runs;
+	double alone_rate = bench_median(ra, nr), with_rate = bench_median(rw, nr);
 	bench_result("standby", "tsstored", "rows_per_s", alone_rate, "rows/s", params);
 	bench_result("standby", "tsstored_with_standby", "rows_per_s", with_rate, "rows/s", params);
-	bench_result("standby", "tsstored", "primary_cpu_s", median(ca, runs), "s", params);
-	bench_result("standby", "tsstored_with_standby", "primary_cpu_s", median(cw, runs), "s",
+	bench_result("standby", "tsstored", "primary_cpu_s", bench_median(ca, nr), "s", params);
+	bench_result("standby", "tsstored_with_standby", "primary_cpu_s", bench_median(cw, nr), "s",
 	             params);
-	bench_result("standby", "standby", "standby_cpu_s", median(cs, runs), "s", params);
+	bench_result("standby", "standby", "standby_cpu_s", bench_median(cs, nr), "s", params);
 	bench_result("standby", "standby", "lag_max_s", lag_max, "s", params);
 	bench_result("standby", "standby", "lag_p99_s", lag_p99, "s", params);
 	bench_result("standby", "standby", "commit_age_max_s", age_max, "s", params);
 	bench_result("standby", "standby", "commit_age_p99_s", age_p99, "s", params);
-	bench_result("standby", "standby", "catch_up_median_s", median(cu, runs), "s", params);
+	bench_result("standby", "standby", "catch_up_median_s", bench_median(cu, nr), "s", params);
 	bench_result("standby", "standby", "catch_up_max_s", cmax, "s", params);
 	bench_target("standby", "rows/s with a standby / alone (asynchronous)",
 	             with_rate / alone_rate, ">=", 0.8);

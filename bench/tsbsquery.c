@@ -395,19 +395,11 @@ static int run_type(const bench_config *cf, struct conn *c, const bench_tsbsq_sc
 	return 0;
 }
 
-/* qsort: doubles ascending. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Sort r's latencies; its median and nearest-rank p99, µs. */
 static void percentiles(struct result *r, double *median, double *p99)
 {
 	size_t rank;
-	qsort(r->lat, r->n, sizeof *r->lat, cmp_double);
-	*median = (r->n % 2 ? r->lat[r->n / 2] : (r->lat[r->n / 2 - 1] + r->lat[r->n / 2]) / 2) * 1e6;
+	*median = bench_median(r->lat, r->n) * 1e6;
 	rank = (size_t)((double)r->n * 0.99 + 0.999999);
 	*p99 = r->lat[(rank ? rank : 1) - 1] * 1e6;
 }

@@ -403,23 +403,16 @@ out:
 	return rc;
 }
 
-/* qsort: doubles ascending. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The median, min and max of field off of e's runs. */
 static double summary(const struct engine *e, size_t off, double *min, double *max)
 {
 	double v[WIRE_RUNS_MAX];
 	for (int i = 0; i < e->nruns; i++)
 		v[i] = *(const double *)((const char *)&e->runs[i] + off);
-	qsort(v, (size_t)e->nruns, sizeof *v, cmp_double);
+	double m = bench_median(v, (size_t)e->nruns);
 	*min = v[0];
 	*max = v[e->nruns - 1];
-	return e->nruns % 2 ? v[e->nruns / 2] : (v[e->nruns / 2 - 1] + v[e->nruns / 2]) / 2;
+	return m;
 }
 
 /* Print the median of field off of e's runs as metric, with base and the
