@@ -50,12 +50,14 @@
  *             makes it a primary;
  *   fenced    a primary that learned of a newer epoch of its lineage (a
  *             follower of that epoch asked it to follow, follow.c:
- *             tsd_role_fence): none, for as long as it runs -- an old
- *             primary that returns must not take writes into a lineage
- *             that went on without it.
- * The role moves standby -> primary (promote) and primary -> fenced
- * (tsd_role_fence); it is read by the workers and set by them, hence
- * atomics.  tsd_write_refusal says whether a request is refused.
+ *             tsd_role_fence, which EPOCH then records, so a restart
+ *             starts fenced: server.c): none -- an old primary that
+ *             returns must not take writes into a lineage that went on
+ *             without it.
+ * The role moves standby -> primary (promote), primary -> fenced
+ * (tsd_role_fence) and fenced -> primary (promote with force, the epoch
+ * raised past the fence: tsd_role_unfence); it is read by the workers
+ * and set by them, hence atomics.  tsd_write_refusal says whether a request is refused.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -161,6 +163,11 @@ int tsd_role_fence(uint64_t newer, uint64_t own)
 	                                    __ATOMIC_ACQUIRE))
 		;
 	return !was;
+}
+
+void tsd_role_unfence(void)
+{
+	__atomic_store_n(&role.fenced_by, 0, __ATOMIC_RELEASE);
 }
 
 enum tsd_role tsd_role_now(uint64_t *fenced_by)

@@ -256,7 +256,7 @@ static const char *const op_fields[TSD_NOPS][12] = {
 	[TSD_OP_CREATE_ROLLUP] = {"table", "from", "every", "group", "columns", "ttl", NULL},
 	[TSD_OP_ROLLUPS] = {"table", NULL},
 	[TSD_OP_FOLLOW] = {"lineage", "epoch", "tables", NULL},
-	[TSD_OP_PROMOTE] = {NULL},
+	[TSD_OP_PROMOTE] = {"force", NULL},
 };
 
 static int check_fields(struct tsd_request *r)
@@ -1570,25 +1570,49 @@ static int op_follow(struct tsd_request *r, const struct tsd_context *ctx)
 	return 0;
 }
 
+/* A stale primary takes over again ("force":true): its epoch raised
+ * past the one that fenced it (ts_epoch_raise), writes taken again. */
+static int take_over(struct tsd_request *r, const struct tsd_context *ctx, ts_epoch *e,
+                     uint64_t newer)
+{
+	int rc = ts_epoch_raise(tsd_db(ctx), e);
+	if (rc < 0)
+		return lib_fail(r, rc);
+	tsd_role_unfence();
+	tsd_log("promote --force: this stale primary is the primary of epoch %" PRIu64
+	        " (it had heard of epoch %" PRIu64 ")", e->epoch, newer);
+	return 0;
+}
+
 /* {"ok":true,"role":"primary","lineage":HEX,"epoch":N}: the standby is a
- * primary of the next epoch (tsd_link_promote); on a primary, EINVAL. */
+ * primary of the next epoch (tsd_link_promote), or with "force":true a
+ * stale primary one of the epoch after the one that fenced it; on a
+ * primary, EINVAL. */
 static int op_promote(struct tsd_request *r, const struct tsd_context *ctx)
 {
 	uint64_t newer;
 	ts_epoch e;
+	const json_t *force = json_object_get(r->json, "force");
 	enum tsd_role role = tsd_role_now(&newer);
-	if (role != TSD_ROLE_STANDBY || !ctx->link) {
+	if (force && !json_is_boolean(force))
+		return fail(r, TS_EPROTO, "field \"force\": want true or false");
+	if (role == TSD_ROLE_FENCED && json_is_true(force)) {
+		if (take_over(r, ctx, &e, newer) < 0)
+			return -1;
+	} else if (role != TSD_ROLE_STANDBY || !ctx->link) {
 		if (ts_epoch_get(tsd_db(ctx), &e) < 0)
 			e.epoch = 0;
 		if (role == TSD_ROLE_FENCED)
 			return fail(r, TS_EINVAL, "this tsstored is a stale primary (epoch %"
 			            PRIu64 ", a member of epoch %" PRIu64 " exists); promote is for a "
-			            "standby (tsstored --follow)", e.epoch, newer);
+			            "standby (tsstored --follow); if the member of epoch %" PRIu64
+			            " is lost for good, promote --force makes this one the primary "
+			            "of epoch %" PRIu64, e.epoch, newer, newer, newer + 1);
 		return fail(r, TS_EINVAL, "this tsstored is a primary (epoch %" PRIu64 "); "
 		            "promote is for a standby (tsstored --follow)", e.epoch);
-	}
-	if (tsd_link_promote(ctx->link, &e, r->msg, sizeof r->msg) < 0)
+	} else if (tsd_link_promote(ctx->link, &e, r->msg, sizeof r->msg) < 0) {
 		return fail(r, TS_EINVAL, "%s", r->msg);
+	}
 	if (ctx->ingest)
 		tsd_ingest_set_db(ctx->ingest, tsd_db(ctx));
 	begin_ok(r);

@@ -86,6 +86,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1591,6 +1592,23 @@ static void ingest_log(void *arg, const char *msg)
 	tsd_log("%s", msg);
 }
 
+/* A primary whose EPOCH records a newer epoch of its lineage (a standby
+ * of that epoch asked it to follow before it stopped: follow.c) starts
+ * fenced, and says why and what to do. */
+static void start_fenced(ts_db *db)
+{
+	ts_epoch e;
+	uint64_t newer = 0;
+	if (ts_epoch_fenced_by(db, &newer) < 0 || !newer || ts_epoch_get(db, &e) < 0)
+		return;
+	tsd_role_fence(newer, e.epoch);
+	tsd_log("EPOCH records a member of this lineage at epoch %" PRIu64 ": this database "
+	        "(epoch %" PRIu64 ") is a stale primary and takes no writes; follow the primary "
+	        "of epoch %" PRIu64 " (--follow), or, if it is lost for good, 'tsstore promote "
+	        "--force' makes this one the primary of epoch %" PRIu64, newer, e.epoch, newer,
+	        newer + 1);
+}
+
 int tsd_serve(struct tsd_config *cfg)
 {
 	struct server srv;
@@ -1616,6 +1634,8 @@ int tsd_serve(struct tsd_config *cfg)
 		tsd_link_close(link);
 		return 1;
 	}
+	if (!cfg->follow)
+		start_fenced(srv.ctx.db);
 	tsd_influxq_cache_size(cfg->query_cache_size);
 	struct tsd_ingest_options io = {.default_ttl = cfg->ingest_default_ttl,
 	                                .max_future = cfg->lib.max_future, .log = ingest_log};

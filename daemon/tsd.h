@@ -546,10 +546,15 @@ void tsd_role_start(const char *primary);
 /* The standby was promoted (link.c): a primary from now on. */
 void tsd_role_promoted(void);
 
-/* A follower at epoch newer of this database's lineage asked to follow;
- * own is this database's epoch: fenced from now on.  Returns 1 the
- * first time (the caller logs it), else 0. */
+/* A follower at epoch newer of this database's lineage asked to follow,
+ * or the database's EPOCH records that one did (at the start); own is
+ * this database's epoch: fenced from now on.  Returns 1 the first time
+ * (the caller logs it), else 0. */
 int tsd_role_fence(uint64_t newer, uint64_t own);
+
+/* A stale primary took over again (promote with force, its epoch raised
+ * past newer's): a primary, not fenced, from now on. */
+void tsd_role_unfence(void);
 
 /* The role now; *fenced_by (NULL allowed): the newer epoch heard of, or 0. */
 enum tsd_role tsd_role_now(uint64_t *fenced_by);

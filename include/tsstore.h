@@ -1447,7 +1447,10 @@ TS_EXTERN int ts_epoch_get(ts_db *db, ts_epoch *out);
  * returns 0, <db>/EPOCH holds the new epoch (written to a temporary
  * file, synced, renamed, the directory synced), and a crash at any
  * moment leaves the old epoch or the new one.  This is the step of a
- * promotion (docs/standby.md section 3); the lineage stays.
+ * promotion (docs/standby.md section 3); the lineage stays.  A fenced
+ * database (ts_epoch_fenced_by) is raised past the newer epoch it knows
+ * of, to that epoch + 1, and is fenced no more: an epoch known to be
+ * taken is never taken again.
  * out: receives the new lineage and epoch; may be NULL.
  * Returns 0; TS_EINVAL (NULL db, or the epoch is UINT64_MAX);
  * TS_EREADONLY (read-only handle); TS_ENOSPC; TS_EIO (the epoch may
@@ -1466,6 +1469,33 @@ TS_EXTERN int ts_epoch_raise(ts_db *db, ts_epoch *out);
  * TS_EREADONLY; TS_ENOSPC; TS_EIO; TS_ECLOSED.
  */
 TS_EXTERN int ts_epoch_adopt(ts_db *db, const ts_epoch *e);
+
+/*
+ * ts_epoch_fence -- record durably, as ts_epoch_raise writes, that a
+ * member of this database's lineage at epoch newer exists (a standby
+ * promoted while this database was its primary): ts_epoch_fenced_by
+ * says newer from then on, across restarts, until the database adopts
+ * an epoch of at least newer (following the newer primary:
+ * ts_epoch_adopt, ts_standby_adopt) or ts_epoch_raise takes it past it.
+ * The library itself takes writes as before; a server acting as primary
+ * (tsstored) refuses them while the database is fenced
+ * (docs/standby.md section 3.2).  A newer not above the epoch or the
+ * fence already recorded changes nothing.
+ * Returns 0; TS_EINVAL (NULL db); TS_EREADONLY; TS_ENOSPC; TS_EIO (the
+ * fence may then be recorded: ts_epoch_fenced_by says whether);
+ * TS_ECLOSED.
+ */
+TS_EXTERN int ts_epoch_fence(ts_db *db, uint64_t newer);
+
+/*
+ * ts_epoch_fenced_by -- the newer epoch of its lineage this database
+ * knows exists (ts_epoch_fence), or 0 when it knows of none: whether it
+ * is a stale primary.  A read-only handle reads <db>/EPOCH at each call,
+ * as ts_epoch_get does.
+ * out: receives it.
+ * Returns 0; the errors of ts_epoch_get.
+ */
+TS_EXTERN int ts_epoch_fenced_by(ts_db *db, uint64_t *out);
 
 /* ------------------------------------------------------------------ */
 /* Shipping a table to a standby (the primary's side of "follow")       */

@@ -168,6 +168,27 @@ int ts_epoch_adopt(ts_db *db, const ts_epoch *e)
 	return rc;
 }
 
+int ts_epoch_fence(ts_db *db, uint64_t newer)
+{
+	int rc = ts__db_enter(db, "ts_epoch_fence");
+	if (rc == 0) {
+		rc = ts__epoch_fence(db, newer);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
+int ts_epoch_fenced_by(ts_db *db, uint64_t *out)
+{
+	NEED(out, "ts_epoch_fenced_by", "out is NULL");
+	int rc = ts__db_enter(db, "ts_epoch_fenced_by");
+	if (rc == 0) {
+		rc = ts__epoch_fenced_by(db, out);
+		ts__db_leave(db);
+	}
+	return rc;
+}
+
 int ts_epoch_raise(ts_db *db, ts_epoch *out)
 {
 	int rc = ts__db_enter(db, "ts_epoch_raise");

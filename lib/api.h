@@ -39,6 +39,8 @@ int ts__backup(ts_db *db, const char *dest, int incremental);
 int ts__epoch_get(ts_db *db, ts_epoch *out);
 int ts__epoch_raise(ts_db *db, ts_epoch *out);
 int ts__epoch_adopt(ts_db *db, const ts_epoch *e);
+int ts__epoch_fence(ts_db *db, uint64_t newer);
+int ts__epoch_fenced_by(ts_db *db, uint64_t *out);
 int ts__ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntablets,
                   ts_ship **out);
 int ts__ship_next(ts_ship *s, ts_frame *f);

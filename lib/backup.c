@@ -396,14 +396,14 @@ static int check_outside(const ts_db *db, const char *parent, const char *to)
 }
 
 /* The database's EPOCH (epoch.c), so that the copy stays a member of
- * its lineage: rewritten from what ts_epoch_get says, not copied, so a
- * copy never holds a damaged one.  A database without one (read-only
+ * its lineage (and fenced, if the database is): rewritten from what the
+ * handle says, not copied, so a copy never holds a damaged one.  A database without one (read-only
  * handle, never opened by a writer since the file exists) has none to
  * copy. */
 static int copy_epoch(ts_db *db, const char *root)
 {
-	ts_epoch e;
-	int rc = ts__epoch_get(db, &e);
+	ts__epoch_file e;
+	int rc = ts__epoch_state(db, &e);
 	if (rc == TS_ENOENT) {
 		ts__clear_error();
 		return 0;

@@ -798,7 +798,7 @@ static int tables_to_check(ts_db *db, const char *table, char ***names, int *n)
 static int check_epoch(struct check *c)
 {
 	char path[TS_PATH_MAX];
-	ts_epoch e;
+	ts__epoch_file e;
 	int rc = ts__epoch_read(c->db->path, &e);
 	c->table = "";
 	if (rc == TS_ENOENT || rc == 0) {

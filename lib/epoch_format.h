@@ -8,15 +8,23 @@
 #define TS_EPOCH_FILE "EPOCH"
 #define TS_EPOCH_MAGIC "TSEPOCH1"       /* 8 bytes, no NUL */
 #define TS_EPOCH_MAGIC_SIZE 8
-#define TS_EPOCH_VERSION 1              /* the only format so far */
+#define TS_EPOCH_VERSION 1              /* not fenced: 48 bytes */
+#define TS_EPOCH_VERSION_FENCED 2       /* fenced: 56 bytes, fenced_by at 40 */
 
 #define TS_EPOCH_OFF_MAGIC 0
 #define TS_EPOCH_OFF_VERSION 8          /* u32 format version */
 #define TS_EPOCH_OFF_RESERVED 12        /* u32, 0 */
 #define TS_EPOCH_OFF_LINEAGE 16         /* TS_LINEAGE_SIZE random bytes */
 #define TS_EPOCH_OFF_EPOCH 32           /* u64 epoch, 1 or more */
-#define TS_EPOCH_OFF_CRC 40             /* u32 CRC-32C of bytes 0..40 */
-#define TS_EPOCH_OFF_PAD 44             /* u32, 0 */
-#define TS_EPOCH_SIZE 48
+#define TS_EPOCH_OFF_CRC 40             /* version 1: u32 CRC-32C of bytes 0..40 */
+#define TS_EPOCH_OFF_PAD 44             /* version 1: u32, 0 */
+#define TS_EPOCH_SIZE 48                /* version 1 */
+
+/* Version 2 (a fenced database): the same first 40 bytes, then */
+#define TS_EPOCH_OFF_FENCED_BY 40       /* u64, above the epoch */
+#define TS_EPOCH_OFF_CRC2 48            /* u32 CRC-32C of bytes 0..48 */
+#define TS_EPOCH_OFF_PAD2 52            /* u32, 0 */
+#define TS_EPOCH_SIZE_FENCED 56
+#define TS_EPOCH_SIZE_MAX TS_EPOCH_SIZE_FENCED
 
 #endif

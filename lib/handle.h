@@ -28,6 +28,7 @@
 
 #include "bcache.h"
 #include "descriptor.h"
+#include "epoch.h"
 #include "filling.h"
 #include "held.h"
 #include "tslimits.h"
@@ -227,7 +228,7 @@ struct ts_db {
 	                          * cursors (atomic: ts__table_hold) */
 	struct ts_table *dead;   /* dropped tables' objects, freed by ts_close */
 	pthread_mutex_t epoch_mu; /* guards epoch (epoch.c) */
-	ts_epoch epoch;          /* read-write handles: <db>/EPOCH's contents */
+	ts__epoch_file epoch;    /* read-write handles: <db>/EPOCH's contents */
 };
 
 /* Reserve a tablet id; t->mu is held. */

@@ -806,7 +806,7 @@ int ts__standby_open(const char *dir, ts_standby **out)
 
 int ts__standby_adopt(ts_standby *sb, const ts_epoch *e)
 {
-	ts_epoch have;
+	ts__epoch_file have;
 	int rc = ts__epoch_read(sb->dir, &have), none = rc == TS_ENOENT;
 	if (none) {
 		ts__clear_error();
@@ -814,8 +814,10 @@ int ts__standby_adopt(ts_standby *sb, const ts_epoch *e)
 	}
 	if (rc == 0)
 		rc = ts__epoch_may_adopt(sb->dir, none ? NULL : &have, e);
-	if (rc == 0)
-		rc = ts__epoch_write(sb->dir, e);
+	if (rc == 0) {
+		ts__epoch_file next = ts__epoch_adopted(none ? NULL : &have, e);
+		rc = ts__epoch_write(sb->dir, &next);
+	}
 	return rc < 0 ? ts__context(rc, "standby %s: adopt a lineage and epoch", sb->dir) : 0;
 }
 

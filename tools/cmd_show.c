@@ -207,20 +207,30 @@ out:
 }
 
 /* A command of tsstored's alone, without operands, whose answer is
- * "name: value" lines: status, promote. */
+ * "name: value" lines: status, promote.  opts: its options (--help
+ * alone: NULL); *flag (may be NULL) is set when one of them is given. */
 static int daemon_lines(struct cli *cli, int argc, char **argv, const char *name,
-                        int (*call)(struct cli_store *, cli_stat_fn *, void *))
+                        const struct option *opts, int *flag,
+                        int (*call)(struct cli_store *, int, cli_stat_fn *, void *))
 {
+	static const struct option help[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
 	struct cli_store *st = NULL;
 	struct stat_lines l = {.indent = ""};
-	int rc, status = cli_parse_operands(cli, argc, argv, NULL, 0, 0, NULL);
-	if (status != CLI_CONTINUE)
+	int c, rc, set = 0, status = CLI_CONTINUE;
+	while ((c = cli_getopt(cli, argc, argv, opts ? opts : help, &status)) >= 0)
+		set = 1;
+	if (c == CLI_STOP || (status = cli_operands(cli, argc, argv, NULL, 0, 0, NULL)) != CLI_CONTINUE)
 		return status;
+	if (flag)
+		*flag = set;
 	if (!cli->socket)
 		return cli_fail(cli, "%s is a tsstored's: give its socket with -s SOCKET", name);
 	if ((status = cli_store_open(cli, TS_OPEN_READONLY, &st)) != CLI_OK)
 		return status;
-	if ((rc = call(st, collect_stat, &l)) < 0)
+	if ((rc = call(st, set, collect_stat, &l)) < 0)
 		status = cli_fail(cli, "%s", cli_store_errmsg(st, rc));
 	else if (l.text.failed)
 		status = cli_fail(cli, "out of memory");
@@ -230,16 +240,28 @@ static int daemon_lines(struct cli *cli, int argc, char **argv, const char *name
 	return cli_store_close(cli, st, status);
 }
 
+static int store_status(struct cli_store *st, int flag, cli_stat_fn *fn, void *arg)
+{
+	(void)flag;
+	return cli_store_status(st, fn, arg);
+}
+
 /* status: what tsstored is (primary, or the standby of which primary),
  * its epoch and, for a standby, its link: connected, lag, counters. */
 int cli_cmd_status(struct cli *cli, int argc, char **argv)
 {
-	return daemon_lines(cli, argc, argv, "status", cli_store_status);
+	return daemon_lines(cli, argc, argv, "status", NULL, NULL, store_status);
 }
 
-/* promote: the standby tsstored becomes a primary; its role, epoch and
- * lineage. */
+/* promote [--force]: the standby tsstored becomes a primary (with
+ * --force, a stale primary becomes the primary again, of an epoch past
+ * the one that fenced it); its role, epoch and lineage. */
 int cli_cmd_promote(struct cli *cli, int argc, char **argv)
 {
-	return daemon_lines(cli, argc, argv, "promote", cli_store_promote);
+	static const struct option opts[] = {
+		{"force", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	return daemon_lines(cli, argc, argv, "promote", opts, NULL, cli_store_promote);
 }

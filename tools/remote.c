@@ -839,13 +839,15 @@ int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *
 	return 0;
 }
 
-int cli_remote_promote(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
+int cli_remote_promote(struct cli_remote *rem, int force, cli_stat_fn *fn, void *arg, char *msg,
                        size_t msgsz)
 {
 	struct jbuf req = {0};
 	json_t *reply;
 	int rc;
 	begin_request(&req, "promote", NULL);
+	if (force)
+		jbuf_puts(&req, ",\"force\":true");
 	if ((rc = simple(rem, &req, &reply, msg, msgsz)) < 0)
 		return rc;
 	const char *role = json_string_value(json_object_get(reply, "role"));

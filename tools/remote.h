@@ -97,9 +97,11 @@ int cli_remote_stats(struct cli_remote *rem, const char *table, cli_stat_fn *fn,
 int cli_remote_status(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
                       size_t msgsz);
 
-/* "promote" (the standby becomes a primary of the next epoch): fn gets
- * "role" (text, "primary"), "epoch", "lineage" (text, hex). */
-int cli_remote_promote(struct cli_remote *rem, cli_stat_fn *fn, void *arg, char *msg,
+/* "promote" (the standby becomes a primary of the next epoch; with
+ * force, "force":true: a stale primary becomes the primary of the epoch
+ * after the one that fenced it): fn gets "role" (text, "primary"),
+ * "epoch", "lineage" (text, hex). */
+int cli_remote_promote(struct cli_remote *rem, int force, cli_stat_fn *fn, void *arg, char *msg,
                        size_t msgsz);
 
 int cli_remote_check(struct cli_remote *rem, const char *table,

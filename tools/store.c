@@ -512,13 +512,13 @@ int cli_store_status(struct cli_store *st, cli_stat_fn *fn, void *arg)
 	return cli_remote_status(st->rem, fn, arg, st->msg, sizeof st->msg);
 }
 
-int cli_store_promote(struct cli_store *st, cli_stat_fn *fn, void *arg)
+int cli_store_promote(struct cli_store *st, int force, cli_stat_fn *fn, void *arg)
 {
 	if (!st->rem) {
 		snprintf(st->msg, sizeof st->msg, "promote is a tsstored's: give its socket with -s");
 		return TS_EINVAL;
 	}
-	return cli_remote_promote(st->rem, fn, arg, st->msg, sizeof st->msg);
+	return cli_remote_promote(st->rem, force, fn, arg, st->msg, sizeof st->msg);
 }
 
 int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, void *arg)

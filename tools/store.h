@@ -129,9 +129,10 @@ int cli_store_stats(struct cli_store *st, const char *table, cli_stat_fn *fn, vo
  * only: TS_EINVAL in direct mode. */
 int cli_store_status(struct cli_store *st, cli_stat_fn *fn, void *arg);
 
-/* Promote the standby tsstored (cli_remote_promote): its new role, epoch
- * and lineage to fn.  Through a daemon only: TS_EINVAL in direct mode. */
-int cli_store_promote(struct cli_store *st, cli_stat_fn *fn, void *arg);
+/* Promote the standby tsstored, or with force a stale primary
+ * (cli_remote_promote): its new role, epoch and lineage to fn.  Through
+ * a daemon only: TS_EINVAL in direct mode. */
+int cli_store_promote(struct cli_store *st, int force, cli_stat_fn *fn, void *arg);
 
 /* ts_check of table (NULL: every table).  count: receives the number of
  * problems found (more than were reported through the daemon, when it

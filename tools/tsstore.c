@@ -35,8 +35,9 @@ static const struct cli_command commands[] = {
 	{"status", cli_cmd_status, "status",
 	 "with -s: whether tsstored is a primary or a standby, its epoch; a standby's primary,"
 	 " link and lag"},
-	{"promote", cli_cmd_promote, "promote",
-	 "with -s: make the standby tsstored a primary of the next epoch; it stops following"},
+	{"promote", cli_cmd_promote, "promote [--force]",
+	 "with -s: make the standby tsstored a primary of the next epoch; it stops following"
+	 " (--force: a stale primary takes writes again, past the epoch that fenced it)"},
 	{"alter", cli_cmd_alter,
 	 "alter TABLE [--add NAME:TYPE[=DEFAULT]]... [--widen COL]... [--ttl DUR]"
 	 " [--on-duplicate reject|ignore|replace]",

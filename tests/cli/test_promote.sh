@@ -13,6 +13,10 @@
 #      then is restarted following A: A refuses it, naming both epochs,
 #      and from then on refuses writes naming epoch 2, over JSON lines
 #      and HTTP; its status says fenced;
+#   3b. A, restarted (TERM, then KILL), is fenced from its start (its
+#      EPOCH, format version 2, says so), refuses writes and logs what to
+#      do; promote without --force is refused, with it A is the primary
+#      of epoch 3 and takes writes, and a restart keeps it so;
 #   4. B, restarted without --follow, is a primary of epoch 2 with every
 #      row.
 #
@@ -29,11 +33,11 @@ B=$tmp/b.sock
 C=$tmp/c.sock
 
 start_a() {
-	start a.log "$A" -d "$tmp/a" --listen "tcp:127.0.0.1:${a_port:-0}" \
+	start "${1:-a.log}" "$A" -d "$tmp/a" --listen "tcp:127.0.0.1:${a_port:-0}" \
 		--listen "http:127.0.0.1:${a_http:-0}" --token "$tmp/token"
 	a_pid=$pid
-	a_port=$(port_of a.log tcp)
-	a_http=$(port_of a.log http)
+	a_port=$(port_of "${1:-a.log}" tcp)
+	a_http=$(port_of "${1:-a.log}" http)
 }
 
 rows() { printf 'host\tts\tv\n'; for r in "$@"; do printf '%s\n' "$r"; done; }
@@ -116,8 +120,8 @@ check a_fenced 1 '' "tsstore: insert: $stale: \"insert\" is refused; send it to 
 check a_fenced_drop 1 '' "tsstore: drop: $stale: \"drop\" is refused; send it to the primary of epoch 2 (this one may only become its standby)\n" \
 	"$bin" -s "$A" drop m
 check a_fenced_status 0 'role: fenced\nepoch: 1\nfenced_by: 2\n' '' "$bin" -s "$A" status
-check a_fenced_promote 1 '' 'tsstore: promote: this tsstored is a stale primary (epoch 1, a member of epoch 2 exists); promote is for a standby (tsstored --follow)\n' \
-	"$bin" -s "$A" promote
+stale_promote='tsstore: promote: this tsstored is a stale primary (epoch 1, a member of epoch 2 exists); promote is for a standby (tsstored --follow); if the member of epoch 2 is lost for good, promote --force makes this one the primary of epoch 3\n'
+check a_fenced_promote 1 '' "$stale_promote" "$bin" -s "$A" promote
 check a_fenced_logged 0 'tsstored: a follower at epoch 2 of this lineage asked to follow: this database (epoch 1) is a stale primary and takes no more writes\n' '' \
 	grep 'stale primary' "$tmp/a.log"
 if command -v curl >/dev/null 2>&1; then
@@ -132,10 +136,47 @@ fi
 check a_reads 0 'host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\nh3\t2026-11-22T10:00:03Z\t3\nh9\t2026-11-22T10:00:09Z\t9\n' '' \
 	"$bin" -s "$A" query m
 
+# ---- 3b. the fence outlives A's restarts; promote --force ends it ----
+
+kill -TERM "$c_pid" "$a_pid" # C would follow A again once A takes over
+wait "$c_pid" "$a_pid"
+# the format version byte of EPOCH: 2 while fenced (docs/epoch-format.md)
+version_of() { od -An -tu1 -j8 -N1 "$1" | tr -d ' '; }
+check epoch_file_fenced 0 '2\n' '' version_of "$tmp/a/EPOCH"
+for how in TERM KILL; do
+	start_a "a-$how.log"
+	check "a_fenced_after_$how" 0 'role: fenced\nepoch: 1\nfenced_by: 2\n' '' "$bin" -s "$A" status
+	check "a_refuses_after_$how" 1 '' "tsstore: insert: $stale: \"insert\" is refused; send it to the primary of epoch 2 (this one may only become its standby)\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n" \
+		"$bin" -s "$A" insert m r9.tsv
+	check "a_start_logged_$how" 0 "tsstored: EPOCH records a member of this lineage at epoch 2: this database (epoch 1) is a stale primary and takes no writes; follow the primary of epoch 2 (--follow), or, if it is lost for good, 'tsstore promote --force' makes this one the primary of epoch 3\n" '' \
+		grep 'EPOCH records' "$tmp/a-$how.log"
+	kill "-$how" "$a_pid"
+	wait "$a_pid" 2>/dev/null
+done
+start_a a-force.log
+check a_promote_unforced 1 '' "$stale_promote" "$bin" -s "$A" promote
+"$bin" -s "$A" promote --force >"$tmp/forced" 2>&1
+check a_promote_force 0 'role: primary\nepoch: 3\nlineage: L\n' '' \
+	sed 's/^lineage: [0-9a-f]\{32\}$/lineage: L/' "$tmp/forced"
+check a_forced_status 0 'role: primary\nepoch: 3\n' '' "$bin" -s "$A" status
+rows 'h8	2026-11-22T10:00:08Z	8' >r8.tsv
+check a_forced_insert 0 '' 'insert: 1 row stored, 0 rejected\n' "$bin" -s "$A" insert m r8.tsv
+check a_forced_logged 0 'tsstored: promote --force: this stale primary is the primary of epoch 3 (it had heard of epoch 2)\n' '' \
+	grep 'promote --force:' "$tmp/a-force.log"
+check promote_force_primary 1 '' 'tsstore: promote: this tsstored is a primary (epoch 3); promote is for a standby (tsstored --follow)\n' \
+	"$bin" -s "$A" promote --force
+kill -TERM "$a_pid"
+wait "$a_pid"
+check epoch_file_unfenced 0 '1\n' '' version_of "$tmp/a/EPOCH"
+start_a a-after.log
+check a_after_force_status 0 'role: primary\nepoch: 3\n' '' "$bin" -s "$A" status
+check a_after_force_rows 0 'host\tts\tv\nh1\t2026-11-22T10:00:00Z\t1\nh2\t2026-11-22T10:00:01Z\t2\nh3\t2026-11-22T10:00:03Z\t3\nh8\t2026-11-22T10:00:08Z\t8\nh9\t2026-11-22T10:00:09Z\t9\n' '' \
+	"$bin" -s "$A" query m
+
 # ---- 4. B restarted as a plain primary: epoch 2, every row ----
 
-kill -TERM "$c_pid" "$a_pid" "$b_pid"
-wait "$c_pid" "$a_pid" "$b_pid"
+kill -TERM "$a_pid" "$b_pid"
+wait "$a_pid" "$b_pid"
 check check_b 0 '' '' "$bin" -d "$tmp/b" check
 check check_a 0 '' '' "$bin" -d "$tmp/a" check
 start b2.log "$B" -d "$tmp/b"

@@ -4,8 +4,9 @@
  * a reopen keeps it, ts_epoch_raise makes the next epoch durable and
  * visible to read-only handles, a damaged file fails the read-write
  * open and is a problem of ts_check, a missing one (a database made
- * before the file) is created by the next writer, and ts_backup and
- * ts_backup_incremental carry it into the copy.
+ * before the file) is created by the next writer, ts_backup and
+ * ts_backup_incremental carry it into the copy, and a fence
+ * (ts_epoch_fence) is kept until an adopt or a raise ends it.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,7 +24,8 @@
 #include "support.h"
 
 #define NOW INT64_C(1795262400000000000) /* 2026-11-21T12:00:00Z */
-#define EPOCH_SIZE 48                    /* docs/epoch-format.md */
+#define EPOCH_SIZE 48                    /* docs/epoch-format.md, version 1 */
+#define EPOCH_FENCED_SIZE 56             /* version 2 */
 
 static int setup(void **state)
 {
@@ -49,6 +51,17 @@ static void read_epoch_file(const char *dir, unsigned char *b)
 	int fd = open(p, O_RDONLY);
 	assert_true(fd >= 0);
 	assert_int_equal(read(fd, b, EPOCH_SIZE + 1), EPOCH_SIZE);
+	close(fd);
+	free(p);
+}
+
+/* The bytes of a fenced file; their count must be EPOCH_FENCED_SIZE. */
+static void read_fenced_file(const char *dir, unsigned char *b)
+{
+	char *p = ts_test_path(dir, "EPOCH");
+	int fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, b, EPOCH_FENCED_SIZE + 1), EPOCH_FENCED_SIZE);
 	close(fd);
 	free(p);
 }
@@ -194,36 +207,183 @@ static void epoch_damaged_file(void **state)
 	expect_damaged(e, 44, TS_ECORRUPT, "reserved bytes not 0");
 }
 
-/* A version this build does not know, or a file of another size. */
+/* Write b[0..n) as dir's EPOCH, the CRC at crc made to match first. */
+static void write_epoch_file(const char *dir, unsigned char *b, size_t n, size_t crc)
+{
+	char *p = ts_test_path(dir, "EPOCH");
+	uint32_t sum = ts__crc32c(0, b, crc);
+	memcpy(b + crc, &sum, 4);
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	free(p);
+}
+
+/* A version this build does not know, a version in the other's size, or
+ * a file of another size. */
 static void epoch_other_version_or_size(void **state)
 {
 	ts_test_env *e = *state;
-	unsigned char b[EPOCH_SIZE + 1];
+	unsigned char b[EPOCH_FENCED_SIZE + 1] = {0};
 	char *p = ts_test_path(e->dir, "EPOCH");
 	ts_epoch got;
 	ts_test_env_close(e);
 	read_epoch_file(e->dir, b);
 	ts_db *ro = open_db(e->dir, TS_OPEN_READONLY);
-	b[8] = 2; /* version 2, the CRC made to match */
-	uint32_t crc = ts__crc32c(0, b, 40);
-	memcpy(b + 40, &crc, 4);
-	FILE *f = fopen(p, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(b, 1, EPOCH_SIZE, f), EPOCH_SIZE);
-	assert_int_equal(fclose(f), 0);
+	b[8] = 3; /* version 3, the CRC made to match */
+	write_epoch_file(e->dir, b, EPOCH_SIZE, 40);
 	assert_int_equal(ts_epoch_get(ro, &got), TS_EVERSION);
-	assert_non_null(strstr(ts_errmsg(NULL), "format version 2, this build reads 1"));
-	f = fopen(p, "ab");
-	assert_non_null(f);
-	assert_int_equal(fputc(0, f), 0);
-	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(ts_errmsg(NULL), "format version 3, this build reads 1 and 2"));
+	b[8] = 2; /* version 2 is 56 bytes */
+	write_epoch_file(e->dir, b, EPOCH_SIZE, 40);
 	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
-	assert_non_null(strstr(ts_errmsg(NULL), "more than 48 bytes"));
+	assert_non_null(strstr(ts_errmsg(NULL), "format version 2 in 48 bytes, want 56"));
+	b[8] = 1; /* version 1 is 48 */
+	write_epoch_file(e->dir, b, EPOCH_FENCED_SIZE, 48);
+	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "format version 1 in 56 bytes, want 48"));
+	write_epoch_file(e->dir, b, EPOCH_FENCED_SIZE + 1, 48);
+	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "more than 56 bytes"));
+	assert_int_equal(truncate(p, 49), 0);
+	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "49 bytes, want 48 or 56"));
 	assert_int_equal(truncate(p, 47), 0);
 	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
-	assert_non_null(strstr(ts_errmsg(NULL), "47 bytes, want 48"));
+	assert_non_null(strstr(ts_errmsg(NULL), "47 bytes, want 48 or 56"));
 	assert_int_equal(ts_close(ro), 0);
 	free(p);
+}
+
+static void expect_fence(ts_db *db, uint64_t epoch, uint64_t fenced_by)
+{
+	ts_epoch got;
+	uint64_t newer = 99;
+	assert_int_equal(ts_epoch_get(db, &got), 0);
+	assert_int_equal(got.epoch, epoch);
+	assert_int_equal(ts_epoch_fenced_by(db, &newer), 0);
+	assert_int_equal(newer, fenced_by);
+}
+
+/* ts_epoch_fence: a newer epoch recorded durably in format version 2
+ * (the bytes of the table), seen by read-only handles, kept by a reopen
+ * and a backup, passing check; an epoch not above the epoch or the
+ * fence changes nothing; ts_epoch_raise goes past the fence and ends
+ * it (the file version 1 again). */
+static void epoch_fence_is_durable(void **state)
+{
+	ts_test_env *e = *state;
+	unsigned char b[EPOCH_FENCED_SIZE];
+	ts_epoch first, got;
+	char *out = ts_test_tmpdir(), *dest = ts_test_path(out, "copy");
+	assert_int_equal(ts_epoch_get(e->db, &first), 0);
+	expect_fence(e->db, 1, 0);
+	assert_int_equal(ts_epoch_fence(e->db, 1), 0); /* not above the epoch */
+	expect_fence(e->db, 1, 0);
+	read_epoch_file(e->dir, b); /* still 48 bytes, version 1 */
+	assert_int_equal(b[8], 1);
+
+	ts_db *ro = open_db(e->dir, TS_OPEN_READONLY);
+	assert_int_equal(ts_epoch_fence(e->db, 3), 0);
+	expect_fence(e->db, 1, 3);
+	expect_fence(ro, 1, 3);
+	read_fenced_file(e->dir, b);
+	assert_memory_equal(b, "TSEPOCH1", 8);
+	assert_int_equal(b[8], 2); /* version 2 */
+	assert_memory_equal(b + 16, first.lineage, TS_LINEAGE_SIZE);
+	assert_int_equal(b[32], 1); /* epoch */
+	assert_int_equal(b[40], 3); /* fenced_by */
+	uint32_t crc = ts__crc32c(0, b, 48);
+	assert_memory_equal(b + 48, &crc, 4);
+	assert_int_equal(ts_epoch_fence(e->db, 2), 0); /* below the fence */
+	expect_fence(ro, 1, 3);
+	assert_int_equal(ts_epoch_fence(ro, 5), TS_EREADONLY);
+	assert_int_equal(ts_check(ro, NULL, NULL), 0);
+	ts_test_env_reopen(e);
+	expect_fence(e->db, 1, 3);
+	assert_int_equal(ts_backup(e->db, dest), 0);
+	ts_db *copy = open_db(dest, TS_OPEN_READONLY);
+	expect_fence(copy, 1, 3);
+	assert_int_equal(ts_close(copy), 0);
+
+	assert_int_equal(ts_epoch_raise(e->db, &got), 0); /* past epoch 3 */
+	assert_int_equal(got.epoch, 4);
+	assert_memory_equal(got.lineage, first.lineage, TS_LINEAGE_SIZE);
+	expect_fence(ro, 4, 0);
+	read_epoch_file(e->dir, b);
+	assert_int_equal(b[8], 1);
+	assert_int_equal(b[32], 4);
+	assert_int_equal(ts_close(ro), 0);
+	ts_test_env_reopen(e);
+	expect_fence(e->db, 4, 0);
+	free(dest);
+	ts_test_rmdir(out);
+}
+
+/* Adopting an epoch of the lineage below the fence keeps it; adopting
+ * the fence's epoch or a newer one ends it, through ts_epoch_adopt and
+ * a standby's ts_standby_adopt. */
+static void epoch_adopt_ends_fence(void **state)
+{
+	ts_test_env *e = *state;
+	ts_epoch mine, to;
+	ts_standby *sb = NULL;
+	assert_int_equal(ts_epoch_fence(e->db, 4), 0);
+	assert_int_equal(ts_epoch_get(e->db, &mine), 0);
+	to = mine;
+	to.epoch = 3;
+	assert_int_equal(ts_epoch_adopt(e->db, &to), 0);
+	expect_fence(e->db, 3, 4);
+	to.epoch = 4;
+	assert_int_equal(ts_epoch_adopt(e->db, &to), 0);
+	expect_fence(e->db, 4, 0);
+	assert_int_equal(ts_epoch_adopt(e->db, &to), 0);
+	expect_fence(e->db, 4, 0);
+
+	/* a stale primary's directory made a standby's: following the
+	 * newer primary ends the fence */
+	assert_int_equal(ts_epoch_fence(e->db, 6), 0);
+	ts_test_env_close(e);
+	assert_int_equal(ts_standby_open(e->dir, &sb), 0);
+	to.epoch = 5;
+	assert_int_equal(ts_standby_adopt(sb, &to), 0);
+	ts_db *ro = open_db(e->dir, TS_OPEN_READONLY);
+	expect_fence(ro, 5, 6);
+	to.epoch = 7;
+	assert_int_equal(ts_standby_adopt(sb, &to), 0);
+	expect_fence(ro, 7, 0);
+	assert_int_equal(ts_close(ro), 0);
+	assert_int_equal(ts_standby_close(sb), 0);
+	ts_test_env_open(e);
+	expect_fence(e->db, 7, 0);
+}
+
+/* A fenced file damaged: each field of version 2 in turn. */
+static void epoch_fenced_damaged(void **state)
+{
+	ts_test_env *e = *state;
+	unsigned char b[EPOCH_FENCED_SIZE];
+	ts_epoch got;
+	assert_int_equal(ts_epoch_fence(e->db, 2), 0);
+	ts_test_env_close(e);
+	expect_damaged(e, 41, TS_ECORRUPT, "checksum mismatch"); /* fenced_by */
+	ts_test_env_close(e);
+	expect_damaged(e, 48, TS_ECORRUPT, "checksum mismatch"); /* the CRC */
+	ts_test_env_close(e);
+	expect_damaged(e, 52, TS_ECORRUPT, "reserved bytes not 0");
+	ts_test_env_close(e);
+	read_fenced_file(e->dir, b);
+	b[40] = 1; /* fenced by the epoch itself */
+	write_epoch_file(e->dir, b, EPOCH_FENCED_SIZE, 48);
+	ts_db *ro = open_db(e->dir, TS_OPEN_READONLY);
+	assert_int_equal(ts_epoch_get(ro, &got), TS_ECORRUPT);
+	assert_non_null(strstr(ts_errmsg(NULL), "fenced by epoch 1, not above the epoch 1"));
+	assert_int_equal(ts_close(ro), 0);
+	b[40] = 2;
+	write_epoch_file(e->dir, b, EPOCH_FENCED_SIZE, 48);
+	ts_test_env_open(e);
+	expect_fence(e->db, 1, 2);
 }
 
 /* A database made before EPOCH existed: no lineage to a read-only
@@ -328,6 +488,9 @@ int main(void)
 		T(epoch_missing_file),
 		T(epoch_backup_carries_it),
 		T(epoch_adopt),
+		T(epoch_fence_is_durable),
+		T(epoch_adopt_ends_fence),
+		T(epoch_fenced_damaged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1409,62 +1409,100 @@ static void fault_delete_and_purge(void **state)
 	print_message("delete and purge: %ld failure points\n", points);
 }
 
-/* The epoch as the file says it, read by a read-only handle. */
-static uint64_t epoch_on_disk(const char *dir)
+/* An epoch and its fence. */
+struct fenced {
+	uint64_t epoch, fenced_by;
+};
+
+static struct fenced epoch_of(ts_db *db)
+{
+	ts_epoch e = {{0}, 0};
+	struct fenced f;
+	assert_int_equal(ts_epoch_get(db, &e), 0);
+	assert_int_equal(ts_epoch_fenced_by(db, &f.fenced_by), 0);
+	f.epoch = e.epoch;
+	return f;
+}
+
+/* The epoch and fence as the file says them, read by a read-only
+ * handle. */
+static struct fenced epoch_on_disk(const char *dir)
 {
 	ts_options o;
 	ts_db *ro = NULL;
-	ts_epoch e = {{0}, 0};
 	open_options(&o, TS_OPEN_READONLY, 0);
 	assert_int_equal(ts_open(dir, &o, &ro), 0);
-	assert_int_equal(ts_epoch_get(ro, &e), 0);
+	struct fenced f = epoch_of(ro);
 	assert_int_equal(ts_close(ro), 0);
-	return e.epoch;
+	return f;
 }
 
 static int do_raise(struct one *o) { return ts_epoch_raise(o->db, NULL); }
+static int do_fence(struct one *o) { return ts_epoch_fence(o->db, 5); }
 
-/* Every file-system call of ts_epoch_raise failing in turn, with EIO and
- * with ENOSPC: the call fails with TS_EIO or TS_ENOSPC, the epoch the handle
- * reports is the one in the file (1, or 2 when only the directory's
- * fsync failed), and the next raise moves both one further.  A sweep
- * would not see a handle that said 1 while the file said 2. */
-static void fault_epoch_raise_each_call(void **state)
+/* Every file-system call of a write of EPOCH (op: a raise, or a fence at
+ * epoch 5) failing in turn, with EIO and with ENOSPC: the call fails
+ * with TS_EIO or TS_ENOSPC and a message saying what (what), the state
+ * the handle reports is the one in the file (the old, or the new when
+ * only the directory's fsync failed), and the next raise moves both one
+ * epoch further.  A sweep would not see a handle that said one thing
+ * while the file said another. */
+static void epoch_write_each_call(int (*op)(struct one *), const char *what)
 {
-	(void)state;
 	static const int errs[] = {EIO, ENOSPC};
 	struct one o;
 	long calls;
 	one_open(&o, NULL);
 	fault_start(FAULT_ALL, FAULT_THIS_THREAD, 0, 0, 0);
-	assert_int_equal(do_raise(&o), 0);
+	assert_int_equal(op(&o), 0);
 	calls = fault_stop();
 	one_close(&o);
 	assert_true(calls >= 6); /* open, write, fsync, rename, open of the directory, fsync */
 	for (long at = 1; at <= calls; at++)
 		for (int i = 0; i < 2; i++) {
-			ts_epoch got;
+			struct fenced got, disk;
+			ts_epoch raised;
 			one_open(&o, NULL);
 			fault_start(FAULT_ALL, FAULT_THIS_THREAD, at, errs[i], 0);
-			int rc = do_raise(&o);
+			int rc = op(&o);
 			fault_stop();
 			/* ENOSPC is TS_ENOSPC but from the directory's sync
 			 * (ts__fsync_dir: TS_EIO for every failure) */
 			if (rc != TS_EIO && !(errs[i] == ENOSPC && rc == TS_ENOSPC))
 				fail_msg("call %ld (%s) failed with %s: got %s (%s)", at, fault_failed_call(),
 				         fault_errno_name(errs[i]), ts_errname(rc), ts_errmsg(NULL));
-			assert_non_null(strstr(ts_errmsg(NULL), "raise the epoch"));
-			assert_int_equal(ts_epoch_get(o.db, &got), 0);
-			uint64_t disk = epoch_on_disk(o.r.db);
-			if (got.epoch != disk || (disk != 1 && disk != 2))
-				fail_msg("call %ld (%s) failed: the handle says epoch %llu, the file %llu",
-				         at, fault_failed_call(), (unsigned long long)got.epoch,
-				         (unsigned long long)disk);
-			assert_int_equal(ts_epoch_raise(o.db, &got), 0);
-			assert_int_equal(got.epoch, disk + 1);
-			assert_int_equal(epoch_on_disk(o.r.db), disk + 1);
+			assert_non_null(strstr(ts_errmsg(NULL), what));
+			got = epoch_of(o.db);
+			disk = epoch_on_disk(o.r.db);
+			if (got.epoch != disk.epoch || got.fenced_by != disk.fenced_by ||
+			    !((disk.epoch == 1 && disk.fenced_by == 0) ||
+			      (op == do_raise && disk.epoch == 2 && disk.fenced_by == 0) ||
+			      (op == do_fence && disk.epoch == 1 && disk.fenced_by == 5)))
+				fail_msg("call %ld (%s) failed: the handle says epoch %llu fenced by %llu, "
+				         "the file %llu fenced by %llu", at, fault_failed_call(),
+				         (unsigned long long)got.epoch, (unsigned long long)got.fenced_by,
+				         (unsigned long long)disk.epoch, (unsigned long long)disk.fenced_by);
+			/* the next raise goes past the epoch and the fence alike */
+			uint64_t next = (disk.fenced_by ? disk.fenced_by : disk.epoch) + 1;
+			assert_int_equal(ts_epoch_raise(o.db, &raised), 0);
+			assert_int_equal(raised.epoch, next);
+			disk = epoch_on_disk(o.r.db);
+			assert_int_equal(disk.epoch, next);
+			assert_int_equal(disk.fenced_by, 0);
 			one_close(&o);
 		}
+}
+
+static void fault_epoch_raise_each_call(void **state)
+{
+	(void)state;
+	epoch_write_each_call(do_raise, "raise the epoch");
+}
+
+static void fault_epoch_fence_each_call(void **state)
+{
+	(void)state;
+	epoch_write_each_call(do_fence, "record the fence of epoch 5");
 }
 
 /* ---- the standby (standby.c) ---- */
@@ -1595,6 +1633,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fault_delete_and_purge),
 		cmocka_unit_test(fault_epoch_raise_each_call),
+		cmocka_unit_test(fault_epoch_fence_each_call),
 		cmocka_unit_test(fault_standby_each_call),
 		cmocka_unit_test(fault_tablet_write_error_is_reported_as_such),
 		cmocka_unit_test(fault_segment_stat_error_is_not_damage),

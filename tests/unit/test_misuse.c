@@ -212,6 +212,9 @@ CASE(epoch_get_out, ts_epoch_get(a->e->db, NULL))
 CASE(epoch_raise_db, ts_epoch_raise(NULL, NULL))
 CASE(epoch_adopt_db, ts_epoch_adopt(NULL, &(ts_epoch){{0}, 1}))
 CASE(epoch_adopt_e, ts_epoch_adopt(a->e->db, NULL))
+CASE(epoch_fence_db, ts_epoch_fence(NULL, 2))
+CASE(epoch_fenced_by_db, ts_epoch_fenced_by(NULL, &(uint64_t){0}))
+CASE(epoch_fenced_by_out, ts_epoch_fenced_by(a->e->db, NULL))
 CASE(ship_open_table, ts_ship_open(NULL, 0, NULL, 0, &(ts_ship *){NULL}))
 CASE(ship_open_out, ts_ship_open(a->e->t, 0, NULL, 0, NULL))
 CASE(ship_open_tablets, ts_ship_open(a->e->t, 0, NULL, 1, &(ts_ship *){NULL}))
@@ -251,7 +254,8 @@ static const struct misuse misuses[] = {
 	M(cursor_resume_key), M(cursor_resume_nkey), M(flush_table), M(merge_table),
 	M(stats_table), M(stats_out), M(stats_n), M(stats_room), M(check_db), M(backup_db),
 	M(backup_dest), M(backup_incremental_db), M(backup_incremental_dest), M(changes_table), M(changes_spec), M(changes_out),
-	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db), M(epoch_adopt_db), M(epoch_adopt_e), M(ship_open_table), M(ship_open_out),
+	M(epoch_get_db), M(epoch_get_out), M(epoch_raise_db), M(epoch_adopt_db), M(epoch_adopt_e), M(epoch_fence_db), M(epoch_fenced_by_db),
+	M(epoch_fenced_by_out), M(ship_open_table), M(ship_open_out),
 	M(ship_open_tablets), M(ship_next_ship), M(ship_heartbeat_ship), M(frame_header_table),
 	M(frame_header_frame), M(frame_decode_in), M(frame_decode_table), M(standby_open_dir),
 	M(standby_open_out), M(standby_apply_standby), M(standby_state_standby),
