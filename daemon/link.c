@@ -38,7 +38,10 @@
  * requests in flight), which see the writer's commits as readers of any
  * directory do.  State: following -> (promote) promoted; a promote that
  * fails after the thread stopped leaves a daemon that neither follows
- * nor writes, and a second promote tries the open again.
+ * nor writes, and a second promote tries the open again.  A promoted
+ * link starts one more thread, fence_old, which tells the old primary
+ * of the new epoch whenever it answers at the address followed, so a
+ * returning old primary is fenced (docs/standby.md section 3.2).
  *
  * Readers see what is applied as readers of any directory a writer
  * changes: the daemon's read-only handle re-reads a table's DESCRIPTOR
@@ -76,6 +79,7 @@
 #define LINK_SILENCE (5000 * 1000000LL)       /* ns without a byte: the link is cut */
 #define LINK_CONNECT_TIMEOUT (5000 * 1000000LL)
 #define LINK_POLL_MS 100                      /* how often the stop flag is looked at */
+#define LINK_FENCE_RETRY (200 * 1000000LL)    /* ns between tries to fence the old primary */
 #define LINK_LINE_MAX ((size_t)1 << 20)       /* the longest answer line read */
 #define LINK_READ ((size_t)256 << 10)         /* bytes asked of one read */
 
@@ -548,6 +552,74 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* ---- fencing the old primary, after promotion ---- */
+
+/* One try at telling the old primary of this epoch: a follow request
+ * of this lineage at epoch e (no tables), which a member of an older
+ * epoch refuses, fencing itself durably (follow.c).  Returns 1 when it
+ * refused for that reason, 0 when it is not older (it answered ok: this
+ * daemon is not the newest, and leaves it alone), -1 when it could not
+ * be asked (l->msg says why). */
+static int fence_once(struct tsd_link *l, const ts_epoch *e)
+{
+	char hex[2 * TS_LINEAGE_SIZE + 1];
+	json_t *answer = NULL;
+	l->len = 0;
+	if (dial(l) < 0 || authenticate(l) < 0)
+		return -1;
+	tsd_lineage_hex(e, hex);
+	int rc = call(l, json_pack("{s:s,s:s,s:I,s:{}}", "op", "follow", "lineage", hex, "epoch",
+	                           (json_int_t)e->epoch, "tables"),
+	              "follow", &answer);
+	json_decref(answer);
+	if (rc == 0)
+		return 0;
+	return strstr(l->msg, "takes no more writes") ? 1 : -1;
+}
+
+/* The thread of a promoted standby: its old primary (the address it
+ * followed) may come back and take writes as a primary of the older
+ * epoch until a member of this one tells it otherwise
+ * (docs/standby.md section 3.2).  So the promoted daemon tells it: it
+ * tries every LINK_FENCE_RETRY while the old primary is unreachable --
+ * a returning one is fenced within that -- and every LINK_BACKOFF_MAX
+ * once fenced (in case its directory is put back from an older copy),
+ * until the daemon stops or the old primary turns out not to be older. */
+static void *fence_old(void *arg)
+{
+	struct tsd_link *l = arg;
+	ts_epoch e;
+	int said = 0;
+	if (ts_epoch_get(l->writer, &e) < 0) {
+		tsd_log("the old primary %s is not fenced: this database's epoch: %s", l->primary,
+		        ts_errmsg(NULL));
+		return NULL;
+	}
+	while (!stopping(l)) {
+		l->msg[0] = '\0';
+		int rc = fence_once(l, &e);
+		if (l->fd >= 0) {
+			close(l->fd);
+			l->fd = -1;
+		}
+		if (rc == 1 && !(said & 1))
+			tsd_log("the old primary %s is fenced: it knows of epoch %" PRIu64 " and takes no "
+			        "more writes", l->primary, e.epoch);
+		if (rc == 0) {
+			tsd_log("the old primary %s took a follow request of epoch %" PRIu64 ": it is not "
+			        "an older member of this lineage; it is not fenced", l->primary, e.epoch);
+			break;
+		}
+		said |= rc == 1;
+		for (int64_t end = tsd_mono_ns() + (rc == 1 ? LINK_BACKOFF_MAX : LINK_FENCE_RETRY);
+		     !stopping(l) && tsd_mono_ns() < end;) {
+			struct timespec nap = {0, LINK_POLL_MS * 1000000L};
+			nanosleep(&nap, NULL);
+		}
+	}
+	return NULL;
+}
+
 /* ---- promotion ---- */
 
 /* Stop the thread and close the standby (its LOCK released), once. */
@@ -611,6 +683,11 @@ int tsd_link_promote(struct tsd_link *l, ts_epoch *e, char *msg, size_t size)
 		tsd_stats_standby_connected(0);
 		tsd_log("promoted: no longer following %s; a primary at epoch %" PRIu64, l->primary,
 		        e->epoch);
+		__atomic_store_n(&l->stop, 0, __ATOMIC_RELAXED);
+		int err = pthread_create(&l->thread, NULL, fence_old, l);
+		if (err)
+			tsd_log("the old primary %s is not fenced: %s", l->primary, strerror(err));
+		l->started = !err;
 	} else {
 		ts_close(db);
 		snprintf(msg, size, "%s", l->msg);
