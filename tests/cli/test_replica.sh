@@ -16,10 +16,14 @@
 #      promoted: every acknowledged row is on B (0 lost), B passes check
 #      once stopped.  Every second round B follows A through
 #      tests/cli/linkproxy.py, which cuts and stalls the link at random
-#      (its seed printed), and A dies 0.5 to 3 s in.
+#      (its seed printed), and A dies 0.5 to 3 s in.  In the other
+#      rounds A then returns at its address: promoted B fences it,
+#      and killed (-9) and started again it is still fenced: status
+#      says so, an insert is refused.
 # Prints "failovers F (P through the proxy: C cuts, S stalls), rows
 # acknowledged N, inserts not acknowledged R (refused, or failed once A
-# was killed), rows lost L" at the end.
+# was killed), rows lost L, old primaries fenced on return O" at the
+# end.
 #
 # Usage: tests/cli/test_replica.sh TSSTORE-or-BUILDDIR (see lib.sh).
 set -u
@@ -58,7 +62,7 @@ if command -v curl >/dev/null 2>&1; then
 		i=$((i + 1))
 	done
 	check alone_http_many 0 '{"error":"sync=replica: the write committed to more than 64 tables, which cannot be followed to a standby; the points are committed here, but not known to be on a standby"}\n 503' '' \
-		curl -sS --max-time 10 -w ' %{http_code}' --data-binary @many.lp \
+		curl -sS --max-time 60 -w ' %{http_code}' --data-binary @many.lp \
 		"http://127.0.0.1:$a_http/write?precision=ns"
 	check alone_http_many_committed 0 'v\n64\n' '' "$bin" -s "$tmp/a0.sock" query many64 --columns v
 else
@@ -74,7 +78,7 @@ command -v python3 >/dev/null 2>&1 && have_python=1
 [ $have_python = 1 ] ||
 	skip "python3 is missing (scripts/deps.sh installs it): no failover goes through the link proxy"
 
-acked_total=0 lost_total=0 failovers=0 refused_total=0 proxied=0 cuts=0 stalls=0
+acked_total=0 lost_total=0 failovers=0 refused_total=0 proxied=0 cuts=0 stalls=0 fenced=0
 r=0
 while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
@@ -124,9 +128,30 @@ while [ $r -lt "$rounds" ]; do
 	"$bin" -s "$d/b.sock" query m --columns v --no-header | sort >"$d/have"
 	sort "$d/acked" >"$d/want"
 	acked=$(wc -l <"$d/want")
+	if [ "$follow" = "$a_port" ]; then
+		# the old primary returns at its address: the promoted standby
+		# fences it (link.c fence_old), and it stays fenced when it is
+		# killed and started again
+		start a${r}back.log "$d/a.sock" -d "$d/a" --listen "tcp:127.0.0.1:$a_port" \
+			--token "$tmp/token" --sync replica --replica-timeout 2s
+		a_pid=$pid
+		await_log "round${r}_fenced" a${r}back.log 'stale primary'
+		kill -KILL "$a_pid"
+		wait "$a_pid" 2>/dev/null
+		start a${r}again.log "$d/a.sock" -d "$d/a" --token "$tmp/token"
+		a_pid=$pid
+		check "round${r}_old_fenced" 0 'role: fenced\nepoch: 1\nfenced_by: 2\n' '' \
+			"$bin" -s "$d/a.sock" status
+		check "round${r}_old_refuses" 1 '' 'tsstore: insert: stale primary: a member of this lineage at epoch 2 exists, this database is at epoch 1: "insert" is refused; send it to the primary of epoch 2 (this one may only become its standby)\ninsert: 0 rows stored, 0 rejected, stopped at line 2\n' \
+			"$bin" -s "$d/a.sock" --time-unit s insert m one.tsv
+		kill -TERM "$a_pid"
+		wait "$a_pid"
+		fenced=$((fenced + 1))
+	fi
 	failover_tally "$d" "$acked"
 done
 echo "failovers $failovers ($proxied through the proxy: $cuts cuts, $stalls stalls)," \
-	"rows acknowledged $acked_total, inserts not acknowledged $refused_total, rows lost $lost_total"
+	"rows acknowledged $acked_total, inserts not acknowledged $refused_total, rows lost $lost_total," \
+	"old primaries fenced on return $fenced"
 
 finish
