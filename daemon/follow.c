@@ -97,15 +97,17 @@ static int check_epoch(ts_db *db, const json_t *req, char *msg, size_t size)
 	}
 	if (epoch && (uint64_t)json_integer_value(epoch) > e.epoch) {
 		/* a newer primary exists: fenced, no more writes (access.c),
-		 * and EPOCH says so from now on, across restarts */
+		 * and EPOCH says so from now on, across restarts -- recorded
+		 * before the log line and the answer say so */
 		uint64_t newer = (uint64_t)json_integer_value(epoch);
-		if (tsd_role_fence(newer, e.epoch))
-			tsd_log("a follower at epoch %" PRIu64 " of this lineage asked to follow: this "
-			        "database (epoch %" PRIu64 ") is a stale primary and takes no more "
-			        "writes", newer, e.epoch);
+		int first = tsd_role_fence(newer, e.epoch);
 		if ((rc = ts_epoch_fence(db, newer)) < 0 && rc != TS_EREADONLY)
 			tsd_log("record the fence in EPOCH (a restart would take writes again): %s",
 			        ts_errmsg(NULL));
+		if (first)
+			tsd_log("a follower at epoch %" PRIu64 " of this lineage asked to follow: this "
+			        "database (epoch %" PRIu64 ") is a stale primary and takes no more "
+			        "writes", newer, e.epoch);
 		snprintf(msg, size, "the standby is at epoch %" PRId64 ", newer than this database's "
 		         "%" PRIu64 ": this database is a stale member of its lineage and takes no "
 		         "more writes", (int64_t)json_integer_value(epoch), e.epoch);
