@@ -44,26 +44,26 @@ static ts_db *open_db(const char *dir, unsigned flags)
 	return db;
 }
 
-/* The file's bytes; their count must be EPOCH_SIZE. */
-static void read_epoch_file(const char *dir, unsigned char *b)
+/* The file's bytes; their count must be n (EPOCH_SIZE: version 1,
+ * EPOCH_FENCED_SIZE: version 2). */
+static void read_epoch_bytes(const char *dir, unsigned char *b, size_t n)
 {
 	char *p = ts_test_path(dir, "EPOCH");
 	int fd = open(p, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(read(fd, b, EPOCH_SIZE + 1), EPOCH_SIZE);
+	assert_int_equal(read(fd, b, n + 1), n);
 	close(fd);
 	free(p);
 }
 
-/* The bytes of a fenced file; their count must be EPOCH_FENCED_SIZE. */
+static void read_epoch_file(const char *dir, unsigned char *b)
+{
+	read_epoch_bytes(dir, b, EPOCH_SIZE);
+}
+
 static void read_fenced_file(const char *dir, unsigned char *b)
 {
-	char *p = ts_test_path(dir, "EPOCH");
-	int fd = open(p, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(read(fd, b, EPOCH_FENCED_SIZE + 1), EPOCH_FENCED_SIZE);
-	close(fd);
-	free(p);
+	read_epoch_bytes(dir, b, EPOCH_FENCED_SIZE);
 }
 
 /* Flip one bit of the file at offset off. */
@@ -95,7 +95,7 @@ static void epoch_new_database(void **state)
 {
 	ts_test_env *e = *state;
 	static const unsigned char zero[TS_LINEAGE_SIZE];
-	unsigned char b[EPOCH_SIZE];
+	unsigned char b[EPOCH_SIZE + 1];
 	ts_epoch first, other;
 	assert_int_equal(ts_epoch_get(e->db, &first), 0);
 	assert_int_equal(first.epoch, 1);
@@ -274,7 +274,7 @@ static void expect_fence(ts_db *db, uint64_t epoch, uint64_t fenced_by)
 static void epoch_fence_is_durable(void **state)
 {
 	ts_test_env *e = *state;
-	unsigned char b[EPOCH_FENCED_SIZE];
+	unsigned char b[EPOCH_FENCED_SIZE + 1];
 	ts_epoch first, got;
 	char *out = ts_test_tmpdir(), *dest = ts_test_path(out, "copy");
 	assert_int_equal(ts_epoch_get(e->db, &first), 0);
@@ -363,7 +363,7 @@ static void epoch_adopt_ends_fence(void **state)
 static void epoch_fenced_damaged(void **state)
 {
 	ts_test_env *e = *state;
-	unsigned char b[EPOCH_FENCED_SIZE];
+	unsigned char b[EPOCH_FENCED_SIZE + 1];
 	ts_epoch got;
 	assert_int_equal(ts_epoch_fence(e->db, 2), 0);
 	ts_test_env_close(e);
