@@ -57,7 +57,8 @@
  * The role moves standby -> primary (promote), primary -> fenced
  * (tsd_role_fence) and fenced -> primary (promote with force, the epoch
  * raised past the fence: tsd_role_unfence); it is read by the workers
- * and set by them, hence atomics.  tsd_write_refusal says whether a request is refused.
+ * and set by them, hence atomics.  tsd_write_refusal says whether a
+ * request is refused.
  */
 #include <inttypes.h>
 #include <pthread.h>

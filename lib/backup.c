@@ -397,9 +397,9 @@ static int check_outside(const ts_db *db, const char *parent, const char *to)
 
 /* The database's EPOCH (epoch.c), so that the copy stays a member of
  * its lineage (and fenced, if the database is): rewritten from what the
- * handle says, not copied, so a copy never holds a damaged one.  A database without one (read-only
- * handle, never opened by a writer since the file exists) has none to
- * copy. */
+ * handle says, not copied, so a copy never holds a damaged one.  A
+ * database without one (read-only handle, never opened by a writer
+ * since the file exists) has none to copy. */
 static int copy_epoch(ts_db *db, const char *root)
 {
 	ts__epoch_file e;
