@@ -587,6 +587,7 @@ bench:
 	@bench/plot-sweep.sh $(B)/bench.jsonl $(B)/absorb-batch.png $(B)/absorb-rowsize.png
 	@bench/plot-ingest.sh $(B)/bench.jsonl $(B)/ingest-rows.png
 	@bench/plot-queries.sh $(B)/bench.jsonl $(B)/tsbs-queries.png
+	@bench/plot-sustained.sh $(B)/bench.jsonl $(B)/sustained.png
 
 bench-quick: $(B)/bin/tsstore-bench $(B)/bin/tsstored
 	$(B)/bin/tsstore-bench --quick --compare

@@ -59,6 +59,7 @@ typedef struct bench_config {
 	                             * queries (the scheduler working meanwhile) */
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
 	int rollup_days;            /* rollups: days of rows aggregated; 0: default */
+	size_t sustained_rows;      /* sustained: rows of each engine's load */
 	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
 	                               * --log-segment-size; NULL: its default */
 	/* --print-queries / --print-promql TYPE N SEED: print the queries
@@ -335,6 +336,10 @@ void bench_peer_load(const bench_peer *peer, void *h, const bench_rows *r);
  * remove it; returns rows per second.  Exits on failure. */
 double bench_peer_absorb(const bench_peer *peer, const bench_rows *r);
 
+/* The LMDB peer's map size, bytes (8 GiB unless a workload needs more,
+ * set before its open). */
+extern size_t bench_lmdb_map_bytes;
+
 extern const bench_peer bench_peer_hash;
 extern const bench_peer bench_peer_lmdb;    /* name NULL when not built */
 extern const bench_peer bench_peer_rocksdb; /* name NULL when not built */
@@ -546,6 +551,12 @@ int bench_workload_rollups(const bench_config *c);
  * during the load, and how long it takes to catch up after.  Returns 0,
  * or -1 when a daemon failed (reported). */
 int bench_workload_standby(const bench_config *c);
+/* sustained.c: issue 32's target 4 -- --sustained-rows rows (more than
+ * the log holds) into tsstore with the library's defaults, LMDB and
+ * RocksDB, the hash table on the first --rows: rows/s, the inserting
+ * thread's rows per CPU second, the slowest second, the slowest batch,
+ * the rows of each second (the throughput over time). */
+void bench_workload_sustained(const bench_config *c);
 /* tsbs.c: the TSBS query set over the TSBS file, tsstore against SQLite.
  * Returns 0, or -1 when a tsstore call failed or the engines' answers
  * differed (reported). */

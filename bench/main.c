@@ -11,6 +11,7 @@
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
  *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
  *                 [--log-segment-size SIZE] [--rollup-days D]
+ *                 [--sustained-rows N]
  *   tsstore-bench [--tsbs FILE] --print-queries|--print-promql TYPE|all N SEED
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
@@ -30,7 +31,10 @@
  * aggregate answered from a rollup against the raw rows, and the ingest
  * with a rollup kept against without) and standby (standby.c: issue
  * 33's figures, ingest into tsstored with a standby following against
- * without, and the standby's lag).  --print-queries and
+ * without, and the standby's lag) and sustained (sustained.c: issue
+ * 32's target 4, a library ingest longer than the log holds into
+ * tsstore, LMDB and RocksDB, and its throughput over time).
+ * --print-queries and
  * --print-promql print the TSBS queries (tsbsgen.c) instead.  Each engine runs R
  * times (default 3, 1 with --quick), taking turns with the others; the
  * best run is reported.  The exit status is 1 when a query workload
@@ -48,6 +52,9 @@
 /* Defaults of the command line. */
 #define ROWS_FULL 2000000
 #define ROWS_QUICK 100000
+/* sustained: more rows than the log holds (issue 32, target 4) */
+#define SUSTAINED_ROWS_FULL 50000000
+#define SUSTAINED_ROWS_QUICK 2000000
 #define REPEAT_FULL 3
 #define DEVICE_BYTES_FULL ((size_t)1 << 30)
 #define DEVICE_BYTES_QUICK ((size_t)128 << 20)
@@ -68,7 +75,8 @@ static const char *const workloads[] = {"absorb", "absorb_readers", "device", "f
                                         "range", "latest", "aggregate", "cold_scan", "ingest",
                                         "ingest_http", "remote_write",
                                         "fuse_cat", "sql", "absorb_sweep", "first_row", "tsbs",
-                                        "tsbs_queries", "corrections", "rollups", "standby"};
+                                        "tsbs_queries", "corrections", "rollups", "standby",
+                                        "sustained"};
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
 int bench_wanted(const bench_config *c, const char *name)
@@ -271,7 +279,7 @@ static void usage(void)
 	        "                     [--repeat R] [--no-peers] [--device-mb N] [--rate ROWS_PER_SEC]\n"
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
-	        "                     [--log-segment-size SIZE] [--rollup-days D]\n"
+	        "                     [--log-segment-size SIZE] [--rollup-days D] [--sustained-rows N]\n"
 	        "                     [--in-service [--in-service-wait SECONDS]]\n"
 	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
@@ -279,7 +287,7 @@ static void usage(void)
 	        "                                 query|scan|range|latest|aggregate|cold_scan|ingest|ingest_http|\n"
 	        "                                 remote_write|fuse_cat|sql|\n"
 	        "                                 absorb_sweep|first_row|tsbs|tsbs_queries|corrections|\n"
-	        "                                 rollups|standby]...\n"
+	        "                                 rollups|standby|sustained]...\n"
 	        "environment: TSSTORE_BENCH_LATENCIES=FILE appends each tsbs_queries query's\n"
 	        "latency to FILE (\"engine type index us\")\n");
 	exit(2);
@@ -322,6 +330,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->log_segment_size = v;
 	else if (strcmp(a, "--rollup-days") == 0)
 		c->rollup_days = atoi(v);
+	else if (strcmp(a, "--sustained-rows") == 0)
+		c->sustained_rows = strtoul(v, NULL, 10);
 	else if (strcmp(a, "--in-service-wait") == 0)
 		c->in_service_wait = strtod(v, NULL);
 	else if (strcmp(a, "--block-cache-mb") == 0)
@@ -369,6 +379,8 @@ static void set_defaults(bench_config *c)
 		c->latency_merge_delay = (int64_t)(LATENCY_MERGE_DELAY_S * 1e9);
 	if (c->block_cache_mb < 0 && !c->in_service)
 		c->block_cache_mb = QUERY_BLOCK_CACHE_MB;
+	if (!c->sustained_rows)
+		c->sustained_rows = c->quick ? SUSTAINED_ROWS_QUICK : SUSTAINED_ROWS_FULL;
 	if (!c->query_rows)
 		c->query_rows = c->hosts *
 		                (size_t)((c->quick ? QUERY_SPAN_QUICK_NS : QUERY_SPAN_FULL_NS) /
@@ -468,6 +480,8 @@ int main(int argc, char **argv)
 		failed = 1;
 	if (bench_wanted(&c, "standby") && bench_workload_standby(&c) < 0)
 		failed = 1;
+	if (bench_wanted(&c, "sustained"))
+		bench_workload_sustained(&c);
 #ifdef HAVE_WIRE
 	if (bench_wanted(&c, "tsbs_queries") && bench_workload_tsbs_queries(&c) < 0)
 		failed = 1;

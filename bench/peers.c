@@ -108,6 +108,8 @@ const bench_peer bench_peer_hash = {"hash", hash_open, hash_put_batch, NULL, has
 
 /* ---- LMDB ---- */
 
+size_t bench_lmdb_map_bytes = (size_t)8 << 30;
+
 #ifdef HAVE_LMDB
 /* The handle, struct bench_lmdb, is in bench.h: the query workloads read
  * through it. */
@@ -116,7 +118,7 @@ static void *lmdb_open(const char *dir)
 {
 	bench_lmdb *l = calloc(1, sizeof *l);
 	MDB_txn *txn;
-	if (!l || mdb_env_create(&l->env) || mdb_env_set_mapsize(l->env, (size_t)8 << 30) ||
+	if (!l || mdb_env_create(&l->env) || mdb_env_set_mapsize(l->env, bench_lmdb_map_bytes) ||
 	    mdb_env_open(l->env, dir, MDB_NOSYNC, 0644) || mdb_txn_begin(l->env, NULL, 0, &txn) ||
 	    mdb_dbi_open(txn, NULL, 0, &l->dbi) || mdb_txn_commit(txn)) {
 		fprintf(stderr, "tsstore-bench: lmdb open failed\n");

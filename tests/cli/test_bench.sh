@@ -101,7 +101,9 @@ for r in \
 	"corrections deletes_0pct scan_rows_per_sec" \
 	"corrections deletes_0pct range_queries_per_sec" \
 	"corrections deletes_0pct latest_lookups_per_sec" \
-	"standby tsstored rows_per_s" "standby tsstored_with_standby rows_per_s"; do
+	"standby tsstored rows_per_s" "standby tsstored_with_standby rows_per_s" \
+	"sustained tsstore rows_per_sec" "sustained tsstore rows_per_thread_cpu_sec" \
+	"sustained tsstore min_second_rows_per_sec" "sustained hash rows_per_thread_cpu_sec"; do
 	set -- $r
 	v=$(result "$1" "$2" "$3")
 	cp /dev/null "$tmp/out"
@@ -124,7 +126,7 @@ expect "ratio tsstore/hash" "$(grep -c '"ratio":"tsstore/hash"' "$tmp/bench.json
 expect "ratio tsstore/sqlite" "$(grep -c '"ratio":"tsstore/sqlite"' "$tmp/bench.jsonl")" -ge 1
 # scan, range and latest are judged against LMDB, bytes_per_row against
 # RocksDB: only when this build has them.
-targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections rollups standby"
+targets="absorb absorb_readers flush aggregate cold_scan latency ingest ingest_http sql corrections rollups standby sustained"
 grep -q '"engine":"lmdb"' "$tmp/bench.jsonl" && targets="$targets scan range latest"
 grep -q '"engine":"rocksdb"' "$tmp/bench.jsonl" && targets="$targets bytes_per_row"
 # remote_write is judged against VictoriaMetrics alone

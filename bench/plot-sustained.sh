@@ -1,0 +1,21 @@
+#!/bin/sh
+# plot-sustained.sh -- draw the sustained workload's rows per second over
+# time (tsstore, LMDB, RocksDB) from tsstore-bench's JSON lines into a
+# PNG, with bench/plot-sustained.gp.  Does nothing (and says so) when the
+# results hold no sustained timeline or gnuplot is not installed
+# (scripts/deps.sh bench).
+#
+# Usage: bench/plot-sustained.sh RESULTS.jsonl OUT.png
+set -eu
+[ $# -eq 2 ] || { echo "usage: $0 RESULTS.jsonl OUT.png" >&2; exit 2; }
+in=$1 out=$2
+if ! grep -q '"workload":"sustained".*"second":' "$in"; then
+	echo "plot-sustained: no sustained timeline in $in" >&2
+	exit 0
+fi
+if ! command -v gnuplot >/dev/null 2>&1; then
+	echo "plot-sustained: gnuplot is not installed (scripts/deps.sh bench)" >&2
+	exit 0
+fi
+gnuplot -e "in='$in'; out='$out'" "$(dirname "$0")/plot-sustained.gp"
+echo "plot-sustained: wrote $out"
