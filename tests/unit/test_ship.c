@@ -6,8 +6,11 @@
  * exactly the primary's rows and passes ts_check, after the first
  * shipment and after later commits, flushes and merges on the same
  * ship; a standby that holds everything gets a heartbeat and the
- * descriptor only; a dropped table ends the stream; a standby ahead of
- * the primary is refused; ts_close waits for ships.
+ * descriptor only; a dropped table ends the stream, and so does one
+ * dropped and created again before the ship looked (seen by a writer's
+ * ship and by a reader's); commits shipped one at a time follow the head
+ * into new segments; a standby ahead of the primary is refused;
+ * ts_close waits for ships.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -442,19 +445,28 @@ static void ship_follows_the_head_into_new_segments(void **state)
  * looks: the ship's table is gone, so one end frame -- not the new
  * table's descriptor, which a standby would put over the old table's
  * log (the new table is shipped from nothing by a new ship, as
- * follow.c does for a table it finds). */
-static void ship_of_a_table_created_again_ends(void **state)
+ * follow.c does for a table it finds).  reader: the ship is of a
+ * read-only handle (a writer in another process, as far as the ship can
+ * tell), whose table object is never marked dropped: the directory's
+ * identity says it is another table. */
+static void expect_end_after_created_again(ts_test_env *e, int reader)
 {
-	ts_test_env *e = *state;
 	struct standby sb;
+	ts_options o;
+	ts_db *ro = NULL;
+	ts_table *rt = NULL, *t2 = NULL, *old = e->t;
 	ts_ship *s = NULL;
-	ts_table *t2 = NULL;
 	ts_frame f;
 	sb_init(&sb);
 	insert_batches(e, 1, 20, 100);
-	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	if (reader) {
+		ts_options_init(&o);
+		o.flags = TS_OPEN_READONLY;
+		assert_int_equal(ts_open(e->dir, &o, &ro), 0);
+		assert_int_equal(ts_table_open(ro, "m", &rt), 0);
+	}
+	assert_int_equal(ts_ship_open(reader ? rt : e->t, 0, NULL, 0, &s), 0);
 	drain(s, &sb);
-	ts_table *old = e->t;
 	assert_int_equal(ts_drop(e->db, "m"), 0);
 	ts_test_create_m(e->db, 0);
 	assert_int_equal(ts_table_open(e->db, "m", &t2), 0);
@@ -465,43 +477,20 @@ static void ship_of_a_table_created_again_ends(void **state)
 	assert_int_equal(ts_ship_next(s, &f), 0);
 	ts_ship_close(s);
 	ts_table_close(old);
+	ts_table_close(rt);
+	if (ro)
+		assert_int_equal(ts_close(ro), 0);
 	sb_free(&sb);
 }
 
-/* The same seen by a ship of a read-only handle (a writer in another
- * process, as far as the ship can tell): its table object is never
- * marked dropped, the directory's identity says it is another table. */
+static void ship_of_a_table_created_again_ends(void **state)
+{
+	expect_end_after_created_again(*state, 0);
+}
+
 static void ship_of_a_reader_sees_a_table_created_again(void **state)
 {
-	ts_test_env *e = *state;
-	struct standby sb;
-	ts_options o;
-	ts_db *ro = NULL;
-	ts_table *rt = NULL, *t2 = NULL;
-	ts_ship *s = NULL;
-	ts_frame f;
-	sb_init(&sb);
-	insert_batches(e, 1, 20, 100);
-	ts_options_init(&o);
-	o.flags = TS_OPEN_READONLY;
-	assert_int_equal(ts_open(e->dir, &o, &ro), 0);
-	assert_int_equal(ts_table_open(ro, "m", &rt), 0);
-	assert_int_equal(ts_ship_open(rt, 0, NULL, 0, &s), 0);
-	drain(s, &sb);
-	ts_table_close(e->t);
-	e->t = NULL;
-	assert_int_equal(ts_drop(e->db, "m"), 0);
-	ts_test_create_m(e->db, 0);
-	assert_int_equal(ts_table_open(e->db, "m", &t2), 0);
-	e->t = t2;
-	insert_batches(e, 1, 1, 10);
-	assert_int_equal(ts_ship_next(s, &f), 1);
-	assert_int_equal(f.type, TS_FRAME_END);
-	assert_int_equal(ts_ship_next(s, &f), 0);
-	ts_ship_close(s);
-	ts_table_close(rt);
-	assert_int_equal(ts_close(ro), 0);
-	sb_free(&sb);
+	expect_end_after_created_again(*state, 1);
 }
 
 /* ---- the standby's own tests ---- */
