@@ -549,16 +549,29 @@ static int open_headpage(ts__log *log)
 	return 0;
 }
 
+/* The kernel's boot id, read once per process (it cannot change while
+ * the process runs); boot_known is set, with a release, only after
+ * boot_cached holds it, which is then never written again.  A failed
+ * read is not remembered: the next call tries again. */
+static char boot_cached[TS_HEAD_BOOT_SIZE];
+static int boot_known;
+static pthread_mutex_t boot_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* The id of the running boot of the machine, NUL-padded: HEAD is never
  * synced, so what it says outlives a process, not a power loss; the boot
  * id tells the two apart.  TSSTORE_BOOT_ID replaces it (a power-cut rig
- * that simulates a power loss without a reboot sets it; docs/powercut.md). */
+ * that simulates a power loss without a reboot sets it; docs/powercut.md),
+ * looked at on every call; the kernel's is read once (boot_cached). */
 void ts__log_boot_id(char out[TS_HEAD_BOOT_SIZE])
 {
 	const char *env = getenv("TSSTORE_BOOT_ID");
 	memset(out, 0, TS_HEAD_BOOT_SIZE);
 	if (env && *env) {
 		strncpy(out, env, TS_HEAD_BOOT_SIZE - 1);
+		return;
+	}
+	if (__atomic_load_n(&boot_known, __ATOMIC_ACQUIRE)) {
+		memcpy(out, boot_cached, TS_HEAD_BOOT_SIZE);
 		return;
 	}
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
@@ -578,7 +591,14 @@ void ts__log_boot_id(char out[TS_HEAD_BOOT_SIZE])
 		memset(out, 0, TS_HEAD_BOOT_SIZE);
 		snprintf(out, TS_HEAD_BOOT_SIZE, "unknown-%ld-%lld.%09ld", (long)getpid(),
 		         (long long)now.tv_sec, now.tv_nsec);
+		return;
 	}
+	pthread_mutex_lock(&boot_mu);
+	if (!boot_known) {
+		memcpy(boot_cached, out, TS_HEAD_BOOT_SIZE);
+		__atomic_store_n(&boot_known, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&boot_mu);
 }
 
 /*
@@ -627,29 +647,50 @@ void ts__log_set_clean(ts__log *log, uint32_t clean)
 	ts__log_seg_msync(log, s->base, (ts__off){0}, TS_SEG_HEADER);
 }
 
-int ts__log_recorded_head(const char *dir, ts__lsn *head)
+int ts__log_head_map(const char *dir, const unsigned char **page)
 {
 	char path[TS_PATH_MAX];
 	struct stat st;
-	int fd, found = 0;
-	*head = 0;
+	int fd;
+	*page = NULL;
 	if (ts__path(path, "%s/%s", dir, TS_HEAD_FILE) < 0 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	/* Mapped, as the writer shares it, so the LSN is read whole. */
-	const unsigned char *p = fstat(fd, &st) == 0 && st.st_size >= TS_HEAD_SIZE
-	                             ? mmap(NULL, TS_HEAD_SIZE, PROT_READ, MAP_SHARED, fd, 0)
-	                             : MAP_FAILED;
+	void *p = fstat(fd, &st) == 0 && st.st_size >= TS_HEAD_SIZE
+	                  ? mmap(NULL, TS_HEAD_SIZE, PROT_READ, MAP_SHARED, fd, 0)
+	                  : MAP_FAILED;
 	close(fd);
 	if (p == MAP_FAILED)
 		return 0;
+	*page = p;
+	return 1;
+}
+
+void ts__log_head_unmap(const unsigned char *page)
+{
+	if (page)
+		munmap((void *)page, TS_HEAD_SIZE);
+}
+
+int ts__log_head_page_commit(const unsigned char *page, ts__lsn *head)
+{
 	char boot[TS_HEAD_BOOT_SIZE];
 	ts__log_boot_id(boot);
-	if (memcmp(p + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0 && head_commit(p, boot, head))
-		found = 1;
-	else
-		*head = 0;
-	munmap((void *)p, TS_HEAD_SIZE);
+	if (memcmp(page + TS_HEAD_OFF_MAGIC, TS_HEAD_MAGIC, 8) == 0 && head_commit(page, boot, head))
+		return 1;
+	*head = 0;
+	return 0;
+}
+
+int ts__log_recorded_head(const char *dir, ts__lsn *head)
+{
+	const unsigned char *p;
+	*head = 0;
+	if (!ts__log_head_map(dir, &p))
+		return 0;
+	int found = ts__log_head_page_commit(p, head);
+	ts__log_head_unmap(p);
 	return found;
 }
 

@@ -404,6 +404,20 @@ int ts__log_check_segment(const char *dir, uint64_t seg, unsigned shift, unsigne
  * *head set (0 = none yet) when HEAD is there and valid, else 0. */
 int ts__log_recorded_head(const char *dir, ts__lsn *head);
 
+/* dir/HEAD mapped read-only, for a reader that looks at it again and
+ * again (ship.c): the writer updates the file in place and never
+ * replaces it while the table exists, so the mapping stays its HEAD.
+ * Returns 1 with *page, or 0 (no error) when HEAD is missing or shorter
+ * than a page (no writer opened the table yet).  Unmap with
+ * ts__log_head_unmap (NULL: nothing). */
+int ts__log_head_map(const char *dir, const unsigned char **page);
+void ts__log_head_unmap(const unsigned char *page);
+
+/* The newest commit a mapped HEAD names, as ts__log_recorded_head reads
+ * it (its magic, and the boot id's rule of log-format.md section 5.1):
+ * 1 with *head, or 0 with *head 0. */
+int ts__log_head_page_commit(const unsigned char *page, ts__lsn *head);
+
 /* A read-only log on dir for ts__log_walk_commits: nothing is scanned
  * or mapped yet; segments are mapped on first touch, and one missing or
  * damaged only ends a walk.  Close with ts__log_close(log, 0).  Returns 0
@@ -436,6 +450,16 @@ int ts__log_batch_at(ts__log *log, ts__lsn lsn);
  * segments (ship.c).  Returns 0, TS_ENOENT (its segment is gone),
  * TS_ECORRUPT (no commit record there), TS_EIO. */
 int ts__log_head_end(const char *dir, unsigned shift, uint64_t head, uint64_t *end);
+
+/* The same from segment file fd of the commit at head, open already
+ * (ts__log_segment_open), for a reader that keeps it open (ship.c). */
+int ts__log_commit_end_in(int fd, const char *dir, unsigned shift, uint64_t head,
+                          uint64_t *end);
+
+/* Open segment seg of dir's log of 2^shift segments read-only, checked
+ * as ts__log_check_segment checks it; *fd receives it (-1 on failure).
+ * Returns 0, TS_ENOENT, TS_ECORRUPT, TS_EVERSION, TS_EIO. */
+int ts__log_segment_open(const char *dir, uint64_t seg, unsigned shift, int *fd);
 
 /* The shift of dir's log, from its oldest segment file; 0 when it has
  * none (or no directory).  Returns 0 or an error reading a header. */

@@ -208,6 +208,17 @@ int ts__log_head_end(const char *dir, unsigned shift, uint64_t head, uint64_t *e
 	return head_end(dir, shift, head, end);
 }
 
+int ts__log_commit_end_in(int fd, const char *dir, unsigned shift, uint64_t head,
+                          uint64_t *end)
+{
+	return commit_end(fd, dir, shift, head, end);
+}
+
+int ts__log_segment_open(const char *dir, uint64_t seg, unsigned shift, int *fd)
+{
+	return open_checked_seg(dir, seg, shift, fd, NULL);
+}
+
 int ts__log_shift_of(const char *dir, unsigned *shift)
 {
 	uint64_t *segs = NULL;

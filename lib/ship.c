@@ -38,6 +38,16 @@
  *
  * Committed log bytes never change, so reading them from the segment
  * files needs no lock; bytes past the newest commit are never shipped.
+ *
+ * A ship asks for the newest commit at every step, so what that costs is
+ * paid per shipped commit (and per step that finds none): log/HEAD stays
+ * mapped (the writer changes it in place and never replaces it while the
+ * table exists), the segment file of the head commit stays open, and the
+ * end of the head commit is remembered until HEAD names another.  They
+ * never outlive the table they were found in: a pin that finds the table
+ * dropped, or its directory another table's (dropped and created again
+ * under the name), ends the ship (table_gone), and nothing is read from
+ * them after that.
  * A segment's data area past its last batch is zeros, which the
  * standby's fresh, sparse segment holds already: trailing zeros of a
  * range that reaches the end of a segment are not shipped.
@@ -59,6 +69,7 @@
 #include "handle.h"
 #include "lifetime.h"
 #include "log.h"
+#include "tabledesc.h"
 #include "tablet.h"
 #include "tslimits.h"
 
@@ -87,6 +98,12 @@ struct ts_ship {
 	uint64_t toff, tsize;
 	int segfd;                 /* the segment file of seg, or -1 */
 	uint64_t seg;
+	/* kept while the ship lives (see the top of the file): */
+	const unsigned char *headpage; /* log/HEAD mapped, NULL until found */
+	int headfd;                /* the segment file of headseg, or -1 */
+	uint64_t headseg;
+	uint64_t last_head, last_end; /* the commit HEAD named last (0: none
+	                            * looked at yet) and the end of its record */
 	unsigned char *buf;        /* TS_FRAME_PAYLOAD_MAX bytes */
 };
 
@@ -134,25 +151,74 @@ static int read_desc(ts_ship *s, void **data, size_t *n, struct stat *st)
 	return rc;
 }
 
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Let go of what head_end and log_bytes keep of the table's log files. */
+static void forget_log_files(ts_ship *s)
+{
+	ts__log_head_unmap(s->headpage);
+	s->headpage = NULL;
+	close_fd(&s->headfd);
+	close_fd(&s->segfd);
+	s->last_head = s->last_end = 0;
+}
+
 /* The end of the newest commit log/HEAD names, or 0 when it names none
  * (or there is no HEAD: no writer has opened the table); *commit (may
- * be NULL) its record's LSN. */
+ * be NULL) its record's LSN.  HEAD is read from the page kept mapped,
+ * the record's end from the segment file kept open, and only when HEAD
+ * names a commit other than the last one looked at. */
 static int head_end(ts_ship *s, uint64_t *end, uint64_t *commit)
 {
 	uint64_t head = 0;
+	int rc;
 	*end = 0;
 	if (commit)
 		*commit = 0;
-	if (!ts__log_recorded_head(s->logdir, &head) || head == 0)
+	if (!s->headpage && !ts__log_head_map(s->logdir, &s->headpage))
+		return 0; /* looked for again at the next call */
+	if (!ts__log_head_page_commit(s->headpage, &head) || head == 0)
 		return 0;
 	if (commit)
 		*commit = head;
-	if (!s->shift) {
-		int rc = ts__log_shift_of(s->logdir, &s->shift);
-		if (rc < 0)
-			return rc;
+	if (!s->shift && (rc = ts__log_shift_of(s->logdir, &s->shift)) < 0)
+		return rc;
+	if (head == s->last_head) {
+		*end = s->last_end;
+		return 0;
 	}
-	return ts__log_head_end(s->logdir, s->shift, head, end);
+	uint64_t seg = head >> s->shift;
+	if (s->headfd < 0 || s->headseg != seg) { /* a new segment (or the first) */
+		close_fd(&s->headfd);
+		if ((rc = ts__log_segment_open(s->logdir, seg, s->shift, &s->headfd)) < 0)
+			return rc;
+		s->headseg = seg;
+	}
+	if ((rc = ts__log_commit_end_in(s->headfd, s->logdir, s->shift, head, end)) < 0)
+		return rc;
+	s->last_head = head;
+	s->last_end = *end;
+	return 0;
+}
+
+/* Whether the ship's table is no longer the one at its directory: dropped
+ * by this process (t->dropped, set under db->mu before a table of the
+ * same name can be created), or the directory is another one's (dropped
+ * and created again by a writer in another process, or by a handle other
+ * than the ship's: ts__table_incarnation).  Asked after the files were
+ * read, so that a table created again meanwhile is never pinned. */
+static int table_gone(const ts_ship *s)
+{
+	uint64_t now = 0;
+	if (__atomic_load_n(&s->t->dropped, __ATOMIC_SEQ_CST))
+		return 1;
+	return s->t->incarnation && ts__table_incarnation(s->t->dir, &now) == 0 &&
+	       now != s->t->incarnation;
 }
 
 /* Read the descriptor, the head, the descriptor again, until the two
@@ -180,6 +246,10 @@ static int pin(ts_ship *s)
 			free(a);
 			ts__clear_error();
 			continue;
+		}
+		if (table_gone(s)) { /* its successor is shipped by a ship of its own */
+			free(a);
+			return TS_ENOENT;
 		}
 		ts__descriptor *d = NULL;
 		if ((rc = ts__descriptor_decode(a, na, &d)) < 0) {
@@ -244,9 +314,7 @@ static int heartbeat(ts_ship *s, ts_frame *f)
 
 static void close_tablet(ts_ship *s)
 {
-	if (s->tfd >= 0)
-		close(s->tfd);
-	s->tfd = -1;
+	close_fd(&s->tfd);
 }
 
 /* Open the tablet d->tablets[s->ti].  TS_ENOENT: d is stale. */
@@ -312,9 +380,7 @@ static int open_segment(ts_ship *s, uint64_t lsn)
 	uint64_t seg = lsn >> s->shift;
 	if (s->segfd >= 0 && s->seg == seg)
 		return 0;
-	if (s->segfd >= 0)
-		close(s->segfd);
-	s->segfd = -1;
+	close_fd(&s->segfd);
 	int rc = ts__log_segment_name(seg, name, sizeof name);
 	if (rc == 0)
 		rc = ts__path(path, "%s/%s", s->logdir, name);
@@ -445,7 +511,7 @@ int ts__ship_open(ts_table *t, uint64_t lsn, const uint64_t *tablets, int ntable
 		return ts__fail(TS_ENOMEM, "out of memory");
 	}
 	s->t = t;
-	s->tfd = s->segfd = -1;
+	s->tfd = s->segfd = s->headfd = -1;
 	s->pos = lsn;
 	if (ntablets < 0)
 		rc = ts__fail(TS_EINVAL, "ts_ship_open: %d tablets", ntablets);
@@ -495,8 +561,7 @@ int ts__ship_heartbeat(ts_ship *s, ts_frame *f)
 void ts__ship_close(ts_ship *s)
 {
 	close_tablet(s);
-	if (s->segfd >= 0)
-		close(s->segfd);
+	forget_log_files(s);
 	ts__table_unhold(s->t, 1);
 	ts__descriptor_free(s->d, 1);
 	free(s->desc);

@@ -6,8 +6,11 @@
  * exactly the primary's rows and passes ts_check, after the first
  * shipment and after later commits, flushes and merges on the same
  * ship; a standby that holds everything gets a heartbeat and the
- * descriptor only; a dropped table ends the stream; a standby ahead of
- * the primary is refused; ts_close waits for ships.
+ * descriptor only; a dropped table ends the stream, and so does one
+ * dropped and created again before the ship looked (seen by a writer's
+ * ship and by a reader's); commits shipped one at a time follow the head
+ * into new segments; a standby ahead of the primary is refused;
+ * ts_close waits for ships.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -398,6 +401,96 @@ static void ship_of_a_dropped_table_ends(void **state)
 	assert_int_equal(ts_close(e->db), 0);
 	e->db = NULL;
 	sb_free(&sb);
+}
+
+/* Commits shipped one at a time while the log grows through several
+ * segments, on the same ship with no descriptor change in between:
+ * the segment file the ship keeps open to find the head commit's end
+ * must follow the head into each new segment (each drain ends at the
+ * commit HEAD names, the standby holds the primary's rows). */
+static void ship_follows_the_head_into_new_segments(void **state)
+{
+	ts_test_env *e = *state;
+	struct standby sb;
+	ts_ship *s = NULL;
+	char logdir[600];
+	snprintf(logdir, sizeof logdir, "%s/m/log", e->dir);
+	sb_init(&sb);
+	insert_batches(e, 1, 1, 10);
+	assert_int_equal(ts_ship_open(e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	int b = 2, segments = 0;
+	uint64_t seg = sb.log_end >> SHIFT;
+	for (; segments < 3 && b < 400; b++) {
+		insert_batches(e, b, 1, 500);
+		drain(s, &sb);
+		if (strcmp(sb.order, "L") != 0 && strcmp(sb.order, "LL") != 0)
+			fail_msg("batch %d: frames %s, want log frames only", b, sb.order);
+		expect_commit_at_end(e, &sb);
+		uint64_t end = 0;
+		assert_int_equal(ts__log_head_end(logdir, SHIFT, sb.commit, &end), 0);
+		assert_int_equal(sb.log_end, end);
+		if (sb.log_end >> SHIFT != seg) {
+			seg = sb.log_end >> SHIFT;
+			segments++;
+		}
+	}
+	assert_int_equal(segments, 3);
+	expect_same_rows(e, &sb);
+	ts_ship_close(s);
+	sb_free(&sb);
+}
+
+/* A table dropped and created again under its name before the ship
+ * looks: the ship's table is gone, so one end frame -- not the new
+ * table's descriptor, which a standby would put over the old table's
+ * log (the new table is shipped from nothing by a new ship, as
+ * follow.c does for a table it finds).  reader: the ship is of a
+ * read-only handle (a writer in another process, as far as the ship can
+ * tell), whose table object is never marked dropped: the directory's
+ * identity says it is another table. */
+static void expect_end_after_created_again(ts_test_env *e, int reader)
+{
+	struct standby sb;
+	ts_options o;
+	ts_db *ro = NULL;
+	ts_table *rt = NULL, *t2 = NULL, *old = e->t;
+	ts_ship *s = NULL;
+	ts_frame f;
+	sb_init(&sb);
+	insert_batches(e, 1, 20, 100);
+	if (reader) {
+		ts_options_init(&o);
+		o.flags = TS_OPEN_READONLY;
+		assert_int_equal(ts_open(e->dir, &o, &ro), 0);
+		assert_int_equal(ts_table_open(ro, "m", &rt), 0);
+	}
+	assert_int_equal(ts_ship_open(reader ? rt : e->t, 0, NULL, 0, &s), 0);
+	drain(s, &sb);
+	assert_int_equal(ts_drop(e->db, "m"), 0);
+	ts_test_create_m(e->db, 0);
+	assert_int_equal(ts_table_open(e->db, "m", &t2), 0);
+	e->t = t2;
+	insert_batches(e, 1, 1, 10);
+	assert_int_equal(ts_ship_next(s, &f), 1);
+	assert_int_equal(f.type, TS_FRAME_END);
+	assert_int_equal(ts_ship_next(s, &f), 0);
+	ts_ship_close(s);
+	ts_table_close(old);
+	ts_table_close(rt);
+	if (ro)
+		assert_int_equal(ts_close(ro), 0);
+	sb_free(&sb);
+}
+
+static void ship_of_a_table_created_again_ends(void **state)
+{
+	expect_end_after_created_again(*state, 0);
+}
+
+static void ship_of_a_reader_sees_a_table_created_again(void **state)
+{
+	expect_end_after_created_again(*state, 1);
 }
 
 /* ---- the standby's own tests ---- */
@@ -869,6 +962,9 @@ int main(void)
 		T(ship_skips_the_released_log),
 		T(ship_refuses_a_standby_ahead),
 		T(ship_of_a_dropped_table_ends),
+		T(ship_follows_the_head_into_new_segments),
+		T(ship_of_a_table_created_again_ends),
+		T(ship_of_a_reader_sees_a_table_created_again),
 		T(standby_locks_and_drops),
 		T(standby_adopts_the_primarys_epoch),
 		T(standby_refuses_damaged_frames),
