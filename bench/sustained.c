@@ -4,7 +4,7 @@
  * through it.
  *
  * The reference rows (1000 hosts every 10 s, ts-major, ten int64 values,
- * batches of 512), --sustained-rows of them (50 M; --quick 2 M), made as
+ * batches of 512), --sustained-rows of them (50 M; --quick 1 M), made as
  * they are inserted from a bench_stream (50 M rows made up front would
  * take some 12 GB), into each engine in the same process, one after the
  * other:
