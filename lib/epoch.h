@@ -7,15 +7,8 @@
 
 #include <stddef.h>
 
+#include "epoch_format.h"
 #include "tsstore.h"
-
-/* What EPOCH holds: a ts_epoch's lineage and epoch, and the fence (0, or
- * a newer epoch of the lineage known to exist: ts_epoch_fence). */
-typedef struct ts__epoch_file {
-	uint8_t lineage[TS_LINEAGE_SIZE];
-	uint64_t epoch;
-	uint64_t fenced_by;
-} ts__epoch_file;
 
 /* Encode e into out[0..TS_EPOCH_SIZE_MAX): format version 1 when
  * e->fenced_by is 0, else 2 (docs/epoch-format.md).  Returns the bytes encoded (48 or 56). */

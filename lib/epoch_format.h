@@ -1,9 +1,23 @@
 /*
  * epoch_format.h -- the constants of the EPOCH file, mirroring
- * docs/epoch-format.md (the byte table is there).
+ * docs/epoch-format.md (the byte table is there), and what the file
+ * holds decoded: a header of no module of lib/ (handle.h keeps a
+ * database's EPOCH in the handle without depending on epoch.c).
  */
 #ifndef TS_EPOCH_FORMAT_H
 #define TS_EPOCH_FORMAT_H
+
+#include <stdint.h>
+
+#include "tsstore.h"
+
+/* What EPOCH holds: a ts_epoch's lineage and epoch, and the fence (0, or
+ * a newer epoch of the lineage known to exist: ts_epoch_fence). */
+typedef struct ts__epoch_file {
+	uint8_t lineage[TS_LINEAGE_SIZE];
+	uint64_t epoch;
+	uint64_t fenced_by;
+} ts__epoch_file;
 
 #define TS_EPOCH_FILE "EPOCH"
 #define TS_EPOCH_MAGIC "TSEPOCH1"       /* 8 bytes, no NUL */

@@ -28,7 +28,7 @@
 
 #include "bcache.h"
 #include "descriptor.h"
-#include "epoch.h"
+#include "epoch_format.h"
 #include "filling.h"
 #include "held.h"
 #include "tslimits.h"
