@@ -275,9 +275,18 @@ static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
 		base->more = 1;
 		return 0;
 	}
-	if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen, src->key,
-	                            src->klen)) < 0 ||
-	    (rc = keep_row_key(base, src->key, src->klen)) < 0)
+	/* the row after one decoded through the stem in its version: the
+	 * ts and the values alone (types and the stem's values are in
+	 * place); keep_row_key's stem case */
+	if (base->stem_vals && base->typed_version == src->version && src->version != 0 &&
+	    ts__row_decode_stem_fixed(base->scan.snap.versions[src->version - 1],
+	                              base->scan.snap.schema, src->row, src->rowlen, src->key,
+	                              src->klen, &base->stem, base->vals) == 0) {
+		base->last_in_stem = 1;
+		base->last_ts = ts__key_ts(src->key, src->klen);
+	} else if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen, src->key,
+	                                   src->klen)) < 0 ||
+	           (rc = keep_row_key(base, src->key, src->klen)) < 0)
 		return rc;
 	q->returned++;
 	if (!q->proj) {
