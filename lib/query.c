@@ -206,12 +206,10 @@ int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, 
 		ts__put(&r->stem, p.data, stem);
 		r->has_stem = 1;
 		if (n == s->nkey - 1) {
-			ts_value t = ts_timestamp(r->tmin);
-			ts__key_put(&p, &t);
+			ts__key_put_ts(&p, r->tmin);
 			ts__range_lower(r, p.data, p.len, 0);
 			p.len = stem;
-			t = ts_timestamp(r->tmax);
-			ts__key_put(&p, &t);
+			ts__key_put_ts(&p, r->tmax);
 			ts__range_upper(r, p.data, p.len, 0);
 		}
 	}
@@ -644,10 +642,9 @@ int ts__cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	*key = NULL;
 	*nkey = 0;
 	if (c->last_in_stem) { /* the stem and last_ts: encode the key now */
-		ts_value t = ts_timestamp(c->last_ts);
 		c->last_key.len = 0;
 		ts__put(&c->last_key, c->stem.data, c->stem.len);
-		ts__key_put(&c->last_key, &t);
+		ts__key_put_ts(&c->last_key, c->last_ts);
 		c->last_in_stem = 0;
 		if (c->last_key.oom)
 			return ts__fail(TS_ENOMEM, "out of memory");
