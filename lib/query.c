@@ -439,11 +439,15 @@ static void latest_destroy(struct ts_cursor *base)
 	ts__cblock_put(&base->table->db->bcache, ((latest_cursor *)base)->held);
 }
 
-/* The row of src is the best so far: point at it, holding its block. */
-static void latest_hold(latest_cursor *l, const ts__src *src)
+/* The row of src is the best so far: point at it, holding its block.
+ * last: src is read no further, and its reference to the block moves to
+ * the cursor (one atomic add and subtract fewer than a second one). */
+static void latest_hold(latest_cursor *l, ts__src *src, int last)
 {
 	ts__cblock *cb = src->tab ? src->cb : NULL;
-	if (cb)
+	if (cb && last)
+		src->cb = NULL; /* ts__src_free puts no block */
+	else if (cb)
 		ts__cblock_ref(cb);
 	ts__cblock_put(&l->base.table->db->bcache, l->held);
 	l->held = cb;
@@ -558,7 +562,7 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		while ((rc = ts__src_next(&src)) == 1) {
 			if (beats(l, &src, best_ts)) {
 				best_ts = ts__key_ts(src.key, src.klen);
-				latest_hold(l, &src);
+				latest_hold(l, &src, stem_fixed);
 				if ((rc = keep_key(&l->base, src.key, src.klen)) < 0)
 					break;
 			}
