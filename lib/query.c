@@ -17,7 +17,9 @@
  * cursor keeps that ts, not a copy of the key, for ts_cursor_resume,
  * which encodes the key from the stem when asked.  The copy cannot be
  * avoided otherwise: the key lies in the stream's block, which the next
- * row may release.
+ * row may release.  The rows after the first of a version whose values
+ * are a run of 8-byte columns then cost a key check and the values'
+ * loads (ts__row_decode_stem_fixed).
  *
  * latest finds the newest row of a prefix by visiting the streams newest
  * first (by the greatest ts each can hold) and stopping as soon as no

@@ -13,7 +13,10 @@
  * another core (ra_fill, readahead.h).  The merge is a binary
  * heap of the streams ordered by their current key; in a table that never
  * replaced a row every key lives in exactly one stream of a snapshot, so
- * no two heads are ever equal.
+ * no two heads are ever equal.  Once one stream is left (a one-series
+ * range over a merged table, mostly), the merge takes its rows inside
+ * the loaded block itself (plain_next) and leaves the stream's general
+ * step for the rest.
  *
  * Shadowing snapshots (snapshot.h: the table may hold replaced rows) are
  * resolved here, apart from the path above, which they leave as it was:
