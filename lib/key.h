@@ -50,6 +50,15 @@ static inline int64_t ts__key_ts(const void *key, size_t len)
 	                 (UINT64_C(1) << 63));
 }
 
+/* Append ts encoded as a key's last column: ts__key_put of a timestamp
+ * without the type's dispatch (a range's bounds, a resume key). */
+static inline void ts__key_put_ts(ts_buf *b, int64_t ts)
+{
+	unsigned char f[8];
+	ts__store_be64(f, (uint64_t)ts ^ (UINT64_C(1) << 63));
+	ts__put(b, f, 8);
+}
+
 /* Describe a full key for messages: ("n1", 7, 2026-11-21T10:00:00Z).
  * Strings are quoted with escapes, blobs hex, doubles %.17g. */
 void ts__key_describe(const ts__schema *s, const void *key, size_t len,

@@ -17,7 +17,9 @@
  * cursor keeps that ts, not a copy of the key, for ts_cursor_resume,
  * which encodes the key from the stem when asked.  The copy cannot be
  * avoided otherwise: the key lies in the stream's block, which the next
- * row may release.
+ * row may release.  The rows after the first of a version whose values
+ * are a run of 8-byte columns then cost a key check and the values'
+ * loads (ts__row_decode_stem_fixed).
  *
  * latest finds the newest row of a prefix by visiting the streams newest
  * first (by the greatest ts each can hold) and stopping as soon as no
@@ -206,12 +208,10 @@ int ts__range_prefix(ts__range *r, const ts__schema *s, const ts_value *prefix, 
 		ts__put(&r->stem, p.data, stem);
 		r->has_stem = 1;
 		if (n == s->nkey - 1) {
-			ts_value t = ts_timestamp(r->tmin);
-			ts__key_put(&p, &t);
+			ts__key_put_ts(&p, r->tmin);
 			ts__range_lower(r, p.data, p.len, 0);
 			p.len = stem;
-			t = ts_timestamp(r->tmax);
-			ts__key_put(&p, &t);
+			ts__key_put_ts(&p, r->tmax);
 			ts__range_upper(r, p.data, p.len, 0);
 		}
 	}
@@ -275,9 +275,18 @@ static int query_next(struct ts_cursor *base, const ts_value **row, int *n)
 		base->more = 1;
 		return 0;
 	}
-	if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen, src->key,
-	                            src->klen)) < 0 ||
-	    (rc = keep_row_key(base, src->key, src->klen)) < 0)
+	/* the row after one decoded through the stem in its version: the
+	 * ts and the values alone (types and the stem's values are in
+	 * place); keep_row_key's stem case */
+	if (base->stem_vals && base->typed_version == src->version && src->version != 0 &&
+	    ts__row_decode_stem_fixed(base->scan.snap.versions[src->version - 1],
+	                              base->scan.snap.schema, src->row, src->rowlen, src->key,
+	                              src->klen, &base->stem, base->vals) == 0) {
+		base->last_in_stem = 1;
+		base->last_ts = ts__key_ts(src->key, src->klen);
+	} else if ((rc = ts__cursor_decode(base, src->version, src->row, src->rowlen, src->key,
+	                                   src->klen)) < 0 ||
+	           (rc = keep_row_key(base, src->key, src->klen)) < 0)
 		return rc;
 	q->returned++;
 	if (!q->proj) {
@@ -432,11 +441,15 @@ static void latest_destroy(struct ts_cursor *base)
 	ts__cblock_put(&base->table->db->bcache, ((latest_cursor *)base)->held);
 }
 
-/* The row of src is the best so far: point at it, holding its block. */
-static void latest_hold(latest_cursor *l, const ts__src *src)
+/* The row of src is the best so far: point at it, holding its block.
+ * last: src is read no further, and its reference to the block moves to
+ * the cursor (one atomic add and subtract fewer than a second one). */
+static void latest_hold(latest_cursor *l, ts__src *src, int last)
 {
 	ts__cblock *cb = src->tab ? src->cb : NULL;
-	if (cb)
+	if (cb && last)
+		src->cb = NULL; /* ts__src_free puts no block */
+	else if (cb)
 		ts__cblock_ref(cb);
 	ts__cblock_put(&l->base.table->db->bcache, l->held);
 	l->held = cb;
@@ -551,7 +564,7 @@ static int latest_find(latest_cursor *l, int stem_fixed)
 		while ((rc = ts__src_next(&src)) == 1) {
 			if (beats(l, &src, best_ts)) {
 				best_ts = ts__key_ts(src.key, src.klen);
-				latest_hold(l, &src);
+				latest_hold(l, &src, stem_fixed);
 				if ((rc = keep_key(&l->base, src.key, src.klen)) < 0)
 					break;
 			}
@@ -635,10 +648,9 @@ int ts__cursor_resume(const ts_cursor *cur, const ts_value **key, int *nkey)
 	*key = NULL;
 	*nkey = 0;
 	if (c->last_in_stem) { /* the stem and last_ts: encode the key now */
-		ts_value t = ts_timestamp(c->last_ts);
 		c->last_key.len = 0;
 		ts__put(&c->last_key, c->stem.data, c->stem.len);
-		ts__key_put(&c->last_key, &t);
+		ts__key_put_ts(&c->last_key, c->last_ts);
 		c->last_in_stem = 0;
 		if (c->last_key.oom)
 			return ts__fail(TS_ENOMEM, "out of memory");

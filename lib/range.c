@@ -170,10 +170,9 @@ int ts__range_since(ts__range *r, int64_t tmin)
 	ts__range_time(r, tmin, INT64_MAX);
 	ts_buf k;
 	unsigned char mem[TS__SHORT_KEY];
-	ts_value t = ts_timestamp(tmin);
 	ts__buf_init_in(&k, mem, sizeof mem);
 	ts__put(&k, r->stem.data, n);
-	ts__key_put(&k, &t);
+	ts__key_put_ts(&k, tmin);
 	if (!k.oom)
 		ts__range_lower(r, k.data, k.len, 0);
 	int oom = k.oom || ts__range_oom(r);

@@ -85,6 +85,13 @@ static int decode_rest(const ts__schema *from, const ts__schema *to, ts_reader *
 		ts_value *v = vals + from->fixed_run;
 		for (int k = 0; k < from->nfixed; k++)
 			v[k].v.i = (int64_t)ts__load_u64(fixed + 8 * k);
+	} else if (from->fixed_run >= 0) { /* the same with the types: no per-column lookup */
+		ts_value *v = vals + from->fixed_run;
+		const ts__col *tc = to->cols + from->fixed_run;
+		for (int k = 0; k < from->nfixed; k++) {
+			v[k].type = tc[k].type;
+			v[k].v.i = (int64_t)ts__load_u64(fixed + 8 * k);
+		}
 	} else {
 		const ts__col *tcols = to->cols;
 		for (const ts__fixed_col *f = from->fixed_cols, *end = f + from->nfixed; f < end; f++) {

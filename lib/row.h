@@ -64,6 +64,32 @@ int ts__row_decode_stem_values(const ts__schema *from, const ts__schema *to, con
                                size_t len, const void *key, size_t klen, const ts__stem *stem,
                                ts_value *vals, int typed, int stem_vals);
 
+/*
+ * ts__row_decode_stem_values inlined for the row a one-series range
+ * reads most: typed, stem_vals, and a row of the `to` schema's shape --
+ * no variable-length column, a run of 8-byte fixed columns (fixed_run),
+ * no column added since -- so that the row is its key, the stem and a
+ * ts, then nfixed values.  Writes the ts and the values and returns 0;
+ * returns 1 with vals untouched for any other row, a damaged one too
+ * (the general call then decides, and reports the damage).
+ */
+static inline int ts__row_decode_stem_fixed(const ts__schema *from, const ts__schema *to,
+                                            const void *row, size_t len, const void *key,
+                                            size_t klen, const ts__stem *stem, ts_value *vals)
+{
+	const unsigned char *fixed = (const unsigned char *)key + klen;
+	if (from->fixed_run < 0 || from->nvar != 0 || from->ncols != to->ncols ||
+	    klen != stem->len + 8 || (const unsigned char *)row + len - fixed != from->fixed_size ||
+	    memcmp(key, stem->data, stem->len) != 0)
+		return 1;
+	ts_value *v = &vals[from->key[from->nkey - 1]];
+	v->v.i = (int64_t)(ts__load_be64(fixed - 8) ^ (UINT64_C(1) << 63));
+	v = vals + from->fixed_run;
+	for (int k = 0; k < from->nfixed; k++)
+		v[k].v.i = (int64_t)ts__load_u64(fixed + 8 * k);
+	return 0;
+}
+
 /* The same for columns want[0..nwant) of `to`, none of them in the key
  * but ts (read from the key's last 8 bytes); vals of the other key
  * columns are left as they were, those of other columns may be written

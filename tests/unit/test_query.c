@@ -247,9 +247,10 @@ static void page_through(ts_table *t, uint64_t limit, int desc, long total)
 
 /* A query of one series (every key column but ts fixed) decodes the
  * series' key once and each row's ts alone, and keeps only the ts of the
- * last row for ts_cursor_resume: exact rows and resume keys, in pages,
- * both directions, over a tablet and a tree, for a host whose key holds
- * escaped NULs ("a\0b", between "a" and "a\0c"). */
+ * last row for ts_cursor_resume: exact rows and resume keys (after every
+ * row and at each page's end), in pages, both directions, over a tablet
+ * and a tree, for a host whose key holds escaped NULs ("a\0b", between
+ * "a" and "a\0c"). */
 static void query_one_series_paged(void **state)
 {
 	ts_test_env *e = *state;
@@ -290,6 +291,10 @@ static void query_one_series_paged(void **state)
 				assert_int_equal(r[1].v.i, START + i * 10 * SEC);
 				assert_int_equal(r[2].v.i, 1);
 				assert_int_equal(r[3].v.i, value_of(1, i));
+				/* asked after every row too: the rows after an
+				 * answer keep their keys for the next */
+				assert_int_equal(ts_cursor_resume(c, &key, &nkey), 0);
+				assert_int_equal(key[1].v.i, START + i * 10 * SEC);
 				seen++;
 			}
 			more = ts_cursor_more(c);
