@@ -41,12 +41,17 @@
  * maintenance scheduler (maint.c), flushes the trees due by size, age or the
  * end of their period, or every tree once the log holds half of log_cap.
  * A background flush that fails is tried again with backoff (backoff.h),
- * not on every pass: a flush that cannot succeed must not spin.  Should
- * the log still reach log_cap, ts__log_cap_check makes inserts fail with
- * the flushes' cause instead of filling the disk.
+ * not on every pass: a flush that cannot succeed must not spin.  An
+ * insert that finds the log past three quarters of log_cap while the
+ * flushes work waits for them to release it (ts__log_stall): a writer
+ * faster than the flushes goes at their pace.  Should the log still reach
+ * log_cap (flushes failing, or a wait of TS_LOG_STALL_MAX_NS not enough),
+ * ts__log_cap_check makes inserts fail with the flushes' cause instead of
+ * filling the disk.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "avl.h"
@@ -685,6 +690,42 @@ static int64_t log_cap(const ts_table *t)
 static int log_pressed(const ts_table *t)
 {
 	return t->log && log_used(t) >= log_cap(t) / 2;
+}
+
+/* Whether the maintenance thread is held (ts__maint_hold): no flush
+ * comes from it then. */
+static int maint_held(ts_db *db)
+{
+	pthread_mutex_lock(&db->maint.mu);
+	int held = db->maint.held;
+	pthread_mutex_unlock(&db->maint.mu);
+	return held;
+}
+
+int ts__log_stall(ts_table *t)
+{
+	TS_ASSERT_HELD(&t->mu);
+	int64_t start = 0, now;
+	int rc = 0;
+	while (t->log && log_used(t) >= log_cap(t) / TS_LOG_STALL_DEN * TS_LOG_STALL_NUM &&
+	       !t->flush_retry.failures && !maint_held(t->db)) {
+		now = ts__mono_ns();
+		if (!start) {
+			start = now;
+			t->log_stalls++;
+			ts__maint_wake(t->db); /* log_pressed: every tree is due */
+		} else if (now - start >= TS_LOG_STALL_MAX_NS) {
+			break; /* the cap decides */
+		}
+		ts__table_unlock(t);
+		struct timespec nap = {0, TS_LOG_STALL_STEP_NS};
+		nanosleep(&nap, NULL);
+		if ((rc = ts__table_lock(t)) < 0)
+			break; /* dropped meanwhile: unlocked */
+	}
+	if (start)
+		__atomic_add_fetch(&t->log_stall_ns, ts__mono_ns() - start, __ATOMIC_RELAXED);
+	return rc;
 }
 
 int ts__log_cap_check(ts_table *t)

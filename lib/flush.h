@@ -21,6 +21,15 @@ int ts__flush_wanted(const struct ts_table *t);
  * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
 int ts__log_cap_check(struct ts_table *t);
 
+/* Before an insert, t->mu held: while t's unflushed log holds three
+ * quarters of log_cap (TS_LOG_STALL_*, tslimits.h), the flushes not
+ * failing and the scheduler not held, wait for them to release it,
+ * t->mu let go, in steps of TS_LOG_STALL_STEP_NS, at most
+ * TS_LOG_STALL_MAX_NS; counted in log_stalls and log_stall_ns.  Returns
+ * 0 with t->mu held, or the error of ts__table_lock (the table dropped
+ * meanwhile) with it let go. */
+int ts__log_stall(struct ts_table *t);
+
 /*
  * ts_purge's last step (flush.c): under flush_mu and desc_mu, a commit
  * that moves the log's tail to the start of a new segment; then a

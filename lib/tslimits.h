@@ -45,6 +45,15 @@
  * (TS_ENOSPC naming the cause) rather than the disk filling; from half of
  * it on, every filling tree is flushed (flush.c, ts__log_cap_check). */
 #define TS_DEFAULT_LOG_CAP (INT64_C(8) << 30)
+/* From this share of log_cap on (TS_LOG_STALL_NUM / TS_LOG_STALL_DEN),
+ * an insert waits for the flushes to release the log, in steps of
+ * TS_LOG_STALL_STEP_NS, at most TS_LOG_STALL_MAX_NS a call, while they
+ * do not fail (flush.c, ts__log_stall): a writer faster than the
+ * flushes is slowed to their pace instead of reaching the cap. */
+#define TS_LOG_STALL_NUM 3
+#define TS_LOG_STALL_DEN 4
+#define TS_LOG_STALL_STEP_NS (INT64_C(1) * 1000000)
+#define TS_LOG_STALL_MAX_NS (INT64_C(10) * 1000000000)
 /* ts_options.log_segment_size: TS_SEG_DATA (log_format.h), 64 MiB. */
 
 /* Background work that failed (retry.h): tried again after TS_RETRY_MIN,

@@ -7,6 +7,8 @@
  */
 #include <dirent.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -537,6 +540,54 @@ static void insert_refused_at_the_log_cap(void **state)
 	free(m.rows);
 }
 
+/* Holds a table's flush_mu for 300 ms, as a flush slower than the
+ * writer would: no other flush can run meanwhile. */
+struct slow_flush {
+	ts_table *t;
+	int holding; /* atomic */
+};
+
+static void *hold_flushes(void *arg)
+{
+	struct slow_flush *f = arg;
+	pthread_mutex_lock(&f->t->flush_mu);
+	__atomic_store_n(&f->holding, 1, __ATOMIC_RELEASE);
+	struct timespec nap = {0, 300 * 1000000L};
+	nanosleep(&nap, NULL);
+	pthread_mutex_unlock(&f->t->flush_mu);
+	return NULL;
+}
+
+/* A writer faster than the flushes: inserts into a log capped at 1 MiB
+ * while no flush can run for 300 ms.  The insert that finds the log past
+ * three quarters of the cap waits for the flushes to release it
+ * (log_stalls, log_stall_ns) instead of failing at the cap with
+ * TS_ENOSPC, as it did: every batch is stored. */
+static void fast_writer_waits_for_flushes(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	static struct slow_flush f; /* outlives a failed assertion's longjmp */
+	pthread_t th;
+	memset(&f, 0, sizeof f);
+	ts_test_env_close(e);
+	e->log_cap = 1 << 20;
+	ts_test_env_open(e);
+	f.t = e->t;
+	assert_int_equal(pthread_create(&th, NULL, hold_flushes, &f), 0);
+	while (!__atomic_load_n(&f.holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (int b = 1; b <= 60; b++) /* about 4 MiB of log: past the cap */
+		insert_rows(e, &m, 100, 3600 * SEC, b);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(ts_test_stat(e->t, "log_cap_refusals"), 0);
+	assert_true(ts_test_stat(e->t, "log_stalls") >= 1);
+	assert_true(ts_test_stat(e->t, "log_stall_ns") > 0);
+	assert_true(ts_test_stat(e->t, "flushes") >= 1);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
 /* A table of 1000 int32 columns, one row per series: each block's index
  * entry (40 bytes of statistics per column) is ten times the row, and the
  * footer of a flush of 56 MB of rows passed TS_TABLET_FOOTER_MAX (ETOOBIG,
@@ -696,6 +747,7 @@ int main(void)
 		T(flush_periods_at_the_int64_ends),
 		T(maintain_backs_off_a_failing_flush),
 		T(insert_refused_at_the_log_cap),
+		T(fast_writer_waits_for_flushes),
 		T(flush_wide_table_footer_fits),
 		T(log_segment_size_chosen_at_open),
 		T(flush_threads_write_the_same_tablets),
