@@ -692,14 +692,16 @@ static int log_pressed(const ts_table *t)
 	return t->log && log_used(t) >= log_cap(t) / 2;
 }
 
-/* Whether the maintenance thread is held (ts__maint_hold): no flush
- * comes from it then. */
-static int maint_held(ts_db *db)
+/* Whether no flush can come from the maintenance thread while the
+ * caller waits: it is not running, it is held (ts__maint_hold), or it is
+ * the caller (a rollup's rows inserted by its pass). */
+static int no_flusher(ts_db *db)
 {
 	pthread_mutex_lock(&db->maint.mu);
-	int held = db->maint.held;
+	int none = !db->maint.running || db->maint.held ||
+	           pthread_equal(db->maint.thread, pthread_self());
 	pthread_mutex_unlock(&db->maint.mu);
-	return held;
+	return none;
 }
 
 int ts__log_stall(ts_table *t)
@@ -708,7 +710,7 @@ int ts__log_stall(ts_table *t)
 	int64_t start = 0, now;
 	int rc = 0;
 	while (t->log && log_used(t) >= log_cap(t) / TS_LOG_STALL_DEN * TS_LOG_STALL_NUM &&
-	       !t->flush_retry.failures && !maint_held(t->db)) {
+	       !t->flush_retry.failures && !no_flusher(t->db)) {
 		now = ts__mono_ns();
 		if (!start) {
 			start = now;

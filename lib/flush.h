@@ -23,7 +23,8 @@ int ts__log_cap_check(struct ts_table *t);
 
 /* Before an insert, t->mu held: while t's unflushed log holds three
  * quarters of log_cap (TS_LOG_STALL_*, tslimits.h), the flushes not
- * failing and the scheduler not held, wait for them to release it,
+ * failing and the maintenance thread running, not held and not the
+ * caller, wait for them to release it,
  * t->mu let go, in steps of TS_LOG_STALL_STEP_NS, at most
  * TS_LOG_STALL_MAX_NS; counted in log_stalls and log_stall_ns.  Returns
  * 0 with t->mu held, or the error of ts__table_lock (the table dropped
