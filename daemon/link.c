@@ -558,15 +558,18 @@ static void *run(void *arg)
  * of this lineage at epoch e (no tables), which a member of an older
  * epoch refuses, fencing itself durably (follow.c).  Returns 1 when it
  * refused for that reason, 0 when it is not older (it answered ok: this
- * daemon is not the newest, and leaves it alone), -1 when it could not
- * be asked (l->msg says why). */
+ * daemon is not the newest, and leaves it alone), -1 when nothing
+ * answers at its address, -2 when something else answers there (another
+ * error: l->msg says which). */
 static int fence_once(struct tsd_link *l, const ts_epoch *e)
 {
 	char hex[2 * TS_LINEAGE_SIZE + 1];
 	json_t *answer = NULL;
 	l->len = 0;
-	if (dial(l) < 0 || authenticate(l) < 0)
+	if (dial(l) < 0)
 		return -1;
+	if (authenticate(l) < 0)
+		return -2;
 	tsd_lineage_hex(e, hex);
 	int rc = call(l, json_pack("{s:s,s:s,s:I,s:{}}", "op", "follow", "lineage", hex, "epoch",
 	                           (json_int_t)e->epoch, "tables"),
@@ -574,17 +577,19 @@ static int fence_once(struct tsd_link *l, const ts_epoch *e)
 	json_decref(answer);
 	if (rc == 0)
 		return 0;
-	return strstr(l->msg, "takes no more writes") ? 1 : -1;
+	return strstr(l->msg, "takes no more writes") ? 1 : -2;
 }
 
 /* The thread of a promoted standby: its old primary (the address it
  * followed) may come back and take writes as a primary of the older
  * epoch until a member of this one tells it otherwise
  * (docs/standby.md section 3.2).  So the promoted daemon tells it: it
- * tries every LINK_FENCE_RETRY while the old primary is unreachable --
- * a returning one is fenced within that -- and every LINK_BACKOFF_MAX
- * once fenced (in case its directory is put back from an older copy),
- * until the daemon stops or the old primary turns out not to be older. */
+ * tries every LINK_FENCE_RETRY while nothing answers at that address --
+ * a returning old primary is fenced within that -- and every
+ * LINK_BACKOFF_MAX once something answers (the old primary fenced, in
+ * case its directory is put back from an older copy; or another daemon
+ * there, which refuses the request), until the daemon stops or the old
+ * primary turns out not to be older. */
 static void *fence_old(void *arg)
 {
 	struct tsd_link *l = arg;
@@ -611,7 +616,7 @@ static void *fence_old(void *arg)
 			break;
 		}
 		said |= rc == 1;
-		for (int64_t end = tsd_mono_ns() + (rc == 1 ? LINK_BACKOFF_MAX : LINK_FENCE_RETRY);
+		for (int64_t end = tsd_mono_ns() + (rc == -1 ? LINK_FENCE_RETRY : LINK_BACKOFF_MAX);
 		     !stopping(l) && tsd_mono_ns() < end;) {
 			struct timespec nap = {0, LINK_POLL_MS * 1000000L};
 			nanosleep(&nap, NULL);
