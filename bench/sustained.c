@@ -41,7 +41,7 @@
 /* One engine's load: what it inserts into, and what it measured. */
 struct run {
 	const char *engine;
-	double seconds, cpu_seconds;  /* in its insert calls: wall, the thread's CPU */
+	double seconds, cpu_seconds;  /* in its insert calls alone: wall, the thread's CPU */
 	double max_batch;             /* seconds of the slowest batch */
 	size_t rows;
 	uint64_t *in_second;          /* rows inserted in second i of the time spent
@@ -106,12 +106,12 @@ static void load(const bench_config *c, size_t rows, ts_table *t, const bench_pe
 	batch_init(&b, c->batch);
 	run->rows = rows;
 	run->in_second = bench_calloc(SECONDS_MAX, sizeof *run->in_second, "sustained");
-	double cpu0 = thread_cpu();
 	while (done < rows) {
 		size_t n = batch_fill(&b, &s, rows - done);
-		double t0 = bench_seconds();
+		double t0 = bench_seconds(), c0 = thread_cpu();
 		int rc = t ? ts_insert(t, b.vals, n) : peer->put_batch(h, &b.peer, 0, n);
 		double t1 = bench_seconds();
+		run->cpu_seconds += thread_cpu() - c0;
 		if (rc < 0) {
 			fprintf(stderr, "tsstore-bench: sustained: %s: insert failed at row %zu: %s\n",
 			        run->engine, done, t ? ts_errmsg(NULL) : "");
@@ -129,7 +129,6 @@ static void load(const bench_config *c, size_t rows, ts_table *t, const bench_pe
 		}
 		done += n;
 	}
-	run->cpu_seconds = thread_cpu() - cpu0;
 	batch_free(&b);
 	bench_stream_free(&s);
 }

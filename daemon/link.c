@@ -607,7 +607,7 @@ static void *fence_old(void *arg)
 			close(l->fd);
 			l->fd = -1;
 		}
-		if (rc == 1 && !(said & 1))
+		if (rc == 1 && !said)
 			tsd_log("the old primary %s is fenced: it knows of epoch %" PRIu64 " and takes no "
 			        "more writes", l->primary, e.epoch);
 		if (rc == 0) {
@@ -615,7 +615,7 @@ static void *fence_old(void *arg)
 			        "an older member of this lineage; it is not fenced", l->primary, e.epoch);
 			break;
 		}
-		said |= rc == 1;
+		said = said || rc == 1;
 		for (int64_t end = tsd_mono_ns() + (rc == -1 ? LINK_FENCE_RETRY : LINK_BACKOFF_MAX);
 		     !stopping(l) && tsd_mono_ns() < end;) {
 			struct timespec nap = {0, LINK_POLL_MS * 1000000L};
