@@ -15,14 +15,8 @@
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 RESULTS.jsonl OUT.png" >&2; exit 2; }
 in=$1 out=$2
-if ! grep -q '^{"workload":"\(ingest\|ingest_http\|remote_write\)","engine":' "$in"; then
-	echo "plot-ingest: no ingest results in $in" >&2
-	exit 0
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "plot-ingest: gnuplot is not installed (scripts/deps.sh bench)" >&2
-	exit 0
-fi
+. "$(dirname "$0")/plot-common.sh"
+plot_ready plot-ingest "$in" '^{"workload":"\(ingest\|ingest_http\|remote_write\)","engine":' "ingest results"
 data=$(mktemp)
 trap 'rm -f "$data"' EXIT
 # "engine|protocol|rows/s|min|max|divisor": one line per (workload,

@@ -8,13 +8,7 @@
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 RESULTS.jsonl OUT.png" >&2; exit 2; }
 in=$1 out=$2
-if ! grep -q '"workload":"latency".*"second":' "$in"; then
-	echo "plot-latency: no latency timeline in $in" >&2
-	exit 0
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "plot-latency: gnuplot is not installed (scripts/deps.sh bench)" >&2
-	exit 0
-fi
+. "$(dirname "$0")/plot-common.sh"
+plot_ready plot-latency "$in" '"workload":"latency".*"second":' "latency timeline"
 gnuplot -e "in='$in'; out='$out'" "$(dirname "$0")/plot-latency.gp"
 echo "plot-latency: wrote $out"

@@ -13,14 +13,8 @@
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 RESULTS.jsonl OUT.png" >&2; exit 2; }
 in=$1 out=$2
-if ! grep -q '^{"workload":"tsbs_queries","engine":"[a-z]*","metric":"median_us"' "$in"; then
-	echo "plot-queries: no tsbs_queries results in $in" >&2
-	exit 0
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "plot-queries: gnuplot is not installed (scripts/deps.sh bench)" >&2
-	exit 0
-fi
+. "$(dirname "$0")/plot-common.sh"
+plot_ready plot-queries "$in" '^{"workload":"tsbs_queries","engine":"[a-z]*","metric":"median_us"' "tsbs_queries results"
 data=$(mktemp)
 trap 'rm -f "$data"' EXIT
 # "type engine median p99 rows": one line per (type, engine), the types

@@ -9,13 +9,7 @@
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 RESULTS.jsonl OUT.png" >&2; exit 2; }
 in=$1 out=$2
-if ! grep -q '"workload":"sustained".*"second":' "$in"; then
-	echo "plot-sustained: no sustained timeline in $in" >&2
-	exit 0
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "plot-sustained: gnuplot is not installed (scripts/deps.sh bench)" >&2
-	exit 0
-fi
+. "$(dirname "$0")/plot-common.sh"
+plot_ready plot-sustained "$in" '"workload":"sustained".*"second":' "sustained timeline"
 gnuplot -e "in='$in'; out='$out'" "$(dirname "$0")/plot-sustained.gp"
 echo "plot-sustained: wrote $out"

@@ -10,14 +10,8 @@
 set -eu
 [ $# -eq 3 ] || { echo "usage: $0 RESULTS.jsonl BATCH.png ROWSIZE.png" >&2; exit 2; }
 in=$1 out_batch=$2 out_rowsize=$3
-if ! grep -q '^{"workload":"absorb_\(batch\|rowsize\)","engine":' "$in"; then
-	echo "plot-sweep: no absorb_sweep results in $in" >&2
-	exit 0
-fi
-if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "plot-sweep: gnuplot is not installed (scripts/deps.sh bench)" >&2
-	exit 0
-fi
+. "$(dirname "$0")/plot-common.sh"
+plot_ready plot-sweep "$in" '^{"workload":"absorb_\(batch\|rowsize\)","engine":' "absorb_sweep results"
 # the engines of each sweep, in the order they first appear
 engines() {
 	grep "^{\"workload\":\"$1\",\"engine\":" "$in" |
