@@ -1182,6 +1182,16 @@ int ts__log_drop_step(ts__log *log)
 	return rc < 0 ? rc : did;
 }
 
+int ts__log_drops_pending(ts__log *log)
+{
+	pthread_mutex_lock(&log->drop_mu); /* not inside a step in flight */
+	mu_lock(log);
+	int pending = !log->readonly && (log->unlinked < log->released || log->drop_unsynced);
+	mu_unlock(log);
+	pthread_mutex_unlock(&log->drop_mu);
+	return pending;
+}
+
 int ts__log_drop_released(ts__log *log)
 {
 	int rc;

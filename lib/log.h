@@ -327,6 +327,13 @@ int ts__log_release(ts__log *log, ts__lsn lsn);
  * error (TS_EIO), once. */
 int ts__log_drop_released(ts__log *log);
 
+/* Whether segments released by a flush are still to be deleted or their
+ * directory synced -- work the preparer does in the background, or the
+ * log's close when the preparer has not come to it.  For tests that count
+ * one thread's file calls: they wait for it to be 0 before closing, so
+ * that close's calls do not depend on the preparer's timing. */
+int ts__log_drops_pending(ts__log *log);
+
 /* A reader learnt (from the descriptor) that the writer released the
  * segments before lsn: unmap them once no snapshot is pinned. */
 void ts__log_forget(ts__log *log, ts__lsn lsn);

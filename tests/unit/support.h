@@ -144,6 +144,12 @@ void ts_test_expect_model(ts_table *t, const ts_test_model *m, int64_t min_ts);
 /* The value of stat name of t (fails the test if there is none). */
 int64_t ts_test_stat(ts_table *t, const char *name);
 
+/* Wait (up to 10 s) until the segments t's flushes released are deleted
+ * and their directory synced by the log's preparer, so that closing t
+ * makes the same file calls however the preparer was scheduled; returns
+ * 1 when settled.  test_fault's sweeps count one thread's calls. */
+int ts_test_log_settle(ts_table *t);
+
 /* Every tablet of t opens, passes a full check, and agrees with the
  * descriptor's rows and timespan. */
 void ts_test_check_tablets(ts_table *t);

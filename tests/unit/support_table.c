@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "buf.h"
 #include "descriptor_format.h"
+#include "handle.h"
+#include "log.h"
 #include "maint.h"
 #include "snapshot.h"
 #include "support.h"
@@ -165,6 +168,16 @@ int64_t ts_test_stat(ts_table *t, const char *name)
 			return st[i].value;
 	fail_msg("no stat %s", name);
 	return -1;
+}
+
+int ts_test_log_settle(ts_table *t)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (!ts__log_drops_pending(t->log))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
 }
 
 void ts_test_check_tablets(ts_table *t)
