@@ -640,6 +640,11 @@ FUZZ_DAEMON_SRCS += daemon/access.c
 FUZZ_DAEMON_SRCS += daemon/promread.c
 # the follow op (request.c streams it)
 FUZZ_DAEMON_SRCS += daemon/follow.c
+# a standby's link and a primary's replicas (request.c asks them: follow,
+# promote, sync=replica)
+FUZZ_DAEMON_SRCS += daemon/link.c daemon/replica.c
+# server.c's log, discarded (server.c itself is the daemon's main loop)
+FUZZ_DAEMON_SRCS += tests/fuzz/tsd_log_stub.c
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DAEMON_SRCS) $(PROTO_GEN) $(WIRE_SRCS) \
 		$(COMMON_SRCS) $(LIB_SRCS) $(wildcard lib/*.h common/*.h wire/*.h daemon/*.h tests/fuzz/*.h) \

@@ -746,7 +746,7 @@ static int changes_next(struct ts_cursor *base, const ts_value **row, int *n)
 		for (int i = s->known; i < c->depth; i++)
 			c->out[i] = ts_none();
 		c->decoded = 0;
-	} else if (c->decoded != s->off + 1) {
+	} else if (c->depth > 0 && c->decoded != s->off + 1) { /* depth 0: no prefix, no bytes */
 		int rc = ts__key_decode(c->schema, c->pfx.data + s->off, s->len, c->depth, c->out,
 		                        &c->scratch, NULL);
 		if (rc < 0)

@@ -23,13 +23,6 @@
 #include "ingest.h"
 #include "tsd.h"
 
-/* server.c's log, which the target does not link (request.c logs why a
- * follow stream ended through it): discarded. */
-void tsd_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 #define QUEUE_MAX 64
 
 static ts_db *db;

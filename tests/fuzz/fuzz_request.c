@@ -18,13 +18,6 @@
 
 #include "tsd.h"
 
-/* server.c's log, which the target does not link (request.c logs why a
- * follow stream ended through it): discarded. */
-void tsd_log(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
 static ts_db *db;
 static struct tsd_config cfg;
 
