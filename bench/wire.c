@@ -19,7 +19,10 @@
  *                 by protoc-c's code from wire/remote.proto and
  *                 snappy-compressed, with Prometheus' headers:
  *                 tsstored and VictoriaMetrics; samples/s; and the
- *                 ceiling decoding alone sets (decode_ceiling)
+ *                 ceilings: decoding alone, as tsstored decodes and as
+ *                 it did before the decoding view (decode_ceiling), and
+ *                 the library's insert of the mapped rows alone
+ *                 (store_ceiling)
  *
  * Each engine runs --repeat times on a fresh server and directory, the
  * engines taking turns in an order that alternates (forward on even
