@@ -118,10 +118,11 @@ DAEMON_SRCS = $(filter-out daemon/$(if $(filter 1,$(WITH_FUSE)),mount_none,mount
 	$(sort $(wildcard daemon/*.c)))
 DAEMON_OBJS = $(DAEMON_SRCS:%.c=$(B)/%.o) $(if $(filter 1,$(WITH_FUSE)),$(B)/fuse/view.o)
 # Prometheus remote write's and read's messages (wire/remote.proto, and
-# remote_answer.proto for read's answer), made into C by protoc-c at build
+# remote_answer.proto for read's answer; remote_view.proto, write's
+# decoding view of its labels), made into C by protoc-c at build
 # time: $(B)/gen/*.pb-c.[ch], never committed; the objects go into
 # libwire.a.
-PROTO_C = $(B)/gen/remote.pb-c.c $(B)/gen/remote_answer.pb-c.c
+PROTO_C = $(B)/gen/remote.pb-c.c $(B)/gen/remote_answer.pb-c.c $(B)/gen/remote_view.pb-c.c
 PROTO_GEN = $(PROTO_C) $(PROTO_C:.c=.h)
 PROTO_OBJS = $(PROTO_C:.c=.o)
 DAEMON_LIBS = $(UV_LIBS) $(HTTP_PARSER_LIBS) $(ZLIB_LIBS) $(PROTOBUF_C_LIBS) $(SNAPPY_LIBS)
@@ -260,7 +261,7 @@ $(B)/wire/%.o: wire/%.c config.mk
 		-c $< -o $@
 
 # promwrite.c includes the generated header (made before it is compiled).
-$(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h
+$(B)/wire/promwrite.o: $(B)/gen/remote.pb-c.h $(B)/gen/remote_view.pb-c.h
 $(B)/wire/promread.o: $(B)/gen/remote.pb-c.h $(B)/gen/remote_answer.pb-c.h
 
 $(WIRE_LIB): $(WIRE_SRCS:%.c=$(B)/%.o) $(WIRE_PROTO_OBJS)
@@ -288,10 +289,11 @@ $(B)/daemon/%.o: daemon/%.c config.mk
 # compiled), as wire/promwrite.c does
 $(B)/bench/wire.o: $(B)/gen/remote.pb-c.h
 
-$(PROTO_GEN) &: wire/remote.proto wire/remote_answer.proto config.mk
+$(PROTO_GEN) &: wire/remote.proto wire/remote_answer.proto wire/remote_view.proto config.mk
 	@mkdir -p $(B)/gen
 	$(say) PROTOC $(PROTO_C)
-	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto remote_answer.proto
+	$(Q)$(PROTOC_C) --proto_path=wire --c_out=$(B)/gen remote.proto remote_answer.proto \
+		remote_view.proto
 
 $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(PROTO_GEN)
 	$(say) CC $@

@@ -19,7 +19,10 @@
  *                 by protoc-c's code from wire/remote.proto and
  *                 snappy-compressed, with Prometheus' headers:
  *                 tsstored and VictoriaMetrics; samples/s; and the
- *                 ceiling decoding alone sets (decode_ceiling)
+ *                 ceilings: decoding alone, as tsstored decodes and as
+ *                 it did before the decoding view (decode_ceiling), and
+ *                 the library's insert of the mapped rows alone
+ *                 (store_ceiling)
  *
  * Each engine runs --repeat times on a fresh server and directory, the
  * engines taking turns in an order that alternates (forward on even
@@ -37,6 +40,8 @@
  * mapped: ten tables for remote write).
  */
 #include <dirent.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,35 +571,237 @@ out:
 }
 
 /*
- * The ceiling of remote write on this machine: decoding alone, as
- * tsstored decodes (wire/promwrite.c: snappy, then protobuf-c's unpack
- * into an arena, with the allocator set as tsstored sets it:
- * pbmem_keep_memory), every request body of the load, on one thread, the
- * best of three passes, times the cores online -- what a server that did
- * nothing but decode could take.  The issue forbids a hand-written
- * protobuf decoder, so no tsstored can pass this.  Returns samples/s,
- * 0 on a failure.
+ * The full decoding, as tsstored decoded before the decoding view
+ * (wire/remote_view.proto): every label unpacked by protobuf-c as a
+ * message of its own, then laid out as promwrite.h's arrays.  Kept to
+ * report the ceiling it set beside the view's.  Returns 0 or -1.
  */
-static double decode_ceiling(const bench_batch *b, size_t nb, size_t samples)
+static int decode_full(const char *body, size_t len)
 {
-	double best = 0;
+	ProtobufCMessage *msg;
+	struct pbmem *m;
+	size_t n, nl = 0;
+	if (pbmem_unpack(body, len, SIZE_MAX, PW_UNPACK_FACTOR, PW_UNPACK_SLACK,
+	                 &tsstore__remote__write_request__descriptor, "a WriteRequest", &msg, &m, &n,
+	                 NULL, 0) < 0)
+		return -1;
+	const WriteRequest *wr = (const WriteRequest *)msg;
+	struct pw_series *series = pbmem_alloc(m, wr->n_timeseries * sizeof *series + 1);
+	for (size_t i = 0; series && i < wr->n_timeseries; i++) {
+		const Series *ts = wr->timeseries[i];
+		struct pw_label *l = pbmem_alloc(m, ts->n_labels * sizeof *l + 1);
+		struct pw_sample *s = pbmem_alloc(m, ts->n_samples * sizeof *s + 1);
+		if (!l || !s)
+			break;
+		for (size_t k = 0; k < ts->n_labels; k++, nl++)
+			l[k] = (struct pw_label){(const char *)ts->labels[k]->name.data,
+			                         ts->labels[k]->name.len,
+			                         (const char *)ts->labels[k]->value.data,
+			                         ts->labels[k]->value.len};
+		for (size_t k = 0; k < ts->n_samples; k++)
+			s[k] = (struct pw_sample){ts->samples[k]->value, ts->samples[k]->timestamp};
+		series[i] = (struct pw_series){l, ts->n_labels, s, ts->n_samples};
+	}
+	int rc = series && nl ? 0 : -1;
+	pbmem_free(m);
+	return rc;
+}
+
+/*
+ * The ceiling of remote write on this machine: decoding alone, as
+ * tsstored decodes (wire/promwrite.c: snappy, then protobuf-c's unpack of
+ * the decoding view and of each distinct label, into an arena, with the
+ * allocator set as tsstored sets it: pbmem_keep_memory) -- or, full, as
+ * it decoded before (decode_full) -- every request body of the load, on
+ * one thread, the best of three passes, times the cores online: what a
+ * server that did nothing but decode could take.  The issue forbids a
+ * hand-written protobuf decoder, so no tsstored can pass this.  Returns
+ * samples/s, 0 on a failure; *cpu_us the CPU time of one core a sample
+ * in the best pass.
+ */
+static double decode_ceiling(const bench_batch *b, size_t nb, size_t samples, int full,
+                             double *cpu_us)
+{
+	double best = 0, best_cpu = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	pbmem_keep_memory(); /* as tsstored's main does */
 	for (int pass = 0; pass < 3; pass++) {
-		double t0 = bench_seconds();
+		double t0 = bench_seconds(), c0 = bench_cpu_seconds();
 		for (size_t i = 0; i < nb; i++) {
 			const char *body = strstr(b[i].body, "\r\n\r\n");
+			size_t len = body ? b[i].len - (size_t)(body + 4 - b[i].body) : 0;
 			struct pw_request r;
-			if (!body || pw_decode(body + 4, b[i].len - (size_t)(body + 4 - b[i].body),
-			                       SIZE_MAX, &r, NULL, 0) < 0)
+			if (!body)
+				return 0;
+			if (full) {
+				if (decode_full(body + 4, len) < 0)
+					return 0;
+				continue;
+			}
+			if (pw_decode(body + 4, len, SIZE_MAX, &r, NULL, 0) < 0)
 				return 0;
 			pw_request_free(&r);
 		}
-		double t = bench_seconds() - t0;
+		double t = bench_seconds() - t0, c = bench_cpu_seconds() - c0;
 		if (best == 0 || t < best)
-			best = t;
+			best = t, best_cpu = c;
 	}
+	*cpu_us = best_cpu / (double)samples * 1e6;
 	return best > 0 ? (double)samples / best * (double)(cores > 0 ? cores : 1) : 0;
+}
+
+/*
+ * The storage ceiling the mapping sets: the library's insert of the rows
+ * tsstored makes of the load (daemon/promwrite.c, tsstore-http(7)): a
+ * table per metric, cpu_usage_user ... cpu_usage_guest_nice, each keyed
+ * by the ten tags as string columns (sorted by name) and ts, with one
+ * double column value; duplicate policy ignore, as tsstored creates
+ * them.  In-process, no HTTP and no decoding: as many threads as cores,
+ * thread k taking every cores-th request's lines and inserting, as a
+ * request's rows, 512 rows into each of the ten tables.  What a server
+ * that decoded for free could take.
+ */
+#define STORE_COLS (BENCH_TSBS_TAGS + 2) /* the tags, ts, value */
+#define STORE_THREADS_MAX 16
+
+struct store_worker {
+	ts_table **tables;                  /* one per field */
+	const bench_tsbs_row *rows;
+	size_t n;
+	int k, nk;                          /* this thread, of nk */
+	int rc;                             /* the first failure */
+};
+
+static void *store_main(void *arg)
+{
+	struct store_worker *w = arg;
+	ts_value *v = malloc(BENCH_INGEST_BATCH * STORE_COLS * sizeof *v);
+	if (!v) {
+		w->rc = TS_ENOMEM;
+		return NULL;
+	}
+	for (size_t b = (size_t)w->k * BENCH_INGEST_BATCH; b < w->n && !w->rc;
+	     b += (size_t)w->nk * BENCH_INGEST_BATCH) {
+		size_t m = w->n - b < BENCH_INGEST_BATCH ? w->n - b : BENCH_INGEST_BATCH;
+		for (int f = 0; f < BENCH_TSBS_FIELDS && !w->rc; f++) {
+			for (size_t i = 0; i < m; i++) {
+				const bench_tsbs_row *r = &w->rows[b + i];
+				ts_value *row = v + i * STORE_COLS;
+				for (int t = 0; t < BENCH_TSBS_TAGS; t++)
+					row[t] = ts_stringn(r->tag[tag_order[t]], r->taglen[tag_order[t]]);
+				row[BENCH_TSBS_TAGS] = ts_timestamp(r->ts / 1000000 * 1000000); /* ms */
+				row[BENCH_TSBS_TAGS + 1] = ts_double((double)r->field[f]);
+			}
+			w->rc = ts_insert(w->tables[f], v, m);
+		}
+	}
+	free(v);
+	return NULL;
+}
+
+/* Create the ten tables of the mapping in db, opened into t. */
+static int store_tables(ts_db *db, const char (*names)[128], ts_table **t)
+{
+	ts_column cols[STORE_COLS];
+	const char *keys[BENCH_TSBS_TAGS + 1];
+	for (int i = 0; i < BENCH_TSBS_TAGS; i++) {
+		cols[i] = (ts_column){.name = bench_tsbs_tags[tag_order[i]], .type = TS_STRING};
+		keys[i] = cols[i].name;
+	}
+	cols[BENCH_TSBS_TAGS] = (ts_column){.name = "ts", .type = TS_TIMESTAMP};
+	keys[BENCH_TSBS_TAGS] = "ts";
+	cols[BENCH_TSBS_TAGS + 1] = (ts_column){.name = "value", .type = TS_DOUBLE,
+	                                        .dflt = ts_double(NAN)};
+	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+		if (ts_create_keyed_v2(db, names[f], cols, STORE_COLS, keys, BENCH_TSBS_TAGS + 1, 0,
+		                       TS_ON_DUPLICATE_IGNORE) < 0 ||
+		    ts_table_open(db, names[f], &t[f]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Run the storage ceiling on rows[0..n); samples/s over all cores (0 on
+ * a failure), *cpu_us the process's CPU time a sample (user + system:
+ * the inserting threads and the library's own). */
+static double store_ceiling(const bench_tsbs_row *rows, size_t n, double *cpu_us)
+{
+	char names[BENCH_TSBS_FIELDS][128];
+	ts_table *t[BENCH_TSBS_FIELDS] = {NULL};
+	struct store_worker w[STORE_THREADS_MAX];
+	pthread_t th[STORE_THREADS_MAX];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nk = cores < 1 ? 1 : cores > STORE_THREADS_MAX ? STORE_THREADS_MAX : (int)cores;
+	int started = 0, rc = 0;
+	double rate = 0;
+	ts_db *db = NULL;
+	ts_options o;
+	char *dir = bench_tmpdir();
+	size_t m = (size_t)(strchr(rows[0].line, ',') ? strchr(rows[0].line, ',') - rows[0].line : 3);
+	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+		snprintf(names[f], sizeof names[f], "%.*s_%s", (int)m, rows[0].line,
+		         bench_tsbs_fields[f]);
+	ts_options_init(&o);
+	o.flags |= TS_OPEN_CREATE;
+	if (ts_open(dir, &o, &db) < 0 || store_tables(db, (const char (*)[128])names, t) < 0) {
+		fprintf(stderr, "remote_write: storage ceiling: %s\n", ts_errmsg(NULL));
+		goto out;
+	}
+	bench_settle();
+	double t0 = bench_seconds(), c0 = bench_cpu_seconds();
+	for (; started < nk; started++) {
+		w[started] = (struct store_worker){t, rows, n, started, nk, 0};
+		if (pthread_create(&th[started], NULL, store_main, &w[started]) != 0)
+			break;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].rc < 0 && !rc)
+			rc = w[i].rc;
+	}
+	double wall = bench_seconds() - t0, cpu = bench_cpu_seconds() - c0;
+	if (rc < 0 || started < nk)
+		fprintf(stderr, "remote_write: storage ceiling: %s\n", ts_errmsg(NULL));
+	else if (wall > 0) {
+		rate = (double)(n * BENCH_TSBS_FIELDS) / wall;
+		*cpu_us = cpu / (double)(n * BENCH_TSBS_FIELDS) * 1e6;
+	}
+out:
+	for (int f = 0; f < BENCH_TSBS_FIELDS; f++)
+		ts_table_close(t[f]);
+	ts_close(db);
+	bench_rmdir(dir);
+	return rate;
+}
+
+/* Report the ceilings of remote write on rows[0..n) (requests b[0..nb)):
+ * decoding, full and by the view, and storage; beside tsstored's rate
+ * and VictoriaMetrics' (vm; 0: not run). */
+static void ceilings(const bench_batch *b, size_t nb, const bench_tsbs_row *rows, size_t n,
+                     double tsstored, double vm)
+{
+	static const char *const what[3] = {"decode_full", "decode", "store"};
+	char params[128], metric[64];
+	size_t samples = n * BENCH_TSBS_FIELDS;
+	snprintf(params, sizeof params, "\"samples\":%zu,\"cores\":%ld", samples,
+	         sysconf(_SC_NPROCESSORS_ONLN));
+	for (int i = 0; i < 3; i++) {
+		double cpu = 0, c = i < 2 ? decode_ceiling(b, nb, samples, i == 0, &cpu)
+		                          : store_ceiling(rows, n, &cpu);
+		if (c <= 0)
+			continue;
+		snprintf(metric, sizeof metric, "%s_all_cores_samples_per_s", what[i]);
+		bench_result("remote_write", "ceiling", metric, c, "samples/s", params);
+		snprintf(metric, sizeof metric, "%s_cpu_us_per_sample", what[i]);
+		bench_result("remote_write", "ceiling", metric, cpu, "us", params);
+		if (vm > 0) {
+			snprintf(metric, sizeof metric, "%s_all_cores_over_victoriametrics", what[i]);
+			bench_result("remote_write", "ceiling", metric, c / vm, "ratio", params);
+		}
+		if (tsstored > 0) {
+			snprintf(metric, sizeof metric, "tsstored_over_%s_ceiling", what[i]);
+			bench_result("remote_write", "ceiling", metric, tsstored / c, "ratio", params);
+		}
+	}
 }
 
 int bench_workload_remote_write(const bench_config *c)
@@ -622,20 +829,7 @@ int bench_workload_remote_write(const bench_config *c)
 	if (rate[0] > 0 && ne > 1 && rate[1] > 0)
 		bench_target("remote_write", "tsstored samples/s over VictoriaMetrics' (remote write)",
 		             rate[0] / rate[1], ">=", 2.0);
-	double ceiling = decode_ceiling(e[0].batches, e[0].nb, n * BENCH_TSBS_FIELDS);
-	if (ceiling > 0) {
-		char params[128];
-		snprintf(params, sizeof params, "\"samples\":%zu,\"cores\":%ld",
-		         n * BENCH_TSBS_FIELDS, sysconf(_SC_NPROCESSORS_ONLN));
-		bench_result("remote_write", "ceiling", "decode_all_cores_samples_per_s", ceiling,
-		             "samples/s", params);
-		if (ne > 1 && rate[1] > 0)
-			bench_result("remote_write", "ceiling", "decode_all_cores_over_victoriametrics",
-			             ceiling / rate[1], "ratio", params);
-		if (rate[0] > 0)
-			bench_result("remote_write", "ceiling", "tsstored_over_decode_ceiling",
-			             rate[0] / ceiling, "ratio", params);
-	}
+	ceilings(e[0].batches, e[0].nb, rows, n, rate[0], ne > 1 ? rate[1] : 0);
 	rc = rate[0] > 0 && !failed ? 0 : -1;
 out:
 	if (rc < 0 && rows)

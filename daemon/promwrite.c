@@ -16,7 +16,9 @@
  * A request runs in three passes over the decoded series:
  *   map      each series' labels mapped to column names and checked
  *            (UTF-8, a name once, at most 15 labels with a value), its
- *            table found; for a table that does not exist yet, the
+ *            table found -- or, for a series whose labels are those of
+ *            the series mapped before it but for the metric name, that
+ *            mapping taken whole (same_labels); for a table that does not exist yet, the
  *            label names of all its series in the request are collected
  *   create   the missing tables made (key: those names sorted, then ts;
  *            then value double default NaN); an existing table without
@@ -57,6 +59,8 @@
 
 /* A series' labels, mapped: column names and values (into the message). */
 struct labels {
+	const struct pw_series *of;  /* the series mapped (it passed); NULL: none */
+	size_t metric_at;            /* the position of its label __name__ */
 	const char *metric;          /* __name__'s value */
 	size_t metric_len;
 	int n;
@@ -200,6 +204,7 @@ static int map_labels(struct req *r, size_t si, const struct pw_series *s, struc
 		memo_fill(&r->memo, s);
 		hit = memo_hit(&r->memo, s);
 	}
+	l->of = NULL;
 	l->metric = NULL;
 	l->n = 0;
 	for (size_t i = 0; i < s->nlabels; i++) {
@@ -216,6 +221,7 @@ static int map_labels(struct req *r, size_t si, const struct pw_series *s, struc
 			}
 			l->metric = lab->value;
 			l->metric_len = lab->value_len;
+			l->metric_at = i;
 			continue;
 		}
 		if (lab->value_len == 0)
@@ -247,7 +253,48 @@ static int map_labels(struct req *r, size_t si, const struct pw_series *s, struc
 		reject(r, si, ns, TSD_REJECT_SYNTAX, "no metric name (label \"__name__\")");
 		return -1;
 	}
+	l->of = s;
 	return 0;
+}
+
+/* Whether series s has the labels of l's series but for the value of
+ * __name__, at the same positions, and that value is a valid metric name
+ * (not empty, UTF-8): then s maps as l's series did, every check that
+ * series passed holding for s too.  A label equal to one met before is
+ * the same memory in the decoded request (wire/promwrite.c unpacks each
+ * distinct label once), so comparing pointers stands for comparing
+ * bytes; equal bytes in other memory just take map_labels. */
+static int same_labels(const struct labels *l, const struct pw_series *s)
+{
+	const struct pw_series *p = l->of;
+	if (!p || p->nlabels != s->nlabels)
+		return 0;
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct pw_label *a = &s->labels[i], *b = &p->labels[i];
+		if (i == l->metric_at) {
+			if (a->name_len != 8 || memcmp(a->name, "__name__", 8) != 0)
+				return 0;
+		} else if (a->name != b->name || a->value != b->value || a->name_len != b->name_len ||
+		           a->value_len != b->value_len) {
+			return 0;
+		}
+	}
+	const struct pw_label *m = &s->labels[l->metric_at];
+	return m->value_len > 0 && tsd_ingest_utf8_ok(m->value, m->value_len);
+}
+
+/* Map series si's labels into *l (map_labels), taking l's mapping when
+ * same_labels says it holds. */
+static int labels_of(struct req *r, size_t si, const struct pw_series *s, struct labels *l,
+                     int checked)
+{
+	if (same_labels(l, s)) {
+		l->of = s;
+		l->metric = s->labels[l->metric_at].value;
+		l->metric_len = s->labels[l->metric_at].value_len;
+		return 0;
+	}
+	return map_labels(r, si, s, l, checked);
 }
 
 /* The ptable of table name, made on first sight.  Returns its index, or
@@ -519,7 +566,7 @@ static int build_series(struct req *r, size_t si, const struct pw_series *s,
 
 static int run(struct req *r, const struct pw_request *wr)
 {
-	struct labels l;
+	struct labels l = {.of = NULL};
 	char name[TS_NAME_MAX + 1];
 	int rc;
 	if (wr->nseries && !(r->table_of = malloc(wr->nseries * sizeof *r->table_of)))
@@ -528,7 +575,7 @@ static int run(struct req *r, const struct pw_request *wr)
 		const struct pw_series *s = &wr->series[si];
 		r->table_of[si] = -1;
 		r->res->points += s->nsamples;
-		if (s->nsamples == 0 || map_labels(r, si, s, &l, 0) < 0)
+		if (s->nsamples == 0 || labels_of(r, si, s, &l, 0) < 0)
 			continue;
 		if ((rc = ptable_for(r, tsd_ingest_name(l.metric, l.metric_len, 0, name))) < 0)
 			return rc;
@@ -546,7 +593,7 @@ static int run(struct req *r, const struct pw_request *wr)
 	for (size_t si = 0; si < wr->nseries; si++) {
 		if (r->table_of[si] < 0)
 			continue;
-		map_labels(r, si, &wr->series[si], &l, 1); /* it passed the first time */
+		labels_of(r, si, &wr->series[si], &l, 1); /* it passed the first time */
 		if ((rc = build_series(r, si, &wr->series[si], &l)) < 0)
 			return rc;
 	}

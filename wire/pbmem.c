@@ -58,6 +58,13 @@ static void pb_free(void *m, void *p)
 	(void)p; /* freed whole by pbmem_free */
 }
 
+ProtobufCMessage *pbmem_unpack_in(struct pbmem *m, const ProtobufCMessageDescriptor *desc,
+                                  size_t len, const void *data)
+{
+	ProtobufCAllocator alloc = {.alloc = pb_alloc, .free = pb_free, .allocator_data = m};
+	return protobuf_c_message_unpack(desc, &alloc, len, data);
+}
+
 void pbmem_free(struct pbmem *m)
 {
 	if (!m)

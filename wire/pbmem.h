@@ -55,6 +55,18 @@ int pbmem_unpack(const void *body, size_t len, size_t max_decoded, size_t factor
                  const ProtobufCMessageDescriptor *desc, const char *what, ProtobufCMessage **msg,
                  struct pbmem **mem, size_t *decoded_len, char *err, size_t errsize);
 
+/*
+ * pbmem_unpack_in -- unpack data[0..len) as a message of desc into m's
+ * arena, by protobuf-c as pbmem_unpack does: for a field that a decoding
+ * view (wire/remote_view.proto) declares bytes where the message has an
+ * embedded message, which protobuf-c would have unpacked the same way.
+ * Returns the message, freed with m; NULL when the bytes are not a
+ * message of desc, or when the arena refused (m->arena.over set), or
+ * out of memory.
+ */
+ProtobufCMessage *pbmem_unpack_in(struct pbmem *m, const ProtobufCMessageDescriptor *desc,
+                                  size_t len, const void *data);
+
 /* pbmem_alloc -- n bytes more of m's arena (arena_take), freed with it;
  * NULL when out of memory or over the bound (m->arena.over then set). */
 void *pbmem_alloc(struct pbmem *m, size_t n);

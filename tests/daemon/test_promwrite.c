@@ -324,6 +324,46 @@ static void test_label_memo(void **state)
 	free(err);
 }
 
+/* Series whose labels are those of the series before but for the
+ * metric name take its mapping whole (daemon/promwrite.c same_labels):
+ * the same rows as mapping each anew; a metric name that is not valid
+ * UTF-8 or is empty, or another label where __name__ was, is still
+ * refused; the series after a refused one are mapped again. */
+static void test_label_set(void **state)
+{
+	struct tsd_test_http *f = *state;
+	static const char *const s1[] = {"__name__", "m1", "job", "a", "instance", "x", NULL};
+	static const char *const s2[] = {"__name__", "m2", "job", "a", "instance", "x", NULL};
+	static const char *const s3[] = {"__name__", "m2", "job", "b", "instance", "x", NULL};
+	static const char *const bad[] = {"__name__", "m\xff", "job", "b", "instance", "x", NULL};
+	static const char *const none[] = {"__name__", "", "job", "a", "instance", "x", NULL};
+	static const char *const s5[] = {"job", "a", "__name__", "m1", "instance", "x", NULL};
+	static const char *const zoned[] = {"job", "a", "zone", "eu", "instance", "x", NULL};
+	static const int64_t t1[] = {T0}, t2[] = {T0 + 1000};
+	static const double one[] = {1}, two[] = {2};
+	/* each refused series follows one that passed: the one whose
+	 * mapping it would take */
+	const struct tseries series[] = {
+		{s1, 1, t1, one}, {s2, 1, t1, one}, {s3, 1, t1, one}, {bad, 1, t1, one},
+		{s2, 1, t2, two}, {none, 1, t1, one}, {s5, 1, t2, two}, {zoned, 1, t1, one},
+	};
+	char *err = error_body("series 4: a label name or value is not valid UTF-8");
+	write_expect(f, series, 8, 400, err);
+	free(err);
+	expect_call(f, "{\"op\":\"query\",\"table\":\"m1\"}",
+	            "{\"rows\":[[\"x\",\"a\",1795305600000000000,1],"
+	            "[\"x\",\"a\",1795305601000000000,2]]}\n"
+	            "{\"ok\":true,\"count\":2,\"more\":false}\n");
+	expect_call(f, "{\"op\":\"query\",\"table\":\"m2\"}",
+	            "{\"rows\":[[\"x\",\"a\",1795305600000000000,1],"
+	            "[\"x\",\"a\",1795305601000000000,2],"
+	            "[\"x\",\"b\",1795305600000000000,1]]}\n"
+	            "{\"ok\":true,\"count\":3,\"more\":false}\n");
+	assert_int_equal(stat_at(f, "ingest.rows_stored"), 5);
+	assert_int_equal(stat_at(f, "ingest.rejected.syntax"), 2);
+	assert_int_equal(stat_at(f, "ingest.tables_created"), 2);
+}
+
 /* Samples the table cannot take for their time are refused one by one
  * (reason time), the others of their series stored: older than the TTL
  * of the tables made (--ingest-default-ttl), more than max-future (one
@@ -427,6 +467,7 @@ int main(void)
 		T("retry", test_retry, setup),
 		T("new_label", test_new_label, setup),
 		T("label_memo", test_label_memo, setup),
+		T("label_set", test_label_set, setup),
 		T("time", test_time, setup_ttl),
 		T("bad_bodies", test_bad_bodies, setup),
 		T("too_large", test_too_large, setup_small_body),

@@ -155,6 +155,91 @@ static void wire_promwrite_many_empty_labels(void **state)
 	free(req.p);
 }
 
+/* Series that repeat labels: at the same position as the previous
+ * series (taken from it), elsewhere (from the label cache), and two
+ * labels of one length and one last 8 bytes (one cache slot): every
+ * label exactly as sent, a repeated one decoded once. */
+static void wire_promwrite_shared_labels(void **state)
+{
+	static const char *const want[][3][2] = {
+		{{"__name__", "cpu_a"}, {"host", "h1"}, {"region", "eu"}},
+		{{"__name__", "cpu_b"}, {"host", "h1"}, {"region", "eu"}},
+		{{"__name__", "cpu_a"}, {"host", "h2"}, {"region", "eu"}},
+		{{"region", "eu"}, {"__name__", "cpu_b"}, {"host", "h1"}},
+		{{"a", "0123456789"}, {"__name__", "m"}, {"", ""}},
+		{{"b", "0123456789"}, {"__name__", "m"}, {"", ""}},
+		{{"a", "0123456789"}, {"__name__", "m"}, {"", ""}},
+	};
+	size_t ns = sizeof want / sizeof want[0];
+	struct bytes s = {0}, req = {0};
+	struct pw_request r;
+	for (size_t i = 0; i < ns; i++) {
+		s.n = 0;
+		for (int k = 0; k < 3; k++)
+			label(&s, want[i][k][0], want[i][k][1]);
+		sample(&s, (double)i, (int64_t)i);
+		field_bytes(&req, 1, s.p, s.n);
+	}
+	assert_int_equal(decode(&req, 1 << 20, &r, NULL), 0);
+	assert_int_equal(r.nseries, ns);
+	for (size_t i = 0; i < ns; i++) {
+		assert_int_equal(r.series[i].nlabels, 3);
+		for (int k = 0; k < 3; k++)
+			assert_label(&r.series[i].labels[k], want[i][k][0], want[i][k][1]);
+		assert_int_equal(r.series[i].samples[0].timestamp_ms, (int64_t)i);
+	}
+	/* decoded once: series 2's host and region are series 1's, series
+	 * 4's labels those of series 2 and 1 */
+	assert_ptr_equal(r.series[1].labels[1].value, r.series[0].labels[1].value);
+	assert_ptr_equal(r.series[1].labels[2].name, r.series[0].labels[2].name);
+	assert_ptr_equal(r.series[3].labels[0].value, r.series[0].labels[2].value);
+	assert_ptr_equal(r.series[3].labels[1].value, r.series[1].labels[0].value);
+	/* a and b share a slot (one length, one last 8 bytes): b took it,
+	 * and series 7's a was unpacked again -- as a, not as b */
+	assert_ptr_not_equal(r.series[6].labels[0].name, r.series[4].labels[0].name);
+	assert_ptr_equal(r.series[6].labels[1].value, r.series[5].labels[1].value);
+	pw_request_free(&r);
+	free(s.p);
+	free(req.p);
+}
+
+/* A label whose bytes are no Label message refuses the body, as the full
+ * decoding would: after labels met before, and in the first series. */
+static void wire_promwrite_bad_label(void **state)
+{
+	static const struct { const char *bytes; size_t len; } bad[] = {
+		{"\x0a\x05" "ab", 4},        /* name: 5 bytes said, 2 follow */
+		{"\x0f", 1},                /* field 1 of wire type 7 */
+		{"\x12\x01x\x08", 4},      /* value, then a varint's tag and no varint */
+	};
+	char err[PW_ERR_MAX], want[PW_ERR_MAX];
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+		for (int first = 0; first < 2; first++) {
+			struct bytes s1 = {0}, s2 = {0}, req = {0};
+			struct pw_request r;
+			label(&s1, "__name__", "up");
+			label(&s1, "job", "node");
+			sample(&s1, 1.0, 1);
+			label(&s2, "__name__", "up");
+			label(&s2, "job", "node");
+			field_bytes(&s2, 1, bad[b].bytes, bad[b].len);
+			sample(&s2, 2.0, 2);
+			if (!first)
+				field_bytes(&req, 1, s1.p, s1.n);
+			field_bytes(&req, 1, s2.p, s2.n);
+			assert_int_equal(decode(&req, 1 << 20, &r, err), PW_EPROTO);
+			snprintf(want, sizeof want, "protobuf: the %zu bytes decoded from snappy are not a "
+			         "remote write WriteRequest (a label is no Label message)", req.n);
+			assert_string_equal(err, want);
+			assert_int_equal(r.decoded_len, req.n);
+			assert_null(r.mem_);
+			assert_null(r.series);
+			free(s1.p);
+			free(s2.p);
+			free(req.p);
+		}
+}
+
 /* Each refusal: its code, decoded_len when known, its message. */
 static void wire_promwrite_refusals(void **state)
 {
@@ -202,6 +287,8 @@ int main(void)
 		cmocka_unit_test(wire_promwrite_empty_and_unknown),
 		cmocka_unit_test(wire_promwrite_many_empty_labels),
 		cmocka_unit_test(wire_promwrite_refusals),
+		cmocka_unit_test(wire_promwrite_shared_labels),
+		cmocka_unit_test(wire_promwrite_bad_label),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
