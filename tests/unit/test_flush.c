@@ -558,6 +558,21 @@ static void *hold_flushes(void *arg)
 	return NULL;
 }
 
+/* Reopen e's table with log_cap cap, and hold its flushes for 300 ms on
+ * thread *th (hold_flushes), returning once they are held. */
+static void reopen_holding_flushes(ts_test_env *e, int64_t cap, struct slow_flush *f,
+                                   pthread_t *th)
+{
+	memset(f, 0, sizeof *f);
+	ts_test_env_close(e);
+	e->log_cap = cap;
+	ts_test_env_open(e);
+	f->t = e->t;
+	assert_int_equal(pthread_create(th, NULL, hold_flushes, f), 0);
+	while (!__atomic_load_n(&f->holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
 /* A writer faster than the flushes: inserts into a log capped at 1 MiB
  * while no flush can run for 300 ms.  The insert that finds the log past
  * three quarters of the cap waits for the flushes to release it
@@ -569,14 +584,7 @@ static void fast_writer_waits_for_flushes(void **state)
 	ts_test_model m = {0};
 	static struct slow_flush f; /* outlives a failed assertion's longjmp */
 	pthread_t th;
-	memset(&f, 0, sizeof f);
-	ts_test_env_close(e);
-	e->log_cap = 1 << 20;
-	ts_test_env_open(e);
-	f.t = e->t;
-	assert_int_equal(pthread_create(&th, NULL, hold_flushes, &f), 0);
-	while (!__atomic_load_n(&f.holding, __ATOMIC_ACQUIRE))
-		sched_yield();
+	reopen_holding_flushes(e, 1 << 20, &f, &th);
 	for (int b = 1; b <= 60; b++) /* about 4 MiB of log: past the cap */
 		insert_rows(e, &m, 100, 3600 * SEC, b);
 	assert_int_equal(pthread_join(th, NULL), 0);
@@ -602,14 +610,7 @@ static void fast_writer_slows_before_the_wall(void **state)
 	static struct slow_flush f; /* outlives a failed assertion's longjmp */
 	pthread_t th;
 	int64_t cap = 1 << 20, paced = 0, rows = 0;
-	memset(&f, 0, sizeof f);
-	ts_test_env_close(e);
-	e->log_cap = cap;
-	ts_test_env_open(e);
-	f.t = e->t;
-	assert_int_equal(pthread_create(&th, NULL, hold_flushes, &f), 0);
-	while (!__atomic_load_n(&f.holding, __ATOMIC_ACQUIRE))
-		sched_yield();
+	reopen_holding_flushes(e, cap, &f, &th);
 	for (int b = 1; ts_test_stat(e->t, "log_bytes") < cap / 4 * 3; b++) {
 		assert_true(b < 5000); /* the flushes held: the log grows */
 		int64_t before = ts_test_stat(e->t, "log_bytes");
