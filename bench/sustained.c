@@ -23,7 +23,11 @@
  * (max_batch_ms), and one line per second of the load, metric
  * "rows_in_second", point "second" -- the throughput over time, which
  * bench/plot-sustained.sh plots.  tsstore also reports its flushes and
- * merges during the load.
+ * merges during the load, the time its inserts waited for the flushes
+ * (log_stalls, log_stall_ns: the wall at three quarters of log_cap;
+ * log_paced_ns: the slope before it), and a line per second of its
+ * unflushed log, metric "log_bytes_at_second" (sampled as each second
+ * of its insert calls ends): what the writer waits for, over time.
  *
  * Targets (--compare): tsstore/LMDB rows/s >= 4, tsstore/RocksDB rows/s
  * >= 10, tsstore's inserting thread's rows per CPU second over the hash
@@ -46,6 +50,7 @@ struct run {
 	size_t rows;
 	uint64_t *in_second;          /* rows inserted in second i of the time spent
 	                               * in insert calls */
+	int64_t *log_bytes;           /* tsstore: its unflushed log as second i ended */
 	size_t nseconds;
 };
 
@@ -106,6 +111,8 @@ static void load(const bench_config *c, size_t rows, ts_table *t, const bench_pe
 	batch_init(&b, c->batch);
 	run->rows = rows;
 	run->in_second = bench_calloc(SECONDS_MAX, sizeof *run->in_second, "sustained");
+	if (t)
+		run->log_bytes = bench_calloc(SECONDS_MAX, sizeof *run->log_bytes, "sustained");
 	while (done < rows) {
 		size_t n = batch_fill(&b, &s, rows - done);
 		double t0 = bench_seconds(), c0 = thread_cpu();
@@ -122,6 +129,9 @@ static void load(const bench_config *c, size_t rows, ts_table *t, const bench_pe
 			run->max_batch = t1 - t0;
 		/* by the time spent inserting, so the rows' making is left out */
 		size_t sec = (size_t)run->seconds;
+		if (t && sec > 0 && sec - 1 < SECONDS_MAX && sec + 1 > run->nseconds)
+			run->log_bytes[sec - 1] = bench_table_stat(t, "log_bytes"); /* second
+			                                                              * sec - 1 ended */
 		if (sec < SECONDS_MAX) {
 			run->in_second[sec] += n;
 			if (sec + 1 > run->nseconds)
@@ -154,6 +164,9 @@ static void report(const struct run *run, const char *params)
 		snprintf(p, sizeof p, "\"second\":%zu,%s", i, params);
 		bench_result("sustained", run->engine, "rows_in_second", (double)run->in_second[i],
 		             "rows", p);
+		if (run->log_bytes && i + 1 < run->nseconds)
+			bench_result("sustained", run->engine, "log_bytes_at_second",
+			             (double)run->log_bytes[i], "bytes", p);
 	}
 }
 
@@ -169,9 +182,12 @@ static void run_tsstore(const bench_config *c, size_t rows, struct run *run, cha
 	ts_table *t = bench_table_open(dir, &o, &db);
 	bench_settle();
 	load(c, rows, t, NULL, NULL, run);
-	snprintf(extra, size, ",\"flushes\":%lld,\"merges\":%lld,\"tablets\":%lld",
+	snprintf(extra, size, ",\"flushes\":%lld,\"merges\":%lld,\"tablets\":%lld,"
+	         "\"log_stalls\":%lld,\"log_stall_ns\":%lld,\"log_paced_ns\":%lld",
 	         (long long)bench_table_stat(t, "flushes"), (long long)bench_table_stat(t, "merges"),
-	         (long long)bench_table_stat(t, "tablets"));
+	         (long long)bench_table_stat(t, "tablets"), (long long)bench_table_stat(t, "log_stalls"),
+	         (long long)bench_table_stat(t, "log_stall_ns"),
+	         (long long)bench_table_stat(t, "log_paced_ns"));
 	ts_table_close(t);
 	ts_close(db);
 	bench_rmdir(dir);
@@ -234,6 +250,7 @@ void bench_workload_sustained(const bench_config *c)
 		             (hash.cpu_seconds / (double)hash.rows) / (ts.cpu_seconds / (double)ts.rows),
 		             ">=", 0.5);
 	free(ts.in_second);
+	free(ts.log_bytes);
 	free(lmdb.in_second);
 	free(rocks.in_second);
 	free(hash.in_second);

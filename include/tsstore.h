@@ -376,10 +376,13 @@ typedef struct ts_options {
 	int64_t log_cap;            /* bytes of a table's log not yet flushed
 	                             * past which ts_insert fails with TS_ENOSPC
 	                             * naming the cause (e.g. a flush that keeps
-	                             * failing), default 8 GiB; from half of it
-	                             * on, every filling tablet is flushed, and
-	                             * from three quarters on inserts wait for
-	                             * the flushes (at most 10 s each) */
+	                             * failing), default 8 GiB; from an eighth
+	                             * of it on, every filling tablet is
+	                             * flushed and inserts slow down in
+	                             * proportion to the log past that (at
+	                             * most 16 us a row), and from three
+	                             * quarters on they wait for the flushes
+	                             * (at most 10 s each) */
 	/* Where the library reports what its background work (flushes,
 	 * merges, expiry) could not do: called once per distinct cause with
 	 * a one-line message (the same failure again is only counted, in
@@ -709,10 +712,12 @@ TS_EXTERN int ts_alter_on_duplicate(ts_table *table, ts_on_duplicate policy);
  * TS_EREADONLY, TS_ECLOSED, TS_ENOSPC, TS_EIO, TS_ENOMEM.  TS_ENOSPC
  * also when the table's unflushed log reached opts.log_cap (ts_errmsg
  * names the cap and, when flushes fail, their cause; the batch is not
- * stored, and inserts go on once a flush succeeds).  Past three quarters
- * of log_cap, while flushes do not fail, ts_insert first waits for them
- * to release the log (at most 10 s): a writer faster than the flushes
- * goes at their pace.  One TS_EIO is
+ * stored, and inserts go on once a flush succeeds).  While flushes do
+ * not fail, past an eighth of log_cap ts_insert first sleeps a pause in
+ * proportion to its rows and to the log past that point (up to 16 us a
+ * row at three quarters), and past three quarters it waits for them to
+ * release the log (at most 10 s): a writer faster than the flushes goes
+ * at their pace, slowed gradually rather than stopped for seconds.  One TS_EIO is
  * different: in TS_SYNC_COMMIT mode, when the batch was committed (and is
  * visible) but syncing it failed, ts_errmsg says "committed but not yet
  * durable": a crash before the next successful sync may lose it.
@@ -1284,7 +1289,8 @@ typedef struct ts_stat {
  * failures of the background work, which is retried with backoff;
  * log_bytes, the unflushed log, log_cap_refusals, inserts refused at
  * opts.log_cap, and log_stalls and log_stall_ns, inserts that waited for
- * the flushes past three quarters of it, and how long; rows_ignored_duplicates, the rows inserts skipped under
+ * the flushes past three quarters of it, and how long; log_paced_ns, the
+ * time inserts slept slowing down past an eighth of it; rows_ignored_duplicates, the rows inserts skipped under
  * the policy TS_ON_DUPLICATE_IGNORE since the table was opened;
  * rows_replaced, the rows inserts under TS_ON_DUPLICATE_REPLACE stored
  * over a row still in a filling tablet (ts_insert_policy);

@@ -39,7 +39,8 @@
  * ts_flush flushes on request (the trees asked for, and the older trees
  * of periods that meet theirs: freeze says why); ts__flush_due, run by the database's
  * maintenance scheduler (maint.c), flushes the trees due by size, age or the
- * end of their period, or every tree once the log holds half of log_cap.
+ * end of their period, or every tree once the log holds an eighth of
+ * log_cap (TS_LOG_PACE_DEN), where inserts begin to slow.
  * A background flush that fails is tried again with backoff (backoff.h),
  * not on every pass: a flush that cannot succeed must not spin.  An
  * insert that finds the log past three quarters of log_cap while the
@@ -684,12 +685,16 @@ static int64_t log_cap(const ts_table *t)
 	return t->db->opts.log_cap < ring ? t->db->opts.log_cap : ring;
 }
 
-/* Whether the log holds half of log_cap: then every tree is flushed, so
- * that the log is released whatever holds it (a tree of late rows that
- * waits for its age, at a high rate of inserts); t->mu held. */
+/* Whether the log holds log_cap / TS_LOG_PACE_DEN, where inserts begin
+ * to slow (ts__log_stall): then every tree is flushed, so that the log is
+ * released whatever holds it (a tree of late rows that waits for its
+ * age, at a high rate of inserts; yesterday's tree, short of flush_size,
+ * when a load's rows pass midnight).  At half of log_cap, as it was,
+ * such a tree held the log at the slope's steepest for as long as the
+ * slowed writer took to fill half the cap; t->mu held. */
 static int log_pressed(const ts_table *t)
 {
-	return t->log && log_used(t) >= log_cap(t) / 2;
+	return t->log && log_used(t) >= log_cap(t) / TS_LOG_PACE_DEN;
 }
 
 /* Whether no flush can come from the maintenance thread while the
@@ -704,13 +709,61 @@ static int no_flusher(ts_db *db)
 	return none;
 }
 
-int ts__log_stall(ts_table *t)
+/* The pause nrows rows owe on the slope before the wall: nothing below
+ * log_cap / TS_LOG_PACE_DEN of unflushed log, then in proportion to the
+ * log past that, up to TS_LOG_PACE_ROW_NS a row at the wall (three
+ * quarters of log_cap); t->mu held. */
+static int64_t pace_ns(const ts_table *t, size_t nrows)
+{
+	int64_t used = log_used(t), cap = log_cap(t);
+	int64_t from = cap / TS_LOG_PACE_DEN, wall = cap / TS_LOG_STALL_DEN * TS_LOG_STALL_NUM;
+	if (used <= from || wall <= from)
+		return 0;
+	if (used > wall)
+		used = wall;
+	return (int64_t)((double)nrows * (double)TS_LOG_PACE_ROW_NS * (double)(used - from) /
+	                 (double)(wall - from));
+}
+
+/* Sleep ns, t->mu let go meanwhile; returns ts__table_lock's result. */
+static int nap_unlocked(ts_table *t, int64_t ns)
+{
+	ts__table_unlock(t);
+	struct timespec nap = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+	nanosleep(&nap, NULL);
+	return ts__table_lock(t);
+}
+
+/* Whether the flushes can release the log while an insert waits: they
+ * do not fail, and the maintenance thread runs for others. */
+static int flushes_work(ts_table *t)
+{
+	return t->log && !t->flush_retry.failures && !no_flusher(t->db);
+}
+
+int ts__log_stall(ts_table *t, size_t nrows)
 {
 	TS_ASSERT_HELD(&t->mu);
 	int64_t start = 0, now;
 	int rc = 0;
+	/* the slope: the rows' pause, slept a step at a time */
+	t->log_pace_debt_ns += t->log ? pace_ns(t, nrows) : 0;
+	if (t->log_pace_debt_ns >= TS_LOG_STALL_STEP_NS) {
+		int64_t owed = t->log_pace_debt_ns;
+		t->log_pace_debt_ns = 0;
+		if (flushes_work(t)) {
+			if (owed > TS_LOG_STALL_MAX_NS)
+				owed = TS_LOG_STALL_MAX_NS;
+			now = ts__mono_ns();
+			rc = nap_unlocked(t, owed);
+			__atomic_add_fetch(&t->log_paced_ns, ts__mono_ns() - now, __ATOMIC_RELAXED);
+			if (rc < 0)
+				return rc; /* dropped meanwhile: unlocked */
+		}
+	}
+	/* the wall */
 	while (t->log && log_used(t) >= log_cap(t) / TS_LOG_STALL_DEN * TS_LOG_STALL_NUM &&
-	       !t->flush_retry.failures && !no_flusher(t->db)) {
+	       flushes_work(t)) {
 		now = ts__mono_ns();
 		if (!start) {
 			start = now;
@@ -719,10 +772,7 @@ int ts__log_stall(ts_table *t)
 		} else if (now - start >= TS_LOG_STALL_MAX_NS) {
 			break; /* the cap decides */
 		}
-		ts__table_unlock(t);
-		struct timespec nap = {0, TS_LOG_STALL_STEP_NS};
-		nanosleep(&nap, NULL);
-		if ((rc = ts__table_lock(t)) < 0)
+		if ((rc = nap_unlocked(t, TS_LOG_STALL_STEP_NS)) < 0)
 			break; /* dropped meanwhile: unlocked */
 	}
 	if (start)

@@ -21,15 +21,17 @@ int ts__flush_wanted(const struct ts_table *t);
  * when its unflushed part reached log_cap.  t->mu is held (flush.c). */
 int ts__log_cap_check(struct ts_table *t);
 
-/* Before an insert, t->mu held: while t's unflushed log holds three
- * quarters of log_cap (TS_LOG_STALL_*, tslimits.h), the flushes not
- * failing and the maintenance thread running, not held and not the
- * caller, wait for them to release it,
- * t->mu let go, in steps of TS_LOG_STALL_STEP_NS, at most
- * TS_LOG_STALL_MAX_NS; counted in log_stalls and log_stall_ns.  Returns
- * 0 with t->mu held, or the error of ts__table_lock (the table dropped
- * meanwhile) with it let go. */
-int ts__log_stall(struct ts_table *t);
+/* Before an insert of nrows rows, t->mu held, while the flushes do not
+ * fail and the maintenance thread runs, is not held and is not the
+ * caller (TS_LOG_STALL_* and TS_LOG_PACE_*, tslimits.h): past log_cap /
+ * TS_LOG_PACE_DEN of unflushed log, the rows owe a pause in proportion
+ * to the log past that point, slept (t->mu let go) once the debt reaches
+ * TS_LOG_STALL_STEP_NS, counted in log_paced_ns; and while it holds three
+ * quarters of log_cap, wait for the flushes to release it, t->mu let go,
+ * in steps of TS_LOG_STALL_STEP_NS, at most TS_LOG_STALL_MAX_NS; counted
+ * in log_stalls and log_stall_ns.  Returns 0 with t->mu held, or the
+ * error of ts__table_lock (the table dropped meanwhile) with it let go. */
+int ts__log_stall(struct ts_table *t, size_t nrows);
 
 /*
  * ts_purge's last step (flush.c): under flush_mu and desc_mu, a commit

@@ -170,11 +170,13 @@ struct ts_table {
 	int64_t flush_wanted_mono;
 	int64_t merge_throttled_ns, flush_wait_ns, flush_wait_max_ns;
 	/* mu: failing background work, retried with backoff (retry.h),
-	 * inserts refused because the log reached log_cap, and inserts that
-	 * waited for flushes to release it (ts__log_stall) and how long */
+	 * inserts refused because the log reached log_cap, inserts that
+	 * waited for flushes to release it (ts__log_stall) and how long, the
+	 * time inserts slept on the slope before it, and the pause owed but
+	 * not yet slept */
 	ts__retry flush_retry, merge_retry, expire_retry;
 	uint64_t log_cap_refusals, log_stalls;
-	int64_t log_stall_ns;
+	int64_t log_stall_ns, log_paced_ns, log_pace_debt_ns;
 	pthread_mutex_t merge_mu; /* one merge at a time; taken before flush_mu */
 	pthread_mutex_t flush_mu; /* one flush at a time; taken before desc_mu */
 	pthread_mutex_t desc_mu;  /* one descriptor writer at a time; before mu */

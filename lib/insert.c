@@ -421,7 +421,7 @@ int ts__insert(ts_table *t, uint32_t version, int on_duplicate, const ts_value *
 	if (rc < 0 || (rc = ts__table_lock(t)) < 0)
 		return rc;
 	/* a writer faster than the flushes waits for them (flush.c) */
-	if (nrows && (rc = ts__log_stall(t)) < 0)
+	if (nrows && (rc = ts__log_stall(t, nrows)) < 0)
 		return rc;
 	/* A replacing batch needs the mark before its commit (the flag is
 	 * never cleared: once marked, this is not taken again); the policy

@@ -96,6 +96,7 @@ static void put_filling(ts_table *t, ts_stat *out, int room, int *count)
 	put(out, room, count, "log_cap_refusals", (int64_t)t->log_cap_refusals);
 	put(out, room, count, "log_stalls", (int64_t)t->log_stalls);
 	put(out, room, count, "log_stall_ns", __atomic_load_n(&t->log_stall_ns, __ATOMIC_RELAXED));
+	put(out, room, count, "log_paced_ns", __atomic_load_n(&t->log_paced_ns, __ATOMIC_RELAXED));
 	put(out, room, count, "tablets_expired",
 	    (int64_t)__atomic_load_n(&t->expired_tablets, __ATOMIC_RELAXED));
 	put(out, room, count, "tablets_quarantined",

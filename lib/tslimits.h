@@ -42,8 +42,9 @@
 #define TS_BLOCK_CACHE_DEFAULT_MIN (INT64_C(64) << 20)
 #define TS_BLOCK_CACHE_DEFAULT_MAX (INT64_C(4) << 30)
 /* Bytes of a table's log not yet flushed past which inserts are refused
- * (TS_ENOSPC naming the cause) rather than the disk filling; from half of
- * it on, every filling tree is flushed (flush.c, ts__log_cap_check). */
+ * (TS_ENOSPC naming the cause) rather than the disk filling; from an
+ * eighth of it on (TS_LOG_PACE_DEN), every filling tree is flushed and
+ * inserts slow down (flush.c, ts__log_cap_check, ts__log_stall). */
 #define TS_DEFAULT_LOG_CAP (INT64_C(8) << 30)
 /* From this share of log_cap on (TS_LOG_STALL_NUM / TS_LOG_STALL_DEN),
  * an insert waits for the flushes to release the log, in steps of
@@ -54,6 +55,18 @@
 #define TS_LOG_STALL_DEN 4
 #define TS_LOG_STALL_STEP_NS (INT64_C(1) * 1000000)
 #define TS_LOG_STALL_MAX_NS (INT64_C(10) * 1000000000)
+/* Before the wall, a slope (flush.c, ts__log_stall): from log_cap /
+ * TS_LOG_PACE_DEN on, each row an insert stores owes a pause that grows
+ * in proportion to the log past that point, up to TS_LOG_PACE_ROW_NS a
+ * row at three quarters of the cap (at most some 60,000 rows a second
+ * there); the writer sleeps its debt once it reaches
+ * TS_LOG_STALL_STEP_NS.  A writer faster than the flushes slows as the
+ * log grows, to their pace, instead of running into the wall at full
+ * speed and waiting there for a whole flush of gigabytes of log, seconds
+ * at a time (BENCHMARKS.md, "Sustained ingest", 2026-11-27: batches of
+ * up to 10 s before, under 1.2 s after). */
+#define TS_LOG_PACE_DEN 8
+#define TS_LOG_PACE_ROW_NS INT64_C(16000)
 /* ts_options.log_segment_size: TS_SEG_DATA (log_format.h), 64 MiB. */
 
 /* Background work that failed (retry.h): tried again after TS_RETRY_MIN,

@@ -558,6 +558,21 @@ static void *hold_flushes(void *arg)
 	return NULL;
 }
 
+/* Reopen e's table with log_cap cap, and hold its flushes for 300 ms on
+ * thread *th (hold_flushes), returning once they are held. */
+static void reopen_holding_flushes(ts_test_env *e, int64_t cap, struct slow_flush *f,
+                                   pthread_t *th)
+{
+	memset(f, 0, sizeof *f);
+	ts_test_env_close(e);
+	e->log_cap = cap;
+	ts_test_env_open(e);
+	f->t = e->t;
+	assert_int_equal(pthread_create(th, NULL, hold_flushes, f), 0);
+	while (!__atomic_load_n(&f->holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
 /* A writer faster than the flushes: inserts into a log capped at 1 MiB
  * while no flush can run for 300 ms.  The insert that finds the log past
  * three quarters of the cap waits for the flushes to release it
@@ -569,20 +584,74 @@ static void fast_writer_waits_for_flushes(void **state)
 	ts_test_model m = {0};
 	static struct slow_flush f; /* outlives a failed assertion's longjmp */
 	pthread_t th;
-	memset(&f, 0, sizeof f);
-	ts_test_env_close(e);
-	e->log_cap = 1 << 20;
-	ts_test_env_open(e);
-	f.t = e->t;
-	assert_int_equal(pthread_create(&th, NULL, hold_flushes, &f), 0);
-	while (!__atomic_load_n(&f.holding, __ATOMIC_ACQUIRE))
-		sched_yield();
+	reopen_holding_flushes(e, 1 << 20, &f, &th);
 	for (int b = 1; b <= 60; b++) /* about 4 MiB of log: past the cap */
 		insert_rows(e, &m, 100, 3600 * SEC, b);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(ts_test_stat(e->t, "log_cap_refusals"), 0);
 	assert_true(ts_test_stat(e->t, "log_stalls") >= 1);
 	assert_true(ts_test_stat(e->t, "log_stall_ns") > 0);
+	assert_true(ts_test_stat(e->t, "flushes") >= 1);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
+/* The slope before the wall: inserts into a log capped at 1 MiB while
+ * no flush can run for 300 ms.  Batches that begin below an eighth of
+ * the cap sleep nothing; past it each row owes a pause in proportion to
+ * the log past that point (at most TS_LOG_PACE_ROW_NS a row), slept a
+ * millisecond at a time -- before the log reaches the wall at three
+ * quarters of the cap, where inserts used to run at full speed and then
+ * wait there for the whole flush. */
+static void fast_writer_slows_before_the_wall(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	static struct slow_flush f; /* outlives a failed assertion's longjmp */
+	pthread_t th;
+	int64_t cap = 1 << 20, paced = 0, rows = 0;
+	reopen_holding_flushes(e, cap, &f, &th);
+	for (int b = 1; ts_test_stat(e->t, "log_bytes") < cap / 4 * 3; b++) {
+		assert_true(b < 5000); /* the flushes held: the log grows */
+		int64_t before = ts_test_stat(e->t, "log_bytes");
+		insert_rows(e, &m, 20, 3600 * SEC, b);
+		paced = ts_test_stat(e->t, "log_paced_ns");
+		if (before <= cap / TS_LOG_PACE_DEN)
+			assert_int_equal(paced, 0);      /* below the slope: at full speed */
+		else
+			rows += 20;
+		assert_int_equal(ts_test_stat(e->t, "log_stalls"), 0); /* not at the wall yet */
+	}
+	/* every row past the slope owed at most TS_LOG_PACE_ROW_NS, and
+	 * together at least a step of TS_LOG_STALL_STEP_NS was slept */
+	assert_true(paced >= TS_LOG_STALL_STEP_NS);
+	assert_true(paced <= rows * TS_LOG_PACE_ROW_NS + 300 * 1000000L);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(ts_test_stat(e->t, "log_cap_refusals"), 0);
+	ts_test_expect_model(e->t, &m, INT64_MIN);
+	free(m.rows);
+}
+
+/* From an eighth of log_cap on, where inserts begin to slow, every
+ * tree is due whatever its size and age: trees of the last two days,
+ * far short of flush_size, none of whose periods ended while it filled,
+ * are flushed by the next pass.  They used to hold the log until half
+ * of the cap, while the slope slowed the writer. */
+static void every_tree_flushed_from_an_eighth_of_the_cap(void **state)
+{
+	ts_test_env *e = *state;
+	ts_test_model m = {0};
+	int64_t cap = 1 << 20;
+	ts_test_env_close(e);
+	e->log_cap = cap;
+	ts_test_env_open(e);
+	ts__maint_pass(e->db);
+	assert_int_equal(ts_test_stat(e->t, "flushes"), 0);
+	for (int b = 1; ts_test_stat(e->t, "log_bytes") <= cap / TS_LOG_PACE_DEN; b++)
+		insert_rows(e, &m, 20, 2 * DAY, b);
+	assert_true(ts_test_stat(e->t, "log_bytes") < cap / 2);
+	ts__maint_pass(e->db); /* (the thread's own may have come first) */
+	assert_int_equal(ts_test_stat(e->t, "filling_tablets"), 0);
 	assert_true(ts_test_stat(e->t, "flushes") >= 1);
 	ts_test_expect_model(e->t, &m, INT64_MIN);
 	free(m.rows);
@@ -748,6 +817,8 @@ int main(void)
 		T(maintain_backs_off_a_failing_flush),
 		T(insert_refused_at_the_log_cap),
 		T(fast_writer_waits_for_flushes),
+		T(fast_writer_slows_before_the_wall),
+		T(every_tree_flushed_from_an_eighth_of_the_cap),
 		T(flush_wide_table_footer_fits),
 		T(log_segment_size_chosen_at_open),
 		T(flush_threads_write_the_same_tablets),
