@@ -341,9 +341,13 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, i
 		rc = ts__filling_commit(&t->fill, nrows - *skipped, now); /* aborts if it fails */
 		/* folded before t->mu is let go: a snapshot that holds the
 		 * commit, and then takes t->mu, finds it folded (rollacc.c) */
-		if (t->acc && rc == 0)
-			ts__rollacc_apply(t, ts__log_head(t->log));
-		else if (t->acc)
+		if (t->acc && rc == 0) {
+			if (ts__rollacc_apply(t, ts__log_head(t->log))) {
+				/* a set filled: its rollup's run is due (rollacc.h) */
+				__atomic_store_n(&t->db->maint.rollups_wanted, 1, __ATOMIC_RELAXED);
+				ts__maint_wake(t->db);
+			}
+		} else if (t->acc)
 			ts__rollacc_unstage(t);
 		return rc;
 	}

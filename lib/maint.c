@@ -165,12 +165,57 @@ static int64_t budget_nap(int64_t worked, int64_t share)
 	return share >= 100 ? 0 : worked * (100 - share) / share;
 }
 
+/* Set while a rollup runs on this thread: its own slices run no rollup. */
+static __thread int in_rollup;
+
+static int yield_slice(void *arg, struct ts_table *t);
+
+/* Run the rollups of db (each whose run is due: rollup.c), within the
+ * budget when background; 0 or the first error. */
+static int run_rollups(ts_db *db, struct ts_table **list, int n, int background, int explicit)
+{
+	int rc = 0;
+	in_rollup = 1;
+	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
+		if (list[i]->rollup) {
+			struct slices s = {db, background, ts__mono_ns(), ts__mono_ns()};
+			ts__merge_yield y = {yield_slice, &s};
+			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
+		}
+	in_rollup = 0;
+	return rc;
+}
+
+/* Between two slices of a job: when a source's accumulators filled
+ * (rows arriving faster than the clock closes their windows), its
+ * rollups run now, so that a long merge does not leave the windows
+ * piling up until the set is dropped and the rollup reads them back
+ * from tablets.  Not from a rollup's own slices, and only in the
+ * scheduler's thread (a merge a client asked for, ts_merge, runs in the
+ * client's: a rollup's runs stay in one thread at a time). */
+static int rollups_wanted(ts_db *db)
+{
+	if (in_rollup || !db->maint.rollup_due || !db->maint.running ||
+	    !pthread_equal(pthread_self(), db->maint.thread) ||
+	    !__atomic_exchange_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED))
+		return 0;
+	struct ts_table **list;
+	int n, rc = table_list(db, &list, &n);
+	if (rc < 0)
+		return rc;
+	rc = run_rollups(db, list, n, 0, 0);
+	table_list_put(list, n);
+	return rc;
+}
+
 static int yield_slice(void *arg, struct ts_table *t)
 {
 	struct slices *s = arg;
 	ts_db *db = s->db;
 	int all = ts__mono_ns() - s->swept >= TS_NS_PER_SEC;
 	int rc = flush_due(db, all);
+	if (rc == 0)
+		rc = rollups_wanted(db);
 	if (rc < 0)
 		return rc;
 	if (all)
@@ -251,12 +296,10 @@ static int pass(ts_db *db, int *merged, int explicit)
 	 * other flushes, so that they read the rows that came since the last
 	 * run from the trees, not from tablets just written (decompressed
 	 * again). */
-	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
-		if (list[i]->rollup && db->maint.rollup_due) {
-			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
-			ts__merge_yield y = {yield_slice, &s};
-			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
-		}
+	if (db->maint.rollup_due) {
+		__atomic_store_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED);
+		keep(&rc, run_rollups(db, list, n, 1, explicit));
+	}
 	for (int i = 0; i < n; i++) {
 		keep(&rc, ts__flush_due(list[i]));
 		keep(&rc, ts__expire_due(list[i]));

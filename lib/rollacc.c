@@ -67,6 +67,7 @@
 #include "tabledesc.h"
 
 int ts__rollacc_enabled = 1;
+size_t ts__rollacc_run_closed = TS_ROLLACC_RUN_CLOSED;
 
 #define ACC_CLOSED_MAX (1u << 20)
 #define ACC_GROUPS_MAX (1u << 20)
@@ -82,7 +83,14 @@ struct closed {
 	uint64_t first, last;  /* the commits of its first and last rows
 	                        * folded (late ones too) */
 	int clean;
+	int first_kept;        /* its accumulators as of `first` are kept
+	                        * beside its own (the open window's
+	                        * first_accs: whole_cut) */
 };
+
+/* Entry i's accumulators: nacc of its own, then nacc as of its first
+ * commit (first_kept). */
+#define ENTRY_ACCS(s, gr, i) ((gr)->accs + (i) * 2 * (size_t)(s)->nacc)
 
 /* A group's state, in one allocation: the group, its key's values and
  * bytes, its open window's accumulators.  The fold at insert reads, per
@@ -100,6 +108,11 @@ struct group {
 	uint64_t open_first;    /* the commit of its first row */
 	uint64_t open_version;  /* the commit of its last row (a late one too) */
 	ts__agg_acc *open_accs; /* nacc: one per column folded, in the block */
+	/* the open window's state at open_first, kept once a later commit
+	 * folded a row into it (first_kept): a harvest cut at open_first
+	 * writes the window as it was then (whole_cut) */
+	ts__agg_acc *first_accs;
+	int first_kept;
 	uint64_t hash;
 	struct closed *closed;
 	ts__agg_acc *accs;
@@ -257,12 +270,13 @@ static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
 	size_t key_at = sizeof(struct group), bytes_at = key_at + (size_t)s->g * sizeof(ts_value);
 	size_t align = _Alignof(ts__agg_acc), nbytes = key_bytes(v, s->gcols, s->g);
 	size_t accs_at = (bytes_at + nbytes + align - 1) / align * align;
-	struct group *gr = calloc(1, accs_at + (size_t)s->nacc * sizeof(ts__agg_acc));
+	struct group *gr = calloc(1, accs_at + 2 * (size_t)s->nacc * sizeof(ts__agg_acc));
 	if (!gr)
 		return NULL;
 	gr->key = (ts_value *)((unsigned char *)gr + key_at);
 	put_key(gr->key, (unsigned char *)gr + bytes_at, v, s->gcols, s->g);
 	gr->open_accs = (ts__agg_acc *)((unsigned char *)gr + accs_at);
+	gr->first_accs = gr->open_accs + s->nacc;
 	gr->hash = h;
 	gr->hi = s->bound;
 	place(s->slots, s->nslots, gr);
@@ -360,7 +374,7 @@ static int closed_room(struct set *s, struct group *gr)
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
 		if (c)
 			gr->closed = c;
-		ts__agg_acc *x = realloc(gr->accs, cap * (size_t)s->nacc * sizeof *x);
+		ts__agg_acc *x = realloc(gr->accs, cap * 2 * (size_t)s->nacc * sizeof *x);
 		if (x)
 			gr->accs = x;
 		if (!c || !x)
@@ -380,11 +394,12 @@ static int close_open(struct set *s, struct group *gr)
 	gr->open = 0;
 	if (closed_room(s, gr) < 0)
 		return -1;
-	gr->closed[gr->nclosed] =
-		(struct closed){gr->open_start, gr->open_first, gr->open_version, gr->open_clean};
-	if (gr->open_clean)
-		memcpy(gr->accs + gr->nclosed * (size_t)s->nacc, gr->open_accs,
-		       (size_t)s->nacc * sizeof *gr->accs);
+	gr->closed[gr->nclosed] = (struct closed){gr->open_start, gr->open_first,
+	                                          gr->open_version, gr->open_clean,
+	                                          gr->open_clean && gr->first_kept};
+	if (gr->open_clean) /* open_accs and first_accs, one after the other */
+		memcpy(ENTRY_ACCS(s, gr, gr->nclosed), gr->open_accs,
+		       2 * (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
@@ -417,9 +432,9 @@ static int late_row(struct set *s, struct group *gr, int64_t start, uint64_t ver
 	if (closed_room(s, gr) < 0)
 		return -1;
 	memmove(gr->closed + lo + 1, gr->closed + lo, (gr->nclosed - lo) * sizeof *gr->closed);
-	memmove(gr->accs + (lo + 1) * (size_t)s->nacc, gr->accs + lo * (size_t)s->nacc,
-	        (gr->nclosed - lo) * (size_t)s->nacc * sizeof *gr->accs);
-	gr->closed[lo] = (struct closed){start, version, version, 0};
+	memmove(ENTRY_ACCS(s, gr, lo + 1), ENTRY_ACCS(s, gr, lo),
+	        (gr->nclosed - lo) * 2 * (size_t)s->nacc * sizeof *gr->accs);
+	gr->closed[lo] = (struct closed){start, version, version, 0, 0};
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
@@ -469,7 +484,11 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 		gr->open_start = start;
 		gr->open_first = version;
 		gr->open_clean = start > s->bound;
+		gr->first_kept = 0;
 		memset(gr->open_accs, 0, (size_t)s->nacc * sizeof *gr->open_accs);
+	} else if (!gr->first_kept && version != gr->open_first) {
+		memcpy(gr->first_accs, gr->open_accs, (size_t)s->nacc * sizeof *gr->open_accs);
+		gr->first_kept = 1;
 	}
 	gr->open_version = version;
 	if (gr->open_clean)
@@ -478,21 +497,44 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 	return 0;
 }
 
-void ts__rollacc_apply(struct ts_table *t, uint64_t version)
+int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 {
 	ts__rollacc *a = t->acc;
+	int full = 0;
 	int ts_col = ts__desc_schema(t->desc)->ts_col;
 	for (struct set *s = a->sets, *next; s; s = next) {
 		next = s->next;
-		size_t i = 0;
+		size_t i = 0, before = s->nclosed;
 		while (i < a->nstaged && fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) == 0)
 			i++;
-		if (i < a->nstaged)
+		if (i < a->nstaged) {
 			set_drop(a, s);
-		else if (s->known == UINT64_MAX) /* after a reset: known from here on */
+			continue;
+		}
+		if (s->known == UINT64_MAX) /* after a reset: known from here on */
 			s->known = version;
+		/* the batch that fills the set wakes the scheduler; a run that
+		 * could not take its windows (waiting for them to be durable)
+		 * is tried again at the next pass, not at every batch */
+		if (before < ts__rollacc_run_closed && s->nclosed >= ts__rollacc_run_closed)
+			full = 1;
 	}
 	a->nstaged = 0;
+	return full;
+}
+
+int ts__rollacc_full(struct ts_table *src, const char *name)
+{
+	int full = 0;
+	if (ts__table_lock(src) < 0) {
+		ts__clear_error(); /* (closing) */
+		return 0;
+	}
+	for (const struct set *s = src->acc ? src->acc->sets : NULL; s; s = s->next)
+		if (strcmp(s->name, name) == 0)
+			full = s->nclosed >= ts__rollacc_run_closed;
+	ts__table_unlock(src);
+	return full;
 }
 
 /* ---- the maintenance ---- */
@@ -653,17 +695,28 @@ static int harvested(const struct group *gr, uint64_t w, uint64_t v)
 	       (gr->open && gr->open_clean && gr->open_version <= v);
 }
 
+/* gr's open window's accumulators as of version v, or NULL when not
+ * known: all of them when its last row came by v, its first commit's
+ * when v is that commit and later rows were folded since (first_kept). */
+static const ts__agg_acc *open_row(const struct group *gr, uint64_t v)
+{
+	if (gr->open_version <= v)
+		return gr->open_accs;
+	return gr->first_kept && gr->open_first == v ? gr->first_accs : NULL;
+}
+
 /* Whether every window of gr that commits in (w, v] touched is clean
  * and had its last row by v: a harvest at v has its row (whole). */
 static int group_whole(const struct group *gr, uint64_t w, uint64_t v)
 {
 	for (size_t i = 0; i < gr->nclosed; i++) {
 		const struct closed *e = &gr->closed[i];
-		if (touched(e->first, e->last, w, v) && !(e->clean && e->last <= v))
+		if (touched(e->first, e->last, w, v) &&
+		    !(e->clean && (e->last <= v || (e->first_kept && e->first == v))))
 			return 0;
 	}
 	return !(gr->open && touched(gr->open_first, gr->open_version, w, v) &&
-	         !(gr->open_clean && gr->open_version <= v));
+	         !(gr->open_clean && open_row(gr, v)));
 }
 
 /* Write the rollup row of gr's window start from accumulators acc into
@@ -713,15 +766,18 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 		const struct closed *e = &gr->closed[i];
 		if (touched(e->first, e->last, w, v))
 			hg->touched[hg->ntouched++] = e->start;
-		if (e->last > v) { /* kept */
+		if (e->last > v) { /* kept; its row as of v when that is its first commit */
+			if (e->clean && e->first_kept && e->first == v &&
+			    put_row(s, sc, hg, h->width, e->start, ENTRY_ACCS(s, gr, i) + s->nacc) < 0)
+				h->whole = 0;
 			if (kept != i) {
 				gr->closed[kept] = *e;
-				memcpy(gr->accs + kept * (size_t)s->nacc, gr->accs + i * (size_t)s->nacc,
-				       (size_t)s->nacc * sizeof *gr->accs);
+				memcpy(ENTRY_ACCS(s, gr, kept), ENTRY_ACCS(s, gr, i),
+				       2 * (size_t)s->nacc * sizeof *gr->accs);
 			}
 			kept++;
 		} else if (e->clean && touched(e->first, e->last, w, v) &&
-		           put_row(s, sc, hg, h->width, e->start, gr->accs + i * (size_t)s->nacc) < 0) {
+		           put_row(s, sc, hg, h->width, e->start, ENTRY_ACCS(s, gr, i)) < 0) {
 			h->whole = 0;
 		}
 	}
@@ -729,9 +785,9 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 	gr->nclosed = kept;
 	if (gr->open && touched(gr->open_first, gr->open_version, w, v))
 		hg->touched[hg->ntouched++] = gr->open_start;
-	if (gr->open && gr->open_clean && gr->open_version <= v &&
+	if (gr->open && gr->open_clean && open_row(gr, v) &&
 	    touched(gr->open_first, gr->open_version, w, v) &&
-	    put_row(s, sc, hg, h->width, gr->open_start, gr->open_accs) < 0)
+	    put_row(s, sc, hg, h->width, gr->open_start, open_row(gr, v)) < 0)
 		h->whole = 0;
 	h->nrows += hg->n;
 	h->nstarts += hg->ntouched;
@@ -767,6 +823,50 @@ static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t st
 	return cut;
 }
 
+/* The newest version c <= v (from w) at which a harvest can be whole:
+ * every window with rows both at or before c and after it began at c
+ * and is clean, so that its state at c is kept (an open window's
+ * first_accs, an entry's second accumulators: open_row, take_group).  A
+ * window whose rows began before c and go on after it moves c to its
+ * first commit when that state is kept, else to the commit before;
+ * repeated until nothing straddles, at most CUT_ROUNDS times (then
+ * group_whole finds what is left, and the run waits as before).  Rows
+ * arriving faster than their windows close -- a bulk load, whose commits
+ * each hold rows of windows closing and of windows opening -- leave no
+ * version between two windows, so a durable version inside a window was
+ * never whole before the cut; each window's state at its first commit
+ * makes that commit a cut. */
+static uint64_t straddled(uint64_t c, uint64_t first, uint64_t last, int at_first)
+{
+	if (last <= c || first > c || (first == c && at_first))
+		return c;
+	return at_first ? first : first - 1;
+}
+
+#define CUT_ROUNDS 8
+static uint64_t whole_cut(const struct set *s, uint64_t w, uint64_t v)
+{
+	uint64_t c = v;
+	for (int round = 0; round < CUT_ROUNDS && c > w; round++) {
+		uint64_t before = c;
+		for (size_t i = 0; i < s->nslots && c > w; i++) {
+			const struct group *gr = s->slots[i];
+			if (!gr)
+				continue;
+			for (size_t k = 0; k < gr->nclosed; k++) {
+				const struct closed *e = &gr->closed[k];
+				c = straddled(c, e->first, e->last, e->clean && e->first_kept);
+			}
+			if (gr->open)
+				c = straddled(c, gr->open_first, gr->open_version,
+				              gr->open_clean && gr->first_kept);
+		}
+		if (c == before)
+			break;
+	}
+	return c;
+}
+
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
                      const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
                      int64_t start, int whole_only, ts__rollacc_harvest **out, uint64_t *upto)
@@ -781,6 +881,13 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 		s = NULL;
 	if (s && defer && ts__rollacc_skip_changes && s->known <= w)
 		v = *upto = deferred(s, w, v, start);
+	if (s && whole_only && ts__rollacc_skip_changes && s->known <= w) {
+		v = *upto = whole_cut(s, w, v);
+		if (v <= w) {
+			ts__table_unlock(src);
+			return 1; /* nothing whole to take */
+		}
+	}
 	int whole = s && ts__rollacc_skip_changes && s->known <= w;
 	size_t ngroups = 0, nrows = 0, nbytes = 0;
 	for (size_t i = 0; s && i < s->nslots; i++) {

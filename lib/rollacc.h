@@ -5,6 +5,7 @@
 #ifndef TS_ROLLACC_H
 #define TS_ROLLACC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rollupdef.h"
@@ -17,15 +18,27 @@ typedef struct ts__rollacc_harvest ts__rollacc_harvest;
 /* The writer's side; t->mu is held, t->acc not NULL.  _stage: a row the
  * batch stored (vals in the current schema, valid until the insert
  * returns); _unstage: the batch is made again or abandoned; _apply: the
- * batch committed at version, its staged rows folded; _reset: a delete
+ * batch committed at version, its staged rows folded (1 when a set
+ * reached ts__rollacc_run_closed closed windows with it, else 0); _reset: a delete
  * (or anything else than an insert) changes the table: every window and
  * group held is forgotten, and each set starts again from the table's
  * greatest ts, as if registered now. */
 void ts__rollacc_stage(struct ts_table *t, const ts_value *vals);
 void ts__rollacc_unstage(struct ts_table *t);
-void ts__rollacc_apply(struct ts_table *t, uint64_t version);
+int ts__rollacc_apply(struct ts_table *t, uint64_t version);
 void ts__rollacc_reset(struct ts_table *t);
 void ts__rollacc_free(ts__rollacc *a);
+/* A set holding ts__rollacc_run_closed closed windows (TS_ROLLACC_RUN_CLOSED;
+ * tests lower it) makes its rollup's run due at once, whatever the
+ * clock (rows arriving faster than their windows close on the clock: a
+ * backfill, a bulk load); _apply returns 1 when a set does, and the
+ * writer wakes the scheduler (docs/rollups.md section 2, "Runs that
+ * keep up with a bulk load"). */
+#define TS_ROLLACC_RUN_CLOSED (1u << 16)
+extern size_t ts__rollacc_run_closed;
+/* Whether src's set of rollup name holds ts__rollacc_run_closed closed
+ * windows or more (t->mu not held). */
+int ts__rollacc_full(struct ts_table *src, const char *name);
 
 /* The maintenance's side (rollup.c), t->mu not held: the windows of
  * rollup `name` (definition d, specs over the source's columns), at

@@ -1279,8 +1279,11 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if ((rc = ts__table_version(src, &head)) < 0)
 		goto out;
 	int64_t now = ts_now(db), start = ts__floor_multiple(now, r->def.every);
+	/* the source's accumulators filled: rows arrive faster than the clock
+	 * closes their windows (rollacc.h); due now, whatever the clock */
+	int full = !force && head != w && ts__rollacc_full(src, t->name);
 	pthread_mutex_lock(&r->mu);
-	int due = head != w ? force ? 1 : paced_due(r, head, now) : 0;
+	int due = head != w ? force || full ? 1 : paced_due(r, head, now) : 0;
 	pthread_mutex_unlock(&r->mu);
 	/* nothing committed past W (which is durable): nothing to read or
 	 * sync; not due: the watermark stays, the lag shows it */
@@ -1291,7 +1294,12 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 	if (due && !force && (rc = unsynced(&u, w, due == DUE_WINDOW, start, &v, &upto)) <= 0) {
 		if (rc < 0)
 			goto out;
-		synced = 0; /* the harvest at D writes every window: v = D */
+		synced = 0; /* the harvest at D (or its cut) writes every window: v = D */
+		if (full) /* keeping up with the inserts, as a flush does: a whole
+		           * harvest is short work, written without the budget and
+		           * without the flushes between its slices (they come
+		           * after it) */
+			y = NULL;
 	} else if (due && !force) {
 		/* wait for the source's own syncs, up to ts__rollup_durable_wait */
 		int64_t mono = ts__mono_ns();

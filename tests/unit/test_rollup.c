@@ -2115,16 +2115,20 @@ static void batch_of_series(ts_table *src, int64_t ts)
 /* A paced run rolls up only what the source's own syncs made durable,
  * and never syncs it itself to do so ("Durable without a sync"): with
  * the durable version D inside the window that just closed (rows of it
- * after D), the run waits -- the watermark, the durable version and the
- * rollup unchanged, the lag showing it; once a sync (as the interval
- * syncer's) covers the window's turn the run writes the closed window
- * from the accumulators, its watermark below the first row of the open
- * window, and the source's durable version is still the sync's, below
- * its head; a run that waited ts__rollup_durable_wait syncs the source
- * itself and goes through the head.  Fails with the harvest taken at
- * the source's head instead of D (the first run writes the window, and
- * the watermark passes the durable version), or with the run syncing the
- * source (the durable version moves). */
+ * after D), the run cuts its harvest at the window's first commit and
+ * writes the window as it was then (a row of each series), the durable
+ * version unchanged and the lag showing the rest; once a sync (as the
+ * interval syncer's) covers the window's turn the run writes the closed
+ * window from the accumulators and the open one as of its first commit
+ * (the sync's), and the source's durable version is still the sync's,
+ * below its head; with nothing whole past W the run waits, and once it
+ * waited ts__rollup_durable_wait it syncs the source itself and goes
+ * through the head.  Fails with the harvest taken at the source's head
+ * instead of D (the first run writes the whole window, and the
+ * watermark passes the durable version), with the run syncing the source
+ * (the durable version moves), with the open window written as it is
+ * now at the cut (3 rows of each series counted, not 1), or without the
+ * cut (the first run waits). */
 static void paced_runs_roll_up_durable_rows(void **state)
 {
 	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
@@ -2137,8 +2141,12 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	pass(e->db); /* W: the head, synced; the rollup registered */
 	int64_t w0 = ts_test_stat(r, "rollup_watermark");
 	assert_int_equal(w0, (int64_t)version_of(e->db, "src"));
-	for (int k = 0; k < 3; k++, at += 10 * SEC) /* window m0 + MIN: 3 batches */
+	uint64_t c1 = 0; /* the commit of window m0 + MIN's first rows */
+	for (int k = 0; k < 3; k++, at += 10 * SEC) { /* window m0 + MIN: 3 batches */
 		batch_of_series(src, at);
+		if (k == 0)
+			c1 = version_of(e->db, "src");
+	}
 	assert_int_equal(ts_sync(e->db), 0);
 	uint64_t d1 = durable_of(src);
 	for (int k = 0; k < 3; k++, at += 10 * SEC) /* 3 more, not durable */
@@ -2148,28 +2156,32 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	ts__rollup_durable_wait = INT64_MAX; /* the run never syncs */
 	uint64_t unsynced0 = ts__rollup_unsynced_runs;
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
-	/* D is inside m0 + MIN: nothing durable to write whole */
-	assert_int_equal(ts_test_stat(r, "rollup_watermark"), w0);
+	/* D is inside m0 + MIN: the harvest is cut at the window's first
+	 * commit, and writes the window as it was then */
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)c1);
 	assert_int_equal(durable_of(src), d1);
-	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 0);
-	assert_int_equal(ts__rollup_unsynced_runs, unsynced0);
+	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 8);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
 	ts_test_env_set_now(e, at + 3 * SEC);
 	assert_true(ts_test_stat(r, "rollup_lag_ns") > 0);
 	/* the source's own sync covers the turn; a batch after it is not
-	 * durable, and the run leaves it so */
+	 * durable, and the run leaves it so: the closed window whole, the
+	 * open one as of its first commit, the sync's */
 	uint64_t c = version_of(e->db, "src"); /* the open window's first rows */
 	assert_int_equal(ts_sync(e->db), 0);
 	uint64_t d2 = durable_of(src);
+	assert_int_equal(d2, c);
 	batch_of_series(src, at + 10 * SEC);
 	assert_true(version_of(e->db, "src") > d2);
-	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* the same minute: not due */
 	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* quiet since: due */
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 2);
 	assert_int_equal(durable_of(src), d2);
 	int64_t w1 = ts_test_stat(r, "rollup_watermark");
-	assert_true(w1 > w0);
-	assert_true((uint64_t)w1 < c); /* below the open window's first rows */
+	assert_int_equal(w1, (int64_t)d2);
 	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 48);
-	assert_int_equal(count_of_window(e->db, "racc", at), 0);
+	assert_int_equal(count_of_window(e->db, "racc", at), 8);
 	/* nothing past D2 is whole: after the wait the run syncs the source
 	 * itself, and goes through its head */
 	at += 20 * SEC;
@@ -2183,7 +2195,7 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	ts__rollup_durable_wait = 0; /* waited long enough */
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
 	assert_true(durable_of(src) >= head);
-	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 2);
 	assert_true(ts_test_stat(r, "rollup_watermark") > (int64_t)d2);
 	assert_int_equal(count_of_window(e->db, "racc", at - 20 * SEC), 16);
 	/* a flush makes what it wrote durable without a sync of the log:
@@ -2200,11 +2212,85 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	ts_test_env_set_now(e, at + MIN + 2 * SEC);
 	ts__rollup_durable_wait = INT64_MAX;
 	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
-	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 2);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 3);
 	assert_int_equal(durable_of(src), d3); /* the log not synced */
 	assert_true(ts_test_stat(r, "rollup_watermark") > w2);
 	assert_true((uint64_t)ts_test_stat(r, "rollup_watermark") < c2);
 	assert_int_equal(count_of_window(e->db, "racc", at), 32);
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* A bulk load (rows hours ahead of the clock's minute, timestamp-major,
+ * batches of 5 rows across the 8 series, so that a commit holds the last
+ * rows of some series' windows and the first of others'): once the
+ * source's set holds ts__rollacc_run_closed closed windows the writer
+ * asks for a run (rollups_wanted), and the run is due with the clock
+ * standing still; the durable version D lies inside window 2, and the
+ * run cuts its harvest at window 2's first commit -- windows 0 and 1
+ * whole, window 2 as of that commit (4 series' first rows) -- with no
+ * sync and no read of the source, and an explicit pass then makes it
+ * exact.  Fails without the trigger (not due: the watermark stays),
+ * with an entry's state at its first commit not used for the cut (the
+ * cut falls back through earlier windows: the watermark below window
+ * 2's first commit), or with the entry written as it is now at the cut
+ * (window 2 counted whole). */
+static void bulk_load_cut_at_a_window_turn(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
+	ts_test_env_set_now(e, m0 + 10 * MIN); /* and there it stays */
+	batch_of_series(src, m0 - 5 * MIN);
+	pass(e->db); /* registers the accumulators, runs: W the head */
+	int64_t w0 = ts_test_stat(r, "rollup_watermark");
+	assert_int_equal(w0, (int64_t)version_of(e->db, "src"));
+	size_t run_closed = ts__rollacc_run_closed;
+	int64_t wait = ts__rollup_durable_wait;
+	ts__rollacc_run_closed = 16;
+	ts__rollup_durable_wait = INT64_MAX; /* the run never syncs */
+	enum { STEPS = 30, NROWS = 8 * STEPS, BATCH = 5, DURABLE = 125 };
+	srow rows[NROWS];
+	uint64_t commit[NROWS], d = 0;
+	for (int k = 0; k < NROWS; k++) /* series k % 8 at step k / 8 */
+		series_row(&rows[k], k % 8, m0 + (k / 8) * 10 * SEC);
+	__atomic_store_n(&e->db->maint.rollups_wanted, 0, __ATOMIC_RELAXED);
+	for (int b = 0; b < NROWS; b += BATCH) {
+		insert_ok(src, rows + b, BATCH);
+		for (int k = b; k < b + BATCH; k++)
+			commit[k] = version_of(e->db, "src");
+		if (b + BATCH == DURABLE) {
+			assert_int_equal(ts_sync(e->db), 0);
+			d = durable_of(src);
+		}
+	}
+	/* windows 0-3 closed for every series: 32 entries, over 16 */
+	assert_int_equal(__atomic_load_n(&e->db->maint.rollups_wanted, __ATOMIC_RELAXED), 1);
+	uint64_t unsynced0 = ts__rollup_unsynced_runs;
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	assert_int_equal(ts__rollup_unsynced_runs, unsynced0 + 1);
+	assert_int_equal(durable_of(src), d); /* not synced */
+	/* row 96 (step 12, series 0) opens window 2, in the batch of row 95
+	 * (step 11, series 7: window 1's last row) */
+	int64_t w = ts_test_stat(r, "rollup_watermark");
+	assert_true(w > w0);
+	assert_int_equal(w, (int64_t)commit[96]);
+	assert_true((uint64_t)w <= d);
+	assert_int_equal(commit[95], commit[96]);
+	for (int win = 0; win < 5; win++) {
+		int64_t want = 0;
+		for (int k = 0; k < NROWS; k++)
+			if (k / 8 / 6 == win && commit[k] <= (uint64_t)w)
+				want++;
+		assert_int_equal(count_of_window(e->db, "racc", m0 + win * MIN), want);
+	}
+	assert_int_equal(count_of_window(e->db, "racc", m0 + 2 * MIN), 4);
+	ts__rollacc_run_closed = run_closed;
+	ts__rollup_durable_wait = wait;
 	pass(e->db);
 	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
@@ -2457,6 +2543,7 @@ int main(void)
 		cmocka_unit_test_teardown(accumulated_windows_exact, ts_test_env_teardown),
 		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deferred_open_windows, ts_test_env_teardown),
+		cmocka_unit_test_teardown(bulk_load_cut_at_a_window_turn, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */
