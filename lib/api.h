@@ -130,9 +130,12 @@ int ts__rollup_refuse(ts_table *t);
  * error (the other rollups are loaded regardless). */
 int ts__rollups_load(ts_db *db);
 struct ts__merge_yield;
-/* Run t's maintenance when due (rollup.c): always when force is set (an
- * explicit pass), else paced (TS_ROLLUP_PACE_MAX). */
-int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y, int force);
+/* Run t's maintenance when due (rollup.c), by mode (handle.h): always in
+ * an explicit pass (TS_ROLLUP_EXPLICIT, 1), paced in the thread's
+ * (TS_ROLLUP_PACED, 0: TS_ROLLUP_PACE_MAX, or its source's accumulators
+ * filled), only when they filled between a job's slices
+ * (TS_ROLLUP_IF_FULL). */
+int ts__rollup_due(struct ts_table *t, const struct ts__merge_yield *y, int mode);
 
 int ts__table_stats(ts_table *t, ts_stat *out, int room, int *n);
 /* ts_table_version (stats.c): the LSN of the newest commit, 0 if none. */

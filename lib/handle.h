@@ -69,8 +69,13 @@ typedef struct ts__maint {
 	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
 	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
 	int (*rollups_load)(struct ts_db *db);
-	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y, int force);
+	int (*rollup_due)(struct ts_table *t, const struct ts__merge_yield *y, int mode);
 } ts__maint;
+
+/* rollup_due's modes: a pass of the scheduler's thread (runs paced), an
+ * explicit pass (every rollup behind runs), between two slices of a job
+ * (only rollups whose source's accumulators filled: rollacc.h). */
+enum { TS_ROLLUP_PACED = 0, TS_ROLLUP_EXPLICIT = 1, TS_ROLLUP_IF_FULL = 2 };
 
 /*
  * The on-disk tablets of one descriptor, opened, with what a snapshot

@@ -165,22 +165,23 @@ static int64_t budget_nap(int64_t worked, int64_t share)
 	return share >= 100 ? 0 : worked * (100 - share) / share;
 }
 
-/* Set while a rollup runs on this thread: its own slices run no rollup. */
-static __thread int in_rollup;
+/* Set while a rollup runs on this thread: its own slices run no rollup.
+ * Set in the scheduler's thread for its life. */
+static __thread int in_rollup, in_scheduler;
 
 static int yield_slice(void *arg, struct ts_table *t);
 
-/* Run the rollups of db (each whose run is due: rollup.c), within the
- * budget when background; 0 or the first error. */
-static int run_rollups(ts_db *db, struct ts_table **list, int n, int background, int explicit)
+/* Run the rollups of db whose run is due (rollup.c; mode: TS_ROLLUP_*),
+ * in slices within the budget; 0 or the first error. */
+static int run_rollups(ts_db *db, struct ts_table **list, int n, int mode)
 {
 	int rc = 0;
 	in_rollup = 1;
 	for (int i = 0; i < n && !ts__maint_stopping(db); i++)
 		if (list[i]->rollup) {
-			struct slices s = {db, background, ts__mono_ns(), ts__mono_ns()};
+			struct slices s = {db, 1, ts__mono_ns(), ts__mono_ns()};
 			ts__merge_yield y = {yield_slice, &s};
-			keep(&rc, db->maint.rollup_due(list[i], &y, explicit));
+			keep(&rc, db->maint.rollup_due(list[i], &y, mode));
 		}
 	in_rollup = 0;
 	return rc;
@@ -190,22 +191,23 @@ static int run_rollups(ts_db *db, struct ts_table **list, int n, int background,
  * (rows arriving faster than the clock closes their windows), its
  * rollups run now, so that a long merge does not leave the windows
  * piling up until the set is dropped and the rollup reads them back
- * from tablets.  Not from a rollup's own slices, and only in the
- * scheduler's thread (a merge a client asked for, ts_merge, runs in the
- * client's: a rollup's runs stay in one thread at a time). */
-static int rollups_wanted(ts_db *db)
+ * from tablets: those rollups only (TS_ROLLUP_IF_FULL).  Not from a
+ * rollup's own slices, and only in the scheduler's thread (a merge a
+ * client asked for, ts_merge, runs in the client's: a rollup's runs stay
+ * in one thread at a time).  A rollup's failure is its own (kept in its
+ * retry state, rollup.c), not the job's it ran beside. */
+static void rollups_wanted(ts_db *db)
 {
-	if (in_rollup || !db->maint.rollup_due || !db->maint.running ||
-	    !pthread_equal(pthread_self(), db->maint.thread) ||
+	if (in_rollup || !in_scheduler || !db->maint.rollup_due ||
 	    !__atomic_exchange_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED))
-		return 0;
+		return;
 	struct ts_table **list;
-	int n, rc = table_list(db, &list, &n);
-	if (rc < 0)
-		return rc;
-	rc = run_rollups(db, list, n, 0, 0);
-	table_list_put(list, n);
-	return rc;
+	int n;
+	if (table_list(db, &list, &n) == 0) {
+		run_rollups(db, list, n, TS_ROLLUP_IF_FULL);
+		table_list_put(list, n);
+	}
+	ts__clear_error();
 }
 
 static int yield_slice(void *arg, struct ts_table *t)
@@ -214,10 +216,13 @@ static int yield_slice(void *arg, struct ts_table *t)
 	ts_db *db = s->db;
 	int all = ts__mono_ns() - s->swept >= TS_NS_PER_SEC;
 	int rc = flush_due(db, all);
-	if (rc == 0)
-		rc = rollups_wanted(db);
 	if (rc < 0)
 		return rc;
+	/* the rollups' time is not the job's: s->start moves past it, so the
+	 * job's nap below is for its own work */
+	int64_t before = ts__mono_ns();
+	rollups_wanted(db);
+	s->start += ts__mono_ns() - before;
 	if (all)
 		s->swept = ts__mono_ns();
 	if (!s->background)
@@ -298,7 +303,7 @@ static int pass(ts_db *db, int *merged, int explicit)
 	 * again). */
 	if (db->maint.rollup_due) {
 		__atomic_store_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED);
-		keep(&rc, run_rollups(db, list, n, 1, explicit));
+		keep(&rc, run_rollups(db, list, n, explicit ? TS_ROLLUP_EXPLICIT : TS_ROLLUP_PACED));
 	}
 	for (int i = 0; i < n; i++) {
 		keep(&rc, ts__flush_due(list[i]));
@@ -358,6 +363,7 @@ static void *maint_main(void *arg)
 {
 	ts_db *db = arg;
 	ts__maint *m = &db->maint;
+	in_scheduler = 1;
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		if (!m->wake || m->held) {

@@ -497,6 +497,17 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 	return 0;
 }
 
+/* The closed windows that make s's rollup due at once: at least
+ * ts__rollacc_run_closed, and twice its groups -- a window's turn on the
+ * clock closes one window a group, which the paced run takes (keeping
+ * its defer), where a bulk load closes many -- but at most half of what
+ * the set may hold, so that the run comes before the set is dropped. */
+static size_t run_closed(const struct set *s)
+{
+	size_t n = 2 * s->ngroups > ts__rollacc_run_closed ? 2 * s->ngroups : ts__rollacc_run_closed;
+	return n < ACC_CLOSED_MAX / 2 ? n : ACC_CLOSED_MAX / 2;
+}
+
 int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 {
 	ts__rollacc *a = t->acc;
@@ -516,7 +527,7 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 		/* the batch that fills the set wakes the scheduler; a run that
 		 * could not take its windows (waiting for them to be durable)
 		 * is tried again at the next pass, not at every batch */
-		if (before < ts__rollacc_run_closed && s->nclosed >= ts__rollacc_run_closed)
+		if (before < run_closed(s) && s->nclosed >= run_closed(s))
 			full = 1;
 	}
 	a->nstaged = 0;
@@ -532,7 +543,7 @@ int ts__rollacc_full(struct ts_table *src, const char *name)
 	}
 	for (const struct set *s = src->acc ? src->acc->sets : NULL; s; s = s->next)
 		if (strcmp(s->name, name) == 0)
-			full = s->nclosed >= ts__rollacc_run_closed;
+			full = s->nclosed >= run_closed(s);
 	ts__table_unlock(src);
 	return full;
 }

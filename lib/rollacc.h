@@ -29,15 +29,15 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version);
 void ts__rollacc_reset(struct ts_table *t);
 void ts__rollacc_free(ts__rollacc *a);
 /* A set holding ts__rollacc_run_closed closed windows (TS_ROLLACC_RUN_CLOSED;
- * tests lower it) makes its rollup's run due at once, whatever the
- * clock (rows arriving faster than their windows close on the clock: a
- * backfill, a bulk load); _apply returns 1 when a set does, and the
- * writer wakes the scheduler (docs/rollups.md section 2, "Runs that
- * keep up with a bulk load"). */
+ * tests lower it), and twice as many as its groups, makes its rollup's
+ * run due at once, whatever the clock (rows arriving faster than their
+ * windows close on the clock: a backfill, a bulk load); _apply returns 1
+ * when a set does, and the writer wakes the scheduler (docs/rollups.md
+ * section 2, "Runs that keep up with a bulk load"). */
 #define TS_ROLLACC_RUN_CLOSED (1u << 16)
 extern size_t ts__rollacc_run_closed;
-/* Whether src's set of rollup name holds ts__rollacc_run_closed closed
- * windows or more (t->mu not held). */
+/* Whether src's set of rollup name holds that many closed windows
+ * (t->mu not held). */
 int ts__rollacc_full(struct ts_table *src, const char *name);
 
 /* The maintenance's side (rollup.c), t->mu not held: the windows of

@@ -1256,8 +1256,9 @@ static int paced_due(ts__rollup *r, uint64_t head, int64_t now)
 	       ts__floor_multiple(r->last_run - TS_ROLLUP_PACE_GRACE, pace) ? DUE_WINDOW : 0;
 }
 
-static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
+static int maintain(struct ts_table *t, const ts__merge_yield *y, int mode)
 {
+	int force = mode == TS_ROLLUP_EXPLICIT;
 	ts__rollup *r = t->rollup;
 	ts_db *db = t->db;
 	ts_table *src;
@@ -1280,10 +1281,15 @@ static int maintain(struct ts_table *t, const ts__merge_yield *y, int force)
 		goto out;
 	int64_t now = ts_now(db), start = ts__floor_multiple(now, r->def.every);
 	/* the source's accumulators filled: rows arrive faster than the clock
-	 * closes their windows (rollacc.h); due now, whatever the clock */
+	 * closes their windows (rollacc.h); due now, whatever the clock (a
+	 * window of the clock that closed keeps its DUE_WINDOW: its defer) */
 	int full = !force && head != w && ts__rollacc_full(src, t->name);
+	if (mode == TS_ROLLUP_IF_FULL && !full)
+		goto out;
 	pthread_mutex_lock(&r->mu);
-	int due = head != w ? force || full ? 1 : paced_due(r, head, now) : 0;
+	int due = head == w ? 0 : force ? 1 : mode == TS_ROLLUP_IF_FULL ? 0 : paced_due(r, head, now);
+	if (!due && full)
+		due = 1;
 	pthread_mutex_unlock(&r->mu);
 	/* nothing committed past W (which is durable): nothing to read or
 	 * sync; not due: the watermark stays, the lag shows it */
@@ -1413,12 +1419,12 @@ int ts__rollups_load(ts_db *db)
 	return rc < 0 ? rc : first;
 }
 
-int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y, int force)
+int ts__rollup_due(struct ts_table *t, const ts__merge_yield *y, int mode)
 {
 	ts__rollup *r = t->rollup;
 	if (!r || ts__db_readonly(t->db) || !ts__table_retry_due(t, &r->retry))
 		return 0;
-	int rc = maintain(t, y, force);
+	int rc = maintain(t, y, mode);
 	if (rc == STOPPED)
 		return 0;
 	return ts__table_retry_done(t, &r->retry, "rollup", rc);

@@ -2298,6 +2298,215 @@ static void bulk_load_cut_at_a_window_turn(void **state)
 	ts_table_close(src);
 }
 
+/* A window whose first commit holds two of its rows, the harvest cut
+ * there: written with both (as of its first commit, not its first row).
+ * Fails with the first state copied at a window's second row whatever
+ * its commit. */
+static void cut_at_a_first_commit_of_two_rows(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
+	ts_test_env_set_now(e, m0 + 10 * MIN); /* and there it stays */
+	batch_of_series(src, m0 - 5 * MIN);
+	pass(e->db); /* registers the accumulators, runs: W the head */
+	int64_t wait = ts__rollup_durable_wait;
+	ts__rollup_durable_wait = INT64_MAX; /* the run never syncs */
+	srow a[3], b, c;
+	series_row(&a[0], 0, m0);                  /* window 0 */
+	series_row(&a[1], 0, m0 + MIN);            /* window 1's first commit: */
+	series_row(&a[2], 0, m0 + MIN + 10 * SEC); /* two of its rows */
+	insert_ok(src, a, 3);
+	uint64_t ca = version_of(e->db, "src");
+	series_row(&b, 0, m0 + MIN + 20 * SEC);
+	insert_ok(src, &b, 1);
+	assert_int_equal(ts_sync(e->db), 0); /* D: b's commit */
+	series_row(&c, 0, m0 + MIN + 30 * SEC);
+	insert_ok(src, &c, 1); /* not durable */
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* looks: not quiet */
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* quiet since: due */
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)ca);
+	assert_int_equal(count_of_window(e->db, "racc", m0), 1);
+	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 2);
+	ts__rollup_durable_wait = wait;
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* Live rows (every series each 10 s, the clock at the data's time) that
+ * filled the set -- two windows of each series closed, the first run
+ * coming with the clock's turn -- keep the turn's defer: the run leaves
+ * the windows just opened for the next, W the commit before them.  Fails
+ * with a filled set making the run due without its defer (W the head,
+ * the open windows' first rows written). */
+static void live_turn_keeps_its_defer_when_full(void **state)
+{
+	ts_test_env *e = env(state);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
+	for (; at < m0 + 3 * MIN; at += 10 * SEC)
+		batch_of_series(src, at);
+	ts_test_env_set_now(e, at);
+	pass(e->db);
+	size_t run_closed = ts__rollacc_run_closed;
+	ts__rollacc_run_closed = 16; /* twice the groups */
+	for (; at < m0 + 5 * MIN; at += 10 * SEC)
+		batch_of_series(src, at);
+	batch_of_series(src, at); /* the next window's first rows */
+	uint64_t c = version_of(e->db, "src");
+	assert_int_equal(ts_sync(e->db), 0); /* everything durable */
+	ts_test_env_set_now(e, at + 2 * SEC);
+	assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+	ts__rollacc_run_closed = run_closed;
+	assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)(c - 1));
+	assert_int_equal(rows_of_window(e->db, "racc", at), 0);
+	assert_int_equal(count_of_window(e->db, "racc", at - MIN), 48);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* A model of rows and their commits for random_cuts_against_a_model. */
+enum { MODEL_ROWS = 20000, MODEL_WINDOWS = 400 };
+struct model_row {
+	int series;
+	int64_t ts, v;
+	uint64_t commit;
+};
+
+/* After a run that moved racc's watermark from w0 to w: every window
+ * whose rows were all committed by w, and every window a commit in
+ * (w0, w] touched, holds the count and sum of its rows committed by w. */
+static void model_check(ts_db *db, const struct model_row *m, int nm, uint64_t w0, uint64_t w,
+                        int64_t m0)
+{
+	static int64_t cnt[8][MODEL_WINDOWS], sum[8][MODEL_WINDOWS];
+	static int64_t rcnt[8][MODEL_WINDOWS], rsum[8][MODEL_WINDOWS];
+	static uint64_t last[8][MODEL_WINDOWS];
+	static int touched[8][MODEL_WINDOWS], held[8][MODEL_WINDOWS];
+	memset(cnt, 0, sizeof cnt);
+	memset(sum, 0, sizeof sum);
+	memset(last, 0, sizeof last);
+	memset(touched, 0, sizeof touched);
+	memset(held, 0, sizeof held);
+	for (int i = 0; i < nm; i++) {
+		int s = m[i].series, k = (int)((m[i].ts - m0) / MIN);
+		assert_true(k >= 0 && k < MODEL_WINDOWS);
+		if (m[i].commit > w0 && m[i].commit <= w)
+			touched[s][k] = 1;
+		if (m[i].commit <= w) {
+			cnt[s][k]++;
+			sum[s][k] += m[i].v;
+		}
+		if (m[i].commit > last[s][k])
+			last[s][k] = m[i].commit;
+	}
+	ts_table *t = open_table(db, "racc");
+	ts_query all = {0};
+	ts_cursor *c;
+	assert_int_equal(ts_query_open(t, &all, &c), 0);
+	const ts_value *v;
+	int nv;
+	while (ts_cursor_next(c, &v, &nv) == 0 && v) { /* region "rN", host "hN" */
+		int s = (((const char *)v[0].v.s.ptr)[1] - '0') * 4 + (((const char *)v[1].v.s.ptr)[1] - '0');
+		int k = (int)((v[2].v.i - m0) / MIN);
+		held[s][k] = 1;
+		rcnt[s][k] = v[3].v.i;
+		rsum[s][k] = v[4].v.i;
+	}
+	ts_cursor_close(c);
+	ts_table_close(t);
+	for (int s = 0; s < 8; s++)
+		for (int k = 0; k < MODEL_WINDOWS; k++)
+			if ((cnt[s][k] && last[s][k] <= w) || touched[s][k])
+				if (!held[s][k] || rcnt[s][k] != cnt[s][k] || rsum[s][k] != sum[s][k])
+					fail_msg("series %d window %d, W %llu: rollup %s count %lld sum %lld, "
+					         "want %lld %lld", s, k, (unsigned long long)w,
+					         held[s][k] ? "holds" : "lacks", (long long)rcnt[s][k],
+					         (long long)rsum[s][k], (long long)cnt[s][k], (long long)sum[s][k]);
+}
+
+/* Random loads -- batches of random series, of series in turn, of one
+ * series; several rows of a window in one commit; bursts of late rows;
+ * ignored duplicates; syncs at random -- with runs that never sync
+ * (cut at the durable version or waiting), each checked against a model
+ * (model_check) and W never past the durable version; explicit passes
+ * now and then, exact after each.  TS_ROLLUP_SEED picks the seed (1). */
+static void random_cuts_against_a_model(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 600 * MIN;
+	ts_test_env_set_now(e, m0 + 500 * MIN); /* and there it stays */
+	pass(e->db); /* registers the accumulators: no rows yet */
+	size_t run_closed = ts__rollacc_run_closed;
+	int64_t wait = ts__rollup_durable_wait;
+	ts__rollacc_run_closed = 1;
+	ts__rollup_durable_wait = INT64_MAX;
+	const char *seed = getenv("TS_ROLLUP_SEED");
+	uint64_t x = (seed ? strtoull(seed, NULL, 10) : 1) * UINT64_C(0x9E3779B97F4A7C15) + 1;
+	struct model_row *m = calloc(MODEL_ROWS, sizeof *m);
+	assert_non_null(m);
+	int nm = 0, moved = 0;
+	int64_t hi[8];
+	for (int s = 0; s < 8; s++)
+		hi[s] = m0 + (int64_t)(ts_test_xorshift(&x) % 30) * SEC;
+	int late = (int)(ts_test_xorshift(&x) % 6) * 4; /* % of rows late in a burst */
+	for (int it = 0; it < 1500 && nm < MODEL_ROWS - 64; it++) {
+		int n = 1 + (int)(ts_test_xorshift(&x) % 14), series[16];
+		int first = (int)(ts_test_xorshift(&x) % 8), shape = (int)(ts_test_xorshift(&x) % 3);
+		srow rows[16];
+		for (int i = 0; i < n; i++) {
+			int s = shape == 0 ? (int)(ts_test_xorshift(&x) % 8) : shape == 1 ? (first + i) % 8 : first;
+			int64_t ts;
+			if (it % 300 < 15 && (int)(ts_test_xorshift(&x) % 100) < late)
+				ts = hi[s] - (int64_t)(ts_test_xorshift(&x) % 150) * SEC;
+			else
+				ts = hi[s] = hi[s] + (1 + (int64_t)(ts_test_xorshift(&x) % 25)) * SEC;
+			series_row(&rows[i], s, ts < m0 ? m0 : ts);
+			series[i] = s;
+		}
+		insert_ok(src, rows, (size_t)n);
+		uint64_t v = version_of(e->db, "src");
+		for (int i = 0; i < n; i++) { /* a duplicate of a row held (or of the batch) is ignored */
+			int dup = 0;
+			for (int j = 0; j < nm && !dup; j++)
+				dup = m[j].series == series[i] && m[j].ts == rows[i].ts;
+			if (!dup)
+				m[nm++] = (struct model_row){series[i], rows[i].ts, rows[i].v, v};
+		}
+		if (ts_test_xorshift(&x) % 100 < 12)
+			assert_int_equal(ts_sync(e->db), 0);
+		if (ts_test_xorshift(&x) % 100 < 15) {
+			int64_t w0 = ts_test_stat(r, "rollup_watermark");
+			assert_int_equal(ts__rollup_due(r, NULL, 0), 0);
+			int64_t w = ts_test_stat(r, "rollup_watermark");
+			assert_true((uint64_t)w <= durable_of(src));
+			moved += w != w0;
+			model_check(e->db, m, nm, (uint64_t)w0, (uint64_t)w, m0);
+		}
+		if (it % 300 == 40) {
+			int64_t w0 = ts_test_stat(r, "rollup_watermark");
+			pass(e->db);
+			model_check(e->db, m, nm, (uint64_t)w0, (uint64_t)ts_test_stat(r, "rollup_watermark"),
+			            m0);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		}
+	}
+	assert_true(moved > 10); /* the runs did cut */
+	ts__rollacc_run_closed = run_closed;
+	ts__rollup_durable_wait = wait;
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	free(m);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
 /* Windows written from a whole harvest (write_harvest) that begin before
  * the source's TTL horizon are left as they are, as those read from the
  * source: 3 windows of 8 series in order, the clock moved on until the
@@ -2544,6 +2753,9 @@ int main(void)
 		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deferred_open_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(bulk_load_cut_at_a_window_turn, ts_test_env_teardown),
+		cmocka_unit_test_teardown(cut_at_a_first_commit_of_two_rows, ts_test_env_teardown),
+		cmocka_unit_test_teardown(live_turn_keeps_its_defer_when_full, ts_test_env_teardown),
+		cmocka_unit_test_teardown(random_cuts_against_a_model, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */
