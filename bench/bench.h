@@ -60,6 +60,7 @@ typedef struct bench_config {
 	const char *tsbs_path;      /* ingest, tsbs: the TSBS cpu-only file (gzip) */
 	int rollup_days;            /* rollups: days of rows aggregated; 0: default */
 	size_t sustained_rows;      /* sustained: rows of each engine's load */
+	size_t rollup_rows;         /* rollups: rows of the ingest figure */
 	const char *log_segment_size; /* ingest_http, remote_write: tsstored's
 	                               * --log-segment-size; NULL: its default */
 	/* --print-queries / --print-promql TYPE N SEED: print the queries

@@ -11,7 +11,7 @@
  *                 [--flush-size BYTES] [--merge-delay SECONDS]
  *                 [--query-rows N] [--block-cache-mb N] [--tsbs FILE]
  *                 [--log-segment-size SIZE] [--rollup-days D]
- *                 [--sustained-rows N]
+ *                 [--sustained-rows N] [--rollup-rows N]
  *   tsstore-bench [--tsbs FILE] --print-queries|--print-promql TYPE|all N SEED
  *
  * Workloads: absorb and absorb_readers (here), device (device.c), flush
@@ -55,6 +55,10 @@
 /* sustained: more rows than the log holds (issue 32, target 4) */
 #define SUSTAINED_ROWS_FULL 50000000
 #define SUSTAINED_ROWS_QUICK 1000000
+/* rollups' ingest: long enough that the rollup's runs during the load,
+ * not the tail after it, are what is measured (2 M rows: one run, after) */
+#define ROLLUP_ROWS_FULL 10000000
+#define ROLLUP_ROWS_QUICK 100000
 #define REPEAT_FULL 3
 #define DEVICE_BYTES_FULL ((size_t)1 << 30)
 #define DEVICE_BYTES_QUICK ((size_t)128 << 20)
@@ -280,6 +284,7 @@ static void usage(void)
 	        "                     [--seconds S] [--flush-size BYTES] [--merge-delay SECONDS]\n"
 	        "                     [--query-rows N] [--block-cache-mb N] [--tsbs FILE]\n"
 	        "                     [--log-segment-size SIZE] [--rollup-days D] [--sustained-rows N]\n"
+	        "                     [--rollup-rows N]\n"
 	        "                     [--in-service [--in-service-wait SECONDS]]\n"
 	        "                     [--print-queries|--print-promql TYPE|all N SEED]\n"
 	        "                     [--workload absorb|absorb_readers|device|flush|bytes_per_row|"
@@ -332,6 +337,8 @@ static int parse_valued(bench_config *c, const char *a, const char *v)
 		c->rollup_days = atoi(v);
 	else if (strcmp(a, "--sustained-rows") == 0)
 		c->sustained_rows = strtoul(v, NULL, 10);
+	else if (strcmp(a, "--rollup-rows") == 0)
+		c->rollup_rows = strtoul(v, NULL, 10);
 	else if (strcmp(a, "--in-service-wait") == 0)
 		c->in_service_wait = strtod(v, NULL);
 	else if (strcmp(a, "--block-cache-mb") == 0)
@@ -381,6 +388,8 @@ static void set_defaults(bench_config *c)
 		c->block_cache_mb = QUERY_BLOCK_CACHE_MB;
 	if (!c->sustained_rows)
 		c->sustained_rows = c->quick ? SUSTAINED_ROWS_QUICK : SUSTAINED_ROWS_FULL;
+	if (!c->rollup_rows)
+		c->rollup_rows = c->quick ? ROLLUP_ROWS_QUICK : ROLLUP_ROWS_FULL;
 	if (!c->query_rows)
 		c->query_rows = c->hosts *
 		                (size_t)((c->quick ? QUERY_SPAN_QUICK_NS : QUERY_SPAN_FULL_NS) /
