@@ -2224,6 +2224,22 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	ts_table_close(src);
 }
 
+/* racc, a rollup of src every minute over 8 series, registered and run
+ * once by an explicit pass (W the head: a batch 5 minutes before m0);
+ * the clock stands 10 minutes after m0, 30 minutes before NOW's minute.
+ * Returns m0; *src and *r opened. */
+static int64_t rollup_run_once(ts_test_env *e, ts_table **src, ts_table **r)
+{
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	*src = open_table(e->db, "src");
+	*r = open_table(e->db, "racc");
+	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
+	ts_test_env_set_now(e, m0 + 10 * MIN); /* and there it stays */
+	batch_of_series(*src, m0 - 5 * MIN);
+	pass(e->db);
+	return m0;
+}
+
 /* A bulk load (rows hours ahead of the clock's minute, timestamp-major,
  * batches of 5 rows across the 8 series, so that a commit holds the last
  * rows of some series' windows and the first of others'): once the
@@ -2241,12 +2257,8 @@ static void paced_runs_roll_up_durable_rows(void **state)
 static void bulk_load_cut_at_a_window_turn(void **state)
 {
 	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
-	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
-	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
-	ts_test_env_set_now(e, m0 + 10 * MIN); /* and there it stays */
-	batch_of_series(src, m0 - 5 * MIN);
-	pass(e->db); /* registers the accumulators, runs: W the head */
+	ts_table *src, *r;
+	int64_t m0 = rollup_run_once(e, &src, &r);
 	int64_t w0 = ts_test_stat(r, "rollup_watermark");
 	assert_int_equal(w0, (int64_t)version_of(e->db, "src"));
 	size_t run_closed = ts__rollacc_run_closed;
@@ -2305,12 +2317,8 @@ static void bulk_load_cut_at_a_window_turn(void **state)
 static void cut_at_a_first_commit_of_two_rows(void **state)
 {
 	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
-	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
-	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
-	ts_test_env_set_now(e, m0 + 10 * MIN); /* and there it stays */
-	batch_of_series(src, m0 - 5 * MIN);
-	pass(e->db); /* registers the accumulators, runs: W the head */
+	ts_table *src, *r;
+	int64_t m0 = rollup_run_once(e, &src, &r);
 	int64_t wait = ts__rollup_durable_wait;
 	ts__rollup_durable_wait = INT64_MAX; /* the run never syncs */
 	srow a[3], b, c;
