@@ -64,7 +64,8 @@ typedef struct ts__maint {
 	int64_t throttled_ns;
 	int rollups_loaded;      /* the first pass loaded every rollup */
 	int rollups_wanted;      /* a source's accumulators filled: its
-	                          * rollups run at the next slice of any job
+	                          * rollups run at the thread's next pass or
+	                          * between two slices of its merge
 	                          * (rollacc.h TS_ROLLACC_RUN_CLOSED) */
 	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
 	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
