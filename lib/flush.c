@@ -309,6 +309,8 @@ static int write_tablet(ts_table *t, const struct job *j, const ts__schema *cons
 	if (rc < 0)
 		return rc;
 	ts__tablet_writer_threads(w, (int)t->db->opts.flush_threads);
+	if (t->rollup)
+		ts__tablet_writer_hourly(w);
 	/* a table being read: its newest rows, which its readers likely want
 	 * next, into the cache's spare room (readers' blocks are never
 	 * pushed out for them); a table only written keeps its memory */

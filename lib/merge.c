@@ -695,6 +695,8 @@ static int write_merged(ts_table *t, const struct plan *p, struct source *src,
 		rc = ts__tablet_writer_open(dir, p->id, s, p->period_start,
 		                            ts__period_end(p->period_start, p->period_len), &w);
 	uint64_t serial = rc == 0 ? ts__table_tablet_serial(t, p->id) : 0;
+	if (rc == 0 && t->rollup)
+		ts__tablet_writer_hourly(w);
 	if (rc == 0) /* a table being read: every block in spare room, as a flush's */
 		ts__tablet_writer_warm(w, &t->db->bcache, serial,
 		                       ts__table_read_within(t, TS_FLUSH_CACHE_READ_WINDOW));

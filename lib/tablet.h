@@ -109,6 +109,14 @@ int ts__tablet_writer_open(const char *dir, uint64_t id, const ts__schema *s,
  * before the first row. */
 void ts__tablet_writer_threads(ts__tablet_writer *w, int threads);
 
+/* Cut w's blocks at every change of series or hour once they hold their
+ * index entry's share (TS_TABLET_INDEX_SHARE), not TS_TABLET_BLOCK_ALIGN_MIN:
+ * for a rollup, whose rows are few an hour (60 a series at 1 minute:
+ * about 2.4 KiB), so that coarser aggregates over it are answered whole
+ * hours at a time from block statistics, as over raw rows
+ * (docs/tablet-format.md).  Call before the first row. */
+void ts__tablet_writer_hourly(ts__tablet_writer *w);
+
 /* Let w put blocks in the block cache c as blocks of the tablet opened
  * with serial (ts__table_tablet_serial), as they are cut: every block
  * into the room the cache has to spare (all: the table is being read,

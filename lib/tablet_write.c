@@ -166,6 +166,7 @@ struct ts__tablet_writer {
 	ts__colstat st[TS_COLUMNS_MAX];
 	ts_value vals[TS_COLUMNS_MAX];
 	int threads;                /* wanted: ts__tablet_writer_threads */
+	int hourly;                 /* ts__tablet_writer_hourly */
 	int pool_tried;             /* the pool was started, or could not be */
 	struct pool *pool;          /* NULL: one slot, compressed in place */
 	struct slot one;            /* the slot of a writer without a pool */
@@ -647,6 +648,11 @@ void ts__tablet_writer_warm(ts__tablet_writer *w, ts__bcache *c, uint64_t serial
 	w->keep_all = all;
 }
 
+void ts__tablet_writer_hourly(ts__tablet_writer *w)
+{
+	w->hourly = 1;
+}
+
 void ts__tablet_writer_fill(ts__tablet_writer *w, int all)
 {
 	w->keep_all = w->bc && all;
@@ -681,7 +687,8 @@ static int block_ends(const ts__tablet_writer *w, const unsigned char *key, size
 {
 	size_t share = TS_TABLET_INDEX_SHARE * entry_size(w, klen);
 	size_t full = share > TS_TABLET_BLOCK ? share : TS_TABLET_BLOCK;
-	size_t align_min = share > TS_TABLET_BLOCK_ALIGN_MIN ? share : TS_TABLET_BLOCK_ALIGN_MIN;
+	size_t align_min = share > TS_TABLET_BLOCK_ALIGN_MIN || w->hourly ? share
+	                                                                  : TS_TABLET_BLOCK_ALIGN_MIN;
 	if (w->block.len + len + 10 > full)
 		return w->block.len > 0;
 	if (w->block.len < align_min)

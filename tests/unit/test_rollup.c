@@ -2515,6 +2515,47 @@ static void random_cuts_against_a_model(void **state)
 	ts_table_close(src);
 }
 
+/* A rollup's tablets cut their blocks at every hour (a series' hour of a
+ * 1-minute rollup of one count is about 1.5 KiB, under the 4 KiB a raw
+ * table's blocks hold first): an aggregate over it by the hour is
+ * answered from block statistics, every row of it summarised (its
+ * flushed tablets; merges cut blocks the same way, which the benchmark's
+ * merged rollup shows: BENCHMARKS.md).  Fails with the rollup's flushes
+ * cutting blocks as a raw table's. */
+static void rollup_blocks_lie_in_one_hour(void **state)
+{
+	ts_test_env *e = env(state);
+	ts_aggspec sp[] = {{C_V, TS_AGG_COUNT}};
+	rollup(e->db, "rc", "src", MIN, 2, sp, 1, 0);
+	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "rc");
+	int64_t h0 = NOW - NOW % HOUR - 8 * HOUR;
+	for (int k = 0; k < 2; k++) { /* two tablets of 3 hours each */
+		for (int64_t at = h0 + 3 * k * HOUR; at < h0 + 3 * (k + 1) * HOUR; at += 10 * SEC)
+			batch_of_series(src, at);
+		ts_test_env_set_now(e, h0 + 3 * (k + 1) * HOUR + MIN);
+		pass(e->db);
+		assert_int_equal(ts_flush(r, INT64_MAX), 0);
+	}
+	ts_aggspec sum[] = {{3, TS_AGG_SUM}}; /* of the count column */
+	ts_aggregate q = {.from = h0, .to = h0 + 6 * HOUR, .every = HOUR, .group = 2, .specs = sum,
+	                  .nspecs = 1};
+	ts_cursor *c;
+	assert_int_equal(ts_aggregate_open_flags(r, &q, TS_AGG_NO_ROLLUP, &c), 0);
+	const ts_value *v;
+	int n, windows = 0;
+	int64_t total = 0;
+	while (ts_cursor_next(c, &v, &n) == 0 && v) {
+		windows++;
+		total += v[3].v.i;
+	}
+	ts_cursor_close(c);
+	assert_int_equal(windows, 8 * 6);
+	assert_int_equal(total, 8 * 6 * 360);
+	assert_int_equal(stat_of(e->db, "rc", "aggregate_rows_summarised"), 8 * 6 * 60);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
 /* Windows written from a whole harvest (write_harvest) that begin before
  * the source's TTL horizon are left as they are, as those read from the
  * source: 3 windows of 8 series in order, the clock moved on until the
@@ -2764,6 +2805,7 @@ int main(void)
 		cmocka_unit_test_teardown(cut_at_a_first_commit_of_two_rows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(live_turn_keeps_its_defer_when_full, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_cuts_against_a_model, ts_test_env_teardown),
+		cmocka_unit_test_teardown(rollup_blocks_lie_in_one_hour, ts_test_env_teardown),
 	};
 	/* The measurement is a program of its own run, not a test: a test
 	 * skipped in every `make check` would count as a failure on CI. */

@@ -158,6 +158,56 @@ static void expect_rows(const ts__tablet *t, const ts__schema *s, const struct r
 	ts__buf_free(&raw);
 }
 
+/* A series with a row a minute (a rollup's rows: about 1.9 KiB an
+ * hour, under TS_TABLET_BLOCK_ALIGN_MIN): blocks span hours, unless the
+ * writer cuts them hourly (ts__tablet_writer_hourly), when every block
+ * lies in one hour -- four hours, four blocks.  Fails with the hourly cut
+ * ignored. */
+static void tablet_hourly_cuts_small_hours(void **state)
+{
+	(void)state;
+	char *dir = ts_test_tmpdir();
+	ts__schema *s = schema();
+	int64_t hour = 3600 * SEC, h0 = (BASE / hour + 1) * hour;
+	for (int hourly = 0; hourly <= 1; hourly++) {
+		ts__tablet_writer *w;
+		uint64_t rows, bytes;
+		int64_t lo, hi;
+		ts_buf b;
+		assert_int_equal(ts__tablet_writer_open(dir, 20 + (uint64_t)hourly, s, BASE - SEC,
+		                                        BASE + 86400 * SEC, &w), 0);
+		if (hourly)
+			ts__tablet_writer_hourly(w);
+		for (int i = 0; i < 240; i++) {
+			ts_value vals[6] = {ts_string("h0001"), ts_timestamp(h0 + i * 60 * SEC),
+			                    ts_int32(i), ts_int64(i), ts_double(i), ts_string("")};
+			ts__buf_init(&b);
+			assert_int_equal(ts__row_encode(s, vals, &b), 0);
+			assert_int_equal(ts__tablet_writer_add(w, b.data, b.len), 0);
+			ts__buf_free(&b);
+		}
+		assert_int_equal(ts__tablet_writer_finish(w, &rows, &bytes, &lo, &hi), 0);
+		char name[64], path[4200];
+		assert_int_equal(ts__tablet_name(20 + (uint64_t)hourly, name, sizeof name), 0);
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		ts__tablet *t;
+		assert_int_equal(ts__tablet_open(path, 20 + (uint64_t)hourly, &t), 0);
+		int in_one_hour = 1;
+		for (uint32_t i = 0; i < t->nblocks; i++)
+			in_one_hour &= t->blocks[i].min_ts / hour == t->blocks[i].max_ts / hour;
+		if (hourly) {
+			assert_int_equal(t->nblocks, 4);
+			assert_true(in_one_hour);
+		} else {
+			assert_true(t->nblocks < 4);
+			assert_false(in_one_hour);
+		}
+		ts__tablet_close(t);
+	}
+	ts__schema_free(s);
+	ts_test_rmdir(dir);
+}
+
 static void tablet_write_read_round_trip(void **state)
 {
 	(void)state;
@@ -848,6 +898,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tablet_write_read_round_trip),
+		cmocka_unit_test(tablet_hourly_cuts_small_hours),
 		cmocka_unit_test(tablet_bloom_has_every_stem),
 		cmocka_unit_test(tablet_bloom_bits_are_the_documented_ones),
 		cmocka_unit_test(tablet_block_for_matches_a_linear_search),
