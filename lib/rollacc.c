@@ -847,14 +847,9 @@ static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t st
  * version between two windows, so a durable version inside a window was
  * never whole before the cut; each window's state at its first commit
  * makes that commit a cut. */
-static uint64_t straddled(uint64_t c, uint64_t first, uint64_t last, int at_first)
-{
-	if (last <= c || first > c || (first == c && at_first))
-		return c;
-	return at_first ? first : first - 1;
-}
-
 #define CUT_ROUNDS 8
+static uint64_t straddled(uint64_t c, uint64_t first, uint64_t last, int at_first);
+
 static uint64_t whole_cut(const struct set *s, uint64_t w, uint64_t v)
 {
 	uint64_t c = v;
@@ -876,6 +871,16 @@ static uint64_t whole_cut(const struct set *s, uint64_t w, uint64_t v)
 			break;
 	}
 	return c;
+}
+
+/* c, or the version a window whose rows were committed from first to
+ * last moves it to when it straddles c: its first commit when its state
+ * there is kept (at_first), else the commit before. */
+static uint64_t straddled(uint64_t c, uint64_t first, uint64_t last, int at_first)
+{
+	if (last <= c || first > c || (first == c && at_first))
+		return c;
+	return at_first ? first : first - 1;
 }
 
 int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
