@@ -497,6 +497,15 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 	return 0;
 }
 
+/* t's set of rollup name, or NULL (t->mu held). */
+static struct set *set_named(const struct ts_table *t, const char *name)
+{
+	struct set *s = t->acc ? t->acc->sets : NULL;
+	while (s && strcmp(s->name, name) != 0)
+		s = s->next;
+	return s;
+}
+
 /* The closed windows that make s's rollup due at once: at least
  * ts__rollacc_run_closed, and twice its groups -- a window's turn on the
  * clock closes one window a group, which the paced run takes (keeping
@@ -515,7 +524,7 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 	int ts_col = ts__desc_schema(t->desc)->ts_col;
 	for (struct set *s = a->sets, *next; s; s = next) {
 		next = s->next;
-		size_t i = 0, before = s->nclosed;
+		size_t i = 0, before = s->nclosed, due = run_closed(s);
 		while (i < a->nstaged && fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) == 0)
 			i++;
 		if (i < a->nstaged) {
@@ -527,7 +536,7 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 		/* the batch that fills the set wakes the scheduler; a run that
 		 * could not take its windows (waiting for them to be durable)
 		 * is tried again at the next pass, not at every batch */
-		if (before < run_closed(s) && s->nclosed >= run_closed(s))
+		if (before < due && s->nclosed >= due)
 			full = 1;
 	}
 	a->nstaged = 0;
@@ -536,14 +545,12 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 
 int ts__rollacc_full(struct ts_table *src, const char *name)
 {
-	int full = 0;
 	if (ts__table_lock(src) < 0) {
 		ts__clear_error(); /* (closing) */
 		return 0;
 	}
-	for (const struct set *s = src->acc ? src->acc->sets : NULL; s; s = s->next)
-		if (strcmp(s->name, name) == 0)
-			full = s->nclosed >= run_closed(s);
+	const struct set *s = set_named(src, name);
+	int full = s && s->nclosed >= run_closed(s);
 	ts__table_unlock(src);
 	return full;
 }
@@ -590,14 +597,13 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 	if (!t->acc && !(t->acc = calloc(1, sizeof *t->acc)))
 		return NULL;
 	ts__rollacc *a = t->acc;
-	for (struct set *s = a->sets; s; s = s->next)
-		if (strcmp(s->name, name) == 0) {
-			if (s->every == d->every && s->g == d->group && s->nspecs == nspecs &&
-			    memcmp(s->specs, specs, (size_t)nspecs * sizeof *specs) == 0)
-				return s;
-			set_drop(a, s);
-			break;
-		}
+	struct set *held = set_named(t, name);
+	if (held) {
+		if (held->every == d->every && held->g == d->group && held->nspecs == nspecs &&
+		    memcmp(held->specs, specs, (size_t)nspecs * sizeof *specs) == 0)
+			return held;
+		set_drop(a, held); /* its definition changed: starts again */
+	}
 	if (a->ncols != sc->ncols) { /* an alter appended columns */
 		a->nstaged = 0;
 		a->ncols = sc->ncols;
@@ -963,9 +969,9 @@ void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v)
 		ts__clear_error(); /* (closing: the sets go with the table) */
 		return;
 	}
-	for (struct set *s = src->acc ? src->acc->sets : NULL; s; s = s->next)
-		if (strcmp(s->name, name) == 0 && s->known != UINT64_MAX && s->known < v)
-			s->known = v;
+	struct set *s = set_named(src, name);
+	if (s && s->known != UINT64_MAX && s->known < v)
+		s->known = v;
 	ts__table_unlock(src);
 }
 
