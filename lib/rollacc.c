@@ -49,10 +49,15 @@
  * rows).  A sum of doubles is folded row by row in ts order, as the
  * aggregate folds the filling trees' rows; over flushed blocks it adds
  * their summaries, and the two may differ in the last bits (aggregate.c's
- * definitions).  Memory: a set holding more than
+ * definitions).  A window's accumulators are compact (struct racc: a
+ * numeric column's state in one cache line, its values' type the
+ * column's) and live in the group's entry array from the window's first
+ * row on, the open window in the slot after the closed ones: closing a
+ * window moves nothing.  Memory: a set holding more than
  * ACC_CLOSED_MAX closed windows or ACC_GROUPS_MAX groups (a rollup not
  * harvested: its maintenance failing) is forgotten, to register again.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +77,32 @@ size_t ts__rollacc_run_closed = TS_ROLLACC_RUN_CLOSED;
 #define ACC_CLOSED_MAX (1u << 20)
 #define ACC_GROUPS_MAX (1u << 20)
 
+/* A fold waits for memory: rows come a row of every group in turn (1000
+ * in the bench), and a group's block and open window do not stay in the
+ * cache until its next row -- 120 ns a row.  Each group learns the
+ * groups that came AHEAD and AHEAD / 2 rows after it, and when it comes
+ * again the first's block and the second's open window (whose block the
+ * same came AHEAD / 2 rows before) are fetched (group_of). */
+#define AHEAD 16
+
+/* One numeric column's state over one clean window (rollups read only
+ * numeric columns: rollup.c): ts__agg_acc's fields a harvest's results
+ * read, the values as their bits, their type the column's; 64 bytes
+ * where ts__agg_acc takes 160, so that a window of a column is one cache
+ * line.  A clean window receives rows in ts order only (a row at or
+ * below the group's hi makes it dirty), so first is its first row's
+ * value and last its last row's, and it has a row from its opening on;
+ * first_ts and last_ts are not needed (to_agg_acc). */
+typedef struct racc {
+	union {
+		__int128 i;
+		double d;
+	} sum;
+	uint64_t count;            /* the values that are not NaN */
+	int64_t min, max, first, last; /* bits of the column's type */
+	int overflow;              /* sum left __int128 (ts__agg_acc's) */
+} racc;
+
 /* A window that received rows since the last harvest took it: closed
  * windows, clean or dirty, and windows a late row fell into that the
  * group no longer held (dirty); sorted by start.  A clean one's
@@ -89,33 +120,40 @@ struct closed {
 };
 
 /* Entry i's accumulators: nacc of its own, then nacc as of its first
- * commit (first_kept). */
+ * commit (first_kept).  The open window's are at the slot after the
+ * closed entries (cap > nclosed while a window is open). */
 #define ENTRY_ACCS(s, gr, i) ((gr)->accs + (i) * 2 * (size_t)(s)->nacc)
+#define OPEN_ACCS(s, gr) ENTRY_ACCS(s, gr, (gr)->nclosed)
+#define FIRST_ACCS(s, gr) (OPEN_ACCS(s, gr) + (s)->nacc)
 
 /* A group's state, in one allocation: the group, its key's values and
- * bytes, its open window's accumulators.  The fold at insert reads, per
- * row, the group's fields, its key and its accumulators, and rows come
- * a row of every group in turn (1000 of them in test_rollup's measure):
- * one block instead of four (2026-11-27, h-rollup5). */
+ * bytes.  The fold at insert reads, per row, the group's fields, its key
+ * and its open window's accumulators, and rows come a row of every group
+ * in turn (1000 of them in test_rollup's measure): one block for the
+ * first two (2026-11-27, h-rollup5), and the next group's block and
+ * accumulators prefetched (fold). */
 struct group {
 	struct group *succ;    /* the group of the row that came after one of
-	                        * this group last time: batches repeat their
-	                        * order, so it is tried before the hash */
+	                        * this group's last time: batches repeat their
+	                        * order, so it is tried before the hash (whose
+	                        * byte-wise FNV took 20 ns a row) */
+	/* the groups whose rows came AHEAD and AHEAD / 2 rows after one of
+	 * this group's last time: fetched when it comes again (group_of) */
+	struct group *ahead, *half;
 	ts_value *key;         /* g values, strings after them: in the block */
 	int64_t hi;            /* the greatest ts folded */
 	int open, open_clean;
 	int64_t open_start;
 	uint64_t open_first;    /* the commit of its first row */
 	uint64_t open_version;  /* the commit of its last row (a late one too) */
-	ts__agg_acc *open_accs; /* nacc: one per column folded, in the block */
-	/* the open window's state at open_first, kept once a later commit
-	 * folded a row into it (first_kept): a harvest cut at open_first
-	 * writes the window as it was then (whole_cut) */
-	ts__agg_acc *first_accs;
+	/* the open window's accumulators: OPEN_ACCS, and FIRST_ACCS, its
+	 * state at open_first, kept once a later commit folded a row into
+	 * it (first_kept): a harvest cut at open_first writes the window as
+	 * it was then (whole_cut) */
 	int first_kept;
 	uint64_t hash;
 	struct closed *closed;
-	ts__agg_acc *accs;
+	racc *accs;             /* 2 * nacc an entry (ENTRY_ACCS) */
 	size_t nclosed, cap;
 };
 
@@ -132,6 +170,7 @@ struct set {
 	 * accumulator j's column. */
 	int nacc;
 	int *acc_of, *acc_col;
+	ts_type *acc_type;       /* accumulator j's column's type */
 	int64_t bound;
 	/* every commit after version `known` is folded (a window it touched
 	 * has an entry: the open one, or one of closed); UINT64_MAX: not
@@ -139,8 +178,9 @@ struct set {
 	uint64_t known;
 	struct group **slots;
 	size_t nslots, ngroups, nclosed;
-	struct group *last;
-	int by_succ;             /* last was found as its predecessor's succ */
+	struct group *last;      /* the last row's group */
+	struct group *ring[AHEAD]; /* the last AHEAD rows' groups */
+	size_t rpos;
 	struct set *next;
 };
 
@@ -265,18 +305,13 @@ static struct group *add_group(struct set *s, const ts_value *v, uint64_t h)
 		s->slots = x;
 		s->nslots = n;
 	}
-	/* the block: the group, its key's g values and their bytes, the
-	 * open window's accumulators (aligned as they need) */
+	/* the block: the group, its key's g values and their bytes */
 	size_t key_at = sizeof(struct group), bytes_at = key_at + (size_t)s->g * sizeof(ts_value);
-	size_t align = _Alignof(ts__agg_acc), nbytes = key_bytes(v, s->gcols, s->g);
-	size_t accs_at = (bytes_at + nbytes + align - 1) / align * align;
-	struct group *gr = calloc(1, accs_at + 2 * (size_t)s->nacc * sizeof(ts__agg_acc));
+	struct group *gr = calloc(1, bytes_at + key_bytes(v, s->gcols, s->g));
 	if (!gr)
 		return NULL;
 	gr->key = (ts_value *)((unsigned char *)gr + key_at);
 	put_key(gr->key, (unsigned char *)gr + bytes_at, v, s->gcols, s->g);
-	gr->open_accs = (ts__agg_acc *)((unsigned char *)gr + accs_at);
-	gr->first_accs = gr->open_accs + s->nacc;
 	gr->hash = h;
 	gr->hi = s->bound;
 	place(s->slots, s->nslots, gr);
@@ -294,6 +329,7 @@ static void set_free(struct set *s)
 	free(s->specs);
 	free(s->acc_of);
 	free(s->acc_col);
+	free(s->acc_type);
 	free(s);
 }
 
@@ -334,6 +370,7 @@ void ts__rollacc_reset(struct ts_table *t)
 			memset(s->slots, 0, s->nslots * sizeof *s->slots);
 		s->ngroups = s->nclosed = 0;
 		s->last = NULL;
+		memset(s->ring, 0, sizeof s->ring);
 		s->bound = bound;
 		s->known = UINT64_MAX; /* until the next fold: this change is not */
 	}
@@ -365,16 +402,18 @@ void ts__rollacc_unstage(struct ts_table *t)
 	t->acc->nstaged = 0;
 }
 
-/* Room in gr for one more window entry.  Returns 0 or -1 (out of
- * memory). */
-static int closed_room(struct set *s, struct group *gr)
+/* Room in gr for n window entries (the open window's slot counted).
+ * Returns 0 or -1 (out of memory). */
+static int closed_room(struct set *s, struct group *gr, size_t n)
 {
-	if (gr->nclosed == gr->cap) {
+	if (n > gr->cap) {
 		size_t cap = gr->cap ? 2 * gr->cap : 8;
+		while (cap < n)
+			cap *= 2;
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
 		if (c)
 			gr->closed = c;
-		ts__agg_acc *x = realloc(gr->accs, cap * 2 * (size_t)s->nacc * sizeof *x);
+		racc *x = realloc(gr->accs, cap * 2 * (size_t)s->nacc * sizeof *x);
 		if (x)
 			gr->accs = x;
 		if (!c || !x)
@@ -384,25 +423,18 @@ static int closed_room(struct set *s, struct group *gr)
 	return 0;
 }
 
-/* Close gr's open window: an entry, with its accumulators when clean
- * (dirty ones are read from the source).  Returns 0 or -1 (out of
- * memory). */
-static int close_open(struct set *s, struct group *gr)
+/* Close gr's open window: an entry, its accumulators (when clean; dirty
+ * ones are read from the source) already in its slot. */
+static void close_open(struct set *s, struct group *gr)
 {
 	if (!gr->open)
-		return 0;
+		return;
 	gr->open = 0;
-	if (closed_room(s, gr) < 0)
-		return -1;
 	gr->closed[gr->nclosed] = (struct closed){gr->open_start, gr->open_first,
 	                                          gr->open_version, gr->open_clean,
 	                                          gr->open_clean && gr->first_kept};
-	if (gr->open_clean) /* open_accs and first_accs, one after the other */
-		memcpy(ENTRY_ACCS(s, gr, gr->nclosed), gr->open_accs,
-		       2 * (size_t)s->nacc * sizeof *gr->accs);
 	gr->nclosed++;
 	s->nclosed++;
-	return 0;
 }
 
 /* A row at or below gr's hi, committed at version: its window is dirty,
@@ -429,45 +461,111 @@ static int late_row(struct set *s, struct group *gr, int64_t start, uint64_t ver
 		gr->closed[lo].last = version;
 		return 0;
 	}
-	if (closed_room(s, gr) < 0)
+	if (closed_room(s, gr, gr->nclosed + 1 + (size_t)gr->open) < 0)
 		return -1;
 	memmove(gr->closed + lo + 1, gr->closed + lo, (gr->nclosed - lo) * sizeof *gr->closed);
+	/* the open window's slot moves with them */
 	memmove(ENTRY_ACCS(s, gr, lo + 1), ENTRY_ACCS(s, gr, lo),
-	        (gr->nclosed - lo) * 2 * (size_t)s->nacc * sizeof *gr->accs);
+	        (gr->nclosed - lo + (size_t)gr->open) * 2 * (size_t)s->nacc * sizeof *gr->accs);
 	gr->closed[lo] = (struct closed){start, version, version, 0, 0};
 	gr->nclosed++;
 	s->nclosed++;
 	return 0;
 }
 
-/* Fold row v of the batch committed at version into s.  Returns 0 or -1
- * (out of memory, or more than the set may hold: forget it). */
-static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
+/* Fold value v into a clean window's a, a row later than its others
+ * (ts__agg_acc_add's fold, for a row in ts order: NaN is no value). */
+static inline void racc_add(racc *a, const ts_value *v, int isdouble)
+{
+	a->last = v->v.i;
+	if (isdouble) {
+		double d = v->v.d, min, max;
+		if (isnan(d))
+			return;
+		memcpy(&min, &a->min, sizeof min);
+		memcpy(&max, &a->max, sizeof max);
+		if (a->count == 0 || d < min)
+			a->min = v->v.i;
+		if (a->count == 0 || d > max)
+			a->max = v->v.i;
+		a->sum.d += d;
+	} else {
+		if (a->count == 0 || v->v.i < a->min)
+			a->min = v->v.i;
+		if (a->count == 0 || v->v.i > a->max)
+			a->max = v->v.i;
+		a->overflow |= __builtin_add_overflow(a->sum.i, v->v.i, &a->sum.i);
+	}
+	a->count++;
+}
+
+/* Open a clean window's a with its first row's value v. */
+static inline void racc_open(racc *a, const ts_value *v, int isdouble)
+{
+	*a = (racc){.first = v->v.i}; /* (a sum of 0 bits: 0.0 too) */
+	racc_add(a, v, isdouble);
+}
+
+/* a as the aggregate's accumulator (ts__agg_acc_result's input), its
+ * values of type type. */
+static ts__agg_acc to_agg_acc(const racc *a, ts_type type)
+{
+	ts__agg_acc x = {.count = a->count, .has_first = 1, .overflow = a->overflow};
+	if (type == TS_DOUBLE)
+		x.dsum = a->sum.d;
+	else
+		x.isum = a->sum.i;
+	x.min = (ts_value){.type = type, .v.i = a->min};
+	x.max = (ts_value){.type = type, .v.i = a->max};
+	x.first = (ts_value){.type = type, .v.i = a->first};
+	x.last = (ts_value){.type = type, .v.i = a->last};
+	return x;
+}
+
+/* The group of row v in s, added when new; NULL: out of memory, or more
+ * groups than the set may hold (forget it).  Rows of every group in turn
+ * (a row of each series per batch): the last row's group's successor,
+ * as it was last time, first; rows of one group after each other: that
+ * group then; the hash last. */
+static struct group *group_of(struct set *s, const ts_value *v)
 {
 	struct group *gr = s->last;
-	/* rows of every group in turn (a row of each series per batch): the
-	 * successor first, as it was last time, and the last row's group
-	 * then; rows of one group after each other: that group first */
-	if (gr && s->by_succ && gr->succ && same_group(gr->succ, v, s->gcols, s->g)) {
+	if (gr && gr->succ && same_group(gr->succ, v, s->gcols, s->g)) {
 		gr = gr->succ;
-		s->last = gr;
 	} else if (!gr || !same_group(gr, v, s->gcols, s->g)) {
-		s->by_succ = 0;
-		if (gr && gr->succ && same_group(gr->succ, v, s->gcols, s->g)) {
-			gr = gr->succ;
-			s->by_succ = 1;
-		} else {
-			uint64_t h = hash_group(v, s->gcols, s->g);
-			struct group *found = find_group(s, v, s->gcols, h);
-			if (!found &&
-			    (s->ngroups >= ACC_GROUPS_MAX || !(found = add_group(s, v, h))))
-				return -1;
-			if (gr)
-				gr->succ = found;
-			gr = found;
-		}
-		s->last = gr;
+		uint64_t h = hash_group(v, s->gcols, s->g);
+		struct group *found = find_group(s, v, s->gcols, h);
+		if (!found && (s->ngroups >= ACC_GROUPS_MAX || !(found = add_group(s, v, h))))
+			return NULL;
+		if (gr)
+			gr->succ = found;
+		gr = found;
 	}
+	struct group *back = s->ring[s->rpos], *mid = s->ring[(s->rpos + AHEAD / 2) % AHEAD];
+	if (back)
+		back->ahead = gr;
+	if (mid)
+		mid->half = gr;
+	s->ring[s->rpos] = gr;
+	s->rpos = (s->rpos + 1) % AHEAD;
+	if (gr->ahead) {
+		__builtin_prefetch(gr->ahead);
+		__builtin_prefetch((const char *)gr->ahead + 64);
+		__builtin_prefetch((const char *)gr->ahead + 128);
+	}
+	if (gr->half && gr->half->accs) {
+		__builtin_prefetch(OPEN_ACCS(s, gr->half), 1);
+		__builtin_prefetch(gr->half->closed + gr->half->nclosed, 1);
+	}
+	return s->last = gr;
+}
+
+/* Fold row v of the batch committed at version into its group gr of s.
+ * Returns 0 or -1 (out of memory, or more than the set may hold: forget
+ * it). */
+static int fold(struct set *s, struct group *gr, const ts_value *v, int ts_col,
+                uint64_t version)
+{
 	int64_t ts = v[ts_col].v.i;
 	if (ts <= gr->hi)
 		return late_row(s, gr, ts__floor_multiple(ts, s->every), version) < 0 ||
@@ -478,29 +576,36 @@ static int fold(struct set *s, const ts_value *v, int ts_col, uint64_t version)
 	int64_t start = gr->open && (uint64_t)ts - (uint64_t)gr->open_start < (uint64_t)s->every
 	                ? gr->open_start : ts__floor_multiple(ts, s->every);
 	if (!gr->open || start != gr->open_start) {
-		if (close_open(s, gr) < 0 || s->nclosed > ACC_CLOSED_MAX)
+		close_open(s, gr);
+		if (s->nclosed > ACC_CLOSED_MAX || closed_room(s, gr, gr->nclosed + 1) < 0)
 			return -1;
 		gr->open = 1;
 		gr->open_start = start;
-		gr->open_first = version;
+		gr->open_first = gr->open_version = version;
 		gr->open_clean = start > s->bound;
 		gr->first_kept = 0;
-		memset(gr->open_accs, 0, (size_t)s->nacc * sizeof *gr->open_accs);
-	} else if (!gr->first_kept && version != gr->open_first) {
-		memcpy(gr->first_accs, gr->open_accs, (size_t)s->nacc * sizeof *gr->open_accs);
+		if (gr->open_clean)
+			for (int j = 0; j < s->nacc; j++)
+				racc_open(&OPEN_ACCS(s, gr)[j], &v[s->acc_col[j]],
+				          s->acc_type[j] == TS_DOUBLE);
+		return 0;
+	}
+	if (!gr->first_kept && version != gr->open_first) {
+		if (gr->open_clean)
+			memcpy(FIRST_ACCS(s, gr), OPEN_ACCS(s, gr), (size_t)s->nacc * sizeof *gr->accs);
 		gr->first_kept = 1;
 	}
 	gr->open_version = version;
 	if (gr->open_clean)
 		for (int j = 0; j < s->nacc; j++)
-			ts__agg_acc_add(&gr->open_accs[j], &v[s->acc_col[j]], ts);
+			racc_add(&OPEN_ACCS(s, gr)[j], &v[s->acc_col[j]], s->acc_type[j] == TS_DOUBLE);
 	return 0;
 }
 
-/* t's set of rollup name, or NULL (t->mu held). */
-static struct set *set_named(const struct ts_table *t, const char *name)
+/* a's set of rollup name, or NULL (t->mu held). */
+static struct set *set_named(const ts__rollacc *a, const char *name)
 {
-	struct set *s = t->acc ? t->acc->sets : NULL;
+	struct set *s = a->sets;
 	while (s && strcmp(s->name, name) != 0)
 		s = s->next;
 	return s;
@@ -525,8 +630,12 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 	for (struct set *s = a->sets, *next; s; s = next) {
 		next = s->next;
 		size_t i = 0, before = s->nclosed, due = run_closed(s);
-		while (i < a->nstaged && fold(s, a->staged + i * (size_t)a->ncols, ts_col, version) == 0)
-			i++;
+		for (; i < a->nstaged; i++) {
+			const ts_value *v = a->staged + i * (size_t)a->ncols;
+			struct group *gr = group_of(s, v);
+			if (!gr || fold(s, gr, v, ts_col, version) < 0)
+				break;
+		}
 		if (i < a->nstaged) {
 			set_drop(a, s);
 			continue;
@@ -549,7 +658,7 @@ int ts__rollacc_full(struct ts_table *src, const char *name)
 		ts__clear_error(); /* (closing) */
 		return 0;
 	}
-	const struct set *s = set_named(src, name);
+	const struct set *s = src->acc ? set_named(src->acc, name) : NULL;
 	int full = s && s->nclosed >= run_closed(s);
 	ts__table_unlock(src);
 	return full;
@@ -597,7 +706,7 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 	if (!t->acc && !(t->acc = calloc(1, sizeof *t->acc)))
 		return NULL;
 	ts__rollacc *a = t->acc;
-	struct set *held = set_named(t, name);
+	struct set *held = set_named(a, name);
 	if (held) {
 		if (held->every == d->every && held->g == d->group && held->nspecs == nspecs &&
 		    memcmp(held->specs, specs, (size_t)nspecs * sizeof *specs) == 0)
@@ -611,7 +720,8 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 	struct set *s = calloc(1, sizeof *s);
 	if (!s || !(s->specs = malloc((size_t)nspecs * sizeof *s->specs)) ||
 	    !(s->acc_of = malloc((size_t)nspecs * sizeof *s->acc_of)) ||
-	    !(s->acc_col = malloc((size_t)nspecs * sizeof *s->acc_col))) {
+	    !(s->acc_col = malloc((size_t)nspecs * sizeof *s->acc_col)) ||
+	    !(s->acc_type = malloc((size_t)nspecs * sizeof *s->acc_type))) {
 		if (s)
 			set_free(s);
 		return NULL;
@@ -620,8 +730,10 @@ static struct set *registered(struct ts_table *t, const char *name, const ts__ro
 		int j = 0;
 		while (j < s->nacc && s->acc_col[j] != specs[k].column)
 			j++;
-		if (j == s->nacc)
+		if (j == s->nacc) {
+			s->acc_type[j] = sc->cols[specs[k].column].type;
 			s->acc_col[s->nacc++] = specs[k].column;
+		}
 		s->acc_of[k] = j;
 	}
 	snprintf(s->name, sizeof s->name, "%s", name);
@@ -715,16 +827,16 @@ static int harvested(const struct group *gr, uint64_t w, uint64_t v)
 /* gr's open window's accumulators as of version v, or NULL when not
  * known: all of them when its last row came by v, its first commit's
  * when v is that commit and later rows were folded since (first_kept). */
-static const ts__agg_acc *open_row(const struct group *gr, uint64_t v)
+static const racc *open_row(const struct set *s, const struct group *gr, uint64_t v)
 {
 	if (gr->open_version <= v)
-		return gr->open_accs;
-	return gr->first_kept && gr->open_first == v ? gr->first_accs : NULL;
+		return OPEN_ACCS(s, gr);
+	return gr->first_kept && gr->open_first == v ? FIRST_ACCS(s, gr) : NULL;
 }
 
 /* Whether every window of gr that commits in (w, v] touched is clean
  * and had its last row by v: a harvest at v has its row (whole). */
-static int group_whole(const struct group *gr, uint64_t w, uint64_t v)
+static int group_whole(const struct set *s, const struct group *gr, uint64_t w, uint64_t v)
 {
 	for (size_t i = 0; i < gr->nclosed; i++) {
 		const struct closed *e = &gr->closed[i];
@@ -733,22 +845,23 @@ static int group_whole(const struct group *gr, uint64_t w, uint64_t v)
 			return 0;
 	}
 	return !(gr->open && touched(gr->open_first, gr->open_version, w, v) &&
-	         !(gr->open_clean && open_row(gr, v)));
+	         !(gr->open_clean && open_row(s, gr, v)));
 }
 
 /* Write the rollup row of gr's window start from accumulators acc into
  * hg's next row; 0, or -1 when a function has no exact value here (an
  * int64 sum overflowing: the source's read gives its error). */
 static int put_row(struct set *s, const ts__schema *sc, struct hgroup *hg, int width,
-                   int64_t start, const ts__agg_acc *acc)
+                   int64_t start, const racc *acc)
 {
 	ts_value *row = hg->rows + hg->n * (size_t)width;
 	memcpy(row, hg->key, (size_t)s->g * sizeof *row);
 	row[s->g] = ts_timestamp(start);
 	for (int k = 0; k < s->nspecs; k++) {
 		const ts__col *c = &sc->cols[s->specs[k].column];
-		if (ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name,
-		                       &acc[s->acc_of[k]], &row[s->g + 1 + k]) < 0) {
+		ts__agg_acc a = to_agg_acc(&acc[s->acc_of[k]], s->acc_type[s->acc_of[k]]);
+		if (ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &a,
+		                       &row[s->g + 1 + k]) < 0) {
 			ts__clear_error();
 			return -1;
 		}
@@ -798,13 +911,16 @@ static void take_group(struct set *s, struct group *gr, uint64_t w, uint64_t v,
 			h->whole = 0;
 		}
 	}
+	if (gr->open && kept != gr->nclosed) /* the open window's slot moves down */
+		memcpy(ENTRY_ACCS(s, gr, kept), ENTRY_ACCS(s, gr, gr->nclosed),
+		       2 * (size_t)s->nacc * sizeof *gr->accs);
 	s->nclosed -= gr->nclosed - kept;
 	gr->nclosed = kept;
 	if (gr->open && touched(gr->open_first, gr->open_version, w, v))
 		hg->touched[hg->ntouched++] = gr->open_start;
-	if (gr->open && gr->open_clean && open_row(gr, v) &&
+	if (gr->open && gr->open_clean && open_row(s, gr, v) &&
 	    touched(gr->open_first, gr->open_version, w, v) &&
-	    put_row(s, sc, hg, h->width, gr->open_start, open_row(gr, v)) < 0)
+	    put_row(s, sc, hg, h->width, gr->open_start, open_row(s, gr, v)) < 0)
 		h->whole = 0;
 	h->nrows += hg->n;
 	h->nstarts += hg->ntouched;
@@ -843,7 +959,7 @@ static uint64_t deferred(const struct set *s, uint64_t w, uint64_t v, int64_t st
 /* The newest version c <= v (from w) at which a harvest can be whole:
  * every window with rows both at or before c and after it began at c
  * and is clean, so that its state at c is kept (an open window's
- * first_accs, an entry's second accumulators: open_row, take_group).  A
+ * FIRST_ACCS, an entry's second accumulators: open_row, take_group).  A
  * window whose rows began before c and go on after it moves c to its
  * first commit when that state is kept, else to the commit before;
  * repeated until nothing straddles, at most CUT_ROUNDS times (then
@@ -889,14 +1005,13 @@ static uint64_t straddled(uint64_t c, uint64_t first, uint64_t last, int at_firs
 	return at_first ? first : first - 1;
 }
 
-int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
-                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
-                     int64_t start, int whole_only, ts__rollacc_harvest **out, uint64_t *upto)
+/* ts__rollacc_take with src->mu held. */
+static int take_locked(struct ts_table *src, const char *name, const ts__rollup_def *d,
+                       const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                       int64_t start, int whole_only, ts__rollacc_harvest **out,
+                       uint64_t *upto)
 {
-	*out = NULL;
-	int rc = ts__table_lock(src);
-	if (rc < 0)
-		return rc;
+	int rc = 0;
 	struct set *s = registered(src, name, d, specs, nspecs);
 	ts__rollacc_harvest *h = NULL;
 	if (v == 0) /* registering only */
@@ -906,7 +1021,6 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	if (s && whole_only && ts__rollacc_skip_changes && s->known <= w) {
 		v = *upto = whole_cut(s, w, v);
 		if (v <= w) {
-			ts__table_unlock(src);
 			return 1; /* nothing whole to take */
 		}
 	}
@@ -916,14 +1030,13 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 		const struct group *gr = s->slots[i];
 		if (!gr || !harvested(gr, w, v))
 			continue;
-		if (whole && !group_whole(gr, w, v))
+		if (whole && !group_whole(s, gr, w, v))
 			whole = 0;
 		ngroups++;
 		nrows += gr->nclosed + 1; /* at most: the entries and the open window */
 		nbytes += key_bytes(gr->key, NULL, s->g);
 	}
 	if (whole_only && !whole) {
-		ts__table_unlock(src);
 		return 1; /* nothing taken */
 	}
 	if (s) {
@@ -954,7 +1067,6 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	for (size_t i = 0; h && i < s->nslots; i++)
 		if (s->slots[i])
 			take_group(s, s->slots[i], w, v, sc, h);
-	ts__table_unlock(src);
 	if (rc < 0) {
 		ts__rollacc_harvest_free(h);
 		return rc;
@@ -963,13 +1075,26 @@ int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_de
 	return 0;
 }
 
+int ts__rollacc_take(struct ts_table *src, const char *name, const ts__rollup_def *d,
+                     const ts_aggspec *specs, int nspecs, uint64_t w, uint64_t v, int defer,
+                     int64_t start, int whole_only, ts__rollacc_harvest **out, uint64_t *upto)
+{
+	*out = NULL;
+	int rc = ts__table_lock(src);
+	if (rc < 0)
+		return rc;
+	rc = take_locked(src, name, d, specs, nspecs, w, v, defer, start, whole_only, out, upto);
+	ts__table_unlock(src);
+	return rc;
+}
+
 void ts__rollacc_untake(struct ts_table *src, const char *name, uint64_t v)
 {
 	if (ts__table_lock(src) < 0) {
 		ts__clear_error(); /* (closing: the sets go with the table) */
 		return;
 	}
-	struct set *s = set_named(src, name);
+	struct set *s = src->acc ? set_named(src->acc, name) : NULL;
 	if (s && s->known != UINT64_MAX && s->known < v)
 		s->known = v;
 	ts__table_unlock(src);

@@ -1826,13 +1826,19 @@ static void random_differential(void **state)
 /* A rollup without a sum of doubles: its every value is equal to the
  * bit whichever way a window was made. */
 static const ts_aggspec SPECS_ACC[] = {
-	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_V, TS_AGG_MEAN}, {C_D, TS_AGG_MAX},
-	{C_D, TS_AGG_COUNT}, {C_N, TS_AGG_MIN}, {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM},   {C_V, TS_AGG_MEAN}, {C_D, TS_AGG_MAX},
+	{C_D, TS_AGG_COUNT}, {C_N, TS_AGG_MIN},   {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+	{C_D, TS_AGG_MIN},   {C_V, TS_AGG_MAX},   {C_N, TS_AGG_MAX},  {C_D, TS_AGG_FIRST},
+	{C_N, TS_AGG_LAST},  {C_V, TS_AGG_MIN},   {C_V, TS_AGG_LAST}, {C_N, TS_AGG_FIRST},
 };
-/* v_count v_sum d_max d_count n_min v_first d_last */
+/* every function of every type the accumulators fold (int64, double
+ * with NaN, int32): v_count v_sum d_max d_count n_min v_first d_last
+ * d_min v_max n_max d_first n_last v_min v_last n_first */
 static const ts_aggspec EQ_ACC[] = {
-	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM}, {C_D, TS_AGG_MAX}, {C_D, TS_AGG_COUNT},
-	{C_N, TS_AGG_MIN},   {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST},
+	{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_SUM},   {C_D, TS_AGG_MAX},  {C_D, TS_AGG_COUNT},
+	{C_N, TS_AGG_MIN},   {C_V, TS_AGG_FIRST}, {C_D, TS_AGG_LAST}, {C_D, TS_AGG_MIN},
+	{C_V, TS_AGG_MAX},   {C_N, TS_AGG_MAX},   {C_D, TS_AGG_FIRST}, {C_N, TS_AGG_LAST},
+	{C_V, TS_AGG_MIN},   {C_V, TS_AGG_LAST},  {C_N, TS_AGG_FIRST},
 };
 
 static uint64_t accumulated_of(ts_db *db, const char *name)
@@ -1874,7 +1880,7 @@ static void series_row(srow *r, int i, int64_t ts)
 static void accumulated_windows_exact(void **state)
 {
 	ts_test_env *e = env(state);
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	rollup_1m(e->db);
 	ts_table *src = open_table(e->db, "src");
 	int64_t t0 = e->now - 6 * HOUR, at = t0;
@@ -1921,7 +1927,7 @@ static void accumulated_windows_exact(void **state)
 				ts_table_close(ra);
 			}
 			pass(e->db);
-			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 			checks++;
 		} else if (x < 15) {
 			acc += accumulated_of(e->db, "racc"); /* counters of the process */
@@ -1934,7 +1940,7 @@ static void accumulated_windows_exact(void **state)
 	}
 	ts_table_close(src);
 	pass(e->db);
-	long rows = expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	long rows = expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	assert_int_equal(exact_1m(e->db), rows);
 	assert_true(checks > 20);
 	/* many of the 8 x 250 windows came from their accumulators (not
@@ -1974,7 +1980,7 @@ static int stop_at_once(void *arg, struct ts_table *t)
 static void stopped_run_reads_changes(void **state)
 {
 	ts_test_env *e = env(state);
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
 	int64_t at = e->now - 6 * HOUR;
 	srow rows[8];
@@ -1987,7 +1993,7 @@ static void stopped_run_reads_changes(void **state)
 			}
 		if (pass_no == 0) { /* the first run: W reaches the registration */
 			pass(e->db);
-			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 			continue;
 		}
 		uint64_t w = (uint64_t)stat_of(e->db, "racc", "rollup_watermark");
@@ -2000,14 +2006,14 @@ static void stopped_run_reads_changes(void **state)
 		assert_int_equal((uint64_t)stat_of(e->db, "racc", "rollup_watermark"), w);
 		pass(e->db);
 		assert_int_equal(ts__rollup_changes_skipped, skipped + 1); /* changes read */
-		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 		/* and once the watermark is past the stopped run, no changes again */
 		for (int i = 0; i < 8; i++)
 			series_row(&rows[i], i, at + 90 * SEC);
 		insert_ok(src, rows, 8);
 		pass(e->db);
 		assert_int_equal(ts__rollup_changes_skipped, skipped + 2);
-		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	}
 	ts_table_close(r);
 	ts_table_close(src);
@@ -2050,7 +2056,7 @@ static long rows_of_window(ts_db *db, const char *name, int64_t start)
 static void deferred_open_windows(void **state)
 {
 	ts_test_env *e = env(state);
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
 	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
 	srow rows[8];
@@ -2062,7 +2068,7 @@ static void deferred_open_windows(void **state)
 		}
 		ts_test_env_set_now(e, at); /* the clock at the data's time */
 		pass(e->db); /* W: the source's head, exact */
-		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 		for (; at < m0 + 4 * MIN; at += 10 * SEC) { /* a window of rows */
 			for (int i = 0; i < 8; i++)
 				series_row(&rows[i], i, at);
@@ -2087,7 +2093,7 @@ static void deferred_open_windows(void **state)
 		assert_int_equal(ts__rollup_due(r, NULL, 0), 0); /* quiet: at once */
 		assert_int_equal(ts_test_stat(r, "rollup_watermark"), (int64_t)head);
 		assert_int_equal(rows_of_window(e->db, "racc", at), staggered ? 4 : 8);
-		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+		expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 		m0 = at + MIN - at % MIN + MIN;
 		at = m0;
 	}
@@ -2132,7 +2138,7 @@ static void batch_of_series(ts_table *src, int64_t ts)
 static void paced_runs_roll_up_durable_rows(void **state)
 {
 	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
 	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
 	for (; at < m0 + MIN; at += 10 * SEC) /* a window of 6 batches */
@@ -2218,7 +2224,7 @@ static void paced_runs_roll_up_durable_rows(void **state)
 	assert_true((uint64_t)ts_test_stat(r, "rollup_watermark") < c2);
 	assert_int_equal(count_of_window(e->db, "racc", at), 32);
 	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
 	ts_table_close(r);
 	ts_table_close(src);
@@ -2230,7 +2236,7 @@ static void paced_runs_roll_up_durable_rows(void **state)
  * Returns m0; *src and *r opened. */
 static int64_t rollup_run_once(ts_test_env *e, ts_table **src, ts_table **r)
 {
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	*src = open_table(e->db, "src");
 	*r = open_table(e->db, "racc");
 	int64_t m0 = NOW - NOW % MIN - 30 * MIN;
@@ -2304,7 +2310,7 @@ static void bulk_load_cut_at_a_window_turn(void **state)
 	ts__rollacc_run_closed = run_closed;
 	ts__rollup_durable_wait = wait;
 	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	assert_int_equal(stat_of(e->db, "racc", "rollup_failures"), 0);
 	ts_table_close(r);
 	ts_table_close(src);
@@ -2339,7 +2345,7 @@ static void cut_at_a_first_commit_of_two_rows(void **state)
 	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 2);
 	ts__rollup_durable_wait = wait;
 	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	ts_table_close(r);
 	ts_table_close(src);
 }
@@ -2353,7 +2359,7 @@ static void cut_at_a_first_commit_of_two_rows(void **state)
 static void live_turn_keeps_its_defer_when_full(void **state)
 {
 	ts_test_env *e = env(state);
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
 	int64_t m0 = NOW - NOW % MIN - 10 * MIN, at = m0;
 	for (; at < m0 + 3 * MIN; at += 10 * SEC)
@@ -2446,7 +2452,7 @@ static void model_check(ts_db *db, const struct model_row *m, int nm, uint64_t w
 static void random_cuts_against_a_model(void **state)
 {
 	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
-	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 8, 0);
+	rollup(e->db, "racc", "src", MIN, 2, SPECS_ACC, 16, 0);
 	ts_table *src = open_table(e->db, "src"), *r = open_table(e->db, "racc");
 	int64_t m0 = NOW - NOW % MIN - 600 * MIN;
 	ts_test_env_set_now(e, m0 + 500 * MIN); /* and there it stays */
@@ -2502,14 +2508,14 @@ static void random_cuts_against_a_model(void **state)
 			pass(e->db);
 			model_check(e->db, m, nm, (uint64_t)w0, (uint64_t)ts_test_stat(r, "rollup_watermark"),
 			            m0);
-			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+			expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 		}
 	}
 	assert_true(moved > 10); /* the runs did cut */
 	ts__rollacc_run_closed = run_closed;
 	ts__rollup_durable_wait = wait;
 	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 7);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
 	free(m);
 	ts_table_close(r);
 	ts_table_close(src);
