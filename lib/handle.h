@@ -63,10 +63,14 @@ typedef struct ts__maint {
 	uint64_t passes, merges;
 	int64_t throttled_ns;
 	int rollups_loaded;      /* the first pass loaded every rollup */
-	int rollups_wanted;      /* a source's accumulators filled: its
-	                          * rollups run at the thread's next pass or
-	                          * between two slices of its merge
-	                          * (rollacc.h TS_ROLLACC_RUN_CLOSED) */
+	int rollups_wanted;      /* bits, atomic: TS_ROLLUPS_FULL, a source's
+	                          * accumulators filled: its rollups run at
+	                          * the thread's next pass or between two
+	                          * slices of its merge (rollacc.h
+	                          * TS_ROLLACC_RUN_CLOSED); TS_ROLLUPS_ALL,
+	                          * every rollup behind runs there as an
+	                          * explicit pass runs it
+	                          * (ts__maint_rollups_now) */
 	/* The rollup job (rollup.c, above the scheduler: set by ts_open) --
 	 * ts__rollups_load and ts__rollup_due of api.h; NULL: none. */
 	int (*rollups_load)(struct ts_db *db);
@@ -77,6 +81,8 @@ typedef struct ts__maint {
  * explicit pass (every rollup behind runs), between two slices of a job
  * (only rollups whose source's accumulators filled: rollacc.h). */
 enum { TS_ROLLUP_PACED = 0, TS_ROLLUP_EXPLICIT = 1, TS_ROLLUP_IF_FULL = 2 };
+/* maint.rollups_wanted's bits. */
+enum { TS_ROLLUPS_FULL = 1, TS_ROLLUPS_ALL = 2 };
 
 /*
  * The on-disk tablets of one descriptor, opened, with what a snapshot

@@ -344,7 +344,8 @@ static int insert_batch(ts_table *t, const ts__schema *s, const ts__schema *v, i
 		if (t->acc && rc == 0) {
 			if (ts__rollacc_apply(t, ts__log_head(t->log))) {
 				/* a set filled: its rollup's run is due (rollacc.h) */
-				__atomic_store_n(&t->db->maint.rollups_wanted, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_or(&t->db->maint.rollups_wanted, TS_ROLLUPS_FULL,
+				                  __ATOMIC_RELAXED);
 				ts__maint_wake(t->db);
 			}
 		} else if (t->acc)

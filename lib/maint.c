@@ -187,7 +187,9 @@ static int run_rollups(ts_db *db, struct ts_table **list, int n, int mode)
 	return rc;
 }
 
-/* Between two slices of a job: when a source's accumulators filled
+/* Between two slices of a job: when every rollup behind was asked for
+ * (ts__maint_rollups_now), they run as an explicit pass runs them; and
+ * when a source's accumulators filled
  * (rows arriving faster than the clock closes their windows), its
  * rollups run now, so that a long merge does not leave the windows
  * piling up until the set is dropped and the rollup reads them back
@@ -198,13 +200,14 @@ static int run_rollups(ts_db *db, struct ts_table **list, int n, int mode)
  * retry state, rollup.c), not the job's it ran beside. */
 static void rollups_wanted(ts_db *db)
 {
+	int want;
 	if (in_rollup || !in_scheduler || !db->maint.rollup_due ||
-	    !__atomic_exchange_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED))
+	    !(want = __atomic_exchange_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED)))
 		return;
 	struct ts_table **list;
 	int n;
 	if (table_list(db, &list, &n) == 0) {
-		run_rollups(db, list, n, TS_ROLLUP_IF_FULL);
+		run_rollups(db, list, n, want & TS_ROLLUPS_ALL ? TS_ROLLUP_EXPLICIT : TS_ROLLUP_IF_FULL);
 		table_list_put(list, n);
 	}
 	ts__clear_error();
@@ -302,8 +305,9 @@ static int pass(ts_db *db, int *merged, int explicit)
 	 * run from the trees, not from tablets just written (decompressed
 	 * again). */
 	if (db->maint.rollup_due) {
-		__atomic_store_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED);
-		keep(&rc, run_rollups(db, list, n, explicit ? TS_ROLLUP_EXPLICIT : TS_ROLLUP_PACED));
+		int want = __atomic_exchange_n(&db->maint.rollups_wanted, 0, __ATOMIC_RELAXED);
+		keep(&rc, run_rollups(db, list, n, explicit || (want & TS_ROLLUPS_ALL)
+		                                   ? TS_ROLLUP_EXPLICIT : TS_ROLLUP_PACED));
 	}
 	for (int i = 0; i < n; i++) {
 		keep(&rc, ts__flush_due(list[i]));
@@ -343,6 +347,12 @@ int ts__maint_pass(ts_db *db)
 }
 
 /* ---- the thread ---- */
+
+void ts__maint_rollups_now(ts_db *db)
+{
+	__atomic_fetch_or(&db->maint.rollups_wanted, TS_ROLLUPS_ALL, __ATOMIC_RELAXED);
+	ts__maint_wake(db);
+}
 
 void ts__maint_hold(ts_db *db, int hold)
 {

@@ -29,6 +29,13 @@ int ts__maint_stopping(struct ts_db *db);
  * running, and none starts until released (0). */
 void ts__maint_hold(struct ts_db *db, int hold);
 
+/* Ask the scheduler's thread to run every rollup behind as an explicit
+ * pass runs it (through the source's head, synced), at its next pass or
+ * between two slices of the merge it is making -- not after that merge:
+ * a benchmark's catch-up after a load waits for the rollups' own work
+ * only.  Returns at once; ts_rollup_info tells when they caught up. */
+void ts__maint_rollups_now(struct ts_db *db);
+
 /*
  * One pass over every open table of db, jobs in priority order: every
  * table's quarantine; every rollup's windows changed since its watermark

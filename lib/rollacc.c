@@ -642,10 +642,14 @@ int ts__rollacc_apply(struct ts_table *t, uint64_t version)
 		}
 		if (s->known == UINT64_MAX) /* after a reset: known from here on */
 			s->known = version;
-		/* the batch that fills the set wakes the scheduler; a run that
-		 * could not take its windows (waiting for them to be durable)
-		 * is tried again at the next pass, not at every batch */
-		if (before < due && s->nclosed >= due)
+		/* the batch that fills the set wakes the scheduler, and each
+		 * that adds as many closed windows again: a run that took
+		 * only some (its cut at the durable version) or could not
+		 * take them (waiting for them to be durable) is tried again
+		 * then -- not at every batch, and not only at the next pass,
+		 * which a merge of minutes delays (its slices run only the
+		 * rollups asked for) */
+		if (s->nclosed / due > before / due)
 			full = 1;
 	}
 	a->nstaged = 0;

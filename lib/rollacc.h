@@ -32,8 +32,9 @@ void ts__rollacc_free(ts__rollacc *a);
  * tests lower it), and twice as many as its groups, makes its rollup's
  * run due at once, whatever the clock (rows arriving faster than their
  * windows close on the clock: a backfill, a bulk load); _apply returns 1
- * when a set does, and the writer wakes the scheduler (docs/rollups.md
- * section 2, "Runs that keep up with a bulk load"). */
+ * when a set does -- and each time it holds that many more -- and the
+ * writer wakes the scheduler (docs/rollups.md section 2, "Runs that keep
+ * up with a bulk load"). */
 #define TS_ROLLACC_RUN_CLOSED (1u << 16)
 extern size_t ts__rollacc_run_closed;
 /* Whether src's set of rollup name holds that many closed windows

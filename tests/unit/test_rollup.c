@@ -2383,6 +2383,70 @@ static void live_turn_keeps_its_defer_when_full(void **state)
 	ts_table_close(src);
 }
 
+/* A set that stays full -- a run took only the windows up to its cut, or
+ * none (waiting for D) -- asks again each time it holds
+ * ts__rollacc_run_closed more closed windows: fails with only the batch
+ * that filled it asking (the next pass, which a long merge delays, the
+ * only retry). */
+static void full_set_asks_again(void **state)
+{
+	ts_test_env *e = env(state);
+	ts_table *src, *r;
+	int64_t m0 = rollup_run_once(e, &src, &r);
+	size_t run_closed = ts__rollacc_run_closed;
+	ts__rollacc_run_closed = 16; /* twice the 8 series */
+	int *wanted = &e->db->maint.rollups_wanted;
+	__atomic_store_n(wanted, 0, __ATOMIC_RELAXED);
+	int asked = 0;
+	/* step 0 closes the window rollup_run_once left open (8 closed);
+	 * then 6 rows a window: 16 closed at step 6, 32 at step 18, 48 at
+	 * step 30 */
+	for (int step = 0; step < 40; step++) {
+		batch_of_series(src, m0 + step * 10 * SEC);
+		if (__atomic_exchange_n(wanted, 0, __ATOMIC_RELAXED) & TS_ROLLUPS_FULL) {
+			asked++;
+			assert_true(step == 6 || step == 18 || step == 30);
+		}
+	}
+	assert_int_equal(asked, 3);
+	ts__rollacc_run_closed = run_closed;
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
+/* ts__maint_rollups_now: the scheduler's thread (running, not held)
+ * runs every rollup behind as an explicit pass does -- synced through the
+ * source's head -- where its own paced runs would not (sync none, the
+ * durable wait endless: they take nothing past D).  Fails with the
+ * request not heard (the watermark stays below the head). */
+static void rollups_now_catches_up(void **state)
+{
+	ts_test_env *e = env(state); /* TS_SYNC_NONE: nothing syncs by itself */
+	ts_table *src, *r;
+	int64_t m0 = rollup_run_once(e, &src, &r);
+	int64_t wait = ts__rollup_durable_wait;
+	ts__rollup_durable_wait = INT64_MAX;
+	for (int step = 0; step < 30; step++)
+		batch_of_series(src, m0 + step * 10 * SEC);
+	uint64_t head = version_of(e->db, "src");
+	ts__maint_hold(e->db, 0);
+	ts__maint_rollups_now(e->db);
+	int64_t w = 0;
+	for (int ms = 0; ms < 10000 && (uint64_t)w < head; ms++) {
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+		w = ts_test_stat(r, "rollup_watermark");
+	}
+	ts__maint_hold(e->db, 1);
+	ts__rollup_durable_wait = wait;
+	assert_int_equal(w, (int64_t)head);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
 /* A model of rows and their commits for random_cuts_against_a_model. */
 enum { MODEL_ROWS = 20000, MODEL_WINDOWS = 400 };
 struct model_row {
@@ -2808,6 +2872,8 @@ int main(void)
 		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deferred_open_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(bulk_load_cut_at_a_window_turn, ts_test_env_teardown),
+		cmocka_unit_test_teardown(full_set_asks_again, ts_test_env_teardown),
+		cmocka_unit_test_teardown(rollups_now_catches_up, ts_test_env_teardown),
 		cmocka_unit_test_teardown(cut_at_a_first_commit_of_two_rows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(live_turn_keeps_its_defer_when_full, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_cuts_against_a_model, ts_test_env_teardown),
