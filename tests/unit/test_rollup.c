@@ -2316,6 +2316,15 @@ static void bulk_load_cut_at_a_window_turn(void **state)
 	ts_table_close(src);
 }
 
+/* A pass, racc then equal to the raw aggregate, src and r closed. */
+static void pass_exact_close(ts_test_env *e, ts_table *src, ts_table *r)
+{
+	pass(e->db);
+	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
+	ts_table_close(r);
+	ts_table_close(src);
+}
+
 /* A window whose first commit holds two of its rows, the harvest cut
  * there: written with both (as of its first commit, not its first row).
  * Fails with the first state copied at a window's second row whatever
@@ -2344,10 +2353,7 @@ static void cut_at_a_first_commit_of_two_rows(void **state)
 	assert_int_equal(count_of_window(e->db, "racc", m0), 1);
 	assert_int_equal(count_of_window(e->db, "racc", m0 + MIN), 2);
 	ts__rollup_durable_wait = wait;
-	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
-	ts_table_close(r);
-	ts_table_close(src);
+	pass_exact_close(e, src, r);
 }
 
 /* Live rows (every series each 10 s, the clock at the data's time) that
@@ -2410,10 +2416,7 @@ static void full_set_asks_again(void **state)
 	}
 	assert_int_equal(asked, 3);
 	ts__rollacc_run_closed = run_closed;
-	pass(e->db);
-	expect_exact(e->db, "racc", "src", MIN, 2, EQ_ACC, 15);
-	ts_table_close(r);
-	ts_table_close(src);
+	pass_exact_close(e, src, r);
 }
 
 /* ts__maint_rollups_now: the scheduler's thread (running, not held)
