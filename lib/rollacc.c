@@ -407,7 +407,9 @@ void ts__rollacc_unstage(struct ts_table *t)
 static int closed_room(struct set *s, struct group *gr, size_t n)
 {
 	if (n > gr->cap) {
-		size_t cap = gr->cap ? 2 * gr->cap : 8;
+		/* from 2: a group may hold no more than its open window
+		 * (2^20 groups of a set at most) */
+		size_t cap = gr->cap ? 2 * gr->cap : 2;
 		while (cap < n)
 			cap *= 2;
 		struct closed *c = realloc(gr->closed, cap * sizeof *c);
@@ -615,11 +617,12 @@ static struct set *set_named(const ts__rollacc *a, const char *name)
  * ts__rollacc_run_closed, and twice its groups -- a window's turn on the
  * clock closes one window a group, which the paced run takes (keeping
  * its defer), where a bulk load closes many -- but at most half of what
- * the set may hold, so that the run comes before the set is dropped. */
+ * the set may hold, so that the run comes before the set is dropped;
+ * and at least 1 (it divides). */
 static size_t run_closed(const struct set *s)
 {
 	size_t n = 2 * s->ngroups > ts__rollacc_run_closed ? 2 * s->ngroups : ts__rollacc_run_closed;
-	return n < ACC_CLOSED_MAX / 2 ? n : ACC_CLOSED_MAX / 2;
+	return n < 1 ? 1 : n < ACC_CLOSED_MAX / 2 ? n : ACC_CLOSED_MAX / 2;
 }
 
 int ts__rollacc_apply(struct ts_table *t, uint64_t version)
@@ -863,7 +866,8 @@ static int put_row(struct set *s, const ts__schema *sc, struct hgroup *hg, int w
 	row[s->g] = ts_timestamp(start);
 	for (int k = 0; k < s->nspecs; k++) {
 		const ts__col *c = &sc->cols[s->specs[k].column];
-		ts__agg_acc a = to_agg_acc(&acc[s->acc_of[k]], s->acc_type[s->acc_of[k]]);
+		/* the column's type now (an int32 widened since) */
+		ts__agg_acc a = to_agg_acc(&acc[s->acc_of[k]], c->type);
 		if (ts__agg_acc_result(s->specs[k].fn, c->type == TS_DOUBLE, c->name, &a,
 		                       &row[s->g + 1 + k]) < 0) {
 			ts__clear_error();

@@ -2437,7 +2437,7 @@ static void rollups_now_catches_up(void **state)
 	ts__maint_hold(e->db, 0);
 	ts__maint_rollups_now(e->db);
 	int64_t w = 0;
-	for (int ms = 0; ms < 10000 && (uint64_t)w < head; ms++) {
+	for (int ms = 0; ms < 60000 && (uint64_t)w < head; ms++) { /* (sanitizers, load) */
 		struct timespec t = {0, 1000000};
 		nanosleep(&t, NULL);
 		w = ts_test_stat(r, "rollup_watermark");
