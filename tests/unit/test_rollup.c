@@ -2389,6 +2389,80 @@ static void live_turn_keeps_its_defer_when_full(void **state)
 	ts_table_close(src);
 }
 
+/* Every function the accumulators fold, over every numeric type, at the
+ * values' extremes -- int64 and int32 limits, timestamps below the
+ * epoch, NaN of both signs, infinities, -0.0 beside 0.0, subnormals --
+ * rows in order (folded at insert, not read again): the rollup equals
+ * the raw aggregate to the bit (no flush: the aggregate folds the
+ * filling tree's rows in ts order, as the accumulators do).  Fails with
+ * a fold or a result that differs from ts__agg_acc's in any of them. */
+static void accumulators_at_the_extremes(void **state)
+{
+	ts_test_env *e = env(state);
+	enum { X_HOST, X_TS, X_I, X_D, X_T, X_N, XCOLS };
+	ts_column cols[XCOLS] = {
+		{"host", TS_STRING, {0}}, {"ts", TS_TIMESTAMP, {0}}, {"i", TS_INT64, {0}},
+		{"d", TS_DOUBLE, {0}},    {"t", TS_TIMESTAMP, {0}},  {"n", TS_INT32, {0}},
+	};
+	const char *key[] = {"host", "ts"};
+	assert_int_equal(ts_create_keyed(e->db, "ext", cols, XCOLS, key, 2, 0), 0);
+	static const ts_aggspec specs[] = {
+		{X_I, TS_AGG_COUNT}, {X_I, TS_AGG_MIN},  {X_I, TS_AGG_MAX},   {X_I, TS_AGG_FIRST},
+		{X_I, TS_AGG_LAST},  {X_D, TS_AGG_COUNT}, {X_D, TS_AGG_SUM},  {X_D, TS_AGG_MIN},
+		{X_D, TS_AGG_MAX},   {X_D, TS_AGG_FIRST}, {X_D, TS_AGG_LAST}, {X_T, TS_AGG_MIN},
+		{X_T, TS_AGG_MAX},   {X_T, TS_AGG_FIRST}, {X_T, TS_AGG_LAST}, {X_N, TS_AGG_SUM},
+		{X_N, TS_AGG_MIN},   {X_N, TS_AGG_MAX},   {X_N, TS_AGG_FIRST}, {X_N, TS_AGG_LAST},
+	};
+	enum { NSPECS = sizeof specs / sizeof *specs };
+	rollup(e->db, "rext", "ext", MIN, 1, specs, NSPECS, 0);
+	static const int64_t ints[] = {INT64_MIN, INT64_MAX, 0, -1, 1, INT64_MIN + 1};
+	static const int32_t n32[] = {INT32_MIN, INT32_MAX, 0, -1, 7};
+	const double dbl[] = {NAN, -NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e308, -1e308, 5e-324,
+	                      -5e-324, 1.5};
+	static const int64_t stamps[] = {INT64_MIN, -1, 0, INT64_MAX, -86400 * SEC};
+	ts_table *t = open_table(e->db, "ext");
+	pass(e->db); /* registered: every row from here on is folded */
+	int64_t t0 = NOW - NOW % MIN - 60 * MIN;
+	char host[4][8];
+	ts_value rows[4 * XCOLS];
+	for (int step = 0; step < 120; step++) { /* 20 windows of 6 rows a host */
+		for (int h = 0; h < 4; h++) {
+			ts_value *r = &rows[h * XCOLS];
+			snprintf(host[h], sizeof host[h], "h%d", h);
+			uint64_t x = ts_test_xorshift(&rng);
+			r[X_HOST] = ts_string(host[h]);
+			r[X_TS] = ts_timestamp(t0 + step * 10 * SEC);
+			r[X_I] = ts_int64(ints[x % 6]);
+			r[X_D] = ts_double(dbl[(x >> 8) % 11]);
+			r[X_T] = ts_timestamp(stamps[(x >> 16) % 5]);
+			r[X_N] = ts_int32(n32[(x >> 24) % 5]);
+		}
+		/* a commit of 1-4 hosts' rows: windows straddle commits */
+		int k = 1 + (int)(ts_test_xorshift(&rng) % 4);
+		assert_int_equal(ts_insert(t, rows, (size_t)k), 0);
+		if (k < 4)
+			assert_int_equal(ts_insert(t, rows + k * XCOLS, (size_t)(4 - k)), 0);
+	}
+	uint64_t acc0 = accumulated_of(e->db, "rext");
+	pass(e->db);
+	assert_true(accumulated_of(e->db, "rext") >= acc0 + 4 * 19); /* the closed windows */
+	ts_table *r, *src;
+	ts_cursor *a, *q;
+	r = open_table(e->db, "rext");
+	src = open_table(e->db, "ext");
+	ts_aggregate req = {.from = 0, .to = INT64_MAX, .every = MIN, .group = 1,
+	                    .specs = specs, .nspecs = NSPECS};
+	ts_query all = {0};
+	assert_int_equal(ts_aggregate_open_flags(src, &req, TS_AGG_NO_ROLLUP, &a), 0);
+	assert_int_equal(ts_query_open(r, &all, &q), 0);
+	assert_int_equal(same_rows(q, a, "rext", 1), 4 * 20);
+	ts_cursor_close(a);
+	ts_cursor_close(q);
+	ts_table_close(r);
+	ts_table_close(src);
+	ts_table_close(t);
+}
+
 /* A set that stays full -- a run took only the windows up to its cut, or
  * none (waiting for D) -- asks again each time it holds
  * ts__rollacc_run_closed more closed windows: fails with only the batch
@@ -2872,6 +2946,7 @@ int main(void)
 		cmocka_unit_test_teardown(aggregates_answered_from_rollups, ts_test_env_teardown),
 		cmocka_unit_test_teardown(random_differential, ts_test_env_teardown),
 		cmocka_unit_test_teardown(accumulated_windows_exact, ts_test_env_teardown),
+		cmocka_unit_test_teardown(accumulators_at_the_extremes, ts_test_env_teardown),
 		cmocka_unit_test_teardown(stopped_run_reads_changes, ts_test_env_teardown),
 		cmocka_unit_test_teardown(deferred_open_windows, ts_test_env_teardown),
 		cmocka_unit_test_teardown(bulk_load_cut_at_a_window_turn, ts_test_env_teardown),
