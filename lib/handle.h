@@ -79,7 +79,8 @@ typedef struct ts__maint {
 
 /* rollup_due's modes: a pass of the scheduler's thread (runs paced), an
  * explicit pass (every rollup behind runs), between two slices of a job
- * (only rollups whose source's accumulators filled: rollacc.h). */
+ * (only rollups whose source's accumulators filled: rollacc.h; every
+ * rollup behind runs there as explicit when TS_ROLLUPS_ALL was asked). */
 enum { TS_ROLLUP_PACED = 0, TS_ROLLUP_EXPLICIT = 1, TS_ROLLUP_IF_FULL = 2 };
 /* maint.rollups_wanted's bits. */
 enum { TS_ROLLUPS_FULL = 1, TS_ROLLUPS_ALL = 2 };

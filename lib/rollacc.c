@@ -130,8 +130,8 @@ struct closed {
  * bytes.  The fold at insert reads, per row, the group's fields, its key
  * and its open window's accumulators, and rows come a row of every group
  * in turn (1000 of them in test_rollup's measure): one block for the
- * first two (2026-11-27, h-rollup5), and the next group's block and
- * accumulators prefetched (fold). */
+ * first two (2026-11-27, h-rollup5), and the coming groups' blocks and
+ * accumulators prefetched (group_of). */
 struct group {
 	struct group *succ;    /* the group of the row that came after one of
 	                        * this group's last time: batches repeat their
