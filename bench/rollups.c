@@ -203,9 +203,11 @@ static int load(struct rrun *r, ts_table *t, int64_t start, size_t steps, int fl
  * without one does not wait for it either), and wait until rollup name
  * is caught up: its watermark is its source's version as it is now.
  * Asked again every RU_ASK_S while it is not (a run that had begun
- * before stops short of that version); *passes receives the times asked.
+ * before stops short of that version); *asks receives the times asked.
+ * A run that fails (the rollup's last error set by a failure after the
+ * first ask) fails the catch-up at once, said as the library said it.
  * Returns 0 or -1. */
-static int catch_up(struct rrun *r, ts_db *db, const char *name, int *passes)
+static int catch_up(struct rrun *r, ts_db *db, const char *name, int *asks)
 {
 	ts_table *t, *src = NULL;
 	ts_rollup_state *st = NULL;
@@ -219,12 +221,13 @@ static int catch_up(struct rrun *r, ts_db *db, const char *name, int *passes)
 		goto out;
 	}
 	double t0 = bench_seconds(), asked = 0;
-	*passes = 0;
+	uint64_t failures = st->failures;
+	*asks = 0;
 	for (;;) {
-		if (*passes == 0 || bench_seconds() - asked >= RU_ASK_S) {
+		if (*asks == 0 || bench_seconds() - asked >= RU_ASK_S) {
 			ts__maint_rollups_now(db);
 			asked = bench_seconds();
-			++*passes;
+			++*asks;
 		}
 		ts_rollup_state_free(st);
 		if ((rc = ts_rollup_info(t, &st)) < 0) {
@@ -234,6 +237,13 @@ static int catch_up(struct rrun *r, ts_db *db, const char *name, int *passes)
 		}
 		if (st->watermark >= want)
 			break;
+		if (st->failures > failures && st->last_error) {
+			fprintf(stderr, "tsstore-bench: rollups: %s: its run failed: %s\n", name,
+			        ts_errname(st->last_error));
+			r->failed = 1;
+			rc = -1;
+			break;
+		}
 		if (bench_seconds() - t0 > RU_CATCH_UP_S) {
 			fprintf(stderr, "tsstore-bench: rollups: %s not caught up after %.0f s\n", name,
 			        RU_CATCH_UP_S);
@@ -542,7 +552,7 @@ static void aggregate_figure(struct rrun *r)
 	double t0 = bench_seconds();
 	int loaded_ok = load(r, t, start, steps, 1) == 0;
 	double loaded = bench_seconds() - t0;
-	int passes, merges = 0, rc = 0;
+	int asks, merges = 0, rc = 0;
 	t0 = bench_seconds();
 	if (loaded_ok && ((rc = ts_flush(t, INT64_MAX)) < 0 || (rc = ts_merge(t, &merges)) < 0))
 		failed(r, "ts_flush/ts_merge", rc);
@@ -551,7 +561,7 @@ static void aggregate_figure(struct rrun *r)
 	if (!loaded_ok || rc < 0)
 		goto out;
 	t0 = bench_seconds();
-	if (catch_up(r, db, "r1m", &passes) < 0)
+	if (catch_up(r, db, "r1m", &asks) < 0)
 		goto out;
 	double caught = bench_seconds() - t0;
 	ts_table *r1m;
@@ -567,7 +577,7 @@ static void aggregate_figure(struct rrun *r)
 	ts_table_close(r1m);
 	fprintf(stderr, "tsstore-bench: rollups: %d day(s) of %zu hosts: %zu rows loaded in %.1f s, "
 	        "flushed and merged in %.1f s, r1m caught up in %.1f s (asked %d times)\n", days, r->hosts,
-	        steps * r->hosts, loaded, merged, caught, passes);
+	        steps * r->hosts, loaded, merged, caught, asks);
 	ts_aggspec sp[] = {{C_V, TS_AGG_COUNT}, {C_V, TS_AGG_MEAN}, {C_V, TS_AGG_MAX}};
 	ts_aggregate q = {.from = start, .to = end, .every = HOUR, .group = 1, .specs = sp,
 	                  .nspecs = 3};
@@ -596,7 +606,7 @@ static void aggregate_figure(struct rrun *r)
 		goto out;
 	}
 	t0 = bench_seconds();
-	if (catch_up(r, db, "r1h", &passes) < 0)
+	if (catch_up(r, db, "r1h", &asks) < 0)
 		goto out;
 	fprintf(stderr, "tsstore-bench: rollups: r1h (of r1m) caught up in %.1f s\n",
 	        bench_seconds() - t0);
@@ -616,7 +626,7 @@ out:
  * *per_cpu, the seconds of the ts_sync after the last insert in *sync and
  * of the catch-up after it in *tail; 0 when it failed (reported). */
 static double ingest_run(struct rrun *r, int rollup, size_t steps, int64_t start,
-                         double *per_cpu, int *passes, double *sync, double *tail)
+                         double *per_cpu, int *asks, double *sync, double *tail)
 {
 	char *dir = NULL;
 	ts_db *db = NULL;
@@ -626,14 +636,14 @@ static double ingest_run(struct rrun *r, int rollup, size_t steps, int64_t start
 	ts_options_init(&o);
 	o.flags = TS_OPEN_CREATE;
 	o.sync = TS_SYNC_NONE;
-	*passes = 0;
+	*asks = 0;
 	if (db_open(r, &o, rollup, &dir, &db, &t) == 0) {
 		bench_settle();
 		double t0 = bench_seconds(), c0 = bench_cpu_seconds(), t1 = 0, t2 = 0;
 		int rc = 0;
 		if (load(r, t, start, steps, 0) == 0 && (t1 = bench_seconds()) > 0 &&
 		    ((rc = ts_sync(db)) == 0 || failed(r, "ts_sync", rc) == 0) &&
-		    (t2 = bench_seconds()) > 0 && (!rollup || catch_up(r, db, "r1m", passes) == 0)) {
+		    (t2 = bench_seconds()) > 0 && (!rollup || catch_up(r, db, "r1m", asks) == 0)) {
 			double s = bench_seconds() - t0, cpu = bench_cpu_seconds() - c0;
 			*sync = t2 - t1;
 			*tail = bench_seconds() - t2;
@@ -666,7 +676,7 @@ static void ingest_figure(struct rrun *r)
 	int64_t start = bench_wall_ns() / HOUR * HOUR - (int64_t)steps * BENCH_STEP_NS;
 	double best[2] = {0, 0}, cpu[2] = {0, 0}, sync_s[2] = {0, 0}, catch_up_s = 0;
 	double *ratio = bench_calloc((size_t)c->repeat, sizeof *ratio, "rollups");
-	int passes = 0, pairs = 0;
+	int asks = 0, pairs = 0;
 	char p[320];
 	for (int i = 0; i < c->repeat; i++) {
 		double pair[2] = {0, 0};
@@ -690,7 +700,7 @@ static void ingest_figure(struct rrun *r)
 				best[with] = rate;
 				sync_s[with] = sync;
 				if (with) {
-					passes = ps;
+					asks = ps;
 					catch_up_s = tail;
 				}
 			}
@@ -706,7 +716,7 @@ static void ingest_figure(struct rrun *r)
 		         steps * r->hosts, r->hosts, c->batch, with ? "r1m caught up" : "none", sync_s[with]);
 		if (with)
 			snprintf(p + strlen(p), sizeof p - strlen(p), ",\"catch_up_asks\":%d,\"catch_up_s\":%.3f",
-			         passes, catch_up_s);
+			         asks, catch_up_s);
 		const char *e = with ? "tsstore" : "no_rollup";
 		bench_result("rollups", e, "ingest_rows_per_sec", best[with], "rows/s", p);
 		bench_result("rollups", e, "ingest_rows_per_cpu_sec", cpu[with], "rows/s", p);
