@@ -187,19 +187,23 @@ static int lost_port_race(const struct tsd_test_daemon *d)
 	return taken;
 }
 
-/* Wait until both listeners accept.  Returns 0; 1 when the daemon
- * exited having lost the port; -1 for any other failure. */
+/* Wait until every listener accepts.  Each is probed until it accepts
+ * once and not again, so the daemon counts exactly one accepted
+ * connection a listener (tests compare that counter).  Returns 0; 1 when
+ * the daemon exited having lost the port; -1 for any other failure. */
 static int wait_ready(struct tsd_test_daemon *d)
 {
 	int64_t deadline = now_ms() + TSD_TEST_TIMEOUT_MS;
-	int status;
+	int status, unix_ok = 0, tcp_ok = 0, http_ok = !d->http;
 	while (now_ms() < deadline) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = -1;
 			return lost_port_race(d) ? 1 : -1;
 		}
-		if (accepts(d, TSD_TEST_UNIX) && accepts(d, TSD_TEST_TCP) &&
-		    (!d->http || accepts(d, TSD_TEST_HTTP)))
+		unix_ok = unix_ok || accepts(d, TSD_TEST_UNIX);
+		tcp_ok = tcp_ok || accepts(d, TSD_TEST_TCP);
+		http_ok = http_ok || accepts(d, TSD_TEST_HTTP);
+		if (unix_ok && tcp_ok && http_ok)
 			return 0;
 		tsd_test_sleep_ms(5);
 	}
