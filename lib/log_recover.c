@@ -42,17 +42,7 @@ static int list_segs(const ts__log *log, uint64_t **out, size_t *n)
 	return rc == TS_ENOENT && log->readonly ? 0 : rc; /* nothing was ever written */
 }
 
-/* Scan forward from start; leaves head/seq/tail at the last valid commit.
- * When there is none at or after start (the flushed position), the head
- * and sequence are the newest commit's below it, the tail stays at start:
- * a flush's DESCRIPTOR named the last tree's tablet, placing the flushed
- * position past every commit, and the process ended before the commit
- * that drops the tree.  Without it the table's version fell back to 0
- * (its rollups then took their source for one restored from an older
- * backup and started over) and its commit numbers began again at 1.
- * That commit lies in start's segment (the flushed position is the next
- * batch's), whose first batch begins its data area; a start at a
- * segment's first byte leaves the head at 0 as before. */
+/* Scan forward from start; leaves head/seq/tail at the last valid commit. */
 static void scan(ts__log *log, uint64_t start)
 {
 	ts__log_walk w = {.start = start};
@@ -62,15 +52,6 @@ static void scan(ts__log *log, uint64_t start)
 	log->hot.win_end = 0;
 	log->seq = w.seq;
 	atomic_store(&log->head, w.last);
-	uint64_t seg0 = seg_lsn(log, seg_of(log, start));
-	if (w.commits || seg0 == start)
-		return;
-	ts__log_walk before = {.start = seg0, .until = start};
-	ts__log_walk_commits(log, &before);
-	if (before.commits && before.last < start) {
-		log->seq = before.seq;
-		atomic_store(&log->head, before.last);
-	}
 }
 
 /* Make the rest of the tail's segment read as zeros, durably: the tail's

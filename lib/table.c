@@ -308,21 +308,10 @@ static int open_log(struct ts_table *t)
 	if (rc == 0 && !ro)
 		note_room(t);
 	/* A tree already on disk (a crash came between the descriptor naming
-	 * its tablet and the commit dropping it) is forgotten -- and a
-	 * commit drops it, as the flush's would have: readers take their
-	 * trees from the newest commit, skipping one whose born is a
-	 * tablet's source, and once a merge took that tablet in they would
-	 * read the tree again beside the merged tablet's rows. */
-	int dropped = 0;
+	 * its tablet and the commit dropping it) is forgotten. */
 	for (int i = 0; rc == 0 && !ro && i < t->desc->ntablets; i++)
 		if (t->desc->tablets[i].source)
-			dropped |= ts__filling_drop(&t->fill, t->desc->tablets[i].source);
-	if (rc == 0 && dropped) {
-		pthread_mutex_lock(&t->mu);
-		if ((rc = ts__filling_begin(&t->fill)) == 0)
-			rc = ts__filling_commit(&t->fill, 0, ts_now(t->db));
-		pthread_mutex_unlock(&t->mu);
-	}
+			ts__filling_drop(&t->fill, t->desc->tablets[i].source);
 	return rc;
 }
 

@@ -146,70 +146,6 @@ static void recover_sound_log_reopens(void **state)
 	assert_int_equal(ts_check(e->db, "m", NULL), 0);
 }
 
-/* The process ended between a flush's DESCRIPTOR, which names the tablet
- * of the table's last tree (its flushed position past every commit), and
- * the commit that drops the tree: made here by zeroing that commit's
- * batch after two flushes.  The open finds the newest commit below the
- * flushed position, and drops the tree by a commit of its own: the
- * table's version goes on from there (it read 0, and rollups took the
- * table for one restored from an older backup), and once a merge took
- * the tablet in, no reader finds the tree's rows a second time (they
- * read them beside the merged tablet's).  Fails with either left out. */
-static void recover_flush_without_its_drop(void **state)
-{
-	ts_test_env *e = *state;
-	char dir[512];
-	ts__log *log;
-	ts__commit c;
-	test_row more[5];
-	ts_test_env_open(e);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0); /* the setup's 10 rows */
-	for (int i = 0; i < 5; i++) {
-		snprintf(more[i].host, sizeof more[i].host, "h%d", i % 2);
-		more[i].ts = NOW - 50 * SEC + i * SEC;
-		more[i].batch = 2;
-		more[i].v = i;
-	}
-	assert_int_equal(ts_test_insert_m(e->t, more, 5), 0);
-	uint64_t before = 0;
-	assert_int_equal(ts_table_version(e->t, &before), 0);
-	assert_int_equal(ts_flush(e->t, INT64_MAX), 0);
-	ts_test_env_close(e);
-	/* the last commit (the second flush's drop) and its batch: zeros */
-	snprintf(dir, sizeof dir, "%s/m/log", e->dir);
-	assert_int_equal(ts__log_open_verify(dir, &log), 0);
-	ts__log_walk w = {0};
-	ts__log_walk_commits(log, &w);
-	assert_int_equal(ts__log_read_commit(log, w.last, &c), 0);
-	uint64_t from = c.batch_lsn, to = c.lsn + TS_COMMIT_SIZE((uint64_t)c.nroots + 1);
-	ts__log_close(log, 0);
-	assert_true(from > before);
-	char path[600];
-	snprintf(path, sizeof path, "%s/0000000000000000.seg", dir);
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	unsigned char *zeros = calloc(1, to - from);
-	assert_int_equal(pwrite(fd, zeros, to - from, (off_t)(TS_SEG_HEADER + from)),
-	                 (ssize_t)(to - from));
-	free(zeros);
-	close(fd);
-	ts_test_env_open(e);
-	uint64_t v = 0;
-	assert_int_equal(ts_table_version(e->t, &v), 0);
-	assert_true(v > before); /* the open's own commit, after the one found */
-	assert_int_equal(ts_test_count_rows(e->t), 15);
-	int merged = 0;
-	assert_int_equal(ts_merge(e->t, &merged), 0);
-	assert_true(merged > 0);
-	assert_int_equal(ts_test_count_rows(e->t), 15);
-	assert_int_equal(ts_check(e->db, "m", NULL), 0);
-	ts_test_env_close(e);
-	ts_test_env_open(e);
-	assert_int_equal(ts_test_count_rows(e->t), 15);
-	assert_int_equal(ts_table_version(e->t, &v), 0);
-	assert_true(v > before);
-}
-
 /* The fuzzer's first finding: a root in a segment that does not exist
  * (a NULL node, read by the read-only open's first query). */
 static void recover_root_outside_log(void **state)
@@ -312,8 +248,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(recover_sound_log_reopens, setup, ts_test_env_teardown),
-		cmocka_unit_test_setup_teardown(recover_flush_without_its_drop, setup,
-		                                ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(recover_root_outside_log, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(recover_root_after_commit, setup, ts_test_env_teardown),
 		cmocka_unit_test_setup_teardown(recover_tree_cycle, setup, ts_test_env_teardown),
